@@ -1,0 +1,99 @@
+// The command line: commander definitions only. Each op action hands raw flags to main's runner.
+import { Command, Option } from 'commander';
+import type { Op } from './contract/result.ts';
+import { RUNNER_VERSION } from './ops/run.ts';
+
+export interface CliHandlers {
+  op(op: Op, flags: Record<string, unknown>): Promise<void>;
+  classify(file: string, flags: { json?: boolean; limit?: string }): Promise<void>;
+  hash(flags: Record<string, unknown>): Promise<void>;
+  contractCheck(flags: Record<string, unknown>): Promise<void>;
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** Settings every op takes; each also reads CAPTF_<NAME> (see contract.md). */
+function commonOptions(command: Command): Command {
+  return command
+    .option('--module <dir>', 'the terraform module (default /captf/module)')
+    .option('--inputs <dir>', 'the inputs dir (default /captf/inputs)')
+    .option('--workdir <dir>', 'working directory (default: a fresh temp dir)')
+    .option('--out <dir>', 'where result.json goes (default .)')
+    .option('--state <file>', 'local runs: a local state file, overriding the module backend')
+    .option('--image <ref>', 'the image reference: part of the inputs hash')
+    .option('--kind <kind>', 'cluster | machine | pool (default cluster)')
+    .option('--terraform <path>', 'terraform or OpenTofu binary (default terraform on PATH)')
+    .option('--lock-timeout <duration>', 'how long terraform waits for the state lock, e.g. 30s')
+    .option('--log-format <format>', 'json | pretty (default pretty on a TTY, else json)')
+    .option('--object <name>', 'the CAPTF object the Job serves')
+    .option('--namespace <ns>', 'its namespace')
+    .option('--backend-config <path>', "terraform's -backend-config file (repeatable)", collect)
+    .option('--termination-log <path>', 'termination message path (default /dev/termination-log)')
+    .option('--backups <dir>', 'where state backups go before the op changes anything')
+    .option('--keep-backups <n>', 'how many backups to keep (default 3)')
+    .option('--chunk-bytes <n>', 'chunk size of artifacts and backups (default 700000)')
+    .option('--stop-grace <duration>', 'after a signal, how long terraform gets to stop (default 25s)')
+    .option('--deadline <duration>', 'stop by itself before this much time has passed')
+    .option('--job-name <name>', 'in-cluster: the Job this run serves')
+    .option('--job-uid <uid>', "in-cluster: that Job's uid")
+    .option('--service-account-dir <dir>', 'in-cluster: the mounted service account');
+}
+
+export function buildCli(handlers: CliHandlers): Command {
+  const program = new Command('captf-runner')
+    .description('Runs one CAPTF operation with terraform: a guarded apply, plan, refresh, drift, destroy or restore')
+    .version(RUNNER_VERSION)
+    .showHelpAfterError()
+    .exitOverride();
+
+  const op = (name: Op, description: string, extra: (c: Command) => Command = (c) => c) =>
+    extra(commonOptions(program.command(name).description(description))).action((flags: Record<string, unknown>) => handlers.op(name, flags));
+
+  op('apply', 'init, validate, plan, show, classify; apply the saved plan unless it is destructive and not approved', (c) =>
+    c
+      .option('--guard <on|off>', 'the destructive-plan guard (default on)')
+      .option('--approved-hash <hash>', 'the approval the controller passed (an inputs or approval hash)')
+      .option('--plan-artifact <dir>', 'apply exactly this approved plan artifact instead of planning')
+      .option('--approved-plan-hash <hash>', 'the plan hash a person approved (with --plan-artifact)'),
+  );
+  op('plan', 'plan for manual approval: a plan artifact and its plan hash, nothing applied', (c) => c.option('--artifacts <dir>', 'where the plan artifact goes'));
+  op('refresh', 'a refresh-only apply, then the outputs');
+  op('drift', 'a plan against the inputs, nothing applied: what changed outside terraform');
+  op('destroy', 'destroy everything the state holds (never gated)');
+  op('restore', 'push a state backup back to the backend', (c) =>
+    c.option('--backup <dir>', 'the backup to restore').option('--force', 'restore a backup of another lineage'),
+  );
+  op('unlock', "force-unlock the state, only while the lock still carries this id", (c) => c.option('--lock-id <id>', 'the lock id terraform reported'));
+
+  program
+    .command('classify')
+    .description('classify a terraform show -json plan document')
+    .argument('<file>', 'the plan JSON (- for stdin)')
+    .option('--json', 'print the classification as JSON')
+    .option('--limit <n>', 'how many destructive entries to list (default 100)')
+    .action((file: string, flags: { json?: boolean; limit?: string }) => handlers.classify(file, flags));
+
+  program
+    .command('hash')
+    .description('print the inputs hash and approval hash of an inputs dir')
+    .option('--inputs <dir>', 'the inputs dir (default /captf/inputs)')
+    .option('--image <ref>', 'the image reference')
+    .option('--kind <kind>', 'cluster | machine | pool (default cluster)')
+    .option('--json', 'print JSON')
+    .action((flags: Record<string, unknown>) => handlers.hash(flags));
+
+  const contract = program.command('contract').description('the image contract');
+  contract
+    .command('check')
+    .description('check an image (run inside it) or a directory tree against the module contract')
+    .option('--root <dir>', 'check a directory tree instead of this image (default /)')
+    .option('--module <dir>', 'the module dir (default /captf/module under the root)')
+    .option('--terraform <path>', 'terraform or OpenTofu binary')
+    .option('--kind <kind>', 'cluster | machine | pool')
+    .option('--workdir <dir>', 'a writable dir for the check')
+    .option('--json', 'print JSON')
+    .action((flags: Record<string, unknown>) => handlers.contractCheck(flags));
+
+  program.addOption(new Option('--no-color', 'terraform output is never colored').hideHelp());
+  return program;
+}

@@ -1,0 +1,97 @@
+// Every setting: a flag, else a CAPTF_* environment variable (the flag name upper-cased, - → _),
+// else a default. Parsed and validated once, here.
+import { z } from 'zod';
+import { usageError } from '../errors.ts';
+
+export const Kind = z.enum(['cluster', 'machine', 'pool']);
+export type Kind = z.infer<typeof Kind>;
+
+const DURATION = /^(\d+h)?(\d+m)?(\d+s)?$/;
+
+/** Durations as terraform writes them: 30s, 5m, 1h30m. Kept as text (terraform takes it) and in ms. */
+export const Duration = z
+  .string()
+  .regex(DURATION, 'a duration such as 30s, 5m or 1h30m')
+  .refine((s) => s.length > 0, 'a duration such as 30s, 5m or 1h30m');
+
+export function durationMs(text: string): number {
+  const match = DURATION.exec(text);
+  if (!match) throw usageError('SettingsInvalid', `"${text}" is not a duration such as 30s, 5m or 1h30m`);
+  const part = (s: string | undefined) => (s ? Number.parseInt(s, 10) : 0);
+  return ((part(match[1]) * 60 + part(match[2])) * 60 + part(match[3])) * 1000;
+}
+
+const Path = z.string().min(1);
+
+/** Settings shared by every op. Op-specific ones are optional here and checked by the op. */
+export const Settings = z.strictObject({
+  module: Path.default('/captf/module'),
+  inputs: Path.default('/captf/inputs'),
+  workdir: Path.optional().describe('Default: a fresh temp dir, removed at the end'),
+  out: Path.default('.'),
+  state: Path.optional().describe('Local runs: a local state file, overriding the module backend'),
+  image: z.string().default(''),
+  kind: Kind.default('cluster'),
+  guard: z.enum(['on', 'off']).default('on'),
+  approvedHash: z.string().default('').describe('Any value; only the exact inputs/approval hash approves'),
+  terraform: Path.default('terraform'),
+  lockTimeout: Duration.optional(),
+  logFormat: z.enum(['json', 'pretty']).optional().describe('Default: pretty on a TTY, else json'),
+  object: z.string().optional(),
+  namespace: z.string().optional(),
+  backendConfig: z.array(Path).default([]),
+  terminationLog: Path.default('/dev/termination-log'),
+  // plan / manual approval
+  planArtifact: Path.optional(),
+  approvedPlanHash: z.string().default(''),
+  artifacts: Path.optional(),
+  chunkBytes: z.coerce.number().int().min(1024).max(900_000).default(700_000),
+  // backups and restore
+  backups: Path.optional(),
+  backup: Path.optional(),
+  force: z.boolean().default(false),
+  keepBackups: z.coerce.number().int().min(1).max(100).default(3),
+  // faults
+  stopGrace: Duration.default('25s'),
+  deadline: Duration.optional(),
+  lockId: z.string().optional(),
+  // in-cluster
+  jobName: z.string().optional(),
+  jobUid: z.string().optional(),
+  serviceAccountDir: Path.default('/var/run/secrets/kubernetes.io/serviceaccount'),
+});
+export type Settings = z.infer<typeof Settings>;
+
+/** Flag name (camelCase, as commander gives it) → environment variable name. */
+export const envName = (key: string) => 'CAPTF_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
+
+const LIST_SETTINGS = new Set(['backendConfig']);
+const BOOLEAN_SETTINGS = new Set(['force']);
+
+/** Merges flags over CAPTF_* environment variables, then validates once. */
+export function loadSettings(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Settings {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(Settings.shape)) {
+    const flag = flags[key];
+    const fromFlag = Array.isArray(flag) ? (flag.length ? flag : undefined) : flag;
+    if (fromFlag !== undefined) {
+      raw[key] = fromFlag;
+      continue;
+    }
+    const fromEnv = env[envName(key)];
+    if (fromEnv === undefined || fromEnv === '') continue;
+    if (LIST_SETTINGS.has(key)) raw[key] = fromEnv.split(',').filter(Boolean);
+    else if (BOOLEAN_SETTINGS.has(key)) raw[key] = ['1', 'true', 'yes'].includes(fromEnv.toLowerCase());
+    else raw[key] = fromEnv;
+  }
+  const parsed = Settings.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const key = String(issue.path[0] ?? '');
+      const flag = '--' + key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+      return `${flag} (or ${envName(key)}): ${issue.message}`;
+    });
+    throw usageError('SettingsInvalid', `invalid settings: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,118 @@
+// The result of one run: <out>/result.json, the termination message (compact form), the result
+// Secret and the Job annotations are all made from this one object. Zod is the single source of
+// truth; contract/result.schema.json is generated from it (npm run schema).
+import { z } from 'zod';
+import { Classification, DriftEntry } from './classification.ts';
+
+export const RESULT_API_VERSION = 'runner.captf.io/v1';
+
+export const Op = z.enum(['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore', 'unlock']);
+export type Op = z.infer<typeof Op>;
+
+export const Outcome = z.enum(['succeeded', 'noChanges', 'blocked', 'failed', 'interrupted', 'invalid']);
+export type Outcome = z.infer<typeof Outcome>;
+
+const Hash = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 as 64 lowercase hex characters');
+const Timestamp = z.string().describe('RFC 3339 time in UTC');
+
+export const Step = z.strictObject({
+  name: z.string().describe('init, validate, plan, show, classify, decide, backup, apply, output, …'),
+  status: z.enum(['ok', 'failed', 'skipped', 'interrupted']),
+  startedAt: Timestamp,
+  durationMs: z.number().int().nonnegative(),
+  exitCode: z.number().int().optional().describe("terraform's exit code, for steps that run it"),
+});
+export type Step = z.infer<typeof Step>;
+
+export const ResultError = z.strictObject({
+  kind: z.string().describe('blocked, usage, image, terraform, plan, lock, artifact, state, io, kube, interrupted, internal'),
+  reason: z.string(),
+  step: z.string().optional(),
+  message: z.string(),
+  detail: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const OutputValue = z.strictObject({
+  sensitive: z.boolean(),
+  known: z.boolean().describe('false when terraform has no value for it yet'),
+  type: z.unknown().optional(),
+  value: z.unknown().optional().describe('Absent for sensitive outputs: their values go only to the result Secret'),
+});
+export type OutputValue = z.infer<typeof OutputValue>;
+
+export const StateInfo = z.strictObject({
+  serialBefore: z.number().int().nullable(),
+  serialAfter: z.number().int().nullable(),
+  lineage: z.string().nullable(),
+});
+
+export const Approval = z.strictObject({
+  given: z.boolean().describe('An approval hash was passed'),
+  matched: z.boolean().describe('It equals the hash the runner computed'),
+  required: z.boolean().describe('The plan needed an approval to be applied'),
+});
+
+export const Drift = z.strictObject({
+  found: z.boolean().describe('The plan would change a resource (the recorded inputs hash aside)'),
+  outputsOnly: z.boolean().describe('Only root outputs differ'),
+  resourceDrift: z.array(DriftEntry).describe('What changed outside terraform'),
+  resourceDriftTotal: z.number().int().nonnegative(),
+  remediationDestructive: z.boolean().describe('Whether applying to remediate would delete or replace'),
+});
+
+export const ArtifactRef = z.strictObject({
+  location: z.string(),
+  object: z.string(),
+  sha256: Hash.describe('sha256 of the whole packed payload'),
+  chunks: z.number().int().positive(),
+  bytes: z.number().int().nonnegative(),
+});
+export type ArtifactRef = z.infer<typeof ArtifactRef>;
+
+export const Lock = z.strictObject({
+  id: z.string().optional(),
+  path: z.string().optional(),
+  operation: z.string().optional(),
+  who: z.string().optional(),
+  created: z.string().optional(),
+  holderKnown: z.boolean().describe('false when the backend reports the waiting process instead of the holder (pg)'),
+});
+
+export const Result = z.strictObject({
+  apiVersion: z.literal(RESULT_API_VERSION),
+  op: Op,
+  outcome: Outcome,
+  reason: z.string().describe('CamelCase, e.g. ApplySucceeded, DestructivePlanBlocked'),
+  message: z.string(),
+  exitCode: z.number().int(),
+  runnerVersion: z.string(),
+  terraform: z.strictObject({ version: z.string(), flavor: z.enum(['terraform', 'opentofu']) }).optional(),
+  object: z.strictObject({
+    kind: z.enum(['cluster', 'machine', 'pool']),
+    name: z.string().optional(),
+    namespace: z.string().optional(),
+  }),
+  inputsHash: Hash.optional(),
+  approvalHash: Hash.optional().describe('The hash an approval must name: the approval hash of a pool, else the inputs hash'),
+  stateInputsHash: Hash.nullable().optional().describe('The inputs hash the state records after the run'),
+  approval: Approval.optional(),
+  approveCommand: z.string().optional(),
+  plan: Classification.optional(),
+  planHash: Hash.optional().describe('sha256 of the saved plan file'),
+  planText: z.string().optional().describe("terraform's human-readable plan, masked, at most 64 KiB (plan and drift)"),
+  planArtifact: ArtifactRef.optional(),
+  backup: ArtifactRef.optional(),
+  applied: z.boolean().describe('Whether terraform apply ran (and so may have changed infrastructure)'),
+  mayHaveChanged: z.boolean().describe('Whether infrastructure or state may differ from before the run'),
+  state: StateInfo.optional(),
+  outputs: z.record(z.string(), OutputValue).optional(),
+  drift: Drift.optional(),
+  lock: Lock.optional(),
+  steps: z.array(Step),
+  annotations: z.record(z.string(), z.string()).describe('Annotations for the controller to set on the Job'),
+  warnings: z.array(z.string()),
+  error: ResultError.optional(),
+  startedAt: Timestamp,
+  finishedAt: Timestamp,
+});
+export type Result = z.infer<typeof Result>;

@@ -1,0 +1,40 @@
+// apply --plan-artifact: applyPolicy Manual. Applies exactly the plan a person approved by its plan
+// hash, never a new plan. The approval binds the plan, so the destructive guard does not apply;
+// the mounted inputs must be the ones the plan was made from.
+import { copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { usageError } from '../errors.ts';
+import { readArtifact } from '../store/chunked.ts';
+import { openArtifactSource } from './stores.ts';
+import type { RunContext } from './context.ts';
+import type { OpEnding, ResultFields } from './run.ts';
+import { LOCK_FILE_NAME, PLAN_FILE_NAME } from './plan.ts';
+import { applySavedPlan, prepareRoot, readStateStep } from './steps.ts';
+
+export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
+  const approved = ctx.settings.approvedPlanHash;
+  if (!/^[0-9a-f]{64}$/.test(approved))
+    throw usageError('PlanNotApproved', `--plan-artifact needs --approved-plan-hash: the sha256 (64 lowercase hex) of the plan a person approved, not "${approved}"`);
+  const source = openArtifactSource(ctx.settings.planArtifact!);
+  const root = await prepareRoot(ctx, fields, {
+    validate: false,
+    beforeInit: async (workspace, inputs) => {
+      const artifact = await ctx.step('artifact', () =>
+        readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'artifact'), expect: { kind: 'PlanArtifact', planHash: approved, inputsHash: inputs.hashes.inputsHash } }),
+      );
+      fields.planHash = artifact.manifest.planHash;
+      await copyFile(artifact.paths[PLAN_FILE_NAME]!, workspace.planFile);
+      // The providers the plan was made with: init must not pick others.
+      if (artifact.paths[LOCK_FILE_NAME]) await copyFile(artifact.paths[LOCK_FILE_NAME], join(workspace.root, LOCK_FILE_NAME));
+    },
+  });
+  try {
+    const before = await readStateStep(ctx, root.tf, root.workspace, 'state before');
+    fields.stateInputsHash = before.recordedInputsHash;
+    fields.approval = { given: true, matched: true, required: false };
+    await applySavedPlan(ctx, root, before, fields);
+    return { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied the approved plan ${approved}.` };
+  } finally {
+    await root.workspace.dispose();
+  }
+}

@@ -1,0 +1,61 @@
+// apply: the guarded apply of a saved plan (destructive-plan-guard.md), or, with --plan-artifact,
+// the apply of exactly the plan a person approved (applyPolicy: Manual).
+import { RunnerError } from '../errors.ts';
+import { approveCommand, blockedMessage, decideApply } from '../guard/decide.ts';
+import { countsText } from '../output/summary.ts';
+import type { RunContext } from './context.ts';
+import type { OpEnding, ResultFields } from './run.ts';
+import { applyApprovedPlan } from './apply-approved.ts';
+import { applySavedPlan, planAndClassify, prepareRoot, readStateStep } from './steps.ts';
+
+export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
+  if (ctx.settings.planArtifact) return applyApprovedPlan(ctx, fields);
+  const root = await prepareRoot(ctx, fields);
+  const { inputs, workspace, tf } = root;
+  try {
+    const before = await readStateStep(ctx, tf, workspace, 'state before');
+    fields.state = { serialBefore: before.serial, serialAfter: before.serial, lineage: before.lineage };
+    fields.stateInputsHash = before.recordedInputsHash;
+
+    const { planned, plan } = await planAndClassify(ctx, root, inputs.hashes.inputsHash);
+    fields.plan = plan;
+    const decision = decideApply({
+      planHasChanges: planned.hasChanges,
+      classification: plan,
+      guard: ctx.settings.guard === 'on',
+      approvedHash: ctx.settings.approvedHash,
+      approvalHash: inputs.hashes.approvalHash,
+    });
+    fields.approval = {
+      given: ctx.settings.approvedHash !== '',
+      matched: decision.action === 'apply' && decision.approvalMatched,
+      required: decision.action === 'block' || (decision.action === 'apply' && decision.approvalRequired),
+    };
+    ctx.log.info({ decision }, `decision: ${decision.action}`);
+    if (fields.approval.given && !fields.approval.matched && decision.action === 'block')
+      ctx.log.warn('the approved hash given is not this run\'s approval hash: it approves nothing');
+
+    switch (decision.action) {
+      case 'refuse':
+        throw new RunnerError({ kind: 'plan', reason: 'PlanErrored', step: 'decide', message: `the plan is not applied: ${decision.why}` });
+      case 'skip':
+        ctx.skip('apply', 'the plan has no changes');
+        return { outcome: 'noChanges', reason: 'NoChanges', message: 'The plan has no changes: nothing was applied, and the state already records these inputs.' };
+      case 'block': {
+        const command = approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash);
+        fields.approveCommand = command;
+        fields.annotations = { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash };
+        for (const d of plan.destructive) ctx.log.warn({ address: d.address, deposed: d.deposed, action: d.action }, `destructive: ${d.address} (${d.action})`);
+        ctx.skip('apply', 'blocked: a destructive plan without a matching approval');
+        throw new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash, command) });
+      }
+      case 'apply':
+        await applySavedPlan(ctx, root, before, fields);
+        return decision.outcome === 'noChanges'
+          ? { outcome: 'noChanges', reason: 'NoChanges', message: 'No resource changes: the apply only recorded the inputs hash in the state.' }
+          : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied: ${countsText(plan.counts)}.` };
+    }
+  } finally {
+    await workspace.dispose();
+  }
+}

@@ -1,0 +1,78 @@
+// What one run carries from step to step: settings, logger, masker, the steps so far and whether
+// a stop was requested. Steps are sequential; once a stop is requested none starts.
+import type { Settings } from '../contract/config.ts';
+import type { Op, Step } from '../contract/result.ts';
+import { RunnerError, asRunnerError } from '../errors.ts';
+import type { Logger } from '../output/log.ts';
+import type { Masker } from '../output/mask.ts';
+
+export type StopCause = 'SIGTERM' | 'SIGINT' | 'deadline';
+
+export class RunContext {
+  readonly steps: Step[] = [];
+  readonly warnings: string[] = [];
+  readonly startedAt = new Date();
+  currentStep: string | undefined;
+  stopCause: StopCause | undefined;
+  /** Set once terraform apply (or state push) started: infrastructure or state may have changed. */
+  mutationStarted = false;
+
+  constructor(
+    readonly op: Op,
+    readonly settings: Settings,
+    readonly log: Logger,
+    readonly masker: Masker,
+  ) {}
+
+  warn(message: string): void {
+    this.warnings.push(message);
+    this.log.warn(message);
+  }
+
+  /** Runs one named step: refuses to start after a stop request, records duration and status, names the step in errors. */
+  async step<T>(name: string, body: () => Promise<T>, exitCodeOf?: (value: T) => number | undefined): Promise<T> {
+    if (this.stopCause) throw stopError(this.stopCause, name, 'the run was asked to stop before this step started');
+    const started = new Date();
+    this.currentStep = name;
+    this.log.info({ step: name }, `${name}: started`);
+    const record = (status: Step['status'], exitCode?: number) => {
+      const durationMs = Date.now() - started.getTime();
+      this.steps.push({ name, status, startedAt: started.toISOString(), durationMs, ...(exitCode === undefined ? {} : { exitCode }) });
+      return durationMs;
+    };
+    try {
+      const value = await body();
+      const exitCode = exitCodeOf?.(value);
+      const durationMs = record('ok', exitCode);
+      this.log.info({ step: name, durationMs, exitCode }, `${name}: done`);
+      return value;
+    } catch (caught) {
+      const error = this.stopCause && !(caught instanceof RunnerError && caught.kind === 'usage') ? stopError(this.stopCause, name, asRunnerError(caught).message) : asRunnerError(caught, name);
+      const exitCode = typeof error.detail?.exitCode === 'number' ? error.detail.exitCode : undefined;
+      const durationMs = record(error.kind === 'interrupted' ? 'interrupted' : 'failed', exitCode);
+      this.log.error({ step: name, durationMs, kind: error.kind, reason: error.reason }, `${name}: ${error.message}`);
+      throw error;
+    } finally {
+      this.currentStep = undefined;
+    }
+  }
+
+  /** A step that did not run, recorded so a reader sees the whole sequence. */
+  skip(name: string, why: string): void {
+    this.steps.push({ name, status: 'skipped', startedAt: new Date().toISOString(), durationMs: 0 });
+    this.log.info({ step: name }, `${name}: skipped (${why})`);
+  }
+}
+
+export function stopError(cause: StopCause, step: string, detail: string): RunnerError {
+  const deadline = cause === 'deadline';
+  return new RunnerError({
+    kind: 'interrupted',
+    reason: deadline ? 'JobDeadlineExceeded' : 'Interrupted',
+    step,
+    message: deadline
+      ? `the run stopped itself before the Job's deadline, during ${step}: ${detail}`
+      : `the run was interrupted by ${cause} during ${step}: ${detail}`,
+    detail: { cause },
+  });
+}

@@ -1,0 +1,24 @@
+// `captf-runner contract check`: the image (or a directory tree) against the module contract.
+import { Kind } from '../contract/config.ts';
+import { runContractCheck } from '../contract-check/check.ts';
+import { formatContractTable } from '../contract-check/format.ts';
+import { EXIT } from './exit-codes.ts';
+
+export async function contractCheckCommand(flags: Record<string, unknown>): Promise<number> {
+  const setting = (name: string) => (flags[name] as string | undefined) ?? (process.env[`CAPTF_${name.toUpperCase()}`] || undefined);
+  const kind = setting('kind');
+  const parsedKind = kind === undefined ? undefined : Kind.safeParse(kind);
+  if (parsedKind && !parsedKind.success) {
+    process.stderr.write(`captf-runner contract check: --kind must be cluster, machine or pool, not "${kind}"\n`);
+    return EXIT.usage;
+  }
+  const report = await runContractCheck({
+    root: flags.root as string | undefined,
+    moduleDir: setting('module'),
+    terraformPath: setting('terraform'),
+    kind: parsedKind?.data,
+    workdir: setting('workdir'),
+  });
+  process.stdout.write(flags.json ? JSON.stringify(report, null, 2) + '\n' : formatContractTable(report));
+  return report.ok ? EXIT.succeeded : EXIT.imageInvalid;
+}

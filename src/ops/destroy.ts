@@ -1,0 +1,29 @@
+// destroy: never gated (the-destroy-job.md). Against the durable inputs it is given: a destroy
+// plan, shown and classified for the record, then applied. A failed destroy leaves the state as
+// terraform left it and the next destroy continues from there.
+import type { RunContext } from './context.ts';
+import type { OpEnding, ResultFields } from './run.ts';
+import { applySavedPlan, planAndClassify, prepareRoot, readStateStep } from './steps.ts';
+
+export async function destroyOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
+  const root = await prepareRoot(ctx, fields);
+  try {
+    const before = await readStateStep(ctx, root.tf, root.workspace, 'state before');
+    fields.stateInputsHash = before.recordedInputsHash;
+    fields.state = { serialBefore: before.serial, serialAfter: before.serial, lineage: before.lineage };
+    if (before.serial === null) {
+      ctx.skip('plan', 'there is no state');
+      return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: there is no state.' };
+    }
+    const { planned, plan } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { destroy: true });
+    fields.plan = plan;
+    if (!planned.hasChanges) {
+      ctx.skip('apply', 'the destroy plan has no changes');
+      return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: the state holds no resources.' };
+    }
+    await applySavedPlan(ctx, root, before, fields, 'DestroyFailed');
+    return { outcome: 'succeeded', reason: 'DestroySucceeded', message: `Destroyed ${plan.counts.delete} resource instances.` };
+  } finally {
+    await root.workspace.dispose();
+  }
+}

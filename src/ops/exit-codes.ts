@@ -1,0 +1,47 @@
+// The exit-code table of contract.md, in one place.
+import type { Outcome } from '../contract/result.ts';
+import type { RunnerError } from '../errors.ts';
+
+export const EXIT = {
+  succeeded: 0,
+  failed: 1,
+  usage: 2,
+  blocked: 3,
+  imageInvalid: 4,
+  planStale: 5,
+  deadline: 124,
+  sigint: 130,
+  sigterm: 143,
+} as const;
+
+export function outcomeOf(error: RunnerError): Outcome {
+  switch (error.kind) {
+    case 'usage':
+    case 'image':
+      return 'invalid';
+    case 'blocked':
+      return 'blocked';
+    case 'interrupted':
+      return 'interrupted';
+    default:
+      return 'failed';
+  }
+}
+
+export function exitCodeOf(outcome: Outcome, error?: RunnerError): number {
+  switch (outcome) {
+    case 'succeeded':
+    case 'noChanges':
+      return EXIT.succeeded;
+    case 'blocked':
+      return EXIT.blocked;
+    case 'invalid':
+      return error?.kind === 'image' ? EXIT.imageInvalid : EXIT.usage;
+    case 'interrupted': {
+      const cause = error?.detail?.cause;
+      return cause === 'deadline' ? EXIT.deadline : cause === 'SIGINT' ? EXIT.sigint : EXIT.sigterm;
+    }
+    case 'failed':
+      return error?.reason === 'PlanStale' ? EXIT.planStale : EXIT.failed;
+  }
+}

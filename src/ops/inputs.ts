@@ -1,0 +1,33 @@
+// The inputs of a run, read once: hashes, what the workdir gets, and the secret values to mask.
+import { computeHashes, readInputs, secretValues, SENSITIVE_TFVARS_FILE, TFVARS_FILE, type InputsHashes, type InputsSnapshot } from '../inputs/index.ts';
+import type { Kind } from '../contract/config.ts';
+import type { Masker } from '../output/mask.ts';
+import type { WorkspaceInputs } from '../workspace/workspace.ts';
+
+export interface LoadedInputs {
+  snapshot: InputsSnapshot;
+  hashes: InputsHashes;
+  workspaceInputs: WorkspaceInputs;
+  /** Values of sensitive.tfvars.json: masked from the first byte. */
+  upfrontSecrets: string[];
+  /** Once the plan says which variables the module declares sensitive, mask their values too. */
+  maskSensitiveVariables(names: readonly string[], masker: Masker): void;
+}
+
+export async function loadInputs(dir: string, options: { image: string; kind: Kind }): Promise<LoadedInputs> {
+  const snapshot = await readInputs(dir);
+  const hashes = computeHashes({ image: options.image, kind: options.kind, variables: snapshot.variables, files: snapshot.files });
+  const varFiles: WorkspaceInputs['varFiles'] = [];
+  // The original bytes go to terraform: every digit of every number kept.
+  if (snapshot.tfvarsJson) varFiles.push({ name: TFVARS_FILE, content: Buffer.from(snapshot.tfvarsJson) });
+  if (snapshot.sensitiveTfvarsJson) varFiles.push({ name: SENSITIVE_TFVARS_FILE, content: Buffer.from(snapshot.sensitiveTfvarsJson) });
+  return {
+    snapshot,
+    hashes,
+    workspaceInputs: { varFiles, files: [...snapshot.files].map(([name, content]) => ({ name, content: Buffer.from(content) })) },
+    upfrontSecrets: secretValues(snapshot),
+    maskSensitiveVariables(names, masker) {
+      for (const value of secretValues({ variables: snapshot.variables, sensitiveVariableNames: new Set(names) })) masker.add(value, 'a variable the module declares sensitive');
+    },
+  };
+}

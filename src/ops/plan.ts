@@ -1,0 +1,53 @@
+// plan: for applyPolicy Manual. A saved plan a person reviews and approves by its plan hash,
+// packed with what applying it later needs, into the artifact store. Nothing is applied.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pruneObjects, writeArtifact, type ArtifactFile } from '../store/chunked.ts';
+import { sha256File } from '../util/digest.ts';
+import { usageError } from '../errors.ts';
+import { countsText } from '../output/summary.ts';
+import type { RunContext } from './context.ts';
+import type { OpEnding, ResultFields } from './run.ts';
+import { artifactStore } from './stores.ts';
+import { planAndClassify, prepareRoot, readStateStep, removePlanFile, type PreparedRoot } from './steps.ts';
+
+export const PLAN_FILE_NAME = 'plan.tfplan';
+export const LOCK_FILE_NAME = '.terraform.lock.hcl';
+
+export async function planOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
+  const store = artifactStore(ctx);
+  if (!store) throw usageError('ArtifactStoreMissing', 'plan needs somewhere to put the plan artifact: pass --artifacts DIR (in a cluster, the Job identity selects Secrets)');
+  const root = await prepareRoot(ctx, fields);
+  try {
+    const before = await readStateStep(ctx, root.tf, root.workspace, 'state before');
+    fields.stateInputsHash = before.recordedInputsHash;
+    fields.state = { serialBefore: before.serial, serialAfter: before.serial, lineage: before.lineage };
+    const { planned, plan, planText } = await planAndClassify(ctx, root, root.inputs.hashes.inputsHash);
+    fields.plan = plan;
+    fields.planText = planText;
+    fields.planHash = await ctx.step('plan hash', () => sha256File(root.workspace.planFile));
+    fields.planArtifact = await ctx.step('artifact', () => packPlan(ctx, root, fields.planHash!, store));
+    if (!planned.hasChanges) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan has no changes (plan hash ${fields.planHash}).` };
+    return { outcome: 'succeeded', reason: 'PlanCreated', message: `Planned: ${countsText(plan.counts)}. Review it and approve plan hash ${fields.planHash}.` };
+  } finally {
+    await removePlanFile(root.workspace);
+    await root.workspace.dispose();
+  }
+}
+
+async function packPlan(ctx: RunContext, root: PreparedRoot, planHash: string, store: NonNullable<ReturnType<typeof artifactStore>>) {
+  const files: ArtifactFile[] = [{ name: PLAN_FILE_NAME, path: root.workspace.planFile }];
+  const lockFile = await readFile(join(root.workspace.root, LOCK_FILE_NAME)).catch(() => undefined);
+  if (lockFile) files.push({ name: LOCK_FILE_NAME, data: lockFile });
+  const object = `plan-${planHash.slice(0, 16)}`;
+  const manifest = await writeArtifact(
+    store,
+    object,
+    files,
+    { kind: 'PlanArtifact', terraformVersion: root.version.version, op: 'plan', planFile: PLAN_FILE_NAME, planHash, inputsHash: root.inputs.hashes.inputsHash },
+    { chunkBytes: ctx.settings.chunkBytes },
+  );
+  // An object keeps one plan at a time: the plans it superseded are garbage.
+  await pruneObjects(store, { keep: 1, prefix: 'plan-', protect: [object] });
+  return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
+}

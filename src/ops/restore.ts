@@ -1,0 +1,73 @@
+// restore: push a state backup back as the backend's newest version. A backend-only root (the
+// module's backend.tf and nothing else), a verified backup, a lineage check, a serial above the
+// current one, then a pull to check the backend holds what was restored. Nothing is pushed when
+// anything fails.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createReadStream } from 'node:fs';
+import { RunnerError, usageError } from '../errors.ts';
+import { statePush } from '../terraform/state.ts';
+import { readArtifact } from '../store/chunked.ts';
+import { withSerial } from '../state/serial.ts';
+import { summarizeState } from '../plan/state.ts';
+import { prepareBackendWorkspace } from '../workspace/workspace.ts';
+import type { RunContext } from './context.ts';
+import type { OpEnding, ResultFields } from './run.ts';
+import { openArtifactSource } from './stores.ts';
+import { initStep, preflight, readStateStep, STATE_FILE_NAME, terraformIn } from './steps.ts';
+
+export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
+  if (!ctx.settings.backup) throw usageError('BackupMissing', 'restore needs the backup to restore: pass --backup DIR (or a Secret reference, see contract.md)');
+  const source = openArtifactSource(ctx.settings.backup);
+  const version = await preflightBackendOnly(ctx, fields);
+  const workspace = await ctx.step('workspace', () => prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath: ctx.settings.state }));
+  const tf = terraformIn(ctx, version, workspace);
+  try {
+    await initStep(ctx, tf);
+    const current = await readStateStep(ctx, tf, workspace, 'state before');
+    fields.state = { serialBefore: current.serial, serialAfter: current.serial, lineage: current.lineage };
+    fields.stateInputsHash = current.recordedInputsHash;
+
+    const backup = await ctx.step('backup', () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'backup'), expect: { kind: 'StateBackup' } }));
+    const restored = backup.manifest;
+    fields.backup = { location: source.store.location, object: source.object, sha256: restored.sha256, chunks: restored.chunkCount, bytes: restored.totalBytes };
+    const otherLineage = current.lineage !== null && current.lineage !== restored.lineage;
+    if (otherLineage && !ctx.settings.force)
+      throw new RunnerError({
+        kind: 'state',
+        reason: 'LineageMismatch',
+        step: 'restore',
+        message: `the backup's lineage ${restored.lineage} differs from the backend's current state (${current.lineage}): it is a backup of another state. Nothing was pushed. Pass --force only if you mean to replace that state.`,
+      });
+
+    // terraform accepts a push only above the current serial; the lineage stays the backup's.
+    const serial = Math.max(current.serial ?? 0, restored.serial) + 1;
+    const pushFile = join(workspace.privateDir, 'restore.tfstate');
+    await writeFile(pushFile, withSerial(await readFile(backup.paths[STATE_FILE_NAME]!, 'utf8'), serial), { mode: 0o600 });
+    ctx.mutationStarted = true;
+    await ctx.step('state push', () => statePush(tf, pushFile, { force: otherLineage, lockTimeout: ctx.settings.lockTimeout }), (r) => r.exitCode);
+
+    const after = await readStateStep(ctx, tf, workspace, 'state after');
+    fields.state = { serialBefore: current.serial, serialAfter: after.serial, lineage: after.lineage };
+    fields.stateInputsHash = after.recordedInputsHash;
+    await ctx.step('verify', () => verifyRestored(after.file, backup.paths[STATE_FILE_NAME]!, restored.lineage));
+    return { outcome: 'succeeded', reason: 'RestoreSucceeded', message: `Restored backup ${source.object} (serial ${restored.serial}, lineage ${restored.lineage}) as serial ${after.serial}.` };
+  } finally {
+    await workspace.dispose();
+  }
+}
+
+/** restore needs terraform, not a module with resources: only the version part of the preflight. */
+async function preflightBackendOnly(ctx: RunContext, fields: ResultFields) {
+  return preflight(ctx, fields, { module: false });
+}
+
+/** The backend must now hold the backup's lineage and the same resources and outputs. */
+async function verifyRestored(pulledFile: string, backupFile: string, lineage: string): Promise<void> {
+  const pulled = JSON.parse(await readFile(pulledFile, 'utf8'));
+  const backup = JSON.parse(await readFile(backupFile, 'utf8'));
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const summary = await summarizeState(createReadStream(pulledFile));
+  if (summary.lineage !== lineage || !same(pulled.resources, backup.resources) || !same(pulled.outputs, backup.outputs))
+    throw new RunnerError({ kind: 'state', reason: 'RestoreVerifyFailed', message: 'after the push, the backend does not hold the backed-up state (lineage, resources or outputs differ): check the backend and retry the restore' });
+}

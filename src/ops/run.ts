@@ -1,0 +1,70 @@
+// The one place that turns what an op did (or the error that stopped it) into a result, hands the
+// result to every sink and chooses the exit code.
+import { RESULT_API_VERSION, type Result } from '../contract/result.ts';
+import type { Settings } from '../contract/config.ts';
+import { RunnerError, asRunnerError } from '../errors.ts';
+import { writeResultFile } from '../output/result-file.ts';
+import { writeTerminationMessage } from '../output/termination.ts';
+import { humanSummary } from '../output/summary.ts';
+import type { RunContext } from './context.ts';
+import { exitCodeOf, outcomeOf, EXIT } from './exit-codes.ts';
+
+declare const __RUNNER_VERSION__: string;
+export const RUNNER_VERSION = typeof __RUNNER_VERSION__ === 'string' ? __RUNNER_VERSION__ : '0.0.0-dev';
+
+/** What an op that finished without an error reports. */
+export interface OpEnding {
+  outcome: Result['outcome'];
+  reason: string;
+  message: string;
+}
+
+/** Fields an op learns as it goes: kept even when a later step fails. */
+export type ResultFields = Partial<Omit<Result, 'apiVersion' | 'op' | 'outcome' | 'reason' | 'message' | 'exitCode' | 'steps' | 'warnings' | 'startedAt' | 'finishedAt'>>;
+
+export async function finishRun(ctx: RunContext, fields: ResultFields, ending: OpEnding | undefined, caught: unknown): Promise<{ result: Result; exitCode: number }> {
+  const error = caught === undefined ? undefined : asRunnerError(caught, ctx.currentStep);
+  const outcome = error ? outcomeOf(error) : ending!.outcome;
+  const exitCode = exitCodeOf(outcome, error);
+  const settings: Settings = ctx.settings;
+  const result: Result = {
+    apiVersion: RESULT_API_VERSION,
+    op: ctx.op,
+    outcome,
+    reason: error ? error.reason : ending!.reason,
+    message: error ? error.message : ending!.message,
+    exitCode,
+    runnerVersion: RUNNER_VERSION,
+    object: { kind: settings.kind, ...(settings.object ? { name: settings.object } : {}), ...(settings.namespace ? { namespace: settings.namespace } : {}) },
+    applied: false,
+    mayHaveChanged: ctx.mutationStarted,
+    annotations: {},
+    ...fields,
+    steps: ctx.steps,
+    warnings: ctx.warnings,
+    ...(error ? { error: { kind: error.kind, reason: error.reason, message: error.message, ...(error.step ? { step: error.step } : {}), ...(error.detail ? { detail: error.detail } : {}) } } : {}),
+    startedAt: ctx.startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+  };
+  result.annotations = { 'captf.io/outcome': outcome, 'captf.io/reason': result.reason, ...result.annotations };
+  if (error?.kind === 'internal') ctx.log.error({ err: error.cause }, 'internal error: please report this as a bug');
+  return { result, exitCode };
+}
+
+/** Hands the finished result to the local sinks: result file, termination message, summary. */
+export async function publishResult(ctx: RunContext, result: Result, exitCode: number): Promise<number> {
+  const termination = await writeTerminationMessage(ctx.settings.terminationLog, result, ctx.masker);
+  if (!termination) ctx.log.debug({ path: ctx.settings.terminationLog }, 'termination message not written (path not writable)');
+  let finalExit = exitCode;
+  try {
+    await writeResultFile(ctx.settings.out, result, ctx.masker);
+  } catch (error) {
+    const e = error as RunnerError;
+    ctx.log.error({ kind: e.kind, reason: e.reason }, e.message);
+    // A run that did its job but could not say so is a failure: the controller cannot read it.
+    if (finalExit === EXIT.succeeded) finalExit = EXIT.failed;
+  }
+  process.stdout.write(ctx.masker.mask(humanSummary(result)));
+  ctx.log.info({ outcome: result.outcome, reason: result.reason, exitCode: finalExit }, 'run finished');
+  return finalExit;
+}

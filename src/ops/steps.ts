@@ -1,0 +1,278 @@
+// The steps ops share, each a short function over the driver. An op is a readable sequence of these.
+import { join } from 'node:path';
+import { readFile, rm } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import type { Classification } from '../contract/classification.ts';
+import type { ArtifactRef, OutputValue } from '../contract/result.ts';
+import { pruneObjects, writeArtifact } from '../store/chunked.ts';
+import { backupStore } from './stores.ts';
+import { terraformEnv } from '../terraform/exec.ts';
+import type { Terraform } from '../terraform/terraform.ts';
+import { terraformVersion, checkSupported, type TerraformVersion } from '../terraform/version.ts';
+import { init } from '../terraform/init.ts';
+import { validate } from '../terraform/validate.ts';
+import { plan, type PlanOptions } from '../terraform/plan.ts';
+import { showPlan } from '../terraform/show.ts';
+import { output } from '../terraform/output.ts';
+import { apply as terraformApply } from '../terraform/apply.ts';
+import { statePull } from '../terraform/state.ts';
+import { classifyPlanStream } from '../plan/stream.ts';
+import { summarizeState, type StateSummary } from '../plan/state.ts';
+import { loadInputs, type LoadedInputs } from './inputs.ts';
+import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
+import { leafStrings, type Masker } from '../output/mask.ts';
+import type { RunContext } from './context.ts';
+import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
+import type { ResultFields } from './run.ts';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+/** The cheap part of the contract check, before anything touches state: a module with .tf files, a supported terraform. */
+export async function preflight(ctx: RunContext, fields: ResultFields, options: { module: boolean } = { module: true }): Promise<TerraformVersion> {
+  return ctx.step('preflight', async () => {
+    if (options.module) await scanModule(ctx.settings.module);
+    const version = await terraformVersion(ctx.settings.terraform);
+    checkSupported(version);
+    fields.terraform = { version: version.version, flavor: version.flavor };
+    return version;
+  });
+}
+
+/** Reads the inputs dir, computes both hashes and teaches the masker every secret input value. */
+export async function inputsStep(ctx: RunContext, fields: ResultFields): Promise<LoadedInputs> {
+  return ctx.step('inputs', async () => {
+    const inputs = await loadInputs(ctx.settings.inputs, { image: ctx.settings.image, kind: ctx.settings.kind });
+    for (const value of inputs.upfrontSecrets) ctx.masker.add(value, `a value in ${SENSITIVE_TFVARS_FILE}`);
+    fields.inputsHash = inputs.hashes.inputsHash;
+    fields.approvalHash = inputs.hashes.approvalHash;
+    return inputs;
+  });
+}
+
+export async function workspaceStep(ctx: RunContext, inputs: LoadedInputs | undefined): Promise<Workspace> {
+  return ctx.step('workspace', () =>
+    prepareWorkspace({
+      moduleDir: ctx.settings.module,
+      workdir: ctx.settings.workdir,
+      statePath: ctx.settings.state,
+      inputs: inputs?.workspaceInputs ?? { varFiles: [], files: [] },
+    }),
+  );
+}
+
+export function terraformIn(ctx: RunContext, version: TerraformVersion, workspace: Workspace): Terraform {
+  return {
+    path: version.path,
+    cwd: workspace.root,
+    env: terraformEnv(process.env),
+    output: { line: (stream, text) => (stream === 'stdout' ? process.stdout : process.stderr).write(ctx.masker.mask(text) + '\n') },
+  };
+}
+
+export async function initStep(ctx: RunContext, tf: Terraform): Promise<void> {
+  await ctx.step('init', () => init(tf, { backendConfigs: ctx.settings.backendConfig, lockfileReadonly: true }), (r) => r.exitCode);
+}
+
+export async function validateStep(ctx: RunContext, tf: Terraform): Promise<void> {
+  await ctx.step('validate', () => validate(tf), (r) => r.exitCode);
+}
+
+/** The state as it is now: serial, lineage and the inputs hash it records. */
+export async function readStateStep(ctx: RunContext, tf: Terraform, workspace: Workspace, name: 'state before' | 'state after'): Promise<StateSummary & { file: string }> {
+  return ctx.step(name, async () => {
+    const file = join(workspace.privateDir, name === 'state before' ? 'state-before.json' : 'state-after.json');
+    await statePull(tf, file);
+    const summary = await summarizeState(createReadStream(file));
+    return { ...summary, file };
+  });
+}
+
+export async function planStep(ctx: RunContext, tf: Terraform, workspace: Workspace, inputsHash: string, extra: Partial<PlanOptions> = {}) {
+  return ctx.step(
+    'plan',
+    () =>
+      plan(tf, {
+        out: workspace.planFile,
+        varFiles: workspace.varFiles,
+        vars: { [INPUTS_HASH_VARIABLE]: inputsHash },
+        lockTimeout: ctx.settings.lockTimeout,
+        ...extra,
+      }),
+    (r) => r.exitCode,
+  );
+}
+
+/** show -json, classified as it streams; the runner's own inputs-hash resource never counts. */
+export async function showStep(ctx: RunContext, tf: Terraform, planFile: string): Promise<Classification> {
+  const shown = await ctx.step('show', () => showPlan(tf, planFile, (stdout: Readable) => classifyPlanStream(stdout, { ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]) })), (r) => r.exitCode);
+  return shown.value;
+}
+
+/** Every output; sensitive values are never in the result (they go only to the result Secret). */
+export async function outputsStep(ctx: RunContext, tf: Terraform): Promise<{ public: Record<string, OutputValue>; full: Record<string, OutputValue> }> {
+  const read = await ctx.step('output', () => output(tf), (r) => r.exitCode);
+  const result: Record<string, OutputValue> = {};
+  const full: Record<string, OutputValue> = {};
+  for (const [name, o] of Object.entries(read.outputs)) {
+    const known = o.value !== undefined;
+    if (o.sensitive) for (const leaf of leafStrings(o.value)) ctx.masker.add(leaf, `sensitive output ${name}`);
+    full[name] = { sensitive: o.sensitive, known, type: o.type, value: o.value };
+    result[name] = o.sensitive ? { sensitive: true, known, type: o.type } : { sensitive: false, known, type: o.type, value: o.value };
+  }
+  return { public: result, full };
+}
+
+/** Secret material does not outlive the run. */
+export async function removePlanFile(workspace: Workspace): Promise<void> {
+  await rm(workspace.planFile, { force: true });
+}
+
+export async function readFileIfExists(path: string): Promise<Buffer | undefined> {
+  try {
+    return await readFile(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * terraform's human plan can print secrets it no longer marks (derived attributes), and the runner
+ * learns which variables are sensitive only from the plan JSON. So the plan's stdout is held in a
+ * private file and printed, masked, once the classification has taught the masker.
+ */
+export const PLAN_TEXT_LIMIT = 64 * 1024;
+
+export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Masker): { terraform: Terraform; text(): string; around<T>(body: () => Promise<T>): Promise<T> } {
+  const file = join(workspace.privateDir, 'plan.txt');
+  const held = createWriteStream(file, { mode: 0o600 });
+  let text = '';
+  return {
+    terraform: { ...tf, output: { line: (stream, line) => (stream === 'stdout' ? held.write(line + '\n') : tf.output.line(stream, line)) } },
+    /** The first PLAN_TEXT_LIMIT characters of the plan, masked, once `around` has finished. */
+    text: () => text,
+    /** Runs the plan and classification, then prints what was held, whether they succeeded or not. */
+    async around(body) {
+      try {
+        return await body();
+      } finally {
+        await new Promise<void>((resolve) => held.end(resolve));
+        const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+        for await (const line of lines) {
+          tf.output.line('stdout', line);
+          if (text.length < PLAN_TEXT_LIMIT) text += masker.mask(line) + '\n';
+        }
+        text = text.slice(0, PLAN_TEXT_LIMIT);
+        await rm(file, { force: true });
+      }
+    },
+  };
+}
+
+/** After a failed apply: what the state holds now, for the result (best effort: the apply error is what counts). */
+export async function stateAfterFailure(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<void> {
+  try {
+    const after = await readStateStep(ctx, tf, workspace, 'state after');
+    fields.state = { serialBefore: fields.state?.serialBefore ?? null, serialAfter: after.serial, lineage: after.lineage };
+    fields.stateInputsHash = after.recordedInputsHash;
+  } catch (error) {
+    ctx.warn(`could not read the state after the failed apply: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Before an op changes anything: the state as it is, packed and verified in the backup store. Not
+ * best effort: a backup that cannot be written stops the op before it changes anything.
+ */
+export async function backupStep(ctx: RunContext, before: StateSummary & { file: string }, inputsHash: string | undefined, terraformVersion: string): Promise<ArtifactRef | undefined> {
+  const store = backupStore(ctx);
+  if (!store) {
+    ctx.warn('no backup store is configured (--backups DIR, or in-cluster Secrets): no state backup was taken');
+    return undefined;
+  }
+  if (before.serial === null || before.lineage === null) {
+    ctx.skip('backup', 'there is no state yet');
+    return undefined;
+  }
+  return ctx.step('backup', async () => {
+    const object = `backup-${new Date().toISOString().replace(/[-:.]/g, '').toLowerCase()}-s${before.serial}`;
+    const manifest = await writeArtifact(
+      store,
+      object,
+      [{ name: STATE_FILE_NAME, path: before.file }],
+      { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE_NAME, serial: before.serial!, lineage: before.lineage!, ...(inputsHash ? { inputsHash } : {}) },
+      { chunkBytes: ctx.settings.chunkBytes },
+    );
+    await pruneObjects(store, { keep: ctx.settings.keepBackups, prefix: 'backup-', protect: [object] });
+    return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
+  });
+}
+
+export const STATE_FILE_NAME = 'terraform.tfstate';
+
+/** What every op that runs the module starts with: the contract preflight, the inputs, the workdir, init and validate. */
+export interface PreparedRoot {
+  version: TerraformVersion;
+  inputs: LoadedInputs;
+  workspace: Workspace;
+  tf: Terraform;
+}
+
+export interface PrepareRootOptions {
+  validate?: boolean;
+  /** Runs in the fresh workdir before init (e.g. to put an approved plan's lock file in place). */
+  beforeInit?: (workspace: Workspace, inputs: LoadedInputs) => Promise<void>;
+}
+
+export async function prepareRoot(ctx: RunContext, fields: ResultFields, options: PrepareRootOptions = {}): Promise<PreparedRoot> {
+  const version = await preflight(ctx, fields);
+  const inputs = await inputsStep(ctx, fields);
+  const workspace = await workspaceStep(ctx, inputs);
+  const tf = terraformIn(ctx, version, workspace);
+  try {
+    await options.beforeInit?.(workspace, inputs);
+    await initStep(ctx, tf);
+    if (options.validate !== false) await validateStep(ctx, tf);
+  } catch (error) {
+    await workspace.dispose();
+    throw error;
+  }
+  return { version, inputs, workspace, tf };
+}
+
+/**
+ * plan with a saved plan file, then show -json classified as it streams. terraform's human plan is
+ * held and printed masked afterwards. `recordHash` is the inputs hash the plan records in the state.
+ */
+export async function planAndClassify(ctx: RunContext, root: PreparedRoot, recordHash: string, extra: Partial<PlanOptions> = {}) {
+  const held = heldPlanOutput(root.tf, root.workspace, ctx.masker);
+  const { planned, plan } = await held.around(async () => {
+    const planned = await planStep(ctx, held.terraform, root.workspace, recordHash, extra);
+    const plan = await showStep(ctx, root.tf, root.workspace.planFile);
+    root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
+    return { planned, plan };
+  });
+  return { planned, plan, planText: held.text() };
+}
+
+/**
+ * Backup, then apply the saved plan, then read outputs and the state. A failed apply still reports
+ * what the state holds afterwards.
+ */
+export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: StateSummary & { file: string }, fields: ResultFields, failureReason = 'ApplyFailed'): Promise<void> {
+  const { tf, workspace } = root;
+  fields.backup = await backupStep(ctx, before, root.inputs.hashes.inputsHash, root.version.version);
+  ctx.mutationStarted = true;
+  fields.applied = true;
+  try {
+    await ctx.step('apply', () => terraformApply(tf, { planFile: workspace.planFile, lockTimeout: ctx.settings.lockTimeout }, failureReason), (r) => r.exitCode);
+  } catch (error) {
+    await stateAfterFailure(ctx, tf, workspace, fields);
+    throw error;
+  } finally {
+    await removePlanFile(workspace);
+  }
+  fields.outputs = (await outputsStep(ctx, tf)).public;
+  const after = await readStateStep(ctx, tf, workspace, 'state after');
+  fields.state = { serialBefore: before.serial, serialAfter: after.serial, lineage: after.lineage };
+  fields.stateInputsHash = after.recordedInputsHash;
+}

@@ -1,0 +1,36 @@
+// Sinks that take a finished result. The result never knows where it goes.
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Result, type Result as ResultT } from '../contract/result.ts';
+import { RunnerError } from '../errors.ts';
+import type { Masker } from './mask.ts';
+
+export const serializeResult = (result: ResultT, masker: Masker) => masker.mask(JSON.stringify(Result.parse(result), null, 2)) + '\n';
+
+/** <out>/result.json, written atomically: a reader sees the old file or the whole new one. */
+export async function writeResultFile(outDir: string, result: ResultT, masker: Masker): Promise<string> {
+  const text = serializeResult(result, masker);
+  const target = join(outDir, 'result.json');
+  const temp = join(outDir, `.result.json.${process.pid}.tmp`);
+  try {
+    await mkdir(outDir, { recursive: true });
+    const handle = await open(temp, 'w', 0o644);
+    try {
+      await handle.writeFile(text);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, target);
+    return target;
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw new RunnerError({
+      kind: 'io',
+      reason: 'ResultNotWritten',
+      step: 'result',
+      message: `could not write ${target}: ${(error as Error).message}. Give the runner a writable --out directory.`,
+      cause: error,
+    });
+  }
+}

@@ -1,0 +1,24 @@
+// The human summary printed at the end of a run: what happened, in words and counts.
+import type { ActionCounts } from '../contract/classification.ts';
+import type { Result } from '../contract/result.ts';
+
+export const countsText = (c: ActionCounts) =>
+  `${c.create} to create, ${c.update} to update, ${c.replace} to replace, ${c.delete} to delete, ${c.forget} to forget, ${c.import} to import, ${c.move} to move`;
+
+export function humanSummary(result: Result): string {
+  const lines = [`captf-runner ${result.op}: ${result.outcome} (${result.reason})`, result.message];
+  const plan = result.plan;
+  if (plan) {
+    lines.push(`plan: ${countsText(plan.counts)}${plan.hasOutputChanges ? '; outputs change' : ''}`);
+    if (plan.destructiveTotal > 0) {
+      lines.push(`destructive changes (${plan.destructiveTotal}):`);
+      for (const d of plan.destructive) lines.push(`  ${d.address}${d.deposed ? ` (deposed ${d.deposed})` : ''} (${d.action})`);
+      if (plan.destructiveTotal > plan.destructive.length) lines.push(`  … and ${plan.destructiveTotal - plan.destructive.length} more (see the log)`);
+    }
+    for (const why of plan.failClosed) lines.push(`counted as destructive: ${why}`);
+  }
+  if (result.approveCommand) lines.push(`to approve: ${result.approveCommand}`);
+  if (result.inputsHash) lines.push(`inputs hash: ${result.inputsHash}`);
+  for (const warning of result.warnings) lines.push(`warning: ${warning}`);
+  return lines.filter(Boolean).join('\n') + '\n';
+}

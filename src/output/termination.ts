@@ -1,0 +1,54 @@
+// The pod's termination message: the outcome reaches the controller even when the API path failed.
+// Kubernetes keeps at most 4096 bytes, so the compact form drops detail until it fits.
+import { writeFile } from 'node:fs/promises';
+import type { Result } from '../contract/result.ts';
+import type { Masker } from './mask.ts';
+
+export const TERMINATION_MESSAGE_LIMIT = 4096;
+
+/** The compact result: always valid JSON, at most `limit` bytes, long lists cut with a count of what was left out. */
+export function compactResult(result: Result, masker: Masker, limit = TERMINATION_MESSAGE_LIMIT): string {
+  const destructive = result.plan?.destructive ?? [];
+  const base = {
+    apiVersion: result.apiVersion,
+    op: result.op,
+    outcome: result.outcome,
+    reason: result.reason,
+    exitCode: result.exitCode,
+    inputsHash: result.inputsHash,
+    approvalHash: result.approvalHash,
+    stateInputsHash: result.stateInputsHash,
+    planHash: result.planHash,
+    applied: result.applied,
+    mayHaveChanged: result.mayHaveChanged,
+    error: result.error && { kind: result.error.kind, reason: result.error.reason, step: result.error.step },
+    annotations: result.annotations,
+    destructiveTotal: result.plan?.destructiveTotal,
+    message: result.message,
+  };
+  // Try richer forms first; each step down keeps fewer entries and a shorter message.
+  for (const [entries, messageLength] of [[destructive.length, 2000], [20, 1000], [5, 500], [0, 300], [0, 120]] as const) {
+    const kept = destructive.slice(0, entries).map((d) => ({ address: d.address, action: d.action, ...(d.deposed ? { deposed: d.deposed } : {}) }));
+    const candidate = {
+      ...base,
+      message: truncate(base.message, messageLength),
+      destructive: kept,
+      destructiveOmitted: (result.plan?.destructiveTotal ?? 0) - kept.length,
+    };
+    const text = masker.mask(JSON.stringify(candidate));
+    if (Buffer.byteLength(text) <= limit) return text;
+  }
+  return masker.mask(JSON.stringify({ apiVersion: result.apiVersion, op: result.op, outcome: result.outcome, reason: result.reason, exitCode: result.exitCode }));
+}
+
+const truncate = (s: string, n: number) => (s.length <= n ? s : s.slice(0, n - 1) + '…');
+
+/** Best effort: a local run has no /dev/termination-log, and that is fine. */
+export async function writeTerminationMessage(path: string, result: Result, masker: Masker): Promise<boolean> {
+  try {
+    await writeFile(path, compactResult(result, masker));
+    return true;
+  } catch {
+    return false;
+  }
+}

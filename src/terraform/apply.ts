@@ -1,0 +1,35 @@
+import { commandFailed, run, type Terraform } from './terraform.ts';
+
+export type ApplyOptions =
+  | { planFile: string; lockTimeout?: string }
+  /** A refresh-only apply: no plan file, the variables again. */
+  | { refreshOnly: true; varFiles?: readonly string[]; vars?: Readonly<Record<string, string>>; lockTimeout?: string };
+
+export const applyArgs = (o: ApplyOptions): string[] => [
+  'apply',
+  '-input=false',
+  '-no-color',
+  ...(o.lockTimeout ? [`-lock-timeout=${o.lockTimeout}`] : []),
+  ...('planFile' in o
+    ? [o.planFile]
+    : [
+        '-refresh-only',
+        '-auto-approve',
+        ...(o.varFiles ?? []).map((file) => `-var-file=${file}`),
+        ...Object.entries(o.vars ?? {}).flatMap(([name, value]) => ['-var', `${name}=${value}`]),
+      ]),
+];
+
+export interface ApplyResult {
+  exitCode: number;
+}
+
+/** A saved plan that no longer matches the state is stale: its own reason, since only a new plan helps. */
+export async function apply(tf: Terraform, options: ApplyOptions, failureReason = 'ApplyFailed'): Promise<ApplyResult> {
+  const result = await run(tf, 'apply', applyArgs(options));
+  if (result.exitCode !== 0) {
+    const stale = /Saved plan is stale/i.test(result.stderrTail);
+    throw commandFailed('apply', result, stale ? 'PlanStale' : failureReason);
+  }
+  return { exitCode: result.exitCode };
+}

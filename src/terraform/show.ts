@@ -1,0 +1,20 @@
+import type { Readable } from 'node:stream';
+import { commandFailed, run, type Terraform } from './terraform.ts';
+
+export const showPlanArgs = (planFile: string): string[] => ['show', '-json', '-no-color', planFile];
+
+/** show -json of a saved plan, read as a stream by `consume` (plans can exceed a JavaScript string). */
+export async function showPlan<T>(tf: Terraform, planFile: string, consume: (stdout: Readable) => Promise<T>): Promise<{ exitCode: number; value: T }> {
+  const result = await run<T>(tf, 'show', showPlanArgs(planFile), { consumeStdout: consume });
+  if (result.exitCode !== 0) throw commandFailed('show', result, 'ShowFailed');
+  return { exitCode: result.exitCode, value: result.consumed as T };
+}
+
+export const showPlanTextArgs = (planFile: string): string[] => ['show', '-no-color', planFile];
+
+/** The human-readable plan of a saved plan file, streamed to the output sink. */
+export async function showPlanText(tf: Terraform, planFile: string): Promise<{ exitCode: number }> {
+  const result = await run(tf, 'show', showPlanTextArgs(planFile));
+  if (result.exitCode !== 0) throw commandFailed('show', result, 'ShowFailed');
+  return { exitCode: result.exitCode };
+}

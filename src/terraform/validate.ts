@@ -1,0 +1,46 @@
+import { RunnerError } from '../errors.ts';
+import { run, type Terraform } from './terraform.ts';
+
+export interface Diagnostic {
+  severity: 'error' | 'warning';
+  summary: string;
+  detail?: string;
+}
+
+export interface ValidateResult {
+  exitCode: number;
+  valid: boolean;
+  diagnostics: Diagnostic[];
+}
+
+export const validateArgs = (): string[] => ['validate', '-json', '-no-color'];
+
+/** validate -json reports problems as JSON on stdout, on exit 1 too: parse it either way. */
+export async function validate(tf: Terraform): Promise<ValidateResult> {
+  const result = await run(tf, 'validate', validateArgs(), { captureStdout: true });
+  let report: { valid?: boolean; diagnostics?: Diagnostic[] };
+  try {
+    report = JSON.parse(result.stdout);
+  } catch {
+    throw new RunnerError({
+      kind: 'terraform',
+      reason: 'ValidateFailed',
+      step: 'validate',
+      message: `terraform validate exited ${result.exitCode} without a JSON report: ${result.stderrTail.trim().split('\n').at(-1) ?? ''}`,
+    });
+  }
+  const diagnostics = report.diagnostics ?? [];
+  for (const d of diagnostics) tf.output.line('stdout', `${d.severity}: ${d.summary}${d.detail ? `: ${d.detail}` : ''}`);
+  const valid = report.valid === true && result.exitCode === 0;
+  if (!valid) {
+    const errors = diagnostics.filter((d) => d.severity === 'error').map((d) => d.summary + (d.detail ? `: ${d.detail}` : ''));
+    throw new RunnerError({
+      kind: 'terraform',
+      reason: 'ValidateFailed',
+      step: 'validate',
+      message: `the module is not valid: ${errors.join('; ') || `terraform validate exited ${result.exitCode}`}`,
+      detail: { diagnostics },
+    });
+  }
+  return { exitCode: result.exitCode, valid, diagnostics };
+}

@@ -1,0 +1,161 @@
+// The workdir a run works in: a copy of the module (the module dir may be read-only), the input
+// files as data, the variable files outside the module (so terraform never loads an input as
+// configuration), the injected inputs-hash resource and, for local runs, a local backend.
+import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { imageError, usageError } from '../errors.ts';
+import { emptyScan, scanHcl, scanJson, type ModuleScan } from './scan.ts';
+
+/** Where the module finds input files other than the variable files: `${path.root}/captf-inputs/<name>`. */
+export const INPUT_FILES_DIR = 'captf-inputs';
+/** The resource that records the inputs hash of the last successful apply in the state. */
+export const INPUTS_HASH_RESOURCE = 'terraform_data.captf_inputs_hash';
+export const INPUTS_HASH_VARIABLE = 'captf_inputs_hash';
+const INJECTED_FILE = 'captf_runner_inputs_hash.tf';
+const BACKEND_OVERRIDE_FILE = 'captf_runner_backend_override.tf';
+/** Left behind by earlier local runs of the module; never copied into the workdir. */
+const NOT_COPIED = new Set(['.terraform', 'terraform.tfstate', 'terraform.tfstate.backup', '.terraform.tfstate.lock.info']);
+
+export interface Workspace {
+  dir: string;
+  /** The root module terraform runs in. */
+  root: string;
+  planFile: string;
+  /** A 0700 dir for files that may hold secrets (state copies, plan files). */
+  privateDir: string;
+  varFiles: string[];
+  scan: ModuleScan;
+  /** Removes the workdir when the runner made it. */
+  dispose(): Promise<void>;
+}
+
+export interface WorkspaceInputs {
+  /** Variable files passed with -var-file, in order (terraform.tfvars.json, sensitive.tfvars.json). */
+  varFiles: { name: string; content: Buffer }[];
+  /** Every other input file: copied to captf-inputs/<name>. */
+  files: { name: string; content: Buffer }[];
+}
+
+export async function scanModule(moduleDir: string): Promise<ModuleScan> {
+  let names: string[];
+  try {
+    names = await readdir(moduleDir);
+  } catch (error) {
+    throw imageError(`the module dir ${moduleDir} cannot be read (${(error as NodeJS.ErrnoException).code}): put the module at /captf/module in the image or pass --module DIR`);
+  }
+  const configFiles = names.filter((n) => n.endsWith('.tf') || n.endsWith('.tf.json')).sort();
+  if (configFiles.length === 0) throw imageError(`the module dir ${moduleDir} has no .tf files: the image must carry the module at /captf/module (or pass --module DIR)`);
+  const scan = emptyScan();
+  for (const name of configFiles) {
+    const text = await readFile(join(moduleDir, name), 'utf8');
+    try {
+      if (name.endsWith('.json')) scanJson(text, scan);
+      else scanHcl(text, scan);
+    } catch (error) {
+      throw imageError(`cannot read ${join(moduleDir, name)}: ${(error as Error).message}`);
+    }
+  }
+  return scan;
+}
+
+/** The injected configuration: a resource that changes only when an apply of everything else succeeded. */
+export function inputsHashConfig(scan: ModuleScan): string {
+  const dependsOn = [...scan.resources, ...scan.moduleCalls].sort();
+  return [
+    '# Written by captf-runner. It records the inputs hash of the last successful apply in the state:',
+    '# it depends on every resource and module call, so a failed apply leaves the old value.',
+    `variable "${INPUTS_HASH_VARIABLE}" {`,
+    '  type     = string',
+    '  nullable = false',
+    '}',
+    '',
+    'resource "terraform_data" "captf_inputs_hash" {',
+    `  input      = var.${INPUTS_HASH_VARIABLE}`,
+    `  depends_on = [${dependsOn.join(', ')}]`,
+    '}',
+    '',
+  ].join('\n');
+}
+
+export const localBackendConfig = (statePath: string) =>
+  ['# Written by captf-runner for --state: a local backend replaces the module\'s.', 'terraform {', '  backend "local" {', `    path = ${JSON.stringify(statePath)}`, '  }', '}', ''].join('\n');
+
+export interface PrepareOptions {
+  moduleDir: string;
+  workdir?: string;
+  statePath?: string;
+  inputs: WorkspaceInputs;
+  /** false for roots that must not record a hash (none today besides restore's backend-only root). */
+  injectInputsHash?: boolean;
+}
+
+export async function prepareWorkspace(options: PrepareOptions): Promise<Workspace> {
+  const scan = await scanModule(options.moduleDir);
+  if (scan.resources.includes(INPUTS_HASH_RESOURCE) || scan.variables.includes(INPUTS_HASH_VARIABLE))
+    throw imageError(`the module declares ${INPUTS_HASH_RESOURCE} or var.${INPUTS_HASH_VARIABLE}, names the runner reserves: rename them`);
+  if (!scan.backend && !options.statePath)
+    throw usageError('StateLocationMissing', 'the module has no backend block and no --state FILE was given: the state would be lost with the workdir. Add a backend to the module or pass --state FILE');
+
+  const workdir = await makeWorkdir(options.workdir);
+  const root = join(workdir.dir, 'root');
+  await rm(root, { recursive: true, force: true });
+  await cp(options.moduleDir, root, { recursive: true, filter: (source) => !NOT_COPIED.has(source.split('/').at(-1)!) });
+
+  const inputsDir = join(root, INPUT_FILES_DIR);
+  await rm(inputsDir, { recursive: true, force: true });
+  await mkdir(inputsDir, { recursive: true, mode: 0o700 });
+  for (const file of options.inputs.files) await writeFile(join(inputsDir, file.name), file.content, { mode: 0o600 });
+
+  const varFiles: string[] = [];
+  for (const file of options.inputs.varFiles) {
+    const path = join(workdir.privateDir, file.name);
+    await writeFile(path, file.content, { mode: 0o600 });
+    varFiles.push(path);
+  }
+  if (options.injectInputsHash !== false) await writeFile(join(root, INJECTED_FILE), inputsHashConfig(scan));
+  if (options.statePath) await writeFile(join(root, BACKEND_OVERRIDE_FILE), localBackendConfig(resolve(options.statePath)));
+
+  return { ...workdir, root, varFiles, scan };
+}
+
+/** The workdir itself, 0700, with its private dir for secret material; removed at the end when the runner made it. */
+async function makeWorkdir(given: string | undefined): Promise<Pick<Workspace, 'dir' | 'privateDir' | 'planFile' | 'dispose'>> {
+  const dir = given === undefined ? await mkdtemp(join(tmpdir(), 'captf-runner-')) : resolve(given);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  const privateDir = join(dir, 'private');
+  await mkdir(privateDir, { recursive: true, mode: 0o700 });
+  return {
+    dir,
+    privateDir,
+    planFile: join(privateDir, 'plan.tfplan'),
+    dispose: async () => {
+      if (given === undefined) await rm(dir, { recursive: true, force: true });
+      else await rm(privateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The module contract keeps the backend block in this file, so restore can build a root of it alone. */
+export const BACKEND_FILE = 'backend.tf';
+
+/**
+ * A root that holds nothing but the module's backend (restore and unlock touch the state, never
+ * the module's resources): backend.tf, or a local backend for --state.
+ */
+export async function prepareBackendWorkspace(options: { moduleDir: string; workdir?: string; statePath?: string }): Promise<Workspace> {
+  const workdir = await makeWorkdir(options.workdir);
+  const root = join(workdir.dir, 'backend-root');
+  await rm(root, { recursive: true, force: true });
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  if (options.statePath) await writeFile(join(root, BACKEND_FILE), localBackendConfig(resolve(options.statePath)));
+  else {
+    const backend = await readFile(join(options.moduleDir, BACKEND_FILE), 'utf8').catch(() => undefined);
+    const scan = backend === undefined ? undefined : scanHcl(backend);
+    if (!scan?.backend)
+      throw imageError(`${join(options.moduleDir, BACKEND_FILE)} does not hold the module's backend block: the module contract keeps it in a file of its own (or pass --state FILE for a local state)`);
+    await writeFile(join(root, BACKEND_FILE), backend!);
+  }
+  return { ...workdir, root, varFiles: [], scan: emptyScan() };
+}
