@@ -1,0 +1,172 @@
+// DecideOp: the pure function by which the controller picks what runs next for an object with no
+// active Job (choosing-the-operation.md). The first rule that returns a decision decides the pass;
+// the op it picks then goes through the backoff. No I/O and no clock: the snapshot carries `now`.
+import { RunnerError } from '../errors.ts';
+import { backoffUntil, countsAsFailure } from './backoff.ts';
+import type { Decision, OpDecision, OpReason, WaitDecision, WaitReason } from './decision.ts';
+import { isMutable, opDecision } from './op-shape.ts';
+import { scheduleDecision } from './schedule.ts';
+import type { ApplyReason, ModelOp, Snapshot } from './snapshot.ts';
+import { secondsUntil, toMs } from './time.ts';
+
+export const JOB_ACTIVE_REQUEUE_SECONDS = 60;
+export const DELETION_HELD_REQUEUE_SECONDS = 60;
+/** An approval wait never requeues for longer than ten minutes. */
+export const APPROVAL_RECHECK_SECONDS = 600;
+
+export function decideOp(snapshot: Snapshot): Decision {
+  const decision =
+    jobActive(snapshot) ?? //           rule 0
+    restoreRequested(snapshot) ?? //    rule 1
+    deletingObject(snapshot) ?? //      rules 2–4
+    liveStateUnreadable(snapshot) ?? // not in the docs' order: see decide-op.md
+    applyDue(snapshot) ?? //            rules 5–9, the Manual plan flow and the blocked-apply wait
+    scheduleDecision(snapshot); //      rule 10
+  return decision.kind === 'op' ? withBackoff(snapshot, decision) : decision;
+}
+
+const wait = (reason: WaitReason, requeueAfterSeconds: number, heldOp?: WaitDecision['heldOp']): WaitDecision =>
+  heldOp ? { kind: 'wait', reason, requeueAfterSeconds, heldOp } : { kind: 'wait', reason, requeueAfterSeconds };
+
+function jobActive(snapshot: Snapshot): Decision | undefined {
+  return snapshot.jobs.active ? wait('JobActive', JOB_ACTIVE_REQUEUE_SECONDS) : undefined;
+}
+
+/**
+ * A complete, unconsumed backup is restored when the object is live, or when its deletion is held,
+ * which rule 2 defines as deleting with state lost or unreadable: exactly what a restore releases.
+ */
+function restoreRequested(snapshot: Snapshot): Decision | undefined {
+  const backup = snapshot.annotations.restoreState;
+  if (!backup?.complete || backup.consumed) return undefined;
+  const deletionHeld = snapshot.state.status === 'lostOrUnreadable';
+  if (snapshot.object.deleting && !deletionHeld) return undefined;
+  return opDecision(snapshot, 'restore', 'RestoreRequested');
+}
+
+/** A deleting object never applies, refreshes or checks drift, and its destroy is never gated. */
+function deletingObject(snapshot: Snapshot): Decision | undefined {
+  if (!snapshot.object.deleting) return undefined;
+  switch (snapshot.state.status) {
+    case 'lostOrUnreadable':
+      return wait('DeletionHeld', DELETION_HELD_REQUEUE_SECONDS);
+    case 'absent':
+      return { kind: 'dropFinalizer', reason: 'DeletingWithoutState' };
+    case 'present':
+      return opDecision(snapshot, 'destroy', 'Deleting');
+  }
+}
+
+/** A live object whose state is lost cannot be compared, and applying it as new would duplicate what exists. */
+function liveStateUnreadable(snapshot: Snapshot): Decision | undefined {
+  return snapshot.state.status === 'lostOrUnreadable' ? wait('StateUnreadable', DELETION_HELD_REQUEUE_SECONDS) : undefined;
+}
+
+/** Rules 5–9, then what may turn the apply into something else: the Manual plan flow or the blocked-apply wait. */
+function applyDue(snapshot: Snapshot): Decision | undefined {
+  const currentHash = liveInputsHash(snapshot);
+  const reason = applyReason(snapshot, currentHash);
+  if (reason === undefined) return undefined;
+  if (snapshot.object.applyPolicy === 'Manual') {
+    // The first apply is exempt from the plan flow, and the destructive-plan guard is off under Manual.
+    return reason === 'NoState' ? opDecision(snapshot, 'apply', reason) : manualPlanFlow(snapshot, reason, currentHash);
+  }
+  return guardedApply(snapshot, reason, snapshot.inputs.approvalHash ?? currentHash);
+}
+
+function liveInputsHash(snapshot: Snapshot): string {
+  const hash = snapshot.inputs.currentHash;
+  if (hash === null) {
+    const message = 'DecideOp got a live object without inputs.currentHash; validate snapshots with parseSnapshot';
+    throw new RunnerError({ kind: 'internal', reason: 'InvalidSnapshot', message });
+  }
+  return hash;
+}
+
+function applyReason(snapshot: Snapshot, currentHash: string): ApplyReason | undefined {
+  const { state, object, applies } = snapshot;
+  if (state.status === 'absent') return 'NoState'; //                                   rule 5
+  if (state.status !== 'present') return undefined; // lost state waits (liveStateUnreadable)
+  if (state.inputsHash === null) return 'StateWithoutInputsHash'; //                      rule 6
+  // Rules 7 and 8 are for mutable kinds; a machine retries a failed apply through rules 5 and 6,
+  // since its state carries an inputs hash only after a successful apply.
+  if (isMutable(object.kind) && currentHash !== state.inputsHash) return 'InputsChanged'; // rule 7
+  // An interrupted apply (a Job deleted while it ran) may have applied part of its change: an
+  // apply of the current inputs stays due, as after a failure.
+  const newest = applies.newest?.outcome;
+  if (isMutable(object.kind) && (newest === 'failed' || newest === 'interrupted')) return 'LastApplyFailed'; // rule 8
+  if (driftRemediationDue(snapshot)) return 'DriftRemediation'; //                      rule 9
+  return undefined;
+}
+
+/**
+ * Drift found by the last check, action Remediate, not yet resolved by a successful apply, and fewer
+ * than the failed-limit remediations failed since that check (blocked Jobs do not count).
+ */
+function driftRemediationDue(snapshot: Snapshot): boolean {
+  const { lastCheck, action, remediationFailedLimit } = snapshot.drift;
+  if (!lastCheck?.found || action !== 'Remediate') return false;
+  const checkedMs = toMs(lastCheck.at);
+  const { lastSucceededAt } = snapshot.applies;
+  if (lastSucceededAt !== undefined && toMs(lastSucceededAt) > checkedMs) return false;
+  const failedSinceCheck = snapshot.jobs.finished.filter(
+    (job) => job.op === 'apply' && job.reason === 'DriftRemediation' && countsAsFailure(job) && toMs(job.finishedAt) > checkedMs,
+  ).length;
+  return failedSinceCheck < remediationFailedLimit;
+}
+
+/**
+ * Manual (a TerraformCluster only): plan when no plan of the current inputs is recorded; apply the
+ * recorded plan once its approval names it or when it changes nothing; else wait for the approval.
+ * A plan recorded before the newest apply finished was planned against an older state and is stale.
+ */
+function manualPlanFlow(snapshot: Snapshot, reason: ApplyReason, currentHash: string): Decision {
+  const plan = snapshot.annotations.recordedPlan;
+  const newestApply = snapshot.applies.newest;
+  const planIsCurrent =
+    plan !== undefined &&
+    plan.inputsHash === currentHash &&
+    (newestApply === undefined || toMs(plan.recordedAt) > toMs(newestApply.finishedAt));
+  if (!planIsCurrent) return opDecision(snapshot, 'plan', reason);
+  if (!plan.hasChanges || snapshot.annotations.approvedPlanHash === plan.planHash) {
+    return opDecision(snapshot, 'apply', reason, { approvedPlanHash: plan.planHash });
+  }
+  return approvalWait(snapshot, 'PlanApprovalPending', { op: 'apply', reason }, reason === 'DriftRemediation');
+}
+
+/**
+ * Outside Manual, an apply whose newest attempt was blocked for the same hash waits for the approval
+ * annotation or new inputs. The approval is passed to the runner only when it names the rendered hash.
+ */
+function guardedApply(snapshot: Snapshot, reason: ApplyReason, approvalKey: string): Decision {
+  const approved = snapshot.annotations.approveDestructivePlan === approvalKey;
+  const blocked = snapshot.blockedApply;
+  if (blocked?.hash === approvalKey && !approved) {
+    return approvalWait(snapshot, 'DestructivePlanApprovalPending', { op: 'apply', reason }, blocked.reason === 'DriftRemediation');
+  }
+  return opDecision(snapshot, 'apply', reason, approved ? { approvedInputsHash: approvalKey } : {});
+}
+
+/**
+ * A waiting input change pauses the whole schedule (a refresh would render the unapplied inputs and
+ * report the waiting change as drift). A waiting drift remediation leaves the schedule running, and
+ * the approval wait re-checks at least every ten minutes.
+ */
+function approvalWait(
+  snapshot: Snapshot,
+  reason: WaitReason,
+  heldOp: { op: ModelOp; reason: OpReason },
+  forDriftRemediation: boolean,
+): Decision {
+  if (!forDriftRemediation) return wait(reason, APPROVAL_RECHECK_SECONDS, heldOp);
+  const scheduled = scheduleDecision(snapshot);
+  if (scheduled.kind === 'op') return scheduled;
+  return wait(reason, Math.min(APPROVAL_RECHECK_SECONDS, scheduled.requeueAfterSeconds), heldOp);
+}
+
+/** Backoff replaces the Job of an op that failed recently with a wait until the backoff ends. */
+function withBackoff(snapshot: Snapshot, decision: OpDecision): Decision {
+  const untilMs = backoffUntil(snapshot, decision.op);
+  if (untilMs === undefined) return decision;
+  return wait('BackingOff', secondsUntil(toMs(snapshot.now), untilMs), { op: decision.op, reason: decision.reason });
+}

@@ -1,0 +1,247 @@
+// The guarded apply, end to end: the real terraform, real modules, local state. Every test checks
+// the state afterwards, not only what the runner says about itself.
+import { describe, it, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { modules, resourceIds, type FileTree } from '../support/tf-modules.ts';
+import { explain, recordedInputsHash, scenario, type Scenario } from './runner.ts';
+
+const CANARY = 'CANARY-e2e-5ecret-Zq9';
+const IMAGE = 'registry.example/captf-module:1.0.0';
+
+/** A scenario whose base module is applied already. */
+async function applied(t: TestContext, base: FileTree = modules.base): Promise<Scenario> {
+  const s = await scenario(t, base, { 'terraform.tfvars.json': { admin_token: CANARY } });
+  const first = await s.run('apply', ['--image', IMAGE]);
+  assert.equal(first.exitCode, 0, explain(first));
+  return s;
+}
+
+function assertNoCanary(run: { allBytes: string }) {
+  assert.ok(!run.allBytes.includes(CANARY), 'the sensitive value appears in something the runner wrote');
+}
+
+describe('apply: the guarded apply', () => {
+  it('first apply creates everything and records the inputs hash in the state', async (t) => {
+    const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
+    const run = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(run.exitCode, 0, explain(run));
+    const r = run.result!;
+    assert.equal(r.outcome, 'succeeded');
+    assert.equal(r.reason, 'ApplySucceeded');
+    assert.equal(r.applied, true);
+    assert.equal(r.plan!.counts.create, 9);
+    assert.equal(r.plan!.destructiveTotal, 0);
+    assert.match(r.inputsHash!, /^[0-9a-f]{64}$/);
+    assert.equal(r.approvalHash, r.inputsHash);
+    const state = await s.readState();
+    assert.equal(recordedInputsHash(state), r.inputsHash);
+    assert.equal(r.stateInputsHash, r.inputsHash);
+    assert.ok(resourceIds(state)['terraform_data.cluster']);
+    assert.equal(r.outputs!.admin_token!.sensitive, true);
+    assert.equal(r.outputs!.admin_token!.value, undefined);
+    assert.ok(r.outputs!.cluster_id!.known);
+    assert.deepEqual(r.steps.map((step) => step.name), ['preflight', 'inputs', 'workspace', 'init', 'validate', 'state before', 'plan', 'show', 'apply', 'output', 'state after']);
+    assertNoCanary(run);
+    const termination = JSON.parse(await import('node:fs/promises').then((fs) => fs.readFile(s.termination, 'utf8')));
+    assert.equal(termination.outcome, 'succeeded');
+  });
+
+  it('no changes: the apply step is skipped and the state is untouched', async (t) => {
+    const s = await applied(t);
+    const serial = (await s.readState()).serial;
+    const run = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.equal(run.result!.outcome, 'noChanges');
+    assert.equal(run.result!.applied, false);
+    assert.equal(run.result!.steps.find((step) => step.name === 'apply')!.status, 'skipped');
+    assert.equal((await s.readState()).serial, serial);
+  });
+
+  it('new inputs that change no resource still record the new hash (outcome noChanges)', async (t) => {
+    const s = await applied(t);
+    const before = await s.readState();
+    const run = await s.run('apply', ['--image', 'registry.example/captf-module:1.0.1']);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.equal(run.result!.outcome, 'noChanges');
+    assert.equal(run.result!.applied, true);
+    assert.equal(run.result!.plan!.hasResourceChanges, false);
+    const after = await s.readState();
+    assert.notEqual(recordedInputsHash(after), recordedInputsHash(before));
+    assert.equal(recordedInputsHash(after), run.result!.inputsHash);
+    assert.deepEqual(resourceIds(after), resourceIds(before));
+  });
+
+  it('an in-place update applies without approval', async (t) => {
+    const s = await applied(t);
+    const before = resourceIds(await s.readState());
+    await s.useModule(modules.update);
+    const run = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.equal(run.result!.outcome, 'succeeded');
+    assert.equal(run.result!.plan!.counts.update, 1);
+    assert.equal(run.result!.approval!.required, false);
+    assert.deepEqual(resourceIds(await s.readState()), before);
+  });
+
+  for (const [name, tree, address, action] of [
+    ['replace (delete, create)', modules.replace, 'terraform_data.cluster', 'replace'],
+    ['replace (create, delete)', modules.replaceCreateBeforeDestroy, 'terraform_data.cluster', 'replace'],
+    ['delete by removal', modules.deleteByRemoval, 'terraform_data.network', 'delete'],
+    ['delete by count', modules.shrinkCount, 'terraform_data.replica[2]', 'delete'],
+    ['delete by for_each key', modules.removeForEachKey, 'terraform_data.node["b"]', 'delete'],
+    ['delete by a removed module call', modules.removeModuleCall, 'module.addon.terraform_data.this', 'delete'],
+  ] as const) {
+    it(`${name}: blocked without approval, nothing applied`, async (t) => {
+      const s = await applied(t);
+      const before = await s.readState();
+      await s.useModule(tree);
+      const run = await s.run('apply', ['--image', IMAGE, '--object', 'demo', '--namespace', 'team-a']);
+      assert.equal(run.exitCode, 3, explain(run));
+      const r = run.result!;
+      assert.equal(r.outcome, 'blocked');
+      assert.equal(r.reason, 'DestructivePlanBlocked');
+      assert.equal(r.error!.kind, 'blocked');
+      assert.equal(r.applied, false);
+      assert.ok(r.plan!.destructive.some((d) => d.address === address && d.action === action), JSON.stringify(r.plan!.destructive));
+      assert.equal(r.annotations['captf.io/destructive-plan-blocked'], r.approvalHash);
+      assert.equal(r.approveCommand, `kubectl annotate terraformcluster demo -n team-a captf.io/approve-destructive-plan=${r.approvalHash} --overwrite`);
+      assert.match(r.message, new RegExp(`${address.replace(/[[\]."]/g, '\\$&')} \\(${action}\\)`));
+      assert.match(r.message, /Nothing was applied/);
+      const after = await s.readState();
+      assert.equal(after.serial, before.serial, 'the state must be untouched');
+      assert.deepEqual(resourceIds(after), resourceIds(before));
+      assert.match(run.stdout, new RegExp(address.replace(/[[\]."]/g, '\\$&')));
+      assertNoCanary(run);
+    });
+  }
+
+  it('blocked, then approved by the inputs hash: the replace is applied', async (t) => {
+    const s = await applied(t);
+    const before = resourceIds(await s.readState());
+    await s.useModule(modules.replace);
+    const blocked = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    const approvedRun = await s.run('apply', ['--image', IMAGE, '--approved-hash', blocked.result!.approvalHash!]);
+    assert.equal(approvedRun.exitCode, 0, explain(approvedRun));
+    assert.equal(approvedRun.result!.outcome, 'succeeded');
+    assert.deepEqual(approvedRun.result!.approval, { given: true, matched: true, required: true });
+    const after = await s.readState();
+    assert.notEqual(resourceIds(after)['terraform_data.cluster'], before['terraform_data.cluster']);
+    assert.equal(resourceIds(after)['terraform_data.network'], before['terraform_data.network']);
+    assert.equal(recordedInputsHash(after), approvedRun.result!.inputsHash);
+  });
+
+  it('an approval of another hash approves nothing and is not an error', async (t) => {
+    const s = await applied(t);
+    await s.useModule(modules.replace);
+    for (const other of ['0'.repeat(64), 'not-a-hash', '']) {
+      const run = await s.run('apply', ['--image', IMAGE, '--approved-hash', other]);
+      assert.equal(run.exitCode, 3, explain(run));
+      assert.equal(run.result!.approval!.matched, false);
+    }
+    const run = await s.run('apply', ['--image', IMAGE, '--approved-hash', 'f'.repeat(64)]);
+    assert.match(run.stderr, /approves nothing/);
+  });
+
+  it('forget, move and import are not destructive', async (t) => {
+    for (const [tree, counter] of [[modules.forget, 'forget'], [modules.moved, 'move'], [modules.importBlock, 'import']] as const) {
+      const s = await applied(t);
+      await s.useModule(tree);
+      const run = await s.run('apply', ['--image', IMAGE]);
+      assert.equal(run.exitCode, 0, `${counter}: ${explain(run)}`);
+      assert.equal(run.result!.outcome, 'succeeded');
+      assert.equal(run.result!.plan!.counts[counter], 1);
+      assert.equal(run.result!.plan!.destructiveTotal, 0);
+      const ids = resourceIds(await s.readState());
+      if (counter === 'forget') assert.equal(ids['terraform_data.network'], undefined);
+      if (counter === 'move') assert.ok(ids['terraform_data.vpc']);
+      if (counter === 'import') assert.equal(ids['terraform_data.imported'], 'imported-id-123');
+    }
+  });
+
+  it('an output-only change applies without approval', async (t) => {
+    const s = await applied(t);
+    await s.useModule(modules.outputOnly);
+    const run = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.equal(run.result!.outcome, 'succeeded');
+    assert.equal(run.result!.plan!.hasOutputChanges, true);
+    assert.equal(run.result!.plan!.hasResourceChanges, false);
+    assert.equal(run.result!.outputs!.region!.value, 'eu-west-1');
+  });
+
+  it('guard off (machines): a replace is applied, still classified', async (t) => {
+    const s = await applied(t);
+    const before = resourceIds(await s.readState());
+    await s.useModule(modules.replace);
+    const run = await s.run('apply', ['--image', IMAGE, '--kind', 'machine', '--guard', 'off']);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.equal(run.result!.plan!.destructive[0]!.action, 'replace');
+    assert.notEqual(resourceIds(await s.readState())['terraform_data.cluster'], before['terraform_data.cluster']);
+  });
+
+  it('a plan error applies nothing', async (t) => {
+    const s = await applied(t);
+    const before = await s.readState();
+    await s.useModule(modules.failingPrecondition);
+    const run = await s.run('apply', ['--image', IMAGE, '--approved-hash', 'f'.repeat(64)]);
+    assert.equal(run.exitCode, 1, explain(run));
+    assert.equal(run.result!.outcome, 'failed');
+    assert.equal(run.result!.error!.step, 'plan');
+    assert.match(run.result!.message, /precondition/i);
+    assert.equal(run.result!.applied, false);
+    assert.equal((await s.readState()).serial, before.serial);
+  });
+
+  it('an apply that fails half way never records the new inputs hash', async (t) => {
+    const s = await applied(t);
+    const oldHash = recordedInputsHash(await s.readState());
+    await s.useModule(modules.failingApply);
+    const run = await s.run('apply', ['--image', 'registry.example/captf-module:2.0.0']);
+    assert.equal(run.exitCode, 1, explain(run));
+    assert.equal(run.result!.outcome, 'failed');
+    assert.equal(run.result!.error!.step, 'apply');
+    assert.equal(run.result!.mayHaveChanged, true);
+    const state = await s.readState();
+    assert.ok(resourceIds(state)['terraform_data.step["first"]'], 'part of the change was applied');
+    assert.equal(recordedInputsHash(state), oldHash);
+    assert.equal(run.result!.stateInputsHash, oldHash);
+    assert.notEqual(run.result!.inputsHash, oldHash);
+  });
+
+  it('an input file named like configuration stays data', async (t) => {
+    const s = await scenario(t, modules.base, {
+      'terraform.tfvars.json': { admin_token: CANARY },
+      'evil.tf': 'resource "terraform_data" "evil" {}\n',
+      'extra.auto.tfvars': 'cluster_name = "hijacked"\n',
+    });
+    const run = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(run.exitCode, 0, explain(run));
+    const ids = resourceIds(await s.readState());
+    assert.equal(ids['terraform_data.evil'], undefined);
+    assert.equal((await s.readState()).resources.find((r) => r.name === 'cluster')!.instances[0]!.attributes.input !== undefined, true);
+    assert.ok(!JSON.stringify(await s.readState()).includes('hijacked'));
+  });
+});
+
+describe('apply: pools', () => {
+  it('the approval hash ignores bootstrap_data; a blocked exports change is approved by it', async (t) => {
+    const s = await scenario(t, modules.pool, { 'terraform.tfvars.json': { bootstrap_data: 'boot-1', captf_cluster_outputs: { endpoint: 'https://a:6443' } } });
+    const first = await s.run('apply', ['--image', IMAGE, '--kind', 'pool']);
+    assert.equal(first.exitCode, 0, explain(first));
+    assert.notEqual(first.result!.approvalHash, first.result!.inputsHash);
+
+    await s.setInputs({ 'terraform.tfvars.json': { bootstrap_data: 'boot-2', captf_cluster_outputs: { endpoint: 'https://b:6443' } } });
+    const blocked = await s.run('apply', ['--image', IMAGE, '--kind', 'pool', '--object', 'workers', '--namespace', 'ns']);
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    assert.match(blocked.result!.approveCommand!, /^kubectl annotate terraformmachinepool workers -n ns /);
+
+    // A bootstrap rotation changes the inputs hash, not the approval hash.
+    await s.setInputs({ 'terraform.tfvars.json': { bootstrap_data: 'boot-3', captf_cluster_outputs: { endpoint: 'https://b:6443' } } });
+    const approved = await s.run('apply', ['--image', IMAGE, '--kind', 'pool', '--approved-hash', blocked.result!.approvalHash!]);
+    assert.equal(approved.exitCode, 0, explain(approved));
+    assert.equal(approved.result!.approvalHash, blocked.result!.approvalHash);
+    assert.notEqual(approved.result!.inputsHash, blocked.result!.inputsHash);
+    assert.equal(recordedInputsHash(await s.readState()), approved.result!.inputsHash);
+  });
+});

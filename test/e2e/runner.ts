@@ -1,0 +1,90 @@
+// Runs the built runner (dist/captf-runner.mjs, what the image ships) the way a Job would, and
+// reads back what it wrote. A scenario is one temp dir: module, inputs, state, out.
+import { execa } from 'execa';
+import { readFile, mkdir, writeFile, rm, readdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { TestContext } from 'node:test';
+import type { Result } from '../../src/contract/result.ts';
+import { readLocalState, tempDir, terraformEnv, writeTree, type FileTree, type TerraformState } from '../support/tf-modules.ts';
+
+export const RUNNER = resolve(import.meta.dirname, '../../dist/captf-runner.mjs');
+
+export interface RunnerRun {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  result: Result | undefined;
+  /** Everything the run wrote: stdout, stderr, the out dir's files and the termination message. */
+  allBytes: string;
+}
+
+export interface Scenario {
+  dir: string;
+  module: string;
+  inputs: string;
+  out: string;
+  state: string;
+  termination: string;
+  /** Replaces the module's configuration with another variant. */
+  useModule(tree: FileTree): Promise<void>;
+  /** Writes terraform.tfvars.json (and other input files). */
+  setInputs(files: Record<string, unknown>): Promise<void>;
+  run(op: string, args?: string[], env?: Record<string, string>): Promise<RunnerRun>;
+  readState(): Promise<TerraformState>;
+}
+
+export async function scenario(t: TestContext, tree: FileTree, inputs: Record<string, unknown> = {}): Promise<Scenario> {
+  const dir = await tempDir(t, 'captf-e2e-');
+  const s: Scenario = {
+    dir,
+    module: join(dir, 'module'),
+    inputs: join(dir, 'inputs'),
+    out: join(dir, 'out'),
+    state: join(dir, 'state', 'terraform.tfstate'),
+    termination: join(dir, 'termination-log'),
+    async useModule(next) {
+      await rm(s.module, { recursive: true, force: true });
+      await mkdir(s.module, { recursive: true });
+      await writeTree(s.module, next);
+    },
+    async setInputs(files) {
+      await rm(s.inputs, { recursive: true, force: true });
+      await mkdir(s.inputs, { recursive: true });
+      for (const [name, content] of Object.entries(files)) await writeFile(join(s.inputs, name), typeof content === 'string' ? content : JSON.stringify(content));
+    },
+    run: (op, args = [], env = {}) =>
+      runRunner([op, '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...args], env, s),
+    readState: () => readLocalState(s.state),
+  };
+  await mkdir(join(dir, 'state'), { recursive: true });
+  await s.useModule(tree);
+  await s.setInputs(inputs);
+  return s;
+}
+
+export async function runRunner(args: string[], env: Record<string, string> = {}, where?: { out: string; termination: string }): Promise<RunnerRun> {
+  if (where) await rm(join(where.out, 'result.json'), { force: true });
+  const run = await execa(process.execPath, [RUNNER, ...args], { env: terraformEnv(env), extendEnv: false, reject: false, timeout: 240_000 });
+  let result: Result | undefined;
+  let outBytes = '';
+  if (where) {
+    try {
+      result = JSON.parse(await readFile(join(where.out, 'result.json'), 'utf8')) as Result;
+    } catch {
+      result = undefined;
+    }
+    for (const name of await readdir(where.out).catch(() => [] as string[])) outBytes += await readFile(join(where.out, name), 'utf8').catch(() => '');
+    outBytes += await readFile(where.termination, 'utf8').catch(() => '');
+  }
+  return { exitCode: run.exitCode ?? -1, stdout: String(run.stdout), stderr: String(run.stderr), result, allBytes: `${run.stdout}\n${run.stderr}\n${outBytes}` };
+}
+
+/** The inputs hash the state records (the contract's location), or undefined. */
+export function recordedInputsHash(state: TerraformState): string | undefined {
+  const resource = state.resources.find((r) => !r.module && r.mode === 'managed' && r.type === 'terraform_data' && r.name === 'captf_inputs_hash');
+  const input = resource?.instances[0]?.attributes.input as { value?: string } | undefined;
+  return input?.value;
+}
+
+/** A diagnostic for assertion messages: the runner's output when something was unexpected. */
+export const explain = (run: RunnerRun) => `exit ${run.exitCode}\nresult: ${JSON.stringify(run.result?.error ?? run.result?.reason)}\nstderr: ${run.stderr.slice(-3000)}\nstdout: ${run.stdout.slice(-2000)}`;

@@ -1,0 +1,23 @@
+// contract/vectors/decide-op.json is generated (scripts/gen-decide-vectors.ts) and checked in. CI
+// fails here when it is stale, and every vector in it replays through decideOp as a controller would.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { DECIDE_VECTORS_PATH, renderDecideVectors } from '../../scripts/gen-decide-vectors.ts';
+import { decideOp } from '../../src/model/decide-op.ts';
+import { Decision } from '../../src/model/decision.ts';
+import { parseSnapshot } from '../../src/model/snapshot.ts';
+
+const checkedIn = readFileSync(DECIDE_VECTORS_PATH, 'utf8');
+
+test('the checked-in vectors are what the generator writes (run: node --import tsx scripts/gen-decide-vectors.ts)', () => {
+  assert.equal(checkedIn, renderDecideVectors());
+});
+
+test('every vector replays through decideOp', () => {
+  const { vectors } = JSON.parse(checkedIn) as { vectors: Array<{ name: string; snapshot: unknown; decision: unknown }> };
+  assert.ok(vectors.length >= 30, `a few dozen vectors, got ${vectors.length}`);
+  for (const vector of vectors) {
+    assert.deepEqual(decideOp(parseSnapshot(vector.snapshot)), Decision.parse(vector.decision), vector.name);
+  }
+});
