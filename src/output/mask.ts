@@ -33,9 +33,11 @@ export class Masker {
   }
 }
 
-/** The forms a value takes in what the runner writes: as is, JSON-escaped, and line by line. */
+/** The forms a value takes in what the runner writes: as is, JSON-escaped (as JavaScript and as terraform's Go encoder escape), and line by line. */
 function variantsOf(value: string): string[] {
-  const variants = new Set([value, JSON.stringify(value).slice(1, -1)]);
+  const jsonEscaped = JSON.stringify(value).slice(1, -1);
+  const goEscaped = jsonEscaped.replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026');
+  const variants = new Set([value, jsonEscaped, goEscaped]);
   if (value.includes('\n')) for (const line of value.split(/\r?\n/)) variants.add(line);
   return [...variants];
 }

@@ -16,7 +16,7 @@ export function detectLockError(stderr: string): LockReport | undefined {
     return match?.[1]?.trim() || undefined;
   };
   // "Workspace is already locked" is pg's advisory lock: the Lock Info that follows is our own request.
-  const holderKnown = !/already locked (for workspace creation)?/i.test(stderr);
+  const holderKnown = !/already locked/i.test(stderr);
   const report: LockReport = { holderKnown };
   if (holderKnown) {
     report.id = field('ID');

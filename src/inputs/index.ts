@@ -1,0 +1,27 @@
+// The inputs dir, canonical JSON and the inputs/approval hashes. The definition other languages
+// replay is contract/sections/inputs.md, with vectors in contract/vectors/inputs-hash.json.
+export { readInputs } from './read.ts';
+export {
+  inputsFromFiles,
+  MODULE_INPUTS_DIR,
+  secretValues,
+  SENSITIVE_TFVARS_FILE,
+  TFVARS_FILE,
+  type InputsSnapshot,
+} from './snapshot.ts';
+export {
+  canonicalInputsDocument,
+  computeHashes,
+  type HashedInputs,
+  type InputsHashes,
+  type ObjectKind,
+} from './hash.ts';
+export {
+  canonicalJson,
+  canonicalNumber,
+  JsonNumber,
+  type JsonArray,
+  type JsonObject,
+  type JsonValue,
+} from './canonical.ts';
+export { JsonSyntaxError, MAX_NESTING, parseExactJson } from './json.ts';

@@ -1,0 +1,139 @@
+// The inputs as the runner uses them, built (purely) from the logical files of the inputs dir:
+// what a Secret or ConfigMap volume shows as its keys. readInputs (read.ts) supplies the files.
+import { posix } from 'node:path';
+import { usageError } from '../errors.ts';
+import { JsonNumber, type JsonObject, type JsonValue } from './canonical.ts';
+import { JsonSyntaxError, parseExactJson } from './json.ts';
+
+/** The module variables. */
+export const TFVARS_FILE = 'terraform.tfvars.json';
+/** Module variables whose values are secret: masked in every output from the first byte. */
+export const SENSITIVE_TFVARS_FILE = 'sensitive.tfvars.json';
+/** Where the module finds every other input: `${path.root}/captf-inputs/<name>`. */
+export const MODULE_INPUTS_DIR = 'captf-inputs';
+
+export const INPUTS_INVALID = 'InputsInvalid';
+
+/** The key grammar of Secrets and ConfigMaps, so every name is plain ASCII wherever it comes from. */
+const INPUT_NAME = /^[-._a-zA-Z0-9]{1,253}$/;
+
+export interface InputsSnapshot {
+  /** The original bytes of terraform.tfvars.json (pass these to terraform: every digit kept); absent if none. */
+  readonly tfvarsJson: Uint8Array | undefined;
+  /** The original bytes of sensitive.tfvars.json; absent if none. */
+  readonly sensitiveTfvarsJson: Uint8Array | undefined;
+  /** Both files merged, numbers canonical: the variables the hash covers. */
+  readonly variables: JsonObject;
+  /** The variables that came from sensitive.tfvars.json. */
+  readonly sensitiveVariableNames: ReadonlySet<string>;
+  /** Every other input by name, for `${path.root}/captf-inputs/<name>`; reserved names left out. */
+  readonly files: ReadonlyMap<string, Uint8Array>;
+}
+
+/** The controller's own records in the durable inputs Secret: neither inputs nor hashed. */
+export function isReservedName(name: string): boolean {
+  return name.startsWith('captf.') || name.startsWith('captf-');
+}
+
+/**
+ * Builds the snapshot from logical files (name -> bytes). Reserved names are ignored. `location`
+ * (the inputs dir) only makes messages name real paths. Throws a usage error (InputsInvalid) for
+ * an invalid name, a malformed tfvars file, or a variable set in both tfvars files.
+ */
+export function inputsFromFiles(logicalFiles: ReadonlyMap<string, Uint8Array>, location?: string): InputsSnapshot {
+  const files = new Map<string, Uint8Array>();
+  for (const [name, bytes] of logicalFiles) {
+    if (isReservedName(name)) continue;
+    if (!INPUT_NAME.test(name) || name.startsWith('..')) {
+      throw usageError(
+        INPUTS_INVALID,
+        `input ${JSON.stringify(name)} in ${location ?? 'the inputs'} is not a valid Secret or ConfigMap key: ` +
+          'rename it to at most 253 letters, digits, "-", "_" and "." (not starting with "..")',
+        { file: name },
+      );
+    }
+    files.set(name, bytes);
+  }
+  const tfvarsJson = files.get(TFVARS_FILE);
+  const sensitiveTfvarsJson = files.get(SENSITIVE_TFVARS_FILE);
+  files.delete(TFVARS_FILE);
+  files.delete(SENSITIVE_TFVARS_FILE);
+
+  const displayPath = (name: string) => (location === undefined ? name : posix.join(location, name));
+  const parse = (bytes: Uint8Array | undefined, name: string): JsonObject =>
+    bytes === undefined ? new Map() : parseTfvars(bytes, displayPath(name));
+  const plainVariables = parse(tfvarsJson, TFVARS_FILE);
+  const sensitiveVariables = parse(sensitiveTfvarsJson, SENSITIVE_TFVARS_FILE);
+
+  const variables = new Map(plainVariables);
+  for (const [name, value] of sensitiveVariables) {
+    if (variables.has(name)) {
+      throw usageError(
+        INPUTS_INVALID,
+        `variable "${name}" is set in both ${displayPath(TFVARS_FILE)} and ${displayPath(SENSITIVE_TFVARS_FILE)}: ` +
+          `keep it in ${SENSITIVE_TFVARS_FILE} only if it is secret, else in ${TFVARS_FILE} only`,
+        { file: SENSITIVE_TFVARS_FILE, variable: name },
+      );
+    }
+    variables.set(name, value);
+  }
+  return {
+    tfvarsJson,
+    sensitiveTfvarsJson,
+    variables,
+    sensitiveVariableNames: new Set(sensitiveVariables.keys()),
+    files,
+  };
+}
+
+function parseTfvars(bytes: Uint8Array, path: string): JsonObject {
+  const fix = 'fix it so the file is one JSON object of variable names to values';
+  let value: JsonValue;
+  try {
+    value = parseExactJson(bytes);
+  } catch (error) {
+    if (!(error instanceof JsonSyntaxError)) throw error;
+    throw usageError(INPUTS_INVALID, `${path} is not valid JSON: ${error.message}; ${fix}`, {
+      file: posix.basename(path),
+      line: error.line,
+      column: error.column,
+    });
+  }
+  if (!(value instanceof Map)) {
+    throw usageError(INPUTS_INVALID, `${path} holds ${describeKind(value)} at the top, not an object; ${fix}`, {
+      file: posix.basename(path),
+    });
+  }
+  return value as JsonObject;
+}
+
+function describeKind(value: JsonValue): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (value instanceof JsonNumber) return 'a number';
+  return `a ${typeof value}`;
+}
+
+/**
+ * The texts to mask: every non-empty string value inside a sensitive variable, longest first (so a
+ * masker replaces a secret before a shorter one it contains). Keys, numbers and booleans are not
+ * masked: their texts ("true", "1", field names) are everywhere in logs, so masking them would
+ * hide the logs and protect nothing. A secret must be a string to be masked.
+ */
+export function secretValues(snapshot: Pick<InputsSnapshot, 'variables' | 'sensitiveVariableNames'>): string[] {
+  const found = new Set<string>();
+  const collect = (value: JsonValue): void => {
+    if (typeof value === 'string') {
+      if (value !== '') found.add(value);
+    } else if (Array.isArray(value)) {
+      value.forEach(collect);
+    } else if (value instanceof Map) {
+      for (const member of value.values()) collect(member);
+    }
+  };
+  for (const name of snapshot.sensitiveVariableNames) {
+    const value = snapshot.variables.get(name);
+    if (value !== undefined) collect(value);
+  }
+  return [...found].sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
+}

@@ -1,0 +1,54 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Masker, MASK } from '../../src/output/mask.ts';
+import { compactResult } from '../../src/output/termination.ts';
+import type { Result } from '../../src/contract/result.ts';
+import { classifyPlan } from '../../src/plan/classify.ts';
+
+describe('output: masking by value', () => {
+  it('masks raw, JSON-escaped and per-line forms, and reports values too short to mask', () => {
+    const m = new Masker();
+    m.add('s3cr"et\nline-two', 'token');
+    m.add('ab', 'pin');
+    assert.equal(m.mask('x s3cr"et\nline-two y'), `x ${MASK} y`);
+    assert.equal(m.mask('{"v":"s3cr\\"et\\nline-two"}'), `{"v":"${MASK}"}`);
+    assert.equal(m.mask('line-two alone'), `${MASK} alone`);
+    assert.equal(m.mask('ab stays'), 'ab stays');
+    assert.deepEqual(m.tooShort, ['pin']);
+  });
+});
+
+describe('output: the termination message', () => {
+  const base = (destructiveCount: number, message: string): Result => {
+    const entries = Array.from({ length: destructiveCount }, (_, i) => ({ address: `terraform_data.resource_with_a_long_name_${i}["key-${i}"]`, mode: 'managed', type: 'terraform_data', name: 'x', change: { actions: ['delete'] } }));
+    const plan = classifyPlan({ format_version: '1.2', applyable: true, complete: true, errored: false, resource_changes: entries }, { limit: 1000 });
+    return {
+      apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'blocked', reason: 'DestructivePlanBlocked', message, exitCode: 3, runnerVersion: '0', object: { kind: 'cluster' },
+      plan, applied: false, mayHaveChanged: false, steps: [], annotations: {}, warnings: [], startedAt: '', finishedAt: '',
+    };
+  };
+
+  it('is always valid JSON of at most 4096 bytes, counting what it left out', () => {
+    for (const [count, length] of [[0, 10], [3, 100], [500, 50_000]] as const) {
+      const text = compactResult(base(count, 'm'.repeat(length)), new Masker());
+      assert.ok(Buffer.byteLength(text) <= 4096, `${Buffer.byteLength(text)} bytes`);
+      const parsed = JSON.parse(text);
+      assert.equal(parsed.outcome, 'blocked');
+      assert.equal(parsed.destructive.length + parsed.destructiveOmitted, count);
+    }
+  });
+
+  it('masks secrets', () => {
+    const m = new Masker();
+    m.add('hunter2-secret', 'x');
+    assert.ok(!compactResult(base(0, 'token hunter2-secret leaked'), m).includes('hunter2-secret'));
+  });
+});
+
+describe('output: masking what terraform escapes', () => {
+  it('masks the \\u003c form terraform writes in JSON', () => {
+    const m = new Masker();
+    m.add('a<b>&c-secret', 'x');
+    assert.equal(m.mask('"a\\u003cb\\u003e\\u0026c-secret"'), `"${MASK}"`);
+  });
+});

@@ -1,0 +1,51 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { scanHcl, scanJson } from '../../src/workspace/scan.ts';
+import { inputsHashConfig } from '../../src/workspace/workspace.ts';
+
+describe('workspace: scanning top-level blocks', () => {
+  it('finds resources, module calls, variables and the backend, not what nests or hides in strings', () => {
+    const scan = scanHcl(`
+# resource "terraform_data" "in_comment" {}
+/* module "in_block_comment" {} */
+variable "name" { type = string }
+resource "terraform_data" "a" {
+  input = "resource \\"x\\" \\"y\\" { } \${ {a = "}"}["a"] }"
+  provisioner "local-exec" {
+    command = <<-EOT
+      resource "terraform_data" "in_heredoc" {}
+    EOT
+  }
+}
+resource terraform_data b {
+  count = 2
+}
+module "net" {
+  source = "./net"
+}
+data "terraform_remote_state" "x" { backend = "local" }
+locals { m = { resource = 1 } }
+terraform {
+  required_version = ">= 1.5"
+  backend "pg" {}
+}
+`);
+    assert.deepEqual(scan.resources, ['terraform_data.a', 'terraform_data.b']);
+    assert.deepEqual(scan.moduleCalls, ['module.net']);
+    assert.deepEqual(scan.variables, ['name']);
+    assert.equal(scan.backend, 'pg');
+  });
+
+  it('reads the JSON syntax', () => {
+    const scan = scanJson(JSON.stringify({ resource: { terraform_data: { a: {}, b: {} } }, module: { m: { source: './m' } }, variable: { v: {} }, terraform: { backend: { s3: {} } } }));
+    assert.deepEqual(scan.resources, ['terraform_data.a', 'terraform_data.b']);
+    assert.deepEqual(scan.moduleCalls, ['module.m']);
+    assert.equal(scan.backend, 's3');
+  });
+
+  it('the injected resource depends on every resource and module call', () => {
+    const text = inputsHashConfig({ resources: ['terraform_data.b', 'terraform_data.a'], moduleCalls: ['module.m'], variables: [], backend: undefined });
+    assert.match(text, /depends_on = \[module\.m, terraform_data\.a, terraform_data\.b\]/);
+    assert.match(text, /input\s+= var\.captf_inputs_hash/);
+  });
+});
