@@ -50,7 +50,7 @@ export const Classification = z.strictObject({
   errored: z.boolean().describe('terraform marked the plan errored: it is never applied'),
   complete: z.boolean(),
   applyable: z.boolean(),
-  hasResourceChanges: z.boolean().describe('Any resource entry with an action other than no-op (a move or an import counts)'),
+  hasResourceChanges: z.boolean().describe('Any resource entry with an action other than no-op or read (a move or an import counts)'),
   hasOutputChanges: z.boolean(),
   destructive: z.array(DestructiveChange).describe('Destructive entries, at most the limit the caller set'),
   destructiveTotal: z.number().int().nonnegative().describe('How many destructive entries the plan has in all'),

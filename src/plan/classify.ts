@@ -1,0 +1,287 @@
+// Classifies a terraform plan: which entries destroy something, what changes at all, and what makes
+// the runner fail closed. Pure: no I/O. PlanClassifier takes one piece of the document at a time so
+// that the reference classifyPlan (a parsed document) and the streaming reader (src/plan/stream.ts)
+// run exactly the same rules. contract/sections/classification.md states the rules for other languages.
+import type { ActionCounts, Classification, DestructiveChange, DriftEntry } from '../contract/classification.ts';
+import { RunnerError } from '../errors.ts';
+import { KNOWN_ACTIONS, type PlanHeader } from './types.ts';
+
+export interface ClassifyOptions {
+  /** Addresses skipped everywhere, e.g. the runner's own terraform_data.captf_inputs_hash. */
+  ignoreAddresses?: ReadonlySet<string>;
+  /** The most `destructive` and `drift` entries to list; their totals count all. Default 100. */
+  limit?: number;
+}
+
+export const DEFAULT_LIST_LIMIT = 100;
+
+/** Format majors this classifier understands. terraform-json rejects unknown majors the same way. */
+const KNOWN_FORMAT_MAJORS = new Set([0, 1]);
+
+/** The plan document sections the classifier reads and the JSON type each must have. */
+export const PLAN_SECTIONS = { resource_changes: 'array', resource_drift: 'array', output_changes: 'object' } as const;
+export type PlanSection = keyof typeof PLAN_SECTIONS;
+
+type EntryKind = keyof Omit<ActionCounts, 'import' | 'move'>;
+
+/** What one resource entry's actions mean, or why the classifier cannot tell. */
+type ActionsReading = { kind: EntryKind; why?: undefined } | { kind: 'unknown'; why: string };
+
+const SINGLE_ACTION_KINDS: Readonly<Record<string, EntryKind>> = {
+  'no-op': 'noop',
+  create: 'create',
+  read: 'read',
+  update: 'update',
+  delete: 'delete',
+  forget: 'forget',
+};
+
+/** Reads `change.actions`. Anything but the lists terraform documents is unknown, so it fails closed. */
+export function readActions(actions: unknown): ActionsReading {
+  if (actions === undefined) return { kind: 'unknown', why: 'change.actions is missing' };
+  if (!Array.isArray(actions) || !actions.every((a) => typeof a === 'string')) {
+    return { kind: 'unknown', why: 'change.actions is not a list of strings' };
+  }
+  const unknownAction = actions.find((a) => !(KNOWN_ACTIONS as readonly string[]).includes(a));
+  if (unknownAction !== undefined) return { kind: 'unknown', why: `unknown action ${JSON.stringify(unknownAction)}` };
+  if (actions.length === 1) return { kind: SINGLE_ACTION_KINDS[actions[0]]! };
+  const [first, second] = actions;
+  if (actions.length === 2 && ((first === 'delete' && second === 'create') || (first === 'create' && second === 'delete'))) {
+    return { kind: 'replace' };
+  }
+  // e.g. [] or ["create","forget"] (terraform's create-then-forget): not a list the runner knows.
+  return { kind: 'unknown', why: `unrecognised combination of actions ${JSON.stringify(actions)}` };
+}
+
+/** "an array", "a string", ...: how the shape problems name a JSON value's type. */
+export function jsonTypeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const optionalString = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+function readReplacePaths(value: unknown): DestructiveChange['replacePaths'] {
+  const isPath = (path: unknown) => Array.isArray(path) && path.every((step) => typeof step === 'string' || typeof step === 'number');
+  return Array.isArray(value) && value.every(isPath) ? (value as (string | number)[][]) : undefined;
+}
+
+/** The actions as the contract lists them: strings kept, anything else shown as JSON. */
+const listedActions = (actions: unknown): string[] =>
+  Array.isArray(actions) ? actions.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))) : [];
+
+function emptyCounts(): ActionCounts {
+  return { create: 0, update: 0, delete: 0, replace: 0, read: 0, noop: 0, forget: 0, import: 0, move: 0, unknown: 0 };
+}
+
+export class PlanClassifier {
+  readonly #ignore: ReadonlySet<string>;
+  readonly #limit: number;
+  #header: PlanHeader = {};
+  #resourceEntries = 0;
+  #driftEntries = 0;
+  #hasResourceChanges = false;
+  #hasOutputChanges = false;
+  readonly #counts = emptyCounts();
+  readonly #outputCounts = { create: 0, update: 0, delete: 0 };
+  readonly #destructive: DestructiveChange[] = [];
+  #destructiveTotal = 0;
+  readonly #drift: DriftEntry[] = [];
+  #driftTotal = 0;
+  readonly #failClosed: string[] = [];
+  readonly #sensitiveVariables: string[] = [];
+
+  constructor(options: ClassifyOptions = {}) {
+    this.#ignore = options.ignoreAddresses ?? new Set();
+    this.#limit = options.limit ?? DEFAULT_LIST_LIMIT;
+  }
+
+  /** The top-level scalar fields. Fields absent here keep what an earlier call gave. */
+  addHeader(header: Record<string, unknown>): void {
+    for (const field of ['format_version', 'terraform_version', 'errored', 'complete', 'applyable'] as const) {
+      if (field in header) (this.#header as Record<string, unknown>)[field] = header[field];
+    }
+  }
+
+  /** Fails closed when a section the classifier reads has the wrong JSON type (then it has no entries). */
+  checkSection(section: PlanSection, value: unknown): void {
+    const expected = PLAN_SECTIONS[section];
+    const matches = expected === 'array' ? Array.isArray(value) : isRecord(value);
+    if (!matches) this.#failClosed.push(`${section} is ${jsonTypeName(value)}, expected ${expected === 'array' ? 'an array' : 'an object'}`);
+  }
+
+  addResourceChange(entry: unknown): void {
+    const position = `resource_changes[${this.#resourceEntries++}]`;
+    if (!isRecord(entry)) {
+      this.#recordUnknownEntry(position, `${position} is ${jsonTypeName(entry)}, not an object`);
+      return;
+    }
+    const address = optionalString(entry.address);
+    if (address !== undefined && this.#ignore.has(address)) return;
+    const change = isRecord(entry.change) ? entry.change : {};
+    const reading = readActions(change.actions);
+    const importing = isRecord(change.importing);
+    const moved = typeof entry.previous_address === 'string' && entry.previous_address !== address;
+
+    this.#counts[reading.kind] += 1;
+    if (importing) this.#counts.import += 1;
+    if (moved) this.#counts.move += 1;
+    // A no-op that moves or imports still changes the state, so terraform must apply it. A data
+    // source read changes no resource: counting it would report drift where there is none.
+    if ((reading.kind !== 'noop' && reading.kind !== 'read') || importing || moved) this.#hasResourceChanges = true;
+
+    if (reading.kind !== 'delete' && reading.kind !== 'replace' && reading.kind !== 'unknown') return;
+    this.#destructiveTotal += 1;
+    if (this.#destructive.length >= this.#limit) return;
+    const deposed = optionalString(entry.deposed);
+    const reason = optionalString(entry.action_reason);
+    const replacePaths = readReplacePaths(change.replace_paths);
+    this.#destructive.push({
+      address: address ?? position,
+      ...(deposed !== undefined && { deposed }),
+      action: reading.kind,
+      actions: listedActions(change.actions),
+      ...(reason !== undefined && { reason }),
+      ...(replacePaths !== undefined && { replacePaths }),
+      ...(reading.why !== undefined && { why: reading.why }),
+    });
+  }
+
+  addResourceDrift(entry: unknown): void {
+    const position = `resource_drift[${this.#driftEntries++}]`;
+    const address = isRecord(entry) ? optionalString(entry.address) : undefined;
+    if (address !== undefined && this.#ignore.has(address)) return;
+    this.#driftTotal += 1;
+    if (this.#drift.length >= this.#limit) return;
+    const deposed = isRecord(entry) ? optionalString(entry.deposed) : undefined;
+    const change = isRecord(entry) && isRecord(entry.change) ? entry.change : {};
+    this.#drift.push({ address: address ?? position, ...(deposed !== undefined && { deposed }), actions: listedActions(change.actions) });
+  }
+
+  /** One member of output_changes. Outputs change the state but never destroy infrastructure. */
+  addOutputChange(name: string, change: unknown): void {
+    const actions = isRecord(change) ? change.actions : undefined;
+    const reading = readActions(actions);
+    switch (reading.kind) {
+      case 'noop':
+        return;
+      case 'create':
+      case 'update':
+      case 'delete':
+        this.#outputCounts[reading.kind] += 1;
+        break;
+      default:
+        // Outputs have no replace, read or forget: anything else is a shape this runner does not know.
+        this.#failClosed.push(`output ${JSON.stringify(name)}: ${reading.why ?? `unexpected actions ${JSON.stringify(actions)}`}`);
+    }
+    this.#hasOutputChanges = true;
+  }
+
+  /** One root module variable declaration (configuration.root_module.variables). */
+  addVariable(name: string, declaration: unknown): void {
+    if (isRecord(declaration) && declaration.sensitive === true) this.#sensitiveVariables.push(name);
+  }
+
+  result(): Classification {
+    const headerProblems: string[] = [];
+    const formatVersion = this.#readFormatVersion(headerProblems);
+    const errored = this.#readBoolean('errored', false, true, headerProblems);
+    const hasChanges = this.#hasResourceChanges || this.#hasOutputChanges;
+    return {
+      formatVersion,
+      ...(typeof this.#header.terraform_version === 'string' && { terraformVersion: this.#header.terraform_version }),
+      errored,
+      // Format 0.x has no complete/applyable: such plans were complete, and applyable when they changed something.
+      complete: this.#readBoolean('complete', !errored, false, headerProblems),
+      applyable: this.#readBoolean('applyable', hasChanges && !errored, false, headerProblems),
+      hasResourceChanges: this.#hasResourceChanges,
+      hasOutputChanges: this.#hasOutputChanges,
+      destructive: [...this.#destructive],
+      destructiveTotal: this.#destructiveTotal,
+      counts: { ...this.#counts },
+      outputChanges: { ...this.#outputCounts },
+      drift: [...this.#drift],
+      driftTotal: this.#driftTotal,
+      failClosed: [...headerProblems, ...this.#failClosed],
+      sensitiveVariables: [...this.#sensitiveVariables].sort(),
+    };
+  }
+
+  #recordUnknownEntry(position: string, why: string): void {
+    this.#counts.unknown += 1;
+    this.#hasResourceChanges = true;
+    this.#destructiveTotal += 1;
+    if (this.#destructive.length < this.#limit) this.#destructive.push({ address: position, action: 'unknown', actions: [], why });
+  }
+
+  #readFormatVersion(problems: string[]): string {
+    const version = this.#header.format_version;
+    if (typeof version !== 'string') {
+      problems.push(version === undefined ? 'format_version is missing' : `format_version is ${jsonTypeName(version)}, expected a string`);
+      return '';
+    }
+    const major = /^(\d+)\.\d+$/.exec(version)?.[1];
+    if (major === undefined) problems.push(`format_version ${JSON.stringify(version)} is not MAJOR.MINOR`);
+    else if (!KNOWN_FORMAT_MAJORS.has(Number(major))) {
+      problems.push(`format_version ${JSON.stringify(version)} has major version ${major}; this runner reads 0.x and 1.x`);
+    }
+    return version;
+  }
+
+  /** A header boolean: `absent` when terraform did not write it, `invalid` (and a fail-closed note) when it is not a boolean. */
+  #readBoolean(field: 'errored' | 'complete' | 'applyable', absent: boolean, invalid: boolean, problems: string[]): boolean {
+    const value = this.#header[field];
+    if (value === undefined) return absent;
+    if (typeof value === 'boolean') return value;
+    problems.push(`${field} is ${jsonTypeName(value)}, expected a boolean`);
+    return invalid;
+  }
+}
+
+const planUnreadable = (message: string) => new RunnerError({ kind: 'plan', reason: 'PlanUnreadable', message });
+
+/** Fails unless the document is a JSON object; both the reference and the streaming reader use it. */
+export function assertPlanObject(document: unknown): asserts document is Record<string, unknown> {
+  if (!isRecord(document)) {
+    throw planUnreadable(`the plan document is ${jsonTypeName(document)}, expected a JSON object (terraform show -json output)`);
+  }
+}
+
+/**
+ * The reference classification of a parsed plan document. It walks the document in key order, as
+ * the streaming reader meets it, so that both give identical results (including failClosed order).
+ */
+export function classifyPlan(document: unknown, options: ClassifyOptions = {}): Classification {
+  assertPlanObject(document);
+  const classifier = new PlanClassifier(options);
+  classifier.addHeader(document);
+  for (const [key, value] of Object.entries(document)) {
+    switch (key) {
+      case 'resource_changes':
+      case 'resource_drift':
+        if (Array.isArray(value)) {
+          for (const entry of value) {
+            if (key === 'resource_changes') classifier.addResourceChange(entry);
+            else classifier.addResourceDrift(entry);
+          }
+        }
+        classifier.checkSection(key, value);
+        break;
+      case 'output_changes':
+        if (isRecord(value)) for (const [name, change] of Object.entries(value)) classifier.addOutputChange(name, change);
+        classifier.checkSection(key, value);
+        break;
+      case 'configuration': {
+        const rootModule = isRecord(value) ? value.root_module : undefined;
+        const variables = isRecord(rootModule) ? rootModule.variables : undefined;
+        if (isRecord(variables)) for (const [name, declaration] of Object.entries(variables)) classifier.addVariable(name, declaration);
+        break;
+      }
+    }
+  }
+  return classifier.result();
+}

@@ -1,0 +1,448 @@
+// A streaming JSON reader that builds only the parts of a document a Selector asks for and skips
+// the rest without building anything. terraform's plan and state documents can be larger than the
+// largest string Node can hold (512 MiB), and almost all their bytes are attribute values the runner
+// never reads. The whole document is still validated as JSON (RFC 8259 grammar, string escapes,
+// number syntax), so truncated or malformed input is always an error with its byte offset.
+//
+// Why not a library: on a 266 MB plan from scripts/gen-plan.mjs (Node 20, one core), stream-json
+// 2.1.0 (parser + pick + streamArray) classified at ~10 MB/s and @streamparser/json 0.0.26 with
+// path selection at ~37 MB/s (its tokenizer alone: ~65 MB/s), below the 100 MB/s target; this
+// reader classifies the same file at ~110-170 MB/s with a flat ~100 MB RSS.
+
+/** Build this value completely (only for values known to be small). */
+export const KEEP = 'keep';
+
+export interface Shape {
+  /** For an object: the selector of each wanted key (a function may look at the fields built so far). */
+  fields?: Readonly<Record<string, Selector>> | ((key: string, built: Record<string, unknown>) => Selector | undefined);
+  /** For an object: one selector for every key (a map such as output_changes). */
+  members?: Selector;
+  /** For an array: the selector of every item. */
+  items?: Selector;
+  /**
+   * Hands the finished value over instead of storing it in its parent, so that a long list is never
+   * held: `key` is its key or index in the parent. A value of an unexpected type comes as it is
+   * (scalars) or empty (an array where an object was expected gives [], and the reverse {}).
+   */
+  emit?: (value: unknown, key: string | number | undefined) => void;
+}
+export type Selector = typeof KEEP | Shape;
+
+export class JsonSyntaxError extends Error {
+  constructor(
+    readonly offset: number,
+    readonly problem: string,
+  ) {
+    super(`${problem} at byte ${offset}`);
+    this.name = 'JsonSyntaxError';
+  }
+}
+
+// Lexer states.
+const VALUE = 0; //           a value must start (whitespace allowed)
+const FIRST_KEY_OR_END = 1; // right after '{'
+const KEY = 2; //              after ',' in an object
+const COLON = 3;
+const COMMA_OR_END = 4; //     after a value inside a container
+const FIRST_ITEM_OR_END = 5; // right after '['
+const STRING = 6;
+const STRING_ESCAPE = 7; //    after a backslash
+const STRING_UNICODE = 8; //   inside \uXXXX
+const NUMBER = 9;
+const LITERAL = 10; //         true, false, null
+const DONE = 11; //            the top-level value is complete: only whitespace may follow
+
+// Number sub-states, following the JSON number grammar.
+const N_MINUS = 0;
+const N_ZERO = 1;
+const N_INT = 2;
+const N_DOT = 3;
+const N_FRAC = 4;
+const N_E = 5;
+const N_E_SIGN = 6;
+const N_EXP = 7;
+
+const OBJECT = 1;
+const ARRAY = 2;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+const isWhitespace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+const isHexDigit = (c: number) => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+const LITERALS: Readonly<Record<number, string>> = { 0x74: 'true', 0x66: 'false', 0x6e: 'null' };
+const LITERAL_VALUES: Readonly<Record<string, unknown>> = { true: true, false: false, null: null };
+const ESCAPABLE = new Set([...'"\\/bfnrtu'].map((c) => c.charCodeAt(0)));
+
+/** A container being built: the selector that chose it and what it holds so far. */
+interface Frame {
+  selector: Selector;
+  value: Record<string, unknown> | unknown[];
+  /** The current key (objects) or the index of the next item (arrays). */
+  key: string | undefined;
+  index: number;
+}
+
+/** Field names as bytes, per `fields` record, to match keys without decoding them. */
+const fieldNameBytes = new WeakMap<object, readonly (readonly [string, Buffer])[]>();
+
+function matchFieldName(fields: Readonly<Record<string, Selector>>, buf: Buffer, start: number, end: number): string | undefined {
+  let names = fieldNameBytes.get(fields);
+  if (names === undefined) {
+    names = Object.keys(fields).map((name) => [name, Buffer.from(name, 'utf8')] as const);
+    fieldNameBytes.set(fields, names);
+  }
+  const length = end - start;
+  next: for (const [name, bytes] of names) {
+    if (bytes.length !== length) continue;
+    for (let k = 0; k < length; k++) if (bytes[k] !== buf[start + k]) continue next;
+    return name;
+  }
+  return undefined;
+}
+
+function describeByte(c: number): string {
+  return c >= 0x20 && c < 0x7f ? JSON.stringify(String.fromCharCode(c)) : `byte 0x${c.toString(16).padStart(2, '0')}`;
+}
+
+/**
+ * Feed bytes with write(), then call end(). Throws JsonSyntaxError at the first byte that cannot
+ * continue a JSON document, and from end() when the document is incomplete or empty.
+ */
+export class SelectiveJsonReader {
+  readonly #root: Selector;
+  #state = VALUE;
+  #offset = 0; // bytes consumed before the current chunk
+  #started = false;
+
+  // Open containers: the kind of every one (skipped ones too, to check the grammar), and a frame for
+  // each one being built. Built containers are always the outermost ones: frames[d] is depth d.
+  #kinds = new Uint8Array(64);
+  #depth = 0;
+  readonly #frames: Frame[] = [];
+  /** Depth of the outermost skipped container, or -1 when nothing is being skipped. */
+  #skipFrom = -1;
+
+  // The token being read (string, number or literal): its selector (undefined: skipped), and its
+  // bytes when it is built (tokenStart in the current chunk, tokenParts from earlier chunks).
+  #tokenSelector: Selector | undefined;
+  #tokenIsKey = false;
+  #capture = false;
+  #tokenStart = 0;
+  #tokenParts: Buffer[] = [];
+  #stringHasEscape = false;
+  #unicodeDigitsLeft = 0;
+  #numberState = N_MINUS;
+  #literal = '';
+  #literalIndex = 0;
+
+  constructor(root: Selector) {
+    this.#root = root;
+  }
+
+  /** Whether anything but whitespace has been read. */
+  get started(): boolean {
+    return this.#started;
+  }
+
+  write(chunk: Uint8Array): void {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    this.#tokenStart = 0; // a token carried over from the previous chunk goes on from byte 0
+    const n = buf.length;
+    let i = 0;
+    while (i < n) {
+      const c = buf[i]!;
+      switch (this.#state) {
+        case STRING: {
+          // The hot loop: most of a plan's bytes are inside strings.
+          let j = i;
+          let d = c;
+          while (d !== QUOTE && d !== BACKSLASH && d >= 0x20) {
+            if (++j === n) break;
+            d = buf[j]!;
+          }
+          if (j === n) {
+            i = n;
+          } else if (d === QUOTE) {
+            this.#endString(buf, j);
+            i = j + 1;
+          } else if (d === BACKSLASH) {
+            this.#stringHasEscape = true;
+            this.#state = STRING_ESCAPE;
+            i = j + 1;
+          } else {
+            this.#fail(j, `control character ${describeByte(d)} inside a string`);
+          }
+          break;
+        }
+        case STRING_ESCAPE:
+          if (!ESCAPABLE.has(c)) this.#fail(i, `invalid escape "\\${String.fromCharCode(c)}" in a string`);
+          if (c === 0x75) {
+            this.#state = STRING_UNICODE;
+            this.#unicodeDigitsLeft = 4;
+          } else this.#state = STRING;
+          i++;
+          break;
+        case STRING_UNICODE:
+          if (!isHexDigit(c)) this.#fail(i, `invalid \\u escape: ${describeByte(c)} is not a hex digit`);
+          if (--this.#unicodeDigitsLeft === 0) this.#state = STRING;
+          i++;
+          break;
+        case NUMBER:
+          if (this.#continueNumber(c)) i++;
+          else this.#endNumber(buf, i); // c follows the number: read it again in the new state
+          break;
+        case LITERAL:
+          if (c !== this.#literal.charCodeAt(this.#literalIndex)) {
+            this.#fail(i, `invalid literal: expected ${JSON.stringify(this.#literal)}`);
+          }
+          if (++this.#literalIndex === this.#literal.length) this.#scalarDone(LITERAL_VALUES[this.#literal]);
+          i++;
+          break;
+        default:
+          if (!isWhitespace(c)) this.#structural(i, c);
+          i++;
+      }
+    }
+    if (this.#capture) {
+      // The token goes on in the next chunk: keep a copy of its bytes (built tokens are small).
+      this.#tokenParts.push(Buffer.from(buf.subarray(this.#tokenStart)));
+    }
+    this.#offset += n;
+  }
+
+  end(): void {
+    if (this.#state === NUMBER) this.#endNumber(Buffer.alloc(0), 0);
+    if (this.#state === DONE) return;
+    if (!this.#started) throw new JsonSyntaxError(this.#offset, 'the document is empty');
+    const where =
+      this.#state === STRING || this.#state === STRING_ESCAPE || this.#state === STRING_UNICODE
+        ? 'inside a string'
+        : this.#state === LITERAL
+          ? `inside the literal ${JSON.stringify(this.#literal)}`
+          : `with ${this.#depth} unclosed ${this.#depth === 1 ? 'object or array' : 'objects or arrays'}`;
+    throw new JsonSyntaxError(this.#offset, `the document is truncated: it ends ${where}`);
+  }
+
+  /** A byte outside any token: structure, or the first byte of a value. */
+  #structural(i: number, c: number): void {
+    switch (this.#state) {
+      case FIRST_ITEM_OR_END:
+        return c === 0x5d ? this.#close() : this.#startValue(i, c);
+      case VALUE:
+        return this.#startValue(i, c);
+      case FIRST_KEY_OR_END:
+      case KEY:
+        if (c === 0x7d && this.#state === FIRST_KEY_OR_END) return this.#close();
+        if (c !== QUOTE) return this.#fail(i, `unexpected ${describeByte(c)} where an object key was expected`);
+        this.#tokenIsKey = true;
+        return this.#startString(i, this.#skipFrom < 0);
+      case COLON:
+        if (c !== 0x3a) return this.#fail(i, `unexpected ${describeByte(c)} where ":" was expected`);
+        this.#state = VALUE;
+        return;
+      case COMMA_OR_END: {
+        const kind = this.#kinds[this.#depth - 1];
+        if (c === 0x2c) {
+          this.#state = kind === OBJECT ? KEY : VALUE;
+          return;
+        }
+        if ((c === 0x7d && kind === OBJECT) || (c === 0x5d && kind === ARRAY)) return this.#close();
+        return this.#fail(i, `unexpected ${describeByte(c)} where "," or "${kind === OBJECT ? '}' : ']'}" was expected`);
+      }
+      default: // DONE
+        return this.#fail(i, `unexpected ${describeByte(c)} after the end of the document`);
+    }
+  }
+
+  /** The selector of the value that starts now, or undefined to skip it. */
+  #selectorHere(): Selector | undefined {
+    if (this.#depth === 0) return this.#root;
+    if (this.#skipFrom >= 0) return undefined;
+    const parent = this.#frames[this.#depth - 1]!;
+    if (parent.selector === KEEP) return KEEP;
+    if (Array.isArray(parent.value)) return parent.selector.items;
+    const { fields, members } = parent.selector;
+    const key = parent.key;
+    if (typeof fields === 'function') return fields(key!, parent.value);
+    if (fields !== undefined) return key !== undefined && Object.hasOwn(fields, key) ? fields[key] : undefined;
+    return members;
+  }
+
+  #startValue(i: number, c: number): void {
+    this.#started = true;
+    this.#tokenIsKey = false;
+    if (c === 0x7b) return this.#open(OBJECT);
+    if (c === 0x5b) return this.#open(ARRAY);
+    this.#tokenSelector = this.#selectorHere();
+    if (c === QUOTE) return this.#startString(i, this.#tokenSelector !== undefined);
+    if (c === 0x2d || isDigit(c)) {
+      this.#state = NUMBER;
+      this.#numberState = c === 0x2d ? N_MINUS : c === 0x30 ? N_ZERO : N_INT;
+      this.#startToken(i, this.#tokenSelector !== undefined);
+      return;
+    }
+    const literal = LITERALS[c];
+    if (literal === undefined) return this.#fail(i, `unexpected ${describeByte(c)} where a value was expected`);
+    this.#state = LITERAL;
+    this.#literal = literal;
+    this.#literalIndex = 1;
+  }
+
+  #startToken(start: number, capture: boolean): void {
+    this.#capture = capture;
+    this.#tokenStart = start;
+    this.#tokenParts = [];
+  }
+
+  #startString(i: number, capture: boolean): void {
+    this.#state = STRING;
+    this.#stringHasEscape = false;
+    this.#startToken(i + 1, capture);
+  }
+
+  #endString(buf: Buffer, closingQuote: number): void {
+    if (!this.#tokenIsKey) return this.#scalarDone(this.#capture ? this.#decodeString(buf, closingQuote) : undefined);
+    this.#state = COLON;
+    if (this.#capture) this.#frames[this.#depth - 1]!.key = this.#readKey(buf, closingQuote);
+  }
+
+  #decodeString(buf: Buffer, end: number): string {
+    const text = this.#takeToken(buf, end).toString('utf8');
+    // The escapes were checked while reading, so parsing the quoted raw text cannot fail.
+    return this.#stringHasEscape ? (JSON.parse(`"${text}"`) as string) : text;
+  }
+
+  /**
+   * The key just read in a container being built. Keys of objects with a fixed set of fields are
+   * matched as bytes, without decoding: most keys of a plan entry are not wanted (undefined).
+   */
+  #readKey(buf: Buffer, end: number): string | undefined {
+    const { selector } = this.#frames[this.#depth - 1]!;
+    const fields = selector === KEEP ? undefined : selector.fields;
+    if (fields === undefined || typeof fields === 'function' || this.#stringHasEscape || this.#tokenParts.length > 0) {
+      return this.#decodeString(buf, end);
+    }
+    this.#capture = false;
+    return matchFieldName(fields, buf, this.#tokenStart, end);
+  }
+
+  /** Advances the number grammar by one byte; false when the byte cannot continue the number. */
+  #continueNumber(c: number): boolean {
+    const digit = isDigit(c);
+    switch (this.#numberState) {
+      case N_MINUS:
+        if (!digit) return false;
+        this.#numberState = c === 0x30 ? N_ZERO : N_INT;
+        return true;
+      case N_INT:
+      case N_ZERO:
+        if (digit && this.#numberState === N_INT) return true;
+        if (c === 0x2e) this.#numberState = N_DOT;
+        else if (c === 0x65 || c === 0x45) this.#numberState = N_E;
+        else return false;
+        return true;
+      case N_DOT:
+        if (!digit) return false;
+        this.#numberState = N_FRAC;
+        return true;
+      case N_FRAC:
+        if (c === 0x65 || c === 0x45) this.#numberState = N_E;
+        else if (!digit) return false;
+        return true;
+      case N_E:
+        if (c === 0x2b || c === 0x2d) this.#numberState = N_E_SIGN;
+        else if (digit) this.#numberState = N_EXP;
+        else return false;
+        return true;
+      default: // N_E_SIGN, N_EXP
+        if (!digit) return false;
+        this.#numberState = N_EXP;
+        return true;
+    }
+  }
+
+  #endNumber(buf: Buffer, end: number): void {
+    const s = this.#numberState;
+    if (s !== N_ZERO && s !== N_INT && s !== N_FRAC && s !== N_EXP) {
+      if (end < buf.length) this.#fail(end, `invalid number: unexpected ${describeByte(buf[end]!)}`);
+      throw new JsonSyntaxError(this.#offset + end, 'the document is truncated: it ends inside a number');
+    }
+    this.#scalarDone(this.#capture ? Number(this.#takeToken(buf, end).toString('latin1')) : undefined);
+  }
+
+  #takeToken(buf: Buffer, end: number): Buffer {
+    this.#capture = false;
+    const tail = buf.subarray(this.#tokenStart, end);
+    if (this.#tokenParts.length === 0) return tail;
+    const whole = Buffer.concat([...this.#tokenParts, tail]);
+    this.#tokenParts = [];
+    return whole;
+  }
+
+  #open(kind: typeof OBJECT | typeof ARRAY): void {
+    const selector = this.#selectorHere();
+    if (selector === undefined) {
+      if (this.#skipFrom < 0) this.#skipFrom = this.#depth;
+    } else {
+      this.#frames.push({ selector, value: kind === OBJECT ? {} : [], key: undefined, index: 0 });
+    }
+    if (this.#depth === this.#kinds.length) {
+      const grown = new Uint8Array(this.#kinds.length * 2);
+      grown.set(this.#kinds);
+      this.#kinds = grown;
+    }
+    this.#kinds[this.#depth++] = kind;
+    this.#state = kind === OBJECT ? FIRST_KEY_OR_END : FIRST_ITEM_OR_END;
+  }
+
+  #close(): void {
+    this.#depth--;
+    this.#state = this.#depth === 0 ? DONE : COMMA_OR_END;
+    if (this.#skipFrom >= 0) {
+      if (this.#skipFrom === this.#depth) this.#skipFrom = -1; // the skipped container itself ended
+      return;
+    }
+    const frame = this.#frames.pop()!;
+    this.#deliver(frame.value, frame.selector);
+  }
+
+  #scalarDone(value: unknown): void {
+    this.#state = this.#depth === 0 ? DONE : COMMA_OR_END;
+    this.#deliver(value, this.#tokenSelector);
+  }
+
+  /** A value was built: hand it to its selector's emit, or store it in its parent. */
+  #deliver(value: unknown, selector: Selector | undefined): void {
+    if (selector === undefined) return;
+    const parent = this.#depth > 0 ? this.#frames[this.#depth - 1]! : undefined;
+    const isItem = parent !== undefined && Array.isArray(parent.value);
+    const key = parent === undefined ? undefined : isItem ? parent.index++ : parent.key;
+    if (selector !== KEEP && selector.emit !== undefined) return selector.emit(value, key);
+    if (parent === undefined) return;
+    if (isItem) (parent.value as unknown[]).push(value);
+    // Like JSON.parse, make "__proto__" an own property rather than the object's prototype.
+    else if (key === '__proto__') Object.defineProperty(parent.value, key, { value, enumerable: true, writable: true, configurable: true });
+    else (parent.value as Record<string, unknown>)[key as string] = value;
+  }
+
+  #fail(i: number, problem: string): never {
+    throw new JsonSyntaxError(this.#offset + i, problem);
+  }
+}
+
+/** Bytes as they arrive: a Node Readable (without an encoding, or with utf8) or any async iterable. */
+export type ByteSource = AsyncIterable<Uint8Array | string>;
+
+/**
+ * Reads a whole source through a SelectiveJsonReader. Returns false when the source held nothing
+ * but whitespace (some callers treat that as "no document"); throws JsonSyntaxError otherwise.
+ */
+export async function readSelected(source: ByteSource, root: Selector): Promise<boolean> {
+  const reader = new SelectiveJsonReader(root);
+  for await (const chunk of source) reader.write(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
+  if (!reader.started) return false;
+  reader.end();
+  return true;
+}

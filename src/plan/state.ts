@@ -1,0 +1,77 @@
+// Summarizes `terraform state pull` output as it streams in: serial, lineage, terraform version and
+// the inputs hash the runner recorded in its own terraform_data resource. States can be as large as
+// plans, so only these fields are built (see select-json.ts).
+import { RunnerError } from '../errors.ts';
+import { type ByteSource, JsonSyntaxError, KEEP, readSelected, type Selector } from './select-json.ts';
+
+export interface StateSummary {
+  serial: number | null;
+  lineage: string | null;
+  terraformVersion: string | null;
+  /** resources[captf_inputs_hash].instances[0].attributes.input.value: the inputs hash of the last apply. */
+  recordedInputsHash: string | null;
+}
+
+/** The root-module resource the runner injects to record its inputs hash (src/workspace/). */
+const INPUTS_HASH_RESOURCE = { mode: 'managed', type: 'terraform_data', name: 'captf_inputs_hash' } as const;
+
+const isInputsHashResource = (resource: Record<string, unknown>) =>
+  !('module' in resource) &&
+  resource.mode === INPUTS_HASH_RESOURCE.mode &&
+  resource.type === INPUTS_HASH_RESOURCE.type &&
+  resource.name === INPUTS_HASH_RESOURCE.name;
+
+/** terraform_data stores `input` as {value, type}. */
+const INSTANCE_INPUT: Selector = { items: { fields: { attributes: { fields: { input: { fields: { value: KEEP } } } } } } };
+
+const at = (value: unknown, key: string | number): unknown =>
+  typeof value === 'object' && value !== null ? (value as Record<string | number, unknown>)[key] : undefined;
+
+function stateSelector(summary: StateSummary): Selector {
+  return {
+    fields: {
+      serial: KEEP,
+      lineage: KEEP,
+      terraform_version: KEEP,
+      resources: {
+        items: {
+          // terraform writes module, mode, type and name before instances, so the resource is known
+          // by the time its instances come; only the runner's resource has its instances built.
+          fields: (key, built) => (key === 'instances' ? (isInputsHashResource(built) ? INSTANCE_INPUT : undefined) : KEEP),
+          emit: (resource) => {
+            if (typeof resource !== 'object' || resource === null || !isInputsHashResource(resource as Record<string, unknown>)) return;
+            const hash = at(at(at(at(at(resource, 'instances'), 0), 'attributes'), 'input'), 'value');
+            if (typeof hash === 'string') summary.recordedInputsHash = hash;
+          },
+        },
+      },
+    },
+    emit: (state) => {
+      if (typeof state !== 'object' || state === null || Array.isArray(state)) {
+        throw new RunnerError({ kind: 'state', reason: 'StateUnreadable', message: 'the state from terraform state pull is not a JSON object' });
+      }
+      const { serial, lineage, terraform_version: version } = state as Record<string, unknown>;
+      summary.serial = typeof serial === 'number' ? serial : null;
+      summary.lineage = typeof lineage === 'string' ? lineage : null;
+      summary.terraformVersion = typeof version === 'string' ? version : null;
+    },
+  };
+}
+
+/** Summarizes the state document `source` yields; empty input (no state yet) gives all nulls. */
+export async function summarizeState(source: ByteSource): Promise<StateSummary> {
+  const summary: StateSummary = { serial: null, lineage: null, terraformVersion: null, recordedInputsHash: null };
+  try {
+    await readSelected(source, stateSelector(summary));
+  } catch (error) {
+    if (!(error instanceof JsonSyntaxError)) throw error;
+    throw new RunnerError({
+      kind: 'state',
+      reason: 'StateUnreadable',
+      message: `the state from terraform state pull is unreadable: ${error.message}`,
+      detail: { offset: error.offset },
+      cause: error,
+    });
+  }
+  return summary;
+}

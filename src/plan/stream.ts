@@ -1,0 +1,82 @@
+// Classifies `terraform show -json` output as it streams in: only the fields the classifier reads
+// are ever built (addresses, actions, reasons, header flags, variables' sensitive flags), one entry
+// at a time, so memory stays flat however large the plan is. The same PlanClassifier as the
+// reference classifyPlan runs the rules.
+import type { Classification } from '../contract/classification.ts';
+import { RunnerError } from '../errors.ts';
+import { assertPlanObject, type ClassifyOptions, PlanClassifier } from './classify.ts';
+import { type ByteSource, JsonSyntaxError, KEEP, readSelected, type Selector } from './select-json.ts';
+
+/** The parts of a resource_changes or resource_drift entry the classifier reads. */
+function resourceEntry(emit: (entry: unknown) => void): Selector {
+  return {
+    fields: {
+      address: KEEP,
+      previous_address: KEEP,
+      deposed: KEEP,
+      action_reason: KEEP,
+      change: { fields: { actions: KEEP, importing: KEEP, replace_paths: KEEP } },
+    },
+    emit,
+  };
+}
+
+function planSelector(classifier: PlanClassifier): Selector {
+  return {
+    fields: {
+      format_version: KEEP,
+      terraform_version: KEEP,
+      errored: KEEP,
+      complete: KEEP,
+      applyable: KEEP,
+      resource_changes: {
+        items: resourceEntry((entry) => classifier.addResourceChange(entry)),
+        emit: (section) => classifier.checkSection('resource_changes', section),
+      },
+      resource_drift: {
+        items: resourceEntry((entry) => classifier.addResourceDrift(entry)),
+        emit: (section) => classifier.checkSection('resource_drift', section),
+      },
+      output_changes: {
+        members: { fields: { actions: KEEP }, emit: (change, name) => classifier.addOutputChange(String(name), change) },
+        emit: (section) => classifier.checkSection('output_changes', section),
+      },
+      configuration: {
+        fields: {
+          root_module: {
+            fields: {
+              variables: { members: { fields: { sensitive: KEEP }, emit: (declaration, name) => classifier.addVariable(String(name), declaration) } },
+            },
+          },
+        },
+      },
+    },
+    // The document's own value holds only the header fields by now: the lists were emitted.
+    emit: (document) => {
+      assertPlanObject(document);
+      classifier.addHeader(document);
+    },
+  };
+}
+
+/** Classifies the plan document `source` yields (terraform show -json stdout). */
+export async function classifyPlanStream(source: ByteSource, options: ClassifyOptions = {}): Promise<Classification> {
+  const classifier = new PlanClassifier(options);
+  let read: boolean;
+  try {
+    read = await readSelected(source, planSelector(classifier));
+  } catch (error) {
+    if (!(error instanceof JsonSyntaxError)) throw error;
+    throw new RunnerError({
+      kind: 'plan',
+      reason: 'PlanUnreadable',
+      message: `the plan JSON from terraform show -json is unreadable: ${error.message}`,
+      detail: { offset: error.offset },
+      cause: error,
+    });
+  }
+  if (!read) {
+    throw new RunnerError({ kind: 'plan', reason: 'PlanUnreadable', message: 'terraform show -json printed no plan document (empty output)' });
+  }
+  return classifier.result();
+}

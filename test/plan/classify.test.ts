@@ -1,0 +1,367 @@
+// The classification rules, case by case (terraform-facts.md §1), and the terraform-json corpus.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { Classification, isDestructive } from '../../src/contract/classification.ts';
+import { RunnerError } from '../../src/errors.ts';
+import { classifyPlan, readActions } from '../../src/plan/classify.ts';
+import { change, corpusFiles, corpusPath, INPUTS_HASH, plan } from './support.ts';
+
+const ignore = { ignoreAddresses: new Set([INPUTS_HASH]) };
+const classify = (sections: Parameters<typeof plan>[0]) => Classification.parse(classifyPlan(plan(sections), ignore));
+const counts = (overrides: Partial<Classification['counts']> = {}) => ({
+  create: 0, update: 0, delete: 0, replace: 0, read: 0, noop: 0, forget: 0, import: 0, move: 0, unknown: 0, ...overrides,
+});
+
+interface Case {
+  name: string;
+  sections: Parameters<typeof plan>[0];
+  destructive: boolean;
+  hasResourceChanges: boolean;
+  counts: Partial<Classification['counts']>;
+  /** Expected destructive entries (compared field by field). */
+  entries?: Partial<Classification['destructive'][number]>[];
+}
+
+const cases: Case[] = [
+  { name: 'create', sections: { resource_changes: [change('terraform_data.a', ['create'])] }, destructive: false, hasResourceChanges: true, counts: { create: 1 } },
+  {
+    name: 'update in place',
+    sections: { resource_changes: [change('terraform_data.a', ['update'], {}, { after_unknown: { output: true } })] },
+    destructive: false,
+    hasResourceChanges: true,
+    counts: { update: 1 },
+  },
+  {
+    name: 'replace, destroy before create',
+    sections: {
+      resource_changes: [change('terraform_data.a', ['delete', 'create'], { action_reason: 'replace_because_cannot_update' }, { replace_paths: [['triggers_replace']] })],
+    },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { replace: 1 },
+    entries: [{ address: 'terraform_data.a', action: 'replace', actions: ['delete', 'create'], reason: 'replace_because_cannot_update', replacePaths: [['triggers_replace']] }],
+  },
+  {
+    name: 'replace, create before destroy',
+    sections: { resource_changes: [change('terraform_data.a', ['create', 'delete'], { action_reason: 'replace_because_cannot_update' }, { replace_paths: [['triggers_replace']] })] },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { replace: 1 },
+    entries: [{ action: 'replace', actions: ['create', 'delete'], reason: 'replace_because_cannot_update' }],
+  },
+  ...['replace_by_request', 'replace_because_tainted', 'replace_by_triggers'].map((reason) => ({
+    name: `replace ${reason}`,
+    sections: { resource_changes: [change('terraform_data.a', ['delete', 'create'], { action_reason: reason })] },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { replace: 1 },
+    entries: [{ action: 'replace' as const, reason }],
+  })),
+  ...[
+    ['resource block removed', 'terraform_data.gone', 'delete_because_no_resource_config'],
+    ['count shrink', 'terraform_data.c[2]', 'delete_because_count_index'],
+    ['for_each key removed', 'terraform_data.e["b"]', 'delete_because_each_key'],
+    ['module call removed', 'module.m.terraform_data.x', 'delete_because_no_resource_config'],
+    ['module count shrink', 'module.m[1].terraform_data.x', 'delete_because_no_module'],
+  ].map(([name, address, reason]) => ({
+    name: `delete: ${name}`,
+    sections: { resource_changes: [change(address!, ['delete'], { action_reason: reason! })] },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { delete: 1 },
+    entries: [{ address, action: 'delete' as const, actions: ['delete'], reason }],
+  })),
+  {
+    name: 'forget (removed with destroy = false) despite its delete reason',
+    sections: { resource_changes: [change('terraform_data.kept', ['forget'], { action_reason: 'delete_because_no_resource_config' })] },
+    destructive: false,
+    hasResourceChanges: true,
+    counts: { forget: 1 },
+  },
+  {
+    name: 'moved: no-op with previous_address still changes the state',
+    sections: { resource_changes: [change('terraform_data.new', ['no-op'], { previous_address: 'terraform_data.old' })] },
+    destructive: false,
+    hasResourceChanges: true,
+    counts: { noop: 1, move: 1 },
+  },
+  {
+    name: 'moved and updated',
+    sections: { resource_changes: [change('module.m.terraform_data.x', ['update'], { previous_address: 'terraform_data.x' })] },
+    destructive: false,
+    hasResourceChanges: true,
+    counts: { update: 1, move: 1 },
+  },
+  {
+    name: 'moved and replaced is destructive',
+    sections: { resource_changes: [change('terraform_data.new', ['delete', 'create'], { previous_address: 'terraform_data.old' })] },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { replace: 1, move: 1 },
+  },
+  {
+    name: 'import block: no-op with importing',
+    sections: { resource_changes: [change('terraform_data.i', ['no-op'], {}, { importing: { id: 'imported-id-123' } })] },
+    destructive: false,
+    hasResourceChanges: true,
+    counts: { noop: 1, import: 1 },
+  },
+  {
+    name: 'import with differing config',
+    sections: { resource_changes: [change('terraform_data.i', ['update'], {}, { importing: { id: 'imported-id-123' } })] },
+    destructive: false,
+    hasResourceChanges: true,
+    counts: { update: 1, import: 1 },
+  },
+  {
+    name: 'import that replaces is destructive',
+    sections: { resource_changes: [change('terraform_data.i', ['create', 'delete'], {}, { importing: { id: 'x' } })] },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { replace: 1, import: 1 },
+  },
+  {
+    name: 'data source read (changes no resource)',
+    sections: { resource_changes: [{ ...change('data.terraform_remote_state.s', ['read']), mode: 'data', action_reason: 'read_because_dependency_pending' }] },
+    destructive: false,
+    hasResourceChanges: false,
+    counts: { read: 1 },
+  },
+  {
+    name: 'deposed object: two entries with the same address',
+    sections: {
+      resource_changes: [change('terraform_data.a', ['no-op']), change('terraform_data.a', ['delete'], { deposed: '7810d417' })],
+    },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { noop: 1, delete: 1 },
+    entries: [{ address: 'terraform_data.a', deposed: '7810d417', action: 'delete', actions: ['delete'] }],
+  },
+  {
+    name: 'nothing to do',
+    sections: { resource_changes: [change('terraform_data.a', ['no-op']), change('terraform_data.b', ['no-op'])], applyable: false },
+    destructive: false,
+    hasResourceChanges: false,
+    counts: { noop: 2 },
+  },
+  {
+    name: 'plan -destroy: deletes without reasons',
+    sections: {
+      resource_changes: [change('terraform_data.a', ['delete']), change('terraform_data.b[0]', ['delete'])],
+      output_changes: { out: { actions: ['delete'], before: 'x', after: null } },
+    },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { delete: 2 },
+    entries: [{ address: 'terraform_data.a', action: 'delete', reason: undefined }, { address: 'terraform_data.b[0]' }],
+  },
+  {
+    name: 'unknown action fails closed',
+    sections: { resource_changes: [change('terraform_data.a', ['teleport'])] },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { unknown: 1 },
+    entries: [{ action: 'unknown', actions: ['teleport'], why: 'unknown action "teleport"' }],
+  },
+  {
+    name: 'missing actions fail closed',
+    sections: { resource_changes: [{ address: 'terraform_data.a', change: {} }] },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { unknown: 1 },
+    entries: [{ action: 'unknown', actions: [], why: 'change.actions is missing' }],
+  },
+  {
+    name: 'actions that are not strings fail closed',
+    sections: { resource_changes: [change('terraform_data.a', ['create', 7])] },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { unknown: 1 },
+    entries: [{ action: 'unknown', actions: ['create', '7'], why: 'change.actions is not a list of strings' }],
+  },
+  {
+    name: 'an entry that is not an object fails closed',
+    sections: { resource_changes: ['terraform_data.a'] },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { unknown: 1 },
+    entries: [{ address: 'resource_changes[0]', action: 'unknown', why: 'resource_changes[0] is a string, not an object' }],
+  },
+  {
+    name: "the runner's inputs-hash resource never counts",
+    sections: {
+      resource_changes: [change(INPUTS_HASH, ['delete', 'create']), change(INPUTS_HASH, ['delete'], { deposed: 'aaaa0000' })],
+      resource_drift: [change(INPUTS_HASH, ['update'])],
+    },
+    destructive: false,
+    hasResourceChanges: false,
+    counts: {},
+  },
+];
+
+describe('classifyPlan: one case per plan shape', () => {
+  for (const c of cases) {
+    test(c.name, () => {
+      const result = classify(c.sections);
+      assert.equal(isDestructive(result), c.destructive);
+      assert.equal(result.hasResourceChanges, c.hasResourceChanges);
+      assert.deepEqual(result.counts, counts(c.counts));
+      assert.deepEqual(result.failClosed, []);
+      if (c.entries) {
+        assert.equal(result.destructive.length, c.entries.length);
+        c.entries.forEach((expected, i) => {
+          for (const [field, value] of Object.entries(expected)) assert.deepEqual(result.destructive[i]![field as keyof typeof expected], value, `${field} of entry ${i}`);
+        });
+      }
+      assert.equal(result.destructiveTotal, result.destructive.length);
+    });
+  }
+
+  test('outputs only: changes, but neither resource changes nor destructive', () => {
+    const result = classify({
+      resource_changes: [change('terraform_data.a', ['no-op'])],
+      output_changes: { x: { actions: ['update'], before: 1, after: 2 }, y: { actions: ['create'] }, same: { actions: ['no-op'] } },
+    });
+    assert.equal(result.hasOutputChanges, true);
+    assert.equal(result.hasResourceChanges, false);
+    assert.equal(isDestructive(result), false);
+    assert.deepEqual(result.outputChanges, { create: 1, update: 1, delete: 0 });
+  });
+
+  test('an unknown output action fails closed', () => {
+    const result = classify({ output_changes: { x: { actions: ['rename'] } } });
+    assert.deepEqual(result.failClosed, ['output "x": unknown action "rename"']);
+    assert.equal(isDestructive(result), true);
+  });
+
+  test('errored plan (prevent_destroy): errored comes through with its entries', () => {
+    const result = classify({ errored: true, applyable: false, complete: false, resource_changes: [change('terraform_data.p', ['delete', 'create'])] });
+    assert.equal(result.errored, true);
+    assert.equal(result.applyable, false);
+    assert.equal(result.complete, false);
+    assert.equal(result.destructiveTotal, 1);
+  });
+
+  test('refresh-only plan: drift listed, no resource_changes', () => {
+    const result = classify({
+      resource_drift: [change('fake_thing.a', ['update']), change('fake_thing.b', ['delete'], { deposed: 'abcd1234' })],
+    });
+    assert.equal(result.driftTotal, 2);
+    assert.deepEqual(result.drift, [
+      { address: 'fake_thing.a', actions: ['update'] },
+      { address: 'fake_thing.b', deposed: 'abcd1234', actions: ['delete'] },
+    ]);
+    assert.equal(result.hasResourceChanges, false);
+    assert.equal(isDestructive(result), false, 'drift itself destroys nothing');
+  });
+
+  test('unknown major format_version fails closed; known majors do not', () => {
+    assert.deepEqual(classify({ format_version: '2.0' }).failClosed, ['format_version "2.0" has major version 2; this runner reads 0.x and 1.x']);
+    assert.equal(isDestructive(classify({ format_version: '2.0' })), true);
+    assert.deepEqual(classify({ format_version: 'one' }).failClosed, ['format_version "one" is not MAJOR.MINOR']);
+    for (const version of ['0.1', '0.2', '1.0', '1.2', '1.99']) assert.deepEqual(classify({ format_version: version }).failClosed, [], version);
+  });
+
+  test('sections of the wrong type fail closed', () => {
+    const result = classify({ resource_changes: { a: 1 }, output_changes: [] });
+    assert.deepEqual(result.failClosed, ['resource_changes is an object, expected an array', 'output_changes is an array, expected an object']);
+  });
+
+  test('header booleans: absent (format 0.x) gets defaults, a wrong type fails closed', () => {
+    const old = classifyPlan({ format_version: '0.1', resource_changes: [change('a.b', ['create'])] });
+    assert.deepEqual([old.errored, old.complete, old.applyable], [false, true, true]);
+    const noChange = classifyPlan({ format_version: '0.1', resource_changes: [change('a.b', ['no-op'])] });
+    assert.equal(noChange.applyable, false);
+    const wrong = classifyPlan({ format_version: '1.2', errored: 'no' });
+    assert.equal(wrong.errored, true);
+    assert.deepEqual(wrong.failClosed, ['errored is a string, expected a boolean']);
+  });
+
+  test('missing format_version fails closed', () => {
+    assert.deepEqual(classifyPlan({}).failClosed, ['format_version is missing']);
+  });
+
+  test('limit bounds the lists, totals count everything', () => {
+    const many = Array.from({ length: 7 }, (_, i) => change(`terraform_data.d[${i}]`, ['delete']));
+    const result = classifyPlan(plan({ resource_changes: many, resource_drift: many }), { limit: 3 });
+    assert.equal(result.destructive.length, 3);
+    assert.equal(result.destructiveTotal, 7);
+    assert.equal(result.drift.length, 3);
+    assert.equal(result.driftTotal, 7);
+    assert.equal(classifyPlan(plan({ resource_changes: many }), { limit: 0 }).destructive.length, 0);
+  });
+
+  test('sensitive root variables are listed, sorted', () => {
+    const result = classify({ variables: { zeta: { sensitive: true }, alpha: { sensitive: true }, plain: { sensitive: false }, other: {} } });
+    assert.deepEqual(result.sensitiveVariables, ['alpha', 'zeta']);
+  });
+
+  test('a document that is not an object is unreadable', () => {
+    for (const document of [[], 'plan', null, 3]) {
+      assert.throws(() => classifyPlan(document), (error: unknown) => error instanceof RunnerError && error.kind === 'plan' && error.reason === 'PlanUnreadable');
+    }
+  });
+});
+
+describe('readActions', () => {
+  test('only the documented lists are known', () => {
+    assert.equal(readActions(['delete', 'create']).kind, 'replace');
+    assert.equal(readActions(['create', 'delete']).kind, 'replace');
+    assert.equal(readActions([]).kind, 'unknown');
+    assert.equal(readActions(['create', 'forget']).kind, 'unknown', "terraform's create-then-forget is not in the contract yet");
+    assert.equal(readActions(['delete', 'delete']).kind, 'unknown');
+    assert.equal(readActions('delete').kind, 'unknown');
+  });
+});
+
+describe('the terraform-json corpus', () => {
+  const expectations: Record<string, (c: Classification) => void> = {
+    'action_reason__plan.json': (c) => {
+      assert.deepEqual(c.counts, counts({ replace: 1 }));
+      assert.deepEqual(c.destructive, [
+        { address: 'null_resource.example', action: 'replace', actions: ['delete', 'create'], reason: 'replace_because_tainted' },
+      ]);
+      assert.equal(c.terraformVersion, '1.15.0');
+    },
+    'moved_block__plan.json': (c) => {
+      assert.deepEqual(c.counts, counts({ noop: 1, move: 1 }));
+      assert.equal(c.hasResourceChanges, true);
+      assert.equal(isDestructive(c), false);
+    },
+    'identity__plan.json': (c) => assert.deepEqual(c.counts, counts({ update: 1, import: 1 })),
+    'config_resource_depends_on__plan.json': (c) => {
+      assert.deepEqual(c.counts, counts({ replace: 1, noop: 1 }));
+      assert.equal(c.destructive[0]!.address, 'null_resource.bar');
+    },
+    'no_changes__plan.json': (c) => {
+      assert.equal(c.hasResourceChanges, false);
+      assert.equal(c.hasOutputChanges, true);
+      assert.equal(isDestructive(c), false);
+    },
+    'basic__plan-0.15.json': (c) => assert.deepEqual(c.sensitiveVariables, ['test_var']),
+    'basic__plan.json': (c) => {
+      assert.deepEqual(c.counts, counts({ read: 1, create: 7 }));
+      assert.deepEqual(c.outputChanges, { create: 8, update: 0, delete: 0 });
+      assert.equal(c.formatVersion, '0.1');
+    },
+    'actions__plan.json': (c) => {
+      assert.equal(c.terraformVersion, undefined);
+      assert.equal(c.hasResourceChanges, false);
+      assert.equal(isDestructive(c), false);
+    },
+    'has_checks__plan.json': (c) => assert.deepEqual(c.counts, counts({ create: 2 })),
+  };
+
+  for (const file of corpusFiles().filter((f) => f !== 'invalid__plan.json')) {
+    test(file, () => {
+      const result = Classification.parse(classifyPlan(JSON.parse(readFileSync(corpusPath(file), 'utf8'))));
+      assert.deepEqual(result.failClosed, [], 'every corpus format version is known');
+      expectations[file]?.(result);
+    });
+  }
+
+  test('every expectation names a corpus file', () => {
+    for (const file of Object.keys(expectations)) assert.ok(corpusFiles().includes(file), file);
+  });
+});

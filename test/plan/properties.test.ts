@@ -1,0 +1,132 @@
+// Properties over generated plans: the destructive rule against an independent oracle, and the
+// streaming reader against the reference under any chunking and formatting.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { isDestructive } from '../../src/contract/classification.ts';
+import { classifyPlan } from '../../src/plan/classify.ts';
+import { classifyPlanStream } from '../../src/plan/stream.ts';
+import { chunked, INPUTS_HASH } from './support.ts';
+
+const ignore = { ignoreAddresses: new Set([INPUTS_HASH]) };
+
+const knownActionLists = [['no-op'], ['create'], ['read'], ['update'], ['delete'], ['forget'], ['delete', 'create'], ['create', 'delete']];
+
+/** Actions as terraform writes them, plus the shapes the classifier must fail closed on. */
+const actionsArbitrary: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom(...knownActionLists) },
+  { weight: 1, arbitrary: fc.array(fc.constantFrom('create', 'delete', 'forget', 'read', 'update', 'no-op', 'open', 'Delete'), { maxLength: 3 }) },
+  { weight: 1, arbitrary: fc.oneof(fc.constant(undefined), fc.constant(null), fc.string(), fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 2 })) },
+);
+
+const addressArbitrary = fc.oneof(
+  fc.constantFrom(INPUTS_HASH, 'terraform_data.a', 'module.m["k"].terraform_data.b[0]', 'data.x.y'),
+  fc.string({ unit: 'binary' }).map((s) => `terraform_data.${s}`),
+);
+
+/** Attribute values: any JSON, including escapes, unicode and deep nesting, that the reader must skip. */
+const valuesArbitrary = fc.jsonValue({ maxDepth: 3 });
+
+const entryArbitrary = fc.record(
+  {
+    address: addressArbitrary,
+    mode: fc.constantFrom('managed', 'data'),
+    deposed: fc.stringMatching(/^[0-9a-f]{8}$/),
+    previous_address: addressArbitrary,
+    action_reason: fc.constantFrom('replace_because_cannot_update', 'delete_because_count_index', 'delete_because_no_resource_config'),
+    change: fc.record(
+      {
+        actions: actionsArbitrary,
+        before: valuesArbitrary,
+        after: valuesArbitrary,
+        after_unknown: valuesArbitrary,
+        importing: fc.oneof(fc.record({ id: fc.string() }), fc.constant(null)),
+        replace_paths: fc.array(fc.array(fc.oneof(fc.string(), fc.nat()), { maxLength: 2 }), { maxLength: 2 }),
+      },
+      { requiredKeys: ['before'] },
+    ),
+  },
+  { requiredKeys: ['address'] },
+);
+
+const planArbitrary = fc.record(
+  {
+    format_version: fc.oneof({ weight: 9, arbitrary: fc.constantFrom('0.1', '1.0', '1.2') }, { weight: 1, arbitrary: fc.constantFrom('2.0', 'x', '') }),
+    terraform_version: fc.constant('1.11.4'),
+    variables: fc.dictionary(fc.string(), fc.record({ value: valuesArbitrary })),
+    planned_values: valuesArbitrary,
+    resource_drift: fc.array(entryArbitrary, { maxLength: 3 }),
+    resource_changes: fc.array(entryArbitrary, { maxLength: 6 }),
+    output_changes: fc.dictionary(fc.string(), fc.record({ actions: actionsArbitrary, before: valuesArbitrary })),
+    prior_state: valuesArbitrary,
+    configuration: fc.record({
+      root_module: fc.record({ variables: fc.dictionary(fc.string(), fc.record({ sensitive: fc.boolean(), default: valuesArbitrary }, { requiredKeys: [] })) }),
+    }),
+    applyable: fc.boolean(),
+    complete: fc.boolean(),
+    errored: fc.boolean(),
+  },
+  { requiredKeys: ['format_version', 'resource_changes'] },
+);
+
+/** The destructive rule, restated independently of the classifier. */
+function oracleSaysDestructive(plan: { resource_changes: { address: string; change?: { actions?: unknown } }[] }): boolean {
+  return plan.resource_changes.some(({ address, change }) => {
+    if (address === INPUTS_HASH) return false;
+    const actions = change?.actions;
+    const known = knownActionLists.some((list) => JSON.stringify(list) === JSON.stringify(actions));
+    return !known || (actions as string[]).includes('delete');
+  });
+}
+
+describe('generated plans', () => {
+  test('destructive ⇔ a counted entry deletes or has unknown actions, or the classifier failed closed', () => {
+    fc.assert(
+      fc.property(planArbitrary, (plan) => {
+        const result = classifyPlan(JSON.parse(JSON.stringify(plan)), ignore);
+        assert.equal(isDestructive(result), oracleSaysDestructive(plan) || result.failClosed.length > 0);
+        assert.equal(result.destructiveTotal > 0, oracleSaysDestructive(plan));
+        assert.ok(!result.destructive.some((entry) => entry.address === INPUTS_HASH));
+        const counted = Object.entries(result.counts).filter(([kind]) => kind !== 'import' && kind !== 'move');
+        const nonIgnored = plan.resource_changes.filter((entry) => entry.address !== INPUTS_HASH).length;
+        assert.equal(counted.reduce((sum, [, n]) => sum + n, 0), nonIgnored, 'every counted entry has exactly one kind');
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('streaming equals the reference under random chunking and formatting', async () => {
+    await fc.assert(
+      fc.asyncProperty(planArbitrary, fc.array(fc.nat(), { maxLength: 8 }), fc.constantFrom(undefined, 1, '\t'), async (plan, cuts, indent) => {
+        const text = JSON.stringify(plan, null, indent);
+        const bytes = Buffer.from(text);
+        const expected = classifyPlan(JSON.parse(text), ignore);
+        const streamed = await classifyPlanStream(chunked(bytes, cuts.map((cut) => cut % (bytes.length + 1))), ignore);
+        assert.deepEqual(streamed, expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('streaming equals the reference with the document split at every byte boundary', async () => {
+    await fc.assert(
+      fc.asyncProperty(planArbitrary, async (plan) => {
+        const bytes = Buffer.from(JSON.stringify(plan));
+        const expected = classifyPlan(JSON.parse(bytes.toString('utf8')), ignore);
+        for (let cut = 0; cut <= bytes.length; cut++) assert.deepEqual(await classifyPlanStream(chunked(bytes, [cut]), ignore), expected);
+      }),
+      { numRuns: 10 },
+    );
+  });
+
+  test('any truncation of a generated plan is an error, never a classification', async () => {
+    await fc.assert(
+      fc.asyncProperty(planArbitrary, fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), async (plan, fraction) => {
+        const bytes = Buffer.from(JSON.stringify(plan));
+        const cut = Math.floor(fraction * bytes.length);
+        await assert.rejects(classifyPlanStream(chunked(bytes.subarray(0, cut), []), ignore), /PlanUnreadable|unreadable|no plan document/);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -1,0 +1,199 @@
+// The streaming reader: same answers as the reference on every document and every chunking,
+// clear errors for broken JSON, flat memory on documents larger than Node's largest string.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createReadStream, readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { RunnerError } from '../../src/errors.ts';
+import { classifyPlan } from '../../src/plan/classify.ts';
+import { summarizeState } from '../../src/plan/state.ts';
+import { classifyPlanStream } from '../../src/plan/stream.ts';
+import { change, chunked, corpusFiles, corpusPath, INPUTS_HASH, plan } from './support.ts';
+
+const ignore = { ignoreAddresses: new Set([INPUTS_HASH]) };
+const streamText = (text: string, cuts: number[] = []) => classifyPlanStream(chunked(Buffer.from(text), cuts), ignore);
+
+/** Asserts `promise` rejects with a PlanUnreadable error whose message matches. */
+async function assertUnreadable(promise: Promise<unknown>, message: RegExp) {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(error instanceof RunnerError, String(error));
+    assert.equal(error.kind, 'plan');
+    assert.equal(error.reason, 'PlanUnreadable');
+    assert.match(error.message, message);
+    return true;
+  });
+}
+
+const samplePlan = JSON.stringify(
+  plan({
+    resource_drift: [change('terraform_data.d', ['update'])],
+    resource_changes: [
+      change('terraform_data.a', ['delete', 'create'], { action_reason: 'replace_because_tainted' }, { replace_paths: [['triggers_replace'], ['x', 0]] }),
+      change('module.m.terraform_data.e["k\\"ey"]', ['delete'], { deposed: '7810d417' }),
+      change('terraform_data.i', ['no-op'], { previous_address: 'terraform_data.h' }, { importing: { id: 'x' } }),
+      change(INPUTS_HASH, ['update']),
+    ],
+    output_changes: { o: { actions: ['create'], after: { nested: ['ü', 1e-7] } } },
+  }),
+);
+
+describe('classifyPlanStream equals the reference', () => {
+  for (const file of corpusFiles().filter((f) => f !== 'invalid__plan.json')) {
+    test(file, async () => {
+      const expected = classifyPlan(JSON.parse(readFileSync(corpusPath(file), 'utf8')), ignore);
+      assert.deepEqual(await classifyPlanStream(createReadStream(corpusPath(file)), ignore), expected);
+      assert.deepEqual(await classifyPlanStream(createReadStream(corpusPath(file), { highWaterMark: 7 }), ignore), expected);
+    });
+  }
+
+  test('split into two chunks at every byte boundary', async () => {
+    const expected = classifyPlan(JSON.parse(samplePlan), ignore);
+    assert.equal(expected.destructiveTotal, 2);
+    for (let cut = 0; cut <= Buffer.byteLength(samplePlan); cut++) {
+      assert.deepEqual(await streamText(samplePlan, [cut]), expected, `cut at ${cut}`);
+    }
+  });
+
+  test('corpus files split into two chunks at every byte boundary', async () => {
+    for (const file of ['action_reason__plan.json', 'identity__plan.json', 'basic__plan-0.15.json']) {
+      const bytes = readFileSync(corpusPath(file));
+      const expected = classifyPlan(JSON.parse(bytes.toString('utf8')), ignore);
+      for (let cut = 0; cut <= bytes.length; cut++) {
+        assert.deepEqual(await classifyPlanStream(chunked(bytes, [cut]), ignore), expected, `${file} cut at ${cut}`);
+      }
+    }
+  });
+
+  test('one byte per chunk, and pretty-printed', async () => {
+    const expected = classifyPlan(JSON.parse(samplePlan), ignore);
+    const bytes = Buffer.from(samplePlan);
+    assert.deepEqual(await classifyPlanStream(chunked(bytes, [...bytes.keys()]), ignore), expected);
+    assert.deepEqual(await streamText(JSON.stringify(JSON.parse(samplePlan), null, '\t')), expected);
+  });
+});
+
+describe('broken JSON fails closed with the place it broke', () => {
+  test('every truncation of a plan is an error', async () => {
+    for (let length = 0; length < samplePlan.length; length++) {
+      await assertUnreadable(streamText(samplePlan.slice(0, length)), length === 0 ? /printed no plan document/ : /truncated/);
+    }
+  });
+
+  test('the corpus document with extra data after its end', async () => {
+    await assertUnreadable(
+      classifyPlanStream(createReadStream(corpusPath('invalid__plan.json')), ignore),
+      /unexpected "}" after the end of the document at byte 15543$/,
+    );
+  });
+
+  const malformed: [string, string, RegExp][] = [
+    ['trailing comma in an object', '{"format_version":"1.2",}', /unexpected "}" where an object key was expected at byte 24/],
+    ['trailing comma in an array', '{"resource_changes":[1,]}', /unexpected "]" where a value was expected at byte 23/],
+    ['missing colon', '{"format_version" "1.2"}', /unexpected "\\"" where ":" was expected at byte 18/],
+    ['missing comma', '{"a":1 "b":2}', /unexpected "\\"" where "," or "}" was expected at byte 7/],
+    ['mismatched bracket', '{"a":[1}', /unexpected "}" where "," or "]" was expected at byte 7/],
+    ['bad literal in a skipped value', '{"prior_state":{"x":tru}}', /invalid literal: expected "true" at byte 23/],
+    ['bad number in a skipped value', '{"prior_state":{"x":-.5}}', /invalid number: unexpected "." at byte 21/],
+    ['leading zero', '{"prior_state":01}', /unexpected "1" where "," or "}" was expected at byte 16/],
+    ['bad escape', '{"planned_values":"a\\x"}', /invalid escape "\\x" in a string at byte 21/],
+    ['bad unicode escape', '{"a":"\\u12G4"}', /invalid \\u escape: "G" is not a hex digit at byte 10/],
+    ['raw newline in a string', '{"a":"x\ny"}', /control character byte 0x0a inside a string at byte 7/],
+    ['single quotes', "{'a':1}", /unexpected "'" where an object key was expected at byte 1/],
+    ['two documents', '{}{}', /unexpected "{" after the end of the document at byte 2/],
+    ['a number cut short', '{"a":1e}', /invalid number: unexpected "}" at byte 7/],
+  ];
+  for (const [name, text, message] of malformed) {
+    test(name, async () => {
+      JSON.parse(JSON.stringify(text)); // the fixture itself is a valid JS string
+      assert.throws(() => JSON.parse(text));
+      await assertUnreadable(streamText(text), message);
+    });
+  }
+
+  test('whitespace only is no document; a document that is not an object is unreadable', async () => {
+    await assertUnreadable(streamText(' \n'), /printed no plan document/);
+    await assertUnreadable(streamText('[]'), /the plan document is an array, expected a JSON object/);
+    await assertUnreadable(streamText('42'), /the plan document is a number/);
+  });
+
+  test('errors reading the source pass through unchanged', async () => {
+    async function* failing() {
+      yield Buffer.from('{"format_version":');
+      throw new Error('pipe broke');
+    }
+    await assert.rejects(classifyPlanStream(failing()), /pipe broke/);
+  });
+});
+
+describe('summarizeState', () => {
+  const state = (resources: unknown[]) =>
+    JSON.stringify({
+      version: 4,
+      terraform_version: '1.11.4',
+      serial: 7,
+      lineage: '6297d1d2-0000-4000-8000-000000000000',
+      outputs: { secret_out: { value: 'S3CRET', type: 'string', sensitive: true } },
+      resources,
+      check_results: null,
+    });
+  const hashResource = (hash: unknown, extra: object = {}) => ({
+    mode: 'managed',
+    type: 'terraform_data',
+    name: 'captf_inputs_hash',
+    provider: 'provider["terraform.io/builtin/terraform"]',
+    instances: [{ schema_version: 0, attributes: { id: 'x', input: { value: hash, type: 'string' }, output: { value: hash, type: 'string' } } }],
+    ...extra,
+  });
+  const other = { mode: 'managed', type: 'terraform_data', name: 'big', instances: [{ attributes: { input: { value: 'x'.repeat(5000), type: 'string' } } }] };
+
+  test('reads serial, lineage, version and the recorded inputs hash', async () => {
+    const text = state([other, hashResource('sha256:abc')]);
+    const expected = { serial: 7, lineage: '6297d1d2-0000-4000-8000-000000000000', terraformVersion: '1.11.4', recordedInputsHash: 'sha256:abc' };
+    assert.deepEqual(await summarizeState(chunked(Buffer.from(text), [])), expected);
+    for (let cut = 0; cut <= text.length; cut += 7) assert.deepEqual(await summarizeState(chunked(Buffer.from(text), [cut, cut + 3])), expected);
+  });
+
+  test('only the root-module managed terraform_data.captf_inputs_hash counts', async () => {
+    const look = async (resources: unknown[]) => (await summarizeState(chunked(Buffer.from(state(resources)), []))).recordedInputsHash;
+    assert.equal(await look([other]), null);
+    assert.equal(await look([hashResource('sha256:in-module', { module: 'module.m' })]), null);
+    assert.equal(await look([{ ...hashResource('sha256:data'), mode: 'data' }]), null);
+    assert.equal(await look([hashResource({ not: 'a string' })]), null);
+    assert.equal(await look([hashResource('sha256:x', { module: 'module.m' }), hashResource('sha256:root')]), 'sha256:root');
+  });
+
+  test('empty input is no state', async () => {
+    assert.deepEqual(await summarizeState(chunked(Buffer.alloc(0), [])), { serial: null, lineage: null, terraformVersion: null, recordedInputsHash: null });
+  });
+
+  test('a truncated state is unreadable', async () => {
+    await assert.rejects(summarizeState(chunked(Buffer.from(state([hashResource('h')]).slice(0, 100)), [])), (error: unknown) => {
+      assert.ok(error instanceof RunnerError);
+      assert.equal(error.kind, 'state');
+      assert.equal(error.reason, 'StateUnreadable');
+      assert.match(error.message, /truncated: it ends inside a string at byte 100/);
+      return true;
+    });
+  });
+});
+
+describe('a plan larger than the largest Node string', () => {
+  test('streams 560 MiB from gen-plan.mjs with the counts it promises', { timeout: 180_000 }, async () => {
+    const script = fileURLToPath(new URL('../../scripts/gen-plan.mjs', import.meta.url));
+    const child = spawn(process.execPath, [script, '--bytes', String(560 * 2 ** 20)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const result = await classifyPlanStream(child.stdout, ignore);
+    assert.equal(await exited, 0);
+    const expected = JSON.parse(stderr) as { bytes: number; counts: object; destructiveTotal: number; outputChanges: object; sensitiveVariables: string[] };
+    assert.ok(expected.bytes > 2 ** 29, `the document has ${expected.bytes} bytes, more than Node's 512 MiB string limit`);
+    assert.deepEqual(result.counts, expected.counts);
+    assert.equal(result.destructiveTotal, expected.destructiveTotal);
+    assert.equal(result.destructive.length, 100);
+    assert.deepEqual(result.outputChanges, expected.outputChanges);
+    assert.deepEqual(result.sensitiveVariables, expected.sensitiveVariables);
+    assert.deepEqual(result.failClosed, []);
+  });
+});
