@@ -6,6 +6,7 @@ import { RunnerError, asRunnerError } from '../errors.ts';
 import { writeResultFile } from '../output/result-file.ts';
 import { writeTerminationMessage } from '../output/termination.ts';
 import { humanSummary } from '../output/summary.ts';
+import { MIN_MASKED_LENGTH } from '../output/mask.ts';
 import type { RunContext } from './context.ts';
 import { exitCodeOf, outcomeOf, EXIT } from './exit-codes.ts';
 
@@ -27,6 +28,8 @@ export async function finishRun(ctx: RunContext, fields: ResultFields, ending: O
   const outcome = error ? outcomeOf(error) : ending!.outcome;
   const exitCode = exitCodeOf(outcome, error);
   const settings: Settings = ctx.settings;
+  for (const label of ctx.masker.tooShort) ctx.warnings.push(`${label} has a value shorter than ${MIN_MASKED_LENGTH} characters: it is not masked (it would mask ordinary text)`);
+  const lock = error?.kind === 'lock' ? (error.detail?.lock as Result['lock']) : undefined;
   const result: Result = {
     apiVersion: RESULT_API_VERSION,
     op: ctx.op,
@@ -40,6 +43,7 @@ export async function finishRun(ctx: RunContext, fields: ResultFields, ending: O
     mayHaveChanged: ctx.mutationStarted,
     annotations: {},
     ...fields,
+    ...(lock ? { lock } : {}),
     steps: ctx.steps,
     warnings: ctx.warnings,
     ...(error ? { error: { kind: error.kind, reason: error.reason, message: error.message, ...(error.step ? { step: error.step } : {}), ...(error.detail ? { detail: error.detail } : {}) } } : {}),
