@@ -108,6 +108,10 @@ export const Result = z.strictObject({
   outputs: z.record(z.string(), OutputValue).optional(),
   drift: Drift.optional(),
   lock: Lock.optional(),
+  erroredState: z
+    .strictObject({ pushed: z.boolean(), keptAt: z.string().optional() })
+    .optional()
+    .describe('terraform could not persist the state and left errored.tfstate: pushed to the backend, or kept at keptAt'),
   steps: z.array(Step),
   annotations: z.record(z.string(), z.string()).describe('Annotations for the controller to set on the Job'),
   warnings: z.array(z.string()),

@@ -29,9 +29,13 @@ export class RunContext {
     this.log.warn(message);
   }
 
-  /** Runs one named step: refuses to start after a stop request, records duration and status, names the step in errors. */
-  async step<T>(name: string, body: () => Promise<T>, exitCodeOf?: (value: T) => number | undefined): Promise<T> {
-    if (this.stopCause) throw stopError(this.stopCause, name, 'the run was asked to stop before this step started');
+  /**
+   * Runs one named step: refuses to start after a stop request (unless it is damage control after
+   * a failure, such as saving the state terraform could not persist), records duration and status,
+   * names the step in errors.
+   */
+  async step<T>(name: string, body: () => Promise<T>, exitCodeOf?: (value: T) => number | undefined, options: { cleanup?: boolean } = {}): Promise<T> {
+    if (this.stopCause && !options.cleanup) throw stopError(this.stopCause, name, 'the run was asked to stop before this step started');
     const started = new Date();
     this.currentStep = name;
     this.log.info({ step: name }, `${name}: started`);
@@ -47,7 +51,7 @@ export class RunContext {
       this.log.info({ step: name, durationMs, exitCode }, `${name}: done`);
       return value;
     } catch (caught) {
-      const error = this.stopCause && !(caught instanceof RunnerError && caught.kind === 'usage') ? stopError(this.stopCause, name, asRunnerError(caught).message) : asRunnerError(caught, name);
+      const error = this.stopCause && !options.cleanup && !(caught instanceof RunnerError && caught.kind === 'usage') ? stopError(this.stopCause, name, asRunnerError(caught).message) : asRunnerError(caught, name);
       const exitCode = typeof error.detail?.exitCode === 'number' ? error.detail.exitCode : undefined;
       const durationMs = record(error.kind === 'interrupted' ? 'interrupted' : 'failed', exitCode);
       this.log.error({ step: name, durationMs, kind: error.kind, reason: error.reason }, `${name}: ${error.message}`);

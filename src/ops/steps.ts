@@ -1,6 +1,6 @@
 // The steps ops share, each a short function over the driver. An op is a readable sequence of these.
 import { join } from 'node:path';
-import { readFile, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readFile, rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { Classification } from '../contract/classification.ts';
 import type { ArtifactRef, OutputValue } from '../contract/result.ts';
@@ -15,7 +15,7 @@ import { plan, type PlanOptions } from '../terraform/plan.ts';
 import { showPlan } from '../terraform/show.ts';
 import { output } from '../terraform/output.ts';
 import { apply as terraformApply } from '../terraform/apply.ts';
-import { statePull } from '../terraform/state.ts';
+import { statePull, statePush } from '../terraform/state.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { summarizeState, type StateSummary } from '../plan/state.ts';
 import { loadInputs, type LoadedInputs } from './inputs.ts';
@@ -79,12 +79,13 @@ export async function validateStep(ctx: RunContext, tf: Terraform): Promise<void
 
 /** The state as it is now: serial, lineage and the inputs hash it records. */
 export async function readStateStep(ctx: RunContext, tf: Terraform, workspace: Workspace, name: 'state before' | 'state after'): Promise<StateSummary & { file: string }> {
-  return ctx.step(name, async () => {
-    const file = join(workspace.privateDir, name === 'state before' ? 'state-before.json' : 'state-after.json');
-    await statePull(tf, file);
-    const summary = await summarizeState(createReadStream(file));
-    return { ...summary, file };
-  });
+  return ctx.step(name, () => pullState(tf, workspace, name));
+}
+
+async function pullState(tf: Terraform, workspace: Workspace, name: 'state before' | 'state after'): Promise<StateSummary & { file: string }> {
+  const file = join(workspace.privateDir, name === 'state before' ? 'state-before.json' : 'state-after.json');
+  await statePull(tf, file);
+  return { ...(await summarizeState(createReadStream(file))), file };
 }
 
 export async function planStep(ctx: RunContext, tf: Terraform, workspace: Workspace, inputsHash: string, extra: Partial<PlanOptions> = {}) {
@@ -168,14 +169,46 @@ export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Mask
   };
 }
 
-/** After a failed apply: what the state holds now, for the result (best effort: the apply error is what counts). */
+/**
+ * After a failed or interrupted apply: save the state terraform could not persist (errored.tfstate:
+ * pushed when the backend takes it, else kept with the backups), then report what the state holds.
+ * Damage control runs even after a stop request; its own failures are warnings, the apply's error is
+ * what counts.
+ */
 export async function stateAfterFailure(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<void> {
+  await rescueErroredState(ctx, tf, workspace, fields);
   try {
-    const after = await readStateStep(ctx, tf, workspace, 'state after');
+    const after = await ctx.step('state after', () => pullState(tf, workspace, 'state after'), undefined, { cleanup: true });
     fields.state = { serialBefore: fields.state?.serialBefore ?? null, serialAfter: after.serial, lineage: after.lineage };
     fields.stateInputsHash = after.recordedInputsHash;
   } catch (error) {
     ctx.warn(`could not read the state after the failed apply: ${(error as Error).message}`);
+  }
+}
+
+export const ERRORED_STATE_FILE = 'errored.tfstate';
+
+async function rescueErroredState(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<void> {
+  const errored = join(workspace.root, ERRORED_STATE_FILE);
+  if (!(await readFileIfExists(errored))) return;
+  try {
+    await ctx.step('state push', () => statePush(tf, errored, { lockTimeout: ctx.settings.lockTimeout }), (r) => r.exitCode, { cleanup: true });
+    fields.erroredState = { pushed: true };
+    ctx.warn(`terraform could not save the state and left ${ERRORED_STATE_FILE}: the runner pushed it to the backend`);
+  } catch (pushError) {
+    const keepDir = ctx.settings.backups ?? ctx.settings.out;
+    const kept = join(keepDir, `errored-${Date.now()}.tfstate`);
+    try {
+      await mkdir(keepDir, { recursive: true, mode: 0o700 });
+      await copyFile(errored, kept);
+      await chmod(kept, 0o600);
+      fields.erroredState = { pushed: false, keptAt: kept };
+      ctx.warn(`terraform could not save the state and the backend refused ${ERRORED_STATE_FILE} (${(pushError as Error).message}): it is kept at ${kept}; push it with terraform state push once the backend is back`);
+    } catch (copyError) {
+      fields.erroredState = { pushed: false };
+      ctx.log.error(`terraform left ${ERRORED_STATE_FILE} and it could be neither pushed nor kept (${(copyError as Error).message}): the workdir ${workspace.dir} is left in place`);
+      workspace.keep();
+    }
   }
 }
 

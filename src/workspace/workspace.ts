@@ -26,8 +26,10 @@ export interface Workspace {
   privateDir: string;
   varFiles: string[];
   scan: ModuleScan;
-  /** Removes the workdir when the runner made it. */
+  /** Removes the workdir when the runner made it (its private dir otherwise), unless keep() was called. */
   dispose(): Promise<void>;
+  /** Leaves the workdir in place: it holds state that could not be saved anywhere else. */
+  keep(): void;
 }
 
 export interface WorkspaceInputs {
@@ -120,17 +122,22 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
 }
 
 /** The workdir itself, 0700, with its private dir for secret material; removed at the end when the runner made it. */
-async function makeWorkdir(given: string | undefined): Promise<Pick<Workspace, 'dir' | 'privateDir' | 'planFile' | 'dispose'>> {
+async function makeWorkdir(given: string | undefined): Promise<Pick<Workspace, 'dir' | 'privateDir' | 'planFile' | 'dispose' | 'keep'>> {
   const dir = given === undefined ? await mkdtemp(join(tmpdir(), 'captf-runner-')) : resolve(given);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await chmod(dir, 0o700);
   const privateDir = join(dir, 'private');
   await mkdir(privateDir, { recursive: true, mode: 0o700 });
+  let kept = false;
   return {
     dir,
     privateDir,
     planFile: join(privateDir, 'plan.tfplan'),
+    keep: () => {
+      kept = true;
+    },
     dispose: async () => {
+      if (kept) return;
       if (given === undefined) await rm(dir, { recursive: true, force: true });
       else await rm(privateDir, { recursive: true, force: true });
     },

@@ -1,0 +1,86 @@
+// Signals and deadlines with the real terraform: one interrupt reaches terraform, the result is
+// written, leftovers of local-exec are ended, the state stays consistent and usable.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execa } from 'execa';
+import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { slowApply, terraformEnv, taintedAddresses } from '../support/tf-modules.ts';
+import { explain, RUNNER, runRunner, scenario, type Scenario } from './runner.ts';
+
+/** Starts an apply in the background and resolves once the apply step has started (wrapped: a child process is a thenable). */
+async function startSlowApply(s: Scenario, extraArgs: string[] = []) {
+  const child = execa(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...extraArgs], {
+    env: terraformEnv(),
+    extendEnv: false,
+    reject: false,
+    timeout: 120_000,
+  });
+  let stderr = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (/"step":"apply"[^}]*apply: started/.test(stderr) || stderr.includes('"msg":"apply: started"')) resolve();
+    });
+    child.once('exit', () => reject(new Error(`the runner exited before the apply started: ${stderr.slice(-2000)}`)));
+  });
+  return { child };
+}
+
+/** Processes whose command line mentions the scenario dir (local-exec children would). */
+async function leftovers(marker: string): Promise<string[]> {
+  const { stdout } = await execa('ps', ['-eo', 'pid,args'], { reject: false });
+  return stdout.split('\n').filter((line) => line.includes(marker) && !line.includes('ps -eo'));
+}
+
+describe('signals', () => {
+  it('SIGTERM during apply: one interrupt to terraform, result interrupted, exit 143, state usable', async (t) => {
+    const s = await scenario(t, slowApply({ resources: 6, seconds: 30 }));
+    const { child } = await startSlowApply(s);
+    await new Promise((r) => setTimeout(r, 1500)); // the provisioners are sleeping now
+    child.kill('SIGTERM');
+    const run = await child;
+    assert.equal(run.exitCode, 143, String(run.stderr).slice(-3000));
+    const result = JSON.parse(await readFile(join(s.out, 'result.json'), 'utf8'));
+    assert.equal(result.outcome, 'interrupted');
+    assert.equal(result.reason, 'Interrupted');
+    assert.equal(result.error.step, 'apply');
+    assert.equal(result.mayHaveChanged, true);
+    const termination = JSON.parse(await readFile(s.termination, 'utf8'));
+    assert.equal(termination.outcome, 'interrupted');
+    // terraform saved the state: the interrupted objects are tainted; the lock is gone.
+    const state = await s.readState();
+    assert.ok(taintedAddresses(state).some((a) => a.startsWith('terraform_data.slow')), JSON.stringify(taintedAddresses(state)));
+    assert.ok(!existsSync(join(s.dir, 'state', '.terraform.tfstate.lock.info')));
+    assert.deepEqual(await leftovers('sleep 30'), [], 'local-exec children must be ended');
+    // The next run continues from there.
+    await s.useModule(slowApply({ resources: 6, seconds: 0 }));
+    const next = await s.run('apply', ['--guard', 'off']);
+    assert.equal(next.exitCode, 0, explain(next));
+  });
+
+  it('the deadline stops the run itself before it is killed: exit 124, JobDeadlineExceeded', async (t) => {
+    const s = await scenario(t, slowApply({ resources: 2, seconds: 60 }));
+    const started = Date.now();
+    const run = await runRunner(['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--deadline', '12s', '--stop-grace', '2s'], {}, s);
+    assert.equal(run.exitCode, 124, explain(run));
+    assert.ok(Date.now() - started < 12_000, 'it must stop before the deadline');
+    assert.equal(run.result!.outcome, 'interrupted');
+    assert.equal(run.result!.reason, 'JobDeadlineExceeded');
+    assert.deepEqual(await leftovers('sleep 60'), []);
+  });
+
+  it('a second signal escalates at once', async (t) => {
+    const s = await scenario(t, slowApply({ resources: 2, seconds: 60 }));
+    const { child } = await startSlowApply(s, ['--stop-grace', '60s']);
+    const started = Date.now();
+    child.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 200));
+    child.kill('SIGINT');
+    const run = await child;
+    assert.equal(run.exitCode, 130, String(run.stderr).slice(-2000));
+    assert.ok(Date.now() - started < 30_000, 'the second signal must not wait for the grace period');
+    assert.deepEqual(await leftovers('sleep 60'), []);
+  });
+});
