@@ -34,6 +34,7 @@ async function runOp(op: Op, flags: Record<string, unknown>): Promise<void> {
   let caught: unknown = settingsError;
   if (!settingsError) {
     try {
+      if (settings.jobName || settings.jobUid) ctx.cluster = (await import('./ops/kube.ts')).inClusterFrom(settings, log);
       const body = OPS[op];
       log.info({ op, kind: settings.kind, object: settings.object, namespace: settings.namespace }, `captf-runner ${op} starting`);
       ending = await body(ctx, fields);
@@ -44,6 +45,7 @@ async function runOp(op: Op, flags: Record<string, unknown>): Promise<void> {
   stop.dispose();
   const { result, exitCode: code } = await finishRun(ctx, fields, ending, caught);
   exitCode = await publishResult(ctx, result, code);
+  await ctx.cluster?.publish(result, ctx.fullOutputs);
 }
 
 /**

@@ -5,6 +5,8 @@ import type { Op, Step } from '../contract/result.ts';
 import { RunnerError, asRunnerError } from '../errors.ts';
 import type { Logger } from '../output/log.ts';
 import type { Masker } from '../output/mask.ts';
+import type { OutputValue } from '../contract/result.ts';
+import type { InCluster } from './kube.ts';
 
 export type StopCause = 'SIGTERM' | 'SIGINT' | 'deadline';
 
@@ -16,6 +18,10 @@ export class RunContext {
   stopCause: StopCause | undefined;
   /** Set once terraform apply (or state push) started: infrastructure or state may have changed. */
   mutationStarted = false;
+  /** Outputs with their sensitive values: only the result Secret may hold them. */
+  fullOutputs: Record<string, OutputValue> | undefined;
+  /** Set in a cluster (a Job identity was given). */
+  cluster: InCluster | undefined;
 
   constructor(
     readonly op: Op,

@@ -110,7 +110,7 @@ export async function showStep(ctx: RunContext, tf: Terraform, planFile: string)
 }
 
 /** Every output; sensitive values are never in the result (they go only to the result Secret). */
-export async function outputsStep(ctx: RunContext, tf: Terraform): Promise<{ public: Record<string, OutputValue>; full: Record<string, OutputValue> }> {
+export async function outputsStep(ctx: RunContext, tf: Terraform): Promise<Record<string, OutputValue>> {
   const read = await ctx.step('output', () => output(tf), (r) => r.exitCode);
   const result: Record<string, OutputValue> = {};
   const full: Record<string, OutputValue> = {};
@@ -120,7 +120,8 @@ export async function outputsStep(ctx: RunContext, tf: Terraform): Promise<{ pub
     full[name] = { sensitive: o.sensitive, known, type: o.type, value: o.value };
     result[name] = o.sensitive ? { sensitive: true, known, type: o.type } : { sensitive: false, known, type: o.type, value: o.value };
   }
-  return { public: result, full };
+  ctx.fullOutputs = full;
+  return result;
 }
 
 /** Secret material does not outlive the run. */
@@ -304,7 +305,7 @@ export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before
   } finally {
     await removePlanFile(workspace);
   }
-  fields.outputs = (await outputsStep(ctx, tf)).public;
+  fields.outputs = await outputsStep(ctx, tf);
   const after = await readStateStep(ctx, tf, workspace, 'state after');
   fields.state = { serialBefore: before.serial, serialAfter: after.serial, lineage: after.lineage };
   fields.stateInputsHash = after.recordedInputsHash;

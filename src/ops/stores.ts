@@ -1,17 +1,23 @@
-// Which ChunkStore holds backups and plan artifacts for this run: a directory when one is given.
+// Which ChunkStore holds backups and plan artifacts for this run: Secrets in a cluster, a directory
+// when one is given, else none.
+import { usageError } from '../errors.ts';
 import { DirStore, openDirObject } from '../store/dir-store.ts';
 import type { ChunkStore } from '../store/store.ts';
 import type { RunContext } from './context.ts';
 
 export function backupStore(ctx: RunContext): ChunkStore | undefined {
-  return ctx.settings.backups ? new DirStore(ctx.settings.backups) : undefined;
+  if (ctx.settings.backups) return new DirStore(ctx.settings.backups);
+  return ctx.cluster?.store('backup');
 }
 
 export function artifactStore(ctx: RunContext): ChunkStore | undefined {
-  return ctx.settings.artifacts ? new DirStore(ctx.settings.artifacts) : undefined;
+  if (ctx.settings.artifacts) return new DirStore(ctx.settings.artifacts);
+  return ctx.cluster?.store('plan');
 }
 
-/** One stored object named by a flag (--plan-artifact, --backup): a directory. */
-export function openArtifactSource(reference: string): { store: ChunkStore; object: string } {
-  return openDirObject(reference);
+/** One stored object named by a flag (--plan-artifact, --backup): a directory, or `secret:…` in a cluster. */
+export function openArtifactSource(ctx: RunContext, reference: string, artifactKind: 'plan' | 'backup'): { store: ChunkStore; object: string } {
+  if (!reference.startsWith('secret:')) return openDirObject(reference);
+  if (!ctx.cluster) throw usageError('ArtifactReferenceInvalid', `"${reference}" names Secrets, but the runner is not in a cluster: pass --job-name and --job-uid, or a directory`);
+  return ctx.cluster.reference(reference, artifactKind);
 }

@@ -108,6 +108,11 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
 
   const finished = await child;
   await Promise.all([stdoutDone, stderrDone]);
+  // With reject:false a spawn failure (ENOENT, EACCES) comes back as a result: raise it as the error it is.
+  if (finished.exitCode === undefined && !finished.signal && finished.cause instanceof Error) {
+    if (current?.pid === pid) current = undefined;
+    throw finished.cause;
+  }
   if (pid !== undefined) {
     killGroup(pid, 'SIGKILL'); // end what it left behind (local-exec children), whatever the exit
     if (current?.pid === pid) current = undefined;

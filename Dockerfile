@@ -1,0 +1,65 @@
+# The captf-runner image: Node 24 LTS, the bundled runner (one file), terraform and tini.
+#
+# Build context = the repository root after scripts/stage-image-context.sh, which puts in place
+#   dist/captf-runner.mjs   the esbuild bundle (no node_modules at run time)
+#   dist/terraform          the terraform binary (release path: downloaded with a verified checksum)
+# No RUN step uses the network except apt in the tini stage.
+#
+#   buildah build --build-arg TERRAFORM_VERSION=1.11.4 -t localhost/captf-runner:dev .
+#
+# contract/sections/image.md describes the layout, the environment and the module contract.
+
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# tini from Debian: only the static binary leaves this stage, so no apt lists reach the runtime.
+FROM ${NODE_IMAGE} AS tini
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini \
+ && /usr/bin/tini-static --version
+
+FROM ${NODE_IMAGE}
+# Ordered by how often each part changes, so a rebuild re-copies only the bundle.
+COPY --from=tini /usr/bin/tini-static /usr/bin/tini
+COPY --chmod=0755 dist/terraform /usr/local/bin/terraform
+COPY --chmod=0644 runner/terraformrc /etc/captf-runner/terraformrc
+
+# The binary's version must be the one the label names: a mismatch fails the build rather than
+# shipping a wrong label. The runner user owns only /captf/work: with a read-only root filesystem
+# every write goes to mounts (the workdir, /tmp), so HOME and TMPDIR point at /tmp.
+ARG TERRAFORM_VERSION
+RUN test -n "${TERRAFORM_VERSION}" \
+ && terraform version -json | grep -q "\"terraform_version\": \"${TERRAFORM_VERSION}\"" \
+ && groupadd --gid 10001 runner \
+ && useradd --uid 10001 --gid 10001 --home-dir /tmp --no-create-home --shell /usr/sbin/nologin runner \
+ && mkdir -p /captf/work /usr/share/terraform/plugins \
+ && chown runner:runner /captf/work \
+ && ln -s /usr/local/lib/captf-runner/captf-runner.mjs /usr/local/bin/captf-runner
+
+COPY --chmod=0755 dist/captf-runner.mjs /usr/local/lib/captf-runner/captf-runner.mjs
+
+ENV TF_IN_AUTOMATION=1 \
+    TF_CLI_CONFIG_FILE=/etc/captf-runner/terraformrc \
+    CHECKPOINT_DISABLE=1 \
+    HOME=/tmp \
+    TMPDIR=/tmp \
+    CAPTF_TERRAFORM=/usr/local/bin/terraform
+
+USER 10001:10001
+WORKDIR /captf/work
+
+# tini is PID 1: it reaps orphans (terraform's local-exec children) and forwards SIGTERM to the
+# runner alone, which then stops terraform gracefully (one SIGINT) and writes an interrupted result.
+ENTRYPOINT ["tini", "--", "captf-runner"]
+CMD ["--help"]
+
+ARG RUNNER_VERSION=0.0.0-dev
+ARG SOURCE_URL=https://github.com/captf/captf-runner
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="captf-runner" \
+      org.opencontainers.image.description="Runs terraform for a Cluster API provider: one Job, one op, one result" \
+      org.opencontainers.image.version="${RUNNER_VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.source="${SOURCE_URL}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      io.captf.runner.contract="runner.captf.io/v1" \
+      io.captf.runner.terraform-version="${TERRAFORM_VERSION}"

@@ -1,0 +1,3 @@
+output "machine_names" {
+  value = [for m in terraform_data.machine : m.output.name]
+}

@@ -1,0 +1,3 @@
+terraform {
+  required_version = ">= 1.5.0, < 2.0.0"
+}

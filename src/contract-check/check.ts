@@ -1,0 +1,245 @@
+// `captf-runner contract check`: does this image (or a directory tree laid out like one) keep the
+// runner contract (contract/sections/image.md)? Each check names what is wrong and how to fix it.
+// The cheap part (cheapOnly) is what every op checks before it touches any state.
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { promisify } from 'node:util';
+import type { Kind } from '../contract/config.ts';
+import { asRunnerError, RunnerError } from '../errors.ts';
+import { runTerraform, terraformEnv } from '../terraform/exec.ts';
+import { initArgs } from '../terraform/init.ts';
+import { validate } from '../terraform/validate.ts';
+import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type TerraformVersion } from '../terraform/version.ts';
+import { BACKEND_FILE, scanModule } from '../workspace/workspace.ts';
+import { scanHcl, type ModuleScan } from '../workspace/scan.ts';
+import { LOCK_FILE, providersInInitOutput, REQUIRED_VARIABLES } from './module-files.ts';
+
+export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate';
+
+export interface ContractCheck {
+  name: CheckName;
+  /** skip: not run, because a check it depends on failed (that one is the violation). */
+  status: 'pass' | 'fail' | 'skip';
+  /** false only for a violation. */
+  ok: boolean;
+  message: string;
+  fix?: string;
+}
+
+export interface ContractReport {
+  ok: boolean;
+  /** The module dir checked, as a path on this machine. */
+  module: string;
+  checks: ContractCheck[];
+  terraform?: { version: string; flavor: Flavor; path: string };
+}
+
+export interface ContractCheckOptions {
+  /**
+   * '/' (default): this machine is the image, and the image-only checks run (entrypoint, non-root).
+   * Another directory: a tree laid out like an image; paths in it are resolved under it and the
+   * image-only checks are left out.
+   */
+  root?: string;
+  /** Default /captf/module. Under a root, resolved inside it. */
+  moduleDir?: string;
+  /** Default `terraform` on PATH. Always a binary on this machine, also with a root. */
+  terraformPath?: string;
+  kind?: Kind;
+  /** The op's workdir; absent: the runner's default, a fresh dir under TMPDIR. */
+  workdir?: string;
+  /** Only what every op checks before touching state: terraform and the module's files. */
+  cheapOnly?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+const FIX = {
+  module: 'build the image FROM the runner image with the module at /captf/module (see examples/module-image), or pass --module DIR',
+  terraform: 'install a supported terraform or OpenTofu in the image (Dockerfile ARG TERRAFORM_VERSION), or pass --terraform PATH',
+  entrypoint: 'build FROM the runner image and keep its ENTRYPOINT ["tini", "--", "captf-runner"] and PATH',
+  user: 'do not override the runner image USER (10001); in Kubernetes set securityContext.runAsNonRoot: true and runAsUser: 10001',
+  lockfile: `run \`terraform init\` against the image's mirror (or \`terraform providers lock -fs-mirror=DIR -platform=linux_amd64\`) and ship ${LOCK_FILE} next to the module's .tf files`,
+  mirror: 'mirror the provider into the image at /usr/share/terraform/plugins (`terraform providers mirror -platform=linux_amd64 DIR` on the host, then COPY DIR into the module image)',
+  validate: 'fix the module so that `terraform validate` passes',
+} as const;
+
+export async function runContractCheck(options: ContractCheckOptions = {}): Promise<ContractReport> {
+  const root = resolve(options.root ?? '/');
+  const inImage = root === '/';
+  const env = options.env ?? process.env;
+  const moduleDir = inImage ? resolve(options.moduleDir ?? '/captf/module') : join(root, options.moduleDir ?? '/captf/module');
+  const checks: ContractCheck[] = [];
+  const add = (...[name, status, message, fix]: CheckRow) =>
+    checks.push({ name, status, ok: status !== 'fail', message, ...(status === 'fail' && fix ? { fix } : {}) });
+
+  if (inImage && !options.cheapOnly) {
+    const entrypoint = await checkEntrypoint(env);
+    add('entrypoint', entrypoint.ok ? 'pass' : 'fail', entrypoint.message, FIX.entrypoint);
+    const uid = process.getuid?.();
+    if (uid === 0) add('user', 'fail', 'running as root (uid 0)', FIX.user);
+    else add('user', 'pass', `running as uid ${uid}`);
+  }
+  if (!options.cheapOnly) {
+    const workdir = checkWritable(options.workdir ?? tmpdir(), options.workdir === undefined);
+    add('workdir', workdir.ok ? 'pass' : 'fail', workdir.message, 'mount a writable volume there (with a read-only root filesystem: an emptyDir), or pass --workdir DIR');
+  }
+
+  let terraform: TerraformVersion | undefined;
+  try {
+    terraform = await terraformVersion(options.terraformPath ?? 'terraform', { env });
+    checkSupported(terraform);
+    add('terraform', 'pass', `${terraform.flavor === 'opentofu' ? 'OpenTofu' : 'Terraform'} ${terraform.version} (${terraform.path})`);
+  } catch (error) {
+    add('terraform', 'fail', asRunnerError(error).message, FIX.terraform);
+    terraform = undefined; // found but unsupported: nothing below runs it
+  }
+
+  const scan = await scanModule(moduleDir).catch((error: unknown) => asRunnerError(error));
+  if (scan instanceof RunnerError) add('module', 'fail', scan.message, FIX.module);
+  else add('module', 'pass', `${moduleDir}: ${count(scan.resources.length, 'resource')}, ${count(scan.moduleCalls.length, 'module call')}, ${count(scan.variables.length, 'variable')}`);
+
+  if (!options.cheapOnly) {
+    if (scan instanceof RunnerError) for (const name of ['backend', 'variables'] as const) add(name, 'skip', 'not checked: no module');
+    else {
+      add(...(await backendCheck(moduleDir, scan)));
+      add(...variablesCheck(scan, options.kind));
+    }
+    if (!(scan instanceof RunnerError) && terraform) await initAndValidate(moduleDir, terraform.path, env, add);
+    else for (const name of ['lockfile', 'init', 'validate'] as const) add(name, 'skip', `not run: ${terraform ? 'no module' : 'no supported terraform'}`);
+  }
+
+  return {
+    ok: checks.every((c) => c.ok),
+    module: moduleDir,
+    checks,
+    ...(terraform ? { terraform: { version: terraform.version, flavor: terraform.flavor, path: terraform.path } } : {}),
+  };
+}
+
+async function checkEntrypoint(env: NodeJS.ProcessEnv): Promise<{ ok: boolean; message: string }> {
+  const missing = ['tini', 'captf-runner'].filter((name) => !resolveExecutable(name, env.PATH));
+  if (missing.length) return { ok: false, message: `${missing.join(' and ')} not found as an executable on PATH` };
+  const runner = resolveExecutable('captf-runner', env.PATH)!;
+  try {
+    await promisify(execFile)(runner, ['--help'], { env, timeout: 30_000 });
+    return { ok: true, message: `tini and ${runner} present; \`captf-runner --help\` runs` };
+  } catch (error) {
+    return { ok: false, message: `${runner} is present but \`captf-runner --help\` failed: ${(error as Error).message.split('\n')[0]}` };
+  }
+}
+
+/**
+ * A workdir that exists must be writable; one that does not must be creatable, so its nearest
+ * existing parent must be. Probed by writing a file: permission bits do not tell about a read-only mount.
+ */
+function checkWritable(dir: string, isDefault: boolean): { ok: boolean; message: string } {
+  const what = isDefault ? `TMPDIR ${dir} (the default workdir's parent)` : `workdir ${dir}`;
+  let probeDir = resolve(dir);
+  while (!existsSync(probeDir) && dirname(probeDir) !== probeDir) probeDir = dirname(probeDir);
+  try {
+    const probe = join(probeDir, `.captf-contract-check-${process.pid}`);
+    writeFileSync(probe, '');
+    rmSync(probe);
+    return { ok: true, message: `${what} is writable${probeDir === resolve(dir) ? '' : ` (it will be created in ${probeDir})`}` };
+  } catch (error) {
+    return { ok: false, message: `${what} is not writable: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+  }
+}
+
+type CheckRow = [name: CheckName, status: ContractCheck['status'], message: string, fix?: string];
+
+/** The backend in backend.tf and nowhere else: restore and unlock build a root of that file alone. */
+async function backendCheck(moduleDir: string, scan: ModuleScan): Promise<CheckRow> {
+  const fix = `put the module's backend alone in ${BACKEND_FILE}: terraform { backend "kubernetes" {} } (its settings come from --backend-config files)`;
+  if (!scan.backend) return ['backend', 'fail', 'the module declares no backend: its state would be lost with the workdir', fix];
+  const text = await readFile(join(moduleDir, BACKEND_FILE), 'utf8').catch(() => undefined);
+  if (text === undefined) return ['backend', 'fail', `the module declares backend "${scan.backend}", but not in ${BACKEND_FILE}`, fix];
+  const own = scanHcl(text);
+  if (!own.backend) return ['backend', 'fail', `${BACKEND_FILE} holds no backend block (the module declares backend "${scan.backend}" elsewhere)`, fix];
+  if (own.resources.length + own.moduleCalls.length + own.variables.length > 0)
+    return ['backend', 'fail', `${BACKEND_FILE} holds more than the backend block (resources, module calls or variables)`, fix];
+  return ['backend', 'pass', `backend "${own.backend}" in ${BACKEND_FILE}`];
+}
+
+function variablesCheck(scan: ModuleScan, kind: Kind | undefined): CheckRow {
+  if (!kind) return ['variables', 'pass', 'no --kind given: no per-kind variables required'];
+  const required = REQUIRED_VARIABLES[kind];
+  const missing = required.filter((name) => !scan.variables.includes(name));
+  if (missing.length === 0) return ['variables', 'pass', required.length ? `declares ${required.join(', ')} (required for ${kind})` : `nothing required for ${kind}`];
+  return [
+    'variables',
+    'fail',
+    `a ${kind} module must declare ${missing.map((n) => `variable "${n}"`).join(' and ')}`,
+    `add ${missing.map((n) => `variable "${n}" {}`).join(' and ')} to the module (the controller always sets ${missing.length === 1 ? 'it' : 'them'})`,
+  ];
+}
+
+/** init and validate in a temp copy (the module dir may be read-only), offline, from the image's mirror. */
+async function initAndValidate(moduleDir: string, terraformPath: string, baseEnv: NodeJS.ProcessEnv, add: (...row: CheckRow) => void): Promise<void> {
+  const copy = mkdtempSync(join(tmpdir(), 'captf-contract-'));
+  try {
+    // A local .terraform dir would let init skip what the image must provide.
+    cpSync(moduleDir, copy, { recursive: true, filter: (src) => !relative(moduleDir, src).split(sep).includes('.terraform') });
+    const env = terraformEnv(baseEnv);
+    const initLines: string[] = [];
+    const init = await runTerraform({
+      terraformPath,
+      cwd: copy,
+      env,
+      output: { line: (_stream, text) => initLines.push(text) },
+      args: initArgs({ backend: false, lockfileReadonly: true }),
+    });
+    add(...lockfileCheck(moduleDir, init.exitCode, providersInInitOutput(initLines)));
+
+    if (init.exitCode !== 0) {
+      add('init', 'fail', `init -backend=false -lockfile=readonly exited ${init.exitCode}: ${lastDiagnostic(init.stderrTail) ?? 'no error message'}`, initFix(init.stderrTail));
+      add('validate', 'skip', 'not run: init failed');
+      return;
+    }
+    add('init', 'pass', 'init -backend=false -lockfile=readonly succeeds offline');
+    try {
+      await validate({ path: terraformPath, cwd: copy, env, output: { line() {} } });
+      add('validate', 'pass', 'validate passes');
+    } catch (error) {
+      add('validate', 'fail', asRunnerError(error).message, FIX.validate);
+    }
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+/** A lock file is required when the module uses any provider that is not built in (builtin-only modules get none from init). */
+function lockfileCheck(moduleDir: string, initExitCode: number, providersLookedFor: string[]): CheckRow {
+  if (existsSync(join(moduleDir, LOCK_FILE))) return ['lockfile', 'pass', `${LOCK_FILE} present`];
+  if (providersLookedFor.length > 0) return ['lockfile', 'fail', `${LOCK_FILE} missing; the module requires ${providersLookedFor.join(', ')}`, FIX.lockfile];
+  if (initExitCode === 0) return ['lockfile', 'pass', `no ${LOCK_FILE} needed: the module uses only built-in providers`];
+  return ['lockfile', 'skip', 'not checked: init failed before it looked for providers'];
+}
+
+function initFix(stderr: string): string {
+  const text = oneLine(stderr);
+  if (/not found in any of the search locations|Failed to query available provider packages|Failed to install provider/.test(text)) return FIX.mirror;
+  if (/lock file is read-only|dependency lock file/.test(text)) return FIX.lockfile;
+  return 'run `terraform init -backend=false -lockfile=readonly` on the module with the image\'s CLI configuration (TF_CLI_CONFIG_FILE) and fix what it reports';
+}
+
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+/** terraform wraps its messages at ~78 columns: join them before matching a phrase. */
+const oneLine = (text: string) => text.replace(/[│╷╵]/g, ' ').replace(/\s+/g, ' ');
+
+/** The last "Error: summary" with its first paragraph of detail, on one line. */
+function lastDiagnostic(stderr: string): string | undefined {
+  const lines = stderr.split('\n').map((l) => l.replace(/^[│╷╵\s]+/, '').trimEnd());
+  const start = lines.reduce((found, line, i) => (line.startsWith('Error:') ? i : found), -1);
+  if (start < 0) return undefined;
+  let from = start + 1;
+  while (from < lines.length && lines[from] === '') from++; // the blank line after the summary
+  let to = from;
+  while (to < lines.length && lines[to] !== '') to++;
+  const detail = oneLine(lines.slice(from, to).join(' ')).trim();
+  return detail ? `${lines[start]}: ${detail}` : lines[start];
+}

@@ -1,0 +1,67 @@
+// Kubernetes naming rules the runner must meet when it derives names and labels from other
+// names (a Job name, an object name), and the labels every Secret it writes carries.
+// Deterministic: the same input always gives the same name, so a retried run finds what an
+// earlier attempt wrote.
+import { createHash } from 'node:crypto';
+
+export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY = 'captf-runner';
+/** `result`, `plan` or `backup`: what a runner-written Secret holds. */
+export const LABEL_ARTIFACT_KIND = 'captf.io/artifact-kind';
+
+export const MAX_NAME_LENGTH = 253; // DNS subdomain (metadata.name of Secrets and Jobs)
+export const MAX_LABEL_VALUE_LENGTH = 63;
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+// An annotation or label key: an optional DNS-subdomain prefix and a name of at most 63 characters.
+const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+export const isDnsSubdomain = (name: string) => name.length <= MAX_NAME_LENGTH && DNS_SUBDOMAIN.test(name);
+export const isLabelValue = (value: string) => value.length <= MAX_LABEL_VALUE_LENGTH && LABEL_VALUE.test(value);
+export const isQualifiedName = (key: string) => {
+  const slash = key.indexOf('/');
+  return QUALIFIED_NAME.test(key) && (slash < 0 || slash <= MAX_NAME_LENGTH);
+};
+
+const shortDigest = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 10);
+
+/**
+ * `<base>-<suffix>`, shortened when it would pass 253 characters: the base is cut and a digest
+ * of the whole base appended, so two long bases that share a beginning still get different names.
+ * The base must already be a DNS subdomain (a Job name is).
+ */
+export function derivedName(base: string, suffix: string): string {
+  const full = `${base}-${suffix}`;
+  if (full.length <= MAX_NAME_LENGTH) return full;
+  const keep = MAX_NAME_LENGTH - suffix.length - 12; // 12 = '-' + digest(10) + '-'
+  return `${base.slice(0, keep).replace(/[-.]+$/, '')}-${shortDigest(base)}-${suffix}`;
+}
+
+/**
+ * A DNS-subdomain form of `value`, to build names from: the value itself when it is one, else
+ * lowercased with other characters as '-' plus a digest of the original, so that `Backup_1` and
+ * `backup-1` still get different names.
+ */
+export function dnsNamePartFor(value: string): string {
+  if (isDnsSubdomain(value)) return value;
+  const cleaned = value
+    .toLowerCase()
+    .replace(/[^-a-z0-9]/g, '-')
+    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '');
+  return cleaned ? `${cleaned}-${shortDigest(value)}` : shortDigest(value);
+}
+
+/**
+ * A label value that stands for `value`: the value itself when it is a valid label value, else a
+ * readable head plus a digest (label values hold at most 63 characters). The full value belongs
+ * in an annotation beside it.
+ */
+export function labelValueFor(value: string): string {
+  if (isLabelValue(value)) return value;
+  const head = value
+    .replace(/[^-A-Za-z0-9_.]/g, '-')
+    .slice(0, MAX_LABEL_VALUE_LENGTH - 11)
+    .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
+  return head ? `${head}-${shortDigest(value)}` : shortDigest(value);
+}

@@ -1,0 +1,193 @@
+// The in-cluster sinks of a finished result: the result Secret (the full result, sensitive output
+// values included) and the annotations on the runner's own Job. Both are written after the local
+// result exists; the caller decides what a failure means (contract/sections/kubernetes.md).
+import { createHash } from 'node:crypto';
+import type { OwnerReference } from 'kubernetes-types/meta/v1.js';
+import type { OutputValue, Result } from '../contract/result.ts';
+import { RunnerError } from '../errors.ts';
+import { isKubeError, KubeReason, type KubeClient, type Secret } from './client.ts';
+import { derivedName, isQualifiedName, LABEL_ARTIFACT_KIND, LABEL_MANAGED_BY, labelValueFor, MANAGED_BY } from './names.ts';
+import { fitResult, type ResultCut } from './result-fit.ts';
+
+export interface JobIdentity {
+  namespace: string;
+  jobName: string;
+  jobUid: string;
+}
+
+export interface ResultSecretRef {
+  name: string;
+  /** sha256 of the bytes under `result.json`. */
+  sha256: string;
+}
+
+export interface WrittenResultSecret extends ResultSecretRef {
+  /** What was cut to fit the Secret; empty when the whole result fit. */
+  cuts: ResultCut[];
+  /** An earlier attempt of the same Job had written a different result, now replaced. */
+  replaced: boolean;
+}
+
+export const JobAnnotation = {
+  outcome: 'captf.io/outcome',
+  reason: 'captf.io/reason',
+  inputsHash: 'captf.io/inputs-hash',
+  resultSecret: 'captf.io/result-secret',
+  resultSha256: 'captf.io/result-sha256',
+} as const;
+
+export const RESULT_KEY = 'result.json';
+export const CUT_KEY = 'cut.json';
+/** A Secret's data may hold 1,048,576 bytes; cut.json gets the rest of this reserve. */
+export const RESULT_BYTES_LIMIT = 1_048_576 - 64 * 1024;
+const CUT_RECORD_LIMIT_BYTES = 60 * 1024;
+
+/** Each annotation value is capped, and so is the number taken from result.annotations, which
+ * keeps the runner's share of the Job's 256 KiB annotation budget under ~30 KiB in the worst case. */
+export const MAX_ANNOTATION_VALUE_LENGTH = 1024;
+export const MAX_RESULT_ANNOTATIONS = 16;
+
+/** The result Secret's name: the Job's name with `-result`, shortened with a digest past 253 characters. */
+export const resultSecretName = (jobName: string) => derivedName(jobName, 'result');
+
+export interface AnnotatedJob {
+  /** What was patched; `null` removes an annotation left by an earlier attempt of the Job. */
+  annotations: Record<string, string | null>;
+  /** Keys of result.annotations left out (not a valid annotation key, or over the count). */
+  skipped: string[];
+}
+
+/**
+ * Sets the outcome, reason, inputs hash, result.annotations and the result Secret's name and
+ * sha256 on the Job with one JSON merge patch. The patch names the Job's uid, so it never lands on
+ * another Job of the same name (409 Conflict instead).
+ */
+export async function annotateJob(
+  client: KubeClient,
+  job: JobIdentity,
+  result: Result,
+  resultSecretRef: ResultSecretRef | undefined,
+): Promise<AnnotatedJob> {
+  const annotations: Record<string, string | null> = {};
+  const skipped: string[] = [];
+  const resultEntries = Object.entries(result.annotations);
+  for (const [index, [key, value]] of resultEntries.entries()) {
+    if (index >= MAX_RESULT_ANNOTATIONS || !isQualifiedName(key)) skipped.push(key);
+    else annotations[key] = capValue(value);
+  }
+  Object.assign(annotations, {
+    [JobAnnotation.outcome]: result.outcome,
+    [JobAnnotation.reason]: capValue(result.reason),
+    [JobAnnotation.inputsHash]: result.inputsHash ?? null,
+    [JobAnnotation.resultSecret]: resultSecretRef?.name ?? null,
+    [JobAnnotation.resultSha256]: resultSecretRef?.sha256 ?? null,
+  });
+  await client.patchJob(job.namespace, job.jobName, { metadata: { uid: job.jobUid, annotations } });
+  return { annotations, skipped };
+}
+
+const capValue = (value: string) => (value.length > MAX_ANNOTATION_VALUE_LENGTH ? `${value.slice(0, MAX_ANNOTATION_VALUE_LENGTH - 1)}…` : value);
+
+/**
+ * Writes the one result Secret of this run: `result.json` is the full result with `fullOutputs`
+ * (sensitive values included) in place of result.outputs, cut to fit when needed (`cut.json` then
+ * says what was cut). Immutable and owned by the Job, so it goes when the Job goes.
+ *
+ * A retry that finds its own identical Secret succeeds; one that finds a different result of an
+ * earlier attempt of the same Job (a pod that was replaced) replaces it: the newest attempt wins.
+ */
+export async function writeResultSecret(
+  client: KubeClient,
+  job: JobIdentity,
+  result: Result,
+  fullOutputs: Record<string, OutputValue> | undefined,
+): Promise<WrittenResultSecret> {
+  const fitted = fitResult({ ...result, ...(fullOutputs && { outputs: fullOutputs }) }, RESULT_BYTES_LIMIT);
+  const sha256 = createHash('sha256').update(fitted.json).digest('hex');
+  const name = resultSecretName(job.jobName);
+  const secret = resultSecret(name, job, result, fitted.json, sha256, fitted.cuts, fitted.originalBytes);
+  const written = { name, sha256, cuts: fitted.cuts };
+
+  try {
+    await client.createSecret(job.namespace, secret);
+    return { ...written, replaced: false };
+  } catch (error) {
+    if (!isKubeError(error, KubeReason.AlreadyExists)) throw error;
+  }
+  const existing = await client.getSecret(job.namespace, name);
+  if (existing && !isResultSecret(existing)) {
+    throw new RunnerError({
+      kind: 'kube',
+      reason: KubeReason.Conflict,
+      message: `Secret "${name}" in namespace "${job.namespace}" exists and is not a CAPTF result Secret; the runner leaves it alone and writes no result Secret`,
+      detail: { name, namespace: job.namespace },
+    });
+  }
+  if (existing?.metadata?.annotations?.[JobAnnotation.resultSha256] === sha256) return { ...written, replaced: false };
+  // Secrets are immutable: replacing means delete and create. The uid precondition makes sure
+  // only the Secret just read is deleted.
+  if (existing) await client.deleteSecret(job.namespace, name, { uid: existing.metadata?.uid });
+  await client.createSecret(job.namespace, secret);
+  return { ...written, replaced: true };
+}
+
+const isResultSecret = (secret: Secret) =>
+  secret.metadata?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY && secret.metadata?.labels?.[LABEL_ARTIFACT_KIND] === 'result';
+
+export function jobOwnerReference(job: JobIdentity): OwnerReference {
+  // blockOwnerDeletion stays false: setting it true needs delete permission on the Job, which the
+  // runner's Role does not grant. Background and foreground deletion of the Job still collect the
+  // Secret; foreground deletion just does not wait for it.
+  return { apiVersion: 'batch/v1', kind: 'Job', name: job.jobName, uid: job.jobUid, controller: false, blockOwnerDeletion: false };
+}
+
+function resultSecret(
+  name: string,
+  job: JobIdentity,
+  result: Result,
+  json: Buffer,
+  sha256: string,
+  cuts: ResultCut[],
+  originalBytes: number,
+): Secret {
+  const data: Record<string, string> = { [RESULT_KEY]: json.toString('base64') };
+  if (cuts.length > 0) data[CUT_KEY] = Buffer.from(cutRecord(cuts, originalBytes)).toString('base64');
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name,
+      namespace: job.namespace,
+      labels: {
+        [LABEL_MANAGED_BY]: MANAGED_BY,
+        [LABEL_ARTIFACT_KIND]: 'result',
+        'captf.io/job-name': labelValueFor(job.jobName),
+        'captf.io/job-uid': labelValueFor(job.jobUid),
+        'captf.io/op': result.op,
+        'captf.io/outcome': result.outcome,
+        'captf.io/object-kind': result.object.kind,
+        ...(result.object.name && { 'captf.io/object-name': labelValueFor(result.object.name) }),
+      },
+      annotations: {
+        [JobAnnotation.resultSha256]: sha256,
+        'captf.io/job-name': job.jobName,
+      },
+      ownerReferences: [jobOwnerReference(job)],
+    },
+    type: 'Opaque',
+    immutable: true,
+    data,
+  };
+}
+
+/** cut.json: what was cut, bounded itself (a result with ten thousand outputs lists the first ones). */
+function cutRecord(cuts: ResultCut[], originalBytes: number): string {
+  const listed: ResultCut[] = [];
+  let bytes = 0;
+  for (const cut of cuts) {
+    bytes += JSON.stringify(cut).length + 1;
+    if (bytes > CUT_RECORD_LIMIT_BYTES) break;
+    listed.push(cut);
+  }
+  return JSON.stringify({ limitBytes: RESULT_BYTES_LIMIT, originalBytes, cutsTotal: cuts.length, cuts: listed });
+}

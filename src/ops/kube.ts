@@ -1,0 +1,84 @@
+// In-cluster mode: when the controller passes the Job's identity, the runner talks to the API
+// server: Secrets hold backups and plan artifacts, and the finished result goes to a result Secret
+// and the Job's annotations. Loaded lazily: local runs never pay for it.
+import type { Settings } from '../contract/config.ts';
+import type { OutputValue, Result } from '../contract/result.ts';
+import { usageError } from '../errors.ts';
+import { KubeClient } from '../kube/client.ts';
+import { loadInClusterConfig } from '../kube/config.ts';
+import { dnsNamePartFor, labelValueFor } from '../kube/names.ts';
+import { annotateJob, writeResultSecret, type JobIdentity } from '../kube/sinks.ts';
+import { SecretChunkStore } from '../store/secret-store.ts';
+import type { ChunkStore } from '../store/store.ts';
+import type { Logger } from '../output/log.ts';
+
+export interface InCluster {
+  client: KubeClient;
+  job: JobIdentity;
+  /** Where this object's backups or plan artifacts live. */
+  store(artifactKind: 'plan' | 'backup'): ChunkStore;
+  /** A stored object named by a `secret:` reference (--plan-artifact, --backup). */
+  reference(reference: string, artifactKind: 'plan' | 'backup'): { store: ChunkStore; object: string };
+  publish(result: Result, fullOutputs: Record<string, OutputValue> | undefined): Promise<void>;
+}
+
+/** undefined in local mode. A Job identity without a usable token or API address is a usage error, never a silent local run. */
+export function inClusterFrom(settings: Settings, log: Logger): InCluster | undefined {
+  if (!settings.jobName && !settings.jobUid) return undefined;
+  if (!settings.jobName || !settings.jobUid)
+    throw usageError('KubeConfigInvalid', 'in-cluster mode needs both --job-name and --job-uid (CAPTF_JOB_NAME, CAPTF_JOB_UID): pass both, or neither for a local run');
+  const config = loadInClusterConfig({ serviceAccountDir: settings.serviceAccountDir, env: process.env });
+  const namespace = settings.namespace ?? config.namespace;
+  if (!namespace) throw usageError('KubeConfigInvalid', 'in-cluster mode needs the namespace: pass --namespace (CAPTF_NAMESPACE) or mount the service account namespace file');
+  const client = new KubeClient(config, { onRetry: (event) => log.warn({ retry: event }, 'Kubernetes API: retrying') });
+  const job: JobIdentity = { namespace, jobName: settings.jobName, jobUid: settings.jobUid };
+  return {
+    client,
+    job,
+    store: (artifactKind) => secretStore(client, job, settings, artifactKind),
+    reference: (reference, artifactKind) => secretReference(client, job, reference, artifactKind),
+    publish: (result, fullOutputs) => publishToCluster(client, job, result, fullOutputs, log),
+  };
+}
+
+const KIND_SHORT = { cluster: 'c', machine: 'm', pool: 'p' } as const;
+
+/** Where an object's backups or plan artifacts live: Secrets named `captf-<backup|plan>-<kindshort>-<object>-…`. */
+function secretStore(client: KubeClient, job: JobIdentity, settings: Settings, artifactKind: 'plan' | 'backup'): ChunkStore {
+  const object = settings.object ?? job.jobName;
+  return new SecretChunkStore({
+    client,
+    namespace: job.namespace,
+    prefix: `captf-${artifactKind}-${KIND_SHORT[settings.kind]}-${dnsNamePartFor(object)}`,
+    artifactKind,
+    labels: { 'captf.io/owner-kind': settings.kind, 'captf.io/owner-name': labelValueFor(object) },
+  });
+}
+
+/** `secret:<prefix>/<object>` (in the Job's namespace) or `secret:<namespace>/<prefix>/<object>`. */
+function secretReference(client: KubeClient, job: JobIdentity, reference: string, artifactKind: 'plan' | 'backup'): { store: ChunkStore; object: string } {
+  const parts = reference.slice('secret:'.length).split('/');
+  if (parts.length < 2 || parts.length > 3 || parts.some((p) => !p))
+    throw usageError('ArtifactReferenceInvalid', `"${reference}" is not a Secret reference: write secret:<prefix>/<object> or secret:<namespace>/<prefix>/<object>`);
+  const [namespace, prefix, object] = parts.length === 3 ? parts : [job.namespace, ...parts];
+  return { store: new SecretChunkStore({ client, namespace: namespace!, prefix: prefix!, artifactKind }), object: object! };
+}
+
+/**
+ * Best effort, after result.json and the termination message exist: the result Secret, then the
+ * Job's annotations. A failure is logged and never changes the exit code.
+ */
+async function publishToCluster(client: KubeClient, job: JobIdentity, result: Result, fullOutputs: Record<string, OutputValue> | undefined, log: Logger): Promise<void> {
+  let secret: Awaited<ReturnType<typeof writeResultSecret>> | undefined;
+  try {
+    secret = await writeResultSecret(client, job, result, fullOutputs);
+    if (secret.cuts.length) log.warn({ cuts: secret.cuts }, 'the result was larger than a Secret holds: parts were cut (see cut.json in the Secret)');
+  } catch (error) {
+    log.error({ kind: (error as { kind?: string }).kind }, `could not write the result Secret: ${(error as Error).message}`);
+  }
+  try {
+    await annotateJob(client, job, result, secret && { name: secret.name, sha256: secret.sha256 });
+  } catch (error) {
+    log.error({ kind: (error as { kind?: string }).kind }, `could not annotate the Job: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,251 @@
+// A ChunkStore in Kubernetes Secrets, for in-cluster runs: one immutable Secret per chunk and one
+// for the manifest, written last. Labels tie an object's Secrets together so they can be listed
+// without reading their data; digests, longer than a label value may be, go in annotations.
+//
+// Names: `<prefix>-<object>-<index>` for chunks and `<prefix>-<object>-manifest`, shortened with a
+// digest past 253 characters (an object name that is not a valid Secret name, e.g. with capitals
+// or '_', is lowercased and gets a digest too; the full name is in an annotation). Object names
+// follow the directory store's rule, so both stores take the same names. Chunk sizes are the caller's: about 700 KiB at most, so that the
+// base64 of a chunk fits the 1 MiB a Secret may hold (the API answers 422 otherwise).
+import { createHash } from 'node:crypto';
+import type { OwnerReference } from 'kubernetes-types/meta/v1.js';
+import { RunnerError, usageError } from '../errors.ts';
+import { isKubeError, KubeReason, type KubeClient, type ObjectMeta, type Secret } from '../kube/client.ts';
+import { derivedName, dnsNamePartFor, isDnsSubdomain, LABEL_ARTIFACT_KIND, LABEL_MANAGED_BY, labelValueFor, MANAGED_BY } from '../kube/names.ts';
+import type { ChunkStore, StoredObject } from './store.ts';
+
+export const StoreLabel = {
+  store: 'captf.io/store',
+  artifactKind: LABEL_ARTIFACT_KIND,
+  object: 'captf.io/object',
+  part: 'captf.io/part',
+  chunkIndex: 'captf.io/chunk-index',
+  chunkCount: 'captf.io/chunk-count',
+} as const;
+
+export const StoreAnnotation = {
+  /** The object's full name (the label may be shortened). */
+  object: 'captf.io/object',
+  /** sha256 of the bytes under the data key. */
+  sha256: 'captf.io/sha256',
+} as const;
+
+export const CHUNK_KEY = 'chunk';
+export const MANIFEST_KEY = 'manifest';
+
+export interface SecretChunkStoreOptions {
+  client: KubeClient;
+  namespace: string;
+  /** Starts every Secret name of this store, e.g. `captf-backup-cluster-prod`. */
+  prefix: string;
+  artifactKind: 'plan' | 'backup';
+  /** Put on every Secret, e.g. the CAPTF object the artifacts belong to. */
+  labels?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+}
+
+type Part = 'chunk' | 'manifest';
+
+/** The directory store's rule for object names. */
+const OBJECT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+
+export class SecretChunkStore implements ChunkStore {
+  readonly location: string;
+  private readonly client: KubeClient;
+  private readonly namespace: string;
+  private readonly prefix: string;
+  private readonly artifactKind: 'plan' | 'backup';
+  private readonly labels: Record<string, string>;
+  private readonly ownerReferences: OwnerReference[] | undefined;
+
+  constructor(options: SecretChunkStoreOptions) {
+    if (!isDnsSubdomain(options.prefix)) {
+      throw usageError(
+        'InvalidStoreLocation',
+        `the Secret name prefix ${JSON.stringify(options.prefix)} is not a valid Kubernetes name (lowercase letters, digits, '-', '.')`,
+      );
+    }
+    this.client = options.client;
+    this.namespace = options.namespace;
+    this.prefix = options.prefix;
+    this.artifactKind = options.artifactKind;
+    this.labels = options.labels ?? {};
+    this.ownerReferences = options.ownerReferences;
+    this.location = `secret:${options.namespace}/${options.prefix}`;
+  }
+
+  async putChunk(object: string, index: number, data: Buffer): Promise<void> {
+    this.checkObjectName(object);
+    if (!Number.isInteger(index) || index < 0) throw new RangeError(`chunk index must be a non-negative integer, got ${index}`);
+    await this.putPart(object, 'chunk', this.chunkName(object, index), { [StoreLabel.chunkIndex]: String(index) }, CHUNK_KEY, data);
+  }
+
+  async putManifest(object: string, manifest: Buffer): Promise<void> {
+    this.checkObjectName(object);
+    // The count of chunks present, so `kubectl get secrets -l ...` shows whether a backup is whole.
+    const chunkCount = (await this.listChunks(object)).length;
+    await this.putPart(object, 'manifest', this.manifestName(object), { [StoreLabel.chunkCount]: String(chunkCount) }, MANIFEST_KEY, manifest);
+  }
+
+  async getManifest(object: string): Promise<Buffer | undefined> {
+    this.checkObjectName(object);
+    const name = this.manifestName(object);
+    const secret = await this.client.getSecret(this.namespace, name);
+    return secret && this.readPart(secret, object, name, MANIFEST_KEY);
+  }
+
+  async listChunks(object: string): Promise<number[]> {
+    this.checkObjectName(object);
+    const metas = await this.list({ [StoreLabel.object]: labelValueFor(object), [StoreLabel.part]: 'chunk' });
+    return metas
+      .filter((meta) => objectOf(meta) === object)
+      .map((meta) => Number(meta.labels?.[StoreLabel.chunkIndex]))
+      .filter((index) => Number.isInteger(index))
+      .sort((a, b) => a - b);
+  }
+
+  async getChunk(object: string, index: number): Promise<Buffer> {
+    this.checkObjectName(object);
+    const name = this.chunkName(object, index);
+    const secret = await this.client.getSecret(this.namespace, name);
+    if (!secret) {
+      throw new RunnerError({
+        kind: 'artifact',
+        reason: 'ArtifactIncomplete',
+        message: `chunk ${index} of ${object} is missing from ${this.location} (no Secret "${name}")`,
+        detail: { location: this.location, object, index, secret: name },
+      });
+    }
+    return this.readPart(secret, object, name, CHUNK_KEY);
+  }
+
+  /** Oldest first, by the time of the last write, as the directory store: the manifest's for
+   * complete objects, else the newest chunk's. */
+  async listObjects(): Promise<StoredObject[]> {
+    const byObject = new Map<string, { complete: boolean; created: string | undefined }>();
+    for (const meta of await this.list({})) {
+      const name = objectOf(meta);
+      if (!name) continue;
+      const entry = byObject.get(name) ?? { complete: false, created: undefined };
+      const created = meta.creationTimestamp;
+      if (meta.labels?.[StoreLabel.part] === 'manifest') {
+        entry.complete = true;
+        entry.created = created;
+      } else if (!entry.complete && created && (!entry.created || created > entry.created)) {
+        entry.created = created;
+      }
+      byObject.set(name, entry);
+    }
+    return [...byObject.entries()]
+      .map(([name, { complete, created }]) => ({ name, complete, ...(created && { created }) }))
+      .sort((a, b) => (a.created ?? '').localeCompare(b.created ?? '') || a.name.localeCompare(b.name));
+  }
+
+  /** The manifest goes first, so the object never looks complete while its chunks are going. */
+  async deleteObject(object: string): Promise<void> {
+    this.checkObjectName(object);
+    await this.client.deleteSecret(this.namespace, this.manifestName(object));
+    const metas = await this.list({ [StoreLabel.object]: labelValueFor(object) });
+    for (const meta of metas) {
+      if (objectOf(meta) === object && meta.name) await this.client.deleteSecret(this.namespace, meta.name);
+    }
+  }
+
+  private chunkName(object: string, index: number): string {
+    return derivedName(`${this.prefix}-${dnsNamePartFor(object)}`, String(index));
+  }
+
+  private manifestName(object: string): string {
+    return derivedName(`${this.prefix}-${dnsNamePartFor(object)}`, 'manifest');
+  }
+
+  private checkObjectName(object: string): void {
+    if (!OBJECT_NAME.test(object)) {
+      throw usageError(
+        'InvalidObjectName',
+        `"${object}" is not a valid object name: use 1 to 200 letters, digits, ".", "_" or "-", starting with a letter or digit`,
+      );
+    }
+  }
+
+  private storeSelector(extra: Record<string, string>): string {
+    const labels = { [StoreLabel.store]: labelValueFor(this.prefix), [StoreLabel.artifactKind]: this.artifactKind, ...extra };
+    return Object.entries(labels)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(',');
+  }
+
+  private list(extra: Record<string, string>): Promise<ObjectMeta[]> {
+    return this.client.listSecretMetadata(this.namespace, this.storeSelector(extra));
+  }
+
+  private async putPart(object: string, part: Part, name: string, partLabels: Record<string, string>, key: string, data: Buffer): Promise<void> {
+    const sha256 = createHash('sha256').update(data).digest('hex');
+    const secret: Secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name,
+        namespace: this.namespace,
+        labels: {
+          ...this.labels,
+          [LABEL_MANAGED_BY]: MANAGED_BY,
+          [StoreLabel.store]: labelValueFor(this.prefix),
+          [StoreLabel.artifactKind]: this.artifactKind,
+          [StoreLabel.object]: labelValueFor(object),
+          [StoreLabel.part]: part,
+          ...partLabels,
+        },
+        annotations: { [StoreAnnotation.object]: object, [StoreAnnotation.sha256]: sha256 },
+        ...(this.ownerReferences && { ownerReferences: this.ownerReferences }),
+      },
+      type: 'Opaque',
+      immutable: true,
+      data: { [key]: data.toString('base64') },
+    };
+    try {
+      await this.client.createSecret(this.namespace, secret);
+      return;
+    } catch (error) {
+      if (!isKubeError(error, KubeReason.AlreadyExists)) throw error;
+    }
+    // A retried write finds its own Secret: fine when it holds the same bytes.
+    const existing = await this.client.getSecret(this.namespace, name);
+    if (existing && this.belongsHere(existing, object) && existing.metadata?.annotations?.[StoreAnnotation.sha256] === sha256) return;
+    throw new RunnerError({
+      kind: 'artifact',
+      reason: 'ArtifactExists',
+      message: `cannot write the ${part} of ${object} to ${this.location}: Secret "${name}" already exists with other content; artifact names must not be reused`,
+      detail: { location: this.location, object, secret: name },
+    });
+  }
+
+  private readPart(secret: Secret, object: string, name: string, key: string): Buffer {
+    const encoded = secret.data?.[key];
+    const corrupt = (why: string) =>
+      new RunnerError({
+        kind: 'artifact',
+        reason: 'ArtifactCorrupt',
+        message: `Secret "${name}" in ${this.location} ${why}`,
+        detail: { location: this.location, object, secret: name },
+      });
+    if (!this.belongsHere(secret, object)) throw corrupt(`is not part of ${object} (its labels name another store or object)`);
+    if (encoded === undefined) throw corrupt(`has no "${key}" key`);
+    const data = Buffer.from(encoded, 'base64');
+    const expected = secret.metadata?.annotations?.[StoreAnnotation.sha256];
+    const actual = createHash('sha256').update(data).digest('hex');
+    if (expected !== actual) throw corrupt(`holds data whose sha256 ${actual} does not match its annotation ${expected ?? '(none)'}`);
+    return data;
+  }
+
+  private belongsHere(secret: Secret, object: string): boolean {
+    const labels = secret.metadata?.labels ?? {};
+    return (
+      labels[StoreLabel.store] === labelValueFor(this.prefix) &&
+      labels[StoreLabel.artifactKind] === this.artifactKind &&
+      secret.metadata?.annotations?.[StoreAnnotation.object] === object
+    );
+  }
+}
+
+const objectOf = (meta: ObjectMeta) => meta.annotations?.[StoreAnnotation.object] ?? meta.labels?.[StoreLabel.object];

@@ -1,0 +1,126 @@
+// Which terraform the runner drives, and whether it supports it. Terraform and OpenTofu both
+// print {"terraform_version": …} for `version -json`; only the human `version` line tells them
+// apart ("Terraform v1.11.4" / "OpenTofu v1.8.3"). The binary's name is no guide: images often
+// install tofu as `terraform`.
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { imageError } from '../errors.ts';
+import { runTerraform, terraformEnv } from './exec.ts';
+
+export type Flavor = 'terraform' | 'opentofu';
+
+export interface TerraformVersion {
+  /** As the binary reports it, e.g. 1.11.4 or 1.9.0-beta1. */
+  version: string;
+  flavor: Flavor;
+  /** The absolute path that ran. */
+  path: string;
+  raw: { json: unknown; text: string };
+}
+
+/** Supported ranges: the plan JSON format 1.x, and the flags the runner passes (-lockfile=readonly, import blocks …). */
+export const SUPPORTED: Readonly<Record<Flavor, { min: string; below: string }>> = {
+  terraform: { min: '1.5.0', below: '2.0.0' },
+  opentofu: { min: '1.6.0', below: '2.0.0' },
+};
+
+const FLAVOR_NAMES: Record<Flavor, string> = { terraform: 'Terraform', opentofu: 'OpenTofu' };
+
+export const supportedText = () =>
+  (Object.keys(SUPPORTED) as Flavor[]).map((f) => `${FLAVOR_NAMES[f]} >= ${SUPPORTED[f].min} < ${SUPPORTED[f].below}`).join(' or ');
+
+const HOW_TO_FIX = 'install terraform (or OpenTofu) on PATH, or pass --terraform PATH (CAPTF_TERRAFORM)';
+
+/**
+ * The absolute path of an executable: a path as given, or a bare name looked up on PATH.
+ * Checked before running because a spawn failure reaches us only as an exit code without output.
+ */
+export function resolveExecutable(file: string, pathEnv: string | undefined, cwd = process.cwd()): string | undefined {
+  const candidates = file.includes('/')
+    ? [isAbsolute(file) ? file : resolve(cwd, file)]
+    : (pathEnv ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, file));
+  return candidates.find((candidate) => {
+    try {
+      accessSync(candidate, constants.X_OK);
+      return statSync(candidate).isFile();
+    } catch {
+      return false;
+    }
+  });
+}
+
+export async function terraformVersion(
+  terraformPath: string,
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<TerraformVersion> {
+  const env = terraformEnv(options.env ?? process.env);
+  const cwd = options.cwd ?? process.cwd();
+  const path = resolveExecutable(terraformPath, env.PATH, cwd);
+  if (!path) {
+    throw imageError(`terraform not found: "${terraformPath}" is not an executable file${terraformPath.includes('/') ? '' : ' on PATH'}; ${HOW_TO_FIX}`, {
+      terraformPath,
+    });
+  }
+  const quiet = { line() {} };
+  const [jsonRun, textRun] = await Promise.all([
+    runTerraform({ terraformPath: path, cwd, env, args: ['version', '-json'], output: quiet, captureStdout: true }),
+    runTerraform({ terraformPath: path, cwd, env, args: ['version'], output: quiet, captureStdout: true }),
+  ]);
+  const failed = [jsonRun, textRun].find((r) => r.exitCode !== 0);
+  if (failed) {
+    const said = failed.stderrTail.trim().split('\n').at(-1) ?? '';
+    throw imageError(`${path} version exited ${failed.exitCode}${said ? `: ${said}` : ''}; is it a terraform binary for this platform? ${HOW_TO_FIX}`, {
+      terraformPath: path,
+    });
+  }
+  return parseVersionOutput(path, jsonRun.stdout, textRun.stdout);
+}
+
+/** Pure: the two outputs of `version -json` and `version` → what ran. */
+export function parseVersionOutput(path: string, jsonText: string, text: string): TerraformVersion {
+  let json: unknown;
+  try {
+    json = JSON.parse(jsonText);
+  } catch {
+    json = undefined;
+  }
+  const version = (json as { terraform_version?: unknown } | undefined)?.terraform_version;
+  const firstLine = text.trim().split('\n')[0] ?? '';
+  if (typeof version !== 'string' || !parseSemver(version)) {
+    throw imageError(`${path} is not a terraform binary the runner understands: \`version -json\` printed no terraform_version (first line of \`version\`: "${firstLine}"); ${HOW_TO_FIX}`, {
+      terraformPath: path,
+    });
+  }
+  const flavor: Flavor = /^OpenTofu\b/i.test(firstLine) ? 'opentofu' : 'terraform';
+  return { version, flavor, path, raw: { json, text } };
+}
+
+/** Throws ImageInvalid unless the version is in the supported range of its flavor. */
+export function checkSupported(v: Pick<TerraformVersion, 'version' | 'flavor'>): void {
+  const range = SUPPORTED[v.flavor];
+  const found = parseSemver(v.version);
+  const ok = found !== undefined && compare(found, parseSemver(range.min)!) >= 0 && compare(found, parseSemver(range.below)!) < 0;
+  if (!ok) {
+    throw imageError(
+      `${FLAVOR_NAMES[v.flavor]} ${v.version} is not supported: the runner supports ${supportedText()}. Put a supported version in the image (Dockerfile ARG TERRAFORM_VERSION) or pass --terraform PATH.`,
+      { flavor: v.flavor, version: v.version },
+    );
+  }
+}
+
+type Semver = [number, number, number, string];
+
+/** 1.11.4 or 1.9.0-beta1; a pre-release sorts before its release, as semver says. */
+function parseSemver(text: string): Semver | undefined {
+  const match = /^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?$/.exec(text.trim());
+  if (!match) return undefined;
+  return [Number(match[1]), Number(match[2]), Number(match[3]), match[4] ?? ''];
+}
+
+function compare(a: Semver, b: Semver): number {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return (a[i] as number) - (b[i] as number);
+  if (a[3] === b[3]) return 0;
+  if (a[3] === '') return 1;
+  if (b[3] === '') return -1;
+  return a[3] < b[3] ? -1 : 1;
+}

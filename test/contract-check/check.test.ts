@@ -1,0 +1,222 @@
+// runContractCheck on directory trees laid out like an image, with the real terraform (and
+// stand-ins for other versions and OpenTofu).
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { describe, test } from 'node:test';
+import { runContractCheck, type ContractReport } from '../../src/contract-check/check.ts';
+import { formatContractTable } from '../../src/contract-check/format.ts';
+import { resolveExecutable } from '../../src/terraform/version.ts';
+import { entrypointBin, FAKE_TOFU, imageTree, NEEDS_NULL_PROVIDER, NULL_LOCK_FILE, POOL_MODULE, terraformReporting } from './helpers.ts';
+
+const byName = (report: ContractReport) => Object.fromEntries(report.checks.map((c) => [c.name, c]));
+const statuses = (report: ContractReport) => Object.fromEntries(report.checks.map((c) => [c.name, c.status]));
+
+describe('contract check of a directory tree', () => {
+  test('a good pool module passes every check', async (t) => {
+    const tree = await imageTree(t, POOL_MODULE);
+    const report = await runContractCheck({ root: tree.root, kind: 'pool', env: tree.env });
+    assert.equal(report.ok, true, formatContractTable(report));
+    assert.deepEqual(statuses(report), { workdir: 'pass', terraform: 'pass', module: 'pass', backend: 'pass', variables: 'pass', lockfile: 'pass', init: 'pass', validate: 'pass' });
+    assert.equal(report.module, tree.module);
+    assert.equal(report.terraform?.flavor, 'terraform');
+    assert.match(byName(report).lockfile!.message, /only built-in providers/);
+    assert.match(formatContractTable(report), /contract check passed/);
+  });
+
+  test('no module dir: named, with the fix; the checks that need it are skipped', async (t) => {
+    const tree = await imageTree(t);
+    const report = await runContractCheck({ root: tree.root, env: tree.env });
+    assert.equal(report.ok, false);
+    const module = byName(report).module!;
+    assert.equal(module.status, 'fail');
+    assert.match(module.message, /captf\/module cannot be read \(ENOENT\)/);
+    assert.match(module.fix!, /\/captf\/module/);
+    assert.deepEqual([byName(report).init!.status, byName(report).validate!.status], ['skip', 'skip']);
+    assert.equal(report.checks.filter((c) => !c.ok).length, 1, 'a skipped check is not a second violation');
+  });
+
+  test('a module dir without .tf files', async (t) => {
+    const tree = await imageTree(t, { 'README.md': '# nothing here\n', 'sub/main.tf': 'resource "terraform_data" "x" {}\n' });
+    const report = await runContractCheck({ root: tree.root, env: tree.env });
+    assert.equal(byName(report).module!.status, 'fail');
+    assert.match(byName(report).module!.message, /has no \.tf files/);
+  });
+
+  test('a module of .tf.json files counts', async (t) => {
+    const tree = await imageTree(t, {
+      'backend.tf': POOL_MODULE['backend.tf']!,
+      'main.tf.json': JSON.stringify({ resource: { terraform_data: { x: {} } } }),
+    });
+    const report = await runContractCheck({ root: tree.root, env: tree.env });
+    assert.equal(report.ok, true, formatContractTable(report));
+  });
+
+  for (const version of ['1.4.7', '2.0.0']) {
+    test(`terraform ${version} is refused, naming the version and what is supported`, async (t) => {
+      const tree = await imageTree(t, POOL_MODULE);
+      const fake = await terraformReporting(t, version);
+      const report = await runContractCheck({ root: tree.root, terraformPath: fake.terraformPath, env: { ...tree.env, ...fake.env } });
+      const check = byName(report).terraform!;
+      assert.equal(check.status, 'fail');
+      assert.match(check.message, new RegExp(`Terraform ${version.replace(/\./g, '\\.')} is not supported`));
+      assert.match(check.message, /Terraform >= 1\.5\.0 < 2\.0\.0 or OpenTofu >= 1\.6\.0 < 2\.0\.0/);
+      assert.equal(report.terraform, undefined);
+      assert.equal(byName(report).init!.status, 'skip');
+    });
+  }
+
+  test('a missing terraform says how to fix it', async (t) => {
+    const tree = await imageTree(t, POOL_MODULE);
+    const report = await runContractCheck({ root: tree.root, terraformPath: join(tree.root, 'no/terraform'), env: tree.env });
+    const check = byName(report).terraform!;
+    assert.equal(check.status, 'fail');
+    assert.match(check.message, /not an executable file/);
+    assert.match(check.message, /--terraform PATH/);
+  });
+
+  test('OpenTofu (a stand-in forwarding to terraform) is accepted and drives init and validate', async (t) => {
+    const tree = await imageTree(t, POOL_MODULE);
+    const report = await runContractCheck({ root: tree.root, kind: 'pool', terraformPath: FAKE_TOFU, env: tree.env });
+    assert.equal(report.ok, true, formatContractTable(report));
+    assert.deepEqual(report.terraform, { version: '1.8.3', flavor: 'opentofu', path: FAKE_TOFU });
+    assert.match(byName(report).terraform!.message, /^OpenTofu 1\.8\.3/);
+  });
+
+  test('OpenTofu older than 1.6 is refused', async (t) => {
+    const tree = await imageTree(t, POOL_MODULE);
+    const report = await runContractCheck({ root: tree.root, terraformPath: FAKE_TOFU, env: { ...tree.env, FAKE_TOFU_VERSION: '1.5.7' } });
+    assert.match(byName(report).terraform!.message, /OpenTofu 1\.5\.7 is not supported/);
+  });
+
+  test('required variables per kind', async (t) => {
+    const tree = await imageTree(t, { 'main.tf': 'variable "bootstrap_data" {}\n# variable "captf_cluster_outputs" {}\nresource "terraform_data" "x" {}\n' });
+    const check = async (kind: 'cluster' | 'machine' | 'pool') => byName(await runContractCheck({ root: tree.root, kind, env: tree.env, cheapOnly: false })).variables!;
+    assert.equal((await check('cluster')).status, 'pass');
+    assert.equal((await check('machine')).status, 'pass');
+    const pool = await check('pool');
+    assert.equal(pool.status, 'fail');
+    assert.match(pool.message, /a pool module must declare variable "captf_cluster_outputs"/);
+    assert.doesNotMatch(pool.message, /bootstrap_data/);
+    assert.match(pool.fix!, /variable "captf_cluster_outputs" \{\}/);
+  });
+
+  const backendCases: Array<[string, Record<string, string>, RegExp]> = [
+    ['no backend at all', { 'main.tf': 'resource "terraform_data" "x" {}\n' }, /declares no backend/],
+    ['a backend outside backend.tf', { 'main.tf': 'terraform {\n  backend "kubernetes" {}\n}\nresource "terraform_data" "x" {}\n' }, /declares backend "kubernetes", but not in backend\.tf/],
+    [
+      'backend.tf with more than the backend',
+      { 'backend.tf': 'terraform {\n  backend "kubernetes" {}\n}\nresource "terraform_data" "x" {}\n' },
+      /backend\.tf holds more than the backend block/,
+    ],
+  ];
+  for (const [what, module, message] of backendCases) {
+    test(`backend: ${what}`, async (t) => {
+      const tree = await imageTree(t, module);
+      const check = byName(await runContractCheck({ root: tree.root, env: tree.env })).backend!;
+      assert.equal(check.status, 'fail');
+      assert.match(check.message, message);
+      assert.match(check.fix!, /alone in backend\.tf/);
+    });
+  }
+
+  test('a provider missing from the mirror fails init, with the mirror as the fix', async (t) => {
+    const tree = await imageTree(t, { ...NEEDS_NULL_PROVIDER, '.terraform.lock.hcl': NULL_LOCK_FILE });
+    const report = await runContractCheck({ root: tree.root, env: tree.env });
+    assert.equal(report.ok, false);
+    assert.equal(byName(report).lockfile!.status, 'pass');
+    const init = byName(report).init!;
+    assert.equal(init.status, 'fail');
+    assert.match(init.message, /hashicorp\/null/);
+    assert.match(init.fix!, /\/usr\/share\/terraform\/plugins/);
+    assert.equal(byName(report).validate!.status, 'skip');
+  });
+
+  test('a module needing a provider has to ship a lock file', async (t) => {
+    const tree = await imageTree(t, NEEDS_NULL_PROVIDER);
+    const report = await runContractCheck({ root: tree.root, env: tree.env });
+    const lockfile = byName(report).lockfile!;
+    assert.equal(lockfile.status, 'fail');
+    assert.match(lockfile.message, /\.terraform\.lock\.hcl missing; the module requires hashicorp\/null$/);
+    assert.match(lockfile.fix!, /providers lock/);
+  });
+
+  test('an invalid module fails validate', async (t) => {
+    const tree = await imageTree(t, { ...POOL_MODULE, 'main.tf': 'resource "terraform_data" "x" {\n  input = var.nope\n}\n' });
+    const report = await runContractCheck({ root: tree.root, env: tree.env });
+    assert.equal(byName(report).init!.status, 'pass');
+    assert.equal(byName(report).validate!.status, 'fail');
+    assert.match(byName(report).validate!.message, /undeclared input variable|Reference to undeclared/i);
+  });
+
+  test('a workdir that cannot be written', async (t) => {
+    const tree = await imageTree(t, POOL_MODULE);
+    const file = join(tree.root, 'a-file');
+    await writeFile(file, '');
+    const report = await runContractCheck({ root: tree.root, workdir: join(file, 'work'), env: tree.env });
+    assert.equal(byName(report).workdir!.status, 'fail');
+    assert.match(byName(report).workdir!.message, /a-file\/work is not writable: ENOTDIR/);
+  });
+
+  test('a workdir that does not exist yet passes when it can be created, and is not created', async (t) => {
+    const tree = await imageTree(t, POOL_MODULE);
+    const workdir = join(tree.root, 'not/yet');
+    const check = byName(await runContractCheck({ root: tree.root, workdir, env: tree.env })).workdir!;
+    assert.equal(check.status, 'pass');
+    assert.match(check.message, /will be created in /);
+    assert.equal(existsSync(join(tree.root, 'not')), false);
+  });
+
+  test('the checks leave the module dir as they found it', async (t) => {
+    const tree = await imageTree(t, POOL_MODULE);
+    await runContractCheck({ root: tree.root, env: tree.env });
+    assert.deepEqual((await readdir(tree.module)).sort(), Object.keys(POOL_MODULE).sort());
+  });
+});
+
+describe('the cheap part every op runs first', () => {
+  test('checks only terraform and the module files, without init', async (t) => {
+    const tree = await imageTree(t, NEEDS_NULL_PROVIDER); // init would fail: the cheap part never gets there
+    const report = await runContractCheck({ root: tree.root, env: tree.env, cheapOnly: true });
+    assert.deepEqual(statuses(report), { terraform: 'pass', module: 'pass' });
+    assert.equal(report.ok, true);
+  });
+
+  test('relative module paths resolve against the working directory', async (t) => {
+    const tree = await imageTree(t, POOL_MODULE);
+    const cwd = process.cwd();
+    process.chdir(tree.root);
+    t.after(() => process.chdir(cwd));
+    const report = await runContractCheck({ moduleDir: 'captf/module', env: tree.env, cheapOnly: true });
+    assert.equal(report.module, tree.module);
+    assert.equal(report.ok, true);
+  });
+});
+
+describe('contract check of this machine as the image', () => {
+  test('adds the entrypoint and non-root checks', async (t) => {
+    const tree = await imageTree(t, POOL_MODULE);
+    const bin = await entrypointBin(t);
+    const report = await runContractCheck({ moduleDir: tree.module, env: { ...tree.env, PATH: `${bin}:${tree.env.PATH}` } });
+    assert.equal(byName(report).entrypoint!.status, 'pass');
+    const asRoot = process.getuid?.() === 0;
+    assert.equal(byName(report).user!.status, asRoot ? 'fail' : 'pass');
+    if (asRoot) assert.match(byName(report).user!.fix!, /runAsNonRoot/);
+  });
+
+  test('an entrypoint that does not run is a violation', async (t) => {
+    const tree = await imageTree(t, POOL_MODULE);
+    const bin = await entrypointBin(t, 1);
+    const report = await runContractCheck({ moduleDir: tree.module, env: { ...tree.env, PATH: `${bin}:${tree.env.PATH}` } });
+    assert.equal(byName(report).entrypoint!.status, 'fail');
+    assert.match(byName(report).entrypoint!.message, /captf-runner --help` failed/);
+  });
+
+  test('no entrypoint on PATH', async (t) => {
+    const tree = await imageTree(t, POOL_MODULE);
+    const terraformDir = dirname(resolveExecutable('terraform', process.env.PATH)!);
+    const report = await runContractCheck({ moduleDir: tree.module, env: { ...tree.env, PATH: terraformDir } });
+    assert.match(byName(report).entrypoint!.message, /tini and captf-runner not found/);
+  });
+});

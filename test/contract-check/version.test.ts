@@ -1,0 +1,89 @@
+// Version detection and the supported ranges (pure), and terraformVersion against real binaries.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { RunnerError } from '../../src/errors.ts';
+import { checkSupported, parseVersionOutput, terraformVersion, type Flavor } from '../../src/terraform/version.ts';
+import { terraformEnv } from '../support/tf-modules.ts';
+import { FAKE_TOFU, terraformReporting } from './helpers.ts';
+
+const TERRAFORM_JSON = '{"terraform_version":"1.11.4","platform":"linux_amd64","provider_selections":{},"terraform_outdated":false}';
+const TOFU_JSON = '{\n  "terraform_version": "1.8.3",\n  "platform": "linux_amd64",\n  "provider_selections": {}\n}';
+
+describe('parseVersionOutput', () => {
+  test('terraform', () => {
+    const v = parseVersionOutput('/bin/terraform', TERRAFORM_JSON, 'Terraform v1.11.4\non linux_amd64\n');
+    assert.deepEqual([v.version, v.flavor], ['1.11.4', 'terraform']);
+  });
+
+  test('OpenTofu prints terraform_version too: the human line tells it apart, whatever the binary is called', () => {
+    const v = parseVersionOutput('/usr/local/bin/terraform', TOFU_JSON, 'OpenTofu v1.8.3\non linux_amd64\n');
+    assert.deepEqual([v.version, v.flavor], ['1.8.3', 'opentofu']);
+  });
+
+  test('a pre-release keeps its suffix', () => {
+    assert.equal(parseVersionOutput('tofu', '{"terraform_version":"1.9.0-beta1"}', 'OpenTofu v1.9.0-beta1').version, '1.9.0-beta1');
+  });
+
+  test('output that is not terraform is ImageInvalid', () => {
+    assert.throws(() => parseVersionOutput('/bin/true', '', ''), (e: unknown) => e instanceof RunnerError && e.reason === 'ImageInvalid');
+    assert.throws(() => parseVersionOutput('/bin/x', '{"terraform_version":"latest"}', 'x'), /no terraform_version/);
+  });
+});
+
+describe('checkSupported', () => {
+  const cases: Array<[Flavor, string, boolean]> = [
+    ['terraform', '1.5.0', true],
+    ['terraform', '1.11.4', true],
+    ['terraform', '1.99.0', true],
+    ['terraform', '1.4.7', false],
+    ['terraform', '1.5.0-rc1', false],
+    ['terraform', '2.0.0', false],
+    ['terraform', '0.15.5', false],
+    ['opentofu', '1.6.0', true],
+    ['opentofu', '1.10.2', true],
+    ['opentofu', '1.5.7', false],
+    ['opentofu', '1.6.0-beta1', false],
+    ['opentofu', '2.0.0-alpha1', true], // sorts before 2.0.0: still below the bound
+  ];
+  for (const [flavor, version, ok] of cases) {
+    test(`${flavor} ${version}: ${ok ? 'supported' : 'refused'}`, () => {
+      if (ok) checkSupported({ flavor, version });
+      else
+        assert.throws(
+          () => checkSupported({ flavor, version }),
+          (e: unknown) => e instanceof RunnerError && e.kind === 'image' && e.reason === 'ImageInvalid' && e.message.includes(version),
+        );
+    });
+  }
+});
+
+describe('terraformVersion', () => {
+  test('the real terraform', async () => {
+    const v = await terraformVersion('terraform', { env: terraformEnv() });
+    assert.equal(v.flavor, 'terraform');
+    assert.match(v.version, /^1\.\d+\.\d+/);
+    assert.match(v.path, /^\//);
+  });
+
+  test('the OpenTofu stand-in', async () => {
+    const v = await terraformVersion(FAKE_TOFU, { env: terraformEnv({ FAKE_TOFU_VERSION: '1.7.1' }) });
+    assert.deepEqual([v.version, v.flavor], ['1.7.1', 'opentofu']);
+  });
+
+  test('the fake terraform at another version', async (t) => {
+    const fake = await terraformReporting(t, '1.5.7');
+    const v = await terraformVersion(fake.terraformPath, { env: terraformEnv(fake.env) });
+    assert.deepEqual([v.version, v.flavor], ['1.5.7', 'terraform']);
+  });
+
+  for (const path of ['no-such-terraform', '/nonexistent/terraform', '/etc/hostname']) {
+    test(`"${path}" is not runnable: ImageInvalid saying how to fix it`, async () => {
+      await assert.rejects(terraformVersion(path, { env: terraformEnv() }), (e: unknown) => {
+        assert.ok(e instanceof RunnerError);
+        assert.equal(e.reason, 'ImageInvalid');
+        assert.match(e.message, /install terraform .* or pass --terraform PATH/);
+        return true;
+      });
+    });
+  }
+});

@@ -1,0 +1,94 @@
+// Shared set-up of the kube tests: a fake API server, a service account dir that points at it,
+// and a client whose retries do not really sleep. Everything is torn down with the test.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { Result, RESULT_API_VERSION } from '../../src/contract/result.ts';
+import { KubeClient, type KubeClientOptions } from '../../src/kube/client.ts';
+import { loadInClusterConfig, type KubeConfig } from '../../src/kube/config.ts';
+import { FakeApiServer, type FakeApiServerOptions } from '../support/fake-apiserver.ts';
+
+export const NAMESPACE = 'captf-prod';
+
+export interface Harness {
+  fake: FakeApiServer;
+  client: KubeClient;
+  config: KubeConfig;
+  serviceAccountDir: string;
+  /** Delays the client asked to sleep, in order. */
+  sleeps: number[];
+  /** A client on the same config with other options (closed with the harness). */
+  newClient(options?: KubeClientOptions): KubeClient;
+}
+
+export async function startHarness(t: TestContext, options: FakeApiServerOptions & { client?: KubeClientOptions } = {}): Promise<Harness> {
+  const fake = await FakeApiServer.start({ serviceAccount: { namespace: NAMESPACE, name: 'captf-runner-prod' }, ...options });
+  const dir = await mkdtemp(join(tmpdir(), 'captf-kube-test-'));
+  const clients: KubeClient[] = [];
+  t.after(async () => {
+    for (const client of clients) client.close();
+    await fake.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const serviceAccountDir = await fake.writeServiceAccountDir(join(dir, 'serviceaccount'));
+  const config = loadInClusterConfig({ serviceAccountDir, env: fake.env });
+  const sleeps: number[] = [];
+  const newClient = (clientOptions: KubeClientOptions = {}) => {
+    const client = new KubeClient(config, {
+      sleep: async (ms) => void sleeps.push(ms),
+      random: () => 0.5,
+      ...clientOptions,
+    });
+    clients.push(client);
+    return client;
+  };
+  return { fake, client: newClient(options.client), config, serviceAccountDir, sleeps, newClient };
+}
+
+const HASH_A = 'a'.repeat(64);
+
+/** A blocked apply, as the core writes it; parsed, so a fixture that breaks the schema fails here. */
+export function blockedResult(overrides: Partial<Result> = {}): Result {
+  return Result.parse({
+    apiVersion: RESULT_API_VERSION,
+    op: 'apply',
+    outcome: 'blocked',
+    reason: 'DestructivePlanBlocked',
+    message: 'the plan deletes or replaces 1 resource; nothing was applied',
+    exitCode: 3,
+    runnerVersion: '0.1.0',
+    object: { kind: 'cluster', name: 'prod', namespace: NAMESPACE },
+    inputsHash: HASH_A,
+    approvalHash: HASH_A,
+    applied: false,
+    mayHaveChanged: false,
+    plan: {
+      formatVersion: '1.2',
+      errored: false,
+      complete: true,
+      applyable: true,
+      hasResourceChanges: true,
+      hasOutputChanges: false,
+      destructive: [{ address: 'terraform_data.cluster', action: 'replace', actions: ['delete', 'create'] }],
+      destructiveTotal: 1,
+      counts: { create: 0, update: 0, delete: 0, replace: 1, read: 0, noop: 0, forget: 0, import: 0, move: 0, unknown: 0 },
+      outputChanges: { create: 0, update: 0, delete: 0 },
+      drift: [],
+      driftTotal: 0,
+      failClosed: [],
+      sensitiveVariables: [],
+    },
+    outputs: {
+      endpoint: { sensitive: false, known: true, value: 'https://prod.example.com' },
+      kubeconfig: { sensitive: true, known: true },
+    },
+    steps: [{ name: 'plan', status: 'ok', startedAt: '2025-01-01T00:00:00Z', durationMs: 1200, exitCode: 2 }],
+    annotations: { 'captf.io/destructive-plan-blocked': HASH_A },
+    warnings: [],
+    error: { kind: 'blocked', reason: 'DestructivePlanBlocked', message: 'approval needed' },
+    startedAt: '2025-01-01T00:00:00Z',
+    finishedAt: '2025-01-01T00:00:05Z',
+    ...overrides,
+  });
+}

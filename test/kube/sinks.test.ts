@@ -1,0 +1,181 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { Result, type OutputValue } from '../../src/contract/result.ts';
+import { RunnerError } from '../../src/errors.ts';
+import { KubeReason } from '../../src/kube/client.ts';
+import { isDnsSubdomain } from '../../src/kube/names.ts';
+import {
+  annotateJob,
+  CUT_KEY,
+  MAX_ANNOTATION_VALUE_LENGTH,
+  RESULT_BYTES_LIMIT,
+  RESULT_KEY,
+  resultSecretName,
+  writeResultSecret,
+  type JobIdentity,
+} from '../../src/kube/sinks.ts';
+import { blockedResult, NAMESPACE, startHarness, type Harness } from './harness.ts';
+
+const decode = (value: string) => Buffer.from(value, 'base64');
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+const FULL_OUTPUTS: Record<string, OutputValue> = {
+  endpoint: { sensitive: false, known: true, value: 'https://prod.example.com' },
+  kubeconfig: { sensitive: true, known: true, value: 'CANARY-kubeconfig-secret' },
+};
+
+function jobOf(h: Harness, name = 'captf-apply-prod-7f3c2'): JobIdentity {
+  const job = h.fake.addJob(NAMESPACE, name, { 'captf.io/after-interrupted-apply': 'true' });
+  return { namespace: NAMESPACE, jobName: name, jobUid: job.metadata.uid };
+}
+
+describe('result Secret and Job annotations', () => {
+  test('a blocked apply writes its result Secret and annotates its Job', async (t) => {
+    const h = await startHarness(t);
+    const job = jobOf(h);
+    const result = blockedResult();
+
+    const written = await writeResultSecret(h.client, job, result, FULL_OUTPUTS);
+    await annotateJob(h.client, job, result, written);
+
+    const secret = h.fake.secret(NAMESPACE, 'captf-apply-prod-7f3c2-result');
+    assert.ok(secret, 'the result Secret exists');
+    assert.equal(written.name, 'captf-apply-prod-7f3c2-result');
+    assert.equal(secret.immutable, true);
+    assert.deepEqual(secret.metadata.ownerReferences, [
+      { apiVersion: 'batch/v1', kind: 'Job', name: job.jobName, uid: job.jobUid, controller: false, blockOwnerDeletion: false },
+    ]);
+    assert.deepEqual(secret.metadata.labels, {
+      'app.kubernetes.io/managed-by': 'captf-runner',
+      'captf.io/artifact-kind': 'result',
+      'captf.io/job-name': job.jobName,
+      'captf.io/job-uid': job.jobUid,
+      'captf.io/op': 'apply',
+      'captf.io/outcome': 'blocked',
+      'captf.io/object-kind': 'cluster',
+      'captf.io/object-name': 'prod',
+    });
+    const bytes = decode(secret.data[RESULT_KEY]);
+    const stored = Result.parse(JSON.parse(bytes.toString('utf8')));
+    // The only place a sensitive value may appear.
+    assert.equal(stored.outputs?.kubeconfig.value, 'CANARY-kubeconfig-secret');
+    assert.deepEqual({ ...stored, outputs: result.outputs }, result);
+    assert.equal(secret.data[CUT_KEY], undefined);
+    assert.equal(written.sha256, sha256(bytes));
+    assert.equal(secret.metadata.annotations['captf.io/result-sha256'], sha256(bytes));
+
+    const annotations = h.fake.job(NAMESPACE, job.jobName)?.metadata.annotations;
+    assert.deepEqual(annotations, {
+      'captf.io/after-interrupted-apply': 'true', // the controller's own annotation stays
+      'captf.io/outcome': 'blocked',
+      'captf.io/reason': 'DestructivePlanBlocked',
+      'captf.io/inputs-hash': result.inputsHash,
+      'captf.io/destructive-plan-blocked': result.inputsHash,
+      'captf.io/result-secret': 'captf-apply-prod-7f3c2-result',
+      'captf.io/result-sha256': sha256(bytes),
+    });
+    assert.ok(!JSON.stringify(annotations).includes('CANARY'));
+  });
+
+  test('annotating never touches another Job of the same name', async (t) => {
+    const h = await startHarness(t);
+    const job = jobOf(h);
+    await assert.rejects(annotateJob(h.client, { ...job, jobUid: 'uid-of-a-deleted-job' }, blockedResult(), undefined), (error: unknown) => {
+      assert.ok(error instanceof RunnerError);
+      assert.equal(error.reason, KubeReason.Conflict);
+      return true;
+    });
+    assert.equal(h.fake.job(NAMESPACE, job.jobName)?.metadata.annotations['captf.io/outcome'], undefined);
+  });
+
+  test('without a result Secret, stale result-secret annotations are removed; values are capped; bad keys skipped', async (t) => {
+    const h = await startHarness(t);
+    const job = jobOf(h);
+    const first = await writeResultSecret(h.client, job, blockedResult(), undefined);
+    await annotateJob(h.client, job, blockedResult(), first);
+
+    const long = 'x'.repeat(5000);
+    const result = blockedResult({ outcome: 'failed', reason: 'ApplyFailed', annotations: { 'captf.io/note': long, 'not a valid key!': 'v' } });
+    const annotated = await annotateJob(h.client, job, result, undefined);
+    assert.deepEqual(annotated.skipped, ['not a valid key!']);
+    const annotations = h.fake.job(NAMESPACE, job.jobName)?.metadata.annotations;
+    assert.equal(annotations['captf.io/outcome'], 'failed');
+    assert.equal(annotations['captf.io/result-secret'], undefined);
+    assert.equal(annotations['captf.io/result-sha256'], undefined);
+    assert.equal(annotations['captf.io/note'].length, MAX_ANNOTATION_VALUE_LENGTH);
+  });
+
+  test('a retried write of the same result is idempotent; a different result of the same Job replaces it', async (t) => {
+    const h = await startHarness(t);
+    const job = jobOf(h);
+    const first = await writeResultSecret(h.client, job, blockedResult(), FULL_OUTPUTS);
+    const again = await writeResultSecret(h.client, job, blockedResult(), FULL_OUTPUTS);
+    assert.equal(again.replaced, false);
+    assert.equal(again.sha256, first.sha256);
+
+    const interrupted = blockedResult({ outcome: 'interrupted', reason: 'Interrupted', exitCode: 143 });
+    const replaced = await writeResultSecret(h.client, job, interrupted, FULL_OUTPUTS);
+    assert.equal(replaced.replaced, true);
+    assert.notEqual(replaced.sha256, first.sha256);
+    const secret = h.fake.secret(NAMESPACE, first.name);
+    assert.equal(JSON.parse(decode(secret!.data[RESULT_KEY]).toString()).outcome, 'interrupted');
+  });
+
+  test('a Secret of that name that is not a result Secret is left alone', async (t) => {
+    const h = await startHarness(t);
+    const job = jobOf(h);
+    await h.client.createSecret(NAMESPACE, { metadata: { name: resultSecretName(job.jobName) }, data: { mine: 'eA==' } });
+    await assert.rejects(writeResultSecret(h.client, job, blockedResult(), undefined), /exists and is not a CAPTF result Secret/);
+    assert.deepEqual(h.fake.secret(NAMESPACE, resultSecretName(job.jobName))?.data, { mine: 'eA==' });
+  });
+
+  test('a result over the Secret limit is cut, and the Secret says what was cut', async (t) => {
+    const h = await startHarness(t);
+    const job = jobOf(h);
+    const big = (n: number) => 'v'.repeat(n);
+    const fullOutputs: Record<string, OutputValue> = {
+      ...FULL_OUTPUTS,
+      huge: { sensitive: true, known: true, value: big(700_000) },
+      large: { sensitive: false, known: true, value: big(400_000) },
+      small: { sensitive: false, known: true, value: big(1000) },
+    };
+    const destructive = Array.from({ length: 30_000 }, (_, i) => ({ address: `terraform_data.item["${i}"]`, action: 'delete' as const, actions: ['delete'] }));
+    const result = blockedResult();
+    result.plan = { ...result.plan!, destructive, destructiveTotal: destructive.length };
+
+    const written = await writeResultSecret(h.client, job, result, fullOutputs);
+
+    const secret = h.fake.secret(NAMESPACE, written.name)!;
+    const bytes = decode(secret.data[RESULT_KEY]);
+    assert.ok(bytes.length <= RESULT_BYTES_LIMIT);
+    const stored = Result.parse(JSON.parse(bytes.toString()));
+    assert.equal(stored.outputs?.huge.value, undefined);
+    assert.equal(stored.outputs?.large.value, undefined);
+    assert.equal(stored.outputs?.small.value, big(1000), 'small values are kept');
+    assert.equal(stored.outputs?.kubeconfig.value, 'CANARY-kubeconfig-secret');
+    assert.ok(stored.plan!.destructive.length < destructive.length);
+    assert.ok(stored.plan!.destructive.length > 0);
+    assert.equal(stored.plan!.destructiveTotal, 30_000, 'the total still counts every entry');
+    // The biggest thing goes first: half of the list saves more than the largest value.
+    assert.match(stored.warnings.at(-1)!, /the result was cut .*: plan\.destructive, outputs\.huge\.value, outputs\.large\.value$/);
+
+    const cut = JSON.parse(decode(secret.data[CUT_KEY]).toString());
+    assert.deepEqual(
+      cut.cuts.map((c: { path: string }) => c.path),
+      ['plan.destructive', 'outputs.huge.value', 'outputs.large.value'],
+    );
+    assert.ok(cut.originalBytes > RESULT_BYTES_LIMIT);
+    assert.deepEqual(written.cuts, cut.cuts);
+  });
+
+  test('the result Secret name is derived from the Job name and stays a valid name', () => {
+    assert.equal(resultSecretName('job-1'), 'job-1-result');
+    const long = `captf-${'a'.repeat(250)}`;
+    const name = resultSecretName(long);
+    assert.ok(isDnsSubdomain(name), name);
+    assert.ok(name.endsWith('-result'));
+    assert.equal(resultSecretName(long), name, 'deterministic');
+    assert.notEqual(resultSecretName(`${long.slice(0, -1)}b`), name, 'different Jobs, different names');
+  });
+});
