@@ -45,7 +45,7 @@ export const Settings = z.strictObject({
   planArtifact: Path.optional(),
   approvedPlanHash: z.string().default(''),
   artifacts: Path.optional(),
-  chunkBytes: z.coerce.number().int().min(1024).max(900_000).default(700_000),
+  chunkBytes: z.coerce.number().int().min(1024).max(750_000).default(700_000).describe("At most 750000: a chunk must fit a Secret after base64"),
   // backups and restore
   backups: Path.optional(),
   backup: Path.optional(),

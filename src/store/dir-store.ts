@@ -1,0 +1,215 @@
+// A ChunkStore over a local directory (local runs, --artifacts/--backups DIR, mounted volumes):
+//   <root>/<object>/chunk-00000, chunk-00001, …   the gzipped payload, split
+//   <root>/<object>/manifest.json                 written last, atomically
+// Everything here can hold secret material (plan files carry variable values and prior state),
+// so object directories are 0700 and files 0600.
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { RunnerError, usageError } from '../errors.ts';
+import { MAX_CHUNKS } from './manifest.ts';
+import type { ChunkStore, StoredObject } from './store.ts';
+
+const MANIFEST_FILE = 'manifest.json';
+const CHUNK_FILE = /^chunk-(\d{5})$/;
+const OBJECT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+
+const chunkFileName = (index: number) => `chunk-${String(index).padStart(5, '0')}`;
+
+export class DirStore implements ChunkStore {
+  readonly location: string;
+
+  constructor(root: string) {
+    this.location = resolve(root);
+  }
+
+  async putChunk(object: string, index: number, data: Buffer): Promise<void> {
+    checkChunkIndex(index);
+    const dir = await this.ensureObjectDir(object);
+    await writeFileDurably(dir, chunkFileName(index), data);
+  }
+
+  async putManifest(object: string, manifest: Buffer): Promise<void> {
+    const dir = await this.ensureObjectDir(object);
+    // The chunks' directory entries must be durable before the manifest that vouches for them.
+    await syncDir(dir);
+    await writeFileDurably(dir, MANIFEST_FILE, manifest);
+    await syncDir(dir);
+  }
+
+  async getManifest(object: string): Promise<Buffer | undefined> {
+    const path = join(this.objectDir(object), MANIFEST_FILE);
+    try {
+      return await readFile(path);
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw ioError('read', path, error);
+    }
+  }
+
+  async listChunks(object: string): Promise<number[]> {
+    const dir = this.objectDir(object);
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw ioError('list', dir, error);
+    }
+    return names
+      .map((name) => CHUNK_FILE.exec(name)?.[1])
+      .filter((digits) => digits !== undefined)
+      .map(Number)
+      .sort((a, b) => a - b);
+  }
+
+  async getChunk(object: string, index: number): Promise<Buffer> {
+    checkChunkIndex(index);
+    const path = join(this.objectDir(object), chunkFileName(index));
+    try {
+      return await readFile(path);
+    } catch (error) {
+      if (isMissing(error)) {
+        throw new RunnerError({
+          kind: 'artifact',
+          reason: 'ArtifactIncomplete',
+          message: `chunk ${index} of "${object}" is missing (${path}): the object was deleted or changed while being read`,
+          detail: { location: this.location, object, chunk: index },
+        });
+      }
+      throw ioError('read', path, error);
+    }
+  }
+
+  /** Oldest first, by the time of the last write: the manifest for complete objects, else the newest entry. */
+  async listObjects(): Promise<StoredObject[]> {
+    let entries;
+    try {
+      entries = await readdir(this.location, { withFileTypes: true });
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw ioError('list', this.location, error);
+    }
+    const objects = await Promise.all(
+      entries
+        .filter((entry) => entry.isDirectory() && OBJECT_NAME.test(entry.name))
+        .map(async (entry) => {
+          const dir = join(this.location, entry.name);
+          const manifest = await statIfPresent(join(dir, MANIFEST_FILE));
+          // A directory deleted meanwhile still sorts; the caller finds it gone.
+          const writtenMs = manifest?.mtimeMs ?? (await statIfPresent(dir))?.mtimeMs ?? 0;
+          return { name: entry.name, complete: manifest !== undefined, writtenMs };
+        }),
+    );
+    return objects
+      .sort((a, b) => a.writtenMs - b.writtenMs || a.name.localeCompare(b.name))
+      .map(({ name, complete, writtenMs }) => ({ name, complete, created: new Date(writtenMs).toISOString() }));
+  }
+
+  async deleteObject(object: string): Promise<void> {
+    const dir = this.objectDir(object);
+    try {
+      // The manifest goes first, so a half-deleted object reads as incomplete, never as corrupt.
+      await unlink(join(dir, MANIFEST_FILE)).catch((error: unknown) => {
+        if (!isMissing(error)) throw error;
+      });
+      await rm(dir, { recursive: true, force: true });
+    } catch (error) {
+      throw ioError('delete', dir, error);
+    }
+  }
+
+  private objectDir(object: string): string {
+    return join(this.location, checkObjectName(object));
+  }
+
+  private async ensureObjectDir(object: string): Promise<string> {
+    const dir = this.objectDir(object);
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw ioError('create', dir, error);
+    }
+    return dir;
+  }
+}
+
+/**
+ * One object addressed by its own directory (`apply --plan-artifact DIR`, `restore --backup DIR`):
+ * the store is the parent directory and the object its last path component.
+ */
+export function openDirObject(dir: string): { store: DirStore; object: string } {
+  const path = resolve(dir);
+  return { store: new DirStore(dirname(path)), object: checkObjectName(basename(path)) };
+}
+
+function checkObjectName(object: string): string {
+  if (!OBJECT_NAME.test(object)) {
+    throw usageError(
+      'InvalidObjectName',
+      `"${object}" is not a valid object name: use 1 to 200 letters, digits, ".", "_" or "-", starting with a letter or digit`,
+    );
+  }
+  return object;
+}
+
+async function statIfPresent(path: string) {
+  try {
+    return await stat(path);
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw ioError('read', path, error);
+  }
+}
+
+/** Write to a temporary name, fsync, rename: readers see the whole file or none of it. */
+async function writeFileDurably(dir: string, name: string, data: Buffer): Promise<void> {
+  const path = join(dir, name);
+  const temporary = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const file = await open(temporary, 'wx', 0o600);
+    try {
+      await file.writeFile(data);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw ioError('write', path, error);
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    throw ioError('sync', dir, error);
+  }
+}
+
+function checkChunkIndex(index: number) {
+  if (!Number.isInteger(index) || index < 0 || index >= MAX_CHUNKS) {
+    throw new RunnerError({ kind: 'internal', reason: 'InternalError', message: `chunk index ${index} is out of range 0..${MAX_CHUNKS - 1}` });
+  }
+}
+
+const isMissing = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+
+function ioError(action: string, path: string, error: unknown): RunnerError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const cause = error instanceof Error ? error.message : String(error);
+  return new RunnerError({
+    kind: 'io',
+    reason: action === 'read' || action === 'list' ? 'StoreReadFailed' : 'StoreWriteFailed',
+    message: `cannot ${action} ${path}: ${cause}. Check that the directory exists, belongs to this user and has free space`,
+    detail: { path, ...(code ? { code } : {}) },
+    cause: error,
+  });
+}

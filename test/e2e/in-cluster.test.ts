@@ -1,0 +1,91 @@
+// In-cluster mode end to end: the runner (real terraform) against the loopback fake API server.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { FakeApiServer } from '../support/fake-apiserver.ts';
+import { modules } from '../support/tf-modules.ts';
+import { explain, scenario, type Scenario } from './runner.ts';
+
+const NS = 'team-a';
+const CANARY = 'CANARY-incluster-secret-77';
+
+describe('in-cluster mode', () => {
+  let api: FakeApiServer;
+  before(async () => {
+    api = await FakeApiServer.start({ serviceAccount: { namespace: NS, name: 'captf-runner' } });
+  });
+  after(() => api.stop());
+
+  async function inCluster(s: Scenario, job: string, uid: string) {
+    api.addJob(NS, job);
+    const sa = await api.writeServiceAccountDir(join(s.dir, 'sa'));
+    return { args: ['--job-name', job, '--job-uid', api.job(NS, job)!.metadata.uid ?? uid, '--service-account-dir', sa, '--namespace', NS, '--object', 'demo'], env: api.env };
+  }
+
+  const decode = (secret: { data?: Record<string, string> } | undefined, key: string) => Buffer.from(secret!.data![key]!, 'base64').toString('utf8');
+
+  it('a blocked apply annotates its Job and writes the result Secret; backups go to Secrets', async (t) => {
+    const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
+    const first = await inCluster(s, 'apply-1', 'u1');
+    const applied = await s.run('apply', first.args, first.env);
+    assert.equal(applied.exitCode, 0, explain(applied));
+    const resultSecret = api.secret(NS, api.job(NS, 'apply-1')!.metadata.annotations!['captf.io/result-secret']!);
+    assert.ok(resultSecret, 'the result Secret exists');
+    assert.equal(resultSecret!.metadata.ownerReferences?.[0]?.name, 'apply-1');
+    const full = JSON.parse(decode(resultSecret, 'result.json'));
+    assert.equal(full.outcome, 'succeeded');
+    assert.equal(full.outputs.admin_token.value, CANARY, 'sensitive values go to the result Secret, and only there');
+    assert.ok(!applied.allBytes.includes(CANARY));
+
+    await s.useModule(modules.replace);
+    const second = await inCluster(s, 'apply-2', 'u2');
+    const blocked = await s.run('apply', second.args, second.env);
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    const annotations = api.job(NS, 'apply-2')!.metadata.annotations!;
+    assert.equal(annotations['captf.io/outcome'], 'blocked');
+    assert.equal(annotations['captf.io/destructive-plan-blocked'], blocked.result!.approvalHash);
+    assert.ok(annotations['captf.io/result-sha256']);
+
+    const third = await inCluster(s, 'apply-3', 'u3');
+    const approved = await s.run('apply', [...third.args, '--approved-hash', blocked.result!.approvalHash!], third.env);
+    assert.equal(approved.exitCode, 0, explain(approved));
+    assert.match(approved.result!.backup!.location, /^secret:team-a\/captf-backup-c-demo/);
+    const backupSecrets = api.secrets(NS).filter((secret) => secret.metadata.name.startsWith('captf-backup-c-demo'));
+    assert.ok(backupSecrets.length >= 2, 'chunks and a manifest');
+    assert.ok(backupSecrets.every((secret) => secret.immutable === true));
+  });
+
+  it('a plan artifact in Secrets is applied by its reference', async (t) => {
+    const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
+    const planJob = await inCluster(s, 'plan-1', 'p1');
+    const planned = await s.run('plan', planJob.args, planJob.env);
+    assert.equal(planned.exitCode, 0, explain(planned));
+    const ref = `secret:${planned.result!.planArtifact!.location.split('/').at(-1)}/${planned.result!.planArtifact!.object}`;
+    const applyJob = await inCluster(s, 'apply-p', 'p2');
+    const applied = await s.run('apply', [...applyJob.args, '--plan-artifact', ref, '--approved-plan-hash', planned.result!.planHash!], applyJob.env);
+    assert.equal(applied.exitCode, 0, explain(applied));
+    assert.equal(applied.result!.planHash, planned.result!.planHash);
+    assert.equal((await s.readState()).resources.length > 0, true);
+  });
+
+  it('a Job identity without a usable token is an error, never a silent local run', async (t) => {
+    const s = await scenario(t, modules.base);
+    const run = await s.run('apply', ['--job-name', 'j', '--job-uid', 'u', '--service-account-dir', join(s.dir, 'missing-sa'), '--namespace', NS], api.env);
+    assert.equal(run.exitCode, 2, explain(run));
+    assert.equal(run.result!.outcome, 'invalid');
+    assert.equal(run.result!.reason, 'KubeConfigInvalid');
+  });
+
+  it('an API that refuses (403) is reported by name and does not change the outcome', async (t) => {
+    const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
+    const job = await inCluster(s, 'apply-403', 'x');
+    api.rbac = [{ verbs: ['get', 'list', 'create', 'delete'], resources: ['secrets'] }];
+    t.after(() => {
+      api.rbac = undefined;
+    });
+    const run = await s.run('apply', job.args, job.env);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.match(run.stderr, /patch.*jobs/i);
+    assert.equal(api.job(NS, 'apply-403')!.metadata.annotations?.['captf.io/outcome'], undefined);
+  });
+});
