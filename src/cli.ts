@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander';
 import type { Op } from './contract/result.ts';
 import { RUNNER_VERSION } from './ops/run.ts';
+import { registerLocalCommands } from './local/commands.ts';
 
 export interface CliHandlers {
   op(op: Op, flags: Record<string, unknown>): Promise<void>;
@@ -94,6 +95,7 @@ export function buildCli(handlers: CliHandlers): Command {
     .option('--json', 'print JSON')
     .action((flags: Record<string, unknown>) => handlers.contractCheck(flags));
 
+  registerLocalCommands(program);
   program.addOption(new Option('--no-color', 'terraform output is never colored').hideHelp());
   return program;
 }

@@ -1,5 +1,6 @@
 // Sinks that take a finished result. The result never knows where it goes.
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 import { join } from 'node:path';
 import { Result, type Result as ResultT } from '../contract/result.ts';
 import { RunnerError } from '../errors.ts';
@@ -11,20 +12,11 @@ export const serializeResult = (result: ResultT, masker: Masker) => masker.mask(
 export async function writeResultFile(outDir: string, result: ResultT, masker: Masker): Promise<string> {
   const text = serializeResult(result, masker);
   const target = join(outDir, 'result.json');
-  const temp = join(outDir, `.result.json.${process.pid}.tmp`);
   try {
     await mkdir(outDir, { recursive: true });
-    const handle = await open(temp, 'w', 0o644);
-    try {
-      await handle.writeFile(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, target);
+    await writeFileAtomic(target, text, 0o644);
     return target;
   } catch (error) {
-    await rm(temp, { force: true });
     throw new RunnerError({
       kind: 'io',
       reason: 'ResultNotWritten',

@@ -3,10 +3,10 @@
 //   <root>/<object>/manifest.json                 written last, atomically
 // Everything here can hold secret material (plan files carry variable values and prior state),
 // so object directories are 0700 and files 0600.
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { RunnerError, usageError } from '../errors.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 import { MAX_CHUNKS } from './manifest.ts';
 import type { ChunkStore, StoredObject } from './store.ts';
 
@@ -162,21 +162,11 @@ async function statIfPresent(path: string) {
   }
 }
 
-/** Write to a temporary name, fsync, rename: readers see the whole file or none of it. */
 async function writeFileDurably(dir: string, name: string, data: Buffer): Promise<void> {
   const path = join(dir, name);
-  const temporary = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
   try {
-    const file = await open(temporary, 'wx', 0o600);
-    try {
-      await file.writeFile(data);
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await rename(temporary, path);
+    await writeFileAtomic(path, data, 0o600);
   } catch (error) {
-    await rm(temporary, { force: true });
     throw ioError('write', path, error);
   }
 }

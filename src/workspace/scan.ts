@@ -100,37 +100,31 @@ class Scanner {
 
   private skipAttributeValue(): void {
     this.pos++; // '='
-    for (;;) {
-      const c = this.text[this.pos];
-      if (c === undefined || c === '\n') return;
-      if (c === '{') (this.pos++, this.skipBalanced('}'));
-      else if (c === '[') (this.pos++, this.skipBalanced(']'));
-      else if (c === '(') (this.pos++, this.skipBalanced(')'));
-      else if (c === '"') this.quoted();
-      else if (c === '<' && this.text.startsWith('<<', this.pos)) this.heredoc();
-      else if (c === '#' || (c === '/' && this.text[this.pos + 1] === '/')) this.skipToLineEnd();
-      else if (c === '/' && this.text[this.pos + 1] === '*') this.blockComment();
-      else this.pos++;
-    }
+    while (this.pos < this.text.length && this.text[this.pos] !== '\n') this.skipConstruct();
   }
 
   /** Advances past the closer that balances an opener already consumed. */
   private skipBalanced(closer: string): void {
     while (this.pos < this.text.length) {
-      const c = this.text[this.pos];
-      if (c === closer) {
+      if (this.text[this.pos] === closer) {
         this.pos++;
         return;
       }
-      if (c === '{') (this.pos++, this.skipBalanced('}'));
-      else if (c === '[') (this.pos++, this.skipBalanced(']'));
-      else if (c === '(') (this.pos++, this.skipBalanced(')'));
-      else if (c === '"') this.quoted();
-      else if (c === '<' && this.text.startsWith('<<', this.pos)) this.heredoc();
-      else if (c === '#' || (c === '/' && this.text[this.pos + 1] === '/')) this.skipToLineEnd();
-      else if (c === '/' && this.text[this.pos + 1] === '*') this.blockComment();
-      else this.pos++;
+      this.skipConstruct();
     }
+  }
+
+  /** Skips what starts here: a nested bracket, a string, a heredoc, a comment, or one character. */
+  private skipConstruct(): void {
+    const c = this.text[this.pos];
+    if (c === '{') (this.pos++, this.skipBalanced('}'));
+    else if (c === '[') (this.pos++, this.skipBalanced(']'));
+    else if (c === '(') (this.pos++, this.skipBalanced(')'));
+    else if (c === '"') this.quoted();
+    else if (c === '<' && this.text.startsWith('<<', this.pos)) this.heredoc();
+    else if (c === '#' || (c === '/' && this.text[this.pos + 1] === '/')) this.skipToLineEnd();
+    else if (c === '/' && this.text[this.pos + 1] === '*') this.blockComment();
+    else this.pos++;
   }
 
   /** A quoted string, template interpolations (which may hold strings and braces) included. */

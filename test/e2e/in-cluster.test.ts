@@ -22,7 +22,7 @@ describe('in-cluster mode', () => {
     return { args: ['--job-name', job, '--job-uid', api.job(NS, job)!.metadata.uid ?? uid, '--service-account-dir', sa, '--namespace', NS, '--object', 'demo'], env: api.env };
   }
 
-  const decode = (secret: { data?: Record<string, string> } | undefined, key: string) => Buffer.from(secret!.data![key]!, 'base64').toString('utf8');
+  const decode = (secret: object | undefined, key: string) => Buffer.from((secret as { data: Record<string, string> }).data[key]!, 'base64').toString('utf8');
 
   it('a blocked apply annotates its Job and writes the result Secret; backups go to Secrets', async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });

@@ -1,0 +1,113 @@
+// The commands that edit the local object, as a person edits a CAPTF object with kubectl: create
+// it, change its inputs or spec, approve a blocked apply, delete it. None of them runs terraform;
+// the next `local reconcile` acts on the change.
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import type { Kind } from '../contract/config.ts';
+import { usageError } from '../errors.ts';
+import { canonicalJson, JsonSyntaxError, parseExactJson, readInputs, SENSITIVE_TFVARS_FILE, TFVARS_FILE, type JsonObject, type JsonValue } from '../inputs/index.ts';
+import { loadInputs } from '../ops/inputs.ts';
+import { deriveStatus, readHistory } from './history.ts';
+import { APPROVE_DESTRUCTIVE_PLAN, createObject, loadObject, localPaths, saveObject, type DriftSpec, type LocalObject, type LocalPaths } from './object.ts';
+import { say } from './print.ts';
+
+export interface InitOptions {
+  module: string;
+  image: string;
+  kind: Kind;
+  name?: string;
+  inputs?: string;
+  drift: DriftSpec;
+}
+
+export async function initObject(dir: string, options: InitOptions): Promise<void> {
+  const paths = localPaths(dir);
+  const object = await createObject(paths, { ...options, name: options.name ?? basename(options.module), now: new Date() });
+  if (options.inputs) await replaceInputs(paths, options.inputs);
+  say(`created ${object.spec.kind} ${object.metadata.name} in ${paths.given}: image ${object.spec.image}, module ${object.spec.module}`);
+  say(`inputs hash: ${await currentInputsHash(paths, object)}`);
+  say(`next: captf-runner local reconcile --dir ${paths.given}`);
+}
+
+export interface SetOptions {
+  /** NAME=VALUE edits of terraform.tfvars.json; VALUE is JSON when it parses as JSON, else a string. */
+  assignments: string[];
+  inputs?: string;
+  image?: string;
+  module?: string;
+  driftIntervalSeconds?: number;
+  driftAction?: DriftSpec['action'];
+}
+
+export async function setObject(dir: string, options: SetOptions): Promise<void> {
+  const paths = localPaths(dir);
+  const object = await loadObject(paths);
+  const hashBefore = await currentInputsHash(paths, object);
+  if (options.inputs) await replaceInputs(paths, options.inputs);
+  if (options.assignments.length > 0) await assignVariables(paths, options.assignments);
+  const { spec } = object;
+  if (options.image !== undefined) spec.image = options.image;
+  if (options.module !== undefined) spec.module = resolve(options.module);
+  if (options.driftIntervalSeconds !== undefined) spec.drift.intervalSeconds = options.driftIntervalSeconds;
+  if (options.driftAction !== undefined) spec.drift.action = options.driftAction;
+  await saveObject(paths, object);
+  const hashAfter = await currentInputsHash(paths, object);
+  say(hashAfter === hashBefore ? `inputs hash unchanged: ${hashAfter}` : `inputs hash: ${hashAfter} (was ${hashBefore})`);
+}
+
+/** Sets the approval annotation to the hash the newest apply was blocked for, as `kubectl annotate` would. */
+export async function approveBlockedApply(dir: string): Promise<void> {
+  const paths = localPaths(dir);
+  const object = await loadObject(paths);
+  const blocked = deriveStatus(await readHistory(paths)).blockedApply;
+  if (!blocked) throw usageError('NothingBlocked', `no apply of ${paths.given} is blocked: there is nothing to approve (captf-runner local status --dir ${paths.given} shows the runs)`);
+  object.metadata.annotations[APPROVE_DESTRUCTIVE_PLAN] = blocked.hash;
+  await saveObject(paths, object);
+  say(`approved: ${APPROVE_DESTRUCTIVE_PLAN}=${blocked.hash} (the apply blocked in run ${blocked.run})`);
+  say(`next: captf-runner local reconcile --dir ${paths.given}`);
+}
+
+/** Sets the deletion timestamp; the finalizer keeps the object until a reconcile has destroyed what it built. */
+export async function deleteObject(dir: string): Promise<void> {
+  const paths = localPaths(dir);
+  const object = await loadObject(paths);
+  object.metadata.deletionTimestamp ??= new Date().toISOString();
+  await saveObject(paths, object);
+  say(`deletion requested at ${object.metadata.deletionTimestamp}: the next reconcile destroys, the one after drops the finalizer`);
+}
+
+async function currentInputsHash(paths: LocalPaths, object: LocalObject): Promise<string> {
+  return (await loadInputs(paths.inputs, { image: object.spec.image, kind: object.spec.kind })).hashes.inputsHash;
+}
+
+/** The inputs dir becomes a copy of `from` (a plain dir or a Kubernetes volume layout), checked as the runner reads it. */
+async function replaceInputs(paths: LocalPaths, from: string): Promise<void> {
+  const inputs = await readInputs(from);
+  await rm(paths.inputs, { recursive: true, force: true });
+  await mkdir(paths.inputs, { recursive: true });
+  if (inputs.tfvarsJson) await writeFile(join(paths.inputs, TFVARS_FILE), inputs.tfvarsJson);
+  if (inputs.sensitiveTfvarsJson) await writeFile(join(paths.inputs, SENSITIVE_TFVARS_FILE), inputs.sensitiveTfvarsJson, { mode: 0o600 });
+  for (const [name, bytes] of inputs.files) await writeFile(join(paths.inputs, name), bytes);
+}
+
+async function assignVariables(paths: LocalPaths, assignments: readonly string[]): Promise<void> {
+  // readInputs checks the file is one JSON object (with a message that says how to fix it).
+  const { tfvarsJson } = await readInputs(paths.inputs);
+  const variables = new Map(tfvarsJson ? (parseExactJson(tfvarsJson) as JsonObject) : []);
+  for (const assignment of assignments) {
+    const match = /^([A-Za-z_][A-Za-z0-9_-]*)=(.*)$/s.exec(assignment);
+    if (!match) throw usageError('AssignmentInvalid', `"${assignment}" is not NAME=VALUE: name a module variable, e.g. cluster_name=demo or replicas=3`);
+    variables.set(match[1]!, jsonOrString(match[2]!));
+  }
+  // Canonical JSON keeps every number's digits exactly, which JSON.stringify would not.
+  await writeFile(join(paths.inputs, TFVARS_FILE), canonicalJson(variables) + '\n');
+}
+
+function jsonOrString(text: string): JsonValue {
+  try {
+    return parseExactJson(Buffer.from(text, 'utf8'));
+  } catch (error) {
+    if (error instanceof JsonSyntaxError) return text;
+    throw error;
+  }
+}

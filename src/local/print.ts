@@ -1,0 +1,93 @@
+// What `local` commands print: short lines a module author reads as the story of the object.
+// docs/local-lifecycle.md quotes these lines; change both together.
+import type { Decision } from '../model/decision.ts';
+import type { Snapshot } from '../model/snapshot.ts';
+import { countsText } from '../output/summary.ts';
+import { runOutcome, type LocalStatus, type Run } from './history.ts';
+import type { LocalObject, LocalPaths } from './object.ts';
+import { relative } from 'node:path';
+
+export const say = (...lines: string[]): void => {
+  process.stdout.write(lines.map((line) => line + '\n').join(''));
+};
+
+export function decisionLines(decision: Decision): string[] {
+  switch (decision.kind) {
+    case 'op': {
+      const lines = [`decision: ${decision.op} (${decision.reason}), ${decision.inputs} inputs, ${decision.image} image`];
+      if (decision.events?.includes('DigestUnknown')) lines.push("  DigestUnknown: no apply has succeeded yet, so the spec's image and module run");
+      if (decision.approvedInputsHash) lines.push(`  approved: inputs hash ${decision.approvedInputsHash}`);
+      return lines;
+    }
+    case 'wait': {
+      const held = decision.heldOp ? `; holds back ${decision.heldOp.op} (${decision.heldOp.reason})` : '';
+      return [`decision: wait (${decision.reason}), requeue in ${decision.requeueAfterSeconds}s${held}`];
+    }
+    case 'dropFinalizer':
+      return [`decision: drop the finalizer (${decision.reason})`];
+  }
+}
+
+/** A hint for the author after a wait, when there is something to do about it. */
+export function waitHintLines(decision: Decision, paths: LocalPaths): string[] {
+  if (decision.kind !== 'wait') return [];
+  switch (decision.reason) {
+    case 'DestructivePlanApprovalPending':
+      return [`  read the plan in the blocked run's runner.log, then approve: captf-runner local approve --dir ${paths.given}`];
+    case 'BackingOff':
+      return [`  the op failed recently; reconcile again later, or pass --now +${decision.requeueAfterSeconds}s to act as if that time had come`];
+    case 'UpToDate':
+      return [`  nothing is due; pass --now +${decision.requeueAfterSeconds}s to run what is due next`];
+    default:
+      return [];
+  }
+}
+
+export function resultLines(run: Run, paths: LocalPaths): string[] {
+  const { result } = run;
+  const log = relative(process.cwd(), `${run.dir}/runner.log`) || `${run.dir}/runner.log`;
+  if (!result) return [`run ${run.record.id}: ${runOutcome(run)}: the runner wrote no result (exit ${run.record.exitCode ?? 'none'}); see ${log}`];
+  const lines = [`run ${run.record.id}: ${result.outcome} (${result.reason})`];
+  const plan = result.plan;
+  if (result.outcome === 'blocked' && plan) {
+    lines.push(`  plan: ${countsText(plan.counts)}`);
+    for (const change of plan.destructive) lines.push(`  destructive: ${change.address} (${change.action})`);
+    lines.push(`  nothing was applied; to approve inputs hash ${result.approvalHash}: captf-runner local approve --dir ${paths.given}`);
+  } else {
+    lines.push(`  ${result.message}`);
+    if (result.drift?.found && plan) lines.push(`  a remediation apply would do: ${countsText(plan.counts)}`);
+  }
+  lines.push(`  log: ${log}`);
+  return lines;
+}
+
+export interface StatusView {
+  object: LocalObject;
+  status: LocalStatus;
+  snapshot: Snapshot;
+  next: Decision;
+  history: readonly Run[];
+}
+
+export function statusLines({ object, status, snapshot, next, history }: StatusView, recentRuns: number): string[] {
+  const { metadata, spec } = object;
+  const state = snapshot.state.status === 'present' ? `present, inputs hash ${snapshot.state.inputsHash ?? 'none'}` : snapshot.state.status;
+  const lines = [
+    `object: ${metadata.name} (${spec.kind}), uid ${metadata.uid}${metadata.deletionTimestamp ? `, deleting since ${metadata.deletionTimestamp}` : ''}`,
+    `spec: image ${spec.image}, module ${spec.module}`,
+    `  drift: every ${spec.drift.intervalSeconds}s, action ${spec.drift.action}, remediation failed limit ${spec.drift.remediationFailedLimit}`,
+    `annotations:${Object.keys(metadata.annotations).length === 0 ? ' none' : ''}`,
+    ...Object.entries(metadata.annotations).map(([key, value]) => `  ${key}=${value}`),
+    `inputs hash: ${snapshot.inputs.currentHash ?? '(deleting: none rendered)'}`,
+    `state: ${state}`,
+    'status:',
+    `  last successful apply: ${status.lastSucceededApply ? `${status.lastSucceededApply.finishedAt} (run ${status.lastSucceededApply.run}, image ${status.lastSucceededApply.image})` : 'none'}`,
+    `  newest apply: ${status.newestApply ? `${status.newestApply.outcome} at ${status.newestApply.finishedAt} (run ${status.newestApply.run})` : 'none'}`,
+    `  blocked apply: ${status.blockedApply ? `inputs hash ${status.blockedApply.hash}, due to ${status.blockedApply.reason} (run ${status.blockedApply.run})` : 'none'}`,
+    `  last drift check: ${status.lastDriftCheck ? `${status.lastDriftCheck.found ? 'drift found' : 'no drift'} at ${status.lastDriftCheck.at} (run ${status.lastDriftCheck.run})` : 'none'}`,
+    `runs (newest last):${history.length === 0 ? ' none' : ''}`,
+    ...history.slice(-recentRuns).map((run) => `  ${run.record.id}  ${run.record.decision.reason}  ${run.result ? `${run.result.outcome} (${run.result.reason})` : runOutcome(run)}`),
+    ...decisionLines(next).map((line) => `next ${line}`),
+  ];
+  return lines;
+}

@@ -1,0 +1,188 @@
+// One reconcile pass of a local object, as the controller makes it: observe, ask DecideOp, run the
+// op it decides with the real runner, and act on the result the way the controller does after a
+// Job (pin the durable inputs and the module, consume the approval).
+import { cp, rm, stat, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { canonicalJson, readInputs } from '../inputs/index.ts';
+import { RunnerError, usageError } from '../errors.ts';
+import { decideOp } from '../model/decide-op.ts';
+import type { OpDecision } from '../model/decision.ts';
+import type { Snapshot } from '../model/snapshot.ts';
+import { createRunDir, deriveStatus, readHistory, readResult, runOutcome, writeRunRecord, type Run, type RunRecord } from './history.ts';
+import { APPROVE_DESTRUCTIVE_PLAN, loadObject, localPaths, removeObject, saveObject, type LocalObject, type LocalPaths } from './object.ts';
+import { decisionLines, resultLines, say, waitHintLines } from './print.ts';
+import { acquireRunLock } from './run-lock.ts';
+import { runRunnerProcess } from './runner-process.ts';
+import { buildSnapshot, observeWorld } from './snapshot.ts';
+
+export interface ReconcileOptions {
+  /** The controller's clock for this pass (the real time, or a later one to make checks due). */
+  now: Date;
+  verbose: boolean;
+}
+
+export async function reconcile(dir: string, options: ReconcileOptions): Promise<void> {
+  const paths = localPaths(dir);
+  const object = await loadObject(paths);
+  const lock = await acquireRunLock(paths);
+  try {
+    const history = await readHistory(paths);
+    const snapshot = buildSnapshot(object, history, await observeWorld(object, paths, options.now, lock === undefined));
+    const decision = decideOp(snapshot);
+    say(...decisionLines(decision));
+    if (!lock) return; // another reconcile's run is in progress: DecideOp said JobActive
+    switch (decision.kind) {
+      case 'wait':
+        say(...waitHintLines(decision, paths));
+        return;
+      case 'dropFinalizer':
+        await removeObject(paths);
+        say(`the finalizer is dropped: the local object is gone (${paths.given} removed)`);
+        return;
+      case 'op':
+        await runDecidedOp({ object, paths, history, snapshot, decision }, options.verbose);
+    }
+  } finally {
+    await lock?.release();
+  }
+}
+
+interface Pass {
+  object: LocalObject;
+  paths: LocalPaths;
+  history: readonly Run[];
+  snapshot: Snapshot;
+  decision: OpDecision;
+}
+
+/** Files the module dir may hold from the author's own terraform runs: never part of the "image". */
+const NOT_MODULE_FILES = new Set(['.terraform', 'terraform.tfstate', 'terraform.tfstate.backup', '.terraform.tfstate.lock.info']);
+
+async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
+  const { object, paths, history, decision } = pass;
+  const run = await createRunDir(paths, history, decision.op);
+  const pinned = deriveStatus(history).lastSucceededApply;
+  // The spec's image is the module dir as it is now; the pinned one is the module the last
+  // successful apply ran, kept in pinned-module/ (a destroy tears down what that module built).
+  const usesPinned = decision.image === 'pinned' && pinned !== undefined;
+  const image = usesPinned ? pinned.image : object.spec.image;
+  let module: string;
+  let inputs: string;
+  try {
+    module = usesPinned ? await existingDir(paths.pinnedModule, 'the pinned module') : await copyModule(object.spec.module, join(run.dir, 'module'));
+    inputs = await copyInputs(pass, join(run.dir, 'inputs'));
+  } catch (error) {
+    await rm(run.dir, { recursive: true, force: true }); // nothing ran: no run to keep
+    throw error;
+  }
+  const record: RunRecord = { id: run.id, decision, image, startedAt: new Date().toISOString() };
+  await writeFile(join(run.dir, 'snapshot.json'), JSON.stringify(pass.snapshot, null, 2) + '\n');
+  await writeRunRecord(run.dir, record);
+
+  const args = [
+    decision.op,
+    '--module', module,
+    '--inputs', inputs,
+    '--image', image,
+    '--kind', object.spec.kind,
+    '--object', object.metadata.name,
+    '--state', paths.stateFile,
+    '--backups', paths.backups,
+    '--out', run.dir,
+    '--termination-log', join(run.dir, 'termination-log'),
+    '--log-format', 'pretty',
+    ...(decision.op === 'apply' ? await applyFlags(pass, inputs) : []),
+  ];
+  say(`run ${run.id}: captf-runner ${decision.op}`);
+  const exitCode = await runRunnerProcess(args, { logFile: join(run.dir, 'runner.log'), verbose });
+  const finished: Run = { record: { ...record, finishedAt: new Date().toISOString(), exitCode }, dir: run.dir, result: await readResult(run.dir) };
+  await writeRunRecord(run.dir, finished.record);
+
+  say(...resultLines(finished, paths));
+  const outcome = runOutcome(finished);
+  if (decision.op === 'apply' && outcome === 'succeeded') await adoptSuccessfulApply(paths, finished, module, inputs);
+  if (outcome !== 'succeeded' && outcome !== 'blocked') {
+    // Recorded in the history like any Job; the exit status tells a script that the op failed.
+    throw new RunnerError({ kind: 'terraform', reason: finished.result?.reason ?? 'RunnerFailed', message: `run ${run.id} (${decision.op}) ${outcome}: see ${join(run.dir, 'runner.log')}` });
+  }
+}
+
+/**
+ * The approval is passed only when the annotation equals the rendered hash (decideOp said so).
+ * Machines are never guarded; a pool only when its cluster exports changed since its last
+ * successful apply (destructive-plan-guard.md, "Machine pools").
+ */
+async function applyFlags({ object, paths, decision }: Pass, inputs: string): Promise<string[]> {
+  const approval = decision.approvedInputsHash ? ['--approved-hash', decision.approvedInputsHash] : [];
+  const guarded = object.spec.kind === 'cluster' || (object.spec.kind === 'pool' && (await clusterExportsChanged(inputs, paths.durableInputs)));
+  return [...approval, '--guard', guarded ? 'on' : 'off'];
+}
+
+const CLUSTER_EXPORTS_VARIABLE = 'captf_cluster_outputs';
+
+async function clusterExportsChanged(inputs: string, durableInputs: string): Promise<boolean> {
+  if (!(await isDir(durableInputs))) return false; // the first apply is not guarded
+  const exportsOf = async (dir: string) => {
+    const value = (await readInputs(dir)).variables.get(CLUSTER_EXPORTS_VARIABLE);
+    return value === undefined ? undefined : canonicalJson(value);
+  };
+  return (await exportsOf(inputs)) !== (await exportsOf(durableInputs));
+}
+
+/** After a successful apply, as the controller does: its inputs become durable, its module pinned, the approval of its hash consumed. */
+async function adoptSuccessfulApply(paths: LocalPaths, run: Run, module: string, inputs: string): Promise<void> {
+  await replaceDir(inputs, paths.durableInputs);
+  await replaceDir(module, paths.pinnedModule);
+  say(`  durable inputs and module pinned from run ${run.record.id}`);
+  // Read again: the author may have edited the object while the apply ran.
+  const object = await loadObject(paths);
+  const approval = object.metadata.annotations[APPROVE_DESTRUCTIVE_PLAN];
+  if (approval !== undefined && approval === run.result?.approvalHash) {
+    delete object.metadata.annotations[APPROVE_DESTRUCTIVE_PLAN];
+    await saveObject(paths, object);
+    say(`  approval consumed: ${APPROVE_DESTRUCTIVE_PLAN} removed`);
+  }
+}
+
+/** The inputs the decision names, copied into the run dir: the record of exactly what the run rendered. */
+async function copyInputs({ object, paths, decision }: Pass, into: string): Promise<string> {
+  switch (decision.inputs) {
+    case 'current':
+      await cp(paths.inputs, into, { recursive: true });
+      return into;
+    case 'durable':
+      if (await isDir(paths.durableInputs)) {
+        await cp(paths.durableInputs, into, { recursive: true });
+        return into;
+      }
+      // the-destroy-job.md: a cluster or pool without durable inputs falls back to its current inputs; a machine never does.
+      if (object.spec.kind === 'machine') {
+        throw usageError('DurableInputsMissing', `${paths.durableInputs} is missing: a machine never falls back to its current inputs; restore that dir from a run's inputs/ copy`);
+      }
+      say('  no durable inputs yet: the current inputs stand in for them');
+      await cp(paths.inputs, into, { recursive: true });
+      return into;
+    case 'none':
+      throw new RunnerError({ kind: 'internal', reason: 'RestoreNotLocal', message: 'the local lifecycle has no restore-state annotation, so DecideOp cannot decide a restore here' });
+  }
+}
+
+async function copyModule(moduleDir: string, into: string): Promise<string> {
+  await existingDir(moduleDir, 'the module dir (spec.module)');
+  await cp(moduleDir, into, { recursive: true, filter: (source) => !NOT_MODULE_FILES.has(relative(moduleDir, source)) });
+  return into;
+}
+
+async function replaceDir(from: string, to: string): Promise<void> {
+  await rm(to, { recursive: true, force: true });
+  await cp(from, to, { recursive: true });
+}
+
+async function isDir(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined))?.isDirectory() ?? false;
+}
+
+async function existingDir(path: string, what: string): Promise<string> {
+  if (!(await isDir(path))) throw usageError('LocalDirMissing', `${what} ${path} does not exist: point the object at an existing dir (captf-runner local set --module DIR) or create the object again`);
+  return path;
+}

@@ -1,0 +1,133 @@
+// The local lifecycle end to end, as docs/local-lifecycle.md walks it: the built runner
+// (dist/captf-runner.mjs), the real terraform, a module of terraform_data in a temp dir. Each stage
+// checks the state file, not only what the commands print.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execa } from 'execa';
+import { access, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { modules, readLocalState, resourceIds, tempDir, terraformEnv, writeTree, type TerraformState } from '../support/tf-modules.ts';
+import { recordedInputsHash, RUNNER } from '../e2e/runner.ts';
+
+interface Printed {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `captf-runner local <args>` in `cwd`, with the default --dir (.captf-local), as the walk-through runs it. */
+async function local(cwd: string, ...args: string[]): Promise<Printed> {
+  const run = await execa(process.execPath, [RUNNER, 'local', ...args], { cwd, env: terraformEnv(), extendEnv: false, reject: false, timeout: 240_000 });
+  return { exitCode: run.exitCode ?? -1, stdout: String(run.stdout), stderr: String(run.stderr) };
+}
+
+const explain = (printed: Printed) => `exit ${printed.exitCode}\nstdout:\n${printed.stdout}\nstderr:\n${printed.stderr.slice(-3000)}`;
+
+function assertPrinted(printed: Printed, ...patterns: RegExp[]): void {
+  assert.equal(printed.exitCode, 0, explain(printed));
+  for (const pattern of patterns) assert.match(printed.stdout, pattern, explain(printed));
+}
+
+describe('local: a module lifecycle on a laptop', () => {
+  it('first apply, a blocked destructive change, approval, drift found and remediated, delete', async (t) => {
+    const cwd = await tempDir(t, 'captf-local-');
+    const moduleDir = join(cwd, 'module');
+    const objectDir = join(cwd, '.captf-local');
+    const stateFile = join(objectDir, 'state', 'terraform.tfstate');
+    const readState = () => readLocalState(stateFile);
+    const runIds = () => readdir(join(objectDir, 'runs'));
+    const annotations = async () => JSON.parse(await readFile(join(objectDir, 'object.json'), 'utf8')).metadata.annotations as Record<string, string>;
+    await writeTree(moduleDir, modules.base);
+
+    // Create the object and set an input.
+    assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0', '--drift-action', 'Remediate'), /^created cluster module in \.captf-local/m);
+    assertPrinted(await local(cwd, 'set', 'cluster_name=demo'), /^inputs hash: [0-9a-f]{64} \(was [0-9a-f]{64}\)$/m);
+    await assert.rejects(access(stateFile), 'no state before the first reconcile');
+
+    // First apply.
+    const first = await local(cwd, 'reconcile');
+    assertPrinted(first, /^decision: apply \(NoState\), current inputs, spec image$/m, /^run 0001-apply: succeeded \(ApplySucceeded\)$/m, /durable inputs and module pinned/);
+    const applied = await readState();
+    const firstResult = JSON.parse(await readFile(join(objectDir, 'runs', '0001-apply', 'result.json'), 'utf8'));
+    assert.equal(recordedInputsHash(applied), firstResult.inputsHash);
+    assert.ok(resourceIds(applied)['terraform_data.cluster']);
+    assert.deepEqual(JSON.parse(await readFile(join(objectDir, 'durable-inputs', 'terraform.tfvars.json'), 'utf8')), { cluster_name: 'demo' });
+    assertPrinted(await local(cwd, 'reconcile'), /^decision: wait \(UpToDate\), requeue in \d+s$/m);
+
+    // A new module release replaces terraform_data.cluster: blocked, nothing applied.
+    await writeTree(moduleDir, modules.replace);
+    assertPrinted(await local(cwd, 'set', '--image', 'example/demo:1.1.0'), /^inputs hash: /m);
+    const blocked = await local(cwd, 'reconcile');
+    assertPrinted(blocked, /^decision: apply \(InputsChanged\)/m, /^run 0002-apply: blocked \(DestructivePlanBlocked\)$/m, /^ {2}destructive: terraform_data\.cluster \(replace\)$/m);
+    const afterBlock = await readState();
+    assert.equal(afterBlock.serial, applied.serial, 'a blocked apply leaves the state untouched');
+    assert.deepEqual(resourceIds(afterBlock), resourceIds(applied));
+    const blockedHash = JSON.parse(await readFile(join(objectDir, 'runs', '0002-apply', 'result.json'), 'utf8')).approvalHash as string;
+
+    // Until approved, the apply waits and no run starts.
+    assertPrinted(await local(cwd, 'reconcile'), /^decision: wait \(DestructivePlanApprovalPending\), requeue in 600s; holds back apply \(InputsChanged\)$/m);
+    assert.deepEqual(await runIds(), ['0001-apply', '0002-apply']);
+
+    // Approve; the next reconcile applies the replace and consumes the approval.
+    assertPrinted(await local(cwd, 'approve'), new RegExp(`^approved: captf.io/approve-destructive-plan=${blockedHash} \\(the apply blocked in run 0002-apply\\)$`, 'm'));
+    assert.equal((await annotations())['captf.io/approve-destructive-plan'], blockedHash);
+    assertPrinted(await local(cwd, 'reconcile'), new RegExp(`^ {2}approved: inputs hash ${blockedHash}$`, 'm'), /^run 0003-apply: succeeded \(ApplySucceeded\)$/m, /approval consumed/);
+    const replaced = await readState();
+    assert.notEqual(resourceIds(replaced)['terraform_data.cluster'], resourceIds(applied)['terraform_data.cluster']);
+    assert.equal(resourceIds(replaced)['terraform_data.network'], resourceIds(applied)['terraform_data.network']);
+    assert.equal(recordedInputsHash(replaced), blockedHash);
+    assert.deepEqual(await annotations(), {});
+
+    // Drift: the network changed behind terraform's back. A drift check made due finds it.
+    await writeFile(stateFile, JSON.stringify(withNetworkInput(replaced, '10.9.0.0/16'), null, 2));
+    const drift = await local(cwd, 'reconcile', '--now', '+2h');
+    assertPrinted(drift, /^decision: drift \(DriftDue\), current inputs, pinned image$/m, /^run 0004-drift: succeeded \(DriftFound\)$/m, /a remediation apply would do: 0 to create, 1 to update/);
+    assert.equal(networkInput(await readState()), '10.9.0.0/16', 'a drift check changes nothing');
+
+    // Remediate: the next reconcile applies the inputs again.
+    assertPrinted(await local(cwd, 'reconcile'), /^decision: apply \(DriftRemediation\)/m, /^run 0005-apply: succeeded \(ApplySucceeded\)$/m);
+    const remediated = await readState();
+    assert.equal(networkInput(remediated), '10.0.0.0/16');
+    assert.equal(recordedInputsHash(remediated), blockedHash);
+    assertPrinted(await local(cwd, 'reconcile'), /^decision: wait \(UpToDate\)/m);
+
+    const status = await local(cwd, 'status');
+    assertPrinted(status, /^state: present, inputs hash /m, /^ {2}last drift check: drift found at /m, /^ {2}0005-apply {2}DriftRemediation {2}succeeded \(ApplySucceeded\)$/m, /^next decision: wait \(UpToDate\)/m);
+
+    // Delete: destroy with the durable inputs and the pinned module, then drop the finalizer.
+    assertPrinted(await local(cwd, 'delete'), /^deletion requested at /m);
+    assertPrinted(await local(cwd, 'reconcile'), /^decision: destroy \(Deleting\), durable inputs, pinned image$/m, /^run 0006-destroy: succeeded \(DestroySucceeded\)$/m);
+    assert.deepEqual((await readState()).resources, [], 'the destroy leaves an empty state');
+    assertPrinted(await local(cwd, 'reconcile'), /^decision: drop the finalizer \(DeletingWithoutState\)$/m, /the local object is gone/);
+    await assert.rejects(access(objectDir), 'dropping the finalizer removes the object dir');
+  });
+
+  it('refuses to approve when nothing is blocked, and says how to create a missing object', async (t) => {
+    const cwd = await tempDir(t, 'captf-local-');
+    const missing = await local(cwd, 'status');
+    assert.equal(missing.exitCode, 2, explain(missing));
+    assert.match(missing.stderr, /there is no local object in \.captf-local: create one with captf-runner local init/);
+    await writeTree(join(cwd, 'module'), modules.base);
+    assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0'));
+    const approve = await local(cwd, 'approve');
+    assert.equal(approve.exitCode, 2, explain(approve));
+    assert.match(approve.stderr, /no apply of \.captf-local is blocked/);
+  });
+});
+
+type Attributes = Record<string, unknown>;
+
+function networkInstance(state: TerraformState): Attributes {
+  return state.resources.find((resource) => resource.type === 'terraform_data' && resource.name === 'network')!.instances[0]!.attributes;
+}
+
+const networkInput = (state: TerraformState) => (networkInstance(state).input as { value: string }).value;
+
+/** The state with terraform_data.network's input and output rewritten, as a change outside terraform would. */
+function withNetworkInput(state: TerraformState, cidr: string): TerraformState {
+  const copy = structuredClone(state);
+  const attributes = networkInstance(copy);
+  attributes.input = { value: cidr, type: 'string' };
+  attributes.output = { value: cidr, type: 'string' };
+  return copy;
+}
