@@ -1,5 +1,5 @@
 // `captf-runner local <command>`: a module's whole CAPTF lifecycle on a laptop. Commander
-// definitions only; each action calls one function of src/local/. See docs/local-lifecycle.md.
+// definitions only; each action calls one function of src/local/. See the README (A module's lifecycle on your laptop).
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { durationMs, Kind } from '../contract/config.ts';
 import { approveBlockedApply, deleteObject, initObject, setObject } from './edit.ts';

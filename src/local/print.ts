@@ -1,5 +1,5 @@
 // What `local` commands print: short lines a module author reads as the story of the object.
-// docs/local-lifecycle.md quotes these lines; change both together.
+// the README (A module's lifecycle on your laptop) quotes these lines; change both together.
 import type { Decision } from '../model/decision.ts';
 import type { Snapshot } from '../model/snapshot.ts';
 import { countsText } from '../output/summary.ts';

@@ -1,4 +1,4 @@
-// The local lifecycle end to end, as docs/local-lifecycle.md walks it: the built runner
+// The local lifecycle end to end, as the README (A module's lifecycle on your laptop) walks it: the built runner
 // (dist/captf-runner.mjs), the real terraform, a module of terraform_data in a temp dir. Each stage
 // checks the state file, not only what the commands print.
 import { describe, it } from 'node:test';
