@@ -3,8 +3,8 @@
 import { CommanderError } from 'commander';
 import { buildCli } from './cli.ts';
 import { loadSettings, durationMs, Settings, type Settings as SettingsT } from './contract/config.ts';
-import type { Op } from './contract/result.ts';
-import { RunnerError, asRunnerError } from './errors.ts';
+import { Op } from './contract/result.ts';
+import { RunnerError, asRunnerError, usageError } from './errors.ts';
 import { createLogger } from './output/log.ts';
 import { Masker } from './output/mask.ts';
 import { interruptTerraform } from './terraform/exec.ts';
@@ -15,11 +15,13 @@ import { EXIT } from './ops/exit-codes.ts';
 
 let exitCode: number = EXIT.succeeded;
 
-async function runOp(op: Op, flags: Record<string, unknown>): Promise<void> {
+/** `usageProblem`: the command line itself was wrong (commander refused it); the result still says so. */
+async function runOp(op: Op, flags: Record<string, unknown>, usageProblem?: RunnerError): Promise<void> {
   const masker = new Masker();
   let settings: SettingsT;
-  let settingsError: unknown;
+  let settingsError: unknown = usageProblem;
   try {
+    if (usageProblem) throw usageProblem;
     settings = loadSettings(flags, process.env);
   } catch (error) {
     settingsError = error;
@@ -99,6 +101,18 @@ function installStopHandlers(ctx: RunContext): { dispose(): void } {
   };
 }
 
+/** The values of a few flags read straight from argv, for when commander refused the command line. */
+function flagValues(argv: string[], names: string[]): Record<string, unknown> {
+  const flags: Record<string, unknown> = {};
+  for (const name of names) {
+    const index = argv.indexOf(`--${name}`);
+    const inline = argv.find((a) => a.startsWith(`--${name}=`));
+    const value = inline ? inline.slice(name.length + 3) : index >= 0 ? argv[index + 1] : undefined;
+    if (value !== undefined) flags[name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] = value;
+  }
+  return flags;
+}
+
 async function main(argv: string[]): Promise<number> {
   const cli = buildCli({
     op: runOp,
@@ -121,7 +135,13 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return EXIT.succeeded;
-      return EXIT.usage; // commander already printed what was wrong
+      // commander already printed what was wrong; an op still leaves a well-formed result.
+      const op = Op.safeParse(argv[2]);
+      if (op.success) {
+        await runOp(op.data, flagValues(argv, ['out', 'termination-log']), usageError('UsageInvalid', `${error.message.replace(/^error: /, '')}: see captf-runner ${op.data} --help`));
+        return exitCode;
+      }
+      return EXIT.usage;
     }
     const e = asRunnerError(error);
     process.stderr.write(`captf-runner: ${e.message}\n`);

@@ -32,7 +32,9 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
       required: decision.action === 'block' || (decision.action === 'apply' && decision.approvalRequired),
     };
     ctx.log.info({ decision }, `decision: ${decision.action}`);
-    if (fields.approval.given && !fields.approval.matched && decision.action === 'block')
+    if (fields.approval.given && !/^[0-9a-f]{64}$/.test(ctx.settings.approvedHash))
+      ctx.log.warn('the approved hash given is not a sha256 (64 lowercase hex characters): it approves nothing');
+    else if (fields.approval.given && !fields.approval.matched && decision.action === 'block')
       ctx.log.warn('the approved hash given is not this run\'s approval hash: it approves nothing');
 
     switch (decision.action) {

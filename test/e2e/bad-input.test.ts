@@ -1,0 +1,80 @@
+// Bad input: a clear message naming what is wrong and how to fix it, a well-formed result, the
+// documented exit code, and nothing applied.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile, chmod } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Result } from '../../src/contract/result.ts';
+import { modules } from '../support/tf-modules.ts';
+import { explain, runRunner, scenario } from './runner.ts';
+
+describe('bad input', () => {
+  const cases: { name: string; exit: number; reason: RegExp; message: RegExp; prepare?: (dir: string) => Promise<string[]>; args?: string[]; inputs?: Record<string, string> }[] = [
+    { name: 'malformed terraform.tfvars.json', exit: 2, reason: /InputsInvalid/, message: /terraform\.tfvars\.json.*not valid JSON/, inputs: { 'terraform.tfvars.json': '{"cluster_name": ' } },
+    { name: 'tfvars that is not an object', exit: 2, reason: /InputsInvalid/, message: /not an object/, inputs: { 'terraform.tfvars.json': '[1, 2]' } },
+    { name: 'an unknown --kind', exit: 2, reason: /SettingsInvalid/, message: /--kind \(or CAPTF_KIND\)/, args: ['--kind', 'server'] },
+    { name: 'an unknown --guard value', exit: 2, reason: /SettingsInvalid/, message: /--guard/, args: ['--guard', 'maybe'] },
+    { name: 'an unknown flag', exit: 2, reason: /UsageInvalid/, message: /unknown option '--frobnicate'/, args: ['--frobnicate'] },
+    { name: 'an inputs dir that does not exist', exit: 2, reason: /InputsInvalid/, message: /inputs/, args: ['--inputs', '/nonexistent/inputs'] },
+    { name: 'a module dir that does not exist', exit: 4, reason: /ImageInvalid/, message: /module/, args: ['--module', '/nonexistent/module'] },
+    {
+      name: 'a module dir without .tf files',
+      exit: 4,
+      reason: /ImageInvalid/,
+      message: /no \.tf files/,
+      prepare: async (dir) => {
+        await mkdir(join(dir, 'empty-module'), { recursive: true });
+        return ['--module', join(dir, 'empty-module')];
+      },
+    },
+    { name: 'no terraform', exit: 4, reason: /ImageInvalid/, message: /terraform not found.*--terraform PATH/, args: ['--terraform', '/nonexistent/terraform'] },
+    {
+      name: 'an unsupported terraform version',
+      exit: 4,
+      reason: /ImageInvalid/,
+      message: /0\.12\.31/,
+      prepare: async (dir) => {
+        const fake = join(dir, 'old-terraform');
+        await writeFile(fake, '#!/bin/sh\nif [ "$2" = "-json" ]; then echo \'{"terraform_version":"0.12.31"}\'; else echo "Terraform v0.12.31"; fi\n');
+        await chmod(fake, 0o755);
+        return ['--terraform', fake];
+      },
+    },
+  ];
+
+  for (const c of cases) {
+    it(`${c.name}: exit ${c.exit}, an invalid result, nothing applied`, async (t) => {
+      const s = await scenario(t, modules.base, c.inputs ?? {});
+      const extra = c.prepare ? await c.prepare(s.dir) : (c.args ?? []);
+      const run = await s.run('apply', extra);
+      assert.equal(run.exitCode, c.exit, explain(run));
+      assert.ok(run.result, 'result.json is written');
+      Result.parse(run.result);
+      assert.equal(run.result!.outcome, 'invalid');
+      assert.match(run.result!.reason, c.reason);
+      assert.match(run.result!.message, c.message);
+      assert.equal(run.result!.applied, false);
+      assert.ok(!existsSync(s.state), 'nothing was applied');
+    });
+  }
+
+  it('an unknown subcommand exits 2', async () => {
+    const run = await runRunner(['frobnicate']);
+    assert.equal(run.exitCode, 2);
+    assert.match(run.stderr, /unknown command 'frobnicate'/);
+  });
+
+  it('classify and hash refuse bad input with exit 2', async (t) => {
+    const s = await scenario(t, modules.base, { 'terraform.tfvars.json': '{' });
+    const hash = await runRunner(['hash', '--inputs', s.inputs, '--json']);
+    assert.equal(hash.exitCode, 2);
+    assert.match(hash.stderr, /terraform\.tfvars\.json/);
+    const missing = await runRunner(['classify', join(s.dir, 'nope.json'), '--json']);
+    assert.equal(missing.exitCode, 2);
+    await writeFile(join(s.dir, 'truncated.json'), '{"format_version":"1.2","resource_changes":[{"address":');
+    const truncated = await runRunner(['classify', join(s.dir, 'truncated.json'), '--json']);
+    assert.equal(truncated.exitCode, 2);
+    assert.match(truncated.stderr, /byte/);
+  });
+});
