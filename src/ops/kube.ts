@@ -41,7 +41,8 @@ export function inClusterFrom(settings: Settings, log: Logger): InCluster | unde
   };
 }
 
-const KIND_SHORT = { cluster: 'c', machine: 'm', pool: 'p' } as const;
+/** The kinds' short names, as in the durable inputs Secret captf-inputs-<kindshort>-<name> (contract.md). */
+export const KIND_SHORT = { cluster: 'tc', machine: 'tm', pool: 'tmp' } as const;
 
 /** Where an object's backups or plan artifacts live: Secrets named `captf-<backup|plan>-<kindshort>-<object>-…`. */
 function secretStore(client: KubeClient, job: JobIdentity, settings: Settings, artifactKind: 'plan' | 'backup'): ChunkStore {

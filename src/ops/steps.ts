@@ -6,6 +6,7 @@ import type { Classification } from '../contract/classification.ts';
 import type { ArtifactRef, OutputValue } from '../contract/result.ts';
 import { pruneObjects, writeArtifact } from '../store/chunked.ts';
 import { backupStore } from './stores.ts';
+import type { ChunkStore } from '../store/store.ts';
 import { terraformEnv } from '../terraform/exec.ts';
 import type { Terraform } from '../terraform/terraform.ts';
 import { terraformVersion, checkSupported, type TerraformVersion } from '../terraform/version.ts';
@@ -236,7 +237,7 @@ export async function backupStep(ctx: RunContext, before: StateSummary & { file:
       { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE_NAME, serial: before.serial!, lineage: before.lineage!, ...(inputsHash ? { inputsHash } : {}) },
       { chunkBytes: ctx.settings.chunkBytes },
     );
-    await pruneObjects(store, { keep: ctx.settings.keepBackups, prefix: 'backup-', protect: [object] });
+    await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: 'backup-', protect: [object] });
     return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
   });
 }
@@ -309,4 +310,14 @@ export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before
   const after = await readStateStep(ctx, tf, workspace, 'state after');
   fields.state = { serialBefore: before.serial, serialAfter: after.serial, lineage: after.lineage };
   fields.stateInputsHash = after.recordedInputsHash;
+}
+
+/** Retention runs after the new object is complete: a failure to delete old ones is a warning, never a failed op. */
+export async function pruneQuietly(ctx: RunContext, store: ChunkStore, options: Parameters<typeof pruneObjects>[1]): Promise<void> {
+  try {
+    const { deleted } = await pruneObjects(store, options);
+    if (deleted.length) ctx.log.info({ deleted, location: store.location }, `retention: deleted ${deleted.length} older objects`);
+  } catch (error) {
+    ctx.warn(`could not delete older objects in ${store.location}: ${(error as Error).message}`);
+  }
 }

@@ -49,8 +49,8 @@ describe('in-cluster mode', () => {
     const third = await inCluster(s, 'apply-3', 'u3');
     const approved = await s.run('apply', [...third.args, '--approved-hash', blocked.result!.approvalHash!], third.env);
     assert.equal(approved.exitCode, 0, explain(approved));
-    assert.match(approved.result!.backup!.location, /^secret:team-a\/captf-backup-c-demo/);
-    const backupSecrets = api.secrets(NS).filter((secret) => secret.metadata.name.startsWith('captf-backup-c-demo'));
+    assert.match(approved.result!.backup!.location, /^secret:team-a\/captf-backup-tc-demo/);
+    const backupSecrets = api.secrets(NS).filter((secret) => secret.metadata.name.startsWith('captf-backup-tc-demo'));
     assert.ok(backupSecrets.length >= 2, 'chunks and a manifest');
     assert.ok(backupSecrets.every((secret) => secret.immutable === true));
   });
