@@ -93,10 +93,9 @@ function installStopHandlers(ctx: RunContext): { dispose(): void } {
     timers.push(setTimeout(() => requestStop('deadline'), stopAt).unref());
   }
   return {
+    /** Ends the escalation timers. The handlers stay: a late signal must not kill the runner while it writes the result. */
     dispose() {
       for (const t of timers) clearTimeout(t);
-      process.off('SIGTERM', onTerm);
-      process.off('SIGINT', onInt);
     },
   };
 }

@@ -3,19 +3,19 @@
 // the mounted inputs must be the ones the plan was made from.
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { usageError } from '../errors.ts';
+import { RunnerError, usageError } from '../errors.ts';
 import { readArtifact } from '../store/chunked.ts';
 import { openArtifactSource } from './stores.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { LOCK_FILE_NAME, PLAN_FILE_NAME } from './plan.ts';
-import { applySavedPlan, prepareRoot, readStateStep } from './steps.ts';
+import { applySavedPlan, prepareRoot, stateBeforeStep } from './steps.ts';
 
 export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   const approved = ctx.settings.approvedPlanHash;
   if (!/^[0-9a-f]{64}$/.test(approved))
     throw usageError('PlanNotApproved', `--plan-artifact needs --approved-plan-hash: the sha256 (64 lowercase hex) of the plan a person approved, not "${approved}"`);
-  const source = openArtifactSource(ctx.settings.planArtifact!);
+  const source = openArtifactSource(ctx, ctx.settings.planArtifact!, 'plan');
   const root = await prepareRoot(ctx, fields, {
     validate: false,
     beforeInit: async (workspace, inputs) => {
@@ -29,10 +29,24 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
     },
   });
   try {
-    const before = await readStateStep(ctx, root.tf, root.workspace, 'state before');
-    fields.stateInputsHash = before.recordedInputsHash;
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
     fields.approval = { given: true, matched: true, required: false };
-    await applySavedPlan(ctx, root, before, fields);
+    try {
+      await applySavedPlan(ctx, root, before, fields);
+    } catch (error) {
+      if (!(error instanceof RunnerError) || error.reason !== 'PlanStale') throw error;
+      // terraform refuses a stale plan before it changes anything.
+      fields.applied = false;
+      ctx.mutationStarted = false;
+      throw new RunnerError({
+        kind: 'plan',
+        reason: 'PlanStale',
+        step: 'apply',
+        message: `the approved plan ${approved} is stale: the state changed after it was planned, and terraform refuses to apply it. Nothing was applied. A new plan and a new approval are needed: run plan again and approve the new plan hash.`,
+        detail: error.detail,
+        cause: error,
+      });
+    }
     return { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied the approved plan ${approved}.` };
   } finally {
     await root.workspace.dispose();

@@ -6,16 +6,14 @@ import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { applyApprovedPlan } from './apply-approved.ts';
-import { applySavedPlan, planAndClassify, prepareRoot, readStateStep } from './steps.ts';
+import { applySavedPlan, planAndClassify, prepareRoot, stateBeforeStep } from './steps.ts';
 
 export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   if (ctx.settings.planArtifact) return applyApprovedPlan(ctx, fields);
   const root = await prepareRoot(ctx, fields);
   const { inputs, workspace, tf } = root;
   try {
-    const before = await readStateStep(ctx, tf, workspace, 'state before');
-    fields.state = { serialBefore: before.serial, serialAfter: before.serial, lineage: before.lineage };
-    fields.stateInputsHash = before.recordedInputsHash;
+    const before = await stateBeforeStep(ctx, tf, workspace, fields);
 
     const { planned, plan } = await planAndClassify(ctx, root, inputs.hashes.inputsHash);
     fields.plan = plan;

@@ -1,16 +1,15 @@
 // destroy: never gated (the-destroy-job.md). Against the durable inputs it is given: a destroy
 // plan, shown and classified for the record, then applied. A failed destroy leaves the state as
 // terraform left it and the next destroy continues from there.
+import { RunnerError } from '../errors.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
-import { applySavedPlan, planAndClassify, prepareRoot, readStateStep } from './steps.ts';
+import { applySavedPlan, planAndClassify, prepareRoot, stateBeforeStep } from './steps.ts';
 
 export async function destroyOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   const root = await prepareRoot(ctx, fields);
   try {
-    const before = await readStateStep(ctx, root.tf, root.workspace, 'state before');
-    fields.stateInputsHash = before.recordedInputsHash;
-    fields.state = { serialBefore: before.serial, serialAfter: before.serial, lineage: before.lineage };
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
     if (before.serial === null) {
       ctx.skip('plan', 'there is no state');
       return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: there is no state.' };
@@ -21,7 +20,19 @@ export async function destroyOp(ctx: RunContext, fields: ResultFields): Promise<
       ctx.skip('apply', 'the destroy plan has no changes');
       return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: the state holds no resources.' };
     }
-    await applySavedPlan(ctx, root, before, fields, 'DestroyFailed');
+    try {
+      await applySavedPlan(ctx, root, before, fields, 'DestroyFailed');
+    } catch (error) {
+      if (!(error instanceof RunnerError) || error.reason !== 'DestroyFailed') throw error;
+      throw new RunnerError({
+        kind: error.kind,
+        reason: 'DestroyFailed',
+        step: error.step,
+        message: `the destroy failed part way (${error.message}). What was destroyed is gone from the state; the rest is still there, and the next destroy continues from it once the cause is fixed.`,
+        detail: error.detail,
+        cause: error,
+      });
+    }
     return { outcome: 'succeeded', reason: 'DestroySucceeded', message: `Destroyed ${plan.counts.delete} resource instances.` };
   } finally {
     await root.workspace.dispose();

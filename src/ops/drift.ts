@@ -1,16 +1,15 @@
 // drift: a plan against the inputs, nothing applied. What changed outside terraform, and what a
 // remediation apply would do (and whether it would be destructive).
 import { isDestructive } from '../contract/classification.ts';
+import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
-import { planAndClassify, prepareRoot, readStateStep, removePlanFile } from './steps.ts';
+import { planAndClassify, prepareRoot, removePlanFile, stateBeforeStep } from './steps.ts';
 
 export async function driftOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   const root = await prepareRoot(ctx, fields);
   try {
-    const before = await readStateStep(ctx, root.tf, root.workspace, 'state before');
-    fields.stateInputsHash = before.recordedInputsHash;
-    fields.state = { serialBefore: before.serial, serialAfter: before.serial, lineage: before.lineage };
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
     // The recorded hash goes back in as it is: the hash is never a difference.
     const { plan, planText } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash);
     fields.plan = plan;
@@ -27,7 +26,7 @@ export async function driftOp(ctx: RunContext, fields: ResultFields): Promise<Op
     return {
       outcome: 'succeeded',
       reason: 'DriftFound',
-      message: `Drift found: ${plan.driftTotal} resources changed outside terraform; a remediation apply would ${fields.drift.remediationDestructive ? 'DELETE OR REPLACE resources' : 'only create or update'}.`,
+      message: `Drift found: a remediation apply would ${countsText(plan.counts)}${fields.drift.remediationDestructive ? ' (DESTRUCTIVE: it deletes or replaces resources)' : ''}; ${plan.driftTotal} resource instances were reported changed outside terraform.`,
     };
   } finally {
     await removePlanFile(root.workspace);

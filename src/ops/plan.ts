@@ -2,14 +2,14 @@
 // packed with what applying it later needs, into the artifact store. Nothing is applied.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pruneObjects, writeArtifact, type ArtifactFile } from '../store/chunked.ts';
+import { writeArtifact, type ArtifactFile } from '../store/chunked.ts';
 import { sha256File } from '../util/digest.ts';
 import { usageError } from '../errors.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { artifactStore } from './stores.ts';
-import { planAndClassify, prepareRoot, readStateStep, removePlanFile, type PreparedRoot } from './steps.ts';
+import { planAndClassify, prepareRoot, pruneQuietly, removePlanFile, type PreparedRoot, stateBeforeStep } from './steps.ts';
 
 export const PLAN_FILE_NAME = 'plan.tfplan';
 export const LOCK_FILE_NAME = '.terraform.lock.hcl';
@@ -19,9 +19,7 @@ export async function planOp(ctx: RunContext, fields: ResultFields): Promise<OpE
   if (!store) throw usageError('ArtifactStoreMissing', 'plan needs somewhere to put the plan artifact: pass --artifacts DIR (in a cluster, the Job identity selects Secrets)');
   const root = await prepareRoot(ctx, fields);
   try {
-    const before = await readStateStep(ctx, root.tf, root.workspace, 'state before');
-    fields.stateInputsHash = before.recordedInputsHash;
-    fields.state = { serialBefore: before.serial, serialAfter: before.serial, lineage: before.lineage };
+    await stateBeforeStep(ctx, root.tf, root.workspace, fields);
     const { planned, plan, planText } = await planAndClassify(ctx, root, root.inputs.hashes.inputsHash);
     fields.plan = plan;
     fields.planText = planText;
@@ -39,7 +37,8 @@ async function packPlan(ctx: RunContext, root: PreparedRoot, planHash: string, s
   const files: ArtifactFile[] = [{ name: PLAN_FILE_NAME, path: root.workspace.planFile }];
   const lockFile = await readFile(join(root.workspace.root, LOCK_FILE_NAME)).catch(() => undefined);
   if (lockFile) files.push({ name: LOCK_FILE_NAME, data: lockFile });
-  const object = `plan-${planHash.slice(0, 16)}`;
+  // Time first, so names sort by age; the hash, so a re-plan never collides with a complete artifact.
+  const object = `plan-${new Date().toISOString().replace(/[-:.]/g, '').toLowerCase()}-${planHash.slice(0, 12)}`;
   const manifest = await writeArtifact(
     store,
     object,
@@ -48,6 +47,6 @@ async function packPlan(ctx: RunContext, root: PreparedRoot, planHash: string, s
     { chunkBytes: ctx.settings.chunkBytes },
   );
   // An object keeps one plan at a time: the plans it superseded are garbage.
-  await pruneObjects(store, { keep: 1, prefix: 'plan-', protect: [object] });
+  await pruneQuietly(ctx, store, { keep: 1, prefix: 'plan-', protect: [object] });
   return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
 }

@@ -3,15 +3,14 @@
 import { apply as terraformApply } from '../terraform/apply.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
-import { outputsStep, prepareRoot, readStateStep } from './steps.ts';
+import { outputsStep, prepareRoot, readStateStep, stateBeforeStep } from './steps.ts';
 import { INPUTS_HASH_VARIABLE } from '../workspace/workspace.ts';
 
 export async function refreshOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   const root = await prepareRoot(ctx, fields);
   const { tf, workspace, inputs } = root;
   try {
-    const before = await readStateStep(ctx, tf, workspace, 'state before');
-    fields.stateInputsHash = before.recordedInputsHash;
+    const before = await stateBeforeStep(ctx, tf, workspace, fields);
     ctx.mutationStarted = true; // a refresh rewrites the state (and root outputs)
     fields.applied = true;
     await ctx.step(
@@ -24,7 +23,7 @@ export async function refreshOp(ctx: RunContext, fields: ResultFields): Promise<
         ),
       (r) => r.exitCode,
     );
-    fields.outputs = (await outputsStep(ctx, tf)).public;
+    fields.outputs = await outputsStep(ctx, tf);
     const after = await readStateStep(ctx, tf, workspace, 'state after');
     fields.state = { serialBefore: before.serial, serialAfter: after.serial, lineage: after.lineage };
     fields.stateInputsHash = after.recordedInputsHash;

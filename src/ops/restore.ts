@@ -14,30 +14,30 @@ import { prepareBackendWorkspace } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { openArtifactSource } from './stores.ts';
-import { initStep, preflight, readStateStep, STATE_FILE_NAME, terraformIn } from './steps.ts';
+import { initStep, preflight, readStateStep, STATE_FILE_NAME, terraformIn, stateBeforeStep } from './steps.ts';
 
 export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   if (!ctx.settings.backup) throw usageError('BackupMissing', 'restore needs the backup to restore: pass --backup DIR (or a Secret reference, see contract.md)');
-  const source = openArtifactSource(ctx.settings.backup);
+  const source = openArtifactSource(ctx, ctx.settings.backup, 'backup');
   const version = await preflightBackendOnly(ctx, fields);
   const workspace = await ctx.step('workspace', () => prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath: ctx.settings.state }));
   const tf = terraformIn(ctx, version, workspace);
   try {
     await initStep(ctx, tf);
-    const current = await readStateStep(ctx, tf, workspace, 'state before');
-    fields.state = { serialBefore: current.serial, serialAfter: current.serial, lineage: current.lineage };
-    fields.stateInputsHash = current.recordedInputsHash;
+    const current = await stateBeforeStep(ctx, tf, workspace, fields);
 
     const backup = await ctx.step('backup', () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'backup'), expect: { kind: 'StateBackup' } }));
     const restored = backup.manifest;
     fields.backup = { location: source.store.location, object: source.object, sha256: restored.sha256, chunks: restored.chunkCount, bytes: restored.totalBytes };
-    const otherLineage = current.lineage !== null && current.lineage !== restored.lineage;
+    // A pg backend holds an empty state (serial 0, lineage "") before the first write: that is no state.
+    const currentLineage = current.lineage || null;
+    const otherLineage = currentLineage !== null && currentLineage !== restored.lineage;
     if (otherLineage && !ctx.settings.force)
       throw new RunnerError({
         kind: 'state',
         reason: 'LineageMismatch',
         step: 'restore',
-        message: `the backup's lineage ${restored.lineage} differs from the backend's current state (${current.lineage}): it is a backup of another state. Nothing was pushed. Pass --force only if you mean to replace that state.`,
+        message: `the backup's lineage ${restored.lineage} differs from the backend's current state (${currentLineage}): it is a backup of another state. Nothing was pushed. Pass --force only if you mean to replace that state.`,
       });
 
     // terraform accepts a push only above the current serial; the lineage stays the backup's.
@@ -45,7 +45,12 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
     const pushFile = join(workspace.privateDir, 'restore.tfstate');
     await writeFile(pushFile, withSerial(await readFile(backup.paths[STATE_FILE_NAME]!, 'utf8'), serial), { mode: 0o600 });
     ctx.mutationStarted = true;
-    await ctx.step('state push', () => statePush(tf, pushFile, { force: otherLineage, lockTimeout: ctx.settings.lockTimeout }), (r) => r.exitCode);
+    const lockTimeout = ctx.settings.lockTimeout;
+    await ctx.step('state push', () => statePush(tf, pushFile, { force: otherLineage, lockTimeout }), (r) => r.exitCode);
+    // terraform (1.11, pg) stores a first push into a backend without state under a new lineage of
+    // its own at serial 1, -force or not. The state exists now: a forced second push, checked above
+    // (no state to protect, a serial above 1), brings back the backup's lineage.
+    if (currentLineage === null) await ctx.step('state push (lineage)', () => statePush(tf, pushFile, { force: true, lockTimeout }), (r) => r.exitCode);
 
     const after = await readStateStep(ctx, tf, workspace, 'state after');
     fields.state = { serialBefore: current.serial, serialAfter: after.serial, lineage: after.lineage };

@@ -19,6 +19,7 @@ import { apply as terraformApply } from '../terraform/apply.ts';
 import { statePull, statePush } from '../terraform/state.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { summarizeState, type StateSummary } from '../plan/state.ts';
+import { maskStateSecrets } from '../state/secrets.ts';
 import { loadInputs, type LoadedInputs } from './inputs.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
 import { leafStrings, type Masker } from '../output/mask.ts';
@@ -80,7 +81,21 @@ export async function validateStep(ctx: RunContext, tf: Terraform): Promise<void
 
 /** The state as it is now: serial, lineage and the inputs hash it records. */
 export async function readStateStep(ctx: RunContext, tf: Terraform, workspace: Workspace, name: 'state before' | 'state after'): Promise<StateSummary & { file: string }> {
-  return ctx.step(name, () => pullState(tf, workspace, name));
+  return ctx.step(name, async () => {
+    const state = await pullState(tf, workspace, name);
+    // The state holds secrets no input names any more (an old value of a rotated secret): terraform's
+    // plan prints them through derived attributes, so the masker learns them before any plan runs.
+    if (name === 'state before') await maskStateSecrets(state.file, ctx.masker);
+    return state;
+  });
+}
+
+/** The state before the op: recorded in the result at once, so a later failure still reports it. */
+export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<StateSummary & { file: string }> {
+  const before = await readStateStep(ctx, tf, workspace, 'state before');
+  fields.state = { serialBefore: before.serial, serialAfter: before.serial, lineage: before.lineage };
+  fields.stateInputsHash = before.recordedInputsHash;
+  return before;
 }
 
 async function pullState(tf: Terraform, workspace: Workspace, name: 'state before' | 'state after'): Promise<StateSummary & { file: string }> {
@@ -224,7 +239,7 @@ export async function backupStep(ctx: RunContext, before: StateSummary & { file:
     ctx.warn('no backup store is configured (--backups DIR, or in-cluster Secrets): no state backup was taken');
     return undefined;
   }
-  if (before.serial === null || before.lineage === null) {
+  if (before.serial === null || !before.lineage) {
     ctx.skip('backup', 'there is no state yet');
     return undefined;
   }

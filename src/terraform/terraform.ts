@@ -72,6 +72,7 @@ function lastError(stderr: string): string | undefined {
   const lines = stderr.split('\n').map((l) => l.replace(/^[│╷╵\s]+/, '').trim());
   const index = lines.findLastIndex((l) => l.startsWith('Error:'));
   if (index < 0) return lines.filter(Boolean).at(-1);
-  const detail = lines.slice(index + 1).find((l) => l.length > 0 && !l.startsWith('on ') && !l.startsWith('with '));
+  // Skip the location and the quoted source lines ("on main.tf line 3", "with …", "30:   provisioner …").
+  const detail = lines.slice(index + 1).find((l) => l.length > 0 && !l.startsWith('on ') && !l.startsWith('with ') && !/^\d+:/.test(l));
   return detail ? `${lines[index]} ${detail}` : lines[index];
 }

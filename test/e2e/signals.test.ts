@@ -28,7 +28,7 @@ async function startSlowApply(s: Scenario, extraArgs: string[] = []) {
   return { child };
 }
 
-/** Processes whose command line mentions the scenario dir (local-exec children would). */
+/** Processes running this exact command (each test sleeps its own number of seconds, so tests running beside it do not count). */
 async function leftovers(marker: string): Promise<string[]> {
   const { stdout } = await execa('ps', ['-eo', 'pid,args'], { reject: false });
   return stdout.split('\n').filter((line) => line.includes(marker) && !line.includes('ps -eo'));
@@ -36,7 +36,7 @@ async function leftovers(marker: string): Promise<string[]> {
 
 describe('signals', () => {
   it('SIGTERM during apply: one interrupt to terraform, result interrupted, exit 143, state usable', async (t) => {
-    const s = await scenario(t, slowApply({ resources: 6, seconds: 30 }));
+    const s = await scenario(t, slowApply({ resources: 6, seconds: 31 }));
     const { child } = await startSlowApply(s);
     await new Promise((r) => setTimeout(r, 1500)); // the provisioners are sleeping now
     child.kill('SIGTERM');
@@ -53,7 +53,7 @@ describe('signals', () => {
     const state = await s.readState();
     assert.ok(taintedAddresses(state).some((a) => a.startsWith('terraform_data.slow')), JSON.stringify(taintedAddresses(state)));
     assert.ok(!existsSync(join(s.dir, 'state', '.terraform.tfstate.lock.info')));
-    assert.deepEqual(await leftovers('sleep 30'), [], 'local-exec children must be ended');
+    assert.deepEqual(await leftovers('sleep 31'), [], 'local-exec children must be ended');
     // The next run continues from there.
     await s.useModule(slowApply({ resources: 6, seconds: 0 }));
     const next = await s.run('apply', ['--guard', 'off']);
@@ -61,18 +61,18 @@ describe('signals', () => {
   });
 
   it('the deadline stops the run itself before it is killed: exit 124, JobDeadlineExceeded', async (t) => {
-    const s = await scenario(t, slowApply({ resources: 2, seconds: 60 }));
+    const s = await scenario(t, slowApply({ resources: 2, seconds: 67 }));
     const started = Date.now();
     const run = await runRunner(['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--deadline', '12s', '--stop-grace', '2s'], {}, s);
     assert.equal(run.exitCode, 124, explain(run));
     assert.ok(Date.now() - started < 12_000, 'it must stop before the deadline');
     assert.equal(run.result!.outcome, 'interrupted');
     assert.equal(run.result!.reason, 'JobDeadlineExceeded');
-    assert.deepEqual(await leftovers('sleep 60'), []);
+    assert.deepEqual(await leftovers('sleep 67'), []);
   });
 
   it('a second signal escalates at once', async (t) => {
-    const s = await scenario(t, slowApply({ resources: 2, seconds: 60 }));
+    const s = await scenario(t, slowApply({ resources: 2, seconds: 71 }));
     const { child } = await startSlowApply(s, ['--stop-grace', '60s']);
     const started = Date.now();
     child.kill('SIGINT');
@@ -81,6 +81,6 @@ describe('signals', () => {
     const run = await child;
     assert.equal(run.exitCode, 130, String(run.stderr).slice(-2000));
     assert.ok(Date.now() - started < 30_000, 'the second signal must not wait for the grace period');
-    assert.deepEqual(await leftovers('sleep 60'), []);
+    assert.deepEqual(await leftovers('sleep 71'), []);
   });
 });

@@ -1,0 +1,286 @@
+// plan → artifact → approved apply (applyPolicy Manual), end to end: the real terraform, real
+// modules, local state. Every refusal is checked on the state afterwards: byte for byte unchanged.
+import { describe, it, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { Readable } from 'node:stream';
+import tar from 'tar-stream';
+import { modules, resourceIds, tempDir, type FileTree } from '../support/tf-modules.ts';
+import { explain, recordedInputsHash, scenario, type RunnerRun, type Scenario } from './runner.ts';
+
+const CANARY = 'CANARY-plan-5ecret-Kx7';
+const ROTATED = 'CANARY-plan-rotated-Wq2';
+const IMAGE = 'registry.example/captf-module:1.0.0';
+const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+
+/** Reads an artifact dir with no runner code: chunks in index order → gunzip → tar entries. */
+async function unpack(objectDir: string): Promise<{ manifest: Record<string, unknown>; files: Record<string, Buffer>; chunks: string[] }> {
+  const manifest = JSON.parse(await readFile(join(objectDir, 'manifest.json'), 'utf8')) as Record<string, unknown>;
+  const chunks = (await readdir(objectDir)).filter((name) => /^chunk-\d{5}$/.test(name)).sort();
+  const payload = Buffer.concat(await Promise.all(chunks.map((name) => readFile(join(objectDir, name)))));
+  const files: Record<string, Buffer> = {};
+  const extract = tar.extract();
+  Readable.from([gunzipSync(payload)]).pipe(extract);
+  for await (const entry of extract) {
+    const parts: Buffer[] = [];
+    for await (const piece of entry) parts.push(piece as Buffer);
+    files[entry.header.name] = Buffer.concat(parts);
+  }
+  return { manifest, files, chunks };
+}
+
+interface Planned {
+  s: Scenario;
+  plan: RunnerRun;
+  /** The artifact object dir (what --plan-artifact takes). */
+  artifact: string;
+  hash: string;
+  /** The state file's bytes after the plan. */
+  stateBytes: Buffer;
+}
+
+/** base applied, then `variant` planned into an artifact of small chunks. */
+async function planned(t: TestContext, variant: FileTree = modules.replace, planArgs: string[] = []): Promise<Planned> {
+  const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
+  const first = await s.run('apply', ['--image', IMAGE]);
+  assert.equal(first.exitCode, 0, explain(first));
+  await s.useModule(variant);
+  const before = await readFile(s.state);
+  const plan = await s.run('plan', ['--image', IMAGE, '--artifacts', join(s.dir, 'artifacts'), '--chunk-bytes', '1024', ...planArgs]);
+  assert.equal(plan.exitCode, 0, explain(plan));
+  const stateBytes = await readFile(s.state);
+  assert.deepEqual(stateBytes, before, 'plan must not touch the state');
+  const ref = plan.result!.planArtifact!;
+  return { s, plan, artifact: join(ref.location, ref.object), hash: plan.result!.planHash!, stateBytes };
+}
+
+const approvedApply = (p: Planned, artifact: string, hash: string, extra: string[] = []) =>
+  p.s.run('apply', ['--image', IMAGE, '--plan-artifact', artifact, '--approved-plan-hash', hash, ...extra]);
+
+async function assertNothingApplied(p: Planned, run: RunnerRun) {
+  assert.deepEqual(await readFile(p.s.state), p.stateBytes, `the state must be untouched\n${explain(run)}`);
+  assert.equal(run.result!.applied, false);
+  assert.ok(!run.result!.steps.some((step) => step.name === 'apply' && step.status === 'ok'), 'no apply step ran');
+}
+
+const assertNoCanary = (run: RunnerRun, ...values: string[]) => {
+  for (const value of [CANARY, ...values]) assert.ok(!run.allBytes.includes(value), `a sensitive value appears in something the runner wrote (${run.result?.op})`);
+};
+
+describe('plan: the artifact a person approves', () => {
+  it('writes a verified artifact of the saved plan and applies nothing', async (t) => {
+    const { s, plan, artifact, hash } = await planned(t);
+    const r = plan.result!;
+    assert.equal(r.outcome, 'succeeded');
+    assert.equal(r.reason, 'PlanCreated');
+    assert.equal(r.applied, false);
+    assert.equal(r.mayHaveChanged, false);
+    assert.match(hash, /^[0-9a-f]{64}$/);
+    assert.ok(r.message.includes(hash), 'the message names the plan hash to approve');
+    assert.deepEqual(r.plan!.destructive.map((d) => [d.address, d.action]), [['terraform_data.cluster', 'replace']]);
+    assert.equal(r.state!.serialBefore, r.state!.serialAfter);
+    assert.equal(r.state!.serialBefore, (await s.readState()).serial);
+
+    // The plan text is there for review, masked.
+    assert.match(r.planText!, /# terraform_data\.cluster must be replaced/);
+    assert.match(r.planText!, /Plan: 1 to add, 0 to change, 1 to destroy/);
+
+    // Small chunks: several of them, each file 0600 in 0700 dirs.
+    const { manifest, files, chunks } = await unpack(artifact);
+    assert.ok(chunks.length > 1, `chunk-bytes 1024 gives several chunks, got ${chunks.length}`);
+    assert.equal(manifest.chunkCount, chunks.length);
+    assert.equal(r.planArtifact!.chunks, chunks.length);
+    for (const dir of [join(s.dir, 'artifacts'), artifact]) assert.equal((await stat(dir)).mode & 0o777, 0o700, dir);
+    for (const name of await readdir(artifact)) assert.equal((await stat(join(artifact, name))).mode & 0o777, 0o600, name);
+
+    // planHash is the sha256 of the saved plan's bytes, and the manifest binds the inputs.
+    assert.equal(sha256(files['plan.tfplan']!), hash);
+    assert.equal(manifest.planHash, hash);
+    assert.equal(manifest.inputsHash, r.inputsHash);
+    assert.equal(manifest.kind, 'PlanArtifact');
+    assert.equal(manifest.terraformVersion, r.terraform!.version);
+    // The saved plan is a zip holding the state it was planned against: the secret is in there (why it is 0600).
+    assert.ok(files['plan.tfplan']!.subarray(0, 2).equals(Buffer.from('PK')));
+    assertNoCanary(plan);
+  });
+
+  it('a plan without changes says so and still gives a plan hash', async (t) => {
+    const { plan, hash } = await planned(t, modules.base);
+    assert.equal(plan.result!.outcome, 'noChanges');
+    assert.equal(plan.result!.reason, 'NoChanges');
+    assert.match(hash, /^[0-9a-f]{64}$/);
+  });
+
+  it('needs somewhere to put the artifact', async (t) => {
+    const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
+    const run = await s.run('plan', ['--image', IMAGE]);
+    assert.equal(run.exitCode, 2, explain(run));
+    assert.equal(run.result!.reason, 'ArtifactStoreMissing');
+  });
+});
+
+describe('apply --plan-artifact: exactly the approved plan', () => {
+  it('applies that plan, a destructive replace included, without --approved-hash; the plan file is gone afterwards', async (t) => {
+    const p = await planned(t);
+    const before = resourceIds(await p.s.readState());
+    // The module dir now holds another change (an in-place update): the approved apply must not plan it.
+    await p.s.useModule(modules.update);
+    const workdir = join(p.s.dir, 'work');
+    const run = await approvedApply(p, p.artifact, p.hash, ['--workdir', workdir]);
+    assert.equal(run.exitCode, 0, explain(run));
+    const r = run.result!;
+    assert.equal(r.outcome, 'succeeded');
+    assert.equal(r.reason, 'ApplySucceeded');
+    assert.equal(r.planHash, p.hash);
+    assert.equal(r.applied, true);
+    assert.ok(!r.steps.some((step) => step.name === 'plan'), 'no new plan');
+
+    const state = await p.s.readState();
+    const after = resourceIds(state);
+    assert.notEqual(after['terraform_data.cluster'], before['terraform_data.cluster'], 'the replace was applied');
+    assert.equal(after['terraform_data.network'], before['terraform_data.network']);
+    const cluster = state.resources.find((res) => res.name === 'cluster')!.instances[0]!.attributes;
+    assert.equal(cluster.triggers_replace && (cluster.triggers_replace as { value: string }).value, 'v2', 'the planned trigger');
+    assert.deepEqual((cluster.input as { value: unknown }).value, { name: 'demo', generation: 1 }, 'not the unplanned update');
+    assert.equal(recordedInputsHash(state), p.plan.result!.inputsHash);
+    assert.equal(r.state!.serialAfter, state.serial);
+    assert.ok(r.state!.serialBefore! < state.serial);
+
+    // The plan file holds secrets: nothing of it outlives the run.
+    const leftovers = (await readdir(workdir, { recursive: true })).filter((name) => String(name).endsWith('.tfplan'));
+    assert.deepEqual(leftovers, []);
+    assertNoCanary(run);
+  });
+
+  it('refuses a damaged artifact, a wrong approval or other inputs, and applies nothing', async (t) => {
+    const p = await planned(t);
+    const work = await tempDir(t, 'captf-artifacts-');
+    let copies = 0;
+    /** A copy of the artifact (the same object name, in its own store dir), changed by `damage`. */
+    const damaged = async (damage: (dir: string) => Promise<void>) => {
+      const dir = join(work, String(++copies), p.plan.result!.planArtifact!.object);
+      await cp(p.artifact, dir, { recursive: true });
+      await damage(dir);
+      return dir;
+    };
+    const chunk = (dir: string, index: number) => join(dir, `chunk-${String(index).padStart(5, '0')}`);
+
+    const cases: Array<{ name: string; artifact: () => Promise<string>; hash?: string; exit: number; reason: string; message: RegExp }> = [
+      {
+        name: 'a tampered chunk',
+        artifact: () => damaged(async (dir) => {
+          const data = await readFile(chunk(dir, 1));
+          data[100]! ^= 0xff;
+          await writeFile(chunk(dir, 1), data);
+        }),
+        exit: 1, reason: 'ArtifactCorrupt', message: /chunk 1 whose sha256 differs/,
+      },
+      { name: 'a missing chunk', artifact: () => damaged((dir) => rm(chunk(dir, 2))), exit: 1, reason: 'ArtifactIncomplete', message: /lacks chunk\(s\) 2/ },
+      {
+        name: 'an extra chunk',
+        artifact: () => damaged(async (dir) => writeFile(chunk(dir, (await readdir(dir)).length - 1), await readFile(chunk(dir, 0)))),
+        exit: 1, reason: 'ArtifactCorrupt', message: /beyond the \d+ listed/,
+      },
+      {
+        name: 'reordered chunks',
+        artifact: () => damaged(async (dir) => {
+          const [a, b] = [await readFile(chunk(dir, 0)), await readFile(chunk(dir, 1))];
+          await writeFile(chunk(dir, 0), b);
+          await writeFile(chunk(dir, 1), a);
+        }),
+        exit: 1, reason: 'ArtifactCorrupt', message: /chunk 0/,
+      },
+      {
+        name: 'a truncated chunk',
+        artifact: () => damaged(async (dir) => writeFile(chunk(dir, 0), (await readFile(chunk(dir, 0))).subarray(0, 10))),
+        exit: 1, reason: 'ArtifactCorrupt', message: /chunk 0 of 10 bytes/,
+      },
+      { name: 'no manifest', artifact: () => damaged((dir) => rm(join(dir, 'manifest.json'))), exit: 1, reason: 'ArtifactIncomplete', message: /no manifest/ },
+      {
+        name: 'a manifest naming another plan hash',
+        artifact: () => damaged(async (dir) => {
+          const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
+          manifest.planHash = 'a'.repeat(64);
+          await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest));
+        }),
+        hash: 'a'.repeat(64), exit: 1, reason: 'ArtifactCorrupt', message: /planHash differs from the sha256 of planFile/,
+      },
+      { name: 'a wrong approved plan hash', artifact: async () => p.artifact, hash: 'b'.repeat(64), exit: 1, reason: 'ArtifactMismatch', message: /not the approved plan b{64}/ },
+      { name: 'a malformed approved plan hash', artifact: async () => p.artifact, hash: p.hash.toUpperCase(), exit: 2, reason: 'PlanNotApproved', message: /64 lowercase hex/ },
+      { name: 'no approved plan hash', artifact: async () => p.artifact, hash: '', exit: 2, reason: 'PlanNotApproved', message: /needs --approved-plan-hash/ },
+    ];
+    for (const c of cases) {
+      const run = await approvedApply(p, await c.artifact(), c.hash ?? p.hash);
+      assert.equal(run.exitCode, c.exit, `${c.name}: ${explain(run)}`);
+      assert.equal(run.result!.reason, c.reason, `${c.name}: ${run.result!.message}`);
+      assert.match(run.result!.message, c.message, c.name);
+      await assertNothingApplied(p, run);
+    }
+
+    // Inputs that no longer hash to the manifest's inputsHash: another image, another variable.
+    for (const [name, change] of [
+      ['another image', async () => ['--image', 'registry.example/captf-module:1.0.1']],
+      ['another variable', async () => {
+        await p.s.setInputs({ 'terraform.tfvars.json': { admin_token: CANARY, cluster_name: 'renamed' } });
+        return [];
+      }],
+    ] as const) {
+      const extra = await change();
+      const run = await approvedApply(p, p.artifact, p.hash, extra);
+      assert.equal(run.exitCode, 1, `${name}: ${explain(run)}`);
+      assert.equal(run.result!.reason, 'ArtifactMismatch', name);
+      assert.match(run.result!.message, /was made from inputs [0-9a-f]{64}, but the inputs given now hash to/);
+      assert.match(run.result!.message, /new plan/);
+      await assertNothingApplied(p, run);
+    }
+
+    // The genuine artifact with the genuine inputs still applies: the refusals were the damage.
+    await p.s.setInputs({ 'terraform.tfvars.json': { admin_token: CANARY } });
+    const good = await approvedApply(p, p.artifact, p.hash);
+    assert.equal(good.exitCode, 0, explain(good));
+    assert.notDeepEqual(await readFile(p.s.state), p.stateBytes);
+  });
+
+  it('a stale plan (the state changed since) is not applied: PlanStale, exit 5, a new plan and approval are needed', async (t) => {
+    const p = await planned(t);
+    // Something else applies in between: a new image with no resource change records a new inputs hash.
+    await p.s.useModule(modules.base);
+    const between = await p.s.run('apply', ['--image', 'registry.example/captf-module:1.0.1']);
+    assert.equal(between.exitCode, 0, explain(between));
+    const changed = await readFile(p.s.state);
+    assert.notDeepEqual(changed, p.stateBytes, 'the state changed after the plan');
+    const ids = resourceIds(await p.s.readState());
+
+    const run = await approvedApply(p, p.artifact, p.hash);
+    assert.equal(run.exitCode, 5, explain(run));
+    const r = run.result!;
+    assert.equal(r.outcome, 'failed');
+    assert.equal(r.reason, 'PlanStale');
+    assert.match(r.message, /stale/);
+    assert.match(r.message, /Nothing was applied/);
+    assert.match(r.message, /new plan and a new approval/);
+    assert.equal(r.applied, false);
+    assert.equal(r.mayHaveChanged, false);
+    assert.notEqual(r.error!.kind, 'blocked', 'a stale plan is not a destructive block');
+    assert.deepEqual(await readFile(p.s.state), changed, 'the state is as the in-between apply left it');
+    assert.deepEqual(resourceIds(await p.s.readState()), ids);
+    assert.equal(r.state!.serialBefore, (await p.s.readState()).serial);
+    assertNoCanary(run);
+  });
+});
+
+describe('plan: secrets', () => {
+  it('after a secret rotation, neither the old value (from the state) nor the new one is written anywhere', async (t) => {
+    const { s } = await planned(t, modules.base);
+    await s.setInputs({ 'terraform.tfvars.json': { admin_token: ROTATED } });
+    const run = await s.run('plan', ['--image', IMAGE, '--artifacts', join(s.dir, 'artifacts-2')]);
+    assert.equal(run.exitCode, 0, explain(run));
+    // terraform prints the old value of the derived, unmarked `output` attribute: the runner masks it.
+    assert.match(run.result!.planText!, /# terraform_data\.credentials will be updated in-place/);
+    assert.match(run.result!.planText!, /output = "\(sensitive value\)" -> \(known after apply\)/);
+    assertNoCanary(run, ROTATED);
+  });
+});
