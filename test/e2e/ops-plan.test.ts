@@ -5,32 +5,15 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
-import { Readable } from 'node:stream';
-import tar from 'tar-stream';
 import { modules, resourceIds, tempDir, type FileTree } from '../support/tf-modules.ts';
 import { explain, recordedInputsHash, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { unpackArtifactDir } from '../support/artifacts.ts';
 
 const CANARY = 'CANARY-plan-5ecret-Kx7';
 const ROTATED = 'CANARY-plan-rotated-Wq2';
 const IMAGE = 'registry.example/captf-module:1.0.0';
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
-/** Reads an artifact dir with no runner code: chunks in index order → gunzip → tar entries. */
-async function unpack(objectDir: string): Promise<{ manifest: Record<string, unknown>; files: Record<string, Buffer>; chunks: string[] }> {
-  const manifest = JSON.parse(await readFile(join(objectDir, 'manifest.json'), 'utf8')) as Record<string, unknown>;
-  const chunks = (await readdir(objectDir)).filter((name) => /^chunk-\d{5}$/.test(name)).sort();
-  const payload = Buffer.concat(await Promise.all(chunks.map((name) => readFile(join(objectDir, name)))));
-  const files: Record<string, Buffer> = {};
-  const extract = tar.extract();
-  Readable.from([gunzipSync(payload)]).pipe(extract);
-  for await (const entry of extract) {
-    const parts: Buffer[] = [];
-    for await (const piece of entry) parts.push(piece as Buffer);
-    files[entry.header.name] = Buffer.concat(parts);
-  }
-  return { manifest, files, chunks };
-}
 
 interface Planned {
   s: Scenario;
@@ -89,7 +72,7 @@ describe('plan: the artifact a person approves', () => {
     assert.match(r.planText!, /Plan: 1 to add, 0 to change, 1 to destroy/);
 
     // Small chunks: several of them, each file 0600 in 0700 dirs.
-    const { manifest, files, chunks } = await unpack(artifact);
+    const { manifest, files, chunks } = await unpackArtifactDir(artifact);
     assert.ok(chunks.length > 1, `chunk-bytes 1024 gives several chunks, got ${chunks.length}`);
     assert.equal(manifest.chunkCount, chunks.length);
     assert.equal(r.planArtifact!.chunks, chunks.length);

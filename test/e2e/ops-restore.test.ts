@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { cp, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
-import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { usePostgres, type TestDatabase } from '../support/pg.ts';
 import { modules, resourceIds, tempDir, withPgBackend, writeTree, type FileTree, type TerraformState } from '../support/tf-modules.ts';
 import { explain, recordedInputsHash, runRunner, type RunnerRun } from './runner.ts';
+import { unpackArtifactDir } from '../support/artifacts.ts';
 
 const CANARY = 'CANARY-restore-5ecret-Bn6';
 const IMAGE = 'registry.example/captf-module:1.0.0';
@@ -76,21 +76,6 @@ async function mustRun(s: PgScenario, op: string, args: string[]): Promise<Runne
   return run;
 }
 
-/** Reads a backup dir with no runner code: chunks in order → gunzip → tar entries. */
-async function unpack(objectDir: string): Promise<{ manifest: Record<string, unknown>; files: Record<string, Buffer> }> {
-  const manifest = JSON.parse(await readFile(join(objectDir, 'manifest.json'), 'utf8')) as Record<string, unknown>;
-  const chunks = (await readdir(objectDir)).filter((name) => /^chunk-\d{5}$/.test(name)).sort();
-  const payload = Buffer.concat(await Promise.all(chunks.map((name) => readFile(join(objectDir, name)))));
-  const files: Record<string, Buffer> = {};
-  const extract = tar.extract();
-  Readable.from([gunzipSync(payload)]).pipe(extract);
-  for await (const entry of extract) {
-    const parts: Buffer[] = [];
-    for await (const piece of entry) parts.push(piece as Buffer);
-    files[entry.header.name] = Buffer.concat(parts);
-  }
-  return { manifest, files };
-}
 
 /**
  * Applies base, then (with --backups) the in-place `update`: the backup holds the state of the
@@ -123,7 +108,7 @@ describe('backups (pg backend)', () => {
     assert.ok(names.indexOf('backup') < names.indexOf('apply'), names.join(','));
     const ref = second.result!.backup!;
     const objectDir = join(ref.location, ref.object);
-    const { manifest, files } = await unpack(objectDir);
+    const { manifest, files } = await unpackArtifactDir(objectDir);
     assert.equal(manifest.kind, 'StateBackup');
     assert.equal(manifest.serial, before.serial);
     assert.equal(manifest.lineage, before.lineage);
@@ -248,7 +233,7 @@ describe('restore (pg backend)', () => {
       await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest));
       return dir;
     };
-    const realState = (await unpack(backup)).files['terraform.tfstate']!;
+    const realState = (await unpackArtifactDir(backup)).files['terraform.tfstate']!;
     const cases: Array<{ name: string; dir: () => Promise<string>; reason: string }> = [
       { name: 'manifest missing', dir: () => damaged((dir) => rm(join(dir, 'manifest.json'))), reason: 'ArtifactIncomplete' },
       {
