@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 node scripts/build.mjs
+npx tsc --noEmit -p .
 mapfile -t files < <(find test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
 if [ "${#files[@]}" -eq 0 ]; then echo "no test files found under test/" >&2; exit 1; fi
 if [ "$#" -gt 0 ]; then files=("$@"); fi
