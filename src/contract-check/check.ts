@@ -189,7 +189,7 @@ async function initAndValidate(moduleDir: string, terraformPath: string, baseEnv
       terraformPath,
       cwd: copy,
       env,
-      output: { line: (_stream, text) => initLines.push(text) },
+      output: { line: (_stream, text) => void initLines.push(text) },
       args: initArgs({ backend: false, lockfileReadonly: true }),
     });
     add(...lockfileCheck(moduleDir, init.exitCode, providersInInitOutput(initLines)));

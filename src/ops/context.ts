@@ -58,6 +58,7 @@ export class RunContext {
       return value;
     } catch (caught) {
       const error = this.stopCause && !options.cleanup && !(caught instanceof RunnerError && caught.kind === 'usage') ? stopError(this.stopCause, name, asRunnerError(caught).message) : asRunnerError(caught, name);
+      error.step = name; // the step as steps[] names it ('state before'), not the command ('state pull')
       const exitCode = typeof error.detail?.exitCode === 'number' ? error.detail.exitCode : undefined;
       const durationMs = record(error.kind === 'interrupted' ? 'interrupted' : 'failed', exitCode);
       this.log.error({ step: name, durationMs, kind: error.kind, reason: error.reason }, `${name}: ${error.message}`);

@@ -57,18 +57,19 @@ export async function finishRun(ctx: RunContext, fields: ResultFields, ending: O
 
 /** Hands the finished result to the local sinks: result file, termination message, summary. */
 export async function publishResult(ctx: RunContext, result: Result, exitCode: number): Promise<number> {
-  const termination = await writeTerminationMessage(ctx.settings.terminationLog, result, ctx.masker);
-  if (!termination) ctx.log.debug({ path: ctx.settings.terminationLog }, 'termination message not written (path not writable)');
-  let finalExit = exitCode;
+  let published = result;
   try {
     await writeResultFile(ctx.settings.out, result, ctx.masker);
   } catch (error) {
     const e = error as RunnerError;
     ctx.log.error({ kind: e.kind, reason: e.reason }, e.message);
     // A run that did its job but could not say so is a failure: the controller cannot read it.
-    if (finalExit === EXIT.succeeded) finalExit = EXIT.failed;
+    if (exitCode === EXIT.succeeded) published = { ...result, exitCode: EXIT.failed, warnings: [...result.warnings, e.message] };
   }
-  process.stdout.write(ctx.masker.mask(humanSummary(result)));
-  ctx.log.info({ outcome: result.outcome, reason: result.reason, exitCode: finalExit }, 'run finished');
-  return finalExit;
+  // Written second, so it carries the exit code the process really ends with.
+  const termination = await writeTerminationMessage(ctx.settings.terminationLog, published, ctx.masker);
+  if (!termination) ctx.log.debug({ path: ctx.settings.terminationLog }, 'termination message not written (path not writable)');
+  process.stdout.write(ctx.masker.mask(humanSummary(published)));
+  ctx.log.info({ outcome: published.outcome, reason: published.reason, exitCode: published.exitCode }, 'run finished');
+  return published.exitCode;
 }

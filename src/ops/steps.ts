@@ -28,6 +28,7 @@ import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
 import type { ResultFields } from './run.ts';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { once } from 'node:events';
 
 /** The cheap part of the contract check, before anything touches state: a module with .tf files, a supported terraform. */
 export async function preflight(ctx: RunContext, fields: ResultFields, options: { module: boolean } = { module: true }): Promise<TerraformVersion> {
@@ -67,7 +68,13 @@ export function terraformIn(ctx: RunContext, version: TerraformVersion, workspac
     path: version.path,
     cwd: workspace.root,
     env: terraformEnv(process.env),
-    output: { line: (stream, text) => (stream === 'stdout' ? process.stdout : process.stderr).write(ctx.masker.mask(text) + '\n') },
+    output: {
+      line: (stream, text) => {
+        const out = stream === 'stdout' ? process.stdout : process.stderr;
+        // A full pipe (a slow log reader) is backpressure: terraform waits instead of the runner buffering.
+        if (!out.write(ctx.masker.mask(text) + '\n')) return once(out, 'drain').then(() => undefined);
+      },
+    },
   };
 }
 
@@ -165,7 +172,15 @@ export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Mask
   const held = createWriteStream(file, { mode: 0o600 });
   let text = '';
   return {
-    terraform: { ...tf, output: { line: (stream, line) => (stream === 'stdout' ? held.write(line + '\n') : tf.output.line(stream, line)) } },
+    terraform: {
+      ...tf,
+      output: {
+        line: (stream, line) => {
+          if (stream !== 'stdout') return tf.output.line(stream, line);
+          if (!held.write(line + '\n')) return once(held, 'drain').then(() => undefined);
+        },
+      },
+    },
     /** The first PLAN_TEXT_LIMIT characters of the plan, masked, once `around` has finished. */
     text: () => text,
     /** Runs the plan and classification, then prints what was held, whether they succeeded or not. */
@@ -176,7 +191,8 @@ export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Mask
         await new Promise<void>((resolve) => held.end(resolve));
         const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
         for await (const line of lines) {
-          tf.output.line('stdout', line);
+          const wait = tf.output.line('stdout', line);
+          if (wait) await wait;
           if (text.length < PLAN_TEXT_LIMIT) text += masker.mask(line) + '\n';
         }
         text = text.slice(0, PLAN_TEXT_LIMIT);

@@ -1,18 +1,27 @@
-// unlock: force-unlock the state, only while the lock still carries the given id. terraform itself
-// refuses an id that does not match the lock on backends that record ids. pg's advisory locks have
-// no id and end with their holder's connection: force-unlock cannot free them, so it is refused.
+// unlock: release a state lock whose holder is gone, and only while the lock still carries the
+// given id. How depends on the backend (contract/sections/faults.md, "Locks"):
+// - local (--state): terraform force-unlock cannot release another process's local lock, so the
+//   runner checks the lock info names the id, proves the holder is gone by taking the lock itself
+//   (which clears the stale info), and refuses while the holder lives.
+// - pg: advisory locks have no id and end with their holder's connection: refused (UnlockUnsupported).
+// - other backends record ids: terraform force-unlock, which itself refuses an id that does not match.
 import { usageError, RunnerError } from '../errors.ts';
 import { forceUnlock } from '../terraform/state.ts';
+import { localLockInfoPath, probeLock, readLocalLockInfo, type LockReport } from '../terraform/lock.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { prepareBackendWorkspace } from '../workspace/workspace.ts';
 import { initStep, preflight, terraformIn } from './steps.ts';
 import { scanModule } from '../workspace/workspace.ts';
 
+const describeHolder = (lock: LockReport) =>
+  `${lock.who ?? 'an unknown holder'}${lock.operation ? ` (${lock.operation})` : ''}${lock.created ? ` since ${lock.created}` : ''}`;
+
 export async function unlockOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   const lockId = ctx.settings.lockId;
   if (!lockId) throw usageError('LockIdMissing', 'unlock needs --lock-id ID: the lock id terraform reported (result.lock.id of the run that met the lock)');
-  if (!ctx.settings.state) {
+  const statePath = ctx.settings.state;
+  if (!statePath) {
     const backend = (await scanModule(ctx.settings.module)).backend;
     if (backend === 'pg')
       throw new RunnerError({
@@ -22,10 +31,45 @@ export async function unlockOp(ctx: RunContext, fields: ResultFields): Promise<O
       });
   }
   const version = await preflight(ctx, fields, { module: false });
-  const workspace = await ctx.step('workspace', () => prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath: ctx.settings.state }));
+
+  if (statePath) {
+    // Checked before anything runs: a lock that is gone or names another id is never touched.
+    const info = await ctx.step('lock info', () => readLocalLockInfo(statePath));
+    if (!info) {
+      return { outcome: 'noChanges', reason: 'NotLocked', message: `The state ${statePath} is not locked (no ${localLockInfoPath(statePath)}): nothing to release.` };
+    }
+    if (info.id !== lockId) {
+      throw new RunnerError({
+        kind: 'lock',
+        reason: 'LockIdMismatch',
+        step: 'lock info',
+        message: `the state lock carries id ${info.id ?? '(none)'}, held by ${describeHolder(info)}, not ${lockId}: nothing was released. Check the lock id again (result.lock.id of the run that met the lock).`,
+        detail: { lock: info },
+      });
+    }
+  }
+
+  const workspace = await ctx.step('workspace', () => prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath }));
   try {
     const tf = terraformIn(ctx, version, workspace);
     await initStep(ctx, tf);
+    if (statePath) {
+      const holder = await ctx.step('force-unlock', () => probeLock(tf));
+      if (holder) {
+        throw new RunnerError({
+          kind: 'lock',
+          reason: 'LockHeld',
+          step: 'force-unlock',
+          message: `the state lock ${lockId} is held by a live process (${describeHolder(holder)}): a local lock ends with its holder, and the runner never takes it away from a live one. Stop that run, then run unlock again.`,
+          detail: { lock: holder },
+        });
+      }
+      const left = await readLocalLockInfo(statePath);
+      if (left?.id === lockId)
+        throw new RunnerError({ kind: 'lock', reason: 'UnlockFailed', step: 'force-unlock', message: `terraform took and released the lock but ${localLockInfoPath(statePath)} still names ${lockId}: remove it by hand once you have checked no run holds the state.`, detail: { lock: left } });
+      ctx.mutationStarted = true;
+      return { outcome: 'succeeded', reason: 'Unlocked', message: `The stale state lock ${lockId} was released: its holder was gone.` };
+    }
     ctx.mutationStarted = true;
     await ctx.step('force-unlock', () => forceUnlock(tf, lockId), (r) => r.exitCode);
     return { outcome: 'succeeded', reason: 'Unlocked', message: `The state lock ${lockId} was released.` };

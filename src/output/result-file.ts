@@ -1,5 +1,5 @@
 // Sinks that take a finished result. The result never knows where it goes.
-import { mkdir } from 'node:fs/promises';
+import { makeDirs } from '../util/mkdirs.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { join } from 'node:path';
 import { Result, type Result as ResultT } from '../contract/result.ts';
@@ -13,7 +13,7 @@ export async function writeResultFile(outDir: string, result: ResultT, masker: M
   const text = serializeResult(result, masker);
   const target = join(outDir, 'result.json');
   try {
-    await mkdir(outDir, { recursive: true });
+    await makeDirs(outDir);
     await writeFileAtomic(target, text, 0o644);
     return target;
   } catch (error) {

@@ -1,7 +1,7 @@
 // The one funnel every terraform command runs through: argument arrays (never a shell), a
 // controlled environment, terraform's human output streamed (masked) as it comes, and a stop
 // sequence that sends exactly one interrupt before escalating.
-import { execa, type ResultPromise } from 'execa';
+import { execa } from 'execa';
 import type { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
 
@@ -28,8 +28,11 @@ export function terraformEnv(base: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 export interface OutputSink {
-  /** A line of terraform's human-readable output (already without its newline). */
-  line(stream: 'stdout' | 'stderr', text: string): void;
+  /**
+   * A line of terraform's human-readable output (already without its newline). A returned promise
+   * is backpressure: no more of terraform's output is read until it settles.
+   */
+  line(stream: 'stdout' | 'stderr', text: string): void | Promise<void>;
 }
 
 export interface RunOptions {
@@ -58,8 +61,14 @@ export interface RunResult<T = unknown> {
 
 const STDERR_TAIL_BYTES = 16 * 1024;
 
-/** The terraform process running now, so a signal handler can stop it. One at a time: steps are sequential. */
-let current: { child: ResultPromise; pid: number } | undefined;
+/**
+ * The terraform processes running now, so a signal handler can stop them. Steps are sequential, but
+ * one step may run several at once (preflight runs `version -json` and `version` together): every
+ * one of them must get the interrupt, or a hung one keeps the runner alive past its deadline.
+ */
+const running = new Set<number>();
+/** Captured stdout (version, validate, output: small JSON documents) stops growing here; the rest is drained. */
+export const CAPTURE_LIMIT_BYTES = 32 * 1024 * 1024;
 
 export async function runTerraform<T = unknown>(options: RunOptions): Promise<RunResult<T>> {
   const started = Date.now();
@@ -77,15 +86,16 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
     windowsHide: true,
   });
   const pid = child.pid;
-  if (pid !== undefined) current = { child, pid };
+  if (pid !== undefined) running.add(pid);
 
   let stderrTail = '';
   const stderrDone = forEachLine(child.stderr!, (text) => {
-    options.output.line('stderr', text);
     stderrTail = (stderrTail + text + '\n').slice(-STDERR_TAIL_BYTES);
+    return options.output.line('stderr', text);
   });
 
   let stdout = '';
+  let stdoutOverflow = false;
   let consumed: unknown;
   let consumeError: unknown;
   let stdoutDone: Promise<unknown>;
@@ -100,7 +110,10 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   } else if (options.captureStdout) {
     stdoutDone = (async () => {
       child.stdout!.setEncoding('utf8');
-      for await (const chunk of child.stdout!) stdout += chunk;
+      for await (const chunk of child.stdout!) {
+        if (stdoutOverflow || stdout.length + chunk.length > CAPTURE_LIMIT_BYTES) stdoutOverflow = true;
+        else stdout += chunk;
+      }
     })();
   } else {
     stdoutDone = forEachLine(child.stdout!, (text) => options.output.line('stdout', text));
@@ -110,13 +123,15 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   await Promise.all([stdoutDone, stderrDone]);
   // With reject:false a spawn failure (ENOENT, EACCES) comes back as a result: raise it as the error it is.
   if (finished.exitCode === undefined && !finished.signal && finished.cause instanceof Error) {
-    if (current?.pid === pid) current = undefined;
+    if (pid !== undefined) running.delete(pid);
     throw finished.cause;
   }
   if (pid !== undefined) {
     killGroup(pid, 'SIGKILL'); // end what it left behind (local-exec children), whatever the exit
-    if (current?.pid === pid) current = undefined;
+    running.delete(pid);
   }
+  // More than any document the runner reads: cut, so it fails to parse where it is read.
+  if (stdoutOverflow) stdout = stdout.slice(0, 1024);
   if (consumeError !== undefined && finished.exitCode === 0) throw consumeError;
 
   return {
@@ -129,9 +144,12 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   };
 }
 
-async function forEachLine(stream: Readable, onLine: (text: string) => void): Promise<void> {
+async function forEachLine(stream: Readable, onLine: (text: string) => void | Promise<void>): Promise<void> {
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  for await (const text of lines) onLine(text);
+  for await (const text of lines) {
+    const wait = onLine(text);
+    if (wait) await wait; // the sink is full (a slow log reader): terraform waits on its pipe, memory stays flat
+  }
 }
 
 function killGroup(pid: number, signal: NodeJS.Signals): boolean {
@@ -149,14 +167,21 @@ function signalNumber(signal: string): number {
 }
 
 /** Whether a terraform process is running now. */
-export const terraformRunning = () => current !== undefined;
+export const terraformRunning = () => running.size > 0;
 
 /**
  * Terraform's graceful stop: exactly one SIGINT (it stops starting operations, saves state and
  * releases the lock). A second SIGINT makes it exit at once; SIGKILL ends the group.
  */
 export function interruptTerraform(level: 'graceful' | 'immediate' | 'kill'): void {
-  if (!current) return;
-  if (level === 'kill') killGroup(current.pid, 'SIGKILL');
-  else process.kill(current.pid, 'SIGINT');
+  for (const pid of running) {
+    if (level === 'kill') killGroup(pid, 'SIGKILL');
+    else {
+      try {
+        process.kill(pid, 'SIGINT');
+      } catch {
+        // it exited before its bookkeeping: nothing to interrupt (an uncaught throw here would end the runner without a result)
+      }
+    }
+  }
 }

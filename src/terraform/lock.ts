@@ -1,4 +1,9 @@
-// Terraform reports a held lock only in its human output. This is the one place that reads it.
+// Terraform reports a held lock only in its human output. This is the one place that reads it, and
+// the one place that knows how each backend's lock can (or cannot) be released.
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { run, type Terraform } from './terraform.ts';
+
 export interface LockReport {
   id?: string;
   path?: string;
@@ -15,15 +20,74 @@ export function detectLockError(stderr: string): LockReport | undefined {
     const match = new RegExp(`^[│\\s]*${name}:\\s*(.*)$`, 'm').exec(stderr);
     return match?.[1]?.trim() || undefined;
   };
-  // "Workspace is already locked" is pg's advisory lock: the Lock Info that follows is our own request.
-  const holderKnown = !/already locked/i.test(stderr);
-  const report: LockReport = { holderKnown };
-  if (holderKnown) {
-    report.id = field('ID');
+  // "Workspace is already locked" / "Already locked for workspace creation" is pg's advisory lock:
+  // the Lock Info that follows is our own request, not the holder's.
+  const ownRequest = /already locked/i.test(stderr);
+  const id = ownRequest ? undefined : field('ID');
+  // Without an id there is nothing that names the holder: say so rather than guess.
+  const report: LockReport = { holderKnown: id !== undefined };
+  if (id !== undefined) {
+    report.id = id;
     report.path = field('Path');
     report.operation = field('Operation');
     report.who = field('Who');
     report.created = field('Created');
   }
   return report;
+}
+
+// ---- the local backend (--state) ------------------------------------------------------------
+//
+// Observed with terraform 1.11: the local backend locks with a POSIX record lock (fcntl) on the
+// state file, held by the process, and writes `.<state file>.lock.info` beside it to say who holds
+// it. A holder killed by SIGKILL leaves the info file behind, but the kernel dropped the lock with
+// the process: the stale file blocks nothing, and the next command that locks overwrites it and
+// removes it on unlock. `terraform force-unlock` cannot release a local lock of another process
+// at all: it answers "Failed to unlock state: LocalState not locked" (exit 1) for the right id and
+// a wrong one, holder alive or dead. So the runner releases a local lock itself: only a lock whose
+// info names the given id, and only when taking the lock proves its holder is gone.
+
+/** Where the local backend writes who holds the lock of the state at `statePath`. */
+export const localLockInfoPath = (statePath: string) => join(dirname(statePath), `.${basename(statePath)}.lock.info`);
+
+/** The lock info the local backend left beside the state, or undefined when there is none. */
+export async function readLocalLockInfo(statePath: string): Promise<LockReport | undefined> {
+  let text: string;
+  try {
+    text = await readFile(localLockInfoPath(statePath), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  let info: Record<string, unknown>;
+  try {
+    info = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return { holderKnown: false }; // unreadable: terraform would overwrite it; nobody is named
+  }
+  const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+  const report: LockReport = { holderKnown: str(info.ID) !== undefined };
+  for (const [key, name] of [['id', 'ID'], ['path', 'Path'], ['operation', 'Operation'], ['who', 'Who'], ['created', 'Created']] as const) {
+    const value = str(info[name]);
+    if (value !== undefined) report[key] = value;
+  }
+  return report;
+}
+
+/** An address no module can declare (the probe must never match a real object; -dry-run changes nothing anyway). */
+const PROBE_ADDRESS = 'terraform_data.captf_runner_lock_probe_0000';
+
+export const lockProbeArgs = (): string[] => ['state', 'rm', '-dry-run', '-lock-timeout=0s', '-no-color', PROBE_ADDRESS];
+
+/**
+ * Tries to take the state lock at once and lets it go, changing nothing: `state rm -dry-run` of an
+ * address that does not exist locks the state without needing any provider. Returns the holder
+ * when the lock is held by a live process; undefined when it could be taken (which also clears a
+ * stale local lock info: terraform rewrites it on lock and removes it on unlock). Its other
+ * complaints (no state yet, no such object) are expected and ignored.
+ */
+export async function probeLock(tf: Terraform): Promise<LockReport | undefined> {
+  const quiet: Terraform = { ...tf, output: { line() {} } };
+  const result = await run(quiet, 'force-unlock', lockProbeArgs());
+  return detectLockError(result.stderrTail);
 }

@@ -4,7 +4,8 @@
 import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { imageError, usageError } from '../errors.ts';
+import { RunnerError, imageError, usageError } from '../errors.ts';
+import { makeDirs } from '../util/mkdirs.ts';
 import { emptyScan, scanHcl, scanJson, type ModuleScan } from './scan.ts';
 
 /** Where the module finds input files other than the variable files: `${path.root}/captf-inputs/<name>`. */
@@ -123,11 +124,25 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
 
 /** The workdir itself, 0700, with its private dir for secret material; removed at the end when the runner made it. */
 async function makeWorkdir(given: string | undefined): Promise<Pick<Workspace, 'dir' | 'privateDir' | 'planFile' | 'dispose' | 'keep'>> {
-  const dir = given === undefined ? await mkdtemp(join(tmpdir(), 'captf-runner-')) : resolve(given);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await chmod(dir, 0o700);
+  let dir = given === undefined ? undefined : resolve(given);
+  try {
+    dir ??= await mkdtemp(join(tmpdir(), 'captf-runner-'));
+    await makeDirs(dir, 0o700);
+    await chmod(dir, 0o700);
+    await makeDirs(join(dir, 'private'), 0o700);
+  } catch (error) {
+    throw new RunnerError({
+      kind: 'io',
+      reason: 'WorkdirUnusable',
+      message: `the workdir ${dir ?? tmpdir()} cannot be used (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): give the runner a writable --workdir (an emptyDir volume in a Job) or TMPDIR`,
+      cause: error,
+    });
+  }
+  return makeWorkdirIn(dir, given === undefined);
+}
+
+function makeWorkdirIn(dir: string, owned: boolean): Pick<Workspace, 'dir' | 'privateDir' | 'planFile' | 'dispose' | 'keep'> {
   const privateDir = join(dir, 'private');
-  await mkdir(privateDir, { recursive: true, mode: 0o700 });
   let kept = false;
   return {
     dir,
@@ -138,7 +153,7 @@ async function makeWorkdir(given: string | undefined): Promise<Pick<Workspace, '
     },
     dispose: async () => {
       if (kept) return;
-      if (given === undefined) await rm(dir, { recursive: true, force: true });
+      if (owned) await rm(dir, { recursive: true, force: true });
       else await rm(privateDir, { recursive: true, force: true });
     },
   };
