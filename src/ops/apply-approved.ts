@@ -34,7 +34,7 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
     try {
       await applySavedPlan(ctx, root, before, fields);
     } catch (error) {
-      if (!(error instanceof RunnerError) || error.reason !== 'PlanStale') throw error;
+      if (!(error instanceof RunnerError) || error.detail?.stale !== true) throw error;
       // terraform refuses a stale plan before it changes anything.
       fields.applied = false;
       ctx.mutationStarted = false;

@@ -1,6 +1,6 @@
 // apply: the guarded apply of a saved plan (destructive-plan-guard.md), or, with --plan-artifact,
 // the apply of exactly the plan a person approved (applyPolicy: Manual).
-import { RunnerError } from '../errors.ts';
+import { RunnerError, usageError } from '../errors.ts';
 import { approveCommand, blockedMessage, decideApply } from '../guard/decide.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
@@ -10,6 +10,9 @@ import { applySavedPlan, planAndClassify, prepareRoot, stateBeforeStep } from '.
 
 export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   if (ctx.settings.planArtifact) return applyApprovedPlan(ctx, fields);
+  // destructive-plan-guard.md: a cluster's guard cannot be turned off (pools: the controller decides per apply).
+  if (ctx.settings.guard === 'off' && ctx.settings.kind === 'cluster')
+    throw usageError('GuardRequired', 'the destructive-plan guard cannot be turned off for a cluster: drop --guard off (CAPTF_GUARD), or pass --kind machine or pool');
   const root = await prepareRoot(ctx, fields);
   const { inputs, workspace, tf } = root;
   try {

@@ -57,7 +57,7 @@ export class RunContext {
       this.log.info({ step: name, durationMs, exitCode }, `${name}: done`);
       return value;
     } catch (caught) {
-      const error = this.stopCause && !options.cleanup && !(caught instanceof RunnerError && caught.kind === 'usage') ? stopError(this.stopCause, name, asRunnerError(caught).message) : asRunnerError(caught, name);
+      const error = this.stopCause && !(caught instanceof RunnerError && caught.kind === 'usage') ? stopError(this.stopCause, name, asRunnerError(caught).message) : asRunnerError(caught, name);
       error.step = name; // the step as steps[] names it ('state before'), not the command ('state pull')
       const exitCode = typeof error.detail?.exitCode === 'number' ? error.detail.exitCode : undefined;
       const durationMs = record(error.kind === 'interrupted' ? 'interrupted' : 'failed', exitCode);

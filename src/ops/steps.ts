@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { chmod, copyFile, mkdir, readFile, rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { Classification } from '../contract/classification.ts';
+import { RunnerError } from '../errors.ts';
 import type { ArtifactRef, OutputValue } from '../contract/result.ts';
 import { pruneObjects, writeArtifact } from '../store/chunked.ts';
 import { backupStore } from './stores.ts';
@@ -21,8 +22,8 @@ import { classifyPlanStream } from '../plan/stream.ts';
 import { summarizeState, type StateSummary } from '../plan/state.ts';
 import { maskStateSecrets } from '../state/secrets.ts';
 import { loadInputs, type LoadedInputs } from './inputs.ts';
-import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
-import { leafStrings, type Masker } from '../output/mask.ts';
+import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
+import { stringLeaves, type Masker } from '../output/mask.ts';
 import type { RunContext } from './context.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
 import type { ResultFields } from './run.ts';
@@ -126,20 +127,38 @@ export async function planStep(ctx: RunContext, tf: Terraform, workspace: Worksp
   );
 }
 
-/** show -json, classified as it streams; the runner's own inputs-hash resource never counts. */
-export async function showStep(ctx: RunContext, tf: Terraform, planFile: string): Promise<Classification> {
-  const shown = await ctx.step('show', () => showPlan(tf, planFile, (stdout: Readable) => classifyPlanStream(stdout, { ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]) })), (r) => r.exitCode);
+/**
+ * show -json, classified as it streams; the runner's own inputs-hash resource never counts. Also
+ * checks the runner's reading of the module against terraform's: the inputs-hash resource must
+ * depend on every root resource and module call, or a failed apply could record the new hash.
+ */
+export async function showStep(ctx: RunContext, tf: Terraform, workspace: Workspace): Promise<Classification> {
+  const declared = new Set<string>();
+  const shown = await ctx.step(
+    'show',
+    () => showPlan(tf, workspace.planFile, (stdout: Readable) => classifyPlanStream(stdout, { ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]), onRootDeclaration: (a) => declared.add(a) })),
+    (r) => r.exitCode,
+  );
+  const missed = missedDeclarations(declared, workspace.scan);
+  if (missed.length)
+    throw new RunnerError({
+      kind: 'plan',
+      reason: 'ModuleReadIncomplete',
+      step: 'show',
+      message: `the runner's reading of the module missed ${missed.join(', ')}: its inputs-hash record would not wait for them, so nothing is applied. Please report this with the module's configuration.`,
+      detail: { missed },
+    });
   return shown.value;
 }
 
 /** Every output; sensitive values are never in the result (they go only to the result Secret). */
-export async function outputsStep(ctx: RunContext, tf: Terraform): Promise<Record<string, OutputValue>> {
-  const read = await ctx.step('output', () => output(tf), (r) => r.exitCode);
+export async function outputsStep(ctx: RunContext, tf: Terraform, options: { cleanup?: boolean } = {}): Promise<Record<string, OutputValue>> {
+  const read = await ctx.step('output', () => output(tf), (r) => r.exitCode, options);
   const result: Record<string, OutputValue> = {};
   const full: Record<string, OutputValue> = {};
   for (const [name, o] of Object.entries(read.outputs)) {
     const known = o.value !== undefined;
-    if (o.sensitive) for (const leaf of leafStrings(o.value)) ctx.masker.add(leaf, `sensitive output ${name}`);
+    if (o.sensitive) for (const leaf of stringLeaves(o.value)) ctx.masker.add(leaf, `sensitive output ${name}`);
     full[name] = { sensitive: o.sensitive, known, type: o.type, value: o.value };
     result[name] = o.sensitive ? { sensitive: true, known, type: o.type } : { sensitive: false, known, type: o.type, value: o.value };
   }
@@ -313,7 +332,7 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, recor
   const held = heldPlanOutput(root.tf, root.workspace, ctx.masker);
   const { planned, plan } = await held.around(async () => {
     const planned = await planStep(ctx, held.terraform, root.workspace, recordHash, extra);
-    const plan = await showStep(ctx, root.tf, root.workspace.planFile);
+    const plan = await showStep(ctx, root.tf, root.workspace);
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     return { planned, plan };
   });
@@ -327,18 +346,26 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, recor
 export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: StateSummary & { file: string }, fields: ResultFields, failureReason = 'ApplyFailed'): Promise<void> {
   const { tf, workspace } = root;
   fields.backup = await backupStep(ctx, before, root.inputs.hashes.inputsHash, root.version.version);
-  ctx.mutationStarted = true;
-  fields.applied = true;
   try {
-    await ctx.step('apply', () => terraformApply(tf, { planFile: workspace.planFile, lockTimeout: ctx.settings.lockTimeout }, failureReason), (r) => r.exitCode);
+    await ctx.step(
+      'apply',
+      () => {
+        // Set as terraform starts, not before: a stop during the backup applies nothing.
+        ctx.mutationStarted = true;
+        fields.applied = true;
+        return terraformApply(tf, { planFile: workspace.planFile, lockTimeout: ctx.settings.lockTimeout }, failureReason);
+      },
+      (r) => r.exitCode,
+    );
   } catch (error) {
     await stateAfterFailure(ctx, tf, workspace, fields);
     throw error;
   } finally {
     await removePlanFile(workspace);
   }
-  fields.outputs = await outputsStep(ctx, tf);
-  const after = await readStateStep(ctx, tf, workspace, 'state after');
+  // The apply is done: its outputs and the state it left are read even if a stop came meanwhile.
+  fields.outputs = await outputsStep(ctx, tf, { cleanup: true });
+  const after = await ctx.step('state after', () => pullState(tf, workspace, 'state after'), undefined, { cleanup: true });
   fields.state = { serialBefore: before.serial, serialAfter: after.serial, lineage: after.lineage };
   fields.stateInputsHash = after.recordedInputsHash;
 }

@@ -44,12 +44,27 @@ function variantsOf(value: string): string[] {
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** Every string leaf of a JSON value (numbers and booleans too, as text): what a secret variable can print as. */
-export function leafStrings(value: unknown): string[] {
-  if (value === null || value === undefined) return [];
+/**
+ * Every string leaf of a JSON value: what is masked of a secret. Numbers and booleans are not: their
+ * text ("true", "5432") is everywhere, and masking it would corrupt JSON and hide ordinary logs.
+ */
+export function stringLeaves(value: unknown): string[] {
   if (typeof value === 'string') return [value];
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return [String(value)];
-  if (Array.isArray(value)) return value.flatMap(leafStrings);
-  if (typeof value === 'object') return Object.values(value).flatMap(leafStrings);
+  if (Array.isArray(value)) return value.flatMap(stringLeaves);
+  if (value !== null && typeof value === 'object') return Object.values(value).flatMap(stringLeaves);
   return [];
+}
+
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/**
+ * A copy of a JSON-like value with every string masked: masking happens before serialisation, so
+ * the JSON stays valid whatever a secret looks like. Hashes are left as they are: they reveal
+ * nothing, and a secret that happens to be a run of hex digits must not break the approve command.
+ */
+export function maskValue<T>(masker: Masker, value: T): T {
+  if (typeof value === 'string') return (SHA256.test(value) ? value : masker.mask(value)) as T;
+  if (Array.isArray(value)) return value.map((item) => maskValue(masker, item)) as T;
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskValue(masker, item)])) as T;
+  return value;
 }

@@ -4,15 +4,15 @@ import { writeFileAtomic } from '../util/atomic-write.ts';
 import { join } from 'node:path';
 import { Result, type Result as ResultT } from '../contract/result.ts';
 import { RunnerError } from '../errors.ts';
-import type { Masker } from './mask.ts';
+import { maskValue, type Masker } from './mask.ts';
 
-export const serializeResult = (result: ResultT, masker: Masker) => masker.mask(JSON.stringify(Result.parse(result), null, 2)) + '\n';
+export const serializeResult = (result: ResultT, masker: Masker) => JSON.stringify(maskValue(masker, Result.parse(result)), null, 2) + '\n';
 
 /** <out>/result.json, written atomically: a reader sees the old file or the whole new one. */
 export async function writeResultFile(outDir: string, result: ResultT, masker: Masker): Promise<string> {
-  const text = serializeResult(result, masker);
   const target = join(outDir, 'result.json');
   try {
+    const text = serializeResult(result, masker);
     await makeDirs(outDir);
     await writeFileAtomic(target, text, 0o644);
     return target;

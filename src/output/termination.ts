@@ -2,7 +2,7 @@
 // Kubernetes keeps at most 4096 bytes, so the compact form drops detail until it fits.
 import { writeFile } from 'node:fs/promises';
 import type { Result } from '../contract/result.ts';
-import type { Masker } from './mask.ts';
+import { maskValue, type Masker } from './mask.ts';
 
 export const TERMINATION_MESSAGE_LIMIT = 4096;
 
@@ -35,10 +35,10 @@ export function compactResult(result: Result, masker: Masker, limit = TERMINATIO
       destructive: kept,
       destructiveOmitted: (result.plan?.destructiveTotal ?? 0) - kept.length,
     };
-    const text = masker.mask(JSON.stringify(candidate));
+    const text = JSON.stringify(maskValue(masker, candidate));
     if (Buffer.byteLength(text) <= limit) return text;
   }
-  return masker.mask(JSON.stringify({ apiVersion: result.apiVersion, op: result.op, outcome: result.outcome, reason: result.reason, exitCode: result.exitCode }));
+  return JSON.stringify(maskValue(masker, { apiVersion: result.apiVersion, op: result.op, outcome: result.outcome, reason: result.reason, exitCode: result.exitCode }));
 }
 
 const truncate = (s: string, n: number) => (s.length <= n ? s : s.slice(0, n - 1) + '…');

@@ -11,6 +11,11 @@ export interface ClassifyOptions {
   ignoreAddresses?: ReadonlySet<string>;
   /** The most `destructive` and `drift` entries to list; their totals count all. Default 100. */
   limit?: number;
+  /**
+   * Told every managed resource (`type.name`) and module call (`module.name`) the root module's
+   * configuration declares, so the runner can check its own reading of the module against terraform's.
+   */
+  onRootDeclaration?: (address: string) => void;
 }
 
 export const DEFAULT_LIST_LIMIT = 100;
@@ -95,9 +100,22 @@ export class PlanClassifier {
   readonly #failClosed: string[] = [];
   readonly #sensitiveVariables: string[] = [];
 
+  readonly #onRootDeclaration: ((address: string) => void) | undefined;
+
   constructor(options: ClassifyOptions = {}) {
     this.#ignore = options.ignoreAddresses ?? new Set();
     this.#limit = options.limit ?? DEFAULT_LIST_LIMIT;
+    this.#onRootDeclaration = options.onRootDeclaration;
+  }
+
+  /** A resource declared in configuration.root_module.resources. */
+  addConfiguredResource(resource: unknown): void {
+    if (isRecord(resource) && resource.mode === 'managed' && typeof resource.address === 'string') this.#onRootDeclaration?.(resource.address);
+  }
+
+  /** A module call declared in configuration.root_module.module_calls. */
+  addModuleCall(name: string): void {
+    this.#onRootDeclaration?.(`module.${name}`);
   }
 
   /** The top-level scalar fields. Fields absent here keep what an earlier call gave. */
@@ -279,6 +297,10 @@ export function classifyPlan(document: unknown, options: ClassifyOptions = {}): 
         const rootModule = isRecord(value) ? value.root_module : undefined;
         const variables = isRecord(rootModule) ? rootModule.variables : undefined;
         if (isRecord(variables)) for (const [name, declaration] of Object.entries(variables)) classifier.addVariable(name, declaration);
+        const resources = isRecord(rootModule) ? rootModule.resources : undefined;
+        if (Array.isArray(resources)) for (const resource of resources) classifier.addConfiguredResource(resource);
+        const moduleCalls = isRecord(rootModule) ? rootModule.module_calls : undefined;
+        if (isRecord(moduleCalls)) for (const name of Object.keys(moduleCalls)) classifier.addModuleCall(name);
         break;
       }
     }

@@ -41,7 +41,8 @@ function stateSelector(summary: StateSummary): Selector {
           emit: (resource) => {
             if (typeof resource !== 'object' || resource === null || !isInputsHashResource(resource as Record<string, unknown>)) return;
             const hash = at(at(at(at(at(resource, 'instances'), 0), 'attributes'), 'input'), 'value');
-            if (typeof hash === 'string') summary.recordedInputsHash = hash;
+            // Anything but a sha256 is no record at all (the controller then applies: StateWithoutInputsHash).
+            if (typeof hash === 'string' && /^[0-9a-f]{64}$/.test(hash)) summary.recordedInputsHash = hash;
           },
         },
       },

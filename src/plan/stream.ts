@@ -46,6 +46,8 @@ function planSelector(classifier: PlanClassifier): Selector {
           root_module: {
             fields: {
               variables: { members: { fields: { sensitive: KEEP }, emit: (declaration, name) => classifier.addVariable(String(name), declaration) } },
+              resources: { items: { fields: { address: KEEP, mode: KEEP }, emit: (resource) => classifier.addConfiguredResource(resource) } },
+              module_calls: { members: { fields: {}, emit: (_call, name) => classifier.addModuleCall(String(name)) } },
             },
           },
         },

@@ -6,7 +6,7 @@
 // instance at a time.
 import { createReadStream } from 'node:fs';
 import { KEEP, readSelected, type Selector } from '../plan/select-json.ts';
-import { leafStrings, type Masker } from '../output/mask.ts';
+import { stringLeaves, type Masker } from '../output/mask.ts';
 
 export interface StateSecret {
   value: string;
@@ -30,7 +30,7 @@ export async function stateSecrets(file: string): Promise<StateSecret[]> {
         if (!Array.isArray(path)) continue;
         const at = valueAt(attributes, path as PathStep[]);
         const label = `a sensitive attribute of ${String(resource.type)}.${String(resource.name)} in the state`;
-        for (const leaf of leafStrings(unwrapDynamic(at))) found.push({ value: leaf, label });
+        for (const leaf of stringLeaves(unwrapDynamic(at))) found.push({ value: leaf, label });
       }
     },
   };
@@ -55,7 +55,7 @@ export async function stateSecrets(file: string): Promise<StateSecret[]> {
           fields: { value: KEEP, sensitive: KEEP },
           emit: (output, name) => {
             const { value, sensitive } = (output ?? {}) as { value?: unknown; sensitive?: unknown };
-            if (sensitive === true) for (const leaf of leafStrings(value)) found.push({ value: leaf, label: `sensitive output ${String(name)} in the state` });
+            if (sensitive === true) for (const leaf of stringLeaves(value)) found.push({ value: leaf, label: `sensitive output ${String(name)} in the state` });
           },
         },
       },

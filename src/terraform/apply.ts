@@ -24,12 +24,14 @@ export interface ApplyResult {
   exitCode: number;
 }
 
-/** A saved plan that no longer matches the state is stale: its own reason, since only a new plan helps. */
+/** A saved plan that no longer matches the state is stale: marked `detail.stale`. */
 export async function apply(tf: Terraform, options: ApplyOptions, failureReason = 'ApplyFailed'): Promise<ApplyResult> {
   const result = await run(tf, 'apply', applyArgs(options));
   if (result.exitCode !== 0) {
-    const stale = /Saved plan is stale/i.test(result.stderrTail);
-    throw commandFailed('apply', result, stale ? 'PlanStale' : failureReason);
+    const error = commandFailed('apply', result, failureReason);
+    // terraform refuses a stale saved plan before it changes anything; the caller decides what that means.
+    if (/Saved plan is stale/i.test(result.stderrTail) && error.detail) error.detail.stale = true;
+    throw error;
   }
   return { exitCode: result.exitCode };
 }

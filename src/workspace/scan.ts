@@ -1,8 +1,9 @@
 // What the runner needs to know about a module's configuration before terraform reads it: its
 // root resources and module calls (the inputs-hash resource depends on all of them), its
 // variables and whether it has a backend. A scanner of top-level HCL blocks, not a parser: it
-// skips strings, heredocs, comments and nested blocks. If it ever misreads, `terraform validate`
-// fails on the injected file (an undeclared reference) instead of applying anything.
+// skips strings, heredocs, comments and nested blocks. If it ever misreads, nothing is applied:
+// `terraform validate` fails on a reference it invented, and the show step compares what terraform
+// says the module declares with what the scan found (missedDeclarations).
 
 export interface ModuleScan {
   /** Root managed resources, as `type.name`. */
@@ -134,6 +135,8 @@ class Scanner {
       const c = this.text[this.pos];
       if (c === '\\') this.pos += 2;
       else if (c === '"') return this.text.slice(start, this.pos++);
+      // $${ and %%{ are escapes: literal text, not a template.
+      else if ((c === '$' || c === '%') && this.text[this.pos + 1] === c && this.text[this.pos + 2] === '{') this.pos += 3;
       else if ((c === '$' || c === '%') && this.text[this.pos + 1] === '{') {
         this.pos += 2;
         this.skipBalanced('}');

@@ -47,7 +47,8 @@ export async function scanModule(moduleDir: string): Promise<ModuleScan> {
   } catch (error) {
     throw imageError(`the module dir ${moduleDir} cannot be read (${(error as NodeJS.ErrnoException).code}): put the module at /captf/module in the image or pass --module DIR`);
   }
-  const configFiles = names.filter((n) => n.endsWith('.tf') || n.endsWith('.tf.json')).sort();
+  // OpenTofu also reads .tofu files.
+  const configFiles = names.filter((n) => /\.(tf|tofu)(\.json)?$/.test(n)).sort();
   if (configFiles.length === 0) throw imageError(`the module dir ${moduleDir} has no .tf files: the image must carry the module at /captf/module (or pass --module DIR)`);
   const scan = emptyScan();
   for (const name of configFiles) {
@@ -60,6 +61,12 @@ export async function scanModule(moduleDir: string): Promise<ModuleScan> {
     }
   }
   return scan;
+}
+
+/** What terraform says the root module declares and the scan did not find (pure). */
+export function missedDeclarations(declared: Iterable<string>, scan: ModuleScan): string[] {
+  const known = new Set([...scan.resources, ...scan.moduleCalls, INPUTS_HASH_RESOURCE]);
+  return [...declared].filter((address) => !known.has(address));
 }
 
 /** The injected configuration: a resource that changes only when an apply of everything else succeeded. */

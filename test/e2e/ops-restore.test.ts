@@ -144,7 +144,7 @@ describe('restore (pg backend)', () => {
     const { s, backup, backedUp } = await withBackup(t);
     // A later apply: another change again.
     await s.useModule(modules.replace);
-    await mustRun(s, 'apply', ['--image', 'registry.example/captf-module:2.0.0', '--guard', 'off']);
+    await mustRun(s, 'apply', ['--image', 'registry.example/captf-module:2.0.0', '--kind', 'machine', '--guard', 'off']);
     const current = (await s.state())!;
     assert.notEqual(recordedInputsHash(current), recordedInputsHash(backedUp));
 

@@ -56,7 +56,7 @@ describe('signals', () => {
     assert.deepEqual(await leftovers('sleep 31'), [], 'local-exec children must be ended');
     // The next run continues from there.
     await s.useModule(slowApply({ resources: 6, seconds: 0 }));
-    const next = await s.run('apply', ['--guard', 'off']);
+    const next = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
     assert.equal(next.exitCode, 0, explain(next));
   });
 

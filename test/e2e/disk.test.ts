@@ -1,0 +1,149 @@
+// Disk problems: an out dir or workdir that cannot be written, a disk that fills while the result is
+// written. The run must end with a clear error and the documented exit code, and the termination
+// message (the controller's other way to learn the outcome) must still be written when it can be.
+// Tests run as root, so file modes stop nothing: unwritable places are paths that cannot exist
+// (under a regular file, under /proc) and, where mount works, a read-only or tiny full tmpfs.
+import { after, describe, it, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { execa } from 'execa';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Result } from '../../src/contract/result.ts';
+import { terraformEnv } from '../support/tf-modules.ts';
+import { explain, RUNNER, scenario, type RunnerRun } from './runner.ts';
+
+const MODULE = { 'main.tf': 'resource "terraform_data" "x" {\n  input = "disk"\n}\n' };
+
+/** Mount points this file made: unmounted when it ends, whatever happened. */
+const mounts: string[] = [];
+after(async () => {
+  for (const dir of mounts.reverse()) await execa('umount', ['-l', dir], { reject: false });
+});
+
+/** A tmpfs at a fresh dir, or undefined where mounting is not allowed (then the test says so and skips). */
+async function tmpfs(t: TestContext, options: string): Promise<string | undefined> {
+  const dir = await mkdtemp(join(tmpdir(), 'captf-disk-'));
+  // One hook, in this order: unmount, then remove the mount point.
+  t.after(async () => {
+    await execa('umount', ['-l', dir], { reject: false });
+    await rm(dir, { recursive: true, force: true });
+  });
+  const mounted = await execa('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', dir], { reject: false });
+  if (mounted.exitCode !== 0) return undefined;
+  mounts.push(dir);
+  return dir;
+}
+
+function termination(path: string) {
+  const text = readFileSync(path, 'utf8');
+  assert.ok(Buffer.byteLength(text) <= 4096);
+  return JSON.parse(text) as { outcome: string; reason: string; exitCode: number };
+}
+
+function assertResultNotWritten(run: RunnerRun) {
+  assert.equal(run.exitCode, 1, `a run that cannot write its result fails (exit 1)\n${explain(run)}`);
+  assert.match(run.stderr, /could not write .*result\.json.*writable --out/, 'the error says what and how to fix it');
+  assert.match(run.stderr, /"reason":"ResultNotWritten"/);
+}
+
+describe('disk problems', { concurrency: 2 }, () => {
+  it('--out under a regular file (cannot be created): exit 1, a clear error, the termination message still written', async (t) => {
+    const s = await scenario(t, MODULE);
+    const blocker = join(s.dir, 'a-file');
+    await writeFile(blocker, 'not a dir');
+    const run = await s.run('apply', ['--out', join(blocker, 'out')]);
+    assertResultNotWritten(run);
+    const compact = termination(s.termination);
+    assert.equal(compact.outcome, 'succeeded', 'the apply itself succeeded: the termination message says so');
+    assert.ok(existsSync(s.state), 'the apply ran');
+  });
+
+  it('--out under /proc: ends (no hang), exit 1, the termination message still written', async (t) => {
+    const s = await scenario(t, MODULE);
+    // Node 20's mkdir({recursive:true}) loops forever under /proc (mkdir there answers ENOENT for
+    // every level): the runner must not hang on an out dir it cannot create.
+    const run = await execa(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', '/proc/captf-runner-no-such-dir/out', '--termination-log', s.termination, '--log-format', 'json'], { env: terraformEnv(), extendEnv: false, reject: false, timeout: 60_000 });
+    assert.equal(run.timedOut, false, 'the runner hangs creating its out dir');
+    assert.equal(run.exitCode, 1, String(run.stderr).slice(-2000));
+    assert.match(String(run.stderr), /could not write .*result\.json/);
+    termination(s.termination);
+  });
+
+  it('--out on a read-only filesystem (where mount is allowed)', async (t) => {
+    const ro = await tmpfs(t, 'ro,size=1m');
+    if (!ro) return t.skip('mount is not permitted here');
+    const s = await scenario(t, MODULE);
+    const run = await s.run('apply', ['--out', ro]);
+    assertResultNotWritten(run);
+    assert.match(run.stderr, /EROFS|read-only/i, 'the error names the cause');
+    termination(s.termination);
+  });
+
+  it('a full disk while the result is written: ENOSPC is a clear error, no partial result.json is left', async (t) => {
+    const full = await tmpfs(t, 'size=64k');
+    if (!full) return t.skip('mount is not permitted here');
+    // Fill it to the last block.
+    await execa('dd', ['if=/dev/zero', `of=${join(full, 'filler')}`, 'bs=4k'], { reject: false });
+    const s = await scenario(t, MODULE);
+    const run = await s.run('apply', ['--out', full]);
+    assertResultNotWritten(run);
+    assert.match(run.stderr, /ENOSPC|no space/i);
+    assert.deepEqual((await readdir(full)).filter((n) => n !== 'filler'), [], 'neither result.json nor its temp file is left half-written');
+    termination(s.termination);
+  });
+
+  it('a termination log that cannot be written (/dev/full) does not fail the run: result.json is the record', async (t) => {
+    const s = await scenario(t, MODULE);
+    const run = await s.run('apply', ['--termination-log', '/dev/full']);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.equal(Result.parse(run.result).outcome, 'succeeded');
+  });
+
+  it('a settings error with an unwritable --out still exits 2 (usage), the termination message written', async (t) => {
+    const s = await scenario(t, MODULE);
+    const blocker = join(s.dir, 'a-file');
+    await writeFile(blocker, 'not a dir');
+    const run = await s.run('apply', ['--kind', 'not-a-kind', '--out', join(blocker, 'out')]);
+    assert.equal(run.exitCode, 2, explain(run));
+    assert.equal(termination(s.termination).outcome, 'invalid');
+  });
+
+  it('--workdir that cannot be created: failed, exit 1, a clear io error naming the workdir (not an internal error)', async (t) => {
+    const s = await scenario(t, MODULE);
+    const blocker = join(s.dir, 'a-file');
+    await writeFile(blocker, 'not a dir');
+    const workdir = join(blocker, 'work');
+    const run = await s.run('apply', ['--workdir', workdir]);
+    assert.equal(run.exitCode, 1, explain(run));
+    const r = Result.parse(run.result);
+    assert.equal(r.outcome, 'failed');
+    assert.equal(r.error?.step, 'workspace');
+    assert.equal(r.error?.kind, 'io', `a workdir the runner cannot create is an io problem the operator fixes, not a runner bug: ${JSON.stringify(r.error)}`);
+    assert.ok(r.message.includes(workdir), r.message);
+    assert.equal(termination(s.termination).outcome, 'failed');
+    assert.ok(!existsSync(s.state), 'nothing ran against the state');
+  });
+
+  it('--workdir on a read-only filesystem (where mount is allowed)', async (t) => {
+    const ro = await tmpfs(t, 'ro,size=1m');
+    if (!ro) return t.skip('mount is not permitted here');
+    const s = await scenario(t, MODULE);
+    const run = await s.run('apply', ['--workdir', join(ro, 'work')]);
+    assert.equal(run.exitCode, 1, explain(run));
+    assert.equal(run.result!.error?.step, 'workspace');
+    assert.equal(run.result!.error?.kind, 'io', JSON.stringify(run.result!.error));
+  });
+
+  it('a given --workdir is made 0700 and its private dir is removed at the end', async (t) => {
+    const s = await scenario(t, MODULE);
+    const workdir = join(s.dir, 'work');
+    await mkdir(workdir, { mode: 0o755 });
+    const run = await s.run('apply', ['--workdir', workdir]);
+    assert.equal(run.exitCode, 0, explain(run));
+    const { statSync } = await import('node:fs');
+    assert.equal(statSync(workdir).mode & 0o777, 0o700);
+    assert.ok(!existsSync(join(workdir, 'private')), 'plan files and state copies do not outlive the run');
+  });
+});

@@ -1,0 +1,228 @@
+// State locks with the real terraform: the pg backend (a real PostgreSQL, advisory locks) and the
+// local backend (--state). A lock held by another run ends `failed`/`lock`/StateLocked after
+// --lock-timeout, with what terraform says about the holder (never pg's own-request info presented
+// as the holder); `unlock` releases only a lock whose holder is gone and that carries the given id;
+// an interrupted run at any step releases its lock and leaves a state the next apply continues from.
+import { after, describe, it, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { execa, type ResultPromise } from 'execa';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { usePostgres } from '../support/pg.ts';
+import { isProcessRunning, modules, slowApply, terraformEnv, withPgBackend, writeModule, type FileTree } from '../support/tf-modules.ts';
+import { explain, RUNNER, recordedInputsHash, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { Result } from '../../src/contract/result.ts';
+
+const pg = usePostgres();
+
+/** Every process a test started, killed (whole group) if still running when the file ends. */
+const started: number[] = [];
+after(() => {
+  for (const pid of started) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+});
+
+interface PgScenario extends Scenario {
+  db: string;
+  backendConfig: string;
+  /** The runner against the pg state (no --state). */
+  runPg(op: string, args?: string[]): Promise<RunnerRun>;
+  /** Runner arguments for an op against the pg state. */
+  pgArgs(op: string, args?: string[]): string[];
+}
+
+async function pgScenario(t: TestContext, tree: FileTree): Promise<PgScenario> {
+  const db = await pg.newDatabase();
+  const s = await scenario(t, withPgBackend(tree));
+  const backendConfig = join(s.dir, 'backend.hcl');
+  await writeFile(backendConfig, `conn_str = ${JSON.stringify(db.connString)}\n`, { mode: 0o600 });
+  const pgArgs = (op: string, args: string[] = []) => [
+    op, '--module', s.module, '--inputs', s.inputs, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json',
+    '--backend-config', backendConfig, ...args,
+  ];
+  return Object.assign(s, { db: db.name, backendConfig, pgArgs, runPg: (op: string, args: string[] = []) => runRunner(pgArgs(op, args), {}, s) });
+}
+
+/** Starts the runner in the background (own process group) and resolves once `step` has started. */
+async function startRunner(args: string[], step: string): Promise<{ child: ResultPromise; stderr: () => string }> {
+  const child = execa(process.execPath, [RUNNER, ...args], { env: terraformEnv(), extendEnv: false, reject: false, timeout: 180_000, detached: true });
+  started.push(child.pid!);
+  let stderr = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes(`"msg":"${step}: started"`)) resolve();
+    });
+    child.once('exit', () => reject(new Error(`the runner exited before ${step} started: ${stderr.slice(-2000)}`)));
+  });
+  return { child, stderr: () => stderr };
+}
+
+function readResult(s: Scenario) {
+  return Result.parse(JSON.parse(readFileSync(join(s.out, 'result.json'), 'utf8')));
+}
+
+const stepDuration = (run: RunnerRun, name: string) => run.result!.steps.find((x) => x.name === name)?.durationMs ?? -1;
+
+describe('pg backend', { concurrency: 1 }, () => {
+  it('a second runner on a locked state fails with kind lock after --lock-timeout; pg\'s lock info is never shown as the holder', async (t) => {
+    const s = await pgScenario(t, slowApply({ resources: 2, seconds: 60 }));
+    const holder = await startRunner(s.pgArgs('apply', ['--kind', 'machine', '--guard', 'off']), 'apply');
+    t.after(() => holder.child.kill('SIGKILL'));
+    await pg.server().waitForAdvisoryLock(s.db);
+
+    const second = await s.runPg('apply', ['--kind', 'machine', '--guard', 'off', '--lock-timeout', '4s']);
+    assert.equal(second.exitCode, 1, explain(second));
+    const r = Result.parse(second.result);
+    assert.equal(r.outcome, 'failed');
+    assert.equal(r.reason, 'StateLocked');
+    assert.equal(r.error?.kind, 'lock');
+    assert.equal(r.error?.step, 'plan');
+    assert.equal(r.lock?.holderKnown, false, 'pg prints the waiting process\'s own lock info: it must not be reported as the holder');
+    assert.equal(r.lock?.id, undefined);
+    assert.equal(r.lock?.who, undefined);
+    assert.match(r.message, /does not say who holds it/);
+    const waited = stepDuration(second, 'plan');
+    assert.ok(waited >= 3_500 && waited < 30_000, `plan waited ${waited} ms for a 4 s --lock-timeout`);
+    assert.equal(r.applied, false);
+    assert.equal(r.mayHaveChanged, false);
+
+    holder.child.kill('SIGTERM');
+    assert.equal((await holder.child).exitCode, 143);
+    assert.deepEqual(await pg.server().advisoryLocks(s.db), [], 'the holder released its lock');
+  });
+
+  it('unlock is refused plainly for pg (UnlockUnsupported): its advisory locks have no id', async (t) => {
+    const s = await pgScenario(t, modules.base);
+    const run = await s.runPg('unlock', ['--lock-id', 'anything']);
+    assert.equal(run.exitCode, 1, explain(run));
+    const r = Result.parse(run.result);
+    assert.equal(r.outcome, 'failed');
+    assert.equal(r.reason, 'UnlockUnsupported');
+    assert.equal(r.error?.kind, 'lock');
+    assert.match(r.message, /advisory lock/);
+  });
+
+  for (const step of ['init', 'plan', 'show', 'apply'] as const) {
+    it(`SIGTERM during ${step}: interrupted in ${step}, exit 143, the advisory lock is released, the next apply succeeds`, async (t) => {
+      const s = await pgScenario(t, slowApply({ resources: 3, seconds: 60 }));
+      if (step !== 'init') {
+        // A state to interrupt: the base applied first (plan and show then have something to read).
+        await s.useModule(withPgBackend(modules.base));
+        const first = await s.runPg('apply', ['--kind', 'machine', '--guard', 'off']);
+        assert.equal(first.exitCode, 0, explain(first));
+        await s.useModule(withPgBackend(slowApply({ resources: 3, seconds: 60 })));
+      }
+      const { child } = await startRunner(s.pgArgs('apply', ['--kind', 'machine', '--guard', 'off', '--stop-grace', '20s']), step);
+      if (step === 'apply') await pg.server().waitForAdvisoryLock(s.db);
+      child.kill('SIGTERM');
+      const run = await child;
+      assert.equal(run.exitCode, 143, String(run.stderr).slice(-3000));
+      const r = readResult(s);
+      assert.equal(r.outcome, 'interrupted');
+      assert.equal(r.reason, 'Interrupted');
+      assert.equal(r.error?.step, step, JSON.stringify(r.steps));
+      assert.equal(r.mayHaveChanged, step === 'apply');
+      assert.deepEqual(await pg.server().advisoryLocks(s.db), [], 'no advisory lock outlives the interrupted run');
+
+      // The state is consistent: the next apply (provisioners that finish at once) continues from it.
+      await s.useModule(withPgBackend(slowApply({ resources: 3, seconds: 0 })));
+      const next = await s.runPg('apply', ['--kind', 'machine', '--guard', 'off']);
+      assert.equal(next.exitCode, 0, explain(next));
+      const [row] = await pg.server().stateRows(s.db);
+      assert.equal(recordedInputsHash(JSON.parse(row!.data)), next.result!.inputsHash);
+      assert.deepEqual(await pg.server().advisoryLocks(s.db), []);
+    });
+  }
+});
+
+describe('local backend (--state)', { concurrency: 1 }, () => {
+  const lockInfo = (s: Scenario) => join(s.dir, 'state', '.terraform.tfstate.lock.info');
+  const localArgs = (s: Scenario, op: string, args: string[] = []) => [
+    op, '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...args,
+  ];
+
+  it('a second runner names the holder (holderKnown, its lock id); unlock refuses to take a live holder\'s lock', async (t) => {
+    const s = await scenario(t, slowApply({ resources: 2, seconds: 60 }));
+    const holder = await startRunner(localArgs(s, 'apply', ['--kind', 'machine', '--guard', 'off']), 'apply');
+    t.after(() => holder.child.kill('SIGKILL'));
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(lockInfo(s)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const info = JSON.parse(readFileSync(lockInfo(s), 'utf8')) as { ID: string; Who: string };
+
+    const second = await s.run('apply', ['--kind', 'machine', '--guard', 'off', '--lock-timeout', '2s']);
+    assert.equal(second.exitCode, 1, explain(second));
+    const r = Result.parse(second.result);
+    assert.equal(r.reason, 'StateLocked');
+    assert.equal(r.error?.kind, 'lock');
+    assert.equal(r.lock?.holderKnown, true);
+    assert.equal(r.lock?.id, info.ID, 'the lock id is the holder\'s');
+    assert.equal(r.lock?.who, info.Who);
+    assert.equal(r.lock?.operation, 'OperationTypeApply');
+    assert.ok(stepDuration(second, 'plan') >= 1_700, `plan waited ${stepDuration(second, 'plan')} ms for a 2 s --lock-timeout`);
+    assert.ok(r.message.includes(info.ID));
+
+    const unlock = await s.run('unlock', ['--lock-id', info.ID]);
+    assert.equal(unlock.exitCode, 1, explain(unlock));
+    assert.equal(unlock.result!.reason, 'LockHeld');
+    assert.equal(unlock.result!.error?.kind, 'lock');
+    assert.equal(unlock.result!.lock?.id, info.ID);
+    assert.ok(existsSync(lockInfo(s)), 'a live holder\'s lock is left alone');
+
+    holder.child.kill('SIGTERM');
+    assert.equal((await holder.child).exitCode, 143);
+    assert.ok(!existsSync(lockInfo(s)), 'the interrupted holder released its lock');
+  });
+
+  it('a stale lock (holder SIGKILLed mid-apply): a wrong id is refused, the right id releases it, a second unlock finds nothing', async (t) => {
+    const s = await scenario(t, modules.base);
+    // terraform itself, SIGKILLed mid-apply: it leaves .terraform.tfstate.lock.info and no process.
+    const dir = await writeModule({ ...slowApply({ resources: 2, seconds: 60 }), 'backend.tf': `terraform {\n  backend "local" {\n    path = ${JSON.stringify(s.state)}\n  }\n}\n` }, t);
+    const env = terraformEnv();
+    assert.equal((await execa('terraform', ['init', '-no-color'], { cwd: dir, env, extendEnv: false, reject: false })).exitCode, 0);
+    const killed = execa('terraform', ['apply', '-auto-approve', '-no-color'], { cwd: dir, env, extendEnv: false, reject: false, detached: true });
+    started.push(killed.pid!);
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(lockInfo(s)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 500));
+    process.kill(-killed.pid!, 'SIGKILL');
+    await killed;
+    assert.ok(!isProcessRunning(killed.pid!));
+    assert.ok(existsSync(lockInfo(s)), 'SIGKILL leaves the lock info behind');
+    const id = (JSON.parse(readFileSync(lockInfo(s), 'utf8')) as { ID: string }).ID;
+
+    const wrong = await s.run('unlock', ['--lock-id', 'not-the-lock-id']);
+    assert.equal(wrong.exitCode, 1, explain(wrong));
+    assert.equal(wrong.result!.reason, 'LockIdMismatch');
+    assert.equal(wrong.result!.lock?.id, id, 'the refusal says which id the lock carries');
+    assert.ok(existsSync(lockInfo(s)), 'a wrong id releases nothing');
+
+    const right = await s.run('unlock', ['--lock-id', id]);
+    assert.equal(right.exitCode, 0, explain(right));
+    assert.equal(right.result!.outcome, 'succeeded');
+    assert.equal(right.result!.reason, 'Unlocked');
+    assert.ok(!existsSync(lockInfo(s)), 'the stale lock info is gone');
+
+    const again = await s.run('unlock', ['--lock-id', id]);
+    assert.equal(again.exitCode, 0, explain(again));
+    assert.equal(again.result!.reason, 'NotLocked');
+
+    // And the state is usable: the runner applies over what the killed terraform left.
+    const next = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+    assert.equal(next.exitCode, 0, explain(next));
+  });
+
+  it('a stale local lock info does not block the next run (terraform 1.11: the fcntl lock died with its holder)', async (t) => {
+    const s = await scenario(t, modules.base);
+    await writeFile(lockInfo(s), JSON.stringify({ ID: 'stale-0000', Operation: 'OperationTypeApply', Who: 'gone@nowhere', Version: '1.11.4', Created: '2026-01-01T00:00:00Z', Path: s.state }));
+    const run = await s.run('apply', ['--lock-timeout', '1s']);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.ok(!existsSync(lockInfo(s)), 'terraform took the lock over and removed the info on unlock');
+  });
+});
