@@ -13,9 +13,7 @@ export type ApplyDecision =
   | { action: 'skip'; outcome: 'noChanges' }
   /** Apply; `outcome` noChanges when only the recorded inputs hash changes. */
   | { action: 'apply'; outcome: 'succeeded' | 'noChanges'; approvalRequired: boolean; approvalMatched: boolean }
-  | { action: 'block'; approvalMatched: false }
-  /** terraform marked the plan errored: never applied. */
-  | { action: 'refuse'; why: string };
+  | { action: 'block'; approvalMatched: false };
 
 export interface ApplyDecisionInput {
   /** plan -detailed-exitcode said 2. */
@@ -28,7 +26,7 @@ export interface ApplyDecisionInput {
 
 export function decideApply(input: ApplyDecisionInput): ApplyDecision {
   const { classification: plan } = input;
-  if (plan.errored) return { action: 'refuse', why: 'terraform marked the plan errored' };
+  // An errored plan never gets here: refuseErrored (ops/steps.ts) stops it at show.
   if (!input.planHasChanges) return { action: 'skip', outcome: 'noChanges' };
   const approvalMatched = hashesEqual(input.approvedHash, input.approvalHash);
   const approvalRequired = input.guard && isDestructive(plan);

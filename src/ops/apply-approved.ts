@@ -9,7 +9,7 @@ import { openArtifactSource } from './stores.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { LOCK_FILE_NAME, PLAN_FILE_NAME } from './plan.ts';
-import { applySavedPlan, prepareRoot, stateBeforeStep } from './steps.ts';
+import { applySavedPlan, prepareRoot, showStep, stateBeforeStep } from './steps.ts';
 
 export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   const approved = ctx.settings.approvedPlanHash;
@@ -30,6 +30,9 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
   });
   try {
     const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
+    // Classified for the record and to teach the masker; an errored plan is never applied.
+    const plan = await showStep(ctx, root.tf, root.workspace, fields);
+    root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     fields.approval = { given: true, matched: true, required: false };
     try {
       await applySavedPlan(ctx, root, before, fields);

@@ -18,8 +18,7 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
   try {
     const before = await stateBeforeStep(ctx, tf, workspace, fields);
 
-    const { planned, plan } = await planAndClassify(ctx, root, inputs.hashes.inputsHash);
-    fields.plan = plan;
+    const { planned, plan } = await planAndClassify(ctx, root, fields, inputs.hashes.inputsHash);
     const decision = decideApply({
       planHasChanges: planned.hasChanges,
       classification: plan,
@@ -39,8 +38,6 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
       ctx.log.warn('the approved hash given is not this run\'s approval hash: it approves nothing');
 
     switch (decision.action) {
-      case 'refuse':
-        throw new RunnerError({ kind: 'plan', reason: 'PlanErrored', step: 'decide', message: `the plan is not applied: ${decision.why}` });
       case 'skip':
         ctx.skip('apply', 'the plan has no changes');
         return { outcome: 'noChanges', reason: 'NoChanges', message: 'The plan has no changes: nothing was applied, and the state already records these inputs.' };
@@ -48,7 +45,6 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
         const command = approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash);
         fields.approveCommand = command;
         fields.annotations = { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash };
-        for (const d of plan.destructive) ctx.log.warn({ address: d.address, deposed: d.deposed, action: d.action }, `destructive: ${d.address} (${d.action})`);
         ctx.skip('apply', 'blocked: a destructive plan without a matching approval');
         throw new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash, command) });
       }

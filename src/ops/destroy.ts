@@ -14,8 +14,7 @@ export async function destroyOp(ctx: RunContext, fields: ResultFields): Promise<
       ctx.skip('plan', 'there is no state');
       return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: there is no state.' };
     }
-    const { planned, plan } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { destroy: true });
-    fields.plan = plan;
+    const { planned, plan } = await planAndClassify(ctx, root, fields, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { destroy: true });
     if (!planned.hasChanges) {
       ctx.skip('apply', 'the destroy plan has no changes');
       return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: the state holds no resources.' };

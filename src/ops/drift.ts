@@ -11,8 +11,7 @@ export async function driftOp(ctx: RunContext, fields: ResultFields): Promise<Op
   try {
     const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
     // The recorded hash goes back in as it is: the hash is never a difference.
-    const { plan, planText } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash);
-    fields.plan = plan;
+    const { plan, planText } = await planAndClassify(ctx, root, fields, before.recordedInputsHash ?? root.inputs.hashes.inputsHash);
     fields.planText = planText;
     const found = plan.hasResourceChanges;
     fields.drift = {

@@ -27,6 +27,8 @@ export function inClusterFrom(settings: Settings, log: Logger): InCluster | unde
   if (!settings.jobName && !settings.jobUid) return undefined;
   if (!settings.jobName || !settings.jobUid)
     throw usageError('KubeConfigInvalid', 'in-cluster mode needs both --job-name and --job-uid (CAPTF_JOB_NAME, CAPTF_JOB_UID): pass both, or neither for a local run');
+  if (!settings.object)
+    throw usageError('KubeConfigInvalid', 'in-cluster mode needs --object NAME (CAPTF_OBJECT): backups and plan artifacts are kept per CAPTF object');
   const config = loadInClusterConfig({ serviceAccountDir: settings.serviceAccountDir, env: process.env });
   const namespace = settings.namespace ?? config.namespace;
   if (!namespace) throw usageError('KubeConfigInvalid', 'in-cluster mode needs the namespace: pass --namespace (CAPTF_NAMESPACE) or mount the service account namespace file');
@@ -46,7 +48,7 @@ export const KIND_SHORT = { cluster: 'tc', machine: 'tm', pool: 'tmp' } as const
 
 /** Where an object's backups or plan artifacts live: Secrets named `captf-<backup|plan>-<kindshort>-<object>-…`. */
 function secretStore(client: KubeClient, job: JobIdentity, settings: Settings, artifactKind: 'plan' | 'backup'): ChunkStore {
-  const object = settings.object ?? job.jobName;
+  const object = settings.object!;
   return new SecretChunkStore({
     client,
     namespace: job.namespace,

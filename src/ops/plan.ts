@@ -20,8 +20,7 @@ export async function planOp(ctx: RunContext, fields: ResultFields): Promise<OpE
   const root = await prepareRoot(ctx, fields);
   try {
     await stateBeforeStep(ctx, root.tf, root.workspace, fields);
-    const { planned, plan, planText } = await planAndClassify(ctx, root, root.inputs.hashes.inputsHash);
-    fields.plan = plan;
+    const { planned, plan, planText } = await planAndClassify(ctx, root, fields, root.inputs.hashes.inputsHash);
     fields.planText = planText;
     fields.planHash = await ctx.step('plan hash', () => sha256File(root.workspace.planFile));
     fields.planArtifact = await ctx.step('artifact', () => packPlan(ctx, root, fields.planHash!, store));

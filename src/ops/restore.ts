@@ -13,8 +13,8 @@ import { summarizeState } from '../plan/state.ts';
 import { prepareBackendWorkspace } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
-import { openArtifactSource } from './stores.ts';
-import { initStep, preflight, readStateStep, STATE_FILE_NAME, terraformIn, stateBeforeStep } from './steps.ts';
+import { backupStore, openArtifactSource } from './stores.ts';
+import { backupStep, initStep, preflight, readStateStep, STATE_FILE_NAME, terraformIn, stateBeforeStep } from './steps.ts';
 
 export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   if (!ctx.settings.backup) throw usageError('BackupMissing', 'restore needs the backup to restore: pass --backup DIR (or a Secret reference, see contract.md)');
@@ -26,9 +26,9 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
     await initStep(ctx, tf);
     const current = await stateBeforeStep(ctx, tf, workspace, fields);
 
-    const backup = await ctx.step('backup', () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'backup'), expect: { kind: 'StateBackup' } }));
+    const backup = await ctx.step('read backup', () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'backup'), expect: { kind: 'StateBackup' } }));
     const restored = backup.manifest;
-    fields.backup = { location: source.store.location, object: source.object, sha256: restored.sha256, chunks: restored.chunkCount, bytes: restored.totalBytes };
+    fields.restoredFrom = { location: source.store.location, object: source.object, sha256: restored.sha256, chunks: restored.chunkCount, bytes: restored.totalBytes };
     // A pg backend holds an empty state (serial 0, lineage "") before the first write: that is no state.
     const currentLineage = current.lineage || null;
     const otherLineage = currentLineage !== null && currentLineage !== restored.lineage;
@@ -39,6 +39,13 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
         step: 'restore',
         message: `the backup's lineage ${restored.lineage} differs from the backend's current state (${currentLineage}): it is a backup of another state. Nothing was pushed. Pass --force only if you mean to replace that state.`,
       });
+
+    // The push replaces the current state for good (pg keeps one version): keep it first.
+    if (currentLineage !== null) {
+      if (!backupStore(ctx))
+        throw usageError('BackupStoreMissing', 'restore replaces the backend\'s current state: pass --backups DIR (in a cluster, Secrets are used) so the current state is kept first. Nothing was pushed.');
+      fields.backup = await backupStep(ctx, current, current.recordedInputsHash ?? undefined, version.version);
+    }
 
     // terraform accepts a push only above the current serial; the lineage stays the backup's.
     const serial = Math.max(current.serial ?? 0, restored.serial) + 1;
@@ -64,7 +71,7 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
 
 /** restore needs terraform, not a module with resources: only the version part of the preflight. */
 async function preflightBackendOnly(ctx: RunContext, fields: ResultFields) {
-  return preflight(ctx, fields, { module: false });
+  return preflight(ctx, fields);
 }
 
 /** The backend must now hold the backup's lineage and the same resources and outputs. */

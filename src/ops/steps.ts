@@ -1,12 +1,13 @@
 // The steps ops share, each a short function over the driver. An op is a readable sequence of these.
 import { join } from 'node:path';
-import { chmod, copyFile, mkdir, readFile, rm } from 'node:fs/promises';
+import { chmod, copyFile, rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { Classification } from '../contract/classification.ts';
 import { RunnerError } from '../errors.ts';
 import type { ArtifactRef, OutputValue } from '../contract/result.ts';
 import { pruneObjects, writeArtifact } from '../store/chunked.ts';
 import { backupStore } from './stores.ts';
+import { makeDirs } from '../util/mkdirs.ts';
 import type { ChunkStore } from '../store/store.ts';
 import { terraformEnv } from '../terraform/exec.ts';
 import type { Terraform } from '../terraform/terraform.ts';
@@ -23,23 +24,34 @@ import { summarizeState, type StateSummary } from '../plan/state.ts';
 import { maskStateSecrets } from '../state/secrets.ts';
 import { loadInputs, type LoadedInputs } from './inputs.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
+import type { ModuleScan } from '../workspace/scan.ts';
 import { stringLeaves, type Masker } from '../output/mask.ts';
 import type { RunContext } from './context.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
 import type { ResultFields } from './run.ts';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 
 /** The cheap part of the contract check, before anything touches state: a module with .tf files, a supported terraform. */
-export async function preflight(ctx: RunContext, fields: ResultFields, options: { module: boolean } = { module: true }): Promise<TerraformVersion> {
+/** The cheap part of the contract check, before anything touches state: a supported terraform. */
+export async function preflight(ctx: RunContext, fields: ResultFields): Promise<TerraformVersion> {
+  return ctx.step('preflight', () => checkTerraform(ctx, fields));
+}
+
+/** The same for ops that run the module: also a module dir with configuration, read once. */
+export async function preflightModule(ctx: RunContext, fields: ResultFields): Promise<{ version: TerraformVersion; scan: ModuleScan }> {
   return ctx.step('preflight', async () => {
-    if (options.module) await scanModule(ctx.settings.module);
-    const version = await terraformVersion(ctx.settings.terraform);
-    checkSupported(version);
-    fields.terraform = { version: version.version, flavor: version.flavor };
-    return version;
+    const scan = await scanModule(ctx.settings.module);
+    return { version: await checkTerraform(ctx, fields), scan };
   });
+}
+
+async function checkTerraform(ctx: RunContext, fields: ResultFields): Promise<TerraformVersion> {
+  const version = await terraformVersion(ctx.settings.terraform);
+  checkSupported(version);
+  fields.terraform = { version: version.version, flavor: version.flavor };
+  return version;
 }
 
 /** Reads the inputs dir, computes both hashes and teaches the masker every secret input value. */
@@ -53,13 +65,14 @@ export async function inputsStep(ctx: RunContext, fields: ResultFields): Promise
   });
 }
 
-export async function workspaceStep(ctx: RunContext, inputs: LoadedInputs | undefined): Promise<Workspace> {
+export async function workspaceStep(ctx: RunContext, scan: ModuleScan, inputs: LoadedInputs): Promise<Workspace> {
   return ctx.step('workspace', () =>
     prepareWorkspace({
       moduleDir: ctx.settings.module,
+      scan,
       workdir: ctx.settings.workdir,
       statePath: ctx.settings.state,
-      inputs: inputs?.workspaceInputs ?? { varFiles: [], files: [] },
+      inputs: inputs.workspaceInputs,
     }),
   );
 }
@@ -132,23 +145,34 @@ export async function planStep(ctx: RunContext, tf: Terraform, workspace: Worksp
  * checks the runner's reading of the module against terraform's: the inputs-hash resource must
  * depend on every root resource and module call, or a failed apply could record the new hash.
  */
-export async function showStep(ctx: RunContext, tf: Terraform, workspace: Workspace): Promise<Classification> {
+export async function showStep(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<Classification> {
   const declared = new Set<string>();
   const shown = await ctx.step(
     'show',
-    () => showPlan(tf, workspace.planFile, (stdout: Readable) => classifyPlanStream(stdout, { ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]), onRootDeclaration: (a) => declared.add(a) })),
+    async () => {
+      const { value: plan, exitCode } = await showPlan(tf, workspace.planFile, (stdout: Readable) =>
+        classifyPlanStream(stdout, {
+          ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]),
+          onRootDeclaration: (address) => declared.add(address),
+          // Every one, beyond the bounded list in the result.
+          onDestructive: (d) => ctx.log.warn({ address: d.address, deposed: d.deposed, action: d.action }, `destructive: ${d.address}${d.deposed ? ` (deposed ${d.deposed})` : ''} (${d.action})`),
+        }),
+      );
+      fields.plan = plan;
+      refuseErrored(plan);
+      const missed = missedDeclarations(declared, workspace.scan);
+      if (missed.length)
+        throw new RunnerError({
+          kind: 'plan',
+          reason: 'ModuleReadIncomplete',
+          message: `the runner's reading of the module missed ${missed.join(', ')}: its inputs-hash record would not wait for them, so nothing is applied. Please report this with the module's configuration.`,
+          detail: { missed },
+        });
+      return { plan, exitCode };
+    },
     (r) => r.exitCode,
   );
-  const missed = missedDeclarations(declared, workspace.scan);
-  if (missed.length)
-    throw new RunnerError({
-      kind: 'plan',
-      reason: 'ModuleReadIncomplete',
-      step: 'show',
-      message: `the runner's reading of the module missed ${missed.join(', ')}: its inputs-hash record would not wait for them, so nothing is applied. Please report this with the module's configuration.`,
-      detail: { missed },
-    });
-  return shown.value;
+  return shown.plan;
 }
 
 /** Every output; sensitive values are never in the result (they go only to the result Secret). */
@@ -171,13 +195,6 @@ export async function removePlanFile(workspace: Workspace): Promise<void> {
   await rm(workspace.planFile, { force: true });
 }
 
-export async function readFileIfExists(path: string): Promise<Buffer | undefined> {
-  try {
-    return await readFile(path);
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * terraform's human plan can print secrets it no longer marks (derived attributes), and the runner
@@ -242,26 +259,44 @@ export const ERRORED_STATE_FILE = 'errored.tfstate';
 
 async function rescueErroredState(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<void> {
   const errored = join(workspace.root, ERRORED_STATE_FILE);
-  if (!(await readFileIfExists(errored))) return;
+  if (!existsSync(errored)) return;
   try {
     await ctx.step('state push', () => statePush(tf, errored, { lockTimeout: ctx.settings.lockTimeout }), (r) => r.exitCode, { cleanup: true });
     fields.erroredState = { pushed: true };
     ctx.warn(`terraform could not save the state and left ${ERRORED_STATE_FILE}: the runner pushed it to the backend`);
   } catch (pushError) {
-    const keepDir = ctx.settings.backups ?? ctx.settings.out;
-    const kept = join(keepDir, `errored-${Date.now()}.tfstate`);
     try {
-      await mkdir(keepDir, { recursive: true, mode: 0o700 });
-      await copyFile(errored, kept);
-      await chmod(kept, 0o600);
-      fields.erroredState = { pushed: false, keptAt: kept };
-      ctx.warn(`terraform could not save the state and the backend refused ${ERRORED_STATE_FILE} (${(pushError as Error).message}): it is kept at ${kept}; push it with terraform state push once the backend is back`);
-    } catch (copyError) {
+      const keptAt = await keepErroredState(ctx, errored);
+      fields.erroredState = { pushed: false, keptAt };
+      ctx.warn(`terraform could not save the state and the backend refused ${ERRORED_STATE_FILE} (${(pushError as Error).message}): it is kept at ${keptAt}; push it with terraform state push once the backend is back`);
+    } catch (keepError) {
       fields.erroredState = { pushed: false };
-      ctx.log.error(`terraform left ${ERRORED_STATE_FILE} and it could be neither pushed nor kept (${(copyError as Error).message}): the workdir ${workspace.dir} is left in place`);
+      ctx.log.error(`terraform left ${ERRORED_STATE_FILE} and it could be neither pushed nor kept (${(keepError as Error).message}): the workdir ${workspace.dir} is left in place`);
       workspace.keep();
     }
   }
+}
+
+/** With the backups (Secrets in a cluster, where the out dir dies with the pod), else in the out dir. */
+async function keepErroredState(ctx: RunContext, errored: string): Promise<string> {
+  const store = backupStore(ctx);
+  if (store) {
+    const summary = await summarizeState(createReadStream(errored));
+    const object = `errored-${new Date().toISOString().replace(/[-:.]/g, '').toLowerCase()}`;
+    await writeArtifact(
+      store,
+      object,
+      [{ name: STATE_FILE_NAME, path: errored }],
+      { kind: 'StateBackup', terraformVersion: summary.terraformVersion ?? 'unknown', op: ctx.op, stateFile: STATE_FILE_NAME, serial: summary.serial ?? 0, lineage: summary.lineage || 'unknown' },
+      { chunkBytes: ctx.settings.chunkBytes },
+    );
+    return `${store.location}/${object}`;
+  }
+  const kept = join(ctx.settings.out, `errored-${Date.now()}.tfstate`);
+  await makeDirs(ctx.settings.out);
+  await copyFile(errored, kept);
+  await chmod(kept, 0o600);
+  return kept;
 }
 
 /**
@@ -309,9 +344,11 @@ export interface PrepareRootOptions {
 }
 
 export async function prepareRoot(ctx: RunContext, fields: ResultFields, options: PrepareRootOptions = {}): Promise<PreparedRoot> {
-  const version = await preflight(ctx, fields);
+  const { version, scan } = await preflightModule(ctx, fields);
   const inputs = await inputsStep(ctx, fields);
-  const workspace = await workspaceStep(ctx, inputs);
+  // Variables the module declares sensitive are masked from the first byte, not only once the plan says so.
+  inputs.maskSensitiveVariables(scan.sensitiveVariables, ctx.masker);
+  const workspace = await workspaceStep(ctx, scan, inputs);
   const tf = terraformIn(ctx, version, workspace);
   try {
     await options.beforeInit?.(workspace, inputs);
@@ -328,11 +365,16 @@ export async function prepareRoot(ctx: RunContext, fields: ResultFields, options
  * plan with a saved plan file, then show -json classified as it streams. terraform's human plan is
  * held and printed masked afterwards. `recordHash` is the inputs hash the plan records in the state.
  */
-export async function planAndClassify(ctx: RunContext, root: PreparedRoot, recordHash: string, extra: Partial<PlanOptions> = {}) {
+/** terraform marked the plan errored: it is never applied, packed or reported as a finding. */
+export function refuseErrored(plan: Classification): void {
+  if (plan.errored) throw new RunnerError({ kind: 'plan', reason: 'PlanErrored', message: 'terraform marked the plan errored (incomplete): it is not used. Fix the errors the plan printed and run again.' });
+}
+
+export async function planAndClassify(ctx: RunContext, root: PreparedRoot, fields: ResultFields, recordHash: string, extra: Partial<PlanOptions> = {}) {
   const held = heldPlanOutput(root.tf, root.workspace, ctx.masker);
   const { planned, plan } = await held.around(async () => {
     const planned = await planStep(ctx, held.terraform, root.workspace, recordHash, extra);
-    const plan = await showStep(ctx, root.tf, root.workspace);
+    const plan = await showStep(ctx, root.tf, root.workspace, fields);
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     return { planned, plan };
   });

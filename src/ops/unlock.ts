@@ -30,7 +30,7 @@ export async function unlockOp(ctx: RunContext, fields: ResultFields): Promise<O
         message: 'the pg backend holds its lock as a PostgreSQL advisory lock of the holder\'s session: it has no lock id and force-unlock cannot free it. The lock ends when the holder\'s connection ends (stop the runner that holds it, or terminate its backend with pg_terminate_backend).',
       });
   }
-  const version = await preflight(ctx, fields, { module: false });
+  const version = await preflight(ctx, fields);
 
   if (statePath) {
     // Checked before anything runs: a lock that is gone or names another id is never touched.

@@ -16,6 +16,8 @@ export interface ClassifyOptions {
    * configuration declares, so the runner can check its own reading of the module against terraform's.
    */
   onRootDeclaration?: (address: string) => void;
+  /** Told every destructive entry, also those beyond `limit` (the logs name them all). */
+  onDestructive?: (entry: DestructiveChange) => void;
 }
 
 export const DEFAULT_LIST_LIMIT = 100;
@@ -101,11 +103,13 @@ export class PlanClassifier {
   readonly #sensitiveVariables: string[] = [];
 
   readonly #onRootDeclaration: ((address: string) => void) | undefined;
+  readonly #onDestructive: ((entry: DestructiveChange) => void) | undefined;
 
   constructor(options: ClassifyOptions = {}) {
     this.#ignore = options.ignoreAddresses ?? new Set();
     this.#limit = options.limit ?? DEFAULT_LIST_LIMIT;
     this.#onRootDeclaration = options.onRootDeclaration;
+    this.#onDestructive = options.onDestructive;
   }
 
   /** A resource declared in configuration.root_module.resources. */
@@ -153,12 +157,10 @@ export class PlanClassifier {
     if ((reading.kind !== 'noop' && reading.kind !== 'read') || importing || moved) this.#hasResourceChanges = true;
 
     if (reading.kind !== 'delete' && reading.kind !== 'replace' && reading.kind !== 'unknown') return;
-    this.#destructiveTotal += 1;
-    if (this.#destructive.length >= this.#limit) return;
     const deposed = optionalString(entry.deposed);
     const reason = optionalString(entry.action_reason);
     const replacePaths = readReplacePaths(change.replace_paths);
-    this.#destructive.push({
+    this.#recordDestructive({
       address: address ?? position,
       ...(deposed !== undefined && { deposed }),
       action: reading.kind,
@@ -232,8 +234,14 @@ export class PlanClassifier {
   #recordUnknownEntry(position: string, why: string): void {
     this.#counts.unknown += 1;
     this.#hasResourceChanges = true;
+    this.#recordDestructive({ address: position, action: 'unknown', actions: [], why });
+  }
+
+  /** Every destructive entry is counted and told to onDestructive; the first `limit` are kept. */
+  #recordDestructive(entry: DestructiveChange): void {
     this.#destructiveTotal += 1;
-    if (this.#destructive.length < this.#limit) this.#destructive.push({ address: position, action: 'unknown', actions: [], why });
+    this.#onDestructive?.(entry);
+    if (this.#destructive.length < this.#limit) this.#destructive.push(entry);
   }
 
   #readFormatVersion(problems: string[]): string {

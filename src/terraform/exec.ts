@@ -13,6 +13,7 @@ export const REMOVED_ENV_PATTERNS: readonly RegExp[] = [
   /^TF_DATA_DIR$/, //       the runner owns the working directory
   /^TF_LOG(_.*)?$/, //      trace logs print variable values in clear
   /^TF_INPUT$/, //          the runner never prompts
+  /^TF_REATTACH_PROVIDERS$/, // providers served by some other process instead of the image's
 ];
 
 export function terraformEnv(base: NodeJS.ProcessEnv): Record<string, string> {

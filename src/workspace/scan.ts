@@ -11,10 +11,12 @@ export interface ModuleScan {
   /** Root module calls, as `module.name`. */
   moduleCalls: string[];
   variables: string[];
+  /** Variables declared `sensitive = true`: their values are masked before terraform prints anything. */
+  sensitiveVariables: string[];
   backend: string | undefined;
 }
 
-export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], backend: undefined });
+export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], backend: undefined });
 
 export function scanHcl(text: string, into: ModuleScan = emptyScan()): ModuleScan {
   const scanner = new Scanner(text);
@@ -24,7 +26,12 @@ export function scanHcl(text: string, into: ModuleScan = emptyScan()): ModuleSca
     const [type, ...labels] = header;
     if (type === 'resource' && labels.length === 2) into.resources.push(`${labels[0]}.${labels[1]}`);
     else if (type === 'module' && labels.length === 1) into.moduleCalls.push(`module.${labels[0]}`);
-    else if (type === 'variable' && labels.length === 1) into.variables.push(labels[0]!);
+    else if (type === 'variable' && labels.length === 1) {
+      into.variables.push(labels[0]!);
+      // Read loosely (a nested block saying so counts too): masking too much is the safe mistake.
+      if (/^\s*sensitive\s*=\s*true\b/m.test(scanner.blockBody())) into.sensitiveVariables.push(labels[0]!);
+      continue;
+    }
     if (type === 'terraform') {
       // The backend sits one level down: terraform { backend "pg" { … } }.
       const inner = scanner.blockBody();
@@ -46,7 +53,11 @@ export function scanJson(text: string, into: ModuleScan = emptyScan()): ModuleSc
   const objects = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v : v && typeof v === 'object' ? [v as Record<string, unknown>] : []);
   for (const block of objects(doc.resource)) for (const [type, named] of Object.entries(block)) for (const n of objects(named)) for (const name of Object.keys(n)) into.resources.push(`${type}.${name}`);
   for (const block of objects(doc.module)) for (const name of Object.keys(block)) into.moduleCalls.push(`module.${name}`);
-  for (const block of objects(doc.variable)) for (const name of Object.keys(block)) into.variables.push(name);
+  for (const block of objects(doc.variable))
+    for (const [name, body] of Object.entries(block)) {
+      into.variables.push(name);
+      if (objects(body).some((b) => b.sensitive === true)) into.sensitiveVariables.push(name);
+    }
   for (const t of objects(doc.terraform)) {
     for (const b of objects(t.backend)) into.backend ??= Object.keys(b)[0];
     if (t.cloud) into.backend ??= 'cloud';

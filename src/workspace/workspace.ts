@@ -93,6 +93,8 @@ export const localBackendConfig = (statePath: string) =>
 
 export interface PrepareOptions {
   moduleDir: string;
+  /** The module as scanModule read it. */
+  scan: ModuleScan;
   workdir?: string;
   statePath?: string;
   inputs: WorkspaceInputs;
@@ -101,7 +103,7 @@ export interface PrepareOptions {
 }
 
 export async function prepareWorkspace(options: PrepareOptions): Promise<Workspace> {
-  const scan = await scanModule(options.moduleDir);
+  const { scan } = options;
   if (scan.resources.includes(INPUTS_HASH_RESOURCE) || scan.variables.includes(INPUTS_HASH_VARIABLE))
     throw imageError(`the module declares ${INPUTS_HASH_RESOURCE} or var.${INPUTS_HASH_VARIABLE}, names the runner reserves: rename them`);
   if (!scan.backend && !options.statePath)

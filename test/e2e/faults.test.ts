@@ -403,7 +403,7 @@ describe('fault matrix: unreadable plans are never applied', { concurrency: 3 },
       configuration: { root_module: {} }, applyable: false, complete: false, errored: true, timestamp: new Date().toISOString(),
     }));
     const run = await runWithFake(s, { fake: { planJson: plan } });
-    const result = checkRun(run, s, { outcome: 'failed', reason: 'PlanErrored', kind: 'plan', step: 'decide', exit: 1 }, undefined);
+    const result = checkRun(run, s, { outcome: 'failed', reason: 'PlanErrored', kind: 'plan', step: 'show', exit: 1 }, undefined);
     assert.ok(!stepsRun(run.events).includes('apply'), 'an errored plan is never applied');
     assert.equal(result.applied, false);
   });

@@ -148,10 +148,18 @@ describe('restore (pg backend)', () => {
     const current = (await s.state())!;
     assert.notEqual(recordedInputsHash(current), recordedInputsHash(backedUp));
 
-    const run = await mustRun(s, 'restore', ['--backup', backup]);
+    const withoutStore = await s.run('restore', ['--backup', backup]);
+    assert.equal(withoutStore.exitCode, 2, explain(withoutStore));
+    assert.equal(withoutStore.result!.reason, 'BackupStoreMissing', 'the state a restore replaces must be kept first');
+    assert.deepEqual((await s.state())!.resources, current.resources);
+
+    const run = await mustRun(s, 'restore', ['--backup', backup, '--backups', s.backups]);
     const r = run.result!;
     assert.equal(r.outcome, 'succeeded');
     assert.equal(r.reason, 'RestoreSucceeded');
+    assert.equal(r.restoredFrom!.object, backup.split('/').at(-1));
+    const kept = await unpackArtifactDir(join(s.backups, r.backup!.object));
+    assert.deepEqual(JSON.parse(kept.files['terraform.tfstate']!.toString('utf8')).resources, current.resources, 'the replaced state was kept first');
     const restored = (await s.state())!;
     assert.equal(restored.lineage, backedUp.lineage);
     assert.ok(restored.serial > current.serial, `serial ${restored.serial} above the current ${current.serial}`);
@@ -198,7 +206,8 @@ describe('restore (pg backend)', () => {
     assert.equal(refused.result!.mayHaveChanged, false);
     assert.equal(await other.row(), row, 'the state is untouched');
 
-    const forced = await mustRun(other, 'restore', ['--backup', backup, '--force']);
+    const forced = await mustRun(other, 'restore', ['--backup', backup, '--force', '--backups', other.backups]);
+    assert.equal(forced.result!.backup ? (await unpackArtifactDir(join(other.backups, forced.result!.backup.object))).manifest.lineage : undefined, otherLineage, 'the state of another lineage was kept before it was replaced');
     assert.equal(forced.result!.reason, 'RestoreSucceeded');
     const restored = (await other.state())!;
     assert.equal(restored.lineage, backedUp.lineage);
@@ -257,7 +266,7 @@ describe('restore (pg backend)', () => {
       },
     ];
     for (const c of cases) {
-      const run = await s.run('restore', ['--backup', await c.dir()]);
+      const run = await s.run('restore', ['--backup', await c.dir(), '--backups', s.backups]);
       assert.equal(run.exitCode, 1, `${c.name}: ${explain(run)}`);
       assert.equal(run.result!.reason, c.reason, `${c.name}: ${run.result!.message}`);
       assert.equal(run.result!.mayHaveChanged, false, c.name);
@@ -265,7 +274,7 @@ describe('restore (pg backend)', () => {
       assert.equal(await s.row(), row, `${c.name}: the state is untouched`);
     }
     // The genuine backup restores: the refusals were the damage.
-    await mustRun(s, 'restore', ['--backup', backup]);
+    await mustRun(s, 'restore', ['--backup', backup, '--backups', s.backups]);
     assert.notEqual(await s.row(), row);
   });
 });

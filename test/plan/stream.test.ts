@@ -147,9 +147,12 @@ describe('summarizeState', () => {
   });
   const other = { mode: 'managed', type: 'terraform_data', name: 'big', instances: [{ attributes: { input: { value: 'x'.repeat(5000), type: 'string' } } }] };
 
+  // An inputs hash is 64 lowercase hex digits (contract.md); anything else is no record at all.
+  const H = (c: string) => c.repeat(64);
+
   test('reads serial, lineage, version and the recorded inputs hash', async () => {
-    const text = state([other, hashResource('sha256:abc')]);
-    const expected = { serial: 7, lineage: '6297d1d2-0000-4000-8000-000000000000', terraformVersion: '1.11.4', recordedInputsHash: 'sha256:abc' };
+    const text = state([other, hashResource(H('a'))]);
+    const expected = { serial: 7, lineage: '6297d1d2-0000-4000-8000-000000000000', terraformVersion: '1.11.4', recordedInputsHash: H('a') };
     assert.deepEqual(await summarizeState(chunked(Buffer.from(text), [])), expected);
     for (let cut = 0; cut <= text.length; cut += 7) assert.deepEqual(await summarizeState(chunked(Buffer.from(text), [cut, cut + 3])), expected);
   });
@@ -157,10 +160,12 @@ describe('summarizeState', () => {
   test('only the root-module managed terraform_data.captf_inputs_hash counts', async () => {
     const look = async (resources: unknown[]) => (await summarizeState(chunked(Buffer.from(state(resources)), []))).recordedInputsHash;
     assert.equal(await look([other]), null);
-    assert.equal(await look([hashResource('sha256:in-module', { module: 'module.m' })]), null);
-    assert.equal(await look([{ ...hashResource('sha256:data'), mode: 'data' }]), null);
+    assert.equal(await look([hashResource(H('1'), { module: 'module.m' })]), null);
+    assert.equal(await look([{ ...hashResource(H('2')), mode: 'data' }]), null);
     assert.equal(await look([hashResource({ not: 'a string' })]), null);
-    assert.equal(await look([hashResource('sha256:x', { module: 'module.m' }), hashResource('sha256:root')]), 'sha256:root');
+    assert.equal(await look([hashResource('sha256:abc')]), null, 'not a sha256 in hex: no record');
+    assert.equal(await look([hashResource(H('A'))]), null, 'upper-case hex is not the canonical form');
+    assert.equal(await look([hashResource(H('3'), { module: 'module.m' }), hashResource(H('4'))]), H('4'));
   });
 
   test('empty input is no state', async () => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { approveCommand, blockedMessage, decideApply, hashesEqual } from '../../src/guard/decide.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
+import { refuseErrored } from '../../src/ops/steps.ts';
 
 const H = 'a'.repeat(64);
 const OTHER = 'b'.repeat(64);
@@ -42,9 +43,9 @@ describe('guard: decideApply', () => {
     assert.equal(d.action === 'apply' && d.outcome, 'noChanges');
   });
 
-  it('refuses an errored plan even when approved', () => {
-    const d = decideApply({ planHasChanges: true, classification: classifyPlan(planDoc([['create']], { errored: true })), guard: true, approvedHash: H, approvalHash: H });
-    assert.equal(d.action, 'refuse');
+  it('an errored plan is refused before any decision, even when approved', () => {
+    assert.throws(() => refuseErrored(classifyPlan(planDoc([['create']], { errored: true }))), /PlanErrored|errored/);
+    refuseErrored(classifyPlan(planDoc([['create']])));
   });
 
   it('blocks a destructive plan unless the exact approval hash is given', () => {

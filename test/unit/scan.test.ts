@@ -10,6 +10,10 @@ describe('workspace: scanning top-level blocks', () => {
 # resource "terraform_data" "in_comment" {}
 /* module "in_block_comment" {} */
 variable "name" { type = string }
+variable "token" {
+  type      = string
+  sensitive = true
+}
 resource "terraform_data" "a" {
   input = "resource \\"x\\" \\"y\\" { } \${ {a = "}"}["a"] }"
   provisioner "local-exec" {
@@ -33,7 +37,8 @@ terraform {
 `);
     assert.deepEqual(scan.resources, ['terraform_data.a', 'terraform_data.b']);
     assert.deepEqual(scan.moduleCalls, ['module.net']);
-    assert.deepEqual(scan.variables, ['name']);
+    assert.deepEqual(scan.variables, ['name', 'token']);
+    assert.deepEqual(scan.sensitiveVariables, ['token']);
     assert.equal(scan.backend, 'pg');
   });
 
@@ -45,7 +50,7 @@ terraform {
   });
 
   it('the injected resource depends on every resource and module call', () => {
-    const text = inputsHashConfig({ resources: ['terraform_data.b', 'terraform_data.a'], moduleCalls: ['module.m'], variables: [], backend: undefined });
+    const text = inputsHashConfig({ resources: ['terraform_data.b', 'terraform_data.a'], moduleCalls: ['module.m'], variables: [], sensitiveVariables: [], backend: undefined });
     assert.match(text, /depends_on = \[module\.m, terraform_data\.a, terraform_data\.b\]/);
     assert.match(text, /input\s+= var\.captf_inputs_hash/);
   });
@@ -58,7 +63,7 @@ describe('workspace: what the scan must not miss', () => {
   });
 
   it('names what terraform declares and the scan did not find', () => {
-    const scan = { resources: ['terraform_data.a'], moduleCalls: ['module.m'], variables: [], backend: undefined };
+    const scan = { resources: ['terraform_data.a'], moduleCalls: ['module.m'], variables: [], sensitiveVariables: [], backend: undefined };
     assert.deepEqual(missedDeclarations(['terraform_data.a', 'module.m', 'terraform_data.captf_inputs_hash'], scan), []);
     assert.deepEqual(missedDeclarations(['terraform_data.a', 'terraform_data.hidden', 'module.n'], scan), ['terraform_data.hidden', 'module.n']);
   });
