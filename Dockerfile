@@ -1,7 +1,8 @@
 # The captf-runner image: Node 24 LTS, the bundled runner (one file), terraform and tini.
 #
 # Build context = the repository root after scripts/stage-image-context.sh, which puts in place
-#   dist/captf-runner.mjs   the esbuild bundle (no node_modules at run time)
+#   dist/captf-runner.mjs   the esbuild bundle's entry (no node_modules at run time)
+#   dist/chunks/            the chunks it imports on demand
 #   dist/terraform          the terraform binary (release path: downloaded with a verified checksum)
 # No RUN step uses the network except apt in the tini stage.
 #
@@ -36,6 +37,8 @@ RUN test -n "${TERRAFORM_VERSION}" \
  && ln -s /usr/local/lib/captf-runner/captf-runner.mjs /usr/local/bin/captf-runner
 
 COPY --chmod=0755 dist/captf-runner.mjs /usr/local/lib/captf-runner/captf-runner.mjs
+# The chunks the entry imports on demand (esbuild code splitting), next to it in chunks/ (0755: the dir must be searchable).
+COPY --chmod=0755 dist/chunks/ /usr/local/lib/captf-runner/chunks/
 
 ENV TF_IN_AUTOMATION=1 \
     TF_CLI_CONFIG_FILE=/etc/captf-runner/terraformrc \

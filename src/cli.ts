@@ -1,7 +1,7 @@
 // The command line: commander definitions only. Each op action hands raw flags to main's runner.
 import { Command, Option } from 'commander';
 import type { Op } from './contract/result.ts';
-import { RUNNER_VERSION } from './ops/run.ts';
+import { RUNNER_VERSION } from './version.ts';
 import { registerLocalCommands } from './local/commands.ts';
 
 export interface CliHandlers {

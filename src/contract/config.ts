@@ -2,11 +2,13 @@
 // else a default. Parsed and validated once, here.
 import { z } from 'zod';
 import { usageError } from '../errors.ts';
+import { DURATION, durationMs, KINDS } from '../util/duration.ts';
 
-export const Kind = z.enum(['cluster', 'machine', 'pool']);
+export { durationMs };
+
+export const Kind = z.enum(KINDS);
 export type Kind = z.infer<typeof Kind>;
 
-const DURATION = /^(\d+h)?(\d+m)?(\d+s)?$/;
 
 /** Durations as terraform writes them: 30s, 5m, 1h30m. Kept as text (terraform takes it) and in ms. */
 export const Duration = z
@@ -14,12 +16,6 @@ export const Duration = z
   .regex(DURATION, 'a duration such as 30s, 5m or 1h30m')
   .refine((s) => s.length > 0, 'a duration such as 30s, 5m or 1h30m');
 
-export function durationMs(text: string): number {
-  const match = DURATION.exec(text);
-  if (!match) throw usageError('SettingsInvalid', `"${text}" is not a duration such as 30s, 5m or 1h30m`);
-  const part = (s: string | undefined) => (s ? Number.parseInt(s, 10) : 0);
-  return ((part(match[1]) * 60 + part(match[2])) * 60 + part(match[3])) * 1000;
-}
 
 const Path = z.string().min(1);
 

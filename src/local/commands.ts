@@ -1,11 +1,13 @@
 // `captf-runner local <command>`: a module's whole CAPTF lifecycle on a laptop. Commander
 // definitions only; each action calls one function of src/local/. See the README (A module's lifecycle on your laptop).
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { durationMs, Kind } from '../contract/config.ts';
-import { approveBlockedApply, deleteObject, initObject, setObject } from './edit.ts';
-import { DEFAULT_LOCAL_DIR } from './object.ts';
-import { reconcile } from './reconcile.ts';
-import { showStatus } from './status.ts';
+import type { Kind } from '../contract/config.ts';
+import { durationMs, KINDS } from '../util/duration.ts';
+
+// The actions' modules (zod, the decision model, the runner process) load when a local command
+// runs, not whenever the command line is built.
+const edit = () => import('./edit.ts');
+const DEFAULT_LOCAL_DIR = '.captf-local'; // as src/local/object.ts
 
 const DEFAULT_DRIFT_INTERVAL = '1h';
 const DEFAULT_REMEDIATION_FAILED_LIMIT = 3;
@@ -50,14 +52,14 @@ export function registerLocalCommands(program: Command): void {
     .addOption(dirOption())
     .requiredOption('--module <dir>', 'the module dir (what the image carries at /captf/module)')
     .requiredOption('--image <ref>', 'the image reference (part of the inputs hash)')
-    .addOption(new Option('--kind <kind>', 'the kind of object').choices(Kind.options).default('cluster'))
+    .addOption(new Option('--kind <kind>', 'the kind of object').choices(KINDS).default('cluster'))
     .option('--name <name>', 'the object name (default: the module dir name)')
     .option('--inputs <dir>', 'copy these inputs (terraform.tfvars.json, sensitive.tfvars.json, other files)')
     .option('--drift-interval <duration>', 'how often drift is checked', seconds, seconds(DEFAULT_DRIFT_INTERVAL))
     .addOption(new Option('--drift-action <action>', 'what found drift leads to').choices(DRIFT_ACTIONS).default('Report'))
     .option('--remediation-failed-limit <n>', 'failed drift remediations before they stop', count, DEFAULT_REMEDIATION_FAILED_LIMIT)
-    .action((flags: { dir: string; module: string; image: string; kind: Kind; name?: string; inputs?: string; driftInterval: number; driftAction: (typeof DRIFT_ACTIONS)[number]; remediationFailedLimit: number }) =>
-      initObject(flags.dir, {
+    .action(async (flags: { dir: string; module: string; image: string; kind: Kind; name?: string; inputs?: string; driftInterval: number; driftAction: (typeof DRIFT_ACTIONS)[number]; remediationFailedLimit: number }) =>
+      (await edit()).initObject(flags.dir, {
         module: flags.module,
         image: flags.image,
         kind: flags.kind,
@@ -77,8 +79,8 @@ export function registerLocalCommands(program: Command): void {
     .option('--module <dir>', 'point the object at another module dir')
     .option('--drift-interval <duration>', 'how often drift is checked', seconds)
     .addOption(new Option('--drift-action <action>', 'what found drift leads to').choices(DRIFT_ACTIONS))
-    .action((assignments: string[], flags: { dir: string; inputs?: string; image?: string; module?: string; driftInterval?: number; driftAction?: (typeof DRIFT_ACTIONS)[number] }) =>
-      setObject(flags.dir, { assignments, inputs: flags.inputs, image: flags.image, module: flags.module, driftIntervalSeconds: flags.driftInterval, driftAction: flags.driftAction }),
+    .action(async (assignments: string[], flags: { dir: string; inputs?: string; image?: string; module?: string; driftInterval?: number; driftAction?: (typeof DRIFT_ACTIONS)[number] }) =>
+      (await edit()).setObject(flags.dir, { assignments, inputs: flags.inputs, image: flags.image, module: flags.module, driftIntervalSeconds: flags.driftInterval, driftAction: flags.driftAction }),
     );
 
   local
@@ -87,19 +89,19 @@ export function registerLocalCommands(program: Command): void {
     .addOption(dirOption())
     .option('--now <time>', 'the clock for this pass: an RFC 3339 time or +DURATION (e.g. +2h makes a drift check due)', clock)
     .option('--verbose', "stream the runner's output (terraform and logs) instead of keeping it in the run's runner.log")
-    .action((flags: { dir: string; now?: Date; verbose?: boolean }) => reconcile(flags.dir, { now: flags.now ?? now(), verbose: flags.verbose ?? false }));
+    .action(async (flags: { dir: string; now?: Date; verbose?: boolean }) => (await import('./reconcile.ts')).reconcile(flags.dir, { now: flags.now ?? now(), verbose: flags.verbose ?? false }));
 
   local
     .command('approve')
     .description('approve the blocked apply: set captf.io/approve-destructive-plan to the hash it was blocked for')
     .addOption(dirOption())
-    .action((flags: { dir: string }) => approveBlockedApply(flags.dir));
+    .action(async (flags: { dir: string }) => (await edit()).approveBlockedApply(flags.dir));
 
   local
     .command('delete')
     .description('mark the object deleting: reconcile then destroys, and drops the finalizer once the state is empty')
     .addOption(dirOption())
-    .action((flags: { dir: string }) => deleteObject(flags.dir));
+    .action(async (flags: { dir: string }) => (await edit()).deleteObject(flags.dir));
 
   local
     .command('status')
@@ -108,5 +110,5 @@ export function registerLocalCommands(program: Command): void {
     .option('--now <time>', 'the clock to decide with (as for reconcile)', clock)
     .option('--runs <n>', 'how many of the newest runs to list', count, 5)
     .option('--json', 'print JSON')
-    .action((flags: { dir: string; now?: Date; runs: number; json?: boolean }) => showStatus(flags.dir, { now: flags.now ?? now(), runs: flags.runs, json: flags.json ?? false }));
+    .action(async (flags: { dir: string; now?: Date; runs: number; json?: boolean }) => (await import('./status.ts')).showStatus(flags.dir, { now: flags.now ?? now(), runs: flags.runs, json: flags.json ?? false }));
 }

@@ -9,9 +9,9 @@ import { humanSummary } from '../output/summary.ts';
 import { MIN_MASKED_LENGTH } from '../output/mask.ts';
 import type { RunContext } from './context.ts';
 import { exitCodeOf, outcomeOf, EXIT } from './exit-codes.ts';
+import { RUNNER_VERSION } from '../version.ts';
 
-declare const __RUNNER_VERSION__: string;
-export const RUNNER_VERSION = typeof __RUNNER_VERSION__ === 'string' ? __RUNNER_VERSION__ : '0.0.0-dev';
+export { RUNNER_VERSION };
 
 /** What an op that finished without an error reports. */
 export interface OpEnding {

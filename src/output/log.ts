@@ -1,7 +1,6 @@
 // The runner's own events as pino JSON lines on stderr (stdout carries terraform's human output
 // and --json documents). Every line passes the masker.
 import { pino, type Logger } from 'pino';
-import pretty from 'pino-pretty';
 import { Writable } from 'node:stream';
 import { writeSync } from 'node:fs';
 import type { Masker } from './mask.ts';
@@ -22,8 +21,9 @@ export function maskingWriter(fd: number, masker: Masker): Writable {
   });
 }
 
-export function createLogger(format: 'json' | 'pretty', masker: Masker, fd = 2): Logger {
+export async function createLogger(format: 'json' | 'pretty', masker: Masker, fd = 2): Promise<Logger> {
   const destination = maskingWriter(fd, masker);
-  const stream = format === 'pretty' ? pretty({ destination, sync: true, colorize: false, ignore: 'pid,hostname' }) : destination;
+  // pino-pretty and its dependencies load only for a person at a terminal: Jobs log JSON.
+  const stream = format === 'pretty' ? (await import('pino-pretty')).default({ destination, sync: true, colorize: false, ignore: 'pid,hostname' }) : destination;
   return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime, messageKey: 'msg' }, stream);
 }

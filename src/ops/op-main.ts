@@ -1,0 +1,98 @@
+// One op, start to finish: settings, logger, signal and deadline handling, the op's body, the
+// result and its sinks. main.ts loads this module only for an op, so that `--version`, `--help` and
+// the other commands never load zod, pino or the ops (the start-up budget of issue 6).
+import { loadSettings, durationMs, Settings, type Settings as SettingsT } from '../contract/config.ts';
+import type { Op } from '../contract/result.ts';
+import { RunnerError } from '../errors.ts';
+import { createLogger } from '../output/log.ts';
+import { Masker } from '../output/mask.ts';
+import { interruptTerraform } from '../terraform/exec.ts';
+import { RunContext, type StopCause } from './context.ts';
+import { finishRun, publishResult, type ResultFields, type OpEnding } from './run.ts';
+import { OPS } from './index.ts';
+
+/** `usageProblem`: the command line itself was wrong (commander refused it); the result still says so. */
+export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem?: RunnerError): Promise<number> {
+  const masker = new Masker();
+  let settings: SettingsT;
+  let settingsError: unknown = usageProblem;
+  try {
+    if (usageProblem) throw usageProblem;
+    settings = loadSettings(flags, process.env);
+  } catch (error) {
+    settingsError = error;
+    // Still write a well-formed result: with the defaults, and --out as given if it can be read.
+    settings = Settings.parse({ out: typeof flags.out === 'string' ? flags.out : process.env.CAPTF_OUT || '.', terminationLog: typeof flags.terminationLog === 'string' ? flags.terminationLog : process.env.CAPTF_TERMINATION_LOG || undefined });
+  }
+  const log = await createLogger(settings.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'), masker);
+  const ctx = new RunContext(op, settings, log, masker);
+  const stop = installStopHandlers(ctx);
+  const fields: ResultFields = {};
+  let ending: OpEnding | undefined;
+  let caught: unknown = settingsError;
+  if (!settingsError) {
+    try {
+      if (settings.jobName || settings.jobUid) ctx.cluster = (await import('./kube.ts')).inClusterFrom(settings, log);
+      const body = OPS[op];
+      log.info({ op, kind: settings.kind, object: settings.object, namespace: settings.namespace }, `captf-runner ${op} starting`);
+      ending = await body(ctx, fields);
+    } catch (error) {
+      caught = error;
+    }
+  }
+  stop.dispose();
+  const { result, exitCode: code } = await finishRun(ctx, fields, ending, caught);
+  const exitCode = await publishResult(ctx, result, code);
+  await ctx.cluster?.publish(result, ctx.fullOutputs);
+  return exitCode;
+}
+
+/**
+ * On the first SIGTERM/SIGINT (or the deadline): start no new step, send terraform exactly one
+ * interrupt, give it --stop-grace, then a second interrupt, then kill its process group. A second
+ * signal escalates at once.
+ */
+function installStopHandlers(ctx: RunContext): { dispose(): void } {
+  const timers: NodeJS.Timeout[] = [];
+  const graceMs = durationMs(ctx.settings.stopGrace);
+  let stage = 0;
+  const escalate = () => {
+    stage++;
+    if (stage === 1) {
+      interruptTerraform('graceful');
+      timers.push(setTimeout(escalate, graceMs).unref());
+    } else if (stage === 2) {
+      ctx.log.warn('terraform did not stop within the grace period: interrupting it again');
+      interruptTerraform('immediate');
+      timers.push(setTimeout(escalate, 5000).unref());
+    } else {
+      ctx.log.error('terraform still runs: killing its process group');
+      interruptTerraform('kill');
+    }
+  };
+  const requestStop = (cause: StopCause) => {
+    if (ctx.stopCause) {
+      ctx.log.warn({ cause }, 'second stop request: escalating at once');
+      escalate();
+      return;
+    }
+    ctx.stopCause = cause;
+    ctx.log.warn({ cause, step: ctx.currentStep }, `stop requested (${cause}): no new step starts; terraform gets one interrupt`);
+    escalate();
+  };
+  const onTerm = () => requestStop('SIGTERM');
+  const onInt = () => requestStop('SIGINT');
+  process.on('SIGTERM', onTerm);
+  process.on('SIGINT', onInt);
+  if (ctx.settings.deadline) {
+    // Stop early enough that terraform's graceful stop and the result fit before the deadline.
+    const stopAt = Math.max(0, durationMs(ctx.settings.deadline) - graceMs - 5000);
+    timers.push(setTimeout(() => requestStop('deadline'), stopAt).unref());
+  }
+  return {
+    /** Ends the escalation timers. The handlers stay: a late signal must not kill the runner while it writes the result. */
+    dispose() {
+      for (const t of timers) clearTimeout(t);
+    },
+  };
+}
