@@ -56,29 +56,32 @@ function installStopHandlers(ctx: RunContext): { dispose(): void } {
   const timers: NodeJS.Timeout[] = [];
   const graceMs = durationMs(ctx.settings.stopGrace);
   let stage = 0;
-  const escalate = () => {
+  // The timers escalate only against the terraform that got the first interrupt: the commands that
+  // save the state afterwards (errored.tfstate, state pull) must not be cut off by them.
+  let interrupted: Set<number> | undefined;
+  const escalate = (bySignal: boolean) => {
     stage++;
+    const only = bySignal ? undefined : interrupted;
     if (stage === 1) {
-      interruptTerraform('graceful');
-      timers.push(setTimeout(escalate, graceMs).unref());
+      interrupted = interruptTerraform('graceful');
+      timers.push(setTimeout(() => escalate(false), graceMs).unref());
     } else if (stage === 2) {
-      ctx.log.warn('terraform did not stop within the grace period: interrupting it again');
-      interruptTerraform('immediate');
-      timers.push(setTimeout(escalate, 5000).unref());
+      ctx.log.warn(bySignal ? 'second stop request: interrupting terraform again at once' : 'terraform did not stop within the grace period: interrupting it again');
+      interruptTerraform('immediate', only);
+      timers.push(setTimeout(() => escalate(false), 5000).unref());
     } else {
       ctx.log.error('terraform still runs: killing its process group');
-      interruptTerraform('kill');
+      interruptTerraform('kill', only);
     }
   };
   const requestStop = (cause: StopCause) => {
     if (ctx.stopCause) {
-      ctx.log.warn({ cause }, 'second stop request: escalating at once');
-      escalate();
+      escalate(cause !== 'deadline');
       return;
     }
     ctx.stopCause = cause;
     ctx.log.warn({ cause, step: ctx.currentStep }, `stop requested (${cause}): no new step starts; terraform gets one interrupt`);
-    escalate();
+    escalate(true);
   };
   const onTerm = () => requestStop('SIGTERM');
   const onInt = () => requestStop('SIGINT');

@@ -172,10 +172,12 @@ export const terraformRunning = () => running.size > 0;
 
 /**
  * Terraform's graceful stop: exactly one SIGINT (it stops starting operations, saves state and
- * releases the lock). A second SIGINT makes it exit at once; SIGKILL ends the group.
+ * releases the lock). A second SIGINT makes it exit at once; SIGKILL ends the group. `only` limits
+ * it to the processes interrupted before; returns the processes it reached.
  */
-export function interruptTerraform(level: 'graceful' | 'immediate' | 'kill'): void {
-  for (const pid of running) {
+export function interruptTerraform(level: 'graceful' | 'immediate' | 'kill', only?: ReadonlySet<number>): Set<number> {
+  const targets = new Set([...running].filter((pid) => !only || only.has(pid)));
+  for (const pid of targets) {
     if (level === 'kill') killGroup(pid, 'SIGKILL');
     else {
       try {
@@ -185,4 +187,5 @@ export function interruptTerraform(level: 'graceful' | 'immediate' | 'kill'): vo
       }
     }
   }
+  return targets;
 }
