@@ -11,6 +11,7 @@ import type { Kind } from '../contract/config.ts';
 import { asRunnerError, RunnerError } from '../errors.ts';
 import { runTerraform, terraformEnv } from '../terraform/exec.ts';
 import { initArgs } from '../terraform/init.ts';
+import { lastDiagnostic } from '../terraform/terraform.ts';
 import { validate } from '../terraform/validate.ts';
 import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type TerraformVersion } from '../terraform/version.ts';
 import { BACKEND_FILE, scanModule } from '../workspace/workspace.ts';
@@ -231,15 +232,3 @@ const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 /** terraform wraps its messages at ~78 columns: join them before matching a phrase. */
 const oneLine = (text: string) => text.replace(/[│╷╵]/g, ' ').replace(/\s+/g, ' ');
 
-/** The last "Error: summary" with its first paragraph of detail, on one line. */
-function lastDiagnostic(stderr: string): string | undefined {
-  const lines = stderr.split('\n').map((l) => l.replace(/^[│╷╵\s]+/, '').trimEnd());
-  const start = lines.reduce((found, line, i) => (line.startsWith('Error:') ? i : found), -1);
-  if (start < 0) return undefined;
-  let from = start + 1;
-  while (from < lines.length && lines[from] === '') from++; // the blank line after the summary
-  let to = from;
-  while (to < lines.length && lines[to] !== '') to++;
-  const detail = oneLine(lines.slice(from, to).join(' ')).trim();
-  return detail ? `${lines[start]}: ${detail}` : lines[start];
-}

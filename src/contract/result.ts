@@ -3,6 +3,7 @@
 // truth; contract/result.schema.json is generated from it (npm run schema).
 import { z } from 'zod';
 import { Classification, DriftEntry } from './classification.ts';
+import { SHA256_HEX } from '../util/sha256.ts';
 
 export const RESULT_API_VERSION = 'runner.captf.io/v1';
 
@@ -12,7 +13,7 @@ export type Op = z.infer<typeof Op>;
 export const Outcome = z.enum(['succeeded', 'noChanges', 'blocked', 'failed', 'interrupted', 'invalid']);
 export type Outcome = z.infer<typeof Outcome>;
 
-const Hash = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 as 64 lowercase hex characters');
+const Hash = z.string().regex(SHA256_HEX, 'a sha256 as 64 lowercase hex characters');
 const Timestamp = z.string().describe('RFC 3339 time in UTC');
 
 export const Step = z.strictObject({

@@ -1,10 +1,11 @@
 // Whether a planned apply may run: the destructive-plan guard, as pure functions.
 import { timingSafeEqual } from 'node:crypto';
 import { isDestructive, type Classification } from '../contract/classification.ts';
+import { isSha256 } from '../util/sha256.ts';
 
 /** Constant time, and any malformed value (empty, wrong length, not hex) simply does not match. */
 export function hashesEqual(given: string, expected: string): boolean {
-  if (!/^[0-9a-f]{64}$/.test(given) || !/^[0-9a-f]{64}$/.test(expected)) return false;
+  if (!isSha256(given) || !isSha256(expected)) return false;
   return timingSafeEqual(Buffer.from(given), Buffer.from(expected));
 }
 

@@ -10,10 +10,11 @@ import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { LOCK_FILE_NAME, PLAN_FILE_NAME } from './plan.ts';
 import { applySavedPlan, prepareRoot, showStep, stateBeforeStep } from './steps.ts';
+import { isSha256 } from '../util/sha256.ts';
 
 export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   const approved = ctx.settings.approvedPlanHash;
-  if (!/^[0-9a-f]{64}$/.test(approved))
+  if (!isSha256(approved))
     throw usageError('PlanNotApproved', `--plan-artifact needs --approved-plan-hash: the sha256 (64 lowercase hex) of the plan a person approved, not "${approved}"`);
   const source = openArtifactSource(ctx, ctx.settings.planArtifact!, 'plan');
   const root = await prepareRoot(ctx, fields, {

@@ -7,6 +7,7 @@ import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { applyApprovedPlan } from './apply-approved.ts';
 import { applySavedPlan, planAndClassify, prepareRoot, stateBeforeStep } from './steps.ts';
+import { isSha256 } from '../util/sha256.ts';
 
 export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   if (ctx.settings.planArtifact) return applyApprovedPlan(ctx, fields);
@@ -32,7 +33,7 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
       required: decision.action === 'block' || (decision.action === 'apply' && decision.approvalRequired),
     };
     ctx.log.info({ decision }, `decision: ${decision.action}`);
-    if (fields.approval.given && !/^[0-9a-f]{64}$/.test(ctx.settings.approvedHash))
+    if (fields.approval.given && !isSha256(ctx.settings.approvedHash))
       ctx.log.warn('the approved hash given is not a sha256 (64 lowercase hex characters): it approves nothing');
     else if (fields.approval.given && !fields.approval.matched && decision.action === 'block')
       ctx.log.warn('the approved hash given is not this run\'s approval hash: it approves nothing');

@@ -1,5 +1,7 @@
 // Masking by value: terraform prints secrets it no longer knows are secret (derived attributes
 // lose the sensitive mark), so every byte the runner writes passes through here.
+import { isSha256 } from '../util/sha256.ts';
+
 
 /** Shorter values would mask ordinary text everywhere: they are reported instead. */
 export const MIN_MASKED_LENGTH = 4;
@@ -55,15 +57,13 @@ export function stringLeaves(value: unknown): string[] {
   return [];
 }
 
-const SHA256 = /^[0-9a-f]{64}$/;
-
 /**
  * A copy of a JSON-like value with every string masked: masking happens before serialisation, so
  * the JSON stays valid whatever a secret looks like. Hashes are left as they are: they reveal
  * nothing, and a secret that happens to be a run of hex digits must not break the approve command.
  */
 export function maskValue<T>(masker: Masker, value: T): T {
-  if (typeof value === 'string') return (SHA256.test(value) ? value : masker.mask(value)) as T;
+  if (typeof value === 'string') return (isSha256(value) ? value : masker.mask(value)) as T;
   if (Array.isArray(value)) return value.map((item) => maskValue(masker, item)) as T;
   if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskValue(masker, item)])) as T;
   return value;

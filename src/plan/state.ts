@@ -3,6 +3,7 @@
 // plans, so only these fields are built (see select-json.ts).
 import { RunnerError } from '../errors.ts';
 import { type ByteSource, JsonSyntaxError, KEEP, readSelected, type Selector } from './select-json.ts';
+import { isSha256 } from '../util/sha256.ts';
 
 export interface StateSummary {
   serial: number | null;
@@ -42,7 +43,7 @@ function stateSelector(summary: StateSummary): Selector {
             if (typeof resource !== 'object' || resource === null || !isInputsHashResource(resource as Record<string, unknown>)) return;
             const hash = at(at(at(at(at(resource, 'instances'), 0), 'attributes'), 'input'), 'value');
             // Anything but a sha256 is no record at all (the controller then applies: StateWithoutInputsHash).
-            if (typeof hash === 'string' && /^[0-9a-f]{64}$/.test(hash)) summary.recordedInputsHash = hash;
+            if (typeof hash === 'string' && isSha256(hash)) summary.recordedInputsHash = hash;
           },
         },
       },

@@ -3,13 +3,14 @@
 // the JSON Schema is generated from ArtifactManifest.
 import { z } from 'zod';
 import { Op } from '../contract/result.ts';
+import { SHA256_HEX } from '../util/sha256.ts';
 
 export const ARTIFACT_API_VERSION = 'runner.captf.io/v1';
 
 /** A chunk index must fit the 5-digit chunk names of the directory layout. */
 export const MAX_CHUNKS = 100_000;
 
-const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 as 64 lowercase hex characters');
+const Sha256 = z.string().regex(SHA256_HEX, 'a sha256 as 64 lowercase hex characters');
 const ByteCount = z.number().int().nonnegative();
 
 /**

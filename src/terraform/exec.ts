@@ -167,9 +167,6 @@ function signalNumber(signal: string): number {
   return numbers[signal] ?? 0;
 }
 
-/** Whether a terraform process is running now. */
-export const terraformRunning = () => running.size > 0;
-
 /**
  * Terraform's graceful stop: exactly one SIGINT (it stops starting operations, saves state and
  * releases the lock). A second SIGINT makes it exit at once; SIGKILL ends the group. `only` limits

@@ -9,12 +9,3 @@ export async function showPlan<T>(tf: Terraform, planFile: string, consume: (std
   if (result.exitCode !== 0) throw commandFailed('show', result, 'ShowFailed');
   return { exitCode: result.exitCode, value: result.consumed as T };
 }
-
-export const showPlanTextArgs = (planFile: string): string[] => ['show', '-no-color', planFile];
-
-/** The human-readable plan of a saved plan file, streamed to the output sink. */
-export async function showPlanText(tf: Terraform, planFile: string): Promise<{ exitCode: number }> {
-  const result = await run(tf, 'show', showPlanTextArgs(planFile));
-  if (result.exitCode !== 0) throw commandFailed('show', result, 'ShowFailed');
-  return { exitCode: result.exitCode };
-}

@@ -47,7 +47,7 @@ export async function run<T = unknown>(
 /** Turns a failed run into a RunnerError: a lock held elsewhere is its own kind, so the controller can tell. */
 export function commandFailed(command: Command, result: RunResult, reason: string): RunnerError {
   const lock = detectLockError(result.stderrTail);
-  const diagnostic = lastError(result.stderrTail);
+  const diagnostic = lastDiagnostic(result.stderrTail) ?? result.stderrTail.trim().split('\n').at(-1);
   const how = result.signal ? `was killed by ${result.signal}` : `exited ${result.exitCode}`;
   if (lock) {
     return new RunnerError({
@@ -67,12 +67,21 @@ export function commandFailed(command: Command, result: RunResult, reason: strin
   });
 }
 
-/** The first line of terraform's last "Error:" diagnostic, for a one-line message. */
-function lastError(stderr: string): string | undefined {
-  const lines = stderr.split('\n').map((l) => l.replace(/^[│╷╵\s]+/, '').trim());
-  const index = lines.findLastIndex((l) => l.startsWith('Error:'));
-  if (index < 0) return lines.filter(Boolean).at(-1);
-  // Skip the location and the quoted source lines ("on main.tf line 3", "with …", "30:   provisioner …").
-  const detail = lines.slice(index + 1).find((l) => l.length > 0 && !l.startsWith('on ') && !l.startsWith('with ') && !/^\d+:/.test(l));
-  return detail ? `${lines[index]} ${detail}` : lines[index];
+/**
+ * terraform's last "Error:" diagnostic on one line: the summary and the paragraph after it (where
+ * terraform says what is wrong), without the box drawing. undefined when there is none.
+ */
+export function lastDiagnostic(stderr: string): string | undefined {
+  const lines = stderr.split('\n').map((l) => l.replace(/^[│╷╵\s]+/, '').trimEnd());
+  const start = lines.findLastIndex((line) => line.startsWith('Error:'));
+  if (start < 0) return undefined;
+  let from = start + 1;
+  while (from < lines.length && lines[from] === '') from++; // the blank line after the summary
+  // Skip the location and the quoted source ("on main.tf line 3:", "  30:   provisioner …").
+  while (from < lines.length && /^(on .* line \d+|with |\d+:)/.test(lines[from]!)) from++;
+  while (from < lines.length && lines[from] === '') from++;
+  let to = from;
+  while (to < lines.length && lines[to] !== '') to++;
+  const detail = lines.slice(from, to).join(' ').replace(/\s+/g, ' ').trim();
+  return detail ? `${lines[start]} ${detail}` : lines[start];
 }

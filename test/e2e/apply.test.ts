@@ -219,7 +219,8 @@ describe('apply: the guarded apply', () => {
     assert.equal(run.exitCode, 0, explain(run));
     const ids = resourceIds(await s.readState());
     assert.equal(ids['terraform_data.evil'], undefined);
-    assert.equal((await s.readState()).resources.find((r) => r.name === 'cluster')!.instances[0]!.attributes.input !== undefined, true);
+    const cluster = (await s.readState()).resources.find((r) => r.name === 'cluster')!.instances[0]!.attributes.input as { value: { name: string } };
+    assert.equal(cluster.value.name, 'demo', 'an input named *.auto.tfvars set no variable');
     assert.ok(!JSON.stringify(await s.readState()).includes('hijacked'));
   });
 });

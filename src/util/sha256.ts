@@ -1,0 +1,4 @@
+/** A sha256 as the contract writes it: 64 lowercase hex characters (hashes, approvals, digests). */
+export const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+export const isSha256 = (value: string): boolean => SHA256_HEX.test(value);
