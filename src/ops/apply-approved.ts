@@ -9,7 +9,8 @@ import { openArtifactSource } from './stores.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { LOCK_FILE_NAME, PLAN_FILE_NAME } from './plan.ts';
-import { applySavedPlan, prepareRoot, showStep, stateBeforeStep } from './steps.ts';
+import { applySavedPlan, prepareRoot, showStep } from './steps.ts';
+import { stateBeforeStep } from './state-steps.ts';
 import { isSha256 } from '../util/sha256.ts';
 
 export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {

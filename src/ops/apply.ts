@@ -6,7 +6,8 @@ import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { applyApprovedPlan } from './apply-approved.ts';
-import { applySavedPlan, planAndClassify, prepareRoot, stateBeforeStep } from './steps.ts';
+import { applySavedPlan, planAndClassify, prepareRoot } from './steps.ts';
+import { stateBeforeStep } from './state-steps.ts';
 import { isSha256 } from '../util/sha256.ts';
 
 export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {

@@ -4,7 +4,8 @@
 import { RunnerError } from '../errors.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
-import { applySavedPlan, planAndClassify, prepareRoot, stateBeforeStep } from './steps.ts';
+import { applySavedPlan, planAndClassify, prepareRoot } from './steps.ts';
+import { stateBeforeStep } from './state-steps.ts';
 
 export async function destroyOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   const root = await prepareRoot(ctx, fields);

@@ -4,7 +4,8 @@ import { isDestructive } from '../contract/classification.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
-import { planAndClassify, prepareRoot, removePlanFile, stateBeforeStep } from './steps.ts';
+import { planAndClassify, prepareRoot, removePlanFile } from './steps.ts';
+import { stateBeforeStep } from './state-steps.ts';
 
 export async function driftOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   const root = await prepareRoot(ctx, fields);

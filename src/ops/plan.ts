@@ -9,7 +9,8 @@ import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { artifactStore } from './stores.ts';
-import { planAndClassify, prepareRoot, pruneQuietly, removePlanFile, type PreparedRoot, stateBeforeStep } from './steps.ts';
+import { planAndClassify, prepareRoot, removePlanFile, type PreparedRoot } from './steps.ts';
+import { pruneQuietly, stateBeforeStep } from './state-steps.ts';
 
 export const PLAN_FILE_NAME = 'plan.tfplan';
 export const LOCK_FILE_NAME = '.terraform.lock.hcl';

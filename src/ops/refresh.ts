@@ -3,7 +3,8 @@
 import { apply as terraformApply } from '../terraform/apply.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
-import { outputsStep, prepareRoot, readStateStep, stateBeforeStep } from './steps.ts';
+import { outputsStep, prepareRoot } from './steps.ts';
+import { readStateStep, stateBeforeStep } from './state-steps.ts';
 import { INPUTS_HASH_VARIABLE } from '../workspace/workspace.ts';
 
 export async function refreshOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {

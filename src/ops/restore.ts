@@ -14,7 +14,8 @@ import { prepareBackendWorkspace } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { backupStore, openArtifactSource } from './stores.ts';
-import { backupStep, initStep, preflight, readStateStep, STATE_FILE_NAME, terraformIn, stateBeforeStep } from './steps.ts';
+import { initStep, preflight, terraformIn } from './steps.ts';
+import { backupStep, readStateStep, STATE_FILE_NAME, stateBeforeStep } from './state-steps.ts';
 
 export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   if (!ctx.settings.backup) throw usageError('BackupMissing', 'restore needs the backup to restore: pass --backup DIR (or a Secret reference, see contract.md)');

@@ -1,39 +1,30 @@
 // The steps ops share, each a short function over the driver. An op is a readable sequence of these.
-import { join } from 'node:path';
-import { chmod, copyFile, rm } from 'node:fs/promises';
+import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { Classification } from '../contract/classification.ts';
+import type { OutputValue } from '../contract/result.ts';
 import { RunnerError } from '../errors.ts';
-import type { ArtifactRef, OutputValue } from '../contract/result.ts';
-import { pruneObjects, writeArtifact } from '../store/chunked.ts';
-import { backupStore } from './stores.ts';
-import { makeDirs } from '../util/mkdirs.ts';
-import type { ChunkStore } from '../store/store.ts';
+import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
+import { stringLeaves } from '../output/mask.ts';
+import { classifyPlanStream } from '../plan/stream.ts';
+import { apply as terraformApply } from '../terraform/apply.ts';
 import { terraformEnv } from '../terraform/exec.ts';
-import type { Terraform } from '../terraform/terraform.ts';
-import { terraformVersion, checkSupported, type TerraformVersion } from '../terraform/version.ts';
 import { init } from '../terraform/init.ts';
-import { validate } from '../terraform/validate.ts';
+import { output } from '../terraform/output.ts';
 import { plan, type PlanOptions } from '../terraform/plan.ts';
 import { showPlan } from '../terraform/show.ts';
-import { output } from '../terraform/output.ts';
-import { apply as terraformApply } from '../terraform/apply.ts';
-import { statePull, statePush } from '../terraform/state.ts';
-import { classifyPlanStream } from '../plan/stream.ts';
-import { summarizeState, type StateSummary } from '../plan/state.ts';
-import { maskStateSecrets } from '../state/secrets.ts';
-import { loadInputs, type LoadedInputs } from './inputs.ts';
-import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
+import type { Terraform } from '../terraform/terraform.ts';
+import { validate } from '../terraform/validate.ts';
+import { checkSupported, terraformVersion, type TerraformVersion } from '../terraform/version.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
-import { stringLeaves, type Masker } from '../output/mask.ts';
+import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
-import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
+import { heldPlanOutput } from './held-output.ts';
+import { loadInputs, type LoadedInputs } from './inputs.ts';
 import type { ResultFields } from './run.ts';
-import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { once } from 'node:events';
+import { backupStep, readStateStep, stateAfterFailure, type PulledState } from './state-steps.ts';
 
-/** The cheap part of the contract check, before anything touches state: a module with .tf files, a supported terraform. */
 /** The cheap part of the contract check, before anything touches state: a supported terraform. */
 export async function preflight(ctx: RunContext, fields: ResultFields): Promise<TerraformVersion> {
   return ctx.step('preflight', () => checkTerraform(ctx, fields));
@@ -98,31 +89,6 @@ export async function initStep(ctx: RunContext, tf: Terraform): Promise<void> {
 
 export async function validateStep(ctx: RunContext, tf: Terraform): Promise<void> {
   await ctx.step('validate', () => validate(tf), (r) => r.exitCode);
-}
-
-/** The state as it is now: serial, lineage and the inputs hash it records. */
-export async function readStateStep(ctx: RunContext, tf: Terraform, workspace: Workspace, name: 'state before' | 'state after'): Promise<StateSummary & { file: string }> {
-  return ctx.step(name, async () => {
-    const state = await pullState(tf, workspace, name);
-    // The state holds secrets no input names any more (an old value of a rotated secret): terraform's
-    // plan prints them through derived attributes, so the masker learns them before any plan runs.
-    if (name === 'state before') await maskStateSecrets(state.file, ctx.masker);
-    return state;
-  });
-}
-
-/** The state before the op: recorded in the result at once, so a later failure still reports it. */
-export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<StateSummary & { file: string }> {
-  const before = await readStateStep(ctx, tf, workspace, 'state before');
-  fields.state = { serialBefore: before.serial, serialAfter: before.serial, lineage: before.lineage };
-  fields.stateInputsHash = before.recordedInputsHash;
-  return before;
-}
-
-async function pullState(tf: Terraform, workspace: Workspace, name: 'state before' | 'state after'): Promise<StateSummary & { file: string }> {
-  const file = join(workspace.privateDir, name === 'state before' ? 'state-before.json' : 'state-after.json');
-  await statePull(tf, file);
-  return { ...(await summarizeState(createReadStream(file))), file };
 }
 
 export async function planStep(ctx: RunContext, tf: Terraform, workspace: Workspace, inputsHash: string, extra: Partial<PlanOptions> = {}) {
@@ -196,139 +162,6 @@ export async function removePlanFile(workspace: Workspace): Promise<void> {
 }
 
 
-/**
- * terraform's human plan can print secrets it no longer marks (derived attributes), and the runner
- * learns which variables are sensitive only from the plan JSON. So the plan's stdout is held in a
- * private file and printed, masked, once the classification has taught the masker.
- */
-export const PLAN_TEXT_LIMIT = 64 * 1024;
-
-export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Masker): { terraform: Terraform; text(): string; around<T>(body: () => Promise<T>): Promise<T> } {
-  const file = join(workspace.privateDir, 'plan.txt');
-  const held = createWriteStream(file, { mode: 0o600 });
-  let text = '';
-  return {
-    terraform: {
-      ...tf,
-      output: {
-        line: (stream, line) => {
-          if (stream !== 'stdout') return tf.output.line(stream, line);
-          if (!held.write(line + '\n')) return once(held, 'drain').then(() => undefined);
-        },
-      },
-    },
-    /** The first PLAN_TEXT_LIMIT characters of the plan, masked, once `around` has finished. */
-    text: () => text,
-    /** Runs the plan and classification, then prints what was held, whether they succeeded or not. */
-    async around(body) {
-      try {
-        return await body();
-      } finally {
-        await new Promise<void>((resolve) => held.end(resolve));
-        const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
-        for await (const line of lines) {
-          const wait = tf.output.line('stdout', line);
-          if (wait) await wait;
-          if (text.length < PLAN_TEXT_LIMIT) text += masker.mask(line) + '\n';
-        }
-        text = text.slice(0, PLAN_TEXT_LIMIT);
-        await rm(file, { force: true });
-      }
-    },
-  };
-}
-
-/**
- * After a failed or interrupted apply: save the state terraform could not persist (errored.tfstate:
- * pushed when the backend takes it, else kept with the backups), then report what the state holds.
- * Damage control runs even after a stop request; its own failures are warnings, the apply's error is
- * what counts.
- */
-export async function stateAfterFailure(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<void> {
-  await rescueErroredState(ctx, tf, workspace, fields);
-  try {
-    const after = await ctx.step('state after', () => pullState(tf, workspace, 'state after'), undefined, { cleanup: true });
-    fields.state = { serialBefore: fields.state?.serialBefore ?? null, serialAfter: after.serial, lineage: after.lineage };
-    fields.stateInputsHash = after.recordedInputsHash;
-  } catch (error) {
-    ctx.warn(`could not read the state after the failed apply: ${(error as Error).message}`);
-  }
-}
-
-export const ERRORED_STATE_FILE = 'errored.tfstate';
-
-async function rescueErroredState(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<void> {
-  const errored = join(workspace.root, ERRORED_STATE_FILE);
-  if (!existsSync(errored)) return;
-  try {
-    await ctx.step('state push', () => statePush(tf, errored, { lockTimeout: ctx.settings.lockTimeout }), (r) => r.exitCode, { cleanup: true });
-    fields.erroredState = { pushed: true };
-    ctx.warn(`terraform could not save the state and left ${ERRORED_STATE_FILE}: the runner pushed it to the backend`);
-  } catch (pushError) {
-    try {
-      const keptAt = await keepErroredState(ctx, errored);
-      fields.erroredState = { pushed: false, keptAt };
-      ctx.warn(`terraform could not save the state and the backend refused ${ERRORED_STATE_FILE} (${(pushError as Error).message}): it is kept at ${keptAt}; push it with terraform state push once the backend is back`);
-    } catch (keepError) {
-      fields.erroredState = { pushed: false };
-      ctx.log.error(`terraform left ${ERRORED_STATE_FILE} and it could be neither pushed nor kept (${(keepError as Error).message}): the workdir ${workspace.dir} is left in place`);
-      workspace.keep();
-    }
-  }
-}
-
-/** With the backups (Secrets in a cluster, where the out dir dies with the pod), else in the out dir. */
-async function keepErroredState(ctx: RunContext, errored: string): Promise<string> {
-  const store = backupStore(ctx);
-  if (store) {
-    const summary = await summarizeState(createReadStream(errored));
-    const object = `errored-${new Date().toISOString().replace(/[-:.]/g, '').toLowerCase()}`;
-    await writeArtifact(
-      store,
-      object,
-      [{ name: STATE_FILE_NAME, path: errored }],
-      { kind: 'StateBackup', terraformVersion: summary.terraformVersion ?? 'unknown', op: ctx.op, stateFile: STATE_FILE_NAME, serial: summary.serial ?? 0, lineage: summary.lineage || 'unknown' },
-      { chunkBytes: ctx.settings.chunkBytes },
-    );
-    return `${store.location}/${object}`;
-  }
-  const kept = join(ctx.settings.out, `errored-${Date.now()}.tfstate`);
-  await makeDirs(ctx.settings.out);
-  await copyFile(errored, kept);
-  await chmod(kept, 0o600);
-  return kept;
-}
-
-/**
- * Before an op changes anything: the state as it is, packed and verified in the backup store. Not
- * best effort: a backup that cannot be written stops the op before it changes anything.
- */
-export async function backupStep(ctx: RunContext, before: StateSummary & { file: string }, inputsHash: string | undefined, terraformVersion: string): Promise<ArtifactRef | undefined> {
-  const store = backupStore(ctx);
-  if (!store) {
-    ctx.warn('no backup store is configured (--backups DIR, or in-cluster Secrets): no state backup was taken');
-    return undefined;
-  }
-  if (before.serial === null || !before.lineage) {
-    ctx.skip('backup', 'there is no state yet');
-    return undefined;
-  }
-  return ctx.step('backup', async () => {
-    const object = `backup-${new Date().toISOString().replace(/[-:.]/g, '').toLowerCase()}-s${before.serial}`;
-    const manifest = await writeArtifact(
-      store,
-      object,
-      [{ name: STATE_FILE_NAME, path: before.file }],
-      { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE_NAME, serial: before.serial!, lineage: before.lineage!, ...(inputsHash ? { inputsHash } : {}) },
-      { chunkBytes: ctx.settings.chunkBytes },
-    );
-    await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: 'backup-', protect: [object] });
-    return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
-  });
-}
-
-export const STATE_FILE_NAME = 'terraform.tfstate';
-
 /** What every op that runs the module starts with: the contract preflight, the inputs, the workdir, init and validate. */
 export interface PreparedRoot {
   version: TerraformVersion;
@@ -385,7 +218,7 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
  * Backup, then apply the saved plan, then read outputs and the state. A failed apply still reports
  * what the state holds afterwards.
  */
-export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: StateSummary & { file: string }, fields: ResultFields, failureReason = 'ApplyFailed'): Promise<void> {
+export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, failureReason = 'ApplyFailed'): Promise<void> {
   const { tf, workspace } = root;
   fields.backup = await backupStep(ctx, before, root.inputs.hashes.inputsHash, root.version.version);
   try {
@@ -407,17 +240,8 @@ export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before
   }
   // The apply is done: its outputs and the state it left are read even if a stop came meanwhile.
   fields.outputs = await outputsStep(ctx, tf, { cleanup: true });
-  const after = await ctx.step('state after', () => pullState(tf, workspace, 'state after'), undefined, { cleanup: true });
+  const after = await readStateStep(ctx, tf, workspace, 'state after', { cleanup: true });
   fields.state = { serialBefore: before.serial, serialAfter: after.serial, lineage: after.lineage };
   fields.stateInputsHash = after.recordedInputsHash;
 }
 
-/** Retention runs after the new object is complete: a failure to delete old ones is a warning, never a failed op. */
-export async function pruneQuietly(ctx: RunContext, store: ChunkStore, options: Parameters<typeof pruneObjects>[1]): Promise<void> {
-  try {
-    const { deleted } = await pruneObjects(store, options);
-    if (deleted.length) ctx.log.info({ deleted, location: store.location }, `retention: deleted ${deleted.length} older objects`);
-  } catch (error) {
-    ctx.warn(`could not delete older objects in ${store.location}: ${(error as Error).message}`);
-  }
-}

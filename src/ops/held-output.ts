@@ -1,0 +1,52 @@
+// terraform's human plan output, held back until the runner knows what to mask.
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Masker } from '../output/mask.ts';
+import type { Terraform } from '../terraform/terraform.ts';
+import type { Workspace } from '../workspace/workspace.ts';
+
+/**
+ * terraform's human plan can print secrets it no longer marks (derived attributes), and the runner
+ * learns which variables are sensitive only from the plan JSON. So the plan's stdout is held in a
+ * private file and printed, masked, once the classification has taught the masker.
+ */
+export const PLAN_TEXT_LIMIT = 64 * 1024;
+
+export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Masker): { terraform: Terraform; text(): string; around<T>(body: () => Promise<T>): Promise<T> } {
+  const file = join(workspace.privateDir, 'plan.txt');
+  const held = createWriteStream(file, { mode: 0o600 });
+  let text = '';
+  return {
+    terraform: {
+      ...tf,
+      output: {
+        line: (stream, line) => {
+          if (stream !== 'stdout') return tf.output.line(stream, line);
+          if (!held.write(line + '\n')) return once(held, 'drain').then(() => undefined);
+        },
+      },
+    },
+    /** The first PLAN_TEXT_LIMIT characters of the plan, masked, once `around` has finished. */
+    text: () => text,
+    /** Runs the plan and classification, then prints what was held, whether they succeeded or not. */
+    async around(body) {
+      try {
+        return await body();
+      } finally {
+        await new Promise<void>((resolve) => held.end(resolve));
+        const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+        for await (const line of lines) {
+          const wait = tf.output.line('stdout', line);
+          if (wait) await wait;
+          if (text.length < PLAN_TEXT_LIMIT) text += masker.mask(line) + '\n';
+        }
+        text = text.slice(0, PLAN_TEXT_LIMIT);
+        await rm(file, { force: true });
+      }
+    },
+  };
+}
+

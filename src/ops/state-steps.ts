@@ -1,0 +1,146 @@
+// The state steps: reading it, keeping it before an op changes it (backups), and saving what
+// terraform could not (errored.tfstate). State must never be silently lost.
+import { createReadStream, existsSync } from 'node:fs';
+import { chmod, copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ArtifactRef } from '../contract/result.ts';
+import { summarizeState, type StateSummary } from '../plan/state.ts';
+import { maskStateSecrets } from '../state/secrets.ts';
+import { pruneObjects, writeArtifact } from '../store/chunked.ts';
+import type { ChunkStore } from '../store/store.ts';
+import { statePull, statePush } from '../terraform/state.ts';
+import type { Terraform } from '../terraform/terraform.ts';
+import { makeDirs } from '../util/mkdirs.ts';
+import type { Workspace } from '../workspace/workspace.ts';
+import type { RunContext } from './context.ts';
+import type { ResultFields } from './run.ts';
+import { backupStore } from './stores.ts';
+
+/** A pulled state: its summary and the private file holding it. */
+export type PulledState = StateSummary & { file: string };
+
+/** The state as it is now: serial, lineage and the inputs hash it records. */
+export async function readStateStep(ctx: RunContext, tf: Terraform, workspace: Workspace, name: 'state before' | 'state after', options: { cleanup?: boolean } = {}): Promise<PulledState> {
+  return ctx.step(name, async () => {
+    const state = await pullState(tf, workspace, name);
+    // The state holds secrets no input names any more (an old value of a rotated secret): terraform's
+    // plan prints them through derived attributes, so the masker learns them before any plan runs.
+    if (name === 'state before') await maskStateSecrets(state.file, ctx.masker);
+    return state;
+  }, undefined, options);
+}
+
+/** The state before the op: recorded in the result at once, so a later failure still reports it. */
+export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<PulledState> {
+  const before = await readStateStep(ctx, tf, workspace, 'state before');
+  fields.state = { serialBefore: before.serial, serialAfter: before.serial, lineage: before.lineage };
+  fields.stateInputsHash = before.recordedInputsHash;
+  return before;
+}
+
+async function pullState(tf: Terraform, workspace: Workspace, name: 'state before' | 'state after'): Promise<PulledState> {
+  const file = join(workspace.privateDir, name === 'state before' ? 'state-before.json' : 'state-after.json');
+  await statePull(tf, file);
+  return { ...(await summarizeState(createReadStream(file))), file };
+}
+
+/**
+ * After a failed or interrupted apply: save the state terraform could not persist (errored.tfstate:
+ * pushed when the backend takes it, else kept with the backups), then report what the state holds.
+ * Damage control runs even after a stop request; its own failures are warnings, the apply's error is
+ * what counts.
+ */
+export async function stateAfterFailure(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<void> {
+  await rescueErroredState(ctx, tf, workspace, fields);
+  try {
+    const after = await readStateStep(ctx, tf, workspace, 'state after', { cleanup: true });
+    fields.state = { serialBefore: fields.state?.serialBefore ?? null, serialAfter: after.serial, lineage: after.lineage };
+    fields.stateInputsHash = after.recordedInputsHash;
+  } catch (error) {
+    ctx.warn(`could not read the state after the failed apply: ${(error as Error).message}`);
+  }
+}
+
+export const ERRORED_STATE_FILE = 'errored.tfstate';
+
+async function rescueErroredState(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<void> {
+  const errored = join(workspace.root, ERRORED_STATE_FILE);
+  if (!existsSync(errored)) return;
+  try {
+    await ctx.step('state push', () => statePush(tf, errored, { lockTimeout: ctx.settings.lockTimeout }), (r) => r.exitCode, { cleanup: true });
+    fields.erroredState = { pushed: true };
+    ctx.warn(`terraform could not save the state and left ${ERRORED_STATE_FILE}: the runner pushed it to the backend`);
+  } catch (pushError) {
+    try {
+      const keptAt = await keepErroredState(ctx, errored);
+      fields.erroredState = { pushed: false, keptAt };
+      ctx.warn(`terraform could not save the state and the backend refused ${ERRORED_STATE_FILE} (${(pushError as Error).message}): it is kept at ${keptAt}; push it with terraform state push once the backend is back`);
+    } catch (keepError) {
+      fields.erroredState = { pushed: false };
+      ctx.log.error(`terraform left ${ERRORED_STATE_FILE} and it could be neither pushed nor kept (${(keepError as Error).message}): the workdir ${workspace.dir} is left in place`);
+      workspace.keep();
+    }
+  }
+}
+
+/** With the backups (Secrets in a cluster, where the out dir dies with the pod), else in the out dir. */
+async function keepErroredState(ctx: RunContext, errored: string): Promise<string> {
+  const store = backupStore(ctx);
+  if (store) {
+    const summary = await summarizeState(createReadStream(errored));
+    const object = `errored-${new Date().toISOString().replace(/[-:.]/g, '').toLowerCase()}`;
+    await writeArtifact(
+      store,
+      object,
+      [{ name: STATE_FILE_NAME, path: errored }],
+      { kind: 'StateBackup', terraformVersion: summary.terraformVersion ?? 'unknown', op: ctx.op, stateFile: STATE_FILE_NAME, serial: summary.serial ?? 0, lineage: summary.lineage || 'unknown' },
+      { chunkBytes: ctx.settings.chunkBytes },
+    );
+    return `${store.location}/${object}`;
+  }
+  const kept = join(ctx.settings.out, `errored-${Date.now()}.tfstate`);
+  await makeDirs(ctx.settings.out);
+  await copyFile(errored, kept);
+  await chmod(kept, 0o600);
+  return kept;
+}
+
+/**
+ * Before an op changes anything: the state as it is, packed and verified in the backup store. Not
+ * best effort: a backup that cannot be written stops the op before it changes anything.
+ */
+export async function backupStep(ctx: RunContext, before: PulledState, inputsHash: string | undefined, terraformVersion: string): Promise<ArtifactRef | undefined> {
+  const store = backupStore(ctx);
+  if (!store) {
+    ctx.warn('no backup store is configured (--backups DIR, or in-cluster Secrets): no state backup was taken');
+    return undefined;
+  }
+  if (before.serial === null || !before.lineage) {
+    ctx.skip('backup', 'there is no state yet');
+    return undefined;
+  }
+  return ctx.step('backup', async () => {
+    const object = `backup-${new Date().toISOString().replace(/[-:.]/g, '').toLowerCase()}-s${before.serial}`;
+    const manifest = await writeArtifact(
+      store,
+      object,
+      [{ name: STATE_FILE_NAME, path: before.file }],
+      { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE_NAME, serial: before.serial!, lineage: before.lineage!, ...(inputsHash ? { inputsHash } : {}) },
+      { chunkBytes: ctx.settings.chunkBytes },
+    );
+    await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: 'backup-', protect: [object] });
+    return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
+  });
+}
+
+export const STATE_FILE_NAME = 'terraform.tfstate';
+
+/** Retention runs after the new object is complete: a failure to delete old ones is a warning, never a failed op. */
+export async function pruneQuietly(ctx: RunContext, store: ChunkStore, options: Parameters<typeof pruneObjects>[1]): Promise<void> {
+  try {
+    const { deleted } = await pruneObjects(store, options);
+    if (deleted.length) ctx.log.info({ deleted, location: store.location }, `retention: deleted ${deleted.length} older objects`);
+  } catch (error) {
+    ctx.warn(`could not delete older objects in ${store.location}: ${(error as Error).message}`);
+  }
+}
