@@ -88,6 +88,6 @@ export const lockProbeArgs = (): string[] => ['state', 'rm', '-dry-run', '-lock-
  */
 export async function probeLock(tf: Terraform): Promise<LockReport | undefined> {
   const quiet: Terraform = { ...tf, output: { line() {} } };
-  const result = await run(quiet, 'force-unlock', lockProbeArgs());
+  const result = await run(quiet, 'state rm', lockProbeArgs());
   return detectLockError(result.stderrTail);
 }

@@ -12,7 +12,7 @@ export interface Terraform {
 }
 
 /** The commands the runner runs, named as steps in results and logs. */
-export type Command = 'version' | 'init' | 'validate' | 'plan' | 'show' | 'apply' | 'output' | 'state pull' | 'state push' | 'force-unlock';
+export type Command = 'version' | 'init' | 'validate' | 'plan' | 'show' | 'apply' | 'output' | 'state pull' | 'state push' | 'state rm' | 'force-unlock';
 
 /** How an exit code reads for a command. Only `plan -detailed-exitcode` gives 2 a meaning. */
 export type ExitMeaning = 'ok' | 'changes' | 'error';
