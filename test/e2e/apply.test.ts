@@ -209,6 +209,21 @@ describe('apply: the guarded apply', () => {
     assert.notEqual(run.result!.inputsHash, oldHash);
   });
 
+  it('a failed delete of a resource that left the configuration never records the new hash', async (t) => {
+    const s = await applied(t);
+    const oldHash = recordedInputsHash(await s.readState());
+    // terraform_data.network leaves the configuration; its delete runs a destroy-time provisioner that fails.
+    await s.useModule({
+      ...modules.deleteByRemoval,
+      'removed.tf': 'removed {\n  from = terraform_data.network\n  lifecycle {\n    destroy = true\n  }\n  provisioner "local-exec" {\n    when    = destroy\n    command = "exit 1"\n  }\n}\n',
+    });
+    const run = await s.run('apply', ['--image', 'registry.example/captf-module:3.0.0', '--kind', 'machine', '--guard', 'off']);
+    assert.equal(run.exitCode, 1, explain(run));
+    const state = await s.readState();
+    assert.ok(resourceIds(state)['terraform_data.network'], 'the failed delete left it in the state');
+    assert.equal(recordedInputsHash(state), oldHash, 'the record waits for the deletes of what it depended on');
+  });
+
   it('an input file named like configuration stays data', async (t) => {
     const s = await scenario(t, modules.base, {
       'terraform.tfvars.json': { admin_token: CANARY },
