@@ -224,6 +224,53 @@ describe('apply: the guarded apply', () => {
     assert.equal(recordedInputsHash(state), oldHash, 'the record waits for the deletes of what it depended on');
   });
 
+  it('a deposed object left by a failed create-before-destroy is destructive and named with its key', async (t) => {
+    // terraform-facts.md: A (create_before_destroy, replaced) and B replaced after it, whose create
+    // fails: A's old object stays deposed, and the next plan deletes it.
+    const module = {
+      'main.tf': `variable "generation" {
+  type = string
+}
+variable "fail" {
+  type = bool
+}
+resource "terraform_data" "a" {
+  triggers_replace = var.generation
+  lifecycle {
+    create_before_destroy = true
+  }
+}
+resource "terraform_data" "b" {
+  triggers_replace = terraform_data.a.id
+  provisioner "local-exec" {
+    command = var.fail ? "exit 1" : "true"
+  }
+  lifecycle {
+    create_before_destroy = true
+  }
+}
+`,
+    };
+    const s = await scenario(t, module, { 'terraform.tfvars.json': { generation: '1', fail: false } });
+    const unguarded = ['--kind', 'machine', '--guard', 'off'];
+    assert.equal((await s.run('apply', unguarded)).exitCode, 0);
+    await s.setInputs({ 'terraform.tfvars.json': { generation: '2', fail: true } });
+    const failed = await s.run('apply', unguarded);
+    assert.equal(failed.exitCode, 1, explain(failed));
+    const deposedInState = (await s.readState()).resources.find((r) => r.name === 'a')!.instances.find((i) => i.deposed);
+    assert.ok(deposedInState, 'the failed apply left a deposed object');
+
+    await s.setInputs({ 'terraform.tfvars.json': { generation: '2', fail: false } });
+    const blocked = await s.run('apply', ['--kind', 'pool']);
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    const entry = blocked.result!.plan!.destructive.find((d) => d.deposed !== undefined);
+    assert.ok(entry, JSON.stringify(blocked.result!.plan!.destructive));
+    assert.equal(entry!.address, 'terraform_data.a');
+    assert.equal(entry!.deposed, deposedInState!.deposed);
+    assert.equal(entry!.action, 'delete');
+    assert.ok((await s.readState()).resources.find((r) => r.name === 'a')!.instances.some((i) => i.deposed), 'nothing was applied');
+  });
+
   it('an input file named like configuration stays data', async (t) => {
     const s = await scenario(t, modules.base, {
       'terraform.tfvars.json': { admin_token: CANARY },
