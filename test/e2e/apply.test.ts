@@ -299,6 +299,10 @@ describe('apply: pools', () => {
     assert.equal(blocked.exitCode, 3, explain(blocked));
     assert.match(blocked.result!.approveCommand!, /^kubectl annotate terraformmachinepool workers -n ns /);
 
+    // A pool's approval names its approval hash: its inputs hash approves nothing.
+    const byInputsHash = await s.run('apply', ['--image', IMAGE, '--kind', 'pool', '--approved-hash', blocked.result!.inputsHash!]);
+    assert.equal(byInputsHash.exitCode, 3, explain(byInputsHash));
+
     // A bootstrap rotation changes the inputs hash, not the approval hash.
     await s.setInputs({ 'terraform.tfvars.json': { bootstrap_data: 'boot-3', captf_cluster_outputs: { endpoint: 'https://b:6443' } } });
     const approved = await s.run('apply', ['--image', IMAGE, '--kind', 'pool', '--approved-hash', blocked.result!.approvalHash!]);
