@@ -1,7 +1,7 @@
 // The inputs hash and the approval hash (pure). The inputs hash names everything an apply renders:
 // the image reference and every module input. The destructive-plan guard approves exactly it;
 // a pool's approval leaves out bootstrap_data, which rotations change every few minutes.
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../util/digest.ts';
 import type { Result } from '../contract/result.ts';
 import { canonicalJson, JsonNumber, type JsonObject, type JsonValue } from './canonical.ts';
 
@@ -51,7 +51,4 @@ export function computeHashes(inputs: HashedInputs & { kind: ObjectKind }): Inpu
   return { inputsHash, approvalHash: sha256Hex(canonicalInputsDocument({ ...inputs, variables })) };
 }
 
-/** Lowercase hex sha256; a string is hashed as its UTF-8 bytes. */
-export function sha256Hex(data: Uint8Array | string): string {
-  return createHash('sha256').update(data).digest('hex');
-}
+export { sha256Hex };

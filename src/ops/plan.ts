@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeArtifact, type ArtifactFile } from '../store/chunked.ts';
 import { sha256File } from '../util/digest.ts';
+import { timeStamp } from '../util/stamp.ts';
 import { usageError } from '../errors.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
@@ -38,7 +39,7 @@ async function packPlan(ctx: RunContext, root: PreparedRoot, planHash: string, s
   const lockFile = await readFile(join(root.workspace.root, LOCK_FILE_NAME)).catch(() => undefined);
   if (lockFile) files.push({ name: LOCK_FILE_NAME, data: lockFile });
   // Time first, so names sort by age; the hash, so a re-plan never collides with a complete artifact.
-  const object = `plan-${new Date().toISOString().replace(/[-:.]/g, '').toLowerCase()}-${planHash.slice(0, 12)}`;
+  const object = `plan-${timeStamp()}-${planHash.slice(0, 12)}`;
   const manifest = await writeArtifact(
     store,
     object,

@@ -11,6 +11,7 @@ import type { ChunkStore } from '../store/store.ts';
 import { statePull, statePush } from '../terraform/state.ts';
 import type { Terraform } from '../terraform/terraform.ts';
 import { makeDirs } from '../util/mkdirs.ts';
+import { timeStamp } from '../util/stamp.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
 import type { ResultFields } from './run.ts';
@@ -88,7 +89,7 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
   const store = backupStore(ctx);
   if (store) {
     const summary = await summarizeState(createReadStream(errored));
-    const object = `errored-${new Date().toISOString().replace(/[-:.]/g, '').toLowerCase()}`;
+    const object = `errored-${timeStamp()}`;
     await writeArtifact(
       store,
       object,
@@ -120,7 +121,7 @@ export async function backupStep(ctx: RunContext, before: PulledState, inputsHas
     return undefined;
   }
   return ctx.step('backup', async () => {
-    const object = `backup-${new Date().toISOString().replace(/[-:.]/g, '').toLowerCase()}-s${before.serial}`;
+    const object = `backup-${timeStamp()}-s${before.serial}`;
     const manifest = await writeArtifact(
       store,
       object,

@@ -10,6 +10,7 @@ import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
+import { sha256Hex } from '../util/digest.ts';
 import tar from 'tar-stream';
 import { z } from 'zod';
 import { RunnerError, usageError } from '../errors.ts';
@@ -267,7 +268,7 @@ async function storeChunks(
       );
     }
     await store.putChunk(object, index, data);
-    chunks.push({ index, bytes: data.length, sha256: sha256(data) });
+    chunks.push({ index, bytes: data.length, sha256: sha256Hex(data) });
   };
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -506,7 +507,7 @@ function chunkSetProblem(present: readonly number[], expected: number): { text: 
 
 function chunkProblem(data: Buffer, chunk: ChunkEntry): string | undefined {
   if (data.length !== chunk.bytes) return `has chunk ${chunk.index} of ${data.length} bytes; the manifest lists ${chunk.bytes}`;
-  if (sha256(data) !== chunk.sha256) return `has chunk ${chunk.index} whose sha256 differs from the manifest`;
+  if (sha256Hex(data) !== chunk.sha256) return `has chunk ${chunk.index} whose sha256 differs from the manifest`;
   return undefined;
 }
 
@@ -543,8 +544,6 @@ function hashing(hash: Hash) {
     }
   };
 }
-
-const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
 const isAbort = (error: unknown) => (error as Error | undefined)?.name === 'AbortError';
 

@@ -7,12 +7,12 @@
 // or '_', is lowercased and gets a digest too; the full name is in an annotation). Object names
 // follow the directory store's rule, so both stores take the same names. Chunk sizes are the caller's: about 700 KiB at most, so that the
 // base64 of a chunk fits the 1 MiB a Secret may hold (the API answers 422 otherwise).
-import { createHash } from 'node:crypto';
 import type { OwnerReference } from 'kubernetes-types/meta/v1.js';
 import { RunnerError, usageError } from '../errors.ts';
 import { isKubeError, KubeReason, type KubeClient, type ObjectMeta, type Secret } from '../kube/client.ts';
 import { derivedName, dnsNamePartFor, isDnsSubdomain, LABEL_ARTIFACT_KIND, LABEL_MANAGED_BY, labelValueFor, MANAGED_BY } from '../kube/names.ts';
 import type { ChunkStore, StoredObject } from './store.ts';
+import { sha256Hex } from '../util/digest.ts';
 
 export const StoreLabel = {
   store: 'captf.io/store',
@@ -180,7 +180,7 @@ export class SecretChunkStore implements ChunkStore {
   }
 
   private async putPart(object: string, part: Part, name: string, partLabels: Record<string, string>, key: string, data: Buffer): Promise<void> {
-    const sha256 = createHash('sha256').update(data).digest('hex');
+    const sha256 = sha256Hex(data);
     const secret: Secret = {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -233,7 +233,7 @@ export class SecretChunkStore implements ChunkStore {
     if (encoded === undefined) throw corrupt(`has no "${key}" key`);
     const data = Buffer.from(encoded, 'base64');
     const expected = secret.metadata?.annotations?.[StoreAnnotation.sha256];
-    const actual = createHash('sha256').update(data).digest('hex');
+    const actual = sha256Hex(data);
     if (expected !== actual) throw corrupt(`holds data whose sha256 ${actual} does not match its annotation ${expected ?? '(none)'}`);
     return data;
   }

@@ -70,6 +70,9 @@ describe('bad input', () => {
     const hash = await runRunner(['hash', '--inputs', s.inputs, '--json']);
     assert.equal(hash.exitCode, 2);
     assert.match(hash.stderr, /terraform\.tfvars\.json/);
+    const badKind = await runRunner(['hash', '--inputs', s.inputs, '--kind', 'server', '--json']);
+    assert.equal(badKind.exitCode, 2);
+    assert.match(badKind.stderr, /--kind \(or CAPTF_KIND\)/);
     const missing = await runRunner(['classify', join(s.dir, 'nope.json'), '--json']);
     assert.equal(missing.exitCode, 2);
     await writeFile(join(s.dir, 'truncated.json'), '{"format_version":"1.2","resource_changes":[{"address":');
