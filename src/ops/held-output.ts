@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { readLines } from '../util/lines.ts';
 import type { Masker } from '../output/mask.ts';
 import type { Terraform } from '../terraform/terraform.ts';
 import type { Workspace } from '../workspace/workspace.ts';
@@ -37,8 +37,7 @@ export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Mask
         return await body();
       } finally {
         await new Promise<void>((resolve) => held.end(resolve));
-        const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
-        for await (const line of lines) {
+        for await (const line of readLines(createReadStream(file))) {
           const wait = tf.output.line('stdout', line);
           if (wait) await wait;
           if (text.length < PLAN_TEXT_LIMIT) text += masker.mask(line) + '\n';

@@ -8,7 +8,7 @@ import { RunnerError } from '../errors.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
 import { stringLeaves } from '../output/mask.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
-import { apply as terraformApply } from '../terraform/apply.ts';
+import { apply as terraformApply, type ApplyOptions } from '../terraform/apply.ts';
 import { terraformEnv } from '../terraform/exec.ts';
 import { init } from '../terraform/init.ts';
 import { output } from '../terraform/output.ts';
@@ -161,7 +161,6 @@ export async function removePlanFile(workspace: Workspace): Promise<void> {
   await rm(workspace.planFile, { force: true });
 }
 
-
 /** What every op that runs the module starts with: the contract preflight, the inputs, the workdir, init and validate. */
 export interface PreparedRoot {
   version: TerraformVersion;
@@ -194,14 +193,15 @@ export async function prepareRoot(ctx: RunContext, fields: ResultFields, options
   return { version, inputs, workspace, tf };
 }
 
-/**
- * plan with a saved plan file, then show -json classified as it streams. terraform's human plan is
- * held and printed masked afterwards. `recordHash` is the inputs hash the plan records in the state.
- */
 /** terraform marked the plan errored: it is never applied, packed or reported as a finding. */
 export function refuseErrored(plan: Classification): void {
   if (plan.errored) throw new RunnerError({ kind: 'plan', reason: 'PlanErrored', message: 'terraform marked the plan errored (incomplete): it is not used. Fix the errors the plan printed and run again.' });
 }
+
+/**
+ * plan with a saved plan file, then show -json classified as it streams. terraform's human plan is
+ * held and printed masked afterwards. `recordHash` is the inputs hash the plan records in the state.
+ */
 
 export async function planAndClassify(ctx: RunContext, root: PreparedRoot, fields: ResultFields, recordHash: string, extra: Partial<PlanOptions> = {}) {
   const held = heldPlanOutput(root.tf, root.workspace, ctx.masker);
@@ -214,13 +214,22 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
   return { planned, plan, planText: held.text() };
 }
 
-/**
- * Backup, then apply the saved plan, then read outputs and the state. A failed apply still reports
- * what the state holds afterwards.
- */
+/** Backup, then apply the saved plan (see applyStep); the plan file does not outlive the apply. */
 export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, failureReason = 'ApplyFailed'): Promise<void> {
-  const { tf, workspace } = root;
   fields.backup = await backupStep(ctx, before, root.inputs.hashes.inputsHash, root.version.version);
+  try {
+    await applyStep(ctx, root, before, fields, { planFile: root.workspace.planFile, lockTimeout: ctx.settings.lockTimeout }, failureReason);
+  } finally {
+    await removePlanFile(root.workspace);
+  }
+}
+
+/**
+ * terraform apply (a saved plan, or refresh-only), then the outputs and the state it left. A failed
+ * apply still saves what terraform could not (errored.tfstate) and reports what the state holds.
+ */
+export async function applyStep(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, options: ApplyOptions, failureReason: string): Promise<void> {
+  const { tf, workspace } = root;
   try {
     await ctx.step(
       'apply',
@@ -228,15 +237,13 @@ export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before
         // Set as terraform starts, not before: a stop during the backup applies nothing.
         ctx.mutationStarted = true;
         fields.applied = true;
-        return terraformApply(tf, { planFile: workspace.planFile, lockTimeout: ctx.settings.lockTimeout }, failureReason);
+        return terraformApply(tf, options, failureReason);
       },
       (r) => r.exitCode,
     );
   } catch (error) {
     await stateAfterFailure(ctx, tf, workspace, fields);
     throw error;
-  } finally {
-    await removePlanFile(workspace);
   }
   // The apply is done: its outputs and the state it left are read even if a stop came meanwhile.
   fields.outputs = await outputsStep(ctx, tf, { cleanup: true });
@@ -244,4 +251,3 @@ export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before
   fields.state = { serialBefore: before.serial, serialAfter: after.serial, lineage: after.lineage };
   fields.stateInputsHash = after.recordedInputsHash;
 }
-

@@ -3,7 +3,7 @@
 // sequence that sends exactly one interrupt before escalating.
 import { execa } from 'execa';
 import type { Readable } from 'node:stream';
-import { createInterface } from 'node:readline';
+import { readLines } from '../util/lines.ts';
 
 /** Environment variables removed before terraform runs: each would change what terraform does behind the runner's back. */
 export const REMOVED_ENV_PATTERNS: readonly RegExp[] = [
@@ -146,8 +146,7 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
 }
 
 async function forEachLine(stream: Readable, onLine: (text: string) => void | Promise<void>): Promise<void> {
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  for await (const text of lines) {
+  for await (const text of readLines(stream)) {
     const wait = onLine(text);
     if (wait) await wait; // the sink is full (a slow log reader): terraform waits on its pipe, memory stays flat
   }
