@@ -435,6 +435,9 @@ log({
 });
 process.on('exit', (code) => log({ event: 'exit', step, code, maxRssKiB: process.resourceUsage().maxRSS }));
 process.stdout.on('error', () => process.exit(1)); // the reader went away (EPIPE)
+// Blocking writes, like terraform's (Go): Node queues what a full pipe does not take, and every
+// process.exit here would drop that queue (the last chunks of a huge output to a slow reader).
+for (const out of [process.stdout, process.stderr]) out._handle?.setBlocking?.(true);
 if (chdir) process.chdir(chdir);
 
 if (faults.has('leak-secret')) {

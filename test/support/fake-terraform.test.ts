@@ -1,6 +1,7 @@
 // The fake terraform: each behaviour and fault in the table at the top of fake-terraform.mjs.
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -264,6 +265,31 @@ describe('faults', () => {
     assert.ok(stderrBytes >= 16 * MiB && stderrBytes < 17 * MiB, `stderr had ${stderrBytes} bytes`);
     const exit = (await events()).find((e) => e.event === 'exit');
     assert.ok(exit?.event === 'exit' && exit.maxRssKiB < 150 * 1024, `the fake's peak RSS: ${JSON.stringify(exit)}`);
+  });
+
+  test('huge-stdout to a slow reader: every byte arrives before the fake exits', async (t) => {
+    // A slow reader keeps the pipe full, so the fake's last writes sit in its write queue when it is
+    // done: exiting then would drop them. Whether they do depends on timing, hence several readers.
+    const { dir, log } = await setUp(t);
+    for (const delayMs of [1, 2, 3, 5, 8, 13]) {
+      const child = spawn(FAKE_TERRAFORM, ['plan'], {
+        cwd: dir,
+        env: terraformEnv(fakeTerraformEnv({ log, faults: [`plan:huge-stdout=${MiB}`] })),
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let stdoutBytes = 0;
+      let tail = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdoutBytes += chunk.length;
+        tail = (tail + chunk.toString()).slice(-200);
+        child.stdout.pause();
+        setTimeout(() => child.stdout.resume(), delayMs);
+      });
+      const [exitCode] = await once(child, 'close');
+      assert.equal(exitCode, 0);
+      assert.ok(stdoutBytes >= MiB, `stdout had ${stdoutBytes} of at least ${MiB} bytes (reader pausing ${delayMs} ms)`);
+      assert.match(tail, /Plan: changes|No changes/, `what the fake printed after the filler arrived too (reader pausing ${delayMs} ms)`);
+    }
   });
 
   test('huge-plan: a valid plan document of the asked size, streamed', async (t) => {
