@@ -29,12 +29,17 @@ const KNOWN_FORMAT_MAJORS = new Set([0, 1]);
 export const PLAN_SECTIONS = { resource_changes: 'array', resource_drift: 'array', output_changes: 'object' } as const;
 export type PlanSection = keyof typeof PLAN_SECTIONS;
 
-type EntryKind = keyof Omit<ActionCounts, 'import' | 'move'>;
+type CountedKind = keyof Omit<ActionCounts, 'import' | 'move'>;
+/** `createForget`: terraform's replace whose old object is kept (`destroy = false`), in either order. */
+type EntryKind = CountedKind | 'createForget';
+
+/** What each kind adds to `counts`: a create-forget counts as a create and a forget, like terraform's summary. */
+const countedAs = (kind: EntryKind): CountedKind[] => (kind === 'createForget' ? ['create', 'forget'] : [kind]);
 
 /** What one resource entry's actions mean, or why the classifier cannot tell. */
 type ActionsReading = { kind: EntryKind; why?: undefined } | { kind: 'unknown'; why: string };
 
-const SINGLE_ACTION_KINDS: Readonly<Record<string, EntryKind>> = {
+const SINGLE_ACTION_KINDS: Readonly<Record<string, CountedKind>> = {
   'no-op': 'noop',
   create: 'create',
   read: 'read',
@@ -52,11 +57,11 @@ export function readActions(actions: unknown): ActionsReading {
   const unknownAction = actions.find((a) => !(KNOWN_ACTIONS as readonly string[]).includes(a));
   if (unknownAction !== undefined) return { kind: 'unknown', why: `unknown action ${JSON.stringify(unknownAction)}` };
   if (actions.length === 1) return { kind: SINGLE_ACTION_KINDS[actions[0]]! };
-  const [first, second] = actions;
-  if (actions.length === 2 && ((first === 'delete' && second === 'create') || (first === 'create' && second === 'delete'))) {
-    return { kind: 'replace' };
-  }
-  // e.g. [] or ["create","forget"] (terraform's create-then-forget): not a list the runner knows.
+  const pair = actions.length === 2 ? [...actions].sort().join(',') : undefined;
+  if (pair === 'create,delete') return { kind: 'replace' };
+  // No delete: the old object stays where it is, only terraform's state forgets it.
+  if (pair === 'create,forget') return { kind: 'createForget' };
+  // e.g. [], ["delete","delete"] or ["delete","forget"]: not a list the runner knows.
   return { kind: 'unknown', why: `unrecognised combination of actions ${JSON.stringify(actions)}` };
 }
 
@@ -149,7 +154,7 @@ export class PlanClassifier {
     const importing = isRecord(change.importing);
     const moved = typeof entry.previous_address === 'string' && entry.previous_address !== address;
 
-    this.#counts[reading.kind] += 1;
+    for (const kind of countedAs(reading.kind)) this.#counts[kind] += 1;
     if (importing) this.#counts.import += 1;
     if (moved) this.#counts.move += 1;
     // A no-op that moves or imports still changes the state, so terraform must apply it. A data

@@ -436,6 +436,20 @@ describe('fault matrix: unreadable plans are never applied', { concurrency: 3 },
   }
 });
 
+describe('plans only a newer terraform makes', () => {
+  // terraform 1.11 cannot plan lifecycle { destroy = false } on a resource; newer ones print
+  // ["create","forget"] for a replace that keeps the old object. No delete: nothing to approve.
+  it('a create-then-forget replace → applied without approval, counted as a create and a forget', async (t) => {
+    const s = await fakeScenario(t);
+    cleanupFake(t, s);
+    const run = await runWithFake(s, { fake: { planActions: ['create', 'forget'] } });
+    const result = checkRun(run, s, { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, undefined);
+    assert.ok(stepsRun(run.events).includes('apply'), explainFake(run));
+    assert.equal(result.plan!.destructiveTotal, 0);
+    assert.deepEqual([result.plan!.counts.create, result.plan!.counts.forget, result.plan!.counts.unknown], [1, 1, 0]);
+  });
+});
+
 describe('fault matrix: unsupported terraform', { concurrency: 3 }, () => {
   const cases: Array<{ name: string; fake: NonNullable<RunOptions['fake']> }> = [
     { name: 'terraform 1.4.9 (too old)', fake: { version: '1.4.9' } },

@@ -79,6 +79,13 @@ const cases: Case[] = [
     hasResourceChanges: true,
     counts: { forget: 1 },
   },
+  ...[['create', 'forget'], ['forget', 'create']].map((actions) => ({
+    name: `replace whose old object is kept (lifecycle destroy = false): ${JSON.stringify(actions)}`,
+    sections: { resource_changes: [change('terraform_data.kept', actions, { action_reason: 'replace_because_cannot_update' })] },
+    destructive: false,
+    hasResourceChanges: true,
+    counts: { create: 1, forget: 1 },
+  })),
   {
     name: 'moved: no-op with previous_address still changes the state',
     sections: { resource_changes: [change('terraform_data.new', ['no-op'], { previous_address: 'terraform_data.old' })] },
@@ -309,7 +316,10 @@ describe('readActions', () => {
     assert.equal(readActions(['delete', 'create']).kind, 'replace');
     assert.equal(readActions(['create', 'delete']).kind, 'replace');
     assert.equal(readActions([]).kind, 'unknown');
-    assert.equal(readActions(['create', 'forget']).kind, 'unknown', "terraform's create-then-forget is not in the contract yet");
+    assert.equal(readActions(['create', 'forget']).kind, 'createForget');
+    assert.equal(readActions(['forget', 'create']).kind, 'createForget');
+    assert.equal(readActions(['delete', 'forget']).kind, 'unknown');
+    assert.equal(readActions(['forget', 'forget']).kind, 'unknown');
     assert.equal(readActions(['delete', 'delete']).kind, 'unknown');
     assert.equal(readActions('delete').kind, 'unknown');
   });
