@@ -45,7 +45,24 @@ ENV TF_IN_AUTOMATION=1 \
     CHECKPOINT_DISABLE=1 \
     HOME=/tmp \
     TMPDIR=/tmp \
-    CAPTF_TERRAFORM=/usr/local/bin/terraform
+    CAPTF_TERRAFORM=/usr/local/bin/terraform \
+    NODE_COMPILE_CACHE=/usr/local/lib/captf-runner/compile-cache
+
+# V8's compile cache, filled here so that no Job compiles the bundle again (start-up, issue 6): an
+# apply and a plan of a throwaway module, as the runner user (node keys the cache by uid: a Job run
+# as another uid works, without the cache). Owned by root afterwards: read-only at run time.
+RUN install -d -o 10001 -g 10001 "$NODE_COMPILE_CACHE" \
+ && runuser -u runner -- sh -ec ' \
+      w=$(mktemp -d); mkdir "$w/module" "$w/inputs"; \
+      echo "resource \"terraform_data\" \"warm\" {}" >"$w/module/main.tf"; \
+      captf-runner --version >/dev/null; \
+      set -- --module "$w/module" --inputs "$w/inputs" --state "$w/terraform.tfstate" --out "$w" --workdir "$w/work" --log-format json; \
+      captf-runner apply "$@" >"$w/log" 2>&1 || { cat "$w/log"; exit 1; }; \
+      captf-runner plan "$@" --artifacts "$w/artifacts" >"$w/log" 2>&1 || { cat "$w/log"; exit 1; }; \
+      rm -rf "$w"' \
+ && chown -R root:root "$NODE_COMPILE_CACHE" \
+ && chmod -R a+rX,go-w "$NODE_COMPILE_CACHE" \
+ && test "$(find "$NODE_COMPILE_CACHE" -type f | wc -l)" -ge 10
 
 USER 10001:10001
 WORKDIR /captf/work

@@ -142,13 +142,21 @@ expect_contract() {
 }
 
 check_image_facts() {
-  local uid contract node_version
+  local uid contract node_version cache accepted
   uid=$(run --entrypoint id "$IMAGE" -u)
   [ "$uid" = 10001 ] && pass "runs as uid 10001" || fail "runs as uid '$uid', want 10001"
   contract=$(podman image inspect --format '{{ index .Labels "io.captf.runner.contract" }}' "$IMAGE")
   [ "$contract" = runner.captf.io/v1 ] && pass "label io.captf.runner.contract=$contract" || fail "label io.captf.runner.contract is '$contract'"
   node_version=$(run --entrypoint node "$IMAGE" --version)
   [[ "$node_version" == v24.* ]] && pass "node $node_version" || fail "node is '$node_version', want v24"
+  # The compile cache the build filled: read on a read-only root filesystem, every module accepted.
+  cache=$(run --read-only --tmpfs /tmp:rw,mode=1777 -e NODE_DEBUG_NATIVE=COMPILE_CACHE "$IMAGE" --version 2>&1)
+  accepted=$(grep -c 'was accepted' <<<"$cache" || true)
+  if [ "$accepted" -gt 0 ] && ! grep -Eq 'rejected|mismatch|Cannot' <<<"$cache"; then
+    pass "the compile cache serves the runner's modules ($accepted accepted for --version)"
+  else
+    fail "the compile cache is not used: $(grep -E 'compile cache' <<<"$cache" | head -5)"
+  fi
 }
 
 check_contracts() {
