@@ -65,20 +65,23 @@ const LIST_SETTINGS = new Set(['backendConfig']);
 const BOOLEAN_SETTINGS = new Set(['force']);
 
 /** Merges flags over CAPTF_* environment variables, then validates once. */
+/** One setting as given, unvalidated: the flag, else its environment variable, else undefined. */
+export function givenSetting(flags: Record<string, unknown>, env: NodeJS.ProcessEnv, key: string): unknown {
+  const flag = flags[key];
+  const fromFlag = Array.isArray(flag) ? (flag.length ? flag : undefined) : flag;
+  if (fromFlag !== undefined) return fromFlag;
+  const fromEnv = env[envName(key)];
+  if (fromEnv === undefined || fromEnv === '') return undefined;
+  if (LIST_SETTINGS.has(key)) return fromEnv.split(',').filter(Boolean);
+  if (BOOLEAN_SETTINGS.has(key)) return ['1', 'true', 'yes'].includes(fromEnv.toLowerCase());
+  return fromEnv;
+}
+
 export function loadSettings(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Settings {
   const raw: Record<string, unknown> = {};
   for (const key of Object.keys(Settings.shape)) {
-    const flag = flags[key];
-    const fromFlag = Array.isArray(flag) ? (flag.length ? flag : undefined) : flag;
-    if (fromFlag !== undefined) {
-      raw[key] = fromFlag;
-      continue;
-    }
-    const fromEnv = env[envName(key)];
-    if (fromEnv === undefined || fromEnv === '') continue;
-    if (LIST_SETTINGS.has(key)) raw[key] = fromEnv.split(',').filter(Boolean);
-    else if (BOOLEAN_SETTINGS.has(key)) raw[key] = ['1', 'true', 'yes'].includes(fromEnv.toLowerCase());
-    else raw[key] = fromEnv;
+    const given = givenSetting(flags, env, key);
+    if (given !== undefined) raw[key] = given;
   }
   const parsed = Settings.safeParse(raw);
   if (!parsed.success) {

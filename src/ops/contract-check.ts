@@ -1,11 +1,12 @@
 // `captf-runner contract check`: the image (or a directory tree) against the module contract.
-import { Kind } from '../contract/config.ts';
+import { givenSetting, Kind } from '../contract/config.ts';
 import { runContractCheck } from '../contract-check/check.ts';
 import { formatContractTable } from '../contract-check/format.ts';
 import { EXIT } from './exit-codes.ts';
 
 export async function contractCheckCommand(flags: Record<string, unknown>): Promise<number> {
-  const setting = (name: string) => (flags[name] as string | undefined) ?? (process.env[`CAPTF_${name.toUpperCase()}`] || undefined);
+  // Not loadSettings: without --module the module is found under --root, not at the op default.
+  const setting = (name: string) => givenSetting(flags, process.env, name) as string | undefined;
   const kind = setting('kind');
   const parsedKind = kind === undefined ? undefined : Kind.safeParse(kind);
   if (parsedKind && !parsedKind.success) {

@@ -5,9 +5,12 @@ import { existsSync } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
+import { execa } from 'execa';
 import { runContractCheck, type ContractReport } from '../../src/contract-check/check.ts';
 import { formatContractTable } from '../../src/contract-check/format.ts';
 import { resolveExecutable } from '../../src/terraform/version.ts';
+import { RUNNER } from '../e2e/runner.ts';
+import { writeTree } from '../support/tf-modules.ts';
 import { entrypointBin, FAKE_TOFU, imageTree, NEEDS_NULL_PROVIDER, NULL_LOCK_FILE, POOL_MODULE, terraformReporting } from './helpers.ts';
 
 const byName = (report: ContractReport) => Object.fromEntries(report.checks.map((c) => [c.name, c]));
@@ -172,6 +175,34 @@ describe('contract check of a directory tree', () => {
     const tree = await imageTree(t, POOL_MODULE);
     await runContractCheck({ root: tree.root, env: tree.env });
     assert.deepEqual((await readdir(tree.module)).sort(), Object.keys(POOL_MODULE).sort());
+  });
+});
+
+describe('the contract check command line', () => {
+  // The module tree is this test's (no tini or captf-runner on its PATH): only the module checks matter.
+  const contractCheck = async (tree: { root: string; env: Record<string, string> }, args: string[], env: Record<string, string> = {}) => {
+    const run = await execa(process.execPath, [RUNNER, 'contract', 'check', '--json', '--root', tree.root, ...args], { env: { ...tree.env, ...env }, extendEnv: false, reject: false });
+    return { exitCode: run.exitCode, report: run.stdout ? (JSON.parse(run.stdout) as ContractReport) : undefined, stderr: run.stderr };
+  };
+
+  test('the kind and the module come from flags or from CAPTF_ variables, flags first', async (t) => {
+    const tree = await imageTree(t, { 'main.tf': 'variable "bootstrap_data" {}\nresource "terraform_data" "x" {}\n' });
+    const fromEnv = await contractCheck(tree, [], { CAPTF_KIND: 'pool' });
+    assert.equal(byName(fromEnv.report!).variables!.status, 'fail', 'CAPTF_KIND=pool asks for the pool variables');
+    const flagFirst = await contractCheck(tree, ['--kind', 'machine'], { CAPTF_KIND: 'pool' });
+    assert.equal(byName(flagFirst.report!).variables!.status, 'pass', '--kind machine wins over CAPTF_KIND');
+    // A module path is a path in the image, under --root.
+    await writeTree(join(tree.root, 'other/module'), POOL_MODULE);
+    const moved = await contractCheck(tree, [], { CAPTF_KIND: 'pool', CAPTF_MODULE: '/other/module' });
+    assert.equal(moved.report!.module, join(tree.root, 'other/module'));
+    assert.equal(byName(moved.report!).variables!.status, 'pass');
+  });
+
+  test('an unknown kind is a usage error naming the kinds', async (t) => {
+    const tree = await imageTree(t, POOL_MODULE);
+    const run = await contractCheck(tree, [], { CAPTF_KIND: 'banana' });
+    assert.equal(run.exitCode, 2);
+    assert.match(run.stderr, /--kind must be cluster, machine or pool, not "banana"/);
   });
 });
 
