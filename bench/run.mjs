@@ -487,7 +487,9 @@ function summary() {
     lines.push(`cold start, wall: node -e 0 ${fmt(c.nodeMedianMs)}; --version ${fmt(c.versionMedianMs)} ×${c.versionRatio.toFixed(2)} [≤ ${TARGETS.cold}] ${verdict(c.versionRatio <= TARGETS.cold)}; first spawn ${fmt(c.firstSpawnMedianMs)} ×${c.firstSpawnRatio.toFixed(2)} [≤ ${TARGETS.cold}] ${verdict(c.firstSpawnRatio <= TARGETS.cold)}`);
     lines.push(`cold start, CPU:  node -e 0 ${fmt(c.nodeCpuMedianMs)}; --version ${fmt(c.versionCpuMedianMs)} ×${c.versionCpuRatio.toFixed(2)} [≤ ${TARGETS.cold}] ${verdict(c.versionCpuRatio <= TARGETS.cold)}; first spawn ${fmt(c.firstSpawnCpuMedianMs)} ×${c.firstSpawnCpuRatio.toFixed(2)} [≤ ${TARGETS.cold}] ${verdict(c.firstSpawnCpuRatio <= TARGETS.cold)}`);
     const cc = c.compileCache;
-    lines.push(`cold start with the image's compile cache (${results.machine.node}): wall --version ×${cc.versionRatio.toFixed(2)} ${verdict(cc.versionRatio <= TARGETS.cold)}, first spawn ×${cc.firstSpawnRatio.toFixed(2)} ${verdict(cc.firstSpawnRatio <= TARGETS.cold)}; CPU --version ×${cc.versionCpuRatio.toFixed(2)} ${verdict(cc.versionCpuRatio <= TARGETS.cold)}, first spawn ×${cc.firstSpawnCpuRatio.toFixed(2)} ${verdict(cc.firstSpawnCpuRatio <= TARGETS.cold)}`);
+    const [major, minor] = process.versions.node.split('.').map(Number);
+    const cacheNote = major > 22 || (major === 22 && minor >= 1) ? results.machine.node : `${results.machine.node} ignores NODE_COMPILE_CACHE: the same runs again`;
+    lines.push(`cold start with the image's compile cache (${cacheNote}): wall --version ×${cc.versionRatio.toFixed(2)} ${verdict(cc.versionRatio <= TARGETS.cold)}, first spawn ×${cc.firstSpawnRatio.toFixed(2)} ${verdict(cc.firstSpawnRatio <= TARGETS.cold)}; CPU --version ×${cc.versionCpuRatio.toFixed(2)} ${verdict(cc.versionCpuRatio <= TARGETS.cold)}, first spawn ×${cc.firstSpawnCpuRatio.toFixed(2)} ${verdict(cc.firstSpawnCpuRatio <= TARGETS.cold)}`);
   }
   lines.push(`load at end ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
   log(lines.join('\n'));
