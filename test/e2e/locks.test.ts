@@ -68,6 +68,19 @@ function readResult(s: Scenario) {
   return Result.parse(JSON.parse(readFileSync(join(s.out, 'result.json'), 'utf8')));
 }
 
+/** terraform's lock info once it is written whole: terraform creates the file, then writes it. */
+async function waitForLockInfo(path: string): Promise<{ ID: string; Who: string }> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      return JSON.parse(readFileSync(path, 'utf8')) as { ID: string; Who: string };
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`no readable lock info at ${path} after 20 s`, { cause: error });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
 const stepDuration = (run: RunnerRun, name: string) => run.result!.steps.find((x) => x.name === name)?.durationMs ?? -1;
 
 describe('pg backend', { concurrency: 1 }, () => {
@@ -152,9 +165,7 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     const s = await scenario(t, slowApply({ resources: 2, seconds: 60 }));
     const holder = await startRunner(localArgs(s, 'apply', ['--kind', 'machine', '--guard', 'off']), 'apply');
     t.after(() => holder.child.kill('SIGKILL'));
-    const deadline = Date.now() + 20_000;
-    while (!existsSync(lockInfo(s)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const info = JSON.parse(readFileSync(lockInfo(s), 'utf8')) as { ID: string; Who: string };
+    const info = await waitForLockInfo(lockInfo(s));
 
     const second = await s.run('apply', ['--kind', 'machine', '--guard', 'off', '--lock-timeout', '2s']);
     assert.equal(second.exitCode, 1, explain(second));
@@ -188,14 +199,12 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     assert.equal((await execa('terraform', ['init', '-no-color'], { cwd: dir, env, extendEnv: false, reject: false })).exitCode, 0);
     const killed = execa('terraform', ['apply', '-auto-approve', '-no-color'], { cwd: dir, env, extendEnv: false, reject: false, detached: true });
     started.push(killed.pid!);
-    const deadline = Date.now() + 20_000;
-    while (!existsSync(lockInfo(s)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const { ID: id } = await waitForLockInfo(lockInfo(s));
     await new Promise((r) => setTimeout(r, 500));
     process.kill(-killed.pid!, 'SIGKILL');
     await killed;
     assert.ok(!isProcessRunning(killed.pid!));
     assert.ok(existsSync(lockInfo(s)), 'SIGKILL leaves the lock info behind');
-    const id = (JSON.parse(readFileSync(lockInfo(s), 'utf8')) as { ID: string }).ID;
 
     const wrong = await s.run('unlock', ['--lock-id', 'not-the-lock-id']);
     assert.equal(wrong.exitCode, 1, explain(wrong));
