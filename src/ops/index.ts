@@ -2,22 +2,16 @@
 import type { Op } from '../contract/result.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
-import { applyOp } from './apply.ts';
-import { planOp } from './plan.ts';
-import { refreshOp } from './refresh.ts';
-import { driftOp } from './drift.ts';
-import { destroyOp } from './destroy.ts';
-import { restoreOp } from './restore.ts';
-import { unlockOp } from './unlock.ts';
 
 export type OpFunction = (ctx: RunContext, fields: ResultFields) => Promise<OpEnding>;
 
-export const OPS: Record<Op, OpFunction> = {
-  apply: applyOp,
-  plan: planOp,
-  refresh: refreshOp,
-  drift: driftOp,
-  destroy: destroyOp,
-  restore: restoreOp,
-  unlock: unlockOp,
+/** Each op's code loads when that op runs: an apply never loads restore's (start-up, issue 6). */
+export const OPS: Record<Op, () => Promise<OpFunction>> = {
+  apply: async () => (await import('./apply.ts')).applyOp,
+  plan: async () => (await import('./plan.ts')).planOp,
+  refresh: async () => (await import('./refresh.ts')).refreshOp,
+  drift: async () => (await import('./drift.ts')).driftOp,
+  destroy: async () => (await import('./destroy.ts')).destroyOp,
+  restore: async () => (await import('./restore.ts')).restoreOp,
+  unlock: async () => (await import('./unlock.ts')).unlockOp,
 };

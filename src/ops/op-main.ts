@@ -33,7 +33,7 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   if (!settingsError) {
     try {
       if (settings.jobName || settings.jobUid) ctx.cluster = (await import('./kube.ts')).inClusterFrom(settings, log);
-      const body = OPS[op];
+      const body = await OPS[op]();
       log.info({ op, kind: settings.kind, object: settings.object, namespace: settings.namespace }, `captf-runner ${op} starting`);
       ending = await body(ctx, fields);
     } catch (error) {

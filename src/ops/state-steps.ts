@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { ArtifactRef } from '../contract/result.ts';
 import { summarizeState, type StateSummary } from '../plan/state.ts';
 import { maskStateSecrets } from '../state/secrets.ts';
-import { pruneObjects, writeArtifact } from '../store/chunked.ts';
+import type { pruneObjects } from '../store/chunked.ts';
 import type { ChunkStore } from '../store/store.ts';
 import { statePull, statePush } from '../terraform/state.ts';
 import type { Terraform } from '../terraform/terraform.ts';
@@ -16,6 +16,9 @@ import type { Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
 import type { ResultFields } from './run.ts';
 import { backupStore } from './stores.ts';
+
+/** tar and gzip load only when an artifact is written, after terraform has started (start-up, issue 6). */
+const artifactCode = () => import('../store/chunked.ts');
 
 /** A pulled state: its summary and the private file holding it. */
 export type PulledState = StateSummary & { file: string };
@@ -90,6 +93,7 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
   if (store) {
     const summary = await summarizeState(createReadStream(errored));
     const object = `errored-${timeStamp()}`;
+    const { writeArtifact } = await artifactCode();
     await writeArtifact(
       store,
       object,
@@ -122,6 +126,7 @@ export async function backupStep(ctx: RunContext, before: PulledState, inputsHas
   }
   return ctx.step('backup', async () => {
     const object = `backup-${timeStamp()}-s${before.serial}`;
+    const { writeArtifact } = await artifactCode();
     const manifest = await writeArtifact(
       store,
       object,
@@ -139,6 +144,7 @@ export const STATE_FILE_NAME = 'terraform.tfstate';
 /** Retention runs after the new object is complete: a failure to delete old ones is a warning, never a failed op. */
 export async function pruneQuietly(ctx: RunContext, store: ChunkStore, options: Parameters<typeof pruneObjects>[1]): Promise<void> {
   try {
+    const { pruneObjects } = await artifactCode();
     const { deleted } = await pruneObjects(store, options);
     if (deleted.length) ctx.log.info({ deleted, location: store.location }, `retention: deleted ${deleted.length} older objects`);
   } catch (error) {
