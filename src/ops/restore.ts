@@ -13,7 +13,7 @@ import { summarizeState } from '../plan/state.ts';
 import { prepareBackendWorkspace } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
-import { backupStore, openArtifactSource } from './stores.ts';
+import { openArtifactSource } from './stores.ts';
 import { initStep, preflight, terraformIn } from './steps.ts';
 import { backupStep, readStateStep, STATE_FILE_NAME, stateBeforeStep } from './state-steps.ts';
 
@@ -43,8 +43,6 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
 
     // The push replaces the current state for good (pg keeps one version): keep it first.
     if (currentLineage !== null) {
-      if (!backupStore(ctx))
-        throw usageError('BackupStoreMissing', 'restore replaces the backend\'s current state: pass --backups DIR (in a cluster, Secrets are used) so the current state is kept first. Nothing was pushed.');
       fields.backup = await backupStep(ctx, current, current.recordedInputsHash ?? undefined, version.version);
     }
 

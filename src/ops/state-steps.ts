@@ -1,7 +1,6 @@
 // The state steps: reading it, keeping it before an op changes it (backups), and saving what
 // terraform could not (errored.tfstate). State must never be silently lost.
 import { createReadStream, existsSync } from 'node:fs';
-import { chmod, copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ArtifactRef } from '../contract/result.ts';
 import { summarizeState, type StateSummary } from '../plan/state.ts';
@@ -10,7 +9,6 @@ import type { pruneObjects } from '../store/chunked.ts';
 import type { ChunkStore } from '../store/store.ts';
 import { statePull, statePush } from '../terraform/state.ts';
 import type { Terraform } from '../terraform/terraform.ts';
-import { makeDirs } from '../util/mkdirs.ts';
 import { timeStamp } from '../util/stamp.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
@@ -87,27 +85,20 @@ async function rescueErroredState(ctx: RunContext, tf: Terraform, workspace: Wor
   }
 }
 
-/** With the backups (Secrets in a cluster, where the out dir dies with the pod), else in the out dir. */
+/** In the backup store, as a StateBackup object: in a cluster the out dir dies with the pod. */
 async function keepErroredState(ctx: RunContext, errored: string): Promise<string> {
   const store = backupStore(ctx);
-  if (store) {
-    const summary = await summarizeState(createReadStream(errored));
-    const object = `errored-${timeStamp()}`;
-    const { writeArtifact } = await artifactCode();
-    await writeArtifact(
-      store,
-      object,
-      [{ name: STATE_FILE_NAME, path: errored }],
-      { kind: 'StateBackup', terraformVersion: summary.terraformVersion ?? 'unknown', op: ctx.op, stateFile: STATE_FILE_NAME, serial: summary.serial ?? 0, lineage: summary.lineage || 'unknown' },
-      { chunkBytes: ctx.settings.chunkBytes },
-    );
-    return `${store.location}/${object}`;
-  }
-  const kept = join(ctx.settings.out, `errored-${Date.now()}.tfstate`);
-  await makeDirs(ctx.settings.out);
-  await copyFile(errored, kept);
-  await chmod(kept, 0o600);
-  return kept;
+  const summary = await summarizeState(createReadStream(errored));
+  const object = `errored-${timeStamp()}`;
+  const { writeArtifact } = await artifactCode();
+  await writeArtifact(
+    store,
+    object,
+    [{ name: STATE_FILE_NAME, path: errored }],
+    { kind: 'StateBackup', terraformVersion: summary.terraformVersion ?? 'unknown', op: ctx.op, stateFile: STATE_FILE_NAME, serial: summary.serial ?? 0, lineage: summary.lineage || 'unknown' },
+    { chunkBytes: ctx.settings.chunkBytes },
+  );
+  return `${store.location}/${object}`;
 }
 
 /**
@@ -116,10 +107,6 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
  */
 export async function backupStep(ctx: RunContext, before: PulledState, inputsHash: string | undefined, terraformVersion: string): Promise<ArtifactRef | undefined> {
   const store = backupStore(ctx);
-  if (!store) {
-    ctx.warn('no backup store is configured (--backups DIR, or in-cluster Secrets): no state backup was taken');
-    return undefined;
-  }
   if (before.serial === null || !before.lineage) {
     ctx.skip('backup', 'there is no state yet');
     return undefined;

@@ -1,14 +1,18 @@
-// Which ChunkStore holds backups and plan artifacts for this run: Secrets in a cluster, a directory
-// when one is given, else none.
+// Which ChunkStore holds backups and plan artifacts for this run: a directory when one is given, else
+// Secrets in a cluster; backups are never skipped, so outside a cluster they default to the out dir.
+import { join } from 'node:path';
 import { usageError } from '../errors.ts';
 import { DirStore, openDirObject } from '../store/dir-store.ts';
 import type { ChunkStore } from '../store/store.ts';
 import type { RunContext } from './context.ts';
 
-export function backupStore(ctx: RunContext): ChunkStore | undefined {
+export function backupStore(ctx: RunContext): ChunkStore {
   if (ctx.settings.backups) return new DirStore(ctx.settings.backups);
-  return ctx.cluster?.store('backup');
+  return ctx.cluster?.store('backup') ?? new DirStore(join(ctx.settings.out, DEFAULT_BACKUPS_DIR));
 }
+
+/** Where backups go without --backups outside a cluster: under the out dir. */
+export const DEFAULT_BACKUPS_DIR = 'backups';
 
 export function artifactStore(ctx: RunContext): ChunkStore | undefined {
   if (ctx.settings.artifacts) return new DirStore(ctx.settings.artifacts);

@@ -22,6 +22,8 @@ interface PgScenario {
   dir: string;
   db: TestDatabase;
   backups: string;
+  /** The runner's --out. */
+  out: string;
   useModule(tree: FileTree): Promise<void>;
   run(op: string, args?: string[]): Promise<RunnerRun>;
   /** The state the pg backend holds now, undefined when there is none. */
@@ -53,6 +55,7 @@ async function pgScenario(t: TestContext, db?: TestDatabase): Promise<PgScenario
     dir,
     db: database,
     backups: join(dir, 'backups'),
+    out,
     async useModule(tree) {
       await rm(module, { recursive: true, force: true });
       await mkdir(module, { recursive: true });
@@ -148,17 +151,14 @@ describe('restore (pg backend)', () => {
     const current = (await s.state())!;
     assert.notEqual(recordedInputsHash(current), recordedInputsHash(backedUp));
 
-    const withoutStore = await s.run('restore', ['--backup', backup]);
-    assert.equal(withoutStore.exitCode, 2, explain(withoutStore));
-    assert.equal(withoutStore.result!.reason, 'BackupStoreMissing', 'the state a restore replaces must be kept first');
-    assert.deepEqual((await s.state())!.resources, current.resources);
-
-    const run = await mustRun(s, 'restore', ['--backup', backup, '--backups', s.backups]);
+    // Without --backups (and outside a cluster) the state a restore replaces is kept under the out dir.
+    const run = await mustRun(s, 'restore', ['--backup', backup]);
     const r = run.result!;
     assert.equal(r.outcome, 'succeeded');
     assert.equal(r.reason, 'RestoreSucceeded');
     assert.equal(r.restoredFrom!.object, backup.split('/').at(-1));
-    const kept = await unpackArtifactDir(join(s.backups, r.backup!.object));
+    assert.equal(r.backup!.location, join(s.out, 'backups'));
+    const kept = await unpackArtifactDir(join(s.out, 'backups', r.backup!.object));
     assert.deepEqual(JSON.parse(kept.files['terraform.tfstate']!.toString('utf8')).resources, current.resources, 'the replaced state was kept first');
     const restored = (await s.state())!;
     assert.equal(restored.lineage, backedUp.lineage);
