@@ -1,11 +1,12 @@
 // One op, start to finish: settings, logger, signal and deadline handling, the op's body, the
 // result and its sinks. main.ts loads this module only for an op, so that `--version`, `--help` and
 // the other commands never load zod, pino or the ops (the start-up budget of issue 6).
-import { loadSettings, durationMs, Settings, type Settings as SettingsT } from '../contract/config.ts';
+import { loadSettings, durationMs, givenSetting, Settings, type Settings as SettingsT } from '../contract/config.ts';
 import type { Op } from '../contract/result.ts';
 import { RunnerError } from '../errors.ts';
 import { createLogger } from '../output/log.ts';
 import { Masker } from '../output/mask.ts';
+import { tolerateClosedStdStreams } from '../output/std-streams.ts';
 import { interruptTerraform } from '../terraform/exec.ts';
 import { RunContext, type StopCause } from './context.ts';
 import { finishRun, publishResult, type ResultFields, type OpEnding } from './run.ts';
@@ -13,6 +14,7 @@ import { OPS } from './index.ts';
 
 /** `usageProblem`: the command line itself was wrong (commander refused it); the result still says so. */
 export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem?: RunnerError): Promise<number> {
+  tolerateClosedStdStreams();
   const masker = new Masker();
   let settings: SettingsT;
   let settingsError: unknown = usageProblem;
@@ -21,8 +23,7 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
     settings = loadSettings(flags, process.env);
   } catch (error) {
     settingsError = error;
-    // Still write a well-formed result: with the defaults, and --out as given if it can be read.
-    settings = Settings.parse({ out: typeof flags.out === 'string' ? flags.out : process.env.CAPTF_OUT || '.', terminationLog: typeof flags.terminationLog === 'string' ? flags.terminationLog : process.env.CAPTF_TERMINATION_LOG || undefined });
+    settings = fallbackSettings(flags);
   }
   const log = await createLogger(settings.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'), masker);
   const ctx = new RunContext(op, settings, log, masker);
@@ -45,6 +46,17 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   const exitCode = await publishResult(ctx, result, code);
   await ctx.cluster?.publish(result, ctx.fullOutputs);
   return exitCode;
+}
+
+/** Invalid settings still get a well-formed result: the defaults, with --out and --termination-log as given where they are valid. */
+function fallbackSettings(flags: Record<string, unknown>): SettingsT {
+  const out = givenSetting(flags, process.env, 'out');
+  const terminationLog = givenSetting(flags, process.env, 'terminationLog');
+  for (const candidate of [{ out, terminationLog }, { out }, { terminationLog }]) {
+    const parsed = Settings.safeParse(candidate);
+    if (parsed.success) return parsed.data;
+  }
+  return Settings.parse({});
 }
 
 /**

@@ -6,6 +6,7 @@ import { RunnerError, asRunnerError } from '../errors.ts';
 import { writeResultFile } from '../output/result-file.ts';
 import { writeTerminationMessage } from '../output/termination.ts';
 import { humanSummary } from '../output/summary.ts';
+import { writeWithBackpressure } from '../output/std-streams.ts';
 import { MIN_MASKED_LENGTH } from '../output/mask.ts';
 import type { RunContext } from './context.ts';
 import { exitCodeOf, outcomeOf, EXIT } from './exit-codes.ts';
@@ -69,7 +70,7 @@ export async function publishResult(ctx: RunContext, result: Result, exitCode: n
   // Written second, so it carries the exit code the process really ends with.
   const termination = await writeTerminationMessage(ctx.settings.terminationLog, published, ctx.masker);
   if (!termination) ctx.log.debug({ path: ctx.settings.terminationLog }, 'termination message not written (path not writable)');
-  process.stdout.write(ctx.masker.mask(humanSummary(published)));
+  await writeWithBackpressure(process.stdout, ctx.masker.mask(humanSummary(published)));
   ctx.log.info({ outcome: published.outcome, reason: published.reason, exitCode: published.exitCode }, 'run finished');
   return published.exitCode;
 }

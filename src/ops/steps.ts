@@ -1,5 +1,4 @@
 // The steps ops share, each a short function over the driver. An op is a readable sequence of these.
-import { once } from 'node:events';
 import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { Classification } from '../contract/classification.ts';
@@ -7,6 +6,7 @@ import type { OutputValue } from '../contract/result.ts';
 import { RunnerError } from '../errors.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
 import { stringLeaves } from '../output/mask.ts';
+import { writeWithBackpressure } from '../output/std-streams.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { apply as terraformApply, type ApplyOptions } from '../terraform/apply.ts';
 import { terraformEnv } from '../terraform/exec.ts';
@@ -74,11 +74,8 @@ export function terraformIn(ctx: RunContext, version: TerraformVersion, workspac
     cwd: workspace.root,
     env: terraformEnv(process.env),
     output: {
-      line: (stream, text) => {
-        const out = stream === 'stdout' ? process.stdout : process.stderr;
-        // A full pipe (a slow log reader) is backpressure: terraform waits instead of the runner buffering.
-        if (!out.write(ctx.masker.mask(text) + '\n')) return once(out, 'drain').then(() => undefined);
-      },
+      // A full pipe (a slow log reader) is backpressure: terraform waits instead of the runner buffering.
+      line: (stream, text) => writeWithBackpressure(stream === 'stdout' ? process.stdout : process.stderr, ctx.masker.mask(text) + '\n'),
     },
   };
 }

@@ -7,18 +7,39 @@ import type { Masker } from './mask.ts';
 
 export type { Logger };
 
-/** A synchronous, masking writer to a file descriptor: logs must not be lost when the process exits. */
+/**
+ * A synchronous, masking writer to a file descriptor: logs must not be lost when the process exits.
+ * A full pipe (stderr is non-blocking once Node opened it) is waited out; a reader that went away
+ * drops the logs, never the op.
+ */
 export function maskingWriter(fd: number, masker: Masker): Writable {
+  let gone = false;
   return new Writable({
     write(chunk, _encoding, callback) {
-      try {
-        writeSync(fd, masker.mask(chunk.toString()));
-        callback();
-      } catch (error) {
-        callback(error as Error);
+      if (!gone) {
+        try {
+          writeAllSync(fd, Buffer.from(masker.mask(chunk.toString())));
+        } catch {
+          gone = true;
+        }
       }
+      callback();
     },
   });
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+function writeAllSync(fd: number, bytes: Buffer): void {
+  let rest = bytes;
+  while (rest.length > 0) {
+    try {
+      rest = rest.subarray(writeSync(fd, rest));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+      Atomics.wait(pause, 0, 0, 5);
+    }
+  }
 }
 
 export async function createLogger(format: 'json' | 'pretty', masker: Masker, fd = 2): Promise<Logger> {

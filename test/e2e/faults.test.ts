@@ -89,6 +89,8 @@ interface RunOptions {
   timeoutMs?: number;
   /** Read nothing of the runner's stdout for this long (a slow log reader): its writes back up. */
   pauseStdoutMs?: number;
+  /** Close the reading end of the runner's stdout and stderr after their first bytes (`| head`, a dead log collector). */
+  closeOutputEarly?: boolean;
 }
 
 const TAIL = 64 * 1024;
@@ -116,6 +118,9 @@ async function runWithFake(s: FakeScenario, options: RunOptions = {}): Promise<F
     stderrBytes += chunk.length;
     stderrTail = (stderrTail + chunk.toString()).slice(-TAIL);
   });
+  if (options.closeOutputEarly) {
+    for (const stream of [child.stdout!, child.stderr!]) stream.once('data', () => stream.destroy());
+  }
   if (options.pauseStdoutMs) {
     child.stdout!.pause();
     setTimeout(() => child.stdout!.resume(), options.pauseStdoutMs).unref();
@@ -434,6 +439,19 @@ describe('fault matrix: unreadable plans are never applied', { concurrency: 3 },
       checkRun(run, s, { outcome: 'failed', reason: 'PlanUnreadable', kind: 'plan', step: 'show', exit: 1 }, 'show');
     });
   }
+});
+
+describe('a log reader that goes away', () => {
+  it('stdout and stderr closed during a huge apply output → the op still completes, its result and termination message written', async (t) => {
+    const s = await fakeScenario(t);
+    cleanupFake(t, s);
+    const run = await runWithFake(s, { fake: { faults: [`apply:huge-stdout=${8 * 1024 * 1024}`] }, closeOutputEarly: true });
+    checkRun(run, s, { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, undefined);
+    assert.ok(run.stdoutBytes < 8 * 1024 * 1024, `the reader really went away (${run.stdoutBytes} bytes read)`);
+    const applyExit = run.events.find((e) => e.event === 'exit' && e.step === 'apply');
+    assert.deepEqual(applyExit && applyExit.event === 'exit' ? applyExit.code : undefined, 0, 'terraform apply ran to its end');
+    assert.equal(JSON.parse(run.termination!).outcome, 'succeeded');
+  });
 });
 
 describe('plans only a newer terraform makes', () => {
