@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile, chmod } from 'node:fs/promises';
+import { mkdir, readFile, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Result } from '../../src/contract/result.ts';
 import { modules } from '../support/tf-modules.ts';
@@ -15,6 +15,8 @@ describe('bad input', () => {
     { name: 'tfvars that is not an object', exit: 2, reason: /InputsInvalid/, message: /not an object/, inputs: { 'terraform.tfvars.json': '[1, 2]' } },
     { name: 'an unknown --kind', exit: 2, reason: /SettingsInvalid/, message: /--kind \(or CAPTF_KIND\)/, args: ['--kind', 'server'] },
     { name: 'an unknown --guard value', exit: 2, reason: /SettingsInvalid/, message: /--guard/, args: ['--guard', 'maybe'] },
+    { name: 'the guard turned off for a cluster', exit: 2, reason: /GuardRequired/, message: /cannot be turned off for a cluster/, args: ['--kind', 'cluster', '--guard', 'off'] },
+    { name: 'the guard turned off without a kind (a cluster by default)', exit: 2, reason: /GuardRequired/, message: /drop --guard off/, args: ['--guard', 'off'] },
     { name: 'an unknown flag', exit: 2, reason: /UsageInvalid/, message: /unknown option '--frobnicate'/, args: ['--frobnicate'] },
     { name: 'an inputs dir that does not exist', exit: 2, reason: /InputsInvalid/, message: /inputs/, args: ['--inputs', '/nonexistent/inputs'] },
     { name: 'a module dir that does not exist', exit: 4, reason: /ImageInvalid/, message: /module/, args: ['--module', '/nonexistent/module'] },
@@ -58,6 +60,27 @@ describe('bad input', () => {
       assert.ok(!existsSync(s.state), 'nothing was applied');
     });
   }
+
+  it('an empty --out: exit 2, the termination message still says why', async (t) => {
+    const s = await scenario(t, modules.base);
+    const run = await s.run('apply', ['--out', '']);
+    assert.equal(run.exitCode, 2, explain(run));
+    assert.doesNotMatch(run.stderr, /internal error/);
+    const termination = JSON.parse(await readFile(s.termination, 'utf8')) as { outcome: string; reason: string; message: string };
+    assert.equal(termination.outcome, 'invalid');
+    assert.equal(termination.reason, 'SettingsInvalid');
+    assert.match(termination.message, /--out \(or CAPTF_OUT\)/);
+    assert.equal(Result.parse(JSON.parse(await readFile(join(s.dir, 'result.json'), 'utf8'))).reason, 'SettingsInvalid', 'result.json goes to the default out dir, the working directory');
+    assert.ok(!existsSync(s.state), 'nothing was applied');
+  });
+
+  it('an empty --termination-log: exit 2, result.json still says why', async (t) => {
+    const s = await scenario(t, modules.base);
+    const run = await s.run('apply', ['--termination-log', '']);
+    assert.equal(run.exitCode, 2, explain(run));
+    assert.equal(Result.parse(run.result).reason, 'SettingsInvalid');
+    assert.match(run.result!.message, /--termination-log \(or CAPTF_TERMINATION_LOG\)/);
+  });
 
   it('an unknown subcommand exits 2', async () => {
     const run = await runRunner(['frobnicate']);

@@ -62,9 +62,10 @@ export async function scenario(t: TestContext, tree: FileTree, inputs: Record<st
   return s;
 }
 
-export async function runRunner(args: string[], env: Record<string, string> = {}, where?: { out: string; termination: string }): Promise<RunnerRun> {
+/** `where.dir` is the runner's working directory: whatever it writes by default stays out of the repository. */
+export async function runRunner(args: string[], env: Record<string, string> = {}, where?: { out: string; termination: string; dir?: string }): Promise<RunnerRun> {
   if (where) await rm(join(where.out, 'result.json'), { force: true });
-  const run = await execa(process.execPath, [RUNNER, ...args], { env: terraformEnv(env), extendEnv: false, reject: false, timeout: 240_000 });
+  const run = await execa(process.execPath, [RUNNER, ...args], { cwd: where?.dir, env: terraformEnv(env), extendEnv: false, reject: false, timeout: 240_000 });
   let result: Result | undefined;
   let outBytes = '';
   if (where) {
