@@ -33,7 +33,7 @@ function commonOptions(command: Command): Command {
     .option('--backups <dir>', 'where state backups go before the op changes anything')
     .option('--keep-backups <n>', 'how many backups to keep (default 3)')
     .option('--chunk-bytes <n>', 'chunk size of artifacts and backups (default 700000)')
-    .option('--stop-grace <duration>', 'after a signal, how long terraform gets to stop (default 25s)')
+    .option('--stop-grace <duration>', 'after a signal, how long terraform gets to stop (default 20s)')
     .option('--deadline <duration>', 'stop by itself before this much time has passed')
     .option('--job-name <name>', 'in-cluster: the Job this run serves')
     .option('--job-uid <uid>', "in-cluster: that Job's uid")

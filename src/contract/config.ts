@@ -48,7 +48,7 @@ export const Settings = z.strictObject({
   force: z.boolean().default(false),
   keepBackups: z.coerce.number().int().min(1).max(100).default(3),
   // faults
-  stopGrace: Duration.default('25s'),
+  stopGrace: Duration.default('20s'), // with its 5 s to SIGKILL and the result, under Kubernetes' default 30 s grace
   deadline: Duration.optional(),
   lockId: z.string().optional(),
   // in-cluster

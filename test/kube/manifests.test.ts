@@ -13,7 +13,7 @@ import { parseAllDocuments } from 'yaml';
 import { Job } from 'kubernetes-models/batch/v1';
 import { ServiceAccount } from 'kubernetes-models/v1';
 import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
-import { envName, Settings } from '../../src/contract/config.ts';
+import { durationMs, envName, Settings } from '../../src/contract/config.ts';
 import { RunnerError } from '../../src/errors.ts';
 import { annotateJob, writeResultSecret } from '../../src/kube/sinks.ts';
 import { SecretChunkStore } from '../../src/store/secret-store.ts';
@@ -98,6 +98,7 @@ test('the example Job follows the runner contract', async () => {
     { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] },
   ]);
 
+  assert.equal(container.command, undefined, 'command would replace the image ENTRYPOINT: tini must stay PID 1');
   assert.equal(pod.securityContext.runAsNonRoot, true);
   assert.equal(container.securityContext.readOnlyRootFilesystem, true);
   assert.equal(container.securityContext.allowPrivilegeEscalation, false);
@@ -116,6 +117,11 @@ test('the example Job follows the runner contract', async () => {
   assert.ok(volumes[mounts[env.CAPTF_OUT]].emptyDir);
   assert.deepEqual(env.CAPTF_JOB_NAME, { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/job-name']" } });
   assert.deepEqual(env.CAPTF_JOB_UID, { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } });
+  // The graceful stop (stop grace, 5 s to SIGKILL) and writing the result fit before the kubelet's SIGKILL,
+  // with the example's value and with the default.
+  for (const stopGrace of [env.CAPTF_STOP_GRACE as string, Settings.parse({}).stopGrace]) {
+    assert.ok(durationMs(stopGrace) + 5_000 < pod.terminationGracePeriodSeconds * 1000 - 2_000, `stop grace ${stopGrace} leaves no time for the result`);
+  }
 });
 
 test('the example Role is all the runner needs, and no create rule pretends to be narrowed by name', async (t) => {
