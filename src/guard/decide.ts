@@ -32,8 +32,12 @@ export function decideApply(input: ApplyDecisionInput): ApplyDecision {
   const approvalMatched = hashesEqual(input.approvedHash, input.approvalHash);
   const approvalRequired = input.guard && isDestructive(plan);
   if (approvalRequired && !approvalMatched) return { action: 'block', approvalMatched: false };
-  const onlyRecordsTheHash = !plan.hasResourceChanges && !plan.hasOutputChanges;
-  return { action: 'apply', outcome: onlyRecordsTheHash ? 'noChanges' : 'succeeded', approvalRequired, approvalMatched };
+  return { action: 'apply', outcome: changesOnlyTheRecord(plan) ? 'noChanges' : 'succeeded', approvalRequired, approvalMatched };
+}
+
+/** The plan changes no resource and no output: at most the runner's record of the inputs hash (new inputs that change nothing). */
+export function changesOnlyTheRecord(plan: Classification): boolean {
+  return !plan.hasResourceChanges && !plan.hasOutputChanges;
 }
 
 export function approveCommand(kind: 'cluster' | 'machine' | 'pool', object: string | undefined, namespace: string | undefined, hash: string): string {

@@ -68,7 +68,7 @@ function applyDue(snapshot: Snapshot): Decision | undefined {
   const reason = applyReason(snapshot, currentHash);
   if (reason === undefined) return undefined;
   if (snapshot.object.applyPolicy === 'Manual') {
-    // The first apply is exempt from the plan flow, and the destructive-plan guard is off under Manual.
+    // The first apply is exempt from the plan flow; it runs guarded, with nothing in the state to destroy.
     return reason === 'NoState' ? opDecision(snapshot, 'apply', reason) : manualPlanFlow(snapshot, reason, currentHash);
   }
   return guardedApply(snapshot, reason, snapshot.inputs.approvalHash ?? currentHash);

@@ -3,6 +3,7 @@
 // the mounted inputs must be the ones the plan was made from.
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { changesOnlyTheRecord } from '../guard/decide.ts';
 import { RunnerError, usageError } from '../errors.ts';
 import { readArtifact } from '../store/chunked.ts';
 import { openArtifactSource } from './stores.ts';
@@ -52,7 +53,9 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
         cause: error,
       });
     }
-    return { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied the approved plan ${approved}.` };
+    return changesOnlyTheRecord(plan)
+      ? { outcome: 'noChanges', reason: 'NoChanges', message: `Applied the approved plan ${approved}: no resource changes, it only recorded the inputs hash.` }
+      : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied the approved plan ${approved}.` };
   } finally {
     await root.workspace.dispose();
   }

@@ -97,6 +97,19 @@ describe('plan: the artifact a person approves', () => {
     assert.match(hash, /^[0-9a-f]{64}$/);
   });
 
+  it('new inputs that change nothing but the recorded hash: noChanges (no approval needed), and applying the plan records the hash', async (t) => {
+    const p = await planned(t, modules.base, ['--image', 'registry.example/captf-module:1.0.1']);
+    const r = p.plan.result!;
+    assert.equal(r.outcome, 'noChanges', explain(p.plan));
+    assert.equal(r.reason, 'NoChanges');
+    assert.match(r.message, /nothing but the recorded inputs hash/);
+    assert.ok(r.planArtifact, 'the plan is still packed: applying it records the new inputs hash');
+    const run = await approvedApply(p, p.artifact, p.hash, ['--image', 'registry.example/captf-module:1.0.1']);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.equal(run.result!.outcome, 'noChanges');
+    assert.equal(recordedInputsHash(await p.s.readState()), r.inputsHash);
+  });
+
   it('needs somewhere to put the artifact', async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
     const run = await s.run('plan', ['--image', IMAGE]);
