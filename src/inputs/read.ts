@@ -102,7 +102,7 @@ async function readEntry(dir: string, root: string, path: string, name: string):
 function inputsChangedError(dir: string): RunnerError {
   return new RunnerError({
     kind: 'io',
-    reason: 'InputsChanged',
+    reason: 'InputsChangedDuringRead', // not rule 7's InputsChanged, a reason of the controller's
     message: `the inputs in ${dir} were updated while the runner read them (the mounted Secret or ConfigMap changed); run the Job again`,
   });
 }

@@ -151,7 +151,7 @@ test('a Secret update while reading never yields a mix of two generations', asyn
         assert.equal(texts.size, 1, 'a mixed snapshot');
         assert.equal(files.has('c'), Number([...texts][0]) % 2 === 0, 'c in its generations only');
       } catch (error) {
-        if (!(error instanceof RunnerError) || error.reason !== 'InputsChanged') throw error;
+        if (!(error instanceof RunnerError) || error.reason !== 'InputsChangedDuringRead') throw error;
         assert.equal(error.kind, 'io');
         changedErrors++;
       }
