@@ -19,7 +19,8 @@ export interface InCluster {
   store(artifactKind: 'plan' | 'backup'): ChunkStore;
   /** A stored object named by a `secret:` reference (--plan-artifact, --backup). */
   reference(reference: string, artifactKind: 'plan' | 'backup'): { store: ChunkStore; object: string };
-  publish(result: Result, fullOutputs: Record<string, OutputValue> | undefined): Promise<void>;
+  /** Best effort: what failed, for the result's warnings. */
+  publish(result: Result, fullOutputs: Record<string, OutputValue> | undefined): Promise<string[]>;
 }
 
 /** undefined in local mode. A Job identity without a usable token or API address is a usage error, never a silent local run. */
@@ -69,19 +70,26 @@ function secretReference(client: KubeClient, job: JobIdentity, reference: string
 
 /**
  * Best effort, after result.json and the termination message exist: the result Secret, then the
- * Job's annotations. A failure is logged and never changes the exit code.
+ * Job's annotations. A failure is logged and returned, and never changes the exit code.
  */
-async function publishToCluster(client: KubeClient, job: JobIdentity, result: Result, fullOutputs: Record<string, OutputValue> | undefined, log: Logger): Promise<void> {
+async function publishToCluster(client: KubeClient, job: JobIdentity, result: Result, fullOutputs: Record<string, OutputValue> | undefined, log: Logger): Promise<string[]> {
+  const problems: string[] = [];
+  const failed = (what: string, error: unknown) => {
+    const message = `could not ${what}: ${(error as Error).message}`;
+    log.error({ kind: (error as { kind?: string }).kind }, message);
+    problems.push(message);
+  };
   let secret: Awaited<ReturnType<typeof writeResultSecret>> | undefined;
   try {
     secret = await writeResultSecret(client, job, result, fullOutputs);
     if (secret.cuts.length) log.warn({ cuts: secret.cuts }, 'the result was larger than a Secret holds: parts were cut (see cut.json in the Secret)');
   } catch (error) {
-    log.error({ kind: (error as { kind?: string }).kind }, `could not write the result Secret: ${(error as Error).message}`);
+    failed('write the result Secret', error);
   }
   try {
     await annotateJob(client, job, result, secret && { name: secret.name, sha256: secret.sha256 });
   } catch (error) {
-    log.error({ kind: (error as { kind?: string }).kind }, `could not annotate the Job: ${(error as Error).message}`);
+    failed('annotate the Job', error);
   }
+  return problems;
 }

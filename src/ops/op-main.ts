@@ -9,7 +9,7 @@ import { Masker } from '../output/mask.ts';
 import { tolerateClosedStdStreams } from '../output/std-streams.ts';
 import { interruptTerraform } from '../terraform/exec.ts';
 import { RunContext, type StopCause } from './context.ts';
-import { finishRun, publishResult, type ResultFields, type OpEnding } from './run.ts';
+import { finishRun, publishResult, recordLateWarnings, type ResultFields, type OpEnding } from './run.ts';
 import { OPS } from './index.ts';
 
 /** `usageProblem`: the command line itself was wrong (commander refused it); the result still says so. */
@@ -43,9 +43,10 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   }
   stop.dispose();
   const { result, exitCode: code } = await finishRun(ctx, fields, ending, caught);
-  const exitCode = await publishResult(ctx, result, code);
-  await ctx.cluster?.publish(result, ctx.fullOutputs);
-  return exitCode;
+  const published = await publishResult(ctx, result, code);
+  const apiProblems = (await ctx.cluster?.publish(published, ctx.fullOutputs)) ?? [];
+  if (apiProblems.length) await recordLateWarnings(ctx, published, apiProblems);
+  return published.exitCode;
 }
 
 /** Invalid settings still get a well-formed result: the defaults, with --out and --termination-log as given where they are valid. */

@@ -56,8 +56,8 @@ export async function finishRun(ctx: RunContext, fields: ResultFields, ending: O
   return { result, exitCode };
 }
 
-/** Hands the finished result to the local sinks: result file, termination message, summary. */
-export async function publishResult(ctx: RunContext, result: Result, exitCode: number): Promise<number> {
+/** Hands the finished result to the local sinks: result file, termination message, summary. Returns what was published. */
+export async function publishResult(ctx: RunContext, result: Result, exitCode: number): Promise<Result> {
   let published = result;
   try {
     await writeResultFile(ctx.settings.out, result, ctx.masker);
@@ -72,5 +72,15 @@ export async function publishResult(ctx: RunContext, result: Result, exitCode: n
   if (!termination) ctx.log.debug({ path: ctx.settings.terminationLog }, 'termination message not written (path not writable)');
   await writeWithBackpressure(process.stdout, ctx.masker.mask(humanSummary(published)));
   ctx.log.info({ outcome: published.outcome, reason: published.reason, exitCode: published.exitCode }, 'run finished');
-  return published.exitCode;
+  return published;
+}
+
+/**
+ * What went wrong after the local sinks were written (the API calls of the cluster sinks), added to
+ * the result file and the termination message as warnings. Outcome and exit code stay.
+ */
+export async function recordLateWarnings(ctx: RunContext, published: Result, warnings: string[]): Promise<void> {
+  const result = { ...published, warnings: [...published.warnings, ...warnings] };
+  await writeResultFile(ctx.settings.out, result, ctx.masker).catch((error: Error) => ctx.log.error(`could not add the warnings to the result file: ${error.message}`));
+  await writeTerminationMessage(ctx.settings.terminationLog, result, ctx.masker);
 }

@@ -26,14 +26,15 @@ export function compactResult(result: Result, masker: Masker, limit = TERMINATIO
     destructiveTotal: result.plan?.destructiveTotal,
     message: result.message,
   };
-  // Try richer forms first; each step down keeps fewer entries and a shorter message.
-  for (const [entries, messageLength] of [[destructive.length, 2000], [20, 1000], [5, 500], [0, 300], [0, 120]] as const) {
+  // Try richer forms first; each step down keeps fewer entries, fewer warnings and a shorter message.
+  for (const [entries, messageLength, warnings] of [[destructive.length, 2000, 3], [20, 1000, 2], [5, 500, 1], [0, 300, 0], [0, 120, 0]] as const) {
     const kept = destructive.slice(0, entries).map((d) => ({ address: d.address, action: d.action, ...(d.deposed ? { deposed: d.deposed } : {}) }));
     const candidate = {
       ...base,
       message: truncate(base.message, messageLength),
       destructive: kept,
       destructiveOmitted: (result.plan?.destructiveTotal ?? 0) - kept.length,
+      ...(warnings && result.warnings.length ? { warnings: result.warnings.slice(-warnings).map((w) => truncate(w, 300)) } : {}),
     };
     const text = JSON.stringify(maskValue(masker, candidate));
     if (Buffer.byteLength(text) <= limit) return text;

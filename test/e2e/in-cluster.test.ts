@@ -1,6 +1,7 @@
 // In-cluster mode end to end: the runner (real terraform) against the loopback fake API server.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
 import { modules } from '../support/tf-modules.ts';
@@ -87,5 +88,11 @@ describe('in-cluster mode', () => {
     assert.equal(run.exitCode, 0, explain(run));
     assert.match(run.stderr, /patch.*jobs/i);
     assert.equal(api.job(NS, 'apply-403')!.metadata.annotations?.['captf.io/outcome'], undefined);
+    // Recorded in the result too, where the controller reads it: the termination message.
+    assert.equal(run.result!.outcome, 'succeeded');
+    assert.ok(run.result!.warnings.some((w) => /could not annotate the Job/.test(w)), JSON.stringify(run.result!.warnings));
+    const termination = JSON.parse(await readFile(s.termination, 'utf8')) as { outcome: string; exitCode: number; warnings?: string[] };
+    assert.equal(termination.exitCode, 0);
+    assert.ok(termination.warnings?.some((w) => /could not annotate the Job/.test(w)), JSON.stringify(termination));
   });
 });
