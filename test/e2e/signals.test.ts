@@ -28,17 +28,33 @@ async function startSlowApply(s: Scenario, extraArgs: string[] = []) {
   return { child };
 }
 
-/** Processes running this exact command (each test sleeps its own number of seconds, so tests running beside it do not count). */
-async function leftovers(marker: string): Promise<string[]> {
+/**
+ * A sleep length no other run on this machine uses (a fraction of a second added at random), so
+ * that its `sleep` processes can be told from those of tests running beside this one.
+ */
+const uniqueSeconds = (whole: number) => whole + Math.floor(Math.random() * 9000 + 1000) / 10000;
+
+/** The processes running `sleep <seconds>`. */
+async function leftovers(seconds: number): Promise<string[]> {
   const { stdout } = await execa('ps', ['-eo', 'pid,args'], { reject: false });
-  return stdout.split('\n').filter((line) => line.includes(marker) && !line.includes('ps -eo'));
+  return stdout.split('\n').filter((line) => line.trim().endsWith(`sleep ${seconds}`));
+}
+
+/** Waits until terraform's local-exec provisioners run `sleep <seconds>`: terraform is inside the apply. */
+async function provisionersSleeping(seconds: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while ((await leftovers(seconds)).length === 0) {
+    if (Date.now() > deadline) throw new Error(`no provisioner ran sleep ${seconds} within 60 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 describe('signals', () => {
   it('SIGTERM during apply: one interrupt to terraform, result interrupted, exit 143, state usable', async (t) => {
-    const s = await scenario(t, slowApply({ resources: 6, seconds: 31 }));
+    const seconds = uniqueSeconds(31);
+    const s = await scenario(t, slowApply({ resources: 6, seconds }));
     const { child } = await startSlowApply(s);
-    await new Promise((r) => setTimeout(r, 1500)); // the provisioners are sleeping now
+    await provisionersSleeping(seconds);
     child.kill('SIGTERM');
     const run = await child;
     assert.equal(run.exitCode, 143, String(run.stderr).slice(-3000));
@@ -53,7 +69,7 @@ describe('signals', () => {
     const state = await s.readState();
     assert.ok(taintedAddresses(state).some((a) => a.startsWith('terraform_data.slow')), JSON.stringify(taintedAddresses(state)));
     assert.ok(!existsSync(join(s.dir, 'state', '.terraform.tfstate.lock.info')));
-    assert.deepEqual(await leftovers('sleep 31'), [], 'local-exec children must be ended');
+    assert.deepEqual(await leftovers(seconds), [], 'local-exec children must be ended');
     // The next run continues from there.
     await s.useModule(slowApply({ resources: 6, seconds: 0 }));
     const next = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
@@ -61,18 +77,20 @@ describe('signals', () => {
   });
 
   it('the deadline stops the run itself before it is killed: exit 124, JobDeadlineExceeded', async (t) => {
-    const s = await scenario(t, slowApply({ resources: 2, seconds: 67 }));
+    const seconds = uniqueSeconds(67);
+    const s = await scenario(t, slowApply({ resources: 2, seconds }));
     const started = Date.now();
     const run = await runRunner(['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--deadline', '12s', '--stop-grace', '2s'], {}, s);
     assert.equal(run.exitCode, 124, explain(run));
     assert.ok(Date.now() - started < 12_000, 'it must stop before the deadline');
     assert.equal(run.result!.outcome, 'interrupted');
     assert.equal(run.result!.reason, 'JobDeadlineExceeded');
-    assert.deepEqual(await leftovers('sleep 67'), []);
+    assert.deepEqual(await leftovers(seconds), []);
   });
 
   it('a second signal escalates at once', async (t) => {
-    const s = await scenario(t, slowApply({ resources: 2, seconds: 71 }));
+    const seconds = uniqueSeconds(71);
+    const s = await scenario(t, slowApply({ resources: 2, seconds }));
     const { child } = await startSlowApply(s, ['--stop-grace', '60s']);
     const started = Date.now();
     child.kill('SIGINT');
@@ -81,6 +99,6 @@ describe('signals', () => {
     const run = await child;
     assert.equal(run.exitCode, 130, String(run.stderr).slice(-2000));
     assert.ok(Date.now() - started < 30_000, 'the second signal must not wait for the grace period');
-    assert.deepEqual(await leftovers('sleep 71'), []);
+    assert.deepEqual(await leftovers(seconds), []);
   });
 });
