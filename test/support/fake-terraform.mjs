@@ -163,7 +163,7 @@ function handleInterrupts(faults) {
   for (const signal of ['SIGINT', 'SIGTERM']) {
     process.on(signal, () => {
       interrupts++;
-      log({ event: 'signal', signal });
+      log({ event: 'signal', signal, at: Date.now() });
       if (faults.has('ignore-interrupts')) {
         process.stderr.write('Interrupt received.\nPlease wait for Terraform to exit or data loss may occur.\n');
       } else if (interrupts === 1 && faults.has('ignore-first-interrupt')) {

@@ -466,7 +466,7 @@ export type FakeTerraformEvent =
     event: 'start'; pid: number; step: string; argv: string[]; cwd: string; chdir: string | null; pgid: number;
     env: Record<string, string | null>; tfCliArgs: string[]; tfVars: string[];
   }
-  | { event: 'signal'; pid: number; signal: 'SIGINT' | 'SIGTERM' }
+  | { event: 'signal'; pid: number; signal: 'SIGINT' | 'SIGTERM'; /** Date.now() as the fake got it. */ at: number }
   | { event: 'exit'; pid: number; step: string; code: number; maxRssKiB: number };
 
 /** The events the fake logged; an absent log means terraform never ran. */
