@@ -130,6 +130,7 @@ describe('backups (pg backend)', () => {
     const s = await pgScenario(t);
     await mustRun(s, 'apply', ['--image', IMAGE]);
     const row = await s.row();
+    assert.ok(row, 'the first apply stored a state');
     await s.useModule(modules.update);
     const notADir = join(s.dir, 'a-file');
     await writeFile(notADir, 'not a directory');
@@ -217,6 +218,7 @@ describe('restore (pg backend)', () => {
   it('a corrupt, partial or unsafe backup is refused and nothing is pushed', async (t) => {
     const { s, backup } = await withBackup(t);
     const row = await s.row();
+    assert.ok(row, 'the backend holds a state');
     const work = await tempDir(t, 'captf-backups-');
     const object = backup.split('/').at(-1)!;
     let copies = 0;
