@@ -2,7 +2,6 @@
 // lose the sensitive mark), so every byte the runner writes passes through here.
 import { isSha256 } from '../util/sha256.ts';
 
-
 /** Shorter values would mask ordinary text everywhere: they are reported instead. */
 export const MIN_MASKED_LENGTH = 4;
 export const MASK = '(sensitive value)';
@@ -26,6 +25,11 @@ export class Masker {
 
   get size(): number {
     return this.secrets.size;
+  }
+
+  /** Whether `value` is, whole, one of the secrets. */
+  isSecret(value: string): boolean {
+    return this.secrets.has(value);
   }
 
   mask(text: string): string {
@@ -61,9 +65,10 @@ export function stringLeaves(value: unknown): string[] {
  * A copy of a JSON-like value with every string masked: masking happens before serialisation, so
  * the JSON stays valid whatever a secret looks like. Hashes are left as they are: they reveal
  * nothing, and a secret that happens to be a run of hex digits must not break the approve command.
+ * A secret that is itself 64 hex digits (`openssl rand -hex 32`) is masked all the same.
  */
 export function maskValue<T>(masker: Masker, value: T): T {
-  if (typeof value === 'string') return (isSha256(value) ? value : masker.mask(value)) as T;
+  if (typeof value === 'string') return (isSha256(value) && !masker.isSecret(value) ? value : masker.mask(value)) as T;
   if (Array.isArray(value)) return value.map((item) => maskValue(masker, item)) as T;
   if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskValue(masker, item)])) as T;
   return value;

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Masker, MASK } from '../../src/output/mask.ts';
+import { Masker, MASK, maskValue } from '../../src/output/mask.ts';
 import { compactResult } from '../../src/output/termination.ts';
 import type { Result } from '../../src/contract/result.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
@@ -15,6 +15,16 @@ describe('output: masking by value', () => {
     assert.equal(m.mask('line-two alone'), `${MASK} alone`);
     assert.equal(m.mask('ab stays'), 'ab stays');
     assert.deepEqual(m.tooShort, ['pin']);
+  });
+
+  it('maskValue leaves hashes whole, even when a short hex secret is inside one, but masks a secret that is 64 hex digits', () => {
+    const hash = 'a'.repeat(32) + 'beef' + 'c'.repeat(28);
+    const hexToken = '0123456789abcdef'.repeat(4);
+    const m = new Masker();
+    m.add('beef', 'short hex secret');
+    m.add(hexToken, 'api token');
+    const masked = maskValue(m, { inputsHash: hash, outputs: { token: hexToken, text: `Bearer ${hexToken}` } });
+    assert.deepEqual(masked, { inputsHash: hash, outputs: { token: MASK, text: `Bearer ${MASK}` } });
   });
 });
 
