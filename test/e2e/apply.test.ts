@@ -141,6 +141,8 @@ describe('apply: the guarded apply', () => {
       assert.equal(run.result!.approval!.matched, false);
     }
     const run = await s.run('apply', ['--image', IMAGE, '--approved-hash', 'f'.repeat(64)]);
+    assert.equal(run.exitCode, 3, explain(run));
+    assert.equal(run.result!.reason, 'DestructivePlanBlocked');
     assert.match(run.stderr, /approves nothing/);
   });
 
