@@ -53,6 +53,20 @@ describe('output: the termination message', () => {
     m.add('hunter2-secret', 'x');
     assert.ok(!compactResult(base(0, 'token hunter2-secret leaked'), m).includes('hunter2-secret'));
   });
+
+  it('keeps the last three warnings, each cut to 300 characters', () => {
+    const warned = { ...base(0, 'm'), warnings: ['first', 'second', 'third', `fourth ${'w'.repeat(1000)}`] };
+    const parsed = JSON.parse(compactResult(warned, new Masker()));
+    assert.deepEqual(parsed.warnings.slice(0, 2), ['second', 'third']);
+    assert.equal(parsed.warnings[2].length, 300);
+  });
+
+  it('when even the smallest form is too large, the outcome alone: still valid JSON within the limit', () => {
+    const huge = { ...base(0, 'm'), annotations: { 'captf.io/outcome': 'blocked', 'captf.io/note': 'n'.repeat(5000) } };
+    const text = compactResult(huge, new Masker());
+    assert.ok(Buffer.byteLength(text) <= 4096);
+    assert.deepEqual(JSON.parse(text), { apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'blocked', reason: 'DestructivePlanBlocked', exitCode: 3 });
+  });
 });
 
 describe('output: masking what terraform escapes', () => {
