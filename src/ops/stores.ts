@@ -12,7 +12,7 @@ export function backupStore(ctx: RunContext): ChunkStore {
 }
 
 /** Where backups go without --backups outside a cluster: under the out dir. */
-export const DEFAULT_BACKUPS_DIR = 'backups';
+const DEFAULT_BACKUPS_DIR = 'backups';
 
 export function artifactStore(ctx: RunContext): ChunkStore | undefined {
   if (ctx.settings.artifacts) return new DirStore(ctx.settings.artifacts);
