@@ -9,7 +9,8 @@ import { execa, type ResultPromise } from 'execa';
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { usePostgres } from '../support/pg.ts';
+import { startPostgres, usePostgres, type TestDatabase } from '../support/pg.ts';
+import { unpackArtifactDir } from '../support/artifacts.ts';
 import { isProcessRunning, modules, slowApply, terraformEnv, withPgBackend, writeModule, type FileTree } from '../support/tf-modules.ts';
 import { explain, RUNNER, recordedInputsHash, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
 import { Result } from '../../src/contract/result.ts';
@@ -37,8 +38,9 @@ interface PgScenario extends Scenario {
   pgArgs(op: string, args?: string[]): string[];
 }
 
-async function pgScenario(t: TestContext, tree: FileTree): Promise<PgScenario> {
-  const db = await pg.newDatabase();
+/** `database`: one on a server of the test's own (default: a new one on the file's shared server). */
+async function pgScenario(t: TestContext, tree: FileTree, database?: TestDatabase): Promise<PgScenario> {
+  const db = database ?? (await pg.newDatabase());
   const s = await scenario(t, withPgBackend(tree));
   const backendConfig = join(s.dir, 'backend.hcl');
   await writeFile(backendConfig, `conn_str = ${JSON.stringify(db.connString)}\n`, { mode: 0o600 });
@@ -233,5 +235,29 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     const run = await s.run('apply', ['--lock-timeout', '1s']);
     assert.equal(run.exitCode, 0, explain(run));
     assert.ok(!existsSync(lockInfo(s)), 'terraform took the lock over and removed the info on unlock');
+  });
+});
+
+describe('errored.tfstate (pg backend)', () => {
+  it('the backend goes away mid-apply: what terraform could not save is kept in the backup store, never lost', async (t) => {
+    const server = await startPostgres(t);
+    const db = { name: 'errored', connString: await server.createDatabase('errored') };
+    const s = await pgScenario(t, slowApply({ resources: 2, seconds: 4 }), db);
+    const { child } = await startRunner(s.pgArgs('apply', ['--kind', 'machine', '--guard', 'off']), 'apply');
+    await server.waitForAdvisoryLock(db.name);
+    await server.stop(); // while the provisioners sleep: terraform cannot save what it applies
+    const run = await child;
+    assert.equal(run.exitCode, 1, String(run.stderr).slice(-3000));
+    const r = readResult(s);
+    assert.equal(r.outcome, 'failed');
+    assert.equal(r.mayHaveChanged, true);
+    assert.equal(r.erroredState?.pushed, false, JSON.stringify(r.erroredState));
+    const keptAt = r.erroredState!.keptAt!;
+    assert.ok(keptAt.startsWith(join(s.out, 'backups')), keptAt);
+    assert.ok(r.warnings.some((w) => w.includes(keptAt)), 'a warning says where it is and how to push it');
+    const { manifest, files } = await unpackArtifactDir(keptAt);
+    assert.equal(manifest.kind, 'StateBackup');
+    const kept = JSON.parse(files['terraform.tfstate']!.toString('utf8')) as { resources: Array<{ name: string; instances: unknown[] }> };
+    assert.equal(kept.resources.find((res) => res.name === 'slow')?.instances.length, 2, 'what terraform applied is in the kept state');
   });
 });
