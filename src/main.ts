@@ -6,6 +6,7 @@ import { buildCli } from './cli.ts';
 import type { Op } from './contract/result.ts';
 import { RunnerError, asRunnerError, usageError } from './errors.ts';
 import { EXIT } from './ops/exit-codes.ts';
+import { tolerateClosedStdStreams } from './output/std-streams.ts';
 
 let exitCode: number = EXIT.succeeded;
 
@@ -61,4 +62,6 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// `captf-runner classify - | head` as much as a log collector that died: never an uncaught EPIPE.
+tolerateClosedStdStreams();
 process.exitCode = await main(process.argv);

@@ -6,7 +6,6 @@ import type { Op } from '../contract/result.ts';
 import { RunnerError } from '../errors.ts';
 import { createLogger } from '../output/log.ts';
 import { Masker } from '../output/mask.ts';
-import { tolerateClosedStdStreams } from '../output/std-streams.ts';
 import { interruptTerraform } from '../terraform/exec.ts';
 import { RunContext, type StopCause } from './context.ts';
 import { finishRun, publishResult, recordLateWarnings, type ResultFields, type OpEnding } from './run.ts';
@@ -14,7 +13,6 @@ import { OPS } from './index.ts';
 
 /** `usageProblem`: the command line itself was wrong (commander refused it); the result still says so. */
 export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem?: RunnerError): Promise<number> {
-  tolerateClosedStdStreams();
   const masker = new Masker();
   let settings: SettingsT;
   let settingsError: unknown = usageProblem;
