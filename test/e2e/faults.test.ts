@@ -21,6 +21,7 @@ import {
   type FakeTerraformEvent, type FakeTerraformOptions,
 } from '../support/tf-modules.ts';
 import { RUNNER } from './runner.ts';
+import { unpackArtifactDir } from '../support/artifacts.ts';
 
 /** A module the fake "plans": the runner only needs a .tf file to accept it. */
 const FAKE_MODULE = { 'main.tf': 'resource "terraform_data" "fake" {}\n' };
@@ -439,6 +440,33 @@ describe('fault matrix: unreadable plans are never applied', { concurrency: 3 },
       checkRun(run, s, { outcome: 'failed', reason: 'PlanUnreadable', kind: 'plan', step: 'show', exit: 1 }, 'show');
     });
   }
+});
+
+describe('errored.tfstate: terraform could not save the state', () => {
+  const appliedOutputs = (state: { outputs?: Record<string, unknown> }) => Object.keys(state.outputs ?? {});
+
+  it('the runner pushes it to the backend: erroredState.pushed, the applied state in the backend', async (t) => {
+    const s = await fakeScenario(t);
+    cleanupFake(t, s);
+    const run = await runWithFake(s, { fake: { faults: ['apply:errored-state'] } });
+    const result = checkRun(run, s, { outcome: 'failed', reason: 'ApplyFailed', step: 'apply', exit: 1 }, 'apply');
+    assert.deepEqual(result.erroredState, { pushed: true });
+    assert.ok(stepsRun(run.events).includes('state-push'), explainFake(run));
+    assert.deepEqual(appliedOutputs(JSON.parse(await readFile(s.fakeState, 'utf8'))), ['cluster_name'], 'what the apply did is in the backend now');
+    assert.ok(result.warnings.some((w) => /pushed it to the backend/.test(w)), JSON.stringify(result.warnings));
+  });
+
+  it('the backend refuses the push too: it is kept in the backup store, named in the result', async (t) => {
+    const s = await fakeScenario(t);
+    cleanupFake(t, s);
+    const run = await runWithFake(s, { fake: { faults: ['apply:errored-state', 'state-push:exit=1'] } });
+    const result = checkRun(run, s, { outcome: 'failed', reason: 'ApplyFailed', step: 'apply', exit: 1 }, 'apply');
+    assert.equal(result.erroredState?.pushed, false);
+    const keptAt = result.erroredState!.keptAt!;
+    assert.ok(keptAt.startsWith(join(s.out, 'backups')), keptAt);
+    const { files } = await unpackArtifactDir(keptAt);
+    assert.deepEqual(appliedOutputs(JSON.parse(files['terraform.tfstate']!.toString('utf8'))), ['cluster_name'], 'the kept state holds what the apply did');
+  });
 });
 
 describe('a log reader that goes away', () => {

@@ -48,6 +48,8 @@
 //   truncate             (show) print the first half of the plan document, exit 0
 //   invalid-json         (show) print something that is not JSON, exit 0
 //   huge-plan[=BYTES]    (show) print a valid plan document of about BYTES (default 200 MiB), streamed
+//   errored-state        (apply) apply, but fail to persist the new state: write it to ./errored.tfstate
+//                        instead, print terraform's "Failed to persist state" error and exit 1
 //   Without faults, SIGINT/SIGTERM makes it print terraform's interrupt message and exit 1.
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -74,6 +76,7 @@ const FAULTS = {
   truncate: { arg: 'none', steps: ['show'] },
   'invalid-json': { arg: 'none', steps: ['show'] },
   'huge-plan': { arg: 'optional', steps: ['show'], check: isByteCount },
+  'errored-state': { arg: 'none', steps: ['apply'] },
 };
 
 const env = process.env;
@@ -356,7 +359,7 @@ const steps = {
     return undefined;
   },
 
-  apply({ flags, positional }, _faults, statePath) {
+  apply({ flags, positional }, faults, statePath) {
     const planFile = positional[0];
     if (planFile !== undefined && !existsSync(planFile)) fail(1, `Failed to load "${planFile}" as a plan file`);
     const plan = JSON.parse(planFile === undefined ? planDocumentText() : readFileSync(planFile, 'utf8'));
@@ -366,10 +369,15 @@ const steps = {
       if (change.actions.includes('delete') && !change.actions.includes('create')) delete outputs[name];
       else outputs[name] = { value: change.after, type: typeOf(change.after), ...(change.after_sensitive ? { sensitive: true } : {}) };
     }
-    writeState(statePath, {
+    const applied = {
       version: 4, terraform_version: version, serial: (previous?.serial ?? 0) + 1,
       lineage: previous?.lineage ?? randomUUID(), outputs, resources: previous?.resources ?? [], check_results: null,
-    });
+    };
+    if (faults.has('errored-state')) {
+      writeState('errored.tfstate', applied);
+      fail(1, 'Failed to persist state to backend\n\nThe error shown above has prevented Terraform from writing the updated state to\nthe configured backend. To allow for recovery, the state has been written to\nthe file "errored.tfstate" in the current working directory.');
+    }
+    writeState(statePath, applied);
     say(flags, 'Apply complete! (fake-terraform)', 'change_summary');
   },
 
