@@ -75,4 +75,10 @@ test('the fake answers as the API server does', async (t) => {
   assert.equal(forbidden.status, 403);
   assert.equal(forbidden.body.message, 'secrets "s2" is forbidden: User "system:serviceaccount:ns:sa" cannot get resource "secrets" in API group "" in the namespace "ns"');
   assert.equal((await call(fake, 'GET', SECRETS)).status, 403, 'resourceNames never allow a list');
+
+  // A rule for the wrong API group grants nothing: Secrets are in the core group "".
+  fake.rbac = [{ verbs: ['get', 'list'], apiGroups: ['batch'], resources: ['secrets'] }];
+  assert.equal((await call(fake, 'GET', SECRETS)).status, 403);
+  fake.rbac = [{ verbs: ['get', 'list'], apiGroups: [''], resources: ['secrets'] }];
+  assert.equal((await call(fake, 'GET', SECRETS)).status, 200);
 });

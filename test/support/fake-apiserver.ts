@@ -29,6 +29,8 @@ type KubeObject = { apiVersion?: string; kind?: string; metadata: Record<string,
 /** One RBAC rule: which verbs on which resources, optionally only in some namespaces or for some names. */
 export interface RbacRule {
   verbs: string[];
+  /** As in a Role: `""` is the core group (Secrets), `batch` holds Jobs. Absent: any group (a shorthand for tests). */
+  apiGroups?: string[];
   resources: Resource[];
   namespaces?: string[];
   /** As in a Role: matches only requests that name an object, so never a create or a list. */
@@ -238,15 +240,16 @@ export class FakeApiServer {
 
   private authorize({ verb, resource, namespace, name }: Route): void {
     if (!this.rbac) return;
+    const { group, qualified } = RESOURCE_INFO[resource];
     const allowed = this.rbac.some(
       (rule) =>
         rule.verbs.includes(verb) &&
+        (!rule.apiGroups || rule.apiGroups.includes(group) || rule.apiGroups.includes('*')) &&
         rule.resources.includes(resource) &&
         (!rule.namespaces || rule.namespaces.includes(namespace)) &&
         (!rule.resourceNames || (name !== undefined && rule.resourceNames.includes(name))),
     );
     if (allowed) return;
-    const { group, qualified } = RESOURCE_INFO[resource];
     const user = `system:serviceaccount:${this.serviceAccount.namespace}:${this.serviceAccount.name}`;
     const subject = name === undefined ? qualified : `${qualified} "${name}"`;
     throw new HttpError(
