@@ -230,16 +230,20 @@ describe('apply: the guarded apply', () => {
   it('a failed delete of a resource that only a failed apply created never records the new hash', async (t) => {
     const s = await applied(t);
     const oldHash = recordedInputsHash(await s.readState());
-    const unguarded = ['--kind', 'machine', '--guard', 'off'];
+    // Each step: the base module plus one file, applied unguarded; the apply fails.
+    const failingApply = async (file: string, hcl: string, image: string) => {
+      await s.useModule({ ...modules.base, [file]: hcl });
+      const run = await s.run('apply', ['--image', image, '--kind', 'machine', '--guard', 'off']);
+      assert.equal(run.exitCode, 1, explain(run));
+      return { run, state: await s.readState() };
+    };
     // terraform_data.extra is created by an apply that fails (terraform_data.bad), which does not
     // rewrite the record's value.
-    await s.useModule({
-      ...modules.base,
-      'extra.tf': 'resource "terraform_data" "extra" {}\nresource "terraform_data" "bad" {\n  depends_on = [terraform_data.extra]\n  provisioner "local-exec" {\n    command = "exit 1"\n  }\n}\n',
-    });
-    const failed = await s.run('apply', ['--image', 'registry.example/captf-module:2.0.0', ...unguarded]);
-    assert.equal(failed.exitCode, 1, explain(failed));
-    const afterFailure = await s.readState();
+    const { state: afterFailure } = await failingApply(
+      'extra.tf',
+      'resource "terraform_data" "extra" {}\nresource "terraform_data" "bad" {\n  depends_on = [terraform_data.extra]\n  provisioner "local-exec" {\n    command = "exit 1"\n  }\n}\n',
+      'registry.example/captf-module:2.0.0',
+    );
     assert.ok(resourceIds(afterFailure)['terraform_data.extra'], 'the failed apply created extra');
     assert.equal(recordedInputsHash(afterFailure), oldHash);
     // Why the next apply stays safe: terraform stored the record's new dependencies, extra among
@@ -247,13 +251,11 @@ describe('apply: the guarded apply', () => {
     const record = afterFailure.resources.find((r) => r.name === 'captf_inputs_hash')!;
     assert.ok((record.instances[0] as { dependencies?: string[] }).dependencies?.includes('terraform_data.extra'), JSON.stringify(record));
     // extra leaves the configuration and its delete fails.
-    await s.useModule({
-      ...modules.base,
-      'removed.tf': 'removed {\n  from = terraform_data.extra\n  lifecycle {\n    destroy = true\n  }\n  provisioner "local-exec" {\n    when    = destroy\n    command = "exit 1"\n  }\n}\n',
-    });
-    const run = await s.run('apply', ['--image', 'registry.example/captf-module:3.0.0', ...unguarded]);
-    assert.equal(run.exitCode, 1, explain(run));
-    const state = await s.readState();
+    const { run, state } = await failingApply(
+      'removed.tf',
+      'removed {\n  from = terraform_data.extra\n  lifecycle {\n    destroy = true\n  }\n  provisioner "local-exec" {\n    when    = destroy\n    command = "exit 1"\n  }\n}\n',
+      'registry.example/captf-module:3.0.0',
+    );
     assert.ok(resourceIds(state)['terraform_data.extra'], 'the failed delete left extra in the state');
     assert.equal(recordedInputsHash(state), oldHash, 'a failed apply never records its inputs hash');
     assert.equal(run.result!.stateInputsHash, oldHash);
