@@ -197,16 +197,27 @@ function checkWellFormed(run: FakeRun): ResultT {
 }
 
 /** Every terraform the fake started has exited or is gone, and the orphan it may have left is gone too. */
+/** Whether `pid` still runs one of this scenario's processes: pids are reused, and a stranger's never counts. */
+function isScenarioProcess(s: FakeScenario, pid: number): boolean {
+  if (!isProcessRunning(pid)) return false;
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return argv.includes(s.terraformPath) || (argv[0] === 'sleep' && argv[1] === '3600');
+  } catch {
+    return false;
+  }
+}
+
 function assertNothingLeft(run: FakeRun, s: FakeScenario): void {
   const pids = run.events.filter((e) => e.event === 'start').map((e) => e.pid);
-  assert.deepEqual(pids.filter(isProcessRunning), [], 'a terraform process outlived the run');
+  assert.deepEqual(pids.filter((pid) => isScenarioProcess(s, pid)), [], 'a terraform process outlived the run');
   let orphan: number | undefined;
   try {
     orphan = Number(readFileSync(s.orphanPidFile, 'utf8').trim());
   } catch {
     orphan = undefined;
   }
-  if (orphan) assert.equal(isProcessRunning(orphan), false, `the orphan ${orphan} terraform left in its group still runs`);
+  if (orphan) assert.equal(isScenarioProcess(s, orphan), false, `the orphan ${orphan} terraform left in its group still runs`);
 }
 
 /** Kills what a failed test may have left: fake terraforms and their orphans (by pid, from the fake's own records). */
@@ -220,7 +231,7 @@ function cleanupFake(t: TestContext, s: FakeScenario): void {
       // no orphan
     }
     for (const pid of pids) {
-      if (!pid || !isProcessRunning(pid)) continue;
+      if (!pid || !isScenarioProcess(s, pid)) continue;
       try {
         process.kill(pid, 'SIGKILL');
       } catch {
@@ -599,8 +610,12 @@ describe('signals: the stop choreography', { concurrency: 2 }, () => {
       args: ['--stop-grace', '1s'],
       fake: { faults: ['apply:ignore-interrupts', 'apply:orphan'] },
       during: async (child) => {
-        await stepStarted(s, 'apply');
+        const events = await stepStarted(s, 'apply');
         await waitForEvents(s, () => { try { return readFileSync(s.orphanPidFile, 'utf8').trim().length > 0; } catch { return false; } });
+        // The leftover checks recognise this scenario's live processes (else they would prove nothing).
+        const applyPid = events.find((e) => e.event === 'start' && e.step === 'apply')!.pid;
+        assert.ok(isScenarioProcess(s, applyPid), 'the running fake apply is recognised');
+        assert.ok(isScenarioProcess(s, Number(readFileSync(s.orphanPidFile, 'utf8').trim())), 'its orphan is recognised');
         signalledAt = Date.now();
         child.kill('SIGTERM');
       },
