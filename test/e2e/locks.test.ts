@@ -17,12 +17,16 @@ import { Result } from '../../src/contract/result.ts';
 
 const pg = usePostgres();
 
-/** Every process a test started, killed (whole group) if still running when the file ends. */
-const started: number[] = [];
+/**
+ * Every process group leader a test started, its group killed if the leader still runs when the file
+ * ends (an exited leader's pid may already be someone else's).
+ */
+const started: ResultPromise[] = [];
 after(() => {
-  for (const pid of started) {
+  for (const child of started) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
     try {
-      process.kill(-pid, 'SIGKILL');
+      process.kill(-child.pid!, 'SIGKILL');
     } catch {
       // gone
     }
@@ -54,7 +58,7 @@ async function pgScenario(t: TestContext, tree: FileTree, database?: TestDatabas
 /** Starts the runner in the background (own process group) and resolves once `step` has started. */
 async function startRunner(args: string[], step: string): Promise<{ child: ResultPromise; stderr: () => string }> {
   const child = execa(process.execPath, [RUNNER, ...args], { env: terraformEnv(), extendEnv: false, reject: false, timeout: 180_000, detached: true });
-  started.push(child.pid!);
+  started.push(child);
   let stderr = '';
   await new Promise<void>((resolve, reject) => {
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -200,7 +204,7 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     const env = terraformEnv();
     assert.equal((await execa('terraform', ['init', '-no-color'], { cwd: dir, env, extendEnv: false, reject: false })).exitCode, 0);
     const killed = execa('terraform', ['apply', '-auto-approve', '-no-color'], { cwd: dir, env, extendEnv: false, reject: false, detached: true });
-    started.push(killed.pid!);
+    started.push(killed);
     const { ID: id } = await waitForLockInfo(lockInfo(s));
     await new Promise((r) => setTimeout(r, 500));
     process.kill(-killed.pid!, 'SIGKILL');
