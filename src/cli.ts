@@ -30,7 +30,7 @@ function commonOptions(command: Command): Command {
     .option('--namespace <ns>', 'its namespace')
     .option('--backend-config <path>', "terraform's -backend-config file (repeatable)", collect)
     .option('--termination-log <path>', 'termination message path (default /dev/termination-log)')
-    .option('--backups <dir>', 'where state backups go before the op changes anything')
+    .option('--backups <dir>', 'where state backups go before the op changes anything (default: Secrets in a cluster, else <out>/backups)')
     .option('--keep-backups <n>', 'how many backups to keep (default 3)')
     .option('--chunk-bytes <n>', 'chunk size of artifacts and backups (default 700000)')
     .option('--stop-grace <duration>', 'after a signal, how long terraform gets to stop (default 20s)')
