@@ -35,9 +35,12 @@ export function decideApply(input: ApplyDecisionInput): ApplyDecision {
   return { action: 'apply', outcome: changesOnlyTheRecord(plan) ? 'noChanges' : 'succeeded', approvalRequired, approvalMatched };
 }
 
-/** The plan changes no resource and no output: at most the runner's record of the inputs hash (new inputs that change nothing). */
+/**
+ * The plan changes no resource and no output: at most the runner's record of the inputs hash (new
+ * inputs that change nothing). Never a plan the classifier failed closed on: that one is destructive.
+ */
 export function changesOnlyTheRecord(plan: Classification): boolean {
-  return !plan.hasResourceChanges && !plan.hasOutputChanges;
+  return !plan.hasResourceChanges && !plan.hasOutputChanges && !isDestructive(plan);
 }
 
 export function approveCommand(kind: 'cluster' | 'machine' | 'pool', object: string | undefined, namespace: string | undefined, hash: string): string {

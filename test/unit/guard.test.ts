@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { approveCommand, blockedMessage, decideApply, hashesEqual } from '../../src/guard/decide.ts';
+import { approveCommand, blockedMessage, changesOnlyTheRecord, decideApply, hashesEqual } from '../../src/guard/decide.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { refuseErrored } from '../../src/ops/steps.ts';
 
@@ -41,6 +41,17 @@ describe('guard: decideApply', () => {
     const d = decideApply({ planHasChanges: true, classification: classifyPlan(planDoc([['no-op']])), guard: true, approvedHash: '', approvalHash: H });
     assert.equal(d.action, 'apply');
     assert.equal(d.action === 'apply' && d.outcome, 'noChanges');
+  });
+
+  it('a plan the classifier failed closed on never counts as changing only the record', () => {
+    // No resource and no output changes, but a format major or sections it cannot read: destructive.
+    for (const plan of [planDoc([['no-op']], { format_version: '2.0' }), { format_version: '1.2', resource_changes: {} }, planDoc([['no-op']], { complete: 'yes' })]) {
+      const classification = classifyPlan(plan);
+      assert.equal(changesOnlyTheRecord(classification), false, JSON.stringify(plan));
+      const d = decideApply({ planHasChanges: true, classification, guard: true, approvedHash: '', approvalHash: H });
+      assert.equal(d.action, 'block');
+    }
+    assert.equal(changesOnlyTheRecord(classifyPlan(planDoc([['no-op']]))), true);
   });
 
   it('an errored plan is refused before any decision, even when approved', () => {
