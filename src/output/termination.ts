@@ -7,7 +7,9 @@ import { maskValue, type Masker } from './mask.ts';
 export const TERMINATION_MESSAGE_LIMIT = 4096;
 
 /** The compact result: always valid JSON, at most `limit` bytes, long lists cut with a count of what was left out. */
-export function compactResult(result: Result, masker: Masker, limit = TERMINATION_MESSAGE_LIMIT): string {
+export function compactResult(unmasked: Result, masker: Masker, limit = TERMINATION_MESSAGE_LIMIT): string {
+  // Masked before anything is cut: a secret cut in two would match no longer, and its start would show.
+  const result = maskValue(masker, unmasked);
   const destructive = result.plan?.destructive ?? [];
   const base = {
     apiVersion: result.apiVersion,
@@ -36,10 +38,10 @@ export function compactResult(result: Result, masker: Masker, limit = TERMINATIO
       destructiveOmitted: (result.plan?.destructiveTotal ?? 0) - kept.length,
       ...(warnings && result.warnings.length ? { warnings: result.warnings.slice(-warnings).map((w) => truncate(w, 300)) } : {}),
     };
-    const text = JSON.stringify(maskValue(masker, candidate));
+    const text = JSON.stringify(candidate);
     if (Buffer.byteLength(text) <= limit) return text;
   }
-  return JSON.stringify(maskValue(masker, { apiVersion: result.apiVersion, op: result.op, outcome: result.outcome, reason: result.reason, exitCode: result.exitCode }));
+  return JSON.stringify({ apiVersion: result.apiVersion, op: result.op, outcome: result.outcome, reason: result.reason, exitCode: result.exitCode });
 }
 
 const truncate = (s: string, n: number) => (s.length <= n ? s : s.slice(0, n - 1) + '…');

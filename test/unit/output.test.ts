@@ -54,6 +54,15 @@ describe('output: the termination message', () => {
     assert.ok(!compactResult(base(0, 'token hunter2-secret leaked'), m).includes('hunter2-secret'));
   });
 
+  it('masks before it cuts: a secret across the cut leaves no part of itself', () => {
+    const secret = 'S3cretPassw0rd-that-is-long';
+    const m = new Masker();
+    m.add(secret, 'password');
+    const cutInside = { ...base(0, `${'m'.repeat(1990)}${secret}`), warnings: [`${'w'.repeat(290)}postgres://captf:${secret}@db`] };
+    const text = compactResult(cutInside, m);
+    for (const part of ['S3cret', 'S3cretP', 'Passw0rd']) assert.ok(!text.includes(part), `"${part}" of the secret is in ${text.slice(-400)}`);
+  });
+
   it('keeps the last three warnings, each cut to 300 characters', () => {
     const warned = { ...base(0, 'm'), warnings: ['first', 'second', 'third', `fourth ${'w'.repeat(1000)}`] };
     const parsed = JSON.parse(compactResult(warned, new Masker()));
