@@ -9,8 +9,9 @@ export type { Logger };
 
 /**
  * A synchronous, masking writer to a file descriptor: logs must not be lost when the process exits.
- * A full pipe (stderr is non-blocking once Node opened it) is waited out; a reader that went away
- * drops the logs, never the op.
+ * A full pipe (stderr is non-blocking once Node opened it) is waited out for a while, but never so
+ * long that signals and the deadline wait on it: a line the reader does not take in time is dropped.
+ * A reader that went away drops the logs, never the op.
  */
 export function maskingWriter(fd: number, masker: Masker): Writable {
   let gone = false;
@@ -28,15 +29,28 @@ export function maskingWriter(fd: number, masker: Masker): Writable {
   });
 }
 
+/** A line cut short still ends, so that the next one starts on a line of its own. */
+function endCutLine(fd: number, cut: boolean): void {
+  try {
+    if (cut) writeSync(fd, '\n');
+  } catch {
+    // the reader still does not read: the next line shares this one
+  }
+}
+
+/** The longest one log line may hold the runner up while the reader does not read. */
+const STALLED_READER_MS = 1_000;
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 function writeAllSync(fd: number, bytes: Buffer): void {
+  const giveUpAt = Date.now() + STALLED_READER_MS;
   let rest = bytes;
   while (rest.length > 0) {
     try {
       rest = rest.subarray(writeSync(fd, rest));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+      if (Date.now() >= giveUpAt) return endCutLine(fd, rest.length < bytes.length);
       Atomics.wait(pause, 0, 0, 5);
     }
   }
