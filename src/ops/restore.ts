@@ -43,7 +43,8 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
 
     // The push replaces the current state for good (pg keeps one version): keep it first.
     if (currentLineage !== null) {
-      fields.backup = await backupStep(ctx, current, current.recordedInputsHash ?? undefined, version.version);
+      // Retention must not take the backup being restored: if the push fails, it is still there.
+      fields.backup = await backupStep(ctx, current, current.recordedInputsHash ?? undefined, version.version, [source.object]);
     }
 
     // terraform accepts a push only above the current serial; the lineage stays the backup's.

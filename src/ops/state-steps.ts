@@ -103,9 +103,10 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
 
 /**
  * Before an op changes anything: the state as it is, packed and verified in the backup store. Not
- * best effort: a backup that cannot be written stops the op before it changes anything.
+ * best effort: a backup that cannot be written stops the op before it changes anything. `keep`:
+ * objects retention must not delete besides the new one (the backup a restore reads).
  */
-export async function backupStep(ctx: RunContext, before: PulledState, inputsHash: string | undefined, terraformVersion: string): Promise<ArtifactRef | undefined> {
+export async function backupStep(ctx: RunContext, before: PulledState, inputsHash: string | undefined, terraformVersion: string, keep: string[] = []): Promise<ArtifactRef | undefined> {
   const store = backupStore(ctx);
   if (before.serial === null || !before.lineage) {
     ctx.skip('backup', 'there is no state yet');
@@ -121,7 +122,7 @@ export async function backupStep(ctx: RunContext, before: PulledState, inputsHas
       { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE_NAME, serial: before.serial!, lineage: before.lineage!, ...(inputsHash ? { inputsHash } : {}) },
       { chunkBytes: ctx.settings.chunkBytes },
     );
-    await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: 'backup-', protect: [object] });
+    await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: 'backup-', protect: [object, ...keep] });
     return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
   });
 }

@@ -5,6 +5,7 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { cp, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
@@ -144,6 +145,14 @@ describe('backups (pg backend)', () => {
 });
 
 describe('restore (pg backend)', () => {
+  it('the backup being restored survives the retention of the backup the restore takes first', async (t) => {
+    const { s, backup } = await withBackup(t);
+    const run = await mustRun(s, 'restore', ['--backup', backup, '--backups', s.backups, '--keep-backups', '1']);
+    assert.equal(run.result!.backup!.location, s.backups, 'the current state was kept in the same store');
+    assert.ok(existsSync(backup), 'retention kept the backup that was restored');
+    assert.ok(existsSync(join(s.backups, run.result!.backup!.object)));
+  });
+
   it('into the same database after later applies: same lineage, the backup\'s content as the newest serial', async (t) => {
     const { s, backup, backedUp } = await withBackup(t);
     // A later apply: another change again.
