@@ -64,7 +64,6 @@ export const envName = (key: string) => 'CAPTF_' + key.replace(/[A-Z]/g, (c) => 
 const LIST_SETTINGS = new Set(['backendConfig']);
 const BOOLEAN_SETTINGS = new Set(['force']);
 
-/** Merges flags over CAPTF_* environment variables, then validates once. */
 /** One setting as given, unvalidated: the flag, else its environment variable, else undefined. */
 export function givenSetting(flags: Record<string, unknown>, env: NodeJS.ProcessEnv, key: string): unknown {
   const flag = flags[key];
@@ -77,6 +76,7 @@ export function givenSetting(flags: Record<string, unknown>, env: NodeJS.Process
   return fromEnv;
 }
 
+/** Merges flags over CAPTF_* environment variables, then validates once. */
 export function loadSettings(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Settings {
   const raw: Record<string, unknown> = {};
   for (const key of Object.keys(Settings.shape)) {

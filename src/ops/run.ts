@@ -70,7 +70,8 @@ export async function publishResult(ctx: RunContext, result: Result, exitCode: n
   // Written second, so it carries the exit code the process really ends with.
   const termination = await writeTerminationMessage(ctx.settings.terminationLog, published, ctx.masker);
   if (!termination) ctx.log.debug({ path: ctx.settings.terminationLog }, 'termination message not written (path not writable)');
-  await writeWithBackpressure(process.stdout, ctx.masker.mask(humanSummary(published)));
+  // Not awaited: a stalled stdout must not hold back the cluster sinks (node flushes it before exiting).
+  void writeWithBackpressure(process.stdout, ctx.masker.mask(humanSummary(published)));
   ctx.log.info({ outcome: published.outcome, reason: published.reason, exitCode: published.exitCode }, 'run finished');
   return published;
 }
