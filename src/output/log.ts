@@ -30,9 +30,9 @@ export function maskingWriter(fd: number, masker: Masker): Writable {
 }
 
 /** A line cut short still ends, so that the next one starts on a line of its own. */
-function endCutLine(fd: number, cut: boolean): void {
+function endCutLine(fd: number): void {
   try {
-    if (cut) writeSync(fd, '\n');
+    writeSync(fd, '\n');
   } catch {
     // the reader still does not read: the next line shares this one
   }
@@ -50,7 +50,10 @@ function writeAllSync(fd: number, bytes: Buffer): void {
       rest = rest.subarray(writeSync(fd, rest));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
-      if (Date.now() >= giveUpAt) return endCutLine(fd, rest.length < bytes.length);
+      if (Date.now() >= giveUpAt) {
+        if (rest.length < bytes.length) endCutLine(fd);
+        return;
+      }
       Atomics.wait(pause, 0, 0, 5);
     }
   }

@@ -2,11 +2,9 @@
 // died) or stalls must never end an op half way, before its result is written.
 import type { Writable } from 'node:stream';
 
-/** After a write error the stream is closed and later writes are dropped, instead of an uncaught error. */
+/** After a write error the stream is closed and later writes are dropped, instead of an uncaught error. Once, at start. */
 export function tolerateClosedStdStreams(): void {
-  for (const stream of [process.stdout, process.stderr]) {
-    if (stream.listenerCount('error') === 0) stream.on('error', () => stream.destroy());
-  }
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => stream.destroy());
 }
 
 /** Writes `text`; while the reader is slow, resolves only once it drained (backpressure) or went away. */
