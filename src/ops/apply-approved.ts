@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { changesOnlyTheRecord } from '../guard/decide.ts';
 import { RunnerError, usageError } from '../errors.ts';
 import { readArtifact } from '../store/chunked.ts';
+import type { PlanArtifactManifest } from '../store/manifest.ts';
+import { backendIdentity } from '../terraform/backend.ts';
 import { openArtifactSource } from './stores.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
@@ -19,12 +21,14 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
   if (!isSha256(approved))
     throw usageError('PlanNotApproved', `--plan-artifact needs --approved-plan-hash: the sha256 (64 lowercase hex) of the plan a person approved, not "${approved}"`);
   const source = openArtifactSource(ctx, ctx.settings.planArtifact!, 'plan');
+  let manifest: PlanArtifactManifest | undefined;
   const root = await prepareRoot(ctx, fields, {
     validate: false,
     beforeInit: async (workspace, inputs) => {
       const artifact = await ctx.step('artifact', () =>
         readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'artifact'), expect: { kind: 'PlanArtifact', planHash: approved, inputsHash: inputs.hashes.inputsHash } }),
       );
+      manifest = artifact.manifest;
       fields.planHash = artifact.manifest.planHash;
       await copyFile(artifact.paths[PLAN_FILE_NAME]!, workspace.planFile);
       // The providers the plan was made with: init must not pick others.
@@ -33,6 +37,7 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
   });
   try {
     const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
+    await ctx.step('artifact binding', async () => checkBinding(manifest!, { stateLineage: before.lineage || null, backend: await backendIdentity(root.tf) }));
     // Classified for the record and to teach the masker; an errored plan is never applied.
     const plan = await showStep(ctx, root.tf, root.workspace, fields);
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
@@ -59,4 +64,25 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
   } finally {
     await root.workspace.dispose();
   }
+}
+
+/**
+ * terraform applies a saved plan to the backend recorded in it, so an artifact made for another
+ * object's state would change that state while this run backs up and reports its own: refused.
+ */
+function checkBinding(manifest: PlanArtifactManifest, here: Pick<PlanArtifactManifest, 'stateLineage' | 'backend'>): void {
+  const mismatch = (what: string, detail: Record<string, unknown>) =>
+    new RunnerError({
+      kind: 'artifact',
+      reason: 'ArtifactMismatch',
+      message: `the plan artifact ${manifest.object} was planned against ${what}: terraform would apply it there, not to this object's state. Nothing was applied. Pass the artifact this object's plan op wrote, or run plan again.`,
+      detail,
+    });
+  if (manifest.backend !== here.backend)
+    throw mismatch('another backend (a different state location)', { expectedBackend: here.backend, foundBackend: manifest.backend });
+  if (manifest.stateLineage !== here.stateLineage)
+    throw mismatch(
+      manifest.stateLineage === null ? 'no state, and this backend now holds one' : `a state of lineage ${manifest.stateLineage}, and this backend holds ${here.stateLineage ?? 'no state'}`,
+      { expectedLineage: here.stateLineage, foundLineage: manifest.stateLineage },
+    );
 }

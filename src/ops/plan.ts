@@ -3,7 +3,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeArtifact, type ArtifactFile } from '../store/chunked.ts';
-import { sha256File } from '../util/digest.ts';
 import { timeStamp } from '../util/stamp.ts';
 import { usageError } from '../errors.ts';
 import { changesOnlyTheRecord } from '../guard/decide.ts';
@@ -12,7 +11,8 @@ import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { artifactStore } from './stores.ts';
 import { planAndClassify, prepareRoot, removePlanFile, type PreparedRoot } from './steps.ts';
-import { pruneQuietly, stateBeforeStep } from './state-steps.ts';
+import { pruneQuietly, stateBeforeStep, type PulledState } from './state-steps.ts';
+import { backendIdentity } from '../terraform/backend.ts';
 
 export const PLAN_FILE_NAME = 'plan.tfplan';
 export const LOCK_FILE_NAME = '.terraform.lock.hcl';
@@ -22,11 +22,10 @@ export async function planOp(ctx: RunContext, fields: ResultFields): Promise<OpE
   if (!store) throw usageError('ArtifactStoreMissing', 'plan needs somewhere to put the plan artifact: pass --artifacts DIR (in a cluster, the Job identity selects Secrets)');
   const root = await prepareRoot(ctx, fields);
   try {
-    await stateBeforeStep(ctx, root.tf, root.workspace, fields);
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
     const { planned, plan, planText } = await planAndClassify(ctx, root, fields, root.inputs.hashes.inputsHash);
     fields.planText = planText;
-    fields.planHash = await ctx.step('plan hash', () => sha256File(root.workspace.planFile));
-    fields.planArtifact = await ctx.step('artifact', () => packPlan(ctx, root, fields.planHash!, store));
+    fields.planArtifact = await ctx.step('artifact', () => packPlan(ctx, root, before, fields.planHash!, store));
     if (!planned.hasChanges) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan has no changes (plan hash ${fields.planHash}).` };
     // Under Manual a plan that changes nothing is applied without approval: one that only records new inputs is such a plan.
     if (changesOnlyTheRecord(plan)) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan changes nothing but the recorded inputs hash (plan hash ${fields.planHash}): applying it needs no approval.` };
@@ -37,7 +36,7 @@ export async function planOp(ctx: RunContext, fields: ResultFields): Promise<OpE
   }
 }
 
-async function packPlan(ctx: RunContext, root: PreparedRoot, planHash: string, store: NonNullable<ReturnType<typeof artifactStore>>) {
+async function packPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, planHash: string, store: NonNullable<ReturnType<typeof artifactStore>>) {
   const files: ArtifactFile[] = [{ name: PLAN_FILE_NAME, path: root.workspace.planFile }];
   const lockFile = await readFile(join(root.workspace.root, LOCK_FILE_NAME)).catch(() => undefined);
   if (lockFile) files.push({ name: LOCK_FILE_NAME, data: lockFile });
@@ -47,7 +46,17 @@ async function packPlan(ctx: RunContext, root: PreparedRoot, planHash: string, s
     store,
     object,
     files,
-    { kind: 'PlanArtifact', terraformVersion: root.version.version, op: 'plan', planFile: PLAN_FILE_NAME, planHash, inputsHash: root.inputs.hashes.inputsHash },
+    {
+      kind: 'PlanArtifact',
+      terraformVersion: root.version.version,
+      op: 'plan',
+      planFile: PLAN_FILE_NAME,
+      planHash,
+      inputsHash: root.inputs.hashes.inputsHash,
+      // What the plan is bound to: applying it is refused against any other state (apply-approved.ts).
+      stateLineage: before.lineage || null,
+      backend: await backendIdentity(root.tf),
+    },
     { chunkBytes: ctx.settings.chunkBytes },
   );
   // An object keeps one plan at a time: the plans it superseded are garbage.

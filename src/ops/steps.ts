@@ -1,5 +1,6 @@
 // The steps ops share, each a short function over the driver. An op is a readable sequence of these.
 import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Classification } from '../contract/classification.ts';
 import type { OutputValue } from '../contract/result.ts';
@@ -17,13 +18,14 @@ import { showPlan } from '../terraform/show.ts';
 import type { Terraform } from '../terraform/terraform.ts';
 import { validate } from '../terraform/validate.ts';
 import { checkSupported, terraformVersion, type TerraformVersion } from '../terraform/version.ts';
+import { sha256File } from '../util/digest.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
 import { heldPlanOutput } from './held-output.ts';
 import { loadInputs, type LoadedInputs } from './inputs.ts';
 import type { ResultFields } from './run.ts';
-import { backupStep, readStateStep, stateAfterFailure, type PulledState } from './state-steps.ts';
+import { backupStep, ERRORED_STATE_FILE, readStateStep, stateAfterFailure, type PulledState } from './state-steps.ts';
 
 /** The cheap part of the contract check, before anything touches state: a supported terraform. */
 export async function preflight(ctx: RunContext, fields: ResultFields): Promise<TerraformVersion> {
@@ -204,6 +206,8 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
   const held = heldPlanOutput(root.tf, root.workspace, ctx.masker);
   const { planned, plan } = await held.around(async () => {
     const planned = await planStep(ctx, held.terraform, root.workspace, recordHash, extra);
+    // Taken before show reads the file: the apply must run exactly the plan that was classified.
+    fields.planHash = await ctx.step('plan hash', () => sha256File(root.workspace.planFile));
     const plan = await showStep(ctx, root.tf, root.workspace, fields);
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     return { planned, plan };
@@ -211,14 +215,31 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
   return { planned, plan, planText: held.text() };
 }
 
-/** Backup, then apply the saved plan (see applyStep); the plan file does not outlive the apply. */
+/**
+ * Backup, then apply the saved plan (see applyStep) once its sha256 is still `fields.planHash`, the
+ * plan that was classified or approved. The plan file does not outlive the apply.
+ */
 export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, failureReason = 'ApplyFailed'): Promise<void> {
   fields.backup = await backupStep(ctx, before, root.inputs.hashes.inputsHash, root.version.version);
   try {
+    await ctx.step('plan check', () => checkPlanFile(root.workspace.planFile, fields.planHash));
     await applyStep(ctx, root, before, fields, { planFile: root.workspace.planFile, lockTimeout: ctx.settings.lockTimeout }, failureReason);
   } finally {
     await removePlanFile(root.workspace);
   }
+}
+
+async function checkPlanFile(planFile: string, classifiedHash: string | undefined): Promise<void> {
+  // A caller that never hashed its plan is a bug: without the hash nothing says what will be applied.
+  if (classifiedHash === undefined) throw new Error('applySavedPlan: the plan file was not hashed when it was classified');
+  const now = await sha256File(planFile);
+  if (now !== classifiedHash)
+    throw new RunnerError({
+      kind: 'plan',
+      reason: 'PlanFileChanged',
+      message: `the saved plan file changed after it was classified (sha256 ${classifiedHash}, now ${now}): something else writes to the workdir. Nothing was applied. Give the runner a workdir only it can write (an emptyDir volume) and run again.`,
+      detail: { classified: classifiedHash, found: now },
+    });
 }
 
 /**
@@ -227,6 +248,8 @@ export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before
  */
 export async function applyStep(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, options: ApplyOptions, failureReason: string): Promise<void> {
   const { tf, workspace } = root;
+  // Only an errored.tfstate this apply writes is terraform's unsaved state (code run at plan time could leave one).
+  await rm(join(workspace.root, ERRORED_STATE_FILE), { force: true });
   try {
     await ctx.step(
       'apply',

@@ -15,8 +15,11 @@ export const INPUTS_HASH_RESOURCE = 'terraform_data.captf_inputs_hash';
 export const INPUTS_HASH_VARIABLE = 'captf_inputs_hash';
 const INJECTED_FILE = 'captf_runner_inputs_hash.tf';
 const BACKEND_OVERRIDE_FILE = 'captf_runner_backend_override.tf';
-/** Left behind by earlier local runs of the module; never copied into the workdir. */
-const NOT_COPIED = new Set(['.terraform', 'terraform.tfstate', 'terraform.tfstate.backup', '.terraform.tfstate.lock.info']);
+/**
+ * Left behind by earlier local runs of the module; never copied into the workdir. An errored.tfstate
+ * the module ships is not terraform's unsaved state of this run: it must never be pushed or kept as one.
+ */
+const NOT_COPIED = new Set(['.terraform', 'terraform.tfstate', 'terraform.tfstate.backup', '.terraform.tfstate.lock.info', 'errored.tfstate']);
 
 export interface Workspace {
   dir: string;

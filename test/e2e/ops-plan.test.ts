@@ -85,6 +85,9 @@ describe('plan: the artifact a person approves', () => {
     assert.equal(manifest.inputsHash, r.inputsHash);
     assert.equal(manifest.kind, 'PlanArtifact');
     assert.equal(manifest.terraformVersion, r.terraform!.version);
+    // ... and the state it was planned against.
+    assert.equal(manifest.stateLineage, (await s.readState()).lineage);
+    assert.match(String(manifest.backend), /^[0-9a-f]{64}$/);
     // The saved plan is a zip holding the state it was planned against: the secret is in there (why it is 0600).
     assert.ok(files['plan.tfplan']!.subarray(0, 2).equals(Buffer.from('PK')));
     assertNoCanary(plan);
@@ -265,6 +268,68 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
     assert.deepEqual(resourceIds(await p.s.readState()), ids);
     assert.equal(r.state!.serialBefore, (await p.s.readState()).serial);
     assertNoCanary(run);
+  });
+});
+
+describe('apply --plan-artifact: bound to the state it was planned against', () => {
+  /** Another object with the same module and inputs, and so the same inputs hash, but a state of its own. */
+  async function sibling(t: TestContext, applied: boolean): Promise<Scenario> {
+    const y = await scenario(t, modules.replace, { 'terraform.tfvars.json': { admin_token: CANARY } });
+    if (applied) {
+      await y.useModule(modules.base);
+      const first = await y.run('apply', ['--image', IMAGE]);
+      assert.equal(first.exitCode, 0, explain(first));
+      await y.useModule(modules.replace);
+    }
+    return y;
+  }
+
+  async function assertRefused(run: RunnerRun, lineOf: RegExp) {
+    assert.equal(run.exitCode, 1, explain(run));
+    const r = run.result!;
+    assert.equal(r.outcome, 'failed');
+    assert.equal(r.reason, 'ArtifactMismatch');
+    assert.equal(r.error!.step, 'artifact binding');
+    assert.match(r.message, lineOf);
+    assert.match(r.message, /Nothing was applied/);
+    assert.equal(r.applied, false);
+    assert.equal(r.backup, undefined, 'nothing was backed up for an apply that never runs');
+  }
+
+  it("another object's artifact (same inputs hash, another state) changes neither state", async (t) => {
+    const x = await planned(t);
+    const y = await sibling(t, true);
+    const yBytes = await readFile(y.state);
+    const run = await y.run('apply', ['--image', IMAGE, '--plan-artifact', x.artifact, '--approved-plan-hash', x.hash]);
+    assert.equal(run.result?.inputsHash, x.plan.result!.inputsHash, 'the same inputs hash: only the binding tells the states apart');
+    await assertRefused(run, /another backend/);
+    assert.deepEqual(await readFile(x.s.state), x.stateBytes, "X's state is untouched");
+    assert.deepEqual(await readFile(y.state), yBytes, "Y's state is untouched");
+    assertNoCanary(run);
+  });
+
+  it('an artifact planned against no state is refused for another empty backend', async (t) => {
+    const x = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
+    const plan = await x.run('plan', ['--image', IMAGE, '--artifacts', join(x.dir, 'artifacts')]);
+    assert.equal(plan.exitCode, 0, explain(plan));
+    const ref = plan.result!.planArtifact!;
+    const y = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
+    const run = await y.run('apply', ['--image', IMAGE, '--plan-artifact', join(ref.location, ref.object), '--approved-plan-hash', plan.result!.planHash!]);
+    await assertRefused(run, /another backend/);
+    for (const state of [x.state, y.state]) await assert.rejects(stat(state), { code: 'ENOENT' }, `${state} was never written`);
+  });
+
+  it('the same backend with a state of another lineage is refused', async (t) => {
+    const p = await planned(t);
+    // The state is replaced by a new one (another lineage) at the same location.
+    await rm(p.s.state);
+    await p.s.useModule(modules.base);
+    const recreated = await p.s.run('apply', ['--image', IMAGE]);
+    assert.equal(recreated.exitCode, 0, explain(recreated));
+    const bytes = await readFile(p.s.state);
+    const run = await approvedApply(p, p.artifact, p.hash);
+    await assertRefused(run, /a state of lineage/);
+    assert.deepEqual(await readFile(p.s.state), bytes);
   });
 });
 

@@ -29,6 +29,8 @@ export function planMeta(planFileContent: Buffer, planFile = 'plan.tfplan'): Ext
     planFile,
     planHash: sha256(planFileContent),
     inputsHash: INPUTS_HASH,
+    stateLineage: 'c0ffee00-0000-4000-8000-000000000000',
+    backend: sha256('backend'),
   };
 }
 
