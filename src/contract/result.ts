@@ -2,7 +2,7 @@
 // Secret and the Job annotations are all made from this one object. Zod is the single source of
 // truth; contract/result.schema.json is generated from it (npm run schema).
 import { z } from 'zod';
-import { Classification, DriftEntry } from './classification.ts';
+import { Classification, DestructiveAction, DriftEntry } from './classification.ts';
 import { SHA256_HEX } from '../util/sha256.ts';
 
 export const RESULT_API_VERSION = 'runner.captf.io/v1';
@@ -47,10 +47,30 @@ export const StateInfo = z.strictObject({
   lineage: z.string().nullable(),
 });
 
+export const UnreviewedChange = z.strictObject({
+  address: z.string(),
+  deposed: z.string().optional().describe('Deposed object key, when the entry is a deposed object'),
+  action: DestructiveAction,
+});
+
 export const Approval = z.strictObject({
   given: z.boolean().describe('An approval hash was passed'),
   matched: z.boolean().describe('It equals the hash the runner computed'),
   required: z.boolean().describe('The plan needed an approval to be applied'),
+  unreviewed: z
+    .array(UnreviewedChange)
+    .optional()
+    .describe(
+      'Present when an approval was required and matched: the destructive entries of the applied plan that the blocked run for the same approval hash did not list (same address, deposed key and action), at most 100; every entry when no blocked run was found. Empty: the person was shown all of them',
+    ),
+  unreviewedTotal: z.number().int().nonnegative().optional().describe('How many unreviewed entries in all'),
+  blockedRun: z
+    .strictObject({
+      location: z.string().describe('Where its result was read: a file path or secret:<namespace>/<name>'),
+      finishedAt: Timestamp,
+    })
+    .optional()
+    .describe('The blocked run the approval was compared with (the newest for this approval hash); absent when none was found'),
 });
 
 export const Drift = z.strictObject({

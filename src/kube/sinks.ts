@@ -131,6 +131,67 @@ export async function writeResultSecret(
   return { ...written, replaced: true };
 }
 
+/** Label (a stand-in of the hash) and annotation (the hash) of a result Secret: the result's approvalHash. */
+export const RESULT_APPROVAL_HASH = 'captf.io/approval-hash';
+
+/** A result document read back from a result Secret that checks out (labels, digest, JSON). */
+export interface StoredResult {
+  /** `secret:<namespace>/<name>` */
+  location: string;
+  document: unknown;
+}
+
+/** How many of the newest matching result Secrets are read (each a `get` of up to 1 MiB). */
+const BLOCKED_RESULTS_READ = 3;
+
+/**
+ * The newest result Secrets of blocked applies of one CAPTF object for one approval hash (the
+ * result Secrets of the blocked Jobs, while those Jobs are kept), newest first: listed by label
+ * (metadata only), then read. A Secret whose `result.json` does not match its own
+ * `captf.io/result-sha256` or the hash in full is skipped and named in `problems`.
+ */
+export async function readBlockedResults(
+  client: KubeClient,
+  namespace: string,
+  wanted: { approvalHash: string; objectKind: string; objectName?: string },
+): Promise<{ found: StoredResult[]; problems: string[] }> {
+  const selector = [
+    `${LABEL_MANAGED_BY}=${MANAGED_BY}`,
+    `${LABEL_ARTIFACT_KIND}=result`,
+    'captf.io/op=apply',
+    'captf.io/outcome=blocked',
+    `captf.io/object-kind=${wanted.objectKind}`,
+    wanted.objectName === undefined ? '!captf.io/object-name' : `captf.io/object-name=${labelValueFor(wanted.objectName)}`,
+    `${RESULT_APPROVAL_HASH}=${labelValueFor(wanted.approvalHash)}`,
+  ].join(',');
+  const listed = (await client.listSecretMetadata(namespace, selector))
+    .filter((meta) => meta.name && meta.annotations?.[RESULT_APPROVAL_HASH] === wanted.approvalHash)
+    .sort((a, b) => (b.creationTimestamp ?? '').localeCompare(a.creationTimestamp ?? '') || (b.name ?? '').localeCompare(a.name ?? ''));
+  const found: StoredResult[] = [];
+  const problems: string[] = [];
+  for (const meta of listed.slice(0, BLOCKED_RESULTS_READ)) {
+    const location = `secret:${namespace}/${meta.name}`;
+    const secret = await client.getSecret(namespace, meta.name!);
+    if (!secret) continue; // gone with its Job meanwhile
+    const encoded = secret.data?.[RESULT_KEY];
+    if (!isResultSecret(secret) || encoded === undefined) {
+      problems.push(`${location} is not a result Secret`);
+      continue;
+    }
+    const bytes = Buffer.from(encoded, 'base64');
+    if (createHash('sha256').update(bytes).digest('hex') !== secret.metadata?.annotations?.[JobAnnotation.resultSha256]) {
+      problems.push(`${location}: result.json does not match its ${JobAnnotation.resultSha256}`);
+      continue;
+    }
+    try {
+      found.push({ location, document: JSON.parse(bytes.toString('utf8')) });
+    } catch {
+      problems.push(`${location}: result.json is not JSON`);
+    }
+  }
+  return { found, problems };
+}
+
 const isResultSecret = (secret: Secret) =>
   secret.metadata?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY && secret.metadata?.labels?.[LABEL_ARTIFACT_KIND] === 'result';
 
@@ -167,10 +228,13 @@ function resultSecret(
         'captf.io/outcome': result.outcome,
         'captf.io/object-kind': result.object.kind,
         ...(result.object.name && { 'captf.io/object-name': labelValueFor(result.object.name) }),
+        // 64 hex digits do not fit a label value (63): a head and a digest, the full hash beside it.
+        ...(result.approvalHash && { [RESULT_APPROVAL_HASH]: labelValueFor(result.approvalHash) }),
       },
       annotations: {
         [JobAnnotation.resultSha256]: sha256,
         'captf.io/job-name': job.jobName,
+        ...(result.approvalHash && { [RESULT_APPROVAL_HASH]: result.approvalHash }),
       },
       ownerReferences: [jobOwnerReference(job)],
     },

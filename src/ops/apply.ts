@@ -6,6 +6,7 @@ import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { applyApprovedPlan } from './apply-approved.ts';
+import { approvalCoverageStep } from './approval-coverage.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from './steps.ts';
 import { stateBeforeStep } from './state-steps.ts';
 import { isSha256 } from '../util/sha256.ts';
@@ -28,15 +29,16 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
       approvedHash: ctx.settings.approvedHash,
       approvalHash: inputs.hashes.approvalHash,
     });
-    fields.approval = {
+    const approval = {
       given: ctx.settings.approvedHash !== '',
       matched: decision.action === 'apply' && decision.approvalMatched,
       required: decision.action === 'block' || (decision.action === 'apply' && decision.approvalRequired),
     };
+    fields.approval = approval;
     ctx.log.info({ decision }, `decision: ${decision.action}`);
-    if (fields.approval.given && !isSha256(ctx.settings.approvedHash))
+    if (approval.given && !isSha256(ctx.settings.approvedHash))
       ctx.log.warn('the approved hash given is not a sha256 (64 lowercase hex characters): it approves nothing');
-    else if (fields.approval.given && !fields.approval.matched && decision.action === 'block')
+    else if (approval.given && !approval.matched && decision.action === 'block')
       ctx.log.warn('the approved hash given is not this run\'s approval hash: it approves nothing');
 
     switch (decision.action) {
@@ -51,6 +53,9 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
         throw new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash, command) });
       }
       case 'apply':
+        // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
+        if (decision.approvalRequired && decision.approvalMatched)
+          fields.approval = { ...approval, ...(await approvalCoverageStep(ctx, root, plan, inputs.hashes.approvalHash)) };
         await applySavedPlan(ctx, root, before, fields);
         return decision.outcome === 'noChanges'
           ? { outcome: 'noChanges', reason: 'NoChanges', message: 'No resource changes: the apply only recorded the inputs hash in the state.' }

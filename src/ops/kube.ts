@@ -7,7 +7,7 @@ import { usageError } from '../errors.ts';
 import { KubeClient } from '../kube/client.ts';
 import { loadInClusterConfig } from '../kube/config.ts';
 import { dnsNamePartFor, labelValueFor } from '../kube/names.ts';
-import { annotateJob, writeResultSecret, type JobIdentity } from '../kube/sinks.ts';
+import { annotateJob, readBlockedResults, writeResultSecret, type JobIdentity, type StoredResult } from '../kube/sinks.ts';
 import { SecretChunkStore } from '../store/secret-store.ts';
 import type { ChunkStore } from '../store/store.ts';
 import type { Logger } from '../output/log.ts';
@@ -21,6 +21,8 @@ export interface InCluster {
   reference(reference: string, artifactKind: 'plan' | 'backup'): { store: ChunkStore; object: string };
   /** Best effort: what failed, for the result's warnings. */
   publish(result: Result, fullOutputs: Record<string, OutputValue> | undefined): Promise<string[]>;
+  /** The newest result Secrets of this object's blocked applies for `approvalHash` (what an approval was given for). */
+  blockedResults(approvalHash: string): Promise<{ found: StoredResult[]; problems: string[] }>;
 }
 
 /** undefined in local mode. A Job identity without a usable token or API address is a usage error, never a silent local run. */
@@ -41,6 +43,7 @@ export function inClusterFrom(settings: Settings, log: Logger): InCluster | unde
     store: (artifactKind) => secretStore(client, job, settings, artifactKind),
     reference: (reference, artifactKind) => secretReference(client, job, reference, artifactKind),
     publish: (result, fullOutputs) => publishToCluster(client, job, result, fullOutputs, log),
+    blockedResults: (approvalHash) => readBlockedResults(client, namespace, { approvalHash, objectKind: settings.kind, objectName: settings.object }),
   };
 }
 

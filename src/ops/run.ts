@@ -58,14 +58,14 @@ export async function finishRun(ctx: RunContext, fields: ResultFields, ending: O
 
 /** Hands the finished result to the local sinks: result file, termination message, summary. Returns what was published. */
 export async function publishResult(ctx: RunContext, result: Result, exitCode: number): Promise<Result> {
-  let published = result;
+  let published = await withBlockedRecord(ctx, result);
   try {
-    await writeResultFile(ctx.settings.out, result, ctx.masker);
+    await writeResultFile(ctx.settings.out, published, ctx.masker);
   } catch (error) {
     const e = error as RunnerError;
     ctx.log.error({ kind: e.kind, reason: e.reason }, e.message);
     // A run that did its job but could not say so is a failure: the controller cannot read it.
-    if (exitCode === EXIT.succeeded) published = { ...result, exitCode: EXIT.failed, warnings: [...result.warnings, e.message] };
+    if (exitCode === EXIT.succeeded) published = { ...published, exitCode: EXIT.failed, warnings: [...published.warnings, e.message] };
   }
   // Written second, so it carries the exit code the process really ends with.
   const termination = await writeTerminationMessage(ctx.settings.terminationLog, published, ctx.masker);
@@ -74,6 +74,24 @@ export async function publishResult(ctx: RunContext, result: Result, exitCode: n
   void writeWithBackpressure(process.stdout, ctx.masker.mask(humanSummary(published)));
   ctx.log.info({ outcome: published.outcome, reason: published.reason, exitCode: published.exitCode }, 'run finished');
   return published;
+}
+
+/**
+ * A blocked apply leaves a record of what it showed for a later approved apply to compare with
+ * (ops/approval-coverage.ts). Best effort: a failure is a warning of the blocked result.
+ */
+async function withBlockedRecord(ctx: RunContext, result: Result): Promise<Result> {
+  if (result.op !== 'apply' || result.outcome !== 'blocked') return result;
+  try {
+    const { keepBlockedRecord } = await import('./approval-coverage.ts');
+    const path = await keepBlockedRecord(ctx, result);
+    if (path) ctx.log.info({ path }, 'kept the record of this block for the approved apply');
+    return result;
+  } catch (error) {
+    const message = `could not keep the record of what this block showed (${(error as Error).message}): an approved apply of this hash will count every destructive change as unreviewed`;
+    ctx.log.warn(message);
+    return { ...result, warnings: [...result.warnings, message] };
+  }
 }
 
 /**

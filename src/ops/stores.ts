@@ -7,8 +7,14 @@ import type { ChunkStore } from '../store/store.ts';
 import type { RunContext } from './context.ts';
 
 export function backupStore(ctx: RunContext): ChunkStore {
-  if (ctx.settings.backups) return new DirStore(ctx.settings.backups);
-  return ctx.cluster?.store('backup') ?? new DirStore(join(ctx.settings.out, DEFAULT_BACKUPS_DIR));
+  const dir = backupDir(ctx);
+  return dir ? new DirStore(dir) : ctx.cluster!.store('backup');
+}
+
+/** The directory backups go to, or undefined when they go to Secrets (in a cluster without --backups). */
+export function backupDir(ctx: RunContext): string | undefined {
+  if (ctx.settings.backups) return ctx.settings.backups;
+  return ctx.cluster ? undefined : join(ctx.settings.out, DEFAULT_BACKUPS_DIR);
 }
 
 /** Where backups go without --backups outside a cluster: under the out dir. */

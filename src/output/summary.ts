@@ -17,6 +17,14 @@ export function humanSummary(result: Result): string {
     }
     for (const why of plan.failClosed) lines.push(`counted as destructive: ${why}`);
   }
+  const approval = result.approval;
+  if (approval?.unreviewedTotal) {
+    const against = approval.blockedRun ? `the blocked run of ${approval.blockedRun.finishedAt} did not show` : 'no blocked run was found to show them';
+    lines.push(`approved without review (${approval.unreviewedTotal}: the approval covered them, ${against}):`);
+    for (const d of approval.unreviewed ?? []) lines.push(`  ${d.address}${d.deposed ? ` (deposed ${d.deposed})` : ''} (${d.action})`);
+    const listed = approval.unreviewed?.length ?? 0;
+    if (approval.unreviewedTotal > listed) lines.push(`  … and ${approval.unreviewedTotal - listed} more (see the log)`);
+  }
   if (result.approveCommand) lines.push(`to approve: ${result.approveCommand}`);
   if (result.inputsHash) lines.push(`inputs hash: ${result.inputsHash}`);
   for (const warning of result.warnings) lines.push(`warning: ${warning}`);

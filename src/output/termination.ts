@@ -26,6 +26,7 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
     error: result.error && { kind: result.error.kind, reason: result.error.reason, step: result.error.step },
     annotations: result.annotations,
     destructiveTotal: result.plan?.destructiveTotal,
+    unreviewedTotal: result.approval?.unreviewedTotal,
     message: result.message,
   };
   // Try richer forms first; each step down keeps fewer entries, fewer warnings and a shorter message.

@@ -40,7 +40,7 @@ describe('apply: the guarded apply', () => {
     assert.equal(r.outputs!.admin_token!.sensitive, true);
     assert.equal(r.outputs!.admin_token!.value, undefined);
     assert.ok(r.outputs!.cluster_id!.known);
-    assert.deepEqual(r.steps.map((step) => step.name), ['preflight', 'inputs', 'workspace', 'init', 'validate', 'state before', 'plan', 'show', 'backup', 'apply', 'output', 'state after']);
+    assert.deepEqual(r.steps.map((step) => step.name), ['preflight', 'inputs', 'workspace', 'init', 'validate', 'state before', 'plan', 'plan hash', 'show', 'backup', 'plan check', 'apply', 'output', 'state after']);
     assert.equal(r.steps.find((step) => step.name === 'backup')!.status, 'skipped', 'no state yet: nothing to back up');
     assertNoCanary(run);
     const termination = JSON.parse(await import('node:fs/promises').then((fs) => fs.readFile(s.termination, 'utf8')));
@@ -125,7 +125,9 @@ describe('apply: the guarded apply', () => {
     const approvedRun = await s.run('apply', ['--image', IMAGE, '--approved-hash', blocked.result!.approvalHash!]);
     assert.equal(approvedRun.exitCode, 0, explain(approvedRun));
     assert.equal(approvedRun.result!.outcome, 'succeeded');
-    assert.deepEqual(approvedRun.result!.approval, { given: true, matched: true, required: true });
+    const { blockedRun, ...approval } = approvedRun.result!.approval!;
+    assert.deepEqual(approval, { given: true, matched: true, required: true, unreviewed: [], unreviewedTotal: 0 });
+    assert.equal(blockedRun?.finishedAt, blocked.result!.finishedAt);
     const after = await s.readState();
     assert.notEqual(resourceIds(after)['terraform_data.cluster'], before['terraform_data.cluster']);
     assert.equal(resourceIds(after)['terraform_data.network'], before['terraform_data.network']);

@@ -15,7 +15,7 @@ import { ServiceAccount } from 'kubernetes-models/v1';
 import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { durationMs, envName, Settings } from '../../src/contract/config.ts';
 import { RunnerError } from '../../src/errors.ts';
-import { annotateJob, writeResultSecret } from '../../src/kube/sinks.ts';
+import { annotateJob, readBlockedResults, writeResultSecret } from '../../src/kube/sinks.ts';
 import { SecretChunkStore } from '../../src/store/secret-store.ts';
 import type { RbacRule } from '../support/fake-apiserver.ts';
 import { blockedResult, startHarness } from './harness.ts';
@@ -139,6 +139,9 @@ test('the example Role is all the runner needs, and no create rule pretends to b
   const identity = { namespace, jobName: job.metadata.name, jobUid: created.metadata.uid };
 
   const written = await writeResultSecret(h.client, identity, blockedResult(), undefined);
+  // An approved apply reads the blocked Job's result Secret: list by label, then get.
+  const blocked = await readBlockedResults(h.client, namespace, { approvalHash: blockedResult().approvalHash!, objectKind: 'cluster', objectName: 'prod' });
+  assert.equal(blocked.found.length, 1);
   await writeResultSecret(h.client, identity, blockedResult({ outcome: 'interrupted' }), undefined); // get + delete + create
   await annotateJob(h.client, identity, blockedResult(), written);
   const store = new SecretChunkStore({ client: h.client, namespace, prefix: 'captf-backup-cluster-prod', artifactKind: 'backup' });

@@ -4,11 +4,12 @@ import { describe, test } from 'node:test';
 import { Result, type OutputValue } from '../../src/contract/result.ts';
 import { RunnerError } from '../../src/errors.ts';
 import { KubeReason } from '../../src/kube/client.ts';
-import { isDnsSubdomain } from '../../src/kube/names.ts';
+import { isDnsSubdomain, labelValueFor } from '../../src/kube/names.ts';
 import {
   annotateJob,
   CUT_KEY,
   MAX_ANNOTATION_VALUE_LENGTH,
+  readBlockedResults,
   RESULT_BYTES_LIMIT,
   RESULT_KEY,
   resultSecretName,
@@ -55,7 +56,11 @@ describe('result Secret and Job annotations', () => {
       'captf.io/outcome': 'blocked',
       'captf.io/object-kind': 'cluster',
       'captf.io/object-name': 'prod',
+      // 64 hex digits are one more than a label value holds: a head and a digest; the annotation has it in full.
+      'captf.io/approval-hash': labelValueFor(result.approvalHash!),
     });
+    assert.equal(secret.metadata.labels['captf.io/approval-hash'].length, 63);
+    assert.equal(secret.metadata.annotations['captf.io/approval-hash'], result.approvalHash);
     const bytes = decode(secret.data[RESULT_KEY]);
     const stored = Result.parse(JSON.parse(bytes.toString('utf8')));
     // The only place a sensitive value may appear.
@@ -177,5 +182,52 @@ describe('result Secret and Job annotations', () => {
     assert.ok(name.endsWith('-result'));
     assert.equal(resultSecretName(long), name, 'deterministic');
     assert.notEqual(resultSecretName(`${long.slice(0, -1)}b`), name, 'different Jobs, different names');
+  });
+});
+
+describe('the result Secrets of blocked applies, read back for an approval', () => {
+  const HASH = 'a'.repeat(64);
+  const OTHER = 'b'.repeat(64);
+
+  test('finds the blocked results of this object for this hash, newest first, and checks each', async (t) => {
+    const h = await startHarness(t);
+    let clock = Date.parse('2025-03-01T00:00:00Z');
+    h.fake.now = () => new Date(clock);
+    const write = async (name: string, result: Result) => {
+      clock += 60_000;
+      await writeResultSecret(h.client, jobOf(h, name), result, undefined);
+    };
+    await write('blocked-old', blockedResult({ finishedAt: '2025-03-01T00:01:00Z' }));
+    await write('blocked-new', blockedResult({ finishedAt: '2025-03-01T00:02:00Z' }));
+    await write('other-hash', blockedResult({ approvalHash: OTHER, inputsHash: OTHER }));
+    await write('other-object', blockedResult({ object: { kind: 'cluster', name: 'staging', namespace: NAMESPACE } }));
+    await write('other-kind', blockedResult({ object: { kind: 'pool', name: 'prod', namespace: NAMESPACE } }));
+    await write('succeeded', blockedResult({ outcome: 'succeeded', reason: 'ApplySucceeded', exitCode: 0, error: undefined }));
+
+    const { found, problems } = await readBlockedResults(h.client, NAMESPACE, { approvalHash: HASH, objectKind: 'cluster', objectName: 'prod' });
+    assert.deepEqual(problems, []);
+    assert.deepEqual(found.map((f) => f.location), [`secret:${NAMESPACE}/blocked-new-result`, `secret:${NAMESPACE}/blocked-old-result`]);
+    assert.equal((found[0]!.document as Result).finishedAt, '2025-03-01T00:02:00Z');
+    // Listed by label, metadata only: no Secret of another object or hash is downloaded.
+    const gets = h.fake.requests.filter((r) => r.verb === 'get').map((r) => r.name);
+    assert.deepEqual(gets.sort(), ['blocked-new-result', 'blocked-old-result']);
+  });
+
+  test('a result Secret whose bytes do not match its digest is skipped and named', async (t) => {
+    const h = await startHarness(t);
+    await writeResultSecret(h.client, jobOf(h, 'blocked-1'), blockedResult(), undefined);
+    // Replaced by one with other bytes under the same labels and digest (what module code with the Role could do).
+    const secret = h.fake.secret(NAMESPACE, 'blocked-1-result')!;
+    await h.client.deleteSecret(NAMESPACE, 'blocked-1-result');
+    const { uid: _uid, resourceVersion: _rv, creationTimestamp: _ct, ...metadata } = secret.metadata;
+    await h.client.createSecret(NAMESPACE, { ...secret, apiVersion: 'v1', kind: 'Secret', metadata, data: { [RESULT_KEY]: Buffer.from(JSON.stringify(blockedResult({ plan: undefined }))).toString('base64') } });
+    const { found, problems } = await readBlockedResults(h.client, NAMESPACE, { approvalHash: HASH, objectKind: 'cluster', objectName: 'prod' });
+    assert.deepEqual(found, []);
+    assert.match(problems[0]!, /blocked-1-result: result\.json does not match its captf\.io\/result-sha256/);
+  });
+
+  test('none found: an empty answer, not an error', async (t) => {
+    const h = await startHarness(t);
+    assert.deepEqual(await readBlockedResults(h.client, NAMESPACE, { approvalHash: HASH, objectKind: 'cluster', objectName: 'prod' }), { found: [], problems: [] });
   });
 });

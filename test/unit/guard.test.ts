@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { approveCommand, blockedMessage, changesOnlyTheRecord, decideApply, hashesEqual } from '../../src/guard/decide.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { refuseErrored } from '../../src/ops/steps.ts';
+import { newestBlockedRun, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type ShownChange } from '../../src/guard/unreviewed.ts';
 
 const H = 'a'.repeat(64);
 const OTHER = 'b'.repeat(64);
@@ -100,5 +101,105 @@ describe('guard: messages', () => {
     assert.match(message, /terraform_data\.r1 \(replace\)/);
     assert.match(message, /Nothing was applied/);
     assert.match(message, new RegExp(H));
+  });
+});
+
+describe('guard: what an approval covered that was not shown (approval.unreviewed)', () => {
+  const blocked = (shown: ShownChange[], shownTotal = shown.length, finishedAt = '2025-01-01T00:00:00Z'): BlockedRun => ({ location: 'here', finishedAt, shown, shownTotal });
+  const A = { address: 'terraform_data.a', action: 'delete' };
+  const B = { address: 'terraform_data.b', action: 'delete' };
+
+  it('lists what the approved plan destroys beyond what the blocked run showed, and nothing it showed', () => {
+    assert.deepEqual(unreviewedChanges(blocked([A]), [A, B]), { unreviewed: [B], unreviewedTotal: 1 });
+    assert.deepEqual(unreviewedChanges(blocked([A, B]), [A, B]), { unreviewed: [], unreviewedTotal: 0 });
+    // Shown but no longer planned: nothing to report (the approval covers less than was shown).
+    assert.deepEqual(unreviewedChanges(blocked([A, B]), [B]), { unreviewed: [], unreviewedTotal: 0 });
+  });
+
+  it('matches address, deposed key and action: a replace shown that is now a delete was not reviewed', () => {
+    const replace = { address: 'terraform_data.c', action: 'replace' };
+    const nowDelete = { address: 'terraform_data.c', action: 'delete' };
+    assert.deepEqual(unreviewedChanges(blocked([replace]), [nowDelete]).unreviewed, [nowDelete]);
+    const deposed = { address: 'terraform_data.c', deposed: '00000001', action: 'delete' };
+    assert.deepEqual(unreviewedChanges(blocked([nowDelete]), [deposed]).unreviewed, [deposed]);
+    assert.deepEqual(unreviewedChanges(blocked([deposed]), [{ ...deposed, deposed: '00000002' }]).unreviewedTotal, 1);
+    assert.deepEqual(unreviewedChanges(blocked([deposed]), [deposed]).unreviewedTotal, 0);
+  });
+
+  it('entries beyond the blocked run\'s bounded list were not shown either', () => {
+    const entries = Array.from({ length: 150 }, (_, i) => ({ address: `terraform_data.r[${i}]`, action: 'delete' }));
+    const shown = blocked(entries.slice(0, 100), 150);
+    const found = unreviewedChanges(shown, entries);
+    assert.equal(found.unreviewedTotal, 50);
+    assert.deepEqual(found.unreviewed, entries.slice(100));
+  });
+
+  it('without a blocked run every entry is unreviewed; the list is bounded, the total counts all', () => {
+    const entries = Array.from({ length: 120 }, (_, i) => ({ address: `terraform_data.r[${i}]`, action: 'replace' }));
+    const found = unreviewedChanges(undefined, entries);
+    assert.equal(found.unreviewedTotal, 120);
+    assert.equal(found.unreviewed.length, 100);
+    assert.deepEqual(unreviewedChanges(undefined, entries, 5).unreviewed, entries.slice(0, 5));
+  });
+
+  it('property: unreviewed is exactly the approved entries whose (address, deposed, action) the blocked run did not list', () => {
+    const change = fc.record({ address: fc.constantFrom('a', 'b', 'c', 'd'), deposed: fc.option(fc.constantFrom('1', '2'), { nil: undefined }), action: fc.constantFrom('delete', 'replace', 'unknown') })
+      .map((c) => (c.deposed === undefined ? { address: c.address, action: c.action } : { address: c.address, deposed: c.deposed, action: c.action }));
+    fc.assert(
+      fc.property(fc.uniqueArray(change, { selector: (c) => JSON.stringify(c) }), fc.uniqueArray(change, { selector: (c) => JSON.stringify(c) }), (shown, approved) => {
+        const found = unreviewedChanges(blocked(shown), approved);
+        const same = (x: ShownChange, y: ShownChange) => x.address === y.address && x.deposed === y.deposed && x.action === y.action;
+        assert.deepEqual(found.unreviewed, approved.filter((a) => !shown.some((s) => same(s, a))));
+        assert.equal(found.unreviewedTotal, found.unreviewed.length);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reads a blocked apply of the same object and hash from a result document, and nothing else', () => {
+    const doc = {
+      apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'blocked', approvalHash: H, finishedAt: '2025-02-01T10:00:00.000Z',
+      object: { kind: 'cluster', name: 'prod', namespace: 'ns' },
+      plan: { destructive: [{ address: 'terraform_data.a', action: 'delete', actions: ['delete'] }], destructiveTotal: 3, counts: {} },
+      extra: 'fields of a later runner are fine',
+    };
+    const wanted = { approvalHash: H, object: { kind: 'cluster', name: 'prod', namespace: 'ns' } };
+    assert.deepEqual(readBlockedRun(doc, 'loc', wanted), { location: 'loc', finishedAt: doc.finishedAt, shown: [{ address: 'terraform_data.a', action: 'delete' }], shownTotal: 3 });
+    assert.ok(readBlockedRun(doc, 'loc', { ...wanted, object: { kind: 'cluster', name: 'prod' } }), 'a namespace on one side only does not matter');
+    for (const other of [
+      { ...doc, approvalHash: OTHER },
+      { ...doc, outcome: 'succeeded' },
+      { ...doc, op: 'destroy' },
+      { ...doc, apiVersion: 'runner.captf.io/v2' },
+      { ...doc, object: { kind: 'pool', name: 'prod' } },
+      { ...doc, object: { kind: 'cluster', name: 'staging' } },
+      { ...doc, object: { kind: 'cluster', name: 'prod', namespace: 'other' } },
+      { ...doc, finishedAt: 'yesterday' },
+      { ...doc, plan: undefined },
+      'not an object',
+      null,
+    ])
+      assert.equal(readBlockedRun(other, 'loc', wanted), undefined, JSON.stringify(other));
+  });
+
+  it('the newest blocked run wins', () => {
+    const older = blocked([A], 1, '2025-01-01T00:00:00Z');
+    const newer = blocked([B], 1, '2025-01-02T00:00:00.5Z');
+    assert.equal(newestBlockedRun([older, newer]), newer);
+    assert.equal(newestBlockedRun([newer, older]), newer);
+    assert.equal(newestBlockedRun([]), undefined);
+  });
+
+  it('the warning names the count, the first entries, the blocked run, or where it looked when there was none', () => {
+    const entries = Array.from({ length: 8 }, (_, i) => ({ address: `terraform_data.r${i}`, action: 'delete' }));
+    const run = blocked([]);
+    const w = unreviewedWarning(H, run, unreviewedChanges(run, entries));
+    assert.match(w, /covers 8 destructive changes that its blocked run \(here, finished 2025-01-01T00:00:00Z\) did not show: terraform_data\.r0 \(delete\)/);
+    assert.match(w, /and 3 more/);
+    assert.match(w, /goes ahead as approved/);
+    const none = unreviewedWarning(H, undefined, unreviewedChanges(undefined, [A]), ['/b/blocked.json', '/o/result.json']);
+    assert.match(none, new RegExp(`no blocked run was found for approval hash ${H} \\(looked in: /b/blocked.json; /o/result.json\\)`));
+    assert.match(none, /all 1 destructive change of this plan count as unreviewed: terraform_data\.a \(delete\)/);
+    assert.match(unreviewedWarning(H, undefined, { unreviewed: [], unreviewedTotal: 0 }), /^no blocked run was found/);
   });
 });

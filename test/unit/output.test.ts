@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Masker, MASK, maskValue } from '../../src/output/mask.ts';
 import { compactResult } from '../../src/output/termination.ts';
+import { humanSummary } from '../../src/output/summary.ts';
 import type { Result } from '../../src/contract/result.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 
@@ -83,5 +84,35 @@ describe('output: masking what terraform escapes', () => {
     const m = new Masker();
     m.add('a<b>&c-secret', 'x');
     assert.equal(m.mask('"a\\u003cb\\u003e\\u0026c-secret"'), `"${MASK}"`);
+  });
+});
+
+describe('output: what an approval covered unseen (approval.unreviewed)', () => {
+  const H = 'a'.repeat(64);
+  const approved = (approval: Result['approval']): Result => ({
+    apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'succeeded', reason: 'ApplySucceeded', message: 'Applied.', exitCode: 0, runnerVersion: '0', object: { kind: 'cluster' },
+    approvalHash: H, approval, applied: true, mayHaveChanged: true, steps: [], annotations: {}, warnings: [], startedAt: '', finishedAt: '',
+  });
+
+  it('the summary lists the unreviewed entries and what they were compared with', () => {
+    const text = humanSummary(approved({
+      given: true, matched: true, required: true,
+      unreviewed: [{ address: 'terraform_data.node["b"]', action: 'delete' }, { address: 'terraform_data.x', deposed: '0001', action: 'delete' }],
+      unreviewedTotal: 3,
+      blockedRun: { location: '/b/blocked.json', finishedAt: '2025-01-01T00:00:00Z' },
+    }));
+    assert.match(text, /approved without review \(3: the approval covered them, the blocked run of 2025-01-01T00:00:00Z did not show\):\n  terraform_data\.node\["b"\] \(delete\)\n  terraform_data\.x \(deposed 0001\) \(delete\)\n  … and 1 more/);
+    assert.match(humanSummary(approved({ given: true, matched: true, required: true, unreviewed: [{ address: 'a.b', action: 'replace' }], unreviewedTotal: 1 })), /no blocked run was found/);
+  });
+
+  it('nothing unreviewed, or no approval needed: no such line', () => {
+    assert.doesNotMatch(humanSummary(approved({ given: true, matched: true, required: true, unreviewed: [], unreviewedTotal: 0 })), /without review/);
+    assert.doesNotMatch(humanSummary(approved({ given: false, matched: false, required: false })), /without review/);
+  });
+
+  it('the termination message carries unreviewedTotal', () => {
+    const parsed = JSON.parse(compactResult(approved({ given: true, matched: true, required: true, unreviewed: [], unreviewedTotal: 7 }), new Masker()));
+    assert.equal(parsed.unreviewedTotal, 7);
+    assert.equal(JSON.parse(compactResult(approved({ given: false, matched: false, required: false }), new Masker())).unreviewedTotal, undefined);
   });
 });

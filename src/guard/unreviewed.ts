@@ -1,0 +1,124 @@
+// What an approval covered that the person approving was not shown (pure). An approval names the
+// inputs (the approval hash), not a reviewed plan: the plan an approved apply makes can destroy more
+// than the blocked run listed (the module, the image's code or the state changed in between, the
+// inputs did not). The apply still goes ahead as approved; this says what it destroys unseen.
+import { z } from 'zod';
+import { RESULT_API_VERSION } from '../contract/result.ts';
+
+/** One destructive entry as a result lists it, the fields that identify it. */
+export interface ShownChange<A extends string = string> {
+  address: string;
+  deposed?: string;
+  action: A;
+}
+
+/** The blocked run an approval is compared with: what it showed and where it was read. */
+export interface BlockedRun {
+  /** Where the blocked result was read: a file path or `secret:<namespace>/<name>`. */
+  location: string;
+  finishedAt: string;
+  /** plan.destructive of the blocked result: what it listed (at most its limit). */
+  shown: ShownChange[];
+  /** plan.destructiveTotal: how many it had in all (more than `shown` when its list was cut). */
+  shownTotal: number;
+}
+
+/** The default bound of `approval.unreviewed`, as for `plan.destructive`. */
+export const UNREVIEWED_LIMIT = 100;
+
+/**
+ * The parts of a result document this comparison reads, read leniently (extra fields, other actions
+ * of a later runner of the same contract): a blocked apply with its destructive list.
+ */
+const BlockedResultDocument = z.object({
+  apiVersion: z.literal(RESULT_API_VERSION),
+  op: z.literal('apply'),
+  outcome: z.literal('blocked'),
+  approvalHash: z.string(),
+  object: z.object({ kind: z.string(), name: z.string().optional(), namespace: z.string().optional() }),
+  plan: z.object({
+    destructive: z.array(z.object({ address: z.string(), deposed: z.string().optional(), action: z.string() })),
+    destructiveTotal: z.number().int().nonnegative(),
+  }),
+  finishedAt: z.string(),
+});
+
+export interface BlockedRunWanted {
+  approvalHash: string;
+  object: { kind: string; name?: string; namespace?: string };
+}
+
+/**
+ * The blocked run a result document records, when it is a blocked apply of the same object for the
+ * same approval hash; else why not (`undefined` for a result that is simply something else: another
+ * op, outcome, object or hash).
+ */
+export function readBlockedRun(document: unknown, location: string, wanted: BlockedRunWanted): BlockedRun | undefined {
+  const parsed = BlockedResultDocument.safeParse(document);
+  if (!parsed.success) return undefined;
+  const r = parsed.data;
+  if (r.approvalHash !== wanted.approvalHash) return undefined;
+  if (r.object.kind !== wanted.object.kind || r.object.name !== wanted.object.name) return undefined;
+  if (r.object.namespace && wanted.object.namespace && r.object.namespace !== wanted.object.namespace) return undefined;
+  if (Number.isNaN(Date.parse(r.finishedAt))) return undefined;
+  const shown = r.plan.destructive.map((d) => ({ address: d.address, ...(d.deposed ? { deposed: d.deposed } : {}), action: d.action }));
+  return { location, finishedAt: r.finishedAt, shown, shownTotal: Math.max(r.plan.destructiveTotal, shown.length) };
+}
+
+/** The newest of the blocked runs found (by when each finished); ties keep the first given. */
+export function newestBlockedRun(runs: readonly BlockedRun[]): BlockedRun | undefined {
+  let newest: BlockedRun | undefined;
+  for (const run of runs) if (!newest || Date.parse(run.finishedAt) > Date.parse(newest.finishedAt)) newest = run;
+  return newest;
+}
+
+const keyOf = (change: ShownChange) => JSON.stringify([change.address, change.deposed ?? null, change.action]);
+
+export interface Unreviewed<A extends string = string> {
+  /** What the approved plan destroys that the blocked run did not list, in plan order, at most `limit`. */
+  unreviewed: ShownChange<A>[];
+  /** How many in all. */
+  unreviewedTotal: number;
+}
+
+/**
+ * The approved plan's destructive entries the blocked run did not show. An entry is shown only when
+ * the blocked run listed the same address, deposed key and action: a replace shown that is now a
+ * delete was not reviewed, and neither were entries beyond the blocked run's bounded list (its
+ * `destructiveTotal` counted them, but nobody saw their addresses). No blocked run at all: every
+ * entry is unreviewed. `approved` must be every destructive entry of the approved plan.
+ */
+export function unreviewedChanges<A extends string>(blocked: BlockedRun | undefined, approved: Iterable<ShownChange<A>>, limit = UNREVIEWED_LIMIT): Unreviewed<A> {
+  const shown = new Set((blocked?.shown ?? []).map(keyOf));
+  const unreviewed: ShownChange<A>[] = [];
+  let unreviewedTotal = 0;
+  for (const change of approved) {
+    if (shown.has(keyOf(change))) continue;
+    unreviewedTotal += 1;
+    if (unreviewed.length < limit) unreviewed.push({ address: change.address, ...(change.deposed ? { deposed: change.deposed } : {}), action: change.action });
+  }
+  return { unreviewed, unreviewedTotal };
+}
+
+export const changeText = (c: ShownChange) => `${c.address}${c.deposed ? ` (deposed ${c.deposed})` : ''} (${c.action})`;
+
+/** At most this many entries are named in a warning; the result and the summary list the rest. */
+const WARNING_NAMES = 5;
+
+/**
+ * The one warning of an approved apply whose approval covered destructive changes nobody was shown
+ * (`found.unreviewedTotal` > 0): the count, the first few, and what they were compared with. With
+ * no blocked run found (always worth a warning), it says so and where it looked.
+ */
+export function unreviewedWarning(approvalHash: string, blocked: BlockedRun | undefined, found: Unreviewed, looked: readonly string[] = []): string {
+  const count = `${found.unreviewedTotal} destructive change${found.unreviewedTotal === 1 ? '' : 's'}`;
+  const named = found.unreviewed.slice(0, WARNING_NAMES).map(changeText).join(', ');
+  const listed = Math.min(WARNING_NAMES, found.unreviewed.length);
+  const more = found.unreviewedTotal > listed ? ` and ${found.unreviewedTotal - listed} more (approval.unreviewed)` : '';
+  const why = 'An approval names the inputs, not a reviewed plan: the apply goes ahead as approved.';
+  if (!blocked) {
+    const notFound = `no blocked run was found for approval hash ${approvalHash} (looked in: ${looked.join('; ') || 'nowhere'}): nothing records what was shown when it was approved`;
+    return found.unreviewedTotal === 0 ? `${notFound}. ${why}` : `${notFound}, so all ${count} of this plan count as unreviewed: ${named}${more}. ${why}`;
+  }
+  return `the approval of ${approvalHash} covers ${count} that its blocked run (${blocked.location}, finished ${blocked.finishedAt}) did not show: ${named}${more}. ${why}`;
+}

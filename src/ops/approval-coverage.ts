@@ -1,0 +1,147 @@
+// What an approval covered (contract.md, the guard): a blocked apply leaves a record of what it
+// showed; an approved apply compares its own destructive entries with the newest blocked run for
+// the same approval hash and reports what nobody was shown (approval.unreviewed). Informational:
+// the apply goes ahead as approved whatever this finds, and a failure here is a warning.
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Classification } from '../contract/classification.ts';
+import type { Result } from '../contract/result.ts';
+import { newestBlockedRun, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type BlockedRunWanted, type ShownChange } from '../guard/unreviewed.ts';
+import { serializeResult } from '../output/result-file.ts';
+import { classifyPlanStream } from '../plan/stream.ts';
+import { showPlan } from '../terraform/show.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
+import { makeDirs } from '../util/mkdirs.ts';
+import { INPUTS_HASH_RESOURCE } from '../workspace/workspace.ts';
+import type { RunContext } from './context.ts';
+import type { PreparedRoot } from './steps.ts';
+import { backupDir } from './stores.ts';
+
+const RECORD_PREFIX = 'blocked-';
+/** `blocked-<approval hash>.json` in the backups directory: the result of the newest blocked apply for that hash. */
+export const blockedRecordName = (approvalHash: string) => `${RECORD_PREFIX}${approvalHash}.json`;
+const RECORD_NAME = /^blocked-[0-9a-f]{64}\.json$/;
+/** Records of older blocks are deleted past this many (one per approval hash). */
+export const KEEP_BLOCKED_RECORDS = 10;
+
+/**
+ * A blocked apply keeps its result (masked, as in result.json) as `blocked-<approval hash>.json` in
+ * the backups directory, where the next run finds it after `<out>/result.json` is overwritten (and
+ * `captf-runner local` gives each run its own out dir). Nothing is written when backups go to
+ * Secrets: in a cluster the blocked Job's result Secret is the record. Returns the path written.
+ */
+export async function keepBlockedRecord(ctx: RunContext, result: Result): Promise<string | undefined> {
+  const dir = backupDir(ctx);
+  if (!dir || !result.approvalHash) return undefined;
+  await makeDirs(dir, 0o700);
+  const path = join(dir, blockedRecordName(result.approvalHash));
+  await writeFileAtomic(path, serializeResult(result, ctx.masker), 0o600);
+  await pruneBlockedRecords(dir, path);
+  return path;
+}
+
+async function pruneBlockedRecords(dir: string, keep: string): Promise<void> {
+  const names = (await readdir(dir)).filter((name) => RECORD_NAME.test(name) && join(dir, name) !== keep);
+  const dated = await Promise.all(names.map(async (name) => ({ name, ms: (await stat(join(dir, name)).catch(() => undefined))?.mtimeMs ?? 0 })));
+  dated.sort((a, b) => b.ms - a.ms || a.name.localeCompare(b.name));
+  for (const { name } of dated.slice(KEEP_BLOCKED_RECORDS - 1)) await rm(join(dir, name), { force: true });
+}
+
+type Coverage = Pick<NonNullable<Result['approval']>, 'unreviewed' | 'unreviewedTotal' | 'blockedRun'>;
+
+/**
+ * The `approval` step of an approved apply (an approval was required and matched): finds the newest
+ * blocked run for `approvalHash`, compares, and warns about what the approval covered unseen.
+ */
+export async function approvalCoverageStep(ctx: RunContext, root: PreparedRoot, plan: Classification, approvalHash: string): Promise<Coverage> {
+  return ctx.step('approval', async () => {
+    try {
+      return await compare(ctx, root, plan, approvalHash);
+    } catch (error) {
+      if (ctx.stopCause) throw error;
+      ctx.warn(`could not compare the approval with its blocked run: ${(error as Error).message}`);
+      return {};
+    }
+  });
+}
+
+async function compare(ctx: RunContext, root: PreparedRoot, plan: Classification, approvalHash: string): Promise<Coverage> {
+  const { runs, looked } = await findBlockedRuns(ctx, approvalHash);
+  const blocked = newestBlockedRun(runs);
+  const { entries, unlisted } = await everyDestructiveEntry(ctx, root, plan);
+  const found = unreviewedChanges(blocked, entries);
+  // Entries that could not be named were not shown either, as far as anyone can tell.
+  found.unreviewedTotal += unlisted;
+  if (!blocked || found.unreviewedTotal > 0) ctx.warn(unreviewedWarning(approvalHash, blocked, found, looked));
+  ctx.log.info({ blockedRun: blocked?.location, unreviewedTotal: found.unreviewedTotal }, 'approval: compared with the blocked run');
+  return {
+    unreviewed: found.unreviewed,
+    unreviewedTotal: found.unreviewedTotal,
+    ...(blocked && { blockedRun: { location: blocked.location, finishedAt: blocked.finishedAt } }),
+  };
+}
+
+/** Every candidate: the record in the backups directory, `<out>/result.json`, and in a cluster the blocked Jobs' result Secrets. */
+async function findBlockedRuns(ctx: RunContext, approvalHash: string): Promise<{ runs: BlockedRun[]; looked: string[] }> {
+  const wanted: BlockedRunWanted = { approvalHash, object: { kind: ctx.settings.kind, name: ctx.settings.object, namespace: ctx.settings.namespace } };
+  const runs: BlockedRun[] = [];
+  const looked: string[] = [];
+  const fromFile = async (path: string) => {
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      looked.push((error as NodeJS.ErrnoException).code === 'ENOENT' ? path : `${path} (unreadable: ${(error as Error).message})`);
+      return;
+    }
+    let document: unknown;
+    try {
+      document = JSON.parse(text);
+    } catch {
+      looked.push(`${path} (not JSON)`);
+      return;
+    }
+    const run = readBlockedRun(document, path, wanted);
+    if (run) runs.push(run);
+    else looked.push(`${path} (not a blocked apply of this object for this hash)`);
+  };
+  const dir = backupDir(ctx);
+  if (dir) await fromFile(join(dir, blockedRecordName(approvalHash)));
+  await fromFile(join(ctx.settings.out, 'result.json'));
+  if (ctx.cluster) {
+    const where = `the result Secrets of blocked Jobs in namespace ${ctx.cluster.job.namespace}`;
+    try {
+      const { found, problems } = await ctx.cluster.blockedResults(approvalHash);
+      for (const stored of found) {
+        const run = readBlockedRun(stored.document, stored.location, wanted);
+        if (run) runs.push(run);
+        else problems.push(`${stored.location} is not a blocked apply of this object for this hash`);
+      }
+      looked.push(problems.length ? `${where} (${problems.join('; ')})` : where);
+    } catch (error) {
+      looked.push(`${where} (could not be read: ${(error as Error).message})`);
+    }
+  }
+  return { runs, looked };
+}
+
+/**
+ * Every destructive entry of the approved plan. The classification lists at most 100; past that the
+ * saved plan is read again (show -json, same classifier) to name them all. `unlisted`: how many
+ * could still not be named (that read failed: a warning says so).
+ */
+async function everyDestructiveEntry(ctx: RunContext, root: PreparedRoot, plan: Classification): Promise<{ entries: ShownChange<Classification['destructive'][number]['action']>[]; unlisted: number }> {
+  if (plan.destructiveTotal <= plan.destructive.length) return { entries: plan.destructive, unlisted: 0 };
+  const entries: Classification['destructive'] = [];
+  try {
+    await showPlan(root.tf, root.workspace.planFile, (stdout) =>
+      classifyPlanStream(stdout, { ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]), limit: 0, onDestructive: (d) => entries.push(d) }),
+    );
+    if (entries.length !== plan.destructiveTotal) throw new Error(`the plan read again has ${entries.length} destructive entries, not ${plan.destructiveTotal}`);
+    return { entries, unlisted: 0 };
+  } catch (error) {
+    if (ctx.stopCause) throw error;
+    ctx.warn(`could not name every destructive change beyond the first ${plan.destructive.length} to compare them with the blocked run (${(error as Error).message}): the ${plan.destructiveTotal - plan.destructive.length} others count as unreviewed`);
+    return { entries: plan.destructive, unlisted: plan.destructiveTotal - plan.destructive.length };
+  }
+}

@@ -1,0 +1,207 @@
+// What an approval covers (contract.md, the guard): an approval names the inputs, not a reviewed
+// plan. When the approved apply destroys what its blocked run did not show (the module changed,
+// the inputs did not), it goes ahead as approved and says so: approval.unreviewed, a warning and a
+// line in the summary. Real terraform, local state; the in-cluster variant against the fake API.
+import { describe, it, before, after, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { FakeApiServer, type RbacRule } from '../support/fake-apiserver.ts';
+import { modules, resourceIds, type FileTree } from '../support/tf-modules.ts';
+import { explain, scenario, type Scenario } from './runner.ts';
+
+const IMAGE = 'registry.example/captf-module:1.0.0';
+const OBJECT = ['--object', 'demo', '--namespace', 'team-a'];
+
+const NETWORK_BLOCK = 'resource "terraform_data" "network" {\n  input = "10.0.0.0/16"\n}\n';
+/** A variant's main.tf with one piece of text swapped (the swap must happen). */
+function edited(tree: FileTree, from: string, to: string): FileTree {
+  const main = tree['main.tf']!;
+  assert.ok(main.includes(from), `main.tf holds ${JSON.stringify(from)}`);
+  return { ...tree, 'main.tf': main.replace(from, to) };
+}
+/** Deletes terraform_data.network (what the blocked run shows). */
+const deletesNetwork = modules.deleteByRemoval;
+/** Deletes terraform_data.network and terraform_data.node["b"]: what the approval ends up covering. */
+const deletesNetworkAndNodeB = edited(modules.removeForEachKey, NETWORK_BLOCK, '');
+
+async function applied(t: TestContext, tree: FileTree = modules.base, args: string[] = []): Promise<Scenario> {
+  const s = await scenario(t, tree);
+  const first = await s.run('apply', ['--image', IMAGE, ...OBJECT, ...args]);
+  assert.equal(first.exitCode, 0, explain(first));
+  return s;
+}
+
+describe('apply: what an approval covered that was not shown', () => {
+  it('the module changed after the block, the inputs did not: applied as approved, the delete nobody saw is listed', async (t) => {
+    const s = await applied(t);
+    const before = resourceIds(await s.readState());
+    await s.useModule(deletesNetwork);
+    const blocked = await s.run('apply', ['--image', IMAGE, ...OBJECT]);
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    const hash = blocked.result!.approvalHash!;
+    assert.deepEqual(blocked.result!.plan!.destructive.map((d) => d.address), ['terraform_data.network']);
+    // The blocked run's record survives the next run's result.json (the harness deletes result.json before every run).
+    const record = join(s.out, 'backups', `blocked-${hash}.json`);
+    assert.ok(existsSync(record), 'the blocked run keeps a record of what it showed');
+    assert.equal(JSON.parse(await readFile(record, 'utf8')).plan.destructiveTotal, 1);
+
+    await s.useModule(deletesNetworkAndNodeB);
+    const run = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', hash]);
+    assert.equal(run.exitCode, 0, explain(run));
+    const r = run.result!;
+    assert.equal(r.outcome, 'succeeded');
+    assert.equal(r.approvalHash, hash, 'same inputs, same approval hash');
+    assert.deepEqual(r.approval, {
+      given: true,
+      matched: true,
+      required: true,
+      unreviewed: [{ address: 'terraform_data.node["b"]', action: 'delete' }],
+      unreviewedTotal: 1,
+      blockedRun: { location: resolve(record), finishedAt: blocked.result!.finishedAt },
+    });
+    assert.ok(r.warnings.some((w) => w.includes(`the approval of ${hash} covers 1 destructive change that its blocked run`) && w.includes('terraform_data.node["b"] (delete)')), JSON.stringify(r.warnings));
+    assert.ok(r.steps.some((step) => step.name === 'approval' && step.status === 'ok'));
+    assert.match(run.stdout, /approved without review \(1: the approval covered them, the blocked run of \S+ did not show\):\n {2}terraform_data\.node\["b"\] \(delete\)/);
+    const termination = JSON.parse(await readFile(s.termination, 'utf8'));
+    assert.equal(termination.unreviewedTotal, 1);
+
+    // Applied as approved: both are gone, the rest stays.
+    const after = resourceIds(await s.readState());
+    assert.equal(after['terraform_data.network'], undefined);
+    assert.equal(after['terraform_data.node["b"]'], undefined);
+    assert.equal(after['terraform_data.cluster'], before['terraform_data.cluster']);
+  });
+
+  it('the same destructive set as the blocked run showed: nothing unreviewed, no warning', async (t) => {
+    const s = await applied(t);
+    await s.useModule(deletesNetwork);
+    const blocked = await s.run('apply', ['--image', IMAGE, ...OBJECT]);
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    const run = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', blocked.result!.approvalHash!]);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.deepEqual(run.result!.approval!.unreviewed, []);
+    assert.equal(run.result!.approval!.unreviewedTotal, 0);
+    assert.ok(run.result!.approval!.blockedRun);
+    assert.deepEqual(run.result!.warnings, []);
+    assert.doesNotMatch(run.stdout, /without review/);
+    assert.equal(resourceIds(await s.readState())['terraform_data.network'], undefined);
+  });
+
+  it('no blocked run for the hash (its record is gone): every destructive change is unreviewed, with a warning that says so', async (t) => {
+    const s = await applied(t);
+    await s.useModule(deletesNetwork);
+    const blocked = await s.run('apply', ['--image', IMAGE, ...OBJECT]);
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    const hash = blocked.result!.approvalHash!;
+    await rm(join(s.out, 'backups', `blocked-${hash}.json`));
+    await s.useModule(deletesNetworkAndNodeB);
+    const run = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', hash]);
+    assert.equal(run.exitCode, 0, explain(run));
+    const approval = run.result!.approval!;
+    assert.equal(approval.unreviewedTotal, 2);
+    assert.deepEqual(approval.unreviewed!.map((d) => d.address).sort(), ['terraform_data.network', 'terraform_data.node["b"]']);
+    assert.equal(approval.blockedRun, undefined);
+    assert.ok(run.result!.warnings.some((w) => w.startsWith(`no blocked run was found for approval hash ${hash}`) && w.includes('all 2 destructive changes')), JSON.stringify(run.result!.warnings));
+    assert.match(run.stdout, /approved without review \(2: the approval covered them, no blocked run was found to show them\)/);
+  });
+
+  it('an approval not needed (no destructive change) or not given says nothing about review', async (t) => {
+    const s = await applied(t);
+    await s.useModule(modules.update);
+    const run = await s.run('apply', ['--image', IMAGE, ...OBJECT]);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.deepEqual(run.result!.approval, { given: false, matched: false, required: false });
+    assert.ok(!run.result!.steps.some((step) => step.name === 'approval'));
+  });
+
+  it('past the 100 listed entries: what the blocked run counted but did not list was not shown either', async (t) => {
+    const many = edited(modules.base, 'count = 3', 'count = 130');
+    const s = await applied(t, many);
+    await s.useModule(edited(modules.base, 'count = 3', 'count = 0'));
+    const blocked = await s.run('apply', ['--image', IMAGE, ...OBJECT]);
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    assert.equal(blocked.result!.plan!.destructiveTotal, 130);
+    assert.equal(blocked.result!.plan!.destructive.length, 100);
+    const run = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', blocked.result!.approvalHash!]);
+    assert.equal(run.exitCode, 0, explain(run));
+    const approval = run.result!.approval!;
+    assert.equal(approval.unreviewedTotal, 30);
+    const shown = new Set(blocked.result!.plan!.destructive.map((d) => d.address));
+    assert.equal(approval.unreviewed!.length, 30);
+    assert.ok(approval.unreviewed!.every((d) => !shown.has(d.address) && /^terraform_data\.replica\[\d+\]$/.test(d.address)));
+    assert.equal((await s.readState()).resources.filter((r) => r.name === 'replica').length, 0);
+  });
+});
+
+describe('apply in a cluster: what an approval covered that was not shown', () => {
+  const NS = 'team-a';
+  let api: FakeApiServer;
+  let roleRules: RbacRule[];
+  before(async () => {
+    api = await FakeApiServer.start({ serviceAccount: { namespace: NS, name: 'captf-runner' } });
+    const [, role] = parseAllDocuments(await readFile(resolve(import.meta.dirname, '../../runner/role.example.yaml'), 'utf8')).map((doc) => doc.toJS());
+    roleRules = role.rules;
+  });
+  after(() => api.stop());
+
+  /** A Job's arguments, run under the example Role made for that Job (its own name in resourceNames). */
+  async function job(s: Scenario, name: string, object = 'demo') {
+    api.addJob(NS, name);
+    api.rbac = roleRules.map((rule) => ({ ...rule, namespaces: [NS], ...(rule.resourceNames && { resourceNames: [name] }) }));
+    const sa = await api.writeServiceAccountDir(join(s.dir, 'sa'));
+    return { args: ['--job-name', name, '--job-uid', api.job(NS, name)!.metadata.uid!, '--service-account-dir', sa, '--namespace', NS, '--object', object], env: api.env };
+  }
+
+  it('compares with the blocked Job\'s result Secret, under the example Role', async (t) => {
+    t.after(() => {
+      api.rbac = undefined;
+    });
+    const s = await scenario(t, modules.base);
+    const first = await job(s, 'apply-1');
+    assert.equal((await s.run('apply', ['--image', IMAGE, ...first.args], first.env)).exitCode, 0);
+
+    await s.useModule(deletesNetwork);
+    const blockedJob = await job(s, 'apply-2');
+    const blocked = await s.run('apply', ['--image', IMAGE, ...blockedJob.args], blockedJob.env);
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    const hash = blocked.result!.approvalHash!;
+    assert.ok(!existsSync(join(s.out, 'backups')), 'in a cluster the result Secret is the record: nothing is written to the out dir');
+    assert.equal(api.secret(NS, 'apply-2-result')!.metadata.annotations!['captf.io/approval-hash'], hash);
+
+    await s.useModule(deletesNetworkAndNodeB);
+    const approvedJob = await job(s, 'apply-3');
+    const run = await s.run('apply', ['--image', IMAGE, ...approvedJob.args, '--approved-hash', hash], approvedJob.env);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.ok(api.requests.every((r) => r.status !== 403), 'the example Role allows every call');
+    const approval = run.result!.approval!;
+    assert.deepEqual(approval.unreviewed, [{ address: 'terraform_data.node["b"]', action: 'delete' }]);
+    assert.equal(approval.unreviewedTotal, 1);
+    assert.deepEqual(approval.blockedRun, { location: `secret:${NS}/apply-2-result`, finishedAt: blocked.result!.finishedAt });
+    // The approved Job's own result Secret carries it too.
+    const stored = JSON.parse(Buffer.from(api.secret(NS, 'apply-3-result')!.data['result.json'], 'base64').toString('utf8'));
+    assert.equal(stored.approval.unreviewedTotal, 1);
+  });
+
+  it('the blocked Job is gone (and its result Secret with it): every destructive change is unreviewed', async (t) => {
+    // Another object: the first test's blocked run (same inputs, so the same hash) is not its blocked run.
+    const s = await scenario(t, modules.base);
+    const first = await job(s, 'apply-b1', 'other');
+    assert.equal((await s.run('apply', ['--image', IMAGE, ...first.args], first.env)).exitCode, 0);
+    await s.useModule(deletesNetwork);
+    const blockedJob = await job(s, 'apply-b2', 'other');
+    const blocked = await s.run('apply', ['--image', IMAGE, ...blockedJob.args], blockedJob.env);
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    api.removeSecret(NS, 'apply-b2-result');
+    t.after(() => {
+      api.rbac = undefined;
+    });
+    const approvedJob = await job(s, 'apply-b3', 'other');
+    const run = await s.run('apply', ['--image', IMAGE, ...approvedJob.args, '--approved-hash', blocked.result!.approvalHash!], approvedJob.env);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.equal(run.result!.approval!.unreviewedTotal, 1);
+    assert.ok(run.result!.warnings.some((w) => w.startsWith('no blocked run was found') && w.includes(`the result Secrets of blocked Jobs in namespace ${NS}`)), JSON.stringify(run.result!.warnings));
+  });
+});
