@@ -21,8 +21,10 @@ const JSON_NUMBER = /^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/
 /**
  * The canonical text of a JSON number literal: its exact decimal value written with the notation
  * rule of ECMAScript's Number::toString (plain from 1e-6 up to below 1e21, else `d.ddde±x`),
- * applied to all its significant digits. So `1.0`, `1e0` and `10e-1` all give `1`, `-0` gives `0`,
- * and 12345678901234567890 keeps every digit.
+ * applied to all its significant digits. So `1.0`, `1e0` and `10e-1` all give `1`, and
+ * 12345678901234567890 keeps every digit. A negative zero (`-0`, `-0.0e5`) gives `-0`: terraform
+ * keeps the sign (`"${var.x}"` renders `-0`), so one text for both zeros would hash two inputs
+ * terraform tells apart as one. (The inputs refuse it anyway: parseExactJson.)
  * Throws a RangeError when the value is beyond ±MAX_DECIMAL_EXPONENT (no real input is).
  */
 export function canonicalNumber(literal: string): string {
@@ -32,7 +34,7 @@ export function canonicalNumber(literal: string): string {
 
   // value = ±digits × 10^exponent, digits without leading or trailing zeros
   const withoutLeadingZeros = (integerDigits + fractionDigits).replace(/^0+/, '');
-  if (withoutLeadingZeros === '') return '0'; // every spelling of zero, -0 included
+  if (withoutLeadingZeros === '') return `${sign}0`;
   const digits = withoutLeadingZeros.replace(/0+$/, '');
   const exponent =
     parseExponent(exponentText) - fractionDigits.length + (withoutLeadingZeros.length - digits.length);
@@ -74,11 +76,21 @@ export function canonicalJson(value: JsonValue): string {
   if (typeof value === 'string') return canonicalString(value);
   if (value instanceof JsonNumber) return value.canonical;
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const members = [...(value as JsonObject)]
+  return `{${canonicalMembers(value as JsonObject).join(',')}}`;
+}
+
+/** Canonical JSON with a line feed around each top-level member: `{⏎"a":1,⏎"b":2⏎}⏎`, `{}⏎` if empty. */
+export function canonicalVarFile(variables: JsonObject): string {
+  const members = canonicalMembers(variables);
+  return members.length === 0 ? '{}\n' : `{\n${members.join(',\n')}\n}\n`;
+}
+
+/** `key:value` texts sorted by the key's UTF-8 bytes. */
+function canonicalMembers(object: JsonObject): string[] {
+  return [...object]
     .map(([key, member]) => ({ key, member, order: Buffer.from(key, 'utf8') }))
     .sort((a, b) => Buffer.compare(a.order, b.order))
     .map(({ key, member }) => `${canonicalString(key)}:${canonicalJson(member)}`);
-  return `{${members.join(',')}}`;
 }
 
 const SHORT_ESCAPES: Readonly<Record<string, string>> = {

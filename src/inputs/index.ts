@@ -6,6 +6,7 @@ export {
   MODULE_INPUTS_DIR,
   secretValues,
   SENSITIVE_TFVARS_FILE,
+  terraformVarFiles,
   TFVARS_FILE,
   type InputsSnapshot,
 } from './snapshot.ts';
@@ -19,9 +20,10 @@ export {
 export {
   canonicalJson,
   canonicalNumber,
+  canonicalVarFile,
   JsonNumber,
   type JsonArray,
   type JsonObject,
   type JsonValue,
 } from './canonical.ts';
-export { JsonSyntaxError, MAX_NESTING, parseExactJson } from './json.ts';
+export { JsonSyntaxError, MAX_NESTING, NegativeZeroError, parseExactJson, type JsonPathSegment } from './json.ts';

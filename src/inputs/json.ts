@@ -1,6 +1,7 @@
 // A strict RFC 8259 JSON parser that keeps numbers exact. JSON.parse would round
 // 12345678901234567890 and silently keep the last of two duplicate keys; terraform sees every
-// digit, so the inputs hash must too. Numbers are canonicalized as they are read.
+// digit, so the inputs hash must too. Numbers are canonicalized as they are read. A negative zero
+// is refused: terraform keeps its sign (`"${var.x}"` renders `-0`), so it is not the number 0.
 import { canonicalNumber, JsonNumber, type JsonObject, type JsonValue } from './canonical.ts';
 
 /** Deeper documents are refused: no real variable nests this far, and recursion stays bounded. */
@@ -18,7 +19,29 @@ export class JsonSyntaxError extends Error {
   }
 }
 
-/** Parses UTF-8 JSON bytes. Duplicate keys, lone surrogates and a byte order mark are errors. */
+/** A member or element on the way to a value: an object key or an array index. */
+export type JsonPathSegment = string | number;
+
+/**
+ * A number that is a negative zero (`-0`, `-0.0`, `-0e5`, …): valid JSON, but the inputs refuse it.
+ * `path` leads to it from the top value; the message leaves the path out, since keys may be secret.
+ */
+export class NegativeZeroError extends Error {
+  constructor(
+    readonly literal: string,
+    readonly path: readonly JsonPathSegment[],
+    readonly line: number,
+    readonly column: number,
+  ) {
+    super(`line ${line} column ${column}: ${literal} is a negative zero`);
+    this.name = 'NegativeZeroError';
+  }
+}
+
+/**
+ * Parses UTF-8 JSON bytes. Duplicate keys, lone surrogates and a byte order mark are JsonSyntaxErrors;
+ * a negative zero is a NegativeZeroError.
+ */
 export function parseExactJson(bytes: Uint8Array): JsonValue {
   return new Parser(decodeUtf8(bytes)).parseDocument();
 }
@@ -49,6 +72,7 @@ const LITERALS = [['true', true], ['false', false], ['null', null]] as const;
 const BARE_WORD = /[A-Za-z_][A-Za-z0-9_]{0,19}/y;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const NUMBER_CONTINUATION = /[0-9.eE+-]/;
+const NEGATIVE_ZERO = /^-0(?:\.0+)?(?:[eE][+-]?[0-9]+)?$/;
 const PLAIN_STRING_RUN = /[^"\\\u0000-\u001f]+/y;
 const HEX4 = /^[0-9a-fA-F]{4}$/;
 const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
@@ -64,6 +88,8 @@ const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
 
 class Parser {
   private pos = 0;
+  /** Where the value being parsed sits, for NegativeZeroError. */
+  private readonly path: JsonPathSegment[] = [];
 
   constructor(private readonly text: string) {}
 
@@ -121,7 +147,9 @@ class Parser {
       this.skipWhitespace();
       this.expect(':', 'after an object key');
       this.skipWhitespace();
+      this.path.push(key);
       members.set(key, this.parseValue(depth));
+      this.path.pop();
       this.skipWhitespace();
       if (this.text[this.pos] === '}') {
         this.pos++;
@@ -142,7 +170,9 @@ class Parser {
       return elements;
     }
     for (;;) {
+      this.path.push(elements.length);
       elements.push(this.parseValue(depth));
+      this.path.pop();
       this.skipWhitespace();
       if (this.text[this.pos] === ']') {
         this.pos++;
@@ -208,6 +238,10 @@ class Parser {
     this.pos += literal.length;
     if (NUMBER_CONTINUATION.test(this.text[this.pos] ?? '')) {
       throw this.error('malformed number: JSON numbers have no leading zeros, "+" sign, or bare "." or "e"', start);
+    }
+    if (NEGATIVE_ZERO.test(literal)) {
+      const { line, column } = this.position(start);
+      throw new NegativeZeroError(literal, [...this.path], line, column);
     }
     try {
       return new JsonNumber(canonicalNumber(literal));

@@ -1,9 +1,9 @@
 // The inputs as the runner uses them, built (purely) from the logical files of the inputs dir:
 // what a Secret or ConfigMap volume shows as its keys. readInputs (read.ts) supplies the files.
 import { posix } from 'node:path';
-import { usageError } from '../errors.ts';
-import { JsonNumber, type JsonObject, type JsonValue } from './canonical.ts';
-import { JsonSyntaxError, parseExactJson } from './json.ts';
+import { RunnerError, usageError } from '../errors.ts';
+import { canonicalVarFile, JsonNumber, type JsonObject, type JsonValue } from './canonical.ts';
+import { JsonSyntaxError, NegativeZeroError, parseExactJson, type JsonPathSegment } from './json.ts';
 
 /** The module variables. */
 export const TFVARS_FILE = 'terraform.tfvars.json';
@@ -18,7 +18,7 @@ export const INPUTS_INVALID = 'InputsInvalid';
 const INPUT_NAME = /^[-._a-zA-Z0-9]{1,253}$/;
 
 export interface InputsSnapshot {
-  /** The original bytes of terraform.tfvars.json (pass these to terraform: every digit kept); absent if none. */
+  /** The original bytes of terraform.tfvars.json, absent if none. Terraform reads terraformVarFiles() instead. */
   readonly tfvarsJson: Uint8Array | undefined;
   /** The original bytes of sensitive.tfvars.json; absent if none. */
   readonly sensitiveTfvarsJson: Uint8Array | undefined;
@@ -61,7 +61,7 @@ export function inputsFromFiles(logicalFiles: ReadonlyMap<string, Uint8Array>, l
 
   const displayPath = (name: string) => (location === undefined ? name : posix.join(location, name));
   const parse = (bytes: Uint8Array | undefined, name: string): JsonObject =>
-    bytes === undefined ? new Map() : parseTfvars(bytes, displayPath(name));
+    bytes === undefined ? new Map() : parseTfvars(bytes, displayPath(name), name === SENSITIVE_TFVARS_FILE);
   const plainVariables = parse(tfvarsJson, TFVARS_FILE);
   const sensitiveVariables = parse(sensitiveTfvarsJson, SENSITIVE_TFVARS_FILE);
 
@@ -86,12 +86,13 @@ export function inputsFromFiles(logicalFiles: ReadonlyMap<string, Uint8Array>, l
   };
 }
 
-function parseTfvars(bytes: Uint8Array, path: string): JsonObject {
+function parseTfvars(bytes: Uint8Array, path: string, sensitive: boolean): JsonObject {
   const fix = 'fix it so the file is one JSON object of variable names to values';
   let value: JsonValue;
   try {
     value = parseExactJson(bytes);
   } catch (error) {
+    if (error instanceof NegativeZeroError) throw negativeZeroError(error, path, sensitive);
     if (!(error instanceof JsonSyntaxError)) throw error;
     throw usageError(INPUTS_INVALID, `${path} is not valid JSON: ${error.message}; ${fix}`, {
       file: posix.basename(path),
@@ -105,6 +106,47 @@ function parseTfvars(bytes: Uint8Array, path: string): JsonObject {
     });
   }
   return value as JsonObject;
+}
+
+/**
+ * terraform reads `-0` as a negative zero and renders it so (`"cp-${var.gen}"` is `cp--0`), and a
+ * saved plan loses the sign (the apply then fails half way with "inconsistent final plan"). In
+ * sensitive.tfvars.json only the variable is named: keys inside it may be secret.
+ */
+function negativeZeroError(error: NegativeZeroError, path: string, sensitive: boolean): RunnerError {
+  const shown = sensitive ? error.path.slice(0, 1) : error.path;
+  const nested = shown.length < error.path.length;
+  const where = nested ? `a number inside ${jsonPath(shown)}` : jsonPath(shown);
+  const literal = sensitive ? '' : ` (${error.literal})`;
+  const note = nested ? ' (keys inside a sensitive variable are not named)' : '';
+  return usageError(
+    INPUTS_INVALID,
+    `${path}: ${where} is a negative zero${literal} at line ${error.line} column ${error.column}${note}: ` +
+      'terraform keeps its sign, so it would render differently from 0; write 0',
+    { file: posix.basename(path), line: error.line, column: error.column, path: jsonPath(shown) },
+  );
+}
+
+/** `$.nodes[2].gen`; keys that are not identifiers in brackets: `$["a b"]`. */
+function jsonPath(path: readonly JsonPathSegment[]): string {
+  return '$' + path.map((segment) =>
+    typeof segment === 'number' ? `[${segment}]` : /^[A-Za-z_][A-Za-z0-9_-]*$/.test(segment) ? `.${segment}` : `[${JSON.stringify(segment)}]`,
+  ).join('');
+}
+
+/**
+ * The variables files terraform reads (-var-file, in this order): each file's object in canonical
+ * JSON, one variable per line (terraform's messages then point at one variable). Not the original
+ * bytes: terraform parses some spellings of one number differently (see contract/sections/inputs.md),
+ * so only text that is a function of the hashed variables makes one hash mean one set of values.
+ */
+export function terraformVarFiles(snapshot: InputsSnapshot): { name: string; content: string }[] {
+  const fileVariables = (sensitive: boolean) =>
+    new Map([...snapshot.variables].filter(([name]) => snapshot.sensitiveVariableNames.has(name) === sensitive));
+  const varFiles: { name: string; content: string }[] = [];
+  if (snapshot.tfvarsJson) varFiles.push({ name: TFVARS_FILE, content: canonicalVarFile(fileVariables(false)) });
+  if (snapshot.sensitiveTfvarsJson) varFiles.push({ name: SENSITIVE_TFVARS_FILE, content: canonicalVarFile(fileVariables(true)) });
+  return varFiles;
 }
 
 function describeKind(value: JsonValue): string {

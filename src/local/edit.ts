@@ -5,7 +5,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { Kind } from '../contract/config.ts';
 import { usageError } from '../errors.ts';
-import { canonicalJson, JsonSyntaxError, parseExactJson, readInputs, SENSITIVE_TFVARS_FILE, TFVARS_FILE, type JsonObject, type JsonValue } from '../inputs/index.ts';
+import { canonicalJson, JsonSyntaxError, NegativeZeroError, parseExactJson, readInputs, SENSITIVE_TFVARS_FILE, TFVARS_FILE, type JsonObject, type JsonValue } from '../inputs/index.ts';
 import { loadInputs } from '../ops/inputs.ts';
 import { deriveStatus, readHistory } from './history.ts';
 import { APPROVE_DESTRUCTIVE_PLAN, createObject, loadObject, localPaths, saveObject, type DriftSpec, type LocalObject, type LocalPaths } from './object.ts';
@@ -97,17 +97,19 @@ async function assignVariables(paths: LocalPaths, assignments: readonly string[]
   for (const assignment of assignments) {
     const match = /^([A-Za-z_][A-Za-z0-9_-]*)=(.*)$/s.exec(assignment);
     if (!match) throw usageError('AssignmentInvalid', `"${assignment}" is not NAME=VALUE: name a module variable, e.g. cluster_name=demo or replicas=3`);
-    variables.set(match[1]!, jsonOrString(match[2]!));
+    variables.set(match[1]!, jsonOrString(match[1]!, match[2]!));
   }
   // Canonical JSON keeps every number's digits exactly, which JSON.stringify would not.
   await writeFile(join(paths.inputs, TFVARS_FILE), canonicalJson(variables) + '\n');
 }
 
-function jsonOrString(text: string): JsonValue {
+function jsonOrString(name: string, text: string): JsonValue {
   try {
     return parseExactJson(Buffer.from(text, 'utf8'));
   } catch (error) {
     if (error instanceof JsonSyntaxError) return text;
+    if (error instanceof NegativeZeroError)
+      throw usageError('AssignmentInvalid', `${name}=${text} holds a negative zero (${error.literal}): terraform keeps its sign, so it would render differently from 0; write 0`);
     throw error;
   }
 }

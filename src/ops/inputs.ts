@@ -1,5 +1,5 @@
 // The inputs of a run, read once: hashes, what the workdir gets, and the secret values to mask.
-import { computeHashes, readInputs, secretValues, SENSITIVE_TFVARS_FILE, TFVARS_FILE, type InputsHashes, type InputsSnapshot } from '../inputs/index.ts';
+import { computeHashes, readInputs, secretValues, terraformVarFiles, type InputsHashes, type InputsSnapshot } from '../inputs/index.ts';
 import type { Kind } from '../contract/config.ts';
 import type { Masker } from '../output/mask.ts';
 import type { WorkspaceInputs } from '../workspace/workspace.ts';
@@ -17,10 +17,8 @@ export interface LoadedInputs {
 export async function loadInputs(dir: string, options: { image: string; kind: Kind }): Promise<LoadedInputs> {
   const snapshot = await readInputs(dir);
   const hashes = computeHashes({ image: options.image, kind: options.kind, variables: snapshot.variables, files: snapshot.files });
-  const varFiles: WorkspaceInputs['varFiles'] = [];
-  // The original bytes go to terraform: every digit of every number kept.
-  if (snapshot.tfvarsJson) varFiles.push({ name: TFVARS_FILE, content: Buffer.from(snapshot.tfvarsJson) });
-  if (snapshot.sensitiveTfvarsJson) varFiles.push({ name: SENSITIVE_TFVARS_FILE, content: Buffer.from(snapshot.sensitiveTfvarsJson) });
+  // Canonical text, not the original bytes: what terraform reads is then a function of the hash.
+  const varFiles = terraformVarFiles(snapshot).map(({ name, content }) => ({ name, content: Buffer.from(content, 'utf8') }));
   return {
     snapshot,
     hashes,

@@ -6,7 +6,9 @@ import { canonicalJson, canonicalNumber, JsonNumber, parseExactJson, type JsonVa
 test('equal numbers get one canonical text', () => {
   const spellings: Record<string, string[]> = {
     '1': ['1', '1.0', '1e0', '10e-1', '0.1E+1', '100e-2', '1.000e+0000'],
-    '0': ['0', '-0', '0.0', '-0.0e10', '0E-5', '0e99999999999999999999'],
+    '0': ['0', '0.0', '0.0e10', '0E-5', '0e99999999999999999999'],
+    // terraform keeps the sign of a negative zero, so its text does too (the inputs refuse it)
+    '-0': ['-0', '-0.0', '-0e5', '-0.000E-3', '-0e99999999999999999999'],
     '-1500': ['-1500', '-1.5e3', '-1.500E+3', '-15000e-1'],
     '12345678901234567890': ['12345678901234567890', '1234567890123456789.0e1'],
     '0.1000000000000000000001': ['0.1000000000000000000001', '1000000000000000000001e-22'],

@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 import sys
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parents[2] / "contract" / "vectors" / "inputs-hash.json"
@@ -36,7 +36,7 @@ def canonical_number(number: Decimal) -> str:
     sign, digit_tuple, exponent = number.as_tuple()
     digits = "".join(map(str, digit_tuple)).lstrip("0")
     if not digits:
-        return "0"
+        return "-0" if sign else "0"  # terraform keeps the sign; the variables files refuse it
     stripped = digits.rstrip("0")
     exponent += len(digits) - len(stripped)
     digits = stripped
@@ -78,6 +78,16 @@ def canonical(value) -> str:
     raise TypeError(type(value))
 
 
+def number(text: str) -> Decimal:
+    try:
+        return Decimal(text)
+    except InvalidOperation:  # an exponent beyond Decimal's range: fine for a zero, absurd otherwise
+        mantissa = re.split("[eE]", text)[0]
+        if mantissa.strip("-0."):
+            raise Invalid("absurd exponent")
+        return Decimal(mantissa)
+
+
 def parse_tfvars(data: bytes) -> dict:
     try:
         text = data.decode("utf-8")
@@ -94,13 +104,21 @@ def parse_tfvars(data: bytes) -> dict:
         raise Invalid(name)
 
     try:
-        value = json.loads(text, parse_float=Decimal, parse_int=Decimal, parse_constant=no_constant, object_pairs_hook=unique)
+        value = json.loads(text, parse_float=number, parse_int=number, parse_constant=no_constant, object_pairs_hook=unique)
     except json.JSONDecodeError as error:
         raise Invalid(str(error))
     canonical(value)  # refuses lone surrogates and absurd exponents anywhere
+    refuse_negative_zero(value)
     if not isinstance(value, dict):
         raise Invalid("not an object")
     return value
+
+
+def refuse_negative_zero(value) -> None:
+    if isinstance(value, Decimal) and value.is_zero() and value.is_signed():
+        raise Invalid("negative zero")
+    for member in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
+        refuse_negative_zero(member)
 
 
 def hashes(kind: str, image: str, files: dict) -> dict:
@@ -161,15 +179,19 @@ VECTORS = [
          description="cluster-basic with the image pinned by digest: another hash (the reference is hashed as written)."),
     dict(name="numbers-equivalent-spellings", kind="cluster", image=IMAGE,
          files={TFVARS: '{"one_a": 1, "one_b": 1.0, "one_c": 1e0, "one_d": 10e-1, "one_e": 0.1E+1, "one_f": 100e-2,'
-                        ' "zero_a": 0, "zero_b": -0, "zero_c": -0.0e10, "zero_d": 0E-5,'
+                        ' "zero_a": 0, "zero_b": 0.0, "zero_c": 0.0e10, "zero_d": 0E-5,'
                         ' "neg": -1.500e3, "small": 15E-8, "half": 0.50, "big": 1.0e21, "int": 1234.5e1}'},
-         description="Spellings of the same numbers: each becomes one canonical text (-0 is 0)."),
+         description="Spellings of the same numbers: each becomes one canonical text (a negative zero is refused: see invalid)."),
     dict(name="numbers-canonical-spelling", kind="cluster", image=IMAGE,
          files={TFVARS: '{"one_a": 1, "one_b": 1, "one_c": 1, "one_d": 1, "one_e": 1, "one_f": 1,'
                         ' "zero_a": 0, "zero_b": 0, "zero_c": 0, "zero_d": 0,'
                         ' "neg": -1500, "small": 1.5e-7, "half": 0.5, "big": 1e+21, "int": 12345}'},
          description="numbers-equivalent-spellings written canonically: the same hash.",
          same_inputs_hash_as="numbers-equivalent-spellings"),
+    dict(name="numbers-zero-and-tiny", kind="cluster", image=IMAGE,
+         files={TFVARS: '{"zeros": [0, 0.0, 0e5, 0.000E-3, 0E+0], "tiny": [-1e-1000, 1e-1000, -0.0001, -1.0e-7],'
+                        ' "nested": {"a": [0.00, {"b": 0e-0}]}}'},
+         description="Every unsigned spelling of zero is 0; a negative number next to zero keeps its sign."),
     dict(name="numbers-big-and-precise", kind="cluster", image=IMAGE,
          files={TFVARS: '{"big_int": 12345678901234567890, "bigger": 123456789012345678901234567890,'
                         ' "max_safe_plus_2": -9007199254740993, "precise": 0.1000000000000000000001,'
@@ -242,6 +264,17 @@ INVALID = [
     dict(name="tfvars-byte-order-mark", files={TFVARS: b64(b'\xef\xbb\xbf{}')}, description="A UTF-8 byte order mark is refused."),
     dict(name="tfvars-absurd-exponent", files={TFVARS: '{"a": 1e1001}'}, description="Beyond 1e+1000."),
     dict(name="tfvars-absurd-negative-exponent", files={TFVARS: '{"a": 0.01e-999}'}, description="Beyond 1e-1000."),
+    dict(name="tfvars-negative-zero", files={TFVARS: '{"gen": -0}'},
+         description="A negative zero is refused: terraform keeps its sign (\"cp-${var.gen}\" renders cp--0), so it is not 0."),
+    dict(name="tfvars-negative-zero-fraction", files={TFVARS: '{"gen": -0.0}'}, description="-0.0 is a negative zero."),
+    dict(name="tfvars-negative-zero-exponent", files={TFVARS: '{"gen": -0e5}'}, description="-0e5 is a negative zero."),
+    dict(name="tfvars-negative-zero-fraction-exponent", files={TFVARS: '{"gen": -0.000E-3}'}, description="-0.000E-3 is a negative zero."),
+    dict(name="tfvars-negative-zero-huge-exponent", files={TFVARS: '{"gen": -0e99999999999999999999}'},
+         description="A zero has no exponent limit, and a negative one is refused all the same."),
+    dict(name="tfvars-negative-zero-nested", files={TFVARS: '{"nodes": [{"gen": 1}, {"gen": 2}, {"gen": -0.0}]}'},
+         description="A negative zero is refused at any depth, in objects and arrays."),
+    dict(name="sensitive-negative-zero", files={TFVARS: '{"region": "eu-west-1"}', SENSITIVE: '{"api": {"token": "t0k3n", "port": [443, -0]}}'},
+         description="sensitive.tfvars.json refuses a negative zero too."),
     dict(name="tfvars-nan", files={TFVARS: '{"a": NaN}'}, description="NaN and Infinity are not JSON."),
     dict(name="tfvars-leading-zero", files={TFVARS: '{"a": 01}'}, description="JSON numbers have no leading zeros."),
     dict(name="tfvars-trailing-comma", files={TFVARS: '{"a": 1,}'}, description="JSON has no trailing commas."),
@@ -268,6 +301,7 @@ def build() -> dict:
             if field in spec:
                 assert expected[key] == by_name[spec[field]][key], f"{spec['name']}: {key} differs from {spec[field]}"
         vectors.append({k: spec[k] for k in ("name", "description", "kind", "image", "files")} | {"expected": expected})
+    assert canonical_number(Decimal("-0.000e-3")) == "-0" and canonical_number(Decimal("0e5")) == "0"
     for name in ("unicode-nfc", "unicode-nfd"):
         assert by_name["unicode-nfc"]["inputsHash"] != by_name["unicode-nfd"]["inputsHash"], name
     assert by_name["different-image"]["inputsHash"] != by_name["cluster-basic"]["inputsHash"]

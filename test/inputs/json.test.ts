@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { canonicalJson, JsonSyntaxError, MAX_NESTING, parseExactJson } from '../../src/inputs/index.ts';
+import { canonicalJson, JsonSyntaxError, MAX_NESTING, NegativeZeroError, parseExactJson } from '../../src/inputs/index.ts';
 
 const parse = (text: string) => canonicalJson(parseExactJson(Buffer.from(text, 'utf8')));
 
@@ -78,4 +78,23 @@ test(`nesting up to ${MAX_NESTING} levels is accepted, deeper is refused`, () =>
   assert.equal(parse(nested(MAX_NESTING)), nested(MAX_NESTING));
   assert.match(syntaxError(nested(MAX_NESTING + 1)).message, /nested deeper than 512 levels/);
   assert.match(syntaxError('{"a":'.repeat(100_000)).message, /nested deeper/);
+});
+
+test('a negative zero is refused with its spelling, where it is, and the path to it', () => {
+  const cases: [string, string, (string | number)[], number, number][] = [
+    ['-0', '-0', [], 1, 1],
+    ['{"gen": -0.0}', '-0.0', ['gen'], 1, 9],
+    ['{"nodes": [{"gen": 1},\n  {"gen": -0e5}]}', '-0e5', ['nodes', 1, 'gen'], 2, 11],
+    ['[[0, 0.0, 0e5], {"a b": [-0.000E-3]}]', '-0.000E-3', [1, 'a b', 0], 1, 26],
+    ['{"z": -0e99999999999999999999}', '-0e99999999999999999999', ['z'], 1, 7],
+  ];
+  for (const [text, literal, path, line, column] of cases) {
+    assert.throws(() => parseExactJson(Buffer.from(text)), (error: unknown) => {
+      assert.ok(error instanceof NegativeZeroError, String(error));
+      assert.deepEqual({ literal: error.literal, path: error.path, line: error.line, column: error.column }, { literal, path, line, column });
+      assert.equal(error.message, `line ${line} column ${column}: ${literal} is a negative zero`, 'no key in the message: keys may be secret');
+      return true;
+    }, text);
+  }
+  assert.equal(parse('[0, 0.0, 0e5, -1e-1000, -0.5]'), '[0,0,0,-1e-1000,-0.5]');
 });

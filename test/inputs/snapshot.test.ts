@@ -6,6 +6,7 @@ import {
   inputsFromFiles,
   secretValues,
   SENSITIVE_TFVARS_FILE,
+  terraformVarFiles,
   TFVARS_FILE,
 } from '../../src/inputs/index.ts';
 
@@ -48,6 +49,54 @@ test('bad inputs are usage errors that name the file and say how to fix it', () 
   for (const [entries, message] of cases) {
     assert.throws(() => inputsFromFiles(files(entries), '/in'), { name: 'RunnerError', kind: 'usage', reason: 'InputsInvalid', message });
   }
+});
+
+test('a negative zero is refused: the file, the JSON path and the position named', () => {
+  assert.throws(() => inputsFromFiles(files({ [TFVARS_FILE]: '{"nodes": [{"gen": 1}, {"gen": 2},\n  {"gen": -0.0}]}' }), '/in'), {
+    name: 'RunnerError',
+    kind: 'usage',
+    reason: 'InputsInvalid',
+    message: '/in/terraform.tfvars.json: $.nodes[2].gen is a negative zero (-0.0) at line 2 column 11: ' +
+      'terraform keeps its sign, so it would render differently from 0; write 0',
+    detail: { file: TFVARS_FILE, line: 2, column: 11, path: '$.nodes[2].gen' },
+  });
+  assert.throws(() => inputsFromFiles(files({ [TFVARS_FILE]: '{"a b": {"\\u00e9": [-0]}}' })), {
+    message: /^terraform\.tfvars\.json: \$\["a b"\]\["é"\]\[0\] is a negative zero \(-0\) at line 1 column 21:/,
+  });
+});
+
+test('in sensitive.tfvars.json a negative zero names the variable only, never a key inside it or a value', () => {
+  const sensitive = '{"db": {"user": "admin-5ecret", "key-5ecret": {"port": -0e5}}}';
+  assert.throws(() => inputsFromFiles(files({ [SENSITIVE_TFVARS_FILE]: sensitive }), '/in'), (error: unknown) => {
+    const { message, detail } = error as { message: string; detail: unknown };
+    assert.equal(
+      message,
+      '/in/sensitive.tfvars.json: a number inside $.db is a negative zero at line 1 column 56 ' +
+        '(keys inside a sensitive variable are not named): terraform keeps its sign, so it would render differently from 0; write 0',
+    );
+    assert.deepEqual(detail, { file: SENSITIVE_TFVARS_FILE, line: 1, column: 56, path: '$.db' });
+    assert.doesNotMatch(JSON.stringify(detail) + message, /5ecret|port|-0e5/);
+    return true;
+  });
+  assert.throws(() => inputsFromFiles(files({ [SENSITIVE_TFVARS_FILE]: '{"gen": -0}' })), {
+    message: /^sensitive\.tfvars\.json: \$\.gen is a negative zero at line 1 column 9: terraform keeps its sign/,
+  });
+});
+
+test('terraform reads each variables file in canonical JSON, one variable per line', () => {
+  const snapshot = inputsFromFiles(
+    files({
+      [TFVARS_FILE]: '{ "region" : "eu-\\u0077est-1", "nodes": [1.0, 10e-1], "big": 12345678901234567890.10 }',
+      [SENSITIVE_TFVARS_FILE]: '{"token": "t\\/k", "api": {"z": 1, "a": "\\u00e9"}}',
+      'user-data': 'x',
+    }),
+  );
+  assert.deepEqual(terraformVarFiles(snapshot), [
+    { name: TFVARS_FILE, content: '{\n"big":12345678901234567890.1,\n"nodes":[1,1],\n"region":"eu-west-1"\n}\n' },
+    { name: SENSITIVE_TFVARS_FILE, content: '{\n"api":{"a":"é","z":1},\n"token":"t/k"\n}\n' },
+  ]);
+  assert.deepEqual(terraformVarFiles(inputsFromFiles(files({ [TFVARS_FILE]: ' {} ' }))), [{ name: TFVARS_FILE, content: '{}\n' }]);
+  assert.deepEqual(terraformVarFiles(inputsFromFiles(files({}))), []);
 });
 
 test('a JSON error carries the file and position as detail', () => {

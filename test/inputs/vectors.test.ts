@@ -52,6 +52,8 @@ test('the vectors cover every case the contract names', () => {
   assert.ok(vectors.length >= 20);
   assert.ok(invalid.length >= 15);
   assert.ok(vectors.some((v) => v.expected.approvalHash !== v.expected.inputsHash), 'a pool whose approval hash differs');
+  const negativeZeros = invalid.filter((v) => v.name.includes('negative-zero'));
+  assert.ok(negativeZeros.length >= 5 && negativeZeros.some((v) => 'sensitive.tfvars.json' in v.files), 'negative zeros in both files');
 });
 
 describe('vectors from their logical files', () => {

@@ -42,6 +42,10 @@ describe('local: a module lifecycle on a laptop', () => {
     // Create the object and set an input.
     assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0', '--drift-action', 'Remediate'), /^created cluster module in \.captf-local/m);
     assertPrinted(await local(cwd, 'set', 'cluster_name=demo'), /^inputs hash: [0-9a-f]{64} \(was [0-9a-f]{64}\)$/m);
+    // A negative zero is refused: terraform would render it apart from 0 under one inputs hash.
+    const negativeZero = await local(cwd, 'set', 'generation=-0.0');
+    assert.equal(negativeZero.exitCode, 2, explain(negativeZero));
+    assert.match(negativeZero.stderr, /generation=-0\.0 holds a negative zero \(-0\.0\).*write 0/);
     await assert.rejects(access(stateFile), 'no state before the first reconcile');
 
     // First apply.
