@@ -14,11 +14,11 @@ import { initArgs } from '../terraform/init.ts';
 import { lastDiagnostic } from '../terraform/terraform.ts';
 import { validate } from '../terraform/validate.ts';
 import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type TerraformVersion } from '../terraform/version.ts';
-import { BACKEND_FILE, scanModule } from '../workspace/workspace.ts';
+import { BACKEND_FILE, INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, reservedNamesProblem, scanModule } from '../workspace/workspace.ts';
 import { scanHcl, type ModuleScan } from '../workspace/scan.ts';
 import { LOCK_FILE, providersInInitOutput, REQUIRED_VARIABLES } from './module-files.ts';
 
-export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate';
+export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate';
 
 export interface ContractCheck {
   name: CheckName;
@@ -101,6 +101,7 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
   const scan = await scanModule(moduleDir).catch((error: unknown) => asRunnerError(error));
   if (scan instanceof RunnerError) add('module', 'fail', scan.message, FIX.module);
   else add('module', 'pass', `${moduleDir}: ${count(scan.resources.length, 'resource')}, ${count(scan.moduleCalls.length, 'module call')}, ${count(scan.variables.length, 'variable')}`);
+  add(...reservedCheck(scan));
 
   if (!options.cheapOnly) {
     if (scan instanceof RunnerError) for (const name of ['backend', 'variables'] as const) add(name, 'skip', 'not checked: no module');
@@ -163,6 +164,14 @@ async function backendCheck(moduleDir: string, scan: ModuleScan): Promise<CheckR
   if (own.resources.length + own.moduleCalls.length + own.variables.length > 0)
     return ['backend', 'fail', `${BACKEND_FILE} holds more than the backend block (resources, module calls or variables)`, fix];
   return ['backend', 'pass', `backend "${own.backend}" in ${BACKEND_FILE}`];
+}
+
+/** Every op refuses such a module before terraform runs (prepareWorkspace). */
+function reservedCheck(scan: ModuleScan | RunnerError): CheckRow {
+  if (scan instanceof RunnerError) return ['reserved', 'skip', 'not checked: no module'];
+  const problem = reservedNamesProblem(scan);
+  if (problem) return ['reserved', 'fail', problem.message, problem.fix];
+  return ['reserved', 'pass', `names neither ${INPUTS_HASH_RESOURCE} nor var.${INPUTS_HASH_VARIABLE}`];
 }
 
 function variablesCheck(scan: ModuleScan, kind: Kind | undefined): CheckRow {

@@ -12,7 +12,7 @@ export const DestructiveChange = z.strictObject({
   actions: z.array(z.string()).describe('The planned actions exactly as terraform listed them'),
   reason: z.string().optional().describe("terraform's action_reason"),
   replacePaths: z.array(z.array(z.union([z.string(), z.number()]))).optional(),
-  why: z.string().optional().describe('Why the classifier failed closed, for action "unknown"'),
+  why: z.string().optional().describe('Why the classifier failed closed: for action "unknown", and for every entry at an address the runner reserves (classification.md §1)'),
 });
 export type DestructiveChange = z.infer<typeof DestructiveChange>;
 

@@ -106,11 +106,12 @@ export async function planStep(ctx: RunContext, tf: Terraform, workspace: Worksp
 }
 
 /**
- * show -json, classified as it streams; the runner's own inputs-hash resource never counts. Also
+ * show -json, classified as it streams; what the runner itself plans at its inputs-hash resource never
+ * counts (anything else there is destructive: src/plan/classify.ts). Also
  * checks the runner's reading of the module against terraform's: the inputs-hash resource must
  * depend on every root resource and module call, or a failed apply could record the new hash.
  */
-export async function showStep(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<Classification> {
+export async function showStep(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields, options: { destroyPlan?: boolean } = {}): Promise<Classification> {
   const declared = new Set<string>();
   const shown = await ctx.step(
     'show',
@@ -118,6 +119,7 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
       const { value: plan, exitCode } = await showPlan(tf, workspace.planFile, (stdout: Readable) =>
         classifyPlanStream(stdout, {
           ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]),
+          destroyPlan: options.destroyPlan,
           onRootDeclaration: (address) => declared.add(address),
           // Every one, beyond the bounded list in the result.
           onDestructive: (d) => ctx.log.warn({ address: d.address, deposed: d.deposed, action: d.action }, `destructive: ${d.address}${d.deposed ? ` (deposed ${d.deposed})` : ''} (${d.action})`),
@@ -208,7 +210,7 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
     const planned = await planStep(ctx, held.terraform, root.workspace, recordHash, extra);
     // Taken before show reads the file: the apply must run exactly the plan that was classified.
     fields.planHash = await ctx.step('plan hash', () => sha256File(root.workspace.planFile));
-    const plan = await showStep(ctx, root.tf, root.workspace, fields);
+    const plan = await showStep(ctx, root.tf, root.workspace, fields, { destroyPlan: extra.destroy });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     return { planned, plan };
   });

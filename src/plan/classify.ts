@@ -7,8 +7,14 @@ import { RunnerError } from '../errors.ts';
 import { KNOWN_ACTIONS, type PlanHeader } from './types.ts';
 
 export interface ClassifyOptions {
-  /** Addresses skipped everywhere, e.g. the runner's own terraform_data.captf_inputs_hash. */
+  /**
+   * Addresses the runner reserves for its own resources (terraform_data.captf_inputs_hash): what the
+   * runner itself plans there is skipped everywhere (see reservedEntryWhy); anything else at them,
+   * at an instance of them or moved out of them is destructive, with a `why` naming the address.
+   */
   ignoreAddresses?: ReadonlySet<string>;
+  /** A `plan -destroy`: there the runner's own action at its reserved addresses is the delete. */
+  destroyPlan?: boolean;
   /** The most `destructive` and `drift` entries to list; their totals count all. Default 100. */
   limit?: number;
   /**
@@ -65,6 +71,39 @@ export function readActions(actions: unknown): ActionsReading {
   return { kind: 'unknown', why: `unrecognised combination of actions ${JSON.stringify(actions)}` };
 }
 
+/** A string as it is, anything else as JSON. */
+const shown = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
+
+/** What the runner itself plans at its reserved address: a plain create, in-place update or no-op; a destroy deletes it with the rest. */
+const RUNNER_KINDS: ReadonlySet<ActionsReading['kind']> = new Set(['create', 'update', 'noop']);
+const RUNNER_DESTROY_KINDS: ReadonlySet<ActionsReading['kind']> = new Set(['delete']);
+
+/** The reserved address `address` is or is an instance of (`R[0]`, `R["a"]`), if any. */
+function reservedOf(address: unknown, reserved: ReadonlySet<string>): string | undefined {
+  if (typeof address !== 'string') return undefined;
+  const bracket = address.indexOf('[');
+  const resource = bracket < 0 ? address : address.slice(0, bracket);
+  return reserved.has(resource) ? resource : undefined;
+}
+
+/**
+ * Why an entry that touches the reserved address `reserved` is more than the runner's own create,
+ * update or no-op of it, or undefined when it is the runner's (then it is skipped). Anything more
+ * fails closed: a moved block into the record once hid the replace of another resource. Fields that
+ * are present but odd count too.
+ */
+function reservedEntryWhy(entry: Record<string, unknown>, change: Record<string, unknown>, reading: ActionsReading, reserved: string, runnerKinds: ReadonlySet<ActionsReading['kind']>): string | undefined {
+  const facts: string[] = [];
+  if (reading.why !== undefined) facts.push(reading.why);
+  else if (!runnerKinds.has(reading.kind)) facts.push(`actions ${JSON.stringify(change.actions)}`);
+  const { address, previous_address: previous, deposed } = entry;
+  if (previous !== undefined && previous !== address) facts.push(`moved from ${shown(previous)}`);
+  else if (address !== reserved) facts.push(`the instance ${shown(address)}`);
+  if (change.importing !== undefined && change.importing !== null) facts.push('imported');
+  if (deposed !== undefined) facts.push(`deposed object ${shown(deposed)}`);
+  return facts.length === 0 ? undefined : `${reserved} is reserved for the runner's own resource, which the runner only creates, updates in place or keeps: ${facts.join(', ')}`;
+}
+
 /** "an array", "a string", ...: how the shape problems name a JSON value's type. */
 export function jsonTypeName(value: unknown): string {
   if (value === null) return 'null';
@@ -83,8 +122,7 @@ function readReplacePaths(value: unknown): DestructiveChange['replacePaths'] {
 }
 
 /** The actions as the contract lists them: strings kept, anything else shown as JSON. */
-const listedActions = (actions: unknown): string[] =>
-  Array.isArray(actions) ? actions.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))) : [];
+const listedActions = (actions: unknown): string[] => (Array.isArray(actions) ? actions.map(shown) : []);
 
 function emptyCounts(): ActionCounts {
   return { create: 0, update: 0, delete: 0, replace: 0, read: 0, noop: 0, forget: 0, import: 0, move: 0, unknown: 0 };
@@ -92,6 +130,7 @@ function emptyCounts(): ActionCounts {
 
 export class PlanClassifier {
   readonly #ignore: ReadonlySet<string>;
+  readonly #runnerKinds: ReadonlySet<ActionsReading['kind']>;
   readonly #limit: number;
   #header: PlanHeader = {};
   #resourceEntries = 0;
@@ -112,6 +151,7 @@ export class PlanClassifier {
 
   constructor(options: ClassifyOptions = {}) {
     this.#ignore = options.ignoreAddresses ?? new Set();
+    this.#runnerKinds = options.destroyPlan ? RUNNER_DESTROY_KINDS : RUNNER_KINDS;
     this.#limit = options.limit ?? DEFAULT_LIST_LIMIT;
     this.#onRootDeclaration = options.onRootDeclaration;
     this.#onDestructive = options.onDestructive;
@@ -148,9 +188,11 @@ export class PlanClassifier {
       return;
     }
     const address = optionalString(entry.address);
-    if (address !== undefined && this.#ignore.has(address)) return;
     const change = isRecord(entry.change) ? entry.change : {};
     const reading = readActions(change.actions);
+    const reserved = reservedOf(address, this.#ignore) ?? reservedOf(entry.previous_address, this.#ignore);
+    const reservedWhy = reserved === undefined ? undefined : reservedEntryWhy(entry, change, reading, reserved, this.#runnerKinds);
+    if (reserved !== undefined && reservedWhy === undefined) return; // the runner's own: skipped everywhere
     const importing = isRecord(change.importing);
     const moved = typeof entry.previous_address === 'string' && entry.previous_address !== address;
 
@@ -161,18 +203,21 @@ export class PlanClassifier {
     // source read changes no resource: counting it would report drift where there is none.
     if ((reading.kind !== 'noop' && reading.kind !== 'read') || importing || moved) this.#hasResourceChanges = true;
 
-    if (reading.kind !== 'delete' && reading.kind !== 'replace' && reading.kind !== 'unknown') return;
+    const destroys = reading.kind === 'delete' || reading.kind === 'replace' || reading.kind === 'unknown' ? reading.kind : undefined;
+    if (destroys === undefined && reservedWhy === undefined) return;
     const deposed = optionalString(entry.deposed);
     const reason = optionalString(entry.action_reason);
     const replacePaths = readReplacePaths(change.replace_paths);
+    const why = reservedWhy ?? reading.why;
     this.#recordDestructive({
       address: address ?? position,
       ...(deposed !== undefined && { deposed }),
-      action: reading.kind,
+      // At a reserved address even a create or a no-op fails closed: the runner cannot tell what it means.
+      action: destroys ?? 'unknown',
       actions: listedActions(change.actions),
       ...(reason !== undefined && { reason }),
       ...(replacePaths !== undefined && { replacePaths }),
-      ...(reading.why !== undefined && { why: reading.why }),
+      ...(why !== undefined && { why }),
     });
   }
 

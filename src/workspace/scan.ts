@@ -1,9 +1,24 @@
 // What the runner needs to know about a module's configuration before terraform reads it: its
 // root resources and module calls (the inputs-hash resource depends on all of them), its
-// variables and whether it has a backend. A scanner of top-level HCL blocks, not a parser: it
-// skips strings, heredocs, comments and nested blocks. If it ever misreads, nothing is applied:
-// `terraform validate` fails on a reference it invented, and the show step compares what terraform
-// says the module declares with what the scan found (missedDeclarations).
+// variables, whether it has a backend, and where it names what the runner reserves. A scanner of
+// top-level HCL blocks, not a parser: it skips strings, heredocs, comments and nested blocks. If it
+// ever misreads, nothing is applied: `terraform validate` fails on a reference it invented, the
+// show step compares what terraform says the module declares with what the scan found
+// (missedDeclarations), and the classifier fails closed on any change at a reserved address that
+// the runner did not plan itself.
+
+/** The resource that records the inputs hash of the last successful apply in the state. */
+export const INPUTS_HASH_RESOURCE = 'terraform_data.captf_inputs_hash';
+export const INPUTS_HASH_VARIABLE = 'captf_inputs_hash';
+
+/** A place where the module names what the runner reserves. */
+export interface ReservedUse {
+  /** The file as the scan was given it (scanModule: its path). */
+  file: string;
+  line: number;
+  /** The block, e.g. `moved { to = terraform_data.captf_inputs_hash["a"] }` (whitespace and comments dropped). */
+  what: string;
+}
 
 export interface ModuleScan {
   /** Root managed resources, as `type.name`. */
@@ -14,66 +29,217 @@ export interface ModuleScan {
   /** Variables declared `sensitive = true`: their values are masked before terraform prints anything. */
   sensitiveVariables: string[];
   backend: string | undefined;
+  /** Where the module names the runner's inputs-hash resource or variable: prepareWorkspace and contract check refuse it. */
+  reserved: ReservedUse[];
 }
 
-export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], backend: undefined });
+export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], backend: undefined, reserved: [] });
 
-export function scanHcl(text: string, into: ModuleScan = emptyScan()): ModuleScan {
+/** Blocks whose `from`/`to` name a resource address terraform moves, forgets or imports state into. */
+const ADDRESS_BLOCKS = new Set(['moved', 'removed', 'import']);
+const ADDRESS_ATTRIBUTES = new Set(['from', 'to']);
+
+/**
+ * Whether a `from`/`to` value names the reserved resource of the root module, with or without an
+ * index. terraform accepts whitespace and comments between the parts of the traversal and an
+ * optional `resource.` prefix; the JSON syntax holds the same traversal in a string.
+ */
+const namesReservedResource = (traversal: string) => RESERVED_TRAVERSAL.test(compactTraversal(traversal));
+const RESERVED_TRAVERSAL = new RegExp(`^(?:resource\\.)?${INPUTS_HASH_RESOURCE.replace('.', '\\.')}(?![\\w-])`);
+
+/** The traversal without whitespace and comments (strings, such as an index key, kept whole). */
+const compactTraversal = (text: string) => text.replace(/("(?:[^"\\]|\\.)*")|#[^\n]*|\/\/[^\n]*|\/\*[\s\S]*?\*\/|\s+/g, (_match, string?: string) => string ?? '');
+
+function scanAddressAttribute(into: ModuleScan, file: string, line: number, block: string, attribute: string, value: string): void {
+  if (ADDRESS_ATTRIBUTES.has(attribute) && namesReservedResource(value)) into.reserved.push({ file, line, what: `${block} { ${attribute} = ${compactTraversal(value)} }` });
+}
+
+export function scanHcl(text: string, into: ModuleScan = emptyScan(), file = ''): ModuleScan {
   const scanner = new Scanner(text);
-  for (;;) {
-    const header = scanner.blockHeader();
-    if (!header) break;
-    const [type, ...labels] = header;
-    if (type === 'resource' && labels.length === 2) into.resources.push(`${labels[0]}.${labels[1]}`);
-    else if (type === 'module' && labels.length === 1) into.moduleCalls.push(`module.${labels[0]}`);
+  for (let header = scanner.nextBlock(); header; header = scanner.nextBlock()) {
+    const [type, ...labels] = header.words;
+    const body = scanner.body();
+    if (type === 'resource' && labels.length === 2) {
+      const address = `${labels[0]}.${labels[1]}`;
+      into.resources.push(address);
+      if (address === INPUTS_HASH_RESOURCE) into.reserved.push({ file, line: header.line, what: `resource "${labels[0]}" "${labels[1]}"` });
+    } else if (type === 'module' && labels.length === 1) into.moduleCalls.push(`module.${labels[0]}`);
     else if (type === 'variable' && labels.length === 1) {
       into.variables.push(labels[0]!);
+      if (labels[0] === INPUTS_HASH_VARIABLE) into.reserved.push({ file, line: header.line, what: `variable "${labels[0]}"` });
       // Read loosely (a nested block saying so counts too): masking too much is the safe mistake.
-      if (/^\s*sensitive\s*=\s*true\b/m.test(scanner.blockBody())) into.sensitiveVariables.push(labels[0]!);
-      continue;
-    }
-    if (type === 'terraform') {
+      if (/^\s*sensitive\s*=\s*true\b/m.test(body.text)) into.sensitiveVariables.push(labels[0]!);
+    } else if (type === 'terraform') {
       // The backend sits one level down: terraform { backend "pg" { … } }.
-      const inner = scanner.blockBody();
-      const innerScanner = new Scanner(inner);
-      for (let h = innerScanner.blockHeader(); h; h = innerScanner.blockHeader()) {
-        if ((h[0] === 'backend' || h[0] === 'cloud') && !into.backend) into.backend = h[0] === 'cloud' ? 'cloud' : (h[1] ?? 'unknown');
-        innerScanner.blockBody();
+      for (let h = body.nextBlock(); h; h = body.nextBlock()) {
+        if ((h.words[0] === 'backend' || h.words[0] === 'cloud') && !into.backend) into.backend = h.words[0] === 'cloud' ? 'cloud' : (h.words[1] ?? 'unknown');
+        body.body();
       }
-    } else {
-      scanner.blockBody();
+    } else if (ADDRESS_BLOCKS.has(type!)) {
+      for (let item = body.next(); item; item = body.next()) {
+        if ('value' in item) scanAddressAttribute(into, file, item.line, type!, item.name, item.value);
+        else body.body(); // a nested block (lifecycle, provisioner): its attributes are not the block's
+      }
     }
   }
   return into;
 }
 
-/** The JSON syntax (.tf.json): the same facts from an object. */
-export function scanJson(text: string, into: ModuleScan = emptyScan()): ModuleScan {
-  const doc = JSON.parse(text) as Record<string, unknown>;
-  const objects = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v : v && typeof v === 'object' ? [v as Record<string, unknown>] : []);
-  for (const block of objects(doc.resource)) for (const [type, named] of Object.entries(block)) for (const n of objects(named)) for (const name of Object.keys(n)) into.resources.push(`${type}.${name}`);
-  for (const block of objects(doc.module)) for (const name of Object.keys(block)) into.moduleCalls.push(`module.${name}`);
-  for (const block of objects(doc.variable))
-    for (const [name, body] of Object.entries(block)) {
-      into.variables.push(name);
-      if (objects(body).some((b) => b.sensitive === true)) into.sensitiveVariables.push(name);
+/** The JSON syntax (.tf.json): the same facts from an object. Every occurrence of a duplicate key counts, as terraform reads each as a block. */
+export function scanJson(text: string, into: ModuleScan = emptyScan(), file = ''): ModuleScan {
+  const doc = parseJsonWithLines(text);
+  if (!('members' in doc)) throw new Error(`the top level is ${'items' in doc ? 'an array' : 'not an object'}, expected a JSON object`);
+  for (const [blockType, value] of doc.members) {
+    const blocks = objects(value);
+    if (blockType === 'resource') {
+      for (const [type, named] of blocks.flatMap(members))
+        for (const [name, body] of objects(named).flatMap(members)) {
+          into.resources.push(`${type}.${name}`);
+          if (`${type}.${name}` === INPUTS_HASH_RESOURCE) into.reserved.push({ file, line: body.line, what: `resource "${type}" "${name}"` });
+        }
+    } else if (blockType === 'module') {
+      for (const [name] of blocks.flatMap(members)) into.moduleCalls.push(`module.${name}`);
+    } else if (blockType === 'variable') {
+      for (const [name, body] of blocks.flatMap(members)) {
+        into.variables.push(name);
+        if (name === INPUTS_HASH_VARIABLE) into.reserved.push({ file, line: body.line, what: `variable "${name}"` });
+        if (objects(body).flatMap(members).some(([key, v]) => key === 'sensitive' && 'scalar' in v && v.scalar === true)) into.sensitiveVariables.push(name);
+      }
+    } else if (blockType === 'terraform') {
+      for (const [key, v] of blocks.flatMap(members)) {
+        if (key === 'backend') for (const [backend] of objects(v).flatMap(members)) into.backend ??= backend;
+        if (key === 'cloud') into.backend ??= 'cloud';
+      }
+    } else if (ADDRESS_BLOCKS.has(blockType)) {
+      for (const [attribute, v] of blocks.flatMap(members)) {
+        if ('scalar' in v && typeof v.scalar === 'string') scanAddressAttribute(into, file, v.line, blockType, attribute, v.scalar);
+      }
     }
-  for (const t of objects(doc.terraform)) {
-    for (const b of objects(t.backend)) into.backend ??= Object.keys(b)[0];
-    if (t.cloud) into.backend ??= 'cloud';
   }
   return into;
 }
+
+/** A JSON value and the line it starts on. Objects keep every member in order, duplicate keys included. */
+type JsonNode = { line: number } & ({ members: [string, JsonNode][] } | { items: JsonNode[] } | { scalar: unknown });
+
+/** The JSON syntax lets a block be an object or an array of them at each level. */
+const objects = (node: JsonNode): JsonNode[] => ('items' in node ? node.items.filter((item) => 'members' in item) : 'members' in node ? [node] : []);
+const members = (node: JsonNode): [string, JsonNode][] => ('members' in node ? node.members : []);
+
+const JSON_STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
+const JSON_NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+const JSON_LITERAL = /true|false|null/y;
+
+/**
+ * JSON.parse keeps only the last of duplicate keys (terraform reads every one as a block) and knows
+ * no lines: module files are small, so a plain recursive reader that keeps both.
+ */
+function parseJsonWithLines(text: string): JsonNode {
+  let pos = 0;
+  let line = 1;
+  const fail = (expected: string): never => {
+    throw new Error(`invalid JSON on line ${line}: expected ${expected}`);
+  };
+  const skipSpace = () => {
+    for (let c = text[pos]; c === ' ' || c === '\t' || c === '\r' || c === '\n'; c = text[++pos]) if (c === '\n') line++;
+  };
+  const token = (pattern: RegExp): string | undefined => {
+    pattern.lastIndex = pos;
+    const match = pattern.exec(text)?.[0];
+    if (match !== undefined) pos += match.length;
+    return match;
+  };
+  const string = (): string => JSON.parse(token(JSON_STRING) ?? fail('a string')) as string;
+  const punctuation = (c: string) => {
+    skipSpace();
+    if (text[pos] !== c) fail(`"${c}"`);
+    pos++;
+  };
+  /** `open`, items separated by commas, `close`. */
+  const list = (open: string, close: string, item: () => void) => {
+    punctuation(open);
+    skipSpace();
+    if (text[pos] === close) return void pos++;
+    for (;;) {
+      item();
+      skipSpace();
+      if (text[pos] !== ',') break;
+      pos++;
+    }
+    punctuation(close);
+  };
+  const value = (): JsonNode => {
+    skipSpace();
+    const at = line;
+    if (text[pos] === '{') {
+      const node: [string, JsonNode][] = [];
+      list('{', '}', () => {
+        skipSpace();
+        const key = string();
+        punctuation(':');
+        node.push([key, value()]);
+      });
+      return { line: at, members: node };
+    }
+    if (text[pos] === '[') {
+      const items: JsonNode[] = [];
+      list('[', ']', () => void items.push(value()));
+      return { line: at, items };
+    }
+    if (text[pos] === '"') return { line: at, scalar: string() };
+    const scalar = token(JSON_NUMBER) ?? token(JSON_LITERAL) ?? fail('a value');
+    return { line: at, scalar: JSON.parse(scalar) };
+  };
+  const document = value();
+  skipSpace();
+  if (pos < text.length) fail('the end of the document');
+  return document;
+}
+
+interface Attribute {
+  name: string;
+  /** The text after `=`, to the end of the value. */
+  value: string;
+  line: number;
+}
+
+interface BlockHeader {
+  /** The block type and its labels. */
+  words: string[];
+  line: number;
+}
+
+// HCL's identifiers (Unicode ID_Start/ID_Continue, `_` and `-`) and heredoc introducer.
+const IDENTIFIER = /^[\p{ID_Start}_][\p{ID_Continue}-]*/u;
+const HEREDOC_START = /^<<-?([\p{ID_Start}_][\p{ID_Continue}-]*)\r?\n/u;
+/** What HCL trims around a heredoc's closing marker: Go's unicode.IsSpace. */
+const GO_SPACE_AROUND = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
 
 class Scanner {
   private pos = 0;
-  constructor(private readonly text: string) {}
+  /** Lines are counted up to `counted` (positions are only ever asked for in increasing order). */
+  private counted = 0;
+  private line: number;
 
-  /** The identifier and labels of the next block at this level, or undefined at the end. Attributes are skipped. */
-  blockHeader(): string[] | undefined {
+  constructor(
+    readonly text: string,
+    firstLine = 1,
+  ) {
+    this.line = firstLine;
+  }
+
+  /** The next block header at this level, or undefined at the end. Attributes are skipped. */
+  nextBlock(): BlockHeader | undefined {
+    for (let item = this.next(); item; item = this.next()) if (!('value' in item)) return item;
+    return undefined;
+  }
+
+  /** The next attribute or block header at this level (a block's body comes next: read or skip it with body()). */
+  next(): Attribute | BlockHeader | undefined {
     for (;;) {
       this.skipSpaceAndComments();
       if (this.pos >= this.text.length) return undefined;
+      const start = this.pos;
       const words: string[] = [];
       const ident = this.identifier();
       if (!ident) {
@@ -85,9 +251,11 @@ class Scanner {
         this.skipInlineSpace();
         const c = this.text[this.pos];
         if (c === '"') words.push(this.quoted());
-        else if (c === '{') return words;
+        else if (c === '{') return { words, line: this.lineAt(start) };
         else if (c === '=') {
+          const valueStart = ++this.pos;
           this.skipAttributeValue();
+          if (words.length === 1) return { name: ident, value: this.text.slice(valueStart, this.pos), line: this.lineAt(start) };
           break;
         } else {
           const label = this.identifier();
@@ -101,17 +269,22 @@ class Scanner {
     }
   }
 
-  /** Skips a block body from its `{` and returns the text between the braces. */
-  blockBody(): string {
+  /** Skips a block body from its `{`; returns a scanner of the text between the braces (lines numbered as in this text). */
+  body(): Scanner {
     this.skipSpaceAndComments();
-    if (this.text[this.pos] !== '{') return '';
+    if (this.text[this.pos] !== '{') return new Scanner('');
     const start = ++this.pos;
     this.skipBalanced('}');
-    return this.text.slice(start, this.pos - 1);
+    return new Scanner(this.text.slice(start, this.pos - 1), this.lineAt(start));
   }
 
+  private lineAt(position: number): number {
+    for (; this.counted < position; this.counted++) if (this.text.charCodeAt(this.counted) === 0x0a) this.line++;
+    return this.line;
+  }
+
+  /** To the end of the line, past brackets, strings and heredocs that span lines. */
   private skipAttributeValue(): void {
-    this.pos++; // '='
     while (this.pos < this.text.length && this.text[this.pos] !== '\n') this.skipConstruct();
   }
 
@@ -134,7 +307,7 @@ class Scanner {
     else if (c === '(') (this.pos++, this.skipBalanced(')'));
     else if (c === '"') this.quoted();
     else if (c === '<' && this.text.startsWith('<<', this.pos)) this.heredoc();
-    else if (c === '#' || (c === '/' && this.text[this.pos + 1] === '/')) this.skipToLineEnd();
+    else if (c === '#' || (c === '/' && this.text[this.pos + 1] === '/')) this.skipLineComment();
     else if (c === '/' && this.text[this.pos + 1] === '*') this.blockComment();
     else this.pos++;
   }
@@ -146,30 +319,48 @@ class Scanner {
       const c = this.text[this.pos];
       if (c === '\\') this.pos += 2;
       else if (c === '"') return this.text.slice(start, this.pos++);
-      // $${ and %%{ are escapes: literal text, not a template.
-      else if ((c === '$' || c === '%') && this.text[this.pos + 1] === c && this.text[this.pos + 2] === '{') this.pos += 3;
-      else if ((c === '$' || c === '%') && this.text[this.pos + 1] === '{') {
-        this.pos += 2;
-        this.skipBalanced('}');
-      } else this.pos++;
+      else this.skipTemplatePart();
     }
     return this.text.slice(start);
   }
 
+  /** One character of template text, or a whole `${…}` / `%{…}` sequence (which may hold strings, heredocs and newlines). */
+  private skipTemplatePart(): void {
+    const c = this.text[this.pos];
+    // $${ and %%{ are escapes: literal text, not a template.
+    if ((c === '$' || c === '%') && this.text[this.pos + 1] === c && this.text[this.pos + 2] === '{') this.pos += 3;
+    else if ((c === '$' || c === '%') && this.text[this.pos + 1] === '{') {
+      this.pos += 2;
+      this.skipBalanced('}');
+    } else this.pos++;
+  }
+
+  /**
+   * A heredoc, as HCL reads it: it ends at a line that holds its marker alone (spaces around it
+   * allowed) and that starts outside a template. Templates (`${…}`, `%{…}`) may span lines and hold
+   * strings and heredocs of their own, so a marker line inside one does not end it.
+   */
   private heredoc(): void {
-    const match = /^<<-?([A-Za-z_][A-Za-z0-9_-]*)\r?\n/.exec(this.text.slice(this.pos, this.pos + 256));
+    const match = HEREDOC_START.exec(this.text.slice(this.pos, this.pos + 256));
     if (!match) {
       this.pos += 2;
       return;
     }
     this.pos += match[0].length;
-    const end = new RegExp(`^[ \\t]*${match[1]}[ \\t]*$`, 'm');
-    const rest = end.exec(this.text.slice(this.pos));
-    this.pos = rest ? this.pos + rest.index + rest[0].length : this.text.length;
+    while (this.pos < this.text.length) {
+      const lineEnd = this.text.indexOf('\n', this.pos);
+      const line = this.text.slice(this.pos, lineEnd < 0 ? undefined : lineEnd);
+      if (line.replace(GO_SPACE_AROUND, '') === match[1]) {
+        this.pos += line.length; // the newline ends the attribute
+        return;
+      }
+      while (this.pos < this.text.length && this.text[this.pos] !== '\n') this.skipTemplatePart();
+      this.pos++;
+    }
   }
 
   private identifier(): string | undefined {
-    const match = /^[A-Za-z_][A-Za-z0-9_-]*/.exec(this.text.slice(this.pos, this.pos + 256));
+    const match = IDENTIFIER.exec(this.text.slice(this.pos, this.pos + 256));
     if (!match) return undefined;
     this.pos += match[0].length;
     return match[0];
@@ -186,8 +377,20 @@ class Scanner {
     }
   }
 
+  /** Spaces, tabs and block comments, even ones that span lines: HCL reads a block header or an attribute on across them. */
   private skipInlineSpace(): void {
-    while (this.text[this.pos] === ' ' || this.text[this.pos] === '\t') this.pos++;
+    for (;;) {
+      const c = this.text[this.pos];
+      if (c === ' ' || c === '\t') this.pos++;
+      else if (c === '/' && this.text[this.pos + 1] === '*') this.blockComment();
+      else return;
+    }
+  }
+
+  /** Up to the newline, not past it: the newline ends an attribute value. */
+  private skipLineComment(): void {
+    const end = this.text.indexOf('\n', this.pos);
+    this.pos = end < 0 ? this.text.length : end;
   }
 
   private skipToLineEnd(): void {

@@ -6,13 +6,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { RunnerError, imageError, usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
-import { emptyScan, scanHcl, scanJson, type ModuleScan } from './scan.ts';
+import { emptyScan, INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, scanHcl, scanJson, type ModuleScan } from './scan.ts';
+
+export { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE };
 
 /** Where the module finds input files other than the variable files: `${path.root}/captf-inputs/<name>`. */
 export const INPUT_FILES_DIR = 'captf-inputs';
-/** The resource that records the inputs hash of the last successful apply in the state. */
-export const INPUTS_HASH_RESOURCE = 'terraform_data.captf_inputs_hash';
-export const INPUTS_HASH_VARIABLE = 'captf_inputs_hash';
 const INJECTED_FILE = 'captf_runner_inputs_hash.tf';
 const BACKEND_OVERRIDE_FILE = 'captf_runner_backend_override.tf';
 /**
@@ -55,15 +54,30 @@ export async function scanModule(moduleDir: string): Promise<ModuleScan> {
   if (configFiles.length === 0) throw imageError(`the module dir ${moduleDir} has no .tf files: the image must carry the module at /captf/module (or pass --module DIR)`);
   const scan = emptyScan();
   for (const name of configFiles) {
-    const text = await readFile(join(moduleDir, name), 'utf8');
+    const path = join(moduleDir, name);
+    const text = await readFile(path, 'utf8');
     try {
-      if (name.endsWith('.json')) scanJson(text, scan);
-      else scanHcl(text, scan);
+      if (name.endsWith('.json')) scanJson(text, scan, path);
+      else scanHcl(text, scan, path);
     } catch (error) {
-      throw imageError(`cannot read ${join(moduleDir, name)}: ${(error as Error).message}`);
+      throw imageError(`cannot read ${path}: ${(error as Error).message}`);
     }
   }
   return scan;
+}
+
+/**
+ * Why a module that names what the runner reserves is refused, and the fix (prepareWorkspace and
+ * contract check). A moved, removed or import block at the record would let terraform move, forget
+ * or import another object there: with a state that has no record yet, a move replaced the object.
+ */
+export function reservedNamesProblem(scan: ModuleScan): { message: string; fix: string } | undefined {
+  if (scan.reserved.length === 0) return undefined;
+  const uses = scan.reserved.map((use) => `${use.file}:${use.line}: ${use.what}`);
+  return {
+    message: `the module names what the runner reserves for its inputs-hash record (${INPUTS_HASH_RESOURCE}, var.${INPUTS_HASH_VARIABLE}): ${uses.join('; ')}`,
+    fix: `rename or remove ${uses.length === 1 ? 'that block' : 'those blocks'}: no resource or variable may take these names, and no moved, removed or import block may name ${INPUTS_HASH_RESOURCE}, with or without an index`,
+  };
 }
 
 /** What terraform says the root module declares and the scan did not find (pure). */
@@ -107,8 +121,8 @@ export interface PrepareOptions {
 
 export async function prepareWorkspace(options: PrepareOptions): Promise<Workspace> {
   const { scan } = options;
-  if (scan.resources.includes(INPUTS_HASH_RESOURCE) || scan.variables.includes(INPUTS_HASH_VARIABLE))
-    throw imageError(`the module declares ${INPUTS_HASH_RESOURCE} or var.${INPUTS_HASH_VARIABLE}, names the runner reserves: rename them`);
+  const reserved = reservedNamesProblem(scan);
+  if (reserved) throw imageError(`${reserved.message}. Nothing was planned or applied; ${reserved.fix}`, { reserved: scan.reserved });
   if (!scan.backend && !options.statePath)
     throw usageError('StateLocationMissing', 'the module has no backend block and no --state FILE was given: the state would be lost with the workdir. Add a backend to the module or pass --state FILE');
 

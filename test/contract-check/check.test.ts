@@ -21,7 +21,7 @@ describe('contract check of a directory tree', () => {
     const tree = await imageTree(t, POOL_MODULE);
     const report = await runContractCheck({ root: tree.root, kind: 'pool', env: tree.env });
     assert.equal(report.ok, true, formatContractTable(report));
-    assert.deepEqual(statuses(report), { workdir: 'pass', terraform: 'pass', module: 'pass', backend: 'pass', variables: 'pass', lockfile: 'pass', init: 'pass', validate: 'pass' });
+    assert.deepEqual(statuses(report), { workdir: 'pass', terraform: 'pass', module: 'pass', reserved: 'pass', backend: 'pass', variables: 'pass', lockfile: 'pass', init: 'pass', validate: 'pass' });
     assert.equal(report.module, tree.module);
     assert.equal(report.terraform?.flavor, 'terraform');
     assert.match(byName(report).lockfile!.message, /only built-in providers/);
@@ -36,7 +36,7 @@ describe('contract check of a directory tree', () => {
     assert.equal(module.status, 'fail');
     assert.match(module.message, /captf\/module cannot be read \(ENOENT\)/);
     assert.match(module.fix!, /\/captf\/module/);
-    assert.deepEqual([byName(report).init!.status, byName(report).validate!.status], ['skip', 'skip']);
+    assert.deepEqual([byName(report).reserved!.status, byName(report).init!.status, byName(report).validate!.status], ['skip', 'skip', 'skip']);
     assert.equal(report.checks.filter((c) => !c.ok).length, 1, 'a skipped check is not a second violation');
   });
 
@@ -124,6 +124,33 @@ describe('contract check of a directory tree', () => {
     });
   }
 
+  test('a module that names the runner\'s reserved record: each file and line, and the fix', async (t) => {
+    const tree = await imageTree(t, {
+      ...POOL_MODULE,
+      'moves.tf': 'moved {\n  from = terraform_data.machine\n  to   = terraform_data.captf_inputs_hash\n}\n',
+      'more.tf.json': '{\n  "removed": [{"from": "terraform_data . captf_inputs_hash"}],\n  "import": {"to": "terraform_data.captf_inputs_hash[\\"a\\"]", "id": "x"}\n}\n',
+    });
+    const report = await runContractCheck({ root: tree.root, kind: 'pool', env: tree.env });
+    assert.equal(report.ok, false);
+    const check = byName(report).reserved!;
+    assert.equal(check.status, 'fail');
+    assert.equal(
+      check.message,
+      'the module names what the runner reserves for its inputs-hash record (terraform_data.captf_inputs_hash, var.captf_inputs_hash): ' +
+        `${join(tree.module, 'more.tf.json')}:2: removed { from = terraform_data.captf_inputs_hash }; ` +
+        `${join(tree.module, 'more.tf.json')}:3: import { to = terraform_data.captf_inputs_hash["a"] }; ` +
+        `${join(tree.module, 'moves.tf')}:3: moved { to = terraform_data.captf_inputs_hash }`,
+    );
+    assert.match(check.fix!, /^rename or remove those blocks: .*no moved, removed or import block may name terraform_data\.captf_inputs_hash, with or without an index$/);
+  });
+
+  test('the reserved resource and variable, declared by the module', async (t) => {
+    const tree = await imageTree(t, { ...POOL_MODULE, 'own.tf': 'variable "captf_inputs_hash" {}\nresource "terraform_data" "captf_inputs_hash" {}\n' });
+    const check = byName(await runContractCheck({ root: tree.root, env: tree.env, cheapOnly: true })).reserved!;
+    assert.equal(check.status, 'fail');
+    assert.match(check.message, /own\.tf:1: variable "captf_inputs_hash"; .*own\.tf:2: resource "terraform_data" "captf_inputs_hash"$/);
+  });
+
   test('a provider missing from the mirror fails init, with the mirror as the fix', async (t) => {
     const tree = await imageTree(t, { ...NEEDS_NULL_PROVIDER, '.terraform.lock.hcl': NULL_LOCK_FILE });
     const report = await runContractCheck({ root: tree.root, env: tree.env });
@@ -198,6 +225,16 @@ describe('the contract check command line', () => {
     assert.equal(byName(moved.report!).variables!.status, 'pass');
   });
 
+  test('a module that names the reserved record exits 4, naming the file and line', async (t) => {
+    const tree = await imageTree(t, { ...POOL_MODULE, 'moves.tf': 'moved {\n  from = terraform_data.machine\n  to   = terraform_data.captf_inputs_hash\n}\n' });
+    const run = await contractCheck(tree, ['--kind', 'pool']);
+    assert.equal(run.exitCode, 4);
+    const check = byName(run.report!).reserved!;
+    assert.equal(check.status, 'fail');
+    assert.ok(check.message.endsWith(`${join(tree.module, 'moves.tf')}:3: moved { to = terraform_data.captf_inputs_hash }`), check.message);
+    assert.match(check.fix!, /rename or remove that block/);
+  });
+
   test('an unknown kind is a usage error naming the kinds', async (t) => {
     const tree = await imageTree(t, POOL_MODULE);
     const run = await contractCheck(tree, [], { CAPTF_KIND: 'banana' });
@@ -210,7 +247,7 @@ describe('the cheap part every op runs first', () => {
   test('checks only terraform and the module files, without init', async (t) => {
     const tree = await imageTree(t, NEEDS_NULL_PROVIDER); // init would fail: the cheap part never gets there
     const report = await runContractCheck({ root: tree.root, env: tree.env, cheapOnly: true });
-    assert.deepEqual(statuses(report), { terraform: 'pass', module: 'pass' });
+    assert.deepEqual(statuses(report), { terraform: 'pass', module: 'pass', reserved: 'pass' });
     assert.equal(report.ok, true);
   });
 

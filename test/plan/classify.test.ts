@@ -8,6 +8,8 @@ import { classifyPlan, readActions } from '../../src/plan/classify.ts';
 import { change, corpusFiles, corpusPath, INPUTS_HASH, plan } from './support.ts';
 
 const ignore = { ignoreAddresses: new Set([INPUTS_HASH]) };
+/** How every `why` of an entry at the reserved address starts. */
+const RESERVED = `${INPUTS_HASH} is reserved for the runner's own resource, which the runner only creates, updates in place or keeps`;
 const classify = (sections: Parameters<typeof plan>[0]) => Classification.parse(classifyPlan(plan(sections), ignore));
 const counts = (overrides: Partial<Classification['counts']> = {}) => ({
   create: 0, update: 0, delete: 0, replace: 0, read: 0, noop: 0, forget: 0, import: 0, move: 0, unknown: 0, ...overrides,
@@ -196,16 +198,97 @@ const cases: Case[] = [
     entries: [{ address: 'resource_changes[0]', action: 'unknown', why: 'resource_changes[0] is a string, not an object' }],
   },
   {
-    name: "the runner's inputs-hash resource never counts",
+    name: "the runner's own create, update or no-op of its inputs-hash resource never counts, nor its drift",
     sections: {
-      resource_changes: [change(INPUTS_HASH, ['delete', 'create']), change(INPUTS_HASH, ['delete'], { deposed: 'aaaa0000' })],
+      resource_changes: [change(INPUTS_HASH, ['create']), change(INPUTS_HASH, ['update']), change(INPUTS_HASH, ['no-op'], { previous_address: INPUTS_HASH }, { importing: null })],
       resource_drift: [change(INPUTS_HASH, ['update'])],
     },
     destructive: false,
     hasResourceChanges: false,
     counts: {},
   },
+  {
+    name: 'a moved block into the reserved address fails closed, naming it (the replace it hid)',
+    sections: { resource_changes: [change(INPUTS_HASH, ['delete', 'create'], { previous_address: 'terraform_data.cluster', action_reason: 'replace_because_cannot_update' })] },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { replace: 1, move: 1 },
+    entries: [{ address: INPUTS_HASH, action: 'replace', reason: 'replace_because_cannot_update', why: `${RESERVED}: actions ["delete","create"], moved from terraform_data.cluster` }],
+  },
+  {
+    name: 'a move into the reserved address fails closed even as an update or a no-op',
+    sections: {
+      resource_changes: [
+        change(INPUTS_HASH, ['update'], { previous_address: 'terraform_data.cluster' }),
+        change(INPUTS_HASH, ['no-op'], { previous_address: `${INPUTS_HASH}[0]` }),
+      ],
+    },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { update: 1, noop: 1, move: 2 },
+    entries: [
+      { action: 'unknown', actions: ['update'], why: `${RESERVED}: moved from terraform_data.cluster` },
+      { action: 'unknown', actions: ['no-op'], why: `${RESERVED}: moved from ${INPUTS_HASH}[0]` },
+    ],
+  },
+  {
+    name: 'a move out of the reserved address fails closed',
+    sections: { resource_changes: [change('terraform_data.cluster', ['no-op'], { previous_address: INPUTS_HASH })] },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { noop: 1, move: 1 },
+    entries: [{ address: 'terraform_data.cluster', action: 'unknown', why: `${RESERVED}: moved from ${INPUTS_HASH}` }],
+  },
+  {
+    name: 'a delete, a replace, a forget, a deposed object or an import at the reserved address fails closed',
+    sections: {
+      resource_changes: [
+        change(INPUTS_HASH, ['delete']),
+        change(INPUTS_HASH, ['create', 'delete']),
+        change(INPUTS_HASH, ['forget']),
+        change(INPUTS_HASH, ['delete'], { deposed: 'aaaa0000' }),
+        change(INPUTS_HASH, ['create'], {}, { importing: { id: 'x' } }),
+      ],
+    },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { delete: 2, replace: 1, forget: 1, create: 1, import: 1 },
+    entries: [
+      { action: 'delete', why: `${RESERVED}: actions ["delete"]` },
+      { action: 'replace', why: `${RESERVED}: actions ["create","delete"]` },
+      { action: 'unknown', why: `${RESERVED}: actions ["forget"]` },
+      { action: 'delete', deposed: 'aaaa0000', why: `${RESERVED}: actions ["delete"], deposed object aaaa0000` },
+      { action: 'unknown', why: `${RESERVED}: imported` },
+    ],
+  },
+  {
+    name: 'an instance of the reserved address is never the runner\'s; other modules\' addresses of that name are not reserved',
+    sections: {
+      resource_changes: [change(`${INPUTS_HASH}[0]`, ['create']), change(`${INPUTS_HASH}["a"]`, ['teleport']), change(`module.m.${INPUTS_HASH}`, ['create'])],
+    },
+    destructive: true,
+    hasResourceChanges: true,
+    counts: { create: 2, unknown: 1 },
+    entries: [
+      { address: `${INPUTS_HASH}[0]`, action: 'unknown', why: `${RESERVED}: the instance ${INPUTS_HASH}[0]` },
+      { address: `${INPUTS_HASH}["a"]`, action: 'unknown', why: `${RESERVED}: unknown action "teleport", the instance ${INPUTS_HASH}["a"]` },
+    ],
+  },
 ];
+
+test("in a destroy plan the runner's own action at its record is the delete; anything else there still fails closed", () => {
+  const result = classifyPlan(
+    plan({ resource_changes: [change(INPUTS_HASH, ['delete']), change('terraform_data.a', ['delete']), change(INPUTS_HASH, ['delete'], { deposed: 'aaaa0000' })] }),
+    { ignoreAddresses: new Set([INPUTS_HASH]), destroyPlan: true },
+  );
+  assert.deepEqual(result.destructive.map((d) => [d.address, d.action, d.why]), [
+    ['terraform_data.a', 'delete', undefined],
+    [INPUTS_HASH, 'delete', `${RESERVED}: deposed object aaaa0000`],
+  ]);
+  assert.equal(result.counts.delete, 2);
+  // A create of the record is no destroy's doing.
+  assert.ok(isDestructive(classifyPlan(plan({ resource_changes: [change(INPUTS_HASH, ['create'])] }), { ignoreAddresses: new Set([INPUTS_HASH]), destroyPlan: true })));
+});
 
 describe('classifyPlan: one case per plan shape', () => {
   for (const c of cases) {

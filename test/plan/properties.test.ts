@@ -19,8 +19,11 @@ const actionsArbitrary: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.oneof(fc.constant(undefined), fc.constant(null), fc.string(), fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 2 })) },
 );
 
+/** The reserved address, its instances and a same-named resource of another module (not reserved). */
+const reservedAddresses = [INPUTS_HASH, `${INPUTS_HASH}[0]`, `${INPUTS_HASH}["a"]`, `module.m.${INPUTS_HASH}`];
+
 const addressArbitrary = fc.oneof(
-  fc.constantFrom(INPUTS_HASH, 'terraform_data.a', 'module.m["k"].terraform_data.b[0]', 'data.x.y'),
+  fc.constantFrom(...reservedAddresses, 'terraform_data.a', 'terraform_data.cluster', 'module.m["k"].terraform_data.b[0]', 'data.x.y'),
   fc.string({ unit: 'binary' }).map((s) => `terraform_data.${s}`),
 );
 
@@ -69,31 +72,78 @@ const planArbitrary = fc.record(
   { requiredKeys: ['format_version', 'resource_changes'] },
 );
 
+interface GeneratedEntry {
+  address: string;
+  previous_address?: string;
+  deposed?: string;
+  change?: { actions?: unknown; importing?: unknown };
+}
+type GeneratedPlan = { resource_changes: GeneratedEntry[] };
+
+/** The runner's own create, update or no-op of its record: neither moved, imported nor deposed. The classifier skips it. */
+const isRunnersOwn = ({ address, previous_address, deposed, change }: GeneratedEntry) =>
+  address === INPUTS_HASH &&
+  ['["create"]', '["update"]', '["no-op"]'].includes(JSON.stringify(change?.actions)) &&
+  (previous_address === undefined || previous_address === address) &&
+  (change?.importing === undefined || change.importing === null) &&
+  deposed === undefined;
+
+const RESERVED = /^terraform_data\.captf_inputs_hash(\[|$)/;
+const touchesReserved = ({ address, previous_address }: GeneratedEntry) => RESERVED.test(address) || RESERVED.test(previous_address ?? '');
+
 /** The destructive rule, restated independently of the classifier. */
-function oracleSaysDestructive(plan: { resource_changes: { address: string; change?: { actions?: unknown } }[] }): boolean {
-  return plan.resource_changes.some(({ address, change }) => {
-    if (address === INPUTS_HASH) return false;
-    const actions = change?.actions;
+function oracleSaysDestructive(plan: GeneratedPlan): boolean {
+  return plan.resource_changes.some((entry) => {
+    if (isRunnersOwn(entry)) return false;
+    if (touchesReserved(entry)) return true;
+    const actions = entry.change?.actions;
     const known = knownActionLists.some((list) => JSON.stringify(list) === JSON.stringify(actions));
     return !known || (actions as string[]).includes('delete');
   });
 }
 
+/** Action lists holding "delete" anywhere: alone, first, last or among others, known actions or not. */
+const deletingActionsArbitrary = fc
+  .tuple(fc.array(fc.oneof(fc.constantFrom('create', 'delete', 'forget', 'read', 'update', 'no-op'), fc.string()), { maxLength: 3 }), fc.nat())
+  .map(([others, at]) => others.toSpliced(at % (others.length + 1), 0, 'delete'));
+
+/** A generated plan with one more entry, anywhere, whose actions include "delete"; often at a reserved address. */
+const deletingPlanArbitrary = fc
+  .tuple(planArbitrary, entryArbitrary, fc.oneof(fc.constantFrom(...reservedAddresses), addressArbitrary), deletingActionsArbitrary, fc.nat())
+  .map(([plan, entry, address, actions, at]) => {
+    const position = at % (plan.resource_changes.length + 1);
+    const deleting = { ...entry, address, change: { ...entry.change, actions } };
+    return { ...plan, resource_changes: [...plan.resource_changes.slice(0, position), deleting, ...plan.resource_changes.slice(position)] };
+  });
+
 describe('generated plans', () => {
   test('destructive ⇔ a counted entry deletes or has unknown actions, or the classifier failed closed', () => {
     fc.assert(
-      fc.property(planArbitrary, (plan) => {
-        const result = classifyPlan(JSON.parse(JSON.stringify(plan)), ignore);
+      fc.property(planArbitrary, (generated) => {
+        const plan = JSON.parse(JSON.stringify(generated)) as GeneratedPlan;
+        const result = classifyPlan(plan, ignore);
         assert.equal(isDestructive(result), oracleSaysDestructive(plan) || result.failClosed.length > 0);
         assert.equal(result.destructiveTotal > 0, oracleSaysDestructive(plan));
-        assert.ok(!result.destructive.some((entry) => entry.address === INPUTS_HASH));
+        const reservedEntries = plan.resource_changes.filter((entry) => !isRunnersOwn(entry) && touchesReserved(entry));
+        assert.equal(result.destructive.filter((entry) => entry.why?.startsWith(`${INPUTS_HASH} is reserved`)).length, reservedEntries.length);
         const counted = Object.entries(result.counts).filter(([kind]) => kind !== 'import' && kind !== 'move');
-        const nonIgnored = plan.resource_changes.filter((entry) => entry.address !== INPUTS_HASH);
+        const nonIgnored = plan.resource_changes.filter((entry) => !isRunnersOwn(entry));
         // A create-and-forget counts as both, like terraform's summary; every other entry has exactly one kind.
         const createForgets = nonIgnored.filter(({ change }) => ['["create","forget"]', '["forget","create"]'].includes(JSON.stringify(change?.actions))).length;
         assert.equal(counted.reduce((sum, [, n]) => sum + n, 0), nonIgnored.length + createForgets, 'every counted entry has exactly one kind');
       }),
       { numRuns: 500 },
+    );
+  });
+
+  test('a plan with "delete" in any entry\'s actions, at any address (reserved ones too), is destructive to both readers', async () => {
+    await fc.assert(
+      fc.asyncProperty(deletingPlanArbitrary, fc.array(fc.nat(), { maxLength: 4 }), async (plan, cuts) => {
+        const bytes = Buffer.from(JSON.stringify(plan));
+        assert.ok(isDestructive(classifyPlan(JSON.parse(bytes.toString('utf8')), ignore)));
+        assert.ok(isDestructive(await classifyPlanStream(chunked(bytes, cuts.map((cut) => cut % (bytes.length + 1))), ignore)));
+      }),
+      { numRuns: 1000 },
     );
   });
 

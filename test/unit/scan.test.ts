@@ -1,8 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { scanHcl, scanJson } from '../../src/workspace/scan.ts';
-import { inputsHashConfig, missedDeclarations } from '../../src/workspace/workspace.ts';
+import { RunnerError } from '../../src/errors.ts';
+import { emptyScan, scanHcl, scanJson } from '../../src/workspace/scan.ts';
+import { inputsHashConfig, missedDeclarations, prepareWorkspace, scanModule } from '../../src/workspace/workspace.ts';
 
 describe('workspace: scanning top-level blocks', () => {
   it('finds resources, module calls, variables and the backend, not what nests or hides in strings', () => {
@@ -50,7 +54,7 @@ terraform {
   });
 
   it('the injected resource depends on every resource and module call', () => {
-    const text = inputsHashConfig({ resources: ['terraform_data.b', 'terraform_data.a'], moduleCalls: ['module.m'], variables: [], sensitiveVariables: [], backend: undefined });
+    const text = inputsHashConfig({ ...emptyScan(), resources: ['terraform_data.b', 'terraform_data.a'], moduleCalls: ['module.m'] });
     assert.match(text, /depends_on = \[module\.m, terraform_data\.a, terraform_data\.b\]/);
     assert.match(text, /input\s+= var\.captf_inputs_hash/);
   });
@@ -63,7 +67,7 @@ describe('workspace: what the scan must not miss', () => {
   });
 
   it('names what terraform declares and the scan did not find', () => {
-    const scan = { resources: ['terraform_data.a'], moduleCalls: ['module.m'], variables: [], sensitiveVariables: [], backend: undefined };
+    const scan = { ...emptyScan(), resources: ['terraform_data.a'], moduleCalls: ['module.m'] };
     assert.deepEqual(missedDeclarations(['terraform_data.a', 'module.m', 'terraform_data.captf_inputs_hash'], scan), []);
     assert.deepEqual(missedDeclarations(['terraform_data.a', 'terraform_data.hidden', 'module.n'], scan), ['terraform_data.hidden', 'module.n']);
   });
@@ -83,5 +87,186 @@ describe('plan: both readers report the root declarations', () => {
     classifyPlan(doc, { onRootDeclaration: (a) => referenced.push(a) });
     assert.deepEqual(streamed, ['terraform_data.a', 'module.net']);
     assert.deepEqual(referenced, streamed);
+  });
+});
+
+describe('workspace: names the runner reserves', () => {
+  const R = 'terraform_data.captf_inputs_hash';
+  const found = (scan: { reserved: { line: number; what: string }[] }) => scan.reserved.map(({ line, what }) => [line, what]);
+
+  it('moved, removed and import blocks naming the record, with or without an index, at the line of the attribute', () => {
+    const scan = scanHcl(
+      [
+        'moved {', //                                                    1
+        '  from = terraform_data.cluster # the object that would be replaced',
+        '  to   = terraform_data.captf_inputs_hash', //                  3
+        '}',
+        'moved {',
+        '  from = terraform_data . captf_inputs_hash /* spaced */ [ 0 ]', // 6
+        '  to   = terraform_data.other',
+        '}',
+        'removed { from = resource.terraform_data.captf_inputs_hash }', // 9
+        'import {',
+        '  for_each = toset(["a"])',
+        '  to       = terraform_data.captf_inputs_hash[each.key]', //    12
+        '  id       = "x"',
+        '}',
+        'import {',
+        '  to = terraform_data.captf_inputs_hash["a"]', //              16
+        '  id = "y"',
+        '}',
+      ].join('\n'),
+      undefined,
+      'moves.tf',
+    );
+    assert.deepEqual(found(scan), [
+      [3, `moved { to = ${R} }`],
+      [6, `moved { from = ${R}[0] }`],
+      [9, `removed { from = resource.${R} }`],
+      [12, `import { to = ${R}[each.key] }`],
+      [16, `import { to = ${R}["a"] }`],
+    ]);
+    assert.ok(scan.reserved.every((use) => use.file === 'moves.tf'));
+  });
+
+  it('the resource and the variable, in both syntaxes', () => {
+    const hcl = scanHcl('variable "captf_inputs_hash" {}\n\nresource terraform_data captf_inputs_hash {\n}\n');
+    assert.deepEqual(found(hcl), [[1, 'variable "captf_inputs_hash"'], [3, `resource "terraform_data" "captf_inputs_hash"`]]);
+    const json = scanJson('{\n  "variable": {"captf_inputs_hash": {}},\n  "resource": [{"terraform_data": [{\n    "captf_inputs_hash": {}}]}]\n}\n');
+    assert.deepEqual(found(json), [[2, 'variable "captf_inputs_hash"'], [4, `resource "terraform_data" "captf_inputs_hash"`]]);
+  });
+
+  it('not what only looks like it: other modules, other names, nested blocks, strings, comments and heredocs', () => {
+    const scan = scanHcl(`
+moved {
+  from = module.old.terraform_data.captf_inputs_hash
+  to   = module.new.terraform_data.captf_inputs_hash
+}
+moved {
+  from = terraform_data.captf_inputs_hash_old
+  to   = terraform_data.captf_inputs_hashes
+}
+removed {
+  from = terraform_data.gone
+  lifecycle {
+    destroy = false
+  }
+  provisioner "local-exec" {
+    when    = destroy
+    command = "echo to = terraform_data.captf_inputs_hash"
+  }
+}
+# moved { to = terraform_data.captf_inputs_hash }
+/* import { to = terraform_data.captf_inputs_hash } */
+resource "terraform_data" "a" {
+  input = <<-EOT
+    moved {
+      to = terraform_data.captf_inputs_hash
+    }
+  EOT
+}
+locals { to = "terraform_data.captf_inputs_hash" }
+variable "captf_inputs_hash_suffix" {}
+module "captf_inputs_hash" { source = "./m" }
+`);
+    assert.deepEqual(scan.reserved, []);
+  });
+
+  it('a trailing comment ends its line only: the next attribute is still read', () => {
+    const scan = scanHcl('terraform {\n  required_version = ">= 1.5" # comment\n  backend "pg" {}\n}\nmoved {\n  from = terraform_data.a // comment\n  to   = terraform_data.captf_inputs_hash\n}\n');
+    assert.equal(scan.backend, 'pg');
+    assert.deepEqual(found(scan), [[7, `moved { to = ${R} }`]]);
+  });
+
+  // terraform 1.11 plans each of these moves (checked by hand with `terraform plan`); a scanner that
+  // reads heredocs, comments or headers less closely than HCL does loses the block.
+  const MOVE = 'moved {\n  from = terraform_data.cluster\n  to   = terraform_data.captf_inputs_hash\n}\n';
+  for (const [what, text, line] of [
+    ['after a heredoc whose template holds a heredoc with the outer marker', `resource "terraform_data" "a" {\n  input = <<EOT\n\${ upper(<<X\nEOT\n"\nX\n) }\nEOT\n}\n${MOVE}# "\n`, 12],
+    ['after a heredoc with a Unicode marker', `resource "terraform_data" "a" {\n  input = <<É\n"\nÉ\n}\n${MOVE}# "\n`, 8],
+    ['after a heredoc closed by an indented marker with trailing spaces', `resource "terraform_data" "a" {\n  input = <<EOT\n"\n   EOT  \n}\n${MOVE}# "\n`, 8],
+    ['with block comments in its header and before the =', 'moved /* a\n */ {\n  from = terraform_data.cluster\n  to /* b */ = terraform_data.captf_inputs_hash\n}\n', 4],
+    ['after a trailing comment on the line before', 'moved {\n  from = terraform_data.cluster # c\n  to   = terraform_data.captf_inputs_hash\n}\n', 3],
+    ['with a block comment spanning lines inside the address', 'moved {\n  from = terraform_data.cluster\n  to   = terraform_data /* a\n b */ .captf_inputs_hash\n}\n', 3],
+    ['after a byte order mark', `\uFEFF${MOVE}`, 3],
+  ] as const) {
+    it(`a moved block ${what}`, () => {
+      assert.deepEqual(found(scanHcl(text)), [[line, `moved { to = ${R} }`]]);
+    });
+  }
+
+  it('the JSON syntax: block objects or lists, spaced traversals, and every occurrence of a duplicate key', () => {
+    const text = [
+      '{',
+      '  "moved": [{"from": "terraform_data.cluster", "to": "terraform_data.captf_inputs_hash"}],',
+      '  "moved": {"from": "terraform_data.a", "to": "terraform_data.b"},',
+      '  "removed": {',
+      '    "from": "terraform_data . captf_inputs_hash"',
+      '  },',
+      '  "import": [{"to": "terraform_data.x", "id": "1"}, {"to": "terraform_data.captf_inputs_hash[\\"a\\"]", "id": "2"}],',
+      '  "resource": {"terraform_data": {"a": {}}},',
+      '  "resource": {"terraform_data": {"captf_inputs_hash": {}}}',
+      '}',
+    ].join('\n');
+    const scan = scanJson(text, undefined, 'main.tf.json');
+    assert.deepEqual(found(scan), [
+      [2, `moved { to = ${R} }`],
+      [5, `removed { from = ${R} }`],
+      [7, `import { to = ${R}["a"] }`],
+      [9, `resource "terraform_data" "captf_inputs_hash"`],
+    ]);
+    assert.deepEqual(scan.resources, ['terraform_data.a', R], 'a duplicate key hides nothing');
+  });
+
+  it('invalid JSON is an error naming the line', () => {
+    assert.throws(() => scanJson('{\n  "moved": [\n    {"to": terraform_data.x}\n  ]\n}'), /invalid JSON on line 3/);
+    assert.throws(() => scanJson('{"a": 1} {}'), /line 1: expected the end of the document/);
+    assert.throws(() => scanJson('[]'), /top level is an array/);
+  });
+
+  it('the JSON reader agrees with JSON.parse on the facts of a document without duplicate keys', () => {
+    const doc = {
+      resource: [{ terraform_data: { a: { input: ['x', { y: [1, -2.5e3, true, false, null] }] } } }],
+      variable: { v: { sensitive: true, default: 'q\\"\u00e9\n' }, w: { sensitive: false } },
+      terraform: [{ backend: { s3: {} } }],
+    };
+    for (const text of [JSON.stringify(doc), JSON.stringify(doc, null, 2)]) {
+      const scan = scanJson(text);
+      assert.deepEqual(scan.resources, ['terraform_data.a']);
+      assert.deepEqual(scan.variables, ['v', 'w']);
+      assert.deepEqual(scan.sensitiveVariables, ['v']);
+      assert.equal(scan.backend, 's3');
+    }
+  });
+});
+
+describe('workspace: scanModule and prepareWorkspace refuse a module that names the reserved record', () => {
+  it('names every file and line and the fix; nothing is prepared', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'captf-scan-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const moduleDir = join(dir, 'module');
+    const workdir = join(dir, 'work');
+    await mkdir(moduleDir);
+    await writeFile(join(moduleDir, 'main.tf'), 'resource "terraform_data" "cluster" {\n  input = "c"\n}\n');
+    await writeFile(join(moduleDir, 'moves.tf'), '\nmoved {\n  from = terraform_data.cluster\n  to   = terraform_data.captf_inputs_hash\n}\n');
+    await writeFile(join(moduleDir, 'vars.tf.json'), '{"variable": {\n"captf_inputs_hash": {}}}');
+    const scan = await scanModule(moduleDir);
+    await assert.rejects(
+      prepareWorkspace({ moduleDir, scan, workdir, statePath: join(dir, 'state.tfstate'), inputs: { varFiles: [], files: [] } }),
+      (error: unknown) => {
+        assert.ok(error instanceof RunnerError);
+        assert.equal(error.kind, 'image');
+        assert.equal(error.reason, 'ImageInvalid');
+        assert.equal(
+          error.message,
+          `the module names what the runner reserves for its inputs-hash record (terraform_data.captf_inputs_hash, var.captf_inputs_hash): ` +
+            `${join(moduleDir, 'moves.tf')}:4: moved { to = terraform_data.captf_inputs_hash }; ${join(moduleDir, 'vars.tf.json')}:2: variable "captf_inputs_hash". ` +
+            'Nothing was planned or applied; rename or remove those blocks: no resource or variable may take these names, and no moved, removed or import block may name terraform_data.captf_inputs_hash, with or without an index',
+        );
+        assert.deepEqual(error.detail, { reserved: scan.reserved });
+        return true;
+      },
+    );
+    assert.deepEqual(await readdir(dir), ['module'], 'no workdir was made');
   });
 });
