@@ -51,6 +51,8 @@ await build({
   banner: {
     js: "#!/usr/bin/env node\nimport { createRequire as __captfCreateRequire } from 'node:module';\nconst require = __captfCreateRequire(import.meta.url);",
   },
+  // ESM builds first: jsonc-parser's `main` is a UMD build whose require() calls esbuild cannot follow.
+  mainFields: ['module', 'main'],
   plugins: [zodEnglishOnly],
   logLevel: 'warning',
 });

@@ -7,6 +7,8 @@
 // (missedDeclarations), and the classifier fails closed on any change at a reserved address that
 // the runner did not plan itself.
 
+import { parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+
 /** The resource that records the inputs hash of the last successful apply in the state. */
 export const INPUTS_HASH_RESOURCE = 'terraform_data.captf_inputs_hash';
 export const INPUTS_HASH_VARIABLE = 'captf_inputs_hash';
@@ -126,74 +128,34 @@ type JsonNode = { line: number } & ({ members: [string, JsonNode][] } | { items:
 const objects = (node: JsonNode): JsonNode[] => ('items' in node ? node.items.filter((item) => 'members' in item) : 'members' in node ? [node] : []);
 const members = (node: JsonNode): [string, JsonNode][] => ('members' in node ? node.members : []);
 
-const JSON_STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
-const JSON_NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-const JSON_LITERAL = /true|false|null/y;
-
 /**
  * JSON.parse keeps only the last of duplicate keys (terraform reads every one as a block) and knows
- * no lines: module files are small, so a plain recursive reader that keeps both.
+ * no lines: jsonc-parser's syntax tree keeps both. Comments and trailing commas are refused, as terraform does.
  */
 function parseJsonWithLines(text: string): JsonNode {
-  let pos = 0;
-  let line = 1;
-  const fail = (expected: string): never => {
-    throw new Error(`invalid JSON on line ${line}: expected ${expected}`);
-  };
-  const skipSpace = () => {
-    for (let c = text[pos]; c === ' ' || c === '\t' || c === '\r' || c === '\n'; c = text[++pos]) if (c === '\n') line++;
-  };
-  const token = (pattern: RegExp): string | undefined => {
-    pattern.lastIndex = pos;
-    const match = pattern.exec(text)?.[0];
-    if (match !== undefined) pos += match.length;
-    return match;
-  };
-  const string = (): string => JSON.parse(token(JSON_STRING) ?? fail('a string')) as string;
-  const punctuation = (c: string) => {
-    skipSpace();
-    if (text[pos] !== c) fail(`"${c}"`);
-    pos++;
-  };
-  /** `open`, items separated by commas, `close`. */
-  const list = (open: string, close: string, item: () => void) => {
-    punctuation(open);
-    skipSpace();
-    if (text[pos] === close) return void pos++;
-    for (;;) {
-      item();
-      skipSpace();
-      if (text[pos] !== ',') break;
-      pos++;
+  const lineStarts = [0];
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lineStarts.push(i + 1);
+  const lineAt = (offset: number) => {
+    let low = 0;
+    let high = lineStarts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (lineStarts[middle]! <= offset) low = middle;
+      else high = middle - 1;
     }
-    punctuation(close);
+    return low + 1;
   };
-  const value = (): JsonNode => {
-    skipSpace();
-    const at = line;
-    if (text[pos] === '{') {
-      const node: [string, JsonNode][] = [];
-      list('{', '}', () => {
-        skipSpace();
-        const key = string();
-        punctuation(':');
-        node.push([key, value()]);
-      });
-      return { line: at, members: node };
-    }
-    if (text[pos] === '[') {
-      const items: JsonNode[] = [];
-      list('[', ']', () => void items.push(value()));
-      return { line: at, items };
-    }
-    if (text[pos] === '"') return { line: at, scalar: string() };
-    const scalar = token(JSON_NUMBER) ?? token(JSON_LITERAL) ?? fail('a value');
-    return { line: at, scalar: JSON.parse(scalar) };
+  const errors: ParseError[] = [];
+  const tree = parseTree(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  const first = errors[0];
+  if (first || !tree) throw new Error(`invalid JSON on line ${lineAt(first?.offset ?? 0)}: ${first ? printParseErrorCode(first.error) : 'no value'}`);
+  const convert = (node: Node): JsonNode => {
+    const line = lineAt(node.offset);
+    if (node.type === 'object') return { line, members: (node.children ?? []).map((property) => [property.children![0]!.value as string, convert(property.children![1]!)]) };
+    if (node.type === 'array') return { line, items: (node.children ?? []).map(convert) };
+    return { line, scalar: node.value };
   };
-  const document = value();
-  skipSpace();
-  if (pos < text.length) fail('the end of the document');
-  return document;
+  return convert(tree);
 }
 
 interface Attribute {

@@ -220,7 +220,8 @@ module "captf_inputs_hash" { source = "./m" }
 
   it('invalid JSON is an error naming the line', () => {
     assert.throws(() => scanJson('{\n  "moved": [\n    {"to": terraform_data.x}\n  ]\n}'), /invalid JSON on line 3/);
-    assert.throws(() => scanJson('{"a": 1} {}'), /line 1: expected the end of the document/);
+    assert.throws(() => scanJson('{"a": 1} {}'), /invalid JSON on line 1: EndOfFileExpected/);
+    assert.throws(() => scanJson('{"a": 1, /* no comments in terraform JSON */ "b": 2}'), /invalid JSON on line 1: InvalidCommentToken/);
     assert.throws(() => scanJson('[]'), /top level is an array/);
   });
 
