@@ -2,7 +2,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { Classification } from '../contract/classification.ts';
+import type { Classification, DestructiveChange } from '../contract/classification.ts';
 import type { OutputValue } from '../contract/result.ts';
 import { RunnerError } from '../errors.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
@@ -111,7 +111,13 @@ export async function planStep(ctx: RunContext, tf: Terraform, workspace: Worksp
  * checks the runner's reading of the module against terraform's: the inputs-hash resource must
  * depend on every root resource and module call, or a failed apply could record the new hash.
  */
-export async function showStep(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields, options: { destroyPlan?: boolean } = {}): Promise<Classification> {
+export interface ShowOptions {
+  destroyPlan?: boolean;
+  /** Told every destructive entry, also those beyond the result's bounded list. */
+  onDestructive?: (entry: DestructiveChange) => void;
+}
+
+export async function showStep(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields, options: ShowOptions = {}): Promise<Classification> {
   const declared = new Set<string>();
   const shown = await ctx.step(
     'show',
@@ -122,7 +128,10 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
           destroyPlan: options.destroyPlan,
           onRootDeclaration: (address) => declared.add(address),
           // Every one, beyond the bounded list in the result.
-          onDestructive: (d) => ctx.log.warn({ address: d.address, deposed: d.deposed, action: d.action }, `destructive: ${d.address}${d.deposed ? ` (deposed ${d.deposed})` : ''} (${d.action})`),
+          onDestructive: (d) => {
+            ctx.log.warn({ address: d.address, deposed: d.deposed, action: d.action }, `destructive: ${d.address}${d.deposed ? ` (deposed ${d.deposed})` : ''} (${d.action})`);
+            options.onDestructive?.(d);
+          },
         }),
       );
       fields.plan = plan;
@@ -204,13 +213,13 @@ export function refuseErrored(plan: Classification): void {
  * held and printed masked afterwards. `recordHash` is the inputs hash the plan records in the state.
  */
 
-export async function planAndClassify(ctx: RunContext, root: PreparedRoot, fields: ResultFields, recordHash: string, extra: Partial<PlanOptions> = {}) {
+export async function planAndClassify(ctx: RunContext, root: PreparedRoot, fields: ResultFields, recordHash: string, extra: Partial<PlanOptions> = {}, show: Pick<ShowOptions, 'onDestructive'> = {}) {
   const held = heldPlanOutput(root.tf, root.workspace, ctx.masker);
   const { planned, plan } = await held.around(async () => {
     const planned = await planStep(ctx, held.terraform, root.workspace, recordHash, extra);
     // Taken before show reads the file: the apply must run exactly the plan that was classified.
     fields.planHash = await ctx.step('plan hash', () => sha256File(root.workspace.planFile));
-    const plan = await showStep(ctx, root.tf, root.workspace, fields, { destroyPlan: extra.destroy });
+    const plan = await showStep(ctx, root.tf, root.workspace, fields, { destroyPlan: extra.destroy, ...show });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     return { planned, plan };
   });
