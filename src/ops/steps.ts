@@ -230,8 +230,8 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
  * Backup, then apply the saved plan (see applyStep) once its sha256 is still `fields.planHash`, the
  * plan that was classified or approved. The plan file does not outlive the apply.
  */
-export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, failureReason = 'ApplyFailed'): Promise<void> {
-  fields.backup = await backupStep(ctx, before, root.inputs.hashes.inputsHash, root.version.version);
+export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, failureReason = 'ApplyFailed', options: { backup?: boolean } = {}): Promise<void> {
+  if (options.backup !== false) fields.backup = await backupStep(ctx, before, root.inputs.hashes.inputsHash, root.version.version);
   try {
     await ctx.step('plan check', () => checkPlanFile(root.workspace.planFile, fields.planHash));
     await applyStep(ctx, root, before, fields, { planFile: root.workspace.planFile, lockTimeout: ctx.settings.lockTimeout }, failureReason);
@@ -242,7 +242,8 @@ export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before
 
 async function checkPlanFile(planFile: string, classifiedHash: string | undefined): Promise<void> {
   // A caller that never hashed its plan is a bug: without the hash nothing says what will be applied.
-  if (classifiedHash === undefined) throw new Error('applySavedPlan: the plan file was not hashed when it was classified');
+  if (classifiedHash === undefined)
+    throw new RunnerError({ kind: 'internal', reason: 'InternalError', message: 'internal error: the saved plan was not hashed when it was classified; nothing was applied' });
   const now = await sha256File(planFile);
   if (now !== classifiedHash)
     throw new RunnerError({
@@ -254,10 +255,10 @@ async function checkPlanFile(planFile: string, classifiedHash: string | undefine
 }
 
 /**
- * terraform apply (a saved plan, or refresh-only), then the outputs and the state it left. A failed
+ * terraform apply of a saved plan, then the outputs and the state it left. A failed
  * apply still saves what terraform could not (errored.tfstate) and reports what the state holds.
  */
-export async function applyStep(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, options: ApplyOptions, failureReason: string): Promise<void> {
+async function applyStep(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, options: ApplyOptions, failureReason: string): Promise<void> {
   const { tf, workspace } = root;
   // Only an errored.tfstate this apply writes is terraform's unsaved state (code run at plan time could leave one).
   await rm(join(workspace.root, ERRORED_STATE_FILE), { force: true });

@@ -224,7 +224,18 @@ export class PlanClassifier {
   addResourceDrift(entry: unknown): void {
     const position = `resource_drift[${this.#driftEntries++}]`;
     const address = isRecord(entry) ? optionalString(entry.address) : undefined;
-    if (address !== undefined && this.#ignore.has(address)) return;
+    const reserved = isRecord(entry) ? (reservedOf(address, this.#ignore) ?? reservedOf(entry.previous_address, this.#ignore)) : undefined;
+    if (reserved !== undefined && isRecord(entry)) {
+      // A refresh-only plan reports moves here, and applying it carries them out: a move into or
+      // out of the record, an instance or a deposed object of it fails closed as in resource_changes.
+      const change = isRecord(entry.change) ? entry.change : {};
+      const why = reservedEntryWhy(entry, change, { kind: 'noop' }, reserved, RUNNER_KINDS);
+      if (why === undefined) return; // the record's own value changed outside terraform: never drift
+      this.#counts.unknown += 1;
+      this.#hasResourceChanges = true;
+      this.#recordDestructive({ address: address ?? position, action: 'unknown', actions: listedActions(change.actions), why: `${position}: ${why}` });
+      return;
+    }
     this.#driftTotal += 1;
     if (this.#drift.length >= this.#limit) return;
     const deposed = isRecord(entry) ? optionalString(entry.deposed) : undefined;

@@ -1,23 +1,17 @@
 import { commandFailed, run, type Terraform } from './terraform.ts';
 
-export type ApplyOptions =
-  | { planFile: string; lockTimeout?: string }
-  /** A refresh-only apply: no plan file, the variables again. */
-  | { refreshOnly: true; varFiles?: readonly string[]; vars?: Readonly<Record<string, string>>; lockTimeout?: string };
+/** Only saved plans are applied: what is applied is always what was classified (refresh too). */
+export interface ApplyOptions {
+  planFile: string;
+  lockTimeout?: string;
+}
 
 export const applyArgs = (o: ApplyOptions): string[] => [
   'apply',
   '-input=false',
   '-no-color',
   ...(o.lockTimeout ? [`-lock-timeout=${o.lockTimeout}`] : []),
-  ...('planFile' in o
-    ? [o.planFile]
-    : [
-        '-refresh-only',
-        '-auto-approve',
-        ...(o.varFiles ?? []).map((file) => `-var-file=${file}`),
-        ...Object.entries(o.vars ?? {}).flatMap(([name, value]) => ['-var', `${name}=${value}`]),
-      ]),
+  o.planFile,
 ];
 
 export interface ApplyResult {

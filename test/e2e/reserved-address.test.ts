@@ -167,5 +167,14 @@ resource "terraform_data" "captf_inputs_hash" {
     assert.match(entry.why!, RESERVED_WHY);
     assert.match(entry.why!, /moved from terraform_data\.captf_inputs_hash\[0\]/);
     assert.deepEqual(await readFile(s.state), before, 'the state must be untouched');
+
+    // A refresh would carry out the same move (a refresh-only plan reports it as drift): refused.
+    const refresh = await s.run('refresh');
+    assert.equal(refresh.exitCode, 1, explain(refresh));
+    assert.equal(refresh.result!.reason, 'RefreshRefused');
+    assert.equal(refresh.result!.error!.step, 'decide');
+    assert.match(refresh.result!.message, /moved from terraform_data\.captf_inputs_hash\[0\]/);
+    assert.equal(refresh.result!.applied, false);
+    assert.deepEqual(await readFile(s.state), before, 'the refresh applied nothing');
   });
 });
