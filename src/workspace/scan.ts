@@ -124,8 +124,11 @@ export function scanJson(text: string, into: ModuleScan = emptyScan(), file = ''
 /** A JSON value and the line it starts on. Objects keep every member in order, duplicate keys included. */
 type JsonNode = { line: number } & ({ members: [string, JsonNode][] } | { items: JsonNode[] } | { scalar: unknown });
 
-/** The JSON syntax lets a block be an object or an array of them at each level. */
-const objects = (node: JsonNode): JsonNode[] => ('items' in node ? node.items.filter((item) => 'members' in item) : 'members' in node ? [node] : []);
+/**
+ * The JSON syntax lets a block be an object or an array of them at each level, and terraform also
+ * takes an array of arrays for unlabelled blocks (`"moved": [[{…}]]`): every depth is read.
+ */
+const objects = (node: JsonNode): JsonNode[] => ('items' in node ? node.items.flatMap(objects) : 'members' in node ? [node] : []);
 const members = (node: JsonNode): [string, JsonNode][] => ('members' in node ? node.members : []);
 
 /**
@@ -156,6 +159,18 @@ function parseJsonWithLines(text: string): JsonNode {
     return { line, scalar: node.value };
   };
   return convert(tree);
+}
+
+const LABEL_ESCAPES: Readonly<Record<string, string>> = { n: '\n', r: '\r', t: '\t', '"': '"', '\\': '\\' };
+
+/** A quoted label as terraform reads it: `variable "captf\u005finputs_hash"` names captf_inputs_hash. */
+function unescapeLabel(raw: string): string {
+  return raw.replace(/\\(?:u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))/gs, (match, u4?: string, u8?: string, simple?: string) => {
+    const hex = u4 ?? u8;
+    const codePoint = hex === undefined ? undefined : parseInt(hex, 16);
+    if (codePoint !== undefined) return codePoint <= 0x10ffff ? String.fromCodePoint(codePoint) : match;
+    return LABEL_ESCAPES[simple!] ?? match;
+  });
 }
 
 interface Attribute {
@@ -212,7 +227,7 @@ class Scanner {
       for (;;) {
         this.skipInlineSpace();
         const c = this.text[this.pos];
-        if (c === '"') words.push(this.quoted());
+        if (c === '"') words.push(unescapeLabel(this.quoted()));
         else if (c === '{') return { words, line: this.lineAt(start) };
         else if (c === '=') {
           const valueStart = ++this.pos;

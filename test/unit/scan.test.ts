@@ -218,6 +218,22 @@ module "captf_inputs_hash" { source = "./m" }
     assert.deepEqual(scan.resources, ['terraform_data.a', R], 'a duplicate key hides nothing');
   });
 
+  it('the JSON syntax: an array of arrays of blocks, which terraform accepts for unlabelled blocks', () => {
+    const text = '{"moved": [[{"from": "terraform_data.cluster",\n "to": "terraform_data.captf_inputs_hash"}]],\n "import": [[[{"to": "terraform_data.captf_inputs_hash", "id": "x"}]]]}';
+    assert.deepEqual(found(scanJson(text, undefined, 'refactor.tf.json')), [
+      [2, `moved { to = ${R} }`],
+      [3, `import { to = ${R} }`],
+    ]);
+  });
+
+  it('labels as terraform decodes them: escapes name the reserved variable and resource too', () => {
+    const text = 'variable "captf\\u005finputs_hash" {\n  sensitive = true\n}\nresource "terraform_data" "captf_inputs\\U0000005fhash" {}\nvariable "bad\\UFFFFFFFF" {}\n';
+    assert.deepEqual(found(scanHcl(text, undefined, 'zz_override.tf')), [
+      [1, 'variable "captf_inputs_hash"'],
+      [4, `resource "terraform_data" "captf_inputs_hash"`],
+    ]);
+  });
+
   it('invalid JSON is an error naming the line', () => {
     assert.throws(() => scanJson('{\n  "moved": [\n    {"to": terraform_data.x}\n  ]\n}'), /invalid JSON on line 3/);
     assert.throws(() => scanJson('{"a": 1} {}'), /invalid JSON on line 1: EndOfFileExpected/);
