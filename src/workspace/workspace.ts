@@ -1,7 +1,7 @@
 // The workdir a run works in: a copy of the module (the module dir may be read-only), the input
 // files as data, the variable files outside the module (so terraform never loads an input as
 // configuration), the injected inputs-hash resource and, for local runs, a local backend.
-import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { RunnerError, imageError, usageError } from '../errors.ts';
@@ -156,6 +156,7 @@ async function makeWorkdir(given: string | undefined): Promise<Pick<Workspace, '
     await makeDirs(dir, 0o700);
     await chmod(dir, 0o700);
     await makeDirs(join(dir, 'private'), 0o700);
+    await ownPrivateDir(join(dir, 'private'));
   } catch (error) {
     throw new RunnerError({
       kind: 'io',
@@ -165,6 +166,17 @@ async function makeWorkdir(given: string | undefined): Promise<Pick<Workspace, '
     });
   }
   return makeWorkdirIn(dir, given === undefined);
+}
+
+/**
+ * The private dir holds the plan file and the secret var files: in a --workdir someone else
+ * prepared, it must be a real directory of the runner's own, and only the runner may enter it.
+ */
+async function ownPrivateDir(path: string): Promise<void> {
+  const found = await lstat(path);
+  if (!found.isDirectory()) throw new Error(`${path} is a symbolic link or not a directory`);
+  if (process.getuid && found.uid !== process.getuid()) throw new Error(`${path} belongs to uid ${found.uid}, not to the runner`);
+  await chmod(path, 0o700);
 }
 
 function makeWorkdirIn(dir: string, owned: boolean): Pick<Workspace, 'dir' | 'privateDir' | 'planFile' | 'dispose' | 'keep'> {

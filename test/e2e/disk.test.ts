@@ -7,7 +7,7 @@ import { after, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Result } from '../../src/contract/result.ts';
@@ -134,6 +134,22 @@ describe('disk problems', { concurrency: 2 }, () => {
     assert.equal(run.exitCode, 1, explain(run));
     assert.equal(run.result!.error?.step, 'workspace');
     assert.equal(run.result!.error?.kind, 'io', JSON.stringify(run.result!.error));
+  });
+
+  it('a --workdir whose private dir is a symbolic link (to a dir someone else can read) is refused before anything runs', async (t) => {
+    const s = await scenario(t, MODULE);
+    const workdir = join(s.dir, 'work');
+    const elsewhere = join(s.dir, 'world-readable');
+    await mkdir(workdir, { mode: 0o700 });
+    await mkdir(elsewhere, { mode: 0o777 });
+    await symlink(elsewhere, join(workdir, 'private'));
+    const run = await s.run('apply', ['--workdir', workdir]);
+    assert.equal(run.exitCode, 1, explain(run));
+    assert.equal(run.result!.reason, 'WorkdirUnusable');
+    assert.equal(run.result!.error?.step, 'workspace');
+    assert.match(run.result!.message, /private is a symbolic link or not a directory/);
+    assert.deepEqual(await readdir(elsewhere), [], 'no plan file or var file was written through the link');
+    assert.ok(!existsSync(s.state), 'nothing ran against the state');
   });
 
   it('a given --workdir is made 0700 and its private dir is removed at the end', async (t) => {
