@@ -70,13 +70,19 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
  * terraform applies a saved plan to the backend recorded in it, so an artifact made for another
  * object's state would change that state while this run backs up and reports its own: refused.
  */
-function checkBinding(manifest: PlanArtifactManifest, here: Pick<PlanArtifactManifest, 'stateLineage' | 'backend'>): void {
+function checkBinding(manifest: PlanArtifactManifest, here: { stateLineage: string | null; backend: string }): void {
   const mismatch = (what: string, detail: Record<string, unknown>) =>
     new RunnerError({
       kind: 'artifact',
       reason: 'ArtifactMismatch',
       message: `the plan artifact ${manifest.object} was planned against ${what}: terraform would apply it there, not to this object's state. Nothing was applied. Pass the artifact this object's plan op wrote, or run plan again.`,
       detail,
+    });
+  if (manifest.backend === undefined || manifest.stateLineage === undefined)
+    throw new RunnerError({
+      kind: 'artifact',
+      reason: 'ArtifactMismatch',
+      message: `the plan artifact ${manifest.object} does not say which state it was planned against (an earlier runner wrote it): terraform could apply it to another state. Nothing was applied. Run plan again and approve the new plan hash.`,
     });
   if (manifest.backend !== here.backend)
     throw mismatch('another backend (a different state location)', { expectedBackend: here.backend, foundBackend: manifest.backend });

@@ -63,13 +63,15 @@ export const PlanArtifactManifest = z.strictObject({
   planFile: ArtifactFileName.describe('The file holding the saved plan; its sha256 is planHash'),
   planHash: Sha256.describe('sha256 of the saved plan file: what an approval names'),
   inputsHash: Sha256.describe('The inputs hash the plan was made from'),
+  // Optional so that an artifact of an earlier runner reads as what it is: apply-approved refuses it as unbound.
   stateLineage: z
     .string()
     .min(1)
     .nullable()
-    .describe('The lineage of the state the plan was made against; null when there was no state yet'),
-  backend: Sha256.describe(
-    'sha256 of the canonical JSON {"config":…,"type":…} of the backend terraform init configured: terraform applies a saved plan to this backend',
+    .optional()
+    .describe('The lineage of the state the plan was made against; null when there was no state yet. Written by every plan op; an artifact without it is refused'),
+  backend: Sha256.optional().describe(
+    'sha256 of the canonical JSON {"config":…,"type":…} of the backend terraform init configured: terraform applies a saved plan to this backend. Written by every plan op; an artifact without it is refused',
   ),
 });
 export type PlanArtifactManifest = z.infer<typeof PlanArtifactManifest>;

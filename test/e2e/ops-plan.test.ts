@@ -207,6 +207,16 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
         }),
         hash: 'a'.repeat(64), exit: 1, reason: 'ArtifactCorrupt', message: /planHash differs from the sha256 of planFile/,
       },
+      {
+        name: 'an artifact of an earlier runner, not bound to a state',
+        artifact: () => damaged(async (dir) => {
+          const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
+          delete manifest.stateLineage;
+          delete manifest.backend;
+          await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest));
+        }),
+        exit: 1, reason: 'ArtifactMismatch', message: /does not say which state it was planned against/,
+      },
       { name: 'a wrong approved plan hash', artifact: async () => p.artifact, hash: 'b'.repeat(64), exit: 1, reason: 'ArtifactMismatch', message: /not the approved plan b{64}/ },
       { name: 'a malformed approved plan hash', artifact: async () => p.artifact, hash: p.hash.toUpperCase(), exit: 2, reason: 'PlanNotApproved', message: /64 lowercase hex/ },
       { name: 'no approved plan hash', artifact: async () => p.artifact, hash: '', exit: 2, reason: 'PlanNotApproved', message: /needs --approved-plan-hash/ },
