@@ -78,7 +78,7 @@ interface GeneratedEntry {
   deposed?: string;
   change?: { actions?: unknown; importing?: unknown };
 }
-type GeneratedPlan = { resource_changes: GeneratedEntry[] };
+type GeneratedPlan = { resource_changes: GeneratedEntry[]; resource_drift?: GeneratedEntry[] };
 
 /** The runner's own create, update or no-op of its record: neither moved, imported nor deposed. The classifier skips it. */
 const isRunnersOwn = ({ address, previous_address, deposed, change }: GeneratedEntry) =>
@@ -91,8 +91,16 @@ const isRunnersOwn = ({ address, previous_address, deposed, change }: GeneratedE
 const RESERVED = /^terraform_data\.captf_inputs_hash(\[|$)/;
 const touchesReserved = ({ address, previous_address }: GeneratedEntry) => RESERVED.test(address) || RESERVED.test(previous_address ?? '');
 
+/** A drift entry of the record that is neither moved, imported nor deposed: its value changed outside terraform, whatever the actions. */
+const isRecordsOwnDrift = ({ address, previous_address, deposed, change }: GeneratedEntry) =>
+  address === INPUTS_HASH && (previous_address === undefined || previous_address === address) && (change?.importing === undefined || change.importing === null) && deposed === undefined;
+
+/** Drift entries that move into or out of the record, or are an instance, import or deposed object of it: applying a refresh-only plan carries them out. */
+const reservedDrift = (plan: GeneratedPlan) => (plan.resource_drift ?? []).filter((entry) => touchesReserved(entry) && !isRecordsOwnDrift(entry));
+
 /** The destructive rule, restated independently of the classifier. */
 function oracleSaysDestructive(plan: GeneratedPlan): boolean {
+  if (reservedDrift(plan).length > 0) return true;
   return plan.resource_changes.some((entry) => {
     if (isRunnersOwn(entry)) return false;
     if (touchesReserved(entry)) return true;
@@ -124,13 +132,13 @@ describe('generated plans', () => {
         const result = classifyPlan(plan, ignore);
         assert.equal(isDestructive(result), oracleSaysDestructive(plan) || result.failClosed.length > 0);
         assert.equal(result.destructiveTotal > 0, oracleSaysDestructive(plan));
-        const reservedEntries = plan.resource_changes.filter((entry) => !isRunnersOwn(entry) && touchesReserved(entry));
-        assert.equal(result.destructive.filter((entry) => entry.why?.startsWith(`${INPUTS_HASH} is reserved`)).length, reservedEntries.length);
+        const reservedEntries = plan.resource_changes.filter((entry) => !isRunnersOwn(entry) && touchesReserved(entry)).length + reservedDrift(plan).length;
+        assert.equal(result.destructive.filter((entry) => entry.why?.includes(`${INPUTS_HASH} is reserved`)).length, reservedEntries);
         const counted = Object.entries(result.counts).filter(([kind]) => kind !== 'import' && kind !== 'move');
         const nonIgnored = plan.resource_changes.filter((entry) => !isRunnersOwn(entry));
         // A create-and-forget counts as both, like terraform's summary; every other entry has exactly one kind.
         const createForgets = nonIgnored.filter(({ change }) => ['["create","forget"]', '["forget","create"]'].includes(JSON.stringify(change?.actions))).length;
-        assert.equal(counted.reduce((sum, [, n]) => sum + n, 0), nonIgnored.length + createForgets, 'every counted entry has exactly one kind');
+        assert.equal(counted.reduce((sum, [, n]) => sum + n, 0), nonIgnored.length + createForgets + reservedDrift(plan).length, 'every counted entry has exactly one kind');
       }),
       { numRuns: 500 },
     );
@@ -144,6 +152,20 @@ describe('generated plans', () => {
         assert.ok(isDestructive(await classifyPlanStream(chunked(bytes, cuts.map((cut) => cut % (bytes.length + 1))), ignore)));
       }),
       { numRuns: 1000 },
+    );
+  });
+
+  test('in a destroy plan only the record\'s plain ["delete"] is the runner\'s own: every other delete stays destructive', () => {
+    fc.assert(
+      fc.property(deletingPlanArbitrary, (plan) => {
+        const withoutOwnDelete = {
+          ...plan,
+          resource_changes: plan.resource_changes.filter((e) => !(e.address === INPUTS_HASH && JSON.stringify(e.change?.actions) === '["delete"]' && e.deposed === undefined && (e.previous_address ?? e.address) === e.address && (e.change?.importing ?? null) === null)),
+        };
+        const deletesLeft = withoutOwnDelete.resource_changes.some((e) => Array.isArray(e.change?.actions) && (e.change.actions as unknown[]).includes('delete'));
+        if (deletesLeft) assert.ok(isDestructive(classifyPlan(JSON.parse(JSON.stringify(plan)), { ...ignore, destroyPlan: true })));
+      }),
+      { numRuns: 500 },
     );
   });
 
