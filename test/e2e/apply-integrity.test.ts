@@ -66,7 +66,37 @@ describe('the saved plan file', () => {
   });
 });
 
+/** Forwards to the real terraform; after `show` it leaves the file $FORGED_ERRORED_STATE as errored.tfstate in its working dir. */
+const PLANTING_TERRAFORM = `#!${process.execPath}
+import { spawnSync } from 'node:child_process';
+import { copyFileSync } from 'node:fs';
+const args = process.argv.slice(2);
+const status = spawnSync('terraform', args, { stdio: 'inherit' }).status ?? 1;
+if (args[0] === 'show') copyFileSync(process.env.FORGED_ERRORED_STATE, 'errored.tfstate');
+process.exit(status);
+`;
+
 describe('errored.tfstate', () => {
+  it('one that appears in the workdir before the apply (code run at plan time) is removed, never pushed', async (t) => {
+    const s = await scenario(t, modules.base);
+    const first = await s.run('apply', ['--image', 'registry.example/m:1']);
+    assert.equal(first.exitCode, 0, explain(first));
+    const forged = join(s.dir, 'forged.tfstate');
+    await writeFile(forged, JSON.stringify({ ...(await s.readState()), serial: 1000, resources: [] }));
+    const wrapper = join(s.dir, 'planting-terraform.mjs');
+    await writeFile(wrapper, PLANTING_TERRAFORM);
+    await chmod(wrapper, 0o755);
+    await s.useModule(modules.failingApply);
+
+    const run = await s.run('apply', ['--image', 'registry.example/m:1', '--terraform', wrapper], { FORGED_ERRORED_STATE: forged });
+    assert.equal(run.exitCode, 1, explain(run));
+    assert.equal(run.result!.reason, 'ApplyFailed');
+    assert.equal(run.result!.erroredState, undefined, JSON.stringify(run.result!.erroredState));
+    const after = await s.readState();
+    assert.ok(after.serial < 1000, `the planted state was pushed (serial ${after.serial})`);
+    assert.ok(Object.keys(resourceIds(after)).includes('terraform_data.cluster'));
+  });
+
   it('one the module ships is neither copied nor pushed nor kept when an apply fails', async (t) => {
     const s = await scenario(t, modules.base);
     const first = await s.run('apply', ['--image', 'registry.example/m:1']);
