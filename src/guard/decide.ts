@@ -1,6 +1,7 @@
 // Whether a planned apply may run: the destructive-plan guard, as pure functions.
 import { timingSafeEqual } from 'node:crypto';
 import { isDestructive, type Classification } from '../contract/classification.ts';
+import { changeText } from '../output/change-text.ts';
 import { isSha256 } from '../util/sha256.ts';
 
 /** Constant time, and any malformed value (empty, wrong length, not hex) simply does not match. */
@@ -50,7 +51,7 @@ export function approveCommand(kind: 'cluster' | 'machine' | 'pool', object: str
 
 /** The message of a block: every destructive address with its action, that nothing was applied, the hash and the command. */
 export function blockedMessage(plan: Classification, approvalHash: string, command: string): string {
-  const listed = plan.destructive.map((d) => `${d.address}${d.deposed ? ` (deposed ${d.deposed})` : ''} (${d.action})`);
+  const listed = plan.destructive.map(changeText);
   const more = plan.destructiveTotal > listed.length ? ` and ${plan.destructiveTotal - listed.length} more` : '';
   const why = plan.failClosed.length ? ` The plan also counts as destructive because: ${plan.failClosed.join('; ')}.` : '';
   return `The plan deletes or replaces: ${listed.join(', ') || '(none listed)'}${more}.${why} Nothing was applied. To approve inputs hash ${approvalHash}, run: ${command}`;

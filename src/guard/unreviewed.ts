@@ -4,6 +4,7 @@
 // inputs did not). The apply still goes ahead as approved; this says what it destroys unseen.
 import { z } from 'zod';
 import { RESULT_API_VERSION } from '../contract/result.ts';
+import { changeText } from '../output/change-text.ts';
 
 /** One destructive entry as a result lists it, the fields that identify it. */
 export interface ShownChange<A extends string = string> {
@@ -17,14 +18,12 @@ export interface BlockedRun {
   /** Where the blocked result was read: a file path or `secret:<namespace>/<name>`. */
   location: string;
   finishedAt: string;
-  /** plan.destructive of the blocked result: what it listed (at most its limit). */
+  /** plan.destructive of the blocked result: what it listed (at most its limit; entries past it were never shown). */
   shown: ShownChange[];
-  /** plan.destructiveTotal: how many it had in all (more than `shown` when its list was cut). */
-  shownTotal: number;
 }
 
 /** The default bound of `approval.unreviewed`, as for `plan.destructive`. */
-export const UNREVIEWED_LIMIT = 100;
+const UNREVIEWED_LIMIT = 100;
 
 /**
  * The parts of a result document this comparison reads, read leniently (extra fields, other actions
@@ -62,14 +61,26 @@ export function readBlockedRun(document: unknown, location: string, wanted: Bloc
   if (r.object.namespace && wanted.object.namespace && r.object.namespace !== wanted.object.namespace) return undefined;
   if (Number.isNaN(Date.parse(r.finishedAt))) return undefined;
   const shown = r.plan.destructive.map((d) => ({ address: d.address, ...(d.deposed ? { deposed: d.deposed } : {}), action: d.action }));
-  return { location, finishedAt: r.finishedAt, shown, shownTotal: Math.max(r.plan.destructiveTotal, shown.length) };
+  return { location, finishedAt: r.finishedAt, shown };
 }
 
-/** The newest of the blocked runs found (by when each finished); ties keep the first given. */
-export function newestBlockedRun(runs: readonly BlockedRun[]): BlockedRun | undefined {
+/** How far ahead of this run's clock a blocked run may say it finished (clock skew between nodes). */
+export const FUTURE_TOLERANCE_MS = 60_000;
+
+/**
+ * The newest of the blocked runs found (by when each finished); ties keep the first given. A run
+ * that says it finished more than FUTURE_TOLERANCE_MS after `now` is ignored (a forged record, or a
+ * clock far off, must not count as the newest forever) and named in `ignored`, worth a warning.
+ */
+export function newestBlockedRun(runs: readonly BlockedRun[], now = Date.now()): { newest: BlockedRun | undefined; ignored: string[] } {
   let newest: BlockedRun | undefined;
-  for (const run of runs) if (!newest || Date.parse(run.finishedAt) > Date.parse(newest.finishedAt)) newest = run;
-  return newest;
+  const ignored: string[] = [];
+  for (const run of runs) {
+    const finished = Date.parse(run.finishedAt);
+    if (finished > now + FUTURE_TOLERANCE_MS) ignored.push(`${run.location} (ignored: it says it finished at ${run.finishedAt}, in the future)`);
+    else if (!newest || finished > Date.parse(newest.finishedAt)) newest = run;
+  }
+  return { newest, ignored };
 }
 
 const keyOf = (change: ShownChange) => JSON.stringify([change.address, change.deposed ?? null, change.action]);
@@ -87,20 +98,25 @@ export interface Unreviewed<A extends string = string> {
  * delete was not reviewed, and neither were entries beyond the blocked run's bounded list (its
  * `destructiveTotal` counted them, but nobody saw their addresses). No blocked run at all: every
  * entry is unreviewed. `approved` must be every destructive entry of the approved plan.
+ * `onUnreviewed` is told every unreviewed entry, also those past `limit`.
  */
-export function unreviewedChanges<A extends string>(blocked: BlockedRun | undefined, approved: Iterable<ShownChange<A>>, limit = UNREVIEWED_LIMIT): Unreviewed<A> {
+export function unreviewedChanges<A extends string>(
+  blocked: BlockedRun | undefined,
+  approved: Iterable<ShownChange<A>>,
+  limit = UNREVIEWED_LIMIT,
+  onUnreviewed?: (change: ShownChange<A>) => void,
+): Unreviewed<A> {
   const shown = new Set((blocked?.shown ?? []).map(keyOf));
   const unreviewed: ShownChange<A>[] = [];
   let unreviewedTotal = 0;
   for (const change of approved) {
     if (shown.has(keyOf(change))) continue;
     unreviewedTotal += 1;
+    onUnreviewed?.(change);
     if (unreviewed.length < limit) unreviewed.push({ address: change.address, ...(change.deposed ? { deposed: change.deposed } : {}), action: change.action });
   }
   return { unreviewed, unreviewedTotal };
 }
-
-export const changeText = (c: ShownChange) => `${c.address}${c.deposed ? ` (deposed ${c.deposed})` : ''} (${c.action})`;
 
 /** At most this many entries are named in a warning; the result and the summary list the rest. */
 const WARNING_NAMES = 5;

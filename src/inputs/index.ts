@@ -20,7 +20,6 @@ export {
 export {
   canonicalJson,
   canonicalNumber,
-  canonicalVarFile,
   JsonNumber,
   type JsonArray,
   type JsonObject,

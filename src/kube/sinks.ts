@@ -2,7 +2,7 @@
 // values included) and the annotations on the runner's own Job. Both are written after the local
 // result exists; the caller decides what a failure means (contract/sections/kubernetes.md).
 import { createHash } from 'node:crypto';
-import type { OwnerReference } from 'kubernetes-types/meta/v1.js';
+import type { ObjectMeta, OwnerReference } from 'kubernetes-types/meta/v1.js';
 import type { OutputValue, Result } from '../contract/result.ts';
 import { RunnerError } from '../errors.ts';
 import { isKubeError, KubeReason, type KubeClient, type Secret } from './client.ts';
@@ -147,8 +147,9 @@ const BLOCKED_RESULTS_READ = 3;
 /**
  * The newest result Secrets of blocked applies of one CAPTF object for one approval hash (the
  * result Secrets of the blocked Jobs, while those Jobs are kept), newest first: listed by label
- * (metadata only), then read. A Secret whose `result.json` does not match its own
- * `captf.io/result-sha256` or the hash in full is skipped and named in `problems`.
+ * (metadata only), then read. A Secret not owned by the Job it names (writeResultSecret gives every
+ * result Secret an ownerReference to its Job), or whose `result.json` does not match its own
+ * `captf.io/result-sha256` or the hash in full, is skipped and named in `problems`.
  */
 export async function readBlockedResults(
   client: KubeClient,
@@ -164,12 +165,19 @@ export async function readBlockedResults(
     wanted.objectName === undefined ? '!captf.io/object-name' : `captf.io/object-name=${labelValueFor(wanted.objectName)}`,
     `${RESULT_APPROVAL_HASH}=${labelValueFor(wanted.approvalHash)}`,
   ].join(',');
+  const found: StoredResult[] = [];
+  const problems: string[] = [];
   const listed = (await client.listSecretMetadata(namespace, selector))
     .filter((meta) => meta.name && meta.annotations?.[RESULT_APPROVAL_HASH] === wanted.approvalHash)
     .sort((a, b) => (b.creationTimestamp ?? '').localeCompare(a.creationTimestamp ?? '') || (b.name ?? '').localeCompare(a.name ?? ''));
-  const found: StoredResult[] = [];
-  const problems: string[] = [];
-  for (const meta of listed.slice(0, BLOCKED_RESULTS_READ)) {
+  // Before the newest few are picked, so Secrets no Job owns cannot crowd out the real records.
+  const unowned = listed.filter((meta) => !ownedByItsJob(meta));
+  if (unowned.length) {
+    const named = unowned.slice(0, UNOWNED_NAMED).map((meta) => `secret:${namespace}/${meta.name}`).join(', ');
+    const more = unowned.length > UNOWNED_NAMED ? ` and ${unowned.length - UNOWNED_NAMED} more` : '';
+    problems.push(`${named}${more} not owned by the Job ${unowned.length === 1 ? 'it names' : 'they name'} (no ownerReference of kind Job): skipped`);
+  }
+  for (const meta of listed.filter(ownedByItsJob).slice(0, BLOCKED_RESULTS_READ)) {
     const location = `secret:${namespace}/${meta.name}`;
     const secret = await client.getSecret(namespace, meta.name!);
     if (!secret) continue; // gone with its Job meanwhile
@@ -190,6 +198,15 @@ export async function readBlockedResults(
     }
   }
   return { found, problems };
+}
+
+/** At most this many Secrets not owned by their Job are named in `problems`. */
+const UNOWNED_NAMED = 3;
+
+/** A result Secret as writeResultSecret writes it: owned by a Job, the one its `captf.io/job-name` annotation names. */
+function ownedByItsJob(meta: ObjectMeta): boolean {
+  const jobName = meta.annotations?.['captf.io/job-name'];
+  return (meta.ownerReferences ?? []).some((owner) => owner.kind === 'Job' && owner.apiVersion === 'batch/v1' && !!owner.uid && owner.name === jobName);
 }
 
 const isResultSecret = (secret: Secret) =>

@@ -1,12 +1,13 @@
 // apply: the guarded apply of a saved plan (destructive-plan-guard.md), or, with --plan-artifact,
 // the apply of exactly the plan a person approved (applyPolicy: Manual).
+import type { DestructiveChange } from '../contract/classification.ts';
 import { RunnerError, usageError } from '../errors.ts';
 import { approveCommand, blockedMessage, decideApply } from '../guard/decide.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { applyApprovedPlan } from './apply-approved.ts';
-import { approvalCoverageStep } from './approval-coverage.ts';
+import { approvalCoverageStep, type DestructiveEntry } from './approval-coverage.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from './steps.ts';
 import { stateBeforeStep } from './state-steps.ts';
 import { isSha256 } from '../util/sha256.ts';
@@ -21,7 +22,13 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
   try {
     const before = await stateBeforeStep(ctx, tf, workspace, fields);
 
-    const { planned, plan } = await planAndClassify(ctx, root, fields, inputs.hashes.inputsHash);
+    // Every destructive entry, beyond the bounded plan.destructive, for what an approval covers
+    // (approvalCoverageStep); only an approved hash can match, so only then are they kept.
+    const everyDestructive: DestructiveEntry[] = [];
+    const collect = isSha256(ctx.settings.approvedHash)
+      ? { onDestructive: (d: DestructiveChange) => everyDestructive.push({ address: d.address, ...(d.deposed ? { deposed: d.deposed } : {}), action: d.action }) }
+      : {};
+    const { planned, plan } = await planAndClassify(ctx, root, fields, inputs.hashes.inputsHash, {}, collect);
     const decision = decideApply({
       planHasChanges: planned.hasChanges,
       classification: plan,
@@ -55,7 +62,7 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
       case 'apply':
         // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
         if (decision.approvalRequired && decision.approvalMatched)
-          fields.approval = { ...approval, ...(await approvalCoverageStep(ctx, root, plan, inputs.hashes.approvalHash)) };
+          fields.approval = { ...approval, ...(await approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash)) };
         await applySavedPlan(ctx, root, before, fields);
         return decision.outcome === 'noChanges'
           ? { outcome: 'noChanges', reason: 'NoChanges', message: 'No resource changes: the apply only recorded the inputs hash in the state.' }

@@ -1,20 +1,18 @@
 // What an approval covered (contract.md, the guard): a blocked apply leaves a record of what it
 // showed; an approved apply compares its own destructive entries with the newest blocked run for
 // the same approval hash and reports what nobody was shown (approval.unreviewed). Informational:
-// the apply goes ahead as approved whatever this finds, and a failure here is a warning.
+// the apply goes ahead as approved whatever this finds; a failure here is a warning, and then every
+// destructive entry counts as unreviewed.
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Classification } from '../contract/classification.ts';
+import type { Classification, DestructiveChange } from '../contract/classification.ts';
 import type { Result } from '../contract/result.ts';
 import { newestBlockedRun, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type BlockedRunWanted, type ShownChange } from '../guard/unreviewed.ts';
+import { changeText } from '../output/change-text.ts';
 import { serializeResult } from '../output/result-file.ts';
-import { classifyPlanStream } from '../plan/stream.ts';
-import { showPlan } from '../terraform/show.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { makeDirs } from '../util/mkdirs.ts';
-import { INPUTS_HASH_RESOURCE } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
-import type { PreparedRoot } from './steps.ts';
 import { backupDir } from './stores.ts';
 
 const RECORD_PREFIX = 'blocked-';
@@ -48,30 +46,47 @@ async function pruneBlockedRecords(dir: string, keep: string): Promise<void> {
 }
 
 type Coverage = Pick<NonNullable<Result['approval']>, 'unreviewed' | 'unreviewedTotal' | 'blockedRun'>;
+/** One destructive entry of the approved plan, the fields that identify it. */
+export type DestructiveEntry = ShownChange<DestructiveChange['action']>;
 
 /**
  * The `approval` step of an approved apply (an approval was required and matched): finds the newest
  * blocked run for `approvalHash`, compares, and warns about what the approval covered unseen.
+ * `everyDestructive`: every destructive entry of the approved plan, beyond the bounded list of
+ * `plan.destructive` (planAndClassify's `onDestructive`). Fails closed: when the comparison fails,
+ * every destructive entry counts as unreviewed, with a warning.
  */
-export async function approvalCoverageStep(ctx: RunContext, root: PreparedRoot, plan: Classification, approvalHash: string): Promise<Coverage> {
+export async function approvalCoverageStep(ctx: RunContext, plan: Classification, everyDestructive: readonly DestructiveEntry[], approvalHash: string): Promise<Coverage> {
   return ctx.step('approval', async () => {
     try {
-      return await compare(ctx, root, plan, approvalHash);
+      return await compare(ctx, plan, everyDestructive, approvalHash);
     } catch (error) {
       if (ctx.stopCause) throw error;
-      ctx.warn(`could not compare the approval with its blocked run: ${(error as Error).message}`);
-      return {};
+      const found = unreviewedChanges(undefined, everyDestructive, undefined, logUnreviewed(ctx));
+      // Entries the plan counted but nobody could name were not shown either.
+      const unreviewedTotal = Math.max(found.unreviewedTotal, plan.destructiveTotal);
+      ctx.warn(
+        `could not compare the approval of ${approvalHash} with its blocked run (${(error as Error).message}): ` +
+          `all ${unreviewedTotal} destructive change${unreviewedTotal === 1 ? '' : 's'} of this plan count as unreviewed. An approval names the inputs, not a reviewed plan: the apply goes ahead as approved.`,
+      );
+      return { unreviewed: found.unreviewed, unreviewedTotal };
     }
   });
 }
 
-async function compare(ctx: RunContext, root: PreparedRoot, plan: Classification, approvalHash: string): Promise<Coverage> {
+/** The log marks every unreviewed entry (the result and the summary list at most 100). */
+const logUnreviewed = (ctx: RunContext) => (c: ShownChange) =>
+  ctx.log.warn({ address: c.address, deposed: c.deposed, action: c.action }, `approved without review: ${changeText(c)}`);
+
+async function compare(ctx: RunContext, plan: Classification, everyDestructive: readonly DestructiveEntry[], approvalHash: string): Promise<Coverage> {
+  if (everyDestructive.length !== plan.destructiveTotal)
+    throw new Error(`${everyDestructive.length} destructive entries were named, but the plan has ${plan.destructiveTotal}`);
   const { runs, looked } = await findBlockedRuns(ctx, approvalHash);
-  const blocked = newestBlockedRun(runs);
-  const { entries, unlisted } = await everyDestructiveEntry(ctx, root, plan);
-  const found = unreviewedChanges(blocked, entries);
-  // Entries that could not be named were not shown either, as far as anyone can tell.
-  found.unreviewedTotal += unlisted;
+  const { newest: blocked, ignored } = newestBlockedRun(runs);
+  looked.push(...ignored);
+  // Without a blocked run the warning below names where the runner looked; with one, say what was passed over.
+  if (blocked && ignored.length) ctx.warn(`blocked runs passed over for approval hash ${approvalHash}: ${ignored.join('; ')}`);
+  const found = unreviewedChanges(blocked, everyDestructive, undefined, logUnreviewed(ctx));
   if (!blocked || found.unreviewedTotal > 0) ctx.warn(unreviewedWarning(approvalHash, blocked, found, looked));
   ctx.log.info({ blockedRun: blocked?.location, unreviewedTotal: found.unreviewedTotal }, 'approval: compared with the blocked run');
   return {
@@ -123,25 +138,4 @@ async function findBlockedRuns(ctx: RunContext, approvalHash: string): Promise<{
     }
   }
   return { runs, looked };
-}
-
-/**
- * Every destructive entry of the approved plan. The classification lists at most 100; past that the
- * saved plan is read again (show -json, same classifier) to name them all. `unlisted`: how many
- * could still not be named (that read failed: a warning says so).
- */
-async function everyDestructiveEntry(ctx: RunContext, root: PreparedRoot, plan: Classification): Promise<{ entries: ShownChange<Classification['destructive'][number]['action']>[]; unlisted: number }> {
-  if (plan.destructiveTotal <= plan.destructive.length) return { entries: plan.destructive, unlisted: 0 };
-  const entries: Classification['destructive'] = [];
-  try {
-    await showPlan(root.tf, root.workspace.planFile, (stdout) =>
-      classifyPlanStream(stdout, { ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]), limit: 0, onDestructive: (d) => entries.push(d) }),
-    );
-    if (entries.length !== plan.destructiveTotal) throw new Error(`the plan read again has ${entries.length} destructive entries, not ${plan.destructiveTotal}`);
-    return { entries, unlisted: 0 };
-  } catch (error) {
-    if (ctx.stopCause) throw error;
-    ctx.warn(`could not name every destructive change beyond the first ${plan.destructive.length} to compare them with the blocked run (${(error as Error).message}): the ${plan.destructiveTotal - plan.destructive.length} others count as unreviewed`);
-    return { entries: plan.destructive, unlisted: plan.destructiveTotal - plan.destructive.length };
-  }
 }

@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { RunnerError } from '../errors.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { isDestructive } from '../contract/classification.ts';
+import { changeText } from '../output/change-text.ts';
 import { countsText } from '../output/summary.ts';
 import { EXIT } from './exit-codes.ts';
 
@@ -18,7 +19,7 @@ export async function classifyCommand(file: string, flags: { json?: boolean; lim
     if (flags.json) process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
     else {
       process.stdout.write(`${isDestructive(plan) ? 'destructive' : 'not destructive'}: ${countsText(plan.counts)}\n`);
-      for (const d of plan.destructive) process.stdout.write(`  ${d.address}${d.deposed ? ` (deposed ${d.deposed})` : ''} (${d.action})\n`);
+      for (const d of plan.destructive) process.stdout.write(`  ${changeText(d)}\n`);
       for (const why of plan.failClosed) process.stdout.write(`  counted as destructive: ${why}\n`);
     }
     return EXIT.succeeded;

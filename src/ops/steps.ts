@@ -6,6 +6,7 @@ import type { Classification, DestructiveChange } from '../contract/classificati
 import type { OutputValue } from '../contract/result.ts';
 import { RunnerError } from '../errors.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
+import { changeText } from '../output/change-text.ts';
 import { stringLeaves } from '../output/mask.ts';
 import { writeWithBackpressure } from '../output/std-streams.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
@@ -20,7 +21,8 @@ import { validate } from '../terraform/validate.ts';
 import { checkSupported, terraformVersion, type TerraformVersion } from '../terraform/version.ts';
 import { sha256File } from '../util/digest.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
-import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
+import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../workspace/scan.ts';
+import { missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
 import { heldPlanOutput } from './held-output.ts';
 import { loadInputs, type LoadedInputs } from './inputs.ts';
@@ -129,7 +131,7 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
           onRootDeclaration: (address) => declared.add(address),
           // Every one, beyond the bounded list in the result.
           onDestructive: (d) => {
-            ctx.log.warn({ address: d.address, deposed: d.deposed, action: d.action }, `destructive: ${d.address}${d.deposed ? ` (deposed ${d.deposed})` : ''} (${d.action})`);
+            ctx.log.warn({ address: d.address, deposed: d.deposed, action: d.action }, `destructive: ${changeText(d)}`);
             options.onDestructive?.(d);
           },
         }),

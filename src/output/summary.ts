@@ -1,6 +1,7 @@
 // The human summary printed at the end of a run: what happened, in words and counts.
 import type { ActionCounts } from '../contract/classification.ts';
 import type { Result } from '../contract/result.ts';
+import { changeText } from './change-text.ts';
 
 export const countsText = (c: ActionCounts) =>
   `${c.create} to create, ${c.update} to update, ${c.replace} to replace, ${c.delete} to delete, ${c.forget} to forget, ${c.import} to import, ${c.move} to move`;
@@ -12,7 +13,7 @@ export function humanSummary(result: Result): string {
     lines.push(`plan: ${countsText(plan.counts)}${plan.hasOutputChanges ? '; outputs change' : ''}`);
     if (plan.destructiveTotal > 0) {
       lines.push(`destructive changes (${plan.destructiveTotal}):`);
-      for (const d of plan.destructive) lines.push(`  ${d.address}${d.deposed ? ` (deposed ${d.deposed})` : ''} (${d.action})`);
+      for (const d of plan.destructive) lines.push(`  ${changeText(d)}`);
       if (plan.destructiveTotal > plan.destructive.length) lines.push(`  … and ${plan.destructiveTotal - plan.destructive.length} more (see the log)`);
     }
     for (const why of plan.failClosed) lines.push(`counted as destructive: ${why}`);
@@ -21,9 +22,10 @@ export function humanSummary(result: Result): string {
   if (approval?.unreviewedTotal) {
     const against = approval.blockedRun ? `the blocked run of ${approval.blockedRun.finishedAt} did not show` : 'no blocked run was found to show them';
     lines.push(`approved without review (${approval.unreviewedTotal}: the approval covered them, ${against}):`);
-    for (const d of approval.unreviewed ?? []) lines.push(`  ${d.address}${d.deposed ? ` (deposed ${d.deposed})` : ''} (${d.action})`);
+    for (const d of approval.unreviewed ?? []) lines.push(`  ${changeText(d)}`);
     const listed = approval.unreviewed?.length ?? 0;
-    if (approval.unreviewedTotal > listed) lines.push(`  … and ${approval.unreviewedTotal - listed} more (see the log)`);
+    // approval.unreviewed is bounded too: the log names every one ("approved without review: …").
+    if (approval.unreviewedTotal > listed) lines.push(`  … and ${approval.unreviewedTotal - listed} more (see "approved without review" in the log)`);
   }
   if (result.approveCommand) lines.push(`to approve: ${result.approveCommand}`);
   if (result.inputsHash) lines.push(`inputs hash: ${result.inputsHash}`);

@@ -8,8 +8,6 @@ import { RunnerError, imageError, usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
 import { emptyScan, INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, scanHcl, scanJson, type ModuleScan } from './scan.ts';
 
-export { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE };
-
 /** Where the module finds input files other than the variable files: `${path.root}/captf-inputs/<name>`. */
 export const INPUT_FILES_DIR = 'captf-inputs';
 const INJECTED_FILE = 'captf_runner_inputs_hash.tf';

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { isDestructive, type Classification } from '../../src/contract/classification.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { scanHcl } from '../../src/workspace/scan.ts';
-import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, inputsHashConfig, localBackendConfig } from '../../src/workspace/workspace.ts';
+import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../src/workspace/scan.ts';
+import { inputsHashConfig, localBackendConfig } from '../../src/workspace/workspace.ts';
 import { readLocalState, resourceIds, runTerraform, tempDir, terraformEnv, writeTree, type FileTree } from '../support/tf-modules.ts';
 import { explain, recordedInputsHash, RUNNER, scenario, type Scenario } from './runner.ts';
 

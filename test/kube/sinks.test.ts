@@ -226,6 +226,32 @@ describe('the result Secrets of blocked applies, read back for an approval', () 
     assert.match(problems[0]!, /blocked-1-result: result\.json does not match its captf\.io\/result-sha256/);
   });
 
+  test('a result Secret not owned by the Job it names is skipped and named, and does not crowd out the real ones', async (t) => {
+    const h = await startHarness(t);
+    let clock = Date.parse('2025-03-01T00:00:00Z');
+    h.fake.now = () => new Date(clock);
+    clock += 60_000;
+    await writeResultSecret(h.client, jobOf(h, 'blocked-real'), blockedResult(), undefined);
+    const real = h.fake.secret(NAMESPACE, 'blocked-real-result')!;
+    const { uid: _uid, resourceVersion: _rv, creationTimestamp: _ct, ...metadata } = real.metadata;
+    // Newer copies under the same labels and digest: without an owner, owned by another kind, owned by another Job.
+    const forge = async (name: string, ownerReferences: unknown[] | undefined) => {
+      clock += 60_000;
+      await h.client.createSecret(NAMESPACE, { ...real, apiVersion: 'v1', kind: 'Secret', metadata: { ...metadata, name, ownerReferences: ownerReferences as never } });
+    };
+    const owner = real.metadata.ownerReferences![0]!;
+    await forge('forged-1', undefined);
+    await forge('forged-2', [{ ...owner, apiVersion: 'v1', kind: 'ConfigMap' }]);
+    await forge('forged-3', [{ ...owner, name: 'some-other-job' }]);
+    await forge('forged-4', []);
+    const { found, problems } = await readBlockedResults(h.client, NAMESPACE, { approvalHash: HASH, objectKind: 'cluster', objectName: 'prod' });
+    assert.deepEqual(found.map((f) => f.location), [`secret:${NAMESPACE}/blocked-real-result`], 'the real one is read although three newer ones were listed');
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!, new RegExp(`^secret:${NAMESPACE}/forged-4, secret:${NAMESPACE}/forged-3, secret:${NAMESPACE}/forged-2 and 1 more not owned by the Job they name`));
+    // Skipped on the metadata alone: none of them is downloaded.
+    assert.deepEqual(h.fake.requests.filter((r) => r.verb === 'get').map((r) => r.name), ['blocked-real-result']);
+  });
+
   test('none found: an empty answer, not an error', async (t) => {
     const h = await startHarness(t);
     assert.deepEqual(await readBlockedResults(h.client, NAMESPACE, { approvalHash: HASH, objectKind: 'cluster', objectName: 'prod' }), { found: [], problems: [] });

@@ -101,7 +101,7 @@ describe('output: what an approval covered unseen (approval.unreviewed)', () => 
       unreviewedTotal: 3,
       blockedRun: { location: '/b/blocked.json', finishedAt: '2025-01-01T00:00:00Z' },
     }));
-    assert.match(text, /approved without review \(3: the approval covered them, the blocked run of 2025-01-01T00:00:00Z did not show\):\n  terraform_data\.node\["b"\] \(delete\)\n  terraform_data\.x \(deposed 0001\) \(delete\)\n  … and 1 more/);
+    assert.match(text, /approved without review \(3: the approval covered them, the blocked run of 2025-01-01T00:00:00Z did not show\):\n  terraform_data\.node\["b"\] \(delete\)\n  terraform_data\.x \(deposed 0001\) \(delete\)\n  … and 1 more \(see "approved without review" in the log\)/);
     assert.match(humanSummary(approved({ given: true, matched: true, required: true, unreviewed: [{ address: 'a.b', action: 'replace' }], unreviewedTotal: 1 })), /no blocked run was found/);
   });
 
