@@ -58,7 +58,7 @@ export function buildCli(handlers: CliHandlers): Command {
       .option('--approved-plan-hash <hash>', 'the plan hash a person approved (with --plan-artifact)'),
   );
   op('plan', 'plan for manual approval: a plan artifact and its plan hash, nothing applied', (c) => c.option('--artifacts <dir>', 'where the plan artifact goes'));
-  op('refresh', 'a refresh-only apply, then the outputs');
+  op('refresh', 'a refresh-only plan, classified, applied as saved, then the outputs');
   op('drift', 'a plan against the inputs, nothing applied: what changed outside terraform');
   op('destroy', 'destroy everything the state holds (never gated)');
   op('restore', 'push a state backup back to the backend', (c) =>

@@ -4,6 +4,7 @@
 // classifier fails closed on it) is refused, as nobody can approve a refresh.
 import { isDestructive } from '../contract/classification.ts';
 import { RunnerError } from '../errors.ts';
+import { changeText } from '../output/change-text.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from './steps.ts';
@@ -17,13 +18,11 @@ export async function refreshOp(ctx: RunContext, fields: ResultFields): Promise<
     const { plan } = await planAndClassify(ctx, root, fields, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { refreshOnly: true });
     if (isDestructive(plan)) {
       ctx.skip('apply', 'refused: the refresh-only plan does more than refresh');
-      const found = [...plan.destructive.map((d) => d.why ?? `${d.address} (${d.action})`), ...plan.failClosed];
-      throw new RunnerError({
-        kind: 'plan',
-        reason: 'RefreshRefused',
-        step: 'decide',
-        message: `the refresh-only plan would change the state beyond a refresh: ${found.join('; ')}. Nothing was applied. Fix the module (no moved, removed or import block may touch terraform_data.captf_inputs_hash) and run again.`,
-      });
+      // The scan already refuses a module that names the record: what is left is the state's doing, or a plan the runner cannot read.
+      const message = plan.failClosed.length
+        ? `the refresh-only plan cannot be read safely (${plan.failClosed.join('; ')}): nothing was applied. Use a terraform version this runner supports.`
+        : `the refresh-only plan would change the state beyond a refresh: ${plan.destructive.map((d) => d.why ?? changeText(d)).join('; ')}. Nothing was applied. The state holds an object where the runner keeps its record (e.g. terraform_data.captf_inputs_hash[0] in a state adopted from plain terraform): move or remove it with terraform state mv / state rm, then run again.`;
+      throw new RunnerError({ kind: 'plan', reason: 'RefreshRefused', step: 'decide', message });
     }
     // No backup: a refresh changes no infrastructure, and periodic refreshes would push the apply backups out of retention.
     await applySavedPlan(ctx, root, before, fields, 'RefreshFailed', { backup: false });

@@ -233,7 +233,8 @@ export class PlanClassifier {
       if (why === undefined) return; // the record's own value changed outside terraform: never drift
       this.#counts.unknown += 1;
       this.#hasResourceChanges = true;
-      this.#recordDestructive({ address: address ?? position, action: 'unknown', actions: listedActions(change.actions), why: `${position}: ${why}` });
+      const deposed = optionalString(entry.deposed);
+      this.#recordDestructive({ address: address ?? position, ...(deposed !== undefined && { deposed }), action: 'unknown', actions: listedActions(change.actions), why: `${position}: ${why}` });
       return;
     }
     this.#driftTotal += 1;

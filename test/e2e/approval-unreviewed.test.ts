@@ -132,8 +132,7 @@ describe('apply: what an approval covered that was not shown', () => {
     const shown = new Set(blocked.result!.plan!.destructive.map((d) => d.address));
     assert.equal(approval.unreviewed!.length, 30);
     assert.ok(approval.unreviewed!.every((d) => !shown.has(d.address) && /^terraform_data\.replica\[\d+\]$/.test(d.address)));
-    // Named from the one show -json of this run (every destructive entry, past the 100 listed): no second read, no warning about one.
-    assert.equal(run.result!.steps.filter((step) => step.name === 'show').length, 1);
+    // Named from the show -json stream (every destructive entry, past the 100 listed): the comparison did not fail closed.
     assert.ok(!run.result!.warnings.some((w) => w.includes('could not')), JSON.stringify(run.result!.warnings));
     // The log marks each unreviewed entry.
     assert.equal(run.stderr.match(/approved without review: terraform_data\.replica\[\d+\] \(delete\)/g)?.length, 30);
