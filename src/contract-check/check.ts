@@ -14,9 +14,8 @@ import { initArgs } from '../terraform/init.ts';
 import { lastDiagnostic } from '../terraform/terraform.ts';
 import { validate } from '../terraform/validate.ts';
 import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type TerraformVersion } from '../terraform/version.ts';
-import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../workspace/scan.ts';
+import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, scanHcl, type ModuleScan } from '../workspace/scan.ts';
 import { BACKEND_FILE, reservedNamesProblem, scanModule } from '../workspace/workspace.ts';
-import { scanHcl, type ModuleScan } from '../workspace/scan.ts';
 import { LOCK_FILE, providersInInitOutput, REQUIRED_VARIABLES } from './module-files.ts';
 
 export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate';

@@ -13,6 +13,9 @@ export interface ShownChange<A extends string = string> {
   action: A;
 }
 
+/** The fields that identify a destructive entry, and nothing else (no reason, paths or why). */
+export const shownChange = <A extends string>(c: ShownChange<A>): ShownChange<A> => ({ address: c.address, ...(c.deposed ? { deposed: c.deposed } : {}), action: c.action });
+
 /** The blocked run an approval is compared with: what it showed and where it was read. */
 export interface BlockedRun {
   /** Where the blocked result was read: a file path or `secret:<namespace>/<name>`. */
@@ -49,8 +52,7 @@ export interface BlockedRunWanted {
 
 /**
  * The blocked run a result document records, when it is a blocked apply of the same object for the
- * same approval hash; else why not (`undefined` for a result that is simply something else: another
- * op, outcome, object or hash).
+ * same approval hash; `undefined` for anything else (another op, outcome, object or hash, or not a result).
  */
 export function readBlockedRun(document: unknown, location: string, wanted: BlockedRunWanted): BlockedRun | undefined {
   const parsed = BlockedResultDocument.safeParse(document);
@@ -60,8 +62,7 @@ export function readBlockedRun(document: unknown, location: string, wanted: Bloc
   if (r.object.kind !== wanted.object.kind || r.object.name !== wanted.object.name) return undefined;
   if (r.object.namespace && wanted.object.namespace && r.object.namespace !== wanted.object.namespace) return undefined;
   if (Number.isNaN(Date.parse(r.finishedAt))) return undefined;
-  const shown = r.plan.destructive.map((d) => ({ address: d.address, ...(d.deposed ? { deposed: d.deposed } : {}), action: d.action }));
-  return { location, finishedAt: r.finishedAt, shown };
+  return { location, finishedAt: r.finishedAt, shown: r.plan.destructive.map(shownChange) };
 }
 
 /** How far ahead of this run's clock a blocked run may say it finished (clock skew between nodes). */
@@ -113,7 +114,7 @@ export function unreviewedChanges<A extends string>(
     if (shown.has(keyOf(change))) continue;
     unreviewedTotal += 1;
     onUnreviewed?.(change);
-    if (unreviewed.length < limit) unreviewed.push({ address: change.address, ...(change.deposed ? { deposed: change.deposed } : {}), action: change.action });
+    if (unreviewed.length < limit) unreviewed.push(shownChange(change));
   }
   return { unreviewed, unreviewedTotal };
 }

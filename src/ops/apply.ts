@@ -3,6 +3,7 @@
 import type { DestructiveChange } from '../contract/classification.ts';
 import { RunnerError, usageError } from '../errors.ts';
 import { approveCommand, blockedMessage, decideApply } from '../guard/decide.ts';
+import { shownChange } from '../guard/unreviewed.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
@@ -26,7 +27,7 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
     // (approvalCoverageStep); only an approved hash can match, so only then are they kept.
     const everyDestructive: DestructiveEntry[] = [];
     const collect = isSha256(ctx.settings.approvedHash)
-      ? { onDestructive: (d: DestructiveChange) => everyDestructive.push({ address: d.address, ...(d.deposed ? { deposed: d.deposed } : {}), action: d.action }) }
+      ? { onDestructive: (d: DestructiveChange) => everyDestructive.push(shownChange(d)) }
       : {};
     const { planned, plan } = await planAndClassify(ctx, root, fields, inputs.hashes.inputsHash, {}, collect);
     const decision = decideApply({

@@ -107,18 +107,18 @@ export async function planStep(ctx: RunContext, tf: Terraform, workspace: Worksp
   );
 }
 
-/**
- * show -json, classified as it streams; what the runner itself plans at its inputs-hash resource never
- * counts (anything else there is destructive: src/plan/classify.ts). Also
- * checks the runner's reading of the module against terraform's: the inputs-hash resource must
- * depend on every root resource and module call, or a failed apply could record the new hash.
- */
 export interface ShowOptions {
   destroyPlan?: boolean;
   /** Told every destructive entry, also those beyond the result's bounded list. */
   onDestructive?: (entry: DestructiveChange) => void;
 }
 
+/**
+ * show -json, classified as it streams; what the runner itself plans at its inputs-hash resource never
+ * counts (anything else there is destructive: src/plan/classify.ts). Also
+ * checks the runner's reading of the module against terraform's: the inputs-hash resource must
+ * depend on every root resource and module call, or a failed apply could record the new hash.
+ */
 export async function showStep(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields, options: ShowOptions = {}): Promise<Classification> {
   const declared = new Set<string>();
   const shown = await ctx.step(
