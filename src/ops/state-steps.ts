@@ -10,7 +10,7 @@ import type { ChunkStore } from '../store/store.ts';
 import { statePull, statePush } from '../terraform/state.ts';
 import type { Terraform } from '../terraform/terraform.ts';
 import { timeStamp } from '../util/stamp.ts';
-import type { Workspace } from '../workspace/workspace.ts';
+import { ERRORED_STATE_FILE, type Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
 import type { ResultFields } from './run.ts';
 import { backupStore } from './stores.ts';
@@ -62,8 +62,6 @@ export async function stateAfterFailure(ctx: RunContext, tf: Terraform, workspac
     ctx.warn(`could not read the state after the failed apply: ${(error as Error).message}`);
   }
 }
-
-export const ERRORED_STATE_FILE = 'errored.tfstate';
 
 async function rescueErroredState(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<void> {
   const errored = join(workspace.root, ERRORED_STATE_FILE);

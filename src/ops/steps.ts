@@ -22,12 +22,12 @@ import { checkSupported, terraformVersion, type TerraformVersion } from '../terr
 import { sha256File } from '../util/digest.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../workspace/scan.ts';
-import { missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
+import { ERRORED_STATE_FILE, missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
 import { heldPlanOutput } from './held-output.ts';
 import { loadInputs, type LoadedInputs } from './inputs.ts';
 import type { ResultFields } from './run.ts';
-import { backupStep, ERRORED_STATE_FILE, readStateStep, stateAfterFailure, type PulledState } from './state-steps.ts';
+import { backupStep, readStateStep, stateAfterFailure, type PulledState } from './state-steps.ts';
 
 /** The cheap part of the contract check, before anything touches state: a supported terraform. */
 export async function preflight(ctx: RunContext, fields: ResultFields): Promise<TerraformVersion> {

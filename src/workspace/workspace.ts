@@ -12,11 +12,13 @@ import { emptyScan, INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, scanHcl, scanJso
 export const INPUT_FILES_DIR = 'captf-inputs';
 const INJECTED_FILE = 'captf_runner_inputs_hash.tf';
 const BACKEND_OVERRIDE_FILE = 'captf_runner_backend_override.tf';
+/** What terraform writes in its working dir when it cannot save the state. */
+export const ERRORED_STATE_FILE = 'errored.tfstate';
 /**
  * Left behind by earlier local runs of the module; never copied into the workdir. An errored.tfstate
  * the module ships is not terraform's unsaved state of this run: it must never be pushed or kept as one.
  */
-const NOT_COPIED = new Set(['.terraform', 'terraform.tfstate', 'terraform.tfstate.backup', '.terraform.tfstate.lock.info', 'errored.tfstate']);
+const NOT_COPIED = new Set(['.terraform', 'terraform.tfstate', 'terraform.tfstate.backup', '.terraform.tfstate.lock.info', ERRORED_STATE_FILE]);
 
 export interface Workspace {
   dir: string;
