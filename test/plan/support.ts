@@ -2,8 +2,10 @@
 // the streaming reader in chunks.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-export const CORPUS_DIR = '/work/shared/corpus/terraform-json';
+/** hashicorp/terraform-json's plan fixtures, kept in the repository (their README has the licence). */
+export const CORPUS_DIR = fileURLToPath(new URL('../fixtures/plans/terraform-json/', import.meta.url));
 export const corpusFiles = () => readdirSync(CORPUS_DIR).filter((f) => f.endsWith('.json')).sort();
 export const corpusPath = (file: string) => join(CORPUS_DIR, file);
 
