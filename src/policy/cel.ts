@@ -21,7 +21,7 @@ export type CelBindings = Record<string, CelInput>;
 export type CelProgram = (bindings: CelBindings) => CelResult;
 
 /** The CEL variable each scope binds: a change rule sees `change` only, and so on. */
-export const SCOPE_VARIABLE: Readonly<Record<RuleScope, string>> = { change: 'change', action: 'action', plan: 'plan' };
+const SCOPE_VARIABLE: Readonly<Record<RuleScope, string>> = { change: 'change', action: 'action', plan: 'plan' };
 
 /** Fields a rule can read: a leaf is a value, an object names its own fields. */
 type Shape = { readonly [field: string]: Shape | 'value' };
@@ -30,7 +30,7 @@ const leaves = (...names: string[]): Shape => Object.fromEntries(names.map((name
 
 const COUNT_FIELDS = ['create', 'update', 'delete', 'replace', 'read', 'noop', 'forget', 'import', 'move', 'unknown'] as const satisfies readonly (keyof ActionCounts)[];
 
-export const SCOPE_SHAPES: Readonly<Record<RuleScope, Shape>> = {
+const SCOPE_SHAPES: Readonly<Record<RuleScope, Shape>> = {
   change: leaves('address', 'module', 'mode', 'type', 'name', 'provider', 'kind', 'actions', 'reason', 'replacePaths', 'deposed', 'previousAddress', 'moved', 'imported'),
   action: leaves('address', 'type', 'provider', 'trigger', 'triggeringResource', 'onFailure', 'deferred'),
   plan: { counts: leaves(...COUNT_FIELDS), tool: 'value', version: 'value' },

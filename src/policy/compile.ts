@@ -34,16 +34,23 @@ export type CompileResult = { ok: true; policy: CompiledPolicy } | { ok: false; 
 
 export function compilePolicy(sources: readonly PolicySource[]): CompileResult {
   const problems: PolicyProblem[] = [];
+  const files: { file: string; policy: PolicyFile }[] = [];
+  for (const { file, text } of sources) {
+    const parsed = parsePolicyText(file, text);
+    if ('problems' in parsed) problems.push(...parsed.problems);
+    else files.push({ file, policy: parsed.policy });
+  }
+  // Counted before any expression is compiled: compiling costs an evaluation per synthetic view.
+  let counted = 0;
+  for (const { file, policy } of files) {
+    counted += policy.rules.length;
+    if (counted > MAX_RULES) return { ok: false, problems: inFileOrder([...problems, { file, message: `the policy dir holds more than ${MAX_RULES} rules with this file; fewer, broader rules evaluate faster` }], sources) };
+  }
   const rules: CompiledRule[] = [];
   const firstFileOf = new Map<string, string>();
   let maxDeletes: CompiledPolicy['maxDeletes'];
-  for (const { file, text } of sources) {
-    const parsed = parsePolicyText(file, text);
-    if ('problems' in parsed) {
-      problems.push(...parsed.problems);
-      continue;
-    }
-    for (const rule of parsed.policy.rules) {
+  for (const { file, policy } of files) {
+    for (const rule of policy.rules) {
       const seenIn = firstFileOf.get(rule.name);
       if (seenIn !== undefined) {
         problems.push({ file, rule: rule.name, message: `the name is already used${seenIn === file ? ' in this file' : ` in ${seenIn}`}: rule names are unique across the policy dir (results name rules only)` });
@@ -54,12 +61,17 @@ export function compilePolicy(sources: readonly PolicySource[]): CompileResult {
       if ('problems' in compiled) problems.push(...compiled.problems);
       else rules.push(compiled.rule);
     }
-    const limit = parsed.policy.limits?.maxDeletes;
+    const limit = policy.limits?.maxDeletes;
     if (limit !== undefined && (maxDeletes === undefined || limit < maxDeletes.limit)) maxDeletes = { limit, file };
   }
-  if (firstFileOf.size > MAX_RULES) problems.push({ file: sources[0]?.file ?? '', message: `${firstFileOf.size} rules; a policy dir holds at most ${MAX_RULES}` });
-  if (problems.length) return { ok: false, problems };
+  if (problems.length) return { ok: false, problems: inFileOrder(problems, sources) };
   return { ok: true, policy: { files: sources.map((source) => source.file), rules, maxDeletes } };
+}
+
+/** The problems in the order of their files (stable: each file's own in the order found). */
+function inFileOrder(problems: PolicyProblem[], sources: readonly PolicySource[]): PolicyProblem[] {
+  const position = new Map(sources.map((source, i) => [source.file, i]));
+  return problems.sort((a, b) => (position.get(a.file) ?? 0) - (position.get(b.file) ?? 0));
 }
 
 /** One file's text as a policy: YAML 1.2 (JSON is read by the same parser: JSON is YAML), one document, no duplicate keys, no unknown key. */
