@@ -118,7 +118,7 @@ export class PolicyEvaluator {
     const failure = result === true ? undefined : isError(result) ? result.message : `match gave ${celTypeName(result)}, not a bool`;
     const where = address === undefined ? {} : { address };
     if (rule.effect === 'requireApproval') {
-      this.#requireApproval({ rule: rule.name, ...where, ...(failure !== undefined && { error: failure }) });
+      this.#requireApproval({ rule: rule.name, ...where, ...(failure !== undefined && { error: printable(failure) }) });
       return;
     }
     let message: string;
@@ -157,7 +157,7 @@ export class PolicyEvaluator {
 /** Kinds that delete no object: every other kind counts against maxDeletes. */
 const KEEPING_KINDS: ReadonlySet<string> = new Set(['create', 'update', 'read', 'noop', 'forget']);
 
-/** A message fit for a log line and the termination message: control characters as spaces, bounded. */
+/** A message or error fit for a log line and the termination message: control characters as spaces, bounded. */
 function printable(message: string): string {
   const flat = message.replace(/\p{Cc}/gu, ' ');
   return flat.length <= MAX_MESSAGE_CHARS ? flat : `${flat.slice(0, MAX_MESSAGE_CHARS - 1)}…`;
