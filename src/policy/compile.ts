@@ -1,0 +1,152 @@
+// From policy files to rules ready to evaluate. Pure: the texts come from load.ts. Every problem
+// is collected, named by file and rule: the YAML or JSON syntax, the schema, each expression's
+// syntax and names, its evaluation over the synthetic views, rule names used twice.
+import { isScalar, parseDocument, visit } from 'yaml';
+import type { z } from 'zod';
+import { actionBinding, celTypeName, changeBinding, compileExpression, isError, planBinding, type CelProgram } from './cel.ts';
+import type { PolicySource } from './load.ts';
+import type { PolicyProblem } from './problems.ts';
+import { PolicyFile, type PolicyRule, type RuleEffect, type RuleScope } from './schema.ts';
+import { syntheticViews, type SyntheticView } from './synthetic.ts';
+
+/** The most rules of all files together: every rule runs over every change of a plan. */
+export const MAX_RULES = 500;
+
+export interface CompiledRule {
+  name: string;
+  file: string;
+  on: RuleScope;
+  effect: RuleEffect;
+  match: CelProgram;
+  message: CelProgram | undefined;
+}
+
+export interface CompiledPolicy {
+  /** The files read, in order. */
+  files: string[];
+  /** In file order, then in each file's order. */
+  rules: CompiledRule[];
+  /** The smallest maxDeletes of all files, and the file that sets it. */
+  maxDeletes: { limit: number; file: string } | undefined;
+}
+
+export type CompileResult = { ok: true; policy: CompiledPolicy } | { ok: false; problems: PolicyProblem[] };
+
+export function compilePolicy(sources: readonly PolicySource[]): CompileResult {
+  const problems: PolicyProblem[] = [];
+  const files: { file: string; policy: PolicyFile }[] = [];
+  for (const { file, text } of sources) {
+    const parsed = parsePolicyText(file, text);
+    if ('problems' in parsed) problems.push(...parsed.problems);
+    else files.push({ file, policy: parsed.policy });
+  }
+  // Counted before any expression is compiled: compiling costs an evaluation per synthetic view.
+  let counted = 0;
+  for (const { file, policy } of files) {
+    counted += policy.rules.length;
+    if (counted > MAX_RULES) return { ok: false, problems: inFileOrder([...problems, { file, message: `the policy dir holds more than ${MAX_RULES} rules with this file; fewer, broader rules evaluate faster` }], sources) };
+  }
+  const rules: CompiledRule[] = [];
+  const firstFileOf = new Map<string, string>();
+  let maxDeletes: CompiledPolicy['maxDeletes'];
+  for (const { file, policy } of files) {
+    for (const rule of policy.rules) {
+      const seenIn = firstFileOf.get(rule.name);
+      if (seenIn !== undefined) {
+        problems.push({ file, rule: rule.name, message: `the name is already used${seenIn === file ? ' in this file' : ` in ${seenIn}`}: rule names are unique across the policy dir (results name rules only)` });
+        continue;
+      }
+      firstFileOf.set(rule.name, file);
+      const compiled = compileRule(file, rule);
+      if ('problems' in compiled) problems.push(...compiled.problems);
+      else rules.push(compiled.rule);
+    }
+    const limit = policy.limits?.maxDeletes;
+    if (limit !== undefined && (maxDeletes === undefined || limit < maxDeletes.limit)) maxDeletes = { limit, file };
+  }
+  if (problems.length) return { ok: false, problems: inFileOrder(problems, sources) };
+  return { ok: true, policy: { files: sources.map((source) => source.file), rules, maxDeletes } };
+}
+
+/** The problems in the order of their files (stable: each file's own in the order found). */
+function inFileOrder(problems: PolicyProblem[], sources: readonly PolicySource[]): PolicyProblem[] {
+  const position = new Map(sources.map((source, i) => [source.file, i]));
+  return problems.sort((a, b) => (position.get(a.file) ?? 0) - (position.get(b.file) ?? 0));
+}
+
+/** One file's text as a policy: YAML 1.2 (JSON is read by the same parser: JSON is YAML), one document, no duplicate keys, no unknown key. */
+export function parsePolicyText(file: string, text: string): { policy: PolicyFile } | { problems: PolicyProblem[] } {
+  const problem = (message: string) => ({ problems: [{ file, message }] });
+  const json = file.endsWith('.json');
+  const document = parseDocument(text, { version: '1.2', schema: json ? 'json' : 'core', uniqueKeys: true, strict: true, merge: false, prettyErrors: true });
+  const syntax = [...document.errors, ...document.warnings][0];
+  if (syntax) return problem(`not valid ${json ? 'JSON' : 'YAML'}: ${syntax.message.split('\n')[0]}`);
+  if (document.contents === null) return problem('the file is empty: give it apiVersion and rules or limits, or remove it');
+  let complexKey = false;
+  visit(document, { Pair: (_, pair) => void (complexKey ||= !isScalar(pair.key)) });
+  if (complexKey) return problem('a map key is not a plain string (a YAML complex key)');
+  let value: unknown;
+  try {
+    value = document.toJS(); // at most 100 aliases: an alias bomb cannot grow the document
+  } catch (error) {
+    return problem(`cannot be read: ${(error as Error).message}`);
+  }
+  const checked = PolicyFile.safeParse(value);
+  if (checked.success) return { policy: checked.data };
+  return { problems: checked.error.issues.map((issue) => schemaProblem(file, value, issue)) };
+}
+
+/** A schema issue named by its path, and by the rule's name when the issue is inside one. */
+function schemaProblem(file: string, value: unknown, issue: z.core.$ZodIssue): PolicyProblem {
+  const path = issue.path.map((step) => (typeof step === 'number' ? `[${step}]` : `.${String(step)}`)).join('').replace(/^\./, '');
+  const [section, index] = issue.path;
+  const rules = (value as { rules?: unknown } | null)?.rules;
+  const name = section === 'rules' && typeof index === 'number' && Array.isArray(rules) ? (rules[index] as { name?: unknown } | null)?.name : undefined;
+  return { file, ...(typeof name === 'string' && { rule: name }), message: `${path || 'the file'}: ${issue.message}` };
+}
+
+function compileRule(file: string, rule: PolicyRule): { rule: CompiledRule } | { problems: PolicyProblem[] } {
+  const problems: PolicyProblem[] = [];
+  const add = (message: string) => problems.push({ file, rule: rule.name, message });
+  const views = syntheticViews(rule.on);
+  const match = compileChecked(rule, 'match', rule.match, 'bool', views, add);
+  // A message is evaluated only where the rule matches: it is checked over the views that match (its names always).
+  const matching = match ? views.filter((view) => match(bindingOf(view)) === true) : [];
+  const message = rule.message === undefined ? undefined : compileChecked(rule, 'message', rule.message, 'string', matching, add);
+  if (problems.length || !match) return { problems };
+  return { rule: { name: rule.name, file, on: rule.on, effect: rule.effect, match, message } };
+}
+
+/** Parses, checks names, then evaluates over each of `views`: the first failure is the problem. */
+function compileChecked(rule: PolicyRule, field: 'match' | 'message', source: string, expected: 'bool' | 'string', views: readonly SyntheticView[], add: (message: string) => void): CelProgram | undefined {
+  const compiled = compileExpression(source, rule.on);
+  if ('problems' in compiled) {
+    for (const problem of compiled.problems) add(`${field}: ${problem}`);
+    return undefined;
+  }
+  for (const synthetic of views) {
+    const result = compiled.program(bindingOf(synthetic));
+    if (isError(result)) {
+      const atRunTime = field === 'message' ? 'denies with the runner\'s words instead' : rule.effect === 'deny' ? 'denies' : 'requires approval';
+      add(`${field} fails on ${synthetic.what}: ${result.message}; at run time that ${atRunTime}. Guard the part that can fail (e.g. size(list) > 0 && list[0] …, or divisor != 0 && …)`);
+      return undefined;
+    }
+    if (typeof result !== (expected === 'bool' ? 'boolean' : 'string')) {
+      add(`${field} gives ${celTypeName(result)} on ${synthetic.what}, not a ${expected}`);
+      return undefined;
+    }
+  }
+  return compiled.program;
+}
+
+/** The CEL variables of a view, by its scope. */
+export function bindingOf(synthetic: SyntheticView) {
+  switch (synthetic.scope) {
+    case 'change':
+      return changeBinding(synthetic.view);
+    case 'action':
+      return actionBinding(synthetic.view);
+    case 'plan':
+      return planBinding(synthetic.view);
+  }
+}

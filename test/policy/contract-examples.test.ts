@@ -1,0 +1,59 @@
+// The examples of contract/sections/policy.md are copied by users: each one compiles and does what the section says.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
+import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from '../../src/policy/views.ts';
+import { action, change, compiled, ISSUE_EXAMPLE, noCounts, planView } from './support.ts';
+
+const section = readFileSync(new URL('../../contract/sections/policy.md', import.meta.url), 'utf8');
+const examples = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+
+function outcome(text: string, changes: PolicyChangeView[], actions: PolicyActionView[] = [], plan: PolicyPlanView = planView()) {
+  const evaluator = new PolicyEvaluator(compiled({ file: 'policy/example.yaml', text }));
+  for (const view of changes) evaluator.change(view);
+  for (const view of actions) evaluator.action(view);
+  return evaluator.plan(plan);
+}
+
+const resource = (type: string, kind: PolicyChangeView['kind'], extra: Partial<PolicyChangeView> = {}) => change('main', kind, { address: `${type}.main`, type, provider: 'registry.terraform.io/hashicorp/aws', ...extra });
+
+describe('contract/sections/policy.md examples', () => {
+  it('has the five examples; the first is the issue example verbatim', () => {
+    assert.equal(examples.length, 5);
+    assert.equal(examples[0], ISSUE_EXAMPLE);
+  });
+
+  it('protect every database: a replace or a deposed delete is denied with the message, an update passes', () => {
+    const text = examples[1]!;
+    const denied = outcome(text, [resource('aws_db_instance', 'replace'), resource('google_sql_database_instance', 'delete', { deposed: '0a' }), resource('aws_rds_cluster', 'unknown'), resource('aws_db_instance', 'update'), resource('aws_s3_bucket', 'delete')]).denied;
+    assert.deepEqual(
+      denied.map((d) => d.address),
+      ['aws_db_instance.main', 'google_sql_database_instance.main', 'aws_rds_cluster.main'],
+    );
+    assert.match(denied[0]!.message, /^the runner never deletes a database: aws_db_instance\.main would be replaced; change the module/);
+    assert.match(denied[1]!.message, /would be deleted;/);
+  });
+
+  it('at most 5 deletes per apply', () => {
+    const deletes = (n: number) => Array.from({ length: n }, (_, i) => change(`r${i}`, i % 2 ? 'delete' : 'replace'));
+    assert.equal(outcome(examples[2]!, deletes(5)).deniedTotal, 0);
+    assert.equal(outcome(examples[2]!, deletes(6)).denied[0]!.rule, 'limits.maxDeletes');
+  });
+
+  it('IAM changes need approval, reads and no-ops do not', () => {
+    const result = outcome(examples[3]!, [resource('aws_iam_role', 'update'), resource('google_project_iam_member', 'create'), resource('google_service_account_key', 'delete'), resource('aws_iam_policy_document', 'read'), resource('aws_iam_role', 'noop'), resource('aws_instance', 'update')]);
+    assert.deepEqual(
+      result.approvalRequired.map((a) => a.address),
+      ['aws_iam_role.main', 'google_project_iam_member.main', 'google_service_account_key.main'],
+    );
+    assert.equal(result.deniedTotal, 0);
+  });
+
+  it('actions on destroy are denied; a plan of more than 50 changes needs review', () => {
+    const result = outcome(examples[4]!, [], [action('action.aws_lambda_invoke.a', { trigger: 'BeforeDestroy', triggeringResource: 'aws_instance.web' }), action('action.aws_lambda_invoke.b')], planView({ counts: { ...noCounts(), create: 40, delete: 11 } }));
+    assert.deepEqual(result.denied, [{ rule: 'no-actions-on-destroy', address: 'action.aws_lambda_invoke.a', message: 'provider action action.aws_lambda_invoke.a would run when aws_instance.web is destroyed; remove its action_trigger' }]);
+    assert.deepEqual(result.approvalRequired, [{ rule: 'large-plans-need-review' }]);
+    assert.deepEqual(outcome(examples[4]!, [], [], planView({ counts: { ...noCounts(), create: 50 } })).approvalRequired, []);
+  });
+});

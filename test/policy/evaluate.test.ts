@@ -1,0 +1,249 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULT_TIME_LIMIT_MS, MAX_DELETES_RULE, MAX_MESSAGE_CHARS, PolicyEvaluator, type EvaluatorOptions } from '../../src/policy/evaluate.ts';
+import type { CompiledPolicy } from '../../src/policy/compile.ts';
+import type { PolicyChangeView } from '../../src/policy/views.ts';
+import { action, change, compiled, ISSUE_EXAMPLE, oneRule, planView, POLICY_HEADER } from './support.ts';
+
+/** The outcome of the changes under the policy, then an empty plan. */
+function outcomeOf(policy: CompiledPolicy, changes: PolicyChangeView[], options?: EvaluatorOptions) {
+  const evaluator = new PolicyEvaluator(policy, options);
+  for (const view of changes) evaluator.change(view);
+  return evaluator.plan(planView());
+}
+
+const deletes = (n: number) => Array.from({ length: n }, (_, i) => change(`old${i}`, 'delete'));
+
+describe('policy evaluation: the issue example, verbatim', () => {
+  const policy = compiled({ file: 'policy/example.yaml', text: ISSUE_EXAMPLE });
+
+  it('denies a database replace, with the rule\'s message', () => {
+    const outcome = outcomeOf(policy, [change('db_main', 'replace')]);
+    assert.deepEqual(outcome.denied, [{ rule: 'protect-databases', address: 'terraform_data.db_main', message: 'databases are never deleted by the runner: terraform_data.db_main' }]);
+    assert.equal(outcome.deniedTotal, 1);
+    assert.deepEqual(outcome.approvalRequired, []);
+  });
+
+  it('denies a database delete, a deposed delete and an unknown action; a moved-and-replaced database is still a replace', () => {
+    const outcome = outcomeOf(policy, [
+      change('db1', 'delete'),
+      change('db2', 'delete', { deposed: '00aa' }),
+      change('db3', 'unknown'),
+      change('db4', 'replace', { moved: true, previousAddress: 'terraform_data.legacy' }),
+      change('db5', 'update'),
+      change('db6', 'create'),
+      change('cache', 'delete'),
+    ]);
+    assert.deepEqual(
+      outcome.denied.map((d) => d.address),
+      ['db1', 'db2', 'db3', 'db4'].map((n) => `terraform_data.${n}`),
+    );
+  });
+
+  it('requires approval for an IAM update, and for nothing else', () => {
+    const outcome = outcomeOf(policy, [change('iam_role', 'update'), change('iam_role2', 'create'), change('app', 'update')]);
+    assert.deepEqual(outcome.approvalRequired, [{ rule: 'iam-needs-review', address: 'terraform_data.iam_role' }]);
+    assert.equal(outcome.approvalRequiredTotal, 1);
+    assert.deepEqual(outcome.denied, []);
+  });
+
+  it('allows 5 deletes and denies 6 (maxDeletes: 5), counting replaces, deposed deletes and unknown actions', () => {
+    assert.deepEqual(outcomeOf(policy, deletes(5)).denied, []);
+    const six = outcomeOf(policy, deletes(6));
+    assert.equal(six.deletes, 6);
+    assert.deepEqual(six.denied, [
+      {
+        rule: MAX_DELETES_RULE,
+        message: 'the plan deletes 6 objects (deletes, replaces, deposed deletes and unknown actions) and the policy (policy/example.yaml) allows at most 5 in one run: apply the change in smaller steps, or raise limits.maxDeletes',
+      },
+    ]);
+    const mixed = outcomeOf(policy, [...deletes(3), change('r', 'replace'), change('d', 'delete', { deposed: '01' }), change('u', 'unknown'), change('f', 'forget'), change('c', 'create'), change('n', 'noop'), change('rd', 'read')]);
+    assert.equal(mixed.deletes, 6);
+    assert.equal(mixed.deniedTotal, 1);
+  });
+
+  it('allows a plan that touches nothing the rules name', () => {
+    assert.deepEqual(outcomeOf(policy, [change('app', 'update'), change('web', 'create'), change('cache', 'delete')]), { denied: [], deniedTotal: 0, approvalRequired: [], approvalRequiredTotal: 0, deletes: 1, timedOut: false });
+  });
+});
+
+describe('policy evaluation: fail closed', () => {
+  // Each rule passes the compile check (the synthetic views never reach the failing part) and fails on real data.
+  const failing = compiled(`${POLICY_HEADER}rules:
+- name: divide
+  match: change.name == "boom" && 1 / (size(change.actions) - 1) > 0
+  effect: deny
+  message: '"never shown"'
+- name: missing-key
+  match: 'change.name == "boom" && {"create": true}[change.kind]'
+  effect: requireApproval
+- name: bad-message
+  match: change.name.startsWith("msg")
+  effect: deny
+  message: '"deleting " + change.replacePaths[0][0]'
+`);
+
+  it('a deny rule that errors denies, naming the rule and the error', () => {
+    const outcome = outcomeOf(failing, [change('boom', 'delete')]);
+    assert.deepEqual(outcome.denied, [
+      { rule: 'divide', address: 'terraform_data.boom', message: 'rule "divide" (policy/a.yaml) failed on this change (int divide by zero) and denies it: a deny rule that cannot be evaluated denies; fix the rule' },
+    ]);
+  });
+
+  it('a requireApproval rule that errors (a missing map key) requires approval, saying why', () => {
+    const outcome = outcomeOf(failing, [change('boom', 'delete')]);
+    assert.equal(outcome.approvalRequired.length, 1);
+    assert.equal(outcome.approvalRequired[0]!.rule, 'missing-key');
+    assert.match(outcome.approvalRequired[0]!.error ?? '', /key|delete/i);
+  });
+
+  it('a message expression that errors still denies, with a fallback naming the rule', () => {
+    const outcome = outcomeOf(failing, [change('msg1', 'update'), change('msg2', 'replace', { replacePaths: [['engine']] })]);
+    assert.deepEqual(outcome.denied, [
+      { rule: 'bad-message', address: 'terraform_data.msg1', message: 'denied by policy rule "bad-message" (policy/a.yaml); its message expression failed: index 0 out of bounds [0, -1)' },
+      { rule: 'bad-message', address: 'terraform_data.msg2', message: 'deleting engine' },
+    ]);
+  });
+
+  it('a rule without a message denies in the runner\'s words; a long or multi-line message is made printable and bounded', () => {
+    const plain = oneRule('- name: freeze\n  match: "true"\n  effect: deny\n');
+    assert.deepEqual(outcomeOf(plain, [change('x', 'create')]).denied, [{ rule: 'freeze', address: 'terraform_data.x', message: 'denied by policy rule "freeze" (policy/a.yaml)' }]);
+    const long = oneRule(`- name: long\n  match: "true"\n  effect: deny\n  message: '"a\\nb\\tc" + change.address + "${'x'.repeat(2000)}"'\n`);
+    const [denial] = outcomeOf(long, [change('x', 'create')]).denied;
+    assert.equal(denial!.message.length, MAX_MESSAGE_CHARS);
+    assert.match(denial!.message, /^a b cterraform_data\.xxx+…$/);
+  });
+});
+
+describe('policy evaluation: the time limit', () => {
+  /** A clock that moves `step` ms every time it is read. */
+  const tickingClock = (step: number) => {
+    let t = 0;
+    return () => (t += step);
+  };
+  const mixed = () =>
+    compiled(`${POLICY_HEADER}rules:
+- name: d1
+  match: change.kind == "delete"
+  effect: deny
+- name: a1
+  match: change.kind == "update"
+  effect: requireApproval
+- name: p1
+  on: plan
+  match: "false"
+  effect: deny
+limits: {maxDeletes: 2}
+`);
+
+  it('running out fails closed for every rule, stops evaluating, and still counts deletes for the limit', () => {
+    const evaluator = new PolicyEvaluator(mixed(), { timeLimitMs: 10, now: tickingClock(1) });
+    for (let i = 0; i < 20; i++) evaluator.change(change(`c${i}`, i < 3 ? 'delete' : 'create'));
+    const outcome = evaluator.plan(planView());
+    assert.equal(outcome.timedOut, true);
+    assert.equal(outcome.deletes, 3);
+    const why = 'the policy evaluation ran out of its time limit (10 ms) before the rule was evaluated over the whole plan';
+    assert.deepEqual(
+      outcome.denied.filter((d) => d.address === undefined),
+      [
+        { rule: 'd1', message: `${why}: denied, as a deny rule that cannot be evaluated denies; simplify the rule or split the plan` },
+        { rule: 'p1', message: `${why}: denied, as a deny rule that cannot be evaluated denies; simplify the rule or split the plan` },
+        { rule: MAX_DELETES_RULE, message: outcome.denied.at(-1)!.message },
+      ],
+    );
+    assert.deepEqual(outcome.approvalRequired.at(-1), { rule: 'a1', error: why });
+    // Only the entries before the limit were evaluated (the clock moves 1 ms per reading: about 3 ms per change).
+    assert.deepEqual(
+      outcome.denied.filter((d) => d.address !== undefined).map((d) => d.address),
+      ['terraform_data.c0', 'terraform_data.c1', 'terraform_data.c2'],
+    );
+    assert.equal(outcome.approvalRequiredTotal, 1);
+  });
+
+  it('a requireApproval-only policy that runs out requires approval and denies nothing', () => {
+    const policy = oneRule('- name: a\n  match: "false"\n  effect: requireApproval\n');
+    const evaluator = new PolicyEvaluator(policy, { timeLimitMs: 5, now: tickingClock(2) });
+    for (let i = 0; i < 10; i++) evaluator.change(change(`c${i}`, 'create'));
+    const outcome = evaluator.plan(planView());
+    assert.equal(outcome.timedOut, true);
+    assert.deepEqual(outcome.denied, []);
+    assert.equal(outcome.approvalRequired.length, 1);
+    assert.equal(outcome.approvalRequired[0]!.rule, 'a');
+  });
+
+  it('counts only evaluation time: time between calls (the stream\'s I/O) is not spent', () => {
+    let t = 0;
+    const now = () => t;
+    const evaluator = new PolicyEvaluator(mixed(), { timeLimitMs: 10, now });
+    for (let i = 0; i < 100; i++) {
+      t += 1000; // a second of I/O before each change
+      evaluator.change(change(`c${i}`, 'create'));
+    }
+    assert.equal(evaluator.plan(planView()).timedOut, false);
+    assert.equal(DEFAULT_TIME_LIMIT_MS, 30_000);
+  });
+});
+
+describe('policy evaluation: effects, bounds, actions and plan rules', () => {
+  it('effects "deny" (apply --plan-artifact) evaluates deny rules and limits only', () => {
+    const policy = compiled({ file: 'policy/example.yaml', text: ISSUE_EXAMPLE });
+    const outcome = outcomeOf(policy, [change('iam_x', 'update'), change('db', 'delete'), ...deletes(5)], { effects: 'deny' });
+    assert.deepEqual(outcome.approvalRequired, []);
+    assert.deepEqual(
+      outcome.denied.map((d) => d.rule),
+      ['protect-databases', MAX_DELETES_RULE],
+    );
+  });
+
+  it('lists at most listLimit findings of each list; the totals count all', () => {
+    const policy = compiled(`${POLICY_HEADER}rules:\n- name: d\n  match: "true"\n  effect: deny\n- name: a\n  match: "true"\n  effect: requireApproval\n`);
+    const outcome = outcomeOf(policy, deletes(7), { listLimit: 3 });
+    assert.equal(outcome.denied.length, 3);
+    assert.equal(outcome.deniedTotal, 7);
+    assert.equal(outcome.approvalRequired.length, 3);
+    assert.equal(outcome.approvalRequiredTotal, 7);
+  });
+
+  it('action rules see each action; plan rules see the plan once', () => {
+    const policy = compiled(`${POLICY_HEADER}rules:
+- name: no-destroy-actions
+  on: action
+  match: action.trigger in ["BeforeDestroy", "AfterDestroy"]
+  effect: deny
+  message: '"action " + action.address + " runs on destroy"'
+- name: any-action
+  on: action
+  match: "true"
+  effect: requireApproval
+- name: tofu-deletes
+  on: plan
+  match: plan.tool == "opentofu" && plan.counts.delete > 0
+  effect: requireApproval
+`);
+    const evaluator = new PolicyEvaluator(policy);
+    evaluator.action(action('action.aws_lambda_invoke.a'));
+    evaluator.action(action('action.aws_lambda_invoke.b', { trigger: 'BeforeDestroy', triggeringResource: 'aws_instance.web' }));
+    const outcome = evaluator.plan(planView({ tool: 'opentofu', counts: { ...planView().counts, delete: 1 } }));
+    assert.deepEqual(outcome.denied, [{ rule: 'no-destroy-actions', address: 'action.aws_lambda_invoke.b', message: 'action action.aws_lambda_invoke.b runs on destroy' }]);
+    assert.deepEqual(outcome.approvalRequired, [
+      { rule: 'any-action', address: 'action.aws_lambda_invoke.a' },
+      { rule: 'any-action', address: 'action.aws_lambda_invoke.b' },
+      { rule: 'tofu-deletes' },
+    ]);
+  });
+
+  it('one evaluator evaluates one plan: nothing is taken after plan()', () => {
+    const evaluator = new PolicyEvaluator(compiled(ISSUE_EXAMPLE));
+    evaluator.plan(planView());
+    assert.throws(() => evaluator.change(change('x', 'delete')), /one evaluator evaluates one plan/);
+    assert.throws(() => evaluator.plan(planView()), /one evaluator evaluates one plan/);
+  });
+
+  it('maxDeletes: 0 denies any delete; the smallest limit of several files applies', () => {
+    const zero = compiled(`${POLICY_HEADER}limits: {maxDeletes: 0}\n`);
+    assert.equal(outcomeOf(zero, [change('x', 'create')]).deniedTotal, 0);
+    assert.equal(outcomeOf(zero, [change('x', 'replace')]).deniedTotal, 1);
+    const two = compiled(`${POLICY_HEADER}limits: {maxDeletes: 9}\n`, `${POLICY_HEADER}limits: {maxDeletes: 2}\n`);
+    assert.match(outcomeOf(two, deletes(3)).denied[0]!.message, /policy \(policy\/b\.yaml\) allows at most 2/);
+  });
+});
