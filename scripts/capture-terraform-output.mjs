@@ -70,16 +70,12 @@ const hcl = (...lines) => `${lines.join('\n')}\n`;
 const localBackend = (statePath) => hcl('terraform {', '  backend "local" {', `    path = ${JSON.stringify(statePath)}`, '  }', '}');
 const pgBackend = hcl('terraform {', '  backend "pg" {}', '}');
 
+/** One variable of `type` and one terraform_data whose input is `input`. */
+const oneVariable = (name, type, input, { sensitive = false } = {}) =>
+  hcl(`variable "${name}" {`, `  type = ${type}`, ...(sensitive ? ['  sensitive = true'] : []), '}', '', 'resource "terraform_data" "this" {', `  input = ${input}`, '}');
+
 const oneResource = hcl('resource "terraform_data" "this" {', '  input = "hello"', '}');
-const versioned = hcl(
-  'variable "round" {',
-  '  type = number',
-  '}',
-  '',
-  'resource "terraform_data" "this" {',
-  '  input = var.round',
-  '}',
-);
+const versioned = oneVariable('round', 'number', 'var.round');
 const requiresAws = hcl('terraform {', '  required_providers {', '    aws = { source = "hashicorp/aws" }', '  }', '}', '', oneResource.trimEnd());
 const awsLockFile = hcl(
   'provider "registry.terraform.io/hashicorp/aws" {',
@@ -227,38 +223,32 @@ const CASES = [
   {
     name: 'plan-variable-missing',
     what: 'plan of a module whose required variable has no value',
-    files: { 'main.tf': hcl('variable "replicas" {', '  type = number', '}', '', 'resource "terraform_data" "this" {', '  input = var.replicas', '}') },
+    files: { 'main.tf': oneVariable('replicas', 'number', 'var.replicas') },
     run: (w) => w.capturePlan(),
   },
   {
     name: 'plan-variable-wrong-type-number',
     what: 'plan with a variables file giving a string where a number is declared',
-    files: { 'main.tf': hcl('variable "replicas" {', '  type = number', '}', '', 'resource "terraform_data" "this" {', '  input = var.replicas', '}') },
+    files: { 'main.tf': oneVariable('replicas', 'number', 'var.replicas') },
     run: async (w) => w.capturePlan({ varFiles: [await w.varFile({ replicas: 'three' })] }),
   },
   {
     name: 'plan-variable-wrong-type-list',
     what: 'plan with a variables file giving a list where a string is declared',
-    files: { 'main.tf': hcl('variable "cluster_name" {', '  type = string', '}', '', 'resource "terraform_data" "this" {', '  input = var.cluster_name', '}') },
+    files: { 'main.tf': oneVariable('cluster_name', 'string', 'var.cluster_name') },
     run: async (w) => w.capturePlan({ varFiles: [await w.varFile({ cluster_name: ['a', 'b'] })] }),
   },
   {
     name: 'plan-variable-wrong-type-sensitive',
     what: 'plan with a variables file giving a string where a sensitive number is declared (is the value printed?)',
-    files: { 'main.tf': hcl('variable "pin" {', '  type      = number', '  sensitive = true', '}', '', 'resource "terraform_data" "this" {', '  input = var.pin', '}') },
-    run: async (w) => {
-      const observed = await w.capturePlan({ varFiles: [await w.varFile({ pin: 'S3CRET-PIN-VALUE' })] });
-      return { ...observed, valuePrinted: await w.capturedTextIncludes('S3CRET-PIN-VALUE') };
-    },
+    files: { 'main.tf': oneVariable('pin', 'number', 'var.pin', { sensitive: true }) },
+    run: (w) => w.capturePlanWithSecret('pin', 'S3CRET-PIN-VALUE'),
   },
   {
     name: 'plan-variable-wrong-type-from-sensitive-file',
     what: 'the same wrong type for a variable not declared sensitive, its value from the runner\'s sensitive.tfvars.json (is the value printed?)',
-    files: { 'main.tf': hcl('variable "pin" {', '  type = number', '}', '', 'resource "terraform_data" "this" {', '  input = var.pin', '}') },
-    run: async (w) => {
-      const observed = await w.capturePlan({ varFiles: [await w.varFile({ pin: 'S3CRET-PIN-VALUE' }, 'sensitive.tfvars.json')] });
-      return { ...observed, valuePrinted: await w.capturedTextIncludes('S3CRET-PIN-VALUE') };
-    },
+    files: { 'main.tf': oneVariable('pin', 'number', 'var.pin') },
+    run: (w) => w.capturePlanWithSecret('pin', 'S3CRET-PIN-VALUE', 'sensitive.tfvars.json'),
   },
   {
     name: 'plan-variable-validation-failed',
@@ -322,17 +312,14 @@ const CASES = [
   {
     name: 'plan-evaluation-error',
     what: 'an errored plan: a function call that fails only with the value of a variable (validate cannot see it)',
-    files: { 'main.tf': hcl('variable "replicas" {', '  type = string', '}', '', 'resource "terraform_data" "this" {', '  input = tonumber(var.replicas)', '}') },
+    files: { 'main.tf': oneVariable('replicas', 'string', 'tonumber(var.replicas)') },
     run: async (w) => w.capturePlan({ varFiles: [await w.varFile({ replicas: 'three' })] }),
   },
   {
     name: 'plan-evaluation-error-sensitive',
     what: 'the same errored plan with the variable declared sensitive (is the value printed?)',
-    files: { 'main.tf': hcl('variable "replicas" {', '  type      = string', '  sensitive = true', '}', '', 'resource "terraform_data" "this" {', '  input = tonumber(var.replicas)', '}') },
-    run: async (w) => {
-      const observed = await w.capturePlan({ varFiles: [await w.varFile({ replicas: 'S3CRET-REPLICAS' })] });
-      return { ...observed, valuePrinted: await w.capturedTextIncludes('S3CRET-REPLICAS') };
-    },
+    files: { 'main.tf': oneVariable('replicas', 'string', 'tonumber(var.replicas)', { sensitive: true }) },
+    run: (w) => w.capturePlanWithSecret('replicas', 'S3CRET-REPLICAS'),
   },
 
   // apply
@@ -340,11 +327,7 @@ const CASES = [
     name: 'apply-ok',
     what: 'apply of a saved plan (success)',
     files: { 'main.tf': oneResource },
-    run: async (w) => {
-      await w.ok(w.initArgs);
-      await w.ok(planArgs(w), [2]);
-      await w.capture(applyArgs(w.planFile));
-    },
+    run: (w) => w.captureApplyOfNewPlan(),
   },
   {
     name: 'apply-stale-plan',
@@ -393,11 +376,7 @@ const CASES = [
         '}',
       ),
     },
-    run: async (w) => {
-      await w.ok(w.initArgs);
-      await w.ok(planArgs(w), [2]);
-      await w.capture(applyArgs(w.planFile));
-    },
+    run: (w) => w.captureApplyOfNewPlan(),
   },
 
   // locks, local backend (the runner's --state)
@@ -650,8 +629,18 @@ class Workdir {
     return { planFileWritten };
   }
 
-  async capturedTextIncludes(text) {
-    return [this.captured, this.capturedJson].some((run) => run && (run.stdout.includes(text) || run.stderr.includes(text)));
+  /** capturePlan with `secret` as the value of `variable` in a variables file: records whether terraform printed it (either form). */
+  async capturePlanWithSecret(variable, secret, fileName = 'terraform.tfvars.json') {
+    const observed = await this.capturePlan({ varFiles: [await this.varFile({ [variable]: secret }, fileName)] });
+    const valuePrinted = [this.captured, this.capturedJson].some((run) => run.stdout.includes(secret) || run.stderr.includes(secret));
+    return { ...observed, valuePrinted };
+  }
+
+  /** init, a plan with changes, then the captured apply of it. */
+  async captureApplyOfNewPlan() {
+    await this.ok(this.initArgs);
+    await this.ok(planArgs(this), [2]);
+    await this.capture(applyArgs(this.planFile));
   }
 
   /** Writes a variables file into private/ as the runner does (terraform.tfvars.json), or under another name. */
