@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Classification, DestructiveChange, PlannedAction } from '../contract/classification.ts';
 import type { OutputValue } from '../contract/result.ts';
-import { RunnerError } from '../errors.ts';
+import { imageError, RunnerError } from '../errors.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
 import { reconcilePlanExit } from '../guard/gate.ts';
+import { encryptionSettings, plaintextBackupDecision } from '../guard/plaintext-backups.ts';
 import { actionText, changeText } from '../output/change-text.ts';
 import { stringLeaves } from '../output/mask.ts';
 import { writeWithBackpressure } from '../output/std-streams.ts';
@@ -31,17 +32,29 @@ import { loadInputs, type LoadedInputs } from './inputs.ts';
 import type { ResultFields } from './run.ts';
 import { backupStep, readStateStep, stateAfterFailure, type PulledState } from './state-steps.ts';
 
-/** The cheap part of the contract check, before anything touches state: a supported terraform. */
-export async function preflight(ctx: RunContext, fields: ResultFields): Promise<TerraformVersion> {
-  return ctx.step('preflight', () => checkTerraform(ctx, fields));
+/** The cheap part of the contract check, before anything touches state: a supported terraform (after `check`, when given). */
+export async function preflight(ctx: RunContext, fields: ResultFields, check?: () => Promise<void>): Promise<TerraformVersion> {
+  return ctx.step('preflight', async () => {
+    await check?.();
+    return checkTerraform(ctx, fields);
+  });
 }
 
 /** The same for ops that run the module: also a module dir with configuration, read once. */
 export async function preflightModule(ctx: RunContext, fields: ResultFields): Promise<{ version: TerraformVersion; scan: ModuleScan }> {
   return ctx.step('preflight', async () => {
     const scan = await scanModule(ctx.settings.module);
+    checkPlaintextBackups(ctx, scan);
     return { version: await checkTerraform(ctx, fields), scan };
   });
+}
+
+/** OpenTofu state encryption: refuses (apply, plan, restore) or warns (destroy) before anything touches state; see guard/plaintext-backups.ts. */
+export function checkPlaintextBackups(ctx: RunContext, scan: Pick<ModuleScan, 'encryption'>): void {
+  const settings = encryptionSettings(scan.encryption, process.env);
+  const decision = plaintextBackupDecision(ctx.op, settings, ctx.settings.allowPlaintextBackups);
+  if (decision.action === 'refuse') throw imageError(decision.message, { encryption: settings });
+  if (decision.action === 'warn') ctx.warn(decision.message);
 }
 
 async function checkTerraform(ctx: RunContext, fields: ResultFields): Promise<TerraformVersion> {
