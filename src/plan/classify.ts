@@ -178,7 +178,7 @@ function readActionInvocation(entry: unknown, position: string, deferredReason: 
 }
 
 /** What a present value holds, as the allow-list of top-level keys judges it: a non-empty array or object, or any scalar but null and false. */
-export function holdsContent(value: unknown): boolean {
+function holdsContent(value: unknown): boolean {
   if (Array.isArray(value)) return value.length > 0;
   if (isRecord(value)) return Object.keys(value).length > 0;
   return value !== null && value !== false;
