@@ -507,6 +507,13 @@ describe('plan content the runner does not know', () => {
     for (const value of [[], {}, null, false]) assert.deepEqual(classify({ future_changes: value }).failClosed, [], JSON.stringify(value));
   });
 
+  test('a document that is not a plan is gated: {} and a state document', () => {
+    assert.equal(classifyPlan({}).gated, true);
+    const state = classifyPlan({ version: 4, terraform_version: '1.11.4', serial: 3, lineage: 'l', outputs: {}, resources: [{ mode: 'managed' }], check_results: null });
+    assert.equal(state.gated, true);
+    assert.deepEqual(state.failClosed.map((why) => /"([^"]+)"/.exec(why)?.[1] ?? why), ['format_version is missing', 'version', 'serial', 'lineage', 'resources']);
+  });
+
   test('every key terraform and OpenTofu write is known, content or not', () => {
     for (const key of ['variables', 'planned_values', 'prior_state', 'relevant_attributes', 'checks', 'timestamp', 'configuration']) {
       assert.deepEqual(classify({ [key]: { something: [1] } }).failClosed, [], key);
