@@ -13,6 +13,9 @@ export interface CliHandlers {
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
+/** OpenTofu state encryption: the ops that keep copies of the state take this (see contract.md). */
+const plaintextBackups = (command: Command) => command.option('--allow-plaintext-backups', 'OpenTofu state encryption: accept backups and plan artifacts in clear');
+
 /** Settings every op takes; each also reads CAPTF_<NAME> (see contract.md). */
 function commonOptions(command: Command): Command {
   return command
@@ -51,18 +54,18 @@ export function buildCli(handlers: CliHandlers): Command {
     extra(commonOptions(program.command(name).description(description))).action((flags: Record<string, unknown>) => handlers.op(name, flags));
 
   op('apply', 'init, validate, plan, show, classify; apply the saved plan unless it is destructive and not approved', (c) =>
-    c
+    plaintextBackups(c)
       .option('--guard <on|off>', 'the destructive-plan guard (default on)')
       .option('--approved-hash <hash>', 'the approval the controller passed (an inputs or approval hash)')
       .option('--plan-artifact <dir>', 'apply exactly this approved plan artifact instead of planning')
       .option('--approved-plan-hash <hash>', 'the plan hash a person approved (with --plan-artifact)'),
   );
-  op('plan', 'plan for manual approval: a plan artifact and its plan hash, nothing applied', (c) => c.option('--artifacts <dir>', 'where the plan artifact goes'));
+  op('plan', 'plan for manual approval: a plan artifact and its plan hash, nothing applied', (c) => plaintextBackups(c).option('--artifacts <dir>', 'where the plan artifact goes'));
   op('refresh', 'a refresh-only plan, classified, applied as saved, then the outputs');
   op('drift', 'a plan against the inputs, nothing applied: what changed outside terraform');
   op('destroy', 'destroy everything the state holds (never gated)');
   op('restore', 'push a state backup back to the backend', (c) =>
-    c.option('--backup <dir>', 'the backup to restore').option('--force', 'restore a backup of another lineage'),
+    plaintextBackups(c).option('--backup <dir>', 'the backup to restore').option('--force', 'restore a backup of another lineage'),
   );
   op('unlock', "force-unlock the state, only while the lock still carries this id", (c) => c.option('--lock-id <id>', 'the lock id terraform reported'));
 

@@ -1,5 +1,6 @@
 // The classification of one plan document: result.plan, and what `classify --json` prints.
-// Zod is the single source of truth; the JSON Schema in contract/ is generated from it.
+// Zod is the single source of truth; the JSON Schema in contract/ is generated from it. Objects that
+// gain members within runner.captf.io/v1 are open (looseObject): a v1 reader ignores members it does not know.
 import { z } from 'zod';
 
 /** How a destructive entry destroys: a plain delete, a replace in either order, or an action the classifier does not know. */
@@ -44,7 +45,37 @@ export const DriftEntry = z.strictObject({
 });
 export type DriftEntry = z.infer<typeof DriftEntry>;
 
-export const Classification = z.strictObject({
+/** One provider action the plan runs (terraform 1.14+): the runner cannot know what it does. */
+export const PlannedAction = z.looseObject({
+  address: z.string().describe('e.g. action.aws_ec2_stop_instance.maintenance; the entry\'s position when terraform gave none'),
+  type: z.string().nullable(),
+  provider: z.string().nullable().describe("terraform's provider_name"),
+  trigger: z
+    .string()
+    .describe('invoke (a person asked for it with -invoke), or the lifecycle event that runs it: BeforeCreate, AfterCreate, BeforeUpdate, AfterUpdate, BeforeDestroy, AfterDestroy; unknown when the runner cannot tell (then failClosed says why)'),
+  triggeringResource: z.string().nullable().describe('The resource whose event runs it (invoke: the calling resource, when terraform names one)'),
+  onFailure: z.string().nullable().describe('halt, taint (the next plan replaces the triggering resource) or continue; null when terraform does not say; unknown for a value the runner does not know'),
+  deferred: z.boolean().describe('Listed in deferred_action_invocations: terraform could not plan it yet'),
+  deferredReason: z.string().nullable(),
+});
+export type PlannedAction = z.infer<typeof PlannedAction>;
+
+/** One entry of deferred_changes: a change terraform could not plan yet (never applied by this plan, never in destructive). */
+export const DeferredChange = z.looseObject({
+  address: z.string(),
+  action: z.string().describe('What terraform would do once it can plan it, named as in counts (create, update, delete, replace, …; unknown for actions the runner does not know)'),
+  reason: z.string().nullable().describe("terraform's reason, e.g. resource_config_unknown"),
+});
+export type DeferredChange = z.infer<typeof DeferredChange>;
+
+export const PartialPlan = z.looseObject({
+  complete: z.boolean().describe("terraform's complete"),
+  deferred: z.array(DeferredChange).describe('deferred_changes, at most the limit'),
+  deferredTotal: z.number().int().nonnegative(),
+});
+
+export const Classification = z.looseObject({
+  gated: z.boolean().describe('Applying this plan needs an approval: a destructive entry, a provider action, or a failClosed reason (guard/gate.ts)'),
   formatVersion: z.string(),
   terraformVersion: z.string().optional(),
   errored: z.boolean().describe('terraform marked the plan errored: it is never applied'),
@@ -58,10 +89,10 @@ export const Classification = z.strictObject({
   outputChanges: OutputChangeCounts,
   drift: z.array(DriftEntry).describe('resource_drift entries (changes made outside terraform), at most the limit'),
   driftTotal: z.number().int().nonnegative(),
-  failClosed: z.array(z.string()).describe('Why the plan counts as destructive beyond its entries (e.g. an unknown format_version)'),
+  failClosed: z.array(z.string()).describe('Why the plan needs an approval beyond its entries and actions: what the runner cannot read (e.g. an unknown format_version, an unknown top-level key holding content, deferred changes)'),
   sensitiveVariables: z.array(z.string()).describe('Root variables the module declares sensitive'),
+  actions: z.array(PlannedAction).describe('action_invocations, then deferred_action_invocations, at most the limit'),
+  actionsTotal: z.number().int().nonnegative().describe('How many provider actions the plan has in all'),
+  partial: PartialPlan.optional().describe('Present when terraform says the plan is incomplete (complete false) or deferred changes'),
 });
 export type Classification = z.infer<typeof Classification>;
-
-/** A plan is destructive when any entry destroys or the classifier failed closed. */
-export const isDestructive = (c: Classification) => c.destructiveTotal > 0 || c.failClosed.length > 0;

@@ -46,6 +46,7 @@ export const Settings = z.strictObject({
   backups: Path.optional(),
   backup: Path.optional(),
   force: z.boolean().default(false),
+  allowPlaintextBackups: z.boolean().default(false).describe('OpenTofu state encryption: accept backups and plan artifacts in clear'),
   keepBackups: z.coerce.number().int().min(1).max(100).default(3),
   // faults
   stopGrace: Duration.default('20s'), // with its 5 s to SIGKILL and the result, under Kubernetes' default 30 s grace
@@ -62,7 +63,7 @@ export type Settings = z.infer<typeof Settings>;
 export const envName = (key: string) => 'CAPTF_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
 
 const LIST_SETTINGS = new Set(['backendConfig']);
-const BOOLEAN_SETTINGS = new Set(['force']);
+const BOOLEAN_SETTINGS = new Set(['force', 'allowPlaintextBackups']);
 
 /** One setting as given, unvalidated: the flag, else its environment variable, else undefined. */
 export function givenSetting(flags: Record<string, unknown>, env: NodeJS.ProcessEnv, key: string): unknown {

@@ -47,10 +47,11 @@ export const StateInfo = z.strictObject({
   lineage: z.string().nullable(),
 });
 
-export const UnreviewedChange = z.strictObject({
+export const UnreviewedChange = z.looseObject({
   address: z.string(),
   deposed: z.string().optional().describe('Deposed object key, when the entry is a deposed object'),
-  action: DestructiveAction,
+  action: z.union([DestructiveAction, z.literal('action')]).describe('delete, replace or unknown for a destructive entry; action for a provider action'),
+  trigger: z.string().optional().describe("A provider action's trigger (plan.actions[].trigger)"),
 });
 
 export const Approval = z.strictObject({
@@ -61,7 +62,7 @@ export const Approval = z.strictObject({
     .array(UnreviewedChange)
     .optional()
     .describe(
-      'Present when an approval was required and matched: the destructive entries of the applied plan that the blocked run for the same approval hash did not list (same address, deposed key and action), at most 100; every entry when no blocked run was found. Empty: the person was shown all of them',
+      'Present when an approval was required and matched: the destructive entries and provider actions of the applied plan that the blocked run for the same approval hash did not list (same address, deposed key and action; an action: same address and trigger), at most 100; every entry when no blocked run was found. Empty: the person was shown all of them',
     ),
   unreviewedTotal: z.number().int().nonnegative().optional().describe('How many unreviewed entries in all'),
   blockedRun: z
@@ -78,7 +79,7 @@ export const Drift = z.strictObject({
   outputsOnly: z.boolean().describe('Only root outputs differ'),
   resourceDrift: z.array(DriftEntry).describe('What changed outside terraform'),
   resourceDriftTotal: z.number().int().nonnegative(),
-  remediationDestructive: z.boolean().describe('Whether applying to remediate would delete or replace'),
+  remediationDestructive: z.boolean().describe('Whether a remediation apply would need an approval (found and plan.gated: it deletes or replaces, runs a provider action, or holds what the runner cannot read)'),
 });
 
 export const ArtifactRef = z.strictObject({

@@ -1,7 +1,8 @@
 // Whether a planned apply may run: the destructive-plan guard, as pure functions.
 import { timingSafeEqual } from 'node:crypto';
-import { isDestructive, type Classification } from '../contract/classification.ts';
-import { changeText } from '../output/change-text.ts';
+import type { Classification } from '../contract/classification.ts';
+import { actionText, changeText } from '../output/change-text.ts';
+import { classifiedChanges } from './gate.ts';
 import { isSha256 } from '../util/sha256.ts';
 
 /** Constant time, and any malformed value (empty, wrong length, not hex) simply does not match. */
@@ -18,7 +19,7 @@ export type ApplyDecision =
   | { action: 'block'; approvalMatched: false };
 
 export interface ApplyDecisionInput {
-  /** plan -detailed-exitcode said 2. */
+  /** plan -detailed-exitcode said 2, or the classification says the plan changes something (reconcilePlanExit). */
   planHasChanges: boolean;
   classification: Classification;
   guard: boolean;
@@ -31,17 +32,17 @@ export function decideApply(input: ApplyDecisionInput): ApplyDecision {
   // An errored plan never gets here: refuseErrored (ops/steps.ts) stops it at show.
   if (!input.planHasChanges) return { action: 'skip', outcome: 'noChanges' };
   const approvalMatched = hashesEqual(input.approvedHash, input.approvalHash);
-  const approvalRequired = input.guard && isDestructive(plan);
+  const approvalRequired = input.guard && plan.gated;
   if (approvalRequired && !approvalMatched) return { action: 'block', approvalMatched: false };
   return { action: 'apply', outcome: changesOnlyTheRecord(plan) ? 'noChanges' : 'succeeded', approvalRequired, approvalMatched };
 }
 
 /**
- * The plan changes no resource and no output: at most the runner's record of the inputs hash (new
- * inputs that change nothing). Never a plan the classifier failed closed on: that one is destructive.
+ * The plan changes no resource, no output and runs no action: at most the runner's record of the
+ * inputs hash (new inputs that change nothing). Never a gated plan.
  */
 export function changesOnlyTheRecord(plan: Classification): boolean {
-  return !plan.hasResourceChanges && !plan.hasOutputChanges && !isDestructive(plan);
+  return !classifiedChanges(plan);
 }
 
 export function approveCommand(kind: 'cluster' | 'machine' | 'pool', object: string | undefined, namespace: string | undefined, hash: string): string {
@@ -49,10 +50,30 @@ export function approveCommand(kind: 'cluster' | 'machine' | 'pool', object: str
   return `kubectl annotate ${resource} ${object ?? '<name>'} -n ${namespace ?? '<namespace>'} captf.io/approve-destructive-plan=${hash} --overwrite`;
 }
 
-/** The message of a block: every destructive address with its action, that nothing was applied, the hash and the command. */
+/** A bounded list in words: what it lists, and how many more its total counts. */
+const listed = (texts: string[], total: number) => `${texts.join(', ') || '(none listed)'}${total > texts.length ? ` and ${total - texts.length} more` : ''}`;
+
+/** Why a gated plan needs an approval, one phrase per cause: what it destroys, the actions it runs, what the runner cannot read. */
+export function gateCauses(plan: Classification): string[] {
+  const causes: string[] = [];
+  if (plan.destructiveTotal > 0) causes.push(`it deletes or replaces: ${listed(plan.destructive.map(changeText), plan.destructiveTotal)}`);
+  if (plan.actionsTotal > 0) causes.push(`it runs provider actions, which the runner cannot judge: ${listed(plan.actions.map(actionText), plan.actionsTotal)}`);
+  if (plan.failClosed.length > 0) causes.push(`the runner cannot fully read it: ${plan.failClosed.join('; ')}`);
+  return causes;
+}
+
+/** The message of a block: why the plan needs an approval, that nothing was applied, the hash and the command. */
 export function blockedMessage(plan: Classification, approvalHash: string, command: string): string {
-  const listed = plan.destructive.map(changeText);
-  const more = plan.destructiveTotal > listed.length ? ` and ${plan.destructiveTotal - listed.length} more` : '';
-  const why = plan.failClosed.length ? ` The plan also counts as destructive because: ${plan.failClosed.join('; ')}.` : '';
-  return `The plan deletes or replaces: ${listed.join(', ') || '(none listed)'}${more}.${why} Nothing was applied. To approve inputs hash ${approvalHash}, run: ${command}`;
+  return `The plan needs an approval: ${gateCauses(plan).join('; ')}. Nothing was applied. To approve inputs hash ${approvalHash}, run: ${command}`;
+}
+
+/**
+ * The warnings of a gated plan that is applied without an approval (destroy, never gated; an apply
+ * with --guard off): every action listed (bounded) and every reason the runner cannot read it.
+ */
+export function ungatedWarnings(plan: Classification, why: string): string[] {
+  const warnings: string[] = [];
+  if (plan.actionsTotal > 0) warnings.push(`${why}: the plan runs provider actions, which the runner cannot judge: ${listed(plan.actions.map(actionText), plan.actionsTotal)}`);
+  if (plan.failClosed.length > 0) warnings.push(`${why}: the runner cannot fully read the plan: ${plan.failClosed.join('; ')}`);
+  return warnings;
 }

@@ -1,27 +1,37 @@
 // What an approval covered that the person approving was not shown (pure). An approval names the
 // inputs (the approval hash), not a reviewed plan: the plan an approved apply makes can destroy more
-// than the blocked run listed (the module, the image's code or the state changed in between, the
-// inputs did not). The apply still goes ahead as approved; this says what it destroys unseen.
+// than the blocked run listed, or run provider actions it did not list (the module, the image's
+// code or the state changed in between, the inputs did not). The apply still goes ahead as
+// approved; this says what it destroys or runs unseen.
 import { z } from 'zod';
 import { RESULT_API_VERSION } from '../contract/result.ts';
 import { changeText } from '../output/change-text.ts';
 
-/** One destructive entry as a result lists it, the fields that identify it. */
-export interface ShownChange<A extends string = string> {
+/** One destructive entry or provider action as a result lists it, the fields that identify it (an action: `action` "action" and its trigger). */
+export type ShownChange<A extends string = string> = {
   address: string;
   deposed?: string;
   action: A;
-}
+  trigger?: string;
+};
 
 /** The fields that identify a destructive entry, and nothing else (no reason, paths or why). */
-export const shownChange = <A extends string>(c: ShownChange<A>): ShownChange<A> => ({ address: c.address, ...(c.deposed ? { deposed: c.deposed } : {}), action: c.action });
+export const shownChange = <A extends string>(c: ShownChange<A>): ShownChange<A> => ({
+  address: c.address,
+  ...(c.deposed ? { deposed: c.deposed } : {}),
+  action: c.action,
+  ...(c.trigger !== undefined ? { trigger: c.trigger } : {}),
+});
+
+/** A provider action as approval.unreviewed lists it: compared by address and trigger. */
+export const shownAction = (a: { address: string; trigger: string }): ShownChange<'action'> => ({ address: a.address, action: 'action', trigger: a.trigger });
 
 /** The blocked run an approval is compared with: what it showed and where it was read. */
 export interface BlockedRun {
   /** Where the blocked result was read: a file path or `secret:<namespace>/<name>`. */
   location: string;
   finishedAt: string;
-  /** plan.destructive of the blocked result: what it listed (at most its limit; entries past it were never shown). */
+  /** plan.destructive and plan.actions of the blocked result: what it listed (at most its limit; entries past it were never shown). */
   shown: ShownChange[];
 }
 
@@ -41,6 +51,8 @@ const BlockedResultDocument = z.object({
   plan: z.object({
     destructive: z.array(z.object({ address: z.string(), deposed: z.string().optional(), action: z.string() })),
     destructiveTotal: z.number().int().nonnegative(),
+    // A record of a runner before provider actions has none: it showed none.
+    actions: z.array(z.object({ address: z.string(), trigger: z.string() })).default([]),
   }),
   finishedAt: z.string(),
 });
@@ -62,7 +74,7 @@ export function readBlockedRun(document: unknown, location: string, wanted: Bloc
   if (r.object.kind !== wanted.object.kind || r.object.name !== wanted.object.name) return undefined;
   if (r.object.namespace && wanted.object.namespace && r.object.namespace !== wanted.object.namespace) return undefined;
   if (Number.isNaN(Date.parse(r.finishedAt))) return undefined;
-  return { location, finishedAt: r.finishedAt, shown: r.plan.destructive.map(shownChange) };
+  return { location, finishedAt: r.finishedAt, shown: [...r.plan.destructive.map(shownChange), ...r.plan.actions.map(shownAction)] };
 }
 
 /** How far ahead of this run's clock a blocked run may say it finished (clock skew between nodes). */
@@ -84,7 +96,7 @@ export function newestBlockedRun(runs: readonly BlockedRun[], now = Date.now()):
   return { newest, ignored };
 }
 
-const keyOf = (change: ShownChange) => JSON.stringify([change.address, change.deposed ?? null, change.action]);
+const keyOf = (change: ShownChange) => JSON.stringify([change.address, change.deposed ?? null, change.action, change.trigger ?? null]);
 
 export interface Unreviewed<A extends string = string> {
   /** What the approved plan destroys that the blocked run did not list, in plan order, at most `limit`. */
@@ -94,11 +106,12 @@ export interface Unreviewed<A extends string = string> {
 }
 
 /**
- * The approved plan's destructive entries the blocked run did not show. An entry is shown only when
- * the blocked run listed the same address, deposed key and action: a replace shown that is now a
- * delete was not reviewed, and neither were entries beyond the blocked run's bounded list (its
- * `destructiveTotal` counted them, but nobody saw their addresses). No blocked run at all: every
- * entry is unreviewed. `approved` must be every destructive entry of the approved plan.
+ * The approved plan's destructive entries and provider actions the blocked run did not show. An
+ * entry is shown only when the blocked run listed the same address, deposed key and action (an
+ * action: the same address and trigger): a replace shown that is now a delete was not reviewed, and
+ * neither were entries beyond the blocked run's bounded lists (its totals counted them, but nobody
+ * saw their addresses). No blocked run at all: every entry is unreviewed. `approved` must be every
+ * destructive entry and action of the approved plan.
  * `onUnreviewed` is told every unreviewed entry, also those past `limit`.
  */
 export function unreviewedChanges<A extends string>(
@@ -119,6 +132,9 @@ export function unreviewedChanges<A extends string>(
   return { unreviewed, unreviewedTotal };
 }
 
+/** `N destructive changes`, or `N destructive changes or provider actions` when the plan runs actions. */
+export const countText = (n: number, withActions: boolean) => `${n} destructive change${n === 1 ? '' : 's'}${withActions ? ` or provider action${n === 1 ? '' : 's'}` : ''}`;
+
 /** At most this many entries are named in a warning; the result and the summary list the rest. */
 const WARNING_NAMES = 5;
 
@@ -127,8 +143,8 @@ const WARNING_NAMES = 5;
  * (`found.unreviewedTotal` > 0): the count, the first few, and what they were compared with. With
  * no blocked run found (always worth a warning), it says so and where it looked.
  */
-export function unreviewedWarning(approvalHash: string, blocked: BlockedRun | undefined, found: Unreviewed, looked: readonly string[] = []): string {
-  const count = `${found.unreviewedTotal} destructive change${found.unreviewedTotal === 1 ? '' : 's'}`;
+export function unreviewedWarning(approvalHash: string, blocked: BlockedRun | undefined, found: Unreviewed, looked: readonly string[] = [], withActions = false): string {
+  const count = countText(found.unreviewedTotal, withActions);
   const named = found.unreviewed.slice(0, WARNING_NAMES).map(changeText).join(', ');
   const listed = Math.min(WARNING_NAMES, found.unreviewed.length);
   const more = found.unreviewedTotal > listed ? ` and ${found.unreviewedTotal - listed} more (approval.unreviewed)` : '';

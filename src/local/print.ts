@@ -2,6 +2,7 @@
 // the README (A module's lifecycle on your laptop) quotes these lines; change both together.
 import type { Decision } from '../model/decision.ts';
 import type { Snapshot } from '../model/snapshot.ts';
+import { actionText } from '../output/change-text.ts';
 import { countsText } from '../output/summary.ts';
 import { runOutcome, type LocalStatus, type Run } from './history.ts';
 import type { LocalObject, LocalPaths } from './object.ts';
@@ -52,6 +53,8 @@ export function resultLines(run: Run, paths: LocalPaths): string[] {
   if (result.outcome === 'blocked' && plan) {
     lines.push(`  plan: ${countsText(plan.counts)}`);
     for (const change of plan.destructive) lines.push(`  destructive: ${change.address} (${change.action})`);
+    for (const action of plan.actions) lines.push(`  provider action: ${actionText(action)}`);
+    for (const why of plan.failClosed) lines.push(`  cannot be read: ${why}`);
     lines.push(`  nothing was applied; to approve inputs hash ${result.approvalHash}: captf-runner local approve --dir ${paths.given}`);
   } else {
     lines.push(`  ${result.message}`);

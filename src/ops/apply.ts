@@ -1,9 +1,9 @@
 // apply: the guarded apply of a saved plan (destructive-plan-guard.md), or, with --plan-artifact,
 // the apply of exactly the plan a person approved (applyPolicy: Manual).
-import type { DestructiveChange } from '../contract/classification.ts';
+import type { DestructiveChange, PlannedAction } from '../contract/classification.ts';
 import { RunnerError, usageError } from '../errors.ts';
-import { approveCommand, blockedMessage, decideApply } from '../guard/decide.ts';
-import { shownChange } from '../guard/unreviewed.ts';
+import { approveCommand, blockedMessage, decideApply, ungatedWarnings } from '../guard/decide.ts';
+import { shownAction, shownChange } from '../guard/unreviewed.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
@@ -23,11 +23,11 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
   try {
     const before = await stateBeforeStep(ctx, tf, workspace, fields);
 
-    // Every destructive entry, beyond the bounded plan.destructive, for what an approval covers
-    // (approvalCoverageStep); only an approved hash can match, so only then are they kept.
+    // Every destructive entry and action, beyond the bounded lists of plan, for what an approval
+    // covers (approvalCoverageStep); only an approved hash can match, so only then are they kept.
     const everyDestructive: DestructiveEntry[] = [];
     const collect = isSha256(ctx.settings.approvedHash)
-      ? { onDestructive: (d: DestructiveChange) => everyDestructive.push(shownChange(d)) }
+      ? { onDestructive: (d: DestructiveChange) => everyDestructive.push(shownChange(d)), onAction: (a: PlannedAction) => everyDestructive.push(shownAction(a)) }
       : {};
     const { planned, plan } = await planAndClassify(ctx, root, fields, inputs.hashes.inputsHash, {}, collect);
     const decision = decideApply({
@@ -61,6 +61,8 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
         throw new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash, command) });
       }
       case 'apply':
+        // The guard is off (machines, pools whose exports do not change): what it would gate is said, never blocking.
+        if (!decision.approvalRequired && plan.gated) for (const warning of ungatedWarnings(plan, 'applied without an approval (--guard off)')) ctx.warn(warning);
         // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
         if (decision.approvalRequired && decision.approvalMatched)
           fields.approval = { ...approval, ...(await approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash)) };

@@ -1,13 +1,13 @@
 // What an approval covered (contract.md, the guard): a blocked apply leaves a record of what it
-// showed; an approved apply compares its own destructive entries with the newest blocked run for
-// the same approval hash and reports what nobody was shown (approval.unreviewed). Informational:
+// showed; an approved apply compares its own destructive entries and provider actions with the
+// newest blocked run for the same approval hash and reports what nobody was shown (approval.unreviewed). Informational:
 // the apply goes ahead as approved whatever this finds; a failure here is a warning, and then every
 // destructive entry counts as unreviewed.
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Classification, DestructiveChange } from '../contract/classification.ts';
 import type { Result } from '../contract/result.ts';
-import { newestBlockedRun, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type BlockedRunWanted, type ShownChange } from '../guard/unreviewed.ts';
+import { countText, newestBlockedRun, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type BlockedRunWanted, type ShownChange } from '../guard/unreviewed.ts';
 import { changeText } from '../output/change-text.ts';
 import { serializeResult } from '../output/result-file.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
@@ -46,15 +46,15 @@ async function pruneBlockedRecords(dir: string, keep: string): Promise<void> {
 }
 
 type Coverage = Pick<NonNullable<Result['approval']>, 'unreviewed' | 'unreviewedTotal' | 'blockedRun'>;
-/** One destructive entry of the approved plan, the fields that identify it. */
-export type DestructiveEntry = ShownChange<DestructiveChange['action']>;
+/** One destructive entry (or, with action "action", one provider action) of the approved plan, the fields that identify it. */
+export type DestructiveEntry = ShownChange<DestructiveChange['action'] | 'action'>;
 
 /**
  * The `approval` step of an approved apply (an approval was required and matched): finds the newest
  * blocked run for `approvalHash`, compares, and warns about what the approval covered unseen.
- * `everyDestructive`: every destructive entry of the approved plan, beyond the bounded list of
- * `plan.destructive` (planAndClassify's `onDestructive`). Fails closed: when the comparison fails,
- * every destructive entry counts as unreviewed, with a warning.
+ * `everyDestructive`: every destructive entry and provider action of the approved plan, beyond the
+ * bounded lists of the result (planAndClassify's `onDestructive` and `onAction`). Fails closed: when
+ * the comparison fails, every one counts as unreviewed, with a warning.
  */
 export async function approvalCoverageStep(ctx: RunContext, plan: Classification, everyDestructive: readonly DestructiveEntry[], approvalHash: string): Promise<Coverage> {
   return ctx.step('approval', async () => {
@@ -64,10 +64,10 @@ export async function approvalCoverageStep(ctx: RunContext, plan: Classification
       if (ctx.stopCause) throw error;
       const found = unreviewedChanges(undefined, everyDestructive, undefined, logUnreviewed(ctx));
       // Entries the plan counted but nobody could name were not shown either.
-      const unreviewedTotal = Math.max(found.unreviewedTotal, plan.destructiveTotal);
+      const unreviewedTotal = Math.max(found.unreviewedTotal, plan.destructiveTotal + plan.actionsTotal);
       ctx.warn(
         `could not compare the approval of ${approvalHash} with its blocked run (${(error as Error).message}): ` +
-          `all ${unreviewedTotal} destructive change${unreviewedTotal === 1 ? '' : 's'} of this plan count as unreviewed. An approval names the inputs, not a reviewed plan: the apply goes ahead as approved.`,
+          `all ${countText(unreviewedTotal, plan.actionsTotal > 0)} of this plan count as unreviewed. An approval names the inputs, not a reviewed plan: the apply goes ahead as approved.`,
       );
       return { unreviewed: found.unreviewed, unreviewedTotal };
     }
@@ -76,18 +76,18 @@ export async function approvalCoverageStep(ctx: RunContext, plan: Classification
 
 /** The log marks every unreviewed entry (the result and the summary list at most 100). */
 const logUnreviewed = (ctx: RunContext) => (c: ShownChange) =>
-  ctx.log.warn({ address: c.address, deposed: c.deposed, action: c.action }, `approved without review: ${changeText(c)}`);
+  ctx.log.warn({ address: c.address, deposed: c.deposed, action: c.action, trigger: c.trigger }, `approved without review: ${changeText(c)}`);
 
 async function compare(ctx: RunContext, plan: Classification, everyDestructive: readonly DestructiveEntry[], approvalHash: string): Promise<Coverage> {
-  if (everyDestructive.length !== plan.destructiveTotal)
-    throw new Error(`${everyDestructive.length} destructive entries were named, but the plan has ${plan.destructiveTotal}`);
+  if (everyDestructive.length !== plan.destructiveTotal + plan.actionsTotal)
+    throw new Error(`${everyDestructive.length} destructive entries and actions were named, but the plan has ${plan.destructiveTotal} and ${plan.actionsTotal}`);
   const { runs, looked } = await findBlockedRuns(ctx, approvalHash);
   const { newest: blocked, ignored } = newestBlockedRun(runs);
   looked.push(...ignored);
   // Without a blocked run the warning below names where the runner looked; with one, say what was passed over.
   if (blocked && ignored.length) ctx.warn(`blocked runs passed over for approval hash ${approvalHash}: ${ignored.join('; ')}`);
   const found = unreviewedChanges(blocked, everyDestructive, undefined, logUnreviewed(ctx));
-  if (!blocked || found.unreviewedTotal > 0) ctx.warn(unreviewedWarning(approvalHash, blocked, found, looked));
+  if (!blocked || found.unreviewedTotal > 0) ctx.warn(unreviewedWarning(approvalHash, blocked, found, looked, plan.actionsTotal > 0));
   ctx.log.info({ blockedRun: blocked?.location, unreviewedTotal: found.unreviewedTotal }, 'approval: compared with the blocked run');
   return {
     unreviewed: found.unreviewed,

@@ -1,11 +1,16 @@
-// `captf-runner classify FILE --json`: the classification of a show -json document, in the shape of result.plan.
+// `captf-runner classify FILE --json`: the classification of a show -json document, in the shape of
+// result.plan, with the rules an apply uses (its reserved address), so its verdict is the apply's.
 import { createReadStream } from 'node:fs';
 import { RunnerError } from '../errors.ts';
+import type { ClassifyOptions } from '../plan/classify.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
-import { isDestructive } from '../contract/classification.ts';
-import { changeText } from '../output/change-text.ts';
+import { actionText, changeText } from '../output/change-text.ts';
 import { countsText } from '../output/summary.ts';
+import { INPUTS_HASH_RESOURCE } from '../workspace/scan.ts';
 import { EXIT } from './exit-codes.ts';
+
+/** How the runner classifies every plan (ops and `classify`): what it plans at its own record is its own (src/plan/classify.ts). */
+export const runnerClassifyOptions = (options: ClassifyOptions = {}): ClassifyOptions => ({ ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]), ...options });
 
 export async function classifyCommand(file: string, flags: { json?: boolean; limit?: string }): Promise<number> {
   const limit = flags.limit === undefined ? undefined : Number.parseInt(flags.limit, 10);
@@ -15,12 +20,13 @@ export async function classifyCommand(file: string, flags: { json?: boolean; lim
   }
   try {
     const source = file === '-' ? process.stdin : createReadStream(file);
-    const plan = await classifyPlanStream(source, limit === undefined ? {} : { limit });
+    const plan = await classifyPlanStream(source, runnerClassifyOptions(limit === undefined ? {} : { limit }));
     if (flags.json) process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
     else {
-      process.stdout.write(`${isDestructive(plan) ? 'destructive' : 'not destructive'}: ${countsText(plan.counts)}\n`);
+      process.stdout.write(`${plan.gated ? 'gated (applying it needs an approval)' : 'not gated'}: ${countsText(plan.counts)}\n`);
       for (const d of plan.destructive) process.stdout.write(`  ${changeText(d)}\n`);
-      for (const why of plan.failClosed) process.stdout.write(`  counted as destructive: ${why}\n`);
+      for (const a of plan.actions) process.stdout.write(`  ${actionText(a)}\n`);
+      for (const why of plan.failClosed) process.stdout.write(`  needs an approval: ${why}\n`);
     }
     return EXIT.succeeded;
   } catch (error) {

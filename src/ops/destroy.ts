@@ -1,7 +1,9 @@
 // destroy: never gated (the-destroy-job.md). Against the durable inputs it is given: a destroy
-// plan, shown and classified for the record, then applied. A failed destroy leaves the state as
-// terraform left it and the next destroy continues from there.
+// plan, shown and classified for the record, then applied; what would gate an apply (provider
+// actions, content the runner cannot read) is warned about, never blocking. A failed destroy
+// leaves the state as terraform left it and the next destroy continues from there.
 import { RunnerError } from '../errors.ts';
+import { ungatedWarnings } from '../guard/decide.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from './steps.ts';
@@ -16,6 +18,7 @@ export async function destroyOp(ctx: RunContext, fields: ResultFields): Promise<
       return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: there is no state.' };
     }
     const { planned, plan } = await planAndClassify(ctx, root, fields, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { destroy: true });
+    for (const warning of ungatedWarnings(plan, 'destroyed without an approval (a destroy is never gated)')) ctx.warn(warning);
     if (!planned.hasChanges) {
       ctx.skip('apply', 'the destroy plan has no changes');
       return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: the state holds no resources.' };

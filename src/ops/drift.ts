@@ -1,6 +1,6 @@
 // drift: a plan against the inputs, nothing applied. What changed outside terraform, and what a
-// remediation apply would do (and whether it would be destructive).
-import { isDestructive } from '../contract/classification.ts';
+// remediation apply would do (and whether it would need an approval: plan.gated).
+import { gateCauses } from '../guard/decide.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
@@ -20,13 +20,15 @@ export async function driftOp(ctx: RunContext, fields: ResultFields): Promise<Op
       outputsOnly: !found && plan.hasOutputChanges,
       resourceDrift: plan.drift,
       resourceDriftTotal: plan.driftTotal,
-      remediationDestructive: found && isDestructive(plan),
+      remediationDestructive: found && plan.gated,
     };
+    // Nothing is applied, so nothing is blocked: what a remediation would need an approval for is said.
+    if (plan.gated && !found) ctx.warn(`no resource drift, but applying this plan would need an approval: ${gateCauses(plan).join('; ')}`);
     if (!found) return { outcome: 'succeeded', reason: 'NoDrift', message: plan.hasOutputChanges ? 'No resource drift; only root outputs differ.' : 'No drift: the infrastructure matches the inputs.' };
     return {
       outcome: 'succeeded',
       reason: 'DriftFound',
-      message: `Drift found: a remediation apply would ${countsText(plan.counts)}${fields.drift.remediationDestructive ? ' (DESTRUCTIVE: it deletes or replaces resources)' : ''}; ${plan.driftTotal} resource instances were reported changed outside terraform.`,
+      message: `Drift found: a remediation apply would ${countsText(plan.counts)}${fields.drift.remediationDestructive ? ` (it needs an approval: ${gateCauses(plan).join('; ')})` : ''}; ${plan.driftTotal} resource instances were reported changed outside terraform.`,
     };
   } finally {
     await removePlanFile(root.workspace);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { writeArtifact, type ArtifactFile } from '../store/chunked.ts';
 import { timeStamp } from '../util/stamp.ts';
 import { usageError } from '../errors.ts';
-import { changesOnlyTheRecord } from '../guard/decide.ts';
+import { changesOnlyTheRecord, gateCauses } from '../guard/decide.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
@@ -29,7 +29,8 @@ export async function planOp(ctx: RunContext, fields: ResultFields): Promise<OpE
     if (!planned.hasChanges) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan has no changes (plan hash ${fields.planHash}).` };
     // Under Manual a plan that changes nothing is applied without approval: one that only records new inputs is such a plan.
     if (changesOnlyTheRecord(plan)) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan changes nothing but the recorded inputs hash (plan hash ${fields.planHash}): applying it needs no approval.` };
-    return { outcome: 'succeeded', reason: 'PlanCreated', message: `Planned: ${countsText(plan.counts)}. Review it and approve plan hash ${fields.planHash}.` };
+    const causes = plan.gated ? ` It needs an approval: ${gateCauses(plan).join('; ')}.` : '';
+    return { outcome: 'succeeded', reason: 'PlanCreated', message: `Planned: ${countsText(plan.counts)}.${causes} Review it and approve plan hash ${fields.planHash}.` };
   } finally {
     await removePlanFile(root.workspace);
     await root.workspace.dispose();

@@ -1,10 +1,11 @@
 // refresh: a refresh-only plan, classified, then applied, then every output. The recorded inputs
 // hash is passed back as it is, so a refresh can never change it. Applying a refresh-only plan
-// also carries out the module's `moved` blocks: one that touches the runner's record (the
-// classifier fails closed on it) is refused, as nobody can approve a refresh.
-import { isDestructive } from '../contract/classification.ts';
+// also carries out the module's `moved` blocks and runs the provider actions it lists: a gated
+// refresh-only plan (a move that touches the runner's record, an action, content the runner cannot
+// read) is refused, as nobody can approve a refresh.
 import { RunnerError } from '../errors.ts';
-import { changeText } from '../output/change-text.ts';
+import { actionText, changeText } from '../output/change-text.ts';
+import type { Classification } from '../contract/classification.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from './steps.ts';
@@ -16,13 +17,9 @@ export async function refreshOp(ctx: RunContext, fields: ResultFields): Promise<
     const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
     // The recorded hash goes back in as it is: a refresh never changes it.
     const { plan } = await planAndClassify(ctx, root, fields, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { refreshOnly: true });
-    if (isDestructive(plan)) {
+    if (plan.gated) {
       ctx.skip('apply', 'refused: the refresh-only plan does more than refresh');
-      // The scan already refuses a module that names the record: what is left is the state's doing, or a plan the runner cannot read.
-      const message = plan.failClosed.length
-        ? `the refresh-only plan cannot be read safely (${plan.failClosed.join('; ')}): nothing was applied. Use a terraform version this runner supports.`
-        : `the refresh-only plan would change the state beyond a refresh: ${plan.destructive.map((d) => d.why ?? changeText(d)).join('; ')}. Nothing was applied. The state holds an object where the runner keeps its record (e.g. terraform_data.captf_inputs_hash[0] in a state adopted from plain terraform): move or remove it with terraform state mv / state rm, then run again.`;
-      throw new RunnerError({ kind: 'plan', reason: 'RefreshRefused', step: 'decide', message });
+      throw new RunnerError({ kind: 'plan', reason: 'RefreshRefused', step: 'decide', message: refusal(plan) });
     }
     // No backup: a refresh changes no infrastructure, and periodic refreshes would push the apply backups out of retention.
     await applySavedPlan(ctx, root, before, fields, 'RefreshFailed', { backup: false });
@@ -36,4 +33,21 @@ export async function refreshOp(ctx: RunContext, fields: ResultFields): Promise<
   } finally {
     await root.workspace.dispose();
   }
+}
+
+/** Why a gated refresh-only plan is refused, and the fix. Nobody can approve a refresh. */
+function refusal(plan: Classification): string {
+  if (plan.failClosed.length)
+    return `the refresh-only plan cannot be read safely (${plan.failClosed.join('; ')}): nothing was applied. Use a terraform version this runner supports.`;
+  const problems: string[] = [];
+  // The scan already refuses a module that names the record: what is left is the state's doing.
+  if (plan.destructiveTotal > 0)
+    problems.push(
+      `it would change the state beyond a refresh: ${plan.destructive.map((d) => d.why ?? changeText(d)).join('; ')}. The state holds an object where the runner keeps its record (e.g. terraform_data.captf_inputs_hash[0] in a state adopted from plain terraform): move or remove it with terraform state mv / state rm`,
+    );
+  if (plan.actionsTotal > 0)
+    problems.push(
+      `it runs provider actions (${plan.actions.map(actionText).join(', ')}${plan.actionsTotal > plan.actions.length ? ` and ${plan.actionsTotal - plan.actions.length} more` : ''}), which only an approved apply may run: remove the -invoke or the action triggers that run them`,
+    );
+  return `the refresh-only plan does more than refresh, and nobody can approve a refresh: ${problems.join('; ')}. Nothing was applied; run again once that is fixed.`;
 }

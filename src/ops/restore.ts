@@ -4,17 +4,18 @@
 // anything fails.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { RunnerError, usageError } from '../errors.ts';
 import { statePush } from '../terraform/state.ts';
 import { readArtifact } from '../store/chunked.ts';
 import { withSerial } from '../state/serial.ts';
 import { summarizeState } from '../plan/state.ts';
-import { prepareBackendWorkspace } from '../workspace/workspace.ts';
+import { emptyScan } from '../workspace/scan.ts';
+import { prepareBackendWorkspace, scanModule } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { openArtifactSource } from './stores.ts';
-import { initStep, preflight, terraformIn } from './steps.ts';
+import { checkPlaintextBackups, initStep, preflight, terraformIn } from './steps.ts';
 import { backupStep, readStateStep, STATE_FILE_NAME, stateBeforeStep } from './state-steps.ts';
 
 export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
@@ -69,9 +70,15 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
   }
 }
 
-/** restore needs terraform, not a module with resources: only the version part of the preflight. */
+/**
+ * restore needs terraform, not a module with resources: the version part of the preflight, and
+ * whether the module (when there is one: --state needs none) configures state encryption.
+ */
 async function preflightBackendOnly(ctx: RunContext, fields: ResultFields) {
-  return preflight(ctx, fields);
+  return preflight(ctx, fields, async () => {
+    const scan = ctx.settings.state && !existsSync(ctx.settings.module) ? emptyScan() : await scanModule(ctx.settings.module);
+    checkPlaintextBackups(ctx, scan);
+  });
 }
 
 /** The backend must now hold the backup's lineage and the same resources and outputs. */

@@ -2,11 +2,13 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { Classification, DestructiveChange } from '../contract/classification.ts';
+import type { Classification, DestructiveChange, PlannedAction } from '../contract/classification.ts';
 import type { OutputValue } from '../contract/result.ts';
-import { RunnerError } from '../errors.ts';
+import { imageError, RunnerError } from '../errors.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
-import { changeText } from '../output/change-text.ts';
+import { reconcilePlanExit } from '../guard/gate.ts';
+import { encryptionSettings, plaintextBackupDecision } from '../guard/plaintext-backups.ts';
+import { actionText, changeText } from '../output/change-text.ts';
 import { stringLeaves } from '../output/mask.ts';
 import { writeWithBackpressure } from '../output/std-streams.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
@@ -18,34 +20,49 @@ import { plan, type PlanOptions } from '../terraform/plan.ts';
 import { showPlan } from '../terraform/show.ts';
 import type { Terraform } from '../terraform/terraform.ts';
 import { validate } from '../terraform/validate.ts';
-import { checkSupported, terraformVersion, type TerraformVersion } from '../terraform/version.ts';
+import { checkSupported, terraformVersion, unverifiedWarning, type TerraformVersion } from '../terraform/version.ts';
 import { sha256File } from '../util/digest.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
-import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../workspace/scan.ts';
+import { INPUTS_HASH_VARIABLE } from '../workspace/scan.ts';
 import { ERRORED_STATE_FILE, missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
+import { runnerClassifyOptions } from './classify.ts';
 import type { RunContext } from './context.ts';
 import { heldPlanOutput } from './held-output.ts';
 import { loadInputs, type LoadedInputs } from './inputs.ts';
 import type { ResultFields } from './run.ts';
 import { backupStep, readStateStep, stateAfterFailure, type PulledState } from './state-steps.ts';
 
-/** The cheap part of the contract check, before anything touches state: a supported terraform. */
-export async function preflight(ctx: RunContext, fields: ResultFields): Promise<TerraformVersion> {
-  return ctx.step('preflight', () => checkTerraform(ctx, fields));
+/** The cheap part of the contract check, before anything touches state: a supported terraform (after `check`, when given). */
+export async function preflight(ctx: RunContext, fields: ResultFields, check?: () => Promise<void>): Promise<TerraformVersion> {
+  return ctx.step('preflight', async () => {
+    await check?.();
+    return checkTerraform(ctx, fields);
+  });
 }
 
 /** The same for ops that run the module: also a module dir with configuration, read once. */
 export async function preflightModule(ctx: RunContext, fields: ResultFields): Promise<{ version: TerraformVersion; scan: ModuleScan }> {
   return ctx.step('preflight', async () => {
     const scan = await scanModule(ctx.settings.module);
+    checkPlaintextBackups(ctx, scan);
     return { version: await checkTerraform(ctx, fields), scan };
   });
+}
+
+/** OpenTofu state encryption: refuses (apply, plan, restore) or warns (destroy) before anything touches state; see guard/plaintext-backups.ts. */
+export function checkPlaintextBackups(ctx: RunContext, scan: Pick<ModuleScan, 'encryption'>): void {
+  const settings = encryptionSettings(scan.encryption, process.env);
+  const decision = plaintextBackupDecision(ctx.op, settings, ctx.settings.allowPlaintextBackups);
+  if (decision.action === 'refuse') throw imageError(decision.message, { encryption: settings });
+  if (decision.action === 'warn') ctx.warn(decision.message);
 }
 
 async function checkTerraform(ctx: RunContext, fields: ResultFields): Promise<TerraformVersion> {
   const version = await terraformVersion(ctx.settings.terraform);
   checkSupported(version);
   fields.terraform = { version: version.version, flavor: version.flavor };
+  const unverified = unverifiedWarning(version);
+  if (unverified) ctx.warn(unverified);
   return version;
 }
 
@@ -111,6 +128,8 @@ export interface ShowOptions {
   destroyPlan?: boolean;
   /** Told every destructive entry, also those beyond the result's bounded list. */
   onDestructive?: (entry: DestructiveChange) => void;
+  /** Told every provider action, also those beyond the result's bounded list. */
+  onAction?: (action: PlannedAction) => void;
 }
 
 /**
@@ -125,16 +144,22 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
     'show',
     async () => {
       const { value: plan, exitCode } = await showPlan(tf, workspace.planFile, (stdout: Readable) =>
-        classifyPlanStream(stdout, {
-          ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]),
-          destroyPlan: options.destroyPlan,
-          onRootDeclaration: (address) => declared.add(address),
-          // Every one, beyond the bounded list in the result.
-          onDestructive: (d) => {
-            ctx.log.warn({ address: d.address, deposed: d.deposed, action: d.action }, `destructive: ${changeText(d)}`);
-            options.onDestructive?.(d);
-          },
-        }),
+        classifyPlanStream(
+          stdout,
+          runnerClassifyOptions({
+            destroyPlan: options.destroyPlan,
+            onRootDeclaration: (address) => declared.add(address),
+            // Every one, beyond the bounded lists in the result.
+            onDestructive: (d) => {
+              ctx.log.warn({ address: d.address, deposed: d.deposed, action: d.action }, `destructive: ${changeText(d)}`);
+              options.onDestructive?.(d);
+            },
+            onAction: (a) => {
+              ctx.log.warn({ address: a.address, trigger: a.trigger, triggeringResource: a.triggeringResource, onFailure: a.onFailure, deferred: a.deferred }, `provider action: ${actionText(a)}`);
+              options.onAction?.(a);
+            },
+          }),
+        ),
       );
       fields.plan = plan;
       refuseErrored(plan);
@@ -213,9 +238,9 @@ export function refuseErrored(plan: Classification): void {
 /**
  * plan with a saved plan file, then show -json classified as it streams. terraform's human plan is
  * held and printed masked afterwards. `recordHash` is the inputs hash the plan records in the state.
+ * `planned.hasChanges` is the exit code's word unless the classification means more change (reconcilePlanExit).
  */
-
-export async function planAndClassify(ctx: RunContext, root: PreparedRoot, fields: ResultFields, recordHash: string, extra: Partial<PlanOptions> = {}, show: Pick<ShowOptions, 'onDestructive'> = {}) {
+export async function planAndClassify(ctx: RunContext, root: PreparedRoot, fields: ResultFields, recordHash: string, extra: Partial<PlanOptions> = {}, show: Pick<ShowOptions, 'onDestructive' | 'onAction'> = {}) {
   const held = heldPlanOutput(root.tf, root.workspace, ctx.masker);
   const { planned, plan } = await held.around(async () => {
     const planned = await planStep(ctx, held.terraform, root.workspace, recordHash, extra);
@@ -225,7 +250,9 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     return { planned, plan };
   });
-  return { planned, plan, planText: held.text() };
+  const reconciled = reconcilePlanExit(planned.hasChanges, plan);
+  if (reconciled.warning) ctx.warn(reconciled.warning);
+  return { planned: { ...planned, hasChanges: reconciled.hasChanges }, plan, planText: held.text() };
 }
 
 /**

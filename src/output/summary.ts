@@ -1,7 +1,7 @@
 // The human summary printed at the end of a run: what happened, in words and counts.
 import type { ActionCounts } from '../contract/classification.ts';
 import type { Result } from '../contract/result.ts';
-import { changeText } from './change-text.ts';
+import { actionText, changeText } from './change-text.ts';
 
 export const countsText = (c: ActionCounts) =>
   `${c.create} to create, ${c.update} to update, ${c.replace} to replace, ${c.delete} to delete, ${c.forget} to forget, ${c.import} to import, ${c.move} to move`;
@@ -16,7 +16,18 @@ export function humanSummary(result: Result): string {
       for (const d of plan.destructive) lines.push(`  ${changeText(d)}`);
       if (plan.destructiveTotal > plan.destructive.length) lines.push(`  … and ${plan.destructiveTotal - plan.destructive.length} more (see the log)`);
     }
-    for (const why of plan.failClosed) lines.push(`counted as destructive: ${why}`);
+    if (plan.actionsTotal > 0) {
+      lines.push(`provider actions (${plan.actionsTotal}: the runner cannot know what they do):`);
+      for (const a of plan.actions) lines.push(`  ${actionText(a)}${a.triggeringResource ? ` on ${a.triggeringResource}` : ''}${a.onFailure ? `, on failure ${a.onFailure}` : ''}${a.deferred ? `, deferred (${a.deferredReason})` : ''}`);
+      if (plan.actionsTotal > plan.actions.length) lines.push(`  … and ${plan.actionsTotal - plan.actions.length} more (see the log)`);
+    }
+    if (plan.partial) {
+      lines.push(`incomplete plan (complete: ${plan.partial.complete}; ${plan.partial.deferredTotal} deferred change${plan.partial.deferredTotal === 1 ? '' : 's'}):`);
+      for (const d of plan.partial.deferred) lines.push(`  ${d.address} (${d.action}, deferred: ${d.reason ?? 'no reason given'})`);
+    }
+    for (const why of plan.failClosed) lines.push(`the runner cannot fully read the plan: ${why}`);
+    // A destroy is never gated: its warnings name the same things.
+    if (plan.gated && result.op !== 'destroy') lines.push('applying this plan needs an approval (plan.gated)');
   }
   const approval = result.approval;
   if (approval?.unreviewedTotal) {

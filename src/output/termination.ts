@@ -11,6 +11,7 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
   // Masked before anything is cut: a secret cut in two would match no longer, and its start would show.
   const result = maskValue(masker, unmasked);
   const destructive = result.plan?.destructive ?? [];
+  const actions = result.plan?.actions ?? [];
   const base = {
     apiVersion: result.apiVersion,
     op: result.op,
@@ -26,17 +27,20 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
     error: result.error && { kind: result.error.kind, reason: result.error.reason, step: result.error.step },
     annotations: result.annotations,
     destructiveTotal: result.plan?.destructiveTotal,
+    actionsTotal: result.plan?.actionsTotal,
     unreviewedTotal: result.approval?.unreviewedTotal,
     message: result.message,
   };
   // Try richer forms first; each step down keeps fewer entries, fewer warnings and a shorter message.
-  for (const [entries, messageLength, warnings] of [[destructive.length, 2000, 3], [20, 1000, 2], [5, 500, 1], [0, 300, 0], [0, 120, 0]] as const) {
+  const forms = [[destructive.length, 5, 2000, 3], [20, 5, 1000, 2], [5, 2, 500, 1], [0, 0, 300, 0], [0, 0, 120, 0]] as const;
+  for (const [entries, actionEntries, messageLength, warnings] of forms) {
     const kept = destructive.slice(0, entries).map((d) => ({ address: d.address, action: d.action, ...(d.deposed ? { deposed: d.deposed } : {}) }));
     const candidate = {
       ...base,
       message: truncate(base.message, messageLength),
       destructive: kept,
       destructiveOmitted: (result.plan?.destructiveTotal ?? 0) - kept.length,
+      ...(actions.length ? { actions: actions.slice(0, actionEntries).map((a) => ({ address: a.address, trigger: a.trigger })) } : {}),
       ...(warnings && result.warnings.length ? { warnings: result.warnings.slice(-warnings).map((w) => truncate(w, 300)) } : {}),
     };
     const text = JSON.stringify(candidate);

@@ -2,9 +2,10 @@
 // the runner fail closed. Pure: no I/O. PlanClassifier takes one piece of the document at a time so
 // that the reference classifyPlan (a parsed document) and the streaming reader (src/plan/stream.ts)
 // run exactly the same rules. contract/sections/classification.md states the rules for other languages.
-import type { ActionCounts, Classification, DestructiveChange, DriftEntry } from '../contract/classification.ts';
+import type { ActionCounts, Classification, DeferredChange, DestructiveChange, DriftEntry, PlannedAction } from '../contract/classification.ts';
 import { RunnerError } from '../errors.ts';
-import { KNOWN_ACTIONS, type PlanHeader } from './types.ts';
+import { needsApproval } from '../guard/gate.ts';
+import { KNOWN_ACTIONS, PLAN_TOP_LEVEL_KEYS, type PlanHeader } from './types.ts';
 
 export interface ClassifyOptions {
   /**
@@ -24,6 +25,8 @@ export interface ClassifyOptions {
   onRootDeclaration?: (address: string) => void;
   /** Told every destructive entry, also those beyond `limit` (the logs name them all). */
   onDestructive?: (entry: DestructiveChange) => void;
+  /** Told every provider action, also those beyond `limit`. */
+  onAction?: (action: PlannedAction) => void;
 }
 
 export const DEFAULT_LIST_LIMIT = 100;
@@ -32,7 +35,14 @@ export const DEFAULT_LIST_LIMIT = 100;
 const KNOWN_FORMAT_MAJORS = new Set([0, 1]);
 
 /** The plan document sections the classifier reads and the JSON type each must have. */
-export const PLAN_SECTIONS = { resource_changes: 'array', resource_drift: 'array', output_changes: 'object' } as const;
+export const PLAN_SECTIONS = {
+  resource_changes: 'array',
+  resource_drift: 'array',
+  deferred_changes: 'array',
+  deferred_action_invocations: 'array',
+  output_changes: 'object',
+  action_invocations: 'array',
+} as const;
 export type PlanSection = keyof typeof PLAN_SECTIONS;
 
 type CountedKind = keyof Omit<ActionCounts, 'import' | 'move'>;
@@ -124,6 +134,59 @@ function readReplacePaths(value: unknown): DestructiveChange['replacePaths'] {
 /** The actions as the contract lists them: strings kept, anything else shown as JSON. */
 const listedActions = (actions: unknown): string[] => (Array.isArray(actions) ? actions.map(shown) : []);
 
+/** terraform's lifecycle events that run an action (configs.ActionTriggerEvent; BeforeDestroy and AfterDestroy from 1.16). */
+const ACTION_TRIGGER_EVENTS: ReadonlySet<string> = new Set(['BeforeCreate', 'AfterCreate', 'BeforeUpdate', 'AfterUpdate', 'BeforeDestroy', 'AfterDestroy']);
+/** configs.ActionOnFailure as terraform 1.16 writes it. */
+const ACTION_ON_FAILURE: Readonly<Record<string, string>> = { ActionOnFailureHalt: 'halt', ActionOnFailureTaint: 'taint', ActionOnFailureContinue: 'continue' };
+
+/**
+ * One action invocation, the fields the contract lists (never config_values: they may hold secrets),
+ * and why the runner cannot tell when it runs or what a failure does, if so.
+ */
+function readActionInvocation(entry: unknown, position: string, deferredReason: string | null): { action: PlannedAction; problems: string[] } {
+  const invocation = isRecord(entry) ? entry : {};
+  const problems: string[] = isRecord(entry) ? [] : [`it is ${jsonTypeName(entry)}, not an object`];
+  const lifecycle = invocation.lifecycle_action_trigger;
+  const invoke = invocation.invoke_action_trigger;
+  let trigger = 'unknown';
+  let triggeringResource: string | null = null;
+  let onFailure: string | null = null;
+  if (isRecord(lifecycle) && !isRecord(invoke)) {
+    const event = lifecycle.action_trigger_event;
+    if (typeof event === 'string' && ACTION_TRIGGER_EVENTS.has(event)) trigger = event;
+    else problems.push(`unknown action_trigger_event ${shown(event ?? null)}`);
+    triggeringResource = optionalString(lifecycle.triggering_resource_address) ?? null;
+    if (lifecycle.on_failure !== undefined) {
+      onFailure = typeof lifecycle.on_failure === 'string' ? (ACTION_ON_FAILURE[lifecycle.on_failure] ?? 'unknown') : 'unknown';
+      if (onFailure === 'unknown') problems.push(`unknown on_failure ${shown(lifecycle.on_failure)}`);
+    }
+  } else if (isRecord(invoke) && !isRecord(lifecycle)) {
+    trigger = 'invoke';
+    triggeringResource = optionalString(invoke.calling_resource_address) ?? null;
+  } else if (isRecord(entry)) problems.push('it has neither a lifecycle_action_trigger nor an invoke_action_trigger (or both)');
+  const action: PlannedAction = {
+    address: optionalString(invocation.address) ?? position,
+    type: optionalString(invocation.type) ?? null,
+    provider: optionalString(invocation.provider_name) ?? null,
+    trigger,
+    triggeringResource,
+    onFailure,
+    deferred: deferredReason !== null,
+    deferredReason,
+  };
+  return { action, problems };
+}
+
+/** What a present value holds, as the allow-list of top-level keys judges it: a non-empty array or object, or any scalar but null and false. */
+function holdsContent(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0;
+  if (isRecord(value)) return Object.keys(value).length > 0;
+  return value !== null && value !== false;
+}
+
+/** A deferred change's kind, named as `counts` names kinds. */
+const deferredActionName = (reading: ActionsReading): string => (reading.kind === 'createForget' ? 'create-forget' : reading.kind);
+
 function emptyCounts(): ActionCounts {
   return { create: 0, update: 0, delete: 0, replace: 0, read: 0, noop: 0, forget: 0, import: 0, move: 0, unknown: 0 };
 }
@@ -145,9 +208,16 @@ export class PlanClassifier {
   #driftTotal = 0;
   readonly #failClosed: string[] = [];
   readonly #sensitiveVariables: string[] = [];
+  readonly #actions: PlannedAction[] = [];
+  #actionsTotal = 0;
+  #actionEntries = 0;
+  #deferredActionEntries = 0;
+  readonly #deferred: DeferredChange[] = [];
+  #deferredTotal = 0;
 
   readonly #onRootDeclaration: ((address: string) => void) | undefined;
   readonly #onDestructive: ((entry: DestructiveChange) => void) | undefined;
+  readonly #onAction: ((action: PlannedAction) => void) | undefined;
 
   constructor(options: ClassifyOptions = {}) {
     this.#ignore = options.ignoreAddresses ?? new Set();
@@ -155,6 +225,7 @@ export class PlanClassifier {
     this.#limit = options.limit ?? DEFAULT_LIST_LIMIT;
     this.#onRootDeclaration = options.onRootDeclaration;
     this.#onDestructive = options.onDestructive;
+    this.#onAction = options.onAction;
   }
 
   /** A resource declared in configuration.root_module.resources. */
@@ -174,11 +245,47 @@ export class PlanClassifier {
     }
   }
 
-  /** Fails closed when a section the classifier reads has the wrong JSON type (then it has no entries). */
+  /**
+   * Called once a section has been read (after its entries): fails closed when it has the wrong
+   * JSON type (then it has no entries), or when it is deferred_changes and lists any.
+   */
   checkSection(section: PlanSection, value: unknown): void {
     const expected = PLAN_SECTIONS[section];
     const matches = expected === 'array' ? Array.isArray(value) : isRecord(value);
     if (!matches) this.#failClosed.push(`${section} is ${jsonTypeName(value)}, expected ${expected === 'array' ? 'an array' : 'an object'}`);
+    if (section === 'deferred_changes' && this.#deferredTotal > 0)
+      this.#failClosed.push(`deferred_changes lists ${this.#deferredTotal} change${this.#deferredTotal === 1 ? '' : 's'} terraform could not plan yet (partial.deferred): the plan is incomplete`);
+  }
+
+  /** A top-level key outside PLAN_TOP_LEVEL_KEYS: the runner cannot tell what applying it means when it holds anything. */
+  addOtherKey(key: string, hasContent: boolean): void {
+    if (PLAN_TOP_LEVEL_KEYS.has(key) || !hasContent) return;
+    this.#failClosed.push(`the plan has a top-level key this runner does not know, ${JSON.stringify(key)}, and it holds content: what applying it does cannot be checked`);
+  }
+
+  /** One entry of action_invocations. */
+  addActionInvocation(entry: unknown): void {
+    this.#recordAction(entry, `action_invocations[${this.#actionEntries++}]`, null);
+  }
+
+  /** One entry of deferred_action_invocations: `{reason, action_invocation}`. */
+  addDeferredActionInvocation(entry: unknown): void {
+    const position = `deferred_action_invocations[${this.#deferredActionEntries++}]`;
+    const reason = isRecord(entry) && typeof entry.reason === 'string' ? entry.reason : 'unknown';
+    this.#recordAction(isRecord(entry) ? (entry.action_invocation ?? null) : entry, position, reason);
+  }
+
+  /** One entry of deferred_changes: `{reason, resource_change}`, listed in partial.deferred, never counted or destructive. */
+  addDeferredChange(entry: unknown): void {
+    const position = `deferred_changes[${this.#deferredTotal++}]`;
+    if (this.#deferred.length >= this.#limit) return;
+    const resource = isRecord(entry) && isRecord(entry.resource_change) ? entry.resource_change : {};
+    const change = isRecord(resource.change) ? resource.change : {};
+    this.#deferred.push({
+      address: optionalString(resource.address) ?? position,
+      action: deferredActionName(readActions(change.actions)),
+      reason: isRecord(entry) ? (optionalString(entry.reason) ?? null) : null,
+    });
   }
 
   addResourceChange(entry: unknown): void {
@@ -272,13 +379,20 @@ export class PlanClassifier {
     const headerProblems: string[] = [];
     const formatVersion = this.#readFormatVersion(headerProblems);
     const errored = this.#readBoolean('errored', false, true, headerProblems);
-    const hasChanges = this.#hasResourceChanges || this.#hasOutputChanges;
+    const hasChanges = this.#hasResourceChanges || this.#hasOutputChanges || this.#actionsTotal > 0;
+    // Format 0.x and OpenTofu have no complete/applyable: such plans were complete, and applyable when they changed something.
+    const complete = this.#readBoolean('complete', !errored, false, headerProblems);
+    // terraform writes complete false for deferred changes and -target (which the runner never passes): applying it does not finish the configuration.
+    if (!complete && !errored && typeof this.#header.complete === 'boolean')
+      headerProblems.push('complete is false: terraform says applying this plan does not finish the configuration (deferred changes, or -target)');
+    const failClosed = [...headerProblems, ...this.#failClosed];
+    const facts = { destructiveTotal: this.#destructiveTotal, actionsTotal: this.#actionsTotal, failClosed };
     return {
+      gated: needsApproval(facts),
       formatVersion,
       ...(typeof this.#header.terraform_version === 'string' && { terraformVersion: this.#header.terraform_version }),
       errored,
-      // Format 0.x has no complete/applyable: such plans were complete, and applyable when they changed something.
-      complete: this.#readBoolean('complete', !errored, false, headerProblems),
+      complete,
       applyable: this.#readBoolean('applyable', hasChanges && !errored, false, headerProblems),
       hasResourceChanges: this.#hasResourceChanges,
       hasOutputChanges: this.#hasOutputChanges,
@@ -288,9 +402,20 @@ export class PlanClassifier {
       outputChanges: { ...this.#outputCounts },
       drift: [...this.#drift],
       driftTotal: this.#driftTotal,
-      failClosed: [...headerProblems, ...this.#failClosed],
+      failClosed,
       sensitiveVariables: [...this.#sensitiveVariables].sort(),
+      actions: [...this.#actions],
+      actionsTotal: this.#actionsTotal,
+      ...((!complete || this.#deferredTotal > 0) && { partial: { complete, deferred: [...this.#deferred], deferredTotal: this.#deferredTotal } }),
     };
+  }
+
+  #recordAction(entry: unknown, position: string, deferredReason: string | null): void {
+    const { action, problems } = readActionInvocation(entry, position, deferredReason);
+    if (problems.length) this.#failClosed.push(`${position} (${action.address}): ${problems.join('; ')}`);
+    this.#actionsTotal += 1;
+    this.#onAction?.(action);
+    if (this.#actions.length < this.#limit) this.#actions.push(action);
   }
 
   #recordUnknownEntry(position: string, why: string): void {
@@ -363,6 +488,18 @@ export function classifyPlan(document: unknown, options: ClassifyOptions = {}): 
         if (isRecord(value)) for (const [name, change] of Object.entries(value)) classifier.addOutputChange(name, change);
         classifier.checkSection(key, value);
         break;
+      case 'action_invocations':
+      case 'deferred_action_invocations':
+      case 'deferred_changes':
+        if (Array.isArray(value)) {
+          for (const entry of value) {
+            if (key === 'action_invocations') classifier.addActionInvocation(entry);
+            else if (key === 'deferred_action_invocations') classifier.addDeferredActionInvocation(entry);
+            else classifier.addDeferredChange(entry);
+          }
+        }
+        classifier.checkSection(key, value);
+        break;
       case 'configuration': {
         const rootModule = isRecord(value) ? value.root_module : undefined;
         const variables = isRecord(rootModule) ? rootModule.variables : undefined;
@@ -373,6 +510,8 @@ export function classifyPlan(document: unknown, options: ClassifyOptions = {}): 
         if (isRecord(moduleCalls)) for (const name of Object.keys(moduleCalls)) classifier.addModuleCall(name);
         break;
       }
+      default:
+        classifier.addOtherKey(key, holdsContent(value));
     }
   }
   return classifier.result();

@@ -15,6 +15,8 @@ export const KEEP = 'keep';
 export interface Shape {
   /** For an object: the selector of each wanted key (a function may look at the fields built so far). */
   fields?: Readonly<Record<string, Selector>> | ((key: string, built: Record<string, unknown>) => Selector | undefined);
+  /** With a `fields` record: the selector of a key that is not in it (such keys are then decoded, so keep it to small objects). */
+  otherFields?: (key: string) => Selector | undefined;
   /** For an object: one selector for every key (a map such as output_changes). */
   members?: Selector;
   /** For an array: the selector of every item. */
@@ -26,7 +28,19 @@ export interface Shape {
    */
   emit?: (value: unknown, key: string | number | undefined) => void;
 }
-export type Selector = typeof KEEP | Shape;
+
+/**
+ * Builds nothing, and tells whether the value holds content: a non-empty array or object, or a
+ * scalar other than null and false. `key` is its key or index in the parent.
+ */
+export interface Probe {
+  probe: (hasContent: boolean, key: string | number | undefined) => void;
+}
+export type Selector = typeof KEEP | Shape | Probe;
+
+const isProbe = (selector: Selector | undefined): selector is Probe => typeof selector === 'object' && 'probe' in selector;
+/** Whether a token under this selector is built (a probe only needs to know it is there). */
+const builds = (selector: Selector | undefined) => selector !== undefined && !isProbe(selector);
 
 export class JsonSyntaxError extends Error {
   constructor(
@@ -77,7 +91,7 @@ const ESCAPABLE = new Set([...'"\\/bfnrtu'].map((c) => c.charCodeAt(0)));
 
 /** A container being built: the selector that chose it and what it holds so far. */
 interface Frame {
-  selector: Selector;
+  selector: typeof KEEP | Shape;
   value: Record<string, unknown> | unknown[];
   /** The current key (objects) or the index of the next item (arrays). */
   key: string | undefined;
@@ -123,6 +137,8 @@ export class SelectiveJsonReader {
   readonly #frames: Frame[] = [];
   /** Depth of the outermost skipped container, or -1 when nothing is being skipped. */
   #skipFrom = -1;
+  /** The probe of the skipped container at #skipFrom, if a probe chose it: whether it got a first item or key. */
+  #probe: { selector: Probe; depth: number; content: boolean } | undefined;
 
   // The token being read (string, number or literal): its selector (undefined: skipped), and its
   // bytes when it is built (tokenStart in the current chunk, tokenParts from earlier chunks).
@@ -229,13 +245,16 @@ export class SelectiveJsonReader {
   #structural(i: number, c: number): void {
     switch (this.#state) {
       case FIRST_ITEM_OR_END:
-        return c === 0x5d ? this.#close() : this.#startValue(i, c);
+        if (c === 0x5d) return this.#close();
+        this.#noteFirstChild();
+        return this.#startValue(i, c);
       case VALUE:
         return this.#startValue(i, c);
       case FIRST_KEY_OR_END:
       case KEY:
         if (c === 0x7d && this.#state === FIRST_KEY_OR_END) return this.#close();
         if (c !== QUOTE) return this.#fail(i, `unexpected ${describeByte(c)} where an object key was expected`);
+        if (this.#state === FIRST_KEY_OR_END) this.#noteFirstChild();
         this.#tokenIsKey = true;
         return this.#startString(i, this.#skipFrom < 0);
       case COLON:
@@ -256,6 +275,11 @@ export class SelectiveJsonReader {
     }
   }
 
+  /** A container's first item or key: a probed container holds content. */
+  #noteFirstChild(): void {
+    if (this.#probe !== undefined && this.#depth === this.#probe.depth + 1) this.#probe.content = true;
+  }
+
   /** The selector of the value that starts now, or undefined to skip it. */
   #selectorHere(): Selector | undefined {
     if (this.#depth === 0) return this.#root;
@@ -263,10 +287,13 @@ export class SelectiveJsonReader {
     const parent = this.#frames[this.#depth - 1]!;
     if (parent.selector === KEEP) return KEEP;
     if (Array.isArray(parent.value)) return parent.selector.items;
-    const { fields, members } = parent.selector;
+    const { fields, members, otherFields } = parent.selector;
     const key = parent.key;
     if (typeof fields === 'function') return fields(key!, parent.value);
-    if (fields !== undefined) return key !== undefined && Object.hasOwn(fields, key) ? fields[key] : undefined;
+    if (fields !== undefined) {
+      if (key === undefined) return undefined;
+      return Object.hasOwn(fields, key) ? fields[key] : otherFields?.(key);
+    }
     return members;
   }
 
@@ -276,11 +303,11 @@ export class SelectiveJsonReader {
     if (c === 0x7b) return this.#open(OBJECT);
     if (c === 0x5b) return this.#open(ARRAY);
     this.#tokenSelector = this.#selectorHere();
-    if (c === QUOTE) return this.#startString(i, this.#tokenSelector !== undefined);
+    if (c === QUOTE) return this.#startString(i, builds(this.#tokenSelector));
     if (c === 0x2d || isDigit(c)) {
       this.#state = NUMBER;
       this.#numberState = c === 0x2d ? N_MINUS : c === 0x30 ? N_ZERO : N_INT;
-      this.#startToken(i, this.#tokenSelector !== undefined);
+      this.#startToken(i, builds(this.#tokenSelector));
       return;
     }
     const literal = LITERALS[c];
@@ -324,8 +351,10 @@ export class SelectiveJsonReader {
     if (fields === undefined || typeof fields === 'function' || this.#stringHasEscape || this.#tokenParts.length > 0) {
       return this.#decodeString(buf, end);
     }
+    const name = matchFieldName(fields, buf, this.#tokenStart, end);
+    if (name === undefined && selector !== KEEP && selector.otherFields !== undefined) return this.#decodeString(buf, end);
     this.#capture = false;
-    return matchFieldName(fields, buf, this.#tokenStart, end);
+    return name;
   }
 
   /** Advances the number grammar by one byte; false when the byte cannot continue the number. */
@@ -383,8 +412,11 @@ export class SelectiveJsonReader {
 
   #open(kind: typeof OBJECT | typeof ARRAY): void {
     const selector = this.#selectorHere();
-    if (selector === undefined) {
-      if (this.#skipFrom < 0) this.#skipFrom = this.#depth;
+    if (selector === undefined || isProbe(selector)) {
+      if (this.#skipFrom < 0) {
+        this.#skipFrom = this.#depth;
+        if (selector !== undefined) this.#probe = { selector, depth: this.#depth, content: false };
+      }
     } else {
       this.#frames.push({ selector, value: kind === OBJECT ? {} : [], key: undefined, index: 0 });
     }
@@ -401,7 +433,12 @@ export class SelectiveJsonReader {
     this.#depth--;
     this.#state = this.#depth === 0 ? DONE : COMMA_OR_END;
     if (this.#skipFrom >= 0) {
-      if (this.#skipFrom === this.#depth) this.#skipFrom = -1; // the skipped container itself ended
+      if (this.#skipFrom !== this.#depth) return;
+      this.#skipFrom = -1; // the skipped container itself ended
+      const probe = this.#probe;
+      this.#probe = undefined;
+      // As a scalar would be: true holds content, null does not.
+      if (probe !== undefined) this.#deliver(probe.content ? true : null, probe.selector);
       return;
     }
     const frame = this.#frames.pop()!;
@@ -419,6 +456,8 @@ export class SelectiveJsonReader {
     const parent = this.#depth > 0 ? this.#frames[this.#depth - 1]! : undefined;
     const isItem = parent !== undefined && Array.isArray(parent.value);
     const key = parent === undefined ? undefined : isItem ? parent.index++ : parent.key;
+    // A probed string or number was not built (undefined): it holds content.
+    if (isProbe(selector)) return selector.probe(value !== null && value !== false, key);
     if (selector !== KEEP && selector.emit !== undefined) return selector.emit(value, key);
     if (parent === undefined) return;
     if (isItem) (parent.value as unknown[]).push(value);

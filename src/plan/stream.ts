@@ -1,11 +1,13 @@
 // Classifies `terraform show -json` output as it streams in: only the fields the classifier reads
-// are ever built (addresses, actions, reasons, header flags, variables' sensitive flags), one entry
-// at a time, so memory stays flat however large the plan is. The same PlanClassifier as the
-// reference classifyPlan runs the rules.
+// are ever built (addresses, actions, reasons, header flags, variables' sensitive flags, the small
+// fields of provider actions), one entry at a time, so memory stays flat however large the plan is.
+// Top-level keys outside the allow-list are probed for content, never built. The same
+// PlanClassifier as the reference classifyPlan runs the rules.
 import type { Classification } from '../contract/classification.ts';
 import { RunnerError } from '../errors.ts';
 import { assertPlanObject, type ClassifyOptions, PlanClassifier } from './classify.ts';
-import { type ByteSource, JsonSyntaxError, KEEP, readSelected, type Selector } from './select-json.ts';
+import { type ByteSource, JsonSyntaxError, KEEP, readSelected, type Selector, type Shape } from './select-json.ts';
+import { PLAN_TOP_LEVEL_KEYS } from './types.ts';
 
 /** The parts of a resource_changes or resource_drift entry the classifier reads. */
 function resourceEntry(emit: (entry: unknown) => void): Selector {
@@ -20,6 +22,17 @@ function resourceEntry(emit: (entry: unknown) => void): Selector {
     emit,
   };
 }
+
+/** The parts of an action invocation the classifier reads: never config_values (they may hold secrets). */
+const ACTION_INVOCATION: Shape = {
+  fields: {
+    address: KEEP,
+    type: KEEP,
+    provider_name: KEEP,
+    lifecycle_action_trigger: { fields: { triggering_resource_address: KEEP, action_trigger_event: KEEP, on_failure: KEEP } },
+    invoke_action_trigger: { fields: { calling_resource_address: KEEP } },
+  },
+};
 
 function planSelector(classifier: PlanClassifier): Selector {
   return {
@@ -37,9 +50,24 @@ function planSelector(classifier: PlanClassifier): Selector {
         items: resourceEntry((entry) => classifier.addResourceDrift(entry)),
         emit: (section) => classifier.checkSection('resource_drift', section),
       },
+      deferred_changes: {
+        items: {
+          fields: { reason: KEEP, resource_change: { fields: { address: KEEP, change: { fields: { actions: KEEP } } } } },
+          emit: (entry) => classifier.addDeferredChange(entry),
+        },
+        emit: (section) => classifier.checkSection('deferred_changes', section),
+      },
+      deferred_action_invocations: {
+        items: { fields: { reason: KEEP, action_invocation: ACTION_INVOCATION }, emit: (entry) => classifier.addDeferredActionInvocation(entry) },
+        emit: (section) => classifier.checkSection('deferred_action_invocations', section),
+      },
       output_changes: {
         members: { fields: { actions: KEEP }, emit: (change, name) => classifier.addOutputChange(String(name), change) },
         emit: (section) => classifier.checkSection('output_changes', section),
+      },
+      action_invocations: {
+        items: { ...ACTION_INVOCATION, emit: (entry) => classifier.addActionInvocation(entry) },
+        emit: (section) => classifier.checkSection('action_invocations', section),
       },
       configuration: {
         fields: {
@@ -53,6 +81,8 @@ function planSelector(classifier: PlanClassifier): Selector {
         },
       },
     },
+    // Keys the runner knows and does not read are skipped; any other is probed for content, never built.
+    otherFields: (key) => (PLAN_TOP_LEVEL_KEYS.has(key) ? undefined : { probe: (hasContent) => classifier.addOtherKey(key, hasContent) }),
     // The document's own value holds only the header fields by now: the lists were emitted.
     emit: (document) => {
       assertPlanObject(document);

@@ -26,6 +26,20 @@ export const SUPPORTED: Readonly<Record<Flavor, { min: string; below: string }>>
 
 const FLAVOR_NAMES: Record<Flavor, string> = { terraform: 'Terraform', opentofu: 'OpenTofu' };
 
+/**
+ * The versions the runner is verified with: a real `show -json` of each is in the fixture corpus
+ * (test/fixtures/plans/, checked by test/plan/corpus.test.ts). Any other supported version runs, with a warning.
+ */
+export const VERIFIED: readonly { flavor: Flavor; version: string }[] = [{ flavor: 'terraform', version: '1.11.4' }];
+
+const verifiedText = () => VERIFIED.map((v) => `${FLAVOR_NAMES[v.flavor]} ${v.version}`).join(', ');
+
+/** The warning for a supported version the runner is not verified with; undefined for a verified one. */
+export function unverifiedWarning(v: Pick<TerraformVersion, 'version' | 'flavor'>): string | undefined {
+  if (VERIFIED.some((known) => known.flavor === v.flavor && known.version === v.version)) return undefined;
+  return `${FLAVOR_NAMES[v.flavor]} ${v.version} is not verified with this runner (verified: ${verifiedText()}): it runs, and anything its plans hold that the runner does not know makes the plan need an approval`;
+}
+
 export const supportedText = () =>
   (Object.keys(SUPPORTED) as Flavor[]).map((f) => `${FLAVOR_NAMES[f]} >= ${SUPPORTED[f].min} < ${SUPPORTED[f].below}`).join(' or ');
 

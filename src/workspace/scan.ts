@@ -31,11 +31,13 @@ export interface ModuleScan {
   /** Variables declared `sensitive = true`: their values are masked before terraform prints anything. */
   sensitiveVariables: string[];
   backend: string | undefined;
+  /** Where the module configures OpenTofu state encryption (`terraform { encryption { … } }`): backups of its state would be in clear. */
+  encryption: { file: string; line: number }[];
   /** Where the module names the runner's inputs-hash resource or variable: prepareWorkspace and contract check refuse it. */
   reserved: ReservedUse[];
 }
 
-export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], backend: undefined, reserved: [] });
+export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], backend: undefined, encryption: [], reserved: [] });
 
 /** Blocks whose `from`/`to` name a resource address terraform moves, forgets or imports state into. */
 const ADDRESS_BLOCKS = new Set(['moved', 'removed', 'import']);
@@ -75,6 +77,7 @@ export function scanHcl(text: string, into: ModuleScan = emptyScan(), file = '')
       // The backend sits one level down: terraform { backend "pg" { … } }.
       for (let h = body.nextBlock(); h; h = body.nextBlock()) {
         if ((h.words[0] === 'backend' || h.words[0] === 'cloud') && !into.backend) into.backend = h.words[0] === 'cloud' ? 'cloud' : (h.words[1] ?? 'unknown');
+        if (h.words[0] === 'encryption') into.encryption.push({ file, line: h.line });
         body.body();
       }
     } else if (ADDRESS_BLOCKS.has(type!)) {
@@ -111,6 +114,7 @@ export function scanJson(text: string, into: ModuleScan = emptyScan(), file = ''
       for (const [key, v] of blocks.flatMap(members)) {
         if (key === 'backend') for (const [backend] of objects(v).flatMap(members)) into.backend ??= backend;
         if (key === 'cloud') into.backend ??= 'cloud';
+        if (key === 'encryption') into.encryption.push({ file, line: v.line });
       }
     } else if (ADDRESS_BLOCKS.has(blockType)) {
       for (const [attribute, v] of blocks.flatMap(members)) {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RunnerError } from '../../src/errors.ts';
-import { checkSupported, parseVersionOutput, terraformVersion, type Flavor } from '../../src/terraform/version.ts';
+import { checkSupported, parseVersionOutput, terraformVersion, unverifiedWarning, type Flavor } from '../../src/terraform/version.ts';
 import { terraformEnv } from '../support/tf-modules.ts';
 import { FAKE_TOFU, terraformReporting } from './helpers.ts';
 
@@ -55,6 +55,17 @@ describe('checkSupported', () => {
         );
     });
   }
+});
+
+describe('unverifiedWarning', () => {
+  test('a verified version runs silently; any other supported one runs with a warning naming it', () => {
+    assert.equal(unverifiedWarning({ flavor: 'terraform', version: '1.11.4' }), undefined);
+    for (const [flavor, version, name] of [['terraform', '1.14.0', 'Terraform 1.14.0'], ['terraform', '1.11.3', 'Terraform 1.11.3'], ['opentofu', '1.11.4', 'OpenTofu 1.11.4']] as const) {
+      const warning = unverifiedWarning({ flavor, version });
+      assert.ok(warning?.startsWith(`${name} is not verified with this runner (verified: Terraform 1.11.4)`), warning);
+      assert.doesNotThrow(() => checkSupported({ flavor, version }), 'it still runs');
+    }
+  });
 });
 
 describe('terraformVersion', () => {

@@ -145,7 +145,7 @@ describe('drift', () => {
     assert.equal(r.drift!.found, true);
     assert.equal(r.drift!.remediationDestructive, true);
     assert.deepEqual(r.plan!.destructive.map((d) => [d.address, d.action]), [['terraform_data.cluster', 'replace']]);
-    assert.match(r.message, /DESTRUCTIVE: it deletes or replaces/);
+    assert.match(r.message, /it needs an approval: it deletes or replaces: terraform_data.cluster \(replace\)/);
     assert.deepEqual(await readFile(s.state), bytes, 'nothing applied');
   });
 

@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { createReadStream } from 'node:fs';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isDestructive, type Classification } from '../../src/contract/classification.ts';
+import { type Classification } from '../../src/contract/classification.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { scanHcl } from '../../src/workspace/scan.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../src/workspace/scan.ts';
@@ -115,7 +115,7 @@ describe('reserved address: a moved block into the runner\'s record over a state
 
     // Classified exactly as the runner's show step does.
     const plan = await classifyPlanStream(createReadStream(join(root, 'plan.json')), { ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]) });
-    assert.equal(isDestructive(plan), true);
+    assert.equal(plan.gated, true);
     assert.equal(plan.destructive.length, 1, JSON.stringify(plan.destructive));
     const [entry] = plan.destructive;
     assert.equal(entry!.address, INPUTS_HASH_RESOURCE);
@@ -123,12 +123,13 @@ describe('reserved address: a moved block into the runner\'s record over a state
     assert.match(entry!.why!, RESERVED_WHY);
     assert.match(entry!.why!, /moved from terraform_data\.cluster/);
 
-    // The built runner's classify command (no reserved addresses) sees the replace as well.
+    // The built runner's classify command applies the same reserved-address rules: its verdict is the apply's.
     const cli = await execa(process.execPath, [RUNNER, 'classify', '--json', join(root, 'plan.json')], { env: terraformEnv(), extendEnv: false, reject: false });
     assert.equal(cli.exitCode, 0, cli.stderr);
     const classified = JSON.parse(cli.stdout) as Classification;
-    assert.equal(isDestructive(classified), true);
-    assert.ok(classified.destructive.some((d) => d.address === INPUTS_HASH_RESOURCE && d.action === 'replace'), cli.stdout);
+    assert.equal(classified.gated, true);
+    assert.deepEqual(classified, plan, 'classify says what the apply decided');
+    assert.match(classified.destructive.find((d) => d.address === INPUTS_HASH_RESOURCE)!.why!, RESERVED_WHY);
   });
 });
 

@@ -64,6 +64,7 @@ export function blockedResult(overrides: Partial<Result> = {}): Result {
     applied: false,
     mayHaveChanged: false,
     plan: {
+      gated: true,
       formatVersion: '1.2',
       errored: false,
       complete: true,
@@ -78,6 +79,8 @@ export function blockedResult(overrides: Partial<Result> = {}): Result {
       driftTotal: 0,
       failClosed: [],
       sensitiveVariables: [],
+      actions: [],
+      actionsTotal: 0,
     },
     outputs: {
       endpoint: { sensitive: false, known: true, value: 'https://prod.example.com' },

@@ -257,3 +257,21 @@ describe('the result Secrets of blocked applies, read back for an approval', () 
     assert.deepEqual(await readBlockedResults(h.client, NAMESPACE, { approvalHash: HASH, objectKind: 'cluster', objectName: 'prod' }), { found: [], problems: [] });
   });
 });
+
+describe('fitting a result into a Secret: the newer bounded lists', () => {
+  test('plan.actions and plan.partial.deferred are cut like plan.destructive, their totals kept', async () => {
+    const { fitResult } = await import('../../src/kube/result-fit.ts');
+    const result = blockedResult();
+    const actions = Array.from({ length: 5000 }, (_, i) => ({ address: `action.aws_lambda_invoke.a${i}_${'x'.repeat(200)}`, type: 'aws_lambda_invoke', provider: null, trigger: 'invoke', triggeringResource: null, onFailure: null, deferred: false, deferredReason: null }));
+    const deferred = Array.from({ length: 3000 }, (_, i) => ({ address: `terraform_data.d${i}_${'y'.repeat(200)}`, action: 'create', reason: 'resource_config_unknown' }));
+    result.plan = { ...result.plan!, actions, actionsTotal: 5000, partial: { complete: false, deferred, deferredTotal: 3000 } };
+    const fitted = fitResult(result, 600_000);
+    assert.ok(fitted.json.length <= 600_000);
+    const stored = Result.parse(JSON.parse(fitted.json.toString()));
+    assert.ok(stored.plan!.actions.length < 5000 && stored.plan!.actions.length > 0);
+    assert.equal(stored.plan!.actionsTotal, 5000);
+    assert.equal(stored.plan!.partial!.deferredTotal, 3000);
+    assert.ok(fitted.cuts.some((c) => c.path === 'plan.actions'), JSON.stringify(fitted.cuts));
+    assert.ok(fitted.cuts.some((c) => c.path === 'plan.partial.deferred'), JSON.stringify(fitted.cuts));
+  });
+});

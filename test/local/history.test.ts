@@ -76,3 +76,21 @@ describe('local: history and status', () => {
     assert.equal(decision.reason, 'DriftRemediation');
   });
 });
+
+describe('local: what a blocked run prints', () => {
+  it('names the destructive entries, the provider actions and what the runner cannot read', async () => {
+    const { resultLines } = await import('../../src/local/print.ts');
+    const { localPaths } = await import('../../src/local/object.ts');
+    const { classifyPlan } = await import('../../src/plan/classify.ts');
+    const plan = classifyPlan({
+      format_version: '1.2',
+      resource_changes: [{ address: 'terraform_data.a', change: { actions: ['delete'] } }],
+      action_invocations: [{ address: 'action.x.stop', invoke_action_trigger: {} }],
+      future: 1,
+    });
+    const lines = resultLines(run({ op: 'apply', reason: 'InputsChanged' }, { outcome: 'blocked', reason: 'DestructivePlanBlocked', approvalHash: HASH_A, plan }), localPaths('/tmp/obj'));
+    assert.ok(lines.includes('  destructive: terraform_data.a (delete)'), lines.join('\n'));
+    assert.ok(lines.includes('  provider action: action.x.stop (action invoke)'), lines.join('\n'));
+    assert.ok(lines.some((line) => line.startsWith('  cannot be read: the plan has a top-level key this runner does not know, "future"')), lines.join('\n'));
+  });
+});

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { Classification, isDestructive } from '../../src/contract/classification.ts';
+import { Classification } from '../../src/contract/classification.ts';
 import { RunnerError } from '../../src/errors.ts';
 import { classifyPlan, readActions } from '../../src/plan/classify.ts';
 import { change, corpusFiles, corpusPath, INPUTS_HASH, plan } from './support.ts';
@@ -287,14 +287,14 @@ test("in a destroy plan the runner's own action at its record is the delete; any
   ]);
   assert.equal(result.counts.delete, 2);
   // A create of the record is no destroy's doing.
-  assert.ok(isDestructive(classifyPlan(plan({ resource_changes: [change(INPUTS_HASH, ['create'])] }), { ignoreAddresses: new Set([INPUTS_HASH]), destroyPlan: true })));
+  assert.ok((classifyPlan(plan({ resource_changes: [change(INPUTS_HASH, ['create'])] }), { ignoreAddresses: new Set([INPUTS_HASH]), destroyPlan: true })).gated);
 });
 
 describe('classifyPlan: one case per plan shape', () => {
   for (const c of cases) {
     test(c.name, () => {
       const result = classify(c.sections);
-      assert.equal(isDestructive(result), c.destructive);
+      assert.equal(result.gated, c.destructive);
       assert.equal(result.hasResourceChanges, c.hasResourceChanges);
       assert.deepEqual(result.counts, counts(c.counts));
       assert.deepEqual(result.failClosed, []);
@@ -315,14 +315,14 @@ describe('classifyPlan: one case per plan shape', () => {
     });
     assert.equal(result.hasOutputChanges, true);
     assert.equal(result.hasResourceChanges, false);
-    assert.equal(isDestructive(result), false);
+    assert.equal(result.gated, false);
     assert.deepEqual(result.outputChanges, { create: 1, update: 1, delete: 0 });
   });
 
   test('an unknown output action fails closed', () => {
     const result = classify({ output_changes: { x: { actions: ['rename'] } } });
     assert.deepEqual(result.failClosed, ['output "x": unknown action "rename"']);
-    assert.equal(isDestructive(result), true);
+    assert.equal(result.gated, true);
   });
 
   test('errored plan (prevent_destroy): errored comes through with its entries', () => {
@@ -343,12 +343,12 @@ describe('classifyPlan: one case per plan shape', () => {
       { address: 'fake_thing.b', deposed: 'abcd1234', actions: ['delete'] },
     ]);
     assert.equal(result.hasResourceChanges, false);
-    assert.equal(isDestructive(result), false, 'drift itself destroys nothing');
+    assert.equal(result.gated, false, 'drift itself destroys nothing');
   });
 
   test('unknown major format_version fails closed; known majors do not', () => {
     assert.deepEqual(classify({ format_version: '2.0' }).failClosed, ['format_version "2.0" has major version 2; this runner reads 0.x and 1.x']);
-    assert.equal(isDestructive(classify({ format_version: '2.0' })), true);
+    assert.equal((classify({ format_version: '2.0' })).gated, true);
     assert.deepEqual(classify({ format_version: 'one' }).failClosed, ['format_version "one" is not MAJOR.MINOR']);
     for (const version of ['0.1', '0.2', '1.0', '1.2', '1.99']) assert.deepEqual(classify({ format_version: version }).failClosed, [], version);
   });
@@ -394,6 +394,179 @@ describe('classifyPlan: one case per plan shape', () => {
   });
 });
 
+/** An action_invocations entry as terraform 1.14+ writes it, config values (possibly secret) included. */
+const invocation = (address: string, trigger: Record<string, unknown>) => ({
+  address,
+  type: address.split('.')[1]!,
+  name: address.split('.')[2]!,
+  config_values: { token: 'S3CRET-action-config' },
+  config_sensitive: { token: true },
+  config_unknown: {},
+  provider_name: 'registry.terraform.io/hashicorp/aws',
+  ...trigger,
+});
+const lifecycleTrigger = (resource: string, event: unknown, onFailure?: unknown) => ({
+  lifecycle_action_trigger: { triggering_resource_address: resource, action_trigger_event: event, action_trigger_block_index: 0, actions_list_index: 0, ...(onFailure === undefined ? {} : { on_failure: onFailure }) },
+});
+const invokeTrigger = (calling?: string) => ({ invoke_action_trigger: calling === undefined ? {} : { calling_resource_address: calling } });
+
+describe('provider actions (terraform 1.14+): every one needs an approval', () => {
+  test('an invoked action on a plan that changes nothing else is gated, and listed without its config', () => {
+    const result = classify({ resource_changes: [change('terraform_data.a', ['no-op'])], action_invocations: [invocation('action.aws_ec2_stop_instance.m', invokeTrigger())] });
+    assert.equal(result.gated, true);
+    assert.equal(result.hasResourceChanges, false);
+    assert.deepEqual(result.failClosed, []);
+    assert.equal(result.actionsTotal, 1);
+    assert.deepEqual(result.actions, [
+      { address: 'action.aws_ec2_stop_instance.m', type: 'aws_ec2_stop_instance', provider: 'registry.terraform.io/hashicorp/aws', trigger: 'invoke', triggeringResource: null, onFailure: null, deferred: false, deferredReason: null },
+    ]);
+    assert.ok(!JSON.stringify(result).includes('S3CRET'), 'config_values are never read');
+  });
+
+  test('each lifecycle event is its trigger; on_failure and the triggering or calling resource are read', () => {
+    const events = ['BeforeCreate', 'AfterCreate', 'BeforeUpdate', 'AfterUpdate', 'BeforeDestroy', 'AfterDestroy'];
+    const result = classify({
+      action_invocations: [
+        ...events.map((event, i) => invocation(`action.aws_lambda_invoke.e${i}`, lifecycleTrigger('terraform_data.a', event))),
+        invocation('action.aws_lambda_invoke.halt', lifecycleTrigger('terraform_data.a', 'AfterUpdate', 'ActionOnFailureHalt')),
+        invocation('action.aws_lambda_invoke.taint', lifecycleTrigger('terraform_data.a', 'AfterUpdate', 'ActionOnFailureTaint')),
+        invocation('action.aws_lambda_invoke.continue', lifecycleTrigger('terraform_data.a', 'AfterUpdate', 'ActionOnFailureContinue')),
+        invocation('action.aws_lambda_invoke.called', invokeTrigger('terraform_data.b')),
+      ],
+    });
+    assert.deepEqual(result.failClosed, []);
+    assert.deepEqual(result.actions.map((a) => a.trigger), [...events, 'AfterUpdate', 'AfterUpdate', 'AfterUpdate', 'invoke']);
+    assert.deepEqual(result.actions.map((a) => a.onFailure), [...events.map(() => null), 'halt', 'taint', 'continue', null]);
+    assert.deepEqual(result.actions.map((a) => a.triggeringResource), [...Array(9).fill('terraform_data.a'), 'terraform_data.b']);
+  });
+
+  test('deferred action invocations are listed as deferred with their reason', () => {
+    const result = classify({ deferred_action_invocations: [{ reason: 'deferred_prereq', action_invocation: invocation('action.aws_lambda_invoke.later', lifecycleTrigger('terraform_data.a', 'AfterCreate')) }] });
+    assert.equal(result.gated, true);
+    assert.deepEqual(result.failClosed, []);
+    assert.deepEqual(
+      result.actions.map((a) => [a.address, a.deferred, a.deferredReason]),
+      [['action.aws_lambda_invoke.later', true, 'deferred_prereq']],
+    );
+  });
+
+  test('what the runner cannot read about an action fails closed, naming it', () => {
+    const result = classify({
+      action_invocations: [
+        invocation('action.x.event', lifecycleTrigger('terraform_data.a', 'DuringLunch')),
+        invocation('action.x.failure', lifecycleTrigger('terraform_data.a', 'AfterUpdate', 'ActionOnFailureRetry')),
+        invocation('action.x.none', {}),
+        invocation('action.x.both', { ...invokeTrigger(), ...lifecycleTrigger('terraform_data.a', 'AfterUpdate') }),
+        'not an entry',
+      ],
+      deferred_action_invocations: [{ reason: 'unknown' }],
+    });
+    assert.deepEqual(result.actions.map((a) => [a.address, a.trigger, a.onFailure]), [
+      ['action.x.event', 'unknown', null],
+      ['action.x.failure', 'AfterUpdate', 'unknown'],
+      ['action.x.none', 'unknown', null],
+      ['action.x.both', 'unknown', null],
+      ['action_invocations[4]', 'unknown', null],
+      ['deferred_action_invocations[0]', 'unknown', null],
+    ]);
+    assert.deepEqual(result.failClosed, [
+      'action_invocations[0] (action.x.event): unknown action_trigger_event DuringLunch',
+      'action_invocations[1] (action.x.failure): unknown on_failure ActionOnFailureRetry',
+      'action_invocations[2] (action.x.none): it has neither a lifecycle_action_trigger nor an invoke_action_trigger (or both)',
+      'action_invocations[3] (action.x.both): it has neither a lifecycle_action_trigger nor an invoke_action_trigger (or both)',
+      'action_invocations[4] (action_invocations[4]): it is a string, not an object',
+      'deferred_action_invocations[0] (deferred_action_invocations[0]): it is null, not an object',
+    ]);
+  });
+
+  test('limit bounds actions, actionsTotal counts them all, onAction is told every one', () => {
+    const told: string[] = [];
+    const many = Array.from({ length: 5 }, (_, i) => invocation(`action.x.a${i}`, invokeTrigger()));
+    const result = classifyPlan(plan({ action_invocations: many }), { limit: 2, onAction: (a) => told.push(a.address) });
+    assert.equal(result.actions.length, 2);
+    assert.equal(result.actionsTotal, 5);
+    assert.equal(told.length, 5);
+  });
+
+  test('action sections of the wrong type fail closed', () => {
+    // In document order.
+    assert.deepEqual(classify({ deferred_action_invocations: 'x', action_invocations: {} }).failClosed, [
+      'deferred_action_invocations is a string, expected an array',
+      'action_invocations is an object, expected an array',
+    ]);
+  });
+});
+
+describe('plan content the runner does not know', () => {
+  test('an unknown top-level key holding content fails closed, naming the key; an empty one is ignored', () => {
+    for (const value of [[1], { a: null }, 'text', '', 0, 1, true]) {
+      const result = classify({ future_changes: value });
+      assert.equal(result.gated, true, JSON.stringify(value));
+      assert.deepEqual(result.failClosed, ['the plan has a top-level key this runner does not know, "future_changes", and it holds content: what applying it does cannot be checked']);
+    }
+    for (const value of [[], {}, null, false]) assert.deepEqual(classify({ future_changes: value }).failClosed, [], JSON.stringify(value));
+  });
+
+  test('a document that is not a plan is gated: {} and a state document', () => {
+    assert.equal(classifyPlan({}).gated, true);
+    const state = classifyPlan({ version: 4, terraform_version: '1.11.4', serial: 3, lineage: 'l', outputs: {}, resources: [{ mode: 'managed' }], check_results: null });
+    assert.equal(state.gated, true);
+    assert.deepEqual(state.failClosed.map((why) => /"([^"]+)"/.exec(why)?.[1] ?? why), ['format_version is missing', 'version', 'serial', 'lineage', 'resources']);
+  });
+
+  test('every key terraform and OpenTofu write is known, content or not', () => {
+    for (const key of ['variables', 'planned_values', 'prior_state', 'relevant_attributes', 'checks', 'timestamp', 'configuration']) {
+      assert.deepEqual(classify({ [key]: { something: [1] } }).failClosed, [], key);
+    }
+  });
+
+  test('deferred changes: listed in partial.deferred, never destructive; the plan fails closed', () => {
+    const result = classify({
+      complete: false,
+      resource_changes: [change('terraform_data.a', ['create'])],
+      deferred_changes: [
+        { reason: 'resource_config_unknown', resource_change: change('terraform_data.b', ['delete', 'create']) },
+        { reason: 'provider_config_unknown', resource_change: change('terraform_data.c', ['create', 'forget']) },
+        { resource_change: {} },
+      ],
+    });
+    assert.equal(result.gated, true);
+    assert.equal(result.destructiveTotal, 0);
+    assert.deepEqual(result.counts, counts({ create: 1 }));
+    assert.deepEqual(result.partial, {
+      complete: false,
+      deferred: [
+        { address: 'terraform_data.b', action: 'replace', reason: 'resource_config_unknown' },
+        { address: 'terraform_data.c', action: 'create-forget', reason: 'provider_config_unknown' },
+        { address: 'deferred_changes[2]', action: 'unknown', reason: null },
+      ],
+      deferredTotal: 3,
+    });
+    assert.deepEqual(result.failClosed, [
+      'complete is false: terraform says applying this plan does not finish the configuration (deferred changes, or -target)',
+      'deferred_changes lists 3 changes terraform could not plan yet (partial.deferred): the plan is incomplete',
+    ]);
+  });
+
+  test('complete false alone is partial and gated; a complete plan has no partial; an empty deferred_changes is nothing', () => {
+    const incomplete = classify({ complete: false, resource_changes: [change('terraform_data.a', ['create'])] });
+    assert.deepEqual(incomplete.partial, { complete: false, deferred: [], deferredTotal: 0 });
+    assert.equal(incomplete.gated, true);
+    const complete = classify({ resource_changes: [change('terraform_data.a', ['create'])], deferred_changes: [] });
+    assert.equal(complete.partial, undefined);
+    assert.equal(complete.gated, false);
+  });
+
+  test('OpenTofu: no applyable, complete or deferred_changes classifies as before', () => {
+    const { applyable: _a, complete: _c, ...tofu } = plan({ resource_changes: [change('terraform_data.a', ['forget', 'create']), change('terraform_data.b', ['delete'], { action_reason: 'delete_because_enabled_false' })] });
+    const result = classifyPlan(tofu, ignore);
+    assert.deepEqual([result.complete, result.applyable, result.partial], [true, true, undefined]);
+    assert.deepEqual(result.counts, counts({ create: 1, forget: 1, delete: 1 }));
+    assert.deepEqual(result.destructive.map((d) => [d.address, d.action, d.reason]), [['terraform_data.b', 'delete', 'delete_because_enabled_false']]);
+    assert.deepEqual(result.failClosed, []);
+  });
+});
+
 describe('readActions', () => {
   test('only the documented lists are known', () => {
     assert.equal(readActions(['delete', 'create']).kind, 'replace');
@@ -420,7 +593,7 @@ describe('the terraform-json corpus', () => {
     'moved_block__plan.json': (c) => {
       assert.deepEqual(c.counts, counts({ noop: 1, move: 1 }));
       assert.equal(c.hasResourceChanges, true);
-      assert.equal(isDestructive(c), false);
+      assert.equal(c.gated, false);
     },
     'identity__plan.json': (c) => assert.deepEqual(c.counts, counts({ update: 1, import: 1 })),
     'config_resource_depends_on__plan.json': (c) => {
@@ -430,7 +603,7 @@ describe('the terraform-json corpus', () => {
     'no_changes__plan.json': (c) => {
       assert.equal(c.hasResourceChanges, false);
       assert.equal(c.hasOutputChanges, true);
-      assert.equal(isDestructive(c), false);
+      assert.equal(c.gated, false);
     },
     'basic__plan-0.15.json': (c) => assert.deepEqual(c.sensitiveVariables, ['test_var']),
     'basic__plan.json': (c) => {
@@ -438,10 +611,15 @@ describe('the terraform-json corpus', () => {
       assert.deepEqual(c.outputChanges, { create: 8, update: 0, delete: 0 });
       assert.equal(c.formatVersion, '0.1');
     },
+    // terraform 1.14's -invoke: no resource changes, and still the plan runs a provider action.
     'actions__plan.json': (c) => {
       assert.equal(c.terraformVersion, undefined);
       assert.equal(c.hasResourceChanges, false);
-      assert.equal(isDestructive(c), false);
+      assert.equal(c.gated, true);
+      assert.deepEqual(c.actions, [
+        { address: 'action.bufo_print.success', type: 'bufo_print', provider: 'registry.terraform.io/austinvalle/bufo', trigger: 'invoke', triggeringResource: null, onFailure: null, deferred: false, deferredReason: null },
+      ]);
+      assert.equal(c.actionsTotal, 1);
     },
     'has_checks__plan.json': (c) => assert.deepEqual(c.counts, counts({ create: 2 })),
   };

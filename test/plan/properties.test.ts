@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { isDestructive } from '../../src/contract/classification.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { chunked, INPUTS_HASH } from './support.ts';
@@ -130,7 +129,7 @@ describe('generated plans', () => {
       fc.property(planArbitrary, (generated) => {
         const plan = JSON.parse(JSON.stringify(generated)) as GeneratedPlan;
         const result = classifyPlan(plan, ignore);
-        assert.equal(isDestructive(result), oracleSaysDestructive(plan) || result.failClosed.length > 0);
+        assert.equal(result.gated, oracleSaysDestructive(plan) || result.failClosed.length > 0);
         assert.equal(result.destructiveTotal > 0, oracleSaysDestructive(plan));
         const reservedEntries = plan.resource_changes.filter((entry) => !isRunnersOwn(entry) && touchesReserved(entry)).length + reservedDrift(plan).length;
         assert.equal(result.destructive.filter((entry) => entry.why?.includes(`${INPUTS_HASH} is reserved`)).length, reservedEntries);
@@ -148,8 +147,8 @@ describe('generated plans', () => {
     await fc.assert(
       fc.asyncProperty(deletingPlanArbitrary, fc.array(fc.nat(), { maxLength: 4 }), async (plan, cuts) => {
         const bytes = Buffer.from(JSON.stringify(plan));
-        assert.ok(isDestructive(classifyPlan(JSON.parse(bytes.toString('utf8')), ignore)));
-        assert.ok(isDestructive(await classifyPlanStream(chunked(bytes, cuts.map((cut) => cut % (bytes.length + 1))), ignore)));
+        assert.ok((classifyPlan(JSON.parse(bytes.toString('utf8')), ignore)).gated);
+        assert.ok((await classifyPlanStream(chunked(bytes, cuts.map((cut) => cut % (bytes.length + 1))), ignore)).gated);
       }),
       { numRuns: 1000 },
     );
@@ -163,7 +162,7 @@ describe('generated plans', () => {
           resource_changes: plan.resource_changes.filter((e) => !(e.address === INPUTS_HASH && JSON.stringify(e.change?.actions) === '["delete"]' && e.deposed === undefined && (e.previous_address ?? e.address) === e.address && (e.change?.importing ?? null) === null)),
         };
         const deletesLeft = withoutOwnDelete.resource_changes.some((e) => Array.isArray(e.change?.actions) && (e.change.actions as unknown[]).includes('delete'));
-        if (deletesLeft) assert.ok(isDestructive(classifyPlan(JSON.parse(JSON.stringify(plan)), { ...ignore, destroyPlan: true })));
+        if (deletesLeft) assert.ok((classifyPlan(JSON.parse(JSON.stringify(plan)), { ...ignore, destroyPlan: true })).gated);
       }),
       { numRuns: 500 },
     );

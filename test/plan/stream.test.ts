@@ -38,6 +38,30 @@ const samplePlan = JSON.stringify(
   }),
 );
 
+/** terraform 1.14+ content and keys no tool writes (yet), every kind of value under them. */
+const newerPlan = JSON.stringify({
+  ...plan({
+    resource_changes: [change('terraform_data.a', ['update'])],
+    deferred_changes: [{ reason: 'resource_config_unknown', resource_change: change('terraform_data.b', ['delete', 'create']) }],
+    deferred_action_invocations: [{ reason: 'deferred_prereq', action_invocation: { address: 'action.x.later', type: 'x', config_values: { s: 'S3CRET' }, lifecycle_action_trigger: { triggering_resource_address: 'terraform_data.b', action_trigger_event: 'AfterCreate' } } }],
+    action_invocations: [
+      { address: 'action.x.now', type: 'x', name: 'now', config_values: { s: 'S3CRET', n: [1, { d: null }] }, provider_name: 'p', invoke_action_trigger: { calling_resource_address: 'terraform_data.a' } },
+      { address: 'action.x.upd', lifecycle_action_trigger: { triggering_resource_address: 'terraform_data.a', action_trigger_event: 'BeforeUpdate', on_failure: 'ActionOnFailureTaint' } },
+      { address: 'action.x.odd', lifecycle_action_trigger: 'not an object' },
+    ],
+    complete: false,
+  }),
+  future_empty_array: [],
+  future_empty_object: {},
+  future_null: null,
+  future_false: false,
+  future_zero: 0,
+  future_string: 'x',
+  future_nested: [[]],
+  future_escaped: { a: { b: [] } },
+  // The key spelled with an escape in the JSON text (below): the reader decodes it.
+}).replace('"future_escaped"', '"future_\\u0065scaped"');
+
 describe('classifyPlanStream equals the reference', () => {
   for (const file of corpusFiles().filter((f) => f !== 'invalid__plan.json')) {
     test(file, async () => {
@@ -63,6 +87,19 @@ describe('classifyPlanStream equals the reference', () => {
         assert.deepEqual(await classifyPlanStream(chunked(bytes, [cut]), ignore), expected, `${file} cut at ${cut}`);
       }
     }
+  });
+
+  test('newer content (actions, deferrals, unknown keys) split into two chunks at every byte boundary', async () => {
+    const expected = classifyPlan(JSON.parse(newerPlan), ignore);
+    assert.equal(expected.actionsTotal, 4);
+    assert.deepEqual(
+      expected.failClosed.filter((why) => why.includes('top-level key')).map((why) => /"([^"]+)"/.exec(why)![1]),
+      ['future_zero', 'future_string', 'future_nested', 'future_escaped'],
+    );
+    for (let cut = 0; cut <= Buffer.byteLength(newerPlan); cut++) {
+      assert.deepEqual(await streamText(newerPlan, [cut]), expected, `cut at ${cut}`);
+    }
+    assert.ok(!JSON.stringify(expected).includes('S3CRET'));
   });
 
   test('one byte per chunk, and pretty-printed', async () => {

@@ -485,3 +485,39 @@ export async function readFakeTerraformLog(path: string): Promise<FakeTerraformE
 export function stepsRun(events: FakeTerraformEvent[]): string[] {
   return events.flatMap((event) => (event.event === 'start' ? [event.step] : []));
 }
+
+// ---- the newer terraform (real terraform 1.11 with a newer one's plan documents) ----------------
+
+/** The wrapper script (see the table at its top): the real terraform, with what newer versions add to plan documents. */
+export const NEWER_TERRAFORM = join(dirname(fileURLToPath(import.meta.url)), 'newer-terraform.mjs');
+
+export interface NewerTerraformOptions {
+  /** NEWER_TF_LOG: every command it ran (readNewerTerraformLog). */
+  log?: string;
+  /** A file holding the top-level keys `show -json PLANFILE` adds (NEWER_TF_SHOW_ADD). */
+  showAdd?: string;
+  /** What `plan -detailed-exitcode` exits with when the real plan succeeded (NEWER_TF_PLAN_EXIT). */
+  planExit?: 0 | 2;
+  /** The version it reports (NEWER_TF_VERSION). */
+  version?: string;
+}
+
+/** The NEWER_TF_* variables for the options (add them to the env the runner gets). */
+export function newerTerraformEnv(options: NewerTerraformOptions): Record<string, string> {
+  const entries: Array<[string, string | undefined]> = [
+    ['NEWER_TF_LOG', options.log],
+    ['NEWER_TF_SHOW_ADD', options.showAdd],
+    ['NEWER_TF_PLAN_EXIT', options.planExit === undefined ? undefined : String(options.planExit)],
+    ['NEWER_TF_VERSION', options.version],
+  ];
+  return Object.fromEntries(entries.filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
+/** The subcommands the wrapper ran, in order (`plan`, `show`, `apply`, …; `state pull` as `state`); none when the log is absent. */
+export async function readNewerTerraformLog(path: string): Promise<string[]> {
+  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return '';
+    throw error;
+  });
+  return text.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { argv: string[] }).argv.find((a) => !a.startsWith('-')) ?? '');
+}

@@ -61,6 +61,13 @@ describe('settings', () => {
     assert.equal(s.inputs, '/captf/inputs');
   });
 
+  it('--allow-plaintext-backups: a boolean flag, or CAPTF_ALLOW_PLAINTEXT_BACKUPS, default off', () => {
+    assert.equal(loadSettings({}, {}).allowPlaintextBackups, false);
+    assert.equal(loadSettings({ allowPlaintextBackups: true }, {}).allowPlaintextBackups, true);
+    assert.equal(loadSettings({}, { CAPTF_ALLOW_PLAINTEXT_BACKUPS: 'true' }).allowPlaintextBackups, true);
+    assert.equal(loadSettings({}, { CAPTF_ALLOW_PLAINTEXT_BACKUPS: 'no' }).allowPlaintextBackups, false);
+  });
+
   it('names the flag and the variable when a value is wrong', () => {
     assert.throws(() => loadSettings({ guard: 'maybe' }, {}), /--guard \(or CAPTF_GUARD\)/);
     assert.throws(() => loadSettings({}, { CAPTF_LOCK_TIMEOUT: 'soon' }), /--lock-timeout \(or CAPTF_LOCK_TIMEOUT\)/);

@@ -10,7 +10,8 @@ import { approvalCoverageStep, blockedRecordName, KEEP_BLOCKED_RECORDS, keepBloc
 import type { RunContext } from '../../src/ops/context.ts';
 import type { Classification } from '../../src/contract/classification.ts';
 import { blockedResult } from '../kube/harness.ts';
-import { approveCommand, blockedMessage, changesOnlyTheRecord, decideApply, hashesEqual } from '../../src/guard/decide.ts';
+import { approveCommand, blockedMessage, changesOnlyTheRecord, decideApply, hashesEqual, ungatedWarnings } from '../../src/guard/decide.ts';
+import { needsApproval, reconcilePlanExit } from '../../src/guard/gate.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { refuseErrored } from '../../src/ops/steps.ts';
 import { FUTURE_TOLERANCE_MS, newestBlockedRun, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type ShownChange } from '../../src/guard/unreviewed.ts';
@@ -97,10 +98,55 @@ describe('guard: decideApply', () => {
   });
 });
 
+describe('guard: the gate (needsApproval) and the plan exit code', () => {
+  const withAction = planDoc([['no-op']], { action_invocations: [{ address: 'action.x.stop', invoke_action_trigger: {} }] });
+
+  it('a provider action alone gates the plan: blocked without the approval, applied with it, and never "only the record"', () => {
+    const plan = classifyPlan(withAction);
+    assert.equal(plan.gated, true);
+    assert.equal(needsApproval(plan), true);
+    assert.equal(changesOnlyTheRecord(plan), false);
+    assert.equal(decideApply({ planHasChanges: true, classification: plan, guard: true, approvedHash: '', approvalHash: H }).action, 'block');
+    const approved = decideApply({ planHasChanges: true, classification: plan, guard: true, approvedHash: H, approvalHash: H });
+    assert.deepEqual(approved, { action: 'apply', outcome: 'succeeded', approvalRequired: true, approvalMatched: true });
+    assert.equal(decideApply({ planHasChanges: true, classification: plan, guard: false, approvedHash: '', approvalHash: H }).action, 'apply');
+  });
+
+  it('needsApproval: a destructive entry, an action or a failClosed reason, and nothing else', () => {
+    assert.equal(needsApproval({ destructiveTotal: 0, actionsTotal: 0, failClosed: [] }), false);
+    assert.equal(needsApproval({ destructiveTotal: 1, actionsTotal: 0, failClosed: [] }), true);
+    assert.equal(needsApproval({ destructiveTotal: 0, actionsTotal: 1, failClosed: [] }), true);
+    assert.equal(needsApproval({ destructiveTotal: 0, actionsTotal: 0, failClosed: ['x'] }), true);
+  });
+
+  it('the exit code never outvotes the classification: a changing plan after exit 0 has changes, with a warning', () => {
+    const replace = classifyPlan(planDoc([['delete', 'create']]));
+    const exit0 = reconcilePlanExit(false, replace);
+    assert.equal(exit0.hasChanges, true);
+    assert.match(exit0.warning!, /exited 0 \(no changes\), but the plan document it saved changes something.*needs an approval/);
+    assert.equal(decideApply({ planHasChanges: exit0.hasChanges, classification: replace, guard: true, approvedHash: '', approvalHash: H }).action, 'block');
+    for (const doc of [planDoc([['create']]), withAction, planDoc([['no-op']], { output_changes: { o: { actions: ['create'] } } }), planDoc([['no-op']], { future: [1] })])
+      assert.equal(reconcilePlanExit(false, classifyPlan(doc)).hasChanges, true, JSON.stringify(doc));
+    // Nothing classified: exit 0 stays no changes, and exit 2 (the runner's record) stays changes, silently.
+    assert.deepEqual(reconcilePlanExit(false, classifyPlan(planDoc([['no-op']]))), { hasChanges: false });
+    assert.deepEqual(reconcilePlanExit(true, classifyPlan(planDoc([['no-op']]))), { hasChanges: true });
+  });
+});
+
 describe('guard: messages', () => {
   it('names the resource kind, object, namespace and hash in the approve command', () => {
     assert.equal(approveCommand('pool', 'workers', 'ns', H), `kubectl annotate terraformmachinepool workers -n ns captf.io/approve-destructive-plan=${H} --overwrite`);
     assert.equal(approveCommand('cluster', undefined, undefined, H), `kubectl annotate terraformcluster <name> -n <namespace> captf.io/approve-destructive-plan=${H} --overwrite`);
+  });
+
+  it('a block names the actions (address, action trigger) and what the runner cannot read', () => {
+    const plan = classifyPlan(planDoc([['delete']], { action_invocations: [{ address: 'action.x.stop', invoke_action_trigger: {} }, { address: 'action.x.drain', lifecycle_action_trigger: { action_trigger_event: 'BeforeDestroy' } }], future: true }));
+    const message = blockedMessage(plan, H, 'cmd');
+    assert.match(message, /^The plan needs an approval: it deletes or replaces: terraform_data\.r0 \(delete\); it runs provider actions, which the runner cannot judge: action\.x\.stop \(action invoke\), action\.x\.drain \(action BeforeDestroy\); the runner cannot fully read it: the plan has a top-level key this runner does not know, "future"/);
+    assert.match(message, /Nothing was applied\. To approve inputs hash a{64}, run: cmd$/);
+    const warnings = ungatedWarnings(plan, 'destroyed without an approval');
+    assert.deepEqual(warnings.map((w) => w.split(':')[0] + ':' + w.split(':')[1]), ['destroyed without an approval: the plan runs provider actions, which the runner cannot judge', 'destroyed without an approval: the runner cannot fully read the plan']);
+    assert.deepEqual(ungatedWarnings(classifyPlan(planDoc([['delete']])), 'x'), [], 'a destructive entry alone is the destroy\'s job: no warning');
   });
 
   it('lists every destructive address with its action and says nothing was applied', () => {
@@ -191,6 +237,23 @@ describe('guard: what an approval covered that was not shown (approval.unreviewe
       assert.equal(readBlockedRun(other, 'loc', wanted), undefined, JSON.stringify(other));
   });
 
+  it('provider actions: shown when the blocked run listed the same address and trigger', () => {
+    const invoke = { address: 'action.x.stop', action: 'action', trigger: 'invoke' };
+    const doc = {
+      apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'blocked', approvalHash: H, finishedAt: '2025-02-01T10:00:00.000Z',
+      object: { kind: 'cluster', name: 'prod' },
+      plan: { destructive: [], destructiveTotal: 0, actions: [{ address: 'action.x.stop', trigger: 'invoke', type: 'x' }], actionsTotal: 1 },
+    };
+    const run = readBlockedRun(doc, 'loc', { approvalHash: H, object: { kind: 'cluster', name: 'prod' } })!;
+    assert.deepEqual(run.shown, [invoke]);
+    // A record of a runner before actions showed none.
+    const { actions: _actions, ...olderPlan } = doc.plan;
+    assert.deepEqual(readBlockedRun({ ...doc, plan: olderPlan }, 'loc', { approvalHash: H, object: { kind: 'cluster', name: 'prod' } })!.shown, []);
+    const afterDestroy = { address: 'action.x.stop', action: 'action', trigger: 'AfterDestroy' };
+    assert.deepEqual(unreviewedChanges(run, [invoke, afterDestroy]), { unreviewed: [afterDestroy], unreviewedTotal: 1 });
+    assert.match(unreviewedWarning(H, run, { unreviewed: [afterDestroy], unreviewedTotal: 1 }, [], true), /covers 1 destructive change or provider action that its blocked run .* did not show: action\.x\.stop \(action AfterDestroy\)/);
+  });
+
   it('the newest blocked run wins', () => {
     const older = blocked([A], '2025-01-01T00:00:00Z');
     const newer = blocked([B], '2025-01-02T00:00:00.5Z');
@@ -261,9 +324,9 @@ describe('guard: the records of blocked runs and the approval step (approval-cov
     return dir;
   }
   const hashOf = (i: number) => i.toString(16).padStart(64, '0');
-  const entries = (n: number): DestructiveEntry[] => Array.from({ length: n }, (_, i) => ({ address: `terraform_data.r[${i}]`, action: 'delete' }));
+  const entries = (n: number): (DestructiveEntry & { action: 'delete' })[] => Array.from({ length: n }, (_, i) => ({ address: `terraform_data.r[${i}]`, action: 'delete' }));
   const planOf = (every: DestructiveEntry[], destructiveTotal = every.length) =>
-    ({ destructive: every.slice(0, 100).map((d) => ({ ...d, actions: ['delete'] })), destructiveTotal }) as unknown as Classification;
+    ({ destructive: every.slice(0, 100).map((d) => ({ ...d, actions: ['delete'] })), destructiveTotal, actions: [], actionsTotal: 0 }) as unknown as Classification;
 
   it(`keeps the newest ${KEEP_BLOCKED_RECORDS} records (one per approval hash), the one just written among them, and nothing else is touched`, async (t) => {
     const dir = await tempDir(t);
@@ -350,7 +413,7 @@ describe('guard: the records of blocked runs and the approval step (approval-cov
     const short = context(dir);
     const partial = await approvalCoverageStep(short.ctx, planOf(every.slice(0, 120), 130), every.slice(0, 120), H);
     assert.equal(partial.unreviewedTotal, 130);
-    assert.match(short.warnings[0]!, /120 destructive entries were named, but the plan has 130/);
+    assert.match(short.warnings[0]!, /120 destructive entries and actions were named, but the plan has 130 and 0/);
   });
 
   it('a stop request is not swallowed', async (t) => {

@@ -116,3 +116,42 @@ describe('output: what an approval covered unseen (approval.unreviewed)', () => 
     assert.equal(JSON.parse(compactResult(approved({ given: false, matched: false, required: false }), new Masker())).unreviewedTotal, undefined);
   });
 });
+
+describe('output: provider actions', () => {
+  const withActions = (count: number, op: Result['op'] = 'apply'): Result => {
+    const action_invocations = Array.from({ length: count }, (_, i) => ({
+      address: `action.aws_lambda_invoke.a${i}`,
+      type: 'aws_lambda_invoke',
+      config_values: { token: 'S3CRET' },
+      lifecycle_action_trigger: { triggering_resource_address: 'terraform_data.cluster', action_trigger_event: 'BeforeDestroy', on_failure: 'ActionOnFailureTaint' },
+    }));
+    const plan = classifyPlan({ format_version: '1.2', applyable: true, complete: true, errored: false, resource_changes: [], action_invocations });
+    return {
+      apiVersion: 'runner.captf.io/v1', op, outcome: 'blocked', reason: 'DestructivePlanBlocked', message: 'm', exitCode: 3, runnerVersion: '0', object: { kind: 'cluster' },
+      plan, applied: false, mayHaveChanged: false, steps: [], annotations: {}, warnings: [], startedAt: '', finishedAt: '',
+    };
+  };
+
+  it('the termination message carries actionsTotal and the first actions {address, trigger}, within the limit', () => {
+    const parsed = JSON.parse(compactResult(withActions(12), new Masker()));
+    assert.equal(parsed.actionsTotal, 12);
+    assert.deepEqual(parsed.actions.slice(0, 2), [
+      { address: 'action.aws_lambda_invoke.a0', trigger: 'BeforeDestroy' },
+      { address: 'action.aws_lambda_invoke.a1', trigger: 'BeforeDestroy' },
+    ]);
+    assert.ok(parsed.actions.length <= 5);
+    const long = { ...withActions(100), message: 'm'.repeat(3000), warnings: ['w'.repeat(1000), 'w'.repeat(1000), 'w'.repeat(1000)] };
+    const text = compactResult(long, new Masker());
+    assert.ok(Buffer.byteLength(text) <= 4096);
+    assert.equal(JSON.parse(text).actionsTotal, 100);
+    assert.equal(JSON.parse(compactResult(withActions(0), new Masker())).actions, undefined, 'no actions: no list');
+  });
+
+  it('the summary names every listed action with its trigger, resource and failure mode, and says the plan needs an approval', () => {
+    const summary = humanSummary(withActions(2));
+    assert.match(summary, /provider actions \(2: the runner cannot know what they do\):\n  action\.aws_lambda_invoke\.a0 \(action BeforeDestroy\) on terraform_data\.cluster, on failure taint\n/);
+    assert.match(summary, /applying this plan needs an approval/);
+    assert.ok(!summary.includes('S3CRET'));
+    assert.doesNotMatch(humanSummary(withActions(2, 'destroy')), /needs an approval/, 'a destroy is never gated');
+  });
+});

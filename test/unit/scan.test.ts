@@ -287,3 +287,34 @@ describe('workspace: scanModule and prepareWorkspace refuse a module that names 
     assert.deepEqual(await readdir(dir), ['module'], 'no workdir was made');
   });
 });
+
+describe('workspace: OpenTofu state encryption (terraform { encryption })', () => {
+  it('finds the block in .tf, with its line, and not where it only looks like one', () => {
+    const scan = scanHcl(
+      `# terraform { encryption {} }
+locals { encryption = "x" }
+resource "terraform_data" "encryption" {}
+terraform {
+  required_version = ">= 1.7"
+
+  encryption {
+    key_provider "pbkdf2" "k" { passphrase = var.passphrase }
+    state { method = method.aes_gcm.m }
+  }
+}
+`,
+      undefined,
+      'encryption.tf',
+    );
+    assert.deepEqual(scan.encryption, [{ file: 'encryption.tf', line: 7 }]);
+    assert.deepEqual(scanHcl('terraform {\n  backend "pg" {}\n}\n').encryption, []);
+  });
+
+  it('finds it in .tf.json, as an object or in an array of terraform blocks', () => {
+    const object = scanJson('{\n  "terraform": {\n    "encryption": { "state": {} }\n  }\n}\n', undefined, 'enc.tf.json');
+    assert.deepEqual(object.encryption, [{ file: 'enc.tf.json', line: 3 }]);
+    const array = scanJson(JSON.stringify({ terraform: [{ required_version: '>= 1.7' }, { encryption: {} }] }), undefined, 'x.tf.json');
+    assert.equal(array.encryption.length, 1);
+    assert.deepEqual(scanJson(JSON.stringify({ terraform: { backend: { pg: {} } }, locals: { encryption: 1 } })).encryption, []);
+  });
+});

@@ -1,0 +1,31 @@
+// Whether applying a plan needs an approval: the one definition, read by the guarded apply, drift,
+// plan, refresh, classify and every output that says so. Pure.
+import type { Classification } from '../contract/classification.ts';
+
+/** What the gate reads of a classification. */
+export type GateFacts = Pick<Classification, 'destructiveTotal' | 'actionsTotal' | 'failClosed'>;
+
+/**
+ * Applying the plan needs an approval: it deletes or replaces something, it runs a provider action
+ * (the runner cannot know what one does), or it holds something the runner cannot read (failClosed).
+ */
+export const needsApproval = (plan: GateFacts): boolean => plan.destructiveTotal > 0 || plan.actionsTotal > 0 || plan.failClosed.length > 0;
+
+/** The classification says the plan changes something: a resource, an output, an action, or content it cannot read. */
+export const classifiedChanges = (plan: Classification): boolean =>
+  plan.hasResourceChanges || plan.hasOutputChanges || plan.actionsTotal > 0 || plan.gated;
+
+/**
+ * `plan -detailed-exitcode` and the classification can disagree (a wrapper, a buggy build): the one
+ * that means more change wins, so a plan classified as changing something is never "no changes".
+ * Exit 2 with nothing classified is ordinary (only the runner's record changes): not worth a warning.
+ */
+export function reconcilePlanExit(exitSaysChanges: boolean, plan: Classification): { hasChanges: boolean; warning?: string } {
+  if (exitSaysChanges || !classifiedChanges(plan)) return { hasChanges: exitSaysChanges };
+  return {
+    hasChanges: true,
+    warning:
+      'terraform plan -detailed-exitcode exited 0 (no changes), but the plan document it saved changes something: the runner goes by the plan document, so this plan is treated as changing something' +
+      (plan.gated ? ' and needs an approval' : ''),
+  };
+}
