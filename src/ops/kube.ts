@@ -20,7 +20,7 @@ export interface InCluster {
   /** A stored object named by a `secret:` reference (--plan-artifact, --backup). */
   reference(reference: string, artifactKind: 'plan' | 'backup'): { store: ChunkStore; object: string };
   /** Best effort: what failed, for the result's warnings. */
-  publish(result: Result, fullOutputs: Record<string, OutputValue> | undefined): Promise<string[]>;
+  publish(result: Result, sensitiveOutputs: Record<string, OutputValue> | undefined): Promise<string[]>;
   /** The newest result Secrets of this object's blocked applies for `approvalHash` (what an approval was given for). */
   blockedResults(approvalHash: string): Promise<{ found: StoredResult[]; problems: string[] }>;
 }
@@ -42,7 +42,7 @@ export function inClusterFrom(settings: Settings, log: Logger): InCluster | unde
     job,
     store: (artifactKind) => secretStore(client, job, settings, artifactKind),
     reference: (reference, artifactKind) => secretReference(client, job, reference, artifactKind),
-    publish: (result, fullOutputs) => publishToCluster(client, job, result, fullOutputs, log),
+    publish: (result, sensitiveOutputs) => publishToCluster(client, job, result, sensitiveOutputs, log),
     blockedResults: (approvalHash) => readBlockedResults(client, namespace, { approvalHash, objectKind: settings.kind, objectName: settings.object }),
   };
 }
@@ -75,7 +75,7 @@ function secretReference(client: KubeClient, job: JobIdentity, reference: string
  * Best effort, after result.json and the termination message exist: the result Secret, then the
  * Job's annotations. A failure is logged and returned, and never changes the exit code.
  */
-async function publishToCluster(client: KubeClient, job: JobIdentity, result: Result, fullOutputs: Record<string, OutputValue> | undefined, log: Logger): Promise<string[]> {
+async function publishToCluster(client: KubeClient, job: JobIdentity, result: Result, sensitiveOutputs: Record<string, OutputValue> | undefined, log: Logger): Promise<string[]> {
   const problems: string[] = [];
   const failed = (what: string, error: unknown) => {
     const message = `could not ${what}: ${(error as Error).message}`;
@@ -84,7 +84,7 @@ async function publishToCluster(client: KubeClient, job: JobIdentity, result: Re
   };
   let secret: Awaited<ReturnType<typeof writeResultSecret>> | undefined;
   try {
-    secret = await writeResultSecret(client, job, result, fullOutputs);
+    secret = await writeResultSecret(client, job, result, sensitiveOutputs);
     if (secret.cuts.length) log.warn({ cuts: secret.cuts }, 'the result was larger than a Secret holds: parts were cut (see cut.json in the Secret)');
   } catch (error) {
     failed('write the result Secret', error);

@@ -5,7 +5,7 @@ import { loadSettings, durationMs, givenSetting, Settings, type Settings as Sett
 import type { Op } from '../contract/result.ts';
 import { RunnerError } from '../errors.ts';
 import { createLogger } from '../output/log.ts';
-import { Masker } from '../output/mask.ts';
+import { Masker, maskValue } from '../output/mask.ts';
 import { interruptTerraform } from '../terraform/exec.ts';
 import { RunContext, type StopCause } from './context.ts';
 import { finishRun, publishResult, recordLateWarnings, type ResultFields, type OpEnding } from './run.ts';
@@ -42,7 +42,8 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   stop.dispose();
   const { result, exitCode: code } = await finishRun(ctx, fields, ending, caught);
   const published = await publishResult(ctx, result, code);
-  const apiProblems = (await ctx.cluster?.publish(published, ctx.fullOutputs)) ?? [];
+  // Masked like every other byte the runner writes; only the sensitive outputs' values are the result Secret's to hold.
+  const apiProblems = (await ctx.cluster?.publish(maskValue(masker, published), ctx.sensitiveOutputs)) ?? [];
   if (apiProblems.length) await recordLateWarnings(ctx, published, apiProblems);
   return published.exitCode;
 }

@@ -56,6 +56,33 @@ describe('in-cluster mode', () => {
     assert.ok(backupSecrets.every((secret) => secret.immutable === true));
   });
 
+  it('the result Secret and the Job hold no secret but the sensitive outputs: a non-sensitive output and a message that show an up-front secret are masked', async (t) => {
+    const UPFRONT = 'CANARY-upfront-in-cluster-\u2028-91';
+    const s = await scenario(
+      t,
+      {
+        'main.tf': `variable "db_password" { type = string }
+resource "terraform_data" "db" { input = var.db_password }
+output "echoed" { value = terraform_data.db.output }
+output "kept" {
+  value     = "\${var.db_password}-kept"
+  sensitive = true
+}
+`,
+      },
+      { 'sensitive.tfvars.json': { db_password: UPFRONT } },
+    );
+    const job = await inCluster(s, 'apply-masked', 'm1');
+    const applied = await s.run('apply', job.args, job.env);
+    assert.equal(applied.exitCode, 0, explain(applied));
+    const annotations = api.job(NS, 'apply-masked')!.metadata.annotations!;
+    const full = JSON.parse(decode(api.secret(NS, annotations['captf.io/result-secret']!), 'result.json'));
+    assert.equal(full.outputs.kept.value, `${UPFRONT}-kept`, "a sensitive output's value is the result Secret's to hold");
+    assert.equal(full.outputs.echoed.value, '(sensitive value)', 'a non-sensitive output that shows a secret is masked there too');
+    const written = JSON.stringify({ ...full, outputs: { ...full.outputs, kept: undefined } }) + JSON.stringify(api.job(NS, 'apply-masked'));
+    assert.ok(!written.includes('CANARY-upfront'), written);
+  });
+
   it('a plan artifact in Secrets is applied by its reference', async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
     const planJob = await inCluster(s, 'plan-1', 'p1');
