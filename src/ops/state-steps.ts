@@ -94,7 +94,7 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
     object,
     [{ name: STATE_FILE_NAME, path: errored }],
     { kind: 'StateBackup', terraformVersion: summary.terraformVersion ?? 'unknown', op: ctx.op, stateFile: STATE_FILE_NAME, serial: summary.serial ?? 0, lineage: summary.lineage || 'unknown' },
-    { chunkBytes: ctx.settings.chunkBytes },
+    { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
   );
   return `${store.location}/${object}`;
 }
@@ -118,7 +118,7 @@ export async function backupStep(ctx: RunContext, before: PulledState, inputsHas
       object,
       [{ name: STATE_FILE_NAME, path: before.file }],
       { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE_NAME, serial: before.serial!, lineage: before.lineage!, ...(inputsHash ? { inputsHash } : {}) },
-      { chunkBytes: ctx.settings.chunkBytes },
+      { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
     );
     await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: 'backup-', protect: [object, ...keep] });
     return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };

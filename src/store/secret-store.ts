@@ -104,6 +104,7 @@ export class SecretChunkStore implements ChunkStore {
       .sort((a, b) => a - b);
   }
 
+  /** A Secret holds at most 1 MiB (and the client reads at most 32 MiB of an answer): `limitBytes` needs no enforcing here. */
   async getChunk(object: string, index: number): Promise<Buffer> {
     this.checkObjectName(object);
     const name = this.chunkName(object, index);
