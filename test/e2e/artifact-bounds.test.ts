@@ -1,6 +1,7 @@
-// What a forged or damaged backup in the store can make `restore` do, with the real terraform: a
-// chunk swapped for a huge file is refused without being read into memory, and a manifest that
-// declares more than --max-artifact-bytes is refused before anything is read or written.
+// The backup store with the real terraform: what a forged or damaged backup can make `restore` do
+// (a chunk swapped for a huge file is refused without being read into memory, a manifest that
+// declares more than --max-artifact-bytes before anything is read or written), and retention when
+// states share one store.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -109,5 +110,30 @@ describe('restore against a forged backup store', () => {
     assert.equal(allowed.exitCode, 1, allowed.stderr);
     assert.notEqual(allowed.result!.reason, 'ArtifactTooLarge');
     assert.equal(await readFile(s.state, 'utf8'), stateBefore);
+  });
+});
+
+describe('retention keeps every state\'s backups', () => {
+  it('two states sharing one --backups dir: applies of A never delete B\'s backups, and each keeps its newest --keep-backups', async (t) => {
+    const a = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: 'a-0' } });
+    const b = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: 'b-0' } });
+    const shared = join(a.dir, 'shared-backups');
+    const apply = async (s: Scenario, token: string) => {
+      await s.setInputs({ 'terraform.tfvars.json': { admin_token: token } });
+      const run = await s.run('apply', ['--backups', shared, '--keep-backups', '2']);
+      assert.equal(run.exitCode, 0, explain(run));
+      return run;
+    };
+    await apply(b, 'b-0');
+    const bBackup = (await apply(b, 'b-1')).result!.backup!.object;
+    await apply(a, 'a-0');
+    for (const token of ['a-1', 'a-2', 'a-3', 'a-4']) await apply(a, token);
+
+    const lineage = async (s: Scenario) => (JSON.parse(await readFile(s.state, 'utf8')) as { lineage: string }).lineage;
+    const [aLineage, bLineage] = [await lineage(a), await lineage(b)];
+    const objects = (await readdir(shared)).sort();
+    assert.deepEqual(objects.filter((name) => name.startsWith(`backup-${bLineage}-`)), [bBackup], "B's only backup is still there");
+    assert.equal(objects.filter((name) => name.startsWith(`backup-${aLineage}-`)).length, 2, 'A keeps its newest two');
+    assert.equal(objects.length, 3, objects.join(', '));
   });
 });
