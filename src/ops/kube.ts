@@ -19,8 +19,8 @@ export interface InCluster {
   store(artifactKind: 'plan' | 'backup'): ChunkStore;
   /** A stored object named by a `secret:` reference (--plan-artifact, --backup). */
   reference(reference: string, artifactKind: 'plan' | 'backup'): { store: ChunkStore; object: string };
-  /** Best effort: what failed, for the result's warnings. */
-  publish(result: Result, sensitiveOutputs: Record<string, OutputValue> | undefined): Promise<string[]>;
+  /** Best effort, done by `untilMs` (Date.now() clock) whatever the API server does: what failed, for the result's warnings. */
+  publish(result: Result, sensitiveOutputs: Record<string, OutputValue> | undefined, untilMs: number): Promise<string[]>;
   /** The newest result Secrets of this object's blocked applies for `approvalHash` (what an approval was given for). */
   blockedResults(approvalHash: string): Promise<{ found: StoredResult[]; problems: string[] }>;
 }
@@ -42,7 +42,10 @@ export function inClusterFrom(settings: Settings, log: Logger): InCluster | unde
     job,
     store: (artifactKind) => secretStore(client, job, settings, artifactKind),
     reference: (reference, artifactKind) => secretReference(client, job, reference, artifactKind),
-    publish: (result, sensitiveOutputs) => publishToCluster(client, job, result, sensitiveOutputs, log),
+    publish: (result, sensitiveOutputs, untilMs) => {
+      client.setDeadline(untilMs, 'the hand-back budget');
+      return publishToCluster(client, job, result, sensitiveOutputs, log);
+    },
     blockedResults: (approvalHash) => readBlockedResults(client, namespace, { approvalHash, objectKind: settings.kind, objectName: settings.object }),
   };
 }
