@@ -6,7 +6,7 @@ import type { OutputValue, Result } from '../contract/result.ts';
 import { usageError } from '../errors.ts';
 import { KubeClient } from '../kube/client.ts';
 import { loadInClusterConfig } from '../kube/config.ts';
-import { dnsNamePartFor, labelValueFor } from '../kube/names.ts';
+import { dnsNamePartFor, labelValueFor, shortenedName } from '../kube/names.ts';
 import { annotateJob, readBlockedResults, writeResultSecret, type JobIdentity, type StoredResult } from '../kube/sinks.ts';
 import { SecretChunkStore } from '../store/secret-store.ts';
 import type { ChunkStore } from '../store/store.ts';
@@ -53,13 +53,16 @@ export function inClusterFrom(settings: Settings, log: Logger): InCluster | unde
 /** The kinds' short names, as in the durable inputs Secret captf-inputs-<kindshort>-<name> (contract.md). */
 export const KIND_SHORT = { cluster: 'tc', machine: 'tm', pool: 'tmp' } as const;
 
-/** Where an object's backups or plan artifacts live: Secrets named `captf-<backup|plan>-<kindshort>-<object>-…`. */
+/**
+ * Where an object's backups or plan artifacts live: Secrets named `captf-<backup|plan>-<kindshort>-<object>-…`,
+ * the prefix shortened with a digest when a long object name (up to 253 characters) would pass a name's 253.
+ */
 function secretStore(client: KubeClient, job: JobIdentity, settings: Settings, artifactKind: 'plan' | 'backup'): ChunkStore {
   const object = settings.object!;
   return new SecretChunkStore({
     client,
     namespace: job.namespace,
-    prefix: `captf-${artifactKind}-${KIND_SHORT[settings.kind]}-${dnsNamePartFor(object)}`,
+    prefix: shortenedName(`captf-${artifactKind}-${KIND_SHORT[settings.kind]}-${dnsNamePartFor(object)}`),
     artifactKind,
     labels: { 'captf.io/owner-kind': settings.kind, 'captf.io/owner-name': labelValueFor(object) },
   });

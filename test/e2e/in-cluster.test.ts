@@ -137,6 +137,34 @@ output "kept" {
     assert.equal((await s.readState()).resources.length > 0, true);
   });
 
+  it('a valid 240-character object name: backups and plan artifacts go to Secrets whose names are shortened with a digest, and read back', async (t) => {
+    const object = `cluster-${'x'.repeat(232)}`;
+    assert.equal(object.length, 240);
+    const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
+    const identity = async (job: string) => {
+      const { args, env } = await inCluster(s, job, job);
+      return { args: [...args.slice(0, -1), object], env }; // --object is the last pair
+    };
+    const first = await identity('long-1');
+    assert.equal((await s.run('apply', first.args, first.env)).exitCode, 0);
+    await s.setInputs({ 'terraform.tfvars.json': { admin_token: `${CANARY}-2` } });
+    const second = await identity('long-2');
+    const applied = await s.run('apply', second.args, second.env);
+    assert.equal(applied.exitCode, 0, explain(applied));
+    const backup = applied.result!.backup!;
+    const prefix = backup.location.split('/').at(-1)!;
+    assert.ok(prefix.length <= 253 && /^captf-backup-tc-cluster-x+-[0-9a-f]{10}$/.test(prefix), prefix);
+    assert.ok(api.secrets(NS).some((secret) => secret.metadata.name.startsWith(prefix.slice(0, 200))), 'the backup is in Secrets');
+
+    const planJob = await identity('long-3');
+    const planned = await s.run('plan', planJob.args, planJob.env);
+    assert.equal(planned.exitCode, 0, explain(planned));
+    const restoreJob = await identity('long-4');
+    const restored = await s.run('restore', [...restoreJob.args, '--backup', `secret:${prefix}/${backup.object}`], restoreJob.env);
+    assert.equal(restored.exitCode, 0, explain(restored));
+    assert.equal(restored.result!.reason, 'RestoreSucceeded');
+  });
+
   it('a Job identity without a usable token is an error, never a silent local run', async (t) => {
     const s = await scenario(t, modules.base);
     const run = await s.run('apply', ['--job-name', 'j', '--job-uid', 'u', '--service-account-dir', join(s.dir, 'missing-sa'), '--namespace', NS], api.env);
