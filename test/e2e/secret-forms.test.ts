@@ -176,7 +176,7 @@ describe('secrets in every form terraform prints them in', () => {
   after(() => api.stop());
 
   it('generated secrets of every character class never appear, in any escaping, in what any op writes (plan, apply, outputs, failing plan, failing apply, in a cluster)', async (t) => {
-    // Each sample costs seven runs of the runner, so there is no shrinking: the seed repeats a failure.
+    // Each sample costs six runs of the runner, so there is no shrinking: the seed repeats a failure.
     currentSeed = Number(process.env.CAPTF_SECRET_FORMS_SEED ?? Date.now() % 2 ** 31);
     t.diagnostic(`CAPTF_SECRET_FORMS_SEED=${currentSeed} repeats this run`);
     const samples = fc.sample(fc.array(canary, { minLength: 12, maxLength: 12 }), { seed: currentSeed, numRuns: Number(process.env.CAPTF_SECRET_FORMS_RUNS ?? 1) });
