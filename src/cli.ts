@@ -36,6 +36,7 @@ function commonOptions(command: Command): Command {
     .option('--backups <dir>', 'where state backups go before the op changes anything (default: Secrets in a cluster, else <out>/backups)')
     .option('--keep-backups <n>', 'how many backups to keep (default 3)')
     .option('--chunk-bytes <n>', 'chunk size of artifacts and backups (default 700000)')
+    .option('--max-artifact-bytes <n>', 'the most an artifact or backup may hold, packed or unpacked (default 134217728, 128 MiB)')
     .option('--stop-grace <duration>', 'after a signal, how long terraform gets to stop (default 20s)')
     .option('--deadline <duration>', 'stop by itself before this much time has passed')
     .option('--job-name <name>', 'in-cluster: the Job this run serves')

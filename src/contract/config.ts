@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { usageError } from '../errors.ts';
 import { DURATION, durationMs, KINDS } from '../util/duration.ts';
+import { DEFAULT_MAX_ARTIFACT_BYTES } from '../store/manifest.ts';
 
 export { durationMs };
 
@@ -42,6 +43,7 @@ export const Settings = z.strictObject({
   approvedPlanHash: z.string().default(''),
   artifacts: Path.optional(),
   chunkBytes: z.coerce.number().int().min(1024).max(750_000).default(700_000).describe("At most 750000: a chunk must fit a Secret after base64"),
+  maxArtifactBytes: z.coerce.number().int().min(1_048_576).max(2 ** 40).default(DEFAULT_MAX_ARTIFACT_BYTES).describe('The most an artifact or backup may hold (payload, and files unpacked): a manifest declaring more is refused before a chunk is read'),
   // backups and restore
   backups: Path.optional(),
   backup: Path.optional(),

@@ -2,9 +2,11 @@
 // Secrets in one namespace). A full client costs about a second and ~65 MB at start-up, paid by
 // every one of thousands of Jobs; this costs nothing beyond node itself.
 //
-// Transient failures (429, 5xx, a dropped connection) are retried with capped exponential backoff
-// within a bounded number of attempts and total time; every other failure becomes a RunnerError
-// of kind 'kube' whose message says what the runner lacks or which limit it hit.
+// Transient failures (429, 5xx, a dropped connection, no answer in time) are retried with capped
+// exponential backoff within a bounded number of attempts and total time (a call, its attempts
+// and waits included, ends within RetryPolicy.maxTotalMs, and never past the client's deadline);
+// every other failure becomes a RunnerError of kind 'kube' whose message says what the runner
+// lacks or which limit it hit.
 import { readFile } from 'node:fs/promises';
 import { Agent, request as httpsRequest } from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -28,6 +30,7 @@ export const KubeReason = {
   Throttled: 'KubeThrottled',
   ServerError: 'KubeServerError',
   Unreachable: 'KubeUnreachable',
+  TimeBudgetExceeded: 'KubeTimeBudgetExceeded',
   TokenUnreadable: 'KubeTokenUnreadable',
   RequestFailed: 'KubeRequestFailed',
 } as const;
@@ -42,7 +45,7 @@ export interface RetryPolicy {
   /** Backoff before the second attempt; doubled for each further one. */
   baseDelayMs: number;
   maxDelayMs: number;
-  /** No retry starts later than this after the first attempt (a long Retry-After included). */
+  /** A call ends this long after its first attempt started: no retry starts later, and a running attempt is cut off then. */
   maxTotalMs: number;
 }
 
@@ -60,7 +63,7 @@ export interface RetryEvent {
 
 export interface KubeClientOptions {
   retry?: Partial<RetryPolicy>;
-  /** Timeout of one attempt, from request to the last byte of the response. */
+  /** Timeout of one attempt, from request to the last byte of the response (default 30 s). */
   requestTimeoutMs?: number;
   /** Told before each retry: the caller's hook for logging. */
   onRetry?: (event: RetryEvent) => void;
@@ -117,6 +120,7 @@ export class KubeClient {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly onRetry: ((event: RetryEvent) => void) | undefined;
+  private deadline: { atMs: number; what: string } | undefined;
 
   constructor(
     private readonly config: KubeConfig,
@@ -131,6 +135,14 @@ export class KubeClient {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.onRetry = options.onRetry;
+  }
+
+  /**
+   * No attempt starts, and none runs, past `atMs` (on the `now` clock): a slow or silent API
+   * server cannot hold the runner past its deadline. `what` names the budget in messages.
+   */
+  setDeadline(atMs: number | undefined, what = 'the time the runner gives the Kubernetes API'): void {
+    this.deadline = atMs === undefined ? undefined : { atMs, what };
   }
 
   /** Closes idle connections (tests; the runner's process simply ends). */
@@ -219,8 +231,11 @@ export class KubeClient {
     for (let attempt = 1; ; attempt++) {
       let response: ApiResponse | undefined;
       let networkError: Error | undefined;
+      const endsAt = Math.min(started + this.retry.maxTotalMs, this.deadline?.atMs ?? Infinity);
+      const timeoutMs = Math.min(this.requestTimeoutMs, endsAt - this.now());
+      if (timeoutMs <= 0) throw this.outOfTime(request, attempt - 1);
       try {
-        response = await this.send(request);
+        response = await this.send(request, timeoutMs);
       } catch (error) {
         if (error instanceof RunnerError) throw error;
         networkError = error instanceof Error ? error : new Error(String(error));
@@ -241,7 +256,7 @@ export class KubeClient {
       const retryAfterMs = response ? parseRetryAfter(response.headers['retry-after'], this.now()) : undefined;
       const delayMs = retryAfterMs ?? this.backoff(attempt);
       const elapsedMs = this.now() - started;
-      if (attempt >= this.retry.maxAttempts || elapsedMs + delayMs > this.retry.maxTotalMs) {
+      if (attempt >= this.retry.maxAttempts || started + elapsedMs + delayMs >= endsAt) {
         const gaveUp = `gave up after ${attempt} attempt${attempt === 1 ? '' : 's'} in ${Math.round(elapsedMs / 1000)}s`;
         if (response) throw errorFromResponse(request, response, attempt, gaveUp);
         throw kubeError(
@@ -264,12 +279,17 @@ export class KubeClient {
     }
   }
 
+  private outOfTime(request: ApiRequest, attempts: number): RunnerError {
+    const budget = this.deadline && this.deadline.atMs <= this.now() ? this.deadline.what : `the ${Math.round(this.retry.maxTotalMs / 1000)} s a call may take`;
+    return kubeError(request, KubeReason.TimeBudgetExceeded, `no time is left of ${budget}: the API server at ${this.config.server} did not answer in time (${attempts} attempt${attempts === 1 ? '' : 's'})`, { attempts });
+  }
+
   private backoff(attempt: number): number {
     const capped = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (attempt - 1));
     return Math.round(capped * (0.5 + this.random() / 2));
   }
 
-  private async send(request: ApiRequest): Promise<ApiResponse> {
+  private async send(request: ApiRequest, timeoutMs: number): Promise<ApiResponse> {
     const token = await this.readToken(request);
     const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
     const headers: Record<string, string | number> = {
@@ -291,7 +311,6 @@ export class KubeClient {
           headers,
           agent: this.agent,
           ca: this.config.ca,
-          timeout: this.requestTimeoutMs,
         },
         (res) => {
           const parts: Buffer[] = [];
@@ -308,7 +327,9 @@ export class KubeClient {
           res.on('error', reject);
         },
       );
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${this.requestTimeoutMs} ms`)));
+      // From the request to the last byte of the answer (a socket timeout would restart with every byte, and with the TLS handshake).
+      const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      req.on('close', () => clearTimeout(timer));
       req.on('error', reject);
       req.end(body);
     });

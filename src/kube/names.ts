@@ -34,8 +34,13 @@ const shortDigest = (value: string) => createHash('sha256').update(value).digest
 export function derivedName(base: string, suffix: string): string {
   const full = `${base}-${suffix}`;
   if (full.length <= MAX_NAME_LENGTH) return full;
-  const keep = MAX_NAME_LENGTH - suffix.length - 12; // 12 = '-' + digest(10) + '-'
-  return `${base.slice(0, keep).replace(/[-.]+$/, '')}-${shortDigest(base)}-${suffix}`;
+  return `${shortenedName(base, MAX_NAME_LENGTH - suffix.length - 1)}-${suffix}`;
+}
+
+/** `name` itself when it has at most `most` characters, else its head and a digest of it all (the same rule as derivedName). */
+export function shortenedName(name: string, most = MAX_NAME_LENGTH): string {
+  if (name.length <= most) return name;
+  return `${name.slice(0, most - 11).replace(/[-.]+$/, '')}-${shortDigest(name)}`; // 11 = '-' + digest(10)
 }
 
 /**

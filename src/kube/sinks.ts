@@ -89,9 +89,9 @@ export async function annotateJob(
 const capValue = (value: string) => (value.length > MAX_ANNOTATION_VALUE_LENGTH ? `${value.slice(0, MAX_ANNOTATION_VALUE_LENGTH - 1)}…` : value);
 
 /**
- * Writes the one result Secret of this run: `result.json` is the full result with `fullOutputs`
- * (sensitive values included) in place of result.outputs, cut to fit when needed (`cut.json` then
- * says what was cut). Immutable and owned by the Job, so it goes when the Job goes.
+ * Writes the one result Secret of this run: `result.json` is the full result (masked by the
+ * caller) with the values of `sensitiveOutputs` in result.outputs, cut to fit when needed
+ * (`cut.json` then says what was cut). Immutable and owned by the Job, so it goes when the Job goes.
  *
  * A retry that finds its own identical Secret succeeds; one that finds a different result of an
  * earlier attempt of the same Job (a pod that was replaced) replaces it: the newest attempt wins.
@@ -100,9 +100,9 @@ export async function writeResultSecret(
   client: KubeClient,
   job: JobIdentity,
   result: Result,
-  fullOutputs: Record<string, OutputValue> | undefined,
+  sensitiveOutputs: Record<string, OutputValue> | undefined,
 ): Promise<WrittenResultSecret> {
-  const fitted = fitResult({ ...result, ...(fullOutputs && { outputs: fullOutputs }) }, RESULT_BYTES_LIMIT);
+  const fitted = fitResult({ ...result, ...(sensitiveOutputs && { outputs: { ...result.outputs, ...sensitiveOutputs } }) }, RESULT_BYTES_LIMIT);
   const sha256 = createHash('sha256').update(fitted.json).digest('hex');
   const name = resultSecretName(job.jobName);
   const secret = resultSecret(name, job, result, fitted.json, sha256, fitted.cuts, fitted.originalBytes);

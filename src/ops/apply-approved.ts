@@ -26,7 +26,7 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
     validate: false,
     beforeInit: async (workspace, inputs) => {
       const artifact = await ctx.step('artifact', () =>
-        readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'artifact'), expect: { kind: 'PlanArtifact', planHash: approved, inputsHash: inputs.hashes.inputsHash } }),
+        readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'artifact'), expect: { kind: 'PlanArtifact', planHash: approved, inputsHash: inputs.hashes.inputsHash }, maxBytes: ctx.settings.maxArtifactBytes }),
       );
       manifest = artifact.manifest;
       fields.planHash = artifact.manifest.planHash;

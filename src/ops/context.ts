@@ -18,8 +18,8 @@ export class RunContext {
   stopCause: StopCause | undefined;
   /** Set once terraform apply (or state push) started: infrastructure or state may have changed. */
   mutationStarted = false;
-  /** Outputs with their sensitive values: only the result Secret may hold them. */
-  fullOutputs: Record<string, OutputValue> | undefined;
+  /** The sensitive outputs with their values: only the result Secret may hold them. */
+  sensitiveOutputs: Record<string, OutputValue> | undefined;
   /** Set in a cluster (a Job identity was given). */
   cluster: InCluster | undefined;
 

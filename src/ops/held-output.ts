@@ -4,7 +4,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readLines } from '../util/lines.ts';
-import type { Masker } from '../output/mask.ts';
+import { LineMasker, type Masker } from '../output/mask.ts';
 import type { Terraform } from '../terraform/terraform.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 
@@ -27,6 +27,7 @@ export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Mask
           if (stream !== 'stdout') return tf.output.line(stream, line);
           if (!held.write(line + '\n')) return once(held, 'drain').then(() => undefined);
         },
+        end: (stream) => (stream === 'stdout' ? undefined : tf.output.end?.(stream)),
       },
     },
     /** The first PLAN_TEXT_LIMIT characters of the plan, masked, once `around` has finished. */
@@ -37,15 +38,20 @@ export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Mask
         return await body();
       } finally {
         await new Promise<void>((resolve) => held.end(resolve));
+        const planText = new LineMasker(masker);
+        const keep = (masked: string | undefined) => {
+          if (masked !== undefined && text.length < PLAN_TEXT_LIMIT) text += masked + '\n';
+        };
         for await (const line of readLines(createReadStream(file))) {
           const wait = tf.output.line('stdout', line);
           if (wait) await wait;
-          if (text.length < PLAN_TEXT_LIMIT) text += masker.mask(line) + '\n';
+          keep(planText.push(line));
         }
+        await tf.output.end?.('stdout');
+        keep(planText.end());
         text = text.slice(0, PLAN_TEXT_LIMIT);
         await rm(file, { force: true });
       }
     },
   };
 }
-

@@ -6,7 +6,7 @@ import type { OutputValue, Result } from '../contract/result.ts';
 import { usageError } from '../errors.ts';
 import { KubeClient } from '../kube/client.ts';
 import { loadInClusterConfig } from '../kube/config.ts';
-import { dnsNamePartFor, labelValueFor } from '../kube/names.ts';
+import { dnsNamePartFor, labelValueFor, shortenedName } from '../kube/names.ts';
 import { annotateJob, readBlockedResults, writeResultSecret, type JobIdentity, type StoredResult } from '../kube/sinks.ts';
 import { SecretChunkStore } from '../store/secret-store.ts';
 import type { ChunkStore } from '../store/store.ts';
@@ -19,8 +19,8 @@ export interface InCluster {
   store(artifactKind: 'plan' | 'backup'): ChunkStore;
   /** A stored object named by a `secret:` reference (--plan-artifact, --backup). */
   reference(reference: string, artifactKind: 'plan' | 'backup'): { store: ChunkStore; object: string };
-  /** Best effort: what failed, for the result's warnings. */
-  publish(result: Result, fullOutputs: Record<string, OutputValue> | undefined): Promise<string[]>;
+  /** Best effort, done by `untilMs` (Date.now() clock) whatever the API server does: what failed, for the result's warnings. */
+  publish(result: Result, sensitiveOutputs: Record<string, OutputValue> | undefined, untilMs: number): Promise<string[]>;
   /** The newest result Secrets of this object's blocked applies for `approvalHash` (what an approval was given for). */
   blockedResults(approvalHash: string): Promise<{ found: StoredResult[]; problems: string[] }>;
 }
@@ -42,7 +42,10 @@ export function inClusterFrom(settings: Settings, log: Logger): InCluster | unde
     job,
     store: (artifactKind) => secretStore(client, job, settings, artifactKind),
     reference: (reference, artifactKind) => secretReference(client, job, reference, artifactKind),
-    publish: (result, fullOutputs) => publishToCluster(client, job, result, fullOutputs, log),
+    publish: (result, sensitiveOutputs, untilMs) => {
+      client.setDeadline(untilMs, 'the hand-back budget');
+      return publishToCluster(client, job, result, sensitiveOutputs, log);
+    },
     blockedResults: (approvalHash) => readBlockedResults(client, namespace, { approvalHash, objectKind: settings.kind, objectName: settings.object }),
   };
 }
@@ -50,13 +53,16 @@ export function inClusterFrom(settings: Settings, log: Logger): InCluster | unde
 /** The kinds' short names, as in the durable inputs Secret captf-inputs-<kindshort>-<name> (contract.md). */
 export const KIND_SHORT = { cluster: 'tc', machine: 'tm', pool: 'tmp' } as const;
 
-/** Where an object's backups or plan artifacts live: Secrets named `captf-<backup|plan>-<kindshort>-<object>-…`. */
+/**
+ * Where an object's backups or plan artifacts live: Secrets named `captf-<backup|plan>-<kindshort>-<object>-…`,
+ * the prefix shortened with a digest when a long object name (up to 253 characters) would pass a name's 253.
+ */
 function secretStore(client: KubeClient, job: JobIdentity, settings: Settings, artifactKind: 'plan' | 'backup'): ChunkStore {
   const object = settings.object!;
   return new SecretChunkStore({
     client,
     namespace: job.namespace,
-    prefix: `captf-${artifactKind}-${KIND_SHORT[settings.kind]}-${dnsNamePartFor(object)}`,
+    prefix: shortenedName(`captf-${artifactKind}-${KIND_SHORT[settings.kind]}-${dnsNamePartFor(object)}`),
     artifactKind,
     labels: { 'captf.io/owner-kind': settings.kind, 'captf.io/owner-name': labelValueFor(object) },
   });
@@ -75,7 +81,7 @@ function secretReference(client: KubeClient, job: JobIdentity, reference: string
  * Best effort, after result.json and the termination message exist: the result Secret, then the
  * Job's annotations. A failure is logged and returned, and never changes the exit code.
  */
-async function publishToCluster(client: KubeClient, job: JobIdentity, result: Result, fullOutputs: Record<string, OutputValue> | undefined, log: Logger): Promise<string[]> {
+async function publishToCluster(client: KubeClient, job: JobIdentity, result: Result, sensitiveOutputs: Record<string, OutputValue> | undefined, log: Logger): Promise<string[]> {
   const problems: string[] = [];
   const failed = (what: string, error: unknown) => {
     const message = `could not ${what}: ${(error as Error).message}`;
@@ -84,7 +90,7 @@ async function publishToCluster(client: KubeClient, job: JobIdentity, result: Re
   };
   let secret: Awaited<ReturnType<typeof writeResultSecret>> | undefined;
   try {
-    secret = await writeResultSecret(client, job, result, fullOutputs);
+    secret = await writeResultSecret(client, job, result, sensitiveOutputs);
     if (secret.cuts.length) log.warn({ cuts: secret.cuts }, 'the result was larger than a Secret holds: parts were cut (see cut.json in the Secret)');
   } catch (error) {
     failed('write the result Secret', error);

@@ -5,11 +5,18 @@ import { loadSettings, durationMs, givenSetting, Settings, type Settings as Sett
 import type { Op } from '../contract/result.ts';
 import { RunnerError } from '../errors.ts';
 import { createLogger } from '../output/log.ts';
-import { Masker } from '../output/mask.ts';
+import { Masker, maskValue } from '../output/mask.ts';
 import { interruptTerraform } from '../terraform/exec.ts';
 import { RunContext, type StopCause } from './context.ts';
 import { finishRun, publishResult, recordLateWarnings, type ResultFields, type OpEnding } from './run.ts';
 import { OPS } from './index.ts';
+
+/**
+ * The hand-back to Kubernetes after the local result exists (the result Secret, the Job's
+ * annotations) ends within this, and never past --deadline; in a cluster the run stops itself this
+ * much earlier, so a stopped run's hand-back fits too.
+ */
+export const HANDBACK_BUDGET_MS = 15_000;
 
 /** `usageProblem`: the command line itself was wrong (commander refused it); the result still says so. */
 export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem?: RunnerError): Promise<number> {
@@ -31,7 +38,11 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   let caught: unknown = settingsError;
   if (!settingsError) {
     try {
-      if (settings.jobName || settings.jobUid) ctx.cluster = (await import('./kube.ts')).inClusterFrom(settings, log);
+      if (settings.jobName || settings.jobUid) {
+        ctx.cluster = (await import('./kube.ts')).inClusterFrom(settings, log);
+        // The op's own API calls (backups, artifacts, blocked results) end where the hand-back's budget begins.
+        if (ctx.cluster && settings.deadline) ctx.cluster.client.setDeadline(deadlineAt(ctx) - HANDBACK_BUDGET_MS, 'the time before --deadline the op may use');
+      }
       const body = await OPS[op]();
       log.info({ op, kind: settings.kind, object: settings.object, namespace: settings.namespace }, `captf-runner ${op} starting`);
       ending = await body(ctx, fields);
@@ -42,10 +53,15 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   stop.dispose();
   const { result, exitCode: code } = await finishRun(ctx, fields, ending, caught);
   const published = await publishResult(ctx, result, code);
-  const apiProblems = (await ctx.cluster?.publish(published, ctx.fullOutputs)) ?? [];
+  // Masked like every other byte the runner writes; only the sensitive outputs' values are the result Secret's to hold.
+  const handBackUntil = Math.min(Date.now() + HANDBACK_BUDGET_MS, deadlineAt(ctx));
+  const apiProblems = (await ctx.cluster?.publish(maskValue(masker, published), ctx.sensitiveOutputs, handBackUntil)) ?? [];
   if (apiProblems.length) await recordLateWarnings(ctx, published, apiProblems);
   return published.exitCode;
 }
+
+/** When --deadline runs out (Date.now() clock); Infinity without one. */
+const deadlineAt = (ctx: RunContext) => (ctx.settings.deadline ? ctx.startedAt.getTime() + durationMs(ctx.settings.deadline) : Infinity);
 
 /** Invalid settings still get a well-formed result: the defaults, with --out and --termination-log as given where they are valid. */
 function fallbackSettings(flags: Record<string, unknown>): SettingsT {
@@ -99,8 +115,9 @@ function installStopHandlers(ctx: RunContext): { dispose(): void } {
   process.on('SIGTERM', onTerm);
   process.on('SIGINT', onInt);
   if (ctx.settings.deadline) {
-    // Stop early enough that terraform's graceful stop and the result fit before the deadline.
-    const stopAt = Math.max(0, durationMs(ctx.settings.deadline) - graceMs - 5000);
+    // Stop early enough that terraform's graceful stop and the result (in a cluster, its hand-back too) fit before the deadline.
+    const handBack = ctx.settings.jobName || ctx.settings.jobUid ? HANDBACK_BUDGET_MS : 0;
+    const stopAt = Math.max(0, durationMs(ctx.settings.deadline) - graceMs - 5000 - handBack);
     timers.push(setTimeout(() => requestStop('deadline'), stopAt).unref());
   }
   return {

@@ -58,7 +58,7 @@ async function packPlan(ctx: RunContext, root: PreparedRoot, before: PulledState
       stateLineage: before.lineage || null,
       backend: await backendIdentity(root.tf),
     },
-    { chunkBytes: ctx.settings.chunkBytes },
+    { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
   );
   // An object keeps one plan at a time: the plans it superseded are garbage.
   await pruneQuietly(ctx, store, { keep: 1, prefix: 'plan-', protect: [object] });

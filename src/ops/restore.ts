@@ -28,7 +28,7 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
     await initStep(ctx, tf);
     const current = await stateBeforeStep(ctx, tf, workspace, fields);
 
-    const backup = await ctx.step('read backup', () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'backup'), expect: { kind: 'StateBackup' } }));
+    const backup = await ctx.step('read backup', () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'backup'), expect: { kind: 'StateBackup' }, maxBytes: ctx.settings.maxArtifactBytes }));
     const restored = backup.manifest;
     fields.restoredFrom = { location: source.store.location, object: source.object, sha256: restored.sha256, chunks: restored.chunkCount, bytes: restored.totalBytes };
     // A pg backend holds an empty state (serial 0, lineage "") before the first write: that is no state.

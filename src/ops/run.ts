@@ -29,7 +29,7 @@ export async function finishRun(ctx: RunContext, fields: ResultFields, ending: O
   const outcome = error ? outcomeOf(error) : ending!.outcome;
   const exitCode = exitCodeOf(outcome, error);
   const settings: Settings = ctx.settings;
-  for (const label of ctx.masker.tooShort) ctx.warnings.push(`${label} has a value shorter than ${MIN_MASKED_LENGTH} characters: it is not masked (it would mask ordinary text)`);
+  for (const label of ctx.masker.tooShort) ctx.warnings.push(`${label} has a value, or a line of a multi-line value, shorter than ${MIN_MASKED_LENGTH} characters: it is not masked (it would mask ordinary text)`);
   const lock = error?.kind === 'lock' ? (error.detail?.lock as Result['lock']) : undefined;
   const result: Result = {
     apiVersion: RESULT_API_VERSION,

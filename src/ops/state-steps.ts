@@ -9,6 +9,7 @@ import type { pruneObjects } from '../store/chunked.ts';
 import type { ChunkStore } from '../store/store.ts';
 import { statePull, statePush } from '../terraform/state.ts';
 import type { Terraform } from '../terraform/terraform.ts';
+import { sha256Hex } from '../util/digest.ts';
 import { timeStamp } from '../util/stamp.ts';
 import { ERRORED_STATE_FILE, type Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
@@ -94,7 +95,7 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
     object,
     [{ name: STATE_FILE_NAME, path: errored }],
     { kind: 'StateBackup', terraformVersion: summary.terraformVersion ?? 'unknown', op: ctx.op, stateFile: STATE_FILE_NAME, serial: summary.serial ?? 0, lineage: summary.lineage || 'unknown' },
-    { chunkBytes: ctx.settings.chunkBytes },
+    { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
   );
   return `${store.location}/${object}`;
 }
@@ -111,21 +112,34 @@ export async function backupStep(ctx: RunContext, before: PulledState, inputsHas
     return undefined;
   }
   return ctx.step('backup', async () => {
-    const object = `backup-${timeStamp()}-s${before.serial}`;
+    // Named by whose state it is, and retention counts per state: states sharing a store keep their own.
+    const family = `backup-${backupOwner(before.lineage!)}-`;
+    const object = `${family}${timeStamp()}-s${before.serial}`;
     const { writeArtifact } = await artifactCode();
     const manifest = await writeArtifact(
       store,
       object,
       [{ name: STATE_FILE_NAME, path: before.file }],
       { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE_NAME, serial: before.serial!, lineage: before.lineage!, ...(inputsHash ? { inputsHash } : {}) },
-      { chunkBytes: ctx.settings.chunkBytes },
+      { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
     );
-    await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: 'backup-', protect: [object, ...keep] });
+    await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: family, protect: [object, ...keep] });
     return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
   });
 }
 
 export const STATE_FILE_NAME = 'terraform.tfstate';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Whose backup it is, in its name: the state's lineage (a UUID, as terraform and OpenTofu make
+ * them), else the first 16 hex digits of its sha256 (a lineage can be any string; a name cannot).
+ * Both have a fixed length, so no owner's family of names is a prefix of another's.
+ */
+export function backupOwner(lineage: string): string {
+  return UUID.test(lineage) ? lineage : sha256Hex(lineage).slice(0, 16);
+}
 
 /** Retention runs after the new object is complete: a failure to delete old ones is a warning, never a failed op. */
 export async function pruneQuietly(ctx: RunContext, store: ChunkStore, options: Parameters<typeof pruneObjects>[1]): Promise<void> {

@@ -9,7 +9,7 @@ import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
 import { reconcilePlanExit } from '../guard/gate.ts';
 import { encryptionSettings, plaintextBackupDecision } from '../guard/plaintext-backups.ts';
 import { actionText, changeText } from '../output/change-text.ts';
-import { stringLeaves } from '../output/mask.ts';
+import { LineMasker, stringLeaves } from '../output/mask.ts';
 import { writeWithBackpressure } from '../output/std-streams.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { apply as terraformApply, type ApplyOptions } from '../terraform/apply.ts';
@@ -90,13 +90,18 @@ export async function workspaceStep(ctx: RunContext, scan: ModuleScan, inputs: L
 }
 
 export function terraformIn(ctx: RunContext, version: TerraformVersion, workspace: Workspace): Terraform {
+  // One masker per stream: a secret can span lines of one stream (a wrapped diagnostic, a heredoc).
+  const maskers = { stdout: new LineMasker(ctx.masker), stderr: new LineMasker(ctx.masker) };
+  // A full pipe (a slow log reader) is backpressure: terraform waits instead of the runner buffering.
+  const write = (stream: 'stdout' | 'stderr', masked: string | undefined) =>
+    masked === undefined ? undefined : writeWithBackpressure(stream === 'stdout' ? process.stdout : process.stderr, masked + '\n');
   return {
     path: version.path,
     cwd: workspace.root,
     env: terraformEnv(process.env),
     output: {
-      // A full pipe (a slow log reader) is backpressure: terraform waits instead of the runner buffering.
-      line: (stream, text) => writeWithBackpressure(stream === 'stdout' ? process.stdout : process.stderr, ctx.masker.mask(text) + '\n'),
+      line: (stream, text) => write(stream, maskers[stream].push(text)),
+      end: (stream) => write(stream, maskers[stream].end()),
     },
   };
 }
@@ -182,14 +187,14 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
 export async function outputsStep(ctx: RunContext, tf: Terraform, options: { cleanup?: boolean } = {}): Promise<Record<string, OutputValue>> {
   const read = await ctx.step('output', () => output(tf), (r) => r.exitCode, options);
   const result: Record<string, OutputValue> = {};
-  const full: Record<string, OutputValue> = {};
+  const sensitive: Record<string, OutputValue> = {};
   for (const [name, o] of Object.entries(read.outputs)) {
     const known = o.value !== undefined;
     if (o.sensitive) for (const leaf of stringLeaves(o.value)) ctx.masker.add(leaf, `sensitive output ${name}`);
-    full[name] = { sensitive: o.sensitive, known, type: o.type, value: o.value };
+    if (o.sensitive) sensitive[name] = { sensitive: true, known, type: o.type, value: o.value };
     result[name] = o.sensitive ? { sensitive: true, known, type: o.type } : { sensitive: false, known, type: o.type, value: o.value };
   }
-  ctx.fullOutputs = full;
+  ctx.sensitiveOutputs = sensitive;
   return result;
 }
 

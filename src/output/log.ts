@@ -3,7 +3,7 @@
 import { pino, type Logger } from 'pino';
 import { Writable } from 'node:stream';
 import { writeSync } from 'node:fs';
-import type { Masker } from './mask.ts';
+import { maskValue, type Masker } from './mask.ts';
 
 export type { Logger };
 
@@ -63,5 +63,31 @@ export async function createLogger(format: 'json' | 'pretty', masker: Masker, fd
   const destination = maskingWriter(fd, masker);
   // pino-pretty and its dependencies load only for a person at a terminal: Jobs log JSON.
   const stream = format === 'pretty' ? (await import('pino-pretty')).default({ destination, sync: true, colorize: false, ignore: 'pid,hostname' }) : destination;
-  return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime, messageKey: 'msg' }, stream);
+  return pino(
+    {
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      messageKey: 'msg',
+      // Masked before pino serialises them too: the line's own JSON escaping would otherwise be one
+      // more layer around a secret that a message already quotes escaped.
+      hooks: {
+        logMethod(args, method) {
+          method.apply(this, args.map((arg) => maskForLog(masker, arg)) as Parameters<typeof method>);
+        },
+      },
+    },
+    stream,
+  );
+}
+
+/** A log argument, masked: strings and the fields of objects; an error becomes its type, message and stack, masked. */
+function maskForLog(masker: Masker, value: unknown): unknown {
+  if (value instanceof Error) {
+    const cause = value.cause === undefined ? {} : { cause: maskForLog(masker, value.cause) };
+    return { type: value.name, message: masker.mask(value.message), ...(value.stack ? { stack: masker.mask(value.stack) } : {}), ...cause };
+  }
+  if (typeof value === 'string') return maskValue(masker, value);
+  if (Array.isArray(value)) return value.map((item) => maskForLog(masker, item));
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskForLog(masker, item)]));
+  return value;
 }

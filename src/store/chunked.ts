@@ -19,7 +19,10 @@ import {
   ArtifactFileName,
   ArtifactManifest,
   ArtifactMetaSchema,
+  DEFAULT_MAX_ARTIFACT_BYTES,
+  MAX_CHUNK_BYTES,
   MAX_CHUNKS,
+  MAX_MANIFEST_BYTES,
   type ArtifactKind,
   type ArtifactMeta,
   type ChunkEntry,
@@ -31,14 +34,15 @@ import type { ChunkStore } from './store.ts';
 /** Fits a Kubernetes Secret (1 MiB) even after base64, with headroom for metadata. */
 export const DEFAULT_CHUNK_BYTES = 700_000;
 export const MIN_CHUNK_BYTES = 1024;
-/** Bounds memory: a writer holds about two chunks at once. */
-export const MAX_CHUNK_BYTES = 16 * 1024 * 1024;
+export { DEFAULT_MAX_ARTIFACT_BYTES, MAX_CHUNK_BYTES };
 
 /** A file to pack: from disk (streamed) or from memory. Extracted files are always 0600. */
 export type ArtifactFile = { name: string } & ({ path: string } | { data: Buffer });
 
 export interface WriteArtifactOptions {
   chunkBytes?: number;
+  /** The most the files, and the payload, may hold (DEFAULT_MAX_ARTIFACT_BYTES): what a reader with the same setting accepts. */
+  maxBytes?: number;
 }
 
 export interface ArtifactExpectation<K extends ArtifactKind> {
@@ -53,6 +57,8 @@ export interface ReadArtifactOptions<K extends ArtifactKind> {
   /** Created 0700 (or an existing empty directory); removed again, or emptied, on any failure. */
   into: string;
   expect?: ArtifactExpectation<K>;
+  /** The most a manifest may declare for the payload and for the files it unpacks to (DEFAULT_MAX_ARTIFACT_BYTES). */
+  maxBytes?: number;
 }
 
 export interface ExtractedArtifact<M extends ArtifactManifest> {
@@ -90,6 +96,7 @@ export async function writeArtifact(
   options: WriteArtifactOptions = {},
 ): Promise<ArtifactManifest> {
   const chunkBytes = checkChunkBytes(options.chunkBytes ?? DEFAULT_CHUNK_BYTES);
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_ARTIFACT_BYTES;
   checkFiles(files);
   const validMeta = parseOrInternal(ArtifactMetaSchema, meta, 'artifact metadata');
 
@@ -104,6 +111,9 @@ export async function writeArtifact(
   if ((await store.listChunks(object)).length > 0) await store.deleteObject(object);
 
   try {
+    // Refused before a chunk is written: an artifact no reader with the same setting would accept is no backup.
+    const filesBytes = (await Promise.all(files.map(async (file) => ('data' in file ? file.data.length : (await stat(file.path)).size)))).reduce((a, b) => a + b, 0);
+    if (filesBytes > maxBytes) throw tooLarge(store, object, validMeta.kind, `would hold ${filesBytes} bytes of files`, maxBytes);
     const fileEntries: FileEntry[] = [];
     const chunks: ChunkEntry[] = [];
     const whole = createHash('sha256');
@@ -120,7 +130,7 @@ export async function writeArtifact(
       noteCause(error);
     });
     const storing = pipeline(pack, createGzip(), async (gzipped: AsyncIterable<Buffer>) =>
-      storeChunks(gzipped, store, object, chunkBytes, chunks, whole).catch(noteCause),
+      storeChunks(gzipped, store, object, { chunkBytes, maxBytes, kind: validMeta.kind }, chunks, whole).catch(noteCause),
     );
     const [packed, stored] = await Promise.allSettled([packing, storing]);
     for (const side of [packed, stored]) if (side.status === 'rejected') throw cause ?? side.reason;
@@ -159,7 +169,7 @@ export async function writeArtifact(
 /**
  * Verifies `object` completely and extracts its files into `options.into`. Every refusal is a
  * RunnerError of kind 'artifact' (ArtifactIncomplete, ArtifactCorrupt, ArtifactMismatch,
- * ArtifactUnsafe); on any failure nothing is left in `into`.
+ * ArtifactUnsafe, ArtifactTooLarge); on any failure nothing is left in `into`.
  */
 export async function readArtifact<K extends ArtifactKind = ArtifactKind>(
   store: ChunkStore,
@@ -169,6 +179,11 @@ export async function readArtifact<K extends ArtifactKind = ArtifactKind>(
   const { expect } = options;
   const manifest = await readManifest(store, object, expect);
   const fail = failure(store, object, manifest.kind);
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_ARTIFACT_BYTES;
+  const filesBytes = manifest.files.reduce((sum, file) => sum + file.bytes, 0);
+  for (const [what, bytes] of [['a payload', manifest.totalBytes], ['files', filesBytes]] as const) {
+    if (bytes > maxBytes) throw tooLarge(store, object, manifest.kind, `declares ${what} of ${bytes} bytes`, maxBytes);
+  }
 
   const problem = chunkSetProblem(await store.listChunks(object), manifest.chunkCount);
   if (problem) throw fail(problem.missing ? 'ArtifactIncomplete' : 'ArtifactCorrupt', problem.text);
@@ -255,12 +270,15 @@ async function storeChunks(
   gzipped: AsyncIterable<Buffer>,
   store: ChunkStore,
   object: string,
-  chunkBytes: number,
+  { chunkBytes, maxBytes, kind }: { chunkBytes: number; maxBytes: number; kind: ArtifactKind },
   chunks: ChunkEntry[],
   whole: Hash,
 ): Promise<void> {
+  let stored = 0;
   const put = async (data: Buffer) => {
     const index = chunks.length;
+    stored += data.length;
+    if (stored > maxBytes) throw tooLarge(store, object, kind, `would have a payload of more than ${maxBytes} bytes`, maxBytes);
     if (index >= MAX_CHUNKS) {
       throw usageError(
         'InvalidChunkBytes',
@@ -298,7 +316,7 @@ async function verifyStoredChunks(store: ChunkStore, object: string, chunks: rea
   const setProblem = chunkSetProblem(await store.listChunks(object), chunks.length);
   if (setProblem) throw unverified(setProblem.text);
   for (const chunk of chunks) {
-    const problem = chunkProblem(await store.getChunk(object, chunk.index), chunk);
+    const problem = chunkProblem(await store.getChunk(object, chunk.index, chunk.bytes), chunk);
     if (problem) throw unverified(problem);
   }
 }
@@ -318,6 +336,7 @@ async function readManifest<K extends ArtifactKind>(
       'has no manifest: it is absent, or partial (its writer stopped before the manifest, which is written last)',
     );
   }
+  if (raw.length > MAX_MANIFEST_BYTES) throw fail('ArtifactCorrupt', `has a manifest of more than ${MAX_MANIFEST_BYTES} bytes, more than one of ${MAX_CHUNKS} chunks takes`);
   let json: unknown;
   try {
     json = JSON.parse(raw.toString('utf8'));
@@ -370,7 +389,7 @@ async function extractVerified(
   async function* verifiedChunks() {
     const whole = createHash('sha256');
     for (const chunk of manifest.chunks) {
-      const data = await store.getChunk(object, chunk.index);
+      const data = await store.getChunk(object, chunk.index, chunk.bytes);
       const problem = chunkProblem(data, chunk);
       if (problem) throw fail('ArtifactCorrupt', problem, undefined, { chunk: chunk.index });
       whole.update(data);
@@ -506,6 +525,8 @@ function chunkSetProblem(present: readonly number[], expected: number): { text: 
 }
 
 function chunkProblem(data: Buffer, chunk: ChunkEntry): string | undefined {
+  // A store reads at most one byte more than listed: a longer chunk is never read whole.
+  if (data.length > chunk.bytes) return `has chunk ${chunk.index} of more than the ${chunk.bytes} bytes the manifest lists`;
   if (data.length !== chunk.bytes) return `has chunk ${chunk.index} of ${data.length} bytes; the manifest lists ${chunk.bytes}`;
   if (sha256Hex(data) !== chunk.sha256) return `has chunk ${chunk.index} whose sha256 differs from the manifest`;
   return undefined;
@@ -543,6 +564,16 @@ function hashing(hash: Hash) {
       yield piece;
     }
   };
+}
+
+/** Over the limit a reader accepts (a reader refuses it before reading a chunk, a writer before its manifest), with the setting that raises it. */
+function tooLarge(store: ChunkStore, object: string, kind: ArtifactKind, problem: string, maxBytes: number): RunnerError {
+  return new RunnerError({
+    kind: 'artifact',
+    reason: 'ArtifactTooLarge',
+    message: `${LABELS[kind]} "${object}" in ${store.location} ${problem}, more than the ${maxBytes} an artifact may hold. If it is genuine, raise --max-artifact-bytes (CAPTF_MAX_ARTIFACT_BYTES)`,
+    detail: { location: store.location, object, maxBytes },
+  });
 }
 
 const isAbort = (error: unknown) => (error as Error | undefined)?.name === 'AbortError';

@@ -3,11 +3,12 @@
 //   <root>/<object>/manifest.json                 written last, atomically
 // Everything here can hold secret material (plan files carry variable values and prior state),
 // so object directories are 0700 and files 0600.
-import { mkdir, open, readdir, readFile, rm, stat, unlink } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { RunnerError, usageError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
-import { MAX_CHUNKS } from './manifest.ts';
+import { MAX_CHUNK_BYTES, MAX_CHUNKS, MAX_MANIFEST_BYTES } from './manifest.ts';
 import type { ChunkStore, StoredObject } from './store.ts';
 
 const MANIFEST_FILE = 'manifest.json';
@@ -40,7 +41,7 @@ export class DirStore implements ChunkStore {
   async getManifest(object: string): Promise<Buffer | undefined> {
     const path = join(this.objectDir(object), MANIFEST_FILE);
     try {
-      return await readFile(path);
+      return await readAtMost(path, MAX_MANIFEST_BYTES + 1);
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw ioError('read', path, error);
@@ -63,11 +64,11 @@ export class DirStore implements ChunkStore {
       .sort((a, b) => a - b);
   }
 
-  async getChunk(object: string, index: number): Promise<Buffer> {
+  async getChunk(object: string, index: number, limitBytes = MAX_CHUNK_BYTES): Promise<Buffer> {
     checkChunkIndex(index);
     const path = join(this.objectDir(object), chunkFileName(index));
     try {
-      return await readFile(path);
+      return await readAtMost(path, limitBytes + 1);
     } catch (error) {
       if (isMissing(error)) {
         throw new RunnerError({
@@ -151,6 +152,17 @@ function checkObjectName(object: string): string {
     );
   }
   return object;
+}
+
+/** The first `most` bytes of a file (all of it when it is shorter), streamed: a huge file is never read whole. */
+async function readAtMost(path: string, most: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const part of createReadStream(path, { start: 0, end: most - 1 }) as AsyncIterable<Buffer>) {
+    parts.push(part);
+    size += part.length;
+  }
+  return Buffer.concat(parts, size);
 }
 
 async function statIfPresent(path: string) {

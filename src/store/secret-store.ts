@@ -10,7 +10,7 @@
 import type { OwnerReference } from 'kubernetes-types/meta/v1.js';
 import { RunnerError, usageError } from '../errors.ts';
 import { isKubeError, KubeReason, type KubeClient, type ObjectMeta, type Secret } from '../kube/client.ts';
-import { derivedName, dnsNamePartFor, isDnsSubdomain, LABEL_ARTIFACT_KIND, LABEL_MANAGED_BY, labelValueFor, MANAGED_BY } from '../kube/names.ts';
+import { derivedName, dnsNamePartFor, isDnsSubdomain, LABEL_ARTIFACT_KIND, LABEL_MANAGED_BY, labelValueFor, MANAGED_BY, MAX_NAME_LENGTH } from '../kube/names.ts';
 import type { ChunkStore, StoredObject } from './store.ts';
 import { sha256Hex } from '../util/digest.ts';
 
@@ -60,10 +60,11 @@ export class SecretChunkStore implements ChunkStore {
 
   constructor(options: SecretChunkStoreOptions) {
     if (!isDnsSubdomain(options.prefix)) {
-      throw usageError(
-        'InvalidStoreLocation',
-        `the Secret name prefix ${JSON.stringify(options.prefix)} is not a valid Kubernetes name (lowercase letters, digits, '-', '.')`,
-      );
+      const why =
+        options.prefix.length > MAX_NAME_LENGTH
+          ? `is ${options.prefix.length} characters, more than the ${MAX_NAME_LENGTH} a Kubernetes name may have`
+          : "is not a valid Kubernetes name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit)";
+      throw usageError('InvalidStoreLocation', `the Secret name prefix ${JSON.stringify(options.prefix)} ${why}`);
     }
     this.client = options.client;
     this.namespace = options.namespace;
@@ -104,6 +105,7 @@ export class SecretChunkStore implements ChunkStore {
       .sort((a, b) => a - b);
   }
 
+  /** A Secret holds at most 1 MiB (and the client reads at most 32 MiB of an answer): `limitBytes` needs no enforcing here. */
   async getChunk(object: string, index: number): Promise<Buffer> {
     this.checkObjectName(object);
     const name = this.chunkName(object, index);

@@ -12,7 +12,11 @@ export interface ChunkStore {
   getManifest(object: string): Promise<Buffer | undefined>;
   /** Indices of the chunks present, whatever the manifest says. */
   listChunks(object: string): Promise<number[]>;
-  getChunk(object: string, index: number): Promise<Buffer>;
+  /**
+   * A chunk's bytes. With `limitBytes` (the size the manifest lists), at most `limitBytes + 1` are
+   * read: a chunk that grew or was swapped for a larger file comes back too long, never whole.
+   */
+  getChunk(object: string, index: number, limitBytes?: number): Promise<Buffer>;
   /** Objects in this store, complete or not, oldest first. */
   listObjects(): Promise<StoredObject[]>;
   deleteObject(object: string): Promise<void>;

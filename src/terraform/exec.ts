@@ -34,6 +34,8 @@ export interface OutputSink {
    * is backpressure: no more of terraform's output is read until it settles.
    */
   line(stream: 'stdout' | 'stderr', text: string): void | Promise<void>;
+  /** The stream ended (a sink may hold a line back until it knows what follows). */
+  end?(stream: 'stdout' | 'stderr'): void | Promise<void>;
 }
 
 export interface RunOptions {
@@ -91,7 +93,7 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
 
   let stderrTail = '';
   const stderrDone = forEachLine(child.stderr!, (text) => {
-    stderrTail = (stderrTail + text + '\n').slice(-STDERR_TAIL_BYTES);
+    stderrTail = tailOf(stderrTail + text + '\n');
     return options.output.line('stderr', text);
   });
 
@@ -122,6 +124,8 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
 
   const finished = await child;
   await Promise.all([stdoutDone, stderrDone]);
+  await options.output.end?.('stdout');
+  await options.output.end?.('stderr');
   // With reject:false a spawn failure (ENOENT, EACCES) comes back as a result: raise it as the error it is.
   if (finished.exitCode === undefined && !finished.signal && finished.cause instanceof Error) {
     if (pid !== undefined) running.delete(pid);
@@ -143,6 +147,13 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
     consumed: consumed as T,
     durationMs: Date.now() - started,
   };
+}
+
+/** The last STDERR_TAIL_BYTES, from the start of a line: a line cut in two could cut a secret in two, and its end would no longer be masked. */
+function tailOf(text: string): string {
+  if (text.length <= STDERR_TAIL_BYTES) return text;
+  const cut = text.slice(-STDERR_TAIL_BYTES);
+  return cut.slice(cut.indexOf('\n') + 1);
 }
 
 async function forEachLine(stream: Readable, onLine: (text: string) => void | Promise<void>): Promise<void> {

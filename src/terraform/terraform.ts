@@ -72,7 +72,8 @@ export function commandFailed(command: Command, result: RunResult, reason: strin
  * terraform says what is wrong), without the box drawing. undefined when there is none.
  */
 export function lastDiagnostic(stderr: string): string | undefined {
-  const lines = stderr.split('\n').map((l) => l.replace(/^[│╷╵\s]+/, '').trimEnd());
+  // Only box drawing, spaces and tabs go: other white space may belong to a secret the masker must still find.
+  const lines = stderr.split('\n').map((l) => l.replace(/^[│╷╵ \t]+/, '').replace(/[ \t]+$/, ''));
   const start = lines.findLastIndex((line) => line.startsWith('Error:'));
   if (start < 0) return undefined;
   let from = start + 1;
@@ -82,6 +83,6 @@ export function lastDiagnostic(stderr: string): string | undefined {
   while (from < lines.length && lines[from] === '') from++;
   let to = from;
   while (to < lines.length && lines[to] !== '') to++;
-  const detail = lines.slice(from, to).join(' ').replace(/\s+/g, ' ').trim();
+  const detail = lines.slice(from, to).join(' ').trim();
   return detail ? `${lines[start]} ${detail}` : lines[start];
 }

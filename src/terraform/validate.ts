@@ -30,7 +30,8 @@ export async function validate(tf: Terraform): Promise<ValidateResult> {
     });
   }
   const diagnostics = report.diagnostics ?? [];
-  for (const d of diagnostics) tf.output.line('stdout', `${d.severity}: ${d.summary}${d.detail ? `: ${d.detail}` : ''}`);
+  for (const d of diagnostics) await tf.output.line('stdout', `${d.severity}: ${d.summary}${d.detail ? `: ${d.detail}` : ''}`);
+  await tf.output.end?.('stdout');
   const valid = report.valid === true && result.exitCode === 0;
   if (!valid) {
     const errors = diagnostics.filter((d) => d.severity === 'error').map((d) => d.summary + (d.detail ? `: ${d.detail}` : ''));

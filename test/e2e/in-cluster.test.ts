@@ -1,5 +1,5 @@
 // In-cluster mode end to end: the runner (real terraform) against the loopback fake API server.
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -56,6 +56,74 @@ describe('in-cluster mode', () => {
     assert.ok(backupSecrets.every((secret) => secret.immutable === true));
   });
 
+  it('the result Secret and the Job hold no secret but the sensitive outputs: a non-sensitive output and a message that show an up-front secret are masked', async (t) => {
+    const UPFRONT = 'CANARY-upfront-in-cluster-\u2028-91';
+    const s = await scenario(
+      t,
+      {
+        'main.tf': `variable "db_password" { type = string }
+resource "terraform_data" "db" { input = var.db_password }
+output "echoed" { value = terraform_data.db.output }
+output "kept" {
+  value     = "\${var.db_password}-kept"
+  sensitive = true
+}
+`,
+      },
+      { 'sensitive.tfvars.json': { db_password: UPFRONT } },
+    );
+    const job = await inCluster(s, 'apply-masked', 'm1');
+    const applied = await s.run('apply', job.args, job.env);
+    assert.equal(applied.exitCode, 0, explain(applied));
+    const annotations = api.job(NS, 'apply-masked')!.metadata.annotations!;
+    const full = JSON.parse(decode(api.secret(NS, annotations['captf.io/result-secret']!), 'result.json'));
+    assert.equal(full.outputs.kept.value, `${UPFRONT}-kept`, "a sensitive output's value is the result Secret's to hold");
+    assert.equal(full.outputs.echoed.value, '(sensitive value)', 'a non-sensitive output that shows a secret is masked there too');
+    const written = JSON.stringify({ ...full, outputs: { ...full.outputs, kept: undefined } }) + JSON.stringify(api.job(NS, 'apply-masked'));
+    assert.ok(!written.includes('CANARY-upfront'), written);
+  });
+
+  describe('an API server that takes requests and never answers', () => {
+    const silence = (t: TestContext) => {
+      api.silent = true;
+      t.after(() => {
+        api.silent = false;
+      });
+    };
+    const warned = (warnings: readonly string[] | undefined, what: RegExp) => assert.ok(warnings?.some((w) => what.test(w)), JSON.stringify(warnings));
+
+    it('holds the Job no longer than the 15 s hand-back budget: the result and the termination message are written first, and say what failed', async (t) => {
+      const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
+      const job = await inCluster(s, 'apply-silent', 's1');
+      silence(t);
+      const started = Date.now();
+      const run = await s.run('apply', [...job.args, '--deadline', '10m'], job.env);
+      const took = Date.now() - started;
+      assert.equal(run.exitCode, 0, explain(run));
+      assert.ok(took < 45_000, `the run took ${took} ms`);
+      assert.ok((await s.readState()).resources.length > 0, 'the apply itself was done');
+      warned(run.result!.warnings, /could not write the result Secret: .*(no answer within|no time is left of the hand-back budget)/);
+      warned(run.result!.warnings, /could not annotate the Job: .*no time is left of the hand-back budget/);
+      const termination = JSON.parse(await readFile(s.termination, 'utf8')) as { exitCode: number; warnings?: string[] };
+      assert.equal(termination.exitCode, 0);
+      warned(termination.warnings, /could not annotate the Job/);
+    });
+
+    it('never past --deadline: a stopped run hands back what time is left, then exits 124', async (t) => {
+      const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
+      const job = await inCluster(s, 'apply-silent-deadline', 's2');
+      silence(t);
+      const started = Date.now();
+      // In a cluster the stop comes 15 s earlier than locally: here at once.
+      const run = await s.run('apply', [...job.args, '--deadline', '12s', '--stop-grace', '1s'], job.env);
+      const took = Date.now() - started;
+      assert.equal(run.exitCode, 124, explain(run));
+      assert.equal(run.result!.reason, 'JobDeadlineExceeded');
+      assert.ok(took < 16_000, `the run took ${took} ms, past its 12 s deadline`);
+      warned(run.result!.warnings, /could not (write the result Secret|annotate the Job)/);
+    });
+  });
+
   it('a plan artifact in Secrets is applied by its reference', async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
     const planJob = await inCluster(s, 'plan-1', 'p1');
@@ -67,6 +135,34 @@ describe('in-cluster mode', () => {
     assert.equal(applied.exitCode, 0, explain(applied));
     assert.equal(applied.result!.planHash, planned.result!.planHash);
     assert.equal((await s.readState()).resources.length > 0, true);
+  });
+
+  it('a valid 240-character object name: backups and plan artifacts go to Secrets whose names are shortened with a digest, and read back', async (t) => {
+    const object = `cluster-${'x'.repeat(232)}`;
+    assert.equal(object.length, 240);
+    const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
+    const identity = async (job: string) => {
+      const { args, env } = await inCluster(s, job, job);
+      return { args: [...args.slice(0, -1), object], env }; // --object is the last pair
+    };
+    const first = await identity('long-1');
+    assert.equal((await s.run('apply', first.args, first.env)).exitCode, 0);
+    await s.setInputs({ 'terraform.tfvars.json': { admin_token: `${CANARY}-2` } });
+    const second = await identity('long-2');
+    const applied = await s.run('apply', second.args, second.env);
+    assert.equal(applied.exitCode, 0, explain(applied));
+    const backup = applied.result!.backup!;
+    const prefix = backup.location.split('/').at(-1)!;
+    assert.ok(prefix.length <= 253 && /^captf-backup-tc-cluster-x+-[0-9a-f]{10}$/.test(prefix), prefix);
+    assert.ok(api.secrets(NS).some((secret) => secret.metadata.name.startsWith(prefix.slice(0, 200))), 'the backup is in Secrets');
+
+    const planJob = await identity('long-3');
+    const planned = await s.run('plan', planJob.args, planJob.env);
+    assert.equal(planned.exitCode, 0, explain(planned));
+    const restoreJob = await identity('long-4');
+    const restored = await s.run('restore', [...restoreJob.args, '--backup', `secret:${prefix}/${backup.object}`], restoreJob.env);
+    assert.equal(restored.exitCode, 0, explain(restored));
+    assert.equal(restored.result!.reason, 'RestoreSucceeded');
   });
 
   it('a Job identity without a usable token is an error, never a silent local run', async (t) => {

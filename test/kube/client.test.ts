@@ -260,3 +260,27 @@ test('parseRetryAfter reads seconds and HTTP dates', () => {
   assert.equal(parseRetryAfter(undefined, now), undefined);
   assert.equal(parseRetryAfter('soon', now), undefined);
 });
+
+describe('KubeClient: an API server that takes requests and never answers', () => {
+  test('an attempt ends at its timeout (from the request to the last byte, not once per socket phase), and a call within its total time', async (t) => {
+    const h = await startHarness(t);
+    h.fake.silent = true;
+    const client = h.newClient({ requestTimeoutMs: 1_000, retry: { maxTotalMs: 1_500 } });
+    const started = Date.now();
+    await assert.rejects(client.getJob(NAMESPACE, 'job'), isKube(KubeReason.Unreachable, /no answer within \d+ ms\); gave up after 2 attempts/));
+    const took = Date.now() - started;
+    // One attempt of 1 s, then what is left of the 1.5 s: never a second full second, nor two per attempt.
+    assert.ok(took >= 1_000 && took < 2_500, `the call took ${took} ms`);
+  });
+
+  test('setDeadline: no attempt runs past it, whatever the per-attempt timeout', async (t) => {
+    const h = await startHarness(t);
+    h.fake.silent = true;
+    const client = h.newClient();
+    client.setDeadline(Date.now() + 300, 'the hand-back budget');
+    const started = Date.now();
+    await assert.rejects(client.createSecret(NAMESPACE, secret('s')), (error) => error instanceof RunnerError && error.kind === 'kube');
+    assert.ok(Date.now() - started < 1_500, `the call took ${Date.now() - started} ms`);
+    await assert.rejects(client.getJob(NAMESPACE, 'job'), isKube(KubeReason.TimeBudgetExceeded, /no time is left of the hand-back budget/));
+  });
+});

@@ -220,3 +220,19 @@ describe('SecretChunkStore', () => {
     await assert.rejects(readArtifact(store, 'backup-2', { into: join(dir, 'again') }), artifactError('ArtifactIncomplete', /backup-2/));
   });
 });
+
+describe('SecretChunkStore: names of a long object', () => {
+  test('the documented rule: a prefix past 253 characters keeps 242 and a digest of it all; an invalid prefix is blamed for its length or its characters', async () => {
+    const { shortenedName } = await import('../../src/kube/names.ts');
+    const prefix = `captf-backup-tc-cluster-${'x'.repeat(232)}`;
+    assert.equal(shortenedName(prefix), `${prefix.slice(0, 242)}-14329e2c48`);
+    assert.equal(shortenedName('captf-backup-tc-short'), 'captf-backup-tc-short');
+    const client = {} as SecretChunkStoreOptions['client'];
+    assert.throws(() => new SecretChunkStore({ client, namespace: 'ns', prefix, artifactKind: 'backup' }), (error: unknown) => {
+      assert.ok(error instanceof RunnerError && error.reason === 'InvalidStoreLocation');
+      assert.match(error.message, /is 256 characters, more than the 253 a Kubernetes name may have/);
+      return true;
+    });
+    assert.throws(() => new SecretChunkStore({ client, namespace: 'ns', prefix: 'Captf_Backup', artifactKind: 'backup' }), /is not a valid Kubernetes name/);
+  });
+});

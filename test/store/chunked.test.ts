@@ -40,6 +40,13 @@ async function writeBigBackup(t: Parameters<typeof tempDir>[0], bytes = STATE_BY
   return { root, store, content, manifest, objectDir: join(store.location, 'backup-1') };
 }
 
+const editManifest = (objectDir: string, edit: (manifest: Record<string, any>) => void) =>
+  readFile(join(objectDir, 'manifest.json'), 'utf8').then((text) => {
+    const manifest = JSON.parse(text);
+    edit(manifest);
+    return writeFile(join(objectDir, 'manifest.json'), JSON.stringify(manifest));
+  });
+
 const chunkPath = (objectDir: string, index: number) => join(objectDir, `chunk-${String(index).padStart(5, '0')}`);
 
 describe('writeArtifact then readArtifact', () => {
@@ -236,12 +243,6 @@ describe('writeArtifact', () => {
 
 describe('readArtifact refuses a damaged object, leaving nothing extracted', () => {
   type Damage = { name: string; reason: string; message: RegExp; damage: (objectDir: string, manifest: ArtifactManifest) => Promise<void> };
-  const editManifest = (objectDir: string, edit: (manifest: Record<string, any>) => void) =>
-    readFile(join(objectDir, 'manifest.json'), 'utf8').then((text) => {
-      const manifest = JSON.parse(text);
-      edit(manifest);
-      return writeFile(join(objectDir, 'manifest.json'), JSON.stringify(manifest));
-    });
 
   const cases: Damage[] = [
     { name: 'a missing manifest (partial object)', reason: 'ArtifactIncomplete', message: /no manifest.*partial/, damage: (dir) => unlink(join(dir, 'manifest.json')) },
@@ -460,5 +461,65 @@ describe('readArtifact extracts safely', () => {
     const store = new DirStore(join(root, 'store'));
     await storeCraftedBackup(store, 'b', { tar: Buffer.alloc(0), gzipped: gzipSync(Buffer.alloc(2048, 'x')), files: listedState });
     await rejectsWith(readArtifact(store, 'b', { into: join(root, 'out') }), 'artifact', 'ArtifactCorrupt', /not a valid gzipped tar/);
+  });
+});
+
+describe('declared sizes are bounded before anything is read', () => {
+  /** A store that counts the chunks read from it. */
+  const counting = (store: ChunkStore) => {
+    const reads: number[] = [];
+    const wrapped: ChunkStore = Object.assign(Object.create(store) as ChunkStore, {
+      getChunk: (object: string, index: number, limitBytes?: number) => {
+        reads.push(index);
+        return store.getChunk(object, index, limitBytes);
+      },
+    });
+    return { store: wrapped, reads };
+  };
+
+  it('a manifest declaring files (a 512 MiB state) or a payload over --max-artifact-bytes is refused before a chunk is read', async (t) => {
+    const { root, store, objectDir } = await writeBigBackup(t);
+    await editManifest(objectDir, (manifest) => void (manifest.files[0]!.bytes = 512 * 1024 * 1024));
+    const into = join(root, 'out');
+    const watched = counting(store);
+    const error = await rejectsWith(readArtifact(watched.store, 'backup-1', { into }), 'artifact', 'ArtifactTooLarge', /declares files of 536870912 bytes, more than the 134217728 .*--max-artifact-bytes/);
+    assert.deepEqual(watched.reads, [], 'no chunk was read');
+    assert.equal(error.detail?.maxBytes, 134217728);
+    await assert.rejects(stat(into), { code: 'ENOENT' }, 'nothing was extracted');
+    // With a limit that allows it, the reader goes on and finds the lie.
+    await rejectsWith(readArtifact(store, 'backup-1', { into, maxBytes: 1024 * 1024 * 1024 }), 'artifact', 'ArtifactCorrupt');
+    // The payload alone: 600 kB in 100 kB chunks against a limit of 500 kB.
+    const fresh = await writeBigBackup(t);
+    await rejectsWith(readArtifact(fresh.store, 'backup-1', { into, maxBytes: 500_000 }), 'artifact', 'ArtifactTooLarge', /declares a payload of \d+ bytes/);
+  });
+
+  it('a chunk listed at most 16 MiB: a manifest listing a bigger one is corrupt', async (t) => {
+    const { root, store, objectDir } = await writeBigBackup(t);
+    await editManifest(objectDir, (manifest) => {
+      manifest.chunks[0]!.bytes = 17 * 1024 * 1024;
+      manifest.totalBytes = (manifest.chunks as { bytes: number }[]).reduce((sum, chunk) => sum + chunk.bytes, 0);
+    });
+    await rejectsWith(readArtifact(store, 'backup-1', { into: join(root, 'out') }), 'artifact', 'ArtifactCorrupt', /invalid manifest/);
+  });
+
+  it('a chunk swapped for a 1.5 GiB file (sparse) is refused having read one byte more than listed', async (t) => {
+    const { root, store, manifest, objectDir } = await writeBigBackup(t);
+    await truncate(chunkPath(objectDir, 0), 1.5 * 1024 * 1024 * 1024);
+    const listed = manifest.chunks[0]!.bytes;
+    assert.equal((await store.getChunk('backup-1', 0, listed)).length, listed + 1);
+    await rejectsWith(readArtifact(store, 'backup-1', { into: join(root, 'out') }), 'artifact', 'ArtifactCorrupt', /chunk 0 of more than the 100000 bytes the manifest lists/);
+  });
+
+  it('writeArtifact refuses files over the limit before a chunk is written: a reader with the same setting would refuse the artifact', async (t) => {
+    const root = await tempDir(t);
+    const store = new DirStore(join(root, 'backups'));
+    const data = randomBytes(2 * 1024 * 1024);
+    await rejectsWith(
+      writeArtifact(store, 'backup-1', [{ name: 'terraform.tfstate', data }], backupMeta(), { maxBytes: 1024 * 1024 }),
+      'artifact',
+      'ArtifactTooLarge',
+      /would hold 2097152 bytes of files, more than the 1048576/,
+    );
+    assert.deepEqual(await store.listObjects(), []);
   });
 });

@@ -3,7 +3,8 @@
 // (status codes, Status bodies, message formats): authentication (401), RBAC from a per-test table
 // (403), request bodies over 3 MiB (413), validation of names, labels, annotations and Secret
 // data (422), immutable Secrets (422), AlreadyExists and resourceVersion/uid conflicts (409), label
-// selectors, JSON merge patch, and injected 429/5xx/dropped connections.
+// selectors, JSON merge patch, injected 429/5xx/dropped connections, and an API server that takes
+// requests and never answers (`silent`).
 //
 // Its own CA and server certificate are made with openssl at test time. Tests start it and stop it.
 import { execFile } from 'node:child_process';
@@ -98,6 +99,8 @@ export class FakeApiServer {
   /** undefined: everything is allowed. Else a request must match a rule. */
   rbac: RbacRule[] | undefined;
   readonly requests: RecordedRequest[] = [];
+  /** While true, every request is taken (TLS, headers) and never answered: a hung API server. */
+  silent = false;
   /** The clock that stamps creationTimestamp; tests move it to order objects. */
   now: () => Date = () => new Date();
 
@@ -208,6 +211,7 @@ export class FakeApiServer {
       status: 0,
     };
     this.requests.push(record);
+    if (this.silent) return; // the connection stays open until the client gives up (or stop())
 
     try {
       const faultIndex = this.faults.findIndex(({ match }) => matches(match, route));

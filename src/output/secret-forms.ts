@@ -1,0 +1,194 @@
+// The forms a secret takes in what terraform and the runner print, as regular expressions (pure).
+//
+// terraform 1.11 prints a string value in these ways (internal/command/jsonformat, tfdiags,
+// go-wordwrap, hclwrite; checked against terraform 1.11.4 by test/e2e/secret-forms.test.ts):
+// - as is: heredoc lines of a multi-line value (the value trimmed, each line indented) and
+//   diagnostic texts (an error_message), word-wrapped at 78 columns: a line break may replace any
+//   run of white space;
+// - Go-quoted (`%q`, strconv.Quote): single-line plan values, diagnostic values ("var.x is …"):
+//   `\"`, `\\`, `\a` … `\v`, `\x01`, `\x7f`, and `\u2028`, `\u00a0`, `\U000e0001` for every
+//   character Go's Unicode tables call unprintable;
+// - JSON-escaped: the runner's canonical var files (quoted in diagnostics), its logs, and Go's
+//   encoding/json (`jsonencode`): `\u0001`, `\u003c` `\u003e` `\u0026`, `\u2028` `\u2029`;
+// - HCL-escaped (hclwrite: `provider::terraform::encode_expr`, `encode_tfvars`): `\u0001`,
+//   `$${`, `%%{`;
+// - one inside another: a `jsonencode`d or HCL-encoded value Go-quoted in the plan
+//   (`"x \"CANARY\\u2028\" y"`);
+// - NFC-normalised: terraform's strings are (cty), so `e` + U+0301 prints as `é`.
+// Every non-ASCII character is matched both as itself and escaped, so the patterns hold whatever
+// Unicode version decides what Go calls printable. Per character, the alternatives never both
+// match at one place (they differ within their first two characters), so matching stays linear.
+
+/** Go's unicode.IsSpace without U+00A0, which go-wordwrap never breaks at: where a wrapped line may end. */
+const WRAP_SPACE = /[\t\n\v\f\r \u0085\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/u;
+/** Go's strings.TrimSpace: terraform trims a multi-line value before it prints it as a heredoc. */
+const GO_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/gu;
+
+export const trimGoSpace = (text: string) => text.replace(GO_SPACE, '');
+
+/** How deep escapings nest: 0 as is, 1 one escaping, 2 an escaping of an escaping. */
+export const MAX_DEPTH = 2;
+
+type Escaper = (char: string) => readonly string[];
+
+const hex = (code: number, width: number) => code.toString(16).padStart(width, '0');
+const unicodeEscape = (code: number) => (code < 0x10000 ? `\\u${hex(code, 4)}` : `\\U${hex(code, 8)}`);
+
+const GO_NAMED: Record<string, string> = { '\x07': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v' };
+const JSON_NAMED: Record<string, string> = { '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** strconv.Quote (`%q`): what terraform's plan renderer and diagnostics print. */
+const goQuote: Escaper = (char) => {
+  if (char === '"' || char === '\\') return [`\\${char}`];
+  const code = char.codePointAt(0)!;
+  if (GO_NAMED[char]) return [GO_NAMED[char]];
+  if (code < 0x20 || code === 0x7f) return [`\\x${hex(code, 2)}`];
+  if (code < 0x80) return [char];
+  return [char, unicodeEscape(code)];
+};
+
+/** Go's encoding/json (terraform's jsonencode and -json documents): HTML characters and U+2028/2029 escaped. */
+const goJson: Escaper = (char) => {
+  if (char === '"' || char === '\\') return [`\\${char}`];
+  const code = char.codePointAt(0)!;
+  if (code < 0x20) return [...(JSON_NAMED[char] ? [JSON_NAMED[char]] : []), `\\u${hex(code, 4)}`];
+  if (char === '<' || char === '>' || char === '&') return [char, `\\u${hex(code, 4)}`];
+  if (code === 0x2028 || code === 0x2029) return [`\\u${hex(code, 4)}`];
+  return [char];
+};
+
+/** JSON.stringify: the runner's own JSON (logs, result.json, canonical var files). */
+const jsJson: Escaper = (char) => {
+  if (char === '"' || char === '\\') return [`\\${char}`];
+  const code = char.codePointAt(0)!;
+  if (JSON_NAMED[char]) return [JSON_NAMED[char]];
+  if (code < 0x20) return [`\\u${hex(code, 4)}`];
+  return [char];
+};
+
+/** hclwrite's quoted string literal (the unit `${` / `%{` has its introducer doubled). */
+const hcl: Escaper = (char) => {
+  if (char === '${' || char === '%{') return [`${char[0]}${char}`];
+  if (char === '"' || char === '\\') return [`\\${char}`];
+  if (char === '\n') return ['\\n'];
+  if (char === '\r') return ['\\r'];
+  if (char === '\t') return ['\\t'];
+  const code = char.codePointAt(0)!;
+  if (code < 0x20 || code === 0x7f) return [`\\u${hex(code, 4)}`];
+  if (code < 0x80) return [char];
+  return [char, unicodeEscape(code)];
+};
+
+const ESCAPERS: readonly Escaper[] = [goQuote, goJson, jsJson, hcl];
+
+/** The units of a text: code points, with HCL's template introducers `${` and `%{` kept whole. */
+function unitsOf(text: string): string[] {
+  const units: string[] = [];
+  const chars = [...text];
+  for (let i = 0; i < chars.length; i++) {
+    const char = chars[i]!;
+    if ((char === '$' || char === '%') && chars[i + 1] === '{') {
+      units.push(char + '{');
+      i++;
+    } else units.push(char);
+  }
+  return units;
+}
+
+/** Every escaping of `text` by one escaper (each unit escaped in each way it may be). */
+function escapedBy(escaper: Escaper, text: string): string[] {
+  let forms = [''];
+  for (const unit of unitsOf(text)) {
+    // A `${` no escaper doubles stays two characters, escaped one by one.
+    const options = unit.length > 1 && escaper !== hcl ? crossJoin([...unit].map(escaper)) : escaper(unit);
+    forms = forms.flatMap((form) => options.map((option) => form + option));
+  }
+  return forms;
+}
+
+const crossJoin = (parts: (readonly string[])[]) => parts.reduce<string[]>((acc, part) => acc.flatMap((a) => part.map((p) => a + p)), ['']);
+
+/** The forms one unit takes at `depth`: itself at 0, then every escaper applied to every form of the depth above. */
+function unitForms(unit: string, depth: number): string[] {
+  let forms = [unit];
+  for (let level = 0; level < depth; level++) forms = [...new Set(forms.flatMap((form) => ESCAPERS.flatMap((escaper) => escapedBy(escaper, form))))];
+  return forms;
+}
+
+export const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+const alternation = (forms: readonly string[]) => {
+  const sorted = [...new Set(forms)].sort((a, b) => b.length - a.length).map(escapeRegExp);
+  return sorted.length === 1 ? sorted[0]! : `(?:${sorted.join('|')})`;
+};
+
+/**
+ * A run of white space in a secret may print as any white space: terraform's word wrap puts a line
+ * break in its place (a diagnostic), a heredoc puts the next line's indentation after it, and the
+ * runner joins a diagnostic's lines with a space. Escaped, it is its units' escapes, and a line
+ * break escaped once or twice (a log line of a message that quotes terraform's wrapped output).
+ */
+function whiteSpaceRun(units: readonly string[], depth: number): string {
+  const raw = '[\\s\\u0085]';
+  if (depth === 0) return `${raw}+`;
+  const escaped = new Set<string>();
+  for (const unit of [...units, '\n', '\r']) for (const form of unitForms(unit, depth)) if (!WRAP_SPACE.test(form)) escaped.add(form);
+  return `(?:${raw}|${alternation([...escaped])})+`;
+}
+
+/** A secret in pieces: runs of white space (where a line may break) between the rest. */
+interface Pieces {
+  segments: string[][];
+  runs: string[][];
+}
+
+function piecesOf(text: string): Pieces {
+  const segments: string[][] = [[]];
+  const runs: string[][] = [];
+  let inRun = false;
+  for (const unit of unitsOf(text)) {
+    const space = WRAP_SPACE.test(unit);
+    if (space && !inRun) runs.push([]);
+    else if (!space && inRun) segments.push([]);
+    inRun = space;
+    (space ? runs : segments).at(-1)!.push(unit);
+  }
+  return { segments, runs };
+}
+
+export interface SecretPatterns {
+  /** Regular expression sources matching the whole secret, one per depth. */
+  whole: string[];
+  /**
+   * Sources matching, at the end of a text, a beginning of the secret that a line break may
+   * continue (it ends where white space in the secret begins): a line ending so is held back
+   * until the next one shows whether the secret goes on. Absent when the secret has no white space.
+   */
+  heads: string[];
+}
+
+/** The patterns of one form of a secret (already trimmed of white space at both ends). */
+export function secretPatterns(text: string): SecretPatterns {
+  const { segments, runs } = piecesOf(text);
+  const whole: string[] = [];
+  const heads: string[] = [];
+  for (let depth = 0; depth <= MAX_DEPTH; depth++) {
+    const segment = (units: string[]) => units.map((unit) => alternation(unitForms(unit, depth))).join('');
+    const run = (units: string[]) => whiteSpaceRun(units, depth);
+    const parts = segments.map(segment);
+    const gaps = runs.map(run);
+    whole.push(parts.map((part, index) => (index === 0 ? part : gaps[index - 1] + part)).join(''));
+    if (runs.length > 0) {
+      // seg0 (?: run1 seg1 (?: run2 seg2 … )? )? : every beginning that ends where a run begins.
+      let head = '';
+      for (let index = runs.length - 1; index >= 1; index--) head = `(?:${gaps[index - 1]}${parts[index]}${head})?`;
+      heads.push(`${parts[0]}${head}`);
+    }
+  }
+  return { whole, heads };
+}
+
+/** The texts terraform or the runner may print for a value: itself, and NFC-normalised (inputs with a lone surrogate are refused before this). */
+export function printedForms(value: string): string[] {
+  return [...new Set([value, value.normalize('NFC')])];
+}

@@ -1,0 +1,139 @@
+// The backup store with the real terraform: what a forged or damaged backup can make `restore` do
+// (a chunk swapped for a huge file is refused without being read into memory, a manifest that
+// declares more than --max-artifact-bytes before anything is read or written), and retention when
+// states share one store.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, truncate } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import tar from 'tar-stream';
+import type { Result } from '../../src/contract/result.ts';
+import { DirStore } from '../../src/store/dir-store.ts';
+import { modules, terraformEnv } from '../support/tf-modules.ts';
+import { storeCraftedBackup } from '../store/helpers.ts';
+import { explain, RUNNER, scenario, type Scenario } from './runner.ts';
+
+interface MeasuredRun {
+  exitCode: number | null;
+  result: Result | undefined;
+  stderr: string;
+  /** The runner's peak resident memory (VmHWM) and what it wrote (wchar: files and pipes), as last sampled. */
+  peakRssMiB: number;
+  writtenMiB: number;
+}
+
+/** Runs the runner and samples /proc for its memory and the bytes it wrote. */
+async function measuredRun(s: Scenario, args: string[]): Promise<MeasuredRun> {
+  const child = spawn(process.execPath, [RUNNER, ...args, '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json'], {
+    env: terraformEnv(),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-20_000)));
+  let peakKiB = 0;
+  let written = 0;
+  const sample = () => {
+    try {
+      peakKiB = Math.max(peakKiB, Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0));
+      written = Math.max(written, Number(/wchar:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/io`, 'utf8'))?.[1] ?? 0));
+    } catch {
+      // exited
+    }
+  };
+  const sampler = setInterval(sample, 20);
+  const exitCode = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  clearInterval(sampler);
+  const result = await readFile(join(s.out, 'result.json'), 'utf8').then((text) => JSON.parse(text) as Result, () => undefined);
+  return { exitCode, result, stderr, peakRssMiB: peakKiB / 1024, writtenMiB: written / 1024 / 1024 };
+}
+
+/** An applied state and a backup of it, taken by a second apply. */
+async function withBackup(t: Parameters<typeof scenario>[0]): Promise<{ s: Scenario; backupDir: string; stateBefore: string }> {
+  const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: 'first-token' } });
+  assert.equal((await s.run('apply')).exitCode, 0);
+  await s.setInputs({ 'terraform.tfvars.json': { admin_token: 'second-token' } });
+  const second = await s.run('apply');
+  assert.equal(second.exitCode, 0, explain(second));
+  const backupDir = join(second.result!.backup!.location, second.result!.backup!.object);
+  return { s, backupDir, stateBefore: await readFile(s.state, 'utf8') };
+}
+
+describe('restore against a forged backup store', () => {
+  it('a chunk swapped for a 1.5 GiB file is refused (ArtifactCorrupt) without being read into memory; the state is untouched', async (t) => {
+    const { s, backupDir, stateBefore } = await withBackup(t);
+    await truncate(join(backupDir, 'chunk-00000'), 1.5 * 1024 * 1024 * 1024); // sparse: no disk used
+    const run = await measuredRun(s, ['restore', '--backup', backupDir]);
+    assert.ok(run.peakRssMiB > 0 && run.peakRssMiB < 400, `peak RSS ${run.peakRssMiB.toFixed(0)} MiB: the chunk was read whole`);
+    assert.equal(run.exitCode, 1, run.stderr);
+    assert.equal(run.result!.reason, 'ArtifactCorrupt');
+    assert.match(run.result!.message, /chunk 0 of more than the \d+ bytes the manifest lists/);
+    assert.equal(await readFile(s.state, 'utf8'), stateBefore);
+  });
+
+  it('a manifest declaring a 512 MiB state is refused (ArtifactTooLarge) before a chunk is read: nothing is written, and a raised --max-artifact-bytes lets the reader go on', async (t) => {
+    const { s, stateBefore } = await withBackup(t);
+    const STATE_BYTES = 512 * 1024 * 1024;
+    // A real payload: a tar holding 512 MiB of zeros, which gzip makes about half a MiB.
+    const pack = tar.pack();
+    const parts: Buffer[] = [];
+    const gzipped = pipeline(pack, createGzip(), async (source: AsyncIterable<Buffer>) => {
+      for await (const part of source) parts.push(part);
+    });
+    const entry = pack.entry({ name: 'terraform.tfstate', size: STATE_BYTES, mode: 0o600, mtime: new Date(0) });
+    const zeros = Buffer.alloc(1024 * 1024);
+    const hash = createHash('sha256');
+    for (let written = 0; written < STATE_BYTES; written += zeros.length) {
+      hash.update(zeros);
+      if (!entry.write(zeros)) await new Promise<void>((resolve) => entry.once('drain', () => resolve()));
+    }
+    entry.end(() => undefined);
+    pack.finalize();
+    await gzipped;
+    const store = new DirStore(join(s.out, 'forged'));
+    await storeCraftedBackup(store, 'backup-huge', { tar: Buffer.alloc(0), gzipped: Buffer.concat(parts), chunkBytes: 700_000, files: [{ name: 'terraform.tfstate', bytes: STATE_BYTES, sha256: hash.digest('hex') }] });
+
+    const refused = await measuredRun(s, ['restore', '--backup', join(store.location, 'backup-huge')]);
+    assert.equal(refused.exitCode, 1, refused.stderr);
+    assert.equal(refused.result!.reason, 'ArtifactTooLarge');
+    assert.match(refused.result!.message, /declares files of 536870912 bytes, more than the 134217728 an artifact may hold.*--max-artifact-bytes/);
+    assert.ok(refused.writtenMiB < 16, `the runner wrote ${refused.writtenMiB.toFixed(0)} MiB before refusing`);
+    assert.equal(await readFile(s.state, 'utf8'), stateBefore);
+    assert.deepEqual((await readdir(store.location)).sort(), ['backup-huge'], 'the store is as it was');
+
+    // Allowed, the same backup is read (and its 512 MiB of zeros are no state of this lineage).
+    const allowed = await measuredRun(s, ['restore', '--backup', join(store.location, 'backup-huge'), '--max-artifact-bytes', String(1024 * 1024 * 1024)]);
+    assert.equal(allowed.exitCode, 1, allowed.stderr);
+    assert.notEqual(allowed.result!.reason, 'ArtifactTooLarge');
+    assert.equal(await readFile(s.state, 'utf8'), stateBefore);
+  });
+});
+
+describe('retention keeps every state\'s backups', () => {
+  it('two states sharing one --backups dir: applies of A never delete B\'s backups, and each keeps its newest --keep-backups', async (t) => {
+    const a = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: 'a-0' } });
+    const b = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: 'b-0' } });
+    const shared = join(a.dir, 'shared-backups');
+    const apply = async (s: Scenario, token: string) => {
+      await s.setInputs({ 'terraform.tfvars.json': { admin_token: token } });
+      const run = await s.run('apply', ['--backups', shared, '--keep-backups', '2']);
+      assert.equal(run.exitCode, 0, explain(run));
+      return run;
+    };
+    await apply(b, 'b-0');
+    const bBackup = (await apply(b, 'b-1')).result!.backup!.object;
+    await apply(a, 'a-0');
+    for (const token of ['a-1', 'a-2', 'a-3', 'a-4']) await apply(a, token);
+
+    const lineage = async (s: Scenario) => (JSON.parse(await readFile(s.state, 'utf8')) as { lineage: string }).lineage;
+    const [aLineage, bLineage] = [await lineage(a), await lineage(b)];
+    const objects = (await readdir(shared)).sort();
+    assert.deepEqual(objects.filter((name) => name.startsWith(`backup-${bLineage}-`)), [bBackup], "B's only backup is still there");
+    assert.equal(objects.filter((name) => name.startsWith(`backup-${aLineage}-`)).length, 2, 'A keeps its newest two');
+    assert.equal(objects.length, 3, objects.join(', '));
+  });
+});

@@ -1,0 +1,185 @@
+// Secrets in every form terraform prints them in (the real terraform 1.11): generated values of
+// every character class, given in sensitive.tfvars.json to a module that does not declare them
+// sensitive, go through a plan, an apply, outputs, a failing plan and a failing apply (locally
+// and in a cluster), and no part of any of them appears in a byte the runner wrote.
+//
+// The oracle does not use the masker: each generated secret is made of random alphanumeric
+// tokens with the special characters between them. No escaping changes an ASCII letter or digit,
+// so a token found anywhere means some part of a secret got out, whatever the escaping.
+import { describe, it, before, after, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { FakeApiServer } from '../support/fake-apiserver.ts';
+import { explain, scenario, type RunnerRun } from './runner.ts';
+
+/** Every form terraform's renderers give a string: as is (heredoc), Go-quoted, a JSON document, Go-quoted JSON and HCL, a map key; diagnostics that quote and wrap it. */
+const MODULE = {
+  'main.tf': `terraform {
+  required_providers {
+    terraform = { source = "terraform.io/builtin/terraform" }
+  }
+}
+
+variable "canaries" { type = list(string) }
+
+variable "refuse" {
+  type    = bool
+  default = false
+}
+
+variable "fail_apply" {
+  type    = bool
+  default = false
+}
+
+locals {
+  canaries = { for i, c in var.canaries : tostring(i) => c }
+}
+
+resource "terraform_data" "plain" {
+  for_each = local.canaries
+  input    = each.value
+
+  lifecycle {
+    precondition {
+      condition     = !var.refuse || each.value == "never"
+      error_message = "The value \${each.value} is refused, and this sentence is long enough to be word-wrapped."
+    }
+  }
+}
+
+resource "terraform_data" "encoded" {
+  for_each = local.canaries
+  input = {
+    json     = jsonencode({ k = each.value })
+    embedded = "x \${jsonencode(each.value)} y"
+    hcl      = provider::terraform::encode_expr(each.value)
+    keyed    = { (each.value) = "v" }
+  }
+}
+
+resource "terraform_data" "fail" {
+  for_each = var.fail_apply ? local.canaries : {}
+  input    = each.value
+
+  lifecycle {
+    postcondition {
+      condition     = self.output == "never"
+      error_message = "After apply, \${self.output} was refused, and this sentence is long enough to be word-wrapped."
+    }
+  }
+}
+
+output "canaries" {
+  value = var.canaries
+}
+`,
+};
+
+const token = fc.stringMatching(/^[A-Za-z0-9]{8}$/).map((t) => `Q${t}`);
+/** What goes between tokens: each character class some renderer escapes, splits or normalises. */
+const special = fc.constantFrom(
+  '\x00', '\x01', '\x07', '\b', '\f', '\v', '\x1b', '\x7f', // control characters
+  '\u2028', '\u2029', '\u0085', '\u00a0', '\u3000', '\u200b', '\ufeff', '\u00ad', // separators, format characters
+  '"', "'", '\\', '\\n', '${', '%{', '$${', '<&>', // quotes, backslashes, template introducers, HTML
+  '\n', '\r\n', '\n\n', '\t', ' ', '  ', ' ', ' ', // line breaks and white space (where terraform splits and wraps)
+  'e\u0301', '\u{1F600}', '\u{E0001}', '\u{10FFFD}', // NFC (terraform composes), non-BMP, unprintable
+);
+/** A secret: tokens with specials between them; long ones (hundreds of characters) wrap over several lines. */
+const canary = fc
+  .tuple(token, fc.array(fc.tuple(special, token), { minLength: 1, maxLength: 40 }))
+  .map(([first, rest]) => first + rest.map(([s, t]) => s + t).join(''));
+
+/** The values of the issue, and one long passphrase: always among the secrets. */
+const FIXED = ['Qcanaryls\u2028Qlstail', 'Qcanaryctl\x01Qctltail', `Qwrapped ${Array.from({ length: 14 }, (_, i) => `Qpassword${i}`).join(' ')}`];
+
+let currentSeed = 0;
+
+const tokensOf = (value: string) => value.match(/Q[A-Za-z0-9]{8,}/g) ?? [];
+
+/** Every file the run left under `dir`, but the chunks of backups and plan artifacts (a state and a plan hold secrets by design). */
+async function writtenFiles(dir: string): Promise<string> {
+  let bytes = '';
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => [])) {
+    if (!entry.isFile() || /^chunk-\d{5}$/.test(entry.name)) continue;
+    bytes += `\n${join(entry.parentPath, entry.name)}:\n${await readFile(join(entry.parentPath, entry.name), 'utf8')}`;
+  }
+  return bytes;
+}
+
+function assertNoToken(bytes: string, secrets: readonly string[], what: string) {
+  what = `${what} (seed ${currentSeed})`;
+  for (const secret of secrets) {
+    for (const t of tokensOf(secret)) {
+      const at = bytes.indexOf(t);
+      assert.equal(at, -1, `${what}: part of the secret ${JSON.stringify(secret)} got out: …${bytes.slice(Math.max(0, at - 300), at + 100)}…`);
+    }
+  }
+}
+
+/** Every op over one set of secrets; each check names the seed that made them. */
+async function exercise(t: TestContext, api: FakeApiServer, canaries: readonly string[], attempt: number): Promise<void> {
+  const s = await scenario(t, MODULE);
+  const inputs = (extra: Record<string, unknown>) => s.setInputs({ 'sensitive.tfvars.json': { canaries }, 'terraform.tfvars.json': extra });
+  const check = async (run: RunnerRun, what: string, exitCode: number) => {
+    assert.equal(run.exitCode, exitCode, `${what}: ${explain(run)}`);
+    // The out dir holds result.json, the backups (blocked-run records, manifests) and the plan artifact; the termination message is beside it.
+    assertNoToken(run.stdout + run.stderr + (await writtenFiles(s.out)) + (await readFile(s.termination, 'utf8')), canaries, what);
+  };
+
+  await inputs({});
+  const plan = await s.run('plan', ['--artifacts', join(s.out, 'artifacts')]);
+  await check(plan, 'plan', 0);
+  assert.ok(plan.result!.planText!.includes('(sensitive value)'), 'the plan text shows the secrets masked');
+  await check(await s.run('apply'), 'apply', 0);
+  await check(await s.run('drift'), 'drift', 0);
+
+  await inputs({ refuse: true });
+  const failedPlan = await s.run('drift');
+  await check(failedPlan, 'a plan that fails with diagnostics quoting the secrets', 1);
+  assert.match(failedPlan.stderr, /The value \(sensitive value\)\s+is refused/, 'the diagnostic is there, masked');
+
+  await inputs({ fail_apply: true });
+  const failedApply = await s.run('apply');
+  await check(failedApply, 'an apply that fails after changing things', 1);
+  assert.equal(failedApply.result!.reason, 'ApplyFailed');
+  assert.match(failedApply.stderr, /After apply, \(sensitive value\)\s+was refused/);
+
+  // In a cluster: the result Secret (no output is sensitive, so nothing in it may show a secret),
+  // the Job's annotations, and the backup Secrets but their chunks.
+  const job = `forms-${attempt}`;
+  api.addJob(NS, job);
+  const sa = await api.writeServiceAccountDir(join(s.dir, 'sa'));
+  const identity = ['--job-name', job, '--job-uid', api.job(NS, job)!.metadata.uid, '--service-account-dir', sa, '--namespace', NS, '--object', `demo-${attempt}`];
+  await check(await s.run('apply', identity, api.env), 'an apply in a cluster that fails', 1);
+  const objects = [api.job(NS, job)!, ...api.secrets(NS).filter((secret) => secret.metadata.labels?.['captf.io/part'] !== 'chunk')];
+  const decoded = objects.map((object) => ({
+    ...object,
+    data: Object.fromEntries(Object.entries<string>(object.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')])),
+  }));
+  assert.ok(
+    decoded.some((object) => object.metadata.labels?.['captf.io/artifact-kind'] === 'result' && object.metadata.name.startsWith(job)),
+    'the result Secret was written',
+  );
+  assertNoToken(JSON.stringify(decoded), canaries, 'the Kubernetes objects');
+}
+
+const NS = 'forms';
+
+describe('secrets in every form terraform prints them in', () => {
+  let api: FakeApiServer;
+  before(async () => {
+    api = await FakeApiServer.start({ serviceAccount: { namespace: NS, name: 'captf-runner' } });
+  });
+  after(() => api.stop());
+
+  it('generated secrets of every character class never appear, in any escaping, in what any op writes (plan, apply, outputs, failing plan, failing apply, in a cluster)', async (t) => {
+    // Each sample costs six runs of the runner, so there is no shrinking: the seed repeats a failure.
+    currentSeed = Number(process.env.CAPTF_SECRET_FORMS_SEED ?? Date.now() % 2 ** 31);
+    t.diagnostic(`CAPTF_SECRET_FORMS_SEED=${currentSeed} repeats this run`);
+    const samples = fc.sample(fc.array(canary, { minLength: 12, maxLength: 12 }), { seed: currentSeed, numRuns: Number(process.env.CAPTF_SECRET_FORMS_RUNS ?? 1) });
+    for (const [attempt, generated] of samples.entries()) await exercise(t, api, [...FIXED, ...generated], attempt);
+  });
+});
