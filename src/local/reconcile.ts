@@ -92,6 +92,8 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
     '--termination-log', join(run.dir, 'termination-log'),
     '--log-format', 'pretty',
     ...(decision.op === 'apply' ? await applyFlags(pass, inputs) : []),
+    // Only the object's first apply starts its state: a state dir lost later is refused, never started afresh.
+    ...(decision.op === 'apply' && pinned === undefined ? ['--new-state'] : []),
   ];
   say(`run ${run.id}: captf-runner ${decision.op}`);
   const exitCode = await runRunnerProcess(args, { logFile: join(run.dir, 'runner.log'), verbose });

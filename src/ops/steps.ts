@@ -25,18 +25,23 @@ import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../workspace/scan.ts
 import { ERRORED_STATE_FILE, missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
 import { heldPlanOutput } from './held-output.ts';
+import { checkRunLocations } from './locations.ts';
 import { loadInputs, type LoadedInputs } from './inputs.ts';
 import type { ResultFields } from './run.ts';
 import { backupStep, readStateStep, stateAfterFailure, type PulledState } from './state-steps.ts';
 
 /** The cheap part of the contract check, before anything touches state: a supported terraform. */
 export async function preflight(ctx: RunContext, fields: ResultFields): Promise<TerraformVersion> {
-  return ctx.step('preflight', () => checkTerraform(ctx, fields));
+  return ctx.step('preflight', async () => {
+    await checkRunLocations(ctx.settings);
+    return checkTerraform(ctx, fields);
+  });
 }
 
 /** The same for ops that run the module: also a module dir with configuration, read once. */
 export async function preflightModule(ctx: RunContext, fields: ResultFields): Promise<{ version: TerraformVersion; scan: ModuleScan }> {
   return ctx.step('preflight', async () => {
+    await checkRunLocations(ctx.settings);
     const scan = await scanModule(ctx.settings.module);
     return { version: await checkTerraform(ctx, fields), scan };
   });
