@@ -1,6 +1,7 @@
 // apply --plan-artifact: applyPolicy Manual. Applies exactly the plan a person approved by its plan
 // hash, never a new plan. The approval binds the plan, so the destructive guard does not apply;
 // the mounted inputs must be the ones the plan was made from.
+import { constants } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { changesOnlyTheRecord } from '../guard/decide.ts';
@@ -30,7 +31,9 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
       );
       manifest = artifact.manifest;
       fields.planHash = artifact.manifest.planHash;
-      await copyFile(artifact.paths[PLAN_FILE_NAME]!, workspace.planFile);
+      await copyFile(artifact.paths[PLAN_FILE_NAME]!, workspace.planFile, constants.COPYFILE_EXCL);
+      // Held from here: show, the plan check and the apply read this one file.
+      await workspace.holdPlan();
       // The providers the plan was made with: init must not pick others.
       if (artifact.paths[LOCK_FILE_NAME]) await copyFile(artifact.paths[LOCK_FILE_NAME], join(workspace.root, LOCK_FILE_NAME));
     },

@@ -19,7 +19,7 @@ import { showPlan } from '../terraform/show.ts';
 import type { Terraform } from '../terraform/terraform.ts';
 import { validate } from '../terraform/validate.ts';
 import { checkSupported, terraformVersion, type TerraformVersion } from '../terraform/version.ts';
-import { sha256File } from '../util/digest.ts';
+import type { HeldPlanFile } from '../workspace/plan-file.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../workspace/scan.ts';
 import { ERRORED_STATE_FILE, missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
@@ -129,7 +129,7 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
   const shown = await ctx.step(
     'show',
     async () => {
-      const { value: plan, exitCode } = await showPlan(tf, workspace.planFile, (stdout: Readable) =>
+      const { value: plan, exitCode } = await showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
         classifyPlanStream(stdout, {
           ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]),
           destroyPlan: options.destroyPlan,
@@ -175,7 +175,15 @@ export async function outputsStep(ctx: RunContext, tf: Terraform, options: { cle
 
 /** Secret material does not outlive the run. */
 export async function removePlanFile(workspace: Workspace): Promise<void> {
-  await rm(workspace.planFile, { force: true });
+  await workspace.releasePlan();
+}
+
+/** The saved plan held open since it was hashed: shown, checked and applied through that one open file. */
+export function heldPlan(workspace: Workspace): HeldPlanFile {
+  const plan = workspace.heldPlan();
+  // A caller that never hashed its plan is a bug: without the hash nothing says what will be applied.
+  if (!plan) throw new RunnerError({ kind: 'internal', reason: 'InternalError', message: 'internal error: the saved plan was not hashed before it was used; nothing was applied' });
+  return plan;
 }
 
 /** What every op that runs the module starts with: the contract preflight, the inputs, the workdir, init and validate. */
@@ -224,8 +232,8 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
   const held = heldPlanOutput(root.tf, root.workspace, ctx.masker);
   const { planned, plan } = await held.around(async () => {
     const planned = await planStep(ctx, held.terraform, root.workspace, recordHash, extra);
-    // Taken before show reads the file: the apply must run exactly the plan that was classified.
-    fields.planHash = await ctx.step('plan hash', () => sha256File(root.workspace.planFile));
+    // Taken before show reads the file, through the open file terraform shows and applies: the apply must run exactly the plan that was classified.
+    fields.planHash = await ctx.step('plan hash', async () => (await root.workspace.holdPlan()).sha256());
     const plan = await showStep(ctx, root.tf, root.workspace, fields, { destroyPlan: extra.destroy, ...show });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     return { planned, plan };
@@ -240,18 +248,19 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
 export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, failureReason = 'ApplyFailed', options: { backup?: boolean } = {}): Promise<void> {
   if (options.backup !== false) fields.backup = await backupStep(ctx, before, root.inputs.hashes.inputsHash, root.version.version);
   try {
-    await ctx.step('plan check', () => checkPlanFile(root.workspace.planFile, fields.planHash));
-    await applyStep(ctx, root, before, fields, { planFile: root.workspace.planFile, lockTimeout: ctx.settings.lockTimeout }, failureReason);
+    const plan = heldPlan(root.workspace);
+    await ctx.step('plan check', () => checkPlanFile(plan, fields.planHash));
+    await applyStep(ctx, root, before, fields, { planFile: plan, lockTimeout: ctx.settings.lockTimeout }, failureReason);
   } finally {
     await removePlanFile(root.workspace);
   }
 }
 
-async function checkPlanFile(planFile: string, classifiedHash: string | undefined): Promise<void> {
-  // A caller that never hashed its plan is a bug: without the hash nothing says what will be applied.
+/** Just before apply, through the open file terraform will read: a plan written in place since it was hashed is refused. */
+async function checkPlanFile(plan: HeldPlanFile, classifiedHash: string | undefined): Promise<void> {
   if (classifiedHash === undefined)
     throw new RunnerError({ kind: 'internal', reason: 'InternalError', message: 'internal error: the saved plan was not hashed when it was classified; nothing was applied' });
-  const now = await sha256File(planFile);
+  const now = await plan.sha256();
   if (now !== classifiedHash)
     throw new RunnerError({
       kind: 'plan',

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { RunnerError, imageError, usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
+import { HeldPlanFile } from './plan-file.ts';
 import { emptyScan, INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, scanHcl, scanJson, type ModuleScan } from './scan.ts';
 
 /** Where the module finds input files other than the variable files: `${path.root}/captf-inputs/<name>`. */
@@ -29,6 +30,12 @@ export interface Workspace {
   privateDir: string;
   varFiles: string[];
   scan: ModuleScan;
+  /** Opens the saved plan (planFile) and holds it until releasePlan or dispose: from its hash to its apply, terraform reads that very file. */
+  holdPlan(): Promise<HeldPlanFile>;
+  /** The plan holdPlan opened, while it is held. */
+  heldPlan(): HeldPlanFile | undefined;
+  /** Closes the held plan and removes the plan file: secret material does not outlive the run. */
+  releasePlan(): Promise<void>;
   /** Removes the workdir when the runner made it (its private dir otherwise), unless keep() was called. */
   dispose(): Promise<void>;
   /** Leaves the workdir in place: it holds state that could not be saved anywhere else. */
@@ -149,7 +156,7 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
 }
 
 /** The workdir itself, 0700, with its private dir for secret material; removed at the end when the runner made it. */
-async function makeWorkdir(given: string | undefined): Promise<Pick<Workspace, 'dir' | 'privateDir' | 'planFile' | 'dispose' | 'keep'>> {
+async function makeWorkdir(given: string | undefined): Promise<WorkdirPart> {
   let dir = given === undefined ? undefined : resolve(given);
   try {
     dir ??= await mkdtemp(join(tmpdir(), 'captf-runner-'));
@@ -179,17 +186,35 @@ async function ownPrivateDir(path: string): Promise<void> {
   await chmod(path, 0o700);
 }
 
-function makeWorkdirIn(dir: string, owned: boolean): Pick<Workspace, 'dir' | 'privateDir' | 'planFile' | 'dispose' | 'keep'> {
+type WorkdirPart = Pick<Workspace, 'dir' | 'privateDir' | 'planFile' | 'holdPlan' | 'heldPlan' | 'releasePlan' | 'dispose' | 'keep'>;
+
+function makeWorkdirIn(dir: string, owned: boolean): WorkdirPart {
   const privateDir = join(dir, 'private');
+  const planFile = join(privateDir, 'plan.tfplan');
   let kept = false;
+  let held: HeldPlanFile | undefined;
+  const releasePlan = async () => {
+    await held?.close();
+    held = undefined;
+    await rm(planFile, { force: true });
+  };
   return {
     dir,
     privateDir,
-    planFile: join(privateDir, 'plan.tfplan'),
+    planFile,
+    holdPlan: async () => {
+      await held?.close();
+      held = await HeldPlanFile.open(planFile);
+      return held;
+    },
+    heldPlan: () => held,
+    releasePlan,
     keep: () => {
       kept = true;
     },
     dispose: async () => {
+      await held?.close();
+      held = undefined;
       if (kept) return;
       if (owned) await rm(dir, { recursive: true, force: true });
       else await rm(privateDir, { recursive: true, force: true });
