@@ -9,17 +9,18 @@ import { usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
 
 export async function checkRunLocations(settings: Settings): Promise<void> {
-  await probeWritableDir(settings.out, '--out', 'OutDirUnusable', 'where result.json goes');
+  await probeWritableDir(settings.out, 0o777, '--out', 'OutDirUnusable', 'where result.json goes');
   // The default (<out>/backups) is under the dir just probed; Secrets in a cluster are not a dir.
-  if (settings.backups) await probeWritableDir(settings.backups, '--backups', 'BackupsDirUnusable', 'where the state backups go');
+  // 0700 as the backup store makes it: backups hold the state's secrets.
+  if (settings.backups) await probeWritableDir(settings.backups, 0o700, '--backups', 'BackupsDirUnusable', 'where the state backups go');
   if (settings.state) await checkStateDir(settings.state, settings.newState);
 }
 
 /** Creates the dir when it is missing, then writes and removes a file in it: permission bits do not tell about a read-only mount. */
-async function probeWritableDir(dir: string, flag: string, reason: string, what: string): Promise<void> {
+async function probeWritableDir(dir: string, mode: number, flag: string, reason: string, what: string): Promise<void> {
   const probe = join(dir, `.captf-runner-probe-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
-    await makeDirs(dir);
+    await makeDirs(dir, mode);
     await (await open(probe, 'wx', 0o600)).close();
     await rm(probe, { force: true });
   } catch (error) {
