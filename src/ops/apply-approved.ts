@@ -2,7 +2,7 @@
 // hash, never a new plan. The approval binds the plan, so the destructive guard does not apply;
 // the mounted inputs must be the ones the plan was made from.
 import { constants } from 'node:fs';
-import { copyFile } from 'node:fs/promises';
+import { copyFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { changesOnlyTheRecord } from '../guard/decide.ts';
 import { RunnerError, usageError } from '../errors.ts';
@@ -35,7 +35,11 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
       // Held from here: show, the plan check and the apply read this one file.
       await workspace.holdPlan();
       // The providers the plan was made with: init must not pick others.
-      if (artifact.paths[LOCK_FILE_NAME]) await copyFile(artifact.paths[LOCK_FILE_NAME], join(workspace.root, LOCK_FILE_NAME));
+      if (artifact.paths[LOCK_FILE_NAME]) {
+        const lockFile = join(workspace.root, LOCK_FILE_NAME);
+        await rm(lockFile, { force: true }); // the module's copy: replaced by a new file, never written through
+        await copyFile(artifact.paths[LOCK_FILE_NAME], lockFile, constants.COPYFILE_EXCL);
+      }
     },
   });
   try {

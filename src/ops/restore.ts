@@ -2,7 +2,7 @@
 // module's backend.tf and nothing else), a verified backup, a lineage check, a serial above the
 // current one, then a pull to check the backend holds what was restored. Nothing is pushed when
 // anything fails.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createReadStream } from 'node:fs';
 import { RunnerError, usageError } from '../errors.ts';
@@ -10,7 +10,7 @@ import { statePush } from '../terraform/state.ts';
 import { readArtifact } from '../store/chunked.ts';
 import { withSerial } from '../state/serial.ts';
 import { summarizeState } from '../plan/state.ts';
-import { prepareBackendWorkspace } from '../workspace/workspace.ts';
+import { prepareBackendWorkspace, writeNewFile } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { openArtifactSource } from './stores.ts';
@@ -50,7 +50,7 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
     // terraform accepts a push only above the current serial; the lineage stays the backup's.
     const serial = Math.max(current.serial ?? 0, restored.serial) + 1;
     const pushFile = join(workspace.privateDir, 'restore.tfstate');
-    await writeFile(pushFile, withSerial(await readFile(backup.paths[STATE_FILE_NAME]!, 'utf8'), serial), { mode: 0o600 });
+    await writeNewFile(pushFile, withSerial(await readFile(backup.paths[STATE_FILE_NAME]!, 'utf8'), serial));
     ctx.mutationStarted = true;
     const lockTimeout = ctx.settings.lockTimeout;
     await ctx.step('state push', () => statePush(tf, pushFile, { force: otherLineage, lockTimeout }), (r) => r.exitCode);

@@ -73,6 +73,8 @@ export async function workspaceStep(ctx: RunContext, scan: ModuleScan, inputs: L
       workdir: ctx.settings.workdir,
       statePath: ctx.settings.state,
       inputs: inputs.workspaceInputs,
+      teardown: ctx.op === 'destroy',
+      warn: (message) => ctx.warn(message),
     }),
   );
 }
