@@ -15,7 +15,7 @@ import { lastDiagnostic } from '../terraform/terraform.ts';
 import { validate } from '../terraform/validate.ts';
 import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type TerraformVersion } from '../terraform/version.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, scanHcl, type ModuleScan } from '../workspace/scan.ts';
-import { BACKEND_FILE, moduleFilesProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule } from '../workspace/workspace.ts';
+import { BACKEND_FILE, moduleFilesProblem, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule } from '../workspace/workspace.ts';
 import { LOCK_FILE, providersInInitOutput, REQUIRED_VARIABLES } from './module-files.ts';
 
 export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate';
@@ -158,6 +158,9 @@ type CheckRow = [name: CheckName, status: ContractCheck['status'], message: stri
 async function backendCheck(moduleDir: string, scan: ModuleScan): Promise<CheckRow> {
   const fix = `put the module's backend alone in ${BACKEND_FILE}: terraform { backend "kubernetes" {} } (its settings come from --backend-config files)`;
   if (!scan.backend) return ['backend', 'fail', 'the module declares no backend: its state would be lost with the workdir', fix];
+  // Every op refuses this too (prepareWorkspace): an override file's backend wins over backend.tf.
+  const override = overrideBackendProblem(scan);
+  if (override) return ['backend', 'fail', override.message, override.fix];
   const text = await readFile(join(moduleDir, BACKEND_FILE), 'utf8').catch(() => undefined);
   if (text === undefined) return ['backend', 'fail', `the module declares backend "${scan.backend}", but not in ${BACKEND_FILE}`, fix];
   const own = scanHcl(text);

@@ -24,7 +24,7 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
   const workspace = await ctx.step('workspace', () => prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath: ctx.settings.state }));
   const tf = terraformIn(ctx, version, workspace);
   try {
-    await initStep(ctx, tf);
+    await initStep(ctx, tf, workspace);
     const current = await stateBeforeStep(ctx, tf, workspace, fields);
 
     const backup = await ctx.step('read backup', () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'backup'), expect: { kind: 'StateBackup' } }));

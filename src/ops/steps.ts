@@ -1,6 +1,6 @@
 // The steps ops share, each a short function over the driver. An op is a readable sequence of these.
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Classification, DestructiveChange } from '../contract/classification.ts';
 import type { OutputValue } from '../contract/result.ts';
@@ -12,6 +12,7 @@ import { writeWithBackpressure } from '../output/std-streams.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { apply as terraformApply, type ApplyOptions } from '../terraform/apply.ts';
 import { terraformEnv } from '../terraform/exec.ts';
+import { checkBackend, type ExpectedBackend } from '../terraform/backend.ts';
 import { init } from '../terraform/init.ts';
 import { output } from '../terraform/output.ts';
 import { plan, type PlanOptions } from '../terraform/plan.ts';
@@ -91,8 +92,19 @@ export function terraformIn(ctx: RunContext, version: TerraformVersion, workspac
   };
 }
 
-export async function initStep(ctx: RunContext, tf: Terraform): Promise<void> {
-  await ctx.step('init', () => init(tf, { backendConfigs: ctx.settings.backendConfig, lockfileReadonly: true }), (r) => r.exitCode);
+/** init, then the backend it recorded: the module's own, or exactly the local state --state names, before any state is read. */
+export async function initStep(ctx: RunContext, tf: Terraform, workspace: Workspace): Promise<void> {
+  const statePath = ctx.settings.state;
+  const expected: ExpectedBackend = statePath ? { type: 'local', path: resolve(statePath) } : { type: workspace.scan.backend ?? 'unknown' };
+  await ctx.step(
+    'init',
+    async () => {
+      const result = await init(tf, { backendConfigs: ctx.settings.backendConfig, lockfileReadonly: true });
+      await checkBackend(tf, expected, [...new Set(workspace.scan.backendBlocks.map((block) => block.file))]);
+      return result;
+    },
+    (r) => r.exitCode,
+  );
 }
 
 export async function validateStep(ctx: RunContext, tf: Terraform): Promise<void> {
@@ -211,7 +223,7 @@ export async function prepareRoot(ctx: RunContext, fields: ResultFields, options
   const tf = terraformIn(ctx, version, workspace);
   try {
     await options.beforeInit?.(workspace, inputs);
-    await initStep(ctx, tf);
+    await initStep(ctx, tf, workspace);
     if (options.validate !== false) await validateStep(ctx, tf);
   } catch (error) {
     await workspace.dispose();

@@ -3,7 +3,7 @@
 // configuration), the injected inputs-hash resource and, for local runs, a local backend.
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { RunnerError, imageError, usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
 import { copyModuleTree, readModuleTree, type ModuleProblem } from './module-tree.ts';
@@ -107,6 +107,23 @@ export function reservedNamesProblem(scan: ModuleScan): { message: string; fix: 
   };
 }
 
+/** terraform's override files (and OpenTofu's .tofu forms): merged over the rest, in name order. */
+const OVERRIDE_FILE = /^(?:.*_)?override\.(?:tf|tofu)(?:\.json)?$/;
+
+/**
+ * A backend or cloud block in an override file would win over the module's backend.tf, and one
+ * named after captf_runner_backend_override.tf over the runner's --state: the run would change
+ * another state and report it as the object's. Refused (prepareWorkspace and contract check).
+ */
+export function overrideBackendProblem(scan: ModuleScan): { message: string; fix: string } | undefined {
+  const found = scan.backendBlocks.filter((block) => OVERRIDE_FILE.test(basename(block.file)));
+  if (found.length === 0) return undefined;
+  return {
+    message: `the module sets its backend in an override file: ${found.map((b) => `${b.file}:${b.line}: ${b.type === 'cloud' ? 'cloud' : `backend "${b.type}"`}`).join('; ')}`,
+    fix: `remove ${found.length === 1 ? 'that block' : 'those blocks'}: the module's backend belongs in ${BACKEND_FILE} alone (its settings come from --backend-config files), and --state replaces it for local runs`,
+  };
+}
+
 /** What terraform says the root module declares and the scan did not find (pure). */
 export function missedDeclarations(declared: Iterable<string>, scan: ModuleScan): string[] {
   const known = new Set([...scan.resources, ...scan.moduleCalls, INPUTS_HASH_RESOURCE]);
@@ -156,6 +173,8 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
   const { scan } = options;
   const reserved = reservedNamesProblem(scan);
   if (reserved) throw imageError(`${reserved.message}. Nothing was planned or applied; ${reserved.fix}`, { reserved: scan.reserved });
+  const overrideBackend = overrideBackendProblem(scan);
+  if (overrideBackend) throw imageError(`${overrideBackend.message}. Nothing was planned or applied; ${overrideBackend.fix}`);
   if (!scan.backend && !options.statePath)
     throw usageError('StateLocationMissing', 'the module has no backend block and no --state FILE was given: the state would be lost with the workdir. Add a backend to the module or pass --state FILE');
 
@@ -272,13 +291,16 @@ export async function prepareBackendWorkspace(options: { moduleDir: string; work
   const root = join(workdir.dir, 'backend-root');
   await rm(root, { recursive: true, force: true });
   await mkdir(root, { recursive: true, mode: 0o700 });
+  // The scan of the root: what init must then have configured (initStep).
+  let scan = emptyScan();
   if (options.statePath) await writeNewFile(join(root, BACKEND_FILE), localBackendConfig(resolve(options.statePath)));
   else {
-    const backend = await readFile(join(options.moduleDir, BACKEND_FILE), 'utf8').catch(() => undefined);
-    const scan = backend === undefined ? undefined : scanHcl(backend);
-    if (!scan?.backend)
-      throw imageError(`${join(options.moduleDir, BACKEND_FILE)} does not hold the module's backend block: the module contract keeps it in a file of its own (or pass --state FILE for a local state)`);
+    const backendPath = join(options.moduleDir, BACKEND_FILE);
+    const backend = await readFile(backendPath, 'utf8').catch(() => undefined);
+    if (backend !== undefined) scan = scanHcl(backend, scan, backendPath);
+    if (!scan.backend)
+      throw imageError(`${backendPath} does not hold the module's backend block: the module contract keeps it in a file of its own (or pass --state FILE for a local state)`);
     await writeNewFile(join(root, BACKEND_FILE), backend!);
   }
-  return { ...workdir, root, varFiles: [], scan: emptyScan() };
+  return { ...workdir, root, varFiles: [], scan };
 }

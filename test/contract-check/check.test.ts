@@ -151,6 +151,15 @@ describe('contract check of a directory tree', () => {
     assert.match(check.message, /own\.tf:1: variable "captf_inputs_hash"; .*own\.tf:2: resource "terraform_data" "captf_inputs_hash"$/);
   });
 
+  test('a backend in an override file fails the backend check, file and line named', async (t) => {
+    const tree = await imageTree(t, { ...POOL_MODULE, 'zz_override.tf': 'terraform {\n  backend "local" {\n    path = "/elsewhere.tfstate"\n  }\n}\n' });
+    const check = byName(await runContractCheck({ root: tree.root, env: tree.env })).backend!;
+    assert.equal(check.status, 'fail');
+    assert.equal(check.message, `the module sets its backend in an override file: ${join(tree.module, 'zz_override.tf')}:2: backend "local"`);
+    assert.doesNotMatch(check.message, /elsewhere/, 'never a config value');
+    assert.match(check.fix!, /belongs in backend\.tf alone/);
+  });
+
   test("the files check: a file named like the runner's own and a link leading outside the module, each named with the fix", async (t) => {
     const tree = await imageTree(t, { ...POOL_MODULE, 'captf_runner_backend_override.tf': '# the module\'s own\n' });
     await writeFile(join(tree.root, 'outside.tf'), 'resource "terraform_data" "outside" {}\n');
