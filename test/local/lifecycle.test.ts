@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
-import { access, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, readLocalState, resourceIds, tempDir, terraformEnv, writeTree, type TerraformState } from '../support/tf-modules.ts';
 import { recordedInputsHash, RUNNER } from '../e2e/runner.ts';
@@ -120,6 +120,16 @@ describe('local: a module lifecycle on a laptop', () => {
     assert.notEqual(lost.exitCode, 0, explain(lost));
     assert.match(lost.stdout, /^run 0002-apply: invalid \(StateDirMissing\)$/m, explain(lost));
     await assert.rejects(access(stateDir), 'no second, empty state was started');
+  });
+
+  it('a module with a relative link inside it applies: the run keeps the link as written, the runner copies its content', async (t) => {
+    const cwd = await tempDir(t, 'captf-local-');
+    await writeTree(join(cwd, 'module'), { ...modules.base, 'main.tf': '', 'shared/main.tf': modules.base['main.tf']! });
+    await rm(join(cwd, 'module', 'main.tf'));
+    await symlink('shared/main.tf', join(cwd, 'module', 'main.tf'));
+    assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0'));
+    assertPrinted(await local(cwd, 'reconcile'), /^run 0001-apply: succeeded \(ApplySucceeded\)$/m);
+    assert.ok(resourceIds(await readLocalState(join(cwd, '.captf-local', 'state', 'terraform.tfstate')))['terraform_data.cluster']);
   });
 
   it('refuses to approve when nothing is blocked, and says how to create a missing object', async (t) => {
