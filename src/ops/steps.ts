@@ -262,8 +262,11 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
 export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, failureReason = 'ApplyFailed', options: { backup?: boolean } = {}): Promise<void> {
   if (options.backup !== false) fields.backup = await backupStep(ctx, before, root.inputs.hashes.inputsHash, root.version.version);
   try {
-    const plan = heldPlan(root.workspace);
-    await ctx.step('plan check', () => checkPlanFile(plan, fields.planHash));
+    const plan = await ctx.step('plan check', async () => {
+      const held = heldPlan(root.workspace);
+      await checkPlanFile(held, fields.planHash);
+      return held;
+    });
     await applyStep(ctx, root, before, fields, { planFile: plan, lockTimeout: ctx.settings.lockTimeout }, failureReason);
   } finally {
     await removePlanFile(root.workspace);
