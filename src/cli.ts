@@ -24,6 +24,7 @@ function commonOptions(command: Command): Command {
     .option('--workdir <dir>', 'working directory (default: a fresh temp dir)')
     .option('--out <dir>', 'where result.json goes (default .)')
     .option('--state <file>', 'local runs: a local state file, overriding the module backend')
+    .option('--new-state', 'with --state: its directory may not exist yet (a first apply starts the state there)')
     .option('--image <ref>', 'the image reference: part of the inputs hash')
     .option('--kind <kind>', 'cluster | machine | pool (default cluster)')
     .option('--terraform <path>', 'terraform or OpenTofu binary (default terraform on PATH)')

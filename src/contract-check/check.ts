@@ -15,10 +15,10 @@ import { lastDiagnostic } from '../terraform/terraform.ts';
 import { validate } from '../terraform/validate.ts';
 import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type TerraformVersion } from '../terraform/version.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, scanHcl, type ModuleScan } from '../workspace/scan.ts';
-import { BACKEND_FILE, reservedNamesProblem, scanModule } from '../workspace/workspace.ts';
+import { BACKEND_FILE, moduleFilesProblem, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule } from '../workspace/workspace.ts';
 import { LOCK_FILE, providersInInitOutput, REQUIRED_VARIABLES } from './module-files.ts';
 
-export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate';
+export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate';
 
 export interface ContractCheck {
   name: CheckName;
@@ -102,6 +102,7 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
   if (scan instanceof RunnerError) add('module', 'fail', scan.message, FIX.module);
   else add('module', 'pass', `${moduleDir}: ${count(scan.resources.length, 'resource')}, ${count(scan.moduleCalls.length, 'module call')}, ${count(scan.variables.length, 'variable')}`);
   add(...reservedCheck(scan));
+  add(...(await filesCheck(moduleDir, scan)));
 
   if (!options.cheapOnly) {
     if (scan instanceof RunnerError) for (const name of ['backend', 'variables'] as const) add(name, 'skip', 'not checked: no module');
@@ -157,6 +158,9 @@ type CheckRow = [name: CheckName, status: ContractCheck['status'], message: stri
 async function backendCheck(moduleDir: string, scan: ModuleScan): Promise<CheckRow> {
   const fix = `put the module's backend alone in ${BACKEND_FILE}: terraform { backend "kubernetes" {} } (its settings come from --backend-config files)`;
   if (!scan.backend) return ['backend', 'fail', 'the module declares no backend: its state would be lost with the workdir', fix];
+  // Every op refuses this too (prepareWorkspace): an override file's backend wins over backend.tf.
+  const override = overrideBackendProblem(scan);
+  if (override) return ['backend', 'fail', override.message, override.fix];
   const text = await readFile(join(moduleDir, BACKEND_FILE), 'utf8').catch(() => undefined);
   if (text === undefined) return ['backend', 'fail', `the module declares backend "${scan.backend}", but not in ${BACKEND_FILE}`, fix];
   const own = scanHcl(text);
@@ -172,6 +176,16 @@ function reservedCheck(scan: ModuleScan | RunnerError): CheckRow {
   const problem = reservedNamesProblem(scan);
   if (problem) return ['reserved', 'fail', problem.message, problem.fix];
   return ['reserved', 'pass', `names neither ${INPUTS_HASH_RESOURCE} nor var.${INPUTS_HASH_VARIABLE}`];
+}
+
+/** The module's files as the workdir copy takes them: apply, plan, refresh and drift refuse what this fails on (prepareWorkspace). */
+async function filesCheck(moduleDir: string, scan: ModuleScan | RunnerError): Promise<CheckRow> {
+  if (scan instanceof RunnerError) return ['files', 'skip', 'not checked: no module'];
+  const tree = await readModule(moduleDir).catch((error: Error) => error);
+  if (tree instanceof Error) return ['files', 'fail', `the module dir cannot be read: ${tree.message}`, 'make the module readable by the runner\'s uid'];
+  const problem = moduleFilesProblem(tree.problems);
+  if (problem) return ['files', 'fail', problem.message, problem.fix];
+  return ['files', 'pass', `no file named like the runner's own (${[...RUNNER_FILES].join(', ')}); no symbolic link leads outside the module`];
 }
 
 function variablesCheck(scan: ModuleScan, kind: Kind | undefined): CheckRow {

@@ -27,7 +27,7 @@ export const ActionCounts = z.strictObject({
   noop: z.number().int().nonnegative(),
   forget: z.number().int().nonnegative(),
   import: z.number().int().nonnegative().describe('Entries with change.importing (counted besides their action)'),
-  move: z.number().int().nonnegative().describe('Entries with previous_address (counted besides their action)'),
+  move: z.number().int().nonnegative().describe('Entries with previous_address, in resource_changes or resource_drift (counted besides their action)'),
   unknown: z.number().int().nonnegative(),
 });
 export type ActionCounts = z.infer<typeof ActionCounts>;
@@ -40,6 +40,7 @@ export const OutputChangeCounts = z.strictObject({
 
 export const DriftEntry = z.strictObject({
   address: z.string(),
+  previousAddress: z.string().optional().describe('Where the object was before a move (previous_address): a refresh-only plan reports its moves here, and applying it carries them out'),
   deposed: z.string().optional(),
   actions: z.array(z.string()),
 });

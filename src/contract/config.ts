@@ -27,6 +27,7 @@ export const Settings = z.strictObject({
   workdir: Path.optional().describe('Default: a fresh temp dir, removed at the end'),
   out: Path.default('.'),
   state: Path.optional().describe('Local runs: a local state file, overriding the module backend'),
+  newState: z.boolean().default(false).describe('--state may name a file in a directory that does not exist yet (a first apply)'),
   image: z.string().default(''),
   kind: Kind.default('cluster'),
   guard: z.enum(['on', 'off']).default('on'),
@@ -65,7 +66,7 @@ export type Settings = z.infer<typeof Settings>;
 export const envName = (key: string) => 'CAPTF_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
 
 const LIST_SETTINGS = new Set(['backendConfig']);
-const BOOLEAN_SETTINGS = new Set(['force', 'allowPlaintextBackups']);
+const BOOLEAN_SETTINGS = new Set(['force', 'allowPlaintextBackups', 'newState']);
 
 /** One setting as given, unvalidated: the flag, else its environment variable, else undefined. */
 export function givenSetting(flags: Record<string, unknown>, env: NodeJS.ProcessEnv, key: string): unknown {

@@ -124,7 +124,7 @@ export async function createObject(paths: LocalPaths, spec: NewObject): Promise<
     throw usageError('LocalObjectExists', `${paths.given} already holds a local object: use another --dir, or delete it first (captf-runner local delete, then local reconcile)`);
   }
   await mkdir(paths.inputs, { recursive: true });
-  await mkdir(join(paths.stateFile, '..'), { recursive: true });
+  // No state dir: the first apply starts it (--new-state); without one, a lost state dir is refused.
   await mkdir(paths.runs, { recursive: true });
   return object;
 }

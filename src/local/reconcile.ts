@@ -92,6 +92,8 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
     '--termination-log', join(run.dir, 'termination-log'),
     '--log-format', 'pretty',
     ...(decision.op === 'apply' ? await applyFlags(pass, inputs) : []),
+    // Only the object's first apply starts its state: a state dir lost later is refused, never started afresh.
+    ...(decision.op === 'apply' && pinned === undefined ? ['--new-state'] : []),
   ];
   say(`run ${run.id}: captf-runner ${decision.op}`);
   const exitCode = await runRunnerProcess(args, { logFile: join(run.dir, 'runner.log'), verbose });
@@ -169,13 +171,14 @@ async function copyInputs({ object, paths, decision }: Pass, into: string): Prom
 
 async function copyModule(moduleDir: string, into: string): Promise<string> {
   await existingDir(moduleDir, 'the module dir (spec.module)');
-  await cp(moduleDir, into, { recursive: true, filter: (source) => !NOT_MODULE_FILES.has(relative(moduleDir, source)) });
+  // Links stay as the author wrote them (cp would make relative ones absolute, into the spec's dir): the runner judges them as in an image.
+  await cp(moduleDir, into, { recursive: true, verbatimSymlinks: true, filter: (source) => !NOT_MODULE_FILES.has(relative(moduleDir, source)) });
   return into;
 }
 
 async function replaceDir(from: string, to: string): Promise<void> {
   await rm(to, { recursive: true, force: true });
-  await cp(from, to, { recursive: true });
+  await cp(from, to, { recursive: true, verbatimSymlinks: true });
 }
 
 async function isDir(path: string): Promise<boolean> {

@@ -1,7 +1,8 @@
 // apply --plan-artifact: applyPolicy Manual. Applies exactly the plan a person approved by its plan
 // hash, never a new plan. The approval binds the plan, so the destructive guard does not apply;
 // the mounted inputs must be the ones the plan was made from.
-import { copyFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { copyFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { changesOnlyTheRecord } from '../guard/decide.ts';
 import { RunnerError, usageError } from '../errors.ts';
@@ -30,9 +31,15 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
       );
       manifest = artifact.manifest;
       fields.planHash = artifact.manifest.planHash;
-      await copyFile(artifact.paths[PLAN_FILE_NAME]!, workspace.planFile);
+      await copyFile(artifact.paths[PLAN_FILE_NAME]!, workspace.planFile, constants.COPYFILE_EXCL);
+      // Held from here: show, the plan check and the apply read this one file.
+      await workspace.holdPlan();
       // The providers the plan was made with: init must not pick others.
-      if (artifact.paths[LOCK_FILE_NAME]) await copyFile(artifact.paths[LOCK_FILE_NAME], join(workspace.root, LOCK_FILE_NAME));
+      if (artifact.paths[LOCK_FILE_NAME]) {
+        const lockFile = join(workspace.root, LOCK_FILE_NAME);
+        await rm(lockFile, { force: true }); // the module's copy: replaced by a new file, never written through
+        await copyFile(artifact.paths[LOCK_FILE_NAME], lockFile, constants.COPYFILE_EXCL);
+      }
     },
   });
   try {

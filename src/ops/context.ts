@@ -16,6 +16,8 @@ export class RunContext {
   readonly startedAt = new Date();
   currentStep: string | undefined;
   stopCause: StopCause | undefined;
+  /** The step that was running when the stop was requested: the one the result names (undefined between steps). */
+  stoppedIn: string | undefined;
   /** Set once terraform apply (or state push) started: infrastructure or state may have changed. */
   mutationStarted = false;
   /** The sensitive outputs with their values: only the result Secret may hold them. */
@@ -30,6 +32,12 @@ export class RunContext {
     readonly masker: Masker,
   ) {}
 
+  /** No new step starts from now on; a step that still finishes is the one the result names. */
+  requestStop(cause: StopCause): void {
+    this.stopCause = cause;
+    this.stoppedIn = this.currentStep;
+  }
+
   warn(message: string): void {
     this.warnings.push(message);
     this.log.warn(message);
@@ -41,7 +49,7 @@ export class RunContext {
    * names the step in errors.
    */
   async step<T>(name: string, body: () => Promise<T>, exitCodeOf?: (value: T) => number | undefined, options: { cleanup?: boolean } = {}): Promise<T> {
-    if (this.stopCause && !options.cleanup) throw stopError(this.stopCause, name, 'the run was asked to stop before this step started');
+    if (this.stopCause && !options.cleanup) throw stopError(this.stopCause, this.stoppedIn ?? name, `the run was asked to stop before ${name} started`);
     const started = new Date();
     this.currentStep = name;
     this.log.info({ step: name }, `${name}: started`);

@@ -17,7 +17,7 @@ export const PLAN_TEXT_LIMIT = 64 * 1024;
 
 export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Masker): { terraform: Terraform; text(): string; around<T>(body: () => Promise<T>): Promise<T> } {
   const file = join(workspace.privateDir, 'plan.txt');
-  const held = createWriteStream(file, { mode: 0o600 });
+  const held = createWriteStream(file, { mode: 0o600, flags: 'wx' }); // the runner's own file: never through a link
   let text = '';
   return {
     terraform: {

@@ -106,7 +106,7 @@ function installStopHandlers(ctx: RunContext): { dispose(): void } {
       escalate(cause !== 'deadline');
       return;
     }
-    ctx.stopCause = cause;
+    ctx.requestStop(cause);
     ctx.log.warn({ cause, step: ctx.currentStep }, `stop requested (${cause}): no new step starts; terraform gets one interrupt`);
     escalate(true);
   };

@@ -10,7 +10,7 @@ import { countsText } from '../output/summary.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { artifactStore } from './stores.ts';
-import { planAndClassify, prepareRoot, removePlanFile, type PreparedRoot } from './steps.ts';
+import { heldPlan, planAndClassify, prepareRoot, removePlanFile, type PreparedRoot } from './steps.ts';
 import { pruneQuietly, stateBeforeStep, type PulledState } from './state-steps.ts';
 import { backendIdentity } from '../terraform/backend.ts';
 
@@ -38,7 +38,8 @@ export async function planOp(ctx: RunContext, fields: ResultFields): Promise<OpE
 }
 
 async function packPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, planHash: string, store: NonNullable<ReturnType<typeof artifactStore>>) {
-  const files: ArtifactFile[] = [{ name: PLAN_FILE_NAME, path: root.workspace.planFile }];
+  // The held file, not the path: the artifact holds the plan that was hashed and classified.
+  const files: ArtifactFile[] = [{ name: PLAN_FILE_NAME, path: heldPlan(root.workspace).reopenPath }];
   const lockFile = await readFile(join(root.workspace.root, LOCK_FILE_NAME)).catch(() => undefined);
   if (lockFile) files.push({ name: LOCK_FILE_NAME, data: lockFile });
   // Time first, so names sort by age; the hash, so a re-plan never collides with a complete artifact.

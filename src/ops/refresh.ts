@@ -11,6 +11,14 @@ import type { OpEnding, ResultFields } from './run.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from './steps.ts';
 import { stateBeforeStep } from './state-steps.ts';
 
+/** The moves the refresh carried out (the module's `moved` blocks), as the result's message names them. */
+function movesText(plan: Classification): string {
+  if (plan.counts.move === 0) return '';
+  const listed = plan.drift.filter((d) => d.previousAddress !== undefined).map((d) => `${d.previousAddress} → ${d.address}`);
+  const more = plan.counts.move - listed.length;
+  return `${plan.counts.move} moved (${listed.join(', ')}${more > 0 ? `, … and ${more} more` : ''}); `;
+}
+
 export async function refreshOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   const root = await prepareRoot(ctx, fields);
   try {
@@ -28,7 +36,7 @@ export async function refreshOp(ctx: RunContext, fields: ResultFields): Promise<
     return {
       outcome: 'succeeded',
       reason: 'RefreshSucceeded',
-      message: `Refreshed: ${Object.keys(outputs).length} outputs${unknown.length ? ` (${unknown.join(', ')} not known yet)` : ''}; state serial ${before.serial ?? 'none'} → ${fields.state?.serialAfter ?? 'none'}.`,
+      message: `Refreshed: ${movesText(plan)}${Object.keys(outputs).length} outputs${unknown.length ? ` (${unknown.join(', ')} not known yet)` : ''}; state serial ${before.serial ?? 'none'} → ${fields.state?.serialAfter ?? 'none'}.`,
     };
   } finally {
     await root.workspace.dispose();

@@ -2,7 +2,7 @@
 // module's backend.tf and nothing else), a verified backup, a lineage check, a serial above the
 // current one, then a pull to check the backend holds what was restored. Nothing is pushed when
 // anything fails.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createReadStream, existsSync } from 'node:fs';
 import { RunnerError, usageError } from '../errors.ts';
@@ -11,7 +11,7 @@ import { readArtifact } from '../store/chunked.ts';
 import { withSerial } from '../state/serial.ts';
 import { summarizeState } from '../plan/state.ts';
 import { emptyScan } from '../workspace/scan.ts';
-import { prepareBackendWorkspace, scanModule } from '../workspace/workspace.ts';
+import { prepareBackendWorkspace, scanModule, writeNewFile } from '../workspace/workspace.ts';
 import type { RunContext } from './context.ts';
 import type { OpEnding, ResultFields } from './run.ts';
 import { openArtifactSource } from './stores.ts';
@@ -25,7 +25,7 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
   const workspace = await ctx.step('workspace', () => prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath: ctx.settings.state }));
   const tf = terraformIn(ctx, version, workspace);
   try {
-    await initStep(ctx, tf);
+    await initStep(ctx, tf, workspace);
     const current = await stateBeforeStep(ctx, tf, workspace, fields);
 
     const backup = await ctx.step('read backup', () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'backup'), expect: { kind: 'StateBackup' }, maxBytes: ctx.settings.maxArtifactBytes }));
@@ -51,7 +51,7 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
     // terraform accepts a push only above the current serial; the lineage stays the backup's.
     const serial = Math.max(current.serial ?? 0, restored.serial) + 1;
     const pushFile = join(workspace.privateDir, 'restore.tfstate');
-    await writeFile(pushFile, withSerial(await readFile(backup.paths[STATE_FILE_NAME]!, 'utf8'), serial), { mode: 0o600 });
+    await writeNewFile(pushFile, withSerial(await readFile(backup.paths[STATE_FILE_NAME]!, 'utf8'), serial));
     ctx.mutationStarted = true;
     const lockTimeout = ctx.settings.lockTimeout;
     await ctx.step('state push', () => statePush(tf, pushFile, { force: otherLineage, lockTimeout }), (r) => r.exitCode);

@@ -1,6 +1,6 @@
 // The steps ops share, each a short function over the driver. An op is a readable sequence of these.
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Classification, DestructiveChange, PlannedAction } from '../contract/classification.ts';
 import type { OutputValue } from '../contract/result.ts';
@@ -14,6 +14,7 @@ import { writeWithBackpressure } from '../output/std-streams.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { apply as terraformApply, type ApplyOptions } from '../terraform/apply.ts';
 import { terraformEnv } from '../terraform/exec.ts';
+import { checkBackend, type ExpectedBackend } from '../terraform/backend.ts';
 import { init } from '../terraform/init.ts';
 import { output } from '../terraform/output.ts';
 import { plan, type PlanOptions } from '../terraform/plan.ts';
@@ -21,20 +22,22 @@ import { showPlan } from '../terraform/show.ts';
 import type { Terraform } from '../terraform/terraform.ts';
 import { validate } from '../terraform/validate.ts';
 import { checkSupported, terraformVersion, unverifiedWarning, type TerraformVersion } from '../terraform/version.ts';
-import { sha256File } from '../util/digest.ts';
+import type { HeldPlanFile } from '../workspace/plan-file.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
 import { INPUTS_HASH_VARIABLE } from '../workspace/scan.ts';
 import { ERRORED_STATE_FILE, missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
 import { runnerClassifyOptions } from './classify.ts';
 import type { RunContext } from './context.ts';
 import { heldPlanOutput } from './held-output.ts';
+import { checkRunLocations } from './locations.ts';
 import { loadInputs, type LoadedInputs } from './inputs.ts';
 import type { ResultFields } from './run.ts';
 import { backupStep, readStateStep, stateAfterFailure, type PulledState } from './state-steps.ts';
 
-/** The cheap part of the contract check, before anything touches state: a supported terraform (after `check`, when given). */
+/** The cheap part of the contract check, before anything touches state: usable run locations, a supported terraform (after `check`, when given). */
 export async function preflight(ctx: RunContext, fields: ResultFields, check?: () => Promise<void>): Promise<TerraformVersion> {
   return ctx.step('preflight', async () => {
+    await checkRunLocations(ctx.settings);
     await check?.();
     return checkTerraform(ctx, fields);
   });
@@ -43,6 +46,7 @@ export async function preflight(ctx: RunContext, fields: ResultFields, check?: (
 /** The same for ops that run the module: also a module dir with configuration, read once. */
 export async function preflightModule(ctx: RunContext, fields: ResultFields): Promise<{ version: TerraformVersion; scan: ModuleScan }> {
   return ctx.step('preflight', async () => {
+    await checkRunLocations(ctx.settings);
     const scan = await scanModule(ctx.settings.module);
     checkPlaintextBackups(ctx, scan);
     return { version: await checkTerraform(ctx, fields), scan };
@@ -85,6 +89,8 @@ export async function workspaceStep(ctx: RunContext, scan: ModuleScan, inputs: L
       workdir: ctx.settings.workdir,
       statePath: ctx.settings.state,
       inputs: inputs.workspaceInputs,
+      teardown: ctx.op === 'destroy',
+      warn: (message) => ctx.warn(message),
     }),
   );
 }
@@ -106,8 +112,19 @@ export function terraformIn(ctx: RunContext, version: TerraformVersion, workspac
   };
 }
 
-export async function initStep(ctx: RunContext, tf: Terraform): Promise<void> {
-  await ctx.step('init', () => init(tf, { backendConfigs: ctx.settings.backendConfig, lockfileReadonly: true }), (r) => r.exitCode);
+/** init, then the backend it recorded: the module's own, or exactly the local state --state names, before any state is read. */
+export async function initStep(ctx: RunContext, tf: Terraform, workspace: Workspace): Promise<void> {
+  const statePath = ctx.settings.state;
+  const expected: ExpectedBackend = statePath ? { type: 'local', path: resolve(statePath) } : { type: workspace.scan.backend ?? 'unknown' };
+  await ctx.step(
+    'init',
+    async () => {
+      const result = await init(tf, { backendConfigs: ctx.settings.backendConfig, lockfileReadonly: true });
+      await checkBackend(tf, expected, [...new Set(workspace.scan.backendBlocks.map((block) => block.file))]);
+      return result;
+    },
+    (r) => r.exitCode,
+  );
 }
 
 export async function validateStep(ctx: RunContext, tf: Terraform): Promise<void> {
@@ -148,7 +165,7 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
   const shown = await ctx.step(
     'show',
     async () => {
-      const { value: plan, exitCode } = await showPlan(tf, workspace.planFile, (stdout: Readable) =>
+      const { value: plan, exitCode } = await showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
         classifyPlanStream(
           stdout,
           runnerClassifyOptions({
@@ -200,7 +217,15 @@ export async function outputsStep(ctx: RunContext, tf: Terraform, options: { cle
 
 /** Secret material does not outlive the run. */
 export async function removePlanFile(workspace: Workspace): Promise<void> {
-  await rm(workspace.planFile, { force: true });
+  await workspace.releasePlan();
+}
+
+/** The saved plan held open since it was hashed: shown, checked and applied through that one open file. */
+export function heldPlan(workspace: Workspace): HeldPlanFile {
+  const plan = workspace.heldPlan();
+  // A caller that never hashed its plan is a bug: without the hash nothing says what will be applied.
+  if (!plan) throw new RunnerError({ kind: 'internal', reason: 'InternalError', message: 'internal error: the saved plan was not hashed before it was used; nothing was applied' });
+  return plan;
 }
 
 /** What every op that runs the module starts with: the contract preflight, the inputs, the workdir, init and validate. */
@@ -226,7 +251,7 @@ export async function prepareRoot(ctx: RunContext, fields: ResultFields, options
   const tf = terraformIn(ctx, version, workspace);
   try {
     await options.beforeInit?.(workspace, inputs);
-    await initStep(ctx, tf);
+    await initStep(ctx, tf, workspace);
     if (options.validate !== false) await validateStep(ctx, tf);
   } catch (error) {
     await workspace.dispose();
@@ -249,8 +274,8 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
   const held = heldPlanOutput(root.tf, root.workspace, ctx.masker);
   const { planned, plan } = await held.around(async () => {
     const planned = await planStep(ctx, held.terraform, root.workspace, recordHash, extra);
-    // Taken before show reads the file: the apply must run exactly the plan that was classified.
-    fields.planHash = await ctx.step('plan hash', () => sha256File(root.workspace.planFile));
+    // Taken before show reads the file, through the open file terraform shows and applies: the apply must run exactly the plan that was classified.
+    fields.planHash = await ctx.step('plan hash', async () => (await root.workspace.holdPlan()).sha256());
     const plan = await showStep(ctx, root.tf, root.workspace, fields, { destroyPlan: extra.destroy, ...show });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     return { planned, plan };
@@ -267,18 +292,22 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
 export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, failureReason = 'ApplyFailed', options: { backup?: boolean } = {}): Promise<void> {
   if (options.backup !== false) fields.backup = await backupStep(ctx, before, root.inputs.hashes.inputsHash, root.version.version);
   try {
-    await ctx.step('plan check', () => checkPlanFile(root.workspace.planFile, fields.planHash));
-    await applyStep(ctx, root, before, fields, { planFile: root.workspace.planFile, lockTimeout: ctx.settings.lockTimeout }, failureReason);
+    const plan = await ctx.step('plan check', async () => {
+      const held = heldPlan(root.workspace);
+      await checkPlanFile(held, fields.planHash);
+      return held;
+    });
+    await applyStep(ctx, root, before, fields, { planFile: plan, lockTimeout: ctx.settings.lockTimeout }, failureReason);
   } finally {
     await removePlanFile(root.workspace);
   }
 }
 
-async function checkPlanFile(planFile: string, classifiedHash: string | undefined): Promise<void> {
-  // A caller that never hashed its plan is a bug: without the hash nothing says what will be applied.
+/** Just before apply, through the open file terraform will read: a plan written in place since it was hashed is refused. */
+async function checkPlanFile(plan: HeldPlanFile, classifiedHash: string | undefined): Promise<void> {
   if (classifiedHash === undefined)
     throw new RunnerError({ kind: 'internal', reason: 'InternalError', message: 'internal error: the saved plan was not hashed when it was classified; nothing was applied' });
-  const now = await sha256File(planFile);
+  const now = await plan.sha256();
   if (now !== classifiedHash)
     throw new RunnerError({
       kind: 'plan',

@@ -52,7 +52,7 @@ export async function unlockOp(ctx: RunContext, fields: ResultFields): Promise<O
   const workspace = await ctx.step('workspace', () => prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath }));
   try {
     const tf = terraformIn(ctx, version, workspace);
-    await initStep(ctx, tf);
+    await initStep(ctx, tf, workspace);
     if (statePath) {
       const holder = await ctx.step('force-unlock', () => probeLock(tf));
       if (holder) {

@@ -345,10 +345,14 @@ export class PlanClassifier {
       return;
     }
     this.#driftTotal += 1;
+    // A refresh-only plan reports its moves only here (a normal plan in resource_changes), and applying it carries them out.
+    const previous = isRecord(entry) ? optionalString(entry.previous_address) : undefined;
+    const moved = previous !== undefined && previous !== address;
+    if (moved) this.#counts.move += 1;
     if (this.#drift.length >= this.#limit) return;
     const deposed = isRecord(entry) ? optionalString(entry.deposed) : undefined;
     const change = isRecord(entry) && isRecord(entry.change) ? entry.change : {};
-    this.#drift.push({ address: address ?? position, ...(deposed !== undefined && { deposed }), actions: listedActions(change.actions) });
+    this.#drift.push({ address: address ?? position, ...(moved && { previousAddress: previous }), ...(deposed !== undefined && { deposed }), actions: listedActions(change.actions) });
   }
 
   /** One member of output_changes. Outputs change the state but never destroy infrastructure. */

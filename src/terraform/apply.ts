@@ -1,8 +1,8 @@
-import { commandFailed, run, type Terraform } from './terraform.ts';
+import { commandFailed, planFileArgument, run, type PlanFileRef, type Terraform } from './terraform.ts';
 
 /** Only saved plans are applied: what is applied is always what was classified (refresh too). */
 export interface ApplyOptions {
-  planFile: string;
+  planFile: PlanFileRef;
   lockTimeout?: string;
 }
 
@@ -11,7 +11,7 @@ export const applyArgs = (o: ApplyOptions): string[] => [
   '-input=false',
   '-no-color',
   ...(o.lockTimeout ? [`-lock-timeout=${o.lockTimeout}`] : []),
-  o.planFile,
+  planFileArgument(o.planFile).arg,
 ];
 
 export interface ApplyResult {
@@ -20,7 +20,7 @@ export interface ApplyResult {
 
 /** A saved plan that no longer matches the state is stale: marked `detail.stale`. */
 export async function apply(tf: Terraform, options: ApplyOptions, failureReason = 'ApplyFailed'): Promise<ApplyResult> {
-  const result = await run(tf, 'apply', applyArgs(options));
+  const result = await run(tf, 'apply', applyArgs(options), { passFds: planFileArgument(options.planFile).passFds });
   if (result.exitCode !== 0) {
     const error = commandFailed('apply', result, failureReason);
     // terraform refuses a stale saved plan before it changes anything; the caller decides what that means.

@@ -1,6 +1,8 @@
 // Which backend `terraform init` configured in a working directory. terraform applies a saved plan
 // to the backend recorded in the plan, whatever the working directory says, so a plan artifact is
-// bound to this identity: applied anywhere else it would change another object's state.
+// bound to this identity: applied anywhere else it would change another object's state. And the run
+// checks it right after init, before any state is read: the backend the module declares, or exactly
+// the local state --state names.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunnerError } from '../errors.ts';
@@ -12,11 +14,8 @@ import type { Terraform } from './terraform.ts';
 /** Written by init; the runner strips TF_DATA_DIR, so it is always under .terraform. */
 const BACKEND_RECORD = join('.terraform', 'terraform.tfstate');
 
-/**
- * sha256 of the canonical JSON of `{"config":…,"type":…}` as init recorded them. Only a digest:
- * the config can hold credentials (a pg conn_str).
- */
-export async function backendIdentity(tf: Terraform): Promise<string> {
+/** The backend as init recorded it. Its config can hold credentials (a pg conn_str): never shown. */
+async function recordedBackend(tf: Terraform): Promise<{ path: string; type: JsonValue | undefined; config: JsonValue | undefined }> {
   const path = join(tf.cwd, BACKEND_RECORD);
   let backend: JsonValue | undefined;
   try {
@@ -26,11 +25,44 @@ export async function backendIdentity(tf: Terraform): Promise<string> {
     throw backendUnknown(`${path} cannot be read (${(error as Error).message})`);
   }
   if (!(backend instanceof Map)) throw backendUnknown(`${path} names no backend`);
+  return { path, type: backend.get('type'), config: backend.get('config') };
+}
+
+/**
+ * sha256 of the canonical JSON of `{"config":…,"type":…}` as init recorded them. Only a digest:
+ * the config can hold credentials (a pg conn_str).
+ */
+export async function backendIdentity(tf: Terraform): Promise<string> {
+  const { type, config } = await recordedBackend(tf);
   const identity = new Map([
-    ['config', backend.get('config') ?? null],
-    ['type', backend.get('type') ?? null],
+    ['config', config ?? null],
+    ['type', type ?? null],
   ]);
   return sha256Hex(canonicalJson(identity));
+}
+
+/** The backend a run may use: the type the module declares, or a local backend at exactly this path (--state). */
+export type ExpectedBackend = { type: string } | { type: 'local'; path: string };
+
+/** Refuses a recorded backend other than the expected one (BackendMismatch). Messages name types and files, never a config value. */
+export async function checkBackend(tf: Terraform, expected: ExpectedBackend, declaredIn: readonly string[]): Promise<void> {
+  const found = await recordedBackend(tf);
+  const foundType = typeof found.type === 'string' ? found.type : 'unknown';
+  const where = declaredIn.length ? ` (the module declares its backend in ${declaredIn.join(', ')})` : '';
+  const mismatch = (problem: string) =>
+    new RunnerError({
+      kind: 'image',
+      reason: 'BackendMismatch',
+      message: `terraform init configured ${problem}, recorded in ${found.path}${where}: the run would read and change another state than the one it reports. Nothing was read or applied. Keep the module's backend alone in backend.tf, with no backend or cloud block in any other file.`,
+      detail: { expectedType: expected.type, foundType },
+    });
+  if (foundType !== expected.type) throw mismatch(`the backend "${foundType}", not the "${expected.type}" ${'path' in expected ? 'local state --state names' : 'backend the module declares'}`);
+  if (!('path' in expected)) return;
+  // The runner's local backend sets the path and nothing else (workspace_dir would move other workspaces' states).
+  const config = found.config instanceof Map ? found.config : new Map<string, JsonValue>();
+  const others = [...config].filter(([key, value]) => key !== 'path' && value !== null).map(([key]) => key);
+  if (config.get('path') !== expected.path || others.length)
+    throw mismatch(`a local backend that is not the local state --state names (${expected.path})${others.length ? `: it also sets ${others.join(', ')}` : ': its path differs'}`);
 }
 
 const backendUnknown = (problem: string) =>

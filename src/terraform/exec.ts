@@ -49,6 +49,8 @@ export interface RunOptions {
   consumeStdout?: (stdout: Readable) => Promise<unknown>;
   /** Keep stdout in memory (small documents only: version, validate, output). */
   captureStdout?: boolean;
+  /** Open files of the runner terraform inherits, as its descriptors 3, 4, … (a held plan file). */
+  passFds?: readonly number[];
 }
 
 export interface RunResult<T = unknown> {
@@ -80,9 +82,8 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
     env: options.env,
     extendEnv: false,
     reject: false,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
+    // execa's types list only descriptors 3–9 for the parent's files; it passes any number to spawn.
+    stdio: ['ignore', 'pipe', 'pipe', ...((options.passFds ?? []) as 3[])],
     buffer: false,
     // Its own process group: a signal sent to the runner's group must not reach terraform a second time.
     detached: true,

@@ -4,10 +4,10 @@ import { commandFailed, run, type Terraform } from './terraform.ts';
 
 export const statePullArgs = (): string[] => ['state', 'pull'];
 
-/** Streams the current state to a file (states can be large), mode 0600: it holds secrets. */
+/** Streams the current state to a new file (states can be large), mode 0600: it holds secrets. The file must not exist yet. */
 export async function statePull(tf: Terraform, toFile: string): Promise<{ exitCode: number }> {
   const result = await run(tf, 'state pull', statePullArgs(), {
-    consumeStdout: (stdout) => pipeline(stdout, createWriteStream(toFile, { mode: 0o600 })),
+    consumeStdout: (stdout) => pipeline(stdout, createWriteStream(toFile, { mode: 0o600, flags: 'wx' })),
   });
   if (result.exitCode !== 0) throw commandFailed('state pull', result, 'StatePullFailed');
   return { exitCode: 0 };

@@ -23,11 +23,25 @@ export function interpretExit(command: Command, exitCode: number, detailedExitCo
   return 'error';
 }
 
+/**
+ * A saved plan as terraform gets it: a path, or a file the runner holds open, passed to terraform as
+ * its descriptor 3 and named `/dev/fd/3` (terraform 1.11 shows and applies a plan read that way), so
+ * terraform reads the very file the runner hashed.
+ */
+export type PlanFileRef = string | { readonly fd: number };
+
+const PASSED_PLAN_FD = 3;
+
+/** The plan argument and the descriptors terraform must inherit for it. */
+export function planFileArgument(plan: PlanFileRef): { arg: string; passFds: number[] } {
+  return typeof plan === 'string' ? { arg: plan, passFds: [] } : { arg: `/dev/fd/${PASSED_PLAN_FD}`, passFds: [plan.fd] };
+}
+
 export async function run<T = unknown>(
   tf: Terraform,
   command: Command,
   args: readonly string[],
-  extra: Pick<RunOptions, 'consumeStdout' | 'captureStdout'> = {},
+  extra: Pick<RunOptions, 'consumeStdout' | 'captureStdout' | 'passFds'> = {},
 ): Promise<RunResult<T>> {
   try {
     return await runTerraform<T>({ terraformPath: tf.path, cwd: tf.cwd, env: tf.env, output: tf.output, args, ...extra });

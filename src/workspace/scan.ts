@@ -33,11 +33,13 @@ export interface ModuleScan {
   backend: string | undefined;
   /** Where the module configures OpenTofu state encryption (`terraform { encryption { … } }`): backups of its state would be in clear. */
   encryption: { file: string; line: number }[];
+  /** Every backend or cloud block (`type` is `cloud` for a cloud block), where it is: one in an override file is refused. */
+  backendBlocks: { file: string; line: number; type: string }[];
   /** Where the module names the runner's inputs-hash resource or variable: prepareWorkspace and contract check refuse it. */
   reserved: ReservedUse[];
 }
 
-export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], backend: undefined, encryption: [], reserved: [] });
+export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], backend: undefined, backendBlocks: [], encryption: [], reserved: [] });
 
 /** Blocks whose `from`/`to` name a resource address terraform moves, forgets or imports state into. */
 const ADDRESS_BLOCKS = new Set(['moved', 'removed', 'import']);
@@ -76,7 +78,11 @@ export function scanHcl(text: string, into: ModuleScan = emptyScan(), file = '')
     } else if (type === 'terraform') {
       // The backend sits one level down: terraform { backend "pg" { … } }.
       for (let h = body.nextBlock(); h; h = body.nextBlock()) {
-        if ((h.words[0] === 'backend' || h.words[0] === 'cloud') && !into.backend) into.backend = h.words[0] === 'cloud' ? 'cloud' : (h.words[1] ?? 'unknown');
+        if (h.words[0] === 'backend' || h.words[0] === 'cloud') {
+          const backendType = h.words[0] === 'cloud' ? 'cloud' : (h.words[1] ?? 'unknown');
+          if (!into.backend) into.backend = backendType;
+          into.backendBlocks.push({ file, line: h.line, type: backendType });
+        }
         if (h.words[0] === 'encryption') into.encryption.push({ file, line: h.line });
         body.body();
       }
@@ -112,8 +118,15 @@ export function scanJson(text: string, into: ModuleScan = emptyScan(), file = ''
       }
     } else if (blockType === 'terraform') {
       for (const [key, v] of blocks.flatMap(members)) {
-        if (key === 'backend') for (const [backend] of objects(v).flatMap(members)) into.backend ??= backend;
-        if (key === 'cloud') into.backend ??= 'cloud';
+        if (key === 'backend')
+          for (const [backend, block] of objects(v).flatMap(members)) {
+            into.backend ??= backend;
+            into.backendBlocks.push({ file, line: block.line, type: backend });
+          }
+        if (key === 'cloud') {
+          into.backend ??= 'cloud';
+          into.backendBlocks.push({ file, line: v.line, type: 'cloud' });
+        }
         if (key === 'encryption') into.encryption.push({ file, line: v.line });
       }
     } else if (ADDRESS_BLOCKS.has(blockType)) {

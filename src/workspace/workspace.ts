@@ -1,11 +1,13 @@
 // The workdir a run works in: a copy of the module (the module dir may be read-only), the input
 // files as data, the variable files outside the module (so terraform never loads an input as
 // configuration), the injected inputs-hash resource and, for local runs, a local backend.
-import { chmod, cp, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { RunnerError, imageError, usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
+import { copyModuleTree, readModuleTree, type ModuleProblem } from './module-tree.ts';
+import { HeldPlanFile } from './plan-file.ts';
 import { emptyScan, INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, scanHcl, scanJson, type ModuleScan } from './scan.ts';
 
 /** Where the module finds input files other than the variable files: `${path.root}/captf-inputs/<name>`. */
@@ -19,6 +21,25 @@ export const ERRORED_STATE_FILE = 'errored.tfstate';
  * the module ships is not terraform's unsaved state of this run: it must never be pushed or kept as one.
  */
 const NOT_COPIED = new Set(['.terraform', 'terraform.tfstate', 'terraform.tfstate.backup', '.terraform.tfstate.lock.info', ERRORED_STATE_FILE]);
+/** What the runner adds to the root of its copy of the module: a module that ships one of these names is refused. */
+export const RUNNER_FILES: ReadonlySet<string> = new Set([INJECTED_FILE, BACKEND_OVERRIDE_FILE, INPUT_FILES_DIR]);
+
+/** The module as the workdir copy takes it (module-tree.ts), with the names the runner keeps out. */
+export const readModule = (moduleDir: string) => readModuleTree(moduleDir, { notCopied: NOT_COPIED, runnerFiles: RUNNER_FILES });
+
+/**
+ * Why a module's files cannot be copied as they are, and the fix (prepareWorkspace and contract
+ * check). In a destroy only `outsideLink` is copied (as content); the rest is left out.
+ */
+export function moduleFilesProblem(problems: readonly ModuleProblem[]): { message: string; fix: string } | undefined {
+  if (problems.length === 0) return undefined;
+  const fixes = [
+    problems.some((p) => p.kind === 'runnerFile') && `rename or remove the files named like the runner's own (${[...RUNNER_FILES].join(', ')})`,
+    problems.some((p) => p.kind === 'outsideLink') && 'put what the links outside the module lead to into the module dir (or make them links inside it)',
+    problems.some((p) => p.kind === 'unusable') && 'remove the broken links and special files',
+  ].filter(Boolean);
+  return { message: `the module's files cannot be used as they are: ${problems.map((p) => `${p.file} ${p.what}`).join('; ')}`, fix: fixes.join('; ') };
+}
 
 export interface Workspace {
   dir: string;
@@ -29,6 +50,12 @@ export interface Workspace {
   privateDir: string;
   varFiles: string[];
   scan: ModuleScan;
+  /** Opens the saved plan (planFile) and holds it until releasePlan or dispose: from its hash to its apply, terraform reads that very file. */
+  holdPlan(): Promise<HeldPlanFile>;
+  /** The plan holdPlan opened, while it is held. */
+  heldPlan(): HeldPlanFile | undefined;
+  /** Closes the held plan and removes the plan file: secret material does not outlive the run. */
+  releasePlan(): Promise<void>;
   /** Removes the workdir when the runner made it (its private dir otherwise), unless keep() was called. */
   dispose(): Promise<void>;
   /** Leaves the workdir in place: it holds state that could not be saved anywhere else. */
@@ -80,6 +107,23 @@ export function reservedNamesProblem(scan: ModuleScan): { message: string; fix: 
   };
 }
 
+/** terraform's override files (and OpenTofu's .tofu forms): merged over the rest, in name order. */
+const OVERRIDE_FILE = /^(?:.*_)?override\.(?:tf|tofu)(?:\.json)?$/;
+
+/**
+ * A backend or cloud block in an override file would win over the module's backend.tf, and one
+ * named after captf_runner_backend_override.tf over the runner's --state: the run would change
+ * another state and report it as the object's. Refused (prepareWorkspace and contract check).
+ */
+export function overrideBackendProblem(scan: ModuleScan): { message: string; fix: string } | undefined {
+  const found = scan.backendBlocks.filter((block) => OVERRIDE_FILE.test(basename(block.file)));
+  if (found.length === 0) return undefined;
+  return {
+    message: `the module sets its backend in an override file: ${found.map((b) => `${b.file}:${b.line}: ${b.type === 'cloud' ? 'cloud' : `backend "${b.type}"`}`).join('; ')}`,
+    fix: `remove ${found.length === 1 ? 'that block' : 'those blocks'}: the module's backend belongs in ${BACKEND_FILE} alone (its settings come from --backend-config files), and --state replaces it for local runs`,
+  };
+}
+
 /** What terraform says the root module declares and the scan did not find (pure). */
 export function missedDeclarations(declared: Iterable<string>, scan: ModuleScan): string[] {
   const known = new Set([...scan.resources, ...scan.moduleCalls, INPUTS_HASH_RESOURCE]);
@@ -110,6 +154,12 @@ export const localBackendConfig = (statePath: string) =>
 
 export interface PrepareOptions {
   moduleDir: string;
+  /**
+   * A teardown never wedges on the module's files: files named like the runner's own, broken links and
+   * special files are left out, links leading outside the module copied as content, each with a warning.
+   */
+  teardown?: boolean;
+  warn?: (message: string) => void;
   /** The module as scanModule read it. */
   scan: ModuleScan;
   workdir?: string;
@@ -123,33 +173,45 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
   const { scan } = options;
   const reserved = reservedNamesProblem(scan);
   if (reserved) throw imageError(`${reserved.message}. Nothing was planned or applied; ${reserved.fix}`, { reserved: scan.reserved });
+  const overrideBackend = overrideBackendProblem(scan);
+  if (overrideBackend) throw imageError(`${overrideBackend.message}. Nothing was planned or applied; ${overrideBackend.fix}`);
   if (!scan.backend && !options.statePath)
     throw usageError('StateLocationMissing', 'the module has no backend block and no --state FILE was given: the state would be lost with the workdir. Add a backend to the module or pass --state FILE');
+
+  const tree = await readModule(options.moduleDir).catch((error: NodeJS.ErrnoException) => {
+    throw imageError(`the module dir ${options.moduleDir} cannot be read (${error.code ?? error.message}): the image must carry a module the runner's uid can read`);
+  });
+  const problem = moduleFilesProblem(tree.problems);
+  if (problem && !options.teardown) throw imageError(`${problem.message}. Nothing was planned or applied; ${problem.fix}`, { files: tree.problems });
+  for (const p of tree.problems) options.warn?.(`${p.file} ${p.what}: ${p.kind === 'outsideLink' ? 'the destroy copies what it leads to' : 'the destroy leaves it out'}`);
 
   const workdir = await makeWorkdir(options.workdir);
   const root = join(workdir.dir, 'root');
   await rm(root, { recursive: true, force: true });
-  await cp(options.moduleDir, root, { recursive: true, filter: (source) => !NOT_COPIED.has(source.split('/').at(-1)!) });
+  await copyModuleTree(tree.entries, root);
 
+  // Every file below is the runner's own: created exclusively (never over a file, never through a link).
   const inputsDir = join(root, INPUT_FILES_DIR);
-  await rm(inputsDir, { recursive: true, force: true });
-  await mkdir(inputsDir, { recursive: true, mode: 0o700 });
-  for (const file of options.inputs.files) await writeFile(join(inputsDir, file.name), file.content, { mode: 0o600 });
+  await mkdir(inputsDir, { mode: 0o700 });
+  for (const file of options.inputs.files) await writeNewFile(join(inputsDir, file.name), file.content);
 
   const varFiles: string[] = [];
   for (const file of options.inputs.varFiles) {
     const path = join(workdir.privateDir, file.name);
-    await writeFile(path, file.content, { mode: 0o600 });
+    await writeNewFile(path, file.content);
     varFiles.push(path);
   }
-  if (options.injectInputsHash !== false) await writeFile(join(root, INJECTED_FILE), inputsHashConfig(scan));
-  if (options.statePath) await writeFile(join(root, BACKEND_OVERRIDE_FILE), localBackendConfig(resolve(options.statePath)));
+  if (options.injectInputsHash !== false) await writeNewFile(join(root, INJECTED_FILE), inputsHashConfig(scan));
+  if (options.statePath) await writeNewFile(join(root, BACKEND_OVERRIDE_FILE), localBackendConfig(resolve(options.statePath)));
 
   return { ...workdir, root, varFiles, scan };
 }
 
+/** A file of the runner's own, 0600: it must not exist yet (O_EXCL never follows a link). */
+export const writeNewFile = (path: string, content: string | Buffer) => writeFile(path, content, { mode: 0o600, flag: 'wx' });
+
 /** The workdir itself, 0700, with its private dir for secret material; removed at the end when the runner made it. */
-async function makeWorkdir(given: string | undefined): Promise<Pick<Workspace, 'dir' | 'privateDir' | 'planFile' | 'dispose' | 'keep'>> {
+async function makeWorkdir(given: string | undefined): Promise<WorkdirPart> {
   let dir = given === undefined ? undefined : resolve(given);
   try {
     dir ??= await mkdtemp(join(tmpdir(), 'captf-runner-'));
@@ -177,19 +239,39 @@ async function ownPrivateDir(path: string): Promise<void> {
   if (!found.isDirectory()) throw new Error(`${path} is a symbolic link or not a directory`);
   if (process.getuid && found.uid !== process.getuid()) throw new Error(`${path} belongs to uid ${found.uid}, not to the runner`);
   await chmod(path, 0o700);
+  // What an earlier run left (killed before it cleaned up): the runner creates its files here afresh.
+  for (const name of await readdir(path)) await rm(join(path, name), { recursive: true, force: true });
 }
 
-function makeWorkdirIn(dir: string, owned: boolean): Pick<Workspace, 'dir' | 'privateDir' | 'planFile' | 'dispose' | 'keep'> {
+type WorkdirPart = Pick<Workspace, 'dir' | 'privateDir' | 'planFile' | 'holdPlan' | 'heldPlan' | 'releasePlan' | 'dispose' | 'keep'>;
+
+function makeWorkdirIn(dir: string, owned: boolean): WorkdirPart {
   const privateDir = join(dir, 'private');
+  const planFile = join(privateDir, 'plan.tfplan');
   let kept = false;
+  let held: HeldPlanFile | undefined;
+  const releasePlan = async () => {
+    await held?.close();
+    held = undefined;
+    await rm(planFile, { force: true });
+  };
   return {
     dir,
     privateDir,
-    planFile: join(privateDir, 'plan.tfplan'),
+    planFile,
+    holdPlan: async () => {
+      await held?.close();
+      held = await HeldPlanFile.open(planFile);
+      return held;
+    },
+    heldPlan: () => held,
+    releasePlan,
     keep: () => {
       kept = true;
     },
     dispose: async () => {
+      await held?.close();
+      held = undefined;
       if (kept) return;
       if (owned) await rm(dir, { recursive: true, force: true });
       else await rm(privateDir, { recursive: true, force: true });
@@ -209,13 +291,16 @@ export async function prepareBackendWorkspace(options: { moduleDir: string; work
   const root = join(workdir.dir, 'backend-root');
   await rm(root, { recursive: true, force: true });
   await mkdir(root, { recursive: true, mode: 0o700 });
-  if (options.statePath) await writeFile(join(root, BACKEND_FILE), localBackendConfig(resolve(options.statePath)));
+  // The scan of the root: what init must then have configured (initStep).
+  let scan = emptyScan();
+  if (options.statePath) await writeNewFile(join(root, BACKEND_FILE), localBackendConfig(resolve(options.statePath)));
   else {
-    const backend = await readFile(join(options.moduleDir, BACKEND_FILE), 'utf8').catch(() => undefined);
-    const scan = backend === undefined ? undefined : scanHcl(backend);
-    if (!scan?.backend)
-      throw imageError(`${join(options.moduleDir, BACKEND_FILE)} does not hold the module's backend block: the module contract keeps it in a file of its own (or pass --state FILE for a local state)`);
-    await writeFile(join(root, BACKEND_FILE), backend!);
+    const backendPath = join(options.moduleDir, BACKEND_FILE);
+    const backend = await readFile(backendPath, 'utf8').catch(() => undefined);
+    if (backend !== undefined) scan = scanHcl(backend, scan, backendPath);
+    if (!scan.backend)
+      throw imageError(`${backendPath} does not hold the module's backend block: the module contract keeps it in a file of its own (or pass --state FILE for a local state)`);
+    await writeNewFile(join(root, BACKEND_FILE), backend!);
   }
-  return { ...workdir, root, varFiles: [], scan: emptyScan() };
+  return { ...workdir, root, varFiles: [], scan };
 }

@@ -2,7 +2,7 @@
 // stand-ins for other versions and OpenTofu).
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { execa } from 'execa';
@@ -21,7 +21,7 @@ describe('contract check of a directory tree', () => {
     const tree = await imageTree(t, POOL_MODULE);
     const report = await runContractCheck({ root: tree.root, kind: 'pool', env: tree.env });
     assert.equal(report.ok, true, formatContractTable(report));
-    assert.deepEqual(statuses(report), { workdir: 'pass', terraform: 'pass', module: 'pass', reserved: 'pass', backend: 'pass', variables: 'pass', lockfile: 'pass', init: 'pass', validate: 'pass' });
+    assert.deepEqual(statuses(report), { workdir: 'pass', terraform: 'pass', module: 'pass', reserved: 'pass', files: 'pass', backend: 'pass', variables: 'pass', lockfile: 'pass', init: 'pass', validate: 'pass' });
     assert.equal(report.module, tree.module);
     assert.equal(report.terraform?.flavor, 'terraform');
     assert.match(byName(report).lockfile!.message, /only built-in providers/);
@@ -151,6 +151,28 @@ describe('contract check of a directory tree', () => {
     assert.match(check.message, /own\.tf:1: variable "captf_inputs_hash"; .*own\.tf:2: resource "terraform_data" "captf_inputs_hash"$/);
   });
 
+  test('a backend in an override file fails the backend check, file and line named', async (t) => {
+    const tree = await imageTree(t, { ...POOL_MODULE, 'zz_override.tf': 'terraform {\n  backend "local" {\n    path = "/elsewhere.tfstate"\n  }\n}\n' });
+    const check = byName(await runContractCheck({ root: tree.root, env: tree.env })).backend!;
+    assert.equal(check.status, 'fail');
+    assert.equal(check.message, `the module sets its backend in an override file: ${join(tree.module, 'zz_override.tf')}:2: backend "local"`);
+    assert.doesNotMatch(check.message, /elsewhere/, 'never a config value');
+    assert.match(check.fix!, /belongs in backend\.tf alone/);
+  });
+
+  test("the files check: a file named like the runner's own and a link leading outside the module, each named with the fix", async (t) => {
+    const tree = await imageTree(t, { ...POOL_MODULE, 'captf_runner_backend_override.tf': '# the module\'s own\n' });
+    await writeFile(join(tree.root, 'outside.tf'), 'resource "terraform_data" "outside" {}\n');
+    await symlink(join(tree.root, 'outside.tf'), join(tree.module, 'extra.tf'));
+    const report = await runContractCheck({ root: tree.root, env: tree.env, cheapOnly: true });
+    const check = byName(report).files!;
+    assert.equal(check.status, 'fail');
+    assert.equal(report.ok, false);
+    assert.match(check.message, new RegExp(`${join(tree.module, 'captf_runner_backend_override.tf')} is named like a file the runner adds to its copy`));
+    assert.match(check.message, new RegExp(`${join(tree.module, 'extra.tf')} is a symbolic link that leads outside the module dir`));
+    assert.match(check.fix!, /rename or remove the files named like the runner's own .*; put what the links outside the module lead to into the module dir/);
+  });
+
   test('a provider missing from the mirror fails init, with the mirror as the fix', async (t) => {
     const tree = await imageTree(t, { ...NEEDS_NULL_PROVIDER, '.terraform.lock.hcl': NULL_LOCK_FILE });
     const report = await runContractCheck({ root: tree.root, env: tree.env });
@@ -247,7 +269,7 @@ describe('the cheap part every op runs first', () => {
   test('checks only terraform and the module files, without init', async (t) => {
     const tree = await imageTree(t, NEEDS_NULL_PROVIDER); // init would fail: the cheap part never gets there
     const report = await runContractCheck({ root: tree.root, env: tree.env, cheapOnly: true });
-    assert.deepEqual(statuses(report), { terraform: 'pass', module: 'pass', reserved: 'pass' });
+    assert.deepEqual(statuses(report), { terraform: 'pass', module: 'pass', reserved: 'pass', files: 'pass' });
     assert.equal(report.ok, true);
   });
 

@@ -48,37 +48,61 @@ function assertResultNotWritten(run: RunnerRun) {
   assert.match(run.stderr, /"reason":"ResultNotWritten"/);
 }
 
+/** A place the run must write found unusable before anything ran: usage, exit 2, the termination message says so. */
+function assertFoundInPreflight(run: Pick<RunnerRun, 'exitCode' | 'stderr'>, terminationLog: string, reason: string, message: RegExp) {
+  assert.equal(run.exitCode, 2, `found in preflight: exit 2\n${run.stderr.slice(-3000)}`);
+  assert.match(run.stderr, message);
+  const compact = termination(terminationLog);
+  assert.equal(compact.outcome, 'invalid');
+  assert.equal(compact.reason, reason);
+  assert.doesNotMatch(run.stderr, /"step":"init"/, 'nothing ran after preflight');
+}
+
 describe('disk problems', { concurrency: 2 }, () => {
-  it('--out under a regular file (cannot be created): exit 1, a clear error, the termination message still written', async (t) => {
+  it('--out under a regular file (cannot be created): found in preflight, exit 2, nothing run, the termination message written', async (t) => {
     const s = await scenario(t, MODULE);
     const blocker = join(s.dir, 'a-file');
     await writeFile(blocker, 'not a dir');
     const run = await s.run('apply', ['--out', join(blocker, 'out')]);
-    assertResultNotWritten(run);
-    const compact = termination(s.termination);
-    assert.equal(compact.outcome, 'succeeded', 'the apply itself succeeded: the termination message says so');
-    assert.ok(existsSync(s.state), 'the apply ran');
+    assertFoundInPreflight(run, s.termination, 'OutDirUnusable', /--out .*a-file\/out .*cannot be created or written \(ENOTDIR\).*writable --out/);
+    assert.ok(!existsSync(s.state), 'nothing was applied');
   });
 
-  it('--out under /proc: ends (no hang), exit 1, the termination message still written', async (t) => {
+  it('--out under /proc: ends (no hang), exit 2, nothing run', async (t) => {
     const s = await scenario(t, MODULE);
     // Node 20's mkdir({recursive:true}) loops forever under /proc (mkdir there answers ENOENT for
     // every level): the runner must not hang on an out dir it cannot create.
     const run = await execa(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', '/proc/captf-runner-no-such-dir/out', '--termination-log', s.termination, '--log-format', 'json'], { env: terraformEnv(), extendEnv: false, reject: false, timeout: 60_000 });
     assert.equal(run.timedOut, false, 'the runner hangs creating its out dir');
-    assert.equal(run.exitCode, 1, String(run.stderr).slice(-2000));
-    assert.match(String(run.stderr), /could not write .*result\.json/);
-    termination(s.termination);
+    assertFoundInPreflight({ exitCode: run.exitCode ?? -1, stderr: String(run.stderr) }, s.termination, 'OutDirUnusable', /--out \/proc\/captf-runner-no-such-dir\/out/);
+    assert.ok(!existsSync(s.state), 'nothing was applied');
   });
 
-  it('--out on a read-only filesystem (where mount is allowed)', async (t) => {
+  it('--out that exists but cannot be written (/proc/self): the dir itself is probed, exit 2, nothing run', async (t) => {
+    const s = await scenario(t, MODULE);
+    const run = await s.run('apply', ['--out', '/proc/self']);
+    assertFoundInPreflight(run, s.termination, 'OutDirUnusable', /--out \/proc\/self/);
+    assert.ok(!existsSync(s.state), 'nothing was applied');
+  });
+
+  it('--out on a read-only filesystem (where mount is allowed): exit 2, nothing run', async (t) => {
     const ro = await tmpfs(t, 'ro,size=1m');
     if (!ro) return t.skip('mount is not permitted here');
     const s = await scenario(t, MODULE);
     const run = await s.run('apply', ['--out', ro]);
-    assertResultNotWritten(run);
-    assert.match(run.stderr, /EROFS|read-only/i, 'the error names the cause');
-    termination(s.termination);
+    assertFoundInPreflight(run, s.termination, 'OutDirUnusable', /EROFS/);
+    assert.ok(!existsSync(s.state), 'nothing was applied');
+  });
+
+  it('--backups given explicitly under a regular file: found in preflight, exit 2, nothing run', async (t) => {
+    const s = await scenario(t, MODULE);
+    const blocker = join(s.dir, 'a-file');
+    await writeFile(blocker, 'not a dir');
+    const run = await s.run('apply', ['--backups', join(blocker, 'backups')]);
+    assertFoundInPreflight(run, s.termination, 'BackupsDirUnusable', /--backups .*a-file\/backups .*cannot be created or written/);
+    assert.equal(run.result!.error!.step, 'preflight');
+    assert.deepEqual(run.result!.steps.map((step) => step.name), ['preflight']);
+    assert.ok(!existsSync(s.state), 'nothing was applied (the first apply has no state to back up, so the old runner applied)');
   });
 
   it('a full disk while the result is written: ENOSPC is a clear error, no partial result.json is left', async (t) => {

@@ -79,6 +79,25 @@ describe('refresh', () => {
   });
 });
 
+describe('refresh that carries out a moved block', () => {
+  it('counts and lists the move it applied (terraform_data.network became terraform_data.vpc)', async (t) => {
+    const s = await applied(t);
+    const networkId = resourceIds(await s.readState())['terraform_data.network'];
+    await s.useModule(modules.moved);
+    const run = await s.run('refresh', ['--image', IMAGE]);
+    assert.equal(run.exitCode, 0, explain(run));
+    const r = run.result!;
+    assert.equal(r.reason, 'RefreshSucceeded');
+    assert.equal(r.plan!.counts.move, 1, JSON.stringify(r.plan!.counts));
+    assert.deepEqual(r.plan!.drift.filter((d) => d.previousAddress), [{ address: 'terraform_data.vpc', previousAddress: 'terraform_data.network', actions: ['no-op'] }]);
+    assert.match(r.message, /^Refreshed: 1 moved \(terraform_data\.network → terraform_data\.vpc\); /);
+    assert.match(run.stdout, /plan: .*1 to move/, 'the summary counts it too');
+    const ids = resourceIds(await s.readState());
+    assert.equal(ids['terraform_data.vpc'], networkId, 'the refresh moved the object in the state');
+    assert.equal(ids['terraform_data.network'], undefined);
+  });
+});
+
 describe('drift', () => {
   it('no drift: found false, exit 0, nothing applied', async (t) => {
     const s = await applied(t);

@@ -133,9 +133,9 @@ describe('backups (pg backend)', () => {
     const row = await s.row();
     assert.ok(row, 'the first apply stored a state');
     await s.useModule(modules.update);
-    const notADir = join(s.dir, 'a-file');
-    await writeFile(notADir, 'not a directory');
-    const run = await s.run('apply', ['--image', IMAGE, '--backups', join(notADir, 'backups')]);
+    // The default backups dir, <out>/backups, taken by a file (an explicit --backups dir is probed in preflight, see disk.test.ts).
+    await writeFile(join(s.out, 'backups'), 'not a directory');
+    const run = await s.run('apply', ['--image', IMAGE]);
     assert.equal(run.exitCode, 1, explain(run));
     assert.equal(run.result!.error!.step, 'backup');
     assert.equal(run.result!.applied, false);

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { slowApply, terraformEnv, taintedAddresses } from '../support/tf-modules.ts';
 import { explain, RUNNER, runRunner, scenario, type Scenario } from './runner.ts';
 
-/** Starts an apply in the background and resolves once the apply step has started (wrapped: a child process is a thenable). */
-async function startSlowApply(s: Scenario, extraArgs: string[] = []) {
+/** Starts an apply in the background and resolves once the step `step` has started (wrapped: a child process is a thenable). */
+async function startSlowApply(s: Scenario, extraArgs: string[] = [], step = 'apply') {
   const child = execa(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...extraArgs], {
     env: terraformEnv(),
     extendEnv: false,
@@ -21,9 +21,9 @@ async function startSlowApply(s: Scenario, extraArgs: string[] = []) {
   await new Promise<void>((resolve, reject) => {
     child.stderr!.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
-      if (/"step":"apply"[^}]*apply: started/.test(stderr) || stderr.includes('"msg":"apply: started"')) resolve();
+      if (stderr.includes(`"msg":"${step}: started"`)) resolve();
     });
-    child.once('exit', () => reject(new Error(`the runner exited before the apply started: ${stderr.slice(-2000)}`)));
+    child.once('exit', () => reject(new Error(`the runner exited before the ${step} step started: ${stderr.slice(-2000)}`)));
   });
   return { child };
 }
@@ -86,6 +86,29 @@ describe('signals', () => {
     assert.equal(run.result!.outcome, 'interrupted');
     assert.equal(run.result!.reason, 'JobDeadlineExceeded');
     assert.deepEqual(await leftovers(seconds), []);
+  });
+
+  it('SIGTERM during backup: error.step names backup (the step the run was in), nothing applied', async (t) => {
+    // About 640 KB of state that barely compresses, backed up in 1 KiB chunks each written durably: a backup of a second or more.
+    const big = { 'main.tf': 'resource "terraform_data" "big" {\n  count = 5\n  input = join("", [for i in range(1000) : sha256("${count.index}-${i}")])\n}\n' };
+    const s = await scenario(t, big);
+    const first = await s.run('apply', ['--image', 'registry.example/m:1']);
+    assert.equal(first.exitCode, 0, explain(first));
+    const stateBefore = await readFile(s.state);
+
+    const { child } = await startSlowApply(s, ['--image', 'registry.example/m:2', '--chunk-bytes', '1024'], 'backup');
+    child.kill('SIGTERM');
+    const run = await child;
+    assert.equal(run.exitCode, 143, String(run.stderr).slice(-3000));
+    const result = JSON.parse(await readFile(join(s.out, 'result.json'), 'utf8'));
+    assert.equal(result.outcome, 'interrupted');
+    assert.equal(result.error.step, 'backup', result.message);
+    const steps = result.steps.map((step: { name: string }) => step.name);
+    assert.equal(steps.at(-1), 'backup', steps.join(', '));
+    assert.ok(!steps.includes('apply'), steps.join(', '));
+    assert.equal(result.applied, false);
+    assert.equal(result.mayHaveChanged, false);
+    assert.deepEqual(await readFile(s.state), stateBefore, 'nothing was applied');
   });
 
   it('a second signal escalates at once', async (t) => {

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
-import { access, readdir, readFile, writeFile } from 'node:fs/promises';
+import { access, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, readLocalState, resourceIds, tempDir, terraformEnv, writeTree, type TerraformState } from '../support/tf-modules.ts';
 import { recordedInputsHash, RUNNER } from '../e2e/runner.ts';
@@ -104,6 +104,32 @@ describe('local: a module lifecycle on a laptop', () => {
     assert.deepEqual((await readState()).resources, [], 'the destroy leaves an empty state');
     assertPrinted(await local(cwd, 'reconcile'), /^decision: drop the finalizer \(DeletingWithoutState\)$/m, /the local object is gone/);
     await assert.rejects(access(objectDir), 'dropping the finalizer removes the object dir');
+  });
+
+  it('only the first apply starts the state (--new-state): a state dir lost later is refused, not started afresh', async (t) => {
+    const cwd = await tempDir(t, 'captf-local-');
+    const stateDir = join(cwd, '.captf-local', 'state');
+    await writeTree(join(cwd, 'module'), modules.base);
+    assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0'));
+    await assert.rejects(access(stateDir), 'local init makes no state dir: the first apply starts it');
+    assertPrinted(await local(cwd, 'reconcile'), /^run 0001-apply: succeeded \(ApplySucceeded\)$/m);
+    assert.ok(resourceIds(await readLocalState(join(stateDir, 'terraform.tfstate')))['terraform_data.cluster']);
+
+    await rm(stateDir, { recursive: true });
+    const lost = await local(cwd, 'reconcile');
+    assert.notEqual(lost.exitCode, 0, explain(lost));
+    assert.match(lost.stdout, /^run 0002-apply: invalid \(StateDirMissing\)$/m, explain(lost));
+    await assert.rejects(access(stateDir), 'no second, empty state was started');
+  });
+
+  it('a module with a relative link inside it applies: the run keeps the link as written, the runner copies its content', async (t) => {
+    const cwd = await tempDir(t, 'captf-local-');
+    await writeTree(join(cwd, 'module'), { ...modules.base, 'main.tf': '', 'shared/main.tf': modules.base['main.tf']! });
+    await rm(join(cwd, 'module', 'main.tf'));
+    await symlink('shared/main.tf', join(cwd, 'module', 'main.tf'));
+    assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0'));
+    assertPrinted(await local(cwd, 'reconcile'), /^run 0001-apply: succeeded \(ApplySucceeded\)$/m);
+    assert.ok(resourceIds(await readLocalState(join(cwd, '.captf-local', 'state', 'terraform.tfstate')))['terraform_data.cluster']);
   });
 
   it('refuses to approve when nothing is blocked, and says how to create a missing object', async (t) => {

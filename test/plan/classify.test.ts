@@ -346,6 +346,18 @@ describe('classifyPlan: one case per plan shape', () => {
     assert.equal(result.gated, false, 'drift itself destroys nothing');
   });
 
+  test('refresh-only plan: a move (previous_address) is counted and listed with where it came from', () => {
+    const result = classify({
+      resource_drift: [change('fake_thing.b', ['no-op'], { previous_address: 'fake_thing.a' }), change('fake_thing.c', ['no-op'], { previous_address: 'fake_thing.c' })],
+    });
+    assert.equal(result.counts.move, 1);
+    assert.deepEqual(result.drift, [
+      { address: 'fake_thing.b', previousAddress: 'fake_thing.a', actions: ['no-op'] },
+      { address: 'fake_thing.c', actions: ['no-op'] },
+    ]);
+    assert.equal(result.gated, false);
+  });
+
   test('unknown major format_version fails closed; known majors do not', () => {
     assert.deepEqual(classify({ format_version: '2.0' }).failClosed, ['format_version "2.0" has major version 2; this runner reads 0.x and 1.x']);
     assert.equal((classify({ format_version: '2.0' })).gated, true);

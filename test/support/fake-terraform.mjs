@@ -4,7 +4,7 @@
 //
 // Commands (the step name used in FAKE_TF_FAULT is in brackets)
 //   version [-json]                  [version]      "Terraform vX" / {"terraform_version":X,...}; also -version, --version
-//   init [-json] ...                 [init]         creates .terraform/, prints the success line
+//   init [-json] ...                 [init]         creates .terraform/ and its backend record (terraform.tfstate), prints the success line
 //   validate [-json]                 [validate]     valid, no diagnostics
 //   plan [-detailed-exitcode] [-out=FILE] [-json] ...
 //                                    [plan]         writes the plan document to FILE (the fake's plan file IS the
@@ -52,7 +52,7 @@
 //                        instead, print terraform's "Failed to persist state" error and exit 1
 //   Without faults, SIGINT/SIGTERM makes it print terraform's interrupt message and exit 1.
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:os';
@@ -282,6 +282,21 @@ function generatedPlan() {
   };
 }
 
+/**
+ * What init records in .terraform/terraform.tfstate, as terraform 1.11 does: the backend of the
+ * last `*override.tf` that has one, else of any other .tf file (read with a pattern, not a parser:
+ * `backend "TYPE"` and a `path = "…"` in the same file); a local backend without one.
+ */
+function backendRecord() {
+  const files = readdirSync('.').filter((name) => name.endsWith('.tf')).sort();
+  const withBackend = files.map((name) => ({ name, text: readFileSync(name, 'utf8') })).filter((file) => /\bbackend\s+"[^"]+"/.test(file.text));
+  const chosen = withBackend.filter((file) => /(^|_)override\.tf$/.test(file.name)).at(-1) ?? withBackend[0];
+  const type = chosen ? /\bbackend\s+"([^"]+)"/.exec(chosen.text)[1] : 'local';
+  const path = chosen && /\bpath\s*=\s*("(?:[^"\\]|\\.)*")/.exec(chosen.text)?.[1];
+  const config = type === 'local' ? { path: path ? JSON.parse(path) : null, workspace_dir: null } : {};
+  return { version: 3, terraform_version: version, backend: { type, config, hash: 0 } };
+}
+
 /** The plan document `plan` writes (and `apply` without a plan file applies). */
 function planDocumentText() {
   return env.FAKE_TF_PLAN_JSON ? readFileSync(env.FAKE_TF_PLAN_JSON, 'utf8') : JSON.stringify(generatedPlan());
@@ -326,6 +341,7 @@ const steps = {
 
   init({ flags }) {
     mkdirSync('.terraform', { recursive: true });
+    writeFileSync('.terraform/terraform.tfstate', `${JSON.stringify(backendRecord(), null, 2)}\n`);
     say(flags, 'Terraform has been successfully initialized!', 'init_output');
   },
 

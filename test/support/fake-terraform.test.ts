@@ -64,6 +64,17 @@ describe('terraform-like behaviour', () => {
     assert.match(tofu.stdout, /^OpenTofu v1\.9\.0\n/);
   });
 
+  test('init records the backend as terraform does: the last override file with one wins', async (t) => {
+    const { dir, run } = await setUp(t);
+    await writeFile(join(dir, 'backend.tf'), 'terraform {\n  backend "pg" {}\n}\n');
+    assert.equal((await run(['init'])).exitCode, 0);
+    const record = () => JSON.parse(readFileSync(join(dir, '.terraform', 'terraform.tfstate'), 'utf8')).backend;
+    assert.deepEqual(record(), { type: 'pg', config: {}, hash: 0 });
+    await writeFile(join(dir, 'captf_runner_backend_override.tf'), 'terraform {\n  backend "local" {\n    path = "/s/terraform.tfstate"\n  }\n}\n');
+    assert.equal((await run(['init'])).exitCode, 0);
+    assert.deepEqual(record(), { type: 'local', config: { path: '/s/terraform.tfstate', workspace_dir: null }, hash: 0 });
+  });
+
   test('init, validate, plan, show, apply, output: a full run, logged in order', async (t) => {
     const { dir, run, events } = await setUp(t);
     assert.equal((await run(['init', '-input=false'])).exitCode, 0);

@@ -9,6 +9,14 @@ import { emptyScan, scanHcl, scanJson } from '../../src/workspace/scan.ts';
 import { inputsHashConfig, missedDeclarations, prepareWorkspace, scanModule } from '../../src/workspace/workspace.ts';
 
 describe('workspace: scanning top-level blocks', () => {
+  it('lists every backend and cloud block with its file and line, in HCL and JSON', () => {
+    const hcl = scanHcl('terraform {\n  required_version = ">= 1.5"\n  backend "local" {\n    path = "x"\n  }\n}\n\nterraform {\n  cloud {}\n}\n', emptyScan(), 'zz_override.tf');
+    assert.deepEqual(hcl.backendBlocks, [{ file: 'zz_override.tf', line: 3, type: 'local' }, { file: 'zz_override.tf', line: 9, type: 'cloud' }]);
+    assert.equal(hcl.backend, 'local');
+    const json = scanJson('{\n  "terraform": [\n    {"backend": {\n      "s3": {}}},\n    {"cloud": {}}\n  ]\n}\n', emptyScan(), 'override.tf.json');
+    assert.deepEqual(json.backendBlocks, [{ file: 'override.tf.json', line: 4, type: 's3' }, { file: 'override.tf.json', line: 5, type: 'cloud' }]);
+  });
+
   it('finds resources, module calls, variables and the backend, not what nests or hides in strings', () => {
     const scan = scanHcl(`
 # resource "terraform_data" "in_comment" {}

@@ -1,0 +1,43 @@
+// Where the run writes what it must report, checked in preflight before anything runs: a run that
+// applied and then could not write its result would be retried by the Job, and the controller
+// would never learn of the apply.
+import { randomBytes } from 'node:crypto';
+import { open, rm, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import type { Settings } from '../contract/config.ts';
+import { usageError } from '../errors.ts';
+import { makeDirs } from '../util/mkdirs.ts';
+
+export async function checkRunLocations(settings: Settings): Promise<void> {
+  await probeWritableDir(settings.out, 0o777, '--out', 'OutDirUnusable', 'where result.json goes');
+  // The default (<out>/backups) is under the dir just probed; Secrets in a cluster are not a dir.
+  // 0700 as the backup store makes it: backups hold the state's secrets.
+  if (settings.backups) await probeWritableDir(settings.backups, 0o700, '--backups', 'BackupsDirUnusable', 'where the state backups go');
+  if (settings.state) await checkStateDir(settings.state, settings.newState);
+}
+
+/** Creates the dir when it is missing, then writes and removes a file in it: permission bits do not tell about a read-only mount. */
+async function probeWritableDir(dir: string, mode: number, flag: string, reason: string, what: string): Promise<void> {
+  const probe = join(dir, `.captf-runner-probe-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    await makeDirs(dir, mode);
+    await (await open(probe, 'wx', 0o600)).close();
+    await rm(probe, { force: true });
+  } catch (error) {
+    throw usageError(reason, `${flag} ${dir} (${what}) cannot be created or written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): nothing was run. Give the runner a writable ${flag} directory.`);
+  }
+}
+
+/**
+ * A local state in a directory that does not exist is a new, empty state: with a typo in the path,
+ * everything would be created a second time. Only a run told so (a first apply) may start one.
+ */
+async function checkStateDir(statePath: string, newState: boolean): Promise<void> {
+  const dir = dirname(resolve(statePath));
+  const found = await stat(dir).catch((error: NodeJS.ErrnoException) => error);
+  if (found instanceof Error && found.code === 'ENOENT' && newState) return;
+  if (found instanceof Error && found.code === 'ENOENT')
+    throw usageError('StateDirMissing', `the directory of --state ${statePath} (${dir}) does not exist: a state there would be a new, empty one, and an apply would create everything again. Nothing was run. Fix the path, or pass --new-state (CAPTF_NEW_STATE=1) when this run is to start the state.`);
+  if (found instanceof Error || !found.isDirectory())
+    throw usageError('StateDirMissing', `the directory of --state ${statePath} (${dir}) is not a directory${found instanceof Error ? ` (${found.code ?? found.message})` : ''}: nothing was run. Give --state a file in a directory.`);
+}

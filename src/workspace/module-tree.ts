@@ -1,0 +1,95 @@
+// The module as the runner copies it into its workdir. The copy holds files and directories only:
+// a symbolic link in the module becomes what it leads to, so nothing the runner writes into its copy
+// can go through a link, and a module cannot name the runner's own files. What the copy cannot hold
+// faithfully is a problem: ops that plan refuse it, destroy leaves it out (or copies a link leading
+// outside the module as its content) with a warning, so that a teardown never wedges.
+import { constants } from 'node:fs';
+import { copyFile, lstat, mkdir, readdir, realpath, stat } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+
+export interface ModuleEntry {
+  /** Path in the module (and in the copy), relative. */
+  path: string;
+  kind: 'dir' | 'file';
+  /** What is read: the entry itself, or the real path a link leads to. */
+  source: string;
+}
+
+export type ModuleProblemKind = 'runnerFile' | 'outsideLink' | 'unusable';
+
+export interface ModuleProblem {
+  kind: ModuleProblemKind;
+  /** The module's file, as a path under the module dir. */
+  file: string;
+  what: string;
+}
+
+export interface ModuleTree {
+  /** Parents before children, in name order. Entries of links leading outside the module are included: destroy copies them. */
+  entries: ModuleEntry[];
+  problems: ModuleProblem[];
+}
+
+export interface ReadTreeOptions {
+  /** Names never copied, at any depth (what local terraform runs leave behind). */
+  notCopied: ReadonlySet<string>;
+  /** Names the runner adds to the root of its copy: a module may not ship them. */
+  runnerFiles: ReadonlySet<string>;
+}
+
+export async function readModuleTree(moduleDir: string, options: ReadTreeOptions): Promise<ModuleTree> {
+  const moduleReal = await realpath(moduleDir);
+  const inside = (real: string) => real === moduleReal || real.startsWith(moduleReal + sep);
+  const tree: ModuleTree = { entries: [], problems: [] };
+  const problem = (kind: ModuleProblemKind, relative: string, what: string) => tree.problems.push({ kind, file: join(moduleDir, relative), what });
+
+  // `readFrom`: the directory as the runner reads it; `ancestors`: real paths of the directories above, to find link cycles.
+  const walk = async (readFrom: string, relative: string, ancestors: ReadonlySet<string>, outside: boolean): Promise<void> => {
+    for (const name of (await readdir(readFrom)).sort()) {
+      if (options.notCopied.has(name)) continue;
+      const path = relative === '' ? name : join(relative, name);
+      if (relative === '' && options.runnerFiles.has(name)) {
+        problem('runnerFile', path, `is named like a file the runner adds to its copy of the module (${[...options.runnerFiles].join(', ')})`);
+        continue;
+      }
+      const entry = join(readFrom, name);
+      const found = await lstat(entry);
+      let source = entry;
+      let isOutside = outside;
+      if (found.isSymbolicLink()) {
+        try {
+          source = await realpath(entry);
+        } catch (error) {
+          problem('unusable', path, `is a symbolic link that leads nowhere (${(error as NodeJS.ErrnoException).code})`);
+          continue;
+        }
+        if (!inside(source) && !outside) {
+          problem('outsideLink', path, `is a symbolic link that leads outside the module dir (to ${source})`);
+          isOutside = true;
+        }
+      }
+      const target = source === entry ? found : await stat(source);
+      if (target.isDirectory()) {
+        if (ancestors.has(source)) {
+          problem('unusable', path, 'is a symbolic link to a directory that holds it (a cycle)');
+          continue;
+        }
+        tree.entries.push({ path, kind: 'dir', source });
+        await walk(source, path, new Set([...ancestors, source]), isOutside);
+      } else if (target.isFile()) tree.entries.push({ path, kind: 'file', source });
+      else problem('unusable', path, `is neither a file nor a directory (${source === entry ? 'a special file' : `a link to a special file, ${source}`})`);
+    }
+  };
+  await walk(moduleReal, '', new Set([moduleReal]), false);
+  return tree;
+}
+
+/** Copies the entries into `into` (which must not exist): directories 0700, files with their modes, each created exclusively, never through a link. */
+export async function copyModuleTree(entries: readonly ModuleEntry[], into: string): Promise<void> {
+  await mkdir(into, { mode: 0o700 });
+  for (const entry of entries) {
+    const target = join(into, entry.path);
+    if (entry.kind === 'dir') await mkdir(target, { mode: 0o700 });
+    else await copyFile(entry.source, target, constants.COPYFILE_EXCL);
+  }
+}

@@ -1,0 +1,134 @@
+// The module cannot make the runner write through a link or over a file of its own: the workdir
+// copy holds files and directories only, a module that ships a file named like the runner's own or a
+// link leading outside itself is refused before terraform runs, and destroy proceeds without them.
+// The real terraform; every case checks the files a write could have hit.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { lstat, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeInputsDir } from '../inputs/layout.ts';
+import { modules, resourceIds } from '../support/tf-modules.ts';
+import { explain, scenario, type RunnerRun, type Scenario } from './runner.ts';
+
+const IMAGE = 'registry.example/m:1';
+
+/** The base module applied: a state to protect. */
+async function applied(t: Parameters<typeof scenario>[0]): Promise<Scenario> {
+  const s = await scenario(t, modules.base);
+  const first = await s.run('apply', ['--image', IMAGE]);
+  assert.equal(first.exitCode, 0, explain(first));
+  return s;
+}
+
+/** plan needs somewhere to put its artifact. */
+const opArgs = (s: Scenario, op: string) => ['--image', IMAGE, ...(op === 'plan' ? ['--artifacts', join(s.dir, 'artifacts')] : [])];
+
+function assertRefused(run: RunnerRun, file: string, what: RegExp): void {
+  assert.equal(run.exitCode, 4, explain(run));
+  assert.equal(run.result!.reason, 'ImageInvalid');
+  assert.equal(run.result!.error!.step, 'workspace');
+  assert.ok(run.result!.message.includes(file), `the message names ${file}: ${run.result!.message}`);
+  assert.match(run.result!.message, what);
+  assert.ok(!run.result!.steps.some((step) => step.name === 'init'), 'terraform never ran against the module');
+}
+
+describe("files named like the runner's own", () => {
+  for (const name of ['captf_runner_inputs_hash.tf', 'captf_runner_backend_override.tf']) {
+    it(`${name} as a link to the state file: refused (exit 4) for apply, plan, refresh and drift; the state is byte-identical`, async (t) => {
+      const s = await applied(t);
+      const stateBefore = await readFile(s.state);
+      await symlink(s.state, join(s.module, name));
+      for (const op of ['drift', 'apply', 'refresh', 'plan']) {
+        const run = await s.run(op, opArgs(s, op));
+        assertRefused(run, join(s.module, name), /is named like a file the runner adds to its copy/);
+        assert.deepEqual(await readFile(s.state), stateBefore, `${op} wrote through the link`);
+      }
+    });
+  }
+
+  it('a regular file of that name, and a captf-inputs dir, are refused too', async (t) => {
+    const s = await applied(t);
+    await writeFile(join(s.module, 'captf_runner_inputs_hash.tf'), '# the module\'s own\n');
+    await mkdir(join(s.module, 'captf-inputs'));
+    await writeFile(join(s.module, 'captf-inputs', 'x.txt'), 'x');
+    const run = await s.run('apply', ['--image', IMAGE]);
+    assertRefused(run, join(s.module, 'captf-inputs'), /captf_runner_inputs_hash\.tf is named like a file the runner adds/);
+  });
+
+  it('destroy leaves such a file out with a warning and tears down the object\'s own state', async (t) => {
+    const s = await applied(t);
+    const decoy = join(s.dir, 'decoy.txt');
+    await writeFile(decoy, 'untouched');
+    await symlink(s.state, join(s.module, 'captf_runner_inputs_hash.tf'));
+    await symlink(decoy, join(s.module, 'captf_runner_backend_override.tf'));
+    const run = await s.run('destroy', ['--image', IMAGE]);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.equal(run.result!.reason, 'DestroySucceeded');
+    for (const name of ['captf_runner_inputs_hash.tf', 'captf_runner_backend_override.tf'])
+      assert.ok(run.result!.warnings.some((w) => w.includes(join(s.module, name)) && /leaves it out/.test(w)), run.result!.warnings.join('\n'));
+    assert.deepEqual((await s.readState()).resources, [], 'the state was destroyed, not overwritten');
+    assert.equal(await readFile(decoy, 'utf8'), 'untouched');
+  });
+});
+
+describe('symbolic links in the module', () => {
+  it('inside the module: the copy holds the content, never the link', async (t) => {
+    const s = await scenario(t, {});
+    await s.useModule({ 'shared/main.tf': modules.base['main.tf']!, 'variables.tf': modules.base['variables.tf']!, 'outputs.tf': modules.base['outputs.tf']!, 'modules/addon/main.tf': modules.base['modules/addon/main.tf']! });
+    await symlink('shared/main.tf', join(s.module, 'main.tf'));
+    const workdir = join(s.dir, 'work');
+    const run = await s.run('apply', ['--image', IMAGE, '--workdir', workdir]);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.ok(resourceIds(await s.readState())['terraform_data.cluster'], 'the linked configuration was applied');
+    const copied = await lstat(join(workdir, 'root', 'main.tf'));
+    assert.ok(copied.isFile() && !copied.isSymbolicLink(), 'the copy holds a file');
+    assert.equal(await readFile(join(workdir, 'root', 'main.tf'), 'utf8'), modules.base['main.tf']);
+  });
+
+  it('leading outside the module: refused for apply, plan, refresh and drift (file named); destroy copies its content, with a warning', async (t) => {
+    const s = await applied(t);
+    const outside = join(s.dir, 'outside');
+    await mkdir(outside);
+    await writeFile(join(outside, 'extra.tf'), 'resource "terraform_data" "extra" {\n  input = "outside"\n}\n');
+    await symlink(join(outside, 'extra.tf'), join(s.module, 'extra.tf'));
+    const stateBefore = await readFile(s.state);
+    for (const op of ['apply', 'plan', 'refresh', 'drift']) {
+      const run = await s.run(op, opArgs(s, op));
+      assertRefused(run, join(s.module, 'extra.tf'), /is a symbolic link that leads outside the module dir/);
+      assert.deepEqual(await readFile(s.state), stateBefore, `${op} changed the state`);
+    }
+    // A teardown never wedges: the link's content goes into the copy.
+    const destroy = await s.run('destroy', ['--image', IMAGE]);
+    assert.equal(destroy.exitCode, 0, explain(destroy));
+    assert.ok(destroy.result!.warnings.some((w) => w.includes(join(s.module, 'extra.tf')) && /copies what it leads to/.test(w)), destroy.result!.warnings.join('\n'));
+    assert.deepEqual((await s.readState()).resources, []);
+  });
+
+  it('a link to a directory outside, and a link cycle, are refused too', async (t) => {
+    const s = await applied(t);
+    const outside = join(s.dir, 'outside-module');
+    await mkdir(outside);
+    await writeFile(join(outside, 'main.tf'), 'resource "terraform_data" "this" {\n  input = "addon"\n}\n');
+    await symlink(outside, join(s.module, 'modules', 'elsewhere'));
+    await symlink('..', join(s.module, 'modules', 'loop'));
+    const run = await s.run('apply', ['--image', IMAGE]);
+    assertRefused(run, join(s.module, 'modules', 'elsewhere'), /leads outside the module dir/);
+    assert.match(run.result!.message, /modules\/loop is a symbolic link to a directory that holds it \(a cycle\)/);
+  });
+});
+
+describe('the inputs dir of a Kubernetes volume', () => {
+  it('(..data links) keeps working exactly as before', async (t) => {
+    const s = await scenario(t, {
+      'main.tf': 'variable "cluster_name" {\n  type = string\n}\n\nresource "terraform_data" "cluster" {\n  input = { name = var.cluster_name, config = file("${path.root}/captf-inputs/config.txt") }\n}\n',
+    });
+    await writeInputsDir(s.inputs, new Map([
+      ['terraform.tfvars.json', Buffer.from(JSON.stringify({ cluster_name: 'from-a-secret' }))],
+      ['config.txt', Buffer.from('key=value\n')],
+    ]), 'kubernetes-mount');
+    const run = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(run.exitCode, 0, explain(run));
+    const cluster = (await s.readState()).resources.find((r) => r.name === 'cluster')!;
+    assert.deepEqual((cluster.instances[0]!.attributes.input as { value: unknown }).value, { name: 'from-a-secret', config: 'key=value\n' });
+  });
+});

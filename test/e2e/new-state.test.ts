@@ -1,0 +1,37 @@
+// A local --state whose directory does not exist is a new, empty state: a typo there would create
+// everything a second time. It is refused unless the run is told to start the state (--new-state).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { modules, readLocalState, resourceIds } from '../support/tf-modules.ts';
+import { explain, scenario } from './runner.ts';
+
+describe('--state in a directory that does not exist', () => {
+  it('is a usage error (exit 2, StateDirMissing) before anything runs; the directory is not created', async (t) => {
+    const s = await scenario(t, modules.base);
+    const typo = join(s.dir, 'stat', 'terraform.tfstate');
+    for (const op of ['apply', 'drift', 'destroy']) {
+      const run = await s.run(op, ['--state', typo]);
+      assert.equal(run.exitCode, 2, explain(run));
+      assert.equal(run.result!.reason, 'StateDirMissing');
+      assert.equal(run.result!.error!.step, 'preflight');
+      assert.match(run.result!.message, /stat\/terraform\.tfstate .*does not exist.*--new-state \(CAPTF_NEW_STATE=1\)/);
+      assert.deepEqual(run.result!.steps.map((step) => step.name), ['preflight'], op);
+      assert.ok(!existsSync(join(s.dir, 'stat')), `${op} created the state dir`);
+    }
+  });
+
+  it('with --new-state (or CAPTF_NEW_STATE=1) the first apply starts the state there', async (t) => {
+    const s = await scenario(t, modules.base);
+    const fresh = join(s.dir, 'new', 'dir', 'terraform.tfstate');
+    const run = await s.run('apply', ['--state', fresh, '--new-state']);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.ok(resourceIds(await readLocalState(fresh))['terraform_data.cluster']);
+
+    const other = join(s.dir, 'other', 'terraform.tfstate');
+    const byEnv = await s.run('apply', ['--state', other], { CAPTF_NEW_STATE: '1' });
+    assert.equal(byEnv.exitCode, 0, explain(byEnv));
+    assert.ok(resourceIds(await readLocalState(other))['terraform_data.cluster']);
+  });
+});
