@@ -13,7 +13,7 @@
 //                        plan succeeded (exit 0 or 2); a failed plan keeps its code
 //   NEWER_TF_VERSION     the version `version` and `version -json` report
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, fstatSync, readFileSync } from 'node:fs';
 
 const args = process.argv.slice(2);
 const env = process.env;
@@ -25,8 +25,18 @@ const isShowPlan = command === 'show' && args.includes('-json') && args.at(-1) !
 const isVersion = command === 'version' || args.includes('-version') || args.includes('--version');
 const captures = (isShowPlan && env.NEWER_TF_SHOW_ADD) || (isVersion && env.NEWER_TF_VERSION);
 
-// The real terraform's own stdin, stderr (and stdout, unless it is edited) are passed through.
-const run = spawnSync(real, args, { stdio: ['inherit', captures ? 'pipe' : 'inherit', 'inherit'], maxBuffer: 1 << 30 });
+/** Whether this process holds descriptor `fd`. */
+const isOpen = (fd) => {
+  try {
+    fstatSync(fd);
+    return true;
+  } catch {
+    return false;
+  }
+};
+// The real terraform's own stdin, stderr (and stdout, unless it is edited) are passed through, and
+// so is descriptor 3 (the runner hands terraform the saved plan as /dev/fd/3).
+const run = spawnSync(real, args, { stdio: ['inherit', captures ? 'pipe' : 'inherit', 'inherit', isOpen(3) ? 3 : 'ignore'], maxBuffer: 1 << 30 });
 if (run.error) {
   process.stderr.write(`newer-terraform: cannot run ${real}: ${run.error.message}\n`);
   process.exit(97);
