@@ -1,15 +1,15 @@
-// Writes contract/vectors/decide-op.json: every DecideOp case of test/model/decide-cases.ts as
+// Writes contract/vectors/decide-op.json: every DecideOp case of test/controller-model/decide-cases.ts as
 // snapshot -> decision, for a controller in another language to replay. The vectors are the model's
-// own table tests, so they only change with them; test/model/vectors.test.ts fails when the
+// own table tests, so they only change with them; test/controller-model/vectors.test.ts fails when the
 // checked-in file is stale.
 //
 //   node --import tsx scripts/gen-decide-vectors.ts
 import { writeFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { decideOp } from '../src/model/decide-op.ts';
-import { parseSnapshot } from '../src/model/snapshot.ts';
-import { DECIDE_CASES } from '../test/model/decide-cases.ts';
+import { decideOp } from '../src/controller-model/decide-op.ts';
+import { parseSnapshot } from '../src/controller-model/snapshot.ts';
+import { DECIDE_CASES } from '../test/controller-model/decide-cases.ts';
 
 export const DECIDE_VECTORS_PATH = fileURLToPath(new URL('../contract/vectors/decide-op.json', import.meta.url));
 

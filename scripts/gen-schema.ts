@@ -2,8 +2,8 @@
 // the zod schemas, the single source of truth. `--check` fails when the committed files are stale.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import { Result } from '../src/contract/result.ts';
-import { Classification } from '../src/contract/classification.ts';
+import { Result } from '../src/schemas/result.ts';
+import { Classification } from '../src/schemas/classification.ts';
 import { ArtifactManifest } from '../src/store/manifest.ts';
 import { PolicyFile } from '../src/policy/schema.ts';
 

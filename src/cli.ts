@@ -1,6 +1,6 @@
 // The command line: commander definitions only. Each op action hands raw flags to main's runner.
 import { Command, Option } from 'commander';
-import type { Op } from './contract/result.ts';
+import type { Op } from './schemas/result.ts';
 import { RUNNER_VERSION } from './version.ts';
 import { registerLocalCommands } from './local/commands.ts';
 

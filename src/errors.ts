@@ -1,5 +1,5 @@
 // Every failure the runner reports is a RunnerError: a kind (what class of problem), the step it
-// happened in, a reason for the controller and a message for people. src/ops/run.ts is the one
+// happened in, a reason for the controller and a message for people. src/run/finish.ts is the one
 // place that turns them into results and exit codes.
 
 export type ErrorKind =

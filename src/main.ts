@@ -1,17 +1,17 @@
 // The entrypoint: the only place that exits the process. It parses the command line and hands an
-// op to ops/op-main.ts, loaded only then: `--version`, `--help` and the other commands load
+// op to run/op-main.ts, loaded only then: `--version`, `--help` and the other commands load
 // commander and little else (the start-up budget of issue 6).
 import { CommanderError } from 'commander';
 import { buildCli } from './cli.ts';
-import type { Op } from './contract/result.ts';
+import type { Op } from './schemas/result.ts';
 import { RunnerError, asRunnerError, usageError } from './errors.ts';
-import { EXIT } from './ops/exit-codes.ts';
+import { EXIT } from './run/exit-codes.ts';
 import { tolerateClosedStdStreams } from './output/std-streams.ts';
 
 let exitCode: number = EXIT.succeeded;
 
 async function runOperation(op: Op, flags: Record<string, unknown>, usageProblem?: RunnerError): Promise<number> {
-  const { runOp } = await import('./ops/op-main.ts');
+  const { runOp } = await import('./run/op-main.ts');
   return runOp(op, flags, usageProblem);
 }
 
@@ -33,15 +33,15 @@ async function main(argv: string[]): Promise<number> {
       exitCode = await runOperation(op, flags);
     },
     classify: async (file, flags) => {
-      const { classifyCommand } = await import('./ops/classify.ts');
+      const { classifyCommand } = await import('./commands/classify.ts');
       exitCode = await classifyCommand(file, flags);
     },
     hash: async (flags) => {
-      const { hashCommand } = await import('./ops/hash.ts');
+      const { hashCommand } = await import('./commands/hash.ts');
       exitCode = await hashCommand(flags);
     },
     contractCheck: async (flags) => {
-      const { contractCheckCommand } = await import('./ops/contract-check.ts');
+      const { contractCheckCommand } = await import('./commands/contract-check/command.ts');
       exitCode = await contractCheckCommand(flags);
     },
   });
@@ -52,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return EXIT.succeeded;
       // commander already printed what was wrong; an op still leaves a well-formed result.
-      const op = (await import('./contract/result.ts')).Op.safeParse(argv[2]);
+      const op = (await import('./schemas/result.ts')).Op.safeParse(argv[2]);
       if (op.success) return runOperation(op.data, flagValues(argv, ['out', 'termination-log']), usageError('UsageInvalid', `${error.message.replace(/^error: /, '')}: see captf-runner ${op.data} --help`));
       return EXIT.usage;
     }

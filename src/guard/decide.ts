@@ -1,6 +1,6 @@
 // Whether a planned apply may run: the destructive-plan guard, as pure functions.
 import { timingSafeEqual } from 'node:crypto';
-import type { Classification } from '../contract/classification.ts';
+import type { Classification } from '../schemas/classification.ts';
 import { actionText, changeText } from '../output/change-text.ts';
 import { classifiedChanges } from './gate.ts';
 import { isSha256 } from '../util/sha256.ts';
@@ -29,7 +29,7 @@ export interface ApplyDecisionInput {
 
 export function decideApply(input: ApplyDecisionInput): ApplyDecision {
   const { classification: plan } = input;
-  // An errored plan never gets here: refuseErrored (ops/steps.ts) stops it at show.
+  // An errored plan never gets here: refuseErrored (steps/steps.ts) stops it at show.
   if (!input.planHasChanges) return { action: 'skip', outcome: 'noChanges' };
   const approvalMatched = hashesEqual(input.approvedHash, input.approvalHash);
   const approvalRequired = input.guard && plan.gated;

@@ -1,6 +1,6 @@
 // Whether applying a plan needs an approval: the one definition, read by the guarded apply, drift,
 // plan, refresh, classify and every output that says so. Pure.
-import type { Classification } from '../contract/classification.ts';
+import type { Classification } from '../schemas/classification.ts';
 
 /** What the gate reads of a classification. */
 export type GateFacts = Pick<Classification, 'destructiveTotal' | 'actionsTotal' | 'failClosed'>;

@@ -3,7 +3,7 @@
 // encrypted; a plan artifact holds the saved plan. Where the module or the environment configures
 // encryption, the ops that keep such copies refuse unless the person accepts them in clear; a
 // destroy (a teardown never wedges) keeps its backup and warns.
-import type { Op } from '../contract/result.ts';
+import type { Op } from '../schemas/result.ts';
 
 /** Where encryption is configured: the module's `terraform { encryption }` blocks, and TF_ENCRYPTION. */
 export function encryptionSettings(blocks: readonly { file: string; line: number }[], env: NodeJS.ProcessEnv): string[] {

@@ -4,7 +4,7 @@
 // code or the state changed in between, the inputs did not). The apply still goes ahead as
 // approved; this says what it destroys or runs unseen.
 import { z } from 'zod';
-import { RESULT_API_VERSION } from '../contract/result.ts';
+import { RESULT_API_VERSION } from '../schemas/result.ts';
 import { changeText } from '../output/change-text.ts';
 
 /** One destructive entry or provider action as a result lists it, the fields that identify it (an action: `action` "action" and its trigger). */

@@ -2,7 +2,7 @@
 // the image reference and every module input. The destructive-plan guard approves exactly it;
 // a pool's approval leaves out bootstrap_data, which rotations change every few minutes.
 import { sha256Hex } from '../util/digest.ts';
-import type { Result } from '../contract/result.ts';
+import type { Result } from '../schemas/result.ts';
 import { canonicalJson, JsonNumber, type JsonObject, type JsonValue } from './canonical.ts';
 
 export type ObjectKind = Result['object']['kind'];

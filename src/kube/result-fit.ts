@@ -4,7 +4,7 @@
 // longest bounded list that carries its own total (plan.destructive, plan.actions, plan.drift,
 // plan.partial.deferred, drift.resourceDrift), whichever saves more; as a last resort, every string over 4 KiB. Every cut
 // is recorded, and a warning in the result itself says that it was cut.
-import type { Result } from '../contract/result.ts';
+import type { Result } from '../schemas/result.ts';
 
 export interface ResultCut {
   /** Where in result.json, e.g. `outputs.kubeconfig.value` or `plan.destructive`. */

@@ -3,7 +3,7 @@
 // result exists; the caller decides what a failure means (contract/sections/kubernetes.md).
 import { createHash } from 'node:crypto';
 import type { ObjectMeta, OwnerReference } from 'kubernetes-types/meta/v1.js';
-import type { OutputValue, Result } from '../contract/result.ts';
+import type { OutputValue, Result } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
 import { isKubeError, KubeReason, type KubeClient, type Secret } from './client.ts';
 import { derivedName, isQualifiedName, LABEL_ARTIFACT_KIND, LABEL_MANAGED_BY, labelValueFor, MANAGED_BY } from './names.ts';

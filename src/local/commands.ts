@@ -1,7 +1,7 @@
 // `captf-runner local <command>`: a module's whole CAPTF lifecycle on a laptop. Commander
 // definitions only; each action calls one function of src/local/. See the README (A module's lifecycle on your laptop).
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { Kind } from '../contract/config.ts';
+import type { Kind } from '../schemas/config.ts';
 import { durationMs, KINDS } from '../util/duration.ts';
 
 // The actions' modules (zod, the decision model, the runner process) load when a local command

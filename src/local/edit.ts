@@ -3,10 +3,10 @@
 // the next `local reconcile` acts on the change.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import type { Kind } from '../contract/config.ts';
+import type { Kind } from '../schemas/config.ts';
 import { usageError } from '../errors.ts';
 import { canonicalJson, JsonSyntaxError, NegativeZeroError, parseExactJson, readInputs, SENSITIVE_TFVARS_FILE, TFVARS_FILE, type JsonObject, type JsonValue } from '../inputs/index.ts';
-import { loadInputs } from '../ops/inputs.ts';
+import { loadInputs } from '../inputs/load.ts';
 import { deriveStatus, readHistory } from './history.ts';
 import { APPROVE_DESTRUCTIVE_PLAN, createObject, loadObject, localPaths, saveObject, type DriftSpec, type LocalObject, type LocalPaths } from './object.ts';
 import { say } from './print.ts';

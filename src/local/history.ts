@@ -5,10 +5,10 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { Result } from '../contract/result.ts';
-import { OpDecision } from '../model/decision.ts';
-import { countsAsFailure } from '../model/backoff.ts';
-import { ApplyReason, type FinishedJob, type NewestApply } from '../model/snapshot.ts';
+import { Result } from '../schemas/result.ts';
+import { OpDecision } from '../controller-model/decision.ts';
+import { countsAsFailure } from '../controller-model/backoff.ts';
+import { ApplyReason, type FinishedJob, type NewestApply } from '../controller-model/snapshot.ts';
 import type { LocalPaths } from './object.ts';
 
 const Time = z.iso.datetime();

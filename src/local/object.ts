@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { Kind } from '../contract/config.ts';
+import { Kind } from '../schemas/config.ts';
 import { RunnerError, usageError } from '../errors.ts';
 
 export const LOCAL_OBJECT_API_VERSION = 'local.captf.io/v1';

@@ -1,7 +1,7 @@
 // What `local` commands print: short lines a module author reads as the story of the object.
 // the README (A module's lifecycle on your laptop) quotes these lines; change both together.
-import type { Decision } from '../model/decision.ts';
-import type { Snapshot } from '../model/snapshot.ts';
+import type { Decision } from '../controller-model/decision.ts';
+import type { Snapshot } from '../controller-model/snapshot.ts';
 import { actionText } from '../output/change-text.ts';
 import { countsText } from '../output/summary.ts';
 import { runOutcome, type LocalStatus, type Run } from './history.ts';

@@ -4,8 +4,8 @@
 import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { InputsHashes } from '../inputs/index.ts';
-import { Snapshot } from '../model/snapshot.ts';
-import { loadInputs } from '../ops/inputs.ts';
+import { Snapshot } from '../controller-model/snapshot.ts';
+import { loadInputs } from '../inputs/load.ts';
 import { summarizeState } from '../plan/state.ts';
 import { deriveStatus, FAILED_JOBS_HISTORY_LIMIT, retainedJobs, type Run } from './history.ts';
 import { APPROVE_DESTRUCTIVE_PLAN, type LocalObject, type LocalPaths } from './object.ts';

@@ -1,6 +1,6 @@
 // `local status`: the object, the status derived from its runs, and what a reconcile would decide
 // now. Read only: it takes no run lock and runs nothing.
-import { decideOp } from '../model/decide-op.ts';
+import { decideOp } from '../controller-model/decide-op.ts';
 import { deriveStatus, readHistory } from './history.ts';
 import { loadObject, localPaths } from './object.ts';
 import { say, statusLines } from './print.ts';

@@ -9,12 +9,12 @@ import { RunnerError, usageError } from '../errors.ts';
 import { readArtifact } from '../store/chunked.ts';
 import type { PlanArtifactManifest } from '../store/manifest.ts';
 import { backendIdentity } from '../terraform/backend.ts';
-import { openArtifactSource } from './stores.ts';
-import type { RunContext } from './context.ts';
-import type { OpEnding, ResultFields } from './run.ts';
+import { openArtifactSource } from '../run/stores.ts';
+import type { RunContext } from '../run/context.ts';
+import type { OpEnding, ResultFields } from '../run/finish.ts';
 import { LOCK_FILE_NAME, PLAN_FILE_NAME } from './plan.ts';
-import { applySavedPlan, prepareRoot, showStep } from './steps.ts';
-import { stateBeforeStep } from './state-steps.ts';
+import { applySavedPlan, prepareRoot, showStep } from '../steps/steps.ts';
+import { stateBeforeStep } from '../steps/state.ts';
 import { isSha256 } from '../util/sha256.ts';
 
 export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {

@@ -1,16 +1,16 @@
 // apply: the guarded apply of a saved plan (destructive-plan-guard.md), or, with --plan-artifact,
 // the apply of exactly the plan a person approved (applyPolicy: Manual).
-import type { DestructiveChange, PlannedAction } from '../contract/classification.ts';
+import type { DestructiveChange, PlannedAction } from '../schemas/classification.ts';
 import { RunnerError, usageError } from '../errors.ts';
 import { approveCommand, blockedMessage, decideApply, ungatedWarnings } from '../guard/decide.ts';
 import { shownAction, shownChange } from '../guard/unreviewed.ts';
 import { countsText } from '../output/summary.ts';
-import type { RunContext } from './context.ts';
-import type { OpEnding, ResultFields } from './run.ts';
+import type { RunContext } from '../run/context.ts';
+import type { OpEnding, ResultFields } from '../run/finish.ts';
 import { applyApprovedPlan } from './apply-approved.ts';
 import { approvalCoverageStep, type DestructiveEntry } from './approval-coverage.ts';
-import { applySavedPlan, planAndClassify, prepareRoot } from './steps.ts';
-import { stateBeforeStep } from './state-steps.ts';
+import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
+import { stateBeforeStep } from '../steps/state.ts';
 import { isSha256 } from '../util/sha256.ts';
 
 export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {

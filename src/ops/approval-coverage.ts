@@ -5,15 +5,15 @@
 // destructive entry counts as unreviewed.
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Classification, DestructiveChange } from '../contract/classification.ts';
-import type { Result } from '../contract/result.ts';
+import type { Classification, DestructiveChange } from '../schemas/classification.ts';
+import type { Result } from '../schemas/result.ts';
 import { countText, newestBlockedRun, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type BlockedRunWanted, type ShownChange } from '../guard/unreviewed.ts';
 import { changeText } from '../output/change-text.ts';
 import { serializeResult } from '../output/result-file.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { makeDirs } from '../util/mkdirs.ts';
-import type { RunContext } from './context.ts';
-import { backupDir } from './stores.ts';
+import type { RunContext } from '../run/context.ts';
+import { backupDir } from '../run/stores.ts';
 
 const RECORD_PREFIX = 'blocked-';
 /** `blocked-<approval hash>.json` in the backups directory: the result of the newest blocked apply for that hash. */

@@ -4,10 +4,10 @@
 // leaves the state as terraform left it and the next destroy continues from there.
 import { RunnerError } from '../errors.ts';
 import { ungatedWarnings } from '../guard/decide.ts';
-import type { RunContext } from './context.ts';
-import type { OpEnding, ResultFields } from './run.ts';
-import { applySavedPlan, planAndClassify, prepareRoot } from './steps.ts';
-import { stateBeforeStep } from './state-steps.ts';
+import type { RunContext } from '../run/context.ts';
+import type { OpEnding, ResultFields } from '../run/finish.ts';
+import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
+import { stateBeforeStep } from '../steps/state.ts';
 
 export async function destroyOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   const root = await prepareRoot(ctx, fields);

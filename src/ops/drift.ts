@@ -2,10 +2,10 @@
 // remediation apply would do (and whether it would need an approval: plan.gated).
 import { gateCauses } from '../guard/decide.ts';
 import { countsText } from '../output/summary.ts';
-import type { RunContext } from './context.ts';
-import type { OpEnding, ResultFields } from './run.ts';
-import { planAndClassify, prepareRoot, removePlanFile } from './steps.ts';
-import { stateBeforeStep } from './state-steps.ts';
+import type { RunContext } from '../run/context.ts';
+import type { OpEnding, ResultFields } from '../run/finish.ts';
+import { planAndClassify, prepareRoot, removePlanFile } from '../steps/steps.ts';
+import { stateBeforeStep } from '../steps/state.ts';
 
 export async function driftOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   const root = await prepareRoot(ctx, fields);

@@ -7,11 +7,11 @@ import { timeStamp } from '../util/stamp.ts';
 import { usageError } from '../errors.ts';
 import { changesOnlyTheRecord, gateCauses } from '../guard/decide.ts';
 import { countsText } from '../output/summary.ts';
-import type { RunContext } from './context.ts';
-import type { OpEnding, ResultFields } from './run.ts';
-import { artifactStore } from './stores.ts';
-import { heldPlan, planAndClassify, prepareRoot, removePlanFile, type PreparedRoot } from './steps.ts';
-import { pruneQuietly, stateBeforeStep, type PulledState } from './state-steps.ts';
+import type { RunContext } from '../run/context.ts';
+import type { OpEnding, ResultFields } from '../run/finish.ts';
+import { artifactStore } from '../run/stores.ts';
+import { heldPlan, planAndClassify, prepareRoot, removePlanFile, type PreparedRoot } from '../steps/steps.ts';
+import { pruneQuietly, stateBeforeStep, type PulledState } from '../steps/state.ts';
 import { backendIdentity } from '../terraform/backend.ts';
 
 export const PLAN_FILE_NAME = 'plan.tfplan';

@@ -5,11 +5,11 @@
 // read) is refused, as nobody can approve a refresh.
 import { RunnerError } from '../errors.ts';
 import { actionText, changeText } from '../output/change-text.ts';
-import type { Classification } from '../contract/classification.ts';
-import type { RunContext } from './context.ts';
-import type { OpEnding, ResultFields } from './run.ts';
-import { applySavedPlan, planAndClassify, prepareRoot } from './steps.ts';
-import { stateBeforeStep } from './state-steps.ts';
+import type { Classification } from '../schemas/classification.ts';
+import type { RunContext } from '../run/context.ts';
+import type { OpEnding, ResultFields } from '../run/finish.ts';
+import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
+import { stateBeforeStep } from '../steps/state.ts';
 
 /** The moves the refresh carried out (the module's `moved` blocks), as the result's message names them. */
 function movesText(plan: Classification): string {

@@ -12,11 +12,11 @@ import { withSerial } from '../state/serial.ts';
 import { summarizeState } from '../plan/state.ts';
 import { emptyScan } from '../workspace/scan.ts';
 import { prepareBackendWorkspace, scanModule, writeNewFile } from '../workspace/workspace.ts';
-import type { RunContext } from './context.ts';
-import type { OpEnding, ResultFields } from './run.ts';
-import { openArtifactSource } from './stores.ts';
-import { checkPlaintextBackups, initStep, preflight, terraformIn } from './steps.ts';
-import { backupStep, readStateStep, STATE_FILE_NAME, stateBeforeStep } from './state-steps.ts';
+import type { RunContext } from '../run/context.ts';
+import type { OpEnding, ResultFields } from '../run/finish.ts';
+import { openArtifactSource } from '../run/stores.ts';
+import { checkPlaintextBackups, initStep, preflight, terraformIn } from '../steps/steps.ts';
+import { backupStep, readStateStep, STATE_FILE_NAME, stateBeforeStep } from '../steps/state.ts';
 
 export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   if (!ctx.settings.backup) throw usageError('BackupMissing', 'restore needs the backup to restore: pass --backup DIR (or a Secret reference, see contract.md)');

@@ -8,10 +8,10 @@
 import { usageError, RunnerError } from '../errors.ts';
 import { forceUnlock } from '../terraform/state.ts';
 import { localLockInfoPath, probeLock, readLocalLockInfo, type LockReport } from '../terraform/lock.ts';
-import type { RunContext } from './context.ts';
-import type { OpEnding, ResultFields } from './run.ts';
+import type { RunContext } from '../run/context.ts';
+import type { OpEnding, ResultFields } from '../run/finish.ts';
 import { prepareBackendWorkspace } from '../workspace/workspace.ts';
-import { initStep, preflight, terraformIn } from './steps.ts';
+import { initStep, preflight, terraformIn } from '../steps/steps.ts';
 import { scanModule } from '../workspace/workspace.ts';
 
 const describeHolder = (lock: LockReport) =>

@@ -2,7 +2,7 @@
 import { makeDirs } from '../util/mkdirs.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { join } from 'node:path';
-import { Result, type Result as ResultT } from '../contract/result.ts';
+import { Result, type Result as ResultT } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
 import { maskValue, type Masker } from './mask.ts';
 

@@ -1,6 +1,6 @@
 // The human summary printed at the end of a run: what happened, in words and counts.
-import type { ActionCounts } from '../contract/classification.ts';
-import type { Result } from '../contract/result.ts';
+import type { ActionCounts } from '../schemas/classification.ts';
+import type { Result } from '../schemas/result.ts';
 import { actionText, changeText } from './change-text.ts';
 
 export const countsText = (c: ActionCounts) =>

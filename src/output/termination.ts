@@ -1,7 +1,7 @@
 // The pod's termination message: the outcome reaches the controller even when the API path failed.
 // Kubernetes keeps at most 4096 bytes, so the compact form drops detail until it fits.
 import { writeFile } from 'node:fs/promises';
-import type { Result } from '../contract/result.ts';
+import type { Result } from '../schemas/result.ts';
 import { maskValue, type Masker } from './mask.ts';
 
 export const TERMINATION_MESSAGE_LIMIT = 4096;

@@ -2,7 +2,7 @@
 // the runner fail closed. Pure: no I/O. PlanClassifier takes one piece of the document at a time so
 // that the reference classifyPlan (a parsed document) and the streaming reader (src/plan/stream.ts)
 // run exactly the same rules. contract/sections/classification.md states the rules for other languages.
-import type { ActionCounts, Classification, DeferredChange, DestructiveChange, DriftEntry, PlannedAction } from '../contract/classification.ts';
+import type { ActionCounts, Classification, DeferredChange, DestructiveChange, DriftEntry, PlannedAction } from '../schemas/classification.ts';
 import { RunnerError } from '../errors.ts';
 import { needsApproval } from '../guard/gate.ts';
 import { KNOWN_ACTIONS, PLAN_TOP_LEVEL_KEYS, type PlanHeader } from './types.ts';

@@ -3,7 +3,7 @@
 // fields of provider actions), one entry at a time, so memory stays flat however large the plan is.
 // Top-level keys outside the allow-list are probed for content, never built. The same
 // PlanClassifier as the reference classifyPlan runs the rules.
-import type { Classification } from '../contract/classification.ts';
+import type { Classification } from '../schemas/classification.ts';
 import { RunnerError } from '../errors.ts';
 import { assertPlanObject, type ClassifyOptions, PlanClassifier } from './classify.ts';
 import { type ByteSource, JsonSyntaxError, KEEP, readSelected, type Selector, type Shape } from './select-json.ts';

@@ -6,7 +6,7 @@
 // every kind. Only the policy chunk imports this file: the CEL library loads only with a policy.
 import { celEnv, celError, celType, isCelError, parse, plan, type CelInput, type CelResult, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
-import type { ActionCounts } from '../contract/classification.ts';
+import type { ActionCounts } from '../schemas/classification.ts';
 import type { RuleScope } from './schema.ts';
 import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from './views.ts';
 

@@ -1,4 +1,4 @@
-// The policy module as the ops load it, with `await import('../policy/index.ts')`, only when a
+// The policy module as the ops load it, with `await import('./index.ts')`, only when a
 // policy dir is present: CEL and the YAML parser are in this chunk, so a run without policies
 // never loads them (start-up and apply overhead stay as they were).
 import { compilePolicy, type CompiledPolicy } from './compile.ts';

@@ -2,7 +2,7 @@
 // no optional field and with all of them; an action of every trigger; a plan of each tool. A rule
 // that errors on any of them, or gives the wrong type, is refused: without a type checker this is
 // how a rule that would fail (and so deny) every run is caught before the first run.
-import type { ActionCounts } from '../contract/classification.ts';
+import type { ActionCounts } from '../schemas/classification.ts';
 import type { RuleScope } from './schema.ts';
 import { CHANGE_KINDS, type PolicyActionView, type PolicyChangeView, type PolicyChangeKind, type PolicyPlanView } from './views.ts';
 

@@ -2,7 +2,7 @@
 // truth for its shape. contract/sections/artifacts.md describes it for readers in other languages;
 // the JSON Schema is generated from ArtifactManifest.
 import { z } from 'zod';
-import { Op } from '../contract/result.ts';
+import { Op } from '../schemas/result.ts';
 import { SHA256_HEX } from '../util/sha256.ts';
 
 export const ARTIFACT_API_VERSION = 'runner.captf.io/v1';

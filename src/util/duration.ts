@@ -11,5 +11,5 @@ export function durationMs(text: string): number {
   return ((part(match[1]) * 60 + part(match[2])) * 60 + part(match[3])) * 1000;
 }
 
-/** The kinds of CAPTF objects (contract/config.ts builds its zod enum from this list). */
+/** The kinds of CAPTF objects (schemas/config.ts builds its zod enum from this list). */
 export const KINDS = ['cluster', 'machine', 'pool'] as const;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import tar from 'tar-stream';
-import type { Result } from '../../src/contract/result.ts';
+import type { Result } from '../../src/schemas/result.ts';
 import { DirStore } from '../../src/store/dir-store.ts';
 import { modules, terraformEnv } from '../support/tf-modules.ts';
 import { storeCraftedBackup } from '../store/helpers.ts';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Result } from '../../src/contract/result.ts';
+import { Result } from '../../src/schemas/result.ts';
 import { modules } from '../support/tf-modules.ts';
 import { explain, runRunner, scenario } from './runner.ts';
 

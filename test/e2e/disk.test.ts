@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Result } from '../../src/contract/result.ts';
+import { Result } from '../../src/schemas/result.ts';
 import { terraformEnv } from '../support/tf-modules.ts';
 import { explain, RUNNER, scenario, type RunnerRun } from './runner.ts';
 

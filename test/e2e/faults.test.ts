@@ -15,7 +15,7 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { Result, type Result as ResultT } from '../../src/contract/result.ts';
+import { Result, type Result as ResultT } from '../../src/schemas/result.ts';
 import {
   fakeTerraformEnv, installFakeTerraform, isProcessRunning, readFakeTerraformLog, tempDir, terraformEnv, writeTree,
   type FakeTerraformEvent, type FakeTerraformOptions,

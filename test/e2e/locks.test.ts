@@ -13,7 +13,7 @@ import { startPostgres, usePostgres, type TestDatabase } from '../support/pg.ts'
 import { unpackArtifactDir } from '../support/artifacts.ts';
 import { isProcessRunning, modules, slowApply, terraformEnv, withPgBackend, writeModule, type FileTree } from '../support/tf-modules.ts';
 import { explain, RUNNER, recordedInputsHash, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
-import { Result } from '../../src/contract/result.ts';
+import { Result } from '../../src/schemas/result.ts';
 
 const pg = usePostgres();
 

@@ -5,7 +5,7 @@
 // terraform canonical text, so one inputs hash is one set of values.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { Result } from '../../src/contract/result.ts';
+import { Result } from '../../src/schemas/result.ts';
 import { resourceIds, type FileTree } from '../support/tf-modules.ts';
 import { explain, scenario, type RunnerRun, type Scenario } from './runner.ts';
 

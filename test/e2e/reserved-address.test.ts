@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { createReadStream } from 'node:fs';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Classification } from '../../src/contract/classification.ts';
+import { type Classification } from '../../src/schemas/classification.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { scanHcl } from '../../src/workspace/scan.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../src/workspace/scan.ts';

@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import { readFile, mkdir, writeFile, rm, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { TestContext } from 'node:test';
-import type { Result } from '../../src/contract/result.ts';
+import type { Result } from '../../src/schemas/result.ts';
 import { readLocalState, tempDir, terraformEnv, writeTree, type FileTree, type TerraformState } from '../support/tf-modules.ts';
 
 export const RUNNER = resolve(import.meta.dirname, '../../dist/captf-runner.mjs');

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { Result, RESULT_API_VERSION } from '../../src/contract/result.ts';
+import { Result, RESULT_API_VERSION } from '../../src/schemas/result.ts';
 import { KubeClient, type KubeClientOptions } from '../../src/kube/client.ts';
 import { loadInClusterConfig, type KubeConfig } from '../../src/kube/config.ts';
 import { FakeApiServer, type FakeApiServerOptions } from '../support/fake-apiserver.ts';

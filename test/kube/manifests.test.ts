@@ -13,7 +13,7 @@ import { parseAllDocuments } from 'yaml';
 import { Job } from 'kubernetes-models/batch/v1';
 import { ServiceAccount } from 'kubernetes-models/v1';
 import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
-import { durationMs, envName, Settings } from '../../src/contract/config.ts';
+import { durationMs, envName, Settings } from '../../src/schemas/config.ts';
 import { RunnerError } from '../../src/errors.ts';
 import { annotateJob, readBlockedResults, writeResultSecret } from '../../src/kube/sinks.ts';
 import { SecretChunkStore } from '../../src/store/secret-store.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { Result, type OutputValue } from '../../src/contract/result.ts';
+import { Result, type OutputValue } from '../../src/schemas/result.ts';
 import { RunnerError } from '../../src/errors.ts';
 import { KubeReason } from '../../src/kube/client.ts';
 import { isDnsSubdomain, labelValueFor } from '../../src/kube/names.ts';

@@ -1,9 +1,9 @@
 // The status a local object derives from its runs, and the snapshot DecideOp gets: pure, no processes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Result } from '../../src/contract/result.ts';
-import { decideOp } from '../../src/model/decide-op.ts';
-import type { OpDecision } from '../../src/model/decision.ts';
+import type { Result } from '../../src/schemas/result.ts';
+import { decideOp } from '../../src/controller-model/decide-op.ts';
+import type { OpDecision } from '../../src/controller-model/decision.ts';
 import { deriveStatus, retainedJobs, runOutcome, type Run } from '../../src/local/history.ts';
 import { LOCAL_OBJECT_API_VERSION, type LocalObject } from '../../src/local/object.ts';
 import { buildSnapshot } from '../../src/local/snapshot.ts';

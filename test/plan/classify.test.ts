@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { Classification } from '../../src/contract/classification.ts';
+import { Classification } from '../../src/schemas/classification.ts';
 import { RunnerError } from '../../src/errors.ts';
 import { classifyPlan, readActions } from '../../src/plan/classify.ts';
 import { change, corpusFiles, corpusPath, INPUTS_HASH, plan } from './support.ts';

@@ -1,6 +1,6 @@
 // Shared pieces of the policy tests: the example file verbatim, and views to feed.
 import assert from 'node:assert/strict';
-import type { ActionCounts } from '../../src/contract/classification.ts';
+import type { ActionCounts } from '../../src/schemas/classification.ts';
 import { compilePolicy, type CompiledPolicy } from '../../src/policy/compile.ts';
 import { ACTIONS_OF } from '../../src/policy/synthetic.ts';
 import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from '../../src/policy/views.ts';

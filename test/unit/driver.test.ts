@@ -7,8 +7,8 @@ import { applyArgs } from '../../src/terraform/apply.ts';
 import { initArgs } from '../../src/terraform/init.ts';
 import { detectLockError } from '../../src/terraform/lock.ts';
 import { withSerial } from '../../src/state/serial.ts';
-import { durationMs, envName, loadSettings } from '../../src/contract/config.ts';
-import { exitCodeOf } from '../../src/ops/exit-codes.ts';
+import { durationMs, envName, loadSettings } from '../../src/schemas/config.ts';
+import { exitCodeOf } from '../../src/run/exit-codes.ts';
 import { RunnerError } from '../../src/errors.ts';
 
 describe('driver: arguments and environment', () => {

@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { Masker } from '../../src/output/mask.ts';
 import { approvalCoverageStep, blockedRecordName, KEEP_BLOCKED_RECORDS, keepBlockedRecord, type DestructiveEntry } from '../../src/ops/approval-coverage.ts';
-import type { RunContext } from '../../src/ops/context.ts';
-import type { Classification } from '../../src/contract/classification.ts';
+import type { RunContext } from '../../src/run/context.ts';
+import type { Classification } from '../../src/schemas/classification.ts';
 import { blockedResult } from '../kube/harness.ts';
 import { approveCommand, blockedMessage, changesOnlyTheRecord, decideApply, hashesEqual, ungatedWarnings } from '../../src/guard/decide.ts';
 import { needsApproval, reconcilePlanExit } from '../../src/guard/gate.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
-import { refuseErrored } from '../../src/ops/steps.ts';
+import { refuseErrored } from '../../src/steps/steps.ts';
 import { FUTURE_TOLERANCE_MS, newestBlockedRun, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type ShownChange } from '../../src/guard/unreviewed.ts';
 
 const H = 'a'.repeat(64);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Masker, MASK, maskValue } from '../../src/output/mask.ts';
 import { compactResult } from '../../src/output/termination.ts';
 import { humanSummary } from '../../src/output/summary.ts';
-import type { Result } from '../../src/contract/result.ts';
+import type { Result } from '../../src/schemas/result.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 
 describe('output: masking by value', () => {

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { encryptionSettings, plaintextBackupDecision } from '../../src/guard/plaintext-backups.ts';
-import type { Op } from '../../src/contract/result.ts';
+import type { Op } from '../../src/schemas/result.ts';
 
 describe('plaintext backups under OpenTofu state encryption', () => {
   it('names every setting: the module blocks and TF_ENCRYPTION', () => {

@@ -2,8 +2,8 @@
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { Classification, DestructiveChange, PlannedAction } from '../contract/classification.ts';
-import type { OutputValue } from '../contract/result.ts';
+import type { Classification, DestructiveChange, PlannedAction } from '../schemas/classification.ts';
+import type { OutputValue } from '../schemas/result.ts';
 import { imageError, RunnerError } from '../errors.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
 import { reconcilePlanExit } from '../guard/gate.ts';
@@ -26,13 +26,13 @@ import type { HeldPlanFile } from '../workspace/plan-file.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
 import { INPUTS_HASH_VARIABLE } from '../workspace/scan.ts';
 import { ERRORED_STATE_FILE, missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
-import { runnerClassifyOptions } from './classify.ts';
-import type { RunContext } from './context.ts';
+import { runnerClassifyOptions } from '../commands/classify.ts';
+import type { RunContext } from '../run/context.ts';
 import { heldPlanOutput } from './held-output.ts';
 import { checkRunLocations } from './locations.ts';
-import { loadInputs, type LoadedInputs } from './inputs.ts';
-import type { ResultFields } from './run.ts';
-import { backupStep, readStateStep, stateAfterFailure, type PulledState } from './state-steps.ts';
+import { loadInputs, type LoadedInputs } from '../inputs/load.ts';
+import type { ResultFields } from '../run/finish.ts';
+import { backupStep, readStateStep, stateAfterFailure, type PulledState } from './state.ts';
 
 /** The cheap part of the contract check, before anything touches state: usable run locations, a supported terraform (after `check`, when given). */
 export async function preflight(ctx: RunContext, fields: ResultFields, check?: () => Promise<void>): Promise<TerraformVersion> {

@@ -1,5 +1,5 @@
 // The exit-code table of contract.md, in one place.
-import type { Outcome } from '../contract/result.ts';
+import type { Outcome } from '../schemas/result.ts';
 import type { RunnerError } from '../errors.ts';
 
 export const EXIT = {

@@ -1,8 +1,8 @@
 // In-cluster mode: when the controller passes the Job's identity, the runner talks to the API
 // server: Secrets hold backups and plan artifacts, and the finished result goes to a result Secret
 // and the Job's annotations. Loaded lazily: local runs never pay for it.
-import type { Settings } from '../contract/config.ts';
-import type { OutputValue, Result } from '../contract/result.ts';
+import type { Settings } from '../schemas/config.ts';
+import type { OutputValue, Result } from '../schemas/result.ts';
 import { usageError } from '../errors.ts';
 import { KubeClient } from '../kube/client.ts';
 import { loadInClusterConfig } from '../kube/config.ts';

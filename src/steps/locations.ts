@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import type { Settings } from '../contract/config.ts';
+import type { Settings } from '../schemas/config.ts';
 import { usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
 

@@ -7,7 +7,7 @@ import { classifyPlanStream } from '../plan/stream.ts';
 import { actionText, changeText } from '../output/change-text.ts';
 import { countsText } from '../output/summary.ts';
 import { INPUTS_HASH_RESOURCE } from '../workspace/scan.ts';
-import { EXIT } from './exit-codes.ts';
+import { EXIT } from '../run/exit-codes.ts';
 
 /** How the runner classifies every plan (ops and `classify`): what it plans at its own record is its own (src/plan/classify.ts). */
 export const runnerClassifyOptions = (options: ClassifyOptions = {}): ClassifyOptions => ({ ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]), ...options });

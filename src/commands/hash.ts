@@ -1,8 +1,8 @@
 // `captf-runner hash --inputs DIR --image REF [--kind pool] --json`: the hashes an approval names.
-import { loadSettings } from '../contract/config.ts';
+import { loadSettings } from '../schemas/config.ts';
 import { RunnerError } from '../errors.ts';
-import { loadInputs } from './inputs.ts';
-import { EXIT } from './exit-codes.ts';
+import { loadInputs } from '../inputs/load.ts';
+import { EXIT } from '../run/exit-codes.ts';
 
 export async function hashCommand(flags: Record<string, unknown>): Promise<number> {
   try {

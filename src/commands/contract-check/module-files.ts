@@ -1,7 +1,7 @@
 // What the contract requires of a module's files, and what init's output says about providers.
 // The module's configuration is read by the workspace scanner (src/workspace/scan.ts), the same
 // one every op uses.
-import type { Kind } from '../contract/config.ts';
+import type { Kind } from '../../schemas/config.ts';
 
 /**
  * Variables a module must declare per kind, because the controller always sets them:

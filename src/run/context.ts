@@ -1,12 +1,12 @@
 // What one run carries from step to step: settings, logger, masker, the steps so far and whether
 // a stop was requested. Steps are sequential; once a stop is requested none starts.
-import type { Settings } from '../contract/config.ts';
-import type { Op, Step } from '../contract/result.ts';
+import type { Settings } from '../schemas/config.ts';
+import type { Op, Step } from '../schemas/result.ts';
 import { RunnerError, asRunnerError } from '../errors.ts';
 import type { Logger } from '../output/log.ts';
 import type { Masker } from '../output/mask.ts';
-import type { OutputValue } from '../contract/result.ts';
-import type { InCluster } from './kube.ts';
+import type { OutputValue } from '../schemas/result.ts';
+import type { InCluster } from './in-cluster.ts';
 
 export type StopCause = 'SIGTERM' | 'SIGINT' | 'deadline';
 

@@ -7,8 +7,8 @@
 //   cluster 3f0b8a52-…: 600 s -> 47, 1800 s -> 142, 3600 s -> 285
 //   machine a1d4c9e7-…: 3600 s -> 287
 //   pool    7c2e5b19-…: 600 s -> 4, 1800 s -> 13, 3600 s -> 26
-import type { Decision, OpDecision, OpReason, WaitDecision } from '../../src/model/decision.ts';
-import type { Kind, Snapshot } from '../../src/model/snapshot.ts';
+import type { Decision, OpDecision, OpReason, WaitDecision } from '../../src/controller-model/decision.ts';
+import type { Kind, Snapshot } from '../../src/controller-model/snapshot.ts';
 
 export interface DecideCase {
   name: string;

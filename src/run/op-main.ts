@@ -1,15 +1,15 @@
 // One op, start to finish: settings, logger, signal and deadline handling, the op's body, the
 // result and its sinks. main.ts loads this module only for an op, so that `--version`, `--help` and
 // the other commands never load zod, pino or the ops (the start-up budget of issue 6).
-import { loadSettings, durationMs, givenSetting, Settings, type Settings as SettingsT } from '../contract/config.ts';
-import type { Op } from '../contract/result.ts';
+import { loadSettings, durationMs, givenSetting, Settings, type Settings as SettingsT } from '../schemas/config.ts';
+import type { Op } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
 import { createLogger } from '../output/log.ts';
 import { Masker, maskValue } from '../output/mask.ts';
 import { interruptTerraform } from '../terraform/exec.ts';
 import { RunContext, type StopCause } from './context.ts';
-import { finishRun, publishResult, recordLateWarnings, type ResultFields, type OpEnding } from './run.ts';
-import { OPS } from './index.ts';
+import { finishRun, publishResult, recordLateWarnings, type ResultFields, type OpEnding } from './finish.ts';
+import { OPS } from './ops.ts';
 
 /**
  * The hand-back to Kubernetes after the local result exists (the result Secret, the Job's
@@ -39,7 +39,7 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   if (!settingsError) {
     try {
       if (settings.jobName || settings.jobUid) {
-        ctx.cluster = (await import('./kube.ts')).inClusterFrom(settings, log);
+        ctx.cluster = (await import('./in-cluster.ts')).inClusterFrom(settings, log);
         // The op's own API calls (backups, artifacts, blocked results) end where the hand-back's budget begins.
         if (ctx.cluster && settings.deadline) ctx.cluster.client.setDeadline(deadlineAt(ctx) - HANDBACK_BUDGET_MS, 'the time before --deadline the op may use');
       }

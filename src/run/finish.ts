@@ -1,7 +1,7 @@
 // The one place that turns what an op did (or the error that stopped it) into a result, hands the
 // result to every sink and chooses the exit code.
-import { RESULT_API_VERSION, type Result } from '../contract/result.ts';
-import type { Settings } from '../contract/config.ts';
+import { RESULT_API_VERSION, type Result } from '../schemas/result.ts';
+import type { Settings } from '../schemas/config.ts';
 import { RunnerError, asRunnerError } from '../errors.ts';
 import { writeResultFile } from '../output/result-file.ts';
 import { writeTerminationMessage } from '../output/termination.ts';
@@ -83,7 +83,7 @@ export async function publishResult(ctx: RunContext, result: Result, exitCode: n
 async function withBlockedRecord(ctx: RunContext, result: Result): Promise<Result> {
   if (result.op !== 'apply' || result.outcome !== 'blocked') return result;
   try {
-    const { keepBlockedRecord } = await import('./approval-coverage.ts');
+    const { keepBlockedRecord } = await import('../ops/approval-coverage.ts');
     const path = await keepBlockedRecord(ctx, result);
     if (path) ctx.log.info({ path }, 'kept the record of this block for the approved apply');
     return result;

@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { DECIDE_VECTORS_PATH, renderDecideVectors } from '../../scripts/gen-decide-vectors.ts';
-import { decideOp } from '../../src/model/decide-op.ts';
-import { Decision } from '../../src/model/decision.ts';
-import { parseSnapshot } from '../../src/model/snapshot.ts';
+import { decideOp } from '../../src/controller-model/decide-op.ts';
+import { Decision } from '../../src/controller-model/decision.ts';
+import { parseSnapshot } from '../../src/controller-model/snapshot.ts';
 
 const checkedIn = readFileSync(DECIDE_VECTORS_PATH, 'utf8');
 

@@ -1,11 +1,11 @@
 // The pure helpers under DecideOp: jitter, backoff, the health-pending delay and what each op runs.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { backoffSeconds, countsAsFailure, failureStreak } from '../../src/model/backoff.ts';
-import { imageFor, inputsFor } from '../../src/model/op-shape.ts';
-import { healthPendingDelaySeconds } from '../../src/model/schedule.ts';
-import { jitterSeconds, jitterWord } from '../../src/model/jitter.ts';
-import type { FinishedJob } from '../../src/model/snapshot.ts';
+import { backoffSeconds, countsAsFailure, failureStreak } from '../../src/controller-model/backoff.ts';
+import { imageFor, inputsFor } from '../../src/controller-model/op-shape.ts';
+import { healthPendingDelaySeconds } from '../../src/controller-model/schedule.ts';
+import { jitterSeconds, jitterWord } from '../../src/controller-model/jitter.ts';
+import type { FinishedJob } from '../../src/controller-model/snapshot.ts';
 
 describe('jitter — “a deterministic jitter of up to a tenth of the interval, derived from the object’s UID”', () => {
   test('matches values computed independently with sha256sum', () => {

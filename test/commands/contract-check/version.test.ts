@@ -1,9 +1,9 @@
 // Version detection and the supported ranges (pure), and terraformVersion against real binaries.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { RunnerError } from '../../src/errors.ts';
-import { checkSupported, parseVersionOutput, terraformVersion, unverifiedWarning, type Flavor } from '../../src/terraform/version.ts';
-import { terraformEnv } from '../support/tf-modules.ts';
+import { RunnerError } from '../../../src/errors.ts';
+import { checkSupported, parseVersionOutput, terraformVersion, unverifiedWarning, type Flavor } from '../../../src/terraform/version.ts';
+import { terraformEnv } from '../../support/tf-modules.ts';
 import { FAKE_TOFU, terraformReporting } from './helpers.ts';
 
 const TERRAFORM_JSON = '{"terraform_version":"1.11.4","platform":"linux_amd64","provider_selections":{},"terraform_outdated":false}';

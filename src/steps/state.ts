@@ -2,7 +2,7 @@
 // terraform could not (errored.tfstate). State must never be silently lost.
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ArtifactRef } from '../contract/result.ts';
+import type { ArtifactRef } from '../schemas/result.ts';
 import { summarizeState, type StateSummary } from '../plan/state.ts';
 import { maskStateSecrets } from '../state/secrets.ts';
 import type { pruneObjects } from '../store/chunked.ts';
@@ -12,9 +12,9 @@ import type { Terraform } from '../terraform/terraform.ts';
 import { sha256Hex } from '../util/digest.ts';
 import { timeStamp } from '../util/stamp.ts';
 import { ERRORED_STATE_FILE, type Workspace } from '../workspace/workspace.ts';
-import type { RunContext } from './context.ts';
-import type { ResultFields } from './run.ts';
-import { backupStore } from './stores.ts';
+import type { RunContext } from '../run/context.ts';
+import type { ResultFields } from '../run/finish.ts';
+import { backupStore } from '../run/stores.ts';
 
 /** tar and gzip load only when an artifact is written, after terraform has started (start-up, issue 6). */
 const artifactCode = () => import('../store/chunked.ts');

@@ -1,6 +1,6 @@
 // The inputs of a run, read once: hashes, what the workdir gets, and the secret values to mask.
-import { computeHashes, readInputs, secretValues, terraformVarFiles, type InputsHashes, type InputsSnapshot } from '../inputs/index.ts';
-import type { Kind } from '../contract/config.ts';
+import { computeHashes, readInputs, secretValues, terraformVarFiles, type InputsHashes, type InputsSnapshot } from './index.ts';
+import type { Kind } from '../schemas/config.ts';
 import type { Masker } from '../output/mask.ts';
 import type { WorkspaceInputs } from '../workspace/workspace.ts';
 

@@ -5,7 +5,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { fakeTerraformEnv, installFakeTerraform, tempDir, terraformEnv, writeTree, type FileTree } from '../support/tf-modules.ts';
+import { fakeTerraformEnv, installFakeTerraform, tempDir, terraformEnv, writeTree, type FileTree } from '../../support/tf-modules.ts';
 
 /** Answers `version` as OpenTofu and forwards everything else to terraform (OpenTofu cannot be installed here). */
 export const FAKE_TOFU = join(dirname(fileURLToPath(import.meta.url)), 'fake-tofu');

@@ -2,9 +2,9 @@
 // here, named after the rule and the doc sentence it checks.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decideOp } from '../../src/model/decide-op.ts';
-import { Decision } from '../../src/model/decision.ts';
-import { parseSnapshot } from '../../src/model/snapshot.ts';
+import { decideOp } from '../../src/controller-model/decide-op.ts';
+import { Decision } from '../../src/controller-model/decision.ts';
+import { parseSnapshot } from '../../src/controller-model/snapshot.ts';
 import {
   BACKOFF_CASES,
   BASELINE_CASES,

@@ -1,8 +1,8 @@
 // `captf-runner contract check`: the image (or a directory tree) against the module contract.
-import { givenSetting, Kind } from '../contract/config.ts';
-import { runContractCheck } from '../contract-check/check.ts';
-import { formatContractTable } from '../contract-check/format.ts';
-import { EXIT } from './exit-codes.ts';
+import { givenSetting, Kind } from '../../schemas/config.ts';
+import { runContractCheck } from './check.ts';
+import { formatContractTable } from './format.ts';
+import { EXIT } from '../../run/exit-codes.ts';
 
 export async function contractCheckCommand(flags: Record<string, unknown>): Promise<number> {
   // Not loadSettings: without --module the module is found under --root, not at the op default.

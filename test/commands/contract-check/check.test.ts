@@ -6,11 +6,11 @@ import { readdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { execa } from 'execa';
-import { runContractCheck, type ContractReport } from '../../src/contract-check/check.ts';
-import { formatContractTable } from '../../src/contract-check/format.ts';
-import { resolveExecutable } from '../../src/terraform/version.ts';
-import { RUNNER } from '../e2e/runner.ts';
-import { writeTree } from '../support/tf-modules.ts';
+import { runContractCheck, type ContractReport } from '../../../src/commands/contract-check/check.ts';
+import { formatContractTable } from '../../../src/commands/contract-check/format.ts';
+import { resolveExecutable } from '../../../src/terraform/version.ts';
+import { RUNNER } from '../../e2e/runner.ts';
+import { writeTree } from '../../support/tf-modules.ts';
 import { entrypointBin, FAKE_TOFU, imageTree, NEEDS_NULL_PROVIDER, NULL_LOCK_FILE, POOL_MODULE, terraformReporting } from './helpers.ts';
 
 const byName = (report: ContractReport) => Object.fromEntries(report.checks.map((c) => [c.name, c]));

@@ -1,7 +1,7 @@
 // What the contract requires of a module's files, and the providers init looked for (pure).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { providersInInitOutput, REQUIRED_VARIABLES } from '../../src/contract-check/module-files.ts';
+import { providersInInitOutput, REQUIRED_VARIABLES } from '../../../src/commands/contract-check/module-files.ts';
 
 test('providersInInitOutput reads the providers init looked for', () => {
   const lines = [
