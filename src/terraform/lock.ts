@@ -12,7 +12,8 @@ export interface ForceUnlockResult {
   exitCode: number;
 }
 
-export const forceUnlockArgs = (lockId: string): string[] => ['force-unlock', '-force', lockId];
+/** -no-color: as for state push, terraform would colour its answer with ANSI escapes. */
+export const forceUnlockArgs = (lockId: string): string[] => ['force-unlock', '-no-color', '-force', lockId];
 
 export async function forceUnlock(tf: Terraform, lockId: string): Promise<ForceUnlockResult> {
   const run = await tf.run('force-unlock', forceUnlockArgs(lockId));

@@ -6,7 +6,8 @@ export interface StateResult {
   exitCode: number;
 }
 
-export const statePullArgs = (): string[] => ['state', 'pull'];
+/** -no-color: its refusals would be coloured (stdout, the state itself, is the same either way). */
+export const statePullArgs = (): string[] => ['state', 'pull', '-no-color'];
 
 /** Streams the current state to a new file (states can be large), mode 0600: it holds secrets. The file must not exist yet. */
 export async function statePull(tf: Terraform, toFile: string): Promise<StateResult> {
@@ -21,9 +22,11 @@ export interface StatePushOptions {
   lockTimeout?: string;
 }
 
+/** -no-color: without it terraform colours its refusals with ANSI escapes, even on a pipe, and they would reach messages and logs. */
 export const statePushArgs = (file: string, o: StatePushOptions = {}): string[] => [
   'state',
   'push',
+  '-no-color',
   ...(o.force ? ['-force'] : []),
   ...(o.lockTimeout ? [`-lock-timeout=${o.lockTimeout}`] : []),
   file,

@@ -100,6 +100,10 @@ describe('the last-line fallback (lastLine)', () => {
   it('the last line terraform printed, or nothing', () => {
     assert.equal(lastLine(stderrOf('lock-local-probe-no-state')), 'to point the command to a specific state location.');
     assert.equal(lastLine(stderrOf('init-ok')), '');
+    // state push and force-unlock print no Error: diagnostic, only a line (without colour: they get -no-color).
+    assert.equal(lastLine(stderrOf('state-push-lower-serial')), 'Failed to write state: cannot import state with serial 2 over newer state with serial 3');
+    assert.equal(lastLine(stderrOf('state-push-other-lineage')), 'Failed to write state: cannot import state with lineage "99999999-8888-4777-8666-555555555555" over unrelated state with lineage "11111111-2222-4333-8444-555555555555"');
+    assert.equal(lastLine(stderrOf('force-unlock-local-not-locked')), 'Failed to unlock state: LocalState not locked');
   });
 });
 
@@ -152,6 +156,9 @@ describe('a failed command as the error it is (failure)', () => {
     const noState = failure(capturedRun('lock-local-probe-no-state'), 'UnlockFailed');
     assert.equal(noState.message, 'terraform state rm exited 1: to point the command to a specific state location.');
     assert.equal(noState.diagnosis.problem.kind, 'other');
+    const push = failure(capturedRun('state-push-lower-serial'), 'StatePushFailed');
+    assert.equal(push.message, 'terraform state push exited 1: Failed to write state: cannot import state with serial 2 over newer state with serial 3');
+    assert.equal(push.reason, 'StatePushFailed');
   });
 
   it('every captured failure reads as one problem', () => {

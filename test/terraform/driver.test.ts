@@ -66,13 +66,13 @@ describe('driver: the argv of every command', () => {
   });
 
   it('state pull and state push (restore forces another lineage; errored.tfstate is pushed with the lock timeout)', () => {
-    assert.deepEqual(statePullArgs(), ['state', 'pull']);
-    assert.deepEqual(statePushArgs('/private/restore.tfstate'), ['state', 'push', '/private/restore.tfstate']);
-    assert.deepEqual(statePushArgs('/private/restore.tfstate', { force: true, lockTimeout: '30s' }), ['state', 'push', '-force', '-lock-timeout=30s', '/private/restore.tfstate']);
+    assert.deepEqual(statePullArgs(), ['state', 'pull', '-no-color']);
+    assert.deepEqual(statePushArgs('/private/restore.tfstate'), ['state', 'push', '-no-color', '/private/restore.tfstate']);
+    assert.deepEqual(statePushArgs('/private/restore.tfstate', { force: true, lockTimeout: '30s' }), ['state', 'push', '-no-color', '-force', '-lock-timeout=30s', '/private/restore.tfstate']);
   });
 
   it('force-unlock and the lock probe (which changes nothing and never waits for the lock)', () => {
-    assert.deepEqual(forceUnlockArgs('1b2c'), ['force-unlock', '-force', '1b2c']);
+    assert.deepEqual(forceUnlockArgs('1b2c'), ['force-unlock', '-no-color', '-force', '1b2c']);
     assert.deepEqual(lockProbeArgs(), ['state', 'rm', '-dry-run', '-lock-timeout=0s', '-no-color', 'terraform_data.captf_runner_lock_probe_0000']);
   });
 
