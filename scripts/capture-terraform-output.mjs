@@ -161,6 +161,14 @@ const CASES = [
     run: (w) => w.capture(initArgs({ lockfileReadonly: true })),
   },
   {
+    name: 'init-provider-in-image-mirror-readonly-lockfile-missing',
+    what: 'init -lockfile=readonly of a module requiring hashicorp/aws, which the image\'s mirror holds, without a .terraform.lock.hcl: the provider installs, the lock file cannot record it',
+    imageCliConfig: true,
+    mirrorProviders: ['registry.terraform.io/hashicorp/aws/5.0.0'],
+    files: { 'main.tf': requiresAws },
+    run: (w) => w.capture(initArgs({ lockfileReadonly: true })),
+  },
+  {
     name: 'init-backend-unknown-type',
     what: 'init of a module whose backend block names a backend that does not exist',
     files: { 'main.tf': hcl('terraform {', '  backend "nonexistent" {}', '}', '', oneResource.trimEnd()) },
@@ -549,6 +557,13 @@ class Workdir {
       if (config.indexOf(this.mirrorDir) < 0) throw new Error('runner/terraformrc no longer names /usr/share/terraform/plugins: update this script');
       this.cliConfigFile = join(this.dir, 'terraformrc');
       await writeFile(this.cliConfigFile, config);
+      // A provider in the mirror's unpacked layout: init installs it without running it, so any executable will do.
+      for (const provider of this.case.mirrorProviders ?? []) {
+        const [host, namespace, type, version] = provider.split('/');
+        const dir = join(this.mirrorDir, host, namespace, type, version, 'linux_amd64');
+        await mkdir(dir, { recursive: true });
+        await writeFile(join(dir, `terraform-provider-${type}_v${version}`), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+      }
     }
     if (this.case.pg) {
       const server = await this.context.postgres();

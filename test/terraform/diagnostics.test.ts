@@ -69,6 +69,8 @@ describe("init's hints (initProblem)", () => {
       'init-provider-not-installable-readonly-lockfile': provider,
       'init-provider-not-in-image-mirror': provider,
       'init-provider-not-in-image-mirror-readonly-lockfile': provider,
+      // The provider installed, and the read-only lock file cannot record it (the message wraps "lock\nfile").
+      'init-provider-in-image-mirror-readonly-lockfile-missing': (problem) => assert.deepEqual(problem, { kind: 'lockFile' }),
     }, (problem, name) => assert.equal(problem, undefined, name));
   });
 });
@@ -127,6 +129,7 @@ describe('the providers init looked for (providersInInitOutput)', () => {
       'init-provider-not-installable': aws,
       'init-provider-not-installable-readonly-lockfile': aws,
       'init-provider-not-in-image-mirror': aws,
+      'init-provider-in-image-mirror-readonly-lockfile-missing': aws,
     }, (found, name) => assert.deepEqual(found, [], name));
     assert.match(capturedOutput('init-provider-not-in-image-mirror-readonly-lockfile').stdout, /Reusing previous version of hashicorp\/aws from the dependency lock file/);
   });
@@ -166,7 +169,7 @@ describe('a failed command as the error it is (failure)', () => {
       const run = capturedRun(name);
       if (run.meaning !== 'error') continue;
       const { problem } = diagnose(run.stderrTail);
-      const expected = name.startsWith('lock-') && name !== 'lock-local-probe-no-state' ? 'stateLocked' : name === 'apply-stale-plan' ? 'stalePlan' : name.startsWith('init-provider-') ? 'providerNotInstallable' : 'other';
+      const expected = name.startsWith('lock-') && name !== 'lock-local-probe-no-state' ? 'stateLocked' : name === 'apply-stale-plan' ? 'stalePlan' : name === 'init-provider-in-image-mirror-readonly-lockfile-missing' ? 'lockFile' : name.startsWith('init-provider-') ? 'providerNotInstallable' : 'other';
       assert.equal(problem.kind, expected, name);
     }
   });
