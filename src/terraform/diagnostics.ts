@@ -87,14 +87,18 @@ export function initProblem(stderr: string): Extract<Problem, { kind: 'providerN
  * terraform says what is wrong), without the box drawing. undefined when there is none.
  */
 export function lastDiagnostic(stderr: string): string | undefined {
-  // Only box drawing, spaces and tabs go: other white space may belong to a secret the masker must still find.
-  const lines = stderr.split('\n').map((l) => l.replace(/^[│╷╵ \t]+/, '').replace(/[ \t]+$/, ''));
+  // The frame coloured output draws at the start of each line (the runner asks for none: -no-color).
+  const unframed = stderr.split('\n').map((l) => l.replace(/^[│╷╵](?: |$)/, ''));
+  // Only spaces and tabs go: other white space may belong to a secret the masker must still find.
+  const lines = unframed.map((l) => l.replace(/^[ \t]+/, '').replace(/[ \t]+$/, ''));
   const start = lines.findLastIndex((line) => line.startsWith('Error:'));
   if (start < 0) return undefined;
+  // Where terraform points, not what it says: the location, the quoted source ("on main.tf line 3:",
+  // "  30:   provisioner …") and the values noted under it ("    ├────", "    │ var.x is 0").
+  const pointer = (i: number) => /^(on .* line \d+|with |\d+:)/.test(lines[i]!) || /^[ \t]+[├│]/.test(unframed[i]!);
   let from = start + 1;
   while (from < lines.length && lines[from] === '') from++; // the blank line after the summary
-  // Skip the location and the quoted source ("on main.tf line 3:", "  30:   provisioner …").
-  while (from < lines.length && /^(on .* line \d+|with |\d+:)/.test(lines[from]!)) from++;
+  while (from < lines.length && pointer(from)) from++;
   while (from < lines.length && lines[from] === '') from++;
   let to = from;
   while (to < lines.length && lines[to] !== '') to++;

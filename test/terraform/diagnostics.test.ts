@@ -86,8 +86,21 @@ describe("terraform's last error on one line (lastDiagnostic)", () => {
       'plan-variable-missing': 'Error: No value for required variable The root module input variable "replicas" is not set, and has no default value. Use a -var or -var-file command line argument to provide a value for this variable.',
       'plan-variable-wrong-type-sensitive': `Error: Invalid value for input variable The given value is not suitable for var.pin, which is sensitive: a number is required. Invalid value defined at ${CAPTURED_WORKDIR}/private/terraform.tfvars.json:2,10-28.`,
       'validate-unsupported-argument': 'Error: Unsupported argument An argument named "inptu" is not expected here. Did you mean "input"?',
+      // The values terraform notes under the quoted source (├─ and │) are where it points, not what it says.
+      'plan-precondition-failed': 'Error: Resource precondition failed The greeting must be longer than 10 characters.',
+      'plan-variable-validation-failed': 'Error: Invalid value for variable replicas must be at least 1.',
+      'plan-evaluation-error': 'Error: Invalid function argument Invalid value for "v" parameter: cannot convert "three" to number; given string must be a decimal representation of a number.',
+      'plan-evaluation-error-sensitive': 'Error: Invalid function argument Invalid value for "v" parameter: cannot convert this sensitive string to number.',
     };
     for (const [name, summary] of Object.entries(expected)) assert.equal(lastDiagnostic(stderrOf(name)), summary, name);
+  });
+
+  it('the same in the frame terraform draws without -no-color (╷ │ ╵)', () => {
+    for (const name of ['plan-precondition-failed', 'apply-provisioner-failed', 'plan-variable-missing']) {
+      const lines = stderrOf(name).replace(/^\n|\n$/g, '').split('\n');
+      const framed = ['', '╷', ...lines.map((line) => (line ? `│ ${line}` : '│')), '╵', ''].join('\n');
+      assert.equal(lastDiagnostic(framed), lastDiagnostic(stderrOf(name)), name);
+    }
   });
 
   it('undefined where terraform printed no Error: diagnostic', () => {
