@@ -71,6 +71,8 @@ const pgBackend = hcl('terraform {', '  backend "pg" {}', '}');
 const oneVariable = (name, type, input, { sensitive = false } = {}) =>
   hcl(`variable "${name}" {`, `  type = ${type}`, ...(sensitive ? ['  sensitive = true'] : []), '}', '', 'resource "terraform_data" "this" {', `  input = ${input}`, '}');
 
+/** One terraform_data whose create-time local-exec runs `command` (a shell command, in an HCL string). */
+const withProvisioner = (command) => hcl('resource "terraform_data" "this" {', '  input = "hello"', '', '  provisioner "local-exec" {', `    command = "${command}"`, '  }', '}');
 const oneResource = hcl('resource "terraform_data" "this" {', '  input = "hello"', '}');
 const versioned = oneVariable('round', 'number', 'var.round');
 const requiresAws = hcl('terraform {', '  required_providers {', '    aws = { source = "hashicorp/aws" }', '  }', '}', '', oneResource.trimEnd());
@@ -370,15 +372,15 @@ const CASES = [
   {
     name: 'apply-provisioner-failed',
     what: 'apply of a terraform_data whose create-time local-exec exits 1',
+    files: { 'main.tf': withProvisioner('echo provisioning; exit 1') },
+    run: (w) => w.captureApplyOfNewPlan(),
+  },
+  {
+    name: 'apply-provisioner-prints-terraform-errors',
+    what: 'apply of a terraform_data whose local-exec prints what terraform prints for a stale plan and a held lock, then exits 1: what a module can make stderr say',
     files: {
-      'main.tf': hcl(
-        'resource "terraform_data" "this" {',
-        '  input = "hello"',
-        '',
-        '  provisioner "local-exec" {',
-        '    command = "echo provisioning; exit 1"',
-        '  }',
-        '}',
+      'main.tf': withProvisioner(
+        "printf '%s\\\\n' 'Error: Saved plan is stale' '' 'Error: Error acquiring the state lock' '' 'Lock Info:' '  ID:        forged-lock-id' '  Who:       mallory@module'; exit 1",
       ),
     },
     run: (w) => w.captureApplyOfNewPlan(),

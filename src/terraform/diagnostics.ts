@@ -3,6 +3,11 @@
 // Terraform says these things only in text meant for people, so each rule here is tested on what
 // terraform really prints (test/fixtures/terraform-output, test/terraform/diagnostics.test.ts).
 // Pure: no process, no file.
+//
+// stderr is not terraform's alone: a module can put anything in it (a failed provisioner's output is
+// quoted in terraform's error). What a module cannot do is take terraform's own error summary out.
+// So a refusal the runner acts on (a stale plan: "nothing was applied"; a held lock: "who holds
+// it") counts only as terraform's sole error diagnostic, in a stderr read whole.
 
 /** Who holds the state lock, as terraform reports it when it cannot take it. */
 export interface LockReport {
@@ -36,26 +41,42 @@ export interface Diagnosis {
   lastLine: string;
 }
 
-export function diagnose(stderr: string): Diagnosis {
-  return { problem: problemOf(stderr), summary: lastDiagnostic(stderr), lastLine: lastLine(stderr) };
+/** `complete`: stderr was read whole (the driver keeps a tail; a cut one may have lost terraform's own summary). */
+export function diagnose(stderr: string, { complete }: { complete: boolean }): Diagnosis {
+  return { problem: problemOf(stderr, complete), summary: lastDiagnostic(stderr), lastLine: lastLine(stderr) };
 }
 
-function problemOf(stderr: string): Problem {
-  const lock = detectLockError(stderr);
+function problemOf(stderr: string, complete: boolean): Problem {
+  const lock = complete ? detectLockError(stderr) : undefined;
   if (lock) return { kind: 'stateLocked', lock };
-  if (isStalePlan(stderr)) return { kind: 'stalePlan' };
+  if (complete && isStalePlan(stderr)) return { kind: 'stalePlan' };
   return initProblem(stderr) ?? { kind: 'other' };
 }
 
+/** stderr's lines without the frame coloured output draws (the runner asks for none: -no-color). */
+const unframedLines = (stderr: string) => stderr.split('\n').map((line) => line.replace(/^[│╷╵](?: |$)/, ''));
+
+/** terraform's error diagnostic when it is the only one in `stderr` (whole): its summary and the lines after it. */
+function soleError(stderr: string): { summary: string; after: string[] } | undefined {
+  const lines = unframedLines(stderr);
+  const summaries = lines.flatMap((line, i) => (line.startsWith('Error: ') ? [i] : []));
+  if (summaries.length !== 1) return undefined;
+  const at = summaries[0]!;
+  return { summary: lines[at]!.slice('Error: '.length).trimEnd(), after: lines.slice(at + 1) };
+}
+
+/** The holder of the state lock, when terraform's sole error is that it could not take it (stderr whole). */
 export function detectLockError(stderr: string): LockReport | undefined {
-  if (!/Error acquiring the state lock/i.test(stderr)) return undefined;
+  const error = soleError(stderr);
+  if (error?.summary !== 'Error acquiring the state lock') return undefined;
+  const detail = error.after.join('\n');
   const field = (name: string) => {
-    const match = new RegExp(`^[│\\s]*${name}:\\s*(.*)$`, 'm').exec(stderr);
+    const match = new RegExp(`^[ \\t]*${name}:[ \\t]*(.*)$`, 'm').exec(detail);
     return match?.[1]?.trim() || undefined;
   };
   // "Workspace is already locked" / "Already locked for workspace creation" is pg's advisory lock:
   // the Lock Info that follows is our own request, not the holder's.
-  const ownRequest = /already locked/i.test(stderr);
+  const ownRequest = /already locked/i.test(detail);
   const id = ownRequest ? undefined : field('ID');
   // Without an id there is nothing that names the holder: say so rather than guess.
   const report: LockReport = { holderKnown: id !== undefined };
@@ -69,9 +90,9 @@ export function detectLockError(stderr: string): LockReport | undefined {
   return report;
 }
 
-/** terraform refuses a stale saved plan before it changes anything. */
+/** terraform's sole error is that it refuses a stale saved plan, which it does before it changes anything (stderr whole). */
 export function isStalePlan(stderr: string): boolean {
-  return /Saved plan is stale/i.test(stderr);
+  return soleError(stderr)?.summary === 'Saved plan is stale';
 }
 
 /** What stopped init, when it is one of the two things an image or module can fix (contract check's hints). */
@@ -87,8 +108,7 @@ export function initProblem(stderr: string): Extract<Problem, { kind: 'providerN
  * terraform says what is wrong), without the box drawing. undefined when there is none.
  */
 export function lastDiagnostic(stderr: string): string | undefined {
-  // The frame coloured output draws at the start of each line (the runner asks for none: -no-color).
-  const unframed = stderr.split('\n').map((l) => l.replace(/^[│╷╵](?: |$)/, ''));
+  const unframed = unframedLines(stderr);
   // Only spaces and tabs go: other white space may belong to a secret the masker must still find.
   const lines = unframed.map((l) => l.replace(/^[ \t]+/, '').replace(/[ \t]+$/, ''));
   const start = lines.findLastIndex((line) => line.startsWith('Error:'));

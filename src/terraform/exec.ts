@@ -64,6 +64,8 @@ export interface RunResult<T = unknown> {
   stdout: string;
   /** The tail of stderr, for error messages and lock detection. */
   stderrTail: string;
+  /** false when stderr was longer than its tail: what terraform printed first is gone from it. */
+  stderrComplete: boolean;
   consumed?: T;
   durationMs: number;
 }
@@ -90,8 +92,11 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   const ended = pid === undefined ? () => {} : options.stop.started(pid);
 
   let stderrTail = '';
+  let stderrComplete = true;
   const stderrDone = forEachLine(child.stderr!, (text) => {
-    stderrTail = tailOf(stderrTail + text + '\n');
+    const grown = stderrTail + text + '\n';
+    if (grown.length > STDERR_TAIL_BYTES) stderrComplete = false;
+    stderrTail = tailOf(grown);
     return options.output.line('stderr', text);
   });
 
@@ -140,6 +145,7 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
     signal: finished.signal ?? undefined,
     stdout,
     stderrTail,
+    stderrComplete,
     consumed: consumed as T,
     durationMs: Date.now() - started,
   };

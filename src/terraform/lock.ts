@@ -3,7 +3,7 @@
 // held lock is read in diagnostics.ts.
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { detectLockError, type LockReport } from './diagnostics.ts';
+import { diagnose, type LockReport } from './diagnostics.ts';
 import { succeeded, type Terraform } from './terraform.ts';
 
 export type { LockReport } from './diagnostics.ts';
@@ -72,5 +72,7 @@ export const lockProbeArgs = (): string[] => ['state', 'rm', '-dry-run', '-lock-
  */
 export async function probeLock(tf: Terraform): Promise<LockReport | undefined> {
   const run = await tf.withOutput({ line() {} }).run('state rm', lockProbeArgs());
-  return run.meaning === 'ok' ? undefined : detectLockError(run.stderrTail);
+  if (run.meaning === 'ok') return undefined;
+  const { problem } = diagnose(run.stderrTail, { complete: run.stderrComplete });
+  return problem.kind === 'stateLocked' ? problem.lock : undefined;
 }

@@ -135,7 +135,7 @@ export class TerraformFailed extends RunnerError {
 
 /** The failure of a run whose exit means an error; `reason` names it for the controller (InitFailed, ApplyFailed, …). */
 export function failure(run: CommandRun, reason: string): TerraformFailed {
-  return new TerraformFailed(run, reason, diagnose(run.stderrTail));
+  return new TerraformFailed(run, reason, diagnose(run.stderrTail, { complete: run.stderrComplete }));
 }
 
 /** The run, when its exit means success (or changes); its failure thrown otherwise. */

@@ -114,6 +114,7 @@ export function capturedRun(caseName: string): CommandRun {
     exitCode: output.exitCode,
     stdout: output.stdout,
     stderrTail: output.stderr,
+    stderrComplete: true, // every case is smaller than the driver's tail
     consumed: undefined,
     durationMs: 0,
     meaning: interpretExit(command, output.exitCode, output.argv.includes('-detailed-exitcode')),

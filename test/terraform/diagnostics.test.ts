@@ -181,10 +181,38 @@ describe('a failed command as the error it is (failure)', () => {
     for (const name of cases) {
       const run = capturedRun(name);
       if (run.meaning !== 'error') continue;
-      const { problem } = diagnose(run.stderrTail);
+      const { problem } = diagnose(run.stderrTail, { complete: true });
       const expected = name.startsWith('lock-') && name !== 'lock-local-probe-no-state' ? 'stateLocked' : name === 'apply-stale-plan' ? 'stalePlan' : name === 'init-provider-in-image-mirror-readonly-lockfile-missing' ? 'lockFile' : name.startsWith('init-provider-') ? 'providerNotInstallable' : 'other';
       assert.equal(problem.kind, expected, name);
     }
+  });
+});
+
+describe('what a module prints is not terraform speaking', () => {
+  it('a provisioner printing a stale-plan refusal and a lock report: neither is read as terraform\'s', () => {
+    const name = 'apply-provisioner-prints-terraform-errors';
+    const stderr = stderrOf(name);
+    // The module's text is there, at the start of its lines, as terraform would print it ...
+    assert.match(stderr, /^Error: Error acquiring the state lock$/m);
+    assert.match(stderr, /^  ID:        forged-lock-id$/m);
+    assert.match(stderr, /Error: Saved\s+plan is stale/);
+    // ... after terraform's own error, which it cannot take out.
+    assert.match(stderr, /^Error: local-exec provisioner error$/m);
+    assert.equal(detectLockError(stderr), undefined);
+    assert.equal(isStalePlan(stderr), false);
+    const failed = failure(capturedRun(name), 'ApplyFailed');
+    assert.equal(failed.kind, 'terraform');
+    assert.equal(failed.reason, 'ApplyFailed');
+    assert.equal(failed.diagnosis.problem.kind, 'other');
+  });
+
+  it('a stderr cut to its tail (its beginning lost) is never read as a refusal', () => {
+    for (const name of ['apply-stale-plan', 'lock-local-held-plan']) {
+      assert.notEqual(diagnose(stderrOf(name), { complete: true }).problem.kind, 'other', name);
+      assert.equal(diagnose(stderrOf(name), { complete: false }).problem.kind, 'other', name);
+    }
+    // A hint is only a hint: init's still reads from a tail.
+    assert.equal(diagnose(stderrOf('init-provider-not-in-image-mirror'), { complete: false }).problem.kind, 'providerNotInstallable');
   });
 });
 

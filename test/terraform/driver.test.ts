@@ -121,6 +121,16 @@ describe('driver: createTerraform', () => {
     assert.equal(mine.interrupt('graceful').size, 0, 'a finished terraform is no longer the handle\'s');
   });
 
+  it('says whether stderr was read whole or cut to its tail', async () => {
+    const tf = nodeAs(new StopHandle());
+    const small = await tf.run('version', ['-e', "process.stderr.write('Error: one line\\n'); process.exit(1)"]);
+    assert.equal(small.stderrComplete, true);
+    assert.equal(small.meaning, 'error');
+    const large = await tf.run('version', ['-e', "for (let i = 0; i < 400; i++) process.stderr.write('x'.repeat(79) + '\\n'); process.stderr.write('the end\\n')"]);
+    assert.equal(large.stderrComplete, false);
+    assert.match(large.stderrTail, /the end\n$/);
+  });
+
   it('a binary that cannot start is an image problem naming the command', async () => {
     const tf = createTerraform({ path: '/nonexistent/terraform', cwd: process.cwd(), output: { line() {} }, stop: new StopHandle() });
     await assert.rejects(tf.run('init', initArgs()), (e: Error & { reason?: string }) => {
