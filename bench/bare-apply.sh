@@ -29,7 +29,7 @@ wait "$v1"
 wait "$v2"
 "$tf" init -input=false -no-color -lockfile=readonly >/dev/null
 "$tf" validate -json -no-color >/dev/null
-"$tf" state pull >"$private/state-before.json"
+"$tf" state pull -no-color >"$private/state-before.json"
 rc=0
 "$tf" plan -input=false -no-color -detailed-exitcode -out="$private/plan.tfplan" \
   -var-file="$private/terraform.tfvars.json" -var "captf_inputs_hash=$hash" >/dev/null || rc=$?
@@ -38,5 +38,5 @@ if [ "$rc" -ne 0 ] && [ "$rc" -ne 2 ]; then exit "$rc"; fi
 if [ "$rc" -eq 2 ]; then
   "$tf" apply -input=false -no-color "$private/plan.tfplan" >/dev/null
   "$tf" output -json -no-color >/dev/null
-  "$tf" state pull >"$private/state-after.json"
+  "$tf" state pull -no-color >"$private/state-after.json"
 fi

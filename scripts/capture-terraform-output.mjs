@@ -11,8 +11,9 @@
 // Each case builds a tiny module of terraform_data (no provider download) in a fresh temp dir laid
 // out like the runner's workdir (root/ is the module and terraform's cwd, private/ holds the plan
 // file and the variables files), runs its setup with terraform (which must succeed), then runs the
-// captured command exactly as the runner does: an argument array (no shell), the runner's flags
-// (src/terraform/*.ts), and the runner's environment rules (TF_IN_AUTOMATION=1, TF_INPUT=0,
+// captured command exactly as the runner does: an argument array (no shell), the argv of the
+// runner's own builders (imported from src/terraform/*.ts, so test/terraform/corpus-argv.test.ts
+// fails when the builders change and the corpus was not captured again), the runner's environment rules (TF_IN_AUTOMATION=1, TF_INPUT=0,
 // CHECKPOINT_DISABLE=1) plus TF_CLI_CONFIG_FILE=/dev/null (or, where a case says so, the image's
 // runner/terraformrc), with HOME in the temp dir and PATH, and nothing else of this environment.
 // The temp dir's path is replaced by /WORKDIR (and a PostgreSQL port by PGPORT) so the files do not
@@ -38,29 +39,25 @@ const HOLD_SECONDS = 120;
 /** The state push cases set this lineage first, so terraform's refusals name the same lineage on every run. */
 const FIXED_LINEAGE = '11111111-2222-4333-8444-555555555555';
 const OTHER_LINEAGE = '99999999-8888-4777-8666-555555555555';
-/** The runner's lock probe address (src/terraform/lock.ts). */
-const PROBE_ADDRESS = 'terraform_data.captf_runner_lock_probe_0000';
 const SOME_LOCK_ID = '7c2b3a39-5a8e-4f71-9d61-3a0c4c1e2f00';
 
-// ---- the runner's argv (src/terraform/*.ts) ---------------------------------------------------
+// ---- the runner's argv: its own builders (src/terraform/*.ts) -----------------------------------
 
-const initArgs = (...extra) => ['init', '-input=false', '-no-color', ...extra];
-const validateTextArgs = () => ['validate', '-no-color'];
-const validateJsonArgs = () => ['validate', '-json', '-no-color'];
-const planArgs = (w, { varFiles = [], lockTimeout, json = false, out = w.planFile } = {}) => [
-  'plan',
-  '-input=false',
-  '-no-color',
-  ...(json ? ['-json'] : []),
-  '-detailed-exitcode',
-  `-out=${out}`,
-  ...(lockTimeout ? [`-lock-timeout=${lockTimeout}`] : []),
-  ...varFiles.map((file) => `-var-file=${file}`),
-];
-const applyArgs = (planFile) => ['apply', '-input=false', '-no-color', planFile];
-const statePushArgs = (file) => ['state', 'push', file];
-const forceUnlockArgs = (id) => ['force-unlock', '-force', id];
-const lockProbeArgs = () => ['state', 'rm', '-dry-run', '-lock-timeout=0s', '-no-color', PROBE_ADDRESS];
+const driver = async (file) => tsImport(`../src/terraform/${file}`, import.meta.url);
+const [{ initArgs: runnerInitArgs }, { validateArgs }, { planArgs: runnerPlanArgs }, { applyArgs: runnerApplyArgs }, { statePullArgs, statePushArgs }, { forceUnlockArgs, lockProbeArgs }] = await Promise.all(
+  ['init.ts', 'validate.ts', 'plan.ts', 'apply.ts', 'state.ts', 'lock.ts'].map(driver),
+);
+
+const initArgs = (options = {}) => runnerInitArgs(options);
+/** The runner's validate is its -json form; the text form is captured beside it, for people. */
+const validateJsonArgs = () => validateArgs();
+const validateTextArgs = () => validateArgs().filter((arg) => arg !== '-json');
+/** The runner's plan; `json` adds -json after -no-color (the corpus's second form, not the runner's). */
+const planArgs = (w, { varFiles = [], lockTimeout, json = false, out = w.planFile } = {}) => {
+  const argv = runnerPlanArgs({ out, varFiles, lockTimeout });
+  return json ? [...argv.slice(0, 3), '-json', ...argv.slice(3)] : argv;
+};
+const applyArgs = (planFile) => runnerApplyArgs({ planFile });
 
 // ---- modules ------------------------------------------------------------------------------------
 
@@ -74,6 +71,8 @@ const pgBackend = hcl('terraform {', '  backend "pg" {}', '}');
 const oneVariable = (name, type, input, { sensitive = false } = {}) =>
   hcl(`variable "${name}" {`, `  type = ${type}`, ...(sensitive ? ['  sensitive = true'] : []), '}', '', 'resource "terraform_data" "this" {', `  input = ${input}`, '}');
 
+/** One terraform_data whose create-time local-exec runs `command` (a shell command, in an HCL string). */
+const withProvisioner = (command) => hcl('resource "terraform_data" "this" {', '  input = "hello"', '', '  provisioner "local-exec" {', `    command = "${command}"`, '  }', '}');
 const oneResource = hcl('resource "terraform_data" "this" {', '  input = "hello"', '}');
 const versioned = oneVariable('round', 'number', 'var.round');
 const requiresAws = hcl('terraform {', '  required_providers {', '    aws = { source = "hashicorp/aws" }', '  }', '}', '', oneResource.trimEnd());
@@ -147,7 +146,7 @@ const CASES = [
     name: 'init-provider-not-installable-readonly-lockfile',
     what: 'the same with -lockfile=readonly (the runner passes it when the module ships .terraform.lock.hcl) and no lock file',
     files: { 'main.tf': requiresAws },
-    run: (w) => w.capture(initArgs('-lockfile=readonly')),
+    run: (w) => w.capture(initArgs({ lockfileReadonly: true })),
   },
   {
     name: 'init-provider-not-in-image-mirror',
@@ -161,7 +160,15 @@ const CASES = [
     what: 'the same with a shipped .terraform.lock.hcl (written by this script, hash made up) and -lockfile=readonly',
     imageCliConfig: true,
     files: { 'main.tf': requiresAws, '.terraform.lock.hcl': awsLockFile },
-    run: (w) => w.capture(initArgs('-lockfile=readonly')),
+    run: (w) => w.capture(initArgs({ lockfileReadonly: true })),
+  },
+  {
+    name: 'init-provider-in-image-mirror-readonly-lockfile-missing',
+    what: 'init -lockfile=readonly of a module requiring hashicorp/aws, which the image\'s mirror holds, without a .terraform.lock.hcl: the provider installs, the lock file cannot record it',
+    imageCliConfig: true,
+    mirrorProviders: ['registry.terraform.io/hashicorp/aws/5.0.0'],
+    files: { 'main.tf': requiresAws },
+    run: (w) => w.capture(initArgs({ lockfileReadonly: true })),
   },
   {
     name: 'init-backend-unknown-type',
@@ -365,15 +372,15 @@ const CASES = [
   {
     name: 'apply-provisioner-failed',
     what: 'apply of a terraform_data whose create-time local-exec exits 1',
+    files: { 'main.tf': withProvisioner('echo provisioning; exit 1') },
+    run: (w) => w.captureApplyOfNewPlan(),
+  },
+  {
+    name: 'apply-provisioner-prints-terraform-errors',
+    what: 'apply of a terraform_data whose local-exec prints what terraform prints for a stale plan and a held lock, then exits 1: what a module can make stderr say',
     files: {
-      'main.tf': hcl(
-        'resource "terraform_data" "this" {',
-        '  input = "hello"',
-        '',
-        '  provisioner "local-exec" {',
-        '    command = "echo provisioning; exit 1"',
-        '  }',
-        '}',
+      'main.tf': withProvisioner(
+        "printf '%s\\\\n' 'Error: Saved plan is stale' '' 'Error: Error acquiring the state lock' '' 'Lock Info:' '  ID:        forged-lock-id' '  Who:       mallory@module'; exit 1",
       ),
     },
     run: (w) => w.captureApplyOfNewPlan(),
@@ -466,6 +473,18 @@ const CASES = [
       }),
   },
 
+  // state pull (local backend)
+  {
+    name: 'state-pull-unreadable-state',
+    what: 'state pull of a local state file that is not a state (the runner pulls before and after every change)',
+    files: (w) => ({ 'main.tf': oneResource, 'backend.tf': localBackend(w.statePath) }),
+    run: async (w) => {
+      await w.applyOnce();
+      await writeFile(w.statePath, 'this is not a state\n');
+      await w.capture(statePullArgs());
+    },
+  },
+
   // state push (local backend, as --state and restore use it)
   ...[
     { name: 'state-push-identical', what: 'state push of the current state itself (success)', edit: (s) => s },
@@ -478,13 +497,7 @@ const CASES = [
     },
     { name: 'state-push-other-lineage', what: 'state push of a state of another lineage (higher serial)', edit: (s) => ({ ...s, lineage: OTHER_LINEAGE, serial: s.serial + 1 }) },
     { name: 'state-push-not-json', what: 'state push of a file that is not a state', raw: 'this is not a state\n' },
-    {
-      name: 'state-push-lower-serial-no-color',
-      what: 'state push of a lower serial with -no-color added (the runner does not pass it to state push today)',
-      edit: (s) => ({ ...s, serial: s.serial - 1 }),
-      noColor: true,
-    },
-  ].map(({ name, what, edit, raw, noColor }) => ({
+  ].map(({ name, what, edit, raw }) => ({
     name,
     what,
     files: (w) => ({ 'main.tf': versioned, 'backend.tf': localBackend(w.statePath) }),
@@ -492,8 +505,7 @@ const CASES = [
       const current = await w.stateWithFixedLineage();
       const file = join(w.privateDir, 'push.tfstate');
       await writeFile(file, raw ?? `${JSON.stringify(edit(current), null, 2)}\n`);
-      const argv = statePushArgs(file);
-      await w.capture(noColor ? [...argv.slice(0, 2), '-no-color', ...argv.slice(2)] : argv);
+      await w.capture(statePushArgs(file));
       const after = JSON.parse(await readFile(w.statePath, 'utf8'));
       return { serialBefore: current.serial, serialAfter: after.serial, lineageAfter: after.lineage };
     },
@@ -547,6 +559,13 @@ class Workdir {
       if (config.indexOf(this.mirrorDir) < 0) throw new Error('runner/terraformrc no longer names /usr/share/terraform/plugins: update this script');
       this.cliConfigFile = join(this.dir, 'terraformrc');
       await writeFile(this.cliConfigFile, config);
+      // A provider in the mirror's unpacked layout: init installs it without running it, so any executable will do.
+      for (const provider of this.case.mirrorProviders ?? []) {
+        const [host, namespace, type, version] = provider.split('/');
+        const dir = join(this.mirrorDir, host, namespace, type, version, 'linux_amd64');
+        await mkdir(dir, { recursive: true });
+        await writeFile(join(dir, `terraform-provider-${type}_v${version}`), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+      }
     }
     if (this.case.pg) {
       const server = await this.context.postgres();
@@ -561,7 +580,7 @@ class Workdir {
   }
 
   get initArgs() {
-    return this.backendConfig ? initArgs(`-backend-config=${this.backendConfig}`) : initArgs();
+    return initArgs(this.backendConfig ? { backendConfigs: [this.backendConfig] } : {});
   }
 
   env() {

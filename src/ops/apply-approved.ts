@@ -49,22 +49,21 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
     const plan = await showStep(ctx, root.tf, root.workspace, fields);
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     fields.approval = { given: true, matched: true, required: false };
-    try {
-      await applySavedPlan(ctx, root, before, fields);
-    } catch (error) {
-      if (!(error instanceof RunnerError) || error.detail?.stale !== true) throw error;
-      // terraform refuses a stale plan before it changes anything.
-      fields.applied = false;
-      ctx.mutationStarted = false;
-      throw new RunnerError({
-        kind: 'plan',
-        reason: 'PlanStale',
-        step: 'apply',
-        message: `the approved plan ${approved} is stale: the state changed after it was planned, and terraform refuses to apply it. Nothing was applied. A new plan and a new approval are needed: run plan again and approve the new plan hash.`,
-        detail: error.detail,
-        cause: error,
-      });
-    }
+    await applySavedPlan(ctx, root, before, fields, 'ApplyFailed', {
+      onStalePlan: (stale) => {
+        // terraform refuses a stale plan before it changes anything.
+        fields.applied = false;
+        ctx.mutationStarted = false;
+        return new RunnerError({
+          kind: 'plan',
+          reason: 'PlanStale',
+          step: 'apply',
+          message: `the approved plan ${approved} is stale: the state changed after it was planned, and terraform refuses to apply it. Nothing was applied. A new plan and a new approval are needed: run plan again and approve the new plan hash.`,
+          detail: stale.detail,
+          cause: stale,
+        });
+      },
+    });
     return changesOnlyTheRecord(plan)
       ? { outcome: 'noChanges', reason: 'NoChanges', message: `Applied the approved plan ${approved}: no resource changes, it only recorded the inputs hash.` }
       : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied the approved plan ${approved}.` };

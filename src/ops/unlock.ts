@@ -6,8 +6,7 @@
 // - pg: advisory locks have no id and end with their holder's connection: refused (UnlockUnsupported).
 // - other backends record ids: terraform force-unlock, which itself refuses an id that does not match.
 import { usageError, RunnerError } from '../errors.ts';
-import { forceUnlock } from '../terraform/state.ts';
-import { localLockInfoPath, probeLock, readLocalLockInfo, type LockReport } from '../terraform/lock.ts';
+import { forceUnlock, localLockInfoPath, probeLock, readLocalLockInfo, type LockReport } from '../terraform/lock.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding, ResultFields } from '../run/finish.ts';
 import { prepareBackendWorkspace } from '../workspace/workspace.ts';

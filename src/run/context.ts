@@ -6,6 +6,7 @@ import { RunnerError, asRunnerError } from '../errors.ts';
 import type { Logger } from '../output/log.ts';
 import type { Masker } from '../output/mask.ts';
 import type { OutputValue } from '../schemas/result.ts';
+import { StopHandle } from '../terraform/stop.ts';
 import type { InCluster } from './in-cluster.ts';
 
 export type StopCause = 'SIGTERM' | 'SIGINT' | 'deadline';
@@ -24,6 +25,8 @@ export class RunContext {
   sensitiveOutputs: Record<string, OutputValue> | undefined;
   /** Set in a cluster (a Job identity was given). */
   cluster: InCluster | undefined;
+  /** Every terraform this run starts is registered here while it runs, so a stop request reaches it. */
+  readonly terraformStop = new StopHandle();
 
   constructor(
     readonly op: Op,

@@ -6,7 +6,6 @@ import type { Op } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
 import { createLogger } from '../output/log.ts';
 import { Masker, maskValue } from '../output/mask.ts';
-import { interruptTerraform } from '../terraform/exec.ts';
 import { RunContext, type StopCause } from './context.ts';
 import { finishRun, publishResult, recordLateWarnings, type ResultFields, type OpEnding } from './finish.ts';
 import { OPS } from './ops.ts';
@@ -90,15 +89,15 @@ function installStopHandlers(ctx: RunContext): { dispose(): void } {
     stage++;
     const only = bySignal ? undefined : interrupted;
     if (stage === 1) {
-      interrupted = interruptTerraform('graceful');
+      interrupted = ctx.terraformStop.interrupt('graceful');
       timers.push(setTimeout(() => escalate(false), graceMs).unref());
     } else if (stage === 2) {
       ctx.log.warn(bySignal ? 'second stop request: interrupting terraform again at once' : 'terraform did not stop within the grace period: interrupting it again');
-      interruptTerraform('immediate', only);
+      ctx.terraformStop.interrupt('immediate', only);
       timers.push(setTimeout(() => escalate(false), 5000).unref());
     } else {
       ctx.log.error('terraform still runs: killing its process group');
-      interruptTerraform('kill', only);
+      ctx.terraformStop.interrupt('kill', only);
     }
   };
   const requestStop = (cause: StopCause) => {

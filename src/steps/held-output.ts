@@ -20,16 +20,13 @@ export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Mask
   const held = createWriteStream(file, { mode: 0o600, flags: 'wx' }); // the runner's own file: never through a link
   let text = '';
   return {
-    terraform: {
-      ...tf,
-      output: {
-        line: (stream, line) => {
-          if (stream !== 'stdout') return tf.output.line(stream, line);
-          if (!held.write(line + '\n')) return once(held, 'drain').then(() => undefined);
-        },
-        end: (stream) => (stream === 'stdout' ? undefined : tf.output.end?.(stream)),
+    terraform: tf.withOutput({
+      line: (stream, line) => {
+        if (stream !== 'stdout') return tf.output.line(stream, line);
+        if (!held.write(line + '\n')) return once(held, 'drain').then(() => undefined);
       },
-    },
+      end: (stream) => (stream === 'stdout' ? undefined : tf.output.end?.(stream)),
+    }),
     /** The first PLAN_TEXT_LIMIT characters of the plan, masked, once `around` has finished. */
     text: () => text,
     /** Runs the plan and classification, then prints what was held, whether they succeeded or not. */

@@ -13,13 +13,12 @@ import { LineMasker, stringLeaves } from '../output/mask.ts';
 import { writeWithBackpressure } from '../output/std-streams.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { apply as terraformApply, type ApplyOptions } from '../terraform/apply.ts';
-import { terraformEnv } from '../terraform/exec.ts';
 import { checkBackend, type ExpectedBackend } from '../terraform/backend.ts';
 import { init } from '../terraform/init.ts';
 import { output } from '../terraform/output.ts';
 import { plan, type PlanOptions } from '../terraform/plan.ts';
 import { showPlan } from '../terraform/show.ts';
-import type { Terraform } from '../terraform/terraform.ts';
+import { createTerraform, type Terraform, type TerraformFailed } from '../terraform/terraform.ts';
 import { validate } from '../terraform/validate.ts';
 import { checkSupported, terraformVersion, unverifiedWarning, type TerraformVersion } from '../terraform/version.ts';
 import type { HeldPlanFile } from '../workspace/plan-file.ts';
@@ -62,7 +61,7 @@ export function checkPlaintextBackups(ctx: RunContext, scan: Pick<ModuleScan, 'e
 }
 
 async function checkTerraform(ctx: RunContext, fields: ResultFields): Promise<TerraformVersion> {
-  const version = await terraformVersion(ctx.settings.terraform);
+  const version = await terraformVersion(ctx.settings.terraform, { stop: ctx.terraformStop });
   checkSupported(version);
   fields.terraform = { version: version.version, flavor: version.flavor };
   const unverified = unverifiedWarning(version);
@@ -101,15 +100,15 @@ export function terraformIn(ctx: RunContext, version: TerraformVersion, workspac
   // A full pipe (a slow log reader) is backpressure: terraform waits instead of the runner buffering.
   const write = (stream: 'stdout' | 'stderr', masked: string | undefined) =>
     masked === undefined ? undefined : writeWithBackpressure(stream === 'stdout' ? process.stdout : process.stderr, masked + '\n');
-  return {
+  return createTerraform({
     path: version.path,
     cwd: workspace.root,
-    env: terraformEnv(process.env),
     output: {
       line: (stream, text) => write(stream, maskers[stream].push(text)),
       end: (stream) => write(stream, maskers[stream].end()),
     },
-  };
+    stop: ctx.terraformStop,
+  });
 }
 
 /** init, then the backend it recorded: the module's own, or exactly the local state --state names, before any state is read. */
@@ -285,11 +284,17 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
   return { planned: { ...planned, hasChanges: reconciled.hasChanges }, plan, planText: held.text() };
 }
 
+export interface ApplySavedPlanOptions {
+  backup?: boolean;
+  /** What a stale saved plan (refused by terraform before it changed anything) means; without it, an ordinary failure of the apply. */
+  onStalePlan?: (stale: TerraformFailed) => RunnerError;
+}
+
 /**
  * Backup, then apply the saved plan (see applyStep) once its sha256 is still `fields.planHash`, the
  * plan that was classified or approved. The plan file does not outlive the apply.
  */
-export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, failureReason = 'ApplyFailed', options: { backup?: boolean } = {}): Promise<void> {
+export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, failureReason = 'ApplyFailed', options: ApplySavedPlanOptions = {}): Promise<void> {
   if (options.backup !== false) fields.backup = await backupStep(ctx, before, root.inputs.hashes.inputsHash, root.version.version);
   try {
     const plan = await ctx.step('plan check', async () => {
@@ -297,7 +302,7 @@ export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before
       await checkPlanFile(held, fields.planHash);
       return held;
     });
-    await applyStep(ctx, root, before, fields, { planFile: plan, lockTimeout: ctx.settings.lockTimeout }, failureReason);
+    await applyStep(ctx, root, before, fields, { planFile: plan, lockTimeout: ctx.settings.lockTimeout }, failureReason, options.onStalePlan);
   } finally {
     await removePlanFile(root.workspace);
   }
@@ -321,18 +326,20 @@ async function checkPlanFile(plan: HeldPlanFile, classifiedHash: string | undefi
  * terraform apply of a saved plan, then the outputs and the state it left. A failed
  * apply still saves what terraform could not (errored.tfstate) and reports what the state holds.
  */
-async function applyStep(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, options: ApplyOptions, failureReason: string): Promise<void> {
+async function applyStep(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, options: ApplyOptions, failureReason: string, onStalePlan: ApplySavedPlanOptions['onStalePlan']): Promise<void> {
   const { tf, workspace } = root;
   // Only an errored.tfstate this apply writes is terraform's unsaved state (code run at plan time could leave one).
   await rm(join(workspace.root, ERRORED_STATE_FILE), { force: true });
   try {
     await ctx.step(
       'apply',
-      () => {
+      async () => {
         // Set as terraform starts, not before: a stop during the backup applies nothing.
         ctx.mutationStarted = true;
         fields.applied = true;
-        return terraformApply(tf, options, failureReason);
+        const applied = await terraformApply(tf, options, failureReason);
+        if (applied.outcome === 'stalePlan') throw onStalePlan?.(applied.failure) ?? applied.failure;
+        return applied;
       },
       (r) => r.exitCode,
     );

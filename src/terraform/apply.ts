@@ -1,4 +1,4 @@
-import { commandFailed, planFileArgument, run, type PlanFileRef, type Terraform } from './terraform.ts';
+import { failure, planFileArgument, type PlanFileRef, type Terraform, type TerraformFailed } from './terraform.ts';
 
 /** Only saved plans are applied: what is applied is always what was classified (refresh too). */
 export interface ApplyOptions {
@@ -14,18 +14,18 @@ export const applyArgs = (o: ApplyOptions): string[] => [
   planFileArgument(o.planFile).arg,
 ];
 
-export interface ApplyResult {
-  exitCode: number;
-}
+/**
+ * What an apply came to, short of a failure (thrown). A stale saved plan is an outcome of its own:
+ * terraform refuses it before it changes anything, and what that means is the caller's to say;
+ * `failure` is how it reads as an ordinary failure of the apply.
+ */
+export type ApplyResult = { outcome: 'applied'; exitCode: number } | { outcome: 'stalePlan'; exitCode: number; failure: TerraformFailed };
 
-/** A saved plan that no longer matches the state is stale: marked `detail.stale`. */
+/** `failureReason` names a failed apply for the op that runs it (ApplyFailed, RefreshFailed, DestroyFailed). */
 export async function apply(tf: Terraform, options: ApplyOptions, failureReason = 'ApplyFailed'): Promise<ApplyResult> {
-  const result = await run(tf, 'apply', applyArgs(options), { passFds: planFileArgument(options.planFile).passFds });
-  if (result.exitCode !== 0) {
-    const error = commandFailed('apply', result, failureReason);
-    // terraform refuses a stale saved plan before it changes anything; the caller decides what that means.
-    if (/Saved plan is stale/i.test(result.stderrTail) && error.detail) error.detail.stale = true;
-    throw error;
-  }
-  return { exitCode: result.exitCode };
+  const run = await tf.run('apply', applyArgs(options), { passFds: planFileArgument(options.planFile).passFds });
+  if (run.meaning === 'ok') return { outcome: 'applied', exitCode: run.exitCode };
+  const failed = failure(run, failureReason);
+  if (failed.diagnosis.problem.kind === 'stalePlan') return { outcome: 'stalePlan', exitCode: run.exitCode, failure: failed };
+  throw failed;
 }

@@ -1,9 +1,10 @@
-// The one funnel every terraform command runs through: argument arrays (never a shell), a
-// controlled environment, terraform's human output streamed (masked) as it comes, and a stop
-// sequence that sends exactly one interrupt before escalating.
+// The one funnel every terraform process runs through (only createTerraform, terraform.ts, calls
+// it): argument arrays (never a shell), the environment rules, terraform's human output streamed
+// (masked) as it comes, and registration with the run's stop handle while it runs.
 import { execa } from 'execa';
 import type { Readable } from 'node:stream';
 import { readLines } from '../util/lines.ts';
+import { killGroup, type StopHandle } from './stop.ts';
 
 /** Environment variables removed before terraform runs: each would change what terraform does behind the runner's back. */
 export const REMOVED_ENV_PATTERNS: readonly RegExp[] = [
@@ -42,7 +43,10 @@ export interface RunOptions {
   terraformPath: string;
   cwd: string;
   args: readonly string[];
-  env: Record<string, string>;
+  /** The runner's environment: terraform gets it as terraformEnv leaves it. */
+  env: NodeJS.ProcessEnv;
+  /** The run's stop handle: it can interrupt terraform while it runs. */
+  stop: StopHandle;
   /** Where human output goes. Ignored for stdout when `consumeStdout` takes the stream. */
   output: OutputSink;
   /** Reads stdout as a stream (e.g. show -json) instead of printing it. */
@@ -60,18 +64,13 @@ export interface RunResult<T = unknown> {
   stdout: string;
   /** The tail of stderr, for error messages and lock detection. */
   stderrTail: string;
+  /** false when stderr was longer than its tail: what terraform printed first is gone from it. */
+  stderrComplete: boolean;
   consumed?: T;
   durationMs: number;
 }
 
 const STDERR_TAIL_BYTES = 16 * 1024;
-
-/**
- * The terraform processes running now, so a signal handler can stop them. Steps are sequential, but
- * one step may run several at once (preflight runs `version -json` and `version` together): every
- * one of them must get the interrupt, or a hung one keeps the runner alive past its deadline.
- */
-const running = new Set<number>();
 /** Captured stdout (version, validate, output: small JSON documents) stops growing here; the rest is drained. */
 export const CAPTURE_LIMIT_BYTES = 32 * 1024 * 1024;
 
@@ -79,7 +78,7 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   const started = Date.now();
   const child = execa(options.terraformPath, options.args, {
     cwd: options.cwd,
-    env: options.env,
+    env: terraformEnv(options.env),
     extendEnv: false,
     reject: false,
     // execa's types list only descriptors 3–9 for the parent's files; it passes any number to spawn.
@@ -90,11 +89,14 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
     windowsHide: true,
   });
   const pid = child.pid;
-  if (pid !== undefined) running.add(pid);
+  const ended = pid === undefined ? () => {} : options.stop.started(pid);
 
   let stderrTail = '';
+  let stderrComplete = true;
   const stderrDone = forEachLine(child.stderr!, (text) => {
-    stderrTail = tailOf(stderrTail + text + '\n');
+    const grown = stderrTail + text + '\n';
+    if (grown.length > STDERR_TAIL_BYTES) stderrComplete = false;
+    stderrTail = tailOf(grown);
     return options.output.line('stderr', text);
   });
 
@@ -129,13 +131,11 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   await options.output.end?.('stderr');
   // With reject:false a spawn failure (ENOENT, EACCES) comes back as a result: raise it as the error it is.
   if (finished.exitCode === undefined && !finished.signal && finished.cause instanceof Error) {
-    if (pid !== undefined) running.delete(pid);
+    ended();
     throw finished.cause;
   }
-  if (pid !== undefined) {
-    killGroup(pid, 'SIGKILL'); // end what it left behind (local-exec children), whatever the exit
-    running.delete(pid);
-  }
+  if (pid !== undefined) killGroup(pid, 'SIGKILL'); // end what it left behind (local-exec children), whatever the exit
+  ended();
   // More than any document the runner reads: cut, so it fails to parse where it is read.
   if (stdoutOverflow) stdout = stdout.slice(0, 1024);
   if (consumeError !== undefined && finished.exitCode === 0) throw consumeError;
@@ -145,6 +145,7 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
     signal: finished.signal ?? undefined,
     stdout,
     stderrTail,
+    stderrComplete,
     consumed: consumed as T,
     durationMs: Date.now() - started,
   };
@@ -164,36 +165,7 @@ async function forEachLine(stream: Readable, onLine: (text: string) => void | Pr
   }
 }
 
-function killGroup(pid: number, signal: NodeJS.Signals): boolean {
-  try {
-    process.kill(-pid, signal);
-    return true;
-  } catch {
-    return false; // the group is already gone
-  }
-}
-
 function signalNumber(signal: string): number {
   const numbers: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM: 15, SIGSEGV: 11, SIGABRT: 6, SIGHUP: 1 };
   return numbers[signal] ?? 0;
-}
-
-/**
- * Terraform's graceful stop: exactly one SIGINT (it stops starting operations, saves state and
- * releases the lock). A second SIGINT makes it exit at once; SIGKILL ends the group. `only` limits
- * it to the processes interrupted before; returns the processes it reached.
- */
-export function interruptTerraform(level: 'graceful' | 'immediate' | 'kill', only?: ReadonlySet<number>): Set<number> {
-  const targets = new Set([...running].filter((pid) => !only || only.has(pid)));
-  for (const pid of targets) {
-    if (level === 'kill') killGroup(pid, 'SIGKILL');
-    else {
-      try {
-        process.kill(pid, 'SIGINT');
-      } catch {
-        // it exited before its bookkeeping: nothing to interrupt (an uncaught throw here would end the runner without a result)
-      }
-    }
-  }
-  return targets;
 }

@@ -1,4 +1,4 @@
-import { commandFailed, run, type Terraform } from './terraform.ts';
+import { succeeded, type Terraform } from './terraform.ts';
 
 export interface InitOptions {
   backendConfigs?: readonly string[];
@@ -6,6 +6,10 @@ export interface InitOptions {
   backend?: boolean;
   /** Refuse to change the dependency lock file (it ships with the module). */
   lockfileReadonly?: boolean;
+}
+
+export interface InitResult {
+  exitCode: number;
 }
 
 export const initArgs = (o: InitOptions = {}): string[] => [
@@ -17,8 +21,8 @@ export const initArgs = (o: InitOptions = {}): string[] => [
   ...(o.backendConfigs ?? []).map((file) => `-backend-config=${file}`),
 ];
 
-export async function init(tf: Terraform, options: InitOptions = {}): Promise<{ exitCode: number }> {
-  const result = await run(tf, 'init', initArgs(options));
-  if (result.exitCode !== 0) throw commandFailed('init', result, 'InitFailed');
-  return { exitCode: result.exitCode };
+/** A failed init throws TerraformFailed: its diagnosis says whether a provider or the lock file stopped it. */
+export async function init(tf: Terraform, options: InitOptions = {}): Promise<InitResult> {
+  const run = succeeded(await tf.run('init', initArgs(options)), 'InitFailed');
+  return { exitCode: run.exitCode };
 }

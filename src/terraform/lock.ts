@@ -1,39 +1,23 @@
-// Terraform reports a held lock only in its human output. This is the one place that reads it, and
-// the one place that knows how each backend's lock can (or cannot) be released.
+// The state lock: force-unlock, the lock probe, and the local backend's lock info. The one place
+// that knows how each backend's lock can (or cannot) be released; what terraform prints about a
+// held lock is read in diagnostics.ts.
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { run, type Terraform } from './terraform.ts';
+import { diagnose, type LockReport } from './diagnostics.ts';
+import { succeeded, type Terraform } from './terraform.ts';
 
-export interface LockReport {
-  id?: string;
-  path?: string;
-  operation?: string;
-  who?: string;
-  created?: string;
-  /** pg reports the waiting process's own lock info, not the holder's: never present that as the holder. */
-  holderKnown: boolean;
+export type { LockReport } from './diagnostics.ts';
+
+export interface ForceUnlockResult {
+  exitCode: number;
 }
 
-export function detectLockError(stderr: string): LockReport | undefined {
-  if (!/Error acquiring the state lock/i.test(stderr)) return undefined;
-  const field = (name: string) => {
-    const match = new RegExp(`^[│\\s]*${name}:\\s*(.*)$`, 'm').exec(stderr);
-    return match?.[1]?.trim() || undefined;
-  };
-  // "Workspace is already locked" / "Already locked for workspace creation" is pg's advisory lock:
-  // the Lock Info that follows is our own request, not the holder's.
-  const ownRequest = /already locked/i.test(stderr);
-  const id = ownRequest ? undefined : field('ID');
-  // Without an id there is nothing that names the holder: say so rather than guess.
-  const report: LockReport = { holderKnown: id !== undefined };
-  if (id !== undefined) {
-    report.id = id;
-    report.path = field('Path');
-    report.operation = field('Operation');
-    report.who = field('Who');
-    report.created = field('Created');
-  }
-  return report;
+/** -no-color: as for state push, terraform would colour its answer with ANSI escapes. */
+export const forceUnlockArgs = (lockId: string): string[] => ['force-unlock', '-no-color', '-force', lockId];
+
+export async function forceUnlock(tf: Terraform, lockId: string): Promise<ForceUnlockResult> {
+  const run = await tf.run('force-unlock', forceUnlockArgs(lockId));
+  return { exitCode: succeeded(run, 'UnlockFailed').exitCode };
 }
 
 // ---- the local backend (--state) ------------------------------------------------------------
@@ -87,7 +71,8 @@ export const lockProbeArgs = (): string[] => ['state', 'rm', '-dry-run', '-lock-
  * complaints (no state yet, no such object) are expected and ignored.
  */
 export async function probeLock(tf: Terraform): Promise<LockReport | undefined> {
-  const quiet: Terraform = { ...tf, output: { line() {} } };
-  const result = await run(quiet, 'state rm', lockProbeArgs());
-  return detectLockError(result.stderrTail);
+  const run = await tf.withOutput({ line() {} }).run('state rm', lockProbeArgs());
+  if (run.meaning === 'ok') return undefined;
+  const { problem } = diagnose(run.stderrTail, { complete: run.stderrComplete });
+  return problem.kind === 'stateLocked' ? problem.lock : undefined;
 }

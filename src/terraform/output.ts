@@ -1,5 +1,5 @@
 import { RunnerError } from '../errors.ts';
-import { commandFailed, run, type Terraform } from './terraform.ts';
+import { succeeded, type Terraform } from './terraform.ts';
 
 export interface TerraformOutput {
   sensitive: boolean;
@@ -7,13 +7,17 @@ export interface TerraformOutput {
   value?: unknown;
 }
 
+export interface OutputResult {
+  exitCode: number;
+  outputs: Record<string, TerraformOutput>;
+}
+
 export const outputArgs = (): string[] => ['output', '-json', '-no-color'];
 
-export async function output(tf: Terraform): Promise<{ exitCode: number; outputs: Record<string, TerraformOutput> }> {
-  const result = await run(tf, 'output', outputArgs(), { captureStdout: true });
-  if (result.exitCode !== 0) throw commandFailed('output', result, 'OutputFailed');
+export async function output(tf: Terraform): Promise<OutputResult> {
+  const run = succeeded(await tf.run('output', outputArgs(), { captureStdout: true }), 'OutputFailed');
   try {
-    return { exitCode: 0, outputs: JSON.parse(result.stdout || '{}') };
+    return { exitCode: run.exitCode, outputs: JSON.parse(run.stdout || '{}') };
   } catch (error) {
     throw new RunnerError({ kind: 'terraform', reason: 'OutputFailed', step: 'output', message: `terraform output -json printed invalid JSON: ${(error as Error).message}` });
   }

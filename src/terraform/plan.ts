@@ -1,4 +1,4 @@
-import { commandFailed, interpretExit, run, type Terraform } from './terraform.ts';
+import { succeeded, type Terraform } from './terraform.ts';
 
 export interface PlanOptions {
   out: string;
@@ -11,8 +11,8 @@ export interface PlanOptions {
 
 export interface PlanResult {
   exitCode: number;
+  /** `-detailed-exitcode` said 2: the plan has changes. */
   hasChanges: boolean;
-  stderrTail: string;
 }
 
 export const planArgs = (o: PlanOptions): string[] => [
@@ -28,10 +28,8 @@ export const planArgs = (o: PlanOptions): string[] => [
   ...Object.entries(o.vars ?? {}).flatMap(([name, value]) => ['-var', `${name}=${value}`]),
 ];
 
-/** Plan with a saved plan file. Exit 0 no changes, 2 changes; a failed plan throws unless it wrote an errored plan. */
+/** Plan with a saved plan file. Exit 0 no changes, 2 changes; a failed plan (exit 1) throws. */
 export async function plan(tf: Terraform, options: PlanOptions): Promise<PlanResult> {
-  const result = await run(tf, 'plan', planArgs(options));
-  const meaning = interpretExit('plan', result.exitCode, true);
-  if (meaning === 'error') throw commandFailed('plan', result, 'PlanFailed');
-  return { exitCode: result.exitCode, hasChanges: meaning === 'changes', stderrTail: result.stderrTail };
+  const run = succeeded(await tf.run('plan', planArgs(options)), 'PlanFailed');
+  return { exitCode: run.exitCode, hasChanges: run.meaning === 'changes' };
 }

@@ -1,11 +1,16 @@
 import type { Readable } from 'node:stream';
-import { commandFailed, planFileArgument, run, type PlanFileRef, type Terraform } from './terraform.ts';
+import { planFileArgument, succeeded, type PlanFileRef, type Terraform } from './terraform.ts';
+
+export interface ShowResult<T> {
+  exitCode: number;
+  /** What `consume` made of the plan JSON. */
+  value: T;
+}
 
 export const showPlanArgs = (planFile: PlanFileRef): string[] => ['show', '-json', '-no-color', planFileArgument(planFile).arg];
 
 /** show -json of a saved plan, read as a stream by `consume` (plans can exceed a JavaScript string). */
-export async function showPlan<T>(tf: Terraform, planFile: PlanFileRef, consume: (stdout: Readable) => Promise<T>): Promise<{ exitCode: number; value: T }> {
-  const result = await run<T>(tf, 'show', showPlanArgs(planFile), { consumeStdout: consume, passFds: planFileArgument(planFile).passFds });
-  if (result.exitCode !== 0) throw commandFailed('show', result, 'ShowFailed');
-  return { exitCode: result.exitCode, value: result.consumed as T };
+export async function showPlan<T>(tf: Terraform, planFile: PlanFileRef, consume: (stdout: Readable) => Promise<T>): Promise<ShowResult<T>> {
+  const run = succeeded(await tf.run<T>('show', showPlanArgs(planFile), { consumeStdout: consume, passFds: planFileArgument(planFile).passFds }), 'ShowFailed');
+  return { exitCode: run.exitCode, value: run.consumed as T };
 }

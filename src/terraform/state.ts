@@ -1,16 +1,20 @@
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
-import { commandFailed, run, type Terraform } from './terraform.ts';
+import { succeeded, type Terraform } from './terraform.ts';
 
-export const statePullArgs = (): string[] => ['state', 'pull'];
+export interface StateResult {
+  exitCode: number;
+}
+
+/** -no-color: its refusals would be coloured (stdout, the state itself, is the same either way). */
+export const statePullArgs = (): string[] => ['state', 'pull', '-no-color'];
 
 /** Streams the current state to a new file (states can be large), mode 0600: it holds secrets. The file must not exist yet. */
-export async function statePull(tf: Terraform, toFile: string): Promise<{ exitCode: number }> {
-  const result = await run(tf, 'state pull', statePullArgs(), {
+export async function statePull(tf: Terraform, toFile: string): Promise<StateResult> {
+  const run = await tf.run('state pull', statePullArgs(), {
     consumeStdout: (stdout) => pipeline(stdout, createWriteStream(toFile, { mode: 0o600, flags: 'wx' })),
   });
-  if (result.exitCode !== 0) throw commandFailed('state pull', result, 'StatePullFailed');
-  return { exitCode: 0 };
+  return { exitCode: succeeded(run, 'StatePullFailed').exitCode };
 }
 
 export interface StatePushOptions {
@@ -18,24 +22,17 @@ export interface StatePushOptions {
   lockTimeout?: string;
 }
 
+/** -no-color: without it terraform colours its refusals with ANSI escapes, even on a pipe, and they would reach messages and logs. */
 export const statePushArgs = (file: string, o: StatePushOptions = {}): string[] => [
   'state',
   'push',
+  '-no-color',
   ...(o.force ? ['-force'] : []),
   ...(o.lockTimeout ? [`-lock-timeout=${o.lockTimeout}`] : []),
   file,
 ];
 
-export async function statePush(tf: Terraform, file: string, options: StatePushOptions = {}): Promise<{ exitCode: number }> {
-  const result = await run(tf, 'state push', statePushArgs(file, options));
-  if (result.exitCode !== 0) throw commandFailed('state push', result, 'StatePushFailed');
-  return { exitCode: 0 };
-}
-
-export const forceUnlockArgs = (lockId: string): string[] => ['force-unlock', '-force', lockId];
-
-export async function forceUnlock(tf: Terraform, lockId: string): Promise<{ exitCode: number }> {
-  const result = await run(tf, 'force-unlock', forceUnlockArgs(lockId));
-  if (result.exitCode !== 0) throw commandFailed('force-unlock', result, 'UnlockFailed');
-  return { exitCode: 0 };
+export async function statePush(tf: Terraform, file: string, options: StatePushOptions = {}): Promise<StateResult> {
+  const run = await tf.run('state push', statePushArgs(file, options));
+  return { exitCode: succeeded(run, 'StatePushFailed').exitCode };
 }

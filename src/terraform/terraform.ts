@@ -1,14 +1,25 @@
-// What every terraform command needs: the binary, the working directory, the environment and
-// where its human output goes. Exit codes are interpreted here, in one place.
+// The driver's one way in: createTerraform makes the handle every command runs through (the binary,
+// the working directory, the environment rules, where terraform's human output goes and the run's
+// stop handle). Every command's exit is read here, in one place, and a failure becomes the error
+// its stderr explains (diagnostics.ts).
 import { RunnerError } from '../errors.ts';
-import { detectLockError } from './lock.ts';
+import { diagnose, type Diagnosis } from './diagnostics.ts';
 import { runTerraform, type OutputSink, type RunOptions, type RunResult } from './exec.ts';
+import type { StopHandle } from './stop.ts';
 
-export interface Terraform {
+export type { OutputSink } from './exec.ts';
+
+export interface TerraformOptions {
+  /** The binary, as an absolute path (terraformVersion finds it). */
   path: string;
+  /** terraform's working directory: the root module. */
   cwd: string;
-  env: Record<string, string>;
+  /** The runner's environment; terraform gets it without what would change terraform behind the runner's back (exec.ts). */
+  env?: NodeJS.ProcessEnv;
+  /** Where terraform's human output goes. */
   output: OutputSink;
+  /** The run's stop handle: every terraform this handle starts is interrupted through it. */
+  stop: StopHandle;
 }
 
 /** The commands the runner runs, named as steps in results and logs. */
@@ -21,6 +32,53 @@ export function interpretExit(command: Command, exitCode: number, detailedExitCo
   if (exitCode === 0) return 'ok';
   if (command === 'plan' && detailedExitCode && exitCode === 2) return 'changes';
   return 'error';
+}
+
+/** One finished command: what terraform did, and what its exit means (interpretExit). */
+export interface CommandRun<T = unknown> extends RunResult<T> {
+  command: Command;
+  meaning: ExitMeaning;
+}
+
+export type RunExtras = Pick<RunOptions, 'consumeStdout' | 'captureStdout' | 'passFds'>;
+
+/** A terraform to run commands with: made by createTerraform only. The command files of src/terraform run it; callers use those. */
+export interface Terraform {
+  readonly path: string;
+  readonly cwd: string;
+  readonly output: OutputSink;
+  /** The same terraform, its human output going to `output` instead (a held plan text, a quiet probe). */
+  withOutput(output: OutputSink): Terraform;
+  /** Runs one command to its end; its exit is interpreted, never thrown (see `failure`). */
+  run<T = unknown>(command: Command, args: readonly string[], extra?: RunExtras): Promise<CommandRun<T>>;
+}
+
+export function createTerraform(options: TerraformOptions): Terraform {
+  const { path, cwd, output, stop } = options;
+  const env = options.env ?? process.env;
+  return {
+    path,
+    cwd,
+    output,
+    withOutput: (other) => createTerraform({ ...options, output: other }),
+    async run<T>(command: Command, args: readonly string[], extra: RunExtras = {}): Promise<CommandRun<T>> {
+      let result: RunResult<T>;
+      try {
+        result = await runTerraform<T>({ terraformPath: path, cwd, env, output, stop, args, ...extra });
+      } catch (error) {
+        if (error instanceof RunnerError) throw error;
+        const code = (error as NodeJS.ErrnoException).code;
+        throw new RunnerError({
+          kind: code === 'ENOENT' || code === 'EACCES' ? 'image' : 'terraform',
+          reason: code === 'ENOENT' || code === 'EACCES' ? 'ImageInvalid' : 'TerraformFailed',
+          step: command,
+          message: `could not run ${path} ${command}: ${(error as Error).message}`,
+          cause: error,
+        });
+      }
+      return { ...result, command, meaning: interpretExit(command, result.exitCode, args.includes('-detailed-exitcode')) };
+    },
+  };
 }
 
 /**
@@ -37,66 +95,51 @@ export function planFileArgument(plan: PlanFileRef): { arg: string; passFds: num
   return typeof plan === 'string' ? { arg: plan, passFds: [] } : { arg: `/dev/fd/${PASSED_PLAN_FD}`, passFds: [plan.fd] };
 }
 
-export async function run<T = unknown>(
-  tf: Terraform,
-  command: Command,
-  args: readonly string[],
-  extra: Pick<RunOptions, 'consumeStdout' | 'captureStdout' | 'passFds'> = {},
-): Promise<RunResult<T>> {
-  try {
-    return await runTerraform<T>({ terraformPath: tf.path, cwd: tf.cwd, env: tf.env, output: tf.output, args, ...extra });
-  } catch (error) {
-    if (error instanceof RunnerError) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new RunnerError({
-      kind: code === 'ENOENT' || code === 'EACCES' ? 'image' : 'terraform',
-      reason: code === 'ENOENT' || code === 'EACCES' ? 'ImageInvalid' : 'TerraformFailed',
-      step: command,
-      message: `could not run ${tf.path} ${command}: ${(error as Error).message}`,
-      cause: error,
-    });
+/** A command that failed, with what its stderr says (diagnostics.ts). A lock held elsewhere is kind `lock`, so the controller can tell. */
+export class TerraformFailed extends RunnerError {
+  readonly command: Command;
+  readonly exitCode: number;
+  /** Set when terraform died by a signal. */
+  readonly signal: string | undefined;
+  readonly diagnosis: Diagnosis;
+
+  constructor(run: CommandRun, reason: string, diagnosis: Diagnosis) {
+    const { command } = run;
+    const lock = diagnosis.problem.kind === 'stateLocked' ? diagnosis.problem.lock : undefined;
+    if (lock) {
+      super({
+        kind: 'lock',
+        reason: 'StateLocked',
+        step: command,
+        message: `terraform ${command} could not acquire the state lock: ${lock.holderKnown ? `held by ${lock.who ?? 'unknown'} (lock id ${lock.id ?? 'unknown'}, since ${lock.created ?? 'unknown'})` : 'the backend does not say who holds it'}. Wait for the other run to finish, or if its owner is gone, unlock it (captf-runner unlock --lock-id ID where the backend reports one).`,
+        detail: { lock },
+      });
+    } else {
+      const how = run.signal ? `was killed by ${run.signal}` : `exited ${run.exitCode}`;
+      const said = diagnosis.summary ?? diagnosis.lastLine;
+      super({
+        kind: 'terraform',
+        reason,
+        step: command,
+        message: `terraform ${command} ${how}${said ? `: ${said}` : ''}`,
+        detail: { exitCode: run.exitCode, ...(run.signal ? { signal: run.signal } : {}) },
+      });
+    }
+    this.name = 'TerraformFailed';
+    this.command = command;
+    this.exitCode = run.exitCode;
+    this.signal = run.signal;
+    this.diagnosis = diagnosis;
   }
 }
 
-/** Turns a failed run into a RunnerError: a lock held elsewhere is its own kind, so the controller can tell. */
-export function commandFailed(command: Command, result: RunResult, reason: string): RunnerError {
-  const lock = detectLockError(result.stderrTail);
-  const diagnostic = lastDiagnostic(result.stderrTail) ?? result.stderrTail.trim().split('\n').at(-1);
-  const how = result.signal ? `was killed by ${result.signal}` : `exited ${result.exitCode}`;
-  if (lock) {
-    return new RunnerError({
-      kind: 'lock',
-      reason: 'StateLocked',
-      step: command,
-      message: `terraform ${command} could not acquire the state lock: ${lock.holderKnown ? `held by ${lock.who ?? 'unknown'} (lock id ${lock.id ?? 'unknown'}, since ${lock.created ?? 'unknown'})` : 'the backend does not say who holds it'}. Wait for the other run to finish, or if its owner is gone, unlock it (captf-runner unlock --lock-id ID where the backend reports one).`,
-      detail: { lock },
-    });
-  }
-  return new RunnerError({
-    kind: 'terraform',
-    reason,
-    step: command,
-    message: `terraform ${command} ${how}${diagnostic ? `: ${diagnostic}` : ''}`,
-    detail: { exitCode: result.exitCode, ...(result.signal ? { signal: result.signal } : {}) },
-  });
+/** The failure of a run whose exit means an error; `reason` names it for the controller (InitFailed, ApplyFailed, …). */
+export function failure(run: CommandRun, reason: string): TerraformFailed {
+  return new TerraformFailed(run, reason, diagnose(run.stderrTail, { complete: run.stderrComplete }));
 }
 
-/**
- * terraform's last "Error:" diagnostic on one line: the summary and the paragraph after it (where
- * terraform says what is wrong), without the box drawing. undefined when there is none.
- */
-export function lastDiagnostic(stderr: string): string | undefined {
-  // Only box drawing, spaces and tabs go: other white space may belong to a secret the masker must still find.
-  const lines = stderr.split('\n').map((l) => l.replace(/^[│╷╵ \t]+/, '').replace(/[ \t]+$/, ''));
-  const start = lines.findLastIndex((line) => line.startsWith('Error:'));
-  if (start < 0) return undefined;
-  let from = start + 1;
-  while (from < lines.length && lines[from] === '') from++; // the blank line after the summary
-  // Skip the location and the quoted source ("on main.tf line 3:", "  30:   provisioner …").
-  while (from < lines.length && /^(on .* line \d+|with |\d+:)/.test(lines[from]!)) from++;
-  while (from < lines.length && lines[from] === '') from++;
-  let to = from;
-  while (to < lines.length && lines[to] !== '') to++;
-  const detail = lines.slice(from, to).join(' ').trim();
-  return detail ? `${lines[start]} ${detail}` : lines[start];
+/** The run, when its exit means success (or changes); its failure thrown otherwise. */
+export function succeeded<T>(run: CommandRun<T>, reason: string): CommandRun<T> {
+  if (run.meaning === 'error') throw failure(run, reason);
+  return run;
 }

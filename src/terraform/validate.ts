@@ -1,5 +1,6 @@
 import { RunnerError } from '../errors.ts';
-import { run, type Terraform } from './terraform.ts';
+import { lastLine } from './diagnostics.ts';
+import type { Terraform } from './terraform.ts';
 
 export interface Diagnostic {
   severity: 'error' | 'warning';
@@ -15,9 +16,9 @@ export interface ValidateResult {
 
 export const validateArgs = (): string[] => ['validate', '-json', '-no-color'];
 
-/** validate -json reports problems as JSON on stdout, on exit 1 too: parse it either way. */
+/** validate -json reports problems as JSON on stdout, on exit 1 too: parse it either way. An invalid module throws ValidateFailed with its diagnostics. */
 export async function validate(tf: Terraform): Promise<ValidateResult> {
-  const result = await run(tf, 'validate', validateArgs(), { captureStdout: true });
+  const result = await tf.run('validate', validateArgs(), { captureStdout: true });
   let report: { valid?: boolean; diagnostics?: Diagnostic[] };
   try {
     report = JSON.parse(result.stdout);
@@ -26,13 +27,13 @@ export async function validate(tf: Terraform): Promise<ValidateResult> {
       kind: 'terraform',
       reason: 'ValidateFailed',
       step: 'validate',
-      message: `terraform validate exited ${result.exitCode} without a JSON report: ${result.stderrTail.trim().split('\n').at(-1) ?? ''}`,
+      message: `terraform validate exited ${result.exitCode} without a JSON report: ${lastLine(result.stderrTail)}`,
     });
   }
   const diagnostics = report.diagnostics ?? [];
   for (const d of diagnostics) await tf.output.line('stdout', `${d.severity}: ${d.summary}${d.detail ? `: ${d.detail}` : ''}`);
   await tf.output.end?.('stdout');
-  const valid = report.valid === true && result.exitCode === 0;
+  const valid = report.valid === true && result.meaning === 'ok';
   if (!valid) {
     const errors = diagnostics.filter((d) => d.severity === 'error').map((d) => d.summary + (d.detail ? `: ${d.detail}` : ''));
     throw new RunnerError({

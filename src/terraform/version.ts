@@ -5,7 +5,9 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { imageError } from '../errors.ts';
-import { runTerraform, terraformEnv } from './exec.ts';
+import { lastLine } from './diagnostics.ts';
+import type { StopHandle } from './stop.ts';
+import { createTerraform } from './terraform.ts';
 
 export type Flavor = 'terraform' | 'opentofu';
 
@@ -63,11 +65,17 @@ export function resolveExecutable(file: string, pathEnv: string | undefined, cwd
   });
 }
 
-export async function terraformVersion(
-  terraformPath: string,
-  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
-): Promise<TerraformVersion> {
-  const env = terraformEnv(options.env ?? process.env);
+export const versionArgs = (o: { json?: boolean } = {}): string[] => ['version', ...(o.json ? ['-json'] : [])];
+
+export interface TerraformVersionOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** The run's stop handle: a hung `version` is interrupted like any terraform. */
+  stop: StopHandle;
+}
+
+export async function terraformVersion(terraformPath: string, options: TerraformVersionOptions): Promise<TerraformVersion> {
+  const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const path = resolveExecutable(terraformPath, env.PATH, cwd);
   if (!path) {
@@ -75,14 +83,14 @@ export async function terraformVersion(
       terraformPath,
     });
   }
-  const quiet = { line() {} };
+  const tf = createTerraform({ path, cwd, env, output: { line() {} }, stop: options.stop });
   const [jsonRun, textRun] = await Promise.all([
-    runTerraform({ terraformPath: path, cwd, env, args: ['version', '-json'], output: quiet, captureStdout: true }),
-    runTerraform({ terraformPath: path, cwd, env, args: ['version'], output: quiet, captureStdout: true }),
+    tf.run('version', versionArgs({ json: true }), { captureStdout: true }),
+    tf.run('version', versionArgs(), { captureStdout: true }),
   ]);
-  const failed = [jsonRun, textRun].find((r) => r.exitCode !== 0);
+  const failed = [jsonRun, textRun].find((r) => r.meaning !== 'ok');
   if (failed) {
-    const said = failed.stderrTail.trim().split('\n').at(-1) ?? '';
+    const said = lastLine(failed.stderrTail);
     throw imageError(`${path} version exited ${failed.exitCode}${said ? `: ${said}` : ''}; is it a terraform binary for this platform? ${HOW_TO_FIX}`, {
       terraformPath: path,
     });

@@ -281,6 +281,24 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
   });
 });
 
+describe('apply --plan-artifact: what a module prints is not terraform speaking', () => {
+  it('a provisioner printing a stale-plan refusal and a lock report: the failed apply is ApplyFailed, may have changed the state, names no lock holder', async (t) => {
+    const p = await planned(t, modules.forgesTerraformErrors);
+    const run = await approvedApply(p, p.artifact, p.hash);
+    assert.equal(run.exitCode, 1, explain(run));
+    const r = run.result!;
+    assert.equal(r.outcome, 'failed');
+    assert.equal(r.reason, 'ApplyFailed', 'not PlanStale: terraform did not refuse the plan, it applied part of it');
+    assert.equal(r.error!.kind, 'terraform');
+    assert.match(r.message, /terraform apply exited 1/);
+    assert.equal(r.applied, true);
+    assert.equal(r.mayHaveChanged, true);
+    assert.equal(r.lock, undefined, 'the module named a lock holder; terraform did not');
+    assert.ok((await p.s.readState()).resources.some((res) => res.name === 'forger'), 'terraform saved the failed create (tainted)');
+    assertNoCanary(run);
+  });
+});
+
 describe('apply --plan-artifact: bound to the state it was planned against', () => {
   /** Another object with the same module and inputs, and so the same inputs hash, but a state of its own. */
   async function sibling(t: TestContext, applied: boolean): Promise<Scenario> {

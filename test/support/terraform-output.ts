@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { interpretExit, type Command, type CommandRun } from '../../src/terraform/terraform.ts';
 
 export const CORPUS_DIR = fileURLToPath(new URL('../fixtures/terraform-output/', import.meta.url));
 /** What stands for the capturing run's temp dir in every captured file (the runner's workdir). */
@@ -97,4 +98,25 @@ function read(dir: string, file: string): string {
   const path = join(dir, file);
   if (!existsSync(path)) throw new Error(`${path} is missing: run node scripts/capture-terraform-output.mjs --case ${dir.split('/').at(-1)}`);
   return readFileSync(path, 'utf8');
+}
+
+/** The runner's name for the command a case captured (`state push`, `force-unlock`, …), as src/terraform names its steps. */
+export function capturedCommand(argv: readonly string[]): Command {
+  return (argv[0] === 'state' ? `state ${argv[1]}` : argv[0]) as Command;
+}
+
+/** A case as the driver sees a finished command: its exit read by interpretExit, its stderr as the tail. */
+export function capturedRun(caseName: string): CommandRun {
+  const output = capturedOutput(caseName);
+  const command = capturedCommand(output.argv);
+  return {
+    command,
+    exitCode: output.exitCode,
+    stdout: output.stdout,
+    stderrTail: output.stderr,
+    stderrComplete: true, // every case is smaller than the driver's tail
+    consumed: undefined,
+    durationMs: 0,
+    meaning: interpretExit(command, output.exitCode, output.argv.includes('-detailed-exitcode')),
+  };
 }

@@ -235,6 +235,18 @@ export const modules = {
   base: baseWith(),
   /** terraform_data.cluster: update (input changes). */
   update: baseWith({ cluster: cluster({ generation: 2 }) }),
+  /**
+   * terraform_data.forger: create, and its local-exec prints what terraform prints for a stale saved
+   * plan and a held state lock, then fails: terraform quotes it in its own error on stderr.
+   */
+  forgesTerraformErrors: baseWith({
+    extra: String.raw`resource "terraform_data" "forger" {
+  provisioner "local-exec" {
+    command = "printf '%s\\n' '' 'Error: Saved plan is stale' '' 'Error: Error acquiring the state lock' '' 'Lock Info:' '  ID:        forged-lock-id' '  Who:       mallory@module'; exit 1"
+  }
+}
+`,
+  }),
   /** terraform_data.cluster: delete, create (triggers_replace changes). */
   replace: baseWith({ cluster: cluster({ replaceTrigger: 'v2' }) }),
   /** terraform_data.cluster: create, delete. */

@@ -9,14 +9,15 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 import type { Kind } from '../../schemas/config.ts';
 import { asRunnerError, RunnerError } from '../../errors.ts';
-import { runTerraform, terraformEnv } from '../../terraform/exec.ts';
-import { initArgs } from '../../terraform/init.ts';
-import { lastDiagnostic } from '../../terraform/terraform.ts';
+import { providersInInitOutput, type Diagnosis } from '../../terraform/diagnostics.ts';
+import { init } from '../../terraform/init.ts';
+import { StopHandle } from '../../terraform/stop.ts';
+import { createTerraform, TerraformFailed } from '../../terraform/terraform.ts';
 import { validate } from '../../terraform/validate.ts';
 import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type TerraformVersion } from '../../terraform/version.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, scanHcl, type ModuleScan } from '../../workspace/scan.ts';
 import { BACKEND_FILE, moduleFilesProblem, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule } from '../../workspace/workspace.ts';
-import { LOCK_FILE, providersInInitOutput, REQUIRED_VARIABLES } from './module-files.ts';
+import { LOCK_FILE, REQUIRED_VARIABLES } from './module-files.ts';
 
 export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate';
 
@@ -88,9 +89,11 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
     add('workdir', workdir.ok ? 'pass' : 'fail', workdir.message, 'mount a writable volume there (with a read-only root filesystem: an emptyDir), or pass --workdir DIR');
   }
 
+  // Not an op: no signal handling stops a contract check, so nothing interrupts through this handle.
+  const stop = new StopHandle();
   let terraform: TerraformVersion | undefined;
   try {
-    terraform = await terraformVersion(options.terraformPath ?? 'terraform', { env });
+    terraform = await terraformVersion(options.terraformPath ?? 'terraform', { env, stop });
     checkSupported(terraform);
     add('terraform', 'pass', `${terraform.flavor === 'opentofu' ? 'OpenTofu' : 'Terraform'} ${terraform.version} (${terraform.path})`);
   } catch (error) {
@@ -110,7 +113,7 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
       add(...(await backendCheck(moduleDir, scan)));
       add(...variablesCheck(scan, options.kind));
     }
-    if (!(scan instanceof RunnerError) && terraform) await initAndValidate(moduleDir, terraform.path, env, add);
+    if (!(scan instanceof RunnerError) && terraform) await initAndValidate(moduleDir, terraform.path, env, stop, add);
     else for (const name of ['lockfile', 'init', 'validate'] as const) add(name, 'skip', `not run: ${terraform ? 'no module' : 'no supported terraform'}`);
   }
 
@@ -202,30 +205,30 @@ function variablesCheck(scan: ModuleScan, kind: Kind | undefined): CheckRow {
 }
 
 /** init and validate in a temp copy (the module dir may be read-only), offline, from the image's mirror. */
-async function initAndValidate(moduleDir: string, terraformPath: string, baseEnv: NodeJS.ProcessEnv, add: (...row: CheckRow) => void): Promise<void> {
+async function initAndValidate(moduleDir: string, terraformPath: string, env: NodeJS.ProcessEnv, stop: StopHandle, add: (...row: CheckRow) => void): Promise<void> {
   const copy = mkdtempSync(join(tmpdir(), 'captf-contract-'));
   try {
     // A local .terraform dir would let init skip what the image must provide.
     cpSync(moduleDir, copy, { recursive: true, filter: (src) => !relative(moduleDir, src).split(sep).includes('.terraform') });
-    const env = terraformEnv(baseEnv);
     const initLines: string[] = [];
-    const init = await runTerraform({
-      terraformPath,
-      cwd: copy,
-      env,
-      output: { line: (_stream, text) => void initLines.push(text) },
-      args: initArgs({ backend: false, lockfileReadonly: true }),
-    });
-    add(...lockfileCheck(moduleDir, init.exitCode, providersInInitOutput(initLines)));
+    const tf = createTerraform({ path: terraformPath, cwd: copy, env, output: { line: (_stream, text) => void initLines.push(text) }, stop });
+    const failed = await init(tf, { backend: false, lockfileReadonly: true }).then(
+      () => undefined,
+      (error: unknown) => {
+        if (error instanceof TerraformFailed) return error;
+        throw error;
+      },
+    );
+    add(...lockfileCheck(moduleDir, failed?.exitCode ?? 0, providersInInitOutput(initLines)));
 
-    if (init.exitCode !== 0) {
-      add('init', 'fail', `init -backend=false -lockfile=readonly exited ${init.exitCode}: ${lastDiagnostic(init.stderrTail) ?? 'no error message'}`, initFix(init.stderrTail));
+    if (failed) {
+      add('init', 'fail', `init -backend=false -lockfile=readonly exited ${failed.exitCode}: ${failed.diagnosis.summary ?? 'no error message'}`, initFix(failed.diagnosis));
       add('validate', 'skip', 'not run: init failed');
       return;
     }
     add('init', 'pass', 'init -backend=false -lockfile=readonly succeeds offline');
     try {
-      await validate({ path: terraformPath, cwd: copy, env, output: { line() {} } });
+      await validate(tf.withOutput({ line() {} }));
       add('validate', 'pass', 'validate passes');
     } catch (error) {
       add('validate', 'fail', asRunnerError(error).message, FIX.validate);
@@ -243,15 +246,11 @@ function lockfileCheck(moduleDir: string, initExitCode: number, providersLookedF
   return ['lockfile', 'skip', 'not checked: init failed before it looked for providers'];
 }
 
-function initFix(stderr: string): string {
-  const text = oneLine(stderr);
-  if (/not found in any of the search locations|Failed to query available provider packages|Failed to install provider/.test(text)) return FIX.mirror;
-  if (/lock file is read-only|dependency lock file/.test(text)) return FIX.lockfile;
+function initFix(diagnosis: Diagnosis): string {
+  if (diagnosis.problem.kind === 'providerNotInstallable') return FIX.mirror;
+  if (diagnosis.problem.kind === 'lockFile') return FIX.lockfile;
   return 'run `terraform init -backend=false -lockfile=readonly` on the module with the image\'s CLI configuration (TF_CLI_CONFIG_FILE) and fix what it reports';
 }
 
 const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
-
-/** terraform wraps its messages at ~78 columns: join them before matching a phrase. */
-const oneLine = (text: string) => text.replace(/[│╷╵]/g, ' ').replace(/\s+/g, ' ');
 

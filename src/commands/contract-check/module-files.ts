@@ -1,6 +1,6 @@
-// What the contract requires of a module's files, and what init's output says about providers.
-// The module's configuration is read by the workspace scanner (src/workspace/scan.ts), the same
-// one every op uses.
+// What the contract requires of a module's files. The module's configuration is read by the
+// workspace scanner (src/workspace/scan.ts), the same one every op uses; what init's output says
+// about providers, by the driver (src/terraform/diagnostics.ts).
 import type { Kind } from '../../schemas/config.ts';
 
 /**
@@ -16,14 +16,3 @@ export const REQUIRED_VARIABLES: Readonly<Record<Kind, readonly string[]>> = {
 };
 
 export const LOCK_FILE = '.terraform.lock.hcl';
-
-/**
- * The providers init looked for, from its progress lines ("- Finding latest version of
- * hashicorp/null...", "- Finding hashicorp/null versions matching "~> 3.0"..."). Built-in
- * providers are never looked for. Read from init because `terraform providers` needs an
- * initialized backend, which a contract check never has.
- */
-export function providersInInitOutput(lines: readonly string[]): string[] {
-  const found = lines.map((line) => /^- Finding (?:latest version of )?(\S+?)(?:\.\.\.| versions matching)/.exec(line.trim())?.[1]);
-  return [...new Set(found.filter((p): p is string => p !== undefined))].sort();
-}

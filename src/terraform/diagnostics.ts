@@ -1,0 +1,146 @@
+// Every reading of terraform's human output, in one place: who holds the state lock, a stale saved
+// plan, what stopped init, terraform's last error on one line, and the providers init looked for.
+// Terraform says these things only in text meant for people, so each rule here is tested on what
+// terraform really prints (test/fixtures/terraform-output, test/terraform/diagnostics.test.ts).
+// Pure: no process, no file.
+//
+// stderr is not terraform's alone: a module can put anything in it (a failed provisioner's output is
+// quoted in terraform's error). What a module cannot do is take terraform's own error summary out.
+// So a refusal the runner acts on (a stale plan: "nothing was applied"; a held lock: "who holds
+// it") counts only as terraform's sole error diagnostic, in a stderr read whole.
+
+/** Who holds the state lock, as terraform reports it when it cannot take it. */
+export interface LockReport {
+  id?: string;
+  path?: string;
+  operation?: string;
+  who?: string;
+  created?: string;
+  /** pg reports the waiting process's own lock info, not the holder's: never present that as the holder. */
+  holderKnown: boolean;
+}
+
+/** What terraform's stderr says went wrong, as far as the runner acts on it. */
+export type Problem =
+  /** The state lock is held by someone else. */
+  | { kind: 'stateLocked'; lock: LockReport }
+  /** apply refused a saved plan because the state changed after it was planned: it changed nothing. */
+  | { kind: 'stalePlan' }
+  /** init could not install a provider (not in the image's mirror, no registry reachable). */
+  | { kind: 'providerNotInstallable' }
+  /** init refused the dependency lock file (read-only, or it does not match the providers). */
+  | { kind: 'lockFile' }
+  | { kind: 'other' };
+
+/** A failed command's stderr, read once. */
+export interface Diagnosis {
+  problem: Problem;
+  /** terraform's last `Error:` diagnostic on one line (lastDiagnostic); undefined when there is none. */
+  summary: string | undefined;
+  /** The last line of stderr: what is left to quote when there is no diagnostic. */
+  lastLine: string;
+}
+
+/** `complete`: stderr was read whole (the driver keeps a tail; a cut one may have lost terraform's own summary). */
+export function diagnose(stderr: string, { complete }: { complete: boolean }): Diagnosis {
+  return { problem: problemOf(stderr, complete), summary: lastDiagnostic(stderr), lastLine: lastLine(stderr) };
+}
+
+function problemOf(stderr: string, complete: boolean): Problem {
+  const lock = complete ? detectLockError(stderr) : undefined;
+  if (lock) return { kind: 'stateLocked', lock };
+  if (complete && isStalePlan(stderr)) return { kind: 'stalePlan' };
+  return initProblem(stderr) ?? { kind: 'other' };
+}
+
+/** stderr's lines without the frame coloured output draws (the runner asks for none: -no-color). */
+const unframedLines = (stderr: string) => stderr.split('\n').map((line) => line.replace(/^[│╷╵](?: |$)/, ''));
+
+/** terraform's error diagnostic when it is the only one in `stderr` (whole): its summary and the lines after it. */
+function soleError(stderr: string): { summary: string; after: string[] } | undefined {
+  const lines = unframedLines(stderr);
+  const summaries = lines.flatMap((line, i) => (line.startsWith('Error: ') ? [i] : []));
+  if (summaries.length !== 1) return undefined;
+  const at = summaries[0]!;
+  return { summary: lines[at]!.slice('Error: '.length).trimEnd(), after: lines.slice(at + 1) };
+}
+
+/** The holder of the state lock, when terraform's sole error is that it could not take it (stderr whole). */
+export function detectLockError(stderr: string): LockReport | undefined {
+  const error = soleError(stderr);
+  if (error?.summary !== 'Error acquiring the state lock') return undefined;
+  const detail = error.after.join('\n');
+  const field = (name: string) => {
+    const match = new RegExp(`^[ \\t]*${name}:[ \\t]*(.*)$`, 'm').exec(detail);
+    return match?.[1]?.trim() || undefined;
+  };
+  // "Workspace is already locked" / "Already locked for workspace creation" is pg's advisory lock:
+  // the Lock Info that follows is our own request, not the holder's.
+  const ownRequest = /already locked/i.test(detail);
+  const id = ownRequest ? undefined : field('ID');
+  // Without an id there is nothing that names the holder: say so rather than guess.
+  const report: LockReport = { holderKnown: id !== undefined };
+  if (id !== undefined) {
+    report.id = id;
+    report.path = field('Path');
+    report.operation = field('Operation');
+    report.who = field('Who');
+    report.created = field('Created');
+  }
+  return report;
+}
+
+/** terraform's sole error is that it refuses a stale saved plan, which it does before it changes anything (stderr whole). */
+export function isStalePlan(stderr: string): boolean {
+  return soleError(stderr)?.summary === 'Saved plan is stale';
+}
+
+/** What stopped init, when it is one of the two things an image or module can fix (contract check's hints). */
+export function initProblem(stderr: string): Extract<Problem, { kind: 'providerNotInstallable' | 'lockFile' }> | undefined {
+  const text = oneLine(stderr);
+  if (/not found in any of the search locations|Failed to query available provider packages|Failed to install provider/.test(text)) return { kind: 'providerNotInstallable' };
+  if (/lock file is read-only|dependency lock file/.test(text)) return { kind: 'lockFile' };
+  return undefined;
+}
+
+/**
+ * terraform's last "Error:" diagnostic on one line: the summary and the paragraph after it (where
+ * terraform says what is wrong), without the box drawing. undefined when there is none.
+ */
+export function lastDiagnostic(stderr: string): string | undefined {
+  const unframed = unframedLines(stderr);
+  // Only spaces and tabs go: other white space may belong to a secret the masker must still find.
+  const lines = unframed.map((l) => l.replace(/^[ \t]+/, '').replace(/[ \t]+$/, ''));
+  const start = lines.findLastIndex((line) => line.startsWith('Error:'));
+  if (start < 0) return undefined;
+  // Where terraform points, not what it says: the location, the quoted source ("on main.tf line 3:",
+  // "  30:   provisioner …") and the values noted under it ("    ├────", "    │ var.x is 0").
+  const pointer = (i: number) => /^(on .* line \d+|with |\d+:)/.test(lines[i]!) || /^[ \t]+[├│]/.test(unframed[i]!);
+  let from = start + 1;
+  while (from < lines.length && lines[from] === '') from++; // the blank line after the summary
+  while (from < lines.length && pointer(from)) from++;
+  while (from < lines.length && lines[from] === '') from++;
+  let to = from;
+  while (to < lines.length && lines[to] !== '') to++;
+  const detail = lines.slice(from, to).join(' ').trim();
+  return detail ? `${lines[start]} ${detail}` : lines[start];
+}
+
+/** The last line of stderr ('' when it printed nothing). */
+export function lastLine(stderr: string): string {
+  return stderr.trim().split('\n').at(-1) ?? '';
+}
+
+/**
+ * The providers init looked for, from its progress lines ("- Finding latest version of
+ * hashicorp/null...", "- Finding hashicorp/null versions matching "~> 3.0"..."). Built-in
+ * providers are never looked for. Read from init because `terraform providers` needs an
+ * initialized backend, which a contract check never has.
+ */
+export function providersInInitOutput(lines: readonly string[]): string[] {
+  const found = lines.map((line) => /^- Finding (?:latest version of )?(\S+?)(?:\.\.\.| versions matching)/.exec(line.trim())?.[1]);
+  return [...new Set(found.filter((p): p is string => p !== undefined))].sort();
+}
+
+/** terraform wraps its messages at ~78 columns: join them before matching a phrase. */
+const oneLine = (text: string) => text.replace(/[│╷╵]/g, ' ').replace(/\s+/g, ' ');

@@ -1,0 +1,51 @@
+// How a run stops the terraform it started. The run context holds one StopHandle; every terraform
+// started for that run (createTerraform's `stop`) is registered with it while it runs, so a signal
+// handler reaches all of them and nothing else.
+
+/** How hard to stop: terraform's graceful stop, its immediate exit, or the end of its process group. */
+export type StopLevel = 'graceful' | 'immediate' | 'kill';
+
+export class StopHandle {
+  /**
+   * The terraform processes running now. Steps are sequential, but one step may run several at once
+   * (preflight runs `version -json` and `version` together): every one of them must get the
+   * interrupt, or a hung one keeps the runner alive past its deadline.
+   */
+  readonly #running = new Set<number>();
+
+  /** A terraform started (src/terraform/exec.ts); the returned function says it ended. */
+  started(pid: number): () => void {
+    this.#running.add(pid);
+    return () => this.#running.delete(pid);
+  }
+
+  /**
+   * Terraform's graceful stop: exactly one SIGINT (it stops starting operations, saves state and
+   * releases the lock). A second SIGINT makes it exit at once; SIGKILL ends the group. `only` limits
+   * it to the processes interrupted before; returns the processes it reached.
+   */
+  interrupt(level: StopLevel, only?: ReadonlySet<number>): Set<number> {
+    const targets = new Set([...this.#running].filter((pid) => !only || only.has(pid)));
+    for (const pid of targets) {
+      if (level === 'kill') killGroup(pid, 'SIGKILL');
+      else {
+        try {
+          process.kill(pid, 'SIGINT');
+        } catch {
+          // it exited before its bookkeeping: nothing to interrupt (an uncaught throw here would end the runner without a result)
+        }
+      }
+    }
+    return targets;
+  }
+}
+
+/** Signals terraform's process group (terraform runs in its own, and local-exec children with it). */
+export function killGroup(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false; // the group is already gone
+  }
+}

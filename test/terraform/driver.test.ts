@@ -1,0 +1,142 @@
+// The driver's way in: the argv of every command, the environment rules and the stop handle of
+// createTerraform, and exit codes read in one place. The stderr rules: diagnostics.test.ts.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { applyArgs } from '../../src/terraform/apply.ts';
+import { terraformEnv } from '../../src/terraform/exec.ts';
+import { initArgs } from '../../src/terraform/init.ts';
+import { forceUnlockArgs, lockProbeArgs } from '../../src/terraform/lock.ts';
+import { outputArgs } from '../../src/terraform/output.ts';
+import { planArgs } from '../../src/terraform/plan.ts';
+import { showPlanArgs } from '../../src/terraform/show.ts';
+import { statePullArgs, statePushArgs } from '../../src/terraform/state.ts';
+import { StopHandle } from '../../src/terraform/stop.ts';
+import { createTerraform, interpretExit, planFileArgument } from '../../src/terraform/terraform.ts';
+import { validateArgs } from '../../src/terraform/validate.ts';
+import { versionArgs } from '../../src/terraform/version.ts';
+
+describe('driver: arguments and environment', () => {
+  it('builds argument arrays, never a shell string', () => {
+    assert.deepEqual(planArgs({ out: '/p', varFiles: ['/v.json'], vars: { captf_inputs_hash: 'h' }, lockTimeout: '30s', destroy: true }), [
+      'plan', '-input=false', '-no-color', '-detailed-exitcode', '-out=/p', '-lock-timeout=30s', '-destroy', '-var-file=/v.json', '-var', 'captf_inputs_hash=h',
+    ]);
+    assert.deepEqual(applyArgs({ planFile: '/p' }), ['apply', '-input=false', '-no-color', '/p']);
+    assert.deepEqual(initArgs({ backendConfigs: ['a.hcl'], lockfileReadonly: true }), ['init', '-input=false', '-no-color', '-lockfile=readonly', '-backend-config=a.hcl']);
+  });
+
+  it('removes what would change terraform behind the runner and marks automation', () => {
+    const env = terraformEnv({ PATH: '/bin', TF_CLI_ARGS: '-x', TF_CLI_ARGS_plan: '-y', TF_VAR_secret: 's', TF_WORKSPACE: 'w', TF_LOG: 'trace', TF_DATA_DIR: 'd', AWS_REGION: 'eu', TF_PLUGIN_CACHE_DIR: '/c' });
+    assert.deepEqual(Object.keys(env).sort(), ['AWS_REGION', 'CHECKPOINT_DISABLE', 'PATH', 'TF_INPUT', 'TF_IN_AUTOMATION', 'TF_PLUGIN_CACHE_DIR']);
+    assert.equal(env.TF_IN_AUTOMATION, '1');
+  });
+
+  it('interprets exit codes in one place', () => {
+    assert.equal(interpretExit('plan', 2, true), 'changes');
+    assert.equal(interpretExit('plan', 2, false), 'error');
+    assert.equal(interpretExit('apply', 2), 'error');
+    assert.equal(interpretExit('plan', 0, true), 'ok');
+    assert.equal(interpretExit('plan', 1, true), 'error');
+  });
+});
+
+describe('driver: the argv of every command', () => {
+  it('init: the backend skipped (contract check), backend config files in order', () => {
+    assert.deepEqual(initArgs(), ['init', '-input=false', '-no-color']);
+    assert.deepEqual(initArgs({ backend: false, lockfileReadonly: true }), ['init', '-input=false', '-no-color', '-backend=false', '-lockfile=readonly']);
+    assert.deepEqual(initArgs({ backendConfigs: ['/a.hcl', '/b.hcl'] }), ['init', '-input=false', '-no-color', '-backend-config=/a.hcl', '-backend-config=/b.hcl']);
+  });
+
+  it('validate, output and show: their -json form', () => {
+    assert.deepEqual(validateArgs(), ['validate', '-json', '-no-color']);
+    assert.deepEqual(outputArgs(), ['output', '-json', '-no-color']);
+    assert.deepEqual(showPlanArgs('/private/plan.tfplan'), ['show', '-json', '-no-color', '/private/plan.tfplan']);
+  });
+
+  it('plan: the refresh-only plan (refresh and drift), a variable value as one argument', () => {
+    assert.deepEqual(planArgs({ out: '/p', refreshOnly: true, lockTimeout: '5m' }), ['plan', '-input=false', '-no-color', '-detailed-exitcode', '-out=/p', '-lock-timeout=5m', '-refresh-only']);
+    // A value with spaces or quotes is one argument: there is no shell to split it.
+    assert.deepEqual(planArgs({ out: '/p', vars: { name: 'a "b" c; rm -rf /' } }).slice(-2), ['-var', 'name=a "b" c; rm -rf /']);
+  });
+
+  it('a held plan is /dev/fd/3 for show and apply, and terraform inherits its descriptor', () => {
+    assert.deepEqual(planFileArgument({ fd: 17 }), { arg: '/dev/fd/3', passFds: [17] });
+    assert.deepEqual(planFileArgument('/p'), { arg: '/p', passFds: [] });
+    assert.deepEqual(showPlanArgs({ fd: 17 }), ['show', '-json', '-no-color', '/dev/fd/3']);
+    assert.deepEqual(applyArgs({ planFile: { fd: 17 }, lockTimeout: '30s' }), ['apply', '-input=false', '-no-color', '-lock-timeout=30s', '/dev/fd/3']);
+  });
+
+  it('state pull and state push (restore forces another lineage; errored.tfstate is pushed with the lock timeout)', () => {
+    assert.deepEqual(statePullArgs(), ['state', 'pull', '-no-color']);
+    assert.deepEqual(statePushArgs('/private/restore.tfstate'), ['state', 'push', '-no-color', '/private/restore.tfstate']);
+    assert.deepEqual(statePushArgs('/private/restore.tfstate', { force: true, lockTimeout: '30s' }), ['state', 'push', '-no-color', '-force', '-lock-timeout=30s', '/private/restore.tfstate']);
+  });
+
+  it('force-unlock and the lock probe (which changes nothing and never waits for the lock)', () => {
+    assert.deepEqual(forceUnlockArgs('1b2c'), ['force-unlock', '-no-color', '-force', '1b2c']);
+    assert.deepEqual(lockProbeArgs(), ['state', 'rm', '-dry-run', '-lock-timeout=0s', '-no-color', 'terraform_data.captf_runner_lock_probe_0000']);
+  });
+
+  it('version: both forms (only the human one tells OpenTofu apart)', () => {
+    assert.deepEqual(versionArgs({ json: true }), ['version', '-json']);
+    assert.deepEqual(versionArgs(), ['version']);
+  });
+});
+
+/** A terraform that is node running `script`: the handle does not care which binary it starts. */
+function nodeAs(stop: StopHandle, env?: NodeJS.ProcessEnv) {
+  return createTerraform({ path: process.execPath, cwd: process.cwd(), env, output: { line() {} }, stop });
+}
+
+describe('driver: createTerraform', () => {
+  it('applies the environment rules to every command it starts', async () => {
+    const tf = nodeAs(new StopHandle(), { PATH: process.env.PATH, TF_VAR_secret: 's', TF_CLI_ARGS: '-destroy', TF_LOG: 'trace', KEPT: 'yes' });
+    const run = await tf.run('version', ['-e', 'process.stdout.write(JSON.stringify(process.env))'], { captureStdout: true });
+    assert.equal(run.meaning, 'ok');
+    const env = JSON.parse(run.stdout) as Record<string, string>;
+    assert.equal(env.KEPT, 'yes');
+    assert.equal(env.TF_IN_AUTOMATION, '1');
+    assert.equal(env.TF_INPUT, '0');
+    for (const removed of ['TF_VAR_secret', 'TF_CLI_ARGS', 'TF_LOG']) assert.equal(env[removed], undefined, removed);
+  });
+
+  it('a stop handle reaches the terraform it started, and no other run\'s', async () => {
+    const mine = new StopHandle();
+    const other = new StopHandle();
+    // Exits 0 only when it is not interrupted: it waits, and says when it got SIGINT.
+    const script = "process.on('SIGINT', () => process.exit(42)); setTimeout(() => process.exit(0), 3000); process.stdout.write('ready\\n');";
+    const started = (stop: StopHandle) => {
+      let ready!: () => void;
+      const isReady = new Promise<void>((resolve) => (ready = resolve));
+      const tf = createTerraform({ path: process.execPath, cwd: process.cwd(), output: { line: (_s, text) => void (text === 'ready' && ready()) }, stop });
+      return { run: tf.run('version', ['-e', script]), isReady };
+    };
+    const a = started(mine);
+    const b = started(other);
+    await Promise.all([a.isReady, b.isReady]);
+    const reached = mine.interrupt('graceful');
+    assert.equal(reached.size, 1);
+    const [ranA, ranB] = await Promise.all([a.run, b.run]);
+    assert.equal(ranA.exitCode, 42, 'the interrupted one got one SIGINT');
+    assert.equal(ranB.exitCode, 0, 'the other run\'s terraform was not touched');
+    assert.equal(mine.interrupt('graceful').size, 0, 'a finished terraform is no longer the handle\'s');
+  });
+
+  it('says whether stderr was read whole or cut to its tail', async () => {
+    const tf = nodeAs(new StopHandle());
+    const small = await tf.run('version', ['-e', "process.stderr.write('Error: one line\\n'); process.exit(1)"]);
+    assert.equal(small.stderrComplete, true);
+    assert.equal(small.meaning, 'error');
+    const large = await tf.run('version', ['-e', "for (let i = 0; i < 400; i++) process.stderr.write('x'.repeat(79) + '\\n'); process.stderr.write('the end\\n')"]);
+    assert.equal(large.stderrComplete, false);
+    assert.match(large.stderrTail, /the end\n$/);
+  });
+
+  it('a binary that cannot start is an image problem naming the command', async () => {
+    const tf = createTerraform({ path: '/nonexistent/terraform', cwd: process.cwd(), output: { line() {} }, stop: new StopHandle() });
+    await assert.rejects(tf.run('init', initArgs()), (e: Error & { reason?: string }) => {
+      assert.equal(e.reason, 'ImageInvalid');
+      assert.match(e.message, /could not run \/nonexistent\/terraform init/);
+      return true;
+    });
+  });
+});
