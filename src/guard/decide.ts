@@ -1,7 +1,7 @@
 // Whether a planned apply may run: the destructive-plan guard, as pure functions.
 import { timingSafeEqual } from 'node:crypto';
 import type { Classification } from '../schemas/classification.ts';
-import { actionText, changeText } from '../output/change-text.ts';
+import { actionText, changeText } from '../plan/actions.ts';
 import { classifiedChanges } from './gate.ts';
 import { isSha256 } from '../util/sha256.ts';
 

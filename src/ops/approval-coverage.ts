@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Classification, DestructiveChange } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
 import { countText, newestBlockedRun, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type BlockedRunWanted, type ShownChange } from '../guard/unreviewed.ts';
-import { changeText } from '../output/change-text.ts';
+import { changeText } from '../plan/actions.ts';
 import { serializeResult } from '../output/result-file.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { makeDirs } from '../util/mkdirs.ts';

@@ -8,7 +8,7 @@ import { imageError, RunnerError } from '../errors.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
 import { reconcilePlanExit } from '../guard/gate.ts';
 import { encryptionSettings, plaintextBackupDecision } from '../guard/plaintext-backups.ts';
-import { actionText, changeText } from '../output/change-text.ts';
+import { actionText, changeText } from '../plan/actions.ts';
 import { LineMasker, stringLeaves } from '../output/mask.ts';
 import { writeWithBackpressure } from '../output/std-streams.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
