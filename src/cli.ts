@@ -1,5 +1,6 @@
 // The command line: commander definitions only. Each op action hands raw flags to main's runner.
 import { Command, Option } from 'commander';
+import { OBJECT_KINDS } from './object-kind.ts';
 import type { Op } from './schemas/result.ts';
 import { RUNNER_VERSION } from './version.ts';
 import { registerLocalCommands } from './local/commands.ts';
@@ -26,7 +27,7 @@ function commonOptions(command: Command): Command {
     .option('--state <file>', 'local runs: a local state file, overriding the module backend')
     .option('--new-state', 'with --state: its directory may not exist yet (a first apply starts the state there)')
     .option('--image <ref>', 'the image reference: part of the inputs hash')
-    .option('--kind <kind>', 'cluster | machine | pool (default cluster)')
+    .option('--kind <kind>', `${OBJECT_KINDS.join(' | ')} (default cluster)`)
     .option('--terraform <path>', 'terraform or OpenTofu binary (default terraform on PATH)')
     .option('--lock-timeout <duration>', 'how long terraform waits for the state lock, e.g. 30s')
     .option('--log-format <format>', 'json | pretty (default pretty on a TTY, else json)')
@@ -84,7 +85,7 @@ export function buildCli(handlers: CliHandlers): Command {
     .description('print the inputs hash and approval hash of an inputs dir')
     .option('--inputs <dir>', 'the inputs dir (default /captf/inputs)')
     .option('--image <ref>', 'the image reference')
-    .option('--kind <kind>', 'cluster | machine | pool (default cluster)')
+    .option('--kind <kind>', `${OBJECT_KINDS.join(' | ')} (default cluster)`)
     .option('--json', 'print JSON')
     .action((flags: Record<string, unknown>) => handlers.hash(flags));
 

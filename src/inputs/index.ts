@@ -15,7 +15,6 @@ export {
   computeHashes,
   type HashedInputs,
   type InputsHashes,
-  type ObjectKind,
 } from './hash.ts';
 export {
   canonicalJson,

@@ -3,7 +3,7 @@
 // the next `local reconcile` acts on the change.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import type { Kind } from '../schemas/config.ts';
+import type { ObjectKind } from '../object-kind.ts';
 import { usageError } from '../errors.ts';
 import { canonicalJson, JsonSyntaxError, NegativeZeroError, parseExactJson, readInputs, SENSITIVE_TFVARS_FILE, TFVARS_FILE, type JsonObject, type JsonValue } from '../inputs/index.ts';
 import { loadInputs } from '../inputs/load.ts';
@@ -14,7 +14,7 @@ import { say } from './print.ts';
 export interface InitOptions {
   module: string;
   image: string;
-  kind: Kind;
+  kind: ObjectKind;
   name?: string;
   inputs?: string;
   drift: DriftSpec;

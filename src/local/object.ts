@@ -13,7 +13,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { Kind } from '../schemas/config.ts';
+import type { ObjectKind } from '../object-kind.ts';
+import { Kind } from '../schemas/result.ts';
 import { RunnerError, usageError } from '../errors.ts';
 
 export const LOCAL_OBJECT_API_VERSION = 'local.captf.io/v1';
@@ -102,7 +103,7 @@ export async function saveObject(paths: LocalPaths, object: LocalObject): Promis
 
 export interface NewObject {
   name: string;
-  kind: Kind;
+  kind: ObjectKind;
   image: string;
   module: string;
   drift: DriftSpec;

@@ -2,13 +2,11 @@
 // else a default. Parsed and validated once, here.
 import { z } from 'zod';
 import { usageError } from '../errors.ts';
-import { DURATION, durationMs, KINDS } from '../util/duration.ts';
+import { DURATION, durationMs } from '../util/duration.ts';
 import { DEFAULT_MAX_ARTIFACT_BYTES } from '../store/manifest.ts';
+import { Kind } from './result.ts';
 
 export { durationMs };
-
-export const Kind = z.enum(KINDS);
-export type Kind = z.infer<typeof Kind>;
 
 
 /** Durations as terraform writes them: 30s, 5m, 1h30m. Kept as text (terraform takes it) and in ms. */

@@ -3,12 +3,16 @@
 // truth; contract/result.schema.json is generated from it (npm run schema).
 import { z } from 'zod';
 import { Classification, DestructiveAction, DriftEntry } from './classification.ts';
+import { OBJECT_KINDS } from '../object-kind.ts';
 import { SHA256_HEX } from '../util/sha256.ts';
 
 export const RESULT_API_VERSION = 'runner.captf.io/v1';
 
 export const Op = z.enum(['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore', 'unlock']);
 export type Op = z.infer<typeof Op>;
+
+/** The kind of object a run serves. */
+export const Kind = z.enum(OBJECT_KINDS);
 
 export const Outcome = z.enum(['succeeded', 'noChanges', 'blocked', 'failed', 'interrupted', 'invalid']);
 export type Outcome = z.infer<typeof Outcome>;
@@ -110,7 +114,7 @@ export const Result = z.strictObject({
   runnerVersion: z.string(),
   terraform: z.strictObject({ version: z.string(), flavor: z.enum(['terraform', 'opentofu']) }).optional(),
   object: z.strictObject({
-    kind: z.enum(['cluster', 'machine', 'pool']),
+    kind: Kind,
     name: z.string().optional(),
     namespace: z.string().optional(),
   }),

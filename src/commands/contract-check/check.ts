@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
-import type { Kind } from '../../schemas/config.ts';
+import type { ObjectKind } from '../../object-kind.ts';
 import { asRunnerError, RunnerError } from '../../errors.ts';
 import { runTerraform, terraformEnv } from '../../terraform/exec.ts';
 import { initArgs } from '../../terraform/init.ts';
@@ -49,7 +49,7 @@ export interface ContractCheckOptions {
   moduleDir?: string;
   /** Default `terraform` on PATH. Always a binary on this machine, also with a root. */
   terraformPath?: string;
-  kind?: Kind;
+  kind?: ObjectKind;
   /** The op's workdir; absent: the runner's default, a fresh dir under TMPDIR. */
   workdir?: string;
   /** Only what every op checks before touching state: terraform and the module's files. */
@@ -188,7 +188,7 @@ async function filesCheck(moduleDir: string, scan: ModuleScan | RunnerError): Pr
   return ['files', 'pass', `no file named like the runner's own (${[...RUNNER_FILES].join(', ')}); no symbolic link leads outside the module`];
 }
 
-function variablesCheck(scan: ModuleScan, kind: Kind | undefined): CheckRow {
+function variablesCheck(scan: ModuleScan, kind: ObjectKind | undefined): CheckRow {
   if (!kind) return ['variables', 'pass', 'no --kind given: no per-kind variables required'];
   const required = REQUIRED_VARIABLES[kind];
   const missing = required.filter((name) => !scan.variables.includes(name));
