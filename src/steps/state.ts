@@ -9,7 +9,7 @@ import type { pruneObjects } from '../store/chunked.ts';
 import type { ChunkStore } from '../store/store.ts';
 import { statePull, statePush } from '../terraform/state.ts';
 import type { Terraform } from '../terraform/terraform.ts';
-import { sha256Hex } from '../util/digest.ts';
+import { sha256Hex } from '../util/sha256.ts';
 import { timeStamp } from '../util/stamp.ts';
 import { ERRORED_STATE_FILE, type Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from '../run/context.ts';

@@ -10,7 +10,7 @@ import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
-import { sha256Hex } from '../util/digest.ts';
+import { sha256Hex } from '../util/sha256.ts';
 import tar from 'tar-stream';
 import { z } from 'zod';
 import { RunnerError, usageError } from '../errors.ts';

@@ -2,8 +2,7 @@
 // truth for its shape. contract/sections/artifacts.md describes it for readers in other languages;
 // the JSON Schema is generated from ArtifactManifest.
 import { z } from 'zod';
-import { Op } from '../schemas/result.ts';
-import { SHA256_HEX } from '../util/sha256.ts';
+import { Op, Sha256 } from '../schemas/result.ts';
 
 export const ARTIFACT_API_VERSION = 'runner.captf.io/v1';
 
@@ -20,7 +19,6 @@ export const DEFAULT_MAX_ARTIFACT_BYTES = 128 * 1024 * 1024;
 /** A manifest of MAX_CHUNKS chunks takes about 11 MB: a larger one is not read. */
 export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 
-const Sha256 = z.string().regex(SHA256_HEX, 'a sha256 as 64 lowercase hex characters');
 const ByteCount = z.number().int().nonnegative();
 
 /**

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { RunnerError } from '../errors.ts';
 import { canonicalJson, type JsonValue } from '../inputs/canonical.ts';
 import { parseExactJson } from '../inputs/json.ts';
-import { sha256Hex } from '../util/digest.ts';
+import { sha256Hex } from '../util/sha256.ts';
 import type { Terraform } from './terraform.ts';
 
 /** Written by init; the runner strips TF_DATA_DIR, so it is always under .terraform. */
