@@ -9,6 +9,8 @@
 // path selection at ~37 MB/s (its tokenizer alone: ~65 MB/s), below the 100 MB/s target; this
 // reader classifies the same file at ~110-170 MB/s with a flat ~100 MB RSS.
 
+import { JsonSyntaxError } from '../util/json-syntax-error.ts';
+
 /** Build this value completely (only for values known to be small). */
 export const KEEP = 'keep';
 
@@ -42,15 +44,6 @@ const isProbe = (selector: Selector | undefined): selector is Probe => typeof se
 /** Whether a token under this selector is built (a probe only needs to know it is there). */
 const builds = (selector: Selector | undefined) => selector !== undefined && !isProbe(selector);
 
-export class JsonSyntaxError extends Error {
-  constructor(
-    readonly offset: number,
-    readonly problem: string,
-  ) {
-    super(`${problem} at byte ${offset}`);
-    this.name = 'JsonSyntaxError';
-  }
-}
 
 // Lexer states.
 const VALUE = 0; //           a value must start (whitespace allowed)
@@ -231,14 +224,14 @@ export class SelectiveJsonReader {
   end(): void {
     if (this.#state === NUMBER) this.#endNumber(Buffer.alloc(0), 0);
     if (this.#state === DONE) return;
-    if (!this.#started) throw new JsonSyntaxError(this.#offset, 'the document is empty');
+    if (!this.#started) throw new JsonSyntaxError('the document is empty', { offset: this.#offset });
     const where =
       this.#state === STRING || this.#state === STRING_ESCAPE || this.#state === STRING_UNICODE
         ? 'inside a string'
         : this.#state === LITERAL
           ? `inside the literal ${JSON.stringify(this.#literal)}`
           : `with ${this.#depth} unclosed ${this.#depth === 1 ? 'object or array' : 'objects or arrays'}`;
-    throw new JsonSyntaxError(this.#offset, `the document is truncated: it ends ${where}`);
+    throw new JsonSyntaxError(`the document is truncated: it ends ${where}`, { offset: this.#offset });
   }
 
   /** A byte outside any token: structure, or the first byte of a value. */
@@ -396,7 +389,7 @@ export class SelectiveJsonReader {
     const s = this.#numberState;
     if (s !== N_ZERO && s !== N_INT && s !== N_FRAC && s !== N_EXP) {
       if (end < buf.length) this.#fail(end, `invalid number: unexpected ${describeByte(buf[end]!)}`);
-      throw new JsonSyntaxError(this.#offset + end, 'the document is truncated: it ends inside a number');
+      throw new JsonSyntaxError('the document is truncated: it ends inside a number', { offset: this.#offset + end });
     }
     this.#scalarDone(this.#capture ? Number(this.#takeToken(buf, end).toString('latin1')) : undefined);
   }
@@ -467,7 +460,7 @@ export class SelectiveJsonReader {
   }
 
   #fail(i: number, problem: string): never {
-    throw new JsonSyntaxError(this.#offset + i, problem);
+    throw new JsonSyntaxError(problem, { offset: this.#offset + i });
   }
 }
 

@@ -2,7 +2,8 @@
 // the inputs hash the runner recorded in its own terraform_data resource. States can be as large as
 // plans, so only these fields are built (see select-json.ts).
 import { RunnerError } from '../errors.ts';
-import { type ByteSource, JsonSyntaxError, KEEP, readSelected, type Selector } from './select-json.ts';
+import { JsonSyntaxError } from '../util/json-syntax-error.ts';
+import { type ByteSource, KEEP, readSelected, type Selector } from './select-json.ts';
 import { isSha256 } from '../util/sha256.ts';
 
 export interface StateSummary {

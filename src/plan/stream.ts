@@ -6,7 +6,8 @@
 import type { Classification } from '../schemas/classification.ts';
 import { RunnerError } from '../errors.ts';
 import { assertPlanObject, type ClassifyOptions, PlanClassifier } from './classify.ts';
-import { type ByteSource, JsonSyntaxError, KEEP, readSelected, type Selector, type Shape } from './select-json.ts';
+import { JsonSyntaxError } from '../util/json-syntax-error.ts';
+import { type ByteSource, KEEP, readSelected, type Selector, type Shape } from './select-json.ts';
 import {
   type ActionInvocation,
   type Change,
