@@ -16,6 +16,7 @@ import { z } from 'zod';
 import type { ObjectKind } from '../object-kind.ts';
 import { Kind } from '../schemas/result.ts';
 import { RunnerError, usageError } from '../errors.ts';
+import { STATE_FILE } from '../workspace/terraform-files.ts';
 
 export const LOCAL_OBJECT_API_VERSION = 'local.captf.io/v1';
 export const APPROVE_DESTRUCTIVE_PLAN = 'captf.io/approve-destructive-plan';
@@ -72,7 +73,7 @@ export function localPaths(dir: string): LocalPaths {
     inputs: join(root, 'inputs'),
     durableInputs: join(root, 'durable-inputs'),
     pinnedModule: join(root, 'pinned-module'),
-    stateFile: join(root, 'state', 'terraform.tfstate'),
+    stateFile: join(root, 'state', STATE_FILE),
     backups: join(root, 'backups'),
     runs: join(root, 'runs'),
     activeRun: join(root, 'active-run'),

@@ -14,6 +14,7 @@ import { decisionLines, resultLines, say, waitHintLines } from './print.ts';
 import { acquireRunLock } from './run-lock.ts';
 import { runRunnerProcess } from './runner-process.ts';
 import { buildSnapshot, observeWorld } from './snapshot.ts';
+import { LOCAL_RUN_FILES } from '../workspace/terraform-files.ts';
 
 export interface ReconcileOptions {
   /** The controller's clock for this pass (the real time, or a later one to make checks due). */
@@ -56,7 +57,7 @@ interface Pass {
 }
 
 /** Files the module dir may hold from the author's own terraform runs: never part of the "image". */
-const NOT_MODULE_FILES = new Set(['.terraform', 'terraform.tfstate', 'terraform.tfstate.backup', '.terraform.tfstate.lock.info']);
+const NOT_MODULE_FILES: ReadonlySet<string> = new Set(LOCAL_RUN_FILES);
 
 async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
   const { object, paths, history, decision } = pass;

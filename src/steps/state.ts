@@ -11,7 +11,8 @@ import { statePull, statePush } from '../terraform/state.ts';
 import type { Terraform } from '../terraform/terraform.ts';
 import { sha256Hex } from '../util/sha256.ts';
 import { timeStamp } from '../util/stamp.ts';
-import { ERRORED_STATE_FILE, type Workspace } from '../workspace/workspace.ts';
+import { ERRORED_STATE_FILE, STATE_FILE } from '../workspace/terraform-files.ts';
+import type { Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from '../run/context.ts';
 import type { ResultFields } from '../run/finish.ts';
 import { backupStore } from '../run/stores.ts';
@@ -93,8 +94,8 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
   await writeArtifact(
     store,
     object,
-    [{ name: STATE_FILE_NAME, path: errored }],
-    { kind: 'StateBackup', terraformVersion: summary.terraformVersion ?? 'unknown', op: ctx.op, stateFile: STATE_FILE_NAME, serial: summary.serial ?? 0, lineage: summary.lineage || 'unknown' },
+    [{ name: STATE_FILE, path: errored }],
+    { kind: 'StateBackup', terraformVersion: summary.terraformVersion ?? 'unknown', op: ctx.op, stateFile: STATE_FILE, serial: summary.serial ?? 0, lineage: summary.lineage || 'unknown' },
     { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
   );
   return `${store.location}/${object}`;
@@ -119,16 +120,14 @@ export async function backupStep(ctx: RunContext, before: PulledState, inputsHas
     const manifest = await writeArtifact(
       store,
       object,
-      [{ name: STATE_FILE_NAME, path: before.file }],
-      { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE_NAME, serial: before.serial!, lineage: before.lineage!, ...(inputsHash ? { inputsHash } : {}) },
+      [{ name: STATE_FILE, path: before.file }],
+      { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE, serial: before.serial!, lineage: before.lineage!, ...(inputsHash ? { inputsHash } : {}) },
       { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
     );
     await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: family, protect: [object, ...keep] });
     return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
   });
 }
-
-export const STATE_FILE_NAME = 'terraform.tfstate';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -25,7 +25,8 @@ import { checkSupported, terraformVersion, unverifiedWarning, type TerraformVers
 import type { HeldPlanFile } from '../workspace/plan-file.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
 import { INPUTS_HASH_VARIABLE } from '../workspace/scan.ts';
-import { ERRORED_STATE_FILE, missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
+import { ERRORED_STATE_FILE } from '../workspace/terraform-files.ts';
+import { missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
 import { runnerClassifyOptions } from '../commands/classify.ts';
 import type { RunContext } from '../run/context.ts';
 import { heldPlanOutput } from './held-output.ts';

@@ -2,6 +2,7 @@
 // the one place that knows how each backend's lock can (or cannot) be released.
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { localLockInfoName } from '../workspace/terraform-files.ts';
 import { run, type Terraform } from './terraform.ts';
 
 export interface LockReport {
@@ -48,7 +49,7 @@ export function detectLockError(stderr: string): LockReport | undefined {
 // info names the given id, and only when taking the lock proves its holder is gone.
 
 /** Where the local backend writes who holds the lock of the state at `statePath`. */
-export const localLockInfoPath = (statePath: string) => join(dirname(statePath), `.${basename(statePath)}.lock.info`);
+export const localLockInfoPath = (statePath: string) => join(dirname(statePath), localLockInfoName(basename(statePath)));
 
 /** The lock info the local backend left beside the state, or undefined when there is none. */
 export async function readLocalLockInfo(statePath: string): Promise<LockReport | undefined> {

@@ -16,7 +16,8 @@ import { validate } from '../../terraform/validate.ts';
 import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type TerraformVersion } from '../../terraform/version.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, scanHcl, type ModuleScan } from '../../workspace/scan.ts';
 import { BACKEND_FILE, moduleFilesProblem, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule } from '../../workspace/workspace.ts';
-import { LOCK_FILE, providersInInitOutput, REQUIRED_VARIABLES } from './module-files.ts';
+import { providersInInitOutput, REQUIRED_VARIABLES } from './module-files.ts';
+import { DATA_DIR, LOCK_FILE } from '../../workspace/terraform-files.ts';
 
 export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate';
 
@@ -206,7 +207,7 @@ async function initAndValidate(moduleDir: string, terraformPath: string, baseEnv
   const copy = mkdtempSync(join(tmpdir(), 'captf-contract-'));
   try {
     // A local .terraform dir would let init skip what the image must provide.
-    cpSync(moduleDir, copy, { recursive: true, filter: (src) => !relative(moduleDir, src).split(sep).includes('.terraform') });
+    cpSync(moduleDir, copy, { recursive: true, filter: (src) => !relative(moduleDir, src).split(sep).includes(DATA_DIR) });
     const env = terraformEnv(baseEnv);
     const initLines: string[] = [];
     const init = await runTerraform({

@@ -15,8 +15,6 @@ export const REQUIRED_VARIABLES: Readonly<Record<ObjectKind, readonly string[]>>
   pool: ['bootstrap_data', 'captf_cluster_outputs'],
 };
 
-export const LOCK_FILE = '.terraform.lock.hcl';
-
 /**
  * The providers init looked for, from its progress lines ("- Finding latest version of
  * hashicorp/null...", "- Finding hashicorp/null versions matching "~> 3.0"..."). Built-in
