@@ -1,6 +1,7 @@
 // The command line: commander definitions only. Each op action hands raw flags to main's runner.
 import { Command, Option } from 'commander';
 import { OBJECT_KINDS } from './object-kind.ts';
+import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_ARTIFACT_BYTES } from './store/limits.ts';
 import type { Op } from './schemas/result.ts';
 import { RUNNER_VERSION } from './version.ts';
 import { registerLocalCommands } from './local/commands.ts';
@@ -37,8 +38,8 @@ function commonOptions(command: Command): Command {
     .option('--termination-log <path>', 'termination message path (default /dev/termination-log)')
     .option('--backups <dir>', 'where state backups go before the op changes anything (default: Secrets in a cluster, else <out>/backups)')
     .option('--keep-backups <n>', 'how many backups to keep (default 3)')
-    .option('--chunk-bytes <n>', 'chunk size of artifacts and backups (default 700000)')
-    .option('--max-artifact-bytes <n>', 'the most an artifact or backup may hold, packed or unpacked (default 134217728, 128 MiB)')
+    .option('--chunk-bytes <n>', `chunk size of artifacts and backups (default ${DEFAULT_CHUNK_BYTES})`)
+    .option('--max-artifact-bytes <n>', `the most an artifact or backup may hold, packed or unpacked (default ${DEFAULT_MAX_ARTIFACT_BYTES}, ${DEFAULT_MAX_ARTIFACT_BYTES / 2 ** 20} MiB)`)
     .option('--stop-grace <duration>', 'after a signal, how long terraform gets to stop (default 20s)')
     .option('--deadline <duration>', 'stop by itself before this much time has passed')
     .option('--job-name <name>', 'in-cluster: the Job this run serves')

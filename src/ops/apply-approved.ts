@@ -6,7 +6,7 @@ import { copyFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { changesOnlyTheRecord } from '../guard/decide.ts';
 import { RunnerError, usageError } from '../errors.ts';
-import { readArtifact } from '../store/chunked.ts';
+import { readArtifact } from '../store/artifact-read.ts';
 import type { PlanArtifactManifest } from '../store/manifest.ts';
 import { backendIdentity } from '../terraform/backend.ts';
 import { openArtifactSource } from '../run/stores.ts';

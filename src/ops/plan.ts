@@ -2,7 +2,7 @@
 // packed with what applying it later needs, into the artifact store. Nothing is applied.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeArtifact, type ArtifactFile } from '../store/chunked.ts';
+import { writeArtifact, type ArtifactFile } from '../store/artifact-write.ts';
 import { timeStamp } from '../util/stamp.ts';
 import { usageError } from '../errors.ts';
 import { changesOnlyTheRecord, gateCauses } from '../guard/decide.ts';

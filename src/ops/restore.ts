@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createReadStream, existsSync } from 'node:fs';
 import { RunnerError, usageError } from '../errors.ts';
 import { statePush } from '../terraform/state.ts';
-import { readArtifact } from '../store/chunked.ts';
+import { readArtifact } from '../store/artifact-read.ts';
 import { withSerial } from '../state/serial.ts';
 import { summarizeState } from '../plan/state.ts';
 import { emptyScan } from '../workspace/scan.ts';

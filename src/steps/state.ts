@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { ArtifactRef } from '../schemas/result.ts';
 import { summarizeState, type StateSummary } from '../plan/state.ts';
 import { maskStateSecrets } from '../state/secrets.ts';
-import type { pruneObjects } from '../store/chunked.ts';
+import { pruneObjects, type PruneOptions } from '../store/retention.ts';
 import type { ChunkStore } from '../store/store.ts';
 import { statePull, statePush } from '../terraform/state.ts';
 import type { Terraform } from '../terraform/terraform.ts';
@@ -17,8 +17,8 @@ import type { RunContext } from '../run/context.ts';
 import type { ResultFields } from '../run/finish.ts';
 import { backupStore } from '../run/stores.ts';
 
-/** tar and gzip load only when an artifact is written, after terraform has started (start-up, issue 6). */
-const artifactCode = () => import('../store/chunked.ts');
+/** tar and gzip load only when an artifact is written, after terraform has started: every Job pays for what loads before it. */
+const artifactWriter = () => import('../store/artifact-write.ts');
 
 /** A pulled state: its summary and the private file holding it. */
 export type PulledState = StateSummary & { file: string };
@@ -90,7 +90,7 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
   const store = backupStore(ctx);
   const summary = await summarizeState(createReadStream(errored));
   const object = `errored-${timeStamp()}`;
-  const { writeArtifact } = await artifactCode();
+  const { writeArtifact } = await artifactWriter();
   await writeArtifact(
     store,
     object,
@@ -116,7 +116,7 @@ export async function backupStep(ctx: RunContext, before: PulledState, inputsHas
     // Named by whose state it is, and retention counts per state: states sharing a store keep their own.
     const family = `backup-${backupOwner(before.lineage!)}-`;
     const object = `${family}${timeStamp()}-s${before.serial}`;
-    const { writeArtifact } = await artifactCode();
+    const { writeArtifact } = await artifactWriter();
     const manifest = await writeArtifact(
       store,
       object,
@@ -141,9 +141,8 @@ export function backupOwner(lineage: string): string {
 }
 
 /** Retention runs after the new object is complete: a failure to delete old ones is a warning, never a failed op. */
-export async function pruneQuietly(ctx: RunContext, store: ChunkStore, options: Parameters<typeof pruneObjects>[1]): Promise<void> {
+export async function pruneQuietly(ctx: RunContext, store: ChunkStore, options: PruneOptions): Promise<void> {
   try {
-    const { pruneObjects } = await artifactCode();
     const { deleted } = await pruneObjects(store, options);
     if (deleted.length) ctx.log.info({ deleted, location: store.location }, `retention: deleted ${deleted.length} older objects`);
   } catch (error) {
