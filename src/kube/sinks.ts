@@ -4,7 +4,8 @@
 import type { ObjectMeta, OwnerReference } from 'kubernetes-types/meta/v1.js';
 import type { OutputValue, Result } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
-import { isKubeError, KubeReason, type KubeClient, type Secret } from './client.ts';
+import { isKubeError, KubeReason } from './api-errors.ts';
+import type { KubeClient, Secret } from './client.ts';
 import { derivedName, isQualifiedName, LABEL_ARTIFACT_KIND, LABEL_MANAGED_BY, labelValueFor, MANAGED_BY } from './names.ts';
 import { fitResult, type ResultCut } from './result-fit.ts';
 import { sha256Hex } from '../util/sha256.ts';
