@@ -24,7 +24,7 @@ import { validate } from '../terraform/validate.ts';
 import { checkSupported, terraformVersion, unverifiedWarning, type TerraformVersion } from '../terraform/version.ts';
 import type { HeldPlanFile } from '../workspace/plan-file.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
-import { INPUTS_HASH_VARIABLE } from '../workspace/scan.ts';
+import { INPUTS_HASH_VARIABLE } from '../workspace/reserved-names.ts';
 import { ERRORED_STATE_FILE } from '../workspace/terraform-files.ts';
 import { missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
 import { runnerClassifyOptions } from '../commands/classify.ts';

@@ -9,7 +9,10 @@ import { makeDirs } from '../util/mkdirs.ts';
 import { copyModuleTree, readModuleTree, type ModuleProblem } from './module-tree.ts';
 import { HeldPlanFile } from './plan-file.ts';
 import { ERRORED_STATE_FILE, LOCAL_RUN_FILES, PLAN_FILE } from './terraform-files.ts';
-import { emptyScan, INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, scanHcl, scanJson, type ModuleScan } from './scan.ts';
+import { INPUTS_HASH_RESOURCE, INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE, INPUTS_HASH_VARIABLE } from './reserved-names.ts';
+import { emptyScan, type ModuleScan } from './scan.ts';
+import { scanHcl } from './scan-hcl.ts';
+import { scanJson } from './scan-tf-json.ts';
 
 /** Where the module finds input files other than the variable files: `${path.root}/captf-inputs/<name>`. */
 export const INPUT_FILES_DIR = 'captf-inputs';
@@ -140,7 +143,7 @@ export function inputsHashConfig(scan: ModuleScan): string {
     '  nullable = false',
     '}',
     '',
-    'resource "terraform_data" "captf_inputs_hash" {',
+    `resource "${INPUTS_HASH_RESOURCE_TYPE}" "${INPUTS_HASH_RESOURCE_NAME}" {`,
     `  input      = var.${INPUTS_HASH_VARIABLE}`,
     `  depends_on = [${dependsOn.join(', ')}]`,
     '}',

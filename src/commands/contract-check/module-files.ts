@@ -1,5 +1,5 @@
 // What the contract requires of a module's files, and what init's output says about providers.
-// The module's configuration is read by the workspace scanner (src/workspace/scan.ts), the same
+// The module's configuration is read by the workspace scanners (src/workspace/scan.ts), the same
 // one every op uses.
 import type { ObjectKind } from '../../object-kind.ts';
 
