@@ -114,12 +114,7 @@ class Parser {
     this.pos++; // {
     const members = new Map<string, JsonValue>();
     const keyOffsets = new Map<string, number>();
-    this.skipWhitespace();
-    if (this.text[this.pos] === '}') {
-      this.pos++;
-      return members;
-    }
-    for (;;) {
+    this.parseItems('}', 'an object member', () => {
       if (this.text[this.pos] !== '"') {
         const hint = this.text[this.pos] === '}' ? ' (JSON allows no comma before "}")' : '';
         throw this.error(`expected a key in double quotes, found ${this.describeNext()}${hint}`);
@@ -140,37 +135,39 @@ class Parser {
       this.path.push(key);
       members.set(key, this.parseValue(depth));
       this.path.pop();
-      this.skipWhitespace();
-      if (this.text[this.pos] === '}') {
-        this.pos++;
-        return members;
-      }
-      this.expect(',', 'or "}" after an object member');
-      this.skipWhitespace();
-    }
+    });
+    return members;
   }
 
   private parseArray(depth: number): JsonValue[] {
     this.checkDepth(depth);
     this.pos++; // [
     const elements: JsonValue[] = [];
-    this.skipWhitespace();
-    if (this.text[this.pos] === ']') {
-      this.pos++;
-      return elements;
-    }
-    for (;;) {
+    this.parseItems(']', 'an array element', () => {
+      if (this.text[this.pos] === ']') throw this.error('expected a JSON value after ",": JSON allows no comma before "]"');
       this.path.push(elements.length);
       elements.push(this.parseValue(depth));
       this.path.pop();
+    });
+    return elements;
+  }
+
+  /** The members or elements of a container, after its opener, up to and past `closer`: `parseItem` reads one, commas separate them. */
+  private parseItems(closer: '}' | ']', item: string, parseItem: () => void): void {
+    this.skipWhitespace();
+    if (this.text[this.pos] === closer) {
+      this.pos++;
+      return;
+    }
+    for (;;) {
+      parseItem();
       this.skipWhitespace();
-      if (this.text[this.pos] === ']') {
+      if (this.text[this.pos] === closer) {
         this.pos++;
-        return elements;
+        return;
       }
-      this.expect(',', 'or "]" after an array element');
+      this.expect(',', `or "${closer}" after ${item}`);
       this.skipWhitespace();
-      if (this.text[this.pos] === ']') throw this.error('expected a JSON value after ",": JSON allows no comma before "]"');
     }
   }
 

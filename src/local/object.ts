@@ -80,6 +80,12 @@ export function localPaths(dir: string): LocalPaths {
   };
 }
 
+/** The object in `dir`, and where its files are. */
+export async function openObject(dir: string): Promise<{ paths: LocalPaths; object: LocalObject }> {
+  const paths = localPaths(dir);
+  return { paths, object: await loadObject(paths) };
+}
+
 export async function loadObject(paths: LocalPaths): Promise<LocalObject> {
   let text: string;
   try {

@@ -9,7 +9,7 @@ import { decideOp } from '../controller-model/decide-op.ts';
 import type { OpDecision } from '../controller-model/decision.ts';
 import type { Snapshot } from '../controller-model/snapshot.ts';
 import { createRunDir, deriveStatus, readHistory, readResult, runOutcome, writeRunRecord, type Run, type RunRecord } from './history.ts';
-import { APPROVE_DESTRUCTIVE_PLAN, loadObject, localPaths, removeObject, saveObject, type LocalObject, type LocalPaths } from './object.ts';
+import { APPROVE_DESTRUCTIVE_PLAN, loadObject, openObject, removeObject, saveObject, type LocalObject, type LocalPaths } from './object.ts';
 import { decisionLines, resultLines, say, waitHintLines } from './print.ts';
 import { acquireRunLock } from './run-lock.ts';
 import { runRunnerProcess } from './runner-process.ts';
@@ -23,8 +23,7 @@ export interface ReconcileOptions {
 }
 
 export async function reconcile(dir: string, options: ReconcileOptions): Promise<void> {
-  const paths = localPaths(dir);
-  const object = await loadObject(paths);
+  const { paths, object } = await openObject(dir);
   const lock = await acquireRunLock(paths);
   try {
     const history = await readHistory(paths);
