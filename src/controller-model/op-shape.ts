@@ -1,5 +1,5 @@
-// What each op runs against and which image it runs (choosing-the-operation.md, "What each op reads
-// and writes"). Every op decision is built here, so no rule can pick inputs or an image of its own.
+// What each op runs against and which image it runs (contract/sections/decide-op.md, "The decision").
+// Every op decision is built here, so no rule can pick inputs or an image of its own.
 import type { OpDecision, OpReason } from './decision.ts';
 import type { ObjectKind } from '../object-kind.ts';
 import type { ModelOp, Snapshot } from './snapshot.ts';

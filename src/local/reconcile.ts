@@ -112,7 +112,7 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
 /**
  * The approval is passed only when the annotation equals the rendered hash (decideOp said so).
  * Machines are never guarded; a pool only when its cluster exports changed since its last
- * successful apply (destructive-plan-guard.md, "Machine pools").
+ * successful apply: only then does an apply of the pool take a change of the cluster nobody reviewed for it.
  */
 async function applyFlags({ object, paths, decision }: Pass, inputs: string): Promise<string[]> {
   const approval = decision.approvedInputsHash ? ['--approved-hash', decision.approvedInputsHash] : [];
@@ -157,7 +157,7 @@ async function copyInputs({ object, paths, decision }: Pass, into: string): Prom
         await cp(paths.durableInputs, into, { recursive: true });
         return into;
       }
-      // the-destroy-job.md: a cluster or pool without durable inputs falls back to its current inputs; a machine never does.
+      // A destroy runs against the durable inputs; a cluster or pool that has none yet falls back to its current inputs, a machine never does.
       if (object.spec.kind === 'machine') {
         throw usageError('DurableInputsMissing', `${paths.durableInputs} is missing: a machine never falls back to its current inputs; restore that dir from a run's inputs/ copy`);
       }

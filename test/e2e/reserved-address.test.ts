@@ -1,4 +1,4 @@
-// The runner's reserved record, terraform_data.captf_inputs_hash, end to end (issue 11 §2): with a
+// The runner's reserved record, terraform_data.captf_inputs_hash, end to end (contract/sections/classification.md §1, reserved addresses): with a
 // state that has no record yet, a `moved` block into it made terraform replace the cluster object
 // while the runner reported no destructive change. The scan refuses such a module before terraform
 // runs; where the scan cannot see (a plan made without it, a state adopted from plain terraform),

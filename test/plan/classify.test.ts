@@ -1,4 +1,4 @@
-// The classification rules, case by case (terraform-facts.md §1), and the terraform-json corpus.
+// The classification rules, case by case (contract/sections/classification.md), and the terraform-json corpus.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
