@@ -1,15 +1,15 @@
 // What terraform's planned actions mean, in one place (as hashicorp/terraform-json's action.go):
 // the action strings, the kind a list of them reads as, which kinds destroy an object, and how a
 // destructive entry or a provider action is named in words. Pure.
-import type { ActionCounts } from '../schemas/classification.ts';
 import { shown } from './values.ts';
 
 /** The action strings terraform writes in `change.actions`. Anything else is unknown to the runner. */
 export const KNOWN_ACTIONS = ['no-op', 'create', 'read', 'update', 'delete', 'forget'] as const;
 export type Action = (typeof KNOWN_ACTIONS)[number];
 
-/** A kind as `counts` counts it (a replace once, as replace; `unknown` for actions the runner cannot read). */
-export type CountedKind = keyof Omit<ActionCounts, 'import' | 'move'>;
+/** The kinds `counts` counts entries by (a replace once, as replace; `unknown` for actions the runner cannot read). */
+export const COUNTED_KINDS = ['create', 'update', 'delete', 'replace', 'read', 'noop', 'forget', 'unknown'] as const;
+export type CountedKind = (typeof COUNTED_KINDS)[number];
 /** `createForget`: terraform's replace whose old object is kept (`destroy = false`), in either order. */
 export type ActionKind = CountedKind | 'createForget';
 

@@ -7,8 +7,8 @@ import { RunnerError } from '../errors.ts';
 import { needsApproval } from '../guard/gate.ts';
 import { type ActionKind, changesResource, countedAs, isDestructive, kindName, listedActions, readActions } from './actions.ts';
 import { reservedAddressOf, reservedEntryWhy, RUNNER_DESTROY_KINDS, RUNNER_KINDS } from './reserved.ts';
-import { type ActionInvocation, type Change, type Configuration, type ConfiguredResource, type DeferredActionInvocation, type DeferredResource, type DeferredResourceChange, type InvokeActionTrigger, type LifecycleActionTrigger, type OutputChange, type Plan, PLAN_HEADER_FIELDS, PLAN_TOP_LEVEL_KEYS, type PlanHeader, type ResourceChange, type RootModule, type Unchecked, type VariableDeclaration } from './types.ts';
-import { fieldsOf, isRecord, jsonTypeName, optionalString, shown } from './values.ts';
+import { type ActionInvocation, type Change, type Configuration, type ConfiguredResource, type DeferredActionInvocation, type DeferredResource, type DeferredResourceChange, type InvokeActionTrigger, type LifecycleActionTrigger, type OutputChange, type Plan, PLAN_HEADER_FIELDS, PLAN_TOP_LEVEL_KEYS, type PlanHeader, type ResourceChange, type RootModule, type VariableDeclaration } from './types.ts';
+import { fieldsOf, isRecord, jsonTypeName, optionalString, shown, type Unchecked } from './values.ts';
 
 export interface ClassifyOptions {
   /**

@@ -2,8 +2,8 @@
 // the inputs hash, terraform_data.captf_inputs_hash): what the runner itself plans there is skipped,
 // anything else at them fails closed. Pure.
 import type { ActionKind, ActionsReading } from './actions.ts';
-import type { Change, ResourceChange, Unchecked } from './types.ts';
-import { shown } from './values.ts';
+import type { Change, ResourceChange } from './types.ts';
+import { shown, type Unchecked } from './values.ts';
 
 /** What the runner itself plans at its reserved address: a plain create, in-place update or no-op. */
 export const RUNNER_KINDS: ReadonlySet<ActionKind> = new Set(['create', 'update', 'noop']);

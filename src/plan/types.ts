@@ -2,15 +2,12 @@
 // and terraform's internal/command/jsonplan (plan.go, action_invocations.go): the fields the
 // runner reads, as terraform writes them. The streaming reader (stream.ts) selects exactly these
 // fields, and the classifier (classify.ts) reads them; since nothing guarantees a document's shape,
-// both see them as Unchecked: the same fields, any JSON value in each, checked before use.
+// both see them as Unchecked (values.ts): the same fields, any JSON value in each, checked before use.
 //
 // Every field is optional because older format versions and OpenTofu lack many of them (format 0.x
 // has no `errored`, `complete` or `applyable`; OpenTofu has no `complete`, `applyable`,
 // `deferred_changes` or actions). A top-level key outside PLAN_TOP_LEVEL_KEYS that holds content fails closed.
 import type { Action } from './actions.ts';
-
-/** A value as the reader built it: the fields of T, each any JSON value (or absent). */
-export type Unchecked<T> = { [K in keyof T]?: unknown };
 
 /** `change` of a resource_changes / resource_drift entry. Values (before, after, ...) are never read. */
 export interface Change {

@@ -1,6 +1,8 @@
 // Reading the JSON values of a plan document, whose shape nothing guarantees: every field may be
 // missing or of any JSON type, so the classifier checks each one it relies on with these. Pure.
-import type { Unchecked } from './types.ts';
+
+/** A value as the reader built it: the fields of T, each any JSON value (or absent). */
+export type Unchecked<T> = { [K in keyof T]?: unknown };
 
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
