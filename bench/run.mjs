@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The runner's overhead, measured side by side in one run on this machine (issue 6, BENCHMARKS.md):
+// The runner's overhead, measured side by side in one run on this machine (BENCHMARKS.md):
 //
 //   1. apply: `captf-runner apply` ÷ the same terraform commands run bare (bench/bare-apply.sh), on
 //      modules of 100 resources × 20 and × 100 instances, with no changes and with changes;

@@ -8,7 +8,9 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, replaceConfiguration, runTerraform, tempDir, writeTree, type FileTree } from '../test/support/tf-modules.ts';
-import { INPUTS_HASH_VARIABLE, scanHcl, emptyScan } from '../src/workspace/scan.ts';
+import { INPUTS_HASH_VARIABLE } from '../src/workspace/reserved-names.ts';
+import { emptyScan } from '../src/workspace/scan.ts';
+import { scanHcl } from '../src/workspace/scan-hcl.ts';
 import { inputsHashConfig } from '../src/workspace/workspace.ts';
 
 const OUT = new URL('../test/fixtures/plans/terraform-1.11/', import.meta.url).pathname;

@@ -6,7 +6,7 @@
 #
 # Needs root, the Debian mirror and the npm registry (for the Node stand-in), no container
 # registry and no Docker engine: buildah builds (chroot isolation), podman runs (runc).
-# ../shared/notes/image-build.md records why each setting below is what it is.
+# Each setting below says at its place why it is what it is.
 #
 #   bash scripts/image-check.sh            (CI: .ci/run calls it)
 #   CAPTF_IMAGE_CI_WORK=DIR                where storage and caches live (default /var/tmp/captf-image-ci)

@@ -1,5 +1,7 @@
 // The command line: commander definitions only. Each op action hands raw flags to main's runner.
 import { Command, Option } from 'commander';
+import { OBJECT_KINDS } from './object-kind.ts';
+import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_ARTIFACT_BYTES } from './store/limits.ts';
 import type { Op } from './schemas/result.ts';
 import { RUNNER_VERSION } from './version.ts';
 import { registerLocalCommands } from './local/commands.ts';
@@ -26,7 +28,7 @@ function commonOptions(command: Command): Command {
     .option('--state <file>', 'local runs: a local state file, overriding the module backend')
     .option('--new-state', 'with --state: its directory may not exist yet (a first apply starts the state there)')
     .option('--image <ref>', 'the image reference: part of the inputs hash')
-    .option('--kind <kind>', 'cluster | machine | pool (default cluster)')
+    .option('--kind <kind>', `${OBJECT_KINDS.join(' | ')} (default cluster)`)
     .option('--terraform <path>', 'terraform or OpenTofu binary (default terraform on PATH)')
     .option('--lock-timeout <duration>', 'how long terraform waits for the state lock, e.g. 30s')
     .option('--log-format <format>', 'json | pretty (default pretty on a TTY, else json)')
@@ -36,8 +38,8 @@ function commonOptions(command: Command): Command {
     .option('--termination-log <path>', 'termination message path (default /dev/termination-log)')
     .option('--backups <dir>', 'where state backups go before the op changes anything (default: Secrets in a cluster, else <out>/backups)')
     .option('--keep-backups <n>', 'how many backups to keep (default 3)')
-    .option('--chunk-bytes <n>', 'chunk size of artifacts and backups (default 700000)')
-    .option('--max-artifact-bytes <n>', 'the most an artifact or backup may hold, packed or unpacked (default 134217728, 128 MiB)')
+    .option('--chunk-bytes <n>', `chunk size of artifacts and backups (default ${DEFAULT_CHUNK_BYTES})`)
+    .option('--max-artifact-bytes <n>', `the most an artifact or backup may hold, packed or unpacked (default ${DEFAULT_MAX_ARTIFACT_BYTES}, ${DEFAULT_MAX_ARTIFACT_BYTES / 2 ** 20} MiB)`)
     .option('--stop-grace <duration>', 'after a signal, how long terraform gets to stop (default 20s)')
     .option('--deadline <duration>', 'stop by itself before this much time has passed')
     .option('--job-name <name>', 'in-cluster: the Job this run serves')
@@ -84,7 +86,7 @@ export function buildCli(handlers: CliHandlers): Command {
     .description('print the inputs hash and approval hash of an inputs dir')
     .option('--inputs <dir>', 'the inputs dir (default /captf/inputs)')
     .option('--image <ref>', 'the image reference')
-    .option('--kind <kind>', 'cluster | machine | pool (default cluster)')
+    .option('--kind <kind>', `${OBJECT_KINDS.join(' | ')} (default cluster)`)
     .option('--json', 'print JSON')
     .action((flags: Record<string, unknown>) => handlers.hash(flags));
 

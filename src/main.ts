@@ -1,6 +1,6 @@
 // The entrypoint: the only place that exits the process. It parses the command line and hands an
 // op to run/op-main.ts, loaded only then: `--version`, `--help` and the other commands load
-// commander and little else (the start-up budget of issue 6).
+// commander and little else: every Job pays for what loads at start (BENCHMARKS.md, cold start).
 import { CommanderError } from 'commander';
 import { buildCli } from './cli.ts';
 import type { Op } from './schemas/result.ts';

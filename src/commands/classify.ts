@@ -4,9 +4,9 @@ import { createReadStream } from 'node:fs';
 import { RunnerError } from '../errors.ts';
 import type { ClassifyOptions } from '../plan/classify.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
-import { actionText, changeText } from '../output/change-text.ts';
+import { actionText, changeText } from '../plan/actions.ts';
 import { countsText } from '../output/summary.ts';
-import { INPUTS_HASH_RESOURCE } from '../workspace/scan.ts';
+import { INPUTS_HASH_RESOURCE } from '../workspace/reserved-names.ts';
 import { EXIT } from '../run/exit-codes.ts';
 
 /** How the runner classifies every plan (ops and `classify`): what it plans at its own record is its own (src/plan/classify.ts). */

@@ -1,4 +1,4 @@
-// Retries and backoff (the-destroy-job.md, "Results and retries"): one minute after the first failure,
+// Retries and backoff (contract/sections/decide-op.md, "Backoff"): one minute after the first failure,
 // doubling to a ten-minute cap, and the cap from the point the object's retained failed Jobs reach
 // failedJobsHistoryLimit (default 3, counted as at least 1). Beyond that limit the older failures
 // are gone, so the streak can no longer be counted and the cap is the safe answer.

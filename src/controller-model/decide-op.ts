@@ -1,5 +1,5 @@
 // DecideOp: the pure function by which the controller picks what runs next for an object with no
-// active Job (choosing-the-operation.md). The first rule that returns a decision decides the pass;
+// active Job (contract/sections/decide-op.md states it for other languages). The first rule that returns a decision decides the pass;
 // the op it picks then goes through the backoff. No I/O and no clock: the snapshot carries `now`.
 import { RunnerError } from '../errors.ts';
 import { backoffUntil, countsAsFailure } from './backoff.ts';
@@ -19,7 +19,7 @@ export function decideOp(snapshot: Snapshot): Decision {
     jobActive(snapshot) ?? //           rule 0
     restoreRequested(snapshot) ?? //    rule 1
     deletingObject(snapshot) ?? //      rules 2–4
-    liveStateUnreadable(snapshot) ?? // not in the docs' order: see decide-op.md
+    liveStateUnreadable(snapshot) ?? // not in the docs' order: see contract/sections/decide-op.md
     applyDue(snapshot) ?? //            rules 5–9, the Manual plan flow and the blocked-apply wait
     scheduleDecision(snapshot); //      rule 10
   return decision.kind === 'op' ? withBackoff(snapshot, decision) : decision;

@@ -1,12 +1,13 @@
-// What each op runs against and which image it runs (choosing-the-operation.md, "What each op reads
-// and writes"). Every op decision is built here, so no rule can pick inputs or an image of its own.
+// What each op runs against and which image it runs (contract/sections/decide-op.md, "The decision").
+// Every op decision is built here, so no rule can pick inputs or an image of its own.
 import type { OpDecision, OpReason } from './decision.ts';
-import type { Kind, ModelOp, Snapshot } from './snapshot.ts';
+import type { ObjectKind } from '../object-kind.ts';
+import type { ModelOp, Snapshot } from './snapshot.ts';
 
 /** A TerraformMachine's inputs never change after creation; clusters and pools are mutable. */
-export const isMutable = (kind: Kind): boolean => kind !== 'machine';
+export const isMutable = (kind: ObjectKind): boolean => kind !== 'machine';
 
-export function inputsFor(op: ModelOp, kind: Kind): OpDecision['inputs'] {
+export function inputsFor(op: ModelOp, kind: ObjectKind): OpDecision['inputs'] {
   switch (op) {
     case 'apply':
     case 'plan':

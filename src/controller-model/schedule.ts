@@ -1,4 +1,4 @@
-// Rule 10 of DecideOp: with no apply to run, the schedule (choosing-the-operation.md, "The schedule").
+// Rule 10 of DecideOp: with no apply to run, the schedule (contract/sections/decide-op.md, "The schedule").
 // Each check yields the time it is due; the first check in order that is due runs, otherwise the
 // object requeues at the soonest deadline (UpToDate).
 import type { OpDecision, ScheduleReason, WaitDecision } from './decision.ts';

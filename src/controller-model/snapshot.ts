@@ -3,13 +3,11 @@
 // controller in another language can build the same thing and replay contract/vectors/decide-op.json.
 // Zod is the single source of truth for the shape; contract/sections/decide-op.md explains each field.
 import { z } from 'zod';
+import { Kind } from '../schemas/result.ts';
 
 const Time = z.iso.datetime().describe('RFC 3339 time in UTC, e.g. 2025-06-01T12:00:00Z');
 const Hash = z.string().min(1);
 const Seconds = z.number().int().positive();
-
-export const Kind = z.enum(['cluster', 'machine', 'pool']);
-export type Kind = z.infer<typeof Kind>;
 
 /** The ops DecideOp can choose (unlock is run by hand, never decided). */
 export const ModelOp = z.enum(['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore']);

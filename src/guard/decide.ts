@@ -1,8 +1,9 @@
 // Whether a planned apply may run: the destructive-plan guard, as pure functions.
 import { timingSafeEqual } from 'node:crypto';
 import type { Classification } from '../schemas/classification.ts';
-import { actionText, changeText } from '../output/change-text.ts';
+import { actionText, changeText } from '../plan/actions.ts';
 import { classifiedChanges } from './gate.ts';
+import { KIND_RESOURCE, type ObjectKind } from '../object-kind.ts';
 import { isSha256 } from '../util/sha256.ts';
 
 /** Constant time, and any malformed value (empty, wrong length, not hex) simply does not match. */
@@ -45,9 +46,8 @@ export function changesOnlyTheRecord(plan: Classification): boolean {
   return !classifiedChanges(plan);
 }
 
-export function approveCommand(kind: 'cluster' | 'machine' | 'pool', object: string | undefined, namespace: string | undefined, hash: string): string {
-  const resource = kind === 'pool' ? 'terraformmachinepool' : kind === 'machine' ? 'terraformmachine' : 'terraformcluster';
-  return `kubectl annotate ${resource} ${object ?? '<name>'} -n ${namespace ?? '<namespace>'} captf.io/approve-destructive-plan=${hash} --overwrite`;
+export function approveCommand(kind: ObjectKind, object: string | undefined, namespace: string | undefined, hash: string): string {
+  return `kubectl annotate ${KIND_RESOURCE[kind]} ${object ?? '<name>'} -n ${namespace ?? '<namespace>'} captf.io/approve-destructive-plan=${hash} --overwrite`;
 }
 
 /** A bounded list in words: what it lists, and how many more its total counts. */

@@ -5,7 +5,7 @@
 // approved; this says what it destroys or runs unseen.
 import { z } from 'zod';
 import { RESULT_API_VERSION } from '../schemas/result.ts';
-import { changeText } from '../output/change-text.ts';
+import { changeText } from '../plan/actions.ts';
 
 /** One destructive entry or provider action as a result lists it, the fields that identify it (an action: `action` "action" and its trigger). */
 export type ShownChange<A extends string = string> = {

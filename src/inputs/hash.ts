@@ -1,11 +1,9 @@
 // The inputs hash and the approval hash (pure). The inputs hash names everything an apply renders:
 // the image reference and every module input. The destructive-plan guard approves exactly it;
 // a pool's approval leaves out bootstrap_data, which rotations change every few minutes.
-import { sha256Hex } from '../util/digest.ts';
-import type { Result } from '../schemas/result.ts';
+import { sha256Hex } from '../util/sha256.ts';
+import type { ObjectKind } from '../object-kind.ts';
 import { canonicalJson, JsonNumber, type JsonObject, type JsonValue } from './canonical.ts';
-
-export type ObjectKind = Result['object']['kind'];
 
 /** Bumped only with a new definition in contract/sections/inputs.md: every stored hash changes with it. */
 export const INPUTS_HASH_VERSION = 1;

@@ -15,7 +15,6 @@ export {
   computeHashes,
   type HashedInputs,
   type InputsHashes,
-  type ObjectKind,
 } from './hash.ts';
 export {
   canonicalJson,
@@ -25,4 +24,5 @@ export {
   type JsonObject,
   type JsonValue,
 } from './canonical.ts';
-export { JsonSyntaxError, MAX_NESTING, NegativeZeroError, parseExactJson, type JsonPathSegment } from './json.ts';
+export { MAX_NESTING, NegativeZeroError, parseExactJson, type JsonPathSegment } from './json.ts';
+export { JsonSyntaxError } from '../util/json-syntax-error.ts';

@@ -2,22 +2,12 @@
 // 12345678901234567890 and silently keep the last of two duplicate keys; terraform sees every
 // digit, so the inputs hash must too. Numbers are canonicalized as they are read. A negative zero
 // is refused: terraform keeps its sign (`"${var.x}"` renders `-0`), so it is not the number 0.
+import { JsonSyntaxError } from '../util/json-syntax-error.ts';
 import { canonicalNumber, JsonNumber, type JsonObject, type JsonValue } from './canonical.ts';
+
 
 /** Deeper documents are refused: no real variable nests this far, and recursion stays bounded. */
 export const MAX_NESTING = 512;
-
-/** Why a document is not acceptable JSON, and where (1-based line, column in characters). */
-export class JsonSyntaxError extends Error {
-  constructor(
-    readonly problem: string,
-    readonly line: number,
-    readonly column?: number,
-  ) {
-    super(column === undefined ? `line ${line}: ${problem}` : `line ${line} column ${column}: ${problem}`);
-    this.name = 'JsonSyntaxError';
-  }
-}
 
 /** A member or element on the way to a value: an object key or an array index. */
 export type JsonPathSegment = string | number;
@@ -39,7 +29,7 @@ export class NegativeZeroError extends Error {
 }
 
 /**
- * Parses UTF-8 JSON bytes. Duplicate keys, lone surrogates and a byte order mark are JsonSyntaxErrors;
+ * Parses UTF-8 JSON bytes. Syntax errors name their line and column. Duplicate keys, lone surrogates and a byte order mark are JsonSyntaxErrors;
  * a negative zero is a NegativeZeroError.
  */
 export function parseExactJson(bytes: Uint8Array): JsonValue {
@@ -60,7 +50,7 @@ function decodeUtf8(bytes: Uint8Array): string {
       try {
         decoder.decode(bytes.subarray(lineStart, lineEnd));
       } catch {
-        throw new JsonSyntaxError('the text is not valid UTF-8', line);
+        throw new JsonSyntaxError('the text is not valid UTF-8', { line });
       }
       lineStart = lineEnd + 1;
     }
@@ -124,12 +114,7 @@ class Parser {
     this.pos++; // {
     const members = new Map<string, JsonValue>();
     const keyOffsets = new Map<string, number>();
-    this.skipWhitespace();
-    if (this.text[this.pos] === '}') {
-      this.pos++;
-      return members;
-    }
-    for (;;) {
+    this.parseItems('}', 'an object member', () => {
       if (this.text[this.pos] !== '"') {
         const hint = this.text[this.pos] === '}' ? ' (JSON allows no comma before "}")' : '';
         throw this.error(`expected a key in double quotes, found ${this.describeNext()}${hint}`);
@@ -150,37 +135,39 @@ class Parser {
       this.path.push(key);
       members.set(key, this.parseValue(depth));
       this.path.pop();
-      this.skipWhitespace();
-      if (this.text[this.pos] === '}') {
-        this.pos++;
-        return members;
-      }
-      this.expect(',', 'or "}" after an object member');
-      this.skipWhitespace();
-    }
+    });
+    return members;
   }
 
   private parseArray(depth: number): JsonValue[] {
     this.checkDepth(depth);
     this.pos++; // [
     const elements: JsonValue[] = [];
-    this.skipWhitespace();
-    if (this.text[this.pos] === ']') {
-      this.pos++;
-      return elements;
-    }
-    for (;;) {
+    this.parseItems(']', 'an array element', () => {
+      if (this.text[this.pos] === ']') throw this.error('expected a JSON value after ",": JSON allows no comma before "]"');
       this.path.push(elements.length);
       elements.push(this.parseValue(depth));
       this.path.pop();
+    });
+    return elements;
+  }
+
+  /** The members or elements of a container, after its opener, up to and past `closer`: `parseItem` reads one, commas separate them. */
+  private parseItems(closer: '}' | ']', item: string, parseItem: () => void): void {
+    this.skipWhitespace();
+    if (this.text[this.pos] === closer) {
+      this.pos++;
+      return;
+    }
+    for (;;) {
+      parseItem();
       this.skipWhitespace();
-      if (this.text[this.pos] === ']') {
+      if (this.text[this.pos] === closer) {
         this.pos++;
-        return elements;
+        return;
       }
-      this.expect(',', 'or "]" after an array element');
+      this.expect(',', `or "${closer}" after ${item}`);
       this.skipWhitespace();
-      if (this.text[this.pos] === ']') throw this.error('expected a JSON value after ",": JSON allows no comma before "]"');
     }
   }
 
@@ -285,7 +272,7 @@ class Parser {
 
   private error(problem: string, offset = this.pos): JsonSyntaxError {
     const { line, column } = this.position(offset);
-    return new JsonSyntaxError(problem, line, column);
+    return new JsonSyntaxError(problem, { line, column });
   }
 }
 

@@ -1,6 +1,6 @@
 // The inputs of a run, read once: hashes, what the workdir gets, and the secret values to mask.
 import { computeHashes, readInputs, secretValues, terraformVarFiles, type InputsHashes, type InputsSnapshot } from './index.ts';
-import type { Kind } from '../schemas/config.ts';
+import type { ObjectKind } from '../object-kind.ts';
 import type { Masker } from '../output/mask.ts';
 import type { WorkspaceInputs } from '../workspace/workspace.ts';
 
@@ -14,7 +14,7 @@ export interface LoadedInputs {
   maskSensitiveVariables(names: readonly string[], masker: Masker): void;
 }
 
-export async function loadInputs(dir: string, options: { image: string; kind: Kind }): Promise<LoadedInputs> {
+export async function loadInputs(dir: string, options: { image: string; kind: ObjectKind }): Promise<LoadedInputs> {
   const snapshot = await readInputs(dir);
   const hashes = computeHashes({ image: options.image, kind: options.kind, variables: snapshot.variables, files: snapshot.files });
   // Canonical text, not the original bytes: what terraform reads is then a function of the hash.

@@ -3,7 +3,8 @@
 import { posix } from 'node:path';
 import { RunnerError, usageError } from '../errors.ts';
 import { canonicalVarFile, JsonNumber, type JsonObject, type JsonValue } from './canonical.ts';
-import { JsonSyntaxError, NegativeZeroError, parseExactJson, type JsonPathSegment } from './json.ts';
+import { JsonSyntaxError } from '../util/json-syntax-error.ts';
+import { NegativeZeroError, parseExactJson, type JsonPathSegment } from './json.ts';
 
 /** The module variables. */
 export const TFVARS_FILE = 'terraform.tfvars.json';

@@ -2,7 +2,7 @@
 // names (a Job name, an object name), and the labels every Secret it writes carries.
 // Deterministic: the same input always gives the same name, so a retried run finds what an
 // earlier attempt wrote.
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../util/sha256.ts';
 
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'captf-runner';
@@ -24,7 +24,7 @@ export const isQualifiedName = (key: string) => {
   return QUALIFIED_NAME.test(key) && (slash < 0 || slash <= MAX_NAME_LENGTH);
 };
 
-const shortDigest = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 10);
+const shortDigest = (value: string) => sha256Hex(value).slice(0, 10);
 
 /**
  * `<base>-<suffix>`, shortened when it would pass 253 characters: the base is cut and a digest

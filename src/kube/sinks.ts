@@ -1,13 +1,14 @@
 // The in-cluster sinks of a finished result: the result Secret (the full result, sensitive output
 // values included) and the annotations on the runner's own Job. Both are written after the local
 // result exists; the caller decides what a failure means (contract/sections/kubernetes.md).
-import { createHash } from 'node:crypto';
 import type { ObjectMeta, OwnerReference } from 'kubernetes-types/meta/v1.js';
 import type { OutputValue, Result } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
-import { isKubeError, KubeReason, type KubeClient, type Secret } from './client.ts';
+import { isKubeError, KubeReason } from './api-errors.ts';
+import type { KubeClient, Secret } from './client.ts';
 import { derivedName, isQualifiedName, LABEL_ARTIFACT_KIND, LABEL_MANAGED_BY, labelValueFor, MANAGED_BY } from './names.ts';
 import { fitResult, type ResultCut } from './result-fit.ts';
+import { sha256Hex } from '../util/sha256.ts';
 
 export interface JobIdentity {
   namespace: string;
@@ -103,7 +104,7 @@ export async function writeResultSecret(
   sensitiveOutputs: Record<string, OutputValue> | undefined,
 ): Promise<WrittenResultSecret> {
   const fitted = fitResult({ ...result, ...(sensitiveOutputs && { outputs: { ...result.outputs, ...sensitiveOutputs } }) }, RESULT_BYTES_LIMIT);
-  const sha256 = createHash('sha256').update(fitted.json).digest('hex');
+  const sha256 = sha256Hex(fitted.json);
   const name = resultSecretName(job.jobName);
   const secret = resultSecret(name, job, result, fitted.json, sha256, fitted.cuts, fitted.originalBytes);
   const written = { name, sha256, cuts: fitted.cuts };
@@ -187,7 +188,7 @@ export async function readBlockedResults(
       continue;
     }
     const bytes = Buffer.from(encoded, 'base64');
-    if (createHash('sha256').update(bytes).digest('hex') !== secret.metadata?.annotations?.[JobAnnotation.resultSha256]) {
+    if (sha256Hex(bytes) !== secret.metadata?.annotations?.[JobAnnotation.resultSha256]) {
       problems.push(`${location}: result.json does not match its ${JobAnnotation.resultSha256}`);
       continue;
     }

@@ -1,8 +1,8 @@
 // `captf-runner local <command>`: a module's whole CAPTF lifecycle on a laptop. Commander
 // definitions only; each action calls one function of src/local/. See the README (A module's lifecycle on your laptop).
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { Kind } from '../schemas/config.ts';
-import { durationMs, KINDS } from '../util/duration.ts';
+import { OBJECT_KINDS, type ObjectKind } from '../object-kind.ts';
+import { durationMs } from '../util/duration.ts';
 
 // The actions' modules (zod, the decision model, the runner process) load when a local command
 // runs, not whenever the command line is built.
@@ -52,13 +52,13 @@ export function registerLocalCommands(program: Command): void {
     .addOption(dirOption())
     .requiredOption('--module <dir>', 'the module dir (what the image carries at /captf/module)')
     .requiredOption('--image <ref>', 'the image reference (part of the inputs hash)')
-    .addOption(new Option('--kind <kind>', 'the kind of object').choices(KINDS).default('cluster'))
+    .addOption(new Option('--kind <kind>', 'the kind of object').choices(OBJECT_KINDS).default('cluster'))
     .option('--name <name>', 'the object name (default: the module dir name)')
     .option('--inputs <dir>', 'copy these inputs (terraform.tfvars.json, sensitive.tfvars.json, other files)')
     .option('--drift-interval <duration>', 'how often drift is checked', seconds, seconds(DEFAULT_DRIFT_INTERVAL))
     .addOption(new Option('--drift-action <action>', 'what found drift leads to').choices(DRIFT_ACTIONS).default('Report'))
     .option('--remediation-failed-limit <n>', 'failed drift remediations before they stop', count, DEFAULT_REMEDIATION_FAILED_LIMIT)
-    .action(async (flags: { dir: string; module: string; image: string; kind: Kind; name?: string; inputs?: string; driftInterval: number; driftAction: (typeof DRIFT_ACTIONS)[number]; remediationFailedLimit: number }) =>
+    .action(async (flags: { dir: string; module: string; image: string; kind: ObjectKind; name?: string; inputs?: string; driftInterval: number; driftAction: (typeof DRIFT_ACTIONS)[number]; remediationFailedLimit: number }) =>
       (await edit()).initObject(flags.dir, {
         module: flags.module,
         image: flags.image,

@@ -3,18 +3,18 @@
 // the next `local reconcile` acts on the change.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import type { Kind } from '../schemas/config.ts';
+import type { ObjectKind } from '../object-kind.ts';
 import { usageError } from '../errors.ts';
 import { canonicalJson, JsonSyntaxError, NegativeZeroError, parseExactJson, readInputs, SENSITIVE_TFVARS_FILE, TFVARS_FILE, type JsonObject, type JsonValue } from '../inputs/index.ts';
 import { loadInputs } from '../inputs/load.ts';
 import { deriveStatus, readHistory } from './history.ts';
-import { APPROVE_DESTRUCTIVE_PLAN, createObject, loadObject, localPaths, saveObject, type DriftSpec, type LocalObject, type LocalPaths } from './object.ts';
+import { APPROVE_DESTRUCTIVE_PLAN, createObject, localPaths, openObject, saveObject, type DriftSpec, type LocalObject, type LocalPaths } from './object.ts';
 import { say } from './print.ts';
 
 export interface InitOptions {
   module: string;
   image: string;
-  kind: Kind;
+  kind: ObjectKind;
   name?: string;
   inputs?: string;
   drift: DriftSpec;
@@ -40,8 +40,7 @@ export interface SetOptions {
 }
 
 export async function setObject(dir: string, options: SetOptions): Promise<void> {
-  const paths = localPaths(dir);
-  const object = await loadObject(paths);
+  const { paths, object } = await openObject(dir);
   const hashBefore = await currentInputsHash(paths, object);
   if (options.inputs) await replaceInputs(paths, options.inputs);
   if (options.assignments.length > 0) await assignVariables(paths, options.assignments);
@@ -57,8 +56,7 @@ export async function setObject(dir: string, options: SetOptions): Promise<void>
 
 /** Sets the approval annotation to the hash the newest apply was blocked for, as `kubectl annotate` would. */
 export async function approveBlockedApply(dir: string): Promise<void> {
-  const paths = localPaths(dir);
-  const object = await loadObject(paths);
+  const { paths, object } = await openObject(dir);
   const blocked = deriveStatus(await readHistory(paths)).blockedApply;
   if (!blocked) throw usageError('NothingBlocked', `no apply of ${paths.given} is blocked: there is nothing to approve (captf-runner local status --dir ${paths.given} shows the runs)`);
   object.metadata.annotations[APPROVE_DESTRUCTIVE_PLAN] = blocked.hash;
@@ -69,8 +67,7 @@ export async function approveBlockedApply(dir: string): Promise<void> {
 
 /** Sets the deletion timestamp; the finalizer keeps the object until a reconcile has destroyed what it built. */
 export async function deleteObject(dir: string): Promise<void> {
-  const paths = localPaths(dir);
-  const object = await loadObject(paths);
+  const { paths, object } = await openObject(dir);
   object.metadata.deletionTimestamp ??= new Date().toISOString();
   await saveObject(paths, object);
   say(`deletion requested at ${object.metadata.deletionTimestamp}: the next reconcile destroys, the one after drops the finalizer`);

@@ -13,8 +13,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { Kind } from '../schemas/config.ts';
+import type { ObjectKind } from '../object-kind.ts';
+import { Kind } from '../schemas/result.ts';
 import { RunnerError, usageError } from '../errors.ts';
+import { STATE_FILE } from '../workspace/terraform-files.ts';
 
 export const LOCAL_OBJECT_API_VERSION = 'local.captf.io/v1';
 export const APPROVE_DESTRUCTIVE_PLAN = 'captf.io/approve-destructive-plan';
@@ -71,11 +73,17 @@ export function localPaths(dir: string): LocalPaths {
     inputs: join(root, 'inputs'),
     durableInputs: join(root, 'durable-inputs'),
     pinnedModule: join(root, 'pinned-module'),
-    stateFile: join(root, 'state', 'terraform.tfstate'),
+    stateFile: join(root, 'state', STATE_FILE),
     backups: join(root, 'backups'),
     runs: join(root, 'runs'),
     activeRun: join(root, 'active-run'),
   };
+}
+
+/** The object in `dir`, and where its files are. */
+export async function openObject(dir: string): Promise<{ paths: LocalPaths; object: LocalObject }> {
+  const paths = localPaths(dir);
+  return { paths, object: await loadObject(paths) };
 }
 
 export async function loadObject(paths: LocalPaths): Promise<LocalObject> {
@@ -102,7 +110,7 @@ export async function saveObject(paths: LocalPaths, object: LocalObject): Promis
 
 export interface NewObject {
   name: string;
-  kind: Kind;
+  kind: ObjectKind;
   image: string;
   module: string;
   drift: DriftSpec;

@@ -2,7 +2,7 @@
 // the README (A module's lifecycle on your laptop) quotes these lines; change both together.
 import type { Decision } from '../controller-model/decision.ts';
 import type { Snapshot } from '../controller-model/snapshot.ts';
-import { actionText } from '../output/change-text.ts';
+import { actionText } from '../plan/actions.ts';
 import { countsText } from '../output/summary.ts';
 import { runOutcome, type LocalStatus, type Run } from './history.ts';
 import type { LocalObject, LocalPaths } from './object.ts';

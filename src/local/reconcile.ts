@@ -9,11 +9,12 @@ import { decideOp } from '../controller-model/decide-op.ts';
 import type { OpDecision } from '../controller-model/decision.ts';
 import type { Snapshot } from '../controller-model/snapshot.ts';
 import { createRunDir, deriveStatus, readHistory, readResult, runOutcome, writeRunRecord, type Run, type RunRecord } from './history.ts';
-import { APPROVE_DESTRUCTIVE_PLAN, loadObject, localPaths, removeObject, saveObject, type LocalObject, type LocalPaths } from './object.ts';
+import { APPROVE_DESTRUCTIVE_PLAN, loadObject, openObject, removeObject, saveObject, type LocalObject, type LocalPaths } from './object.ts';
 import { decisionLines, resultLines, say, waitHintLines } from './print.ts';
 import { acquireRunLock } from './run-lock.ts';
 import { runRunnerProcess } from './runner-process.ts';
 import { buildSnapshot, observeWorld } from './snapshot.ts';
+import { LOCAL_RUN_FILES } from '../workspace/terraform-files.ts';
 
 export interface ReconcileOptions {
   /** The controller's clock for this pass (the real time, or a later one to make checks due). */
@@ -22,8 +23,7 @@ export interface ReconcileOptions {
 }
 
 export async function reconcile(dir: string, options: ReconcileOptions): Promise<void> {
-  const paths = localPaths(dir);
-  const object = await loadObject(paths);
+  const { paths, object } = await openObject(dir);
   const lock = await acquireRunLock(paths);
   try {
     const history = await readHistory(paths);
@@ -56,7 +56,7 @@ interface Pass {
 }
 
 /** Files the module dir may hold from the author's own terraform runs: never part of the "image". */
-const NOT_MODULE_FILES = new Set(['.terraform', 'terraform.tfstate', 'terraform.tfstate.backup', '.terraform.tfstate.lock.info']);
+const NOT_MODULE_FILES: ReadonlySet<string> = new Set(LOCAL_RUN_FILES);
 
 async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
   const { object, paths, history, decision } = pass;
@@ -112,7 +112,7 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
 /**
  * The approval is passed only when the annotation equals the rendered hash (decideOp said so).
  * Machines are never guarded; a pool only when its cluster exports changed since its last
- * successful apply (destructive-plan-guard.md, "Machine pools").
+ * successful apply: only then does an apply of the pool take a change of the cluster nobody reviewed for it.
  */
 async function applyFlags({ object, paths, decision }: Pass, inputs: string): Promise<string[]> {
   const approval = decision.approvedInputsHash ? ['--approved-hash', decision.approvedInputsHash] : [];
@@ -157,7 +157,7 @@ async function copyInputs({ object, paths, decision }: Pass, into: string): Prom
         await cp(paths.durableInputs, into, { recursive: true });
         return into;
       }
-      // the-destroy-job.md: a cluster or pool without durable inputs falls back to its current inputs; a machine never does.
+      // A destroy runs against the durable inputs; a cluster or pool that has none yet falls back to its current inputs, a machine never does.
       if (object.spec.kind === 'machine') {
         throw usageError('DurableInputsMissing', `${paths.durableInputs} is missing: a machine never falls back to its current inputs; restore that dir from a run's inputs/ copy`);
       }

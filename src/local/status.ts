@@ -2,7 +2,7 @@
 // now. Read only: it takes no run lock and runs nothing.
 import { decideOp } from '../controller-model/decide-op.ts';
 import { deriveStatus, readHistory } from './history.ts';
-import { loadObject, localPaths } from './object.ts';
+import { openObject } from './object.ts';
 import { say, statusLines } from './print.ts';
 import { isRunLockHeld } from './run-lock.ts';
 import { buildSnapshot, observeWorld } from './snapshot.ts';
@@ -15,8 +15,7 @@ export interface StatusOptions {
 }
 
 export async function showStatus(dir: string, options: StatusOptions): Promise<void> {
-  const paths = localPaths(dir);
-  const object = await loadObject(paths);
+  const { paths, object } = await openObject(dir);
   const history = await readHistory(paths);
   const snapshot = buildSnapshot(object, history, await observeWorld(object, paths, options.now, await isRunLockHeld(paths)));
   const view = { object, status: deriveStatus(history), snapshot, next: decideOp(snapshot), history };

@@ -6,13 +6,13 @@ import { copyFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { changesOnlyTheRecord } from '../guard/decide.ts';
 import { RunnerError, usageError } from '../errors.ts';
-import { readArtifact } from '../store/chunked.ts';
+import { readArtifact } from '../store/artifact-read.ts';
 import type { PlanArtifactManifest } from '../store/manifest.ts';
 import { backendIdentity } from '../terraform/backend.ts';
 import { openArtifactSource } from '../run/stores.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding, ResultFields } from '../run/finish.ts';
-import { LOCK_FILE_NAME, PLAN_FILE_NAME } from './plan.ts';
+import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 import { applySavedPlan, prepareRoot, showStep } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 import { isSha256 } from '../util/sha256.ts';
@@ -31,14 +31,14 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
       );
       manifest = artifact.manifest;
       fields.planHash = artifact.manifest.planHash;
-      await copyFile(artifact.paths[PLAN_FILE_NAME]!, workspace.planFile, constants.COPYFILE_EXCL);
+      await copyFile(artifact.paths[PLAN_FILE]!, workspace.planFile, constants.COPYFILE_EXCL);
       // Held from here: show, the plan check and the apply read this one file.
       await workspace.holdPlan();
       // The providers the plan was made with: init must not pick others.
-      if (artifact.paths[LOCK_FILE_NAME]) {
-        const lockFile = join(workspace.root, LOCK_FILE_NAME);
+      if (artifact.paths[LOCK_FILE]) {
+        const lockFile = join(workspace.root, LOCK_FILE);
         await rm(lockFile, { force: true }); // the module's copy: replaced by a new file, never written through
-        await copyFile(artifact.paths[LOCK_FILE_NAME], lockFile, constants.COPYFILE_EXCL);
+        await copyFile(artifact.paths[LOCK_FILE], lockFile, constants.COPYFILE_EXCL);
       }
     },
   });

@@ -1,4 +1,5 @@
-// apply: the guarded apply of a saved plan (destructive-plan-guard.md), or, with --plan-artifact,
+// apply: the guarded apply of a saved plan (a gated plan is applied only with an approval of its
+// approval hash, contract.md §3), or, with --plan-artifact,
 // the apply of exactly the plan a person approved (applyPolicy: Manual).
 import type { DestructiveChange, PlannedAction } from '../schemas/classification.ts';
 import { RunnerError, usageError } from '../errors.ts';
@@ -15,7 +16,7 @@ import { isSha256 } from '../util/sha256.ts';
 
 export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   if (ctx.settings.planArtifact) return applyApprovedPlan(ctx, fields);
-  // destructive-plan-guard.md: a cluster's guard cannot be turned off (pools: the controller decides per apply).
+  // A cluster's guard cannot be turned off; a machine's is always off, a pool's the controller decides per apply.
   if (ctx.settings.guard === 'off' && ctx.settings.kind === 'cluster')
     throw usageError('GuardRequired', 'the destructive-plan guard cannot be turned off for a cluster: drop --guard off (CAPTF_GUARD), or pass --kind machine or pool');
   const root = await prepareRoot(ctx, fields);

@@ -8,17 +8,19 @@ import { join } from 'node:path';
 import type { Classification, DestructiveChange } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
 import { countText, newestBlockedRun, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type BlockedRunWanted, type ShownChange } from '../guard/unreviewed.ts';
-import { changeText } from '../output/change-text.ts';
+import { changeText } from '../plan/actions.ts';
 import { serializeResult } from '../output/result-file.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { makeDirs } from '../util/mkdirs.ts';
+import { isSha256 } from '../util/sha256.ts';
 import type { RunContext } from '../run/context.ts';
 import { backupDir } from '../run/stores.ts';
 
 const RECORD_PREFIX = 'blocked-';
 /** `blocked-<approval hash>.json` in the backups directory: the result of the newest blocked apply for that hash. */
 export const blockedRecordName = (approvalHash: string) => `${RECORD_PREFIX}${approvalHash}.json`;
-const RECORD_NAME = /^blocked-[0-9a-f]{64}\.json$/;
+/** A name blockedRecordName gives: `blocked-`, a sha256, `.json`. */
+const isRecordName = (name: string) => name.startsWith(RECORD_PREFIX) && name.endsWith('.json') && isSha256(name.slice(RECORD_PREFIX.length, -'.json'.length));
 /** Records of older blocks are deleted past this many (one per approval hash). */
 export const KEEP_BLOCKED_RECORDS = 10;
 
@@ -39,7 +41,7 @@ export async function keepBlockedRecord(ctx: RunContext, result: Result): Promis
 }
 
 async function pruneBlockedRecords(dir: string, keep: string): Promise<void> {
-  const names = (await readdir(dir)).filter((name) => RECORD_NAME.test(name) && join(dir, name) !== keep);
+  const names = (await readdir(dir)).filter((name) => isRecordName(name) && join(dir, name) !== keep);
   const dated = await Promise.all(names.map(async (name) => ({ name, ms: (await stat(join(dir, name)).catch(() => undefined))?.mtimeMs ?? 0 })));
   dated.sort((a, b) => b.ms - a.ms || a.name.localeCompare(b.name));
   for (const { name } of dated.slice(KEEP_BLOCKED_RECORDS - 1)) await rm(join(dir, name), { force: true });

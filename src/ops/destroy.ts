@@ -1,4 +1,4 @@
-// destroy: never gated (the-destroy-job.md). Against the durable inputs it is given: a destroy
+// destroy: never gated (the object is being deleted: contract.md §3). Against the durable inputs it is given: a destroy
 // plan, shown and classified for the record, then applied; what would gate an apply (provider
 // actions, content the runner cannot read) is warned about, never blocking. A failed destroy
 // leaves the state as terraform left it and the next destroy continues from there.

@@ -2,7 +2,7 @@
 // packed with what applying it later needs, into the artifact store. Nothing is applied.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeArtifact, type ArtifactFile } from '../store/chunked.ts';
+import { writeArtifact, type ArtifactFile } from '../store/artifact-write.ts';
 import { timeStamp } from '../util/stamp.ts';
 import { usageError } from '../errors.ts';
 import { changesOnlyTheRecord, gateCauses } from '../guard/decide.ts';
@@ -13,9 +13,7 @@ import { artifactStore } from '../run/stores.ts';
 import { heldPlan, planAndClassify, prepareRoot, removePlanFile, type PreparedRoot } from '../steps/steps.ts';
 import { pruneQuietly, stateBeforeStep, type PulledState } from '../steps/state.ts';
 import { backendIdentity } from '../terraform/backend.ts';
-
-export const PLAN_FILE_NAME = 'plan.tfplan';
-export const LOCK_FILE_NAME = '.terraform.lock.hcl';
+import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 
 export async function planOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   const store = artifactStore(ctx);
@@ -39,9 +37,9 @@ export async function planOp(ctx: RunContext, fields: ResultFields): Promise<OpE
 
 async function packPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, planHash: string, store: NonNullable<ReturnType<typeof artifactStore>>) {
   // The held file, not the path: the artifact holds the plan that was hashed and classified.
-  const files: ArtifactFile[] = [{ name: PLAN_FILE_NAME, path: heldPlan(root.workspace).reopenPath }];
-  const lockFile = await readFile(join(root.workspace.root, LOCK_FILE_NAME)).catch(() => undefined);
-  if (lockFile) files.push({ name: LOCK_FILE_NAME, data: lockFile });
+  const files: ArtifactFile[] = [{ name: PLAN_FILE, path: heldPlan(root.workspace).reopenPath }];
+  const lockFile = await readFile(join(root.workspace.root, LOCK_FILE)).catch(() => undefined);
+  if (lockFile) files.push({ name: LOCK_FILE, data: lockFile });
   // Time first, so names sort by age; the hash, so a re-plan never collides with a complete artifact.
   const object = `plan-${timeStamp()}-${planHash.slice(0, 12)}`;
   const manifest = await writeArtifact(
@@ -52,7 +50,7 @@ async function packPlan(ctx: RunContext, root: PreparedRoot, before: PulledState
       kind: 'PlanArtifact',
       terraformVersion: root.version.version,
       op: 'plan',
-      planFile: PLAN_FILE_NAME,
+      planFile: PLAN_FILE,
       planHash,
       inputsHash: root.inputs.hashes.inputsHash,
       // What the plan is bound to: applying it is refused against any other state (apply-approved.ts).

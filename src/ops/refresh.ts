@@ -4,7 +4,7 @@
 // refresh-only plan (a move that touches the runner's record, an action, content the runner cannot
 // read) is refused, as nobody can approve a refresh.
 import { RunnerError } from '../errors.ts';
-import { actionText, changeText } from '../output/change-text.ts';
+import { actionText, changeText } from '../plan/actions.ts';
 import type { Classification } from '../schemas/classification.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding, ResultFields } from '../run/finish.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createReadStream, existsSync } from 'node:fs';
 import { RunnerError, usageError } from '../errors.ts';
 import { statePush } from '../terraform/state.ts';
-import { readArtifact } from '../store/chunked.ts';
+import { readArtifact } from '../store/artifact-read.ts';
 import { withSerial } from '../state/serial.ts';
 import { summarizeState } from '../plan/state.ts';
 import { emptyScan } from '../workspace/scan.ts';
@@ -16,7 +16,8 @@ import type { RunContext } from '../run/context.ts';
 import type { OpEnding, ResultFields } from '../run/finish.ts';
 import { openArtifactSource } from '../run/stores.ts';
 import { checkPlaintextBackups, initStep, preflight, terraformIn } from '../steps/steps.ts';
-import { backupStep, readStateStep, STATE_FILE_NAME, stateBeforeStep } from '../steps/state.ts';
+import { backupStep, readStateStep, stateBeforeStep } from '../steps/state.ts';
+import { STATE_FILE } from '../workspace/terraform-files.ts';
 
 export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   if (!ctx.settings.backup) throw usageError('BackupMissing', 'restore needs the backup to restore: pass --backup DIR (or a Secret reference, see contract.md)');
@@ -51,7 +52,7 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
     // terraform accepts a push only above the current serial; the lineage stays the backup's.
     const serial = Math.max(current.serial ?? 0, restored.serial) + 1;
     const pushFile = join(workspace.privateDir, 'restore.tfstate');
-    await writeNewFile(pushFile, withSerial(await readFile(backup.paths[STATE_FILE_NAME]!, 'utf8'), serial));
+    await writeNewFile(pushFile, withSerial(await readFile(backup.paths[STATE_FILE]!, 'utf8'), serial));
     ctx.mutationStarted = true;
     const lockTimeout = ctx.settings.lockTimeout;
     await ctx.step('state push', () => statePush(tf, pushFile, { force: otherLineage, lockTimeout }), (r) => r.exitCode);
@@ -63,7 +64,7 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
     const after = await readStateStep(ctx, tf, workspace, 'state after');
     fields.state = { serialBefore: current.serial, serialAfter: after.serial, lineage: after.lineage };
     fields.stateInputsHash = after.recordedInputsHash;
-    await ctx.step('verify', () => verifyRestored(after.file, backup.paths[STATE_FILE_NAME]!, restored.lineage));
+    await ctx.step('verify', () => verifyRestored(after.file, backup.paths[STATE_FILE]!, restored.lineage));
     return { outcome: 'succeeded', reason: 'RestoreSucceeded', message: `Restored backup ${source.object} (serial ${restored.serial}, lineage ${restored.lineage}) as serial ${after.serial}.` };
   } finally {
     await workspace.dispose();

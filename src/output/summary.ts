@@ -1,7 +1,7 @@
 // The human summary printed at the end of a run: what happened, in words and counts.
 import type { ActionCounts } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
-import { actionText, changeText } from './change-text.ts';
+import { actionText, changeText } from '../plan/actions.ts';
 
 export const countsText = (c: ActionCounts) =>
   `${c.create} to create, ${c.update} to update, ${c.replace} to replace, ${c.delete} to delete, ${c.forget} to forget, ${c.import} to import, ${c.move} to move`;

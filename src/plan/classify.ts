@@ -5,7 +5,10 @@
 import type { ActionCounts, Classification, DeferredChange, DestructiveChange, DriftEntry, PlannedAction } from '../schemas/classification.ts';
 import { RunnerError } from '../errors.ts';
 import { needsApproval } from '../guard/gate.ts';
-import { KNOWN_ACTIONS, PLAN_TOP_LEVEL_KEYS, type PlanHeader } from './types.ts';
+import { type ActionKind, changesResource, countedAs, isDestructive, kindName, listedActions, readActions } from './actions.ts';
+import { reservedAddressOf, reservedEntryWhy, RUNNER_DESTROY_KINDS, RUNNER_KINDS } from './reserved.ts';
+import { type ActionInvocation, type Change, type Configuration, type ConfiguredResource, type DeferredActionInvocation, type DeferredResource, type DeferredResourceChange, type InvokeActionTrigger, type LifecycleActionTrigger, type OutputChange, type Plan, PLAN_HEADER_FIELDS, PLAN_TOP_LEVEL_KEYS, type PlanHeader, type ResourceChange, type RootModule, type VariableDeclaration } from './types.ts';
+import { fieldsOf, isRecord, jsonTypeName, optionalString, shown, type Unchecked } from './values.ts';
 
 export interface ClassifyOptions {
   /**
@@ -42,97 +45,13 @@ export const PLAN_SECTIONS = {
   deferred_action_invocations: 'array',
   output_changes: 'object',
   action_invocations: 'array',
-} as const;
+} as const satisfies Partial<Record<keyof Plan, 'array' | 'object'>>;
 export type PlanSection = keyof typeof PLAN_SECTIONS;
-
-type CountedKind = keyof Omit<ActionCounts, 'import' | 'move'>;
-/** `createForget`: terraform's replace whose old object is kept (`destroy = false`), in either order. */
-type EntryKind = CountedKind | 'createForget';
-
-/** What each kind adds to `counts`: a create-forget counts as a create and a forget, like terraform's summary. */
-const countedAs = (kind: EntryKind): CountedKind[] => (kind === 'createForget' ? ['create', 'forget'] : [kind]);
-
-/** What one resource entry's actions mean, or why the classifier cannot tell. */
-type ActionsReading = { kind: EntryKind; why?: undefined } | { kind: 'unknown'; why: string };
-
-const SINGLE_ACTION_KINDS: Readonly<Record<string, CountedKind>> = {
-  'no-op': 'noop',
-  create: 'create',
-  read: 'read',
-  update: 'update',
-  delete: 'delete',
-  forget: 'forget',
-};
-
-/** Reads `change.actions`. Anything but the lists terraform documents is unknown, so it fails closed. */
-export function readActions(actions: unknown): ActionsReading {
-  if (actions === undefined) return { kind: 'unknown', why: 'change.actions is missing' };
-  if (!Array.isArray(actions) || !actions.every((a) => typeof a === 'string')) {
-    return { kind: 'unknown', why: 'change.actions is not a list of strings' };
-  }
-  const unknownAction = actions.find((a) => !(KNOWN_ACTIONS as readonly string[]).includes(a));
-  if (unknownAction !== undefined) return { kind: 'unknown', why: `unknown action ${JSON.stringify(unknownAction)}` };
-  if (actions.length === 1) return { kind: SINGLE_ACTION_KINDS[actions[0]]! };
-  const pair = actions.length === 2 ? [...actions].sort().join(',') : undefined;
-  if (pair === 'create,delete') return { kind: 'replace' };
-  // No delete: the old object stays where it is, only terraform's state forgets it.
-  if (pair === 'create,forget') return { kind: 'createForget' };
-  // e.g. [], ["delete","delete"] or ["delete","forget"]: not a list the runner knows.
-  return { kind: 'unknown', why: `unrecognised combination of actions ${JSON.stringify(actions)}` };
-}
-
-/** A string as it is, anything else as JSON. */
-const shown = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
-
-/** What the runner itself plans at its reserved address: a plain create, in-place update or no-op; a destroy deletes it with the rest. */
-const RUNNER_KINDS: ReadonlySet<ActionsReading['kind']> = new Set(['create', 'update', 'noop']);
-const RUNNER_DESTROY_KINDS: ReadonlySet<ActionsReading['kind']> = new Set(['delete']);
-
-/** The reserved address `address` is or is an instance of (`R[0]`, `R["a"]`), if any. */
-function reservedOf(address: unknown, reserved: ReadonlySet<string>): string | undefined {
-  if (typeof address !== 'string') return undefined;
-  const bracket = address.indexOf('[');
-  const resource = bracket < 0 ? address : address.slice(0, bracket);
-  return reserved.has(resource) ? resource : undefined;
-}
-
-/**
- * Why an entry that touches the reserved address `reserved` is more than the runner's own create,
- * update or no-op of it, or undefined when it is the runner's (then it is skipped). Anything more
- * fails closed: a moved block into the record once hid the replace of another resource. Fields that
- * are present but odd count too.
- */
-function reservedEntryWhy(entry: Record<string, unknown>, change: Record<string, unknown>, reading: ActionsReading, reserved: string, runnerKinds: ReadonlySet<ActionsReading['kind']>): string | undefined {
-  const facts: string[] = [];
-  if (reading.why !== undefined) facts.push(reading.why);
-  else if (!runnerKinds.has(reading.kind)) facts.push(`actions ${JSON.stringify(change.actions)}`);
-  const { address, previous_address: previous, deposed } = entry;
-  if (previous !== undefined && previous !== address) facts.push(`moved from ${shown(previous)}`);
-  else if (address !== reserved) facts.push(`the instance ${shown(address)}`);
-  if (change.importing !== undefined && change.importing !== null) facts.push('imported');
-  if (deposed !== undefined) facts.push(`deposed object ${shown(deposed)}`);
-  return facts.length === 0 ? undefined : `${reserved} is reserved for the runner's own resource, which the runner only creates, updates in place or keeps: ${facts.join(', ')}`;
-}
-
-/** "an array", "a string", ...: how the shape problems name a JSON value's type. */
-export function jsonTypeName(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-const optionalString = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 function readReplacePaths(value: unknown): DestructiveChange['replacePaths'] {
   const isPath = (path: unknown) => Array.isArray(path) && path.every((step) => typeof step === 'string' || typeof step === 'number');
   return Array.isArray(value) && value.every(isPath) ? (value as (string | number)[][]) : undefined;
 }
-
-/** The actions as the contract lists them: strings kept, anything else shown as JSON. */
-const listedActions = (actions: unknown): string[] => (Array.isArray(actions) ? actions.map(shown) : []);
 
 /** terraform's lifecycle events that run an action (configs.ActionTriggerEvent; BeforeDestroy and AfterDestroy from 1.16). */
 const ACTION_TRIGGER_EVENTS: ReadonlySet<string> = new Set(['BeforeCreate', 'AfterCreate', 'BeforeUpdate', 'AfterUpdate', 'BeforeDestroy', 'AfterDestroy']);
@@ -144,14 +63,14 @@ const ACTION_ON_FAILURE: Readonly<Record<string, string>> = { ActionOnFailureHal
  * and why the runner cannot tell when it runs or what a failure does, if so.
  */
 function readActionInvocation(entry: unknown, position: string, deferredReason: string | null): { action: PlannedAction; problems: string[] } {
-  const invocation = isRecord(entry) ? entry : {};
+  const invocation = fieldsOf<ActionInvocation>(entry);
   const problems: string[] = isRecord(entry) ? [] : [`it is ${jsonTypeName(entry)}, not an object`];
-  const lifecycle = invocation.lifecycle_action_trigger;
-  const invoke = invocation.invoke_action_trigger;
+  const { lifecycle_action_trigger: lifecycleValue, invoke_action_trigger: invoke } = invocation;
   let trigger = 'unknown';
   let triggeringResource: string | null = null;
   let onFailure: string | null = null;
-  if (isRecord(lifecycle) && !isRecord(invoke)) {
+  if (isRecord(lifecycleValue) && !isRecord(invoke)) {
+    const lifecycle = fieldsOf<LifecycleActionTrigger>(lifecycleValue);
     const event = lifecycle.action_trigger_event;
     if (typeof event === 'string' && ACTION_TRIGGER_EVENTS.has(event)) trigger = event;
     else problems.push(`unknown action_trigger_event ${shown(event ?? null)}`);
@@ -160,9 +79,9 @@ function readActionInvocation(entry: unknown, position: string, deferredReason: 
       onFailure = typeof lifecycle.on_failure === 'string' ? (ACTION_ON_FAILURE[lifecycle.on_failure] ?? 'unknown') : 'unknown';
       if (onFailure === 'unknown') problems.push(`unknown on_failure ${shown(lifecycle.on_failure)}`);
     }
-  } else if (isRecord(invoke) && !isRecord(lifecycle)) {
+  } else if (isRecord(invoke) && !isRecord(lifecycleValue)) {
     trigger = 'invoke';
-    triggeringResource = optionalString(invoke.calling_resource_address) ?? null;
+    triggeringResource = optionalString(fieldsOf<InvokeActionTrigger>(invoke).calling_resource_address) ?? null;
   } else if (isRecord(entry)) problems.push('it has neither a lifecycle_action_trigger nor an invoke_action_trigger (or both)');
   const action: PlannedAction = {
     address: optionalString(invocation.address) ?? position,
@@ -184,18 +103,15 @@ function holdsContent(value: unknown): boolean {
   return value !== null && value !== false;
 }
 
-/** A deferred change's kind, named as `counts` names kinds. */
-const deferredActionName = (reading: ActionsReading): string => (reading.kind === 'createForget' ? 'create-forget' : reading.kind);
-
 function emptyCounts(): ActionCounts {
   return { create: 0, update: 0, delete: 0, replace: 0, read: 0, noop: 0, forget: 0, import: 0, move: 0, unknown: 0 };
 }
 
 export class PlanClassifier {
   readonly #ignore: ReadonlySet<string>;
-  readonly #runnerKinds: ReadonlySet<ActionsReading['kind']>;
+  readonly #runnerKinds: ReadonlySet<ActionKind>;
   readonly #limit: number;
-  #header: PlanHeader = {};
+  #header: Unchecked<PlanHeader> = {};
   #resourceEntries = 0;
   #driftEntries = 0;
   #hasResourceChanges = false;
@@ -229,8 +145,9 @@ export class PlanClassifier {
   }
 
   /** A resource declared in configuration.root_module.resources. */
-  addConfiguredResource(resource: unknown): void {
-    if (isRecord(resource) && resource.mode === 'managed' && typeof resource.address === 'string') this.#onRootDeclaration?.(resource.address);
+  addConfiguredResource(value: unknown): void {
+    const resource = fieldsOf<ConfiguredResource>(value);
+    if (resource.mode === 'managed' && typeof resource.address === 'string') this.#onRootDeclaration?.(resource.address);
   }
 
   /** A module call declared in configuration.root_module.module_calls. */
@@ -239,10 +156,8 @@ export class PlanClassifier {
   }
 
   /** The top-level scalar fields. Fields absent here keep what an earlier call gave. */
-  addHeader(header: Record<string, unknown>): void {
-    for (const field of ['format_version', 'terraform_version', 'errored', 'complete', 'applyable'] as const) {
-      if (field in header) (this.#header as Record<string, unknown>)[field] = header[field];
-    }
+  addHeader(header: Unchecked<Plan>): void {
+    for (const field of PLAN_HEADER_FIELDS) if (field in header) this.#header[field] = header[field];
   }
 
   /**
@@ -271,33 +186,35 @@ export class PlanClassifier {
   /** One entry of deferred_action_invocations: `{reason, action_invocation}`. */
   addDeferredActionInvocation(entry: unknown): void {
     const position = `deferred_action_invocations[${this.#deferredActionEntries++}]`;
-    const reason = isRecord(entry) && typeof entry.reason === 'string' ? entry.reason : 'unknown';
-    this.#recordAction(isRecord(entry) ? (entry.action_invocation ?? null) : entry, position, reason);
+    const deferred = fieldsOf<DeferredActionInvocation>(entry);
+    const reason = optionalString(deferred.reason) ?? 'unknown';
+    this.#recordAction(isRecord(entry) ? (deferred.action_invocation ?? null) : entry, position, reason);
   }
 
   /** One entry of deferred_changes: `{reason, resource_change}`, listed in partial.deferred, never counted or destructive. */
   addDeferredChange(entry: unknown): void {
     const position = `deferred_changes[${this.#deferredTotal++}]`;
     if (this.#deferred.length >= this.#limit) return;
-    const resource = isRecord(entry) && isRecord(entry.resource_change) ? entry.resource_change : {};
-    const change = isRecord(resource.change) ? resource.change : {};
+    const deferred = fieldsOf<DeferredResourceChange>(entry);
+    const resource = fieldsOf<DeferredResource>(deferred.resource_change);
     this.#deferred.push({
       address: optionalString(resource.address) ?? position,
-      action: deferredActionName(readActions(change.actions)),
-      reason: isRecord(entry) ? (optionalString(entry.reason) ?? null) : null,
+      action: kindName(readActions(fieldsOf<Change>(resource.change).actions).kind),
+      reason: optionalString(deferred.reason) ?? null,
     });
   }
 
-  addResourceChange(entry: unknown): void {
+  addResourceChange(value: unknown): void {
     const position = `resource_changes[${this.#resourceEntries++}]`;
-    if (!isRecord(entry)) {
-      this.#recordUnknownEntry(position, `${position} is ${jsonTypeName(entry)}, not an object`);
+    if (!isRecord(value)) {
+      this.#recordUnknownEntry(position, `${position} is ${jsonTypeName(value)}, not an object`);
       return;
     }
+    const entry = fieldsOf<ResourceChange>(value);
     const address = optionalString(entry.address);
-    const change = isRecord(entry.change) ? entry.change : {};
+    const change = fieldsOf<Change>(entry.change);
     const reading = readActions(change.actions);
-    const reserved = reservedOf(address, this.#ignore) ?? reservedOf(entry.previous_address, this.#ignore);
+    const reserved = reservedAddressOf(entry, this.#ignore);
     const reservedWhy = reserved === undefined ? undefined : reservedEntryWhy(entry, change, reading, reserved, this.#runnerKinds);
     if (reserved !== undefined && reservedWhy === undefined) return; // the runner's own: skipped everywhere
     const importing = isRecord(change.importing);
@@ -308,9 +225,9 @@ export class PlanClassifier {
     if (moved) this.#counts.move += 1;
     // A no-op that moves or imports still changes the state, so terraform must apply it. A data
     // source read changes no resource: counting it would report drift where there is none.
-    if ((reading.kind !== 'noop' && reading.kind !== 'read') || importing || moved) this.#hasResourceChanges = true;
+    if (changesResource(reading.kind) || importing || moved) this.#hasResourceChanges = true;
 
-    const destroys = reading.kind === 'delete' || reading.kind === 'replace' || reading.kind === 'unknown' ? reading.kind : undefined;
+    const destroys = isDestructive(reading.kind) ? reading.kind : undefined;
     if (destroys === undefined && reservedWhy === undefined) return;
     const deposed = optionalString(entry.deposed);
     const reason = optionalString(entry.action_reason);
@@ -328,14 +245,15 @@ export class PlanClassifier {
     });
   }
 
-  addResourceDrift(entry: unknown): void {
+  addResourceDrift(value: unknown): void {
     const position = `resource_drift[${this.#driftEntries++}]`;
-    const address = isRecord(entry) ? optionalString(entry.address) : undefined;
-    const reserved = isRecord(entry) ? (reservedOf(address, this.#ignore) ?? reservedOf(entry.previous_address, this.#ignore)) : undefined;
-    if (reserved !== undefined && isRecord(entry)) {
+    const entry = fieldsOf<ResourceChange>(value);
+    const address = optionalString(entry.address);
+    const change = fieldsOf<Change>(entry.change);
+    const reserved = reservedAddressOf(entry, this.#ignore);
+    if (reserved !== undefined) {
       // A refresh-only plan reports moves here, and applying it carries them out: a move into or
       // out of the record, an instance or a deposed object of it fails closed as in resource_changes.
-      const change = isRecord(entry.change) ? entry.change : {};
       const why = reservedEntryWhy(entry, change, { kind: 'noop' }, reserved, RUNNER_KINDS);
       if (why === undefined) return; // the record's own value changed outside terraform: never drift
       this.#counts.unknown += 1;
@@ -346,18 +264,17 @@ export class PlanClassifier {
     }
     this.#driftTotal += 1;
     // A refresh-only plan reports its moves only here (a normal plan in resource_changes), and applying it carries them out.
-    const previous = isRecord(entry) ? optionalString(entry.previous_address) : undefined;
+    const previous = optionalString(entry.previous_address);
     const moved = previous !== undefined && previous !== address;
     if (moved) this.#counts.move += 1;
     if (this.#drift.length >= this.#limit) return;
-    const deposed = isRecord(entry) ? optionalString(entry.deposed) : undefined;
-    const change = isRecord(entry) && isRecord(entry.change) ? entry.change : {};
+    const deposed = optionalString(entry.deposed);
     this.#drift.push({ address: address ?? position, ...(moved && { previousAddress: previous }), ...(deposed !== undefined && { deposed }), actions: listedActions(change.actions) });
   }
 
   /** One member of output_changes. Outputs change the state but never destroy infrastructure. */
   addOutputChange(name: string, change: unknown): void {
-    const actions = isRecord(change) ? change.actions : undefined;
+    const { actions } = fieldsOf<OutputChange>(change);
     const reading = readActions(actions);
     switch (reading.kind) {
       case 'noop':
@@ -376,7 +293,7 @@ export class PlanClassifier {
 
   /** One root module variable declaration (configuration.root_module.variables). */
   addVariable(name: string, declaration: unknown): void {
-    if (isRecord(declaration) && declaration.sensitive === true) this.#sensitiveVariables.push(name);
+    if (fieldsOf<VariableDeclaration>(declaration).sensitive === true) this.#sensitiveVariables.push(name);
   }
 
   result(): Classification {
@@ -505,12 +422,9 @@ export function classifyPlan(document: unknown, options: ClassifyOptions = {}): 
         classifier.checkSection(key, value);
         break;
       case 'configuration': {
-        const rootModule = isRecord(value) ? value.root_module : undefined;
-        const variables = isRecord(rootModule) ? rootModule.variables : undefined;
+        const { variables, resources, module_calls: moduleCalls } = fieldsOf<RootModule>(fieldsOf<Configuration>(value).root_module);
         if (isRecord(variables)) for (const [name, declaration] of Object.entries(variables)) classifier.addVariable(name, declaration);
-        const resources = isRecord(rootModule) ? rootModule.resources : undefined;
         if (Array.isArray(resources)) for (const resource of resources) classifier.addConfiguredResource(resource);
-        const moduleCalls = isRecord(rootModule) ? rootModule.module_calls : undefined;
         if (isRecord(moduleCalls)) for (const name of Object.keys(moduleCalls)) classifier.addModuleCall(name);
         break;
       }

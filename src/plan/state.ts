@@ -2,8 +2,10 @@
 // the inputs hash the runner recorded in its own terraform_data resource. States can be as large as
 // plans, so only these fields are built (see select-json.ts).
 import { RunnerError } from '../errors.ts';
-import { type ByteSource, JsonSyntaxError, KEEP, readSelected, type Selector } from './select-json.ts';
+import { JsonSyntaxError } from '../util/json-syntax-error.ts';
+import { type ByteSource, KEEP, readSelected, type Selector } from './select-json.ts';
 import { isSha256 } from '../util/sha256.ts';
+import { INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE } from '../workspace/reserved-names.ts';
 
 export interface StateSummary {
   serial: number | null;
@@ -13,14 +15,9 @@ export interface StateSummary {
   recordedInputsHash: string | null;
 }
 
-/** The root-module resource the runner injects to record its inputs hash (src/workspace/). */
-const INPUTS_HASH_RESOURCE = { mode: 'managed', type: 'terraform_data', name: 'captf_inputs_hash' } as const;
-
+/** The root-module resource the runner injects to record its inputs hash. */
 const isInputsHashResource = (resource: Record<string, unknown>) =>
-  !('module' in resource) &&
-  resource.mode === INPUTS_HASH_RESOURCE.mode &&
-  resource.type === INPUTS_HASH_RESOURCE.type &&
-  resource.name === INPUTS_HASH_RESOURCE.name;
+  !('module' in resource) && resource.mode === 'managed' && resource.type === INPUTS_HASH_RESOURCE_TYPE && resource.name === INPUTS_HASH_RESOURCE_NAME;
 
 /** terraform_data stores `input` as {value, type}. */
 const INSTANCE_INPUT: Selector = { items: { fields: { attributes: { fields: { input: { fields: { value: KEEP } } } } } } };

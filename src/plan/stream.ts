@@ -1,42 +1,60 @@
-// Classifies `terraform show -json` output as it streams in: only the fields the classifier reads
-// are ever built (addresses, actions, reasons, header flags, variables' sensitive flags, the small
-// fields of provider actions), one entry at a time, so memory stays flat however large the plan is.
-// Top-level keys outside the allow-list are probed for content, never built. The same
+// Classifies `terraform show -json` output as it streams in: only the fields of the plan model
+// (types.ts) are ever built (addresses, actions, reasons, header flags, variables' sensitive flags,
+// the small fields of provider actions), one entry at a time, so memory stays flat however large
+// the plan is. Top-level keys outside the allow-list are probed for content, never built. The same
 // PlanClassifier as the reference classifyPlan runs the rules.
 import type { Classification } from '../schemas/classification.ts';
 import { RunnerError } from '../errors.ts';
 import { assertPlanObject, type ClassifyOptions, PlanClassifier } from './classify.ts';
-import { type ByteSource, JsonSyntaxError, KEEP, readSelected, type Selector, type Shape } from './select-json.ts';
-import { PLAN_TOP_LEVEL_KEYS } from './types.ts';
+import { JsonSyntaxError } from '../util/json-syntax-error.ts';
+import { type ByteSource, KEEP, readSelected, type Selector, type Shape } from './select-json.ts';
+import {
+  type ActionInvocation,
+  type Change,
+  type Configuration,
+  type ConfiguredResource,
+  type DeferredActionInvocation,
+  type DeferredResource,
+  type DeferredResourceChange,
+  type InvokeActionTrigger,
+  type LifecycleActionTrigger,
+  type OutputChange,
+  type Plan,
+  PLAN_TOP_LEVEL_KEYS,
+  type ResourceChange,
+  type RootModule,
+  type VariableDeclaration,
+} from './types.ts';
 
-/** The parts of a resource_changes or resource_drift entry the classifier reads. */
+/** The selectors of every field of a model type: a field the model lacks, or one left out, is a type error. */
+const modelFields = <T>(selectors: { [K in keyof T]-?: Selector }) => selectors;
+
+const CHANGE: Shape = { fields: modelFields<Change>({ actions: KEEP, importing: KEEP, replace_paths: KEEP }) };
+
+/** A resource_changes or resource_drift entry. */
 function resourceEntry(emit: (entry: unknown) => void): Selector {
-  return {
-    fields: {
-      address: KEEP,
-      previous_address: KEEP,
-      deposed: KEEP,
-      action_reason: KEEP,
-      change: { fields: { actions: KEEP, importing: KEEP, replace_paths: KEEP } },
-    },
-    emit,
-  };
+  return { fields: modelFields<ResourceChange>({ address: KEEP, previous_address: KEEP, deposed: KEEP, action_reason: KEEP, change: CHANGE }), emit };
 }
 
-/** The parts of an action invocation the classifier reads: never config_values (they may hold secrets). */
+/** An action invocation: never config_values (they may hold secrets). */
 const ACTION_INVOCATION: Shape = {
-  fields: {
+  fields: modelFields<ActionInvocation>({
     address: KEEP,
     type: KEEP,
     provider_name: KEEP,
-    lifecycle_action_trigger: { fields: { triggering_resource_address: KEEP, action_trigger_event: KEEP, on_failure: KEEP } },
-    invoke_action_trigger: { fields: { calling_resource_address: KEEP } },
-  },
+    lifecycle_action_trigger: { fields: modelFields<LifecycleActionTrigger>({ triggering_resource_address: KEEP, action_trigger_event: KEEP, on_failure: KEEP }) },
+    invoke_action_trigger: { fields: modelFields<InvokeActionTrigger>({ calling_resource_address: KEEP }) },
+  }),
 };
 
 function planSelector(classifier: PlanClassifier): Selector {
+  const rootModule = modelFields<RootModule>({
+    variables: { members: { fields: modelFields<VariableDeclaration>({ sensitive: KEEP }), emit: (declaration, name) => classifier.addVariable(String(name), declaration) } },
+    resources: { items: { fields: modelFields<ConfiguredResource>({ address: KEEP, mode: KEEP }), emit: (resource) => classifier.addConfiguredResource(resource) } },
+    module_calls: { members: { fields: {}, emit: (_call, name) => classifier.addModuleCall(String(name)) } },
+  });
   return {
-    fields: {
+    fields: modelFields<Plan>({
       format_version: KEEP,
       terraform_version: KEEP,
       errored: KEEP,
@@ -52,35 +70,25 @@ function planSelector(classifier: PlanClassifier): Selector {
       },
       deferred_changes: {
         items: {
-          fields: { reason: KEEP, resource_change: { fields: { address: KEEP, change: { fields: { actions: KEEP } } } } },
+          fields: modelFields<DeferredResourceChange>({ reason: KEEP, resource_change: { fields: modelFields<DeferredResource>({ address: KEEP, change: { fields: modelFields<DeferredResource['change']>({ actions: KEEP }) } }) } }),
           emit: (entry) => classifier.addDeferredChange(entry),
         },
         emit: (section) => classifier.checkSection('deferred_changes', section),
       },
       deferred_action_invocations: {
-        items: { fields: { reason: KEEP, action_invocation: ACTION_INVOCATION }, emit: (entry) => classifier.addDeferredActionInvocation(entry) },
+        items: { fields: modelFields<DeferredActionInvocation>({ reason: KEEP, action_invocation: ACTION_INVOCATION }), emit: (entry) => classifier.addDeferredActionInvocation(entry) },
         emit: (section) => classifier.checkSection('deferred_action_invocations', section),
       },
       output_changes: {
-        members: { fields: { actions: KEEP }, emit: (change, name) => classifier.addOutputChange(String(name), change) },
+        members: { fields: modelFields<OutputChange>({ actions: KEEP }), emit: (change, name) => classifier.addOutputChange(String(name), change) },
         emit: (section) => classifier.checkSection('output_changes', section),
       },
       action_invocations: {
         items: { ...ACTION_INVOCATION, emit: (entry) => classifier.addActionInvocation(entry) },
         emit: (section) => classifier.checkSection('action_invocations', section),
       },
-      configuration: {
-        fields: {
-          root_module: {
-            fields: {
-              variables: { members: { fields: { sensitive: KEEP }, emit: (declaration, name) => classifier.addVariable(String(name), declaration) } },
-              resources: { items: { fields: { address: KEEP, mode: KEEP }, emit: (resource) => classifier.addConfiguredResource(resource) } },
-              module_calls: { members: { fields: {}, emit: (_call, name) => classifier.addModuleCall(String(name)) } },
-            },
-          },
-        },
-      },
-    },
+      configuration: { fields: modelFields<Configuration>({ root_module: { fields: rootModule } }) },
+    }),
     // Keys the runner knows and does not read are skipped; any other is probed for content, never built.
     otherFields: (key) => (PLAN_TOP_LEVEL_KEYS.has(key) ? undefined : { probe: (hasContent) => classifier.addOtherKey(key, hasContent) }),
     // The document's own value holds only the header fields by now: the lists were emitted.

@@ -1,22 +1,21 @@
-// The parts of `terraform show -json` plan documents the runner reads, typed after
-// hashicorp/terraform-json (plan.go, action.go) and terraform's internal/command/jsonplan
-// (plan.go, action_invocations.go). Every field is optional here because older format versions and
-// OpenTofu lack many of them (format 0.x has no `errored`, `complete` or `applyable`; OpenTofu has
-// no `complete`, `applyable`, `deferred_changes` or actions). The classifier checks what it relies
-// on, and a top-level key outside PLAN_TOP_LEVEL_KEYS that holds content fails closed.
-
-/** The action strings terraform writes in `change.actions`. Anything else is unknown to the runner. */
-export const KNOWN_ACTIONS = ['no-op', 'create', 'read', 'update', 'delete', 'forget'] as const;
-export type Action = (typeof KNOWN_ACTIONS)[number];
+// The plan document `terraform show -json` prints, typed after hashicorp/terraform-json (plan.go)
+// and terraform's internal/command/jsonplan (plan.go, action_invocations.go): the fields the
+// runner reads, as terraform writes them. The streaming reader (stream.ts) selects exactly these
+// fields, and the classifier (classify.ts) reads them; since nothing guarantees a document's shape,
+// both see them as Unchecked (values.ts): the same fields, any JSON value in each, checked before use.
+//
+// Every field is optional because older format versions and OpenTofu lack many of them (format 0.x
+// has no `errored`, `complete` or `applyable`; OpenTofu has no `complete`, `applyable`,
+// `deferred_changes` or actions). A top-level key outside PLAN_TOP_LEVEL_KEYS that holds content fails closed.
+import type { Action } from './actions.ts';
 
 /** `change` of a resource_changes / resource_drift entry. Values (before, after, ...) are never read. */
 export interface Change {
-  /** As terraform listed them; typed `unknown[]` because the classifier must survive anything here. */
-  actions?: unknown;
+  actions?: Action[];
   /** Present (an object) when the entry imports an existing object. */
   importing?: { id?: string; identity?: unknown } | null;
   /** Attribute paths that force a replace. */
-  replace_paths?: unknown;
+  replace_paths?: (string | number)[][];
 }
 
 /** One entry of `resource_changes` or `resource_drift`. */
@@ -24,11 +23,6 @@ export interface ResourceChange {
   address?: string;
   /** Set when the resource moved (`moved` block or refactoring). */
   previous_address?: string;
-  module_address?: string;
-  mode?: 'managed' | 'data';
-  type?: string;
-  name?: string;
-  index?: string | number;
   /** Deposed object key: the entry is a deposed object of `address`, not its current one. */
   deposed?: string;
   change?: Change;
@@ -38,12 +32,7 @@ export interface ResourceChange {
 
 /** One value of `output_changes`. */
 export interface OutputChange {
-  actions?: unknown;
-}
-
-/** A root module variable declaration in `configuration.root_module.variables`. */
-export interface VariableDeclaration {
-  sensitive?: boolean;
+  actions?: Action[];
 }
 
 /** `lifecycle_action_trigger` of an action invocation: a resource's lifecycle event runs the action (terraform 1.14+). */
@@ -55,15 +44,19 @@ export interface LifecycleActionTrigger {
   on_failure?: string;
 }
 
+/** `invoke_action_trigger`: a person asked for the action with `-invoke`. */
+export interface InvokeActionTrigger {
+  /** terraform 1.16. */
+  calling_resource_address?: string;
+}
+
 /** One entry of `action_invocations` (terraform 1.14+). `config_values` may hold secrets: never read. */
 export interface ActionInvocation {
   address?: string;
   type?: string;
-  name?: string;
   provider_name?: string;
   lifecycle_action_trigger?: LifecycleActionTrigger;
-  /** Present (an object) when a person asked for the action with `-invoke`; 1.16 adds `calling_resource_address`. */
-  invoke_action_trigger?: { calling_resource_address?: string };
+  invoke_action_trigger?: InvokeActionTrigger;
 }
 
 /** One entry of `deferred_action_invocations`. */
@@ -72,12 +65,42 @@ export interface DeferredActionInvocation {
   action_invocation?: ActionInvocation;
 }
 
+/** The resource change of a `deferred_changes` entry: its address and actions are read. */
+export interface DeferredResource {
+  address?: string;
+  change?: Pick<Change, 'actions'>;
+}
+
 /** One entry of `deferred_changes`: a change terraform could not plan yet. */
 export interface DeferredResourceChange {
   reason?: string;
-  resource_change?: ResourceChange;
+  resource_change?: DeferredResource;
 }
 
+/** A root module variable declaration in `configuration.root_module.variables`. */
+export interface VariableDeclaration {
+  sensitive?: boolean;
+}
+
+/** A resource declared in `configuration.root_module.resources`. */
+export interface ConfiguredResource {
+  address?: string;
+  mode?: 'managed' | 'data';
+}
+
+/** `configuration.root_module`: what the root module declares (module_calls: only their names are read). */
+export interface RootModule {
+  variables?: Record<string, VariableDeclaration>;
+  resources?: ConfiguredResource[];
+  module_calls?: Record<string, object>;
+}
+
+/** `configuration`: the module as terraform read it. */
+export interface Configuration {
+  root_module?: RootModule;
+}
+
+/** The fields of a plan the runner reads; every other top-level key of PLAN_TOP_LEVEL_KEYS is skipped unread. */
 export interface Plan {
   format_version?: string;
   terraform_version?: string;
@@ -90,11 +113,12 @@ export interface Plan {
   deferred_action_invocations?: DeferredActionInvocation[];
   output_changes?: Record<string, OutputChange>;
   action_invocations?: ActionInvocation[];
-  configuration?: { root_module?: { variables?: Record<string, VariableDeclaration> } };
+  configuration?: Configuration;
 }
 
 /** The header fields of a plan: everything but its lists. */
-export type PlanHeader = Pick<Plan, 'format_version' | 'terraform_version' | 'errored' | 'complete' | 'applyable'>;
+export const PLAN_HEADER_FIELDS = ['format_version', 'terraform_version', 'errored', 'complete', 'applyable'] as const satisfies readonly (keyof Plan)[];
+export type PlanHeader = Pick<Plan, (typeof PLAN_HEADER_FIELDS)[number]>;
 
 /**
  * Every top-level key terraform (1.5 to 1.17) and OpenTofu (1.6 to 1.12) are known to write in a
@@ -120,4 +144,4 @@ export const PLAN_TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([
   'applyable',
   'complete',
   'errored',
-]);
+] satisfies (keyof Plan | 'variables' | 'planned_values' | 'prior_state' | 'relevant_attributes' | 'checks' | 'timestamp')[]);

@@ -3,6 +3,7 @@
 // lists, their totals and a count. It fails closed: a deny rule whose match fails denies, a
 // requireApproval rule whose match fails requires approval, a message that fails still denies
 // (with the runner's words), and running out of the time limit does both for every rule.
+import { isDestructive } from '../plan/actions.ts';
 import { DEFAULT_LIST_LIMIT } from '../plan/classify.ts';
 import { actionBinding, celTypeName, changeBinding, isError, planBinding, type CelBindings } from './cel.ts';
 import type { CompiledPolicy, CompiledRule } from './compile.ts';
@@ -60,7 +61,7 @@ export class PolicyEvaluator {
   change(view: PolicyChangeView): void {
     this.#assertOpen();
     // Delete, replace and unknown count; so does a kind this runner does not know (it is unknown).
-    if (!KEEPING_KINDS.has(view.kind)) this.#deletes += 1;
+    if (isDestructive(view.kind)) this.#deletes += 1;
     this.#evaluate('change', () => changeBinding(view), view.address);
   }
 
@@ -153,9 +154,6 @@ export class PolicyEvaluator {
     if (this.#approvalRequired.length < this.#listLimit) this.#approvalRequired.push(entry);
   }
 }
-
-/** Kinds that delete no object: every other kind counts against maxDeletes. */
-const KEEPING_KINDS: ReadonlySet<string> = new Set(['create', 'update', 'read', 'noop', 'forget']);
 
 /** A message or error fit for a log line and the termination message: control characters as spaces, bounded. */
 function printable(message: string): string {

@@ -4,6 +4,7 @@
 import type { Settings } from '../schemas/config.ts';
 import type { OutputValue, Result } from '../schemas/result.ts';
 import { usageError } from '../errors.ts';
+import { KIND_SHORT } from '../object-kind.ts';
 import { KubeClient } from '../kube/client.ts';
 import { loadInClusterConfig } from '../kube/config.ts';
 import { dnsNamePartFor, labelValueFor, shortenedName } from '../kube/names.ts';
@@ -49,9 +50,6 @@ export function inClusterFrom(settings: Settings, log: Logger): InCluster | unde
     blockedResults: (approvalHash) => readBlockedResults(client, namespace, { approvalHash, objectKind: settings.kind, objectName: settings.object }),
   };
 }
-
-/** The kinds' short names, as in the durable inputs Secret captf-inputs-<kindshort>-<name> (contract.md). */
-export const KIND_SHORT = { cluster: 'tc', machine: 'tm', pool: 'tmp' } as const;
 
 /**
  * Where an object's backups or plan artifacts live: Secrets named `captf-<backup|plan>-<kindshort>-<object>-…`,

@@ -1,6 +1,6 @@
 // One op, start to finish: settings, logger, signal and deadline handling, the op's body, the
 // result and its sinks. main.ts loads this module only for an op, so that `--version`, `--help` and
-// the other commands never load zod, pino or the ops (the start-up budget of issue 6).
+// the other commands never load zod, pino or the ops: every Job pays for what loads at start.
 import { loadSettings, durationMs, givenSetting, Settings, type Settings as SettingsT } from '../schemas/config.ts';
 import type { Op } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';

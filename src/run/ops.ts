@@ -5,7 +5,7 @@ import type { OpEnding, ResultFields } from './finish.ts';
 
 export type OpFunction = (ctx: RunContext, fields: ResultFields) => Promise<OpEnding>;
 
-/** Each op's code loads when that op runs: an apply never loads restore's (start-up, issue 6). */
+/** Each op's code loads when that op runs: an apply never loads restore's (every Job pays for what loads at start). */
 export const OPS: Record<Op, () => Promise<OpFunction>> = {
   apply: async () => (await import('../ops/apply.ts')).applyOp,
   plan: async () => (await import('../ops/plan.ts')).planOp,

@@ -2,9 +2,10 @@
 // Zod is the single source of truth; the JSON Schema in contract/ is generated from it. Objects that
 // gain members within runner.captf.io/v1 are open (looseObject): a v1 reader ignores members it does not know.
 import { z } from 'zod';
+import { DESTRUCTIVE_KINDS } from '../plan/actions.ts';
 
 /** How a destructive entry destroys: a plain delete, a replace in either order, or an action the classifier does not know. */
-export const DestructiveAction = z.enum(['delete', 'replace', 'unknown']);
+export const DestructiveAction = z.enum(DESTRUCTIVE_KINDS);
 
 export const DestructiveChange = z.strictObject({
   address: z.string(),

@@ -2,13 +2,11 @@
 // else a default. Parsed and validated once, here.
 import { z } from 'zod';
 import { usageError } from '../errors.ts';
-import { DURATION, durationMs, KINDS } from '../util/duration.ts';
-import { DEFAULT_MAX_ARTIFACT_BYTES } from '../store/manifest.ts';
+import { DURATION, durationMs } from '../util/duration.ts';
+import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_ARTIFACT_BYTES, MIN_CHUNK_BYTES, MAX_SETTING_CHUNK_BYTES } from '../store/limits.ts';
+import { Kind } from './result.ts';
 
 export { durationMs };
-
-export const Kind = z.enum(KINDS);
-export type Kind = z.infer<typeof Kind>;
 
 
 /** Durations as terraform writes them: 30s, 5m, 1h30m. Kept as text (terraform takes it) and in ms. */
@@ -43,7 +41,7 @@ export const Settings = z.strictObject({
   planArtifact: Path.optional(),
   approvedPlanHash: z.string().default(''),
   artifacts: Path.optional(),
-  chunkBytes: z.coerce.number().int().min(1024).max(750_000).default(700_000).describe("At most 750000: a chunk must fit a Secret after base64"),
+  chunkBytes: z.coerce.number().int().min(MIN_CHUNK_BYTES).max(MAX_SETTING_CHUNK_BYTES).default(DEFAULT_CHUNK_BYTES).describe(`At most ${MAX_SETTING_CHUNK_BYTES}: a chunk must fit a Secret after base64`),
   maxArtifactBytes: z.coerce.number().int().min(1_048_576).max(2 ** 40).default(DEFAULT_MAX_ARTIFACT_BYTES).describe('The most an artifact or backup may hold (payload, and files unpacked): a manifest declaring more is refused before a chunk is read'),
   // backups and restore
   backups: Path.optional(),

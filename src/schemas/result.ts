@@ -3,6 +3,7 @@
 // truth; contract/result.schema.json is generated from it (npm run schema).
 import { z } from 'zod';
 import { Classification, DestructiveAction, DriftEntry } from './classification.ts';
+import { OBJECT_KINDS } from '../object-kind.ts';
 import { SHA256_HEX } from '../util/sha256.ts';
 
 export const RESULT_API_VERSION = 'runner.captf.io/v1';
@@ -10,10 +11,14 @@ export const RESULT_API_VERSION = 'runner.captf.io/v1';
 export const Op = z.enum(['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore', 'unlock']);
 export type Op = z.infer<typeof Op>;
 
+/** The kind of object a run serves. */
+export const Kind = z.enum(OBJECT_KINDS);
+
 export const Outcome = z.enum(['succeeded', 'noChanges', 'blocked', 'failed', 'interrupted', 'invalid']);
 export type Outcome = z.infer<typeof Outcome>;
 
-const Hash = z.string().regex(SHA256_HEX, 'a sha256 as 64 lowercase hex characters');
+/** A sha256 as the contract writes it (hashes, approvals, digests). */
+export const Sha256 = z.string().regex(SHA256_HEX, 'a sha256 as 64 lowercase hex characters');
 const Timestamp = z.string().describe('RFC 3339 time in UTC');
 
 export const Step = z.strictObject({
@@ -85,7 +90,7 @@ export const Drift = z.strictObject({
 export const ArtifactRef = z.strictObject({
   location: z.string(),
   object: z.string(),
-  sha256: Hash.describe('sha256 of the whole packed payload'),
+  sha256: Sha256.describe('sha256 of the whole packed payload'),
   chunks: z.number().int().positive(),
   bytes: z.number().int().nonnegative(),
 });
@@ -110,17 +115,17 @@ export const Result = z.strictObject({
   runnerVersion: z.string(),
   terraform: z.strictObject({ version: z.string(), flavor: z.enum(['terraform', 'opentofu']) }).optional(),
   object: z.strictObject({
-    kind: z.enum(['cluster', 'machine', 'pool']),
+    kind: Kind,
     name: z.string().optional(),
     namespace: z.string().optional(),
   }),
-  inputsHash: Hash.optional(),
-  approvalHash: Hash.optional().describe('The hash an approval must name: the approval hash of a pool, else the inputs hash'),
-  stateInputsHash: Hash.nullable().optional().describe('The inputs hash the state records after the run'),
+  inputsHash: Sha256.optional(),
+  approvalHash: Sha256.optional().describe('The hash an approval must name: the approval hash of a pool, else the inputs hash'),
+  stateInputsHash: Sha256.nullable().optional().describe('The inputs hash the state records after the run'),
   approval: Approval.optional(),
   approveCommand: z.string().optional(),
   plan: Classification.optional(),
-  planHash: Hash.optional().describe('sha256 of the saved plan file'),
+  planHash: Sha256.optional().describe('sha256 of the saved plan file'),
   planText: z.string().optional().describe("terraform's human-readable plan, masked, at most 64 KiB (plan and drift)"),
   planArtifact: ArtifactRef.optional(),
   backup: ArtifactRef.optional().describe('The backup of the state this run took before changing it (apply, destroy, restore)'),

@@ -5,19 +5,20 @@ import { join } from 'node:path';
 import type { ArtifactRef } from '../schemas/result.ts';
 import { summarizeState, type StateSummary } from '../plan/state.ts';
 import { maskStateSecrets } from '../state/secrets.ts';
-import type { pruneObjects } from '../store/chunked.ts';
+import { pruneObjects, type PruneOptions } from '../store/retention.ts';
 import type { ChunkStore } from '../store/store.ts';
 import { statePull, statePush } from '../terraform/state.ts';
 import type { Terraform } from '../terraform/terraform.ts';
-import { sha256Hex } from '../util/digest.ts';
+import { sha256Hex } from '../util/sha256.ts';
 import { timeStamp } from '../util/stamp.ts';
-import { ERRORED_STATE_FILE, type Workspace } from '../workspace/workspace.ts';
+import { ERRORED_STATE_FILE, STATE_FILE } from '../workspace/terraform-files.ts';
+import type { Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from '../run/context.ts';
 import type { ResultFields } from '../run/finish.ts';
 import { backupStore } from '../run/stores.ts';
 
-/** tar and gzip load only when an artifact is written, after terraform has started (start-up, issue 6). */
-const artifactCode = () => import('../store/chunked.ts');
+/** tar and gzip load only when an artifact is written, after terraform has started: every Job pays for what loads before it. */
+const artifactWriter = () => import('../store/artifact-write.ts');
 
 /** A pulled state: its summary and the private file holding it. */
 export type PulledState = StateSummary & { file: string };
@@ -89,12 +90,12 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
   const store = backupStore(ctx);
   const summary = await summarizeState(createReadStream(errored));
   const object = `errored-${timeStamp()}`;
-  const { writeArtifact } = await artifactCode();
+  const { writeArtifact } = await artifactWriter();
   await writeArtifact(
     store,
     object,
-    [{ name: STATE_FILE_NAME, path: errored }],
-    { kind: 'StateBackup', terraformVersion: summary.terraformVersion ?? 'unknown', op: ctx.op, stateFile: STATE_FILE_NAME, serial: summary.serial ?? 0, lineage: summary.lineage || 'unknown' },
+    [{ name: STATE_FILE, path: errored }],
+    { kind: 'StateBackup', terraformVersion: summary.terraformVersion ?? 'unknown', op: ctx.op, stateFile: STATE_FILE, serial: summary.serial ?? 0, lineage: summary.lineage || 'unknown' },
     { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
   );
   return `${store.location}/${object}`;
@@ -115,20 +116,18 @@ export async function backupStep(ctx: RunContext, before: PulledState, inputsHas
     // Named by whose state it is, and retention counts per state: states sharing a store keep their own.
     const family = `backup-${backupOwner(before.lineage!)}-`;
     const object = `${family}${timeStamp()}-s${before.serial}`;
-    const { writeArtifact } = await artifactCode();
+    const { writeArtifact } = await artifactWriter();
     const manifest = await writeArtifact(
       store,
       object,
-      [{ name: STATE_FILE_NAME, path: before.file }],
-      { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE_NAME, serial: before.serial!, lineage: before.lineage!, ...(inputsHash ? { inputsHash } : {}) },
+      [{ name: STATE_FILE, path: before.file }],
+      { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE, serial: before.serial!, lineage: before.lineage!, ...(inputsHash ? { inputsHash } : {}) },
       { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
     );
     await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: family, protect: [object, ...keep] });
     return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
   });
 }
-
-export const STATE_FILE_NAME = 'terraform.tfstate';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -142,9 +141,8 @@ export function backupOwner(lineage: string): string {
 }
 
 /** Retention runs after the new object is complete: a failure to delete old ones is a warning, never a failed op. */
-export async function pruneQuietly(ctx: RunContext, store: ChunkStore, options: Parameters<typeof pruneObjects>[1]): Promise<void> {
+export async function pruneQuietly(ctx: RunContext, store: ChunkStore, options: PruneOptions): Promise<void> {
   try {
-    const { pruneObjects } = await artifactCode();
     const { deleted } = await pruneObjects(store, options);
     if (deleted.length) ctx.log.info({ deleted, location: store.location }, `retention: deleted ${deleted.length} older objects`);
   } catch (error) {

@@ -8,7 +8,7 @@ import { mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { RunnerError, usageError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
-import { MAX_CHUNK_BYTES, MAX_CHUNKS, MAX_MANIFEST_BYTES } from './manifest.ts';
+import { MAX_CHUNK_BYTES, MAX_CHUNKS, MAX_MANIFEST_BYTES } from './limits.ts';
 import type { ChunkStore, StoredObject } from './store.ts';
 
 const MANIFEST_FILE = 'manifest.json';

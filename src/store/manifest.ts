@@ -2,25 +2,11 @@
 // truth for its shape. contract/sections/artifacts.md describes it for readers in other languages;
 // the JSON Schema is generated from ArtifactManifest.
 import { z } from 'zod';
-import { Op } from '../schemas/result.ts';
-import { SHA256_HEX } from '../util/sha256.ts';
+import { Op, Sha256 } from '../schemas/result.ts';
+import { MAX_CHUNK_BYTES, MAX_CHUNKS } from './limits.ts';
 
 export const ARTIFACT_API_VERSION = 'runner.captf.io/v1';
 
-/** A chunk index must fit the 5-digit chunk names of the directory layout. */
-export const MAX_CHUNKS = 100_000;
-/** The largest chunk the format allows: it bounds the memory a reader needs, a chunk at a time. */
-export const MAX_CHUNK_BYTES = 16 * 1024 * 1024;
-/**
- * What an artifact may hold unless the reader allows more (`--max-artifact-bytes`): its payload and
- * the files it unpacks to, each. A manifest claiming more is refused before a chunk is read, so a
- * forged one cannot make a reader fill a disk.
- */
-export const DEFAULT_MAX_ARTIFACT_BYTES = 128 * 1024 * 1024;
-/** A manifest of MAX_CHUNKS chunks takes about 11 MB: a larger one is not read. */
-export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
-
-const Sha256 = z.string().regex(SHA256_HEX, 'a sha256 as 64 lowercase hex characters');
 const ByteCount = z.number().int().nonnegative();
 
 /**

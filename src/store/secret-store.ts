@@ -9,10 +9,11 @@
 // base64 of a chunk fits the 1 MiB a Secret may hold (the API answers 422 otherwise).
 import type { OwnerReference } from 'kubernetes-types/meta/v1.js';
 import { RunnerError, usageError } from '../errors.ts';
-import { isKubeError, KubeReason, type KubeClient, type ObjectMeta, type Secret } from '../kube/client.ts';
+import { isKubeError, KubeReason } from '../kube/api-errors.ts';
+import type { KubeClient, ObjectMeta, Secret } from '../kube/client.ts';
 import { derivedName, dnsNamePartFor, isDnsSubdomain, LABEL_ARTIFACT_KIND, LABEL_MANAGED_BY, labelValueFor, MANAGED_BY, MAX_NAME_LENGTH } from '../kube/names.ts';
 import type { ChunkStore, StoredObject } from './store.ts';
-import { sha256Hex } from '../util/digest.ts';
+import { sha256Hex } from '../util/sha256.ts';
 
 export const StoreLabel = {
   store: 'captf.io/store',

@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import { RunnerError } from '../errors.ts';
 import { canonicalJson, type JsonValue } from '../inputs/canonical.ts';
 import { parseExactJson } from '../inputs/json.ts';
-import { sha256Hex } from '../util/digest.ts';
+import { sha256Hex } from '../util/sha256.ts';
+import { DATA_DIR, STATE_FILE } from '../workspace/terraform-files.ts';
 import type { Terraform } from './terraform.ts';
 
 /** Written by init; the runner strips TF_DATA_DIR, so it is always under .terraform. */
-const BACKEND_RECORD = join('.terraform', 'terraform.tfstate');
+const BACKEND_RECORD = join(DATA_DIR, STATE_FILE);
 
 /** The backend as init recorded it. Its config can hold credentials (a pg conn_str): never shown. */
 async function recordedBackend(tf: Terraform): Promise<{ path: string; type: JsonValue | undefined; config: JsonValue | undefined }> {

@@ -3,6 +3,7 @@
 // held lock is read in diagnostics.ts.
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { localLockInfoName } from '../workspace/terraform-files.ts';
 import { diagnose, type LockReport } from './diagnostics.ts';
 import { succeeded, type Terraform } from './terraform.ts';
 
@@ -32,7 +33,7 @@ export async function forceUnlock(tf: Terraform, lockId: string): Promise<ForceU
 // info names the given id, and only when taking the lock proves its holder is gone.
 
 /** Where the local backend writes who holds the lock of the state at `statePath`. */
-export const localLockInfoPath = (statePath: string) => join(dirname(statePath), `.${basename(statePath)}.lock.info`);
+export const localLockInfoPath = (statePath: string) => join(dirname(statePath), localLockInfoName(basename(statePath)));
 
 /** The lock info the local backend left beside the state, or undefined when there is none. */
 export async function readLocalLockInfo(statePath: string): Promise<LockReport | undefined> {

@@ -1,5 +1,5 @@
-// Durations such as 30s, 5m or 1h30m and the kinds of objects, without zod: the command line
-// parses them before any op (and zod) loads.
+// Durations such as 30s, 5m or 1h30m, without zod: the command line parses them before any op
+// (and zod) loads.
 import { usageError } from '../errors.ts';
 
 export const DURATION = /^(\d+h)?(\d+m)?(\d+s)?$/;
@@ -10,6 +10,3 @@ export function durationMs(text: string): number {
   const part = (s: string | undefined) => (s ? Number.parseInt(s, 10) : 0);
   return ((part(match[1]) * 60 + part(match[2])) * 60 + part(match[3])) * 1000;
 }
-
-/** The kinds of CAPTF objects (schemas/config.ts builds its zod enum from this list). */
-export const KINDS = ['cluster', 'machine', 'pool'] as const;

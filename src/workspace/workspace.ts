@@ -8,19 +8,21 @@ import { RunnerError, imageError, usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
 import { copyModuleTree, readModuleTree, type ModuleProblem } from './module-tree.ts';
 import { HeldPlanFile } from './plan-file.ts';
-import { emptyScan, INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, scanHcl, scanJson, type ModuleScan } from './scan.ts';
+import { ERRORED_STATE_FILE, LOCAL_RUN_FILES, PLAN_FILE } from './terraform-files.ts';
+import { INPUTS_HASH_RESOURCE, INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE, INPUTS_HASH_VARIABLE } from './reserved-names.ts';
+import { emptyScan, type ModuleScan } from './scan.ts';
+import { scanHcl } from './scan-hcl.ts';
+import { scanJson } from './scan-tf-json.ts';
 
 /** Where the module finds input files other than the variable files: `${path.root}/captf-inputs/<name>`. */
 export const INPUT_FILES_DIR = 'captf-inputs';
 const INJECTED_FILE = 'captf_runner_inputs_hash.tf';
 const BACKEND_OVERRIDE_FILE = 'captf_runner_backend_override.tf';
-/** What terraform writes in its working dir when it cannot save the state. */
-export const ERRORED_STATE_FILE = 'errored.tfstate';
 /**
  * Left behind by earlier local runs of the module; never copied into the workdir. An errored.tfstate
  * the module ships is not terraform's unsaved state of this run: it must never be pushed or kept as one.
  */
-const NOT_COPIED = new Set(['.terraform', 'terraform.tfstate', 'terraform.tfstate.backup', '.terraform.tfstate.lock.info', ERRORED_STATE_FILE]);
+const NOT_COPIED: ReadonlySet<string> = new Set([...LOCAL_RUN_FILES, ERRORED_STATE_FILE]);
 /** What the runner adds to the root of its copy of the module: a module that ships one of these names is refused. */
 export const RUNNER_FILES: ReadonlySet<string> = new Set([INJECTED_FILE, BACKEND_OVERRIDE_FILE, INPUT_FILES_DIR]);
 
@@ -141,7 +143,7 @@ export function inputsHashConfig(scan: ModuleScan): string {
     '  nullable = false',
     '}',
     '',
-    'resource "terraform_data" "captf_inputs_hash" {',
+    `resource "${INPUTS_HASH_RESOURCE_TYPE}" "${INPUTS_HASH_RESOURCE_NAME}" {`,
     `  input      = var.${INPUTS_HASH_VARIABLE}`,
     `  depends_on = [${dependsOn.join(', ')}]`,
     '}',
@@ -247,7 +249,7 @@ type WorkdirPart = Pick<Workspace, 'dir' | 'privateDir' | 'planFile' | 'holdPlan
 
 function makeWorkdirIn(dir: string, owned: boolean): WorkdirPart {
   const privateDir = join(dir, 'private');
-  const planFile = join(privateDir, 'plan.tfplan');
+  const planFile = join(privateDir, PLAN_FILE);
   let kept = false;
   let held: HeldPlanFile | undefined;
   const releasePlan = async () => {

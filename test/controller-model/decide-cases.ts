@@ -1,5 +1,5 @@
-// The table of DecideOp cases, written from the docs in ../shared/docs. Each case quotes the sentence it
-// checks. decide-op.test.ts runs them, and scripts/gen-decide-vectors.ts exports them as
+// The table of DecideOp cases, written from the controller's documentation. Each case quotes the sentence it
+// checks (contract/sections/decide-op.md restates the rules). decide-op.test.ts runs them, and scripts/gen-decide-vectors.ts exports them as
 // contract/vectors/decide-op.json, so the vectors a controller replays are exactly these tests.
 //
 // Every case starts from a live object that applied at 11:00 and is up to date at 12:00, and edits
@@ -8,7 +8,8 @@
 //   machine a1d4c9e7-…: 3600 s -> 287
 //   pool    7c2e5b19-…: 600 s -> 4, 1800 s -> 13, 3600 s -> 26
 import type { Decision, OpDecision, OpReason, WaitDecision } from '../../src/controller-model/decision.ts';
-import type { Kind, Snapshot } from '../../src/controller-model/snapshot.ts';
+import type { ObjectKind } from '../../src/object-kind.ts';
+import type { Snapshot } from '../../src/controller-model/snapshot.ts';
 
 export interface DecideCase {
   name: string;
@@ -21,16 +22,16 @@ export interface DecideCase {
 export const NOW = '2025-06-01T12:00:00Z';
 const at = (hhmmss: string) => `2025-06-01T${hhmmss}Z`;
 
-const UIDS: Record<Kind, string> = {
+const UIDS: Record<ObjectKind, string> = {
   cluster: '3f0b8a52-6c1e-4d7a-9b2f-0e5c7d9a1b34',
   machine: 'a1d4c9e7-2b3f-4e8a-8c6d-5f7e9a0b1c23',
   pool: '7c2e5b19-8d4a-4f6e-a3b1-9e0d2c4f6a87',
 };
 
 /** Requeue of the untouched live objects: cluster drift due 12:34:45, machine 12:34:47, pool membership 12:20:13. */
-const UP_TO_DATE_SECONDS: Record<Kind, number> = { cluster: 2085, machine: 2087, pool: 1213 };
+const UP_TO_DATE_SECONDS: Record<ObjectKind, number> = { cluster: 2085, machine: 2087, pool: 1213 };
 
-function liveObject(kind: Kind): Snapshot {
+function liveObject(kind: ObjectKind): Snapshot {
   return {
     now: NOW,
     object: {
@@ -58,7 +59,7 @@ function liveObject(kind: Kind): Snapshot {
 }
 
 const make =
-  (kind: Kind) =>
+  (kind: ObjectKind) =>
   (edit: (s: Snapshot) => void = () => {}): Snapshot => {
     const snapshot = liveObject(kind);
     edit(snapshot);
@@ -87,7 +88,7 @@ const pinnedOp = (op: OpDecision['op'], reason: OpReason, inputs: OpDecision['in
 });
 const waitFor = (reason: WaitDecision['reason'], requeueAfterSeconds: number, heldOp?: WaitDecision['heldOp']): WaitDecision =>
   heldOp ? { kind: 'wait', reason, requeueAfterSeconds, heldOp } : { kind: 'wait', reason, requeueAfterSeconds };
-const upToDate = (kind: Kind) => waitFor('UpToDate', UP_TO_DATE_SECONDS[kind]);
+const upToDate = (kind: ObjectKind) => waitFor('UpToDate', UP_TO_DATE_SECONDS[kind]);
 
 const failedApply = (hhmmss: string, reason = 'LastApplyFailed') =>
   ({ op: 'apply', outcome: 'failed', finishedAt: at(hhmmss), reason }) as const;

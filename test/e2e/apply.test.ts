@@ -264,7 +264,7 @@ describe('apply: the guarded apply', () => {
   });
 
   it('a deposed object left by a failed create-before-destroy is destructive and named with its key', async (t) => {
-    // terraform-facts.md: A (create_before_destroy, replaced) and B replaced after it, whose create
+    // As terraform 1.11 does it: A (create_before_destroy, replaced) and B replaced after it, whose create
     // fails: A's old object stays deposed, and the next plan deletes it.
     const module = {
       'main.tf': `variable "generation" {

@@ -1,4 +1,4 @@
-// The fault matrix (issue 4, contract/sections/faults.md) with the fake terraform
+// The fault matrix (contract/sections/faults.md) with the fake terraform
 // (test/support/fake-terraform.mjs): every step the runner runs terraform in × every way terraform
 // can fail it (non-zero exit, death by a signal, a hang, enormous output, unreadable plan JSON, an
 // unsupported version). Each run must leave a well-formed result (the zod Result schema) and a

@@ -1,4 +1,4 @@
-// Negative zero (issue 11, section 1): `{"gen": -0}` and `{"gen": 0}` hashed alike, but terraform
+// Negative zero (contract/sections/inputs.md): `{"gen": -0}` and `{"gen": 0}` hashed alike, but terraform
 // keeps the sign ("cp-${var.gen}" is cp--0), so an approval of one applied the other. The runner
 // refuses a negative zero in either variables file before anything runs. The rest of the class:
 // two spellings of one number that terraform itself reads as two numbers; the runner gives

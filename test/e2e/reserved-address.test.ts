@@ -1,4 +1,4 @@
-// The runner's reserved record, terraform_data.captf_inputs_hash, end to end (issue 11 §2): with a
+// The runner's reserved record, terraform_data.captf_inputs_hash, end to end (contract/sections/classification.md §1, reserved addresses): with a
 // state that has no record yet, a `moved` block into it made terraform replace the cluster object
 // while the runner reported no destructive change. The scan refuses such a module before terraform
 // runs; where the scan cannot see (a plan made without it, a state adopted from plain terraform),
@@ -11,8 +11,8 @@ import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Classification } from '../../src/schemas/classification.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
-import { scanHcl } from '../../src/workspace/scan.ts';
-import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../src/workspace/scan.ts';
+import { scanHcl } from '../../src/workspace/scan-hcl.ts';
+import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../src/workspace/reserved-names.ts';
 import { inputsHashConfig, localBackendConfig } from '../../src/workspace/workspace.ts';
 import { readLocalState, resourceIds, runTerraform, tempDir, terraformEnv, writeTree, type FileTree } from '../support/tf-modules.ts';
 import { explain, recordedInputsHash, RUNNER, scenario, type Scenario } from './runner.ts';

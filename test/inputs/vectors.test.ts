@@ -13,8 +13,8 @@ import {
   inputsFromFiles,
   readInputs,
   type InputsSnapshot,
-  type ObjectKind,
 } from '../../src/inputs/index.ts';
+import type { ObjectKind } from '../../src/object-kind.ts';
 import { tempDir, writeInputsDir, type Layout } from './layout.ts';
 
 type FileContent = string | { base64: string };

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { describe, test } from 'node:test';
 import { RunnerError } from '../../src/errors.ts';
-import { KubeClient, KubeReason, parseRetryAfter, type Secret } from '../../src/kube/client.ts';
+import { KubeReason } from '../../src/kube/api-errors.ts';
+import { KubeClient, type Secret } from '../../src/kube/client.ts';
+import { parseRetryAfter } from '../../src/kube/retry.ts';
 import { apiServerUrl, loadInClusterConfig } from '../../src/kube/config.ts';
 import { NAMESPACE, startHarness } from './harness.ts';
 

@@ -5,8 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { RunnerError } from '../../src/errors.ts';
-import { KubeReason } from '../../src/kube/client.ts';
-import { pruneObjects, readArtifact, writeArtifact } from '../../src/store/chunked.ts';
+import { KubeReason } from '../../src/kube/api-errors.ts';
+import { readArtifact } from '../../src/store/artifact-read.ts';
+import { writeArtifact } from '../../src/store/artifact-write.ts';
+import { pruneObjects } from '../../src/store/retention.ts';
 import { SecretChunkStore, type SecretChunkStoreOptions } from '../../src/store/secret-store.ts';
 import { NAMESPACE, startHarness, type Harness } from './harness.ts';
 

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { Result, type OutputValue } from '../../src/schemas/result.ts';
 import { RunnerError } from '../../src/errors.ts';
-import { KubeReason } from '../../src/kube/client.ts';
+import { KubeReason } from '../../src/kube/api-errors.ts';
 import { isDnsSubdomain, labelValueFor } from '../../src/kube/names.ts';
 import {
   annotateJob,

@@ -1,10 +1,10 @@
-// The classification rules, case by case (terraform-facts.md §1), and the terraform-json corpus.
+// The classification rules, case by case (contract/sections/classification.md), and the terraform-json corpus.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { Classification } from '../../src/schemas/classification.ts';
 import { RunnerError } from '../../src/errors.ts';
-import { classifyPlan, readActions } from '../../src/plan/classify.ts';
+import { classifyPlan } from '../../src/plan/classify.ts';
 import { change, corpusFiles, corpusPath, INPUTS_HASH, plan } from './support.ts';
 
 const ignore = { ignoreAddresses: new Set([INPUTS_HASH]) };
@@ -576,20 +576,6 @@ describe('plan content the runner does not know', () => {
     assert.deepEqual(result.counts, counts({ create: 1, forget: 1, delete: 1 }));
     assert.deepEqual(result.destructive.map((d) => [d.address, d.action, d.reason]), [['terraform_data.b', 'delete', 'delete_because_enabled_false']]);
     assert.deepEqual(result.failClosed, []);
-  });
-});
-
-describe('readActions', () => {
-  test('only the documented lists are known', () => {
-    assert.equal(readActions(['delete', 'create']).kind, 'replace');
-    assert.equal(readActions(['create', 'delete']).kind, 'replace');
-    assert.equal(readActions([]).kind, 'unknown');
-    assert.equal(readActions(['create', 'forget']).kind, 'createForget');
-    assert.equal(readActions(['forget', 'create']).kind, 'createForget');
-    assert.equal(readActions(['delete', 'forget']).kind, 'unknown');
-    assert.equal(readActions(['forget', 'forget']).kind, 'unknown');
-    assert.equal(readActions(['delete', 'delete']).kind, 'unknown');
-    assert.equal(readActions('delete').kind, 'unknown');
   });
 });
 

@@ -1,11 +1,11 @@
-// Shared pieces of the policy tests: the issue's example file verbatim, and views to feed.
+// Shared pieces of the policy tests: the contract's example file verbatim, and views to feed.
 import assert from 'node:assert/strict';
 import type { ActionCounts } from '../../src/schemas/classification.ts';
 import { compilePolicy, type CompiledPolicy } from '../../src/policy/compile.ts';
 import { ACTIONS_OF } from '../../src/policy/synthetic.ts';
 import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from '../../src/policy/views.ts';
 
-/** The policy file of issue 19, as other tools rely on it: it must work exactly as written. */
+/** The example file of contract/sections/policy.md §2, as other tools rely on it: it must work exactly as written. */
 export const ISSUE_EXAMPLE = `apiVersion: policy.captf.io/v1
 rules:
 - name: protect-databases

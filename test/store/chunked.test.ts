@@ -4,7 +4,8 @@ import { copyFile, mkdir, readdir, readFile, rename, stat, truncate, unlink, wri
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { readArtifact, writeArtifact, type ArtifactFile } from '../../src/store/chunked.ts';
+import { readArtifact } from '../../src/store/artifact-read.ts';
+import { writeArtifact, type ArtifactFile } from '../../src/store/artifact-write.ts';
 import { DirStore, openDirObject } from '../../src/store/dir-store.ts';
 import type { ArtifactManifest } from '../../src/store/manifest.ts';
 import type { ChunkStore } from '../../src/store/store.ts';

@@ -7,7 +7,8 @@ import { once } from 'node:events';
 import { it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { readArtifact, writeArtifact } from '../../src/store/chunked.ts';
+import { readArtifact } from '../../src/store/artifact-read.ts';
+import { writeArtifact } from '../../src/store/artifact-write.ts';
 import { DirStore } from '../../src/store/dir-store.ts';
 import { backupMeta, tempDir } from './helpers.ts';
 

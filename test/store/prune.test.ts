@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { pruneObjects } from '../../src/store/chunked.ts';
+import { pruneObjects } from '../../src/store/retention.ts';
 import { DirStore } from '../../src/store/dir-store.ts';
 import { rejectsWith, tempDir } from './helpers.ts';
 

@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { RunnerError } from '../../src/errors.ts';
-import { emptyScan, scanHcl, scanJson } from '../../src/workspace/scan.ts';
+import { emptyScan } from '../../src/workspace/scan.ts';
+import { scanHcl } from '../../src/workspace/scan-hcl.ts';
+import { scanJson } from '../../src/workspace/scan-tf-json.ts';
 import { inputsHashConfig, missedDeclarations, prepareWorkspace, scanModule } from '../../src/workspace/workspace.ts';
 
 describe('workspace: scanning top-level blocks', () => {

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
-import type { Kind } from '../../schemas/config.ts';
+import type { ObjectKind } from '../../object-kind.ts';
 import { asRunnerError, RunnerError } from '../../errors.ts';
 import { providersInInitOutput, type Diagnosis } from '../../terraform/diagnostics.ts';
 import { init } from '../../terraform/init.ts';
@@ -15,9 +15,12 @@ import { StopHandle } from '../../terraform/stop.ts';
 import { createTerraform, TerraformFailed } from '../../terraform/terraform.ts';
 import { validate } from '../../terraform/validate.ts';
 import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type TerraformVersion } from '../../terraform/version.ts';
-import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, scanHcl, type ModuleScan } from '../../workspace/scan.ts';
+import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../workspace/reserved-names.ts';
+import type { ModuleScan } from '../../workspace/scan.ts';
+import { scanHcl } from '../../workspace/scan-hcl.ts';
 import { BACKEND_FILE, moduleFilesProblem, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule } from '../../workspace/workspace.ts';
-import { LOCK_FILE, REQUIRED_VARIABLES } from './module-files.ts';
+import { REQUIRED_VARIABLES } from './module-files.ts';
+import { DATA_DIR, LOCK_FILE } from '../../workspace/terraform-files.ts';
 
 export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate';
 
@@ -50,7 +53,7 @@ export interface ContractCheckOptions {
   moduleDir?: string;
   /** Default `terraform` on PATH. Always a binary on this machine, also with a root. */
   terraformPath?: string;
-  kind?: Kind;
+  kind?: ObjectKind;
   /** The op's workdir; absent: the runner's default, a fresh dir under TMPDIR. */
   workdir?: string;
   /** Only what every op checks before touching state: terraform and the module's files. */
@@ -191,7 +194,7 @@ async function filesCheck(moduleDir: string, scan: ModuleScan | RunnerError): Pr
   return ['files', 'pass', `no file named like the runner's own (${[...RUNNER_FILES].join(', ')}); no symbolic link leads outside the module`];
 }
 
-function variablesCheck(scan: ModuleScan, kind: Kind | undefined): CheckRow {
+function variablesCheck(scan: ModuleScan, kind: ObjectKind | undefined): CheckRow {
   if (!kind) return ['variables', 'pass', 'no --kind given: no per-kind variables required'];
   const required = REQUIRED_VARIABLES[kind];
   const missing = required.filter((name) => !scan.variables.includes(name));
@@ -209,7 +212,7 @@ async function initAndValidate(moduleDir: string, terraformPath: string, env: No
   const copy = mkdtempSync(join(tmpdir(), 'captf-contract-'));
   try {
     // A local .terraform dir would let init skip what the image must provide.
-    cpSync(moduleDir, copy, { recursive: true, filter: (src) => !relative(moduleDir, src).split(sep).includes('.terraform') });
+    cpSync(moduleDir, copy, { recursive: true, filter: (src) => !relative(moduleDir, src).split(sep).includes(DATA_DIR) });
     const initLines: string[] = [];
     const tf = createTerraform({ path: terraformPath, cwd: copy, env, output: { line: (_stream, text) => void initLines.push(text) }, stop });
     const failed = await init(tf, { backend: false, lockfileReadonly: true }).then(

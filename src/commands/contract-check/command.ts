@@ -1,5 +1,6 @@
 // `captf-runner contract check`: the image (or a directory tree) against the module contract.
-import { givenSetting, Kind } from '../../schemas/config.ts';
+import { givenSetting } from '../../schemas/config.ts';
+import { Kind } from '../../schemas/result.ts';
 import { runContractCheck } from './check.ts';
 import { formatContractTable } from './format.ts';
 import { EXIT } from '../../run/exit-codes.ts';

@@ -1,0 +1,32 @@
+// What the runner reserves in every module: the resource that records the inputs hash of the last
+// successful apply in the state, and the variable that feeds it. A module whose configuration names
+// either (or moves, forgets or imports into the resource) is refused before anything runs
+// (reservedNamesProblem in workspace.ts); the classifier fails closed on anything at the resource
+// that the runner did not plan itself (plan/reserved.ts).
+
+/** The resource that records the inputs hash of the last successful apply in the state. */
+export const INPUTS_HASH_RESOURCE_TYPE = 'terraform_data';
+export const INPUTS_HASH_RESOURCE_NAME = 'captf_inputs_hash';
+export const INPUTS_HASH_RESOURCE = `${INPUTS_HASH_RESOURCE_TYPE}.${INPUTS_HASH_RESOURCE_NAME}`;
+/** The variable the runner sets to the inputs hash. */
+export const INPUTS_HASH_VARIABLE = 'captf_inputs_hash';
+
+/** A place where the module names what the runner reserves. */
+export interface ReservedUse {
+  /** The file as the scan was given it (scanModule: its path). */
+  file: string;
+  line: number;
+  /** The block, e.g. `moved { to = terraform_data.captf_inputs_hash["a"] }` (whitespace and comments dropped). */
+  what: string;
+}
+
+/**
+ * Whether a `from`/`to` value names the reserved resource of the root module, with or without an
+ * index. terraform accepts whitespace and comments between the parts of the traversal and an
+ * optional `resource.` prefix; the JSON syntax holds the same traversal in a string.
+ */
+export const namesReservedResource = (traversal: string) => RESERVED_TRAVERSAL.test(compactTraversal(traversal));
+const RESERVED_TRAVERSAL = new RegExp(`^(?:resource\\.)?${INPUTS_HASH_RESOURCE.replace('.', '\\.')}(?![\\w-])`);
+
+/** The traversal without whitespace and comments (strings, such as an index key, kept whole). */
+export const compactTraversal = (text: string) => text.replace(/("(?:[^"\\]|\\.)*")|#[^\n]*|\/\/[^\n]*|\/\*[\s\S]*?\*\/|\s+/g, (_match, string?: string) => string ?? '');

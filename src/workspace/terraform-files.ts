@@ -1,0 +1,22 @@
+// The names terraform (and OpenTofu) give the files of a working directory, and the names of the
+// terraform files the runner keeps (a saved plan, a state): one place, so that what the runner
+// leaves out of its copy of a module, packs into an artifact or looks for is always the same file.
+
+/** terraform's data dir in the root module: providers, modules and the backend init configured (the runner strips TF_DATA_DIR). */
+export const DATA_DIR = '.terraform';
+/** The dependency lock file init writes beside the module's .tf files. */
+export const LOCK_FILE = '.terraform.lock.hcl';
+/** The local backend's state file; also the backend record in DATA_DIR, and the state's name inside a backup. */
+export const STATE_FILE = 'terraform.tfstate';
+/** The local backend's copy of the state before its last write. */
+export const STATE_BACKUP_FILE = 'terraform.tfstate.backup';
+/** What terraform writes in its working dir when it cannot save the state. */
+export const ERRORED_STATE_FILE = 'errored.tfstate';
+/** The saved plan: in the workdir's private dir, and inside a plan artifact. */
+export const PLAN_FILE = 'plan.tfplan';
+
+/** Where the local backend writes who holds the lock of a state file: `.<state file>.lock.info`, beside it. */
+export const localLockInfoName = (stateFile: string): string => `.${stateFile}.lock.info`;
+
+/** What an author's own terraform runs leave in a module dir: never part of the module the runner copies. */
+export const LOCAL_RUN_FILES: readonly string[] = [DATA_DIR, STATE_FILE, STATE_BACKUP_FILE, localLockInfoName(STATE_FILE)];
