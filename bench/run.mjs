@@ -36,10 +36,11 @@ import { parseArgs } from 'node:util';
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opts } = parseArgs({
   options: {
-    only: { type: 'string', default: 'apply,start,memory,breakdown' },
+    only: { type: 'string', default: 'apply,start,memory,output,breakdown' },
     sizes: { type: 'string', default: '20x25:9,100x100:5' },
     'start-rounds': { type: 'string', default: '20' },
     'memory-mib': { type: 'string', default: '100,1024' },
+    'output-mib': { type: 'string', default: '200' },
     'breakdown-size': { type: 'string', default: '20x25' },
     'breakdown-runs': { type: 'string', default: '5' },
     node: { type: 'string' },
@@ -50,13 +51,15 @@ const { values: opts } = parseArgs({
   },
 });
 const ONLY = new Set(opts.only.split(','));
-for (const part of ONLY) if (!['apply', 'start', 'memory', 'breakdown'].includes(part)) fail(`--only: "${part}" is not one of apply, start, memory, breakdown`);
+const PARTS = ['apply', 'start', 'memory', 'output', 'breakdown'];
+for (const part of ONLY) if (!PARTS.includes(part)) fail(`--only: "${part}" is not one of ${PARTS.join(', ')}`);
 const DEFAULT_PAIRS = 5;
 const SIZES = opts.sizes.split(',').map((text) => parseSize(text, true));
 const BREAKDOWN_SIZE = parseSize(opts['breakdown-size'], false);
 const BREAKDOWN_RUNS = positive(opts['breakdown-runs'], '--breakdown-runs');
 const START_ROUNDS = positive(opts['start-rounds'], '--start-rounds');
 const MEMORY_MIB = opts['memory-mib'].split(',').map((s) => positive(s, '--memory-mib'));
+const OUTPUT_MIB = positive(opts['output-mib'], '--output-mib');
 const NODE = opts.node ? resolve(opts.node) : process.execPath;
 
 function parseSize(text, withPairs) {
@@ -97,6 +100,8 @@ if (existsSync(join(dirname(RUNNER_SOURCE), 'chunks'))) cpSync(join(dirname(RUNN
 const TERRAFORM = which(opts.terraform);
 const BARE = join(REPO, 'bench/bare-apply.sh');
 const GEN_PLAN = join(REPO, 'scripts/gen-plan.mjs');
+/** The test suite's fake terraform, which prints enormous output on request (test/support/fake-terraform.mjs). */
+const FAKE_TERRAFORM = join(REPO, 'test/support/fake-terraform.mjs');
 /** Preloaded into the runner's node: its own CPU, peak RSS, start and exit times. */
 const SELF_USAGE = join(REPO, 'bench/self-usage.cjs');
 const RUSAGE = join(REPO, 'bench/rusage.py');
@@ -140,6 +145,7 @@ const results = {
   apply: [],
   start: undefined,
   memory: [],
+  output: [],
   breakdown: undefined,
 };
 
@@ -149,7 +155,7 @@ const median = (xs) => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
-const fmt = (ms) => (ms === undefined ? '–' : ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
+const fmt = (ms) => (ms === undefined ? '–' : Math.abs(ms) >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : Math.abs(ms) >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
 const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 const log = (line) => process.stdout.write(line + '\n');
 const now = () => performance.timeOrigin + performance.now();
@@ -432,7 +438,48 @@ function benchMemory(mib) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 4. Breakdown: both sides run a tracing terraform, a bash wrapper that notes when each launch
+// 4. Output: terraform printing hundreds of MB (the test suite's fake terraform) streams through the
+// runner's masker to its stdout and stderr, read by a pipe, once by a reader that stalls for 5 s
+// first (a kubelet under pressure: the runner must stop reading terraform, not buffer). Peak RSS of
+// the runner process, and the bytes that came through.
+
+const OUTPUT_CASES = [
+  { step: 'init', fault: 'huge-stdout', streamed: true },
+  { step: 'plan', fault: 'huge-stdout', streamed: true },
+  { step: 'plan', fault: 'huge-stderr', streamed: true },
+  { step: 'apply', fault: 'huge-stdout', streamed: true },
+  { step: 'apply', fault: 'huge-stdout', streamed: true, stallMs: 5000 },
+  { step: 'show', fault: 'huge-plan', streamed: false },
+];
+
+function benchOutput(mib) {
+  log(`\n== terraform printing ${mib} MiB through the runner (the test suite's fake terraform)`);
+  for (const c of OUTPUT_CASES) {
+    const dir = join(TMP, `output-${c.step}-${c.fault}${c.stallMs ? '-stalled' : ''}`);
+    for (const sub of ['module', 'inputs', 'out', 'state']) mkdirSync(join(dir, sub), { recursive: true });
+    writeFileSync(join(dir, 'module/main.tf'), 'resource "terraform_data" "fake" {}\n');
+    const usageFile = join(dir, 'usage.json');
+    const count = join(dir, 'bytes');
+    const reader = c.stallMs ? `{ sleep ${c.stallMs / 1000}; wc -c; }` : 'wc -c';
+    const apply = `${q(NODE)} --require ${q(SELF_USAGE)} ${q(RUNNER)} apply --kind cluster --terraform ${q(FAKE_TERRAFORM)} --module ${q(dir + '/module')} --inputs ${q(dir + '/inputs')} --state ${q(dir + '/state/terraform.tfstate')} --out ${q(dir + '/out')} --termination-log ${q(dir + '/termination-log')} --log-format json`;
+    const env = { ...ENV, BENCH_SELF_USAGE_FILE: usageFile, FAKE_TF_FAULT: `${c.step}:${c.fault}=${mib * 2 ** 20}`, FAKE_TF_STATE: join(dir, 'fake.tfstate') };
+    const started = now();
+    const r = spawnSync('bash', ['-c', `set -o pipefail; ${apply} 2>&1 | ${reader} >${q(count)}`], { env, stdio: 'ignore' });
+    const ms = now() - started;
+    const result = JSON.parse(readFileSync(join(dir, 'out/result.json'), 'utf8'));
+    if (r.status !== 0 || result.outcome !== 'succeeded') throw new Error(`apply with ${c.step}:${c.fault} ended ${result.outcome} (${result.message}), exit ${r.status}`);
+    const bytes = Number(readFileSync(count, 'utf8').trim());
+    if (c.streamed && bytes < mib * 2 ** 20) throw new Error(`only ${bytes} bytes of terraform's ${mib} MiB came through the runner`);
+    const { maxRssBytes } = JSON.parse(readFileSync(usageFile, 'utf8'));
+    const label = `${c.step} ${c.fault}${c.stallMs ? `, reader stalled ${c.stallMs / 1000} s` : ''}`;
+    results.output.push({ case: label, mib, ms, bytesThrough: bytes, peakRssBytes: maxRssBytes });
+    log(`  ${label.padEnd(40)} ${fmt(ms).padStart(8)}, ${(bytes / 2 ** 20).toFixed(0)} MiB through, peak RSS ${mb(maxRssBytes)}`);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Breakdown: both sides run a tracing terraform, a bash wrapper that notes when each launch
 // starts and ends (µs), its CPU (bash's `times`: ms) and its arguments. The wrapper costs each
 // launch a bash start (a few ms, on both sides): these runs are not the ratios above.
 
@@ -503,7 +550,7 @@ function timeline(run, traceFile) {
     segments.push({ key, ms: g.endMs - g.startMs, cpuMs: g.cpuMs, terraform: true });
   });
   segments.push({ key: 'last terraform exit → exit', ms: run.endedAtMs - groups.at(-1).endMs });
-  return { segments, total: run.ms, cpuMs: run.cpuMs, selfCpuMs: run.self?.cpuMs, nodeStartMs: run.self ? run.self.startedAtMs - run.launchedAtMs : undefined, nodeExitToReapedMs: run.self ? run.endedAtMs - run.self.exitAtMs : undefined, steps: run.result?.steps.map((s) => ({ name: s.name, status: s.status, ms: s.durationMs })) };
+  return { segments, total: run.ms, cpuMs: run.cpuMs, selfCpuMs: run.self?.cpuMs, nodeStartMs: run.self ? run.self.startedAtMs - run.launchedAtMs : undefined, firstStepMs: run.result ? Date.parse(run.result.steps[0].startedAt) - run.launchedAtMs : undefined, nodeExitToReapedMs: run.self ? run.endedAtMs - run.self.exitAtMs : undefined, steps: run.result?.steps.map((s) => ({ name: s.name, status: s.status, ms: s.durationMs })) };
 }
 
 /** Medians per segment key over runs, in the order of the first run. */
@@ -519,6 +566,7 @@ function medianTimeline(runs) {
     cpuMs: median(runs.map((r) => r.cpuMs)),
     selfCpuMs: median(runs.map((r) => r.selfCpuMs)),
     nodeStartMs: median(runs.map((r) => r.nodeStartMs)),
+    firstStepMs: median(runs.map((r) => r.firstStepMs)),
     nodeExitToReapedMs: median(runs.map((r) => r.nodeExitToReapedMs)),
     steps: runs[0].steps ? stepNames.map((name) => ({ name, ms: median(runs.map((r) => r.steps.find((s) => s.name === name)?.ms)) })) : undefined,
   };
@@ -543,6 +591,7 @@ function benchBreakdown(size) {
       for (const side of sides) side();
     }
     const entry = { runner: medianTimeline(runner), bare: medianTimeline(bare), runs: { runner, bare } };
+    entry.extra = extraTime(entry.runner, entry.bare);
     out[changes ? 'changes' : 'noChanges'] = entry;
     printTimeline(changes ? `${size.instances} updates` : 'no changes', entry);
   }
@@ -550,7 +599,37 @@ function benchBreakdown(size) {
   rmSync(dir, { recursive: true, force: true });
 }
 
-function printTimeline(label, { runner, bare }) {
+const PERSON_STEPS = ['init', 'validate', 'plan', 'show -json', 'apply'];
+
+/**
+ * The runner's time and CPU beyond the bare steps', by cause: node before its first terraform, the
+ * launches a person does not make, the person's own steps run by the runner, the gaps between
+ * launches (node's work between steps), and from the last exit until the process is reaped.
+ */
+function extraTime(runner, bare) {
+  const sum = (t, pick, field = 'ms') => t.segments.filter(pick).reduce((n, x) => n + (x[field] ?? 0), 0);
+  const isGap = (x) => x.key.startsWith('gap before');
+  const isPerson = (x) => !isGap(x) && PERSON_STEPS.includes(x.key);
+  const isExtraLaunch = (x) => x.terraform && !PERSON_STEPS.includes(x.key);
+  const first = (t) => t.segments[0].ms;
+  const tail = (t) => t.segments.at(-1).ms;
+  const launches = runner.segments.filter(isExtraLaunch).map((x) => ({ key: x.key, ms: x.ms, cpuMs: x.cpuMs }));
+  return {
+    totalMs: runner.totalMs - bare.totalMs,
+    cpuMs: runner.cpuMs - bare.cpuMs,
+    beforeFirstSpawnMs: first(runner) - first(bare),
+    extraLaunches: launches,
+    extraLaunchesMs: sum(runner, isExtraLaunch),
+    extraLaunchesCpuMs: sum(runner, isExtraLaunch, 'cpuMs'),
+    personStepsMs: sum(runner, isPerson) - sum(bare, isPerson),
+    personStepsCpuMs: sum(runner, isPerson, 'cpuMs') - sum(bare, isPerson, 'cpuMs'),
+    gapsMs: sum(runner, isGap) - sum(bare, isGap),
+    tailMs: tail(runner) - tail(bare),
+    runnerNodeCpuMs: runner.selfCpuMs,
+  };
+}
+
+function printTimeline(label, { runner, bare, extra }) {
   log(`  ${label}: medians, runner | bare`);
   const bareOf = (key) => bare.segments.find((s) => s.key === key);
   for (const s of runner.segments) {
@@ -559,8 +638,13 @@ function printTimeline(label, { runner, bare }) {
     log(`    ${s.key.padEnd(40)} ${fmt(s.ms).padStart(9)} | ${(b ? fmt(b.ms) : '').padStart(9)}${cpu}`);
   }
   log(`    ${'total'.padEnd(40)} ${fmt(runner.totalMs).padStart(9)} | ${fmt(bare.totalMs).padStart(9)}  CPU ${fmt(runner.cpuMs)} | ${fmt(bare.cpuMs)} (node's own ${fmt(runner.selfCpuMs)})`);
-  log(`    the runner's node: started ${fmt(runner.nodeStartMs)} after launch, reaped ${fmt(runner.nodeExitToReapedMs)} after its exit`);
+  log(`    the runner's node: started ${fmt(runner.nodeStartMs)} after launch, began its first step (${runner.steps[0].name}) ${fmt(runner.firstStepMs)} after launch, was reaped ${fmt(runner.nodeExitToReapedMs)} after its exit`);
   log(`    result.json steps[]: ${runner.steps.map((s) => `${s.name} ${fmt(s.ms)}`).join(', ')}`);
+  log(
+    `    the runner's extra ${fmt(extra.totalMs)} (CPU ${fmt(extra.cpuMs)}): before its first terraform ${fmt(extra.beforeFirstSpawnMs)}; ` +
+      `launches a person does not make ${fmt(extra.extraLaunchesMs)} (CPU ${fmt(extra.extraLaunchesCpuMs)}: ${extra.extraLaunches.map((l) => `${l.key} ${fmt(l.ms)}/${fmt(l.cpuMs)}`).join(', ')}); ` +
+      `the person's steps ${fmt(extra.personStepsMs)} (CPU ${fmt(extra.personStepsCpuMs)}); gaps ${fmt(extra.gapsMs)}; exit ${fmt(extra.tailMs)}; node's own CPU ${fmt(extra.runnerNodeCpuMs)}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -587,6 +671,8 @@ function summary() {
     const c = s.firstSpawnWithCompileCache;
     if (c) lines.push(`start (${s.node}, compile cache): wall ×${c.wallRatio.toFixed(2)} ${verdict(c.wallRatio <= TARGETS.start)}, CPU ×${c.cpuRatio.toFixed(2)} ${verdict(c.cpuRatio <= TARGETS.start)}`);
   }
+  for (const s of results.output)
+    lines.push(`output ${String(s.mib).padStart(4)} MiB, ${s.case.padEnd(36)}: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)}`);
   for (const s of results.memory)
     lines.push(`classify ${String(s.mib).padStart(5)} MiB: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)}, counts ${s.countsMatch ? 'match' : 'DIFFER'}`);
   log(lines.join('\n'));
@@ -598,6 +684,7 @@ try {
   if (ONLY.has('apply')) for (const size of SIZES) benchApply(size);
   if (ONLY.has('breakdown')) benchBreakdown(BREAKDOWN_SIZE);
   if (ONLY.has('memory')) for (const mib of MEMORY_MIB) benchMemory(mib);
+  if (ONLY.has('output')) benchOutput(OUTPUT_MIB);
 } catch (error) {
   summary();
   process.stderr.write(`bench: ${error.stack ?? error}\n(temp dir kept: ${TMP})\n`);
