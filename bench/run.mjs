@@ -1,58 +1,73 @@
 #!/usr/bin/env node
-// The runner's overhead, measured side by side in one run on this machine (BENCHMARKS.md):
+// What the runner costs on top of terraform, measured side by side in one run on one machine
+// (BENCHMARKS.md states the targets and the figures). Nothing here is a test: it prints figures.
 //
-//   1. apply: `captf-runner apply` ÷ the same terraform commands run bare (bench/bare-apply.sh), on
-//      modules of 100 resources × 20 and × 100 instances, with no changes and with changes;
-//   2. show: `terraform show -json | captf-runner classify -` ÷ `terraform show -json > /dev/null`;
-//   3. synthetic: `captf-runner classify -` of 100 MiB, 600 MiB and 1 GiB plan documents from
-//      scripts/gen-plan.mjs: wall time, peak RSS, and the counts checked against the generator's;
-//   4. cold start: `captf-runner --version` and the time until the runner spawns terraform, ÷ `node -e 0`.
+//   1. apply: `captf-runner apply --kind cluster` ÷ the steps a person runs by hand on the same
+//      module (bench/bare-apply.sh: init, validate, plan -detailed-exitcode -out, show -json, apply
+//      PLANFILE when there are changes), each side on its own copy of the module and its own state,
+//      no changes and changes, wall and CPU (user + system of the whole process tree) ratios, the
+//      median of interleaved pairs whose order alternates; and the runner node's own peak RSS.
+//   2. start: from launch to the runner's first terraform spawn ÷ `node -e 0`, interleaved rounds;
+//      with another node (--node) and its compile cache (NODE_COMPILE_CACHE) when that node has one.
+//   3. memory: `captf-runner classify -` of synthetic plan documents up to 1 GiB: peak RSS.
+//   4. breakdown: where the runner's extra time goes, from traced runs of both sides: every terraform
+//      launch (start, end, CPU), the runner's result.json steps[], and the node process's own start
+//      and exit.
 //
-// Runner and baseline runs are interleaved (the order alternates per pair) and medians reported, so
-// that the noise of a shared machine falls on both sides. Nothing here is a test: it prints figures.
+//   npm run bench                               # builds, runs everything (~15 min on 2 CPUs)
+//   npm run bench -- --only apply --sizes 20x25:5
+//   npm run bench -- --only start --node /path/to/node24/bin/node
 //
-//   node bench/run.mjs                         # everything, ~10-15 min on 2 CPUs
-//   node bench/run.mjs --reps 5 --only apply,show
-//   node bench/run.mjs --sizes 100x20 --synthetic-mib 100 --cold-reps 10 --json-out /tmp/bench.json
-//
-// Options: --reps N (apply and show pairs, default 3), --cold-reps N (default 20), --synthetic-reps N
-// (default 1), --sizes RxN,... (default 100x20,100x100), --synthetic-mib A,B,... (default 100,600,1024),
-// --only apply,show,synthetic,cold, --runner FILE (default dist/captf-runner.mjs: run `npm run build`
-// first), --terraform PATH (default terraform on PATH), --keep (keep the temp dir), --json-out FILE.
-import { spawnSync, spawn } from 'node:child_process';
-import { createHash, randomUUID } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
-import { tmpdir, cpus, totalmem } from 'node:os';
+// Options: --only apply,start,memory,breakdown; --sizes RxN[:PAIRS],... (default 20x25:9,100x100:5;
+// R resources of N instances each, N ≤ 100); --start-rounds N (20); --memory-mib A,B,... (100,1024);
+// --breakdown-size RxN (20x25); --breakdown-runs N (5); --node PATH (the node that runs the runner
+// and `node -e 0`; default the one running this script); --runner FILE (default: `npm run build`,
+// then dist/captf-runner.mjs); --terraform PATH (terraform on PATH); --json-out FILE (default
+// bench/results/latest.json; - for none); --keep (keep the temp dir).
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opts } = parseArgs({
   options: {
-    reps: { type: 'string', default: '3' },
-    'cold-reps': { type: 'string', default: '20' },
-    'synthetic-reps': { type: 'string', default: '1' },
-    sizes: { type: 'string', default: '100x20,100x100' },
-    'synthetic-mib': { type: 'string', default: '100,600,1024' },
-    only: { type: 'string', default: 'apply,show,synthetic,cold' },
-    runner: { type: 'string', default: join(REPO, 'dist/captf-runner.mjs') },
+    only: { type: 'string', default: 'apply,start,memory,output,breakdown' },
+    sizes: { type: 'string', default: '20x25:9,100x100:5' },
+    'start-rounds': { type: 'string', default: '20' },
+    'memory-mib': { type: 'string', default: '100,1024' },
+    'output-mib': { type: 'string', default: '200' },
+    'breakdown-size': { type: 'string', default: '20x25' },
+    'breakdown-runs': { type: 'string', default: '5' },
+    node: { type: 'string' },
+    runner: { type: 'string' },
     terraform: { type: 'string', default: 'terraform' },
+    'json-out': { type: 'string', default: join(REPO, 'bench/results/latest.json') },
     keep: { type: 'boolean', default: false },
-    'json-out': { type: 'string' },
   },
 });
-const REPS = positive(opts.reps, '--reps');
-const COLD_REPS = positive(opts['cold-reps'], '--cold-reps');
-const SYNTH_REPS = positive(opts['synthetic-reps'], '--synthetic-reps');
-const SIZES = opts.sizes.split(',').map((s) => {
-  const m = /^(\d+)x(\d+)$/.exec(s.trim());
-  if (!m || Number(m[2]) > 100) fail(`--sizes: "${s}" is not RESOURCESxINSTANCES with INSTANCES ≤ 100`);
-  return { resources: Number(m[1]), instances: Number(m[2]) };
-});
-const SYNTH_MIB = opts['synthetic-mib'].split(',').map((s) => positive(s, '--synthetic-mib'));
 const ONLY = new Set(opts.only.split(','));
+const PARTS = ['apply', 'start', 'memory', 'output', 'breakdown'];
+for (const part of ONLY) if (!PARTS.includes(part)) fail(`--only: "${part}" is not one of ${PARTS.join(', ')}`);
+const DEFAULT_PAIRS = 5;
+const SIZES = opts.sizes.split(',').map((text) => parseSize(text, true));
+const BREAKDOWN_SIZE = parseSize(opts['breakdown-size'], false);
+const BREAKDOWN_RUNS = positive(opts['breakdown-runs'], '--breakdown-runs');
+const START_ROUNDS = positive(opts['start-rounds'], '--start-rounds');
+const MEMORY_MIB = opts['memory-mib'].split(',').map((s) => positive(s, '--memory-mib'));
+const OUTPUT_MIB = positive(opts['output-mib'], '--output-mib');
+const NODE = opts.node ? resolve(opts.node) : process.execPath;
 
+function parseSize(text, withPairs) {
+  const m = /^(\d+)x(\d+)(?::(\d+))?$/.exec(text.trim());
+  if (!m || Number(m[2]) > 100 || (m[3] !== undefined && !withPairs))
+    fail(`"${text}" is not RESOURCESxINSTANCES${withPairs ? '[:PAIRS]' : ''} with INSTANCES ≤ 100 (plan time is quadratic in the instances of one resource)`);
+  return { resources: Number(m[1]), instances: Number(m[2]), pairs: m[3] === undefined ? DEFAULT_PAIRS : positive(m[3], 'PAIRS') };
+}
 function positive(text, name) {
   const n = Number(text);
   if (!Number.isSafeInteger(n) || n <= 0) fail(`${name} must be a positive whole number, not "${text}"`);
@@ -64,145 +79,159 @@ function fail(message) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Setup: a temp dir, a snapshot of the bundle (a rebuild during the run must not change it), terraform.
+// Setup: the bundle (built now unless --runner names one), copied so a rebuild during the run cannot
+// change it; terraform; python3 for the process tree's CPU.
 
-if (!existsSync(opts.runner)) fail(`${opts.runner} does not exist: run \`npm run build\` first (or pass --runner FILE)`);
+if (!opts.runner) {
+  const build = spawnSync(process.execPath, [join(REPO, 'scripts/build.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (build.status !== 0) fail('npm run build failed');
+}
+const RUNNER_SOURCE = resolve(opts.runner ?? join(REPO, 'dist/captf-runner.mjs'));
+if (!existsSync(RUNNER_SOURCE)) fail(`${RUNNER_SOURCE} does not exist (pass --runner FILE, or leave it out to build dist/)`);
+if (spawnSync('python3', ['-c', 'import os; os.wait4'], { stdio: 'ignore' }).status !== 0) fail('python3 is needed (bench/rusage.py measures the CPU time of a process tree)');
+if (spawnSync(NODE, ['-e', '0']).status !== 0) fail(`${NODE} does not run \`node -e 0\``);
+
 const TMP = mkdtempSync(join(tmpdir(), 'captf-bench-'));
-const RUNNER = join(TMP, 'captf-runner.mjs');
-copyFileSync(opts.runner, RUNNER);
-// A bundle built with code splitting imports its chunks from ./chunks/ next to it.
-if (existsSync(join(dirname(opts.runner), 'chunks'))) cpSync(join(dirname(opts.runner), 'chunks'), join(TMP, 'chunks'), { recursive: true });
+const RUNNER = join(TMP, 'runner/captf-runner.mjs');
+mkdirSync(dirname(RUNNER));
+copyFileSync(RUNNER_SOURCE, RUNNER);
+// The bundle is built with code splitting: the entry imports its chunks from ./chunks/ next to it.
+if (existsSync(join(dirname(RUNNER_SOURCE), 'chunks'))) cpSync(join(dirname(RUNNER_SOURCE), 'chunks'), join(dirname(RUNNER), 'chunks'), { recursive: true });
 const TERRAFORM = which(opts.terraform);
 const BARE = join(REPO, 'bench/bare-apply.sh');
 const GEN_PLAN = join(REPO, 'scripts/gen-plan.mjs');
-/** Preloaded into the runner's node: writes the process's own CPU time (not its children's) on exit. */
-const SELF_CPU_PRELOAD = join(REPO, 'bench/self-cpu.cjs');
+/** The test suite's fake terraform, which prints enormous output on request (test/support/fake-terraform.mjs). */
+const FAKE_TERRAFORM = join(REPO, 'test/support/fake-terraform.mjs');
+/** Preloaded into the runner's node: its own CPU, peak RSS, start and exit times. */
+const SELF_USAGE = join(REPO, 'bench/self-usage.cjs');
+const RUSAGE = join(REPO, 'bench/rusage.py');
 const ENV = cleanEnv();
-const hasGnuTime = existsSync('/usr/bin/time') && spawnSync('/usr/bin/time', ['-v', 'true'], { stdio: 'ignore' }).status === 0;
-const results = { date: new Date().toISOString(), machine: machine(), reps: REPS, apply: [], show: undefined, synthetic: [], cold: undefined };
 
-let exiting = false;
 process.on('exit', () => {
-  if (!opts.keep && !exiting) rmSync(TMP, { recursive: true, force: true });
+  if (!opts.keep) rmSync(TMP, { recursive: true, force: true });
 });
 process.on('SIGINT', () => process.exit(130));
 
 function which(name) {
   if (name.includes('/')) return resolve(name);
-  const found = spawnSync('bash', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim();
+  const found = spawnSync('bash', ['-c', 'command -v "$1"', 'which', name], { encoding: 'utf8' }).stdout.trim();
   if (!found) fail(`${name} is not on PATH (pass --terraform PATH)`);
   return found;
 }
 
-/** The environment of every child: no TF_VAR_/TF_CLI_ARGS leaking in, no CLI-config warning. */
+/**
+ * The environment of both sides: nothing of this shell's TF_ or CAPTF_ settings, no CLI config, no
+ * checkpoint call, and TF_IN_AUTOMATION as a CI job running terraform sets it (the runner sets it too).
+ * No NODE_OPTIONS or NODE_EXTRA_CA_CERTS either: the image sets neither, and Node 20 reads and parses
+ * the whole certificate file as it starts when the latter is set (~70 ms, more than `node -e 0`).
+ */
 function cleanEnv() {
   const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(TF_|CAPTF_)/.test(k)) env[k] = v;
-  return { ...env, TF_CLI_CONFIG_FILE: '/dev/null', CHECKPOINT_DISABLE: '1' };
+  for (const [k, v] of Object.entries(process.env)) if (!/^(TF_|CAPTF_)/.test(k) && k !== 'NODE_OPTIONS' && k !== 'NODE_EXTRA_CA_CERTS') env[k] = v;
+  return { ...env, TF_CLI_CONFIG_FILE: '/dev/null', CHECKPOINT_DISABLE: '1', TF_IN_AUTOMATION: '1' };
 }
 
-function machine() {
-  const cpu = readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m)?.[1] ?? 'unknown';
-  const tfVersion = spawnSync(which(opts.terraform), ['version'], { encoding: 'utf8', env: { ...process.env, TF_CLI_CONFIG_FILE: '/dev/null' } }).stdout.split('\n')[0];
-  const free = spawnSync('free', ['-h'], { encoding: 'utf8' }).stdout.trim();
-  const load = readFileSync('/proc/loadavg', 'utf8').trim();
-  return { nproc: cpus().length, memory: `${(totalmem() / 2 ** 30).toFixed(1)} GiB`, free, cpu, node: process.version, terraform: tfVersion, loadavgAtStart: load, bundleBytes: statSync(RUNNER).size };
-}
+const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+const nodeVersion = spawnSync(NODE, ['--version'], { encoding: 'utf8' }).stdout.trim();
+const results = {
+  date: new Date().toISOString(),
+  machine: {
+    nproc: cpus().length,
+    cpu: readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m)?.[1] ?? 'unknown',
+    memoryGiB: Number((totalmem() / 2 ** 30).toFixed(1)),
+    node: nodeVersion,
+    terraform: spawnSync(TERRAFORM, ['version'], { encoding: 'utf8', env: ENV }).stdout.split('\n')[0],
+    bundleBytes: statSync(RUNNER).size,
+    loadavgAtStart: loadavg(),
+  },
+  apply: [],
+  start: undefined,
+  memory: [],
+  output: [],
+  breakdown: undefined,
+};
 
 const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
+  const s = xs.filter((x) => x !== undefined).sort((a, b) => a - b);
+  if (!s.length) return undefined;
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
-const fmt = (ms) => (ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
+const fmt = (ms) => (ms === undefined ? '–' : Math.abs(ms) >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : Math.abs(ms) >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
+const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 const log = (line) => process.stdout.write(line + '\n');
-
-/** Runs a command to completion; returns its wall time in ms. Throws with the stderr tail on failure. */
-function timed(file, args, options = {}) {
-  return timedCpu(file, args, options).ms;
-}
+const now = () => performance.timeOrigin + performance.now();
+/** A word for bash, quoted. */
+const q = (s) => `'${s.replaceAll("'", "'\\''")}'`;
 
 /**
- * Like timed(), and also the CPU time (user + system) of the command and every descendant it waited
- * for, from /usr/bin/time when installed (undefined otherwise). CPU time barely moves with the load
- * of a shared machine, so its ratio is the steadier measure of the runner's own cost.
+ * Runs a command to completion under bench/rusage.py: when it was launched, its wall time and CPU
+ * time (user + system of the command and every descendant it waited for), in ms. Throws with the
+ * stderr tail when the exit code is not 0.
  */
-function timedCpu(file, args, { env = ENV, cwd = TMP, okCodes = [0], stdin = 'ignore' } = {}) {
-  const timeFile = join(TMP, 'cpu.txt');
-  const [cmd, argv] = hasGnuTime ? ['/usr/bin/time', ['-f', '%U %S', '-o', timeFile, file, ...args]] : [file, args];
-  const started = process.hrtime.bigint();
-  const r = spawnSync(cmd, argv, { env, cwd, stdio: [stdin, 'ignore', 'pipe'], maxBuffer: 64 * 2 ** 20 });
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  if (!okCodes.includes(r.status ?? -1)) throw new Error(`${file} ${args.join(' ')} exited ${r.status ?? r.signal}:\n${String(r.stderr).slice(-3000)}`);
-  let cpuMs;
-  if (hasGnuTime) {
-    const [user, system] = readFileSync(timeFile, 'utf8').trim().split('\n').at(-1).split(' ').map(Number);
-    cpuMs = (user + system) * 1000;
-  }
-  return { ms, cpuMs };
+function timed(file, args, { env = ENV, cwd = TMP, stdin = 'ignore' } = {}) {
+  const usageFile = join(TMP, 'rusage.txt');
+  const r = spawnSync('python3', [RUSAGE, usageFile, file, ...args], { env, cwd, stdio: [stdin, 'ignore', 'pipe'], maxBuffer: 256 * 2 ** 20 });
+  if (r.status !== 0) throw new Error(`${file} ${args.join(' ')} exited ${r.status ?? r.signal}:\n${String(r.stderr).slice(-3000)}`);
+  const [launchedUs, wallUs, userUs, systemUs] = readFileSync(usageFile, 'utf8').trim().split(' ').map(Number);
+  return { ms: wallUs / 1000, cpuMs: (userUs + systemUs) / 1000, launchedAtMs: launchedUs / 1000, endedAtMs: (launchedUs + wallUs) / 1000 };
 }
 
-/**
- * Interleaves `reps` pairs (order alternating: AB, BA, AB…). Each side returns ms or {ms, cpuMs,
- * selfCpuMs}. Returns both series, medians and the median of the pairwise ratios.
- */
-function pairs(reps, a, b, label) {
-  const as = [];
+/** Pairs of runs, the order alternating (AB, BA, AB…): the noise of a shared machine falls on both sides. */
+function interleave(count, runner, bare, label) {
+  const rs = [];
   const bs = [];
-  const norm = (v) => (typeof v === 'number' ? { ms: v } : v);
-  for (let k = 0; k < reps; k++) {
+  for (let k = 0; k < count; k++) {
+    const load = loadavg();
     if (k % 2 === 0) {
-      as.push(norm(a(k)));
-      bs.push(norm(b(k)));
+      rs.push(runner(k));
+      bs.push(bare(k));
     } else {
-      bs.push(norm(b(k)));
-      as.push(norm(a(k)));
+      bs.push(bare(k));
+      rs.push(runner(k));
     }
-    const cpu = as[k].cpuMs !== undefined ? `; CPU ${fmt(as[k].cpuMs)} vs ${fmt(bs[k].cpuMs)} (×${(as[k].cpuMs / bs[k].cpuMs).toFixed(3)})` : '';
-    const self = as[k].selfCpuMs !== undefined ? `, the runner's own ${fmt(as[k].selfCpuMs)}` : '';
-    log(`  ${label} #${k + 1}: ${fmt(as[k].ms)} vs ${fmt(bs[k].ms)} (×${(as[k].ms / bs[k].ms).toFixed(3)})${cpu}${self}`);
+    const [r, b] = [rs[k], bs[k]];
+    log(`  ${label} #${k + 1} (load ${load}): wall ${fmt(r.ms)} / ${fmt(b.ms)} ×${(r.ms / b.ms).toFixed(3)}; CPU ${fmt(r.cpuMs)} / ${fmt(b.cpuMs)} ×${(r.cpuMs / b.cpuMs).toFixed(3)}; node's own CPU ${fmt(r.self.cpuMs)}, peak RSS ${mb(r.self.maxRssBytes)}`);
+    r.load = load;
   }
-  const out = {
-    runnerMs: as.map((x) => x.ms),
-    baselineMs: bs.map((x) => x.ms),
-    runnerMedianMs: median(as.map((x) => x.ms)),
-    baselineMedianMs: median(bs.map((x) => x.ms)),
-    ratioOfMedians: median(as.map((x) => x.ms)) / median(bs.map((x) => x.ms)),
-    medianPairRatio: median(as.map((x, k) => x.ms / bs[k].ms)),
+  return {
+    pairs: count,
+    runnerWallMs: rs.map((x) => x.ms),
+    bareWallMs: bs.map((x) => x.ms),
+    runnerCpuMs: rs.map((x) => x.cpuMs),
+    bareCpuMs: bs.map((x) => x.cpuMs),
+    runnerSelfCpuMs: rs.map((x) => x.self.cpuMs),
+    runnerPeakRssBytes: rs.map((x) => x.self.maxRssBytes),
+    loadavg: rs.map((x) => x.load),
+    runnerWallMedianMs: median(rs.map((x) => x.ms)),
+    bareWallMedianMs: median(bs.map((x) => x.ms)),
+    runnerCpuMedianMs: median(rs.map((x) => x.cpuMs)),
+    bareCpuMedianMs: median(bs.map((x) => x.cpuMs)),
+    runnerSelfCpuMedianMs: median(rs.map((x) => x.self.cpuMs)),
+    runnerPeakRssMaxBytes: Math.max(...rs.map((x) => x.self.maxRssBytes)),
+    wallRatio: median(rs.map((x, k) => x.ms / bs[k].ms)),
+    cpuRatio: median(rs.map((x, k) => x.cpuMs / bs[k].cpuMs)),
   };
-  if (as.every((x) => x.cpuMs !== undefined) && bs.every((x) => x.cpuMs !== undefined)) {
-    Object.assign(out, {
-      runnerCpuMs: as.map((x) => x.cpuMs),
-      baselineCpuMs: bs.map((x) => x.cpuMs),
-      runnerCpuMedianMs: median(as.map((x) => x.cpuMs)),
-      baselineCpuMedianMs: median(bs.map((x) => x.cpuMs)),
-      cpuMedianPairRatio: median(as.map((x, k) => x.cpuMs / bs[k].cpuMs)),
-    });
-  }
-  if (as.every((x) => x.selfCpuMs !== undefined)) Object.assign(out, { runnerSelfCpuMs: as.map((x) => x.selfCpuMs), runnerSelfCpuMedianMs: median(as.map((x) => x.selfCpuMs)) });
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
-// 1. apply vs bare terraform.
+// The module, the states, and one run of each side.
 
-/** A module of `resources` terraform_data resources of `instances` each; r0 follows var.gen (the changes). */
-function writeModule(dir, { resources, instances }) {
-  mkdirSync(dir, { recursive: true });
-  let tf = 'variable "gen" {\n  type    = string\n  default = "0"\n}\n\n';
+/** `resources` terraform_data resources of `instances` each; r0's inputs follow var.gen (the changes). */
+function moduleText({ resources, instances }) {
+  let tf = 'variable "gen" {\n  type = string\n}\n\n';
   for (let r = 0; r < resources; r++) {
     const input = r === 0 ? '"${var.gen}-${count.index}"' : `"static-${r}-\${count.index}"`;
     tf += `resource "terraform_data" "r${r}" {\n  count = ${instances}\n  input = ${input}\n}\n\n`;
   }
-  tf += `output "instances" {\n  value = length(terraform_data.r0)\n}\n`;
-  writeFileSync(join(dir, 'main.tf'), tf);
+  return tf + 'output "instances" {\n  value = length(terraform_data.r0)\n}\n';
 }
 
 /**
  * The state terraform would have written after applying the module with var.gen = gen: creating
  * 10,000 terraform_data instances through terraform takes many minutes (it is not what is measured).
  */
-function writeState(file, { resources, instances }, gen) {
+function stateText({ resources, instances }, gen) {
   const out = [];
   for (let r = 0; r < resources; r++) {
     const inst = [];
@@ -212,302 +241,462 @@ function writeState(file, { resources, instances }, gen) {
     }
     out.push({ mode: 'managed', type: 'terraform_data', name: `r${r}`, provider: 'provider["terraform.io/builtin/terraform"]', instances: inst });
   }
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, JSON.stringify({ version: 4, terraform_version: '1.11.4', serial: 1, lineage: randomUUID(), outputs: {}, resources: out, check_results: null }));
+  return JSON.stringify({ version: 4, terraform_version: '1.11.4', serial: 1, lineage: randomUUID(), outputs: { instances: { value: instances, type: 'number' } }, resources: out, check_results: null });
 }
 
-function runnerApply(dir, gen, expectOutcome) {
-  writeFileSync(join(dir, 'inputs/terraform.tfvars.json'), JSON.stringify({ gen }));
-  rmSync(join(dir, 'out/result.json'), { force: true });
-  const args = [RUNNER, 'apply', '--module', join(dir, 'module'), '--inputs', join(dir, 'inputs'), '--state', join(dir, 'runner.tfstate'), '--out', join(dir, 'out'), '--termination-log', join(dir, 'termination-log'), '--log-format', 'json', '--terraform', TERRAFORM, '--image', 'bench'];
-  const selfCpuFile = join(TMP, 'self-cpu.txt');
-  rmSync(selfCpuFile, { force: true });
-  const t = timedCpu(process.execPath, ['--require', SELF_CPU_PRELOAD, ...args], { env: { ...ENV, BENCH_SELF_CPU_FILE: selfCpuFile } });
-  const result = JSON.parse(readFileSync(join(dir, 'out/result.json'), 'utf8'));
-  if (result.outcome !== expectOutcome) throw new Error(`the runner's apply ended ${result.outcome} (${result.reason}: ${result.message}), expected ${expectOutcome}`);
-  return { ...t, selfCpuMs: Number(readFileSync(selfCpuFile, 'utf8')), result };
+/**
+ * Two sides of one module, each with its own copy of it and its own state, equal at the start:
+ *   runner/  module/ (what --module names), inputs/terraform.tfvars.json, runner.tfstate (--state),
+ *            out/ (result.json, the backups); the runner copies the module into a fresh workdir
+ *            of its own each run, as in a Job.
+ *   bare/    the person's checkout: main.tf, terraform.tfvars.json, terraform.tfstate; its
+ *            .terraform/ and plan file are removed before each run (untimed), so that init starts
+ *            from nothing as in the runner's fresh workdir.
+ * The runner's first apply (untimed) records its inputs hash: from then on its state holds one more
+ * resource than the person's, the runner's own record of its inputs.
+ */
+function setUpSides(dir, size) {
+  const tf = moduleText(size);
+  const state = stateText(size, 'g0');
+  mkdirSync(join(dir, 'runner/module'), { recursive: true });
+  mkdirSync(join(dir, 'runner/inputs'), { recursive: true });
+  mkdirSync(join(dir, 'runner/out'), { recursive: true });
+  mkdirSync(join(dir, 'bare'), { recursive: true });
+  writeFileSync(join(dir, 'runner/module/main.tf'), tf);
+  writeFileSync(join(dir, 'bare/main.tf'), tf);
+  writeFileSync(join(dir, 'runner/runner.tfstate'), state);
+  writeFileSync(join(dir, 'bare/terraform.tfstate'), state);
+  // Only the runner's record of its inputs changes: the outcome is noChanges.
+  const first = runnerApply(dir, 'g0', { terraform: TERRAFORM, expect: 'noChanges' });
+  const counts = first.result.plan?.counts ?? {};
+  if (counts.create !== 0 || counts.noop !== size.resources * size.instances)
+    throw new Error(`the first apply did not see the synthetic state as up to date: ${JSON.stringify(counts)}`);
+  const bareFirst = bareApply(dir, 'g0', { terraform: TERRAFORM, expectChanges: false });
+  return { first, bareFirst };
 }
 
-function bareApply(dir, gen, hash) {
-  const tfvars = join(dir, 'bare.tfvars.json');
-  writeFileSync(tfvars, JSON.stringify({ gen }));
-  return timedCpu('bash', [BARE, TERRAFORM, join(dir, 'module'), join(dir, 'captf_runner_inputs_hash.tf'), join(dir, 'bare.tfstate'), tfvars, hash]);
+function runnerApply(dir, gen, { terraform, expect }) {
+  writeFileSync(join(dir, 'runner/inputs/terraform.tfvars.json'), JSON.stringify({ gen }));
+  const resultFile = join(dir, 'runner/out/result.json');
+  rmSync(resultFile, { force: true });
+  const usageFile = join(TMP, 'self-usage.json');
+  rmSync(usageFile, { force: true });
+  const d = join(dir, 'runner');
+  const args = ['--require', SELF_USAGE, RUNNER, 'apply', '--kind', 'cluster', '--module', join(d, 'module'), '--inputs', join(d, 'inputs'), '--state', join(d, 'runner.tfstate'), '--out', join(d, 'out'), '--termination-log', join(d, 'termination-log'), '--log-format', 'json', '--terraform', terraform, '--image', 'bench'];
+  const t = timed(NODE, args, { env: { ...ENV, BENCH_SELF_USAGE_FILE: usageFile } });
+  const result = JSON.parse(readFileSync(resultFile, 'utf8'));
+  if (result.outcome !== expect) throw new Error(`the runner's apply ended ${result.outcome} (${result.reason}: ${result.message}), expected ${expect}`);
+  return { ...t, self: JSON.parse(readFileSync(usageFile, 'utf8')), result };
 }
 
-const fakeHash = (text) => createHash('sha256').update(text).digest('hex');
+const serialOf = (file) => JSON.parse(readFileSync(file, 'utf8')).serial;
+
+function bareApply(dir, gen, { terraform, expectChanges }) {
+  const d = join(dir, 'bare');
+  writeFileSync(join(d, 'terraform.tfvars.json'), JSON.stringify({ gen }));
+  rmSync(join(d, '.terraform'), { recursive: true, force: true });
+  rmSync(join(d, 'tfplan'), { force: true });
+  const serial = serialOf(join(d, 'terraform.tfstate'));
+  const t = timed('bash', [BARE, terraform, d]);
+  // The baseline did what it was measured for: applied exactly when there were changes.
+  const applied = serialOf(join(d, 'terraform.tfstate')) !== serial;
+  if (applied !== expectChanges) throw new Error(`the bare steps ${applied ? 'applied' : 'did not apply'} with var.gen = ${gen}`);
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. apply ÷ the bare steps.
 
 function benchApply(size) {
   const name = `${size.resources}x${size.instances}`;
+  const instances = size.resources * size.instances;
+  log(`\n== apply, ${size.resources} resources × ${size.instances} instances (${instances} instances), ${size.pairs} pairs each`);
   const dir = join(TMP, `apply-${name}`);
-  log(`\n== apply, ${size.resources} resources × ${size.instances} instances (${size.resources * size.instances} instances)`);
-  writeModule(join(dir, 'module'), size);
-  mkdirSync(join(dir, 'inputs'), { recursive: true });
-  mkdirSync(join(dir, 'out'), { recursive: true });
-  writeState(join(dir, 'runner.tfstate'), size, 'g0');
-  // The first apply records the inputs hash (the only change); its kept workdir gives the injected file.
-  const workdir = join(dir, 'first-workdir');
-  writeFileSync(join(dir, 'inputs/terraform.tfvars.json'), JSON.stringify({ gen: 'g0' }));
-  const first = spawnSync(process.execPath, [RUNNER, 'apply', '--module', join(dir, 'module'), '--inputs', join(dir, 'inputs'), '--state', join(dir, 'runner.tfstate'), '--out', join(dir, 'out'), '--termination-log', join(dir, 'termination-log'), '--log-format', 'json', '--terraform', TERRAFORM, '--image', 'bench', '--workdir', workdir], { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
-  const firstResult = JSON.parse(readFileSync(join(dir, 'out/result.json'), 'utf8'));
-  if (first.status !== 0 || firstResult.plan.counts.create !== 0 || firstResult.plan.counts.noop !== size.resources * size.instances)
-    throw new Error(`the first apply did not see the synthetic state as up to date: ${JSON.stringify(firstResult.plan?.counts)} ${firstResult.message}\n${String(first.stderr).slice(-2000)}`);
-  copyFileSync(join(workdir, 'root/captf_runner_inputs_hash.tf'), join(dir, 'captf_runner_inputs_hash.tf'));
-  rmSync(workdir, { recursive: true, force: true });
-  copyFileSync(join(dir, 'runner.tfstate'), join(dir, 'bare.tfstate'));
-  const h0 = firstResult.inputsHash;
-
-  const noChanges = pairs(REPS, () => runnerApply(dir, 'g0', 'noChanges'), () => bareApply(dir, 'g0', h0), 'no changes');
+  setUpSides(dir, size);
+  const noChanges = interleave(size.pairs, () => runnerApply(dir, 'g0', { terraform: TERRAFORM, expect: 'noChanges' }), () => bareApply(dir, 'g0', { terraform: TERRAFORM, expectChanges: false }), 'no changes');
+  // Changes: every run gives r0 a new value, so each side updates r0's instances (the runner also its own record).
   let updates;
-  const changes = pairs(
-    REPS,
+  const changes = interleave(
+    size.pairs,
     (k) => {
-      const { result, ...t } = runnerApply(dir, `runner-${k}`, 'succeeded');
-      updates = result.plan.counts.update;
-      return t;
+      const r = runnerApply(dir, `runner-${k}`, { terraform: TERRAFORM, expect: 'succeeded' });
+      updates = r.result.plan.counts.update;
+      return r;
     },
-    (k) => bareApply(dir, `bare-${k}`, fakeHash(`bare-${k}`)),
+    (k) => bareApply(dir, `bare-${k}`, { terraform: TERRAFORM, expectChanges: true }),
     `${size.instances} updates`,
   );
-  const entry = { size: name, instances: size.resources * size.instances, updatesPerChange: updates, noChanges, changes };
-  results.apply.push(entry);
-  return { dir, entry };
+  results.apply.push({ size: name, resources: size.resources, instancesEach: size.instances, instances, updatesPerChange: updates, noChanges, changes });
+  rmSync(dir, { recursive: true, force: true });
 }
 
 // ---------------------------------------------------------------------------------------------
-// 2. show -json + classification vs show -json > /dev/null.
+// 2. Start: `node -e 0` and the time from launching `captf-runner apply` until it spawns terraform
+// (a stand-in that records $EPOCHREALTIME as it starts, then fails), in one bash loop with
+// $EPOCHREALTIME (µs, no fork), interleaved. CPU too: node's own for `node -e 0` (a second run with the
+// preload, so that the timed one is plain), and
+// for the runner its threads' CPU so far (/proc/PPID/task/*/schedstat, read by the stand-in).
 
-function benchShow(size) {
-  const name = `${size.resources}x${size.instances}`;
-  const dir = join(TMP, `show-${name}`);
-  log(`\n== show -json | classify, ${name} plan with changes`);
-  writeModule(join(dir, 'root'), size);
-  writeState(join(dir, 'state.tfstate'), size, 'g0');
-  writeFileSync(join(dir, 'root/backend_override.tf'), `terraform {\n  backend "local" {\n    path = ${JSON.stringify(join(dir, 'state.tfstate'))}\n  }\n}\n`);
-  const tfOpts = { cwd: join(dir, 'root'), okCodes: [0, 2] };
-  timed(TERRAFORM, ['init', '-input=false', '-no-color'], tfOpts);
-  timed(TERRAFORM, ['plan', '-input=false', '-no-color', '-detailed-exitcode', '-out=plan.tfplan', '-var', 'gen=changed'], tfOpts);
-  const sh = (script) => timedCpu('bash', ['-c', `set -euo pipefail; ${script}`], { cwd: join(dir, 'root') });
-  const q = (s) => `'${s.replaceAll("'", "'\\''")}'`;
-  const show = `${q(TERRAFORM)} show -json -no-color plan.tfplan`;
-  const bytes = Number(spawnSync('bash', ['-c', `${show} | wc -c`], { cwd: join(dir, 'root'), env: ENV, encoding: 'utf8' }).stdout.trim());
-  // The classification itself, checked once.
-  const check = spawnSync('bash', ['-c', `set -o pipefail; ${show} | ${q(process.execPath)} ${q(RUNNER)} classify --json -`], { cwd: join(dir, 'root'), env: ENV, encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
-  const plan = JSON.parse(check.stdout);
-  if (plan.counts.update !== size.instances || plan.counts.noop !== (size.resources - 1) * size.instances) throw new Error(`unexpected classification of the ${name} plan: ${JSON.stringify(plan.counts)}`);
-  const r = pairs(REPS, () => sh(`${show} | ${q(process.execPath)} ${q(RUNNER)} classify - >/dev/null`), () => sh(`${show} >/dev/null`), 'show+classify vs show');
-  results.show = { size: name, documentBytes: bytes, counts: plan.counts, ...r };
-}
+const hasCompileCache = (() => {
+  const [major, minor] = nodeVersion.slice(1).split('.').map(Number);
+  return major > 22 || (major === 22 && minor >= 1);
+})();
 
-// ---------------------------------------------------------------------------------------------
-// 3. Synthetic plan documents: time and peak RSS of `captf-runner classify -`.
-
-
-/** Runs `bash -c script` (which pipes the plan into the runner); returns wall ms and the runner's peak RSS in bytes. */
-async function measureRss(file, expectedOut) {
-  const q = (s) => `'${s.replaceAll("'", "'\\''")}'`;
-  const timeFile = join(TMP, 'time.txt');
-  if (hasGnuTime) {
-    const script = `set -euo pipefail; cat ${q(file)} | /usr/bin/time -v -o ${q(timeFile)} ${q(process.execPath)} ${q(RUNNER)} classify --json - >${q(expectedOut)}`;
-    const ms = timed('bash', ['-c', script]);
-    const text = readFileSync(timeFile, 'utf8');
-    const kib = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(text)?.[1]);
-    return { ms, peakRssBytes: kib * 1024, rssSource: '/usr/bin/time -v (ru_maxrss)' };
-  }
-  // No GNU time: poll the runner's VmHWM (its high-water mark) while it runs.
-  const started = process.hrtime.bigint();
-  const child = spawn('bash', ['-c', `cat ${q(file)} | exec ${q(process.execPath)} ${q(RUNNER)} classify --json - >${q(expectedOut)}`], { env: ENV, stdio: 'ignore' });
-  let hwm = 0;
-  const poll = setInterval(() => {
-    const pids = spawnSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
-    for (const pid of pids) {
-      try {
-        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-        if (!status.includes('node')) continue;
-        hwm = Math.max(hwm, Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024);
-      } catch {}
-    }
-  }, 20);
-  const code = await new Promise((r) => child.on('close', r));
-  clearInterval(poll);
-  if (code !== 0) throw new Error(`classify of ${file} exited ${code}`);
-  return { ms: Number(process.hrtime.bigint() - started) / 1e6, peakRssBytes: hwm, rssSource: 'VmHWM polled every 20 ms (a lower bound)' };
-}
-
-async function benchSynthetic(mib) {
-  const file = join(TMP, `plan-${mib}MiB.json`);
-  log(`\n== synthetic plan of ${mib} MiB`);
-  const gen = spawnSync(process.execPath, [GEN_PLAN, '--bytes', String(mib * 2 ** 20), '--out', file], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
-  if (gen.status !== 0) throw new Error(`gen-plan failed: ${gen.stderr}`);
-  const expected = JSON.parse(gen.stderr.trim().split('\n').at(-1));
-  const bytes = statSync(file).size;
-  const runs = [];
-  try {
-    for (let k = 0; k < SYNTH_REPS; k++) {
-      // Read the file once first so that both the baseline and the runner read it from the page cache.
-      const catMs = timed('bash', ['-c', `cat '${file}' >/dev/null`]);
-      const out = join(TMP, 'classify.json');
-      const m = await measureRss(file, out);
-      const got = JSON.parse(readFileSync(out, 'utf8'));
-      // `classify` skips the runner's own update of its inputs-hash resource, as the generator's counts do.
-      const want = expected.counts;
-      const ok =
-        JSON.stringify(got.counts) === JSON.stringify(want) &&
-        got.destructiveTotal === expected.destructiveTotal &&
-        JSON.stringify(got.outputChanges) === JSON.stringify(expected.outputChanges) &&
-        JSON.stringify(got.sensitiveVariables) === JSON.stringify(expected.sensitiveVariables) &&
-        got.failClosed.length === 0;
-      runs.push({ ...m, catMs, countsMatch: ok });
-      log(`  #${k + 1}: ${fmt(m.ms)} (${(bytes / 2 ** 20 / (m.ms / 1000)).toFixed(0)} MiB/s), peak RSS ${(m.peakRssBytes / 2 ** 20).toFixed(1)} MiB, counts ${ok ? 'match' : `DIFFER: ${JSON.stringify(got.counts)} vs ${JSON.stringify(want)}`}; cat alone ${fmt(catMs)}`);
-    }
-  } finally {
-    rmSync(file, { force: true });
-  }
-  results.synthetic.push({
-    mib,
-    bytes,
-    resources: expected.resources,
-    medianMs: median(runs.map((r) => r.ms)),
-    peakRssBytes: Math.max(...runs.map((r) => r.peakRssBytes)),
-    rssSource: runs[0].rssSource,
-    countsMatch: runs.every((r) => r.countsMatch),
-    runs,
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
-// 4. Cold start: `node -e 0`, `captf-runner --version`, and the time until the runner spawns
-// terraform (a stand-in that records $EPOCHREALTIME as it starts, then fails). All timed in one
-// bash loop with $EPOCHREALTIME (µs, no fork), the three interleaved. CPU time too, steadier on a
-// loaded machine: each node's own (a --require'd exit hook), and for the first spawn the runner's
-// CPU so far (its threads' /proc schedstat, read by the stand-in).
-
-function benchCold() {
-  log(`\n== cold start, ${COLD_REPS} interleaved rounds`);
-  const dir = join(TMP, 'cold');
-  mkdirSync(join(dir, 'module'), { recursive: true });
-  mkdirSync(join(dir, 'inputs'), { recursive: true });
-  mkdirSync(join(dir, 'out'), { recursive: true });
+function benchStart() {
+  log(`\n== start, ${START_ROUNDS} interleaved rounds, ${nodeVersion}${hasCompileCache ? ', with and without a compile cache' : ''}`);
+  const dir = join(TMP, 'start');
+  for (const sub of ['module', 'inputs', 'out']) mkdirSync(join(dir, sub), { recursive: true });
   writeFileSync(join(dir, 'module/main.tf'), 'resource "terraform_data" "x" {}\n');
   const stamp = join(dir, 'stamp');
-  const cpu = join(dir, 'cpu');
+  const usage = join(dir, 'usage.json');
   const standin = join(dir, 'terraform');
-  // The first spawn's line: its start time (µs) and the runner's CPU so far (ns, every thread).
   writeFileSync(
     standin,
     `#!/bin/bash\nt=\${EPOCHREALTIME/./}\nc=0\nfor f in /proc/$PPID/task/*/schedstat; do read -r n _ <"$f" && c=$((c + n)); done 2>/dev/null\necho "$t $c" >>'${stamp}'\nexit 1\n`,
   );
   chmodSync(standin, 0o755);
-  const pre = `--require '${SELF_CPU_PRELOAD}'`;
-  const node = `'${process.execPath}'`;
-  // The image's V8 compile cache (NODE_COMPILE_CACHE, Node >= 22.1; Node 20 ignores it): "cached"
-  // runs read a cache that one run of each command filled first, as the image build fills it.
-  const cached = `NODE_COMPILE_CACHE='${dir}/compile-cache'`;
-  const apply = `'${RUNNER}' apply --module '${dir}/module' --inputs '${dir}/inputs' --state '${dir}/state.tfstate' --out '${dir}/out' --termination-log '${dir}/termination-log' --log-format json --terraform '${standin}' >/dev/null 2>&1`;
+  const node = q(NODE);
+  const apply = `${q(RUNNER)} apply --kind cluster --module ${q(dir + '/module')} --inputs ${q(dir + '/inputs')} --state ${q(dir + '/state.tfstate')} --out ${q(dir + '/out')} --termination-log ${q(dir + '/termination-log')} --log-format json --terraform ${q(standin)} >/dev/null 2>&1`;
+  // The image fills its compile cache at build time: here one run of each fills it first.
+  const cached = `NODE_COMPILE_CACHE=${q(dir + '/compile-cache')}`;
+  const cachedRounds = hasCompileCache
+    ? `s=\${EPOCHREALTIME/./}; ${cached} ${node} ${apply}; spawned spawnCached`
+    : '';
   const script = `
 set -u
-export BENCH_SELF_CPU_FILE='${cpu}'
-spawned() { read -r f c < <(sort -n '${stamp}' | head -1); echo "$1 $((f - s)) $((c / 1000))"; rm -f '${stamp}'; }
-${cached} ${node} '${RUNNER}' --version >/dev/null; ${cached} ${node} ${apply}; rm -f '${stamp}'
-for k in $(seq ${COLD_REPS}); do
-  s=\${EPOCHREALTIME/./}; ${node} ${pre} -e 0; e=\${EPOCHREALTIME/./}; echo "node $((e - s)) $(<'${cpu}')"
-  s=\${EPOCHREALTIME/./}; ${node} ${pre} '${RUNNER}' --version >/dev/null; e=\${EPOCHREALTIME/./}; echo "version $((e - s)) $(<'${cpu}')"
-  s=\${EPOCHREALTIME/./}; ${cached} ${node} ${pre} '${RUNNER}' --version >/dev/null; e=\${EPOCHREALTIME/./}; echo "versionCached $((e - s)) $(<'${cpu}')"
+export BENCH_SELF_USAGE_FILE=${q(usage)}
+spawned() { read -r f c < <(sort -n ${q(stamp)} | head -1); echo "$1 $((f - s)) $((c / 1000))"; rm -f ${q(stamp)}; }
+${hasCompileCache ? `${cached} ${node} ${apply};` : ''} ${node} ${apply}; rm -f ${q(stamp)}
+for k in $(seq ${START_ROUNDS}); do
+  s=\${EPOCHREALTIME/./}; ${node} -e 0; e=\${EPOCHREALTIME/./}; echo "node $((e - s))"
+  ${node} --require ${q(SELF_USAGE)} -e 0
   s=\${EPOCHREALTIME/./}; ${node} ${apply}; spawned spawn
-  s=\${EPOCHREALTIME/./}; ${cached} ${node} ${apply}; spawned spawnCached
-  s=\${EPOCHREALTIME/./}; '${standin}' version; spawned standin
+  ${cachedRounds}
+  s=\${EPOCHREALTIME/./}; ${q(standin)} version; spawned standin
 done`;
   const r = spawnSync('bash', ['-c', script], { env: ENV, encoding: 'utf8', cwd: dir });
   const wall = {};
-  const cpuMs = {};
+  // `node -e 0`'s CPU: its own, one line per round from the preload (timed without it); the runner's: µs from the stand-in.
+  const cpu = { node: existsSync(usage) ? readFileSync(usage, 'utf8').trim().split('\n').map((line) => JSON.parse(line).cpuMs) : [] };
   for (const line of r.stdout.split('\n').filter(Boolean)) {
     const [k, w, c] = line.split(' ');
     (wall[k] ??= []).push(Number(w) / 1000);
-    (cpuMs[k] ??= []).push(k.startsWith('spawn') ? Number(c) / 1000 : Number(c));
+    if (k !== 'node') (cpu[k] ??= []).push(Number(c) / 1000);
   }
-  if (!wall.spawn || wall.spawn.length !== COLD_REPS) throw new Error(`the cold-start loop failed:\n${r.stdout}\n${r.stderr}`);
-  const m = (series, k) => median(series[k]);
-  const pairRatio = (series, k) => median(series[k].map((v, i) => v / series.node[i]));
-  results.cold = {
-    rounds: COLD_REPS,
-    nodeMedianMs: m(wall, 'node'),
-    versionMedianMs: m(wall, 'version'),
-    firstSpawnMedianMs: m(wall, 'spawn'),
-    standinStartMedianMs: m(wall, 'standin'),
-    versionRatio: pairRatio(wall, 'version'),
-    firstSpawnRatio: pairRatio(wall, 'spawn'),
-    nodeCpuMedianMs: m(cpuMs, 'node'),
-    versionCpuMedianMs: m(cpuMs, 'version'),
-    firstSpawnCpuMedianMs: m(cpuMs, 'spawn'),
-    versionCpuRatio: pairRatio(cpuMs, 'version'),
-    firstSpawnCpuRatio: pairRatio(cpuMs, 'spawn'),
-    compileCache: {
-      versionMedianMs: m(wall, 'versionCached'),
-      firstSpawnMedianMs: m(wall, 'spawnCached'),
-      versionRatio: pairRatio(wall, 'versionCached'),
-      firstSpawnRatio: pairRatio(wall, 'spawnCached'),
-      versionCpuMedianMs: m(cpuMs, 'versionCached'),
-      firstSpawnCpuMedianMs: m(cpuMs, 'spawnCached'),
-      versionCpuRatio: pairRatio(cpuMs, 'versionCached'),
-      firstSpawnCpuRatio: pairRatio(cpuMs, 'spawnCached'),
-    },
+  if (wall.spawn?.length !== START_ROUNDS || wall.node?.length !== START_ROUNDS || cpu.node.length !== START_ROUNDS) throw new Error(`the start loop failed:\n${r.stdout}\n${r.stderr}`);
+  const ratio = (series, k) => median(series[k].map((v, i) => v / series.node[i]));
+  const side = (k) => ({ wallMedianMs: median(wall[k]), cpuMedianMs: median(cpu[k]), wallRatio: ratio(wall, k), cpuRatio: ratio(cpu, k) });
+  results.start = {
+    node: nodeVersion,
+    rounds: START_ROUNDS,
+    nodeE0: { wallMedianMs: median(wall.node), cpuMedianMs: median(cpu.node) },
+    firstSpawn: side('spawn'),
+    firstSpawnWithCompileCache: hasCompileCache ? side('spawnCached') : undefined,
+    standinOwnStartMedianMs: median(wall.standin),
     wall,
-    cpu: cpuMs,
+    cpu,
   };
-  const c = results.cold;
-  log(`  wall: node -e 0 ${fmt(c.nodeMedianMs)}; --version ${fmt(c.versionMedianMs)} (×${c.versionRatio.toFixed(2)}); first spawn ${fmt(c.firstSpawnMedianMs)} (×${c.firstSpawnRatio.toFixed(2)}; the stand-in's own start, ${fmt(c.standinStartMedianMs)}, included)`);
-  log(`  CPU:  node -e 0 ${fmt(c.nodeCpuMedianMs)}; --version ${fmt(c.versionCpuMedianMs)} (×${c.versionCpuRatio.toFixed(2)}); until the first spawn ${fmt(c.firstSpawnCpuMedianMs)} (×${c.firstSpawnCpuRatio.toFixed(2)})`);
-  const cc = c.compileCache;
-  log(`  with the compile cache: wall --version ×${cc.versionRatio.toFixed(2)}, first spawn ×${cc.firstSpawnRatio.toFixed(2)}; CPU --version ×${cc.versionCpuRatio.toFixed(2)}, first spawn ×${cc.firstSpawnCpuRatio.toFixed(2)}`);
+  const s = results.start;
+  log(`  node -e 0: wall ${fmt(s.nodeE0.wallMedianMs)}, CPU ${fmt(s.nodeE0.cpuMedianMs)}`);
+  log(`  until the first spawn: wall ${fmt(s.firstSpawn.wallMedianMs)} ×${s.firstSpawn.wallRatio.toFixed(2)}, CPU ${fmt(s.firstSpawn.cpuMedianMs)} ×${s.firstSpawn.cpuRatio.toFixed(2)} (the stand-in's own start, ${fmt(s.standinOwnStartMedianMs)}, included in the wall)`);
+  if (s.firstSpawnWithCompileCache) {
+    const c = s.firstSpawnWithCompileCache;
+    log(`  the same with the compile cache: wall ${fmt(c.wallMedianMs)} ×${c.wallRatio.toFixed(2)}, CPU ${fmt(c.cpuMedianMs)} ×${c.cpuRatio.toFixed(2)}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Memory: `captf-runner classify --json -` of synthetic plan documents fed through a pipe (as
+// terraform's stdout is), peak RSS of the runner process (its own ru_maxrss, from the preload).
+
+function benchMemory(mib) {
+  const file = join(TMP, `plan-${mib}MiB.json`);
+  log(`\n== classify of a synthetic plan of ${mib} MiB`);
+  const gen = spawnSync(process.execPath, [GEN_PLAN, '--bytes', String(mib * 2 ** 20), '--out', file], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+  if (gen.status !== 0) throw new Error(`gen-plan failed: ${gen.stderr}`);
+  const expected = JSON.parse(gen.stderr.trim().split('\n').at(-1));
+  try {
+    spawnSync('bash', ['-c', `cat ${q(file)} >/dev/null`]); // into the page cache
+    const out = join(TMP, 'classify.json');
+    const usageFile = join(TMP, 'classify-usage.json');
+    rmSync(usageFile, { force: true });
+    const started = now();
+    const r = spawnSync('bash', ['-c', `set -euo pipefail; cat ${q(file)} | ${q(NODE)} --require ${q(SELF_USAGE)} ${q(RUNNER)} classify --json - >${q(out)}`], { env: { ...ENV, BENCH_SELF_USAGE_FILE: usageFile }, stdio: 'ignore' });
+    const ms = now() - started;
+    if (r.status !== 0) throw new Error(`classify of ${mib} MiB exited ${r.status}`);
+    const peakRssBytes = JSON.parse(readFileSync(usageFile, 'utf8')).maxRssBytes;
+    const got = JSON.parse(readFileSync(out, 'utf8'));
+    const countsMatch =
+      JSON.stringify(got.counts) === JSON.stringify(expected.counts) &&
+      got.destructiveTotal === expected.destructiveTotal &&
+      JSON.stringify(got.outputChanges) === JSON.stringify(expected.outputChanges) &&
+      got.failClosed.length === 0;
+    const bytes = statSync(file).size;
+    results.memory.push({ mib, bytes, resources: expected.resources, ms, peakRssBytes, countsMatch });
+    log(`  ${fmt(ms)} (${(bytes / 2 ** 20 / (ms / 1000)).toFixed(0)} MiB/s), peak RSS ${mb(peakRssBytes)}, counts ${countsMatch ? 'match the generator' : `DIFFER: ${JSON.stringify(got.counts)} vs ${JSON.stringify(expected.counts)}`}`);
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Output: terraform printing hundreds of MB (the test suite's fake terraform) streams through the
+// runner's masker to its stdout and stderr, read by a pipe, once by a reader that stalls for 5 s
+// first (a kubelet under pressure: the runner must stop reading terraform, not buffer). Peak RSS of
+// the runner process, and the bytes that came through.
+
+const OUTPUT_CASES = [
+  { step: 'init', fault: 'huge-stdout', streamed: true },
+  { step: 'plan', fault: 'huge-stdout', streamed: true },
+  { step: 'plan', fault: 'huge-stderr', streamed: true },
+  { step: 'apply', fault: 'huge-stdout', streamed: true },
+  { step: 'apply', fault: 'huge-stdout', streamed: true, stallMs: 5000 },
+  { step: 'show', fault: 'huge-plan', streamed: false },
+];
+
+function benchOutput(mib) {
+  log(`\n== terraform printing ${mib} MiB through the runner (the test suite's fake terraform)`);
+  for (const c of OUTPUT_CASES) {
+    const dir = join(TMP, `output-${c.step}-${c.fault}${c.stallMs ? '-stalled' : ''}`);
+    for (const sub of ['module', 'inputs', 'out', 'state']) mkdirSync(join(dir, sub), { recursive: true });
+    writeFileSync(join(dir, 'module/main.tf'), 'resource "terraform_data" "fake" {}\n');
+    const usageFile = join(dir, 'usage.json');
+    const count = join(dir, 'bytes');
+    const reader = c.stallMs ? `{ sleep ${c.stallMs / 1000}; wc -c; }` : 'wc -c';
+    const apply = `${q(NODE)} --require ${q(SELF_USAGE)} ${q(RUNNER)} apply --kind cluster --terraform ${q(FAKE_TERRAFORM)} --module ${q(dir + '/module')} --inputs ${q(dir + '/inputs')} --state ${q(dir + '/state/terraform.tfstate')} --out ${q(dir + '/out')} --termination-log ${q(dir + '/termination-log')} --log-format json`;
+    const env = { ...ENV, BENCH_SELF_USAGE_FILE: usageFile, FAKE_TF_FAULT: `${c.step}:${c.fault}=${mib * 2 ** 20}`, FAKE_TF_STATE: join(dir, 'fake.tfstate') };
+    const started = now();
+    const r = spawnSync('bash', ['-c', `set -o pipefail; ${apply} 2>&1 | ${reader} >${q(count)}`], { env, stdio: 'ignore' });
+    const ms = now() - started;
+    const result = JSON.parse(readFileSync(join(dir, 'out/result.json'), 'utf8'));
+    if (r.status !== 0 || result.outcome !== 'succeeded') throw new Error(`apply with ${c.step}:${c.fault} ended ${result.outcome} (${result.message}), exit ${r.status}`);
+    const bytes = Number(readFileSync(count, 'utf8').trim());
+    if (c.streamed && bytes < mib * 2 ** 20) throw new Error(`only ${bytes} bytes of terraform's ${mib} MiB came through the runner`);
+    const { maxRssBytes } = JSON.parse(readFileSync(usageFile, 'utf8'));
+    const label = `${c.step} ${c.fault}${c.stallMs ? `, reader stalled ${c.stallMs / 1000} s` : ''}`;
+    results.output.push({ case: label, mib, ms, bytesThrough: bytes, peakRssBytes: maxRssBytes });
+    log(`  ${label.padEnd(40)} ${fmt(ms).padStart(8)}, ${(bytes / 2 ** 20).toFixed(0)} MiB through, peak RSS ${mb(maxRssBytes)}`);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Breakdown: both sides run a tracing terraform, a bash wrapper that notes when each launch
+// starts and ends (µs), its CPU (bash's `times`: ms) and its arguments. The wrapper costs each
+// launch a bash start (a few ms, on both sides): these runs are not the ratios above.
+
+function tracingTerraform(dir) {
+  const wrapper = join(dir, 'terraform');
+  const trace = join(dir, 'trace.tsv');
+  writeFileSync(
+    wrapper,
+    `#!/bin/bash
+s=\${EPOCHREALTIME/./}
+${q(TERRAFORM)} "$@"
+rc=$?
+e=\${EPOCHREALTIME/./}
+times >${q(dir)}/times.$$
+{ read -r _; read -r user system; } <${q(dir)}/times.$$
+rm -f ${q(dir)}/times.$$
+printf '%s\\t%s\\t%s\\t%s %s\\t%s\\n' "$s" "$e" "$rc" "$user" "$system" "$*" >>${q(trace)}
+exit $rc
+`,
+  );
+  chmodSync(wrapper, 0o755);
+  return { wrapper, trace };
+}
+
+/** bash's `times` format, 0m0.052s, in ms. */
+const timesMs = (text) => {
+  const m = /^(\d+)m([\d.]+)s$/.exec(text);
+  return (Number(m[1]) * 60 + Number(m[2])) * 1000;
+};
+
+/** A launch's name in the timeline: the command and its first flag that tells it apart. */
+function launchName(argv) {
+  const [command, second] = argv.split(' ');
+  if (command === 'version') return second === '-json' ? 'version -json' : 'version';
+  if (command === 'state') return `state ${second}`;
+  if (command === 'show' || command === 'output') return `${command} -json`;
+  return command;
+}
+
+/**
+ * One traced run as a timeline: launch → first terraform start ("node start"), each terraform
+ * launch (concurrent ones merged), the gaps between them (work in the runner's node, or bash), and
+ * the tail from the last terraform exit until the process was reaped.
+ */
+function timeline(run, traceFile) {
+  const launches = readFileSync(traceFile, 'utf8').trim().split('\n').map((line) => {
+    const [s, e, rc, cpu, argv] = line.split('\t');
+    const [user, system] = cpu.split(' ').map(timesMs);
+    return { name: launchName(argv), startMs: Number(s) / 1000, endMs: Number(e) / 1000, exitCode: Number(rc), cpuMs: user + system };
+  });
+  rmSync(traceFile);
+  launches.sort((a, b) => a.startMs - b.startMs);
+  const groups = [];
+  for (const l of launches) {
+    const last = groups.at(-1);
+    if (last && l.startMs < last.endMs) {
+      last.name += ` ∥ ${l.name}`;
+      last.endMs = Math.max(last.endMs, l.endMs);
+      last.cpuMs += l.cpuMs;
+    } else groups.push({ ...l });
+  }
+  const seen = {};
+  const segments = [{ key: 'launch → first terraform start', ms: groups[0].startMs - run.launchedAtMs }];
+  groups.forEach((g, i) => {
+    const n = (seen[g.name] = (seen[g.name] ?? 0) + 1);
+    const key = n > 1 ? `${g.name} (${n})` : g.name;
+    if (i > 0) segments.push({ key: `gap before ${key}`, ms: g.startMs - groups[i - 1].endMs });
+    segments.push({ key, ms: g.endMs - g.startMs, cpuMs: g.cpuMs, terraform: true });
+  });
+  segments.push({ key: 'last terraform exit → exit', ms: run.endedAtMs - groups.at(-1).endMs });
+  return { segments, total: run.ms, cpuMs: run.cpuMs, selfCpuMs: run.self?.cpuMs, nodeStartMs: run.self ? run.self.startedAtMs - run.launchedAtMs : undefined, firstStepMs: run.result ? Date.parse(run.result.steps[0].startedAt) - run.launchedAtMs : undefined, nodeExitToReapedMs: run.self ? run.endedAtMs - run.self.exitAtMs : undefined, steps: run.result?.steps.map((s) => ({ name: s.name, status: s.status, ms: s.durationMs })) };
+}
+
+/** Medians per segment key over runs, in the order of the first run. */
+function medianTimeline(runs) {
+  const keys = [];
+  for (const r of runs) for (const s of r.segments) if (!keys.includes(s.key)) keys.push(s.key);
+  const pick = (r, key, field) => r.segments.find((s) => s.key === key)?.[field];
+  const stepNames = [];
+  for (const r of runs) for (const s of r.steps ?? []) if (!stepNames.includes(s.name)) stepNames.push(s.name);
+  return {
+    segments: keys.map((key) => ({ key, ms: median(runs.map((r) => pick(r, key, 'ms'))), cpuMs: median(runs.map((r) => pick(r, key, 'cpuMs'))), terraform: runs.some((r) => pick(r, key, 'terraform')) })),
+    totalMs: median(runs.map((r) => r.total)),
+    cpuMs: median(runs.map((r) => r.cpuMs)),
+    selfCpuMs: median(runs.map((r) => r.selfCpuMs)),
+    nodeStartMs: median(runs.map((r) => r.nodeStartMs)),
+    firstStepMs: median(runs.map((r) => r.firstStepMs)),
+    nodeExitToReapedMs: median(runs.map((r) => r.nodeExitToReapedMs)),
+    steps: runs[0].steps ? stepNames.map((name) => ({ name, ms: median(runs.map((r) => r.steps.find((s) => s.name === name)?.ms)) })) : undefined,
+  };
+}
+
+function benchBreakdown(size) {
+  const name = `${size.resources}x${size.instances}`;
+  log(`\n== breakdown, ${name} (${size.resources * size.instances} instances), ${BREAKDOWN_RUNS} traced runs of each side per case, interleaved`);
+  const dir = join(TMP, `breakdown-${name}`);
+  setUpSides(dir, size);
+  const { wrapper, trace } = tracingTerraform(dir);
+  const out = {};
+  for (const changes of [false, true]) {
+    const runner = [];
+    const bare = [];
+    for (let k = 0; k < BREAKDOWN_RUNS; k++) {
+      const sides = [
+        () => runner.push(timeline(runnerApply(dir, changes ? `runner-${k}` : 'g0', { terraform: wrapper, expect: changes ? 'succeeded' : 'noChanges' }), trace)),
+        () => bare.push(timeline(bareApply(dir, changes ? `bare-${k}` : 'g0', { terraform: wrapper, expectChanges: changes }), trace)),
+      ];
+      if (k % 2) sides.reverse();
+      for (const side of sides) side();
+    }
+    const entry = { runner: medianTimeline(runner), bare: medianTimeline(bare), runs: { runner, bare } };
+    entry.extra = extraTime(entry.runner, entry.bare);
+    out[changes ? 'changes' : 'noChanges'] = entry;
+    printTimeline(changes ? `${size.instances} updates` : 'no changes', entry);
+  }
+  results.breakdown = { size: name, instances: size.resources * size.instances, runs: BREAKDOWN_RUNS, ...out };
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const PERSON_STEPS = ['init', 'validate', 'plan', 'show -json', 'apply'];
+
+/**
+ * The runner's time and CPU beyond the bare steps', by cause: node before its first terraform, the
+ * launches a person does not make, the person's own steps run by the runner, the gaps between
+ * launches (node's work between steps), and from the last exit until the process is reaped.
+ */
+function extraTime(runner, bare) {
+  const sum = (t, pick, field = 'ms') => t.segments.filter(pick).reduce((n, x) => n + (x[field] ?? 0), 0);
+  const isGap = (x) => x.key.startsWith('gap before');
+  const isPerson = (x) => !isGap(x) && PERSON_STEPS.includes(x.key);
+  const isExtraLaunch = (x) => x.terraform && !PERSON_STEPS.includes(x.key);
+  const first = (t) => t.segments[0].ms;
+  const tail = (t) => t.segments.at(-1).ms;
+  const launches = runner.segments.filter(isExtraLaunch).map((x) => ({ key: x.key, ms: x.ms, cpuMs: x.cpuMs }));
+  return {
+    totalMs: runner.totalMs - bare.totalMs,
+    cpuMs: runner.cpuMs - bare.cpuMs,
+    beforeFirstSpawnMs: first(runner) - first(bare),
+    extraLaunches: launches,
+    extraLaunchesMs: sum(runner, isExtraLaunch),
+    extraLaunchesCpuMs: sum(runner, isExtraLaunch, 'cpuMs'),
+    personStepsMs: sum(runner, isPerson) - sum(bare, isPerson),
+    personStepsCpuMs: sum(runner, isPerson, 'cpuMs') - sum(bare, isPerson, 'cpuMs'),
+    gapsMs: sum(runner, isGap) - sum(bare, isGap),
+    tailMs: tail(runner) - tail(bare),
+    runnerNodeCpuMs: runner.selfCpuMs,
+  };
+}
+
+function printTimeline(label, { runner, bare, extra }) {
+  log(`  ${label}: medians, runner | bare`);
+  const bareOf = (key) => bare.segments.find((s) => s.key === key);
+  for (const s of runner.segments) {
+    const b = bareOf(s.key);
+    const cpu = s.terraform ? `  CPU ${fmt(s.cpuMs)}${b ? ` | ${fmt(b.cpuMs)}` : ''}` : '';
+    log(`    ${s.key.padEnd(40)} ${fmt(s.ms).padStart(9)} | ${(b ? fmt(b.ms) : '').padStart(9)}${cpu}`);
+  }
+  log(`    ${'total'.padEnd(40)} ${fmt(runner.totalMs).padStart(9)} | ${fmt(bare.totalMs).padStart(9)}  CPU ${fmt(runner.cpuMs)} | ${fmt(bare.cpuMs)} (node's own ${fmt(runner.selfCpuMs)})`);
+  log(`    the runner's node: started ${fmt(runner.nodeStartMs)} after launch, began its first step (${runner.steps[0].name}) ${fmt(runner.firstStepMs)} after launch, was reaped ${fmt(runner.nodeExitToReapedMs)} after its exit`);
+  log(`    result.json steps[]: ${runner.steps.map((s) => `${s.name} ${fmt(s.ms)}`).join(', ')}`);
+  log(
+    `    the runner's extra ${fmt(extra.totalMs)} (CPU ${fmt(extra.cpuMs)}): before its first terraform ${fmt(extra.beforeFirstSpawnMs)}; ` +
+      `launches a person does not make ${fmt(extra.extraLaunchesMs)} (CPU ${fmt(extra.extraLaunchesCpuMs)}: ${extra.extraLaunches.map((l) => `${l.key} ${fmt(l.ms)}/${fmt(l.cpuMs)}`).join(', ')}); ` +
+      `the person's steps ${fmt(extra.personStepsMs)} (CPU ${fmt(extra.personStepsCpuMs)}); gaps ${fmt(extra.gapsMs)}; exit ${fmt(extra.tailMs)}; node's own CPU ${fmt(extra.runnerNodeCpuMs)}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
 
-const TARGETS = { apply: 1.03, show: 1.05, rssBytes: 150 * 1e6, cold: 1.3 };
+const TARGETS = { apply: 1.03, start: 1.3, rssBytes: 150e6 };
 
 function summary() {
   const verdict = (ok) => (ok ? 'met' : 'MISSED');
-  const lines = ['', '== summary (ratios: median of interleaved pairs; target in brackets)'];
-  lines.push(`machine: ${results.machine.nproc} CPU (${results.machine.cpu}), ${results.machine.memory}, ${results.machine.node}, ${results.machine.terraform}, load at start ${results.machine.loadavgAtStart}`);
+  const m = results.machine;
+  const lines = ['', '== summary (ratios: medians of interleaved pairs; targets in brackets)'];
+  lines.push(`machine: ${m.nproc} CPU (${m.cpu}), ${m.memoryGiB} GiB, ${m.node}, ${m.terraform}; load average at start ${m.loadavgAtStart}, at end ${loadavg()}`);
   for (const a of results.apply) {
-    for (const [label, r] of [['no changes', a.noChanges], [`changes (${a.updatesPerChange} updates)`, a.changes]]) {
-      lines.push(`apply ${a.size.padEnd(7)} ${label.padEnd(22)} runner ${fmt(r.runnerMedianMs).padStart(9)}  bare ${fmt(r.baselineMedianMs).padStart(9)}  wall ×${r.medianPairRatio.toFixed(3)} [≤ ${TARGETS.apply}] ${verdict(r.medianPairRatio <= TARGETS.apply)}`);
-      if (r.cpuMedianPairRatio !== undefined)
-        lines.push(`${''.padEnd(37)}CPU runner ${fmt(r.runnerCpuMedianMs).padStart(9)}  bare ${fmt(r.baselineCpuMedianMs).padStart(9)}  CPU ×${r.cpuMedianPairRatio.toFixed(3)} [≤ ${TARGETS.apply}] ${verdict(r.cpuMedianPairRatio <= TARGETS.apply)}; node's own CPU ${fmt(r.runnerSelfCpuMedianMs)}`);
+    for (const [label, r] of [['no changes', a.noChanges], [`${a.updatesPerChange} updates`, a.changes]]) {
+      lines.push(
+        `apply ${a.size.padEnd(8)} ${label.padEnd(12)} wall ${fmt(r.runnerWallMedianMs).padStart(8)} / ${fmt(r.bareWallMedianMs).padStart(8)} ×${r.wallRatio.toFixed(3)} ${verdict(r.wallRatio <= TARGETS.apply)}; ` +
+          `CPU ${fmt(r.runnerCpuMedianMs).padStart(8)} / ${fmt(r.bareCpuMedianMs).padStart(8)} ×${r.cpuRatio.toFixed(3)} ${verdict(r.cpuRatio <= TARGETS.apply)} [≤ ${TARGETS.apply}]; ` +
+          `runner peak RSS ${mb(r.runnerPeakRssMaxBytes)} ${verdict(r.runnerPeakRssMaxBytes <= TARGETS.rssBytes)} [≤ 150 MB]`,
+      );
     }
   }
-  if (results.show) {
-    const s = results.show;
-    lines.push(`show -json ${s.size} (${(s.documentBytes / 2 ** 20).toFixed(1)} MiB): | classify ${fmt(s.runnerMedianMs)}  > /dev/null ${fmt(s.baselineMedianMs)}  wall ×${s.medianPairRatio.toFixed(3)} [≤ ${TARGETS.show}] ${verdict(s.medianPairRatio <= TARGETS.show)}${s.cpuMedianPairRatio === undefined ? '' : `; CPU ${fmt(s.runnerCpuMedianMs)} vs ${fmt(s.baselineCpuMedianMs)} ×${s.cpuMedianPairRatio.toFixed(3)}`}`);
+  if (results.start) {
+    const s = results.start;
+    lines.push(`start (${s.node}): first spawn ÷ node -e 0: wall ×${s.firstSpawn.wallRatio.toFixed(2)} ${verdict(s.firstSpawn.wallRatio <= TARGETS.start)}, CPU ×${s.firstSpawn.cpuRatio.toFixed(2)} ${verdict(s.firstSpawn.cpuRatio <= TARGETS.start)} [≤ ${TARGETS.start}]`);
+    const c = s.firstSpawnWithCompileCache;
+    if (c) lines.push(`start (${s.node}, compile cache): wall ×${c.wallRatio.toFixed(2)} ${verdict(c.wallRatio <= TARGETS.start)}, CPU ×${c.cpuRatio.toFixed(2)} ${verdict(c.cpuRatio <= TARGETS.start)}`);
   }
-  for (const s of results.synthetic) {
-    lines.push(`synthetic ${String(s.mib).padStart(5)} MiB: ${fmt(s.medianMs).padStart(8)} (${(s.bytes / 2 ** 20 / (s.medianMs / 1000)).toFixed(0)} MiB/s)  peak RSS ${(s.peakRssBytes / 1e6).toFixed(1)} MB [≤ 150 MB] ${verdict(s.peakRssBytes <= TARGETS.rssBytes)}  counts ${s.countsMatch ? 'match' : 'DIFFER'}`);
-  }
-  if (results.cold) {
-    const c = results.cold;
-    lines.push(`cold start, wall: node -e 0 ${fmt(c.nodeMedianMs)}; --version ${fmt(c.versionMedianMs)} ×${c.versionRatio.toFixed(2)} [≤ ${TARGETS.cold}] ${verdict(c.versionRatio <= TARGETS.cold)}; first spawn ${fmt(c.firstSpawnMedianMs)} ×${c.firstSpawnRatio.toFixed(2)} [≤ ${TARGETS.cold}] ${verdict(c.firstSpawnRatio <= TARGETS.cold)}`);
-    lines.push(`cold start, CPU:  node -e 0 ${fmt(c.nodeCpuMedianMs)}; --version ${fmt(c.versionCpuMedianMs)} ×${c.versionCpuRatio.toFixed(2)} [≤ ${TARGETS.cold}] ${verdict(c.versionCpuRatio <= TARGETS.cold)}; first spawn ${fmt(c.firstSpawnCpuMedianMs)} ×${c.firstSpawnCpuRatio.toFixed(2)} [≤ ${TARGETS.cold}] ${verdict(c.firstSpawnCpuRatio <= TARGETS.cold)}`);
-    const cc = c.compileCache;
-    const [major, minor] = process.versions.node.split('.').map(Number);
-    const cacheNote = major > 22 || (major === 22 && minor >= 1) ? results.machine.node : `${results.machine.node} ignores NODE_COMPILE_CACHE: the same runs again`;
-    lines.push(`cold start with the image's compile cache (${cacheNote}): wall --version ×${cc.versionRatio.toFixed(2)} ${verdict(cc.versionRatio <= TARGETS.cold)}, first spawn ×${cc.firstSpawnRatio.toFixed(2)} ${verdict(cc.firstSpawnRatio <= TARGETS.cold)}; CPU --version ×${cc.versionCpuRatio.toFixed(2)} ${verdict(cc.versionCpuRatio <= TARGETS.cold)}, first spawn ×${cc.firstSpawnCpuRatio.toFixed(2)} ${verdict(cc.firstSpawnCpuRatio <= TARGETS.cold)}`);
-  }
-  lines.push(`load at end ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
+  for (const s of results.output)
+    lines.push(`output ${String(s.mib).padStart(4)} MiB, ${s.case.padEnd(36)}: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)}`);
+  for (const s of results.memory)
+    lines.push(`classify ${String(s.mib).padStart(5)} MiB: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)}, counts ${s.countsMatch ? 'match' : 'DIFFER'}`);
   log(lines.join('\n'));
 }
 
-log(`captf-runner benchmark: ${opts.runner} (${results.machine.bundleBytes} bytes), ${TERRAFORM}; temp dir ${TMP}`);
-log(`${results.machine.nproc} CPU, ${results.machine.cpu}, ${results.machine.memory}, node ${process.version}, ${results.machine.terraform}, load ${results.machine.loadavgAtStart}`);
+log(`captf-runner benchmark: ${results.machine.bundleBytes}-byte entry, ${nodeVersion}, ${results.machine.terraform}; ${results.machine.nproc} CPU, load ${results.machine.loadavgAtStart}; temp dir ${TMP}`);
 try {
-  if (ONLY.has('cold')) benchCold();
+  if (ONLY.has('start')) benchStart();
   if (ONLY.has('apply')) for (const size of SIZES) benchApply(size);
-  if (ONLY.has('show')) benchShow(SIZES.at(-1));
-  if (ONLY.has('synthetic')) for (const mib of SYNTH_MIB) await benchSynthetic(mib);
+  if (ONLY.has('breakdown')) benchBreakdown(BREAKDOWN_SIZE);
+  if (ONLY.has('memory')) for (const mib of MEMORY_MIB) benchMemory(mib);
+  if (ONLY.has('output')) benchOutput(OUTPUT_MIB);
 } catch (error) {
   summary();
   process.stderr.write(`bench: ${error.stack ?? error}\n(temp dir kept: ${TMP})\n`);
-  exiting = true;
+  opts.keep = true;
   process.exit(1);
 }
-results.machine.loadavgAtEnd = readFileSync('/proc/loadavg', 'utf8').trim();
+results.machine.loadavgAtEnd = loadavg();
 summary();
-if (opts['json-out']) writeFileSync(opts['json-out'], JSON.stringify(results, null, 2) + '\n');
+if (opts['json-out'] !== '-') {
+  mkdirSync(dirname(resolve(opts['json-out'])), { recursive: true });
+  writeFileSync(opts['json-out'], JSON.stringify(results, null, 2) + '\n');
+  log(`results: ${opts['json-out']}`);
+}

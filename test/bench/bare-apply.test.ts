@@ -1,42 +1,51 @@
-// The benchmark's baseline (bench/bare-apply.sh) must run the terraform commands the runner runs,
-// with the same arguments: otherwise BENCHMARKS.md compares the runner with something else.
+// The benchmark's baseline (bench/bare-apply.sh) must run exactly the terraform steps a person runs by
+// hand (init, validate, plan -detailed-exitcode -out, show -json, and apply PLANFILE when the plan has
+// changes), and nothing the runner adds: otherwise BENCHMARKS.md compares the runner with itself.
+// Run against a stand-in terraform that records its arguments and answers plan with a chosen code.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { test } from 'node:test';
-import { applyArgs } from '../../src/terraform/apply.ts';
-import { initArgs } from '../../src/terraform/init.ts';
-import { outputArgs } from '../../src/terraform/output.ts';
-import { planArgs } from '../../src/terraform/plan.ts';
-import { showPlanArgs } from '../../src/terraform/show.ts';
-import { statePullArgs } from '../../src/terraform/state.ts';
-import { validateArgs } from '../../src/terraform/validate.ts';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
 
-const script = readFileSync(new URL('../../bench/bare-apply.sh', import.meta.url), 'utf8');
-/** The arguments of each `"$tf" …` line, continuation lines joined, redirections and `|| …` dropped. */
-const commands = script
-  .replace(/\\\n\s*/g, '')
-  .split('\n')
-  .map((line) => line.trim())
-  .filter((line) => line.startsWith('"$tf" '))
-  .map((line) => line.slice('"$tf" '.length).replace(/\s*(>|&|\|\|).*$/, ''));
+const script = new URL('../../bench/bare-apply.sh', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'captf-bare-apply-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
 
-const PLAN = '"$private/plan.tfplan"';
+const standin = join(dir, 'terraform');
+writeFileSync(
+  standin,
+  '#!/bin/bash\nprintf "%s|%s\\n" "$PWD" "$*" >>"$BARE_LOG"\n[ "$1" = plan ] && exit "$PLAN_EXIT"\necho "stdout of $1"\nexit 0\n',
+);
+chmodSync(standin, 0o755);
 
-test('bare-apply.sh runs the runner\'s terraform commands, in its order, with its arguments', () => {
-  const expected = [
-    'version -json',
-    'version',
-    initArgs({ lockfileReadonly: true }).join(' '),
-    validateArgs().join(' '),
-    statePullArgs().join(' '),
-    planArgs({ out: PLAN, varFiles: ['"$private/terraform.tfvars.json"'], vars: { captf_inputs_hash: '$hash' } })
-      .join(' ')
-      .replace('-var captf_inputs_hash=$hash', '-var "captf_inputs_hash=$hash"')
-      .replace(/-out="\$private\/plan\.tfplan"/, `-out=${PLAN}`),
-    showPlanArgs(PLAN).join(' '),
-    applyArgs({ planFile: PLAN }).join(' '),
-    outputArgs().join(' '),
-    statePullArgs().join(' '),
-  ];
-  assert.deepEqual(commands, expected);
+function bare(planExit: number) {
+  const log = join(dir, `log-${planExit}`);
+  const r = spawnSync('bash', [script, standin, dir], { env: { ...process.env, BARE_LOG: log, PLAN_EXIT: String(planExit) }, encoding: 'utf8' });
+  const lines = readFileSync(log, 'utf8').trim().split('\n');
+  // Every command runs in the checkout the script was given.
+  for (const line of lines) assert.equal(line.split('|')[0], dir);
+  return { status: r.status, stdout: r.stdout, commands: lines.map((line) => line.split('|')[1]) };
+}
+
+const PERSON = ['init -input=false', 'validate', 'plan -input=false -detailed-exitcode -out=tfplan', 'show -json tfplan'];
+
+test('no changes (plan exits 0): init, validate, plan, show -json, and no apply', () => {
+  const r = bare(0);
+  assert.equal(r.status, 0);
+  assert.deepEqual(r.commands, PERSON);
+  assert.equal(r.stdout, '', "terraform's output goes nowhere, as the runner's does in the benchmark");
+});
+
+test('changes (plan exits 2): the same steps, then apply of the saved plan', () => {
+  const r = bare(2);
+  assert.equal(r.status, 0);
+  assert.deepEqual(r.commands, [...PERSON, 'apply -input=false tfplan']);
+});
+
+test('a failed plan (exit 1) stops the baseline with its code: nothing shown, nothing applied', () => {
+  const r = bare(1);
+  assert.equal(r.status, 1);
+  assert.deepEqual(r.commands, PERSON.slice(0, 3));
 });
