@@ -7,9 +7,9 @@ export type StopLevel = 'graceful' | 'immediate' | 'kill';
 
 export class StopHandle {
   /**
-   * The terraform processes running now. Steps are sequential, but one step may run several at once
-   * (preflight runs `version -json` and `version` together): every one of them must get the
-   * interrupt, or a hung one keeps the runner alive past its deadline.
+   * The terraform processes running now. Steps are sequential, but one step may run several at
+   * once: every one of them must get the interrupt, or a hung one keeps the runner alive past its
+   * deadline.
    */
   readonly #running = new Set<number>();
 

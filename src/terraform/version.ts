@@ -1,7 +1,7 @@
-// Which terraform the runner drives, and whether it supports it. Terraform and OpenTofu both
-// print {"terraform_version": …} for `version -json`; only the human `version` line tells them
-// apart ("Terraform v1.11.4" / "OpenTofu v1.8.3"). The binary's name is no guide: images often
-// install tofu as `terraform`.
+// Which terraform the runner drives, and whether it supports it. One `version` launch: its first
+// line names the flavour and the version ("Terraform v1.11.4", "OpenTofu v1.8.3"). `version -json`
+// would not do alone: OpenTofu prints {"terraform_version": …} too. The binary's name is no guide:
+// images often install tofu as `terraform`.
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { imageError } from '../errors.ts';
@@ -17,7 +17,6 @@ export interface TerraformVersion {
   flavor: Flavor;
   /** The absolute path that ran. */
   path: string;
-  raw: { json: unknown; text: string };
 }
 
 /** Supported ranges: the plan JSON format 1.x, and the flags the runner passes (-lockfile=readonly, import blocks …). */
@@ -65,7 +64,7 @@ export function resolveExecutable(file: string, pathEnv: string | undefined, cwd
   });
 }
 
-export const versionArgs = (o: { json?: boolean } = {}): string[] => ['version', ...(o.json ? ['-json'] : [])];
+export const versionArgs = (): string[] => ['version'];
 
 export interface TerraformVersionOptions {
   cwd?: string;
@@ -84,37 +83,26 @@ export async function terraformVersion(terraformPath: string, options: Terraform
     });
   }
   const tf = createTerraform({ path, cwd, env, output: { line() {} }, stop: options.stop });
-  const [jsonRun, textRun] = await Promise.all([
-    tf.run('version', versionArgs({ json: true }), { captureStdout: true }),
-    tf.run('version', versionArgs(), { captureStdout: true }),
-  ]);
-  const failed = [jsonRun, textRun].find((r) => r.meaning !== 'ok');
-  if (failed) {
-    const said = lastLine(failed.stderrTail);
-    throw imageError(`${path} version exited ${failed.exitCode}${said ? `: ${said}` : ''}; is it a terraform binary for this platform? ${HOW_TO_FIX}`, {
+  const run = await tf.run('version', versionArgs(), { captureStdout: true });
+  if (run.meaning !== 'ok') {
+    const said = lastLine(run.stderrTail);
+    throw imageError(`${path} version exited ${run.exitCode}${said ? `: ${said}` : ''}; is it a terraform binary for this platform? ${HOW_TO_FIX}`, {
       terraformPath: path,
     });
   }
-  return parseVersionOutput(path, jsonRun.stdout, textRun.stdout);
+  return parseVersionOutput(path, run.stdout);
 }
 
-/** Pure: the two outputs of `version -json` and `version` → what ran. */
-export function parseVersionOutput(path: string, jsonText: string, text: string): TerraformVersion {
-  let json: unknown;
-  try {
-    json = JSON.parse(jsonText);
-  } catch {
-    json = undefined;
-  }
-  const version = (json as { terraform_version?: unknown } | undefined)?.terraform_version;
-  const firstLine = text.trim().split('\n')[0] ?? '';
-  if (typeof version !== 'string' || !parseSemver(version)) {
-    throw imageError(`${path} is not a terraform binary the runner understands: \`version -json\` printed no terraform_version (first line of \`version\`: "${firstLine}"); ${HOW_TO_FIX}`, {
+/** Pure: the output of `version` → what ran. Only its first line counts (an "out of date" notice may follow). */
+export function parseVersionOutput(path: string, text: string): TerraformVersion {
+  const firstLine = text.trimStart().split('\n')[0]?.trim() ?? '';
+  const match = /^(Terraform|OpenTofu) v(\S+)$/.exec(firstLine);
+  if (!match || !parseSemver(match[2]!)) {
+    throw imageError(`${path} is not a terraform binary the runner understands: the first line of \`version\` is "${firstLine.slice(0, 200)}", not "Terraform vX.Y.Z" or "OpenTofu vX.Y.Z"; ${HOW_TO_FIX}`, {
       terraformPath: path,
     });
   }
-  const flavor: Flavor = /^OpenTofu\b/i.test(firstLine) ? 'opentofu' : 'terraform';
-  return { version, flavor, path, raw: { json, text } };
+  return { version: match[2]!, flavor: match[1] === 'OpenTofu' ? 'opentofu' : 'terraform', path };
 }
 
 /** Throws ImageInvalid unless the version is in the supported range of its flavor. */

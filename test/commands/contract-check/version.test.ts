@@ -7,27 +7,31 @@ import { checkSupported, parseVersionOutput, terraformVersion, unverifiedWarning
 import { terraformEnv } from '../../support/tf-modules.ts';
 import { FAKE_TOFU, terraformReporting } from './helpers.ts';
 
-const TERRAFORM_JSON = '{"terraform_version":"1.11.4","platform":"linux_amd64","provider_selections":{},"terraform_outdated":false}';
-const TOFU_JSON = '{\n  "terraform_version": "1.8.3",\n  "platform": "linux_amd64",\n  "provider_selections": {}\n}';
 
 describe('parseVersionOutput', () => {
   test('terraform', () => {
-    const v = parseVersionOutput('/bin/terraform', TERRAFORM_JSON, 'Terraform v1.11.4\non linux_amd64\n');
+    const v = parseVersionOutput('/bin/terraform', 'Terraform v1.11.4\non linux_amd64\n');
     assert.deepEqual([v.version, v.flavor], ['1.11.4', 'terraform']);
   });
 
-  test('OpenTofu prints terraform_version too: the human line tells it apart, whatever the binary is called', () => {
-    const v = parseVersionOutput('/usr/local/bin/terraform', TOFU_JSON, 'OpenTofu v1.8.3\non linux_amd64\n');
+  test('OpenTofu: the first line tells it apart, whatever the binary is called', () => {
+    const v = parseVersionOutput('/usr/local/bin/terraform', 'OpenTofu v1.8.3\non linux_amd64\n');
     assert.deepEqual([v.version, v.flavor], ['1.8.3', 'opentofu']);
   });
 
   test('a pre-release keeps its suffix', () => {
-    assert.equal(parseVersionOutput('tofu', '{"terraform_version":"1.9.0-beta1"}', 'OpenTofu v1.9.0-beta1').version, '1.9.0-beta1');
+    assert.equal(parseVersionOutput('tofu', 'OpenTofu v1.9.0-beta1').version, '1.9.0-beta1');
   });
 
   test('output that is not terraform is ImageInvalid', () => {
-    assert.throws(() => parseVersionOutput('/bin/true', '', ''), (e: unknown) => e instanceof RunnerError && e.reason === 'ImageInvalid');
-    assert.throws(() => parseVersionOutput('/bin/x', '{"terraform_version":"latest"}', 'x'), /no terraform_version/);
+    assert.throws(() => parseVersionOutput('/bin/true', ''), (e: unknown) => e instanceof RunnerError && e.reason === 'ImageInvalid');
+    assert.throws(() => parseVersionOutput('/bin/x', 'Terraform vlatest'), /not "Terraform vX.Y.Z"/);
+    assert.throws(() => parseVersionOutput('/bin/x', '{"terraform_version":"1.11.4"}'), /not "Terraform vX.Y.Z"/);
+  });
+
+  test('an out-of-date notice after the first line changes nothing', () => {
+    const v = parseVersionOutput('/bin/terraform', 'Terraform v1.11.4\non linux_amd64\n\nYour version of Terraform is out of date! The latest version\nis 1.14.0.\n');
+    assert.deepEqual([v.version, v.flavor], ['1.11.4', 'terraform']);
   });
 });
 
