@@ -8,7 +8,7 @@ import { registerLocalCommands } from './local/commands.ts';
 
 export interface CliHandlers {
   op(op: Op, flags: Record<string, unknown>): Promise<void>;
-  classify(file: string, flags: { json?: boolean; limit?: string }): Promise<void>;
+  classify(file: string, flags: { json?: boolean; limit?: string; policy?: string }): Promise<void>;
   hash(flags: Record<string, unknown>): Promise<void>;
   contractCheck(flags: Record<string, unknown>): Promise<void>;
 }
@@ -36,6 +36,7 @@ function commonOptions(command: Command): Command {
     .option('--namespace <ns>', 'its namespace')
     .option('--backend-config <path>', "terraform's -backend-config file (repeatable)", collect)
     .option('--termination-log <path>', 'termination message path (default /dev/termination-log)')
+    .option('--policy <dir>', 'plan policies in CEL (default /captf/policy when it exists); apply, plan and drift read it, destroy, restore and unlock never do')
     .option('--backups <dir>', 'where state backups go before the op changes anything (default: Secrets in a cluster, else <out>/backups)')
     .option('--keep-backups <n>', 'how many backups to keep (default 3)')
     .option('--chunk-bytes <n>', `chunk size of artifacts and backups (default ${DEFAULT_CHUNK_BYTES})`)
@@ -79,7 +80,8 @@ export function buildCli(handlers: CliHandlers): Command {
     .argument('<file>', 'the plan JSON (- for stdin)')
     .option('--json', 'print the classification as JSON')
     .option('--limit <n>', 'how many destructive entries to list (default 100)')
-    .action((file: string, flags: { json?: boolean; limit?: string }) => handlers.classify(file, flags));
+    .option('--policy <dir>', 'judge the plan by the policies in this dir (default /captf/policy when it exists)')
+    .action((file: string, flags: { json?: boolean; limit?: string; policy?: string }) => handlers.classify(file, flags));
 
   program
     .command('hash')
@@ -99,6 +101,7 @@ export function buildCli(handlers: CliHandlers): Command {
     .option('--terraform <path>', 'terraform or OpenTofu binary')
     .option('--kind <kind>', 'cluster | machine | pool')
     .option('--workdir <dir>', 'a writable dir for the check')
+    .option('--policy <dir>', 'the policy dir (default /captf/policy under the root, when it exists)')
     .option('--json', 'print JSON')
     .action((flags: Record<string, unknown>) => handlers.contractCheck(flags));
 

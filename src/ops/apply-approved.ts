@@ -15,6 +15,7 @@ import type { OpEnding, ResultFields } from '../run/finish.ts';
 import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 import { applySavedPlan, prepareRoot, showStep } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
+import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { isSha256 } from '../util/sha256.ts';
 
 export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
@@ -22,6 +23,7 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
   if (!isSha256(approved))
     throw usageError('PlanNotApproved', `--plan-artifact needs --approved-plan-hash: the sha256 (64 lowercase hex) of the plan a person approved, not "${approved}"`);
   const source = openArtifactSource(ctx, ctx.settings.planArtifact!, 'plan');
+  const policy = await policyStep(ctx);
   let manifest: PlanArtifactManifest | undefined;
   const root = await prepareRoot(ctx, fields, {
     validate: false,
@@ -45,9 +47,11 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
   try {
     const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
     await ctx.step('artifact binding', async () => checkBinding(manifest!, { stateLineage: before.lineage || null, backend: await backendIdentity(root.tf) }));
-    // Classified for the record and to teach the masker; an errored plan is never applied.
-    const plan = await showStep(ctx, root.tf, root.workspace, fields);
+    // Classified for the record and to teach the masker; an errored plan is never applied. The
+    // approval binds the plan, so only deny rules and limits judge it again: those no approval passes.
+    const plan = await showStep(ctx, root.tf, root.workspace, fields, { judgement: policy?.judgement({ tool: root.version.flavor, effects: 'deny' }) });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
+    refuseDenied(plan);
     fields.approval = { given: true, matched: true, required: false };
     await applySavedPlan(ctx, root, before, fields, 'ApplyFailed', {
       onStalePlan: (stale) => {

@@ -12,17 +12,21 @@ import type { OpEnding, ResultFields } from '../run/finish.ts';
 import { artifactStore } from '../run/stores.ts';
 import { heldPlan, planAndClassify, prepareRoot, removePlanFile, type PreparedRoot } from '../steps/steps.ts';
 import { pruneQuietly, stateBeforeStep, type PulledState } from '../steps/state.ts';
+import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { backendIdentity } from '../terraform/backend.ts';
 import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 
 export async function planOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
   const store = artifactStore(ctx);
   if (!store) throw usageError('ArtifactStoreMissing', 'plan needs somewhere to put the plan artifact: pass --artifacts DIR (in a cluster, the Job identity selects Secrets)');
+  const policy = await policyStep(ctx);
   const root = await prepareRoot(ctx, fields);
   try {
     const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
-    const { planned, plan, planText } = await planAndClassify(ctx, root, fields, root.inputs.hashes.inputsHash);
+    const { planned, plan, planText } = await planAndClassify(ctx, root, fields, root.inputs.hashes.inputsHash, {}, { judgement: policy?.judgement({ tool: root.version.flavor }) });
     fields.planText = planText;
+    // A denied plan is never packed: nobody can approve it into an apply.
+    refuseDenied(plan);
     fields.planArtifact = await ctx.step('artifact', () => packPlan(ctx, root, before, fields.planHash!, store));
     if (!planned.hasChanges) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan has no changes (plan hash ${fields.planHash}).` };
     // Under Manual a plan that changes nothing is applied without approval: one that only records new inputs is such a plan.

@@ -37,6 +37,7 @@ export const Settings = z.strictObject({
   namespace: z.string().optional(),
   backendConfig: z.array(Path).default([]),
   terminationLog: Path.default('/dev/termination-log'),
+  policy: Path.optional().describe('The policy dir (contract/sections/policy.md). Default: /captf/policy when it exists; read by apply, plan and drift only'),
   // plan / manual approval
   planArtifact: Path.optional(),
   approvedPlanHash: z.string().default(''),

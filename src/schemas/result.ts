@@ -31,7 +31,7 @@ export const Step = z.strictObject({
 export type Step = z.infer<typeof Step>;
 
 export const ResultError = z.strictObject({
-  kind: z.string().describe('blocked, usage, image, terraform, plan, lock, artifact, state, io, kube, interrupted, internal'),
+  kind: z.string().describe('blocked, policy, usage, image, terraform, plan, lock, artifact, state, io, kube, interrupted, internal'),
   reason: z.string(),
   step: z.string().optional(),
   message: z.string(),
@@ -55,8 +55,9 @@ export const StateInfo = z.strictObject({
 export const UnreviewedChange = z.looseObject({
   address: z.string(),
   deposed: z.string().optional().describe('Deposed object key, when the entry is a deposed object'),
-  action: z.union([DestructiveAction, z.literal('action')]).describe('delete, replace or unknown for a destructive entry; action for a provider action'),
+  action: z.union([DestructiveAction, z.literal('action'), z.literal('policy')]).describe('delete, replace or unknown for a destructive entry; action for a provider action; policy for a requireApproval finding (plan.policy.approvalRequired)'),
   trigger: z.string().optional().describe("A provider action's trigger (plan.actions[].trigger)"),
+  rule: z.string().optional().describe('A policy finding\'s rule; its address is "plan" for an on: plan rule'),
 });
 
 export const Approval = z.strictObject({
@@ -67,7 +68,7 @@ export const Approval = z.strictObject({
     .array(UnreviewedChange)
     .optional()
     .describe(
-      'Present when an approval was required and matched: the destructive entries and provider actions of the applied plan that the blocked run for the same approval hash did not list (same address, deposed key and action; an action: same address and trigger), at most 100; every entry when no blocked run was found. Empty: the person was shown all of them',
+      'Present when an approval was required and matched: the destructive entries, provider actions and policy requireApproval findings of the applied plan that the blocked run for the same approval hash did not list (same address, deposed key and action; an action: same address and trigger; a finding: same rule and address), at most 100; every entry when no blocked run was found. Empty: the person was shown all of them',
     ),
   unreviewedTotal: z.number().int().nonnegative().optional().describe('How many unreviewed entries in all'),
   blockedRun: z

@@ -22,6 +22,7 @@ import { createTerraform, type Terraform, type TerraformFailed } from '../terraf
 import { validate } from '../terraform/validate.ts';
 import { checkSupported, terraformVersion, unverifiedWarning, type TerraformVersion } from '../terraform/version.ts';
 import type { HeldPlanFile } from '../workspace/plan-file.ts';
+import type { PlanJudgement } from '../policy/judge.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
 import { INPUTS_HASH_VARIABLE } from '../workspace/reserved-names.ts';
 import { ERRORED_STATE_FILE } from '../workspace/terraform-files.ts';
@@ -152,6 +153,8 @@ export interface ShowOptions {
   onDestructive?: (entry: DestructiveChange) => void;
   /** Told every provider action, also those beyond the result's bounded list. */
   onAction?: (action: PlannedAction) => void;
+  /** The policy's judgement of this plan (steps/policy.ts): fed as the plan streams, its findings in plan.policy. */
+  judgement?: PlanJudgement;
 }
 
 /**
@@ -165,7 +168,7 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
   const shown = await ctx.step(
     'show',
     async () => {
-      const { value: plan, exitCode } = await showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
+      const { value: classified, exitCode } = await showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
         classifyPlanStream(
           stdout,
           runnerClassifyOptions({
@@ -179,10 +182,13 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
             onAction: (a) => {
               ctx.log.warn({ address: a.address, trigger: a.trigger, triggeringResource: a.triggeringResource, onFailure: a.onFailure, deferred: a.deferred }, `provider action: ${actionText(a)}`);
               options.onAction?.(a);
+              options.judgement?.onAction(a);
             },
+            ...(options.judgement && { onChange: options.judgement.onChange }),
           }),
         ),
       );
+      const plan = options.judgement ? options.judgement.judge(classified) : classified;
       fields.plan = plan;
       refuseErrored(plan);
       const missed = missedDeclarations(declared, workspace.scan);
@@ -270,7 +276,7 @@ export function refuseErrored(plan: Classification): void {
  * held and printed masked afterwards. `recordHash` is the inputs hash the plan records in the state.
  * `planned.hasChanges` is the exit code's word unless the classification means more change (reconcilePlanExit).
  */
-export async function planAndClassify(ctx: RunContext, root: PreparedRoot, fields: ResultFields, recordHash: string, extra: Partial<PlanOptions> = {}, show: Pick<ShowOptions, 'onDestructive' | 'onAction'> = {}) {
+export async function planAndClassify(ctx: RunContext, root: PreparedRoot, fields: ResultFields, recordHash: string, extra: Partial<PlanOptions> = {}, show: Omit<ShowOptions, 'destroyPlan'> = {}) {
   const held = heldPlanOutput(root.tf, root.workspace, ctx.masker);
   const { planned, plan } = await held.around(async () => {
     const planned = await planStep(ctx, held.terraform, root.workspace, recordHash, extra);

@@ -20,6 +20,7 @@ export async function contractCheckCommand(flags: Record<string, unknown>): Prom
     terraformPath: setting('terraform'),
     kind: parsedKind?.data,
     workdir: setting('workdir'),
+    policyDir: setting('policy'),
   });
   process.stdout.write(flags.json ? JSON.stringify(report, null, 2) + '\n' : formatContractTable(report));
   return report.ok ? EXIT.succeeded : EXIT.imageInvalid;
