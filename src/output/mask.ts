@@ -128,6 +128,23 @@ export class Masker {
     for (const source of heads) this.heads.add(`(?:${source})[ \\t]*$`);
   }
 
+  /**
+   * A rotated secret's old value: wherever a change's value after is, whole, a secret, the string at
+   * the same place before is one too (terraform prints it as `"old" -> "new"`). Bounded by
+   * MAX_DOCUMENT_FIELDS places per change.
+   */
+  addOldValues(before: unknown, after: unknown): void {
+    const stack: [unknown, unknown][] = [[before, after]];
+    for (let visited = 0; stack.length && visited < MAX_DOCUMENT_FIELDS; visited++) {
+      const [old, now] = stack.pop()!;
+      if (typeof now === 'string') {
+        if (typeof old === 'string' && old !== now && this.isSecret(now)) this.add(old, 'the old value of a rotated secret');
+      } else if (now !== null && typeof now === 'object' && old !== null && typeof old === 'object') {
+        for (const [key, item] of Object.entries(now)) stack.push([(old as Record<string, unknown>)[key], item]);
+      }
+    }
+  }
+
   private learnLiterally(text: string): void {
     for (const form of literalForms(text)) this.literals.add(form);
     this.sortedLiterals = undefined;

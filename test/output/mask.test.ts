@@ -42,6 +42,14 @@ describe('JSON documents', () => {
   });
 });
 
+describe('rotated secrets', () => {
+  it('the value before at the place of a secret after is learned; other values before are not', () => {
+    const m = masker('CANARYNEW-2');
+    m.addOldValues({ token: 'CANARYOLD-1', name: 'c1', list: ['kept-value'] }, { token: 'CANARYNEW-2', name: 'c2', list: ['kept-value'] });
+    assert.equal(m.mask('"CANARYOLD-1" -> "CANARYNEW-2"; "c1" -> "c2"'), `"${MASK}" -> "${MASK}"; "c1" -> "c2"`);
+  });
+});
+
 describe('protocol words', () => {
   it('the runner\'s own fields keep their words, with a warning; the rest is masked', () => {
     const result = {
