@@ -8,8 +8,9 @@ import { createLogger } from '../output/log.ts';
 import { Masker } from '../output/mask.ts';
 import { maskResult } from '../output/mask-result.ts';
 import { RunContext, type StopCause } from './context.ts';
-import { finishRun, publishResult, recordLateWarnings, type ResultFields, type OpEnding } from './finish.ts';
-import { OPS } from './ops.ts';
+import { finishRun, publishResult, recordLateWarnings } from './finish.ts';
+import type { OpEnding } from './learned.ts';
+import { OPS, type OpModule } from './ops.ts';
 
 /**
  * The hand-back to Kubernetes after the local result exists (the result Secret, the Job's
@@ -33,7 +34,7 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   const log = await createLogger(settings.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'), masker);
   const ctx = new RunContext(op, settings, log, masker);
   const stop = installStopHandlers(ctx);
-  const fields: ResultFields = {};
+  let opModule: OpModule | undefined;
   let ending: OpEnding | undefined;
   let caught: unknown = settingsError;
   if (!settingsError) {
@@ -43,19 +44,19 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
         // The op's own API calls (backups, artifacts, blocked results) end where the hand-back's budget begins.
         if (ctx.cluster && settings.deadline) ctx.cluster.client.setDeadline(deadlineAt(ctx) - HANDBACK_BUDGET_MS, 'the time before --deadline the op may use');
       }
-      const body = await OPS[op]();
+      opModule = await OPS[op]();
       log.info({ op, kind: settings.kind, object: settings.object, namespace: settings.namespace }, `captf-runner ${op} starting`);
-      ending = await body(ctx, fields);
+      ending = await opModule.run(ctx);
     } catch (error) {
       caught = error;
     }
   }
   stop.dispose();
-  const { result, exitCode: code } = await finishRun(ctx, fields, ending, caught);
-  const published = await publishResult(ctx, result, code);
+  const { result, exitCode: code, sensitiveOutputs } = await finishRun(ctx, ending, caught);
+  const published = await publishResult(ctx, (await opModule?.beforePublish?.(ctx, result)) ?? result, code);
   // Masked like every other byte the runner writes; only the sensitive outputs' values are the result Secret's to hold.
   const handBackUntil = Math.min(Date.now() + HANDBACK_BUDGET_MS, deadlineAt(ctx));
-  const apiProblems = (await ctx.cluster?.publish(maskResult(masker, published), ctx.sensitiveOutputs, handBackUntil)) ?? [];
+  const apiProblems = (await ctx.cluster?.publish(maskResult(masker, published), sensitiveOutputs, handBackUntil)) ?? [];
   if (apiProblems.length) await recordLateWarnings(ctx, published, apiProblems);
   return published.exitCode;
 }
