@@ -63,7 +63,7 @@ export const Settings = z.strictObject({
 
 const settingsOf = <K extends SettingName>(names: readonly K[]) => Settings.pick(Object.fromEntries(names.map((n) => [n, true])) as Record<K, true> & Record<Exclude<K, keyof typeof Settings.shape>, never>);
 
-/** A rule between settings, broken: a usage error with its own reason. */
+/** A rule of an op's settings (between them, or one it needs), broken: a usage error with its own reason. */
 const conflict = (ctx: z.RefinementCtx, reason: string, path: SettingName, message: string) => ctx.addIssue({ code: 'custom', path: [path], message, params: { reason } });
 
 /** The schema of each op's settings. */
@@ -82,8 +82,12 @@ export const OP_SCHEMAS = {
   refresh: settingsOf(OP_SETTINGS.refresh),
   drift: settingsOf(OP_SETTINGS.drift),
   destroy: settingsOf(OP_SETTINGS.destroy),
-  restore: settingsOf(OP_SETTINGS.restore),
-  unlock: settingsOf(OP_SETTINGS.unlock),
+  restore: settingsOf(OP_SETTINGS.restore).superRefine((s, ctx) => {
+    if (!s.backup) conflict(ctx, 'BackupMissing', 'backup', 'restore needs the backup to restore: pass --backup DIR (or a Secret reference, see contract.md)');
+  }),
+  unlock: settingsOf(OP_SETTINGS.unlock).superRefine((s, ctx) => {
+    if (!s.lockId) conflict(ctx, 'LockIdMissing', 'lockId', 'unlock needs --lock-id ID: the lock id terraform reported (result.lock.id of the run that met the lock)');
+  }),
 } satisfies Record<Op, z.ZodType>;
 
 /** The settings of one op. */

@@ -114,6 +114,17 @@ describe('settings per op', () => {
     assert.match(approved.result!.message, /--plan-artifact needs --approved-plan-hash.*not "pending"/);
   });
 
+  it('a restore without --backup and an unlock without --lock-id are refused before anything runs', async (t) => {
+    const s = await scenario(t, modules.base);
+    for (const [op, reason, message] of [['restore', 'BackupMissing', /pass --backup DIR/], ['unlock', 'LockIdMissing', /needs --lock-id ID/]] as const) {
+      const run = await s.run(op);
+      assert.equal(run.exitCode, 2, `${op}: ${explain(run)}`);
+      assert.equal(run.result!.reason, reason);
+      assert.match(run.result!.message, message);
+      assert.deepEqual(run.result!.steps, [], `${op}: no step ran`);
+    }
+  });
+
   it('a flag of another op is a usage error naming the flag, with a result', async (t) => {
     const s = await scenario(t, modules.base);
     for (const [op, flag] of [['plan', '--guard'], ['unlock', '--backup'], ['restore', '--artifacts'], ['drift', '--lock-id']] as const) {

@@ -41,6 +41,16 @@ describe('settings per op', () => {
     }
   });
 
+  it('restore needs --backup and unlock --lock-id, by their schemas', () => {
+    const backup = refusal(() => loadSettings('restore', {}, {}));
+    assert.equal(backup.reason, 'BackupMissing');
+    assert.match(backup.message, /pass --backup DIR/);
+    const lockId = refusal(() => loadSettings('unlock', {}, { CAPTF_BACKUP: '/b' }));
+    assert.equal(lockId.reason, 'LockIdMissing');
+    assert.match(lockId.message, /unlock needs --lock-id ID/);
+    assert.equal(loadSettings('unlock', {}, { CAPTF_LOCK_ID: 'l' }).lockId, 'l');
+  });
+
   it('an invalid value beside a broken rule is named as an invalid setting', () => {
     const e = refusal(() => loadSettings('apply', { guard: 'off', chunkBytes: '1' }, {}));
     assert.equal(e.reason, 'SettingsInvalid');
