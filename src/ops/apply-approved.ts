@@ -5,7 +5,7 @@ import { constants } from 'node:fs';
 import { copyFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { changesOnlyTheRecord } from '../guard/decide.ts';
-import { RunnerError, usageError } from '../errors.ts';
+import { RunnerError } from '../errors.ts';
 import { readArtifact } from '../store/artifact-read.ts';
 import type { PlanArtifactManifest } from '../store/manifest.ts';
 import { backendIdentity } from '../terraform/backend.ts';
@@ -16,12 +16,9 @@ import { reporting, withLearned, type OpEnding } from '../run/learned.ts';
 import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 import { applySavedPlan, prepareRoot, showStep } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
-import { isSha256 } from '../util/sha256.ts';
 
 export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
   const approved = ctx.settings.approvedPlanHash;
-  if (!isSha256(approved))
-    throw usageError('PlanNotApproved', `--plan-artifact needs --approved-plan-hash: the sha256 (64 lowercase hex) of the plan a person approved, not "${approved}"`);
   const source = openArtifactSource(ctx, ctx.settings.planArtifact!, 'plan');
   let manifest: PlanArtifactManifest | undefined;
   const root = await prepareRoot(ctx, {

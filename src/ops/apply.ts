@@ -2,7 +2,7 @@
 // approval hash, contract.md §3), or, with --plan-artifact,
 // the apply of exactly the plan a person approved (applyPolicy: Manual).
 import type { DestructiveChange, PlannedAction } from '../schemas/classification.ts';
-import { RunnerError, usageError } from '../errors.ts';
+import { RunnerError } from '../errors.ts';
 import { approveCommand, blockedMessage, decideApply, ungatedWarnings } from '../guard/decide.ts';
 import { shownAction, shownChange } from '../guard/unreviewed.ts';
 import { countsText } from '../output/summary.ts';
@@ -16,9 +16,6 @@ import { isSha256 } from '../util/sha256.ts';
 
 export async function applyOp(ctx: RunContext): Promise<OpEnding> {
   if (ctx.settings.planArtifact) return applyApprovedPlan(ctx);
-  // A cluster's guard cannot be turned off; a machine's is always off, a pool's the controller decides per apply.
-  if (ctx.settings.guard === 'off' && ctx.settings.kind === 'cluster')
-    throw usageError('GuardRequired', 'the destructive-plan guard cannot be turned off for a cluster: drop --guard off (CAPTF_GUARD), or pass --kind machine or pool');
   const root = await prepareRoot(ctx);
   const { inputs, workspace, tf } = root;
   try {

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createReadStream, existsSync } from 'node:fs';
-import { RunnerError, usageError } from '../errors.ts';
+import { RunnerError } from '../errors.ts';
 import { statePush } from '../terraform/state.ts';
 import { readArtifact } from '../store/artifact-read.ts';
 import { withSerial } from '../state/serial.ts';
@@ -20,8 +20,7 @@ import { backupStep, stateAfterStep, stateBeforeStep } from '../steps/state.ts';
 import { STATE_FILE } from '../workspace/terraform-files.ts';
 
 export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
-  if (!ctx.settings.backup) throw usageError('BackupMissing', 'restore needs the backup to restore: pass --backup DIR (or a Secret reference, see contract.md)');
-  const source = openArtifactSource(ctx, ctx.settings.backup, 'backup');
+  const source = openArtifactSource(ctx, ctx.settings.backup!, 'backup');
   const version = await preflightBackendOnly(ctx);
   const workspace = await ctx.step('workspace', () => prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath: ctx.settings.state }));
   const tf = terraformIn(ctx, version, workspace);

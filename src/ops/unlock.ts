@@ -5,7 +5,7 @@
 //   (which clears the stale info), and refuses while the holder lives.
 // - pg: advisory locks have no id and end with their holder's connection: refused (UnlockUnsupported).
 // - other backends record ids: terraform force-unlock, which itself refuses an id that does not match.
-import { usageError, RunnerError } from '../errors.ts';
+import { RunnerError } from '../errors.ts';
 import { forceUnlock, localLockInfoPath, probeLock, readLocalLockInfo, type LockReport } from '../terraform/lock.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
@@ -17,8 +17,7 @@ const describeHolder = (lock: LockReport) =>
   `${lock.who ?? 'an unknown holder'}${lock.operation ? ` (${lock.operation})` : ''}${lock.created ? ` since ${lock.created}` : ''}`;
 
 export async function unlockOp(ctx: RunContext): Promise<OpEnding> {
-  const lockId = ctx.settings.lockId;
-  if (!lockId) throw usageError('LockIdMissing', 'unlock needs --lock-id ID: the lock id terraform reported (result.lock.id of the run that met the lock)');
+  const lockId = ctx.settings.lockId!;
   const statePath = ctx.settings.state;
   if (!statePath) {
     const backend = (await scanModule(ctx.settings.module)).backend;

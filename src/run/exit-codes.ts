@@ -45,3 +45,6 @@ export function exitCodeOf(outcome: Outcome, error?: RunnerError): number {
       return error?.reason === 'PlanStale' ? EXIT.planStale : EXIT.failed;
   }
 }
+
+/** The exit code of a command that the error stopped: an op's (its result says the same) or another command's. */
+export const exitCodeOfError = (error: RunnerError): number => exitCodeOf(outcomeOf(error), error);
