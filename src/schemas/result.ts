@@ -30,12 +30,34 @@ export const Step = z.strictObject({
 });
 export type Step = z.infer<typeof Step>;
 
+/** At most this many of terraform's diagnostics are kept in error.detail.diagnostics, in terraform's order. */
+export const DIAGNOSTICS_LIMIT = 20;
+/** A diagnostic's summary and detail are cut to this many bytes of UTF-8. */
+export const DIAGNOSTIC_TEXT_BYTES = 1024;
+
+/** One of terraform's diagnostics, where it points: never the quoted source or the values terraform notes under it. */
+export const TerraformDiagnostic = z.strictObject({
+  severity: z.enum(['error', 'warning']),
+  summary: z.string().describe(`terraform's summary, masked, at most ${DIAGNOSTIC_TEXT_BYTES} bytes`),
+  detail: z.string().optional().describe(`what terraform says is wrong (its paragraphs separated by a blank line), masked, at most ${DIAGNOSTIC_TEXT_BYTES} bytes; a path of the runner's workdir is replaced by the module-relative or inputs file name`),
+  file: z.string().optional().describe("where terraform points: a path relative to the module root (main.tf, modules/net/main.tf), or an inputs file's name (terraform.tfvars.json, sensitive.tfvars.json: then `variable` names the variable and there is no line, since terraform read the runner's canonical copy)"),
+  line: z.number().int().positive().optional().describe('the line in `file`, from 1'),
+  variable: z.string().optional().describe('the variable a diagnostic about an inputs file is about'),
+});
+export type TerraformDiagnostic = z.infer<typeof TerraformDiagnostic>;
+
 export const ResultError = z.strictObject({
   kind: z.string().describe('blocked, usage, image, terraform, plan, lock, artifact, state, io, kube, interrupted, internal'),
   reason: z.string(),
   step: z.string().optional(),
   message: z.string(),
-  detail: z.record(z.string(), z.unknown()).optional(),
+  detail: z
+    .looseObject({
+      diagnostics: z.array(TerraformDiagnostic).max(DIAGNOSTICS_LIMIT).optional().describe(`a failed terraform command's diagnostics, in terraform's order, at most ${DIAGNOSTICS_LIMIT}`),
+      diagnosticsTotal: z.number().int().nonnegative().optional().describe('how many diagnostics terraform printed, when more than the list holds'),
+    })
+    .optional()
+    .describe('machine-readable detail of the error; members depend on the reason'),
 });
 
 export const OutputValue = z.strictObject({
