@@ -170,3 +170,33 @@ export const Result = z.strictObject({
   finishedAt: Timestamp,
 });
 export type Result = z.infer<typeof Result>;
+
+/**
+ * The termination message (src/output/termination.ts): the compact result, at most 4096 bytes. Only
+ * apiVersion, op, outcome, reason and exitCode are always there: the smallest form keeps nothing
+ * else. Open like the result: a v1 reader ignores members it does not know.
+ */
+export const TerminationMessage = z.looseObject({
+  apiVersion: Result.shape.apiVersion,
+  op: Op,
+  outcome: Outcome,
+  reason: z.string(),
+  exitCode: z.number().int(),
+  inputsHash: Result.shape.inputsHash,
+  approvalHash: Result.shape.approvalHash,
+  stateInputsHash: Result.shape.stateInputsHash,
+  planHash: Result.shape.planHash,
+  applied: z.boolean().optional(),
+  mayHaveChanged: z.boolean().optional(),
+  error: z.looseObject({ kind: z.string(), reason: z.string(), step: z.string().optional() }).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+  destructiveTotal: z.number().int().nonnegative().optional(),
+  actionsTotal: z.number().int().nonnegative().optional(),
+  unreviewedTotal: z.number().int().nonnegative().optional(),
+  message: z.string().optional().describe("the result's message, cut (with …) to fit"),
+  destructive: z.array(z.looseObject({ address: z.string(), action: DestructiveAction, deposed: z.string().optional() })).optional().describe('the first destructive entries'),
+  destructiveOmitted: z.number().int().nonnegative().optional().describe('destructive entries left out of `destructive`'),
+  actions: z.array(z.looseObject({ address: z.string(), trigger: z.string() })).max(5).optional().describe('the first provider actions, only when there are any'),
+  warnings: z.array(z.string().max(300)).max(3).optional().describe('the last warnings, each cut to 300 characters'),
+});
+export type TerminationMessage = z.infer<typeof TerminationMessage>;
