@@ -4,7 +4,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
 import { explain, scenario, type RunnerRun } from './runner.ts';
 
@@ -65,6 +66,19 @@ describe('terraform diagnostics: exit codes that say whether a retry can help', 
     const diagnostics = await refused(run, { exitCode: 2, reason: 'InputsInvalid', step: 'plan', names: 'sensitive.tfvars.json (variable replicas)' }, s);
     assert.equal(diagnostics[0]!.variable, 'replicas');
     assert.ok(!run.allBytes.includes(SECRET), 'the value is masked everywhere');
+  });
+
+  it("a provider the image's mirror lacks, no registry configured: exit 4 ImageInvalid at init", async (t) => {
+    const s = await scenario(t, { 'main.tf': hcl('terraform {', '  required_providers {', '    aws = { source = "hashicorp/aws" }', '  }', '}', '', 'resource "terraform_data" "this" {', '  input = "x"', '}') });
+    // The image's CLI configuration (runner/terraformrc: the filesystem mirror only), the mirror empty.
+    const mirror = join(s.dir, 'plugins');
+    await mkdir(mirror);
+    const rc = join(s.dir, 'terraformrc');
+    await writeFile(rc, (await readFile(new URL('../../runner/terraformrc', import.meta.url), 'utf8')).replace('/usr/share/terraform/plugins', mirror));
+    const run = await s.run('apply', [], { TF_CLI_CONFIG_FILE: rc });
+    const diagnostics = await refused(run, { exitCode: 4, reason: 'ImageInvalid', step: 'init', names: 'was not found in any of the search locations' }, s);
+    assert.equal(diagnostics[0]!.summary, 'Failed to query available provider packages');
+    assert.match(run.result!.message, /The image must carry the provider in its mirror/);
   });
 
   it('a diagnostic not on the list keeps exit 1 (a failed precondition), with where terraform points', async (t) => {
