@@ -81,6 +81,19 @@ describe('terraform diagnostics: exit codes that say whether a retry can help', 
     assert.match(run.result!.message, /The image must carry the provider in its mirror/);
   });
 
+  it('destroy keeps the reason of the step that failed: a required variable the durable inputs lack is exit 2, the state kept', async (t) => {
+    const s = await scenario(t, { 'main.tf': replicas }, { 'terraform.tfvars.json': { replicas: 3 } });
+    assert.equal((await s.run('apply')).exitCode, 0);
+    const before = await readFile(s.state);
+    await s.setInputs({});
+    const run = await s.run('destroy');
+    assert.equal(run.exitCode, 2, explain(run));
+    assert.equal(run.result!.reason, 'InputsInvalid');
+    assert.equal(run.result!.error!.step, 'plan');
+    assert.ok(run.result!.message.includes('main.tf:1: No value for required variable'), run.result!.message);
+    assert.deepEqual(await readFile(s.state), before, 'nothing was destroyed');
+  });
+
   it('a diagnostic not on the list keeps exit 1 (a failed precondition), with where terraform points', async (t) => {
     const s = await scenario(t, {
       'main.tf': hcl('variable "greeting" {', '  default = "short"', '}', '', 'resource "terraform_data" "this" {', '  input = var.greeting', '  lifecycle {', '    precondition {', '      condition     = length(var.greeting) > 10', '      error_message = "The greeting must be longer than 10 characters."', '    }', '  }', '}'),
