@@ -121,6 +121,7 @@ export function terraformIn(ctx: RunContext, version: TerraformVersion, workspac
       end: (stream) => write(stream, maskers[stream].end()),
     },
     stop: ctx.terraformStop,
+    mask: (text) => ctx.masker.mask(text),
   });
 }
 
