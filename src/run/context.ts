@@ -61,8 +61,9 @@ export class RunContext {
       this.steps.push({ name, status, startedAt: started.toISOString(), durationMs, ...(exitCode === undefined ? {} : { exitCode }) });
       return durationMs;
     };
+    const giveUp = this.terraformStop.waitForGiveUp();
     try {
-      const value = await body();
+      const value = await Promise.race([body(), giveUp.given]);
       const exitCode = exitCodeOf?.(value);
       const durationMs = record('ok', exitCode);
       this.log.info({ step: name, durationMs, exitCode }, `${name}: done`);
@@ -75,6 +76,7 @@ export class RunContext {
       this.log.error({ step: name, durationMs, kind: error.kind, reason: error.reason }, `${name}: ${error.message}`);
       throw error;
     } finally {
+      giveUp.done();
       this.currentStep = undefined;
     }
   }

@@ -13,6 +13,28 @@ export class StopHandle {
    */
   readonly #running = new Set<number>();
 
+  /** The steps waiting now (RunContext.step): giveUp rejects them. */
+  readonly #waiting = new Set<(error: Error) => void>();
+
+  /**
+   * What a step awaits beside its body: it rejects when the run gives up on the step (giveUp). A
+   * step that is not terraform (a read that never returns) cannot be interrupted; the run must still
+   * end `interrupted`. `done()` when the step ended.
+   */
+  waitForGiveUp(): { given: Promise<never>; done(): void } {
+    let reject!: (error: Error) => void;
+    const given = new Promise<never>((_resolve, rejectGiven) => (reject = rejectGiven));
+    given.catch(() => undefined); // settled after the step ended: nobody awaits it then
+    this.#waiting.add(reject);
+    return { given, done: () => this.#waiting.delete(reject) };
+  }
+
+  /** After the kill stage: the steps still waiting end as interrupted, whatever they wait for. */
+  giveUp(): void {
+    for (const reject of this.#waiting) reject(new Error('the step did not end after terraform\'s process group was killed: the run gave up on it'));
+    this.#waiting.clear();
+  }
+
   /** A terraform started (src/terraform/exec.ts); the returned function says it ended. */
   started(pid: number): () => void {
     this.#running.add(pid);

@@ -1,14 +1,15 @@
 // The workdir a run works in: a copy of the module (the module dir may be read-only), the input
 // files as data, the variable files outside the module (so terraform never loads an input as
 // configuration), the injected inputs-hash resource and, for local runs, a local backend.
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { RunnerError, imageError, usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
+import { NotRegularFileError, readRegularFile } from '../util/regular-file.ts';
 import { copyModuleTree, readModuleTree, type ModuleProblem } from './module-tree.ts';
 import { HeldPlanFile } from './plan-file.ts';
-import { ERRORED_STATE_FILE, LOCAL_RUN_FILES, PLAN_FILE } from './terraform-files.ts';
+import { CONFIG_FILE, ERRORED_STATE_FILE, LOCAL_RUN_FILES, PLAN_FILE } from './terraform-files.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE, INPUTS_HASH_VARIABLE } from './reserved-names.ts';
 import { emptyScan, type ModuleScan } from './scan.ts';
 import { scanHcl } from './scan-hcl.ts';
@@ -78,13 +79,14 @@ export async function scanModule(moduleDir: string): Promise<ModuleScan> {
   } catch (error) {
     throw imageError(`the module dir ${moduleDir} cannot be read (${(error as NodeJS.ErrnoException).code}): put the module at /captf/module in the image or pass --module DIR`);
   }
-  // OpenTofu also reads .tofu files.
-  const configFiles = names.filter((n) => /\.(tf|tofu)(\.json)?$/.test(n)).sort();
+  const configFiles = names.filter((n) => CONFIG_FILE.test(n)).sort();
   if (configFiles.length === 0) throw imageError(`the module dir ${moduleDir} has no .tf files: the image must carry the module at /captf/module (or pass --module DIR)`);
   const scan = emptyScan();
   for (const name of configFiles) {
     const path = join(moduleDir, name);
-    const text = await readFile(path, 'utf8');
+    const text = await readConfigFile(path);
+    // Not a regular file (a FIFO, a directory, a broken link): readModuleTree names it, and every op but destroy refuses it.
+    if (text === undefined) continue;
     try {
       if (name.endsWith('.json')) scanJson(text, scan, path);
       else scanHcl(text, scan, path);
@@ -93,6 +95,22 @@ export async function scanModule(moduleDir: string): Promise<ModuleScan> {
     }
   }
   return scan;
+}
+
+/** A configuration file is at most this large (terraform would read it whole, and so does the scan). */
+export const MAX_CONFIG_FILE_BYTES = 16 * 1024 * 1024;
+
+/** The text of a configuration file the copy would hold as a file (a link leads to one); undefined when it is not one. */
+async function readConfigFile(path: string): Promise<string | undefined> {
+  let bytes: Buffer;
+  try {
+    bytes = await readRegularFile(await realpath(path), MAX_CONFIG_FILE_BYTES + 1);
+  } catch (error) {
+    if (error instanceof NotRegularFileError || (error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ELOOP') return undefined;
+    throw imageError(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): the image must carry a module the runner's uid can read`);
+  }
+  if (bytes.length > MAX_CONFIG_FILE_BYTES) throw imageError(`${path} is larger than ${MAX_CONFIG_FILE_BYTES} bytes: no configuration file of a module may be; split or shrink it`);
+  return bytes.toString('utf8');
 }
 
 /**
@@ -181,6 +199,7 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
     throw usageError('StateLocationMissing', 'the module has no backend block and no --state FILE was given: the state would be lost with the workdir. Add a backend to the module or pass --state FILE');
 
   const tree = await readModule(options.moduleDir).catch((error: NodeJS.ErrnoException) => {
+    if (error instanceof RunnerError) throw error;
     throw imageError(`the module dir ${options.moduleDir} cannot be read (${error.code ?? error.message}): the image must carry a module the runner's uid can read`);
   });
   const problem = moduleFilesProblem(tree.problems);
