@@ -1,6 +1,7 @@
 // How a run stops the terraform it started. The run context holds one StopHandle; every terraform
 // started for that run (createTerraform's `stop`) is registered with it while it runs, so a signal
 // handler reaches all of them and nothing else.
+import { RunnerError } from '../errors.ts';
 
 /** How hard to stop: terraform's graceful stop, its immediate exit, or the end of its process group. */
 export type StopLevel = 'graceful' | 'immediate' | 'kill';
@@ -31,7 +32,8 @@ export class StopHandle {
 
   /** After the kill stage: the steps still waiting end as interrupted, whatever they wait for. */
   giveUp(): void {
-    for (const reject of this.#waiting) reject(new Error('the step did not end after terraform\'s process group was killed: the run gave up on it'));
+    const gaveUp = new RunnerError({ kind: 'interrupted', reason: 'Interrupted', message: "the step did not end after terraform's process group was killed: the run gave up on it" });
+    for (const reject of this.#waiting) reject(gaveUp);
     this.#waiting.clear();
   }
 
