@@ -280,7 +280,9 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     return { planned, plan };
   });
-  const reconciled = reconcilePlanExit(planned.hasChanges, plan);
+  // A destroy deletes the record, a refresh-only plan leaves it: only other plans set it to recordHash.
+  const recordChanges = !extra.destroy && !extra.refreshOnly && fields.stateInputsHash !== recordHash;
+  const reconciled = reconcilePlanExit(planned.hasChanges, plan, recordChanges);
   if (reconciled.warning) ctx.warn(reconciled.warning);
   return { planned: { ...planned, hasChanges: reconciled.hasChanges }, plan, planText: held.text() };
 }
