@@ -20,12 +20,17 @@ export const INPUT_FILES_DIR = 'captf-inputs';
 const INJECTED_FILE = 'captf_runner_inputs_hash.tf';
 const BACKEND_OVERRIDE_FILE = 'captf_runner_backend_override.tf';
 /**
+ * Every spelling of a runner file a tool loads: OpenTofu skips foo.tf when foo.tofu (or
+ * foo.tofu.json) exists, so a module's captf_runner_inputs_hash.tofu would drop the runner's record.
+ */
+const runnerFileForms = (file: string) => ['', '.json'].flatMap((json) => ['.tf', '.tofu'].map((ext) => `${file.replace(/\.tf$/, ext)}${json}`));
+/**
  * Left behind by earlier local runs of the module; never copied into the workdir. An errored.tfstate
  * the module ships is not terraform's unsaved state of this run: it must never be pushed or kept as one.
  */
 const NOT_COPIED: ReadonlySet<string> = new Set([...LOCAL_RUN_FILES, ERRORED_STATE_FILE]);
 /** What the runner adds to the root of its copy of the module: a module that ships one of these names is refused. */
-export const RUNNER_FILES: ReadonlySet<string> = new Set([INJECTED_FILE, BACKEND_OVERRIDE_FILE, INPUT_FILES_DIR]);
+export const RUNNER_FILES: ReadonlySet<string> = new Set([...runnerFileForms(INJECTED_FILE), ...runnerFileForms(BACKEND_OVERRIDE_FILE), INPUT_FILES_DIR]);
 
 /** The module as the workdir copy takes it (module-tree.ts), with the names the runner keeps out. */
 export const readModule = (moduleDir: string) => readModuleTree(moduleDir, { notCopied: NOT_COPIED, runnerFiles: RUNNER_FILES });
@@ -193,7 +198,7 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
   const { scan } = options;
   const reserved = reservedNamesProblem(scan);
   if (reserved) throw imageError(`${reserved.message}. Nothing was planned or applied; ${reserved.fix}`, { reserved: scan.reserved });
-  const overrideBackend = overrideBackendProblem(scan);
+  const overrideBackend = overrideBackendProblem(scan) ?? (await shadowedBackendProblem(options.moduleDir));
   if (overrideBackend) throw imageError(`${overrideBackend.message}. Nothing was planned or applied; ${overrideBackend.fix}`);
   if (!scan.backend && !options.statePath)
     throw usageError('StateLocationMissing', 'the module has no backend block and no --state FILE was given: the state would be lost with the workdir. Add a backend to the module or pass --state FILE');
@@ -302,6 +307,18 @@ function makeWorkdirIn(dir: string, owned: boolean): WorkdirPart {
 
 /** The module contract keeps the backend block in this file, so restore can build a root of it alone. */
 export const BACKEND_FILE = 'backend.tf';
+/** What OpenTofu reads instead of backend.tf when both exist: terraform and OpenTofu would use different backends. */
+const BACKEND_FILE_TOFU = 'backend.tofu';
+
+/** Refused wherever the module's backend is used (prepareWorkspace, prepareBackendWorkspace, contract check). */
+export async function shadowedBackendProblem(moduleDir: string): Promise<{ message: string; fix: string } | undefined> {
+  const present = async (name: string) => (await lstat(join(moduleDir, name)).catch(() => undefined)) !== undefined;
+  if (!(await present(BACKEND_FILE_TOFU)) || !(await present(BACKEND_FILE))) return undefined;
+  return {
+    message: `the module ships ${join(moduleDir, BACKEND_FILE_TOFU)} beside ${join(moduleDir, BACKEND_FILE)}: OpenTofu reads the first and terraform the second, so the backend would depend on the tool`,
+    fix: `keep the backend in ${BACKEND_FILE} alone and remove ${BACKEND_FILE_TOFU}`,
+  };
+}
 
 /**
  * A root that holds nothing but the module's backend (restore and unlock touch the state, never
@@ -316,6 +333,8 @@ export async function prepareBackendWorkspace(options: { moduleDir: string; work
   let scan = emptyScan();
   if (options.statePath) await writeNewFile(join(root, BACKEND_FILE), localBackendConfig(resolve(options.statePath)));
   else {
+    const shadowed = await shadowedBackendProblem(options.moduleDir);
+    if (shadowed) throw imageError(`${shadowed.message}. Nothing was read or changed; ${shadowed.fix}`);
     const backendPath = join(options.moduleDir, BACKEND_FILE);
     const backend = await readFile(backendPath, 'utf8').catch(() => undefined);
     if (backend !== undefined) scan = scanHcl(backend, scan, backendPath);

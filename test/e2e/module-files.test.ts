@@ -34,7 +34,7 @@ function assertRefused(run: RunnerRun, file: string, what: RegExp): void {
 }
 
 describe("files named like the runner's own", () => {
-  for (const name of ['captf_runner_inputs_hash.tf', 'captf_runner_backend_override.tf']) {
+  for (const name of ['captf_runner_inputs_hash.tf', 'captf_runner_backend_override.tf', 'captf_runner_inputs_hash.tofu', 'captf_runner_backend_override.tofu.json', 'captf_runner_inputs_hash.tf.json']) {
     it(`${name} as a link to the state file: refused (exit 4) for apply, plan, refresh and drift; the state is byte-identical`, async (t) => {
       const s = await applied(t);
       const stateBefore = await readFile(s.state);
@@ -143,6 +143,18 @@ describe('entries named like configuration that are no regular file', () => {
       assert.deepEqual((await s.readState()).resources, [], 'the destroy tore the object down');
     });
   }
+});
+
+describe('a module for both tools', () => {
+  it('a .tofu file beside the .tf files (terraform never loads it): validate fails, nothing applied', async (t) => {
+    const s = await applied(t);
+    const stateBefore = await readFile(s.state);
+    await writeFile(join(s.module, 'main.tofu'), 'resource "terraform_data" "tofu_only" {\n  input = "x"\n}\n');
+    const run = await s.run('apply', ['--image', 'registry.example/m:2']);
+    assert.equal(run.exitCode, 1, explain(run));
+    assert.equal(run.result!.reason, 'ValidateFailed');
+    assert.deepEqual(await readFile(s.state), stateBefore);
+  });
 });
 
 describe('directory links that fan out', () => {

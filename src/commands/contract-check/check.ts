@@ -18,7 +18,7 @@ import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type 
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../workspace/reserved-names.ts';
 import type { ModuleScan } from '../../workspace/scan.ts';
 import { scanHcl } from '../../workspace/scan-hcl.ts';
-import { BACKEND_FILE, moduleFilesProblem, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule } from '../../workspace/workspace.ts';
+import { BACKEND_FILE, moduleFilesProblem, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem } from '../../workspace/workspace.ts';
 import { REQUIRED_VARIABLES } from './module-files.ts';
 import { DATA_DIR, LOCK_FILE } from '../../workspace/terraform-files.ts';
 
@@ -165,7 +165,7 @@ async function backendCheck(moduleDir: string, scan: ModuleScan): Promise<CheckR
   const fix = `put the module's backend alone in ${BACKEND_FILE}: terraform { backend "kubernetes" {} } (its settings come from --backend-config files)`;
   if (!scan.backend) return ['backend', 'fail', 'the module declares no backend: its state would be lost with the workdir', fix];
   // Every op refuses this too (prepareWorkspace): an override file's backend wins over backend.tf.
-  const override = overrideBackendProblem(scan);
+  const override = overrideBackendProblem(scan) ?? (await shadowedBackendProblem(moduleDir));
   if (override) return ['backend', 'fail', override.message, override.fix];
   const text = await readFile(join(moduleDir, BACKEND_FILE), 'utf8').catch(() => undefined);
   if (text === undefined) return ['backend', 'fail', `the module declares backend "${scan.backend}", but not in ${BACKEND_FILE}`, fix];
