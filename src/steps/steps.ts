@@ -282,7 +282,7 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, field
   });
   // A destroy deletes the record, a refresh-only plan leaves it: only other plans set it to recordHash.
   const recordChanges = !extra.destroy && !extra.refreshOnly && fields.stateInputsHash !== recordHash;
-  const reconciled = reconcilePlanExit(planned.hasChanges, plan, recordChanges);
+  const reconciled = reconcilePlanExit(planned.hasChanges, plan, { recordChanges, destroyPlan: extra.destroy === true });
   if (reconciled.warning) ctx.warn(reconciled.warning);
   return { planned: { ...planned, hasChanges: reconciled.hasChanges }, plan, planText: held.text() };
 }

@@ -178,6 +178,18 @@ describe('plan content the runner does not know', () => {
     assert.equal(empty.result!.outcome, 'noChanges');
   });
 
+  it('a destroy whose plan exits 0 but changes something: warned, destroyed, and no warning says it needs an approval', async (t) => {
+    const s = await applied(t);
+    const drain = lifecycleAction('drain', 'BeforeDestroy', 'ActionOnFailureContinue');
+    const run = await newer(s).run('destroy', ['--image', IMAGE], { action_invocations: [drain] }, { planExit: 0 });
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.equal(run.result!.reason, 'DestroySucceeded');
+    const warnings = run.result!.warnings;
+    assert.ok(warnings.some((w) => w.startsWith('terraform plan -detailed-exitcode exited 0 (no changes), but the plan document it saved changes something')), JSON.stringify(warnings));
+    assert.ok(!warnings.some((w) => w.includes('needs an approval')), JSON.stringify(warnings));
+    assert.deepEqual(resourceIds(await s.readState()), {});
+  });
+
   it('a destroy is never gated: a BeforeDestroy action and an unknown key are warnings, and everything is destroyed', async (t) => {
     const s = await applied(t);
     const drain = lifecycleAction('drain', 'BeforeDestroy', 'ActionOnFailureContinue');
