@@ -108,7 +108,8 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
   if (scan instanceof RunnerError) add('module', 'fail', scan.message, FIX.module);
   else add('module', 'pass', `${moduleDir}: ${count(scan.resources.length, 'resource')}, ${count(scan.moduleCalls.length, 'module call')}, ${count(scan.variables.length, 'variable')}`);
   add(...reservedCheck(scan));
-  add(...(await filesCheck(moduleDir, scan)));
+  const files = await filesCheck(moduleDir, scan);
+  add(...files);
 
   if (!options.cheapOnly) {
     if (scan instanceof RunnerError) for (const name of ['backend', 'variables'] as const) add(name, 'skip', 'not checked: no module');
@@ -116,8 +117,9 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
       add(...(await backendCheck(moduleDir, scan)));
       add(...variablesCheck(scan, options.kind));
     }
-    if (!(scan instanceof RunnerError) && terraform) await initAndValidate(moduleDir, terraform.path, env, stop, add);
-    else for (const name of ['lockfile', 'init', 'validate'] as const) add(name, 'skip', `not run: ${terraform ? 'no module' : 'no supported terraform'}`);
+    // A module whose files cannot be copied (a FIFO would fail the copy) is not init'ed either.
+    if (!(scan instanceof RunnerError) && terraform && files[1] !== 'fail') await initAndValidate(moduleDir, terraform.path, env, stop, add);
+    else for (const name of ['lockfile', 'init', 'validate'] as const) add(name, 'skip', `not run: ${!terraform ? 'no supported terraform' : scan instanceof RunnerError ? 'no module' : 'the module\'s files cannot be copied'}`);
   }
 
   return {
