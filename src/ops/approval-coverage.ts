@@ -3,7 +3,7 @@
 // newest blocked run for the same approval hash and reports what nobody was shown (approval.unreviewed). Informational:
 // the apply goes ahead as approved whatever this finds; a failure here is a warning, and then every
 // destructive entry counts as unreviewed.
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Classification, DestructiveChange } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
@@ -15,6 +15,7 @@ import { makeDirs } from '../util/mkdirs.ts';
 import { isSha256 } from '../util/sha256.ts';
 import type { RunContext } from '../run/context.ts';
 import { backupDir } from '../run/stores.ts';
+import { readRecordFile } from '../store/record-file.ts';
 
 const RECORD_PREFIX = 'blocked-';
 /** `blocked-<approval hash>.json` in the backups directory: the result of the newest blocked apply for that hash. */
@@ -38,6 +39,23 @@ export async function keepBlockedRecord(ctx: RunContext, result: Result): Promis
   await writeFileAtomic(path, serializeResult(result, ctx.masker), 0o600);
   await pruneBlockedRecords(dir, path);
   return path;
+}
+
+/**
+ * Before a blocked apply's result is published: the record of what it showed, for a later approved
+ * apply to compare with. Best effort: a failure is a warning of the blocked result.
+ */
+export async function withBlockedRecord(ctx: RunContext, result: Result): Promise<Result> {
+  if (result.outcome !== 'blocked') return result;
+  try {
+    const path = await keepBlockedRecord(ctx, result);
+    if (path) ctx.log.info({ path }, 'kept the record of this block for the approved apply');
+    return result;
+  } catch (error) {
+    const message = `could not keep the record of what this block showed (${(error as Error).message}): an approved apply of this hash will count every destructive change as unreviewed`;
+    ctx.log.warn(message);
+    return { ...result, warnings: [...result.warnings, message] };
+  }
 }
 
 async function pruneBlockedRecords(dir: string, keep: string): Promise<void> {
@@ -109,7 +127,7 @@ async function findBlockedRuns(ctx: RunContext, approvalHash: string): Promise<{
   const fromFile = async (path: string) => {
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      text = await readRecordFile(path);
     } catch (error) {
       looked.push((error as NodeJS.ErrnoException).code === 'ENOENT' ? path : `${path} (unreadable: ${(error as Error).message})`);
       return;

@@ -3,22 +3,21 @@
 import { gateCauses } from '../guard/decide.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
-import type { OpEnding, ResultFields } from '../run/finish.ts';
+import type { OpEnding } from '../run/learned.ts';
 import { planAndClassify, prepareRoot, removePlanFile } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 import { policyStep } from '../steps/policy.ts';
 
-export async function driftOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
+export async function driftOp(ctx: RunContext): Promise<OpEnding> {
   const policy = await policyStep(ctx);
-  const root = await prepareRoot(ctx, fields);
+  const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace);
     // The recorded hash goes back in as it is: the hash is never a difference. Nothing is applied, so
     // a policy finding is reported (plan.policy, gated), never refused.
-    const { plan, planText } = await planAndClassify(ctx, root, fields, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, {}, { judgement: policy?.judgement({ tool: root.version.flavor }) });
-    fields.planText = planText;
+    const { plan, planText } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, {}, { judgement: policy?.judgement({ tool: root.version.flavor }) });
     const found = plan.hasResourceChanges;
-    fields.drift = {
+    const drift = {
       found,
       outputsOnly: !found && plan.hasOutputChanges,
       resourceDrift: plan.drift,
@@ -27,11 +26,13 @@ export async function driftOp(ctx: RunContext, fields: ResultFields): Promise<Op
     };
     // Nothing is applied, so nothing is blocked: what a remediation would need an approval for is said.
     if (plan.gated && !found) ctx.warn(`no resource drift, but applying this plan would need an approval: ${gateCauses(plan).join('; ')}`);
-    if (!found) return { outcome: 'succeeded', reason: 'NoDrift', message: plan.hasOutputChanges ? 'No resource drift; only root outputs differ.' : 'No drift: the infrastructure matches the inputs.' };
+    const learned = { planText, drift };
+    if (!found) return { outcome: 'succeeded', reason: 'NoDrift', message: plan.hasOutputChanges ? 'No resource drift; only root outputs differ.' : 'No drift: the infrastructure matches the inputs.', learned };
     return {
       outcome: 'succeeded',
       reason: 'DriftFound',
-      message: `Drift found: a remediation apply would ${countsText(plan.counts)}${fields.drift.remediationDestructive ? ` (it needs an approval: ${gateCauses(plan).join('; ')})` : ''}; ${plan.driftTotal} resource instances were reported changed outside terraform.`,
+      message: `Drift found: a remediation apply would ${countsText(plan.counts)}${drift.remediationDestructive ? ` (it needs an approval: ${gateCauses(plan).join('; ')})` : ''}; ${plan.driftTotal} resource instances were reported changed outside terraform.`,
+      learned,
     };
   } finally {
     await removePlanFile(root.workspace);

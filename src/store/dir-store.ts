@@ -3,11 +3,11 @@
 //   <root>/<object>/manifest.json                 written last, atomically
 // Everything here can hold secret material (plan files carry variable values and prior state),
 // so object directories are 0700 and files 0600.
-import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { RunnerError, usageError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
+import { readRegularFile } from '../util/regular-file.ts';
 import { MAX_CHUNK_BYTES, MAX_CHUNKS, MAX_MANIFEST_BYTES } from './limits.ts';
 import type { ChunkStore, StoredObject } from './store.ts';
 
@@ -41,8 +41,11 @@ export class DirStore implements ChunkStore {
   async getManifest(object: string): Promise<Buffer | undefined> {
     const path = join(this.objectDir(object), MANIFEST_FILE);
     try {
-      return await readAtMost(path, MAX_MANIFEST_BYTES + 1);
+      // A regular file only: a FIFO, device or link planted in the store is refused, never waited on or read whole.
+      return await readRegularFile(path, MAX_MANIFEST_BYTES + 1);
     } catch (error) {
+      const misnamed = await wrongLevel(this.objectDir(object), error);
+      if (misnamed) throw misnamed;
       if (isMissing(error)) return undefined;
       throw ioError('read', path, error);
     }
@@ -68,7 +71,7 @@ export class DirStore implements ChunkStore {
     checkChunkIndex(index);
     const path = join(this.objectDir(object), chunkFileName(index));
     try {
-      return await readAtMost(path, limitBytes + 1);
+      return await readRegularFile(path, limitBytes + 1);
     } catch (error) {
       if (isMissing(error)) {
         throw new RunnerError({
@@ -144,6 +147,30 @@ export function openDirObject(dir: string): { store: DirStore; object: string } 
   return { store: new DirStore(dirname(path)), object: checkObjectName(basename(path)) };
 }
 
+/**
+ * An object named one directory level too high (the store's directory) or too low (a file of the
+ * object): a usage error saying what is there and the path that would work, never "missing".
+ */
+async function wrongLevel(objectDir: string, error: unknown): Promise<RunnerError | undefined> {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const misnamed = (found: string, use: string, message: string, objects?: string[]) =>
+    usageError('ArtifactPathWrongLevel', message, { path: objectDir, found, use, ...(objects ? { objects } : {}) });
+  if (code === 'ENOTDIR') {
+    const parent = dirname(objectDir);
+    const name = basename(objectDir);
+    if ((name === MANIFEST_FILE || CHUNK_FILE.test(name)) && (await statIfPresent(join(parent, MANIFEST_FILE)).catch(() => undefined))) {
+      return misnamed('objectFile', parent, `${objectDir} is the ${name} of a stored object, not the object: name the object's directory, ${parent}`);
+    }
+    return undefined;
+  }
+  if (code !== 'ENOENT') return undefined;
+  const inside = (await new DirStore(objectDir).listObjects().catch(() => [])).filter((o) => o.complete).map((o) => o.name);
+  if (!inside.length) return undefined;
+  const newest = join(objectDir, inside.at(-1)!);
+  const shown = inside.length > 5 ? [...inside.slice(-5), `and ${inside.length - 5} more`] : inside;
+  return misnamed('storeDirectory', newest, `${objectDir} is a directory of stored objects, not one object: it holds ${shown.join(', ')} (newest last). Name one of them, e.g. ${newest}`, inside);
+}
+
 function checkObjectName(object: string): string {
   if (!OBJECT_NAME.test(object)) {
     throw usageError(
@@ -152,17 +179,6 @@ function checkObjectName(object: string): string {
     );
   }
   return object;
-}
-
-/** The first `most` bytes of a file (all of it when it is shorter), streamed: a huge file is never read whole. */
-async function readAtMost(path: string, most: number): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const part of createReadStream(path, { start: 0, end: most - 1 }) as AsyncIterable<Buffer>) {
-    parts.push(part);
-    size += part.length;
-  }
-  return Buffer.concat(parts, size);
 }
 
 async function statIfPresent(path: string) {

@@ -121,15 +121,15 @@ describe('guard: the gate (needsApproval) and the plan exit code', () => {
 
   it('the exit code never outvotes the classification: a changing plan after exit 0 has changes, with a warning', () => {
     const replace = classifyPlan(planDoc([['delete', 'create']]));
-    const exit0 = reconcilePlanExit(false, replace);
+    const exit0 = reconcilePlanExit(false, replace, { recordChanges: false, destroyPlan: false });
     assert.equal(exit0.hasChanges, true);
     assert.match(exit0.warning!, /exited 0 \(no changes\), but the plan document it saved changes something.*needs an approval/);
     assert.equal(decideApply({ planHasChanges: exit0.hasChanges, classification: replace, guard: true, approvedHash: '', approvalHash: H }).action, 'block');
     for (const doc of [planDoc([['create']]), withAction, planDoc([['no-op']], { output_changes: { o: { actions: ['create'] } } }), planDoc([['no-op']], { future: [1] })])
-      assert.equal(reconcilePlanExit(false, classifyPlan(doc)).hasChanges, true, JSON.stringify(doc));
+      assert.equal(reconcilePlanExit(false, classifyPlan(doc), { recordChanges: false, destroyPlan: false }).hasChanges, true, JSON.stringify(doc));
     // Nothing classified: exit 0 stays no changes, and exit 2 (the runner's record) stays changes, silently.
-    assert.deepEqual(reconcilePlanExit(false, classifyPlan(planDoc([['no-op']]))), { hasChanges: false });
-    assert.deepEqual(reconcilePlanExit(true, classifyPlan(planDoc([['no-op']]))), { hasChanges: true });
+    assert.deepEqual(reconcilePlanExit(false, classifyPlan(planDoc([['no-op']])), { recordChanges: false, destroyPlan: false }), { hasChanges: false });
+    assert.deepEqual(reconcilePlanExit(true, classifyPlan(planDoc([['no-op']])), { recordChanges: false, destroyPlan: false }), { hasChanges: true });
   });
 });
 

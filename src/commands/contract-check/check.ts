@@ -18,7 +18,7 @@ import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type 
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../workspace/reserved-names.ts';
 import type { ModuleScan } from '../../workspace/scan.ts';
 import { scanHcl } from '../../workspace/scan-hcl.ts';
-import { BACKEND_FILE, moduleFilesProblem, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule } from '../../workspace/workspace.ts';
+import { BACKEND_FILE, moduleFilesProblem, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem } from '../../workspace/workspace.ts';
 import { REQUIRED_VARIABLES } from './module-files.ts';
 import { DATA_DIR, LOCK_FILE } from '../../workspace/terraform-files.ts';
 import { DEFAULT_POLICY_DIR } from '../../steps/policy.ts';
@@ -111,7 +111,8 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
   if (scan instanceof RunnerError) add('module', 'fail', scan.message, FIX.module);
   else add('module', 'pass', `${moduleDir}: ${count(scan.resources.length, 'resource')}, ${count(scan.moduleCalls.length, 'module call')}, ${count(scan.variables.length, 'variable')}`);
   add(...reservedCheck(scan));
-  add(...(await filesCheck(moduleDir, scan)));
+  const files = await filesCheck(moduleDir, scan);
+  add(...files);
 
   if (!options.cheapOnly) {
     if (scan instanceof RunnerError) for (const name of ['backend', 'variables'] as const) add(name, 'skip', 'not checked: no module');
@@ -119,8 +120,9 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
       add(...(await backendCheck(moduleDir, scan)));
       add(...variablesCheck(scan, options.kind));
     }
-    if (!(scan instanceof RunnerError) && terraform) await initAndValidate(moduleDir, terraform.path, env, stop, add);
-    else for (const name of ['lockfile', 'init', 'validate'] as const) add(name, 'skip', `not run: ${terraform ? 'no module' : 'no supported terraform'}`);
+    // A module whose files cannot be copied (a FIFO would fail the copy) is not init'ed either.
+    if (!(scan instanceof RunnerError) && terraform && files[1] !== 'fail') await initAndValidate(moduleDir, terraform.path, env, stop, add);
+    else for (const name of ['lockfile', 'init', 'validate'] as const) add(name, 'skip', `not run: ${!terraform ? 'no supported terraform' : scan instanceof RunnerError ? 'no module' : 'the module\'s files cannot be copied'}`);
     add(...(await policyCheck(inImage ? options.policyDir : options.policyDir === undefined ? undefined : join(root, options.policyDir), inImage ? DEFAULT_POLICY_DIR : join(root, DEFAULT_POLICY_DIR))));
   }
 
@@ -169,7 +171,7 @@ async function backendCheck(moduleDir: string, scan: ModuleScan): Promise<CheckR
   const fix = `put the module's backend alone in ${BACKEND_FILE}: terraform { backend "kubernetes" {} } (its settings come from --backend-config files)`;
   if (!scan.backend) return ['backend', 'fail', 'the module declares no backend: its state would be lost with the workdir', fix];
   // Every op refuses this too (prepareWorkspace): an override file's backend wins over backend.tf.
-  const override = overrideBackendProblem(scan);
+  const override = overrideBackendProblem(scan) ?? (await shadowedBackendProblem(moduleDir));
   if (override) return ['backend', 'fail', override.message, override.fix];
   const text = await readFile(join(moduleDir, BACKEND_FILE), 'utf8').catch(() => undefined);
   if (text === undefined) return ['backend', 'fail', `the module declares backend "${scan.backend}", but not in ${BACKEND_FILE}`, fix];
