@@ -3,12 +3,13 @@
 // the state afterwards: byte for byte unchanged.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { execa } from 'execa';
 import type { Result } from '../../src/schemas/result.ts';
-import { resourceIds, type FileTree } from '../support/tf-modules.ts';
+import { resourceIds, terraformEnv, type FileTree } from '../support/tf-modules.ts';
 import { ISSUE_EXAMPLE, POLICY_HEADER } from '../policy/support.ts';
-import { explain, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { explain, RUNNER, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 
@@ -302,3 +303,25 @@ describe('policy: drift and classify judge the same way', () => {
     assert.match(failed.fix, /policy dir/);
   });
 });
+
+describe('policy: without a policy dir nothing of it loads', () => {
+  it('an apply runs with the policy chunk gone from the bundle; with --policy it needs it', async (t) => {
+    const s = await scenario(t, policyModule());
+    const bundle = join(s.dir, 'dist');
+    await cp(dirname(RUNNER), bundle, { recursive: true });
+    const chunks = join(bundle, 'chunks');
+    const policyChunks: string[] = [];
+    for (const name of await readdir(chunks)) if ((await readFile(join(chunks, name), 'utf8')).includes('policy.captf.io/v1')) policyChunks.push(name);
+    assert.equal(policyChunks.length, 1, `one chunk holds the policy module: ${policyChunks.join(', ')}`);
+    await rm(join(chunks, policyChunks[0]!));
+    const run = (extra: string[]) =>
+      execa(process.execPath, [join(bundle, 'captf-runner.mjs'), 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--image', IMAGE, ...extra], { env: terraformEnv(), extendEnv: false, reject: false });
+    const plain = await run([]);
+    assert.equal(plain.exitCode, 0, plain.stderr.slice(-2000));
+    assert.ok(resourceIds(await s.readState())['terraform_data.db1'], 'applied');
+    const withPolicy = await run(['--policy', await policyDir(s)]);
+    assert.notEqual(withPolicy.exitCode, 0, 'the policy step imports the chunk');
+    assert.match(withPolicy.stderr + withPolicy.stdout, /policy-[A-Z0-9]+\.mjs/);
+  });
+});
+
