@@ -44,9 +44,8 @@ run_tests() { node --import tsx --test --test-reporter=spec --test-timeout=90000
 
 run_unit() {
   [ "${#unit[@]}" -gt 0 ] || { [ "$#" -gt 0 ] && return 0; echo "no unit test files found under test/" >&2; exit 1; }
-  local stand_in
   stand_in="$(mktemp -d)"
-  trap 'rm -rf "$stand_in"' RETURN
+  trap 'rm -rf "$stand_in"' EXIT
   printf '#!/bin/sh\necho "unit tests start no $(basename "$0"): a test that needs it belongs in test/e2e/ or in E2E_ELSEWHERE (scripts/test.sh)" >&2\nexit 127\n' >"$stand_in/terraform"
   chmod +x "$stand_in/terraform"
   for name in tofu initdb pg_ctl postgres psql; do ln -s terraform "$stand_in/$name"; done
