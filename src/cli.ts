@@ -10,7 +10,7 @@ import { registerLocalCommands } from './local/commands.ts';
 
 export interface CliHandlers {
   op(op: Op, flags: Record<string, unknown>): Promise<void>;
-  classify(file: string, flags: { json?: boolean; limit?: string }): Promise<void>;
+  classify(file: string, flags: { json?: boolean; limit?: string; policy?: string }): Promise<void>;
   hash(flags: Record<string, unknown>): Promise<void>;
   contractCheck(flags: Record<string, unknown>): Promise<void>;
 }
@@ -62,7 +62,8 @@ export function buildCli(handlers: CliHandlers): Command {
     .argument('<file>', 'the plan JSON (- for stdin)')
     .option('--json', 'print the classification as JSON')
     .option('--limit <n>', 'how many destructive entries to list (default 100)')
-    .action((file: string, flags: { json?: boolean; limit?: string }) => handlers.classify(file, flags));
+    .option('--policy <dir>', 'judge the plan by the policies in this dir too (default /captf/policy when it exists)')
+    .action((file: string, flags: { json?: boolean; limit?: string; policy?: string }) => handlers.classify(file, flags));
 
   settingOptions(program.command('hash').description('print the inputs hash and approval hash of an inputs dir'), HASH_SETTINGS)
     .option('--json', 'print JSON')
@@ -77,6 +78,7 @@ export function buildCli(handlers: CliHandlers): Command {
     .option('--terraform <path>', 'terraform or OpenTofu binary')
     .option('--kind <kind>', OBJECT_KINDS.join(' | '))
     .option('--workdir <dir>', 'a writable dir for the check')
+    .option('--policy <dir>', 'the policy dir (default /captf/policy under the root, when it exists)')
     .option('--json', 'print JSON')
     .action((flags: Record<string, unknown>) => handlers.contractCheck(flags));
 

@@ -9,6 +9,7 @@ export type ErrorKind =
   | 'terraform' //   terraform ran and failed
   | 'plan' //        the plan is unusable (errored, unparseable, stale)
   | 'blocked' //     a destructive plan without the matching approval (exit 3)
+  | 'policy' //      a policy rule or limit denies the plan: no approval can pass it (exit 4)
   | 'lock' //        the state lock is held by someone else
   | 'artifact' //    a plan artifact or backup is missing, corrupt or does not match
   | 'state' //       the state could not be read, backed up or restored

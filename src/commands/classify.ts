@@ -7,23 +7,33 @@ import { classifyPlanStream } from '../plan/stream.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import { countsText } from '../output/summary.ts';
 import { INPUTS_HASH_RESOURCE } from '../workspace/reserved-names.ts';
+import { givenSetting } from '../schemas/config.ts';
+import { denialText, findingText } from '../guard/decide.ts';
+import { loadRunPolicy } from '../steps/policy.ts';
 
 /** How the runner classifies every plan (ops and `classify`): what it plans at its own record is its own (src/plan/classify.ts). */
 export const runnerClassifyOptions = (options: ClassifyOptions = {}): ClassifyOptions => ({ ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]), ...options });
 
-export async function classifyCommand(file: string, flags: { json?: boolean; limit?: string }): Promise<void> {
+export async function classifyCommand(file: string, flags: { json?: boolean; limit?: string; policy?: string }): Promise<void> {
   const limit = flags.limit === undefined ? undefined : Number.parseInt(flags.limit, 10);
   if (limit !== undefined && !(limit >= 0)) throw usageError('SettingsInvalid', `--limit must be a whole number, not "${flags.limit}"`);
+  // An invalid policy dir is ImageInvalid (exit 4), as in an op.
+  const policy = await loadRunPolicy(givenSetting(flags, process.env, 'policy') as string | undefined);
+  // A plan document does not say which tool made it; plan.version is its terraform_version.
+  const judgement = policy?.judgement({ tool: 'terraform' });
   const source = file === '-' ? process.stdin : createReadStream(file);
-  const plan = await classifyPlanStream(source, runnerClassifyOptions(limit === undefined ? {} : { limit })).catch((error: unknown) => {
+  const classified = await classifyPlanStream(source, runnerClassifyOptions({ ...(limit !== undefined && { limit }), ...(judgement && { onChange: judgement.onChange, onAction: judgement.onAction }) })).catch((error: unknown) => {
     throw documentError(file, error);
   });
+  const plan = judgement ? judgement.judge(classified) : classified;
   if (flags.json) process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
   else {
     process.stdout.write(`${plan.gated ? 'gated (applying it needs an approval)' : 'not gated'}: ${countsText(plan.counts)}\n`);
     for (const d of plan.destructive) process.stdout.write(`  ${changeText(d)}\n`);
     for (const a of plan.actions) process.stdout.write(`  ${actionText(a)}\n`);
     for (const why of plan.failClosed) process.stdout.write(`  needs an approval: ${why}\n`);
+    for (const d of plan.policy?.denied ?? []) process.stdout.write(`  denied by the policy: ${denialText(d)}\n`);
+    for (const a of plan.policy?.approvalRequired ?? []) process.stdout.write(`  needs an approval: policy rule ${findingText(a)}\n`);
   }
 }
 

@@ -1,6 +1,6 @@
 // Whether a planned apply may run: the destructive-plan guard, as pure functions.
 import { timingSafeEqual } from 'node:crypto';
-import type { Classification } from '../schemas/classification.ts';
+import type { Classification, PlanPolicy, PolicyDenial } from '../schemas/classification.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import { classifiedChanges } from './gate.ts';
 import { KIND_RESOURCE, type ObjectKind } from '../object-kind.ts';
@@ -53,12 +53,34 @@ export function approveCommand(kind: ObjectKind, object: string | undefined, nam
 /** A bounded list in words: what it lists, and how many more its total counts. */
 const listed = (texts: string[], total: number) => `${texts.join(', ') || '(none listed)'}${total > texts.length ? ` and ${total - texts.length} more` : ''}`;
 
-/** Why a gated plan needs an approval, one phrase per cause: what it destroys, the actions it runs, what the runner cannot read. */
+/** At most this many denials are named in a message; plan.policy.denied lists the rest. */
+const NAMED_DENIALS = 5;
+
+/** A policy finding in words: the rule, where, and why when the rule failed. */
+export const findingText = (f: { rule: string; address?: string; error?: string }) => `${f.rule}${f.address ? ` at ${f.address}` : ''}${f.error ? ` (the rule failed: ${f.error})` : ''}`;
+
+/** A denial in words: the rule, where, and what its message says (what must change instead). */
+export const denialText = (d: PolicyDenial) => `${findingText(d)}: ${d.message}`;
+
+/** The policy's denials in words, the first few. */
+export function deniedText(policy: PlanPolicy): string {
+  const named = policy.denied.slice(0, NAMED_DENIALS).map(denialText);
+  const more = policy.deniedTotal > named.length ? `; and ${policy.deniedTotal - named.length} more (plan.policy.denied)` : '';
+  return `${named.join('; ')}${more}`;
+}
+
+/** The policy's requireApproval findings in words. */
+const approvalRequiredText = (policy: PlanPolicy) =>
+  `policy rules require an approval: ${listed(policy.approvalRequired.map(findingText), policy.approvalRequiredTotal)}`;
+
+/** Why a gated plan needs an approval, one phrase per cause: what it destroys, the actions it runs, what the runner cannot read, what the policy found. */
 export function gateCauses(plan: Classification): string[] {
   const causes: string[] = [];
   if (plan.destructiveTotal > 0) causes.push(`it deletes or replaces: ${listed(plan.destructive.map(changeText), plan.destructiveTotal)}`);
   if (plan.actionsTotal > 0) causes.push(`it runs provider actions, which the runner cannot judge: ${listed(plan.actions.map(actionText), plan.actionsTotal)}`);
   if (plan.failClosed.length > 0) causes.push(`the runner cannot fully read it: ${plan.failClosed.join('; ')}`);
+  if (plan.policy?.approvalRequiredTotal) causes.push(approvalRequiredText(plan.policy));
+  if (plan.policy?.deniedTotal) causes.push(`the policy denies it (no approval can pass that): ${deniedText(plan.policy)}`);
   return causes;
 }
 
@@ -75,5 +97,6 @@ export function ungatedWarnings(plan: Classification, why: string): string[] {
   const warnings: string[] = [];
   if (plan.actionsTotal > 0) warnings.push(`${why}: the plan runs provider actions, which the runner cannot judge: ${listed(plan.actions.map(actionText), plan.actionsTotal)}`);
   if (plan.failClosed.length > 0) warnings.push(`${why}: the runner cannot fully read the plan: ${plan.failClosed.join('; ')}`);
+  if (plan.policy?.approvalRequiredTotal) warnings.push(`${why}: ${approvalRequiredText(plan.policy)}`);
   return warnings;
 }

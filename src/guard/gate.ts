@@ -3,17 +3,23 @@
 import type { Classification } from '../schemas/classification.ts';
 
 /** What the gate reads of a classification. */
-export type GateFacts = Pick<Classification, 'destructiveTotal' | 'actionsTotal' | 'failClosed'>;
+export type GateFacts = Pick<Classification, 'destructiveTotal' | 'actionsTotal' | 'failClosed' | 'policy'>;
+
+/** What the plan holds needs an approval: it deletes or replaces something, it runs a provider action (the runner cannot know what one does), or it holds something the runner cannot read (failClosed). */
+const contentNeedsApproval = (plan: GateFacts): boolean => plan.destructiveTotal > 0 || plan.actionsTotal > 0 || plan.failClosed.length > 0;
+
+/** A policy rule or limit matched: requireApproval, or a denial (a denied plan is never applied; nothing that reads `gated` may take it as harmless). */
+export const policyMatched = (plan: Pick<Classification, 'policy'>): boolean => (plan.policy?.approvalRequiredTotal ?? 0) + (plan.policy?.deniedTotal ?? 0) > 0;
+
+/** Applying the plan needs an approval: what it holds (above), or a policy match. */
+export const needsApproval = (plan: GateFacts): boolean => contentNeedsApproval(plan) || policyMatched(plan);
 
 /**
- * Applying the plan needs an approval: it deletes or replaces something, it runs a provider action
- * (the runner cannot know what one does), or it holds something the runner cannot read (failClosed).
+ * The classification says the plan changes something: a resource, an output, an action, or content
+ * it cannot read. A policy match is not a change (a rule may match a no-op).
  */
-export const needsApproval = (plan: GateFacts): boolean => plan.destructiveTotal > 0 || plan.actionsTotal > 0 || plan.failClosed.length > 0;
-
-/** The classification says the plan changes something: a resource, an output, an action, or content it cannot read. */
 export const classifiedChanges = (plan: Classification): boolean =>
-  plan.hasResourceChanges || plan.hasOutputChanges || plan.actionsTotal > 0 || plan.gated;
+  plan.hasResourceChanges || plan.hasOutputChanges || contentNeedsApproval(plan);
 
 /**
  * `plan -detailed-exitcode` and the classification can disagree (a wrapper, a buggy build): the one

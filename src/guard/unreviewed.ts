@@ -7,12 +7,16 @@ import { z } from 'zod';
 import { RESULT_API_VERSION } from '../schemas/result.ts';
 import { changeText } from '../plan/actions.ts';
 
-/** One destructive entry or provider action as a result lists it, the fields that identify it (an action: `action` "action" and its trigger). */
+/**
+ * One destructive entry, provider action or policy requireApproval finding as a result lists it, the
+ * fields that identify it (an action: `action` "action" and its trigger; a finding: "policy" and its rule).
+ */
 export type ShownChange<A extends string = string> = {
   address: string;
   deposed?: string;
   action: A;
   trigger?: string;
+  rule?: string;
 };
 
 /** The fields that identify a destructive entry, and nothing else (no reason, paths or why). */
@@ -21,17 +25,24 @@ export const shownChange = <A extends string>(c: ShownChange<A>): ShownChange<A>
   ...(c.deposed ? { deposed: c.deposed } : {}),
   action: c.action,
   ...(c.trigger !== undefined ? { trigger: c.trigger } : {}),
+  ...(c.rule !== undefined ? { rule: c.rule } : {}),
 });
 
 /** A provider action as approval.unreviewed lists it: compared by address and trigger. */
 export const shownAction = (a: { address: string; trigger: string }): ShownChange<'action'> => ({ address: a.address, action: 'action', trigger: a.trigger });
+
+/** The address of a finding of an `on: plan` rule, which has none: no resource address is a single word. */
+export const PLAN_FINDING_ADDRESS = 'plan';
+
+/** A policy requireApproval finding as approval.unreviewed lists it: compared by rule and address. */
+export const shownPolicyFinding = (f: { rule: string; address?: string }): ShownChange<'policy'> => ({ address: f.address ?? PLAN_FINDING_ADDRESS, action: 'policy', rule: f.rule });
 
 /** The blocked run an approval is compared with: what it showed and where it was read. */
 export interface BlockedRun {
   /** Where the blocked result was read: a file path or `secret:<namespace>/<name>`. */
   location: string;
   finishedAt: string;
-  /** plan.destructive and plan.actions of the blocked result: what it listed (at most its limit; entries past it were never shown). */
+  /** plan.destructive, plan.actions and plan.policy.approvalRequired of the blocked result: what it listed (at most its limit; entries past it were never shown). */
   shown: ShownChange[];
 }
 
@@ -53,6 +64,8 @@ const BlockedResultDocument = z.object({
     destructiveTotal: z.number().int().nonnegative(),
     // A record of a runner before provider actions has none: it showed none.
     actions: z.array(z.object({ address: z.string(), trigger: z.string() })).default([]),
+    // Without a policy dir the blocked run found nothing for one to require.
+    policy: z.object({ approvalRequired: z.array(z.object({ rule: z.string(), address: z.string().optional() })) }).optional(),
   }),
   finishedAt: z.string(),
 });
@@ -74,7 +87,7 @@ export function readBlockedRun(document: unknown, location: string, wanted: Bloc
   if (r.object.kind !== wanted.object.kind || r.object.name !== wanted.object.name) return undefined;
   if (r.object.namespace && wanted.object.namespace && r.object.namespace !== wanted.object.namespace) return undefined;
   if (Number.isNaN(Date.parse(r.finishedAt))) return undefined;
-  return { location, finishedAt: r.finishedAt, shown: [...r.plan.destructive.map(shownChange), ...r.plan.actions.map(shownAction)] };
+  return { location, finishedAt: r.finishedAt, shown: [...r.plan.destructive.map(shownChange), ...r.plan.actions.map(shownAction), ...(r.plan.policy?.approvalRequired ?? []).map(shownPolicyFinding)] };
 }
 
 /** How far ahead of this run's clock a blocked run may say it finished (clock skew between nodes). */
@@ -96,7 +109,7 @@ export function newestBlockedRun(runs: readonly BlockedRun[], now = Date.now()):
   return { newest, ignored };
 }
 
-const keyOf = (change: ShownChange) => JSON.stringify([change.address, change.deposed ?? null, change.action, change.trigger ?? null]);
+const keyOf = (change: ShownChange) => JSON.stringify([change.address, change.deposed ?? null, change.action, change.trigger ?? null, change.rule ?? null]);
 
 export interface Unreviewed<A extends string = string> {
   /** What the approved plan destroys that the blocked run did not list, in plan order, at most `limit`. */

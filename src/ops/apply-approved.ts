@@ -16,10 +16,12 @@ import { reporting, withLearned, type OpEnding } from '../run/learned.ts';
 import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 import { applySavedPlan, prepareRoot, showStep } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
+import { policyStep, refuseDenied } from '../steps/policy.ts';
 
 export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
   const approved = ctx.settings.approvedPlanHash;
   const source = openArtifactSource(ctx, ctx.settings.planArtifact!, 'plan');
+  const policy = await policyStep(ctx);
   let manifest: PlanArtifactManifest | undefined;
   const root = await prepareRoot(ctx, {
     validate: false,
@@ -44,9 +46,11 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
   try {
     const before = await stateBeforeStep(ctx, root.tf, root.workspace);
     await ctx.step('artifact binding', async () => checkBinding(manifest!, { stateLineage: before.lineage || null, backend: await backendIdentity(root.tf) }));
-    // Classified for the record and to teach the masker; an errored plan is never applied.
-    const plan = await showStep(ctx, root.tf, root.workspace);
+    // Classified for the record and to teach the masker; an errored plan is never applied. The
+    // approval binds the plan, so only deny rules and limits judge it again: those no approval passes.
+    const plan = await showStep(ctx, root.tf, root.workspace, { judgement: policy?.judgement({ tool: root.version.flavor, effects: 'deny' }) });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
+    refuseDenied(plan);
     return await reporting({ approval: { given: true, matched: true, required: false } }, async () => {
       await applySavedPlan(ctx, root, before, manifest!.planHash, { onStalePlan: (stale) => stalePlanError(approved, stale) });
       return changesOnlyTheRecord(plan)

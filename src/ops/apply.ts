@@ -1,10 +1,10 @@
 // apply: the guarded apply of a saved plan (a gated plan is applied only with an approval of its
 // approval hash, contract.md §3), or, with --plan-artifact,
 // the apply of exactly the plan a person approved (applyPolicy: Manual).
-import type { DestructiveChange, PlannedAction } from '../schemas/classification.ts';
+import type { DestructiveChange, PlannedAction, PolicyApprovalRequired } from '../schemas/classification.ts';
 import { RunnerError } from '../errors.ts';
 import { approveCommand, blockedMessage, decideApply, ungatedWarnings } from '../guard/decide.ts';
-import { shownAction, shownChange } from '../guard/unreviewed.ts';
+import { shownAction, shownChange, shownPolicyFinding } from '../guard/unreviewed.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
 import { keepOnFailure, reporting, withLearned, type OpEnding } from '../run/learned.ts';
@@ -12,22 +12,31 @@ import { applyApprovedPlan } from './apply-approved.ts';
 import { approvalCoverageStep, type DestructiveEntry } from './approval-coverage.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
+import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { isSha256 } from '../util/sha256.ts';
 
 export async function applyOp(ctx: RunContext): Promise<OpEnding> {
   if (ctx.settings.planArtifact) return applyApprovedPlan(ctx);
+  const policy = await policyStep(ctx);
   const root = await prepareRoot(ctx);
   const { inputs, workspace, tf } = root;
   try {
     const before = await stateBeforeStep(ctx, tf, workspace);
 
-    // Every destructive entry and action, beyond the bounded lists of plan, for what an approval
-    // covers (approvalCoverageStep); only an approved hash can match, so only then are they kept.
+    // Every destructive entry, action and policy finding, beyond the bounded lists of plan, for what
+    // an approval covers (approvalCoverageStep); only an approved hash can match, so only then are they kept.
     const everyDestructive: DestructiveEntry[] = [];
-    const collect = isSha256(ctx.settings.approvedHash)
+    const approvable = isSha256(ctx.settings.approvedHash);
+    const collect = approvable
       ? { onDestructive: (d: DestructiveChange) => everyDestructive.push(shownChange(d)), onAction: (a: PlannedAction) => everyDestructive.push(shownAction(a)) }
       : {};
-    const { planned, plan, planHash } = await planAndClassify(ctx, root, inputs.hashes.inputsHash, {}, collect);
+    const judgement = policy?.judgement({
+      tool: root.version.flavor,
+      ...(approvable && { onApprovalRequired: (finding: PolicyApprovalRequired) => everyDestructive.push(shownPolicyFinding(finding)) }),
+    });
+    const { planned, plan, planHash } = await planAndClassify(ctx, root, inputs.hashes.inputsHash, {}, { ...collect, judgement });
+    // Before the guard: a denied plan is never applied, with or without an approval, and never blocked.
+    refuseDenied(plan);
     const decision = decideApply({
       planHasChanges: planned.hasChanges,
       classification: plan,

@@ -66,8 +66,8 @@ async function pruneBlockedRecords(dir: string, keep: string): Promise<void> {
 }
 
 type Coverage = Pick<NonNullable<Result['approval']>, 'unreviewed' | 'unreviewedTotal' | 'blockedRun'>;
-/** One destructive entry (or, with action "action", one provider action) of the approved plan, the fields that identify it. */
-export type DestructiveEntry = ShownChange<DestructiveChange['action'] | 'action'>;
+/** One destructive entry (or, with action "action", one provider action; with "policy", one requireApproval finding) of the approved plan, the fields that identify it. */
+export type DestructiveEntry = ShownChange<DestructiveChange['action'] | 'action' | 'policy'>;
 
 /**
  * The `approval` step of an approved apply (an approval was required and matched): finds the newest
@@ -84,7 +84,7 @@ export async function approvalCoverageStep(ctx: RunContext, plan: Classification
       if (ctx.stopCause) throw error;
       const found = unreviewedChanges(undefined, everyDestructive, undefined, logUnreviewed(ctx));
       // Entries the plan counted but nobody could name were not shown either.
-      const unreviewedTotal = Math.max(found.unreviewedTotal, plan.destructiveTotal + plan.actionsTotal);
+      const unreviewedTotal = Math.max(found.unreviewedTotal, gatedEntries(plan));
       ctx.warn(
         `could not compare the approval of ${approvalHash} with its blocked run (${(error as Error).message}): ` +
           `all ${countText(unreviewedTotal, plan.actionsTotal > 0)} of this plan count as unreviewed. An approval names the inputs, not a reviewed plan: the apply goes ahead as approved.`,
@@ -94,13 +94,16 @@ export async function approvalCoverageStep(ctx: RunContext, plan: Classification
   });
 }
 
+/** What an approval of the plan covers, counted: its destructive entries, provider actions and policy requireApproval findings. */
+const gatedEntries = (plan: Classification) => plan.destructiveTotal + plan.actionsTotal + (plan.policy?.approvalRequiredTotal ?? 0);
+
 /** The log marks every unreviewed entry (the result and the summary list at most 100). */
 const logUnreviewed = (ctx: RunContext) => (c: ShownChange) =>
-  ctx.log.warn({ address: c.address, deposed: c.deposed, action: c.action, trigger: c.trigger }, `approved without review: ${changeText(c)}`);
+  ctx.log.warn({ address: c.address, deposed: c.deposed, action: c.action, trigger: c.trigger, rule: c.rule }, `approved without review: ${changeText(c)}`);
 
 async function compare(ctx: RunContext, plan: Classification, everyDestructive: readonly DestructiveEntry[], approvalHash: string): Promise<Coverage> {
-  if (everyDestructive.length !== plan.destructiveTotal + plan.actionsTotal)
-    throw new Error(`${everyDestructive.length} destructive entries and actions were named, but the plan has ${plan.destructiveTotal} and ${plan.actionsTotal}`);
+  if (everyDestructive.length !== gatedEntries(plan))
+    throw new Error(`${everyDestructive.length} destructive entries, actions and policy findings were named, but the plan has ${plan.destructiveTotal}, ${plan.actionsTotal} and ${plan.policy?.approvalRequiredTotal ?? 0}`);
   const { runs, looked } = await findBlockedRuns(ctx, approvalHash);
   const { newest: blocked, ignored } = newestBlockedRun(runs);
   looked.push(...ignored);

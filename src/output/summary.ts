@@ -2,6 +2,7 @@
 import type { ActionCounts } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
 import { actionText, changeText } from '../plan/actions.ts';
+import { denialText, findingText } from '../guard/decide.ts';
 
 export const countsText = (c: ActionCounts) =>
   `${c.create} to create, ${c.update} to update, ${c.replace} to replace, ${c.delete} to delete, ${c.forget} to forget, ${c.import} to import, ${c.move} to move`;
@@ -26,6 +27,17 @@ export function humanSummary(result: Result): string {
       for (const d of plan.partial.deferred) lines.push(`  ${d.address} (${d.action}, deferred: ${d.reason ?? 'no reason given'})`);
     }
     for (const why of plan.failClosed) lines.push(`the runner cannot fully read the plan: ${why}`);
+    const policy = plan.policy;
+    if (policy?.deniedTotal) {
+      lines.push(`denied by the policy (${policy.deniedTotal}: no approval can pass it):`);
+      for (const d of policy.denied) lines.push(`  ${denialText(d)}`);
+      if (policy.deniedTotal > policy.denied.length) lines.push(`  … and ${policy.deniedTotal - policy.denied.length} more`);
+    }
+    if (policy?.approvalRequiredTotal) {
+      lines.push(`the policy requires an approval (${policy.approvalRequiredTotal}):`);
+      for (const a of policy.approvalRequired) lines.push(`  ${findingText(a)}`);
+      if (policy.approvalRequiredTotal > policy.approvalRequired.length) lines.push(`  … and ${policy.approvalRequiredTotal - policy.approvalRequired.length} more`);
+    }
     // A destroy is never gated: its warnings name the same things.
     if (plan.gated && result.op !== 'destroy') lines.push('applying this plan needs an approval (plan.gated)');
   }

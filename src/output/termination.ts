@@ -13,6 +13,7 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
   const result = maskResult(masker, unmasked);
   const destructive = result.plan?.destructive ?? [];
   const actions = result.plan?.actions ?? [];
+  const policy = result.plan?.policy;
   const base = {
     apiVersion: result.apiVersion,
     op: result.op,
@@ -42,6 +43,15 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
       destructive: kept,
       destructiveOmitted: (result.plan?.destructiveTotal ?? 0) - kept.length,
       ...(actions.length ? { actions: actions.slice(0, actionEntries).map((a) => ({ address: a.address, trigger: a.trigger })), actionsOmitted: (result.plan?.actionsTotal ?? 0) - Math.min(actionEntries, actions.length) } : {}),
+      // What the policy found: a denial says what must change instead, so its message travels (cut like the others).
+      ...(policy && {
+        policy: {
+          denied: policy.denied.slice(0, actionEntries).map((d) => ({ rule: d.rule, ...(d.address !== undefined && { address: d.address }), message: truncate(d.message, 300) })),
+          deniedTotal: policy.deniedTotal,
+          approvalRequired: policy.approvalRequired.slice(0, actionEntries).map((a) => ({ rule: a.rule, ...(a.address !== undefined && { address: a.address }) })),
+          approvalRequiredTotal: policy.approvalRequiredTotal,
+        },
+      }),
       ...(warnings && result.warnings.length ? { warnings: result.warnings.slice(-warnings).map((w) => truncate(w, 300)) } : {}),
     };
     const text = JSON.stringify(candidate);

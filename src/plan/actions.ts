@@ -67,9 +67,12 @@ export const kindName = (kind: ActionKind): string => (kind === 'createForget' ?
 /** The actions as the contract lists them: strings kept, anything else shown as JSON. */
 export const listedActions = (actions: unknown): string[] => (Array.isArray(actions) ? actions.map(shown) : []);
 
-/** `address (deposed key) (action)`: the fields that identify a destructive entry; a provider action's trigger follows its action (`action invoke`). */
-export const changeText = (c: { address: string; deposed?: string; action: string; trigger?: string }): string =>
-  `${c.address}${c.deposed ? ` (deposed ${c.deposed})` : ''} (${c.action}${c.trigger ? ` ${c.trigger}` : ''})`;
+/**
+ * `address (deposed key) (action)`: the fields that identify a destructive entry; a provider action's
+ * trigger follows its action (`action invoke`), a policy finding's rule follows `policy`.
+ */
+export const changeText = (c: { address: string; deposed?: string; action: string; trigger?: string; rule?: string }): string =>
+  `${c.address}${c.deposed ? ` (deposed ${c.deposed})` : ''} (${c.action}${c.trigger ? ` ${c.trigger}` : ''}${c.rule ? ` ${c.rule}` : ''})`;
 
 /** `address (action trigger)`: a provider action, as every message, log line and summary names it. */
 export const actionText = (a: { address: string; trigger: string }): string => changeText({ address: a.address, action: 'action', trigger: a.trigger });

@@ -9,6 +9,7 @@ import { type ActionKind, changesResource, countedAs, isDestructive, kindName, l
 import { reservedAddressOf, reservedEntryWhy, RUNNER_DESTROY_KINDS, RUNNER_KINDS } from './reserved.ts';
 import { type ActionInvocation, type Change, type Configuration, type ConfiguredResource, type DeferredActionInvocation, type DeferredResource, type DeferredResourceChange, type InvokeActionTrigger, type LifecycleActionTrigger, type OutputChange, type Plan, PLAN_HEADER_FIELDS, PLAN_TOP_LEVEL_KEYS, type PlanHeader, type ResourceChange, type RootModule, type VariableDeclaration } from './types.ts';
 import { fieldsOf, isRecord, jsonTypeName, optionalString, shown, type Unchecked } from './values.ts';
+import type { PolicyChangeView } from '../policy/views.ts';
 
 export interface ClassifyOptions {
   /**
@@ -30,6 +31,11 @@ export interface ClassifyOptions {
   onDestructive?: (entry: DestructiveChange) => void;
   /** Told every provider action, also those beyond `limit`. */
   onAction?: (action: PlannedAction) => void;
+  /**
+   * Told every resource entry `counts` counts, as a policy rule sees it (src/policy/views.ts): the
+   * destructive ones among them are exactly `destructiveTotal`. Never the runner's own entries.
+   */
+  onChange?: (change: PolicyChangeView) => void;
 }
 
 export const DEFAULT_LIST_LIMIT = 100;
@@ -134,6 +140,7 @@ export class PlanClassifier {
   readonly #onRootDeclaration: ((address: string) => void) | undefined;
   readonly #onDestructive: ((entry: DestructiveChange) => void) | undefined;
   readonly #onAction: ((action: PlannedAction) => void) | undefined;
+  readonly #onChange: ((change: PolicyChangeView) => void) | undefined;
 
   constructor(options: ClassifyOptions = {}) {
     this.#ignore = options.ignoreAddresses ?? new Set();
@@ -142,6 +149,7 @@ export class PlanClassifier {
     this.#onRootDeclaration = options.onRootDeclaration;
     this.#onDestructive = options.onDestructive;
     this.#onAction = options.onAction;
+    this.#onChange = options.onChange;
   }
 
   /** A resource declared in configuration.root_module.resources. */
@@ -228,10 +236,27 @@ export class PlanClassifier {
     if (changesResource(reading.kind) || importing || moved) this.#hasResourceChanges = true;
 
     const destroys = isDestructive(reading.kind) ? reading.kind : undefined;
-    if (destroys === undefined && reservedWhy === undefined) return;
     const deposed = optionalString(entry.deposed);
     const reason = optionalString(entry.action_reason);
     const replacePaths = readReplacePaths(change.replace_paths);
+    this.#onChange?.({
+      address: address ?? position,
+      module: optionalString(entry.module_address) ?? null,
+      mode: optionalString(entry.mode) ?? null,
+      type: optionalString(entry.type) ?? null,
+      name: optionalString(entry.name) ?? null,
+      provider: optionalString(entry.provider_name) ?? null,
+      // At a reserved address every entry is destructive and unknown (below); a create-forget forgets.
+      kind: reservedWhy !== undefined ? 'unknown' : reading.kind === 'createForget' ? 'forget' : reading.kind,
+      actions: listedActions(change.actions),
+      reason: reason ?? null,
+      replacePaths: replacePaths ?? null,
+      deposed: deposed ?? null,
+      previousAddress: moved ? (optionalString(entry.previous_address) ?? null) : null,
+      moved,
+      imported: importing,
+    });
+    if (destroys === undefined && reservedWhy === undefined) return;
     const why = reservedWhy ?? reading.why;
     this.#recordDestructive({
       address: address ?? position,
@@ -260,6 +285,7 @@ export class PlanClassifier {
       this.#hasResourceChanges = true;
       const deposed = optionalString(entry.deposed);
       this.#recordDestructive({ address: address ?? position, ...(deposed !== undefined && { deposed }), action: 'unknown', actions: listedActions(change.actions), why: `${position}: ${why}` });
+      this.#onChange?.({ address: address ?? position, deposed: deposed ?? null, kind: 'unknown', actions: listedActions(change.actions) });
       return;
     }
     this.#driftTotal += 1;
@@ -343,6 +369,7 @@ export class PlanClassifier {
     this.#counts.unknown += 1;
     this.#hasResourceChanges = true;
     this.#recordDestructive({ address: position, action: 'unknown', actions: [], why });
+    this.#onChange?.({ address: position, kind: 'unknown', actions: [] });
   }
 
   /** Every destructive entry is counted and told to onDestructive; the first `limit` are kept. */

@@ -33,7 +33,7 @@ const CHANGE: Shape = { fields: modelFields<Change>({ actions: KEEP, importing: 
 
 /** A resource_changes or resource_drift entry. */
 function resourceEntry(emit: (entry: unknown) => void, change: Shape = CHANGE): Selector {
-  return { fields: modelFields<ResourceChange>({ address: KEEP, previous_address: KEEP, deposed: KEEP, action_reason: KEEP, change }), emit };
+  return { fields: modelFields<ResourceChange>({ address: KEEP, module_address: KEEP, mode: KEEP, type: KEEP, name: KEEP, provider_name: KEEP, previous_address: KEEP, deposed: KEEP, action_reason: KEEP, change }), emit };
 }
 
 export interface StreamOptions extends ClassifyOptions {

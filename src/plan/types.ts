@@ -21,6 +21,13 @@ export interface Change {
 /** One entry of `resource_changes` or `resource_drift`. */
 export interface ResourceChange {
   address?: string;
+  /** The module address, absent at the root. */
+  module_address?: string;
+  /** `managed` or `data`. */
+  mode?: string;
+  type?: string;
+  name?: string;
+  provider_name?: string;
   /** Set when the resource moved (`moved` block or refactoring). */
   previous_address?: string;
   /** Deposed object key: the entry is a deposed object of `address`, not its current one. */

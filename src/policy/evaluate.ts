@@ -29,6 +29,8 @@ export interface EvaluatorOptions {
   timeLimitMs?: number;
   /** Milliseconds from any origin (tests pass a fake clock). Default performance.now. */
   now?: () => number;
+  /** Told every approvalRequired entry, also those beyond the list limit (what an approval covered: ops/approval-coverage.ts). */
+  onApprovalRequired?: (entry: PolicyApprovalRequired) => void;
 }
 
 const SCOPES = ['change', 'action', 'plan'] as const satisfies readonly RuleScope[];
@@ -39,6 +41,7 @@ export class PolicyEvaluator {
   readonly #listLimit: number;
   readonly #timeLimitMs: number;
   readonly #now: () => number;
+  readonly #onApprovalRequired: ((entry: PolicyApprovalRequired) => void) | undefined;
   readonly #denied: PolicyDenial[] = [];
   #deniedTotal = 0;
   readonly #approvalRequired: PolicyApprovalRequired[] = [];
@@ -55,6 +58,7 @@ export class PolicyEvaluator {
     this.#listLimit = options.listLimit ?? DEFAULT_LIST_LIMIT;
     this.#timeLimitMs = options.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS;
     this.#now = options.now ?? (() => performance.now());
+    this.#onApprovalRequired = options.onApprovalRequired;
   }
 
   /** One resource change (every entry the classification counts, destructive or not). */
@@ -151,6 +155,7 @@ export class PolicyEvaluator {
 
   #requireApproval(entry: PolicyApprovalRequired): void {
     this.#approvalRequiredTotal += 1;
+    this.#onApprovalRequired?.(entry);
     if (this.#approvalRequired.length < this.#listLimit) this.#approvalRequired.push(entry);
   }
 }

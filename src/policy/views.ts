@@ -66,31 +66,5 @@ export interface PolicyPlanView {
   version: string;
 }
 
-/** A deny rule that matched (or failed), or a limit crossed: nothing is applied, with or without an approval. */
-export interface PolicyDenial {
-  rule: string;
-  /** The change's or action's address; absent for `on: plan` rules, limits and the time limit. */
-  address?: string;
-  /** What the rule's message expression says, or the runner's own words when it has none or it failed. */
-  message: string;
-}
-
-/** A requireApproval rule that matched (or failed): the plan needs the approval hash. */
-export interface PolicyApprovalRequired {
-  rule: string;
-  address?: string;
-  /** Set when the rule could not be evaluated and requires approval because of that. */
-  error?: string;
-}
-
-export interface PolicyOutcome {
-  /** At most the evaluator's list limit; deniedTotal counts all. */
-  denied: PolicyDenial[];
-  deniedTotal: number;
-  approvalRequired: PolicyApprovalRequired[];
-  approvalRequiredTotal: number;
-  /** The changes counted against limits.maxDeletes (delete, replace, unknown). */
-  deletes: number;
-  /** The evaluation ran out of its time limit: rules not evaluated over every entry failed closed. */
-  timedOut: boolean;
-}
+/** What an evaluation finds (the schemas in src/schemas/classification.ts state each field). */
+export type { PolicyApprovalRequired, PolicyDenial, PolicyFindings as PolicyOutcome } from '../schemas/classification.ts';

@@ -30,6 +30,7 @@ export function outcomeOf(error: RunnerError): Outcome {
   switch (error.kind) {
     case 'usage':
     case 'image':
+    case 'policy':
       return 'invalid';
     case 'blocked':
       return 'blocked';
@@ -48,7 +49,8 @@ export function exitCodeOf(outcome: Outcome, error?: RunnerError): number {
     case 'blocked':
       return EXIT.blocked;
     case 'invalid':
-      return error?.kind === 'image' ? EXIT.imageInvalid : EXIT.usage;
+      // The image's module or its policy: a retry with the same image cannot help.
+      return error?.kind === 'image' || error?.kind === 'policy' ? EXIT.imageInvalid : EXIT.usage;
     case 'interrupted': {
       const cause = error?.detail?.cause;
       return cause === 'deadline' ? EXIT.deadline : cause === 'SIGINT' ? EXIT.sigint : EXIT.sigterm;

@@ -76,8 +76,40 @@ export const PartialPlan = z.looseObject({
   deferredTotal: z.number().int().nonnegative(),
 });
 
+/** A deny rule that matched (or failed), or a limit crossed: nothing is applied, with or without an approval. */
+export const PolicyDenial = z.strictObject({
+  rule: z.string().describe('The rule\'s name, or limits.maxDeletes'),
+  address: z.string().optional().describe('The change\'s or action\'s address; absent for on: plan rules, limits and the time limit'),
+  message: z.string().describe('What must change instead: the rule\'s message, or the runner\'s words'),
+});
+export type PolicyDenial = z.infer<typeof PolicyDenial>;
+
+/** A requireApproval rule that matched (or failed): the plan needs the approval hash. */
+export const PolicyApprovalRequired = z.strictObject({
+  rule: z.string(),
+  address: z.string().optional().describe('Absent for on: plan rules and the time limit'),
+  error: z.string().optional().describe('Set when the rule could not be evaluated and requires approval because of that'),
+});
+export type PolicyApprovalRequired = z.infer<typeof PolicyApprovalRequired>;
+
+/** What the rules and limits found in one plan (contract/sections/policy.md). */
+export const PolicyFindings = z.looseObject({
+  denied: z.array(PolicyDenial).describe('At most the limit; deniedTotal counts all'),
+  deniedTotal: z.number().int().nonnegative(),
+  approvalRequired: z.array(PolicyApprovalRequired).describe('At most the limit; approvalRequiredTotal counts all'),
+  approvalRequiredTotal: z.number().int().nonnegative(),
+  deletes: z.number().int().nonnegative().describe('The changes counted against limits.maxDeletes (exactly destructiveTotal)'),
+  timedOut: z.boolean().describe('The evaluation ran out of its time limit: the rules not evaluated over every entry failed closed'),
+});
+export type PolicyFindings = z.infer<typeof PolicyFindings>;
+
+export const PlanPolicy = PolicyFindings.extend({
+  effects: z.enum(['all', 'deny']).describe('deny: deny rules and limits only (apply --plan-artifact: the approval was given for the plan)'),
+});
+export type PlanPolicy = z.infer<typeof PlanPolicy>;
+
 export const Classification = z.looseObject({
-  gated: z.boolean().describe('Applying this plan needs an approval: a destructive entry, a provider action, or a failClosed reason (guard/gate.ts)'),
+  gated: z.boolean().describe('Applying this plan needs an approval: a destructive entry, a provider action, a failClosed reason, or a policy finding (policy.denied or policy.approvalRequired; guard/gate.ts)'),
   formatVersion: z.string(),
   terraformVersion: z.string().optional(),
   errored: z.boolean().describe('terraform marked the plan errored: it is never applied'),
@@ -96,5 +128,6 @@ export const Classification = z.looseObject({
   actions: z.array(PlannedAction).describe('action_invocations, then deferred_action_invocations, at most the limit'),
   actionsTotal: z.number().int().nonnegative().describe('How many provider actions the plan has in all'),
   partial: PartialPlan.optional().describe('Present when terraform says the plan is incomplete (complete false) or deferred changes'),
+  policy: PlanPolicy.optional().describe('Present when a policy dir was read (--policy, CAPTF_POLICY, /captf/policy): what its rules and limits found'),
 });
 export type Classification = z.infer<typeof Classification>;

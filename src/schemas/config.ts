@@ -39,6 +39,7 @@ export const Settings = z.strictObject({
   namespace: z.string().optional(),
   backendConfig: z.array(Path).default([...D.backendConfig.default]),
   terminationLog: Path.default(D.terminationLog.default),
+  policy: Path.optional().describe('The policy dir (contract/sections/policy.md); default /captf/policy when it exists'),
   // plan / manual approval
   planArtifact: Path.optional(),
   approvedPlanHash: z.string().default(D.approvedPlanHash.default),

@@ -48,7 +48,7 @@ export const TerraformDiagnostic = z.strictObject({
 export type TerraformDiagnostic = z.infer<typeof TerraformDiagnostic>;
 
 export const ResultError = z.strictObject({
-  kind: z.string().describe('blocked, usage, image, terraform, plan, lock, artifact, state, io, kube, interrupted, internal'),
+  kind: z.string().describe('blocked, policy, usage, image, terraform, plan, lock, artifact, state, io, kube, interrupted, internal'),
   reason: z.string(),
   step: z.string().optional(),
   message: z.string(),
@@ -78,8 +78,9 @@ export const StateInfo = z.strictObject({
 export const UnreviewedChange = z.looseObject({
   address: z.string(),
   deposed: z.string().optional().describe('Deposed object key, when the entry is a deposed object'),
-  action: z.union([DestructiveAction, z.literal('action')]).describe('delete, replace or unknown for a destructive entry; action for a provider action'),
+  action: z.union([DestructiveAction, z.literal('action'), z.literal('policy')]).describe('delete, replace or unknown for a destructive entry; action for a provider action; policy for a requireApproval finding (plan.policy.approvalRequired)'),
   trigger: z.string().optional().describe("A provider action's trigger (plan.actions[].trigger)"),
+  rule: z.string().optional().describe('A policy finding\'s rule; its address is "plan" for an on: plan rule'),
 });
 
 export const Approval = z.strictObject({
@@ -90,7 +91,7 @@ export const Approval = z.strictObject({
     .array(UnreviewedChange)
     .optional()
     .describe(
-      'Present when an approval was required and matched: the destructive entries and provider actions of the applied plan that the blocked run for the same approval hash did not list (same address, deposed key and action; an action: same address and trigger), at most 100; every entry when no blocked run was found. Empty: the person was shown all of them',
+      'Present when an approval was required and matched: the destructive entries, provider actions and policy requireApproval findings of the applied plan that the blocked run for the same approval hash did not list (same address, deposed key and action; an action: same address and trigger; a finding: same rule and address), at most 100; every entry when no blocked run was found. Empty: the person was shown all of them',
     ),
   unreviewedTotal: z.number().int().nonnegative().optional().describe('How many unreviewed entries in all'),
   blockedRun: z
@@ -198,6 +199,15 @@ export const TerminationMessage = z.looseObject({
   destructive: z.array(z.looseObject({ address: z.string(), action: DestructiveAction, deposed: z.string().optional() })).optional().describe('the first destructive entries'),
   destructiveOmitted: z.number().int().nonnegative().optional().describe('destructive entries left out of `destructive`'),
   actions: z.array(z.looseObject({ address: z.string(), trigger: z.string() })).max(5).optional().describe('the first provider actions, only when there are any'),
+  policy: z
+    .looseObject({
+      denied: z.array(z.looseObject({ rule: z.string(), address: z.string().optional(), message: z.string().max(300) })).max(5),
+      deniedTotal: z.number().int().nonnegative(),
+      approvalRequired: z.array(z.looseObject({ rule: z.string(), address: z.string().optional() })).max(5),
+      approvalRequiredTotal: z.number().int().nonnegative(),
+    })
+    .optional()
+    .describe('what the policy found (plan.policy), the first of each list: only when a policy judged the plan'),
   warnings: z.array(z.string().max(300)).max(3).optional().describe('the last warnings, each cut to 300 characters'),
 });
 export type TerminationMessage = z.infer<typeof TerminationMessage>;

@@ -33,6 +33,8 @@ const COMMON = {
   namespace: { value: '<ns>', help: 'its namespace' },
   backendConfig: { value: '<path>', help: "terraform's -backend-config file (repeatable)", default: [], repeatable: true },
   terminationLog: { value: '<path>', help: 'termination message path', default: '/dev/termination-log' },
+  // Every op takes it (a Job's environment is the same for every op); destroy, restore, refresh and unlock never read it.
+  policy: { value: '<dir>', help: 'plan policies in CEL: apply, plan and drift read them; refresh, destroy, restore and unlock never do', defaultText: '/captf/policy when it exists' },
   backups: { value: '<dir>', help: 'where state backups go before the op changes anything', defaultText: 'Secrets in a cluster, else <out>/backups' },
   keepBackups: { value: '<n>', help: 'how many backups to keep', default: 3 },
   chunkBytes: { value: '<n>', help: 'chunk size of artifacts and backups', default: DEFAULT_CHUNK_BYTES },

@@ -23,6 +23,7 @@ import { createTerraform, type Terraform, type TerraformFailed } from '../terraf
 import { validate } from '../terraform/validate.ts';
 import { checkSupported, terraformVersion, unverifiedWarning, type TerraformVersion } from '../terraform/version.ts';
 import type { HeldPlanFile } from '../workspace/plan-file.ts';
+import type { PlanJudgement } from '../policy/judge.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
 import { INPUTS_HASH_VARIABLE } from '../workspace/reserved-names.ts';
 import { ERRORED_STATE_FILE } from '../workspace/terraform-files.ts';
@@ -169,6 +170,8 @@ export interface ShowOptions {
   onDestructive?: (entry: DestructiveChange) => void;
   /** Told every provider action, also those beyond the result's bounded list. */
   onAction?: (action: PlannedAction) => void;
+  /** The policy's judgement of this plan (steps/policy.ts): fed as the plan streams, its findings in plan.policy. */
+  judgement?: PlanJudgement;
 }
 
 /**
@@ -182,7 +185,7 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
   const shown = await ctx.step(
     'show',
     async () => {
-      const { value: plan, exitCode } = await showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
+      const { value: classified, exitCode } = await showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
         classifyPlanStream(stdout, {
           // A value of sensitive.tfvars.json the module does not declare sensitive: the plan shows its old value beside it.
           onChangedValues: (before, after) => ctx.masker.addOldValues(before, after),
@@ -197,10 +200,13 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
             onAction: (a) => {
               ctx.log.warn({ address: a.address, trigger: a.trigger, triggeringResource: a.triggeringResource, onFailure: a.onFailure, deferred: a.deferred }, `provider action: ${actionText(a)}`);
               options.onAction?.(a);
+              options.judgement?.onAction(a);
             },
+            ...(options.judgement && { onChange: options.judgement.onChange }),
           }),
         }),
       );
+      const plan = options.judgement ? options.judgement.judge(classified) : classified;
       // A plan that is then refused is still reported: it says why.
       await keepOnFailure({ plan }, () => {
         refuseErrored(plan);
@@ -301,7 +307,7 @@ export function refuseErrored(plan: Classification): void {
  * `planned.hasChanges` is the exit code's word unless the classification means more change (reconcilePlanExit);
  * `planHash` is what the apply must find in the file (applySavedPlan).
  */
-export async function planAndClassify(ctx: RunContext, root: PreparedRoot, recordHash: string, extra: Partial<PlanOptions> = {}, show: Pick<ShowOptions, 'onDestructive' | 'onAction'> = {}) {
+export async function planAndClassify(ctx: RunContext, root: PreparedRoot, recordHash: string, extra: Partial<PlanOptions> = {}, show: Omit<ShowOptions, 'destroyPlan'> = {}) {
   const held = heldPlanOutput(root.tf, root.workspace, ctx.masker, ctx.progress);
   const { planned, planHash, plan } = await held.around(async () => {
     const planned = await planStep(ctx, held, root.workspace, recordHash, extra);

@@ -31,6 +31,9 @@ describe('settings per op', () => {
     const backendConfig = join(s.dir, 'empty.backend.hcl');
     await mkdir(artifacts, { recursive: true });
     await writeFile(backendConfig, '');
+    const policy = join(s.dir, 'policy');
+    await mkdir(policy, { recursive: true });
+    await writeFile(join(policy, 'limits.yaml'), 'apiVersion: policy.captf.io/v1\nlimits:\n  maxDeletes: 100\n');
     const values: Record<keyof typeof Settings.shape, string> = {
       module: s.module,
       inputs: s.inputs,
@@ -49,6 +52,7 @@ describe('settings per op', () => {
       namespace: NS,
       backendConfig,
       terminationLog: s.termination,
+      policy,
       planArtifact: join(s.dir, 'no-such-artifact'),
       approvedPlanHash: 'pending',
       artifacts,
@@ -80,9 +84,13 @@ describe('settings per op', () => {
     assert.equal(second.exitCode, 0, explain(second));
     const backup = join(second.result!.backup!.location, second.result!.backup!.object);
 
-    const runWithJobEnvironment = async (op: string, job: string) => {
+    // A policy dir that does not load: the ops that never read one run as if it were not there.
+    const broken = join(s.dir, 'broken-policy');
+    await mkdir(broken);
+    await writeFile(join(broken, 'p.yaml'), 'not: a policy\n');
+    const runWithJobEnvironment = async (op: string, job: string, extra: Record<string, string> = {}) => {
       // Only the flags every run of the harness passes, with the variables' values.
-      const run = await s.run(op, [], await jobEnvironment(s, job, backup));
+      const run = await s.run(op, [], { ...(await jobEnvironment(s, job, backup)), ...extra });
       assert.equal(run.exitCode, 0, `${op}: ${explain(run)}`);
       Result.parse(run.result);
       assert.equal(api.job(NS, job)!.metadata.annotations?.['captf.io/outcome'], run.result!.outcome, 'a run in a cluster');
@@ -92,8 +100,9 @@ describe('settings per op', () => {
     const planned = await runWithJobEnvironment('plan', 'plan-1');
     assert.equal(planned.reason, 'PlanCreated');
     assert.equal(planned.planArtifact!.location, join(s.dir, 'artifacts'), 'CAPTF_ARTIFACTS: the plan takes it');
-    assert.equal((await runWithJobEnvironment('unlock', 'unlock-1')).reason, 'NotLocked');
-    const restored = await runWithJobEnvironment('restore', 'restore-1');
+    assert.equal(planned.plan!.policy!.deniedTotal, 0, 'CAPTF_POLICY: the plan reads it');
+    assert.equal((await runWithJobEnvironment('unlock', 'unlock-1', { CAPTF_POLICY: broken })).reason, 'NotLocked');
+    const restored = await runWithJobEnvironment('restore', 'restore-1', { CAPTF_POLICY: broken });
     assert.equal(restored.reason, 'RestoreSucceeded');
   });
 

@@ -125,7 +125,7 @@ describe('guard: the records of blocked runs and the approval step (approval-cov
     const short = context(dir);
     const partial = await approvalCoverageStep(short.ctx, planOf(every.slice(0, 120), 130), every.slice(0, 120), H);
     assert.equal(partial.unreviewedTotal, 130);
-    assert.match(short.warnings[0]!, /120 destructive entries and actions were named, but the plan has 130 and 0/);
+    assert.match(short.warnings[0]!, /120 destructive entries, actions and policy findings were named, but the plan has 130, 0 and 0/);
   });
 
   it('a stop request is not swallowed', async (t) => {

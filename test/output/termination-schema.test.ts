@@ -32,6 +32,18 @@ it('every form of the termination message has only the members the schema declar
   assert.ok(forms.size >= 2, 'more than one form was checked');
 });
 
+it('with a policy\'s findings too', () => {
+  const every = z.strictObject(TerminationMessage.shape);
+  const policy = { effects: 'all' as const, denied: Array.from({ length: 20 }, (_, i) => ({ rule: 'no-deletes', address: `terraform_data.n${i}`, message: 'x'.repeat(900) })), deniedTotal: 20, approvalRequired: [{ rule: 'review' }], approvalRequiredTotal: 1, deletes: 20, timedOut: false };
+  for (const destructive of [0, 500]) {
+    const judged = result(destructive, 'm', []);
+    const text = compactResult({ ...judged, plan: { ...judged.plan!, policy } }, new Masker());
+    const parsed = every.safeParse(JSON.parse(text));
+    assert.ok(parsed.success, `${text.slice(0, 300)}: ${parsed.error && z.prettifyError(parsed.error)}`);
+    assert.equal(parsed.data.policy!.deniedTotal, 20);
+  }
+});
+
 it('the smallest form keeps what the schema requires, and nothing else is required', () => {
   const smallest = { apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'failed', reason: 'ApplyFailed', exitCode: 1 };
   assert.ok(TerminationMessage.safeParse(smallest).success);

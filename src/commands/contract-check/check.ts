@@ -21,8 +21,9 @@ import { scanHcl } from '../../workspace/scan-hcl.ts';
 import { BACKEND_FILE, moduleFilesProblem, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem } from '../../workspace/workspace.ts';
 import { REQUIRED_VARIABLES } from './module-files.ts';
 import { DATA_DIR, LOCK_FILE } from '../../workspace/terraform-files.ts';
+import { DEFAULT_POLICY_DIR } from '../../steps/policy.ts';
 
-export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate';
+export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate' | 'policy';
 
 export interface ContractCheck {
   name: CheckName;
@@ -56,6 +57,8 @@ export interface ContractCheckOptions {
   kind?: ObjectKind;
   /** The op's workdir; absent: the runner's default, a fresh dir under TMPDIR. */
   workdir?: string;
+  /** The policy dir, which must then be one; absent: /captf/policy when it exists. Under a root, resolved inside it. */
+  policyDir?: string;
   /** Only what every op checks before touching state: terraform and the module's files. */
   cheapOnly?: boolean;
   env?: NodeJS.ProcessEnv;
@@ -120,6 +123,7 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
     // A module whose files cannot be copied (a FIFO would fail the copy) is not init'ed either.
     if (!(scan instanceof RunnerError) && terraform && files[1] !== 'fail') await initAndValidate(moduleDir, terraform.path, env, stop, add);
     else for (const name of ['lockfile', 'init', 'validate'] as const) add(name, 'skip', `not run: ${!terraform ? 'no supported terraform' : scan instanceof RunnerError ? 'no module' : 'the module\'s files cannot be copied'}`);
+    add(...(await policyCheck(inImage ? options.policyDir : options.policyDir === undefined ? undefined : join(root, options.policyDir), inImage ? DEFAULT_POLICY_DIR : join(root, DEFAULT_POLICY_DIR))));
   }
 
   return {
@@ -240,6 +244,20 @@ async function initAndValidate(moduleDir: string, terraformPath: string, env: No
     }
   } finally {
     rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+/** The policy dir compiles as apply, plan and drift compile it before they plan (contract/sections/policy.md). */
+async function policyCheck(given: string | undefined, defaultDir: string): Promise<CheckRow> {
+  if (given === undefined && !existsSync(defaultDir)) return ['policy', 'pass', `no policy dir at ${defaultDir}: plans are held to no policy`];
+  const dir = given ?? defaultDir;
+  const { loadPolicy, POLICY_FIX } = await import('../../policy/index.ts');
+  try {
+    const policy = await loadPolicy(dir);
+    const limit = policy.maxDeletes ? `, at most ${policy.maxDeletes.limit} deletes per plan (${policy.maxDeletes.file})` : '';
+    return ['policy', 'pass', `${dir}: ${count(policy.files.length, 'file')}, ${count(policy.rules.length, 'rule')}${limit}`];
+  } catch (error) {
+    return ['policy', 'fail', asRunnerError(error).message, POLICY_FIX];
   }
 }
 

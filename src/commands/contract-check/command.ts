@@ -17,6 +17,7 @@ export async function contractCheckCommand(flags: Record<string, unknown>): Prom
     terraformPath: setting('terraform'),
     kind: parsedKind?.data,
     workdir: setting('workdir'),
+    policyDir: setting('policy'),
   });
   process.stdout.write(flags.json ? JSON.stringify(report, null, 2) + '\n' : formatContractTable(report));
   if (!report.ok) throw imageError('the image breaks the runner contract: the report names each failed check and its fix');

@@ -1,0 +1,158 @@
+// One plan judged by a policy, without terraform: the views the classifier hands the evaluator
+// (the reference classifier and the streaming reader alike), `gated` counting the findings, and
+// the findings in the termination message and the summary.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { classifyPlan, type ClassifyOptions } from '../../src/plan/classify.ts';
+import { classifyPlanStream } from '../../src/plan/stream.ts';
+import { classifiedChanges, needsApproval } from '../../src/guard/gate.ts';
+import { gateCauses } from '../../src/guard/decide.ts';
+import { planJudgement } from '../../src/policy/judge.ts';
+import type { PolicyChangeView } from '../../src/policy/views.ts';
+import { compactResult } from '../../src/output/termination.ts';
+import { humanSummary } from '../../src/output/summary.ts';
+import { Masker } from '../../src/output/mask.ts';
+import type { Result } from '../../src/schemas/result.ts';
+import { runnerClassifyOptions } from '../../src/commands/classify.ts';
+import { change, INPUTS_HASH, plan } from '../plan/support.ts';
+import { compiled, ISSUE_EXAMPLE, oneRule } from './support.ts';
+
+const DOCUMENT = plan({
+  resource_changes: [
+    change('module.data["eu"].terraform_data.db1', ['delete', 'create'], { module_address: 'module.data["eu"]', action_reason: 'replace_because_cannot_update' }, { replace_paths: [['input'], ['block', 0]] }),
+    change('terraform_data.kept', ['create', 'forget']),
+    change('terraform_data.moved', ['no-op'], { previous_address: 'terraform_data.old' }, { importing: { id: 'x' } }),
+    change('terraform_data.old_copy', ['delete'], { deposed: '00000001' }),
+    change(INPUTS_HASH, ['update']),
+    change(`${INPUTS_HASH}[0]`, ['create']),
+    'not an object',
+  ],
+});
+
+async function views(options: ClassifyOptions = {}): Promise<{ reference: PolicyChangeView[]; streamed: PolicyChangeView[] }> {
+  const reference: PolicyChangeView[] = [];
+  const streamed: PolicyChangeView[] = [];
+  classifyPlan(DOCUMENT, runnerClassifyOptions({ ...options, onChange: (view) => reference.push(view) }));
+  await classifyPlanStream(Readable.from([Buffer.from(JSON.stringify(DOCUMENT))]), runnerClassifyOptions({ ...options, onChange: (view) => streamed.push(view) }));
+  return { reference, streamed };
+}
+
+describe('policy: what the classifier hands the evaluator', () => {
+  it('every counted entry as a rule sees it, never the runner\'s own; the stream and the reference agree', async () => {
+    const { reference, streamed } = await views();
+    assert.deepEqual(streamed, reference);
+    assert.deepEqual(reference, [
+      {
+        address: 'module.data["eu"].terraform_data.db1',
+        module: 'module.data["eu"]',
+        mode: 'managed',
+        type: 'terraform_data',
+        name: 'db1',
+        provider: 'terraform.io/builtin/terraform',
+        kind: 'replace',
+        actions: ['delete', 'create'],
+        reason: 'replace_because_cannot_update',
+        replacePaths: [['input'], ['block', 0]],
+        deposed: null,
+        previousAddress: null,
+        moved: false,
+        imported: false,
+      },
+      { address: 'terraform_data.kept', module: null, mode: 'managed', type: 'terraform_data', name: 'kept', provider: 'terraform.io/builtin/terraform', kind: 'forget', actions: ['create', 'forget'], reason: null, replacePaths: null, deposed: null, previousAddress: null, moved: false, imported: false },
+      { address: 'terraform_data.moved', module: null, mode: 'managed', type: 'terraform_data', name: 'moved', provider: 'terraform.io/builtin/terraform', kind: 'noop', actions: ['no-op'], reason: null, replacePaths: null, deposed: null, previousAddress: 'terraform_data.old', moved: true, imported: true },
+      { address: 'terraform_data.old_copy', module: null, mode: 'managed', type: 'terraform_data', name: 'old_copy', provider: 'terraform.io/builtin/terraform', kind: 'delete', actions: ['delete'], reason: null, replacePaths: null, deposed: '00000001', previousAddress: null, moved: false, imported: false },
+      // An instance of the runner's record is not the runner's own: destructive and unknown, so a policy sees it too.
+      { address: `${INPUTS_HASH}[0]`, module: null, mode: 'managed', type: 'terraform_data', name: 'captf_inputs_hash', provider: 'terraform.io/builtin/terraform', kind: 'unknown', actions: ['create'], reason: null, replacePaths: null, deposed: null, previousAddress: null, moved: false, imported: false },
+      { address: 'resource_changes[6]', kind: 'unknown', actions: [] },
+    ]);
+  });
+
+  it('limits.maxDeletes counts exactly destructiveTotal', async () => {
+    const judgement = planJudgement(compiled('apiVersion: policy.captf.io/v1\nlimits:\n  maxDeletes: 3\n'), { tool: 'terraform' });
+    const classified = classifyPlan(DOCUMENT, runnerClassifyOptions({ onChange: judgement.onChange }));
+    const judged = judgement.judge(classified);
+    assert.equal(classified.destructiveTotal, 4);
+    assert.equal(judged.policy!.deletes, 4);
+    assert.deepEqual(judged.policy!.denied.map((d) => d.rule), ['limits.maxDeletes']);
+  });
+});
+
+describe('policy: the judgement and the gate', () => {
+  const update = plan({ resource_changes: [change('terraform_data.iam_role', ['update']), change('terraform_data.web', ['no-op'])] });
+
+  function judged(policyText: string, document = update, effects?: 'deny') {
+    const judgement = planJudgement(compiled(policyText), { tool: 'opentofu', ...(effects && { effects }) });
+    return judgement.judge(classifyPlan(document, { onChange: judgement.onChange, onAction: judgement.onAction }));
+  }
+
+  it('a requireApproval finding gates a plan that destroys nothing; without it the plan is not gated', () => {
+    const ungated = classifyPlan(update);
+    assert.equal(ungated.gated, false);
+    const plan = judged(ISSUE_EXAMPLE.replace('terraform_data.iam', 'terraform_data.iam_'));
+    assert.equal(plan.gated, true);
+    assert.deepEqual(plan.policy, { effects: 'all', denied: [], deniedTotal: 0, approvalRequired: [{ rule: 'iam-needs-review', address: 'terraform_data.iam_role' }], approvalRequiredTotal: 1, deletes: 0, timedOut: false });
+    assert.deepEqual(gateCauses(plan), ['policy rules require an approval: iam-needs-review at terraform_data.iam_role']);
+  });
+
+  it('a denial gates too, and its words say what must change', () => {
+    const plan = judged('apiVersion: policy.captf.io/v1\nrules:\n- name: no-iam\n  match: change.name == "iam_role"\n  effect: deny\n  message: \'"IAM is managed elsewhere: remove " + change.address\'\n');
+    assert.equal(plan.gated, true);
+    assert.deepEqual(gateCauses(plan), ['the policy denies it (no approval can pass that): no-iam at terraform_data.iam_role: IAM is managed elsewhere: remove terraform_data.iam_role']);
+  });
+
+  it('a finding is not a change: a rule matching a no-op leaves a plan of no changes without changes', () => {
+    const noop = plan({ resource_changes: [change('terraform_data.web', ['no-op'])] });
+    const judgedNoop = judged('apiVersion: policy.captf.io/v1\nrules:\n- name: all\n  match: "true"\n  effect: requireApproval\n', noop);
+    assert.equal(needsApproval(judgedNoop), true);
+    assert.equal(classifiedChanges(judgedNoop), false);
+  });
+
+  it('plan rules see the tool given and the plan\'s terraform_version; effects deny skips requireApproval rules', () => {
+    const both = 'apiVersion: policy.captf.io/v1\nrules:\n- name: tofu-only\n  on: plan\n  match: plan.tool == "opentofu" && plan.version == "1.11.4"\n  effect: deny\n- name: review\n  match: "true"\n  effect: requireApproval\n';
+    const all = judged(both);
+    assert.deepEqual([all.policy!.denied.map((d) => d.rule), all.policy!.approvalRequiredTotal], [['tofu-only'], 2]);
+    const denyOnly = judged(both, update, 'deny');
+    assert.deepEqual([denyOnly.policy!.effects, denyOnly.policy!.denied.map((d) => d.rule), denyOnly.policy!.approvalRequiredTotal], ['deny', ['tofu-only'], 0]);
+  });
+
+  it('every requireApproval finding is told, also past the list limit (what an approval covered)', () => {
+    const many = plan({ resource_changes: Array.from({ length: 120 }, (_, i) => change(`terraform_data.n${i}`, ['update'])) });
+    const told: string[] = [];
+    const judgement = planJudgement(oneRule('- name: all\n  match: "true"\n  effect: requireApproval\n'), { tool: 'terraform', onApprovalRequired: (f) => told.push(f.address!) });
+    const result = judgement.judge(classifyPlan(many, { onChange: judgement.onChange }));
+    assert.equal(result.policy!.approvalRequired.length, 100);
+    assert.equal(result.policy!.approvalRequiredTotal, 120);
+    assert.equal(told.length, 120);
+  });
+});
+
+describe('policy: the findings in the termination message and the summary', () => {
+  const denied = (count: number): Result => {
+    const judgement = planJudgement(oneRule('- name: no-deletes\n  match: change.kind == "delete"\n  effect: deny\n  message: \'"keep " + change.address + "; remove the removal from the module"\'\n'), { tool: 'terraform' });
+    const document = plan({ resource_changes: Array.from({ length: count }, (_, i) => change(`terraform_data.resource_with_a_long_name_${i}`, ['delete'])) });
+    const judgedPlan = judgement.judge(classifyPlan(document, { onChange: judgement.onChange, limit: 1000 }));
+    return {
+      apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'invalid', reason: 'PolicyDenied', message: 'm'.repeat(5000), exitCode: 4, runnerVersion: '0', object: { kind: 'cluster' },
+      plan: judgedPlan, applied: false, mayHaveChanged: false, steps: [], annotations: {}, warnings: [], startedAt: '', finishedAt: '',
+    };
+  };
+
+  it('the termination message carries the first denials with their words and the totals, within 4096 bytes', () => {
+    for (const count of [1, 400]) {
+      const text = compactResult(denied(count), new Masker());
+      assert.ok(Buffer.byteLength(text) <= 4096, `${Buffer.byteLength(text)} bytes`);
+      const policy = JSON.parse(text).policy;
+      assert.equal(policy.deniedTotal, count);
+      assert.deepEqual(policy.denied[0], { rule: 'no-deletes', address: 'terraform_data.resource_with_a_long_name_0', message: 'keep terraform_data.resource_with_a_long_name_0; remove the removal from the module' });
+      assert.ok(policy.denied.length <= 5);
+    }
+    const judgedLess = { ...denied(1), plan: classifyPlan(plan()) };
+    assert.equal(JSON.parse(compactResult(judgedLess, new Masker())).policy, undefined, 'no policy: no policy member');
+  });
+
+  it('the summary lists each denial and finding', () => {
+    const summary = humanSummary(denied(2));
+    assert.match(summary, /denied by the policy \(2: no approval can pass it\):\n {2}no-deletes at terraform_data\.resource_with_a_long_name_0: keep /);
+  });
+});
