@@ -199,6 +199,7 @@ export const TerminationMessage = z.looseObject({
   destructive: z.array(z.looseObject({ address: z.string(), action: DestructiveAction, deposed: z.string().optional() })).optional().describe('the first destructive entries'),
   destructiveOmitted: z.number().int().nonnegative().optional().describe('destructive entries left out of `destructive`'),
   actions: z.array(z.looseObject({ address: z.string(), trigger: z.string() })).max(5).optional().describe('the first provider actions, only when there are any'),
+  actionsOmitted: z.number().int().nonnegative().optional().describe('actions left out of `actions` (present with `actions`)'),
   policy: z
     .looseObject({
       denied: z.array(z.looseObject({ rule: z.string(), address: z.string().optional(), message: z.string().max(300) })).max(5),

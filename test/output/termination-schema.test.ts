@@ -55,3 +55,15 @@ it('the smallest form keeps what the schema requires, and nothing else is requir
   // A v1 reader ignores members it does not know.
   assert.ok(TerminationMessage.safeParse({ ...smallest, addedLater: 1 }).success);
 });
+
+it('with provider actions too: the first few and how many were left out', () => {
+  const every = z.strictObject(TerminationMessage.shape);
+  const invocations = Array.from({ length: 8 }, (_, i) => ({ address: `action.stop.m${i}`, type: 'stop', name: `m${i}`, provider_name: 'registry.terraform.io/hashicorp/aws', invoke_action_trigger: {} }));
+  const judged = result(0, 'm', []);
+  const plan = classifyPlan({ format_version: '1.2', applyable: true, complete: true, errored: false, resource_changes: [], action_invocations: invocations }, { limit: 1000 });
+  const text = compactResult({ ...judged, plan }, new Masker());
+  const parsed = every.safeParse(JSON.parse(text));
+  assert.ok(parsed.success, `${text.slice(0, 300)}: ${parsed.error && z.prettifyError(parsed.error)}`);
+  assert.equal(parsed.data.actionsTotal, 8);
+  assert.equal(parsed.data.actions!.length + parsed.data.actionsOmitted!, 8);
+});
