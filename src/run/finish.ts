@@ -45,6 +45,7 @@ export async function finishRun(ctx: RunContext, ending: OpEnding | undefined, c
     ...(lock ? { lock } : {}),
     steps: ctx.steps,
     warnings: ctx.warnings,
+    notices: ctx.notices,
     ...(error ? { error: { kind: error.kind, reason: error.reason, message: error.message, ...(error.step ? { step: error.step } : {}), ...(error.detail ? { detail: error.detail } : {}) } } : {}),
     startedAt: ctx.startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
