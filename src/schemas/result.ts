@@ -142,6 +142,10 @@ export const NOTICE_CODES = [
   'ApprovalOfOtherInputs',
   /** --approved-hash is none of the hashes the runner knows: not this run's approval hash. */
   'ApprovalMismatch',
+  /** A variable in the inputs that the module does not declare. */
+  'UndeclaredVariable',
+  /** An inputs file named like a variables file the runner does not read. */
+  'VariablesFileNotRead',
 ] as const;
 export const NoticeCode = z.enum(NOTICE_CODES);
 export type NoticeCode = z.infer<typeof NoticeCode>;
