@@ -146,6 +146,8 @@ export const NOTICE_CODES = [
   'UndeclaredVariable',
   /** An inputs file named like a variables file the runner does not read. */
   'VariablesFileNotRead',
+  /** `hash` without an image reference: the hashes name an empty one. */
+  'ImageEmpty',
 ] as const;
 export const NoticeCode = z.enum(NOTICE_CODES);
 export type NoticeCode = z.infer<typeof NoticeCode>;
