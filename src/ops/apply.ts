@@ -50,7 +50,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
       case 'block': {
         const command = approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash);
         ctx.skip('apply', 'blocked: a destructive plan without a matching approval');
-        throw withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash, command) }), {
+        throw withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash) }), {
           approval,
           approveCommand: command,
           annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },

@@ -70,4 +70,22 @@ describe('apply: an approval that does not match says why', () => {
     assert.deepEqual(approved.result!.notices, []);
     assert.equal(resourceIds(await s.readState())['terraform_data.network'], undefined);
   });
+
+  it('a local block (no --object) prints the rerun command with --approved-hash once; approveCommand keeps the kubectl form', async (t) => {
+    const s = await scenario(t, modules.base);
+    assert.equal((await s.run('apply', ['--image', IMAGE])).exitCode, 0);
+    await s.useModule(modules.deleteByRemoval);
+    const blocked = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    const hash = blocked.result!.approvalHash!;
+    assert.match(blocked.result!.approveCommand!, /^kubectl annotate terraformcluster <name> -n <namespace> /);
+    const rerun = `captf-runner apply --module ${s.module} --inputs ${s.inputs} --state ${s.state} --out ${s.out} --termination-log ${s.termination} --log-format json --image ${IMAGE} --approved-hash ${hash}`;
+    assert.equal(blocked.stdout.split(rerun).length - 1, 1, blocked.stdout);
+    assert.doesNotMatch(blocked.stdout, /kubectl/);
+    assert.match(blocked.stdout, /^changed: nothing/m);
+
+    const withObject = await s.run('apply', ['--image', IMAGE, '--object', 'demo', '--namespace', 'team-a']);
+    assert.equal(withObject.stdout.split(withObject.result!.approveCommand!).length - 1, 1, withObject.stdout);
+    assert.doesNotMatch(withObject.stdout, /run again with the approval/);
+  });
 });
