@@ -84,9 +84,9 @@ export function gateCauses(plan: Classification): string[] {
   return causes;
 }
 
-/** The message of a block: why the plan needs an approval, that nothing was applied, the hash and the command. */
-export function blockedMessage(plan: Classification, approvalHash: string, command: string): string {
-  return `The plan needs an approval: ${gateCauses(plan).join('; ')}. Nothing was applied. To approve inputs hash ${approvalHash}, run: ${command}`;
+/** The message of a block: why the plan needs an approval, that nothing was applied, the hash (the command is result.approveCommand, the summary's next step). */
+export function blockedMessage(plan: Classification, approvalHash: string): string {
+  return `The plan needs an approval: ${gateCauses(plan).join('; ')}. Nothing was applied: an approval of approval hash ${approvalHash} applies it.`;
 }
 
 /**

@@ -42,6 +42,8 @@ export interface BlockedRun {
   /** Where the blocked result was read: a file path or `secret:<namespace>/<name>`. */
   location: string;
   finishedAt: string;
+  /** Its planHash: a value a person may paste as the approval by mistake. */
+  planHash?: string;
   /** plan.destructive, plan.actions and plan.policy.approvalRequired of the blocked result: what it listed (at most its limit; entries past it were never shown). */
   shown: ShownChange[];
 }
@@ -68,6 +70,7 @@ const BlockedResultDocument = z.object({
     policy: z.object({ approvalRequired: z.array(z.object({ rule: z.string(), address: z.string().optional() })) }).optional(),
   }),
   finishedAt: z.string(),
+  planHash: z.string().optional(),
 });
 
 export interface BlockedRunWanted {
@@ -87,7 +90,7 @@ export function readBlockedRun(document: unknown, location: string, wanted: Bloc
   if (r.object.kind !== wanted.object.kind || r.object.name !== wanted.object.name) return undefined;
   if (r.object.namespace && wanted.object.namespace && r.object.namespace !== wanted.object.namespace) return undefined;
   if (Number.isNaN(Date.parse(r.finishedAt))) return undefined;
-  return { location, finishedAt: r.finishedAt, shown: [...r.plan.destructive.map(shownChange), ...r.plan.actions.map(shownAction), ...(r.plan.policy?.approvalRequired ?? []).map(shownPolicyFinding)] };
+  return { location, finishedAt: r.finishedAt, ...(r.planHash && { planHash: r.planHash }), shown: [...r.plan.destructive.map(shownChange), ...r.plan.actions.map(shownAction), ...(r.plan.policy?.approvalRequired ?? []).map(shownPolicyFinding)] };
 }
 
 /** How far ahead of this run's clock a blocked run may say it finished (clock skew between nodes). */

@@ -2,6 +2,8 @@
 import { computeHashes, readInputs, secretValues, terraformVarFiles, type InputsHashes, type InputsSnapshot } from './index.ts';
 import type { ObjectKind } from '../object-kind.ts';
 import type { Masker } from '../output/mask.ts';
+import type { Notice } from '../schemas/result.ts';
+import { unreadVariablesFiles } from './unused.ts';
 import type { WorkspaceInputs } from '../workspace/workspace.ts';
 
 export interface LoadedInputs {
@@ -10,6 +12,8 @@ export interface LoadedInputs {
   workspaceInputs: WorkspaceInputs;
   /** Values of sensitive.tfvars.json: masked from the first byte. */
   upfrontSecrets: string[];
+  /** Input files named like variables files the runner does not read (unused.ts). */
+  notices: Notice[];
   /** Once the plan says which variables the module declares sensitive, mask their values too. */
   maskSensitiveVariables(names: readonly string[], masker: Masker): void;
 }
@@ -24,6 +28,7 @@ export async function loadInputs(dir: string, options: { image: string; kind: Ob
     hashes,
     workspaceInputs: { varFiles, files: [...snapshot.files].map(([name, content]) => ({ name, content: Buffer.from(content) })) },
     upfrontSecrets: secretValues(snapshot),
+    notices: unreadVariablesFiles(snapshot.files.keys()),
     maskSensitiveVariables(names, masker) {
       for (const value of secretValues({ variables: snapshot.variables, sensitiveVariableNames: new Set(names) })) masker.add(value, 'a variable the module declares sensitive');
     },

@@ -9,7 +9,7 @@ import { canonicalJson, JsonSyntaxError, NegativeZeroError, parseExactJson, read
 import { loadInputs } from '../inputs/load.ts';
 import { deriveStatus, readHistory } from './history.ts';
 import { APPROVE_DESTRUCTIVE_PLAN, createObject, localPaths, openObject, saveObject, type DriftSpec, type LocalObject, type LocalPaths } from './object.ts';
-import { say } from './print.ts';
+import { approvedLines, say } from './print.ts';
 
 export interface InitOptions {
   module: string;
@@ -57,11 +57,13 @@ export async function setObject(dir: string, options: SetOptions): Promise<void>
 /** Sets the approval annotation to the hash the newest apply was blocked for, as `kubectl annotate` would. */
 export async function approveBlockedApply(dir: string): Promise<void> {
   const { paths, object } = await openObject(dir);
-  const blocked = deriveStatus(await readHistory(paths)).blockedApply;
+  const history = await readHistory(paths);
+  const blocked = deriveStatus(history).blockedApply;
   if (!blocked) throw usageError('NothingBlocked', `no apply of ${paths.given} is blocked: there is nothing to approve (captf-runner local status --dir ${paths.given} shows the runs)`);
   object.metadata.annotations[APPROVE_DESTRUCTIVE_PLAN] = blocked.hash;
   await saveObject(paths, object);
   say(`approved: ${APPROVE_DESTRUCTIVE_PLAN}=${blocked.hash} (the apply blocked in run ${blocked.run})`);
+  say(...approvedLines(history.find((run) => run.record.id === blocked.run)?.result));
   say(`next: captf-runner local reconcile --dir ${paths.given}`);
 }
 

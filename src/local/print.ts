@@ -3,6 +3,8 @@
 import type { Decision } from '../controller-model/decision.ts';
 import type { Snapshot } from '../controller-model/snapshot.ts';
 import { actionText } from '../plan/actions.ts';
+import type { Classification } from '../schemas/classification.ts';
+import type { Result } from '../schemas/result.ts';
 import { countsText } from '../output/summary.ts';
 import { runOutcome, type LocalStatus, type Run } from './history.ts';
 import type { LocalObject, LocalPaths } from './object.ts';
@@ -51,10 +53,7 @@ export function resultLines(run: Run, paths: LocalPaths): string[] {
   const lines = [`run ${run.record.id}: ${result.outcome} (${result.reason})`];
   const plan = result.plan;
   if (result.outcome === 'blocked' && plan) {
-    lines.push(`  plan: ${countsText(plan.counts)}`);
-    for (const change of plan.destructive) lines.push(`  destructive: ${change.address} (${change.action})`);
-    for (const action of plan.actions) lines.push(`  provider action: ${actionText(action)}`);
-    for (const why of plan.failClosed) lines.push(`  cannot be read: ${why}`);
+    lines.push(...blockedPlanLines(plan));
     lines.push(`  nothing was applied; to approve inputs hash ${result.approvalHash}: captf-runner local approve --dir ${paths.given}`);
   } else {
     lines.push(`  ${result.message}`);
@@ -62,6 +61,30 @@ export function resultLines(run: Run, paths: LocalPaths): string[] {
   }
   lines.push(`  log: ${log}`);
   return lines;
+}
+
+/** What a blocked plan needs an approval for, one line each. */
+function blockedPlanLines(plan: Classification): string[] {
+  return [
+    `  plan: ${countsText(plan.counts)}`,
+    ...plan.destructive.map((change) => `  destructive: ${change.address} (${change.action})`),
+    ...(plan.destructiveTotal > plan.destructive.length ? [`  … and ${plan.destructiveTotal - plan.destructive.length} more destructive (see the run's runner.log)`] : []),
+    ...plan.actions.map((action) => `  provider action: ${actionText(action)}`),
+    ...plan.failClosed.map((why) => `  cannot be read: ${why}`),
+  ];
+}
+
+/**
+ * What `local approve` approves: the blocked run's plan as it showed it, and what the approval is:
+ * a hash of the inputs and image, not this plan (an edit of the module before the apply can change what it does).
+ */
+export function approvedLines(blocked: Result | undefined): string[] {
+  if (!blocked?.plan) return ['  the blocked run left no result: read its runner.log to see what the approval lets the apply do'];
+  return [
+    'it approves what the blocked run showed:',
+    ...blockedPlanLines(blocked.plan),
+    `  the approval names approval hash ${blocked.approvalHash} (these inputs and image), not this plan: if the module changes before the apply, the apply reports what it did that this list lacks (approval.unreviewed)`,
+  ];
 }
 
 export interface StatusView {

@@ -11,6 +11,7 @@ import type { Snapshot } from '../controller-model/snapshot.ts';
 import { createRunDir, deriveStatus, readHistory, readResult, runOutcome, writeRunRecord, type Run, type RunRecord } from './history.ts';
 import { APPROVE_DESTRUCTIVE_PLAN, loadObject, openObject, removeObject, saveObject, type LocalObject, type LocalPaths } from './object.ts';
 import { decisionLines, resultLines, say, waitHintLines } from './print.ts';
+import { moduleEditedLines, moduleEditedSincePinned } from './module-change.ts';
 import { acquireRunLock } from './run-lock.ts';
 import { runRunnerProcess } from './runner-process.ts';
 import { buildSnapshot, observeWorld } from './snapshot.ts';
@@ -29,6 +30,9 @@ export async function reconcile(dir: string, options: ReconcileOptions): Promise
     const history = await readHistory(paths);
     const snapshot = buildSnapshot(object, history, await observeWorld(object, paths, options.now, lock === undefined));
     const decision = decideOp(snapshot);
+    const pinned = deriveStatus(history).lastSucceededApply;
+    if (pinned?.image === object.spec.image && !snapshot.object.deleting && (await moduleEditedSincePinned(object.spec.module, paths.pinnedModule, NOT_MODULE_FILES)))
+      say(...moduleEditedLines(object.spec.module, object.spec.image, paths.given));
     say(...decisionLines(decision));
     if (!lock) return; // another reconcile's run is in progress: DecideOp said JobActive
     switch (decision.kind) {
@@ -103,7 +107,9 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
   say(...resultLines(finished, paths));
   const outcome = runOutcome(finished);
   if (decision.op === 'apply' && outcome === 'succeeded') await adoptSuccessfulApply(paths, finished, module, inputs);
-  if (outcome !== 'succeeded' && outcome !== 'blocked') {
+  // Exit 3 like the runner's own: a script sees that the pass waits for an approval.
+  if (outcome === 'blocked') throw new RunnerError({ kind: 'blocked', reason: finished.result?.reason ?? 'DestructivePlanBlocked', message: `run ${run.id} (${decision.op}) is blocked: it applies nothing until approved` });
+  if (outcome !== 'succeeded') {
     // Recorded in the history like any Job; the exit status tells a script that the op failed.
     throw new RunnerError({ kind: 'terraform', reason: finished.result?.reason ?? 'RunnerFailed', message: `run ${run.id} (${decision.op}) ${outcome}: see ${join(run.dir, 'runner.log')}` });
   }

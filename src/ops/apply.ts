@@ -9,7 +9,7 @@ import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
 import { keepOnFailure, reporting, withLearned, type OpEnding } from '../run/learned.ts';
 import { applyApprovedPlan } from './apply-approved.ts';
-import { approvalCoverageStep, type DestructiveEntry } from './approval-coverage.ts';
+import { approvalCoverageStep, explainApprovalMismatch, type DestructiveEntry } from './approval-coverage.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
@@ -50,10 +50,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
       required: decision.action === 'block' || (decision.action === 'apply' && decision.approvalRequired),
     };
     ctx.log.info({ decision }, `decision: ${decision.action}`);
-    if (approval.given && !isSha256(ctx.settings.approvedHash))
-      ctx.log.warn('the approved hash given is not a sha256 (64 lowercase hex characters): it approves nothing');
-    else if (approval.given && !approval.matched && decision.action === 'block')
-      ctx.log.warn('the approved hash given is not this run\'s approval hash: it approves nothing');
+    await explainApprovalMismatch(ctx, { ...inputs.hashes, planHash, stateInputsHash: before.recordedInputsHash }, decision.action === 'block');
 
     switch (decision.action) {
       case 'skip':
@@ -62,7 +59,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
       case 'block': {
         const command = approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash);
         ctx.skip('apply', 'blocked: a destructive plan without a matching approval');
-        throw withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash, command) }), {
+        throw withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash) }), {
           approval,
           approveCommand: command,
           annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },

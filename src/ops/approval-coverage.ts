@@ -9,6 +9,7 @@ import type { Classification, DestructiveChange } from '../schemas/classificatio
 import type { Result } from '../schemas/result.ts';
 import { countText, newestBlockedRun, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type BlockedRunWanted, type ShownChange } from '../guard/unreviewed.ts';
 import { changeText } from '../plan/actions.ts';
+import { approvalMismatch, type ApprovalFacts } from '../guard/approval-mismatch.ts';
 import { serializeResult } from '../output/result-file.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { makeDirs } from '../util/mkdirs.ts';
@@ -117,6 +118,28 @@ async function compare(ctx: RunContext, plan: Classification, everyDestructive: 
     unreviewedTotal: found.unreviewedTotal,
     ...(blocked && { blockedRun: { location: blocked.location, finishedAt: blocked.finishedAt } }),
   };
+}
+
+/**
+ * A given approval that did not match, explained (guard/approval-mismatch.ts) in the warnings and
+ * notices: a malformed one always, a well-formed one when the plan was blocked (elsewhere a stale
+ * approval is harmless). A blocked run of this object for the given hash means it approves other inputs.
+ */
+export async function explainApprovalMismatch(ctx: RunContext, facts: Omit<ApprovalFacts, 'given' | 'blockedRunFinishedAt' | 'planHashes'> & { planHash: string }, blocked: boolean): Promise<void> {
+  const given = ctx.settings.approvedHash;
+  if (given === '' || (isSha256(given) && !blocked)) return;
+  // Best effort: without the blocked runs the explanation is only less specific.
+  const newestFor = (hash: string) => findBlockedRuns(ctx, hash).then(({ runs }) => newestBlockedRun(runs).newest, () => undefined);
+  const wellFormed = isSha256(given) && given !== facts.approvalHash;
+  const shown = wellFormed ? await newestFor(facts.approvalHash) : undefined;
+  const other = wellFormed ? await newestFor(given) : undefined;
+  const mismatch = approvalMismatch({
+    ...facts,
+    given,
+    planHashes: [facts.planHash, ...(shown?.planHash ? [shown.planHash] : [])],
+    ...(other && { blockedRunFinishedAt: other.finishedAt }),
+  });
+  if (mismatch) ctx.notice(mismatch);
 }
 
 /** Every candidate: the record in the backups directory, `<out>/result.json`, and in a cluster the blocked Jobs' result Secrets. */

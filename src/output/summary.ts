@@ -7,7 +7,12 @@ import { denialText, findingText } from '../guard/decide.ts';
 export const countsText = (c: ActionCounts) =>
   `${c.create} to create, ${c.update} to update, ${c.replace} to replace, ${c.delete} to delete, ${c.forget} to forget, ${c.import} to import, ${c.move} to move`;
 
-export function humanSummary(result: Result): string {
+/** What the summary knows beyond the result: the run's own arguments (masked), for the command to rerun. */
+export interface SummaryContext {
+  argv?: readonly string[];
+}
+
+export function humanSummary(result: Result, context: SummaryContext = {}): string {
   const lines = [`captf-runner ${result.op}: ${result.outcome} (${result.reason})`, result.message];
   const plan = result.plan;
   if (plan) {
@@ -50,8 +55,59 @@ export function humanSummary(result: Result): string {
     // approval.unreviewed is bounded too: the log names every one ("approved without review: …").
     if (approval.unreviewedTotal > listed) lines.push(`  … and ${approval.unreviewedTotal - listed} more (see "approved without review" in the log)`);
   }
-  if (result.approveCommand) lines.push(`to approve: ${result.approveCommand}`);
   if (result.inputsHash) lines.push(`inputs hash: ${result.inputsHash}`);
   for (const warning of result.warnings) lines.push(`warning: ${warning}`);
+  lines.push(`changed: ${changedText(result)}`);
+  lines.push(`next: ${nextStep(result, context)}`);
   return lines.filter(Boolean).join('\n') + '\n';
 }
+
+function changedText(result: Result): string {
+  if (result.applied) return result.outcome === 'succeeded' ? 'yes, terraform apply ran' : 'maybe: terraform apply ran (see the state and the log)';
+  if (result.mayHaveChanged) return 'maybe: the state may differ from before the run';
+  return 'nothing: no infrastructure or state was changed';
+}
+
+/**
+ * What to do next, by outcome and exit code. A block says how to approve it once: for a Job's object
+ * (--object) the kubectl command, else (a laptop, CI) this command again with --approved-hash.
+ */
+function nextStep(result: Result, context: SummaryContext): string {
+  switch (result.outcome) {
+    case 'succeeded':
+    case 'noChanges':
+      return 'nothing: the run did its job';
+    case 'blocked': {
+      if (result.object.name && result.approveCommand) return `review the destructive changes above; to approve them: ${result.approveCommand}`;
+      const hash = result.approvalHash ?? '<hash>';
+      return `review the destructive changes above; to apply them, run again with the approval: ${context.argv ? rerunCommand(context.argv, hash) : `the same command with --approved-hash ${hash}`}`;
+    }
+    case 'interrupted':
+      return 'run again once the cause of the stop is gone (a held state lock is named above)';
+    case 'invalid':
+      return result.exitCode === 4 ? 'fix the module or image named above (a new image), then run again' : 'fix the inputs or flags named above, then run again';
+    case 'failed':
+      if (result.exitCode === 5) return 'make a new plan (and approval): this one can never be applied';
+      if (result.exitCode === 4) return 'fix the module named above (a new image): a retry fails the same way';
+      return 'see the error above; a retry can help';
+  }
+}
+
+/** The settings that may hold a credential: their values are not repeated. */
+const SECRET_FLAGS = new Set(['--backend-config']);
+
+/** This run's command line with `--approved-hash <hash>` in place of any given, each argument shell-quoted. */
+export function rerunCommand(argv: readonly string[], hash: string): string {
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--approved-hash') i++;
+    else if (arg.startsWith('--approved-hash=')) continue;
+    else if (SECRET_FLAGS.has(arg)) (kept.push(arg, '<as before>'), i++);
+    else if (SECRET_FLAGS.has(arg.split('=')[0]!)) kept.push(`${arg.split('=')[0]}=<as before>`);
+    else kept.push(arg);
+  }
+  return ['captf-runner', ...kept, '--approved-hash', hash].map(shellQuoted).join(' ');
+}
+
+const shellQuoted = (arg: string) => (/^[-\w.,/:=@+%]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);

@@ -2,7 +2,7 @@
 // (with what it learned, for the result) and whether a stop was requested. Steps are sequential;
 // once a stop is requested none starts.
 import type { Settings } from '../schemas/config.ts';
-import type { Op, Step } from '../schemas/result.ts';
+import type { Notice, Op, Step } from '../schemas/result.ts';
 import { RunnerError, asRunnerError } from '../errors.ts';
 import type { Logger } from '../output/log.ts';
 import type { Masker } from '../output/mask.ts';
@@ -27,6 +27,8 @@ export interface StepOptions<T> {
 export class RunContext {
   readonly #records: { step: Step; learned: Learned }[] = [];
   readonly warnings: string[] = [];
+  /** The warnings with a code (result.notices): each is in `warnings` too. */
+  readonly notices: Notice[] = [];
   readonly startedAt = new Date();
   currentStep: string | undefined;
   stopCause: StopCause | undefined;
@@ -58,6 +60,12 @@ export class RunContext {
   warn(message: string): void {
     this.warnings.push(message);
     this.log.warn(message);
+  }
+
+  /** A warning a machine may act on: in `warnings` and, with its code, in `notices`. */
+  notice(notice: Notice): void {
+    this.notices.push(notice);
+    this.warn(notice.message);
   }
 
   /** The steps as the result lists them. */

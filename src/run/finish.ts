@@ -45,6 +45,7 @@ export async function finishRun(ctx: RunContext, ending: OpEnding | undefined, c
     ...(lock ? { lock } : {}),
     steps: ctx.steps,
     warnings: ctx.warnings,
+    notices: ctx.notices,
     ...(error ? { error: { kind: error.kind, reason: error.reason, message: error.message, ...(error.step ? { step: error.step } : {}), ...(error.detail ? { detail: error.detail } : {}) } } : {}),
     startedAt: ctx.startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
@@ -69,7 +70,7 @@ export async function publishResult(ctx: RunContext, result: Result, exitCode: n
   const termination = await writeTerminationMessage(ctx.settings.terminationLog, published, ctx.masker);
   if (!termination) ctx.log.debug({ path: ctx.settings.terminationLog }, 'termination message not written (path not writable)');
   // Not awaited: a stalled stdout must not hold back the cluster sinks (node flushes it before exiting).
-  void writeWithBackpressure(process.stdout, humanSummary(maskResult(ctx.masker, published)));
+  void writeWithBackpressure(process.stdout, humanSummary(maskResult(ctx.masker, published), { argv: process.argv.slice(2).map((arg) => ctx.masker.mask(arg)) }));
   ctx.log.info({ outcome: published.outcome, reason: published.reason, exitCode: published.exitCode }, 'run finished');
   return published;
 }

@@ -129,6 +129,36 @@ export const Lock = z.strictObject({
   holderKnown: z.boolean().describe('false when the backend reports the waiting process instead of the holder (pg)'),
 });
 
+/**
+ * The codes of result.notices: each warning a machine may act on, with its code. Listed in contract.md
+ * (§4, Notices); a new code is additive under v1 (a reader ignores a code it does not know).
+ */
+export const NOTICE_CODES = [
+  /** --approved-hash is not 64 lowercase hex (case, whitespace, a `sha256:` prefix). */
+  'ApprovalMalformed',
+  /** --approved-hash is this run's plan hash, not its approval hash. */
+  'ApprovalIsPlanHash',
+  /** --approved-hash is this run's inputs hash, and the approval hash differs (a pool with bootstrap_data). */
+  'ApprovalIsInputsHash',
+  /** --approved-hash names other inputs: the ones the state records, or a blocked run's. */
+  'ApprovalOfOtherInputs',
+  /** --approved-hash is none of the hashes the runner knows: not this run's approval hash. */
+  'ApprovalMismatch',
+  /** A variable in the inputs that the module does not declare. */
+  'UndeclaredVariable',
+  /** An inputs file named like a variables file the runner does not read. */
+  'VariablesFileNotRead',
+  /** `hash` without an image reference: the hashes name an empty one. */
+  'ImageEmpty',
+] as const;
+export const NoticeCode = z.enum(NOTICE_CODES);
+export type NoticeCode = z.infer<typeof NoticeCode>;
+export const Notice = z.strictObject({
+  code: NoticeCode,
+  message: z.string().describe('the same text as its entry in `warnings`'),
+});
+export type Notice = z.infer<typeof Notice>;
+
 export const Result = z.strictObject({
   apiVersion: z.literal(RESULT_API_VERSION),
   op: Op,
@@ -167,6 +197,10 @@ export const Result = z.strictObject({
   steps: z.array(Step),
   annotations: z.record(z.string(), z.string()).describe('Annotations for the controller to set on the Job'),
   warnings: z.array(z.string()),
+  notices: z
+    .array(Notice)
+    .optional()
+    .describe('The warnings a machine may act on, each with its code (a subset of `warnings`, in the same order); always written by this runner, absent in results of runners before it'),
   error: ResultError.optional(),
   startedAt: Timestamp,
   finishedAt: Timestamp,

@@ -33,6 +33,7 @@ import type { RunContext } from '../run/context.ts';
 import { heldPlanOutput, type HeldPlanOutput } from './held-output.ts';
 import { checkRunLocations } from './locations.ts';
 import { loadInputs, type LoadedInputs } from '../inputs/load.ts';
+import { undeclaredVariables } from '../inputs/unused.ts';
 import { keepOnFailure, withLearned, type Learned } from '../run/learned.ts';
 import { backupStep, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
 
@@ -88,6 +89,7 @@ export async function inputsStep(ctx: RunContext): Promise<LoadedInputs> {
     async () => {
       const inputs = await loadInputs(ctx.settings.inputs, { image: ctx.settings.image, kind: ctx.settings.kind });
       for (const value of inputs.upfrontSecrets) ctx.masker.add(value, `a value in ${SENSITIVE_TFVARS_FILE}`);
+      for (const notice of inputs.notices) ctx.notice(notice);
       return inputs;
     },
     { learned: ({ hashes }) => ({ inputsHash: hashes.inputsHash, approvalHash: hashes.approvalHash }) },
@@ -283,6 +285,7 @@ export async function prepareRoot(ctx: RunContext, options: PrepareRootOptions =
   const inputs = await inputsStep(ctx);
   // Variables the module declares sensitive are masked from the first byte, not only once the plan says so.
   inputs.maskSensitiveVariables(scan.sensitiveVariables, ctx.masker);
+  for (const notice of undeclaredVariables(inputs.snapshot, scan.variables)) ctx.notice(notice);
   const workspace = await workspaceStep(ctx, scan, inputs);
   const tf = terraformIn(ctx, version, workspace);
   try {

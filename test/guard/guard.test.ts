@@ -126,9 +126,9 @@ describe('guard: messages', () => {
 
   it('a block names the actions (address, action trigger) and what the runner cannot read', () => {
     const plan = classifyPlan(planDoc([['delete']], { action_invocations: [{ address: 'action.x.stop', invoke_action_trigger: {} }, { address: 'action.x.drain', lifecycle_action_trigger: { action_trigger_event: 'BeforeDestroy' } }], future: true }));
-    const message = blockedMessage(plan, H, 'cmd');
+    const message = blockedMessage(plan, H);
     assert.match(message, /^The plan needs an approval: it deletes or replaces: terraform_data\.r0 \(delete\); it runs provider actions, which the runner cannot judge: action\.x\.stop \(action invoke\), action\.x\.drain \(action BeforeDestroy\); the runner cannot fully read it: the plan has a top-level key this runner does not know, "future"/);
-    assert.match(message, /Nothing was applied\. To approve inputs hash a{64}, run: cmd$/);
+    assert.match(message, /Nothing was applied: an approval of approval hash a{64} applies it\.$/);
     const warnings = ungatedWarnings(plan, 'destroyed without an approval');
     assert.deepEqual(warnings.map((w) => w.split(':')[0] + ':' + w.split(':')[1]), ['destroyed without an approval: the plan runs provider actions, which the runner cannot judge', 'destroyed without an approval: the runner cannot fully read the plan']);
     assert.deepEqual(ungatedWarnings(classifyPlan(planDoc([['delete']])), 'x'), [], 'a destructive entry alone is the destroy\'s job: no warning');
@@ -136,7 +136,7 @@ describe('guard: messages', () => {
 
   it('lists every destructive address with its action and says nothing was applied', () => {
     const plan = classifyPlan(planDoc([['delete'], ['create', 'delete']]));
-    const message = blockedMessage(plan, H, 'cmd');
+    const message = blockedMessage(plan, H);
     assert.match(message, /terraform_data\.r0 \(delete\)/);
     assert.match(message, /terraform_data\.r1 \(replace\)/);
     assert.match(message, /Nothing was applied/);

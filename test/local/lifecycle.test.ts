@@ -62,7 +62,9 @@ describe('local: a module lifecycle on a laptop', () => {
     await writeTree(moduleDir, modules.replace);
     assertPrinted(await local(cwd, 'set', '--image', 'example/demo:1.1.0'), /^inputs hash: /m);
     const blocked = await local(cwd, 'reconcile');
-    assertPrinted(blocked, /^decision: apply \(InputsChanged\)/m, /^run 0002-apply: blocked \(DestructivePlanBlocked\)$/m, /^ {2}destructive: terraform_data\.cluster \(replace\)$/m);
+    assert.equal(blocked.exitCode, 3, `a blocked reconcile exits 3\n${explain(blocked)}`);
+    for (const pattern of [/^decision: apply \(InputsChanged\)/m, /^run 0002-apply: blocked \(DestructivePlanBlocked\)$/m, /^ {2}destructive: terraform_data\.cluster \(replace\)$/m]) assert.match(blocked.stdout, pattern, explain(blocked));
+    assert.match(blocked.stderr, /run 0002-apply \(apply\) is blocked: it applies nothing until approved/);
     const afterBlock = await readState();
     assert.equal(afterBlock.serial, applied.serial, 'a blocked apply leaves the state untouched');
     assert.deepEqual(resourceIds(afterBlock), resourceIds(applied));
@@ -73,7 +75,12 @@ describe('local: a module lifecycle on a laptop', () => {
     assert.deepEqual(await runIds(), ['0001-apply', '0002-apply']);
 
     // Approve; the next reconcile applies the replace and consumes the approval.
-    assertPrinted(await local(cwd, 'approve'), new RegExp(`^approved: captf.io/approve-destructive-plan=${blockedHash} \\(the apply blocked in run 0002-apply\\)$`, 'm'));
+    assertPrinted(
+      await local(cwd, 'approve'),
+      new RegExp(`^approved: captf.io/approve-destructive-plan=${blockedHash} \\(the apply blocked in run 0002-apply\\)$`, 'm'),
+      /^it approves what the blocked run showed:\n {2}plan: 0 to create, 0 to update, 1 to replace.*\n {2}destructive: terraform_data\.cluster \(replace\)$/m,
+      new RegExp(`^ {2}the approval names approval hash ${blockedHash} \\(these inputs and image\\), not this plan`, 'm'),
+    );
     assert.equal((await annotations())['captf.io/approve-destructive-plan'], blockedHash);
     assertPrinted(await local(cwd, 'reconcile'), new RegExp(`^ {2}approved: inputs hash ${blockedHash}$`, 'm'), /^run 0003-apply: succeeded \(ApplySucceeded\)$/m, /approval consumed/);
     const replaced = await readState();
@@ -130,6 +137,30 @@ describe('local: a module lifecycle on a laptop', () => {
     assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0'));
     assertPrinted(await local(cwd, 'reconcile'), /^run 0001-apply: succeeded \(ApplySucceeded\)$/m);
     assert.ok(resourceIds(await readLocalState(join(cwd, '.captf-local', 'state', 'terraform.tfstate')))['terraform_data.cluster']);
+  });
+
+  it('a module edited without a new --image: the pass says a cluster would not notice; a new image makes the apply due', async (t) => {
+    const cwd = await tempDir(t, 'captf-local-');
+    const moduleDir = join(cwd, 'module');
+    await writeTree(moduleDir, modules.base);
+    assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0'));
+    assertPrinted(await local(cwd, 'reconcile'), /^run 0001-apply: succeeded/m);
+    const quiet = await local(cwd, 'reconcile');
+    assertPrinted(quiet, /^decision: wait \(UpToDate\)/m);
+    assert.doesNotMatch(quiet.stdout, /would not notice/, 'the module as applied: nothing to say');
+
+    await writeTree(moduleDir, modules.update);
+    const edited = await local(cwd, 'reconcile');
+    assertPrinted(
+      edited,
+      /^the module \S+\/module changed since the last successful apply, but the image reference did not \(example\/demo:1\.0\.0\):\n {2}a cluster would not notice/m,
+      /captf-runner local set --dir \.captf-local --image <new reference>/,
+      /^decision: wait \(UpToDate\)/m,
+    );
+    assertPrinted(await local(cwd, 'set', '--image', 'example/demo:1.1.0'));
+    const released = await local(cwd, 'reconcile');
+    assertPrinted(released, /^decision: apply \(InputsChanged\)/m, /^run 0002-apply: succeeded/m);
+    assert.doesNotMatch(released.stdout, /would not notice/);
   });
 
   it('refuses to approve when nothing is blocked, and says how to create a missing object', async (t) => {

@@ -1,0 +1,91 @@
+// A given --approved-hash that does not match says why (result.warnings, result.notices, the
+// summary) and approves nothing: real terraform, local state, the state checked afterwards.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { modules, resourceIds } from '../support/tf-modules.ts';
+import { explain, scenario, type RunnerRun } from './runner.ts';
+
+const IMAGE = 'registry.example/captf-module:1.0.0';
+
+const noticeOf = (run: RunnerRun) => {
+  const notices = run.result!.notices ?? [];
+  assert.equal(notices.length, 1, JSON.stringify(notices));
+  const [notice] = notices;
+  assert.ok(run.result!.warnings.includes(notice!.message), 'the notice is a warning too');
+  assert.ok(run.stdout.includes(`warning: ${notice!.message}`), `the summary says why:\n${run.stdout}`);
+  return notice!;
+};
+
+describe('apply: an approval that does not match says why', () => {
+  it('the plan hash, an upper-case or prefixed approval hash, the recorded inputs, an older block: each named, nothing applied', async (t) => {
+    const s = await scenario(t, modules.base, { cluster_name: 'one' });
+    const first = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(first.exitCode, 0, explain(first));
+    const applied = resourceIds(await s.readState());
+    const recorded = first.result!.stateInputsHash!;
+    assert.equal(recorded, first.result!.inputsHash);
+
+    await s.useModule(modules.deleteByRemoval);
+    await s.setInputs({ cluster_name: 'two' });
+    const firstBlock = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(firstBlock.exitCode, 3, explain(firstBlock));
+    const olderApproval = firstBlock.result!.approvalHash!;
+    assert.deepEqual(firstBlock.result!.notices, [], 'no approval given: nothing to explain');
+
+    await s.setInputs({ cluster_name: 'three' });
+    const blocked = await s.run('apply', ['--image', IMAGE]);
+    const { approvalHash, planHash } = blocked.result!;
+    assert.notEqual(approvalHash, olderApproval);
+
+    const cases: [string, string, RegExp][] = [
+      [planHash!, 'ApprovalIsPlanHash', /a plan hash \(planHash/],
+      [approvalHash!.toUpperCase(), 'ApprovalMalformed', /upper-case letters.*written another way/],
+      [`sha256:${approvalHash}`, 'ApprovalMalformed', /a "sha256:" prefix/],
+      [`${approvalHash}\n`, 'ApprovalMalformed', /a newline or whitespace around it/],
+      [recorded, 'ApprovalOfOtherInputs', /the inputs hash the state records/],
+      [olderApproval, 'ApprovalOfOtherInputs', new RegExp(`a run blocked at ${firstBlock.result!.finishedAt.replace(/\./g, '\\.')} for other inputs`)],
+      ['f'.repeat(64), 'ApprovalMismatch', /not this run's approval hash/],
+    ];
+    for (const [given, code, why] of cases) {
+      const run = await s.run('apply', ['--image', IMAGE, '--approved-hash', given]);
+      assert.equal(run.exitCode, 3, `${code}: still blocked\n${explain(run)}`);
+      assert.deepEqual(run.result!.approval, { given: true, matched: false, required: true });
+      const notice = noticeOf(run);
+      assert.equal(notice.code, code);
+      assert.match(notice.message, why);
+      assert.ok(notice.message.includes(`pass exactly the approval hash ${approvalHash}`), notice.message);
+    }
+    assert.deepEqual(resourceIds(await s.readState()), applied, 'nothing was applied');
+  });
+
+  it('a malformed approval of a plan that needs none is named too; the exact one applies', async (t) => {
+    const s = await scenario(t, modules.base);
+    const run = await s.run('apply', ['--image', IMAGE, '--approved-hash', ' sha256:abc']);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.equal(noticeOf(run).code, 'ApprovalMalformed');
+    await s.useModule(modules.deleteByRemoval);
+    const blocked = await s.run('apply', ['--image', IMAGE]);
+    const approved = await s.run('apply', ['--image', IMAGE, '--approved-hash', blocked.result!.approvalHash!]);
+    assert.equal(approved.exitCode, 0, explain(approved));
+    assert.deepEqual(approved.result!.notices, []);
+    assert.equal(resourceIds(await s.readState())['terraform_data.network'], undefined);
+  });
+
+  it('a local block (no --object) prints the rerun command with --approved-hash once; approveCommand keeps the kubectl form', async (t) => {
+    const s = await scenario(t, modules.base);
+    assert.equal((await s.run('apply', ['--image', IMAGE])).exitCode, 0);
+    await s.useModule(modules.deleteByRemoval);
+    const blocked = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    const hash = blocked.result!.approvalHash!;
+    assert.match(blocked.result!.approveCommand!, /^kubectl annotate terraformcluster <name> -n <namespace> /);
+    const rerun = `captf-runner apply --module ${s.module} --inputs ${s.inputs} --state ${s.state} --out ${s.out} --termination-log ${s.termination} --log-format json --image ${IMAGE} --approved-hash ${hash}`;
+    assert.equal(blocked.stdout.split(rerun).length - 1, 1, blocked.stdout);
+    assert.doesNotMatch(blocked.stdout, /kubectl/);
+    assert.match(blocked.stdout, /^changed: nothing/m);
+
+    const withObject = await s.run('apply', ['--image', IMAGE, '--object', 'demo', '--namespace', 'team-a']);
+    assert.equal(withObject.stdout.split(withObject.result!.approveCommand!).length - 1, 1, withObject.stdout);
+    assert.doesNotMatch(withObject.stdout, /run again with the approval/);
+  });
+});
