@@ -1,7 +1,7 @@
 // drift: a plan against the inputs, nothing applied. What changed outside terraform, and what a
 // remediation apply would do (and whether it would need an approval: plan.gated).
 import { gateCauses } from '../guard/decide.ts';
-import { countsText } from '../output/summary.ts';
+import { driftFindings, driftMessage } from '../plan/drift.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding, ResultFields } from '../run/finish.ts';
 import { planAndClassify, prepareRoot, removePlanFile } from '../steps/steps.ts';
@@ -14,22 +14,11 @@ export async function driftOp(ctx: RunContext, fields: ResultFields): Promise<Op
     // The recorded hash goes back in as it is: the hash is never a difference.
     const { plan, planText } = await planAndClassify(ctx, root, fields, before.recordedInputsHash ?? root.inputs.hashes.inputsHash);
     fields.planText = planText;
-    const found = plan.hasResourceChanges;
-    fields.drift = {
-      found,
-      outputsOnly: !found && plan.hasOutputChanges,
-      resourceDrift: plan.drift,
-      resourceDriftTotal: plan.driftTotal,
-      remediationDestructive: found && plan.gated,
-    };
+    const drift = (fields.drift = driftFindings(plan));
+    const found = drift.found;
     // Nothing is applied, so nothing is blocked: what a remediation would need an approval for is said.
     if (plan.gated && !found) ctx.warn(`no resource drift, but applying this plan would need an approval: ${gateCauses(plan).join('; ')}`);
-    if (!found) return { outcome: 'succeeded', reason: 'NoDrift', message: plan.hasOutputChanges ? 'No resource drift; only root outputs differ.' : 'No drift: the infrastructure matches the inputs.' };
-    return {
-      outcome: 'succeeded',
-      reason: 'DriftFound',
-      message: `Drift found: a remediation apply would ${countsText(plan.counts)}${fields.drift.remediationDestructive ? ` (it needs an approval: ${gateCauses(plan).join('; ')})` : ''}; ${plan.driftTotal} resource instances were reported changed outside terraform.`,
-    };
+    return { outcome: 'succeeded', reason: found ? 'DriftFound' : 'NoDrift', message: driftMessage(plan, drift) };
   } finally {
     await removePlanFile(root.workspace);
     await root.workspace.dispose();
