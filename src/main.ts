@@ -57,7 +57,8 @@ async function main(argv: string[]): Promise<number> {
       return EXIT.usage;
     }
     const e = asRunnerError(error);
-    process.stderr.write(`captf-runner: ${e.message}\n`);
+    // An internal error's message may quote what the runner held (a secret among it), and nothing masks this line.
+    process.stderr.write(e.kind === 'internal' ? `captf-runner: internal error (${(e.cause as Error | undefined)?.name ?? 'unknown'}): please report this as a bug\n` : `captf-runner: ${e.message}\n`);
     return e instanceof RunnerError && e.kind === 'usage' ? EXIT.usage : EXIT.failed;
   }
 }

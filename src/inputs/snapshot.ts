@@ -5,6 +5,7 @@ import { RunnerError, usageError } from '../errors.ts';
 import { canonicalVarFile, JsonNumber, type JsonObject, type JsonValue } from './canonical.ts';
 import { JsonSyntaxError } from '../util/json-syntax-error.ts';
 import { NegativeZeroError, parseExactJson, type JsonPathSegment } from './json.ts';
+import { MIN_MASKED_LENGTH } from '../output/mask.ts';
 
 /** The module variables. */
 export const TFVARS_FILE = 'terraform.tfvars.json';
@@ -158,10 +159,11 @@ function describeKind(value: JsonValue): string {
 }
 
 /**
- * The texts to mask: every non-empty string value inside a sensitive variable, longest first (so a
- * masker replaces a secret before a shorter one it contains). Keys, numbers and booleans are not
- * masked: their texts ("true", "1", field names) are everywhere in logs, so masking them would
- * hide the logs and protect nothing. A secret must be a string to be masked.
+ * The texts to mask: every non-empty string value inside a sensitive variable, and every object key
+ * of at least MIN_MASKED_LENGTH characters (terraform prints a map's keys in clear: a user name is
+ * no less secret than its password), longest first (so a masker replaces a secret before a shorter
+ * one it contains). Numbers, booleans and shorter keys are not masked: their texts ("true", "1",
+ * "id") are everywhere in logs, so masking them would hide the logs and protect nothing.
  */
 export function secretValues(snapshot: Pick<InputsSnapshot, 'variables' | 'sensitiveVariableNames'>): string[] {
   const found = new Set<string>();
@@ -171,7 +173,10 @@ export function secretValues(snapshot: Pick<InputsSnapshot, 'variables' | 'sensi
     } else if (Array.isArray(value)) {
       value.forEach(collect);
     } else if (value instanceof Map) {
-      for (const member of value.values()) collect(member);
+      for (const [key, member] of value) {
+        if (key.length >= MIN_MASKED_LENGTH) found.add(key);
+        collect(member);
+      }
     }
   };
   for (const name of snapshot.sensitiveVariableNames) {

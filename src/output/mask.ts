@@ -2,20 +2,96 @@
 // lose the sensitive mark), so every byte the runner writes passes through here, in every form
 // terraform and the runner print a value in (secret-forms.ts).
 import { isSha256 } from '../util/sha256.ts';
-import { printedForms, secretPatterns, trimGoSpace } from './secret-forms.ts';
+import { literalForms, printedForms, secretPatterns, trimGoSpace } from './secret-forms.ts';
 
 /** Shorter values would mask ordinary text everywhere: they are reported instead. */
 export const MIN_MASKED_LENGTH = 4;
 export const MASK = '(sensitive value)';
 
+/**
+ * Texts longer than this are matched by their literal forms (indexOf): a pattern of every
+ * character's escapes takes long to build, and V8 refuses a regular expression that large.
+ */
+export const PATTERN_LIMIT = 2048;
+/** Sources joined into one regular expression at most: a larger one is built alone. */
+const GROUP_LIMIT = 16_384;
+
+const longestFirst = (a: string, b: string) => b.length - a.length;
+
+/**
+ * Regular expressions over a set of sources, built lazily, a few sources to each. One that fails
+ * (V8 refuses it as too large when it first runs, or it runs out of backtracking stack on a long
+ * text) is split into its sources, and a source that fails alone is handed to `fallBack`.
+ */
+class PatternGroups {
+  private readonly sources = new Set<string>();
+  private readonly alone = new Set<string>();
+  private groups: { regex: RegExp; sources: string[] }[] | undefined;
+
+  constructor(
+    private readonly flags: string,
+    private readonly fallBack: (source: string) => void,
+  ) {}
+
+  add(source: string): void {
+    this.sources.add(source);
+    this.groups = undefined;
+  }
+
+  /** Runs `use` over every regular expression, longest sources first; `use` must change nothing when it throws. */
+  each(use: (regex: RegExp) => void): void {
+    const queue = [...this.built()];
+    for (let group = queue.shift(); group; group = queue.shift()) {
+      try {
+        use(group.regex);
+      } catch {
+        this.groups = undefined;
+        if (group.sources.length > 1) {
+          for (const source of group.sources) this.alone.add(source);
+          queue.unshift(...group.sources.map((source) => this.group([source])));
+        } else {
+          this.sources.delete(group.sources[0]!);
+          this.fallBack(group.sources[0]!);
+        }
+      }
+    }
+  }
+
+  private built(): { regex: RegExp; sources: string[] }[] {
+    if (this.groups) return this.groups;
+    const groups: string[][] = [];
+    let size = Infinity;
+    for (const source of [...this.sources].sort(longestFirst)) {
+      if (this.alone.has(source) || size + source.length > GROUP_LIMIT) {
+        groups.push([source]);
+        size = this.alone.has(source) ? Infinity : source.length;
+      } else {
+        groups.at(-1)!.push(source);
+        size += source.length + 1;
+      }
+    }
+    this.groups = groups.map((sources) => this.group(sources));
+    return this.groups;
+  }
+
+  private group(sources: string[]) {
+    return { regex: new RegExp(sources.join('|'), this.flags), sources };
+  }
+}
+
 export class Masker {
   private readonly values = new Set<string>();
   private readonly learned = new Set<string>();
-  private readonly wholeSources = new Set<string>();
-  private readonly headSources = new Set<string>();
-  private pattern: RegExp | undefined;
-  private headPattern: RegExp | null | undefined;
+  /** Each whole-secret source, and the text it came from (matched literally should the source fail). */
+  private readonly sourceText = new Map<string, string>();
+  private readonly whole = new PatternGroups('g', (source) => this.learnLiterally(this.sourceText.get(source)!));
+  /** A head that fails is dropped: its secret is still masked on one line. */
+  private readonly heads = new PatternGroups('', () => {});
+  private readonly literals = new Set<string>();
+  private sortedLiterals: string[] | undefined;
   readonly tooShort: string[] = [];
+  /** How many texts could not be masked (a matcher failed on them): each was replaced by the mask whole. */
+  unmaskable = 0;
 
   /**
    * Adds a secret value; `label` names it (never the value) when it, or a line of it, is too short
@@ -28,6 +104,10 @@ export class Masker {
       this.learn(form, label);
       if (form.includes('\n')) for (const line of form.split('\n')) this.learn(line, label);
     }
+    // terraform prints a string that parses as JSON as jsonencode({...}), one field to a line.
+    const fields = documentFields(value);
+    for (const leaf of fields.leaves) this.add(leaf, `${label} (a field of its JSON document)`);
+    for (const key of fields.keys) if (key.length >= MIN_MASKED_LENGTH) this.add(key, `${label} (a key of its JSON document)`);
   }
 
   private learn(text: string, label: string): void {
@@ -39,11 +119,35 @@ export class Masker {
     }
     if (this.learned.has(trimmed)) return;
     this.learned.add(trimmed);
+    if (trimmed.length > PATTERN_LIMIT) return this.learnLiterally(trimmed);
     const { whole, heads } = secretPatterns(trimmed);
-    for (const source of whole) this.wholeSources.add(source);
-    for (const source of heads) this.headSources.add(source);
-    this.pattern = undefined;
-    this.headPattern = undefined;
+    for (const source of whole) {
+      this.sourceText.set(source, trimmed);
+      this.whole.add(source);
+    }
+    for (const source of heads) this.heads.add(`(?:${source})[ \\t]*$`);
+  }
+
+  /**
+   * A rotated secret's old value: wherever a change's value after is, whole, a secret, the string at
+   * the same place before is one too (terraform prints it as `"old" -> "new"`). Bounded by
+   * MAX_DOCUMENT_FIELDS places per change.
+   */
+  addOldValues(before: unknown, after: unknown): void {
+    const stack: [unknown, unknown][] = [[before, after]];
+    for (let visited = 0; stack.length && visited < MAX_DOCUMENT_FIELDS; visited++) {
+      const [old, now] = stack.pop()!;
+      if (typeof now === 'string') {
+        if (typeof old === 'string' && old !== now && this.isSecret(now)) this.add(old, 'the old value of a rotated secret');
+      } else if (now !== null && typeof now === 'object' && old !== null && typeof old === 'object') {
+        for (const [key, item] of Object.entries(now)) stack.push([(old as Record<string, unknown>)[key], item]);
+      }
+    }
+  }
+
+  private learnLiterally(text: string): void {
+    for (const form of literalForms(text)) this.literals.add(form);
+    this.sortedLiterals = undefined;
   }
 
   /** How many texts (values, forms and lines of values) are masked. */
@@ -56,30 +160,42 @@ export class Masker {
     return this.values.has(value);
   }
 
+  /** `text` with every secret masked; should matching fail, the mask alone (never the text unmasked). */
   mask(text: string): string {
-    const pattern = this.wholePattern();
-    return pattern ? text.replace(pattern, MASK) : text;
+    try {
+      // Longest first: a secret is masked before a shorter one it contains (the literal forms are the longest).
+      for (const form of this.literalForms()) text = text.replaceAll(form, MASK);
+      this.whole.each((regex) => (text = text.replace(regex, MASK)));
+      return text;
+    } catch {
+      this.unmaskable++;
+      return MASK;
+    }
   }
 
   /** Where in `text` each whole secret is, in any of its forms. */
   matches(text: string): { start: number; end: number }[] {
-    const pattern = this.wholePattern();
-    return pattern ? [...text.matchAll(pattern)].map((m) => ({ start: m.index, end: m.index + m[0].length })) : [];
+    const found: { start: number; end: number }[] = [];
+    for (const form of this.literalForms()) {
+      for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + form.length)) found.push({ start: at, end: at + form.length });
+    }
+    this.whole.each((regex) => found.push(...[...text.matchAll(regex)].map((m) => ({ start: m.index, end: m.index + m[0].length }))));
+    return found;
   }
 
   /** Where the beginning of a secret that a line break may continue starts, when `text` ends with one; else -1. */
   headAtEnd(text: string): number {
-    if (this.headPattern === undefined) {
-      this.headPattern = this.headSources.size ? new RegExp(`(?:${[...this.headSources].join('|')})[ \\t]*$`) : null;
-    }
-    return this.headPattern?.exec(text)?.index ?? -1;
+    let first = -1;
+    this.heads.each((regex) => {
+      const at = regex.exec(text)?.index ?? -1;
+      if (at >= 0 && (first < 0 || at < first)) first = at;
+    });
+    return first;
   }
 
-  private wholePattern(): RegExp | undefined {
-    if (this.wholeSources.size === 0) return undefined;
-    // Longest first: a secret is masked before a shorter one it contains.
-    this.pattern ??= new RegExp([...this.wholeSources].sort((a, b) => b.length - a.length).join('|'), 'g');
-    return this.pattern;
+  private literalForms(): string[] {
+    this.sortedLiterals ??= [...this.literals].sort(longestFirst);
+    return this.sortedLiterals;
   }
 }
 
@@ -134,6 +250,35 @@ export class LineMasker {
     this.pending = this.pending.slice(keep);
     return this.masker.mask(released);
   }
+}
+
+/** Fields of one JSON document learned at most: the document is still masked whole past them. */
+export const MAX_DOCUMENT_FIELDS = 10_000;
+
+/** The string leaves and object keys of `text` when it is a JSON object or array (nested documents are the caller's to open). */
+function documentFields(text: string): { leaves: string[]; keys: string[] } {
+  const fields = { leaves: [] as string[], keys: [] as string[] };
+  if (!/^\s*[[{]/.test(text)) return fields;
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    return fields;
+  }
+  // A stack, not recursion: a document may nest deeper than the call stack goes.
+  const stack = [document];
+  while (stack.length && fields.leaves.length + fields.keys.length < MAX_DOCUMENT_FIELDS) {
+    const value = stack.pop();
+    if (typeof value === 'string') fields.leaves.push(value);
+    else if (Array.isArray(value)) for (const item of value) stack.push(item);
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        fields.keys.push(key);
+        stack.push(item);
+      }
+    }
+  }
+  return fields;
 }
 
 /**

@@ -4,9 +4,10 @@ import { writeFileAtomic } from '../util/atomic-write.ts';
 import { join } from 'node:path';
 import { Result, type Result as ResultT } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
-import { maskValue, type Masker } from './mask.ts';
+import type { Masker } from './mask.ts';
+import { maskResult } from './mask-result.ts';
 
-export const serializeResult = (result: ResultT, masker: Masker) => JSON.stringify(maskValue(masker, Result.parse(result)), null, 2) + '\n';
+export const serializeResult = (result: ResultT, masker: Masker) => JSON.stringify(maskResult(masker, Result.parse(result)), null, 2) + '\n';
 
 /** <out>/result.json, written atomically: a reader sees the old file or the whole new one. */
 export async function writeResultFile(outDir: string, result: ResultT, masker: Masker): Promise<string> {

@@ -95,24 +95,63 @@ function unitsOf(text: string): string[] {
   return units;
 }
 
+/** The ways one escaper may print one unit (a `${` no escaper doubles stays two characters, escaped one by one). */
+const unitEscapes = (escaper: Escaper, unit: string): readonly string[] => (unit.length > 1 && escaper !== hcl ? crossJoin([...unit].map(escaper)) : escaper(unit));
+
+const crossJoin = (parts: (readonly string[])[]) => parts.reduce<string[]>((acc, part) => acc.flatMap((a) => part.map((p) => a + p)), ['']);
+
 /** Every escaping of `text` by one escaper (each unit escaped in each way it may be). */
 function escapedBy(escaper: Escaper, text: string): string[] {
   let forms = [''];
   for (const unit of unitsOf(text)) {
-    // A `${` no escaper doubles stays two characters, escaped one by one.
-    const options = unit.length > 1 && escaper !== hcl ? crossJoin([...unit].map(escaper)) : escaper(unit);
+    const options = unitEscapes(escaper, unit);
     forms = forms.flatMap((form) => options.map((option) => form + option));
   }
   return forms;
 }
 
-const crossJoin = (parts: (readonly string[])[]) => parts.reduce<string[]>((acc, part) => acc.flatMap((a) => part.map((p) => a + p)), ['']);
+/** The units an escaper may change (every other character escapes as itself), found by one scan. */
+const ESCAPABLE_UNIT = /[$%]\{|[^A-Za-z0-9 ]/gsu;
 
-/** The forms one unit takes at `depth`: itself at 0, then every escaper applied to every form of the depth above. */
+/** One escaping of `text`: every unit escaped in its first way, or every unit in its last. */
+function escapedOnce(escaper: Escaper, text: string, way: 'first' | 'last'): string {
+  const escaped = new Map<string, string>();
+  return text.replace(ESCAPABLE_UNIT, (unit) => {
+    let form = escaped.get(unit);
+    if (form === undefined) {
+      const options = unitEscapes(escaper, unit);
+      escaped.set(unit, (form = way === 'first' ? options[0]! : options.at(-1)!));
+    }
+    return form;
+  });
+}
+
+/** The forms of `text` at each depth to `depth`: itself at 0, then every escaping (by `escape`) of every form of the depth above. */
+function formsByDepth(text: string, depth: number, escape: (escaper: Escaper, form: string) => readonly string[]): string[][] {
+  const levels = [[text]];
+  for (let level = 0; level < depth; level++) levels.push([...new Set(levels.at(-1)!.flatMap((form) => ESCAPERS.flatMap((escaper) => escape(escaper, form))))]);
+  return levels;
+}
+
+/** A secret's units repeat (a key, a certificate): each unit's forms are built once. */
+const unitFormsCache = new Map<string, string[]>();
+
+/** The forms one unit takes at `depth`. */
 function unitForms(unit: string, depth: number): string[] {
-  let forms = [unit];
-  for (let level = 0; level < depth; level++) forms = [...new Set(forms.flatMap((form) => ESCAPERS.flatMap((escaper) => escapedBy(escaper, form))))];
+  const key = `${depth}:${unit}`;
+  let forms = unitFormsCache.get(key);
+  if (!forms) unitFormsCache.set(key, (forms = formsByDepth(unit, depth, escapedBy).at(-1)!));
   return forms;
+}
+
+/**
+ * The forms of a long text as plain strings, for matching with indexOf: a pattern of every unit's
+ * escapes would cost seconds to build and V8 refuses one of some 40,000 characters. Each escaping
+ * (to MAX_DEPTH) escapes every unit in its first way or every unit in its last (as itself or
+ * escaped, for a character Go may call unprintable); white space matches only as it is.
+ */
+export function literalForms(text: string): string[] {
+  return [...new Set(formsByDepth(text, MAX_DEPTH, (escaper, form) => [escapedOnce(escaper, form, 'first'), escapedOnce(escaper, form, 'last')]).flat())];
 }
 
 export const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

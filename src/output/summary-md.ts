@@ -1,6 +1,6 @@
 // The Markdown summary for CI (--summary-md FILE, e.g. $GITHUB_STEP_SUMMARY): a sink that takes the
 // finished result, appends (GitHub collects what every step appends) and never decides anything. An
-// op's summary is built from the masked result and masked again as a whole, like every byte the
+// op's summary is built from the masked result (and the masked command line), like every byte the
 // runner writes; the Markdown escaping comes after the masking, so no escaped form of a secret can
 // slip past it. classify's summary holds no value at all: addresses, actions and replace_paths only.
 import { appendFile } from 'node:fs/promises';
@@ -8,7 +8,8 @@ import type { Classification, DestructiveChange } from '../schemas/classificatio
 import type { Result } from '../schemas/result.ts';
 import { actionText } from '../plan/actions.ts';
 import { gateCauses } from '../guard/decide.ts';
-import { maskValue, type Masker } from './mask.ts';
+import type { Masker } from './mask.ts';
+import { maskResult } from './mask-result.ts';
 import { countsText, countsWithTerraformLine } from './summary.ts';
 
 /** Entries listed per table; the result (and the log) has them all. */
@@ -110,7 +111,9 @@ function places(result: Result, resultFile: string | undefined): string[] {
 
 /** The summary of an op's finished result, masked. */
 export function opSummaryMarkdown(unmasked: Result, masker: Masker, where: SummaryPlaces = {}): string {
-  const result = maskValue(masker, unmasked);
+  const result = maskResult(masker, unmasked);
+  const argv = where.argv?.map((word) => masker.mask(word));
+  const resultFile = where.resultFile === undefined ? undefined : masker.mask(where.resultFile);
   const plan = result.plan;
   const lines = [`### captf-runner ${result.op}: ${result.outcome} (${mdText(result.reason)}), exit ${result.exitCode}`, '', `> ${mdText(result.message)}`, ''];
   if (plan) {
@@ -125,11 +128,11 @@ export function opSummaryMarkdown(unmasked: Result, masker: Masker, where: Summa
   }
   if (result.approval?.unreviewedTotal)
     lines.push(`**Approved without review (${result.approval.unreviewedTotal}):** ${(result.approval.unreviewed ?? []).slice(0, LISTED).map((u) => mdCode(`${u.address} (${u.action}${u.trigger ? ` ${u.trigger}` : ''})`)).join(', ')}`, '');
-  lines.push(...nextCommands(result, where.argv), ...places(result, where.resultFile));
+  lines.push(...nextCommands(result, argv), ...places(result, resultFile));
   if (result.inputsHash) lines.push(`Inputs hash ${mdCode(result.inputsHash)}${result.approvalHash && result.approvalHash !== result.inputsHash ? `, approval hash ${mdCode(result.approvalHash)}` : ''}`, '');
   if (result.warnings.length) lines.push('**Warnings**', '', ...result.warnings.map((w) => `- ${mdText(w)}`), '');
   if (result.planText) lines.push('<details><summary>terraform\'s plan (masked)</summary>', '', mdBlock(result.planText), '', '</details>', '');
-  return masker.mask(lines.join('\n') + '\n');
+  return lines.join('\n') + '\n';
 }
 
 /**

@@ -2,14 +2,15 @@
 // Kubernetes keeps at most 4096 bytes, so the compact form drops detail until it fits.
 import { writeFile } from 'node:fs/promises';
 import type { Result } from '../schemas/result.ts';
-import { maskValue, type Masker } from './mask.ts';
+import type { Masker } from './mask.ts';
+import { maskResult } from './mask-result.ts';
 
 export const TERMINATION_MESSAGE_LIMIT = 4096;
 
 /** The compact result: always valid JSON, at most `limit` bytes, long lists cut with a count of what was left out. */
 export function compactResult(unmasked: Result, masker: Masker, limit = TERMINATION_MESSAGE_LIMIT): string {
   // Masked before anything is cut: a secret cut in two would match no longer, and its start would show.
-  const result = maskValue(masker, unmasked);
+  const result = maskResult(masker, unmasked);
   const destructive = result.plan?.destructive ?? [];
   const actions = result.plan?.actions ?? [];
   const base = {

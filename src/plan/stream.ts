@@ -32,8 +32,42 @@ const modelFields = <T>(selectors: { [K in keyof T]-?: Selector }) => selectors;
 const CHANGE: Shape = { fields: modelFields<Change>({ actions: KEEP, importing: KEEP, replace_paths: KEEP }) };
 
 /** A resource_changes or resource_drift entry. */
-function resourceEntry(emit: (entry: unknown) => void): Selector {
-  return { fields: modelFields<ResourceChange>({ address: KEEP, previous_address: KEEP, deposed: KEEP, action_reason: KEEP, change: CHANGE }), emit };
+function resourceEntry(emit: (entry: unknown) => void, change: Shape = CHANGE): Selector {
+  return { fields: modelFields<ResourceChange>({ address: KEEP, previous_address: KEEP, deposed: KEEP, action_reason: KEEP, change }), emit };
+}
+
+export interface StreamOptions extends ClassifyOptions {
+  /**
+   * The values before and after of each change that updates a resource in place or replaces it
+   * (the masker learns a rotated secret's old value from them). Only these are built, one entry at
+   * a time; they are never kept.
+   */
+  onChangedValues?: (before: unknown, after: unknown) => void;
+}
+
+/** A change's selector that also builds before and after when its actions (read first: terraform writes them first) change a value. */
+function changeWithValues(): Shape {
+  const fields = CHANGE.fields as Record<string, Selector>;
+  return {
+    fields: (key, built) => {
+      if (key !== 'before' && key !== 'after') return fields[key];
+      const actions = Array.isArray(built.actions) ? built.actions : [];
+      return actions.includes('update') || (actions.includes('delete') && actions.includes('create')) ? KEEP : undefined;
+    },
+  };
+}
+
+/** Hands an entry's before and after to `onChangedValues`, and the entry without them on. */
+function withChangedValues(emit: (entry: unknown) => void, onChangedValues: NonNullable<StreamOptions['onChangedValues']>) {
+  return (entry: unknown) => {
+    const change = (entry as { change?: Record<string, unknown> }).change;
+    if (change && ('before' in change || 'after' in change)) {
+      onChangedValues(change.before, change.after);
+      delete change.before;
+      delete change.after;
+    }
+    emit(entry);
+  };
 }
 
 /** An action invocation: never config_values (they may hold secrets). */
@@ -47,7 +81,7 @@ const ACTION_INVOCATION: Shape = {
   }),
 };
 
-function planSelector(classifier: PlanClassifier): Selector {
+function planSelector(classifier: PlanClassifier, onChangedValues?: StreamOptions['onChangedValues']): Selector {
   const rootModule = modelFields<RootModule>({
     variables: { members: { fields: modelFields<VariableDeclaration>({ sensitive: KEEP }), emit: (declaration, name) => classifier.addVariable(String(name), declaration) } },
     resources: { items: { fields: modelFields<ConfiguredResource>({ address: KEEP, mode: KEEP }), emit: (resource) => classifier.addConfiguredResource(resource) } },
@@ -61,7 +95,9 @@ function planSelector(classifier: PlanClassifier): Selector {
       complete: KEEP,
       applyable: KEEP,
       resource_changes: {
-        items: resourceEntry((entry) => classifier.addResourceChange(entry)),
+        items: onChangedValues
+          ? resourceEntry(withChangedValues((entry) => classifier.addResourceChange(entry), onChangedValues), changeWithValues())
+          : resourceEntry((entry) => classifier.addResourceChange(entry)),
         emit: (section) => classifier.checkSection('resource_changes', section),
       },
       resource_drift: {
@@ -100,11 +136,12 @@ function planSelector(classifier: PlanClassifier): Selector {
 }
 
 /** Classifies the plan document `source` yields (terraform show -json stdout). */
-export async function classifyPlanStream(source: ByteSource, options: ClassifyOptions = {}): Promise<Classification> {
-  const classifier = new PlanClassifier(options);
+export async function classifyPlanStream(source: ByteSource, options: StreamOptions = {}): Promise<Classification> {
+  const { onChangedValues, ...classifyOptions } = options;
+  const classifier = new PlanClassifier(classifyOptions);
   let read: boolean;
   try {
-    read = await readSelected(source, planSelector(classifier));
+    read = await readSelected(source, planSelector(classifier, onChangedValues));
   } catch (error) {
     if (!(error instanceof JsonSyntaxError)) throw error;
     throw new RunnerError({

@@ -7,7 +7,7 @@ import { writeResultFile } from '../output/result-file.ts';
 import { writeTerminationMessage } from '../output/termination.ts';
 import { humanSummary } from '../output/summary.ts';
 import { writeWithBackpressure } from '../output/std-streams.ts';
-import { MIN_MASKED_LENGTH } from '../output/mask.ts';
+import { MASK, MIN_MASKED_LENGTH } from '../output/mask.ts';
 import type { RunContext } from './context.ts';
 import { exitCodeOf, outcomeOf, EXIT } from './exit-codes.ts';
 import { RUNNER_VERSION } from '../version.ts';
@@ -29,6 +29,7 @@ export async function finishRun(ctx: RunContext, fields: ResultFields, ending: O
   const outcome = error ? outcomeOf(error) : ending!.outcome;
   const exitCode = exitCodeOf(outcome, error);
   const settings: Settings = ctx.settings;
+  if (ctx.masker.unmaskable) ctx.warnings.push(`${ctx.masker.unmaskable} text(s) could not be masked and were replaced by "${MASK}" whole`);
   for (const label of ctx.masker.tooShort) ctx.warnings.push(`${label} has a value, or a line of a multi-line value, shorter than ${MIN_MASKED_LENGTH} characters: it is not masked (it would mask ordinary text)`);
   const lock = error?.kind === 'lock' ? (error.detail?.lock as Result['lock']) : undefined;
   const result: Result = {

@@ -5,7 +5,8 @@ import { loadSettings, durationMs, givenSetting, Settings, type Settings as Sett
 import type { Op } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
 import { createLogger } from '../output/log.ts';
-import { Masker, maskValue } from '../output/mask.ts';
+import { Masker } from '../output/mask.ts';
+import { maskResult } from '../output/mask-result.ts';
 import { RunContext, type StopCause } from './context.ts';
 import { finishRun, publishResult, recordLateWarnings, type ResultFields, type OpEnding } from './finish.ts';
 import { OPS } from './ops.ts';
@@ -54,7 +55,7 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   const published = await publishResult(ctx, result, code);
   // Masked like every other byte the runner writes; only the sensitive outputs' values are the result Secret's to hold.
   const handBackUntil = Math.min(Date.now() + HANDBACK_BUDGET_MS, deadlineAt(ctx));
-  const apiProblems = (await ctx.cluster?.publish(maskValue(masker, published), ctx.sensitiveOutputs, handBackUntil)) ?? [];
+  const apiProblems = (await ctx.cluster?.publish(maskResult(masker, published), ctx.sensitiveOutputs, handBackUntil)) ?? [];
   if (apiProblems.length) await recordLateWarnings(ctx, published, apiProblems);
   return published.exitCode;
 }

@@ -166,9 +166,10 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
     'show',
     async () => {
       const { value: plan, exitCode } = await showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
-        classifyPlanStream(
-          stdout,
-          runnerClassifyOptions({
+        classifyPlanStream(stdout, {
+          // A value of sensitive.tfvars.json the module does not declare sensitive: the plan shows its old value beside it.
+          onChangedValues: (before, after) => ctx.masker.addOldValues(before, after),
+          ...runnerClassifyOptions({
             destroyPlan: options.destroyPlan,
             onRootDeclaration: (address) => declared.add(address),
             // Every one, beyond the bounded lists in the result.
@@ -181,7 +182,7 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
               options.onAction?.(a);
             },
           }),
-        ),
+        }),
       );
       fields.plan = plan;
       refuseErrored(plan);

@@ -1,7 +1,8 @@
 // Secrets in every form terraform prints them in (the real terraform 1.11): generated values of
 // every character class, given in sensitive.tfvars.json to a module that does not declare them
 // sensitive, go through a plan, an apply, outputs, a failing plan and a failing apply (locally
-// and in a cluster), and no part of any of them appears in a byte the runner wrote.
+// and in a cluster), and no part of any of them appears in a byte the runner wrote. One of them is
+// a JSON document of generated values.
 //
 // The oracle does not use the masker: each generated secret is made of random alphanumeric
 // tokens with the special characters between them. No escaping changes an ASCII letter or digit,
@@ -95,6 +96,15 @@ const canary = fc
 /** The values of the issue, and one long passphrase: always among the secrets. */
 const FIXED = ['Qcanaryls\u2028Qlstail', 'Qcanaryctl\x01Qctltail', `Qwrapped ${Array.from({ length: 14 }, (_, i) => `Qpassword${i}`).join(' ')}`];
 
+/**
+ * A secret that is a JSON document (a service-account key): terraform prints it as jsonencode({...}),
+ * one field to a line, so each field, and a key, must be masked on its own. Its fields are secrets
+ * only as parts of it.
+ */
+function jsonDocument([first, second, third]: string[]): string {
+  return JSON.stringify({ type: 'service_account', [`${tokensOf(first!)[0]}key`]: first, nested: { list: [second, { field: third }] } });
+}
+
 let currentSeed = 0;
 
 const tokensOf = (value: string) => value.match(/Q[A-Za-z0-9]{8,}/g) ?? [];
@@ -179,7 +189,7 @@ describe('secrets in every form terraform prints them in', () => {
     // Each sample costs six runs of the runner, so there is no shrinking: the seed repeats a failure.
     currentSeed = Number(process.env.CAPTF_SECRET_FORMS_SEED ?? Date.now() % 2 ** 31);
     t.diagnostic(`CAPTF_SECRET_FORMS_SEED=${currentSeed} repeats this run`);
-    const samples = fc.sample(fc.array(canary, { minLength: 12, maxLength: 12 }), { seed: currentSeed, numRuns: Number(process.env.CAPTF_SECRET_FORMS_RUNS ?? 1) });
-    for (const [attempt, generated] of samples.entries()) await exercise(t, api, [...FIXED, ...generated], attempt);
+    const samples = fc.sample(fc.array(canary, { minLength: 15, maxLength: 15 }), { seed: currentSeed, numRuns: Number(process.env.CAPTF_SECRET_FORMS_RUNS ?? 1) });
+    for (const [attempt, generated] of samples.entries()) await exercise(t, api, [...FIXED, ...generated.slice(0, 12), jsonDocument(generated.slice(12))], attempt);
   });
 });

@@ -106,14 +106,14 @@ test('a JSON error carries the file and position as detail', () => {
   });
 });
 
-test('secret values: every non-empty string inside a sensitive variable, longest first', () => {
+test('secret values: every non-empty string and every object key of 4+ characters inside a sensitive variable, longest first', () => {
   const snapshot = inputsFromFiles(
     files({
       [TFVARS_FILE]: '{"region": "eu-west-1"}',
       [SENSITIVE_TFVARS_FILE]: '{"password": "hunter2", "creds": {"user": "admin", "keys": ["k-1", "k-10", "", "k-1"], "port": 5432, "on": true}}',
     }),
   );
-  assert.deepEqual(secretValues(snapshot), ['hunter2', 'admin', 'k-10', 'k-1']);
+  assert.deepEqual(secretValues(snapshot), ['hunter2', 'admin', 'k-10', 'keys', 'port', 'user', 'k-1']);
 });
 
 test('the approval hash leaves out bootstrap_data for a pool only', () => {

@@ -71,7 +71,7 @@ function blocked(): Result {
 describe('summary-md: an op', () => {
   const masker = new Masker();
   masker.add(SECRET, 'token');
-  const text = opSummaryMarkdown(blocked(), masker, { resultFile: '/out/result.json', argv: ['apply', '--module', 'm', '--approved-hash', 'old', '--out', '/out dir'] });
+  const text = opSummaryMarkdown(blocked(), masker, { resultFile: '/out/result.json', argv: ['apply', '--module', 'm', '--approved-hash', 'old', '--out', '/out dir', '--workdir', SECRET] });
 
   it('never holds the sensitive value, in any escaping', () => {
     for (const form of escapings(SECRET)) assert.ok(!text.includes(form), `the summary holds ${JSON.stringify(form)}:\n${text}`);
@@ -93,7 +93,7 @@ describe('summary-md: an op', () => {
 
   it('gives the exact commands to approve and to apply, and where the result is', () => {
     assert.match(text, /```sh\nkubectl annotate terraformcluster demo -n ns captf\.io\/approve-destructive-plan=a{64} --overwrite\n```/);
-    assert.match(text, new RegExp(`\`\`\`sh\\ncaptf-runner apply --module m --out '/out dir' --approved-hash ${HASH}\\n\`\`\``));
+    assert.match(text, new RegExp(`\`\`\`sh\\ncaptf-runner apply --module m --out '/out dir' --workdir '\\(sensitive value\\)' --approved-hash ${HASH}\\n\`\`\``));
     assert.match(text, /- result: `\/out\/result\.json`/);
   });
 

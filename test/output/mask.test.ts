@@ -1,0 +1,66 @@
+// The masker on secrets that defeat one combined regular expression or a whole-value match.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MASK, Masker } from '../../src/output/mask.ts';
+import { maskResult, PROTOCOL_WORD_WARNING } from '../../src/output/mask-result.ts';
+import type { Result } from '../../src/schemas/result.ts';
+
+const masker = (...secrets: string[]) => {
+  const m = new Masker();
+  for (const secret of secrets) m.add(secret, 'a value in sensitive.tfvars.json');
+  return m;
+};
+
+describe('large and repetitive secrets', () => {
+  it('a 45 KB repetitive value, a 120 KB one and 10 KB of quotes, backslashes and non-ASCII are masked in their printed forms, beside a short one', () => {
+    const repetitive = 'a1'.repeat(22_500);
+    const long = 'A'.repeat(120_000);
+    const mixed = Array.from({ length: 10_000 }, (_, i) => ['"', '\\', 'é', 'x', '\u2028', "'"][i % 6]).join('');
+    const m = masker(repetitive, long, mixed, 'CANARYOTHER-db-password');
+    for (const secret of [repetitive, long, mixed]) {
+      assert.equal(m.mask(`v = ${JSON.stringify(secret)} and CANARYOTHER-db-password`), `v = "${MASK}" and ${MASK}`);
+    }
+    const goQuoted = `"${mixed.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\u2028', '\\u2028')}"`;
+    assert.equal(m.mask(`+ input = ${goQuoted}`), `+ input = "${MASK}"`);
+    assert.equal(m.unmaskable, 0);
+  });
+
+  it('a pattern that runs out of backtracking stack on a long line is split from the others, then falls back to literal forms, instead of throwing', () => {
+    const m = masker('abcd efgh', 'CANARY-other-secret');
+    const line = `CANARY-other-secret abcd efgh${' '.repeat(10_000_000)}x`;
+    assert.equal(m.mask(line).slice(0, 2 * MASK.length + 1), `${MASK} ${MASK}`);
+    assert.equal(m.mask('then abcd efgh again'), `then ${MASK} again`);
+    assert.equal(m.unmaskable, 0);
+  });
+});
+
+describe('JSON documents', () => {
+  it('each string leaf and key of 4+ characters, nested documents too, is masked on its own', () => {
+    const m = masker(JSON.stringify({ type: 'service_account', private_key: 'CANARYPK-1', id: 7, inner: JSON.stringify({ token: 'CANARYNESTED-2' }), list: ['CANARYITEM-3'] }));
+    assert.equal(m.mask('+ private_key = "CANARYPK-1"'), `+ ${MASK} = "${MASK}"`);
+    assert.equal(m.mask('CANARYNESTED-2 CANARYITEM-3 id 7'), `${MASK} ${MASK} id 7`);
+  });
+});
+
+describe('rotated secrets', () => {
+  it('the value before at the place of a secret after is learned; other values before are not', () => {
+    const m = masker('CANARYNEW-2');
+    m.addOldValues({ token: 'CANARYOLD-1', name: 'c1', list: ['kept-value'] }, { token: 'CANARYNEW-2', name: 'c2', list: ['kept-value'] });
+    assert.equal(m.mask('"CANARYOLD-1" -> "CANARYNEW-2"; "c1" -> "c2"'), `"${MASK}" -> "${MASK}"; "c1" -> "c2"`);
+  });
+});
+
+describe('protocol words', () => {
+  it('the runner\'s own fields keep their words, with a warning; the rest is masked', () => {
+    const result = {
+      apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'succeeded', reason: 'ApplySucceeded', message: 'apply succeeded', exitCode: 0, runnerVersion: '0',
+      object: { kind: 'cluster' }, applied: true, mayHaveChanged: true, steps: [{ name: 'init', status: 'ok' }], annotations: { 'captf.io/outcome': 'succeeded', 'captf.io/reason': 'ApplySucceeded' },
+      warnings: [], startedAt: '', finishedAt: '',
+    } as unknown as Result;
+    const masked = maskResult(masker('succeeded', 'ApplySucceeded', 'init', 'cluster'), result);
+    assert.deepEqual([masked.op, masked.outcome, masked.reason, masked.object.kind, masked.steps[0]!.name, masked.annotations], ['apply', 'succeeded', 'ApplySucceeded', 'cluster', 'init', result.annotations]);
+    assert.equal(masked.message, `apply ${MASK}`);
+    assert.deepEqual(masked.warnings, [PROTOCOL_WORD_WARNING]);
+    assert.deepEqual(maskResult(masker('unrelated-secret'), result).warnings, []);
+  });
+});
