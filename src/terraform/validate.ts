@@ -6,6 +6,8 @@ export interface Diagnostic {
   severity: 'error' | 'warning';
   summary: string;
   detail?: string;
+  /** Where terraform found it: `filename` relative to the module dir, lines from 1. */
+  range?: { filename?: string; start?: { line?: number } };
 }
 
 export interface ValidateResult {

@@ -112,13 +112,16 @@ export function reservedNamesProblem(scan: ModuleScan): { message: string; fix: 
 /** terraform's override files (and OpenTofu's .tofu forms): merged over the rest, in name order. */
 const OVERRIDE_FILE = /^(?:.*_)?override\.(?:tf|tofu)(?:\.json)?$/;
 
+/** The backend and cloud blocks in override files. */
+export const overrideBackendBlocks = (scan: ModuleScan) => scan.backendBlocks.filter((block) => OVERRIDE_FILE.test(basename(block.file)));
+
 /**
  * A backend or cloud block in an override file would win over the module's backend.tf, and one
  * named after captf_runner_backend_override.tf over the runner's --state: the run would change
  * another state and report it as the object's. Refused (prepareWorkspace and contract check).
  */
 export function overrideBackendProblem(scan: ModuleScan): { message: string; fix: string } | undefined {
-  const found = scan.backendBlocks.filter((block) => OVERRIDE_FILE.test(basename(block.file)));
+  const found = overrideBackendBlocks(scan);
   if (found.length === 0) return undefined;
   return {
     message: `the module sets its backend in an override file: ${found.map((b) => `${b.file}:${b.line}: ${b.type === 'cloud' ? 'cloud' : `backend "${b.type}"`}`).join('; ')}`,
