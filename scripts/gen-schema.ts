@@ -1,8 +1,8 @@
-// Generates contract/result.schema.json (and the classification, manifest and policy schemas) from
+// Generates contract/result.schema.json (and the termination message, classification, manifest and policy schemas) from
 // the zod schemas, the single source of truth. `--check` fails when the committed files are stale.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import { Result } from '../src/schemas/result.ts';
+import { Result, TerminationMessage } from '../src/schemas/result.ts';
 import { Classification } from '../src/schemas/classification.ts';
 import { ArtifactManifest } from '../src/store/manifest.ts';
 import { PolicyFile } from '../src/policy/schema.ts';
@@ -10,6 +10,7 @@ import { PolicyFile } from '../src/policy/schema.ts';
 /** What the runner writes is described as output; a policy file, which people write, as input (defaults optional). */
 const schemas: Record<string, [z.ZodType, 'input' | 'output']> = {
   'contract/result.schema.json': [Result, 'output'],
+  'contract/termination.schema.json': [TerminationMessage, 'output'],
   'contract/classification.schema.json': [Classification, 'output'],
   'contract/artifact-manifest.schema.json': [ArtifactManifest, 'output'],
   'contract/policy.schema.json': [PolicyFile, 'input'],

@@ -1,6 +1,7 @@
 // Every failure the runner reports is a RunnerError: a kind (what class of problem), the step it
-// happened in, a reason for the controller and a message for people. src/run/finish.ts is the one
-// place that turns them into results and exit codes.
+// happened in, a reason for the controller and a message for people. Their exit codes are in
+// src/run/exit-codes.ts, for every command; src/run/finish.ts turns them into an op's result, and
+// src/main.ts prints them for the other commands.
 
 export type ErrorKind =
   | 'usage' //       bad flags, environment or inputs: the caller must fix them (exit 2)
@@ -55,4 +56,18 @@ export function asRunnerError(error: unknown, step?: string): RunnerError {
   }
   const message = error instanceof Error ? error.message : String(error);
   return new RunnerError({ kind: 'internal', reason: 'InternalError', step, message: `internal error: ${message}`, cause: error });
+}
+
+/**
+ * The message of an error for a command without a result and without a masker (`classify`, `hash`,
+ * `contract check`): they read plans, inputs and modules that hold secrets, so an error that is not
+ * a RunnerError (its message is nobody's choice: it may quote what was read) is named by its class
+ * and where it was thrown, never by its message.
+ */
+export function unmaskedMessage(error: RunnerError): string {
+  if (error.kind !== 'internal' || error.cause === undefined || error.cause instanceof RunnerError) return error.message;
+  const cause = error.cause;
+  const name = cause instanceof Error ? cause.name : typeof cause;
+  const where = cause instanceof Error ? cause.stack?.split('\n').find((line) => line.trimStart().startsWith('at '))?.trim() : undefined;
+  return `internal error (${name}${where ? ` ${where}` : ''}): a bug in the runner, please report it`;
 }

@@ -4,8 +4,8 @@
 import { CommanderError } from 'commander';
 import { buildCli } from './cli.ts';
 import type { Op } from './schemas/result.ts';
-import { RunnerError, asRunnerError, usageError } from './errors.ts';
-import { EXIT } from './run/exit-codes.ts';
+import { RunnerError, asRunnerError, unmaskedMessage, usageError } from './errors.ts';
+import { EXIT, exitCodeOfError } from './run/exit-codes.ts';
 import { tolerateClosedStdStreams } from './output/std-streams.ts';
 
 let exitCode: number = EXIT.succeeded;
@@ -28,21 +28,24 @@ function flagValues(argv: string[], names: string[]): Record<string, unknown> {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // The commands without a result (`classify`, `hash`, `contract check`) end or throw; an op's
+  // error is in its result (run/finish.ts) and its exit code comes back from runOp.
+  let command = '';
   const cli = buildCli({
     op: async (op, flags) => {
       exitCode = await runOperation(op, flags);
     },
     classify: async (file, flags) => {
-      const { classifyCommand } = await import('./commands/classify.ts');
-      exitCode = await classifyCommand(file, flags);
+      command = 'classify';
+      await (await import('./commands/classify.ts')).classifyCommand(file, flags);
     },
     hash: async (flags) => {
-      const { hashCommand } = await import('./commands/hash.ts');
-      exitCode = await hashCommand(flags);
+      command = 'hash';
+      await (await import('./commands/hash.ts')).hashCommand(flags);
     },
     contractCheck: async (flags) => {
-      const { contractCheckCommand } = await import('./commands/contract-check/command.ts');
-      exitCode = await contractCheckCommand(flags);
+      command = 'contract check';
+      await (await import('./commands/contract-check/command.ts')).contractCheckCommand(flags);
     },
   });
   try {
@@ -56,10 +59,10 @@ async function main(argv: string[]): Promise<number> {
       if (op.success) return runOperation(op.data, flagValues(argv, ['out', 'termination-log']), usageError('UsageInvalid', `${error.message.replace(/^error: /, '')}: see captf-runner ${op.data} --help`));
       return EXIT.usage;
     }
+    // The one exit funnel of every command without a result, by the table an op's result uses.
     const e = asRunnerError(error);
-    // An internal error's message may quote what the runner held (a secret among it), and nothing masks this line.
-    process.stderr.write(e.kind === 'internal' ? `captf-runner: internal error (${(e.cause as Error | undefined)?.name ?? 'unknown'}): please report this as a bug\n` : `captf-runner: ${e.message}\n`);
-    return e instanceof RunnerError && e.kind === 'usage' ? EXIT.usage : EXIT.failed;
+    process.stderr.write(`captf-runner${command ? ` ${command}` : ''}: ${unmaskedMessage(e)}\n`);
+    return exitCodeOfError(e);
   }
 }
 

@@ -1,38 +1,35 @@
 // `captf-runner classify FILE --json`: the classification of a show -json document, in the shape of
 // result.plan, with the rules an apply uses (its reserved address), so its verdict is the apply's.
 import { createReadStream } from 'node:fs';
-import { RunnerError } from '../errors.ts';
+import { RunnerError, usageError } from '../errors.ts';
 import type { ClassifyOptions } from '../plan/classify.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import { countsText } from '../output/summary.ts';
 import { INPUTS_HASH_RESOURCE } from '../workspace/reserved-names.ts';
-import { EXIT } from '../run/exit-codes.ts';
 
 /** How the runner classifies every plan (ops and `classify`): what it plans at its own record is its own (src/plan/classify.ts). */
 export const runnerClassifyOptions = (options: ClassifyOptions = {}): ClassifyOptions => ({ ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]), ...options });
 
-export async function classifyCommand(file: string, flags: { json?: boolean; limit?: string }): Promise<number> {
+export async function classifyCommand(file: string, flags: { json?: boolean; limit?: string }): Promise<void> {
   const limit = flags.limit === undefined ? undefined : Number.parseInt(flags.limit, 10);
-  if (limit !== undefined && !(limit >= 0)) {
-    process.stderr.write(`captf-runner classify: --limit must be a whole number, not "${flags.limit}"\n`);
-    return EXIT.usage;
+  if (limit !== undefined && !(limit >= 0)) throw usageError('SettingsInvalid', `--limit must be a whole number, not "${flags.limit}"`);
+  const source = file === '-' ? process.stdin : createReadStream(file);
+  const plan = await classifyPlanStream(source, runnerClassifyOptions(limit === undefined ? {} : { limit })).catch((error: unknown) => {
+    throw documentError(file, error);
+  });
+  if (flags.json) process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
+  else {
+    process.stdout.write(`${plan.gated ? 'gated (applying it needs an approval)' : 'not gated'}: ${countsText(plan.counts)}\n`);
+    for (const d of plan.destructive) process.stdout.write(`  ${changeText(d)}\n`);
+    for (const a of plan.actions) process.stdout.write(`  ${actionText(a)}\n`);
+    for (const why of plan.failClosed) process.stdout.write(`  needs an approval: ${why}\n`);
   }
-  try {
-    const source = file === '-' ? process.stdin : createReadStream(file);
-    const plan = await classifyPlanStream(source, runnerClassifyOptions(limit === undefined ? {} : { limit }));
-    if (flags.json) process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
-    else {
-      process.stdout.write(`${plan.gated ? 'gated (applying it needs an approval)' : 'not gated'}: ${countsText(plan.counts)}\n`);
-      for (const d of plan.destructive) process.stdout.write(`  ${changeText(d)}\n`);
-      for (const a of plan.actions) process.stdout.write(`  ${actionText(a)}\n`);
-      for (const why of plan.failClosed) process.stdout.write(`  needs an approval: ${why}\n`);
-    }
-    return EXIT.succeeded;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const message = code ? `cannot read ${file} (${code}): pass the path of a terraform show -json document` : (error as Error).message;
-    process.stderr.write(`captf-runner classify: ${message}\n`);
-    return error instanceof RunnerError || code ? EXIT.usage : EXIT.failed;
-  }
+}
+
+/** The document is the caller's: one that cannot be read, or is no plan the runner can classify, is a usage error. */
+function documentError(file: string, error: unknown): unknown {
+  if (error instanceof RunnerError) return usageError(error.reason, error.message, error.detail);
+  const code = (error as NodeJS.ErrnoException).code;
+  return code ? usageError('PlanUnreadable', `cannot read ${file} (${code}): pass the path of a terraform show -json document`) : error;
 }

@@ -5,32 +5,31 @@ import { constants } from 'node:fs';
 import { copyFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { changesOnlyTheRecord } from '../guard/decide.ts';
-import { RunnerError, usageError } from '../errors.ts';
+import { RunnerError } from '../errors.ts';
 import { readArtifact } from '../store/artifact-read.ts';
 import type { PlanArtifactManifest } from '../store/manifest.ts';
 import { backendIdentity } from '../terraform/backend.ts';
+import type { TerraformFailed } from '../terraform/terraform.ts';
 import { openArtifactSource } from '../run/stores.ts';
 import type { RunContext } from '../run/context.ts';
-import type { OpEnding, ResultFields } from '../run/finish.ts';
+import { reporting, withLearned, type OpEnding } from '../run/learned.ts';
 import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 import { applySavedPlan, prepareRoot, showStep } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
-import { isSha256 } from '../util/sha256.ts';
 
-export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
+export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
   const approved = ctx.settings.approvedPlanHash;
-  if (!isSha256(approved))
-    throw usageError('PlanNotApproved', `--plan-artifact needs --approved-plan-hash: the sha256 (64 lowercase hex) of the plan a person approved, not "${approved}"`);
   const source = openArtifactSource(ctx, ctx.settings.planArtifact!, 'plan');
   let manifest: PlanArtifactManifest | undefined;
-  const root = await prepareRoot(ctx, fields, {
+  const root = await prepareRoot(ctx, {
     validate: false,
     beforeInit: async (workspace, inputs) => {
-      const artifact = await ctx.step('artifact', () =>
-        readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'artifact'), expect: { kind: 'PlanArtifact', planHash: approved, inputsHash: inputs.hashes.inputsHash }, maxBytes: ctx.settings.maxArtifactBytes }),
+      const artifact = await ctx.step(
+        'artifact',
+        () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'artifact'), expect: { kind: 'PlanArtifact', planHash: approved, inputsHash: inputs.hashes.inputsHash }, maxBytes: ctx.settings.maxArtifactBytes }),
+        { learned: ({ manifest }) => ({ planHash: manifest.planHash }) },
       );
       manifest = artifact.manifest;
-      fields.planHash = artifact.manifest.planHash;
       await copyFile(artifact.paths[PLAN_FILE]!, workspace.planFile, constants.COPYFILE_EXCL);
       // Held from here: show, the plan check and the apply read this one file.
       await workspace.holdPlan();
@@ -43,33 +42,35 @@ export async function applyApprovedPlan(ctx: RunContext, fields: ResultFields): 
     },
   });
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace);
     await ctx.step('artifact binding', async () => checkBinding(manifest!, { stateLineage: before.lineage || null, backend: await backendIdentity(root.tf) }));
     // Classified for the record and to teach the masker; an errored plan is never applied.
-    const plan = await showStep(ctx, root.tf, root.workspace, fields);
+    const plan = await showStep(ctx, root.tf, root.workspace);
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
-    fields.approval = { given: true, matched: true, required: false };
-    await applySavedPlan(ctx, root, before, fields, 'ApplyFailed', {
-      onStalePlan: (stale) => {
-        // terraform refuses a stale plan before it changes anything.
-        fields.applied = false;
-        ctx.mutationStarted = false;
-        return new RunnerError({
-          kind: 'plan',
-          reason: 'PlanStale',
-          step: 'apply',
-          message: `the approved plan ${approved} is stale: the state changed after it was planned, and terraform refuses to apply it. Nothing was applied. A new plan and a new approval are needed: run plan again and approve the new plan hash.`,
-          detail: stale.detail,
-          cause: stale,
-        });
-      },
+    return await reporting({ approval: { given: true, matched: true, required: false } }, async () => {
+      await applySavedPlan(ctx, root, before, manifest!.planHash, { onStalePlan: (stale) => stalePlanError(approved, stale) });
+      return changesOnlyTheRecord(plan)
+        ? { outcome: 'noChanges', reason: 'NoChanges', message: `Applied the approved plan ${approved}: no resource changes, it only recorded the inputs hash.` }
+        : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied the approved plan ${approved}.` };
     });
-    return changesOnlyTheRecord(plan)
-      ? { outcome: 'noChanges', reason: 'NoChanges', message: `Applied the approved plan ${approved}: no resource changes, it only recorded the inputs hash.` }
-      : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied the approved plan ${approved}.` };
   } finally {
     await root.workspace.dispose();
   }
+}
+
+/** terraform refuses a stale plan before it changes anything: nothing was applied, and only a new plan and approval can help. */
+function stalePlanError(approved: string, stale: TerraformFailed): RunnerError {
+  return withLearned(
+    new RunnerError({
+      kind: 'plan',
+      reason: 'PlanStale',
+      step: 'apply',
+      message: `the approved plan ${approved} is stale: the state changed after it was planned, and terraform refuses to apply it. Nothing was applied. A new plan and a new approval are needed: run plan again and approve the new plan hash.`,
+      detail: stale.detail,
+      cause: stale,
+    }),
+    { applied: false, mayHaveChanged: false },
+  );
 }
 
 /**

@@ -2,27 +2,24 @@
 // approval hash, contract.md §3), or, with --plan-artifact,
 // the apply of exactly the plan a person approved (applyPolicy: Manual).
 import type { DestructiveChange, PlannedAction } from '../schemas/classification.ts';
-import { RunnerError, usageError } from '../errors.ts';
+import { RunnerError } from '../errors.ts';
 import { approveCommand, blockedMessage, decideApply, ungatedWarnings } from '../guard/decide.ts';
 import { shownAction, shownChange } from '../guard/unreviewed.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
-import type { OpEnding, ResultFields } from '../run/finish.ts';
+import { keepOnFailure, reporting, withLearned, type OpEnding } from '../run/learned.ts';
 import { applyApprovedPlan } from './apply-approved.ts';
 import { approvalCoverageStep, type DestructiveEntry } from './approval-coverage.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 import { isSha256 } from '../util/sha256.ts';
 
-export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
-  if (ctx.settings.planArtifact) return applyApprovedPlan(ctx, fields);
-  // A cluster's guard cannot be turned off; a machine's is always off, a pool's the controller decides per apply.
-  if (ctx.settings.guard === 'off' && ctx.settings.kind === 'cluster')
-    throw usageError('GuardRequired', 'the destructive-plan guard cannot be turned off for a cluster: drop --guard off (CAPTF_GUARD), or pass --kind machine or pool');
-  const root = await prepareRoot(ctx, fields);
+export async function applyOp(ctx: RunContext): Promise<OpEnding> {
+  if (ctx.settings.planArtifact) return applyApprovedPlan(ctx);
+  const root = await prepareRoot(ctx);
   const { inputs, workspace, tf } = root;
   try {
-    const before = await stateBeforeStep(ctx, tf, workspace, fields);
+    const before = await stateBeforeStep(ctx, tf, workspace);
 
     // Every destructive entry and action, beyond the bounded lists of plan, for what an approval
     // covers (approvalCoverageStep); only an approved hash can match, so only then are they kept.
@@ -30,7 +27,7 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
     const collect = isSha256(ctx.settings.approvedHash)
       ? { onDestructive: (d: DestructiveChange) => everyDestructive.push(shownChange(d)), onAction: (a: PlannedAction) => everyDestructive.push(shownAction(a)) }
       : {};
-    const { planned, plan } = await planAndClassify(ctx, root, fields, inputs.hashes.inputsHash, {}, collect);
+    const { planned, plan, planHash } = await planAndClassify(ctx, root, inputs.hashes.inputsHash, {}, collect);
     const decision = decideApply({
       planHasChanges: planned.hasChanges,
       classification: plan,
@@ -43,7 +40,6 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
       matched: decision.action === 'apply' && decision.approvalMatched,
       required: decision.action === 'block' || (decision.action === 'apply' && decision.approvalRequired),
     };
-    fields.approval = approval;
     ctx.log.info({ decision }, `decision: ${decision.action}`);
     if (approval.given && !isSha256(ctx.settings.approvedHash))
       ctx.log.warn('the approved hash given is not a sha256 (64 lowercase hex characters): it approves nothing');
@@ -53,24 +49,28 @@ export async function applyOp(ctx: RunContext, fields: ResultFields): Promise<Op
     switch (decision.action) {
       case 'skip':
         ctx.skip('apply', 'the plan has no changes');
-        return { outcome: 'noChanges', reason: 'NoChanges', message: 'The plan has no changes: nothing was applied, and the state already records these inputs.' };
+        return { outcome: 'noChanges', reason: 'NoChanges', message: 'The plan has no changes: nothing was applied, and the state already records these inputs.', learned: { approval } };
       case 'block': {
         const command = approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash);
-        fields.approveCommand = command;
-        fields.annotations = { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash };
         ctx.skip('apply', 'blocked: a destructive plan without a matching approval');
-        throw new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash, command) });
+        throw withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash, command) }), {
+          approval,
+          approveCommand: command,
+          annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },
+        });
       }
-      case 'apply':
+      case 'apply': {
         // The guard is off (machines, pools whose exports do not change): what it would gate is said, never blocking.
         if (!decision.approvalRequired && plan.gated) for (const warning of ungatedWarnings(plan, 'applied without an approval (--guard off)')) ctx.warn(warning);
         // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
-        if (decision.approvalRequired && decision.approvalMatched)
-          fields.approval = { ...approval, ...(await approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash)) };
-        await applySavedPlan(ctx, root, before, fields);
-        return decision.outcome === 'noChanges'
-          ? { outcome: 'noChanges', reason: 'NoChanges', message: 'No resource changes: the apply only recorded the inputs hash in the state.' }
-          : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied: ${countsText(plan.counts)}.` };
+        const coverage = decision.approvalRequired && decision.approvalMatched ? await keepOnFailure({ approval }, () => approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash)) : {};
+        return await reporting({ approval: { ...approval, ...coverage } }, async () => {
+          await applySavedPlan(ctx, root, before, planHash);
+          return decision.outcome === 'noChanges'
+            ? { outcome: 'noChanges', reason: 'NoChanges', message: 'No resource changes: the apply only recorded the inputs hash in the state.' }
+            : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied: ${countsText(plan.counts)}.` };
+        });
+      }
     }
   } finally {
     await workspace.dispose();

@@ -40,6 +40,23 @@ export async function keepBlockedRecord(ctx: RunContext, result: Result): Promis
   return path;
 }
 
+/**
+ * Before a blocked apply's result is published: the record of what it showed, for a later approved
+ * apply to compare with. Best effort: a failure is a warning of the blocked result.
+ */
+export async function withBlockedRecord(ctx: RunContext, result: Result): Promise<Result> {
+  if (result.outcome !== 'blocked') return result;
+  try {
+    const path = await keepBlockedRecord(ctx, result);
+    if (path) ctx.log.info({ path }, 'kept the record of this block for the approved apply');
+    return result;
+  } catch (error) {
+    const message = `could not keep the record of what this block showed (${(error as Error).message}): an approved apply of this hash will count every destructive change as unreviewed`;
+    ctx.log.warn(message);
+    return { ...result, warnings: [...result.warnings, message] };
+  }
+}
+
 async function pruneBlockedRecords(dir: string, keep: string): Promise<void> {
   const names = (await readdir(dir)).filter((name) => isRecordName(name) && join(dir, name) !== keep);
   const dated = await Promise.all(names.map(async (name) => ({ name, ms: (await stat(join(dir, name)).catch(() => undefined))?.mtimeMs ?? 0 })));

@@ -5,26 +5,26 @@
 import { RunnerError } from '../errors.ts';
 import { ungatedWarnings } from '../guard/decide.ts';
 import type { RunContext } from '../run/context.ts';
-import type { OpEnding, ResultFields } from '../run/finish.ts';
+import type { OpEnding } from '../run/learned.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 
-export async function destroyOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
-  const root = await prepareRoot(ctx, fields);
+export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
+  const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace);
     if (before.serial === null) {
       ctx.skip('plan', 'there is no state');
       return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: there is no state.' };
     }
-    const { planned, plan } = await planAndClassify(ctx, root, fields, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { destroy: true });
+    const { planned, plan, planHash } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { destroy: true });
     for (const warning of ungatedWarnings(plan, 'destroyed without an approval (a destroy is never gated)')) ctx.warn(warning);
     if (!planned.hasChanges) {
       ctx.skip('apply', 'the destroy plan has no changes');
       return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: the state holds no resources.' };
     }
     try {
-      await applySavedPlan(ctx, root, before, fields, 'DestroyFailed');
+      await applySavedPlan(ctx, root, before, planHash, { failureReason: 'DestroyFailed' });
     } catch (error) {
       if (!(error instanceof RunnerError) || error.reason !== 'DestroyFailed') throw error;
       throw new RunnerError({

@@ -3,22 +3,20 @@
 import { gateCauses } from '../guard/decide.ts';
 import { driftFindings, driftMessage } from '../plan/drift.ts';
 import type { RunContext } from '../run/context.ts';
-import type { OpEnding, ResultFields } from '../run/finish.ts';
+import type { OpEnding } from '../run/learned.ts';
 import { planAndClassify, prepareRoot, removePlanFile } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 
-export async function driftOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
-  const root = await prepareRoot(ctx, fields);
+export async function driftOp(ctx: RunContext): Promise<OpEnding> {
+  const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace);
     // The recorded hash goes back in as it is: the hash is never a difference.
-    const { plan, planText } = await planAndClassify(ctx, root, fields, before.recordedInputsHash ?? root.inputs.hashes.inputsHash);
-    fields.planText = planText;
-    const drift = (fields.drift = driftFindings(plan));
-    const found = drift.found;
+    const { plan, planText } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash);
+    const drift = driftFindings(plan);
     // Nothing is applied, so nothing is blocked: what a remediation would need an approval for is said.
-    if (plan.gated && !found) ctx.warn(`no resource drift, but applying this plan would need an approval: ${gateCauses(plan).join('; ')}`);
-    return { outcome: 'succeeded', reason: found ? 'DriftFound' : 'NoDrift', message: driftMessage(plan, drift) };
+    if (plan.gated && !drift.found) ctx.warn(`no resource drift, but applying this plan would need an approval: ${gateCauses(plan).join('; ')}`);
+    return { outcome: 'succeeded', reason: drift.found ? 'DriftFound' : 'NoDrift', message: driftMessage(plan, drift), learned: { planText, drift } };
   } finally {
     await removePlanFile(root.workspace);
     await root.workspace.dispose();

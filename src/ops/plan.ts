@@ -8,27 +8,28 @@ import { usageError } from '../errors.ts';
 import { changesOnlyTheRecord, gateCauses } from '../guard/decide.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
-import type { OpEnding, ResultFields } from '../run/finish.ts';
+import { reporting, type OpEnding } from '../run/learned.ts';
 import { artifactStore } from '../run/stores.ts';
 import { heldPlan, planAndClassify, prepareRoot, removePlanFile, type PreparedRoot } from '../steps/steps.ts';
 import { pruneQuietly, stateBeforeStep, type PulledState } from '../steps/state.ts';
 import { backendIdentity } from '../terraform/backend.ts';
 import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 
-export async function planOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
+export async function planOp(ctx: RunContext): Promise<OpEnding> {
   const store = artifactStore(ctx);
   if (!store) throw usageError('ArtifactStoreMissing', 'plan needs somewhere to put the plan artifact: pass --artifacts DIR (in a cluster, the Job identity selects Secrets)');
-  const root = await prepareRoot(ctx, fields);
+  const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
-    const { planned, plan, planText } = await planAndClassify(ctx, root, fields, root.inputs.hashes.inputsHash);
-    fields.planText = planText;
-    fields.planArtifact = await ctx.step('artifact', () => packPlan(ctx, root, before, fields.planHash!, store));
-    if (!planned.hasChanges) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan has no changes (plan hash ${fields.planHash}).` };
-    // Under Manual a plan that changes nothing is applied without approval: one that only records new inputs is such a plan.
-    if (changesOnlyTheRecord(plan)) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan changes nothing but the recorded inputs hash (plan hash ${fields.planHash}): applying it needs no approval.` };
-    const causes = plan.gated ? ` It needs an approval: ${gateCauses(plan).join('; ')}.` : '';
-    return { outcome: 'succeeded', reason: 'PlanCreated', message: `Planned: ${countsText(plan.counts)}.${causes} Review it and approve plan hash ${fields.planHash}.` };
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace);
+    const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, root.inputs.hashes.inputsHash);
+    return await reporting({ planText }, async () => {
+      await ctx.step('artifact', () => packPlan(ctx, root, before, planHash, store), { learned: (planArtifact) => ({ planArtifact }) });
+      if (!planned.hasChanges) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan has no changes (plan hash ${planHash}).` };
+      // Under Manual a plan that changes nothing is applied without approval: one that only records new inputs is such a plan.
+      if (changesOnlyTheRecord(plan)) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan changes nothing but the recorded inputs hash (plan hash ${planHash}): applying it needs no approval.` };
+      const causes = plan.gated ? ` It needs an approval: ${gateCauses(plan).join('; ')}.` : '';
+      return { outcome: 'succeeded', reason: 'PlanCreated', message: `Planned: ${countsText(plan.counts)}.${causes} Review it and approve plan hash ${planHash}.` };
+    });
   } finally {
     await removePlanFile(root.workspace);
     await root.workspace.dispose();

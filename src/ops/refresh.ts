@@ -7,7 +7,7 @@ import { RunnerError } from '../errors.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import type { Classification } from '../schemas/classification.ts';
 import type { RunContext } from '../run/context.ts';
-import type { OpEnding, ResultFields } from '../run/finish.ts';
+import type { OpEnding } from '../run/learned.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 
@@ -19,24 +19,23 @@ function movesText(plan: Classification): string {
   return `${plan.counts.move} moved (${listed.join(', ')}${more > 0 ? `, … and ${more} more` : ''}); `;
 }
 
-export async function refreshOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
-  const root = await prepareRoot(ctx, fields);
+export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
+  const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace, fields);
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace);
     // The recorded hash goes back in as it is: a refresh never changes it.
-    const { plan } = await planAndClassify(ctx, root, fields, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { refreshOnly: true });
+    const { plan, planHash } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { refreshOnly: true });
     if (plan.gated) {
       ctx.skip('apply', 'refused: the refresh-only plan does more than refresh');
       throw new RunnerError({ kind: 'plan', reason: 'RefreshRefused', step: 'decide', message: refusal(plan) });
     }
     // No backup: a refresh changes no infrastructure, and periodic refreshes would push the apply backups out of retention.
-    await applySavedPlan(ctx, root, before, fields, 'RefreshFailed', { backup: false });
-    const outputs = fields.outputs ?? {};
+    const { outputs, after } = await applySavedPlan(ctx, root, before, planHash, { failureReason: 'RefreshFailed', backup: false });
     const unknown = Object.entries(outputs).filter(([, o]) => !o.known).map(([name]) => name);
     return {
       outcome: 'succeeded',
       reason: 'RefreshSucceeded',
-      message: `Refreshed: ${movesText(plan)}${Object.keys(outputs).length} outputs${unknown.length ? ` (${unknown.join(', ')} not known yet)` : ''}; state serial ${before.serial ?? 'none'} → ${fields.state?.serialAfter ?? 'none'}.`,
+      message: `Refreshed: ${movesText(plan)}${Object.keys(outputs).length} outputs${unknown.length ? ` (${unknown.join(', ')} not known yet)` : ''}; state serial ${before.serial ?? 'none'} → ${after.serial ?? 'none'}.`,
     };
   } finally {
     await root.workspace.dispose();

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createReadStream, existsSync } from 'node:fs';
-import { RunnerError, usageError } from '../errors.ts';
+import { RunnerError } from '../errors.ts';
 import { statePush } from '../terraform/state.ts';
 import { readArtifact } from '../store/artifact-read.ts';
 import { withSerial } from '../state/serial.ts';
@@ -13,25 +13,25 @@ import { summarizeState } from '../plan/state.ts';
 import { emptyScan } from '../workspace/scan.ts';
 import { prepareBackendWorkspace, scanModule, writeNewFile } from '../workspace/workspace.ts';
 import type { RunContext } from '../run/context.ts';
-import type { OpEnding, ResultFields } from '../run/finish.ts';
+import type { OpEnding } from '../run/learned.ts';
 import { openArtifactSource } from '../run/stores.ts';
 import { checkPlaintextBackups, initStep, preflight, terraformIn } from '../steps/steps.ts';
-import { backupStep, readStateStep, stateBeforeStep } from '../steps/state.ts';
+import { backupStep, stateAfterStep, stateBeforeStep } from '../steps/state.ts';
 import { STATE_FILE } from '../workspace/terraform-files.ts';
 
-export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
-  if (!ctx.settings.backup) throw usageError('BackupMissing', 'restore needs the backup to restore: pass --backup DIR (or a Secret reference, see contract.md)');
-  const source = openArtifactSource(ctx, ctx.settings.backup, 'backup');
-  const version = await preflightBackendOnly(ctx, fields);
+export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
+  const source = openArtifactSource(ctx, ctx.settings.backup!, 'backup');
+  const version = await preflightBackendOnly(ctx);
   const workspace = await ctx.step('workspace', () => prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath: ctx.settings.state }));
   const tf = terraformIn(ctx, version, workspace);
   try {
     await initStep(ctx, tf, workspace);
-    const current = await stateBeforeStep(ctx, tf, workspace, fields);
+    const current = await stateBeforeStep(ctx, tf, workspace);
 
-    const backup = await ctx.step('read backup', () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'backup'), expect: { kind: 'StateBackup' }, maxBytes: ctx.settings.maxArtifactBytes }));
+    const backup = await ctx.step('read backup', () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'backup'), expect: { kind: 'StateBackup' }, maxBytes: ctx.settings.maxArtifactBytes }), {
+      learned: ({ manifest }) => ({ restoredFrom: { location: source.store.location, object: source.object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes } }),
+    });
     const restored = backup.manifest;
-    fields.restoredFrom = { location: source.store.location, object: source.object, sha256: restored.sha256, chunks: restored.chunkCount, bytes: restored.totalBytes };
     // A pg backend holds an empty state (serial 0, lineage "") before the first write: that is no state.
     const currentLineage = current.lineage || null;
     const otherLineage = currentLineage !== null && currentLineage !== restored.lineage;
@@ -46,24 +46,21 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
     // The push replaces the current state for good (pg keeps one version): keep it first.
     if (currentLineage !== null) {
       // Retention must not take the backup being restored: if the push fails, it is still there.
-      fields.backup = await backupStep(ctx, current, current.recordedInputsHash ?? undefined, version.version, [source.object]);
+      await backupStep(ctx, current, current.recordedInputsHash ?? undefined, version.version, [source.object]);
     }
 
     // terraform accepts a push only above the current serial; the lineage stays the backup's.
     const serial = Math.max(current.serial ?? 0, restored.serial) + 1;
     const pushFile = join(workspace.privateDir, 'restore.tfstate');
     await writeNewFile(pushFile, withSerial(await readFile(backup.paths[STATE_FILE]!, 'utf8'), serial));
-    ctx.mutationStarted = true;
     const lockTimeout = ctx.settings.lockTimeout;
-    await ctx.step('state push', () => statePush(tf, pushFile, { force: otherLineage, lockTimeout }), (r) => r.exitCode);
+    await ctx.step('state push', () => statePush(tf, pushFile, { force: otherLineage, lockTimeout }), { exitCode: (r) => r.exitCode, starting: { mayHaveChanged: true } });
     // terraform (1.11, pg) stores a first push into a backend without state under a new lineage of
     // its own at serial 1, -force or not. The state exists now: a forced second push, checked above
     // (no state to protect, a serial above 1), brings back the backup's lineage.
-    if (currentLineage === null) await ctx.step('state push (lineage)', () => statePush(tf, pushFile, { force: true, lockTimeout }), (r) => r.exitCode);
+    if (currentLineage === null) await ctx.step('state push (lineage)', () => statePush(tf, pushFile, { force: true, lockTimeout }), { exitCode: (r) => r.exitCode });
 
-    const after = await readStateStep(ctx, tf, workspace, 'state after');
-    fields.state = { serialBefore: current.serial, serialAfter: after.serial, lineage: after.lineage };
-    fields.stateInputsHash = after.recordedInputsHash;
+    const after = await stateAfterStep(ctx, tf, workspace, current);
     await ctx.step('verify', () => verifyRestored(after.file, backup.paths[STATE_FILE]!, restored.lineage));
     return { outcome: 'succeeded', reason: 'RestoreSucceeded', message: `Restored backup ${source.object} (serial ${restored.serial}, lineage ${restored.lineage}) as serial ${after.serial}.` };
   } finally {
@@ -75,8 +72,8 @@ export async function restoreOp(ctx: RunContext, fields: ResultFields): Promise<
  * restore needs terraform, not a module with resources: the version part of the preflight, and
  * whether the module (when there is one: --state needs none) configures state encryption.
  */
-async function preflightBackendOnly(ctx: RunContext, fields: ResultFields) {
-  return preflight(ctx, fields, async () => {
+async function preflightBackendOnly(ctx: RunContext) {
+  return preflight(ctx, async () => {
     const scan = ctx.settings.state && !existsSync(ctx.settings.module) ? emptyScan() : await scanModule(ctx.settings.module);
     checkPlaintextBackups(ctx, scan);
   });

@@ -5,10 +5,10 @@
 //   (which clears the stale info), and refuses while the holder lives.
 // - pg: advisory locks have no id and end with their holder's connection: refused (UnlockUnsupported).
 // - other backends record ids: terraform force-unlock, which itself refuses an id that does not match.
-import { usageError, RunnerError } from '../errors.ts';
+import { RunnerError } from '../errors.ts';
 import { forceUnlock, localLockInfoPath, probeLock, readLocalLockInfo, type LockReport } from '../terraform/lock.ts';
 import type { RunContext } from '../run/context.ts';
-import type { OpEnding, ResultFields } from '../run/finish.ts';
+import type { OpEnding } from '../run/learned.ts';
 import { prepareBackendWorkspace } from '../workspace/workspace.ts';
 import { initStep, preflight, terraformIn } from '../steps/steps.ts';
 import { scanModule } from '../workspace/workspace.ts';
@@ -16,9 +16,8 @@ import { scanModule } from '../workspace/workspace.ts';
 const describeHolder = (lock: LockReport) =>
   `${lock.who ?? 'an unknown holder'}${lock.operation ? ` (${lock.operation})` : ''}${lock.created ? ` since ${lock.created}` : ''}`;
 
-export async function unlockOp(ctx: RunContext, fields: ResultFields): Promise<OpEnding> {
-  const lockId = ctx.settings.lockId;
-  if (!lockId) throw usageError('LockIdMissing', 'unlock needs --lock-id ID: the lock id terraform reported (result.lock.id of the run that met the lock)');
+export async function unlockOp(ctx: RunContext): Promise<OpEnding> {
+  const lockId = ctx.settings.lockId!;
   const statePath = ctx.settings.state;
   if (!statePath) {
     const backend = (await scanModule(ctx.settings.module)).backend;
@@ -29,7 +28,7 @@ export async function unlockOp(ctx: RunContext, fields: ResultFields): Promise<O
         message: 'the pg backend holds its lock as a PostgreSQL advisory lock of the holder\'s session: it has no lock id and force-unlock cannot free it. The lock ends when the holder\'s connection ends (stop the runner that holds it, or terminate its backend with pg_terminate_backend).',
       });
   }
-  const version = await preflight(ctx, fields);
+  const version = await preflight(ctx);
 
   if (statePath) {
     // Checked before anything runs: a lock that is gone or names another id is never touched.
@@ -66,11 +65,9 @@ export async function unlockOp(ctx: RunContext, fields: ResultFields): Promise<O
       const left = await readLocalLockInfo(statePath);
       if (left?.id === lockId)
         throw new RunnerError({ kind: 'lock', reason: 'UnlockFailed', step: 'force-unlock', message: `terraform took and released the lock but ${localLockInfoPath(statePath)} still names ${lockId}: remove it by hand once you have checked no run holds the state.`, detail: { lock: left } });
-      ctx.mutationStarted = true;
-      return { outcome: 'succeeded', reason: 'Unlocked', message: `The stale state lock ${lockId} was released: its holder was gone.` };
+      return { outcome: 'succeeded', reason: 'Unlocked', message: `The stale state lock ${lockId} was released: its holder was gone.`, learned: { mayHaveChanged: true } };
     }
-    ctx.mutationStarted = true;
-    await ctx.step('force-unlock', () => forceUnlock(tf, lockId), (r) => r.exitCode);
+    await ctx.step('force-unlock', () => forceUnlock(tf, lockId), { exitCode: (r) => r.exitCode, starting: { mayHaveChanged: true } });
     return { outcome: 'succeeded', reason: 'Unlocked', message: `The state lock ${lockId} was released.` };
   } finally {
     await workspace.dispose();

@@ -1,28 +1,36 @@
-// What one run carries from step to step: settings, logger, masker, the steps so far and whether
-// a stop was requested. Steps are sequential; once a stop is requested none starts.
+// What one run carries from step to step: settings, logger, masker, the record of each step so far
+// (with what it learned, for the result) and whether a stop was requested. Steps are sequential;
+// once a stop is requested none starts.
 import type { Settings } from '../schemas/config.ts';
 import type { Op, Step } from '../schemas/result.ts';
 import { RunnerError, asRunnerError } from '../errors.ts';
 import type { Logger } from '../output/log.ts';
 import type { Masker } from '../output/mask.ts';
-import type { OutputValue } from '../schemas/result.ts';
 import { StopHandle } from '../terraform/stop.ts';
 import type { InCluster } from './in-cluster.ts';
+import { takeLearned, type Learned } from './learned.ts';
 
 export type StopCause = 'SIGTERM' | 'SIGINT' | 'deadline';
 
+export interface StepOptions<T> {
+  /** The exit code the step record names (terraform's). */
+  exitCode?: (value: T) => number | undefined;
+  /** What the step's value tells the result. */
+  learned?: (value: T) => Learned;
+  /** What the step's start alone tells the result, whether it then succeeds or fails (a terraform that may change things started). */
+  starting?: Learned;
+  /** Damage control after a failure (saving the state terraform could not persist): it runs even after a stop request. */
+  cleanup?: boolean;
+}
+
 export class RunContext {
-  readonly steps: Step[] = [];
+  readonly #records: { step: Step; learned: Learned }[] = [];
   readonly warnings: string[] = [];
   readonly startedAt = new Date();
   currentStep: string | undefined;
   stopCause: StopCause | undefined;
   /** The step that was running when the stop was requested: the one the result names (undefined between steps). */
   stoppedIn: string | undefined;
-  /** Set once terraform apply (or state push) started: infrastructure or state may have changed. */
-  mutationStarted = false;
-  /** The sensitive outputs with their values: only the result Secret may hold them. */
-  sensitiveOutputs: Record<string, OutputValue> | undefined;
   /** Set in a cluster (a Job identity was given). */
   cluster: InCluster | undefined;
   /** Every terraform this run starts is registered here while it runs, so a stop request reaches it. */
@@ -46,32 +54,44 @@ export class RunContext {
     this.log.warn(message);
   }
 
+  /** The steps as the result lists them. */
+  get steps(): Step[] {
+    return this.#records.map((record) => record.step);
+  }
+
+  /** What the steps learned, a later step's word over an earlier one's. */
+  learned(): Learned {
+    return Object.assign({}, ...this.#records.map((record) => record.learned));
+  }
+
   /**
    * Runs one named step: refuses to start after a stop request (unless it is damage control after
-   * a failure, such as saving the state terraform could not persist), records duration and status,
-   * names the step in errors.
+   * a failure), records duration, status and what the step learned (from its value, or from its
+   * error when it failed after learning something), names the step in errors.
    */
-  async step<T>(name: string, body: () => Promise<T>, exitCodeOf?: (value: T) => number | undefined, options: { cleanup?: boolean } = {}): Promise<T> {
+  async step<T>(name: string, body: () => Promise<T>, options: StepOptions<T> = {}): Promise<T> {
     if (this.stopCause && !options.cleanup) throw stopError(this.stopCause, this.stoppedIn ?? name, `the run was asked to stop before ${name} started`);
     const started = new Date();
     this.currentStep = name;
     this.log.info({ step: name }, `${name}: started`);
-    const record = (status: Step['status'], exitCode?: number) => {
+    const record = (status: Step['status'], learned: Learned, exitCode?: number) => {
       const durationMs = Date.now() - started.getTime();
-      this.steps.push({ name, status, startedAt: started.toISOString(), durationMs, ...(exitCode === undefined ? {} : { exitCode }) });
+      const step = { name, status, startedAt: started.toISOString(), durationMs, ...(exitCode === undefined ? {} : { exitCode }) };
+      this.#records.push({ step, learned: { ...options.starting, ...learned } });
       return durationMs;
     };
     try {
       const value = await body();
-      const exitCode = exitCodeOf?.(value);
-      const durationMs = record('ok', exitCode);
+      const exitCode = options.exitCode?.(value);
+      const durationMs = record('ok', options.learned?.(value) ?? {}, exitCode);
       this.log.info({ step: name, durationMs, exitCode }, `${name}: done`);
       return value;
     } catch (caught) {
+      const learned = takeLearned(caught);
       const error = this.stopCause && !(caught instanceof RunnerError && caught.kind === 'usage') ? stopError(this.stopCause, name, asRunnerError(caught).message) : asRunnerError(caught, name);
       error.step = name; // the step as steps[] names it ('state before'), not the command ('state pull')
       const exitCode = typeof error.detail?.exitCode === 'number' ? error.detail.exitCode : undefined;
-      const durationMs = record(error.kind === 'interrupted' ? 'interrupted' : 'failed', exitCode);
+      const durationMs = record(error.kind === 'interrupted' ? 'interrupted' : 'failed', learned, exitCode);
       this.log.error({ step: name, durationMs, kind: error.kind, reason: error.reason }, `${name}: ${error.message}`);
       throw error;
     } finally {
@@ -81,7 +101,7 @@ export class RunContext {
 
   /** A step that did not run, recorded so a reader sees the whole sequence. */
   skip(name: string, why: string): void {
-    this.steps.push({ name, status: 'skipped', startedAt: new Date().toISOString(), durationMs: 0 });
+    this.#records.push({ step: { name, status: 'skipped', startedAt: new Date().toISOString(), durationMs: 0 }, learned: {} });
     this.log.info({ step: name }, `${name}: skipped (${why})`);
   }
 }

@@ -42,6 +42,11 @@ export function exitCodeOf(outcome: Outcome, error?: RunnerError): number {
       return cause === 'deadline' ? EXIT.deadline : cause === 'SIGINT' ? EXIT.sigint : EXIT.sigterm;
     }
     case 'failed':
-      return error?.reason === 'PlanStale' ? EXIT.planStale : EXIT.failed;
+      // Failures that recur on every retry: a new plan and approval (5), a change of the module (4).
+      if (error?.reason === 'PlanStale' || error?.reason === 'ArtifactMismatch') return EXIT.planStale;
+      return error?.reason === 'RefreshRefused' ? EXIT.imageInvalid : EXIT.failed;
   }
 }
+
+/** The exit code of a command that the error stopped: an op's (its result says the same) or another command's. */
+export const exitCodeOfError = (error: RunnerError): number => exitCodeOf(outcomeOf(error), error);

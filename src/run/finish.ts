@@ -1,30 +1,27 @@
 // The one place that turns what an op did (or the error that stopped it) into a result, hands the
 // result to every sink and chooses the exit code.
-import { RESULT_API_VERSION, type Result } from '../schemas/result.ts';
+import { RESULT_API_VERSION, type OutputValue, type Result } from '../schemas/result.ts';
 import type { Settings } from '../schemas/config.ts';
 import { RunnerError, asRunnerError } from '../errors.ts';
 import { writeResultFile } from '../output/result-file.ts';
 import { writeTerminationMessage } from '../output/termination.ts';
+import { maskResult } from '../output/mask-result.ts';
 import { humanSummary } from '../output/summary.ts';
 import { writeWithBackpressure } from '../output/std-streams.ts';
 import { MASK, MIN_MASKED_LENGTH } from '../output/mask.ts';
 import type { RunContext } from './context.ts';
 import { exitCodeOf, outcomeOf, EXIT } from './exit-codes.ts';
+import { takeLearned, type OpEnding } from './learned.ts';
 import { RUNNER_VERSION } from '../version.ts';
 
 export { RUNNER_VERSION };
 
-/** What an op that finished without an error reports. */
-export interface OpEnding {
-  outcome: Result['outcome'];
-  reason: string;
-  message: string;
-}
-
-/** Fields an op learns as it goes: kept even when a later step fails. */
-export type ResultFields = Partial<Omit<Result, 'apiVersion' | 'op' | 'outcome' | 'reason' | 'message' | 'exitCode' | 'steps' | 'warnings' | 'startedAt' | 'finishedAt'>>;
-
-export async function finishRun(ctx: RunContext, fields: ResultFields, ending: OpEnding | undefined, caught: unknown): Promise<{ result: Result; exitCode: number }> {
+/**
+ * The result of the run: what its steps learned, then what the op concluded (with its ending, or
+ * on the error that stopped it). The sensitive outputs come back apart: only the result Secret holds them.
+ */
+export async function finishRun(ctx: RunContext, ending: OpEnding | undefined, caught: unknown): Promise<{ result: Result; exitCode: number; sensitiveOutputs: Record<string, OutputValue> | undefined }> {
+  const { sensitiveOutputs, ...learned } = { ...ctx.learned(), ...ending?.learned, ...takeLearned(caught) };
   const error = caught === undefined ? undefined : asRunnerError(caught, ctx.currentStep);
   const outcome = error ? outcomeOf(error) : ending!.outcome;
   const exitCode = exitCodeOf(outcome, error);
@@ -42,9 +39,9 @@ export async function finishRun(ctx: RunContext, fields: ResultFields, ending: O
     runnerVersion: RUNNER_VERSION,
     object: { kind: settings.kind, ...(settings.object ? { name: settings.object } : {}), ...(settings.namespace ? { namespace: settings.namespace } : {}) },
     applied: false,
-    mayHaveChanged: ctx.mutationStarted,
+    mayHaveChanged: false,
     annotations: {},
-    ...fields,
+    ...learned,
     ...(lock ? { lock } : {}),
     steps: ctx.steps,
     warnings: ctx.warnings,
@@ -54,12 +51,12 @@ export async function finishRun(ctx: RunContext, fields: ResultFields, ending: O
   };
   result.annotations = { 'captf.io/outcome': outcome, 'captf.io/reason': result.reason, ...result.annotations };
   if (error?.kind === 'internal') ctx.log.error({ err: error.cause }, 'internal error: please report this as a bug');
-  return { result, exitCode };
+  return { result, exitCode, sensitiveOutputs };
 }
 
 /** Hands the finished result to the local sinks: result file, termination message, summary. Returns what was published. */
 export async function publishResult(ctx: RunContext, result: Result, exitCode: number): Promise<Result> {
-  let published = await withBlockedRecord(ctx, result);
+  let published = result;
   try {
     await writeResultFile(ctx.settings.out, published, ctx.masker);
   } catch (error) {
@@ -72,27 +69,9 @@ export async function publishResult(ctx: RunContext, result: Result, exitCode: n
   const termination = await writeTerminationMessage(ctx.settings.terminationLog, published, ctx.masker);
   if (!termination) ctx.log.debug({ path: ctx.settings.terminationLog }, 'termination message not written (path not writable)');
   // Not awaited: a stalled stdout must not hold back the cluster sinks (node flushes it before exiting).
-  void writeWithBackpressure(process.stdout, ctx.masker.mask(humanSummary(published)));
+  void writeWithBackpressure(process.stdout, humanSummary(maskResult(ctx.masker, published)));
   ctx.log.info({ outcome: published.outcome, reason: published.reason, exitCode: published.exitCode }, 'run finished');
   return published;
-}
-
-/**
- * A blocked apply leaves a record of what it showed for a later approved apply to compare with
- * (ops/approval-coverage.ts). Best effort: a failure is a warning of the blocked result.
- */
-async function withBlockedRecord(ctx: RunContext, result: Result): Promise<Result> {
-  if (result.op !== 'apply' || result.outcome !== 'blocked') return result;
-  try {
-    const { keepBlockedRecord } = await import('../ops/approval-coverage.ts');
-    const path = await keepBlockedRecord(ctx, result);
-    if (path) ctx.log.info({ path }, 'kept the record of this block for the approved apply');
-    return result;
-  } catch (error) {
-    const message = `could not keep the record of what this block showed (${(error as Error).message}): an approved apply of this hash will count every destructive change as unreviewed`;
-    ctx.log.warn(message);
-    return { ...result, warnings: [...result.warnings, message] };
-  }
 }
 
 /**

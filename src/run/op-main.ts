@@ -1,15 +1,16 @@
 // One op, start to finish: settings, logger, signal and deadline handling, the op's body, the
 // result and its sinks. main.ts loads this module only for an op, so that `--version`, `--help` and
 // the other commands never load zod, pino or the ops: every Job pays for what loads at start.
-import { loadSettings, durationMs, givenSetting, Settings, type Settings as SettingsT } from '../schemas/config.ts';
+import { loadSettings, durationMs, settingsOfInvalidRun, type Settings as SettingsT } from '../schemas/config.ts';
 import type { Op } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
 import { createLogger } from '../output/log.ts';
 import { Masker } from '../output/mask.ts';
 import { maskResult } from '../output/mask-result.ts';
 import { RunContext, type StopCause } from './context.ts';
-import { finishRun, publishResult, recordLateWarnings, type ResultFields, type OpEnding } from './finish.ts';
-import { OPS } from './ops.ts';
+import { finishRun, publishResult, recordLateWarnings } from './finish.ts';
+import type { OpEnding } from './learned.ts';
+import { OPS, type OpModule } from './ops.ts';
 
 /**
  * The hand-back to Kubernetes after the local result exists (the result Secret, the Job's
@@ -25,54 +26,44 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   let settingsError: unknown = usageProblem;
   try {
     if (usageProblem) throw usageProblem;
-    settings = loadSettings(flags, process.env);
+    settings = loadSettings(op, flags, process.env);
   } catch (error) {
     settingsError = error;
-    settings = fallbackSettings(flags);
+    settings = settingsOfInvalidRun(flags, process.env);
   }
   const log = await createLogger(settings.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'), masker);
   const ctx = new RunContext(op, settings, log, masker);
   const stop = installStopHandlers(ctx);
-  const fields: ResultFields = {};
+  let opModule: OpModule | undefined;
   let ending: OpEnding | undefined;
   let caught: unknown = settingsError;
-  if (!settingsError) {
-    try {
-      if (settings.jobName || settings.jobUid) {
-        ctx.cluster = (await import('./in-cluster.ts')).inClusterFrom(settings, log);
-        // The op's own API calls (backups, artifacts, blocked results) end where the hand-back's budget begins.
-        if (ctx.cluster && settings.deadline) ctx.cluster.client.setDeadline(deadlineAt(ctx) - HANDBACK_BUDGET_MS, 'the time before --deadline the op may use');
-      }
-      const body = await OPS[op]();
-      log.info({ op, kind: settings.kind, object: settings.object, namespace: settings.namespace }, `captf-runner ${op} starting`);
-      ending = await body(ctx, fields);
-    } catch (error) {
-      caught = error;
+  try {
+    // Invalid settings too are handed back in a cluster, when the Job identity among them is valid.
+    if (settings.jobName || settings.jobUid) {
+      ctx.cluster = (await import('./in-cluster.ts')).inClusterFrom(settings, log);
+      // The op's own API calls (backups, artifacts, blocked results) end where the hand-back's budget begins.
+      if (ctx.cluster && settings.deadline) ctx.cluster.client.setDeadline(deadlineAt(ctx) - HANDBACK_BUDGET_MS, 'the time before --deadline the op may use');
     }
+    if (!settingsError) {
+      opModule = await OPS[op]();
+      log.info({ op, kind: settings.kind, object: settings.object, namespace: settings.namespace }, `captf-runner ${op} starting`);
+      ending = await opModule.run(ctx);
+    }
+  } catch (error) {
+    caught ??= error;
   }
   stop.dispose();
-  const { result, exitCode: code } = await finishRun(ctx, fields, ending, caught);
-  const published = await publishResult(ctx, result, code);
+  const { result, exitCode: code, sensitiveOutputs } = await finishRun(ctx, ending, caught);
+  const published = await publishResult(ctx, (await opModule?.beforePublish?.(ctx, result)) ?? result, code);
   // Masked like every other byte the runner writes; only the sensitive outputs' values are the result Secret's to hold.
   const handBackUntil = Math.min(Date.now() + HANDBACK_BUDGET_MS, deadlineAt(ctx));
-  const apiProblems = (await ctx.cluster?.publish(maskResult(masker, published), ctx.sensitiveOutputs, handBackUntil)) ?? [];
+  const apiProblems = (await ctx.cluster?.publish(maskResult(masker, published), sensitiveOutputs, handBackUntil)) ?? [];
   if (apiProblems.length) await recordLateWarnings(ctx, published, apiProblems);
   return published.exitCode;
 }
 
 /** When --deadline runs out (Date.now() clock); Infinity without one. */
 const deadlineAt = (ctx: RunContext) => (ctx.settings.deadline ? ctx.startedAt.getTime() + durationMs(ctx.settings.deadline) : Infinity);
-
-/** Invalid settings still get a well-formed result: the defaults, with --out and --termination-log as given where they are valid. */
-function fallbackSettings(flags: Record<string, unknown>): SettingsT {
-  const out = givenSetting(flags, process.env, 'out');
-  const terminationLog = givenSetting(flags, process.env, 'terminationLog');
-  for (const candidate of [{ out, terminationLog }, { out }, { terminationLog }]) {
-    const parsed = Settings.safeParse(candidate);
-    if (parsed.success) return parsed.data;
-  }
-  return Settings.parse({});
-}
 
 /**
  * On the first SIGTERM/SIGINT (or the deadline): start no new step, send terraform exactly one

@@ -1,17 +1,25 @@
-// Which function runs each op. Each op is a short sequence of steps (see steps.ts).
-import type { Op } from '../schemas/result.ts';
+// Which code runs each op. Each op is a short sequence of steps (src/steps/) that return what they
+// learn; the op builds its ending from them.
+import type { Op, Result } from '../schemas/result.ts';
 import type { RunContext } from './context.ts';
-import type { OpEnding, ResultFields } from './finish.ts';
+import type { OpEnding } from './learned.ts';
 
-export type OpFunction = (ctx: RunContext, fields: ResultFields) => Promise<OpEnding>;
+export interface OpModule {
+  run: (ctx: RunContext) => Promise<OpEnding>;
+  /** The op's own use of its finished result, before the sinks get it (apply keeps the record of a block): returns what is published. */
+  beforePublish?: (ctx: RunContext, result: Result) => Promise<Result>;
+}
 
 /** Each op's code loads when that op runs: an apply never loads restore's (every Job pays for what loads at start). */
-export const OPS: Record<Op, () => Promise<OpFunction>> = {
-  apply: async () => (await import('../ops/apply.ts')).applyOp,
-  plan: async () => (await import('../ops/plan.ts')).planOp,
-  refresh: async () => (await import('../ops/refresh.ts')).refreshOp,
-  drift: async () => (await import('../ops/drift.ts')).driftOp,
-  destroy: async () => (await import('../ops/destroy.ts')).destroyOp,
-  restore: async () => (await import('../ops/restore.ts')).restoreOp,
-  unlock: async () => (await import('../ops/unlock.ts')).unlockOp,
+export const OPS: Record<Op, () => Promise<OpModule>> = {
+  apply: async () => {
+    const [{ applyOp }, { withBlockedRecord }] = await Promise.all([import('../ops/apply.ts'), import('../ops/approval-coverage.ts')]);
+    return { run: applyOp, beforePublish: withBlockedRecord };
+  },
+  plan: async () => ({ run: (await import('../ops/plan.ts')).planOp }),
+  refresh: async () => ({ run: (await import('../ops/refresh.ts')).refreshOp }),
+  drift: async () => ({ run: (await import('../ops/drift.ts')).driftOp }),
+  destroy: async () => ({ run: (await import('../ops/destroy.ts')).destroyOp }),
+  restore: async () => ({ run: (await import('../ops/restore.ts')).restoreOp }),
+  unlock: async () => ({ run: (await import('../ops/unlock.ts')).unlockOp }),
 };

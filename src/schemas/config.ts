@@ -1,13 +1,16 @@
 // Every setting: a flag, else a CAPTF_* environment variable (the flag name upper-cased, - → _),
-// else a default. Parsed and validated once, here.
+// else a default. Each op (and `hash`) has a schema of the settings it takes: parsed and validated
+// once, here, with the rules between settings; what a command does not take it ignores. The
+// flags, help and defaults are in setting-options.ts.
 import { z } from 'zod';
 import { usageError } from '../errors.ts';
 import { DURATION, durationMs } from '../util/duration.ts';
-import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_ARTIFACT_BYTES, MIN_CHUNK_BYTES, MAX_SETTING_CHUNK_BYTES } from '../store/limits.ts';
-import { Kind } from './result.ts';
+import { isSha256 } from '../util/sha256.ts';
+import { MIN_CHUNK_BYTES, MAX_SETTING_CHUNK_BYTES } from '../store/limits.ts';
+import { Kind, type Op } from './result.ts';
+import { COMMON_SETTINGS, HASH_SETTINGS, OP_SETTINGS, SETTING_OPTIONS as D, flagName, type SettingName } from './setting-options.ts';
 
 export { durationMs };
-
 
 /** Durations as terraform writes them: 30s, 5m, 1h30m. Kept as text (terraform takes it) and in ms. */
 export const Duration = z
@@ -15,50 +18,90 @@ export const Duration = z
   .regex(DURATION, 'a duration such as 30s, 5m or 1h30m')
   .refine((s) => s.length > 0, 'a duration such as 30s, 5m or 1h30m');
 
-
 const Path = z.string().min(1);
 
-/** Settings shared by every op. Op-specific ones are optional here and checked by the op. */
+/** Every setting, with its default. A command's schema picks the ones it takes. */
 export const Settings = z.strictObject({
-  module: Path.default('/captf/module'),
-  inputs: Path.default('/captf/inputs'),
+  module: Path.default(D.module.default),
+  inputs: Path.default(D.inputs.default),
   workdir: Path.optional().describe('Default: a fresh temp dir, removed at the end'),
-  out: Path.default('.'),
+  out: Path.default(D.out.default),
   state: Path.optional().describe('Local runs: a local state file, overriding the module backend'),
-  newState: z.boolean().default(false).describe('--state may name a file in a directory that does not exist yet (a first apply)'),
-  image: z.string().default(''),
-  kind: Kind.default('cluster'),
-  guard: z.enum(['on', 'off']).default('on'),
-  approvedHash: z.string().default('').describe('Any value; only the exact inputs/approval hash approves'),
-  terraform: Path.default('terraform'),
+  newState: z.boolean().default(D.newState.default).describe('--state may name a file in a directory that does not exist yet (a first apply)'),
+  image: z.string().default(D.image.default),
+  kind: Kind.default(D.kind.default),
+  guard: z.enum(['on', 'off']).default(D.guard.default),
+  approvedHash: z.string().default(D.approvedHash.default).describe('Any value; only the exact inputs/approval hash approves'),
+  terraform: Path.default(D.terraform.default),
   lockTimeout: Duration.optional(),
   logFormat: z.enum(['json', 'pretty']).optional().describe('Default: pretty on a TTY, else json'),
   object: z.string().optional(),
   namespace: z.string().optional(),
-  backendConfig: z.array(Path).default([]),
-  terminationLog: Path.default('/dev/termination-log'),
+  backendConfig: z.array(Path).default([...D.backendConfig.default]),
+  terminationLog: Path.default(D.terminationLog.default),
   // plan / manual approval
   planArtifact: Path.optional(),
-  approvedPlanHash: z.string().default(''),
+  approvedPlanHash: z.string().default(D.approvedPlanHash.default),
   artifacts: Path.optional(),
-  chunkBytes: z.coerce.number().int().min(MIN_CHUNK_BYTES).max(MAX_SETTING_CHUNK_BYTES).default(DEFAULT_CHUNK_BYTES).describe(`At most ${MAX_SETTING_CHUNK_BYTES}: a chunk must fit a Secret after base64`),
-  maxArtifactBytes: z.coerce.number().int().min(1_048_576).max(2 ** 40).default(DEFAULT_MAX_ARTIFACT_BYTES).describe('The most an artifact or backup may hold (payload, and files unpacked): a manifest declaring more is refused before a chunk is read'),
+  chunkBytes: z.coerce.number().int().min(MIN_CHUNK_BYTES).max(MAX_SETTING_CHUNK_BYTES).default(D.chunkBytes.default).describe(`At most ${MAX_SETTING_CHUNK_BYTES}: a chunk must fit a Secret after base64`),
+  maxArtifactBytes: z.coerce.number().int().min(1_048_576).max(2 ** 40).default(D.maxArtifactBytes.default).describe('The most an artifact or backup may hold (payload, and files unpacked): a manifest declaring more is refused before a chunk is read'),
   // backups and restore
   backups: Path.optional(),
   backup: Path.optional(),
-  force: z.boolean().default(false),
-  allowPlaintextBackups: z.boolean().default(false).describe('OpenTofu state encryption: accept backups and plan artifacts in clear'),
-  keepBackups: z.coerce.number().int().min(1).max(100).default(3),
+  force: z.boolean().default(D.force.default),
+  allowPlaintextBackups: z.boolean().default(D.allowPlaintextBackups.default).describe(D.allowPlaintextBackups.help),
+  keepBackups: z.coerce.number().int().min(1).max(100).default(D.keepBackups.default),
   // faults
-  stopGrace: Duration.default('20s'), // with its 5 s to SIGKILL and the result, under Kubernetes' default 30 s grace
+  stopGrace: Duration.default(D.stopGrace.default),
   deadline: Duration.optional(),
   lockId: z.string().optional(),
   // in-cluster
   jobName: z.string().optional(),
   jobUid: z.string().optional(),
-  serviceAccountDir: Path.default('/var/run/secrets/kubernetes.io/serviceaccount'),
-});
-export type Settings = z.infer<typeof Settings>;
+  serviceAccountDir: Path.default(D.serviceAccountDir.default),
+} satisfies Record<SettingName, z.ZodType>);
+
+const settingsOf = <K extends SettingName>(names: readonly K[]) => Settings.pick(Object.fromEntries(names.map((n) => [n, true])) as Record<K, true> & Record<Exclude<K, keyof typeof Settings.shape>, never>);
+
+/** A rule of an op's settings (between them, or one it needs), broken: a usage error with its own reason. */
+const conflict = (ctx: z.RefinementCtx, reason: string, path: SettingName, message: string) => ctx.addIssue({ code: 'custom', path: [path], message, params: { reason } });
+
+/** The schema of each op's settings. */
+export const OP_SCHEMAS = {
+  apply: settingsOf(OP_SETTINGS.apply).superRefine((s, ctx) => {
+    if (s.planArtifact) {
+      // The approval binds the plan itself, so the guard does not apply to it.
+      if (!isSha256(s.approvedPlanHash))
+        conflict(ctx, 'PlanNotApproved', 'approvedPlanHash', `--plan-artifact needs --approved-plan-hash: the sha256 (64 lowercase hex) of the plan a person approved, not "${s.approvedPlanHash}"`);
+    } else if (s.guard === 'off' && s.kind === 'cluster') {
+      // A cluster's guard cannot be turned off; a machine's is always off, a pool's the controller decides per apply.
+      conflict(ctx, 'GuardRequired', 'guard', 'the destructive-plan guard cannot be turned off for a cluster: drop --guard off (CAPTF_GUARD), or pass --kind machine or pool');
+    }
+  }),
+  plan: settingsOf(OP_SETTINGS.plan),
+  refresh: settingsOf(OP_SETTINGS.refresh),
+  drift: settingsOf(OP_SETTINGS.drift),
+  destroy: settingsOf(OP_SETTINGS.destroy),
+  restore: settingsOf(OP_SETTINGS.restore).superRefine((s, ctx) => {
+    if (!s.backup) conflict(ctx, 'BackupMissing', 'backup', 'restore needs the backup to restore: pass --backup DIR (or a Secret reference, see contract.md)');
+  }),
+  unlock: settingsOf(OP_SETTINGS.unlock).superRefine((s, ctx) => {
+    if (!s.lockId) conflict(ctx, 'LockIdMissing', 'lockId', 'unlock needs --lock-id ID: the lock id terraform reported (result.lock.id of the run that met the lock)');
+  }),
+} satisfies Record<Op, z.ZodType>;
+
+/** The settings of one op. */
+export type OpSettings<O extends Op> = z.output<(typeof OP_SCHEMAS)[O]>;
+/**
+ * The settings of whichever op runs: those it takes as given, validated by its schema; those it does
+ * not take hold their defaults (their flags and variables are not read).
+ */
+export type Settings = z.output<typeof Settings>;
+const CommonSettings = settingsOf(COMMON_SETTINGS);
+const DEFAULTS: Settings = Settings.parse({});
+
+const HashSettings = settingsOf(HASH_SETTINGS);
+export type HashSettings = z.output<typeof HashSettings>;
 
 /** Flag name (camelCase, as commander gives it) → environment variable name. */
 export const envName = (key: string) => 'CAPTF_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
@@ -78,21 +121,39 @@ export function givenSetting(flags: Record<string, unknown>, env: NodeJS.Process
   return fromEnv;
 }
 
-/** Merges flags over CAPTF_* environment variables, then validates once. */
-export function loadSettings(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Settings {
+/** The settings a schema takes, as given: flags over CAPTF_* variables; the variables of other settings are not read. */
+function givenSettings(schema: z.ZodObject, flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<string, unknown> {
   const raw: Record<string, unknown> = {};
-  for (const key of Object.keys(Settings.shape)) {
+  for (const key of Object.keys(schema.shape)) {
     const given = givenSetting(flags, env, key);
     if (given !== undefined) raw[key] = given;
   }
-  const parsed = Settings.safeParse(raw);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => {
-      const key = String(issue.path[0] ?? '');
-      const flag = '--' + key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
-      return `${flag} (or ${envName(key)}): ${issue.message}`;
-    });
-    throw usageError('SettingsInvalid', `invalid settings: ${problems.join('; ')}`);
-  }
-  return parsed.data;
+  return raw;
+}
+
+function parseSettings<S extends z.ZodObject>(schema: S, flags: Record<string, unknown>, env: NodeJS.ProcessEnv): z.output<S> {
+  const parsed = schema.safeParse(givenSettings(schema, flags, env));
+  if (parsed.success) return parsed.data;
+  const rule = parsed.error.issues.find((issue) => issue.code === 'custom' && typeof issue.params?.reason === 'string');
+  if (rule?.code === 'custom' && parsed.error.issues.length === 1) throw usageError(String(rule.params!.reason), rule.message);
+  const problems = parsed.error.issues.map((issue) => {
+    const key = String(issue.path[0] ?? '');
+    return `${flagName(key)} (or ${envName(key)}): ${issue.message}`;
+  });
+  throw usageError('SettingsInvalid', `invalid settings: ${problems.join('; ')}`);
+}
+
+/** An op's settings: flags over CAPTF_* variables over the defaults, validated once. */
+export const loadSettings = (op: Op, flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Settings => ({ ...DEFAULTS, ...parseSettings(OP_SCHEMAS[op], flags, env) });
+
+/** The settings of `hash`, by the same rules. */
+export const loadHashSettings = (flags: Record<string, unknown>, env: NodeJS.ProcessEnv): HashSettings => parseSettings(HashSettings, flags, env);
+
+/**
+ * The settings of a run whose settings are invalid, for its result: each common setting as given
+ * where it is valid on its own (--out and --termination-log above all), else its default.
+ */
+export function settingsOfInvalidRun(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Settings {
+  const valid = Object.entries(givenSettings(CommonSettings, flags, env)).filter(([key, value]) => Settings.shape[key as SettingName].safeParse(value).success);
+  return { ...DEFAULTS, ...CommonSettings.parse(Object.fromEntries(valid)) };
 }

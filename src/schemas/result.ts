@@ -30,12 +30,34 @@ export const Step = z.strictObject({
 });
 export type Step = z.infer<typeof Step>;
 
+/** At most this many of terraform's diagnostics are kept in error.detail.diagnostics, in terraform's order. */
+export const DIAGNOSTICS_LIMIT = 20;
+/** A diagnostic's summary and detail are cut to this many bytes of UTF-8. */
+export const DIAGNOSTIC_TEXT_BYTES = 1024;
+
+/** One of terraform's diagnostics, where it points: never the quoted source or the values terraform notes under it. */
+export const TerraformDiagnostic = z.strictObject({
+  severity: z.enum(['error', 'warning']),
+  summary: z.string().describe(`terraform's summary, masked, at most ${DIAGNOSTIC_TEXT_BYTES} bytes`),
+  detail: z.string().optional().describe(`what terraform says is wrong (its paragraphs separated by a blank line), masked, at most ${DIAGNOSTIC_TEXT_BYTES} bytes; a path of the runner's workdir is replaced by the module-relative or inputs file name`),
+  file: z.string().optional().describe("where terraform points: a path relative to the module root (main.tf, modules/net/main.tf), or an inputs file's name (terraform.tfvars.json, sensitive.tfvars.json: then `variable` names the variable and there is no line, since terraform read the runner's canonical copy)"),
+  line: z.number().int().positive().optional().describe('the line in `file`, from 1'),
+  variable: z.string().optional().describe('the variable a diagnostic about an inputs file is about'),
+});
+export type TerraformDiagnostic = z.infer<typeof TerraformDiagnostic>;
+
 export const ResultError = z.strictObject({
   kind: z.string().describe('blocked, usage, image, terraform, plan, lock, artifact, state, io, kube, interrupted, internal'),
   reason: z.string(),
   step: z.string().optional(),
   message: z.string(),
-  detail: z.record(z.string(), z.unknown()).optional(),
+  detail: z
+    .looseObject({
+      diagnostics: z.array(TerraformDiagnostic).max(DIAGNOSTICS_LIMIT).optional().describe(`a failed terraform command's diagnostics, in terraform's order, at most ${DIAGNOSTICS_LIMIT}`),
+      diagnosticsTotal: z.number().int().nonnegative().optional().describe('how many diagnostics terraform printed, when more than the list holds'),
+    })
+    .optional()
+    .describe('machine-readable detail of the error; members depend on the reason'),
 });
 
 export const OutputValue = z.strictObject({
@@ -154,3 +176,33 @@ export const Result = z.strictObject({
   finishedAt: Timestamp,
 });
 export type Result = z.infer<typeof Result>;
+
+/**
+ * The termination message (src/output/termination.ts): the compact result, at most 4096 bytes. Only
+ * apiVersion, op, outcome, reason and exitCode are always there: the smallest form keeps nothing
+ * else. Open like the result: a v1 reader ignores members it does not know.
+ */
+export const TerminationMessage = z.looseObject({
+  apiVersion: Result.shape.apiVersion,
+  op: Op,
+  outcome: Outcome,
+  reason: z.string(),
+  exitCode: z.number().int(),
+  inputsHash: Result.shape.inputsHash,
+  approvalHash: Result.shape.approvalHash,
+  stateInputsHash: Result.shape.stateInputsHash,
+  planHash: Result.shape.planHash,
+  applied: z.boolean().optional(),
+  mayHaveChanged: z.boolean().optional(),
+  error: z.looseObject({ kind: z.string(), reason: z.string(), step: z.string().optional() }).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+  destructiveTotal: z.number().int().nonnegative().optional(),
+  actionsTotal: z.number().int().nonnegative().optional(),
+  unreviewedTotal: z.number().int().nonnegative().optional(),
+  message: z.string().optional().describe("the result's message, cut (with …) to fit"),
+  destructive: z.array(z.looseObject({ address: z.string(), action: DestructiveAction, deposed: z.string().optional() })).optional().describe('the first destructive entries'),
+  destructiveOmitted: z.number().int().nonnegative().optional().describe('destructive entries left out of `destructive`'),
+  actions: z.array(z.looseObject({ address: z.string(), trigger: z.string() })).max(5).optional().describe('the first provider actions, only when there are any'),
+  warnings: z.array(z.string().max(300)).max(3).optional().describe('the last warnings, each cut to 300 characters'),
+});
+export type TerminationMessage = z.infer<typeof TerminationMessage>;

@@ -5,6 +5,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readLines } from '../util/lines.ts';
 import { LineMasker, type Masker } from '../output/mask.ts';
+import { plan, type PlanOptions, type PlanResult } from '../terraform/plan.ts';
 import type { Terraform } from '../terraform/terraform.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 
@@ -15,21 +16,29 @@ import type { Workspace } from '../workspace/workspace.ts';
  */
 export const PLAN_TEXT_LIMIT = 64 * 1024;
 
-export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Masker): { terraform: Terraform; text(): string; around<T>(body: () => Promise<T>): Promise<T> } {
+export interface HeldPlanOutput {
+  /** terraform plan, its stdout held: the one command run through the holding handle, which never leaves this file. */
+  plan(options: PlanOptions): Promise<PlanResult>;
+  /** The first PLAN_TEXT_LIMIT characters of the plan, masked, once `around` has finished. */
+  text(): string;
+  /** Runs the plan and classification, then prints what was held, whether they succeeded or not. */
+  around<T>(body: () => Promise<T>): Promise<T>;
+}
+
+export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Masker): HeldPlanOutput {
   const file = join(workspace.privateDir, 'plan.txt');
   const held = createWriteStream(file, { mode: 0o600, flags: 'wx' }); // the runner's own file: never through a link
+  const holding = tf.withOutput({
+    line: (stream, line) => {
+      if (stream !== 'stdout') return tf.output.line(stream, line);
+      if (!held.write(line + '\n')) return once(held, 'drain').then(() => undefined);
+    },
+    end: (stream) => (stream === 'stdout' ? undefined : tf.output.end?.(stream)),
+  });
   let text = '';
   return {
-    terraform: tf.withOutput({
-      line: (stream, line) => {
-        if (stream !== 'stdout') return tf.output.line(stream, line);
-        if (!held.write(line + '\n')) return once(held, 'drain').then(() => undefined);
-      },
-      end: (stream) => (stream === 'stdout' ? undefined : tf.output.end?.(stream)),
-    }),
-    /** The first PLAN_TEXT_LIMIT characters of the plan, masked, once `around` has finished. */
+    plan: (options) => plan(holding, options),
     text: () => text,
-    /** Runs the plan and classification, then prints what was held, whether they succeeded or not. */
     async around(body) {
       try {
         return await body();

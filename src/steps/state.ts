@@ -2,7 +2,7 @@
 // terraform could not (errored.tfstate). State must never be silently lost.
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ArtifactRef } from '../schemas/result.ts';
+import type { ArtifactRef, Result } from '../schemas/result.ts';
 import { summarizeState, type StateSummary } from '../plan/state.ts';
 import { maskStateSecrets } from '../state/secrets.ts';
 import { pruneObjects, type PruneOptions } from '../store/retention.ts';
@@ -14,7 +14,7 @@ import { timeStamp } from '../util/stamp.ts';
 import { ERRORED_STATE_FILE, STATE_FILE } from '../workspace/terraform-files.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from '../run/context.ts';
-import type { ResultFields } from '../run/finish.ts';
+import type { Learned } from '../run/learned.ts';
 import { backupStore } from '../run/stores.ts';
 
 /** tar and gzip load only when an artifact is written, after terraform has started: every Job pays for what loads before it. */
@@ -23,64 +23,68 @@ const artifactWriter = () => import('../store/artifact-write.ts');
 /** A pulled state: its summary and the private file holding it. */
 export type PulledState = StateSummary & { file: string };
 
-/** The state as it is now: serial, lineage and the inputs hash it records. */
-export async function readStateStep(ctx: RunContext, tf: Terraform, workspace: Workspace, name: 'state before' | 'state after', options: { cleanup?: boolean } = {}): Promise<PulledState> {
-  return ctx.step(name, async () => {
-    const state = await pullState(tf, workspace, name);
-    // The state holds secrets no input names any more (an old value of a rotated secret): terraform's
-    // plan prints them through derived attributes, so the masker learns them before any plan runs.
-    if (name === 'state before') await maskStateSecrets(state.file, ctx.masker);
-    return state;
-  }, undefined, options);
+/** The state before the op: serial, lineage and the inputs hash it records, in the result at once, so a later failure still reports it. */
+export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace: Workspace): Promise<PulledState> {
+  return ctx.step(
+    'state before',
+    async () => {
+      const state = await pullState(tf, join(workspace.privateDir, 'state-before.json'));
+      // The state holds secrets no input names any more (an old value of a rotated secret): terraform's
+      // plan prints them through derived attributes, so the masker learns them before any plan runs.
+      await maskStateSecrets(state.file, ctx.masker);
+      return state;
+    },
+    { learned: (state) => stateLearned(state, state) },
+  );
 }
 
-/** The state before the op: recorded in the result at once, so a later failure still reports it. */
-export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<PulledState> {
-  const before = await readStateStep(ctx, tf, workspace, 'state before');
-  fields.state = { serialBefore: before.serial, serialAfter: before.serial, lineage: before.lineage };
-  fields.stateInputsHash = before.recordedInputsHash;
-  return before;
+/** The state the op left, reported against the state before it. */
+export async function stateAfterStep(ctx: RunContext, tf: Terraform, workspace: Workspace, before: PulledState, options: { cleanup?: boolean } = {}): Promise<PulledState> {
+  return ctx.step('state after', () => pullState(tf, join(workspace.privateDir, 'state-after.json')), { ...options, learned: (after) => stateLearned(before, after) });
 }
 
-async function pullState(tf: Terraform, workspace: Workspace, name: 'state before' | 'state after'): Promise<PulledState> {
-  const file = join(workspace.privateDir, name === 'state before' ? 'state-before.json' : 'state-after.json');
+const stateLearned = (before: StateSummary, after: StateSummary): Learned => ({
+  state: { serialBefore: before.serial, serialAfter: after.serial, lineage: after.lineage },
+  stateInputsHash: after.recordedInputsHash,
+});
+
+async function pullState(tf: Terraform, file: string): Promise<PulledState> {
   await statePull(tf, file);
   return { ...(await summarizeState(createReadStream(file))), file };
 }
 
 /**
  * After a failed or interrupted apply: save the state terraform could not persist (errored.tfstate:
- * pushed when the backend takes it, else kept with the backups), then report what the state holds.
- * Damage control runs even after a stop request; its own failures are warnings, the apply's error is
- * what counts.
+ * pushed when the backend takes it, else kept with the backups), then report what the state holds
+ * (the `state after` step's record). Damage control runs even after a stop request; its own failures
+ * are warnings, the apply's error is what counts. Returns what became of errored.tfstate, for the result.
  */
-export async function stateAfterFailure(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<void> {
-  await rescueErroredState(ctx, tf, workspace, fields);
+export async function stateAfterFailure(ctx: RunContext, tf: Terraform, workspace: Workspace, before: PulledState): Promise<Learned> {
+  const erroredState = await rescueErroredState(ctx, tf, workspace);
   try {
-    const after = await readStateStep(ctx, tf, workspace, 'state after', { cleanup: true });
-    fields.state = { serialBefore: fields.state?.serialBefore ?? null, serialAfter: after.serial, lineage: after.lineage };
-    fields.stateInputsHash = after.recordedInputsHash;
+    await stateAfterStep(ctx, tf, workspace, before, { cleanup: true });
   } catch (error) {
     ctx.warn(`could not read the state after the failed apply: ${(error as Error).message}`);
   }
+  return erroredState ? { erroredState } : {};
 }
 
-async function rescueErroredState(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields): Promise<void> {
+async function rescueErroredState(ctx: RunContext, tf: Terraform, workspace: Workspace): Promise<Result['erroredState']> {
   const errored = join(workspace.root, ERRORED_STATE_FILE);
-  if (!existsSync(errored)) return;
+  if (!existsSync(errored)) return undefined;
   try {
-    await ctx.step('state push', () => statePush(tf, errored, { lockTimeout: ctx.settings.lockTimeout }), (r) => r.exitCode, { cleanup: true });
-    fields.erroredState = { pushed: true };
+    await ctx.step('state push', () => statePush(tf, errored, { lockTimeout: ctx.settings.lockTimeout }), { exitCode: (r) => r.exitCode, cleanup: true });
     ctx.warn(`terraform could not save the state and left ${ERRORED_STATE_FILE}: the runner pushed it to the backend`);
+    return { pushed: true };
   } catch (pushError) {
     try {
       const keptAt = await keepErroredState(ctx, errored);
-      fields.erroredState = { pushed: false, keptAt };
       ctx.warn(`terraform could not save the state and the backend refused ${ERRORED_STATE_FILE} (${(pushError as Error).message}): it is kept at ${keptAt}; push it with terraform state push once the backend is back`);
+      return { pushed: false, keptAt };
     } catch (keepError) {
-      fields.erroredState = { pushed: false };
       ctx.log.error(`terraform left ${ERRORED_STATE_FILE} and it could be neither pushed nor kept (${(keepError as Error).message}): the workdir ${workspace.dir} is left in place`);
       workspace.keep();
+      return { pushed: false };
     }
   }
 }
@@ -112,7 +116,7 @@ export async function backupStep(ctx: RunContext, before: PulledState, inputsHas
     ctx.skip('backup', 'there is no state yet');
     return undefined;
   }
-  return ctx.step('backup', async () => {
+  return ctx.step('backup', async (): Promise<ArtifactRef> => {
     // Named by whose state it is, and retention counts per state: states sharing a store keep their own.
     const family = `backup-${backupOwner(before.lineage!)}-`;
     const object = `${family}${timeStamp()}-s${before.serial}`;
@@ -126,7 +130,7 @@ export async function backupStep(ctx: RunContext, before: PulledState, inputsHas
     );
     await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: family, protect: [object, ...keep] });
     return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
-  });
+  }, { learned: (backup) => ({ backup }) });
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,4 +1,5 @@
-// The steps ops share, each a short function over the driver. An op is a readable sequence of these.
+// The steps ops share, each a short function over the driver that returns what it learned (and
+// tells its step record what of that the result reports). An op is a readable sequence of these.
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -16,7 +17,7 @@ import { apply as terraformApply, type ApplyOptions } from '../terraform/apply.t
 import { checkBackend, type ExpectedBackend } from '../terraform/backend.ts';
 import { init } from '../terraform/init.ts';
 import { output } from '../terraform/output.ts';
-import { plan, type PlanOptions } from '../terraform/plan.ts';
+import type { PlanOptions } from '../terraform/plan.ts';
 import { showPlan } from '../terraform/show.ts';
 import { createTerraform, type Terraform, type TerraformFailed } from '../terraform/terraform.ts';
 import { validate } from '../terraform/validate.ts';
@@ -28,30 +29,40 @@ import { ERRORED_STATE_FILE } from '../workspace/terraform-files.ts';
 import { missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
 import { runnerClassifyOptions } from '../commands/classify.ts';
 import type { RunContext } from '../run/context.ts';
-import { heldPlanOutput } from './held-output.ts';
+import { heldPlanOutput, type HeldPlanOutput } from './held-output.ts';
 import { checkRunLocations } from './locations.ts';
 import { loadInputs, type LoadedInputs } from '../inputs/load.ts';
-import type { ResultFields } from '../run/finish.ts';
-import { backupStep, readStateStep, stateAfterFailure, type PulledState } from './state.ts';
+import { keepOnFailure, withLearned, type Learned } from '../run/learned.ts';
+import { backupStep, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
 
 /** The cheap part of the contract check, before anything touches state: usable run locations, a supported terraform (after `check`, when given). */
-export async function preflight(ctx: RunContext, fields: ResultFields, check?: () => Promise<void>): Promise<TerraformVersion> {
-  return ctx.step('preflight', async () => {
-    await checkRunLocations(ctx.settings);
-    await check?.();
-    return checkTerraform(ctx, fields);
-  });
+export async function preflight(ctx: RunContext, check?: () => Promise<void>): Promise<TerraformVersion> {
+  return ctx.step(
+    'preflight',
+    async () => {
+      await checkRunLocations(ctx.settings);
+      await check?.();
+      return checkTerraform(ctx);
+    },
+    { learned: terraformLearned },
+  );
 }
 
 /** The same for ops that run the module: also a module dir with configuration, read once. */
-export async function preflightModule(ctx: RunContext, fields: ResultFields): Promise<{ version: TerraformVersion; scan: ModuleScan }> {
-  return ctx.step('preflight', async () => {
-    await checkRunLocations(ctx.settings);
-    const scan = await scanModule(ctx.settings.module);
-    checkPlaintextBackups(ctx, scan);
-    return { version: await checkTerraform(ctx, fields), scan };
-  });
+export async function preflightModule(ctx: RunContext): Promise<{ version: TerraformVersion; scan: ModuleScan }> {
+  return ctx.step(
+    'preflight',
+    async () => {
+      await checkRunLocations(ctx.settings);
+      const scan = await scanModule(ctx.settings.module);
+      checkPlaintextBackups(ctx, scan);
+      return { version: await checkTerraform(ctx), scan };
+    },
+    { learned: ({ version }) => terraformLearned(version) },
+  );
 }
+
+const terraformLearned = (version: TerraformVersion): Learned => ({ terraform: { version: version.version, flavor: version.flavor } });
 
 /** OpenTofu state encryption: refuses (apply, plan, restore) or warns (destroy) before anything touches state; see guard/plaintext-backups.ts. */
 export function checkPlaintextBackups(ctx: RunContext, scan: Pick<ModuleScan, 'encryption'>): void {
@@ -61,24 +72,25 @@ export function checkPlaintextBackups(ctx: RunContext, scan: Pick<ModuleScan, 'e
   if (decision.action === 'warn') ctx.warn(decision.message);
 }
 
-async function checkTerraform(ctx: RunContext, fields: ResultFields): Promise<TerraformVersion> {
+async function checkTerraform(ctx: RunContext): Promise<TerraformVersion> {
   const version = await terraformVersion(ctx.settings.terraform, { stop: ctx.terraformStop });
   checkSupported(version);
-  fields.terraform = { version: version.version, flavor: version.flavor };
   const unverified = unverifiedWarning(version);
   if (unverified) ctx.warn(unverified);
   return version;
 }
 
 /** Reads the inputs dir, computes both hashes and teaches the masker every secret input value. */
-export async function inputsStep(ctx: RunContext, fields: ResultFields): Promise<LoadedInputs> {
-  return ctx.step('inputs', async () => {
-    const inputs = await loadInputs(ctx.settings.inputs, { image: ctx.settings.image, kind: ctx.settings.kind });
-    for (const value of inputs.upfrontSecrets) ctx.masker.add(value, `a value in ${SENSITIVE_TFVARS_FILE}`);
-    fields.inputsHash = inputs.hashes.inputsHash;
-    fields.approvalHash = inputs.hashes.approvalHash;
-    return inputs;
-  });
+export async function inputsStep(ctx: RunContext): Promise<LoadedInputs> {
+  return ctx.step(
+    'inputs',
+    async () => {
+      const inputs = await loadInputs(ctx.settings.inputs, { image: ctx.settings.image, kind: ctx.settings.kind });
+      for (const value of inputs.upfrontSecrets) ctx.masker.add(value, `a value in ${SENSITIVE_TFVARS_FILE}`);
+      return inputs;
+    },
+    { learned: ({ hashes }) => ({ inputsHash: hashes.inputsHash, approvalHash: hashes.approvalHash }) },
+  );
 }
 
 export async function workspaceStep(ctx: RunContext, scan: ModuleScan, inputs: LoadedInputs): Promise<Workspace> {
@@ -109,6 +121,7 @@ export function terraformIn(ctx: RunContext, version: TerraformVersion, workspac
       end: (stream) => write(stream, maskers[stream].end()),
     },
     stop: ctx.terraformStop,
+    mask: (text) => ctx.masker.mask(text),
   });
 }
 
@@ -123,26 +136,27 @@ export async function initStep(ctx: RunContext, tf: Terraform, workspace: Worksp
       await checkBackend(tf, expected, [...new Set(workspace.scan.backendBlocks.map((block) => block.file))]);
       return result;
     },
-    (r) => r.exitCode,
+    { exitCode: (r) => r.exitCode },
   );
 }
 
 export async function validateStep(ctx: RunContext, tf: Terraform): Promise<void> {
-  await ctx.step('validate', () => validate(tf), (r) => r.exitCode);
+  await ctx.step('validate', () => validate(tf), { exitCode: (r) => r.exitCode });
 }
 
-export async function planStep(ctx: RunContext, tf: Terraform, workspace: Workspace, inputsHash: string, extra: Partial<PlanOptions> = {}) {
+/** terraform plan, its human output held (printed masked once the classification has taught the masker). */
+export async function planStep(ctx: RunContext, held: HeldPlanOutput, workspace: Workspace, inputsHash: string, extra: Partial<PlanOptions> = {}) {
   return ctx.step(
     'plan',
     () =>
-      plan(tf, {
+      held.plan({
         out: workspace.planFile,
         varFiles: workspace.varFiles,
         vars: { [INPUTS_HASH_VARIABLE]: inputsHash },
         lockTimeout: ctx.settings.lockTimeout,
         ...extra,
       }),
-    (r) => r.exitCode,
+    { exitCode: (r) => r.exitCode },
   );
 }
 
@@ -160,7 +174,7 @@ export interface ShowOptions {
  * checks the runner's reading of the module against terraform's: the inputs-hash resource must
  * depend on every root resource and module call, or a failed apply could record the new hash.
  */
-export async function showStep(ctx: RunContext, tf: Terraform, workspace: Workspace, fields: ResultFields, options: ShowOptions = {}): Promise<Classification> {
+export async function showStep(ctx: RunContext, tf: Terraform, workspace: Workspace, options: ShowOptions = {}): Promise<Classification> {
   const declared = new Set<string>();
   const shown = await ctx.step(
     'show',
@@ -184,36 +198,48 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
           }),
         }),
       );
-      fields.plan = plan;
-      refuseErrored(plan);
-      const missed = missedDeclarations(declared, workspace.scan);
-      if (missed.length)
-        throw new RunnerError({
-          kind: 'plan',
-          reason: 'ModuleReadIncomplete',
-          message: `the runner's reading of the module missed ${missed.join(', ')}: its inputs-hash record would not wait for them, so nothing is applied. Please report this with the module's configuration.`,
-          detail: { missed },
-        });
+      // A plan that is then refused is still reported: it says why.
+      await keepOnFailure({ plan }, () => {
+        refuseErrored(plan);
+        refuseMissedDeclarations(declared, workspace.scan);
+      });
       return { plan, exitCode };
     },
-    (r) => r.exitCode,
+    { exitCode: (r) => r.exitCode, learned: (r) => ({ plan: r.plan }) },
   );
   return shown.plan;
 }
 
+function refuseMissedDeclarations(declared: Set<string>, scan: ModuleScan): void {
+  const missed = missedDeclarations(declared, scan);
+  if (missed.length)
+    throw new RunnerError({
+      kind: 'plan',
+      reason: 'ModuleReadIncomplete',
+      message: `the runner's reading of the module missed ${missed.join(', ')}: its inputs-hash record would not wait for them, so nothing is applied. Please report this with the module's configuration.`,
+      detail: { missed },
+    });
+}
+
 /** Every output; sensitive values are never in the result (they go only to the result Secret). */
 export async function outputsStep(ctx: RunContext, tf: Terraform, options: { cleanup?: boolean } = {}): Promise<Record<string, OutputValue>> {
-  const read = await ctx.step('output', () => output(tf), (r) => r.exitCode, options);
-  const result: Record<string, OutputValue> = {};
-  const sensitive: Record<string, OutputValue> = {};
-  for (const [name, o] of Object.entries(read.outputs)) {
-    const known = o.value !== undefined;
-    if (o.sensitive) for (const leaf of stringLeaves(o.value)) ctx.masker.add(leaf, `sensitive output ${name}`);
-    if (o.sensitive) sensitive[name] = { sensitive: true, known, type: o.type, value: o.value };
-    result[name] = o.sensitive ? { sensitive: true, known, type: o.type } : { sensitive: false, known, type: o.type, value: o.value };
-  }
-  ctx.sensitiveOutputs = sensitive;
-  return result;
+  const read = await ctx.step(
+    'output',
+    async () => {
+      const read = await output(tf);
+      const outputs: Record<string, OutputValue> = {};
+      const sensitiveOutputs: Record<string, OutputValue> = {};
+      for (const [name, o] of Object.entries(read.outputs)) {
+        const known = o.value !== undefined;
+        if (o.sensitive) for (const leaf of stringLeaves(o.value)) ctx.masker.add(leaf, `sensitive output ${name}`);
+        if (o.sensitive) sensitiveOutputs[name] = { sensitive: true, known, type: o.type, value: o.value };
+        outputs[name] = o.sensitive ? { sensitive: true, known, type: o.type } : { sensitive: false, known, type: o.type, value: o.value };
+      }
+      return { exitCode: read.exitCode, outputs, sensitiveOutputs };
+    },
+    { ...options, exitCode: (r) => r.exitCode, learned: ({ outputs, sensitiveOutputs }) => ({ outputs, sensitiveOutputs }) },
+  );
+  return read.outputs;
 }
 
 /** Secret material does not outlive the run. */
@@ -243,9 +269,9 @@ export interface PrepareRootOptions {
   beforeInit?: (workspace: Workspace, inputs: LoadedInputs) => Promise<void>;
 }
 
-export async function prepareRoot(ctx: RunContext, fields: ResultFields, options: PrepareRootOptions = {}): Promise<PreparedRoot> {
-  const { version, scan } = await preflightModule(ctx, fields);
-  const inputs = await inputsStep(ctx, fields);
+export async function prepareRoot(ctx: RunContext, options: PrepareRootOptions = {}): Promise<PreparedRoot> {
+  const { version, scan } = await preflightModule(ctx);
+  const inputs = await inputsStep(ctx);
   // Variables the module declares sensitive are masked from the first byte, not only once the plan says so.
   inputs.maskSensitiveVariables(scan.sensitiveVariables, ctx.masker);
   const workspace = await workspaceStep(ctx, scan, inputs);
@@ -269,51 +295,58 @@ export function refuseErrored(plan: Classification): void {
 /**
  * plan with a saved plan file, then show -json classified as it streams. terraform's human plan is
  * held and printed masked afterwards. `recordHash` is the inputs hash the plan records in the state.
- * `planned.hasChanges` is the exit code's word unless the classification means more change (reconcilePlanExit).
+ * `planned.hasChanges` is the exit code's word unless the classification means more change (reconcilePlanExit);
+ * `planHash` is what the apply must find in the file (applySavedPlan).
  */
-export async function planAndClassify(ctx: RunContext, root: PreparedRoot, fields: ResultFields, recordHash: string, extra: Partial<PlanOptions> = {}, show: Pick<ShowOptions, 'onDestructive' | 'onAction'> = {}) {
+export async function planAndClassify(ctx: RunContext, root: PreparedRoot, recordHash: string, extra: Partial<PlanOptions> = {}, show: Pick<ShowOptions, 'onDestructive' | 'onAction'> = {}) {
   const held = heldPlanOutput(root.tf, root.workspace, ctx.masker);
-  const { planned, plan } = await held.around(async () => {
-    const planned = await planStep(ctx, held.terraform, root.workspace, recordHash, extra);
+  const { planned, planHash, plan } = await held.around(async () => {
+    const planned = await planStep(ctx, held, root.workspace, recordHash, extra);
     // Taken before show reads the file, through the open file terraform shows and applies: the apply must run exactly the plan that was classified.
-    fields.planHash = await ctx.step('plan hash', async () => (await root.workspace.holdPlan()).sha256());
-    const plan = await showStep(ctx, root.tf, root.workspace, fields, { destroyPlan: extra.destroy, ...show });
+    const planHash = await ctx.step('plan hash', async () => (await root.workspace.holdPlan()).sha256(), { learned: (planHash) => ({ planHash }) });
+    const plan = await showStep(ctx, root.tf, root.workspace, { destroyPlan: extra.destroy, ...show });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
-    return { planned, plan };
+    return { planned, planHash, plan };
   });
   const reconciled = reconcilePlanExit(planned.hasChanges, plan);
   if (reconciled.warning) ctx.warn(reconciled.warning);
-  return { planned: { ...planned, hasChanges: reconciled.hasChanges }, plan, planText: held.text() };
+  return { planned: { ...planned, hasChanges: reconciled.hasChanges }, planHash, plan, planText: held.text() };
 }
 
 export interface ApplySavedPlanOptions {
+  /** What a failed apply is called for the op (ApplyFailed, RefreshFailed, DestroyFailed). */
+  failureReason?: string;
   backup?: boolean;
   /** What a stale saved plan (refused by terraform before it changed anything) means; without it, an ordinary failure of the apply. */
   onStalePlan?: (stale: TerraformFailed) => RunnerError;
 }
 
+/** What an apply left: its outputs and the state after it. */
+export interface Applied {
+  outputs: Record<string, OutputValue>;
+  after: PulledState;
+}
+
 /**
- * Backup, then apply the saved plan (see applyStep) once its sha256 is still `fields.planHash`, the
+ * Backup, then apply the saved plan (see applyStep) once its sha256 is still `planHash`, the
  * plan that was classified or approved. The plan file does not outlive the apply.
  */
-export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, failureReason = 'ApplyFailed', options: ApplySavedPlanOptions = {}): Promise<void> {
-  if (options.backup !== false) fields.backup = await backupStep(ctx, before, root.inputs.hashes.inputsHash, root.version.version);
+export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, planHash: string, options: ApplySavedPlanOptions = {}): Promise<Applied> {
+  if (options.backup !== false) await backupStep(ctx, before, root.inputs.hashes.inputsHash, root.version.version);
   try {
     const plan = await ctx.step('plan check', async () => {
       const held = heldPlan(root.workspace);
-      await checkPlanFile(held, fields.planHash);
+      await checkPlanFile(held, planHash);
       return held;
     });
-    await applyStep(ctx, root, before, fields, { planFile: plan, lockTimeout: ctx.settings.lockTimeout }, failureReason, options.onStalePlan);
+    return await applyStep(ctx, root, before, { planFile: plan, lockTimeout: ctx.settings.lockTimeout }, options);
   } finally {
     await removePlanFile(root.workspace);
   }
 }
 
 /** Just before apply, through the open file terraform will read: a plan written in place since it was hashed is refused. */
-async function checkPlanFile(plan: HeldPlanFile, classifiedHash: string | undefined): Promise<void> {
-  if (classifiedHash === undefined)
-    throw new RunnerError({ kind: 'internal', reason: 'InternalError', message: 'internal error: the saved plan was not hashed when it was classified; nothing was applied' });
+async function checkPlanFile(plan: HeldPlanFile, classifiedHash: string): Promise<void> {
   const now = await plan.sha256();
   if (now !== classifiedHash)
     throw new RunnerError({
@@ -328,7 +361,7 @@ async function checkPlanFile(plan: HeldPlanFile, classifiedHash: string | undefi
  * terraform apply of a saved plan, then the outputs and the state it left. A failed
  * apply still saves what terraform could not (errored.tfstate) and reports what the state holds.
  */
-async function applyStep(ctx: RunContext, root: PreparedRoot, before: PulledState, fields: ResultFields, options: ApplyOptions, failureReason: string, onStalePlan: ApplySavedPlanOptions['onStalePlan']): Promise<void> {
+async function applyStep(ctx: RunContext, root: PreparedRoot, before: PulledState, apply: ApplyOptions, options: ApplySavedPlanOptions): Promise<Applied> {
   const { tf, workspace } = root;
   // Only an errored.tfstate this apply writes is terraform's unsaved state (code run at plan time could leave one).
   await rm(join(workspace.root, ERRORED_STATE_FILE), { force: true });
@@ -336,22 +369,18 @@ async function applyStep(ctx: RunContext, root: PreparedRoot, before: PulledStat
     await ctx.step(
       'apply',
       async () => {
-        // Set as terraform starts, not before: a stop during the backup applies nothing.
-        ctx.mutationStarted = true;
-        fields.applied = true;
-        const applied = await terraformApply(tf, options, failureReason);
-        if (applied.outcome === 'stalePlan') throw onStalePlan?.(applied.failure) ?? applied.failure;
+        const applied = await terraformApply(tf, apply, options.failureReason);
+        if (applied.outcome === 'stalePlan') throw options.onStalePlan?.(applied.failure) ?? applied.failure;
         return applied;
       },
-      (r) => r.exitCode,
+      // As terraform starts, not before: a stop during the backup applies nothing.
+      { exitCode: (r) => r.exitCode, starting: { applied: true, mayHaveChanged: true } },
     );
   } catch (error) {
-    await stateAfterFailure(ctx, tf, workspace, fields);
-    throw error;
+    throw withLearned(error, await stateAfterFailure(ctx, tf, workspace, before));
   }
   // The apply is done: its outputs and the state it left are read even if a stop came meanwhile.
-  fields.outputs = await outputsStep(ctx, tf, { cleanup: true });
-  const after = await readStateStep(ctx, tf, workspace, 'state after', { cleanup: true });
-  fields.state = { serialBefore: before.serial, serialAfter: after.serial, lineage: after.lineage };
-  fields.stateInputsHash = after.recordedInputsHash;
+  const outputs = await outputsStep(ctx, tf, { cleanup: true });
+  const after = await stateAfterStep(ctx, tf, workspace, before, { cleanup: true });
+  return { outputs, after };
 }

@@ -43,6 +43,8 @@ export class DirStore implements ChunkStore {
     try {
       return await readAtMost(path, MAX_MANIFEST_BYTES + 1);
     } catch (error) {
+      const misnamed = await wrongLevel(this.objectDir(object), error);
+      if (misnamed) throw misnamed;
       if (isMissing(error)) return undefined;
       throw ioError('read', path, error);
     }
@@ -142,6 +144,30 @@ export class DirStore implements ChunkStore {
 export function openDirObject(dir: string): { store: DirStore; object: string } {
   const path = resolve(dir);
   return { store: new DirStore(dirname(path)), object: checkObjectName(basename(path)) };
+}
+
+/**
+ * An object named one directory level too high (the store's directory) or too low (a file of the
+ * object): a usage error saying what is there and the path that would work, never "missing".
+ */
+async function wrongLevel(objectDir: string, error: unknown): Promise<RunnerError | undefined> {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const misnamed = (found: string, use: string, message: string, objects?: string[]) =>
+    usageError('ArtifactPathWrongLevel', message, { path: objectDir, found, use, ...(objects ? { objects } : {}) });
+  if (code === 'ENOTDIR') {
+    const parent = dirname(objectDir);
+    const name = basename(objectDir);
+    if ((name === MANIFEST_FILE || CHUNK_FILE.test(name)) && (await statIfPresent(join(parent, MANIFEST_FILE)).catch(() => undefined))) {
+      return misnamed('objectFile', parent, `${objectDir} is the ${name} of a stored object, not the object: name the object's directory, ${parent}`);
+    }
+    return undefined;
+  }
+  if (code !== 'ENOENT') return undefined;
+  const inside = (await new DirStore(objectDir).listObjects().catch(() => [])).filter((o) => o.complete).map((o) => o.name);
+  if (!inside.length) return undefined;
+  const newest = join(objectDir, inside.at(-1)!);
+  const shown = inside.length > 5 ? [...inside.slice(-5), `and ${inside.length - 5} more`] : inside;
+  return misnamed('storeDirectory', newest, `${objectDir} is a directory of stored objects, not one object: it holds ${shown.join(', ')} (newest last). Name one of them, e.g. ${newest}`, inside);
 }
 
 function checkObjectName(object: string): string {

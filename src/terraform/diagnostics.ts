@@ -1,5 +1,6 @@
 // Every reading of terraform's human output, in one place: who holds the state lock, a stale saved
-// plan, what stopped init, terraform's last error on one line, and the providers init looked for.
+// plan, what stopped init, terraform's diagnostics (and its last error on one line), and the
+// providers init looked for. Which diagnostics fail the same way on every retry: known-diagnostics.ts.
 // Terraform says these things only in text meant for people, so each rule here is tested on what
 // terraform really prints (test/fixtures/terraform-output, test/terraform/diagnostics.test.ts).
 // Pure: no process, no file.
@@ -39,11 +40,13 @@ export interface Diagnosis {
   summary: string | undefined;
   /** The last line of stderr: what is left to quote when there is no diagnostic. */
   lastLine: string;
+  /** Every diagnostic terraform printed (printedDiagnostics). */
+  diagnostics: PrintedDiagnostic[];
 }
 
 /** `complete`: stderr was read whole (the driver keeps a tail; a cut one may have lost terraform's own summary). */
 export function diagnose(stderr: string, { complete }: { complete: boolean }): Diagnosis {
-  return { problem: problemOf(stderr, complete), summary: lastDiagnostic(stderr), lastLine: lastLine(stderr) };
+  return { problem: problemOf(stderr, complete), summary: lastDiagnostic(stderr), lastLine: lastLine(stderr), diagnostics: printedDiagnostics(stderr) };
 }
 
 function problemOf(stderr: string, complete: boolean): Problem {
@@ -103,27 +106,66 @@ export function initProblem(stderr: string): Extract<Problem, { kind: 'providerN
   return undefined;
 }
 
+/** One diagnostic as terraform prints it for people (-no-color), read from stderr. */
+export interface PrintedDiagnostic {
+  severity: 'error' | 'warning';
+  summary: string;
+  /** Its paragraphs, each on one line (terraform's word-wrap undone), separated by a blank line; '' when it has none. */
+  detail: string;
+  /** Where terraform points ("on main.tf line 3"), as it names the file: relative to its working directory, or absolute. */
+  file?: string;
+  line?: number;
+  /** The JSON key that starts the quoted source line (a variables file has one variable per line); never its value. */
+  sourceKey?: string;
+}
+
 /**
- * terraform's last "Error:" diagnostic on one line: the summary and the paragraph after it (where
- * terraform says what is wrong), without the box drawing. undefined when there is none.
+ * terraform's diagnostics in stderr, in order: "Error: " or "Warning: " at the start of a line after
+ * a blank one, the summary, the location, the quoted source and the values noted under it (where
+ * terraform points, never kept: they can hold values), then the paragraphs that say what is wrong.
  */
-export function lastDiagnostic(stderr: string): string | undefined {
+export function printedDiagnostics(stderr: string): PrintedDiagnostic[] {
   const unframed = unframedLines(stderr);
   // Only spaces and tabs go: other white space may belong to a secret the masker must still find.
   const lines = unframed.map((l) => l.replace(/^[ \t]+/, '').replace(/[ \t]+$/, ''));
-  const start = lines.findLastIndex((line) => line.startsWith('Error:'));
-  if (start < 0) return undefined;
-  // Where terraform points, not what it says: the location, the quoted source ("on main.tf line 3:",
-  // "  30:   provisioner …") and the values noted under it ("    ├────", "    │ var.x is 0").
-  const pointer = (i: number) => /^(on .* line \d+|with |\d+:)/.test(lines[i]!) || /^[ \t]+[├│]/.test(unframed[i]!);
-  let from = start + 1;
-  while (from < lines.length && lines[from] === '') from++; // the blank line after the summary
-  while (from < lines.length && pointer(from)) from++;
-  while (from < lines.length && lines[from] === '') from++;
-  let to = from;
-  while (to < lines.length && lines[to] !== '') to++;
-  const detail = lines.slice(from, to).join(' ').trim();
-  return detail ? `${lines[start]} ${detail}` : lines[start];
+  const starts = lines.flatMap((_, i) => (/^(Error|Warning): /.test(unframed[i]!) && (i === 0 || lines[i - 1] === '') ? [i] : []));
+  // The quoted source ("  30:   provisioner …") and the values noted under it ("    ├────", "    │ var.x is 0").
+  const pointer = (i: number) => /^(with |\d+:)/.test(lines[i]!) || /^[ \t]+[├│]/.test(unframed[i]!);
+  return starts.map((start, n) => {
+    const end = starts[n + 1] ?? lines.length;
+    const severity = lines[start]!.startsWith('Error: ') ? 'error' : 'warning';
+    let at = start;
+    const summary = [lines[at]!.slice(severity === 'error' ? 'Error: '.length : 'Warning: '.length)];
+    while (++at < end && lines[at] !== '') summary.push(lines[at]!); // a summary terraform wrapped (init's preamble)
+    while (at < end && lines[at] === '') at++;
+    let location: RegExpExecArray | null = null;
+    let sourceKey: string | undefined;
+    for (let on: RegExpExecArray | null; at < end && ((on = /^on (.+) line (\d+)(?:, in .*)?:$/.exec(lines[at]!)) || pointer(at)); at++) {
+      location ??= on;
+      const key = location && !on ? /^\d+:\s+("(?:[^"\\]|\\.)*")\s*:/.exec(lines[at]!)?.[1] : undefined;
+      if (key && sourceKey === undefined) sourceKey = JSON.parse(key) as string;
+    }
+    const paragraphs: string[] = [];
+    for (let from = at; from < end; ) {
+      while (from < end && lines[from] === '') from++;
+      let to = from;
+      while (to < end && lines[to] !== '') to++;
+      if (to > from) paragraphs.push(lines.slice(from, to).join(' '));
+      from = to;
+    }
+    return { severity, summary: summary.join(' '), detail: paragraphs.join('\n\n'), ...(location ? { file: location[1]!, line: Number(location[2]) } : {}), ...(sourceKey !== undefined ? { sourceKey } : {}) };
+  });
+}
+
+/**
+ * terraform's last "Error:" diagnostic on one line: the summary and the paragraph after it (where
+ * terraform says what is wrong), without the location and the quoted source. undefined when there is none.
+ */
+export function lastDiagnostic(stderr: string): string | undefined {
+  const last = printedDiagnostics(stderr).findLast((d) => d.severity === 'error');
+  if (!last) return undefined;
+  const said = last.detail.split('\n\n')[0];
+  return said ? `Error: ${last.summary} ${said}` : `Error: ${last.summary}`;
 }
 
 /** The last line of stderr ('' when it printed nothing). */

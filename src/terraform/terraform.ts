@@ -2,8 +2,9 @@
 // the working directory, the environment rules, where terraform's human output goes and the run's
 // stop handle). Every command's exit is read here, in one place, and a failure becomes the error
 // its stderr explains (diagnostics.ts).
-import { RunnerError } from '../errors.ts';
-import { diagnose, type Diagnosis } from './diagnostics.ts';
+import { RunnerError, type RunnerErrorOptions } from '../errors.ts';
+import { diagnose, type Diagnosis, type PrintedDiagnostic } from './diagnostics.ts';
+import { diagnosticPlace, errorsOf, recurringFailure, reportedDiagnostic, reportedDiagnostics, type DiagnosticPlace } from './known-diagnostics.ts';
 import { runTerraform, type OutputSink, type RunOptions, type RunResult } from './exec.ts';
 import type { StopHandle } from './stop.ts';
 
@@ -20,6 +21,8 @@ export interface TerraformOptions {
   output: OutputSink;
   /** The run's stop handle: every terraform this handle starts is interrupted through it. */
   stop: StopHandle;
+  /** The run's masker, for terraform's diagnostics before they are cut to their bounds (none: nothing is secret). */
+  mask?: (text: string) => string;
 }
 
 /** The commands the runner runs, named as steps in results and logs. */
@@ -38,6 +41,8 @@ export function interpretExit(command: Command, exitCode: number, detailedExitCo
 export interface CommandRun<T = unknown> extends RunResult<T> {
   command: Command;
   meaning: ExitMeaning;
+  /** Where it ran, to report its diagnostics. */
+  place: DiagnosticPlace;
 }
 
 export type RunExtras = Pick<RunOptions, 'consumeStdout' | 'captureStdout' | 'passFds'>;
@@ -76,7 +81,7 @@ export function createTerraform(options: TerraformOptions): Terraform {
           cause: error,
         });
       }
-      return { ...result, command, meaning: interpretExit(command, result.exitCode, args.includes('-detailed-exitcode')) };
+      return { ...result, command, place: placeOf(cwd, args, options.mask), meaning: interpretExit(command, result.exitCode, args.includes('-detailed-exitcode')) };
     },
   };
 }
@@ -95,7 +100,11 @@ export function planFileArgument(plan: PlanFileRef): { arg: string; passFds: num
   return typeof plan === 'string' ? { arg: plan, passFds: [] } : { arg: `/dev/fd/${PASSED_PLAN_FD}`, passFds: [plan.fd] };
 }
 
-/** A command that failed, with what its stderr says (diagnostics.ts). A lock held elsewhere is kind `lock`, so the controller can tell. */
+/**
+ * A command that failed, with what its stderr says (diagnostics.ts). A lock held elsewhere is kind
+ * `lock`, so the controller can tell; errors that are all on the list of known-diagnostics.ts are
+ * ImageInvalid or InputsInvalid (a retry fails the same way); any other failure is `reason`.
+ */
 export class TerraformFailed extends RunnerError {
   readonly command: Command;
   readonly exitCode: number;
@@ -117,13 +126,13 @@ export class TerraformFailed extends RunnerError {
     } else {
       const how = run.signal ? `was killed by ${run.signal}` : `exited ${run.exitCode}`;
       const said = diagnosis.summary ?? diagnosis.lastLine;
-      super({
-        kind: 'terraform',
-        reason,
-        step: command,
-        message: `terraform ${command} ${how}${said ? `: ${said}` : ''}`,
-        detail: { exitCode: run.exitCode, ...(run.signal ? { signal: run.signal } : {}) },
-      });
+      super(
+        diagnosedError(command, diagnosis.diagnostics, run.stderrComplete && !run.signal, run.place, {
+          reason,
+          message: `terraform ${command} ${how}${said ? `: ${said}` : ''}`,
+          detail: { exitCode: run.exitCode, ...(run.signal ? { signal: run.signal } : {}) },
+        }),
+      );
     }
     this.name = 'TerraformFailed';
     this.command = command;
@@ -132,6 +141,37 @@ export class TerraformFailed extends RunnerError {
     this.diagnosis = diagnosis;
   }
 }
+
+/**
+ * The error of a command that failed with these diagnostics: ImageInvalid (exit 4) or InputsInvalid
+ * (exit 2) when all its errors are known to recur (`complete`: all of them were read), its message
+ * naming where the first one points (`main.tf:4`) and the fix; else `otherwise`, kind terraform.
+ * Either way error.detail.diagnostics says where terraform points.
+ */
+export function diagnosedError(command: Command, diagnostics: readonly PrintedDiagnostic[], complete: boolean, place: DiagnosticPlace, otherwise: { reason: string; message: string; detail?: Record<string, unknown> }): RunnerErrorOptions {
+  const reported = diagnostics.length ? reportedDiagnostics(diagnostics, place) : {};
+  const detail = { ...otherwise.detail, ...reported };
+  const recurring = command === 'init' || command === 'validate' || command === 'plan' ? recurringFailure(diagnostics, complete) : undefined;
+  if (!recurring) return { kind: 'terraform', reason: otherwise.reason, step: command, message: otherwise.message, detail };
+  const first = reportedDiagnostic(recurring.first, place);
+  const where = diagnosticPlace(first);
+  const said = first.detail?.split('\n\n')[0]?.replace(/([^.?!])$/, '$1.');
+  const more = errorsOf(diagnostics).length - 1;
+  return {
+    kind: recurring.means === 'image' ? 'image' : 'usage',
+    reason: recurring.means === 'image' ? 'ImageInvalid' : 'InputsInvalid',
+    step: command,
+    message: `terraform ${command} refused the ${recurring.means === 'image' ? 'module' : 'inputs'}: ${where ? `${where}: ` : ''}${first.summary}${said ? `: ${said}` : '.'}${more > 0 ? ` (And ${more} more error${more > 1 ? 's' : ''}: error.detail.diagnostics.)` : ''} ${recurring.fix}.`,
+    detail,
+  };
+}
+
+/** Where a command runs, for its diagnostics: its -var-file arguments are the runner's copies of the inputs files. */
+export const placeOf = (cwd: string, args: readonly string[], mask?: (text: string) => string): DiagnosticPlace => ({
+  root: cwd,
+  varFiles: args.filter((arg) => arg.startsWith('-var-file=')).map((arg) => arg.slice('-var-file='.length)),
+  ...(mask ? { mask } : {}),
+});
 
 /** The failure of a run whose exit means an error; `reason` names it for the controller (InitFailed, ApplyFailed, …). */
 export function failure(run: CommandRun, reason: string): TerraformFailed {

@@ -1,14 +1,24 @@
 import { RunnerError } from '../errors.ts';
 import { lastLine } from './diagnostics.ts';
-import type { Terraform } from './terraform.ts';
+import type { PrintedDiagnostic } from './diagnostics.ts';
+import { diagnosedError, type Terraform } from './terraform.ts';
 
+/** A diagnostic of `validate -json`, as far as the runner reads it (its snippet, which quotes source and values, is never read). */
 export interface Diagnostic {
   severity: 'error' | 'warning';
   summary: string;
   detail?: string;
-  /** Where terraform found it: `filename` relative to the module dir, lines from 1. */
   range?: { filename?: string; start?: { line?: number } };
 }
+
+/** The JSON form in the shape of the human one, so one list and one report read both. */
+const asPrinted = (d: Diagnostic): PrintedDiagnostic => ({
+  severity: d.severity,
+  summary: d.summary,
+  detail: d.detail ?? '',
+  ...(typeof d.range?.filename === 'string' ? { file: d.range.filename } : {}),
+  ...(typeof d.range?.start?.line === 'number' ? { line: d.range.start.line } : {}),
+});
 
 export interface ValidateResult {
   exitCode: number;
@@ -38,13 +48,12 @@ export async function validate(tf: Terraform): Promise<ValidateResult> {
   const valid = report.valid === true && result.meaning === 'ok';
   if (!valid) {
     const errors = diagnostics.filter((d) => d.severity === 'error').map((d) => d.summary + (d.detail ? `: ${d.detail}` : ''));
-    throw new RunnerError({
-      kind: 'terraform',
-      reason: 'ValidateFailed',
-      step: 'validate',
-      message: `the module is not valid: ${errors.join('; ') || `terraform validate exited ${result.exitCode}`}`,
-      detail: { diagnostics },
-    });
+    throw new RunnerError(
+      diagnosedError('validate', diagnostics.map(asPrinted), true, result.place, {
+        reason: 'ValidateFailed',
+        message: `the module is not valid: ${errors.join('; ') || `terraform validate exited ${result.exitCode}`}`,
+      }),
+    );
   }
   return { exitCode: result.exitCode, valid, diagnostics };
 }

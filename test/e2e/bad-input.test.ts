@@ -102,5 +102,9 @@ describe('bad input', () => {
     const truncated = await runRunner(['classify', join(s.dir, 'truncated.json'), '--json']);
     assert.equal(truncated.exitCode, 2);
     assert.match(truncated.stderr, /byte/);
+    const badLimit = await runRunner(['classify', join(s.dir, 'truncated.json'), '--limit', 'many']);
+    assert.equal(badLimit.exitCode, 2);
+    assert.equal(badLimit.stderr, 'captf-runner classify: --limit must be a whole number, not "many"');
+    assert.match(missing.stderr, /^captf-runner classify: cannot read .*nope\.json \(ENOENT\): pass the path of a terraform show -json document$/);
   });
 });

@@ -155,7 +155,7 @@ describe('provider actions (terraform 1.14+) need an approval', () => {
     await s.useModule(modules.base);
     const before = await readFile(s.state);
     const refresh = await w.run('refresh', ['--image', IMAGE], { action_invocations: [INVOKED] });
-    assert.equal(refresh.exitCode, 1, explain(refresh));
+    assert.equal(refresh.exitCode, 4, explain(refresh));
     assert.equal(refresh.result!.reason, 'RefreshRefused');
     assert.match(refresh.result!.message, /runs provider actions \(action\.aws_ec2_stop_instance\.maintenance \(action invoke\)\), which only an approved apply may run/);
     assert.ok(!refresh.commands.includes('apply'));

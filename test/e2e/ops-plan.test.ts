@@ -215,9 +215,9 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
           delete manifest.backend;
           await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest));
         }),
-        exit: 1, reason: 'ArtifactMismatch', message: /does not say which state it was planned against/,
+        exit: 5, reason: 'ArtifactMismatch', message: /does not say which state it was planned against/,
       },
-      { name: 'a wrong approved plan hash', artifact: async () => p.artifact, hash: 'b'.repeat(64), exit: 1, reason: 'ArtifactMismatch', message: /not the approved plan b{64}/ },
+      { name: 'a wrong approved plan hash', artifact: async () => p.artifact, hash: 'b'.repeat(64), exit: 5, reason: 'ArtifactMismatch', message: /not the approved plan b{64}/ },
       { name: 'a malformed approved plan hash', artifact: async () => p.artifact, hash: p.hash.toUpperCase(), exit: 2, reason: 'PlanNotApproved', message: /64 lowercase hex/ },
       { name: 'no approved plan hash', artifact: async () => p.artifact, hash: '', exit: 2, reason: 'PlanNotApproved', message: /needs --approved-plan-hash/ },
     ];
@@ -239,7 +239,7 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
     ] as const) {
       const extra = await change();
       const run = await approvedApply(p, p.artifact, p.hash, extra);
-      assert.equal(run.exitCode, 1, `${name}: ${explain(run)}`);
+      assert.equal(run.exitCode, 5, `${name}: ${explain(run)}`);
       assert.equal(run.result!.reason, 'ArtifactMismatch', name);
       assert.match(run.result!.message, /was made from inputs [0-9a-f]{64}, but the inputs given now hash to/);
       assert.match(run.result!.message, /new plan/);
@@ -313,7 +313,7 @@ describe('apply --plan-artifact: bound to the state it was planned against', () 
   }
 
   async function assertRefused(run: RunnerRun, lineOf: RegExp) {
-    assert.equal(run.exitCode, 1, explain(run));
+    assert.equal(run.exitCode, 5, explain(run));
     const r = run.result!;
     assert.equal(r.outcome, 'failed');
     assert.equal(r.reason, 'ArtifactMismatch');

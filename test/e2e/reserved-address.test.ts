@@ -172,7 +172,7 @@ resource "terraform_data" "captf_inputs_hash" {
 
     // A refresh would carry out the same move (a refresh-only plan reports it as drift): refused.
     const refresh = await s.run('refresh');
-    assert.equal(refresh.exitCode, 1, explain(refresh));
+    assert.equal(refresh.exitCode, 4, explain(refresh));
     assert.equal(refresh.result!.reason, 'RefreshRefused');
     assert.equal(refresh.result!.error!.step, 'decide');
     assert.match(refresh.result!.message, /moved from terraform_data\.captf_inputs_hash\[0\]/);

@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { interpretExit, type Command, type CommandRun } from '../../src/terraform/terraform.ts';
+import { interpretExit, placeOf, type Command, type CommandRun } from '../../src/terraform/terraform.ts';
 
 export const CORPUS_DIR = fileURLToPath(new URL('../fixtures/terraform-output/', import.meta.url));
 /** What stands for the capturing run's temp dir in every captured file (the runner's workdir). */
@@ -118,5 +118,6 @@ export function capturedRun(caseName: string): CommandRun {
     consumed: undefined,
     durationMs: 0,
     meaning: interpretExit(command, output.exitCode, output.argv.includes('-detailed-exitcode')),
+    place: placeOf(output.cwd, output.argv),
   };
 }

@@ -167,7 +167,7 @@ describe('a failed command as the error it is (failure)', () => {
     assert.equal(stale.kind, 'terraform');
     assert.equal(stale.reason, 'ApplyFailed');
     assert.equal(stale.message, `terraform apply exited 1: ${lastDiagnostic(stderrOf('apply-stale-plan'))}`);
-    assert.deepEqual(stale.detail, { exitCode: 1 });
+    assert.deepEqual(stale.detail, { exitCode: 1, diagnostics: [{ severity: 'error', summary: 'Saved plan is stale', detail: 'The given plan file can no longer be applied because the state was changed by another operation after the plan was created.' }] });
     assert.equal(stale.diagnosis.problem.kind, 'stalePlan');
     const noState = failure(capturedRun('lock-local-probe-no-state'), 'UnlockFailed');
     assert.equal(noState.message, 'terraform state rm exited 1: to point the command to a specific state location.');

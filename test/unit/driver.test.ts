@@ -16,7 +16,7 @@ describe('state: serial rewrite', () => {
 describe('settings', () => {
   it('takes a flag, else CAPTF_*, else the default', () => {
     assert.equal(envName('approvedHash'), 'CAPTF_APPROVED_HASH');
-    const s = loadSettings({ kind: 'pool' }, { CAPTF_KIND: 'machine', CAPTF_MODULE: '/m', CAPTF_BACKEND_CONFIG: 'a.hcl,b.hcl' });
+    const s = loadSettings('apply', { kind: 'pool' }, { CAPTF_KIND: 'machine', CAPTF_MODULE: '/m', CAPTF_BACKEND_CONFIG: 'a.hcl,b.hcl' });
     assert.equal(s.kind, 'pool');
     assert.equal(s.module, '/m');
     assert.deepEqual(s.backendConfig, ['a.hcl', 'b.hcl']);
@@ -24,15 +24,15 @@ describe('settings', () => {
   });
 
   it('--allow-plaintext-backups: a boolean flag, or CAPTF_ALLOW_PLAINTEXT_BACKUPS, default off', () => {
-    assert.equal(loadSettings({}, {}).allowPlaintextBackups, false);
-    assert.equal(loadSettings({ allowPlaintextBackups: true }, {}).allowPlaintextBackups, true);
-    assert.equal(loadSettings({}, { CAPTF_ALLOW_PLAINTEXT_BACKUPS: 'true' }).allowPlaintextBackups, true);
-    assert.equal(loadSettings({}, { CAPTF_ALLOW_PLAINTEXT_BACKUPS: 'no' }).allowPlaintextBackups, false);
+    assert.equal(loadSettings('apply', {}, {}).allowPlaintextBackups, false);
+    assert.equal(loadSettings('apply', { allowPlaintextBackups: true }, {}).allowPlaintextBackups, true);
+    assert.equal(loadSettings('apply', {}, { CAPTF_ALLOW_PLAINTEXT_BACKUPS: 'true' }).allowPlaintextBackups, true);
+    assert.equal(loadSettings('apply', {}, { CAPTF_ALLOW_PLAINTEXT_BACKUPS: 'no' }).allowPlaintextBackups, false);
   });
 
   it('names the flag and the variable when a value is wrong', () => {
-    assert.throws(() => loadSettings({ guard: 'maybe' }, {}), /--guard \(or CAPTF_GUARD\)/);
-    assert.throws(() => loadSettings({}, { CAPTF_LOCK_TIMEOUT: 'soon' }), /--lock-timeout \(or CAPTF_LOCK_TIMEOUT\)/);
+    assert.throws(() => loadSettings('apply', { guard: 'maybe' }, {}), /--guard \(or CAPTF_GUARD\)/);
+    assert.throws(() => loadSettings('apply', {}, { CAPTF_LOCK_TIMEOUT: 'soon' }), /--lock-timeout \(or CAPTF_LOCK_TIMEOUT\)/);
   });
 
   it('reads durations as terraform writes them', () => {
@@ -51,6 +51,9 @@ describe('exit codes', () => {
     assert.equal(exitCodeOf('blocked', e('blocked')), 3);
     assert.equal(exitCodeOf('invalid', e('image')), 4);
     assert.equal(exitCodeOf('failed', e('terraform', 'PlanStale')), 5);
+    assert.equal(exitCodeOf('failed', e('artifact', 'ArtifactMismatch')), 5);
+    assert.equal(exitCodeOf('failed', e('plan', 'RefreshRefused')), 4);
+    assert.equal(exitCodeOf('invalid', e('usage', 'InputsInvalid')), 2);
     assert.equal(exitCodeOf('interrupted', e('interrupted', 'JobDeadlineExceeded', { cause: 'deadline' })), 124);
     assert.equal(exitCodeOf('interrupted', e('interrupted', 'Interrupted', { cause: 'SIGINT' })), 130);
     assert.equal(exitCodeOf('interrupted', e('interrupted', 'Interrupted', { cause: 'SIGTERM' })), 143);

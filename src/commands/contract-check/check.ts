@@ -13,7 +13,8 @@ import { providersInInitOutput, type Diagnosis } from '../../terraform/diagnosti
 import { init } from '../../terraform/init.ts';
 import { StopHandle } from '../../terraform/stop.ts';
 import { createTerraform, TerraformFailed } from '../../terraform/terraform.ts';
-import { validate, type Diagnostic } from '../../terraform/validate.ts';
+import { validate } from '../../terraform/validate.ts';
+import type { TerraformDiagnostic } from '../../schemas/result.ts';
 import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type TerraformVersion } from '../../terraform/version.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../workspace/reserved-names.ts';
 import type { ModuleScan } from '../../workspace/scan.ts';
@@ -278,7 +279,7 @@ async function initAndValidate(moduleDir: string, terraformPath: string, baseEnv
     add(...lockfileCheck(moduleDir, failed?.exitCode ?? 0, providersInInitOutput(initLines)));
 
     if (failed) {
-      add('init', 'fail', `init -backend=false -lockfile=readonly exited ${failed.exitCode}: ${failed.diagnosis.summary ?? 'no error message'}`, initFix(failed.diagnosis));
+      add('init', 'fail', `init -backend=false -lockfile=readonly exited ${failed.exitCode}: ${failed.diagnosis.summary ?? 'no error message'}`, initFix(failed.diagnosis), diagnosticProblems(failed));
       add('validate', 'skip', 'not run: init failed');
       return;
     }
@@ -288,19 +289,19 @@ async function initAndValidate(moduleDir: string, terraformPath: string, baseEnv
       add('validate', 'pass', 'validate passes');
     } catch (error) {
       const failure = asRunnerError(error);
-      add('validate', 'fail', failure.message, FIX.validate, validateProblems(failure.detail?.diagnostics));
+      add('validate', 'fail', failure.message, FIX.validate, diagnosticProblems(failure));
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
 }
 
-/** validate -json's errors, where terraform found them (the module as a whole when it names no file). */
-function validateProblems(diagnostics: unknown): CheckProblem[] {
-  if (!Array.isArray(diagnostics)) return [];
-  return (diagnostics as Diagnostic[])
+/** terraform's errors (error.detail.diagnostics), where it found them: the module as a whole when it names no file. */
+function diagnosticProblems(error: RunnerError): CheckProblem[] {
+  const diagnostics = (error.detail?.diagnostics ?? []) as TerraformDiagnostic[];
+  return diagnostics
     .filter((d) => d.severity === 'error')
-    .map((d) => ({ file: d.range?.filename ?? '.', ...(typeof d.range?.start?.line === 'number' ? { line: d.range.start.line } : {}), message: d.summary + (d.detail ? `: ${d.detail}` : '') }));
+    .map((d) => ({ file: d.file ?? '.', ...(d.line !== undefined ? { line: d.line } : {}), message: d.summary + (d.detail ? `: ${d.detail.split('\n\n')[0]}` : '') }));
 }
 
 /** A lock file is required when the module uses any provider that is not built in (builtin-only modules get none from init). */

@@ -251,6 +251,7 @@ describe('the contract check command line', () => {
     const tree = await imageTree(t, { ...POOL_MODULE, 'moves.tf': 'moved {\n  from = terraform_data.machine\n  to   = terraform_data.captf_inputs_hash\n}\n' });
     const run = await contractCheck(tree, ['--kind', 'pool']);
     assert.equal(run.exitCode, 4);
+    assert.match(run.stderr, /^captf-runner contract check: the image breaks the runner contract: the report names each failed check and its fix$/);
     const check = byName(run.report!).reserved!;
     assert.equal(check.status, 'fail');
     assert.ok(check.message.endsWith(`${join(tree.module, 'moves.tf')}:3: moved { to = terraform_data.captf_inputs_hash }`), check.message);
@@ -261,7 +262,8 @@ describe('the contract check command line', () => {
     const tree = await imageTree(t, POOL_MODULE);
     const run = await contractCheck(tree, [], { CAPTF_KIND: 'banana' });
     assert.equal(run.exitCode, 2);
-    assert.match(run.stderr, /--kind must be cluster, machine or pool, not "banana"/);
+    assert.match(run.stderr, /^captf-runner contract check: --kind must be cluster, machine or pool, not "banana"$/);
+    assert.equal(run.report, undefined, 'nothing checked');
   });
 });
 

@@ -1,0 +1,141 @@
+// The diagnostics of terraform 1.11.4 that fail the same way on every retry, and what each means
+// for the exit code: the module or image must change (ImageInvalid, exit 4) or the inputs must
+// (InputsInvalid, exit 2). Only a command whose every error is on this list is read so; any other
+// error keeps the command's own reason and exit 1 (a retry may pass). Each entry is tested on what
+// terraform really printed (test/terraform/known-diagnostics.test.ts, test/fixtures/terraform-output).
+// Also how a diagnostic is reported: where it points, relative to the module root, never the
+// quoted source or values; bounded. Pure.
+import { basename, isAbsolute, relative } from 'node:path';
+import { DIAGNOSTIC_TEXT_BYTES, DIAGNOSTICS_LIMIT, type TerraformDiagnostic } from '../schemas/result.ts';
+import type { PrintedDiagnostic } from './diagnostics.ts';
+import { escapeRegExp } from '../output/secret-forms.ts';
+
+export type Recurring = 'image' | 'inputs';
+
+interface KnownDiagnostic {
+  summary: string;
+  /** When the summary alone does not say it: what the detail must also say. */
+  detail?: RegExp;
+  means: Recurring;
+  /** What to do: a sentence of the message. */
+  fix: string;
+}
+
+const FIX_CONFIGURATION = 'Fix the module (terraform validate shows the same): every retry fails the same way';
+const FIX_VALUE = 'in terraform.tfvars.json or sensitive.tfvars.json of the inputs: every retry fails the same way';
+
+export const KNOWN_DIAGNOSTICS: readonly KnownDiagnostic[] = [
+  { summary: 'Unclosed configuration block', means: 'image', fix: FIX_CONFIGURATION },
+  { summary: 'Reference to undeclared resource', means: 'image', fix: FIX_CONFIGURATION },
+  { summary: 'Reference to undeclared input variable', means: 'image', fix: FIX_CONFIGURATION },
+  { summary: 'Unsupported argument', means: 'image', fix: FIX_CONFIGURATION },
+  { summary: 'Unsupported backend type', means: 'image', fix: 'Fix the backend block of the module: terraform has no backend of that type' },
+  { summary: 'Unreadable module directory', means: 'image', fix: "Fix the module call's source: a local module must be a directory inside the module" },
+  // The image's CLI configuration names its filesystem mirror only (no registry): what is not there never comes.
+  // Not so when a registry is configured and unreachable ("could not connect to registry"): the network may come back.
+  {
+    summary: 'Failed to query available provider packages',
+    detail: /was not found in any of the search locations/,
+    means: 'image',
+    fix: "The image must carry the provider in its mirror (contract/sections/image.md), or the module must not require it: no registry is configured, so every retry fails the same way",
+  },
+  {
+    summary: 'Provider dependency changes detected',
+    means: 'image',
+    fix: 'Ship a .terraform.lock.hcl that records every provider the module requires (init runs with -lockfile=readonly)',
+  },
+  { summary: 'No value for required variable', means: 'inputs', fix: `Give the variable a value (or the module a default) ${FIX_VALUE}` },
+  { summary: 'Invalid value for input variable', means: 'inputs', fix: `Give the variable a value of the type the module declares ${FIX_VALUE}` },
+  { summary: 'Invalid value for variable', means: 'inputs', fix: `Give the variable a value its validation accepts ${FIX_VALUE}` },
+];
+
+/** init's preamble before the configuration's own errors: it says there are some, and decides nothing itself. */
+const INIT_PREAMBLE = 'Terraform encountered problems during initialisation, including problems with the configuration, described below.';
+
+export interface RecurringFailure {
+  means: Recurring;
+  /** The first error, on the list, that decided it. */
+  first: PrintedDiagnostic;
+  fix: string;
+}
+
+/** The errors among `diagnostics`, but init's preamble. */
+export const errorsOf = (diagnostics: readonly PrintedDiagnostic[]) => diagnostics.filter((d) => d.severity === 'error' && d.summary !== INIT_PREAMBLE);
+
+const knownEntry = (d: PrintedDiagnostic) => KNOWN_DIAGNOSTICS.find((k) => k.summary === d.summary && (!k.detail || k.detail.test(d.detail.replace(/\s+/g, ' '))));
+
+/**
+ * When every error of a failed init, validate or plan is on the list: what it means (the module or
+ * image, else the inputs). undefined when any error is not, or there is none. `complete`: all of
+ * stderr was read (a tail may have lost an error that is not on the list). Any other command's
+ * failure is never read so: what a module prints while it applies is not terraform speaking.
+ */
+export function recurringFailure(diagnostics: readonly PrintedDiagnostic[], complete: boolean): RecurringFailure | undefined {
+  if (!complete) return undefined;
+  const errors = errorsOf(diagnostics);
+  const known = errors.map(knownEntry);
+  if (!known.length || known.some((k) => k === undefined)) return undefined;
+  const at = Math.max(0, known.findIndex((k) => k!.means === 'image'));
+  return { means: known[at]!.means, first: errors[at]!, fix: known[at]!.fix };
+}
+
+/** Where a command ran, to report its diagnostics: paths of the runner's workdir never reach the result. */
+export interface DiagnosticPlace {
+  /** terraform's working directory: the module root of the runner's copy. */
+  root: string;
+  /** The -var-file paths: the runner's canonical copies of the inputs files, named like them. */
+  varFiles: readonly string[];
+  /** The run's masker: a text is masked before it is cut (a secret cut in two would no longer match). */
+  mask?: (text: string) => string;
+}
+
+/** The diagnostics as the result reports them (error.detail.diagnostics): located, masked, bounded. */
+export function reportedDiagnostics(diagnostics: readonly PrintedDiagnostic[], place: DiagnosticPlace): { diagnostics: TerraformDiagnostic[]; diagnosticsTotal?: number } {
+  const reported = diagnostics.slice(0, DIAGNOSTICS_LIMIT).map((d) => reportedDiagnostic(d, place));
+  return { diagnostics: reported, ...(diagnostics.length > DIAGNOSTICS_LIMIT ? { diagnosticsTotal: diagnostics.length } : {}) };
+}
+
+export function reportedDiagnostic(d: PrintedDiagnostic, place: DiagnosticPlace): TerraformDiagnostic {
+  const text = (s: string) => cutBytes((place.mask ?? ((t: string) => t))(withoutWorkdirPaths(s, place)), DIAGNOSTIC_TEXT_BYTES);
+  const varFile = d.file === undefined ? undefined : place.varFiles.find((f) => f === d.file);
+  const aboutVarFile = varFile !== undefined || place.varFiles.some((f) => d.detail.includes(f));
+  const variable = aboutVarFile ? ((varFile ? d.sourceKey : undefined) ?? /\bvar\.([A-Za-z_][A-Za-z0-9_-]*)/.exec(d.detail)?.[1]) : undefined;
+  const file = varFile ? basename(varFile) : d.file === undefined ? undefined : moduleRelative(d.file, place.root);
+  return {
+    severity: d.severity,
+    summary: text(d.summary),
+    ...(d.detail ? { detail: text(d.detail) } : {}),
+    ...(file !== undefined ? { file } : {}),
+    // The line of the canonical copy is not a line of the person's file.
+    ...(file !== undefined && !varFile && d.line !== undefined ? { line: d.line } : {}),
+    ...(variable !== undefined ? { variable } : {}),
+  };
+}
+
+/** `main.tf:4`, `terraform.tfvars.json (variable replicas)`, or '' where terraform points nowhere. */
+export function diagnosticPlace(d: TerraformDiagnostic): string {
+  if (d.file === undefined) return '';
+  return `${d.file}${d.line === undefined ? '' : `:${d.line}`}${d.variable === undefined ? '' : ` (variable ${d.variable})`}`;
+}
+
+/** A path terraform names, relative to the module root; undefined when it is outside it (a path of the runner's, never the person's). */
+function moduleRelative(file: string, root: string): string | undefined {
+  if (!isAbsolute(file)) return file;
+  const inside = relative(root, file);
+  return inside && !inside.startsWith('..') && !isAbsolute(inside) ? inside : undefined;
+}
+
+/** A variables file's copy (with terraform's position in it, `:2,10-28`) by the person's file name; the module root's path taken off. */
+function withoutWorkdirPaths(text: string, place: DiagnosticPlace): string {
+  let out = text;
+  for (const file of place.varFiles) out = out.replace(new RegExp(`${escapeRegExp(file)}(?::\\d+,\\d+(?:-\\d+)?)?`, 'g'), basename(file));
+  return out.split(`${place.root}/`).join('');
+}
+
+/** At most `limit` bytes of UTF-8, cut at a character, with an ellipsis when cut. */
+function cutBytes(text: string, limit: number): string {
+  if (Buffer.byteLength(text) <= limit) return text;
+  let cut = text.slice(0, limit - 3);
+  while (Buffer.byteLength(cut) > limit - 3) cut = cut.slice(0, -1);
+  return `${cut.replace(/[\uD800-\uDBFF]$/, '')}…`;
+}

@@ -1,0 +1,119 @@
+// Settings per op: each op's schema takes its own settings and their rules; the command line's
+// flags and help come from the same table.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Command } from 'commander';
+import { buildCli } from '../../src/cli.ts';
+import { OP_SCHEMAS, Settings, envName, loadHashSettings, loadSettings, settingsOfInvalidRun } from '../../src/schemas/config.ts';
+import { HASH_SETTINGS, OP_SETTINGS, SETTING_OPTIONS, flagName, settingHelp, type SettingOption } from '../../src/schemas/setting-options.ts';
+import { Op } from '../../src/schemas/result.ts';
+import { RunnerError } from '../../src/errors.ts';
+
+const PLAN_HASH = 'a'.repeat(64);
+
+const refusal = (fn: () => unknown): RunnerError => {
+  try {
+    fn();
+  } catch (error) {
+    assert.ok(error instanceof RunnerError);
+    return error;
+  }
+  assert.fail('expected a usage error');
+};
+
+describe('settings per op', () => {
+  it('the guard off for a cluster is refused by the apply schema, with its own reason', () => {
+    const e = refusal(() => loadSettings('apply', { guard: 'off' }, {}));
+    assert.equal(e.kind, 'usage');
+    assert.equal(e.reason, 'GuardRequired');
+    assert.match(e.message, /cannot be turned off for a cluster: drop --guard off \(CAPTF_GUARD\)/);
+    assert.equal(refusal(() => loadSettings('apply', {}, { CAPTF_GUARD: 'off', CAPTF_KIND: 'cluster' })).reason, 'GuardRequired');
+    assert.equal(loadSettings('apply', { guard: 'off', kind: 'pool' }, {}).guard, 'off');
+    // The approval of a plan artifact binds the plan: the guard does not apply to it.
+    assert.equal(loadSettings('apply', { guard: 'off', planArtifact: '/a', approvedPlanHash: PLAN_HASH }, {}).planArtifact, '/a');
+  });
+
+  it('--plan-artifact without a plan hash is refused by the apply schema', () => {
+    for (const approvedPlanHash of [undefined, 'pending', PLAN_HASH.toUpperCase()]) {
+      const e = refusal(() => loadSettings('apply', { planArtifact: '/a', approvedPlanHash }, {}));
+      assert.equal(e.reason, 'PlanNotApproved');
+      assert.match(e.message, /--plan-artifact needs --approved-plan-hash/);
+    }
+  });
+
+  it('restore needs --backup and unlock --lock-id, by their schemas', () => {
+    const backup = refusal(() => loadSettings('restore', {}, {}));
+    assert.equal(backup.reason, 'BackupMissing');
+    assert.match(backup.message, /pass --backup DIR/);
+    const lockId = refusal(() => loadSettings('unlock', {}, { CAPTF_BACKUP: '/b' }));
+    assert.equal(lockId.reason, 'LockIdMissing');
+    assert.match(lockId.message, /unlock needs --lock-id ID/);
+    assert.equal(loadSettings('unlock', {}, { CAPTF_LOCK_ID: 'l' }).lockId, 'l');
+  });
+
+  it('an invalid value beside a broken rule is named as an invalid setting', () => {
+    const e = refusal(() => loadSettings('apply', { guard: 'off', chunkBytes: '1' }, {}));
+    assert.equal(e.reason, 'SettingsInvalid');
+    assert.match(e.message, /--chunk-bytes \(or CAPTF_CHUNK_BYTES\)/);
+  });
+
+  it('an op ignores the variables of the settings it does not take, even invalid ones', () => {
+    const others = { CAPTF_GUARD: 'maybe', CAPTF_PLAN_ARTIFACT: '/a', CAPTF_APPROVED_PLAN_HASH: 'pending', CAPTF_LOCK_ID: 'l', CAPTF_BACKUP: '/b', CAPTF_ARTIFACTS: '/art' };
+    for (const op of ['plan', 'refresh', 'drift', 'destroy', 'restore', 'unlock'] as const) {
+      const settings = loadSettings(op, {}, { ...others, CAPTF_KIND: 'machine' });
+      assert.equal(settings.kind, 'machine', `${op} reads the variables of its settings`);
+      assert.equal(settings.guard, SETTING_OPTIONS.guard.default, `${op}: not its setting, so the default`);
+    }
+    assert.equal(loadSettings('plan', {}, others).artifacts, '/art');
+    assert.equal(loadSettings('unlock', {}, others).lockId, 'l');
+    assert.equal(loadSettings('restore', {}, others).backup, '/b');
+    assert.equal(loadSettings('restore', {}, others).lockId, undefined);
+    assert.equal(refusal(() => loadSettings('apply', {}, others)).reason, 'SettingsInvalid');
+    assert.deepEqual(loadHashSettings({}, { ...others, CAPTF_CHUNK_BYTES: '1', CAPTF_IMAGE: 'img' }), { inputs: '/captf/inputs', image: 'img', kind: 'cluster' });
+  });
+
+  it('every op takes the settings of its schema, and every setting belongs to a command', () => {
+    for (const op of Op.options) assert.deepEqual(Object.keys(OP_SCHEMAS[op].shape).sort(), [...OP_SETTINGS[op]].sort(), op);
+    const taken = new Set([...Object.values(OP_SETTINGS).flat(), ...HASH_SETTINGS]);
+    assert.deepEqual([...taken].sort(), Object.keys(Settings.shape).sort());
+  });
+
+  it('an invalid run keeps the settings that are valid on their own, for its result', () => {
+    const settings = settingsOfInvalidRun({ out: '/o', object: 'demo', guard: 'off', chunkBytes: '1' }, { CAPTF_NAMESPACE: 'ns', CAPTF_TERMINATION_LOG: '' });
+    assert.equal(settings.out, '/o');
+    assert.equal(settings.object, 'demo');
+    assert.equal(settings.namespace, 'ns');
+    assert.equal(settings.terminationLog, SETTING_OPTIONS.terminationLog.default);
+    assert.equal(settings.chunkBytes, SETTING_OPTIONS.chunkBytes.default);
+    assert.equal(settings.guard, 'on');
+    assert.equal(settingsOfInvalidRun({ out: '' }, {}).out, SETTING_OPTIONS.out.default);
+  });
+});
+
+describe('the command line', () => {
+  const noop = async () => {};
+  const cli = buildCli({ op: noop, classify: noop, hash: noop, contractCheck: noop });
+  const command = (name: string) => cli.commands.find((c: Command) => c.name() === name)!;
+
+  it('each op has the flags of its settings and no other', () => {
+    for (const op of Op.options) {
+      assert.deepEqual(command(op).options.map((o) => o.long).sort(), OP_SETTINGS[op].map(flagName).sort(), op);
+    }
+    assert.deepEqual(command('hash').options.map((o) => o.long).sort(), [...HASH_SETTINGS.map(flagName), '--json'].sort());
+  });
+
+  it('the help states each default the schema applies, from the one table', () => {
+    const defaults = Settings.parse({});
+    for (const op of Op.options) {
+      for (const option of command(op).options) {
+        const name = option.attributeName() as keyof typeof SETTING_OPTIONS;
+        assert.equal(option.description, settingHelp(SETTING_OPTIONS[name]));
+        const stated = (SETTING_OPTIONS[name] as SettingOption).default;
+        if (stated !== undefined) assert.deepEqual(defaults[name], stated, `${flagName(name)}: the schema's default is the table's`);
+        if (typeof stated === 'number' || (typeof stated === 'string' && stated !== '')) assert.ok(option.description.includes(`(default ${stated}`), option.description);
+      }
+    }
+    assert.match(command('apply').options.find((o) => o.long === '--stop-grace')!.description, /\(default 20s\)/);
+    assert.equal(envName('stopGrace'), 'CAPTF_STOP_GRACE');
+  });
+});

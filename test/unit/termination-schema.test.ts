@@ -1,0 +1,45 @@
+// contract/termination.schema.json describes what the termination message really holds: every form
+// compactResult writes (the richest to the smallest) parses with the schema, every member declared.
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import { Masker } from '../../src/output/mask.ts';
+import { compactResult } from '../../src/output/termination.ts';
+import { TerminationMessage, type Result } from '../../src/schemas/result.ts';
+import { classifyPlan } from '../../src/plan/classify.ts';
+
+const result = (destructive: number, message: string, warnings: string[]): Result => {
+  const entries = Array.from({ length: destructive }, (_, i) => ({ address: `terraform_data.resource_with_a_long_name_${i}["key-${i}"]`, mode: 'managed', type: 'terraform_data', name: 'x', change: { actions: ['delete'] } }));
+  const plan = classifyPlan({ format_version: '1.2', applyable: true, complete: true, errored: false, resource_changes: entries }, { limit: 1000 });
+  return {
+    apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'blocked', reason: 'DestructivePlanBlocked', message, exitCode: 3, runnerVersion: '0', object: { kind: 'cluster' },
+    inputsHash: 'a'.repeat(64), approvalHash: 'b'.repeat(64), stateInputsHash: null, planHash: 'c'.repeat(64),
+    approval: { given: true, matched: true, required: true, unreviewed: [], unreviewedTotal: 2 },
+    error: { kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message, detail: { diagnostics: [] } },
+    plan, applied: false, mayHaveChanged: false, steps: [], annotations: { 'captf.io/outcome': 'blocked' }, warnings, startedAt: '', finishedAt: '',
+  };
+};
+
+it('every form of the termination message has only the members the schema declares, of their types', () => {
+  const every = z.strictObject(TerminationMessage.shape);
+  const forms = new Set<string>();
+  for (const [destructive, length, warnings] of [[0, 10, 0], [3, 100, 5], [50, 3000, 5], [500, 50_000, 5], [5000, 50_000, 40]] as const) {
+    const text = compactResult(result(destructive, 'm'.repeat(length), Array.from({ length: warnings }, (_, i) => `warning ${i} ${'w'.repeat(400)}`)), new Masker());
+    const parsed = every.safeParse(JSON.parse(text));
+    assert.ok(parsed.success, `${text.slice(0, 300)}: ${parsed.error && z.prettifyError(parsed.error)}`);
+    forms.add(Object.keys(parsed.data).sort().join());
+  }
+  assert.ok(forms.size >= 2, 'more than one form was checked');
+});
+
+it('the smallest form keeps what the schema requires, and nothing else is required', () => {
+  const smallest = { apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'failed', reason: 'ApplyFailed', exitCode: 1 };
+  assert.ok(TerminationMessage.safeParse(smallest).success);
+  for (const key of Object.keys(smallest)) {
+    const without: Record<string, unknown> = { ...smallest };
+    delete without[key];
+    assert.equal(TerminationMessage.safeParse(without).success, false, key);
+  }
+  // A v1 reader ignores members it does not know.
+  assert.ok(TerminationMessage.safeParse({ ...smallest, addedLater: 1 }).success);
+});
