@@ -9,12 +9,22 @@ import { registerLocalCommands } from './local/commands.ts';
 
 export interface CliHandlers {
   op(op: Op, flags: Record<string, unknown>): Promise<void>;
-  classify(file: string, flags: { json?: boolean; limit?: string }): Promise<void>;
+  classify(file: string, flags: ClassifyFlags): Promise<void>;
   hash(flags: Record<string, unknown>): Promise<void>;
   contractCheck(flags: Record<string, unknown>): Promise<void>;
 }
 
+export interface ClassifyFlags {
+  json?: boolean;
+  limit?: string;
+  summaryMd?: string;
+  detailedExitcode?: boolean;
+}
+
 const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** For CI (e.g. $GITHUB_STEP_SUMMARY): a flag only, no CAPTF_* variable, so a Job's environment cannot turn it on. */
+const SUMMARY_MD = ['--summary-md <file>', 'append a Markdown summary of the run to FILE (e.g. $GITHUB_STEP_SUMMARY); a flag only, no CAPTF_* variable'] as const;
 
 /** The flags of these settings, with their help and defaults from the one table (schemas/setting-options.ts). */
 function settingOptions(command: Command, names: readonly SettingName[]): Command {
@@ -38,11 +48,11 @@ export function buildCli(handlers: CliHandlers): Command {
   const op = (name: Op, description: string) =>
     settingOptions(program.command(name).description(description), OP_SETTINGS[name]).action((flags: Record<string, unknown>) => handlers.op(name, flags));
 
-  op('apply', 'init, validate, plan, show, classify; apply the saved plan unless it is destructive and not approved');
-  op('plan', 'plan for manual approval: a plan artifact and its plan hash, nothing applied');
+  op('apply', 'init, validate, plan, show, classify; apply the saved plan unless it is destructive and not approved').option(...SUMMARY_MD);
+  op('plan', 'plan for manual approval: a plan artifact and its plan hash, nothing applied').option(...SUMMARY_MD);
   op('refresh', 'a refresh-only plan, classified, applied as saved, then the outputs');
-  op('drift', 'a plan against the inputs, nothing applied: what changed outside terraform');
-  op('destroy', 'destroy everything the state holds (never gated)');
+  op('drift', 'a plan against the inputs, nothing applied: what changed outside terraform').option(...SUMMARY_MD).option('--detailed-exitcode', 'exit 6 when drift is found (0: no drift); a flag only, no CAPTF_* variable');
+  op('destroy', 'destroy everything the state holds (never gated)').option(...SUMMARY_MD);
   op('restore', 'push a state backup back to the backend');
   op('unlock', 'force-unlock the state, only while the lock still carries this id');
 
@@ -52,7 +62,9 @@ export function buildCli(handlers: CliHandlers): Command {
     .argument('<file>', 'the plan JSON (- for stdin)')
     .option('--json', 'print the classification as JSON')
     .option('--limit <n>', 'how many destructive entries to list (default 100)')
-    .action((file: string, flags: { json?: boolean; limit?: string }) => handlers.classify(file, flags));
+    .option(...SUMMARY_MD)
+    .option('--detailed-exitcode', 'exit 3 when applying the plan needs an approval (gated; 0: not gated); a flag only, no CAPTF_* variable')
+    .action((file: string, flags: ClassifyFlags) => handlers.classify(file, flags));
 
   settingOptions(program.command('hash').description('print the inputs hash and approval hash of an inputs dir'), HASH_SETTINGS)
     .option('--json', 'print JSON')

@@ -7,11 +7,15 @@ import { classifyPlanStream } from '../plan/stream.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import { countsText } from '../output/summary.ts';
 import { INPUTS_HASH_RESOURCE } from '../workspace/reserved-names.ts';
+import { appendSummaryMd, classifySummaryMarkdown } from '../output/summary-md.ts';
+import { detailedExitCode, EXIT } from '../run/exit-codes.ts';
+import type { ClassifyFlags } from '../cli.ts';
 
 /** How the runner classifies every plan (ops and `classify`): what it plans at its own record is its own (src/plan/classify.ts). */
 export const runnerClassifyOptions = (options: ClassifyOptions = {}): ClassifyOptions => ({ ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]), ...options });
 
-export async function classifyCommand(file: string, flags: { json?: boolean; limit?: string }): Promise<void> {
+/** Exits 0, or with --detailed-exitcode 3 when the plan is gated; a --summary-md FILE that cannot be written is a warning on stderr. */
+export async function classifyCommand(file: string, flags: ClassifyFlags): Promise<number> {
   const limit = flags.limit === undefined ? undefined : Number.parseInt(flags.limit, 10);
   if (limit !== undefined && !(limit >= 0)) throw usageError('SettingsInvalid', `--limit must be a whole number, not "${flags.limit}"`);
   const source = file === '-' ? process.stdin : createReadStream(file);
@@ -25,6 +29,9 @@ export async function classifyCommand(file: string, flags: { json?: boolean; lim
     for (const a of plan.actions) process.stdout.write(`  ${actionText(a)}\n`);
     for (const why of plan.failClosed) process.stdout.write(`  needs an approval: ${why}\n`);
   }
+  const summaryProblem = flags.summaryMd && (await appendSummaryMd(flags.summaryMd, classifySummaryMarkdown(plan, file)));
+  if (summaryProblem) process.stderr.write(`captf-runner classify: warning: ${summaryProblem}\n`);
+  return flags.detailedExitcode ? detailedExitCode(EXIT.succeeded, { gated: plan.gated }) : EXIT.succeeded;
 }
 
 /** The document is the caller's: one that cannot be read, or is no plan the runner can classify, is a usage error. */

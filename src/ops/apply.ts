@@ -27,7 +27,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
     const collect = isSha256(ctx.settings.approvedHash)
       ? { onDestructive: (d: DestructiveChange) => everyDestructive.push(shownChange(d)), onAction: (a: PlannedAction) => everyDestructive.push(shownAction(a)) }
       : {};
-    const { planned, plan, planHash } = await planAndClassify(ctx, root, inputs.hashes.inputsHash, {}, collect);
+    const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, inputs.hashes.inputsHash, {}, collect);
     const decision = decideApply({
       planHasChanges: planned.hasChanges,
       classification: plan,
@@ -46,32 +46,35 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
     else if (approval.given && !approval.matched && decision.action === 'block')
       ctx.log.warn('the approved hash given is not this run\'s approval hash: it approves nothing');
 
-    switch (decision.action) {
-      case 'skip':
-        ctx.skip('apply', 'the plan has no changes');
-        return { outcome: 'noChanges', reason: 'NoChanges', message: 'The plan has no changes: nothing was applied, and the state already records these inputs.', learned: { approval } };
-      case 'block': {
-        const command = approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash);
-        ctx.skip('apply', 'blocked: a destructive plan without a matching approval');
-        throw withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash, command) }), {
-          approval,
-          approveCommand: command,
-          annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },
-        });
+    // terraform's plan, masked, reaches the result however the apply ends (the Markdown summary shows it).
+    return await reporting({ planText }, async (): Promise<OpEnding> => {
+      switch (decision.action) {
+        case 'skip':
+          ctx.skip('apply', 'the plan has no changes');
+          return { outcome: 'noChanges', reason: 'NoChanges', message: 'The plan has no changes: nothing was applied, and the state already records these inputs.', learned: { approval } };
+        case 'block': {
+          const command = approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash);
+          ctx.skip('apply', 'blocked: a destructive plan without a matching approval');
+          throw withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash, command) }), {
+            approval,
+            approveCommand: command,
+            annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },
+          });
+        }
+        case 'apply': {
+          // The guard is off (machines, pools whose exports do not change): what it would gate is said, never blocking.
+          if (!decision.approvalRequired && plan.gated) for (const warning of ungatedWarnings(plan, 'applied without an approval (--guard off)')) ctx.warn(warning);
+          // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
+          const coverage = decision.approvalRequired && decision.approvalMatched ? await keepOnFailure({ approval }, () => approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash)) : {};
+          return await reporting({ approval: { ...approval, ...coverage } }, async () => {
+            await applySavedPlan(ctx, root, before, planHash);
+            return decision.outcome === 'noChanges'
+              ? { outcome: 'noChanges', reason: 'NoChanges', message: 'No resource changes: the apply only recorded the inputs hash in the state.' }
+              : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied: ${countsText(plan.counts)}.` };
+          });
+        }
       }
-      case 'apply': {
-        // The guard is off (machines, pools whose exports do not change): what it would gate is said, never blocking.
-        if (!decision.approvalRequired && plan.gated) for (const warning of ungatedWarnings(plan, 'applied without an approval (--guard off)')) ctx.warn(warning);
-        // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
-        const coverage = decision.approvalRequired && decision.approvalMatched ? await keepOnFailure({ approval }, () => approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash)) : {};
-        return await reporting({ approval: { ...approval, ...coverage } }, async () => {
-          await applySavedPlan(ctx, root, before, planHash);
-          return decision.outcome === 'noChanges'
-            ? { outcome: 'noChanges', reason: 'NoChanges', message: 'No resource changes: the apply only recorded the inputs hash in the state.' }
-            : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied: ${countsText(plan.counts)}.` };
-        });
-      }
-    }
+    });
   } finally {
     await workspace.dispose();
   }

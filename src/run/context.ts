@@ -10,6 +10,18 @@ import { StopHandle } from '../terraform/stop.ts';
 import type { InCluster } from './in-cluster.ts';
 import { takeLearned, type Learned } from './learned.ts';
 
+/** --summary-md FILE and --detailed-exitcode (contract.md §1: flags only). */
+export interface Reporting {
+  summaryMd?: string;
+  detailedExitcode: boolean;
+}
+
+/** The reporting flags as commander gives them: read from the command line alone. */
+export const reportingOf = (flags: Record<string, unknown>): Reporting => ({
+  ...(typeof flags.summaryMd === 'string' ? { summaryMd: flags.summaryMd } : {}),
+  detailedExitcode: flags.detailedExitcode === true,
+});
+
 export type StopCause = 'SIGTERM' | 'SIGINT' | 'deadline';
 
 export interface StepOptions<T> {
@@ -35,6 +47,9 @@ export class RunContext {
   cluster: InCluster | undefined;
   /** Every terraform this run starts is registered here while it runs, so a stop request reaches it. */
   readonly terraformStop = new StopHandle();
+
+  /** The flags that shape only how the run reports (never CAPTF_* variables): the op's result does not depend on them. */
+  reporting: Reporting = { detailedExitcode: false };
 
   constructor(
     readonly op: Op,

@@ -7,7 +7,7 @@ import { RunnerError } from '../errors.ts';
 import { createLogger } from '../output/log.ts';
 import { Masker } from '../output/mask.ts';
 import { maskResult } from '../output/mask-result.ts';
-import { RunContext, type StopCause } from './context.ts';
+import { reportingOf, RunContext, type StopCause } from './context.ts';
 import { finishRun, publishResult, recordLateWarnings } from './finish.ts';
 import type { OpEnding } from './learned.ts';
 import { OPS, type OpModule } from './ops.ts';
@@ -33,6 +33,7 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   }
   const log = await createLogger(settings.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'), masker);
   const ctx = new RunContext(op, settings, log, masker);
+  ctx.reporting = reportingOf(flags);
   const stop = installStopHandlers(ctx);
   let opModule: OpModule | undefined;
   let ending: OpEnding | undefined;

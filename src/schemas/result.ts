@@ -154,7 +154,7 @@ export const Result = z.strictObject({
   approveCommand: z.string().optional(),
   plan: Classification.optional(),
   planHash: Sha256.optional().describe('sha256 of the saved plan file'),
-  planText: z.string().optional().describe("terraform's human-readable plan, masked, at most 64 KiB (plan and drift)"),
+  planText: z.string().optional().describe("terraform's human-readable plan, masked, at most 64 KiB (apply, plan, drift, destroy)"),
   planArtifact: ArtifactRef.optional(),
   backup: ArtifactRef.optional().describe('The backup of the state this run took before changing it (apply, destroy, restore)'),
   restoredFrom: ArtifactRef.optional().describe('restore: the backup it restored'),

@@ -60,8 +60,7 @@ export interface ContractCheckOptions {
    */
   root?: string;
   /**
-   * Default /captf/module. Under a root, resolved inside it. Given without a root: a module source
-   * tree (CI), checked with this machine's terraform and CLI configuration, image-only checks skipped.
+   * Default /captf/module. Under a root, resolved inside it.
    */
   moduleDir?: string;
   /** Default `terraform` on PATH. Always a binary on this machine, also with a root. */
@@ -69,6 +68,8 @@ export interface ContractCheckOptions {
   kind?: ObjectKind;
   /** The op's workdir; absent: the runner's default, a fresh dir under TMPDIR. */
   workdir?: string;
+  /** A module source tree (`--module` given, no `--root`): this machine's terraform and CLI configuration, the image-only checks skipped. */
+  sourceTree?: boolean;
   /** Only what every op checks before touching state: terraform and the module's files. */
   cheapOnly?: boolean;
   env?: NodeJS.ProcessEnv;
@@ -86,7 +87,7 @@ const FIX = {
 
 export async function runContractCheck(options: ContractCheckOptions = {}): Promise<ContractReport> {
   const root = resolve(options.root ?? '/');
-  const sourceTree = options.root === undefined && options.moduleDir !== undefined;
+  const sourceTree = options.root === undefined && options.sourceTree === true;
   const inImage = root === '/' && !sourceTree;
   const env = options.env ?? process.env;
   const moduleDir = root === '/' ? resolve(options.moduleDir ?? '/captf/module') : join(root, options.moduleDir ?? '/captf/module');

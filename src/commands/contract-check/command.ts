@@ -17,6 +17,8 @@ export async function contractCheckCommand(flags: Record<string, unknown>): Prom
     terraformPath: setting('terraform'),
     kind: parsedKind?.data,
     workdir: setting('workdir'),
+    // The flag, never CAPTF_MODULE: an image's environment must not turn its own check into a source tree's.
+    sourceTree: flags.root === undefined && flags.module !== undefined,
   });
   process.stdout.write(flags.json ? JSON.stringify(report, null, 2) + '\n' : formatContractTable(report));
   if (!report.ok) throw imageError('the image breaks the runner contract: the report names each failed check and its fix');
