@@ -1,6 +1,7 @@
 // Bundles the CLI into one ESM file: the image runs it without node_modules.
 import { build } from 'esbuild';
-import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { sourcesHash } from './sources-hash.mjs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -33,6 +34,7 @@ const zodEnglishOnly = {
 // them. The image copies dist/captf-runner.mjs and dist/chunks/ into one dir.
 rmSync(join(outdir, 'chunks'), { recursive: true, force: true });
 
+const stamp = sourcesHash();
 await build({
   entryPoints: { 'captf-runner': new URL('../src/main.ts', import.meta.url).pathname },
   outdir,
@@ -57,3 +59,5 @@ await build({
   logLevel: 'warning',
 });
 chmodSync(outfile, 0o755);
+// What the bundle was built from: the e2e tests refuse a bundle whose sources changed since (test/support/bundle.ts).
+writeFileSync(join(outdir, 'sources.sha256'), `${stamp}\n`);

@@ -1,13 +1,77 @@
 #!/usr/bin/env bash
-# Runs the whole suite with node's test runner. Files are listed explicitly:
-# node 20 does not expand globs for --test, and a run that finds no file must fail.
+# The test suite: scripts/test.sh [all|unit|e2e] [FILE...]   (npm test, npm run test:unit, npm run test:e2e)
+#   unit  every test/**/*.test.ts outside the e2e group: pure code, seconds, no terraform, no PostgreSQL.
+#         A stand-in `terraform` (and PostgreSQL binaries) first on PATH fails any that starts one.
+#   e2e   test/e2e/, test/support/ and the files in E2E_ELSEWHERE: the built runner, the real terraform,
+#         PostgreSQL. Builds the bundle first. Run once per binary in CAPTF_TEST_TERRAFORMS (space-separated
+#         paths) when set, else with CAPTF_TEST_TERRAFORM (one path) or terraform on PATH.
+#   all   (default) type-check, unit, e2e.
+# Files are found, not listed (node 20 does not expand globs for --test): a new test file cannot be forgotten,
+# and a group that finds no file fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-node scripts/build.mjs
-npx tsc --noEmit -p .
-mapfile -t files < <(find test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
-if [ "${#files[@]}" -eq 0 ]; then echo "no test files found under test/" >&2; exit 1; fi
-if [ "$#" -gt 0 ]; then files=("$@"); fi
-# The timeout bounds each file: the fault matrix streams hundreds of MB and takes ~5 minutes on a busy
-# 2-core machine, so a hang is still caught, but never a slow file.
-exec node --import tsx --test --test-reporter=spec --test-timeout=900000 --test-concurrency=2 "${files[@]}"
+
+# Tests outside test/e2e/ and test/support/ that start terraform, PostgreSQL or the built runner.
+E2E_ELSEWHERE=(
+  test/commands/contract-check/check.test.ts
+  test/commands/contract-check/version.test.ts
+  test/inputs/terraform-equivalence.test.ts
+  test/local/lifecycle.test.ts
+)
+
+group="${1:-all}"
+case "$group" in all | unit | e2e) shift || true ;; *) group=all ;; esac
+
+mapfile -t every < <(find test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
+for f in "${E2E_ELSEWHERE[@]}"; do
+  [ -f "$f" ] || { echo "scripts/test.sh: E2E_ELSEWHERE names $f, which does not exist" >&2; exit 1; }
+done
+is_e2e() {
+  case "$1" in test/e2e/* | test/support/*) return 0 ;; esac
+  local f
+  for f in "${E2E_ELSEWHERE[@]}"; do [ "$f" = "$1" ] && return 0; done
+  return 1
+}
+unit=() e2e=()
+for f in "${every[@]}"; do if is_e2e "$f"; then e2e+=("$f"); else unit+=("$f"); fi; done
+if [ "$#" -gt 0 ]; then # named files: each in its own group
+  unit=() e2e=()
+  for f in "$@"; do if is_e2e "$f"; then e2e+=("$f"); else unit+=("$f"); fi; done
+fi
+
+# The timeout bounds each file, so a hang is caught; never a slow file on a busy machine.
+run_tests() { node --import tsx --test --test-reporter=spec --test-timeout=900000 "$@"; }
+
+run_unit() {
+  [ "${#unit[@]}" -gt 0 ] || { [ "$#" -gt 0 ] && return 0; echo "no unit test files found under test/" >&2; exit 1; }
+  stand_in="$(mktemp -d)"
+  trap 'rm -rf "$stand_in"' EXIT
+  printf '#!/bin/sh\necho "unit tests start no $(basename "$0"): a test that needs it belongs in test/e2e/ or in E2E_ELSEWHERE (scripts/test.sh)" >&2\nexit 127\n' >"$stand_in/terraform"
+  chmod +x "$stand_in/terraform"
+  for name in tofu initdb pg_ctl postgres psql; do ln -s terraform "$stand_in/$name"; done
+  PATH="$stand_in:$PATH" CAPTF_PG_BIN_DIR="$stand_in" CAPTF_TEST_TERRAFORM="" run_tests --test-concurrency=2 "${unit[@]}"
+}
+
+run_e2e() {
+  [ "${#e2e[@]}" -gt 0 ] || { [ "$#" -gt 0 ] && return 0; echo "no e2e test files found under test/" >&2; exit 1; }
+  node scripts/build.mjs
+  if [ -n "${CAPTF_TEST_TERRAFORMS:-}" ]; then
+    local tf
+    for tf in $CAPTF_TEST_TERRAFORMS; do
+      echo "== e2e with CAPTF_TEST_TERRAFORM=$tf"
+      CAPTF_TEST_TERRAFORM="$tf" run_tests --test-concurrency=2 "${e2e[@]}"
+    done
+  else
+    run_tests --test-concurrency=2 "${e2e[@]}"
+  fi
+}
+
+case "$group" in
+  unit) run_unit "$@" ;;
+  e2e) run_e2e "$@" ;;
+  all)
+    npx tsc --noEmit -p .
+    run_unit "$@"
+    run_e2e "$@"
+    ;;
+esac

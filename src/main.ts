@@ -69,3 +69,5 @@ async function main(argv: string[]): Promise<number> {
 // `captf-runner classify - | head` as much as a log collector that died: never an uncaught EPIPE.
 tolerateClosedStdStreams();
 process.exitCode = await main(process.argv);
+// The result is written: a step the run gave up on (RunContext.step) must not keep the process alive.
+setTimeout(() => process.exit(), 1000).unref();

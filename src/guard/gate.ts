@@ -19,13 +19,24 @@ export const classifiedChanges = (plan: Classification): boolean =>
  * `plan -detailed-exitcode` and the classification can disagree (a wrapper, a buggy build): the one
  * that means more change wins, so a plan classified as changing something is never "no changes".
  * Exit 2 with nothing classified is ordinary (only the runner's record changes): not worth a warning.
+ * The classification skips the runner's record, so `facts.recordChanges` says what the plan does to it:
+ * the plan sets the record to a hash the state does not hold yet. Exit 0 then is not "the state
+ * already records these inputs": the plan is applied, and records them.
  */
-export function reconcilePlanExit(exitSaysChanges: boolean, plan: Classification): { hasChanges: boolean; warning?: string } {
-  if (exitSaysChanges || !classifiedChanges(plan)) return { hasChanges: exitSaysChanges };
-  return {
-    hasChanges: true,
-    warning:
-      'terraform plan -detailed-exitcode exited 0 (no changes), but the plan document it saved changes something: the runner goes by the plan document, so this plan is treated as changing something' +
-      (plan.gated ? ' and needs an approval' : ''),
-  };
+export function reconcilePlanExit(exitSaysChanges: boolean, plan: Classification, facts: { recordChanges: boolean; destroyPlan: boolean }): { hasChanges: boolean; warning?: string } {
+  if (exitSaysChanges) return { hasChanges: true };
+  if (classifiedChanges(plan))
+    return {
+      hasChanges: true,
+      warning:
+        'terraform plan -detailed-exitcode exited 0 (no changes), but the plan document it saved changes something: the runner goes by the plan document, so this plan is treated as changing something' +
+        // A destroy is never gated: there the plan only changes something.
+        (plan.gated && !facts.destroyPlan ? ' and needs an approval' : ''),
+    };
+  if (facts.recordChanges)
+    return {
+      hasChanges: true,
+      warning: "terraform plan -detailed-exitcode exited 0 (no changes), but the plan sets the runner's inputs-hash record to a hash the state does not record yet: this plan is treated as changing that record",
+    };
+  return { hasChanges: false };
 }

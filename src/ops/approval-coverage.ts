@@ -3,7 +3,7 @@
 // newest blocked run for the same approval hash and reports what nobody was shown (approval.unreviewed). Informational:
 // the apply goes ahead as approved whatever this finds; a failure here is a warning, and then every
 // destructive entry counts as unreviewed.
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Classification, DestructiveChange } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
@@ -15,6 +15,7 @@ import { makeDirs } from '../util/mkdirs.ts';
 import { isSha256 } from '../util/sha256.ts';
 import type { RunContext } from '../run/context.ts';
 import { backupDir } from '../run/stores.ts';
+import { readRecordFile } from '../store/record-file.ts';
 
 const RECORD_PREFIX = 'blocked-';
 /** `blocked-<approval hash>.json` in the backups directory: the result of the newest blocked apply for that hash. */
@@ -123,7 +124,7 @@ async function findBlockedRuns(ctx: RunContext, approvalHash: string): Promise<{
   const fromFile = async (path: string) => {
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      text = await readRecordFile(path);
     } catch (error) {
       looked.push((error as NodeJS.ErrnoException).code === 'ENOENT' ? path : `${path} (unreadable: ${(error as Error).message})`);
       return;

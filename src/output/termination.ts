@@ -41,7 +41,7 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
       message: truncate(base.message, messageLength),
       destructive: kept,
       destructiveOmitted: (result.plan?.destructiveTotal ?? 0) - kept.length,
-      ...(actions.length ? { actions: actions.slice(0, actionEntries).map((a) => ({ address: a.address, trigger: a.trigger })) } : {}),
+      ...(actions.length ? { actions: actions.slice(0, actionEntries).map((a) => ({ address: a.address, trigger: a.trigger })), actionsOmitted: (result.plan?.actionsTotal ?? 0) - Math.min(actionEntries, actions.length) } : {}),
       ...(warnings && result.warnings.length ? { warnings: result.warnings.slice(-warnings).map((w) => truncate(w, 300)) } : {}),
     };
     const text = JSON.stringify(candidate);

@@ -95,8 +95,9 @@ export class RunContext {
       this.#records.push({ step, learned: { ...options.starting, ...learned } });
       return durationMs;
     };
+    const giveUp = this.terraformStop.waitForGiveUp();
     try {
-      const value = await body();
+      const value = await Promise.race([body(), giveUp.given]);
       const exitCode = options.exitCode?.(value);
       const durationMs = record('ok', options.learned?.(value) ?? {}, exitCode);
       this.log.info({ step: name, durationMs, exitCode }, `${name}: done`);
@@ -110,6 +111,7 @@ export class RunContext {
       this.log.error({ step: name, durationMs, kind: error.kind, reason: error.reason }, `${name}: ${error.message}`);
       throw error;
     } finally {
+      giveUp.done();
       this.currentStep = undefined;
     }
   }

@@ -91,6 +91,8 @@ function installStopHandlers(ctx: RunContext): { dispose(): void } {
     } else {
       ctx.log.error('terraform still runs: killing its process group');
       ctx.terraformStop.interrupt('kill', only);
+      // A step that is no terraform (a read that never returns) does not end with the kill: the run ends without it.
+      timers.push(setTimeout(() => ctx.terraformStop.giveUp(), 2000).unref());
     }
   };
   const requestStop = (cause: StopCause) => {

@@ -2,7 +2,7 @@
 // applied and then could not write its result would be retried by the Job, and the controller
 // would never learn of the apply.
 import { randomBytes } from 'node:crypto';
-import { open, rm, stat } from 'node:fs/promises';
+import { lstat, open, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Settings } from '../schemas/config.ts';
 import { usageError } from '../errors.ts';
@@ -10,6 +10,7 @@ import { makeDirs } from '../util/mkdirs.ts';
 
 export async function checkRunLocations(settings: Settings): Promise<void> {
   await probeWritableDir(settings.out, 0o777, '--out', 'OutDirUnusable', 'where result.json goes');
+  await checkResultPath(join(settings.out, 'result.json'));
   // The default (<out>/backups) is under the dir just probed; Secrets in a cluster are not a dir.
   // 0700 as the backup store makes it: backups hold the state's secrets.
   if (settings.backups) await probeWritableDir(settings.backups, 0o700, '--backups', 'BackupsDirUnusable', 'where the state backups go');
@@ -26,6 +27,14 @@ async function probeWritableDir(dir: string, mode: number, flag: string, reason:
   } catch (error) {
     throw usageError(reason, `${flag} ${dir} (${what}) cannot be created or written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): nothing was run. Give the runner a writable ${flag} directory.`);
   }
+}
+
+/** result.json is replaced by a rename: that fails over a directory, and a special file there is not the runner's. */
+async function checkResultPath(path: string): Promise<void> {
+  const found = await lstat(path).catch((error: NodeJS.ErrnoException) => error);
+  if (found instanceof Error && found.code === 'ENOENT') return;
+  if (found instanceof Error || !found.isFile())
+    throw usageError('OutDirUnusable', `${path} is ${found instanceof Error ? `unreadable (${found.code ?? found.message})` : found.isDirectory() ? 'a directory' : 'not a regular file'}: the result could not be written there. Nothing was run. Remove it, or give the runner another --out directory.`);
 }
 
 /**

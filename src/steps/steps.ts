@@ -308,7 +308,9 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, recor
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     return { planned, planHash, plan };
   });
-  const reconciled = reconcilePlanExit(planned.hasChanges, plan);
+  // A destroy deletes the record, a refresh-only plan leaves it: only other plans set it to recordHash.
+  const recordChanges = !extra.destroy && !extra.refreshOnly && ctx.learned().stateInputsHash !== recordHash;
+  const reconciled = reconcilePlanExit(planned.hasChanges, plan, { recordChanges, destroyPlan: extra.destroy === true });
   if (reconciled.warning) ctx.warn(reconciled.warning);
   return { planned: { ...planned, hasChanges: reconciled.hasChanges }, planHash, plan, planText: held.text() };
 }

@@ -3,11 +3,11 @@
 //   <root>/<object>/manifest.json                 written last, atomically
 // Everything here can hold secret material (plan files carry variable values and prior state),
 // so object directories are 0700 and files 0600.
-import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { RunnerError, usageError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
+import { readRegularFile } from '../util/regular-file.ts';
 import { MAX_CHUNK_BYTES, MAX_CHUNKS, MAX_MANIFEST_BYTES } from './limits.ts';
 import type { ChunkStore, StoredObject } from './store.ts';
 
@@ -41,7 +41,8 @@ export class DirStore implements ChunkStore {
   async getManifest(object: string): Promise<Buffer | undefined> {
     const path = join(this.objectDir(object), MANIFEST_FILE);
     try {
-      return await readAtMost(path, MAX_MANIFEST_BYTES + 1);
+      // A regular file only: a FIFO, device or link planted in the store is refused, never waited on or read whole.
+      return await readRegularFile(path, MAX_MANIFEST_BYTES + 1);
     } catch (error) {
       const misnamed = await wrongLevel(this.objectDir(object), error);
       if (misnamed) throw misnamed;
@@ -70,7 +71,7 @@ export class DirStore implements ChunkStore {
     checkChunkIndex(index);
     const path = join(this.objectDir(object), chunkFileName(index));
     try {
-      return await readAtMost(path, limitBytes + 1);
+      return await readRegularFile(path, limitBytes + 1);
     } catch (error) {
       if (isMissing(error)) {
         throw new RunnerError({
@@ -178,17 +179,6 @@ function checkObjectName(object: string): string {
     );
   }
   return object;
-}
-
-/** The first `most` bytes of a file (all of it when it is shorter), streamed: a huge file is never read whole. */
-async function readAtMost(path: string, most: number): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const part of createReadStream(path, { start: 0, end: most - 1 }) as AsyncIterable<Buffer>) {
-    parts.push(part);
-    size += part.length;
-  }
-  return Buffer.concat(parts, size);
 }
 
 async function statIfPresent(path: string) {

@@ -1,6 +1,7 @@
 // How a run stops the terraform it started. The run context holds one StopHandle; every terraform
 // started for that run (createTerraform's `stop`) is registered with it while it runs, so a signal
 // handler reaches all of them and nothing else.
+import { RunnerError } from '../errors.ts';
 
 /** How hard to stop: terraform's graceful stop, its immediate exit, or the end of its process group. */
 export type StopLevel = 'graceful' | 'immediate' | 'kill';
@@ -12,6 +13,29 @@ export class StopHandle {
    * deadline.
    */
   readonly #running = new Set<number>();
+
+  /** The steps waiting now (RunContext.step): giveUp rejects them. */
+  readonly #waiting = new Set<(error: Error) => void>();
+
+  /**
+   * What a step awaits beside its body: it rejects when the run gives up on the step (giveUp). A
+   * step that is not terraform (a read that never returns) cannot be interrupted; the run must still
+   * end `interrupted`. `done()` when the step ended.
+   */
+  waitForGiveUp(): { given: Promise<never>; done(): void } {
+    let reject!: (error: Error) => void;
+    const given = new Promise<never>((_resolve, rejectGiven) => (reject = rejectGiven));
+    given.catch(() => undefined); // settled after the step ended: nobody awaits it then
+    this.#waiting.add(reject);
+    return { given, done: () => this.#waiting.delete(reject) };
+  }
+
+  /** After the kill stage: the steps still waiting end as interrupted, whatever they wait for. */
+  giveUp(): void {
+    const gaveUp = new RunnerError({ kind: 'interrupted', reason: 'Interrupted', message: "the step did not end after terraform's process group was killed: the run gave up on it" });
+    for (const reject of this.#waiting) reject(gaveUp);
+    this.#waiting.clear();
+  }
 
   /** A terraform started (src/terraform/exec.ts); the returned function says it ended. */
   started(pid: number): () => void {

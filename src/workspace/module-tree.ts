@@ -3,9 +3,11 @@
 // can go through a link, and a module cannot name the runner's own files. What the copy cannot hold
 // faithfully is a problem: ops that plan refuse it, destroy leaves it out (or copies a link leading
 // outside the module as its content) with a warning, so that a teardown never wedges.
-import { constants } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import { copyFile, lstat, mkdir, readdir, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
+import { imageError } from '../errors.ts';
+import { CONFIG_FILE } from './terraform-files.ts';
 
 export interface ModuleEntry {
   /** Path in the module (and in the copy), relative. */
@@ -37,13 +39,32 @@ export interface ReadTreeOptions {
   runnerFiles: ReadonlySet<string>;
 }
 
+/**
+ * The copy's bounds: a module is a few hundred files. Links that fan out (two links to the next
+ * directory at each level) reach each directory once now, but a module the size of a filesystem
+ * would still fill the workdir; past either bound every op refuses it, destroy too.
+ */
+export const MAX_MODULE_ENTRIES = 100_000;
+export const MAX_MODULE_BYTES = 1024 * 1024 * 1024;
+
 export async function readModuleTree(moduleDir: string, options: ReadTreeOptions): Promise<ModuleTree> {
   const moduleReal = await realpath(moduleDir);
   const inside = (real: string) => real === moduleReal || real.startsWith(moduleReal + sep);
   const tree: ModuleTree = { entries: [], problems: [] };
   const problem = (kind: ModuleProblemKind, relative: string, what: string) => tree.problems.push({ kind, file: join(moduleDir, relative), what });
+  // Each real directory is copied at most once (by device and inode): where the copy already holds it.
+  const copied = new Map<string, string>();
+  const identity = (found: Stats) => `${found.dev}:${found.ino}`;
+  let bytes = 0;
+  const count = (size: number) => {
+    bytes += size;
+    if (tree.entries.length > MAX_MODULE_ENTRIES || bytes > MAX_MODULE_BYTES)
+      throw imageError(
+        `the module dir ${moduleDir} holds more than ${tree.entries.length > MAX_MODULE_ENTRIES ? `${MAX_MODULE_ENTRIES} files and directories` : `${MAX_MODULE_BYTES} bytes`} (symbolic links followed), the most the runner copies into its workdir: nothing was copied or run; keep only the module in the module dir`,
+      );
+  };
 
-  // `readFrom`: the directory as the runner reads it; `ancestors`: real paths of the directories above, to find link cycles.
+  // `readFrom`: the directory as the runner reads it; `ancestors`: identities of the directories above, to tell a cycle.
   const walk = async (readFrom: string, relative: string, ancestors: ReadonlySet<string>, outside: boolean): Promise<void> => {
     for (const name of (await readdir(readFrom)).sort()) {
       if (options.notCopied.has(name)) continue;
@@ -70,17 +91,32 @@ export async function readModuleTree(moduleDir: string, options: ReadTreeOptions
       }
       const target = source === entry ? found : await stat(source);
       if (target.isDirectory()) {
-        if (ancestors.has(source)) {
+        const id = identity(target);
+        if (ancestors.has(id)) {
           problem('unusable', path, 'is a symbolic link to a directory that holds it (a cycle)');
           continue;
         }
+        if (copied.has(id)) {
+          problem('unusable', path, `is the same directory as ${join(moduleDir, copied.get(id)!)} (through a symbolic link): the copy holds each directory once`);
+          continue;
+        }
+        if (CONFIG_FILE.test(name)) {
+          problem('unusable', path, 'is a directory named like a configuration file');
+          continue;
+        }
+        copied.set(id, path);
         tree.entries.push({ path, kind: 'dir', source });
-        await walk(source, path, new Set([...ancestors, source]), isOutside);
-      } else if (target.isFile()) tree.entries.push({ path, kind: 'file', source });
-      else problem('unusable', path, `is neither a file nor a directory (${source === entry ? 'a special file' : `a link to a special file, ${source}`})`);
+        count(0);
+        await walk(source, path, new Set([...ancestors, id]), isOutside);
+      } else if (target.isFile()) {
+        tree.entries.push({ path, kind: 'file', source });
+        count(target.size);
+      } else problem('unusable', path, `is neither a file nor a directory (${source === entry ? 'a special file' : `a link to a special file, ${source}`})`);
     }
   };
-  await walk(moduleReal, '', new Set([moduleReal]), false);
+  const root = await stat(moduleReal);
+  copied.set(identity(root), '');
+  await walk(moduleReal, '', new Set([identity(root)]), false);
   return tree;
 }
 

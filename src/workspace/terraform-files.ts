@@ -4,6 +4,8 @@
 
 /** terraform's data dir in the root module: providers, modules and the backend init configured (the runner strips TF_DATA_DIR). */
 export const DATA_DIR = '.terraform';
+/** What terraform (`.tf`, `.tf.json`) and OpenTofu (also `.tofu`, `.tofu.json`) read as configuration in a module dir. */
+export const CONFIG_FILE = /\.(?:tf|tofu)(?:\.json)?$/;
 /** The dependency lock file init writes beside the module's .tf files. */
 export const LOCK_FILE = '.terraform.lock.hcl';
 /** The local backend's state file; also the backend record in DATA_DIR, and the state's name inside a backup. */

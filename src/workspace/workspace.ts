@@ -1,14 +1,15 @@
 // The workdir a run works in: a copy of the module (the module dir may be read-only), the input
 // files as data, the variable files outside the module (so terraform never loads an input as
 // configuration), the injected inputs-hash resource and, for local runs, a local backend.
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { RunnerError, imageError, usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
+import { NotRegularFileError, readRegularFile } from '../util/regular-file.ts';
 import { copyModuleTree, readModuleTree, type ModuleProblem } from './module-tree.ts';
 import { HeldPlanFile } from './plan-file.ts';
-import { ERRORED_STATE_FILE, LOCAL_RUN_FILES, PLAN_FILE } from './terraform-files.ts';
+import { CONFIG_FILE, ERRORED_STATE_FILE, LOCAL_RUN_FILES, PLAN_FILE } from './terraform-files.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE, INPUTS_HASH_VARIABLE } from './reserved-names.ts';
 import { emptyScan, type ModuleScan } from './scan.ts';
 import { scanHcl } from './scan-hcl.ts';
@@ -19,12 +20,17 @@ export const INPUT_FILES_DIR = 'captf-inputs';
 const INJECTED_FILE = 'captf_runner_inputs_hash.tf';
 const BACKEND_OVERRIDE_FILE = 'captf_runner_backend_override.tf';
 /**
+ * Every spelling of a runner file a tool loads: OpenTofu skips foo.tf when foo.tofu (or
+ * foo.tofu.json) exists, so a module's captf_runner_inputs_hash.tofu would drop the runner's record.
+ */
+const runnerFileForms = (file: string) => ['', '.json'].flatMap((json) => ['.tf', '.tofu'].map((ext) => `${file.replace(/\.tf$/, ext)}${json}`));
+/**
  * Left behind by earlier local runs of the module; never copied into the workdir. An errored.tfstate
  * the module ships is not terraform's unsaved state of this run: it must never be pushed or kept as one.
  */
 const NOT_COPIED: ReadonlySet<string> = new Set([...LOCAL_RUN_FILES, ERRORED_STATE_FILE]);
 /** What the runner adds to the root of its copy of the module: a module that ships one of these names is refused. */
-export const RUNNER_FILES: ReadonlySet<string> = new Set([INJECTED_FILE, BACKEND_OVERRIDE_FILE, INPUT_FILES_DIR]);
+export const RUNNER_FILES: ReadonlySet<string> = new Set([...runnerFileForms(INJECTED_FILE), ...runnerFileForms(BACKEND_OVERRIDE_FILE), INPUT_FILES_DIR]);
 
 /** The module as the workdir copy takes it (module-tree.ts), with the names the runner keeps out. */
 export const readModule = (moduleDir: string) => readModuleTree(moduleDir, { notCopied: NOT_COPIED, runnerFiles: RUNNER_FILES });
@@ -78,13 +84,14 @@ export async function scanModule(moduleDir: string): Promise<ModuleScan> {
   } catch (error) {
     throw imageError(`the module dir ${moduleDir} cannot be read (${(error as NodeJS.ErrnoException).code}): put the module at /captf/module in the image or pass --module DIR`);
   }
-  // OpenTofu also reads .tofu files.
-  const configFiles = names.filter((n) => /\.(tf|tofu)(\.json)?$/.test(n)).sort();
+  const configFiles = names.filter((n) => CONFIG_FILE.test(n)).sort();
   if (configFiles.length === 0) throw imageError(`the module dir ${moduleDir} has no .tf files: the image must carry the module at /captf/module (or pass --module DIR)`);
   const scan = emptyScan();
   for (const name of configFiles) {
     const path = join(moduleDir, name);
-    const text = await readFile(path, 'utf8');
+    const text = await readConfigFile(path);
+    // Not a regular file (a FIFO, a directory, a broken link): readModuleTree names it, and every op but destroy refuses it.
+    if (text === undefined) continue;
     try {
       if (name.endsWith('.json')) scanJson(text, scan, path);
       else scanHcl(text, scan, path);
@@ -93,6 +100,22 @@ export async function scanModule(moduleDir: string): Promise<ModuleScan> {
     }
   }
   return scan;
+}
+
+/** A configuration file is at most this large (terraform would read it whole, and so does the scan). */
+export const MAX_CONFIG_FILE_BYTES = 16 * 1024 * 1024;
+
+/** The text of a configuration file the copy would hold as a file (a link leads to one); undefined when it is not one. */
+async function readConfigFile(path: string): Promise<string | undefined> {
+  let bytes: Buffer;
+  try {
+    bytes = await readRegularFile(await realpath(path), MAX_CONFIG_FILE_BYTES + 1);
+  } catch (error) {
+    if (error instanceof NotRegularFileError || (error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ELOOP') return undefined;
+    throw imageError(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): the image must carry a module the runner's uid can read`);
+  }
+  if (bytes.length > MAX_CONFIG_FILE_BYTES) throw imageError(`${path} is larger than ${MAX_CONFIG_FILE_BYTES} bytes: no configuration file of a module may be; split or shrink it`);
+  return bytes.toString('utf8');
 }
 
 /**
@@ -178,12 +201,13 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
   const { scan } = options;
   const reserved = reservedNamesProblem(scan);
   if (reserved) throw imageError(`${reserved.message}. Nothing was planned or applied; ${reserved.fix}`, { reserved: scan.reserved });
-  const overrideBackend = overrideBackendProblem(scan);
+  const overrideBackend = overrideBackendProblem(scan) ?? (await shadowedBackendProblem(options.moduleDir));
   if (overrideBackend) throw imageError(`${overrideBackend.message}. Nothing was planned or applied; ${overrideBackend.fix}`);
   if (!scan.backend && !options.statePath)
     throw usageError('StateLocationMissing', 'the module has no backend block and no --state FILE was given: the state would be lost with the workdir. Add a backend to the module or pass --state FILE');
 
   const tree = await readModule(options.moduleDir).catch((error: NodeJS.ErrnoException) => {
+    if (error instanceof RunnerError) throw error;
     throw imageError(`the module dir ${options.moduleDir} cannot be read (${error.code ?? error.message}): the image must carry a module the runner's uid can read`);
   });
   const problem = moduleFilesProblem(tree.problems);
@@ -286,6 +310,18 @@ function makeWorkdirIn(dir: string, owned: boolean): WorkdirPart {
 
 /** The module contract keeps the backend block in this file, so restore can build a root of it alone. */
 export const BACKEND_FILE = 'backend.tf';
+/** What OpenTofu reads instead of backend.tf when both exist: terraform and OpenTofu would use different backends. */
+export const BACKEND_FILE_TOFU = 'backend.tofu';
+
+/** Refused wherever the module's backend is used (prepareWorkspace, prepareBackendWorkspace, contract check). */
+export async function shadowedBackendProblem(moduleDir: string): Promise<{ message: string; fix: string } | undefined> {
+  const present = async (name: string) => (await lstat(join(moduleDir, name)).catch(() => undefined)) !== undefined;
+  if (!(await present(BACKEND_FILE_TOFU)) || !(await present(BACKEND_FILE))) return undefined;
+  return {
+    message: `the module ships ${join(moduleDir, BACKEND_FILE_TOFU)} beside ${join(moduleDir, BACKEND_FILE)}: OpenTofu reads the first and terraform the second, so the backend would depend on the tool`,
+    fix: `keep the backend in ${BACKEND_FILE} alone and remove ${BACKEND_FILE_TOFU}`,
+  };
+}
 
 /**
  * A root that holds nothing but the module's backend (restore and unlock touch the state, never
@@ -300,6 +336,8 @@ export async function prepareBackendWorkspace(options: { moduleDir: string; work
   let scan = emptyScan();
   if (options.statePath) await writeNewFile(join(root, BACKEND_FILE), localBackendConfig(resolve(options.statePath)));
   else {
+    const shadowed = await shadowedBackendProblem(options.moduleDir);
+    if (shadowed) throw imageError(`${shadowed.message}. Nothing was read or changed; ${shadowed.fix}`);
     const backendPath = join(options.moduleDir, BACKEND_FILE);
     const backend = await readFile(backendPath, 'utf8').catch(() => undefined);
     if (backend !== undefined) scan = scanHcl(backend, scan, backendPath);

@@ -6,7 +6,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdir, readFile, truncate } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, symlink, truncate } from 'node:fs/promises';
+import { execa } from 'execa';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -110,6 +111,63 @@ describe('restore against a forged backup store', () => {
     assert.equal(allowed.exitCode, 1, allowed.stderr);
     assert.notEqual(allowed.result!.reason, 'ArtifactTooLarge');
     assert.equal(await readFile(s.state, 'utf8'), stateBefore);
+  });
+});
+
+describe('special files in the store', () => {
+  // Whoever can write the store dir could plant these: a FIFO would make the read wait for a writer forever.
+  it('a chunk swapped for a FIFO, a manifest swapped for a link: restore refuses at once (StoreReadFailed), the state untouched', async (t) => {
+    const { s, backupDir, stateBefore } = await withBackup(t);
+    await rm(join(backupDir, 'chunk-00000'));
+    await execa('mkfifo', [join(backupDir, 'chunk-00000')]);
+    const fifo = await measuredRun(s, ['restore', '--backup', backupDir]);
+    assert.equal(fifo.exitCode, 1, fifo.stderr);
+    assert.equal(fifo.result!.reason, 'StoreReadFailed');
+    assert.match(fifo.result!.message, /chunk-00000 is a special file \(a device, FIFO or socket\), not a regular file/);
+    assert.equal(await readFile(s.state, 'utf8'), stateBefore);
+
+    const manifest = join(backupDir, 'manifest.json');
+    await rename(manifest, `${manifest}.real`);
+    await symlink(`${manifest}.real`, manifest);
+    const link = await measuredRun(s, ['restore', '--backup', backupDir]);
+    assert.equal(link.exitCode, 1, link.stderr);
+    assert.match(link.result!.message, /manifest\.json is a symbolic link, not a regular file/);
+    assert.equal(await readFile(s.state, 'utf8'), stateBefore);
+  });
+
+  it('a FIFO as the blocked run\'s record: the approved apply goes on and names the record unreadable', async (t) => {
+    const s = await scenario(t, modules.base);
+    assert.equal((await s.run('apply')).exitCode, 0);
+    await s.useModule(modules.deleteByRemoval);
+    const blocked = await s.run('apply');
+    assert.equal(blocked.result!.reason, 'DestructivePlanBlocked', explain(blocked));
+    const record = join(s.out, 'backups', `blocked-${blocked.result!.approvalHash}.json`);
+    await rm(record);
+    await execa('mkfifo', [record]);
+    await rm(join(s.out, 'result.json')); // as after another run: the record is where the blocked run is found
+    const approved = await measuredRun(s, ['apply', '--approved-hash', blocked.result!.approvalHash!]);
+    assert.equal(approved.exitCode, 0, approved.stderr);
+    assert.ok(approved.result!.warnings.some((w) => w.includes(`${record} (unreadable: ${record} is a special file`)), approved.result!.warnings.join('\n'));
+  });
+});
+
+describe('a state above --max-artifact-bytes', () => {
+  it('cannot be backed up: the apply fails at backup (ArtifactTooLarge), nothing applied', async (t) => {
+    const module = {
+      'main.tf': 'variable "blob" {\n  type = string\n}\nvariable "size" {\n  type = string\n}\nresource "terraform_data" "big" {\n  input = var.blob\n}\nresource "terraform_data" "small" {\n  input = var.size\n}\n',
+    };
+    const s = await scenario(t, module, { 'terraform.tfvars.json': { blob: 'x'.repeat(1_200_000), size: 'one' } });
+    const first = await s.run('apply');
+    assert.equal(first.exitCode, 0, explain(first));
+    const stateBefore = await readFile(s.state, 'utf8');
+    assert.ok(stateBefore.length > 2 * 1_048_576, 'the state holds the blob twice (input and output)');
+    await s.setInputs({ 'terraform.tfvars.json': { blob: 'x'.repeat(1_200_000), size: 'two' } });
+    const run = await s.run('apply', ['--max-artifact-bytes', String(1_048_576)]);
+    assert.equal(run.exitCode, 1, explain(run));
+    assert.equal(run.result!.reason, 'ArtifactTooLarge');
+    assert.equal(run.result!.error!.step, 'backup');
+    assert.ok(!run.result!.steps.some((step) => step.name === 'apply'), 'terraform apply never started');
+    assert.equal(await readFile(s.state, 'utf8'), stateBefore, 'nothing applied');
   });
 });
 

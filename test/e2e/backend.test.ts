@@ -48,6 +48,38 @@ describe('a backend in an override file of the module', () => {
   });
 });
 
+describe('OpenTofu\'s spellings', () => {
+  // terraform 1.11 ignores .tofu files; OpenTofu prefers them: the runner refuses what either tool would load.
+  for (const name of ['zz_override.tofu', 'override.tofu.json']) {
+    it(`a backend in ${name}: refused (exit 4), file and line named, nothing applied`, async (t) => {
+      const s = await scenario(t, modules.base);
+      const text = name.endsWith('.json')
+        ? `{\n  "terraform": {\n    "backend": {"local": {"path": ${JSON.stringify(otherState(s))}}}\n  }\n}\n`
+        : `terraform {\n  backend "local" {\n    path = "${otherState(s)}"\n  }\n}\n`;
+      await writeFile(join(s.module, name), text);
+      const run = await s.run('apply', ['--image', IMAGE]);
+      assert.equal(run.exitCode, 4, explain(run));
+      assert.equal(run.result!.reason, 'ImageInvalid');
+      assert.ok(run.result!.message.includes(`${join(s.module, name)}:${name.endsWith('.json') ? 3 : 2}: backend "local"`), run.result!.message);
+      assert.ok(!existsSync(s.state), 'nothing was applied');
+      assertNothingElsewhere(s, run);
+    });
+  }
+
+  it('backend.tofu beside backend.tf: refused by apply and by restore alike (exit 4), nothing read or changed', async (t) => {
+    const s = await scenario(t, { ...withPgBackend(modules.base), 'backend.tofu': 'terraform {\n  backend "local" {}\n}\n' });
+    // Not s.run: it passes --state, which replaces the module's backend.
+    const run = (op: string, args: string[]) => runRunner([op, '--module', s.module, '--inputs', s.inputs, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', '--image', IMAGE, ...args], {}, s);
+    for (const [op, args] of [['apply', []], ['restore', ['--backup', join(s.dir, 'no-backup')]]] as const) {
+      const refused = await run(op, [...args]);
+      assert.equal(refused.exitCode, 4, `${op}: ${explain(refused)}`);
+      assert.equal(refused.result!.reason, 'ImageInvalid');
+      assert.match(refused.result!.message, /backend\.tofu beside .*backend\.tf: OpenTofu reads the first and terraform the second/);
+      assert.ok(!refused.result!.steps.some((step) => step.name === 'init'), `${op}: terraform never ran init`);
+    }
+  });
+});
+
 /** Forwards to terraform (with the plan file the runner passes as descriptor 3); before `init` it adds an override file setting a local backend at $OTHER_STATE: what a scan that missed a backend would let through. */
 const INJECTING_TERRAFORM = `#!${process.execPath}
 import { spawnSync } from 'node:child_process';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
 import { terraformEnv } from '../support/tf-modules.ts';
-import { explain, RUNNER, scenario, type RunnerRun } from './runner.ts';
+import { explain, RUNNER, runRunner, scenario, type RunnerRun } from './runner.ts';
 
 const MODULE = { 'main.tf': 'resource "terraform_data" "x" {\n  input = "disk"\n}\n' };
 
@@ -65,6 +65,19 @@ describe('disk problems', { concurrency: 2 }, () => {
     await writeFile(blocker, 'not a dir');
     const run = await s.run('apply', ['--out', join(blocker, 'out')]);
     assertFoundInPreflight(run, s.termination, 'OutDirUnusable', /--out .*a-file\/out .*cannot be created or written \(ENOTDIR\).*writable --out/);
+    assert.ok(!existsSync(s.state), 'nothing was applied');
+  });
+
+  it('<out>/result.json a directory, or a FIFO: found in preflight, exit 2, nothing applied', async (t) => {
+    const s = await scenario(t, MODULE);
+    // Not s.run: it removes a result.json left by an earlier run.
+    const apply = () => runRunner(['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json']);
+    await mkdir(join(s.out, 'result.json'), { recursive: true });
+    assertFoundInPreflight(await apply(), s.termination, 'OutDirUnusable', /result\.json is a directory: the result could not be written there\. Nothing was run/);
+    assert.ok(!existsSync(s.state), 'nothing was applied');
+    await rm(join(s.out, 'result.json'), { recursive: true });
+    await execa('mkfifo', [join(s.out, 'result.json')]);
+    assertFoundInPreflight(await apply(), s.termination, 'OutDirUnusable', /result\.json is not a regular file/);
     assert.ok(!existsSync(s.state), 'nothing was applied');
   });
 

@@ -75,6 +75,10 @@ interface FakeRun {
   termination: string | undefined;
   /** The runner's peak resident memory (VmHWM), KiB. */
   peakRssKiB: number;
+  /** The runner's peak resident memory (KiB) when the first `peakAfterBytes` of its stdout and stderr had come through. */
+  peakRssAtMarkKiB: number | undefined;
+  /** When the stalled stdout reader resumed (Date.now()): stallStdoutMs. */
+  resumedAt: number | undefined;
   events: FakeTerraformEvent[];
   durationMs: number;
 }
@@ -88,8 +92,10 @@ interface RunOptions {
   /** Start the runner in its own process group (so a test can signal the whole group). */
   ownGroup?: boolean;
   timeoutMs?: number;
-  /** Read nothing of the runner's stdout for this long (a slow log reader): its writes back up. */
-  pauseStdoutMs?: number;
+  /** Once the first MiB of the runner's stdout came, read nothing of it for this long (a slow log reader): its writes back up. */
+  stallStdoutMs?: number;
+  /** Record the peak RSS once this many bytes of stdout and stderr came through (peakRssAtMarkKiB). */
+  peakAfterBytes?: number;
   /** Close the reading end of the runner's stdout and stderr after their first bytes (`| head`, a dead log collector). */
   closeOutputEarly?: boolean;
 }
@@ -122,11 +128,21 @@ async function runWithFake(s: FakeScenario, options: RunOptions = {}): Promise<F
   if (options.closeOutputEarly) {
     for (const stream of [child.stdout!, child.stderr!]) stream.once('data', () => stream.destroy());
   }
-  if (options.pauseStdoutMs) {
-    child.stdout!.pause();
-    setTimeout(() => child.stdout!.resume(), options.pauseStdoutMs).unref();
+  let resumedAt: number | undefined;
+  if (options.stallStdoutMs) {
+    const stallAfter = (chunk: Buffer) => {
+      if (stdoutBytes - chunk.length >= 1024 * 1024 || stdoutBytes < 1024 * 1024) return;
+      child.stdout!.off('data', stallAfter);
+      child.stdout!.pause();
+      setTimeout(() => {
+        resumedAt = Date.now();
+        child.stdout!.resume();
+      }, options.stallStdoutMs).unref();
+    };
+    child.stdout!.on('data', stallAfter);
   }
   let peakRssKiB = 0;
+  let peakRssAtMarkKiB: number | undefined;
   const sample = () => {
     try {
       const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
@@ -134,6 +150,7 @@ async function runWithFake(s: FakeScenario, options: RunOptions = {}): Promise<F
     } catch {
       // exited
     }
+    if (peakRssAtMarkKiB === undefined && options.peakAfterBytes !== undefined && stdoutBytes + stderrBytes >= options.peakAfterBytes) peakRssAtMarkKiB = peakRssKiB;
   };
   const sampler = setInterval(sample, 50);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
@@ -151,7 +168,7 @@ async function runWithFake(s: FakeScenario, options: RunOptions = {}): Promise<F
     return {
       exitCode: code, signal, stdoutBytes, stdoutTail, stderrBytes, stderrTail, result, resultText,
       termination: await readFile(s.termination, 'utf8').catch(() => undefined),
-      peakRssKiB, events: await readFakeTerraformLog(s.log), durationMs: Date.now() - started,
+      peakRssKiB, peakRssAtMarkKiB, resumedAt, events: await readFakeTerraformLog(s.log), durationMs: Date.now() - started,
     };
   } finally {
     clearTimeout(timeout);
@@ -324,10 +341,9 @@ function checkRun(run: FakeRun, s: FakeScenario, expect: Expect, failedStep: Fak
   return result;
 }
 
-/** Bytes of the enormous-output faults: a few hundred MB, more than any bounded buffer could hold. */
-const HUGE_BYTES = 200 * 1024 * 1024;
-/** The runner's own peak memory must stay under this with HUGE_BYTES streaming through it (idle it is ~100 MiB). */
+/** Peak RSS limit of the runner (KiB) whatever terraform prints (idle it is ~70–100 MiB). */
 const RSS_LIMIT_KIB = 250 * 1024;
+const MiB = 1024 * 1024;
 
 describe('fault matrix: every step × exit non-zero, killed by a signal, hang (deadline)', { concurrency: 3 }, () => {
   for (const step of FAKE_STEPS) {
@@ -365,38 +381,80 @@ describe('fault matrix: every step × exit non-zero, killed by a signal, hang (d
   }
 });
 
-describe('fault matrix: enormous output (hundreds of MB) streams through with bounded memory', { concurrency: 2 }, () => {
-  const cases: Array<{ step: FakeStep; fault: string; expect: Expect; streamed: boolean; pauseStdoutMs?: number }> = [
-    // version, validate and output print JSON documents: the filler before them makes them unreadable.
-    { step: 'version', fault: 'huge-stdout', expect: failedAt('version'), streamed: false },
-    { step: 'init', fault: 'huge-stdout', expect: { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, streamed: true },
-    { step: 'validate', fault: 'huge-stdout', expect: failedAt('validate'), streamed: false },
-    { step: 'state-pull', fault: 'huge-stdout', expect: { outcome: 'failed', reason: 'StateUnreadable', step: 'state before', exit: 1 }, streamed: false },
+// Memory that does not grow with terraform's output, shown with tens of MB instead of hundreds
+// (bench/ measures hundreds): retaining what streams through would add as much memory as it.
+describe('fault matrix: enormous output streams through with bounded memory', { concurrency: 2 }, () => {
+  const streamedCases: Array<{ step: FakeStep; fault: 'huge-stdout' | 'huge-stderr'; stallStdoutMs?: number }> = [
+    { step: 'init', fault: 'huge-stdout' },
     // the human plan is held in a private file and printed after classification: all of it.
-    { step: 'plan', fault: 'huge-stdout', expect: { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, streamed: true },
-    { step: 'show', fault: 'huge-plan', expect: { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, streamed: false },
-    { step: 'apply', fault: 'huge-stdout', expect: { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, streamed: true },
-    { step: 'output', fault: 'huge-stdout', expect: failedAt('output'), streamed: false },
-    { step: 'plan', fault: 'huge-stderr', expect: { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, streamed: true },
-    // A log reader that stalls (kubelet under pressure): the runner must stop reading terraform, not buffer.
-    { step: 'apply', fault: 'huge-stdout', expect: { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, streamed: true, pauseStdoutMs: 5_000 },
-    { step: 'plan', fault: 'huge-stdout', expect: { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, streamed: true, pauseStdoutMs: 5_000 },
+    { step: 'plan', fault: 'huge-stdout' },
+    { step: 'plan', fault: 'huge-stderr' },
+    { step: 'apply', fault: 'huge-stdout' },
+    // a log reader that stalls (kubelet under pressure) while the held plan is printed
+    { step: 'plan', fault: 'huge-stdout', stallStdoutMs: 4_000 },
   ];
-  for (const c of cases) {
-    it(`${c.step}: ${c.fault}${c.pauseStdoutMs ? ' to a stalled stdout reader' : ''} → ${c.expect.outcome}/${c.expect.reason}, peak RSS < ${RSS_LIMIT_KIB / 1024} MiB`, async (t) => {
+  const TOTAL = 48 * MiB;
+  const MARK = 12 * MiB;
+  // More than a step of V8's heap growth (~16 MiB), well under what retaining the rest would add (36 MiB).
+  const GROWTH_LIMIT = 20 * MiB;
+  for (const c of streamedCases) {
+    it(`${c.step}: ${c.fault}${c.stallStdoutMs ? ' to a stalled stdout reader' : ''} → all of it reaches the runner's ${c.fault === 'huge-stderr' ? 'stderr' : 'stdout'}, and the peak RSS after ${MARK / MiB} MiB grows by < ${GROWTH_LIMIT / MiB} MiB over the next ${(TOTAL - MARK) / MiB} MiB`, async (t) => {
       const s = await fakeScenario(t);
       cleanupFake(t, s);
-      const run = await runWithFake(s, { fake: { faults: [`${c.step}:${c.fault}=${HUGE_BYTES}`] }, timeoutMs: 240_000, pauseStdoutMs: c.pauseStdoutMs });
-      const failed = c.expect.step === undefined ? undefined : c.step;
-      const result = checkRun(run, s, c.expect, failed);
-      assert.ok(run.peakRssKiB > 0, 'the runner\'s memory was sampled');
-      assert.ok(run.peakRssKiB < RSS_LIMIT_KIB, `peak RSS ${Math.round(run.peakRssKiB / 1024)} MiB with ${HUGE_BYTES / 1024 / 1024} MiB of output: memory is not bounded`);
-      if (c.streamed) {
-        const bytes = c.fault === 'huge-stderr' ? run.stderrBytes : run.stdoutBytes;
-        assert.ok(bytes >= HUGE_BYTES, `terraform's output reached the runner's ${c.fault === 'huge-stderr' ? 'stderr' : 'stdout'} (${bytes} bytes)`);
+      const run = await runWithFake(s, { fake: { faults: [`${c.step}:${c.fault}=${TOTAL}`] }, timeoutMs: 240_000, stallStdoutMs: c.stallStdoutMs, peakAfterBytes: MARK });
+      checkRun(run, s, { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, undefined);
+      const bytes = c.fault === 'huge-stderr' ? run.stderrBytes : run.stdoutBytes;
+      assert.ok(bytes >= TOTAL, `terraform's output reached the runner's ${c.fault === 'huge-stderr' ? 'stderr' : 'stdout'} (${bytes} bytes)`);
+      assert.ok(run.peakRssAtMarkKiB !== undefined && run.peakRssAtMarkKiB > 0, 'the runner\'s memory was sampled at the mark');
+      const grewKiB = run.peakRssKiB - run.peakRssAtMarkKiB!;
+      assert.ok(grewKiB * 1024 < GROWTH_LIMIT, `peak RSS grew ${Math.round(grewKiB / 1024)} MiB (${Math.round(run.peakRssAtMarkKiB! / 1024)} → ${Math.round(run.peakRssKiB / 1024)} MiB) while ${(TOTAL - MARK) / MiB} MiB more streamed: memory grows with the output`);
+      assert.ok(run.peakRssKiB < RSS_LIMIT_KIB, `peak RSS ${Math.round(run.peakRssKiB / 1024)} MiB`);
+      assert.ok(run.resultText!.length < 2 * MiB, 'the result stays small whatever terraform printed');
+    });
+  }
+
+  it('apply: huge-stdout to a stalled stdout reader → terraform waits on its pipe until the reader resumes (backpressure), then all of it arrives', async (t) => {
+    const s = await fakeScenario(t);
+    cleanupFake(t, s);
+    const bytes = 16 * MiB;
+    const run = await runWithFake(s, { fake: { faults: [`apply:huge-stdout=${bytes}`] }, stallStdoutMs: 4_000 });
+    checkRun(run, s, { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, undefined);
+    const applyExit = run.events.find((e) => e.event === 'exit' && e.step === 'apply');
+    assert.ok(applyExit && applyExit.event === 'exit' && run.resumedAt !== undefined, explainFake(run));
+    // Buffering instead of waiting would let terraform write its 16 MiB and exit while nobody read.
+    assert.ok(applyExit.at >= run.resumedAt!, `terraform apply exited ${run.resumedAt! - applyExit.at} ms before the reader resumed: the runner buffered its output`);
+    assert.ok(run.stdoutBytes >= bytes, `all of terraform's output arrived (${run.stdoutBytes} bytes)`);
+  });
+
+  // Read whole (version, validate, output: capped at 32 MiB, then drained), to a file (state pull) or
+  // classified as it streams (show): two runs beyond the cap, the second with twice the output.
+  const wholeCases: Array<{ step: FakeStep; fault: string; expect: Expect; failed?: FakeStep }> = [
+    // version, validate and output print JSON documents: the filler before them makes them unreadable.
+    { step: 'version', fault: 'huge-stdout', expect: failedAt('version'), failed: 'version' },
+    { step: 'validate', fault: 'huge-stdout', expect: failedAt('validate'), failed: 'validate' },
+    { step: 'state-pull', fault: 'huge-stdout', expect: { outcome: 'failed', reason: 'StateUnreadable', step: 'state before', exit: 1 }, failed: 'state-pull' },
+    { step: 'show', fault: 'huge-plan', expect: { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 } },
+    { step: 'output', fault: 'huge-stdout', expect: failedAt('output'), failed: 'output' },
+  ];
+  const SMALL = 40 * MiB; // beyond the 32 MiB cap; half of it is more than a step of V8's heap growth
+  for (const c of wholeCases) {
+    it(`${c.step}: ${c.fault} → ${c.expect.outcome}/${c.expect.reason}; with ${(2 * SMALL) / MiB} MiB the peak RSS is within ${SMALL / 2 / MiB} MiB of that with ${SMALL / MiB} MiB`, async (t) => {
+      const peaks: number[] = [];
+      const creates: number[] = [];
+      for (const bytes of [SMALL, 2 * SMALL]) {
+        const s = await fakeScenario(t);
+        cleanupFake(t, s);
+        const run = await runWithFake(s, { fake: { faults: [`${c.step}:${c.fault}=${bytes}`] }, timeoutMs: 240_000 });
+        const result = checkRun(run, s, c.expect, c.failed);
+        assert.ok(run.peakRssKiB > 0 && run.peakRssKiB < RSS_LIMIT_KIB, `peak RSS ${Math.round(run.peakRssKiB / 1024)} MiB`);
+        assert.ok(run.resultText!.length < 2 * MiB, 'the result stays small whatever terraform printed');
+        peaks.push(run.peakRssKiB);
+        if (c.step === 'show') creates.push(result.plan!.counts.create);
       }
-      if (c.step === 'show') assert.ok(result.plan!.counts.create > 100_000, `the whole huge plan was classified (${result.plan?.counts.create} creates)`);
-      assert.ok(run.resultText!.length < 2 * 1024 * 1024, 'the result stays small whatever terraform printed');
+      const grewKiB = peaks[1]! - peaks[0]!;
+      assert.ok(grewKiB * 1024 < SMALL / 2, `peak RSS ${peaks.map((k) => Math.round(k / 1024)).join(' → ')} MiB: ${SMALL / MiB} MiB more output added ${Math.round(grewKiB / 1024)} MiB`);
+      // The whole plan was classified: twice the document, about twice the creates.
+      if (c.step === 'show') assert.ok(creates[0]! > 30_000 && creates[1]! > 1.9 * creates[0]!, `creates classified: ${creates.join(', ')}`);
     });
   }
 });

@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { lstat, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { writeInputsDir } from '../inputs/layout.ts';
 import { modules, resourceIds } from '../support/tf-modules.ts';
 import { explain, scenario, type RunnerRun, type Scenario } from './runner.ts';
@@ -33,7 +34,7 @@ function assertRefused(run: RunnerRun, file: string, what: RegExp): void {
 }
 
 describe("files named like the runner's own", () => {
-  for (const name of ['captf_runner_inputs_hash.tf', 'captf_runner_backend_override.tf']) {
+  for (const name of ['captf_runner_inputs_hash.tf', 'captf_runner_backend_override.tf', 'captf_runner_inputs_hash.tofu', 'captf_runner_backend_override.tofu.json', 'captf_runner_inputs_hash.tf.json']) {
     it(`${name} as a link to the state file: refused (exit 4) for apply, plan, refresh and drift; the state is byte-identical`, async (t) => {
       const s = await applied(t);
       const stateBefore = await readFile(s.state);
@@ -114,6 +115,66 @@ describe('symbolic links in the module', () => {
     const run = await s.run('apply', ['--image', IMAGE]);
     assertRefused(run, join(s.module, 'modules', 'elsewhere'), /leads outside the module dir/);
     assert.match(run.result!.message, /modules\/loop is a symbolic link to a directory that holds it \(a cycle\)/);
+  });
+});
+
+describe('entries named like configuration that are no regular file', () => {
+  // Each would wedge or crash the scan of the module if it were read like a file (a FIFO waits for a writer forever).
+  const plant: Record<string, (path: string, s: Scenario) => Promise<void>> = {
+    'a FIFO': async (path) => void (await execa('mkfifo', [path])),
+    'a directory': async (path) => mkdir(path),
+    'a broken link': async (path) => symlink('/nonexistent/captf', path),
+    'a link to /dev/zero': async (path) => symlink('/dev/zero', path),
+  };
+  for (const [what, make] of Object.entries(plant)) {
+    it(`${what} named extra.tf: refused (exit 4, the file named) by apply, plan, refresh and drift; destroy warns and tears down`, async (t) => {
+      const s = await applied(t);
+      const path = join(s.module, 'extra.tf');
+      await make(path, s);
+      const stateBefore = await readFile(s.state);
+      for (const op of ['apply', 'plan', 'refresh', 'drift']) {
+        const run = await s.run(op, opArgs(s, op));
+        assertRefused(run, path, /extra\.tf (is a symbolic link that leads nowhere|is neither a file nor a directory|is a directory named like a configuration file)/);
+        assert.deepEqual(await readFile(s.state), stateBefore, `${op} changed the state`);
+      }
+      const destroy = await s.run('destroy', ['--image', IMAGE]);
+      assert.equal(destroy.exitCode, 0, explain(destroy));
+      assert.ok(destroy.result!.warnings.some((w) => w.includes(path) && /leaves it out/.test(w)), destroy.result!.warnings.join('\n'));
+      assert.deepEqual((await s.readState()).resources, [], 'the destroy tore the object down');
+    });
+  }
+});
+
+describe('a module for both tools', () => {
+  it('a .tofu file beside the .tf files (terraform never loads it): validate fails, nothing applied', async (t) => {
+    const s = await applied(t);
+    const stateBefore = await readFile(s.state);
+    await writeFile(join(s.module, 'main.tofu'), 'resource "terraform_data" "tofu_only" {\n  input = "x"\n}\n');
+    const run = await s.run('apply', ['--image', 'registry.example/m:2']);
+    assert.equal(run.exitCode, 1, explain(run));
+    assert.equal(run.result!.reason, 'ValidateFailed');
+    assert.deepEqual(await readFile(s.state), stateBefore);
+  });
+});
+
+describe('directory links that fan out', () => {
+  it('each real directory is copied once: a second path to it is refused (named), destroy leaves it out', async (t) => {
+    const s = await applied(t);
+    // 2 links per level to the next: copied as paths, 2^16 trees; copied once, 17 directories.
+    const depth = 16;
+    await mkdir(join(s.module, 'x', `d${depth + 1}`), { recursive: true });
+    await writeFile(join(s.module, 'x', `d${depth + 1}`, 'f.txt'), 'data');
+    for (let i = 0; i <= depth; i++) {
+      await mkdir(join(s.module, 'x', `d${i}`), { recursive: true });
+      await symlink(`../d${i + 1}`, join(s.module, 'x', `d${i}`, 'a'));
+      await symlink(`../d${i + 1}`, join(s.module, 'x', `d${i}`, 'b'));
+    }
+    const run = await s.run('drift', ['--image', IMAGE]);
+    assertRefused(run, `${join(s.module, 'x', 'd0', 'b')} is the same directory as ${join(s.module, 'x', 'd0', 'a')} (through a symbolic link)`, /the copy holds each directory once/);
+    const destroy = await s.run('destroy', ['--image', IMAGE]);
+    assert.equal(destroy.exitCode, 0, explain(destroy));
+    assert.deepEqual((await s.readState()).resources, []);
+    assert.ok(destroy.result!.warnings.length < 40, `one warning per second path, not per copied tree: ${destroy.result!.warnings.length}`);
   });
 });
 

@@ -178,6 +178,18 @@ describe('plan content the runner does not know', () => {
     assert.equal(empty.result!.outcome, 'noChanges');
   });
 
+  it('a destroy whose plan exits 0 but changes something: warned, destroyed, and no warning says it needs an approval', async (t) => {
+    const s = await applied(t);
+    const drain = lifecycleAction('drain', 'BeforeDestroy', 'ActionOnFailureContinue');
+    const run = await newer(s).run('destroy', ['--image', IMAGE], { action_invocations: [drain] }, { planExit: 0 });
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.equal(run.result!.reason, 'DestroySucceeded');
+    const warnings = run.result!.warnings;
+    assert.ok(warnings.some((w) => w.startsWith('terraform plan -detailed-exitcode exited 0 (no changes), but the plan document it saved changes something')), JSON.stringify(warnings));
+    assert.ok(!warnings.some((w) => w.includes('needs an approval')), JSON.stringify(warnings));
+    assert.deepEqual(resourceIds(await s.readState()), {});
+  });
+
   it('a destroy is never gated: a BeforeDestroy action and an unknown key are warnings, and everything is destroyed', async (t) => {
     const s = await applied(t);
     const drain = lifecycleAction('drain', 'BeforeDestroy', 'ActionOnFailureContinue');
@@ -197,6 +209,28 @@ describe('plan content the runner does not know', () => {
 });
 
 describe('the plan exit code never outvotes the classification', () => {
+  it('exit 0 while the plan sets only the runner\'s record (a new image): the apply records the inputs, never "the state already records these inputs"', async (t) => {
+    const s = await applied(t);
+    const before = await s.readState();
+    const w = newer(s);
+    const run = await w.run('apply', ['--image', NEXT_IMAGE], undefined, { planExit: 0 });
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.equal(run.result!.outcome, 'noChanges');
+    assert.doesNotMatch(run.result!.message, /already records these inputs/);
+    assert.match(run.result!.message, /only recorded the inputs hash/);
+    assert.ok(run.result!.warnings.some((w) => w.includes("the plan sets the runner's inputs-hash record to a hash the state does not record yet")), JSON.stringify(run.result!.warnings));
+    assert.ok(run.commands.includes('apply'));
+    assert.notEqual(recordedInputsHash(before), run.result!.inputsHash);
+    assert.equal(recordedInputsHash(await s.readState()), run.result!.inputsHash, 'the state records this run\'s inputs');
+    assert.equal(run.result!.stateInputsHash, run.result!.inputsHash);
+
+    // The same inputs again, exit 0: now the state does record them.
+    const again = await w.run('apply', ['--image', NEXT_IMAGE], undefined, { planExit: 0 });
+    assert.equal(again.exitCode, 0, explain(again));
+    assert.match(again.result!.message, /the state already records these inputs/);
+    assert.ok(!again.commands.includes('apply'));
+  });
+
   it('plan -detailed-exitcode exits 0 while planning a replace: the guarded apply blocks, plan is PlanCreated, and the approved artifact replaces', async (t) => {
     const s = await applied(t);
     const w = newer(s);

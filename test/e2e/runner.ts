@@ -2,12 +2,14 @@
 // reads back what it wrote. A scenario is one temp dir: module, inputs, state, out.
 import { execa } from 'execa';
 import { readFile, mkdir, writeFile, rm, readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { Result } from '../../src/schemas/result.ts';
+import { builtRunner } from '../support/bundle.ts';
 import { readLocalState, tempDir, terraformEnv, writeTree, type FileTree, type TerraformState } from '../support/tf-modules.ts';
 
-export const RUNNER = resolve(import.meta.dirname, '../../dist/captf-runner.mjs');
+/** Refuses (throws at load) a bundle built from other sources than this tree's: run `npm run build`. */
+export const RUNNER = builtRunner();
 
 export interface RunnerRun {
   exitCode: number;

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Command } from 'commander';
 import { buildCli } from '../../src/cli.ts';
-import { OP_SCHEMAS, Settings, envName, loadHashSettings, loadSettings, settingsOfInvalidRun } from '../../src/schemas/config.ts';
+import { OP_SCHEMAS, Settings, durationMs, envName, loadHashSettings, loadSettings, settingsOfInvalidRun } from '../../src/schemas/config.ts';
 import { HASH_SETTINGS, OP_SETTINGS, SETTING_OPTIONS, flagName, settingHelp, type SettingOption } from '../../src/schemas/setting-options.ts';
 import { Op } from '../../src/schemas/result.ts';
 import { RunnerError } from '../../src/errors.ts';
@@ -115,5 +115,33 @@ describe('the command line', () => {
     }
     assert.match(command('apply').options.find((o) => o.long === '--stop-grace')!.description, /\(default 20s\)/);
     assert.equal(envName('stopGrace'), 'CAPTF_STOP_GRACE');
+  });
+});
+
+describe('settings', () => {
+  it('takes a flag, else CAPTF_*, else the default', () => {
+    assert.equal(envName('approvedHash'), 'CAPTF_APPROVED_HASH');
+    const s = loadSettings('apply', { kind: 'pool' }, { CAPTF_KIND: 'machine', CAPTF_MODULE: '/m', CAPTF_BACKEND_CONFIG: 'a.hcl,b.hcl' });
+    assert.equal(s.kind, 'pool');
+    assert.equal(s.module, '/m');
+    assert.deepEqual(s.backendConfig, ['a.hcl', 'b.hcl']);
+    assert.equal(s.inputs, '/captf/inputs');
+  });
+
+  it('--allow-plaintext-backups: a boolean flag, or CAPTF_ALLOW_PLAINTEXT_BACKUPS, default off', () => {
+    assert.equal(loadSettings('apply', {}, {}).allowPlaintextBackups, false);
+    assert.equal(loadSettings('apply', { allowPlaintextBackups: true }, {}).allowPlaintextBackups, true);
+    assert.equal(loadSettings('apply', {}, { CAPTF_ALLOW_PLAINTEXT_BACKUPS: 'true' }).allowPlaintextBackups, true);
+    assert.equal(loadSettings('apply', {}, { CAPTF_ALLOW_PLAINTEXT_BACKUPS: 'no' }).allowPlaintextBackups, false);
+  });
+
+  it('names the flag and the variable when a value is wrong', () => {
+    assert.throws(() => loadSettings('apply', { guard: 'maybe' }, {}), /--guard \(or CAPTF_GUARD\)/);
+    assert.throws(() => loadSettings('apply', {}, { CAPTF_LOCK_TIMEOUT: 'soon' }), /--lock-timeout \(or CAPTF_LOCK_TIMEOUT\)/);
+  });
+
+  it('reads durations as terraform writes them', () => {
+    assert.equal(durationMs('1h30m'), 5_400_000);
+    assert.equal(durationMs('45s'), 45_000);
   });
 });

@@ -457,7 +457,7 @@ log({
   tfCliArgs: Object.keys(env).filter((name) => name.startsWith('TF_CLI_ARGS')).sort(),
   tfVars: Object.keys(env).filter((name) => name.startsWith('TF_VAR_')).sort(),
 });
-process.on('exit', (code) => log({ event: 'exit', step, code, maxRssKiB: process.resourceUsage().maxRSS }));
+process.on('exit', (code) => log({ event: 'exit', step, code, maxRssKiB: process.resourceUsage().maxRSS, at: Date.now() }));
 process.stdout.on('error', () => process.exit(1)); // the reader went away (EPIPE)
 // Blocking writes, like terraform's (Go): Node queues what a full pipe does not take, and every
 // process.exit here would drop that queue (the last chunks of a huge output to a slow reader).

@@ -5,15 +5,44 @@
 // Every module is a variant of `modules.base` and keeps its addresses, so a test can apply the base
 // and then plan a variant against the same state. tf-modules.test.ts proves each variant's actions.
 import { execa } from 'execa';
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 /** Relative path → file content. */
 export type FileTree = Readonly<Record<string, string>>;
+
+// ---- which terraform ------------------------------------------------------------------------
+
+/**
+ * The terraform (or OpenTofu) binary the tests run: the path in CAPTF_TEST_TERRAFORM, else
+ * `terraform` on PATH. Its directory goes first on this process's PATH (a symlink named
+ * `terraform` when the binary has another name), so the runner under test, wrapper scripts and
+ * every test that starts `terraform` run this one. scripts/test.sh runs the e2e suite once per
+ * binary named in CAPTF_TEST_TERRAFORMS.
+ */
+export const TERRAFORM = chooseTerraform(process.env.CAPTF_TEST_TERRAFORM);
+
+function chooseTerraform(path: string | undefined): string {
+  if (path === undefined || path === '') return 'terraform';
+  try {
+    if (!isAbsolute(path)) throw new Error('not an absolute path');
+    accessSync(path, constants.X_OK);
+  } catch (error) {
+    throw new Error(`CAPTF_TEST_TERRAFORM=${path}: ${(error as Error).message}. Set it to the absolute path of a terraform or OpenTofu binary, or unset it to use terraform on PATH`);
+  }
+  let binDir = dirname(path);
+  if (basename(path) !== 'terraform') {
+    binDir = mkdtempSync(join(tmpdir(), 'captf-test-terraform-'));
+    symlinkSync(path, join(binDir, 'terraform'));
+    process.once('exit', () => rmSync(binDir, { recursive: true, force: true }));
+  }
+  process.env.PATH = `${binDir}${delimiter}${process.env.PATH ?? ''}`;
+  return join(binDir, 'terraform');
+}
 
 // ---- files and processes --------------------------------------------------------------------
 
@@ -80,7 +109,7 @@ export async function runTerraform(
   args: string[],
   options: { env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<TerraformRun> {
-  const run = await execa('terraform', args, {
+  const run = await execa(TERRAFORM, args, {
     cwd: dir,
     env: terraformEnv(options.env),
     extendEnv: false,
@@ -479,7 +508,7 @@ export type FakeTerraformEvent =
     env: Record<string, string | null>; tfCliArgs: string[]; tfVars: string[];
   }
   | { event: 'signal'; pid: number; signal: 'SIGINT' | 'SIGTERM'; /** Date.now() as the fake got it. */ at: number }
-  | { event: 'exit'; pid: number; step: string; code: number; maxRssKiB: number };
+  | { event: 'exit'; pid: number; step: string; code: number; maxRssKiB: number; /** Date.now() as the fake exited. */ at: number };
 
 /** The events the fake logged; an absent log means terraform never ran. */
 export async function readFakeTerraformLog(path: string): Promise<FakeTerraformEvent[]> {

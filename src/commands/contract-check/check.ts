@@ -19,7 +19,7 @@ import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type 
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../workspace/reserved-names.ts';
 import type { ModuleScan } from '../../workspace/scan.ts';
 import { scanHcl } from '../../workspace/scan-hcl.ts';
-import { BACKEND_FILE, moduleFilesProblem, overrideBackendBlocks, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule } from '../../workspace/workspace.ts';
+import { BACKEND_FILE, BACKEND_FILE_TOFU, moduleFilesProblem, overrideBackendBlocks, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem } from '../../workspace/workspace.ts';
 import { REQUIRED_VARIABLES } from './module-files.ts';
 import { DATA_DIR, LOCK_FILE } from '../../workspace/terraform-files.ts';
 
@@ -127,7 +127,8 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
   if (scan instanceof RunnerError) add('module', 'fail', scan.message, FIX.module);
   else add('module', 'pass', `${moduleDir}: ${count(scan.resources.length, 'resource')}, ${count(scan.moduleCalls.length, 'module call')}, ${count(scan.variables.length, 'variable')}`);
   add(...reservedCheck(scan));
-  add(...(await filesCheck(moduleDir, scan)));
+  const files = await filesCheck(moduleDir, scan);
+  add(...files);
   add(...(await tfvarsCheck(moduleDir, scan)));
 
   if (!options.cheapOnly) {
@@ -136,8 +137,9 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
       add(...(await backendCheck(moduleDir, scan)));
       add(...variablesCheck(scan, options.kind));
     }
-    if (!(scan instanceof RunnerError) && terraform) await initAndValidate(moduleDir, terraform.path, env, stop, add, root === '/' ? undefined : join(root, PROVIDER_MIRROR));
-    else for (const name of ['lockfile', 'init', 'validate'] as const) add(name, 'skip', `not run: ${terraform ? 'no module' : 'no supported terraform'}`);
+    // A module whose files cannot be copied (a FIFO would fail the copy) is not init'ed either.
+    if (!(scan instanceof RunnerError) && terraform && files[1] !== 'fail') await initAndValidate(moduleDir, terraform.path, env, stop, add, root === '/' ? undefined : join(root, PROVIDER_MIRROR));
+    else for (const name of ['lockfile', 'init', 'validate'] as const) add(name, 'skip', `not run: ${!terraform ? 'no supported terraform' : scan instanceof RunnerError ? 'no module' : 'the module\'s files cannot be copied'}`);
   }
 
   return {
@@ -187,6 +189,8 @@ async function backendCheck(moduleDir: string, scan: ModuleScan): Promise<CheckR
   // Every op refuses this too (prepareWorkspace): an override file's backend wins over backend.tf.
   const override = overrideBackendProblem(scan);
   if (override) return ['backend', 'fail', override.message, override.fix, overrideBackendBlocks(scan).map((b) => ({ file: b.file, line: b.line, message: b.type === 'cloud' ? 'cloud block in an override file' : `backend "${b.type}" in an override file` }))];
+  const shadowed = await shadowedBackendProblem(moduleDir);
+  if (shadowed) return ['backend', 'fail', shadowed.message, shadowed.fix, [{ file: BACKEND_FILE_TOFU, message: `beside ${BACKEND_FILE}: OpenTofu reads it, terraform reads ${BACKEND_FILE}` }]];
   const text = await readFile(join(moduleDir, BACKEND_FILE), 'utf8').catch(() => undefined);
   const elsewhere = scan.backendBlocks.filter((b) => b.file !== BACKEND_FILE).map((b) => ({ file: b.file, line: b.line, message: `backend "${b.type}" outside ${BACKEND_FILE}` }));
   if (text === undefined) return ['backend', 'fail', `the module declares backend "${scan.backend}", but not in ${BACKEND_FILE}`, fix, elsewhere];

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { RunnerError } from '../../src/errors.ts';
 import { emptyScan } from '../../src/workspace/scan.ts';
 import { scanHcl } from '../../src/workspace/scan-hcl.ts';
@@ -80,23 +79,6 @@ describe('workspace: what the scan must not miss', () => {
     const scan = { ...emptyScan(), resources: ['terraform_data.a'], moduleCalls: ['module.m'] };
     assert.deepEqual(missedDeclarations(['terraform_data.a', 'module.m', 'terraform_data.captf_inputs_hash'], scan), []);
     assert.deepEqual(missedDeclarations(['terraform_data.a', 'terraform_data.hidden', 'module.n'], scan), ['terraform_data.hidden', 'module.n']);
-  });
-});
-
-describe('plan: both readers report the root declarations', () => {
-  it('streams configuration.root_module resources (managed) and module calls', async () => {
-    const { classifyPlanStream } = await import('../../src/plan/stream.ts');
-    const { classifyPlan } = await import('../../src/plan/classify.ts');
-    const doc = {
-      format_version: '1.2',
-      configuration: { root_module: { resources: [{ address: 'terraform_data.a', mode: 'managed' }, { address: 'data.terraform_remote_state.s', mode: 'data' }], module_calls: { net: { source: './net' } } } },
-    };
-    const streamed: string[] = [];
-    await classifyPlanStream(Readable.from([Buffer.from(JSON.stringify(doc))]), { onRootDeclaration: (a) => streamed.push(a) });
-    const referenced: string[] = [];
-    classifyPlan(doc, { onRootDeclaration: (a) => referenced.push(a) });
-    assert.deepEqual(streamed, ['terraform_data.a', 'module.net']);
-    assert.deepEqual(referenced, streamed);
   });
 });
 

@@ -1,0 +1,22 @@
+// contract check on a module holding what every op refuses (a FIFO, a device link named *.tf): the
+// check ends, names each file in the files row, and does not try to copy the module for init.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { runContractCheck } from '../../../src/commands/contract-check/check.ts';
+import { imageTree, POOL_MODULE } from './helpers.ts';
+
+test('a FIFO and a link to /dev/zero named *.tf: files fails naming both, init and validate are skipped, no internal error', { timeout: 60_000 }, async (t) => {
+  const tree = await imageTree(t, POOL_MODULE);
+  await execa('mkfifo', [join(tree.module, 'extra.tf')]);
+  await symlink('/dev/zero', join(tree.module, 'zero.tf'));
+  const report = await runContractCheck({ root: tree.root, kind: 'pool', env: tree.env });
+  const rows = Object.fromEntries(report.checks.map((c) => [c.name, c]));
+  assert.equal(rows.module!.status, 'pass');
+  assert.equal(rows.files!.status, 'fail');
+  assert.match(rows.files!.message, /extra\.tf is neither a file nor a directory \(a special file\)/);
+  assert.match(rows.files!.message, /zero\.tf is neither a file nor a directory \(a link to a special file, \/dev\/zero\)/);
+  for (const name of ['init', 'validate'] as const) assert.match(rows[name]!.message, /not run: the module's files cannot be copied/);
+});

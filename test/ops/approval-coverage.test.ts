@@ -1,0 +1,136 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Masker } from '../../src/output/mask.ts';
+import { approvalCoverageStep, blockedRecordName, KEEP_BLOCKED_RECORDS, keepBlockedRecord, type DestructiveEntry } from '../../src/ops/approval-coverage.ts';
+import type { RunContext } from '../../src/run/context.ts';
+import type { Classification } from '../../src/schemas/classification.ts';
+import { blockedResult } from '../kube/harness.ts';
+
+const H = 'a'.repeat(64);
+
+describe('guard: the records of blocked runs and the approval step (approval-coverage)', () => {
+  /** What keepBlockedRecord and approvalCoverageStep use of a RunContext, no process, no terraform. */
+  function context(dir: string, extra: Record<string, unknown> = {}) {
+    const warnings: string[] = [];
+    const logged: string[] = [];
+    const ctx = {
+      settings: { out: join(dir, 'out'), backups: join(dir, 'backups'), kind: 'cluster', object: 'prod', namespace: 'captf-prod' },
+      cluster: undefined,
+      stopCause: undefined,
+      masker: new Masker(),
+      warn: (message: string) => void warnings.push(message),
+      log: { warn: (_: unknown, message: string) => void logged.push(message), info: () => {} },
+      step: <T>(_name: string, body: () => Promise<T>) => body(),
+    };
+    // Descriptors, not a spread: a getter stays a getter (throwing when read, not here).
+    Object.defineProperties(ctx, Object.getOwnPropertyDescriptors(extra));
+    return { ctx: ctx as unknown as RunContext, warnings, logged };
+  }
+  async function tempDir(t: { after: (fn: () => Promise<void>) => void }) {
+    const dir = await mkdtemp(join(tmpdir(), 'captf-guard-test-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    return dir;
+  }
+  const hashOf = (i: number) => i.toString(16).padStart(64, '0');
+  const entries = (n: number): (DestructiveEntry & { action: 'delete' })[] => Array.from({ length: n }, (_, i) => ({ address: `terraform_data.r[${i}]`, action: 'delete' }));
+  const planOf = (every: DestructiveEntry[], destructiveTotal = every.length) =>
+    ({ destructive: every.slice(0, 100).map((d) => ({ ...d, actions: ['delete'] })), destructiveTotal, actions: [], actionsTotal: 0 }) as unknown as Classification;
+
+  it(`keeps the newest ${KEEP_BLOCKED_RECORDS} records (one per approval hash), the one just written among them, and nothing else is touched`, async (t) => {
+    const dir = await tempDir(t);
+    const { ctx } = context(dir);
+    const backups = join(dir, 'backups');
+    await mkdir(backups, { recursive: true });
+    // 12 older records, oldest first by mtime; and files that are not records.
+    const base = Date.parse('2025-01-01T00:00:00Z') / 1000;
+    for (let i = 1; i <= 12; i += 1) {
+      const path = join(backups, blockedRecordName(hashOf(i)));
+      await writeFile(path, '{}');
+      await utimes(path, base + i, base + i);
+    }
+    await writeFile(join(backups, 'blocked-not-a-hash.json'), '{}');
+    await writeFile(join(backups, 'state-backup.json'), '{}');
+    // The one written now is older by mtime than none of them, and kept whatever its name sorts as.
+    const hash = hashOf(0);
+    const written = await keepBlockedRecord(ctx, blockedResult({ approvalHash: hash }));
+    assert.equal(written, join(backups, blockedRecordName(hash)));
+    assert.equal(JSON.parse(await readFile(written!, 'utf8')).approvalHash, hash);
+    const left = (await readdir(backups)).sort();
+    const records = left.filter((name) => /^blocked-[0-9a-f]{64}\.json$/.test(name));
+    assert.equal(records.length, KEEP_BLOCKED_RECORDS);
+    assert.deepEqual(records, [hash, ...[4, 5, 6, 7, 8, 9, 10, 11, 12].map(hashOf)].map(blockedRecordName).sort(), 'the oldest ones went');
+    assert.ok(left.includes('blocked-not-a-hash.json') && left.includes('state-backup.json'));
+  });
+
+  it('a record written again for the same hash replaces it; without an approval hash or in a cluster nothing is written', async (t) => {
+    const dir = await tempDir(t);
+    const { ctx } = context(dir);
+    await keepBlockedRecord(ctx, blockedResult({ approvalHash: hashOf(1), finishedAt: '2025-01-01T00:00:01Z' }));
+    await keepBlockedRecord(ctx, blockedResult({ approvalHash: hashOf(1), finishedAt: '2025-01-01T00:00:02Z' }));
+    assert.deepEqual(await readdir(join(dir, 'backups')), [blockedRecordName(hashOf(1))]);
+    assert.equal(JSON.parse(await readFile(join(dir, 'backups', blockedRecordName(hashOf(1))), 'utf8')).finishedAt, '2025-01-01T00:00:02Z');
+    assert.equal(await keepBlockedRecord(ctx, blockedResult({ approvalHash: undefined })), undefined);
+    const inCluster = context(dir, { settings: { out: join(dir, 'c-out'), kind: 'cluster' }, cluster: {} }).ctx;
+    assert.equal(await keepBlockedRecord(inCluster, blockedResult()), undefined);
+    assert.ok(!existsSync(join(dir, 'c-out')));
+  });
+
+  it('compares every destructive entry (past the 100 listed) with the record, and logs each unreviewed one', async (t) => {
+    const dir = await tempDir(t);
+    const { ctx, warnings, logged } = context(dir);
+    const every = entries(130);
+    const shown = every.slice(0, 100).map((d) => ({ ...d, actions: ['delete'] }));
+    const record = blockedResult({ approvalHash: H, plan: { ...blockedResult().plan!, destructive: shown, destructiveTotal: 130 } });
+    await keepBlockedRecord(ctx, record);
+    const coverage = await approvalCoverageStep(ctx, planOf(every), every, H);
+    assert.equal(coverage.unreviewedTotal, 30);
+    assert.deepEqual(coverage.unreviewed, every.slice(100));
+    assert.deepEqual(coverage.blockedRun, { location: join(dir, 'backups', blockedRecordName(H)), finishedAt: record.finishedAt });
+    assert.equal(warnings.length, 1);
+    assert.deepEqual(logged.filter((m) => m.startsWith('approved without review: ')).length, 30);
+  });
+
+  it('a record that says it finished in the future is passed over, with a warning', async (t) => {
+    const dir = await tempDir(t);
+    const { ctx, warnings } = context(dir);
+    const every = entries(2);
+    // The real record (everything shown) in the backups dir; a forged one, claiming the far future, as <out>/result.json.
+    await keepBlockedRecord(ctx, blockedResult({ approvalHash: H, plan: { ...blockedResult().plan!, destructive: every.map((d) => ({ ...d, actions: ['delete'] })), destructiveTotal: 2 } }));
+    await mkdir(join(dir, 'out'));
+    await writeFile(join(dir, 'out', 'result.json'), JSON.stringify(blockedResult({ approvalHash: H, finishedAt: '2999-01-01T00:00:00Z' })));
+    const coverage = await approvalCoverageStep(ctx, planOf(every), every, H);
+    assert.equal(coverage.unreviewedTotal, 0);
+    assert.equal(coverage.blockedRun?.location, join(dir, 'backups', blockedRecordName(H)));
+    assert.equal(warnings.length, 1, JSON.stringify(warnings));
+    assert.match(warnings[0]!, /passed over .*result\.json \(ignored: it says it finished at 2999-01-01T00:00:00Z, in the future\)/);
+  });
+
+  it('fails closed: when the comparison fails, every destructive entry counts as unreviewed, with a warning', async (t) => {
+    const dir = await tempDir(t);
+    const every = entries(130);
+    // Something unexpected while looking for the blocked run.
+    const broken = context(dir, { get cluster(): never { throw new Error('boom'); } });
+    const coverage = await approvalCoverageStep(broken.ctx, planOf(every), every, H);
+    assert.equal(coverage.unreviewedTotal, 130);
+    assert.deepEqual(coverage.unreviewed, every.slice(0, 100));
+    assert.equal(coverage.blockedRun, undefined);
+    assert.equal(broken.warnings.length, 1);
+    assert.match(broken.warnings[0]!, /could not compare the approval .* \(boom\): all 130 destructive changes of this plan count as unreviewed/);
+    assert.equal(broken.logged.filter((m) => m.startsWith('approved without review: ')).length, 130);
+    // Fewer entries named than the plan counts: the ones nobody named count too.
+    const short = context(dir);
+    const partial = await approvalCoverageStep(short.ctx, planOf(every.slice(0, 120), 130), every.slice(0, 120), H);
+    assert.equal(partial.unreviewedTotal, 130);
+    assert.match(short.warnings[0]!, /120 destructive entries and actions were named, but the plan has 130 and 0/);
+  });
+
+  it('a stop request is not swallowed', async (t) => {
+    const dir = await tempDir(t);
+    const { ctx } = context(dir, { stopCause: 'SIGTERM', get cluster(): never { throw new Error('boom'); } });
+    await assert.rejects(approvalCoverageStep(ctx, planOf(entries(1)), entries(1), H), /boom/);
+  });
+});

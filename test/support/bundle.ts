@@ -1,0 +1,28 @@
+// The built runner the e2e tests run (dist/captf-runner.mjs, what the image ships), only when it
+// was built from the sources of this tree: a bundle left from before an edit would test old code
+// and pass. scripts/build.mjs writes the hash of the sources it bundled to dist/sources.sha256.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+// @ts-expect-error -- a plain ESM script shared with the build, no type declarations
+import { sourcesHash } from '../../scripts/sources-hash.mjs';
+
+const DIST = resolve(import.meta.dirname, '../../dist');
+
+/** Why the bundle in `dist` may not be tested, or undefined when it is the build of `currentHash`. */
+export function staleBundle(currentHash: string, dist = DIST): string | undefined {
+  let built: string;
+  try {
+    built = readFileSync(resolve(dist, 'sources.sha256'), 'utf8').trim();
+  } catch {
+    return `${dist}/captf-runner.mjs has no record of the sources it was built from (dist/sources.sha256): run \`npm run build\``;
+  }
+  if (built !== currentHash) return `${dist}/captf-runner.mjs was built from other sources than this tree's (src/, the build script or the locked dependencies changed since): run \`npm run build\``;
+  return undefined;
+}
+
+/** The path of the built runner; throws with the fix when the bundle is stale or missing. */
+export function builtRunner(): string {
+  const why = staleBundle(sourcesHash() as string);
+  if (why) throw new Error(`the e2e tests refuse to run: ${why}`);
+  return resolve(DIST, 'captf-runner.mjs');
+}
