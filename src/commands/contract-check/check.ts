@@ -15,6 +15,7 @@ import { StopHandle } from '../../terraform/stop.ts';
 import { createTerraform, TerraformFailed } from '../../terraform/terraform.ts';
 import { validate } from '../../terraform/validate.ts';
 import type { TerraformDiagnostic } from '../../schemas/result.ts';
+import { errorsOf } from '../../terraform/known-diagnostics.ts';
 import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type TerraformVersion } from '../../terraform/version.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../workspace/reserved-names.ts';
 import type { ModuleScan } from '../../workspace/scan.ts';
@@ -34,10 +35,8 @@ export interface CheckProblem {
 
 export interface ContractCheck {
   name: CheckName;
-  /** skip: not run, because a check it depends on failed (that one is the violation). */
+  /** One vocabulary, in the table and in --json: fail is a violation; skip: not run (a check it depends on failed, or it checks what only the image has). */
   status: 'pass' | 'fail' | 'skip';
-  /** false only for a violation. */
-  ok: boolean;
   message: string;
   fix?: string;
   /** A failed check: each problem it found. */
@@ -45,7 +44,8 @@ export interface ContractCheck {
 }
 
 export interface ContractReport {
-  ok: boolean;
+  /** fail when any check fails. */
+  status: 'pass' | 'fail';
   /** The module dir checked, as a path on this machine. */
   module: string;
   checks: ContractCheck[];
@@ -93,7 +93,7 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
   const moduleDir = root === '/' ? resolve(options.moduleDir ?? '/captf/module') : join(root, options.moduleDir ?? '/captf/module');
   const checks: ContractCheck[] = [];
   const add = (...[name, status, message, fix, problems]: CheckRow) =>
-    checks.push({ name, status, ok: status !== 'fail', message, ...(status === 'fail' && fix ? { fix } : {}), ...(status === 'fail' && problems?.length ? { problems } : {}) });
+    checks.push({ name, status, message, ...(status === 'fail' && fix ? { fix } : {}), ...(status === 'fail' && problems?.length ? { problems } : {}) });
 
   if (!inImage && !options.cheapOnly) {
     const why = sourceTree ? 'a module source tree (--module without --root)' : `a directory tree (--root ${root})`;
@@ -129,11 +129,11 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
   add(...reservedCheck(scan));
   const files = await filesCheck(moduleDir, scan);
   add(...files);
-  add(...(await tfvarsCheck(moduleDir, scan)));
 
   if (!options.cheapOnly) {
-    if (scan instanceof RunnerError) for (const name of ['backend', 'variables'] as const) add(name, 'skip', 'not checked: no module');
+    if (scan instanceof RunnerError) for (const name of ['tfvars', 'backend', 'variables'] as const) add(name, 'skip', 'not checked: no module');
     else {
+      add(...(await tfvarsCheck(moduleDir, scan)));
       add(...(await backendCheck(moduleDir, scan)));
       add(...variablesCheck(scan, options.kind));
     }
@@ -143,7 +143,7 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
   }
 
   return {
-    ok: checks.every((c) => c.ok),
+    status: checks.some((c) => c.status === 'fail') ? 'fail' : 'pass',
     module: moduleDir,
     checks,
     ...(terraform ? { terraform: { version: terraform.version, flavor: terraform.flavor, path: terraform.path } } : {}),
@@ -304,9 +304,7 @@ async function initAndValidate(moduleDir: string, terraformPath: string, baseEnv
 /** terraform's errors (error.detail.diagnostics), where it found them: the module as a whole when it names no file. */
 function diagnosticProblems(error: RunnerError): CheckProblem[] {
   const diagnostics = (error.detail?.diagnostics ?? []) as TerraformDiagnostic[];
-  return diagnostics
-    .filter((d) => d.severity === 'error')
-    .map((d) => ({ file: d.file ?? '.', ...(d.line !== undefined ? { line: d.line } : {}), message: d.summary + (d.detail ? `: ${d.detail.split('\n\n')[0]}` : '') }));
+  return errorsOf(diagnostics).map((d) => ({ file: d.file ?? '.', ...(d.line !== undefined ? { line: d.line } : {}), message: d.summary + (d.detail ? `: ${d.detail.replace(/\s*\n\s*/g, ' ')}` : '') }));
 }
 
 /** A lock file is required when the module uses any provider that is not built in (builtin-only modules get none from init). */

@@ -21,5 +21,5 @@ export async function contractCheckCommand(flags: Record<string, unknown>): Prom
     sourceTree: flags.root === undefined && flags.module !== undefined,
   });
   process.stdout.write(flags.json ? JSON.stringify(report, null, 2) + '\n' : formatContractTable(report));
-  if (!report.ok) throw imageError('the image breaks the runner contract: the report names each failed check and its fix');
+  if (report.status === 'fail') throw imageError('the image breaks the runner contract: the report names each failed check and its fix');
 }
