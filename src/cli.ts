@@ -2,7 +2,7 @@
 // the settings' flags, help and defaults come from schemas/setting-options.ts.
 import { Command, Option } from 'commander';
 import { OBJECT_KINDS } from './object-kind.ts';
-import { HASH_SETTINGS, OP_SETTINGS, SETTING_OPTIONS, flagName, settingHelp, type SettingName, type SettingOption } from './schemas/setting-options.ts';
+import { HASH_SETTINGS, OP_REPORT_FLAGS, OP_SETTINGS, REPORT_FLAGS, SETTING_OPTIONS, flagName, settingHelp, type SettingOption } from './schemas/setting-options.ts';
 import type { Op } from './schemas/result.ts';
 import { RUNNER_VERSION } from './version.ts';
 import { registerLocalCommands } from './local/commands.ts';
@@ -23,13 +23,11 @@ export interface ClassifyFlags {
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-/** For CI (e.g. $GITHUB_STEP_SUMMARY): a flag only, no CAPTF_* variable, so a Job's environment cannot turn it on. */
-const SUMMARY_MD = ['--summary-md <file>', 'append a Markdown summary of the run to FILE (e.g. $GITHUB_STEP_SUMMARY); a flag only, no CAPTF_* variable'] as const;
 
-/** The flags of these settings, with their help and defaults from the one table (schemas/setting-options.ts). */
-function settingOptions(command: Command, names: readonly SettingName[]): Command {
+/** The flags of these settings (or reporting flags), with their help and defaults from the one table (schemas/setting-options.ts). */
+function settingOptions<T extends Record<string, SettingOption>>(command: Command, names: readonly (keyof T & string)[], table: T = SETTING_OPTIONS as unknown as T): Command {
   for (const name of names) {
-    const option: SettingOption = SETTING_OPTIONS[name];
+    const option: SettingOption = table[name]!;
     const flags = option.value ? `${flagName(name)} ${option.value}` : flagName(name);
     if (option.repeatable) command.option(flags, settingHelp(option), collect);
     else command.option(flags, settingHelp(option));
@@ -46,25 +44,26 @@ export function buildCli(handlers: CliHandlers): Command {
 
   // Each op takes its own settings only: a flag of another op is an unknown option (exit 2).
   const op = (name: Op, description: string) =>
-    settingOptions(program.command(name).description(description), OP_SETTINGS[name]).action((flags: Record<string, unknown>) => handlers.op(name, flags));
+    settingOptions(settingOptions(program.command(name).description(description), OP_SETTINGS[name]), OP_REPORT_FLAGS[name], REPORT_FLAGS).action((flags: Record<string, unknown>) => handlers.op(name, flags));
 
-  op('apply', 'init, validate, plan, show, classify; apply the saved plan unless it is destructive and not approved').option(...SUMMARY_MD);
-  op('plan', 'plan for manual approval: a plan artifact and its plan hash, nothing applied').option(...SUMMARY_MD);
+  op('apply', 'init, validate, plan, show, classify; apply the saved plan unless it is destructive and not approved');
+  op('plan', 'plan for manual approval: a plan artifact and its plan hash, nothing applied');
   op('refresh', 'a refresh-only plan, classified, applied as saved, then the outputs');
-  op('drift', 'a plan against the inputs, nothing applied: what changed outside terraform').option(...SUMMARY_MD).option('--detailed-exitcode', 'exit 6 when drift is found (0: no drift); a flag only, no CAPTF_* variable');
-  op('destroy', 'destroy everything the state holds (never gated)').option(...SUMMARY_MD);
+  op('drift', 'a plan against the inputs, nothing applied: what changed outside terraform');
+  op('destroy', 'destroy everything the state holds (never gated)');
   op('restore', 'push a state backup back to the backend');
   op('unlock', 'force-unlock the state, only while the lock still carries this id');
 
-  program
-    .command('classify')
-    .description('classify a terraform show -json plan document')
-    .argument('<file>', 'the plan JSON (- for stdin)')
-    .option('--json', 'print the classification as JSON')
-    .option('--limit <n>', 'how many destructive entries to list (default 100)')
-    .option(...SUMMARY_MD)
-    .option('--detailed-exitcode', 'exit 3 when applying the plan needs an approval (gated; 0: not gated); a flag only, no CAPTF_* variable')
-    .action((file: string, flags: ClassifyFlags) => handlers.classify(file, flags));
+  settingOptions(
+    program
+      .command('classify')
+      .description('classify a terraform show -json plan document')
+      .argument('<file>', 'the plan JSON (- for stdin)')
+      .option('--json', 'print the classification as JSON')
+      .option('--limit <n>', 'how many destructive entries to list (default 100)'),
+    ['summaryMd', 'detailedExitcode'],
+    REPORT_FLAGS,
+  ).action((file: string, flags: ClassifyFlags) => handlers.classify(file, flags));
 
   settingOptions(program.command('hash').description('print the inputs hash and approval hash of an inputs dir'), HASH_SETTINGS)
     .option('--json', 'print JSON')
