@@ -4,7 +4,8 @@ import { Command, Option } from 'commander';
 import { OBJECT_KINDS } from './object-kind.ts';
 import { HASH_SETTINGS, OP_REPORT_FLAGS, OP_SETTINGS, REPORT_FLAGS, SETTING_OPTIONS, flagName, settingHelp, type SettingOption } from './schemas/setting-options.ts';
 import type { Op } from './schemas/result.ts';
-import { RUNNER_VERSION } from './version.ts';
+import { VERSION_TEXT } from './version.ts';
+import { EXIT_MEANINGS } from './run/exit-codes.ts';
 import { registerLocalCommands } from './local/commands.ts';
 
 export interface CliHandlers {
@@ -35,10 +36,19 @@ function settingOptions<T extends Record<string, SettingOption>>(command: Comman
   return command;
 }
 
+/** The rules every command follows, after the program's help. */
+const HELP_AFTER = `
+Settings: each flag of an op may be given as its CAPTF_* variable instead (--approved-hash: CAPTF_APPROVED_HASH);
+a flag beats its CAPTF_* variable, and an op ignores the CAPTF_* variables of settings it does not take.
+
+Exit codes:
+${EXIT_MEANINGS.map(([code, meaning]) => `  ${code.padEnd(9)} ${meaning}`).join('\n')}`;
+
 export function buildCli(handlers: CliHandlers): Command {
   const program = new Command('captf-runner')
     .description('Runs one CAPTF operation with terraform: a guarded apply, plan, refresh, drift, destroy or restore')
-    .version(RUNNER_VERSION)
+    .version(VERSION_TEXT, '-V, --version', 'print the runner version and the contract version (with --json: and the terraform it finds)')
+    .addHelpText('after', HELP_AFTER)
     .showHelpAfterError()
     .exitOverride();
 

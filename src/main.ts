@@ -27,7 +27,14 @@ function flagValues(argv: string[], names: string[]): Record<string, unknown> {
   return flags;
 }
 
+/** `--version --json` (either order): the one form of --version that looks for terraform, loaded only then. */
+const isVersionJson = (args: string[]) => args.length === 2 && args.includes('--json') && (args.includes('--version') || args.includes('-V'));
+
 async function main(argv: string[]): Promise<number> {
+  if (isVersionJson(argv.slice(2))) {
+    await (await import('./commands/version.ts')).versionJsonCommand();
+    return EXIT.succeeded;
+  }
   // The commands without a result (`classify`, `hash`, `contract check`) end or throw; an op's
   // error is in its result (run/finish.ts) and its exit code comes back from runOp.
   let command = '';
@@ -53,7 +60,9 @@ async function main(argv: string[]): Promise<number> {
     return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return EXIT.succeeded;
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.succeeded;
+      // No command at all (or `contract` without `check`): commander printed the usage on stderr, as an error.
+      if (error.code === 'commander.help') return error.exitCode === 0 ? EXIT.succeeded : EXIT.usage;
       // commander already printed what was wrong; an op still leaves a well-formed result.
       const op = (await import('./schemas/result.ts')).Op.safeParse(argv[2]);
       if (op.success) return runOperation(op.data, flagValues(argv, ['out', 'termination-log']), usageError('UsageInvalid', `${error.message.replace(/^error: /, '')}: see captf-runner ${op.data} --help`));

@@ -59,13 +59,22 @@ function writeAllSync(fd: number, bytes: Buffer): void {
   }
 }
 
-export async function createLogger(format: 'json' | 'pretty', masker: Masker, fd = 2): Promise<Logger> {
+/** What every line of a run's log names: the op and the CAPTF object it serves (null when not given: a laptop's dry run). */
+export interface RunBindings {
+  op: string;
+  object: string | null;
+  namespace: string | null;
+}
+
+export async function createLogger(format: 'json' | 'pretty', masker: Masker, bindings: RunBindings, fd = 2): Promise<Logger> {
   const destination = maskingWriter(fd, masker);
-  // pino-pretty and its dependencies load only for a person at a terminal: Jobs log JSON.
-  const stream = format === 'pretty' ? (await import('pino-pretty')).default({ destination, sync: true, colorize: false, ignore: 'pid,hostname' }) : destination;
+  // pino-pretty and its dependencies load only for a person at a terminal: Jobs log JSON. A person
+  // reads the run's bindings once, in its first line, not under every line.
+  const stream = format === 'pretty' ? (await import('pino-pretty')).default({ destination, sync: true, colorize: false, ignore: ['pid', 'hostname', ...Object.keys(bindings)].join(',') }) : destination;
   return pino(
     {
-      base: undefined,
+      // On every line, so that a line read alone (a log collector's query) names its run.
+      base: { ...bindings },
       timestamp: pino.stdTimeFunctions.isoTime,
       messageKey: 'msg',
       // Masked before pino serialises them too: the line's own JSON escaping would otherwise be one

@@ -6,6 +6,7 @@ import type { Op, Step } from '../schemas/result.ts';
 import { RunnerError, asRunnerError } from '../errors.ts';
 import type { Logger } from '../output/log.ts';
 import type { Masker } from '../output/mask.ts';
+import { PROGRESS_INTERVAL_MS, ProgressWatch, progressMessage } from '../output/progress.ts';
 import { StopHandle } from '../terraform/stop.ts';
 import type { InCluster } from './in-cluster.ts';
 import { takeLearned, type Learned } from './learned.ts';
@@ -47,6 +48,8 @@ export class RunContext {
   cluster: InCluster | undefined;
   /** Every terraform this run starts is registered here while it runs, so a stop request reaches it. */
   readonly terraformStop = new StopHandle();
+  /** Told terraform's lines (printed or held): a long step logs its progress (output/progress.ts). */
+  readonly progress: ProgressWatch;
 
   /** The flags that shape only how the run reports (never CAPTF_* variables): the op's result does not depend on them. */
   reporting: Reporting = { detailedExitcode: false };
@@ -56,7 +59,10 @@ export class RunContext {
     readonly settings: Settings,
     readonly log: Logger,
     readonly masker: Masker,
-  ) {}
+    progressIntervalMs = PROGRESS_INTERVAL_MS,
+  ) {
+    this.progress = new ProgressWatch((p) => log.info({ step: p.step, elapsedMs: p.elapsedMs, output: p.output, reported: p.reported }, progressMessage(p, progressIntervalMs)), progressIntervalMs);
+  }
 
   /** No new step starts from now on; a step that still finishes is the one the result names. */
   requestStop(cause: StopCause): void {
@@ -96,6 +102,7 @@ export class RunContext {
       return durationMs;
     };
     const giveUp = this.terraformStop.waitForGiveUp();
+    const endProgress = this.progress.start(name);
     try {
       const value = await Promise.race([body(), giveUp.given]);
       const exitCode = options.exitCode?.(value);
@@ -111,6 +118,7 @@ export class RunContext {
       this.log.error({ step: name, durationMs, kind: error.kind, reason: error.reason }, `${name}: ${error.message}`);
       throw error;
     } finally {
+      endProgress();
       giveUp.done();
       this.currentStep = undefined;
     }

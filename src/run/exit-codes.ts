@@ -16,6 +16,19 @@ export const EXIT = {
   sigterm: 143,
 } as const;
 
+/** What each exit code tells the caller, as `--help` lists them (contract.md §5 says it in full). */
+export const EXIT_MEANINGS: readonly [code: string, meaning: string][] = [
+  [`${EXIT.succeeded}`, 'succeeded, or no changes'],
+  [`${EXIT.failed}`, 'failed: a retry may pass (terraform failed, state locked, an API or disk failure)'],
+  [`${EXIT.usage}`, 'invalid flags, settings or inputs: fix them'],
+  [`${EXIT.blocked}`, 'blocked: the plan needs an approval (--approved-hash)'],
+  [`${EXIT.imageInvalid}`, 'the image or module breaks the contract: fix the module'],
+  [`${EXIT.planStale}`, 'the approved plan is stale or not the artifact approved: plan and approve again'],
+  [`${EXIT.driftFound}`, 'drift --detailed-exitcode: drift found (classify --detailed-exitcode: 3 for a gated plan)'],
+  [`${EXIT.deadline}`, 'stopped itself before --deadline'],
+  [`${EXIT.sigint} / ${EXIT.sigterm}`, 'interrupted by SIGINT / SIGTERM'],
+];
+
 export function outcomeOf(error: RunnerError): Outcome {
   switch (error.kind) {
     case 'usage':

@@ -7,6 +7,7 @@ import { RunnerError } from '../errors.ts';
 import { createLogger } from '../output/log.ts';
 import { Masker } from '../output/mask.ts';
 import { maskResult } from '../output/mask-result.ts';
+import { progressIntervalMs } from '../output/progress.ts';
 import { reportingOf, RunContext, type StopCause } from './context.ts';
 import { finishRun, publishResult, recordLateWarnings } from './finish.ts';
 import type { OpEnding } from './learned.ts';
@@ -31,8 +32,9 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
     settingsError = error;
     settings = settingsOfInvalidRun(flags, process.env);
   }
-  const log = await createLogger(settings.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'), masker);
-  const ctx = new RunContext(op, settings, log, masker);
+  const bindings = { op, object: settings.object ?? null, namespace: settings.namespace ?? null };
+  const log = await createLogger(settings.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'), masker, bindings);
+  const ctx = new RunContext(op, settings, log, masker, progressIntervalMs(process.env));
   ctx.reporting = reportingOf(flags);
   const stop = installStopHandlers(ctx);
   let opModule: OpModule | undefined;
@@ -47,7 +49,8 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
     }
     if (!settingsError) {
       opModule = await OPS[op]();
-      log.info({ op, kind: settings.kind, object: settings.object, namespace: settings.namespace }, `captf-runner ${op} starting`);
+      const serves = settings.object ? ` for ${settings.kind} ${settings.namespace ? `${settings.namespace}/` : ''}${settings.object}` : '';
+      log.info({ kind: settings.kind }, `captf-runner ${op} starting${serves}`);
       ending = await opModule.run(ctx);
     }
   } catch (error) {

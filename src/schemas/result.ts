@@ -5,8 +5,9 @@ import { z } from 'zod';
 import { Classification, DestructiveAction, DriftEntry, ResourceEntry } from './classification.ts';
 import { OBJECT_KINDS } from '../object-kind.ts';
 import { SHA256_HEX } from '../util/sha256.ts';
+import { CONTRACT_VERSION } from '../version.ts';
 
-export const RESULT_API_VERSION = 'runner.captf.io/v1';
+export const RESULT_API_VERSION = CONTRACT_VERSION;
 
 export const Op = z.enum(['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore', 'unlock']);
 export type Op = z.infer<typeof Op>;

@@ -5,6 +5,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readLines } from '../util/lines.ts';
 import { LineMasker, type Masker } from '../output/mask.ts';
+import type { ProgressWatch } from '../output/progress.ts';
 import { plan, type PlanOptions, type PlanResult } from '../terraform/plan.ts';
 import type { Terraform } from '../terraform/terraform.ts';
 import type { Workspace } from '../workspace/workspace.ts';
@@ -25,19 +26,24 @@ export interface HeldPlanOutput {
   around<T>(body: () => Promise<T>): Promise<T>;
 }
 
-export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Masker): HeldPlanOutput {
+/** `progress` counts what the held lines report (a long plan says so), never printing them. */
+export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Masker, progress: Pick<ProgressWatch, 'hold' | 'saw'>): HeldPlanOutput {
   const file = join(workspace.privateDir, 'plan.txt');
   const held = createWriteStream(file, { mode: 0o600, flags: 'wx' }); // the runner's own file: never through a link
   const holding = tf.withOutput({
     line: (stream, line) => {
       if (stream !== 'stdout') return tf.output.line(stream, line);
+      progress.saw(line, 'held');
       if (!held.write(line + '\n')) return once(held, 'drain').then(() => undefined);
     },
     end: (stream) => (stream === 'stdout' ? undefined : tf.output.end?.(stream)),
   });
   let text = '';
   return {
-    plan: (options) => plan(holding, options),
+    plan: (options) => {
+      progress.hold();
+      return plan(holding, options);
+    },
     text: () => text,
     async around(body) {
       try {

@@ -117,7 +117,10 @@ export function terraformIn(ctx: RunContext, version: TerraformVersion, workspac
     path: version.path,
     cwd: workspace.root,
     output: {
-      line: (stream, text) => write(stream, maskers[stream].push(text)),
+      line: (stream, text) => {
+        ctx.progress.saw(text, 'printed');
+        return write(stream, maskers[stream].push(text));
+      },
       end: (stream) => write(stream, maskers[stream].end()),
     },
     stop: ctx.terraformStop,
@@ -299,7 +302,7 @@ export function refuseErrored(plan: Classification): void {
  * `planHash` is what the apply must find in the file (applySavedPlan).
  */
 export async function planAndClassify(ctx: RunContext, root: PreparedRoot, recordHash: string, extra: Partial<PlanOptions> = {}, show: Pick<ShowOptions, 'onDestructive' | 'onAction'> = {}) {
-  const held = heldPlanOutput(root.tf, root.workspace, ctx.masker);
+  const held = heldPlanOutput(root.tf, root.workspace, ctx.masker, ctx.progress);
   const { planned, planHash, plan } = await held.around(async () => {
     const planned = await planStep(ctx, held, root.workspace, recordHash, extra);
     // Taken before show reads the file, through the open file terraform shows and applies: the apply must run exactly the plan that was classified.

@@ -146,13 +146,14 @@ describe('entries named like configuration that are no regular file', () => {
 });
 
 describe('a module for both tools', () => {
-  it('a .tofu file beside the .tf files (terraform never loads it): validate fails, nothing applied', async (t) => {
+  it('a .tofu file beside the .tf files (terraform never loads it): validate refuses the module (exit 4: every retry fails alike), nothing applied', async (t) => {
     const s = await applied(t);
     const stateBefore = await readFile(s.state);
     await writeFile(join(s.module, 'main.tofu'), 'resource "terraform_data" "tofu_only" {\n  input = "x"\n}\n');
     const run = await s.run('apply', ['--image', 'registry.example/m:2']);
-    assert.equal(run.exitCode, 1, explain(run));
-    assert.equal(run.result!.reason, 'ValidateFailed');
+    assert.equal(run.exitCode, 4, explain(run));
+    assert.equal(run.result!.reason, 'ImageInvalid');
+    assert.equal(run.result!.error!.step, 'validate');
     assert.deepEqual(await readFile(s.state), stateBefore);
   });
 });

@@ -10,7 +10,7 @@ import { RunnerError } from '../../src/errors.ts';
 
 async function context(): Promise<RunContext> {
   const masker = new Masker();
-  const log = await createLogger('json', masker, 1);
+  const log = await createLogger('json', masker, { op: 'destroy', object: null, namespace: null }, 1);
   return new RunContext('destroy', Settings.parse({}), log, masker);
 }
 
