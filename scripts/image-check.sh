@@ -131,7 +131,7 @@ expect_contract() {
   local what=$1 want_rc=$2 want=$3 rc=0 out=$WORK/$RUN_ID/contract.json violations
   shift 3
   run "$@" --json >"$out" 2>"$out.err" || rc=$?
-  violations=$(node -e 'const r=JSON.parse(require("fs").readFileSync(0,"utf8"));console.log(r.checks.filter((c)=>!c.ok).map((c)=>c.name).join(" "))' <"$out" 2>/dev/null || echo '(no JSON report)')
+  violations=$(node -e 'const r=JSON.parse(require("fs").readFileSync(0,"utf8"));console.log(r.checks.filter((c)=>c.status==="fail").map((c)=>c.name).join(" "))' <"$out" 2>/dev/null || echo '(no JSON report)')
   if [ "$rc" != "$want_rc" ]; then
     fail "$what: exit $rc, want $want_rc; violations: $violations; stderr: $(tail -3 "$out.err")"
   elif [ -n "$want" ] && ! grep -qw -- "$want" <<<"$violations"; then

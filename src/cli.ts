@@ -2,7 +2,7 @@
 // the settings' flags, help and defaults come from schemas/setting-options.ts.
 import { Command, Option } from 'commander';
 import { OBJECT_KINDS } from './object-kind.ts';
-import { HASH_SETTINGS, OP_SETTINGS, SETTING_OPTIONS, flagName, settingHelp, type SettingName, type SettingOption } from './schemas/setting-options.ts';
+import { HASH_SETTINGS, OP_REPORT_FLAGS, OP_SETTINGS, REPORT_FLAGS, SETTING_OPTIONS, flagName, settingHelp, type SettingOption } from './schemas/setting-options.ts';
 import type { Op } from './schemas/result.ts';
 import { VERSION_TEXT } from './version.ts';
 import { EXIT_MEANINGS } from './run/exit-codes.ts';
@@ -10,17 +10,26 @@ import { registerLocalCommands } from './local/commands.ts';
 
 export interface CliHandlers {
   op(op: Op, flags: Record<string, unknown>): Promise<void>;
-  classify(file: string, flags: { json?: boolean; limit?: string; policy?: string }): Promise<void>;
+  classify(file: string, flags: ClassifyFlags): Promise<void>;
   hash(flags: Record<string, unknown>): Promise<void>;
   contractCheck(flags: Record<string, unknown>): Promise<void>;
 }
 
+export interface ClassifyFlags {
+  json?: boolean;
+  limit?: string;
+  summaryMd?: string;
+  detailedExitcode?: boolean;
+  policy?: string;
+}
+
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-/** The flags of these settings, with their help and defaults from the one table (schemas/setting-options.ts). */
-function settingOptions(command: Command, names: readonly SettingName[]): Command {
+
+/** The flags of these settings (or reporting flags), with their help and defaults from the one table (schemas/setting-options.ts). */
+function settingOptions<T extends Record<string, SettingOption>>(command: Command, names: readonly (keyof T & string)[], table: T = SETTING_OPTIONS as unknown as T): Command {
   for (const name of names) {
-    const option: SettingOption = SETTING_OPTIONS[name];
+    const option: SettingOption = table[name]!;
     const flags = option.value ? `${flagName(name)} ${option.value}` : flagName(name);
     if (option.repeatable) command.option(flags, settingHelp(option), collect);
     else command.option(flags, settingHelp(option));
@@ -46,7 +55,7 @@ export function buildCli(handlers: CliHandlers): Command {
 
   // Each op takes its own settings only: a flag of another op is an unknown option (exit 2).
   const op = (name: Op, description: string) =>
-    settingOptions(program.command(name).description(description), OP_SETTINGS[name]).action((flags: Record<string, unknown>) => handlers.op(name, flags));
+    settingOptions(settingOptions(program.command(name).description(description), OP_SETTINGS[name]), OP_REPORT_FLAGS[name], REPORT_FLAGS).action((flags: Record<string, unknown>) => handlers.op(name, flags));
 
   op('apply', 'init, validate, plan, show, classify; apply the saved plan unless it is destructive and not approved');
   op('plan', 'plan for manual approval: a plan artifact and its plan hash, nothing applied');
@@ -56,14 +65,17 @@ export function buildCli(handlers: CliHandlers): Command {
   op('restore', 'push a state backup back to the backend');
   op('unlock', 'force-unlock the state, only while the lock still carries this id');
 
-  program
-    .command('classify')
-    .description('classify a terraform show -json plan document')
-    .argument('<file>', 'the plan JSON (- for stdin)')
-    .option('--json', 'print the classification as JSON')
-    .option('--limit <n>', 'how many destructive entries to list (default 100)')
-    .option('--policy <dir>', 'judge the plan by the policies in this dir too (default /captf/policy when it exists)')
-    .action((file: string, flags: { json?: boolean; limit?: string; policy?: string }) => handlers.classify(file, flags));
+  settingOptions(
+    program
+      .command('classify')
+      .description('classify a terraform show -json plan document')
+      .argument('<file>', 'the plan JSON (- for stdin)')
+      .option('--json', 'print the classification as JSON')
+      .option('--limit <n>', 'how many destructive entries to list (default 100)')
+      .option('--policy <dir>', 'judge the plan by the policies in this dir too (default /captf/policy when it exists)'),
+    ['summaryMd', 'detailedExitcode'],
+    REPORT_FLAGS,
+  ).action((file: string, flags: ClassifyFlags) => handlers.classify(file, flags));
 
   settingOptions(program.command('hash').description('print the inputs hash and approval hash of an inputs dir'), HASH_SETTINGS)
     .option('--json', 'print JSON')

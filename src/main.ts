@@ -44,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
     },
     classify: async (file, flags) => {
       command = 'classify';
-      await (await import('./commands/classify.ts')).classifyCommand(file, flags);
+      exitCode = await (await import('./commands/classify.ts')).classifyCommand(file, flags);
     },
     hash: async (flags) => {
       command = 'hash';

@@ -10,15 +10,19 @@ import { INPUTS_HASH_RESOURCE } from '../workspace/reserved-names.ts';
 import { givenSetting } from '../schemas/config.ts';
 import { denialText, findingText } from '../guard/decide.ts';
 import { loadRunPolicy } from '../steps/policy.ts';
+import { appendSummaryMd, classifySummaryMarkdown } from '../output/summary-md.ts';
+import { detailedExitCode, EXIT } from '../run/exit-codes.ts';
+import type { ClassifyFlags } from '../cli.ts';
 
 /** How the runner classifies every plan (ops and `classify`): what it plans at its own record is its own (src/plan/classify.ts). */
 export const runnerClassifyOptions = (options: ClassifyOptions = {}): ClassifyOptions => ({ ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]), ...options });
 
-export async function classifyCommand(file: string, flags: { json?: boolean; limit?: string; policy?: string }): Promise<void> {
+/** Exits 0, or with --detailed-exitcode 3 when the plan is gated; a --summary-md FILE that cannot be written is a warning on stderr. */
+export async function classifyCommand(file: string, flags: ClassifyFlags): Promise<number> {
   const limit = flags.limit === undefined ? undefined : Number.parseInt(flags.limit, 10);
   if (limit !== undefined && !(limit >= 0)) throw usageError('SettingsInvalid', `--limit must be a whole number, not "${flags.limit}"`);
   // An invalid policy dir is ImageInvalid (exit 4), as in an op.
-  const policy = await loadRunPolicy(givenSetting(flags, process.env, 'policy') as string | undefined);
+  const policy = await loadRunPolicy(givenSetting({ ...flags }, process.env, 'policy') as string | undefined);
   // A plan document does not say which tool made it; plan.version is its terraform_version.
   const judgement = policy?.judgement({ tool: 'terraform' });
   const source = file === '-' ? process.stdin : createReadStream(file);
@@ -35,6 +39,9 @@ export async function classifyCommand(file: string, flags: { json?: boolean; lim
     for (const d of plan.policy?.denied ?? []) process.stdout.write(`  denied by the policy: ${denialText(d)}\n`);
     for (const a of plan.policy?.approvalRequired ?? []) process.stdout.write(`  needs an approval: policy rule ${findingText(a)}\n`);
   }
+  const summaryProblem = flags.summaryMd && (await appendSummaryMd(flags.summaryMd, classifySummaryMarkdown(plan, file)));
+  if (summaryProblem) process.stderr.write(`captf-runner classify: warning: ${summaryProblem}\n`);
+  return flags.detailedExitcode ? detailedExitCode(EXIT.succeeded, { gated: plan.gated }) : EXIT.succeeded;
 }
 
 /** The document is the caller's: one that cannot be read, or is no plan the runner can classify, is a usage error. */

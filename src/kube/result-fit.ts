@@ -2,7 +2,7 @@
 //
 // Cuts the biggest thing first until the JSON fits: the largest output value, or half of the
 // longest bounded list that carries its own total (plan.destructive, plan.actions, plan.drift,
-// plan.partial.deferred, drift.resourceDrift), whichever saves more; as a last resort, every string over 4 KiB. Every cut
+// plan.changes, plan.partial.deferred, drift.resourceDrift, drift.inputsDiffer), whichever saves more; as a last resort, every string over 4 KiB. Every cut
 // is recorded, and a warning in the result itself says that it was cut.
 import type { Result } from '../schemas/result.ts';
 
@@ -27,8 +27,10 @@ const BOUNDED_LISTS: BoundedList[] = [
   { path: 'plan.destructive', get: (r) => r.plan?.destructive, set: (r, list) => void (r.plan!.destructive = list as never) },
   { path: 'plan.actions', get: (r) => r.plan?.actions, set: (r, list) => void (r.plan!.actions = list as never) },
   { path: 'plan.drift', get: (r) => r.plan?.drift, set: (r, list) => void (r.plan!.drift = list as never) },
+  { path: 'plan.changes', get: (r) => r.plan?.changes, set: (r, list) => void (r.plan!.changes = list as never) },
   { path: 'plan.partial.deferred', get: (r) => r.plan?.partial?.deferred, set: (r, list) => void (r.plan!.partial!.deferred = list as never) },
   { path: 'drift.resourceDrift', get: (r) => r.drift?.resourceDrift, set: (r, list) => void (r.drift!.resourceDrift = list as never) },
+  { path: 'drift.inputsDiffer', get: (r) => r.drift?.inputsDiffer, set: (r, list) => void (r.drift!.inputsDiffer = list as never) },
 ];
 
 const serialize = (result: Result) => Buffer.from(JSON.stringify(result));

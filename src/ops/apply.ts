@@ -34,7 +34,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
       tool: root.version.flavor,
       ...(approvable && { onApprovalRequired: (finding: PolicyApprovalRequired) => everyDestructive.push(shownPolicyFinding(finding)) }),
     });
-    const { planned, plan, planHash } = await planAndClassify(ctx, root, inputs.hashes.inputsHash, {}, { ...collect, judgement });
+    const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, inputs.hashes.inputsHash, {}, { ...collect, judgement });
     // Before the guard: a denied plan is never applied, with or without an approval, and never blocked.
     refuseDenied(plan);
     const decision = decideApply({
@@ -52,32 +52,35 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
     ctx.log.info({ decision }, `decision: ${decision.action}`);
     await explainApprovalMismatch(ctx, { ...inputs.hashes, planHash, stateInputsHash: before.recordedInputsHash }, decision.action === 'block');
 
-    switch (decision.action) {
-      case 'skip':
-        ctx.skip('apply', 'the plan has no changes');
-        return { outcome: 'noChanges', reason: 'NoChanges', message: 'The plan has no changes: nothing was applied, and the state already records these inputs.', learned: { approval } };
-      case 'block': {
-        const command = approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash);
-        ctx.skip('apply', 'blocked: a destructive plan without a matching approval');
-        throw withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash) }), {
-          approval,
-          approveCommand: command,
-          annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },
-        });
+    // terraform's plan, masked, reaches the result however the apply ends (the Markdown summary shows it).
+    return await reporting({ planText }, async (): Promise<OpEnding> => {
+      switch (decision.action) {
+        case 'skip':
+          ctx.skip('apply', 'the plan has no changes');
+          return { outcome: 'noChanges', reason: 'NoChanges', message: 'The plan has no changes: nothing was applied, and the state already records these inputs.', learned: { approval } };
+        case 'block': {
+          const command = approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash);
+          ctx.skip('apply', 'blocked: a destructive plan without a matching approval');
+          throw withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash) }), {
+            approval,
+            approveCommand: command,
+            annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },
+          });
+        }
+        case 'apply': {
+          // The guard is off (machines, pools whose exports do not change): what it would gate is said, never blocking.
+          if (!decision.approvalRequired && plan.gated) for (const warning of ungatedWarnings(plan, 'applied without an approval (--guard off)')) ctx.warn(warning);
+          // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
+          const coverage = decision.approvalRequired && decision.approvalMatched ? await keepOnFailure({ approval }, () => approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash)) : {};
+          return await reporting({ approval: { ...approval, ...coverage } }, async () => {
+            await applySavedPlan(ctx, root, before, planHash);
+            return decision.outcome === 'noChanges'
+              ? { outcome: 'noChanges', reason: 'NoChanges', message: 'No resource changes: the apply only recorded the inputs hash in the state.' }
+              : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied: ${countsText(plan.counts)}.` };
+          });
+        }
       }
-      case 'apply': {
-        // The guard is off (machines, pools whose exports do not change): what it would gate is said, never blocking.
-        if (!decision.approvalRequired && plan.gated) for (const warning of ungatedWarnings(plan, 'applied without an approval (--guard off)')) ctx.warn(warning);
-        // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
-        const coverage = decision.approvalRequired && decision.approvalMatched ? await keepOnFailure({ approval }, () => approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash)) : {};
-        return await reporting({ approval: { ...approval, ...coverage } }, async () => {
-          await applySavedPlan(ctx, root, before, planHash);
-          return decision.outcome === 'noChanges'
-            ? { outcome: 'noChanges', reason: 'NoChanges', message: 'No resource changes: the apply only recorded the inputs hash in the state.' }
-            : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied: ${countsText(plan.counts)}.` };
-        });
-      }
-    }
+    });
   } finally {
     await workspace.dispose();
   }

@@ -5,7 +5,7 @@
 import { RunnerError } from '../errors.ts';
 import { ungatedWarnings } from '../guard/decide.ts';
 import type { RunContext } from '../run/context.ts';
-import type { OpEnding } from '../run/learned.ts';
+import { reporting, type OpEnding } from '../run/learned.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 
@@ -17,26 +17,29 @@ export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
       ctx.skip('plan', 'there is no state');
       return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: there is no state.' };
     }
-    const { planned, plan, planHash } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { destroy: true });
-    for (const warning of ungatedWarnings(plan, 'destroyed without an approval (a destroy is never gated)')) ctx.warn(warning);
-    if (!planned.hasChanges) {
-      ctx.skip('apply', 'the destroy plan has no changes');
-      return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: the state holds no resources.' };
-    }
-    try {
-      await applySavedPlan(ctx, root, before, planHash, { failureReason: 'DestroyFailed' });
-    } catch (error) {
-      if (!(error instanceof RunnerError) || error.reason !== 'DestroyFailed') throw error;
-      throw new RunnerError({
-        kind: error.kind,
-        reason: 'DestroyFailed',
-        step: error.step,
-        message: `the destroy failed part way (${error.message}). What was destroyed is gone from the state; the rest is still there, and the next destroy continues from it once the cause is fixed.`,
-        detail: error.detail,
-        cause: error,
-      });
-    }
-    return { outcome: 'succeeded', reason: 'DestroySucceeded', message: `Destroyed ${plan.counts.delete} resource instances.` };
+    const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { destroy: true });
+    // terraform's plan, masked, reaches the result however the destroy ends.
+    return await reporting({ planText }, async (): Promise<OpEnding> => {
+      for (const warning of ungatedWarnings(plan, 'destroyed without an approval (a destroy is never gated)')) ctx.warn(warning);
+      if (!planned.hasChanges) {
+        ctx.skip('apply', 'the destroy plan has no changes');
+        return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: the state holds no resources.' };
+      }
+      try {
+        await applySavedPlan(ctx, root, before, planHash, { failureReason: 'DestroyFailed' });
+      } catch (error) {
+        if (!(error instanceof RunnerError) || error.reason !== 'DestroyFailed') throw error;
+        throw new RunnerError({
+          kind: error.kind,
+          reason: 'DestroyFailed',
+          step: error.step,
+          message: `the destroy failed part way (${error.message}). What was destroyed is gone from the state; the rest is still there, and the next destroy continues from it once the cause is fixed.`,
+          detail: error.detail,
+          cause: error,
+        });
+      }
+      return { outcome: 'succeeded', reason: 'DestroySucceeded', message: `Destroyed ${plan.counts.delete} resource instances.` };
+    });
   } finally {
     await root.workspace.dispose();
   }

@@ -1,7 +1,7 @@
 // drift: a plan against the inputs, nothing applied. What changed outside terraform, and what a
 // remediation apply would do (and whether it would need an approval: plan.gated).
 import { gateCauses } from '../guard/decide.ts';
-import { countsText } from '../output/summary.ts';
+import { driftFindings, driftMessage } from '../plan/drift.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
 import { planAndClassify, prepareRoot, removePlanFile } from '../steps/steps.ts';
@@ -16,24 +16,10 @@ export async function driftOp(ctx: RunContext): Promise<OpEnding> {
     // The recorded hash goes back in as it is: the hash is never a difference. Nothing is applied, so
     // a policy finding is reported (plan.policy, gated), never refused.
     const { plan, planText } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, {}, { judgement: policy?.judgement({ tool: root.version.flavor }) });
-    const found = plan.hasResourceChanges;
-    const drift = {
-      found,
-      outputsOnly: !found && plan.hasOutputChanges,
-      resourceDrift: plan.drift,
-      resourceDriftTotal: plan.driftTotal,
-      remediationDestructive: found && plan.gated,
-    };
+    const drift = driftFindings(plan);
     // Nothing is applied, so nothing is blocked: what a remediation would need an approval for is said.
-    if (plan.gated && !found) ctx.warn(`no resource drift, but applying this plan would need an approval: ${gateCauses(plan).join('; ')}`);
-    const learned = { planText, drift };
-    if (!found) return { outcome: 'succeeded', reason: 'NoDrift', message: plan.hasOutputChanges ? 'No resource drift; only root outputs differ.' : 'No drift: the infrastructure matches the inputs.', learned };
-    return {
-      outcome: 'succeeded',
-      reason: 'DriftFound',
-      message: `Drift found: a remediation apply would ${countsText(plan.counts)}${drift.remediationDestructive ? ` (it needs an approval: ${gateCauses(plan).join('; ')})` : ''}; ${plan.driftTotal} resource instances were reported changed outside terraform.`,
-      learned,
-    };
+    if (plan.gated && !drift.found) ctx.warn(`no resource drift, but applying this plan would need an approval: ${gateCauses(plan).join('; ')}`);
+    return { outcome: 'succeeded', reason: drift.found ? 'DriftFound' : 'NoDrift', message: driftMessage(plan, drift), learned: { planText, drift } };
   } finally {
     await removePlanFile(root.workspace);
     await root.workspace.dispose();

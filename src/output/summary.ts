@@ -1,6 +1,6 @@
 // The human summary printed at the end of a run: what happened, in words and counts.
-import type { ActionCounts } from '../schemas/classification.ts';
-import type { Result } from '../schemas/result.ts';
+import type { ActionCounts, Classification } from '../schemas/classification.ts';
+import type { Op, Result } from '../schemas/result.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import { denialText, findingText } from '../guard/decide.ts';
 
@@ -12,11 +12,38 @@ export interface SummaryContext {
   argv?: readonly string[];
 }
 
+/**
+ * terraform's own "Plan:" line for this plan, as terraform 1.11 prints it above in the same log, and
+ * why it differs from `counts`: terraform counts a replace as an add and a destroy, and it counts the
+ * runner's record of the inputs hash, which the runner never counts. Undefined when terraform prints
+ * no such line (a refresh-only plan, a plan that changes no resource).
+ */
+export function terraformPlanLine(plan: Classification, op: Op): { line: string; why: string[] } | undefined {
+  if (op === 'refresh' || (!plan.hasResourceChanges && !plan.record)) return undefined;
+  const c = plan.counts;
+  const record = (action: string) => (plan.record?.actions.includes(action) ? 1 : 0);
+  const add = c.create + c.replace + record('create');
+  const change = c.update + record('update');
+  const destroy = c.delete + c.replace + record('delete');
+  const why: string[] = [];
+  if (c.replace) why.push('it counts each replace as an add and a destroy');
+  if (plan.record) why.push(`it counts the runner's record ${plan.record.address} (${plan.record.actions.join(', ')}), which the runner never counts (README: "The runner's record")`);
+  if (c.forget) why.push('terraform 1.11 leaves forgets out of it');
+  return { line: `Plan: ${c.import ? `${c.import} to import, ` : ''}${add} to add, ${change} to change, ${destroy} to destroy.`, why };
+}
+
+/** The counts, then terraform's own line for the same plan and why the two differ, when they do. */
+export function countsWithTerraformLine(plan: Classification, op: Op): string {
+  const terraform = terraformPlanLine(plan, op);
+  const own = terraform ? `; terraform's own count: "${terraform.line}"${terraform.why.length ? ` (${terraform.why.join('; ')})` : ''}` : '';
+  return `${countsText(plan.counts)}${plan.hasOutputChanges ? '; outputs change' : ''}${own}`;
+}
+
 export function humanSummary(result: Result, context: SummaryContext = {}): string {
   const lines = [`captf-runner ${result.op}: ${result.outcome} (${result.reason})`, result.message];
   const plan = result.plan;
   if (plan) {
-    lines.push(`plan: ${countsText(plan.counts)}${plan.hasOutputChanges ? '; outputs change' : ''}`);
+    lines.push(`plan: ${countsWithTerraformLine(plan, result.op)}`);
     if (plan.destructiveTotal > 0) {
       lines.push(`destructive changes (${plan.destructiveTotal}):`);
       for (const d of plan.destructive) lines.push(`  ${changeText(d)}`);

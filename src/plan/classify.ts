@@ -2,7 +2,7 @@
 // the runner fail closed. Pure: no I/O. PlanClassifier takes one piece of the document at a time so
 // that the reference classifyPlan (a parsed document) and the streaming reader (src/plan/stream.ts)
 // run exactly the same rules. contract/sections/classification.md states the rules for other languages.
-import type { ActionCounts, Classification, DeferredChange, DestructiveChange, DriftEntry, PlannedAction } from '../schemas/classification.ts';
+import type { ActionCounts, Classification, DeferredChange, DestructiveChange, DriftEntry, PlannedAction, ResourceEntry } from '../schemas/classification.ts';
 import { RunnerError } from '../errors.ts';
 import { needsApproval } from '../guard/gate.ts';
 import { type ActionKind, changesResource, countedAs, isDestructive, kindName, listedActions, readActions } from './actions.ts';
@@ -109,6 +109,13 @@ function holdsContent(value: unknown): boolean {
   return value !== null && value !== false;
 }
 
+/** An entry of resource_changes or resource_drift as the classification lists it: its address, where it moved from, its deposed key, its actions. */
+function resourceEntry(entry: Unchecked<ResourceChange>, address: string, moved: boolean, actions: string[]): ResourceEntry {
+  const previous = optionalString(entry.previous_address);
+  const deposed = optionalString(entry.deposed);
+  return { address, ...(moved && previous !== undefined && { previousAddress: previous }), ...(deposed !== undefined && { deposed }), actions };
+}
+
 function emptyCounts(): ActionCounts {
   return { create: 0, update: 0, delete: 0, replace: 0, read: 0, noop: 0, forget: 0, import: 0, move: 0, unknown: 0 };
 }
@@ -128,6 +135,9 @@ export class PlanClassifier {
   #destructiveTotal = 0;
   readonly #drift: DriftEntry[] = [];
   #driftTotal = 0;
+  readonly #changes: ResourceEntry[] = [];
+  #changesTotal = 0;
+  #record: Classification['record'];
   readonly #failClosed: string[] = [];
   readonly #sensitiveVariables: string[] = [];
   readonly #actions: PlannedAction[] = [];
@@ -224,7 +234,11 @@ export class PlanClassifier {
     const reading = readActions(change.actions);
     const reserved = reservedAddressOf(entry, this.#ignore);
     const reservedWhy = reserved === undefined ? undefined : reservedEntryWhy(entry, change, reading, reserved, this.#runnerKinds);
-    if (reserved !== undefined && reservedWhy === undefined) return; // the runner's own: skipped everywhere
+    if (reserved !== undefined && reservedWhy === undefined) {
+      // The runner's own: skipped everywhere, but said, since terraform's own counts include it.
+      if (changesResource(reading.kind)) this.#record = { address: reserved, actions: listedActions(change.actions) };
+      return;
+    }
     const importing = isRecord(change.importing);
     const moved = typeof entry.previous_address === 'string' && entry.previous_address !== address;
 
@@ -233,7 +247,10 @@ export class PlanClassifier {
     if (moved) this.#counts.move += 1;
     // A no-op that moves or imports still changes the state, so terraform must apply it. A data
     // source read changes no resource: counting it would report drift where there is none.
-    if (changesResource(reading.kind) || importing || moved) this.#hasResourceChanges = true;
+    if (changesResource(reading.kind) || importing || moved) {
+      this.#hasResourceChanges = true;
+      this.#recordChange(entry, address ?? position, moved, listedActions(change.actions));
+    }
 
     const destroys = isDestructive(reading.kind) ? reading.kind : undefined;
     const deposed = optionalString(entry.deposed);
@@ -294,8 +311,12 @@ export class PlanClassifier {
     const moved = previous !== undefined && previous !== address;
     if (moved) this.#counts.move += 1;
     if (this.#drift.length >= this.#limit) return;
-    const deposed = optionalString(entry.deposed);
-    this.#drift.push({ address: address ?? position, ...(moved && { previousAddress: previous }), ...(deposed !== undefined && { deposed }), actions: listedActions(change.actions) });
+    this.#drift.push(resourceEntry(entry, address ?? position, moved, listedActions(change.actions)));
+  }
+
+  #recordChange(entry: Unchecked<ResourceChange>, address: string, moved: boolean, actions: string[]): void {
+    this.#changesTotal += 1;
+    if (this.#changes.length < this.#limit) this.#changes.push(resourceEntry(entry, address, moved, actions));
   }
 
   /** One member of output_changes. Outputs change the state but never destroy infrastructure. */
@@ -349,6 +370,9 @@ export class PlanClassifier {
       outputChanges: { ...this.#outputCounts },
       drift: [...this.#drift],
       driftTotal: this.#driftTotal,
+      changes: [...this.#changes],
+      changesTotal: this.#changesTotal,
+      ...(this.#record && { record: this.#record }),
       failClosed,
       sensitiveVariables: [...this.#sensitiveVariables].sort(),
       actions: [...this.#actions],

@@ -11,6 +11,18 @@ import { StopHandle } from '../terraform/stop.ts';
 import type { InCluster } from './in-cluster.ts';
 import { takeLearned, type Learned } from './learned.ts';
 
+/** --summary-md FILE and --detailed-exitcode (contract.md §1: flags only). */
+export interface Reporting {
+  summaryMd?: string;
+  detailedExitcode: boolean;
+}
+
+/** The reporting flags as commander gives them: read from the command line alone. */
+export const reportingOf = (flags: Record<string, unknown>): Reporting => ({
+  ...(typeof flags.summaryMd === 'string' ? { summaryMd: flags.summaryMd } : {}),
+  detailedExitcode: flags.detailedExitcode === true,
+});
+
 export type StopCause = 'SIGTERM' | 'SIGINT' | 'deadline';
 
 export interface StepOptions<T> {
@@ -40,6 +52,9 @@ export class RunContext {
   readonly terraformStop = new StopHandle();
   /** Told terraform's lines (printed or held): a long step logs its progress (output/progress.ts). */
   readonly progress: ProgressWatch;
+
+  /** The flags that shape only how the run reports (never CAPTF_* variables): the op's result does not depend on them. */
+  reporting: Reporting = { detailedExitcode: false };
 
   constructor(
     readonly op: Op,

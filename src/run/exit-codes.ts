@@ -9,6 +9,8 @@ export const EXIT = {
   blocked: 3,
   imageInvalid: 4,
   planStale: 5,
+  /** drift with --detailed-exitcode: drift found (the outcome stays succeeded). */
+  driftFound: 6,
   deadline: 124,
   sigint: 130,
   sigterm: 143,
@@ -22,6 +24,7 @@ export const EXIT_MEANINGS: readonly [code: string, meaning: string][] = [
   [`${EXIT.blocked}`, 'blocked: the plan needs an approval (--approved-hash)'],
   [`${EXIT.imageInvalid}`, 'the image or module breaks the contract: fix the module'],
   [`${EXIT.planStale}`, 'the approved plan is stale or not the artifact approved: plan and approve again'],
+  [`${EXIT.driftFound}`, 'drift --detailed-exitcode: drift found (classify --detailed-exitcode: 3 for a gated plan)'],
   [`${EXIT.deadline}`, 'stopped itself before --deadline'],
   [`${EXIT.sigint} / ${EXIT.sigterm}`, 'interrupted by SIGINT / SIGTERM'],
 ];
@@ -60,6 +63,16 @@ export function exitCodeOf(outcome: Outcome, error?: RunnerError): number {
       if (error?.reason === 'PlanStale' || error?.reason === 'ArtifactMismatch') return EXIT.planStale;
       return error?.reason === 'RefreshRefused' ? EXIT.imageInvalid : EXIT.failed;
   }
+}
+
+/**
+ * --detailed-exitcode, a flag only (no CAPTF_* variable, so a Job's environment cannot turn it on):
+ * drift found exits 6 and a gated classification 3, instead of 0; every other code stays.
+ */
+export function detailedExitCode(code: number, verdict: { driftFound?: boolean; gated?: boolean }): number {
+  if (code !== EXIT.succeeded) return code;
+  if (verdict.driftFound) return EXIT.driftFound;
+  return verdict.gated ? EXIT.blocked : code;
 }
 
 /** The exit code of a command that the error stopped: an op's (its result says the same) or another command's. */

@@ -10,7 +10,8 @@ import { humanSummary } from '../output/summary.ts';
 import { writeWithBackpressure } from '../output/std-streams.ts';
 import { MASK, MIN_MASKED_LENGTH } from '../output/mask.ts';
 import type { RunContext } from './context.ts';
-import { exitCodeOf, outcomeOf, EXIT } from './exit-codes.ts';
+import { detailedExitCode, exitCodeOf, outcomeOf, EXIT } from './exit-codes.ts';
+import { appendSummaryMd, opSummaryMarkdown } from '../output/summary-md.ts';
 import { takeLearned, type OpEnding } from './learned.ts';
 import { RUNNER_VERSION } from '../version.ts';
 
@@ -24,7 +25,8 @@ export async function finishRun(ctx: RunContext, ending: OpEnding | undefined, c
   const { sensitiveOutputs, ...learned } = { ...ctx.learned(), ...ending?.learned, ...takeLearned(caught) };
   const error = caught === undefined ? undefined : asRunnerError(caught, ctx.currentStep);
   const outcome = error ? outcomeOf(error) : ending!.outcome;
-  const exitCode = exitCodeOf(outcome, error);
+  const reason = error ? error.reason : ending!.reason;
+  const exitCode = ctx.reporting.detailedExitcode ? detailedExitCode(exitCodeOf(outcome, error), { driftFound: reason === 'DriftFound' }) : exitCodeOf(outcome, error);
   const settings: Settings = ctx.settings;
   if (ctx.masker.unmaskable) ctx.warnings.push(`${ctx.masker.unmaskable} text(s) could not be masked and were replaced by "${MASK}" whole`);
   for (const label of ctx.masker.tooShort) ctx.warnings.push(`${label} has a value, or a line of a multi-line value, shorter than ${MIN_MASKED_LENGTH} characters: it is not masked (it would mask ordinary text)`);
@@ -33,7 +35,7 @@ export async function finishRun(ctx: RunContext, ending: OpEnding | undefined, c
     apiVersion: RESULT_API_VERSION,
     op: ctx.op,
     outcome,
-    reason: error ? error.reason : ending!.reason,
+    reason,
     message: error ? error.message : ending!.message,
     exitCode,
     runnerVersion: RUNNER_VERSION,
@@ -55,16 +57,24 @@ export async function finishRun(ctx: RunContext, ending: OpEnding | undefined, c
   return { result, exitCode, sensitiveOutputs };
 }
 
-/** Hands the finished result to the local sinks: result file, termination message, summary. Returns what was published. */
+/** Hands the finished result to the local sinks: result file, Markdown summary, termination message, summary. Returns what was published. */
 export async function publishResult(ctx: RunContext, result: Result, exitCode: number): Promise<Result> {
   let published = result;
+  let resultFile: string | undefined;
   try {
-    await writeResultFile(ctx.settings.out, published, ctx.masker);
+    resultFile = await writeResultFile(ctx.settings.out, published, ctx.masker);
   } catch (error) {
     const e = error as RunnerError;
     ctx.log.error({ kind: e.kind, reason: e.reason }, e.message);
     // A run that did its job but could not say so is a failure: the controller cannot read it.
-    if (exitCode === EXIT.succeeded) published = { ...published, exitCode: EXIT.failed, warnings: [...published.warnings, e.message] };
+    if (exitCode === EXIT.succeeded || exitCode === EXIT.driftFound) published = { ...published, exitCode: EXIT.failed, warnings: [...published.warnings, e.message] };
+  }
+  const summaryProblem = ctx.reporting.summaryMd && (await appendSummaryMd(ctx.reporting.summaryMd, opSummaryMarkdown(published, ctx.masker, { resultFile, argv: process.argv.slice(2) })));
+  if (summaryProblem) {
+    // The outcome and the exit code stay: the result file gets the warning too.
+    ctx.log.warn(summaryProblem);
+    published = { ...published, warnings: [...published.warnings, summaryProblem] };
+    if (resultFile) await writeResultFile(ctx.settings.out, published, ctx.masker).catch((error: Error) => ctx.log.error(`could not add the warning to the result file: ${error.message}`));
   }
   // Written second, so it carries the exit code the process really ends with.
   const termination = await writeTerminationMessage(ctx.settings.terminationLog, published, ctx.masker);

@@ -8,7 +8,7 @@ import { createLogger } from '../output/log.ts';
 import { Masker } from '../output/mask.ts';
 import { maskResult } from '../output/mask-result.ts';
 import { progressIntervalMs } from '../output/progress.ts';
-import { RunContext, type StopCause } from './context.ts';
+import { reportingOf, RunContext, type StopCause } from './context.ts';
 import { finishRun, publishResult, recordLateWarnings } from './finish.ts';
 import type { OpEnding } from './learned.ts';
 import { OPS, type OpModule } from './ops.ts';
@@ -35,6 +35,7 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   const bindings = { op, object: settings.object ?? null, namespace: settings.namespace ?? null };
   const log = await createLogger(settings.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'), masker, bindings);
   const ctx = new RunContext(op, settings, log, masker, progressIntervalMs(process.env));
+  ctx.reporting = reportingOf(flags);
   const stop = installStopHandlers(ctx);
   let opModule: OpModule | undefined;
   let ending: OpEnding | undefined;

@@ -39,13 +39,16 @@ export const OutputChangeCounts = z.strictObject({
   delete: z.number().int().nonnegative(),
 });
 
-export const DriftEntry = z.strictObject({
+/** One entry of resource_changes or resource_drift: which object, and what terraform lists for it. */
+export const ResourceEntry = z.strictObject({
   address: z.string(),
   previousAddress: z.string().optional().describe('Where the object was before a move (previous_address): a refresh-only plan reports its moves here, and applying it carries them out'),
   deposed: z.string().optional(),
   actions: z.array(z.string()),
 });
-export type DriftEntry = z.infer<typeof DriftEntry>;
+export type ResourceEntry = z.infer<typeof ResourceEntry>;
+export const DriftEntry = ResourceEntry;
+export type DriftEntry = ResourceEntry;
 
 /** One provider action the plan runs (terraform 1.14+): the runner cannot know what it does. */
 export const PlannedAction = z.looseObject({
@@ -123,6 +126,12 @@ export const Classification = z.looseObject({
   outputChanges: OutputChangeCounts,
   drift: z.array(DriftEntry).describe('resource_drift entries (changes made outside terraform), at most the limit'),
   driftTotal: z.number().int().nonnegative(),
+  changes: z.array(ResourceEntry).describe('resource_changes entries that change something (not a no-op or a read; a move or an import counts), the runner\'s record aside, at most the limit'),
+  changesTotal: z.number().int().nonnegative(),
+  record: z
+    .strictObject({ address: z.string(), actions: z.array(z.string()) })
+    .optional()
+    .describe("The runner's own change at its record of the inputs hash (terraform_data.captf_inputs_hash): never counted, but terraform's own counts include it. Absent when the plan keeps it as it is"),
   failClosed: z.array(z.string()).describe('Why the plan needs an approval beyond its entries and actions: what the runner cannot read (e.g. an unknown format_version, an unknown top-level key holding content, deferred changes)'),
   sensitiveVariables: z.array(z.string()).describe('Root variables the module declares sensitive'),
   actions: z.array(PlannedAction).describe('action_invocations, then deferred_action_invocations, at most the limit'),

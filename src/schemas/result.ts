@@ -2,7 +2,7 @@
 // Secret and the Job annotations are all made from this one object. Zod is the single source of
 // truth; contract/result.schema.json is generated from it (npm run schema).
 import { z } from 'zod';
-import { Classification, DestructiveAction, DriftEntry } from './classification.ts';
+import { Classification, DestructiveAction, DriftEntry, ResourceEntry } from './classification.ts';
 import { OBJECT_KINDS } from '../object-kind.ts';
 import { SHA256_HEX } from '../util/sha256.ts';
 import { CONTRACT_VERSION } from '../version.ts';
@@ -106,10 +106,16 @@ export const Approval = z.strictObject({
 export const Drift = z.strictObject({
   found: z.boolean().describe('The plan would change a resource (the recorded inputs hash aside)'),
   outputsOnly: z.boolean().describe('Only root outputs differ'),
-  resourceDrift: z.array(DriftEntry).describe('What changed outside terraform'),
+  resourceDrift: z.array(DriftEntry).describe('What terraform reported changed outside terraform (resource_drift)'),
   resourceDriftTotal: z.number().int().nonnegative(),
+  inputsDiffer: z
+    .array(ResourceEntry)
+    .describe('The changes a remediation apply would make at objects terraform did not report changed outside terraform: the inputs or the module ask for other values than the state records (of the changes plan.changes lists)'),
+  inputsDifferTotal: z.number().int().nonnegative(),
   remediationDestructive: z.boolean().describe('Whether a remediation apply would need an approval (found and plan.gated: it deletes or replaces, runs a provider action, or holds what the runner cannot read)'),
 });
+
+export type Drift = z.infer<typeof Drift>;
 
 export const ArtifactRef = z.strictObject({
   location: z.string(),
@@ -180,7 +186,7 @@ export const Result = z.strictObject({
   approveCommand: z.string().optional(),
   plan: Classification.optional(),
   planHash: Sha256.optional().describe('sha256 of the saved plan file'),
-  planText: z.string().optional().describe("terraform's human-readable plan, masked, at most 64 KiB (plan and drift)"),
+  planText: z.string().optional().describe("terraform's human-readable plan, masked, at most 64 KiB (apply, plan, drift, destroy)"),
   planArtifact: ArtifactRef.optional(),
   backup: ArtifactRef.optional().describe('The backup of the state this run took before changing it (apply, destroy, restore)'),
   restoredFrom: ArtifactRef.optional().describe('restore: the backup it restored'),

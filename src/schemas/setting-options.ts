@@ -90,6 +90,27 @@ export const OP_SETTINGS = {
   unlock: [...COMMON_SETTINGS, ...names(UNLOCK)],
 } as const satisfies Record<Op, readonly SettingName[]>;
 
+/**
+ * Flags that shape only how a run reports, never what it does: flags only, with no CAPTF_*
+ * variable, so a Job's environment cannot turn them on (contract.md §1). classify takes both too.
+ */
+export const REPORT_FLAGS = {
+  summaryMd: { value: '<file>', help: 'append a Markdown summary of the run to FILE (e.g. $GITHUB_STEP_SUMMARY); a flag only, no CAPTF_* variable' },
+  detailedExitcode: { help: 'an exit code that names the finding: drift found 6 (classify: a gated plan 3); a flag only, no CAPTF_* variable' },
+} satisfies Record<string, SettingOption>;
+export type ReportFlag = keyof typeof REPORT_FLAGS;
+
+/** The reporting flags each op takes. */
+export const OP_REPORT_FLAGS = {
+  apply: ['summaryMd'],
+  plan: ['summaryMd'],
+  refresh: [],
+  drift: ['summaryMd', 'detailedExitcode'],
+  destroy: ['summaryMd'],
+  restore: [],
+  unlock: [],
+} as const satisfies Record<Op, readonly ReportFlag[]>;
+
 /** The settings `hash` takes: the ones the inputs hash covers. */
 export const HASH_SETTINGS = ['inputs', 'image', 'kind'] as const satisfies readonly SettingName[];
 

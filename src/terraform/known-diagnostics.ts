@@ -60,7 +60,7 @@ export interface RecurringFailure {
 }
 
 /** The errors among `diagnostics`, but init's preamble. */
-export const errorsOf = (diagnostics: readonly PrintedDiagnostic[]) => diagnostics.filter((d) => d.severity === 'error' && d.summary !== INIT_PREAMBLE);
+export const errorsOf = <D extends Pick<PrintedDiagnostic, 'severity' | 'summary'>>(diagnostics: readonly D[]): D[] => diagnostics.filter((d) => d.severity === 'error' && d.summary !== INIT_PREAMBLE);
 
 const knownEntry = (d: PrintedDiagnostic) => KNOWN_DIAGNOSTICS.find((k) => k.summary === d.summary && (!k.detail || k.detail.test(d.detail.replace(/\s+/g, ' '))));
 

@@ -135,13 +135,16 @@ export function reservedNamesProblem(scan: ModuleScan): { message: string; fix: 
 /** terraform's override files (and OpenTofu's .tofu forms): merged over the rest, in name order. */
 const OVERRIDE_FILE = /^(?:.*_)?override\.(?:tf|tofu)(?:\.json)?$/;
 
+/** The backend and cloud blocks in override files. */
+export const overrideBackendBlocks = (scan: ModuleScan) => scan.backendBlocks.filter((block) => OVERRIDE_FILE.test(basename(block.file)));
+
 /**
  * A backend or cloud block in an override file would win over the module's backend.tf, and one
  * named after captf_runner_backend_override.tf over the runner's --state: the run would change
  * another state and report it as the object's. Refused (prepareWorkspace and contract check).
  */
 export function overrideBackendProblem(scan: ModuleScan): { message: string; fix: string } | undefined {
-  const found = scan.backendBlocks.filter((block) => OVERRIDE_FILE.test(basename(block.file)));
+  const found = overrideBackendBlocks(scan);
   if (found.length === 0) return undefined;
   return {
     message: `the module sets its backend in an override file: ${found.map((b) => `${b.file}:${b.line}: ${b.type === 'cloud' ? 'cloud' : `backend "${b.type}"`}`).join('; ')}`,
@@ -308,7 +311,7 @@ function makeWorkdirIn(dir: string, owned: boolean): WorkdirPart {
 /** The module contract keeps the backend block in this file, so restore can build a root of it alone. */
 export const BACKEND_FILE = 'backend.tf';
 /** What OpenTofu reads instead of backend.tf when both exist: terraform and OpenTofu would use different backends. */
-const BACKEND_FILE_TOFU = 'backend.tofu';
+export const BACKEND_FILE_TOFU = 'backend.tofu';
 
 /** Refused wherever the module's backend is used (prepareWorkspace, prepareBackendWorkspace, contract check). */
 export async function shadowedBackendProblem(moduleDir: string): Promise<{ message: string; fix: string } | undefined> {

@@ -107,7 +107,7 @@ describe('drift', () => {
     const r = run.result!;
     assert.equal(r.outcome, 'succeeded');
     assert.equal(r.reason, 'NoDrift');
-    assert.deepEqual(r.drift, { found: false, outputsOnly: false, resourceDrift: [], resourceDriftTotal: 0, remediationDestructive: false });
+    assert.deepEqual(r.drift, { found: false, outputsOnly: false, resourceDrift: [], resourceDriftTotal: 0, inputsDiffer: [], inputsDifferTotal: 0, remediationDestructive: false });
     assert.equal(r.applied, false);
     assert.equal(r.mayHaveChanged, false);
     assert.deepEqual(await readFile(s.state), bytes, 'drift never writes the state');

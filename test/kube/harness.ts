@@ -77,6 +77,8 @@ export function blockedResult(overrides: Partial<Result> = {}): Result {
       outputChanges: { create: 0, update: 0, delete: 0 },
       drift: [],
       driftTotal: 0,
+      changes: [{ address: 'terraform_data.cluster', actions: ['delete', 'create'] }],
+      changesTotal: 1,
       failClosed: [],
       sensitiveVariables: [],
       actions: [],

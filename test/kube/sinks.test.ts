@@ -275,3 +275,20 @@ describe('fitting a result into a Secret: the newer bounded lists', () => {
     assert.ok(fitted.cuts.some((c) => c.path === 'plan.partial.deferred'), JSON.stringify(fitted.cuts));
   });
 });
+
+describe('fitting a result into a Secret: the lists of what changes', () => {
+  test('plan.changes and drift.inputsDiffer are cut like plan.destructive, their totals kept', async () => {
+    const { fitResult } = await import('../../src/kube/result-fit.ts');
+    const result = blockedResult();
+    const changes = Array.from({ length: 4000 }, (_, i) => ({ address: `terraform_data.c${i}_${'x'.repeat(200)}`, actions: ['update'] }));
+    result.plan = { ...result.plan!, changes, changesTotal: 4000 };
+    result.drift = { found: true, outputsOnly: false, resourceDrift: [], resourceDriftTotal: 0, inputsDiffer: changes, inputsDifferTotal: 4000, remediationDestructive: false };
+    const fitted = fitResult(result, 600_000);
+    assert.ok(fitted.json.length <= 600_000);
+    const stored = Result.parse(JSON.parse(fitted.json.toString()));
+    assert.ok(stored.plan!.changes.length < 4000 && stored.drift!.inputsDiffer.length < 4000);
+    assert.equal(stored.plan!.changesTotal, 4000);
+    assert.equal(stored.drift!.inputsDifferTotal, 4000);
+    assert.ok(fitted.cuts.some((c) => c.path === 'plan.changes') && fitted.cuts.some((c) => c.path === 'drift.inputsDiffer'), JSON.stringify(fitted.cuts));
+  });
+});

@@ -67,7 +67,7 @@ describe('local: history and status', () => {
 
   it('drift found with action Remediate makes the next decision a remediation apply', () => {
     const applied = run({ op: 'apply', reason: 'NoState' }, { outcome: 'succeeded', reason: 'ApplySucceeded', approvalHash: HASH_A });
-    const drift = run({ op: 'drift', reason: 'DriftDue' }, { outcome: 'succeeded', reason: 'DriftFound', drift: { found: true, outputsOnly: false, resourceDrift: [], resourceDriftTotal: 0, remediationDestructive: false } });
+    const drift = run({ op: 'drift', reason: 'DriftDue' }, { outcome: 'succeeded', reason: 'DriftFound', drift: { found: true, outputsOnly: false, resourceDrift: [], resourceDriftTotal: 0, inputsDiffer: [], inputsDifferTotal: 0, remediationDestructive: false } });
     const hashes = { inputsHash: HASH_A, approvalHash: HASH_A };
     const snapshot = buildSnapshot(object, [applied, drift], { now: new Date('2025-06-01T14:00:00Z'), jobActive: false, state: { status: 'present', inputsHash: HASH_A }, hashes });
     assert.deepEqual(snapshot.drift.lastCheck, { at: drift.result!.finishedAt, found: true });

@@ -92,7 +92,7 @@ describe('local: a module lifecycle on a laptop', () => {
     // Drift: the network changed behind terraform's back. A drift check made due finds it.
     await writeFile(stateFile, JSON.stringify(withNetworkInput(replaced, '10.9.0.0/16'), null, 2));
     const drift = await local(cwd, 'reconcile', '--now', '+2h');
-    assertPrinted(drift, /^decision: drift \(DriftDue\), current inputs, pinned image$/m, /^run 0004-drift: succeeded \(DriftFound\)$/m, /a remediation apply would do: 0 to create, 1 to update/);
+    assertPrinted(drift, /^decision: drift \(DriftDue\), current inputs, pinned image$/m, /^run 0004-drift: succeeded \(DriftFound\)$/m, /a remediation apply would do: 0 to create, 1 to update/, /Drift found: nothing was reported changed outside terraform; the inputs differ from the state \(1: [^)]*\): terraform_data\.network \(update\)/);
     assert.equal(networkInput(await readState()), '10.9.0.0/16', 'a drift check changes nothing');
 
     // Remediate: the next reconcile applies the inputs again.

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { Command } from 'commander';
 import { buildCli } from '../../src/cli.ts';
 import { OP_SCHEMAS, Settings, durationMs, envName, loadHashSettings, loadSettings, settingsOfInvalidRun } from '../../src/schemas/config.ts';
-import { HASH_SETTINGS, OP_SETTINGS, SETTING_OPTIONS, flagName, settingHelp, type SettingOption } from '../../src/schemas/setting-options.ts';
+import { HASH_SETTINGS, OP_REPORT_FLAGS, OP_SETTINGS, REPORT_FLAGS, SETTING_OPTIONS, flagName, settingHelp, type SettingOption } from '../../src/schemas/setting-options.ts';
 import { Op } from '../../src/schemas/result.ts';
 import { RunnerError } from '../../src/errors.ts';
 
@@ -97,7 +97,7 @@ describe('the command line', () => {
 
   it('each op has the flags of its settings and no other', () => {
     for (const op of Op.options) {
-      assert.deepEqual(command(op).options.map((o) => o.long).sort(), OP_SETTINGS[op].map(flagName).sort(), op);
+      assert.deepEqual(command(op).options.map((o) => o.long).sort(), [...OP_SETTINGS[op], ...OP_REPORT_FLAGS[op]].map(flagName).sort(), op);
     }
     assert.deepEqual(command('hash').options.map((o) => o.long).sort(), [...HASH_SETTINGS.map(flagName), '--json'].sort());
   });
@@ -107,6 +107,11 @@ describe('the command line', () => {
     for (const op of Op.options) {
       for (const option of command(op).options) {
         const name = option.attributeName() as keyof typeof SETTING_OPTIONS;
+        if (name in REPORT_FLAGS) {
+          // A reporting flag has no setting, so no CAPTF_* variable and no default (contract.md §1).
+          assert.match(option.description, /a flag only, no CAPTF_\* variable/);
+          continue;
+        }
         assert.equal(option.description, settingHelp(SETTING_OPTIONS[name]));
         const stated = (SETTING_OPTIONS[name] as SettingOption).default;
         if (stated !== undefined) assert.deepEqual(defaults[name], stated, `${flagName(name)}: the schema's default is the table's`);

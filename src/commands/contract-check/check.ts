@@ -3,7 +3,7 @@
 // The cheap part (cheapOnly) is what every op checks before it touches any state.
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,29 +14,39 @@ import { init } from '../../terraform/init.ts';
 import { StopHandle } from '../../terraform/stop.ts';
 import { createTerraform, TerraformFailed } from '../../terraform/terraform.ts';
 import { validate } from '../../terraform/validate.ts';
+import type { TerraformDiagnostic } from '../../schemas/result.ts';
+import { errorsOf } from '../../terraform/known-diagnostics.ts';
 import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type TerraformVersion } from '../../terraform/version.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../workspace/reserved-names.ts';
 import type { ModuleScan } from '../../workspace/scan.ts';
 import { scanHcl } from '../../workspace/scan-hcl.ts';
-import { BACKEND_FILE, moduleFilesProblem, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem } from '../../workspace/workspace.ts';
+import { BACKEND_FILE, BACKEND_FILE_TOFU, moduleFilesProblem, overrideBackendBlocks, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem } from '../../workspace/workspace.ts';
 import { REQUIRED_VARIABLES } from './module-files.ts';
 import { DATA_DIR, LOCK_FILE } from '../../workspace/terraform-files.ts';
 import { DEFAULT_POLICY_DIR } from '../../steps/policy.ts';
 
-export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate' | 'policy';
+export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'tfvars' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate' | 'policy';
+
+/** One thing a check found wrong, where it is: `file` relative to the module dir (`.` for the module as a whole), `line` when terraform or the scan knows it. */
+export interface CheckProblem {
+  file: string;
+  line?: number;
+  message: string;
+}
 
 export interface ContractCheck {
   name: CheckName;
-  /** skip: not run, because a check it depends on failed (that one is the violation). */
+  /** One vocabulary, in the table and in --json: fail is a violation; skip: not run (a check it depends on failed, or it checks what only the image has). */
   status: 'pass' | 'fail' | 'skip';
-  /** false only for a violation. */
-  ok: boolean;
   message: string;
   fix?: string;
+  /** A failed check: each problem it found. */
+  problems?: CheckProblem[];
 }
 
 export interface ContractReport {
-  ok: boolean;
+  /** fail when any check fails. */
+  status: 'pass' | 'fail';
   /** The module dir checked, as a path on this machine. */
   module: string;
   checks: ContractCheck[];
@@ -46,11 +56,13 @@ export interface ContractReport {
 export interface ContractCheckOptions {
   /**
    * '/' (default): this machine is the image, and the image-only checks run (entrypoint, non-root).
-   * Another directory: a tree laid out like an image; paths in it are resolved under it and the
-   * image-only checks are left out.
+   * Another directory: a tree laid out like an image; paths in it are resolved under it, init uses
+   * only the tree's provider mirror, and the image-only checks are skipped.
    */
   root?: string;
-  /** Default /captf/module. Under a root, resolved inside it. */
+  /**
+   * Default /captf/module. Under a root, resolved inside it.
+   */
   moduleDir?: string;
   /** Default `terraform` on PATH. Always a binary on this machine, also with a root. */
   terraformPath?: string;
@@ -59,6 +71,8 @@ export interface ContractCheckOptions {
   workdir?: string;
   /** The policy dir, which must then be one; absent: /captf/policy when it exists. Under a root, resolved inside it. */
   policyDir?: string;
+  /** A module source tree (`--module` given, no `--root`): this machine's terraform and CLI configuration, the image-only checks skipped. */
+  sourceTree?: boolean;
   /** Only what every op checks before touching state: terraform and the module's files. */
   cheapOnly?: boolean;
   env?: NodeJS.ProcessEnv;
@@ -76,13 +90,18 @@ const FIX = {
 
 export async function runContractCheck(options: ContractCheckOptions = {}): Promise<ContractReport> {
   const root = resolve(options.root ?? '/');
-  const inImage = root === '/';
+  const sourceTree = options.root === undefined && options.sourceTree === true;
+  const inImage = root === '/' && !sourceTree;
   const env = options.env ?? process.env;
-  const moduleDir = inImage ? resolve(options.moduleDir ?? '/captf/module') : join(root, options.moduleDir ?? '/captf/module');
+  const moduleDir = root === '/' ? resolve(options.moduleDir ?? '/captf/module') : join(root, options.moduleDir ?? '/captf/module');
   const checks: ContractCheck[] = [];
-  const add = (...[name, status, message, fix]: CheckRow) =>
-    checks.push({ name, status, ok: status !== 'fail', message, ...(status === 'fail' && fix ? { fix } : {}) });
+  const add = (...[name, status, message, fix, problems]: CheckRow) =>
+    checks.push({ name, status, message, ...(status === 'fail' && fix ? { fix } : {}), ...(status === 'fail' && problems?.length ? { problems } : {}) });
 
+  if (!inImage && !options.cheapOnly) {
+    const why = sourceTree ? 'a module source tree (--module without --root)' : `a directory tree (--root ${root})`;
+    for (const name of ['entrypoint', 'user'] as const) add(name, 'skip', `not checked: ${why} is not the image; run contract check inside the image for it`);
+  }
   if (inImage && !options.cheapOnly) {
     const entrypoint = await checkEntrypoint(env);
     add('entrypoint', entrypoint.ok ? 'pass' : 'fail', entrypoint.message, FIX.entrypoint);
@@ -115,19 +134,20 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
   add(...files);
 
   if (!options.cheapOnly) {
-    if (scan instanceof RunnerError) for (const name of ['backend', 'variables'] as const) add(name, 'skip', 'not checked: no module');
+    if (scan instanceof RunnerError) for (const name of ['tfvars', 'backend', 'variables'] as const) add(name, 'skip', 'not checked: no module');
     else {
+      add(...(await tfvarsCheck(moduleDir, scan)));
       add(...(await backendCheck(moduleDir, scan)));
       add(...variablesCheck(scan, options.kind));
     }
     // A module whose files cannot be copied (a FIFO would fail the copy) is not init'ed either.
-    if (!(scan instanceof RunnerError) && terraform && files[1] !== 'fail') await initAndValidate(moduleDir, terraform.path, env, stop, add);
+    if (!(scan instanceof RunnerError) && terraform && files[1] !== 'fail') await initAndValidate(moduleDir, terraform.path, env, stop, add, root === '/' ? undefined : join(root, PROVIDER_MIRROR));
     else for (const name of ['lockfile', 'init', 'validate'] as const) add(name, 'skip', `not run: ${!terraform ? 'no supported terraform' : scan instanceof RunnerError ? 'no module' : 'the module\'s files cannot be copied'}`);
     add(...(await policyCheck(inImage ? options.policyDir : options.policyDir === undefined ? undefined : join(root, options.policyDir), inImage ? DEFAULT_POLICY_DIR : join(root, DEFAULT_POLICY_DIR))));
   }
 
   return {
-    ok: checks.every((c) => c.ok),
+    status: checks.some((c) => c.status === 'fail') ? 'fail' : 'pass',
     module: moduleDir,
     checks,
     ...(terraform ? { terraform: { version: terraform.version, flavor: terraform.flavor, path: terraform.path } } : {}),
@@ -164,21 +184,24 @@ function checkWritable(dir: string, isDefault: boolean): { ok: boolean; message:
   }
 }
 
-type CheckRow = [name: CheckName, status: ContractCheck['status'], message: string, fix?: string];
+type CheckRow = [name: CheckName, status: ContractCheck['status'], message: string, fix?: string, problems?: CheckProblem[]];
 
 /** The backend in backend.tf and nowhere else: restore and unlock build a root of that file alone. */
 async function backendCheck(moduleDir: string, scan: ModuleScan): Promise<CheckRow> {
   const fix = `put the module's backend alone in ${BACKEND_FILE}: terraform { backend "kubernetes" {} } (its settings come from --backend-config files)`;
   if (!scan.backend) return ['backend', 'fail', 'the module declares no backend: its state would be lost with the workdir', fix];
   // Every op refuses this too (prepareWorkspace): an override file's backend wins over backend.tf.
-  const override = overrideBackendProblem(scan) ?? (await shadowedBackendProblem(moduleDir));
-  if (override) return ['backend', 'fail', override.message, override.fix];
+  const override = overrideBackendProblem(scan);
+  if (override) return ['backend', 'fail', override.message, override.fix, overrideBackendBlocks(scan).map((b) => ({ file: b.file, line: b.line, message: b.type === 'cloud' ? 'cloud block in an override file' : `backend "${b.type}" in an override file` }))];
+  const shadowed = await shadowedBackendProblem(moduleDir);
+  if (shadowed) return ['backend', 'fail', shadowed.message, shadowed.fix, [{ file: BACKEND_FILE_TOFU, message: `beside ${BACKEND_FILE}: OpenTofu reads it, terraform reads ${BACKEND_FILE}` }]];
   const text = await readFile(join(moduleDir, BACKEND_FILE), 'utf8').catch(() => undefined);
-  if (text === undefined) return ['backend', 'fail', `the module declares backend "${scan.backend}", but not in ${BACKEND_FILE}`, fix];
+  const elsewhere = scan.backendBlocks.filter((b) => b.file !== BACKEND_FILE).map((b) => ({ file: b.file, line: b.line, message: `backend "${b.type}" outside ${BACKEND_FILE}` }));
+  if (text === undefined) return ['backend', 'fail', `the module declares backend "${scan.backend}", but not in ${BACKEND_FILE}`, fix, elsewhere];
   const own = scanHcl(text);
-  if (!own.backend) return ['backend', 'fail', `${BACKEND_FILE} holds no backend block (the module declares backend "${scan.backend}" elsewhere)`, fix];
+  if (!own.backend) return ['backend', 'fail', `${BACKEND_FILE} holds no backend block (the module declares backend "${scan.backend}" elsewhere)`, fix, elsewhere];
   if (own.resources.length + own.moduleCalls.length + own.variables.length > 0)
-    return ['backend', 'fail', `${BACKEND_FILE} holds more than the backend block (resources, module calls or variables)`, fix];
+    return ['backend', 'fail', `${BACKEND_FILE} holds more than the backend block (resources, module calls or variables)`, fix, [{ file: BACKEND_FILE, message: 'holds resources, module calls or variables besides the backend block' }]];
   return ['backend', 'pass', `backend "${own.backend}" in ${BACKEND_FILE}`];
 }
 
@@ -186,7 +209,7 @@ async function backendCheck(moduleDir: string, scan: ModuleScan): Promise<CheckR
 function reservedCheck(scan: ModuleScan | RunnerError): CheckRow {
   if (scan instanceof RunnerError) return ['reserved', 'skip', 'not checked: no module'];
   const problem = reservedNamesProblem(scan);
-  if (problem) return ['reserved', 'fail', problem.message, problem.fix];
+  if (problem) return ['reserved', 'fail', problem.message, problem.fix, scan.reserved.map((use) => ({ file: use.file, line: use.line, message: use.what }))];
   return ['reserved', 'pass', `names neither ${INPUTS_HASH_RESOURCE} nor var.${INPUTS_HASH_VARIABLE}`];
 }
 
@@ -196,9 +219,34 @@ async function filesCheck(moduleDir: string, scan: ModuleScan | RunnerError): Pr
   const tree = await readModule(moduleDir).catch((error: Error) => error);
   if (tree instanceof Error) return ['files', 'fail', `the module dir cannot be read: ${tree.message}`, 'make the module readable by the runner\'s uid'];
   const problem = moduleFilesProblem(tree.problems);
-  if (problem) return ['files', 'fail', problem.message, problem.fix];
+  if (problem) return ['files', 'fail', problem.message, problem.fix, tree.problems.map((p) => ({ file: p.file, message: p.what }))];
   return ['files', 'pass', `no file named like the runner's own (${[...RUNNER_FILES].join(', ')}); no symbolic link leads outside the module`];
 }
+
+/** terraform loads these from the root module dir by itself: their values would reach terraform outside the inputs hash. */
+const AUTO_LOADED_VARIABLES = /^(?:terraform\.tfvars|.+\.auto\.tfvars)(?:\.json)?$/;
+
+async function tfvarsCheck(moduleDir: string, scan: ModuleScan | RunnerError): Promise<CheckRow> {
+  if (scan instanceof RunnerError) return ['tfvars', 'skip', 'not checked: no module'];
+  const names = (await readdir(moduleDir, { withFileTypes: true }).catch(() => []))
+    .filter((entry) => !entry.isDirectory() && AUTO_LOADED_VARIABLES.test(entry.name))
+    .map((entry) => entry.name)
+    .sort();
+  if (names.length === 0) return ['tfvars', 'pass', 'no terraform.tfvars(.json) or *.auto.tfvars(.json): every variable value comes from the inputs'];
+  return [
+    'tfvars',
+    'fail',
+    `the module ships ${names.join(', ')}: terraform loads ${names.length === 1 ? 'it' : 'them'} by itself, so ${names.length === 1 ? 'its' : 'their'} values reach terraform outside the inputs hash (an approval would not cover a change to them)`,
+    'move the values into the inputs (terraform.tfvars.json of the inputs dir) or into the variables\' defaults, and remove the files',
+    names.map((file) => ({ file, message: 'terraform loads this file by itself, outside the inputs hash' })),
+  ];
+}
+
+/** Where the image keeps its providers (runner/terraformrc): with --root, the only place init may take them from. */
+const PROVIDER_MIRROR = 'usr/share/terraform/plugins';
+
+/** The image's CLI configuration (runner/terraformrc) for another mirror: providers from it alone, never a registry or this machine's own mirror. */
+const mirrorOnlyCliConfig = (mirror: string) => `provider_installation {\n  filesystem_mirror {\n    path    = ${JSON.stringify(mirror)}\n    include = ["*/*/*"]\n  }\n}\ndisable_checkpoint = true\n`;
 
 function variablesCheck(scan: ModuleScan, kind: ObjectKind | undefined): CheckRow {
   if (!kind) return ['variables', 'pass', 'no --kind given: no per-kind variables required'];
@@ -213,9 +261,18 @@ function variablesCheck(scan: ModuleScan, kind: ObjectKind | undefined): CheckRo
   ];
 }
 
-/** init and validate in a temp copy (the module dir may be read-only), offline, from the image's mirror. */
-async function initAndValidate(moduleDir: string, terraformPath: string, env: NodeJS.ProcessEnv, stop: StopHandle, add: (...row: CheckRow) => void): Promise<void> {
-  const copy = mkdtempSync(join(tmpdir(), 'captf-contract-'));
+/**
+ * init and validate in a temp copy (the module dir may be read-only), offline, from the image's
+ * mirror: `mirror` (a tree's) alone when given, else what this machine's CLI configuration says.
+ */
+async function initAndValidate(moduleDir: string, terraformPath: string, baseEnv: NodeJS.ProcessEnv, stop: StopHandle, add: (...row: CheckRow) => void, mirror?: string): Promise<void> {
+  const scratch = mkdtempSync(join(tmpdir(), 'captf-contract-'));
+  const copy = join(scratch, 'module');
+  let env = baseEnv;
+  if (mirror) {
+    writeFileSync(join(scratch, 'terraformrc'), mirrorOnlyCliConfig(mirror));
+    env = { ...baseEnv, TF_CLI_CONFIG_FILE: join(scratch, 'terraformrc') };
+  }
   try {
     // A local .terraform dir would let init skip what the image must provide.
     cpSync(moduleDir, copy, { recursive: true, filter: (src) => !relative(moduleDir, src).split(sep).includes(DATA_DIR) });
@@ -231,7 +288,7 @@ async function initAndValidate(moduleDir: string, terraformPath: string, env: No
     add(...lockfileCheck(moduleDir, failed?.exitCode ?? 0, providersInInitOutput(initLines)));
 
     if (failed) {
-      add('init', 'fail', `init -backend=false -lockfile=readonly exited ${failed.exitCode}: ${failed.diagnosis.summary ?? 'no error message'}`, initFix(failed.diagnosis));
+      add('init', 'fail', `init -backend=false -lockfile=readonly exited ${failed.exitCode}: ${failed.diagnosis.summary ?? 'no error message'}`, initFix(failed.diagnosis), diagnosticProblems(failed));
       add('validate', 'skip', 'not run: init failed');
       return;
     }
@@ -240,10 +297,11 @@ async function initAndValidate(moduleDir: string, terraformPath: string, env: No
       await validate(tf.withOutput({ line() {} }));
       add('validate', 'pass', 'validate passes');
     } catch (error) {
-      add('validate', 'fail', asRunnerError(error).message, FIX.validate);
+      const failure = asRunnerError(error);
+      add('validate', 'fail', failure.message, FIX.validate, diagnosticProblems(failure));
     }
   } finally {
-    rmSync(copy, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
   }
 }
 
@@ -261,10 +319,16 @@ async function policyCheck(given: string | undefined, defaultDir: string): Promi
   }
 }
 
+/** terraform's errors (error.detail.diagnostics), where it found them: the module as a whole when it names no file. */
+function diagnosticProblems(error: RunnerError): CheckProblem[] {
+  const diagnostics = (error.detail?.diagnostics ?? []) as TerraformDiagnostic[];
+  return errorsOf(diagnostics).map((d) => ({ file: d.file ?? '.', ...(d.line !== undefined ? { line: d.line } : {}), message: d.summary + (d.detail ? `: ${d.detail.replace(/\s*\n\s*/g, ' ')}` : '') }));
+}
+
 /** A lock file is required when the module uses any provider that is not built in (builtin-only modules get none from init). */
 function lockfileCheck(moduleDir: string, initExitCode: number, providersLookedFor: string[]): CheckRow {
   if (existsSync(join(moduleDir, LOCK_FILE))) return ['lockfile', 'pass', `${LOCK_FILE} present`];
-  if (providersLookedFor.length > 0) return ['lockfile', 'fail', `${LOCK_FILE} missing; the module requires ${providersLookedFor.join(', ')}`, FIX.lockfile];
+  if (providersLookedFor.length > 0) return ['lockfile', 'fail', `${LOCK_FILE} missing; the module requires ${providersLookedFor.join(', ')}`, FIX.lockfile, [{ file: LOCK_FILE, message: `missing; the module requires ${providersLookedFor.join(', ')}` }]];
   if (initExitCode === 0) return ['lockfile', 'pass', `no ${LOCK_FILE} needed: the module uses only built-in providers`];
   return ['lockfile', 'skip', 'not checked: init failed before it looked for providers'];
 }

@@ -18,7 +18,9 @@ export async function contractCheckCommand(flags: Record<string, unknown>): Prom
     kind: parsedKind?.data,
     workdir: setting('workdir'),
     policyDir: setting('policy'),
+    // The flag, never CAPTF_MODULE: an image's environment must not turn its own check into a source tree's.
+    sourceTree: flags.root === undefined && flags.module !== undefined,
   });
   process.stdout.write(flags.json ? JSON.stringify(report, null, 2) + '\n' : formatContractTable(report));
-  if (!report.ok) throw imageError('the image breaks the runner contract: the report names each failed check and its fix');
+  if (report.status === 'fail') throw imageError('the image breaks the runner contract: the report names each failed check and its fix');
 }

@@ -20,24 +20,24 @@ describe('contract check of a directory tree', () => {
   test('a good pool module passes every check', async (t) => {
     const tree = await imageTree(t, POOL_MODULE);
     const report = await runContractCheck({ root: tree.root, kind: 'pool', env: tree.env });
-    assert.equal(report.ok, true, formatContractTable(report));
-    assert.deepEqual(statuses(report), { workdir: 'pass', terraform: 'pass', module: 'pass', reserved: 'pass', files: 'pass', backend: 'pass', variables: 'pass', lockfile: 'pass', init: 'pass', validate: 'pass', policy: 'pass' });
+    assert.equal(report.status, 'pass', formatContractTable(report));
+    assert.deepEqual(statuses(report), { entrypoint: 'skip', user: 'skip', workdir: 'pass', terraform: 'pass', module: 'pass', reserved: 'pass', files: 'pass', tfvars: 'pass', backend: 'pass', variables: 'pass', lockfile: 'pass', init: 'pass', validate: 'pass', policy: 'pass' });
     assert.equal(report.module, tree.module);
     assert.equal(report.terraform?.flavor, 'terraform');
     assert.match(byName(report).lockfile!.message, /only built-in providers/);
-    assert.match(formatContractTable(report), /contract check passed/);
+    assert.match(formatContractTable(report), /contract check: pass/);
   });
 
   test('no module dir: named, with the fix; the checks that need it are skipped', async (t) => {
     const tree = await imageTree(t);
     const report = await runContractCheck({ root: tree.root, env: tree.env });
-    assert.equal(report.ok, false);
+    assert.equal(report.status, 'fail');
     const module = byName(report).module!;
     assert.equal(module.status, 'fail');
     assert.match(module.message, /captf\/module cannot be read \(ENOENT\)/);
     assert.match(module.fix!, /\/captf\/module/);
     assert.deepEqual([byName(report).reserved!.status, byName(report).init!.status, byName(report).validate!.status], ['skip', 'skip', 'skip']);
-    assert.equal(report.checks.filter((c) => !c.ok).length, 1, 'a skipped check is not a second violation');
+    assert.equal(report.checks.filter((c) => c.status === 'fail').length, 1, 'a skipped check is not a second violation');
   });
 
   test('a module dir without .tf files', async (t) => {
@@ -53,7 +53,7 @@ describe('contract check of a directory tree', () => {
       'main.tf.json': JSON.stringify({ resource: { terraform_data: { x: {} } } }),
     });
     const report = await runContractCheck({ root: tree.root, env: tree.env });
-    assert.equal(report.ok, true, formatContractTable(report));
+    assert.equal(report.status, 'pass', formatContractTable(report));
   });
 
   for (const version of ['1.4.7', '2.0.0']) {
@@ -82,7 +82,7 @@ describe('contract check of a directory tree', () => {
   test('OpenTofu (a stand-in forwarding to terraform) is accepted and drives init and validate', async (t) => {
     const tree = await imageTree(t, POOL_MODULE);
     const report = await runContractCheck({ root: tree.root, kind: 'pool', terraformPath: FAKE_TOFU, env: tree.env });
-    assert.equal(report.ok, true, formatContractTable(report));
+    assert.equal(report.status, 'pass', formatContractTable(report));
     assert.deepEqual(report.terraform, { version: '1.8.3', flavor: 'opentofu', path: FAKE_TOFU });
     assert.match(byName(report).terraform!.message, /^OpenTofu 1\.8\.3/);
   });
@@ -131,7 +131,7 @@ describe('contract check of a directory tree', () => {
       'more.tf.json': '{\n  "removed": [{"from": "terraform_data . captf_inputs_hash"}],\n  "import": {"to": "terraform_data.captf_inputs_hash[\\"a\\"]", "id": "x"}\n}\n',
     });
     const report = await runContractCheck({ root: tree.root, kind: 'pool', env: tree.env });
-    assert.equal(report.ok, false);
+    assert.equal(report.status, 'fail');
     const check = byName(report).reserved!;
     assert.equal(check.status, 'fail');
     assert.equal(
@@ -167,7 +167,7 @@ describe('contract check of a directory tree', () => {
     const report = await runContractCheck({ root: tree.root, env: tree.env, cheapOnly: true });
     const check = byName(report).files!;
     assert.equal(check.status, 'fail');
-    assert.equal(report.ok, false);
+    assert.equal(report.status, 'fail');
     assert.match(check.message, new RegExp(`${join(tree.module, 'captf_runner_backend_override.tf')} is named like a file the runner adds to its copy`));
     assert.match(check.message, new RegExp(`${join(tree.module, 'extra.tf')} is a symbolic link that leads outside the module dir`));
     assert.match(check.fix!, /rename or remove the files named like the runner's own .*; put what the links outside the module lead to into the module dir/);
@@ -176,7 +176,7 @@ describe('contract check of a directory tree', () => {
   test('a provider missing from the mirror fails init, with the mirror as the fix', async (t) => {
     const tree = await imageTree(t, { ...NEEDS_NULL_PROVIDER, '.terraform.lock.hcl': NULL_LOCK_FILE });
     const report = await runContractCheck({ root: tree.root, env: tree.env });
-    assert.equal(report.ok, false);
+    assert.equal(report.status, 'fail');
     assert.equal(byName(report).lockfile!.status, 'pass');
     const init = byName(report).init!;
     assert.equal(init.status, 'fail');
@@ -272,7 +272,7 @@ describe('the cheap part every op runs first', () => {
     const tree = await imageTree(t, NEEDS_NULL_PROVIDER); // init would fail: the cheap part never gets there
     const report = await runContractCheck({ root: tree.root, env: tree.env, cheapOnly: true });
     assert.deepEqual(statuses(report), { terraform: 'pass', module: 'pass', reserved: 'pass', files: 'pass' });
-    assert.equal(report.ok, true);
+    assert.equal(report.status, 'pass');
   });
 
   test('relative module paths resolve against the working directory', async (t) => {
@@ -282,7 +282,7 @@ describe('the cheap part every op runs first', () => {
     t.after(() => process.chdir(cwd));
     const report = await runContractCheck({ moduleDir: 'captf/module', env: tree.env, cheapOnly: true });
     assert.equal(report.module, tree.module);
-    assert.equal(report.ok, true);
+    assert.equal(report.status, 'pass');
   });
 });
 

@@ -1,0 +1,159 @@
+// The Markdown summary for CI (--summary-md FILE, e.g. $GITHUB_STEP_SUMMARY): a sink that takes the
+// finished result, appends (GitHub collects what every step appends) and never decides anything. An
+// op's summary is built from the masked result (and the masked command line), like every byte the
+// runner writes; the Markdown escaping comes after the masking, so no escaped form of a secret can
+// slip past it. classify's summary holds no value at all: addresses, actions and replace_paths only.
+import { appendFile } from 'node:fs/promises';
+import type { Classification, DestructiveChange } from '../schemas/classification.ts';
+import type { Result } from '../schemas/result.ts';
+import { actionText } from '../plan/actions.ts';
+import { gateCauses } from '../guard/decide.ts';
+import type { Masker } from './mask.ts';
+import { maskResult } from './mask-result.ts';
+import { countsText, countsWithTerraformLine } from './summary.ts';
+
+/** Entries listed per table; the result (and the log) has them all. */
+const LISTED = 50;
+
+export interface SummaryPlaces {
+  /** Where result.json was written. */
+  resultFile?: string;
+  /** The command line of this run (argv after the program), to say exactly what to run next. */
+  argv?: readonly string[];
+}
+
+/** Markdown text with every character that could format, link or open HTML escaped. */
+export const mdText = (text: string): string => text.replace(/[\\`*_{}[\]<>#+!|~&]/g, (c) => (c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '&' ? '&amp;' : `\\${c}`)).replace(/\r?\n/g, ' ');
+
+/** Inline code that no backtick in the text ends early; in a table cell, `|` is escaped too (GitHub splits cells on it even in code). */
+export function mdCode(text: string, inTable = false): string {
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(longest + 1);
+  const body = text.replace(/\r?\n/g, ' ');
+  const padded = body.startsWith('`') || body.endsWith('`') ? ` ${body} ` : body;
+  return `${fence}${inTable ? padded.replace(/\|/g, '\\|') : padded}${fence}`;
+}
+
+/** A fenced block that no line of the text closes early. */
+function mdBlock(text: string, info = ''): string {
+  const longest = Math.max(2, ...[...text.matchAll(/^\s*(`{3,}|~{3,})/gm)].map((m) => m[1]!.length));
+  const fence = '`'.repeat(longest + 1);
+  return `${fence}${info}\n${text.replace(/\n$/, '')}\n${fence}`;
+}
+
+/** A shell word as a person pastes it: quoted when it holds anything but safe characters. */
+const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
+
+/** `argv` with the op replaced, the given flags (with their values) removed and others added. */
+function commandFrom(argv: readonly string[], op: string, drop: readonly string[], add: readonly string[]): string {
+  const kept: string[] = [];
+  for (let i = 1; i < argv.length; i++) {
+    const word = argv[i]!;
+    const flag = drop.find((d) => word === d || word.startsWith(`${d}=`));
+    if (flag) {
+      if (word === flag) i++;
+      continue;
+    }
+    kept.push(word);
+  }
+  return ['captf-runner', op, ...kept, ...add].map(shellWord).join(' ');
+}
+
+const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+const more = (total: number, listed: number, where: string) => (total > listed ? [`… and ${total - listed} more (${where})`, ''] : []);
+
+function destructiveTable(plan: Pick<Classification, 'destructive' | 'destructiveTotal'>, withReason: boolean): string[] {
+  if (plan.destructiveTotal === 0) return [];
+  const head = withReason ? '| Change | Address | Reason | Forces replacement |\n| --- | --- | --- | --- |' : '| Change | Address | Forces replacement |\n| --- | --- | --- |';
+  const row = (d: DestructiveChange) => {
+    const paths = d.replacePaths?.map((path) => mdCode(JSON.stringify(path), true)).join(', ') || '–';
+    const address = mdCode(d.address + (d.deposed ? ` (deposed ${d.deposed})` : ''), true);
+    return withReason ? `| ${d.action} | ${address} | ${mdText(d.why ?? d.reason ?? '–')} | ${paths} |` : `| ${d.action} | ${address} | ${paths} |`;
+  };
+  const rows = plan.destructive.slice(0, LISTED);
+  return [`**Deletes or replaces (${plan.destructiveTotal})**`, '', head, ...rows.map(row), '', ...more(plan.destructiveTotal, rows.length, 'see the result and the log')];
+}
+
+function actionsList(plan: Pick<Classification, 'actions' | 'actionsTotal'>): string[] {
+  if (plan.actionsTotal === 0) return [];
+  const rows = plan.actions.slice(0, LISTED).map((a) => `- ${mdCode(actionText(a))}${a.triggeringResource ? ` on ${mdCode(a.triggeringResource)}` : ''}`);
+  return [`**Provider actions (${plan.actionsTotal}: the runner cannot know what they do)**`, '', ...rows, '', ...more(plan.actionsTotal, rows.length, 'see the result')];
+}
+
+function changesList(plan: Pick<Classification, 'changes' | 'changesTotal'>): string[] {
+  if (plan.changesTotal === 0) return [];
+  const rows = plan.changes.slice(0, LISTED).map((c) => `- ${mdCode(c.address)} (${c.actions.map(mdText).join(', ')})${c.previousAddress ? ` from ${mdCode(c.previousAddress)}` : ''}`);
+  return ['<details><summary>Every change (' + plan.changesTotal + ')</summary>', '', ...rows, ...more(plan.changesTotal, rows.length, 'see the result'), '', '</details>', ''];
+}
+
+/** What to run next, exactly: approve a block, apply an approved plan, remediate drift. */
+function nextCommands(result: Result, argv: readonly string[] | undefined): string[] {
+  const lines: string[] = [];
+  const block = (title: string, command: string) => lines.push(title, '', mdBlock(command, 'sh'), '');
+  if (result.outcome === 'blocked' && result.approvalHash) {
+    if (result.approveCommand) block('**To approve** (in the cluster):', result.approveCommand);
+    if (argv) block('**To apply it here once reviewed:**', commandFrom(argv, 'apply', ['--approved-hash'], ['--approved-hash', result.approvalHash]));
+  }
+  if (result.op === 'plan' && result.outcome === 'succeeded' && result.planArtifact && result.planHash && argv)
+    block('**To apply this plan once reviewed:**', commandFrom(argv, 'apply', ['--artifacts'], ['--plan-artifact', `${result.planArtifact.location}/${result.planArtifact.object}`, '--approved-plan-hash', result.planHash]));
+  if (result.op === 'drift' && result.drift?.found && argv) block(result.drift.remediationDestructive ? '**To remediate** (it needs an approval first):' : '**To remediate:**', commandFrom(argv, 'apply', [], []));
+  return lines;
+}
+
+function places(result: Result, resultFile: string | undefined): string[] {
+  const rows: string[] = [];
+  if (resultFile) rows.push(`- result: ${mdCode(resultFile)}`);
+  if (result.backup) rows.push(`- backup of the state before the run: ${mdCode(`${result.backup.location}/${result.backup.object}`)}`);
+  if (result.planArtifact) rows.push(`- plan artifact: ${mdCode(`${result.planArtifact.location}/${result.planArtifact.object}`)} (plan hash ${mdCode(result.planHash ?? '')})`);
+  if (result.erroredState?.keptAt) rows.push(`- the state terraform could not save: ${mdCode(result.erroredState.keptAt)}`);
+  return rows.length ? ['**Where**', '', ...rows, ''] : [];
+}
+
+/** The summary of an op's finished result, masked. */
+export function opSummaryMarkdown(unmasked: Result, masker: Masker, where: SummaryPlaces = {}): string {
+  const result = maskResult(masker, unmasked);
+  const argv = where.argv?.map((word) => masker.mask(word));
+  const resultFile = where.resultFile === undefined ? undefined : masker.mask(where.resultFile);
+  const plan = result.plan;
+  const lines = [`### captf-runner ${result.op}: ${result.outcome} (${mdText(result.reason)}), exit ${result.exitCode}`, '', `> ${mdText(result.message)}`, ''];
+  if (plan) {
+    if (plan.gated && result.op !== 'destroy') lines.push(`**Needs an approval:** ${mdText(gateCauses(plan).join('; '))}`, '');
+    lines.push(...destructiveTable(plan, true), ...actionsList(plan));
+    lines.push(`**Counts:** ${mdText(countsWithTerraformLine(plan, result.op))}`, '');
+    lines.push(...changesList(plan));
+  }
+  if (result.drift?.found) {
+    lines.push(`**Changed outside terraform (${result.drift.resourceDriftTotal}):** ${result.drift.resourceDrift.slice(0, LISTED).map((d) => mdCode(d.address)).join(', ') || 'nothing reported'}`, '');
+    lines.push(`**The inputs differ from the state (${result.drift.inputsDifferTotal}):** ${result.drift.inputsDiffer.slice(0, LISTED).map((d) => `${mdCode(d.address)} (${d.actions.map(mdText).join(', ')})`).join(', ') || 'nowhere'}`, '');
+  }
+  if (result.approval?.unreviewedTotal)
+    lines.push(`**Approved without review (${result.approval.unreviewedTotal}):** ${(result.approval.unreviewed ?? []).slice(0, LISTED).map((u) => mdCode(`${u.address} (${u.action}${u.trigger ? ` ${u.trigger}` : ''})`)).join(', ')}`, '');
+  lines.push(...nextCommands(result, argv), ...places(result, resultFile));
+  if (result.inputsHash) lines.push(`Inputs hash ${mdCode(result.inputsHash)}${result.approvalHash && result.approvalHash !== result.inputsHash ? `, approval hash ${mdCode(result.approvalHash)}` : ''}`, '');
+  if (result.warnings.length) lines.push('**Warnings**', '', ...result.warnings.map((w) => `- ${mdText(w)}`), '');
+  if (result.planText) lines.push('<details><summary>terraform\'s plan (masked)</summary>', '', mdBlock(result.planText), '', '</details>', '');
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * The summary of `classify`: the verdict, the counts and, by address, what deletes or replaces (with
+ * the attributes forcing it), the provider actions and the changes. No value of the plan: `classify`
+ * has no secrets to mask with, so reasons and failClosed texts (which quote the document) are counted, not shown.
+ */
+export function classifySummaryMarkdown(plan: Classification, file: string): string {
+  const lines = [`### captf-runner classify: ${plan.gated ? 'gated (applying it needs an approval)' : 'not gated'}`, '', `Plan document ${mdCode(file)}`, ''];
+  lines.push(...destructiveTable(plan, false), ...actionsList(plan));
+  if (plan.failClosed.length) lines.push(`**The runner cannot fully read it:** ${plural(plan.failClosed.length, 'reason')} (\`captf-runner classify FILE --json\` names them)`, '');
+  lines.push(`**Counts:** ${mdText(countsText(plan.counts))}`, '', ...changesList(plan));
+  return lines.join('\n') + '\n';
+}
+
+/** Appends to FILE, as GitHub expects of $GITHUB_STEP_SUMMARY. Never throws: a failure comes back as the warning to give. */
+export async function appendSummaryMd(path: string, markdown: string): Promise<string | undefined> {
+  try {
+    await appendFile(path, markdown, { mode: 0o644 });
+    return undefined;
+  } catch (error) {
+    return `could not append the Markdown summary to ${path} (--summary-md): ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; the run's outcome and result are unchanged`;
+  }
+}

@@ -1,0 +1,157 @@
+// The Markdown summary sink (--summary-md) and terraform's own count line, without processes: the
+// end-to-end runs against real terraform are in test/e2e/summary-md.test.ts.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Masker } from '../../src/output/mask.ts';
+import { appendSummaryMd, classifySummaryMarkdown, mdCode, opSummaryMarkdown } from '../../src/output/summary-md.ts';
+import { terraformPlanLine } from '../../src/output/summary.ts';
+import { classifyPlan } from '../../src/plan/classify.ts';
+import { runnerClassifyOptions } from '../../src/commands/classify.ts';
+import type { Result } from '../../src/schemas/result.ts';
+
+// Every character Markdown, HTML, JSON or a shell would escape.
+const SECRET = 'Tok*en_<b>|`x`&"q"\\n-9f';
+const HASH = 'a'.repeat(64);
+
+const escapings = (value: string) => [
+  value,
+  JSON.stringify(value).slice(1, -1),
+  value.replace(/[\\`*_{}[\]<>#+!|~&]/g, (c) => `\\${c}`),
+  value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'),
+  value.replace(/\|/g, '\\|'),
+  'Tok*en', // a start long enough to tell
+];
+
+const change = (address: string, actions: string[], extra: Record<string, unknown> = {}) => ({ address, mode: 'managed', type: 'terraform_data', name: address.split('.')[1], change: { actions, before: { input: SECRET }, after: { input: SECRET }, ...extra } });
+
+const plan = classifyPlan(
+  {
+    format_version: '1.2',
+    applyable: true,
+    complete: true,
+    errored: false,
+    resource_changes: [
+      change('terraform_data.cluster', ['delete', 'create'], { replace_paths: [['triggers_replace'], ['input', 'name|x']] }),
+      { ...change('terraform_data.network', ['update']) },
+      change('terraform_data.captf_inputs_hash', ['update']),
+    ],
+    action_invocations: [{ address: 'action.ssh.restart', type: 'ssh', provider_name: 'p', lifecycle_action_trigger: { action_trigger_event: 'AfterUpdate', triggering_resource_address: 'terraform_data.network' } }],
+  },
+  runnerClassifyOptions(),
+);
+
+function blocked(): Result {
+  return {
+    apiVersion: 'runner.captf.io/v1',
+    op: 'apply',
+    outcome: 'blocked',
+    reason: 'DestructivePlanBlocked',
+    message: `The plan needs an approval (${SECRET})`,
+    exitCode: 3,
+    runnerVersion: '0',
+    object: { kind: 'cluster', name: 'demo', namespace: 'ns' },
+    inputsHash: HASH,
+    approvalHash: HASH,
+    approveCommand: `kubectl annotate terraformcluster demo -n ns captf.io/approve-destructive-plan=${HASH} --overwrite`,
+    plan,
+    planText: `  # terraform_data.cluster must be replaced\n      ~ input = "${SECRET}"\n\`\`\`\nnot the end of the block\n`,
+    applied: false,
+    mayHaveChanged: false,
+    steps: [],
+    annotations: {},
+    warnings: [`a warning naming ${SECRET}`],
+    startedAt: '',
+    finishedAt: '',
+  };
+}
+
+describe('summary-md: an op', () => {
+  const masker = new Masker();
+  masker.add(SECRET, 'token');
+  const text = opSummaryMarkdown(blocked(), masker, { resultFile: '/out/result.json', argv: ['apply', '--module', 'm', '--approved-hash', 'old', '--out', '/out dir', '--workdir', SECRET] });
+
+  it('never holds the sensitive value, in any escaping', () => {
+    for (const form of escapings(SECRET)) assert.ok(!text.includes(form), `the summary holds ${JSON.stringify(form)}:\n${text}`);
+    assert.match(text, /\(sensitive value\)/);
+  });
+
+  it('puts the gated changes first, with the attributes forcing the replace, then the actions and the counts', () => {
+    const gated = text.indexOf('Deletes or replaces (1)');
+    assert.ok(gated > 0 && gated < text.indexOf('Provider actions (1') && text.indexOf('Provider actions (1') < text.indexOf('**Counts:**'), text);
+    assert.match(text, /\| replace \| `terraform_data\.cluster` \| – \| `\["triggers_replace"\]`, `\["input","name\\\|x"\]` \|/);
+    assert.match(text, /`action\.ssh\.restart \(action AfterUpdate\)` on `terraform_data\.network`/);
+    assert.match(text, /0 to create, 1 to update, 1 to replace/);
+  });
+
+  it('says why terraform\'s own line counts differently: the replace, and the runner\'s record', () => {
+    assert.match(text, /terraform's own count: "Plan: 1 to add, 2 to change, 1 to destroy\."/);
+    assert.match(text, /the runner's record terraform\\_data\.captf\\_inputs\\_hash \(update\)/);
+  });
+
+  it('gives the exact commands to approve and to apply, and where the result is', () => {
+    assert.match(text, /```sh\nkubectl annotate terraformcluster demo -n ns captf\.io\/approve-destructive-plan=a{64} --overwrite\n```/);
+    assert.match(text, new RegExp(`\`\`\`sh\\ncaptf-runner apply --module m --out '/out dir' --workdir '\\(sensitive value\\)' --approved-hash ${HASH}\\n\`\`\``));
+    assert.match(text, /- result: `\/out\/result\.json`/);
+  });
+
+  it('holds the plan in a collapsed block that no line of it closes early', () => {
+    const details = text.slice(text.indexOf('<details><summary>terraform'));
+    assert.match(details, /^<details><summary>terraform's plan \(masked\)<\/summary>\n\n````\n/);
+    assert.match(details, /```\nnot the end of the block\n````\n\n<\/details>/);
+  });
+});
+
+describe('summary-md: classify', () => {
+  it('holds addresses, actions and replace_paths, never a value of the document', () => {
+    const document = {
+      format_version: '1.2',
+      resource_changes: [{ ...change('terraform_data.cluster', ['delete', 'create'], { replace_paths: [['input']] }), action_reason: `replace_because_${SECRET}` }],
+      [`unknown_${SECRET}`]: { holds: SECRET },
+    };
+    const classified = classifyPlan(document, runnerClassifyOptions());
+    assert.ok(classified.failClosed.some((why) => why.includes('Tok*en')), 'the document is quoted in failClosed');
+    const text = classifySummaryMarkdown(classified, 'plan.json');
+    for (const form of escapings(SECRET)) assert.ok(!text.includes(form), `the classify summary holds ${JSON.stringify(form)}:\n${text}`);
+    assert.match(text, /^### captf-runner classify: gated/);
+    assert.match(text, /\| replace \| `terraform_data\.cluster` \| `\["input"\]` \|/);
+    assert.match(text, /cannot fully read it:\*\* 1 reason/);
+  });
+});
+
+describe('summary-md: Markdown', () => {
+  it('inline code survives backticks and, in a table, pipes', () => {
+    assert.equal(mdCode('a`b'), '``a`b``');
+    assert.equal(mdCode('`x`'), '`` `x` ``');
+    assert.equal(mdCode('a|b', true), '`a\\|b`');
+  });
+});
+
+describe('summary-md: the file', () => {
+  it('appends, as GitHub expects of $GITHUB_STEP_SUMMARY; a file that cannot be written is a warning, never a throw', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'captf-summary-md-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'summary.md');
+    assert.equal(await appendSummaryMd(file, 'one\n'), undefined);
+    assert.equal(await appendSummaryMd(file, 'two\n'), undefined);
+    assert.equal(await readFile(file, 'utf8'), 'one\ntwo\n');
+    const warning = await appendSummaryMd(join(dir, 'missing', 'summary.md'), 'x');
+    assert.match(warning ?? '', /could not append the Markdown summary to .*missing\/summary\.md \(--summary-md\): ENOENT; the run's outcome and result are unchanged/);
+  });
+});
+
+describe("terraform's own count line", () => {
+  it('is what terraform 1.11 prints: imports first when there are any, a replace as an add and a destroy, the record counted', () => {
+    const classified = classifyPlan(
+      { format_version: '1.2', resource_changes: [change('terraform_data.a', ['create'], { importing: { id: 'x' } }), change('terraform_data.b', ['create', 'delete']), change('terraform_data.captf_inputs_hash', ['create'])] },
+      runnerClassifyOptions(),
+    );
+    assert.deepEqual(terraformPlanLine(classified, 'apply')?.line, 'Plan: 1 to import, 3 to add, 0 to change, 1 to destroy.');
+    assert.equal(terraformPlanLine(classified, 'refresh'), undefined, 'a refresh-only plan prints none');
+    const destroy = classifyPlan({ format_version: '1.2', resource_changes: [change('terraform_data.a', ['delete']), change('terraform_data.captf_inputs_hash', ['delete'])] }, runnerClassifyOptions({ destroyPlan: true }));
+    assert.equal(terraformPlanLine(destroy, 'destroy')?.line, 'Plan: 0 to add, 0 to change, 2 to destroy.');
+    assert.equal(terraformPlanLine(classifyPlan({ format_version: '1.2', resource_changes: [] }, runnerClassifyOptions()), 'apply'), undefined);
+  });
+});
