@@ -7,7 +7,7 @@ import { appendFile } from 'node:fs/promises';
 import type { Classification, DestructiveChange } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
 import { actionText } from '../plan/actions.ts';
-import { gateCauses } from '../guard/decide.ts';
+import { denialText, findingText, gateCauses } from '../guard/decide.ts';
 import type { Masker } from './mask.ts';
 import { maskResult } from './mask-result.ts';
 import { countsText, countsWithTerraformLine } from './summary.ts';
@@ -117,6 +117,7 @@ export function opSummaryMarkdown(unmasked: Result, masker: Masker, where: Summa
   const plan = result.plan;
   const lines = [`### captf-runner ${result.op}: ${result.outcome} (${mdText(result.reason)}), exit ${result.exitCode}`, '', `> ${mdText(result.message)}`, ''];
   if (plan) {
+    if (plan.policy?.deniedTotal) lines.push(`**Denied by the policy (no approval passes it; the module, its inputs or the policy must change):**`, '', ...plan.policy.denied.slice(0, LISTED).map((d) => `- ${mdText(denialText(d))}`), '');
     if (plan.gated && result.op !== 'destroy') lines.push(`**Needs an approval:** ${mdText(gateCauses(plan).join('; '))}`, '');
     lines.push(...destructiveTable(plan, true), ...actionsList(plan));
     lines.push(`**Counts:** ${mdText(countsWithTerraformLine(plan, result.op))}`, '');
@@ -143,6 +144,9 @@ export function opSummaryMarkdown(unmasked: Result, masker: Masker, where: Summa
 export function classifySummaryMarkdown(plan: Classification, file: string): string {
   const lines = [`### captf-runner classify: ${plan.gated ? 'gated (applying it needs an approval)' : 'not gated'}`, '', `Plan document ${mdCode(file)}`, ''];
   lines.push(...destructiveTable(plan, false), ...actionsList(plan));
+  // Rule names and addresses only: a rule's message is the team's text, and classify shows no text it cannot mask.
+  if (plan.policy?.deniedTotal) lines.push(`**Denied by the policy (${plan.policy.deniedTotal}):** ${plan.policy.denied.slice(0, LISTED).map((d) => mdCode(findingText(d))).join(', ')}`, '');
+  if (plan.policy?.approvalRequiredTotal) lines.push(`**Needs an approval by the policy (${plan.policy.approvalRequiredTotal}):** ${plan.policy.approvalRequired.slice(0, LISTED).map((f) => mdCode(findingText(f))).join(', ')}`, '');
   if (plan.failClosed.length) lines.push(`**The runner cannot fully read it:** ${plural(plan.failClosed.length, 'reason')} (\`captf-runner classify FILE --json\` names them)`, '');
   lines.push(`**Counts:** ${mdText(countsText(plan.counts))}`, '', ...changesList(plan));
   return lines.join('\n') + '\n';

@@ -155,3 +155,21 @@ describe("terraform's own count line", () => {
     assert.equal(terraformPlanLine(classifyPlan({ format_version: '1.2', resource_changes: [] }, runnerClassifyOptions()), 'apply'), undefined);
   });
 });
+
+describe('summary-md: a policy', () => {
+  const policy = { effects: 'all' as const, denied: [{ rule: 'protect-databases', address: 'terraform_data.db', message: 'databases are never deleted by the runner' }], deniedTotal: 1, approvalRequired: [{ rule: 'iam-needs-review', address: 'terraform_data.iam' }], approvalRequiredTotal: 1, deletes: 1, timedOut: false };
+
+  it('an op names what the policy denies, with its message, and what it requires approval for', () => {
+    const denied: Result = { ...blocked(), outcome: 'invalid', reason: 'PolicyDenied', exitCode: 4, plan: { ...plan, policy } };
+    const text = opSummaryMarkdown(denied, new Masker());
+    assert.match(text, /\*\*Denied by the policy[^\n]*\n\n- protect-databases at terraform\\_data\.db: databases are never deleted by the runner/);
+    assert.match(text, /iam-needs-review/);
+  });
+
+  it('classify names the rules and addresses only', () => {
+    const text = classifySummaryMarkdown({ ...plan, policy }, 'plan.json');
+    assert.match(text, /\*\*Denied by the policy \(1\):\*\* `protect-databases at terraform_data\.db`/);
+    assert.match(text, /\*\*Needs an approval by the policy \(1\):\*\* `iam-needs-review at terraform_data\.iam`/);
+    assert.ok(!text.includes('databases are never deleted'), 'no rule message in the classify summary');
+  });
+});
