@@ -8,18 +8,18 @@ import { shownAction, shownChange } from '../guard/unreviewed.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
 import { keepOnFailure, reporting, withLearned, type OpEnding } from '../run/learned.ts';
-import { applyApprovedPlan } from './apply-approved.ts';
 import { approvalCoverageStep, type DestructiveEntry } from './approval-coverage.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 import { isSha256 } from '../util/sha256.ts';
 
 export async function applyOp(ctx: RunContext): Promise<OpEnding> {
-  if (ctx.settings.planArtifact) return applyApprovedPlan(ctx);
+  // Loaded only for it: artifact reading (tar) is code a guarded apply never runs, and every Job pays for what loads before terraform starts.
+  if (ctx.settings.planArtifact) return (await import('./apply-approved.ts')).applyApprovedPlan(ctx);
   const root = await prepareRoot(ctx);
   const { inputs, workspace, tf } = root;
   try {
-    const before = await stateBeforeStep(ctx, tf, workspace);
+    const before = await stateBeforeStep(ctx, tf, workspace, root.stateBefore);
 
     // Every destructive entry and action, beyond the bounded lists of plan, for what an approval
     // covers (approvalCoverageStep); only an approved hash can match, so only then are they kept.

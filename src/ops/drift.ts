@@ -10,7 +10,7 @@ import { stateBeforeStep } from '../steps/state.ts';
 export async function driftOp(ctx: RunContext): Promise<OpEnding> {
   const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace);
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
     // The recorded hash goes back in as it is: the hash is never a difference.
     const { plan, planText } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash);
     const found = plan.hasResourceChanges;

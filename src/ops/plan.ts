@@ -20,7 +20,7 @@ export async function planOp(ctx: RunContext): Promise<OpEnding> {
   if (!store) throw usageError('ArtifactStoreMissing', 'plan needs somewhere to put the plan artifact: pass --artifacts DIR (in a cluster, the Job identity selects Secrets)');
   const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace);
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
     const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, root.inputs.hashes.inputsHash);
     return await reporting({ planText }, async () => {
       await ctx.step('artifact', () => packPlan(ctx, root, before, planHash, store), { learned: (planArtifact) => ({ planArtifact }) });
