@@ -8,7 +8,6 @@ import { shownAction, shownChange, shownPolicyFinding } from '../guard/unreviewe
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
 import { keepOnFailure, reporting, withLearned, type OpEnding } from '../run/learned.ts';
-import { applyApprovedPlan } from './apply-approved.ts';
 import { approvalCoverageStep, explainApprovalMismatch, type DestructiveEntry } from './approval-coverage.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
@@ -16,12 +15,13 @@ import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { isSha256 } from '../util/sha256.ts';
 
 export async function applyOp(ctx: RunContext): Promise<OpEnding> {
-  if (ctx.settings.planArtifact) return applyApprovedPlan(ctx);
+  // Loaded only for it: artifact reading (tar) is code a guarded apply never runs, and every Job pays for what loads before terraform starts.
+  if (ctx.settings.planArtifact) return (await import('./apply-approved.ts')).applyApprovedPlan(ctx);
   const policy = await policyStep(ctx);
   const root = await prepareRoot(ctx);
   const { inputs, workspace, tf } = root;
   try {
-    const before = await stateBeforeStep(ctx, tf, workspace);
+    const before = await stateBeforeStep(ctx, tf, workspace, root.stateBefore);
 
     // Every destructive entry, action and policy finding, beyond the bounded lists of plan, for what
     // an approval covers (approvalCoverageStep); only an approved hash can match, so only then are they kept.

@@ -12,7 +12,7 @@ import { stateBeforeStep } from '../steps/state.ts';
 export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
   const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace);
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
     if (before.serial === null) {
       ctx.skip('plan', 'there is no state');
       return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: there is no state.' };

@@ -22,7 +22,7 @@ export async function planOp(ctx: RunContext): Promise<OpEnding> {
   const policy = await policyStep(ctx);
   const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace);
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
     const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, root.inputs.hashes.inputsHash, {}, { judgement: policy?.judgement({ tool: root.version.flavor }) });
     return await reporting({ planText }, async () => {
       // A denied plan is never packed: nobody can approve it into an apply.

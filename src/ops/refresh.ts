@@ -22,7 +22,7 @@ function movesText(plan: Classification): string {
 export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
   const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace);
+    const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
     // The recorded hash goes back in as it is: a refresh never changes it.
     const { plan, planHash } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { refreshOnly: true });
     if (plan.gated) {

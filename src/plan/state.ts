@@ -13,6 +13,8 @@ export interface StateSummary {
   terraformVersion: string | null;
   /** resources[captf_inputs_hash].instances[0].attributes.input.value: the inputs hash of the last apply. */
   recordedInputsHash: string | null;
+  /** The root module's outputs as the state holds them ({value, type, sensitive?}), when asked for. */
+  outputs?: Record<string, unknown>;
 }
 
 /** The root-module resource the runner injects to record its inputs hash. */
@@ -25,10 +27,11 @@ const INSTANCE_INPUT: Selector = { items: { fields: { attributes: { fields: { in
 const at = (value: unknown, key: string | number): unknown =>
   typeof value === 'object' && value !== null ? (value as Record<string | number, unknown>)[key] : undefined;
 
-function stateSelector(summary: StateSummary): Selector {
+function stateSelector(summary: StateSummary, withOutputs: boolean): Selector {
   return {
     fields: {
       serial: KEEP,
+      ...(withOutputs ? { outputs: KEEP } : {}),
       lineage: KEEP,
       terraform_version: KEEP,
       resources: {
@@ -49,7 +52,8 @@ function stateSelector(summary: StateSummary): Selector {
       if (typeof state !== 'object' || state === null || Array.isArray(state)) {
         throw new RunnerError({ kind: 'state', reason: 'StateUnreadable', message: 'the state from terraform state pull is not a JSON object' });
       }
-      const { serial, lineage, terraform_version: version } = state as Record<string, unknown>;
+      const { serial, lineage, terraform_version: version, outputs } = state as Record<string, unknown>;
+      if (withOutputs) summary.outputs = typeof outputs === 'object' && outputs !== null && !Array.isArray(outputs) ? (outputs as Record<string, unknown>) : {};
       summary.serial = typeof serial === 'number' ? serial : null;
       summary.lineage = typeof lineage === 'string' ? lineage : null;
       summary.terraformVersion = typeof version === 'string' ? version : null;
@@ -57,11 +61,11 @@ function stateSelector(summary: StateSummary): Selector {
   };
 }
 
-/** Summarizes the state document `source` yields; empty input (no state yet) gives all nulls. */
-export async function summarizeState(source: ByteSource): Promise<StateSummary> {
+/** Summarizes the state document `source` yields; empty input (no state yet) gives all nulls (and no outputs). */
+export async function summarizeState(source: ByteSource, options: { outputs?: boolean } = {}): Promise<StateSummary> {
   const summary: StateSummary = { serial: null, lineage: null, terraformVersion: null, recordedInputsHash: null };
   try {
-    await readSelected(source, stateSelector(summary));
+    await readSelected(source, stateSelector(summary, options.outputs === true));
   } catch (error) {
     if (!(error instanceof JsonSyntaxError)) throw error;
     throw new RunnerError({

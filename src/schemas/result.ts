@@ -23,7 +23,7 @@ export const Sha256 = z.string().regex(SHA256_HEX, 'a sha256 as 64 lowercase hex
 const Timestamp = z.string().describe('RFC 3339 time in UTC');
 
 export const Step = z.strictObject({
-  name: z.string().describe('init, validate, plan, show, classify, decide, backup, apply, output, …'),
+  name: z.string().describe('init, validate, plan, show, classify, decide, backup, apply, state after, …'),
   status: z.enum(['ok', 'failed', 'skipped', 'interrupted']),
   startedAt: Timestamp,
   durationMs: z.number().int().nonnegative(),

@@ -2,7 +2,8 @@
 // terraform could not (errored.tfstate). State must never be silently lost.
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ArtifactRef, Result } from '../schemas/result.ts';
+import type { ArtifactRef, OutputValue, Result } from '../schemas/result.ts';
+import { stringLeaves } from '../output/mask.ts';
 import { summarizeState, type StateSummary } from '../plan/state.ts';
 import { maskStateSecrets } from '../state/secrets.ts';
 import { pruneObjects, type PruneOptions } from '../store/retention.ts';
@@ -23,24 +24,82 @@ const artifactWriter = () => import('../store/artifact-write.ts');
 /** A pulled state: its summary and the private file holding it. */
 export type PulledState = StateSummary & { file: string };
 
-/** The state before the op: serial, lineage and the inputs hash it records, in the result at once, so a later failure still reports it. */
-export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace: Workspace): Promise<PulledState> {
+/**
+ * `terraform state pull` of the state before the op, started at once and read by stateBeforeStep:
+ * it runs beside validate, off the critical path. A pull that fails is reported by that step.
+ */
+export function pullStateBefore(tf: Terraform, workspace: Workspace): Promise<PulledState> {
+  const pulling = pullState(tf, join(workspace.privateDir, 'state-before.json'));
+  pulling.catch(() => {}); // awaited by stateBeforeStep, or settled before the workdir goes
+  return pulling;
+}
+
+/**
+ * The state before the op: serial, lineage and the inputs hash it records, in the result at once, so a
+ * later failure still reports it. `pulling`: the pull pullStateBefore started (else it is pulled now).
+ */
+export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace: Workspace, pulling?: Promise<PulledState>): Promise<PulledState> {
+  try {
+    return await ctx.step(
+      'state before',
+      async () => {
+        const state = await (pulling ?? pullStateBefore(tf, workspace));
+        // The state holds secrets no input names any more (an old value of a rotated secret): terraform's
+        // plan prints them through derived attributes, so the masker learns them before any plan runs.
+        await maskStateSecrets(state.file, ctx.masker);
+        return state;
+      },
+      { learned: (state) => stateLearned(state, state) },
+    );
+  } catch (error) {
+    await pullSettled(ctx, pulling); // a step refused after a stop request: the pull writes into the workdir the op then removes
+    throw error;
+  }
+}
+
+/** Waits for an early pull to end (a stop request ends it), unless the run gives up on what its terraform left running. */
+export async function pullSettled(ctx: RunContext, pulling: Promise<PulledState> | undefined): Promise<void> {
+  if (!pulling) return;
+  const giveUp = ctx.terraformStop.waitForGiveUp();
+  try {
+    await Promise.race([pulling.catch(() => undefined), giveUp.given.catch(() => undefined)]);
+  } finally {
+    giveUp.done();
+  }
+}
+
+/**
+ * The state the op left, reported against the state before it. `outputs`: after an apply, also its
+ * outputs, read from this state as `terraform output -json` would read them (sensitive values taught
+ * to the masker here, and kept out of the result: only the result Secret holds them).
+ */
+export async function stateAfterStep(ctx: RunContext, tf: Terraform, workspace: Workspace, before: PulledState, options: { cleanup?: boolean; outputs?: boolean } = {}): Promise<PulledState & { reported?: ReportedOutputs }> {
   return ctx.step(
-    'state before',
+    'state after',
     async () => {
-      const state = await pullState(tf, join(workspace.privateDir, 'state-before.json'));
-      // The state holds secrets no input names any more (an old value of a rotated secret): terraform's
-      // plan prints them through derived attributes, so the masker learns them before any plan runs.
-      await maskStateSecrets(state.file, ctx.masker);
-      return state;
+      const after = await pullState(tf, join(workspace.privateDir, 'state-after.json'), options.outputs);
+      return { ...after, reported: options.outputs ? reportedOutputs(ctx, after.outputs ?? {}) : undefined };
     },
-    { learned: (state) => stateLearned(state, state) },
+    { cleanup: options.cleanup, learned: ({ reported, ...after }) => ({ ...stateLearned(before, after), ...reported }) },
   );
 }
 
-/** The state the op left, reported against the state before it. */
-export async function stateAfterStep(ctx: RunContext, tf: Terraform, workspace: Workspace, before: PulledState, options: { cleanup?: boolean } = {}): Promise<PulledState> {
-  return ctx.step('state after', () => pullState(tf, join(workspace.privateDir, 'state-after.json')), { ...options, learned: (after) => stateLearned(before, after) });
+/** Each output as the result reports it (never a sensitive value) and the sensitive ones with their values, for the result Secret alone. */
+type ReportedOutputs = { outputs: Record<string, OutputValue>; sensitiveOutputs: Record<string, OutputValue> };
+
+function reportedOutputs(ctx: RunContext, stateOutputs: Record<string, unknown>): ReportedOutputs {
+  const outputs: Record<string, OutputValue> = {};
+  const sensitiveOutputs: Record<string, OutputValue> = {};
+  for (const [name, held] of Object.entries(stateOutputs)) {
+    const o = (typeof held === 'object' && held !== null ? held : {}) as { value?: unknown; type?: unknown; sensitive?: unknown };
+    const known = o.value !== undefined;
+    if (o.sensitive === true) {
+      for (const leaf of stringLeaves(o.value)) ctx.masker.add(leaf, `sensitive output ${name}`);
+      sensitiveOutputs[name] = { sensitive: true, known, type: o.type, value: o.value };
+      outputs[name] = { sensitive: true, known, type: o.type };
+    } else outputs[name] = { sensitive: false, known, type: o.type, value: o.value };
+  }
+  return { outputs, sensitiveOutputs };
 }
 
 const stateLearned = (before: StateSummary, after: StateSummary): Learned => ({
@@ -48,9 +107,9 @@ const stateLearned = (before: StateSummary, after: StateSummary): Learned => ({
   stateInputsHash: after.recordedInputsHash,
 });
 
-async function pullState(tf: Terraform, file: string): Promise<PulledState> {
+async function pullState(tf: Terraform, file: string, outputs = false): Promise<PulledState> {
   await statePull(tf, file);
-  return { ...(await summarizeState(createReadStream(file))), file };
+  return { ...(await summarizeState(createReadStream(file), { outputs })), file };
 }
 
 /**

@@ -10,13 +10,12 @@ import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
 import { reconcilePlanExit } from '../guard/gate.ts';
 import { encryptionSettings, plaintextBackupDecision } from '../guard/plaintext-backups.ts';
 import { actionText, changeText } from '../plan/actions.ts';
-import { LineMasker, stringLeaves } from '../output/mask.ts';
+import { LineMasker } from '../output/mask.ts';
 import { writeWithBackpressure } from '../output/std-streams.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { apply as terraformApply, type ApplyOptions } from '../terraform/apply.ts';
 import { checkBackend, type ExpectedBackend } from '../terraform/backend.ts';
 import { init } from '../terraform/init.ts';
-import { output } from '../terraform/output.ts';
 import type { PlanOptions } from '../terraform/plan.ts';
 import { showPlan } from '../terraform/show.ts';
 import { createTerraform, type Terraform, type TerraformFailed } from '../terraform/terraform.ts';
@@ -35,7 +34,7 @@ import { checkRunLocations } from './locations.ts';
 import { loadInputs, type LoadedInputs } from '../inputs/load.ts';
 import { undeclaredVariables } from '../inputs/unused.ts';
 import { keepOnFailure, withLearned, type Learned } from '../run/learned.ts';
-import { backupStep, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
+import { backupStep, pullSettled, pullStateBefore, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
 
 /** The cheap part of the contract check, before anything touches state: usable run locations, a supported terraform (after `check`, when given). */
 export async function preflight(ctx: RunContext, check?: () => Promise<void>): Promise<TerraformVersion> {
@@ -44,7 +43,7 @@ export async function preflight(ctx: RunContext, check?: () => Promise<void>): P
     async () => {
       await checkRunLocations(ctx.settings);
       await check?.();
-      return checkTerraform(ctx);
+      return checkTerraform(ctx, await terraformVersionOf(ctx));
     },
     { learned: terraformLearned },
   );
@@ -56,13 +55,20 @@ export async function preflightModule(ctx: RunContext): Promise<{ version: Terra
     'preflight',
     async () => {
       await checkRunLocations(ctx.settings);
-      const scan = await scanModule(ctx.settings.module);
+      // terraform's start and the scan overlap; their failures are reported in this order, whichever ends first.
+      const [scanned, version] = await Promise.allSettled([scanModule(ctx.settings.module), terraformVersionOf(ctx)]);
+      const scan = settledValue(scanned);
       checkPlaintextBackups(ctx, scan);
-      return { version: await checkTerraform(ctx), scan };
+      return { version: checkTerraform(ctx, settledValue(version)), scan };
     },
     { learned: ({ version }) => terraformLearned(version) },
   );
 }
+
+const settledValue = <T>(settled: PromiseSettledResult<T>): T => {
+  if (settled.status === 'rejected') throw settled.reason;
+  return settled.value;
+};
 
 const terraformLearned = (version: TerraformVersion): Learned => ({ terraform: { version: version.version, flavor: version.flavor } });
 
@@ -74,8 +80,9 @@ export function checkPlaintextBackups(ctx: RunContext, scan: Pick<ModuleScan, 'e
   if (decision.action === 'warn') ctx.warn(decision.message);
 }
 
-async function checkTerraform(ctx: RunContext): Promise<TerraformVersion> {
-  const version = await terraformVersion(ctx.settings.terraform, { stop: ctx.terraformStop });
+const terraformVersionOf = (ctx: RunContext) => terraformVersion(ctx.settings.terraform, { stop: ctx.terraformStop });
+
+function checkTerraform(ctx: RunContext, version: TerraformVersion): TerraformVersion {
   checkSupported(version);
   const unverified = unverifiedWarning(version);
   if (unverified) ctx.warn(unverified);
@@ -232,27 +239,6 @@ function refuseMissedDeclarations(declared: Set<string>, scan: ModuleScan): void
     });
 }
 
-/** Every output; sensitive values are never in the result (they go only to the result Secret). */
-export async function outputsStep(ctx: RunContext, tf: Terraform, options: { cleanup?: boolean } = {}): Promise<Record<string, OutputValue>> {
-  const read = await ctx.step(
-    'output',
-    async () => {
-      const read = await output(tf);
-      const outputs: Record<string, OutputValue> = {};
-      const sensitiveOutputs: Record<string, OutputValue> = {};
-      for (const [name, o] of Object.entries(read.outputs)) {
-        const known = o.value !== undefined;
-        if (o.sensitive) for (const leaf of stringLeaves(o.value)) ctx.masker.add(leaf, `sensitive output ${name}`);
-        if (o.sensitive) sensitiveOutputs[name] = { sensitive: true, known, type: o.type, value: o.value };
-        outputs[name] = o.sensitive ? { sensitive: true, known, type: o.type } : { sensitive: false, known, type: o.type, value: o.value };
-      }
-      return { exitCode: read.exitCode, outputs, sensitiveOutputs };
-    },
-    { ...options, exitCode: (r) => r.exitCode, learned: ({ outputs, sensitiveOutputs }) => ({ outputs, sensitiveOutputs }) },
-  );
-  return read.outputs;
-}
-
 /** Secret material does not outlive the run. */
 export async function removePlanFile(workspace: Workspace): Promise<void> {
   await workspace.releasePlan();
@@ -272,6 +258,8 @@ export interface PreparedRoot {
   inputs: LoadedInputs;
   workspace: Workspace;
   tf: Terraform;
+  /** The state before the op, pulled beside validate: stateBeforeStep reads it (before any plan runs). */
+  stateBefore?: Promise<PulledState>;
 }
 
 export interface PrepareRootOptions {
@@ -288,15 +276,21 @@ export async function prepareRoot(ctx: RunContext, options: PrepareRootOptions =
   for (const notice of undeclaredVariables(inputs.snapshot, scan.variables)) ctx.notice(notice);
   const workspace = await workspaceStep(ctx, scan, inputs);
   const tf = terraformIn(ctx, version, workspace);
+  let stateBefore: Promise<PulledState> | undefined;
   try {
     await options.beforeInit?.(workspace, inputs);
     await initStep(ctx, tf, workspace);
-    if (options.validate !== false) await validateStep(ctx, tf);
+    if (options.validate !== false) {
+      // The pull reads the backend init checked; validate reads only the configuration: one need not wait for the other.
+      stateBefore = pullStateBefore(tf, workspace);
+      await validateStep(ctx, tf);
+    }
   } catch (error) {
+    await pullSettled(ctx, stateBefore); // its file is in the workdir: settled before it goes
     await workspace.dispose();
     throw error;
   }
-  return { version, inputs, workspace, tf };
+  return { version, inputs, workspace, tf, stateBefore };
 }
 
 /** terraform marked the plan errored: it is never applied, packed or reported as a finding. */
@@ -393,8 +387,7 @@ async function applyStep(ctx: RunContext, root: PreparedRoot, before: PulledStat
   } catch (error) {
     throw withLearned(error, await stateAfterFailure(ctx, tf, workspace, before));
   }
-  // The apply is done: its outputs and the state it left are read even if a stop came meanwhile.
-  const outputs = await outputsStep(ctx, tf, { cleanup: true });
-  const after = await stateAfterStep(ctx, tf, workspace, before, { cleanup: true });
-  return { outputs, after };
+  // The apply is done: the state it left, and its outputs from that state, are read even if a stop came meanwhile.
+  const after = await stateAfterStep(ctx, tf, workspace, before, { cleanup: true, outputs: true });
+  return { outputs: after.reported?.outputs ?? {}, after };
 }

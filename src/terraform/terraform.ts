@@ -26,7 +26,7 @@ export interface TerraformOptions {
 }
 
 /** The commands the runner runs, named as steps in results and logs. */
-export type Command = 'version' | 'init' | 'validate' | 'plan' | 'show' | 'apply' | 'output' | 'state pull' | 'state push' | 'state rm' | 'force-unlock';
+export type Command = 'version' | 'init' | 'validate' | 'plan' | 'show' | 'apply' | 'state pull' | 'state push' | 'state rm' | 'force-unlock';
 
 /** How an exit code reads for a command. Only `plan -detailed-exitcode` gives 2 a meaning. */
 export type ExitMeaning = 'ok' | 'changes' | 'error';

@@ -2,7 +2,8 @@
 // the state afterwards, not only what the runner says about itself.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { modules, resourceIds, type FileTree } from '../support/tf-modules.ts';
+import { execa } from 'execa';
+import { modules, resourceIds, terraformEnv, type FileTree } from '../support/tf-modules.ts';
 import { explain, recordedInputsHash, scenario, type Scenario } from './runner.ts';
 
 const CANARY = 'CANARY-e2e-5ecret-Zq9';
@@ -40,11 +41,27 @@ describe('apply: the guarded apply', () => {
     assert.equal(r.outputs!.admin_token!.sensitive, true);
     assert.equal(r.outputs!.admin_token!.value, undefined);
     assert.ok(r.outputs!.cluster_id!.known);
-    assert.deepEqual(r.steps.map((step) => step.name), ['preflight', 'inputs', 'workspace', 'init', 'validate', 'state before', 'plan', 'plan hash', 'show', 'backup', 'plan check', 'apply', 'output', 'state after']);
+    assert.deepEqual(r.steps.map((step) => step.name), ['preflight', 'inputs', 'workspace', 'init', 'validate', 'state before', 'plan', 'plan hash', 'show', 'backup', 'plan check', 'apply', 'state after']);
     assert.equal(r.steps.find((step) => step.name === 'backup')!.status, 'skipped', 'no state yet: nothing to back up');
     assertNoCanary(run);
     const termination = JSON.parse(await import('node:fs/promises').then((fs) => fs.readFile(s.termination, 'utf8')));
     assert.equal(termination.outcome, 'succeeded');
+  });
+
+  it('outputs: read from the state after the apply, exactly as terraform output -json reports them, sensitive values left out', async (t) => {
+    const extra = `output "count" {\n  value = 3\n}\noutput "enabled" {\n  value = true\n}\noutput "zones" {\n  value = ["a", "b"]\n}\n` +
+      `output "nothing" {\n  value = null\n}\noutput "settings" {\n  value = { size = 2, tags = { env = "dev" } }\n}\n` +
+      `output "key" {\n  value     = { token = var.admin_token, id = 7 }\n  sensitive = true\n}\n`;
+    const s = await scenario(t, { ...modules.base, 'more-outputs.tf': extra }, { 'terraform.tfvars.json': { admin_token: CANARY } });
+    const run = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(run.exitCode, 0, explain(run));
+    const shown = JSON.parse((await execa('terraform', ['output', '-json', `-state=${s.state}`], { cwd: s.dir, env: terraformEnv(), extendEnv: false })).stdout) as Record<string, { sensitive: boolean; type: unknown; value: unknown }>;
+    const expected = Object.fromEntries(
+      Object.entries(shown).map(([name, o]) => [name, o.sensitive ? { sensitive: true, known: true, type: o.type } : { sensitive: false, known: true, type: o.type, value: o.value }]),
+    );
+    assert.deepEqual(run.result!.outputs, expected);
+    assert.deepEqual(Object.keys(expected).sort(), ['admin_token', 'cluster_id', 'count', 'enabled', 'key', 'node_ids', 'settings', 'zones']);
+    assertNoCanary(run);
   });
 
   it('no changes: the apply step is skipped and the state is untouched', async (t) => {

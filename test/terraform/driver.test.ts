@@ -6,7 +6,6 @@ import { applyArgs } from '../../src/terraform/apply.ts';
 import { terraformEnv } from '../../src/terraform/exec.ts';
 import { initArgs } from '../../src/terraform/init.ts';
 import { forceUnlockArgs, lockProbeArgs } from '../../src/terraform/lock.ts';
-import { outputArgs } from '../../src/terraform/output.ts';
 import { planArgs } from '../../src/terraform/plan.ts';
 import { showPlanArgs } from '../../src/terraform/show.ts';
 import { statePullArgs, statePushArgs } from '../../src/terraform/state.ts';
@@ -46,9 +45,8 @@ describe('driver: the argv of every command', () => {
     assert.deepEqual(initArgs({ backendConfigs: ['/a.hcl', '/b.hcl'] }), ['init', '-input=false', '-no-color', '-backend-config=/a.hcl', '-backend-config=/b.hcl']);
   });
 
-  it('validate, output and show: their -json form', () => {
+  it('validate and show: their -json form', () => {
     assert.deepEqual(validateArgs(), ['validate', '-json', '-no-color']);
-    assert.deepEqual(outputArgs(), ['output', '-json', '-no-color']);
     assert.deepEqual(showPlanArgs('/private/plan.tfplan'), ['show', '-json', '-no-color', '/private/plan.tfplan']);
   });
 
