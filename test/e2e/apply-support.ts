@@ -12,11 +12,15 @@ export const CANARY = 'CANARY-e2e-5ecret-Zq9';
 export const IMAGE = 'registry.example/captf-module:1.0.0';
 const BASE_INPUTS = { 'terraform.tfvars.json': { admin_token: CANARY } };
 
-/** The state dir of a real apply of modules.base with BASE_INPUTS by the runner: made once per file, removed after its tests. */
+// The template outlives the test that asks for it first: its temp dir goes when the file's tests are
+// done (a hook registered as the module loads belongs to the file, not to the test running then).
+const templateCleanups: Array<() => Promise<void>> = [];
+after(() => Promise.all(templateCleanups.map((cleanup) => cleanup())));
+const fileScope = { after: (cleanup: () => Promise<void>) => templateCleanups.push(cleanup) } as unknown as TestContext;
+
+/** The state dir of a real apply of modules.base with BASE_INPUTS by the runner: made once per file. */
 let appliedBaseStateDir: Promise<string> | undefined;
 function appliedBase(): Promise<string> {
-  // The template outlives the test that asks first: its temp dir goes when the file's tests are done.
-  const fileScope = { after: (cleanup: () => Promise<void>) => after(cleanup) } as unknown as TestContext;
   appliedBaseStateDir ??= (async () => {
     const s = await scenario(fileScope, modules.base, BASE_INPUTS);
     const first = await s.run('apply', ['--image', IMAGE]);
