@@ -5,6 +5,9 @@
 #   e2e   test/e2e/, test/support/ and the files in E2E_ELSEWHERE: the built runner, the real terraform,
 #         PostgreSQL. Builds the bundle first. Run once per binary in CAPTF_TEST_TERRAFORMS (space-separated
 #         paths) when set, else with CAPTF_TEST_TERRAFORM (one path) or terraform on PATH.
+#         Two phases: every file but the SERIAL ones concurrently (CAPTF_TEST_CONCURRENCY files at a time,
+#         default 3: terraform runs wait on pipes and disk as much as on the CPUs), then the SERIAL ones one
+#         at a time, so that no other file shares the CPUs with their signals and deadlines.
 #   all   (default) type-check, unit, e2e.
 # Files are found, not listed (node 20 does not expand globs for --test): a new test file cannot be forgotten,
 # and a group that finds no file fails.
@@ -19,12 +22,23 @@ E2E_ELSEWHERE=(
   test/local/lifecycle.test.ts
 )
 
+# Timing-sensitive e2e files (signals, deadlines, stop grace): the serial phase runs them one at a time.
+SERIAL=(
+  test/e2e/faults-deadline.test.ts
+  test/e2e/faults-signals.test.ts
+  test/e2e/in-cluster-deadline.test.ts
+  test/e2e/signals.test.ts
+)
+
 group="${1:-all}"
 case "$group" in all | unit | e2e) shift || true ;; *) group=all ;; esac
 
 mapfile -t every < <(find test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
 for f in "${E2E_ELSEWHERE[@]}"; do
   [ -f "$f" ] || { echo "scripts/test.sh: E2E_ELSEWHERE names $f, which does not exist" >&2; exit 1; }
+done
+for f in "${SERIAL[@]}"; do
+  [ -f "$f" ] || { echo "scripts/test.sh: SERIAL names $f, which does not exist" >&2; exit 1; }
 done
 is_e2e() {
   case "$1" in test/e2e/* | test/support/*) return 0 ;; esac
@@ -52,6 +66,22 @@ run_unit() {
   PATH="$stand_in:$PATH" CAPTF_PG_BIN_DIR="$stand_in" CAPTF_TEST_TERRAFORM="" run_tests --test-concurrency=2 "${unit[@]}"
 }
 
+is_serial() {
+  local f
+  for f in "${SERIAL[@]}"; do [ "$f" = "$1" ] && return 0; done
+  return 1
+}
+
+# The e2e files of this run in two phases: the concurrent ones, then the serial ones alone.
+run_e2e_phases() {
+  local concurrent=() serial=() f status=0
+  for f in "${e2e[@]}"; do if is_serial "$f"; then serial+=("$f"); else concurrent+=("$f"); fi; done
+  # A failure in the first phase still runs the second: one run reports every failing file.
+  [ "${#concurrent[@]}" -eq 0 ] || run_tests --test-concurrency="${CAPTF_TEST_CONCURRENCY:-3}" "${concurrent[@]}" || status=1
+  [ "${#serial[@]}" -eq 0 ] || run_tests --test-concurrency=1 "${serial[@]}" || status=1
+  return "$status"
+}
+
 run_e2e() {
   [ "${#e2e[@]}" -gt 0 ] || { [ "$#" -gt 0 ] && return 0; echo "no e2e test files found under test/" >&2; exit 1; }
   node scripts/build.mjs
@@ -59,10 +89,10 @@ run_e2e() {
     local tf
     for tf in $CAPTF_TEST_TERRAFORMS; do
       echo "== e2e with CAPTF_TEST_TERRAFORM=$tf"
-      CAPTF_TEST_TERRAFORM="$tf" run_tests --test-concurrency=2 "${e2e[@]}"
+      CAPTF_TEST_TERRAFORM="$tf" run_e2e_phases
     done
   else
-    run_tests --test-concurrency=2 "${e2e[@]}"
+    run_e2e_phases
   fi
 }
 

@@ -1,11 +1,11 @@
 // In-cluster mode end to end: the runner (real terraform) against the loopback fake API server.
-import { describe, it, before, after, type TestContext } from 'node:test';
+import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
 import { modules } from '../support/tf-modules.ts';
-import { explain, scenario, type Scenario } from './runner.ts';
+import { explain, scenario } from './runner.ts';
 
 const NS = 'team-a';
 const CANARY = 'CANARY-incluster-secret-77';
@@ -17,17 +17,11 @@ describe('in-cluster mode', () => {
   });
   after(() => api.stop());
 
-  async function inCluster(s: Scenario, job: string, uid: string) {
-    api.addJob(NS, job);
-    const sa = await api.writeServiceAccountDir(join(s.dir, 'sa'));
-    return { args: ['--job-name', job, '--job-uid', api.job(NS, job)!.metadata.uid ?? uid, '--service-account-dir', sa, '--namespace', NS, '--object', 'demo'], env: api.env };
-  }
-
   const decode = (secret: object | undefined, key: string) => Buffer.from((secret as { data: Record<string, string> }).data[key]!, 'base64').toString('utf8');
 
   it('a blocked apply annotates its Job and writes the result Secret; backups go to Secrets', async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
-    const first = await inCluster(s, 'apply-1', 'u1');
+    const first = await api.runAsJob(NS, 'apply-1', s.dir);
     const applied = await s.run('apply', first.args, first.env);
     assert.equal(applied.exitCode, 0, explain(applied));
     const resultSecret = api.secret(NS, api.job(NS, 'apply-1')!.metadata.annotations!['captf.io/result-secret']!);
@@ -39,7 +33,7 @@ describe('in-cluster mode', () => {
     assert.ok(!applied.allBytes.includes(CANARY));
 
     await s.useModule(modules.replace);
-    const second = await inCluster(s, 'apply-2', 'u2');
+    const second = await api.runAsJob(NS, 'apply-2', s.dir);
     const blocked = await s.run('apply', second.args, second.env);
     assert.equal(blocked.exitCode, 3, explain(blocked));
     const annotations = api.job(NS, 'apply-2')!.metadata.annotations!;
@@ -47,7 +41,7 @@ describe('in-cluster mode', () => {
     assert.equal(annotations['captf.io/destructive-plan-blocked'], blocked.result!.approvalHash);
     assert.ok(annotations['captf.io/result-sha256']);
 
-    const third = await inCluster(s, 'apply-3', 'u3');
+    const third = await api.runAsJob(NS, 'apply-3', s.dir);
     const approved = await s.run('apply', [...third.args, '--approved-hash', blocked.result!.approvalHash!], third.env);
     assert.equal(approved.exitCode, 0, explain(approved));
     assert.match(approved.result!.backup!.location, /^secret:team-a\/captf-backup-tc-demo/);
@@ -72,7 +66,7 @@ output "kept" {
       },
       { 'sensitive.tfvars.json': { db_password: UPFRONT } },
     );
-    const job = await inCluster(s, 'apply-masked', 'm1');
+    const job = await api.runAsJob(NS, 'apply-masked', s.dir);
     const applied = await s.run('apply', job.args, job.env);
     assert.equal(applied.exitCode, 0, explain(applied));
     const annotations = api.job(NS, 'apply-masked')!.metadata.annotations!;
@@ -83,54 +77,13 @@ output "kept" {
     assert.ok(!written.includes('CANARY-upfront'), written);
   });
 
-  describe('an API server that takes requests and never answers', () => {
-    const silence = (t: TestContext) => {
-      api.silent = true;
-      t.after(() => {
-        api.silent = false;
-      });
-    };
-    const warned = (warnings: readonly string[] | undefined, what: RegExp) => assert.ok(warnings?.some((w) => what.test(w)), JSON.stringify(warnings));
-
-    it('holds the Job no longer than the 15 s hand-back budget: the result and the termination message are written first, and say what failed', async (t) => {
-      const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
-      const job = await inCluster(s, 'apply-silent', 's1');
-      silence(t);
-      const started = Date.now();
-      const run = await s.run('apply', [...job.args, '--deadline', '10m'], job.env);
-      const took = Date.now() - started;
-      assert.equal(run.exitCode, 0, explain(run));
-      assert.ok(took < 45_000, `the run took ${took} ms`);
-      assert.ok((await s.readState()).resources.length > 0, 'the apply itself was done');
-      warned(run.result!.warnings, /could not write the result Secret: .*(no answer within|no time is left of the hand-back budget)/);
-      warned(run.result!.warnings, /could not annotate the Job: .*no time is left of the hand-back budget/);
-      const termination = JSON.parse(await readFile(s.termination, 'utf8')) as { exitCode: number; warnings?: string[] };
-      assert.equal(termination.exitCode, 0);
-      warned(termination.warnings, /could not annotate the Job/);
-    });
-
-    it('never past --deadline: a stopped run hands back what time is left, then exits 124', async (t) => {
-      const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
-      const job = await inCluster(s, 'apply-silent-deadline', 's2');
-      silence(t);
-      const started = Date.now();
-      // In a cluster the stop comes 15 s earlier than locally: here at once.
-      const run = await s.run('apply', [...job.args, '--deadline', '12s', '--stop-grace', '1s'], job.env);
-      const took = Date.now() - started;
-      assert.equal(run.exitCode, 124, explain(run));
-      assert.equal(run.result!.reason, 'JobDeadlineExceeded');
-      assert.ok(took < 16_000, `the run took ${took} ms, past its 12 s deadline`);
-      warned(run.result!.warnings, /could not (write the result Secret|annotate the Job)/);
-    });
-  });
-
   it('a plan artifact in Secrets is applied by its reference', async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
-    const planJob = await inCluster(s, 'plan-1', 'p1');
+    const planJob = await api.runAsJob(NS, 'plan-1', s.dir);
     const planned = await s.run('plan', planJob.args, planJob.env);
     assert.equal(planned.exitCode, 0, explain(planned));
     const ref = `secret:${planned.result!.planArtifact!.location.split('/').at(-1)}/${planned.result!.planArtifact!.object}`;
-    const applyJob = await inCluster(s, 'apply-p', 'p2');
+    const applyJob = await api.runAsJob(NS, 'apply-p', s.dir);
     const applied = await s.run('apply', [...applyJob.args, '--plan-artifact', ref, '--approved-plan-hash', planned.result!.planHash!], applyJob.env);
     assert.equal(applied.exitCode, 0, explain(applied));
     assert.equal(applied.result!.planHash, planned.result!.planHash);
@@ -142,7 +95,7 @@ output "kept" {
     assert.equal(object.length, 240);
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
     const identity = async (job: string) => {
-      const { args, env } = await inCluster(s, job, job);
+      const { args, env } = await api.runAsJob(NS, job, s.dir);
       return { args: [...args.slice(0, -1), object], env }; // --object is the last pair
     };
     const first = await identity('long-1');
@@ -175,7 +128,7 @@ output "kept" {
 
   it('an API that refuses (403) is reported by name and does not change the outcome', async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
-    const job = await inCluster(s, 'apply-403', 'x');
+    const job = await api.runAsJob(NS, 'apply-403', s.dir);
     api.rbac = [{ verbs: ['get', 'list', 'create', 'delete'], resources: ['secrets'] }];
     t.after(() => {
       api.rbac = undefined;

@@ -9,6 +9,13 @@ import { chunked, INPUTS_HASH } from './support.ts';
 
 const ignore = { ignoreAddresses: new Set([INPUTS_HASH]) };
 
+// The suite runs each property a few dozen to a few hundred times (its time budget); a failure
+// prints its seed and path. CAPTF_PROPERTY_SEED replays that seed, and CAPTF_PROPERTY_RUNS
+// multiplies every run count for a deeper search (e.g. 10).
+const seed = process.env.CAPTF_PROPERTY_SEED;
+if (seed) fc.configureGlobal({ seed: Number(seed) });
+const runs = (n: number) => n * Number(process.env.CAPTF_PROPERTY_RUNS || 1);
+
 const knownActionLists = [['no-op'], ['create'], ['read'], ['update'], ['delete'], ['forget'], ['delete', 'create'], ['create', 'delete'], ['create', 'forget'], ['forget', 'create']];
 
 /** Actions as terraform writes them, plus the shapes the classifier must fail closed on. */
@@ -139,7 +146,7 @@ describe('generated plans', () => {
         const createForgets = nonIgnored.filter(({ change }) => ['["create","forget"]', '["forget","create"]'].includes(JSON.stringify(change?.actions))).length;
         assert.equal(counted.reduce((sum, [, n]) => sum + n, 0), nonIgnored.length + createForgets + reservedDrift(plan).length, 'every counted entry has exactly one kind');
       }),
-      { numRuns: 500 },
+      { numRuns: runs(100) },
     );
   });
 
@@ -150,7 +157,7 @@ describe('generated plans', () => {
         assert.ok((classifyPlan(JSON.parse(bytes.toString('utf8')), ignore)).gated);
         assert.ok((await classifyPlanStream(chunked(bytes, cuts.map((cut) => cut % (bytes.length + 1))), ignore)).gated);
       }),
-      { numRuns: 1000 },
+      { numRuns: runs(200) },
     );
   });
 
@@ -164,7 +171,7 @@ describe('generated plans', () => {
         const deletesLeft = withoutOwnDelete.resource_changes.some((e) => Array.isArray(e.change?.actions) && (e.change.actions as unknown[]).includes('delete'));
         if (deletesLeft) assert.ok((classifyPlan(JSON.parse(JSON.stringify(plan)), { ...ignore, destroyPlan: true })).gated);
       }),
-      { numRuns: 500 },
+      { numRuns: runs(100) },
     );
   });
 
@@ -177,7 +184,7 @@ describe('generated plans', () => {
         const streamed = await classifyPlanStream(chunked(bytes, cuts.map((cut) => cut % (bytes.length + 1))), ignore);
         assert.deepEqual(streamed, expected);
       }),
-      { numRuns: 300 },
+      { numRuns: runs(60) },
     );
   });
 
@@ -188,7 +195,7 @@ describe('generated plans', () => {
         const expected = classifyPlan(JSON.parse(bytes.toString('utf8')), ignore);
         for (let cut = 0; cut <= bytes.length; cut++) assert.deepEqual(await classifyPlanStream(chunked(bytes, [cut]), ignore), expected);
       }),
-      { numRuns: 10 },
+      { numRuns: runs(3) },
     );
   });
 
@@ -199,7 +206,7 @@ describe('generated plans', () => {
         const cut = Math.floor(fraction * bytes.length);
         await assert.rejects(classifyPlanStream(chunked(bytes.subarray(0, cut), []), ignore), /PlanUnreadable|unreadable|no plan document/);
       }),
-      { numRuns: 200 },
+      { numRuns: runs(50) },
     );
   });
 });

@@ -158,6 +158,13 @@ export class FakeApiServer {
     return dir;
   }
 
+  /** Adds the Job `job` and writes a service account dir in `dir`: the runner's flags and environment to run as that Job for the object `demo`. */
+  async runAsJob(namespace: string, job: string, dir: string): Promise<{ args: string[]; env: Record<string, string> }> {
+    const { metadata } = this.addJob(namespace, job);
+    const sa = await this.writeServiceAccountDir(join(dir, 'sa'));
+    return { args: ['--job-name', job, '--job-uid', metadata.uid!, '--service-account-dir', sa, '--namespace', namespace, '--object', 'demo'], env: this.env };
+  }
+
   /** The next requests matching `match` get these answers, in order, before normal handling. */
   injectFaults(match: FaultMatch, ...faults: Fault[]): void {
     for (const fault of faults) this.faults.push({ match, fault });

@@ -1,0 +1,29 @@
+// The fault matrix's hangs (contract/sections/faults.md): every step the runner runs terraform in
+// hangs, and --deadline stops it in time. Timing-sensitive: scripts/test.sh runs this file in its
+// serial phase, alone on the machine's CPUs.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  checkRun, cleanupFake, FAKE_STEPS, fakeScenario, runWithFake, STEPS,
+} from './faults-support.ts';
+
+describe('fault matrix: every step hangs → the deadline stops it', { concurrency: 3 }, () => {
+  for (const step of FAKE_STEPS) {
+    it(`${step}: hangs → the deadline stops it: interrupted/JobDeadlineExceeded, exit 124, one SIGINT`, async (t) => {
+      const s = await fakeScenario(t);
+      cleanupFake(t, s);
+      // --deadline 20s with --stop-grace 1s: the runner stops itself at 20 - 1 - 5 = 14 s, late enough
+      // that the steps before the hung one finish even on a loaded machine.
+      const run = await runWithFake(s, { fake: { faults: [`${step}:hang`] }, args: ['--deadline', '20s', '--stop-grace', '1s'], timeoutMs: 60_000 });
+      const result = checkRun(run, s, { outcome: 'interrupted', reason: 'JobDeadlineExceeded', kind: 'interrupted', step: STEPS[step], exit: 124 }, step);
+      assert.ok(run.durationMs < 20_000, `the runner must be done before its deadline (${run.durationMs} ms)`);
+      const hung = run.events.filter((e) => e.event === 'start' && e.step === step).map((e) => e.pid);
+      for (const pid of hung) {
+        const signals = run.events.filter((e) => e.event === 'signal' && e.pid === pid);
+        assert.deepEqual(signals.map((e) => (e as { signal: string }).signal), ['SIGINT'], `terraform ${step} (pid ${pid}) gets exactly one SIGINT`);
+      }
+      assert.equal(result.steps.find((x) => x.name === STEPS[step])?.status, 'interrupted');
+    });
+  }
+});
+
