@@ -17,6 +17,8 @@ cd "$(dirname "$0")/.."
 # Tests outside test/e2e/ and test/support/ that start terraform, PostgreSQL or the built runner.
 E2E_ELSEWHERE=(
   test/commands/contract-check/check.test.ts
+  test/commands/contract-check/source-tree.test.ts
+  test/commands/contract-check/special-files.test.ts
   test/commands/contract-check/version.test.ts
   test/inputs/terraform-equivalence.test.ts
   test/local/lifecycle.test.ts
