@@ -2,20 +2,16 @@
 // result.plan, with the rules an apply uses (its reserved address), so its verdict is the apply's.
 import { createReadStream } from 'node:fs';
 import { RunnerError, usageError } from '../errors.ts';
-import type { ClassifyOptions } from '../plan/classify.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import { countsText } from '../output/summary.ts';
-import { INPUTS_HASH_RESOURCE } from '../workspace/reserved-names.ts';
+import { runnerClassifyOptions } from '../plan/runner-options.ts';
 import { givenSetting } from '../schemas/config.ts';
 import { denialText, findingText } from '../guard/decide.ts';
 import { loadRunPolicy } from '../steps/policy.ts';
 import { appendSummaryMd, classifySummaryMarkdown } from '../output/summary-md.ts';
 import { detailedExitCode, EXIT } from '../run/exit-codes.ts';
 import type { ClassifyFlags } from '../cli.ts';
-
-/** How the runner classifies every plan (ops and `classify`): what it plans at its own record is its own (src/plan/classify.ts). */
-export const runnerClassifyOptions = (options: ClassifyOptions = {}): ClassifyOptions => ({ ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]), ...options });
 
 /** Exits 0, or with --detailed-exitcode 3 when the plan is gated; a --summary-md FILE that cannot be written is a warning on stderr. */
 export async function classifyCommand(file: string, flags: ClassifyFlags): Promise<number> {

@@ -27,7 +27,7 @@ import type { ModuleScan } from '../workspace/scan.ts';
 import { INPUTS_HASH_VARIABLE } from '../workspace/reserved-names.ts';
 import { ERRORED_STATE_FILE } from '../workspace/terraform-files.ts';
 import { missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
-import { runnerClassifyOptions } from '../commands/classify.ts';
+import { runnerClassifyOptions } from '../plan/runner-options.ts';
 import type { RunContext } from '../run/context.ts';
 import { heldPlanOutput, type HeldPlanOutput } from './held-output.ts';
 import { checkRunLocations } from './locations.ts';

@@ -9,7 +9,7 @@ import { Masker } from '../../src/output/mask.ts';
 import { appendSummaryMd, classifySummaryMarkdown, mdCode, opSummaryMarkdown } from '../../src/output/summary-md.ts';
 import { terraformPlanLine } from '../../src/output/summary.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
-import { runnerClassifyOptions } from '../../src/commands/classify.ts';
+import { runnerClassifyOptions } from '../../src/plan/runner-options.ts';
 import type { Result } from '../../src/schemas/result.ts';
 
 // Every character Markdown, HTML, JSON or a shell would escape.

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Classification } from '../../src/schemas/classification.ts';
-import { runnerClassifyOptions } from '../../src/commands/classify.ts';
+import { runnerClassifyOptions } from '../../src/plan/runner-options.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { VERIFIED } from '../../src/terraform/version.ts';

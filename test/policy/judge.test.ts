@@ -14,7 +14,7 @@ import { compactResult } from '../../src/output/termination.ts';
 import { humanSummary } from '../../src/output/summary.ts';
 import { Masker } from '../../src/output/mask.ts';
 import type { Result } from '../../src/schemas/result.ts';
-import { runnerClassifyOptions } from '../../src/commands/classify.ts';
+import { runnerClassifyOptions } from '../../src/plan/runner-options.ts';
 import { change, INPUTS_HASH, plan } from '../plan/support.ts';
 import { compiled, ISSUE_EXAMPLE, oneRule } from './support.ts';
 
