@@ -3,9 +3,9 @@
 // read: every entry is a regular file named *.yaml, *.yml or *.json (no symbolic link, no
 // subdirectory, no device or FIFO), of bounded size and number. A symbolic link could point at a
 // mounted secret (a service account token) whose text a parse error would then quote.
-import { constants } from 'node:fs';
-import { open, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { NotRegularFileError, openRegularFile } from '../util/regular-file.ts';
 import { policyInvalid, type PolicyProblem } from './problems.ts';
 
 export const POLICY_EXTENSIONS = ['.yaml', '.yml', '.json'] as const;
@@ -52,21 +52,23 @@ export async function readPolicyDir(dir: string): Promise<PolicySource[]> {
   return sources;
 }
 
-/** The file's text, or why it is refused. O_NOFOLLOW and fstat judge the file opened, not a name that could change. */
+/** Why the runner refuses an entry that is no regular file, in the words of a policy dir. */
+const NOT_A_POLICY_FILE: Record<string, string> = {
+  'a symbolic link': 'a symbolic link: policy files must be regular files in the policy dir itself',
+  'a directory': 'a directory: policy files are read from the policy dir itself, never from subdirectories',
+};
+
+/** The file's text, or why it is refused. The file opened is judged (util/regular-file.ts), not a name that could change. */
 async function readPolicyFile(file: string): Promise<PolicySource | string> {
-  let handle;
+  let opened;
   try {
-    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused by fstat below).
-    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    opened = await openRegularFile(file);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') return 'a symbolic link: policy files must be regular files in the policy dir itself';
-    return `cannot be opened (${code ?? (error as Error).message})`;
+    if (error instanceof NotRegularFileError) return NOT_A_POLICY_FILE[error.found] ?? 'not a regular file (a device, FIFO or socket)';
+    return `cannot be opened (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
   }
+  const { handle, stat } = opened;
   try {
-    const stat = await handle.stat();
-    if (stat.isDirectory()) return 'a directory: policy files are read from the policy dir itself, never from subdirectories';
-    if (!stat.isFile()) return 'not a regular file (a device, FIFO or socket)';
     if (stat.size > MAX_POLICY_FILE_BYTES) return `${stat.size} bytes; a policy file is at most ${MAX_POLICY_FILE_BYTES} bytes`;
     const bytes = Buffer.alloc(stat.size);
     const { bytesRead } = await handle.read(bytes, 0, stat.size, 0);

@@ -2,8 +2,8 @@
 // blocked run's record) without letting its kind decide what the runner does: a FIFO must not wait
 // for a writer, a device must not stream forever, a link must not lead elsewhere. What is judged is
 // the file opened (fstat), not a name that could change between a check and the read.
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 
 /** The file is not a regular file: `found` says what it is, in words for a message. */
 export class NotRegularFileError extends Error {
@@ -17,10 +17,10 @@ export class NotRegularFileError extends Error {
 }
 
 /**
- * The first `most` bytes of a regular file (all of it when it is shorter). Never follows a link
- * (the caller resolves one it accepts); errors of open (ENOENT, EACCES) are thrown as they are.
+ * A regular file opened for reading, with its fstat. Never follows a link (the caller resolves one it
+ * accepts); errors of open (ENOENT, EACCES) are thrown as they are. The caller closes the handle.
  */
-export async function readRegularFile(path: string, most: number): Promise<Buffer> {
+export async function openRegularFile(path: string): Promise<{ handle: FileHandle; stat: Stats }> {
   let handle;
   try {
     // O_NONBLOCK: opening a FIFO must not wait for a writer (fstat refuses it below).
@@ -30,9 +30,20 @@ export async function readRegularFile(path: string, most: number): Promise<Buffe
     throw error;
   }
   try {
-    const found = await handle.stat();
-    if (found.isDirectory()) throw new NotRegularFileError(path, 'a directory');
-    if (!found.isFile()) throw new NotRegularFileError(path, 'a special file (a device, FIFO or socket)');
+    const stat = await handle.stat();
+    if (stat.isDirectory()) throw new NotRegularFileError(path, 'a directory');
+    if (!stat.isFile()) throw new NotRegularFileError(path, 'a special file (a device, FIFO or socket)');
+    return { handle, stat };
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/** The first `most` bytes of a regular file (all of it when it is shorter); refused as openRegularFile refuses. */
+export async function readRegularFile(path: string, most: number): Promise<Buffer> {
+  const { handle, stat: found } = await openRegularFile(path);
+  try {
     // Until end of file or `most`, whatever fstat said: the file may grow while it is read.
     const parts: Buffer[] = [];
     let length = 0;
