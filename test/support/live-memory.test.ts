@@ -13,7 +13,10 @@ it('peakLiveGrowth sees a buffer held for a while and freed before the work ends
     return first;
   });
   assert.equal(value, 1);
-  assert.ok(growth >= size, `growth ${growth} for a ${size}-byte buffer`);
+  // What else was live at the baseline (the test runner's own objects) may be collected meanwhile:
+  // tens of KB here. A sampler that missed the buffer would see far less (the next test: < 4 MiB).
+  const elsewhereFreed = 1024 * 1024;
+  assert.ok(growth >= size - elsewhereFreed, `growth ${growth} for a ${size}-byte buffer`);
 });
 
 it('peakLiveGrowth of work that keeps nothing is far below that', async () => {
