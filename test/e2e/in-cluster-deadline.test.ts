@@ -1,7 +1,7 @@
 // In-cluster mode against an API server that takes requests and never answers: the hand-back budget
 // and --deadline still hold. Timing-sensitive: scripts/test.sh runs this file in its serial phase,
 // alone on the machine's CPUs (under load, a 12 s deadline once took 16.4 s here).
-import { describe, it, before, after, type TestContext } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
@@ -11,25 +11,21 @@ import { explain, scenario } from './runner.ts';
 const NS = 'team-a';
 const CANARY = 'CANARY-incluster-secret-77';
 
-describe('in-cluster mode: an API server that takes requests and never answers', () => {
-  let api: FakeApiServer;
-  before(async () => {
-    api = await FakeApiServer.start({ serviceAccount: { namespace: NS, name: 'captf-runner' } });
-  });
-  after(() => api.stop());
-
-  const silence = (t: TestContext) => {
+// The two tests wait on silent servers, not on the CPUs: they run side by side, each with a server of its own.
+describe('in-cluster mode: an API server that takes requests and never answers', { concurrency: 2 }, () => {
+  /** A server of the test's own, which registers the Job and then goes silent. */
+  const silentJob = async (t: TestContext, dir: string, job: string) => {
+    const api = await FakeApiServer.start({ serviceAccount: { namespace: NS, name: 'captf-runner' } });
+    t.after(() => api.stop());
+    const run = await api.runAsJob(NS, job, dir);
     api.silent = true;
-    t.after(() => {
-      api.silent = false;
-    });
+    return run;
   };
   const warned = (warnings: readonly string[] | undefined, what: RegExp) => assert.ok(warnings?.some((w) => what.test(w)), JSON.stringify(warnings));
 
   it('holds the Job no longer than the 15 s hand-back budget: the result and the termination message are written first, and say what failed', async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
-    const job = await api.runAsJob(NS, 'apply-silent', s.dir);
-    silence(t);
+    const job = await silentJob(t, s.dir, 'apply-silent');
     const started = Date.now();
     const run = await s.run('apply', [...job.args, '--deadline', '10m'], job.env);
     const took = Date.now() - started;
@@ -45,8 +41,7 @@ describe('in-cluster mode: an API server that takes requests and never answers',
 
   it('never past --deadline: a stopped run hands back what time is left, then exits 124', async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
-    const job = await api.runAsJob(NS, 'apply-silent-deadline', s.dir);
-    silence(t);
+    const job = await silentJob(t, s.dir, 'apply-silent-deadline');
     const started = Date.now();
     // In a cluster the stop comes 15 s earlier than locally: here at once.
     const run = await s.run('apply', [...job.args, '--deadline', '12s', '--stop-grace', '1s'], job.env);
