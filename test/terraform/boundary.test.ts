@@ -1,5 +1,6 @@
 // The shape of the source, read from its imports: terraform starts only through the driver's
-// constructor, and no module imports itself back through others (an import circle).
+// constructor, zod is configured before any schema is built, and no module imports itself back
+// through others (an import circle).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -83,5 +84,12 @@ describe('the import graph of src/', () => {
   it('starts terraform only through createTerraform: exec.ts (the process funnel) is imported by terraform.ts alone', () => {
     const importers = [...graph].filter(([, deps]) => deps.includes('terraform/exec.ts')).map(([file]) => file);
     assert.deepEqual(importers, ['terraform/terraform.ts']);
+  });
+
+  it('builds schemas only with the configured zod: src/schemas/zod.ts alone imports the package (type-only imports aside)', () => {
+    const importers = sourceFiles(SRC)
+      .filter((file) => /^\s*import\s+(?!type\b)[^;]*?\bfrom\s+'zod(?:\/[^']*)?'/m.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(SRC, file));
+    assert.deepEqual(importers, ['schemas/zod.ts']);
   });
 });
