@@ -1,6 +1,6 @@
 // What DecideOp returns: start one op, wait, or drop the finalizer. Reasons are the docs' names;
 // the waits the docs leave unnamed use the names listed in contract/sections/decide-op.md.
-import { z } from '../schemas/zod.ts';
+import * as z from '../schemas/zod.ts';
 import { ApplyReason, ModelOp } from './snapshot.ts';
 
 export const ScheduleReason = z.enum([

@@ -2,7 +2,7 @@
 // made yet. Plain JSON (times as RFC 3339 UTC strings, durations in whole seconds) so that a
 // controller in another language can build the same thing and replay contract/vectors/decide-op.json.
 // Zod is the single source of truth for the shape; contract/sections/decide-op.md explains each field.
-import { z } from '../schemas/zod.ts';
+import * as z from '../schemas/zod.ts';
 import { Kind } from '../schemas/result.ts';
 
 const Time = z.iso.datetime().describe('RFC 3339 time in UTC, e.g. 2025-06-01T12:00:00Z');

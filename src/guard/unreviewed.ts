@@ -3,7 +3,7 @@
 // than the blocked run listed, or run provider actions it did not list (the module, the image's
 // code or the state changed in between, the inputs did not). The apply still goes ahead as
 // approved; this says what it destroys or runs unseen.
-import { z } from '../schemas/zod.ts';
+import * as z from '../schemas/zod.ts';
 import { RESULT_API_VERSION } from '../schemas/result.ts';
 import { changeText } from '../plan/actions.ts';
 

@@ -4,7 +4,7 @@
 // reconcile that started it was killed, and the status is read from it rather than kept beside it.
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from '../schemas/zod.ts';
+import * as z from '../schemas/zod.ts';
 import { Result } from '../schemas/result.ts';
 import { OpDecision } from '../controller-model/decision.ts';
 import { countsAsFailure } from '../controller-model/backoff.ts';

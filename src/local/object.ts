@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { z } from '../schemas/zod.ts';
+import * as z from '../schemas/zod.ts';
 import type { ObjectKind } from '../object-kind.ts';
 import { Kind } from '../schemas/result.ts';
 import { RunnerError, usageError } from '../errors.ts';

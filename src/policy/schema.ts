@@ -1,7 +1,7 @@
 // The policy file: rules a platform team writes once, in CEL, and plan-wide limits. Zod is the
 // single source of truth; contract/policy.schema.json is generated from it (npm run schema).
 // Every object is closed: a typo'd key (`efect:`, `mach:`) would otherwise disable a rule silently.
-import { z } from '../schemas/zod.ts';
+import * as z from '../schemas/zod.ts';
 
 export const POLICY_API_VERSION = 'policy.captf.io/v1';
 

@@ -1,7 +1,7 @@
 // The classification of one plan document: result.plan, and what `classify --json` prints.
 // Zod is the single source of truth; the JSON Schema in contract/ is generated from it. Objects that
 // gain members within runner.captf.io/v1 are open (looseObject): a v1 reader ignores members it does not know.
-import { z } from './zod.ts';
+import * as z from './zod.ts';
 import { DESTRUCTIVE_KINDS } from '../plan/actions.ts';
 
 /** How a destructive entry destroys: a plain delete, a replace in either order, or an action the classifier does not know. */

@@ -2,7 +2,7 @@
 // else a default. Each op (and `hash`) has a schema of the settings it takes: parsed and validated
 // once, here, with the rules between settings; what a command does not take it ignores. The
 // flags, help and defaults are in setting-options.ts.
-import { z } from './zod.ts';
+import * as z from './zod.ts';
 import { usageError } from '../errors.ts';
 import { DURATION, durationMs } from '../util/duration.ts';
 import { isSha256 } from '../util/sha256.ts';

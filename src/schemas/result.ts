@@ -1,7 +1,7 @@
 // The result of one run: <out>/result.json, the termination message (compact form), the result
 // Secret and the Job annotations are all made from this one object. Zod is the single source of
 // truth; contract/result.schema.json is generated from it (npm run schema).
-import { z } from './zod.ts';
+import * as z from './zod.ts';
 import { Classification, DestructiveAction, DriftEntry, ResourceEntry } from './classification.ts';
 import { OBJECT_KINDS } from '../object-kind.ts';
 import { SHA256_HEX } from '../util/sha256.ts';

@@ -1,9 +1,11 @@
 // The runner's one way to zod, configured before any schema is built: every module that builds a
-// schema imports z from here. jitless: on the first parse of each object schema zod would generate
-// a parser with `new Function`; a run parses each of its schemas about once, so generating the
-// parser costs more CPU than it saves (BENCHMARKS.md, "Start").
-import { z } from 'zod';
+// schema imports it from here, as a namespace (`import * as z`), so that the bundle holds only the
+// parts of zod the runner uses (the package's own `z` object would hold all of it).
+// jitless: on the first parse of each object schema zod would generate a parser with `new Function`;
+// a run parses each of its schemas about once, so generating the parser costs more CPU than it
+// saves (BENCHMARKS.md, "Start").
+import { config } from 'zod';
 
-z.config({ jitless: true });
+config({ jitless: true });
 
-export { z };
+export * from 'zod';

@@ -1,6 +1,6 @@
 // How the artifact code fails: every refusal names the object and its store, what is wrong and
 // what to do. One place, so that a reader and a writer say the same thing the same way.
-import { z } from '../schemas/zod.ts';
+import * as z from '../schemas/zod.ts';
 import { RunnerError } from '../errors.ts';
 import type { ArtifactKind } from './manifest.ts';
 import type { ChunkStore } from './store.ts';

@@ -3,7 +3,7 @@
 // artifact-extract.ts unpacks what passes. A writer reads back with the same checks.
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
-import { z } from '../schemas/zod.ts';
+import * as z from '../schemas/zod.ts';
 import { sha256Hex } from '../util/sha256.ts';
 import { failure, tooLarge, type Failure } from './artifact-errors.ts';
 import { extractFiles, prepareExtractDir, removeExtracted } from './artifact-extract.ts';

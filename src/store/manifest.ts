@@ -1,7 +1,7 @@
 // The manifest of a chunked artifact (a plan artifact or a state backup): the single source of
 // truth for its shape. contract/sections/artifacts.md describes it for readers in other languages;
 // the JSON Schema is generated from ArtifactManifest.
-import { z } from '../schemas/zod.ts';
+import * as z from '../schemas/zod.ts';
 import { Op, Sha256 } from '../schemas/result.ts';
 import { MAX_CHUNK_BYTES, MAX_CHUNKS } from './limits.ts';
 
