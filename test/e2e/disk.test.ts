@@ -6,7 +6,7 @@
 import { after, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,13 +131,6 @@ describe('disk problems', { concurrency: 2 }, () => {
     termination(s.termination);
   });
 
-  it('a termination log that cannot be written (/dev/full) does not fail the run: result.json is the record', async (t) => {
-    const s = await scenario(t, MODULE);
-    const run = await s.run('apply', ['--termination-log', '/dev/full']);
-    assert.equal(run.exitCode, 0, explain(run));
-    assert.equal(Result.parse(run.result).outcome, 'succeeded');
-  });
-
   it('a settings error with an unwritable --out still exits 2 (usage), the termination message written', async (t) => {
     const s = await scenario(t, MODULE);
     const blocker = join(s.dir, 'a-file');
@@ -189,13 +182,14 @@ describe('disk problems', { concurrency: 2 }, () => {
     assert.ok(!existsSync(s.state), 'nothing ran against the state');
   });
 
-  it('a given --workdir is made 0700 and its private dir is removed at the end', async (t) => {
+  // Two things a successful apply must do, independent of each other: one run proves both.
+  it('a termination log that cannot be written (/dev/full) does not fail the run (result.json is the record); a given --workdir is made 0700 and its private dir is removed at the end', async (t) => {
     const s = await scenario(t, MODULE);
     const workdir = join(s.dir, 'work');
     await mkdir(workdir, { mode: 0o755 });
-    const run = await s.run('apply', ['--workdir', workdir]);
+    const run = await s.run('apply', ['--termination-log', '/dev/full', '--workdir', workdir]);
     assert.equal(run.exitCode, 0, explain(run));
-    const { statSync } = await import('node:fs');
+    assert.equal(Result.parse(run.result).outcome, 'succeeded');
     assert.equal(statSync(workdir).mode & 0o777, 0o700);
     assert.ok(!existsSync(join(workdir, 'private')), 'plan files and state copies do not outlive the run');
   });

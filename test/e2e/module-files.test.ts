@@ -9,43 +9,38 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { writeInputsDir } from '../inputs/layout.ts';
 import { modules, resourceIds } from '../support/tf-modules.ts';
+import { applied, IMAGE } from './apply-support.ts';
 import { explain, scenario, type RunnerRun, type Scenario } from './runner.ts';
-
-const IMAGE = 'registry.example/m:1';
-
-/** The base module applied: a state to protect. */
-async function applied(t: Parameters<typeof scenario>[0]): Promise<Scenario> {
-  const s = await scenario(t, modules.base);
-  const first = await s.run('apply', ['--image', IMAGE]);
-  assert.equal(first.exitCode, 0, explain(first));
-  return s;
-}
 
 /** plan needs somewhere to put its artifact. */
 const opArgs = (s: Scenario, op: string) => ['--image', IMAGE, ...(op === 'plan' ? ['--artifacts', join(s.dir, 'artifacts')] : [])];
 
-function assertRefused(run: RunnerRun, file: string, what: RegExp): void {
+/**
+ * Refused before terraform ran, every problem named: `problems` maps each module path to what the
+ * message says of it. The scan reports every problem it finds, so one module can hold several.
+ */
+function assertRefused(run: RunnerRun, problems: Record<string, string>): void {
   assert.equal(run.exitCode, 4, explain(run));
   assert.equal(run.result!.reason, 'ImageInvalid');
   assert.equal(run.result!.error!.step, 'workspace');
-  assert.ok(run.result!.message.includes(file), `the message names ${file}: ${run.result!.message}`);
-  assert.match(run.result!.message, what);
+  for (const [file, what] of Object.entries(problems)) assert.ok(run.result!.message.includes(`${file} ${what}`), `the message says ${file} ${what}: ${run.result!.message}`);
   assert.ok(!run.result!.steps.some((step) => step.name === 'init'), 'terraform never ran against the module');
 }
 
+const RUNNER_FILE = 'is named like a file the runner adds to its copy of the module';
+
 describe("files named like the runner's own", () => {
-  for (const name of ['captf_runner_inputs_hash.tf', 'captf_runner_backend_override.tf', 'captf_runner_inputs_hash.tofu', 'captf_runner_backend_override.tofu.json', 'captf_runner_inputs_hash.tf.json']) {
-    it(`${name} as a link to the state file: refused (exit 4) for apply, plan, refresh and drift; the state is byte-identical`, async (t) => {
-      const s = await applied(t);
-      const stateBefore = await readFile(s.state);
-      await symlink(s.state, join(s.module, name));
-      for (const op of ['drift', 'apply', 'refresh', 'plan']) {
-        const run = await s.run(op, opArgs(s, op));
-        assertRefused(run, join(s.module, name), /is named like a file the runner adds to its copy/);
-        assert.deepEqual(await readFile(s.state), stateBefore, `${op} wrote through the link`);
-      }
-    });
-  }
+  const names = ['captf_runner_inputs_hash.tf', 'captf_runner_backend_override.tf', 'captf_runner_inputs_hash.tofu', 'captf_runner_backend_override.tofu.json', 'captf_runner_inputs_hash.tf.json'];
+  it(`${names.join(', ')}, each a link to the state file: each refused (exit 4, named) by apply, plan, refresh and drift; the state is byte-identical`, async (t) => {
+    const s = await applied(t);
+    const stateBefore = await readFile(s.state);
+    for (const name of names) await symlink(s.state, join(s.module, name));
+    for (const op of ['drift', 'apply', 'refresh', 'plan']) {
+      const run = await s.run(op, opArgs(s, op));
+      assertRefused(run, Object.fromEntries(names.map((name) => [join(s.module, name), RUNNER_FILE])));
+      assert.deepEqual(await readFile(s.state), stateBefore, `${op} wrote through a link`);
+    }
+  });
 
   it('a regular file of that name, and a captf-inputs dir, are refused too', async (t) => {
     const s = await applied(t);
@@ -53,7 +48,7 @@ describe("files named like the runner's own", () => {
     await mkdir(join(s.module, 'captf-inputs'));
     await writeFile(join(s.module, 'captf-inputs', 'x.txt'), 'x');
     const run = await s.run('apply', ['--image', IMAGE]);
-    assertRefused(run, join(s.module, 'captf-inputs'), /captf_runner_inputs_hash\.tf is named like a file the runner adds/);
+    assertRefused(run, { [join(s.module, 'captf-inputs')]: RUNNER_FILE, [join(s.module, 'captf_runner_inputs_hash.tf')]: RUNNER_FILE });
   });
 
   it('destroy leaves such a file out with a warning and tears down the object\'s own state', async (t) => {
@@ -95,7 +90,7 @@ describe('symbolic links in the module', () => {
     const stateBefore = await readFile(s.state);
     for (const op of ['apply', 'plan', 'refresh', 'drift']) {
       const run = await s.run(op, opArgs(s, op));
-      assertRefused(run, join(s.module, 'extra.tf'), /is a symbolic link that leads outside the module dir/);
+      assertRefused(run, { [join(s.module, 'extra.tf')]: 'is a symbolic link that leads outside the module dir' });
       assert.deepEqual(await readFile(s.state), stateBefore, `${op} changed the state`);
     }
     // A teardown never wedges: the link's content goes into the copy.
@@ -113,36 +108,41 @@ describe('symbolic links in the module', () => {
     await symlink(outside, join(s.module, 'modules', 'elsewhere'));
     await symlink('..', join(s.module, 'modules', 'loop'));
     const run = await s.run('apply', ['--image', IMAGE]);
-    assertRefused(run, join(s.module, 'modules', 'elsewhere'), /leads outside the module dir/);
-    assert.match(run.result!.message, /modules\/loop is a symbolic link to a directory that holds it \(a cycle\)/);
+    assertRefused(run, {
+      [join(s.module, 'modules', 'elsewhere')]: 'is a symbolic link that leads outside the module dir',
+      [join(s.module, 'modules', 'loop')]: 'is a symbolic link to a directory that holds it (a cycle)',
+    });
   });
 });
 
 describe('entries named like configuration that are no regular file', () => {
   // Each would wedge or crash the scan of the module if it were read like a file (a FIFO waits for a writer forever).
-  const plant: Record<string, (path: string, s: Scenario) => Promise<void>> = {
-    'a FIFO': async (path) => void (await execa('mkfifo', [path])),
-    'a directory': async (path) => mkdir(path),
-    'a broken link': async (path) => symlink('/nonexistent/captf', path),
-    'a link to /dev/zero': async (path) => symlink('/dev/zero', path),
+  // One module holds one of each kind: the scan names every problem it finds, so each is checked on its own.
+  const plant: Record<string, { make: (path: string) => Promise<unknown>; what: string }> = {
+    'fifo.tf': { make: (path) => execa('mkfifo', [path]), what: 'is neither a file nor a directory (a special file)' },
+    'directory.tf': { make: (path) => mkdir(path), what: 'is a directory named like a configuration file' },
+    'broken-link.tf': { make: (path) => symlink('/nonexistent/captf', path), what: 'is a symbolic link that leads nowhere' },
+    'dev-zero.tf': { make: (path) => symlink('/dev/zero', path), what: 'is neither a file nor a directory (a link to a special file, /dev/zero)' },
   };
-  for (const [what, make] of Object.entries(plant)) {
-    it(`${what} named extra.tf: refused (exit 4, the file named) by apply, plan, refresh and drift; destroy warns and tears down`, async (t) => {
-      const s = await applied(t);
-      const path = join(s.module, 'extra.tf');
-      await make(path, s);
-      const stateBefore = await readFile(s.state);
-      for (const op of ['apply', 'plan', 'refresh', 'drift']) {
-        const run = await s.run(op, opArgs(s, op));
-        assertRefused(run, path, /extra\.tf (is a symbolic link that leads nowhere|is neither a file nor a directory|is a directory named like a configuration file)/);
-        assert.deepEqual(await readFile(s.state), stateBefore, `${op} changed the state`);
-      }
-      const destroy = await s.run('destroy', ['--image', IMAGE]);
-      assert.equal(destroy.exitCode, 0, explain(destroy));
-      assert.ok(destroy.result!.warnings.some((w) => w.includes(path) && /leaves it out/.test(w)), destroy.result!.warnings.join('\n'));
-      assert.deepEqual((await s.readState()).resources, [], 'the destroy tore the object down');
-    });
-  }
+  it(`a FIFO, a directory, a broken link and a link to /dev/zero named *.tf: each refused (exit 4, named) by apply, plan, refresh and drift; destroy warns of each and tears down`, async (t) => {
+    const s = await applied(t);
+    const problems: Record<string, string> = {};
+    for (const [name, { make, what }] of Object.entries(plant)) {
+      await make(join(s.module, name));
+      problems[join(s.module, name)] = what;
+    }
+    const stateBefore = await readFile(s.state);
+    for (const op of ['apply', 'plan', 'refresh', 'drift']) {
+      const run = await s.run(op, opArgs(s, op));
+      assertRefused(run, problems);
+      assert.deepEqual(await readFile(s.state), stateBefore, `${op} changed the state`);
+    }
+    const destroy = await s.run('destroy', ['--image', IMAGE]);
+    assert.equal(destroy.exitCode, 0, explain(destroy));
+    for (const path of Object.keys(problems))
+      assert.ok(destroy.result!.warnings.some((w) => w.includes(path) && /leaves it out/.test(w)), `${path}: ${destroy.result!.warnings.join('\n')}`);
+    assert.deepEqual((await s.readState()).resources, [], 'the destroy tore the object down');
+  });
 });
 
 describe('a module for both tools', () => {
@@ -171,7 +171,7 @@ describe('directory links that fan out', () => {
       await symlink(`../d${i + 1}`, join(s.module, 'x', `d${i}`, 'b'));
     }
     const run = await s.run('drift', ['--image', IMAGE]);
-    assertRefused(run, `${join(s.module, 'x', 'd0', 'b')} is the same directory as ${join(s.module, 'x', 'd0', 'a')} (through a symbolic link)`, /the copy holds each directory once/);
+    assertRefused(run, { [join(s.module, 'x', 'd0', 'b')]: `is the same directory as ${join(s.module, 'x', 'd0', 'a')} (through a symbolic link): the copy holds each directory once` });
     const destroy = await s.run('destroy', ['--image', IMAGE]);
     assert.equal(destroy.exitCode, 0, explain(destroy));
     assert.deepEqual((await s.readState()).resources, []);

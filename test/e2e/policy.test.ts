@@ -10,6 +10,7 @@ import type { Result } from '../../src/schemas/result.ts';
 import { resourceIds, terraformEnv, type FileTree } from '../support/tf-modules.ts';
 import { ISSUE_EXAMPLE, POLICY_HEADER } from '../policy/support.ts';
 import { explain, RUNNER, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { stateOnce } from './state-once.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 
@@ -42,11 +43,21 @@ async function policyDir(s: Scenario, files: Record<string, string> = { 'policy.
   return dir;
 }
 
-/** The base module applied (no policy: creates match nothing anyway), and the issue's policy dir. */
-async function applied(t: TestContext, tree: FileTree = policyModule(), inputs: Record<string, unknown> = {}): Promise<{ s: Scenario; policy: string }> {
-  const s = await scenario(t, tree, inputs);
-  const first = await s.run('apply', ['--image', IMAGE]);
-  assert.equal(first.exitCode, 0, explain(first));
+/** Per module, its real apply by the runner (no policy: creates match nothing anyway), made once for the file. */
+const appliedStates = new Map<string, ReturnType<typeof stateOnce>>();
+
+/** The module applied, in a scenario of the test's own, and the issue's policy dir. */
+async function applied(t: TestContext, tree: FileTree = policyModule()): Promise<{ s: Scenario; policy: string }> {
+  const key = JSON.stringify(tree);
+  if (!appliedStates.has(key))
+    appliedStates.set(key, stateOnce(async (first) => {
+      const s = await scenario(first, tree);
+      const run = await s.run('apply', ['--image', IMAGE]);
+      assert.equal(run.exitCode, 0, explain(run));
+      return s;
+    }));
+  const s = await scenario(t, tree);
+  await appliedStates.get(key)!(t, s);
   return { s, policy: await policyDir(s) };
 }
 

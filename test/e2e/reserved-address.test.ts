@@ -16,6 +16,7 @@ import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../src/workspace/
 import { inputsHashConfig, localBackendConfig } from '../../src/workspace/workspace.ts';
 import { readLocalState, resourceIds, runTerraform, tempDir, terraformEnv, writeTree, type FileTree } from '../support/tf-modules.ts';
 import { explain, recordedInputsHash, RUNNER, scenario, type Scenario } from './runner.ts';
+import { stateOnce } from './state-once.ts';
 
 /** `triggers_replace` differs from the record's configuration: moved into the record, the cluster object is replaced. */
 const CLUSTER = `resource "terraform_data" "cluster" {
@@ -63,8 +64,8 @@ moved {
 
 const RESERVED_WHY = new RegExp(`^${INPUTS_HASH_RESOURCE.replace('.', '\\.')} is reserved for the runner's own resource`);
 
-/** A state without the record: the runner's first apply created the cluster and failed at the bootstrap. */
-async function stateWithoutRecord(t: TestContext): Promise<Scenario> {
+/** The state the runner's first apply left: it created the cluster and failed at the bootstrap (made once for the file). */
+const failedFirstApply = stateOnce(async (t) => {
   const s = await scenario(t, FIRST, { 'terraform.tfvars.json': { fail_bootstrap: true } });
   const first = await s.run('apply');
   assert.equal(first.exitCode, 1, explain(first));
@@ -72,7 +73,13 @@ async function stateWithoutRecord(t: TestContext): Promise<Scenario> {
   const state = await s.readState();
   assert.equal(recordedInputsHash(state), undefined, 'the failed apply must not write the record');
   assert.deepEqual(Object.keys(resourceIds(state)), ['terraform_data.cluster'], 'the cluster exists, nothing else');
-  await s.setInputs({ 'terraform.tfvars.json': { fail_bootstrap: false } });
+  return s;
+});
+
+/** A state without the record, and the inputs of a run that would succeed. */
+async function stateWithoutRecord(t: TestContext): Promise<Scenario> {
+  const s = await scenario(t, FIRST, { 'terraform.tfvars.json': { fail_bootstrap: false } });
+  await failedFirstApply(t, s);
   return s;
 }
 
