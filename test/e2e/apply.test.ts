@@ -3,7 +3,7 @@
 // approval (apply-guard.test.ts: what is blocked and approved; apply-failures.test.ts: failures).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execa } from 'execa';
+import { runChecked } from '../support/exec.ts';
 import { modules, resourceIds, terraformEnv } from '../support/tf-modules.ts';
 import { applied, assertNoCanary, CANARY, IMAGE } from './apply-support.ts';
 import { explain, recordedInputsHash, scenario } from './runner.ts';
@@ -42,7 +42,7 @@ describe('apply: the guarded apply', () => {
     const s = await scenario(t, { ...modules.base, 'more-outputs.tf': extra }, { 'terraform.tfvars.json': { admin_token: CANARY } });
     const run = await s.run('apply', ['--image', IMAGE]);
     assert.equal(run.exitCode, 0, explain(run));
-    const shown = JSON.parse((await execa('terraform', ['output', '-json', `-state=${s.state}`], { cwd: s.dir, env: terraformEnv(), extendEnv: false })).stdout) as Record<string, { sensitive: boolean; type: unknown; value: unknown }>;
+    const shown = JSON.parse((await runChecked('terraform', ['output', '-json', `-state=${s.state}`], { cwd: s.dir, env: terraformEnv() })).stdout) as Record<string, { sensitive: boolean; type: unknown; value: unknown }>;
     const expected = Object.fromEntries(
       Object.entries(shown).map(([name, o]) => [name, o.sensitive ? { sensitive: true, known: true, type: o.type } : { sensitive: false, known: true, type: o.type, value: o.value }]),
     );

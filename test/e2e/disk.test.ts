@@ -5,7 +5,7 @@
 // (under a regular file, under /proc) and, where mount works, a read-only or tiny full tmpfs.
 import { after, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execa } from 'execa';
+import { runProcess, runChecked } from '../support/exec.ts';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,7 +19,7 @@ const MODULE = { 'main.tf': 'resource "terraform_data" "x" {\n  input = "disk"\n
 /** Mount points this file made: unmounted when it ends, whatever happened. */
 const mounts: string[] = [];
 after(async () => {
-  for (const dir of mounts.reverse()) await execa('umount', ['-l', dir], { reject: false });
+  for (const dir of mounts.reverse()) await runProcess('umount', ['-l', dir]);
 });
 
 /** A tmpfs at a fresh dir, or undefined where mounting is not allowed (then the test says so and skips). */
@@ -27,10 +27,10 @@ async function tmpfs(t: TestContext, options: string): Promise<string | undefine
   const dir = await mkdtemp(join(tmpdir(), 'captf-disk-'));
   // One hook, in this order: unmount, then remove the mount point.
   t.after(async () => {
-    await execa('umount', ['-l', dir], { reject: false });
+    await runProcess('umount', ['-l', dir]);
     await rm(dir, { recursive: true, force: true });
   });
-  const mounted = await execa('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', dir], { reject: false });
+  const mounted = await runProcess('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', dir]);
   if (mounted.exitCode !== 0) return undefined;
   mounts.push(dir);
   return dir;
@@ -76,7 +76,7 @@ describe('disk problems', { concurrency: 2 }, () => {
     assertFoundInPreflight(await apply(), s.termination, 'OutDirUnusable', /result\.json is a directory: the result could not be written there\. Nothing was run/);
     assert.ok(!existsSync(s.state), 'nothing was applied');
     await rm(join(s.out, 'result.json'), { recursive: true });
-    await execa('mkfifo', [join(s.out, 'result.json')]);
+    await runChecked('mkfifo', [join(s.out, 'result.json')]);
     assertFoundInPreflight(await apply(), s.termination, 'OutDirUnusable', /result\.json is not a regular file/);
     assert.ok(!existsSync(s.state), 'nothing was applied');
   });
@@ -85,9 +85,9 @@ describe('disk problems', { concurrency: 2 }, () => {
     const s = await scenario(t, MODULE);
     // Node 20's mkdir({recursive:true}) loops forever under /proc (mkdir there answers ENOENT for
     // every level): the runner must not hang on an out dir it cannot create.
-    const run = await execa(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', '/proc/captf-runner-no-such-dir/out', '--termination-log', s.termination, '--log-format', 'json'], { env: terraformEnv(), extendEnv: false, reject: false, timeout: 60_000 });
+    const run = await runProcess(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', '/proc/captf-runner-no-such-dir/out', '--termination-log', s.termination, '--log-format', 'json'], { env: terraformEnv(), timeoutMs: 60_000 });
     assert.equal(run.timedOut, false, 'the runner hangs creating its out dir');
-    assertFoundInPreflight({ exitCode: run.exitCode ?? -1, stderr: String(run.stderr) }, s.termination, 'OutDirUnusable', /--out \/proc\/captf-runner-no-such-dir\/out/);
+    assertFoundInPreflight({ exitCode: run.exitCode ?? -1, stderr: run.stderr }, s.termination, 'OutDirUnusable', /--out \/proc\/captf-runner-no-such-dir\/out/);
     assert.ok(!existsSync(s.state), 'nothing was applied');
   });
 
@@ -122,7 +122,7 @@ describe('disk problems', { concurrency: 2 }, () => {
     const full = await tmpfs(t, 'size=64k');
     if (!full) return t.skip('mount is not permitted here');
     // Fill it to the last block.
-    await execa('dd', ['if=/dev/zero', `of=${join(full, 'filler')}`, 'bs=4k'], { reject: false });
+    await runProcess('dd', ['if=/dev/zero', `of=${join(full, 'filler')}`, 'bs=4k']);
     const s = await scenario(t, MODULE);
     const run = await s.run('apply', ['--out', full]);
     assertResultNotWritten(run);

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { lstat, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { runChecked } from '../support/exec.ts';
 import { writeInputsDir } from '../inputs/layout.ts';
 import { modules, resourceIds } from '../support/tf-modules.ts';
 import { applied, IMAGE } from './apply-support.ts';
@@ -119,7 +119,7 @@ describe('entries named like configuration that are no regular file', () => {
   // Each would wedge or crash the scan of the module if it were read like a file (a FIFO waits for a writer forever).
   // One module holds one of each kind: the scan names every problem it finds, so each is checked on its own.
   const plant: Record<string, { make: (path: string) => Promise<unknown>; what: string }> = {
-    'fifo.tf': { make: (path) => execa('mkfifo', [path]), what: 'is neither a file nor a directory (a special file)' },
+    'fifo.tf': { make: (path) => runChecked('mkfifo', [path]), what: 'is neither a file nor a directory (a special file)' },
     'directory.tf': { make: (path) => mkdir(path), what: 'is a directory named like a configuration file' },
     'broken-link.tf': { make: (path) => symlink('/nonexistent/captf', path), what: 'is a symbolic link that leads nowhere' },
     'dev-zero.tf': { make: (path) => symlink('/dev/zero', path), what: 'is neither a file nor a directory (a link to a special file, /dev/zero)' },

@@ -5,7 +5,7 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { execa } from 'execa';
+import { runProcess } from '../support/exec.ts';
 import type { Result } from '../../src/schemas/result.ts';
 import { resourceIds, terraformEnv, type FileTree } from '../support/tf-modules.ts';
 import { ISSUE_EXAMPLE, POLICY_HEADER } from '../policy/support.ts';
@@ -326,7 +326,7 @@ describe('policy: without a policy dir nothing of it loads', () => {
     assert.equal(policyChunks.length, 1, `one chunk holds the policy module: ${policyChunks.join(', ')}`);
     await rm(join(chunks, policyChunks[0]!));
     const run = (extra: string[]) =>
-      execa(process.execPath, [join(bundle, 'captf-runner.mjs'), 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--image', IMAGE, ...extra], { env: terraformEnv(), extendEnv: false, reject: false });
+      runProcess(process.execPath, [join(bundle, 'captf-runner.mjs'), 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--image', IMAGE, ...extra], { env: terraformEnv() });
     const plain = await run([]);
     assert.equal(plain.exitCode, 0, plain.stderr.slice(-2000));
     assert.ok(resourceIds(await s.readState())['terraform_data.db1'], 'applied');

@@ -5,7 +5,7 @@
 // the classifier fails closed. Real terraform, local state; every refusal is checked on the state.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execa } from 'execa';
+import { runProcess } from '../support/exec.ts';
 import { createReadStream } from 'node:fs';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -131,7 +131,7 @@ describe('reserved address: a moved block into the runner\'s record over a state
     assert.match(entry!.why!, /moved from terraform_data\.cluster/);
 
     // The built runner's classify command applies the same reserved-address rules: its verdict is the apply's.
-    const cli = await execa(process.execPath, [RUNNER, 'classify', '--json', join(root, 'plan.json')], { env: terraformEnv(), extendEnv: false, reject: false });
+    const cli = await runProcess(process.execPath, [RUNNER, 'classify', '--json', join(root, 'plan.json')], { env: terraformEnv() });
     assert.equal(cli.exitCode, 0, cli.stderr);
     const classified = JSON.parse(cli.stdout) as Classification;
     assert.equal(classified.gated, true);

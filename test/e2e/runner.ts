@@ -1,11 +1,11 @@
 // Runs the built runner (dist/captf-runner.mjs, what the image ships) the way a Job would, and
 // reads back what it wrote. A scenario is one temp dir: module, inputs, state, out.
-import { execa } from 'execa';
 import { readFile, mkdir, writeFile, rm, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { Result } from '../../src/schemas/result.ts';
 import { builtRunner } from '../support/bundle.ts';
+import { runProcess } from '../support/exec.ts';
 import { readLocalState, tempDir, terraformEnv, writeTree, type FileTree, type TerraformState } from '../support/tf-modules.ts';
 
 /** Refuses (throws at load) a bundle built from other sources than this tree's: run `npm run build`. */
@@ -67,7 +67,7 @@ export async function scenario(t: TestContext, tree: FileTree, inputs: Record<st
 /** `where.dir` is the runner's working directory: whatever it writes by default stays out of the repository. */
 export async function runRunner(args: string[], env: Record<string, string> = {}, where?: { out: string; termination: string; dir?: string }): Promise<RunnerRun> {
   if (where) await rm(join(where.out, 'result.json'), { force: true });
-  const run = await execa(process.execPath, [RUNNER, ...args], { cwd: where?.dir, env: terraformEnv(env), extendEnv: false, reject: false, timeout: 240_000 });
+  const run = await runProcess(process.execPath, [RUNNER, ...args], { cwd: where?.dir, env: terraformEnv(env), timeoutMs: 240_000 });
   let result: Result | undefined;
   let outBytes = '';
   if (where) {
@@ -79,7 +79,7 @@ export async function runRunner(args: string[], env: Record<string, string> = {}
     for (const name of await readdir(where.out).catch(() => [] as string[])) outBytes += await readFile(join(where.out, name), 'utf8').catch(() => '');
     outBytes += await readFile(where.termination, 'utf8').catch(() => '');
   }
-  return { exitCode: run.exitCode ?? -1, stdout: String(run.stdout), stderr: String(run.stderr), result, allBytes: `${run.stdout}\n${run.stderr}\n${outBytes}` };
+  return { exitCode: run.exitCode ?? -1, stdout: run.stdout, stderr: run.stderr, result, allBytes: `${run.stdout}\n${run.stderr}\n${outBytes}` };
 }
 
 /** The inputs hash the state records (the contract's location), or undefined. */

@@ -4,13 +4,13 @@
 //
 // Every module is a variant of `modules.base` and keeps its addresses, so a test can apply the base
 // and then plan a variant against the same state. tf-modules.test.ts proves each variant's actions.
-import { execa } from 'execa';
 import { accessSync, constants, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { runProcess } from './exec.ts';
 
 /** Relative path → file content. */
 export type FileTree = Readonly<Record<string, string>>;
@@ -109,14 +109,8 @@ export async function runTerraform(
   args: string[],
   options: { env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<TerraformRun> {
-  const run = await execa(TERRAFORM, args, {
-    cwd: dir,
-    env: terraformEnv(options.env),
-    extendEnv: false,
-    reject: false,
-    timeout: options.timeoutMs ?? 120_000,
-  });
-  if (run.exitCode === undefined) throw new Error(`terraform ${args.join(' ')} did not exit: ${run.message}`);
+  const run = await runProcess(TERRAFORM, args, { cwd: dir, env: terraformEnv(options.env), timeoutMs: options.timeoutMs ?? 120_000 });
+  if (run.exitCode === undefined) throw new Error(`terraform ${args.join(' ')} did not exit: ${run.timedOut ? 'timed out' : `ended by ${run.signal}`}`);
   return { exitCode: run.exitCode, stdout: run.stdout, stderr: run.stderr };
 }
 

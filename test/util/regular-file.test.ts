@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { runChecked } from '../support/exec.ts';
 import { NotRegularFileError, readRegularFile } from '../../src/util/regular-file.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'captf-regular-'));
@@ -18,7 +18,7 @@ describe('readRegularFile', () => {
   });
 
   const refused: [string, () => Promise<string>, RegExp][] = [
-    ['a FIFO (no writer: the open must not wait)', async () => (await execa('mkfifo', [join(dir, 'fifo')]), join(dir, 'fifo')), /a special file/],
+    ['a FIFO (no writer: the open must not wait)', async () => (await runChecked('mkfifo', [join(dir, 'fifo')]), join(dir, 'fifo')), /a special file/],
     ['a device', async () => '/dev/zero', /a special file/],
     ['a directory', async () => (await mkdir(join(dir, 'd')), join(dir, 'd')), /a directory/],
     ['a link to a regular file', async () => (await symlink(join(dir, 'f'), join(dir, 'link')), join(dir, 'link')), /a symbolic link/],

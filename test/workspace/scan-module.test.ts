@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { runChecked } from '../support/exec.ts';
 import { MAX_CONFIG_FILE_BYTES, scanModule } from '../../src/workspace/workspace.ts';
 import { RunnerError } from '../../src/errors.ts';
 
@@ -19,7 +19,7 @@ async function moduleDir(): Promise<string> {
 describe('scanModule and what is no regular file', () => {
   it('skips a FIFO (without waiting for a writer), a directory, a broken link and a link to /dev/zero named *.tf', { timeout: 10_000 }, async () => {
     const dir = await moduleDir();
-    await execa('mkfifo', [join(dir, 'fifo.tf')]);
+    await runChecked('mkfifo', [join(dir, 'fifo.tf')]);
     await mkdir(join(dir, 'dir.tf'));
     await symlink('/nonexistent/captf', join(dir, 'broken.tf'));
     await symlink('/dev/zero', join(dir, 'zero.tf.json'));

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { readdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
-import { execa } from 'execa';
+import { runProcess } from '../../support/exec.ts';
 import { runContractCheck, type ContractReport } from '../../../src/commands/contract-check/check.ts';
 import { formatContractTable } from '../../../src/commands/contract-check/format.ts';
 import { resolveExecutable } from '../../../src/terraform/version.ts';
@@ -230,7 +230,7 @@ describe('contract check of a directory tree', () => {
 describe('the contract check command line', () => {
   // The module tree is this test's (no tini or captf-runner on its PATH): only the module checks matter.
   const contractCheck = async (tree: { root: string; env: Record<string, string> }, args: string[], env: Record<string, string> = {}) => {
-    const run = await execa(process.execPath, [RUNNER, 'contract', 'check', '--json', '--root', tree.root, ...args], { env: { ...tree.env, ...env }, extendEnv: false, reject: false });
+    const run = await runProcess(process.execPath, [RUNNER, 'contract', 'check', '--json', '--root', tree.root, ...args], { env: { ...tree.env, ...env } });
     return { exitCode: run.exitCode, report: run.stdout ? (JSON.parse(run.stdout) as ContractReport) : undefined, stderr: run.stderr };
   };
 

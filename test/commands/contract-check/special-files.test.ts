@@ -4,13 +4,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { runChecked } from '../../support/exec.ts';
 import { runContractCheck } from '../../../src/commands/contract-check/check.ts';
 import { imageTree, POOL_MODULE } from './helpers.ts';
 
 test('a FIFO and a link to /dev/zero named *.tf: files fails naming both, init and validate are skipped, no internal error', { timeout: 60_000 }, async (t) => {
   const tree = await imageTree(t, POOL_MODULE);
-  await execa('mkfifo', [join(tree.module, 'extra.tf')]);
+  await runChecked('mkfifo', [join(tree.module, 'extra.tf')]);
   await symlink('/dev/zero', join(tree.module, 'zero.tf'));
   const report = await runContractCheck({ root: tree.root, kind: 'pool', env: tree.env });
   const rows = Object.fromEntries(report.checks.map((c) => [c.name, c]));

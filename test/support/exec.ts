@@ -1,0 +1,74 @@
+// Starts a process for a test (never through a shell) and gives back what it printed. Not execa:
+// through tsx every module a test process imports passes tsx's hooks, and execa's hundred-odd
+// modules cost each e2e file ≈ 0.45 s of CPU before its first test (BENCHMARKS.md, "Test suite").
+import { spawn } from 'node:child_process';
+
+export interface ProcessRun {
+  /** undefined when a signal ended the process. */
+  exitCode: number | undefined;
+  signal: NodeJS.Signals | undefined;
+  /** What the process printed, as UTF-8, without one final newline (as execa gives it). */
+  stdout: string;
+  stderr: string;
+  /** The process outlived `timeoutMs` and was stopped (SIGTERM, then SIGKILL 5 s later). */
+  timedOut: boolean;
+}
+
+export interface ProcessOptions {
+  cwd?: string;
+  /** The whole environment of the process: nothing of the test process's own is added. */
+  env?: Record<string, string>;
+  /** Written to its stdin, then closed; without it stdin is /dev/null. */
+  input?: string;
+  timeoutMs?: number;
+}
+
+const withoutFinalNewline = (text: string) => text.replace(/\r?\n$/, '');
+
+/** Runs `file` to its end; rejects only when it cannot be started (ENOENT, EACCES). */
+export function runProcess(file: string, args: readonly string[], options: ProcessOptions = {}): Promise<ProcessRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { cwd: options.cwd, env: options.env, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
+    let timedOut = false;
+    const timers: NodeJS.Timeout[] = [];
+    if (options.timeoutMs !== undefined) {
+      timers.push(
+        setTimeout(() => {
+          timedOut = true;
+          child.kill('SIGTERM');
+          timers.push(setTimeout(() => child.kill('SIGKILL'), 5000));
+        }, options.timeoutMs),
+      );
+    }
+    const stopTimers = () => timers.forEach(clearTimeout);
+    child.once('error', (error) => {
+      stopTimers();
+      reject(error);
+    });
+    child.once('close', (code, signal) => {
+      stopTimers();
+      resolve({
+        exitCode: code ?? undefined,
+        signal: signal ?? undefined,
+        stdout: withoutFinalNewline(Buffer.concat(stdout).toString('utf8')),
+        stderr: withoutFinalNewline(Buffer.concat(stderr).toString('utf8')),
+        timedOut,
+      });
+    });
+    if (options.input !== undefined) {
+      child.stdin!.on('error', () => {}); // a process that exits without reading its input
+      child.stdin!.end(options.input);
+    }
+  });
+}
+
+/** Like runProcess, for a step of a test's own setup (mkfifo, mount): rejects unless the process exits 0. */
+export async function runChecked(file: string, args: readonly string[], options: ProcessOptions = {}): Promise<ProcessRun> {
+  const run = await runProcess(file, args, options);
+  if (run.exitCode !== 0) throw new Error(`${file} ${args.join(' ')} failed (${run.exitCode ?? run.signal}): ${run.stderr.slice(-2000)}`);
+  return run;
+}
