@@ -1,5 +1,5 @@
 // The guard for the terraform people run today, end to end: the real terraform 1.11 through a
-// wrapper (test/support/newer-terraform.mjs) whose `show -json` adds what terraform 1.14+ prints
+// wrapper (test/support/newer-terraform.sh) whose `show -json` adds what terraform 1.14+ prints
 // (provider actions, keys the runner does not know) and whose `plan -detailed-exitcode` exits as a
 // newer or buggy terraform would. Every block is checked on the state and on the wrapper's log
 // (terraform apply never started), every apply on the state.
