@@ -4,8 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { modules, resourceIds } from '../support/tf-modules.ts';
 import { explain, scenario, type RunnerRun } from './runner.ts';
-
-const IMAGE = 'registry.example/captf-module:1.0.0';
+import { applied, IMAGE } from './apply-support.ts';
 
 const noticeOf = (run: RunnerRun) => {
   const notices = run.result!.notices ?? [];
@@ -21,7 +20,7 @@ describe('apply: an approval that does not match says why', () => {
     const s = await scenario(t, modules.base, { cluster_name: 'one' });
     const first = await s.run('apply', ['--image', IMAGE]);
     assert.equal(first.exitCode, 0, explain(first));
-    const applied = resourceIds(await s.readState());
+    const appliedIds = resourceIds(await s.readState());
     const recorded = first.result!.stateInputsHash!;
     assert.equal(recorded, first.result!.inputsHash);
 
@@ -33,9 +32,20 @@ describe('apply: an approval that does not match says why', () => {
     assert.deepEqual(firstBlock.result!.notices, [], 'no approval given: nothing to explain');
 
     await s.setInputs({ cluster_name: 'three' });
-    const blocked = await s.run('apply', ['--image', IMAGE]);
-    const { approvalHash, planHash } = blocked.result!;
+    // A hash that is nothing of this object's comes first: its blocked run gives the approval hash and
+    // plan hash the other cases are made from.
+    const mismatched = await s.run('apply', ['--image', IMAGE, '--approved-hash', 'f'.repeat(64)]);
+    const { approvalHash, planHash } = mismatched.result!;
     assert.notEqual(approvalHash, olderApproval);
+    const assertNamed = (run: RunnerRun, code: string, why: RegExp) => {
+      assert.equal(run.exitCode, 3, `${code}: still blocked\n${explain(run)}`);
+      assert.deepEqual(run.result!.approval, { given: true, matched: false, required: true });
+      const notice = noticeOf(run);
+      assert.equal(notice.code, code);
+      assert.match(notice.message, why);
+      assert.ok(notice.message.includes(`pass exactly the approval hash ${approvalHash}`), notice.message);
+    };
+    assertNamed(mismatched, 'ApprovalMismatch', /not this run's approval hash/);
 
     const cases: [string, string, RegExp][] = [
       [planHash!, 'ApprovalIsPlanHash', /a plan hash \(planHash/],
@@ -44,18 +54,9 @@ describe('apply: an approval that does not match says why', () => {
       [`${approvalHash}\n`, 'ApprovalMalformed', /a newline or whitespace around it/],
       [recorded, 'ApprovalOfOtherInputs', /the inputs hash the state records/],
       [olderApproval, 'ApprovalOfOtherInputs', new RegExp(`a run blocked at ${firstBlock.result!.finishedAt.replace(/\./g, '\\.')} for other inputs`)],
-      ['f'.repeat(64), 'ApprovalMismatch', /not this run's approval hash/],
     ];
-    for (const [given, code, why] of cases) {
-      const run = await s.run('apply', ['--image', IMAGE, '--approved-hash', given]);
-      assert.equal(run.exitCode, 3, `${code}: still blocked\n${explain(run)}`);
-      assert.deepEqual(run.result!.approval, { given: true, matched: false, required: true });
-      const notice = noticeOf(run);
-      assert.equal(notice.code, code);
-      assert.match(notice.message, why);
-      assert.ok(notice.message.includes(`pass exactly the approval hash ${approvalHash}`), notice.message);
-    }
-    assert.deepEqual(resourceIds(await s.readState()), applied, 'nothing was applied');
+    for (const [given, code, why] of cases) assertNamed(await s.run('apply', ['--image', IMAGE, '--approved-hash', given]), code, why);
+    assert.deepEqual(resourceIds(await s.readState()), appliedIds, 'nothing was applied');
   });
 
   it('a malformed approval of a plan that needs none is named too; the exact one applies', async (t) => {
@@ -72,8 +73,7 @@ describe('apply: an approval that does not match says why', () => {
   });
 
   it('a local block (no --object) prints the rerun command with --approved-hash once; approveCommand keeps the kubectl form', async (t) => {
-    const s = await scenario(t, modules.base);
-    assert.equal((await s.run('apply', ['--image', IMAGE])).exitCode, 0);
+    const s = await applied(t);
     await s.useModule(modules.deleteByRemoval);
     const blocked = await s.run('apply', ['--image', IMAGE]);
     assert.equal(blocked.exitCode, 3, explain(blocked));

@@ -5,12 +5,14 @@
 import { describe, it, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { FakeApiServer, type RbacRule } from '../support/fake-apiserver.ts';
 import { modules, resourceIds, type FileTree } from '../support/tf-modules.ts';
-import { explain, scenario, type Scenario } from './runner.ts';
+import { explain, scenario, type RunnerRun, type Scenario } from './runner.ts';
+// The base module applied once per file; each test that starts from it works on a copy of that state.
+import { applied } from './apply-support.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 const OBJECT = ['--object', 'demo', '--namespace', 'team-a'];
@@ -27,26 +29,43 @@ const deletesNetwork = modules.deleteByRemoval;
 /** Deletes terraform_data.network and terraform_data.node["b"]: what the approval ends up covering. */
 const deletesNetworkAndNodeB = edited(modules.removeForEachKey, NETWORK_BLOCK, '');
 
-async function applied(t: TestContext, tree: FileTree = modules.base, args: string[] = []): Promise<Scenario> {
-  const s = await scenario(t, tree);
-  const first = await s.run('apply', ['--image', IMAGE, ...OBJECT, ...args]);
-  assert.equal(first.exitCode, 0, explain(first));
-  return s;
-}
+const recordPath = (s: Scenario, hash: string) => join(s.out, 'backups', `blocked-${hash}.json`);
 
-describe('apply: what an approval covered that was not shown', () => {
-  it('the module changed after the block, the inputs did not: applied as approved, the delete nobody saw is listed', async (t) => {
-    const s = await applied(t);
-    const before = resourceIds(await s.readState());
-    await s.useModule(deletesNetwork);
+/**
+ * The block of deletesNetwork over the applied base, run once per file (in the first test that asks,
+ * on its copy of the state). A block changes no state: what it leaves is the applied state and the
+ * record of what it showed in the backups dir. Each test works on its own copy of both (or of the
+ * state alone, `withRecord: false`: a block whose record is gone).
+ */
+let networkBlock: Promise<{ blocked: RunnerRun; record: Buffer }> | undefined;
+async function blockedOnNetwork(t: TestContext, { withRecord }: { withRecord: boolean }): Promise<{ s: Scenario; blocked: RunnerRun; hash: string }> {
+  const s = await applied(t);
+  await s.useModule(deletesNetwork);
+  networkBlock ??= (async () => {
     const blocked = await s.run('apply', ['--image', IMAGE, ...OBJECT]);
     assert.equal(blocked.exitCode, 3, explain(blocked));
     const hash = blocked.result!.approvalHash!;
     assert.deepEqual(blocked.result!.plan!.destructive.map((d) => d.address), ['terraform_data.network']);
     // The blocked run's record survives the next run's result.json (the harness deletes result.json before every run).
-    const record = join(s.out, 'backups', `blocked-${hash}.json`);
-    assert.ok(existsSync(record), 'the blocked run keeps a record of what it showed');
-    assert.equal(JSON.parse(await readFile(record, 'utf8')).plan.destructiveTotal, 1);
+    assert.ok(existsSync(recordPath(s, hash)), 'the blocked run keeps a record of what it showed');
+    const record = await readFile(recordPath(s, hash));
+    assert.equal(JSON.parse(record.toString('utf8')).plan.destructiveTotal, 1);
+    return { blocked, record };
+  })();
+  const { blocked, record } = await networkBlock;
+  const hash = blocked.result!.approvalHash!;
+  if (withRecord) {
+    await mkdir(join(s.out, 'backups'), { recursive: true, mode: 0o700 });
+    await writeFile(recordPath(s, hash), record, { mode: 0o600 });
+  } else await rm(recordPath(s, hash), { force: true });
+  return { s, blocked, hash };
+}
+
+describe('apply: what an approval covered that was not shown', () => {
+  it('the module changed after the block, the inputs did not: applied as approved, the delete nobody saw is listed', async (t) => {
+    const { s, blocked, hash } = await blockedOnNetwork(t, { withRecord: true });
+    const before = resourceIds(await s.readState());
+    const record = recordPath(s, hash);
 
     await s.useModule(deletesNetworkAndNodeB);
     const run = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', hash]);
@@ -76,11 +95,8 @@ describe('apply: what an approval covered that was not shown', () => {
   });
 
   it('the same destructive set as the blocked run showed: nothing unreviewed, no warning', async (t) => {
-    const s = await applied(t);
-    await s.useModule(deletesNetwork);
-    const blocked = await s.run('apply', ['--image', IMAGE, ...OBJECT]);
-    assert.equal(blocked.exitCode, 3, explain(blocked));
-    const run = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', blocked.result!.approvalHash!]);
+    const { s, hash } = await blockedOnNetwork(t, { withRecord: true });
+    const run = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', hash]);
     assert.equal(run.exitCode, 0, explain(run));
     assert.deepEqual(run.result!.approval!.unreviewed, []);
     assert.equal(run.result!.approval!.unreviewedTotal, 0);
@@ -91,12 +107,7 @@ describe('apply: what an approval covered that was not shown', () => {
   });
 
   it('no blocked run for the hash (its record is gone): every destructive change is unreviewed, with a warning that says so', async (t) => {
-    const s = await applied(t);
-    await s.useModule(deletesNetwork);
-    const blocked = await s.run('apply', ['--image', IMAGE, ...OBJECT]);
-    assert.equal(blocked.exitCode, 3, explain(blocked));
-    const hash = blocked.result!.approvalHash!;
-    await rm(join(s.out, 'backups', `blocked-${hash}.json`));
+    const { s, hash } = await blockedOnNetwork(t, { withRecord: false });
     await s.useModule(deletesNetworkAndNodeB);
     const run = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', hash]);
     assert.equal(run.exitCode, 0, explain(run));
@@ -119,7 +130,9 @@ describe('apply: what an approval covered that was not shown', () => {
 
   it('past the 100 listed entries: what the blocked run counted but did not list was not shown either', async (t) => {
     const many = edited(modules.base, 'count = 3', 'count = 130');
-    const s = await applied(t, many);
+    const s = await scenario(t, many);
+    const first = await s.run('apply', ['--image', IMAGE, ...OBJECT]);
+    assert.equal(first.exitCode, 0, explain(first));
     await s.useModule(edited(modules.base, 'count = 3', 'count = 0'));
     const blocked = await s.run('apply', ['--image', IMAGE, ...OBJECT]);
     assert.equal(blocked.exitCode, 3, explain(blocked));
@@ -163,10 +176,7 @@ describe('apply in a cluster: what an approval covered that was not shown', () =
     t.after(() => {
       api.rbac = undefined;
     });
-    const s = await scenario(t, modules.base);
-    const first = await job(s, 'apply-1');
-    assert.equal((await s.run('apply', ['--image', IMAGE, ...first.args], first.env)).exitCode, 0);
-
+    const s = await applied(t);
     await s.useModule(deletesNetwork);
     const blockedJob = await job(s, 'apply-2');
     const blocked = await s.run('apply', ['--image', IMAGE, ...blockedJob.args], blockedJob.env);
@@ -191,9 +201,7 @@ describe('apply in a cluster: what an approval covered that was not shown', () =
 
   it('the blocked Job is gone (and its result Secret with it): every destructive change is unreviewed', async (t) => {
     // Another object: the first test's blocked run (same inputs, so the same hash) is not its blocked run.
-    const s = await scenario(t, modules.base);
-    const first = await job(s, 'apply-b1', 'other');
-    assert.equal((await s.run('apply', ['--image', IMAGE, ...first.args], first.env)).exitCode, 0);
+    const s = await applied(t);
     await s.useModule(deletesNetwork);
     const blockedJob = await job(s, 'apply-b2', 'other');
     const blocked = await s.run('apply', ['--image', IMAGE, ...blockedJob.args], blockedJob.env);

@@ -2,22 +2,15 @@
 // outside terraform from where the inputs differ from the state; the summary's counts agree with
 // terraform's own "Plan:" line in the same log, or say why they differ; --detailed-exitcode and
 // --summary-md are flags only, and a summary never holds a secret.
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { modules, NEWER_TERRAFORM, newerTerraformEnv, tempDir, type TerraformState } from '../support/tf-modules.ts';
 import { explain, runRunner, scenario, type Scenario } from './runner.ts';
-
-const IMAGE = 'registry.example/captf-module:1.0.0';
-
-async function applied(t: TestContext): Promise<{ s: Scenario; stdout: string }> {
-  const s = await scenario(t, modules.base);
-  const first = await s.run('apply', ['--image', IMAGE]);
-  assert.equal(first.exitCode, 0, explain(first));
-  return { s, stdout: first.stdout };
-}
+// The base module applied once per file; each test that starts from it works on a copy of that state.
+import { applied, IMAGE } from './apply-support.ts';
 
 /** Edits one resource's `input` in the local state file, as an outside writer of the state would. */
 async function editInput(s: Scenario, name: string, value: unknown): Promise<void> {
@@ -33,7 +26,7 @@ const terraformLines = (stdout: string) => [...stdout.matchAll(/^(Plan: .*\.)$/g
 
 describe('the drift report', () => {
   it('an edited state: nothing changed outside terraform, the inputs differ from the state at the address named', async (t) => {
-    const { s } = await applied(t);
+    const s = await applied(t);
     await editInput(s, 'network', '10.9.0.0/16');
     const run = await s.run('drift', ['--image', IMAGE]);
     assert.equal(run.exitCode, 0, explain(run));
@@ -49,7 +42,7 @@ describe('the drift report', () => {
   });
 
   it('an object terraform reports changed outside terraform is told apart from one whose inputs differ', async (t) => {
-    const { s } = await applied(t);
+    const s = await applied(t);
     await editInput(s, 'network', '10.9.0.0/16');
     await s.useModule(modules.update); // terraform_data.cluster: update, from the module
     // terraform_data only drifts through its state; what a provider's refresh finds is added to the real plan document.
@@ -66,12 +59,16 @@ describe('the drift report', () => {
 
 describe("the counts and terraform's own line", () => {
   it("the first apply: terraform counts the runner's record, and the summary quotes its line and says so", async (t) => {
-    const { s, stdout } = await applied(t);
+    const s = await scenario(t, modules.base);
+    const first = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(first.exitCode, 0, explain(first));
+    const stdout = first.stdout;
     assert.deepEqual(terraformLines(stdout), ['Plan: 10 to add, 0 to change, 0 to destroy.']);
     assert.match(stdout, /^plan: 9 to create, 0 to update, 0 to replace, 0 to delete, 0 to forget, 0 to import, 0 to move; outputs change; terraform's own count: "Plan: 10 to add, 0 to change, 0 to destroy\." \(it counts the runner's record terraform_data\.captf_inputs_hash \(create\), which the runner never counts/m);
     // A replace: terraform counts an add and a destroy; the record is kept as it is, so only the replace explains the difference.
     await s.useModule(modules.replace);
-    const replace = await s.run('apply', ['--image', IMAGE, '--approved-hash', (await s.run('apply', ['--image', IMAGE])).result!.approvalHash!]);
+    // The module changed, the inputs and the image did not: the approval hash is still the first apply's.
+    const replace = await s.run('apply', ['--image', IMAGE, '--approved-hash', first.result!.approvalHash!]);
     assert.equal(replace.exitCode, 0, explain(replace));
     const [line] = terraformLines(replace.stdout);
     assert.equal(line, 'Plan: 1 to add, 0 to change, 1 to destroy.');
@@ -79,7 +76,7 @@ describe("the counts and terraform's own line", () => {
   });
 
   it('a destroy: terraform counts the record among what it destroys', async (t) => {
-    const { s } = await applied(t);
+    const s = await applied(t);
     const run = await s.run('destroy', ['--image', IMAGE]);
     assert.equal(run.exitCode, 0, explain(run));
     const [line] = terraformLines(run.stdout);
@@ -96,7 +93,7 @@ const canaryForms = [CANARY, JSON.stringify(CANARY).slice(1, -1), CANARY.replace
 
 describe('--detailed-exitcode', () => {
   it('drift: 0 without drift, 6 with drift found (the outcome stays succeeded); CAPTF_DETAILED_EXITCODE and CAPTF_SUMMARY_MD in the environment do nothing', async (t) => {
-    const { s } = await applied(t);
+    const s = await applied(t);
     const none = await s.run('drift', ['--image', IMAGE, '--detailed-exitcode']);
     assert.equal(none.exitCode, 0, explain(none));
     assert.equal(none.result!.reason, 'NoDrift');
@@ -160,7 +157,7 @@ describe('--summary-md', () => {
   });
 
   it('plan: the exact command to apply the approved plan artifact, which works as given', async (t) => {
-    const { s } = await applied(t);
+    const s = await applied(t);
     await s.useModule(modules.update);
     const summary = join(s.dir, 'summary.md');
     const artifacts = join(s.dir, 'artifacts');
@@ -178,7 +175,7 @@ describe('--summary-md', () => {
   });
 
   it('a FILE that cannot be written: a warning; the outcome, the exit code and the result stay', async (t) => {
-    const { s } = await applied(t);
+    const s = await applied(t);
     await editInput(s, 'network', '10.9.0.0/16');
     const run = await s.run('drift', ['--image', IMAGE, '--detailed-exitcode', '--summary-md', join(s.dir, 'no-such-dir', 'summary.md')]);
     assert.equal(run.exitCode, 6, explain(run));

@@ -1,16 +1,17 @@
 // The guard for the terraform people run today, end to end: the real terraform 1.11 through a
-// wrapper (test/support/newer-terraform.mjs) whose `show -json` adds what terraform 1.14+ prints
+// wrapper (test/support/newer-terraform.sh) whose `show -json` adds what terraform 1.14+ prints
 // (provider actions, keys the runner does not know) and whose `plan -detailed-exitcode` exits as a
 // newer or buggy terraform would. Every block is checked on the state and on the wrapper's log
 // (terraform apply never started), every apply on the state.
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, NEWER_TERRAFORM, newerTerraformEnv, readNewerTerraformLog, resourceIds, type NewerTerraformOptions } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { explain, recordedInputsHash, type RunnerRun, type Scenario } from './runner.ts';
+// Every test starts from the base module applied by the real terraform: once per file, each test on a copy of that state.
+import { applied, IMAGE } from './apply-support.ts';
 
-const IMAGE = 'registry.example/captf-module:1.0.0';
 const NEXT_IMAGE = 'registry.example/captf-module:1.1.0';
 
 /** What terraform 1.14 prints for `-invoke=action.aws_ec2_stop_instance.maintenance` (jsonplan/action_invocations.go). */
@@ -59,13 +60,6 @@ function newer(s: Scenario): Newer {
       return { ...run, commands: await readNewerTerraformLog(log) };
     },
   };
-}
-
-async function applied(t: TestContext): Promise<Scenario> {
-  const s = await scenario(t, modules.base);
-  const first = await s.run('apply', ['--image', IMAGE]);
-  assert.equal(first.exitCode, 0, explain(first));
-  return s;
 }
 
 function assertBlocked(run: RunnerRun & { commands: string[] }) {

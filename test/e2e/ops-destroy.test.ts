@@ -1,14 +1,13 @@
 // destroy, end to end: the real terraform, real modules, local state. Never gated; a destroy that
 // fails half way leaves the state as terraform left it, and the next one continues from there.
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { access, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, resourceIds, type FileTree } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, scenario, type RunnerRun, type Scenario } from './runner.ts';
-
-const CANARY = 'CANARY-destroy-5ecret-Pd3';
-const IMAGE = 'registry.example/captf-module:1.0.0';
+import { explain, recordedInputsHash, scenario } from './runner.ts';
+// The base module applied once per file (its admin_token the canary); each test destroys a copy of that state.
+import { applied, assertNoCanary, CANARY, IMAGE } from './apply-support.ts';
 
 /** The base module plus terraform_data.guarded, whose destroy-time provisioner runs `command`. */
 const withGuarded = (command: string): FileTree => ({
@@ -26,15 +25,6 @@ resource "terraform_data" "guarded" {
 });
 const failingDestroy = withGuarded('echo refusing to be destroyed on purpose >&2; exit 1');
 const fixedDestroy = withGuarded('true');
-
-async function applied(t: TestContext, tree: FileTree = modules.base): Promise<Scenario> {
-  const s = await scenario(t, tree, { 'terraform.tfvars.json': { admin_token: CANARY } });
-  const first = await s.run('apply', ['--image', IMAGE]);
-  assert.equal(first.exitCode, 0, explain(first));
-  return s;
-}
-
-const assertNoCanary = (run: RunnerRun) => assert.ok(!run.allBytes.includes(CANARY), `the sensitive value appears in something the runner wrote (${run.result?.op})`);
 
 describe('destroy', () => {
   it('destroys everything, never gated, the classification recorded and a backup taken first', async (t) => {
@@ -92,7 +82,9 @@ describe('destroy', () => {
   });
 
   it('fails half way (DestroyFailed, exit 1, the resource stays), then a second destroy finishes', async (t) => {
-    const s = await applied(t, failingDestroy);
+    const s = await scenario(t, failingDestroy, { 'terraform.tfvars.json': { admin_token: CANARY } });
+    const first = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(first.exitCode, 0, explain(first));
     const before = resourceIds(await s.readState());
     assert.ok(before['terraform_data.guarded']);
 

@@ -2,16 +2,16 @@
 // modules, local state. Every refusal is checked on the state afterwards: byte for byte unchanged.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, resourceIds, tempDir, type FileTree } from '../support/tf-modules.ts';
 import { explain, recordedInputsHash, scenario, type RunnerRun, type Scenario } from './runner.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
+// The base module applied once per file with the canary as admin_token; each test plans on a copy of that state.
+import { applied, CANARY, IMAGE } from './apply-support.ts';
 
-const CANARY = 'CANARY-plan-5ecret-Kx7';
 const ROTATED = 'CANARY-plan-rotated-Wq2';
-const IMAGE = 'registry.example/captf-module:1.0.0';
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
 
@@ -27,9 +27,7 @@ interface Planned {
 
 /** base applied, then `variant` planned into an artifact of small chunks. */
 async function planned(t: TestContext, variant: FileTree = modules.replace, planArgs: string[] = []): Promise<Planned> {
-  const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
-  const first = await s.run('apply', ['--image', IMAGE]);
-  assert.equal(first.exitCode, 0, explain(first));
+  const s = await applied(t);
   await s.useModule(variant);
   const before = await readFile(s.state);
   const plan = await s.run('plan', ['--image', IMAGE, '--artifacts', join(s.dir, 'artifacts'), '--chunk-bytes', '1024', ...planArgs]);
@@ -300,18 +298,6 @@ describe('apply --plan-artifact: what a module prints is not terraform speaking'
 });
 
 describe('apply --plan-artifact: bound to the state it was planned against', () => {
-  /** Another object with the same module and inputs, and so the same inputs hash, but a state of its own. */
-  async function sibling(t: TestContext, applied: boolean): Promise<Scenario> {
-    const y = await scenario(t, modules.replace, { 'terraform.tfvars.json': { admin_token: CANARY } });
-    if (applied) {
-      await y.useModule(modules.base);
-      const first = await y.run('apply', ['--image', IMAGE]);
-      assert.equal(first.exitCode, 0, explain(first));
-      await y.useModule(modules.replace);
-    }
-    return y;
-  }
-
   async function assertRefused(run: RunnerRun, lineOf: RegExp) {
     assert.equal(run.exitCode, 5, explain(run));
     const r = run.result!;
@@ -326,7 +312,11 @@ describe('apply --plan-artifact: bound to the state it was planned against', () 
 
   it("another object's artifact (same inputs hash, another state) changes neither state", async (t) => {
     const x = await planned(t);
-    const y = await sibling(t, true);
+    // Another object with the same module and inputs, and so the same inputs hash, but a state of its
+    // own: a copy of the same applied state (even its lineage is X's), at another location.
+    const y = await applied(t);
+    await y.useModule(modules.replace);
+    assert.equal((await y.readState()).lineage, (await x.s.readState()).lineage, 'only the location tells the states apart');
     const yBytes = await readFile(y.state);
     const run = await y.run('apply', ['--image', IMAGE, '--plan-artifact', x.artifact, '--approved-plan-hash', x.hash]);
     assert.equal(run.result?.inputsHash, x.plan.result!.inputsHash, 'the same inputs hash: only the binding tells the states apart');
@@ -349,11 +339,10 @@ describe('apply --plan-artifact: bound to the state it was planned against', () 
 
   it('the same backend with a state of another lineage is refused', async (t) => {
     const p = await planned(t);
-    // The state is replaced by a new one (another lineage) at the same location.
-    await rm(p.s.state);
-    await p.s.useModule(modules.base);
-    const recreated = await p.s.run('apply', ['--image', IMAGE]);
-    assert.equal(recreated.exitCode, 0, explain(recreated));
+    // The state at the same location is replaced by one of another lineage (as a state started afresh there would be).
+    const state = JSON.parse(await readFile(p.s.state, 'utf8'));
+    state.lineage = randomUUID();
+    await writeFile(p.s.state, JSON.stringify(state, null, 2));
     const bytes = await readFile(p.s.state);
     const run = await approvedApply(p, p.artifact, p.hash);
     await assertRefused(run, /a state of lineage/);
@@ -363,9 +352,9 @@ describe('apply --plan-artifact: bound to the state it was planned against', () 
 
 describe('plan: secrets', () => {
   it('after a secret rotation, neither the old value (from the state) nor the new one is written anywhere', async (t) => {
-    const { s } = await planned(t, modules.base);
+    const s = await applied(t);
     await s.setInputs({ 'terraform.tfvars.json': { admin_token: ROTATED } });
-    const run = await s.run('plan', ['--image', IMAGE, '--artifacts', join(s.dir, 'artifacts-2')]);
+    const run = await s.run('plan', ['--image', IMAGE, '--artifacts', join(s.dir, 'artifacts')]);
     assert.equal(run.exitCode, 0, explain(run));
     // terraform prints the old value of the derived, unmarked `output` attribute: the runner masks it.
     assert.match(run.result!.planText!, /# terraform_data\.credentials will be updated in-place/);

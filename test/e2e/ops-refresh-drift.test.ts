@@ -1,22 +1,16 @@
 // refresh and drift, end to end: the real terraform, real modules, local state. Drift is made by
 // editing the state behind terraform's back (terraform_data never drifts on its own), so a plan
 // shows the corrective change a remediation apply would make.
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { modules, resourceIds, type TerraformState } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { explain, recordedInputsHash, type RunnerRun, type Scenario } from './runner.ts';
+// Every test starts from the base module applied with the canary as admin_token: applied once per
+// file, each test on a copy of that state.
+import { applied, CANARY, IMAGE } from './apply-support.ts';
 
-const CANARY = 'CANARY-drift-5ecret-Jm4';
 const OLD_SECRET = 'CANARY-drift-old-Hv8';
-const IMAGE = 'registry.example/captf-module:1.0.0';
-
-async function applied(t: TestContext): Promise<Scenario> {
-  const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
-  const first = await s.run('apply', ['--image', IMAGE]);
-  assert.equal(first.exitCode, 0, explain(first));
-  return s;
-}
 
 /** Edits one resource's attributes in the local state file and bumps the serial, as an outside writer would. */
 async function editState(s: Scenario, name: string, edit: (attributes: Record<string, unknown>) => void): Promise<Buffer> {

@@ -1,10 +1,10 @@
 // The local lifecycle end to end, as the README (A module's lifecycle on your laptop) walks it: the built runner
 // (dist/captf-runner.mjs), the real terraform, a module of terraform_data in a temp dir. Each stage
 // checks the state file, not only what the commands print.
-import { describe, it } from 'node:test';
+import { after, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
-import { access, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { access, cp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, readLocalState, resourceIds, tempDir, terraformEnv, writeTree, type TerraformState } from '../support/tf-modules.ts';
 import { recordedInputsHash, RUNNER } from '../e2e/runner.ts';
@@ -26,6 +26,31 @@ const explain = (printed: Printed) => `exit ${printed.exitCode}\nstdout:\n${prin
 function assertPrinted(printed: Printed, ...patterns: RegExp[]): void {
   assert.equal(printed.exitCode, 0, explain(printed));
   for (const pattern of patterns) assert.match(printed.stdout, pattern, explain(printed));
+}
+
+/** A working dir where `local init` made an object of modules.base and its first reconcile applied it: made once per file. */
+let firstApplied: Promise<string> | undefined;
+after(async () => {
+  if (firstApplied) await rm(await firstApplied, { recursive: true, force: true });
+});
+/**
+ * A copy of that working dir (the same start as an init and a first apply in each test, one real
+ * apply instead of one per test). The object records its module's absolute path, so the copy's
+ * object is pointed at the copy's module (`local set --module`, as a person moving the dir would).
+ */
+async function initAndApplied(t: TestContext): Promise<string> {
+  firstApplied ??= (async () => {
+    const cwd = await tempDir(undefined, 'captf-local-');
+    await writeTree(join(cwd, 'module'), modules.base);
+    assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0'));
+    await assert.rejects(access(join(cwd, '.captf-local', 'state')), 'local init makes no state dir: the first apply starts it');
+    assertPrinted(await local(cwd, 'reconcile'), /^run 0001-apply: succeeded \(ApplySucceeded\)$/m);
+    return cwd;
+  })();
+  const cwd = await tempDir(t, 'captf-local-');
+  await cp(await firstApplied, cwd, { recursive: true });
+  assertPrinted(await local(cwd, 'set', '--module', 'module'), /^inputs hash unchanged: /m);
+  return cwd;
 }
 
 describe('local: a module lifecycle on a laptop', () => {
@@ -114,12 +139,8 @@ describe('local: a module lifecycle on a laptop', () => {
   });
 
   it('only the first apply starts the state (--new-state): a state dir lost later is refused, not started afresh', async (t) => {
-    const cwd = await tempDir(t, 'captf-local-');
+    const cwd = await initAndApplied(t);
     const stateDir = join(cwd, '.captf-local', 'state');
-    await writeTree(join(cwd, 'module'), modules.base);
-    assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0'));
-    await assert.rejects(access(stateDir), 'local init makes no state dir: the first apply starts it');
-    assertPrinted(await local(cwd, 'reconcile'), /^run 0001-apply: succeeded \(ApplySucceeded\)$/m);
     assert.ok(resourceIds(await readLocalState(join(stateDir, 'terraform.tfstate')))['terraform_data.cluster']);
 
     await rm(stateDir, { recursive: true });
@@ -140,11 +161,8 @@ describe('local: a module lifecycle on a laptop', () => {
   });
 
   it('a module edited without a new --image: the pass says a cluster would not notice; a new image makes the apply due', async (t) => {
-    const cwd = await tempDir(t, 'captf-local-');
+    const cwd = await initAndApplied(t);
     const moduleDir = join(cwd, 'module');
-    await writeTree(moduleDir, modules.base);
-    assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0'));
-    assertPrinted(await local(cwd, 'reconcile'), /^run 0001-apply: succeeded/m);
     const quiet = await local(cwd, 'reconcile');
     assertPrinted(quiet, /^decision: wait \(UpToDate\)/m);
     assert.doesNotMatch(quiet.stdout, /would not notice/, 'the module as applied: nothing to say');

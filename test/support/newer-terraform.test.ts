@@ -6,7 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, NEWER_TERRAFORM, newerTerraformEnv, readNewerTerraformLog, tempDir, terraformEnv, writeTree, type NewerTerraformOptions } from './tf-modules.ts';
 
-describe('newer-terraform.mjs', () => {
+describe('newer-terraform.sh', () => {
   it('adds top-level keys to show -json of a plan, sets the plan exit code and the version, and logs every command', async (t) => {
     const dir = await tempDir(t);
     await writeTree(dir, modules.base);

@@ -524,7 +524,7 @@ export function stepsRun(events: FakeTerraformEvent[]): string[] {
 // ---- the newer terraform (real terraform 1.11 with a newer one's plan documents) ----------------
 
 /** The wrapper script (see the table at its top): the real terraform, with what newer versions add to plan documents. */
-export const NEWER_TERRAFORM = join(dirname(fileURLToPath(import.meta.url)), 'newer-terraform.mjs');
+export const NEWER_TERRAFORM = join(dirname(fileURLToPath(import.meta.url)), 'newer-terraform.sh');
 
 export interface NewerTerraformOptions {
   /** NEWER_TF_LOG: every command it ran (readNewerTerraformLog). */
