@@ -3,7 +3,7 @@
 // checks the state file, not only what the commands print.
 import { after, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execa } from 'execa';
+import { runProcess } from '../support/exec.ts';
 import { access, cp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, readLocalState, resourceIds, tempDir, terraformEnv, writeTree, type TerraformState } from '../support/tf-modules.ts';
@@ -17,8 +17,8 @@ interface Printed {
 
 /** `captf-runner local <args>` in `cwd`, with the default --dir (.captf-local), as the walk-through runs it. */
 async function local(cwd: string, ...args: string[]): Promise<Printed> {
-  const run = await execa(process.execPath, [RUNNER, 'local', ...args], { cwd, env: terraformEnv(), extendEnv: false, reject: false, timeout: 240_000 });
-  return { exitCode: run.exitCode ?? -1, stdout: String(run.stdout), stderr: String(run.stderr) };
+  const run = await runProcess(process.execPath, [RUNNER, 'local', ...args], { cwd, env: terraformEnv(), timeoutMs: 240_000 });
+  return { exitCode: run.exitCode ?? -1, stdout: run.stdout, stderr: run.stderr };
 }
 
 const explain = (printed: Printed) => `exit ${printed.exitCode}\nstdout:\n${printed.stdout}\nstderr:\n${printed.stderr.slice(-3000)}`;

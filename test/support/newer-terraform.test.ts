@@ -1,7 +1,7 @@
 // The newer-terraform wrapper: the real terraform, with only what its environment asks for changed.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execa } from 'execa';
+import { runProcess } from './exec.ts';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, NEWER_TERRAFORM, newerTerraformEnv, readNewerTerraformLog, tempDir, terraformEnv, writeTree, type NewerTerraformOptions } from './tf-modules.ts';
@@ -14,7 +14,7 @@ describe('newer-terraform.sh', () => {
     const showAdd = join(dir, 'add.json');
     await writeFile(showAdd, JSON.stringify({ action_invocations: [{ address: 'action.x.y', invoke_action_trigger: {} }] }));
     const run = (args: string[], options: NewerTerraformOptions = {}) =>
-      execa(NEWER_TERRAFORM, args, { cwd: dir, env: terraformEnv(newerTerraformEnv({ log, ...options })), extendEnv: false, reject: false });
+      runProcess(NEWER_TERRAFORM, args, { cwd: dir, env: terraformEnv(newerTerraformEnv({ log, ...options })) });
 
     assert.equal((await run(['init', '-input=false', '-no-color'])).exitCode, 0);
     const planned = await run(['plan', '-input=false', '-no-color', '-detailed-exitcode', '-out=p.tfplan']);
