@@ -63,6 +63,7 @@ describe('fault matrix: enormous output streams through with bounded memory', { 
       // As it reaches the runner's output (the held plan: as it is printed from its file).
       assert.ok(run.peakRssAtMarkKiB !== undefined && run.peakRssAtMarkKiB > 0, 'the runner\'s memory was sampled at the mark');
       const grewKiB = run.peakRssKiB - run.peakRssAtMarkKiB!;
+      t.diagnostic(`the runner's peak RSS: ${Math.round(run.peakRssAtMarkKiB! / 1024)} MiB when the first ${MARK / MiB} MiB had reached its ${to}, ${Math.round(run.peakRssKiB / 1024)} MiB over the run`);
       assert.ok(grewKiB * 1024 < GROWTH_LIMIT, `peak RSS grew ${Math.round(grewKiB / 1024)} MiB (${Math.round(run.peakRssAtMarkKiB! / 1024)} → ${Math.round(run.peakRssKiB / 1024)} MiB) while ${(TOTAL - MARK) / MiB} MiB more reached the runner's ${to}: memory grows with the output`);
       if (c.stallStdoutMs) assert.ok(run.stalledAt !== undefined && run.resumedAt !== undefined, `the reader stalled and resumed\n${explainFake(run)}`);
       if (backpressure) {
