@@ -72,7 +72,8 @@ export interface FakeRun {
   peakRssKiB: number;
   /** The runner's peak resident memory (KiB) when the first `peakAfterBytes` of its stdout and stderr had come through. */
   peakRssAtMarkKiB: number | undefined;
-  /** When the stalled stdout reader resumed (Date.now()): stallStdoutMs. */
+  /** When the stdout reader stalled and when it resumed (Date.now()): stallStdoutMs. */
+  stalledAt: number | undefined;
   resumedAt: number | undefined;
   events: FakeTerraformEvent[];
   durationMs: number;
@@ -87,8 +88,10 @@ export interface RunOptions {
   /** Start the runner in its own process group (so a test can signal the whole group). */
   ownGroup?: boolean;
   timeoutMs?: number;
-  /** Once the first MiB of the runner's stdout came, read nothing of it for this long (a slow log reader): its writes back up. */
+  /** Once `stallAfterBytes` of the runner's stdout came, read nothing of it for this long (a slow log reader): its writes back up. */
   stallStdoutMs?: number;
+  /** Default 1 MiB. */
+  stallAfterBytes?: number;
   /** Record the peak RSS once this many bytes of stdout and stderr came through (peakRssAtMarkKiB). */
   peakAfterBytes?: number;
   /** Close the reading end of the runner's stdout and stderr after their first bytes (`| head`, a dead log collector). */
@@ -108,27 +111,22 @@ export async function runWithFake(s: FakeScenario, options: RunOptions = {}): Pr
   ];
   const started = Date.now();
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.ownGroup ?? false });
-  let stdoutBytes = 0;
-  let stdoutTail = '';
-  let stderrBytes = 0;
-  let stderrTail = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    stdoutBytes += chunk.length;
-    stdoutTail = (stdoutTail + chunk.toString()).slice(-TAIL);
-  });
-  child.stderr!.on('data', (chunk: Buffer) => {
-    stderrBytes += chunk.length;
-    stderrTail = (stderrTail + chunk.toString()).slice(-TAIL);
-  });
+  const stdout = tailKeeper();
+  const stderr = tailKeeper();
+  child.stdout!.on('data', stdout.add);
+  child.stderr!.on('data', stderr.add);
   if (options.closeOutputEarly) {
     for (const stream of [child.stdout!, child.stderr!]) stream.once('data', () => stream.destroy());
   }
+  let stalledAt: number | undefined;
   let resumedAt: number | undefined;
   if (options.stallStdoutMs) {
-    const stallAfter = (chunk: Buffer) => {
-      if (stdoutBytes - chunk.length >= 1024 * 1024 || stdoutBytes < 1024 * 1024) return;
+    const after = options.stallAfterBytes ?? 1024 * 1024;
+    const stallAfter = () => {
+      if (stdout.bytes < after) return;
       child.stdout!.off('data', stallAfter);
       child.stdout!.pause();
+      stalledAt = Date.now();
       setTimeout(() => {
         resumedAt = Date.now();
         child.stdout!.resume();
@@ -145,7 +143,7 @@ export async function runWithFake(s: FakeScenario, options: RunOptions = {}): Pr
     } catch {
       // exited
     }
-    if (peakRssAtMarkKiB === undefined && options.peakAfterBytes !== undefined && stdoutBytes + stderrBytes >= options.peakAfterBytes) peakRssAtMarkKiB = peakRssKiB;
+    if (peakRssAtMarkKiB === undefined && options.peakAfterBytes !== undefined && stdout.bytes + stderr.bytes >= options.peakAfterBytes) peakRssAtMarkKiB = peakRssKiB;
   };
   const sampler = setInterval(sample, 50);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
@@ -161,15 +159,39 @@ export async function runWithFake(s: FakeScenario, options: RunOptions = {}): Pr
       result = undefined;
     }
     return {
-      exitCode: code, signal, stdoutBytes, stdoutTail, stderrBytes, stderrTail, result, resultText,
+      exitCode: code, signal, stdoutBytes: stdout.bytes, stdoutTail: stdout.tail(), stderrBytes: stderr.bytes, stderrTail: stderr.tail(), result, resultText,
       termination: await readFile(s.termination, 'utf8').catch(() => undefined),
-      peakRssKiB, peakRssAtMarkKiB, resumedAt, events: await readFakeTerraformLog(s.log), durationMs: Date.now() - started,
+      peakRssKiB, peakRssAtMarkKiB, stalledAt, resumedAt, events: await readFakeTerraformLog(s.log), durationMs: Date.now() - started,
     };
   } finally {
     clearTimeout(timeout);
     clearInterval(sampler);
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
+}
+
+/** Counts a stream's bytes and keeps its last TAIL of them, decoded only when asked: tens of MiB pass through. */
+function tailKeeper() {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  const keeper = {
+    bytes: 0,
+    add: (chunk: Buffer) => {
+      keeper.bytes += chunk.length;
+      chunks.push(chunk);
+      kept += chunk.length;
+      while (kept - chunks[0]!.length >= TAIL) kept -= chunks.shift()!.length;
+    },
+    tail: () => Buffer.concat(chunks).toString().slice(-TAIL),
+  };
+  return keeper;
+}
+
+/** The fake's record of the stream a huge-* fault made in `step`. */
+export function streamedIn(run: FakeRun, step: string): Extract<FakeTerraformEvent, { event: 'streamed' }> {
+  const streamed = run.events.find((e): e is Extract<FakeTerraformEvent, { event: 'streamed' }> => e.event === 'streamed' && e.step === step);
+  assert.ok(streamed, `the fake logged no stream in ${step}\n${explainFake(run)}`);
+  return streamed;
 }
 
 /** Polls the fake's log until `predicate` holds; returns the events then. */

@@ -19,7 +19,11 @@
 //
 // Environment
 //   FAKE_TF_LOG          append one JSON line per event: {"event":"start",step,argv,cwd,chdir,pid,pgid,env,...},
-//                        {"event":"signal",signal}, {"event":"exit",code,maxRssKiB} (no exit line = died by a signal).
+//                        {"event":"signal",signal}, {"event":"exit",code,maxRssKiB} (no exit line = died by a signal),
+//                        and after each huge-* stream {"event":"streamed",step,stream,bytes,longestWrite:{from,to},
+//                        readerPeakRssKiB:[after 0, 1, 2 … MiB],readerPeakRssKiBAtEnd[,resourceChanges]}: the longest
+//                        a write waited on the pipe (Date.now() at its start and end), the peak RSS (VmHWM) of the
+//                        parent process, the one reading the pipe (the runner), and for huge-plan the changes printed.
 //                        Runs with an unknown command or a misconfigured fault are not logged
 //   FAKE_TF_VERSION      version reported (default 1.11.4)
 //   FAKE_TF_PLAN_JSON    file holding the plan document `plan` writes (default: generated, see next)
@@ -193,11 +197,41 @@ async function wait(seconds) {
 
 // ---- output ---------------------------------------------------------------------------------
 
-/** Writes chunks from `next()` until it returns undefined, honouring backpressure: never buffers it all. */
-async function stream(out, next) {
-  for (let chunk = next(); chunk !== undefined; chunk = next()) {
-    if (!out.write(chunk)) await once(out, 'drain');
+const MiB = 1024 * 1024;
+
+/** The peak RSS (KiB) of the process that started this one and reads its output (the runner), or null. */
+function readerPeakRssKiB() {
+  try {
+    return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${process.ppid}/status`, 'utf8'))[1]);
+  } catch {
+    return null;
   }
+}
+
+/**
+ * Writes chunks from `next()` until it returns undefined, honouring backpressure: never buffers it
+ * all. Returns what a test proves backpressure and bounded memory with: the bytes, the longest a
+ * write was blocked on the pipe, and the reader's peak RSS after every MiB and at the end.
+ */
+async function stream(out, next) {
+  let bytes = 0;
+  let longestWrite = { from: 0, to: 0 };
+  const peaks = [readerPeakRssKiB()];
+  for (let chunk = next(); chunk !== undefined; chunk = next()) {
+    const from = Date.now();
+    if (!out.write(chunk)) await once(out, 'drain');
+    const to = Date.now();
+    if (to - from > longestWrite.to - longestWrite.from) longestWrite = { from, to };
+    bytes += Buffer.byteLength(chunk);
+    while (bytes >= peaks.length * MiB) peaks.push(readerPeakRssKiB());
+  }
+  return { bytes, longestWrite, readerPeakRssKiB: peaks, readerPeakRssKiBAtEnd: readerPeakRssKiB() };
+}
+
+/** Streams `chunks` to `out` and logs how it went (the `streamed` event). */
+async function streamLogged(step, name, out, chunks, extra = () => ({})) {
+  const streamed = await stream(out, chunks);
+  log({ event: 'streamed', step, stream: name, ...streamed, ...extra() });
 }
 
 function fillerLines(totalBytes) {
@@ -211,12 +245,12 @@ function fillerLines(totalBytes) {
   };
 }
 
-/** A valid plan document of about totalBytes: creates of terraform_data.huge[N], 100 per chunk. */
+/** A valid plan document of about totalBytes: creates of terraform_data.huge[N], 100 per chunk; `changes()` counts them. */
 function hugePlanChunks(totalBytes) {
   let phase = 'head';
   let written = 0;
   let index = 0;
-  return () => {
+  const next = () => {
     let text;
     if (phase === 'head') {
       phase = 'body';
@@ -232,6 +266,7 @@ function hugePlanChunks(totalBytes) {
     if (text !== undefined) written += text.length;
     return text;
   };
+  return { next, changes: () => index };
 }
 
 /** A line of human output, or with -json one machine-readable UI line like terraform's. */
@@ -362,7 +397,10 @@ const steps = {
 
   async show({ flags, positional }, faults) {
     if (!flags.json) fail(1, 'fake-terraform only supports show -json');
-    if (faults.has('huge-plan')) return stream(process.stdout, hugePlanChunks(Number(faults.get('huge-plan') ?? DEFAULT_HUGE_BYTES)));
+    if (faults.has('huge-plan')) {
+      const plan = hugePlanChunks(Number(faults.get('huge-plan') ?? DEFAULT_HUGE_BYTES));
+      return streamLogged('show', 'stdout', process.stdout, plan.next, () => ({ resourceChanges: plan.changes() }));
+    }
     if (positional.length === 0) {
       process.stdout.write(`${JSON.stringify({ format_version: '1.0', terraform_version: version })}\n`);
       return undefined;
@@ -468,8 +506,8 @@ if (faults.has('leak-secret')) {
   if (env.FAKE_TF_SECRET === undefined) misconfigured('leak-secret needs FAKE_TF_SECRET');
   process.stderr.write(`\nWarning: Value for undeclared variable\n\nThe root module does not declare a variable named "${env.FAKE_TF_SECRET}".\n\n`);
 }
-for (const [fault, out] of [['huge-stdout', process.stdout], ['huge-stderr', process.stderr]]) {
-  if (faults.has(fault)) await stream(out, fillerLines(Number(faults.get(fault) ?? DEFAULT_HUGE_BYTES)));
+for (const [fault, name, out] of [['huge-stdout', 'stdout', process.stdout], ['huge-stderr', 'stderr', process.stderr]]) {
+  if (faults.has(fault)) await streamLogged(step, name, out, fillerLines(Number(faults.get(fault) ?? DEFAULT_HUGE_BYTES)));
 }
 if (faults.has('orphan')) {
   if (!env.FAKE_TF_ORPHAN_PID_FILE) misconfigured('orphan needs FAKE_TF_ORPHAN_PID_FILE');

@@ -276,6 +276,36 @@ describe('faults', () => {
     assert.ok(stderrBytes >= 16 * MiB && stderrBytes < 17 * MiB, `stderr had ${stderrBytes} bytes`);
     const exit = (await events()).find((e) => e.event === 'exit');
     assert.ok(exit?.event === 'exit' && exit.maxRssKiB < 150 * 1024, `the fake's peak RSS: ${JSON.stringify(exit)}`);
+    // Each stream logged: its bytes, and the reader's (this process's) peak RSS after every MiB and at the end.
+    const streamed = (await events()).filter((e) => e.event === 'streamed');
+    assert.deepEqual(streamed.map((e) => e.event === 'streamed' && [e.step, e.stream, e.bytes >= (e.stream === 'stdout' ? 200 : 16) * MiB]), [['plan', 'stdout', true], ['plan', 'stderr', true]]);
+    for (const e of streamed) {
+      assert.ok(e.event === 'streamed' && e.readerPeakRssKiB.length === Math.floor(e.bytes / MiB) + 1, JSON.stringify(e).slice(0, 300));
+      assert.ok([...e.readerPeakRssKiB, e.readerPeakRssKiBAtEnd].every((kib) => typeof kib === 'number' && kib > 0), `the reader's peaks were read: ${JSON.stringify(e.readerPeakRssKiB)}`);
+    }
+  });
+
+  test('huge-stdout to a reader that stalls: the write that waited on the pipe is logged, from the stall to the reader\'s resume', async (t) => {
+    const { dir, log, events } = await setUp(t);
+    const child = spawn(FAKE_TERRAFORM, ['plan'], {
+      cwd: dir,
+      env: terraformEnv(fakeTerraformEnv({ log, faults: [`plan:huge-stdout=${MiB}`] })),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let resumedAt = 0;
+    child.stdout.once('data', () => {
+      child.stdout.pause();
+      setTimeout(() => {
+        resumedAt = Date.now();
+        child.stdout.resume();
+      }, 600);
+    });
+    const [exitCode] = await once(child, 'close');
+    assert.equal(exitCode, 0);
+    const streamed = (await events()).find((e) => e.event === 'streamed');
+    assert.ok(streamed?.event === 'streamed', 'the stream was logged');
+    const { from, to } = streamed.longestWrite;
+    assert.ok(to >= resumedAt && to - from >= 300, `the longest write waited ${to - from} ms, ending ${to - resumedAt} ms after the reader resumed`);
   });
 
   test('huge-stdout to a slow reader: every byte arrives before the fake exits', async (t) => {
@@ -310,6 +340,8 @@ describe('faults', () => {
     const plan = JSON.parse(shown.stdout);
     assert.equal(plan.resource_changes[0].address, 'terraform_data.huge[0]');
     assert.equal(plan.resource_changes.at(-1).address, `terraform_data.huge[${plan.resource_changes.length - 1}]`);
+    const streamed = (await events()).find((e) => e.event === 'streamed');
+    assert.ok(streamed?.event === 'streamed' && streamed.step === 'show' && streamed.resourceChanges === plan.resource_changes.length, 'the changes printed are logged');
     const exit = (await events()).find((e) => e.event === 'exit');
     assert.ok(exit?.event === 'exit' && exit.maxRssKiB < 150 * 1024);
   });

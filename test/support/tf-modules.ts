@@ -502,7 +502,12 @@ export type FakeTerraformEvent =
     env: Record<string, string | null>; tfCliArgs: string[]; tfVars: string[];
   }
   | { event: 'signal'; pid: number; signal: 'SIGINT' | 'SIGTERM'; /** Date.now() as the fake got it. */ at: number }
-  | { event: 'exit'; pid: number; step: string; code: number; maxRssKiB: number; /** Date.now() as the fake exited. */ at: number };
+  | { event: 'exit'; pid: number; step: string; code: number; maxRssKiB: number; /** Date.now() as the fake exited. */ at: number }
+  | {
+    /** A huge-* fault's stream ended: its bytes, the longest write blocked on the pipe, the reader's (the runner's) peak RSS after each MiB and at the end. */
+    event: 'streamed'; pid: number; step: string; stream: 'stdout' | 'stderr'; bytes: number; longestWrite: { from: number; to: number };
+    readerPeakRssKiB: Array<number | null>; readerPeakRssKiBAtEnd: number | null; /** huge-plan: the resource changes printed. */ resourceChanges?: number;
+  };
 
 /** The events the fake logged; an absent log means terraform never ran. */
 export async function readFakeTerraformLog(path: string): Promise<FakeTerraformEvent[]> {
