@@ -87,9 +87,12 @@ describe('fault matrix: enormous output streams through with bounded memory', { 
     { step: 'validate', fault: 'huge-stdout', expect: failedAt('validate'), failed: 'validate' },
     { step: 'state-pull', fault: 'huge-stdout', expect: { outcome: 'failed', reason: 'StateUnreadable', step: 'state before', exit: 1 }, failed: 'state-pull' },
   ];
-  const SMALL = 40 * MiB; // beyond the 32 MiB cap; half of it is more than a step of V8's heap growth
+  const SMALL = 40 * MiB; // beyond the 32 MiB cap
+  // Keeping the second run's 40 MiB more would add at least 40 MiB; a step of V8's heap growth (up to
+  // ~16 MiB) on top of the noise of two runs reached 22 MiB once on a loaded machine.
+  const WHOLE_GROWTH_LIMIT = (SMALL * 3) / 4;
   for (const c of wholeCases) {
-    it(`${c.step}: ${c.fault} → ${c.expect.outcome}/${c.expect.reason}; with ${(2 * SMALL) / MiB} MiB the peak RSS is within ${SMALL / 2 / MiB} MiB of that with ${SMALL / MiB} MiB`, async (t) => {
+    it(`${c.step}: ${c.fault} → ${c.expect.outcome}/${c.expect.reason}; with ${(2 * SMALL) / MiB} MiB the peak RSS is within ${WHOLE_GROWTH_LIMIT / MiB} MiB of that with ${SMALL / MiB} MiB`, async (t) => {
       const peaks: number[] = [];
       for (const bytes of [SMALL, 2 * SMALL]) {
         const s = await fakeScenario(t);
@@ -101,7 +104,7 @@ describe('fault matrix: enormous output streams through with bounded memory', { 
         peaks.push(run.peakRssKiB);
       }
       const grewKiB = peaks[1]! - peaks[0]!;
-      assert.ok(grewKiB * 1024 < SMALL / 2, `peak RSS ${peaks.map((k) => Math.round(k / 1024)).join(' → ')} MiB: ${SMALL / MiB} MiB more output added ${Math.round(grewKiB / 1024)} MiB`);
+      assert.ok(grewKiB * 1024 < WHOLE_GROWTH_LIMIT, `peak RSS ${peaks.map((k) => Math.round(k / 1024)).join(' → ')} MiB: ${SMALL / MiB} MiB more output added ${Math.round(grewKiB / 1024)} MiB`);
     });
   }
 
