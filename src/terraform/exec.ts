@@ -91,12 +91,9 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   const pid = child.pid;
   const ended = pid === undefined ? () => {} : options.stop.started(pid);
 
-  let stderrTail = '';
-  let stderrComplete = true;
+  const stderrTail = new LineTail();
   const stderrDone = forEachLine(child.stderr!, (text) => {
-    const grown = stderrTail + text + '\n';
-    if (grown.length > STDERR_TAIL_BYTES) stderrComplete = false;
-    stderrTail = tailOf(grown);
+    stderrTail.push(text);
     return options.output.line('stderr', text);
   });
 
@@ -144,8 +141,8 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
     exitCode: finished.exitCode ?? (finished.signal ? 128 + signalNumber(finished.signal) : 1),
     signal: finished.signal ?? undefined,
     stdout,
-    stderrTail,
-    stderrComplete,
+    stderrTail: stderrTail.text(),
+    stderrComplete: stderrTail.complete,
     consumed: consumed as T,
     durationMs: Date.now() - started,
   };
@@ -156,6 +153,37 @@ function tailOf(text: string): string {
   if (text.length <= STDERR_TAIL_BYTES) return text;
   const cut = text.slice(-STDERR_TAIL_BYTES);
   return cut.slice(cut.indexOf('\n') + 1);
+}
+
+/**
+ * The tail of what terraform printed, line by line. Lines are cut down to the tail in batches of
+ * twice its size, not at every line: cutting the tail of every line copied it whole each time.
+ */
+export class LineTail {
+  #tail = '';
+  #pending: string[] = [];
+  #length = 0;
+  /** Whether every line is still held (nothing was ever cut). */
+  complete = true;
+
+  push(line: string): void {
+    this.#pending.push(line, '\n');
+    this.#length += line.length + 1;
+    if (this.#length > STDERR_TAIL_BYTES) this.complete = false;
+    if (this.#length > 2 * STDERR_TAIL_BYTES) this.#cut();
+  }
+
+  text(): string {
+    this.#cut();
+    return this.#tail;
+  }
+
+  #cut(): void {
+    if (this.#pending.length === 0) return;
+    this.#tail = tailOf(this.#tail + this.#pending.join(''));
+    this.#pending = [];
+    this.#length = this.#tail.length;
+  }
 }
 
 async function forEachLine(stream: Readable, onLine: (text: string) => void | Promise<void>): Promise<void> {

@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyArgs } from '../../src/terraform/apply.ts';
-import { terraformEnv } from '../../src/terraform/exec.ts';
+import { LineTail, terraformEnv } from '../../src/terraform/exec.ts';
 import { initArgs } from '../../src/terraform/init.ts';
 import { forceUnlockArgs, lockProbeArgs } from '../../src/terraform/lock.ts';
 import { planArgs } from '../../src/terraform/plan.ts';
@@ -116,6 +116,32 @@ describe('driver: createTerraform', () => {
     assert.equal(ranA.exitCode, 42, 'the interrupted one got one SIGINT');
     assert.equal(ranB.exitCode, 0, 'the other run\'s terraform was not touched');
     assert.equal(mine.interrupt('graceful').size, 0, 'a finished terraform is no longer the handle\'s');
+  });
+
+  it('keeps the tail of stderr as cutting it at every line would: whole lines, at most 16 KiB, and whether it was cut', () => {
+    const LIMIT = 16 * 1024;
+    const cutAtEveryLine = (lines: string[]) => {
+      let tail = '';
+      let complete = true;
+      for (const line of lines) {
+        const grown = tail + line + '\n';
+        if (grown.length > LIMIT) complete = false;
+        const cut = grown.length <= LIMIT ? grown : grown.slice(-LIMIT);
+        tail = grown.length <= LIMIT ? grown : cut.slice(cut.indexOf('\n') + 1);
+      }
+      return { tail, complete };
+    };
+    let seed = 7;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let round = 0; round < 40; round++) {
+      // Lines from empty to longer than the tail itself, a few to thousands of them.
+      const lines = Array.from({ length: random(round < 10 ? 20 : 3000) }, (_, i) => `${i}:`.padEnd(random(4) === 0 ? random(3 * LIMIT) : random(200), 'x'));
+      const tail = new LineTail();
+      for (const line of lines) tail.push(line);
+      const expected = cutAtEveryLine(lines);
+      assert.equal(tail.text(), expected.tail, `round ${round}`);
+      assert.equal(tail.complete, expected.complete, `round ${round}`);
+    }
   });
 
   it('says whether stderr was read whole or cut to its tail', async () => {
