@@ -83,17 +83,18 @@ async function mustRun(s: PgScenario, op: string, args: string[]): Promise<Runne
 
 
 /**
- * The applies the tests start from, made once: base (a copy of that database kept as `firstApplied`),
- * then (with --backups) the in-place `update`, whose backup holds the state of the first apply.
+ * The applies the tests start from, made once: base into an empty backend (a copy of the database as
+ * it left it kept as `firstApplied`), then the in-place `update`, both with --backups: the update's
+ * backup holds the state of the first apply. Tests change only copies; they may read the runs.
  */
 const applied = sharedSetup(async (suite) => {
   const s = await pgScenario(suite);
-  await mustRun(s, 'apply', ['--image', IMAGE]);
+  const first = await mustRun(s, 'apply', ['--image', IMAGE, '--backups', s.backups]);
   const firstApplied = await pg.newDatabase(s.db);
   const backedUp = (await s.state())!;
   await s.useModule(modules.update);
   const second = await mustRun(s, 'apply', ['--image', IMAGE, '--backups', s.backups, '--chunk-bytes', '1024']);
-  return { firstApplied, updated: s.db, backups: second.result!.backup!.location, object: second.result!.backup!.object, backedUp };
+  return { s, first, second, firstApplied, updated: s.db, backups: s.backups, object: second.result!.backup!.object, backedUp };
 });
 
 /**
@@ -111,15 +112,12 @@ const clusterGeneration = (state: TerraformState) =>
   ((state.resources.find((r) => r.name === 'cluster')!.instances[0]!.attributes.input as { value: { generation: number } }).value.generation);
 
 describe('backups (pg backend)', () => {
-  it('an apply writes a complete backup of the state before it changes anything', async (t) => {
-    const s = await pgScenario(t);
-    const first = await mustRun(s, 'apply', ['--image', IMAGE, '--backups', s.backups]);
+  it('an apply writes a complete backup of the state before it changes anything', async () => {
+    // The file's setup runs exactly these two applies: the test reads what they did.
+    const { s, first, second, backedUp: before } = await applied();
     assert.equal(first.result!.backup, undefined, 'no state yet: nothing to back up');
     assert.equal(first.result!.steps.find((step) => step.name === 'backup')?.status, 'skipped');
-    const before = (await s.state())!;
 
-    await s.useModule(modules.update);
-    const second = await mustRun(s, 'apply', ['--image', IMAGE, '--backups', s.backups, '--chunk-bytes', '1024']);
     const names = second.result!.steps.map((step) => step.name);
     assert.ok(names.indexOf('backup') < names.indexOf('apply'), names.join(','));
     const ref = second.result!.backup!;
