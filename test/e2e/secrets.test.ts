@@ -97,12 +97,15 @@ async function secretScenario(t: TestContext, inputs: { token?: string; password
   });
 }
 
-/** The state of an apply with secretScenario's defaults: made once, each test that starts from it gets a copy. */
-const appliedState = sharedSetup(async (suite) => {
+/**
+ * An apply with secretScenario's defaults into no state (with --backups): made once. The first test
+ * checks what it wrote; each test that starts from it gets a copy of its state.
+ */
+const applied = sharedSetup(async (suite) => {
   const s = await secretScenario(suite);
-  const first = await s.run('apply');
-  assert.equal(first.exitCode, 0, explain(first));
-  return dirname(s.state);
+  const apply = await s.run('apply', ['--backups', join(s.dir, 'backups')]);
+  assert.equal(apply.exitCode, 0, explain(apply));
+  return { apply, stateDir: dirname(s.state) };
 });
 
 describe('secrets: canaries never reach a byte the runner writes', { concurrency: 2 }, () => {
@@ -111,11 +114,12 @@ describe('secrets: canaries never reach a byte the runner writes', { concurrency
     const backups = join(s.dir, 'backups');
     const artifacts = join(s.dir, 'artifacts');
 
-    const apply = await s.run('apply', ['--backups', backups]);
-    assert.equal(apply.exitCode, 0, explain(apply));
+    // The apply is the file's setup: what it wrote is checked here, and the other ops run on a copy of its state.
+    const { apply, stateDir } = await applied();
     assertNoCanary(apply, 'apply');
     assert.equal(apply.result!.outputs!.generated!.sensitive, true);
     assert.equal(apply.result!.outputs!.generated!.value, undefined);
+    await cp(stateDir, dirname(s.state), { recursive: true });
 
     const plan = await s.run('plan', ['--artifacts', artifacts]);
     assert.equal(plan.exitCode, 0, explain(plan));
@@ -141,7 +145,7 @@ describe('secrets: canaries never reach a byte the runner writes', { concurrency
 
   it('a rotated secret: the old value (now only in the state) is masked where terraform prints it as a derived attribute', async (t) => {
     const s = await secretScenario(t);
-    await cp(await appliedState(), dirname(s.state), { recursive: true });
+    await cp((await applied()).stateDir, dirname(s.state), { recursive: true });
     await s.setInputs({ 'terraform.tfvars.json': { admin_token: ROTATED, refuse: false }, 'sensitive.tfvars.json': { db_password: UPFRONT } });
     for (const op of ['drift', 'plan', 'apply'] as const) {
       const run = await s.run(op, op === 'plan' ? ['--artifacts', join(s.dir, 'artifacts')] : []);
@@ -162,7 +166,7 @@ describe('secrets: canaries never reach a byte the runner writes', { concurrency
     }
     // refresh and destroy against a state (the defaults applied, without the refusal): a refresh-only
     // plan reports a failed condition as a warning, a destroy checks none; neither may leak the secret.
-    await cp(await appliedState(), dirname(s.state), { recursive: true });
+    await cp((await applied()).stateDir, dirname(s.state), { recursive: true });
     const refresh = await s.run('refresh');
     assert.equal(refresh.exitCode, 0, explain(refresh));
     assert.equal(refresh.result!.reason, 'RefreshSucceeded');
