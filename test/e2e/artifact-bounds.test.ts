@@ -5,16 +5,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { readdir, readFile, rename, rm, symlink, truncate } from 'node:fs/promises';
+import { cp, readdir, readFile, rename, rm, symlink, truncate } from 'node:fs/promises';
 import { execa } from 'execa';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
+import { basename, dirname, join } from 'node:path';
 import tar from 'tar-stream';
 import type { Result } from '../../src/schemas/result.ts';
 import { DirStore } from '../../src/store/dir-store.ts';
+import { sharedSetup } from '../support/suite-setup.ts';
 import { modules, terraformEnv } from '../support/tf-modules.ts';
 import { storeCraftedBackup } from '../store/helpers.ts';
 import { explain, RUNNER, scenario, type Scenario } from './runner.ts';
@@ -53,14 +51,28 @@ async function measuredRun(s: Scenario, args: string[]): Promise<MeasuredRun> {
   return { exitCode, result, stderr, peakRssMiB: peakKiB / 1024, writtenMiB: written / 1024 / 1024 };
 }
 
-/** An applied state and a backup of it, taken by a second apply. */
-async function withBackup(t: Parameters<typeof scenario>[0]): Promise<{ s: Scenario; backupDir: string; stateBefore: string }> {
-  const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: 'first-token' } });
+const SECOND_INPUTS = { 'terraform.tfvars.json': { admin_token: 'second-token' } };
+
+/**
+ * An applied state and a backup of it, taken by a second apply: the same for every test, so the
+ * file makes it once and each test gets a copy of both (terraform's state, the runner's backup).
+ */
+const backedUp = sharedSetup(async (suite) => {
+  const s = await scenario(suite, modules.base, { 'terraform.tfvars.json': { admin_token: 'first-token' } });
   assert.equal((await s.run('apply')).exitCode, 0);
-  await s.setInputs({ 'terraform.tfvars.json': { admin_token: 'second-token' } });
+  await s.setInputs(SECOND_INPUTS);
   const second = await s.run('apply');
   assert.equal(second.exitCode, 0, explain(second));
-  const backupDir = join(second.result!.backup!.location, second.result!.backup!.object);
+  return { stateDir: dirname(s.state), backupDir: join(second.result!.backup!.location, second.result!.backup!.object) };
+});
+
+/** A scenario of its own holding a copy of the applied state, and its backup under <out>/backups. */
+async function withBackup(t: Parameters<typeof scenario>[0]): Promise<{ s: Scenario; backupDir: string; stateBefore: string }> {
+  const made = await backedUp();
+  const s = await scenario(t, modules.base, SECOND_INPUTS);
+  await cp(made.stateDir, dirname(s.state), { recursive: true });
+  const backupDir = join(s.out, 'backups', basename(made.backupDir));
+  await cp(made.backupDir, backupDir, { recursive: true });
   return { s, backupDir, stateBefore: await readFile(s.state, 'utf8') };
 }
 
@@ -79,24 +91,20 @@ describe('restore against a forged backup store', () => {
   it('a manifest declaring a 512 MiB state is refused (ArtifactTooLarge) before a chunk is read: nothing is written, and a raised --max-artifact-bytes lets the reader go on', async (t) => {
     const { s, stateBefore } = await withBackup(t);
     const STATE_BYTES = 512 * 1024 * 1024;
-    // A real payload: a tar holding 512 MiB of zeros, which gzip makes about half a MiB.
+    // The manifest and the tar entry's header declare 512 MiB; the payload stops after 64 MiB of the
+    // entry's zeros (a declared size needs no real bytes behind it): a reader that ignored the
+    // declaration would write those 64 MiB before failing, far above the 16 MiB allowed below.
     const pack = tar.pack();
-    const parts: Buffer[] = [];
-    const gzipped = pipeline(pack, createGzip(), async (source: AsyncIterable<Buffer>) => {
-      for await (const part of source) parts.push(part);
-    });
-    const entry = pack.entry({ name: 'terraform.tfstate', size: STATE_BYTES, mode: 0o600, mtime: new Date(0) });
-    const zeros = Buffer.alloc(1024 * 1024);
-    const hash = createHash('sha256');
-    for (let written = 0; written < STATE_BYTES; written += zeros.length) {
-      hash.update(zeros);
-      if (!entry.write(zeros)) await new Promise<void>((resolve) => entry.once('drain', () => resolve()));
+    pack.entry({ name: 'terraform.tfstate', size: STATE_BYTES, mode: 0o600, mtime: new Date(0) });
+    let header: Buffer = Buffer.alloc(0);
+    for await (const part of pack) {
+      header = part as Buffer;
+      break;
     }
-    entry.end(() => undefined);
-    pack.finalize();
-    await gzipped;
+    assert.equal(header.length, 512, 'the entry header is one tar block');
     const store = new DirStore(join(s.out, 'forged'));
-    await storeCraftedBackup(store, 'backup-huge', { tar: Buffer.alloc(0), gzipped: Buffer.concat(parts), chunkBytes: 700_000, files: [{ name: 'terraform.tfstate', bytes: STATE_BYTES, sha256: hash.digest('hex') }] });
+    // The entry never ends, so its sha256 is never compared: any will do.
+    await storeCraftedBackup(store, 'backup-huge', { tar: Buffer.concat([header, Buffer.alloc(64 * 1024 * 1024)]), chunkBytes: 700_000, files: [{ name: 'terraform.tfstate', bytes: STATE_BYTES, sha256: '0'.repeat(64) }] });
 
     const refused = await measuredRun(s, ['restore', '--backup', join(store.location, 'backup-huge')]);
     assert.equal(refused.exitCode, 1, refused.stderr);
@@ -106,10 +114,12 @@ describe('restore against a forged backup store', () => {
     assert.equal(await readFile(s.state, 'utf8'), stateBefore);
     assert.deepEqual((await readdir(store.location)).sort(), ['backup-huge'], 'the store is as it was');
 
-    // Allowed, the same backup is read (and its 512 MiB of zeros are no state of this lineage).
+    // Allowed, the same backup is read: its chunks pass, and its tar ends inside the entry.
     const allowed = await measuredRun(s, ['restore', '--backup', join(store.location, 'backup-huge'), '--max-artifact-bytes', String(1024 * 1024 * 1024)]);
     assert.equal(allowed.exitCode, 1, allowed.stderr);
     assert.notEqual(allowed.result!.reason, 'ArtifactTooLarge');
+    assert.equal(allowed.result!.reason, 'ArtifactCorrupt', allowed.result!.message);
+    assert.match(allowed.result!.message, /is not a valid gzipped tar/, 'the reader went on to the tar');
     assert.equal(await readFile(s.state, 'utf8'), stateBefore);
   });
 });
@@ -136,8 +146,7 @@ describe('special files in the store', () => {
   });
 
   it('a FIFO as the blocked run\'s record: the approved apply goes on and names the record unreadable', async (t) => {
-    const s = await scenario(t, modules.base);
-    assert.equal((await s.run('apply')).exitCode, 0);
+    const { s } = await withBackup(t);
     await s.useModule(modules.deleteByRemoval);
     const blocked = await s.run('apply');
     assert.equal(blocked.result!.reason, 'DestructivePlanBlocked', explain(blocked));
@@ -174,7 +183,8 @@ describe('a state above --max-artifact-bytes', () => {
 describe('retention keeps every state\'s backups', () => {
   it('two states sharing one --backups dir: applies of A never delete B\'s backups, and each keeps its newest --keep-backups', async (t) => {
     const a = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: 'a-0' } });
-    const b = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: 'b-0' } });
+    // B starts applied (a copy of the file's state, of a lineage of its own); A's first apply creates its state.
+    const { s: b } = await withBackup(t);
     const shared = join(a.dir, 'shared-backups');
     const apply = async (s: Scenario, token: string) => {
       await s.setInputs({ 'terraform.tfvars.json': { admin_token: token } });
@@ -182,10 +192,10 @@ describe('retention keeps every state\'s backups', () => {
       assert.equal(run.exitCode, 0, explain(run));
       return run;
     };
-    await apply(b, 'b-0');
     const bBackup = (await apply(b, 'b-1')).result!.backup!.object;
     await apply(a, 'a-0');
-    for (const token of ['a-1', 'a-2', 'a-3', 'a-4']) await apply(a, token);
+    // Three backups of A (a-1, a-2 and a-3 each back up the state before them): retention must drop one.
+    for (const token of ['a-1', 'a-2', 'a-3']) await apply(a, token);
 
     const lineage = async (s: Scenario) => (JSON.parse(await readFile(s.state, 'utf8')) as { lineage: string }).lineage;
     const [aLineage, bLineage] = [await lineage(a), await lineage(b)];

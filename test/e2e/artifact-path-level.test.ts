@@ -7,9 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
 import { modules } from '../support/tf-modules.ts';
-import { explain, scenario, type RunnerRun } from './runner.ts';
-
-const IMAGE = 'registry.example/captf-module:1.0.0';
+import { applied, IMAGE } from './apply-support.ts';
+import { explain, type RunnerRun } from './runner.ts';
 
 function wrongLevel(run: RunnerRun, found: string, use: string, said: RegExp) {
   assert.equal(run.exitCode, 2, explain(run));
@@ -25,8 +24,7 @@ function wrongLevel(run: RunnerRun, found: string, use: string, said: RegExp) {
 
 describe('an artifact or backup path one directory level off', () => {
   it('apply --plan-artifact: the artifacts dir, or the manifest inside the artifact', async (t) => {
-    const s = await scenario(t, modules.base, {});
-    assert.equal((await s.run('apply', ['--image', IMAGE])).exitCode, 0);
+    const s = await applied(t);
     await s.useModule(modules.update);
     const plan = await s.run('plan', ['--image', IMAGE, '--artifacts', join(s.dir, 'artifacts')]);
     assert.equal(plan.exitCode, 0, explain(plan));
@@ -42,9 +40,8 @@ describe('an artifact or backup path one directory level off', () => {
   });
 
   it('restore --backup: the backups dir', async (t) => {
-    const s = await scenario(t, modules.base, {});
+    const s = await applied(t);
     const backups = join(s.dir, 'backups');
-    assert.equal((await s.run('apply', ['--image', IMAGE, '--backups', backups])).exitCode, 0);
     await s.useModule(modules.update);
     const second = await s.run('apply', ['--image', IMAGE, '--backups', backups]);
     assert.equal(second.exitCode, 0, explain(second));

@@ -11,6 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startPostgres, usePostgres, type TestDatabase } from '../support/pg.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
+import { sharedSetup } from '../support/suite-setup.ts';
 import { isProcessRunning, modules, slowApply, terraformEnv, withPgBackend, writeModule, type FileTree } from '../support/tf-modules.ts';
 import { explain, RUNNER, recordedInputsHash, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
 import { Result } from '../../src/schemas/result.ts';
@@ -42,7 +43,7 @@ interface PgScenario extends Scenario {
   pgArgs(op: string, args?: string[]): string[];
 }
 
-/** `database`: one on a server of the test's own (default: a new one on the file's shared server). */
+/** `database`: one on a server of the test's own, or a copy of a setup's (default: a new one on the file's shared server). */
 async function pgScenario(t: TestContext, tree: FileTree, database?: TestDatabase): Promise<PgScenario> {
   const db = database ?? (await pg.newDatabase());
   const s = await scenario(t, withPgBackend(tree));
@@ -87,6 +88,15 @@ async function waitForLockInfo(path: string): Promise<{ ID: string; Who: string 
   }
 }
 
+/** The base module applied once (pg backend) for the SIGTERM tests that need a state: each takes a copy of its database. */
+const baseApplied = sharedSetup(async (suite) => {
+  const db = await pg.newDatabase();
+  const s = await pgScenario(suite, modules.base, db);
+  const first = await s.runPg('apply', ['--kind', 'machine', '--guard', 'off']);
+  assert.equal(first.exitCode, 0, explain(first));
+  return db;
+});
+
 const stepDuration = (run: RunnerRun, name: string) => run.result!.steps.find((x) => x.name === name)?.durationMs ?? -1;
 
 describe('pg backend', { concurrency: 1 }, () => {
@@ -130,14 +140,8 @@ describe('pg backend', { concurrency: 1 }, () => {
 
   for (const step of ['init', 'plan', 'show', 'apply'] as const) {
     it(`SIGTERM during ${step}: interrupted in ${step}, exit 143, the advisory lock is released, the next apply succeeds`, async (t) => {
-      const s = await pgScenario(t, slowApply({ resources: 3, seconds: 60 }));
-      if (step !== 'init') {
-        // A state to interrupt: the base applied first (plan and show then have something to read).
-        await s.useModule(withPgBackend(modules.base));
-        const first = await s.runPg('apply', ['--kind', 'machine', '--guard', 'off']);
-        assert.equal(first.exitCode, 0, explain(first));
-        await s.useModule(withPgBackend(slowApply({ resources: 3, seconds: 60 })));
-      }
+      // Past init, a state to interrupt: a copy of the applied base (plan and show then have something to read).
+      const s = await pgScenario(t, slowApply({ resources: 3, seconds: 60 }), step === 'init' ? undefined : await pg.newDatabase(await baseApplied()));
       const { child } = await startRunner(s.pgArgs('apply', ['--kind', 'machine', '--guard', 'off', '--stop-grace', '20s']), step);
       if (step === 'apply') await pg.server().waitForAdvisoryLock(s.db);
       child.kill('SIGTERM');

@@ -13,6 +13,7 @@ import { usePostgres, type TestDatabase } from '../support/pg.ts';
 import { modules, resourceIds, tempDir, withPgBackend, writeTree, type FileTree, type TerraformState } from '../support/tf-modules.ts';
 import { explain, recordedInputsHash, runRunner, type RunnerRun } from './runner.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
+import { sharedSetup } from '../support/suite-setup.ts';
 
 const CANARY = 'CANARY-restore-5ecret-Bn6';
 const IMAGE = 'registry.example/captf-module:1.0.0';
@@ -82,32 +83,41 @@ async function mustRun(s: PgScenario, op: string, args: string[]): Promise<Runne
 
 
 /**
- * Applies base, then (with --backups) the in-place `update`: the backup holds the state of the
- * first apply. Returns the backup dir and that state.
+ * The applies the tests start from, made once: base into an empty backend (a copy of the database as
+ * it left it kept as `firstApplied`), then the in-place `update`, both with --backups: the update's
+ * backup holds the state of the first apply. Tests change only copies; they may read the runs.
  */
-async function withBackup(t: TestContext): Promise<{ s: PgScenario; backup: string; backedUp: TerraformState }> {
-  const s = await pgScenario(t);
-  await mustRun(s, 'apply', ['--image', IMAGE]);
+const applied = sharedSetup(async (suite) => {
+  const s = await pgScenario(suite);
+  const first = await mustRun(s, 'apply', ['--image', IMAGE, '--backups', s.backups]);
+  const firstApplied = await pg.newDatabase(s.db);
   const backedUp = (await s.state())!;
   await s.useModule(modules.update);
   const second = await mustRun(s, 'apply', ['--image', IMAGE, '--backups', s.backups, '--chunk-bytes', '1024']);
-  const ref = second.result!.backup!;
-  return { s, backup: join(ref.location, ref.object), backedUp };
+  return { s, first, second, firstApplied, updated: s.db, backups: s.backups, object: second.result!.backup!.object, backedUp };
+});
+
+/**
+ * A scenario whose database is a copy of the updated one and whose backups dir a copy of the one
+ * the update wrote: the backup holds the state of the first apply. Returns the backup dir and that state.
+ */
+async function withBackup(t: TestContext): Promise<{ s: PgScenario; backup: string; backedUp: TerraformState }> {
+  const made = await applied();
+  const s = await pgScenario(t, await pg.newDatabase(made.updated));
+  await cp(made.backups, s.backups, { recursive: true });
+  return { s, backup: join(s.backups, made.object), backedUp: made.backedUp };
 }
 
 const clusterGeneration = (state: TerraformState) =>
   ((state.resources.find((r) => r.name === 'cluster')!.instances[0]!.attributes.input as { value: { generation: number } }).value.generation);
 
 describe('backups (pg backend)', () => {
-  it('an apply writes a complete backup of the state before it changes anything', async (t) => {
-    const s = await pgScenario(t);
-    const first = await mustRun(s, 'apply', ['--image', IMAGE, '--backups', s.backups]);
+  it('an apply writes a complete backup of the state before it changes anything', async () => {
+    // The file's setup runs exactly these two applies: the test reads what they did.
+    const { s, first, second, backedUp: before } = await applied();
     assert.equal(first.result!.backup, undefined, 'no state yet: nothing to back up');
     assert.equal(first.result!.steps.find((step) => step.name === 'backup')?.status, 'skipped');
-    const before = (await s.state())!;
 
-    await s.useModule(modules.update);
-    const second = await mustRun(s, 'apply', ['--image', IMAGE, '--backups', s.backups, '--chunk-bytes', '1024']);
     const names = second.result!.steps.map((step) => step.name);
     assert.ok(names.indexOf('backup') < names.indexOf('apply'), names.join(','));
     const ref = second.result!.backup!;
@@ -128,11 +138,11 @@ describe('backups (pg backend)', () => {
   });
 
   it('a backup that cannot be written stops the apply before it changes anything', async (t) => {
-    const s = await pgScenario(t);
-    await mustRun(s, 'apply', ['--image', IMAGE]);
+    const s = await pgScenario(t, await pg.newDatabase((await applied()).firstApplied));
     const row = await s.row();
     assert.ok(row, 'the first apply stored a state');
     await s.useModule(modules.update);
+    await mkdir(s.out, { recursive: true, mode: 0o700 });
     // The default backups dir, <out>/backups, taken by a file (an explicit --backups dir is probed in preflight, see disk.test.ts).
     await writeFile(join(s.out, 'backups'), 'not a directory');
     const run = await s.run('apply', ['--image', IMAGE]);

@@ -9,9 +9,9 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, resourceIds } from '../support/tf-modules.ts';
+import { applied, IMAGE } from './apply-support.ts';
 import { explain, scenario, type RunnerRun } from './runner.ts';
 
-const IMAGE = 'registry.example/captf-module:1.0.0';
 const TF_ENCRYPTION = 'key_provider "pbkdf2" "k" { passphrase = "a-passphrase-of-16+" }\nmethod "aes_gcm" "m" { keys = key_provider.pbkdf2.k }\nstate { method = method.aes_gcm.m }';
 const HCL_BLOCK = `terraform {
   encryption {
@@ -51,9 +51,7 @@ describe('OpenTofu state encryption: no backup in clear without consent', () => 
   });
 
   it('TF_ENCRYPTION: apply refuses; restore refuses, the state untouched; with --allow-plaintext-backups (or its variable) apply runs and warns', async (t) => {
-    const s = await scenario(t, modules.base);
-    const first = await s.run('apply', ['--image', IMAGE]);
-    assert.equal(first.exitCode, 0, explain(first));
+    const s = await applied(t);
     const before = await readFile(s.state);
 
     assertRefused(await s.run('apply', ['--image', 'registry.example/captf-module:2.0.0'], { TF_ENCRYPTION }), /TF_ENCRYPTION in the environment/);
@@ -70,9 +68,7 @@ describe('OpenTofu state encryption: no backup in clear without consent', () => 
   });
 
   it('destroy takes its backup with a warning and proceeds (a teardown never wedges)', async (t) => {
-    const s = await scenario(t, modules.base);
-    const first = await s.run('apply', ['--image', IMAGE]);
-    assert.equal(first.exitCode, 0, explain(first));
+    const s = await applied(t);
     const run = await s.run('destroy', ['--image', IMAGE], { TF_ENCRYPTION });
     assert.equal(run.exitCode, 0, explain(run));
     assert.equal(run.result!.reason, 'DestroySucceeded');

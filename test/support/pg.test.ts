@@ -42,12 +42,20 @@ test('a server takes a terraform pg backend, then stops leaving no process and n
 describe('a server shared by the tests of a suite', () => {
   const shared = usePostgres();
 
-  test('gives each test its own database on the same server', async () => {
+  test('gives each test its own database on the same server, empty or a copy of another', async () => {
     const first = await shared.newDatabase();
     const second = await shared.newDatabase();
     assert.notEqual(first.name, second.name);
     assert.equal(new URL(first.connString).port, new URL(second.connString).port);
     assert.equal(await shared.server().query('SELECT count(*) FROM pg_database WHERE datname LIKE \'test\\_%\''), '2');
+
+    // A copy holds the rows of the database it was made from, and is a database of its own.
+    await shared.server().query('CREATE TABLE kept (v text); INSERT INTO kept VALUES (\'from the first\')', first.name);
+    const copy = await shared.newDatabase(first);
+    assert.notEqual(copy.name, first.name);
+    assert.equal(await shared.server().query('SELECT v FROM kept', copy.name), 'from the first');
+    await shared.server().query('INSERT INTO kept VALUES (\'only in the copy\')', copy.name);
+    assert.equal(await shared.server().query('SELECT count(*) FROM kept', first.name), '1');
   });
 
   test('shows the advisory lock an apply holds, keyed by the state row, and its release after an interrupt', async (t) => {

@@ -51,8 +51,8 @@ export interface PostgresServer {
   /** The temp dir holding the data dir and the server log; removed by stop(). */
   readonly dir: string;
   connString(database: string): string;
-  /** Creates a database and returns its connection string. */
-  createDatabase(name: string): Promise<string>;
+  /** Creates a database (a copy of `template` when given) and returns its connection string. */
+  createDatabase(name: string, template?: string): Promise<string>;
   /** Runs SQL with psql as the superuser; returns stdout in unaligned tuples-only form, trimmed. */
   query(sql: string, database?: string): Promise<string>;
   /** Advisory locks currently held or awaited, in every database unless one is named. */
@@ -75,8 +75,11 @@ export interface TestDatabase {
 export interface SharedPostgres {
   /** The running server (started by the first newDatabase call). */
   server(): PostgresServer;
-  /** A fresh database on the file's shared server, one per test. */
-  newDatabase(): Promise<TestDatabase>;
+  /**
+   * A fresh database on the file's shared server, one per test; with `from`, a copy of that database
+   * (CREATE DATABASE … TEMPLATE: its state rows as terraform left them), which nobody may be using.
+   */
+  newDatabase(from?: TestDatabase): Promise<TestDatabase>;
 }
 
 /**
@@ -95,11 +98,11 @@ export function usePostgres(): SharedPostgres {
       if (!started) throw new Error('usePostgres: call newDatabase() before server()');
       return started;
     },
-    async newDatabase() {
+    async newDatabase(from) {
       starting ??= startPostgres();
       started = await starting;
       const name = `test_${++databases}`;
-      return { name, connString: await started.createDatabase(name) };
+      return { name, connString: await started.createDatabase(name, from?.name) };
     },
   };
 }
@@ -144,8 +147,8 @@ function makeServer(dir: string, port: number, stopOnce: () => Promise<void>): P
     port,
     dir,
     connString: (database) => `postgres://${SUPERUSER}@127.0.0.1:${port}/${database}?sslmode=disable`,
-    async createDatabase(name) {
-      await server.query(`CREATE DATABASE ${safeIdentifier(name)}`);
+    async createDatabase(name, template) {
+      await server.query(`CREATE DATABASE ${safeIdentifier(name)}${template ? ` TEMPLATE ${safeIdentifier(template)}` : ''}`);
       return server.connString(name);
     },
     async query(sql, database = 'postgres') {
