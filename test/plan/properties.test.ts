@@ -207,4 +207,19 @@ describe('generated plans', () => {
       { numRuns: runs(50) },
     );
   });
+
+  // property-runs.ts's own test lives here: a test file of its own would cost more to start than all it checks.
+  test('CAPTF_PROPERTY_RUNS multiplies every run count; CAPTF_PROPERTY_SEED, when set, is every property\'s seed', () => {
+    const saved = process.env.CAPTF_PROPERTY_RUNS;
+    try {
+      process.env.CAPTF_PROPERTY_RUNS = '3';
+      assert.equal(runs(50), 150);
+      delete process.env.CAPTF_PROPERTY_RUNS;
+      assert.equal(runs(50), 50);
+    } finally {
+      if (saved !== undefined) process.env.CAPTF_PROPERTY_RUNS = saved;
+    }
+    const seed = process.env.CAPTF_PROPERTY_SEED;
+    assert.equal(fc.readConfigureGlobal().seed, seed ? Number(seed) : undefined);
+  });
 });
