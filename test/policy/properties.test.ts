@@ -73,7 +73,7 @@ describe('policy evaluation properties', () => {
         }
         assert.equal(outcome.timedOut, false);
       }),
-      // Each run compiles up to four rules and two messages: 100 runs here, more with CAPTF_PROPERTY_RUNS.
+      // Each run compiles up to four rules and their messages: 100 runs here, more with CAPTF_PROPERTY_RUNS.
       { numRuns: runs(100) },
     );
   });
