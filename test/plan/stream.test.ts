@@ -243,6 +243,8 @@ describe('broken JSON fails closed with the place it broke', () => {
       JSON.parse(JSON.stringify(text)); // the fixture itself is a valid JS string
       assert.throws(() => JSON.parse(text));
       await assertUnreadable(streamText(text), message);
+      // Split anywhere, the same error at the same byte.
+      for (let cut = 0; cut <= text.length; cut++) await assertUnreadable(streamText(text, [cut]), message);
     });
   }
 
