@@ -5,16 +5,11 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
+import { runs } from '../support/property-runs.ts';
 import { chunked, INPUTS_HASH } from './support.ts';
 
 const ignore = { ignoreAddresses: new Set([INPUTS_HASH]) };
 
-// The suite runs each property a few dozen to a few hundred times (its time budget); a failure
-// prints its seed and path. CAPTF_PROPERTY_SEED replays that seed, and CAPTF_PROPERTY_RUNS
-// multiplies every run count for a deeper search (e.g. 10).
-const seed = process.env.CAPTF_PROPERTY_SEED;
-if (seed) fc.configureGlobal({ seed: Number(seed) });
-const runs = (n: number) => n * Number(process.env.CAPTF_PROPERTY_RUNS || 1);
 
 const knownActionLists = [['no-op'], ['create'], ['read'], ['update'], ['delete'], ['forget'], ['delete', 'create'], ['create', 'delete'], ['create', 'forget'], ['forget', 'create']];
 
@@ -188,6 +183,9 @@ describe('generated plans', () => {
     );
   });
 
+  // One generated plan per run (a split at every byte of a plan of several kB is a few thousand reads
+  // of it): every cut of every token kind is proved on stream.test.ts's covering document, and the
+  // random chunkings above reach generated shapes.
   test('streaming equals the reference with the document split at every byte boundary', async () => {
     await fc.assert(
       fc.asyncProperty(planArbitrary, async (plan) => {
@@ -195,7 +193,7 @@ describe('generated plans', () => {
         const expected = classifyPlan(JSON.parse(bytes.toString('utf8')), ignore);
         for (let cut = 0; cut <= bytes.length; cut++) assert.deepEqual(await classifyPlanStream(chunked(bytes, [cut]), ignore), expected);
       }),
-      { numRuns: runs(3) },
+      { numRuns: runs(1) },
     );
   });
 
@@ -208,5 +206,20 @@ describe('generated plans', () => {
       }),
       { numRuns: runs(50) },
     );
+  });
+
+  // property-runs.ts's own test lives here: a test file of its own would cost more to start than all it checks.
+  test('CAPTF_PROPERTY_RUNS multiplies every run count; CAPTF_PROPERTY_SEED, when set, is every property\'s seed', () => {
+    const saved = process.env.CAPTF_PROPERTY_RUNS;
+    try {
+      process.env.CAPTF_PROPERTY_RUNS = '3';
+      assert.equal(runs(50), 150);
+      delete process.env.CAPTF_PROPERTY_RUNS;
+      assert.equal(runs(50), 50);
+    } finally {
+      if (saved !== undefined) process.env.CAPTF_PROPERTY_RUNS = saved;
+    }
+    const seed = process.env.CAPTF_PROPERTY_SEED;
+    assert.equal(fc.readConfigureGlobal().seed, seed ? Number(seed) : undefined);
   });
 });

@@ -57,3 +57,6 @@ export async function* chunked(bytes: Buffer, cuts: number[]): AsyncGenerator<Bu
   const points = [0, ...[...cuts].sort((a, b) => a - b), bytes.length];
   for (let i = 1; i < points.length; i++) yield bytes.subarray(points[i - 1], points[i]);
 }
+
+/** Where a stream of `size`-byte chunks (its highWaterMark) would cut `bytes`: for chunked(). */
+export const everyNthByte = (bytes: Buffer, size: number) => Array.from({ length: Math.floor(bytes.length / size) }, (_, i) => (i + 1) * size);

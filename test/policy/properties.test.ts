@@ -8,6 +8,7 @@ import { changeBinding, compileExpression, type CelProgram } from '../../src/pol
 import type { CompiledPolicy, CompiledRule } from '../../src/policy/compile.ts';
 import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
 import { CHANGE_KINDS, type PolicyChangeView } from '../../src/policy/views.ts';
+import { runs } from '../support/property-runs.ts';
 import { planView } from './support.ts';
 
 const program = (source: string): CelProgram => {
@@ -72,7 +73,8 @@ describe('policy evaluation properties', () => {
         }
         assert.equal(outcome.timedOut, false);
       }),
-      { numRuns: 300 },
+      // Each run compiles up to four rules and their messages: 100 runs here, more with CAPTF_PROPERTY_RUNS.
+      { numRuns: runs(100) },
     );
   });
 
@@ -84,6 +86,7 @@ describe('policy evaluation properties', () => {
         assert.equal(outcome.deletes, deleting);
         assert.equal(outcome.deniedTotal, deleting > limit ? 1 : 0);
       }),
+      { numRuns: runs(100) },
     );
   });
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, readdir, readFile, rename, stat, truncate, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, readdir, readFile, rename, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { readArtifact } from '../../src/store/artifact-read.ts';
 import { writeArtifact, type ArtifactFile } from '../../src/store/artifact-write.ts';
@@ -30,15 +30,33 @@ async function writePlan(store: ChunkStore, object = 'plan-1', options = {}) {
 
 const STATE_BYTES = 600_000;
 
-/** A random (incompressible) state split into 100 kB chunks: 5 MB gives about 50 of them, the default 7. */
-async function writeBigBackup(t: Parameters<typeof tempDir>[0], bytes = STATE_BYTES) {
+/** A random (incompressible) state split into chunks of `chunkBytes` (100 kB: the state gives 7 of them). */
+async function writeBigBackup(t: Parameters<typeof tempDir>[0], bytes = STATE_BYTES, chunkBytes = 100_000) {
   const root = await tempDir(t);
   const store = new DirStore(join(root, 'backups'));
   const source = join(root, 'terraform.tfstate');
   const content = randomBytes(bytes);
   await writeFile(source, content);
-  const manifest = await writeArtifact(store, 'backup-1', [{ name: 'terraform.tfstate', path: source }], backupMeta(), { chunkBytes: 100_000 });
+  const manifest = await writeArtifact(store, 'backup-1', [{ name: 'terraform.tfstate', path: source }], backupMeta(), { chunkBytes });
   return { root, store, content, manifest, objectDir: join(store.location, 'backup-1') };
+}
+
+/** The state backup most tests damage or read, written once; each test gets a copy of its own (writing one is a gzip, fsyncs and a read back). */
+let bigBackup: Awaited<ReturnType<typeof writeBigBackup>>;
+const removeBigBackup: (() => Promise<void>)[] = [];
+before(async () => {
+  bigBackup = await writeBigBackup({ after: (remove) => removeBigBackup.push(remove) });
+});
+after(() => Promise.all(removeBigBackup.map((remove) => remove())));
+
+/** A copy of the state backup, in a store of the test's own: what writeBigBackup(t) gives, without writing one. */
+async function copyOfBigBackup(t: Parameters<typeof tempDir>[0]) {
+  const root = await tempDir(t);
+  const store = new DirStore(join(root, 'backups'));
+  const objectDir = join(store.location, 'backup-1');
+  await mkdir(store.location, { recursive: true, mode: 0o700 });
+  await cp(bigBackup.objectDir, objectDir, { recursive: true });
+  return { root, store, content: bigBackup.content, manifest: structuredClone(bigBackup.manifest), objectDir };
 }
 
 const editManifest = (objectDir: string, edit: (manifest: Record<string, any>) => void) =>
@@ -78,11 +96,11 @@ describe('writeArtifact then readArtifact', () => {
     assert.deepEqual((await readdir(into)).sort(), ['.terraform.lock.hcl', 'plan.tfplan']);
   });
 
-  it('round-trips a 5 MB file in 100 kB chunks, every chunk full but the last', async (t) => {
-    const { root, store, content, manifest } = await writeBigBackup(t, 5_000_000);
+  it('round-trips a 1 MB file in 20 kB chunks, every chunk full but the last', async (t) => {
+    const { root, store, content, manifest } = await writeBigBackup(t, 1_000_000, 20_000);
     assert.ok(manifest.chunkCount >= 50, `expected at least 50 chunks, got ${manifest.chunkCount}`);
-    assert.ok(manifest.chunks.slice(0, -1).every((chunk) => chunk.bytes === 100_000));
-    assert.ok(manifest.chunks.at(-1)!.bytes <= 100_000);
+    assert.ok(manifest.chunks.slice(0, -1).every((chunk) => chunk.bytes === 20_000));
+    assert.ok(manifest.chunks.at(-1)!.bytes <= 20_000);
     assert.deepEqual(await store.listChunks('backup-1'), manifest.chunks.map((chunk) => chunk.index));
 
     const { paths } = await readArtifact(store, 'backup-1', { into: join(root, 'out'), expect: { kind: 'StateBackup' } });
@@ -99,7 +117,7 @@ describe('writeArtifact then readArtifact', () => {
   });
 
   it('reads an object addressed by its own directory', async (t) => {
-    const { root, content } = await writeBigBackup(t);
+    const { root, content } = await copyOfBigBackup(t);
     const { store, object } = openDirObject(join(root, 'backups', 'backup-1'));
     const { paths } = await readArtifact(store, object, { into: join(root, 'out') });
     assert.ok((await readFile(paths['terraform.tfstate']!)).equals(content));
@@ -341,7 +359,7 @@ describe('readArtifact refuses a damaged object, leaving nothing extracted', () 
 
   for (const { name, reason, message, damage } of cases) {
     it(`${name}: ${reason}`, async (t) => {
-      const { root, store, manifest, objectDir } = await writeBigBackup(t);
+      const { root, store, manifest, objectDir } = await copyOfBigBackup(t);
       await damage(objectDir, manifest);
       const into = join(root, 'out');
       const error = await rejectsWith(readArtifact(store, 'backup-1', { into, expect: { kind: 'StateBackup' } }), 'artifact', reason, message);
@@ -352,7 +370,7 @@ describe('readArtifact refuses a damaged object, leaving nothing extracted', () 
   }
 
   it('an existing extraction directory is emptied again on failure, not removed', async (t) => {
-    const { root, store, objectDir } = await writeBigBackup(t);
+    const { root, store, objectDir } = await copyOfBigBackup(t);
     await editManifest(objectDir, (manifest) => void (manifest.sha256 = sha256('other')));
     const into = join(root, 'out');
     await mkdir(into);
@@ -444,10 +462,11 @@ describe('readArtifact extracts safely', () => {
   it('stops a payload that unpacks far beyond its listed files (decompression bomb)', async (t) => {
     const root = await tempDir(t);
     const store = new DirStore(join(root, 'store'));
-    // Zero blocks after the tar read as end-of-archive padding; 64 MB of them gzip to about 64 kB.
-    const tarWithPadding = Buffer.concat([await buildTar([state]), Buffer.alloc(64 * 1024 * 1024)]);
+    // Zero blocks after the tar read as end-of-archive padding; 4 MiB of them gzip to about 4 kB and
+    // unpack to over 300 times what the manifest allows (its file and tar's headers: 12,800 bytes).
+    const tarWithPadding = Buffer.concat([await buildTar([state]), Buffer.alloc(4 * 1024 * 1024)]);
     await storeCraftedBackup(store, 'b', { tar: tarWithPadding, files: listedState });
-    await rejectsWith(readArtifact(store, 'b', { into: join(root, 'out') }), 'artifact', 'ArtifactUnsafe', /unpacks to more than/);
+    await rejectsWith(readArtifact(store, 'b', { into: join(root, 'out') }), 'artifact', 'ArtifactUnsafe', /unpacks to more than the 12800 bytes/);
   });
 
   it('refuses a payload that is not gzip', async (t) => {
@@ -479,7 +498,7 @@ describe('declared sizes are bounded before anything is read', () => {
   };
 
   it('a manifest declaring files (a 512 MiB state) or a payload over --max-artifact-bytes is refused before a chunk is read', async (t) => {
-    const { root, store, objectDir } = await writeBigBackup(t);
+    const { root, store, objectDir } = await copyOfBigBackup(t);
     await editManifest(objectDir, (manifest) => void (manifest.files[0]!.bytes = 512 * 1024 * 1024));
     const into = join(root, 'out');
     const watched = counting(store);
@@ -490,12 +509,12 @@ describe('declared sizes are bounded before anything is read', () => {
     // With a limit that allows it, the reader goes on and finds the lie.
     await rejectsWith(readArtifact(store, 'backup-1', { into, maxBytes: 1024 * 1024 * 1024 }), 'artifact', 'ArtifactCorrupt');
     // The payload alone: 600 kB in 100 kB chunks against a limit of 500 kB.
-    const fresh = await writeBigBackup(t);
+    const fresh = await copyOfBigBackup(t);
     await rejectsWith(readArtifact(fresh.store, 'backup-1', { into, maxBytes: 500_000 }), 'artifact', 'ArtifactTooLarge', /declares a payload of \d+ bytes/);
   });
 
   it('a chunk listed at most 16 MiB: a manifest listing a bigger one is corrupt', async (t) => {
-    const { root, store, objectDir } = await writeBigBackup(t);
+    const { root, store, objectDir } = await copyOfBigBackup(t);
     await editManifest(objectDir, (manifest) => {
       manifest.chunks[0]!.bytes = 17 * 1024 * 1024;
       manifest.totalBytes = (manifest.chunks as { bytes: number }[]).reduce((sum, chunk) => sum + chunk.bytes, 0);
@@ -504,7 +523,7 @@ describe('declared sizes are bounded before anything is read', () => {
   });
 
   it('a chunk swapped for a 1.5 GiB file (sparse) is refused having read one byte more than listed', async (t) => {
-    const { root, store, manifest, objectDir } = await writeBigBackup(t);
+    const { root, store, manifest, objectDir } = await copyOfBigBackup(t);
     await truncate(chunkPath(objectDir, 0), 1.5 * 1024 * 1024 * 1024);
     const listed = manifest.chunks[0]!.bytes;
     assert.equal((await store.getChunk('backup-1', 0, listed)).length, listed + 1);
