@@ -1,10 +1,11 @@
 // Shared by the apply-*.test.ts files (the guarded apply end to end, one concern a file, so that
 // they run concurrently): the base module applied once per file, and each test given a copy of
 // that applied state in a scenario of its own.
-import { after, type TestContext } from 'node:test';
+import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { sharedSetup } from '../support/suite-setup.ts';
 import { modules } from '../support/tf-modules.ts';
 import { explain, scenario, type Scenario } from './runner.ts';
 
@@ -12,23 +13,13 @@ export const CANARY = 'CANARY-e2e-5ecret-Zq9';
 export const IMAGE = 'registry.example/captf-module:1.0.0';
 const BASE_INPUTS = { 'terraform.tfvars.json': { admin_token: CANARY } };
 
-// The template outlives the test that asks for it first: its temp dir goes when the file's tests are
-// done (a hook registered as the module loads belongs to the file, not to the test running then).
-const templateCleanups: Array<() => Promise<void>> = [];
-after(() => Promise.all(templateCleanups.map((cleanup) => cleanup())));
-const fileScope = { after: (cleanup: () => Promise<void>) => templateCleanups.push(cleanup) } as unknown as TestContext;
-
 /** The state dir of a real apply of modules.base with BASE_INPUTS by the runner: made once per file. */
-let appliedBaseStateDir: Promise<string> | undefined;
-function appliedBase(): Promise<string> {
-  appliedBaseStateDir ??= (async () => {
-    const s = await scenario(fileScope, modules.base, BASE_INPUTS);
-    const first = await s.run('apply', ['--image', IMAGE]);
-    assert.equal(first.exitCode, 0, explain(first));
-    return dirname(s.state);
-  })();
-  return appliedBaseStateDir;
-}
+const appliedBase = sharedSetup(async (suite) => {
+  const s = await scenario(suite, modules.base, BASE_INPUTS);
+  const first = await s.run('apply', ['--image', IMAGE]);
+  assert.equal(first.exitCode, 0, explain(first));
+  return dirname(s.state);
+});
 
 /**
  * A scenario whose base module is applied already. Applying it is the same for every test, so the

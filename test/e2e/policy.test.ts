@@ -43,21 +43,23 @@ async function policyDir(s: Scenario, files: Record<string, string> = { 'policy.
   return dir;
 }
 
-/** Per module, its real apply by the runner (no policy: creates match nothing anyway), made once for the file. */
-const appliedStates = new Map<string, ReturnType<typeof stateOnce>>();
-
-/** The module applied, in a scenario of the test's own, and the issue's policy dir. */
-async function applied(t: TestContext, tree: FileTree = policyModule()): Promise<{ s: Scenario; policy: string }> {
-  const key = JSON.stringify(tree);
-  if (!appliedStates.has(key))
-    appliedStates.set(key, stateOnce(async (first) => {
-      const s = await scenario(first, tree);
+/** The module with each node count the tests start from, applied by the runner once for the file (no policy: creates match nothing anyway). */
+const appliedStates = Object.fromEntries(
+  ([0, 6] as const).map((nodes) => [
+    nodes,
+    stateOnce(async (suite) => {
+      const s = await scenario(suite, policyModule({ nodes }));
       const run = await s.run('apply', ['--image', IMAGE]);
       assert.equal(run.exitCode, 0, explain(run));
       return s;
-    }));
-  const s = await scenario(t, tree);
-  await appliedStates.get(key)!(t, s);
+    }),
+  ]),
+) as Record<0 | 6, (into: Scenario) => Promise<void>>;
+
+/** The module applied, in a scenario of the test's own, and the issue's policy dir. */
+async function applied(t: TestContext, nodes: 0 | 6 = 0): Promise<{ s: Scenario; policy: string }> {
+  const s = await scenario(t, policyModule({ nodes }));
+  await appliedStates[nodes](s);
   return { s, policy: await policyDir(s) };
 }
 
@@ -117,7 +119,7 @@ describe('policy: deny', () => {
   });
 
   it('limits.maxDeletes: 6 deletes of 5 allowed are denied, even approved', async (t) => {
-    const { s, policy } = await applied(t, policyModule({ nodes: 6 }));
+    const { s, policy } = await applied(t, 6);
     await s.useModule(policyModule({ nodes: 0 }));
     const before = await readFile(s.state);
     const limit = { rule: 'limits.maxDeletes', message: /the plan deletes 6 objects .* allows at most 5 in one run/ };
@@ -218,7 +220,7 @@ describe('policy: a broken policy dir', () => {
 describe('policy: destroy never reads it', () => {
   it('destroys what the policy would deny, with a broken policy dir and a denying one', async (t) => {
     for (const files of [{ 'policy.yaml': 'apiVersion: nope\n' }, { 'policy.yaml': ISSUE_EXAMPLE }]) {
-      const { s } = await applied(t, policyModule({ nodes: 6 }));
+      const { s } = await applied(t, 6);
       const dir = await policyDir(s, files, 'destroy-policy');
       const run = await s.run('destroy', ['--image', IMAGE, '--policy', dir]);
       assert.equal(run.exitCode, 0, explain(run));

@@ -79,7 +79,7 @@ const failedFirstApply = stateOnce(async (t) => {
 /** A state without the record, and the inputs of a run that would succeed. */
 async function stateWithoutRecord(t: TestContext): Promise<Scenario> {
   const s = await scenario(t, FIRST, { 'terraform.tfvars.json': { fail_bootstrap: false } });
-  await failedFirstApply(t, s);
+  await failedFirstApply(s);
   return s;
 }
 
