@@ -1,6 +1,6 @@
 // The fault matrix's hangs (contract/sections/faults.md): every step the runner runs terraform in
 // hangs, and --deadline stops it in time. Timing-sensitive: scripts/test.sh runs this file in its
-// serial phase, alone on the machine's CPUs.
+// serial phase, where no CPU-bound file runs beside it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {

@@ -1,7 +1,7 @@
 // The stop choreography with the fake terraform (contract/sections/faults.md): exactly one SIGINT
 // to terraform, a second only after --stop-grace, then a kill of its process group, and nothing
-// left in it. Timing-sensitive: scripts/test.sh runs this file in its serial phase, alone on the
-// machine's CPUs.
+// left in it. Timing-sensitive: scripts/test.sh runs this file in its serial phase, where no
+// CPU-bound file runs beside it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

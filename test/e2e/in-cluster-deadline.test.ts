@@ -1,6 +1,6 @@
 // In-cluster mode against an API server that takes requests and never answers: the hand-back budget
 // and --deadline still hold. Timing-sensitive: scripts/test.sh runs this file in its serial phase,
-// alone on the machine's CPUs (under load, a 12 s deadline once took 16.4 s here).
+// where no CPU-bound file runs beside it (under load, a 12 s deadline once took 16.4 s here).
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
