@@ -6,9 +6,9 @@
 #         PostgreSQL. Builds the bundle first. Run once per binary in CAPTF_TEST_TERRAFORMS (space-separated
 #         paths) when set, else with CAPTF_TEST_TERRAFORM (one path) or terraform on PATH.
 #         Two phases: every file but the SERIAL ones concurrently (CAPTF_TEST_CONCURRENCY files at a time,
-#         default 3: terraform runs wait on pipes and disk as much as on the CPUs), then the SERIAL ones two
-#         at a time: they wait on signals, deadlines and hung steps, not on the CPUs, and no CPU-bound file
-#         shares the machine with them.
+#         default 3: terraform runs wait on pipes and disk as much as on the CPUs), then the SERIAL ones
+#         side by side: they wait on signals, deadlines and hung steps, not on the CPUs, and no CPU-bound
+#         file shares the machine with them.
 #   all   (default) type-check, unit, e2e.
 # Files are found, not listed (node 20 does not expand globs for --test): a new test file cannot be forgotten,
 # and a group that finds no file fails.
@@ -25,7 +25,7 @@ E2E_ELSEWHERE=(
   test/local/lifecycle.test.ts
 )
 
-# Timing-sensitive e2e files (signals, deadlines, stop grace): the serial phase runs them two at a time, alone.
+# Timing-sensitive e2e files (signals, deadlines, stop grace): the serial phase runs them side by side, alone.
 SERIAL=(
   test/e2e/faults-deadline.test.ts
   test/e2e/faults-signals.test.ts
@@ -81,7 +81,7 @@ run_e2e_phases() {
   for f in "${e2e[@]}"; do if is_serial "$f"; then serial+=("$f"); else concurrent+=("$f"); fi; done
   # A failure in the first phase still runs the second: one run reports every failing file.
   [ "${#concurrent[@]}" -eq 0 ] || run_tests --test-concurrency="${CAPTF_TEST_CONCURRENCY:-3}" "${concurrent[@]}" || status=1
-  [ "${#serial[@]}" -eq 0 ] || run_tests --test-concurrency=2 "${serial[@]}" || status=1
+  [ "${#serial[@]}" -eq 0 ] || run_tests --test-concurrency="${#serial[@]}" "${serial[@]}" || status=1
   return "$status"
 }
 
