@@ -12,6 +12,16 @@ import {
   checkRun, cleanupFake, explainFake, failedAt, fakeScenario, type RunOptions, runWithFake,
 } from './faults-support.ts';
 
+/** A plan document that creates one terraform_data, with the format and status fields a case gives; returns its path. */
+async function writeOneCreatePlan(path: string, fields: { format_version: string; applyable: boolean; complete: boolean; errored: boolean }): Promise<string> {
+  await writeFile(path, JSON.stringify({
+    format_version: fields.format_version, terraform_version: '1.11.4', planned_values: { root_module: {} },
+    resource_changes: [{ address: 'terraform_data.fake', mode: 'managed', type: 'terraform_data', name: 'fake', change: { actions: ['create'], before: null, after: {} } }],
+    configuration: { root_module: {} }, applyable: fields.applyable, complete: fields.complete, errored: fields.errored, timestamp: new Date().toISOString(),
+  }));
+  return path;
+}
+
 describe('fault matrix: unreadable plans are never applied', { concurrency: 3 }, () => {
   for (const fault of ['truncate', 'invalid-json']) {
     it(`show -json ${fault} → failed/PlanUnreadable, exit 1, apply never runs`, async (t) => {
@@ -25,12 +35,7 @@ describe('fault matrix: unreadable plans are never applied', { concurrency: 3 },
   it('an errored plan (errored: true, plan exit 0/2) → failed/PlanErrored, exit 1, apply never runs', async (t) => {
     const s = await fakeScenario(t);
     cleanupFake(t, s);
-    const plan = join(s.dir, 'errored-plan.json');
-    await writeFile(plan, JSON.stringify({
-      format_version: '1.2', terraform_version: '1.11.4', planned_values: { root_module: {} },
-      resource_changes: [{ address: 'terraform_data.fake', mode: 'managed', type: 'terraform_data', name: 'fake', change: { actions: ['create'], before: null, after: {} } }],
-      configuration: { root_module: {} }, applyable: false, complete: false, errored: true, timestamp: new Date().toISOString(),
-    }));
+    const plan = await writeOneCreatePlan(join(s.dir, 'errored-plan.json'), { format_version: '1.2', applyable: false, complete: false, errored: true });
     const run = await runWithFake(s, { fake: { planJson: plan } });
     const result = checkRun(run, s, { outcome: 'failed', reason: 'PlanErrored', kind: 'plan', step: 'show', exit: 1 }, undefined);
     assert.ok(!stepsRun(run.events).includes('apply'), 'an errored plan is never applied');
@@ -40,12 +45,7 @@ describe('fault matrix: unreadable plans are never applied', { concurrency: 3 },
   it('a plan of an unknown format_version major is counted destructive (fail closed) → blocked, exit 3, not applied', async (t) => {
     const s = await fakeScenario(t);
     cleanupFake(t, s);
-    const plan = join(s.dir, 'future-plan.json');
-    await writeFile(plan, JSON.stringify({
-      format_version: '2.0', terraform_version: '1.11.4', planned_values: { root_module: {} },
-      resource_changes: [{ address: 'terraform_data.fake', mode: 'managed', type: 'terraform_data', name: 'fake', change: { actions: ['create'], before: null, after: {} } }],
-      configuration: { root_module: {} }, applyable: true, complete: true, errored: false, timestamp: new Date().toISOString(),
-    }));
+    const plan = await writeOneCreatePlan(join(s.dir, 'future-plan.json'), { format_version: '2.0', applyable: true, complete: true, errored: false });
     const run = await runWithFake(s, { fake: { planJson: plan } });
     const result = checkRun(run, s, { outcome: 'blocked', reason: 'DestructivePlanBlocked', kind: 'blocked', step: 'decide', exit: 3 }, undefined);
     assert.ok(!stepsRun(run.events).includes('apply'));
