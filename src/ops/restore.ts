@@ -1,5 +1,5 @@
 // restore: push a state backup back as the backend's newest version. A backend-only root (the
-// module's backend.tf and nothing else), a verified backup, a lineage check, a serial above the
+// module's backend.tf and nothing else), a verified backup (before init), a lineage check, a serial above the
 // current one, then a pull to check the backend holds what was restored. Nothing is pushed when
 // anything fails.
 import { readFile } from 'node:fs/promises';
@@ -25,13 +25,14 @@ export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
   const workspace = await ctx.step('workspace', () => prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath: ctx.settings.state }));
   const tf = terraformIn(ctx, version, workspace);
   try {
-    await initStep(ctx, tf, workspace);
-    const current = await stateBeforeStep(ctx, tf, workspace);
-
+    // The backup is verified before init: a damaged one is refused with nothing initialized or pulled.
     const backup = await ctx.step('read backup', () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'backup'), expect: { kind: 'StateBackup' }, maxBytes: ctx.settings.maxArtifactBytes }), {
       learned: ({ manifest }) => ({ restoredFrom: { location: source.store.location, object: source.object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes } }),
     });
     const restored = backup.manifest;
+    await initStep(ctx, tf, workspace);
+    const current = await stateBeforeStep(ctx, tf, workspace);
+
     // A pg backend holds an empty state (serial 0, lineage "") before the first write: that is no state.
     const currentLineage = current.lineage || null;
     const otherLineage = currentLineage !== null && currentLineage !== restored.lineage;

@@ -234,7 +234,7 @@ describe('restore (pg backend)', () => {
     assert.deepEqual(restored.resources, backedUp.resources);
   });
 
-  it('a corrupt, partial or unsafe backup is refused and nothing is pushed', async (t) => {
+  it('a corrupt, partial or unsafe backup is refused before terraform init and nothing is pushed', async (t) => {
     const { s, backup } = await withBackup(t);
     const row = await s.row();
     assert.ok(row, 'the backend holds a state');
@@ -292,6 +292,7 @@ describe('restore (pg backend)', () => {
       assert.equal(run.result!.reason, c.reason, `${c.name}: ${run.result!.message}`);
       assert.equal(run.result!.mayHaveChanged, false, c.name);
       assert.ok(!run.result!.steps.some((step) => step.name === 'state push'), c.name);
+      assert.ok(!run.result!.steps.some((step) => step.name === 'init'), `${c.name}: refused before terraform init`);
       assert.equal(await s.row(), row, `${c.name}: the state is untouched`);
     }
     // The genuine backup restores: the refusals were the damage.
