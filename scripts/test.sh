@@ -16,6 +16,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The tests reach nothing outside this machine (the fake API server's CA is passed explicitly): an extra
+# CA bundle from the environment would only make every node process they start (test files, runner runs,
+# the fake terraform) read and parse it first, ≈ 70 ms of CPU each.
+unset NODE_EXTRA_CA_CERTS
+
 # Tests outside test/e2e/ and test/support/ that start terraform, PostgreSQL or the built runner.
 E2E_ELSEWHERE=(
   test/commands/contract-check/check.test.ts
