@@ -6,9 +6,9 @@
 #         PostgreSQL. Builds the bundle first. Run once per binary in CAPTF_TEST_TERRAFORMS (space-separated
 #         paths) when set, else with CAPTF_TEST_TERRAFORM (one path) or terraform on PATH.
 #         Two phases: every file but the SERIAL ones concurrently (CAPTF_TEST_CONCURRENCY files at a time,
-#         default 3: terraform runs wait on pipes and disk as much as on the CPUs), then the SERIAL ones
-#         side by side: they wait on signals, deadlines and hung steps, not on the CPUs, and no CPU-bound
-#         file shares the machine with them.
+#         default 3: terraform runs wait on pipes and disk as much as on the CPUs), then the SERIAL ones,
+#         one file at a time and one test at a time: nothing shares the machine with a test that times
+#         signals, deadlines and hung steps.
 #   all   (default) type-check beside unit, then e2e.
 # Test files run as bundles of plain JS (scripts/build-tests.mjs), built first for the whole run.
 # Files are found, not listed (node 20 does not expand globs for --test): a new test file cannot be forgotten,
@@ -20,6 +20,9 @@ cd "$(dirname "$0")/.."
 # CA bundle from the environment would only make every node process they start (test files, runner runs,
 # the fake terraform) read and parse it first, ≈ 70 ms of CPU each.
 unset NODE_EXTRA_CA_CERTS
+# terraform's Go runtime collects its garbage less often (a heap may grow to 5 × what is live first): the
+# test modules are tiny, and the collections were a third of each terraform launch's CPU (≈ 80 → 54 ms).
+export GOGC=400
 
 # Tests outside test/e2e/ and test/support/ that start terraform, PostgreSQL or the built runner.
 E2E_ELSEWHERE=(
@@ -31,7 +34,7 @@ E2E_ELSEWHERE=(
   test/local/lifecycle.test.ts
 )
 
-# Timing-sensitive e2e files (signals, deadlines, stop grace): the serial phase runs them side by side, alone.
+# Timing-sensitive e2e files (signals, deadlines, stop grace): the serial phase runs them one at a time, alone.
 SERIAL=(
   test/e2e/faults-deadline.test.ts
   test/e2e/faults-signals.test.ts
@@ -104,7 +107,7 @@ run_e2e_phases() {
   for f in "${e2e[@]}"; do if is_serial "$f"; then serial+=("$f"); else concurrent+=("$f"); fi; done
   # A failure in the first phase still runs the second: one run reports every failing file.
   [ "${#concurrent[@]}" -eq 0 ] || run_tests --test-concurrency="${CAPTF_TEST_CONCURRENCY:-3}" "${concurrent[@]}" || status=1
-  [ "${#serial[@]}" -eq 0 ] || run_tests --test-concurrency="${#serial[@]}" "${serial[@]}" || status=1
+  [ "${#serial[@]}" -eq 0 ] || run_tests --test-concurrency=1 "${serial[@]}" || status=1
   return "$status"
 }
 

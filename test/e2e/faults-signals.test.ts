@@ -10,7 +10,7 @@ import {
   checkRun, cleanupFake, fakeScenario, isScenarioProcess, runWithFake, signalsOf, stepStarted, STEPS, waitForEvents,
 } from './faults-support.ts';
 
-describe('signals: the stop choreography', { concurrency: 2 }, () => {
+describe('signals: the stop choreography', () => {
   for (const step of ['init', 'plan', 'show', 'apply'] as const) {
     it(`SIGTERM while terraform ${step} runs: exactly one SIGINT, no further step, interrupted in ${STEPS[step]}, exit 143`, async (t) => {
       const s = await fakeScenario(t);
