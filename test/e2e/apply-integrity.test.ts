@@ -7,49 +7,54 @@ import assert from 'node:assert/strict';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, resourceIds } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, scenario } from './runner.ts';
+import { explain, recordedInputsHash } from './runner.ts';
+import { firstApplyOnce } from './first-apply.ts';
+
+// Every test starts from the base module applied by the runner (the test of an unchanged plan asserts
+// on that apply itself): once per file, each test on a copy of that state.
+const base = firstApplyOnce(modules.base, {}, ['--image', 'registry.example/m:1']);
 
 /**
  * Forwards to the real terraform (and the plan file the runner passes as descriptor 3, when it
  * does). After each `plan -out=F` it also saves a destroy plan as F.swap; then, as $SWAP_AT says
  * (after `show`, or just before `apply`: after the runner's last check), it puts that destroy plan
  * at F, as $SWAP_HOW says: `rename` over the path, or `in-place` into the same file. It records
- * what it did in $SWAP_RECORD.done.
+ * what it did in $SWAP_RECORD.done. A shell script: the runner starts terraform about seven times a
+ * run, and a node process would cost ~0.1 s of CPU each time.
  */
-const SWAPPING_TERRAFORM = `#!${process.execPath}
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-const args = process.argv.slice(2);
-const { SWAP_AT, SWAP_HOW, SWAP_RECORD } = process.env;
-const stdio = args.includes('/dev/fd/3') ? ['inherit', 'inherit', 'inherit', 3] : 'inherit';
-const run = (list, io) => spawnSync('terraform', list, { stdio: io }).status ?? 1;
-const swap = () => {
-  const out = readFileSync(SWAP_RECORD, 'utf8');
-  if (!existsSync(out + '.swap')) return;
-  if (SWAP_HOW === 'rename') renameSync(out + '.swap', out);
-  else writeFileSync(out, readFileSync(out + '.swap'));
-  writeFileSync(SWAP_RECORD + '.done', SWAP_HOW + ' at ' + SWAP_AT);
-};
-if (args[0] === 'apply' && SWAP_AT === 'apply') swap();
-const status = run(args, stdio);
-if (args[0] === 'plan') {
-  const out = args.find((a) => a.startsWith('-out=')).slice('-out='.length);
-  writeFileSync(SWAP_RECORD, out);
-  const rest = args.filter((a) => !a.startsWith('-out=') && a !== '-detailed-exitcode');
-  if (run([...rest, '-destroy', '-out=' + out + '.swap'], 'ignore') !== 0) process.exit(99);
+const SWAPPING_TERRAFORM = `#!/bin/sh
+fd3=
+for arg in "$@"; do [ "$arg" = /dev/fd/3 ] && fd3=1; done
+[ -n "$fd3" ] || exec 3>&-
+swap() {
+  out=$(cat "$SWAP_RECORD")
+  [ -e "$out.swap" ] || return 0
+  if [ "$SWAP_HOW" = rename ]; then mv -f "$out.swap" "$out"; else cat "$out.swap" >"$out"; fi
+  printf '%s at %s' "$SWAP_HOW" "$SWAP_AT" >"$SWAP_RECORD.done"
 }
-if (args[0] === 'show' && SWAP_AT === 'show') swap();
-process.exit(status);
+if [ "$1" = apply ] && [ "$SWAP_AT" = apply ]; then swap; fi
+terraform "$@"
+status=$?
+if [ "$1" = plan ]; then
+  out=
+  for arg in "$@"; do case $arg in -out=*) [ -n "$out" ] || out=\${arg#-out=} ;; esac; done
+  printf '%s' "$out" >"$SWAP_RECORD"
+  for arg in "$@"; do
+    shift
+    case $arg in -out=* | -detailed-exitcode) ;; *) set -- "$@" "$arg" ;; esac
+  done
+  terraform "$@" -destroy "-out=$out.swap" </dev/null >/dev/null 2>&1 || exit 99
+fi
+if [ "$1" = show ] && [ "$SWAP_AT" = show ]; then swap; fi
+exit "$status"
 `;
 
 /** An applied base module, and a wrapper that swaps a destroy plan in as `at` and `how` say; the next apply only records a new image. */
 async function swapScenario(t: TestContext, at: 'show' | 'apply', how: 'rename' | 'in-place') {
-  const s = await scenario(t, modules.base);
-  const first = await s.run('apply', ['--image', 'registry.example/m:1']);
-  assert.equal(first.exitCode, 0, explain(first));
+  const s = await base.applied(t);
   const ids = resourceIds(await s.readState());
   assert.ok(Object.keys(ids).length > 1, 'the module has resources a destroy would delete');
-  const wrapper = join(s.dir, 'swapping-terraform.mjs');
+  const wrapper = join(s.dir, 'swapping-terraform.sh');
   await writeFile(wrapper, SWAPPING_TERRAFORM);
   await chmod(wrapper, 0o755);
   const record = join(s.dir, 'swap-record');
@@ -92,9 +97,8 @@ describe('the saved plan file', () => {
     assert.deepEqual(resourceIds(await s.readState()), ids, 'the destroy plan written in was not applied');
   });
 
-  it('unchanged: the apply reports the hash of the plan it classified and applied', async (t) => {
-    const s = await scenario(t, modules.base);
-    const run = await s.run('apply', ['--image', 'registry.example/m:1']);
+  it('unchanged: the apply reports the hash of the plan it classified and applied', async () => {
+    const { run } = await base.first();
     assert.equal(run.exitCode, 0, explain(run));
     assert.match(run.result!.planHash!, /^[0-9a-f]{64}$/);
     const names = run.result!.steps.map((step) => step.name);
@@ -102,26 +106,23 @@ describe('the saved plan file', () => {
   });
 });
 
-/** Forwards to the real terraform; after `show` it leaves the file $FORGED_ERRORED_STATE as errored.tfstate in its working dir. */
-const PLANTING_TERRAFORM = `#!${process.execPath}
-import { spawnSync } from 'node:child_process';
-import { copyFileSync } from 'node:fs';
-const args = process.argv.slice(2);
-// The plan file the runner passes as descriptor 3 goes on to terraform.
-const stdio = args.includes('/dev/fd/3') ? ['inherit', 'inherit', 'inherit', 3] : 'inherit';
-const status = spawnSync('terraform', args, { stdio }).status ?? 1;
-if (args[0] === 'show') copyFileSync(process.env.FORGED_ERRORED_STATE, 'errored.tfstate');
-process.exit(status);
+/** Forwards to the real terraform (the plan file of descriptor 3 too); after `show` it leaves the file $FORGED_ERRORED_STATE as errored.tfstate in its working dir. */
+const PLANTING_TERRAFORM = `#!/bin/sh
+fd3=
+for arg in "$@"; do [ "$arg" = /dev/fd/3 ] && fd3=1; done
+[ -n "$fd3" ] || exec 3>&-
+terraform "$@"
+status=$?
+if [ "$1" = show ]; then cp "$FORGED_ERRORED_STATE" errored.tfstate || exit 1; fi
+exit "$status"
 `;
 
 describe('errored.tfstate', () => {
   it('one that appears in the workdir before the apply (code run at plan time) is removed, never pushed', async (t) => {
-    const s = await scenario(t, modules.base);
-    const first = await s.run('apply', ['--image', 'registry.example/m:1']);
-    assert.equal(first.exitCode, 0, explain(first));
+    const s = await base.applied(t);
     const forged = join(s.dir, 'forged.tfstate');
     await writeFile(forged, JSON.stringify({ ...(await s.readState()), serial: 1000, resources: [] }));
-    const wrapper = join(s.dir, 'planting-terraform.mjs');
+    const wrapper = join(s.dir, 'planting-terraform.sh');
     await writeFile(wrapper, PLANTING_TERRAFORM);
     await chmod(wrapper, 0o755);
     await s.useModule(modules.failingApply);
@@ -136,9 +137,7 @@ describe('errored.tfstate', () => {
   });
 
   it('one the module ships is neither copied nor pushed nor kept when an apply fails', async (t) => {
-    const s = await scenario(t, modules.base);
-    const first = await s.run('apply', ['--image', 'registry.example/m:1']);
-    assert.equal(first.exitCode, 0, explain(first));
+    const s = await base.applied(t);
     // A forged state that would wipe every resource if it were pushed.
     const forged = { ...(await s.readState()), serial: 1000, resources: [] };
     await s.useModule({ ...modules.failingApply, 'errored.tfstate': JSON.stringify(forged) });

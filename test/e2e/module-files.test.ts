@@ -29,6 +29,46 @@ function assertRefused(run: RunnerRun, problems: Record<string, string>): void {
 
 const RUNNER_FILE = 'is named like a file the runner adds to its copy of the module';
 
+/**
+ * A FIFO, a directory, a broken link and a link to /dev/zero named *.tf in the module; returns what
+ * the message says of each path. Each would wedge or crash the scan of the module if it were read
+ * like a file (a FIFO waits for a writer forever).
+ */
+async function plantNonFiles(s: Scenario): Promise<Record<string, string>> {
+  const plant: Record<string, { make: (path: string) => Promise<unknown>; what: string }> = {
+    'fifo.tf': { make: (path) => runChecked('mkfifo', [path]), what: 'is neither a file nor a directory (a special file)' },
+    'directory.tf': { make: (path) => mkdir(path), what: 'is a directory named like a configuration file' },
+    'broken-link.tf': { make: (path) => symlink('/nonexistent/captf', path), what: 'is a symbolic link that leads nowhere' },
+    'dev-zero.tf': { make: (path) => symlink('/dev/zero', path), what: 'is neither a file nor a directory (a link to a special file, /dev/zero)' },
+  };
+  const problems: Record<string, string> = {};
+  for (const [name, { make, what }] of Object.entries(plant)) {
+    await make(join(s.module, name));
+    problems[join(s.module, name)] = what;
+  }
+  return problems;
+}
+
+/** The module's extra.tf: a link to a configuration file outside it. */
+async function plantOutsideLink(s: Scenario): Promise<void> {
+  const outside = join(s.dir, 'outside');
+  await mkdir(outside);
+  await writeFile(join(outside, 'extra.tf'), 'resource "terraform_data" "extra" {\n  input = "outside"\n}\n');
+  await symlink(join(outside, 'extra.tf'), join(s.module, 'extra.tf'));
+}
+
+/** x/d0 … x/d17 in the module, 2 links per level to the next (a, b): copied as paths, 2^16 trees; copied once, 17 directories. */
+async function plantFanOut(s: Scenario): Promise<void> {
+  const depth = 16;
+  await mkdir(join(s.module, 'x', `d${depth + 1}`), { recursive: true });
+  await writeFile(join(s.module, 'x', `d${depth + 1}`, 'f.txt'), 'data');
+  for (let i = 0; i <= depth; i++) {
+    await mkdir(join(s.module, 'x', `d${i}`), { recursive: true });
+    await symlink(`../d${i + 1}`, join(s.module, 'x', `d${i}`, 'a'));
+    await symlink(`../d${i + 1}`, join(s.module, 'x', `d${i}`, 'b'));
+  }
+}
+
 describe("files named like the runner's own", () => {
   const names = ['captf_runner_inputs_hash.tf', 'captf_runner_backend_override.tf', 'captf_runner_inputs_hash.tofu', 'captf_runner_backend_override.tofu.json', 'captf_runner_inputs_hash.tf.json'];
   it(`${names.join(', ')}, each a link to the state file: each refused (exit 4, named) by apply, plan, refresh and drift; the state is byte-identical`, async (t) => {
@@ -51,20 +91,6 @@ describe("files named like the runner's own", () => {
     assertRefused(run, { [join(s.module, 'captf-inputs')]: RUNNER_FILE, [join(s.module, 'captf_runner_inputs_hash.tf')]: RUNNER_FILE });
   });
 
-  it('destroy leaves such a file out with a warning and tears down the object\'s own state', async (t) => {
-    const s = await applied(t);
-    const decoy = join(s.dir, 'decoy.txt');
-    await writeFile(decoy, 'untouched');
-    await symlink(s.state, join(s.module, 'captf_runner_inputs_hash.tf'));
-    await symlink(decoy, join(s.module, 'captf_runner_backend_override.tf'));
-    const run = await s.run('destroy', ['--image', IMAGE]);
-    assert.equal(run.exitCode, 0, explain(run));
-    assert.equal(run.result!.reason, 'DestroySucceeded');
-    for (const name of ['captf_runner_inputs_hash.tf', 'captf_runner_backend_override.tf'])
-      assert.ok(run.result!.warnings.some((w) => w.includes(join(s.module, name)) && /leaves it out/.test(w)), run.result!.warnings.join('\n'));
-    assert.deepEqual((await s.readState()).resources, [], 'the state was destroyed, not overwritten');
-    assert.equal(await readFile(decoy, 'utf8'), 'untouched');
-  });
 });
 
 describe('symbolic links in the module', () => {
@@ -81,23 +107,15 @@ describe('symbolic links in the module', () => {
     assert.equal(await readFile(join(workdir, 'root', 'main.tf'), 'utf8'), modules.base['main.tf']);
   });
 
-  it('leading outside the module: refused for apply, plan, refresh and drift (file named); destroy copies its content, with a warning', async (t) => {
+  it('leading outside the module: refused for apply, plan, refresh and drift (file named)', async (t) => {
     const s = await applied(t);
-    const outside = join(s.dir, 'outside');
-    await mkdir(outside);
-    await writeFile(join(outside, 'extra.tf'), 'resource "terraform_data" "extra" {\n  input = "outside"\n}\n');
-    await symlink(join(outside, 'extra.tf'), join(s.module, 'extra.tf'));
+    await plantOutsideLink(s);
     const stateBefore = await readFile(s.state);
     for (const op of ['apply', 'plan', 'refresh', 'drift']) {
       const run = await s.run(op, opArgs(s, op));
       assertRefused(run, { [join(s.module, 'extra.tf')]: 'is a symbolic link that leads outside the module dir' });
       assert.deepEqual(await readFile(s.state), stateBefore, `${op} changed the state`);
     }
-    // A teardown never wedges: the link's content goes into the copy.
-    const destroy = await s.run('destroy', ['--image', IMAGE]);
-    assert.equal(destroy.exitCode, 0, explain(destroy));
-    assert.ok(destroy.result!.warnings.some((w) => w.includes(join(s.module, 'extra.tf')) && /copies what it leads to/.test(w)), destroy.result!.warnings.join('\n'));
-    assert.deepEqual((await s.readState()).resources, []);
   });
 
   it('a link to a directory outside, and a link cycle, are refused too', async (t) => {
@@ -116,32 +134,15 @@ describe('symbolic links in the module', () => {
 });
 
 describe('entries named like configuration that are no regular file', () => {
-  // Each would wedge or crash the scan of the module if it were read like a file (a FIFO waits for a writer forever).
-  // One module holds one of each kind: the scan names every problem it finds, so each is checked on its own.
-  const plant: Record<string, { make: (path: string) => Promise<unknown>; what: string }> = {
-    'fifo.tf': { make: (path) => runChecked('mkfifo', [path]), what: 'is neither a file nor a directory (a special file)' },
-    'directory.tf': { make: (path) => mkdir(path), what: 'is a directory named like a configuration file' },
-    'broken-link.tf': { make: (path) => symlink('/nonexistent/captf', path), what: 'is a symbolic link that leads nowhere' },
-    'dev-zero.tf': { make: (path) => symlink('/dev/zero', path), what: 'is neither a file nor a directory (a link to a special file, /dev/zero)' },
-  };
-  it(`a FIFO, a directory, a broken link and a link to /dev/zero named *.tf: each refused (exit 4, named) by apply, plan, refresh and drift; destroy warns of each and tears down`, async (t) => {
+  it(`a FIFO, a directory, a broken link and a link to /dev/zero named *.tf: each refused (exit 4, named) by apply, plan, refresh and drift`, async (t) => {
     const s = await applied(t);
-    const problems: Record<string, string> = {};
-    for (const [name, { make, what }] of Object.entries(plant)) {
-      await make(join(s.module, name));
-      problems[join(s.module, name)] = what;
-    }
+    const problems = await plantNonFiles(s);
     const stateBefore = await readFile(s.state);
     for (const op of ['apply', 'plan', 'refresh', 'drift']) {
       const run = await s.run(op, opArgs(s, op));
       assertRefused(run, problems);
       assert.deepEqual(await readFile(s.state), stateBefore, `${op} changed the state`);
     }
-    const destroy = await s.run('destroy', ['--image', IMAGE]);
-    assert.equal(destroy.exitCode, 0, explain(destroy));
-    for (const path of Object.keys(problems))
-      assert.ok(destroy.result!.warnings.some((w) => w.includes(path) && /leaves it out/.test(w)), `${path}: ${destroy.result!.warnings.join('\n')}`);
-    assert.deepEqual((await s.readState()).resources, [], 'the destroy tore the object down');
   });
 });
 
@@ -159,23 +160,39 @@ describe('a module for both tools', () => {
 });
 
 describe('directory links that fan out', () => {
-  it('each real directory is copied once: a second path to it is refused (named), destroy leaves it out', async (t) => {
+  it('each real directory is copied once: a second path to it is refused (named)', async (t) => {
     const s = await applied(t);
-    // 2 links per level to the next: copied as paths, 2^16 trees; copied once, 17 directories.
-    const depth = 16;
-    await mkdir(join(s.module, 'x', `d${depth + 1}`), { recursive: true });
-    await writeFile(join(s.module, 'x', `d${depth + 1}`, 'f.txt'), 'data');
-    for (let i = 0; i <= depth; i++) {
-      await mkdir(join(s.module, 'x', `d${i}`), { recursive: true });
-      await symlink(`../d${i + 1}`, join(s.module, 'x', `d${i}`, 'a'));
-      await symlink(`../d${i + 1}`, join(s.module, 'x', `d${i}`, 'b'));
-    }
+    await plantFanOut(s);
     const run = await s.run('drift', ['--image', IMAGE]);
     assertRefused(run, { [join(s.module, 'x', 'd0', 'b')]: `is the same directory as ${join(s.module, 'x', 'd0', 'a')} (through a symbolic link): the copy holds each directory once` });
+  });
+});
+
+describe('destroy over a module the planning ops refuse', () => {
+  // A teardown never wedges. One module holds every kind the tests above plant (the scan names every
+  // problem it finds), so one destroy checks the warning of each and that the object is torn down.
+  it('files named like the runner\'s own, non-file entries and a second path to a directory are left out with a warning each, a link outside is copied with a warning, and the object\'s own state is torn down', async (t) => {
+    const s = await applied(t);
+    const decoy = join(s.dir, 'decoy.txt');
+    await writeFile(decoy, 'untouched');
+    await symlink(s.state, join(s.module, 'captf_runner_inputs_hash.tf'));
+    await symlink(decoy, join(s.module, 'captf_runner_backend_override.tf'));
+    const leftOut = [join(s.module, 'captf_runner_inputs_hash.tf'), join(s.module, 'captf_runner_backend_override.tf'), ...Object.keys(await plantNonFiles(s))];
+    await plantOutsideLink(s);
+    await plantFanOut(s);
     const destroy = await s.run('destroy', ['--image', IMAGE]);
     assert.equal(destroy.exitCode, 0, explain(destroy));
-    assert.deepEqual((await s.readState()).resources, []);
-    assert.ok(destroy.result!.warnings.length < 40, `one warning per second path, not per copied tree: ${destroy.result!.warnings.length}`);
+    assert.equal(destroy.result!.reason, 'DestroySucceeded');
+    const warnings = destroy.result!.warnings;
+    for (const path of leftOut) assert.ok(warnings.some((w) => w.includes(path) && /leaves it out/.test(w)), `${path}: ${warnings.join('\n')}`);
+    // The link's content goes into the copy.
+    assert.ok(warnings.some((w) => w.includes(join(s.module, 'extra.tf')) && /copies what it leads to/.test(w)), warnings.join('\n'));
+    // The fan-out's own warnings: one per second path (34), not one per copied tree (2^16).
+    const fanOut = warnings.filter((w) => w.startsWith(join(s.module, 'x') + '/'));
+    assert.ok(fanOut.some((w) => w.startsWith(`${join(s.module, 'x', 'd0', 'b')} `) && /leaves it out/.test(w)), warnings.join('\n'));
+    assert.ok(fanOut.length < 40, `one warning per second path, not per copied tree: ${fanOut.length}`);
+    assert.deepEqual((await s.readState()).resources, [], 'the state was destroyed, not overwritten');
+    assert.equal(await readFile(decoy, 'utf8'), 'untouched');
   });
 });
 
