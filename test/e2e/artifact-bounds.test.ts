@@ -5,13 +5,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cp, readdir, readFile, rename, rm, symlink, truncate } from 'node:fs/promises';
-import { execa } from 'execa';
+import { cp, readdir, readFile, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import tar from 'tar-stream';
 import type { Result } from '../../src/schemas/result.ts';
 import { DirStore } from '../../src/store/dir-store.ts';
+import { runChecked } from '../support/exec.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
 import { modules, terraformEnv } from '../support/tf-modules.ts';
 import { storeCraftedBackup } from '../store/helpers.ts';
@@ -129,7 +130,7 @@ describe('special files in the store', () => {
   it('a chunk swapped for a FIFO, a manifest swapped for a link: restore refuses at once (StoreReadFailed), the state untouched', async (t) => {
     const { s, backupDir, stateBefore } = await withBackup(t);
     await rm(join(backupDir, 'chunk-00000'));
-    await execa('mkfifo', [join(backupDir, 'chunk-00000')]);
+    await runChecked('mkfifo', [join(backupDir, 'chunk-00000')]);
     const fifo = await measuredRun(s, ['restore', '--backup', backupDir]);
     assert.equal(fifo.exitCode, 1, fifo.stderr);
     assert.equal(fifo.result!.reason, 'StoreReadFailed');
@@ -152,7 +153,7 @@ describe('special files in the store', () => {
     assert.equal(blocked.result!.reason, 'DestructivePlanBlocked', explain(blocked));
     const record = join(s.out, 'backups', `blocked-${blocked.result!.approvalHash}.json`);
     await rm(record);
-    await execa('mkfifo', [record]);
+    await runChecked('mkfifo', [record]);
     await rm(join(s.out, 'result.json')); // as after another run: the record is where the blocked run is found
     const approved = await measuredRun(s, ['apply', '--approved-hash', blocked.result!.approvalHash!]);
     assert.equal(approved.exitCode, 0, approved.stderr);
@@ -165,12 +166,13 @@ describe('a state above --max-artifact-bytes', () => {
     const module = {
       'main.tf': 'variable "blob" {\n  type = string\n}\nvariable "size" {\n  type = string\n}\nresource "terraform_data" "big" {\n  input = var.blob\n}\nresource "terraform_data" "small" {\n  input = var.size\n}\n',
     };
-    const s = await scenario(t, module, { 'terraform.tfvars.json': { blob: 'x'.repeat(1_200_000), size: 'one' } });
+    // The smallest bound (1 MiB) and a state just above it: the blob twice (input and output) is 1.2 MB.
+    const s = await scenario(t, module, { 'terraform.tfvars.json': { blob: 'x'.repeat(600_000), size: 'one' } });
     const first = await s.run('apply');
     assert.equal(first.exitCode, 0, explain(first));
     const stateBefore = await readFile(s.state, 'utf8');
-    assert.ok(stateBefore.length > 2 * 1_048_576, 'the state holds the blob twice (input and output)');
-    await s.setInputs({ 'terraform.tfvars.json': { blob: 'x'.repeat(1_200_000), size: 'two' } });
+    assert.ok(stateBefore.length > 1_048_576, 'the state holds the blob twice (input and output): more than the bound');
+    await s.setInputs({ 'terraform.tfvars.json': { blob: 'x'.repeat(600_000), size: 'two' } });
     const run = await s.run('apply', ['--max-artifact-bytes', String(1_048_576)]);
     assert.equal(run.exitCode, 1, explain(run));
     assert.equal(run.result!.reason, 'ArtifactTooLarge');
@@ -182,26 +184,30 @@ describe('a state above --max-artifact-bytes', () => {
 
 describe('retention keeps every state\'s backups', () => {
   it('two states sharing one --backups dir: applies of A never delete B\'s backups, and each keeps its newest --keep-backups', async (t) => {
-    const a = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: 'a-0' } });
-    // B starts applied (a copy of the file's state, of a lineage of its own); A's first apply creates its state.
-    const { s: b } = await withBackup(t);
+    // B's backup: the one the file's setup wrote (B's state backed up by an apply), put in the shared dir.
+    const made = await backedUp();
+    const { s: a } = await withBackup(t);
     const shared = join(a.dir, 'shared-backups');
-    const apply = async (s: Scenario, token: string) => {
-      await s.setInputs({ 'terraform.tfvars.json': { admin_token: token } });
-      const run = await s.run('apply', ['--backups', shared, '--keep-backups', '2']);
+    await cp(made.backupDir, join(shared, basename(made.backupDir)), { recursive: true });
+    // A: a copy of the applied state given a lineage of its own (as a state started afresh would have).
+    const state = JSON.parse(await readFile(a.state, 'utf8')) as { lineage: string };
+    const bLineage = state.lineage;
+    const aLineage = randomUUID();
+    await writeFile(a.state, JSON.stringify({ ...state, lineage: aLineage }, null, 2));
+    // Two backups of A (a-1 and a-2 each back up the state before them): retention must drop the first.
+    const apply = async (token: string) => {
+      await a.setInputs({ 'terraform.tfvars.json': { admin_token: token } });
+      const run = await a.run('apply', ['--backups', shared, '--keep-backups', '1']);
       assert.equal(run.exitCode, 0, explain(run));
-      return run;
+      return run.result!.backup!.object;
     };
-    const bBackup = (await apply(b, 'b-1')).result!.backup!.object;
-    await apply(a, 'a-0');
-    // Three backups of A (a-1, a-2 and a-3 each back up the state before them): retention must drop one.
-    for (const token of ['a-1', 'a-2', 'a-3']) await apply(a, token);
+    const firstOfA = await apply('a-1');
+    const newestOfA = await apply('a-2');
+    assert.ok(firstOfA.startsWith(`backup-${aLineage}-`) && newestOfA.startsWith(`backup-${aLineage}-`), `${firstOfA}, ${newestOfA}`);
 
-    const lineage = async (s: Scenario) => (JSON.parse(await readFile(s.state, 'utf8')) as { lineage: string }).lineage;
-    const [aLineage, bLineage] = [await lineage(a), await lineage(b)];
     const objects = (await readdir(shared)).sort();
-    assert.deepEqual(objects.filter((name) => name.startsWith(`backup-${bLineage}-`)), [bBackup], "B's only backup is still there");
-    assert.equal(objects.filter((name) => name.startsWith(`backup-${aLineage}-`)).length, 2, 'A keeps its newest two');
-    assert.equal(objects.length, 3, objects.join(', '));
+    assert.deepEqual(objects.filter((name) => name.startsWith(`backup-${bLineage}-`)), [basename(made.backupDir)], "B's only backup is still there");
+    assert.deepEqual(objects.filter((name) => name.startsWith(`backup-${aLineage}-`)), [newestOfA], 'A keeps its newest one');
+    assert.equal(objects.length, 2, objects.join(', '));
   });
 });

@@ -5,11 +5,12 @@
 // an interrupted run at any step releases its lock and leaves a state the next apply continues from.
 import { after, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execa, type ResultPromise } from 'execa';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startPostgres, usePostgres, type TestDatabase } from '../support/pg.ts';
+import { usePostgres, type TestDatabase } from '../support/pg.ts';
+import { runProcess } from '../support/exec.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
 import { isProcessRunning, modules, slowApply, terraformEnv, withPgBackend, writeModule, type FileTree } from '../support/tf-modules.ts';
@@ -22,7 +23,7 @@ const pg = usePostgres();
  * Every process group leader a test started, its group killed if the leader still runs when the file
  * ends (an exited leader's pid may already be someone else's).
  */
-const started: ResultPromise[] = [];
+const started: ChildProcess[] = [];
 after(() => {
   for (const child of started) {
     if (child.exitCode !== null || child.signalCode !== null) continue;
@@ -56,20 +57,45 @@ async function pgScenario(t: TestContext, tree: FileTree, database?: TestDatabas
   return Object.assign(s, { db: db.name, backendConfig, pgArgs, runPg: (op: string, args: string[] = []) => runRunner(pgArgs(op, args), {}, s) });
 }
 
-/** Starts the runner in the background (own process group) and resolves once `step` has started. */
-async function startRunner(args: string[], step: string): Promise<{ child: ResultPromise; stderr: () => string }> {
-  const child = execa(process.execPath, [RUNNER, ...args], { env: terraformEnv(), extendEnv: false, reject: false, timeout: 180_000, detached: true });
-  started.push(child);
-  let stderr = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stderr!.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.includes(`"msg":"${step}: started"`)) resolve();
-    });
-    child.once('exit', () => reject(new Error(`the runner exited before ${step} started: ${stderr.slice(-2000)}`)));
-  });
-  return { child, stderr: () => stderr };
+interface Background {
+  child: ChildProcess;
+  /** Resolves when the process has exited (its group SIGKILLed after 180 s), with what it printed until then. */
+  exited: Promise<{ exitCode: number | null; stdout: string; stderr: string }>;
 }
+
+/** Starts `file` in the background, in a process group of its own, and resolves once its stdout or stderr has printed `mark`. */
+async function startInBackground(file: string, args: string[], options: { cwd?: string; mark: string }): Promise<Background> {
+  const child = spawn(file, args, { cwd: options.cwd, env: terraformEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child);
+  const killer = setTimeout(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }, 180_000);
+  const printed = { stdout: '', stderr: '' };
+  child.stdout!.on('data', (chunk: Buffer) => (printed.stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (printed.stderr += chunk.toString()));
+  const exited = new Promise<{ exitCode: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('close', (exitCode) => {
+      clearTimeout(killer);
+      resolve({ exitCode, ...printed });
+    }),
+  );
+  await new Promise<void>((resolve, reject) => {
+    const seen = () => {
+      if (printed.stdout.includes(options.mark) || printed.stderr.includes(options.mark)) resolve();
+    };
+    child.stdout!.on('data', seen);
+    child.stderr!.on('data', seen);
+    void exited.then(() => reject(new Error(`${file} exited before it printed ${options.mark}: ${printed.stderr.slice(-2000)}`)));
+  });
+  return { child, exited };
+}
+
+/** Starts the runner in the background (own process group) and resolves once `step` has started. */
+const startRunner = (args: string[], step: string) => startInBackground(process.execPath, [RUNNER, ...args], { mark: `"msg":"${step}: started"` });
 
 function readResult(s: Scenario) {
   return Result.parse(JSON.parse(readFileSync(join(s.out, 'result.json'), 'utf8')));
@@ -106,7 +132,7 @@ describe('pg backend', { concurrency: 1 }, () => {
     t.after(() => holder.child.kill('SIGKILL'));
     await pg.server().waitForAdvisoryLock(s.db);
 
-    const second = await s.runPg('apply', ['--kind', 'machine', '--guard', 'off', '--lock-timeout', '4s']);
+    const second = await s.runPg('apply', ['--kind', 'machine', '--guard', 'off', '--lock-timeout', '2s']);
     assert.equal(second.exitCode, 1, explain(second));
     const r = Result.parse(second.result);
     assert.equal(r.outcome, 'failed');
@@ -118,12 +144,12 @@ describe('pg backend', { concurrency: 1 }, () => {
     assert.equal(r.lock?.who, undefined);
     assert.match(r.message, /does not say who holds it/);
     const waited = stepDuration(second, 'plan');
-    assert.ok(waited >= 3_500 && waited < 30_000, `plan waited ${waited} ms for a 4 s --lock-timeout`);
+    assert.ok(waited >= 1_700 && waited < 30_000, `plan waited ${waited} ms for a 2 s --lock-timeout`);
     assert.equal(r.applied, false);
     assert.equal(r.mayHaveChanged, false);
 
     holder.child.kill('SIGTERM');
-    assert.equal((await holder.child).exitCode, 143);
+    assert.equal((await holder.exited).exitCode, 143);
     assert.deepEqual(await pg.server().advisoryLocks(s.db), [], 'the holder released its lock');
   });
 
@@ -142,10 +168,10 @@ describe('pg backend', { concurrency: 1 }, () => {
     it(`SIGTERM during ${step}: interrupted in ${step}, exit 143, the advisory lock is released, the next apply succeeds`, async (t) => {
       // Past init, a state to interrupt: a copy of the applied base (plan and show then have something to read).
       const s = await pgScenario(t, slowApply({ resources: 3, seconds: 60 }), step === 'init' ? undefined : await pg.newDatabase(await baseApplied()));
-      const { child } = await startRunner(s.pgArgs('apply', ['--kind', 'machine', '--guard', 'off', '--stop-grace', '20s']), step);
+      const { child, exited } = await startRunner(s.pgArgs('apply', ['--kind', 'machine', '--guard', 'off', '--stop-grace', '20s']), step);
       if (step === 'apply') await pg.server().waitForAdvisoryLock(s.db);
       child.kill('SIGTERM');
-      const run = await child;
+      const run = await exited;
       assert.equal(run.exitCode, 143, String(run.stderr).slice(-3000));
       const r = readResult(s);
       assert.equal(r.outcome, 'interrupted');
@@ -197,7 +223,7 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     assert.ok(existsSync(lockInfo(s)), 'a live holder\'s lock is left alone');
 
     holder.child.kill('SIGTERM');
-    assert.equal((await holder.child).exitCode, 143);
+    assert.equal((await holder.exited).exitCode, 143);
     assert.ok(!existsSync(lockInfo(s)), 'the interrupted holder released its lock');
   });
 
@@ -206,14 +232,14 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     // terraform itself, SIGKILLed mid-apply: it leaves .terraform.tfstate.lock.info and no process.
     const dir = await writeModule({ ...slowApply({ resources: 2, seconds: 60 }), 'backend.tf': `terraform {\n  backend "local" {\n    path = ${JSON.stringify(s.state)}\n  }\n}\n` }, t);
     const env = terraformEnv();
-    assert.equal((await execa('terraform', ['init', '-no-color'], { cwd: dir, env, extendEnv: false, reject: false })).exitCode, 0);
-    const killed = execa('terraform', ['apply', '-auto-approve', '-no-color'], { cwd: dir, env, extendEnv: false, reject: false, detached: true });
-    started.push(killed);
+    const init = await runProcess('terraform', ['init', '-no-color'], { cwd: dir, env });
+    assert.equal(init.exitCode, 0, init.stderr);
+    // Killed once it is applying: its provisioners have started, and it holds the lock.
+    const killed = await startInBackground('terraform', ['apply', '-auto-approve', '-no-color'], { cwd: dir, mark: "Provisioning with 'local-exec'" });
     const { ID: id } = await waitForLockInfo(lockInfo(s));
-    await new Promise((r) => setTimeout(r, 500));
-    process.kill(-killed.pid!, 'SIGKILL');
-    await killed;
-    assert.ok(!isProcessRunning(killed.pid!));
+    process.kill(-killed.child.pid!, 'SIGKILL');
+    await killed.exited;
+    assert.ok(!isProcessRunning(killed.child.pid!));
     assert.ok(existsSync(lockInfo(s)), 'SIGKILL leaves the lock info behind');
 
     const wrong = await s.run('unlock', ['--lock-id', 'not-the-lock-id']);
@@ -248,13 +274,13 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
 
 describe('errored.tfstate (pg backend)', () => {
   it('the backend goes away mid-apply: what terraform could not save is kept in the backup store, never lost', async (t) => {
-    const server = await startPostgres(t);
-    const db = { name: 'errored', connString: await server.createDatabase('errored') };
-    const s = await pgScenario(t, slowApply({ resources: 2, seconds: 4 }), db);
-    const { child } = await startRunner(s.pgArgs('apply', ['--kind', 'machine', '--guard', 'off']), 'apply');
-    await server.waitForAdvisoryLock(db.name);
-    await server.stop(); // while the provisioners sleep: terraform cannot save what it applies
-    const run = await child;
+    const s = await pgScenario(t, slowApply({ resources: 2, seconds: 4 }));
+    const { exited } = await startRunner(s.pgArgs('apply', ['--kind', 'machine', '--guard', 'off']), 'apply');
+    await pg.server().waitForAdvisoryLock(s.db);
+    // While the provisioners sleep, the database goes away, every session on it ended (terraform's, which
+    // holds the lock): terraform cannot save what it applies, and the runner cannot push it either.
+    await pg.server().query(`DROP DATABASE ${s.db} WITH (FORCE)`);
+    const run = await exited;
     assert.equal(run.exitCode, 1, String(run.stderr).slice(-3000));
     const r = readResult(s);
     assert.equal(r.outcome, 'failed');
