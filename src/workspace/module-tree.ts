@@ -76,7 +76,7 @@ export async function readModuleTree(moduleDir: string, options: ReadTreeOptions
       const entry = join(readFrom, name);
       const found = await lstat(entry);
       let source = entry;
-      let isOutside = outside;
+      let leadsOutside = false;
       if (found.isSymbolicLink()) {
         try {
           source = await realpath(entry);
@@ -84,11 +84,13 @@ export async function readModuleTree(moduleDir: string, options: ReadTreeOptions
           problem('unusable', path, `is a symbolic link that leads nowhere (${(error as NodeJS.ErrnoException).code})`);
           continue;
         }
-        if (!inside(source) && !outside) {
-          problem('outsideLink', path, `is a symbolic link that leads outside the module dir (to ${source})`);
-          isOutside = true;
-        }
+        leadsOutside = !inside(source) && !outside;
       }
+      // A link leading outside is its own problem only when the copy holds what it leads to; one the copy
+      // leaves out has a single problem, the reason it is left out.
+      const copiedFromOutside = () => {
+        if (leadsOutside) problem('outsideLink', path, `is a symbolic link that leads outside the module dir (to ${source})`);
+      };
       const target = source === entry ? found : await stat(source);
       if (target.isDirectory()) {
         const id = identity(target);
@@ -104,11 +106,13 @@ export async function readModuleTree(moduleDir: string, options: ReadTreeOptions
           problem('unusable', path, 'is a directory named like a configuration file');
           continue;
         }
+        copiedFromOutside();
         copied.set(id, path);
         tree.entries.push({ path, kind: 'dir', source });
         count(0);
-        await walk(source, path, new Set([...ancestors, id]), isOutside);
+        await walk(source, path, new Set([...ancestors, id]), outside || leadsOutside);
       } else if (target.isFile()) {
+        copiedFromOutside();
         tree.entries.push({ path, kind: 'file', source });
         count(target.size);
       } else problem('unusable', path, `is neither a file nor a directory (${source === entry ? 'a special file' : `a link to a special file, ${source}`})`);
