@@ -1,10 +1,11 @@
 // A given --approved-hash that does not match says why (result.warnings, result.notices, the
 // summary) and approves nothing: real terraform, local state, the state checked afterwards.
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { modules, resourceIds } from '../support/tf-modules.ts';
 import { explain, scenario, type RunnerRun } from './runner.ts';
-import { applied, IMAGE } from './apply-support.ts';
+import { IMAGE } from './apply-support.ts';
+import { runOnce } from './run-once.ts';
 
 const noticeOf = (run: RunnerRun) => {
   const notices = run.result!.notices ?? [];
@@ -15,11 +16,23 @@ const noticeOf = (run: RunnerRun) => {
   return notice!;
 };
 
+// The base module's first apply, with a malformed approval (a plan that creates needs none): made
+// once per file; one test asserts its run, and every test starts from a copy of the state it left.
+const first = runOnce(async (suite) => {
+  const s = await scenario(suite, modules.base);
+  return { s, run: await s.run('apply', ['--image', IMAGE, '--approved-hash', ' sha256:abc']) };
+});
+async function firstApplied(t: TestContext) {
+  const { run } = await first.made();
+  assert.equal(run.exitCode, 0, explain(run));
+  const s = await scenario(t, modules.base);
+  await first.copyInto(s);
+  return { s, first: run };
+}
+
 describe('apply: an approval that does not match says why', () => {
   it('the plan hash, an upper-case or prefixed approval hash, the recorded inputs, an older block: each named, nothing applied', async (t) => {
-    const s = await scenario(t, modules.base, { cluster_name: 'one' });
-    const first = await s.run('apply', ['--image', IMAGE]);
-    assert.equal(first.exitCode, 0, explain(first));
+    const { s, first } = await firstApplied(t);
     const appliedIds = resourceIds(await s.readState());
     const recorded = first.result!.stateInputsHash!;
     assert.equal(recorded, first.result!.inputsHash);
@@ -60,9 +73,7 @@ describe('apply: an approval that does not match says why', () => {
   });
 
   it('a malformed approval of a plan that needs none is named too; the exact one applies', async (t) => {
-    const s = await scenario(t, modules.base);
-    const run = await s.run('apply', ['--image', IMAGE, '--approved-hash', ' sha256:abc']);
-    assert.equal(run.exitCode, 0, explain(run));
+    const { s, first: run } = await firstApplied(t);
     assert.equal(noticeOf(run).code, 'ApprovalMalformed');
     await s.useModule(modules.deleteByRemoval);
     const blocked = await s.run('apply', ['--image', IMAGE]);
@@ -73,7 +84,7 @@ describe('apply: an approval that does not match says why', () => {
   });
 
   it('a local block (no --object) prints the rerun command with --approved-hash once; approveCommand keeps the kubectl form', async (t) => {
-    const s = await applied(t);
+    const { s } = await firstApplied(t);
     await s.useModule(modules.deleteByRemoval);
     const blocked = await s.run('apply', ['--image', IMAGE]);
     assert.equal(blocked.exitCode, 3, explain(blocked));
