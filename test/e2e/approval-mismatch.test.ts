@@ -1,11 +1,11 @@
 // A given --approved-hash that does not match says why (result.warnings, result.notices, the
 // summary) and approves nothing: real terraform, local state, the state checked afterwards.
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { modules, resourceIds } from '../support/tf-modules.ts';
-import { explain, scenario, type RunnerRun } from './runner.ts';
+import { explain, type RunnerRun } from './runner.ts';
 import { IMAGE } from './apply-support.ts';
-import { runOnce } from './run-once.ts';
+import { firstApplyOnce } from './first-apply.ts';
 
 const noticeOf = (run: RunnerRun) => {
   const notices = run.result!.notices ?? [];
@@ -18,17 +18,7 @@ const noticeOf = (run: RunnerRun) => {
 
 // The base module's first apply, with a malformed approval (a plan that creates needs none): made
 // once per file; one test asserts its run, and every test starts from a copy of the state it left.
-const first = runOnce(async (suite) => {
-  const s = await scenario(suite, modules.base);
-  return { s, run: await s.run('apply', ['--image', IMAGE, '--approved-hash', ' sha256:abc']) };
-});
-async function firstApplied(t: TestContext) {
-  const { run } = await first.made();
-  assert.equal(run.exitCode, 0, explain(run));
-  const s = await scenario(t, modules.base);
-  await first.copyInto(s);
-  return { s, first: run };
-}
+const firstApplied = firstApplyOnce({}, ['--image', IMAGE, '--approved-hash', ' sha256:abc']);
 
 describe('apply: an approval that does not match says why', () => {
   it('the plan hash, an upper-case or prefixed approval hash, the recorded inputs, an older block: each named, nothing applied', async (t) => {
