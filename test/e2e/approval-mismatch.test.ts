@@ -2,9 +2,12 @@
 // summary) and approves nothing: real terraform, local state, the state checked afterwards.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { cp } from 'node:fs/promises';
 import { modules, resourceIds } from '../support/tf-modules.ts';
-import { explain, scenario, type RunnerRun } from './runner.ts';
-import { applied, IMAGE } from './apply-support.ts';
+import { explain, type RunnerRun } from './runner.ts';
+import { IMAGE } from './apply-support.ts';
+import { firstApplyOnce } from './first-apply.ts';
+import { sharedSetup } from '../support/suite-setup.ts';
 
 const noticeOf = (run: RunnerRun) => {
   const notices = run.result!.notices ?? [];
@@ -15,11 +18,22 @@ const noticeOf = (run: RunnerRun) => {
   return notice!;
 };
 
+// The base module's first apply, with a malformed approval (a plan that creates needs none): made
+// once per file; one test asserts its run, and every test starts from a copy of the state it left.
+const base = firstApplyOnce(modules.base, {}, ['--image', IMAGE, '--approved-hash', ' sha256:abc']);
+// Then the blocked apply of modules.deleteByRemoval, the same for two tests: made once. One test
+// asserts its run; the other approves it on a copy of its state and its out dir (where the runner
+// keeps the blocked run's record, which the approved apply compares with).
+const blockedOnce = sharedSetup(async (suite) => {
+  const s = await base.applied(suite);
+  await s.useModule(modules.deleteByRemoval);
+  return { s, blocked: await s.run('apply', ['--image', IMAGE]) };
+});
+
 describe('apply: an approval that does not match says why', () => {
   it('the plan hash, an upper-case or prefixed approval hash, the recorded inputs, an older block: each named, nothing applied', async (t) => {
-    const s = await scenario(t, modules.base, { cluster_name: 'one' });
-    const first = await s.run('apply', ['--image', IMAGE]);
-    assert.equal(first.exitCode, 0, explain(first));
+    const s = await base.applied(t);
+    const { run: first } = await base.first();
     const appliedIds = resourceIds(await s.readState());
     const recorded = first.result!.stateInputsHash!;
     assert.equal(recorded, first.result!.inputsHash);
@@ -60,22 +74,24 @@ describe('apply: an approval that does not match says why', () => {
   });
 
   it('a malformed approval of a plan that needs none is named too; the exact one applies', async (t) => {
-    const s = await scenario(t, modules.base);
-    const run = await s.run('apply', ['--image', IMAGE, '--approved-hash', ' sha256:abc']);
-    assert.equal(run.exitCode, 0, explain(run));
+    const s = await base.applied(t);
+    const { run } = await base.first();
     assert.equal(noticeOf(run).code, 'ApprovalMalformed');
     await s.useModule(modules.deleteByRemoval);
-    const blocked = await s.run('apply', ['--image', IMAGE]);
+    const { s: where, blocked } = await blockedOnce();
+    await cp(where.out, s.out, { recursive: true });
     const approved = await s.run('apply', ['--image', IMAGE, '--approved-hash', blocked.result!.approvalHash!]);
     assert.equal(approved.exitCode, 0, explain(approved));
     assert.deepEqual(approved.result!.notices, []);
+    assert.deepEqual(approved.result!.warnings, []);
+    const approval = approved.result!.approval!;
+    assert.equal(approval.matched, true);
+    assert.ok(approval.blockedRun!.location.startsWith(`${s.out}/`), 'compared with the blocked run recorded here');
     assert.equal(resourceIds(await s.readState())['terraform_data.network'], undefined);
   });
 
   it('a local block (no --object) prints the rerun command with --approved-hash once; approveCommand keeps the kubectl form', async (t) => {
-    const s = await applied(t);
-    await s.useModule(modules.deleteByRemoval);
-    const blocked = await s.run('apply', ['--image', IMAGE]);
+    const { s, blocked } = await blockedOnce();
     assert.equal(blocked.exitCode, 3, explain(blocked));
     const hash = blocked.result!.approvalHash!;
     assert.match(blocked.result!.approveCommand!, /^kubectl annotate terraformcluster <name> -n <namespace> /);
@@ -84,7 +100,9 @@ describe('apply: an approval that does not match says why', () => {
     assert.doesNotMatch(blocked.stdout, /kubectl/);
     assert.match(blocked.stdout, /^changed: nothing/m);
 
-    const withObject = await s.run('apply', ['--image', IMAGE, '--object', 'demo', '--namespace', 'team-a']);
+    const own = await base.applied(t);
+    await own.useModule(modules.deleteByRemoval);
+    const withObject = await own.run('apply', ['--image', IMAGE, '--object', 'demo', '--namespace', 'team-a']);
     assert.equal(withObject.stdout.split(withObject.result!.approveCommand!).length - 1, 1, withObject.stdout);
     assert.doesNotMatch(withObject.stdout, /run again with the approval/);
   });

@@ -8,9 +8,18 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { modules, NEWER_TERRAFORM, newerTerraformEnv, tempDir, type TerraformState } from '../support/tf-modules.ts';
-import { explain, runRunner, scenario, type Scenario } from './runner.ts';
-// The base module applied once per file; each test that starts from it works on a copy of that state.
-import { applied, IMAGE } from './apply-support.ts';
+import { explain, runRunner, type Scenario } from './runner.ts';
+import { IMAGE } from './apply-support.ts';
+import { firstApplyOnce } from './first-apply.ts';
+
+// Every character Markdown, HTML or JSON would escape: the summary must hold it in none of their forms.
+const CANARY = 'Md*canary_<b>|`q`&-7Zx';
+const canaryForms = [CANARY, JSON.stringify(CANARY).slice(1, -1), CANARY.replace(/[\\`*_{}[\]<>#+!|~&]/g, (c) => `\\${c}`), CANARY.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'), 'Md*canary'];
+const INPUTS = { 'sensitive.tfvars.json': { cluster_name: CANARY } };
+
+// The base module's first apply (a sensitive cluster name): made once per file; one test asserts
+// its run, and every test that starts from it works on a copy of the state it left.
+const base = firstApplyOnce(modules.base, INPUTS, ['--image', IMAGE]);
 
 /** Edits one resource's `input` in the local state file, as an outside writer of the state would. */
 async function editInput(s: Scenario, name: string, value: unknown): Promise<void> {
@@ -26,7 +35,7 @@ const terraformLines = (stdout: string) => [...stdout.matchAll(/^(Plan: .*\.)$/g
 
 describe('the drift report', () => {
   it('an edited state: nothing changed outside terraform, the inputs differ from the state at the address named', async (t) => {
-    const s = await applied(t);
+    const s = await base.applied(t);
     await editInput(s, 'network', '10.9.0.0/16');
     const run = await s.run('drift', ['--image', IMAGE]);
     assert.equal(run.exitCode, 0, explain(run));
@@ -42,7 +51,7 @@ describe('the drift report', () => {
   });
 
   it('an object terraform reports changed outside terraform is told apart from one whose inputs differ', async (t) => {
-    const s = await applied(t);
+    const s = await base.applied(t);
     await editInput(s, 'network', '10.9.0.0/16');
     await s.useModule(modules.update); // terraform_data.cluster: update, from the module
     // terraform_data only drifts through its state; what a provider's refresh finds is added to the real plan document.
@@ -59,9 +68,8 @@ describe('the drift report', () => {
 
 describe("the counts and terraform's own line", () => {
   it("the first apply: terraform counts the runner's record, and the summary quotes its line and says so", async (t) => {
-    const s = await scenario(t, modules.base);
-    const first = await s.run('apply', ['--image', IMAGE]);
-    assert.equal(first.exitCode, 0, explain(first));
+    const s = await base.applied(t);
+    const { run: first } = await base.first();
     const stdout = first.stdout;
     assert.deepEqual(terraformLines(stdout), ['Plan: 10 to add, 0 to change, 0 to destroy.']);
     assert.match(stdout, /^plan: 9 to create, 0 to update, 0 to replace, 0 to delete, 0 to forget, 0 to import, 0 to move; outputs change; terraform's own count: "Plan: 10 to add, 0 to change, 0 to destroy\." \(it counts the runner's record terraform_data\.captf_inputs_hash \(create\), which the runner never counts/m);
@@ -76,7 +84,7 @@ describe("the counts and terraform's own line", () => {
   });
 
   it('a destroy: terraform counts the record among what it destroys', async (t) => {
-    const s = await applied(t);
+    const s = await base.applied(t);
     const run = await s.run('destroy', ['--image', IMAGE]);
     assert.equal(run.exitCode, 0, explain(run));
     const [line] = terraformLines(run.stdout);
@@ -87,13 +95,10 @@ describe("the counts and terraform's own line", () => {
 });
 
 const PLANS = resolve(import.meta.dirname, '../fixtures/plans/terraform-1.11');
-// Every character Markdown, HTML or JSON would escape: the summary must hold it in none of their forms.
-const CANARY = 'Md*canary_<b>|`q`&-7Zx';
-const canaryForms = [CANARY, JSON.stringify(CANARY).slice(1, -1), CANARY.replace(/[\\`*_{}[\]<>#+!|~&]/g, (c) => `\\${c}`), CANARY.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'), 'Md*canary'];
 
 describe('--detailed-exitcode', () => {
   it('drift: 0 without drift, 6 with drift found (the outcome stays succeeded); CAPTF_DETAILED_EXITCODE and CAPTF_SUMMARY_MD in the environment do nothing', async (t) => {
-    const s = await applied(t);
+    const s = await base.applied(t);
     const none = await s.run('drift', ['--image', IMAGE, '--detailed-exitcode']);
     assert.equal(none.exitCode, 0, explain(none));
     assert.equal(none.result!.reason, 'NoDrift');
@@ -122,9 +127,7 @@ describe('--detailed-exitcode', () => {
 
 describe('--summary-md', () => {
   it('a blocked apply, then the approved one: appended, gated change first with what forces the replace, the exact commands, the masked plan; never the secret', async (t) => {
-    const s = await scenario(t, modules.base, { 'sensitive.tfvars.json': { cluster_name: CANARY } });
-    const first = await s.run('apply', ['--image', IMAGE]);
-    assert.equal(first.exitCode, 0, explain(first));
+    const s = await base.applied(t);
     await s.useModule(modules.replace);
     const summary = join(s.dir, 'step-summary.md');
     const blocked = await s.run('apply', ['--image', IMAGE, '--summary-md', summary, '--object', 'demo', '--namespace', 'ns']);
@@ -157,7 +160,7 @@ describe('--summary-md', () => {
   });
 
   it('plan: the exact command to apply the approved plan artifact, which works as given', async (t) => {
-    const s = await applied(t);
+    const s = await base.applied(t);
     await s.useModule(modules.update);
     const summary = join(s.dir, 'summary.md');
     const artifacts = join(s.dir, 'artifacts');
@@ -175,7 +178,7 @@ describe('--summary-md', () => {
   });
 
   it('a FILE that cannot be written: a warning; the outcome, the exit code and the result stay', async (t) => {
-    const s = await applied(t);
+    const s = await base.applied(t);
     await editInput(s, 'network', '10.9.0.0/16');
     const run = await s.run('drift', ['--image', IMAGE, '--detailed-exitcode', '--summary-md', join(s.dir, 'no-such-dir', 'summary.md')]);
     assert.equal(run.exitCode, 6, explain(run));

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { modules, resourceIds, tempDir, type FileTree } from '../support/tf-modules.ts';
 import { explain, recordedInputsHash, scenario, type RunnerRun, type Scenario } from './runner.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
+import { sharedSetup } from '../support/suite-setup.ts';
 // The base module applied once per file with the canary as admin_token; each test plans on a copy of that state.
 import { applied, CANARY, IMAGE } from './apply-support.ts';
 
@@ -38,6 +39,32 @@ async function planned(t: TestContext, variant: FileTree = modules.replace, plan
   return { s, plan, artifact: join(ref.location, ref.object), hash: plan.result!.planHash!, stateBytes };
 }
 
+/**
+ * modules.replace planned once per file; the tests that start from that plan take turns with it.
+ * The artifact is bound to the state's location (another location is another backend), so a test
+ * gets the plan's own dir, not a copy elsewhere: restored to what the plan left (state, module,
+ * inputs, artifact) when the test starts, and held by it until it ends, so that what a test changes
+ * no other test sees.
+ */
+const replacePlan = sharedSetup(async (suite) => {
+  const p = await planned(suite);
+  const pristine = await tempDir(suite, 'captf-planned-');
+  await cp(p.s.dir, pristine, { recursive: true });
+  return { p, pristine };
+});
+let replacePlanHeld = Promise.resolve();
+async function plannedReplace(t: TestContext): Promise<Planned> {
+  const { p, pristine } = await replacePlan();
+  const previous = replacePlanHeld;
+  let release!: () => void;
+  replacePlanHeld = new Promise((resolve) => (release = resolve));
+  t.after(release);
+  await previous;
+  await rm(p.s.dir, { recursive: true, force: true });
+  await cp(pristine, p.s.dir, { recursive: true });
+  return p;
+}
+
 const approvedApply = (p: Planned, artifact: string, hash: string, extra: string[] = []) =>
   p.s.run('apply', ['--image', IMAGE, '--plan-artifact', artifact, '--approved-plan-hash', hash, ...extra]);
 
@@ -53,7 +80,7 @@ const assertNoCanary = (run: RunnerRun, ...values: string[]) => {
 
 describe('plan: the artifact a person approves', () => {
   it('writes a verified artifact of the saved plan and applies nothing', async (t) => {
-    const { s, plan, artifact, hash } = await planned(t);
+    const { s, plan, artifact, hash } = await plannedReplace(t);
     const r = plan.result!;
     assert.equal(r.outcome, 'succeeded');
     assert.equal(r.reason, 'PlanCreated');
@@ -121,7 +148,7 @@ describe('plan: the artifact a person approves', () => {
 
 describe('apply --plan-artifact: exactly the approved plan', () => {
   it('applies that plan, a destructive replace included, without --approved-hash; the plan file is gone afterwards', async (t) => {
-    const p = await planned(t);
+    const p = await plannedReplace(t);
     const before = resourceIds(await p.s.readState());
     // The module dir now holds another change (an in-place update): the approved apply must not plan it.
     await p.s.useModule(modules.update);
@@ -153,7 +180,7 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
   });
 
   it('refuses a damaged artifact, a wrong approval or other inputs, and applies nothing', async (t) => {
-    const p = await planned(t);
+    const p = await plannedReplace(t);
     const work = await tempDir(t, 'captf-artifacts-');
     let copies = 0;
     /** A copy of the artifact (the same object name, in its own store dir), changed by `damage`. */
@@ -252,7 +279,7 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
   });
 
   it('a stale plan (the state changed since) is not applied: PlanStale, exit 5, a new plan and approval are needed', async (t) => {
-    const p = await planned(t);
+    const p = await plannedReplace(t);
     // Something else applies in between: a new image with no resource change records a new inputs hash.
     await p.s.useModule(modules.base);
     const between = await p.s.run('apply', ['--image', 'registry.example/captf-module:1.0.1']);
@@ -311,7 +338,7 @@ describe('apply --plan-artifact: bound to the state it was planned against', () 
   }
 
   it("another object's artifact (same inputs hash, another state) changes neither state", async (t) => {
-    const x = await planned(t);
+    const x = await plannedReplace(t);
     // Another object with the same module and inputs, and so the same inputs hash, but a state of its
     // own: a copy of the same applied state (even its lineage is X's), at another location.
     const y = await applied(t);
@@ -338,7 +365,7 @@ describe('apply --plan-artifact: bound to the state it was planned against', () 
   });
 
   it('the same backend with a state of another lineage is refused', async (t) => {
-    const p = await planned(t);
+    const p = await plannedReplace(t);
     // The state at the same location is replaced by one of another lineage (as a state started afresh there would be).
     const state = JSON.parse(await readFile(p.s.state, 'utf8'));
     state.lineage = randomUUID();
