@@ -4,87 +4,116 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { modules, resourceIds } from '../support/tf-modules.ts';
 import { applied, assertNoCanary, IMAGE } from './apply-support.ts';
-import { explain, recordedInputsHash } from './runner.ts';
+import { edited, NETWORK_BLOCK } from './module-edits.ts';
+import { explain, recordedInputsHash, type RunnerRun } from './runner.ts';
+
+const OBJECT = ['--object', 'demo', '--namespace', 'team-a'];
+const escaped = (address: string) => address.replace(/[[\]."]/g, '\\$&');
+
+/** A block as the contract says: exit 3, nothing applied, the annotation and command of the approval, no secret in anything written. */
+function assertBlocked(run: RunnerRun) {
+  assert.equal(run.exitCode, 3, explain(run));
+  const r = run.result!;
+  assert.deepEqual([r.outcome, r.reason, r.error?.kind, r.applied], ['blocked', 'DestructivePlanBlocked', 'blocked', false]);
+  assert.equal(r.annotations['captf.io/destructive-plan-blocked'], r.approvalHash);
+  assert.equal(r.approveCommand, `kubectl annotate terraformcluster demo -n team-a captf.io/approve-destructive-plan=${r.approvalHash} --overwrite`);
+  assert.match(r.message, /Nothing was applied/);
+  assertNoCanary(run);
+}
 
 describe('apply: the guard', () => {
-  for (const [name, tree, address, action] of [
-    ['replace (delete, create)', modules.replace, 'terraform_data.cluster', 'replace'],
-    ['replace (create, delete)', modules.replaceCreateBeforeDestroy, 'terraform_data.cluster', 'replace'],
-    ['delete by removal', modules.deleteByRemoval, 'terraform_data.network', 'delete'],
-    ['delete by count', modules.shrinkCount, 'terraform_data.replica[2]', 'delete'],
-    ['delete by for_each key', modules.removeForEachKey, 'terraform_data.node["b"]', 'delete'],
-    ['delete by a removed module call', modules.removeModuleCall, 'module.addon.terraform_data.this', 'delete'],
-  ] as const) {
-    it(`${name}: blocked without approval, nothing applied`, async (t) => {
-      const s = await applied(t);
-      const before = await s.readState();
-      await s.useModule(tree);
-      const run = await s.run('apply', ['--image', IMAGE, '--object', 'demo', '--namespace', 'team-a']);
-      assert.equal(run.exitCode, 3, explain(run));
-      const r = run.result!;
-      assert.equal(r.outcome, 'blocked');
-      assert.equal(r.reason, 'DestructivePlanBlocked');
-      assert.equal(r.error!.kind, 'blocked');
-      assert.equal(r.applied, false);
-      assert.ok(r.plan!.destructive.some((d) => d.address === address && d.action === action), JSON.stringify(r.plan!.destructive));
-      assert.equal(r.annotations['captf.io/destructive-plan-blocked'], r.approvalHash);
-      assert.equal(r.approveCommand, `kubectl annotate terraformcluster demo -n team-a captf.io/approve-destructive-plan=${r.approvalHash} --overwrite`);
-      assert.match(r.message, new RegExp(`${address.replace(/[[\]."]/g, '\\$&')} \\(${action}\\)`));
-      assert.match(r.message, /Nothing was applied/);
-      const after = await s.readState();
-      assert.equal(after.serial, before.serial, 'the state must be untouched');
-      assert.deepEqual(resourceIds(after), resourceIds(before));
-      assert.match(run.stdout, new RegExp(address.replace(/[[\]."]/g, '\\$&')));
-      assertNoCanary(run);
-    });
-  }
-
-  it('blocked, then approved by the inputs hash: the replace is applied', async (t) => {
+  // Each kind of destructive change the classifier tells apart, several in one plan: the block lists
+  // each one (a kind not classified destructive is missing from plan.destructive and the message).
+  // A plan of one kind alone blocks too: the replace below, and approval-unreviewed's delete by removal.
+  const everyDelete = [
+    [NETWORK_BLOCK, ''],
+    ['count = 3', 'count = 1'],
+    ['toset(["a","b"])', 'toset(["a"])'],
+    ['module "addon" {\n  source = "./modules/addon"\n}\n', ''],
+  ] as const;
+  it('replace (create, delete) and every kind of delete in one plan: blocked without approval, each listed, nothing applied', async (t) => {
     const s = await applied(t);
-    const before = resourceIds(await s.readState());
+    const before = await s.readState();
+    await s.useModule(edited(modules.replaceCreateBeforeDestroy, ...everyDelete));
+    const run = await s.run('apply', ['--image', IMAGE, ...OBJECT]);
+    assertBlocked(run);
+    const r = run.result!;
+    for (const [address, action] of [
+      ['terraform_data.cluster', 'replace'], // create, delete
+      ['terraform_data.network', 'delete'], // by removal
+      ['terraform_data.replica[2]', 'delete'], // by count
+      ['terraform_data.node["b"]', 'delete'], // by for_each key
+      ['module.addon.terraform_data.this', 'delete'], // by a removed module call
+    ] as const) {
+      assert.ok(r.plan!.destructive.some((d) => d.address === address && d.action === action), `${address} (${action}): ${JSON.stringify(r.plan!.destructive)}`);
+      assert.match(r.message, new RegExp(`${escaped(address)} \\(${action}\\)`));
+      assert.match(run.stdout, new RegExp(escaped(address)));
+    }
+    assert.equal(r.plan!.destructiveTotal, 6, 'and replica[1]');
+    const after = await s.readState();
+    assert.equal(after.serial, before.serial, 'the state must be untouched');
+    assert.deepEqual(resourceIds(after), resourceIds(before));
+  });
+
+  it('replace (delete, create): blocked without approval, nothing applied; then approved by the inputs hash, the replace is applied', async (t) => {
+    const s = await applied(t);
+    const before = await s.readState();
     await s.useModule(modules.replace);
-    const blocked = await s.run('apply', ['--image', IMAGE]);
-    assert.equal(blocked.exitCode, 3, explain(blocked));
-    const approvedRun = await s.run('apply', ['--image', IMAGE, '--approved-hash', blocked.result!.approvalHash!]);
+    const blocked = await s.run('apply', ['--image', IMAGE, ...OBJECT]);
+    assertBlocked(blocked);
+    assert.deepEqual(blocked.result!.plan!.destructive.map((d) => [d.address, d.action]), [['terraform_data.cluster', 'replace']]);
+    assert.match(blocked.result!.message, /terraform_data\.cluster \(replace\)/);
+    assert.match(blocked.stdout, /terraform_data\.cluster/);
+    const unchanged = await s.readState();
+    assert.equal(unchanged.serial, before.serial, 'the state must be untouched');
+    assert.deepEqual(resourceIds(unchanged), resourceIds(before));
+
+    const approvedRun = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', blocked.result!.approvalHash!]);
     assert.equal(approvedRun.exitCode, 0, explain(approvedRun));
     assert.equal(approvedRun.result!.outcome, 'succeeded');
     const { blockedRun, ...approval } = approvedRun.result!.approval!;
     assert.deepEqual(approval, { given: true, matched: true, required: true, unreviewed: [], unreviewedTotal: 0 });
     assert.equal(blockedRun?.finishedAt, blocked.result!.finishedAt);
     const after = await s.readState();
-    assert.notEqual(resourceIds(after)['terraform_data.cluster'], before['terraform_data.cluster']);
-    assert.equal(resourceIds(after)['terraform_data.network'], before['terraform_data.network']);
+    assert.notEqual(resourceIds(after)['terraform_data.cluster'], resourceIds(before)['terraform_data.cluster']);
+    assert.equal(resourceIds(after)['terraform_data.network'], resourceIds(before)['terraform_data.network']);
     assert.equal(recordedInputsHash(after), approvedRun.result!.inputsHash);
   });
 
   it('an approval of another hash approves nothing and is not an error', async (t) => {
     const s = await applied(t);
     await s.useModule(modules.replace);
-    for (const other of ['0'.repeat(64), 'not-a-hash', '']) {
+    // A well-formed hash of nothing (ApprovalMismatch), a malformed one (ApprovalMalformed), none.
+    for (const other of ['f'.repeat(64), 'not-a-hash', '']) {
       const run = await s.run('apply', ['--image', IMAGE, '--approved-hash', other]);
       assert.equal(run.exitCode, 3, explain(run));
+      assert.equal(run.result!.reason, 'DestructivePlanBlocked');
       assert.equal(run.result!.approval!.matched, false);
+      if (other !== '') assert.match(run.stderr, /approves nothing/);
     }
-    const run = await s.run('apply', ['--image', IMAGE, '--approved-hash', 'f'.repeat(64)]);
-    assert.equal(run.exitCode, 3, explain(run));
-    assert.equal(run.result!.reason, 'DestructivePlanBlocked');
-    assert.match(run.stderr, /approves nothing/);
   });
 
   it('forget, move and import are not destructive', async (t) => {
-    for (const [tree, counter] of [[modules.forget, 'forget'], [modules.moved, 'move'], [modules.importBlock, 'import']] as const) {
-      const s = await applied(t);
-      await s.useModule(tree);
-      const run = await s.run('apply', ['--image', IMAGE]);
-      assert.equal(run.exitCode, 0, `${counter}: ${explain(run)}`);
-      assert.equal(run.result!.outcome, 'succeeded');
-      assert.equal(run.result!.plan!.counts[counter], 1);
-      assert.equal(run.result!.plan!.destructiveTotal, 0);
-      const ids = resourceIds(await s.readState());
-      if (counter === 'forget') assert.equal(ids['terraform_data.network'], undefined);
-      if (counter === 'move') assert.ok(ids['terraform_data.vpc']);
-      if (counter === 'import') assert.equal(ids['terraform_data.imported'], 'imported-id-123');
-    }
+    // One plan that forgets terraform_data.network, moves terraform_data.credentials and imports terraform_data.imported.
+    const s = await applied(t);
+    await s.useModule(
+      edited(
+        modules.importBlock,
+        [NETWORK_BLOCK, 'removed {\n  from = terraform_data.network\n  lifecycle {\n    destroy = false\n  }\n}\n'],
+        ['resource "terraform_data" "credentials" {', 'moved {\n  from = terraform_data.credentials\n  to   = terraform_data.token\n}\n\nresource "terraform_data" "token" {'],
+      ),
+    );
+    const before = resourceIds(await s.readState());
+    const run = await s.run('apply', ['--image', IMAGE]);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.equal(run.result!.outcome, 'succeeded');
+    for (const counter of ['forget', 'move', 'import'] as const) assert.equal(run.result!.plan!.counts[counter], 1, counter);
+    assert.equal(run.result!.plan!.destructiveTotal, 0);
+    const ids = resourceIds(await s.readState());
+    assert.equal(ids['terraform_data.network'], undefined, 'forgotten');
+    assert.equal(ids['terraform_data.token'], before['terraform_data.credentials'], 'moved, the same object');
+    assert.equal(ids['terraform_data.credentials'], undefined);
+    assert.equal(ids['terraform_data.imported'], 'imported-id-123');
   });
 
   it('guard off (machines): a replace is applied, still classified', async (t) => {

@@ -11,8 +11,11 @@ import { resourceIds, terraformEnv, type FileTree } from '../support/tf-modules.
 import { ISSUE_EXAMPLE, POLICY_HEADER } from '../policy/support.ts';
 import { explain, RUNNER, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
 import { stateOnce } from './state-once.ts';
+import { sharedSetup } from '../support/suite-setup.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
+/** The inputs of an IAM update: terraform_data.iam_role's input changes, the rule iam-needs-review of the issue's policy matches. */
+const IAM_V2 = { 'terraform.tfvars.json': { iam_policy: 'v2' } };
 
 /** terraform_data.db1 (a "database"), terraform_data.iam_role (its input from var.iam_policy), terraform_data.node[0..var.nodes-1]. */
 function policyModule({ db = true, nodes = 0 }: { db?: boolean; nodes?: number } = {}): FileTree {
@@ -94,7 +97,7 @@ async function assertDenied(s: Scenario, run: RunnerRun, stateBefore: Buffer, de
 }
 
 describe('policy: deny', () => {
-  it('the contract example denies deleting a database: exit 4, nothing applied, with and without an approval', async (t) => {
+  it('the contract example denies deleting a database: exit 4, nothing applied, with and without an approval; CAPTF_POLICY names the dir as --policy does', async (t) => {
     const { s, policy } = await applied(t);
     await s.useModule(policyModule({ db: false }));
     const before = await readFile(s.state);
@@ -104,18 +107,11 @@ describe('policy: deny', () => {
     assert.equal(r.plan!.destructiveTotal, 1);
     assert.ok(r.steps.some((step) => step.name === 'policy' && step.status === 'ok'), 'the policy step ran');
 
-    // The approval hash of this very plan: still denied, nothing applied.
-    const approved = await s.run('apply', ['--image', IMAGE, '--policy', policy, '--approved-hash', r.approvalHash!]);
+    // The approval hash of this very plan, the dir named by CAPTF_POLICY: still denied, nothing applied
+    // (were the variable ignored, the approval would apply the delete).
+    const approved = await s.run('apply', ['--image', IMAGE, '--approved-hash', r.approvalHash!], { CAPTF_POLICY: policy });
     await assertDenied(s, approved, before, [denial]);
     assert.ok(resourceIds(await s.readState())['terraform_data.db1'], 'the database is still there');
-  });
-
-  it('CAPTF_POLICY names the dir as --policy does', async (t) => {
-    const { s, policy } = await applied(t);
-    await s.useModule(policyModule({ db: false }));
-    const before = await readFile(s.state);
-    const run = await s.run('apply', ['--image', IMAGE], { CAPTF_POLICY: policy });
-    await assertDenied(s, run, before, [{ rule: 'protect-databases', address: 'terraform_data.db1', message: /terraform_data\.db1/ }]);
   });
 
   it('limits.maxDeletes: 6 deletes of 5 allowed are denied, even approved', async (t) => {
@@ -133,12 +129,30 @@ describe('policy: deny', () => {
 });
 
 describe('policy: requireApproval', () => {
-  it('an IAM update is blocked though nothing is destructive, then applied with the approval', async (t) => {
-    const { s, policy } = await applied(t);
-    await s.setInputs({ 'terraform.tfvars.json': { iam_policy: 'v2' } });
+  /**
+   * The IAM update blocked by the issue's policy over the applied module, once for the describe: the
+   * run, its termination log, and the state before and after it. A block changes no state: what it
+   * leaves is the applied state and the record of what it showed (the out dir's backups).
+   */
+  const iamBlock = sharedSetup(async (suite) => {
+    const { s, policy } = await applied(suite);
+    await s.setInputs(IAM_V2);
     const before = await readFile(s.state);
     const blocked = await s.run('apply', ['--image', IMAGE, '--policy', policy]);
     assert.equal(blocked.exitCode, 3, explain(blocked));
+    return { out: s.out, blocked, termination: await termination(s), before, after: await readFile(s.state) };
+  });
+  /** The applied module with the IAM update's inputs, and a copy of the block's record: the block as if it had run in the test's scenario. */
+  async function blockedOnIam(t: TestContext) {
+    const { s, policy } = await applied(t);
+    await s.setInputs(IAM_V2);
+    const block = await iamBlock();
+    await cp(join(block.out, 'backups'), join(s.out, 'backups'), { recursive: true });
+    return { s, policy, ...block };
+  }
+
+  it('an IAM update is blocked though nothing is destructive, then applied with the approval', async (t) => {
+    const { s, policy, blocked, termination, before, after } = await blockedOnIam(t);
     const b = blocked.result!;
     assert.equal(b.reason, 'DestructivePlanBlocked');
     assert.equal(b.plan!.destructiveTotal, 0);
@@ -147,8 +161,8 @@ describe('policy: requireApproval', () => {
     assert.equal(b.annotations['captf.io/destructive-plan-blocked'], b.approvalHash);
     assert.match(b.message, /policy rules require an approval: iam-needs-review at terraform_data\.iam_role/);
     assert.match(blocked.stdout, /the policy requires an approval \(1\):\n {2}iam-needs-review at terraform_data\.iam_role/);
-    assert.deepEqual((await termination(s)).policy!.approvalRequired, [{ rule: 'iam-needs-review', address: 'terraform_data.iam_role' }]);
-    assert.deepEqual(await readFile(s.state), before, 'nothing applied');
+    assert.deepEqual(termination.policy!.approvalRequired, [{ rule: 'iam-needs-review', address: 'terraform_data.iam_role' }]);
+    assert.deepEqual(after, before, 'nothing applied');
 
     const approved = await s.run('apply', ['--image', IMAGE, '--policy', policy, '--approved-hash', b.approvalHash!]);
     assert.equal(approved.exitCode, 0, explain(approved));
@@ -161,15 +175,9 @@ describe('policy: requireApproval', () => {
   });
 
   it('a finding the blocked run did not list counts in approval.unreviewed', async (t) => {
-    const { s, policy } = await applied(t);
-    await s.setInputs({ 'terraform.tfvars.json': { iam_policy: 'v2' } });
-    const unguarded = await s.run('apply', ['--image', IMAGE]);
-    assert.equal(unguarded.exitCode, 0, `without the policy an update is not gated\n${explain(unguarded)}`);
-    await s.setInputs({ 'terraform.tfvars.json': { iam_policy: 'v3' } });
-    const blocked = await s.run('apply', ['--image', IMAGE, '--policy', policy]);
-    assert.equal(blocked.exitCode, 3, explain(blocked));
+    const { s, blocked } = await blockedOnIam(t);
     const hash = blocked.result!.approvalHash!;
-    // The module changes after the block (the inputs do not): a second rule now requires approval.
+    // The policy changes after the block (the inputs do not): a second rule now requires approval.
     const widened = await policyDir(s, { 'policy.yaml': ISSUE_EXAMPLE, 'review.yaml': `${POLICY_HEADER}rules:\n- name: all-updates\n  match: change.kind == "update"\n  effect: requireApproval\n` }, 'policy2');
     const run = await s.run('apply', ['--image', IMAGE, '--policy', widened, '--approved-hash', hash]);
     assert.equal(run.exitCode, 0, explain(run));
@@ -179,7 +187,7 @@ describe('policy: requireApproval', () => {
 
   it('with --guard off a match is a warning: applied without an approval', async (t) => {
     const { s, policy } = await applied(t);
-    await s.setInputs({ 'terraform.tfvars.json': { iam_policy: 'v2' } });
+    await s.setInputs(IAM_V2);
     const run = await s.run('apply', ['--image', IMAGE, '--kind', 'machine', '--guard', 'off', '--policy', policy]);
     assert.equal(run.exitCode, 0, explain(run));
     assert.equal(run.result!.plan!.gated, true);
@@ -246,7 +254,7 @@ describe('policy: plan (Manual) and apply --plan-artifact', () => {
   it('apply --plan-artifact re-evaluates deny rules and limits only', async (t) => {
     const { s, policy } = await applied(t);
     await s.useModule(policyModule({ db: false }));
-    await s.setInputs({ 'terraform.tfvars.json': { iam_policy: 'v2' } });
+    await s.setInputs(IAM_V2);
     const artifacts = join(s.dir, 'artifacts');
     // Planned without the policy (an earlier image, say): an artifact that deletes the database and updates IAM.
     const plan = await s.run('plan', ['--image', IMAGE, '--artifacts', artifacts]);
@@ -318,8 +326,9 @@ describe('policy: drift and classify judge the same way', () => {
 });
 
 describe('policy: without a policy dir nothing of it loads', () => {
-  it('an apply runs with the policy chunk gone from the bundle; with --policy it needs it', async (t) => {
-    const s = await scenario(t, policyModule());
+  it('an apply runs with the policy chunk gone from the bundle (an IAM update, not gated without the policy); with --policy it needs it', async (t) => {
+    const { s, policy } = await applied(t);
+    await s.setInputs(IAM_V2);
     const bundle = join(s.dir, 'dist');
     await cp(dirname(RUNNER), bundle, { recursive: true });
     const chunks = join(bundle, 'chunks');
@@ -330,9 +339,10 @@ describe('policy: without a policy dir nothing of it loads', () => {
     const run = (extra: string[]) =>
       runProcess(process.execPath, [join(bundle, 'captf-runner.mjs'), 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--image', IMAGE, ...extra], { env: terraformEnv() });
     const plain = await run([]);
-    assert.equal(plain.exitCode, 0, plain.stderr.slice(-2000));
-    assert.ok(resourceIds(await s.readState())['terraform_data.db1'], 'applied');
-    const withPolicy = await run(['--policy', await policyDir(s)]);
+    assert.equal(plain.exitCode, 0, `without the policy an update is not gated\n${plain.stderr.slice(-2000)}`);
+    const iam = (await s.readState()).resources.find((resource) => resource.name === 'iam_role')!;
+    assert.deepEqual(iam.instances[0]!.attributes.input, { value: 'v2', type: 'string' }, 'applied');
+    const withPolicy = await run(['--policy', policy]);
     assert.notEqual(withPolicy.exitCode, 0, 'the policy step imports the chunk');
     assert.match(withPolicy.stderr + withPolicy.stdout, /policy-[A-Z0-9]+\.mjs/);
   });
