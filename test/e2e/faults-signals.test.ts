@@ -64,7 +64,7 @@ describe('signals: the stop choreography', () => {
     const s = await fakeScenario(t);
     cleanupFake(t, s);
     const run = await runWithFake(s, {
-      args: ['--stop-grace', '3s'],
+      args: ['--stop-grace', '2s'],
       fake: { faults: ['apply:ignore-first-interrupt'] },
       during: async (child) => {
         await stepStarted(s, 'apply');
@@ -76,7 +76,7 @@ describe('signals: the stop choreography', () => {
     // When the fake got each interrupt (its own clock, not this test's polling).
     const [first, second] = run.events.flatMap((e) => (e.event === 'signal' ? [e.at] : []));
     const gap = second! - first!;
-    assert.ok(gap >= 2_900 && gap < 6_000, `the second interrupt came ${gap} ms after the first (grace 3 s)`);
+    assert.ok(gap >= 1_900 && gap < 5_000, `the second interrupt came ${gap} ms after the first (grace 2 s)`);
   });
 
   it('terraform ignoring every interrupt: SIGINT, SIGINT after the grace, then its process group is killed', async (t) => {
