@@ -18,14 +18,18 @@ export async function readInputs(dir: string): Promise<InputsSnapshot> {
   // reading through them could mix files of two Secret versions. A generation never changes once
   // linked, so whatever is read from it is one consistent version.
   const generation = await mountGeneration(root);
+  // The kubelet deletes the old generation right after an update: no fault of the inputs. A read that
+  // overlapped the deletion may also have failed on nothing and missed files (even all of them), so a
+  // generation that changed meanwhile voids whatever was read.
+  const changed = async () => (await mountGeneration(root)) !== generation;
   let files: Map<string, Uint8Array>;
   try {
     files = await readFiles(dir, root, generation);
   } catch (error) {
-    // The kubelet deletes the old generation right after an update: no fault of the inputs.
-    if ((await mountGeneration(root)) !== generation) throw inputsChangedError(dir);
+    if (await changed()) throw inputsChangedError(dir);
     throw error;
   }
+  if (await changed()) throw inputsChangedError(dir);
   return inputsFromFiles(files, dir);
 }
 
