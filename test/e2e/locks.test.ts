@@ -5,12 +5,12 @@
 // an interrupted run at any step releases its lock and leaves a state the next apply continues from.
 import { after, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { usePostgres, type TestDatabase } from '../support/pg.ts';
-import { runProcess } from '../support/exec.ts';
+import { runProcess, startInBackground } from '../support/exec.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
 import { isProcessRunning, modules, slowApply, terraformEnv, withPgBackend, writeModule, type FileTree } from '../support/tf-modules.ts';
@@ -57,45 +57,12 @@ async function pgScenario(t: TestContext, tree: FileTree, database?: TestDatabas
   return Object.assign(s, { db: db.name, backendConfig, pgArgs, runPg: (op: string, args: string[] = []) => runRunner(pgArgs(op, args), {}, s) });
 }
 
-interface Background {
-  child: ChildProcess;
-  /** Resolves when the process has exited (its group SIGKILLed after 180 s), with what it printed until then. */
-  exited: Promise<{ exitCode: number | null; stdout: string; stderr: string }>;
-}
-
-/** Starts `file` in the background, in a process group of its own, and resolves once its stdout or stderr has printed `mark`. */
-async function startInBackground(file: string, args: string[], options: { cwd?: string; mark: string }): Promise<Background> {
-  const child = spawn(file, args, { cwd: options.cwd, env: terraformEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  started.push(child);
-  const killer = setTimeout(() => {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }, 180_000);
-  const printed = { stdout: '', stderr: '' };
-  child.stdout!.on('data', (chunk: Buffer) => (printed.stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (printed.stderr += chunk.toString()));
-  const exited = new Promise<{ exitCode: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('close', (exitCode) => {
-      clearTimeout(killer);
-      resolve({ exitCode, ...printed });
-    }),
-  );
-  await new Promise<void>((resolve, reject) => {
-    const seen = () => {
-      if (printed.stdout.includes(options.mark) || printed.stderr.includes(options.mark)) resolve();
-    };
-    child.stdout!.on('data', seen);
-    child.stderr!.on('data', seen);
-    void exited.then(() => reject(new Error(`${file} exited before it printed ${options.mark}: ${printed.stderr.slice(-2000)}`)));
-  });
-  return { child, exited };
-}
-
 /** Starts the runner in the background (own process group) and resolves once `step` has started. */
-const startRunner = (args: string[], step: string) => startInBackground(process.execPath, [RUNNER, ...args], { mark: `"msg":"${step}: started"` });
+async function startRunner(args: string[], step: string) {
+  const run = await startInBackground(process.execPath, [RUNNER, ...args], { env: terraformEnv(), mark: `"msg":"${step}: started"`, killAfterMs: 180_000 });
+  started.push(run.child);
+  return run;
+}
 
 function readResult(s: Scenario) {
   return Result.parse(JSON.parse(readFileSync(join(s.out, 'result.json'), 'utf8')));
@@ -235,7 +202,8 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     const init = await runProcess('terraform', ['init', '-no-color'], { cwd: dir, env });
     assert.equal(init.exitCode, 0, init.stderr);
     // Killed once it is applying: its provisioners have started, and it holds the lock.
-    const killed = await startInBackground('terraform', ['apply', '-auto-approve', '-no-color'], { cwd: dir, mark: "Provisioning with 'local-exec'" });
+    const killed = await startInBackground('terraform', ['apply', '-auto-approve', '-no-color'], { cwd: dir, env, mark: "Provisioning with 'local-exec'", killAfterMs: 180_000 });
+    started.push(killed.child);
     const { ID: id } = await waitForLockInfo(lockInfo(s));
     process.kill(-killed.child.pid!, 'SIGKILL');
     await killed.exited;

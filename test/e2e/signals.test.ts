@@ -2,31 +2,20 @@
 // written, leftovers of local-exec are ended, the state stays consistent and usable.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execa } from 'execa';
 import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { slowApply, terraformEnv, taintedAddresses } from '../support/tf-modules.ts';
+import { runProcess, startInBackground } from '../support/exec.ts';
 import { explain, RUNNER, runRunner, scenario, type Scenario } from './runner.ts';
 
-/** Starts an apply in the background and resolves once the step `step` has started (wrapped: a child process is a thenable). */
-async function startSlowApply(s: Scenario, extraArgs: string[] = [], step = 'apply') {
-  const child = execa(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...extraArgs], {
+/** Starts an apply in the background (a process group of its own) and resolves once the step `step` has started. */
+const startSlowApply = (s: Scenario, extraArgs: string[] = [], step = 'apply') =>
+  startInBackground(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...extraArgs], {
     env: terraformEnv(),
-    extendEnv: false,
-    reject: false,
-    timeout: 120_000,
+    mark: `"msg":"${step}: started"`,
+    killAfterMs: 120_000,
   });
-  let stderr = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stderr!.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.includes(`"msg":"${step}: started"`)) resolve();
-    });
-    child.once('exit', () => reject(new Error(`the runner exited before the ${step} step started: ${stderr.slice(-2000)}`)));
-  });
-  return { child };
-}
 
 /**
  * A sleep length no other run on this machine uses (a fraction of a second added at random), so
@@ -36,7 +25,7 @@ const uniqueSeconds = (whole: number) => whole + Math.floor(Math.random() * 9000
 
 /** The processes running `sleep <seconds>`. */
 async function leftovers(seconds: number): Promise<string[]> {
-  const { stdout } = await execa('ps', ['-eo', 'pid,args'], { reject: false });
+  const { stdout } = await runProcess('ps', ['-eo', 'pid,args'], { env: terraformEnv() });
   return stdout.split('\n').filter((line) => line.trim().endsWith(`sleep ${seconds}`));
 }
 
@@ -53,10 +42,10 @@ describe('signals', () => {
   it('SIGTERM during apply: one interrupt to terraform, result interrupted, exit 143, state usable', async (t) => {
     const seconds = uniqueSeconds(31);
     const s = await scenario(t, slowApply({ resources: 6, seconds }));
-    const { child } = await startSlowApply(s);
+    const { child, exited } = await startSlowApply(s);
     await provisionersSleeping(seconds);
     child.kill('SIGTERM');
-    const run = await child;
+    const run = await exited;
     assert.equal(run.exitCode, 143, String(run.stderr).slice(-3000));
     const result = JSON.parse(await readFile(join(s.out, 'result.json'), 'utf8'));
     assert.equal(result.outcome, 'interrupted');
@@ -98,9 +87,9 @@ describe('signals', () => {
     assert.equal(first.exitCode, 0, explain(first));
     const stateBefore = await readFile(s.state);
 
-    const { child } = await startSlowApply(s, ['--image', 'registry.example/m:2', '--chunk-bytes', '1024'], 'backup');
+    const { child, exited } = await startSlowApply(s, ['--image', 'registry.example/m:2', '--chunk-bytes', '1024'], 'backup');
     child.kill('SIGTERM');
-    const run = await child;
+    const run = await exited;
     assert.equal(run.exitCode, 143, String(run.stderr).slice(-3000));
     const result = JSON.parse(await readFile(join(s.out, 'result.json'), 'utf8'));
     assert.equal(result.outcome, 'interrupted');
@@ -116,12 +105,12 @@ describe('signals', () => {
   it('a second signal escalates at once', async (t) => {
     const seconds = uniqueSeconds(71);
     const s = await scenario(t, slowApply({ resources: 2, seconds }));
-    const { child } = await startSlowApply(s, ['--stop-grace', '60s']);
+    const { child, exited } = await startSlowApply(s, ['--stop-grace', '60s']);
     const started = Date.now();
     child.kill('SIGINT');
     await new Promise((r) => setTimeout(r, 200));
     child.kill('SIGINT');
-    const run = await child;
+    const run = await exited;
     assert.equal(run.exitCode, 130, String(run.stderr).slice(-2000));
     assert.ok(Date.now() - started < 30_000, 'the second signal must not wait for the grace period');
     assert.deepEqual(await leftovers(seconds), []);

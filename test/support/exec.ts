@@ -1,7 +1,7 @@
 // Starts a process for a test (never through a shell) and gives back what it printed. Not execa: a
 // test needs none of what it adds, and each test process would load its hundred-odd modules (≈ 35 ms
 // of CPU from the test bundles, ≈ 0.45 s when a file runs under tsx).
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 
 export interface ProcessRun {
   /** undefined when a signal ended the process. */
@@ -71,4 +71,44 @@ export async function runChecked(file: string, args: readonly string[], options:
   const run = await runProcess(file, args, options);
   if (run.exitCode !== 0) throw new Error(`${file} ${args.join(' ')} failed (${run.exitCode ?? run.signal}): ${run.stderr.slice(-2000)}`);
   return run;
+}
+
+export interface Background {
+  child: ChildProcess;
+  /** Resolves when the process has exited, with what it printed until then. */
+  exited: Promise<{ exitCode: number | null; stdout: string; stderr: string }>;
+}
+
+/**
+ * Starts `file` in the background, in a process group of its own, and resolves once its stdout or
+ * stderr has printed `mark` (rejects if it exits first). Its group is SIGKILLed after `killAfterMs`,
+ * so a hung test process never outlives the test file.
+ */
+export async function startInBackground(file: string, args: readonly string[], options: { cwd?: string; env: Record<string, string>; mark: string; killAfterMs: number }): Promise<Background> {
+  const child = spawn(file, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const killer = setTimeout(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }, options.killAfterMs);
+  const printed = { stdout: '', stderr: '' };
+  child.stdout!.on('data', (chunk: Buffer) => (printed.stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (printed.stderr += chunk.toString()));
+  const exited = new Promise<{ exitCode: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('close', (exitCode) => {
+      clearTimeout(killer);
+      resolve({ exitCode, ...printed });
+    }),
+  );
+  await new Promise<void>((resolve, reject) => {
+    const seen = () => {
+      if (printed.stdout.includes(options.mark) || printed.stderr.includes(options.mark)) resolve();
+    };
+    child.stdout!.on('data', seen);
+    child.stderr!.on('data', seen);
+    void exited.then(() => reject(new Error(`${file} exited before it printed ${options.mark}: ${printed.stderr.slice(-2000)}`)));
+  });
+  return { child, exited };
 }
