@@ -5,17 +5,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { runChecked } from '../support/exec.ts';
 import { modules, resourceIds, terraformEnv } from '../support/tf-modules.ts';
-import { assertNoCanary, CANARY, IMAGE } from './apply-support.ts';
-import { firstApplyOnce } from './first-apply.ts';
+import { assertNoCanary, baseApplied, CANARY, IMAGE } from './apply-support.ts';
 import { explain, recordedInputsHash, scenario } from './runner.ts';
 
 // The first test asserts on the first apply of the base module; every test after it that needs the
 // base applied starts from a copy of the state that apply left (the same run: it is made once).
-const base = firstApplyOnce(modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } }, ['--image', IMAGE]);
 
 describe('apply: the guarded apply', () => {
   it('first apply creates everything and records the inputs hash in the state', async () => {
-    const { s, run } = await base.first();
+    const { s, run } = await baseApplied.first();
     assert.equal(run.exitCode, 0, explain(run));
     const r = run.result!;
     assert.equal(r.outcome, 'succeeded');
@@ -56,7 +54,7 @@ describe('apply: the guarded apply', () => {
   });
 
   it('no changes: the apply step is skipped and the state is untouched', async (t) => {
-    const s = await base.applied(t);
+    const s = await baseApplied.applied(t);
     const serial = (await s.readState()).serial;
     const run = await s.run('apply', ['--image', IMAGE]);
     assert.equal(run.exitCode, 0, explain(run));
@@ -67,7 +65,7 @@ describe('apply: the guarded apply', () => {
   });
 
   it('new inputs that change no resource still record the new hash (outcome noChanges)', async (t) => {
-    const s = await base.applied(t);
+    const s = await baseApplied.applied(t);
     const before = await s.readState();
     const run = await s.run('apply', ['--image', 'registry.example/captf-module:1.0.1']);
     assert.equal(run.exitCode, 0, explain(run));
@@ -81,7 +79,7 @@ describe('apply: the guarded apply', () => {
   });
 
   it('an in-place update applies without approval', async (t) => {
-    const s = await base.applied(t);
+    const s = await baseApplied.applied(t);
     const before = resourceIds(await s.readState());
     await s.useModule(modules.update);
     const run = await s.run('apply', ['--image', IMAGE]);
@@ -93,7 +91,7 @@ describe('apply: the guarded apply', () => {
   });
 
   it('an output-only change applies without approval', async (t) => {
-    const s = await base.applied(t);
+    const s = await baseApplied.applied(t);
     await s.useModule(modules.outputOnly);
     const run = await s.run('apply', ['--image', IMAGE]);
     assert.equal(run.exitCode, 0, explain(run));
