@@ -14,11 +14,11 @@ import { readRegularFile } from '../util/regular-file.ts';
 import { sha256Hex } from '../util/sha256.ts';
 import { artifactExists } from './artifact-errors.ts';
 import { MAX_CHUNK_BYTES, MAX_CHUNKS, MAX_MANIFEST_BYTES } from './limits.ts';
+import { checkObjectName, missingChunk, OBJECT_NAME } from './object-names.ts';
 import type { ChunkStore, HeldChunk, ObjectWrite, RecordStore, StoredObject } from './store.ts';
 
 const MANIFEST_FILE = 'manifest.json';
 const CHUNK_FILE = /^chunk-(\d{5})$/;
-const OBJECT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 
 const chunkFileName = (index: number) => `chunk-${String(index).padStart(5, '0')}`;
 
@@ -97,14 +97,7 @@ export class DirStore implements ChunkStore, RecordStore {
     try {
       return await readRegularFile(path, limitBytes + 1);
     } catch (error) {
-      if (isMissing(error)) {
-        throw new RunnerError({
-          kind: 'artifact',
-          reason: 'ArtifactIncomplete',
-          message: `chunk ${index} of "${object}" is missing (${path}): the object was deleted or changed while being read`,
-          detail: { location: this.location, object, chunk: index },
-        });
-      }
+      if (isMissing(error)) throw missingChunk(this.location, object, index, { path });
       throw ioError('read', path, error);
     }
   }
@@ -252,15 +245,6 @@ function checkRecordName(name: string): string {
   return name;
 }
 
-function checkObjectName(object: string): string {
-  if (!OBJECT_NAME.test(object)) {
-    throw usageError(
-      'InvalidObjectName',
-      `"${object}" is not a valid object name: use 1 to 200 letters, digits, ".", "_" or "-", starting with a letter or digit`,
-    );
-  }
-  return object;
-}
 
 async function statIfPresent(path: string) {
   try {

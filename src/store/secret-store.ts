@@ -13,6 +13,7 @@ import { isKubeError, KubeReason } from '../kube/api-errors.ts';
 import type { KubeClient, ObjectMeta, Secret } from '../kube/client.ts';
 import { derivedName, dnsNamePartFor, isDnsSubdomain, LABEL_ARTIFACT_KIND, LABEL_MANAGED_BY, labelValueFor, MANAGED_BY, MAX_NAME_LENGTH } from '../kube/names.ts';
 import { artifactExists } from './artifact-errors.ts';
+import { checkObjectName, missingChunk } from './object-names.ts';
 import { doomedObjects } from './retention.ts';
 import type { ChunkStore, HeldChunk, ObjectWrite, PruneRequest, StoredObject } from './store.ts';
 import { sha256Hex } from '../util/sha256.ts';
@@ -49,9 +50,6 @@ export interface SecretChunkStoreOptions {
 
 type Part = 'chunk' | 'manifest';
 
-/** The directory store's rule for object names. */
-const OBJECT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
-
 export class SecretChunkStore implements ChunkStore {
   readonly location: string;
   private readonly client: KubeClient;
@@ -83,7 +81,7 @@ export class SecretChunkStore implements ChunkStore {
    * create's answer (the API server echoes what it stored), never read again.
    */
   async create(object: string): Promise<ObjectWrite> {
-    this.checkObjectName(object);
+    checkObjectName(object);
     if (await this.getManifest(object)) throw artifactExists(this.location, object);
     const echoed = new Map<number, HeldChunk>();
     const created = new Set<string>();
@@ -118,14 +116,14 @@ export class SecretChunkStore implements ChunkStore {
   }
 
   async getManifest(object: string): Promise<Buffer | undefined> {
-    this.checkObjectName(object);
+    checkObjectName(object);
     const name = this.manifestName(object);
     const secret = await this.client.getSecret(this.namespace, name);
     return secret && this.readPart(secret, object, name, MANIFEST_KEY);
   }
 
   async listChunks(object: string): Promise<number[]> {
-    this.checkObjectName(object);
+    checkObjectName(object);
     const metas = await this.list({ [StoreLabel.object]: labelValueFor(object), [StoreLabel.part]: 'chunk' });
     return metas
       .filter((meta) => objectOf(meta) === object)
@@ -136,17 +134,10 @@ export class SecretChunkStore implements ChunkStore {
 
   /** A Secret holds at most 1 MiB (and the client reads at most 32 MiB of an answer): read whole, handed on to `limitBytes + 1`. */
   async getChunk(object: string, index: number, limitBytes?: number): Promise<Buffer> {
-    this.checkObjectName(object);
+    checkObjectName(object);
     const name = this.chunkName(object, index);
     const secret = await this.client.getSecret(this.namespace, name);
-    if (!secret) {
-      throw new RunnerError({
-        kind: 'artifact',
-        reason: 'ArtifactIncomplete',
-        message: `chunk ${index} of ${object} is missing from ${this.location} (no Secret "${name}")`,
-        detail: { location: this.location, object, index, secret: name },
-      });
-    }
+    if (!secret) throw missingChunk(this.location, object, index, { secret: name });
     const data = this.readPart(secret, object, name, CHUNK_KEY);
     return limitBytes === undefined ? data : data.subarray(0, limitBytes + 1);
   }
@@ -171,7 +162,7 @@ export class SecretChunkStore implements ChunkStore {
 
   /** The manifest goes first, so the object never looks complete while its chunks are going. */
   async deleteObject(object: string): Promise<void> {
-    this.checkObjectName(object);
+    checkObjectName(object);
     await this.client.deleteSecret(this.namespace, this.manifestName(object));
     const metas = await this.list({ [StoreLabel.object]: labelValueFor(object) });
     for (const meta of metas) {
@@ -185,15 +176,6 @@ export class SecretChunkStore implements ChunkStore {
 
   private manifestName(object: string): string {
     return derivedName(`${this.prefix}-${dnsNamePartFor(object)}`, 'manifest');
-  }
-
-  private checkObjectName(object: string): void {
-    if (!OBJECT_NAME.test(object)) {
-      throw usageError(
-        'InvalidObjectName',
-        `"${object}" is not a valid object name: use 1 to 200 letters, digits, ".", "_" or "-", starting with a letter or digit`,
-      );
-    }
   }
 
   private storeSelector(extra: Record<string, string>): string {
