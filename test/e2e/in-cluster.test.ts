@@ -88,6 +88,8 @@ output "kept" {
     assert.equal(applied.exitCode, 0, explain(applied));
     assert.equal(applied.result!.planHash, planned.result!.planHash);
     assert.equal((await s.readState()).resources.length > 0, true);
+    const spent = api.secrets(NS).filter((secret) => secret.metadata.annotations?.['captf.io/object'] === planned.result!.planArtifact!.object);
+    assert.deepEqual(spent, [], 'the applied plan artifact no longer takes etcd space');
   });
 
   it('a valid 240-character object name: backups and plan artifacts go to Secrets whose names are shortened with a digest, and read back', async (t) => {
