@@ -194,6 +194,21 @@ describe('SecretChunkStore', () => {
     assert.deepEqual(await store.getChunk('done', 0), Buffer.from('first'));
   });
 
+  test('with a namespace per object and the example Role, one object\'s Job cannot read another\'s artifacts', async (t) => {
+    const h = await startHarness(t);
+    const other = new SecretChunkStore({ client: h.client, namespace: 'captf-staging', prefix: 'captf-plan-tc-staging', artifactKind: 'plan' });
+    await putObject(other, 'plan-1', [Buffer.from('staging secrets')]);
+    // The Role of runner/role.example.yaml, bound in the object's own namespace only.
+    h.fake.rbac = [
+      { verbs: ['create'], apiGroups: [''], resources: ['secrets'], namespaces: [NAMESPACE] },
+      { verbs: ['get', 'list', 'delete'], apiGroups: [''], resources: ['secrets'], namespaces: [NAMESPACE] },
+    ];
+    await putObject(backupStore(h), 'backup-1', [Buffer.from('prod')]);
+    for (const read of [() => other.getManifest('plan-1'), () => other.getChunk('plan-1', 0), () => other.listObjects()]) {
+      await assert.rejects(read(), (error: unknown) => error instanceof RunnerError && error.reason === KubeReason.Forbidden);
+    }
+  });
+
   test('a chunk over the Secret limit gets the API server\'s 422, explained', async (t) => {
     const h = await startHarness(t);
     const write = await backupStore(h).create('obj');
