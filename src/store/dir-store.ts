@@ -4,11 +4,10 @@
 //   <root>/<record>                               records (blocked-<approval hash>.json), beside the objects
 // Everything here can hold secret material (plan files carry variable values and prior state),
 // so object directories are 0700 and files 0600.
-import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { RunnerError, usageError } from '../errors.ts';
-import { writeFileAtomic } from '../util/atomic-write.ts';
+import { writeFileAtomic, writeFileExclusive } from '../util/atomic-write.ts';
 import { makeDirs } from '../util/mkdirs.ts';
 import { readRegularFile } from '../util/regular-file.ts';
 import { sha256Hex } from '../util/sha256.ts';
@@ -37,7 +36,7 @@ export class DirStore implements ChunkStore, RecordStore {
       // Exclusive, as the manifest: a racing writer of the same name never replaces another's chunk.
       putChunk: async (index, data) => {
         checkChunkIndex(index);
-        await writeFileExclusive(await this.ensureObjectDir(object), chunkFileName(index), data, () => artifactExists(this.location, object));
+        await writeFileDurablyOnce(await this.ensureObjectDir(object), chunkFileName(index), data, () => artifactExists(this.location, object));
       },
       // Read back one chunk at a time: a writer holds about two chunks, whatever the size of the files.
       held: async () => {
@@ -52,7 +51,7 @@ export class DirStore implements ChunkStore, RecordStore {
         const dir = await this.ensureObjectDir(object);
         // The chunks' directory entries must be durable before the manifest that vouches for them.
         await syncDir(dir);
-        await writeFileExclusive(dir, MANIFEST_FILE, manifest, () => artifactExists(this.location, object));
+        await writeFileDurablyOnce(dir, MANIFEST_FILE, manifest, () => artifactExists(this.location, object));
         await syncDir(dir);
       },
       abort: async () => {
@@ -104,15 +103,8 @@ export class DirStore implements ChunkStore, RecordStore {
 
   /** Oldest first, by the time of the last write: the manifest for complete objects, else the newest entry. */
   async listObjects(): Promise<StoredObject[]> {
-    let entries;
-    try {
-      entries = await readdir(this.location, { withFileTypes: true });
-    } catch (error) {
-      if (isMissing(error)) return [];
-      throw ioError('list', this.location, error);
-    }
     const objects = await Promise.all(
-      entries
+      (await this.entries())
         .filter((entry) => entry.isDirectory() && OBJECT_NAME.test(entry.name))
         .map(async (entry) => {
           const dir = join(this.location, entry.name);
@@ -165,15 +157,8 @@ export class DirStore implements ChunkStore, RecordStore {
 
   /** Newest first, by modification time; ties by name. */
   async listRecords(prefix: string): Promise<string[]> {
-    let entries;
-    try {
-      entries = await readdir(this.location, { withFileTypes: true });
-    } catch (error) {
-      if (isMissing(error)) return [];
-      throw ioError('list', this.location, error);
-    }
     const dated = await Promise.all(
-      entries
+      (await this.entries())
         .filter((entry) => entry.isFile() && entry.name.startsWith(prefix) && RECORD_NAME.test(entry.name))
         .map(async (entry) => ({ name: entry.name, ms: (await statIfPresent(join(this.location, entry.name)))?.mtimeMs ?? 0 })),
     );
@@ -186,6 +171,16 @@ export class DirStore implements ChunkStore, RecordStore {
       await rm(path, { force: true });
     } catch (error) {
       throw ioError('delete', path, error);
+    }
+  }
+
+  /** What the store's directory holds; nothing when it does not exist yet. */
+  private async entries() {
+    try {
+      return await readdir(this.location, { withFileTypes: true });
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw ioError('list', this.location, error);
     }
   }
 
@@ -264,24 +259,14 @@ async function writeFileDurably(dir: string, name: string, data: Buffer): Promis
   }
 }
 
-/** As writeFileDurably, but never replaces a file: `exists()` is thrown when the name is taken. Linked from a synced temp file, so it appears whole or not at all. */
-async function writeFileExclusive(dir: string, name: string, data: Buffer, exists: () => Error): Promise<void> {
+/** As writeFileDurably, but never replaces a file: `exists()` is thrown when the name is taken. */
+async function writeFileDurablyOnce(dir: string, name: string, data: Buffer, exists: () => Error): Promise<void> {
   const path = join(dir, name);
-  const temporary = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
   try {
-    const file = await open(temporary, 'wx', 0o600);
-    try {
-      await file.writeFile(data);
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await link(temporary, path);
+    await writeFileExclusive(path, data, 0o600);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw exists();
     throw ioError('write', path, error);
-  } finally {
-    await rm(temporary, { force: true }).catch(() => undefined);
   }
 }
 
