@@ -4,6 +4,8 @@
 // store is verified against.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import { writeArtifact } from '../../src/store/artifact-write.ts';
@@ -11,9 +13,10 @@ import { pruneObjects } from '../../src/store/retention.ts';
 import { S3Bucket, S3ChunkStore, s3Target } from '../../src/store/s3-store.ts';
 import { FakeS3, REGION } from '../support/fake-s3.ts';
 import { storeContract } from './contract.ts';
-import { backupMeta, putObject, putPartial, rejectsWith } from './helpers.ts';
+import { backupMeta, putObject, putPartial, rejectsWith, tempDir } from './helpers.ts';
 
 const BUCKET = 'captf-artifacts';
+const IRSA_ROLE = 'arn:aws:iam::123456789012:role/captf-tc-prod';
 let fake: FakeS3;
 const buckets: S3Bucket[] = [];
 let stores = 0;
@@ -25,6 +28,7 @@ before(async () => {
       // As an IAM policy per CAPTF object: its own keys only.
       AKIDPRODONLY: { secretAccessKey: 'prod-secret', prefixes: [`${BUCKET}/fleet/captf-plan-tc-prod/`, `${BUCKET}/fleet/captf-backup-tc-prod/`] },
     },
+    webIdentities: { 'irsa-token-prod': { roleArn: IRSA_ROLE, grant: { secretAccessKey: 'temporary-secret', prefixes: [`${BUCKET}/fleet/captf-plan-tc-prod/`] } } },
   });
 });
 after(async () => {
@@ -168,6 +172,49 @@ describe('S3 store: what the S3 API adds', () => {
     const store = new S3ChunkStore(bucket, 'captf-backup-tc-signed');
     await rejectsWith(store.create('backup-1'), 'io', 'StoreAccessDenied', /SignatureDoesNotMatch/);
     assert.deepEqual(fake.keys(BUCKET, 'fleet/captf-backup-tc-signed/'), []);
+  });
+
+  it('credentials as the SDK finds them: a web identity token (IRSA) exchanged at STS for temporary ones, nothing given but the environment', async (t) => {
+    const token = join(await tempDir(t), 'token');
+    await writeFile(token, 'irsa-token-prod');
+    // The environment an EKS pod with IRSA gets (the endpoints point at the fake), and nothing else.
+    const environment: Record<string, string> = {
+      AWS_ROLE_ARN: IRSA_ROLE,
+      AWS_WEB_IDENTITY_TOKEN_FILE: token,
+      AWS_ENDPOINT_URL_STS: fake.endpoint,
+      AWS_ENDPOINT_URL_S3: fake.endpoint,
+      AWS_REGION: REGION,
+      AWS_EC2_METADATA_DISABLED: 'true',
+      AWS_CONFIG_FILE: '/dev/null',
+      AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+    };
+    const saved = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('AWS_')).map((k) => [k, process.env[k]]));
+    for (const key of Object.keys(saved)) delete process.env[key];
+    Object.assign(process.env, environment);
+    t.after(() => {
+      for (const key of Object.keys(environment)) delete process.env[key];
+      Object.assign(process.env, saved);
+    });
+    const bucket = new S3Bucket(s3Target(`s3://${BUCKET}/fleet`));
+    buckets.push(bucket);
+    const store = new S3ChunkStore(bucket, 'captf-plan-tc-prod');
+    const from = fake.requests.length;
+    await putObject(store, 'plan-irsa', [Buffer.from('via web identity')]);
+    assert.deepEqual(await store.getChunk('plan-irsa', 0), Buffer.from('via web identity'));
+    const keys = new Set(fake.requests.slice(from).map((r) => r.accessKeyId).filter(Boolean));
+    assert.equal(keys.size, 1);
+    const temporaryKey = [...keys][0]!;
+    assert.match(temporaryKey, /^ASIA/, 'the temporary credentials STS gave for the role');
+    await rejectsWith(new S3ChunkStore(bucket, 'captf-backup-tc-prod').listObjects(), 'io', 'StoreAccessDenied', /AccessDenied/);
+    // The temporary key is worth nothing without the session token STS gave with it.
+    const tokenless = openBucket(undefined, { credentials: { accessKeyId: temporaryKey, secretAccessKey: 'temporary-secret' } });
+    await rejectsWith(new S3ChunkStore(tokenless, 'captf-plan-tc-prod').getChunk('plan-irsa', 0), 'io', 'StoreAccessDenied', /InvalidToken/);
+    // A token STS does not accept for the role: no credentials, nothing written.
+    await writeFile(token, 'irsa-token-forged');
+    const forged = new S3Bucket(s3Target(`s3://${BUCKET}/fleet`));
+    buckets.push(forged);
+    await rejectsWith(putObject(new S3ChunkStore(forged, 'captf-plan-tc-prod'), 'plan-forged', [Buffer.from('x')]), 'io', 'StoreAccessDenied', /sts:AssumeRoleWithWebIdentity|AccessDenied/);
+    assert.deepEqual(fake.keys(BUCKET, 'fleet/captf-plan-tc-prod/plan-forged/'), []);
   });
 
   it("one object's credentials reach only its own keys: another object's artifacts are AccessDenied", async () => {

@@ -6,8 +6,10 @@
 // (412 PreconditionFailed when the key exists) and checks `x-amz-checksum-sha256` (400 BadDigest);
 // GetObject honours `Range`; ListObjectsV2 pages with continuation tokens (a small page size can be
 // forced); faults can be injected (503 SlowDown, 500, a connection reset, a socket that is taken
-// and never answered). No real S3-compatible server can be installed here: the S3 store is
-// verified against this fake and the AWS SDK only.
+// and never answered). It also answers STS's AssumeRoleWithWebIdentity (point AWS_ENDPOINT_URL_STS
+// here): a web identity token it knows becomes temporary credentials, as IRSA's do. No real
+// S3-compatible server can be installed here: the S3 store is verified against this fake and the
+// AWS SDK only.
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -18,6 +20,8 @@ export interface S3Grant {
   secretAccessKey: string;
   /** The key prefixes (`bucket/prefix…`) this key may read, write, list and delete under. */
   prefixes: string[];
+  /** Temporary credentials (STS's): every request must carry and sign this x-amz-security-token. */
+  sessionToken?: string;
 }
 
 /** A 5xx answer, a connection reset before the request is served, a socket taken and never answered, or a request served whose answer is lost (the connection reset instead). */
@@ -47,8 +51,16 @@ interface StoredObject {
   etag: string;
 }
 
+/** What a web identity token (IRSA's projected token) is exchanged for: a role and the grant of its temporary credentials. */
+export interface WebIdentity {
+  roleArn: string;
+  grant: S3Grant;
+}
+
 export interface FakeS3Options {
   buckets?: string[];
+  /** Web identity tokens STS accepts, each for one role. */
+  webIdentities?: Record<string, WebIdentity>;
   /** Access keys and what each may reach; default one key for everything. */
   grants?: Record<string, S3Grant>;
   /** At most this many keys per ListObjectsV2 page (the real service: 1,000). */
@@ -67,6 +79,7 @@ export class FakeS3 {
   private readonly buckets: Set<string>;
   private readonly faults: { match: S3FaultMatch; fault: S3Fault }[] = [];
   private readonly hung = new Set<Socket>();
+  private readonly webIdentities: Map<string, WebIdentity>;
 
   private constructor(
     private readonly server: Server,
@@ -76,6 +89,7 @@ export class FakeS3 {
     this.buckets = new Set(options.buckets ?? ['captf-artifacts']);
     this.grants = new Map(Object.entries(options.grants ?? { AKIDFAKES3EXAMPLE: { secretAccessKey: 'fake-secret-key', prefixes: [''] } }));
     this.pageSize = options.pageSize ?? 1000;
+    this.webIdentities = new Map(Object.entries(options.webIdentities ?? {}));
   }
 
   static async start(options: FakeS3Options = {}): Promise<FakeS3> {
@@ -158,6 +172,8 @@ export class FakeS3 {
     const fail = (status: number, code: string, message: string, extra = '') =>
       answer(status, req.method === 'HEAD' ? '' : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${xml(message)}</Message>${extra}<RequestId>${randomUUID()}</RequestId></Error>`);
 
+    if (req.method === 'POST' && url.pathname === '/') return this.assumeRoleWithWebIdentity(new URLSearchParams(body.toString('utf8')), answer, fail);
+
     const faultAt = this.faults.findIndex(({ match }) => (!match.method || match.method === req.method) && (match.key === undefined || (list ?? key).startsWith(match.key)));
     if (faultAt >= 0) {
       const [{ fault }] = this.faults.splice(faultAt, 1);
@@ -221,6 +237,21 @@ export class FakeS3 {
     }
   }
 
+  /** STS (the query protocol, unsigned as the SDK sends it): a known token for its role gives temporary credentials, valid as its grant says. */
+  private assumeRoleWithWebIdentity(form: URLSearchParams, answer: (status: number, payload: string) => void, fail: (status: number, code: string, message: string) => void): void {
+    const identity = this.webIdentities.get(form.get('WebIdentityToken') ?? '');
+    if (form.get('Action') !== 'AssumeRoleWithWebIdentity') return fail(400, 'InvalidAction', 'only AssumeRoleWithWebIdentity is served here');
+    if (!identity || identity.roleArn !== form.get('RoleArn')) return fail(403, 'AccessDenied', 'Not authorized to perform sts:AssumeRoleWithWebIdentity');
+    const accessKeyId = `ASIA${randomUUID().replace(/-/g, '').slice(0, 16).toUpperCase()}`;
+    const sessionToken = `session-${randomUUID()}`;
+    this.grants.set(accessKeyId, { ...identity.grant, sessionToken });
+    const expiration = new Date(this.now().getTime() + 3600_000).toISOString();
+    answer(
+      200,
+      `<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleWithWebIdentityResult><Credentials><AccessKeyId>${accessKeyId}</AccessKeyId><SecretAccessKey>${xml(identity.grant.secretAccessKey)}</SecretAccessKey><SessionToken>${sessionToken}</SessionToken><Expiration>${expiration}</Expiration></Credentials><AssumedRoleUser><Arn>${xml(identity.roleArn)}/captf</Arn><AssumedRoleId>AROA:captf</AssumedRoleId></AssumedRoleUser></AssumeRoleWithWebIdentityResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></AssumeRoleWithWebIdentityResponse>`,
+    );
+  }
+
   private listPage(bucket: string, prefix: string, url: URL): string {
     const maxKeys = Math.min(Number(url.searchParams.get('max-keys') ?? 1000) || 1000, this.pageSize);
     const after = url.searchParams.get('continuation-token');
@@ -254,6 +285,9 @@ export class FakeS3 {
     }
     const names = signedHeaders.split(';');
     if (!names.includes('host') || !names.includes('x-amz-date')) return { status: 403, error: 'AccessDenied', message: 'host and x-amz-date must be signed' };
+    if (grant.sessionToken !== undefined && (req.headers['x-amz-security-token'] !== grant.sessionToken || !names.includes('x-amz-security-token'))) {
+      return { status: 403, error: 'InvalidToken', message: 'The provided token is malformed or otherwise invalid.' };
+    }
     const canonicalHeaders = names.map((name) => `${name}:${String(req.headers[name] ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
     const canonicalQuery = [...url.searchParams.entries()]
       .map(([k, v]) => [rfc3986(k), rfc3986(v)])
