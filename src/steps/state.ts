@@ -139,7 +139,7 @@ export async function stateAfterFailure(ctx: RunContext, tf: Terraform, workspac
 const recordText = (state: StateSummary) => state.recordedInputsHash ?? (state.record ? 'no inputs hash' : 'no record');
 
 /**
- * terraform wrote the runner's record, though the op did not succeed: it updates the dependents of
+ * terraform changed the runner's record, though the op did not succeed: it updates the dependents of
  * a create_before_destroy object before that object's delete, and a destroy deletes the record
  * first (contract.md §2). The record goes back to what it said before the op, in a state pushed one
  * serial above the one pulled: `state push` takes the lock and refuses it if anything wrote the
@@ -147,7 +147,7 @@ const recordText = (state: StateSummary) => state.recordedInputsHash ?? (state.r
  * then pulled again, and what it holds is what the result reports.
  */
 async function setBackRecord(ctx: RunContext, tf: Terraform, workspace: Workspace, before: PulledState, after: PulledState): Promise<void> {
-  const wrote = `terraform wrote the runner's record (${recordText(after)}, was ${recordText(before)}) though the ${ctx.op} did not succeed`;
+  const changed = `terraform changed the runner's record (now ${recordText(after)}, before the ${ctx.op} ${recordText(before)}) though the ${ctx.op} did not succeed`;
   try {
     const setBack = await ctx.step(
       'record set back',
@@ -161,10 +161,10 @@ async function setBackRecord(ctx: RunContext, tf: Terraform, workspace: Workspac
       },
       { cleanup: true, starting: { mayHaveChanged: true }, learned: (pulled) => stateLearned(before, pulled) },
     );
-    ctx.warn(`${wrote}: the runner set it back (state serial ${setBack.serial})`);
+    ctx.warn(`${changed}: the runner set it back (state serial ${setBack.serial})`);
   } catch (error) {
     ctx.warn(
-      `${wrote}, and the runner could not set it back (${(error as Error).message}): the state's record is not what the last successful apply left. Run the ${ctx.op} again once the cause is fixed: it continues from what is left`,
+      `${changed}, and the runner could not set it back (${(error as Error).message}): the state's record is not what the last successful apply left. Run the ${ctx.op} again once the cause is fixed: it continues from what is left`,
     );
   }
 }
@@ -210,7 +210,7 @@ async function erroredStateToSave(ctx: RunContext, written: string, workspace: W
     if (!recordChanged(before.record, errored.record)) return written;
     const edited = join(workspace.privateDir, ERRORED_STATE_FILE);
     await writeNewFile(edited, await stateWithRecordOf(ctx, written, before));
-    ctx.warn(`terraform wrote the runner's record in ${ERRORED_STATE_FILE} (${recordText(errored)}, was ${recordText(before)}) though the ${ctx.op} did not succeed: the runner saves it with the record set back`);
+    ctx.warn(`terraform changed the runner's record in ${ERRORED_STATE_FILE} (now ${recordText(errored)}, before the ${ctx.op} ${recordText(before)}) though the ${ctx.op} did not succeed: the runner saves it with the record set back`);
     return edited;
   } catch (error) {
     ctx.warn(`could not set back the runner's record in ${ERRORED_STATE_FILE} (${(error as Error).message}): it is saved as terraform left it`);

@@ -5,7 +5,7 @@
 // left and the runner pushed, and that terraform did write the record first (its own log's order).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Result } from '../../src/schemas/result.ts';
 import { modules, resourceIds, terraformEnv, type FileTree, type TerraformState } from '../support/tf-modules.ts';
@@ -79,7 +79,7 @@ function assertSetBack(run: RunnerRun, state: TerraformState, previous: string |
   assert.equal(run.result!.stateInputsHash, previous);
   assert.equal(run.result!.state!.serialAfter, state.serial, 'the result reports the state the runner left');
   assert.equal(run.result!.steps.find((step) => step.name === 'record set back')?.status, 'ok', JSON.stringify(run.result!.steps));
-  assert.ok(run.result!.warnings.some((w) => w.includes("terraform wrote the runner's record") && w.includes('set it back')), run.result!.warnings.join('\n'));
+  assert.ok(run.result!.warnings.some((w) => w.includes("terraform changed the runner's record (now ") && w.includes('set it back')), run.result!.warnings.join('\n'));
 }
 
 describe('the record after an apply that did not succeed', () => {
@@ -148,4 +148,35 @@ describe('the record after an apply that did not succeed', () => {
     assert.ok(resourceIds(state)['terraform_data.old'], 'the interrupted delete left it in the state');
     assertSetBack(run, state, previous, 'terraform_data.old: Destroying...');
   });
+
+  it('a state written by someone else since the pull is never overwritten: the set back is refused, and the result says so', async (t) => {
+    const s = await applied(t);
+    const previous = recordedInputsHash(await s.readState());
+    const wrapper = join(s.dir, 'other-writer-terraform.sh');
+    await writeFile(wrapper, OTHER_WRITER_TERRAFORM, { mode: 0o755 });
+    await s.useModule(moduleWith({ old: oldRemoved(FAILS_ON_PURPOSE) }));
+    const run = await s.run('apply', [...unguarded('registry.example/captf-module:3.0.0'), '--terraform', wrapper]);
+    assert.equal(run.exitCode, 1, explain(run));
+    assert.equal(run.result!.reason, 'ApplyFailed', 'the outcome is the apply\'s');
+    assert.equal(run.result!.steps.find((step) => step.name === 'record set back')?.status, 'failed', JSON.stringify(run.result!.steps));
+    assert.ok(run.result!.warnings.some((w) => w.includes('could not set it back') && w.includes('not what the last successful apply left')), run.result!.warnings.join('\n'));
+    const state = await s.readState();
+    assert.deepEqual(state.outputs?.other_writer, { value: 'was here', type: 'string' }, 'the other write is kept');
+    assert.equal(recordedInputsHash(state), run.result!.inputsHash, 'terraform\'s early record stays: the state changed since it was pulled');
+    assert.notEqual(recordedInputsHash(state), previous);
+    assert.equal(run.result!.stateInputsHash, run.result!.inputsHash, 'the result reports what the state holds');
+  });
 });
+
+/** The real terraform, but before each `state push` another writer pushes the current state with an output added, one serial up. */
+const OTHER_WRITER_TERRAFORM = `#!/bin/sh
+fd3=
+for arg in "$@"; do [ "$arg" = /dev/fd/3 ] && fd3=1; done
+[ -n "$fd3" ] || exec 3>&-
+if [ "$1" = state ] && [ "$2" = push ]; then
+  terraform state pull > other-writer.json &&
+    node -e 'const fs = require("fs"); const s = JSON.parse(fs.readFileSync("other-writer.json", "utf8")); s.serial += 1; s.outputs.other_writer = { value: "was here", type: "string" }; fs.writeFileSync("other-writer.json", JSON.stringify(s));' &&
+    terraform state push other-writer.json || exit 1
+fi
+exec terraform "$@"
+`;
