@@ -12,7 +12,7 @@ import { modules, resourceIds, terraformEnv, type FileTree, type TerraformState 
 import { startInBackground } from '../support/exec.ts';
 import { CANARY, IMAGE } from './apply-support.ts';
 import { firstApplyOnce } from './first-apply.ts';
-import { explain, recordedInputsHash, RUNNER, type RunnerRun } from './runner.ts';
+import { explain, recordedInputsHash, RUNNER, type RunnerRun, type Scenario } from './runner.ts';
 
 interface Parts {
   /** terraform_data.old: create_before_destroy, or the removed block it leaves through. */
@@ -82,6 +82,13 @@ function assertSetBack(run: RunnerRun, state: TerraformState, previous: string |
   assert.ok(run.result!.warnings.some((w) => w.includes("terraform changed the runner's record (now ") && w.includes('set it back')), run.result!.warnings.join('\n'));
 }
 
+/** terraform_data.old's delete did not finish (it is still in the state), and the record is set back. */
+async function assertOldKeptAndSetBack(s: Scenario, run: RunnerRun, previous: string | undefined) {
+  const state = await s.readState();
+  assert.ok(resourceIds(state)['terraform_data.old'], 'the delete that did not finish left old in the state');
+  assertSetBack(run, state, previous, 'terraform_data.old: Destroying...');
+}
+
 describe('the record after an apply that did not succeed', () => {
   it('removed with create_before_destroy: the delete fails after terraform wrote the record, and the record is set back', async (t) => {
     const s = await applied(t);
@@ -90,9 +97,7 @@ describe('the record after an apply that did not succeed', () => {
     const run = await s.run('apply', unguarded('registry.example/captf-module:3.0.0'));
     assert.equal(run.exitCode, 1, explain(run));
     assert.equal(run.result!.reason, 'ApplyFailed');
-    const state = await s.readState();
-    assert.ok(resourceIds(state)['terraform_data.old'], 'the failed delete left it in the state');
-    assertSetBack(run, state, previous, 'terraform_data.old: Destroying...');
+    await assertOldKeptAndSetBack(s, run, previous);
   });
 
   it('a create-before-destroy replace whose deletes fail: the record is set back', async (t) => {
@@ -126,7 +131,7 @@ describe('the record after an apply that did not succeed', () => {
     assert.equal(run.exitCode, 1, explain(run));
     assert.ok(run.result!.plan!.destructive.some((d) => d.address === 'terraform_data.a' && d.deposed !== undefined), JSON.stringify(run.result!.plan!.destructive));
     assert.ok(recordWritten(run) < run.stdout.search(/terraform_data\.a \(deposed object \w+\): Destroying/), `terraform writes the record before it deletes a deposed object:\n${run.stdout.slice(-3000)}`);
-    assertSetBack(run, await s.readState(), previous, 'terraform_data.old: Destroying...');
+    await assertOldKeptAndSetBack(s, run, previous);
   });
 
   it('an apply interrupted (SIGTERM) after terraform wrote the record: the record is set back', async (t) => {
@@ -144,9 +149,7 @@ describe('the record after an apply that did not succeed', () => {
     const run: RunnerRun = { exitCode: exitCode ?? -1, stdout, stderr, result: JSON.parse(await readFile(join(s.out, 'result.json'), 'utf8')) as Result, allBytes: '' };
     assert.equal(run.exitCode, 143, explain(run));
     assert.equal(run.result!.outcome, 'interrupted');
-    const state = await s.readState();
-    assert.ok(resourceIds(state)['terraform_data.old'], 'the interrupted delete left it in the state');
-    assertSetBack(run, state, previous, 'terraform_data.old: Destroying...');
+    await assertOldKeptAndSetBack(s, run, previous);
   });
 
   it('a state written by someone else since the pull is never overwritten: the set back is refused, and the result says so', async (t) => {
