@@ -287,9 +287,9 @@ describe('summarizeState', () => {
   // An inputs hash is 64 lowercase hex digits (contract.md); anything else is no record at all.
   const H = (c: string) => c.repeat(64);
 
-  test('reads serial, lineage, version and the recorded inputs hash', async () => {
+  test('reads serial, lineage, version, the recorded inputs hash and the record as the state holds it', async () => {
     const text = state([other, hashResource(H('a'))]);
-    const expected = { serial: 7, lineage: '6297d1d2-0000-4000-8000-000000000000', terraformVersion: '1.11.4', recordedInputsHash: H('a') };
+    const expected = { serial: 7, lineage: '6297d1d2-0000-4000-8000-000000000000', terraformVersion: '1.11.4', recordedInputsHash: H('a'), record: hashResource(H('a')) };
     assert.deepEqual(await summarizeState(chunked(Buffer.from(text), [])), expected);
     for (let cut = 0; cut <= text.length; cut += 7) assert.deepEqual(await summarizeState(chunked(Buffer.from(text), [cut, cut + 3])), expected);
   });
