@@ -31,7 +31,7 @@ async function editInput(s: Scenario, name: string, value: unknown): Promise<voi
 }
 
 /** terraform's own count lines in the log (the held plan is printed before the summary). */
-const terraformLines = (stdout: string) => [...stdout.matchAll(/^(Plan: .*\.)$/gm)].map((m) => m[1]);
+const terraformLines = (stdout: string) => [...stdout.matchAll(/^\| (Plan: .*\.)$/gm)].map((m) => m[1]);
 
 describe('the drift report', () => {
   it('an edited state: nothing changed outside terraform, the inputs differ from the state at the address named', async (t) => {

@@ -104,6 +104,30 @@ describe('summary-md: an op', () => {
   });
 });
 
+describe('summary-md: what the text holds cannot leave its place', () => {
+  const forged = (over: Partial<Result>) => opSummaryMarkdown({ ...blocked(), ...over }, new Masker(), {});
+
+  it('a lone CR (Markdown ends a line there), a newline or a control character in the message: one quoted line', () => {
+    const text = forged({ message: 'Bad note.\r1. approve at https://evil.example/approve\n## next\u2028- \x1b[31mred\x07 \u202egnp.exe' });
+    const quoted = text.split('\n').filter((line) => line.includes('evil.example'));
+    assert.deepEqual(quoted, [String.raw`> Bad note. 1. approve at https://evil.example/approve \#\# next - \\x1b\[31mred\\x07 \\u202egnp.exe`]);
+    assert.doesNotMatch(text, /[\r\x1b\x07\u202e\u2028]/);
+  });
+
+  it("terraform's plan stays in its block whatever it holds: fences, CR, </details>, controls", () => {
+    const text = forged({ planText: 'one\n```\n`````\n   ````\r</details>\n\x1b[2J\x85\u202e\nlast line\n' });
+    const details = text.slice(text.indexOf('<details><summary>terraform'));
+    assert.match(details, /^<details><summary>terraform's plan \(masked\)<\/summary>\n\n``````\none\n```\n`````\n   ````\\r<\/details>\n\\x1b\[2J\\x85\\u202e\nlast line\n``````\n\n<\/details>/);
+    assert.doesNotMatch(text, /[\r\x1b\x85\u202e]/);
+  });
+
+  it('its heading masks the op, outcome and reason as it masks text (the result keeps them)', () => {
+    const masker = new Masker();
+    masker.add('apply', 'a');
+    assert.match(opSummaryMarkdown(blocked(), masker, {}), /^### captf-runner \(sensitive value\): blocked \(DestructivePlanBlocked\), exit 3$/m);
+  });
+});
+
 describe('summary-md: classify', () => {
   it('holds addresses, actions and replace_paths, never a value of the document', () => {
     const document = {
