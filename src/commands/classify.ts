@@ -9,12 +9,15 @@ import { runnerClassifyOptions } from '../plan/runner-options.ts';
 import { givenSetting } from '../schemas/config.ts';
 import { denialText, findingText } from '../guard/decide.ts';
 import { loadRunPolicy } from '../steps/policy.ts';
-import { appendSummaryMd, classifySummaryMarkdown } from '../output/summary-md.ts';
+import { classifySummaryMarkdown } from '../output/summary-md.ts';
+import { openSummaryMd } from '../output/summary-md-file.ts';
 import { detailedExitCode, EXIT } from '../run/exit-codes.ts';
 import type { ClassifyFlags } from '../cli.ts';
 
-/** Exits 0, or with --detailed-exitcode 3 when the plan is gated; a --summary-md FILE that cannot be written is a warning on stderr. */
+/** Exits 0, or with --detailed-exitcode 3 when the plan is gated; a --summary-md FILE that is refused is a usage error (exit 2), one that cannot be written a warning on stderr. */
 export async function classifyCommand(file: string, flags: ClassifyFlags): Promise<number> {
+  // Before anything is read: the summary is a regular file of its own, never the document itself.
+  const summary = flags.summaryMd === undefined ? undefined : await openSummaryMd(flags.summaryMd, { files: file === '-' ? [] : [{ flag: 'FILE', path: file }], dirs: [] });
   const limit = flags.limit === undefined ? undefined : Number.parseInt(flags.limit, 10);
   if (limit !== undefined && !(limit >= 0)) throw usageError('SettingsInvalid', `--limit must be a whole number, not "${flags.limit}"`);
   // An invalid policy dir is ImageInvalid (exit 4), as in an op.
@@ -35,7 +38,7 @@ export async function classifyCommand(file: string, flags: ClassifyFlags): Promi
     for (const d of plan.policy?.denied ?? []) process.stdout.write(`  denied by the policy: ${denialText(d)}\n`);
     for (const a of plan.policy?.approvalRequired ?? []) process.stdout.write(`  needs an approval: policy rule ${findingText(a)}\n`);
   }
-  const summaryProblem = flags.summaryMd && (await appendSummaryMd(flags.summaryMd, classifySummaryMarkdown(plan, file)));
+  const summaryProblem = await summary?.append(classifySummaryMarkdown(plan, file));
   if (summaryProblem) process.stderr.write(`captf-runner classify: warning: ${summaryProblem}\n`);
   return flags.detailedExitcode ? detailedExitCode(EXIT.succeeded, { gated: plan.gated }) : EXIT.succeeded;
 }

@@ -3,7 +3,6 @@
 // op's summary is built from the masked result (and the masked command line), like every byte the
 // runner writes; the Markdown escaping comes after the masking, so no escaped form of a secret can
 // slip past it. classify's summary holds no value at all: addresses, actions and replace_paths only.
-import { appendFile } from 'node:fs/promises';
 import type { Classification, DestructiveChange } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
 import { actionText } from '../plan/actions.ts';
@@ -157,14 +156,4 @@ export function classifySummaryMarkdown(plan: Classification, file: string): str
   if (plan.failClosed.length) lines.push(`**The runner cannot fully read it:** ${plural(plan.failClosed.length, 'reason')} (\`captf-runner classify FILE --json\` names them)`, '');
   lines.push(`**Counts:** ${mdText(countsText(plan.counts))}`, '', ...changesList(plan));
   return lines.join('\n') + '\n';
-}
-
-/** Appends to FILE, as GitHub expects of $GITHUB_STEP_SUMMARY. Never throws: a failure comes back as the warning to give. */
-export async function appendSummaryMd(path: string, markdown: string): Promise<string | undefined> {
-  try {
-    await appendFile(path, markdown, { mode: 0o644 });
-    return undefined;
-  } catch (error) {
-    return `could not append the Markdown summary to ${path} (--summary-md): ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; the run's outcome and result are unchanged`;
-  }
 }

@@ -11,7 +11,7 @@ import { writeWithBackpressure } from '../output/std-streams.ts';
 import { MASK, MIN_MASKED_LENGTH, maskValue } from '../output/mask.ts';
 import type { RunContext } from './context.ts';
 import { detailedExitCode, exitCodeOf, outcomeOf, EXIT } from './exit-codes.ts';
-import { appendSummaryMd, opSummaryMarkdown } from '../output/summary-md.ts';
+import { opSummaryMarkdown } from '../output/summary-md.ts';
 import { takeLearned, type OpEnding } from './learned.ts';
 import { RUNNER_VERSION } from '../version.ts';
 
@@ -69,7 +69,7 @@ export async function publishResult(ctx: RunContext, result: Result, exitCode: n
     // A run that did its job but could not say so is a failure: the controller cannot read it.
     if (exitCode === EXIT.succeeded || exitCode === EXIT.driftFound) published = { ...published, exitCode: EXIT.failed, warnings: [...published.warnings, e.message] };
   }
-  const summaryProblem = ctx.reporting.summaryMd && (await appendSummaryMd(ctx.reporting.summaryMd, opSummaryMarkdown(published, ctx.masker, { resultFile, argv: process.argv.slice(2) })));
+  const summaryProblem = await ctx.summaryMd?.append(opSummaryMarkdown(published, ctx.masker, { resultFile, argv: process.argv.slice(2) }));
   if (summaryProblem) {
     // The outcome and the exit code stay: the result file gets the warning too.
     ctx.log.warn(summaryProblem);

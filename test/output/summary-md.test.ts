@@ -2,11 +2,8 @@
 // end-to-end runs against real terraform are in test/e2e/summary-md.test.ts.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Masker } from '../../src/output/mask.ts';
-import { appendSummaryMd, classifySummaryMarkdown, mdCode, opSummaryMarkdown } from '../../src/output/summary-md.ts';
+import { classifySummaryMarkdown, mdCode, opSummaryMarkdown } from '../../src/output/summary-md.ts';
 import { terraformPlanLine } from '../../src/output/summary.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { runnerClassifyOptions } from '../../src/plan/runner-options.ts';
@@ -150,19 +147,6 @@ describe('summary-md: Markdown', () => {
     assert.equal(mdCode('a`b'), '``a`b``');
     assert.equal(mdCode('`x`'), '`` `x` ``');
     assert.equal(mdCode('a|b', true), '`a\\|b`');
-  });
-});
-
-describe('summary-md: the file', () => {
-  it('appends, as GitHub expects of $GITHUB_STEP_SUMMARY; a file that cannot be written is a warning, never a throw', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'captf-summary-md-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    const file = join(dir, 'summary.md');
-    assert.equal(await appendSummaryMd(file, 'one\n'), undefined);
-    assert.equal(await appendSummaryMd(file, 'two\n'), undefined);
-    assert.equal(await readFile(file, 'utf8'), 'one\ntwo\n');
-    const warning = await appendSummaryMd(join(dir, 'missing', 'summary.md'), 'x');
-    assert.match(warning ?? '', /could not append the Markdown summary to .*missing\/summary\.md \(--summary-md\): ENOENT; the run's outcome and result are unchanged/);
   });
 });
 
