@@ -6,12 +6,6 @@ import { maskResult, PROTOCOL_WORD_WARNING } from '../../src/output/mask-result.
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { Result } from '../../src/schemas/result.ts';
 
-const masker = (...secrets: string[]) => {
-  const m = new Masker();
-  for (const secret of secrets) m.add(secret, 'a value in sensitive.tfvars.json');
-  return m;
-};
-
 describe('maskResult: the words its schema lists', () => {
   it('a destructive action, an outcome: a secret "delete" leaves result.json valid, and is masked everywhere else', () => {
     const plan = classifyPlan({ format_version: '1.2', applyable: true, complete: true, errored: false, resource_changes: [{ address: 'terraform_data.delete', mode: 'managed', type: 'terraform_data', name: 'delete', change: { actions: ['delete'] } }] });
@@ -20,7 +14,9 @@ describe('maskResult: the words its schema lists', () => {
       object: { kind: 'cluster' }, applied: false, mayHaveChanged: false, steps: [{ name: 'plan', status: 'ok', startedAt: '2025-01-01T00:00:00.000Z', durationMs: 1 }], annotations: {}, plan,
       warnings: [], startedAt: '2025-01-01T00:00:00.000Z', finishedAt: '2025-01-01T00:00:00.000Z',
     });
-    const masked = Result.parse(maskResult(masker('delete', 'blocked'), result));
+    const masker = new Masker();
+    for (const secret of ['delete', 'blocked']) masker.add(secret, 'a value in sensitive.tfvars.json');
+    const masked = Result.parse(maskResult(masker, result));
     assert.equal(masked.plan!.destructive[0]!.action, 'delete');
     assert.equal(masked.plan!.destructive[0]!.address, `terraform_data.${MASK}`);
     assert.equal(masked.outcome, 'blocked');
