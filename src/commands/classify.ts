@@ -5,6 +5,7 @@ import { RunnerError, usageError } from '../errors.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import { countsText } from '../output/summary.ts';
+import { printableJson, printableLine } from '../output/printable.ts';
 import { runnerClassifyOptions } from '../plan/runner-options.ts';
 import { givenSetting } from '../schemas/config.ts';
 import { denialText, findingText } from '../guard/decide.ts';
@@ -29,14 +30,16 @@ export async function classifyCommand(file: string, flags: ClassifyFlags): Promi
     throw documentError(file, error);
   });
   const plan = judgement ? judgement.judge(classified) : classified;
-  if (flags.json) process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
+  // The document's addresses and texts are printed as every sink prints them: no control character raw, one line each.
+  if (flags.json) process.stdout.write(printableJson(JSON.stringify(plan, null, 2)) + '\n');
   else {
-    process.stdout.write(`${plan.gated ? 'gated (applying it needs an approval)' : 'not gated'}: ${countsText(plan.counts)}\n`);
-    for (const d of plan.destructive) process.stdout.write(`  ${changeText(d)}\n`);
-    for (const a of plan.actions) process.stdout.write(`  ${actionText(a)}\n`);
-    for (const why of plan.failClosed) process.stdout.write(`  needs an approval: ${why}\n`);
-    for (const d of plan.policy?.denied ?? []) process.stdout.write(`  denied by the policy: ${denialText(d)}\n`);
-    for (const a of plan.policy?.approvalRequired ?? []) process.stdout.write(`  needs an approval: policy rule ${findingText(a)}\n`);
+    const lines = [`${plan.gated ? 'gated (applying it needs an approval)' : 'not gated'}: ${countsText(plan.counts)}`];
+    for (const d of plan.destructive) lines.push(`  ${printableLine(changeText(d))}`);
+    for (const a of plan.actions) lines.push(`  ${printableLine(actionText(a))}`);
+    for (const why of plan.failClosed) lines.push(`  needs an approval: ${printableLine(why)}`);
+    for (const d of plan.policy?.denied ?? []) lines.push(`  denied by the policy: ${printableLine(denialText(d))}`);
+    for (const a of plan.policy?.approvalRequired ?? []) lines.push(`  needs an approval: policy rule ${printableLine(findingText(a))}`);
+    process.stdout.write(lines.map((line) => `${line}\n`).join(''));
   }
   const summaryProblem = await summary?.append(classifySummaryMarkdown(plan, file));
   if (summaryProblem) process.stderr.write(`captf-runner classify: warning: ${summaryProblem}\n`);

@@ -229,5 +229,17 @@ describe('--summary-md', () => {
     assert.equal(refused.exitCode, 2, refused.stderr);
     assert.match(refused.stderr, /^captf-runner classify: --summary-md .*plan\.json is the file of FILE .*: nothing was run\./);
     assert.deepEqual(await readFile(copy), await readFile(file));
+
+    // An address holding control characters (a for_each key): escaped on stdout, as text and as JSON, and in the summary.
+    const document = JSON.parse(await readFile(file, 'utf8'));
+    document.resource_changes.find((c: { address: string }) => c.address === 'terraform_data.cluster').address = 'terraform_data.cluster["\x1b[2J\r\u202e"]';
+    await writeFile(copy, JSON.stringify(document));
+    const forged = join(dir, 'forged.md');
+    for (const args of [[], ['--json']]) {
+      const run = await runRunner(['classify', copy, '--summary-md', forged, ...args]);
+      assert.equal(run.exitCode, 0, run.stderr);
+      assert.ok(run.stdout.includes(args.length ? '\\u001b[2J\\r\\u202e' : '\\x1b[2J\\r\\u202e'), run.stdout);
+      assert.doesNotMatch(run.stdout + (await readFile(forged, 'utf8')), /[\x1b\r\u202e]/);
+    }
   });
 });
