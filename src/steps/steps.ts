@@ -10,8 +10,7 @@ import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
 import { reconcilePlanExit } from '../guard/gate.ts';
 import { encryptionSettings, plaintextBackupDecision } from '../guard/plaintext-backups.ts';
 import { actionText, changeText } from '../plan/actions.ts';
-import { LineMasker } from '../output/mask.ts';
-import { writeWithBackpressure } from '../output/std-streams.ts';
+import { terraformText } from '../output/terraform-text.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { apply as terraformApply, type ApplyOptions } from '../terraform/apply.ts';
 import { checkBackend, type ExpectedBackend } from '../terraform/backend.ts';
@@ -118,20 +117,16 @@ export async function workspaceStep(ctx: RunContext, scan: ModuleScan, inputs: L
 }
 
 export function terraformIn(ctx: RunContext, version: TerraformVersion, workspace: Workspace): Terraform {
-  // One masker per stream: a secret can span lines of one stream (a wrapped diagnostic, a heredoc).
-  const maskers = { stdout: new LineMasker(ctx.masker), stderr: new LineMasker(ctx.masker) };
-  // A full pipe (a slow log reader) is backpressure: terraform waits instead of the runner buffering.
-  const write = (stream: 'stdout' | 'stderr', masked: string | undefined) =>
-    masked === undefined ? undefined : writeWithBackpressure(stream === 'stdout' ? process.stdout : process.stderr, masked + '\n');
+  const text = terraformText({ masker: ctx.masker, log: ctx.log, step: () => ctx.currentStep, stdout: process.stdout });
   return createTerraform({
     path: version.path,
     cwd: workspace.root,
     output: {
-      line: (stream, text) => {
-        ctx.progress.saw(text, 'printed');
-        return write(stream, maskers[stream].push(text));
+      line: (stream, line, command) => {
+        ctx.progress.saw(line, 'printed');
+        return text.line(stream, line, command);
       },
-      end: (stream) => write(stream, maskers[stream].end()),
+      end: text.end,
     },
     stop: ctx.terraformStop,
     mask: (text) => ctx.masker.mask(text),

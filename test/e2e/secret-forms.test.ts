@@ -13,7 +13,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
-import { explain, scenario, type RunnerRun } from './runner.ts';
+import { explain, scenario, terraformStderr, type RunnerRun } from './runner.ts';
 
 /** Every form terraform's renderers give a string: as is (heredoc), Go-quoted, a JSON document, Go-quoted JSON and HCL, a map key; diagnostics that quote and wrap it. */
 const MODULE = {
@@ -149,13 +149,13 @@ async function exercise(t: TestContext, api: FakeApiServer, canaries: readonly s
   await inputs({ refuse: true });
   const failedPlan = await s.run('drift');
   await check(failedPlan, 'a plan that fails with diagnostics quoting the secrets', 1);
-  assert.match(failedPlan.stderr, /The value \(sensitive value\)\s+is refused/, 'the diagnostic is there, masked');
+  assert.match(terraformStderr(failedPlan), /The value \(sensitive value\)\s+is refused/, 'the diagnostic is there, masked');
 
   await inputs({ fail_apply: true });
   const failedApply = await s.run('apply');
   await check(failedApply, 'an apply that fails after changing things', 1);
   assert.equal(failedApply.result!.reason, 'ApplyFailed');
-  assert.match(failedApply.stderr, /After apply, \(sensitive value\)\s+was refused/);
+  assert.match(terraformStderr(failedApply), /After apply, \(sensitive value\)\s+was refused/);
 
   // In a cluster: the result Secret (no output is sensitive, so nothing in it may show a secret),
   // the Job's annotations, and the backup Secrets but their chunks.
