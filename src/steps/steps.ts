@@ -213,9 +213,10 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
             },
             ...(options.judgement && { onChange: options.judgement.onChange }),
           }),
+          ...(options.judgement && { pace: options.judgement.drain }),
         }),
       );
-      const plan = options.judgement ? options.judgement.judge(classified) : classified;
+      const plan = options.judgement ? await options.judgement.judge(classified) : classified;
       // A plan that is then refused is still reported: it says why.
       await keepOnFailure({ plan }, () => {
         refuseErrored(plan);
