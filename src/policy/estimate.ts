@@ -198,15 +198,17 @@ function call(c: Call, locals: ReadonlyMap<string, Size>): Estimate {
   const name = c.target && !target && c.target.exprKind.case === 'identExpr' ? `${c.target.exprKind.value.name}.${c.function}` : c.function;
   const operands = target ? [target, ...args] : args;
   const charge = callCharge(name, operands.map((operand) => dimOf(operand.size)));
-  return { cost: sum(operands) + charge.cost, size: resultSize(name, operands.map((o) => o.size), charge.builds) };
+  return { cost: sum(operands) + charge.cost, size: resultSize(name, operands.map((o) => o.size), charge.builds, c.args[0]) };
 }
 
 /** What a call gives, as large as it can be. */
-function resultSize(name: string, operands: readonly Size[], builds: { kind: 'string' | 'list'; len: number } | undefined): Size {
+function resultSize(name: string, operands: readonly Size[], builds: { kind: 'string' | 'list'; len: number } | undefined, firstArg: CelExpr | undefined): Size {
   const [a] = operands;
   if (builds?.kind === 'string') return str(builds.len);
   if (builds?.kind === 'list') {
-    if (name === 'split') return list(builds.len, a ?? SCALAR);
+    // split("") gives the characters; another separator, pieces as long as the whole at most
+    const constant = firstArg?.exprKind.case === 'constExpr' ? firstArg.exprKind.value.constantKind : undefined;
+    if (name === 'split') return list(builds.len, constant?.case === 'stringValue' && constant.value === '' ? str(1) : (a ?? SCALAR));
     const elems = operands.map((o) => (o.kind === 'list' ? o.elem : SCALAR));
     return list(builds.len, elems.reduce(merge, SCALAR));
   }

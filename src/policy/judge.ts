@@ -23,6 +23,8 @@ export interface PlanJudgement {
   drain(): Promise<void>;
   /** The classification with the policy's findings; once, after the classifier is done. */
   judge(plan: Classification): Promise<Classification>;
+  /** Why the evaluation ended early, once a stop request ended it: what the run says of the step (terraform's interrupted show says less). */
+  readonly interruption: RunnerError | undefined;
 }
 
 export interface JudgementOptions extends EvaluatorOptions {
@@ -37,11 +39,12 @@ export function planJudgement(policy: CompiledPolicy, options: JudgementOptions)
   const queue: (() => Generator<void, void, void>)[] = [];
   let evaluated = 0;
   let sliceStart = performance.now();
+  let interruption: RunnerError | undefined;
 
   /** Runs the steps, yielding between rules once a slice is spent; a stop request ends it. */
   async function run(steps: Generator<void, void, void>): Promise<void> {
     for (;;) {
-      if (options.stopRequested?.()) throw stopped(evaluated);
+      if (options.stopRequested?.()) throw (interruption ??= stopped(evaluated));
       const step = steps.next();
       if (step.done) return;
       evaluated += 1;
@@ -57,6 +60,9 @@ export function planJudgement(policy: CompiledPolicy, options: JudgementOptions)
   }
 
   return {
+    get interruption() {
+      return interruption;
+    },
     onChange: (change) => void queue.push(() => evaluator.changeSteps(change)),
     onAction: (action) => void queue.push(() => evaluator.actionSteps(action)),
     drain,

@@ -194,7 +194,7 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
   const shown = await ctx.step(
     'show',
     async () => {
-      const { value: classified, exitCode } = await showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
+      const shown = showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
         classifyPlanStream(stdout, {
           // A value of sensitive.tfvars.json the module does not declare sensitive: the plan shows its old value beside it.
           onChangedValues: (before, after) => ctx.masker.addOldValues(before, after),
@@ -216,6 +216,10 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
           ...(options.judgement && { pace: options.judgement.drain }),
         }),
       );
+      // A stop that ended the policy's evaluation says so; terraform's show, interrupted with it, only that it was killed.
+      const { value: classified, exitCode } = await shown.catch((error: unknown) => {
+        throw options.judgement?.interruption ?? error;
+      });
       const plan = options.judgement ? await options.judgement.judge(classified) : classified;
       // A plan that is then refused is still reported: it says why.
       await keepOnFailure({ plan }, () => {
