@@ -25,6 +25,9 @@ const joinLists = celFunc('_+_', [LIST, LIST], LIST, (left: CelList, right: CelL
   return list;
 });
 
+/** The arrays behind the accumulators `@captf.append` grows in place. */
+const OWNED = new WeakMap<CelList, CelValue[]>();
+
 /** The arrays behind the lists `+` built: read again without the library's iterator. */
 const BUILT = new WeakMap<CelList, CelValue[]>();
 const elementsOf = (list: CelList): CelValue[] => BUILT.get(list) ?? [...list];
@@ -107,6 +110,9 @@ let current: CostMeter | undefined;
 /** Calls the instrumented expression makes to the meter; `@` names cannot be written in CEL. */
 const STEP = '@captf.step';
 const RANGE = '@captf.range';
+const APPEND = '@captf.append';
+/** The accumulator of the macros' comprehensions: no rule can name it. */
+export const ACCUMULATOR = '@result';
 
 /**
  * Rewrites every comprehension (every macro: all, exists, exists_one, map, filter) so that each
@@ -131,11 +137,30 @@ function instrument(expr: Expr): number {
       const rest = (c.iterRange ? instrument(c.iterRange) : 0) + (c.accuInit ? instrument(c.accuInit) : 0) + (c.result ? instrument(c.result) : 0);
       if (c.loopCondition) c.loopCondition = meterCall(c.loopCondition, STEP, [c.loopCondition, constInt(c.loopCondition, 1 + body)]);
       if (c.iterRange) c.iterRange = meterCall(c.iterRange, RANGE, [c.iterRange]);
+      if (c.loopStep) appendInPlace(c.loopStep, c.accuVar);
       return 1 + body + rest;
     }
     default:
       return 1;
   }
+}
+
+/**
+ * `map` and `filter` append one element to their accumulator at each step (`@result + [x]`): a
+ * list copied at each step, quadratic in the range. The accumulator is seen by its step alone, so
+ * the step appends to it in place instead (`@captf.append(@result, x)`): linear, as it is charged.
+ */
+function appendInPlace(step: Expr, accumulator: string): void {
+  const kind = step.exprKind;
+  if (kind.case !== 'callExpr' || accumulator !== ACCUMULATOR) return;
+  if (kind.value.function === '_?_:_') {
+    for (const branch of kind.value.args.slice(1)) appendInPlace(branch, accumulator);
+    return;
+  }
+  const [accu, appended] = kind.value.args;
+  if (kind.value.function !== '_+_' || accu?.exprKind.case !== 'identExpr' || accu.exprKind.value.name !== accumulator) return;
+  if (appended?.exprKind.case !== 'listExpr' || appended.exprKind.value.elements.length !== 1) return;
+  step.exprKind = { case: 'callExpr', value: { $typeName: 'cel.expr.Expr.Call', function: APPEND, args: [accu, appended.exprKind.value.elements[0]!] } } as Expr['exprKind'];
 }
 
 function meterCall(at: Expr, fn: string, args: Expr[]): Expr {
@@ -168,10 +193,27 @@ function meteredFunctions(inner: FuncResolver): FuncResolver {
       return range;
     },
   };
+  const appendGroup: FuncGroup = {
+    call: (_id, _target, [accumulator, element]) => {
+      current?.charge(callCharge('_+_', [{ kind: 'list', len: 0, weight: 1, appendable: true }, { kind: 'list', len: 1, weight: 1 }]).cost);
+      if (!isCelList(accumulator) || element === undefined) return celError('internal error: an accumulator that is no list');
+      // The accumulator's array is this fold's own once it appended (the first step copies: `[]` may be shared).
+      let array = OWNED.get(accumulator);
+      if (!array) {
+        array = [...accumulator];
+        accumulator = celList(array);
+        OWNED.set(accumulator, array);
+      }
+      if (current && array.length >= MAX_BUILT_LIST_ELEMENTS) checkBuilt(current, 'map', { kind: 'list', len: array.length + 1 }, 'could build');
+      array.push(element);
+      return accumulator;
+    },
+  };
   return {
     find(name) {
       if (name === STEP) return stepGroup;
       if (name === RANGE) return rangeGroup;
+      if (name === APPEND) return appendGroup;
       const group = inner.find(name);
       return group && { call: (id, target, args) => meteredCall(name, group, id, target, args) };
     },

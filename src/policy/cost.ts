@@ -36,6 +36,8 @@ export interface Dim {
   kind: 'string' | 'list' | 'map' | 'scalar';
   len: number;
   weight: number;
+  /** A comprehension's accumulator, appended to in place (cel.ts): what is appended is built, not the whole. */
+  appendable?: boolean;
 }
 
 export const SCALAR: Dim = { kind: 'scalar', len: 1, weight: 1 };
@@ -53,11 +55,11 @@ export interface CallCharge {
 }
 
 /**
- * What building a value costs: 0.1 unit a character (Kubernetes' traversal factor), 1 unit a new
- * list element (a string `split` makes), 0.25 unit an element copied from another list (a
- * reference). A unit so builds at most ≈ 40 bytes: one rule's budget, at most ≈ 40 MB.
+ * What building a value costs: 0.1 unit a character (Kubernetes' traversal factor), 1 unit a list
+ * element, new (a string `split` makes) or copied from another list (`map` and `filter` copy their
+ * list at each step). A unit so builds at most ≈ 40 bytes: one rule's budget, at most ≈ 40 MB.
  */
-const BUILD: Readonly<Record<'string' | 'list' | 'copy', number>> = { string: TRAVERSAL, list: 1, copy: 0.25 };
+const BUILD: Readonly<Record<'string' | 'list' | 'copy', number>> = { string: TRAVERSAL, list: 1, copy: 1 };
 
 function charge(traversal: number, builds?: CallCharge['builds'], as: keyof typeof BUILD = builds?.kind ?? 'string'): CallCharge {
   return builds ? { cost: 1 + traversal + Math.ceil(builds.len * BUILD[as]), builds } : { cost: 1 + traversal };
@@ -80,7 +82,8 @@ export function callCharge(fn: string, operands: readonly Dim[]): CallCharge {
     case '_+_':
       // a new string or list holding both (a list is copied, shallow: a chain of appends is never a chain of views)
       if (a.kind === 'string') return charge(traverse(a.len + b.len), { kind: 'string', len: a.len + b.len });
-      return a.kind === 'list' ? charge(0, { kind: 'list', len: a.len + b.len }, 'copy') : charge(0);
+      if (a.kind !== 'list') return charge(0);
+      return a.appendable ? { cost: 1 + b.len, builds: { kind: 'list', len: a.len + b.len } } : charge(0, { kind: 'list', len: a.len + b.len }, 'copy');
     case '@in':
       // each element compared
       return charge(b.kind === 'list' ? b.len + traverse(Math.min(b.weight, a.weight * b.len)) : traverse(a.weight));

@@ -4,7 +4,7 @@
 // budget is refused before any plan: it could only fail closed on large plans. The estimate is an
 // early word, not the bound: a plan with longer addresses than assumed is still held to the
 // runtime budget.
-import type { CelExpr } from './cel.ts';
+import { ACCUMULATOR, type CelExpr } from './cel.ts';
 import { callCharge, ELEMENT_WEIGHT, rangeCost, type Dim } from './cost.ts';
 import type { RuleScope } from './schema.ts';
 
@@ -197,7 +197,11 @@ function call(c: Call, locals: ReadonlyMap<string, Size>): Estimate {
   const target = c.target?.exprKind.case === 'identExpr' && !locals.has(c.target.exprKind.value.name) ? undefined : c.target && estimate(c.target, locals);
   const name = c.target && !target && c.target.exprKind.case === 'identExpr' ? `${c.target.exprKind.value.name}.${c.function}` : c.function;
   const operands = target ? [target, ...args] : args;
-  const charge = callCharge(name, operands.map((operand) => dimOf(operand.size)));
+  const dims = operands.map((operand) => dimOf(operand.size));
+  // A macro's step appends to its accumulator in place (cel.ts): only the appended element is built.
+  const first = c.args[0]?.exprKind;
+  if (name === '_+_' && first?.case === 'identExpr' && first.value.name === ACCUMULATOR && dims[0]) dims[0] = { ...dims[0], appendable: true };
+  const charge = callCharge(name, dims);
   return { cost: sum(operands) + charge.cost, size: resultSize(name, operands.map((o) => o.size), charge.builds, c.args[0]) };
 }
 
