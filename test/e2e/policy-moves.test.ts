@@ -4,10 +4,12 @@
 // destructive change is named with what it was wherever the runner names it.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FileTree } from '../support/tf-modules.ts';
-import { resourceIds } from '../support/tf-modules.ts';
+import { replaceConfiguration, resourceIds, runTerraform, writeModule } from '../support/tf-modules.ts';
+import { sharedSetup } from '../support/suite-setup.ts';
 import { ISSUE_EXAMPLE, POLICY_HEADER } from '../policy/support.ts';
 import { explain, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
 import { stateOnce } from './state-once.ts';
@@ -106,5 +108,47 @@ describe('policy: a rename cannot walk past a deny rule', () => {
     const table = await runRunner(['contract', 'check', '--root', s.dir, '--module', '/module', '--policy', '/old']);
     assert.match(table.stdout, /warn: .*rule "old-style": match tests change\.name/);
     assert.equal((await check('policy')).warnings, undefined, 'the contract example warns of nothing');
+  });
+});
+
+describe('policy: the contract\'s other examples over real terraform moves', () => {
+  /** terraform's own plans of the rename and of the move into a module (show -json), once for the describe: terraform_data applied, then each moved block planned. */
+  const movedPlans = sharedSetup(async (suite) => {
+    const dir = await writeModule(BASE, suite);
+    for (const args of [['init'], ['apply', '-auto-approve']]) assert.equal((await runTerraform(dir, args)).exitCode, 0);
+    const plans: Record<string, string> = {};
+    for (const [name, tree] of [['renamed', RENAMED], ['into-module', INTO_MODULE]] as const) {
+      await replaceConfiguration(dir, tree);
+      await mkdir(join(dir, 'wrap'), { recursive: true });
+      if (tree['wrap/main.tf']) await writeFile(join(dir, 'wrap', 'main.tf'), tree['wrap/main.tf']);
+      for (const args of [['init'], ['plan', '-out', `${name}.tfplan`]]) assert.equal((await runTerraform(dir, args)).exitCode, 0, args.join(' '));
+      plans[name] = (await runTerraform(dir, ['show', '-json', `${name}.tfplan`])).stdout;
+    }
+    return plans;
+  });
+
+  /** The examples of §6 that name objects by type: protect-databases and iam-needs-review. */
+  const section = readFileSync(new URL('../../contract/sections/policy.md', import.meta.url), 'utf8');
+  const [databases, , iam] = [...section.slice(section.indexOf('## 6. Examples')).matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+
+  it('protect-databases and iam-needs-review hold through a rename and a move into a module of terraform\'s own plans (the provider types written in)', async (t) => {
+    const plans = await movedPlans();
+    const dir = await writeModule({ 'policy/databases.yaml': databases!, 'policy/iam.yaml': iam! }, t);
+    for (const [type, expect] of [
+      ['aws_db_instance', 'denied'],
+      ['aws_iam_role', 'approvalRequired'],
+    ] as const) {
+      for (const [name, plan] of Object.entries(plans)) {
+        // terraform_data stands in for the provider's type: no provider can be downloaded here.
+        const file = join(dir, `${type}-${name}.json`);
+        await writeFile(file, plan.replaceAll('terraform_data', type));
+        const run = await runRunner(['classify', file, '--json', '--policy', join(dir, 'policy')]);
+        assert.equal(run.exitCode, 0, run.stderr);
+        const judged = JSON.parse(run.stdout);
+        const moved = name === 'renamed' ? `${type}.archive` : `module.wrap.${type}.store`;
+        assert.deepEqual(judged.destructive.map((d: { address: string; previousAddress?: string }) => [d.address, d.previousAddress]), [[moved, `${type}.db`]]);
+        assert.deepEqual(judged.policy[expect].map((f: { address: string }) => f.address), [moved], `${type} ${name}`);
+      }
+    }
   });
 });
