@@ -26,10 +26,13 @@ export async function classifyCommand(file: string, flags: ClassifyFlags): Promi
   // A plan document does not say which tool made it; plan.version is its terraform_version.
   const judgement = policy?.judgement({ tool: 'terraform' });
   const source = file === '-' ? process.stdin : createReadStream(file);
-  const classified = await classifyPlanStream(source, runnerClassifyOptions({ ...(limit !== undefined && { limit }), ...(judgement && { onChange: judgement.onChange, onAction: judgement.onAction }) })).catch((error: unknown) => {
+  const classified = await classifyPlanStream(source, {
+    ...runnerClassifyOptions({ ...(limit !== undefined && { limit }), ...(judgement && { onChange: judgement.onChange, onAction: judgement.onAction }) }),
+    ...(judgement && { pace: judgement.drain }),
+  }).catch((error: unknown) => {
     throw documentError(file, error);
   });
-  const plan = judgement ? judgement.judge(classified) : classified;
+  const plan = judgement ? await judgement.judge(classified) : classified;
   // The document's addresses and texts are printed as every sink prints them: no control character raw, one line each.
   if (flags.json) process.stdout.write(printableJson(JSON.stringify(plan, null, 2)) + '\n');
   else {

@@ -5,7 +5,7 @@
 // slip past it. classify's summary holds no value at all: addresses, actions and replace_paths only.
 import type { Classification, DestructiveChange } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
-import { actionText } from '../plan/actions.ts';
+import { actionText, wasText } from '../plan/actions.ts';
 import { denialText, findingText, gateCauses } from '../guard/decide.ts';
 import { maskValue, type Masker } from './mask.ts';
 import { printable, printableLine } from './printable.ts';
@@ -71,7 +71,7 @@ function destructiveTable(plan: Pick<Classification, 'destructive' | 'destructiv
   const head = withReason ? '| Change | Address | Reason | Forces replacement |\n| --- | --- | --- | --- |' : '| Change | Address | Forces replacement |\n| --- | --- | --- |';
   const row = (d: DestructiveChange) => {
     const paths = d.replacePaths?.map((path) => mdCode(JSON.stringify(path), true)).join(', ') || '–';
-    const address = mdCode(d.address + (d.deposed ? ` (deposed ${d.deposed})` : ''), true);
+    const address = mdCode(d.address + (d.deposed ? ` (deposed ${d.deposed})` : '') + (d.previousAddress ? ` (${wasText(d)})` : ''), true);
     return withReason ? `| ${d.action} | ${address} | ${mdText(d.why ?? d.reason ?? '–')} | ${paths} |` : `| ${d.action} | ${address} | ${paths} |`;
   };
   const rows = plan.destructive.slice(0, LISTED);

@@ -37,7 +37,7 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
   // Try richer forms first; each step down keeps fewer entries, fewer warnings and a shorter message.
   const forms = [[destructive.length, 5, 2000, 3], [20, 5, 1000, 2], [5, 2, 500, 1], [0, 0, 300, 0], [0, 0, 120, 0]] as const;
   for (const [entries, actionEntries, messageLength, warnings] of forms) {
-    const kept = destructive.slice(0, entries).map((d) => ({ address: d.address, action: d.action, ...(d.deposed ? { deposed: d.deposed } : {}) }));
+    const kept = destructive.slice(0, entries).map((d) => ({ address: d.address, action: d.action, ...(d.deposed ? { deposed: d.deposed } : {}), ...(d.previousAddress ? { previousAddress: d.previousAddress } : {}) }));
     const candidate = {
       ...base,
       message: truncate(base.message, messageLength),

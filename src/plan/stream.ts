@@ -43,6 +43,8 @@ export interface StreamOptions extends ClassifyOptions {
    * a time; they are never kept.
    */
   onChangedValues?: (before: unknown, after: unknown) => void;
+  /** Awaited after each chunk of the document is read (the policy's evaluation of what it handed over): reading waits for it. */
+  pace?: () => Promise<void>;
 }
 
 /** A change's selector that also builds before and after when its actions (read first: terraform writes them first) change a value. */
@@ -137,11 +139,11 @@ function planSelector(classifier: PlanClassifier, onChangedValues?: StreamOption
 
 /** Classifies the plan document `source` yields (terraform show -json stdout). */
 export async function classifyPlanStream(source: ByteSource, options: StreamOptions = {}): Promise<Classification> {
-  const { onChangedValues, ...classifyOptions } = options;
+  const { onChangedValues, pace, ...classifyOptions } = options;
   const classifier = new PlanClassifier(classifyOptions);
   let read: boolean;
   try {
-    read = await readSelected(source, planSelector(classifier, onChangedValues));
+    read = await readSelected(source, planSelector(classifier, onChangedValues), pace);
   } catch (error) {
     if (!(error instanceof JsonSyntaxError)) throw error;
     throw new RunnerError({

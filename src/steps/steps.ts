@@ -189,7 +189,7 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
   const shown = await ctx.step(
     'show',
     async () => {
-      const { value: classified, exitCode } = await showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
+      const shown = showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
         classifyPlanStream(stdout, {
           // A value of sensitive.tfvars.json the module does not declare sensitive: the plan shows its old value beside it.
           onChangedValues: (before, after) => ctx.masker.addOldValues(before, after),
@@ -208,9 +208,14 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
             },
             ...(options.judgement && { onChange: options.judgement.onChange }),
           }),
+          ...(options.judgement && { pace: options.judgement.drain }),
         }),
       );
-      const plan = options.judgement ? options.judgement.judge(classified) : classified;
+      // A stop that ended the policy's evaluation says so; terraform's show, interrupted with it, only that it was killed.
+      const { value: classified, exitCode } = await shown.catch((error: unknown) => {
+        throw options.judgement?.interruption ?? error;
+      });
+      const plan = options.judgement ? await options.judgement.judge(classified) : classified;
       // A plan that is then refused is still reported: it says why.
       await keepOnFailure({ plan }, () => {
         refuseErrored(plan);

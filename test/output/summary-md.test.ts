@@ -165,7 +165,7 @@ describe("terraform's own count line", () => {
 });
 
 describe('summary-md: a policy', () => {
-  const policy = { effects: 'all' as const, denied: [{ rule: 'protect-databases', address: 'terraform_data.db', message: 'databases are never deleted by the runner' }], deniedTotal: 1, approvalRequired: [{ rule: 'iam-needs-review', address: 'terraform_data.iam' }], approvalRequiredTotal: 1, deletes: 1, timedOut: false };
+  const policy = { effects: 'all' as const, denied: [{ rule: 'protect-databases', address: 'terraform_data.db', message: 'databases are never deleted by the runner' }], deniedTotal: 1, approvalRequired: [{ rule: 'iam-needs-review', address: 'terraform_data.iam' }], approvalRequiredTotal: 1, deletes: 1, timedOut: false, cost: 0, costExceeded: false };
 
   it('an op names what the policy denies, with its message, and what it requires approval for', () => {
     const denied: Result = { ...blocked(), outcome: 'invalid', reason: 'PolicyDenied', exitCode: 4, plan: { ...plan, policy } };

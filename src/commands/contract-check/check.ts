@@ -42,6 +42,8 @@ export interface ContractCheck {
   fix?: string;
   /** A failed check: each problem it found. */
   problems?: CheckProblem[];
+  /** What passes but may not hold (a policy rule a rename walks past). */
+  warnings?: string[];
 }
 
 export interface ContractReport {
@@ -95,8 +97,8 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
   const env = options.env ?? process.env;
   const moduleDir = root === '/' ? resolve(options.moduleDir ?? '/captf/module') : join(root, options.moduleDir ?? '/captf/module');
   const checks: ContractCheck[] = [];
-  const add = (...[name, status, message, fix, problems]: CheckRow) =>
-    checks.push({ name, status, message, ...(status === 'fail' && fix ? { fix } : {}), ...(status === 'fail' && problems?.length ? { problems } : {}) });
+  const add = (...[name, status, message, fix, problems, warnings]: CheckRow) =>
+    checks.push({ name, status, message, ...(status === 'fail' && fix ? { fix } : {}), ...(status === 'fail' && problems?.length ? { problems } : {}), ...(warnings?.length ? { warnings } : {}) });
 
   if (!inImage && !options.cheapOnly) {
     const why = sourceTree ? 'a module source tree (--module without --root)' : `a directory tree (--root ${root})`;
@@ -184,7 +186,7 @@ function checkWritable(dir: string, isDefault: boolean): { ok: boolean; message:
   }
 }
 
-type CheckRow = [name: CheckName, status: ContractCheck['status'], message: string, fix?: string, problems?: CheckProblem[]];
+type CheckRow = [name: CheckName, status: ContractCheck['status'], message: string, fix?: string, problems?: CheckProblem[], warnings?: string[]];
 
 /** The backend in backend.tf and nowhere else: restore and unlock build a root of that file alone. */
 async function backendCheck(moduleDir: string, scan: ModuleScan): Promise<CheckRow> {
@@ -309,11 +311,12 @@ async function initAndValidate(moduleDir: string, terraformPath: string, baseEnv
 async function policyCheck(given: string | undefined, defaultDir: string): Promise<CheckRow> {
   if (given === undefined && !existsSync(defaultDir)) return ['policy', 'pass', `no policy dir at ${defaultDir}: plans are held to no policy`];
   const dir = given ?? defaultDir;
-  const { loadPolicy, POLICY_FIX } = await import('../../policy/index.ts');
+  const { describeProblem, loadPolicy, POLICY_FIX } = await import('../../policy/index.ts');
   try {
     const policy = await loadPolicy(dir);
     const limit = policy.maxDeletes ? `, at most ${policy.maxDeletes.limit} deletes per plan (${policy.maxDeletes.file})` : '';
-    return ['policy', 'pass', `${dir}: ${count(policy.files.length, 'file')}, ${count(policy.rules.length, 'rule')}${limit}`];
+    const warnings = policy.warnings.map(describeProblem);
+    return ['policy', 'pass', `${dir}: ${count(policy.files.length, 'file')}, ${count(policy.rules.length, 'rule')}${limit}${warnings.length ? `; ${count(warnings.length, 'warning')}` : ''}`, undefined, undefined, warnings];
   } catch (error) {
     return ['policy', 'fail', asRunnerError(error).message, POLICY_FIX];
   }
