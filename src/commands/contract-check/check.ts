@@ -3,7 +3,7 @@
 // The cheap part (cheapOnly) is what every op checks before it touches any state.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -23,15 +23,17 @@ import { scanHcl } from '../../workspace/scan-hcl.ts';
 import { copyModuleTree, type ModuleEntry } from '../../workspace/module-tree.ts';
 import { inTree, onThisMachine, type PathResolution } from '../../workspace/path-resolution.ts';
 import { BACKEND_FILE, BACKEND_FILE_TOFU, moduleFilesProblem, overrideBackendBlocks, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem } from '../../workspace/workspace.ts';
+import { LockFileSyntaxError, parseLockFile } from './lock-file.ts';
 import { REQUIRED_VARIABLES } from './module-files.ts';
+import { readMirror, unvouched } from './providers.ts';
 import { LOCK_FILE } from '../../workspace/terraform-files.ts';
 import { DEFAULT_POLICY_DIR } from '../../steps/policy.ts';
 
-export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'tfvars' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate' | 'policy';
+export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'tfvars' | 'backend' | 'variables' | 'lockfile' | 'providers' | 'init' | 'validate' | 'policy';
 
 /**
  * One thing a check found wrong, where it is: `file` relative to the module dir (`.` for the module
- * as a whole); `line` when terraform or the scan knows it.
+ * as a whole), or a provider package's path in the image (`providers`); `line` when terraform or the scan knows it.
  */
 export interface CheckProblem {
   file: string;
@@ -91,6 +93,8 @@ const FIX = {
   user: 'do not override the runner image USER (10001); in Kubernetes set securityContext.runAsNonRoot: true and runAsUser: 10001',
   lockfile: `run \`terraform init\` against the image's mirror (or \`terraform providers lock -fs-mirror=DIR -platform=linux_amd64\`) and ship ${LOCK_FILE} next to the module's .tf files`,
   mirror: 'mirror the provider into the image at /usr/share/terraform/plugins (`terraform providers mirror -platform=linux_amd64 DIR` on the host, then COPY DIR into the module image)',
+  providers:
+    'lock the module against the registry first (`terraform providers lock -platform=linux_amd64`: the hashes come from the registry\'s signed checksums), then mirror with that lock file in place (`terraform providers mirror -platform=linux_amd64 DIR`), and carry nothing else in /usr/share/terraform/plugins',
   validate: 'fix the module so that `terraform validate` passes',
 } as const;
 
@@ -157,7 +161,7 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
     if (!(scan instanceof RunnerError) && terraform && files.entries) {
       const mirror = sourceTree ? undefined : await paths.locate(PROVIDER_MIRROR).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : imageError(`the provider mirror ${paths.named(PROVIDER_MIRROR)} ${paths.unfound(error)}`)));
       await initAndValidate({ entries: files.entries, terraformPath: terraform.path, env, stop, add, mirror, paths });
-    } else for (const name of ['lockfile', 'init', 'validate'] as const) add(name, 'skip', `not run: ${!terraform ? 'no supported terraform' : scan instanceof RunnerError ? 'no module' : 'the module\'s files cannot be copied'}`);
+    } else for (const name of ['lockfile', 'providers', 'init', 'validate'] as const) add(name, 'skip', `not run: ${!terraform ? 'no supported terraform' : scan instanceof RunnerError ? 'no module' : 'the module\'s files cannot be copied'}`);
     add(...(await policyCheck(options.policyDir, paths)));
   }
 
@@ -315,12 +319,12 @@ interface InitOptions {
   stop: StopHandle;
   add: (...row: CheckRow) => void;
   paths: ImagePaths;
-  /** The image's provider mirror, located; null: there is none; undefined: this machine's CLI configuration names it. */
+  /** The image's provider mirror, located; null: there is none; undefined: a module source tree, whose mirror is this machine's. */
   mirror: string | null | RunnerError | undefined;
 }
 
 /**
- * The lock file, then init and validate: in a temp copy of the
+ * The lock file, the mirror's providers against it, then init and validate: in a temp copy of the
  * module's files (the module dir may be read-only, and a tree's links resolve only in the copy),
  * offline, from the image's mirror: a tree's alone, else what this machine's CLI configuration says.
  */
@@ -338,14 +342,16 @@ async function initAndValidate(options: InitOptions): Promise<void> {
       writeFileSync(join(scratch, 'terraformrc'), mirrorOnlyCliConfig(treeMirror));
       env = { ...baseEnv, TF_CLI_CONFIG_FILE: join(scratch, 'terraformrc') };
     }
-    if (mirror instanceof RunnerError) {
-      add('lockfile', 'skip', 'not checked: no provider mirror to init from');
-      add('init', 'fail', mirror.message, FIX.mirror);
-      add('validate', 'skip', 'not run: init failed');
-      return;
-    }
+    const providers = await providersCheck(copy, mirror, paths);
     const initLines: string[] = [];
     const tf = createTerraform({ path: options.terraformPath, cwd: copy, env, output: { line: (_stream, text) => void initLines.push(text) }, stop: options.stop });
+    if (providers[1] === 'fail') {
+      // Nothing from a mirror the lock file does not vouch for is installed, let alone started (validate starts providers).
+      add(...lockfileCheck(copy, 0, []));
+      add(...providers);
+      for (const name of ['init', 'validate'] as const) add(name, 'skip', 'not run: the provider mirror holds packages the lock file does not vouch for');
+      return;
+    }
     const failed = await init(tf, { backend: false, lockfileReadonly: true }).then(
       () => undefined,
       (error: unknown) => {
@@ -354,6 +360,7 @@ async function initAndValidate(options: InitOptions): Promise<void> {
       },
     );
     add(...lockfileCheck(copy, failed?.exitCode ?? 0, providersInInitOutput(initLines)));
+    add(...providers);
 
     if (failed) {
       add('init', 'fail', `init -backend=false -lockfile=readonly exited ${failed.exitCode}: ${failed.diagnosis.summary ?? 'no error message'}`, initFix(failed.diagnosis), diagnosticProblems(failed));
@@ -371,6 +378,33 @@ async function initAndValidate(options: InitOptions): Promise<void> {
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/** Every provider package in the image's mirror is one the module's lock file vouches for: its provider, its version, its hash. */
+async function providersCheck(copy: string, mirror: InitOptions['mirror'], paths: ImagePaths): Promise<CheckRow> {
+  if (mirror === undefined) return ['providers', 'skip', 'not checked: a module source tree has no image mirror; run contract check inside the image (or with --root) for it'];
+  if (mirror instanceof RunnerError) return ['providers', 'fail', mirror.message, FIX.providers];
+  if (mirror === null || !(await lstat(mirror).catch(() => undefined))?.isDirectory()) return ['providers', 'pass', `no provider mirror at ${paths.named(PROVIDER_MIRROR)}: the image carries no provider`];
+  let lock: ReturnType<typeof parseLockFile> = [];
+  const lockText = await readFile(join(copy, LOCK_FILE), 'utf8').catch(() => undefined);
+  try {
+    if (lockText !== undefined) lock = parseLockFile(lockText);
+  } catch (error) {
+    if (!(error instanceof LockFileSyntaxError)) throw error;
+    return ['providers', 'fail', `${LOCK_FILE} cannot be read as terraform writes it: ${error.message}`, FIX.lockfile, [{ file: LOCK_FILE, message: error.message }]];
+  }
+  const found = await readMirror(mirror, paths.resolution, paths.inTree).catch((error: unknown) => asRunnerError(error));
+  if (found instanceof RunnerError) return ['providers', 'fail', found.message, FIX.providers];
+  const problems: CheckProblem[] = [...found.problems.map((p) => ({ file: p.path, message: p.message }))];
+  for (const item of found.packages) {
+    const why = unvouched(item, lock);
+    if (why) problems.push({ file: item.path, message: why });
+  }
+  const where = paths.resolution.display(mirror);
+  if (problems.length > 0)
+    return ['providers', 'fail', `the provider mirror ${where} holds what ${LOCK_FILE} does not vouch for: ${problems.map((p) => `${p.file} ${p.message}`).join('; ')}`, FIX.providers, problems];
+  if (found.packages.length === 0) return ['providers', 'pass', `the provider mirror ${where} holds no provider`];
+  return ['providers', 'pass', `${LOCK_FILE} vouches for every package in ${where}: ${found.packages.map((p) => `${p.address} ${p.version} ${p.platform}`).join(', ')}`];
 }
 
 /** The policy dir compiles as apply, plan and drift compile it before they plan (contract/sections/policy.md); a tree's is found inside the tree. */

@@ -21,7 +21,7 @@ describe('contract check of a directory tree', () => {
     const tree = await imageTree(t, POOL_MODULE);
     const report = await runContractCheck({ root: tree.root, kind: 'pool', env: tree.env });
     assert.equal(report.status, 'pass', formatContractTable(report));
-    assert.deepEqual(statuses(report), { entrypoint: 'skip', user: 'skip', workdir: 'pass', terraform: 'pass', module: 'pass', reserved: 'pass', files: 'pass', tfvars: 'pass', backend: 'pass', variables: 'pass', lockfile: 'pass', init: 'pass', validate: 'pass', policy: 'pass' });
+    assert.deepEqual(statuses(report), { entrypoint: 'skip', user: 'skip', workdir: 'pass', terraform: 'pass', module: 'pass', reserved: 'pass', files: 'pass', tfvars: 'pass', backend: 'pass', variables: 'pass', lockfile: 'pass', providers: 'pass', init: 'pass', validate: 'pass', policy: 'pass' });
     assert.equal(report.module, tree.module);
     assert.equal(report.terraform?.flavor, 'terraform');
     assert.match(byName(report).lockfile!.message, /only built-in providers/);
