@@ -1,0 +1,4 @@
+# Settings come from --backend-config files; the checks and dry runs never reach the backend.
+terraform {
+  backend "kubernetes" {}
+}
