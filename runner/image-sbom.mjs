@@ -28,11 +28,11 @@ const terraformVersion = JSON.parse(readFileSync(join(args.terraform, 'version.j
 const terraformSha256 = readFileSync(join(args.terraform, 'sha256'), 'utf8').trim();
 const tool = args['terraform-tool'];
 
-/** A Debian package's purl (the epoch is a qualifier, the version percent-encoded). */
+/** A Debian package's purl (the epoch is a qualifier; name and version percent-encoded: libstdc%2B%2B6). */
 function debPurl(name, version, arch) {
   const [, epoch, rest] = /^(?:(\d+):)?(.*)$/.exec(version);
   const qualifiers = [`arch=${arch}`, `distro=debian-${debianMajor}`, ...(epoch ? [`epoch=${epoch}`] : [])];
-  return `pkg:deb/debian/${name}@${encodeURIComponent(rest)}?${qualifiers.join('&')}`;
+  return `pkg:deb/debian/${encodeURIComponent(name)}@${encodeURIComponent(rest)}?${qualifiers.join('&')}`;
 }
 
 /** The fields of a dpkg status entry (the first line of each field; continuation lines are the long description). */

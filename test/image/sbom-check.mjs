@@ -10,11 +10,12 @@ const sbom = JSON.parse(readFileSync(sbomPath, 'utf8'));
 const lock = JSON.parse(readFileSync(lockPath, 'utf8'));
 const facts = JSON.parse(factsJson);
 const problems = [];
-const differ = (what, want, got) => {
+/** `want`: what `source` holds; `got`: what the SBOM names. */
+const differ = (source, want, got) => {
   const missing = [...want].filter((x) => !got.has(x));
   const extra = [...got].filter((x) => !want.has(x));
-  if (missing.length) problems.push(`${what}: missing from the SBOM: ${missing.join(', ')}`);
-  if (extra.length) problems.push(`${what}: in the SBOM but not in the image: ${extra.join(', ')}`);
+  if (missing.length) problems.push(`in ${source}, not in the SBOM: ${missing.join(', ')}`);
+  if (extra.length) problems.push(`in the SBOM, not in ${source}: ${extra.join(', ')}`);
 };
 const components = sbom.components ?? [];
 const named = (name) => components.filter((c) => c.name === name);
@@ -28,7 +29,7 @@ const lockPackages = new Set(
     .map(([path, entry]) => `${entry.name ?? path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)}@${entry.version}`),
 );
 const npmComponents = new Set(components.filter((c) => c.purl?.startsWith('pkg:npm/') && c.name !== 'captf-runner').map((c) => `${c.name}@${c.version}`));
-differ('npm packages (package-lock.json without dev)', lockPackages, npmComponents);
+differ('package-lock.json (without dev packages)', lockPackages, npmComponents);
 const runner = named('captf-runner')[0];
 if (runner?.version !== lock.version) problems.push(`captf-runner: the SBOM says ${runner?.version}, package-lock.json ${lock.version}`);
 
@@ -53,7 +54,7 @@ const recorded = new Set(
       return `${/^Package: (.*)$/m.exec(text)[1]}@${/^Version: (.*)$/m.exec(text)[1]}`;
     }),
 );
-differ('Debian packages (/var/lib/dpkg/status.d)', recorded, new Set(components.filter((c) => c.purl?.startsWith('pkg:deb/')).map((c) => `${c.name}@${c.version}`)));
+differ('/var/lib/dpkg/status.d', recorded, new Set(components.filter((c) => c.purl?.startsWith('pkg:deb/')).map((c) => `${c.name}@${c.version}`)));
 const debianVersion = readFileSync(join(rootfs, 'etc/debian_version'), 'utf8').trim();
 if (version('debian') !== debianVersion) problems.push(`debian: the SBOM says ${version('debian')}, /etc/debian_version ${debianVersion}`);
 
