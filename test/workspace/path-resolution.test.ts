@@ -1,23 +1,17 @@
 // Resolution inside a tree laid out like an image (contract check --root): links resolve as they
 // would in the image, never on this machine.
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { inTree } from '../../src/workspace/path-resolution.ts';
+import { tempDir } from '../support/tf-modules.ts';
 
 describe('inTree', () => {
-  const made: string[] = [];
-  after(() => Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true }))));
-  const temp = async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'captf-in-tree-'));
-    made.push(dir);
-    return dir;
-  };
+  const temp = (t: TestContext) => tempDir(t, 'captf-in-tree-');
 
-  it('an absolute link starts again at the tree\'s root, and `..` never climbs above it', async () => {
-    const root = await temp();
+  it('an absolute link starts again at the tree\'s root, and `..` never climbs above it', async (t) => {
+    const root = await temp(t);
     await mkdir(join(root, 'srv/module'), { recursive: true });
     await writeFile(join(root, 'srv/module/main.tf'), '');
     await mkdir(join(root, 'captf'));
@@ -31,9 +25,9 @@ describe('inTree', () => {
     assert.equal(display(root), '/');
   });
 
-  it('a link to a path of this machine the tree lacks leads nowhere; a cycle is ELOOP; a file is no directory', async () => {
-    const root = await temp();
-    const elsewhere = await temp();
+  it('a link to a path of this machine the tree lacks leads nowhere; a cycle is ELOOP; a file is no directory', async (t) => {
+    const root = await temp(t);
+    const elsewhere = await temp(t);
     await writeFile(join(elsewhere, 'main.tf'), '');
     await symlink(join(elsewhere, 'main.tf'), join(root, 'host.tf'));
     await symlink('/b', join(root, 'a'));
