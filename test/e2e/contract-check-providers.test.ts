@@ -70,6 +70,16 @@ describe('contract check: the mirror\'s providers against the lock file', () => 
     ]);
   });
 
+  test('no lock file: every mirrored package is unvouched, and the lock file check says it could not tell (init did not run)', async (t) => {
+    const tree = await imageTree(t, NEEDS_NULL_PROVIDER);
+    await fakeNullProvider(join(tree.root, MIRROR));
+    const { exitCode, checks } = await contractCheck(tree);
+    assert.equal(exitCode, 4);
+    assert.deepEqual(checks.providers!.problems, [{ file: PACKAGE, message: 'registry.terraform.io/hashicorp/null is not in the lock file' }]);
+    assert.equal(checks.lockfile!.status, 'skip', checks.lockfile!.message);
+    assert.equal(checks.init!.status, 'skip');
+  });
+
   test('a zip (the packed layout `terraform providers mirror` writes) is vouched for by its zh: hash, as the registry lists it', async (t) => {
     const tree = await imageTree(t, NEEDS_NULL_PROVIDER);
     const dir = join(tree.root, MIRROR, 'registry.terraform.io/hashicorp/null');

@@ -343,15 +343,15 @@ async function initAndValidate(options: InitOptions): Promise<void> {
       env = { ...baseEnv, TF_CLI_CONFIG_FILE: join(scratch, 'terraformrc') };
     }
     const providers = await providersCheck(copy, mirror, paths);
-    const initLines: string[] = [];
-    const tf = createTerraform({ path: options.terraformPath, cwd: copy, env, output: { line: (_stream, text) => void initLines.push(text) }, stop: options.stop });
     if (providers[1] === 'fail') {
       // Nothing from a mirror the lock file does not vouch for is installed, let alone started (validate starts providers).
-      add(...lockfileCheck(copy, 0, []));
+      add(...lockfileCheck(copy, undefined));
       add(...providers);
       for (const name of ['init', 'validate'] as const) add(name, 'skip', 'not run: the provider mirror holds packages the lock file does not vouch for');
       return;
     }
+    const initLines: string[] = [];
+    const tf = createTerraform({ path: options.terraformPath, cwd: copy, env, output: { line: (_stream, text) => void initLines.push(text) }, stop: options.stop });
     const failed = await init(tf, { backend: false, lockfileReadonly: true }).then(
       () => undefined,
       (error: unknown) => {
@@ -359,7 +359,7 @@ async function initAndValidate(options: InitOptions): Promise<void> {
         throw error;
       },
     );
-    add(...lockfileCheck(copy, failed?.exitCode ?? 0, providersInInitOutput(initLines)));
+    add(...lockfileCheck(copy, { exitCode: failed?.exitCode ?? 0, providers: providersInInitOutput(initLines) }));
     add(...providers);
 
     if (failed) {
@@ -429,11 +429,16 @@ function diagnosticProblems(error: RunnerError): CheckProblem[] {
   return errorsOf(diagnostics).map((d) => ({ file: d.file ?? '.', ...(d.line !== undefined ? { line: d.line } : {}), message: d.summary + (d.detail ? `: ${d.detail.replace(/\s*\n\s*/g, ' ')}` : '') }));
 }
 
-/** A lock file is required when the module uses any provider that is not built in (builtin-only modules get none from init). */
-function lockfileCheck(copy: string, initExitCode: number, providersLookedFor: string[]): CheckRow {
+/**
+ * A lock file is required when the module uses any provider that is not built in (builtin-only
+ * modules get none from init): what init looked for says which; `init` undefined: it did not run.
+ */
+function lockfileCheck(copy: string, init: { exitCode: number; providers: string[] } | undefined): CheckRow {
   if (existsSync(join(copy, LOCK_FILE))) return ['lockfile', 'pass', `${LOCK_FILE} present`];
+  if (!init) return ['lockfile', 'skip', 'not checked: init did not run, so which providers the module requires is not known'];
+  const providersLookedFor = init.providers;
   if (providersLookedFor.length > 0) return ['lockfile', 'fail', `${LOCK_FILE} missing; the module requires ${providersLookedFor.join(', ')}`, FIX.lockfile, [{ file: LOCK_FILE, message: `missing; the module requires ${providersLookedFor.join(', ')}` }]];
-  if (initExitCode === 0) return ['lockfile', 'pass', `no ${LOCK_FILE} needed: the module uses only built-in providers`];
+  if (init.exitCode === 0) return ['lockfile', 'pass', `no ${LOCK_FILE} needed: the module uses only built-in providers`];
   return ['lockfile', 'skip', 'not checked: init failed before it looked for providers'];
 }
 
