@@ -362,7 +362,7 @@ function benchStart() {
   chmodSync(standin, 0o755);
   const node = q(NODE);
   const apply = `${q(RUNNER)} apply --kind cluster --module ${q(dir + '/module')} --inputs ${q(dir + '/inputs')} --state ${q(dir + '/state.tfstate')} --out ${q(dir + '/out')} --termination-log ${q(dir + '/termination-log')} --log-format json --terraform ${q(standin)} >/dev/null 2>&1`;
-  // The image fills its compile cache at build time: here one run of each fills it first.
+  // What a compile cache would save (the image carries none: it is not byte-identical build to build): one run fills it first.
   const cached = `NODE_COMPILE_CACHE=${q(dir + '/compile-cache')}`;
   const cachedRounds = hasCompileCache
     ? `s=\${EPOCHREALTIME/./}; ${cached} ${node} ${apply}; spawned spawnCached`

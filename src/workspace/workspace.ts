@@ -1,13 +1,14 @@
 // The workdir a run works in: a copy of the module (the module dir may be read-only), the input
 // files as data, the variable files outside the module (so terraform never loads an input as
 // configuration), the injected inputs-hash resource and, for local runs, a local backend.
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { RunnerError, imageError, usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
 import { NotRegularFileError, readRegularFile } from '../util/regular-file.ts';
 import { copyModuleTree, readModuleTree, type ModuleProblem } from './module-tree.ts';
+import { onThisMachine, type PathResolution } from './path-resolution.ts';
 import { HeldPlanFile } from './plan-file.ts';
 import { CONFIG_FILE, ERRORED_STATE_FILE, LOCAL_RUN_FILES, PLAN_FILE } from './terraform-files.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE, INPUTS_HASH_VARIABLE } from './reserved-names.ts';
@@ -33,7 +34,7 @@ const NOT_COPIED: ReadonlySet<string> = new Set([...LOCAL_RUN_FILES, ERRORED_STA
 export const RUNNER_FILES: ReadonlySet<string> = new Set([...runnerFileForms(INJECTED_FILE), ...runnerFileForms(BACKEND_OVERRIDE_FILE), INPUT_FILES_DIR]);
 
 /** The module as the workdir copy takes it (module-tree.ts), with the names the runner keeps out. */
-export const readModule = (moduleDir: string) => readModuleTree(moduleDir, { notCopied: NOT_COPIED, runnerFiles: RUNNER_FILES });
+export const readModule = (moduleDir: string, resolution?: PathResolution) => readModuleTree(moduleDir, { notCopied: NOT_COPIED, runnerFiles: RUNNER_FILES, resolution });
 
 /**
  * Why a module's files cannot be copied as they are, and the fix (prepareWorkspace and contract
@@ -77,7 +78,8 @@ export interface WorkspaceInputs {
   files: { name: string; content: Buffer }[];
 }
 
-export async function scanModule(moduleDir: string): Promise<ModuleScan> {
+/** `resolution`: where the module's links lead (a tree laid out like an image resolves them inside itself); `moduleDir` is already resolved. */
+export async function scanModule(moduleDir: string, resolution: PathResolution = onThisMachine): Promise<ModuleScan> {
   let names: string[];
   try {
     names = await readdir(moduleDir);
@@ -89,7 +91,7 @@ export async function scanModule(moduleDir: string): Promise<ModuleScan> {
   const scan = emptyScan();
   for (const name of configFiles) {
     const path = join(moduleDir, name);
-    const text = await readConfigFile(path);
+    const text = await readConfigFile(path, resolution);
     // Not a regular file (a FIFO, a directory, a broken link): readModuleTree names it, and every op but destroy refuses it.
     if (text === undefined) continue;
     try {
@@ -106,10 +108,10 @@ export async function scanModule(moduleDir: string): Promise<ModuleScan> {
 export const MAX_CONFIG_FILE_BYTES = 16 * 1024 * 1024;
 
 /** The text of a configuration file the copy would hold as a file (a link leads to one); undefined when it is not one. */
-async function readConfigFile(path: string): Promise<string | undefined> {
+async function readConfigFile(path: string, resolution: PathResolution): Promise<string | undefined> {
   let bytes: Buffer;
   try {
-    bytes = await readRegularFile(await realpath(path), MAX_CONFIG_FILE_BYTES + 1);
+    bytes = await readRegularFile(await resolution.resolve(path), MAX_CONFIG_FILE_BYTES + 1);
   } catch (error) {
     if (error instanceof NotRegularFileError || (error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ELOOP') return undefined;
     throw imageError(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): the image must carry a module the runner's uid can read`);
