@@ -2,7 +2,8 @@
 // lose the sensitive mark), so every byte the runner writes passes through here, in every form
 // terraform and the runner print a value in (secret-forms.ts).
 import { isSha256 } from '../util/sha256.ts';
-import { literalForms, printedForms, secretPatterns, trimGoSpace } from './secret-forms.ts';
+import { AnchoredStrings, replaceRanges } from './anchored-strings.ts';
+import { encodedForms, literalForms, printedForms, secretPatterns, trimGoSpace } from './secret-forms.ts';
 
 /** Shorter values would mask ordinary text everywhere: they are reported instead. */
 export const MIN_MASKED_LENGTH = 4;
@@ -82,11 +83,18 @@ class PatternGroups {
 export class Masker {
   private readonly values = new Set<string>();
   private readonly learned = new Set<string>();
-  /** Each whole-secret source, and the text it came from (matched literally should the source fail). */
-  private readonly sourceText = new Map<string, string>();
-  private readonly whole = new PatternGroups('g', (source) => this.learnLiterally(this.sourceText.get(source)!));
+  /** The texts whose encoded forms are learned. */
+  private readonly encoded = new Set<string>();
+  /** The base64 and hex forms of the secrets. */
+  private readonly anchored = new AnchoredStrings();
+  /** The hex forms of the secrets: masked even where a sha256 would not be (maskValue). */
+  private readonly hexForms = new Set<string>();
+  /** Each whole-secret source, and how it is matched literally should it fail. */
+  private readonly literalFallback = new Map<string, () => void>();
+  /** Case is ignored: terraform's upper() and lower() print a secret so, and no escape is told apart by case. */
+  private readonly whole = new PatternGroups('gi', (source) => this.literalFallback.get(source)!());
   /** A head that fails is dropped: its secret is still masked on one line. */
-  private readonly heads = new PatternGroups('', () => {});
+  private readonly heads = new PatternGroups('i', () => {});
   private readonly literals = new Set<string>();
   private sortedLiterals: string[] | undefined;
   readonly tooShort: string[] = [];
@@ -103,6 +111,8 @@ export class Masker {
     for (const form of printedForms(value)) {
       this.learn(form, label);
       if (form.includes('\n')) for (const line of form.split('\n')) this.learn(line, label);
+      // Encoded whole, as the module had it, and trimmed (what trimspace() leaves).
+      for (const text of new Set([form, trimGoSpace(form)])) if (text.length >= MIN_MASKED_LENGTH) this.learnEncoded(text);
     }
     // terraform prints a string that parses as JSON as jsonencode({...}), one field to a line.
     const fields = documentFields(value);
@@ -121,11 +131,25 @@ export class Masker {
     this.learned.add(trimmed);
     if (trimmed.length > PATTERN_LIMIT) return this.learnLiterally(trimmed);
     const { whole, heads } = secretPatterns(trimmed);
-    for (const source of whole) {
-      this.sourceText.set(source, trimmed);
-      this.whole.add(source);
-    }
+    for (const source of whole) this.addWhole(source, () => this.learnLiterally(trimmed));
     for (const source of heads) this.heads.add(`(?:${source})[ \\t]*$`);
+  }
+
+  /** The encodings of `text` (secret-forms.ts); a percent-encoding too long for a pattern as its plain strings. */
+  private learnEncoded(text: string): void {
+    if (this.encoded.has(text)) return;
+    this.encoded.add(text);
+    const { plain, percent, hex } = encodedForms(text);
+    for (const form of plain) this.anchored.add(form);
+    this.hexForms.add(hex);
+    if (!percent) return;
+    if (text.length > PATTERN_LIMIT) this.addLiterals(percent.literals);
+    else this.addWhole(percent.source, () => this.addLiterals(percent.literals));
+  }
+
+  private addWhole(source: string, fallBack: () => void): void {
+    this.literalFallback.set(source, fallBack);
+    this.whole.add(source);
   }
 
   /**
@@ -145,8 +169,13 @@ export class Masker {
     }
   }
 
+  /** The escaped forms of `text` as plain strings, in upper and lower case too. */
   private learnLiterally(text: string): void {
-    for (const form of literalForms(text)) this.literals.add(form);
+    this.addLiterals(literalForms(text).flatMap((form) => [form, form.toUpperCase(), form.toLowerCase()]));
+  }
+
+  private addLiterals(forms: readonly string[]): void {
+    for (const form of forms) this.literals.add(form);
     this.sortedLiterals = undefined;
   }
 
@@ -160,13 +189,18 @@ export class Masker {
     return this.values.has(value);
   }
 
+  /** Whether `value` is, whole, one of the secrets or a secret's hex form (in either case). */
+  isSecretOrHex(value: string): boolean {
+    return this.values.has(value) || this.hexForms.has(value.toLowerCase());
+  }
+
   /** `text` with every secret masked; should matching fail, the mask alone (never the text unmasked). */
   mask(text: string): string {
     try {
       // Longest first: a secret is masked before a shorter one it contains (the literal forms are the longest).
       for (const form of this.literalForms()) text = text.replaceAll(form, MASK);
       this.whole.each((regex) => (text = text.replace(regex, MASK)));
-      return text;
+      return replaceRanges(text, this.anchored.find(text), MASK);
     } catch {
       this.unmaskable++;
       return MASK;
@@ -180,7 +214,7 @@ export class Masker {
       for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + form.length)) found.push({ start: at, end: at + form.length });
     }
     this.whole.each((regex) => found.push(...[...text.matchAll(regex)].map((m) => ({ start: m.index, end: m.index + m[0].length }))));
-    return found;
+    return [...found, ...this.anchored.find(text)];
   }
 
   /** Where the beginning of a secret that a line break may continue starts, when `text` ends with one; else -1. */
@@ -296,10 +330,10 @@ export function stringLeaves(value: unknown): string[] {
  * A copy of a JSON-like value with every string masked: masking happens before serialisation, so
  * the JSON stays valid whatever a secret looks like. Hashes are left as they are: they reveal
  * nothing, and a secret that happens to be a run of hex digits must not break the approve command.
- * A secret that is itself 64 hex digits (`openssl rand -hex 32`) is masked all the same.
+ * A secret that is itself 64 hex digits (`openssl rand -hex 32`), or whose hex form is, is masked all the same.
  */
 export function maskValue<T>(masker: Masker, value: T): T {
-  if (typeof value === 'string') return (isSha256(value) && !masker.isSecret(value) ? value : masker.mask(value)) as T;
+  if (typeof value === 'string') return (isSha256(value) && !masker.isSecretOrHex(value) ? value : masker.mask(value)) as T;
   if (Array.isArray(value)) return value.map((item) => maskValue(masker, item)) as T;
   if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskValue(masker, item)])) as T;
   return value;

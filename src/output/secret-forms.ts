@@ -231,3 +231,78 @@ export function secretPatterns(text: string): SecretPatterns {
 export function printedForms(value: string): string[] {
   return [...new Set([value, value.normalize('NFC')])];
 }
+
+// The encodings a secret travels in when the module computes them from it and terraform no longer
+// knows it is secret (a value declassified with nonsensitive(), a provider attribute that loses
+// the mark, a provisioner's output): base64encode of a cloud-init document, urlencode into a
+// database URL, upper and lower, a hex dump. Each is derived from the value as is (not from an
+// escaping of it). Upper and lower case need no form of their own: the masker's patterns ignore case.
+
+/** An encoded form shorter than this is not masked: a 4-character piece of base64 is somewhere in any large blob. */
+export const MIN_ENCODED_LENGTH = 6;
+
+/** What percent-encoding never changes (RFC 3986's unreserved characters); every other character has a form of its own. */
+const UNRESERVED = /^[A-Za-z0-9\-_.~]$/;
+
+const percentByte = (byte: number) => `%${hex(byte, 2).toUpperCase()}`;
+const percentOf = (char: string) => [...Buffer.from(char, 'utf8')].map(percentByte).join('');
+
+/** A pattern, and the plain strings it stands for (for a text too long for a pattern). */
+export interface PercentForm {
+  source: string;
+  literals: string[];
+}
+
+/**
+ * Percent-encoding (terraform's urlencode, Go's url.QueryEscape, JavaScript's encodeURIComponent):
+ * each character but the unreserved ones (which no encoder changes) as itself or as its UTF-8
+ * bytes' %XX, a space also as `+` (hex digits in either case: the patterns ignore case). Only for a
+ * value that has a character an encoder changes.
+ */
+function percentForm(text: string): PercentForm | undefined {
+  const chars = [...text];
+  if (chars.every((char) => UNRESERVED.test(char))) return undefined;
+  const source = chars.map((char) => (UNRESERVED.test(char) ? char : `(?:${escapeRegExp(char)}|${percentOf(char)}${char === ' ' ? '|\\+' : ''})`)).join('');
+  const query = chars.map((char) => (UNRESERVED.test(char) ? char : char === ' ' ? '+' : percentOf(char))).join('');
+  const component = encodeURIComponent(text);
+  const lowerHex = (s: string) => s.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
+  return { source, literals: [...new Set([query, lowerHex(query), component, lowerHex(component)])] };
+}
+
+/** The first base64 character that depends on the value's bytes alone, when the value starts `offset` bytes into a group of three. */
+const BASE64_FIRST = [0, 2, 3] as const;
+const urlAlphabet = (base64: string) => base64.replaceAll('+', '-').replaceAll('/', '_');
+
+/**
+ * base64 (standard and URL alphabets) of a value that starts at each of the three byte offsets a
+ * value embedded in a longer text can start at: the characters that depend on the value's bytes
+ * alone (those it shares with its neighbours are not), and, for when nothing follows it, with the
+ * characters its end completes, padded and not.
+ */
+function base64Forms(bytes: Buffer): string[] {
+  const forms: string[] = [];
+  for (const offset of [0, 1, 2] as const) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    const coreEnd = Math.floor((8 * (offset + bytes.length)) / 6);
+    const core = encoded.slice(BASE64_FIRST[offset], coreEnd);
+    const unpadded = encoded.slice(BASE64_FIRST[offset]).replace(/=+$/, '');
+    if (core.length < MIN_ENCODED_LENGTH) continue;
+    for (const form of [encoded.slice(BASE64_FIRST[offset]), unpadded, core]) forms.push(form, urlAlphabet(form));
+  }
+  return forms;
+}
+
+/** The encoded forms of `text` (itself, not trimmed). */
+export interface EncodedForms {
+  /** base64 and hex (in either case): plain strings of the base64 alphabets, MIN_ENCODED_LENGTH characters or more. */
+  plain: string[];
+  percent: PercentForm | undefined;
+  /** The hex form in lower case. */
+  hex: string;
+}
+
+export function encodedForms(text: string): EncodedForms {
+  const bytes = Buffer.from(text, 'utf8');
+  const hexForm = bytes.toString('hex');
+  return { plain: [...new Set([...base64Forms(bytes), hexForm, hexForm.toUpperCase()])], percent: percentForm(text), hex: hexForm };
+}
