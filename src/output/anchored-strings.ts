@@ -1,13 +1,12 @@
-// The base64 and hex forms of the secrets, found in a text in one pass whatever their number (pure).
-// Each string is looked up by a hash of its first ANCHOR characters, rolled along the runs of the
-// base64 alphabets in the text. As alternatives of a regular expression, hundreds of them cost
-// several times the rest of the masking: almost every letter of a text starts one of them.
-import { MIN_ENCODED_LENGTH } from './secret-forms.ts';
+// The encoded forms of the secrets (base64, hex, percent-encodings), found in a text in one pass
+// whatever their number (pure). Each string is looked up by a hash of its first ANCHOR characters,
+// rolled along the runs of ENCODED_ALPHABET in the text. As alternatives of a regular expression,
+// hundreds of them cost several times the rest of the masking: almost every letter starts one.
+import { ENCODED_ALPHABET, MIN_ENCODED_LENGTH } from './secret-forms.ts';
 
 const ANCHOR = MIN_ENCODED_LENGTH;
-/** The standard and URL base64 alphabets, with the padding (hex is a part of them). */
 const IN_ALPHABET = new Uint8Array(128);
-for (const char of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_') IN_ALPHABET[char.charCodeAt(0)] = 1;
+for (const char of ENCODED_ALPHABET) IN_ALPHABET[char.charCodeAt(0)] = 1;
 const inAlphabet = (code: number) => code < 128 && IN_ALPHABET[code] === 1;
 
 const BASE = 31;
@@ -27,9 +26,9 @@ export class AnchoredStrings {
   /** Which hashes some anchor has: most windows of a text are ruled out without building a string. */
   private readonly filter = new Uint8Array(1 << FILTER_BITS);
 
-  /** Adds a string of the alphabets, at least ANCHOR characters long (anything else is a caller's bug: refused). */
+  /** Adds a string of the alphabet, at least ANCHOR characters long (anything else is a caller's bug: refused). */
   add(form: string): void {
-    if (form.length < ANCHOR || ![...form].every((char) => inAlphabet(char.charCodeAt(0)))) throw new Error(`not a string of the base64 alphabets of ${ANCHOR}+ characters`);
+    if (form.length < ANCHOR || ![...form].every((char) => inAlphabet(char.charCodeAt(0)))) throw new Error(`not a string of the encoded forms' alphabet of ${ANCHOR}+ characters`);
     const anchor = form.slice(0, ANCHOR);
     const forms = this.byAnchor.get(anchor) ?? [];
     if (forms.includes(form)) return;
@@ -39,7 +38,7 @@ export class AnchoredStrings {
     this.filter[anchorHash(form, 0) & FILTER_MASK] = 1;
   }
 
-  /** Where the strings are in `text`: leftmost first, the longest at each place, none overlapping. */
+  /** Where the strings are in `text`: the longest at each place, in order (places may overlap). */
   find(text: string): { start: number; end: number }[] {
     const found: { start: number; end: number }[] = [];
     if (this.byAnchor.size === 0) return found;
@@ -57,18 +56,13 @@ export class AnchoredStrings {
       if (run < ANCHOR || this.filter[hash & FILTER_MASK] === 0) continue;
       const start = i - ANCHOR + 1;
       const form = this.byAnchor.get(text.slice(start, i + 1))?.find((candidate) => text.startsWith(candidate, start));
-      if (form === undefined) continue;
-      found.push({ start, end: start + form.length });
-      // On after the match: the window starts afresh.
-      i = start + form.length - 1;
-      run = 0;
-      hash = 0;
+      if (form !== undefined) found.push({ start, end: start + form.length });
     }
     return found;
   }
 }
 
-/** `text` with each range (sorted, not overlapping) replaced by `by`. */
+/** `text` with each range (in order, none overlapping) replaced by `by`. */
 export function replaceRanges(text: string, ranges: readonly { start: number; end: number }[], by: string): string {
   if (ranges.length === 0) return text;
   let out = '';

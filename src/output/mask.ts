@@ -17,29 +17,34 @@ export const PATTERN_LIMIT = 2048;
 /** Sources joined into one regular expression at most: a larger one is built alone. */
 const GROUP_LIMIT = 16_384;
 
-const longestFirst = (a: string, b: string) => b.length - a.length;
+interface Group {
+  regex: RegExp;
+  sources: string[];
+}
 
 /**
- * Regular expressions over a set of sources, built lazily, a few sources to each. One that fails
- * (V8 refuses it as too large when it first runs, or it runs out of backtracking stack on a long
- * text) is split into its sources, and a source that fails alone is handed to `fallBack`.
+ * Regular expressions over a set of sources, built lazily, a few sources to each, those of the
+ * longest secrets first (an alternation takes the first alternative that matches at a place). One
+ * that fails (V8 refuses it as too large when it first runs, or it runs out of backtracking stack
+ * on a long text) is split into its sources, and a source that fails alone is handed to `fallBack`.
  */
 class PatternGroups {
-  private readonly sources = new Set<string>();
+  /** Each source, and the length of the text it matches a form of. */
+  private readonly sources = new Map<string, number>();
   private readonly alone = new Set<string>();
-  private groups: { regex: RegExp; sources: string[] }[] | undefined;
+  private groups: Group[] | undefined;
 
   constructor(
     private readonly flags: string,
     private readonly fallBack: (source: string) => void,
   ) {}
 
-  add(source: string): void {
-    this.sources.add(source);
+  add(source: string, textLength: number): void {
+    this.sources.set(source, Math.max(textLength, this.sources.get(source) ?? 0));
     this.groups = undefined;
   }
 
-  /** Runs `use` over every regular expression, longest sources first; `use` must change nothing when it throws. */
+  /** Runs `use` over every regular expression; `use` must change nothing when it throws. */
   each(use: (regex: RegExp) => void): void {
     const queue = [...this.built()];
     for (let group = queue.shift(); group; group = queue.shift()) {
@@ -58,11 +63,12 @@ class PatternGroups {
     }
   }
 
-  private built(): { regex: RegExp; sources: string[] }[] {
+  private built(): Group[] {
     if (this.groups) return this.groups;
     const groups: string[][] = [];
     let size = Infinity;
-    for (const source of [...this.sources].sort(longestFirst)) {
+    const order = [...this.sources].sort(([a, aText], [b, bText]) => bText - aText || b.length - a.length).map(([source]) => source);
+    for (const source of order) {
       if (this.alone.has(source) || size + source.length > GROUP_LIMIT) {
         groups.push([source]);
         size = this.alone.has(source) ? Infinity : source.length;
@@ -75,9 +81,37 @@ class PatternGroups {
     return this.groups;
   }
 
-  private group(sources: string[]) {
+  private group(sources: string[]): Group {
     return { regex: new RegExp(sources.join('|'), this.flags), sources };
   }
+}
+
+type Range = { start: number; end: number };
+
+/**
+ * Every match of `regex` (global) at every place, overlapping ones too: each search goes on from
+ * the place after the last match's start, not after its end, so a secret that starts inside
+ * another one's match is found (an alternation takes one alternative at a place).
+ */
+function overlappingMatches(text: string, regex: RegExp): Range[] {
+  const found: Range[] = [];
+  regex.lastIndex = 0;
+  for (let match = regex.exec(text); match; match = regex.exec(text)) {
+    found.push({ start: match.index, end: match.index + match[0].length });
+    regex.lastIndex = match.index + 1;
+  }
+  return found;
+}
+
+/** The ranges merged where they overlap, in order. */
+function unionOf(ranges: readonly Range[]): Range[] {
+  const merged: Range[] = [];
+  for (const range of [...ranges].sort((a, b) => a.start - b.start)) {
+    const last = merged.at(-1);
+    if (last && range.start < last.end) last.end = Math.max(last.end, range.end);
+    else merged.push({ ...range });
+  }
+  return merged;
 }
 
 export class Masker {
@@ -85,7 +119,7 @@ export class Masker {
   private readonly learned = new Set<string>();
   /** The texts whose encoded forms are learned. */
   private readonly encoded = new Set<string>();
-  /** The base64 and hex forms of the secrets. */
+  /** The encoded forms of the secrets (base64, hex, percent-encodings). */
   private readonly anchored = new AnchoredStrings();
   /** The hex forms of the secrets: masked even where a sha256 would not be (maskValue). */
   private readonly hexForms = new Set<string>();
@@ -96,7 +130,6 @@ export class Masker {
   /** A head that fails is dropped: its secret is still masked on one line. */
   private readonly heads = new PatternGroups('i', () => {});
   private readonly literals = new Set<string>();
-  private sortedLiterals: string[] | undefined;
   readonly tooShort: string[] = [];
   /** How many texts could not be masked (a matcher failed on them): each was replaced by the mask whole. */
   unmaskable = 0;
@@ -131,25 +164,22 @@ export class Masker {
     this.learned.add(trimmed);
     if (trimmed.length > PATTERN_LIMIT) return this.learnLiterally(trimmed);
     const { whole, heads } = secretPatterns(trimmed);
-    for (const source of whole) this.addWhole(source, () => this.learnLiterally(trimmed));
-    for (const source of heads) this.heads.add(`(?:${source})[ \\t]*$`);
+    for (const source of whole) this.addWhole(source, trimmed.length, () => this.learnLiterally(trimmed));
+    for (const source of heads) this.heads.add(`(?:${source})[ \\t]*$`, trimmed.length);
   }
 
-  /** The encodings of `text` (secret-forms.ts); a percent-encoding too long for a pattern as its plain strings. */
+  /** The encodings of `text` (secret-forms.ts). */
   private learnEncoded(text: string): void {
     if (this.encoded.has(text)) return;
     this.encoded.add(text);
-    const { plain, percent, hex } = encodedForms(text);
+    const { plain, hex } = encodedForms(text);
     for (const form of plain) this.anchored.add(form);
     this.hexForms.add(hex);
-    if (!percent) return;
-    if (text.length > PATTERN_LIMIT) this.addLiterals(percent.literals);
-    else this.addWhole(percent.source, () => this.addLiterals(percent.literals));
   }
 
-  private addWhole(source: string, fallBack: () => void): void {
+  private addWhole(source: string, textLength: number, fallBack: () => void): void {
     this.literalFallback.set(source, fallBack);
-    this.whole.add(source);
+    this.whole.add(source, textLength);
   }
 
   /**
@@ -176,7 +206,6 @@ export class Masker {
 
   private addLiterals(forms: readonly string[]): void {
     for (const form of forms) this.literals.add(form);
-    this.sortedLiterals = undefined;
   }
 
   /** How many texts (values, forms and lines of values) are masked. */
@@ -194,26 +223,26 @@ export class Masker {
     return this.values.has(value) || this.hexForms.has(value.toLowerCase());
   }
 
-  /** `text` with every secret masked; should matching fail, the mask alone (never the text unmasked). */
+  /**
+   * `text` with every secret masked, each place where secrets overlap as one; should matching fail,
+   * the mask alone (never the text unmasked).
+   */
   mask(text: string): string {
     try {
-      // Longest first: a secret is masked before a shorter one it contains (the literal forms are the longest).
-      for (const form of this.literalForms()) text = text.replaceAll(form, MASK);
-      this.whole.each((regex) => (text = text.replace(regex, MASK)));
-      return replaceRanges(text, this.anchored.find(text), MASK);
+      return replaceRanges(text, unionOf(this.matches(text)), MASK);
     } catch {
       this.unmaskable++;
       return MASK;
     }
   }
 
-  /** Where in `text` each whole secret is, in any of its forms. */
-  matches(text: string): { start: number; end: number }[] {
-    const found: { start: number; end: number }[] = [];
-    for (const form of this.literalForms()) {
-      for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + form.length)) found.push({ start: at, end: at + form.length });
+  /** Where in `text` each whole secret is, in any of its forms (overlapping places included). */
+  matches(text: string): Range[] {
+    const found: Range[] = [];
+    for (const form of this.literals) {
+      for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + 1)) found.push({ start: at, end: at + form.length });
     }
-    this.whole.each((regex) => found.push(...[...text.matchAll(regex)].map((m) => ({ start: m.index, end: m.index + m[0].length }))));
+    this.whole.each((regex) => found.push(...overlappingMatches(text, regex)));
     return [...found, ...this.anchored.find(text)];
   }
 
@@ -225,11 +254,6 @@ export class Masker {
       if (at >= 0 && (first < 0 || at < first)) first = at;
     });
     return first;
-  }
-
-  private literalForms(): string[] {
-    this.sortedLiterals ??= [...this.literals].sort(longestFirst);
-    return this.sortedLiterals;
   }
 }
 

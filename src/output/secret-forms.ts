@@ -241,32 +241,23 @@ export function printedForms(value: string): string[] {
 /** An encoded form shorter than this is not masked: a 4-character piece of base64 is somewhere in any large blob. */
 export const MIN_ENCODED_LENGTH = 6;
 
-/** What percent-encoding never changes (RFC 3986's unreserved characters); every other character has a form of its own. */
+/** What percent-encoding never changes (RFC 3986's unreserved characters). */
 const UNRESERVED = /^[A-Za-z0-9\-_.~]$/;
 
-const percentByte = (byte: number) => `%${hex(byte, 2).toUpperCase()}`;
-const percentOf = (char: string) => [...Buffer.from(char, 'utf8')].map(percentByte).join('');
-
-/** A pattern, and the plain strings it stands for (for a text too long for a pattern). */
-export interface PercentForm {
-  source: string;
-  literals: string[];
-}
+const percentOf = (char: string) => [...Buffer.from(char, 'utf8')].map((byte) => `%${hex(byte, 2).toUpperCase()}`).join('');
+const lowerHex = (encoded: string) => encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
 
 /**
- * Percent-encoding (terraform's urlencode, Go's url.QueryEscape, JavaScript's encodeURIComponent):
- * each character but the unreserved ones (which no encoder changes) as itself or as its UTF-8
- * bytes' %XX, a space also as `+` (hex digits in either case: the patterns ignore case). Only for a
- * value that has a character an encoder changes.
+ * Percent-encoding, as terraform's urlencode (Go's url.QueryEscape: a space as `+`) and others
+ * (a space as `%20`, JavaScript's encodeURIComponent), hex digits in upper and in lower case. Only
+ * for a value that has a character an encoder changes. Plain strings, not a pattern: a pattern of
+ * each character as itself or escaped costs V8 tens of milliseconds to compile per few secrets.
  */
-function percentForm(text: string): PercentForm | undefined {
+function percentForms(text: string): string[] {
   const chars = [...text];
-  if (chars.every((char) => UNRESERVED.test(char))) return undefined;
-  const source = chars.map((char) => (UNRESERVED.test(char) ? char : `(?:${escapeRegExp(char)}|${percentOf(char)}${char === ' ' ? '|\\+' : ''})`)).join('');
-  const query = chars.map((char) => (UNRESERVED.test(char) ? char : char === ' ' ? '+' : percentOf(char))).join('');
-  const component = encodeURIComponent(text);
-  const lowerHex = (s: string) => s.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
-  return { source, literals: [...new Set([query, lowerHex(query), component, lowerHex(component)])] };
+  if (chars.every((char) => UNRESERVED.test(char))) return [];
+  const query = (space: string) => chars.map((char) => (UNRESERVED.test(char) ? char : char === ' ' ? space : percentOf(char))).join('');
+  return [query('+'), query('%20'), encodeURIComponent(text)].flatMap((encoded) => [encoded, lowerHex(encoded)]);
 }
 
 /** The first base64 character that depends on the value's bytes alone, when the value starts `offset` bytes into a group of three. */
@@ -294,15 +285,18 @@ function base64Forms(bytes: Buffer): string[] {
 
 /** The encoded forms of `text` (itself, not trimmed). */
 export interface EncodedForms {
-  /** base64 and hex (in either case): plain strings of the base64 alphabets, MIN_ENCODED_LENGTH characters or more. */
+  /** base64, hex (in either case) and percent-encodings: plain strings of ENCODED_ALPHABET, MIN_ENCODED_LENGTH characters or more. */
   plain: string[];
-  percent: PercentForm | undefined;
   /** The hex form in lower case. */
   hex: string;
 }
 
+/** The characters of every encoded form: the base64 alphabets and padding (hex among them), and what percent-encodings leave or write. */
+export const ENCODED_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_%.~!*\'()';
+
 export function encodedForms(text: string): EncodedForms {
   const bytes = Buffer.from(text, 'utf8');
   const hexForm = bytes.toString('hex');
-  return { plain: [...new Set([...base64Forms(bytes), hexForm, hexForm.toUpperCase()])], percent: percentForm(text), hex: hexForm };
+  const plain = [...base64Forms(bytes), hexForm, hexForm.toUpperCase(), ...percentForms(text)].filter((form) => form.length >= MIN_ENCODED_LENGTH);
+  return { plain: [...new Set(plain)], hex: hexForm };
 }

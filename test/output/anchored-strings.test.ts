@@ -12,26 +12,22 @@ const index = (...forms: string[]) => {
   return strings;
 };
 
-/** The reference: at each place from the left, the longest string that starts there; then on after it. */
+/** The reference: at each place, the longest string that starts there. */
 function reference(text: string, forms: readonly string[]): { start: number; end: number }[] {
-  const found: { start: number; end: number }[] = [];
   const longestFirst = [...forms].sort((a, b) => b.length - a.length);
-  for (let at = 0; at < text.length; ) {
+  return [...text].flatMap((_, at) => {
     const form = longestFirst.find((candidate) => text.startsWith(candidate, at));
-    if (form) {
-      found.push({ start: at, end: at + form.length });
-      at += form.length;
-    } else at++;
-  }
-  return found;
+    return form ? [{ start: at, end: at + form.length }] : [];
+  });
 }
 
 describe('strings of the base64 alphabets found by their anchors', () => {
-  it('the leftmost, the longest at a place, none overlapping; inside longer runs and beside other characters', () => {
+  it('the longest at each place, overlapping places too; inside longer runs and beside other characters', () => {
     const strings = index('SGVsbG8gd29y', 'SGVsbG8gd29ybGQ=', 'bG8gd29ybGQ', '68656c6c6f');
     const text = 'x"SGVsbG8gd29ybGQ=" aaSGVsbG8gd29yXX 68656c6c6f68656c6c6f.';
     assert.deepEqual(strings.find(text), reference(text, ['SGVsbG8gd29y', 'SGVsbG8gd29ybGQ=', 'bG8gd29ybGQ', '68656c6c6f']));
-    assert.equal(replaceRanges(text, strings.find(text), '*'), 'x"*" aa*XX **.');
+    assert.deepEqual(strings.find(text).map(({ start, end }) => text.slice(start, end)), ['SGVsbG8gd29ybGQ=', 'bG8gd29ybGQ', 'SGVsbG8gd29y', '68656c6c6f', '68656c6c6f']);
+    assert.equal(replaceRanges('abcdef', [{ start: 1, end: 3 }, { start: 4, end: 5 }], '*'), 'a*d*f');
   });
 
   it('refuses a string shorter than the anchor or outside the alphabets', () => {
