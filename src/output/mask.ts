@@ -3,6 +3,7 @@
 // terraform and the runner print a value in (secret-forms.ts).
 import { isSha256 } from '../util/sha256.ts';
 import { AnchoredStrings, replaceRanges } from './anchored-strings.ts';
+import { oldValues } from './rotated.ts';
 import { encodedForms, literalForms, printedForms, secretPatterns, trimGoSpace } from './secret-forms.ts';
 
 /** Shorter values would mask ordinary text everywhere: they are reported instead. */
@@ -183,16 +184,16 @@ export class Masker {
   }
 
   /**
-   * A rotated secret's old value: wherever a change's value after is, whole, a secret, the string at
-   * the same place before is one too (terraform prints it as `"old" -> "new"`). Bounded by
-   * MAX_DOCUMENT_FIELDS places per change.
+   * A rotated secret's old value: wherever a change's value after holds a secret (whole or a part of
+   * it, in any form), the string at the same place before holds the old value there (terraform
+   * prints it as `"user:OLD" -> "user:NEW"`: rotated.ts). Bounded by MAX_DOCUMENT_FIELDS places per change.
    */
   addOldValues(before: unknown, after: unknown): void {
     const stack: [unknown, unknown][] = [[before, after]];
     for (let visited = 0; stack.length && visited < MAX_DOCUMENT_FIELDS; visited++) {
       const [old, now] = stack.pop()!;
       if (typeof now === 'string') {
-        if (typeof old === 'string' && old !== now && this.isSecret(now)) this.add(old, 'the old value of a rotated secret');
+        if (typeof old === 'string' && old !== now) for (const value of oldValues(old, now, unionOf(this.matches(now)))) this.add(value, 'the old value of a rotated secret');
       } else if (now !== null && typeof now === 'object' && old !== null && typeof old === 'object') {
         for (const [key, item] of Object.entries(now)) stack.push([(old as Record<string, unknown>)[key], item]);
       }
@@ -213,13 +214,8 @@ export class Masker {
     return this.learned.size;
   }
 
-  /** Whether `value` is, whole, one of the secrets. */
-  isSecret(value: string): boolean {
-    return this.values.has(value);
-  }
-
   /** Whether `value` is, whole, one of the secrets or a secret's hex form (in either case). */
-  isSecretOrHex(value: string): boolean {
+  isSecret(value: string): boolean {
     return this.values.has(value) || this.hexForms.has(value.toLowerCase());
   }
 
@@ -357,7 +353,7 @@ export function stringLeaves(value: unknown): string[] {
  * A secret that is itself 64 hex digits (`openssl rand -hex 32`), or whose hex form is, is masked all the same.
  */
 export function maskValue<T>(masker: Masker, value: T): T {
-  if (typeof value === 'string') return (isSha256(value) && !masker.isSecretOrHex(value) ? value : masker.mask(value)) as T;
+  if (typeof value === 'string') return (isSha256(value) && !masker.isSecret(value) ? value : masker.mask(value)) as T;
   if (Array.isArray(value)) return value.map((item) => maskValue(masker, item)) as T;
   if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskValue(masker, item)])) as T;
   return value;

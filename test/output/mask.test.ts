@@ -65,6 +65,15 @@ describe('rotated secrets', () => {
   });
 });
 
+describe('rotated secrets in a part of a value', () => {
+  it('the old value in a string that holds the secret among other text, in any form (an output `user:OLD` -> `user:NEW`, a URL)', () => {
+    const m = masker('CANARYNEW-2/x');
+    m.addOldValues({ conn: 'user:CANARYOLD-1/y', url: 'postgres://app:OTHEROLD-3%2Fz@db' }, { conn: 'user:CANARYNEW-2/x', url: 'postgres://app:CANARYNEW-2%2Fx@db' });
+    assert.equal(m.mask('~ conn = "user:CANARYOLD-1/y" -> "user:CANARYNEW-2/x"'), `~ conn = "user:${MASK}" -> "user:${MASK}"`);
+    assert.equal(m.mask('postgres://app:OTHEROLD-3%2Fz@db'), `postgres://app:${MASK}@db`);
+  });
+});
+
 describe('protocol words', () => {
   it('the runner\'s own fields keep their words, with a warning; the rest is masked', () => {
     const result = {
