@@ -124,6 +124,13 @@ const configurationErrors = {
   },
 };
 
+/** init, then validate in both forms (the text form for people, the -json form the runner reads). */
+const validateAfterInit = async (w) => {
+  await w.ok(w.initArgs);
+  await w.capture(validateTextArgs());
+  await w.captureJson(validateJsonArgs());
+};
+
 const CASES = [
   // init
   {
@@ -196,11 +203,7 @@ const CASES = [
     name: 'validate-ok',
     what: 'validate of a valid module (success)',
     files: { 'main.tf': oneResource },
-    run: async (w) => {
-      await w.ok(w.initArgs);
-      await w.capture(validateTextArgs());
-      await w.captureJson(validateJsonArgs());
-    },
+    run: validateAfterInit,
   },
   ...Object.entries(configurationErrors).map(([name, { what, files }]) => ({
     name: `validate-${name}`,
@@ -221,11 +224,7 @@ const CASES = [
       'main.tf': hcl('variable "db_password" {', '  type = string', '}', '', 'output "database_url" {', '  value = "postgres://app:${urlencode(var.db_password)}@db:5432/app"', '}'),
       'captf_runner_sensitive_override.tf.json': sensitiveOverrideConfig(['db_password']),
     },
-    run: async (w) => {
-      await w.ok(w.initArgs);
-      await w.capture(validateTextArgs());
-      await w.captureJson(validateJsonArgs());
-    },
+    run: validateAfterInit,
   },
   {
     name: 'validate-for-each-sensitive',
@@ -234,11 +233,7 @@ const CASES = [
       'main.tf': hcl('variable "users" {', '  type = map(string)', '}', '', 'resource "terraform_data" "user" {', '  for_each = var.users', '  input    = each.value', '}'),
       'captf_runner_sensitive_override.tf.json': sensitiveOverrideConfig(['users']),
     },
-    run: async (w) => {
-      await w.ok(w.initArgs);
-      await w.capture(validateTextArgs());
-      await w.captureJson(validateJsonArgs());
-    },
+    run: validateAfterInit,
   },
 
   // plan

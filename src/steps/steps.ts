@@ -249,7 +249,7 @@ function refuseUnmarkedSecrets(plan: Classification, workspace: Workspace): void
   const unmarked = workspace.madeSensitive.filter((name) => !sensitive.has(name));
   if (unmarked.length)
     throw imageError(
-      `the plan does not hold ${unmarked.map((name) => `var.${name}`).join(', ')} sensitive, though ${SENSITIVE_TFVARS_FILE} sets ${unmarked.length === 1 ? 'it' : 'them'} and the runner's override marks ${unmarked.length === 1 ? 'it' : 'them'} so: an override file of the module sets sensitive = false. Nothing was applied; remove that argument from the module's override files`,
+      `the plan does not hold ${unmarked.map((name) => `var.${name}`).join(', ')} sensitive, though ${SENSITIVE_TFVARS_FILE} sets ${unmarked.length === 1 ? 'it' : 'them'} and the runner's override marks ${unmarked.length === 1 ? 'it' : 'them'} so: an override file of the module sets sensitive = false (or the plan was made without the runner's override). Nothing was applied; remove that argument from the module's override files, and plan again`,
       { variables: unmarked },
     );
 }

@@ -136,6 +136,15 @@ function assertNoToken(bytes: string, secrets: readonly string[], what: string) 
   }
 }
 
+/** The Job and every Secret of the namespace but the chunks of backups and plan artifacts (a state and a plan hold secrets by design), their data decoded. */
+function clusterObjects(api: FakeApiServer, job: string) {
+  const objects = [api.job(NS, job)!, ...api.secrets(NS).filter((secret) => secret.metadata.labels?.['captf.io/part'] !== 'chunk')];
+  return objects.map((object) => ({
+    ...object,
+    data: Object.fromEntries(Object.entries<string>(object.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')])),
+  }));
+}
+
 /** Every op over one set of secrets; each check names the seed that made them. */
 async function exercise(t: TestContext, api: FakeApiServer, canaries: readonly string[], attempt: number): Promise<void> {
   const s = await scenario(t, MODULE);
@@ -171,11 +180,7 @@ async function exercise(t: TestContext, api: FakeApiServer, canaries: readonly s
   const sa = await api.writeServiceAccountDir(join(s.dir, 'sa'));
   const identity = ['--job-name', job, '--job-uid', api.job(NS, job)!.metadata.uid, '--service-account-dir', sa, '--namespace', NS, '--object', `demo-${attempt}`];
   await check(await s.run('apply', identity, api.env), 'an apply in a cluster that fails', 1);
-  const objects = [api.job(NS, job)!, ...api.secrets(NS).filter((secret) => secret.metadata.labels?.['captf.io/part'] !== 'chunk')];
-  const decoded = objects.map((object) => ({
-    ...object,
-    data: Object.fromEntries(Object.entries<string>(object.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')])),
-  }));
+  const decoded = clusterObjects(api, job);
   assert.ok(
     decoded.some((object) => object.metadata.labels?.['captf.io/artifact-kind'] === 'result' && object.metadata.name.startsWith(job)),
     'the result Secret was written',
@@ -185,21 +190,6 @@ async function exercise(t: TestContext, api: FakeApiServer, canaries: readonly s
 
 const NS = 'forms';
 
-describe('secrets in every form terraform prints them in', () => {
-  let api: FakeApiServer;
-  before(async () => {
-    api = await FakeApiServer.start({ serviceAccount: { namespace: NS, name: 'captf-runner' } });
-  });
-  after(() => api.stop());
-
-  it('generated secrets of every character class never appear, in any escaping, in what any op writes (plan, apply, outputs, failing plan, failing apply, in a cluster)', async (t) => {
-    // Each sample costs six runs of the runner, so there is no shrinking: the seed repeats a failure.
-    currentSeed = Number(process.env.CAPTF_SECRET_FORMS_SEED ?? Date.now() % 2 ** 31);
-    t.diagnostic(`CAPTF_SECRET_FORMS_SEED=${currentSeed} repeats this run`);
-    const samples = fc.sample(fc.array(canary, { minLength: 15, maxLength: 15 }), { seed: currentSeed, numRuns: Number(process.env.CAPTF_SECRET_FORMS_RUNS ?? 1) });
-    for (const [attempt, generated] of samples.entries()) await exercise(t, api, [...FIXED, ...generated.slice(0, 12), jsonDocument(generated.slice(12))], attempt);
-  });
-});
 
 /**
  * Secrets through the encodings a module computes (declassified, so terraform prints them): base64
@@ -256,12 +246,20 @@ function encodedOracle({ value, prefix, suffix }: { value: string; prefix: strin
   return [value, core, core.replaceAll('+', '-').replaceAll('/', '_'), queryEscape, value.toUpperCase(), value.toLowerCase(), Buffer.from(value).toString('hex')];
 }
 
-describe('secrets in every encoding a module computes', () => {
+describe('secrets in every form terraform prints them in, and in every encoding a module computes', () => {
   let api: FakeApiServer;
   before(async () => {
     api = await FakeApiServer.start({ serviceAccount: { namespace: NS, name: 'captf-runner' } });
   });
   after(() => api.stop());
+
+  it('generated secrets of every character class never appear, in any escaping, in what any op writes (plan, apply, outputs, failing plan, failing apply, in a cluster)', async (t) => {
+    // Each sample costs six runs of the runner, so there is no shrinking: the seed repeats a failure.
+    currentSeed = Number(process.env.CAPTF_SECRET_FORMS_SEED ?? Date.now() % 2 ** 31);
+    t.diagnostic(`CAPTF_SECRET_FORMS_SEED=${currentSeed} repeats this run`);
+    const samples = fc.sample(fc.array(canary, { minLength: 15, maxLength: 15 }), { seed: currentSeed, numRuns: Number(process.env.CAPTF_SECRET_FORMS_RUNS ?? 1) });
+    for (const [attempt, generated] of samples.entries()) await exercise(t, api, [...FIXED, ...generated.slice(0, 12), jsonDocument(generated.slice(12))], attempt);
+  });
 
   it('generated secrets at each byte offset of a longer text, through base64, URL base64, urlencode, upper, lower and hex, appear in no byte an apply in a cluster writes', async (t) => {
     const seed = Number(process.env.CAPTF_SECRET_ENCODINGS_SEED ?? Date.now() % 2 ** 31);
@@ -280,10 +278,7 @@ describe('secrets in every encoding a module computes', () => {
     const { args, env } = await api.runAsJob(NS, 'encodings', s.dir);
     const run = await s.run('apply', [...args, '--summary-md', summary], env);
     assert.equal(run.exitCode, 0, `seed ${seed}: ${explain(run)}`);
-    const objects = [api.job(NS, 'encodings')!, ...api.secrets(NS).filter((secret) => secret.metadata.labels?.['captf.io/part'] !== 'chunk')].map((object) => ({
-      ...object,
-      data: Object.fromEntries(Object.entries<string>(object.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')])),
-    }));
+    const objects = clusterObjects(api, 'encodings');
     assert.ok(objects.some((object) => object.metadata.labels?.['captf.io/artifact-kind'] === 'result'), 'the result Secret was written');
     const written = `${run.allBytes}\n${await readFile(summary, 'utf8')}\n${JSON.stringify(objects)}`;
     for (const secret of secrets) {
