@@ -220,6 +220,7 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
       await keepOnFailure({ plan }, () => {
         refuseErrored(plan);
         refuseMissedDeclarations(declared, workspace.scan);
+        refuseUnmarkedSecrets(plan, workspace);
       });
       return { plan, exitCode };
     },
@@ -237,6 +238,20 @@ function refuseMissedDeclarations(declared: Set<string>, scan: ModuleScan): void
       message: `the runner's reading of the module missed ${missed.join(', ')}: its inputs-hash record would not wait for them, so nothing is applied. Please report this with the module's configuration.`,
       detail: { missed },
     });
+}
+
+/**
+ * Every variable of sensitive.tfvars.json the module declares is sensitive to terraform (the
+ * runner's override): an override file of the module's own, merged after it, can say otherwise.
+ */
+function refuseUnmarkedSecrets(plan: Classification, workspace: Workspace): void {
+  const sensitive = new Set(plan.sensitiveVariables);
+  const unmarked = workspace.madeSensitive.filter((name) => !sensitive.has(name));
+  if (unmarked.length)
+    throw imageError(
+      `the plan does not hold ${unmarked.map((name) => `var.${name}`).join(', ')} sensitive, though ${SENSITIVE_TFVARS_FILE} sets ${unmarked.length === 1 ? 'it' : 'them'} and the runner's override marks ${unmarked.length === 1 ? 'it' : 'them'} so: an override file of the module sets sensitive = false (or the plan was made without the runner's override). Nothing was applied; remove that argument from the module's override files, and plan again`,
+      { variables: unmarked },
+    );
 }
 
 /** Secret material does not outlive the run. */
@@ -271,8 +286,9 @@ export interface PrepareRootOptions {
 export async function prepareRoot(ctx: RunContext, options: PrepareRootOptions = {}): Promise<PreparedRoot> {
   const { version, scan } = await preflightModule(ctx);
   const inputs = await inputsStep(ctx);
-  // Variables the module declares sensitive are masked from the first byte, not only once the plan says so.
+  // Variables the module declares sensitive (or ephemeral) are masked from the first byte, not only once the plan says so.
   inputs.maskSensitiveVariables(scan.sensitiveVariables, ctx.masker);
+  inputs.maskSensitiveVariables(scan.ephemeralVariables, ctx.masker, 'a variable the module declares ephemeral');
   for (const notice of undeclaredVariables(inputs.snapshot, scan.variables)) ctx.notice(notice);
   const workspace = await workspaceStep(ctx, scan, inputs);
   const tf = terraformIn(ctx, version, workspace);
@@ -347,7 +363,7 @@ export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before
       await checkPlanFile(held, planHash);
       return held;
     });
-    return await applyStep(ctx, root, before, { planFile: plan, lockTimeout: ctx.settings.lockTimeout }, options);
+    return await applyStep(ctx, root, before, { planFile: plan, lockTimeout: ctx.settings.lockTimeout, varFiles: root.workspace.applyVarFiles }, options);
   } finally {
     await removePlanFile(root.workspace);
   }

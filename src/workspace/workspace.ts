@@ -20,6 +20,10 @@ import { scanJson } from './scan-tf-json.ts';
 export const INPUT_FILES_DIR = 'captf-inputs';
 const INJECTED_FILE = 'captf_runner_inputs_hash.tf';
 const BACKEND_OVERRIDE_FILE = 'captf_runner_backend_override.tf';
+/** Written in the JSON syntax (any variable name is written as it is): its name here is the HCL one, for the forms a module may not ship. */
+const SENSITIVE_OVERRIDE_FILE = 'captf_runner_sensitive_override.tf';
+/** In the private dir: the values of the ephemeral variables, for the apply of a saved plan. */
+export const EPHEMERAL_TFVARS_FILE = 'ephemeral.tfvars.json';
 /**
  * Every spelling of a runner file a tool loads: OpenTofu skips foo.tf when foo.tofu (or
  * foo.tofu.json) exists, so a module's captf_runner_inputs_hash.tofu would drop the runner's record.
@@ -31,7 +35,7 @@ const runnerFileForms = (file: string) => ['', '.json'].flatMap((json) => ['.tf'
  */
 const NOT_COPIED: ReadonlySet<string> = new Set([...LOCAL_RUN_FILES, ERRORED_STATE_FILE]);
 /** What the runner adds to the root of its copy of the module: a module that ships one of these names is refused. */
-export const RUNNER_FILES: ReadonlySet<string> = new Set([...runnerFileForms(INJECTED_FILE), ...runnerFileForms(BACKEND_OVERRIDE_FILE), INPUT_FILES_DIR]);
+export const RUNNER_FILES: ReadonlySet<string> = new Set([...runnerFileForms(INJECTED_FILE), ...runnerFileForms(BACKEND_OVERRIDE_FILE), ...runnerFileForms(SENSITIVE_OVERRIDE_FILE), INPUT_FILES_DIR]);
 
 /** The module as the workdir copy takes it (module-tree.ts), with the names the runner keeps out. */
 export const readModule = (moduleDir: string, resolution?: PathResolution) => readModuleTree(moduleDir, { notCopied: NOT_COPIED, runnerFiles: RUNNER_FILES, resolution });
@@ -58,6 +62,10 @@ export interface Workspace {
   /** A 0700 dir for files that may hold secrets (state copies, plan files). */
   privateDir: string;
   varFiles: string[];
+  /** The variables files the apply of a saved plan is given: the values of the ephemeral variables (none when there are none). */
+  applyVarFiles: string[];
+  /** The variables the runner's override makes sensitive (those of sensitive.tfvars.json the module declares): the plan must say they are. */
+  madeSensitive: string[];
   scan: ModuleScan;
   /** Opens the saved plan (planFile) and holds it until releasePlan or dispose: from its hash to its apply, terraform reads that very file. */
   holdPlan(): Promise<HeldPlanFile>;
@@ -76,6 +84,10 @@ export interface WorkspaceInputs {
   varFiles: { name: string; content: Buffer }[];
   /** Every other input file: copied to captf-inputs/<name>. */
   files: { name: string; content: Buffer }[];
+  /** The variables sensitive.tfvars.json sets. */
+  sensitiveVariables: readonly string[];
+  /** The variables file of just these variables, or undefined when the inputs set none of them. */
+  varFileOf(names: readonly string[]): Buffer | undefined;
 }
 
 /** `resolution`: where the module's links lead (a tree laid out like an image resolves them inside itself); `moduleDir` is already resolved. */
@@ -179,6 +191,17 @@ export function inputsHashConfig(scan: ModuleScan): string {
   ].join('\n');
 }
 
+/**
+ * Every variable of sensitive.tfvars.json is sensitive to terraform, whatever the module declares:
+ * terraform then redacts every value derived from it (a base64encode, a URL, an upper) and refuses
+ * an output that shows one without `sensitive = true`. An override file merges the argument into
+ * each declaration, in whichever syntax it is.
+ */
+export function sensitiveOverrideConfig(names: readonly string[]): string {
+  const variable = Object.fromEntries(names.map((name) => [name, { sensitive: true }]));
+  return `${JSON.stringify({ '//': 'Written by captf-runner: every variable of sensitive.tfvars.json is sensitive.', variable }, null, 2)}\n`;
+}
+
 export const localBackendConfig = (statePath: string) =>
   ['# Written by captf-runner for --state: a local backend replaces the module\'s.', 'terraform {', '  backend "local" {', `    path = ${JSON.stringify(statePath)}`, '  }', '}', ''].join('\n');
 
@@ -232,10 +255,16 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
     await writeNewFile(path, file.content);
     varFiles.push(path);
   }
+  const applyVarFile = options.inputs.varFileOf(scan.ephemeralVariables);
+  const applyVarFiles = applyVarFile === undefined ? [] : [join(workdir.privateDir, EPHEMERAL_TFVARS_FILE)];
+  if (applyVarFile) await writeNewFile(applyVarFiles[0]!, applyVarFile);
+  const declared = new Set(scan.variables);
+  const madeSensitive = options.inputs.sensitiveVariables.filter((name) => declared.has(name));
+  if (madeSensitive.length > 0) await writeNewFile(join(root, `${SENSITIVE_OVERRIDE_FILE}.json`), sensitiveOverrideConfig(madeSensitive));
   if (options.injectInputsHash !== false) await writeNewFile(join(root, INJECTED_FILE), inputsHashConfig(scan));
   if (options.statePath) await writeNewFile(join(root, BACKEND_OVERRIDE_FILE), localBackendConfig(resolve(options.statePath)));
 
-  return { ...workdir, root, varFiles, scan };
+  return { ...workdir, root, varFiles, applyVarFiles, madeSensitive, scan };
 }
 
 /** A file of the runner's own, 0600: it must not exist yet (O_EXCL never follows a link). */
@@ -347,5 +376,5 @@ export async function prepareBackendWorkspace(options: { moduleDir: string; work
       throw imageError(`${backendPath} does not hold the module's backend block: the module contract keeps it in a file of its own (or pass --state FILE for a local state)`);
     await writeNewFile(join(root, BACKEND_FILE), backend!);
   }
-  return { ...workdir, root, varFiles: [], scan };
+  return { ...workdir, root, varFiles: [], applyVarFiles: [], madeSensitive: [], scan };
 }
