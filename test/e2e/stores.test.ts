@@ -1,10 +1,11 @@
 // The PostgreSQL store (a real PostgreSQL 15) and the S3 store (the SDK against the loopback S3
-// fake), end to end: one CAPTF object's life in each, the built runner and the real terraform
+// fake, credentials from IRSA's web identity as in an EKS pod), end to end: one CAPTF object's life in each, the built runner and the real terraform
 // (local state, --store for the artifacts): an apply blocked, its approved apply, the Manual flow,
 // a restore and a destroy, each checked in the store and in the state; a store that is down; a
 // reference to anything but the run's own store. And a run without --store loads neither client.
 import assert from 'node:assert/strict';
-import { cp, readdir, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -18,11 +19,21 @@ import { explain, RUNNER, scenario, type RunnerRun, type Scenario } from './runn
 
 const OBJECT = ['--object', 'demo'];
 const postgres = usePostgres();
+// The S3 store runs as in an EKS pod with IRSA: a role for the object, its token in a file, no key;
+// the role's temporary credentials reach the object's own key prefixes only.
+const ROLE = 'arn:aws:iam::123456789012:role/captf-tc-demo';
+const OWN_PREFIXES = ['captf-e2e/fleet/captf-backup-tc-demo/', 'captf-e2e/fleet/captf-plan-tc-demo/'];
 let s3: FakeS3;
+let tokenDir: string;
 before(async () => {
-  s3 = await FakeS3.start({ buckets: ['captf-e2e'] });
+  tokenDir = await mkdtemp(join(tmpdir(), 'captf-irsa-'));
+  await writeFile(join(tokenDir, 'token'), 'irsa-token-demo');
+  s3 = await FakeS3.start({ buckets: ['captf-e2e'], webIdentities: { 'irsa-token-demo': { roleArn: ROLE, grant: { secretAccessKey: 'demo-temporary', prefixes: OWN_PREFIXES } } } });
 });
-after(() => s3?.stop());
+after(async () => {
+  await s3?.stop();
+  if (tokenDir) await rm(tokenDir, { recursive: true, force: true });
+});
 
 /** A port on which nothing listens: a store that is down. */
 async function deadPort(): Promise<number> {
@@ -41,6 +52,8 @@ interface StoreUnderTest {
   /** The names of the objects the store holds for `prefix` (`captf-plan-tc-demo`), complete ones. */
   objects(prefix: string): Promise<string[]>;
   locationPattern: RegExp;
+  /** Checks, after the object's life, that every request used the object's own credentials and was allowed. */
+  usedOwnCredentials(): Promise<void>;
 }
 
 const stores: Record<string, () => Promise<StoreUnderTest>> = {
@@ -63,13 +76,23 @@ const stores: Record<string, () => Promise<StoreUnderTest>> = {
           await client.end();
         }
       },
+      // The test database's owner: the grants per object are pg-store.test.ts's.
+      usedOwnCredentials: async () => {},
       locationPattern: /^postgres:\/\/127\.0\.0\.1:\d+\/test_\d+\/captf_demo\/captf-(backup|plan)-tc-demo$/,
     };
   },
   S3: async () => ({
-    env: async () => ({ CAPTF_STORE: 's3://captf-e2e/fleet', ...s3.env() }),
+    env: async () => ({ CAPTF_STORE: 's3://captf-e2e/fleet', ...s3.webIdentityEnv(ROLE, join(tokenDir, 'token')) }),
     downEnv: async () => ({ CAPTF_STORE: 's3://captf-e2e/fleet', ...s3.env(), AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${await deadPort()}` }),
     objects: async (prefix) => [...new Set(s3.keys('captf-e2e', `fleet/${prefix}/`).filter((k) => k.endsWith('/manifest.json')).map((k) => k.split('/')[2]!))],
+    async usedOwnCredentials() {
+      const signed = s3.requests.filter((request) => request.accessKeyId);
+      assert.ok(signed.length > 0);
+      for (const request of signed) {
+        assert.match(request.accessKeyId!, /^ASIA/, 'the temporary credentials STS gave for the role, found by the SDK in the pod\'s environment');
+        assert.notEqual(request.status, 403, `${request.method} ${request.key} was refused`);
+      }
+    },
     locationPattern: /^s3:\/\/captf-e2e\/fleet\/captf-(backup|plan)-tc-demo$/,
   }),
 };
@@ -128,6 +151,7 @@ for (const [name, make] of Object.entries(stores)) {
       assert.match(destroyed.result!.backup!.location, store.locationPattern);
       assert.deepEqual((await s.readState()).resources.filter((r) => r.mode === 'managed'), []);
       assert.equal((await store.objects('captf-backup-tc-demo')).length, 3, 'three backups kept (--keep-backups)');
+      await store.usedOwnCredentials();
     });
 
     it('the store down: no backup, so no apply: exit 1, the state unchanged', async () => {

@@ -178,16 +178,7 @@ describe('S3 store: what the S3 API adds', () => {
     const token = join(await tempDir(t), 'token');
     await writeFile(token, 'irsa-token-prod');
     // The environment an EKS pod with IRSA gets (the endpoints point at the fake), and nothing else.
-    const environment: Record<string, string> = {
-      AWS_ROLE_ARN: IRSA_ROLE,
-      AWS_WEB_IDENTITY_TOKEN_FILE: token,
-      AWS_ENDPOINT_URL_STS: fake.endpoint,
-      AWS_ENDPOINT_URL_S3: fake.endpoint,
-      AWS_REGION: REGION,
-      AWS_EC2_METADATA_DISABLED: 'true',
-      AWS_CONFIG_FILE: '/dev/null',
-      AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
-    };
+    const environment = fake.webIdentityEnv(IRSA_ROLE, token);
     const saved = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('AWS_')).map((k) => [k, process.env[k]]));
     for (const key of Object.keys(saved)) delete process.env[key];
     Object.assign(process.env, environment);

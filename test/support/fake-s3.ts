@@ -115,15 +115,19 @@ export class FakeS3 {
    * no instance metadata: nothing leaves the machine).
    */
   env(accessKeyId = [...this.grants.keys()][0]!): Record<string, string> {
-    return {
-      AWS_ENDPOINT_URL_S3: this.endpoint,
-      AWS_REGION: REGION,
-      AWS_ACCESS_KEY_ID: accessKeyId,
-      AWS_SECRET_ACCESS_KEY: this.grants.get(accessKeyId)!.secretAccessKey,
-      AWS_EC2_METADATA_DISABLED: 'true',
-      AWS_CONFIG_FILE: '/dev/null',
-      AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
-    };
+    return { ...this.sdkSettings(), AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: this.grants.get(accessKeyId)!.secretAccessKey };
+  }
+
+  /**
+   * The environment EKS gives a pod with IRSA (the role and its projected token's file, no key at
+   * all), with S3 and STS pointed at this fake: the SDK exchanges the token for temporary credentials.
+   */
+  webIdentityEnv(roleArn: string, tokenFile: string): Record<string, string> {
+    return { ...this.sdkSettings(), AWS_ENDPOINT_URL_STS: this.endpoint, AWS_ROLE_ARN: roleArn, AWS_WEB_IDENTITY_TOKEN_FILE: tokenFile };
+  }
+
+  private sdkSettings(): Record<string, string> {
+    return { AWS_ENDPOINT_URL_S3: this.endpoint, AWS_REGION: REGION, AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: '/dev/null', AWS_SHARED_CREDENTIALS_FILE: '/dev/null' };
   }
 
   injectFaults(match: S3FaultMatch, ...faults: S3Fault[]): void {
