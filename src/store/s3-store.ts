@@ -39,15 +39,25 @@ export function s3Target(store: string): S3Target {
   return { bucket, keyPrefix: prefix ? `${prefix}/` : '', location: `s3://${bucket}${prefix ? `/${prefix}` : ''}` };
 }
 
+/**
+ * Pages one listing may take: 1,000,000 keys at S3's 1,000 a page, where a store holds its few
+ * objects' chunks (hundreds of keys). A service whose listing never ends fails the op, not holds it.
+ */
+export const MAX_LIST_PAGES = 1000;
+
 /** One run's S3 client (shared by its backup and plan stores), created on first use. */
 export class S3Bucket {
   private loaded: Promise<{ sdk: Sdk; client: S3Client }> | undefined;
 
-  /** `config`: the client's settings beyond what the SDK finds itself (tests: shorter timeouts, explicit credentials). */
+  /**
+   * `config`: the client's settings beyond what the SDK finds itself (tests: shorter timeouts,
+   * explicit credentials); `maxListPages`: the pages one listing may take.
+   */
   constructor(
     readonly target: S3Target,
     private readonly config: S3ClientConfig = {},
     private readonly env: NodeJS.ProcessEnv = process.env,
+    readonly maxListPages = MAX_LIST_PAGES,
   ) {}
 
   sdk(): Promise<{ sdk: Sdk; client: S3Client }> {
@@ -298,7 +308,16 @@ export class S3ChunkStore implements ChunkStore, RecordStore {
     const { sdk, client } = await this.bucket.sdk();
     const keys: ListedKey[] = [];
     let token: string | undefined;
+    let pages = 0;
     do {
+      if (++pages > this.bucket.maxListPages) {
+        throw new RunnerError({
+          kind: 'io',
+          reason: 'StoreFailed',
+          message: `the S3 store ${this.location} listed ${this.bucket.maxListPages} pages under ${prefix} and still had more: the runner keeps a few hundred keys there. Remove what is not the runner's, or check the S3 service's listing`,
+          detail: { location: this.location, prefix },
+        });
+      }
       const page = await this.request(`list ${prefix}`, () => client.send(new sdk.ListObjectsV2Command({ Bucket: this.bucket.target.bucket, Prefix: prefix, ...(token && { ContinuationToken: token }) })));
       for (const item of page.Contents ?? []) if (item.Key) keys.push({ key: item.Key, size: item.Size ?? 0, lastModified: item.LastModified ?? new Date(0) });
       token = page.IsTruncated ? page.NextContinuationToken : undefined;

@@ -37,11 +37,12 @@ after(async () => {
 });
 
 /** A client as the runner makes it, told the fake's endpoint and a key explicitly (the e2e tests give them as the environment the SDK reads). */
-function openBucket(location = `s3://${BUCKET}/fleet`, config: S3ClientConfig = {}, accessKeyId = 'AKIDFAKES3EXAMPLE') {
+function openBucket(location = `s3://${BUCKET}/fleet`, config: S3ClientConfig = {}, accessKeyId = 'AKIDFAKES3EXAMPLE', maxListPages?: number) {
   const bucket = new S3Bucket(
     s3Target(location),
     { endpoint: fake.endpoint, region: REGION, credentials: { accessKeyId, secretAccessKey: fake.grants.get(accessKeyId)!.secretAccessKey }, ...config },
     { AWS_ENDPOINT_URL_S3: fake.endpoint },
+    maxListPages,
   );
   buckets.push(bucket);
   return bucket;
@@ -132,6 +133,18 @@ describe('S3 store: what the S3 API adds', () => {
       assert.deepEqual((await store.listObjects()).map((o) => o.name), ['b-3']);
     } finally {
       fake.pageSize = 1000;
+    }
+  });
+
+  it('a listing that never ends is given up after its bound of pages: StoreFailed, the prefix named', async () => {
+    const store = new S3ChunkStore(openBucket(undefined, {}, undefined, 20), 'captf-backup-tc-endless');
+    fake.endlessLists = true;
+    try {
+      const from = fake.requests.length;
+      await rejectsWith(store.listObjects(), 'io', 'StoreFailed', /listed 20 pages under fleet\/captf-backup-tc-endless\/ and still had more/);
+      assert.equal(fake.requests.length - from, 20);
+    } finally {
+      fake.endlessLists = false;
     }
   });
 

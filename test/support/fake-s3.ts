@@ -73,6 +73,8 @@ export class FakeS3 {
   alterPut: ((key: string, data: Buffer) => Buffer) | undefined;
   now: () => Date = () => new Date();
   pageSize: number;
+  /** A faulty service: every ListObjectsV2 page is empty and says there is more, under a new token each time. */
+  endlessLists = false;
   readonly grants: Map<string, S3Grant>;
 
   private readonly objects = new Map<string, StoredObject>();
@@ -259,6 +261,9 @@ export class FakeS3 {
   private listPage(bucket: string, prefix: string, url: URL): string {
     const maxKeys = Math.min(Number(url.searchParams.get('max-keys') ?? 1000) || 1000, this.pageSize);
     const after = url.searchParams.get('continuation-token');
+    if (this.endlessLists) {
+      return `<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>${xml(bucket)}</Name><Prefix>${xml(prefix)}</Prefix><KeyCount>0</KeyCount><MaxKeys>${maxKeys}</MaxKeys><IsTruncated>true</IsTruncated><NextContinuationToken>${randomUUID()}</NextContinuationToken></ListBucketResult>`;
+    }
     const all = this.keys(bucket, prefix);
     const from = after ? all.findIndex((k) => k > Buffer.from(after, 'base64url').toString('utf8')) : 0;
     const page = from < 0 ? [] : all.slice(from, from + maxKeys);
