@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import { writeArtifact } from '../../src/store/artifact-write.ts';
 import { pruneObjects } from '../../src/store/retention.ts';
@@ -28,6 +28,7 @@ before(async () => {
       // As an IAM policy per CAPTF object: its own keys only.
       AKIDPRODONLY: { secretAccessKey: 'prod-secret', prefixes: [`${BUCKET}/fleet/captf-plan-tc-prod/`, `${BUCKET}/fleet/captf-backup-tc-prod/`] },
     },
+    podIdentities: { 'pod-token-prod': { secretAccessKey: 'pod-temporary-secret', prefixes: [`${BUCKET}/fleet/captf-plan-tc-prod/`] } },
     webIdentities: { 'irsa-token-prod': { roleArn: IRSA_ROLE, grant: { secretAccessKey: 'temporary-secret', prefixes: [`${BUCKET}/fleet/captf-plan-tc-prod/`] } } },
   });
 });
@@ -44,6 +45,20 @@ function openBucket(location = `s3://${BUCKET}/fleet`, config: S3ClientConfig = 
     { AWS_ENDPOINT_URL_S3: fake.endpoint },
     maxListPages,
   );
+  buckets.push(bucket);
+  return bucket;
+}
+
+/** A client as the runner makes it in a pod: nothing given but the environment (the AWS_* variables replaced by `environment` for the test). */
+function bucketInPod(t: TestContext, environment: Record<string, string>): S3Bucket {
+  const saved = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('AWS_')).map((k) => [k, process.env[k]]));
+  for (const key of Object.keys(saved)) delete process.env[key];
+  Object.assign(process.env, environment);
+  t.after(() => {
+    for (const key of Object.keys(environment)) delete process.env[key];
+    Object.assign(process.env, saved);
+  });
+  const bucket = new S3Bucket(s3Target(`s3://${BUCKET}/fleet`));
   buckets.push(bucket);
   return bucket;
 }
@@ -191,16 +206,7 @@ describe('S3 store: what the S3 API adds', () => {
     const token = join(await tempDir(t), 'token');
     await writeFile(token, 'irsa-token-prod');
     // The environment an EKS pod with IRSA gets (the endpoints point at the fake), and nothing else.
-    const environment = fake.webIdentityEnv(IRSA_ROLE, token);
-    const saved = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('AWS_')).map((k) => [k, process.env[k]]));
-    for (const key of Object.keys(saved)) delete process.env[key];
-    Object.assign(process.env, environment);
-    t.after(() => {
-      for (const key of Object.keys(environment)) delete process.env[key];
-      Object.assign(process.env, saved);
-    });
-    const bucket = new S3Bucket(s3Target(`s3://${BUCKET}/fleet`));
-    buckets.push(bucket);
+    const bucket = bucketInPod(t, fake.webIdentityEnv(IRSA_ROLE, token));
     const store = new S3ChunkStore(bucket, 'captf-plan-tc-prod');
     const from = fake.requests.length;
     await putObject(store, 'plan-irsa', [Buffer.from('via web identity')]);
@@ -215,10 +221,22 @@ describe('S3 store: what the S3 API adds', () => {
     await rejectsWith(new S3ChunkStore(tokenless, 'captf-plan-tc-prod').getChunk('plan-irsa', 0), 'io', 'StoreAccessDenied', /InvalidToken/);
     // A token STS does not accept for the role: no credentials, nothing written.
     await writeFile(token, 'irsa-token-forged');
-    const forged = new S3Bucket(s3Target(`s3://${BUCKET}/fleet`));
-    buckets.push(forged);
+    const forged = bucketInPod(t, fake.webIdentityEnv(IRSA_ROLE, token));
     await rejectsWith(putObject(new S3ChunkStore(forged, 'captf-plan-tc-prod'), 'plan-forged', [Buffer.from('x')]), 'io', 'StoreAccessDenied', /sts:AssumeRoleWithWebIdentity|AccessDenied/);
     assert.deepEqual(fake.keys(BUCKET, 'fleet/captf-plan-tc-prod/plan-forged/'), []);
+  });
+
+  it('credentials as the SDK finds them: EKS Pod Identity (its agent\'s URL and the pod\'s token), nothing given but the environment', async (t) => {
+    const token = join(await tempDir(t), 'eks-pod-identity-token');
+    await writeFile(token, 'pod-token-prod');
+    const store = new S3ChunkStore(bucketInPod(t, fake.podIdentityEnv(token)), 'captf-plan-tc-prod');
+    const from = fake.requests.length;
+    await putObject(store, 'plan-pod-identity', [Buffer.from('via pod identity')]);
+    assert.deepEqual(await store.getChunk('plan-pod-identity', 0), Buffer.from('via pod identity'));
+    const keys = new Set(fake.requests.slice(from).map((r) => r.accessKeyId).filter(Boolean));
+    assert.equal(keys.size, 1);
+    assert.match([...keys][0]!, /^ASIA/, "the temporary credentials the agent gave for the pod's role");
+    await rejectsWith(new S3ChunkStore(bucketInPod(t, fake.podIdentityEnv(token)), 'captf-backup-tc-prod').listObjects(), 'io', 'StoreAccessDenied', /AccessDenied/);
   });
 
   it("one object's credentials reach only its own keys: another object's artifacts are AccessDenied", async () => {

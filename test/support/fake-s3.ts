@@ -7,7 +7,8 @@
 // GetObject honours `Range`; ListObjectsV2 pages with continuation tokens (a small page size can be
 // forced); faults can be injected (503 SlowDown, 500, a connection reset, a socket that is taken
 // and never answered). It also answers STS's AssumeRoleWithWebIdentity (point AWS_ENDPOINT_URL_STS
-// here): a web identity token it knows becomes temporary credentials, as IRSA's do. No real
+// here): a web identity token it knows becomes temporary credentials, as IRSA's do; and EKS Pod
+// Identity's agent (AWS_CONTAINER_CREDENTIALS_FULL_URI), whose token does the same. No real
 // S3-compatible server can be installed here: the S3 store is verified against this fake and the
 // AWS SDK only.
 import { createHash, createHmac, randomUUID } from 'node:crypto';
@@ -61,6 +62,8 @@ export interface FakeS3Options {
   buckets?: string[];
   /** Web identity tokens STS accepts, each for one role. */
   webIdentities?: Record<string, WebIdentity>;
+  /** EKS Pod Identity: the tokens its agent accepts (the pod's projected token), each for one grant. */
+  podIdentities?: Record<string, S3Grant>;
   /** Access keys and what each may reach; default one key for everything. */
   grants?: Record<string, S3Grant>;
   /** At most this many keys per ListObjectsV2 page (the real service: 1,000). */
@@ -82,6 +85,7 @@ export class FakeS3 {
   private readonly faults: { match: S3FaultMatch; fault: S3Fault }[] = [];
   private readonly hung = new Set<Socket>();
   private readonly webIdentities: Map<string, WebIdentity>;
+  private readonly podIdentities: Map<string, S3Grant>;
 
   private constructor(
     private readonly server: Server,
@@ -92,6 +96,7 @@ export class FakeS3 {
     this.grants = new Map(Object.entries(options.grants ?? { AKIDFAKES3EXAMPLE: { secretAccessKey: 'fake-secret-key', prefixes: [''] } }));
     this.pageSize = options.pageSize ?? 1000;
     this.webIdentities = new Map(Object.entries(options.webIdentities ?? {}));
+    this.podIdentities = new Map(Object.entries(options.podIdentities ?? {}));
   }
 
   static async start(options: FakeS3Options = {}): Promise<FakeS3> {
@@ -126,6 +131,14 @@ export class FakeS3 {
    */
   webIdentityEnv(roleArn: string, tokenFile: string): Record<string, string> {
     return { ...this.sdkSettings(), AWS_ENDPOINT_URL_STS: this.endpoint, AWS_ROLE_ARN: roleArn, AWS_WEB_IDENTITY_TOKEN_FILE: tokenFile };
+  }
+
+  /**
+   * The environment EKS Pod Identity gives a pod (its agent's URL and the token file, no key), with
+   * the agent's endpoint served by this fake on loopback, which the SDK allows over plain HTTP.
+   */
+  podIdentityEnv(tokenFile: string): Record<string, string> {
+    return { ...this.sdkSettings(), AWS_CONTAINER_CREDENTIALS_FULL_URI: `${this.endpoint}${POD_IDENTITY_PATH}`, AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE: tokenFile };
   }
 
   private sdkSettings(): Record<string, string> {
@@ -179,6 +192,7 @@ export class FakeS3 {
       answer(status, req.method === 'HEAD' ? '' : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${xml(message)}</Message>${extra}<RequestId>${randomUUID()}</RequestId></Error>`);
 
     if (req.method === 'POST' && url.pathname === '/') return this.assumeRoleWithWebIdentity(new URLSearchParams(body.toString('utf8')), answer, fail);
+    if (req.method === 'GET' && url.pathname === POD_IDENTITY_PATH) return this.podIdentityCredentials(String(req.headers.authorization ?? ''), answer);
 
     const faultAt = this.faults.findIndex(({ match }) => (!match.method || match.method === req.method) && (match.key === undefined || (list ?? key).startsWith(match.key)));
     if (faultAt >= 0) {
@@ -248,14 +262,27 @@ export class FakeS3 {
     const identity = this.webIdentities.get(form.get('WebIdentityToken') ?? '');
     if (form.get('Action') !== 'AssumeRoleWithWebIdentity') return fail(400, 'InvalidAction', 'only AssumeRoleWithWebIdentity is served here');
     if (!identity || identity.roleArn !== form.get('RoleArn')) return fail(403, 'AccessDenied', 'Not authorized to perform sts:AssumeRoleWithWebIdentity');
-    const accessKeyId = `ASIA${randomUUID().replace(/-/g, '').slice(0, 16).toUpperCase()}`;
-    const sessionToken = `session-${randomUUID()}`;
-    this.grants.set(accessKeyId, { ...identity.grant, sessionToken });
-    const expiration = new Date(this.now().getTime() + 3600_000).toISOString();
+    const { accessKeyId, sessionToken, expiration } = this.issueTemporary(identity.grant);
     answer(
       200,
       `<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleWithWebIdentityResult><Credentials><AccessKeyId>${accessKeyId}</AccessKeyId><SecretAccessKey>${xml(identity.grant.secretAccessKey)}</SecretAccessKey><SessionToken>${sessionToken}</SessionToken><Expiration>${expiration}</Expiration></Credentials><AssumedRoleUser><Arn>${xml(identity.roleArn)}/captf</Arn><AssumedRoleId>AROA:captf</AssumedRoleId></AssumedRoleUser></AssumeRoleWithWebIdentityResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></AssumeRoleWithWebIdentityResponse>`,
     );
+  }
+
+  /** EKS Pod Identity's agent (the container credentials endpoint): the pod's token in Authorization gives temporary credentials as JSON. */
+  private podIdentityCredentials(token: string, answer: (status: number, payload: string) => void): void {
+    const grant = this.podIdentities.get(token);
+    if (!grant) return answer(403, JSON.stringify({ message: 'the pod identity token is not valid' }));
+    const { accessKeyId, sessionToken, expiration } = this.issueTemporary(grant);
+    answer(200, JSON.stringify({ AccessKeyId: accessKeyId, SecretAccessKey: grant.secretAccessKey, Token: sessionToken, AccountId: '123456789012', Expiration: expiration }));
+  }
+
+  /** Temporary credentials (`ASIA…`, valid for an hour) for a grant: every request must carry their session token. */
+  private issueTemporary(grant: S3Grant): { accessKeyId: string; sessionToken: string; expiration: string } {
+    const accessKeyId = `ASIA${randomUUID().replace(/-/g, '').slice(0, 16).toUpperCase()}`;
+    const sessionToken = `session-${randomUUID()}`;
+    this.grants.set(accessKeyId, { ...grant, sessionToken });
+    return { accessKeyId, sessionToken, expiration: new Date(this.now().getTime() + 3600_000).toISOString() };
   }
 
   private listPage(bucket: string, prefix: string, url: URL): string {
@@ -313,6 +340,9 @@ export class FakeS3 {
     return { accessKeyId, grant };
   }
 }
+
+/** Where the fake serves EKS Pod Identity's agent (the real one: http://169.254.170.23/v1/credentials). */
+const POD_IDENTITY_PATH = '/v1/credentials';
 
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
 const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
