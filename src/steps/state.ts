@@ -8,11 +8,14 @@ import { summarizeState, type StateSummary } from '../plan/state.ts';
 import { maskStateSecrets } from '../state/secrets.ts';
 import { pruneObjects, type PruneOptions } from '../store/retention.ts';
 import type { ChunkStore } from '../store/store.ts';
+import { RunnerError } from '../errors.ts';
+import { recordedLocalBackend } from '../terraform/backend.ts';
 import { statePull, statePush } from '../terraform/state.ts';
 import type { Terraform } from '../terraform/terraform.ts';
 import { sha256Hex } from '../util/sha256.ts';
 import { timeStamp } from '../util/stamp.ts';
 import { ERRORED_STATE_FILE, STATE_FILE } from '../workspace/terraform-files.ts';
+import { localStateFile, STATE_OUTSIDE_WORKDIR_FIX, stateFileSource, stateInWorkdir } from '../workspace/state-location.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from '../run/context.ts';
 import type { Learned } from '../run/learned.ts';
@@ -23,6 +26,37 @@ const artifactWriter = () => import('../store/artifact-write.ts');
 
 /** A pulled state: its summary and the private file holding it. */
 export type PulledState = StateSummary & { file: string };
+
+/**
+ * After init, before any state is read: a local backend must keep the state outside the workdir.
+ * Everything there (the module copy above all, where a relative path lands) is removed or cleared
+ * by the runner: a state kept there vanishes with the run, and every run would create everything
+ * again. The module's backend is the module's problem (exit 4); a --state inside --workdir, the
+ * caller's (exit 2).
+ */
+export async function refuseStateInWorkdir(tf: Terraform, workspace: Workspace, givenState: string | undefined): Promise<void> {
+  const local = await recordedLocalBackend(tf);
+  if (!local) return;
+  const stateFile = localStateFile(local, local.workspace, tf.cwd);
+  if (!(await stateInWorkdir(stateFile, workspace.dir))) return;
+  const declaredIn = [...new Set(workspace.scan.backendBlocks.map((block) => block.file))];
+  const detail = { stateFile, workdir: workspace.dir };
+  if (givenState !== undefined)
+    throw new RunnerError({
+      kind: 'usage',
+      reason: 'StateInWorkdir',
+      message: `--state ${givenState} is inside the workdir ${workspace.dir}, which the runner removes or clears: the state would be lost with the run. Nothing was read or applied. Give --state a file outside --workdir.`,
+      detail,
+    });
+  throw new RunnerError({
+    kind: 'image',
+    reason: 'StateInWorkdir',
+    message:
+      `the module's local backend${declaredIn.length ? ` (${declaredIn.join(', ')})` : ''} keeps the state at ${stateFile} (${stateFileSource(local, local.workspace)}), inside the runner's workdir ${workspace.dir}: ` +
+      `the runner works on a copy of the module there and removes it at the end, so the state would vanish with the run and every run would create everything again. Nothing was read or applied. To fix it, ${STATE_OUTSIDE_WORKDIR_FIX}.`,
+    detail,
+  });
+}
 
 /**
  * `terraform state pull` of the state before the op, started at once and read by stateBeforeStep:

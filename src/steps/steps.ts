@@ -34,7 +34,7 @@ import { checkRunLocations } from './locations.ts';
 import { loadInputs, type LoadedInputs } from '../inputs/load.ts';
 import { undeclaredVariables } from '../inputs/unused.ts';
 import { keepOnFailure, withLearned, type Learned } from '../run/learned.ts';
-import { backupStep, pullSettled, pullStateBefore, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
+import { backupStep, pullSettled, pullStateBefore, refuseStateInWorkdir, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
 
 /** The cheap part of the contract check, before anything touches state: usable run locations, a supported terraform (after `check`, when given). */
 export async function preflight(ctx: RunContext, check?: () => Promise<void>): Promise<TerraformVersion> {
@@ -138,7 +138,7 @@ export function terraformIn(ctx: RunContext, version: TerraformVersion, workspac
   });
 }
 
-/** init, then the backend it recorded: the module's own, or exactly the local state --state names, before any state is read. */
+/** init, then the backend it recorded (the module's own, or exactly the local state --state names) and where it keeps the state (never in the workdir), before any state is read. */
 export async function initStep(ctx: RunContext, tf: Terraform, workspace: Workspace): Promise<void> {
   const statePath = ctx.settings.state;
   const expected: ExpectedBackend = statePath ? { type: 'local', path: resolve(statePath) } : { type: workspace.scan.backend ?? 'unknown' };
@@ -147,6 +147,7 @@ export async function initStep(ctx: RunContext, tf: Terraform, workspace: Worksp
     async () => {
       const result = await init(tf, { backendConfigs: ctx.settings.backendConfig, lockfileReadonly: true });
       await checkBackend(tf, expected, [...new Set(workspace.scan.backendBlocks.map((block) => block.file))]);
+      await refuseStateInWorkdir(tf, workspace, statePath);
       return result;
     },
     { exitCode: (r) => r.exitCode },

@@ -21,9 +21,17 @@ export interface ModuleScan {
   /** Where the module configures OpenTofu state encryption (`terraform { encryption { … } }`): backups of its state would be in clear. */
   encryption: { file: string; line: number }[];
   /** Every backend or cloud block (`type` is `cloud` for a cloud block), where it is: one in an override file is refused. */
-  backendBlocks: { file: string; line: number; type: string }[];
+  backendBlocks: BackendBlock[];
   /** Where the module names the runner's inputs-hash resource or variable: prepareWorkspace and contract check refuse it. */
   reserved: ReservedUse[];
+}
+
+export interface BackendBlock {
+  file: string;
+  line: number;
+  type: string;
+  /** A local backend's `path`, when the block sets it to a plain string (contract check: where the state would be). */
+  path?: string;
 }
 
 export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], backend: undefined, backendBlocks: [], encryption: [], reserved: [] });

@@ -6,6 +6,8 @@
 export const DATA_DIR = '.terraform';
 /** What terraform (`.tf`, `.tf.json`) and OpenTofu (also `.tofu`, `.tofu.json`) read as configuration in a module dir. */
 export const CONFIG_FILE = /\.(?:tf|tofu)(?:\.json)?$/;
+/** In DATA_DIR: the workspace `terraform workspace select` chose (absent: the default workspace). */
+export const WORKSPACE_FILE = 'environment';
 /** The dependency lock file init writes beside the module's .tf files. */
 export const LOCK_FILE = '.terraform.lock.hcl';
 /** The local backend's state file; also the backend record in DATA_DIR, and the state's name inside a backup. */

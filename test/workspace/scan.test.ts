@@ -12,10 +12,20 @@ import { inputsHashConfig, missedDeclarations, prepareWorkspace, scanModule } fr
 describe('workspace: scanning top-level blocks', () => {
   it('lists every backend and cloud block with its file and line, in HCL and JSON', () => {
     const hcl = scanHcl('terraform {\n  required_version = ">= 1.5"\n  backend "local" {\n    path = "x"\n  }\n}\n\nterraform {\n  cloud {}\n}\n', emptyScan(), 'zz_override.tf');
-    assert.deepEqual(hcl.backendBlocks, [{ file: 'zz_override.tf', line: 3, type: 'local' }, { file: 'zz_override.tf', line: 9, type: 'cloud' }]);
+    assert.deepEqual(hcl.backendBlocks, [{ file: 'zz_override.tf', line: 3, type: 'local', path: 'x' }, { file: 'zz_override.tf', line: 9, type: 'cloud' }]);
     assert.equal(hcl.backend, 'local');
     const json = scanJson('{\n  "terraform": [\n    {"backend": {\n      "s3": {}}},\n    {"cloud": {}}\n  ]\n}\n', emptyScan(), 'override.tf.json');
     assert.deepEqual(json.backendBlocks, [{ file: 'override.tf.json', line: 4, type: 's3' }, { file: 'override.tf.json', line: 5, type: 'cloud' }]);
+  });
+
+  it("reads a local backend's path when it is a plain string (where contract check says the state would be)", () => {
+    const path = (text: string) => scanHcl(text).backendBlocks[0]!.path;
+    assert.equal(path('terraform {\n  backend "local" {\n    workspace_dir = "w"\n    path = "sub/s.tfstate" # kept\n  }\n}\n'), 'sub/s.tfstate');
+    assert.equal(path('terraform {\n  backend "local" {\n    path = "a\\"b"\n  }\n}\n'), 'a"b');
+    assert.equal(path('terraform {\n  backend "local" {}\n}\n'), undefined);
+    assert.equal(path('terraform {\n  backend "local" {\n    path = "${var.x}"\n  }\n}\n'), undefined, 'not a literal: terraform refuses it anyway');
+    assert.equal(path('terraform {\n  backend "pg" {\n    path = "x"\n  }\n}\n'), undefined, 'only a local backend has a path');
+    assert.equal(scanJson('{"terraform": {"backend": {"local": {"path": "/var/s.tfstate"}}}}').backendBlocks[0]!.path, '/var/s.tfstate');
   });
 
   it('finds resources, module calls, variables and the backend, not what nests or hides in strings', () => {

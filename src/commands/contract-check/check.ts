@@ -21,6 +21,7 @@ import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../workspace/rese
 import type { ModuleScan } from '../../workspace/scan.ts';
 import { scanHcl } from '../../workspace/scan-hcl.ts';
 import { BACKEND_FILE, BACKEND_FILE_TOFU, moduleFilesProblem, overrideBackendBlocks, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem } from '../../workspace/workspace.ts';
+import { localBackendBlockProblem, STATE_OUTSIDE_WORKDIR_FIX } from '../../workspace/state-location.ts';
 import { REQUIRED_VARIABLES } from './module-files.ts';
 import { DATA_DIR, LOCK_FILE } from '../../workspace/terraform-files.ts';
 import { DEFAULT_POLICY_DIR } from '../../steps/policy.ts';
@@ -202,7 +203,11 @@ async function backendCheck(moduleDir: string, scan: ModuleScan): Promise<CheckR
   if (!own.backend) return ['backend', 'fail', `${BACKEND_FILE} holds no backend block (the module declares backend "${scan.backend}" elsewhere)`, fix, elsewhere];
   if (own.resources.length + own.moduleCalls.length + own.variables.length > 0)
     return ['backend', 'fail', `${BACKEND_FILE} holds more than the backend block (resources, module calls or variables)`, fix, [{ file: BACKEND_FILE, message: 'holds resources, module calls or variables besides the backend block' }]];
-  return ['backend', 'pass', `backend "${own.backend}" in ${BACKEND_FILE}`];
+  // Every op refuses it too, after init (StateInWorkdir): the state would be lost with the workdir.
+  const block = own.backendBlocks[0]!;
+  const inWorkdir = localBackendBlockProblem(block);
+  if (inWorkdir) return ['backend', 'fail', `${BACKEND_FILE}: ${inWorkdir}`, STATE_OUTSIDE_WORKDIR_FIX, [{ file: BACKEND_FILE, line: block.line, message: inWorkdir }]];
+  return ['backend', 'pass', `backend "${own.backend}" in ${BACKEND_FILE}${block.path ? ` (the state at ${block.path}, which must be on a volume that outlives the pod)` : ''}`];
 }
 
 /** Every op refuses such a module before terraform runs (prepareWorkspace). */
