@@ -26,7 +26,7 @@ import type { PlanJudgement } from '../policy/judge.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
 import { INPUTS_HASH_VARIABLE } from '../workspace/reserved-names.ts';
 import { ERRORED_STATE_FILE } from '../workspace/terraform-files.ts';
-import { missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
+import { missedDeclarations, prepareWorkspace, readConfigFiles, scanConfigFiles, type Workspace } from '../workspace/workspace.ts';
 import { runnerClassifyOptions } from '../plan/runner-options.ts';
 import type { RunContext } from '../run/context.ts';
 import { heldPlanOutput, type HeldPlanOutput } from './held-output.ts';
@@ -55,11 +55,14 @@ export async function preflightModule(ctx: RunContext): Promise<{ version: Terra
     'preflight',
     async () => {
       await checkRunLocations(ctx.settings);
-      // terraform's start and the scan overlap; their failures are reported in this order, whichever ends first.
-      const [scanned, version] = await Promise.allSettled([scanModule(ctx.settings.module), terraformVersionOf(ctx)]);
-      const scan = settledValue(scanned);
+      // terraform's start and the reading of the module overlap; their failures are reported in this order, whichever ends first.
+      const [read, found] = await Promise.allSettled([readConfigFiles(ctx.settings.module), terraformVersionOf(ctx)]);
+      const files = settledValue(read);
+      const version = settledValue(found);
+      // The files the tool in use reads: what it skips never counts (workspace.ts refuses what it would leave out).
+      const scan = scanConfigFiles(files, version.flavor);
       checkPlaintextBackups(ctx, scan);
-      return { version: checkTerraform(ctx, settledValue(version)), scan };
+      return { version: checkTerraform(ctx, version), scan };
     },
     { learned: ({ version }) => terraformLearned(version) },
   );

@@ -24,6 +24,18 @@ export interface ModuleScan {
   backendBlocks: BackendBlock[];
   /** Where the module names the runner's inputs-hash resource or variable: prepareWorkspace and contract check refuse it. */
   reserved: ReservedUse[];
+  /** Configuration files the tool in use does not read (nothing above counts them), and what they would have declared. */
+  skipped: SkippedFile[];
+}
+
+/** A configuration file the tool skips: its path, the file it reads instead (its twin), why, and what the file holds. */
+export interface SkippedFile {
+  file: string;
+  twin?: string;
+  why: string;
+  backendBlocks: BackendBlock[];
+  /** It declares resources, module calls or variables. */
+  declares: boolean;
 }
 
 export interface BackendBlock {
@@ -34,7 +46,7 @@ export interface BackendBlock {
   path?: string;
 }
 
-export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], backend: undefined, backendBlocks: [], encryption: [], reserved: [] });
+export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], backend: undefined, backendBlocks: [], encryption: [], reserved: [], skipped: [] });
 
 /** A root `resource "type" "name"` block, at `line` of `file`. */
 export function addResource(into: ModuleScan, file: string, line: number, type: string, name: string): void {

@@ -20,7 +20,7 @@ import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type 
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../workspace/reserved-names.ts';
 import type { ModuleScan } from '../../workspace/scan.ts';
 import { scanHcl } from '../../workspace/scan-hcl.ts';
-import { BACKEND_FILE, BACKEND_FILE_TOFU, moduleFilesProblem, overrideBackendBlocks, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem } from '../../workspace/workspace.ts';
+import { BACKEND_FILE, BACKEND_FILE_TOFU, moduleFilesProblem, overrideBackendBlocks, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem, skippedFilesProblem } from '../../workspace/workspace.ts';
 import { localBackendBlockProblem, STATE_OUTSIDE_WORKDIR_FIX } from '../../workspace/state-location.ts';
 import { REQUIRED_VARIABLES } from './module-files.ts';
 import { DATA_DIR, LOCK_FILE } from '../../workspace/terraform-files.ts';
@@ -127,7 +127,8 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
     terraform = undefined; // found but unsupported: nothing below runs it
   }
 
-  const scan = await scanModule(moduleDir).catch((error: unknown) => asRunnerError(error));
+  // As the terraform found reads it (every file when there is none).
+  const scan = await scanModule(moduleDir, terraform?.flavor).catch((error: unknown) => asRunnerError(error));
   if (scan instanceof RunnerError) add('module', 'fail', scan.message, FIX.module);
   else add('module', 'pass', `${moduleDir}: ${count(scan.resources.length, 'resource')}, ${count(scan.moduleCalls.length, 'module call')}, ${count(scan.variables.length, 'variable')}`);
   add(...reservedCheck(scan));
@@ -225,6 +226,10 @@ async function filesCheck(moduleDir: string, scan: ModuleScan | RunnerError): Pr
   if (tree instanceof Error) return ['files', 'fail', `the module dir cannot be read: ${tree.message}`, 'make the module readable by the runner\'s uid'];
   const problem = moduleFilesProblem(tree.problems);
   if (problem) return ['files', 'fail', problem.message, problem.fix, tree.problems.map((p) => ({ file: p.file, message: p.what }))];
+  // Every op refuses these too (prepareWorkspace): files the tool does not read that would change the run.
+  const skipped = skippedFilesProblem(scan);
+  if (skipped)
+    return ['files', 'fail', skipped.message, skipped.fix, skipped.files.map((file) => ({ file: relative(moduleDir, file.file), message: file.why }))];
   return ['files', 'pass', `no file named like the runner's own (${[...RUNNER_FILES].join(', ')}); no symbolic link leads outside the module`];
 }
 
