@@ -56,7 +56,7 @@ RUN install -d -o 10001 -g 10001 "$NODE_COMPILE_CACHE" \
       w=$(mktemp -d); mkdir "$w/module" "$w/inputs"; \
       echo "resource \"terraform_data\" \"warm\" {}" >"$w/module/main.tf"; \
       captf-runner --version >/dev/null; \
-      set -- --module "$w/module" --inputs "$w/inputs" --state "$w/terraform.tfstate" --out "$w" --workdir "$w/work" --log-format json; \
+      set -- --module "$w/module" --inputs "$w/inputs" --state "$w/terraform.tfstate" --new-state --out "$w" --workdir "$w/work" --log-format json; \
       captf-runner apply "$@" >"$w/log" 2>&1 || { cat "$w/log"; exit 1; }; \
       captf-runner plan "$@" --artifacts "$w/artifacts" >"$w/log" 2>&1 || { cat "$w/log"; exit 1; }; \
       rm -rf "$w"' \

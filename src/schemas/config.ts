@@ -27,7 +27,7 @@ export const Settings = z.strictObject({
   workdir: Path.optional().describe('Default: a fresh temp dir, removed at the end'),
   out: Path.default(D.out.default),
   state: Path.optional().describe('Local runs: a local state file, overriding the module backend'),
-  newState: z.boolean().default(D.newState.default).describe('--state may name a file in a directory that does not exist yet (a first apply)'),
+  newState: z.boolean().default(D.newState.default).describe('--state may name a file (and a directory) that does not exist yet (a first apply)'),
   image: z.string().default(D.image.default),
   kind: Kind.default(D.kind.default),
   guard: z.enum(['on', 'off']).default(D.guard.default),

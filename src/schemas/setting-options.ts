@@ -23,7 +23,7 @@ const COMMON = {
   workdir: { value: '<dir>', help: 'working directory', defaultText: 'a fresh temp dir' },
   out: { value: '<dir>', help: 'where result.json goes', default: '.' },
   state: { value: '<file>', help: 'local runs: a local state file, overriding the module backend' },
-  newState: { help: 'with --state: its directory may not exist yet (a first apply starts the state there)', default: false },
+  newState: { help: 'with --state: the file (and its directory) may not exist yet: this run starts the state there (a first apply)', default: false },
   image: { value: '<ref>', help: 'the image reference: part of the inputs hash', default: '' },
   kind: { value: '<kind>', help: OBJECT_KINDS.join(' | '), default: 'cluster' as const },
   terraform: { value: '<path>', help: 'terraform or OpenTofu binary', default: 'terraform', defaultText: 'terraform on PATH' },
