@@ -27,6 +27,7 @@ export const Settings = z.strictObject({
   workdir: Path.optional().describe('Default: a fresh temp dir, removed at the end'),
   out: Path.default(D.out.default),
   state: Path.optional().describe('Local runs: a local state file, overriding the module backend'),
+  expectedLineage: z.string().min(1).optional().describe("The lineage of the object's state (its last result's state.lineage): apply, plan, refresh, drift and destroy refuse a state of another lineage, or none"),
   newState: z.boolean().default(D.newState.default).describe('--state may name a file (and a directory) that does not exist yet (a first apply)'),
   image: z.string().default(D.image.default),
   kind: Kind.default(D.kind.default),

@@ -9,6 +9,7 @@ import { maskStateSecrets } from '../state/secrets.ts';
 import { pruneObjects, type PruneOptions } from '../store/retention.ts';
 import type { ChunkStore } from '../store/store.ts';
 import { RunnerError } from '../errors.ts';
+import { STATE_LINEAGE_MISMATCH } from '../run/exit-codes.ts';
 import { recordedLocalBackend } from '../terraform/backend.ts';
 import { statePull, statePush } from '../terraform/state.ts';
 import type { Terraform } from '../terraform/terraform.ts';
@@ -78,6 +79,7 @@ export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace:
       'state before',
       async () => {
         const state = await (pulling ?? pullStateBefore(tf, workspace));
+        refuseOtherState(state, ctx.settings.expectedLineage);
         // The state holds secrets no input names any more (an old value of a rotated secret): terraform's
         // plan prints them through derived attributes, so the masker learns them before any plan runs.
         await maskStateSecrets(state.file, ctx.masker);
@@ -89,6 +91,31 @@ export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace:
     await pullSettled(ctx, pulling); // a step refused after a stop request: the pull writes into the workdir the op then removes
     throw error;
   }
+}
+
+/**
+ * --expected-lineage: the lineage of the object's state as its last result named it. A state of
+ * another lineage (another object's: mixed-up backend settings, a restore --force of the wrong
+ * backup) or none at all (a typo in the backend settings, a lost state) is refused before anything
+ * plans against it: an apply would create everything again, a destroy would destroy nothing (or
+ * another object's resources). What the backend holds is named in the error only, never in
+ * result.state, which a controller takes the next expected lineage from.
+ */
+export function refuseOtherState(state: StateSummary, expected: string | undefined): void {
+  if (expected === undefined) return;
+  // A pg backend holds an empty state (serial 0, lineage "") before the first write: that is no state.
+  const found = state.serial === null || !state.lineage ? null : state.lineage;
+  if (found === expected) return;
+  const what =
+    found === null
+      ? `the backend holds no state, but the object's state has lineage ${expected} (--expected-lineage): the run was pointed at another place (a typo in --state or the backend settings), or the state was lost`
+      : `the backend holds a state of lineage ${found}, not the object's (${expected}, --expected-lineage): another object's state (mixed-up backend settings, or a restore --force of the wrong backup)`;
+  throw new RunnerError({
+    kind: 'state',
+    reason: STATE_LINEAGE_MISMATCH,
+    message: `${what}. Nothing was planned or applied, and a retry finds the same. Point the run at the object's own state, or restore a backup of lineage ${expected} (captf-runner restore).`,
+    detail: { expectedLineage: expected, foundLineage: found, foundSerial: state.serial },
+  });
 }
 
 /** Waits for an early pull to end (a stop request ends it), unless the run gives up on what its terraform left running. */
