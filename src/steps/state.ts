@@ -94,6 +94,12 @@ export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace:
 }
 
 /**
+ * The lineage of the state a pull found; null when there is none: no state at all, or the empty
+ * state a pg backend holds before its first write (serial 0, lineage "").
+ */
+export const stateLineage = (state: Pick<StateSummary, 'serial' | 'lineage'>): string | null => (state.serial === null || !state.lineage ? null : state.lineage);
+
+/**
  * --expected-lineage: the lineage of the object's state as its last result named it. A state of
  * another lineage (another object's: mixed-up backend settings, a restore --force of the wrong
  * backup) or none at all (a typo in the backend settings, a lost state) is refused before anything
@@ -103,8 +109,7 @@ export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace:
  */
 export function refuseOtherState(state: StateSummary, expected: string | undefined): void {
   if (expected === undefined) return;
-  // A pg backend holds an empty state (serial 0, lineage "") before the first write: that is no state.
-  const found = state.serial === null || !state.lineage ? null : state.lineage;
+  const found = stateLineage(state);
   if (found === expected) return;
   const what =
     found === null
@@ -232,20 +237,21 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
  */
 export async function backupStep(ctx: RunContext, before: PulledState, inputsHash: string | undefined, terraformVersion: string, keep: string[] = []): Promise<ArtifactRef | undefined> {
   const store = backupStore(ctx);
-  if (before.serial === null || !before.lineage) {
+  const lineage = stateLineage(before);
+  if (lineage === null) {
     ctx.skip('backup', 'there is no state yet');
     return undefined;
   }
   return ctx.step('backup', async (): Promise<ArtifactRef> => {
     // Named by whose state it is, and retention counts per state: states sharing a store keep their own.
-    const family = `backup-${backupOwner(before.lineage!)}-`;
+    const family = `backup-${backupOwner(lineage)}-`;
     const object = `${family}${timeStamp()}-s${before.serial}`;
     const { writeArtifact } = await artifactWriter();
     const manifest = await writeArtifact(
       store,
       object,
       [{ name: STATE_FILE, path: before.file }],
-      { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE, serial: before.serial!, lineage: before.lineage!, ...(inputsHash ? { inputsHash } : {}) },
+      { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE, serial: before.serial!, lineage, ...(inputsHash ? { inputsHash } : {}) },
       { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
     );
     await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: family, protect: [object, ...keep] });
