@@ -57,10 +57,10 @@ export async function preflightModule(ctx: RunContext): Promise<{ version: Terra
       await checkRunLocations(ctx.settings);
       // terraform's start and the reading of the module overlap; their failures are reported in this order, whichever ends first.
       const [read, found] = await Promise.allSettled([readConfigFiles(ctx.settings.module), terraformVersionOf(ctx)]);
-      const files = settledValue(read);
-      const version = settledValue(found);
       // The files the tool in use reads: what it skips never counts (workspace.ts refuses what it would leave out).
-      const scan = scanConfigFiles(files, version.flavor);
+      // Without a tool (its version failed), every file: a module that does not parse is still reported first.
+      const scan = scanConfigFiles(settledValue(read), found.status === 'fulfilled' ? found.value.flavor : undefined);
+      const version = settledValue(found);
       checkPlaintextBackups(ctx, scan);
       return { version: checkTerraform(ctx, version), scan };
     },
