@@ -100,7 +100,7 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
     // Only the object's first apply starts its state: a state dir lost later is refused, never started afresh.
     ...(decision.op === 'apply' && pinned === undefined ? ['--new-state'] : []),
     // Once a result named the state's lineage, every op that plans refuses any other state (restore brings one back).
-    ...(lineage !== undefined && decision.op !== 'restore' ? ['--expected-lineage', lineage] : []),
+    ...(lineage !== undefined && decision.op !== 'restore' ? ['--expect-lineage', lineage] : []),
   ];
   say(`run ${run.id}: captf-runner ${decision.op}`);
   const exitCode = await runRunnerProcess(args, { logFile: join(run.dir, 'runner.log'), verbose });

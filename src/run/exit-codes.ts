@@ -14,7 +14,7 @@ export const EXIT = {
   planStale: 5,
   /** drift with --detailed-exitcode: drift found (the outcome stays succeeded). */
   driftFound: 6,
-  /** The backend holds another state than the object's (--expected-lineage): a person must restore it or fix the backend settings. */
+  /** The backend holds another state than the object's (--expect-lineage): a person must restore it or fix the backend settings. */
   otherState: 7,
   deadline: 124,
   sigint: 130,
@@ -30,7 +30,7 @@ export const EXIT_MEANINGS: readonly [code: string, meaning: string][] = [
   [`${EXIT.imageInvalid}`, 'the image or module breaks the contract: fix the module'],
   [`${EXIT.planStale}`, 'the approved plan is stale or not the artifact approved: plan and approve again'],
   [`${EXIT.driftFound}`, 'drift --detailed-exitcode: drift found (classify --detailed-exitcode: 3 for a gated plan)'],
-  [`${EXIT.otherState}`, "the state is not the object's (another lineage, or none: --expected-lineage): restore it or fix the backend settings"],
+  [`${EXIT.otherState}`, "the state is not the object's (another lineage, or none: --expect-lineage): restore it or fix the backend settings"],
   [`${EXIT.deadline}`, 'stopped itself before --deadline'],
   [`${EXIT.sigint} / ${EXIT.sigterm}`, 'interrupted by SIGINT / SIGTERM'],
 ];

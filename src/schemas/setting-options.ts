@@ -56,22 +56,22 @@ const COMMON = {
  * The lineage of the object's state, as its last result named it: the ops that plan against the
  * state take it, and refuse any other state (contract.md §1). restore does not: it brings a state back.
  */
-const expectedLineage = { value: '<lineage>', help: "the lineage of the object's state (result.state.lineage of its last result): a state of another lineage, or none, is refused" } satisfies SettingOption;
+const expectLineage = { value: '<lineage>', help: "the lineage of the object's state (result.state.lineage of its last result): a state of another lineage, or none, is refused" } satisfies SettingOption;
 
 /** OpenTofu state encryption: the ops that keep copies of the state take this (see contract.md). */
 const allowPlaintextBackups = { help: 'OpenTofu state encryption: accept backups and plan artifacts in clear', default: false } satisfies SettingOption;
 
 const APPLY = {
   allowPlaintextBackups,
-  expectedLineage,
+  expectLineage,
   guard: { value: '<on|off>', help: 'the destructive-plan guard', default: 'on' as const },
   approvedHash: { value: '<hash>', help: 'the approval the controller passed (an inputs or approval hash)', default: '' },
   planArtifact: { value: '<dir>', help: 'apply exactly this approved plan artifact instead of planning' },
   approvedPlanHash: { value: '<hash>', help: 'the plan hash a person approved (with --plan-artifact)', default: '' },
 } satisfies Record<string, SettingOption>;
-const PLAN = { allowPlaintextBackups, expectedLineage, artifacts: { value: '<dir>', help: 'where the plan artifact goes' } } satisfies Record<string, SettingOption>;
+const PLAN = { allowPlaintextBackups, expectLineage, artifacts: { value: '<dir>', help: 'where the plan artifact goes' } } satisfies Record<string, SettingOption>;
 /** refresh, drift and destroy: they plan against the state too. */
-const PLANS_AGAINST_STATE = { expectedLineage } satisfies Record<string, SettingOption>;
+const PLANS_AGAINST_STATE = { expectLineage } satisfies Record<string, SettingOption>;
 const RESTORE = {
   allowPlaintextBackups,
   backup: { value: '<dir>', help: 'the backup to restore' },

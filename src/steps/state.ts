@@ -79,7 +79,7 @@ export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace:
       'state before',
       async () => {
         const state = await (pulling ?? pullStateBefore(tf, workspace));
-        refuseOtherState(state, ctx.settings.expectedLineage);
+        refuseOtherState(state, ctx.settings.expectLineage);
         // The state holds secrets no input names any more (an old value of a rotated secret): terraform's
         // plan prints them through derived attributes, so the masker learns them before any plan runs.
         await maskStateSecrets(state.file, ctx.masker);
@@ -100,7 +100,7 @@ export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace:
 export const stateLineage = (state: Pick<StateSummary, 'serial' | 'lineage'>): string | null => (state.serial === null || !state.lineage ? null : state.lineage);
 
 /**
- * --expected-lineage: the lineage of the object's state as its last result named it. A state of
+ * --expect-lineage: the lineage of the object's state as its last result named it. A state of
  * another lineage (another object's: mixed-up backend settings, a restore --force of the wrong
  * backup) or none at all (a typo in the backend settings, a lost state) is refused before anything
  * plans against it: an apply would create everything again, a destroy would destroy nothing (or
@@ -113,8 +113,8 @@ export function refuseOtherState(state: StateSummary, expected: string | undefin
   if (found === expected) return;
   const what =
     found === null
-      ? `the backend holds no state, but the object's state has lineage ${expected} (--expected-lineage): the run was pointed at another place (a typo in --state or the backend settings), or the state was lost`
-      : `the backend holds a state of lineage ${found}, not the object's (${expected}, --expected-lineage): another object's state (mixed-up backend settings, or a restore --force of the wrong backup)`;
+      ? `the backend holds no state, but the object's state has lineage ${expected} (--expect-lineage): the run was pointed at another place (a typo in --state or the backend settings), or the state was lost`
+      : `the backend holds a state of lineage ${found}, not the object's (${expected}, --expect-lineage): another object's state (mixed-up backend settings, or a restore --force of the wrong backup)`;
   throw new RunnerError({
     kind: 'state',
     reason: STATE_LINEAGE_MISMATCH,

@@ -41,7 +41,7 @@ describe('settings per op', () => {
       out: s.out,
       state: s.state,
       // The object's state as its last result named it: the ops that plan read it (restore and unlock take none).
-      expectedLineage: existsSync(s.state) ? (await readLocalState(s.state)).lineage : 'no-state-yet',
+      expectLineage: existsSync(s.state) ? (await readLocalState(s.state)).lineage : 'no-state-yet',
       newState: '1',
       image: 'registry.example/captf/runner:1',
       kind: 'cluster',

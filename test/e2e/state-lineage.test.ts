@@ -1,4 +1,4 @@
-// The state an op plans against is the object's: with --expected-lineage (CAPTF_EXPECTED_LINEAGE),
+// The state an op plans against is the object's: with --expect-lineage (CAPTF_EXPECTED_LINEAGE),
 // the lineage of its last result, every op that plans against the state refuses a state of another
 // lineage, or none at all, before it plans (StateLineageMismatch, exit 7: a retry finds the same).
 import { describe, it } from 'node:test';
@@ -26,22 +26,22 @@ function assertRefused(run: RunnerRun, found: string | null, expected: string): 
   assert.match(run.result!.message, /Nothing was planned or applied, and a retry finds the same/);
 }
 
-describe('--expected-lineage: the state is the object\'s', () => {
+describe('--expect-lineage: the state is the object\'s', () => {
   it('a state of another lineage: apply, destroy and refresh (by CAPTF_EXPECTED_LINEAGE) refused before they plan; the state untouched; its own lineage runs', async (t) => {
     const s = await applied(t);
     const stateBefore = await readFile(s.state);
     const lineage = (await readLocalState(s.state)).lineage;
     for (const [op, args, env] of [
-      ['apply', ['--expected-lineage', OTHER_LINEAGE], {}],
-      ['destroy', ['--expected-lineage', OTHER_LINEAGE], {}],
+      ['apply', ['--expect-lineage', OTHER_LINEAGE], {}],
+      ['destroy', ['--expect-lineage', OTHER_LINEAGE], {}],
       ['refresh', [], { CAPTF_EXPECTED_LINEAGE: OTHER_LINEAGE }],
     ] as const) {
       const run = await s.run(op, ['--image', IMAGE, ...args], env);
       assertRefused(run, lineage, OTHER_LINEAGE);
-      assert.ok(run.result!.message.includes(`the backend holds a state of lineage ${lineage}, not the object's (${OTHER_LINEAGE}, --expected-lineage)`), run.result!.message);
+      assert.ok(run.result!.message.includes(`the backend holds a state of lineage ${lineage}, not the object's (${OTHER_LINEAGE}, --expect-lineage)`), run.result!.message);
       assert.deepEqual(await readFile(s.state), stateBefore, `${op} changed the state`);
     }
-    const own = await s.run('apply', ['--image', IMAGE, '--expected-lineage', lineage]);
+    const own = await s.run('apply', ['--image', IMAGE, '--expect-lineage', lineage]);
     assert.equal(own.exitCode, 0, explain(own));
     assert.equal(own.result!.outcome, 'noChanges');
     assert.equal(own.result!.state!.lineage, lineage);
@@ -52,7 +52,7 @@ describe('--expected-lineage: the state is the object\'s', () => {
     const lineage = (await readLocalState(s.state)).lineage;
     const elsewhere = join(s.dir, 'elsewhere', 'terraform.tfstate');
     for (const op of ['apply', 'destroy']) {
-      const run = await s.run(op, ['--image', IMAGE, '--state', elsewhere, '--new-state', '--expected-lineage', lineage]);
+      const run = await s.run(op, ['--image', IMAGE, '--state', elsewhere, '--new-state', '--expect-lineage', lineage]);
       assertRefused(run, null, lineage);
       assert.match(run.result!.message, /the backend holds no state, but the object's state has lineage/);
       assert.ok(!existsSync(elsewhere), `${op} started a state`);

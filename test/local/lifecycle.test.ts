@@ -150,7 +150,7 @@ describe('local: a module lifecycle on a laptop', () => {
     await assert.rejects(access(stateDir), 'no second, empty state was started');
   });
 
-  it('once a result named the state\'s lineage, every run passes it (--expected-lineage): a state of another lineage in its place is refused (exit 7), never applied over', async (t) => {
+  it('once a result named the state\'s lineage, every run passes it (--expect-lineage): a state of another lineage in its place is refused (exit 7), never applied over', async (t) => {
     const cwd = await initAndApplied(t);
     const stateFile = join(cwd, '.captf-local', 'state', 'terraform.tfstate');
     const other = JSON.stringify({ ...(await readLocalState(stateFile)), lineage: '0badc0de-0000-4000-8000-000000000000' });

@@ -6,7 +6,7 @@ import { refuseOtherState } from '../../src/steps/state.ts';
 const state = (serial: number | null, lineage: string | null) => ({ serial, lineage, terraformVersion: null, recordedInputsHash: null });
 const LINEAGE = '8d9f6c2e-3b1a-4c5d-9e7f-0a1b2c3d4e5f';
 
-describe('steps: refuseOtherState (--expected-lineage)', () => {
+describe('steps: refuseOtherState (--expect-lineage)', () => {
   it('passes the expected lineage, and anything when none is expected', () => {
     refuseOtherState(state(3, LINEAGE), LINEAGE);
     refuseOtherState(state(null, null), undefined);
