@@ -5,7 +5,7 @@
 import { RunnerError } from '../errors.ts';
 import { ungatedWarnings } from '../guard/decide.ts';
 import type { RunContext } from '../run/context.ts';
-import { reporting, type OpEnding } from '../run/learned.ts';
+import { reporting, takeLearned, withLearned, type OpEnding } from '../run/learned.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep, stateLineage } from '../steps/state.ts';
 
@@ -35,14 +35,15 @@ export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
         await applySavedPlan(ctx, root, before, planHash, { failureReason: 'DestroyFailed' });
       } catch (error) {
         if (!(error instanceof RunnerError) || error.reason !== 'DestroyFailed') throw error;
-        throw new RunnerError({
+        // What the failed apply learned (errored.tfstate's fate) rides on its error: the new one carries it on.
+        throw withLearned(new RunnerError({
           kind: error.kind,
           reason: 'DestroyFailed',
           step: error.step,
           message: `the destroy failed part way (${error.message}). What was destroyed is gone from the state; the rest is still there, and the next destroy continues from it once the cause is fixed.`,
           detail: error.detail,
           cause: error,
-        });
+        }), takeLearned(error));
       }
       return { outcome: 'succeeded', reason: 'DestroySucceeded', message: `Destroyed ${plan.counts.delete} resource instances.` };
     });

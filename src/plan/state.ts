@@ -13,16 +13,15 @@ export interface StateSummary {
   terraformVersion: string | null;
   /** resources[captf_inputs_hash].instances[0].attributes.input.value: the inputs hash of the last apply. */
   recordedInputsHash: string | null;
+  /** The runner's record as the state holds it (its resource entry, small), when there is one. */
+  record?: Record<string, unknown>;
   /** The root module's outputs as the state holds them ({value, type, sensitive?}), when asked for. */
   outputs?: Record<string, unknown>;
 }
 
 /** The root-module resource the runner injects to record its inputs hash. */
-const isInputsHashResource = (resource: Record<string, unknown>) =>
+export const isInputsHashResource = (resource: Record<string, unknown>) =>
   !('module' in resource) && resource.mode === 'managed' && resource.type === INPUTS_HASH_RESOURCE_TYPE && resource.name === INPUTS_HASH_RESOURCE_NAME;
-
-/** terraform_data stores `input` as {value, type}. */
-const INSTANCE_INPUT: Selector = { items: { fields: { attributes: { fields: { input: { fields: { value: KEEP } } } } } } };
 
 const at = (value: unknown, key: string | number): unknown =>
   typeof value === 'object' && value !== null ? (value as Record<string | number, unknown>)[key] : undefined;
@@ -38,9 +37,11 @@ function stateSelector(summary: StateSummary, withOutputs: boolean): Selector {
         items: {
           // terraform writes module, mode, type and name before instances, so the resource is known
           // by the time its instances come; only the runner's resource has its instances built.
-          fields: (key, built) => (key === 'instances' ? (isInputsHashResource(built) ? INSTANCE_INPUT : undefined) : KEEP),
+          fields: (key, built) => (key === 'instances' ? (isInputsHashResource(built) ? KEEP : undefined) : KEEP),
           emit: (resource) => {
             if (typeof resource !== 'object' || resource === null || !isInputsHashResource(resource as Record<string, unknown>)) return;
+            summary.record = resource as Record<string, unknown>;
+            // terraform_data stores `input` as {value, type}.
             const hash = at(at(at(at(at(resource, 'instances'), 0), 'attributes'), 'input'), 'value');
             // Anything but a sha256 is no record at all (the controller then applies: StateWithoutInputsHash).
             if (typeof hash === 'string' && isSha256(hash)) summary.recordedInputsHash = hash;

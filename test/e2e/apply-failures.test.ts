@@ -49,6 +49,7 @@ describe('apply: failures', () => {
     const state = await s.readState();
     assert.ok(resourceIds(state)['terraform_data.network'], 'the failed delete left it in the state');
     assert.equal(recordedInputsHash(state), oldHash, 'the record waits for the deletes of what it depended on');
+    assert.ok(!run.result!.steps.some((step) => step.name === 'record set back'), 'terraform itself kept the old value: nothing was set back');
   });
 
   it('a failed delete of a resource that only a failed apply created never records the new hash', async (t) => {

@@ -13,7 +13,7 @@ import { usePostgres, type TestDatabase } from '../support/pg.ts';
 import { runProcess, startInBackground } from '../support/exec.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
-import { isProcessRunning, modules, slowApply, terraformEnv, withPgBackend, writeModule, type FileTree } from '../support/tf-modules.ts';
+import { isProcessRunning, modules, slowApply, terraformEnv, withPgBackend, writeModule, type FileTree, type TerraformState } from '../support/tf-modules.ts';
 import { explain, RUNNER, recordedInputsHash, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
 import { Result } from '../../src/schemas/result.ts';
 
@@ -240,6 +240,40 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
   });
 });
 
+/** modules.base whose terraform_data.network runs `command` when it is destroyed (the state is the same). */
+const networkDestroyRuns = (command: string): FileTree => {
+  const network = 'resource "terraform_data" "network" {\n  input = "10.0.0.0/16"\n}\n';
+  assert.ok(modules.base['main.tf'].includes(network));
+  const provisioner = `  provisioner "local-exec" {\n    when    = destroy\n    command = ${JSON.stringify(command)}\n  }\n}\n`;
+  return { ...modules.base, 'main.tf': modules.base['main.tf'].replace(network, network.replace(/\}\n$/, provisioner)) };
+};
+
+/** The record in the pg state row. */
+const rowRecord = async (s: PgScenario) => {
+  const [row] = await pg.server().stateRows(s.db);
+  const state = JSON.parse(row!.data) as { serial: number };
+  return { hash: recordedInputsHash(JSON.parse(row!.data)), serial: state.serial };
+};
+
+describe('a destroy that fails (pg backend)', () => {
+  it('terraform deletes the record first; the runner pushes it back through the state lock', async (t) => {
+    const s = await pgScenario(t, networkDestroyRuns('echo the network stays on purpose >&2; exit 1'), await pg.newDatabase(await baseApplied()));
+    const before = await rowRecord(s);
+    const run = await s.runPg('destroy');
+    assert.equal(run.exitCode, 1, explain(run));
+    const r = Result.parse(run.result);
+    assert.equal(r.reason, 'DestroyFailed');
+    assert.match(run.stdout, /terraform_data\.captf_inputs_hash: Destruction complete/, 'terraform deleted the record first');
+    const after = await rowRecord(s);
+    assert.ok(before.hash);
+    assert.equal(after.hash, before.hash, 'the record is back, as it was');
+    assert.equal(r.stateInputsHash, before.hash);
+    assert.equal(r.state?.serialAfter, after.serial);
+    assert.equal(r.steps.find((step) => step.name === 'record set back')?.status, 'ok', JSON.stringify(r.steps));
+    assert.deepEqual(await pg.server().advisoryLocks(s.db), [], 'no lock outlives the run');
+  });
+});
+
 describe('errored.tfstate (pg backend)', () => {
   it('the backend goes away mid-apply: what terraform could not save is kept in the backup store, never lost', async (t) => {
     const s = await pgScenario(t, slowApply({ resources: 2, seconds: 4 }));
@@ -261,5 +295,27 @@ describe('errored.tfstate (pg backend)', () => {
     assert.equal(manifest.kind, 'StateBackup');
     const kept = JSON.parse(files['terraform.tfstate']!.toString('utf8')) as { resources: Array<{ name: string; instances: unknown[] }> };
     assert.equal(kept.resources.find((res) => res.name === 'slow')?.instances.length, 2, 'what terraform applied is in the kept state');
+  });
+
+  it('the backend goes away mid-destroy: the failed destroy reports the kept state, which holds the record as it was', async (t) => {
+    const s = await pgScenario(t, networkDestroyRuns('sleep 4'), await pg.newDatabase(await baseApplied()));
+    const previous = (await rowRecord(s)).hash;
+    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...s.pgArgs('destroy')], {
+      env: terraformEnv(),
+      mark: "terraform_data.network: Provisioning with 'local-exec'",
+      killAfterMs: 180_000,
+    });
+    started.push(child);
+    await pg.server().query(`DROP DATABASE ${s.db} WITH (FORCE)`);
+    const run = await exited;
+    assert.equal(run.exitCode, 1, String(run.stderr).slice(-3000));
+    const r = readResult(s);
+    assert.equal(r.reason, 'DestroyFailed');
+    assert.equal(r.erroredState?.pushed, false, JSON.stringify(r.erroredState));
+    const { files } = await unpackArtifactDir(r.erroredState!.keptAt!);
+    const kept = JSON.parse(files['terraform.tfstate']!.toString('utf8')) as TerraformState;
+    assert.ok(previous);
+    assert.equal(recordedInputsHash(kept), previous, 'terraform deleted the record first; the kept state has it back');
+    assert.ok(r.warnings.some((w) => w.includes('errored.tfstate') && w.includes('record set back')), r.warnings.join('\n'));
   });
 });

@@ -86,7 +86,8 @@ describe('destroy', () => {
     const s = await scenario(t, failingDestroy, { 'terraform.tfvars.json': { admin_token: CANARY } });
     const first = await s.run('apply', ['--image', IMAGE]);
     assert.equal(first.exitCode, 0, explain(first));
-    const before = resourceIds(await s.readState());
+    const beforeState = await s.readState();
+    const before = resourceIds(beforeState);
     assert.ok(before['terraform_data.guarded']);
 
     const failed = await s.run('destroy', ['--image', IMAGE]);
@@ -102,13 +103,19 @@ describe('destroy', () => {
     assert.equal(left['terraform_data.guarded'], before['terraform_data.guarded'], 'the resource whose destroy failed is still in the state');
     assert.ok(Object.keys(left).length < Object.keys(before).length, 'the rest was destroyed');
     assert.equal(r.state!.serialAfter, partial.serial);
+    // terraform deletes the record first; the destroy did not succeed, so the runner put it back as it was.
+    assert.match(failed.stdout, /terraform_data\.captf_inputs_hash: Destruction complete/);
+    assert.ok(recordedInputsHash(beforeState));
+    assert.equal(recordedInputsHash(partial), recordedInputsHash(beforeState));
+    assert.equal(r.stateInputsHash, recordedInputsHash(beforeState));
+    assert.equal(r.steps.find((step) => step.name === 'record set back')?.status, 'ok', JSON.stringify(r.steps));
 
     // The destroy-time provisioner is read from the configuration: fixed, the next destroy continues.
     await s.useModule(fixedDestroy);
     const finished = await s.run('destroy', ['--image', IMAGE]);
     assert.equal(finished.exitCode, 0, explain(finished));
     assert.equal(finished.result!.reason, 'DestroySucceeded');
-    assert.equal(finished.result!.plan!.counts.delete, Object.keys(left).length - (recordedInputsHash(partial) ? 1 : 0));
+    assert.equal(finished.result!.plan!.counts.delete, Object.keys(left).length - 1, 'every resource left but the runner\'s record');
     assert.deepEqual((await s.readState()).resources, []);
     assertNoCanary(failed);
     assertNoCanary(finished);

@@ -11,7 +11,7 @@ import { classifyPlan } from '../../src/plan/classify.ts';
 import { summarizeState } from '../../src/plan/state.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { peakLiveGrowth } from '../support/live-memory.ts';
-import { change, chunked, corpusFiles, corpusPath, everyNthByte, INPUTS_HASH, plan } from './support.ts';
+import { change, chunked, corpusFiles, corpusPath, everyNthByte, INPUTS_HASH, plan, type Json } from './support.ts';
 
 const MiB = 1024 * 1024;
 
@@ -207,6 +207,34 @@ describe('classifyPlanStream equals the reference', () => {
   });
 });
 
+describe('the values of changed places (a rotated secret\'s old value)', () => {
+  test('resource changes, resource drift and output changes that update or replace hand their before and after on; the classification is the same', async () => {
+    const values = (before: Json, after: Json) => ({ before, after, after_unknown: {}, before_sensitive: false, after_sensitive: false });
+    const document = plan({
+      resource_drift: [change('terraform_data.d', ['update'], {}, values({ input: 'drift-old' }, { input: 'drift-new' }))],
+      resource_changes: [
+        change('terraform_data.u', ['update'], {}, values({ input: 'update-old' }, { input: 'update-new' })),
+        change('terraform_data.r', ['delete', 'create'], {}, values({ input: 'replace-old' }, { input: 'replace-new' })),
+        change('terraform_data.c', ['create'], {}, values(null, { input: 'created' })),
+      ],
+      output_changes: {
+        conn: { actions: ['update'], ...values('user:output-old', 'user:output-new') },
+        same: { actions: ['no-op'], ...values('kept', 'kept') },
+      },
+    });
+    const seen: unknown[][] = [];
+    const text = JSON.stringify(document);
+    const classified = await classifyPlanStream(chunked(Buffer.from(text), everyNthByte(Buffer.from(text), 13)), { ...ignore, onChangedValues: (before, after) => seen.push([before, after]) });
+    assert.deepEqual(seen, [
+      [{ input: 'drift-old' }, { input: 'drift-new' }],
+      [{ input: 'update-old' }, { input: 'update-new' }],
+      [{ input: 'replace-old' }, { input: 'replace-new' }],
+      ['user:output-old', 'user:output-new'],
+    ]);
+    assert.deepEqual(classified, classifyPlan(JSON.parse(text), ignore));
+  });
+});
+
 describe('broken JSON fails closed with the place it broke', () => {
   test('every truncation of the covering document is an error', async () => {
     const bytes = Buffer.from(COVERING);
@@ -287,9 +315,9 @@ describe('summarizeState', () => {
   // An inputs hash is 64 lowercase hex digits (contract.md); anything else is no record at all.
   const H = (c: string) => c.repeat(64);
 
-  test('reads serial, lineage, version and the recorded inputs hash', async () => {
+  test('reads serial, lineage, version, the recorded inputs hash and the record as the state holds it', async () => {
     const text = state([other, hashResource(H('a'))]);
-    const expected = { serial: 7, lineage: '6297d1d2-0000-4000-8000-000000000000', terraformVersion: '1.11.4', recordedInputsHash: H('a') };
+    const expected = { serial: 7, lineage: '6297d1d2-0000-4000-8000-000000000000', terraformVersion: '1.11.4', recordedInputsHash: H('a'), record: hashResource(H('a')) };
     assert.deepEqual(await summarizeState(chunked(Buffer.from(text), [])), expected);
     for (let cut = 0; cut <= text.length; cut += 7) assert.deepEqual(await summarizeState(chunked(Buffer.from(text), [cut, cut + 3])), expected);
   });
