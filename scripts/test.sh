@@ -32,6 +32,7 @@ E2E_ELSEWHERE=(
   test/commands/contract-check/version.test.ts
   test/inputs/terraform-equivalence.test.ts
   test/local/lifecycle.test.ts
+  test/store/pg-store.test.ts
 )
 
 # Timing-sensitive e2e files (signals, deadlines, stop grace): the serial phase runs them one at a time, alone.

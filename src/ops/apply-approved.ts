@@ -8,6 +8,7 @@ import { changesOnlyTheRecord } from '../guard/decide.ts';
 import { RunnerError } from '../errors.ts';
 import { readArtifact } from '../store/artifact-read.ts';
 import type { PlanArtifactManifest } from '../store/manifest.ts';
+import type { ChunkStore } from '../store/store.ts';
 import { backendIdentity } from '../terraform/backend.ts';
 import type { TerraformFailed } from '../terraform/terraform.ts';
 import { openArtifactSource } from '../run/stores.ts';
@@ -52,13 +53,35 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     refuseDenied(plan);
     return await reporting({ approval: { given: true, matched: true, required: false } }, async () => {
-      await applySavedPlan(ctx, root, before, manifest!.planHash, { onStalePlan: (stale) => stalePlanError(approved, stale) });
+      try {
+        await applySavedPlan(ctx, root, before, manifest!.planHash, { onStalePlan: (stale) => stalePlanError(approved, stale) });
+      } catch (error) {
+        if (ctx.learned().applied || (error as RunnerError).reason === 'PlanStale') await discardSpentPlan(ctx, source);
+        throw error;
+      }
+      await discardSpentPlan(ctx, source);
       return changesOnlyTheRecord(plan)
         ? { outcome: 'noChanges', reason: 'NoChanges', message: `Applied the approved plan ${approved}: no resource changes, it only recorded the inputs hash.` }
         : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied the approved plan ${approved}.` };
     });
   } finally {
     await root.workspace.dispose();
+  }
+}
+
+/**
+ * A saved plan applies once: applied (whatever came of it) or refused as stale, it can never apply
+ * again, and it holds secrets (variable values, the prior state). Deleted from its store after the
+ * apply; a failure is a warning (the next plan's retention takes it). Not after a stop: the run
+ * has seconds left, and a store that hangs must not take them.
+ */
+async function discardSpentPlan(ctx: RunContext, source: { store: ChunkStore; object: string }): Promise<void> {
+  if (ctx.stopCause) return;
+  try {
+    await source.store.deleteObject(source.object);
+    ctx.log.info({ location: source.store.location, object: source.object }, 'deleted the applied plan artifact: it can never apply again');
+  } catch (error) {
+    ctx.warn(`could not delete the applied plan artifact ${source.object} from ${source.store.location}: ${(error as Error).message}`);
   }
 }
 

@@ -4,7 +4,6 @@
 // the apply goes ahead as approved whatever entries this finds; a failure here is a warning, and then every
 // destructive entry counts as unreviewed. One finding is not: a blocked run that planned against a state of
 // another lineage approved nothing for this one (otherState: apply.ts blocks again).
-import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Classification, DestructiveChange } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
@@ -12,15 +11,14 @@ import { countText, newestBlockedRun, otherStateWarning, readBlockedRun, unrevie
 import { changeText } from '../plan/actions.ts';
 import { approvalMismatch, type ApprovalFacts } from '../guard/approval-mismatch.ts';
 import { serializeResult } from '../output/result-file.ts';
-import { writeFileAtomic } from '../util/atomic-write.ts';
-import { makeDirs } from '../util/mkdirs.ts';
 import { isSha256 } from '../util/sha256.ts';
 import type { RunContext } from '../run/context.ts';
-import { backupDir } from '../run/stores.ts';
-import { readRecordFile } from '../store/record-file.ts';
+import { recordStore } from '../run/stores.ts';
+import { MAX_RECORD_BYTES, readRecordFile } from '../store/record-file.ts';
+import type { RecordStore } from '../store/store.ts';
 
 const RECORD_PREFIX = 'blocked-';
-/** `blocked-<approval hash>.json` in the backups directory: the result of the newest blocked apply for that hash. */
+/** `blocked-<approval hash>.json` beside the backups: the result of the newest blocked apply for that hash. */
 export const blockedRecordName = (approvalHash: string) => `${RECORD_PREFIX}${approvalHash}.json`;
 /** A name blockedRecordName gives: `blocked-`, a sha256, `.json`. */
 const isRecordName = (name: string) => name.startsWith(RECORD_PREFIX) && name.endsWith('.json') && isSha256(name.slice(RECORD_PREFIX.length, -'.json'.length));
@@ -28,19 +26,19 @@ const isRecordName = (name: string) => name.startsWith(RECORD_PREFIX) && name.en
 export const KEEP_BLOCKED_RECORDS = 10;
 
 /**
- * A blocked apply keeps its result (masked, as in result.json) as `blocked-<approval hash>.json` in
- * the backups directory, where the next run finds it after `<out>/result.json` is overwritten (and
- * `captf-runner local` gives each run its own out dir). Nothing is written when backups go to
- * Secrets: in a cluster the blocked Job's result Secret is the record. Returns the path written.
+ * A blocked apply keeps its result (masked, as in result.json) as `blocked-<approval hash>.json`
+ * beside the backups (the backups directory, or the --store), where the next run finds it after
+ * `<out>/result.json` is overwritten (and `captf-runner local` gives each run its own out dir).
+ * Nothing is written in a cluster without either: the blocked Job's result Secret is the record.
+ * Returns where it was written.
  */
 export async function keepBlockedRecord(ctx: RunContext, result: Result): Promise<string | undefined> {
-  const dir = backupDir(ctx);
-  if (!dir || !result.approvalHash) return undefined;
-  await makeDirs(dir, 0o700);
-  const path = join(dir, blockedRecordName(result.approvalHash));
-  await writeFileAtomic(path, serializeResult(result, ctx.masker), 0o600);
-  await pruneBlockedRecords(dir, path);
-  return path;
+  const records = recordStore(ctx);
+  if (!records || !result.approvalHash) return undefined;
+  const name = blockedRecordName(result.approvalHash);
+  await records.putRecord(name, Buffer.from(serializeResult(result, ctx.masker)));
+  await pruneBlockedRecords(records, name);
+  return `${records.location}/${name}`;
 }
 
 /**
@@ -60,11 +58,9 @@ export async function withBlockedRecord(ctx: RunContext, result: Result): Promis
   }
 }
 
-async function pruneBlockedRecords(dir: string, keep: string): Promise<void> {
-  const names = (await readdir(dir)).filter((name) => isRecordName(name) && join(dir, name) !== keep);
-  const dated = await Promise.all(names.map(async (name) => ({ name, ms: (await stat(join(dir, name)).catch(() => undefined))?.mtimeMs ?? 0 })));
-  dated.sort((a, b) => b.ms - a.ms || a.name.localeCompare(b.name));
-  for (const { name } of dated.slice(KEEP_BLOCKED_RECORDS - 1)) await rm(join(dir, name), { force: true });
+async function pruneBlockedRecords(records: RecordStore, keep: string): Promise<void> {
+  const older = (await records.listRecords(RECORD_PREFIX)).filter((name) => isRecordName(name) && name !== keep);
+  for (const name of older.slice(KEEP_BLOCKED_RECORDS - 1)) await records.deleteRecord(name);
 }
 
 type Coverage = Pick<NonNullable<Result['approval']>, 'unreviewed' | 'unreviewedTotal' | 'blockedRun'>;
@@ -148,33 +144,40 @@ export async function explainApprovalMismatch(ctx: RunContext, facts: Omit<Appro
   if (mismatch) ctx.notice(mismatch);
 }
 
-/** Every candidate: the record in the backups directory, `<out>/result.json`, and in a cluster the blocked Jobs' result Secrets. */
+/** Every candidate: the record beside the backups, `<out>/result.json`, and in a cluster the blocked Jobs' result Secrets. */
 async function findBlockedRuns(ctx: RunContext, approvalHash: string): Promise<{ runs: BlockedRun[]; looked: string[] }> {
   const wanted: BlockedRunWanted = { approvalHash, object: { kind: ctx.settings.kind, name: ctx.settings.object, namespace: ctx.settings.namespace } };
   const runs: BlockedRun[] = [];
   const looked: string[] = [];
-  const fromFile = async (path: string) => {
-    let text: string;
+  /** `read` gives the text, undefined when there is none, or throws why it is unreadable. */
+  const fromRecord = async (location: string, read: () => Promise<string | undefined>) => {
+    let text: string | undefined;
     try {
-      text = await readRecordFile(path);
+      text = await read();
     } catch (error) {
-      looked.push((error as NodeJS.ErrnoException).code === 'ENOENT' ? path : `${path} (unreadable: ${(error as Error).message})`);
+      looked.push((error as NodeJS.ErrnoException).code === 'ENOENT' ? location : `${location} (unreadable: ${(error as Error).message})`);
+      return;
+    }
+    if (text === undefined) {
+      looked.push(location);
       return;
     }
     let document: unknown;
     try {
       document = JSON.parse(text);
     } catch {
-      looked.push(`${path} (not JSON)`);
+      looked.push(`${location} (not JSON)`);
       return;
     }
-    const run = readBlockedRun(document, path, wanted);
+    const run = readBlockedRun(document, location, wanted);
     if (run) runs.push(run);
-    else looked.push(`${path} (not a blocked apply of this object for this hash)`);
+    else looked.push(`${location} (not a blocked apply of this object for this hash)`);
   };
-  const dir = backupDir(ctx);
-  if (dir) await fromFile(join(dir, blockedRecordName(approvalHash)));
-  await fromFile(join(ctx.settings.out, 'result.json'));
+  const records = recordStore(ctx);
+  const name = blockedRecordName(approvalHash);
+  if (records) await fromRecord(`${records.location}/${name}`, async () => (await records.getRecord(name, MAX_RECORD_BYTES))?.toString('utf8'));
+  const resultFile = join(ctx.settings.out, 'result.json');
+  await fromRecord(resultFile, () => readRecordFile(resultFile));
   if (ctx.cluster) {
     const where = `the result Secrets of blocked Jobs in namespace ${ctx.cluster.job.namespace}`;
     try {

@@ -18,7 +18,7 @@ import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 
 export async function planOp(ctx: RunContext): Promise<OpEnding> {
   const store = artifactStore(ctx);
-  if (!store) throw usageError('ArtifactStoreMissing', 'plan needs somewhere to put the plan artifact: pass --artifacts DIR (in a cluster, the Job identity selects Secrets)');
+  if (!store) throw usageError('ArtifactStoreMissing', 'plan needs somewhere to put the plan artifact: pass --artifacts DIR or --store URL (in a cluster, the Job identity selects Secrets)');
   const policy = await policyStep(ctx);
   const root = await prepareRoot(ctx);
   try {

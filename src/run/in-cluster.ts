@@ -4,10 +4,10 @@
 import type { Settings } from '../schemas/config.ts';
 import type { OutputValue, Result } from '../schemas/result.ts';
 import { usageError } from '../errors.ts';
-import { KIND_SHORT } from '../object-kind.ts';
 import { KubeClient } from '../kube/client.ts';
 import { loadInClusterConfig } from '../kube/config.ts';
-import { dnsNamePartFor, labelValueFor, shortenedName } from '../kube/names.ts';
+import { labelValueFor } from '../kube/names.ts';
+import { objectStorePrefix } from '../store/object-names.ts';
 import { annotateJob, readBlockedResults, writeResultSecret, type JobIdentity, type StoredResult } from '../kube/sinks.ts';
 import { SecretChunkStore } from '../store/secret-store.ts';
 import type { ChunkStore } from '../store/store.ts';
@@ -51,18 +51,14 @@ export function inClusterFrom(settings: Settings, log: Logger): InCluster | unde
   };
 }
 
-/**
- * Where an object's backups or plan artifacts live: Secrets named `captf-<backup|plan>-<kindshort>-<object>-…`,
- * the prefix shortened with a digest when a long object name (up to 253 characters) would pass a name's 253.
- */
+/** Where an object's backups or plan artifacts live: Secrets named `<objectStorePrefix>-…`. */
 function secretStore(client: KubeClient, job: JobIdentity, settings: Settings, artifactKind: 'plan' | 'backup'): ChunkStore {
-  const object = settings.object!;
   return new SecretChunkStore({
     client,
     namespace: job.namespace,
-    prefix: shortenedName(`captf-${artifactKind}-${KIND_SHORT[settings.kind]}-${dnsNamePartFor(object)}`),
+    prefix: objectStorePrefix(artifactKind, settings.kind, settings.object!),
     artifactKind,
-    labels: { 'captf.io/owner-kind': settings.kind, 'captf.io/owner-name': labelValueFor(object) },
+    labels: { 'captf.io/owner-kind': settings.kind, 'captf.io/owner-name': labelValueFor(settings.object!) },
   });
 }
 

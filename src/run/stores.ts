@@ -1,33 +1,71 @@
-// Which ChunkStore holds backups and plan artifacts for this run: a directory when one is given, else
+// Which store holds this run's backups, plan artifacts and blocked records, in this order: a
+// directory given for the kind (--backups, --artifacts), else the --store (PostgreSQL, S3), else
 // Secrets in a cluster; backups are never skipped, so outside a cluster they default to the out dir.
+// contract/sections/artifacts.md says the same for the controller.
 import { join } from 'node:path';
 import { usageError } from '../errors.ts';
+import type { Settings } from '../schemas/config.ts';
 import { DirStore, openDirObject } from '../store/dir-store.ts';
-import type { ChunkStore } from '../store/store.ts';
+import { checkObjectName, objectStorePrefix, type ArtifactFamily } from '../store/object-names.ts';
+import { PgDatabase, pgTarget } from '../store/pg-database.ts';
+import { PgChunkStore } from '../store/pg-store.ts';
+import { S3Bucket, S3ChunkStore, s3Target } from '../store/s3-store.ts';
+import type { ChunkStore, RecordStore } from '../store/store.ts';
 import type { RunContext } from './context.ts';
 
 export function backupStore(ctx: RunContext): ChunkStore {
-  const dir = backupDir(ctx);
-  return dir ? new DirStore(dir) : ctx.cluster!.store('backup');
+  if (ctx.settings.backups) return new DirStore(ctx.settings.backups);
+  return configuredStore(ctx, 'backup') ?? ctx.cluster?.store('backup') ?? new DirStore(defaultBackupDir(ctx));
 }
-
-/** The directory backups go to, or undefined when they go to Secrets (in a cluster without --backups). */
-export function backupDir(ctx: RunContext): string | undefined {
-  if (ctx.settings.backups) return ctx.settings.backups;
-  return ctx.cluster ? undefined : join(ctx.settings.out, DEFAULT_BACKUPS_DIR);
-}
-
-/** Where backups go without --backups outside a cluster: under the out dir. */
-const DEFAULT_BACKUPS_DIR = 'backups';
 
 export function artifactStore(ctx: RunContext): ChunkStore | undefined {
   if (ctx.settings.artifacts) return new DirStore(ctx.settings.artifacts);
-  return ctx.cluster?.store('plan');
+  return configuredStore(ctx, 'plan') ?? ctx.cluster?.store('plan');
 }
 
-/** One stored object named by a flag (--plan-artifact, --backup): a directory, or `secret:…` in a cluster. */
-export function openArtifactSource(ctx: RunContext, reference: string, artifactKind: 'plan' | 'backup'): { store: ChunkStore; object: string } {
-  if (!reference.startsWith('secret:')) return openDirObject(reference);
-  if (!ctx.cluster) throw usageError('ArtifactReferenceInvalid', `"${reference}" names Secrets, but the runner is not in a cluster: pass --job-name and --job-uid, or a directory`);
-  return ctx.cluster.reference(reference, artifactKind);
+/**
+ * Where a blocked apply keeps the record of what it showed, beside the backups: undefined in a
+ * cluster without --store or --backups, where the blocked Job's result Secret is the record.
+ */
+export function recordStore(ctx: RunContext): RecordStore | undefined {
+  if (ctx.settings.backups) return new DirStore(ctx.settings.backups);
+  return configuredStore(ctx, 'backup') ?? (ctx.cluster ? undefined : new DirStore(defaultBackupDir(ctx)));
+}
+
+/** Where backups go without --backups outside a cluster: under the out dir. */
+const defaultBackupDir = (ctx: RunContext) => join(ctx.settings.out, 'backups');
+
+/** The --store of this run: one client for both families, whose library loads on its first request. */
+const opened = new WeakMap<Settings, PgDatabase | S3Bucket>();
+
+function configuredStore(ctx: RunContext, family: ArtifactFamily): (ChunkStore & RecordStore) | undefined {
+  const { store } = ctx.settings;
+  if (!store) return undefined;
+  let client = opened.get(ctx.settings);
+  if (!client) opened.set(ctx.settings, (client = store.startsWith('s3://') ? new S3Bucket(s3Target(store)) : new PgDatabase(pgTarget(store, process.env))));
+  const prefix = objectStorePrefix(family, ctx.settings.kind, ctx.settings.object!);
+  return client instanceof S3Bucket ? new S3ChunkStore(client, prefix) : new PgChunkStore(client, prefix);
+}
+
+/**
+ * One stored object named by a flag (--plan-artifact, --backup): a directory; `secret:…` in a
+ * cluster; or `<location>/<object>` of this run's --store, as results give it: a run reads only its
+ * own object's artifacts in the store it was given, never another location its flags could name.
+ */
+export function openArtifactSource(ctx: RunContext, reference: string, family: ArtifactFamily): { store: ChunkStore; object: string } {
+  if (reference.startsWith('secret:')) {
+    if (!ctx.cluster) throw usageError('ArtifactReferenceInvalid', `"${reference}" names Secrets, but the runner is not in a cluster: pass --job-name and --job-uid, or a directory`);
+    return ctx.cluster.reference(reference, family);
+  }
+  if (!/^(?:postgres(?:ql)?|s3):\/\//.test(reference)) return openDirObject(reference);
+  const store = configuredStore(ctx, family);
+  if (!store) throw usageError('ArtifactReferenceInvalid', `"${reference}" names an object in a store, but no --store (CAPTF_STORE) is given: pass the store it is in`);
+  const object = reference.startsWith(`${store.location}/`) ? reference.slice(store.location.length + 1) : undefined;
+  if (object === undefined || object.includes('/')) {
+    throw usageError(
+      'ArtifactReferenceInvalid',
+      `"${reference}" is not an object of this run's store ${store.location}: name one as <location>/<object>, as result.${family === 'plan' ? 'planArtifact' : 'backup'} gives it. A run reads only its own object's artifacts`,
+    );
+  }
+  return { store, object: checkObjectName(object) };
 }

@@ -20,6 +20,9 @@ export const Duration = z
 
 const Path = z.string().min(1);
 
+/** The stores --store names: PostgreSQL by URL or by terraform's pg backend settings, an S3 bucket (DNS-compatible name) and key prefix. */
+const STORE_URL = /^(?:postgres(?:ql)?:\/\/.*|postgres|s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](?:\/[^?#]*)?)$/s;
+
 /** Every setting, with its default. A command's schema picks the ones it takes. */
 export const Settings = z.strictObject({
   module: Path.default(D.module.default),
@@ -47,6 +50,8 @@ export const Settings = z.strictObject({
   artifacts: Path.optional(),
   chunkBytes: z.coerce.number().int().min(MIN_CHUNK_BYTES).max(MAX_SETTING_CHUNK_BYTES).default(D.chunkBytes.default).describe(`At most ${MAX_SETTING_CHUNK_BYTES}: a chunk must fit a Secret after base64`),
   maxArtifactBytes: z.coerce.number().int().min(1_048_576).max(2 ** 40).default(D.maxArtifactBytes.default).describe('The most an artifact or backup may hold (payload, and files unpacked): a manifest declaring more is refused before a chunk is read'),
+  // where backups, plan artifacts and blocked records go (run/stores.ts)
+  store: z.string().regex(STORE_URL, 'postgres://user@host:port/database (?schema=NAME), postgres (the pg backend\'s PG_CONN_STR) or s3://bucket/prefix').optional().describe('A URL can hold a password: pass it from a Secret, never in the Job spec'),
   // backups and restore
   backups: Path.optional(),
   backup: Path.optional(),
@@ -68,9 +73,15 @@ const settingsOf = <K extends SettingName>(names: readonly K[]) => Settings.pick
 /** A rule of an op's settings (between them, or one it needs), broken: a usage error with its own reason. */
 const conflict = (ctx: z.RefinementCtx, reason: string, path: SettingName, message: string) => ctx.addIssue({ code: 'custom', path: [path], message, params: { reason } });
 
+/** Rules every op's settings follow. */
+const commonRules = (s: { store?: string; object?: string }, ctx: z.RefinementCtx) => {
+  // A store keeps each object's artifacts apart by the object's name, as the Secret store does.
+  if (s.store && !s.object) conflict(ctx, 'StoreNeedsObject', 'store', '--store keeps backups and plan artifacts per CAPTF object: pass --object NAME (CAPTF_OBJECT) too');
+};
+
 /** The schema of each op's settings. */
 export const OP_SCHEMAS = {
-  apply: settingsOf(OP_SETTINGS.apply).superRefine((s, ctx) => {
+  apply: settingsOf(OP_SETTINGS.apply).superRefine(commonRules).superRefine((s, ctx) => {
     if (s.planArtifact) {
       // The approval binds the plan itself, so the guard does not apply to it.
       if (!isSha256(s.approvedPlanHash))
@@ -80,14 +91,14 @@ export const OP_SCHEMAS = {
       conflict(ctx, 'GuardRequired', 'guard', 'the destructive-plan guard cannot be turned off for a cluster: drop --guard off (CAPTF_GUARD), or pass --kind machine or pool');
     }
   }),
-  plan: settingsOf(OP_SETTINGS.plan),
-  refresh: settingsOf(OP_SETTINGS.refresh),
-  drift: settingsOf(OP_SETTINGS.drift),
-  destroy: settingsOf(OP_SETTINGS.destroy),
-  restore: settingsOf(OP_SETTINGS.restore).superRefine((s, ctx) => {
+  plan: settingsOf(OP_SETTINGS.plan).superRefine(commonRules),
+  refresh: settingsOf(OP_SETTINGS.refresh).superRefine(commonRules),
+  drift: settingsOf(OP_SETTINGS.drift).superRefine(commonRules),
+  destroy: settingsOf(OP_SETTINGS.destroy).superRefine(commonRules),
+  restore: settingsOf(OP_SETTINGS.restore).superRefine(commonRules).superRefine((s, ctx) => {
     if (!s.backup) conflict(ctx, 'BackupMissing', 'backup', 'restore needs the backup to restore: pass --backup DIR (or a Secret reference, see contract.md)');
   }),
-  unlock: settingsOf(OP_SETTINGS.unlock).superRefine((s, ctx) => {
+  unlock: settingsOf(OP_SETTINGS.unlock).superRefine(commonRules).superRefine((s, ctx) => {
     if (!s.lockId) conflict(ctx, 'LockIdMissing', 'lockId', 'unlock needs --lock-id ID: the lock id terraform reported (result.lock.id of the run that met the lock)');
   }),
 } satisfies Record<Op, z.ZodType>;

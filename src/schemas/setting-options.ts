@@ -35,7 +35,12 @@ const COMMON = {
   terminationLog: { value: '<path>', help: 'termination message path', default: '/dev/termination-log' },
   // Every op takes it (a Job's environment is the same for every op); destroy, restore, refresh and unlock never read it.
   policy: { value: '<dir>', help: 'plan policies in CEL: apply, plan and drift read them; refresh, destroy, restore and unlock never do', defaultText: '/captf/policy when it exists' },
-  backups: { value: '<dir>', help: 'where state backups go before the op changes anything', defaultText: 'Secrets in a cluster, else <out>/backups' },
+  store: {
+    value: '<url>',
+    help: "where backups, plan artifacts and blocked records go: postgres://… (tables in ?schema=, default captf), postgres (terraform's pg backend settings: PG_CONN_STR, PG_SCHEMA_NAME) or s3://bucket/prefix; --backups and --artifacts DIR still win for their kind",
+    defaultText: 'Secrets in a cluster, else directories',
+  },
+  backups: { value: '<dir>', help: 'where state backups go before the op changes anything', defaultText: 'the --store, else Secrets in a cluster, else <out>/backups' },
   keepBackups: { value: '<n>', help: 'how many backups to keep', default: 3 },
   chunkBytes: { value: '<n>', help: 'chunk size of artifacts and backups', default: DEFAULT_CHUNK_BYTES },
   maxArtifactBytes: {

@@ -48,3 +48,13 @@ export function parseOrInternal<T>(schema: z.ZodType<T>, value: unknown, what: s
   if (!parsed.success) throw internalError(`invalid ${what}: ${z.prettifyError(parsed.error)}`);
   return parsed.data;
 }
+
+/** A complete object under the name: artifacts are never overwritten. */
+export function artifactExists(location: string, object: string, detail?: Record<string, unknown>): RunnerError {
+  return new RunnerError({
+    kind: 'artifact',
+    reason: 'ArtifactExists',
+    message: `"${object}" in ${location} is already a complete artifact and artifacts are never overwritten: write under a new name or delete it first`,
+    detail: { location, object, ...detail },
+  });
+}

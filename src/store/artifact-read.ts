@@ -146,8 +146,14 @@ export function chunkSetProblem(present: readonly number[], expected: number): {
 export function chunkProblem(data: Buffer, chunk: ChunkEntry): string | undefined {
   // A store reads at most one byte more than listed: a longer chunk is never read whole.
   if (data.length > chunk.bytes) return `has chunk ${chunk.index} of more than the ${chunk.bytes} bytes the manifest lists`;
-  if (data.length !== chunk.bytes) return `has chunk ${chunk.index} of ${data.length} bytes; the manifest lists ${chunk.bytes}`;
-  if (sha256Hex(data) !== chunk.sha256) return `has chunk ${chunk.index} whose sha256 differs from the manifest`;
+  return heldChunkProblem({ index: chunk.index, bytes: data.length, sha256: () => sha256Hex(data) }, chunk);
+}
+
+/** What is wrong with a chunk as a store holds it (its size, and its sha256, computed only when the size is right), if anything. */
+export function heldChunkProblem(held: { index: number; bytes: number; sha256: string | (() => string) }, chunk: ChunkEntry): string | undefined {
+  if (held.bytes !== chunk.bytes) return `has chunk ${chunk.index} of ${held.bytes} bytes; the manifest lists ${chunk.bytes}`;
+  const sha256 = typeof held.sha256 === 'string' ? held.sha256 : held.sha256();
+  if (sha256 !== chunk.sha256) return `has chunk ${chunk.index} whose sha256 differs from the manifest`;
   return undefined;
 }
 

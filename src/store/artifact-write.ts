@@ -11,10 +11,10 @@ import tar from 'tar-stream';
 import { RunnerError, usageError } from '../errors.ts';
 import { hashing, sha256Hex } from '../util/sha256.ts';
 import { internalError, messageOf, parseOrInternal, tooLarge } from './artifact-errors.ts';
-import { chunkProblem, chunkSetProblem } from './artifact-read.ts';
+import { chunkSetProblem, heldChunkProblem } from './artifact-read.ts';
 import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_ARTIFACT_BYTES, MAX_CHUNK_BYTES, MAX_CHUNKS, MIN_CHUNK_BYTES } from './limits.ts';
 import { ARTIFACT_API_VERSION, ArtifactFileName, ArtifactManifest, ArtifactMetaSchema, type ArtifactKind, type ArtifactMeta, type ChunkEntry, type FileEntry } from './manifest.ts';
-import type { ChunkStore } from './store.ts';
+import type { ChunkStore, HeldChunk, ObjectWrite } from './store.ts';
 
 /** A file to pack: from disk (streamed) or from memory. Extracted files are always 0600. */
 export type ArtifactFile = { name: string } & ({ path: string } | { data: Buffer });
@@ -30,9 +30,9 @@ const ENTRY_DEFAULTS = { type: 'file', mode: 0o600, mtime: new Date(0), uid: 0, 
 
 /**
  * Packs `files` into `object`, chunk by chunk, then writes the manifest: the object is complete
- * only once every chunk has been written and read back intact. Refuses to overwrite a complete
- * object; leftovers of an earlier, unfinished write under the same name are replaced. On failure
- * the partial object is deleted (best effort) and nothing is complete.
+ * only once every chunk has been written and the store holds each intact. Refuses to overwrite a
+ * complete object; leftovers of an earlier, unfinished write under the same name are replaced. On
+ * failure the write is abandoned (what it wrote removed, best effort) and nothing is complete.
  */
 export async function writeArtifact(
   store: ChunkStore,
@@ -46,15 +46,7 @@ export async function writeArtifact(
   checkFiles(files);
   const validMeta = parseOrInternal(ArtifactMetaSchema, meta, 'artifact metadata');
 
-  if (await store.getManifest(object)) {
-    throw new RunnerError({
-      kind: 'artifact',
-      reason: 'ArtifactExists',
-      message: `"${object}" in ${store.location} is already a complete artifact and artifacts are never overwritten: write under a new name or delete it first`,
-      detail: { location: store.location, object },
-    });
-  }
-  if ((await store.listChunks(object)).length > 0) await store.deleteObject(object);
+  const write = await store.create(object);
 
   try {
     // Refused before a chunk is written: an artifact no reader with the same setting would accept is no backup.
@@ -76,12 +68,12 @@ export async function writeArtifact(
       noteCause(error);
     });
     const storing = pipeline(pack, createGzip(), async (gzipped: AsyncIterable<Buffer>) =>
-      storeChunks(gzipped, store, object, { chunkBytes, maxBytes, kind: validMeta.kind }, chunks, whole).catch(noteCause),
+      storeChunks(gzipped, write, store, object, { chunkBytes, maxBytes, kind: validMeta.kind }, chunks, whole).catch(noteCause),
     );
     const [packed, stored] = await Promise.allSettled([packing, storing]);
     for (const side of [packed, stored]) if (side.status === 'rejected') throw cause ?? side.reason;
 
-    await verifyStoredChunks(store, object, chunks);
+    verifyHeld(store, object, await write.held(), chunks);
     const manifest = parseOrInternal(
       ArtifactManifest,
       {
@@ -97,10 +89,10 @@ export async function writeArtifact(
       },
       'artifact manifest',
     );
-    await store.putManifest(object, Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`));
+    await write.commit(Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`));
     return manifest;
   } catch (error) {
-    await store.deleteObject(object).catch(() => undefined);
+    await write.abort().catch(() => undefined);
     if (error instanceof RunnerError) throw error;
     throw new RunnerError({
       kind: 'io',
@@ -156,6 +148,7 @@ async function packFiles(pack: tar.Pack, files: readonly ArtifactFile[], entries
 /** Cuts the gzipped stream into chunks of exactly chunkBytes (the last one shorter) and stores them in order. */
 async function storeChunks(
   gzipped: AsyncIterable<Buffer>,
+  write: ObjectWrite,
   store: ChunkStore,
   object: string,
   { chunkBytes, maxBytes, kind }: { chunkBytes: number; maxBytes: number; kind: ArtifactKind },
@@ -173,7 +166,7 @@ async function storeChunks(
         `"${object}" needs more than ${MAX_CHUNKS} chunks of ${chunkBytes} bytes: raise the chunk size`,
       );
     }
-    await store.putChunk(object, index, data);
+    await write.putChunk(index, data);
     chunks.push({ index, bytes: data.length, sha256: sha256Hex(data) });
   };
   let pending: Buffer[] = [];
@@ -192,8 +185,8 @@ async function storeChunks(
   if (pendingBytes > 0) await put(Buffer.concat(pending));
 }
 
-/** Reads every chunk back: a store that lost or changed one must not get a manifest vouching for it. */
-async function verifyStoredChunks(store: ChunkStore, object: string, chunks: readonly ChunkEntry[]) {
+/** What the store holds must be what was written: a store that lost or changed a chunk must not get a manifest vouching for it. */
+function verifyHeld(store: ChunkStore, object: string, held: readonly HeldChunk[], chunks: readonly ChunkEntry[]) {
   const unverified = (text: string) =>
     new RunnerError({
       kind: 'io',
@@ -201,10 +194,11 @@ async function verifyStoredChunks(store: ChunkStore, object: string, chunks: rea
       message: `wrote "${object}" to ${store.location} but ${text}: the store lost or changed data; check it and run again`,
       detail: { location: store.location, object },
     });
-  const setProblem = chunkSetProblem(await store.listChunks(object), chunks.length);
+  const setProblem = chunkSetProblem(held.map((chunk) => chunk.index), chunks.length);
   if (setProblem) throw unverified(setProblem.text);
+  const byIndex = new Map(held.map((chunk) => [chunk.index, chunk]));
   for (const chunk of chunks) {
-    const problem = chunkProblem(await store.getChunk(object, chunk.index, chunk.bytes), chunk);
+    const problem = heldChunkProblem(byIndex.get(chunk.index)!, chunk);
     if (problem) throw unverified(problem);
   }
 }

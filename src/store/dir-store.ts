@@ -1,41 +1,64 @@
 // A ChunkStore over a local directory (local runs, --artifacts/--backups DIR, mounted volumes):
-//   <root>/<object>/chunk-00000, chunk-00001, …   the gzipped payload, split
-//   <root>/<object>/manifest.json                 written last, atomically
+//   <root>/<object>/chunk-00000, chunk-00001, …   the gzipped payload, split (each written exclusively)
+//   <root>/<object>/manifest.json                 written last, atomically and exclusively
+//   <root>/<record>                               records (blocked-<approval hash>.json), beside the objects
 // Everything here can hold secret material (plan files carry variable values and prior state),
 // so object directories are 0700 and files 0600.
 import { mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { RunnerError, usageError } from '../errors.ts';
-import { writeFileAtomic } from '../util/atomic-write.ts';
+import { writeFileAtomic, writeFileExclusive } from '../util/atomic-write.ts';
+import { makeDirs } from '../util/mkdirs.ts';
 import { readRegularFile } from '../util/regular-file.ts';
+import { sha256Hex } from '../util/sha256.ts';
+import { artifactExists } from './artifact-errors.ts';
 import { MAX_CHUNK_BYTES, MAX_CHUNKS, MAX_MANIFEST_BYTES } from './limits.ts';
-import type { ChunkStore, StoredObject } from './store.ts';
+import { checkObjectName, missingChunk, OBJECT_NAME } from './object-names.ts';
+import type { ChunkStore, HeldChunk, ObjectWrite, RecordStore, StoredObject } from './store.ts';
 
 const MANIFEST_FILE = 'manifest.json';
 const CHUNK_FILE = /^chunk-(\d{5})$/;
-const OBJECT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 
 const chunkFileName = (index: number) => `chunk-${String(index).padStart(5, '0')}`;
 
-export class DirStore implements ChunkStore {
+export class DirStore implements ChunkStore, RecordStore {
   readonly location: string;
 
   constructor(root: string) {
     this.location = resolve(root);
   }
 
-  async putChunk(object: string, index: number, data: Buffer): Promise<void> {
-    checkChunkIndex(index);
-    const dir = await this.ensureObjectDir(object);
-    await writeFileDurably(dir, chunkFileName(index), data);
-  }
-
-  async putManifest(object: string, manifest: Buffer): Promise<void> {
-    const dir = await this.ensureObjectDir(object);
-    // The chunks' directory entries must be durable before the manifest that vouches for them.
-    await syncDir(dir);
-    await writeFileDurably(dir, MANIFEST_FILE, manifest);
-    await syncDir(dir);
+  async create(object: string): Promise<ObjectWrite> {
+    if (await this.getManifest(object)) throw artifactExists(this.location, object);
+    // Chunks without a manifest: an earlier write that died.
+    if ((await this.listChunks(object)).length > 0) await this.deleteObject(object);
+    return {
+      // Exclusive, as the manifest: a racing writer of the same name never replaces another's chunk.
+      putChunk: async (index, data) => {
+        checkChunkIndex(index);
+        await writeFileDurablyOnce(await this.ensureObjectDir(object), chunkFileName(index), data, () => artifactExists(this.location, object));
+      },
+      // Read back one chunk at a time: a writer holds about two chunks, whatever the size of the files.
+      held: async () => {
+        const held: HeldChunk[] = [];
+        for (const index of await this.listChunks(object)) {
+          const data = await this.getChunk(object, index);
+          held.push({ index, bytes: data.length, sha256: sha256Hex(data) });
+        }
+        return held;
+      },
+      commit: async (manifest) => {
+        const dir = await this.ensureObjectDir(object);
+        // The chunks' directory entries must be durable before the manifest that vouches for them.
+        await syncDir(dir);
+        await writeFileDurablyOnce(dir, MANIFEST_FILE, manifest, () => artifactExists(this.location, object));
+        await syncDir(dir);
+      },
+      abort: async () => {
+        // Another writer's complete object is not this write's to remove.
+        if (!(await this.getManifest(object).catch(() => undefined))) await this.deleteObject(object);
+      },
+    };
   }
 
   async getManifest(object: string): Promise<Buffer | undefined> {
@@ -73,29 +96,15 @@ export class DirStore implements ChunkStore {
     try {
       return await readRegularFile(path, limitBytes + 1);
     } catch (error) {
-      if (isMissing(error)) {
-        throw new RunnerError({
-          kind: 'artifact',
-          reason: 'ArtifactIncomplete',
-          message: `chunk ${index} of "${object}" is missing (${path}): the object was deleted or changed while being read`,
-          detail: { location: this.location, object, chunk: index },
-        });
-      }
+      if (isMissing(error)) throw missingChunk(this.location, object, index, { path });
       throw ioError('read', path, error);
     }
   }
 
   /** Oldest first, by the time of the last write: the manifest for complete objects, else the newest entry. */
   async listObjects(): Promise<StoredObject[]> {
-    let entries;
-    try {
-      entries = await readdir(this.location, { withFileTypes: true });
-    } catch (error) {
-      if (isMissing(error)) return [];
-      throw ioError('list', this.location, error);
-    }
     const objects = await Promise.all(
-      entries
+      (await this.entries())
         .filter((entry) => entry.isDirectory() && OBJECT_NAME.test(entry.name))
         .map(async (entry) => {
           const dir = join(this.location, entry.name);
@@ -120,6 +129,58 @@ export class DirStore implements ChunkStore {
       await rm(dir, { recursive: true, force: true });
     } catch (error) {
       throw ioError('delete', dir, error);
+    }
+  }
+
+  async putRecord(name: string, data: Buffer): Promise<void> {
+    try {
+      await makeDirs(this.location, 0o700);
+    } catch (error) {
+      throw ioError('create', this.location, error);
+    }
+    await writeFileDurably(this.location, checkRecordName(name), data);
+  }
+
+  /** A regular file only, as chunks are read: whoever can write the directory could plant a FIFO or a link to a device. */
+  async getRecord(name: string, maxBytes: number): Promise<Buffer | undefined> {
+    const path = join(this.location, checkRecordName(name));
+    let data: Buffer;
+    try {
+      data = await readRegularFile(path, maxBytes + 1);
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+    if (data.length > maxBytes) throw new Error(`${path} holds more than ${maxBytes} bytes: not a record the runner wrote`);
+    return data;
+  }
+
+  /** Newest first, by modification time; ties by name. */
+  async listRecords(prefix: string): Promise<string[]> {
+    const dated = await Promise.all(
+      (await this.entries())
+        .filter((entry) => entry.isFile() && entry.name.startsWith(prefix) && RECORD_NAME.test(entry.name))
+        .map(async (entry) => ({ name: entry.name, ms: (await statIfPresent(join(this.location, entry.name)))?.mtimeMs ?? 0 })),
+    );
+    return dated.sort((a, b) => b.ms - a.ms || a.name.localeCompare(b.name)).map((entry) => entry.name);
+  }
+
+  async deleteRecord(name: string): Promise<void> {
+    const path = join(this.location, checkRecordName(name));
+    try {
+      await rm(path, { force: true });
+    } catch (error) {
+      throw ioError('delete', path, error);
+    }
+  }
+
+  /** What the store's directory holds; nothing when it does not exist yet. */
+  private async entries() {
+    try {
+      return await readdir(this.location, { withFileTypes: true });
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw ioError('list', this.location, error);
     }
   }
 
@@ -171,15 +232,14 @@ async function wrongLevel(objectDir: string, error: unknown): Promise<RunnerErro
   return misnamed('storeDirectory', newest, `${objectDir} is a directory of stored objects, not one object: it holds ${shown.join(', ')} (newest last). Name one of them, e.g. ${newest}`, inside);
 }
 
-function checkObjectName(object: string): string {
-  if (!OBJECT_NAME.test(object)) {
-    throw usageError(
-      'InvalidObjectName',
-      `"${object}" is not a valid object name: use 1 to 200 letters, digits, ".", "_" or "-", starting with a letter or digit`,
-    );
-  }
-  return object;
+/** A record is a file beside the objects: a name that cannot be an object directory's or a temp file's. */
+const RECORD_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}\.json$/;
+
+function checkRecordName(name: string): string {
+  if (!RECORD_NAME.test(name)) throw new RunnerError({ kind: 'internal', reason: 'InternalError', message: `"${name}" is not a record name` });
+  return name;
 }
+
 
 async function statIfPresent(path: string) {
   try {
@@ -195,6 +255,17 @@ async function writeFileDurably(dir: string, name: string, data: Buffer): Promis
   try {
     await writeFileAtomic(path, data, 0o600);
   } catch (error) {
+    throw ioError('write', path, error);
+  }
+}
+
+/** As writeFileDurably, but never replaces a file: `exists()` is thrown when the name is taken. */
+async function writeFileDurablyOnce(dir: string, name: string, data: Buffer, exists: () => Error): Promise<void> {
+  const path = join(dir, name);
+  try {
+    await writeFileExclusive(path, data, 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw exists();
     throw ioError('write', path, error);
   }
 }

@@ -1,9 +1,9 @@
-// A record the runner keeps beside its artifacts (blocked-<approval hash>.json in the backups dir):
-// read like the store's chunks, a regular file only and bounded, since whoever can write that dir
-// could plant a FIFO (a read that never returns) or a link to a device (one that never ends).
+// A record read from a file (<out>/result.json, the newest run's; the directory store's
+// blocked-<approval hash>.json): a regular file only and bounded, like the store's chunks, since whoever
+// can write that dir could plant a FIFO (a read that never returns) or a link to a device (one that never ends).
 import { readRegularFile } from '../util/regular-file.ts';
 
-/** A record is a masked result; one larger than this is not one the runner wrote. */
+/** A record is a masked result; one larger than this is not one the runner wrote (every store reads at most this much of one). */
 export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
 /** The record's text. Throws what open throws (ENOENT when there is none), NotRegularFileError, or an Error for one too large. */

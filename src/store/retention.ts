@@ -1,6 +1,7 @@
-// Retention on a ChunkStore: which objects to keep and which to delete.
+// Retention on a ChunkStore: which objects to keep and which to delete. The rule is stated once
+// (doomedObjects); a store that can apply it in one go (one statement, one listing) does so.
 import { usageError } from '../errors.ts';
-import type { ChunkStore } from './store.ts';
+import type { ChunkStore, PruneRequest, StoredObject } from './store.ts';
 
 export interface PruneOptions {
   /** How many complete objects to keep (the newest); at least 1. */
@@ -21,15 +22,19 @@ export async function pruneObjects(store: ChunkStore, options: PruneOptions): Pr
   if (!Number.isInteger(keep) || keep < 1) {
     throw usageError('InvalidRetention', `cannot keep ${keep} objects: keep at least 1 (the newest complete one)`);
   }
-  const objects = (await store.listObjects()).filter((stored) => stored.name.startsWith(prefix));
-  const complete = objects.filter((stored) => stored.complete);
-  const keptComplete = new Set(complete.slice(-keep).map((stored) => stored.name));
-  const newestComplete = objects.reduce((newest, stored, position) => (stored.complete ? position : newest), -1);
+  const request: PruneRequest = { keep, prefix, protect };
+  if (store.prune) return { deleted: await store.prune(request) };
+  const doomed = doomedObjects(await store.listObjects(), request);
+  for (const name of doomed) await store.deleteObject(name);
+  return { deleted: doomed };
+}
 
-  const doomed = objects.filter(
-    (stored, position) =>
-      !protect.includes(stored.name) && (stored.complete ? !keptComplete.has(stored.name) : position < newestComplete),
-  );
-  for (const stored of doomed) await store.deleteObject(stored.name);
-  return { deleted: doomed.map((stored) => stored.name) };
+/** The names retention deletes from `objects` (oldest first, as a store lists them), oldest first. */
+export function doomedObjects(objects: readonly StoredObject[], { keep, prefix, protect }: PruneRequest): string[] {
+  const family = objects.filter((stored) => stored.name.startsWith(prefix));
+  const keptComplete = new Set(family.filter((stored) => stored.complete).slice(-keep).map((stored) => stored.name));
+  const newestComplete = family.reduce((newest, stored, position) => (stored.complete ? position : newest), -1);
+  return family
+    .filter((stored, position) => !protect.includes(stored.name) && (stored.complete ? !keptComplete.has(stored.name) : position < newestComplete))
+    .map((stored) => stored.name);
 }

@@ -12,7 +12,10 @@ import { RunnerError, usageError } from '../errors.ts';
 import { isKubeError, KubeReason } from '../kube/api-errors.ts';
 import type { KubeClient, ObjectMeta, Secret } from '../kube/client.ts';
 import { derivedName, dnsNamePartFor, isDnsSubdomain, LABEL_ARTIFACT_KIND, LABEL_MANAGED_BY, labelValueFor, MANAGED_BY, MAX_NAME_LENGTH } from '../kube/names.ts';
-import type { ChunkStore, StoredObject } from './store.ts';
+import { artifactExists } from './artifact-errors.ts';
+import { checkObjectName, missingChunk } from './object-names.ts';
+import { doomedObjects } from './retention.ts';
+import type { ChunkStore, HeldChunk, ObjectWrite, PruneRequest, StoredObject } from './store.ts';
 import { sha256Hex } from '../util/sha256.ts';
 
 export const StoreLabel = {
@@ -47,9 +50,6 @@ export interface SecretChunkStoreOptions {
 
 type Part = 'chunk' | 'manifest';
 
-/** The directory store's rule for object names. */
-const OBJECT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
-
 export class SecretChunkStore implements ChunkStore {
   readonly location: string;
   private readonly client: KubeClient;
@@ -76,28 +76,54 @@ export class SecretChunkStore implements ChunkStore {
     this.location = `secret:${options.namespace}/${options.prefix}`;
   }
 
-  async putChunk(object: string, index: number, data: Buffer): Promise<void> {
-    this.checkObjectName(object);
-    if (!Number.isInteger(index) || index < 0) throw new RangeError(`chunk index must be a non-negative integer, got ${index}`);
-    await this.putPart(object, 'chunk', this.chunkName(object, index), { [StoreLabel.chunkIndex]: String(index) }, CHUNK_KEY, data);
-  }
-
-  async putManifest(object: string, manifest: Buffer): Promise<void> {
-    this.checkObjectName(object);
-    // The count of chunks present, so `kubectl get secrets -l ...` shows whether a backup is whole.
-    const chunkCount = (await this.listChunks(object)).length;
-    await this.putPart(object, 'manifest', this.manifestName(object), { [StoreLabel.chunkCount]: String(chunkCount) }, MANIFEST_KEY, manifest);
+  /**
+   * A write lists the object's chunks once, after the last chunk: each chunk is checked in the
+   * create's answer (the API server echoes what it stored), never read again.
+   */
+  async create(object: string): Promise<ObjectWrite> {
+    checkObjectName(object);
+    if (await this.getManifest(object)) throw artifactExists(this.location, object);
+    const echoed = new Map<number, HeldChunk>();
+    const created = new Set<string>();
+    return {
+      putChunk: async (index, data) => {
+        if (!Number.isInteger(index) || index < 0) throw new RangeError(`chunk index must be a non-negative integer, got ${index}`);
+        const name = this.chunkName(object, index);
+        const stored = await this.putPart(object, 'chunk', name, { [StoreLabel.chunkIndex]: String(index) }, CHUNK_KEY, data, { replaceLeftover: true });
+        created.add(name);
+        const held = Buffer.from(stored.data?.[CHUNK_KEY] ?? '', 'base64');
+        echoed.set(index, { index, bytes: held.length, sha256: sha256Hex(held) });
+      },
+      held: async () => {
+        const held: HeldChunk[] = [];
+        for (const meta of await this.list({ [StoreLabel.object]: labelValueFor(object), [StoreLabel.part]: 'chunk' })) {
+          if (objectOf(meta) !== object || !meta.name) continue;
+          const chunk = echoed.get(Number(meta.labels?.[StoreLabel.chunkIndex]));
+          // Not written by this write: left by an earlier one that died before its manifest.
+          if (chunk && created.has(meta.name)) held.push(chunk);
+          else await this.client.deleteSecret(this.namespace, meta.name);
+        }
+        return held;
+      },
+      commit: async (manifest) => {
+        // The count of chunks written, so `kubectl get secrets -l ...` shows whether a backup is whole.
+        await this.putPart(object, 'manifest', this.manifestName(object), { [StoreLabel.chunkCount]: String(created.size) }, MANIFEST_KEY, manifest, { replaceLeftover: false });
+      },
+      abort: async () => {
+        for (const name of created) await this.client.deleteSecret(this.namespace, name);
+      },
+    };
   }
 
   async getManifest(object: string): Promise<Buffer | undefined> {
-    this.checkObjectName(object);
+    checkObjectName(object);
     const name = this.manifestName(object);
     const secret = await this.client.getSecret(this.namespace, name);
     return secret && this.readPart(secret, object, name, MANIFEST_KEY);
   }
 
   async listChunks(object: string): Promise<number[]> {
-    this.checkObjectName(object);
+    checkObjectName(object);
     const metas = await this.list({ [StoreLabel.object]: labelValueFor(object), [StoreLabel.part]: 'chunk' });
     return metas
       .filter((meta) => objectOf(meta) === object)
@@ -106,47 +132,37 @@ export class SecretChunkStore implements ChunkStore {
       .sort((a, b) => a - b);
   }
 
-  /** A Secret holds at most 1 MiB (and the client reads at most 32 MiB of an answer): `limitBytes` needs no enforcing here. */
-  async getChunk(object: string, index: number): Promise<Buffer> {
-    this.checkObjectName(object);
+  /** A Secret holds at most 1 MiB (and the client reads at most 32 MiB of an answer): read whole, handed on to `limitBytes + 1`. */
+  async getChunk(object: string, index: number, limitBytes?: number): Promise<Buffer> {
+    checkObjectName(object);
     const name = this.chunkName(object, index);
     const secret = await this.client.getSecret(this.namespace, name);
-    if (!secret) {
-      throw new RunnerError({
-        kind: 'artifact',
-        reason: 'ArtifactIncomplete',
-        message: `chunk ${index} of ${object} is missing from ${this.location} (no Secret "${name}")`,
-        detail: { location: this.location, object, index, secret: name },
-      });
-    }
-    return this.readPart(secret, object, name, CHUNK_KEY);
+    if (!secret) throw missingChunk(this.location, object, index, { secret: name });
+    const data = this.readPart(secret, object, name, CHUNK_KEY);
+    return limitBytes === undefined ? data : data.subarray(0, limitBytes + 1);
   }
 
   /** Oldest first, by the time of the last write, as the directory store: the manifest's for
    * complete objects, else the newest chunk's. */
   async listObjects(): Promise<StoredObject[]> {
-    const byObject = new Map<string, { complete: boolean; created: string | undefined }>();
-    for (const meta of await this.list({})) {
-      const name = objectOf(meta);
-      if (!name) continue;
-      const entry = byObject.get(name) ?? { complete: false, created: undefined };
-      const created = meta.creationTimestamp;
-      if (meta.labels?.[StoreLabel.part] === 'manifest') {
-        entry.complete = true;
-        entry.created = created;
-      } else if (!entry.complete && created && (!entry.created || created > entry.created)) {
-        entry.created = created;
-      }
-      byObject.set(name, entry);
+    return objectsOf(await this.list({}));
+  }
+
+  /** Retention from one list: the Secrets of each doomed object are named in it, manifest first. */
+  async prune(request: PruneRequest): Promise<string[]> {
+    const metas = await this.list({});
+    const doomed = doomedObjects(objectsOf(metas), request);
+    for (const object of doomed) {
+      const parts = metas.filter((meta) => objectOf(meta) === object && meta.name);
+      parts.sort((a, b) => Number(b.labels?.[StoreLabel.part] === 'manifest') - Number(a.labels?.[StoreLabel.part] === 'manifest'));
+      for (const meta of parts) await this.client.deleteSecret(this.namespace, meta.name!);
     }
-    return [...byObject.entries()]
-      .map(([name, { complete, created }]) => ({ name, complete, ...(created && { created }) }))
-      .sort((a, b) => (a.created ?? '').localeCompare(b.created ?? '') || a.name.localeCompare(b.name));
+    return doomed;
   }
 
   /** The manifest goes first, so the object never looks complete while its chunks are going. */
   async deleteObject(object: string): Promise<void> {
-    this.checkObjectName(object);
+    checkObjectName(object);
     await this.client.deleteSecret(this.namespace, this.manifestName(object));
     const metas = await this.list({ [StoreLabel.object]: labelValueFor(object) });
     for (const meta of metas) {
@@ -162,15 +178,6 @@ export class SecretChunkStore implements ChunkStore {
     return derivedName(`${this.prefix}-${dnsNamePartFor(object)}`, 'manifest');
   }
 
-  private checkObjectName(object: string): void {
-    if (!OBJECT_NAME.test(object)) {
-      throw usageError(
-        'InvalidObjectName',
-        `"${object}" is not a valid object name: use 1 to 200 letters, digits, ".", "_" or "-", starting with a letter or digit`,
-      );
-    }
-  }
-
   private storeSelector(extra: Record<string, string>): string {
     const labels = { [StoreLabel.store]: labelValueFor(this.prefix), [StoreLabel.artifactKind]: this.artifactKind, ...extra };
     return Object.entries(labels)
@@ -182,7 +189,13 @@ export class SecretChunkStore implements ChunkStore {
     return this.client.listSecretMetadata(this.namespace, this.storeSelector(extra));
   }
 
-  private async putPart(object: string, part: Part, name: string, partLabels: Record<string, string>, key: string, data: Buffer): Promise<void> {
+  /**
+   * Creates one immutable Secret and returns it as the API server stored it (the create's answer).
+   * A retried write finds its own Secret: fine when it holds the same bytes. A chunk of other
+   * bytes under the name is an unfinished earlier write's (`replaceLeftover`), replaced; a manifest
+   * never is: the object is someone else's, complete.
+   */
+  private async putPart(object: string, part: Part, name: string, partLabels: Record<string, string>, key: string, data: Buffer, { replaceLeftover }: { replaceLeftover: boolean }): Promise<Secret> {
     const sha256 = sha256Hex(data);
     const secret: Secret = {
       apiVersion: 'v1',
@@ -206,21 +219,26 @@ export class SecretChunkStore implements ChunkStore {
       immutable: true,
       data: { [key]: data.toString('base64') },
     };
-    try {
-      await this.client.createSecret(this.namespace, secret);
-      return;
-    } catch (error) {
-      if (!isKubeError(error, KubeReason.AlreadyExists)) throw error;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.client.createSecret(this.namespace, secret);
+      } catch (error) {
+        if (!isKubeError(error, KubeReason.AlreadyExists)) throw error;
+      }
+      const existing = await this.client.getSecret(this.namespace, name);
+      const ours = existing !== undefined && this.belongsHere(existing, object);
+      if (ours && sha256Hex(Buffer.from(existing.data?.[key] ?? '', 'base64')) === sha256) return existing;
+      // A leftover only while the object has no manifest: a complete object's chunks are never replaced.
+      if (!ours || !replaceLeftover || attempt > 1 || (await this.getManifest(object))) {
+        throw new RunnerError({
+          kind: 'artifact',
+          reason: 'ArtifactExists',
+          message: `cannot write the ${part} of ${object} to ${this.location}: Secret "${name}" already exists with other content; artifact names must not be reused`,
+          detail: { location: this.location, object, secret: name },
+        });
+      }
+      await this.client.deleteSecret(this.namespace, name);
     }
-    // A retried write finds its own Secret: fine when it holds the same bytes.
-    const existing = await this.client.getSecret(this.namespace, name);
-    if (existing && this.belongsHere(existing, object) && existing.metadata?.annotations?.[StoreAnnotation.sha256] === sha256) return;
-    throw new RunnerError({
-      kind: 'artifact',
-      reason: 'ArtifactExists',
-      message: `cannot write the ${part} of ${object} to ${this.location}: Secret "${name}" already exists with other content; artifact names must not be reused`,
-      detail: { location: this.location, object, secret: name },
-    });
   }
 
   private readPart(secret: Secret, object: string, name: string, key: string): Buffer {
@@ -252,3 +270,24 @@ export class SecretChunkStore implements ChunkStore {
 }
 
 const objectOf = (meta: ObjectMeta) => meta.annotations?.[StoreAnnotation.object] ?? meta.labels?.[StoreLabel.object];
+
+/** The objects a listing of the store's Secrets shows, oldest first (see listObjects). */
+function objectsOf(metas: readonly ObjectMeta[]): StoredObject[] {
+  const byObject = new Map<string, { complete: boolean; created: string | undefined }>();
+  for (const meta of metas) {
+    const name = objectOf(meta);
+    if (!name) continue;
+    const entry = byObject.get(name) ?? { complete: false, created: undefined };
+    const created = meta.creationTimestamp;
+    if (meta.labels?.[StoreLabel.part] === 'manifest') {
+      entry.complete = true;
+      entry.created = created;
+    } else if (!entry.complete && created && (!entry.created || created > entry.created)) {
+      entry.created = created;
+    }
+    byObject.set(name, entry);
+  }
+  return [...byObject.entries()]
+    .map(([name, { complete, created }]) => ({ name, complete, ...(created && { created }) }))
+    .sort((a, b) => (a.created ?? '').localeCompare(b.created ?? '') || a.name.localeCompare(b.name));
+}

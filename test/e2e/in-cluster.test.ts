@@ -77,7 +77,7 @@ output "kept" {
     assert.ok(!written.includes('CANARY-upfront'), written);
   });
 
-  it('a plan artifact in Secrets is applied by its reference', async (t) => {
+  it('a plan artifact in Secrets is applied by its reference, then deleted; one gone stale is refused and deleted too', async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
     const planJob = await api.runAsJob(NS, 'plan-1', s.dir);
     const planned = await s.run('plan', planJob.args, planJob.env);
@@ -88,6 +88,23 @@ output "kept" {
     assert.equal(applied.exitCode, 0, explain(applied));
     assert.equal(applied.result!.planHash, planned.result!.planHash);
     assert.equal((await s.readState()).resources.length > 0, true);
+    const spent = api.secrets(NS).filter((secret) => secret.metadata.annotations?.['captf.io/object'] === planned.result!.planArtifact!.object);
+    assert.deepEqual(spent, [], 'the applied plan artifact no longer takes etcd space');
+
+    const planAgain = await api.runAsJob(NS, 'plan-2', s.dir);
+    const second = await s.run('plan', [...planAgain.args, '--image', 'registry.example/captf-module:1.0.1'], planAgain.env);
+    assert.equal(second.exitCode, 0, explain(second));
+    const waiting = () => api.secrets(NS).filter((secret) => secret.metadata.annotations?.['captf.io/object'] === second.result!.planArtifact!.object);
+    assert.ok(waiting().length >= 2, 'chunks and a manifest');
+    // Something else applies in between: a new image with no resource change records a new inputs hash.
+    const betweenJob = await api.runAsJob(NS, 'apply-between', s.dir);
+    const between = await s.run('apply', [...betweenJob.args, '--image', 'registry.example/captf-module:1.0.2'], betweenJob.env);
+    assert.equal(between.exitCode, 0, explain(between));
+    const staleJob = await api.runAsJob(NS, 'apply-stale', s.dir);
+    const stale = await s.run('apply', [...staleJob.args, '--image', 'registry.example/captf-module:1.0.1', '--plan-artifact', `secret:${second.result!.planArtifact!.location.split('/').at(-1)}/${second.result!.planArtifact!.object}`, '--approved-plan-hash', second.result!.planHash!], staleJob.env);
+    assert.equal(stale.exitCode, 5, explain(stale));
+    assert.equal(stale.result!.error!.reason, 'PlanStale');
+    assert.deepEqual(waiting(), [], 'a stale plan can never apply again: its artifact no longer takes etcd space');
   });
 
   it('a valid 240-character object name: backups and plan artifacts go to Secrets whose names are shortened with a digest, and read back', async (t) => {

@@ -4,6 +4,7 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { modules, resourceIds, tempDir, type FileTree } from '../support/tf-modules.ts';
 import { explain, recordedInputsHash, scenario, type RunnerRun, type Scenario } from './runner.ts';
@@ -173,9 +174,10 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
     assert.equal(r.state!.serialAfter, state.serial);
     assert.ok(r.state!.serialBefore! < state.serial);
 
-    // The plan file holds secrets: nothing of it outlives the run.
+    // The plan file holds secrets: nothing of it outlives the run, and the applied artifact (it can never apply again) is gone.
     const leftovers = (await readdir(workdir, { recursive: true })).filter((name) => String(name).endsWith('.tfplan'));
     assert.deepEqual(leftovers, []);
+    assert.equal(existsSync(p.artifact), false, 'the spent plan artifact is deleted');
     assertNoCanary(run);
   });
 
@@ -302,6 +304,7 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
     assert.deepEqual(await readFile(p.s.state), changed, 'the state is as the in-between apply left it');
     assert.deepEqual(resourceIds(await p.s.readState()), ids);
     assert.equal(r.state!.serialBefore, (await p.s.readState()).serial);
+    assert.equal(existsSync(p.artifact), false, 'a stale plan can never apply again: its artifact is deleted');
     assertNoCanary(run);
   });
 });

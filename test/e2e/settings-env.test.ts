@@ -60,6 +60,8 @@ describe('settings per op', () => {
       artifacts,
       chunkBytes: '1024',
       maxArtifactBytes: String(2 ** 27),
+      // Never reached: --backups and --artifacts win for their kind (and keep the blocked records).
+      store: 'postgres://captf@127.0.0.1:1/unused',
       backups: join(s.dir, 'backups'),
       backup,
       force: '1',

@@ -162,8 +162,10 @@ test('the example Role is all the runner needs, and no create rule pretends to b
   await writeResultSecret(h.client, identity, blockedResult({ outcome: 'interrupted' }), undefined); // get + delete + create
   await annotateJob(h.client, identity, blockedResult(), written);
   const store = new SecretChunkStore({ client: h.client, namespace, prefix: 'captf-backup-cluster-prod', artifactKind: 'backup' });
-  await store.putChunk('b1', 0, Buffer.from('state'));
-  await store.putManifest('b1', Buffer.from('manifest'));
+  const write = await store.create('b1');
+  await write.putChunk(0, Buffer.from('state'));
+  await write.held();
+  await write.commit(Buffer.from('manifest'));
   await store.listObjects();
   await store.getChunk('b1', 0);
   await store.deleteObject('b1');

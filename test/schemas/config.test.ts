@@ -51,6 +51,21 @@ describe('settings per op', () => {
     assert.equal(loadSettings('unlock', {}, { CAPTF_LOCK_ID: 'l' }).lockId, 'l');
   });
 
+  it('--store: a postgres URL, postgres (the pg backend\'s settings) or an S3 location, for one object, in every op', () => {
+    for (const store of ['postgres://captf@db:5432/captf?schema=captf_tc_prod', 'postgresql://db/captf', 'postgres', 's3://captf-artifacts/fleet', 's3://captf-artifacts']) {
+      for (const op of Op.options) assert.equal(loadSettings(op, { store, object: 'prod', backup: '/b', lockId: 'l' }, {}).store, store, `${op} ${store}`);
+    }
+    assert.equal(loadSettings('apply', {}, { CAPTF_STORE: 's3://captf-artifacts/x', CAPTF_OBJECT: 'prod' }).store, 's3://captf-artifacts/x');
+    for (const store of ['mysql://db/x', 'pg', 's3://Captf/x', 's3://a', '/a/dir', 'secret:ns/prefix']) {
+      const e = refusal(() => loadSettings('plan', { store, object: 'prod' }, {}));
+      assert.equal(e.reason, 'SettingsInvalid', store);
+      assert.match(e.message, /--store \(or CAPTF_STORE\)/);
+    }
+    const e = refusal(() => loadSettings('destroy', { store: 'postgres' }, {}));
+    assert.equal(e.reason, 'StoreNeedsObject');
+    assert.match(e.message, /pass --object NAME/);
+  });
+
   it('an invalid value beside a broken rule is named as an invalid setting', () => {
     const e = refusal(() => loadSettings('apply', { guard: 'off', chunkBytes: '1' }, {}));
     assert.equal(e.reason, 'SettingsInvalid');

@@ -76,9 +76,10 @@ export async function storeCraftedBackup(
   const payload = options.gzipped ?? gzipSync(options.tar);
   const chunkBytes = options.chunkBytes ?? payload.length;
   const chunks = [];
+  const write = await store.create(object);
   for (let offset = 0, index = 0; offset < payload.length; offset += chunkBytes, index++) {
     const data = payload.subarray(offset, offset + chunkBytes);
-    await store.putChunk(object, index, data);
+    await write.putChunk(index, data);
     chunks.push({ index, bytes: data.length, sha256: sha256(data) });
   }
   const manifest = ArtifactManifest.parse({
@@ -92,8 +93,21 @@ export async function storeCraftedBackup(
     files: options.files,
     createdAt: new Date().toISOString(),
   });
-  await store.putManifest(object, Buffer.from(JSON.stringify(manifest)));
+  await write.commit(Buffer.from(JSON.stringify(manifest)));
   return manifest;
+}
+
+/** Writes an object of these chunks and manifest bytes (whatever they say) through the store's own write. */
+export async function putObject(store: ChunkStore, object: string, chunks: readonly Buffer[], manifest = Buffer.from('{}')): Promise<void> {
+  const write = await store.create(object);
+  for (const [index, data] of chunks.entries()) await write.putChunk(index, data);
+  await write.commit(manifest);
+}
+
+/** Chunks of a write that died before its manifest (neither committed nor aborted): a partial object, where the store can hold one. */
+export async function putPartial(store: ChunkStore, object: string, chunks: readonly Buffer[]): Promise<void> {
+  const write = await store.create(object);
+  for (const [index, data] of chunks.entries()) await write.putChunk(index, data);
 }
 
 export const fileEntry = (name: string, data: Buffer): FileEntry => ({ name, bytes: data.length, sha256: sha256(data) });

@@ -36,9 +36,15 @@ function sampledEvery2MiB(inner: DirStore, sample: () => void): ChunkStore {
   let chunks = 0;
   const counted = () => ++chunks % ((2 * MiB) / CHUNK_BYTES) === 0 && sample();
   return Object.assign(Object.create(inner) as DirStore, {
-    putChunk: async (object: string, index: number, data: Buffer) => {
-      await inner.putChunk(object, index, data);
-      counted();
+    create: async (object: string) => {
+      const write = await inner.create(object);
+      return {
+        ...write,
+        putChunk: async (index: number, data: Buffer) => {
+          await write.putChunk(index, data);
+          counted();
+        },
+      };
     },
     getChunk: async (object: string, index: number, limitBytes?: number) => {
       const data = await inner.getChunk(object, index, limitBytes);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pruneObjects } from '../../src/store/retention.ts';
 import { DirStore } from '../../src/store/dir-store.ts';
-import { rejectsWith, tempDir } from './helpers.ts';
+import { putObject, putPartial, rejectsWith, tempDir } from './helpers.ts';
 
 type Spec = { name: string; complete: boolean };
 
@@ -12,8 +12,8 @@ type Spec = { name: string; complete: boolean };
 async function storeWith(t: Parameters<typeof tempDir>[0], specs: readonly Spec[]): Promise<DirStore> {
   const store = new DirStore(await tempDir(t));
   for (const [position, { name, complete }] of specs.entries()) {
-    await store.putChunk(name, 0, Buffer.from(name));
-    if (complete) await store.putManifest(name, Buffer.from('{}'));
+    if (complete) await putObject(store, name, [Buffer.from(name)]);
+    else await putPartial(store, name, [Buffer.from(name)]);
     const dir = join(store.location, name);
     const target = complete ? join(dir, 'manifest.json') : dir;
     await utimes(target, 1_000 + position, 1_000 + position);

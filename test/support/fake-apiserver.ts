@@ -56,6 +56,11 @@ export interface RecordedRequest {
   token: string | undefined;
   accept: string | undefined;
   status: number;
+  /** The request body's bytes, and the answer body's (what crossed the wire besides headers). */
+  requestBytes: number;
+  responseBytes: number;
+  /** A create's object name (from its body: the path names none). */
+  created?: string;
 }
 
 export interface FakeApiServerOptions {
@@ -103,6 +108,8 @@ export class FakeApiServer {
   silent = false;
   /** The clock that stamps creationTimestamp; tests move it to order objects. */
   now: () => Date = () => new Date();
+  /** Changes each object created before it is stored (and echoed): a server that keeps other bytes than it was sent. */
+  alterCreated: ((object: KubeObject) => void) | undefined;
 
   private readonly objects = new Map<string, KubeObject>();
   private readonly faults: { match: FaultMatch; fault: Fault }[] = [];
@@ -195,6 +202,11 @@ export class FakeApiServer {
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   }
 
+  /** Puts a Secret in place behind the runner's back, immutable or not (e.g. a chunk someone changed). */
+  setSecret(namespace: string, secret: KubeObject): void {
+    this.store('secrets', { ...secret, metadata: { ...secret.metadata, namespace } }, true);
+  }
+
   /** Removes an object behind the runner's back (e.g. a chunk lost to a partial write). */
   removeSecret(namespace: string, name: string): void {
     this.objects.delete(key('secrets', namespace, name));
@@ -216,6 +228,8 @@ export class FakeApiServer {
       token,
       accept: req.headers.accept,
       status: 0,
+      requestBytes: 0,
+      responseBytes: 0,
     };
     this.requests.push(record);
     if (this.silent) return; // the connection stays open until the client gives up (or stop())
@@ -238,14 +252,16 @@ export class FakeApiServer {
       }
       this.authorize(route);
       const body = await readBody(req);
+      record.requestBytes = body.length;
+      if (route.verb === 'create') record.created = (parseJson(body).metadata as { name?: string } | undefined)?.name;
       const { status, object } = this.dispatch(route, url, body, req.headers);
       record.status = status;
-      send(res, status, object);
+      record.responseBytes = send(res, status, object);
     } catch (error) {
       // A bug in the fake shows up as a 500 the test sees, not as a crash of the test process.
       const answer = error instanceof HttpError ? error : new HttpError(500, statusBody(500, 'InternalError', `fake apiserver: ${String(error)}`));
       record.status = answer.status;
-      send(res, answer.status, answer.body, answer.headers);
+      record.responseBytes = send(res, answer.status, answer.body, answer.headers);
     }
   }
 
@@ -307,6 +323,7 @@ export class FakeApiServer {
             }),
           );
         }
+        this.alterCreated?.(object);
         return { status: 201, object: this.store(resource, object, true) };
       }
       case 'update':
@@ -529,10 +546,13 @@ function parseJson(body: Buffer): KubeObject {
   throw new HttpError(400, statusBody(400, 'BadRequest', 'the body of the request was in an unknown format'));
 }
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+/** Sends a JSON answer; returns its body's size in bytes. */
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): number {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
+  const bytes = Buffer.byteLength(text);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': bytes, ...headers });
   res.end(text);
+  return bytes;
 }
 
 /** RFC 7386 JSON merge patch. */
