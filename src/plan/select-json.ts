@@ -40,7 +40,7 @@ export interface Probe {
 }
 export type Selector = typeof KEEP | Shape | Probe;
 
-const isProbe = (selector: Selector | undefined): selector is Probe => typeof selector === 'object' && 'probe' in selector;
+const isProbe = (selector: Selector | undefined): selector is Probe => typeof selector === 'object' && (selector as Partial<Probe>).probe !== undefined;
 /** Whether a token under this selector is built (a probe only needs to know it is there). */
 const builds = (selector: Selector | undefined) => selector !== undefined && !isProbe(selector);
 
@@ -152,9 +152,13 @@ const SHORT_ESCAPE = byteSet('"\\/bfnrt');
 const NUMBER_GOES_ON = byteSet('0123456789.eE+-');
 const LITERAL_BYTES: Readonly<Record<number, Buffer>> = Object.fromEntries(Object.entries(LITERALS).map(([c, literal]) => [c, Buffer.from(literal)]));
 
+/** Whether the string skipString last read whole held an escape. */
+let stringHadEscape = false;
+
 /** The closing quote of a valid string whose contents start at `j`, or -1 when the chunk ends first or the string is malformed. */
 function skipString(buf: Buffer, j: number): number {
   const n = buf.length;
+  stringHadEscape = false;
   while (j < n) {
     const kind = IN_STRING[buf[j]!]!;
     if (kind === InString.Plain) {
@@ -162,8 +166,10 @@ function skipString(buf: Buffer, j: number): number {
     } else if (kind === InString.Quote) {
       return j;
     } else if (kind === InString.Backslash && j + 1 < n && SHORT_ESCAPE[buf[j + 1]!] === 1) {
+      stringHadEscape = true;
       j += 2;
     } else if (kind === InString.Backslash && j + 5 < n && buf[j + 1] === 0x75 && HEX_DIGIT[buf[j + 2]!]! & HEX_DIGIT[buf[j + 3]!]! & HEX_DIGIT[buf[j + 4]!]! & HEX_DIGIT[buf[j + 5]!]!) {
+      stringHadEscape = true;
       j += 6;
     } else {
       return -1;
@@ -320,8 +326,12 @@ export class SelectiveJsonReader {
           i++;
           break;
         default:
-          if (!isWhitespace(c)) this.#structural(i, c);
-          i++;
+          if (isWhitespace(c)) {
+            i++;
+          } else {
+            this.#structural(i, c);
+            i = this.#wholeToken(buf, i);
+          }
       }
     }
     if (this.#capture) {
@@ -434,6 +444,39 @@ export class SelectiveJsonReader {
     return i;
   }
 
+  /**
+   * After the first byte of a token at `i` (#structural has begun it): reads the whole token at once
+   * when it is valid and the chunk holds it and the byte after it, as the byte-by-byte states would
+   * have read it, and returns where reading goes on. Anything else (a token the chunk cuts, a
+   * malformed one) is left to those states, which say where it broke.
+   */
+  #wholeToken(buf: Buffer, i: number): number {
+    const state = this.#state;
+    if (state === Lex.String) {
+      const end = skipString(buf, i + 1);
+      if (end < 0) return i + 1;
+      this.#stringHasEscape = stringHadEscape;
+      this.#endString(buf, end);
+      return end + 1;
+    }
+    if (state === Lex.Number) {
+      const end = skipNumber(buf, i);
+      if (end < 0) return i + 1;
+      this.#numberState = NumberPart.Int; // a whole number: skipNumber read its grammar
+      this.#endNumber(buf, end);
+      return end;
+    }
+    if (state === Lex.Literal) {
+      const literal = this.#literal;
+      let k = 1;
+      while (k < literal.length && buf[i + k] === literal.charCodeAt(k)) k++;
+      if (k < literal.length) return i + 1;
+      this.#scalarDone(LITERAL_VALUES[literal]);
+      return i + k;
+    }
+    return i + 1;
+  }
+
   end(): void {
     if (this.#state === Lex.Number) this.#endNumber(Buffer.alloc(0), 0);
     if (this.#state === Lex.Done) return;
@@ -542,7 +585,7 @@ export class SelectiveJsonReader {
   }
 
   #decodeString(buf: Buffer, end: number): string {
-    const text = this.#takeToken(buf, end).toString('utf8');
+    const text = this.#takeToken(buf, end, 'utf8');
     // The escapes were checked while reading, so parsing the quoted raw text cannot fail.
     return this.#stringHasEscape ? (JSON.parse(`"${text}"`) as string) : text;
   }
@@ -604,16 +647,16 @@ export class SelectiveJsonReader {
       if (end < buf.length) this.#fail(end, `invalid number: unexpected ${describeByte(buf[end]!)}`);
       throw new JsonSyntaxError('the document is truncated: it ends inside a number', { offset: this.#offset + end });
     }
-    this.#scalarDone(this.#capture ? Number(this.#takeToken(buf, end).toString('latin1')) : undefined);
+    this.#scalarDone(this.#capture ? Number(this.#takeToken(buf, end, 'latin1')) : undefined);
   }
 
-  #takeToken(buf: Buffer, end: number): Buffer {
+  /** The token's text, its bytes decoded (read straight from the chunk when it began in it: no Buffer made per token). */
+  #takeToken(buf: Buffer, end: number, encoding: 'utf8' | 'latin1'): string {
     this.#capture = false;
-    const tail = buf.subarray(this.#tokenStart, end);
-    if (this.#tokenParts.length === 0) return tail;
-    const whole = Buffer.concat([...this.#tokenParts, tail]);
+    if (this.#tokenParts.length === 0) return buf.toString(encoding, this.#tokenStart, end);
+    const whole = Buffer.concat([...this.#tokenParts, buf.subarray(this.#tokenStart, end)]);
     this.#tokenParts = NO_PARTS;
-    return whole;
+    return whole.toString(encoding);
   }
 
   #open(kind: Container): void {
