@@ -17,12 +17,15 @@
 //      when the policy loads) and rules that pass the estimate but spend their whole budget on
 //      every change of a plan with 9,000-character keys, until the plan's budget runs out: wall
 //      and CPU time, cost units, µs a unit, peak RSS.
+//   6. reader: the streaming JSON reader (src/plan/select-json.ts) cold, on the first document of a
+//      fresh process: a `state pull` of 500 instances (≈ 230 KB), `show -json` documents of ≈ 530 KB
+//      and 4 MiB; MB/s, and ÷ JSON.parse of the same bytes, each in a fresh process, interleaved.
 //
 //   npm run bench                               # builds, runs everything (~15 min on 2 CPUs)
 //   npm run bench -- --only apply --sizes 20x25:5
 //   npm run bench -- --only start --node /path/to/node24/bin/node
 //
-// Options: --only apply,start,memory,output,breakdown,policy; --sizes RxN[:PAIRS],... (default 20x25:9,100x100:5;
+// Options: --only apply,start,memory,output,breakdown,policy,reader; --reader-rounds N (15); --sizes RxN[:PAIRS],... (default 20x25:9,100x100:5;
 // R resources of N instances each, N ≤ 100); --start-rounds N (20); --memory-mib A,B,... (100,1024);
 // --breakdown-size RxN (20x25); --breakdown-runs N (5); --node PATH (the node that runs the runner
 // and `node -e 0`; default the one running this script); --runner FILE (default: `npm run build`,
@@ -40,13 +43,14 @@ import { parseArgs } from 'node:util';
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opts } = parseArgs({
   options: {
-    only: { type: 'string', default: 'apply,start,memory,output,breakdown,policy' },
+    only: { type: 'string', default: 'apply,start,memory,output,breakdown,policy,reader' },
     sizes: { type: 'string', default: '20x25:9,100x100:5' },
     'start-rounds': { type: 'string', default: '20' },
     'memory-mib': { type: 'string', default: '100,1024' },
     'output-mib': { type: 'string', default: '200' },
     'breakdown-size': { type: 'string', default: '20x25' },
     'breakdown-runs': { type: 'string', default: '5' },
+    'reader-rounds': { type: 'string', default: '15' },
     node: { type: 'string' },
     runner: { type: 'string' },
     terraform: { type: 'string', default: 'terraform' },
@@ -55,7 +59,7 @@ const { values: opts } = parseArgs({
   },
 });
 const ONLY = new Set(opts.only.split(','));
-const PARTS = ['apply', 'start', 'memory', 'output', 'breakdown', 'policy'];
+const PARTS = ['apply', 'start', 'memory', 'output', 'breakdown', 'policy', 'reader'];
 for (const part of ONLY) if (!PARTS.includes(part)) fail(`--only: "${part}" is not one of ${PARTS.join(', ')}`);
 const DEFAULT_PAIRS = 5;
 const SIZES = opts.sizes.split(',').map((text) => parseSize(text, true));
@@ -64,6 +68,7 @@ const BREAKDOWN_RUNS = positive(opts['breakdown-runs'], '--breakdown-runs');
 const START_ROUNDS = positive(opts['start-rounds'], '--start-rounds');
 const MEMORY_MIB = opts['memory-mib'].split(',').map((s) => positive(s, '--memory-mib'));
 const OUTPUT_MIB = positive(opts['output-mib'], '--output-mib');
+const READER_ROUNDS = positive(opts['reader-rounds'], '--reader-rounds');
 const NODE = opts.node ? resolve(opts.node) : process.execPath;
 
 function parseSize(text, withPairs) {
@@ -154,6 +159,7 @@ const results = {
   output: [],
   breakdown: undefined,
   policy: [],
+  reader: [],
 };
 
 const median = (xs) => {
@@ -725,8 +731,76 @@ function benchPolicy() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 6. Reader: the streaming JSON reader on the first document of a fresh process (its code cold, as
+// in a run: each document is read once), through the runner's own selectors, against JSON.parse of
+// the same bytes in a fresh process of its own; rounds interleaved, the order alternating. The time
+// is the read's own (bench/json-reader-cold.ts), not the process start; MB/s are of its CPU time.
 
-const TARGETS = { apply: 1.03, start: 1.3, rssBytes: 150e6 };
+/** The reader's documents: a `state pull` of the 500-instance module, and plans from gen-plan.mjs. */
+function readerDocuments(dir) {
+  const state = join(dir, 'state-20x25.json');
+  // terraform prints a pulled state indented by two spaces.
+  writeFileSync(state, JSON.stringify(JSON.parse(stateText({ resources: 20, instances: 25 }, 'g1')), null, 2));
+  const documents = [{ name: 'state pull, 500 instances', mode: 'state', file: state }];
+  for (const [label, bytes] of [['530 KB', 530_000], ['4 MiB', 4 * 2 ** 20]]) {
+    const file = join(dir, `plan-${bytes}.json`);
+    const gen = spawnSync(process.execPath, [GEN_PLAN, '--bytes', String(bytes), '--out', file], { stdio: 'ignore' });
+    if (gen.status !== 0) throw new Error(`gen-plan --bytes ${bytes} failed`);
+    documents.push({ name: `show -json, ${label}`, mode: 'plan', file });
+  }
+  return documents;
+}
+
+function benchReader() {
+  log(`\n== the JSON reader, cold (the first document of a fresh process), ${READER_ROUNDS} interleaved rounds, ${nodeVersion}`);
+  const dir = join(TMP, 'reader');
+  mkdirSync(dir, { recursive: true });
+  const worker = join(dir, 'json-reader-cold.mjs');
+  const built = spawnSync(process.execPath, ['-e', `require('esbuild').buildSync({ entryPoints: [${JSON.stringify(join(REPO, 'bench/json-reader-cold.ts'))}], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: ${JSON.stringify(worker)}, logLevel: 'error' })`], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (built.status !== 0) throw new Error('bundling bench/json-reader-cold.ts failed');
+  const once = (mode, file) => {
+    const r = spawnSync(NODE, [worker, mode, file], { env: ENV, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`${mode} ${file} exited ${r.status}: ${r.stderr}`);
+    return JSON.parse(r.stdout);
+  };
+  for (const doc of readerDocuments(dir)) {
+    const bytes = statSync(doc.file).size;
+    const reader = [];
+    const parse = [];
+    for (let k = 0; k < READER_ROUNDS; k++) {
+      if (k % 2 === 0) {
+        reader.push(once(doc.mode, doc.file));
+        parse.push(once('json-parse', doc.file));
+      } else {
+        parse.push(once('json-parse', doc.file));
+        reader.push(once(doc.mode, doc.file));
+      }
+    }
+    // MB/s of CPU time: on a shared machine the wall time mostly measures the other processes.
+    const mbps = (ms) => bytes / 1e6 / (ms / 1000);
+    const entry = {
+      document: doc.name,
+      bytes,
+      rounds: READER_ROUNDS,
+      readerWallMs: reader.map((x) => x.ms),
+      jsonParseWallMs: parse.map((x) => x.ms),
+      readerCpuMs: reader.map((x) => x.cpuMs),
+      jsonParseCpuMs: parse.map((x) => x.cpuMs),
+      readerWallMedianMs: median(reader.map((x) => x.ms)),
+      readerCpuMedianMs: median(reader.map((x) => x.cpuMs)),
+      jsonParseCpuMedianMs: median(parse.map((x) => x.cpuMs)),
+      readerMBps: mbps(median(reader.map((x) => x.cpuMs))),
+      jsonParseMBps: mbps(median(parse.map((x) => x.cpuMs))),
+      ratio: median(reader.map((x, k) => x.cpuMs / parse[k].cpuMs)),
+    };
+    results.reader.push(entry);
+    log(`  ${doc.name} (${mb(bytes)}): CPU of the read ${fmt(entry.readerCpuMedianMs)} (${entry.readerMBps.toFixed(1)} MB/s; wall ${fmt(entry.readerWallMedianMs)}), JSON.parse ${fmt(entry.jsonParseCpuMedianMs)} (${entry.jsonParseMBps.toFixed(1)} MB/s), reader ÷ JSON.parse ×${entry.ratio.toFixed(2)}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const TARGETS = { apply: 1.03, start: 1.3, rssBytes: 150e6, readerMBps: 50 };
 
 function summary() {
   const verdict = (ok) => (ok ? 'met' : 'MISSED');
@@ -754,6 +828,8 @@ function summary() {
     lines.push(`classify ${String(s.mib).padStart(5)} MiB: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)}, counts ${s.countsMatch ? 'match' : 'DIFFER'}`);
   for (const s of results.policy)
     lines.push(`policy ${s.case}: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)} (CPU ${fmt(s.cpuMs)})${s.refused ? ', refused' : `, ${s.cost.toLocaleString('en-US')} units`}`);
+  for (const s of results.reader)
+    lines.push(`reader ${s.document.padEnd(26)}: ${s.readerMBps.toFixed(1)} MB/s ${verdict(s.readerMBps >= TARGETS.readerMBps)} [≥ ${TARGETS.readerMBps}], JSON.parse ${s.jsonParseMBps.toFixed(1)} MB/s, ×${s.ratio.toFixed(2)} its CPU time`);
   log(lines.join('\n'));
 }
 
@@ -765,6 +841,7 @@ try {
   if (ONLY.has('memory')) for (const mib of MEMORY_MIB) benchMemory(mib);
   if (ONLY.has('output')) benchOutput(OUTPUT_MIB);
   if (ONLY.has('policy')) benchPolicy();
+  if (ONLY.has('reader')) benchReader();
 } catch (error) {
   summary();
   process.stderr.write(`bench: ${error.stack ?? error}\n(temp dir kept: ${TMP})\n`);

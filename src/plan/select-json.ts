@@ -40,7 +40,7 @@ export interface Probe {
 }
 export type Selector = typeof KEEP | Shape | Probe;
 
-const isProbe = (selector: Selector | undefined): selector is Probe => typeof selector === 'object' && 'probe' in selector;
+const isProbe = (selector: Selector | undefined): selector is Probe => typeof selector === 'object' && (selector as Partial<Probe>).probe !== undefined;
 /** Whether a token under this selector is built (a probe only needs to know it is there). */
 const builds = (selector: Selector | undefined) => selector !== undefined && !isProbe(selector);
 
@@ -100,6 +100,106 @@ const LITERALS: Readonly<Record<number, string>> = { 0x74: 'true', 0x66: 'false'
 const LITERAL_VALUES: Readonly<Record<string, unknown>> = { true: true, false: false, null: null };
 const ESCAPABLE = new Set([...'"\\/bfnrtu'].map((c) => c.charCodeAt(0)));
 
+// Byte tables for the loop that reads through skipped containers (#skip): one lookup per byte where
+// the byte-by-byte path makes comparisons and calls.
+const enum Byte {
+  Other,
+  Space,
+  Quote,
+  OpenObject,
+  CloseObject,
+  OpenArray,
+  CloseArray,
+  Colon,
+  Comma,
+  NumberStart,
+  LiteralStart,
+}
+const BYTE_CLASS = new Uint8Array(256);
+for (const c of ' \n\r\t') BYTE_CLASS[c.charCodeAt(0)] = Byte.Space;
+for (const c of '-0123456789') BYTE_CLASS[c.charCodeAt(0)] = Byte.NumberStart;
+for (const c of 'tfn') BYTE_CLASS[c.charCodeAt(0)] = Byte.LiteralStart;
+BYTE_CLASS[QUOTE] = Byte.Quote;
+BYTE_CLASS[0x7b] = Byte.OpenObject;
+BYTE_CLASS[0x7d] = Byte.CloseObject;
+BYTE_CLASS[0x5b] = Byte.OpenArray;
+BYTE_CLASS[0x5d] = Byte.CloseArray;
+BYTE_CLASS[0x3a] = Byte.Colon;
+BYTE_CLASS[0x2c] = Byte.Comma;
+
+/** Inside a string: a byte that needs no decision, the closing quote, a backslash, a control character. */
+const enum InString {
+  Plain,
+  Quote,
+  Backslash,
+  Control,
+}
+const IN_STRING = new Uint8Array(256);
+IN_STRING.fill(InString.Control, 0, 0x20);
+IN_STRING[QUOTE] = InString.Quote;
+IN_STRING[BACKSLASH] = InString.Backslash;
+
+const byteSet = (chars: string) => {
+  const set = new Uint8Array(256);
+  for (const c of chars) set[c.charCodeAt(0)] = 1;
+  return set;
+};
+const DIGIT = byteSet('0123456789');
+const HEX_DIGIT = byteSet('0123456789abcdefABCDEF');
+/** The escapes other than \u. */
+const SHORT_ESCAPE = byteSet('"\\/bfnrt');
+/** The bytes a number may go on with: after one, the byte-by-byte grammar decides (1.2.3, 01, 1e). */
+const NUMBER_GOES_ON = byteSet('0123456789.eE+-');
+const LITERAL_BYTES: Readonly<Record<number, Buffer>> = Object.fromEntries(Object.entries(LITERALS).map(([c, literal]) => [c, Buffer.from(literal)]));
+
+/** Whether the string skipString last read whole held an escape. */
+let stringHadEscape = false;
+
+/** The closing quote of a valid string whose contents start at `j`, or -1 when the chunk ends first or the string is malformed. */
+function skipString(buf: Buffer, j: number): number {
+  const n = buf.length;
+  stringHadEscape = false;
+  while (j < n) {
+    const kind = IN_STRING[buf[j]!]!;
+    if (kind === InString.Plain) {
+      j++;
+    } else if (kind === InString.Quote) {
+      return j;
+    } else if (kind === InString.Backslash && j + 1 < n && SHORT_ESCAPE[buf[j + 1]!] === 1) {
+      stringHadEscape = true;
+      j += 2;
+    } else if (kind === InString.Backslash && j + 5 < n && buf[j + 1] === 0x75 && HEX_DIGIT[buf[j + 2]!]! & HEX_DIGIT[buf[j + 3]!]! & HEX_DIGIT[buf[j + 4]!]! & HEX_DIGIT[buf[j + 5]!]!) {
+      stringHadEscape = true;
+      j += 6;
+    } else {
+      return -1;
+    }
+  }
+  return -1;
+}
+
+/** The end of a valid number starting at `i` and followed by a byte that cannot continue it, or -1. */
+function skipNumber(buf: Buffer, i: number): number {
+  const n = buf.length;
+  let j = buf[i] === 0x2d ? i + 1 : i;
+  if (j < n && buf[j] === 0x30) j++;
+  else if (j < n && DIGIT[buf[j]!] === 1) while (j < n && DIGIT[buf[j]!] === 1) j++;
+  else return -1;
+  if (j < n && buf[j] === 0x2e) {
+    if (++j === n || DIGIT[buf[j]!] === 0) return -1;
+    while (j < n && DIGIT[buf[j]!] === 1) j++;
+  }
+  if (j < n && (buf[j] === 0x65 || buf[j] === 0x45)) {
+    if (++j < n && (buf[j] === 0x2b || buf[j] === 0x2d)) j++;
+    if (j === n || DIGIT[buf[j]!] === 0) return -1;
+    while (j < n && DIGIT[buf[j]!] === 1) j++;
+  }
+  return j === n || NUMBER_GOES_ON[buf[j]!] === 1 ? -1 : j;
+}
+
+/** No bytes of the token kept from earlier chunks (shared: most tokens fit in one chunk). */
+const NO_PARTS: Buffer[] = [];
+
 /** A container being built: the selector that chose it and what it holds so far. */
 interface Frame {
   selector: typeof KEEP | Shape;
@@ -109,22 +209,16 @@ interface Frame {
   index: number;
 }
 
-/** Field names as bytes, per `fields` record, to match keys without decoding them. */
-const fieldNameBytes = new WeakMap<object, readonly (readonly [string, Buffer])[]>();
+/** Field names by their bytes read as latin1 (one character a byte), per `fields` record, to match keys without decoding them. */
+const fieldNamesByBytes = new WeakMap<object, ReadonlyMap<string, string>>();
 
 function matchFieldName(fields: Readonly<Record<string, Selector>>, buf: Buffer, start: number, end: number): string | undefined {
-  let names = fieldNameBytes.get(fields);
+  let names = fieldNamesByBytes.get(fields);
   if (names === undefined) {
-    names = Object.keys(fields).map((name) => [name, Buffer.from(name, 'utf8')] as const);
-    fieldNameBytes.set(fields, names);
+    names = new Map(Object.keys(fields).map((name) => [Buffer.from(name, 'utf8').toString('latin1'), name]));
+    fieldNamesByBytes.set(fields, names);
   }
-  const length = end - start;
-  next: for (const [name, bytes] of names) {
-    if (bytes.length !== length) continue;
-    for (let k = 0; k < length; k++) if (bytes[k] !== buf[start + k]) continue next;
-    return name;
-  }
-  return undefined;
+  return names.get(buf.toString('latin1', start, end));
 }
 
 function describeByte(c: number): string {
@@ -157,12 +251,14 @@ export class SelectiveJsonReader {
   #tokenIsKey = false;
   #capture = false;
   #tokenStart = 0;
-  #tokenParts: Buffer[] = [];
+  #tokenParts: Buffer[] = NO_PARTS;
   #stringHasEscape = false;
   #unicodeDigitsLeft = 0;
   #numberState: NumberPart = NumberPart.Minus;
   #literal = '';
   #literalIndex = 0;
+  /** #skip gave up at the current byte: the byte-by-byte path reads it (and the token it starts). */
+  #byteByByte = false;
 
   constructor(root: Selector) {
     this.#root = root;
@@ -179,16 +275,18 @@ export class SelectiveJsonReader {
     const n = buf.length;
     let i = 0;
     while (i < n) {
+      if (this.#skipFrom >= 0 && this.#state <= Lex.FirstItemOrEnd && !this.#byteByByte) {
+        i = this.#skip(buf, i);
+        continue;
+      }
+      this.#byteByByte = false;
       const c = buf[i]!;
       switch (this.#state) {
         case Lex.String: {
           // The hot loop: most of a plan's bytes are inside strings.
           let j = i;
-          let d = c;
-          while (d !== QUOTE && d !== BACKSLASH && d >= 0x20) {
-            if (++j === n) break;
-            d = buf[j]!;
-          }
+          while (j < n && IN_STRING[buf[j]!] === InString.Plain) j++;
+          const d = buf[j]!;
           if (j === n) {
             i = n;
           } else if (d === QUOTE) {
@@ -228,15 +326,155 @@ export class SelectiveJsonReader {
           i++;
           break;
         default:
-          if (!isWhitespace(c)) this.#structural(i, c);
-          i++;
+          if (isWhitespace(c)) {
+            i++;
+          } else {
+            this.#structural(i, c);
+            i = this.#wholeToken(buf, i);
+          }
       }
     }
     if (this.#capture) {
       // The token goes on in the next chunk: keep a copy of its bytes (built tokens are small).
+      if (this.#tokenParts === NO_PARTS) this.#tokenParts = [];
       this.#tokenParts.push(Buffer.from(buf.subarray(this.#tokenStart)));
     }
     this.#offset += n;
+  }
+
+  /**
+   * Reads on from `i` inside a skipped container, between tokens, until the chunk ends or a byte
+   * needs the byte-by-byte path: the skipped container's own end (#close hands its probe over), a
+   * token the chunk cuts, anything malformed (that path says what is wrong and where), a nesting
+   * deeper than #kinds holds. Most of a document's bytes are skipped: this loop keeps its state in
+   * locals and makes no call per byte, so that it is fast in a fresh process, from the first
+   * document (the byte-by-byte path, a switch on a field and calls per byte, is not before V8 has
+   * optimised it). Returns where reading goes on.
+   */
+  #skip(buf: Buffer, i: number): number {
+    const n = buf.length;
+    const kinds = this.#kinds;
+    const skipFrom = this.#skipFrom;
+    const probe = this.#probe;
+    let depth = this.#depth;
+    let state = this.#state;
+    let gaveUp = false;
+    read: while (i < n) {
+      const c = buf[i]!;
+      const byte = BYTE_CLASS[c]!;
+      if (byte === Byte.Space) {
+        i++;
+        continue;
+      }
+      switch (state) {
+        case Lex.Colon:
+          if (byte !== Byte.Colon) break;
+          state = Lex.Value;
+          i++;
+          continue read;
+        case Lex.CommaOrEnd: {
+          const kind = kinds[depth - 1];
+          if (byte === Byte.Comma) {
+            state = kind === Container.Object ? Lex.Key : Lex.Value;
+            i++;
+            continue read;
+          }
+          if (((byte === Byte.CloseObject && kind === Container.Object) || (byte === Byte.CloseArray && kind === Container.Array)) && depth - 1 > skipFrom) {
+            depth--;
+            i++;
+            continue read;
+          }
+          break;
+        }
+        case Lex.FirstKeyOrEnd:
+        case Lex.Key: {
+          if (state === Lex.FirstKeyOrEnd && byte === Byte.CloseObject && depth - 1 > skipFrom) {
+            depth--;
+            state = Lex.CommaOrEnd;
+            i++;
+            continue read;
+          }
+          if (byte !== Byte.Quote) break;
+          const end = skipString(buf, i + 1);
+          if (end < 0) break;
+          if (state === Lex.FirstKeyOrEnd && probe !== undefined && depth === probe.depth + 1) probe.content = true;
+          state = Lex.Colon;
+          i = end + 1;
+          continue read;
+        }
+        case Lex.FirstItemOrEnd:
+        case Lex.Value: {
+          if (state === Lex.FirstItemOrEnd && byte === Byte.CloseArray) {
+            if (depth - 1 === skipFrom) break;
+            depth--;
+            state = Lex.CommaOrEnd;
+            i++;
+            continue read;
+          }
+          // A first item (as the byte-by-byte path, before it reads the item: a malformed one throws anyway).
+          if (state === Lex.FirstItemOrEnd && probe !== undefined && depth === probe.depth + 1) probe.content = true;
+          let end = -1;
+          if (byte === Byte.OpenObject || byte === Byte.OpenArray) {
+            if (depth === kinds.length) break;
+            kinds[depth++] = byte === Byte.OpenObject ? Container.Object : Container.Array;
+            end = i + 1;
+          } else if (byte === Byte.Quote) {
+            end = skipString(buf, i + 1);
+            if (end >= 0) end++;
+          } else if (byte === Byte.NumberStart) {
+            end = skipNumber(buf, i);
+          } else if (byte === Byte.LiteralStart) {
+            const literal = LITERAL_BYTES[c]!;
+            let k = 1;
+            while (k < literal.length && buf[i + k] === literal[k]) k++;
+            if (k === literal.length) end = i + k;
+          }
+          if (end < 0) break;
+          state = byte === Byte.OpenObject ? Lex.FirstKeyOrEnd : byte === Byte.OpenArray ? Lex.FirstItemOrEnd : Lex.CommaOrEnd;
+          i = end;
+          continue read;
+        }
+      }
+      gaveUp = true;
+      break;
+    }
+    this.#depth = depth;
+    this.#state = state;
+    this.#byteByByte = gaveUp;
+    return i;
+  }
+
+  /**
+   * After the first byte of a token at `i` (#structural has begun it): reads the whole token at once
+   * when it is valid and the chunk holds it and the byte after it, as the byte-by-byte states would
+   * have read it, and returns where reading goes on. Anything else (a token the chunk cuts, a
+   * malformed one) is left to those states, which say where it broke.
+   */
+  #wholeToken(buf: Buffer, i: number): number {
+    const state = this.#state;
+    if (state === Lex.String) {
+      const end = skipString(buf, i + 1);
+      if (end < 0) return i + 1;
+      this.#stringHasEscape = stringHadEscape;
+      this.#endString(buf, end);
+      return end + 1;
+    }
+    if (state === Lex.Number) {
+      const end = skipNumber(buf, i);
+      if (end < 0) return i + 1;
+      this.#numberState = NumberPart.Int; // a whole number: skipNumber read its grammar
+      this.#endNumber(buf, end);
+      return end;
+    }
+    if (state === Lex.Literal) {
+      const literal = this.#literal;
+      let k = 1;
+      while (k < literal.length && buf[i + k] === literal.charCodeAt(k)) k++;
+      if (k < literal.length) return i + 1;
+      this.#scalarDone(LITERAL_VALUES[literal]);
+      return i + k;
+    }
+    return i + 1;
   }
 
   end(): void {
@@ -331,7 +569,7 @@ export class SelectiveJsonReader {
   #startToken(start: number, capture: boolean): void {
     this.#capture = capture;
     this.#tokenStart = start;
-    this.#tokenParts = [];
+    this.#tokenParts = NO_PARTS;
   }
 
   #startString(i: number, capture: boolean): void {
@@ -347,7 +585,7 @@ export class SelectiveJsonReader {
   }
 
   #decodeString(buf: Buffer, end: number): string {
-    const text = this.#takeToken(buf, end).toString('utf8');
+    const text = this.#takeToken(buf, end, 'utf8');
     // The escapes were checked while reading, so parsing the quoted raw text cannot fail.
     return this.#stringHasEscape ? (JSON.parse(`"${text}"`) as string) : text;
   }
@@ -409,16 +647,16 @@ export class SelectiveJsonReader {
       if (end < buf.length) this.#fail(end, `invalid number: unexpected ${describeByte(buf[end]!)}`);
       throw new JsonSyntaxError('the document is truncated: it ends inside a number', { offset: this.#offset + end });
     }
-    this.#scalarDone(this.#capture ? Number(this.#takeToken(buf, end).toString('latin1')) : undefined);
+    this.#scalarDone(this.#capture ? Number(this.#takeToken(buf, end, 'latin1')) : undefined);
   }
 
-  #takeToken(buf: Buffer, end: number): Buffer {
+  /** The token's text, its bytes decoded (read straight from the chunk when it began in it: no Buffer made per token). */
+  #takeToken(buf: Buffer, end: number, encoding: 'utf8' | 'latin1'): string {
     this.#capture = false;
-    const tail = buf.subarray(this.#tokenStart, end);
-    if (this.#tokenParts.length === 0) return tail;
-    const whole = Buffer.concat([...this.#tokenParts, tail]);
-    this.#tokenParts = [];
-    return whole;
+    if (this.#tokenParts.length === 0) return buf.toString(encoding, this.#tokenStart, end);
+    const whole = Buffer.concat([...this.#tokenParts, buf.subarray(this.#tokenStart, end)]);
+    this.#tokenParts = NO_PARTS;
+    return whole.toString(encoding);
   }
 
   #open(kind: Container): void {
