@@ -17,6 +17,7 @@ import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 import { applySavedPlan, prepareRoot, showStep } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
+import { decideStep } from '../steps/decide.ts';
 
 export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
   const approved = ctx.settings.approvedPlanHash;
@@ -50,7 +51,7 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
     // approval binds the plan, so only deny rules and limits judge it again: those no approval passes.
     const plan = await showStep(ctx, root.tf, root.workspace, { judgement: policy?.judgement({ tool: root.version.flavor, effects: 'deny' }) });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
-    refuseDenied(plan);
+    await decideStep(ctx, () => refuseDenied(plan), { holdsBackApply: true });
     return await reporting({ approval: { given: true, matched: true, required: false } }, async () => {
       await applySavedPlan(ctx, root, before, manifest!.planHash, { onStalePlan: (stale) => stalePlanError(approved, stale) });
       return changesOnlyTheRecord(plan)

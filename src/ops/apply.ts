@@ -12,6 +12,7 @@ import { approvalCoverageStep, explainApprovalMismatch, type DestructiveEntry } 
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
+import { decideStep } from '../steps/decide.ts';
 import { isSha256 } from '../util/sha256.ts';
 
 export async function applyOp(ctx: RunContext): Promise<OpEnding> {
@@ -35,38 +36,43 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
       ...(approvable && { onApprovalRequired: (finding: PolicyApprovalRequired) => everyDestructive.push(shownPolicyFinding(finding)) }),
     });
     const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, inputs.hashes.inputsHash, {}, { ...collect, judgement });
-    // Before the guard: a denied plan is never applied, with or without an approval, and never blocked.
-    refuseDenied(plan);
-    const decision = decideApply({
-      planHasChanges: planned.hasChanges,
-      classification: plan,
-      guard: ctx.settings.guard === 'on',
-      approvedHash: ctx.settings.approvedHash,
-      approvalHash: inputs.hashes.approvalHash,
-    });
-    const approval = {
-      given: ctx.settings.approvedHash !== '',
-      matched: decision.action === 'apply' && decision.approvalMatched,
-      required: decision.action === 'block' || (decision.action === 'apply' && decision.approvalRequired),
-    };
-    ctx.log.info({ decision }, `decision: ${decision.action}`);
-    await explainApprovalMismatch(ctx, { ...inputs.hashes, planHash, stateInputsHash: before.recordedInputsHash }, decision.action === 'block');
 
     // terraform's plan, masked, reaches the result however the apply ends (the Markdown summary shows it).
     return await reporting({ planText }, async (): Promise<OpEnding> => {
+      const { decision, approval } = await decideStep(
+        ctx,
+        async () => {
+          // Before the guard: a denied plan is never applied, with or without an approval, and never blocked.
+          refuseDenied(plan);
+          const decision = decideApply({
+            planHasChanges: planned.hasChanges,
+            classification: plan,
+            guard: ctx.settings.guard === 'on',
+            approvedHash: ctx.settings.approvedHash,
+            approvalHash: inputs.hashes.approvalHash,
+          });
+          const approval = {
+            given: ctx.settings.approvedHash !== '',
+            matched: decision.action === 'apply' && decision.approvalMatched,
+            required: decision.action === 'block' || (decision.action === 'apply' && decision.approvalRequired),
+          };
+          ctx.log.info({ decision }, `decision: ${decision.action}`);
+          await explainApprovalMismatch(ctx, { ...inputs.hashes, planHash, stateInputsHash: before.recordedInputsHash }, decision.action === 'block');
+          if (decision.action === 'block') {
+            throw withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', message: blockedMessage(plan, inputs.hashes.approvalHash) }), {
+              approval,
+              approveCommand: approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash),
+              annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },
+            });
+          }
+          return { decision, approval };
+        },
+        { holdsBackApply: true },
+      );
       switch (decision.action) {
         case 'skip':
           ctx.skip('apply', 'the plan has no changes');
           return { outcome: 'noChanges', reason: 'NoChanges', message: 'The plan has no changes: nothing was applied, and the state already records these inputs.', learned: { approval } };
-        case 'block': {
-          const command = approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash);
-          ctx.skip('apply', 'blocked: a destructive plan without a matching approval');
-          throw withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash) }), {
-            approval,
-            approveCommand: command,
-            annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },
-          });
-        }
         case 'apply': {
           // The guard is off (machines, pools whose exports do not change): what it would gate is said, never blocking.
           if (!decision.approvalRequired && plan.gated) for (const warning of ungatedWarnings(plan, 'applied without an approval (--guard off)')) ctx.warn(warning);

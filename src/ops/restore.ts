@@ -36,13 +36,14 @@ export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
     // A pg backend holds an empty state (serial 0, lineage "") before the first write: that is no state.
     const currentLineage = current.lineage || null;
     const otherLineage = currentLineage !== null && currentLineage !== restored.lineage;
-    if (otherLineage && !ctx.settings.force)
-      throw new RunnerError({
-        kind: 'state',
-        reason: 'LineageMismatch',
-        step: 'restore',
-        message: `the backup's lineage ${restored.lineage} differs from the backend's current state (${currentLineage}): it is a backup of another state. Nothing was pushed. Pass --force only if you mean to replace that state.`,
-      });
+    await ctx.step('decide', async () => {
+      if (otherLineage && !ctx.settings.force)
+        throw new RunnerError({
+          kind: 'state',
+          reason: 'LineageMismatch',
+          message: `the backup's lineage ${restored.lineage} differs from the backend's current state (${currentLineage}): it is a backup of another state. Nothing was pushed. Pass --force only if you mean to replace that state.`,
+        });
+    });
 
     // The push replaces the current state for good (pg keeps one version): keep it first.
     if (currentLineage !== null) {

@@ -64,8 +64,11 @@ export const Settings = z.strictObject({
 
 const settingsOf = <K extends SettingName>(names: readonly K[]) => Settings.pick(Object.fromEntries(names.map((n) => [n, true])) as Record<K, true> & Record<Exclude<K, keyof typeof Settings.shape>, never>);
 
+/** The reasons of an op's settings rules. */
+type SettingsRule = 'PlanNotApproved' | 'GuardRequired' | 'BackupMissing' | 'LockIdMissing';
+
 /** A rule of an op's settings (between them, or one it needs), broken: a usage error with its own reason. */
-const conflict = (ctx: z.RefinementCtx, reason: string, path: SettingName, message: string) => ctx.addIssue({ code: 'custom', path: [path], message, params: { reason } });
+const conflict = (ctx: z.RefinementCtx, reason: SettingsRule, path: SettingName, message: string) => ctx.addIssue({ code: 'custom', path: [path], message, params: { reason } });
 
 /** The schema of each op's settings. */
 export const OP_SCHEMAS = {
@@ -136,7 +139,7 @@ function parseSettings<S extends z.ZodObject>(schema: S, flags: Record<string, u
   const parsed = schema.safeParse(givenSettings(schema, flags, env));
   if (parsed.success) return parsed.data;
   const rule = parsed.error.issues.find((issue) => issue.code === 'custom' && typeof issue.params?.reason === 'string');
-  if (rule?.code === 'custom' && parsed.error.issues.length === 1) throw usageError(String(rule.params!.reason), rule.message);
+  if (rule?.code === 'custom' && parsed.error.issues.length === 1) throw usageError(rule.params!.reason as SettingsRule, rule.message);
   const problems = parsed.error.issues.map((issue) => {
     const key = String(issue.path[0] ?? '');
     return `${flagName(key)} (or ${envName(key)}): ${issue.message}`;

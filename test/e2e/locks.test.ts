@@ -123,11 +123,14 @@ describe('pg backend', { concurrency: 1 }, () => {
   it('unlock is refused plainly for pg (UnlockUnsupported): its advisory locks have no id', async (t) => {
     const s = await pgScenario(t, modules.base);
     const run = await s.runPg('unlock', ['--lock-id', 'anything']);
-    assert.equal(run.exitCode, 1, explain(run));
+    // No retry can pass it: exit 2, not the 1 that says a retry may help.
+    assert.equal(run.exitCode, 2, explain(run));
     const r = Result.parse(run.result);
-    assert.equal(r.outcome, 'failed');
+    assert.equal(r.outcome, 'invalid');
     assert.equal(r.reason, 'UnlockUnsupported');
     assert.equal(r.error?.kind, 'lock');
+    assert.deepEqual(r.steps, [], 'refused before any step');
+    assert.equal(r.error?.step, undefined);
     assert.match(r.message, /advisory lock/);
   });
 
@@ -211,8 +214,11 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     assert.ok(existsSync(lockInfo(s)), 'SIGKILL leaves the lock info behind');
 
     const wrong = await s.run('unlock', ['--lock-id', 'not-the-lock-id']);
-    assert.equal(wrong.exitCode, 1, explain(wrong));
+    // The same id fails the same way every time: exit 2, and the step that read the lock info failed.
+    assert.equal(wrong.exitCode, 2, explain(wrong));
     assert.equal(wrong.result!.reason, 'LockIdMismatch');
+    assert.equal(wrong.result!.error?.step, 'lock info');
+    assert.equal(wrong.result!.steps.find((step) => step.name === 'lock info')?.status, 'failed');
     assert.equal(wrong.result!.lock?.id, id, 'the refusal says which id the lock carries');
     assert.ok(existsSync(lockInfo(s)), 'a wrong id releases nothing');
 

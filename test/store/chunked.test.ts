@@ -350,8 +350,9 @@ describe('readArtifact refuses a damaged object, leaving nothing extracted', () 
     },
     { name: 'a manifest that is not JSON', reason: 'ArtifactCorrupt', message: /not valid JSON/, damage: (dir) => writeFile(join(dir, 'manifest.json'), '{"apiV') },
     {
+      // A backup no restore of this runner can use: not ArtifactMismatch, whose exit 5 asks for a new plan.
       name: 'a manifest of another apiVersion',
-      reason: 'ArtifactMismatch',
+      reason: 'BackupMismatch',
       message: /apiVersion "runner.captf.io\/v2"/,
       damage: (dir) => editManifest(dir, (manifest) => void (manifest.apiVersion = 'runner.captf.io/v2')),
     },
@@ -385,7 +386,7 @@ describe('readArtifact checks what the caller expects', () => {
     const store = new DirStore(root);
     await writePlan(store);
     const into = join(root, 'out');
-    await rejectsWith(readArtifact(store, 'plan-1', { into, expect: { kind: 'StateBackup' } }), 'artifact', 'ArtifactMismatch', /is a "PlanArtifact", not a StateBackup/);
+    await rejectsWith(readArtifact(store, 'plan-1', { into, expect: { kind: 'StateBackup' } }), 'artifact', 'BackupMismatch', /is a "PlanArtifact", not a StateBackup/);
     const wrongPlan = await rejectsWith(
       readArtifact(store, 'plan-1', { into, expect: { kind: 'PlanArtifact', planHash: sha256('approved other') } }),
       'artifact',

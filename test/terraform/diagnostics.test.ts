@@ -154,7 +154,7 @@ describe('a failed command as the error it is (failure)', () => {
     assert.ok(local instanceof TerraformFailed);
     assert.equal(local.kind, 'lock');
     assert.equal(local.reason, 'StateLocked');
-    assert.equal(local.step, 'plan');
+    assert.equal(local.step, undefined, 'the step that ran the command names it (RunContext.step)');
     assert.match(local.message, new RegExp(`^terraform plan could not acquire the state lock: held by ${printed('lock-local-held-plan', 'Who')} \\(lock id ${printed('lock-local-held-plan', 'ID')}, since `));
     assert.deepEqual(local.detail, { lock: detectLockError(stderrOf('lock-local-held-plan')) });
     const pg = failure(capturedRun('lock-pg-held-probe'), 'UnlockFailed');
