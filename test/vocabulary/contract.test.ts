@@ -21,7 +21,7 @@ const OTHER_NAMES = new Set([
   // terraform's and OpenTofu's words (provider action triggers and failure modes, in plans)
   ...['AfterCreate', 'AfterUpdate', 'AfterDestroy', 'BeforeCreate', 'BeforeUpdate', 'BeforeDestroy', 'ActionOnFailureContinue', 'ActionOnFailureHalt', 'ActionOnFailureTaint', 'NaN'],
   // Kubernetes' words
-  ...['DisruptionTarget', 'FailJob', 'PartialObjectMetadataList', 'TerraformMachinePool', 'DependenciesReady'],
+  ...['DisruptionTarget', 'DeadlineExceeded', 'FailJob', 'PartialObjectMetadataList', 'TerraformMachinePool', 'DependenciesReady'],
   // the kinds of artifact manifests and the names of the schemas
   ...['PlanArtifact', 'StateBackup', 'ArtifactManifest', 'PolicyFile', 'RunnerError'],
   // DecideOp's decision that is neither an op nor a wait
