@@ -11,6 +11,7 @@ import type { OpEnding } from '../run/learned.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 import { decideStep } from '../steps/decide.ts';
+import { noticeOtherInputs } from '../steps/applied-inputs.ts';
 
 /** The moves the refresh carried out (the module's `moved` blocks), as the result's message names them. */
 function movesText(plan: Classification): string {
@@ -24,6 +25,7 @@ export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
   const root = await prepareRoot(ctx);
   try {
     const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
+    noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: a refresh never changes it.
     const { plan, planHash } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { refreshOnly: true });
     await decideStep(

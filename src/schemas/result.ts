@@ -166,6 +166,8 @@ export const NOTICE_CODES = [
   'VariablesFileNotRead',
   /** `hash` without an image reference: the hashes name an empty one. */
   'ImageEmpty',
+  /** refresh, drift: this run's inputs hash is not the one the state records (other inputs, or the pinned digest as --image). */
+  'StateRecordsOtherInputs',
 ] as const;
 export const NoticeCode = z.enum(NOTICE_CODES);
 export type NoticeCode = z.infer<typeof NoticeCode>;
