@@ -52,7 +52,12 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
     const plan = await showStep(ctx, root.tf, root.workspace, { judgement: policy?.judgement({ tool: root.version.flavor, effects: 'deny' }) });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     await decideStep(ctx, () => refuseDenied(plan), { holdsBackApply: true });
-    return await reporting({ approval: { given: true, matched: true, required: false } }, async () => {
+    return await reporting({ approval: { given: true, matched: true, required: false } }, async (): Promise<OpEnding> => {
+      // A plan that changes nothing, not even the record, of a state that records these inputs: nothing to apply, as a guarded apply skips it.
+      if (changesOnlyTheRecord(plan) && plan.record === undefined && before.recordedInputsHash === root.inputs.hashes.inputsHash) {
+        ctx.skip('apply', 'the approved plan has no changes');
+        return { outcome: 'noChanges', reason: 'NoChanges', message: `The approved plan ${approved} has no changes: nothing was applied, and the state already records these inputs.` };
+      }
       await applySavedPlan(ctx, root, before, manifest!.planHash, { onStalePlan: (stale) => stalePlanError(approved, stale) });
       return changesOnlyTheRecord(plan)
         ? { outcome: 'noChanges', reason: 'NoChanges', message: `Applied the approved plan ${approved}: no resource changes, it only recorded the inputs hash.` }

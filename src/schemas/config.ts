@@ -73,14 +73,13 @@ const conflict = (ctx: z.RefinementCtx, reason: SettingsRule, path: SettingName,
 /** The schema of each op's settings. */
 export const OP_SCHEMAS = {
   apply: settingsOf(OP_SETTINGS.apply).superRefine((s, ctx) => {
-    if (s.planArtifact) {
-      // The approval binds the plan itself, so the guard does not apply to it.
-      if (!isSha256(s.approvedPlanHash))
-        conflict(ctx, 'PlanNotApproved', 'approvedPlanHash', `--plan-artifact needs --approved-plan-hash: the sha256 (64 lowercase hex) of the plan a person approved, not "${s.approvedPlanHash}"`);
-    } else if (s.guard === 'off' && s.kind === 'cluster') {
-      // A cluster's guard cannot be turned off; a machine's is always off, a pool's the controller decides per apply.
-      conflict(ctx, 'GuardRequired', 'guard', 'the destructive-plan guard cannot be turned off for a cluster: drop --guard off (CAPTF_GUARD), or pass --kind machine or pool');
-    }
+    // The approval of --plan-artifact binds the plan itself, so the guard is not consulted then.
+    if (s.planArtifact && !isSha256(s.approvedPlanHash))
+      conflict(ctx, 'PlanNotApproved', 'approvedPlanHash', `--plan-artifact needs --approved-plan-hash: the sha256 (64 lowercase hex) of the plan a person approved, not "${s.approvedPlanHash}"`);
+    // A cluster's guard cannot be turned off, with --plan-artifact or without (one rule for a controller
+    // to follow); a machine's is always off, a pool's the controller decides per apply.
+    if (s.guard === 'off' && s.kind === 'cluster')
+      conflict(ctx, 'GuardRequired', 'guard', 'the destructive-plan guard cannot be turned off for a cluster: drop --guard off (CAPTF_GUARD), or pass --kind machine or pool (with --plan-artifact the guard is not consulted: the plan approval binds the plan)');
   }),
   plan: settingsOf(OP_SETTINGS.plan),
   refresh: settingsOf(OP_SETTINGS.refresh),

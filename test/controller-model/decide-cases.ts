@@ -461,7 +461,7 @@ export const MANUAL_CASES: DecideCase[] = [
     decision: plan('StateWithoutInputsHash'),
   },
   {
-    name: 'Manual: the destructive-plan guard is off, so a destructive approval is not passed',
+    name: 'Manual: the plan approval replaces the guard, so a destructive approval is not passed',
     doc: 'Under Manual it is replaced by the plan approval: a plan you approved is run as it is',
     snapshot: manual((s) => {
       s.annotations.approveDestructivePlan = 'h2';

@@ -29,8 +29,10 @@ describe('settings per op', () => {
     assert.match(e.message, /cannot be turned off for a cluster: drop --guard off \(CAPTF_GUARD\)/);
     assert.equal(refusal(() => loadSettings('apply', {}, { CAPTF_GUARD: 'off', CAPTF_KIND: 'cluster' })).reason, 'GuardRequired');
     assert.equal(loadSettings('apply', { guard: 'off', kind: 'pool' }, {}).guard, 'off');
-    // The approval of a plan artifact binds the plan: the guard does not apply to it.
-    assert.equal(loadSettings('apply', { guard: 'off', planArtifact: '/a', approvedPlanHash: PLAN_HASH }, {}).planArtifact, '/a');
+    // The approval of a plan artifact binds the plan, so the guard is not consulted: a cluster passes the default (on), and off stays refused (one rule).
+    assert.equal(loadSettings('apply', { planArtifact: '/a', approvedPlanHash: PLAN_HASH }, {}).guard, 'on');
+    assert.equal(refusal(() => loadSettings('apply', { guard: 'off', planArtifact: '/a', approvedPlanHash: PLAN_HASH }, {})).reason, 'GuardRequired');
+    assert.equal(loadSettings('apply', { guard: 'off', kind: 'machine', planArtifact: '/a', approvedPlanHash: PLAN_HASH }, {}).guard, 'off');
   });
 
   it('--plan-artifact without a plan hash is refused by the apply schema', () => {
