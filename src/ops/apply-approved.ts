@@ -79,7 +79,8 @@ function stalePlanError(approved: string, stale: TerraformFailed): RunnerError {
       detail: stale.detail,
       cause: stale,
     }),
-    { applied: false, mayHaveChanged: false },
+    // terraform apply ran (applied: its definition) and refused before changing anything.
+    { mayHaveChanged: false },
   );
 }
 

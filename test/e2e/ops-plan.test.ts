@@ -314,7 +314,9 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
     assert.match(r.message, /stale/);
     assert.match(r.message, /Nothing was applied/);
     assert.match(r.message, /new plan and a new approval/);
-    assert.equal(r.applied, false);
+    // terraform apply ran (applied is whether it did) and refused the plan before changing anything.
+    assert.equal(r.applied, true);
+    assert.equal(r.steps.find((step) => step.name === 'apply')?.status, 'failed');
     assert.equal(r.mayHaveChanged, false);
     assert.notEqual(r.error!.kind, 'blocked', 'a stale plan is not a destructive block');
     assert.deepEqual(await readFile(p.s.state), changed, 'the state is as the in-between apply left it');
