@@ -9,7 +9,7 @@ import { changesOnlyTheRecord, gateCauses } from '../guard/decide.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
 import { reporting, type OpEnding } from '../run/learned.ts';
-import { artifactStore } from '../run/stores.ts';
+import { artifactRefOf, artifactStore } from '../run/stores.ts';
 import { heldPlan, planAndClassify, prepareRoot, removePlanFile, type PreparedRoot } from '../steps/steps.ts';
 import { pruneQuietly, stateBeforeStep, type PulledState } from '../steps/state.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
@@ -67,5 +67,5 @@ async function packPlan(ctx: RunContext, root: PreparedRoot, before: PulledState
   );
   // An object keeps one plan at a time: the plans it superseded are garbage.
   await pruneQuietly(ctx, store, { keep: 1, prefix: 'plan-', protect: [object] });
-  return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
+  return artifactRefOf(store, object, manifest);
 }

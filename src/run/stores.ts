@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { usageError } from '../errors.ts';
 import { DirStore, openDirObject } from '../store/dir-store.ts';
 import type { ChunkStore } from '../store/store.ts';
+import type { ArtifactRef } from '../schemas/result.ts';
 import type { RunContext } from './context.ts';
 
 export function backupStore(ctx: RunContext): ChunkStore {
@@ -23,6 +24,15 @@ const DEFAULT_BACKUPS_DIR = 'backups';
 export function artifactStore(ctx: RunContext): ChunkStore | undefined {
   if (ctx.settings.artifacts) return new DirStore(ctx.settings.artifacts);
   return ctx.cluster?.store('plan');
+}
+
+/**
+ * What the result says of a stored object, `ref` included: the reference --plan-artifact, --backup
+ * and captf.io/restore-state take, ready to pass (a directory store's `<dir>/<object>`, a Secret
+ * store's `secret:<namespace>/<prefix>/<object>`).
+ */
+export function artifactRefOf(store: ChunkStore, object: string, manifest: { sha256: string; chunkCount: number; totalBytes: number }): ArtifactRef {
+  return { location: store.location, object, ref: `${store.location.replace(/\/+$/, '')}/${object}`, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
 }
 
 /** One stored object named by a flag (--plan-artifact, --backup): a directory, or `secret:…` in a cluster. */

@@ -128,8 +128,9 @@ export const Drift = z.strictObject({
 export type Drift = z.infer<typeof Drift>;
 
 export const ArtifactRef = z.strictObject({
-  location: z.string(),
+  location: z.string().describe('the store: a directory, or secret:<namespace>/<prefix>'),
   object: z.string(),
+  ref: z.string().describe('the reference to pass back, ready: --plan-artifact, --backup and the captf.io/restore-state annotation take it (<location>/<object>)'),
   sha256: Sha256.describe('sha256 of the whole packed payload'),
   chunks: z.number().int().positive(),
   bytes: z.number().int().nonnegative(),

@@ -19,7 +19,7 @@ import { withSerial } from '../state/serial.ts';
 import { readRegularFile } from '../util/regular-file.ts';
 import type { RunContext } from '../run/context.ts';
 import type { Learned } from '../run/learned.ts';
-import { backupStore } from '../run/stores.ts';
+import { artifactRefOf, backupStore } from '../run/stores.ts';
 
 /** tar and gzip load only when an artifact is written, after terraform has started: every Job pays for what loads before it. */
 const artifactWriter = () => import('../store/artifact-write.ts');
@@ -258,7 +258,7 @@ export async function backupStep(ctx: RunContext, before: PulledState, inputsHas
       { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
     );
     await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: family, protect: [object, ...keep] });
-    return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
+    return artifactRefOf(store, object, manifest);
   }, { learned: (backup) => ({ backup }) });
 }
 

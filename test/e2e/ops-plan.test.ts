@@ -36,7 +36,9 @@ async function planned(t: TestContext, variant: FileTree = modules.replace, plan
   const stateBytes = await readFile(s.state);
   assert.deepEqual(stateBytes, before, 'plan must not touch the state');
   const ref = plan.result!.planArtifact!;
-  return { s, plan, artifact: join(ref.location, ref.object), hash: plan.result!.planHash!, stateBytes };
+  assert.equal(ref.ref, join(ref.location, ref.object), 'the reference to pass back is ready: <dir>/<object>');
+  // What a controller passes back: the ref as the result gives it.
+  return { s, plan, artifact: ref.ref, hash: plan.result!.planHash!, stateBytes };
 }
 
 /**

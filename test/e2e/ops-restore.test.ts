@@ -122,6 +122,7 @@ describe('backups (pg backend)', () => {
     assert.ok(names.indexOf('backup') < names.indexOf('apply'), names.join(','));
     const ref = second.result!.backup!;
     const objectDir = join(ref.location, ref.object);
+    assert.equal(ref.ref, objectDir, 'the reference --backup and captf.io/restore-state take, ready');
     const { manifest, files } = await unpackArtifactDir(objectDir);
     assert.equal(manifest.kind, 'StateBackup');
     assert.equal(manifest.serial, before.serial);
