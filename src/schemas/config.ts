@@ -4,7 +4,7 @@
 // flags, help and defaults are in setting-options.ts.
 import * as z from './zod.ts';
 import { usageError } from '../errors.ts';
-import { DURATION, durationMs } from '../util/duration.ts';
+import { DURATION, DURATION_GRAMMAR, durationMs, terraformDuration } from '../util/duration.ts';
 import { isSha256 } from '../util/sha256.ts';
 import { MIN_CHUNK_BYTES, MAX_SETTING_CHUNK_BYTES } from '../store/limits.ts';
 import { Kind, type Op } from './result.ts';
@@ -12,11 +12,11 @@ import { COMMON_SETTINGS, HASH_SETTINGS, OP_SETTINGS, SETTING_OPTIONS as D, flag
 
 export { durationMs };
 
-/** Durations as terraform writes them: 30s, 5m, 1h30m. Kept as text (terraform takes it) and in ms. */
+/** Durations: whole seconds, or as terraform writes them (30s, 5m, 1h30m). Kept as terraform's text (600 becomes 600s: terraform takes it) and read in ms. */
 export const Duration = z
   .string()
-  .regex(DURATION, 'a duration such as 30s, 5m or 1h30m')
-  .refine((s) => s.length > 0, 'a duration such as 30s, 5m or 1h30m');
+  .regex(DURATION, `a duration: ${DURATION_GRAMMAR}`)
+  .transform(terraformDuration);
 
 const Path = z.string().min(1);
 

@@ -141,8 +141,9 @@ export const Lock = z.strictObject({
   id: z.string().optional(),
   path: z.string().optional(),
   operation: z.string().optional(),
-  who: z.string().optional(),
-  created: z.string().optional(),
+  who: z.string().optional().describe("terraform's user@hostname of the holder"),
+  host: z.string().optional().describe("who's hostname: in a pod, the holder pod's name (its Job's name and a suffix; the pod's label batch.kubernetes.io/job-name names the Job)"),
+  created: z.string().optional().describe('when the lock was taken: RFC 3339, UTC'),
   holderKnown: z.boolean().describe('false when the backend reports the waiting process instead of the holder (pg)'),
 });
 

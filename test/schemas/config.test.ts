@@ -147,8 +147,16 @@ describe('settings', () => {
     assert.throws(() => loadSettings('apply', {}, { CAPTF_LOCK_TIMEOUT: 'soon' }), /--lock-timeout \(or CAPTF_LOCK_TIMEOUT\)/);
   });
 
-  it('reads durations as terraform writes them', () => {
+  it('reads durations as terraform writes them, or whole seconds (what a controller has from activeDeadlineSeconds)', () => {
     assert.equal(durationMs('1h30m'), 5_400_000);
     assert.equal(durationMs('45s'), 45_000);
+    assert.equal(durationMs('600'), 600_000);
+    assert.equal(durationMs('2h5s'), 7_205_000);
+    for (const text of ['1.5h', '30 s', '1m1h', 'h', '', '-5', '5d', '1h30'])
+      assert.throws(() => durationMs(text), (e: RunnerError) => e.reason === 'SettingsInvalid' && /whole seconds \(600\), or hours, minutes and seconds in that order/.test(e.message), text);
+    // terraform's -lock-timeout needs a unit: whole seconds reach it as such.
+    assert.equal(loadSettings('apply', {}, { CAPTF_LOCK_TIMEOUT: '600', CAPTF_DEADLINE: '3300' }).lockTimeout, '600s');
+    assert.equal(loadSettings('apply', {}, { CAPTF_DEADLINE: '3300' }).deadline, '3300s');
+    assert.throws(() => loadSettings('apply', {}, { CAPTF_DEADLINE: '1.5h' }), /--deadline \(or CAPTF_DEADLINE\): a duration: whole seconds/);
   });
 });
