@@ -7,8 +7,8 @@ import { usageError } from '../errors.ts';
 import { DURATION, DURATION_GRAMMAR, durationMs, terraformDuration } from '../util/duration.ts';
 import { isSha256 } from '../util/sha256.ts';
 import { MIN_CHUNK_BYTES, MAX_SETTING_CHUNK_BYTES } from '../store/limits.ts';
-import { Kind, type Op } from './result.ts';
-import { COMMON_SETTINGS, HASH_SETTINGS, OP_SETTINGS, SETTING_OPTIONS as D, flagName, type SettingName } from './setting-options.ts';
+import { Kind, type Notice, type Op } from './result.ts';
+import { COMMON_SETTINGS, HASH_SETTINGS, OP_SETTINGS, SETTING_OPTIONS as D, REPORT_FLAGS, flagName, type SettingName } from './setting-options.ts';
 
 export { durationMs };
 
@@ -144,6 +144,45 @@ function parseSettings<S extends z.ZodObject>(schema: S, flags: Record<string, u
     return `${flagName(key)} (or ${envName(key)}): ${issue.message}`;
   });
   throw usageError('SettingsInvalid', `invalid settings: ${problems.join('; ')}`);
+}
+
+/** Every CAPTF_* variable the runner reads: one per setting (a report flag has none). */
+const SETTING_VARIABLES: readonly string[] = Object.keys(Settings.shape).map(envName);
+
+/**
+ * A notice for each CAPTF_* variable that is no setting: a misspelt name (CAPTF_LOCK_TIMOUT) would
+ * otherwise leave its setting at the default without a word. It names the variable it is closest
+ * to, and a report flag's name as a flag only. The runner never reads such a variable.
+ */
+export function unknownSettingVariables(env: NodeJS.ProcessEnv): Notice[] {
+  const reportFlags = new Map(Object.keys(REPORT_FLAGS).map((key) => [envName(key), flagName(key)]));
+  return Object.keys(env)
+    .filter((name) => name.startsWith('CAPTF_') && !SETTING_VARIABLES.includes(name))
+    .sort()
+    .map((name) => {
+      const flag = reportFlags.get(name);
+      const closest = flag ? undefined : closestName(name, SETTING_VARIABLES);
+      const hint = flag ? `${flag} is a flag only: no variable sets it` : closest ? `did you mean ${closest}?` : 'the settings and their variables are in contract.md §1';
+      return { code: 'SettingVariableUnknown', message: `${name} is no setting of captf-runner and was ignored: ${hint}` };
+    });
+}
+
+/** The name within 3 edits of `name` (the fewest; none when two tie), if any. */
+function closestName(name: string, names: readonly string[]): string | undefined {
+  const ranked = names.map((candidate) => ({ candidate, edits: editDistance(name, candidate) })).sort((a, b) => a.edits - b.edits);
+  const [best, next] = ranked;
+  return best && best.edits <= 3 && next?.edits !== best.edits ? best.candidate : undefined;
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[b.length]!;
 }
 
 /** An op's settings: flags over CAPTF_* variables over the defaults, validated once. */

@@ -170,6 +170,8 @@ export const NOTICE_CODES = [
   'ImageEmpty',
   /** refresh, drift: this run's inputs hash is not the one the state records (other inputs, or the pinned digest as --image). */
   'StateRecordsOtherInputs',
+  /** A CAPTF_* variable that is no setting (a misspelt name): ignored, and said. */
+  'SettingVariableUnknown',
 ] as const;
 export const NoticeCode = z.enum(NOTICE_CODES);
 export type NoticeCode = z.infer<typeof NoticeCode>;

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Command } from 'commander';
 import { buildCli } from '../../src/cli.ts';
-import { OP_SCHEMAS, Settings, durationMs, envName, loadHashSettings, loadSettings, settingsOfInvalidRun } from '../../src/schemas/config.ts';
+import { OP_SCHEMAS, Settings, durationMs, envName, loadHashSettings, loadSettings, settingsOfInvalidRun, unknownSettingVariables } from '../../src/schemas/config.ts';
 import { HASH_SETTINGS, OP_REPORT_FLAGS, OP_SETTINGS, REPORT_FLAGS, SETTING_OPTIONS, flagName, settingHelp, type SettingOption } from '../../src/schemas/setting-options.ts';
 import { Op } from '../../src/schemas/result.ts';
 import { RunnerError } from '../../src/errors.ts';
@@ -158,5 +158,27 @@ describe('settings', () => {
     assert.equal(loadSettings('apply', {}, { CAPTF_LOCK_TIMEOUT: '600', CAPTF_DEADLINE: '3300' }).lockTimeout, '600s');
     assert.equal(loadSettings('apply', {}, { CAPTF_DEADLINE: '3300' }).deadline, '3300s');
     assert.throws(() => loadSettings('apply', {}, { CAPTF_DEADLINE: '1.5h' }), /--deadline \(or CAPTF_DEADLINE\): a duration: whole seconds/);
+  });
+
+  it('names every CAPTF_* variable that is no setting (a misspelt name is a notice, never silence), and only those', () => {
+    const notices = unknownSettingVariables({
+      CAPTF_LOCK_TIMOUT: '5m', // one letter missing
+      CAPTF_APROVED_HASH: 'abc',
+      CAPTF_SUMMARY_MD: '/tmp/x.md', // a report flag: flags only
+      CAPTF_WHATEVER_ELSE: '1',
+      CAPTF_LOCK_TIMEOUT: '5m', // settings, of this op or another: never named
+      CAPTF_LOCK_ID: 'x',
+      CAPTF_TERRAFORM: '/bin/tofu',
+      NOT_CAPTF_LOCK_TIMOUT: '1',
+    });
+    assert.deepEqual(notices.map((n) => n.code), ['SettingVariableUnknown', 'SettingVariableUnknown', 'SettingVariableUnknown', 'SettingVariableUnknown']);
+    assert.deepEqual(notices.map((n) => n.message), [
+      'CAPTF_APROVED_HASH is no setting of captf-runner and was ignored: did you mean CAPTF_APPROVED_HASH?',
+      'CAPTF_LOCK_TIMOUT is no setting of captf-runner and was ignored: did you mean CAPTF_LOCK_TIMEOUT?',
+      'CAPTF_SUMMARY_MD is no setting of captf-runner and was ignored: --summary-md is a flag only: no variable sets it',
+      'CAPTF_WHATEVER_ELSE is no setting of captf-runner and was ignored: the settings and their variables are in contract.md §1',
+    ]);
+    // Every setting's variable is known: a Job's environment that carries them all says nothing.
+    assert.deepEqual(unknownSettingVariables(Object.fromEntries(Object.keys(Settings.shape).map((key) => [envName(key), '1']))), []);
   });
 });
