@@ -150,6 +150,10 @@ describe('drift', () => {
     assert.equal(r.drift!.found, true);
     assert.equal(r.drift!.outputsOnly, false);
     assert.equal(r.drift!.remediationDestructive, false);
+    // terraform_data reads nothing back: terraform reports no change outside it, and the edited value is
+    // where the state and the inputs differ. That alone is drift found (a remediation apply changes it).
+    assert.equal(r.drift!.resourceDriftTotal, 0);
+    assert.deepEqual(r.drift!.inputsDiffer.map((c) => [c.address, c.actions]), [['terraform_data.network', ['update']]]);
     assert.equal(r.plan!.counts.update, 1, 'only the edited resource; never the inputs-hash resource');
     assert.equal(r.plan!.destructiveTotal, 0);
     assert.match(r.planText!, /# terraform_data\.network will be updated in-place/);
