@@ -11,6 +11,8 @@ import { NOTICE_CODES } from '../../src/schemas/result.ts';
 import { OpReason, WaitReason } from '../../src/controller-model/decision.ts';
 import { OPS, REASONS, type Op } from '../../src/vocabulary/reasons.ts';
 import { STEPS, type StepName } from '../../src/vocabulary/steps.ts';
+import { Settings, envName } from '../../src/schemas/config.ts';
+import { COMMON_SETTINGS, OP_SETTINGS, REPORT_FLAGS } from '../../src/schemas/setting-options.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path: string) => readFileSync(`${ROOT}${path}`, 'utf8');
@@ -62,6 +64,25 @@ describe('the contract and the vocabulary', () => {
     const listed = /Steps of `apply` in order: ([^]*?)\.\n/.exec(read('contract/sections/faults.md'))?.[1];
     assert.ok(listed, 'faults.md lists the steps of apply');
     for (const name of stepsOfCell(listed)) assert.ok((STEPS[name as StepName]?.ops as readonly Op[] | undefined)?.includes('apply'), `faults.md lists "${name}" among apply's steps`);
+  });
+  it('every CAPTF_* variable the contract names is a setting (or a report flag said to have none), and the per-op table of what a Job is given names only the op\'s own', () => {
+    const settings = new Set(Object.keys(Settings.shape).map(envName));
+    const flagOnly = new Set(Object.keys(REPORT_FLAGS).map(envName));
+    for (const file of CONTRACT_FILES) {
+      for (const [name] of read(file).matchAll(/CAPTF_[A-Z][A-Z_]*[A-Z]/g)) assert.ok(settings.has(name) || flagOnly.has(name) || name === 'CAPTF_LOCK_TIMOUT', `${file} names ${name}, which is no setting`);
+    }
+    const table = read('contract/sections/kubernetes.md').split('### What a Job is given, per op')[1]!.split('\n### ')[0]!;
+    const common = new Set(COMMON_SETTINGS.map(envName));
+    const seen = new Set<Op>();
+    for (const line of table.split('\n')) {
+      const cells = line.split(' | ');
+      const op = /^\| `(\w+)`/.exec(cells[0] ?? '')?.[1] as Op | undefined;
+      if (op === undefined || !OPS.includes(op)) continue;
+      seen.add(op);
+      const own = new Set(OP_SETTINGS[op].map(envName));
+      for (const [name] of cells[2]!.matchAll(/CAPTF_[A-Z_]+/g)) assert.ok(own.has(name) && !common.has(name), `${op}: ${name} is no setting of that op alone`);
+    }
+    assert.deepEqual([...seen].sort(), [...OPS].sort(), 'every op has its row');
   });
 });
 
