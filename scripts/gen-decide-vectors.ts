@@ -12,6 +12,9 @@ import { parseSnapshot } from '../src/controller-model/snapshot.ts';
 import { DECIDE_CASES } from '../test/controller-model/decide-cases.ts';
 import { jobImage } from '../src/controller-model/op-shape.ts';
 import { JOB_IMAGE_CASES } from '../test/controller-model/job-image-cases.ts';
+import { vectorsFile } from './vectors-file.ts';
+
+const SCRIPT = 'scripts/gen-decide-vectors.ts';
 
 export const DECIDE_VECTORS_PATH = fileURLToPath(new URL('../contract/vectors/decide-op.json', import.meta.url));
 export const JOB_IMAGE_VECTORS_PATH = fileURLToPath(new URL('../contract/vectors/job-image.json', import.meta.url));
@@ -25,13 +28,7 @@ export function renderDecideVectors(): string {
     }
     return { name, doc, snapshot, decision };
   });
-  const file = {
-    description:
-      'DecideOp vectors: for each snapshot, the decision the controller must reach. Schema, reasons, jitter and backoff: contract/sections/decide-op.md.',
-    generatedBy: 'node --import tsx scripts/gen-decide-vectors.ts (do not edit by hand)',
-    vectors,
-  };
-  return `${JSON.stringify(file, null, 2)}\n`;
+  return vectorsFile('DecideOp vectors: for each snapshot, the decision the controller must reach. Schema, reasons, jitter and backoff: contract/sections/decide-op.md.', SCRIPT, vectors);
 }
 
 /** contract/vectors/job-image.json: which image a Job runs and which --image it is given. */
@@ -40,13 +37,11 @@ export function renderJobImageVectors(): string {
     const model = jobImage(c.image, c.images);
     if (!isDeepStrictEqual(model, c.expected)) throw new Error(`case "${c.name}": the model says ${JSON.stringify(model)}, the case ${JSON.stringify(c.expected)}`);
   }
-  const file = {
-    description:
-      "Which image a Job runs (container) and which --image it is given (imageFlag, part of the inputs hash), from the decision's image (spec or pinned) and what the controller knows of the object's image. Rule: contract/sections/decide-op.md, The image.",
-    generatedBy: 'node --import tsx scripts/gen-decide-vectors.ts (do not edit by hand)',
-    vectors: JOB_IMAGE_CASES,
-  };
-  return `${JSON.stringify(file, null, 2)}\n`;
+  return vectorsFile(
+    "Which image a Job runs (container) and which --image it is given (imageFlag, part of the inputs hash), from the decision's image (spec or pinned) and what the controller knows of the object's image. Rule: contract/sections/decide-op.md, The image.",
+    SCRIPT,
+    JOB_IMAGE_CASES,
+  );
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { labelValueFor } from '../src/kube/names.ts';
 import { LABEL_VALUE_CASES } from '../test/kube/label-value-cases.ts';
+import { vectorsFile } from './vectors-file.ts';
 
 export const LABEL_VECTORS_PATH = fileURLToPath(new URL('../contract/vectors/label-values.json', import.meta.url));
 
@@ -16,13 +17,11 @@ export function renderLabelVectors(): string {
     const made = labelValueFor(c.value);
     if (made !== c.expected) throw new Error(`case "${c.name}": the runner makes ${made}, the case expects ${c.expected}`);
   }
-  const file = {
-    description:
-      'Label values of result Secrets (captf.io/approval-hash, captf.io/job-name, captf.io/object-name): the value itself when it is a valid label value (at most 63 characters of [-A-Za-z0-9_.], beginning and ending with a letter or digit); else its first 52 characters with every other character as "-", leading and trailing characters other than letters and digits dropped, then "-" and the first 10 hex digits of the sha256 of the whole value (UTF-8); only the digest when no head is left. The full value is in the annotation of the same key. Rule: contract/sections/kubernetes.md, The result Secret.',
-    generatedBy: 'node --import tsx scripts/gen-label-vectors.ts (do not edit by hand)',
-    vectors: LABEL_VALUE_CASES,
-  };
-  return `${JSON.stringify(file, null, 2)}\n`;
+  return vectorsFile(
+    'Label values of result Secrets (captf.io/approval-hash, captf.io/job-name, captf.io/object-name): the value itself when it is a valid label value (at most 63 characters of [-A-Za-z0-9_.], beginning and ending with a letter or digit); else its first 52 characters with every other character as "-", leading and trailing characters other than letters and digits dropped, then "-" and the first 10 hex digits of the sha256 of the whole value (UTF-8); only the digest when no head is left. The full value is in the annotation of the same key. Rule: contract/sections/kubernetes.md, The result Secret.',
+    'scripts/gen-label-vectors.ts',
+    LABEL_VALUE_CASES,
+  );
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
