@@ -13,12 +13,16 @@
 //   4. breakdown: where the runner's extra time goes, from traced runs of both sides: every terraform
 //      launch (start, end, CPU), the runner's result.json steps[], and the node process's own start
 //      and exit.
+//   5. policy: `captf-runner classify --policy DIR -` under the worst rules: the issue's (refused
+//      when the policy loads) and rules that pass the estimate but spend their whole budget on
+//      every change of a plan with 9,000-character keys, until the plan's budget runs out: wall
+//      and CPU time, cost units, µs a unit, peak RSS.
 //
 //   npm run bench                               # builds, runs everything (~15 min on 2 CPUs)
 //   npm run bench -- --only apply --sizes 20x25:5
 //   npm run bench -- --only start --node /path/to/node24/bin/node
 //
-// Options: --only apply,start,memory,breakdown; --sizes RxN[:PAIRS],... (default 20x25:9,100x100:5;
+// Options: --only apply,start,memory,output,breakdown,policy; --sizes RxN[:PAIRS],... (default 20x25:9,100x100:5;
 // R resources of N instances each, N ≤ 100); --start-rounds N (20); --memory-mib A,B,... (100,1024);
 // --breakdown-size RxN (20x25); --breakdown-runs N (5); --node PATH (the node that runs the runner
 // and `node -e 0`; default the one running this script); --runner FILE (default: `npm run build`,
@@ -36,7 +40,7 @@ import { parseArgs } from 'node:util';
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opts } = parseArgs({
   options: {
-    only: { type: 'string', default: 'apply,start,memory,output,breakdown' },
+    only: { type: 'string', default: 'apply,start,memory,output,breakdown,policy' },
     sizes: { type: 'string', default: '20x25:9,100x100:5' },
     'start-rounds': { type: 'string', default: '20' },
     'memory-mib': { type: 'string', default: '100,1024' },
@@ -51,7 +55,7 @@ const { values: opts } = parseArgs({
   },
 });
 const ONLY = new Set(opts.only.split(','));
-const PARTS = ['apply', 'start', 'memory', 'output', 'breakdown'];
+const PARTS = ['apply', 'start', 'memory', 'output', 'breakdown', 'policy'];
 for (const part of ONLY) if (!PARTS.includes(part)) fail(`--only: "${part}" is not one of ${PARTS.join(', ')}`);
 const DEFAULT_PAIRS = 5;
 const SIZES = opts.sizes.split(',').map((text) => parseSize(text, true));
@@ -149,6 +153,7 @@ const results = {
   memory: [],
   output: [],
   breakdown: undefined,
+  policy: [],
 };
 
 const median = (xs) => {
@@ -357,7 +362,7 @@ function benchStart() {
   chmodSync(standin, 0o755);
   const node = q(NODE);
   const apply = `${q(RUNNER)} apply --kind cluster --module ${q(dir + '/module')} --inputs ${q(dir + '/inputs')} --state ${q(dir + '/state.tfstate')} --out ${q(dir + '/out')} --termination-log ${q(dir + '/termination-log')} --log-format json --terraform ${q(standin)} >/dev/null 2>&1`;
-  // The image fills its compile cache at build time: here one run of each fills it first.
+  // What a compile cache would save (the image carries none: it is not byte-identical build to build): one run fills it first.
   const cached = `NODE_COMPILE_CACHE=${q(dir + '/compile-cache')}`;
   const cachedRounds = hasCompileCache
     ? `s=\${EPOCHREALTIME/./}; ${cached} ${node} ${apply}; spawned spawnCached`
@@ -650,6 +655,76 @@ function printTimeline(label, { runner, bare, extra }) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 5. Policy: the worst rules (contract/sections/policy.md §5, Bounds), through `captf-runner
+// classify --json --policy DIR -` of a plan document of `changes` creates with 9,000-character
+// keys. The issue's rules are refused when the policy loads; the others pass the estimate (made
+// for 1,024-character addresses) and spend their whole budget on every change, until the plan's
+// budget is spent and every rule fails closed: the longest and largest an evaluation can be.
+
+const POLICY_CASES = [
+  {
+    name: "the issue's rules (cubic in a key; a list of lists from a key)",
+    rules: {
+      cubic: 'change.address.split("").exists(a, change.address.split("").exists(b, change.address.indexOf(a + b + "#") >= 0))',
+      lists: 'change.address.split("").map(c, change.address.split("")).size() > 0',
+    },
+    changes: 5,
+    refused: true,
+  },
+  { name: 'a search inside a loop over the key', rules: { search: 'change.address.split("").exists(c, change.address.contains(c + "#"))' }, changes: 60 },
+  { name: 'a map over the key\'s characters (linear: within its budget)', rules: { mapped: 'change.address.split("").map(c, c + "x").size() < 0' }, changes: 60 },
+  { name: 'a list of strings built from the key, then searched', rules: { built: 'change.address.split("").map(c, change.address + c).exists(s, s.contains("#"))' }, changes: 60 },
+  { name: 'a string built at each step of a map over the key', rules: { strings: 'change.address.split("").map(c, change.address + c).size() < 0' }, changes: 60 },
+  {
+    name: 'all three, each on every change',
+    rules: {
+      search: 'change.address.split("").exists(c, change.address.contains(c + "#"))',
+      built: 'change.address.split("").map(c, change.address + c).exists(s, s.contains("#"))',
+      strings: 'change.address.split("").map(c, change.address + c).size() < 0',
+    },
+    changes: 30,
+  },
+];
+
+function policyPlan(file, changes) {
+  const key = (i) => `${i}-${'k'.repeat(9000)}`;
+  const entry = (i) => ({ address: `terraform_data.db["${key(i)}"]`, mode: 'managed', type: 'terraform_data', name: 'db', index: key(i), provider_name: 'terraform.io/builtin/terraform', change: { actions: ['create'], before: null, after: { input: 'x' } } });
+  writeFileSync(file, JSON.stringify({ format_version: '1.2', terraform_version: '1.11.4', resource_changes: Array.from({ length: changes }, (_, i) => entry(i)) }));
+}
+
+function benchPolicy() {
+  log('\n== policy: the worst rules, `classify --json --policy DIR -` of creates with 9,000-character keys');
+  for (const c of POLICY_CASES) {
+    const dir = join(TMP, `policy-${results.policy.length}`);
+    mkdirSync(dir, { recursive: true });
+    const rules = Object.entries(c.rules).map(([name, match]) => `- name: ${name}\n  match: ${JSON.stringify(match)}\n  effect: deny\n`).join('');
+    writeFileSync(join(dir, 'policy.yaml'), `apiVersion: policy.captf.io/v1\nrules:\n${rules}`);
+    const plan = join(TMP, 'policy-plan.json');
+    policyPlan(plan, c.changes);
+    const out = join(TMP, 'policy-out.json');
+    const usageFile = join(TMP, 'policy-usage.json');
+    rmSync(usageFile, { force: true });
+    const started = now();
+    const r = spawnSync('bash', ['-c', `${q(NODE)} --require ${q(SELF_USAGE)} ${q(RUNNER)} classify --json --policy ${q(dir)} - <${q(plan)} >${q(out)} 2>${q(out)}.err`], { env: { ...ENV, BENCH_SELF_USAGE_FILE: usageFile }, stdio: 'ignore' });
+    const ms = now() - started;
+    const usage = JSON.parse(readFileSync(usageFile, 'utf8'));
+    if (c.refused) {
+      if (r.status !== 4) throw new Error(`policy case "${c.name}": expected the policy refused (exit 4), got ${r.status}`);
+      results.policy.push({ case: c.name, refused: true, ms, cpuMs: usage.cpuMs, peakRssBytes: usage.maxRssBytes });
+      log(`  ${c.name}: refused when the policy loads in ${fmt(ms)} (CPU ${fmt(usage.cpuMs)}), peak RSS ${mb(usage.maxRssBytes)}`);
+      continue;
+    }
+    if (r.status !== 0) throw new Error(`policy case "${c.name}" exited ${r.status}: ${readFileSync(`${out}.err`, 'utf8').slice(-2000)}`);
+    const { cost, costExceeded, timedOut, deniedTotal } = JSON.parse(readFileSync(out, 'utf8')).policy;
+    results.policy.push({ case: c.name, changes: c.changes, rules: Object.keys(c.rules).length, ms, cpuMs: usage.cpuMs, peakRssBytes: usage.maxRssBytes, cost, costExceeded, timedOut, deniedTotal, cpuUsPerUnit: (usage.cpuMs * 1000) / cost });
+    log(
+      `  ${c.name}: ${c.changes} changes, ${fmt(ms)} (CPU ${fmt(usage.cpuMs)}), ${cost.toLocaleString('en-US')} units (${((usage.cpuMs * 1000) / cost).toFixed(3)} µs CPU a unit, the start included), ` +
+        `peak RSS ${mb(usage.maxRssBytes)}; costExceeded ${costExceeded}, timedOut ${timedOut}, ${deniedTotal} denied`,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 
 const TARGETS = { apply: 1.03, start: 1.3, rssBytes: 150e6 };
 
@@ -677,6 +752,8 @@ function summary() {
     lines.push(`output ${String(s.mib).padStart(4)} MiB, ${s.case.padEnd(36)}: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)}`);
   for (const s of results.memory)
     lines.push(`classify ${String(s.mib).padStart(5)} MiB: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)}, counts ${s.countsMatch ? 'match' : 'DIFFER'}`);
+  for (const s of results.policy)
+    lines.push(`policy ${s.case}: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)} (CPU ${fmt(s.cpuMs)})${s.refused ? ', refused' : `, ${s.cost.toLocaleString('en-US')} units`}`);
   log(lines.join('\n'));
 }
 
@@ -687,6 +764,7 @@ try {
   if (ONLY.has('breakdown')) benchBreakdown(BREAKDOWN_SIZE);
   if (ONLY.has('memory')) for (const mib of MEMORY_MIB) benchMemory(mib);
   if (ONLY.has('output')) benchOutput(OUTPUT_MIB);
+  if (ONLY.has('policy')) benchPolicy();
 } catch (error) {
   summary();
   process.stderr.write(`bench: ${error.stack ?? error}\n(temp dir kept: ${TMP})\n`);

@@ -39,6 +39,7 @@ SERIAL=(
   test/e2e/faults-deadline.test.ts
   test/e2e/faults-signals.test.ts
   test/e2e/in-cluster-deadline.test.ts
+  test/e2e/policy-signals.test.ts
   test/e2e/signals.test.ts
 )
 

@@ -5,17 +5,21 @@ import { RunnerError, usageError } from '../errors.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import { countsText } from '../output/summary.ts';
+import { printableJson, printableLine } from '../output/printable.ts';
 import { runnerClassifyOptions } from '../plan/runner-options.ts';
 import { givenSetting } from '../schemas/config.ts';
 import { denialText, findingText } from '../guard/decide.ts';
 import { loadRunPolicy } from '../steps/policy.ts';
-import { appendSummaryMd, classifySummaryMarkdown } from '../output/summary-md.ts';
+import { classifySummaryMarkdown } from '../output/summary-md.ts';
+import { openSummaryMd } from '../output/summary-md-file.ts';
 import { detailedExitCode } from '../run/exit-codes.ts';
 import { EXIT } from '../vocabulary/reasons.ts';
 import type { ClassifyFlags } from '../cli.ts';
 
-/** Exits 0, or with --detailed-exitcode 3 when the plan is gated; a --summary-md FILE that cannot be written is a warning on stderr. */
+/** Exits 0, or with --detailed-exitcode 3 when the plan is gated; a --summary-md FILE that is refused is a usage error (exit 2), one that cannot be written a warning on stderr. */
 export async function classifyCommand(file: string, flags: ClassifyFlags): Promise<number> {
+  // Before anything is read: the summary is a regular file of its own, never the document itself.
+  const summary = flags.summaryMd === undefined ? undefined : await openSummaryMd(flags.summaryMd, { files: file === '-' ? [] : [{ flag: 'FILE', path: file }], dirs: [] });
   const limit = flags.limit === undefined ? undefined : Number.parseInt(flags.limit, 10);
   if (limit !== undefined && !(limit >= 0)) throw usageError('SettingsInvalid', `--limit must be a whole number, not "${flags.limit}"`);
   // An invalid policy dir is ImageInvalid (exit 4), as in an op.
@@ -23,20 +27,25 @@ export async function classifyCommand(file: string, flags: ClassifyFlags): Promi
   // A plan document does not say which tool made it; plan.version is its terraform_version.
   const judgement = policy?.judgement({ tool: 'terraform' });
   const source = file === '-' ? process.stdin : createReadStream(file);
-  const classified = await classifyPlanStream(source, runnerClassifyOptions({ ...(limit !== undefined && { limit }), ...(judgement && { onChange: judgement.onChange, onAction: judgement.onAction }) })).catch((error: unknown) => {
+  const classified = await classifyPlanStream(source, {
+    ...runnerClassifyOptions({ ...(limit !== undefined && { limit }), ...(judgement && { onChange: judgement.onChange, onAction: judgement.onAction }) }),
+    ...(judgement && { pace: judgement.drain }),
+  }).catch((error: unknown) => {
     throw documentError(file, error);
   });
-  const plan = judgement ? judgement.judge(classified) : classified;
-  if (flags.json) process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
+  const plan = judgement ? await judgement.judge(classified) : classified;
+  // The document's addresses and texts are printed as every sink prints them: no control character raw, one line each.
+  if (flags.json) process.stdout.write(printableJson(JSON.stringify(plan, null, 2)) + '\n');
   else {
-    process.stdout.write(`${plan.gated ? 'gated (applying it needs an approval)' : 'not gated'}: ${countsText(plan.counts)}\n`);
-    for (const d of plan.destructive) process.stdout.write(`  ${changeText(d)}\n`);
-    for (const a of plan.actions) process.stdout.write(`  ${actionText(a)}\n`);
-    for (const why of plan.failClosed) process.stdout.write(`  needs an approval: ${why}\n`);
-    for (const d of plan.policy?.denied ?? []) process.stdout.write(`  denied by the policy: ${denialText(d)}\n`);
-    for (const a of plan.policy?.approvalRequired ?? []) process.stdout.write(`  needs an approval: policy rule ${findingText(a)}\n`);
+    const lines = [`${plan.gated ? 'gated (applying it needs an approval)' : 'not gated'}: ${countsText(plan.counts)}`];
+    for (const d of plan.destructive) lines.push(`  ${printableLine(changeText(d))}`);
+    for (const a of plan.actions) lines.push(`  ${printableLine(actionText(a))}`);
+    for (const why of plan.failClosed) lines.push(`  needs an approval: ${printableLine(why)}`);
+    for (const d of plan.policy?.denied ?? []) lines.push(`  denied by the policy: ${printableLine(denialText(d))}`);
+    for (const a of plan.policy?.approvalRequired ?? []) lines.push(`  needs an approval: policy rule ${printableLine(findingText(a))}`);
+    process.stdout.write(lines.map((line) => `${line}\n`).join(''));
   }
-  const summaryProblem = flags.summaryMd && (await appendSummaryMd(flags.summaryMd, classifySummaryMarkdown(plan, file)));
+  const summaryProblem = await summary?.append(classifySummaryMarkdown(plan, file));
   if (summaryProblem) process.stderr.write(`captf-runner classify: warning: ${summaryProblem}\n`);
   return flags.detailedExitcode ? detailedExitCode(EXIT.succeeded, { gated: plan.gated }) : EXIT.succeeded;
 }

@@ -5,6 +5,7 @@
 // plan.changes, plan.partial.deferred, drift.resourceDrift, drift.inputsDiffer), whichever saves more; as a last resort, every string over 4 KiB. Every cut
 // is recorded, and a warning in the result itself says that it was cut.
 import type { Result } from '../schemas/result.ts';
+import { printableJson } from '../output/printable.ts';
 
 export interface ResultCut {
   /** Where in result.json, e.g. `outputs.kubeconfig.value` or `plan.destructive`. */
@@ -33,7 +34,8 @@ const BOUNDED_LISTS: BoundedList[] = [
   { path: 'drift.inputsDiffer', get: (r) => r.drift?.inputsDiffer, set: (r, list) => void (r.drift!.inputsDiffer = list as never) },
 ];
 
-const serialize = (result: Result) => Buffer.from(JSON.stringify(result));
+// Printed as result.json is (output/printable.ts): no character in it acts on a terminal.
+const serialize = (result: Result) => Buffer.from(printableJson(JSON.stringify(result)));
 
 export function fitResult(input: Result, limitBytes: number): FittedResult {
   const result = structuredClone(input);

@@ -1,25 +1,43 @@
-// The runner's own events as pino JSON lines on stderr (stdout carries terraform's human output
-// and --json documents). Every line passes the masker.
+// The runner's log stream (stderr): JSON objects only, one to a line (stdout carries terraform's human
+// output and the summary). What terraform writes to its stderr becomes records of their own
+// (`source: "terraform"`), so that no line of terraform's can pass for one of the runner's. Values are
+// masked one by one before pino serialises them, never the serialised line: the line stays JSON
+// whatever a secret equals, and the fields that hold only the runner's own words stay as they are.
 import { pino, type Logger } from 'pino';
 import { Writable } from 'node:stream';
 import { writeSync } from 'node:fs';
 import { maskValue, type Masker } from './mask.ts';
+import { printable, printableJson, printableLine } from './printable.ts';
 
 export type { Logger };
 
+/** How every line of terraform's output starts where people read it (stdout; stderr with `--log-format pretty`): a line without it is the runner's. */
+export const TERRAFORM_LINE_PREFIX = '| ';
+
 /**
- * A synchronous, masking writer to a file descriptor: logs must not be lost when the process exits.
- * A full pipe (stderr is non-blocking once Node opened it) is waited out for a while, but never so
- * long that signals and the deadline wait on it: a line the reader does not take in time is dropped.
- * A reader that went away drops the logs, never the op.
+ * The fields of a record that hold only the runner's own words (an op, a step, an outcome, a reason,
+ * a kind of error or object, a stop's cause, …): never masked, so that a secret equal to one of them
+ * ("apply") leaves them readable; every other string value is masked, and no key ever is.
  */
-export function maskingWriter(fd: number, masker: Masker): Writable {
+export const RUNNER_WORD_FIELDS: readonly string[] = ['op', 'step', 'outcome', 'reason', 'kind', 'cause', 'output', 'action', 'source', 'command', 'stream'];
+const RUNNER_WORDS = new Set(RUNNER_WORD_FIELDS);
+
+/** A record whose message the runner masked already (terraform's lines, masked across line breaks). */
+const MASKED_MESSAGE = Symbol('masked message');
+
+/**
+ * A synchronous writer of log lines to a file descriptor, each line as `format` leaves it: logs must
+ * not be lost when the process exits. A full pipe (stderr is non-blocking once Node opened it) is
+ * waited out for a while, but never so long that signals and the deadline wait on it: a line the
+ * reader does not take in time is dropped. A reader that went away drops the logs, never the op.
+ */
+export function logWriter(fd: number, format: (line: string) => string): Writable {
   let gone = false;
   return new Writable({
     write(chunk, _encoding, callback) {
       if (!gone) {
         try {
-          writeAllSync(fd, Buffer.from(masker.mask(chunk.toString())));
+          writeAllSync(fd, Buffer.from(format(chunk.toString())));
         } catch {
           gone = true;
         }
@@ -67,26 +85,53 @@ export interface RunBindings {
 }
 
 export async function createLogger(format: 'json' | 'pretty', masker: Masker, bindings: RunBindings, fd = 2): Promise<Logger> {
-  const destination = maskingWriter(fd, masker);
-  // pino-pretty and its dependencies load only for a person at a terminal: Jobs log JSON. A person
-  // reads the run's bindings once, in its first line, not under every line.
-  const stream = format === 'pretty' ? (await import('pino-pretty')).default({ destination, sync: true, colorize: false, ignore: ['pid', 'hostname', ...Object.keys(bindings)].join(',') }) : destination;
+  const destination = logWriter(fd, format === 'pretty' ? await prettyLines(Object.keys(bindings)) : printableJson);
   return pino(
     {
-      // On every line, so that a line read alone (a log collector's query) names its run.
-      base: { ...bindings },
+      base: null,
+      // On every line, so that a line read alone (a log collector's query) names its run; masked at
+      // each line, for the masker learns secrets as the run goes.
+      mixin: () => ({ op: bindings.op, object: maskValue(masker, bindings.object), namespace: maskValue(masker, bindings.namespace) }),
       timestamp: pino.stdTimeFunctions.isoTime,
       messageKey: 'msg',
-      // Masked before pino serialises them too: the line's own JSON escaping would otherwise be one
-      // more layer around a secret that a message already quotes escaped.
       hooks: {
         logMethod(args, method) {
-          method.apply(this, args.map((arg) => maskForLog(masker, arg)) as Parameters<typeof method>);
+          method.apply(this, maskedArguments(masker, args) as Parameters<typeof method>);
         },
       },
     },
-    stream,
+    destination,
   );
+}
+
+/**
+ * Lines for a person (`--log-format pretty`): pino-pretty's, loaded only then (Jobs log JSON), the
+ * run's bindings named once in the first line, not under every line; terraform's lines as on stdout.
+ * A message is one line: nothing in it starts a line that could pass for another record.
+ */
+async function prettyLines(bindingKeys: string[]): Promise<(line: string) => string> {
+  const { prettyFactory } = (await import('pino-pretty')).default;
+  const pretty = prettyFactory({ colorize: false, ignore: ['pid', 'hostname', ...bindingKeys].join(',') });
+  return (line) => {
+    const record = JSON.parse(line) as Record<string, unknown>;
+    const message = printableLine(String(record.msg ?? ''));
+    if (record.source === 'terraform') return `${TERRAFORM_LINE_PREFIX}${message}\n`;
+    return printable(pretty({ ...record, msg: message }));
+  };
+}
+
+/** One line terraform printed on its stderr (masked by the caller): a record of its own, naming the command and the step it came from. */
+export function logTerraformLine(log: Logger, from: { command: string; step: string | undefined }, maskedLine: string): void {
+  log.info({ [MASKED_MESSAGE]: true, source: 'terraform', command: from.command, stream: 'stderr', step: from.step ?? null }, maskedLine);
+}
+
+/** pino's arguments (a record's fields, then its message), masked value by value. */
+function maskedArguments(masker: Masker, args: unknown[]): unknown[] {
+  const [first, ...rest] = args;
+  if (first === null || typeof first !== 'object' || first instanceof Error || Array.isArray(first)) return args.map((arg) => maskForLog(masker, arg));
+  const fields = Object.fromEntries(Object.entries(first).map(([key, value]) => [key, RUNNER_WORDS.has(key) && typeof value === 'string' ? value : maskForLog(masker, value)]));
+  const masked = MASKED_MESSAGE in first;
+  return [fields, ...rest.map((arg) => (masked ? arg : maskForLog(masker, arg)))];
 }
 
 /** A log argument, masked: strings and the fields of objects; an error becomes its type, message and stack, masked. */

@@ -6,8 +6,10 @@ import { Result, type Result as ResultT } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
 import type { Masker } from './mask.ts';
 import { maskResult } from './mask-result.ts';
+import { printableJson } from './printable.ts';
 
-export const serializeResult = (result: ResultT, masker: Masker) => JSON.stringify(maskResult(masker, Result.parse(result)), null, 2) + '\n';
+/** result.json's text: masked, and with no character that acts on a terminal that prints it (printable.ts). */
+export const serializeResult = (result: ResultT, masker: Masker) => printableJson(JSON.stringify(maskResult(masker, Result.parse(result)), null, 2)) + '\n';
 
 /** <out>/result.json, written atomically: a reader sees the old file or the whole new one. */
 export async function writeResultFile(outDir: string, result: ResultT, masker: Masker): Promise<string> {

@@ -3,12 +3,12 @@
 // op's summary is built from the masked result (and the masked command line), like every byte the
 // runner writes; the Markdown escaping comes after the masking, so no escaped form of a secret can
 // slip past it. classify's summary holds no value at all: addresses, actions and replace_paths only.
-import { appendFile } from 'node:fs/promises';
 import type { Classification, DestructiveChange } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
-import { actionText } from '../plan/actions.ts';
+import { actionText, wasText } from '../plan/actions.ts';
 import { denialText, findingText, gateCauses } from '../guard/decide.ts';
-import type { Masker } from './mask.ts';
+import { maskValue, type Masker } from './mask.ts';
+import { printable, printableLine } from './printable.ts';
 import { maskResult } from './mask-result.ts';
 import { countsText, countsWithTerraformLine } from './summary.ts';
 
@@ -22,23 +22,27 @@ export interface SummaryPlaces {
   argv?: readonly string[];
 }
 
-/** Markdown text with every character that could format, link or open HTML escaped. */
-export const mdText = (text: string): string => text.replace(/[\\`*_{}[\]<>#+!|~&]/g, (c) => (c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '&' ? '&amp;' : `\\${c}`)).replace(/\r?\n/g, ' ');
+/** One line of text: its line breaks (CR alone too: Markdown ends a line there) as spaces, every other control character escaped. */
+const oneLine = (text: string) => printableLine(text.replace(/\r\n|[\r\n\u2028\u2029]/g, ' '));
+
+/** Markdown text with every character that could format, link or open HTML escaped; one line whatever it holds. */
+export const mdText = (text: string): string => oneLine(text).replace(/[\\`*_{}[\]<>#+!|~&]/g, (c) => (c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '&' ? '&amp;' : `\\${c}`));
 
 /** Inline code that no backtick in the text ends early; in a table cell, `|` is escaped too (GitHub splits cells on it even in code). */
 export function mdCode(text: string, inTable = false): string {
-  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const body = oneLine(text);
+  const longest = Math.max(0, ...[...body.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = '`'.repeat(longest + 1);
-  const body = text.replace(/\r?\n/g, ' ');
   const padded = body.startsWith('`') || body.endsWith('`') ? ` ${body} ` : body;
   return `${fence}${inTable ? padded.replace(/\|/g, '\\|') : padded}${fence}`;
 }
 
-/** A fenced block that no line of the text closes early. */
+/** A fenced block that no line of the text closes early: its lines end at newlines only (a CR is escaped, as every control character is). */
 function mdBlock(text: string, info = ''): string {
-  const longest = Math.max(2, ...[...text.matchAll(/^\s*(`{3,}|~{3,})/gm)].map((m) => m[1]!.length));
+  const body = printable(text);
+  const longest = Math.max(2, ...[...body.matchAll(/^\s*(`{3,}|~{3,})/gm)].map((m) => m[1]!.length));
   const fence = '`'.repeat(longest + 1);
-  return `${fence}${info}\n${text.replace(/\n$/, '')}\n${fence}`;
+  return `${fence}${info}\n${body.replace(/\n$/, '')}\n${fence}`;
 }
 
 /** A shell word as a person pastes it: quoted when it holds anything but safe characters. */
@@ -67,7 +71,7 @@ function destructiveTable(plan: Pick<Classification, 'destructive' | 'destructiv
   const head = withReason ? '| Change | Address | Reason | Forces replacement |\n| --- | --- | --- | --- |' : '| Change | Address | Forces replacement |\n| --- | --- | --- |';
   const row = (d: DestructiveChange) => {
     const paths = d.replacePaths?.map((path) => mdCode(JSON.stringify(path), true)).join(', ') || '–';
-    const address = mdCode(d.address + (d.deposed ? ` (deposed ${d.deposed})` : ''), true);
+    const address = mdCode(d.address + (d.deposed ? ` (deposed ${d.deposed})` : '') + (d.previousAddress ? ` (${wasText(d)})` : ''), true);
     return withReason ? `| ${d.action} | ${address} | ${mdText(d.why ?? d.reason ?? '–')} | ${paths} |` : `| ${d.action} | ${address} | ${paths} |`;
   };
   const rows = plan.destructive.slice(0, LISTED);
@@ -115,7 +119,9 @@ export function opSummaryMarkdown(unmasked: Result, masker: Masker, where: Summa
   const argv = where.argv?.map((word) => masker.mask(word));
   const resultFile = where.resultFile === undefined ? undefined : masker.mask(where.resultFile);
   const plan = result.plan;
-  const lines = [`### captf-runner ${result.op}: ${result.outcome} (${mdText(result.reason)}), exit ${result.exitCode}`, '', `> ${mdText(result.message)}`, ''];
+  // Masked as terraform's text is: its op, outcome and reason too (the result keeps those).
+  const word = (text: string) => mdText(maskValue(masker, text));
+  const lines = [`### captf-runner ${word(result.op)}: ${word(result.outcome)} (${word(result.reason)}), exit ${result.exitCode}`, '', `> ${mdText(result.message)}`, ''];
   if (plan) {
     if (plan.policy?.deniedTotal) lines.push(`**Denied by the policy (no approval passes it; the module, its inputs or the policy must change):**`, '', ...plan.policy.denied.slice(0, LISTED).map((d) => `- ${mdText(denialText(d))}`), '');
     if (plan.gated && result.op !== 'destroy') lines.push(`**Needs an approval:** ${mdText(gateCauses(plan).join('; '))}`, '');
@@ -150,14 +156,4 @@ export function classifySummaryMarkdown(plan: Classification, file: string): str
   if (plan.failClosed.length) lines.push(`**The runner cannot fully read it:** ${plural(plan.failClosed.length, 'reason')} (\`captf-runner classify FILE --json\` names them)`, '');
   lines.push(`**Counts:** ${mdText(countsText(plan.counts))}`, '', ...changesList(plan));
   return lines.join('\n') + '\n';
-}
-
-/** Appends to FILE, as GitHub expects of $GITHUB_STEP_SUMMARY. Never throws: a failure comes back as the warning to give. */
-export async function appendSummaryMd(path: string, markdown: string): Promise<string | undefined> {
-  try {
-    await appendFile(path, markdown, { mode: 0o644 });
-    return undefined;
-  } catch (error) {
-    return `could not append the Markdown summary to ${path} (--summary-md): ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; the run's outcome and result are unchanged`;
-  }
 }

@@ -3,21 +3,30 @@ import type { ActionCounts, Classification } from '../schemas/classification.ts'
 import type { Op, Result } from '../schemas/result.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import { denialText, findingText } from '../guard/decide.ts';
+import { printableLine } from './printable.ts';
 
 export const countsText = (c: ActionCounts) =>
   `${c.create} to create, ${c.update} to update, ${c.replace} to replace, ${c.delete} to delete, ${c.forget} to forget, ${c.import} to import, ${c.move} to move`;
 
-/** What the summary knows beyond the result: the run's own arguments (masked), for the command to rerun. */
+/** What the summary knows beyond the result: the run's own arguments (masked), for the command to rerun; the masker of its texts. */
 export interface SummaryContext {
   argv?: readonly string[];
+  /** Masks one line's text (all of it but its label); none: nothing is secret. */
+  mask?: (text: string) => string;
 }
 
 /**
- * terraform's own "Plan:" line for this plan, as terraform 1.11 prints it above in the same log, and
- * why it differs from `counts`: terraform counts a replace as an add and a destroy, and it counts the
- * runner's record of the inputs hash, which the runner never counts. Undefined when terraform prints
- * no such line (a refresh-only plan, a plan that changes no resource).
+ * What the summary's lines start with: the runner's own words, never masked. What follows a label is
+ * masked as terraform's text is (the op, outcome and reason too: the result keeps those) and escaped
+ * to one line, so a secret equal to a word of the runner's ("changed") leaves the summary's shape
+ * readable, and no text, whatever it holds, starts a line of its own.
  */
+export const SUMMARY_LABELS = [
+  'captf-runner ', '', 'plan: ', '  ', 'destructive changes ', 'provider actions ', 'incomplete plan ', 'the runner cannot fully read the plan: ',
+  'denied by the policy ', 'the policy requires an approval ', 'applying this plan needs an approval ', 'approved without review ', 'inputs hash: ', 'warning: ', 'changed: ', 'next: ',
+] as const;
+type Label = (typeof SUMMARY_LABELS)[number];
+
 export function terraformPlanLine(plan: Classification, op: Op): { line: string; why: string[] } | undefined {
   if (op === 'refresh' || (!plan.hasResourceChanges && !plan.record)) return undefined;
   const c = plan.counts;
@@ -40,53 +49,57 @@ export function countsWithTerraformLine(plan: Classification, op: Op): string {
 }
 
 export function humanSummary(result: Result, context: SummaryContext = {}): string {
-  const lines = [`captf-runner ${result.op}: ${result.outcome} (${result.reason})`, result.message];
+  const lines: [Label, string][] = [];
+  const add = (label: Label, text: string) => lines.push([label, text]);
+  add('captf-runner ', `${result.op}: ${result.outcome} (${result.reason})`);
+  if (result.message) add('', result.message);
   const plan = result.plan;
   if (plan) {
-    lines.push(`plan: ${countsWithTerraformLine(plan, result.op)}`);
+    add('plan: ', countsWithTerraformLine(plan, result.op));
     if (plan.destructiveTotal > 0) {
-      lines.push(`destructive changes (${plan.destructiveTotal}):`);
-      for (const d of plan.destructive) lines.push(`  ${changeText(d)}`);
-      if (plan.destructiveTotal > plan.destructive.length) lines.push(`  … and ${plan.destructiveTotal - plan.destructive.length} more (see the log)`);
+      add('destructive changes ', `(${plan.destructiveTotal}):`);
+      for (const d of plan.destructive) add('  ', changeText(d));
+      if (plan.destructiveTotal > plan.destructive.length) add('  ', `… and ${plan.destructiveTotal - plan.destructive.length} more (see the log)`);
     }
     if (plan.actionsTotal > 0) {
-      lines.push(`provider actions (${plan.actionsTotal}: the runner cannot know what they do):`);
-      for (const a of plan.actions) lines.push(`  ${actionText(a)}${a.triggeringResource ? ` on ${a.triggeringResource}` : ''}${a.onFailure ? `, on failure ${a.onFailure}` : ''}${a.deferred ? `, deferred (${a.deferredReason})` : ''}`);
-      if (plan.actionsTotal > plan.actions.length) lines.push(`  … and ${plan.actionsTotal - plan.actions.length} more (see the log)`);
+      add('provider actions ', `(${plan.actionsTotal}: the runner cannot know what they do):`);
+      for (const a of plan.actions) add('  ', `${actionText(a)}${a.triggeringResource ? ` on ${a.triggeringResource}` : ''}${a.onFailure ? `, on failure ${a.onFailure}` : ''}${a.deferred ? `, deferred (${a.deferredReason})` : ''}`);
+      if (plan.actionsTotal > plan.actions.length) add('  ', `… and ${plan.actionsTotal - plan.actions.length} more (see the log)`);
     }
     if (plan.partial) {
-      lines.push(`incomplete plan (complete: ${plan.partial.complete}; ${plan.partial.deferredTotal} deferred change${plan.partial.deferredTotal === 1 ? '' : 's'}):`);
-      for (const d of plan.partial.deferred) lines.push(`  ${d.address} (${d.action}, deferred: ${d.reason ?? 'no reason given'})`);
+      add('incomplete plan ', `(complete: ${plan.partial.complete}; ${plan.partial.deferredTotal} deferred change${plan.partial.deferredTotal === 1 ? '' : 's'}):`);
+      for (const d of plan.partial.deferred) add('  ', `${d.address} (${d.action}, deferred: ${d.reason ?? 'no reason given'})`);
     }
-    for (const why of plan.failClosed) lines.push(`the runner cannot fully read the plan: ${why}`);
+    for (const why of plan.failClosed) add('the runner cannot fully read the plan: ', why);
     const policy = plan.policy;
     if (policy?.deniedTotal) {
-      lines.push(`denied by the policy (${policy.deniedTotal}: no approval can pass it):`);
-      for (const d of policy.denied) lines.push(`  ${denialText(d)}`);
-      if (policy.deniedTotal > policy.denied.length) lines.push(`  … and ${policy.deniedTotal - policy.denied.length} more`);
+      add('denied by the policy ', `(${policy.deniedTotal}: no approval can pass it):`);
+      for (const d of policy.denied) add('  ', denialText(d));
+      if (policy.deniedTotal > policy.denied.length) add('  ', `… and ${policy.deniedTotal - policy.denied.length} more`);
     }
     if (policy?.approvalRequiredTotal) {
-      lines.push(`the policy requires an approval (${policy.approvalRequiredTotal}):`);
-      for (const a of policy.approvalRequired) lines.push(`  ${findingText(a)}`);
-      if (policy.approvalRequiredTotal > policy.approvalRequired.length) lines.push(`  … and ${policy.approvalRequiredTotal - policy.approvalRequired.length} more`);
+      add('the policy requires an approval ', `(${policy.approvalRequiredTotal}):`);
+      for (const a of policy.approvalRequired) add('  ', findingText(a));
+      if (policy.approvalRequiredTotal > policy.approvalRequired.length) add('  ', `… and ${policy.approvalRequiredTotal - policy.approvalRequired.length} more`);
     }
     // A destroy is never gated: its warnings name the same things.
-    if (plan.gated && result.op !== 'destroy') lines.push('applying this plan needs an approval (plan.gated)');
+    if (plan.gated && result.op !== 'destroy') add('applying this plan needs an approval ', '(plan.gated)');
   }
   const approval = result.approval;
   if (approval?.unreviewedTotal) {
     const against = approval.blockedRun ? `the blocked run of ${approval.blockedRun.finishedAt} did not show` : 'no blocked run was found to show them';
-    lines.push(`approved without review (${approval.unreviewedTotal}: the approval covered them, ${against}):`);
-    for (const d of approval.unreviewed ?? []) lines.push(`  ${changeText(d)}`);
+    add('approved without review ', `(${approval.unreviewedTotal}: the approval covered them, ${against}):`);
+    for (const d of approval.unreviewed ?? []) add('  ', changeText(d));
     const listed = approval.unreviewed?.length ?? 0;
     // approval.unreviewed is bounded too: the log names every one ("approved without review: …").
-    if (approval.unreviewedTotal > listed) lines.push(`  … and ${approval.unreviewedTotal - listed} more (see "approved without review" in the log)`);
+    if (approval.unreviewedTotal > listed) add('  ', `… and ${approval.unreviewedTotal - listed} more (see "approved without review" in the log)`);
   }
-  if (result.inputsHash) lines.push(`inputs hash: ${result.inputsHash}`);
-  for (const warning of result.warnings) lines.push(`warning: ${warning}`);
-  lines.push(`changed: ${changedText(result)}`);
-  lines.push(`next: ${nextStep(result, context)}`);
-  return lines.filter(Boolean).join('\n') + '\n';
+  if (result.inputsHash) add('inputs hash: ', result.inputsHash);
+  for (const warning of result.warnings) add('warning: ', warning);
+  add('changed: ', changedText(result));
+  add('next: ', nextStep(result, context));
+  const mask = context.mask ?? ((text: string) => text);
+  return lines.map(([label, text]) => `${label}${printableLine(mask(text))}\n`).join('');
 }
 
 function changedText(result: Result): string {

@@ -4,10 +4,11 @@ import { writeFile } from 'node:fs/promises';
 import type { Result } from '../schemas/result.ts';
 import type { Masker } from './mask.ts';
 import { maskResult } from './mask-result.ts';
+import { printableJson } from './printable.ts';
 
 export const TERMINATION_MESSAGE_LIMIT = 4096;
 
-/** The compact result: always valid JSON, at most `limit` bytes, long lists cut with a count of what was left out. */
+/** The compact result: always valid JSON, at most `limit` bytes (printable: printable.ts), long lists cut with a count of what was left out. */
 export function compactResult(unmasked: Result, masker: Masker, limit = TERMINATION_MESSAGE_LIMIT): string {
   // Masked before anything is cut: a secret cut in two would match no longer, and its start would show.
   const result = maskResult(masker, unmasked);
@@ -36,7 +37,7 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
   // Try richer forms first; each step down keeps fewer entries, fewer warnings and a shorter message.
   const forms = [[destructive.length, 5, 2000, 3], [20, 5, 1000, 2], [5, 2, 500, 1], [0, 0, 300, 0], [0, 0, 120, 0]] as const;
   for (const [entries, actionEntries, messageLength, warnings] of forms) {
-    const kept = destructive.slice(0, entries).map((d) => ({ address: d.address, action: d.action, ...(d.deposed ? { deposed: d.deposed } : {}) }));
+    const kept = destructive.slice(0, entries).map((d) => ({ address: d.address, action: d.action, ...(d.deposed ? { deposed: d.deposed } : {}), ...(d.previousAddress ? { previousAddress: d.previousAddress } : {}) }));
     const candidate = {
       ...base,
       message: truncate(base.message, messageLength),
@@ -54,10 +55,10 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
       }),
       ...(warnings && result.warnings.length ? { warnings: result.warnings.slice(-warnings).map((w) => truncate(w, 300)) } : {}),
     };
-    const text = JSON.stringify(candidate);
+    const text = printableJson(JSON.stringify(candidate));
     if (Buffer.byteLength(text) <= limit) return text;
   }
-  return JSON.stringify({ apiVersion: result.apiVersion, op: result.op, outcome: result.outcome, reason: result.reason, exitCode: result.exitCode });
+  return printableJson(JSON.stringify({ apiVersion: result.apiVersion, op: result.op, outcome: result.outcome, reason: result.reason, exitCode: result.exitCode }));
 }
 
 const truncate = (s: string, n: number) => (s.length <= n ? s : s.slice(0, n - 1) + '…');

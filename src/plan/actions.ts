@@ -69,10 +69,16 @@ export const listedActions = (actions: unknown): string[] => (Array.isArray(acti
 
 /**
  * `address (deposed key) (action)`: the fields that identify a destructive entry; a provider action's
- * trigger follows its action (`action invoke`), a policy finding's rule follows `policy`.
+ * trigger follows its action (`action invoke`), a policy finding's rule follows `policy`, and a moved
+ * entry says what it was (`terraform_data.archive (replace; was terraform_data.db)`).
  */
-export const changeText = (c: { address: string; deposed?: string; action: string; trigger?: string; rule?: string }): string =>
-  `${c.address}${c.deposed ? ` (deposed ${c.deposed})` : ''} (${c.action}${c.trigger ? ` ${c.trigger}` : ''}${c.rule ? ` ${c.rule}` : ''})`;
+export const changeText = (c: { address: string; previousAddress?: string; deposed?: string; action: string; trigger?: string; rule?: string }): string => {
+  const was = wasText(c);
+  return `${c.address}${c.deposed ? ` (deposed ${c.deposed})` : ''} (${c.action}${c.trigger ? ` ${c.trigger}` : ''}${c.rule ? ` ${c.rule}` : ''}${was ? `; ${was}` : ''})`;
+};
+
+/** What a moved entry was, `was <previous address>`, wherever an entry is named; "" when it did not move. */
+export const wasText = (c: { previousAddress?: string }): string => (c.previousAddress ? `was ${c.previousAddress}` : '');
 
 /** `address (action trigger)`: a provider action, as every message, log line and summary names it. */
 export const actionText = (a: { address: string; trigger: string }): string => changeText({ address: a.address, action: 'action', trigger: a.trigger });

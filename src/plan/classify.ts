@@ -10,6 +10,7 @@ import { reservedAddressOf, reservedEntryWhy, RUNNER_DESTROY_KINDS, RUNNER_KINDS
 import { type ActionInvocation, type Change, type Configuration, type ConfiguredResource, type DeferredActionInvocation, type DeferredResource, type DeferredResourceChange, type InvokeActionTrigger, type LifecycleActionTrigger, type OutputChange, type Plan, PLAN_HEADER_FIELDS, PLAN_TOP_LEVEL_KEYS, type PlanHeader, type ResourceChange, type RootModule, type VariableDeclaration } from './types.ts';
 import { fieldsOf, isRecord, jsonTypeName, optionalString, shown, type Unchecked } from './values.ts';
 import type { PolicyChangeView } from '../policy/views.ts';
+import { addressParts } from './address.ts';
 
 export interface ClassifyOptions {
   /**
@@ -114,6 +115,12 @@ function resourceEntry(entry: Unchecked<ResourceChange>, address: string, moved:
   const previous = optionalString(entry.previous_address);
   const deposed = optionalString(entry.deposed);
   return { address, ...(moved && previous !== undefined && { previousAddress: previous }), ...(deposed !== undefined && { deposed }), actions };
+}
+
+/** Where a moved entry was, and that address's parts, as a policy view carries them (null when it did not move). */
+function previousOf(previous: string | undefined): Pick<PolicyChangeView, 'previousAddress' | 'previousModule' | 'previousType' | 'previousName'> {
+  const parts = previous === undefined ? undefined : addressParts(previous);
+  return { previousAddress: previous ?? null, previousModule: parts?.module ?? null, previousType: parts?.type ?? null, previousName: parts?.name ?? null };
 }
 
 function emptyCounts(): ActionCounts {
@@ -269,14 +276,16 @@ export class PlanClassifier {
       reason: reason ?? null,
       replacePaths: replacePaths ?? null,
       deposed: deposed ?? null,
-      previousAddress: moved ? (optionalString(entry.previous_address) ?? null) : null,
+      ...previousOf(moved ? optionalString(entry.previous_address) : undefined),
       moved,
       imported: importing,
     });
     if (destroys === undefined && reservedWhy === undefined) return;
     const why = reservedWhy ?? reading.why;
+    const previous = moved ? optionalString(entry.previous_address) : undefined;
     this.#recordDestructive({
       address: address ?? position,
+      ...(previous !== undefined && { previousAddress: previous }),
       ...(deposed !== undefined && { deposed }),
       // At a reserved address even a create or a no-op fails closed: the runner cannot tell what it means.
       action: destroys ?? 'unknown',

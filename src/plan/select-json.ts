@@ -489,9 +489,12 @@ export type ByteSource = AsyncIterable<Uint8Array | string>;
  * Reads a whole source through a SelectiveJsonReader. Returns false when the source held nothing
  * but whitespace (some callers treat that as "no document"); throws JsonSyntaxError otherwise.
  */
-export async function readSelected(source: ByteSource, root: Selector): Promise<boolean> {
+export async function readSelected(source: ByteSource, root: Selector, afterChunk?: () => Promise<void>): Promise<boolean> {
   const reader = new SelectiveJsonReader(root);
-  for await (const chunk of source) reader.write(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
+  for await (const chunk of source) {
+    reader.write(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
+    await afterChunk?.();
+  }
   if (!reader.started) return false;
   reader.end();
   return true;

@@ -3,7 +3,9 @@
 // syntax and names, its evaluation over the synthetic views, rule names used twice.
 import { isScalar, parseDocument, visit } from 'yaml';
 import type { z } from 'zod';
-import { actionBinding, celTypeName, changeBinding, compileExpression, isError, planBinding, type CelProgram } from './cel.ts';
+import { actionBinding, celStopped, celTypeName, changeBinding, compileExpression, fieldsRead, isError, planBinding, type CelExpr, type CelProgram } from './cel.ts';
+import { CostMeter, PLAN_COST_LIMIT, RULE_COST_LIMIT } from './cost.ts';
+import { ESTIMATE_ADDRESS_CHARS, ESTIMATE_STRING_CHARS, estimateCost } from './estimate.ts';
 import type { PolicySource } from './load.ts';
 import type { PolicyProblem } from './problems.ts';
 import { PolicyFile, type PolicyRule, type RuleEffect, type RuleScope } from './schema.ts';
@@ -24,6 +26,8 @@ export interface CompiledRule {
 export interface CompiledPolicy {
   /** The files read, in order. */
   files: string[];
+  /** What compiles but may not hold (a rule that a rename walks past): contract check shows them. */
+  warnings: PolicyProblem[];
   /** In file order, then in each file's order. */
   rules: CompiledRule[];
   /** The smallest maxDeletes of all files, and the file that sets it. */
@@ -47,7 +51,10 @@ export function compilePolicy(sources: readonly PolicySource[]): CompileResult {
     if (counted > MAX_RULES) return { ok: false, problems: inFileOrder([...problems, { file, message: `the policy dir holds more than ${MAX_RULES} rules with this file; fewer, broader rules evaluate faster` }], sources) };
   }
   const rules: CompiledRule[] = [];
+  const warnings: PolicyProblem[] = [];
   const firstFileOf = new Map<string, string>();
+  // What the checks over the synthetic views may spend, all rules together: a plan's budget.
+  const checks = new CostMeter(PLAN_COST_LIMIT, 'plan');
   let maxDeletes: CompiledPolicy['maxDeletes'];
   for (const { file, policy } of files) {
     for (const rule of policy.rules) {
@@ -57,15 +64,19 @@ export function compilePolicy(sources: readonly PolicySource[]): CompileResult {
         continue;
       }
       firstFileOf.set(rule.name, file);
-      const compiled = compileRule(file, rule);
+      const compiled = compileRule(file, rule, checks);
       if ('problems' in compiled) problems.push(...compiled.problems);
-      else rules.push(compiled.rule);
+      else {
+        rules.push(compiled.rule);
+        const warning = renameWarning(rule, compiled.match);
+        if (warning) warnings.push({ file, rule: rule.name, message: warning });
+      }
     }
     const limit = policy.limits?.maxDeletes;
     if (limit !== undefined && (maxDeletes === undefined || limit < maxDeletes.limit)) maxDeletes = { limit, file };
   }
   if (problems.length) return { ok: false, problems: inFileOrder(problems, sources) };
-  return { ok: true, policy: { files: sources.map((source) => source.file), rules, maxDeletes } };
+  return { ok: true, policy: { files: sources.map((source) => source.file), warnings, rules, maxDeletes } };
 }
 
 /** The problems in the order of their files (stable: each file's own in the order found). */
@@ -105,27 +116,74 @@ function schemaProblem(file: string, value: unknown, issue: z.core.$ZodIssue): P
   return { file, ...(typeof name === 'string' && { rule: name }), message: `${path || 'the file'}: ${issue.message}` };
 }
 
-function compileRule(file: string, rule: PolicyRule): { rule: CompiledRule } | { problems: PolicyProblem[] } {
+/** What a change is named by where it is, and what names it where it was before a move (or says it moved). */
+const NAMED_BY = ['address', 'name', 'module', 'type'] as const;
+const WAS_NAMED_BY = new Set(['previousAddress', 'previousName', 'previousModule', 'previousType', 'addresses', 'names', 'modules', 'types', 'moved']);
+const GOES_BY: Readonly<Record<(typeof NAMED_BY)[number], string>> = { address: 'addresses', name: 'names', module: 'modules', type: 'types' };
+
+/**
+ * A change rule that tests where a change is and never where it was: one `moved` block takes the
+ * object past it (a database renamed from `db` to `archive` is no longer `db*`).
+ */
+function renameWarning(rule: PolicyRule, match: CelExpr): string | undefined {
+  if (rule.on !== 'change') return undefined;
+  const read = fieldsRead(match, 'change');
+  const named = NAMED_BY.filter((field) => read.has(field));
+  if (named.length === 0 || [...read].some((field) => WAS_NAMED_BY.has(field))) return undefined;
+  const fields = named.map((field) => `change.${field}`).join(', ');
+  const lists = named.map((field) => `change.${GOES_BY[field]}`).join(', ');
+  return `match tests ${fields} and never where the change was before a move: a module author's moved block renames the object past this rule. Test every name it goes by instead (${lists}, e.g. change.names.exists(n, n.startsWith("db")))`;
+}
+
+function compileRule(file: string, rule: PolicyRule, checks: CostMeter): { rule: CompiledRule; match: CelExpr } | { problems: PolicyProblem[] } {
   const problems: PolicyProblem[] = [];
   const add = (message: string) => problems.push({ file, rule: rule.name, message });
   const views = syntheticViews(rule.on);
-  const match = compileChecked(rule, 'match', rule.match, 'bool', views, add);
+  const evaluate = (program: CelProgram, synthetic: SyntheticView) => evaluateChecked(program, synthetic, checks);
+  const match = compileChecked(rule, 'match', rule.match, 'bool', views, evaluate, add);
   // A message is evaluated only where the rule matches: it is checked over the views that match (its names always).
-  const matching = match ? views.filter((view) => match(bindingOf(view)) === true) : [];
-  const message = rule.message === undefined ? undefined : compileChecked(rule, 'message', rule.message, 'string', matching, add);
+  const matching = match ? views.filter((view) => evaluate(match.program, view) === true) : [];
+  const message = rule.message === undefined ? undefined : compileChecked(rule, 'message', rule.message, 'string', matching, evaluate, add)?.program;
   if (problems.length || !match) return { problems };
-  return { rule: { name: rule.name, file, on: rule.on, effect: rule.effect, match, message } };
+  return { rule: { name: rule.name, file, on: rule.on, effect: rule.effect, match: match.program, message }, match: match.expr };
 }
 
-/** Parses, checks names, then evaluates over each of `views`: the first failure is the problem. */
-function compileChecked(rule: PolicyRule, field: 'match' | 'message', source: string, expected: 'bool' | 'string', views: readonly SyntheticView[], add: (message: string) => void): CelProgram | undefined {
+/**
+ * One check's evaluation: metered like a plan's (the rule's budget), all checks together held to a
+ * plan's budget. Over either, the policy cannot be checked: refused.
+ */
+function evaluateChecked(program: CelProgram, synthetic: SyntheticView, checks: CostMeter): ReturnType<CelProgram> {
+  const meter = new CostMeter(Math.min(RULE_COST_LIMIT, checks.left), 'rule');
+  const result = program(bindingOf(synthetic), meter);
+  checks.spent += meter.spent;
+  if (meter.exhausted) return celStopped(meter.exhausted.kind === 'size' ? meter.exhausted.what : checks.left === 0 ? `the checks of the whole policy ran over their cost budget (${PLAN_COST_LIMIT} units)` : `it ran over its cost budget of ${RULE_COST_LIMIT} units`);
+  return result;
+}
+
+/** Parses, checks names, estimates the worst case, then evaluates over each of `views`: the first failure is the problem. */
+function compileChecked(
+  rule: PolicyRule,
+  field: 'match' | 'message',
+  source: string,
+  expected: 'bool' | 'string',
+  views: readonly SyntheticView[],
+  evaluate: (program: CelProgram, synthetic: SyntheticView) => ReturnType<CelProgram>,
+  add: (message: string) => void,
+): { program: CelProgram; expr: CelExpr } | undefined {
   const compiled = compileExpression(source, rule.on);
   if ('problems' in compiled) {
     for (const problem of compiled.problems) add(`${field}: ${problem}`);
     return undefined;
   }
+  const estimated = estimateCost(compiled.expr, rule.on);
+  if (estimated > RULE_COST_LIMIT) {
+    add(
+      `${field}: its worst case costs ${formatUnits(estimated)} units, over the ${formatUnits(RULE_COST_LIMIT)} one rule may spend on one ${rule.on} (estimated with addresses of ${ESTIMATE_ADDRESS_CHARS} characters and other strings of ${ESTIMATE_STRING_CHARS}); on a large plan it would deny or require approval for running out. Loop over less (split on a separator, not ""; no loop inside a loop over a string's characters), or compare whole values`,
+    );
+    return undefined;
+  }
   for (const synthetic of views) {
-    const result = compiled.program(bindingOf(synthetic));
+    const result = evaluate(compiled.program, synthetic);
     if (isError(result)) {
       const atRunTime = field === 'message' ? 'denies with the runner\'s words instead' : rule.effect === 'deny' ? 'denies' : 'requires approval';
       add(`${field} fails on ${synthetic.what}: ${result.message}; at run time that ${atRunTime}. Guard the part that can fail (e.g. size(list) > 0 && list[0] …, or divisor != 0 && …)`);
@@ -136,8 +194,11 @@ function compileChecked(rule: PolicyRule, field: 'match' | 'message', source: st
       return undefined;
     }
   }
-  return compiled.program;
+  return compiled;
 }
+
+/** 1234567 as "1,234,567"; Infinity as "more than 10^15". */
+const formatUnits = (units: number) => (units > 1e15 ? 'more than 10^15' : Math.ceil(units).toLocaleString('en-US'));
 
 /** The CEL variables of a view, by its scope. */
 export function bindingOf(synthetic: SyntheticView) {

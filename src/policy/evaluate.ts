@@ -1,12 +1,15 @@
 // Evaluates a compiled policy over one plan, one piece at a time, as the classifier streams it:
 // every change, every action, then the plan once. Pure and bounded: the state is two bounded
-// lists, their totals and a count. It fails closed: a deny rule whose match fails denies, a
-// requireApproval rule whose match fails requires approval, a message that fails still denies
-// (with the runner's words), and running out of the time limit does both for every rule.
+// lists, their totals and counts; every evaluation is metered in cost units (cost.ts), against
+// the rule's budget and the plan's. It fails closed: a deny rule whose match fails or runs over
+// its budget denies, a requireApproval rule requires approval, a message that fails still denies
+// (with the runner's words), and running out of the plan's budget or of the time limit does both
+// for every rule. Each rule's evaluation is one step (`steps()`): a caller may yield between them.
 import { isDestructive } from '../plan/actions.ts';
 import { DEFAULT_LIST_LIMIT } from '../plan/classify.ts';
-import { actionBinding, celTypeName, changeBinding, isError, planBinding, type CelBindings } from './cel.ts';
+import { actionBinding, celTypeName, changeBinding, isError, planBinding, type CelBindings, type CelProgram } from './cel.ts';
 import type { CompiledPolicy, CompiledRule } from './compile.ts';
+import { CostMeter, PLAN_COST_LIMIT, RULE_COST_LIMIT, type Exhaustion } from './cost.ts';
 import type { RuleScope } from './schema.ts';
 import type { PolicyActionView, PolicyApprovalRequired, PolicyChangeView, PolicyDenial, PolicyOutcome, PolicyPlanView } from './views.ts';
 
@@ -27,6 +30,9 @@ export interface EvaluatorOptions {
   /** The most `denied` and `approvalRequired` entries to list; their totals count all. Default 100, like the classification's lists. */
   listLimit?: number;
   timeLimitMs?: number;
+  /** Cost units one rule's evaluation may spend (default RULE_COST_LIMIT), and the whole plan's (default PLAN_COST_LIMIT). */
+  ruleCostLimit?: number;
+  planCostLimit?: number;
   /** Milliseconds from any origin (tests pass a fake clock). Default performance.now. */
   now?: () => number;
   /** Told every approvalRequired entry, also those beyond the list limit (what an approval covered: ops/approval-coverage.ts). */
@@ -35,11 +41,16 @@ export interface EvaluatorOptions {
 
 const SCOPES = ['change', 'action', 'plan'] as const satisfies readonly RuleScope[];
 
+/** What one evaluation of an expression gave: its value, or why it stopped before its end. */
+type Evaluated = { value: ReturnType<CelProgram>; exhausted?: undefined } | { exhausted: Exhaustion };
+
 export class PolicyEvaluator {
   readonly #policy: CompiledPolicy;
   readonly #rules: Readonly<Record<RuleScope, readonly CompiledRule[]>>;
   readonly #listLimit: number;
   readonly #timeLimitMs: number;
+  readonly #ruleCostLimit: number;
+  readonly #planCostLimit: number;
   readonly #now: () => number;
   readonly #onApprovalRequired: ((entry: PolicyApprovalRequired) => void) | undefined;
   readonly #denied: PolicyDenial[] = [];
@@ -48,7 +59,9 @@ export class PolicyEvaluator {
   #approvalRequiredTotal = 0;
   #deletes = 0;
   #spentMs = 0;
+  #spentUnits = 0;
   #timedOut = false;
+  #costExceeded = false;
   #finished = false;
 
   constructor(policy: CompiledPolicy, options: EvaluatorOptions = {}) {
@@ -57,28 +70,46 @@ export class PolicyEvaluator {
     this.#rules = { change: effective.filter((r) => r.on === 'change'), action: effective.filter((r) => r.on === 'action'), plan: effective.filter((r) => r.on === 'plan') };
     this.#listLimit = options.listLimit ?? DEFAULT_LIST_LIMIT;
     this.#timeLimitMs = options.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS;
+    this.#ruleCostLimit = options.ruleCostLimit ?? RULE_COST_LIMIT;
+    this.#planCostLimit = options.planCostLimit ?? PLAN_COST_LIMIT;
     this.#now = options.now ?? (() => performance.now());
     this.#onApprovalRequired = options.onApprovalRequired;
   }
 
   /** One resource change (every entry the classification counts, destructive or not). */
   change(view: PolicyChangeView): void {
-    this.#assertOpen();
-    // Delete, replace and unknown count; so does a kind this runner does not know (it is unknown).
-    if (isDestructive(view.kind)) this.#deletes += 1;
-    this.#evaluate('change', () => changeBinding(view), view.address);
+    for (const _ of this.changeSteps(view));
   }
 
   /** One provider action. */
   action(view: PolicyActionView): void {
+    for (const _ of this.actionSteps(view));
+  }
+
+  /** change(), one rule at a time: each step is one rule's evaluation, bounded by its budget. */
+  *changeSteps(view: PolicyChangeView): Generator<void, void, void> {
     this.#assertOpen();
-    this.#evaluate('action', () => actionBinding(view), view.address);
+    // Delete, replace and unknown count; so does a kind this runner does not know (it is unknown).
+    if (isDestructive(view.kind)) this.#deletes += 1;
+    yield* this.#evaluate('change', () => changeBinding(view), view.address);
+  }
+
+  /** action(), one rule at a time. */
+  *actionSteps(view: PolicyActionView): Generator<void, void, void> {
+    this.#assertOpen();
+    yield* this.#evaluate('action', () => actionBinding(view), view.address);
   }
 
   /** The plan, last: plan rules and limits, then the outcome. The evaluator takes nothing after it. */
   plan(view: PolicyPlanView): PolicyOutcome {
+    for (const _ of this.planSteps(view));
+    return this.outcome();
+  }
+
+  /** plan(), one rule at a time; then outcome(). */
+  *planSteps(view: PolicyPlanView): Generator<void, void, void> {
     this.#assertOpen();
-    this.#evaluate('plan', () => planBinding(view), undefined);
+    yield* this.#evaluate('plan', () => planBinding(view), undefined);
     this.#finished = true;
     const maxDeletes = this.#policy.maxDeletes;
     if (maxDeletes && this.#deletes > maxDeletes.limit) {
@@ -87,6 +118,11 @@ export class PolicyEvaluator {
         message: `the plan deletes ${this.#deletes} objects (deletes, replaces, deposed deletes and unknown actions) and the policy (${maxDeletes.file}) allows at most ${maxDeletes.limit} in one run: apply the change in smaller steps, or raise limits.maxDeletes`,
       });
     }
+  }
+
+  /** What the evaluation found, limits included; after planSteps(). */
+  outcome(): PolicyOutcome {
+    if (!this.#finished) throw new Error('the policy outcome was asked before the plan was evaluated');
     return {
       denied: [...this.#denied],
       deniedTotal: this.#deniedTotal,
@@ -94,6 +130,8 @@ export class PolicyEvaluator {
       approvalRequiredTotal: this.#approvalRequiredTotal,
       deletes: this.#deletes,
       timedOut: this.#timedOut,
+      cost: this.#spentUnits,
+      costExceeded: this.#costExceeded,
     };
   }
 
@@ -101,26 +139,46 @@ export class PolicyEvaluator {
     if (this.#finished) throw new Error('the policy evaluator was given more after plan(): one evaluator evaluates one plan');
   }
 
-  /** Each rule of the scope over one piece; the time limit is checked before each rule. */
-  #evaluate(scope: RuleScope, bindings: () => CelBindings, address: string | undefined): void {
+  /** Each rule of the scope over one piece, one step each; the time limit is checked before each rule. */
+  *#evaluate(scope: RuleScope, bindings: () => CelBindings, address: string | undefined): Generator<void, void, void> {
     const rules = this.#rules[scope];
-    if (this.#timedOut || rules.length === 0) return;
-    const started = this.#now();
+    if (this.#timedOut || this.#costExceeded || rules.length === 0) return;
     const variables = bindings();
     for (const rule of rules) {
-      if (this.#spentMs + (this.#now() - started) > this.#timeLimitMs) {
-        this.#timeOut();
-        break;
+      if (this.#spentMs > this.#timeLimitMs) {
+        this.#exhaust({ kind: 'time', limitMs: this.#timeLimitMs });
+        return;
       }
       this.#apply(rule, variables, address);
+      if (this.#timedOut || this.#costExceeded) return;
+      yield;
     }
+  }
+
+  /** One expression, metered: against the rule's budget, or what is left of the plan's when less; the time it takes is spent. */
+  #run(program: CelProgram, variables: CelBindings): Evaluated {
+    const left = this.#planCostLimit - this.#spentUnits;
+    const started = this.#now();
+    const meter = new CostMeter(Math.min(this.#ruleCostLimit, left), left < this.#ruleCostLimit ? 'plan' : 'rule', {
+      at: started + (this.#timeLimitMs - this.#spentMs),
+      limitMs: this.#timeLimitMs,
+      now: this.#now,
+    });
+    const value = program(variables, meter);
     this.#spentMs += this.#now() - started;
+    this.#spentUnits += Math.min(meter.spent, meter.limit);
+    return meter.exhausted ? { exhausted: meter.exhausted } : { value };
   }
 
   #apply(rule: CompiledRule, variables: CelBindings, address: string | undefined): void {
-    const result = rule.match(variables);
+    const matched = this.#run(rule.match, variables);
+    if (matched.exhausted && (matched.exhausted.kind === 'plan' || matched.exhausted.kind === 'time')) {
+      this.#exhaust(matched.exhausted);
+      return;
+    }
+    const result = matched.exhausted ? undefined : matched.value;
     if (result === false) return;
-    const failure = result === true ? undefined : isError(result) ? result.message : `match gave ${celTypeName(result)}, not a bool`;
+    const failure = matched.exhausted ? overrun(rule, matched.exhausted) : result === true ? undefined : isError(result!) ? result.message : `match gave ${celTypeName(result!)}, not a bool`;
     const where = address === undefined ? {} : { address };
     if (rule.effect === 'requireApproval') {
       this.#requireApproval({ rule: rule.name, ...where, ...(failure !== undefined && { error: printable(failure) }) });
@@ -129,21 +187,26 @@ export class PolicyEvaluator {
     let message: string;
     if (failure !== undefined) message = `rule "${rule.name}" (${rule.file}) failed on this ${rule.on} (${failure}) and denies it: a deny rule that cannot be evaluated denies; fix the rule`;
     else if (rule.message) {
-      const said = rule.message(variables);
-      if (typeof said === 'string') message = said;
-      else message = `denied by policy rule "${rule.name}" (${rule.file}); its message expression failed: ${isError(said) ? said.message : `it gave ${celTypeName(said)}, not a string`}`;
+      const said = this.#run(rule.message, variables);
+      if (!said.exhausted && typeof said.value === 'string') message = said.value;
+      else message = `denied by policy rule "${rule.name}" (${rule.file}); its message expression failed: ${said.exhausted ? overrun(rule, said.exhausted) : isError(said.value) ? said.value.message : `it gave ${celTypeName(said.value)}, not a string`}`;
     } else message = `denied by policy rule "${rule.name}" (${rule.file})`;
     this.#deny({ rule: rule.name, ...where, message: printable(message) });
   }
 
-  /** Out of time: every rule (not yet evaluated over every entry) fails closed once, and nothing more is evaluated. */
-  #timeOut(): void {
-    this.#timedOut = true;
-    const why = `the policy evaluation ran out of its time limit (${this.#timeLimitMs} ms) before the rule was evaluated over the whole plan`;
+  /** Out of the plan's budget or of time: every rule (not yet evaluated over every entry) fails closed once, and nothing more is evaluated. */
+  #exhaust(why: Exhaustion): void {
+    if (why.kind === 'time') this.#timedOut = true;
+    else this.#costExceeded = true;
+    const what =
+      why.kind === 'time'
+        ? `the policy evaluation ran out of its time limit (${this.#timeLimitMs} ms)`
+        : `the policy evaluation ran out of the plan's cost budget (${this.#planCostLimit} units)`;
+    const reason = `${what} before the rule was evaluated over the whole plan`;
     for (const scope of SCOPES) {
       for (const rule of this.#rules[scope]) {
-        if (rule.effect === 'deny') this.#deny({ rule: rule.name, message: `${why}: denied, as a deny rule that cannot be evaluated denies; simplify the rule or split the plan` });
-        else this.#requireApproval({ rule: rule.name, error: why });
+        if (rule.effect === 'deny') this.#deny({ rule: rule.name, message: `${reason}: denied, as a deny rule that cannot be evaluated denies; simplify the rule or split the plan` });
+        else this.#requireApproval({ rule: rule.name, error: reason });
       }
     }
   }
@@ -158,6 +221,12 @@ export class PolicyEvaluator {
     this.#onApprovalRequired?.(entry);
     if (this.#approvalRequired.length < this.#listLimit) this.#approvalRequired.push(entry);
   }
+}
+
+/** Why a rule's own evaluation stopped: its budget, or a value over the bounds. */
+function overrun(rule: CompiledRule, why: Exhaustion): string {
+  if (why.kind === 'size') return `it stopped: ${why.what}`;
+  return `it ran over its cost budget of ${why.kind === 'rule' || why.kind === 'plan' ? why.limit : 0} units on this ${rule.on}`;
 }
 
 /** A message or error fit for a log line and the termination message: control characters as spaces, bounded. */

@@ -9,7 +9,7 @@ export { compilePolicy, parsePolicyText, type CompiledPolicy, type CompiledRule,
 export { DEFAULT_TIME_LIMIT_MS, MAX_DELETES_RULE, PolicyEvaluator, type EvaluatorOptions } from './evaluate.ts';
 export { planJudgement, type JudgementOptions, type PlanJudgement } from './judge.ts';
 export { readPolicyDir, type PolicySource } from './load.ts';
-export { POLICY_FIX, policyInvalid, type PolicyProblem } from './problems.ts';
+export { describeProblem, POLICY_FIX, policyInvalid, type PolicyProblem } from './problems.ts';
 
 /** Reads and compiles the policy dir; every problem of it in one ImageInvalid error (exit 4), file and rule named. */
 export async function loadPolicy(dir: string): Promise<CompiledPolicy> {

@@ -1,35 +1,93 @@
 // One plan judged by the policy: the classifier streams every change and action into the
 // evaluator, then the classification gains `policy` and `gated` counts its findings (guard/gate.ts,
-// the one definition). Pure.
+// the one definition). The classifier hands views over as it parses (synchronously); they are
+// evaluated in `drain()`, between two chunks of the plan, one rule at a time, yielding to the event
+// loop every few milliseconds: a signal or the deadline is heard mid-evaluation, and a stop ends
+// it there. What is yielded when never changes what is found (the budgets are in cost units).
 import type { Classification, PlannedAction } from '../schemas/classification.ts';
 import { needsApproval } from '../guard/gate.ts';
+import { RunnerError } from '../errors.ts';
 import type { CompiledPolicy } from './compile.ts';
 import { PolicyEvaluator, type EvaluatorOptions } from './evaluate.ts';
 import type { PolicyChangeView, PolicyTool } from './views.ts';
+
+/** The longest the evaluation holds the event loop: a stop request waits at most this (and one rule's evaluation). */
+export const SLICE_MS = 20;
 
 export interface PlanJudgement {
   /** The classifier's onChange. */
   onChange(change: PolicyChangeView): void;
   /** The classifier's onAction. */
   onAction(action: PlannedAction): void;
+  /** Evaluates what the classifier handed over so far (the stream's pace, between chunks); rejects when the run is asked to stop. */
+  drain(): Promise<void>;
   /** The classification with the policy's findings; once, after the classifier is done. */
-  judge(plan: Classification): Classification;
+  judge(plan: Classification): Promise<Classification>;
+  /** Why the evaluation ended early, once a stop request ended it: what the run says of the step (terraform's interrupted show says less). */
+  readonly interruption: RunnerError | undefined;
 }
 
 export interface JudgementOptions extends EvaluatorOptions {
   /** The tool that made the plan (`plan.tool`); `plan.version` is the plan's terraform_version. */
   tool: PolicyTool;
+  /** Whether the run was asked to stop (a signal, the deadline): the evaluation ends at its next rule. */
+  stopRequested?: () => boolean;
+  /** Called once, as the first rule evaluation starts (the log says when the policy's time begins). */
+  onEvaluationStart?: () => void;
 }
 
 export function planJudgement(policy: CompiledPolicy, options: JudgementOptions): PlanJudgement {
   const evaluator = new PolicyEvaluator(policy, options);
+  const queue: (() => Generator<void, void, void>)[] = [];
+  let evaluated = 0;
+  let sliceStart = performance.now();
+  let interruption: RunnerError | undefined;
+  let started = false;
+
+  /** Runs the steps, yielding between rules once a slice is spent; a stop request ends it. */
+  async function run(steps: Generator<void, void, void>): Promise<void> {
+    for (;;) {
+      if (options.stopRequested?.()) throw (interruption ??= stopped(evaluated));
+      if (!started) {
+        started = true;
+        options.onEvaluationStart?.();
+      }
+      const step = steps.next();
+      if (step.done) return;
+      evaluated += 1;
+      if (performance.now() - sliceStart >= SLICE_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+    }
+  }
+
+  async function drain(): Promise<void> {
+    while (queue.length) await run(queue.shift()!());
+  }
+
   return {
-    onChange: (change) => evaluator.change(change),
-    onAction: (action) => evaluator.action(action),
-    judge(plan) {
-      const outcome = evaluator.plan({ counts: plan.counts, tool: options.tool, version: plan.terraformVersion ?? '' });
-      const judged = { ...plan, policy: { effects: options.effects ?? 'all', ...outcome } };
+    get interruption() {
+      return interruption;
+    },
+    onChange: (change) => void queue.push(() => evaluator.changeSteps(change)),
+    onAction: (action) => void queue.push(() => evaluator.actionSteps(action)),
+    drain,
+    async judge(plan) {
+      await drain();
+      await run(evaluator.planSteps({ counts: plan.counts, tool: options.tool, version: plan.terraformVersion ?? '' }));
+      const judged = { ...plan, policy: { effects: options.effects ?? 'all', ...evaluator.outcome() } };
       return { ...judged, gated: needsApproval(judged) };
     },
   };
+}
+
+/** The evaluation ended by a stop request: no verdict, so nothing is applied (the step turns it into the run's interruption). */
+function stopped(evaluated: number): RunnerError {
+  return new RunnerError({
+    kind: 'interrupted',
+    reason: 'Interrupted',
+    step: 'policy',
+    message: `the policy evaluation was stopped after ${evaluated} rule evaluations, before it judged the whole plan: no verdict, nothing applied`,
+  });
 }

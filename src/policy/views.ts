@@ -38,6 +38,10 @@ export interface PolicyChangeView {
   deposed?: string | null;
   /** terraform's previous_address, when the entry moved. */
   previousAddress?: string | null;
+  /** The parts of previousAddress (plan/address.ts), when the entry moved: where it was is judged like where it is. */
+  previousModule?: string | null;
+  previousType?: string | null;
+  previousName?: string | null;
   moved?: boolean;
   imported?: boolean;
 }

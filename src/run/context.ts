@@ -6,6 +6,7 @@ import type { Notice, Op, Step } from '../schemas/result.ts';
 import { RunnerError, asRunnerError } from '../errors.ts';
 import type { Logger } from '../output/log.ts';
 import type { Masker } from '../output/mask.ts';
+import type { SummaryMdFile } from '../output/summary-md-file.ts';
 import { PROGRESS_INTERVAL_MS, ProgressWatch, progressMessage } from '../output/progress.ts';
 import { StopHandle } from '../terraform/stop.ts';
 import type { InCluster } from './in-cluster.ts';
@@ -56,6 +57,8 @@ export class RunContext {
 
   /** The flags that shape only how the run reports (never CAPTF_* variables): the op's result does not depend on them. */
   reporting: Reporting = { detailedExitcode: false };
+  /** The --summary-md FILE, opened before the op runs (undefined: not given, or refused). */
+  summaryMd: SummaryMdFile | undefined;
 
   constructor(
     readonly op: Op,

@@ -5,14 +5,14 @@ import type { Settings } from '../schemas/config.ts';
 import { RunnerError, asRunnerError } from '../errors.ts';
 import { writeResultFile } from '../output/result-file.ts';
 import { writeTerminationMessage } from '../output/termination.ts';
-import { maskResult } from '../output/mask-result.ts';
+import { warnedOfSecretWords } from '../output/mask-result.ts';
 import { humanSummary } from '../output/summary.ts';
 import { writeWithBackpressure } from '../output/std-streams.ts';
-import { MASK, MIN_MASKED_LENGTH } from '../output/mask.ts';
+import { MASK, MIN_MASKED_LENGTH, maskValue } from '../output/mask.ts';
 import type { RunContext } from './context.ts';
 import { detailedExitCode, exitCodeOf, outcomeOf } from './exit-codes.ts';
 import { EXIT, isResultReason, type ErrorReason, type ResultReason } from '../vocabulary/reasons.ts';
-import { appendSummaryMd, opSummaryMarkdown } from '../output/summary-md.ts';
+import { opSummaryMarkdown } from '../output/summary-md.ts';
 import { takeLearned, type OpEnding } from './learned.ts';
 import { RUNNER_VERSION } from '../version.ts';
 
@@ -76,7 +76,7 @@ export async function publishResult(ctx: RunContext, result: Result, exitCode: n
     // A run that did its job but could not say so is a failure: the controller cannot read it.
     if (exitCode === EXIT.succeeded || exitCode === EXIT.driftFound) published = { ...published, exitCode: EXIT.failed, warnings: [...published.warnings, e.message] };
   }
-  const summaryProblem = ctx.reporting.summaryMd && (await appendSummaryMd(ctx.reporting.summaryMd, opSummaryMarkdown(published, ctx.masker, { resultFile, argv: process.argv.slice(2) })));
+  const summaryProblem = await ctx.summaryMd?.append(opSummaryMarkdown(published, ctx.masker, { resultFile, argv: process.argv.slice(2) }));
   if (summaryProblem) {
     // The outcome and the exit code stay: the result file gets the warning too.
     ctx.log.warn(summaryProblem);
@@ -87,7 +87,9 @@ export async function publishResult(ctx: RunContext, result: Result, exitCode: n
   const termination = await writeTerminationMessage(ctx.settings.terminationLog, published, ctx.masker);
   if (!termination) ctx.log.debug({ path: ctx.settings.terminationLog }, 'termination message not written (path not writable)');
   // Not awaited: a stalled stdout must not hold back the cluster sinks (node flushes it before exiting).
-  void writeWithBackpressure(process.stdout, humanSummary(maskResult(ctx.masker, published), { argv: process.argv.slice(2).map((arg) => ctx.masker.mask(arg)) }));
+  // Masked as terraform's text is, line by line: its op, outcome and reason too (the result keeps those).
+  const summary = humanSummary(warnedOfSecretWords(ctx.masker, published), { argv: process.argv.slice(2).map((arg) => ctx.masker.mask(arg)), mask: (text) => maskValue(ctx.masker, text) });
+  void writeWithBackpressure(process.stdout, summary);
   ctx.log.info({ outcome: published.outcome, reason: published.reason, exitCode: published.exitCode }, 'run finished');
   return published;
 }

@@ -8,6 +8,7 @@ import { createLogger } from '../output/log.ts';
 import { Masker } from '../output/mask.ts';
 import { maskResult } from '../output/mask-result.ts';
 import { progressIntervalMs } from '../output/progress.ts';
+import { openSummaryMd, runPlaces } from '../output/summary-md-file.ts';
 import { reportingOf, RunContext, type StopCause } from './context.ts';
 import { finishRun, publishResult, recordLateWarnings } from './finish.ts';
 import type { OpEnding } from './learned.ts';
@@ -48,6 +49,8 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
       // The op's own API calls (backups, artifacts, blocked results) end where the hand-back's budget begins.
       if (ctx.cluster && settings.deadline) ctx.cluster.client.setDeadline(deadlineAt(ctx) - HANDBACK_BUDGET_MS, 'the time before --deadline the op may use');
     }
+    // Before anything runs: a --summary-md FILE that is no regular file of its own is refused (exit 2).
+    if (ctx.reporting.summaryMd !== undefined) ctx.summaryMd = await openSummaryMd(ctx.reporting.summaryMd, runPlaces(settings));
     if (!settingsError) {
       opModule = await OPS[op]();
       const serves = settings.object ? ` for ${settings.kind} ${settings.namespace ? `${settings.namespace}/` : ''}${settings.object}` : '';

@@ -9,6 +9,7 @@ export const DestructiveAction = z.enum(DESTRUCTIVE_KINDS);
 
 export const DestructiveChange = z.strictObject({
   address: z.string(),
+  previousAddress: z.string().optional().describe('Where the object was before a move (previous_address): a moved entry is named by both'),
   deposed: z.string().optional().describe('Deposed object key, when the entry is a deposed object'),
   action: DestructiveAction,
   actions: z.array(z.string()).describe('The planned actions exactly as terraform listed them'),
@@ -102,7 +103,9 @@ export const PolicyFindings = z.looseObject({
   approvalRequired: z.array(PolicyApprovalRequired).describe('At most the limit; approvalRequiredTotal counts all'),
   approvalRequiredTotal: z.number().int().nonnegative(),
   deletes: z.number().int().nonnegative().describe('The changes counted against limits.maxDeletes (exactly destructiveTotal)'),
-  timedOut: z.boolean().describe('The evaluation ran out of its time limit: the rules not evaluated over every entry failed closed'),
+  timedOut: z.boolean().describe('The evaluation ran out of its time limit (the last resort: the cost budgets come first): the rules not evaluated over every entry failed closed'),
+  cost: z.number().int().nonnegative().describe('The cost units the evaluation spent (contract/sections/policy.md §5)'),
+  costExceeded: z.boolean().describe("The evaluation ran out of the plan's cost budget: the rules not evaluated over every entry failed closed"),
 });
 export type PolicyFindings = z.infer<typeof PolicyFindings>;
 

@@ -252,7 +252,7 @@ export const TerminationMessage = z.looseObject({
   actionsTotal: z.number().int().nonnegative().optional(),
   unreviewedTotal: z.number().int().nonnegative().optional(),
   message: z.string().optional().describe("the result's message, cut (with …) to fit"),
-  destructive: z.array(z.looseObject({ address: z.string(), action: DestructiveAction, deposed: z.string().optional() })).optional().describe('the first destructive entries'),
+  destructive: z.array(z.looseObject({ address: z.string(), action: DestructiveAction, deposed: z.string().optional(), previousAddress: z.string().optional() })).optional().describe('the first destructive entries (a moved one with where it was)'),
   destructiveOmitted: z.number().int().nonnegative().optional().describe('destructive entries left out of `destructive`'),
   actions: z.array(z.looseObject({ address: z.string(), trigger: z.string() })).max(5).optional().describe('the first provider actions, only when there are any'),
   actionsOmitted: z.number().int().nonnegative().optional().describe('actions left out of `actions` (present with `actions`)'),

@@ -31,12 +31,12 @@ export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Mask
   const file = join(workspace.privateDir, 'plan.txt');
   const held = createWriteStream(file, { mode: 0o600, flags: 'wx' }); // the runner's own file: never through a link
   const holding = tf.withOutput({
-    line: (stream, line) => {
-      if (stream !== 'stdout') return tf.output.line(stream, line);
+    line: (stream, line, command) => {
+      if (stream !== 'stdout') return tf.output.line(stream, line, command);
       progress.saw(line, 'held');
       if (!held.write(line + '\n')) return once(held, 'drain').then(() => undefined);
     },
-    end: (stream) => (stream === 'stdout' ? undefined : tf.output.end?.(stream)),
+    end: (stream, command) => (stream === 'stdout' ? undefined : tf.output.end?.(stream, command)),
   });
   let text = '';
   return {
@@ -55,11 +55,11 @@ export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Mask
           if (masked !== undefined && text.length < PLAN_TEXT_LIMIT) text += masked + '\n';
         };
         for await (const line of readLines(createReadStream(file))) {
-          const wait = tf.output.line('stdout', line);
+          const wait = tf.output.line('stdout', line, 'plan');
           if (wait) await wait;
           keep(planText.push(line));
         }
-        await tf.output.end?.('stdout');
+        await tf.output.end?.('stdout', 'plan');
         keep(planText.end());
         text = text.slice(0, PLAN_TEXT_LIMIT);
         await rm(file, { force: true });

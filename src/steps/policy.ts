@@ -21,6 +21,8 @@ export function policyDirOf(given: string | undefined): string | undefined {
 /** A compiled policy dir, ready to judge plans. */
 export interface RunPolicy {
   dir: string;
+  /** What compiles but may not hold (contract check shows them too). */
+  warnings: string[];
   /** A fresh judgement for one plan (an evaluator judges one plan). */
   judgement(options: JudgementOptions): PlanJudgement;
 }
@@ -29,9 +31,9 @@ export interface RunPolicy {
 export async function loadRunPolicy(given: string | undefined): Promise<RunPolicy | undefined> {
   const dir = policyDirOf(given);
   if (dir === undefined) return undefined;
-  const { loadPolicy, planJudgement } = await import('../policy/index.ts');
+  const { describeProblem, loadPolicy, planJudgement } = await import('../policy/index.ts');
   const policy = await loadPolicy(dir);
-  return { dir, judgement: (options) => planJudgement(policy, options) };
+  return { dir, warnings: policy.warnings.map(describeProblem), judgement: (options) => planJudgement(policy, options) };
 }
 
 /** The `policy` step of apply, plan and drift: before anything is planned. No step at all without a policy dir. */
@@ -40,7 +42,11 @@ export async function policyStep(ctx: RunContext): Promise<RunPolicy | undefined
   return ctx.step('policy', async () => {
     const policy = await loadRunPolicy(ctx.settings.policy);
     ctx.log.info({ dir: policy!.dir }, `policy: plans are held to the rules in ${policy!.dir}`);
-    return policy;
+    for (const warning of policy!.warnings) ctx.log.warn({ dir: policy!.dir }, `policy: ${warning}`);
+    // A signal or the deadline ends an evaluation at its next rule.
+    const stopRequested = () => ctx.stopCause !== undefined;
+    const onEvaluationStart = () => ctx.log.info({ dir: policy!.dir }, 'policy: judging the plan, change by change, as terraform show prints it');
+    return { ...policy!, judgement: (options) => policy!.judgement({ ...options, stopRequested, onEvaluationStart }) };
   });
 }
 

@@ -10,8 +10,7 @@ import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
 import { reconcilePlanExit } from '../guard/gate.ts';
 import { encryptionSettings, plaintextBackupDecision } from '../guard/plaintext-backups.ts';
 import { actionText, changeText } from '../plan/actions.ts';
-import { LineMasker } from '../output/mask.ts';
-import { writeWithBackpressure } from '../output/std-streams.ts';
+import { terraformText } from '../output/terraform-text.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { apply as terraformApply, type ApplyFailure, type ApplyOptions } from '../terraform/apply.ts';
 import { checkBackend, type ExpectedBackend } from '../terraform/backend.ts';
@@ -118,20 +117,16 @@ export async function workspaceStep(ctx: RunContext, scan: ModuleScan, inputs: L
 }
 
 export function terraformIn(ctx: RunContext, version: TerraformVersion, workspace: Workspace): Terraform {
-  // One masker per stream: a secret can span lines of one stream (a wrapped diagnostic, a heredoc).
-  const maskers = { stdout: new LineMasker(ctx.masker), stderr: new LineMasker(ctx.masker) };
-  // A full pipe (a slow log reader) is backpressure: terraform waits instead of the runner buffering.
-  const write = (stream: 'stdout' | 'stderr', masked: string | undefined) =>
-    masked === undefined ? undefined : writeWithBackpressure(stream === 'stdout' ? process.stdout : process.stderr, masked + '\n');
+  const text = terraformText({ masker: ctx.masker, log: ctx.log, step: () => ctx.currentStep, stdout: process.stdout });
   return createTerraform({
     path: version.path,
     cwd: workspace.root,
     output: {
-      line: (stream, text) => {
-        ctx.progress.saw(text, 'printed');
-        return write(stream, maskers[stream].push(text));
+      line: (stream, line, command) => {
+        ctx.progress.saw(line, 'printed');
+        return text.line(stream, line, command);
       },
-      end: (stream) => write(stream, maskers[stream].end()),
+      end: text.end,
     },
     stop: ctx.terraformStop,
     mask: (text) => ctx.masker.mask(text),
@@ -194,7 +189,7 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
   const shown = await ctx.step(
     'show',
     async () => {
-      const { value: classified, exitCode } = await showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
+      const shown = showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
         classifyPlanStream(stdout, {
           // A value of sensitive.tfvars.json the module does not declare sensitive: the plan shows its old value beside it.
           onChangedValues: (before, after) => ctx.masker.addOldValues(before, after),
@@ -213,13 +208,19 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
             },
             ...(options.judgement && { onChange: options.judgement.onChange }),
           }),
+          ...(options.judgement && { pace: options.judgement.drain }),
         }),
       );
-      const plan = options.judgement ? options.judgement.judge(classified) : classified;
+      // A stop that ended the policy's evaluation says so; terraform's show, interrupted with it, only that it was killed.
+      const { value: classified, exitCode } = await shown.catch((error: unknown) => {
+        throw options.judgement?.interruption ?? error;
+      });
+      const plan = options.judgement ? await options.judgement.judge(classified) : classified;
       // A plan that is then refused is still reported: it says why.
       await keepOnFailure({ plan }, () => {
         refuseErrored(plan);
         refuseMissedDeclarations(declared, workspace.scan);
+        refuseUnmarkedSecrets(plan, workspace);
       });
       return { plan, exitCode };
     },
@@ -237,6 +238,20 @@ function refuseMissedDeclarations(declared: Set<string>, scan: ModuleScan): void
       message: `the runner's reading of the module missed ${missed.join(', ')}: its inputs-hash record would not wait for them, so nothing is applied. Please report this with the module's configuration.`,
       detail: { missed },
     });
+}
+
+/**
+ * Every variable of sensitive.tfvars.json the module declares is sensitive to terraform (the
+ * runner's override): an override file of the module's own, merged after it, can say otherwise.
+ */
+function refuseUnmarkedSecrets(plan: Classification, workspace: Workspace): void {
+  const sensitive = new Set(plan.sensitiveVariables);
+  const unmarked = workspace.madeSensitive.filter((name) => !sensitive.has(name));
+  if (unmarked.length)
+    throw imageError(
+      `the plan does not hold ${unmarked.map((name) => `var.${name}`).join(', ')} sensitive, though ${SENSITIVE_TFVARS_FILE} sets ${unmarked.length === 1 ? 'it' : 'them'} and the runner's override marks ${unmarked.length === 1 ? 'it' : 'them'} so: an override file of the module sets sensitive = false (or the plan was made without the runner's override). Nothing was applied; remove that argument from the module's override files, and plan again`,
+      { variables: unmarked },
+    );
 }
 
 /** Secret material does not outlive the run. */
@@ -271,8 +286,9 @@ export interface PrepareRootOptions {
 export async function prepareRoot(ctx: RunContext, options: PrepareRootOptions = {}): Promise<PreparedRoot> {
   const { version, scan } = await preflightModule(ctx);
   const inputs = await inputsStep(ctx);
-  // Variables the module declares sensitive are masked from the first byte, not only once the plan says so.
+  // Variables the module declares sensitive (or ephemeral) are masked from the first byte, not only once the plan says so.
   inputs.maskSensitiveVariables(scan.sensitiveVariables, ctx.masker);
+  inputs.maskSensitiveVariables(scan.ephemeralVariables, ctx.masker, 'a variable the module declares ephemeral');
   for (const notice of undeclaredVariables(inputs.snapshot, scan.variables)) ctx.notice(notice);
   const workspace = await workspaceStep(ctx, scan, inputs);
   const tf = terraformIn(ctx, version, workspace);
@@ -347,7 +363,7 @@ export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before
       await checkPlanFile(held, planHash);
       return held;
     });
-    return await applyStep(ctx, root, before, { planFile: plan, lockTimeout: ctx.settings.lockTimeout }, options);
+    return await applyStep(ctx, root, before, { planFile: plan, lockTimeout: ctx.settings.lockTimeout, varFiles: root.workspace.applyVarFiles }, options);
   } finally {
     await removePlanFile(root.workspace);
   }

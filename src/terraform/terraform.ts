@@ -9,7 +9,12 @@ import { diagnosticPlace, errorsOf, recurringFailure, reportedDiagnostic, report
 import { runTerraform, type OutputSink, type RunOptions, type RunResult } from './exec.ts';
 import type { StopHandle } from './stop.ts';
 
-export type { OutputSink } from './exec.ts';
+/** Where terraform's human output goes: each line (without its newline) with the command that printed it. A returned promise is backpressure. */
+export interface TerraformOutput {
+  line(stream: 'stdout' | 'stderr', text: string, command: Command): void | Promise<void>;
+  /** The command's stream ended (a sink may hold a line back until it knows what follows). */
+  end?(stream: 'stdout' | 'stderr', command: Command): void | Promise<void>;
+}
 
 export interface TerraformOptions {
   /** The binary, as an absolute path (terraformVersion finds it). */
@@ -19,7 +24,7 @@ export interface TerraformOptions {
   /** The runner's environment; terraform gets it without what would change terraform behind the runner's back (exec.ts). */
   env?: NodeJS.ProcessEnv;
   /** Where terraform's human output goes. */
-  output: OutputSink;
+  output: TerraformOutput;
   /** The run's stop handle: every terraform this handle starts is interrupted through it. */
   stop: StopHandle;
   /** The run's masker, for terraform's diagnostics before they are cut to their bounds (none: nothing is secret). */
@@ -52,9 +57,9 @@ export type RunExtras = Pick<RunOptions, 'consumeStdout' | 'captureStdout' | 'pa
 export interface Terraform {
   readonly path: string;
   readonly cwd: string;
-  readonly output: OutputSink;
+  readonly output: TerraformOutput;
   /** The same terraform, its human output going to `output` instead (a held plan text, a quiet probe). */
-  withOutput(output: OutputSink): Terraform;
+  withOutput(output: TerraformOutput): Terraform;
   /** Runs one command to its end; its exit is interpreted, never thrown (see `failure`). */
   run<T = unknown>(command: Command, args: readonly string[], extra?: RunExtras): Promise<CommandRun<T>>;
 }
@@ -70,7 +75,8 @@ export function createTerraform(options: TerraformOptions): Terraform {
     async run<T>(command: Command, args: readonly string[], extra: RunExtras = {}): Promise<CommandRun<T>> {
       let result: RunResult<T>;
       try {
-        result = await runTerraform<T>({ terraformPath: path, cwd, env, output, stop, args, ...extra });
+        const lines: OutputSink = { line: (stream, text) => output.line(stream, text, command), end: (stream) => output.end?.(stream, command) };
+        result = await runTerraform<T>({ terraformPath: path, cwd, env, output: lines, stop, args, ...extra });
       } catch (error) {
         if (error instanceof RunnerError) throw error;
         const code = (error as NodeJS.ErrnoException).code;

@@ -98,6 +98,7 @@ export const REASONS = {
   PlanNotApproved: invalid('usage', EXIT.usage, ['apply'], '--plan-artifact without a valid --approved-plan-hash'),
   BackupMissing: invalid('usage', EXIT.usage, ['restore'], 'restore without --backup'),
   LockIdMissing: invalid('usage', EXIT.usage, ['unlock'], 'unlock without --lock-id'),
+  SummaryMdUnusable: invalid('usage', EXIT.usage, ['apply', 'plan', 'drift', 'destroy'], '--summary-md FILE is no regular file of its own (a link, a FIFO, a device, a hard link) or one the run reads or writes: nothing ran'),
   OutDirUnusable: invalid('usage', EXIT.usage, EVERY_OP, '--out cannot be created or written, or result.json there is no regular file: nothing ran'),
   BackupsDirUnusable: invalid('usage', EXIT.usage, EVERY_OP, '--backups, given explicitly, cannot be created or written: nothing ran'),
   StateDirMissing: invalid('usage', EXIT.usage, EVERY_OP, "--state FILE's directory does not exist (and no --new-state): nothing ran"),

@@ -4,9 +4,10 @@
 // faithfully is a problem: ops that plan refuse it, destroy leaves it out (or copies a link leading
 // outside the module as its content) with a warning, so that a teardown never wedges.
 import { constants, type Stats } from 'node:fs';
-import { copyFile, lstat, mkdir, readdir, realpath, stat } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, readdir, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { imageError } from '../errors.ts';
+import { onThisMachine, type PathResolution } from './path-resolution.ts';
 import { CONFIG_FILE } from './terraform-files.ts';
 
 export interface ModuleEntry {
@@ -37,6 +38,8 @@ export interface ReadTreeOptions {
   notCopied: ReadonlySet<string>;
   /** Names the runner adds to the root of its copy: a module may not ship them. */
   runnerFiles: ReadonlySet<string>;
+  /** Where links lead: on this machine (the default), or inside a tree laid out like an image (`contract check --root`). */
+  resolution?: PathResolution;
 }
 
 /**
@@ -48,7 +51,8 @@ export const MAX_MODULE_ENTRIES = 100_000;
 export const MAX_MODULE_BYTES = 1024 * 1024 * 1024;
 
 export async function readModuleTree(moduleDir: string, options: ReadTreeOptions): Promise<ModuleTree> {
-  const moduleReal = await realpath(moduleDir);
+  const { resolve, display } = options.resolution ?? onThisMachine;
+  const moduleReal = await resolve(moduleDir);
   const inside = (real: string) => real === moduleReal || real.startsWith(moduleReal + sep);
   const tree: ModuleTree = { entries: [], problems: [] };
   const problem = (kind: ModuleProblemKind, relative: string, what: string) => tree.problems.push({ kind, file: join(moduleDir, relative), what });
@@ -66,7 +70,13 @@ export async function readModuleTree(moduleDir: string, options: ReadTreeOptions
 
   // `readFrom`: the directory as the runner reads it; `ancestors`: identities of the directories above, to tell a cycle.
   const walk = async (readFrom: string, relative: string, ancestors: ReadonlySet<string>, outside: boolean): Promise<void> => {
-    for (const name of (await readdir(readFrom)).sort()) {
+    for (const rawName of (await readdir(readFrom, { encoding: 'buffer' })).sort(Buffer.compare)) {
+      const name = rawName.toString('utf8');
+      if (!Buffer.from(name, 'utf8').equals(rawName)) {
+        // Read back as text, the name would lead to another file or none: terraform and the runner could not use it.
+        problem('unusable', join(relative, escapedName(rawName)), 'has a name that is not valid UTF-8');
+        continue;
+      }
       if (options.notCopied.has(name)) continue;
       const path = relative === '' ? name : join(relative, name);
       if (relative === '' && options.runnerFiles.has(name)) {
@@ -79,7 +89,7 @@ export async function readModuleTree(moduleDir: string, options: ReadTreeOptions
       let leadsOutside = false;
       if (found.isSymbolicLink()) {
         try {
-          source = await realpath(entry);
+          source = await resolve(entry);
         } catch (error) {
           problem('unusable', path, `is a symbolic link that leads nowhere (${(error as NodeJS.ErrnoException).code})`);
           continue;
@@ -89,7 +99,7 @@ export async function readModuleTree(moduleDir: string, options: ReadTreeOptions
       // A link leading outside is its own problem only when the copy holds what it leads to; one the copy
       // leaves out has a single problem, the reason it is left out.
       const copiedFromOutside = () => {
-        if (leadsOutside) problem('outsideLink', path, `is a symbolic link that leads outside the module dir (to ${source})`);
+        if (leadsOutside) problem('outsideLink', path, `is a symbolic link that leads outside the module dir (to ${display(source)})`);
       };
       const target = source === entry ? found : await stat(source);
       if (target.isDirectory()) {
@@ -115,13 +125,33 @@ export async function readModuleTree(moduleDir: string, options: ReadTreeOptions
         copiedFromOutside();
         tree.entries.push({ path, kind: 'file', source });
         count(target.size);
-      } else problem('unusable', path, `is neither a file nor a directory (${source === entry ? 'a special file' : `a link to a special file, ${source}`})`);
+      } else problem('unusable', path, `is neither a file nor a directory (${source === entry ? 'a special file' : `a link to a special file, ${display(source)}`})`);
     }
   };
   const root = await stat(moduleReal);
   copied.set(identity(root), '');
   await walk(moduleReal, '', new Set([identity(root)]), false);
   return tree;
+}
+
+/** A name that is not valid UTF-8, for a message: its valid parts as they are, every other byte as \xNN. */
+function escapedName(raw: Buffer): string {
+  let text = '';
+  for (let at = 0; at < raw.length; ) {
+    const length = utf8SequenceLength(raw, at);
+    text += length > 0 ? raw.subarray(at, at + length).toString('utf8') : `\\x${raw[at]!.toString(16).padStart(2, '0')}`;
+    at += Math.max(length, 1);
+  }
+  return text;
+}
+
+/** The length of the valid UTF-8 sequence at `at`, or 0 when the byte there starts none. */
+function utf8SequenceLength(raw: Buffer, at: number): number {
+  for (let length = 1; length <= 4 && at + length <= raw.length; length++) {
+    const part = raw.subarray(at, at + length);
+    if (Buffer.from(part.toString('utf8'), 'utf8').equals(part)) return length;
+  }
+  return 0;
 }
 
 /** Copies the entries into `into` (which must not exist): directories 0700, files with their modes, each created exclusively, never through a link. */

@@ -11,8 +11,10 @@ export function scanHcl(text: string, into: ModuleScan = emptyScan(), file = '')
     if (type === 'resource' && labels.length === 2) addResource(into, file, header.line, labels[0]!, labels[1]!);
     else if (type === 'module' && labels.length === 1) into.moduleCalls.push(`module.${labels[0]}`);
     else if (type === 'variable' && labels.length === 1) {
-      // Read loosely (a nested block saying so counts too): masking too much is the safe mistake.
-      addVariable(into, file, header.line, labels[0]!, /^\s*sensitive\s*=\s*true\b/m.test(body.text));
+      // Read loosely (a nested block saying so counts too): masking too much, or giving the apply a
+      // variables file it does not need, is the safe mistake.
+      const says = (argument: string) => new RegExp(`^\\s*${argument}\\s*=\\s*true\\b`, 'm').test(body.text);
+      addVariable(into, file, header.line, labels[0]!, { sensitive: says('sensitive'), ephemeral: says('ephemeral') });
     } else if (type === 'terraform') {
       // The backend sits one level down: terraform { backend "pg" { … } }.
       for (let h = body.nextBlock(); h; h = body.nextBlock()) {

@@ -15,7 +15,8 @@ export function scanJson(text: string, into: ModuleScan = emptyScan(), file = ''
       for (const [name] of blocks.flatMap(members)) into.moduleCalls.push(`module.${name}`);
     } else if (blockType === 'variable') {
       for (const [name, body] of blocks.flatMap(members)) {
-        addVariable(into, file, body.line, name, objects(body).flatMap(members).some(([key, v]) => key === 'sensitive' && 'scalar' in v && v.scalar === true));
+        const says = (argument: string) => objects(body).flatMap(members).some(([key, v]) => key === argument && 'scalar' in v && v.scalar === true);
+        addVariable(into, file, body.line, name, { sensitive: says('sensitive'), ephemeral: says('ephemeral') });
       }
     } else if (blockType === 'terraform') {
       for (const [key, v] of blocks.flatMap(members)) {

@@ -17,6 +17,8 @@ export interface ModuleScan {
   variables: string[];
   /** Variables declared `sensitive = true`: their values are masked before terraform prints anything. */
   sensitiveVariables: string[];
+  /** Variables declared `ephemeral = true` (terraform 1.10+): no saved plan holds their values, so the apply is given them again. */
+  ephemeralVariables: string[];
   backend: string | undefined;
   /** Where the module configures OpenTofu state encryption (`terraform { encryption { … } }`): backups of its state would be in clear. */
   encryption: { file: string; line: number }[];
@@ -26,7 +28,7 @@ export interface ModuleScan {
   reserved: ReservedUse[];
 }
 
-export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], backend: undefined, backendBlocks: [], encryption: [], reserved: [] });
+export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], ephemeralVariables: [], backend: undefined, backendBlocks: [], encryption: [], reserved: [] });
 
 /** A root `resource "type" "name"` block, at `line` of `file`. */
 export function addResource(into: ModuleScan, file: string, line: number, type: string, name: string): void {
@@ -35,11 +37,12 @@ export function addResource(into: ModuleScan, file: string, line: number, type: 
   if (address === INPUTS_HASH_RESOURCE) into.reserved.push({ file, line, what: `resource "${type}" "${name}"` });
 }
 
-/** A root `variable "name"` block, at `line` of `file`. */
-export function addVariable(into: ModuleScan, file: string, line: number, name: string, sensitive: boolean): void {
+/** A root `variable "name"` block, at `line` of `file`, and whether it says `sensitive = true` and `ephemeral = true`. */
+export function addVariable(into: ModuleScan, file: string, line: number, name: string, says: { sensitive: boolean; ephemeral: boolean }): void {
   into.variables.push(name);
   if (name === INPUTS_HASH_VARIABLE) into.reserved.push({ file, line, what: `variable "${name}"` });
-  if (sensitive) into.sensitiveVariables.push(name);
+  if (says.sensitive) into.sensitiveVariables.push(name);
+  if (says.ephemeral) into.ephemeralVariables.push(name);
 }
 
 /** Blocks whose `from`/`to` name a resource address terraform moves, forgets or imports state into. */

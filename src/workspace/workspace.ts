@@ -1,13 +1,14 @@
 // The workdir a run works in: a copy of the module (the module dir may be read-only), the input
 // files as data, the variable files outside the module (so terraform never loads an input as
 // configuration), the injected inputs-hash resource and, for local runs, a local backend.
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { RunnerError, imageError, usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
 import { NotRegularFileError, readRegularFile } from '../util/regular-file.ts';
 import { copyModuleTree, readModuleTree, type ModuleProblem } from './module-tree.ts';
+import { onThisMachine, type PathResolution } from './path-resolution.ts';
 import { HeldPlanFile } from './plan-file.ts';
 import { CONFIG_FILE, ERRORED_STATE_FILE, LOCAL_RUN_FILES, PLAN_FILE } from './terraform-files.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE, INPUTS_HASH_VARIABLE } from './reserved-names.ts';
@@ -19,6 +20,10 @@ import { scanJson } from './scan-tf-json.ts';
 export const INPUT_FILES_DIR = 'captf-inputs';
 const INJECTED_FILE = 'captf_runner_inputs_hash.tf';
 const BACKEND_OVERRIDE_FILE = 'captf_runner_backend_override.tf';
+/** Written in the JSON syntax (any variable name is written as it is): its name here is the HCL one, for the forms a module may not ship. */
+const SENSITIVE_OVERRIDE_FILE = 'captf_runner_sensitive_override.tf';
+/** In the private dir: the values of the ephemeral variables, for the apply of a saved plan. */
+export const EPHEMERAL_TFVARS_FILE = 'ephemeral.tfvars.json';
 /**
  * Every spelling of a runner file a tool loads: OpenTofu skips foo.tf when foo.tofu (or
  * foo.tofu.json) exists, so a module's captf_runner_inputs_hash.tofu would drop the runner's record.
@@ -30,10 +35,10 @@ const runnerFileForms = (file: string) => ['', '.json'].flatMap((json) => ['.tf'
  */
 const NOT_COPIED: ReadonlySet<string> = new Set([...LOCAL_RUN_FILES, ERRORED_STATE_FILE]);
 /** What the runner adds to the root of its copy of the module: a module that ships one of these names is refused. */
-export const RUNNER_FILES: ReadonlySet<string> = new Set([...runnerFileForms(INJECTED_FILE), ...runnerFileForms(BACKEND_OVERRIDE_FILE), INPUT_FILES_DIR]);
+export const RUNNER_FILES: ReadonlySet<string> = new Set([...runnerFileForms(INJECTED_FILE), ...runnerFileForms(BACKEND_OVERRIDE_FILE), ...runnerFileForms(SENSITIVE_OVERRIDE_FILE), INPUT_FILES_DIR]);
 
 /** The module as the workdir copy takes it (module-tree.ts), with the names the runner keeps out. */
-export const readModule = (moduleDir: string) => readModuleTree(moduleDir, { notCopied: NOT_COPIED, runnerFiles: RUNNER_FILES });
+export const readModule = (moduleDir: string, resolution?: PathResolution) => readModuleTree(moduleDir, { notCopied: NOT_COPIED, runnerFiles: RUNNER_FILES, resolution });
 
 /**
  * Why a module's files cannot be copied as they are, and the fix (prepareWorkspace and contract
@@ -57,6 +62,10 @@ export interface Workspace {
   /** A 0700 dir for files that may hold secrets (state copies, plan files). */
   privateDir: string;
   varFiles: string[];
+  /** The variables files the apply of a saved plan is given: the values of the ephemeral variables (none when there are none). */
+  applyVarFiles: string[];
+  /** The variables the runner's override makes sensitive (those of sensitive.tfvars.json the module declares): the plan must say they are. */
+  madeSensitive: string[];
   scan: ModuleScan;
   /** Opens the saved plan (planFile) and holds it until releasePlan or dispose: from its hash to its apply, terraform reads that very file. */
   holdPlan(): Promise<HeldPlanFile>;
@@ -75,9 +84,14 @@ export interface WorkspaceInputs {
   varFiles: { name: string; content: Buffer }[];
   /** Every other input file: copied to captf-inputs/<name>. */
   files: { name: string; content: Buffer }[];
+  /** The variables sensitive.tfvars.json sets. */
+  sensitiveVariables: readonly string[];
+  /** The variables file of just these variables, or undefined when the inputs set none of them. */
+  varFileOf(names: readonly string[]): Buffer | undefined;
 }
 
-export async function scanModule(moduleDir: string): Promise<ModuleScan> {
+/** `resolution`: where the module's links lead (a tree laid out like an image resolves them inside itself); `moduleDir` is already resolved. */
+export async function scanModule(moduleDir: string, resolution: PathResolution = onThisMachine): Promise<ModuleScan> {
   let names: string[];
   try {
     names = await readdir(moduleDir);
@@ -89,7 +103,7 @@ export async function scanModule(moduleDir: string): Promise<ModuleScan> {
   const scan = emptyScan();
   for (const name of configFiles) {
     const path = join(moduleDir, name);
-    const text = await readConfigFile(path);
+    const text = await readConfigFile(path, resolution);
     // Not a regular file (a FIFO, a directory, a broken link): readModuleTree names it, and every op but destroy refuses it.
     if (text === undefined) continue;
     try {
@@ -106,10 +120,10 @@ export async function scanModule(moduleDir: string): Promise<ModuleScan> {
 export const MAX_CONFIG_FILE_BYTES = 16 * 1024 * 1024;
 
 /** The text of a configuration file the copy would hold as a file (a link leads to one); undefined when it is not one. */
-async function readConfigFile(path: string): Promise<string | undefined> {
+async function readConfigFile(path: string, resolution: PathResolution): Promise<string | undefined> {
   let bytes: Buffer;
   try {
-    bytes = await readRegularFile(await realpath(path), MAX_CONFIG_FILE_BYTES + 1);
+    bytes = await readRegularFile(await resolution.resolve(path), MAX_CONFIG_FILE_BYTES + 1);
   } catch (error) {
     if (error instanceof NotRegularFileError || (error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ELOOP') return undefined;
     throw imageError(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): the image must carry a module the runner's uid can read`);
@@ -177,6 +191,17 @@ export function inputsHashConfig(scan: ModuleScan): string {
   ].join('\n');
 }
 
+/**
+ * Every variable of sensitive.tfvars.json is sensitive to terraform, whatever the module declares:
+ * terraform then redacts every value derived from it (a base64encode, a URL, an upper) and refuses
+ * an output that shows one without `sensitive = true`. An override file merges the argument into
+ * each declaration, in whichever syntax it is.
+ */
+export function sensitiveOverrideConfig(names: readonly string[]): string {
+  const variable = Object.fromEntries(names.map((name) => [name, { sensitive: true }]));
+  return `${JSON.stringify({ '//': 'Written by captf-runner: every variable of sensitive.tfvars.json is sensitive.', variable }, null, 2)}\n`;
+}
+
 export const localBackendConfig = (statePath: string) =>
   ['# Written by captf-runner for --state: a local backend replaces the module\'s.', 'terraform {', '  backend "local" {', `    path = ${JSON.stringify(statePath)}`, '  }', '}', ''].join('\n');
 
@@ -230,10 +255,16 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
     await writeNewFile(path, file.content);
     varFiles.push(path);
   }
+  const applyVarFile = options.inputs.varFileOf(scan.ephemeralVariables);
+  const applyVarFiles = applyVarFile === undefined ? [] : [join(workdir.privateDir, EPHEMERAL_TFVARS_FILE)];
+  if (applyVarFile) await writeNewFile(applyVarFiles[0]!, applyVarFile);
+  const declared = new Set(scan.variables);
+  const madeSensitive = options.inputs.sensitiveVariables.filter((name) => declared.has(name));
+  if (madeSensitive.length > 0) await writeNewFile(join(root, `${SENSITIVE_OVERRIDE_FILE}.json`), sensitiveOverrideConfig(madeSensitive));
   if (options.injectInputsHash !== false) await writeNewFile(join(root, INJECTED_FILE), inputsHashConfig(scan));
   if (options.statePath) await writeNewFile(join(root, BACKEND_OVERRIDE_FILE), localBackendConfig(resolve(options.statePath)));
 
-  return { ...workdir, root, varFiles, scan };
+  return { ...workdir, root, varFiles, applyVarFiles, madeSensitive, scan };
 }
 
 /** A file of the runner's own, 0600: it must not exist yet (O_EXCL never follows a link). */
@@ -345,5 +376,5 @@ export async function prepareBackendWorkspace(options: { moduleDir: string; work
       throw imageError(`${backendPath} does not hold the module's backend block: the module contract keeps it in a file of its own (or pass --state FILE for a local state)`);
     await writeNewFile(join(root, BACKEND_FILE), backend!);
   }
-  return { ...workdir, root, varFiles: [], scan };
+  return { ...workdir, root, varFiles: [], applyVarFiles: [], madeSensitive: [], scan };
 }

@@ -5,7 +5,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { modules, NEWER_TERRAFORM, newerTerraformEnv, tempDir, type TerraformState } from '../support/tf-modules.ts';
 import { explain, runRunner, type Scenario } from './runner.ts';
@@ -31,7 +32,7 @@ async function editInput(s: Scenario, name: string, value: unknown): Promise<voi
 }
 
 /** terraform's own count lines in the log (the held plan is printed before the summary). */
-const terraformLines = (stdout: string) => [...stdout.matchAll(/^(Plan: .*\.)$/gm)].map((m) => m[1]);
+const terraformLines = (stdout: string) => [...stdout.matchAll(/^\| (Plan: .*\.)$/gm)].map((m) => m[1]);
 
 describe('the drift report', () => {
   it('an edited state: nothing changed outside terraform, the inputs differ from the state at the address named', async (t) => {
@@ -181,15 +182,29 @@ describe('--summary-md', () => {
     assert.equal(apply.result!.planHash, plan.result!.planHash);
   });
 
-  it('a FILE that cannot be written: a warning; the outcome, the exit code and the result stay', async (t) => {
+  it("a FILE that is the state, a link to it, the result or a FIFO: refused before anything runs (exit 2), nothing appended; the state is as it was", async (t) => {
     const s = await base.applied(t);
-    await editInput(s, 'network', '10.9.0.0/16');
-    const run = await s.run('drift', ['--image', IMAGE, '--detailed-exitcode', '--summary-md', join(s.dir, 'no-such-dir', 'summary.md')]);
-    assert.equal(run.exitCode, 6, explain(run));
-    const r = JSON.parse(await readFile(join(s.out, 'result.json'), 'utf8'));
-    assert.equal(r.reason, 'DriftFound');
-    assert.ok(r.warnings.some((w: string) => /could not append the Markdown summary to .*no-such-dir\/summary\.md \(--summary-md\): ENOENT/.test(w)), JSON.stringify(r.warnings));
-    assert.ok(r.drift.inputsDiffer.length === 1);
+    const state = await readFile(s.state);
+    await symlink(s.state, join(s.dir, 'link-to-state.md'));
+    const fifo = join(s.dir, 'fifo.md');
+    await new Promise<void>((done, fail) => spawn('mkfifo', [fifo]).once('exit', (code) => (code === 0 ? done() : fail(new Error(`mkfifo exited ${code}`)))));
+    const cases: [string, RegExp][] = [
+      [s.state, /is the file of --state/],
+      [join(s.dir, 'link-to-state.md'), /is a symbolic link/],
+      [join(s.out, 'result.json'), /is inside the directory of --out/],
+      [fifo, /is a FIFO or socket/],
+      [join(s.dir, 'no-such-dir', 'summary.md'), /is in a directory that cannot be used \(ENOENT\)/],
+    ];
+    for (const [summary, problem] of cases) {
+      const run = await s.run('apply', ['--image', IMAGE, '--summary-md', summary]);
+      assert.equal(run.exitCode, 2, `${summary}: ${explain(run)}`);
+      assert.equal(run.result!.reason, 'SummaryMdUnusable');
+      assert.match(run.result!.message, problem);
+      assert.deepEqual(run.result!.steps, [], 'nothing ran');
+      assert.deepEqual(await readFile(s.state), state, `${summary}: the state is as it was`);
+    }
+    const fromResult = JSON.parse(await readFile(join(s.out, 'result.json'), 'utf8'));
+    assert.equal(fromResult.reason, 'SummaryMdUnusable', 'result.json is the runner\'s, nothing appended to it');
   });
 
   it('classify: addresses, actions and replace_paths, never a value of the plan', async (t) => {
@@ -210,5 +225,25 @@ describe('--summary-md', () => {
     for (const change of JSON.parse(await readFile(file, 'utf8')).resource_changes) walk([change.change.before, change.change.after]);
     assert.ok(values.size > 0);
     for (const value of values) assert.ok(!text.includes(value), `the classify summary holds the value ${JSON.stringify(value)}`);
+
+    // The document itself as the summary: refused before it is read, and left as it was.
+    const copy = join(dir, 'plan.json');
+    await writeFile(copy, await readFile(file));
+    const refused = await runRunner(['classify', copy, '--summary-md', copy]);
+    assert.equal(refused.exitCode, 2, refused.stderr);
+    assert.match(refused.stderr, /^captf-runner classify: --summary-md .*plan\.json is the file of FILE .*: nothing was run\./);
+    assert.deepEqual(await readFile(copy), await readFile(file));
+
+    // An address holding control characters (a for_each key): escaped on stdout, as text and as JSON, and in the summary.
+    const document = JSON.parse(await readFile(file, 'utf8'));
+    document.resource_changes.find((c: { address: string }) => c.address === 'terraform_data.cluster').address = 'terraform_data.cluster["\x1b[2J\r\u202e"]';
+    await writeFile(copy, JSON.stringify(document));
+    const forged = join(dir, 'forged.md');
+    for (const args of [[], ['--json']]) {
+      const run = await runRunner(['classify', copy, '--summary-md', forged, ...args]);
+      assert.equal(run.exitCode, 0, run.stderr);
+      assert.ok(run.stdout.includes(args.length ? '\\u001b[2J\\r\\u202e' : '\\x1b[2J\\r\\u202e'), run.stdout);
+      assert.doesNotMatch(run.stdout + (await readFile(forged, 'utf8')), /[\x1b\r\u202e]/);
+    }
   });
 });

@@ -30,7 +30,8 @@ function assertRefused(run: RunnerRun, problems: Record<string, string>): void {
 const RUNNER_FILE = 'is named like a file the runner adds to its copy of the module';
 
 /**
- * A FIFO, a directory, a broken link and a link to /dev/zero named *.tf in the module; returns what
+ * A FIFO, a directory, a broken link, a link to /dev/zero named *.tf and a name that is not valid
+ * UTF-8 in the module; returns what
  * the message says of each path. Each would wedge or crash the scan of the module if it were read
  * like a file (a FIFO waits for a writer forever).
  */
@@ -40,6 +41,8 @@ async function plantNonFiles(s: Scenario): Promise<Record<string, string>> {
     'directory.tf': { make: (path) => mkdir(path), what: 'is a directory named like a configuration file' },
     'broken-link.tf': { make: (path) => symlink('/nonexistent/captf', path), what: 'is a symbolic link that leads nowhere' },
     'dev-zero.tf': { make: (path) => symlink('/dev/zero', path), what: 'is neither a file nor a directory (a link to a special file, /dev/zero)' },
+    // Named as the message names it: the byte 0xff, which no UTF-8 text holds, as \xff.
+    'not-utf8-\\xff.tf': { make: (path) => writeFile(withByteFF(path), ''), what: 'has a name that is not valid UTF-8' },
   };
   const problems: Record<string, string> = {};
   for (const [name, { make, what }] of Object.entries(plant)) {
@@ -47,6 +50,12 @@ async function plantNonFiles(s: Scenario): Promise<Record<string, string>> {
     problems[join(s.module, name)] = what;
   }
   return problems;
+}
+
+/** The path with its `\\xff` made the byte 0xff. */
+function withByteFF(path: string): Buffer {
+  const [before, after] = path.split('\\xff') as [string, string];
+  return Buffer.concat([Buffer.from(before), Buffer.from([0xff]), Buffer.from(after)]);
 }
 
 /** The module's extra.tf: a link to a configuration file outside it. */
@@ -134,7 +143,7 @@ describe('symbolic links in the module', () => {
 });
 
 describe('entries named like configuration that are no regular file', () => {
-  it(`a FIFO, a directory, a broken link and a link to /dev/zero named *.tf: each refused (exit 4, named) by apply, plan, refresh and drift`, async (t) => {
+  it(`a FIFO, a directory, a broken link and a link to /dev/zero named *.tf, a name not in UTF-8: each refused (exit 4, named) by apply, plan, refresh and drift`, async (t) => {
     const s = await applied(t);
     const problems = await plantNonFiles(s);
     const stateBefore = await readFile(s.state);

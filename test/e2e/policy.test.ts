@@ -186,6 +186,20 @@ describe('policy: requireApproval', () => {
     assert.match(run.stdout, /terraform_data\.iam_role \(policy all-updates\)/);
   });
 
+  it('an approval of other inputs approves nothing: blocked again, nothing applied', async (t) => {
+    const { s, policy, blocked, before } = await blockedOnIam(t);
+    // The IAM policy changes again after the block: the approval was given for v2, not v3.
+    await s.setInputs({ 'terraform.tfvars.json': { iam_policy: 'v3' } });
+    const run = await s.run('apply', ['--image', IMAGE, '--policy', policy, '--approved-hash', blocked.result!.approvalHash!]);
+    assert.equal(run.exitCode, 3, explain(run));
+    const r = run.result!;
+    assert.equal(r.reason, 'DestructivePlanBlocked');
+    assert.equal(r.approval!.matched, false);
+    assert.notEqual(r.approvalHash, blocked.result!.approvalHash);
+    assert.deepEqual(r.plan!.policy!.approvalRequired, [{ rule: 'iam-needs-review', address: 'terraform_data.iam_role' }]);
+    assert.deepEqual(await readFile(s.state), before, 'nothing applied');
+  });
+
   it('with --guard off a match is a warning: applied without an approval', async (t) => {
     const { s, policy } = await applied(t);
     await s.setInputs(IAM_V2);
@@ -266,6 +280,36 @@ describe('policy: plan (Manual) and apply --plan-artifact', () => {
     const r = await assertDenied(s, run, before, [{ rule: 'protect-databases', address: 'terraform_data.db1', message: /terraform_data\.db1/ }]);
     assert.equal(r.plan!.policy!.effects, 'deny');
     assert.deepEqual(r.plan!.policy!.approvalRequired, [], 'requireApproval rules are not evaluated: the approval was given for the plan');
+  });
+});
+
+describe('policy: the policy dir changed between the plan and apply --plan-artifact', () => {
+  const FROZEN = `${POLICY_HEADER}rules:\n- name: iam-frozen\n  match: change.addresses.exists(a, a.startsWith("terraform_data.iam"))\n  effect: deny\n  message: '"IAM is frozen: " + change.address'\n`;
+  const REVIEW_ALL = `${POLICY_HEADER}rules:\n- name: review-all\n  match: "true"\n  effect: requireApproval\n`;
+
+  it('the deny rules and limits of the policy at apply time judge the artifact; its new requireApproval rules do not', async (t) => {
+    const { s, policy } = await applied(t);
+    await s.setInputs(IAM_V2);
+    const artifacts = join(s.dir, 'artifacts');
+    // Planned under the contract example: the IAM update needs an approval, which a Manual plan's hash is.
+    const plan = await s.run('plan', ['--image', IMAGE, '--policy', policy, '--artifacts', artifacts]);
+    assert.equal(plan.exitCode, 0, explain(plan));
+    assert.deepEqual(plan.result!.plan!.policy!.approvalRequired, [{ rule: 'iam-needs-review', address: 'terraform_data.iam_role' }]);
+    const ref = plan.result!.planArtifact!;
+    const applyWith = (dir: string) => s.run('apply', ['--image', IMAGE, '--policy', dir, '--plan-artifact', join(ref.location, ref.object), '--approved-plan-hash', plan.result!.planHash!]);
+    const before = await readFile(s.state);
+
+    // The image's policy now freezes IAM: denied at apply, nothing applied.
+    const frozen = await applyWith(await policyDir(s, { 'policy.yaml': ISSUE_EXAMPLE, 'frozen.yaml': FROZEN }, 'policy-frozen'));
+    const r = await assertDenied(s, frozen, before, [{ rule: 'iam-frozen', address: 'terraform_data.iam_role', message: 'IAM is frozen: terraform_data.iam_role' }]);
+    assert.equal(r.plan!.policy!.effects, 'deny');
+
+    // The image's policy now wants every change reviewed: not evaluated (the approval was given for this plan), applied.
+    const reviewAll = await applyWith(await policyDir(s, { 'policy.yaml': ISSUE_EXAMPLE, 'review.yaml': REVIEW_ALL }, 'policy-review'));
+    assert.equal(reviewAll.exitCode, 0, explain(reviewAll));
+    assert.deepEqual(reviewAll.result!.plan!.policy!.approvalRequired, []);
+    const iam = (await s.readState()).resources.find((resource) => resource.name === 'iam_role')!;
+    assert.deepEqual(iam.instances[0]!.attributes.input, { value: 'v2', type: 'string' });
   });
 });
 

@@ -8,6 +8,7 @@ import type { Result } from '../../src/schemas/result.ts';
 import { EXIT, REASONS, isReason } from '../../src/vocabulary/reasons.ts';
 import { builtRunner } from '../support/bundle.ts';
 import { runProcess } from '../support/exec.ts';
+import { TERRAFORM_LINE_PREFIX } from '../../src/output/log.ts';
 import { readLocalState, tempDir, terraformEnv, writeTree, type FileTree, type TerraformState } from '../support/tf-modules.ts';
 
 /** Refuses (throws at load) a bundle built from other sources than this tree's: run `npm run build`. */
@@ -119,6 +120,26 @@ export function recordedInputsHash(state: TerraformState): string | undefined {
   const input = resource?.instances[0]?.attributes.input as { value?: string } | undefined;
   return input?.value;
 }
+
+/** The records of a run's log (stderr, `--log-format json`); a line that is no JSON object fails the test. */
+export function logRecords(run: { stderr: string }): Record<string, unknown>[] {
+  return run.stderr.split('\n').filter(Boolean).map((line) => {
+    const record: unknown = JSON.parse(line);
+    if (record === null || typeof record !== 'object' || Array.isArray(record)) throw new Error(`a stderr line is no JSON object: ${line}`);
+    return record as Record<string, unknown>;
+  });
+}
+
+/** What terraform printed on its stderr, as the run logged it (a record per line), its lines joined. */
+export const terraformStderr = (run: { stderr: string }) =>
+  logRecords(run).filter((record) => record.source === 'terraform').map((record) => record.msg).join('\n');
+
+/** What terraform printed on its stdout (each of its lines starts with TERRAFORM_LINE_PREFIX there), without the prefix. */
+export const terraformStdout = (run: { stdout: string }) =>
+  run.stdout.split('\n').filter((line) => line.startsWith(TERRAFORM_LINE_PREFIX)).map((line) => line.slice(TERRAFORM_LINE_PREFIX.length)).join('\n');
+
+/** The runner's own lines of stdout: its summary. */
+export const summaryLines = (run: { stdout: string }) => run.stdout.split('\n').filter((line) => line !== '' && !line.startsWith(TERRAFORM_LINE_PREFIX));
 
 /** A diagnostic for assertion messages: the runner's output when something was unexpected. */
 export const explain = (run: RunnerRun) => `exit ${run.exitCode}\nresult: ${JSON.stringify(run.result?.error ?? run.result?.reason)}\nstderr: ${run.stderr.slice(-3000)}\nstdout: ${run.stdout.slice(-2000)}`;

@@ -114,6 +114,8 @@ test('the example Job follows the runner contract', async () => {
   ]);
 
   assert.equal(container.command, undefined, 'command would replace the image ENTRYPOINT: tini must stay PID 1');
+  assert.match(container.image, /^[^@]+\/modules\/[^@]+@sha256:[0-9a-f]{64}$/, 'the module image, by digest');
+  assert.equal(container.env.find((e: { name: string }) => e.name === 'CAPTF_IMAGE').value, container.image, 'CAPTF_IMAGE names the image the Job runs, exactly');
   assert.equal(pod.securityContext.runAsNonRoot, true);
   assert.equal(container.securityContext.readOnlyRootFilesystem, true);
   assert.equal(container.securityContext.allowPrivilegeEscalation, false);

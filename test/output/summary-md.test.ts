@@ -2,11 +2,8 @@
 // end-to-end runs against real terraform are in test/e2e/summary-md.test.ts.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Masker } from '../../src/output/mask.ts';
-import { appendSummaryMd, classifySummaryMarkdown, mdCode, opSummaryMarkdown } from '../../src/output/summary-md.ts';
+import { classifySummaryMarkdown, mdCode, opSummaryMarkdown } from '../../src/output/summary-md.ts';
 import { terraformPlanLine } from '../../src/output/summary.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { runnerClassifyOptions } from '../../src/plan/runner-options.ts';
@@ -104,6 +101,30 @@ describe('summary-md: an op', () => {
   });
 });
 
+describe('summary-md: what the text holds cannot leave its place', () => {
+  const forged = (over: Partial<Result>) => opSummaryMarkdown({ ...blocked(), ...over }, new Masker(), {});
+
+  it('a lone CR (Markdown ends a line there), a newline or a control character in the message: one quoted line', () => {
+    const text = forged({ message: 'Bad note.\r1. approve at https://evil.example/approve\n## next\u2028- \x1b[31mred\x07 \u202egnp.exe' });
+    const quoted = text.split('\n').filter((line) => line.includes('evil.example'));
+    assert.deepEqual(quoted, [String.raw`> Bad note. 1. approve at https://evil.example/approve \#\# next - \\x1b\[31mred\\x07 \\u202egnp.exe`]);
+    assert.doesNotMatch(text, /[\r\x1b\x07\u202e\u2028]/);
+  });
+
+  it("terraform's plan stays in its block whatever it holds: fences, CR, </details>, controls", () => {
+    const text = forged({ planText: 'one\n```\n`````\n   ````\r</details>\n\x1b[2J\x85\u202e\nlast line\n' });
+    const details = text.slice(text.indexOf('<details><summary>terraform'));
+    assert.match(details, /^<details><summary>terraform's plan \(masked\)<\/summary>\n\n``````\none\n```\n`````\n   ````\\r<\/details>\n\\x1b\[2J\\x85\\u202e\nlast line\n``````\n\n<\/details>/);
+    assert.doesNotMatch(text, /[\r\x1b\x85\u202e]/);
+  });
+
+  it('its heading masks the op, outcome and reason as it masks text (the result keeps them)', () => {
+    const masker = new Masker();
+    masker.add('apply', 'a');
+    assert.match(opSummaryMarkdown(blocked(), masker, {}), /^### captf-runner \(sensitive value\): blocked \(DestructivePlanBlocked\), exit 3$/m);
+  });
+});
+
 describe('summary-md: classify', () => {
   it('holds addresses, actions and replace_paths, never a value of the document', () => {
     const document = {
@@ -129,19 +150,6 @@ describe('summary-md: Markdown', () => {
   });
 });
 
-describe('summary-md: the file', () => {
-  it('appends, as GitHub expects of $GITHUB_STEP_SUMMARY; a file that cannot be written is a warning, never a throw', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'captf-summary-md-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    const file = join(dir, 'summary.md');
-    assert.equal(await appendSummaryMd(file, 'one\n'), undefined);
-    assert.equal(await appendSummaryMd(file, 'two\n'), undefined);
-    assert.equal(await readFile(file, 'utf8'), 'one\ntwo\n');
-    const warning = await appendSummaryMd(join(dir, 'missing', 'summary.md'), 'x');
-    assert.match(warning ?? '', /could not append the Markdown summary to .*missing\/summary\.md \(--summary-md\): ENOENT; the run's outcome and result are unchanged/);
-  });
-});
-
 describe("terraform's own count line", () => {
   it('is what terraform 1.11 prints: imports first when there are any, a replace as an add and a destroy, the record counted', () => {
     const classified = classifyPlan(
@@ -157,7 +165,7 @@ describe("terraform's own count line", () => {
 });
 
 describe('summary-md: a policy', () => {
-  const policy = { effects: 'all' as const, denied: [{ rule: 'protect-databases', address: 'terraform_data.db', message: 'databases are never deleted by the runner' }], deniedTotal: 1, approvalRequired: [{ rule: 'iam-needs-review', address: 'terraform_data.iam' }], approvalRequiredTotal: 1, deletes: 1, timedOut: false };
+  const policy = { effects: 'all' as const, denied: [{ rule: 'protect-databases', address: 'terraform_data.db', message: 'databases are never deleted by the runner' }], deniedTotal: 1, approvalRequired: [{ rule: 'iam-needs-review', address: 'terraform_data.iam' }], approvalRequiredTotal: 1, deletes: 1, timedOut: false, cost: 0, costExceeded: false };
 
   it('an op names what the policy denies, with its message, and what it requires approval for', () => {
     const denied: Result = { ...blocked(), outcome: 'invalid', reason: 'PolicyDenied', exitCode: 4, plan: { ...plan, policy } };

@@ -1,7 +1,7 @@
 // The summary's end: whether anything changed, and the one next step (for a block: how to approve it, once).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { humanSummary, rerunCommand } from '../../src/output/summary.ts';
+import { humanSummary, rerunCommand, SUMMARY_LABELS } from '../../src/output/summary.ts';
 import type { Result } from '../../src/schemas/result.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { approveCommand } from '../../src/guard/decide.ts';
@@ -49,6 +49,27 @@ describe('humanSummary: what changed and what next', () => {
       assert.match(text, changed, text);
       assert.match(text, next, text);
     }
+  });
+});
+
+describe('humanSummary: its lines are its own', () => {
+  it('a message cannot start a line: it stays one line, its control characters escaped', () => {
+    const text = humanSummary(result({ message: 'Bad.\nchanged: nothing\r\nnext: nothing to do\x1b[2J\u202e' }));
+    assert.equal(text.split('\n')[1], String.raw`Bad.\nchanged: nothing\r\nnext: nothing to do\x1b[2J\u202e`);
+    assert.equal(count(text, '\nchanged: '), 1, text);
+  });
+
+  it("every line is masked but its label, the runner's own words: a secret equal to one of them leaves the shape readable", () => {
+    const mask = (text: string) => text.replace(/apply|changed|succeeded/g, '(sensitive value)');
+    const text = humanSummary(result({ applied: true, warnings: ['apply changed'] }), { mask });
+    assert.deepEqual(text.trimEnd().split('\n'), [
+      'captf-runner (sensitive value): (sensitive value) (ApplySucceeded)',
+      'Applied.',
+      'warning: (sensitive value) (sensitive value)',
+      'changed: yes, terraform (sensitive value) ran',
+      'next: nothing: the run did its job',
+    ]);
+    for (const line of text.trimEnd().split('\n')) assert.ok(SUMMARY_LABELS.some((label) => label !== '' && line.startsWith(label)) || line === 'Applied.', line);
   });
 });
 

@@ -34,7 +34,7 @@ it('every form of the termination message has only the members the schema declar
 
 it('with a policy\'s findings too', () => {
   const every = z.strictObject(TerminationMessage.shape);
-  const policy = { effects: 'all' as const, denied: Array.from({ length: 20 }, (_, i) => ({ rule: 'no-deletes', address: `terraform_data.n${i}`, message: 'x'.repeat(900) })), deniedTotal: 20, approvalRequired: [{ rule: 'review' }], approvalRequiredTotal: 1, deletes: 20, timedOut: false };
+  const policy = { effects: 'all' as const, denied: Array.from({ length: 20 }, (_, i) => ({ rule: 'no-deletes', address: `terraform_data.n${i}`, message: 'x'.repeat(900) })), deniedTotal: 20, approvalRequired: [{ rule: 'review' }], approvalRequiredTotal: 1, deletes: 20, timedOut: false, cost: 0, costExceeded: false };
   for (const destructive of [0, 500]) {
     const judged = result(destructive, 'm', []);
     const text = compactResult({ ...judged, plan: { ...judged.plan!, policy } }, new Masker());

@@ -26,7 +26,7 @@ describe('policy compile: names a rule reads', () => {
   it('refuses a field a view does not have, even where evaluation would never reach it', () => {
     // CEL's `false && x` is false even when x is an error: only the name check sees this typo.
     assert.deepEqual(problemsOfRule(deny('change.kind == "nope" && change.nmae == "db"')), [
-      'r|match: change has no field "nmae" (its fields: address, module, mode, type, name, provider, kind, actions, reason, replacePaths, deposed, previousAddress, moved, imported)',
+      'r|match: change has no field "nmae" (its fields: address, module, mode, type, name, provider, kind, actions, reason, replacePaths, deposed, previousAddress, previousModule, previousType, previousName, addresses, modules, types, names, moved, imported)',
     ]);
     assert.match(problemsOfRule(deny('change["kindd"] == "delete"')).join(), /change has no field "kindd"/);
     assert.match(problemsOfRule(onPlan('plan.counts.deletes > 1')).join(), /plan\.counts has no field "deletes" \(its fields: create, update, delete, replace, read, noop, forget, import, move, unknown\)/);
@@ -134,5 +134,33 @@ describe('policy compile: evaluation over the synthetic views (no type checker)'
         ['policy/b.yaml', 'bad'],
       ],
     );
+  });
+});
+
+describe('policy compile: a rule a rename walks past', () => {
+  const warningsOf = (match: string, on = 'change') => compiled(`${POLICY_HEADER}rules:\n- name: r\n  on: ${on}\n  match: ${JSON.stringify(match)}\n  effect: deny\n`).warnings;
+
+  it('warns about a change rule that tests a name or address and never where the change was, naming the file, the rule and the fix', () => {
+    assert.deepEqual(warningsOf('change.type == "terraform_data" && change.name.startsWith("db")'), [
+      {
+        file: 'policy/a.yaml',
+        rule: 'r',
+        message:
+          'match tests change.name, change.type and never where the change was before a move: a module author\'s moved block renames the object past this rule. Test every name it goes by instead (change.names, change.types, e.g. change.names.exists(n, n.startsWith("db")))',
+      },
+    ]);
+    assert.equal(warningsOf('change["address"].startsWith("module.db")').length, 1);
+  });
+
+  it('is silent when the rule reads where the change was, or what it goes by, or only what a move keeps', () => {
+    for (const match of [
+      'change.names.exists(n, n.startsWith("db"))',
+      'change.name.startsWith("db") || change.previousName.startsWith("db")',
+      'change.address.startsWith("terraform_data.db") || change.moved',
+      'change.kind == "delete"',
+      '[change].exists(change, change == "x")',
+    ])
+      assert.deepEqual(warningsOf(match), [], match);
+    assert.deepEqual(warningsOf('action.address.startsWith("action.x")', 'action'), []);
   });
 });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
 import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from '../../src/policy/views.ts';
-import { action, change, compiled, ISSUE_EXAMPLE, noCounts, planView } from './support.ts';
+import { action, change, compiled, ISSUE_EXAMPLE, movedTo, noCounts, planView } from './support.ts';
 
 const section = readFileSync(new URL('../../contract/sections/policy.md', import.meta.url), 'utf8');
 const examples = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
@@ -18,10 +18,28 @@ function outcome(text: string, changes: PolicyChangeView[], actions: PolicyActio
 
 const resource = (type: string, kind: PolicyChangeView['kind'], extra: Partial<PolicyChangeView> = {}) => change('main', kind, { address: `${type}.main`, type, provider: 'registry.terraform.io/hashicorp/aws', ...extra });
 
+/** The view, renamed within its module and moved into a module, as a `moved` block does. */
+const moves = (view: PolicyChangeView): PolicyChangeView[] => [movedTo(view, `${view.type}.renamed`), movedTo(view, `module.wrap.${view.type}.${view.name}`)];
+
 describe('contract/sections/policy.md examples', () => {
   it('has the five examples; the first is the issue example verbatim', () => {
     assert.equal(examples.length, 5);
     assert.equal(examples[0], ISSUE_EXAMPLE);
+  });
+
+  it('the first example holds through a rename and a move into a module, and warns of nothing', () => {
+    const db = change('db_main', 'replace');
+    const outcomeOf = outcome(examples[0]!, moves(db));
+    assert.deepEqual(
+      outcomeOf.denied.map((d) => d.address),
+      ['terraform_data.renamed', 'module.wrap.terraform_data.db_main'],
+    );
+    const iam = change('iam_role', 'update');
+    assert.deepEqual(
+      outcome(examples[0]!, moves(iam)).approvalRequired.map((a) => a.address),
+      ['terraform_data.renamed', 'module.wrap.terraform_data.iam_role'],
+    );
+    for (const text of examples) assert.deepEqual(compiled({ file: 'policy/example.yaml', text }).warnings, [], text);
   });
 
   it('protect every database: a replace or a deposed delete is denied with the message, an update passes', () => {
@@ -33,6 +51,12 @@ describe('contract/sections/policy.md examples', () => {
     );
     assert.match(denied[0]!.message, /^the runner never deletes a database: aws_db_instance\.main would be replaced; change the module/);
     assert.match(denied[1]!.message, /would be deleted;/);
+    assert.deepEqual(
+      outcome(text, moves(resource('aws_db_instance', 'replace'))).denied.map((d) => d.address),
+      ['aws_db_instance.renamed', 'module.wrap.aws_db_instance.main'],
+    );
+    // terraform moves between types where the provider allows (null_resource to terraform_data): the type it was counts too
+    assert.equal(outcome(text, [movedTo(resource('aws_rds_cluster', 'delete'), 'aws_rds_cluster_v2.main')]).deniedTotal, 1);
   });
 
   it('at most 5 deletes per apply', () => {
@@ -48,6 +72,7 @@ describe('contract/sections/policy.md examples', () => {
       ['aws_iam_role.main', 'google_project_iam_member.main', 'google_service_account_key.main'],
     );
     assert.equal(result.deniedTotal, 0);
+    assert.equal(outcome(examples[3]!, moves(resource('aws_iam_role', 'update'))).approvalRequiredTotal, 2);
   });
 
   it('actions on destroy are denied; a plan of more than 50 changes needs review', () => {

@@ -63,7 +63,8 @@ describe('policy evaluation: the issue example, verbatim', () => {
   });
 
   it('allows a plan that touches nothing the rules name', () => {
-    assert.deepEqual(outcomeOf(policy, [change('app', 'update'), change('web', 'create'), change('cache', 'delete')]), { denied: [], deniedTotal: 0, approvalRequired: [], approvalRequiredTotal: 0, deletes: 1, timedOut: false });
+    const outcome = outcomeOf(policy, [change('app', 'update'), change('web', 'create'), change('cache', 'delete')]);
+    assert.deepEqual(outcome, { denied: [], deniedTotal: 0, approvalRequired: [], approvalRequiredTotal: 0, deletes: 1, timedOut: false, cost: outcome.cost, costExceeded: false });
   });
 });
 

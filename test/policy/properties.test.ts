@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { changeBinding, compileExpression, type CelProgram } from '../../src/policy/cel.ts';
 import type { CompiledPolicy, CompiledRule } from '../../src/policy/compile.ts';
+import { CostMeter, RULE_COST_LIMIT } from '../../src/policy/cost.ts';
 import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
 import { CHANGE_KINDS, type PolicyChangeView } from '../../src/policy/views.ts';
 import { runs } from '../support/property-runs.ts';
@@ -13,7 +14,7 @@ import { planView } from './support.ts';
 
 const program = (source: string): CelProgram => {
   const compiled = compileExpression(source, 'change');
-  assert.ok('program' in compiled, `${source}: ${JSON.stringify(compiled)}`);
+  assert.ok('program' in compiled, `${source}: ${'problems' in compiled ? compiled.problems.join('; ') : ''}`);
   return compiled.program;
 };
 
@@ -47,6 +48,7 @@ const rule = fc.record({ match: expression, effect: fc.constantFrom('deny' as co
 
 const policyOf = (rules: { match: string; effect: CompiledRule['effect']; message: string | undefined }[], maxDeletes?: number): CompiledPolicy => ({
   files: ['policy/p.yaml'],
+  warnings: [],
   rules: rules.map((r, i) => ({ name: `r${i}`, file: 'policy/p.yaml', on: 'change', effect: r.effect, match: program(r.match), message: r.effect === 'deny' && r.message ? program(r.message) : undefined })),
   maxDeletes: maxDeletes === undefined ? undefined : { limit: maxDeletes, file: 'policy/p.yaml' },
 });
@@ -62,7 +64,7 @@ describe('policy evaluation properties', () => {
         const outcome = evaluator.plan(planView());
         for (const [i, compiledRule] of policy.rules.entries()) {
           for (const view of unique) {
-            const result = compiledRule.match(changeBinding(view));
+            const result = compiledRule.match(changeBinding(view), new CostMeter(RULE_COST_LIMIT, 'rule'));
             const listed = compiledRule.effect === 'deny' ? outcome.denied.filter((d) => d.rule === compiledRule.name && d.address === view.address) : outcome.approvalRequired.filter((a) => a.rule === compiledRule.name && a.address === view.address);
             // Only `false` lets a change through: true and any error are findings.
             assert.equal(listed.length, result === false ? 0 : 1, `${rules[i]!.match} on ${JSON.stringify(view)} gave ${String(result)}`);

@@ -24,11 +24,11 @@ describe('policy schema', () => {
         {
           name: 'protect-databases',
           on: 'change',
-          match: 'change.type == "terraform_data" && change.name.startsWith("db") && change.kind in ["delete", "replace", "unknown"]',
+          match: '"terraform_data" in change.types && change.names.exists(n, n.startsWith("db")) && change.kind in ["delete", "replace", "unknown"]',
           effect: 'deny',
           message: '"databases are never deleted by the runner: " + change.address',
         },
-        { name: 'iam-needs-review', on: 'change', match: 'change.kind == "update" && change.address.startsWith("terraform_data.iam")', effect: 'requireApproval' },
+        { name: 'iam-needs-review', on: 'change', match: 'change.kind == "update" && change.addresses.exists(a, a.startsWith("terraform_data.iam"))', effect: 'requireApproval' },
       ],
       limits: { maxDeletes: 5 },
     });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { ActionCounts } from '../../src/schemas/classification.ts';
 import { compilePolicy, type CompiledPolicy } from '../../src/policy/compile.ts';
 import { ACTIONS_OF } from '../../src/policy/synthetic.ts';
+import { addressParts } from '../../src/plan/address.ts';
 import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from '../../src/policy/views.ts';
 
 /** The example file of contract/sections/policy.md §2, as other tools rely on it: it must work exactly as written. */
@@ -10,11 +11,11 @@ export const ISSUE_EXAMPLE = `apiVersion: policy.captf.io/v1
 rules:
 - name: protect-databases
   on: change
-  match: change.type == "terraform_data" && change.name.startsWith("db") && change.kind in ["delete", "replace", "unknown"]
+  match: '"terraform_data" in change.types && change.names.exists(n, n.startsWith("db")) && change.kind in ["delete", "replace", "unknown"]'
   effect: deny
   message: '"databases are never deleted by the runner: " + change.address'
 - name: iam-needs-review
-  match: change.kind == "update" && change.address.startsWith("terraform_data.iam")
+  match: change.kind == "update" && change.addresses.exists(a, a.startsWith("terraform_data.iam"))
   effect: requireApproval
 limits:
   maxDeletes: 5         # counted like destructiveTotal (deletes, replaces, deposed deletes, unknown); more is denied
@@ -36,6 +37,12 @@ export const oneRule = (rule: string) => compiled(`${POLICY_HEADER}rules:\n${rul
 /** A root terraform_data change of `kind` at `terraform_data.<name>`. */
 export function change(name: string, kind: PolicyChangeView['kind'], extra: Partial<PolicyChangeView> = {}): PolicyChangeView {
   return { address: `terraform_data.${name}`, mode: 'managed', type: 'terraform_data', name, provider: 'terraform.io/builtin/terraform', kind, actions: ACTIONS_OF[kind], ...extra };
+}
+
+/** `view` renamed by a moved block to `address` (`terraform_data.archive`, `module.wrap.terraform_data.store`): what the classifier hands over. */
+export function movedTo(view: PolicyChangeView, address: string): PolicyChangeView {
+  const parts = addressParts(address)!;
+  return { ...view, address, module: parts.module || null, type: parts.type, name: parts.name, moved: true, previousAddress: view.address, previousModule: view.module ?? '', previousType: view.type ?? null, previousName: view.name ?? null };
 }
 
 export function action(address: string, extra: Partial<PolicyActionView> = {}): PolicyActionView {

@@ -26,7 +26,10 @@ const FULL_CHANGE: PolicyChangeView = {
   reason: 'replace_because_cannot_update',
   replacePaths: [['engine'], ['tags', 'a b'], ['block', 0]],
   deposed: '0a1b2c3d',
-  previousAddress: 'module.db["eu"].aws_db_instance.old[0]',
+  previousAddress: 'module.legacy.aws_rds_instance.old[0]',
+  previousModule: 'module.legacy',
+  previousType: 'aws_rds_instance',
+  previousName: 'old',
   moved: true,
   imported: true,
 };
@@ -45,6 +48,13 @@ describe('policy views: every field of a change is readable in CEL', () => {
     ['replacePaths', 'change.replacePaths == [["engine"], ["tags", "a b"], ["block", "0"]]'],
     ['deposed', 'change.deposed == "0a1b2c3d"'],
     ['previousAddress', 'change.previousAddress.endsWith(".old[0]")'],
+    ['previousModule', 'change.previousModule == "module.legacy"'],
+    ['previousType', 'change.previousType == "aws_rds_instance"'],
+    ['previousName', 'change.previousName == "old"'],
+    ['addresses', 'change.addresses == ["module.db[\\"eu\\"].aws_db_instance.main[0]", "module.legacy.aws_rds_instance.old[0]"]'],
+    ['modules', 'change.modules == ["module.db[\\"eu\\"]", "module.legacy"]'],
+    ['types', 'change.types == ["aws_db_instance", "aws_rds_instance"]'],
+    ['names', 'change.names == ["main", "old"]'],
     ['moved', 'change.moved == true'],
     ['imported', 'change.imported'],
   ];
@@ -56,13 +66,21 @@ describe('policy views: every field of a change is readable in CEL', () => {
     });
   }
 
+  it('what a change goes by: where it is and, when it moved, where it was, each once', () => {
+    const renamed = change('archive', 'replace', { moved: true, previousAddress: 'terraform_data.db', previousModule: '', previousType: 'terraform_data', previousName: 'db' });
+    assert.equal(matches('change', 'change.names == ["archive", "db"] && change.modules == [""] && change.types == ["terraform_data"]', renamed), true);
+    assert.equal(matches('change', 'change.addresses == ["terraform_data.archive", "terraform_data.db"]', renamed), true);
+    const stayed = change('db', 'replace');
+    assert.equal(matches('change', 'change.names == ["db"] && change.addresses == ["terraform_data.db"] && change.modules == [""]', stayed), true);
+  });
+
   it('every kind of the classification reaches the rule as its name', () => {
     for (const kind of CHANGE_KINDS) assert.equal(matches('change', `change.kind == "${kind}"`, change('x', kind)), true, kind);
   });
 
   it('absent or null optional fields read as "", [] and false: one type per field, never null', () => {
     const bare: PolicyChangeView = { address: 'terraform_data.x', kind: 'delete', actions: ['delete'] };
-    const nulls: PolicyChangeView = { ...bare, module: null, mode: null, type: null, name: null, provider: null, reason: null, replacePaths: null, deposed: null, previousAddress: null };
+    const nulls: PolicyChangeView = { ...bare, module: null, mode: null, type: null, name: null, provider: null, reason: null, replacePaths: null, deposed: null, previousAddress: null, previousModule: null, previousType: null, previousName: null };
     const match = [
       'change.module == ""',
       'change.mode == ""',
@@ -73,6 +91,8 @@ describe('policy views: every field of a change is readable in CEL', () => {
       'change.replacePaths == []',
       'change.deposed == ""',
       'change.previousAddress == ""',
+      'change.previousModule == "" && change.previousType == "" && change.previousName == ""',
+      'change.names == [""] && change.addresses == ["terraform_data.x"]',
       'change.moved == false',
       'change.imported == false',
       'type(change.deposed) == string',
@@ -84,7 +104,7 @@ describe('policy views: every field of a change is readable in CEL', () => {
 
   it('binds only the documented fields: anything else the caller passes is invisible', () => {
     const withValues = { ...change('x', 'update'), before: { password: 'hunter2' }, after: {} } as PolicyChangeView;
-    assert.equal(matches('change', 'size(change) == 14', withValues), true);
+    assert.equal(matches('change', 'size(change) == 21', withValues), true);
     assert.equal(matches('change', 'change.all(k, k != "before" && k != "after")', withValues), true);
   });
 });

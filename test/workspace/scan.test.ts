@@ -55,6 +55,13 @@ terraform {
     assert.equal(scan.backend, 'pg');
   });
 
+  it('finds the variables declared ephemeral (terraform 1.10+), in both syntaxes', () => {
+    const hcl = scanHcl('variable "token" {\n  type      = string\n  ephemeral = true\n}\nvariable "name" {\n  ephemeral = false\n}\n');
+    assert.deepEqual([hcl.variables, hcl.ephemeralVariables, hcl.sensitiveVariables], [['token', 'name'], ['token'], []]);
+    const json = scanJson(JSON.stringify({ variable: { token: { ephemeral: true, sensitive: true }, name: { ephemeral: 'true' } } }));
+    assert.deepEqual([json.variables, json.ephemeralVariables, json.sensitiveVariables], [['token', 'name'], ['token'], ['token']]);
+  });
+
   it('reads the JSON syntax', () => {
     const scan = scanJson(JSON.stringify({ resource: { terraform_data: { a: {}, b: {} } }, module: { m: { source: './m' } }, variable: { v: {} }, terraform: { backend: { s3: {} } } }));
     assert.deepEqual(scan.resources, ['terraform_data.a', 'terraform_data.b']);
@@ -261,7 +268,7 @@ describe('workspace: scanModule and prepareWorkspace refuse a module that names 
     await writeFile(join(moduleDir, 'vars.tf.json'), '{"variable": {\n"captf_inputs_hash": {}}}');
     const scan = await scanModule(moduleDir);
     await assert.rejects(
-      prepareWorkspace({ moduleDir, scan, workdir, statePath: join(dir, 'state.tfstate'), inputs: { varFiles: [], files: [] } }),
+      prepareWorkspace({ moduleDir, scan, workdir, statePath: join(dir, 'state.tfstate'), inputs: { varFiles: [], files: [], sensitiveVariables: [], varFileOf: () => undefined } }),
       (error: unknown) => {
         assert.ok(error instanceof RunnerError);
         assert.equal(error.kind, 'image');

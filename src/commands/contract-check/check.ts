@@ -2,13 +2,13 @@
 // runner contract (contract/sections/image.md)? Each check names what is wrong and how to fix it.
 // The cheap part (cheapOnly) is what every op checks before it touches any state.
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { lstat, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { ObjectKind } from '../../object-kind.ts';
-import { asRunnerError, RunnerError } from '../../errors.ts';
+import { asRunnerError, imageError, RunnerError } from '../../errors.ts';
 import { providersInInitOutput, type Diagnosis } from '../../terraform/diagnostics.ts';
 import { init } from '../../terraform/init.ts';
 import { StopHandle } from '../../terraform/stop.ts';
@@ -20,14 +20,21 @@ import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type 
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../workspace/reserved-names.ts';
 import type { ModuleScan } from '../../workspace/scan.ts';
 import { scanHcl } from '../../workspace/scan-hcl.ts';
+import { copyModuleTree, type ModuleEntry } from '../../workspace/module-tree.ts';
+import { inTree, onThisMachine, type PathResolution } from '../../workspace/path-resolution.ts';
 import { BACKEND_FILE, BACKEND_FILE_TOFU, moduleFilesProblem, overrideBackendBlocks, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem } from '../../workspace/workspace.ts';
+import { LockFileSyntaxError, parseLockFile } from './lock-file.ts';
 import { REQUIRED_VARIABLES } from './module-files.ts';
-import { DATA_DIR, LOCK_FILE } from '../../workspace/terraform-files.ts';
+import { readMirror, unvouched } from './providers.ts';
+import { LOCK_FILE } from '../../workspace/terraform-files.ts';
 import { DEFAULT_POLICY_DIR } from '../../steps/policy.ts';
 
-export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'tfvars' | 'backend' | 'variables' | 'lockfile' | 'init' | 'validate' | 'policy';
+export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'tfvars' | 'backend' | 'variables' | 'lockfile' | 'providers' | 'init' | 'validate' | 'policy';
 
-/** One thing a check found wrong, where it is: `file` relative to the module dir (`.` for the module as a whole), `line` when terraform or the scan knows it. */
+/**
+ * One thing a check found wrong, where it is: `file` relative to the module dir (`.` for the module
+ * as a whole), or a provider package's path in the image (`providers`); `line` when terraform or the scan knows it.
+ */
 export interface CheckProblem {
   file: string;
   line?: number;
@@ -42,6 +49,8 @@ export interface ContractCheck {
   fix?: string;
   /** A failed check: each problem it found. */
   problems?: CheckProblem[];
+  /** What passes but may not hold (a policy rule a rename walks past). */
+  warnings?: string[];
 }
 
 export interface ContractReport {
@@ -56,8 +65,9 @@ export interface ContractReport {
 export interface ContractCheckOptions {
   /**
    * '/' (default): this machine is the image, and the image-only checks run (entrypoint, non-root).
-   * Another directory: a tree laid out like an image; paths in it are resolved under it, init uses
-   * only the tree's provider mirror, and the image-only checks are skipped.
+   * Another directory: a tree laid out like an image; paths in it, symbolic links included, are
+   * resolved inside it as they would be in the image (never on this machine), init uses only the
+   * tree's provider mirror, and the image-only checks are skipped.
    */
   root?: string;
   /**
@@ -85,6 +95,8 @@ const FIX = {
   user: 'do not override the runner image USER (10001); in Kubernetes set securityContext.runAsNonRoot: true and runAsUser: 10001',
   lockfile: `run \`terraform init\` against the image's mirror (or \`terraform providers lock -fs-mirror=DIR -platform=linux_amd64\`) and ship ${LOCK_FILE} next to the module's .tf files`,
   mirror: 'mirror the provider into the image at /usr/share/terraform/plugins (`terraform providers mirror -platform=linux_amd64 DIR` on the host, then COPY DIR into the module image)',
+  providers:
+    'lock the module against the registry first (`terraform providers lock -platform=linux_amd64`: the hashes come from the registry\'s signed checksums), then mirror with that lock file in place (`terraform providers mirror -platform=linux_amd64 DIR`), and carry nothing else in /usr/share/terraform/plugins',
   validate: 'fix the module so that `terraform validate` passes',
 } as const;
 
@@ -93,10 +105,12 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
   const sourceTree = options.root === undefined && options.sourceTree === true;
   const inImage = root === '/' && !sourceTree;
   const env = options.env ?? process.env;
-  const moduleDir = root === '/' ? resolve(options.moduleDir ?? '/captf/module') : join(root, options.moduleDir ?? '/captf/module');
+  const paths = await imagePaths(root);
+  const moduleNamed = paths.named(options.moduleDir ?? MODULE_DIR);
+  const moduleDir = await paths.locate(options.moduleDir ?? MODULE_DIR).catch((error: NodeJS.ErrnoException) => imageError(`the module dir ${moduleNamed} ${paths.unfound(error)}`));
   const checks: ContractCheck[] = [];
-  const add = (...[name, status, message, fix, problems]: CheckRow) =>
-    checks.push({ name, status, message, ...(status === 'fail' && fix ? { fix } : {}), ...(status === 'fail' && problems?.length ? { problems } : {}) });
+  const add = (...[name, status, message, fix, problems, warnings]: CheckRow) =>
+    checks.push({ name, status, message, ...(status === 'fail' && fix ? { fix } : {}), ...(status === 'fail' && problems?.length ? { problems } : {}), ...(warnings?.length ? { warnings } : {}) });
 
   if (!inImage && !options.cheapOnly) {
     const why = sourceTree ? 'a module source tree (--module without --root)' : `a directory tree (--root ${root})`;
@@ -126,33 +140,71 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
     terraform = undefined; // found but unsupported: nothing below runs it
   }
 
-  const scan = await scanModule(moduleDir).catch((error: unknown) => asRunnerError(error));
-  if (scan instanceof RunnerError) add('module', 'fail', scan.message, FIX.module);
-  else add('module', 'pass', `${moduleDir}: ${count(scan.resources.length, 'resource')}, ${count(scan.moduleCalls.length, 'module call')}, ${count(scan.variables.length, 'variable')}`);
-  add(...reservedCheck(scan));
-  const files = await filesCheck(moduleDir, scan);
-  add(...files);
+  const scan = moduleDir instanceof RunnerError ? moduleDir : await scanModule(moduleDir, paths.resolution).catch((error: unknown) => asRunnerError(error));
+  if (scan instanceof RunnerError || moduleDir instanceof RunnerError) add('module', 'fail', (moduleDir instanceof RunnerError ? moduleDir : scan as RunnerError).message, FIX.module);
+  else {
+    const leadsTo = paths.inTree && moduleDir !== moduleNamed ? ` (a link to ${paths.resolution.display(moduleDir)} in the tree)` : '';
+    add('module', 'pass', `${moduleNamed}${leadsTo}: ${count(scan.resources.length, 'resource')}, ${count(scan.moduleCalls.length, 'module call')}, ${count(scan.variables.length, 'variable')}`);
+  }
+  // Problems name the module's files relative to the module dir, whatever path reached it.
+  const inModule = (file: string) => (isAbsolute(file) && typeof moduleDir === 'string' ? relative(moduleDir, file) || '.' : file);
+  add(...reservedCheck(scan, inModule));
+  const files = typeof moduleDir === 'string' ? await filesCheck(moduleDir, scan, paths.resolution, inModule) : { row: skipped('files') };
+  add(...files.row);
 
   if (!options.cheapOnly) {
-    if (scan instanceof RunnerError) for (const name of ['tfvars', 'backend', 'variables'] as const) add(name, 'skip', 'not checked: no module');
+    if (scan instanceof RunnerError || moduleDir instanceof RunnerError) for (const name of ['tfvars', 'backend', 'variables'] as const) add(name, 'skip', 'not checked: no module');
     else {
       add(...(await tfvarsCheck(moduleDir, scan)));
-      add(...(await backendCheck(moduleDir, scan)));
+      add(...(await backendCheck(moduleDir, scan, paths.resolution, inModule)));
       add(...variablesCheck(scan, options.kind));
     }
     // A module whose files cannot be copied (a FIFO would fail the copy) is not init'ed either.
-    if (!(scan instanceof RunnerError) && terraform && files[1] !== 'fail') await initAndValidate(moduleDir, terraform.path, env, stop, add, root === '/' ? undefined : join(root, PROVIDER_MIRROR));
-    else for (const name of ['lockfile', 'init', 'validate'] as const) add(name, 'skip', `not run: ${!terraform ? 'no supported terraform' : scan instanceof RunnerError ? 'no module' : 'the module\'s files cannot be copied'}`);
-    add(...(await policyCheck(inImage ? options.policyDir : options.policyDir === undefined ? undefined : join(root, options.policyDir), inImage ? DEFAULT_POLICY_DIR : join(root, DEFAULT_POLICY_DIR))));
+    if (!(scan instanceof RunnerError) && terraform && files.entries) {
+      const mirror = sourceTree ? undefined : await paths.locate(PROVIDER_MIRROR).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : imageError(`the provider mirror ${paths.named(PROVIDER_MIRROR)} ${paths.unfound(error)}`)));
+      await initAndValidate({ entries: files.entries, terraformPath: terraform.path, env, stop, add, mirror, paths });
+    } else for (const name of ['lockfile', 'providers', 'init', 'validate'] as const) add(name, 'skip', `not run: ${!terraform ? 'no supported terraform' : scan instanceof RunnerError ? 'no module' : 'the module\'s files cannot be copied'}`);
+    add(...(await policyCheck(options.policyDir, paths)));
   }
 
   return {
     status: checks.some((c) => c.status === 'fail') ? 'fail' : 'pass',
-    module: moduleDir,
+    module: moduleNamed,
     checks,
     ...(terraform ? { terraform: { version: terraform.version, flavor: terraform.flavor, path: terraform.path } } : {}),
   };
 }
+
+const MODULE_DIR = '/captf/module';
+/** Where the image keeps its providers (runner/terraformrc). */
+const PROVIDER_MIRROR = '/usr/share/terraform/plugins';
+
+/** Where the image's paths are: on this machine (the image itself, a module source tree), or inside a tree laid out like an image. */
+interface ImagePaths {
+  inTree: boolean;
+  resolution: PathResolution;
+  /** An image path as this machine names it, before any link is followed (for messages). */
+  named(path: string): string;
+  /** Where an image path leads, links followed as in the image; on this machine the kernel follows them when the path is used. */
+  locate(path: string): Promise<string>;
+  /** Why `locate` failed, in words for a message. */
+  unfound(error: NodeJS.ErrnoException): string;
+}
+
+async function imagePaths(root: string): Promise<ImagePaths> {
+  if (root === '/') return { inTree: false, resolution: onThisMachine, named: (path) => resolve(path), locate: async (path) => resolve(path), unfound: (error) => `cannot be read (${error.code})` };
+  const resolution: PathResolution = await inTree(root).catch((error: NodeJS.ErrnoException) => ({ resolve: () => Promise.reject(error), display: (path: string) => path }));
+  return {
+    inTree: true,
+    resolution,
+    named: (path) => join(root, path),
+    locate: (path) => resolution.resolve(join(root, path)),
+    unfound: (error) =>
+      error.code === 'ENOENT' ? `does not exist in the tree ${root} (symbolic links followed inside the tree, as in the image)` : `cannot be followed inside the tree ${root} (${error.code}: symbolic links resolve inside the tree, as in the image)`,
+  };
+}
+
+const skipped = (name: CheckName): CheckRow => [name, 'skip', 'not checked: no module'];
 
 async function checkEntrypoint(env: NodeJS.ProcessEnv): Promise<{ ok: boolean; message: string }> {
   const missing = ['tini', 'captf-runner'].filter((name) => !resolveExecutable(name, env.PATH));
@@ -184,19 +236,19 @@ function checkWritable(dir: string, isDefault: boolean): { ok: boolean; message:
   }
 }
 
-type CheckRow = [name: CheckName, status: ContractCheck['status'], message: string, fix?: string, problems?: CheckProblem[]];
+type CheckRow = [name: CheckName, status: ContractCheck['status'], message: string, fix?: string, problems?: CheckProblem[], warnings?: string[]];
 
 /** The backend in backend.tf and nowhere else: restore and unlock build a root of that file alone. */
-async function backendCheck(moduleDir: string, scan: ModuleScan): Promise<CheckRow> {
+async function backendCheck(moduleDir: string, scan: ModuleScan, resolution: PathResolution, inModule: (file: string) => string): Promise<CheckRow> {
   const fix = `put the module's backend alone in ${BACKEND_FILE}: terraform { backend "kubernetes" {} } (its settings come from --backend-config files)`;
   if (!scan.backend) return ['backend', 'fail', 'the module declares no backend: its state would be lost with the workdir', fix];
   // Every op refuses this too (prepareWorkspace): an override file's backend wins over backend.tf.
   const override = overrideBackendProblem(scan);
-  if (override) return ['backend', 'fail', override.message, override.fix, overrideBackendBlocks(scan).map((b) => ({ file: b.file, line: b.line, message: b.type === 'cloud' ? 'cloud block in an override file' : `backend "${b.type}" in an override file` }))];
+  if (override) return ['backend', 'fail', override.message, override.fix, overrideBackendBlocks(scan).map((b) => ({ file: inModule(b.file), line: b.line, message: b.type === 'cloud' ? 'cloud block in an override file' : `backend "${b.type}" in an override file` }))];
   const shadowed = await shadowedBackendProblem(moduleDir);
   if (shadowed) return ['backend', 'fail', shadowed.message, shadowed.fix, [{ file: BACKEND_FILE_TOFU, message: `beside ${BACKEND_FILE}: OpenTofu reads it, terraform reads ${BACKEND_FILE}` }]];
-  const text = await readFile(join(moduleDir, BACKEND_FILE), 'utf8').catch(() => undefined);
-  const elsewhere = scan.backendBlocks.filter((b) => b.file !== BACKEND_FILE).map((b) => ({ file: b.file, line: b.line, message: `backend "${b.type}" outside ${BACKEND_FILE}` }));
+  const text = await resolution.resolve(join(moduleDir, BACKEND_FILE)).then((real) => readFile(real, 'utf8')).catch(() => undefined);
+  const elsewhere = scan.backendBlocks.filter((b) => basename(b.file) !== BACKEND_FILE).map((b) => ({ file: inModule(b.file), line: b.line, message: `backend "${b.type}" outside ${BACKEND_FILE}` }));
   if (text === undefined) return ['backend', 'fail', `the module declares backend "${scan.backend}", but not in ${BACKEND_FILE}`, fix, elsewhere];
   const own = scanHcl(text);
   if (!own.backend) return ['backend', 'fail', `${BACKEND_FILE} holds no backend block (the module declares backend "${scan.backend}" elsewhere)`, fix, elsewhere];
@@ -206,28 +258,31 @@ async function backendCheck(moduleDir: string, scan: ModuleScan): Promise<CheckR
 }
 
 /** Every op refuses such a module before terraform runs (prepareWorkspace). */
-function reservedCheck(scan: ModuleScan | RunnerError): CheckRow {
-  if (scan instanceof RunnerError) return ['reserved', 'skip', 'not checked: no module'];
+function reservedCheck(scan: ModuleScan | RunnerError, inModule: (file: string) => string): CheckRow {
+  if (scan instanceof RunnerError) return skipped('reserved');
   const problem = reservedNamesProblem(scan);
-  if (problem) return ['reserved', 'fail', problem.message, problem.fix, scan.reserved.map((use) => ({ file: use.file, line: use.line, message: use.what }))];
+  if (problem) return ['reserved', 'fail', problem.message, problem.fix, scan.reserved.map((use) => ({ file: inModule(use.file), line: use.line, message: use.what }))];
   return ['reserved', 'pass', `names neither ${INPUTS_HASH_RESOURCE} nor var.${INPUTS_HASH_VARIABLE}`];
 }
 
-/** The module's files as the workdir copy takes them: apply, plan, refresh and drift refuse what this fails on (prepareWorkspace). */
-async function filesCheck(moduleDir: string, scan: ModuleScan | RunnerError): Promise<CheckRow> {
-  if (scan instanceof RunnerError) return ['files', 'skip', 'not checked: no module'];
-  const tree = await readModule(moduleDir).catch((error: Error) => error);
-  if (tree instanceof Error) return ['files', 'fail', `the module dir cannot be read: ${tree.message}`, 'make the module readable by the runner\'s uid'];
+/**
+ * The module's files as the workdir copy takes them: apply, plan, refresh and drift refuse what this
+ * fails on (prepareWorkspace). `entries`: what the copy holds, when it can be made.
+ */
+async function filesCheck(moduleDir: string, scan: ModuleScan | RunnerError, resolution: PathResolution, inModule: (file: string) => string): Promise<{ row: CheckRow; entries?: ModuleEntry[] }> {
+  if (scan instanceof RunnerError) return { row: skipped('files') };
+  const tree = await readModule(moduleDir, resolution).catch((error: Error) => error);
+  if (tree instanceof Error) return { row: ['files', 'fail', `the module dir cannot be read: ${tree.message}`, 'make the module readable by the runner\'s uid'] };
   const problem = moduleFilesProblem(tree.problems);
-  if (problem) return ['files', 'fail', problem.message, problem.fix, tree.problems.map((p) => ({ file: p.file, message: p.what }))];
-  return ['files', 'pass', `no file named like the runner's own (${[...RUNNER_FILES].join(', ')}); no symbolic link leads outside the module`];
+  if (problem) return { row: ['files', 'fail', problem.message, problem.fix, tree.problems.map((p) => ({ file: inModule(p.file), message: p.what }))] };
+  return { row: ['files', 'pass', `no file named like the runner's own (${[...RUNNER_FILES].join(', ')}); no symbolic link leads outside the module`], entries: tree.entries };
 }
 
 /** terraform loads these from the root module dir by itself: their values would reach terraform outside the inputs hash. */
 const AUTO_LOADED_VARIABLES = /^(?:terraform\.tfvars|.+\.auto\.tfvars)(?:\.json)?$/;
 
 async function tfvarsCheck(moduleDir: string, scan: ModuleScan | RunnerError): Promise<CheckRow> {
-  if (scan instanceof RunnerError) return ['tfvars', 'skip', 'not checked: no module'];
+  if (scan instanceof RunnerError) return skipped('tfvars');
   const names = (await readdir(moduleDir, { withFileTypes: true }).catch(() => []))
     .filter((entry) => !entry.isDirectory() && AUTO_LOADED_VARIABLES.test(entry.name))
     .map((entry) => entry.name)
@@ -241,9 +296,6 @@ async function tfvarsCheck(moduleDir: string, scan: ModuleScan | RunnerError): P
     names.map((file) => ({ file, message: 'terraform loads this file by itself, outside the inputs hash' })),
   ];
 }
-
-/** Where the image keeps its providers (runner/terraformrc): with --root, the only place init may take them from. */
-const PROVIDER_MIRROR = 'usr/share/terraform/plugins';
 
 /** The image's CLI configuration (runner/terraformrc) for another mirror: providers from it alone, never a registry or this machine's own mirror. */
 const mirrorOnlyCliConfig = (mirror: string) => `provider_installation {\n  filesystem_mirror {\n    path    = ${JSON.stringify(mirror)}\n    include = ["*/*/*"]\n  }\n}\ndisable_checkpoint = true\n`;
@@ -261,23 +313,47 @@ function variablesCheck(scan: ModuleScan, kind: ObjectKind | undefined): CheckRo
   ];
 }
 
+interface InitOptions {
+  /** The module's files, as the workdir copy takes them. */
+  entries: readonly ModuleEntry[];
+  terraformPath: string;
+  env: NodeJS.ProcessEnv;
+  stop: StopHandle;
+  add: (...row: CheckRow) => void;
+  paths: ImagePaths;
+  /** The image's provider mirror, located; null: there is none; undefined: a module source tree, whose mirror is this machine's. */
+  mirror: string | null | RunnerError | undefined;
+}
+
 /**
- * init and validate in a temp copy (the module dir may be read-only), offline, from the image's
- * mirror: `mirror` (a tree's) alone when given, else what this machine's CLI configuration says.
+ * The lock file, the mirror's providers against it, then init and validate: in a temp copy of the
+ * module's files (the module dir may be read-only, and a tree's links resolve only in the copy),
+ * offline, from the image's mirror: a tree's alone, else what this machine's CLI configuration says.
  */
-async function initAndValidate(moduleDir: string, terraformPath: string, baseEnv: NodeJS.ProcessEnv, stop: StopHandle, add: (...row: CheckRow) => void, mirror?: string): Promise<void> {
+async function initAndValidate(options: InitOptions): Promise<void> {
+  const { env: baseEnv, add, paths, mirror } = options;
   const scratch = mkdtempSync(join(tmpdir(), 'captf-contract-'));
   const copy = join(scratch, 'module');
   let env = baseEnv;
-  if (mirror) {
-    writeFileSync(join(scratch, 'terraformrc'), mirrorOnlyCliConfig(mirror));
-    env = { ...baseEnv, TF_CLI_CONFIG_FILE: join(scratch, 'terraformrc') };
-  }
   try {
-    // A local .terraform dir would let init skip what the image must provide.
-    cpSync(moduleDir, copy, { recursive: true, filter: (src) => !relative(moduleDir, src).split(sep).includes(DATA_DIR) });
+    await copyModuleTree(options.entries, copy);
+    if (paths.inTree) {
+      // The tree's mirror alone: never a registry, never this machine's own mirrors.
+      const treeMirror = typeof mirror === 'string' ? mirror : join(scratch, 'no-mirror');
+      if (treeMirror !== mirror) mkdirSync(treeMirror);
+      writeFileSync(join(scratch, 'terraformrc'), mirrorOnlyCliConfig(treeMirror));
+      env = { ...baseEnv, TF_CLI_CONFIG_FILE: join(scratch, 'terraformrc') };
+    }
+    const providers = await providersCheck(copy, mirror, paths);
+    if (providers[1] === 'fail') {
+      // Nothing from a mirror the lock file does not vouch for is installed, let alone started (validate starts providers).
+      add(...lockfileCheck(copy, undefined));
+      add(...providers);
+      for (const name of ['init', 'validate'] as const) add(name, 'skip', 'not run: the provider mirror holds packages the lock file does not vouch for');
+      return;
+    }
     const initLines: string[] = [];
-    const tf = createTerraform({ path: terraformPath, cwd: copy, env, output: { line: (_stream, text) => void initLines.push(text) }, stop });
+    const tf = createTerraform({ path: options.terraformPath, cwd: copy, env, output: { line: (_stream, text) => void initLines.push(text) }, stop: options.stop });
     const failed = await init(tf, { backend: false, lockfileReadonly: true }).then(
       () => undefined,
       (error: unknown) => {
@@ -285,7 +361,8 @@ async function initAndValidate(moduleDir: string, terraformPath: string, baseEnv
         throw error;
       },
     );
-    add(...lockfileCheck(moduleDir, failed?.exitCode ?? 0, providersInInitOutput(initLines)));
+    add(...lockfileCheck(copy, { exitCode: failed?.exitCode ?? 0, providers: providersInInitOutput(initLines) }));
+    add(...providers);
 
     if (failed) {
       add('init', 'fail', `init -backend=false -lockfile=readonly exited ${failed.exitCode}: ${failed.diagnosis.summary ?? 'no error message'}`, initFix(failed.diagnosis), diagnosticProblems(failed));
@@ -305,15 +382,45 @@ async function initAndValidate(moduleDir: string, terraformPath: string, baseEnv
   }
 }
 
-/** The policy dir compiles as apply, plan and drift compile it before they plan (contract/sections/policy.md). */
-async function policyCheck(given: string | undefined, defaultDir: string): Promise<CheckRow> {
-  if (given === undefined && !existsSync(defaultDir)) return ['policy', 'pass', `no policy dir at ${defaultDir}: plans are held to no policy`];
-  const dir = given ?? defaultDir;
-  const { loadPolicy, POLICY_FIX } = await import('../../policy/index.ts');
+/** Every provider package in the image's mirror is one the module's lock file vouches for: its provider, its version, its hash. */
+async function providersCheck(copy: string, mirror: InitOptions['mirror'], paths: ImagePaths): Promise<CheckRow> {
+  if (mirror === undefined) return ['providers', 'skip', 'not checked: a module source tree has no image mirror; run contract check inside the image (or with --root) for it'];
+  if (mirror instanceof RunnerError) return ['providers', 'fail', mirror.message, FIX.providers];
+  if (mirror === null || !(await lstat(mirror).catch(() => undefined))?.isDirectory()) return ['providers', 'pass', `no provider mirror at ${paths.named(PROVIDER_MIRROR)}: the image carries no provider`];
+  let lock: ReturnType<typeof parseLockFile> = [];
+  const lockText = await readFile(join(copy, LOCK_FILE), 'utf8').catch(() => undefined);
+  try {
+    if (lockText !== undefined) lock = parseLockFile(lockText);
+  } catch (error) {
+    if (!(error instanceof LockFileSyntaxError)) throw error;
+    return ['providers', 'fail', `${LOCK_FILE} cannot be read as terraform writes it: ${error.message}`, FIX.lockfile, [{ file: LOCK_FILE, message: error.message }]];
+  }
+  const found = await readMirror(mirror, paths.resolution, paths.inTree).catch((error: unknown) => asRunnerError(error));
+  if (found instanceof RunnerError) return ['providers', 'fail', found.message, FIX.providers];
+  const problems: CheckProblem[] = [...found.problems.map((p) => ({ file: p.path, message: p.message }))];
+  for (const item of found.packages) {
+    const why = unvouched(item, lock);
+    if (why) problems.push({ file: item.path, message: why });
+  }
+  const where = paths.resolution.display(mirror);
+  if (problems.length > 0)
+    return ['providers', 'fail', `the provider mirror ${where} holds what ${LOCK_FILE} does not vouch for: ${problems.map((p) => `${p.file} ${p.message}`).join('; ')}`, FIX.providers, problems];
+  if (found.packages.length === 0) return ['providers', 'pass', `the provider mirror ${where} holds no provider`];
+  return ['providers', 'pass', `${LOCK_FILE} vouches for every package in ${where}: ${found.packages.map((p) => `${p.address} ${p.version} ${p.platform}`).join(', ')}`];
+}
+
+/** The policy dir compiles as apply, plan and drift compile it before they plan (contract/sections/policy.md); a tree's is found inside the tree. */
+async function policyCheck(given: string | undefined, paths: ImagePaths): Promise<CheckRow> {
+  const named = paths.named(given ?? DEFAULT_POLICY_DIR);
+  const dir = await paths.locate(given ?? DEFAULT_POLICY_DIR).catch((error: NodeJS.ErrnoException) => error);
+  if (given === undefined && (dir instanceof Error || !existsSync(dir))) return ['policy', 'pass', `no policy dir at ${named}: plans are held to no policy`];
+  const { describeProblem, loadPolicy, POLICY_FIX } = await import('../../policy/index.ts');
+  if (dir instanceof Error) return ['policy', 'fail', `the policy dir ${named} ${paths.unfound(dir)}`, POLICY_FIX];
   try {
     const policy = await loadPolicy(dir);
     const limit = policy.maxDeletes ? `, at most ${policy.maxDeletes.limit} deletes per plan (${policy.maxDeletes.file})` : '';
-    return ['policy', 'pass', `${dir}: ${count(policy.files.length, 'file')}, ${count(policy.rules.length, 'rule')}${limit}`];
+    const warnings = policy.warnings.map(describeProblem);
+    return ['policy', 'pass', `${dir}: ${count(policy.files.length, 'file')}, ${count(policy.rules.length, 'rule')}${limit}${warnings.length ? `; ${count(warnings.length, 'warning')}` : ''}`, undefined, undefined, warnings];
   } catch (error) {
     return ['policy', 'fail', asRunnerError(error).message, POLICY_FIX];
   }
@@ -325,11 +432,16 @@ function diagnosticProblems(error: RunnerError): CheckProblem[] {
   return errorsOf(diagnostics).map((d) => ({ file: d.file ?? '.', ...(d.line !== undefined ? { line: d.line } : {}), message: d.summary + (d.detail ? `: ${d.detail.replace(/\s*\n\s*/g, ' ')}` : '') }));
 }
 
-/** A lock file is required when the module uses any provider that is not built in (builtin-only modules get none from init). */
-function lockfileCheck(moduleDir: string, initExitCode: number, providersLookedFor: string[]): CheckRow {
-  if (existsSync(join(moduleDir, LOCK_FILE))) return ['lockfile', 'pass', `${LOCK_FILE} present`];
+/**
+ * A lock file is required when the module uses any provider that is not built in (builtin-only
+ * modules get none from init): what init looked for says which; `init` undefined: it did not run.
+ */
+function lockfileCheck(copy: string, init: { exitCode: number; providers: string[] } | undefined): CheckRow {
+  if (existsSync(join(copy, LOCK_FILE))) return ['lockfile', 'pass', `${LOCK_FILE} present`];
+  if (!init) return ['lockfile', 'skip', 'not checked: init did not run, so which providers the module requires is not known'];
+  const providersLookedFor = init.providers;
   if (providersLookedFor.length > 0) return ['lockfile', 'fail', `${LOCK_FILE} missing; the module requires ${providersLookedFor.join(', ')}`, FIX.lockfile, [{ file: LOCK_FILE, message: `missing; the module requires ${providersLookedFor.join(', ')}` }]];
-  if (initExitCode === 0) return ['lockfile', 'pass', `no ${LOCK_FILE} needed: the module uses only built-in providers`];
+  if (init.exitCode === 0) return ['lockfile', 'pass', `no ${LOCK_FILE} needed: the module uses only built-in providers`];
   return ['lockfile', 'skip', 'not checked: init failed before it looked for providers'];
 }
 

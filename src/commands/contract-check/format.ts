@@ -9,6 +9,7 @@ export function formatContractTable(report: ContractReport): string {
   for (const check of report.checks) {
     lines.push(row(check.name, check.status, check.message));
     if (check.fix) lines.push(row('', '', `fix: ${check.fix}`));
+    for (const warning of check.warnings ?? []) lines.push(row('', '', `warn: ${warning}`));
   }
   const violations = report.checks.filter((c) => c.status === 'fail').length;
   lines.push(

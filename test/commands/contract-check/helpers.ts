@@ -1,6 +1,7 @@
 // Directory trees for contract checks: an image-like root with the module at /captf/module, a
 // CLI configuration whose only provider source is an empty filesystem mirror (as in the image),
 // and the stand-ins for other terraform versions.
+import { createHash } from 'node:crypto';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
@@ -68,4 +69,20 @@ export async function entrypointBin(t: TestContext, runnerExit = 0): Promise<str
     await chmod(join(bin, name), 0o755);
   }
   return bin;
+}
+
+/**
+ * A provider package terraform init accepts from a filesystem mirror (unpacked layout), and the lock
+ * file naming its h1 hash (the dirhash of the package's files). It cannot run: init never starts a provider.
+ */
+export async function fakeNullProvider(mirror: string): Promise<string> {
+  const dir = join(mirror, 'registry.terraform.io/hashicorp/null/3.2.0/linux_amd64');
+  await mkdir(dir, { recursive: true });
+  const name = 'terraform-provider-null_v3.2.0_x5';
+  const content = '#!/bin/sh\nexit 1\n';
+  await writeFile(join(dir, name), content);
+  await chmod(join(dir, name), 0o755);
+  const summary = `${createHash('sha256').update(content).digest('hex')}  ${name}\n`;
+  const h1 = 'h1:' + createHash('sha256').update(summary).digest('base64');
+  return `provider "registry.terraform.io/hashicorp/null" {\n  version     = "3.2.0"\n  constraints = "3.2.0"\n  hashes = [\n    "${h1}",\n  ]\n}\n`;
 }

@@ -2,15 +2,14 @@
 // provider mirror and nothing else, variables files terraform would load by itself, each problem's
 // file and line in --json, and one vocabulary for pass and fail. The real terraform throughout.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { runContractCheck, type ContractReport } from '../../../src/commands/contract-check/check.ts';
 import { formatContractTable } from '../../../src/commands/contract-check/format.ts';
 import { runRunner } from '../../e2e/runner.ts';
 import { tempDir, terraformEnv, writeTree } from '../../support/tf-modules.ts';
-import { imageTree, NEEDS_NULL_PROVIDER, POOL_MODULE } from './helpers.ts';
+import { fakeNullProvider, imageTree, NEEDS_NULL_PROVIDER, POOL_MODULE } from './helpers.ts';
 
 const byName = (report: ContractReport) => Object.fromEntries(report.checks.map((c) => [c.name, c]));
 
@@ -18,22 +17,6 @@ async function sourceTree(t: Parameters<typeof tempDir>[0], files: Record<string
   const dir = await tempDir(t, 'captf-source-tree-');
   await writeTree(dir, files);
   return dir;
-}
-
-/**
- * A provider package terraform init accepts from a filesystem mirror (unpacked layout), and the lock
- * file naming its h1 hash (the dirhash of the package's files). It cannot run: init never starts a provider.
- */
-async function fakeNullProvider(mirror: string): Promise<string> {
-  const dir = join(mirror, 'registry.terraform.io/hashicorp/null/3.2.0/linux_amd64');
-  await mkdir(dir, { recursive: true });
-  const name = 'terraform-provider-null_v3.2.0_x5';
-  const content = '#!/bin/sh\nexit 1\n';
-  await writeFile(join(dir, name), content);
-  await chmod(join(dir, name), 0o755);
-  const summary = `${createHash('sha256').update(content).digest('hex')}  ${name}\n`;
-  const h1 = 'h1:' + createHash('sha256').update(summary).digest('base64');
-  return `provider "registry.terraform.io/hashicorp/null" {\n  version     = "3.2.0"\n  constraints = "3.2.0"\n  hashes = [\n    "${h1}",\n  ]\n}\n`;
 }
 
 describe('contract check of a module source tree (--module without --root)', () => {
