@@ -66,7 +66,9 @@ export function actionOf(op: Op, exitCode: number): ControllerAction {
     case 'deadlineExceeded':
       return 'retry';
     case 'failed':
-      if (exitCode === EXIT.failed || op === 'destroy') return 'retry';
+      // Exit 7 (the state is not the object's) retries too: a person's fix (the backend settings, a
+      // restore) changes nothing a hold waits for, and each attempt is refused before it plans.
+      if (exitCode === EXIT.failed || exitCode === EXIT.otherState || op === 'destroy') return 'retry';
       if (op === 'restore') return 'awaitRestore';
       return exitCode === EXIT.planStale ? 'newPlan' : 'hold';
   }
@@ -84,10 +86,11 @@ export function handlingOf(op: Op, reason: string, exitCode?: number): Handling 
 
 /**
  * The condition reason is the runner's reason, but for a failed destroy: `DestroyFailed` whatever
- * step failed (the-destroy-job.md), unless the image must change (exit 4: ImageInvalid, BackendMismatch).
+ * step failed (the-destroy-job.md), unless the image must change (exit 4: ImageInvalid,
+ * BackendMismatch, StateInWorkdir) or the state is not the object's (exit 7: StateLineageMismatch).
  */
 export function conditionReasonOf(op: Op, reason: string, exitCode: number): string {
-  if (op === 'destroy' && jobOutcomeOfExit(exitCode) === 'failed' && exitCode !== EXIT.imageInvalid) return 'DestroyFailed';
+  if (op === 'destroy' && jobOutcomeOfExit(exitCode) === 'failed' && exitCode !== EXIT.imageInvalid && exitCode !== EXIT.otherState) return 'DestroyFailed';
   return reason;
 }
 
@@ -115,10 +118,13 @@ export function jobOutcomeOf(pod: FinishedPod): JobOutcome {
 /**
  * Whether a finished apply consumes `captf.io/approve-destructive-plan`: after any successful apply
  * (succeeded or noChanges) whose rendered approval hash the annotation names, whether or not the plan
- * needed it; an annotation naming another hash approved nothing and stays.
+ * needed it; and after a block with the notice ApprovalOfOtherState (the approval was given for
+ * another state: kept, the next Job would apply a plan nobody saw against this one). An annotation
+ * naming another hash approved nothing and stays.
  */
-export function consumesApproval(job: { op: Op; reason: string; approvalHash: string }, annotation: string | undefined): boolean {
-  return job.op === 'apply' && annotation !== undefined && annotation === job.approvalHash && handlingOf('apply', job.reason).jobOutcome === 'succeeded';
+export function consumesApproval(job: { op: Op; reason: string; approvalHash: string; notices?: readonly string[] }, annotation: string | undefined): boolean {
+  if (job.op !== 'apply' || annotation === undefined || annotation !== job.approvalHash) return false;
+  return handlingOf('apply', job.reason).jobOutcome === 'succeeded' || (job.notices ?? []).includes('ApprovalOfOtherState');
 }
 
 /** Whether a finished restore spends `captf.io/restore-state` (DecideOp reads it as consumed): it succeeded, or no retry can pass it. */

@@ -10,7 +10,7 @@ import type { RunContext } from '../run/context.ts';
 import { keepOnFailure, reporting, withLearned, type OpEnding } from '../run/learned.ts';
 import { approvalCoverageStep, explainApprovalMismatch, type DestructiveEntry } from './approval-coverage.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
-import { stateBeforeStep } from '../steps/state.ts';
+import { stateBeforeStep, stateLineage } from '../steps/state.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { decideStep } from '../steps/decide.ts';
 import { isSha256 } from '../util/sha256.ts';
@@ -37,6 +37,14 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
     });
     const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, inputs.hashes.inputsHash, {}, { ...collect, judgement });
 
+    /** Nothing is applied: the plan waits for an approval of its approval hash. */
+    const blocked = (message: string, approval: { given: boolean; matched: boolean; required: boolean }) =>
+      withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', message }), {
+        approval,
+        approveCommand: approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash),
+        annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },
+      });
+
     // terraform's plan, masked, reaches the result however the apply ends (the Markdown summary shows it).
     return await reporting({ planText }, async (): Promise<OpEnding> => {
       const { decision, approval } = await decideStep(
@@ -58,13 +66,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
           };
           ctx.log.info({ decision }, `decision: ${decision.action}`);
           await explainApprovalMismatch(ctx, { ...inputs.hashes, planHash, stateInputsHash: before.recordedInputsHash }, decision.action === 'block');
-          if (decision.action === 'block') {
-            throw withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', message: blockedMessage(plan, inputs.hashes.approvalHash) }), {
-              approval,
-              approveCommand: approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash),
-              annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },
-            });
-          }
+          if (decision.action === 'block') throw blocked(blockedMessage(plan, inputs.hashes.approvalHash), approval);
           return { decision, approval };
         },
         { holdsBackApply: true },
@@ -77,7 +79,16 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
           // The guard is off (machines, pools whose exports do not change): what it would gate is said, never blocking.
           if (!decision.approvalRequired && plan.gated) for (const warning of ungatedWarnings(plan, 'applied without an approval (--guard off)')) ctx.warn(warning);
           // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
-          const coverage = decision.approvalRequired && decision.approvalMatched ? await keepOnFailure({ approval }, () => approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash)) : {};
+          // It covers the state its blocked run planned against, and no other: blocked again, the approval step failed.
+          const otherState = (why: string) => {
+            ctx.notice({ code: 'ApprovalOfOtherState', message: why });
+            ctx.skip('apply', 'blocked: the approval was given for another state');
+            return blocked(`${why}. ${blockedMessage(plan, inputs.hashes.approvalHash)}`, { ...approval, matched: false });
+          };
+          const coverage =
+            decision.approvalRequired && decision.approvalMatched
+              ? await keepOnFailure({ approval }, () => approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash, stateLineage(before), otherState))
+              : {};
           return await reporting({ approval: { ...approval, ...coverage } }, async () => {
             await applySavedPlan(ctx, root, before, planHash);
             return decision.outcome === 'noChanges'

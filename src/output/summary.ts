@@ -128,6 +128,7 @@ function nextStep(result: Result, context: SummaryContext): string {
       return result.exitCode === 4 ? 'fix the module or image named above (a new image), then run again' : 'fix the inputs or flags named above, then run again';
     case 'failed':
       if (result.exitCode === 5) return 'make a new plan (and approval): this one can never be applied';
+      if (result.exitCode === 7) return "point the run at the object's own state, or restore it from a backup: a retry finds the same";
       if (result.exitCode === 4) return 'fix the module named above (a new image): a retry fails the same way';
       return 'see the error above; a retry can help';
   }

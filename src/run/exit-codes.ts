@@ -12,6 +12,8 @@ export const EXIT_MEANINGS: readonly [code: string, meaning: string][] = [
   [`${EXIT.imageInvalid}`, 'the image or module breaks the contract, or its policy denies the plan: fix the module'],
   [`${EXIT.planStale}`, 'the approved plan is stale or not the artifact approved: plan and approve again'],
   [`${EXIT.driftFound}`, 'drift --detailed-exitcode: drift found (classify --detailed-exitcode: 3 for a gated plan)'],
+  [`${EXIT.otherState}`, "the state is not the object's (another lineage, or none: --expect-lineage): restore it or fix the backend settings"],
+  [`${EXIT.otherState}`, "the state is not the object's (another lineage, or none: --expect-lineage): restore it or fix the backend settings"],
   [`${EXIT.deadline}`, 'stopped itself before --deadline'],
   [`${EXIT.sigint} / ${EXIT.sigterm}`, 'interrupted by SIGINT / SIGTERM'],
 ];

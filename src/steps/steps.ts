@@ -25,7 +25,7 @@ import type { PlanJudgement } from '../policy/judge.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
 import { INPUTS_HASH_VARIABLE } from '../workspace/reserved-names.ts';
 import { ERRORED_STATE_FILE } from '../workspace/terraform-files.ts';
-import { missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
+import { missedDeclarations, prepareWorkspace, readConfigFiles, scanConfigFiles, type Workspace } from '../workspace/workspace.ts';
 import { runnerClassifyOptions } from '../plan/runner-options.ts';
 import type { RunContext } from '../run/context.ts';
 import { heldPlanOutput, type HeldPlanOutput } from './held-output.ts';
@@ -33,7 +33,7 @@ import { checkRunLocations } from './locations.ts';
 import { loadInputs, type LoadedInputs } from '../inputs/load.ts';
 import { undeclaredVariables } from '../inputs/unused.ts';
 import { keepOnFailure, withLearned, type Learned } from '../run/learned.ts';
-import { backupStep, pullSettled, pullStateBefore, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
+import { backupStep, pullSettled, pullStateBefore, refuseStateInWorkdir, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
 
 /** The cheap part of the contract check, before anything touches state: usable run locations, a supported terraform (after `check`, when given). */
 export async function preflight(ctx: RunContext, check?: () => Promise<void>): Promise<TerraformVersion> {
@@ -54,11 +54,14 @@ export async function preflightModule(ctx: RunContext): Promise<{ version: Terra
     'preflight',
     async () => {
       await checkRunLocations(ctx.settings);
-      // terraform's start and the scan overlap; their failures are reported in this order, whichever ends first.
-      const [scanned, version] = await Promise.allSettled([scanModule(ctx.settings.module), terraformVersionOf(ctx)]);
-      const scan = settledValue(scanned);
+      // terraform's start and the reading of the module overlap; their failures are reported in this order, whichever ends first.
+      const [read, found] = await Promise.allSettled([readConfigFiles(ctx.settings.module), terraformVersionOf(ctx)]);
+      // The files the tool in use reads: what it skips never counts (workspace.ts refuses what it would leave out).
+      // Without a tool (its version failed), every file: a module that does not parse is still reported first.
+      const scan = scanConfigFiles(settledValue(read), found.status === 'fulfilled' ? found.value.flavor : undefined);
+      const version = settledValue(found);
       checkPlaintextBackups(ctx, scan);
-      return { version: checkTerraform(ctx, settledValue(version)), scan };
+      return { version: checkTerraform(ctx, version), scan };
     },
     { learned: ({ version }) => terraformLearned(version) },
   );
@@ -133,7 +136,7 @@ export function terraformIn(ctx: RunContext, version: TerraformVersion, workspac
   });
 }
 
-/** init, then the backend it recorded: the module's own, or exactly the local state --state names, before any state is read. */
+/** init, then the backend it recorded (the module's own, or exactly the local state --state names) and where it keeps the state (never in the workdir), before any state is read. */
 export async function initStep(ctx: RunContext, tf: Terraform, workspace: Workspace): Promise<void> {
   const statePath = ctx.settings.state;
   const expected: ExpectedBackend = statePath ? { type: 'local', path: resolve(statePath) } : { type: workspace.scan.backend ?? 'unknown' };
@@ -142,6 +145,7 @@ export async function initStep(ctx: RunContext, tf: Terraform, workspace: Worksp
     async () => {
       const result = await init(tf, { backendConfigs: ctx.settings.backendConfig, lockfileReadonly: true });
       await checkBackend(tf, expected, [...new Set(workspace.scan.backendBlocks.map((block) => block.file))]);
+      await refuseStateInWorkdir(tf, workspace, statePath);
       return result;
     },
     { exitCode: (r) => r.exitCode },

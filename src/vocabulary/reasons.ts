@@ -42,6 +42,8 @@ export const EXIT = {
   planStale: 5,
   /** drift with --detailed-exitcode: drift found (the outcome stays succeeded). */
   driftFound: 6,
+  /** The backend holds another state than the object's (--expect-lineage): a person must point the run at the object's state or restore it. */
+  otherState: 7,
   deadline: 124,
   sigint: 130,
   sigterm: 143,
@@ -87,6 +89,7 @@ export const REASONS = {
   RestoreSucceeded: done(['restore'], 'the backup is the backend\'s newest state'),
   Unlocked: done(['unlock'], 'the stale lock was released'),
   NotLocked: done(['unlock'], 'there was no lock to release', ['noChanges']),
+  NoStateFound: done(['destroy'], 'the backend holds no state at all: nothing was destroyed, and the run may have been pointed at another place than the object\'s state (never DestroySucceeded)', ['noChanges']),
 
   // Blocked: an approval passes it, nothing else.
   DestructivePlanBlocked: { kind: 'blocked', outcomes: ['blocked'], exitCode: EXIT.blocked, ops: ['apply'], meaning: 'the plan is gated (a delete or replace, a provider action, what the runner cannot read, a policy requireApproval) and the approval hash was not given: nothing applied' },
@@ -102,6 +105,8 @@ export const REASONS = {
   OutDirUnusable: invalid('usage', EXIT.usage, EVERY_OP, '--out cannot be created or written, or result.json there is no regular file: nothing ran'),
   BackupsDirUnusable: invalid('usage', EXIT.usage, EVERY_OP, '--backups, given explicitly, cannot be created or written: nothing ran'),
   StateDirMissing: invalid('usage', EXIT.usage, EVERY_OP, "--state FILE's directory does not exist (and no --new-state): nothing ran"),
+  StateFileMissing: invalid('usage', EXIT.usage, EVERY_OP, '--state FILE does not exist in an existing directory (and no --new-state): a typo would start a new, empty state; nothing ran'),
+  StateFileInWorkdir: invalid('usage', EXIT.usage, EVERY_OP, '--state FILE is inside --workdir, which the runner removes or clears: the state would be lost with the run; refused after init, nothing read'),
   StateLocationMissing: invalid('usage', EXIT.usage, EVERY_OP, 'the module has no backend and no --state was given: the state would be lost with the workdir'),
   InputsInvalid: invalid('usage', EXIT.usage, PLANNING, 'the inputs: unreadable or invalid JSON, a negative zero, or terraform refused a value (a required variable missing, a wrong type, a failed validation)'),
   ArtifactStoreMissing: invalid('usage', EXIT.usage, ['plan'], 'plan without --artifacts outside a cluster: the artifact has nowhere to go'),
@@ -120,9 +125,13 @@ export const REASONS = {
 
   // The image or its module must change.
   ImageInvalid: invalid('image', EXIT.imageInvalid, EVERY_OP, 'the image or module breaks the contract: no or an unsupported terraform, a module terraform refuses, reserved or unsafe files, a policy that does not load, …'),
+  StateInWorkdir: invalid('image', EXIT.imageInvalid, EVERY_OP, "the module's local backend keeps the state inside the runner's workdir (backend \"local\" {}, a relative path): it would vanish with the run; refused after init, nothing read"),
   BackendMismatch: invalid('image', EXIT.imageInvalid, EVERY_OP, "init configured another backend than the module's (or --state's): nothing read or applied"),
   PolicyDenied: invalid('policy', EXIT.imageInvalid, ['apply', 'plan'], "the image's policy denies the plan (a deny rule or a limit): no approval passes it; the module, the inputs or the policy must change"),
   RefreshRefused: failed('plan', ['refresh'], 'the refresh-only plan is gated (it moves the runner\'s record, runs a provider action, holds what the runner cannot read): nobody can approve a refresh, the module must change', EXIT.imageInvalid),
+
+  // The state is not the object's: a person must act.
+  StateLineageMismatch: failed('state', PLANNING, "--expect-lineage: the backend holds a state of another lineage, or none: nothing planned; a retry finds the same until a person points the run at the object's state or restores it", EXIT.otherState),
 
   // The approved plan is void: a new plan and approval.
   PlanStale: failed('plan', ['apply'], 'apply --plan-artifact: the state changed after the approved plan was made; terraform refused it before changing anything', EXIT.planStale),

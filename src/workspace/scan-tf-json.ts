@@ -23,7 +23,8 @@ export function scanJson(text: string, into: ModuleScan = emptyScan(), file = ''
         if (key === 'backend')
           for (const [backend, block] of objects(v).flatMap(members)) {
             into.backend ??= backend;
-            into.backendBlocks.push({ file, line: block.line, type: backend });
+            const path = backend === 'local' ? objects(block).flatMap(members).find(([key]) => key === 'path')?.[1] : undefined;
+            into.backendBlocks.push({ file, line: block.line, type: backend, ...(path && 'scalar' in path && typeof path.scalar === 'string' && { path: path.scalar }) });
           }
         if (key === 'cloud') {
           into.backend ??= 'cloud';

@@ -40,7 +40,7 @@ export const JOB_OUTCOME_CASES: JobOutcomeCase[] = [
 export interface ApprovalCase {
   name: string;
   doc: string;
-  job: { op: Op; reason: string; approvalHash: string };
+  job: { op: Op; reason: string; approvalHash: string; notices?: string[] };
   annotation?: string;
   consumed: boolean;
 }
@@ -59,6 +59,13 @@ export const APPROVAL_CASES: ApprovalCase[] = [
   { name: 'a blocked apply leaves it', doc: 'consumed after a successful apply only', job: { op: 'apply', reason: 'DestructivePlanBlocked', approvalHash: 'a1' }, annotation: 'a1', consumed: false },
   { name: 'a failed apply leaves it: the retry is covered', doc: 'consumed after a successful apply only', job: { op: 'apply', reason: 'ApplyFailed', approvalHash: 'a1' }, annotation: 'a1', consumed: false },
   { name: 'a denied apply leaves it', doc: 'consumed after a successful apply only', job: { op: 'apply', reason: 'PolicyDenied', approvalHash: 'a1' }, annotation: 'a1', consumed: false },
+  {
+    name: 'a block because the approval was given for another state withdraws it',
+    doc: 'ApprovalOfOtherState: the controller withdraws the approval (contract.md §3)',
+    job: { op: 'apply', reason: 'DestructivePlanBlocked', approvalHash: 'a1', notices: ['ApprovalOfOtherState'] },
+    annotation: 'a1',
+    consumed: true,
+  },
   { name: 'no annotation, nothing to consume', doc: 'After any successful apply of the approved inputs hash', job: { op: 'apply', reason: 'ApplySucceeded', approvalHash: 'a1' }, consumed: false },
 ];
 

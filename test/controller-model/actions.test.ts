@@ -28,7 +28,7 @@ describe('one action per result', () => {
         const { action, jobOutcome } = handlingOf(op, reason);
         const where = `${op} ${reason}`;
         if (REASONS[reason].exitCode === EXIT.failed && op !== 'unlock') assert.equal(action, 'retry', where);
-        if (action === 'retry' && op !== 'destroy') assert.ok(REASONS[reason].exitCode === EXIT.failed || jobOutcome === 'deadlineExceeded', where);
+        if (action === 'retry' && op !== 'destroy') assert.ok(REASONS[reason].exitCode === EXIT.failed || REASONS[reason].exitCode === EXIT.otherState || jobOutcome === 'deadlineExceeded', where);
       }
     }
   });
@@ -47,6 +47,12 @@ describe('one action per result', () => {
     assert.deepEqual(handlingOf('destroy', 'ImageInvalid'), { jobOutcome: 'failed', countsTowardBackoff: true, action: 'retry', conditionReason: 'ImageInvalid' });
     assert.deepEqual(handlingOf('destroy', 'JobDeadlineExceeded'), { jobOutcome: 'deadlineExceeded', countsTowardBackoff: true, action: 'retry', conditionReason: 'JobDeadlineExceeded' });
     assert.deepEqual(handlingOf('destroy', 'Interrupted'), { jobOutcome: 'interrupted', countsTowardBackoff: false, action: 'retryAtOnce', conditionReason: 'Interrupted' });
+  });
+
+  test("a state that is not the object's (exit 7) retries with backoff until a person acts, and keeps its condition reason, for a destroy too", () => {
+    for (const op of ['apply', 'plan', 'refresh', 'drift'] as const) assert.deepEqual(handlingOf(op, 'StateLineageMismatch'), { jobOutcome: 'failed', countsTowardBackoff: true, action: 'retry', conditionReason: 'StateLineageMismatch' }, op);
+    assert.deepEqual(handlingOf('destroy', 'StateLineageMismatch'), { jobOutcome: 'failed', countsTowardBackoff: true, action: 'retry', conditionReason: 'StateLineageMismatch' });
+    assert.equal(handlingOf('destroy', 'NoStateFound').jobOutcome, 'succeeded');
   });
 
   test("a newer runner's reason is handled by its exit code", () => {

@@ -24,7 +24,7 @@ async function longEvaluation(s: Scenario): Promise<string[]> {
   await mkdir(dir);
   const rule = (name: string) => `- name: ${name}\n  match: change.address.split("").exists(c, change.address.contains(c + "#"))\n  effect: deny\n`;
   await writeFile(join(dir, 'policy.yaml'), `${POLICY_HEADER}rules:\n${rule('slow-1')}${rule('slow-2')}${rule('slow-3')}`);
-  return ['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', '--image', IMAGE, '--policy', dir];
+  return ['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', '--image', IMAGE, '--policy', dir];
 }
 
 const EVALUATION_STARTED = '"msg":"policy: judging the plan';
