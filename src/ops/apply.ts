@@ -7,7 +7,7 @@ import { approveCommand, blockedMessage, decideApply, ungatedWarnings } from '..
 import { shownAction, shownChange, shownPolicyFinding } from '../guard/unreviewed.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
-import { keepOnFailure, reporting, withLearned, type OpEnding } from '../run/learned.ts';
+import { reporting, withLearned, type OpEnding } from '../run/learned.ts';
 import { approvalCoverageStep, explainApprovalMismatch, type DestructiveEntry } from './approval-coverage.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep, stateLineage } from '../steps/state.ts';
@@ -80,14 +80,18 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
           if (!decision.approvalRequired && plan.gated) for (const warning of ungatedWarnings(plan, 'applied without an approval (--guard off)')) ctx.warn(warning);
           // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
           // It covers the state its blocked run planned against, and no other: blocked again, the approval step failed.
+          let reblocked: RunnerError | undefined;
           const otherState = (why: string) => {
             ctx.notice({ code: 'ApprovalOfOtherState', message: why });
             ctx.skip('apply', 'blocked: the approval was given for another state');
-            return blocked(`${why}. ${blockedMessage(plan, inputs.hashes.approvalHash)}`, { ...approval, matched: false });
+            return (reblocked = blocked(`${why}. ${blockedMessage(plan, inputs.hashes.approvalHash)}`, { ...approval, matched: false }));
           };
           const coverage =
             decision.approvalRequired && decision.approvalMatched
-              ? await keepOnFailure({ approval }, () => approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash, stateLineage(before), otherState))
+              ? await approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash, stateLineage(before), otherState).catch((error: unknown) => {
+                  // A stop during the comparison still reports the approval that matched; the re-block says its own.
+                  throw error === reblocked ? error : withLearned(error, { approval });
+                })
               : {};
           return await reporting({ approval: { ...approval, ...coverage } }, async () => {
             await applySavedPlan(ctx, root, before, planHash);
