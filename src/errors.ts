@@ -1,40 +1,31 @@
-// Every failure the runner reports is a RunnerError: a kind (what class of problem), the step it
-// happened in, a reason for the controller and a message for people. Their exit codes are in
-// src/run/exit-codes.ts, for every command; src/run/finish.ts turns them into an op's result, and
-// src/main.ts prints them for the other commands.
+// Every failure the runner reports is a RunnerError: a reason for the controller (one of the closed
+// vocabulary, src/vocabulary/reasons.ts, which gives its kind and exit code), the step it happened
+// in and a message for people. src/run/exit-codes.ts reads the exit code from that table for every
+// command; src/run/finish.ts turns an error into an op's result, and src/main.ts prints it for the
+// other commands.
+import { REASONS, type ErrorReason, type KindOf, type ReasonOfKind } from './vocabulary/reasons.ts';
+import type { StepName } from './vocabulary/steps.ts';
 
-export type ErrorKind =
-  | 'usage' //       bad flags, environment or inputs: the caller must fix them (exit 2)
-  | 'image' //       the image or module breaks the contract (exit 4)
-  | 'terraform' //   terraform ran and failed
-  | 'plan' //        the plan is unusable (errored, unparseable, stale)
-  | 'blocked' //     a destructive plan without the matching approval (exit 3)
-  | 'policy' //      a policy rule or limit denies the plan: no approval can pass it (exit 4)
-  | 'lock' //        the state lock is held by someone else
-  | 'artifact' //    a plan artifact or backup is missing, corrupt or does not match
-  | 'state' //       the state could not be read, backed up or restored
-  | 'io' //          the runner could not read or write its own files
-  | 'kube' //        the Kubernetes API refused or failed
-  | 'interrupted' // a signal or the deadline stopped the run
-  | 'internal'; //   a bug in the runner
+export type { ErrorKind } from './vocabulary/reasons.ts';
 
-export interface RunnerErrorOptions {
-  kind: ErrorKind;
-  reason: string;
+export interface RunnerErrorOptions<R extends ErrorReason = ErrorReason> {
+  /** The reason's own kind (src/vocabulary/reasons.ts): a kind that is not the reason's is a type error. */
+  kind: KindOf<R>;
+  reason: R;
   message: string;
-  step?: string;
+  step?: StepName;
   cause?: unknown;
   /** Extra machine-readable detail that goes into result.error.detail. */
   detail?: Record<string, unknown>;
 }
 
-export class RunnerError extends Error {
-  readonly kind: ErrorKind;
-  readonly reason: string;
-  step: string | undefined;
+export class RunnerError<R extends ErrorReason = ErrorReason> extends Error {
+  readonly kind: KindOf<R>;
+  readonly reason: R;
+  step: StepName | undefined;
   readonly detail: Record<string, unknown> | undefined;
 
-  constructor(options: RunnerErrorOptions) {
+  constructor(options: RunnerErrorOptions<R>) {
     super(options.message, { cause: options.cause });
     this.name = 'RunnerError';
     this.kind = options.kind;
@@ -44,13 +35,16 @@ export class RunnerError extends Error {
   }
 }
 
-export const usageError = (reason: string, message: string, detail?: Record<string, unknown>) =>
+export const usageError = (reason: ReasonOfKind<'usage'>, message: string, detail?: Record<string, unknown>): RunnerError =>
   new RunnerError({ kind: 'usage', reason, message, detail });
+
+/** An error of a reason chosen at run time (another run's, say): its kind is the reason's own. */
+export const errorOf = (reason: ErrorReason, message: string): RunnerError => new RunnerError({ kind: REASONS[reason].kind as KindOf<ErrorReason>, reason, message });
 
 export const imageError = (message: string, detail?: Record<string, unknown>) =>
   new RunnerError({ kind: 'image', reason: 'ImageInvalid', message, detail });
 
-export function asRunnerError(error: unknown, step?: string): RunnerError {
+export function asRunnerError(error: unknown, step?: StepName): RunnerError {
   if (error instanceof RunnerError) {
     error.step ??= step;
     return error;

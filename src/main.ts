@@ -5,7 +5,8 @@ import { CommanderError } from 'commander';
 import { buildCli } from './cli.ts';
 import type { Op } from './schemas/result.ts';
 import { RunnerError, asRunnerError, unmaskedMessage, usageError } from './errors.ts';
-import { EXIT, exitCodeOfError } from './run/exit-codes.ts';
+import { exitCodeOfError } from './run/exit-codes.ts';
+import { EXIT } from './vocabulary/reasons.ts';
 import { tolerateClosedStdStreams } from './output/std-streams.ts';
 
 let exitCode: number = EXIT.succeeded;

@@ -3,7 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunnerError, asRunnerError, imageError, unmaskedMessage, usageError } from '../src/errors.ts';
-import { EXIT, exitCodeOf, exitCodeOfError, outcomeOf } from '../src/run/exit-codes.ts';
+import { exitCodeOf, exitCodeOfError } from '../src/run/exit-codes.ts';
+import { EXIT } from '../src/vocabulary/reasons.ts';
 
 describe('the exit funnel', () => {
   it('gives a command the exit code an op result of the same error has', () => {
@@ -16,7 +17,7 @@ describe('the exit funnel', () => {
       asRunnerError(new Error('boom')),
     ];
     assert.deepEqual(errors.map(exitCodeOfError), [EXIT.usage, EXIT.imageInvalid, EXIT.planStale, EXIT.failed, EXIT.blocked, EXIT.failed]);
-    for (const e of errors) assert.equal(exitCodeOfError(e), exitCodeOf(outcomeOf(e), e));
+    for (const e of errors) assert.equal(exitCodeOfError(e), exitCodeOf(e.reason, e));
   });
 
   it('prints a typed message as it is, an untyped one by its class and place only', () => {

@@ -12,7 +12,8 @@ import { denialText, findingText } from '../guard/decide.ts';
 import { loadRunPolicy } from '../steps/policy.ts';
 import { classifySummaryMarkdown } from '../output/summary-md.ts';
 import { openSummaryMd } from '../output/summary-md-file.ts';
-import { detailedExitCode, EXIT } from '../run/exit-codes.ts';
+import { detailedExitCode } from '../run/exit-codes.ts';
+import { EXIT } from '../vocabulary/reasons.ts';
 import type { ClassifyFlags } from '../cli.ts';
 
 /** Exits 0, or with --detailed-exitcode 3 when the plan is gated; a --summary-md FILE that is refused is a usage error (exit 2), one that cannot be written a warning on stderr. */
@@ -53,5 +54,5 @@ export async function classifyCommand(file: string, flags: ClassifyFlags): Promi
 function documentError(file: string, error: unknown): unknown {
   if (error instanceof RunnerError) return usageError(error.reason, error.message, error.detail);
   const code = (error as NodeJS.ErrnoException).code;
-  return code ? usageError('PlanUnreadable', `cannot read ${file} (${code}): pass the path of a terraform show -json document`) : error;
+  return code ? usageError('PlanDocumentInvalid', `cannot read ${file} (${code}): pass the path of a terraform show -json document`) : error;
 }

@@ -4,6 +4,7 @@
 // are gone, so the streak can no longer be counted and the cap is the safe answer.
 import type { FinishedJob, ModelOp, Snapshot } from './snapshot.ts';
 import { addSeconds, toMs } from './time.ts';
+import { countsTowardBackoff } from './actions.ts';
 
 export const BACKOFF_FIRST_SECONDS = 60;
 export const BACKOFF_CAP_SECONDS = 600;
@@ -14,8 +15,7 @@ export const DEFAULT_FAILED_JOBS_HISTORY_LIMIT = 3;
  * Job stopped from outside retries at once. A Job the deadline killed is a failure even though the
  * runner reports it interrupted: a step that always hangs must reach the cap.
  */
-export const countsAsFailure = (job: FinishedJob): boolean =>
-  job.outcome === 'failed' || job.outcome === 'deadlineExceeded';
+export const countsAsFailure = (job: FinishedJob): boolean => countsTowardBackoff(job.outcome);
 
 /** Neither success nor failure: skipped when counting a streak. */
 const isNeutral = (job: FinishedJob): boolean => job.outcome === 'blocked' || job.outcome === 'interrupted';

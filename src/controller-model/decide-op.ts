@@ -6,7 +6,8 @@ import { backoffUntil, countsAsFailure } from './backoff.ts';
 import type { Decision, OpDecision, OpReason, WaitDecision, WaitReason } from './decision.ts';
 import { isMutable, opDecision } from './op-shape.ts';
 import { scheduleDecision } from './schedule.ts';
-import type { ApplyReason, ModelOp, Snapshot } from './snapshot.ts';
+import type { ApplyReason, FinishedJob, ModelOp, Snapshot } from './snapshot.ts';
+import { handlingOf } from './actions.ts';
 import { secondsUntil, toMs } from './time.ts';
 
 export const JOB_ACTIVE_REQUEUE_SECONDS = 60;
@@ -22,7 +23,15 @@ export function decideOp(snapshot: Snapshot): Decision {
     liveStateUnreadable(snapshot) ?? // not in the docs' order: see contract/sections/decide-op.md
     applyDue(snapshot) ?? //            rules 5–9, the Manual plan flow and the blocked-apply wait
     scheduleDecision(snapshot); //      rule 10
-  return decision.kind === 'op' ? withBackoff(snapshot, decision) : decision;
+  return heldOrBackingOff(snapshot, decision);
+}
+
+/** What becomes of an op the rules chose: held (a held drift remediation may yield a due schedule op, which goes through this again), else backing off. */
+function heldOrBackingOff(snapshot: Snapshot, decision: Decision): Decision {
+  if (decision.kind !== 'op') return decision;
+  const held = withHold(snapshot, decision);
+  if (held === undefined) return withBackoff(snapshot, decision);
+  return held.kind === 'op' ? heldOrBackingOff(snapshot, held) : held;
 }
 
 const wait = (reason: WaitReason, requeueAfterSeconds: number, heldOp?: WaitDecision['heldOp']): WaitDecision =>
@@ -162,6 +171,46 @@ function approvalWait(
   const scheduled = scheduleDecision(snapshot);
   if (scheduled.kind === 'op') return scheduled;
   return wait(reason, Math.min(APPROVAL_RECHECK_SECONDS, scheduled.requeueAfterSeconds), heldOp);
+}
+
+/**
+ * A held op waits for what it is built from to change (contract/controller-actions.json: the action
+ * `hold`). Like an approval wait, a held drift remediation leaves the schedule running, and any other
+ * held apply pauses it.
+ */
+function withHold(snapshot: Snapshot, decision: OpDecision): Decision | undefined {
+  const held = heldJob(snapshot, decision.op);
+  if (!held) return undefined;
+  const heldOp = { op: decision.op, reason: decision.reason };
+  if (decision.op !== 'apply') return wait('HeldForChange', APPROVAL_RECHECK_SECONDS, heldOp);
+  // As for a block: what the held Job ran for (a failed remediation makes the next apply's reason LastApplyFailed).
+  return approvalWait(snapshot, 'HeldForChange', heldOp, held.reason === 'DriftRemediation');
+}
+
+/**
+ * The newest finished Job of `op`, when its runner reason says a retry fails the same way and the op
+ * would be built from the same now: apply and plan render the same inputs hash (the image reference
+ * is part of it); refresh and drift act on what the last successful apply left, and none succeeded
+ * since; and the spec is the same (its generation, when both are known). A destroy retries instead
+ * (a teardown never wedges), and a restore spends its annotation.
+ */
+export function heldJob(snapshot: Snapshot, op: ModelOp): FinishedJob | undefined {
+  const newest = snapshot.jobs.finished.filter((job) => job.op === op).sort((a, b) => toMs(b.finishedAt) - toMs(a.finishedAt))[0];
+  if (newest?.runnerReason === undefined || handlingOf(op, newest.runnerReason).action !== 'hold') return undefined;
+  const { generation } = snapshot.object;
+  if (generation !== undefined && newest.generation !== undefined && generation !== newest.generation) return undefined;
+  switch (op) {
+    case 'apply':
+    case 'plan':
+      return newest.inputsHash !== undefined && newest.inputsHash === snapshot.inputs.currentHash ? newest : undefined;
+    case 'refresh':
+    case 'drift': {
+      const applied = snapshot.applies.lastSucceededAt;
+      return applied === undefined || toMs(applied) <= toMs(newest.finishedAt) ? newest : undefined;
+    }
+    default:
+      return undefined;
+  }
 }
 
 /** Backoff replaces the Job of an op that failed recently with a wait until the backoff ends. */

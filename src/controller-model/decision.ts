@@ -25,6 +25,7 @@ export const WaitReason = z.enum([
   'PlanApprovalPending', // Manual: a plan with changes waits for its approval
   'DestructivePlanApprovalPending', // the newest apply of these inputs was blocked
   'BackingOff', // the op failed recently
+  'HeldForChange', // the op's last Job ended so that a retry fails the same way: it waits for the spec, image or inputs to change
 ]);
 export type WaitReason = z.infer<typeof WaitReason>;
 

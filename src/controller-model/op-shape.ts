@@ -30,6 +30,35 @@ export function imageFor(op: ModelOp, pinnedDigest: string | undefined): Pick<Op
   return { image: 'spec', events: ['DigestUnknown'] };
 }
 
+/** What the controller knows of the object's image: the spec's reference, and the last successful apply's reference and the digest pinned from it. */
+export interface ObjectImages {
+  spec: string;
+  /** The reference the last successful apply ran, as written (its `--image`). */
+  applied?: string;
+  /** The digest pinned after that apply, `sha256:<64 hex>`. */
+  pinnedDigest?: string;
+}
+
+/**
+ * The image a Job runs and the `--image` it is given. `--image` is part of the inputs hash, so it names
+ * the image of the inputs the op acts on: an apply or plan runs the spec's reference and passes it;
+ * every other op runs the digest pinned from the last successful apply and passes that apply's
+ * reference as written, so a refresh or drift reports the inputs hash the apply recorded (a tag and
+ * its digest are different references, and would hash differently).
+ */
+export function jobImage(image: OpDecision['image'], images: ObjectImages): { container: string; imageFlag: string } {
+  if (image === 'spec' || images.pinnedDigest === undefined || images.applied === undefined) return { container: images.spec, imageFlag: images.spec };
+  return { container: `${repositoryOf(images.applied)}@${images.pinnedDigest}`, imageFlag: images.applied };
+}
+
+/** A reference without its tag and digest: `registry:5000/team/module:v1@sha256:…` → `registry:5000/team/module`. */
+export function repositoryOf(reference: string): string {
+  const named = reference.split('@')[0]!;
+  const lastSlash = named.lastIndexOf('/');
+  const colon = named.indexOf(':', lastSlash + 1);
+  return colon === -1 ? named : named.slice(0, colon);
+}
+
 export function opDecision(
   snapshot: Snapshot,
   op: ModelOp,

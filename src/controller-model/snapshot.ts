@@ -24,6 +24,9 @@ export const FinishedJob = z.strictObject({
     .describe('succeeded includes noChanges; interrupted means stopped from outside (drain, eviction, Job delete)'),
   finishedAt: Time,
   reason: z.string().optional().describe('The decision reason the Job ran for (apply Jobs: an ApplyReason)'),
+  runnerReason: z.string().min(1).optional().describe("The runner's reason (termination message or result Secret); absent when the runner wrote none"),
+  inputsHash: Hash.optional().describe('The inputs hash the Job rendered (its result.inputsHash)'),
+  generation: z.number().int().nonnegative().optional().describe("The object's metadata.generation the Job was built from"),
 });
 export type FinishedJob = z.infer<typeof FinishedJob>;
 
@@ -49,6 +52,7 @@ export const Snapshot = z
       uid: z.string().min(1),
       kind: Kind,
       creationTimestamp: Time,
+      generation: z.number().int().nonnegative().optional().describe('metadata.generation: a spec edit ends a hold'),
       applyPolicy: z.enum(['Automatic', 'Manual']).optional().describe('TerraformCluster only; absent means Automatic'),
       deleting: z.boolean(),
     }),

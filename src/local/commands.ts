@@ -2,7 +2,7 @@
 // definitions only; each action calls one function of src/local/. See the README (A module's lifecycle on your laptop).
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { OBJECT_KINDS, type ObjectKind } from '../object-kind.ts';
-import { durationMs } from '../util/duration.ts';
+import { DURATION_GRAMMAR, durationMs } from '../util/duration.ts';
 
 // The actions' modules (zod, the decision model, the runner process) load when a local command
 // runs, not whenever the command line is built.
@@ -18,7 +18,7 @@ function seconds(text: string): number {
   try {
     ms = durationMs(text);
   } catch {
-    throw new InvalidArgumentError('a duration such as 30s, 5m or 1h30m');
+    throw new InvalidArgumentError(`a duration: ${DURATION_GRAMMAR}`);
   }
   if (ms < 1000) throw new InvalidArgumentError('at least 1s');
   return ms / 1000;

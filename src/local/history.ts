@@ -8,6 +8,7 @@ import * as z from '../schemas/zod.ts';
 import { Result } from '../schemas/result.ts';
 import { OpDecision } from '../controller-model/decision.ts';
 import { countsAsFailure } from '../controller-model/backoff.ts';
+import { jobOutcomeOf } from '../controller-model/actions.ts';
 import { ApplyReason, type FinishedJob, type NewestApply } from '../controller-model/snapshot.ts';
 import type { LocalPaths } from './object.ts';
 
@@ -80,26 +81,11 @@ export async function writeRunRecord(dir: string, record: RunRecord): Promise<vo
 
 export type RunOutcome = FinishedJob['outcome'];
 
-/** How the controller would count the Job: the result's outcome, or what a missing result means. */
+/** How the controller counts the Job (controller-model/actions.ts): by the result's reason, or what a missing result means. */
 export function runOutcome(run: Run): RunOutcome {
-  const { result } = run;
-  if (!result) {
-    // An exit code without a result is a runner that failed to report; no exit code at all is a
-    // runner whose reconcile was killed under it: a Job that vanished.
-    return run.record.exitCode === undefined ? 'interrupted' : 'failed';
-  }
-  switch (result.outcome) {
-    case 'succeeded':
-    case 'noChanges':
-      return 'succeeded';
-    case 'blocked':
-      return 'blocked';
-    case 'failed':
-    case 'invalid':
-      return 'failed';
-    case 'interrupted':
-      return result.reason === 'JobDeadlineExceeded' ? 'deadlineExceeded' : 'interrupted';
-  }
+  // No exit code at all is a runner whose reconcile was killed under it: a Job that vanished.
+  if (!run.result && run.record.exitCode === undefined) return 'interrupted';
+  return jobOutcomeOf({ reason: run.result?.reason, exitCode: run.record.exitCode });
 }
 
 export const runFinishedAt = (run: Run): string => run.result?.finishedAt ?? run.record.finishedAt ?? run.record.startedAt;
@@ -164,6 +150,15 @@ export const SUCCESSFUL_JOBS_HISTORY_LIMIT = 3;
 
 /** The Jobs a controller would still see, as the model reads them. */
 export function retainedJobs(history: readonly Run[]): FinishedJob[] {
-  const jobs = history.map((run): FinishedJob => ({ op: run.record.decision.op, outcome: runOutcome(run), finishedAt: runFinishedAt(run), reason: run.record.decision.reason }));
+  const jobs = history.map(
+    (run): FinishedJob => ({
+      op: run.record.decision.op,
+      outcome: runOutcome(run),
+      finishedAt: runFinishedAt(run),
+      reason: run.record.decision.reason,
+      ...(run.result ? { runnerReason: run.result.reason } : {}),
+      ...(run.result?.inputsHash ? { inputsHash: run.result.inputsHash } : {}),
+    }),
+  );
   return [...jobs.filter(countsAsFailure).slice(-FAILED_JOBS_HISTORY_LIMIT), ...jobs.filter((job) => !countsAsFailure(job)).slice(-SUCCESSFUL_JOBS_HISTORY_LIMIT)];
 }

@@ -4,7 +4,8 @@
 import { cp, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { canonicalJson, readInputs } from '../inputs/index.ts';
-import { RunnerError, usageError } from '../errors.ts';
+import { RunnerError, errorOf, usageError } from '../errors.ts';
+import { isErrorReason } from '../vocabulary/reasons.ts';
 import { decideOp } from '../controller-model/decide-op.ts';
 import type { OpDecision } from '../controller-model/decision.ts';
 import type { Snapshot } from '../controller-model/snapshot.ts';
@@ -111,10 +112,11 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
   const outcome = runOutcome(finished);
   if (decision.op === 'apply' && outcome === 'succeeded') await adoptSuccessfulApply(paths, finished, module, inputs);
   // Exit 3 like the runner's own: a script sees that the pass waits for an approval.
-  if (outcome === 'blocked') throw new RunnerError({ kind: 'blocked', reason: finished.result?.reason ?? 'DestructivePlanBlocked', message: `run ${run.id} (${decision.op}) is blocked: it applies nothing until approved` });
+  if (outcome === 'blocked') throw new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', message: `run ${run.id} (${decision.op}) is blocked: it applies nothing until approved` });
   if (outcome !== 'succeeded') {
-    // Recorded in the history like any Job; the exit status tells a script that the op failed.
-    throw new RunnerError({ kind: 'terraform', reason: finished.result?.reason ?? 'RunnerFailed', message: `run ${run.id} (${decision.op}) ${outcome}: see ${join(run.dir, 'runner.log')}` });
+    // Recorded in the history like any Job; the exit status is the run's own (its reason's), so a script sees how the op failed.
+    const reason = finished.result?.reason;
+    throw errorOf(reason !== undefined && isErrorReason(reason) ? reason : 'RunnerFailed', `run ${run.id} (${decision.op}) ${outcome}: see ${join(run.dir, 'runner.log')}`);
   }
 }
 

@@ -18,6 +18,7 @@ import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 import { applySavedPlan, prepareRoot, showStep } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
+import { decideStep } from '../steps/decide.ts';
 
 export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
   const approved = ctx.settings.approvedPlanHash;
@@ -51,8 +52,13 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
     // approval binds the plan, so only deny rules and limits judge it again: those no approval passes.
     const plan = await showStep(ctx, root.tf, root.workspace, { judgement: policy?.judgement({ tool: root.version.flavor, effects: 'deny' }) });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
-    refuseDenied(plan);
-    return await reporting({ approval: { given: true, matched: true, required: false } }, async () => {
+    await decideStep(ctx, () => refuseDenied(plan), { holdsBackApply: true });
+    return await reporting({ approval: { given: true, matched: true, required: false } }, async (): Promise<OpEnding> => {
+      // A plan that changes nothing, not even the record, of a state that records these inputs: nothing to apply, as a guarded apply skips it.
+      if (changesOnlyTheRecord(plan) && plan.record === undefined && before.recordedInputsHash === root.inputs.hashes.inputsHash) {
+        ctx.skip('apply', 'the approved plan has no changes');
+        return { outcome: 'noChanges', reason: 'NoChanges', message: `The approved plan ${approved} has no changes: nothing was applied, and the state already records these inputs.` };
+      }
       try {
         await applySavedPlan(ctx, root, before, manifest!.planHash, { onStalePlan: (stale) => stalePlanError(approved, stale) });
       } catch (error) {
@@ -96,7 +102,8 @@ function stalePlanError(approved: string, stale: TerraformFailed): RunnerError {
       detail: stale.detail,
       cause: stale,
     }),
-    { applied: false, mayHaveChanged: false },
+    // terraform apply ran (applied: its definition) and refused before changing anything.
+    { mayHaveChanged: false },
   );
 }
 

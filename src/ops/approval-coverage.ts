@@ -76,22 +76,36 @@ export type DestructiveEntry = ShownChange<DestructiveChange['action'] | 'action
  * bounded lists of the result (planAndClassify's `onDestructive` and `onAction`). Fails closed: when
  * the comparison fails, every one counts as unreviewed, with a warning.
  */
-export async function approvalCoverageStep(ctx: RunContext, plan: Classification, everyDestructive: readonly DestructiveEntry[], approvalHash: string, stateLineage: string | null): Promise<ApprovalCoverage> {
+export async function approvalCoverageStep(
+  ctx: RunContext,
+  plan: Classification,
+  everyDestructive: readonly DestructiveEntry[],
+  approvalHash: string,
+  stateLineage: string | null,
+  refuseOtherState: (why: string) => Error,
+): Promise<Coverage> {
   return ctx.step('approval', async () => {
-    try {
-      return await compare(ctx, plan, everyDestructive, approvalHash, stateLineage);
-    } catch (error) {
-      if (ctx.stopCause) throw error;
-      const found = unreviewedChanges(undefined, everyDestructive, undefined, logUnreviewed(ctx));
-      // Entries the plan counted but nobody could name were not shown either.
-      const unreviewedTotal = Math.max(found.unreviewedTotal, gatedEntries(plan));
-      ctx.warn(
-        `could not compare the approval of ${approvalHash} with its blocked run (${(error as Error).message}): ` +
-          `all ${countText(unreviewedTotal, plan.actionsTotal > 0)} of this plan count as unreviewed. An approval names the inputs, not a reviewed plan: the apply goes ahead as approved.`,
-      );
-      return { unreviewed: found.unreviewed, unreviewedTotal };
-    }
+    const { otherState, ...coverage } = await compareFailingClosed(ctx, plan, everyDestructive, approvalHash, stateLineage);
+    if (otherState) throw refuseOtherState(otherState);
+    return coverage;
   });
+}
+
+/** compare; when the comparison fails, every entry counts as unreviewed, with a warning. */
+async function compareFailingClosed(ctx: RunContext, plan: Classification, everyDestructive: readonly DestructiveEntry[], approvalHash: string, stateLineage: string | null): Promise<ApprovalCoverage> {
+  try {
+    return await compare(ctx, plan, everyDestructive, approvalHash, stateLineage);
+  } catch (error) {
+    if (ctx.stopCause) throw error;
+    const found = unreviewedChanges(undefined, everyDestructive, undefined, logUnreviewed(ctx));
+    // Entries the plan counted but nobody could name were not shown either.
+    const unreviewedTotal = Math.max(found.unreviewedTotal, gatedEntries(plan));
+    ctx.warn(
+      `could not compare the approval of ${approvalHash} with its blocked run (${(error as Error).message}): ` +
+        `all ${countText(unreviewedTotal, plan.actionsTotal > 0)} of this plan count as unreviewed. An approval names the inputs, not a reviewed plan: the apply goes ahead as approved.`,
+    );
+    return { unreviewed: found.unreviewed, unreviewedTotal };
+  }
 }
 
 /** What an approval of the plan covers, counted: its destructive entries, provider actions and policy requireApproval findings. */

@@ -37,7 +37,7 @@ export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
         if (!(error instanceof RunnerError) || error.reason !== 'DestroyFailed') throw error;
         // What the failed apply learned (errored.tfstate's fate) rides on its error: the new one carries it on.
         throw withLearned(new RunnerError({
-          kind: error.kind,
+          kind: 'terraform',
           reason: 'DestroyFailed',
           step: error.step,
           message: `the destroy failed part way (${error.message}). What was destroyed is gone from the state; the rest is still there, and the next destroy continues from it once the cause is fixed.`,

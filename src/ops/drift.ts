@@ -7,12 +7,14 @@ import type { OpEnding } from '../run/learned.ts';
 import { planAndClassify, prepareRoot, removePlanFile } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 import { policyStep } from '../steps/policy.ts';
+import { noticeOtherInputs } from '../steps/applied-inputs.ts';
 
 export async function driftOp(ctx: RunContext): Promise<OpEnding> {
   const policy = await policyStep(ctx);
   const root = await prepareRoot(ctx);
   try {
     const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
+    noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: the hash is never a difference. Nothing is applied, so
     // a policy finding is reported (plan.policy, gated), never refused.
     const { plan, planText } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, {}, { judgement: policy?.judgement({ tool: root.version.flavor }) });

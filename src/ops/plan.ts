@@ -9,10 +9,11 @@ import { changesOnlyTheRecord, gateCauses } from '../guard/decide.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
 import { reporting, type OpEnding } from '../run/learned.ts';
-import { artifactStore } from '../run/stores.ts';
+import { artifactRefOf, artifactStore } from '../run/stores.ts';
 import { heldPlan, planAndClassify, prepareRoot, removePlanFile, type PreparedRoot } from '../steps/steps.ts';
 import { pruneQuietly, stateBeforeStep, type PulledState } from '../steps/state.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
+import { decideStep } from '../steps/decide.ts';
 import { backendIdentity } from '../terraform/backend.ts';
 import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 
@@ -26,7 +27,7 @@ export async function planOp(ctx: RunContext): Promise<OpEnding> {
     const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, root.inputs.hashes.inputsHash, {}, { judgement: policy?.judgement({ tool: root.version.flavor }) });
     return await reporting({ planText }, async () => {
       // A denied plan is never packed: nobody can approve it into an apply.
-      refuseDenied(plan);
+      await decideStep(ctx, () => refuseDenied(plan));
       await ctx.step('artifact', () => packPlan(ctx, root, before, planHash, store), { learned: (planArtifact) => ({ planArtifact }) });
       if (!planned.hasChanges) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan has no changes (plan hash ${planHash}).` };
       // Under Manual a plan that changes nothing is applied without approval: one that only records new inputs is such a plan.
@@ -66,5 +67,5 @@ async function packPlan(ctx: RunContext, root: PreparedRoot, before: PulledState
   );
   // An object keeps one plan at a time: the plans it superseded are garbage.
   await pruneQuietly(ctx, store, { keep: 1, prefix: 'plan-', protect: [object] });
-  return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
+  return artifactRefOf(store, object, manifest);
 }

@@ -10,6 +10,8 @@ import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
+import { decideStep } from '../steps/decide.ts';
+import { noticeOtherInputs } from '../steps/applied-inputs.ts';
 
 /** The moves the refresh carried out (the module's `moved` blocks), as the result's message names them. */
 function movesText(plan: Classification): string {
@@ -23,12 +25,16 @@ export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
   const root = await prepareRoot(ctx);
   try {
     const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
+    noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: a refresh never changes it.
     const { plan, planHash } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { refreshOnly: true });
-    if (plan.gated) {
-      ctx.skip('apply', 'refused: the refresh-only plan does more than refresh');
-      throw new RunnerError({ kind: 'plan', reason: 'RefreshRefused', step: 'decide', message: refusal(plan) });
-    }
+    await decideStep(
+      ctx,
+      () => {
+        if (plan.gated) throw new RunnerError({ kind: 'plan', reason: 'RefreshRefused', message: refusal(plan) });
+      },
+      { holdsBackApply: true },
+    );
     // No backup: a refresh changes no infrastructure, and periodic refreshes would push the apply backups out of retention.
     const { outputs, after } = await applySavedPlan(ctx, root, before, planHash, { failureReason: 'RefreshFailed', backup: false });
     const unknown = Object.entries(outputs).filter(([, o]) => !o.known).map(([name]) => name);

@@ -14,7 +14,7 @@ import { emptyScan } from '../workspace/scan.ts';
 import { prepareBackendWorkspace, scanModule, writeNewFile } from '../workspace/workspace.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
-import { openArtifactSource } from '../run/stores.ts';
+import { artifactRefOf, openArtifactSource } from '../run/stores.ts';
 import { checkPlaintextBackups, initStep, preflight, terraformIn } from '../steps/steps.ts';
 import { backupStep, stateAfterStep, stateBeforeStep } from '../steps/state.ts';
 import { STATE_FILE } from '../workspace/terraform-files.ts';
@@ -27,7 +27,7 @@ export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
   try {
     // The backup is verified before init: a damaged one is refused with nothing initialized or pulled.
     const backup = await ctx.step('read backup', () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'backup'), expect: { kind: 'StateBackup' }, maxBytes: ctx.settings.maxArtifactBytes }), {
-      learned: ({ manifest }) => ({ restoredFrom: { location: source.store.location, object: source.object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes } }),
+      learned: ({ manifest }) => ({ restoredFrom: artifactRefOf(source.store, source.object, manifest) }),
     });
     const restored = backup.manifest;
     await initStep(ctx, tf, workspace);
@@ -36,13 +36,14 @@ export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
     // A pg backend holds an empty state (serial 0, lineage "") before the first write: that is no state.
     const currentLineage = current.lineage || null;
     const otherLineage = currentLineage !== null && currentLineage !== restored.lineage;
-    if (otherLineage && !ctx.settings.force)
-      throw new RunnerError({
-        kind: 'state',
-        reason: 'LineageMismatch',
-        step: 'restore',
-        message: `the backup's lineage ${restored.lineage} differs from the backend's current state (${currentLineage}): it is a backup of another state. Nothing was pushed. Pass --force only if you mean to replace that state.`,
-      });
+    await ctx.step('decide', async () => {
+      if (otherLineage && !ctx.settings.force)
+        throw new RunnerError({
+          kind: 'state',
+          reason: 'LineageMismatch',
+          message: `the backup's lineage ${restored.lineage} differs from the backend's current state (${currentLineage}): it is a backup of another state. Nothing was pushed. Pass --force only if you mean to replace that state.`,
+        });
+    });
 
     // The push replaces the current state for good (pg keeps one version): keep it first.
     if (currentLineage !== null) {

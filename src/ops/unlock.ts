@@ -32,18 +32,20 @@ export async function unlockOp(ctx: RunContext): Promise<OpEnding> {
 
   if (statePath) {
     // Checked before anything runs: a lock that is gone or names another id is never touched.
-    const info = await ctx.step('lock info', () => readLocalLockInfo(statePath));
+    const info = await ctx.step('lock info', async () => {
+      const found = await readLocalLockInfo(statePath);
+      if (found && found.id !== lockId) {
+        throw new RunnerError({
+          kind: 'lock',
+          reason: 'LockIdMismatch',
+          message: `the state lock carries id ${found.id ?? '(none)'}, held by ${describeHolder(found)}, not ${lockId}: nothing was released. Check the lock id again (result.lock.id of the run that met the lock).`,
+          detail: { lock: found },
+        });
+      }
+      return found;
+    });
     if (!info) {
       return { outcome: 'noChanges', reason: 'NotLocked', message: `The state ${statePath} is not locked (no ${localLockInfoPath(statePath)}): nothing to release.` };
-    }
-    if (info.id !== lockId) {
-      throw new RunnerError({
-        kind: 'lock',
-        reason: 'LockIdMismatch',
-        step: 'lock info',
-        message: `the state lock carries id ${info.id ?? '(none)'}, held by ${describeHolder(info)}, not ${lockId}: nothing was released. Check the lock id again (result.lock.id of the run that met the lock).`,
-        detail: { lock: info },
-      });
     }
   }
 
@@ -52,19 +54,20 @@ export async function unlockOp(ctx: RunContext): Promise<OpEnding> {
     const tf = terraformIn(ctx, version, workspace);
     await initStep(ctx, tf, workspace);
     if (statePath) {
-      const holder = await ctx.step('force-unlock', () => probeLock(tf));
-      if (holder) {
-        throw new RunnerError({
-          kind: 'lock',
-          reason: 'LockHeld',
-          step: 'force-unlock',
-          message: `the state lock ${lockId} is held by a live process (${describeHolder(holder)}): a local lock ends with its holder, and the runner never takes it away from a live one. Stop that run, then run unlock again.`,
-          detail: { lock: holder },
-        });
-      }
-      const left = await readLocalLockInfo(statePath);
-      if (left?.id === lockId)
-        throw new RunnerError({ kind: 'lock', reason: 'UnlockFailed', step: 'force-unlock', message: `terraform took and released the lock but ${localLockInfoPath(statePath)} still names ${lockId}: remove it by hand once you have checked no run holds the state.`, detail: { lock: left } });
+      await ctx.step('force-unlock', async () => {
+        const holder = await probeLock(tf);
+        if (holder) {
+          throw new RunnerError({
+            kind: 'lock',
+            reason: 'LockHeld',
+            message: `the state lock ${lockId} is held by a live process (${describeHolder(holder)}): a local lock ends with its holder, and the runner never takes it away from a live one. Stop that run, then run unlock again.`,
+            detail: { lock: holder },
+          });
+        }
+        const left = await readLocalLockInfo(statePath);
+        if (left?.id === lockId)
+          throw new RunnerError({ kind: 'terraform', reason: 'UnlockFailed', message: `terraform took and released the lock but ${localLockInfoPath(statePath)} still names ${lockId}: remove it by hand once you have checked no run holds the state.`, detail: { lock: left } });
+      });
       return { outcome: 'succeeded', reason: 'Unlocked', message: `The stale state lock ${lockId} was released: its holder was gone.`, learned: { mayHaveChanged: true } };
     }
     await ctx.step('force-unlock', () => forceUnlock(tf, lockId), { exitCode: (r) => r.exitCode, starting: { mayHaveChanged: true } });

@@ -23,7 +23,6 @@ export async function writeResultFile(outDir: string, result: ResultT, masker: M
     throw new RunnerError({
       kind: 'io',
       reason: 'ResultNotWritten',
-      step: 'result',
       message: `could not write ${target}: ${(error as Error).message}. Give the runner a writable --out directory.`,
       cause: error,
     });

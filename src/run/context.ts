@@ -11,6 +11,7 @@ import { PROGRESS_INTERVAL_MS, ProgressWatch, progressMessage } from '../output/
 import { StopHandle } from '../terraform/stop.ts';
 import type { InCluster } from './in-cluster.ts';
 import { takeLearned, type Learned } from './learned.ts';
+import type { StepName } from '../vocabulary/steps.ts';
 
 /** --summary-md FILE and --detailed-exitcode (contract.md §1: flags only). */
 export interface Reporting {
@@ -43,10 +44,10 @@ export class RunContext {
   /** The warnings with a code (result.notices): each is in `warnings` too. */
   readonly notices: Notice[] = [];
   readonly startedAt = new Date();
-  currentStep: string | undefined;
+  currentStep: StepName | undefined;
   stopCause: StopCause | undefined;
   /** The step that was running when the stop was requested: the one the result names (undefined between steps). */
-  stoppedIn: string | undefined;
+  stoppedIn: StepName | undefined;
   /** Set in a cluster (a Job identity was given). */
   cluster: InCluster | undefined;
   /** Every terraform this run starts is registered here while it runs, so a stop request reaches it. */
@@ -101,8 +102,15 @@ export class RunContext {
    * a failure), records duration, status and what the step learned (from its value, or from its
    * error when it failed after learning something), names the step in errors.
    */
-  async step<T>(name: string, body: () => Promise<T>, options: StepOptions<T> = {}): Promise<T> {
-    if (this.stopCause && !options.cleanup) throw stopError(this.stopCause, this.stoppedIn ?? name, `the run was asked to stop before ${name} started`);
+  async step<T>(name: StepName, body: () => Promise<T>, options: StepOptions<T> = {}): Promise<T> {
+    if (this.stopCause && !options.cleanup) {
+      // The stop came between steps: the result names the step that would have started, recorded interrupted (error.step always names a recorded step).
+      if (this.stoppedIn === undefined) {
+        this.stoppedIn = name;
+        this.#records.push({ step: { name, status: 'interrupted', startedAt: new Date().toISOString(), durationMs: 0 }, learned: {} });
+      }
+      throw stopError(this.stopCause, this.stoppedIn, `the run was asked to stop before ${name} started`);
+    }
     const started = new Date();
     this.currentStep = name;
     this.log.info({ step: name }, `${name}: started`);
@@ -136,13 +144,13 @@ export class RunContext {
   }
 
   /** A step that did not run, recorded so a reader sees the whole sequence. */
-  skip(name: string, why: string): void {
+  skip(name: StepName, why: string): void {
     this.#records.push({ step: { name, status: 'skipped', startedAt: new Date().toISOString(), durationMs: 0 }, learned: {} });
     this.log.info({ step: name }, `${name}: skipped (${why})`);
   }
 }
 
-export function stopError(cause: StopCause, step: string, detail: string): RunnerError {
+export function stopError(cause: StopCause, step: StepName, detail: string): RunnerError {
   const deadline = cause === 'deadline';
   return new RunnerError({
     kind: 'interrupted',

@@ -1,75 +1,30 @@
-// The exit-code table of contract.md, in one place.
-import type { Outcome } from '../schemas/result.ts';
+// The exit code of every command, read from the reason table (src/vocabulary/reasons.ts): a reason
+// has one exit code, whatever op or command ends with it. Only a signal chooses among codes.
 import type { RunnerError } from '../errors.ts';
-
-/** The reason of a run refused because the backend holds another state than the object's (steps/state.ts). */
-export const STATE_LINEAGE_MISMATCH = 'StateLineageMismatch';
-
-export const EXIT = {
-  succeeded: 0,
-  failed: 1,
-  usage: 2,
-  blocked: 3,
-  imageInvalid: 4,
-  planStale: 5,
-  /** drift with --detailed-exitcode: drift found (the outcome stays succeeded). */
-  driftFound: 6,
-  /** The backend holds another state than the object's (--expect-lineage): a person must restore it or fix the backend settings. */
-  otherState: 7,
-  deadline: 124,
-  sigint: 130,
-  sigterm: 143,
-} as const;
+import { EXIT, REASONS, type Outcome, type Reason } from '../vocabulary/reasons.ts';
 
 /** What each exit code tells the caller, as `--help` lists them (contract.md §5 says it in full). */
 export const EXIT_MEANINGS: readonly [code: string, meaning: string][] = [
   [`${EXIT.succeeded}`, 'succeeded, or no changes'],
   [`${EXIT.failed}`, 'failed: a retry may pass (terraform failed, state locked, an API or disk failure)'],
-  [`${EXIT.usage}`, 'invalid flags, settings or inputs: fix them'],
+  [`${EXIT.usage}`, 'invalid flags, settings or inputs: fix them (a retry fails the same way)'],
   [`${EXIT.blocked}`, 'blocked: the plan needs an approval (--approved-hash)'],
-  [`${EXIT.imageInvalid}`, 'the image or module breaks the contract: fix the module'],
+  [`${EXIT.imageInvalid}`, 'the image or module breaks the contract, or its policy denies the plan: fix the module'],
   [`${EXIT.planStale}`, 'the approved plan is stale or not the artifact approved: plan and approve again'],
   [`${EXIT.driftFound}`, 'drift --detailed-exitcode: drift found (classify --detailed-exitcode: 3 for a gated plan)'],
+  [`${EXIT.otherState}`, "the state is not the object's (another lineage, or none: --expect-lineage): restore it or fix the backend settings"],
   [`${EXIT.otherState}`, "the state is not the object's (another lineage, or none: --expect-lineage): restore it or fix the backend settings"],
   [`${EXIT.deadline}`, 'stopped itself before --deadline'],
   [`${EXIT.sigint} / ${EXIT.sigterm}`, 'interrupted by SIGINT / SIGTERM'],
 ];
 
-export function outcomeOf(error: RunnerError): Outcome {
-  switch (error.kind) {
-    case 'usage':
-    case 'image':
-    case 'policy':
-      return 'invalid';
-    case 'blocked':
-      return 'blocked';
-    case 'interrupted':
-      return 'interrupted';
-    default:
-      return 'failed';
-  }
-}
+/** The outcome of a run the error stopped: the reason's. */
+export const outcomeOf = (error: RunnerError): Outcome => REASONS[error.reason].outcomes[0]!;
 
-export function exitCodeOf(outcome: Outcome, error?: RunnerError): number {
-  switch (outcome) {
-    case 'succeeded':
-    case 'noChanges':
-      return EXIT.succeeded;
-    case 'blocked':
-      return EXIT.blocked;
-    case 'invalid':
-      // The image's module or its policy: a retry with the same image cannot help.
-      return error?.kind === 'image' || error?.kind === 'policy' ? EXIT.imageInvalid : EXIT.usage;
-    case 'interrupted': {
-      const cause = error?.detail?.cause;
-      return cause === 'deadline' ? EXIT.deadline : cause === 'SIGINT' ? EXIT.sigint : EXIT.sigterm;
-    }
-    case 'failed':
-      // Failures that recur on every retry: a new plan and approval (5), a change of the module (4), the object's state (7).
-      if (error?.reason === 'PlanStale' || error?.reason === 'ArtifactMismatch') return EXIT.planStale;
-      if (error?.reason === STATE_LINEAGE_MISMATCH) return EXIT.otherState;
-      return error?.reason === 'RefreshRefused' ? EXIT.imageInvalid : EXIT.failed;
-  }
+/** The exit code of a run that ended with `reason` (`error`: the error that stopped it, whose signal picks 130 or 143). */
+export function exitCodeOf(reason: Reason, error?: RunnerError): number {
+  if (error?.kind === 'interrupted' && error.detail?.cause === 'SIGINT') return EXIT.sigint;
+  return REASONS[reason].exitCode;
 }
 
 /**
@@ -83,4 +38,4 @@ export function detailedExitCode(code: number, verdict: { driftFound?: boolean; 
 }
 
 /** The exit code of a command that the error stopped: an op's (its result says the same) or another command's. */
-export const exitCodeOfError = (error: RunnerError): number => exitCodeOf(outcomeOf(error), error);
+export const exitCodeOfError = (error: RunnerError): number => exitCodeOf(error.reason, error);

@@ -10,7 +10,8 @@ import { humanSummary } from '../output/summary.ts';
 import { writeWithBackpressure } from '../output/std-streams.ts';
 import { MASK, MIN_MASKED_LENGTH, maskValue } from '../output/mask.ts';
 import type { RunContext } from './context.ts';
-import { detailedExitCode, exitCodeOf, outcomeOf, EXIT } from './exit-codes.ts';
+import { detailedExitCode, exitCodeOf, outcomeOf } from './exit-codes.ts';
+import { EXIT, isResultReason, type ErrorReason, type ResultReason } from '../vocabulary/reasons.ts';
 import { opSummaryMarkdown } from '../output/summary-md.ts';
 import { takeLearned, type OpEnding } from './learned.ts';
 import { RUNNER_VERSION } from '../version.ts';
@@ -23,14 +24,14 @@ export { RUNNER_VERSION };
  */
 export async function finishRun(ctx: RunContext, ending: OpEnding | undefined, caught: unknown): Promise<{ result: Result; exitCode: number; sensitiveOutputs: Record<string, OutputValue> | undefined }> {
   const { sensitiveOutputs, ...learned } = { ...ctx.learned(), ...ending?.learned, ...takeLearned(caught) };
-  const error = caught === undefined ? undefined : asRunnerError(caught, ctx.currentStep);
+  const error = caught === undefined ? undefined : reportable(asRunnerError(caught, ctx.currentStep));
   const outcome = error ? outcomeOf(error) : ending!.outcome;
   const reason = error ? error.reason : ending!.reason;
-  const exitCode = ctx.reporting.detailedExitcode ? detailedExitCode(exitCodeOf(outcome, error), { driftFound: reason === 'DriftFound' }) : exitCodeOf(outcome, error);
+  const exitCode = ctx.reporting.detailedExitcode ? detailedExitCode(exitCodeOf(reason, error), { driftFound: reason === 'DriftFound' }) : exitCodeOf(reason, error);
   const settings: Settings = ctx.settings;
   if (ctx.masker.unmaskable) ctx.warnings.push(`${ctx.masker.unmaskable} text(s) could not be masked and were replaced by "${MASK}" whole`);
   for (const label of ctx.masker.tooShort) ctx.warnings.push(`${label} has a value, or a line of a multi-line value, shorter than ${MIN_MASKED_LENGTH} characters: it is not masked (it would mask ordinary text)`);
-  const lock = error?.kind === 'lock' ? (error.detail?.lock as Result['lock']) : undefined;
+  const lock = error?.detail?.lock as Result['lock'] | undefined;
   const result: Result = {
     apiVersion: RESULT_API_VERSION,
     op: ctx.op,
@@ -55,6 +56,12 @@ export async function finishRun(ctx: RunContext, ending: OpEnding | undefined, c
   result.annotations = { 'captf.io/outcome': outcome, 'captf.io/reason': result.reason, ...result.annotations };
   if (error?.kind === 'internal') ctx.log.error({ err: error.cause }, 'internal error: please report this as a bug');
   return { result, exitCode, sensitiveOutputs };
+}
+
+/** An op's error whose reason only a command outside a Job has is a bug of the op: reported as the internal error it is. */
+function reportable(error: RunnerError): RunnerError<ErrorReason & ResultReason> {
+  if (isResultReason(error.reason)) return error as RunnerError<ErrorReason & ResultReason>;
+  return new RunnerError({ kind: 'internal', reason: 'InternalError', step: error.step, message: `internal error: ${error.reason}: ${error.message}`, cause: error });
 }
 
 /** Hands the finished result to the local sinks: result file, Markdown summary, termination message, summary. Returns what was published. */

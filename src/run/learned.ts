@@ -39,7 +39,7 @@ export async function keepOnFailure<T>(learned: Learned, body: () => T | Promise
 /** What an op that finished without an error reports: its outcome, and what it concluded beyond its steps' records. */
 export interface OpEnding {
   outcome: Result['outcome'];
-  reason: string;
+  reason: Result['reason'];
   message: string;
   learned?: Learned;
 }

@@ -11,6 +11,7 @@ import { PgDatabase, pgTarget } from '../store/pg-database.ts';
 import { PgChunkStore } from '../store/pg-store.ts';
 import { S3Bucket, S3ChunkStore, s3Target } from '../store/s3-store.ts';
 import type { ChunkStore, RecordStore } from '../store/store.ts';
+import type { ArtifactRef } from '../schemas/result.ts';
 import type { RunContext } from './context.ts';
 
 export function backupStore(ctx: RunContext): ChunkStore {
@@ -69,3 +70,13 @@ export function openArtifactSource(ctx: RunContext, reference: string, family: A
   }
   return { store, object: checkObjectName(object) };
 }
+
+/**
+ * What the result says of a stored object, `ref` included: the reference --plan-artifact, --backup
+ * and captf.io/restore-state take, ready to pass (a directory store's `<dir>/<object>`, a Secret
+ * store's `secret:<namespace>/<prefix>/<object>`).
+ */
+export function artifactRefOf(store: ChunkStore, object: string, manifest: { sha256: string; chunkCount: number; totalBytes: number }): ArtifactRef {
+  return { location: store.location, object, ref: `${store.location.replace(/\/+$/, '')}/${object}`, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
+}
+

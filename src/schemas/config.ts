@@ -4,19 +4,19 @@
 // flags, help and defaults are in setting-options.ts.
 import * as z from './zod.ts';
 import { usageError } from '../errors.ts';
-import { DURATION, durationMs } from '../util/duration.ts';
+import { DURATION, DURATION_GRAMMAR, durationMs, terraformDuration } from '../util/duration.ts';
 import { isSha256 } from '../util/sha256.ts';
 import { MIN_CHUNK_BYTES, MAX_SETTING_CHUNK_BYTES } from '../store/limits.ts';
-import { Kind, type Op } from './result.ts';
-import { COMMON_SETTINGS, HASH_SETTINGS, OP_SETTINGS, SETTING_OPTIONS as D, flagName, type SettingName } from './setting-options.ts';
+import { Kind, type Notice, type Op } from './result.ts';
+import { COMMON_SETTINGS, HASH_SETTINGS, OP_SETTINGS, SETTING_OPTIONS as D, REPORT_FLAGS, flagName, type SettingName } from './setting-options.ts';
 
 export { durationMs };
 
-/** Durations as terraform writes them: 30s, 5m, 1h30m. Kept as text (terraform takes it) and in ms. */
+/** Durations: whole seconds, or as terraform writes them (30s, 5m, 1h30m). Kept as terraform's text (600 becomes 600s: terraform takes it) and read in ms. */
 export const Duration = z
   .string()
-  .regex(DURATION, 'a duration such as 30s, 5m or 1h30m')
-  .refine((s) => s.length > 0, 'a duration such as 30s, 5m or 1h30m');
+  .regex(DURATION, `a duration: ${DURATION_GRAMMAR}`)
+  .transform(terraformDuration);
 
 const Path = z.string().min(1);
 
@@ -70,8 +70,11 @@ export const Settings = z.strictObject({
 
 const settingsOf = <K extends SettingName>(names: readonly K[]) => Settings.pick(Object.fromEntries(names.map((n) => [n, true])) as Record<K, true> & Record<Exclude<K, keyof typeof Settings.shape>, never>);
 
+/** The reasons of an op's settings rules. */
+type SettingsRule = 'PlanNotApproved' | 'GuardRequired' | 'BackupMissing' | 'LockIdMissing' | 'StoreNeedsObject';
+
 /** A rule of an op's settings (between them, or one it needs), broken: a usage error with its own reason. */
-const conflict = (ctx: z.RefinementCtx, reason: string, path: SettingName, message: string) => ctx.addIssue({ code: 'custom', path: [path], message, params: { reason } });
+const conflict = (ctx: z.RefinementCtx, reason: SettingsRule, path: SettingName, message: string) => ctx.addIssue({ code: 'custom', path: [path], message, params: { reason } });
 
 /** Rules every op's settings follow. */
 const commonRules = (s: { store?: string; object?: string }, ctx: z.RefinementCtx) => {
@@ -82,14 +85,13 @@ const commonRules = (s: { store?: string; object?: string }, ctx: z.RefinementCt
 /** The schema of each op's settings. */
 export const OP_SCHEMAS = {
   apply: settingsOf(OP_SETTINGS.apply).superRefine(commonRules).superRefine((s, ctx) => {
-    if (s.planArtifact) {
-      // The approval binds the plan itself, so the guard does not apply to it.
-      if (!isSha256(s.approvedPlanHash))
-        conflict(ctx, 'PlanNotApproved', 'approvedPlanHash', `--plan-artifact needs --approved-plan-hash: the sha256 (64 lowercase hex) of the plan a person approved, not "${s.approvedPlanHash}"`);
-    } else if (s.guard === 'off' && s.kind === 'cluster') {
-      // A cluster's guard cannot be turned off; a machine's is always off, a pool's the controller decides per apply.
-      conflict(ctx, 'GuardRequired', 'guard', 'the destructive-plan guard cannot be turned off for a cluster: drop --guard off (CAPTF_GUARD), or pass --kind machine or pool');
-    }
+    // The approval of --plan-artifact binds the plan itself, so the guard is not consulted then.
+    if (s.planArtifact && !isSha256(s.approvedPlanHash))
+      conflict(ctx, 'PlanNotApproved', 'approvedPlanHash', `--plan-artifact needs --approved-plan-hash: the sha256 (64 lowercase hex) of the plan a person approved, not "${s.approvedPlanHash}"`);
+    // A cluster's guard cannot be turned off, with --plan-artifact or without (one rule for a controller
+    // to follow); a machine's is always off, a pool's the controller decides per apply.
+    if (s.guard === 'off' && s.kind === 'cluster')
+      conflict(ctx, 'GuardRequired', 'guard', 'the destructive-plan guard cannot be turned off for a cluster: drop --guard off (CAPTF_GUARD), or pass --kind machine or pool (with --plan-artifact the guard is not consulted: the plan approval binds the plan)');
   }),
   plan: settingsOf(OP_SETTINGS.plan).superRefine(commonRules),
   refresh: settingsOf(OP_SETTINGS.refresh).superRefine(commonRules),
@@ -151,12 +153,51 @@ function parseSettings<S extends z.ZodObject>(schema: S, flags: Record<string, u
   const parsed = schema.safeParse(givenSettings(schema, flags, env));
   if (parsed.success) return parsed.data;
   const rule = parsed.error.issues.find((issue) => issue.code === 'custom' && typeof issue.params?.reason === 'string');
-  if (rule?.code === 'custom' && parsed.error.issues.length === 1) throw usageError(String(rule.params!.reason), rule.message);
+  if (rule?.code === 'custom' && parsed.error.issues.length === 1) throw usageError(rule.params!.reason as SettingsRule, rule.message);
   const problems = parsed.error.issues.map((issue) => {
     const key = String(issue.path[0] ?? '');
     return `${flagName(key)} (or ${envName(key)}): ${issue.message}`;
   });
   throw usageError('SettingsInvalid', `invalid settings: ${problems.join('; ')}`);
+}
+
+/** Every CAPTF_* variable the runner reads: one per setting (a report flag has none). */
+const SETTING_VARIABLES: readonly string[] = Object.keys(Settings.shape).map(envName);
+
+/**
+ * A notice for each CAPTF_* variable that is no setting: a misspelt name (CAPTF_LOCK_TIMOUT) would
+ * otherwise leave its setting at the default without a word. It names the variable it is closest
+ * to, and a report flag's name as a flag only. The runner never reads such a variable.
+ */
+export function unknownSettingVariables(env: NodeJS.ProcessEnv): Notice[] {
+  const reportFlags = new Map(Object.keys(REPORT_FLAGS).map((key) => [envName(key), flagName(key)]));
+  return Object.keys(env)
+    .filter((name) => name.startsWith('CAPTF_') && !SETTING_VARIABLES.includes(name))
+    .sort()
+    .map((name) => {
+      const flag = reportFlags.get(name);
+      const closest = flag ? undefined : closestName(name, SETTING_VARIABLES);
+      const hint = flag ? `${flag} is a flag only: no variable sets it` : closest ? `did you mean ${closest}?` : 'the settings and their variables are in contract.md §1';
+      return { code: 'SettingVariableUnknown', message: `${name} is no setting of captf-runner and was ignored: ${hint}` };
+    });
+}
+
+/** The name within 3 edits of `name` (the fewest; none when two tie), if any. */
+function closestName(name: string, names: readonly string[]): string | undefined {
+  const ranked = names.map((candidate) => ({ candidate, edits: editDistance(name, candidate) })).sort((a, b) => a.edits - b.edits);
+  const [best, next] = ranked;
+  return best && best.edits <= 3 && next?.edits !== best.edits ? best.candidate : undefined;
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[b.length]!;
 }
 
 /** An op's settings: flags over CAPTF_* variables over the defaults, validated once. */

@@ -6,24 +6,34 @@ import { Classification, DestructiveAction, DriftEntry, ResourceEntry } from './
 import { OBJECT_KINDS } from '../object-kind.ts';
 import { SHA256_HEX } from '../util/sha256.ts';
 import { CONTRACT_VERSION } from '../version.ts';
+import { ERROR_KINDS, OPS, OUTCOMES, REASONS, RESULT_REASONS, type ErrorKind, type ResultReason } from '../vocabulary/reasons.ts';
+import { STEP_NAMES, type StepName } from '../vocabulary/steps.ts';
 
 export const RESULT_API_VERSION = CONTRACT_VERSION;
 
-export const Op = z.enum(['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore', 'unlock']);
+export const Op = z.enum(OPS);
 export type Op = z.infer<typeof Op>;
 
 /** The kind of object a run serves. */
 export const Kind = z.enum(OBJECT_KINDS);
 
-export const Outcome = z.enum(['succeeded', 'noChanges', 'blocked', 'failed', 'interrupted', 'invalid']);
+export const Outcome = z.enum(OUTCOMES);
 export type Outcome = z.infer<typeof Outcome>;
+
+/** The reasons a result can carry (contract/sections/reasons.md: each with its kind, outcome and exit code). */
+export const ResultReasonName = z.enum(RESULT_REASONS as [ResultReason, ...ResultReason[]]).describe('one of the reasons of contract/sections/reasons.md');
+/** The reasons a result's `error` can carry: those of failures. */
+const ResultErrorReasonName = z.enum(RESULT_REASONS.filter((reason) => REASONS[reason].kind !== null) as [ResultReason, ...ResultReason[]]);
+export const ErrorKindName = z.enum(Object.keys(ERROR_KINDS) as [ErrorKind, ...ErrorKind[]]);
+/** A step's name: one of the steps of contract/sections/reasons.md. */
+export const StepNameEnum = z.enum(STEP_NAMES as [StepName, ...StepName[]]);
 
 /** A sha256 as the contract writes it (hashes, approvals, digests). */
 export const Sha256 = z.string().regex(SHA256_HEX, 'a sha256 as 64 lowercase hex characters');
 const Timestamp = z.string().describe('RFC 3339 time in UTC');
 
 export const Step = z.strictObject({
-  name: z.string().describe('init, validate, plan, show, classify, decide, backup, apply, state after, …'),
+  name: StepNameEnum,
   status: z.enum(['ok', 'failed', 'skipped', 'interrupted']),
   startedAt: Timestamp,
   durationMs: z.number().int().nonnegative(),
@@ -48,9 +58,9 @@ export const TerraformDiagnostic = z.strictObject({
 export type TerraformDiagnostic = z.infer<typeof TerraformDiagnostic>;
 
 export const ResultError = z.strictObject({
-  kind: z.string().describe('blocked, policy, usage, image, terraform, plan, lock, artifact, state, io, kube, interrupted, internal'),
-  reason: z.string(),
-  step: z.string().optional(),
+  kind: ErrorKindName,
+  reason: ResultErrorReasonName,
+  step: StepNameEnum.optional().describe('the step of steps[] the run stopped in; absent exactly when no step ran (steps[] is empty)'),
   message: z.string(),
   detail: z
     .looseObject({
@@ -118,8 +128,9 @@ export const Drift = z.strictObject({
 export type Drift = z.infer<typeof Drift>;
 
 export const ArtifactRef = z.strictObject({
-  location: z.string(),
+  location: z.string().describe('the store: a directory, or secret:<namespace>/<prefix>'),
   object: z.string(),
+  ref: z.string().describe('the reference to pass back, ready: --plan-artifact, --backup and the captf.io/restore-state annotation take it (<location>/<object>)'),
   sha256: Sha256.describe('sha256 of the whole packed payload'),
   chunks: z.number().int().positive(),
   bytes: z.number().int().nonnegative(),
@@ -130,8 +141,9 @@ export const Lock = z.strictObject({
   id: z.string().optional(),
   path: z.string().optional(),
   operation: z.string().optional(),
-  who: z.string().optional(),
-  created: z.string().optional(),
+  who: z.string().optional().describe("terraform's user@hostname of the holder"),
+  host: z.string().optional().describe("who's hostname: in a pod, the holder pod's name (its Job's name and a suffix; the pod's label batch.kubernetes.io/job-name names the Job)"),
+  created: z.string().optional().describe('when the lock was taken: RFC 3339, UTC'),
   holderKnown: z.boolean().describe('false when the backend reports the waiting process instead of the holder (pg)'),
 });
 
@@ -158,6 +170,10 @@ export const NOTICE_CODES = [
   'VariablesFileNotRead',
   /** `hash` without an image reference: the hashes name an empty one. */
   'ImageEmpty',
+  /** refresh, drift: this run's inputs hash is not the one the state records (other inputs, or the pinned digest as --image). */
+  'StateRecordsOtherInputs',
+  /** A CAPTF_* variable that is no setting (a misspelt name): ignored, and said. */
+  'SettingVariableUnknown',
 ] as const;
 export const NoticeCode = z.enum(NOTICE_CODES);
 export type NoticeCode = z.infer<typeof NoticeCode>;
@@ -171,7 +187,7 @@ export const Result = z.strictObject({
   apiVersion: z.literal(RESULT_API_VERSION),
   op: Op,
   outcome: Outcome,
-  reason: z.string().describe('CamelCase, e.g. ApplySucceeded, DestructivePlanBlocked'),
+  reason: ResultReasonName,
   message: z.string(),
   exitCode: z.number().int(),
   runnerVersion: z.string(),
@@ -224,7 +240,7 @@ export const TerminationMessage = z.looseObject({
   apiVersion: Result.shape.apiVersion,
   op: Op,
   outcome: Outcome,
-  reason: z.string(),
+  reason: ResultReasonName,
   exitCode: z.number().int(),
   inputsHash: Result.shape.inputsHash,
   approvalHash: Result.shape.approvalHash,
@@ -232,7 +248,7 @@ export const TerminationMessage = z.looseObject({
   planHash: Result.shape.planHash,
   applied: z.boolean().optional(),
   mayHaveChanged: z.boolean().optional(),
-  error: z.looseObject({ kind: z.string(), reason: z.string(), step: z.string().optional() }).optional(),
+  error: z.looseObject({ kind: ErrorKindName, reason: ResultErrorReasonName, step: StepNameEnum.optional() }).optional(),
   annotations: z.record(z.string(), z.string()).optional(),
   destructiveTotal: z.number().int().nonnegative().optional(),
   actionsTotal: z.number().int().nonnegative().optional(),

@@ -18,7 +18,7 @@ export async function checkRunLocations(settings: Settings): Promise<void> {
 }
 
 /** Creates the dir when it is missing, then writes and removes a file in it: permission bits do not tell about a read-only mount. */
-async function probeWritableDir(dir: string, mode: number, flag: string, reason: string, what: string): Promise<void> {
+async function probeWritableDir(dir: string, mode: number, flag: string, reason: 'OutDirUnusable' | 'BackupsDirUnusable', what: string): Promise<void> {
   const probe = join(dir, `.captf-runner-probe-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await makeDirs(dir, mode);

@@ -60,7 +60,6 @@ export function refuseDenied(plan: Classification): void {
   throw new RunnerError({
     kind: 'policy',
     reason: 'PolicyDenied',
-    step: 'policy',
     message: `The policy denies this plan: ${deniedText(policy)}. Nothing was applied, and no approval can change that: change the module or its inputs so that the plan keeps to the policy, or change the policy in the image.`,
   });
 }

@@ -9,7 +9,6 @@ import { maskStateSecrets } from '../state/secrets.ts';
 import { pruneObjects, type PruneOptions } from '../store/retention.ts';
 import type { ChunkStore } from '../store/store.ts';
 import { RunnerError } from '../errors.ts';
-import { STATE_LINEAGE_MISMATCH } from '../run/exit-codes.ts';
 import { recordedLocalBackend } from '../terraform/backend.ts';
 import { statePull, statePush } from '../terraform/state.ts';
 import type { Terraform } from '../terraform/terraform.ts';
@@ -23,7 +22,7 @@ import { withSerial } from '../state/serial.ts';
 import { readRegularFile } from '../util/regular-file.ts';
 import type { RunContext } from '../run/context.ts';
 import type { Learned } from '../run/learned.ts';
-import { backupStore } from '../run/stores.ts';
+import { artifactRefOf, backupStore } from '../run/stores.ts';
 
 /** tar and gzip load only when an artifact is written, after terraform has started: every Job pays for what loads before it. */
 const artifactWriter = () => import('../store/artifact-write.ts');
@@ -48,7 +47,7 @@ export async function refuseStateInWorkdir(tf: Terraform, workspace: Workspace, 
   if (givenState !== undefined)
     throw new RunnerError({
       kind: 'usage',
-      reason: 'StateInWorkdir',
+      reason: 'StateFileInWorkdir',
       message: `--state ${givenState} is inside the workdir ${workspace.dir}, which the runner removes or clears: the state would be lost with the run. Nothing was read or applied. Give --state a file outside --workdir.`,
       detail,
     });
@@ -120,7 +119,7 @@ export function refuseOtherState(state: StateSummary, expected: string | undefin
       : `the backend holds a state of lineage ${found}, not the object's (${expected}, --expect-lineage): another object's state (mixed-up backend settings, or a restore --force of the wrong backup)`;
   throw new RunnerError({
     kind: 'state',
-    reason: STATE_LINEAGE_MISMATCH,
+    reason: 'StateLineageMismatch',
     message: `${what}. Nothing was planned or applied, and a retry finds the same. Point the run at the object's own state, or restore a backup of lineage ${expected} (captf-runner restore).`,
     detail: { expectedLineage: expected, foundLineage: found, foundSerial: state.serial },
   });
@@ -325,7 +324,7 @@ export async function backupStep(ctx: RunContext, before: PulledState, inputsHas
       { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
     );
     await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: family, protect: [object, ...keep] });
-    return { location: store.location, object, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
+    return artifactRefOf(store, object, manifest);
   }, { learned: (backup) => ({ backup }) });
 }
 

@@ -12,7 +12,7 @@ import { encryptionSettings, plaintextBackupDecision } from '../guard/plaintext-
 import { actionText, changeText } from '../plan/actions.ts';
 import { terraformText } from '../output/terraform-text.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
-import { apply as terraformApply, type ApplyOptions } from '../terraform/apply.ts';
+import { apply as terraformApply, type ApplyFailure, type ApplyOptions } from '../terraform/apply.ts';
 import { checkBackend, type ExpectedBackend } from '../terraform/backend.ts';
 import { init } from '../terraform/init.ts';
 import type { PlanOptions } from '../terraform/plan.ts';
@@ -343,7 +343,7 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, recor
 
 export interface ApplySavedPlanOptions {
   /** What a failed apply is called for the op (ApplyFailed, RefreshFailed, DestroyFailed). */
-  failureReason?: string;
+  failureReason?: ApplyFailure;
   backup?: boolean;
   /** What a stale saved plan (refused by terraform before it changed anything) means; without it, an ordinary failure of the apply. */
   onStalePlan?: (stale: TerraformFailed) => RunnerError;

@@ -22,7 +22,8 @@ export function failure(store: ChunkStore, object: string, kind: ArtifactKind | 
   return (reason, problem, fix, detail) =>
     new RunnerError({
       kind: 'artifact',
-      reason,
+      // A backup that is not one this runner restores: no new plan helps (ArtifactMismatch's exit 5 says it would), another backup does.
+      reason: reason === 'ArtifactMismatch' && kind === 'StateBackup' ? 'BackupMismatch' : reason,
       message: `${label} "${object}" in ${store.location} ${problem}. ${fix ?? (kind ? FIXES[kind] : 'Write it again.')}`,
       detail: { location: store.location, object, ...detail },
     });

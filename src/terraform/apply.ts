@@ -24,8 +24,10 @@ export const applyArgs = (o: ApplyOptions): string[] => [
  */
 export type ApplyResult = { outcome: 'applied'; exitCode: number } | { outcome: 'stalePlan'; exitCode: number; failure: TerraformFailed };
 
-/** `failureReason` names a failed apply for the op that runs it (ApplyFailed, RefreshFailed, DestroyFailed). */
-export async function apply(tf: Terraform, options: ApplyOptions, failureReason = 'ApplyFailed'): Promise<ApplyResult> {
+export type ApplyFailure = 'ApplyFailed' | 'RefreshFailed' | 'DestroyFailed';
+
+/** `failureReason` names a failed apply for the op that runs it. */
+export async function apply(tf: Terraform, options: ApplyOptions, failureReason: ApplyFailure = 'ApplyFailed'): Promise<ApplyResult> {
   const run = await tf.run('apply', applyArgs(options), { passFds: planFileArgument(options.planFile).passFds });
   if (run.meaning === 'ok') return { outcome: 'applied', exitCode: run.exitCode };
   const failed = failure(run, failureReason);

@@ -16,9 +16,41 @@ export interface LockReport {
   path?: string;
   operation?: string;
   who?: string;
+  /** `who`'s host: terraform writes `user@hostname`, and in a pod the hostname is the pod's name. */
+  host?: string;
+  /** RFC 3339, UTC (terraform prints Go's `2006-01-02 15:04:05.999 -0700 MST` on stderr, RFC 3339 in the lock info file). */
   created?: string;
   /** pg reports the waiting process's own lock info, not the holder's: never present that as the holder. */
   holderKnown: boolean;
+}
+
+/** A lock as terraform describes it by its fields (ID, Path, Operation, Who, Created), told the same way from its message and from its lock info file. */
+export function lockReportOf(field: (name: 'ID' | 'Path' | 'Operation' | 'Who' | 'Created') => string | undefined): LockReport {
+  const id = field('ID');
+  // Without an id there is nothing that names the holder: say so rather than guess.
+  if (id === undefined) return { holderKnown: false };
+  const report: LockReport = { holderKnown: true, id };
+  const set = <K extends keyof LockReport>(key: K, value: LockReport[K] | undefined) => {
+    if (value !== undefined) report[key] = value;
+  };
+  set('path', field('Path'));
+  set('operation', field('Operation'));
+  const who = field('Who');
+  set('who', who);
+  set('host', who?.includes('@') ? who.slice(who.lastIndexOf('@') + 1) || undefined : undefined);
+  const created = field('Created');
+  set('created', created === undefined ? undefined : rfc3339(created));
+  return report;
+}
+
+/** A time terraform wrote (Go's default form or RFC 3339) as RFC 3339 in UTC, its fraction of a second kept as written; undefined when it is neither. */
+export function rfc3339(time: string): string | undefined {
+  const match = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?[ ]?(Z|[+-]\d{2}:?\d{2})?(?: [A-Z]{1,5})?$/.exec(time.trim());
+  if (!match) return undefined;
+  const offset = match[4] === undefined || match[4] === 'Z' ? 'Z' : `${match[4].slice(0, 3)}:${match[4].slice(-2)}`;
+  const ms = Date.parse(`${match[1]}T${match[2]}${offset}`);
+  if (Number.isNaN(ms)) return undefined;
+  return `${new Date(ms).toISOString().slice(0, 19)}${match[3] ? `.${match[3]}` : ''}Z`;
 }
 
 /** What terraform's stderr says went wrong, as far as the runner acts on it. */
@@ -80,17 +112,7 @@ export function detectLockError(stderr: string): LockReport | undefined {
   // "Workspace is already locked" / "Already locked for workspace creation" is pg's advisory lock:
   // the Lock Info that follows is our own request, not the holder's.
   const ownRequest = /already locked/i.test(detail);
-  const id = ownRequest ? undefined : field('ID');
-  // Without an id there is nothing that names the holder: say so rather than guess.
-  const report: LockReport = { holderKnown: id !== undefined };
-  if (id !== undefined) {
-    report.id = id;
-    report.path = field('Path');
-    report.operation = field('Operation');
-    report.who = field('Who');
-    report.created = field('Created');
-  }
-  return report;
+  return ownRequest ? { holderKnown: false } : lockReportOf(field);
 }
 
 /** terraform's sole error is that it refuses a stale saved plan, which it does before it changes anything (stderr whole). */

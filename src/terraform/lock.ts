@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { localLockInfoName } from '../workspace/terraform-files.ts';
-import { diagnose, type LockReport } from './diagnostics.ts';
+import { diagnose, lockReportOf, type LockReport } from './diagnostics.ts';
 import { succeeded, type Terraform } from './terraform.ts';
 
 export type { LockReport } from './diagnostics.ts';
@@ -50,13 +50,7 @@ export async function readLocalLockInfo(statePath: string): Promise<LockReport |
   } catch {
     return { holderKnown: false }; // unreadable: terraform would overwrite it; nobody is named
   }
-  const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
-  const report: LockReport = { holderKnown: str(info.ID) !== undefined };
-  for (const [key, name] of [['id', 'ID'], ['path', 'Path'], ['operation', 'Operation'], ['who', 'Who'], ['created', 'Created']] as const) {
-    const value = str(info[name]);
-    if (value !== undefined) report[key] = value;
-  }
-  return report;
+  return lockReportOf((name) => (typeof info[name] === 'string' && info[name] !== '' ? info[name] : undefined));
 }
 
 /** An address no module can declare (the probe must never match a real object; -dry-run changes nothing anyway). */

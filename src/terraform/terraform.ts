@@ -3,6 +3,7 @@
 // stop handle). Every command's exit is read here, in one place, and a failure becomes the error
 // its stderr explains (diagnostics.ts).
 import { RunnerError, type RunnerErrorOptions } from '../errors.ts';
+import type { ReasonOfKind } from '../vocabulary/reasons.ts';
 import { diagnose, type Diagnosis, type PrintedDiagnostic } from './diagnostics.ts';
 import { diagnosticPlace, errorsOf, recurringFailure, reportedDiagnostic, reportedDiagnostics, type DiagnosticPlace } from './known-diagnostics.ts';
 import { runTerraform, type OutputSink, type RunOptions, type RunResult } from './exec.ts';
@@ -82,7 +83,6 @@ export function createTerraform(options: TerraformOptions): Terraform {
         throw new RunnerError({
           kind: code === 'ENOENT' || code === 'EACCES' ? 'image' : 'terraform',
           reason: code === 'ENOENT' || code === 'EACCES' ? 'ImageInvalid' : 'TerraformFailed',
-          step: command,
           message: `could not run ${path} ${command}: ${(error as Error).message}`,
           cause: error,
         });
@@ -106,6 +106,9 @@ export function planFileArgument(plan: PlanFileRef): { arg: string; passFds: num
   return typeof plan === 'string' ? { arg: plan, passFds: [] } : { arg: `/dev/fd/${PASSED_PLAN_FD}`, passFds: [plan.fd] };
 }
 
+/** The reason a failed command gets when its diagnostics do not say more (InitFailed, ApplyFailed, …). */
+export type CommandFailure = ReasonOfKind<'terraform'>;
+
 /**
  * A command that failed, with what its stderr says (diagnostics.ts). A lock held elsewhere is kind
  * `lock`, so the controller can tell; errors that are all on the list of known-diagnostics.ts are
@@ -118,14 +121,13 @@ export class TerraformFailed extends RunnerError {
   readonly signal: string | undefined;
   readonly diagnosis: Diagnosis;
 
-  constructor(run: CommandRun, reason: string, diagnosis: Diagnosis) {
+  constructor(run: CommandRun, reason: CommandFailure, diagnosis: Diagnosis) {
     const { command } = run;
     const lock = diagnosis.problem.kind === 'stateLocked' ? diagnosis.problem.lock : undefined;
     if (lock) {
       super({
         kind: 'lock',
         reason: 'StateLocked',
-        step: command,
         message: `terraform ${command} could not acquire the state lock: ${lock.holderKnown ? `held by ${lock.who ?? 'unknown'} (lock id ${lock.id ?? 'unknown'}, since ${lock.created ?? 'unknown'})` : 'the backend does not say who holds it'}. Wait for the other run to finish, or if its owner is gone, unlock it (captf-runner unlock --lock-id ID where the backend reports one).`,
         detail: { lock },
       });
@@ -154,11 +156,11 @@ export class TerraformFailed extends RunnerError {
  * naming where the first one points (`main.tf:4`) and the fix; else `otherwise`, kind terraform.
  * Either way error.detail.diagnostics says where terraform points.
  */
-export function diagnosedError(command: Command, diagnostics: readonly PrintedDiagnostic[], complete: boolean, place: DiagnosticPlace, otherwise: { reason: string; message: string; detail?: Record<string, unknown> }): RunnerErrorOptions {
+export function diagnosedError(command: Command, diagnostics: readonly PrintedDiagnostic[], complete: boolean, place: DiagnosticPlace, otherwise: { reason: CommandFailure; message: string; detail?: Record<string, unknown> }): RunnerErrorOptions {
   const reported = diagnostics.length ? reportedDiagnostics(diagnostics, place) : {};
   const detail = { ...otherwise.detail, ...reported };
   const recurring = command === 'init' || command === 'validate' || command === 'plan' ? recurringFailure(diagnostics, complete) : undefined;
-  if (!recurring) return { kind: 'terraform', reason: otherwise.reason, step: command, message: otherwise.message, detail };
+  if (!recurring) return { kind: 'terraform', reason: otherwise.reason, message: otherwise.message, detail };
   const first = reportedDiagnostic(recurring.first, place);
   const where = diagnosticPlace(first);
   const said = first.detail?.split('\n\n')[0]?.replace(/([^.?!])$/, '$1.');
@@ -166,7 +168,6 @@ export function diagnosedError(command: Command, diagnostics: readonly PrintedDi
   return {
     kind: recurring.means === 'image' ? 'image' : 'usage',
     reason: recurring.means === 'image' ? 'ImageInvalid' : 'InputsInvalid',
-    step: command,
     message: `terraform ${command} refused the ${recurring.means === 'image' ? 'module' : 'inputs'}: ${where ? `${where}: ` : ''}${first.summary}${said ? `: ${said}` : '.'}${more > 0 ? ` (And ${more} more error${more > 1 ? 's' : ''}: error.detail.diagnostics.)` : ''} ${recurring.fix}.`,
     detail,
   };
@@ -180,12 +181,12 @@ export const placeOf = (cwd: string, args: readonly string[], mask?: (text: stri
 });
 
 /** The failure of a run whose exit means an error; `reason` names it for the controller (InitFailed, ApplyFailed, …). */
-export function failure(run: CommandRun, reason: string): TerraformFailed {
+export function failure(run: CommandRun, reason: CommandFailure): TerraformFailed {
   return new TerraformFailed(run, reason, diagnose(run.stderrTail, { complete: run.stderrComplete }));
 }
 
 /** The run, when its exit means success (or changes); its failure thrown otherwise. */
-export function succeeded<T>(run: CommandRun<T>, reason: string): CommandRun<T> {
+export function succeeded<T>(run: CommandRun<T>, reason: CommandFailure): CommandRun<T> {
   if (run.meaning === 'error') throw failure(run, reason);
   return run;
 }

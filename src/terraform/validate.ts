@@ -38,7 +38,6 @@ export async function validate(tf: Terraform): Promise<ValidateResult> {
     throw new RunnerError({
       kind: 'terraform',
       reason: 'ValidateFailed',
-      step: 'validate',
       message: `terraform validate exited ${result.exitCode} without a JSON report: ${lastLine(result.stderrTail)}`,
     });
   }

@@ -461,7 +461,7 @@ export const MANUAL_CASES: DecideCase[] = [
     decision: plan('StateWithoutInputsHash'),
   },
   {
-    name: 'Manual: the destructive-plan guard is off, so a destructive approval is not passed',
+    name: 'Manual: the plan approval replaces the guard, so a destructive approval is not passed',
     doc: 'Under Manual it is replaced by the plan approval: a plan you approved is run as it is',
     snapshot: manual((s) => {
       s.annotations.approveDestructivePlan = 'h2';
@@ -949,6 +949,123 @@ export const SCHEDULE_CASES: DecideCase[] = [
   },
 ];
 
+/** A finished Job with the runner's reason and what it was built from (contract/controller-actions.json). */
+const ranWith = (op: OpDecision['op'], outcome: 'failed' | 'interrupted' | 'deadlineExceeded' | 'succeeded', hhmmss: string, reason: string, runnerReason: string, built: { inputsHash?: string; generation?: number } = {}) =>
+  ({ op, outcome, finishedAt: at(hhmmss), reason, runnerReason, ...built }) as const;
+
+export const HOLD_CASES: DecideCase[] = [
+  {
+    name: 'hold: an apply whose image breaks the contract is not retried while the inputs hash is the same',
+    doc: 'ImageInvalid, exit 4: hold the op until the spec, the image or the inputs change (a retry would fail the same way)',
+    snapshot: cluster((s) => {
+      s.inputs.currentHash = 'h2';
+      newestApplyFailed(s, '11:30:00');
+      s.jobs.finished = [ranWith('apply', 'failed', '11:30:00', 'InputsChanged', 'ImageInvalid', { inputsHash: 'h2' })];
+    }),
+    decision: waitFor('HeldForChange', 600, { op: 'apply', reason: 'InputsChanged' }),
+  },
+  {
+    name: 'hold: new inputs (or a new image reference, which the hash covers) end the hold',
+    doc: 'hold the op until the spec, the image or the inputs change',
+    snapshot: cluster((s) => {
+      s.inputs.currentHash = 'h3';
+      newestApplyFailed(s, '11:30:00');
+      s.jobs.finished = [ranWith('apply', 'failed', '11:30:00', 'InputsChanged', 'InputsInvalid', { inputsHash: 'h2' })];
+    }),
+    decision: apply('InputsChanged'),
+  },
+  {
+    name: 'hold: a spec edit (a new generation) ends the hold',
+    doc: 'hold the op until the spec, the image or the inputs change',
+    snapshot: cluster((s) => {
+      s.object.generation = 4;
+      s.inputs.currentHash = 'h2';
+      newestApplyFailed(s, '11:30:00');
+      s.jobs.finished = [ranWith('apply', 'failed', '11:30:00', 'InputsChanged', 'SettingsInvalid', { inputsHash: 'h2', generation: 3 })];
+    }),
+    decision: apply('InputsChanged'),
+  },
+  {
+    name: 'hold: a denied plan holds the apply of the same inputs, which keeps the schedule paused',
+    doc: 'PolicyDenied: no approval passes it; the module, the inputs or the policy must change',
+    snapshot: cluster((s) => {
+      s.drift.lastCheck = { at: at('10:00:00'), found: false }; // drift due at 11:04:45
+      newestApplyFailed(s, '11:30:00');
+      s.jobs.finished = [ranWith('apply', 'failed', '11:30:00', 'LastApplyFailed', 'PolicyDenied', { inputsHash: 'h1' })];
+    }),
+    decision: waitFor('HeldForChange', 600, { op: 'apply', reason: 'LastApplyFailed' }),
+  },
+  {
+    name: 'hold: a held drift remediation leaves the schedule running',
+    doc: 'A blocked drift remediation leaves drift and health checks running (a held one alike: the Job ran for DriftRemediation)',
+    snapshot: cluster((s) => {
+      s.drift = { intervalSeconds: 3600, action: 'Remediate', remediationFailedLimit: 3, lastCheck: { at: at('10:00:00'), found: true } }; // next check due 11:04:45
+      s.jobs.finished = [ranWith('apply', 'failed', '11:30:00', 'DriftRemediation', 'PolicyDenied', { inputsHash: 'h1' })];
+      s.applies.newest = { outcome: 'failed', finishedAt: at('11:30:00'), outputReading: 'unknown' };
+    }),
+    decision: pinnedOp('drift', 'DriftDue', 'current'),
+  },
+  {
+    name: 'hold: a refused refresh is not re-run by the schedule until an apply succeeds after it',
+    doc: 'RefreshRefused, exit 4: nobody can approve a refresh, the module must change',
+    snapshot: machine((s) => {
+      s.applies.newest = { outcome: 'succeeded', finishedAt: at('11:00:00'), outputReading: 'pending' };
+      s.jobs.finished = [ranWith('refresh', 'failed', '11:10:00', 'RefreshAfterApply', 'RefreshRefused')];
+    }),
+    decision: waitFor('HeldForChange', 600, { op: 'refresh', reason: 'RefreshAfterApply' }),
+  },
+  {
+    name: 'hold: a successful apply after the refused refresh ends the hold',
+    doc: 'hold the op until the spec, the image or the inputs change (refresh and drift: what the last successful apply left)',
+    snapshot: machine((s) => {
+      s.applies.newest = { outcome: 'succeeded', finishedAt: at('11:20:00'), outputReading: 'pending' };
+      s.applies.lastSucceededAt = at('11:20:00');
+      s.jobs.finished = [ranWith('refresh', 'failed', '11:10:00', 'RefreshAfterApply', 'RefreshRefused')];
+    }),
+    decision: pinnedOp('refresh', 'RefreshAfterApply', 'durable'),
+  },
+  {
+    name: 'hold: a failure a retry may pass is not held, it backs off',
+    doc: 'InitFailed, exit 1: retry with backoff',
+    snapshot: cluster((s) => {
+      newestApplyFailed(s, '11:59:30');
+      s.jobs.finished = [ranWith('apply', 'failed', '11:59:30', 'LastApplyFailed', 'InitFailed', { inputsHash: 'h1' })];
+    }),
+    decision: waitFor('BackingOff', 30, { op: 'apply', reason: 'LastApplyFailed' }),
+  },
+  {
+    name: 'hold: a destroy is never held, it retries with backoff forever',
+    doc: 'Image breaks the contract | False/ImageInvalid | Retry with backoff',
+    snapshot: cluster((s) => {
+      s.object.deleting = true;
+      s.jobs.finished = [ranWith('destroy', 'failed', '11:50:00', 'Deleting', 'ImageInvalid')];
+    }),
+    decision: pinnedOp('destroy', 'Deleting', 'durable'),
+  },
+  {
+    name: 'hold: a stale approved plan is no hold: DecideOp plans again',
+    doc: 'PlanStale, exit 5: a new plan and approval are needed',
+    snapshot: cluster((s) => {
+      s.object.applyPolicy = 'Manual';
+      s.inputs.currentHash = 'h2';
+      s.annotations.recordedPlan = { inputsHash: 'h2', planHash: 'p1', hasChanges: true, recordedAt: at('11:20:00') };
+      s.annotations.approvedPlanHash = 'p1';
+      newestApplyFailed(s, '11:30:00');
+      s.jobs.finished = [ranWith('apply', 'failed', '11:30:00', 'InputsChanged', 'PlanStale', { inputsHash: 'h2' })];
+    }),
+    decision: plan('InputsChanged'),
+  },
+  {
+    name: 'hold: a Job stopped from outside (exit 143, with or without DisruptionTarget) retries at once',
+    doc: 'Stopped from outside (drain, eviction, Job delete) | Retry at once, no backoff',
+    snapshot: cluster((s) => {
+      s.applies.newest = { outcome: 'interrupted', finishedAt: at('11:59:50'), outputReading: 'unknown' };
+      s.jobs.finished = [ranWith('apply', 'interrupted', '11:59:50', 'LastApplyFailed', 'Interrupted', { inputsHash: 'h1' })];
+    }),
+    decision: apply('LastApplyFailed'),
+  },
+];
+
 export const DECIDE_CASES: DecideCase[] = [
   ...BASELINE_CASES,
   ...ORDER_CASES,
@@ -956,5 +1073,6 @@ export const DECIDE_CASES: DecideCase[] = [
   ...MANUAL_CASES,
   ...BLOCKED_CASES,
   ...BACKOFF_CASES,
+  ...HOLD_CASES,
   ...SCHEDULE_CASES,
 ];

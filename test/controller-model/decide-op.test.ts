@@ -9,6 +9,7 @@ import {
   BACKOFF_CASES,
   BASELINE_CASES,
   BLOCKED_CASES,
+  HOLD_CASES,
   IMMUTABLE_CASES,
   MANUAL_CASES,
   ORDER_CASES,
@@ -23,6 +24,7 @@ const groups: Record<string, DecideCase[]> = {
   'applyPolicy: Manual, the plan flow': MANUAL_CASES,
   'the blocked-apply wait': BLOCKED_CASES,
   'retries and backoff': BACKOFF_CASES,
+  'held until something changes': HOLD_CASES,
   'the schedule': SCHEDULE_CASES,
 };
 

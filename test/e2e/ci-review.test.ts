@@ -109,10 +109,14 @@ describe('--detailed-exitcode', () => {
     assert.equal(found.result!.outcome, 'succeeded');
     assert.equal(found.result!.exitCode, 6, 'the result says the exit code the process ends with');
     const summary = join(s.dir, 'from-env.md');
-    const fromEnv = await s.run('drift', ['--image', IMAGE], { CAPTF_DETAILED_EXITCODE: '1', CAPTF_SUMMARY_MD: summary });
+    const fromEnv = await s.run('drift', ['--image', IMAGE], { CAPTF_DETAILED_EXITCODE: '1', CAPTF_SUMMARY_MD: summary, CAPTF_LOCK_TIMOUT: '1s' });
     assert.equal(fromEnv.exitCode, 0, explain(fromEnv));
     assert.equal(fromEnv.result!.reason, 'DriftFound');
     assert.equal(existsSync(summary), false, 'CAPTF_SUMMARY_MD wrote nothing');
+    // Each variable that is no setting is named (a misspelt one with the setting it resembles), never silently ignored.
+    const unknown = fromEnv.result!.notices?.filter((n) => n.code === 'SettingVariableUnknown').map((n) => n.message.split(' ')[0]);
+    assert.deepEqual(unknown, ['CAPTF_DETAILED_EXITCODE', 'CAPTF_LOCK_TIMOUT', 'CAPTF_SUMMARY_MD']);
+    assert.ok(fromEnv.result!.warnings?.some((w) => w.includes('did you mean CAPTF_LOCK_TIMEOUT?')), explain(fromEnv));
   });
 
   it('classify: 3 for a gated plan, 0 for one that is not; the environment cannot turn it on', async () => {

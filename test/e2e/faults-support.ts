@@ -16,7 +16,7 @@ import {
   fakeTerraformEnv, installFakeTerraform, isProcessRunning, readFakeTerraformLog, stepsRun, tempDir, terraformEnv, writeTree,
   type FakeTerraformEvent, type FakeTerraformOptions,
 } from '../support/tf-modules.ts';
-import { RUNNER } from './runner.ts';
+import { RUNNER, checkVocabulary } from './runner.ts';
 
 /** A module the fake "plans": the runner only needs a .tf file to accept it. */
 export const FAKE_MODULE = { 'main.tf': 'resource "terraform_data" "fake" {}\n' };
@@ -227,6 +227,7 @@ export function checkWellFormed(run: FakeRun): ResultT {
   assert.equal(compact.outcome, result.outcome);
   assert.equal(compact.reason, result.reason);
   assert.equal(compact.exitCode, result.exitCode);
+  checkVocabulary(result, run.exitCode);
   return result;
 }
 
@@ -335,9 +336,9 @@ export function checkRun(run: FakeRun, s: FakeScenario, expect: Expect, failedSt
     assert.equal(result.error?.step, expect.step, why);
     if (expect.kind) assert.equal(result.error?.kind, expect.kind, why);
     assert.equal(result.error?.reason, expect.reason, why);
-    // 'decide' is a decision, not a recorded step; every other failed step is in steps[] as not ok.
+    // Every step an error names is in steps[] as not ok ('decide' too: a block fails it).
     const recorded = result.steps.find((x) => x.name === expect.step);
-    if (expect.step !== 'decide') assert.ok(recorded && recorded.status !== 'ok', `the failed step is recorded as not ok: ${JSON.stringify(result.steps)}`);
+    assert.ok(recorded && recorded.status !== 'ok', `the failed step is recorded as not ok: ${JSON.stringify(result.steps)}`);
   }
   const ran = stepsRun(run.events);
   if (failedStep !== undefined) {

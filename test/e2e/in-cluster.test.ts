@@ -82,7 +82,9 @@ output "kept" {
     const planJob = await api.runAsJob(NS, 'plan-1', s.dir);
     const planned = await s.run('plan', planJob.args, planJob.env);
     assert.equal(planned.exitCode, 0, explain(planned));
-    const ref = `secret:${planned.result!.planArtifact!.location.split('/').at(-1)}/${planned.result!.planArtifact!.object}`;
+    // The reference the result gives, passed back as it is.
+    const { ref } = planned.result!.planArtifact!;
+    assert.equal(ref, `secret:${NS}/${planned.result!.planArtifact!.location.split('/').at(-1)}/${planned.result!.planArtifact!.object}`);
     const applyJob = await api.runAsJob(NS, 'apply-p', s.dir);
     const applied = await s.run('apply', [...applyJob.args, '--plan-artifact', ref, '--approved-plan-hash', planned.result!.planHash!], applyJob.env);
     assert.equal(applied.exitCode, 0, explain(applied));
@@ -130,7 +132,8 @@ output "kept" {
     const planned = await s.run('plan', planJob.args, planJob.env);
     assert.equal(planned.exitCode, 0, explain(planned));
     const restoreJob = await identity('long-4');
-    const restored = await s.run('restore', [...restoreJob.args, '--backup', `secret:${prefix}/${backup.object}`], restoreJob.env);
+    // The backup's ref as the result gives it (what captf.io/restore-state names), passed back as it is.
+    const restored = await s.run('restore', [...restoreJob.args, '--backup', backup.ref], restoreJob.env);
     assert.equal(restored.exitCode, 0, explain(restored));
     assert.equal(restored.result!.reason, 'RestoreSucceeded');
   });

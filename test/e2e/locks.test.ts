@@ -9,6 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { hostname } from 'node:os';
 import { usePostgres, type TestDatabase } from '../support/pg.ts';
 import { runProcess, startInBackground } from '../support/exec.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
@@ -69,11 +70,11 @@ function readResult(s: Scenario) {
 }
 
 /** terraform's lock info once it is written whole: terraform creates the file, then writes it. */
-async function waitForLockInfo(path: string): Promise<{ ID: string; Who: string }> {
+async function waitForLockInfo(path: string): Promise<{ ID: string; Who: string; Created: string }> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     try {
-      return JSON.parse(readFileSync(path, 'utf8')) as { ID: string; Who: string };
+      return JSON.parse(readFileSync(path, 'utf8')) as { ID: string; Who: string; Created: string };
     } catch (error) {
       if (Date.now() > deadline) throw new Error(`no readable lock info at ${path} after 20 s`, { cause: error });
       await new Promise((r) => setTimeout(r, 50));
@@ -123,11 +124,14 @@ describe('pg backend', { concurrency: 1 }, () => {
   it('unlock is refused plainly for pg (UnlockUnsupported): its advisory locks have no id', async (t) => {
     const s = await pgScenario(t, modules.base);
     const run = await s.runPg('unlock', ['--lock-id', 'anything']);
-    assert.equal(run.exitCode, 1, explain(run));
+    // No retry can pass it: exit 2, not the 1 that says a retry may help.
+    assert.equal(run.exitCode, 2, explain(run));
     const r = Result.parse(run.result);
-    assert.equal(r.outcome, 'failed');
+    assert.equal(r.outcome, 'invalid');
     assert.equal(r.reason, 'UnlockUnsupported');
     assert.equal(r.error?.kind, 'lock');
+    assert.deepEqual(r.steps, [], 'refused before any step');
+    assert.equal(r.error?.step, undefined);
     assert.match(r.message, /advisory lock/);
   });
 
@@ -170,7 +174,8 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     t.after(() => holder.child.kill('SIGKILL'));
     const info = await waitForLockInfo(lockInfo(s));
 
-    const second = await s.run('apply', ['--kind', 'machine', '--guard', 'off', '--lock-timeout', '2s']);
+    // Whole seconds (what a controller has from activeDeadlineSeconds): terraform gets 2s.
+    const second = await s.run('apply', ['--kind', 'machine', '--guard', 'off', '--lock-timeout', '2']);
     assert.equal(second.exitCode, 1, explain(second));
     const r = Result.parse(second.result);
     assert.equal(r.reason, 'StateLocked');
@@ -178,6 +183,11 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     assert.equal(r.lock?.holderKnown, true);
     assert.equal(r.lock?.id, info.ID, 'the lock id is the holder\'s');
     assert.equal(r.lock?.who, info.Who);
+    // The holder's host is who's hostname (the holder runs on this machine; in a pod it is the pod's name).
+    assert.equal(r.lock?.host, hostname());
+    // RFC 3339 in UTC, the same instant the lock info file records (terraform prints Go's own form on stderr).
+    assert.match(r.lock!.created!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    assert.equal(Date.parse(r.lock!.created!), Date.parse(info.Created));
     assert.equal(r.lock?.operation, 'OperationTypeApply');
     assert.ok(stepDuration(second, 'plan') >= 1_700, `plan waited ${stepDuration(second, 'plan')} ms for a 2 s --lock-timeout`);
     assert.ok(r.message.includes(info.ID));
@@ -186,7 +196,9 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     assert.equal(unlock.exitCode, 1, explain(unlock));
     assert.equal(unlock.result!.reason, 'LockHeld');
     assert.equal(unlock.result!.error?.kind, 'lock');
+    assert.equal(unlock.result!.error?.step, 'force-unlock');
     assert.equal(unlock.result!.lock?.id, info.ID);
+    assert.equal(unlock.result!.lock?.created, r.lock!.created, 'one lock, one time, from either of terraform\'s forms');
     assert.ok(existsSync(lockInfo(s)), 'a live holder\'s lock is left alone');
 
     holder.child.kill('SIGTERM');
@@ -211,8 +223,11 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     assert.ok(existsSync(lockInfo(s)), 'SIGKILL leaves the lock info behind');
 
     const wrong = await s.run('unlock', ['--lock-id', 'not-the-lock-id']);
-    assert.equal(wrong.exitCode, 1, explain(wrong));
+    // The same id fails the same way every time: exit 2, and the step that read the lock info failed.
+    assert.equal(wrong.exitCode, 2, explain(wrong));
     assert.equal(wrong.result!.reason, 'LockIdMismatch');
+    assert.equal(wrong.result!.error?.step, 'lock info');
+    assert.equal(wrong.result!.steps.find((step) => step.name === 'lock info')?.status, 'failed');
     assert.equal(wrong.result!.lock?.id, id, 'the refusal says which id the lock carries');
     assert.ok(existsSync(lockInfo(s)), 'a wrong id releases nothing');
 

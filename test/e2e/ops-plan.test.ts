@@ -37,7 +37,9 @@ async function planned(t: TestContext, variant: FileTree = modules.replace, plan
   const stateBytes = await readFile(s.state);
   assert.deepEqual(stateBytes, before, 'plan must not touch the state');
   const ref = plan.result!.planArtifact!;
-  return { s, plan, artifact: join(ref.location, ref.object), hash: plan.result!.planHash!, stateBytes };
+  assert.equal(ref.ref, join(ref.location, ref.object), 'the reference to pass back is ready: <dir>/<object>');
+  // What a controller passes back: the ref as the result gives it.
+  return { s, plan, artifact: ref.ref, hash: plan.result!.planHash!, stateBytes };
 }
 
 /**
@@ -119,11 +121,25 @@ describe('plan: the artifact a person approves', () => {
     assertNoCanary(plan);
   });
 
-  it('a plan without changes says so and still gives a plan hash', async (t) => {
-    const { plan, hash } = await planned(t, modules.base);
+  it('a plan without changes says so, still writes its artifact, and its apply (self-approved) applies nothing', async (t) => {
+    const p = await planned(t, modules.base);
+    const { plan, hash } = p;
     assert.equal(plan.result!.outcome, 'noChanges');
     assert.equal(plan.result!.reason, 'NoChanges');
     assert.match(hash, /^[0-9a-f]{64}$/);
+    assert.ok(plan.result!.planArtifact, 'the artifact is written: the controller applies the recorded plan as for any other');
+    // The controller approves the recorded plan hash itself (recordedPlan.hasChanges is false): nothing to apply, no backup.
+    const run = await approvedApply(p, p.artifact, hash);
+    assert.equal(run.exitCode, 0, explain(run));
+    const r = run.result!;
+    assert.equal(r.outcome, 'noChanges');
+    assert.match(r.message, /has no changes: nothing was applied, and the state already records these inputs/);
+    assert.doesNotMatch(r.message, /only recorded/);
+    assert.equal(r.applied, false);
+    assert.equal(r.mayHaveChanged, false);
+    assert.equal(r.backup, undefined);
+    assert.deepEqual(r.steps.filter((step) => ['backup', 'plan check', 'apply'].includes(step.name)).map((step) => [step.name, step.status]), [['apply', 'skipped']]);
+    assert.deepEqual(await readFile(p.s.state), p.stateBytes, 'the state is untouched');
   });
 
   it('new inputs that change nothing but the recorded hash: noChanges (no approval needed), and applying the plan records the hash', async (t) => {
@@ -136,6 +152,8 @@ describe('plan: the artifact a person approves', () => {
     const run = await approvedApply(p, p.artifact, p.hash, ['--image', 'registry.example/captf-module:1.0.1']);
     assert.equal(run.exitCode, 0, explain(run));
     assert.equal(run.result!.outcome, 'noChanges');
+    assert.match(run.result!.message, /it only recorded the inputs hash/, 'said when it is true');
+    assert.equal(run.result!.applied, true);
     assert.equal(recordedInputsHash(await p.s.readState()), r.inputsHash);
   });
 
@@ -154,11 +172,13 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
     // The module dir now holds another change (an in-place update): the approved apply must not plan it.
     await p.s.useModule(modules.update);
     const workdir = join(p.s.dir, 'work');
-    const run = await approvedApply(p, p.artifact, p.hash, ['--workdir', workdir]);
+    // A cluster with the default --guard on: the plan approval binds the plan, so the guard is not consulted and the replace is not blocked.
+    const run = await approvedApply(p, p.artifact, p.hash, ['--workdir', workdir, '--kind', 'cluster', '--guard', 'on']);
     assert.equal(run.exitCode, 0, explain(run));
     const r = run.result!;
     assert.equal(r.outcome, 'succeeded');
     assert.equal(r.reason, 'ApplySucceeded');
+    assert.deepEqual(r.approval, { given: true, matched: true, required: false });
     assert.equal(r.planHash, p.hash);
     assert.equal(r.applied, true);
     assert.ok(!r.steps.some((step) => step.name === 'plan'), 'no new plan');
@@ -298,7 +318,9 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
     assert.match(r.message, /stale/);
     assert.match(r.message, /Nothing was applied/);
     assert.match(r.message, /new plan and a new approval/);
-    assert.equal(r.applied, false);
+    // terraform apply ran (applied is whether it did) and refused the plan before changing anything.
+    assert.equal(r.applied, true);
+    assert.equal(r.steps.find((step) => step.name === 'apply')?.status, 'failed');
     assert.equal(r.mayHaveChanged, false);
     assert.notEqual(r.error!.kind, 'blocked', 'a stale plan is not a destructive block');
     assert.deepEqual(await readFile(p.s.state), changed, 'the state is as the in-between apply left it');

@@ -51,6 +51,9 @@ describe('refresh', () => {
     assert.equal(r.outputs!.cluster_id!.value, resourceIds(after)['terraform_data.cluster']);
     assert.deepEqual(r.outputs!.admin_token, { sensitive: true, known: true, type: 'string' });
     assert.equal(recordedInputsHash(after), recordedInputsHash(before));
+    // The applied inputs and the reference the apply ran (the Job runs its pinned digest): the hash the apply recorded.
+    assert.equal(r.inputsHash, r.stateInputsHash);
+    assert.deepEqual(r.notices, []);
     assertNoCanary(run);
   });
 
@@ -106,6 +109,17 @@ describe('drift', () => {
     assert.equal(r.mayHaveChanged, false);
     assert.deepEqual(await readFile(s.state), bytes, 'drift never writes the state');
     assertNoCanary(run);
+    // The reference the apply ran as --image: the hash the state records, which a controller compares.
+    assert.equal(r.inputsHash, r.stateInputsHash);
+    assert.deepEqual(r.notices, []);
+
+    // The digest pinned from it is another reference, so another hash: never passed as --image, and said when it is.
+    const pinned = await s.run('drift', ['--image', `registry.example/captf-module@sha256:${'0123456789abcdef'.repeat(4)}`]);
+    assert.equal(pinned.exitCode, 0, explain(pinned));
+    assert.equal(pinned.result!.reason, 'NoDrift', 'the record is never a difference');
+    assert.notEqual(pinned.result!.inputsHash, pinned.result!.stateInputsHash);
+    assert.deepEqual(pinned.result!.notices!.map((n) => n.code), ['StateRecordsOtherInputs']);
+    assert.match(pinned.result!.notices![0]!.message, /passes the inputs of the last successful apply and the image reference that apply ran as --image, not the digest/);
   });
 
   it('new inputs alone are not drift: the recorded inputs hash is never a difference', async (t) => {
@@ -136,6 +150,10 @@ describe('drift', () => {
     assert.equal(r.drift!.found, true);
     assert.equal(r.drift!.outputsOnly, false);
     assert.equal(r.drift!.remediationDestructive, false);
+    // terraform_data reads nothing back: terraform reports no change outside it, and the edited value is
+    // where the state and the inputs differ. That alone is drift found (a remediation apply changes it).
+    assert.equal(r.drift!.resourceDriftTotal, 0);
+    assert.deepEqual(r.drift!.inputsDiffer.map((c) => [c.address, c.actions]), [['terraform_data.network', ['update']]]);
     assert.equal(r.plan!.counts.update, 1, 'only the edited resource; never the inputs-hash resource');
     assert.equal(r.plan!.destructiveTotal, 0);
     assert.match(r.planText!, /# terraform_data\.network will be updated in-place/);

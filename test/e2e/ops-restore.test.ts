@@ -122,6 +122,7 @@ describe('backups (pg backend)', () => {
     assert.ok(names.indexOf('backup') < names.indexOf('apply'), names.join(','));
     const ref = second.result!.backup!;
     const objectDir = join(ref.location, ref.object);
+    assert.equal(ref.ref, objectDir, 'the reference --backup and captf.io/restore-state take, ready');
     const { manifest, files } = await unpackArtifactDir(objectDir);
     assert.equal(manifest.kind, 'StateBackup');
     assert.equal(manifest.serial, before.serial);
@@ -220,8 +221,11 @@ describe('restore (pg backend)', () => {
     assert.notDeepEqual((await other.state())!.resources, backedUp.resources, 'the backup holds another state');
 
     const refused = await other.run('restore', ['--backup', backup]);
-    assert.equal(refused.exitCode, 1, explain(refused));
+    // Only --force passes it, so a retry never does: exit 2, in the step decide.
+    assert.equal(refused.exitCode, 2, explain(refused));
     assert.equal(refused.result!.reason, 'LineageMismatch');
+    assert.equal(refused.result!.error?.step, 'decide');
+    assert.equal(refused.result!.steps.at(-1)?.name, 'decide');
     assert.match(refused.result!.message, /Nothing was pushed/);
     assert.match(refused.result!.message, /--force/);
     assert.equal(refused.result!.mayHaveChanged, false);

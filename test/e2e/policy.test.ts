@@ -87,7 +87,8 @@ async function assertDenied(s: Scenario, run: RunnerRun, stateBefore: Buffer, de
     assert.ok(r.message.includes(d.message), 'the message says what must change');
   });
   assert.equal(r.plan!.gated, true, 'a denial sets gated');
-  assert.ok(!r.steps.some((step) => step.name === 'apply'), 'no apply step');
+  assert.ok(!r.steps.some((step) => step.name === 'apply' && step.status !== 'skipped'), 'no apply step ran');
+  assert.equal(r.error?.step, 'decide', 'the denial fails the step decide');
   assert.match(run.stdout, /denied by the policy \(\d+: no approval can pass it\):/);
   const term = await termination(s);
   assert.equal(term.reason, 'PolicyDenied');

@@ -3,7 +3,9 @@
 import { readFile, mkdir, writeFile, rm, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+import assert from 'node:assert/strict';
 import type { Result } from '../../src/schemas/result.ts';
+import { EXIT, REASONS, isReason } from '../../src/vocabulary/reasons.ts';
 import { builtRunner } from '../support/bundle.ts';
 import { runProcess } from '../support/exec.ts';
 import { TERRAFORM_LINE_PREFIX } from '../../src/output/log.ts';
@@ -85,10 +87,39 @@ export async function runRunner(args: string[], env: Record<string, string> = {}
     } catch {
       result = undefined;
     }
+    if (result) checkVocabulary(result, run.exitCode);
     for (const name of await readdir(where.out).catch(() => [] as string[])) outBytes += await readFile(join(where.out, name), 'utf8').catch(() => '');
     outBytes += await readFile(where.termination, 'utf8').catch(() => '');
   }
   return { exitCode: run.exitCode ?? -1, stdout: run.stdout, stderr: run.stderr, result, allBytes: `${run.stdout}\n${run.stderr}\n${outBytes}` };
+}
+
+/**
+ * Every result an e2e run leaves speaks the closed vocabulary (contract/sections/reasons.md): its
+ * reason has a row that names this op, its outcome and exit code are the row's, and `error.step`
+ * names the step of steps[] the run stopped in (absent exactly when no step ran).
+ */
+export function checkVocabulary(result: Result, processExitCode?: number | null): void {
+  const where = `${result.op} ended ${result.outcome}/${result.reason} (exit ${result.exitCode})`;
+  assert.ok(isReason(result.reason), `${where}: the reason has no row in src/vocabulary/reasons.ts`);
+  const row = REASONS[result.reason];
+  assert.ok((row.ops as readonly string[]).includes(result.op), `${where}: the row of ${result.reason} does not name ${result.op}`);
+  assert.ok((row.outcomes as readonly string[]).includes(result.outcome), `${where}: the row says ${row.outcomes.join(' or ')}`);
+  const signalled = result.reason === 'Interrupted' && result.exitCode === EXIT.sigint;
+  const resultNotWritten = processExitCode === EXIT.failed && result.exitCode === EXIT.succeeded;
+  if (!signalled && !resultNotWritten && !(result.reason === 'DriftFound' && result.exitCode === EXIT.driftFound)) assert.equal(result.exitCode, row.exitCode, `${where}: the row says exit ${row.exitCode}`);
+  const error = result.error;
+  if (!error) return;
+  assert.equal(error.reason, result.reason, where);
+  assert.equal(error.kind, row.kind, `${where}: the row's kind is ${row.kind}`);
+  if (error.step === undefined) {
+    assert.deepEqual(result.steps, [], `${where}: error.step is absent, so no step may have run`);
+    return;
+  }
+  const stoppedIn = result.steps.filter((step) => step.name === error.step).at(-1);
+  assert.ok(stoppedIn, `${where}: error.step ${error.step} is not in steps[] ${JSON.stringify(result.steps.map((s) => s.name))}`);
+  const allowed = error.kind === 'interrupted' ? ['interrupted', 'ok', 'failed'] : ['failed'];
+  assert.ok(allowed.includes(stoppedIn.status), `${where}: error.step ${error.step} has status ${stoppedIn.status}`);
 }
 
 /** The inputs hash the state records (the contract's location), or undefined. */

@@ -121,7 +121,10 @@ describe('settings per op', () => {
     assert.equal(run.result!.object.name, 'demo', 'the result names the object its valid settings name');
     assert.ok(!existsSync(s.state), 'nothing was applied');
 
-    const approved = await s.run('apply', [], await jobEnvironment(s, 'apply-artifact', join(s.dir, 'no-backup')));
+    // A Manual apply passes no --guard (the guard is not consulted, and off stays refused for a cluster).
+    const manual = await jobEnvironment(s, 'apply-artifact', join(s.dir, 'no-backup'));
+    delete manual.CAPTF_GUARD;
+    const approved = await s.run('apply', [], manual);
     assert.equal(approved.exitCode, 2, explain(approved));
     assert.equal(approved.result!.reason, 'PlanNotApproved');
     assert.match(approved.result!.message, /--plan-artifact needs --approved-plan-hash.*not "pending"/);

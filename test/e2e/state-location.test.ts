@@ -44,13 +44,13 @@ describe('a local backend that keeps the state in the workdir', () => {
     }
   });
 
-  it('--state inside --workdir: refused as the caller\'s mistake (exit 2, StateInWorkdir)', async (t) => {
+  it('--state inside --workdir: refused as the caller\'s mistake (exit 2, StateFileInWorkdir)', async (t) => {
     const s = await scenario(t, modules.base);
     const workdir = join(s.dir, 'work');
     await mkdir(workdir);
     const run = await s.run('apply', ['--workdir', workdir, '--state', join(workdir, 'terraform.tfstate'), '--new-state']);
     assert.equal(run.exitCode, 2, explain(run));
-    assert.equal(run.result!.reason, 'StateInWorkdir');
+    assert.equal(run.result!.reason, 'StateFileInWorkdir');
     assert.match(run.result!.message, /--state .* is inside the workdir/);
     assert.ok(!existsSync(join(workdir, 'terraform.tfstate')));
   });

@@ -129,7 +129,7 @@ output "joined" { value = nonsensitive("\${var.a} \${var.b}") }
     assert.equal(run.exitCode, 0, explain(run));
     const result = Result.parse(run.result);
     const records = logRecords(run);
-    const steps = new Set(result.steps.map((step) => step.name));
+    const steps = new Set<string>(result.steps.map((step) => step.name));
     for (const record of records) {
       assert.deepEqual([record.op, record.object, record.namespace], ['apply', 'demo', 'ns'], JSON.stringify(record));
       if (record.step !== undefined) assert.ok(steps.has(record.step as string), JSON.stringify(record));
@@ -221,7 +221,7 @@ describe("secrets drawn from the runner's own vocabulary", () => {
       for (const secret of secrets) for (const [sink, text] of Object.entries(sinks)) assert.ok(!text.includes(`@@${secret}@@`) && !text.includes(`@@${JSON.stringify(secret).slice(1, -1)}@@`), `${what}: ${sink} shows ${secret}`);
 
       // The log: JSON objects only; the runner's own fields as they are; every other string masked.
-      const steps = new Set(result.steps.map((step) => step.name));
+      const steps = new Set<string>(result.steps.map((step) => step.name));
       const skip = new Set([...RUNNER_WORD_FIELDS, 'time']);
       const records = logRecords(run);
       // The runner learns the secrets as it reads the inputs: what it logs before (its own words, no value) cannot mask them.

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { runRunner } from './runner.ts';
 import { fakeTerraformEnv, installFakeTerraform, readFakeTerraformLog, tempDir } from '../support/tf-modules.ts';
 import { RESULT_API_VERSION } from '../../src/schemas/result.ts';
-import { EXIT } from '../../src/run/exit-codes.ts';
+import { EXIT } from '../../src/vocabulary/reasons.ts';
 
 const PACKAGE_VERSION = (JSON.parse(await readFile(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }).version;
 

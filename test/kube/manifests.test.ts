@@ -136,6 +136,8 @@ test('the example Job follows the runner contract', async () => {
   assert.deepEqual(env.CAPTF_JOB_UID, { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } });
   // The graceful stop (stop grace, 5 s to SIGKILL) and writing the result fit before the kubelet's SIGKILL,
   // with the example's value and with the default.
+  // The Job's deadline counts from before the pod is scheduled and its image pulled: the runner's comes 300 s earlier (contract.md, --deadline).
+  assert.equal(durationMs(env.CAPTF_DEADLINE as string), (job.spec.activeDeadlineSeconds - 300) * 1000);
   for (const stopGrace of [env.CAPTF_STOP_GRACE as string, Settings.parse({}).stopGrace]) {
     assert.ok(durationMs(stopGrace) + 5_000 < pod.terminationGracePeriodSeconds * 1000 - 2_000, `stop grace ${stopGrace} leaves no time for the result`);
   }

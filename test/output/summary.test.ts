@@ -42,7 +42,7 @@ describe('humanSummary: what changed and what next', () => {
       [{ outcome: 'failed', reason: 'PlanStale', exitCode: 5 }, /changed: nothing/, /next: make a new plan \(and approval\)/],
       [{ outcome: 'invalid', reason: 'InputsInvalid', exitCode: 2 }, /changed: nothing/, /next: fix the inputs or flags named above/],
       [{ outcome: 'invalid', reason: 'ImageInvalid', exitCode: 4 }, /changed: nothing/, /next: fix the module or image named above/],
-      [{ op: 'restore', outcome: 'failed', reason: 'RestoreFailed', exitCode: 1, mayHaveChanged: true }, /changed: maybe: the state may differ/, /next: see the error/],
+      [{ op: 'restore', outcome: 'failed', reason: 'RestoreVerifyFailed', exitCode: 1, mayHaveChanged: true }, /changed: maybe: the state may differ/, /next: see the error/],
     ];
     for (const [over, changed, next] of cases) {
       const text = humanSummary(result(over));

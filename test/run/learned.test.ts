@@ -6,14 +6,14 @@ import assert from 'node:assert/strict';
 import { RunContext } from '../../src/run/context.ts';
 import { finishRun } from '../../src/run/finish.ts';
 import { keepOnFailure, reporting, takeLearned, withLearned } from '../../src/run/learned.ts';
-import { RunnerError } from '../../src/errors.ts';
+import { RunnerError, errorOf } from '../../src/errors.ts';
 import { Masker } from '../../src/output/mask.ts';
 import { Settings } from '../../src/schemas/config.ts';
 import type { Logger } from '../../src/output/log.ts';
 
 const quiet = { info() {}, warn() {}, error() {}, debug() {} } as unknown as Logger;
 const run = () => new RunContext('apply', Settings.parse({}), quiet, new Masker());
-const failure = (reason: string) => new RunnerError({ kind: 'terraform', reason, message: `${reason}: fix it` });
+const failure = (reason: 'ApplyFailed' | 'PlanErrored' | 'PlanStale') => errorOf(reason, `${reason}: fix it`);
 const state = (serial: number) => ({ serialBefore: 1, serialAfter: serial, lineage: 'l' });
 
 describe('run: the step records and what the result is built from', () => {
@@ -44,8 +44,8 @@ describe('run: the step records and what the result is built from', () => {
     await assert.rejects(failed.step('apply', async () => { throw failure('ApplyFailed'); }, { starting: started }));
     assert.deepEqual(failed.learned(), started);
     const stale = run();
-    await assert.rejects(stale.step('apply', async () => { throw withLearned(failure('PlanStale'), { applied: false, mayHaveChanged: false }); }, { starting: started }));
-    assert.deepEqual(stale.learned(), { applied: false, mayHaveChanged: false });
+    await assert.rejects(stale.step('apply', async () => { throw withLearned(failure('PlanStale'), { mayHaveChanged: false }); }, { starting: started }));
+    assert.deepEqual(stale.learned(), { applied: true, mayHaveChanged: false });
   });
 
   it('a step refused after a stop request learns nothing, not even what its start would tell', async () => {
@@ -68,7 +68,7 @@ describe('run: the step records and what the result is built from', () => {
     const ctx = run();
     const sensitive = { token: { sensitive: true, known: true, type: 'string', value: 'secret-value' } };
     await ctx.step('apply', async () => 0, { starting: { applied: true, mayHaveChanged: true } });
-    await ctx.step('output', async () => 0, { learned: () => ({ outputs: { token: { sensitive: true, known: true, type: 'string' } }, sensitiveOutputs: sensitive }) });
+    await ctx.step('state after', async () => 0, { learned: () => ({ outputs: { token: { sensitive: true, known: true, type: 'string' } }, sensitiveOutputs: sensitive }) });
     const blocked = withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', message: 'approve it' }), { approveCommand: 'kubectl annotate …' });
     const { result, exitCode, sensitiveOutputs } = await finishRun(ctx, undefined, blocked);
     assert.equal(exitCode, 3);

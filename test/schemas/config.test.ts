@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Command } from 'commander';
 import { buildCli } from '../../src/cli.ts';
-import { OP_SCHEMAS, Settings, durationMs, envName, loadHashSettings, loadSettings, settingsOfInvalidRun } from '../../src/schemas/config.ts';
+import { OP_SCHEMAS, Settings, durationMs, envName, loadHashSettings, loadSettings, settingsOfInvalidRun, unknownSettingVariables } from '../../src/schemas/config.ts';
 import { HASH_SETTINGS, OP_REPORT_FLAGS, OP_SETTINGS, REPORT_FLAGS, SETTING_OPTIONS, flagName, settingHelp, type SettingOption } from '../../src/schemas/setting-options.ts';
 import { Op } from '../../src/schemas/result.ts';
 import { RunnerError } from '../../src/errors.ts';
@@ -29,8 +29,10 @@ describe('settings per op', () => {
     assert.match(e.message, /cannot be turned off for a cluster: drop --guard off \(CAPTF_GUARD\)/);
     assert.equal(refusal(() => loadSettings('apply', {}, { CAPTF_GUARD: 'off', CAPTF_KIND: 'cluster' })).reason, 'GuardRequired');
     assert.equal(loadSettings('apply', { guard: 'off', kind: 'pool' }, {}).guard, 'off');
-    // The approval of a plan artifact binds the plan: the guard does not apply to it.
-    assert.equal(loadSettings('apply', { guard: 'off', planArtifact: '/a', approvedPlanHash: PLAN_HASH }, {}).planArtifact, '/a');
+    // The approval of a plan artifact binds the plan, so the guard is not consulted: a cluster passes the default (on), and off stays refused (one rule).
+    assert.equal(loadSettings('apply', { planArtifact: '/a', approvedPlanHash: PLAN_HASH }, {}).guard, 'on');
+    assert.equal(refusal(() => loadSettings('apply', { guard: 'off', planArtifact: '/a', approvedPlanHash: PLAN_HASH }, {})).reason, 'GuardRequired');
+    assert.equal(loadSettings('apply', { guard: 'off', kind: 'machine', planArtifact: '/a', approvedPlanHash: PLAN_HASH }, {}).guard, 'off');
   });
 
   it('--plan-artifact without a plan hash is refused by the apply schema', () => {
@@ -160,8 +162,38 @@ describe('settings', () => {
     assert.throws(() => loadSettings('apply', {}, { CAPTF_LOCK_TIMEOUT: 'soon' }), /--lock-timeout \(or CAPTF_LOCK_TIMEOUT\)/);
   });
 
-  it('reads durations as terraform writes them', () => {
+  it('reads durations as terraform writes them, or whole seconds (what a controller has from activeDeadlineSeconds)', () => {
     assert.equal(durationMs('1h30m'), 5_400_000);
     assert.equal(durationMs('45s'), 45_000);
+    assert.equal(durationMs('600'), 600_000);
+    assert.equal(durationMs('2h5s'), 7_205_000);
+    for (const text of ['1.5h', '30 s', '1m1h', 'h', '', '-5', '5d', '1h30'])
+      assert.throws(() => durationMs(text), (e: RunnerError) => e.reason === 'SettingsInvalid' && /whole seconds \(600\), or hours, minutes and seconds in that order/.test(e.message), text);
+    // terraform's -lock-timeout needs a unit: whole seconds reach it as such.
+    assert.equal(loadSettings('apply', {}, { CAPTF_LOCK_TIMEOUT: '600', CAPTF_DEADLINE: '3300' }).lockTimeout, '600s');
+    assert.equal(loadSettings('apply', {}, { CAPTF_DEADLINE: '3300' }).deadline, '3300s');
+    assert.throws(() => loadSettings('apply', {}, { CAPTF_DEADLINE: '1.5h' }), /--deadline \(or CAPTF_DEADLINE\): a duration: whole seconds/);
+  });
+
+  it('names every CAPTF_* variable that is no setting (a misspelt name is a notice, never silence), and only those', () => {
+    const notices = unknownSettingVariables({
+      CAPTF_LOCK_TIMOUT: '5m', // one letter missing
+      CAPTF_APROVED_HASH: 'abc',
+      CAPTF_SUMMARY_MD: '/tmp/x.md', // a report flag: flags only
+      CAPTF_WHATEVER_ELSE: '1',
+      CAPTF_LOCK_TIMEOUT: '5m', // settings, of this op or another: never named
+      CAPTF_LOCK_ID: 'x',
+      CAPTF_TERRAFORM: '/bin/tofu',
+      NOT_CAPTF_LOCK_TIMOUT: '1',
+    });
+    assert.deepEqual(notices.map((n) => n.code), ['SettingVariableUnknown', 'SettingVariableUnknown', 'SettingVariableUnknown', 'SettingVariableUnknown']);
+    assert.deepEqual(notices.map((n) => n.message), [
+      'CAPTF_APROVED_HASH is no setting of captf-runner and was ignored: did you mean CAPTF_APPROVED_HASH?',
+      'CAPTF_LOCK_TIMOUT is no setting of captf-runner and was ignored: did you mean CAPTF_LOCK_TIMEOUT?',
+      'CAPTF_SUMMARY_MD is no setting of captf-runner and was ignored: --summary-md is a flag only: no variable sets it',
+      'CAPTF_WHATEVER_ELSE is no setting of captf-runner and was ignored: the settings and their variables are in contract.md §1',
+    ]);
+    // Every setting's variable is known: a Job's environment that carries them all says nothing.
+    assert.deepEqual(unknownSettingVariables(Object.fromEntries(Object.keys(Settings.shape).map((key) => [envName(key), '1']))), []);
   });
 });

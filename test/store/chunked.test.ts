@@ -241,7 +241,7 @@ describe('readArtifact checks what the caller expects', () => {
     const store = new DirStore(root);
     await writePlan(store);
     const into = join(root, 'out');
-    await rejectsWith(readArtifact(store, 'plan-1', { into, expect: { kind: 'StateBackup' } }), 'artifact', 'ArtifactMismatch', /is a "PlanArtifact", not a StateBackup/);
+    await rejectsWith(readArtifact(store, 'plan-1', { into, expect: { kind: 'StateBackup' } }), 'artifact', 'BackupMismatch', /is a "PlanArtifact", not a StateBackup/);
     const wrongPlan = await rejectsWith(
       readArtifact(store, 'plan-1', { into, expect: { kind: 'PlanArtifact', planHash: sha256('approved other') } }),
       'artifact',

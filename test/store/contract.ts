@@ -312,7 +312,8 @@ export function storeContract(name: string, contract: StoreContract): void {
         damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.files[0].bytes += 1)),
       },
       { name: 'a manifest that is not JSON', reason: 'ArtifactCorrupt', message: /not valid JSON/, damage: (f) => f.tamper.setManifest('backup-1', Buffer.from('{"apiV')) },
-      { name: 'a manifest of another apiVersion', reason: 'ArtifactMismatch', message: /apiVersion "runner.captf.io\/v2"/, damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.apiVersion = 'runner.captf.io/v2')) },
+      // A backup no restore of this runner can use: not ArtifactMismatch, whose exit 5 asks for a new plan.
+      { name: 'a manifest of another apiVersion', reason: 'BackupMismatch', message: /apiVersion "runner.captf.io\/v2"/, damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.apiVersion = 'runner.captf.io/v2')) },
       {
         name: 'a manifest declaring files over --max-artifact-bytes (refused before a chunk is read)',
         reason: 'ArtifactTooLarge',

@@ -4,7 +4,7 @@
 // not fire where it must not.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { detectLockError, diagnose, initProblem, isStalePlan, lastDiagnostic, lastLine, providersInInitOutput, type LockReport } from '../../src/terraform/diagnostics.ts';
+import { detectLockError, diagnose, initProblem, isStalePlan, lastDiagnostic, lastLine, providersInInitOutput, rfc3339, type LockReport } from '../../src/terraform/diagnostics.ts';
 import { failure, TerraformFailed } from '../../src/terraform/terraform.ts';
 import { CAPTURED_WORKDIR, capturedCases, capturedOutput, capturedRun } from '../support/terraform-output.ts';
 
@@ -21,9 +21,19 @@ function table<T>(rule: (name: string) => T, expected: Record<string, (value: T,
 const printed = (name: string, field: string) => new RegExp(`^\\s*${field}:[ \\t]*(.*)$`, 'm').exec(stderrOf(name))?.[1]?.trim();
 
 describe('the lock holder (detectLockError)', () => {
+  it('tells a lock time in RFC 3339, UTC, whichever form terraform wrote it in', () => {
+    assert.equal(rfc3339('2026-12-01 23:35:39.27 +0000 UTC'), '2026-12-01T23:35:39.27Z', 'Go\'s form, on stderr');
+    assert.equal(rfc3339('2026-12-01 11:30:41.694834055 +0000 UTC'), '2026-12-01T11:30:41.694834055Z');
+    assert.equal(rfc3339('2026-12-01T23:35:39.270718Z'), '2026-12-01T23:35:39.270718Z', 'the lock info file');
+    assert.equal(rfc3339('2026-12-02 01:35:39 +0200 CEST'), '2026-12-01T23:35:39Z', 'another zone, in UTC');
+    assert.equal(rfc3339('2026-12-01T23:35:39+02:00'), '2026-12-01T21:35:39Z');
+    assert.equal(rfc3339('yesterday'), undefined);
+  });
+
   it('reads the holder from the local backend, and never from pg (hand-written messages)', () => {
     const local = `Error: Error acquiring the state lock\n\nError message: resource temporarily unavailable\nLock Info:\n  ID:        1b2c\n  Path:      terraform.tfstate\n  Operation: OperationTypeApply\n  Who:       runner@pod\n  Version:   1.11.4\n  Created:   2026-11-30 01:00:00 UTC\n`;
-    assert.deepEqual(detectLockError(local), { holderKnown: true, id: '1b2c', path: 'terraform.tfstate', operation: 'OperationTypeApply', who: 'runner@pod', created: '2026-11-30 01:00:00 UTC' });
+    // The holder's host is who's hostname (in a pod, the pod's name); its time RFC 3339 in UTC.
+    assert.deepEqual(detectLockError(local), { holderKnown: true, id: '1b2c', path: 'terraform.tfstate', operation: 'OperationTypeApply', who: 'runner@pod', host: 'pod', created: '2026-11-30T01:00:00Z' });
     const pg = `Error: Error acquiring the state lock\n\nError message: Workspace is already locked: default\nLock Info:\n  ID:        9999\n  Who:       me@here\n`;
     assert.deepEqual(detectLockError(pg), { holderKnown: false });
     assert.equal(detectLockError('Error: something else'), undefined);
@@ -37,8 +47,10 @@ describe('the lock holder (detectLockError)', () => {
         path: `${CAPTURED_WORKDIR}/state/terraform.tfstate`,
         operation: 'OperationTypeApply', // the holder's apply, not the waiting command
         who: printed(name, 'Who'),
-        created: printed(name, 'Created'),
+        host: printed(name, 'Who')!.split('@')[1],
+        created: rfc3339(printed(name, 'Created')!),
       }, name);
+      assert.match(report!.created!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z$/, name);
       assert.match(report!.id!, /^[0-9a-f-]{36}$/, name);
     };
     // pg prints the waiting command's own lock info (its own operation, no path): nobody is named.
@@ -154,7 +166,7 @@ describe('a failed command as the error it is (failure)', () => {
     assert.ok(local instanceof TerraformFailed);
     assert.equal(local.kind, 'lock');
     assert.equal(local.reason, 'StateLocked');
-    assert.equal(local.step, 'plan');
+    assert.equal(local.step, undefined, 'the step that ran the command names it (RunContext.step)');
     assert.match(local.message, new RegExp(`^terraform plan could not acquire the state lock: held by ${printed('lock-local-held-plan', 'Who')} \\(lock id ${printed('lock-local-held-plan', 'ID')}, since `));
     assert.deepEqual(local.detail, { lock: detectLockError(stderrOf('lock-local-held-plan')) });
     const pg = failure(capturedRun('lock-pg-held-probe'), 'UnlockFailed');

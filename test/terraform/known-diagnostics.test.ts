@@ -8,7 +8,7 @@ import { printedDiagnostics } from '../../src/terraform/diagnostics.ts';
 import { KNOWN_DIAGNOSTICS, recurringFailure, reportedDiagnostic, reportedDiagnostics } from '../../src/terraform/known-diagnostics.ts';
 import { diagnosedError, failure, placeOf } from '../../src/terraform/terraform.ts';
 import { Result, DIAGNOSTIC_TEXT_BYTES, DIAGNOSTICS_LIMIT } from '../../src/schemas/result.ts';
-import { exitCodeOf, outcomeOf } from '../../src/run/exit-codes.ts';
+import { exitCodeOf } from '../../src/run/exit-codes.ts';
 import { RunnerError } from '../../src/errors.ts';
 import { Masker } from '../../src/output/mask.ts';
 import { CAPTURED_WORKDIR, capturedCases, capturedOutput, capturedRun } from '../support/terraform-output.ts';
@@ -26,7 +26,7 @@ function runnerError(name: string): RunnerError | undefined {
     return new RunnerError(diagnosedError('validate', printed, true, placeOf(output.cwd, json.argv), { reason: 'ValidateFailed', message: 'not valid' }));
   }
   const run = capturedRun(name);
-  return run.meaning === 'error' ? failure(run, 'CommandFailed') : undefined;
+  return run.meaning === 'error' ? failure(run, 'TerraformFailed') : undefined;
 }
 
 const image = { reason: 'ImageInvalid', exitCode: 4 };
@@ -62,7 +62,7 @@ describe('diagnostics that fail the same way on every retry (recurringFailure)',
       if (!error) continue;
       failures++;
       const expected = RECURRING[name];
-      const exitCode = exitCodeOf(outcomeOf(error), error);
+      const exitCode = exitCodeOf(error.reason, error);
       if (!expected) {
         assert.notEqual(error.kind, 'image', name);
         assert.notEqual(error.kind, 'usage', name);
@@ -97,7 +97,7 @@ describe('diagnostics that fail the same way on every retry (recurringFailure)',
     const run = { ...capturedRun('apply-provisioner-failed'), stderrTail: capturedOutput('plan-variable-missing').stderr };
     const error = failure(run, 'ApplyFailed');
     assert.equal(error.reason, 'ApplyFailed');
-    assert.equal(exitCodeOf(outcomeOf(error), error), 1);
+    assert.equal(exitCodeOf(error.reason, error), 1);
   });
 });
 

@@ -1,0 +1,134 @@
+// What the controller does with a finished Job: one action per result, read from the runner's reason
+// table (src/vocabulary/reasons.ts). A reason's exit code says whether a retry can help, and with
+// the op it ran for, that is the whole of what the controller needs: the Job outcome DecideOp reads,
+// whether it counts toward the backoff, the action, and the condition reason it sets. Pure: the
+// reference a controller in another language checks itself against (contract/controller-actions.json).
+import { EXIT, REASONS, isReason, type Op } from '../vocabulary/reasons.ts';
+import type { FinishedJob } from './snapshot.ts';
+
+export type JobOutcome = FinishedJob['outcome'];
+
+export const CONTROLLER_ACTIONS = {
+  record: 'the op did its job: record what the result says; DecideOp decides what follows',
+  retry: 'retry with backoff: a later attempt may pass',
+  retryAtOnce: 'retry at once, without backoff: the Job was stopped from outside',
+  hold: 'hold the op until the spec, the image or the inputs change (DecideOp: HeldForChange): a retry would fail the same way',
+  newPlan: 'the approved plan is void: DecideOp plans again (Manual), and the new plan needs its own approval',
+  awaitApproval: 'wait for the approval annotation to name the approval hash, or for new inputs (DecideOp: DestructivePlanApprovalPending)',
+  awaitRestore: 'the restore annotation is spent (consumed): wait until it names another backup',
+  byHand: 'unlock is run by a person, never decided: the message says what to do',
+} as const;
+export type ControllerAction = keyof typeof CONTROLLER_ACTIONS;
+
+export interface Handling {
+  jobOutcome: JobOutcome;
+  countsTowardBackoff: boolean;
+  action: ControllerAction;
+  /** The reason the controller sets on the op's condition (ApplyJobSucceeded for apply and destroy Jobs). */
+  conditionReason: string;
+}
+
+/** The Job outcome an exit code means: 0 succeeded, 3 blocked, 124 deadlineExceeded, 130 and 143 interrupted, anything else failed. */
+export function jobOutcomeOfExit(exitCode: number): JobOutcome {
+  switch (exitCode) {
+    case EXIT.succeeded:
+    case EXIT.driftFound:
+      return 'succeeded';
+    case EXIT.blocked:
+      return 'blocked';
+    case EXIT.deadline:
+      return 'deadlineExceeded';
+    case EXIT.sigint:
+    case EXIT.sigterm:
+      return 'interrupted';
+    default:
+      return 'failed';
+  }
+}
+
+/** Failures and deadline kills count; a block and a stop from outside are neither success nor failure. */
+export const countsTowardBackoff = (outcome: JobOutcome): boolean => outcome === 'failed' || outcome === 'deadlineExceeded';
+
+/**
+ * The action for a Job of `op` that ended with `exitCode`. A destroy is never held: it retries with
+ * backoff forever (a teardown never wedges: the-destroy-job.md); a restore that no retry can pass
+ * spends its annotation; unlock is run by hand.
+ */
+export function actionOf(op: Op, exitCode: number): ControllerAction {
+  const outcome = jobOutcomeOfExit(exitCode);
+  if (outcome === 'succeeded') return 'record';
+  if (op === 'unlock') return 'byHand';
+  switch (outcome) {
+    case 'blocked':
+      return 'awaitApproval';
+    case 'interrupted':
+      return 'retryAtOnce';
+    case 'deadlineExceeded':
+      return 'retry';
+    case 'failed':
+      // Exit 7 (the state is not the object's) retries too: a person's fix (the backend settings, a
+      // restore) changes nothing a hold waits for, and each attempt is refused before it plans.
+      if (exitCode === EXIT.failed || exitCode === EXIT.otherState || op === 'destroy') return 'retry';
+      if (op === 'restore') return 'awaitRestore';
+      return exitCode === EXIT.planStale ? 'newPlan' : 'hold';
+  }
+}
+
+/**
+ * How the controller handles a Job of `op` that ended with `reason` (the result's, or the termination
+ * message's). A reason this controller does not know (a newer runner's) is handled by its exit code.
+ */
+export function handlingOf(op: Op, reason: string, exitCode?: number): Handling {
+  const code = isReason(reason) ? REASONS[reason].exitCode : (exitCode ?? EXIT.failed);
+  const jobOutcome = jobOutcomeOfExit(code);
+  return { jobOutcome, countsTowardBackoff: countsTowardBackoff(jobOutcome), action: actionOf(op, code), conditionReason: conditionReasonOf(op, reason, code) };
+}
+
+/**
+ * The condition reason is the runner's reason, but for a failed destroy: `DestroyFailed` whatever
+ * step failed (the-destroy-job.md), unless the image must change (exit 4: ImageInvalid,
+ * BackendMismatch, StateInWorkdir) or the state is not the object's (exit 7: StateLineageMismatch).
+ */
+export function conditionReasonOf(op: Op, reason: string, exitCode: number): string {
+  if (op === 'destroy' && jobOutcomeOfExit(exitCode) === 'failed' && exitCode !== EXIT.imageInvalid && exitCode !== EXIT.otherState) return 'DestroyFailed';
+  return reason;
+}
+
+/** What the controller knows of a finished Job: the runner's word when it gave one, and what Kubernetes says. */
+export interface FinishedPod {
+  /** `reason` of the termination message (or the result Secret); absent when the runner wrote none. */
+  reason?: string;
+  /** The container's exit code; absent when it never ran (the image could not be pulled). */
+  exitCode?: number;
+  /** The Job's `Failed` condition has reason `DeadlineExceeded`: activeDeadlineSeconds ended it. */
+  jobDeadlineExceeded?: boolean;
+}
+
+/**
+ * The Job outcome DecideOp reads, of a finished Job: Kubernetes' deadline first (the runner may have
+ * exited 143 to the kubelet's SIGTERM), then the runner's reason, then its exit code alone (130 and
+ * 143 without a result are a stop from outside; any other end without a result is a failure).
+ */
+export function jobOutcomeOf(pod: FinishedPod): JobOutcome {
+  if (pod.jobDeadlineExceeded) return 'deadlineExceeded';
+  if (pod.reason !== undefined) return handlingOf('apply', pod.reason, pod.exitCode).jobOutcome;
+  return pod.exitCode === undefined ? 'failed' : jobOutcomeOfExit(pod.exitCode);
+}
+
+/**
+ * Whether a finished apply consumes `captf.io/approve-destructive-plan`: after any successful apply
+ * (succeeded or noChanges) whose rendered approval hash the annotation names, whether or not the plan
+ * needed it; and after a block with the notice ApprovalOfOtherState (the approval was given for
+ * another state: kept, the next Job would apply a plan nobody saw against this one). An annotation
+ * naming another hash approved nothing and stays.
+ */
+export function consumesApproval(job: { op: Op; reason: string; approvalHash: string; notices?: readonly string[] }, annotation: string | undefined): boolean {
+  if (job.op !== 'apply' || annotation === undefined || annotation !== job.approvalHash) return false;
+  return handlingOf('apply', job.reason).jobOutcome === 'succeeded' || (job.notices ?? []).includes('ApprovalOfOtherState');
+}
+
+/** Whether a finished restore spends `captf.io/restore-state` (DecideOp reads it as consumed): it succeeded, or no retry can pass it. */
+export function consumesRestoreRequest(reason: string, exitCode?: number): boolean {
+  const { action } = handlingOf('restore', reason, exitCode);
+  return action === 'record' || action === 'awaitRestore';
+}
