@@ -157,7 +157,7 @@ export class TerraformFailed extends RunnerError {
 export function diagnosedError(command: Command, diagnostics: readonly PrintedDiagnostic[], complete: boolean, place: DiagnosticPlace, otherwise: { reason: string; message: string; detail?: Record<string, unknown> }): RunnerErrorOptions {
   const reported = diagnostics.length ? reportedDiagnostics(diagnostics, place) : {};
   const detail = { ...otherwise.detail, ...reported };
-  const recurring = command === 'init' || command === 'validate' || command === 'plan' ? recurringFailure(diagnostics, complete) : undefined;
+  const recurring = command === 'init' || command === 'validate' || command === 'plan' ? recurringFailure(command, diagnostics, complete, place.root) : undefined;
   if (!recurring) return { kind: 'terraform', reason: otherwise.reason, step: command, message: otherwise.message, detail };
   const first = reportedDiagnostic(recurring.first, place);
   const where = diagnosticPlace(first);

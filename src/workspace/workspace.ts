@@ -11,27 +11,18 @@ import { copyModuleTree, readModuleTree, type ModuleProblem } from './module-tre
 import { onThisMachine, type PathResolution } from './path-resolution.ts';
 import { HeldPlanFile } from './plan-file.ts';
 import { CONFIG_FILE, ERRORED_STATE_FILE, LOCAL_RUN_FILES, PLAN_FILE } from './terraform-files.ts';
-import { INPUTS_HASH_RESOURCE, INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE, INPUTS_HASH_VARIABLE } from './reserved-names.ts';
+import { BACKEND_OVERRIDE_FILE, INJECTED_FILE, INPUT_FILES_DIR, INPUTS_HASH_RESOURCE, INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE, INPUTS_HASH_VARIABLE, RUNNER_FILES } from './reserved-names.ts';
+
+export { RUNNER_FILES };
 import { emptyScan, type ModuleScan } from './scan.ts';
 import { scanHcl } from './scan-hcl.ts';
 import { scanJson } from './scan-tf-json.ts';
 
-/** Where the module finds input files other than the variable files: `${path.root}/captf-inputs/<name>`. */
-export const INPUT_FILES_DIR = 'captf-inputs';
-const INJECTED_FILE = 'captf_runner_inputs_hash.tf';
-const BACKEND_OVERRIDE_FILE = 'captf_runner_backend_override.tf';
-/**
- * Every spelling of a runner file a tool loads: OpenTofu skips foo.tf when foo.tofu (or
- * foo.tofu.json) exists, so a module's captf_runner_inputs_hash.tofu would drop the runner's record.
- */
-const runnerFileForms = (file: string) => ['', '.json'].flatMap((json) => ['.tf', '.tofu'].map((ext) => `${file.replace(/\.tf$/, ext)}${json}`));
 /**
  * Left behind by earlier local runs of the module; never copied into the workdir. An errored.tfstate
  * the module ships is not terraform's unsaved state of this run: it must never be pushed or kept as one.
  */
 const NOT_COPIED: ReadonlySet<string> = new Set([...LOCAL_RUN_FILES, ERRORED_STATE_FILE]);
-/** What the runner adds to the root of its copy of the module: a module that ships one of these names is refused. */
-export const RUNNER_FILES: ReadonlySet<string> = new Set([...runnerFileForms(INJECTED_FILE), ...runnerFileForms(BACKEND_OVERRIDE_FILE), INPUT_FILES_DIR]);
 
 /** The module as the workdir copy takes it (module-tree.ts), with the names the runner keeps out. */
 export const readModule = (moduleDir: string, resolution?: PathResolution) => readModuleTree(moduleDir, { notCopied: NOT_COPIED, runnerFiles: RUNNER_FILES, resolution });
@@ -84,10 +75,11 @@ export async function scanModule(moduleDir: string, resolution: PathResolution =
   try {
     names = await readdir(moduleDir);
   } catch (error) {
-    throw imageError(`the module dir ${moduleDir} cannot be read (${(error as NodeJS.ErrnoException).code}): put the module at /captf/module in the image or pass --module DIR`);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw imageError(`the module dir ${moduleDir} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`}: put the module at /captf/module in the image or pass --module DIR`, { setting: 'module' });
   }
   const configFiles = names.filter((n) => CONFIG_FILE.test(n)).sort();
-  if (configFiles.length === 0) throw imageError(`the module dir ${moduleDir} has no .tf files: the image must carry the module at /captf/module (or pass --module DIR)`);
+  if (configFiles.length === 0) throw imageError(`the module dir ${moduleDir} has no .tf files: the image must carry the module at /captf/module (or pass --module DIR)`, { setting: 'module' });
   const scan = emptyScan();
   for (const name of configFiles) {
     const path = join(moduleDir, name);
