@@ -25,3 +25,11 @@ export function policyInvalid(dir: string, problems: readonly PolicyProblem[]): 
     problems: problems.map((problem) => ({ ...problem })),
   });
 }
+
+/** A policy dir that is not there: the setting that names it is wrong (a mistyped --policy), not the files of a dir. */
+export function policyDirMissing(dir: string, why: string): RunnerError {
+  return imageError(`the policy dir ${dir} ${why}. Nothing was planned or applied; check --policy (CAPTF_POLICY), which names it: without it the runner reads /captf/policy when the image has one`, {
+    setting: 'policy',
+    problems: [{ file: dir, message: `the policy dir ${why}` }],
+  });
+}

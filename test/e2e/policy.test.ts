@@ -235,7 +235,9 @@ describe('policy: a broken policy dir', () => {
     const { s } = await applied(t);
     const run = await s.run('apply', ['--image', IMAGE, '--policy', join(s.dir, 'nowhere')]);
     assert.equal(run.exitCode, 4, explain(run));
-    assert.match(run.result!.message, /the policy dir does not exist/);
+    assert.match(run.result!.message, /the policy dir \S+ does not exist/);
+    assert.doesNotMatch(run.stdout, /remove the dir/);
+    assert.match(run.stdout, /^next: fix --policy \(it names what is wrong above\), then run again$/m);
   });
 });
 

@@ -415,14 +415,16 @@ async function policyCheck(given: string | undefined, paths: ImagePaths): Promis
   const dir = await paths.locate(given ?? DEFAULT_POLICY_DIR).catch((error: NodeJS.ErrnoException) => error);
   if (given === undefined && (dir instanceof Error || !existsSync(dir))) return ['policy', 'pass', `no policy dir at ${named}: plans are held to no policy`];
   const { describeProblem, loadPolicy, POLICY_FIX } = await import('../../policy/index.ts');
-  if (dir instanceof Error) return ['policy', 'fail', `the policy dir ${named} ${paths.unfound(dir)}`, POLICY_FIX];
+  const misnamed = 'check --policy: it names no policy dir (without it, the image\'s /captf/policy is checked when there is one)';
+  if (dir instanceof Error) return ['policy', 'fail', `the policy dir ${named} ${paths.unfound(dir)}`, misnamed];
   try {
     const policy = await loadPolicy(dir);
     const limit = policy.maxDeletes ? `, at most ${policy.maxDeletes.limit} deletes per plan (${policy.maxDeletes.file})` : '';
     const warnings = policy.warnings.map(describeProblem);
     return ['policy', 'pass', `${dir}: ${count(policy.files.length, 'file')}, ${count(policy.rules.length, 'rule')}${limit}${warnings.length ? `; ${count(warnings.length, 'warning')}` : ''}`, undefined, undefined, warnings];
   } catch (error) {
-    return ['policy', 'fail', asRunnerError(error).message, POLICY_FIX];
+    const failure = asRunnerError(error);
+    return ['policy', 'fail', failure.message, failure.detail?.setting === 'policy' ? misnamed : POLICY_FIX];
   }
 }
 
