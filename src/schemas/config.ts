@@ -9,6 +9,7 @@ import { isSha256 } from '../util/sha256.ts';
 import { MIN_CHUNK_BYTES, MAX_SETTING_CHUNK_BYTES } from '../store/limits.ts';
 import { Kind, type Op } from './result.ts';
 import { COMMON_SETTINGS, HASH_SETTINGS, OP_SETTINGS, SETTING_OPTIONS as D, flagName, type SettingName } from './setting-options.ts';
+import { deadlineProblem } from '../run/deadline.ts';
 
 export { durationMs };
 
@@ -67,9 +68,15 @@ const settingsOf = <K extends SettingName>(names: readonly K[]) => Settings.pick
 /** A rule of an op's settings (between them, or one it needs), broken: a usage error with its own reason. */
 const conflict = (ctx: z.RefinementCtx, reason: string, path: SettingName, message: string) => ctx.addIssue({ code: 'custom', path: [path], message, params: { reason } });
 
+/** Every op's rule of --deadline: it must leave the run time before it stops itself (run/deadline.ts). */
+function deadlineRule(s: { deadline?: string; stopGrace: string; jobName?: string; jobUid?: string }, ctx: z.RefinementCtx): void {
+  const problem = deadlineProblem({ deadline: s.deadline, stopGrace: s.stopGrace, inCluster: Boolean(s.jobName || s.jobUid) });
+  if (problem) conflict(ctx, 'SettingsInvalid', 'deadline', problem);
+}
+
 /** The schema of each op's settings. */
 export const OP_SCHEMAS = {
-  apply: settingsOf(OP_SETTINGS.apply).superRefine((s, ctx) => {
+  apply: settingsOf(OP_SETTINGS.apply).superRefine(deadlineRule).superRefine((s, ctx) => {
     if (s.planArtifact) {
       // The approval binds the plan itself, so the guard does not apply to it.
       if (!isSha256(s.approvedPlanHash))
@@ -79,14 +86,14 @@ export const OP_SCHEMAS = {
       conflict(ctx, 'GuardRequired', 'guard', 'the destructive-plan guard cannot be turned off for a cluster: drop --guard off (CAPTF_GUARD), or pass --kind machine or pool');
     }
   }),
-  plan: settingsOf(OP_SETTINGS.plan),
-  refresh: settingsOf(OP_SETTINGS.refresh),
-  drift: settingsOf(OP_SETTINGS.drift),
-  destroy: settingsOf(OP_SETTINGS.destroy),
-  restore: settingsOf(OP_SETTINGS.restore).superRefine((s, ctx) => {
+  plan: settingsOf(OP_SETTINGS.plan).superRefine(deadlineRule),
+  refresh: settingsOf(OP_SETTINGS.refresh).superRefine(deadlineRule),
+  drift: settingsOf(OP_SETTINGS.drift).superRefine(deadlineRule),
+  destroy: settingsOf(OP_SETTINGS.destroy).superRefine(deadlineRule),
+  restore: settingsOf(OP_SETTINGS.restore).superRefine(deadlineRule).superRefine((s, ctx) => {
     if (!s.backup) conflict(ctx, 'BackupMissing', 'backup', 'restore needs the backup to restore: pass --backup DIR (or a Secret reference, see contract.md)');
   }),
-  unlock: settingsOf(OP_SETTINGS.unlock).superRefine((s, ctx) => {
+  unlock: settingsOf(OP_SETTINGS.unlock).superRefine(deadlineRule).superRefine((s, ctx) => {
     if (!s.lockId) conflict(ctx, 'LockIdMissing', 'lockId', 'unlock needs --lock-id ID: the lock id terraform reported (result.lock.id of the run that met the lock)');
   }),
 } satisfies Record<Op, z.ZodType>;

@@ -18,6 +18,7 @@ describe('bad input', () => {
     { name: 'the guard turned off for a cluster', exit: 2, reason: /GuardRequired/, message: /cannot be turned off for a cluster/, args: ['--kind', 'cluster', '--guard', 'off'] },
     { name: 'the guard turned off without a kind (a cluster by default)', exit: 2, reason: /GuardRequired/, message: /drop --guard off/, args: ['--guard', 'off'] },
     { name: 'an unknown flag', exit: 2, reason: /UsageInvalid/, message: /unknown option '--frobnicate'/, args: ['--frobnicate'] },
+    { name: 'a --deadline that leaves no time to run', exit: 2, reason: /SettingsInvalid/, message: /--deadline 25s leaves the run no time: it stops itself at the deadline − --stop-grace \(20s\) − 5s .*Give a --deadline longer than 25s/, args: ['--deadline', '25s'] },
     { name: 'an inputs dir that does not exist', exit: 2, reason: /InputsInvalid/, message: /inputs/, args: ['--inputs', '/nonexistent/inputs'] },
     { name: 'a module dir that does not exist', exit: 4, reason: /ImageInvalid/, message: /module/, args: ['--module', '/nonexistent/module'] },
     {
