@@ -19,6 +19,8 @@ interface KnownDiagnostic {
   summary: string;
   /** When the summary alone does not say it: what the detail must also say. */
   detail?: RegExp;
+  /** terraform's advice that does not apply to the runner (its `fix` says what does): left out of the message. */
+  advice?: RegExp;
   means: Recurring;
   /** What to do: a sentence of the message. */
   fix: string;
@@ -52,7 +54,8 @@ export const KNOWN_DIAGNOSTICS: readonly KnownDiagnostic[] = [
     means: 'image',
     fix: 'Ship a .terraform.lock.hcl that records every provider the module requires (init runs with -lockfile=readonly)',
   },
-  { summary: 'No value for required variable', means: 'inputs', fix: `Give the variable a value (or the module a default) ${FIX_VALUE}` },
+  // The runner takes no -var or -var-file: the inputs files are its only variables.
+  { summary: 'No value for required variable', means: 'inputs', fix: `Give the variable a value (or the module a default) ${FIX_VALUE}`, advice: / ?Use a -var or -var-file command line argument to provide a value for this variable\./ },
   { summary: 'Invalid value for input variable', means: 'inputs', fix: `Give the variable a value of the type the module declares ${FIX_VALUE}` },
   { summary: 'Invalid value for variable', means: 'inputs', fix: `Give the variable a value its validation accepts ${FIX_VALUE}` },
 ];
@@ -73,6 +76,8 @@ export interface RecurringFailure {
   /** The first error, on the list, that decided it. */
   first: PrintedDiagnostic;
   fix: string;
+  /** terraform's advice in it that does not apply to the runner. */
+  advice?: RegExp;
 }
 
 /** The errors among `diagnostics`, but init's preamble. */
@@ -108,7 +113,7 @@ export function recurringFailure(command: ReadCommand, diagnostics: readonly Pri
   const known = errors.map((d) => knownEntry(d) ?? (configuration && inModuleConfiguration(d, root) ? CONFIGURATION_ERROR : undefined));
   if (!known.length || known.some((k) => k === undefined)) return undefined;
   const at = Math.max(0, known.findIndex((k) => k!.means === 'image'));
-  return { means: known[at]!.means, first: errors[at]!, fix: known[at]!.fix };
+  return { means: known[at]!.means, first: errors[at]!, fix: known[at]!.fix, ...(known[at]!.advice ? { advice: known[at]!.advice } : {}) };
 }
 
 /** Where a command ran, to report its diagnostics: paths of the runner's workdir never reach the result. */

@@ -161,7 +161,7 @@ export function diagnosedError(command: Command, diagnostics: readonly PrintedDi
   if (!recurring) return { kind: 'terraform', reason: otherwise.reason, step: command, message: otherwise.message, detail };
   const first = reportedDiagnostic(recurring.first, place);
   const where = diagnosticPlace(first);
-  const said = first.detail?.split('\n\n')[0]?.replace(/([^.?!])$/, '$1.');
+  const said = (recurring.advice ? first.detail?.replace(recurring.advice, '') : first.detail)?.split('\n\n')[0]?.replace(/([^.?!])$/, '$1.');
   const more = errorsOf(diagnostics).length - 1;
   return {
     kind: recurring.means === 'image' ? 'image' : 'usage',
