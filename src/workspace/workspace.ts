@@ -3,7 +3,7 @@
 // configuration), the injected inputs-hash resource and, for local runs, a local backend.
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { basename, join, resolve, sep } from 'node:path';
 import { RunnerError, imageError, usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
 import { NotRegularFileError, readRegularFile } from '../util/regular-file.ts';
@@ -39,6 +39,21 @@ export function moduleFilesProblem(problems: readonly ModuleProblem[]): { messag
     problems.some((p) => p.kind === 'unusable') && 'remove the broken links and special files',
   ].filter(Boolean);
   return { message: `the module's files cannot be used as they are: ${problems.map((p) => `${p.file} ${p.what}`).join('; ')}`, fix: fixes.join('; ') };
+}
+
+/** terraform loads these from the root module dir by itself: their values would reach terraform outside the inputs hash. */
+const AUTO_LOADED_VARIABLES = /^(?:terraform\.tfvars|.+\.auto\.tfvars)(?:\.json)?$/;
+
+/** The variables files the module ships that terraform would load by itself, in name order (`names`: the root module dir's files). */
+export const shippedVariablesFiles = (names: Iterable<string>) => [...names].filter((name) => AUTO_LOADED_VARIABLES.test(name)).sort();
+
+/** Why a module may not ship `files` (shippedVariablesFiles), and the fix (prepareWorkspace and contract check). */
+export function shippedVariablesProblem(files: readonly string[]): { message: string; fix: string } {
+  const one = files.length === 1;
+  return {
+    message: `the module ships ${files.join(', ')}: terraform loads ${one ? 'it' : 'them'} by itself, so ${one ? 'its' : 'their'} values reach terraform outside the inputs hash (an approval would not cover a change to them)`,
+    fix: "move the values into the inputs (terraform.tfvars.json of the inputs dir) or into the variables' defaults, and remove the files",
+  };
 }
 
 export interface Workspace {
@@ -207,11 +222,18 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
   const problem = moduleFilesProblem(tree.problems);
   if (problem && !options.teardown) throw imageError(`${problem.message}. Nothing was planned or applied; ${problem.fix}`, { files: tree.problems });
   for (const p of tree.problems) options.warn?.(`${p.file} ${p.what}: ${p.kind === 'outsideLink' ? 'the destroy copies what it leads to' : 'the destroy leaves it out'}`);
+  const shipped = shippedVariablesFiles(tree.entries.filter((e) => e.kind === 'file' && !e.path.includes(sep)).map((e) => e.path));
+  if (shipped.length) {
+    const variables = shippedVariablesProblem(shipped);
+    if (!options.teardown) throw imageError(`${variables.message}. Nothing was planned or applied; ${variables.fix}`, { files: shipped.map((file) => join(options.moduleDir, file)) });
+    options.warn?.(`${variables.message}: the destroy leaves ${shipped.length === 1 ? 'it' : 'them'} out`);
+  }
+  const entries = options.teardown ? tree.entries.filter((e) => !shipped.includes(e.path)) : tree.entries;
 
   const workdir = await makeWorkdir(options.workdir);
   const root = join(workdir.dir, 'root');
   await rm(root, { recursive: true, force: true });
-  await copyModuleTree(tree.entries, root);
+  await copyModuleTree(entries, root);
 
   // Every file below is the runner's own: created exclusively (never over a file, never through a link).
   const inputsDir = join(root, INPUT_FILES_DIR);
