@@ -2,7 +2,8 @@
 // result.plan, with the rules an apply uses (its reserved address), so its verdict is the apply's.
 import { createReadStream } from 'node:fs';
 import { RunnerError, usageError } from '../errors.ts';
-import { classifyPlanStream } from '../plan/stream.ts';
+import { classifyPlanStream, type StreamOptions } from '../plan/stream.ts';
+import { DOCUMENT_HEAD_BYTES, misfedDocument, peekHead } from '../plan/document-kind.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import { countsText } from '../output/summary.ts';
 import { printableJson, printableLine } from '../output/printable.ts';
@@ -25,8 +26,7 @@ export async function classifyCommand(file: string, flags: ClassifyFlags): Promi
   const policy = await loadRunPolicy(givenSetting({ ...flags }, process.env, 'policy') as string | undefined);
   // A plan document does not say which tool made it; plan.version is its terraform_version.
   const judgement = policy?.judgement({ tool: 'terraform' });
-  const source = file === '-' ? process.stdin : createReadStream(file);
-  const classified = await classifyPlanStream(source, {
+  const classified = await classifyDocument(file, {
     ...runnerClassifyOptions({ ...(limit !== undefined && { limit }), ...(judgement && { onChange: judgement.onChange, onAction: judgement.onAction }) }),
     ...(judgement && { pace: judgement.drain }),
   }).catch((error: unknown) => {
@@ -47,6 +47,14 @@ export async function classifyCommand(file: string, flags: ClassifyFlags): Promi
   const summaryProblem = await summary?.append(classifySummaryMarkdown(plan, file));
   if (summaryProblem) process.stderr.write(`captf-runner classify: warning: ${summaryProblem}\n`);
   return flags.detailedExitcode ? detailedExitCode(EXIT.succeeded, { gated: plan.gated }) : EXIT.succeeded;
+}
+
+/** The document classified, unless its first bytes show it is another file people take for a plan's JSON (refused, named with the fix). */
+async function classifyDocument(file: string, options: StreamOptions) {
+  const { head, source } = await peekHead(file === '-' ? process.stdin : createReadStream(file), DOCUMENT_HEAD_BYTES);
+  const misfed = misfedDocument(head);
+  if (misfed) throw usageError('PlanUnreadable', `${file === '-' ? 'the document on stdin' : file} is ${misfed.what}, not the JSON document of a plan: ${misfed.fix}, and classify that`);
+  return classifyPlanStream(source, options);
 }
 
 /** The document is the caller's: one that cannot be read, or is no plan the runner can classify, is a usage error. */

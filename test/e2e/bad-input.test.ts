@@ -108,4 +108,20 @@ describe('bad input', () => {
     assert.equal(badLimit.stderr, 'captf-runner classify: --limit must be a whole number, not "many"');
     assert.match(missing.stderr, /^captf-runner classify: cannot read .*nope\.json \(ENOENT\): pass the path of a terraform show -json document$/);
   });
+
+  it("classify of a saved plan, plan -json's output, a state and a state's JSON (terraform 1.11's own): exit 2, each named with the command that makes a plan's JSON", async () => {
+    const fixtures = join(import.meta.dirname, '..', 'fixtures', 'not-a-plan');
+    const expected: Record<string, string> = {
+      'saved.tfplan': 'is a binary plan file (terraform plan -out), not the JSON document of a plan: make its JSON document with terraform show -json PLANFILE > plan.json, and classify that',
+      'plan-json.jsonl': "is terraform plan -json's output (its messages, one JSON object a line), not the JSON document of a plan: make it with terraform plan -out=PLANFILE, then terraform show -json PLANFILE > plan.json, and classify that",
+      'terraform.tfstate': 'is a terraform state (terraform.tfstate), not the JSON document of a plan',
+      'show-state.json': 'is the JSON of a state (terraform show -json without a plan file), not the JSON document of a plan',
+    };
+    for (const [name, said] of Object.entries(expected)) {
+      const run = await runRunner(['classify', join(fixtures, name), '--detailed-exitcode']);
+      assert.equal(run.exitCode, 2, `${name}: ${run.stderr}`);
+      assert.ok(run.stderr.startsWith(`captf-runner classify: ${join(fixtures, name)} ${said}`), `${name}: ${run.stderr}`);
+      assert.equal(run.stdout, '');
+    }
+  });
 });
