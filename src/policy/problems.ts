@@ -20,8 +20,10 @@ export const describeProblem = (problem: PolicyProblem) => `${problem.file}${pro
 
 export function policyInvalid(dir: string, problems: readonly PolicyProblem[]): RunnerError {
   const listed = problems.slice(0, LISTED_PROBLEMS).map(describeProblem);
-  const more = problems.length > LISTED_PROBLEMS ? `; and ${problems.length - LISTED_PROBLEMS} more` : '';
-  return imageError(`the policy dir ${dir} is invalid: ${listed.join('; ')}${more}. Nothing was planned or applied; ${POLICY_FIX}`, {
+  // A parse error shows the expression with a caret under the place: then each problem and the fix start a line.
+  const lines = listed.some((text) => text.includes('\n'));
+  const more = problems.length > LISTED_PROBLEMS ? `${lines ? '\n' : '; '}and ${problems.length - LISTED_PROBLEMS} more` : '';
+  return imageError(`the policy dir ${dir} is invalid: ${listed.join(lines ? '\n' : '; ')}${more}${lines ? '\n' : '. '}Nothing was planned or applied; ${POLICY_FIX}`, {
     problems: problems.map((problem) => ({ ...problem })),
   });
 }
