@@ -1,7 +1,7 @@
 // One op, start to finish: settings, logger, signal and deadline handling, the op's body, the
 // result and its sinks. main.ts loads this module only for an op, so that `--version`, `--help` and
 // the other commands never load zod, pino or the ops: every Job pays for what loads at start.
-import { loadSettings, durationMs, settingsOfInvalidRun, type Settings as SettingsT } from '../schemas/config.ts';
+import { givenSetting, loadSettings, durationMs, settingsOfInvalidRun, type Settings as SettingsT } from '../schemas/config.ts';
 import type { Op } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
 import { createLogger } from '../output/log.ts';
@@ -31,6 +31,7 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   const log = await createLogger(settings.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'), masker, bindings);
   const ctx = new RunContext(op, settings, log, masker, progressIntervalMs(process.env));
   ctx.reporting = reportingOf(flags);
+  ctx.writesResultFile = !usageProblem || givenSetting(flags, process.env, 'out') !== undefined;
   const stop = installStopHandlers(ctx);
   let opModule: OpModule | undefined;
   let ending: OpEnding | undefined;

@@ -3,7 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile, chmod } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
 import { modules } from '../support/tf-modules.ts';
@@ -86,7 +87,24 @@ describe('bad input', () => {
   it('an unknown subcommand exits 2', async () => {
     const run = await runRunner(['frobnicate']);
     assert.equal(run.exitCode, 2);
-    assert.match(run.stderr, /unknown command 'frobnicate'/);
+    assert.equal(run.stderr, "error: unknown command 'frobnicate'\nsee captf-runner --help");
+  });
+
+  it('a refused command line: the error and one line pointing at --help, never the whole help; an op without --out leaves no result.json where it was typed', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'captf-usage-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const where = { out: join(dir, 'unused'), termination: join(dir, 'termination'), dir };
+    const op = await runRunner(['apply', '--frobnicate', '--termination-log', where.termination], {}, where);
+    assert.equal(op.exitCode, 2, op.stderr);
+    assert.deepEqual(await readdir(dir), ['termination'], 'no result.json in the working directory');
+    assert.match(op.stdout, /^captf-runner apply: invalid \(UsageInvalid\)\nunknown option '--frobnicate': see captf-runner apply --help\n/);
+    assert.match(await readFile(where.termination, 'utf8'), /"reason":"UsageInvalid"/, 'the termination message still says why');
+    for (const [args, hint] of [[['classify', 'x.json', '--nope'], 'captf-runner classify'], [['contract', 'check', '--nope'], 'captf-runner contract check'], [['hash', '--kind'], 'captf-runner hash']] as const) {
+      const run = await runRunner([...args]);
+      assert.equal(run.exitCode, 2, run.stderr);
+      assert.match(run.stderr, new RegExp(`^error: [^\\n]+\\nsee ${hint} --help$`), run.stderr);
+    }
+    for (const run of [op, await runRunner(['classify'])]) assert.doesNotMatch(run.stderr + run.stdout, /Options:|Usage:/, 'never the whole help');
   });
 
   it('classify and hash refuse bad input with exit 2', async (t) => {
