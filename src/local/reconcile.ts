@@ -4,7 +4,7 @@
 import { cp, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { canonicalJson, readInputs } from '../inputs/index.ts';
-import { RunnerError, usageError } from '../errors.ts';
+import { RunnerError, usageError, type ErrorKind } from '../errors.ts';
 import { decideOp } from '../controller-model/decide-op.ts';
 import type { OpDecision } from '../controller-model/decision.ts';
 import type { Snapshot } from '../controller-model/snapshot.ts';
@@ -40,8 +40,7 @@ export async function reconcile(dir: string, options: ReconcileOptions): Promise
         say(...waitHintLines(decision, paths));
         return;
       case 'dropFinalizer':
-        await removeObject(paths);
-        say(`the finalizer is dropped: the local object is gone (${paths.given} removed)`);
+        say(`the finalizer is dropped: the local object is gone (${(await removeObject(paths)) ? `${paths.given} removed but its state backups, kept in ${paths.backups}` : `${paths.given} removed`})`);
         return;
       case 'op':
         await runDecidedOp({ object, paths, history, snapshot, decision }, options.verbose);
@@ -111,7 +110,15 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
   if (outcome === 'blocked') throw new RunnerError({ kind: 'blocked', reason: finished.result?.reason ?? 'DestructivePlanBlocked', message: `run ${run.id} (${decision.op}) is blocked: it applies nothing until approved` });
   if (outcome !== 'succeeded') {
     // Recorded in the history like any Job; the exit status tells a script that the op failed.
-    throw new RunnerError({ kind: 'terraform', reason: finished.result?.reason ?? 'RunnerFailed', message: `run ${run.id} (${decision.op}) ${outcome}: see ${join(run.dir, 'runner.log')}` });
+    // Of the run's own kind, so the pass exits with the run's exit code (2 for InputsInvalid: fix, not retry).
+    const error = finished.result?.error;
+    const cause = error?.detail?.cause;
+    throw new RunnerError({
+      kind: (error?.kind as ErrorKind | undefined) ?? 'terraform',
+      reason: finished.result?.reason ?? 'RunnerFailed',
+      message: `run ${run.id} (${decision.op}) ${outcome}: see ${join(run.dir, 'runner.log')}`,
+      ...(cause === undefined ? {} : { detail: { cause } }),
+    });
   }
 }
 

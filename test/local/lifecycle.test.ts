@@ -134,8 +134,9 @@ describe('local: a module lifecycle on a laptop', () => {
     assertPrinted(await local(cwd, 'delete'), /^deletion requested at /m);
     assertPrinted(await local(cwd, 'reconcile'), /^decision: destroy \(Deleting\), durable inputs, pinned image$/m, /^run 0006-destroy: succeeded \(DestroySucceeded\)$/m);
     assert.deepEqual((await readState()).resources, [], 'the destroy leaves an empty state');
-    assertPrinted(await local(cwd, 'reconcile'), /^decision: drop the finalizer \(DeletingWithoutState\)$/m, /the local object is gone/);
-    await assert.rejects(access(objectDir), 'dropping the finalizer removes the object dir');
+    assertPrinted(await local(cwd, 'reconcile'), /^decision: drop the finalizer \(DeletingWithoutState\)$/m, /^the finalizer is dropped: the local object is gone \(\.captf-local removed but its state backups, kept in \S+\/\.captf-local\/backups\)$/m);
+    assert.deepEqual(await readdir(objectDir), ['backups'], 'dropping the finalizer removes the object, not its state backups');
+    assert.ok((await readdir(join(objectDir, 'backups'))).length > 0);
   });
 
   it('only the first apply starts the state (--new-state): a state dir lost later is refused, not started afresh', async (t) => {
@@ -145,7 +146,7 @@ describe('local: a module lifecycle on a laptop', () => {
 
     await rm(stateDir, { recursive: true });
     const lost = await local(cwd, 'reconcile');
-    assert.notEqual(lost.exitCode, 0, explain(lost));
+    assert.equal(lost.exitCode, 2, `the pass exits with its run's exit code: ${explain(lost)}`);
     assert.match(lost.stdout, /^run 0002-apply: invalid \(StateDirMissing\)$/m, explain(lost));
     await assert.rejects(access(stateDir), 'no second, empty state was started');
   });
