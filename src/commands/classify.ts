@@ -16,7 +16,7 @@ import { openSummaryMd } from '../output/summary-md-file.ts';
 import { detailedExitCode, EXIT } from '../run/exit-codes.ts';
 import type { ClassifyFlags } from '../cli.ts';
 
-/** Exits 0, or with --detailed-exitcode 3 when the plan is gated; a --summary-md FILE that is refused is a usage error (exit 2), one that cannot be written a warning on stderr. */
+/** Exits 0, or with --detailed-exitcode 8 when a policy denies the plan and 3 when it is otherwise gated; a --summary-md FILE that is refused is a usage error (exit 2), one that cannot be written a warning on stderr. */
 export async function classifyCommand(file: string, flags: ClassifyFlags): Promise<number> {
   // Before anything is read: the summary is a regular file of its own, never the document itself.
   const summary = flags.summaryMd === undefined ? undefined : await openSummaryMd(flags.summaryMd, { files: file === '-' ? [] : [{ flag: 'FILE', path: file }], dirs: [] });
@@ -46,7 +46,7 @@ export async function classifyCommand(file: string, flags: ClassifyFlags): Promi
   }
   const summaryProblem = await summary?.append(classifySummaryMarkdown(plan, file));
   if (summaryProblem) process.stderr.write(`captf-runner classify: warning: ${summaryProblem}\n`);
-  return flags.detailedExitcode ? detailedExitCode(EXIT.succeeded, { gated: plan.gated }) : EXIT.succeeded;
+  return flags.detailedExitcode ? detailedExitCode(EXIT.succeeded, { gated: plan.gated, denied: (plan.policy?.deniedTotal ?? 0) > 0 }) : EXIT.succeeded;
 }
 
 /** The document classified, unless its first bytes show it is another file people take for a plan's JSON (refused, named with the fix). */

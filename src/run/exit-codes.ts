@@ -11,6 +11,8 @@ export const EXIT = {
   planStale: 5,
   /** drift with --detailed-exitcode: drift found (the outcome stays succeeded). */
   driftFound: 6,
+  /** A plan policy denies the plan (PolicyDenied): no approval passes it; classify --detailed-exitcode too. (7 is StateLineageMismatch's.) */
+  policyDenied: 8,
   deadline: 124,
   sigint: 130,
   sigterm: 143,
@@ -25,6 +27,7 @@ export const EXIT_MEANINGS: readonly [code: string, meaning: string][] = [
   [`${EXIT.imageInvalid}`, 'the image or module breaks the contract: fix the module'],
   [`${EXIT.planStale}`, 'the approved plan is stale or not the artifact approved: plan and approve again'],
   [`${EXIT.driftFound}`, 'drift --detailed-exitcode: drift found (classify --detailed-exitcode: 3 for a gated plan)'],
+  [`${EXIT.policyDenied}`, 'a plan policy denies the plan: no approval passes it; change the plan or the policy (classify --detailed-exitcode too)'],
   [`${EXIT.deadline}`, 'stopped itself before --deadline'],
   [`${EXIT.sigint} / ${EXIT.sigterm}`, 'interrupted by SIGINT / SIGTERM'],
 ];
@@ -52,8 +55,10 @@ export function exitCodeOf(outcome: Outcome, error?: RunnerError): number {
     case 'blocked':
       return EXIT.blocked;
     case 'invalid':
-      // The image's module or its policy: a retry with the same image cannot help.
-      return error?.kind === 'image' || error?.kind === 'policy' ? EXIT.imageInvalid : EXIT.usage;
+      // A denial is told apart from a broken module (both need a change, not a retry).
+      if (error?.kind === 'policy') return EXIT.policyDenied;
+      // The image's module or its policy files: a retry with the same image cannot help.
+      return error?.kind === 'image' ? EXIT.imageInvalid : EXIT.usage;
     case 'interrupted': {
       const cause = error?.detail?.cause;
       return cause === 'deadline' ? EXIT.deadline : cause === 'SIGINT' ? EXIT.sigint : EXIT.sigterm;
@@ -67,11 +72,13 @@ export function exitCodeOf(outcome: Outcome, error?: RunnerError): number {
 
 /**
  * --detailed-exitcode, a flag only (no CAPTF_* variable, so a Job's environment cannot turn it on):
- * drift found exits 6 and a gated classification 3, instead of 0; every other code stays.
+ * drift found exits 6, a classification a policy denies 8 and another gated one 3, instead of 0;
+ * every other code stays.
  */
-export function detailedExitCode(code: number, verdict: { driftFound?: boolean; gated?: boolean }): number {
+export function detailedExitCode(code: number, verdict: { driftFound?: boolean; gated?: boolean; denied?: boolean }): number {
   if (code !== EXIT.succeeded) return code;
   if (verdict.driftFound) return EXIT.driftFound;
+  if (verdict.denied) return EXIT.policyDenied;
   return verdict.gated ? EXIT.blocked : code;
 }
 

@@ -168,7 +168,7 @@ describe('summary-md: a policy', () => {
   const policy = { effects: 'all' as const, denied: [{ rule: 'protect-databases', address: 'terraform_data.db', message: 'databases are never deleted by the runner' }], deniedTotal: 1, approvalRequired: [{ rule: 'iam-needs-review', address: 'terraform_data.iam' }], approvalRequiredTotal: 1, deletes: 1, timedOut: false, cost: 0, costExceeded: false };
 
   it('an op names what the policy denies, with its message, once in its list; never as something an approval passes', () => {
-    const denied: Result = { ...blocked(), outcome: 'invalid', reason: 'PolicyDenied', exitCode: 4, message: 'The policy denies this plan.', plan: { ...plan, policy } };
+    const denied: Result = { ...blocked(), outcome: 'invalid', reason: 'PolicyDenied', exitCode: 8, message: 'The policy denies this plan.', plan: { ...plan, policy } };
     const text = opSummaryMarkdown(denied, new Masker(), { argv: ['apply', '--approved-hash', HASH] });
     assert.match(text, /\*\*Denied by the policy[^\n]*\n\n- protect-databases at terraform\\_data\.db: databases are never deleted by the runner/);
     assert.equal(text.split('protect-databases').length - 1, 1, text);

@@ -87,7 +87,7 @@ const ROWS: Row[] = [
   },
   {
     name: 'a denied plan, with an approval given: no approval passes it',
-    result: { outcome: 'invalid', reason: 'PolicyDenied', exitCode: 4, plan: denied, approvalHash: H, approval: { given: true, matched: true, required: true } },
+    result: { outcome: 'invalid', reason: 'PolicyDenied', exitCode: 8, plan: denied, approvalHash: H, approval: { given: true, matched: true, required: true } },
     argv: [...APPLY, '--approved-hash', H],
     changed: 'nothing: no infrastructure or state was changed',
     next: 'change the module, its inputs or the policy (no approval passes a denial), then plan again',

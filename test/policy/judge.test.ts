@@ -138,7 +138,7 @@ describe('policy: the findings in the termination message and the summary', () =
     const document = plan({ resource_changes: Array.from({ length: count }, (_, i) => change(`terraform_data.resource_with_a_long_name_${i}`, ['delete'])) });
     const judgedPlan = await judgement.judge(classifyPlan(document, { onChange: judgement.onChange, limit: 1000 }));
     return {
-      apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'invalid', reason: 'PolicyDenied', message: 'm'.repeat(5000), exitCode: 4, runnerVersion: '0', object: { kind: 'cluster' },
+      apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'invalid', reason: 'PolicyDenied', message: 'm'.repeat(5000), exitCode: 8, runnerVersion: '0', object: { kind: 'cluster' },
       plan: judgedPlan, applied: false, mayHaveChanged: false, steps: [], annotations: {}, warnings: [], startedAt: '', finishedAt: '',
     };
   };
