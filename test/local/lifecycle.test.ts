@@ -23,6 +23,9 @@ async function localWithInput(cwd: string, input: string | undefined, ...args: s
   return { exitCode: run.exitCode ?? -1, stdout: run.stdout, stderr: run.stderr };
 }
 
+/** The module releases the README's walk-through copies: examples/local in the repository. */
+const EXAMPLES = join(import.meta.dirname, '..', '..', 'examples', 'local');
+
 const explain = (printed: Printed) => `exit ${printed.exitCode}\nstdout:\n${printed.stdout}\nstderr:\n${printed.stderr.slice(-3000)}`;
 
 function assertPrinted(printed: Printed, ...patterns: RegExp[]): void {
@@ -64,7 +67,8 @@ describe('local: a module lifecycle on a laptop', () => {
     const readState = () => readLocalState(stateFile);
     const runIds = () => readdir(join(objectDir, 'runs'));
     const annotations = async () => JSON.parse(await readFile(join(objectDir, 'object.json'), 'utf8')).metadata.annotations as Record<string, string>;
-    await writeTree(moduleDir, modules.base);
+    // The README's module releases, as the repository ships them.
+    await cp(join(EXAMPLES, 'module-1.0.0'), moduleDir, { recursive: true });
 
     // Create the object and set an input.
     assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0', '--drift-action', 'Remediate'), /^created cluster module in \.captf-local/m);
@@ -86,7 +90,7 @@ describe('local: a module lifecycle on a laptop', () => {
     assertPrinted(await local(cwd, 'reconcile'), /^decision: wait \(UpToDate\), requeue in \d+s$/m);
 
     // A new module release replaces terraform_data.cluster: blocked, nothing applied.
-    await writeTree(moduleDir, modules.replace);
+    await cp(join(EXAMPLES, 'module-1.1.0'), moduleDir, { recursive: true, force: true });
     assertPrinted(await local(cwd, 'set', '--image', 'example/demo:1.1.0'), /^inputs hash: /m);
     const blocked = await local(cwd, 'reconcile');
     assert.equal(blocked.exitCode, 3, `a blocked reconcile exits 3\n${explain(blocked)}`);
