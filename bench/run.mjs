@@ -287,7 +287,7 @@ function runnerApply(dir, gen, { terraform, expect }) {
   const usageFile = join(TMP, 'self-usage.json');
   rmSync(usageFile, { force: true });
   const d = join(dir, 'runner');
-  const args = ['--require', SELF_USAGE, RUNNER, 'apply', '--kind', 'cluster', '--module', join(d, 'module'), '--inputs', join(d, 'inputs'), '--state', join(d, 'runner.tfstate'), '--out', join(d, 'out'), '--termination-log', join(d, 'termination-log'), '--log-format', 'json', '--terraform', terraform, '--image', 'bench'];
+  const args = ['--require', SELF_USAGE, RUNNER, 'apply', '--kind', 'cluster', '--module', join(d, 'module'), '--inputs', join(d, 'inputs'), '--state', join(d, 'runner.tfstate'), '--new-state', '--out', join(d, 'out'), '--termination-log', join(d, 'termination-log'), '--log-format', 'json', '--terraform', terraform, '--image', 'bench'];
   const t = timed(NODE, args, { env: { ...ENV, BENCH_SELF_USAGE_FILE: usageFile } });
   const result = JSON.parse(readFileSync(resultFile, 'utf8'));
   if (result.outcome !== expect) throw new Error(`the runner's apply ended ${result.outcome} (${result.reason}: ${result.message}), expected ${expect}`);
@@ -361,7 +361,7 @@ function benchStart() {
   );
   chmodSync(standin, 0o755);
   const node = q(NODE);
-  const apply = `${q(RUNNER)} apply --kind cluster --module ${q(dir + '/module')} --inputs ${q(dir + '/inputs')} --state ${q(dir + '/state.tfstate')} --out ${q(dir + '/out')} --termination-log ${q(dir + '/termination-log')} --log-format json --terraform ${q(standin)} >/dev/null 2>&1`;
+  const apply = `${q(RUNNER)} apply --kind cluster --module ${q(dir + '/module')} --inputs ${q(dir + '/inputs')} --state ${q(dir + '/state.tfstate')} --new-state --out ${q(dir + '/out')} --termination-log ${q(dir + '/termination-log')} --log-format json --terraform ${q(standin)} >/dev/null 2>&1`;
   // What a compile cache would save (the image carries none: it is not byte-identical build to build): one run fills it first.
   const cached = `NODE_COMPILE_CACHE=${q(dir + '/compile-cache')}`;
   const cachedRounds = hasCompileCache
@@ -468,7 +468,7 @@ function benchOutput(mib) {
     const usageFile = join(dir, 'usage.json');
     const count = join(dir, 'bytes');
     const reader = c.stallMs ? `{ sleep ${c.stallMs / 1000}; wc -c; }` : 'wc -c';
-    const apply = `${q(NODE)} --require ${q(SELF_USAGE)} ${q(RUNNER)} apply --kind cluster --terraform ${q(FAKE_TERRAFORM)} --module ${q(dir + '/module')} --inputs ${q(dir + '/inputs')} --state ${q(dir + '/state/terraform.tfstate')} --out ${q(dir + '/out')} --termination-log ${q(dir + '/termination-log')} --log-format json`;
+    const apply = `${q(NODE)} --require ${q(SELF_USAGE)} ${q(RUNNER)} apply --kind cluster --terraform ${q(FAKE_TERRAFORM)} --module ${q(dir + '/module')} --inputs ${q(dir + '/inputs')} --state ${q(dir + '/state/terraform.tfstate')} --new-state --out ${q(dir + '/out')} --termination-log ${q(dir + '/termination-log')} --log-format json`;
     const env = { ...ENV, BENCH_SELF_USAGE_FILE: usageFile, FAKE_TF_FAULT: `${c.step}:${c.fault}=${mib * 2 ** 20}`, FAKE_TF_STATE: join(dir, 'fake.tfstate') };
     const started = now();
     const r = spawnSync('bash', ['-c', `set -o pipefail; ${apply} 2>&1 | ${reader} >${q(count)}`], { env, stdio: 'ignore' });

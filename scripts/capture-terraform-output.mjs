@@ -58,6 +58,8 @@ const planArgs = (w, { varFiles = [], lockTimeout, json = false, out = w.planFil
   return json ? [...argv.slice(0, 3), '-json', ...argv.slice(3)] : argv;
 };
 const applyArgs = (planFile) => runnerApplyArgs({ planFile });
+/** The override the runner writes for the variables of sensitive.tfvars.json (src/workspace/workspace.ts). */
+const { sensitiveOverrideConfig } = await tsImport('../src/workspace/workspace.ts', import.meta.url);
 
 // ---- modules ------------------------------------------------------------------------------------
 
@@ -143,6 +145,13 @@ const configurationErrors = {
   },
 };
 
+/** init, then validate in both forms (the text form for people, the -json form the runner reads). */
+const validateAfterInit = async (w) => {
+  await w.ok(w.initArgs);
+  await w.capture(validateTextArgs());
+  await w.captureJson(validateJsonArgs());
+};
+
 const CASES = [
   // init
   {
@@ -215,11 +224,7 @@ const CASES = [
     name: 'validate-ok',
     what: 'validate of a valid module (success)',
     files: { 'main.tf': oneResource },
-    run: async (w) => {
-      await w.ok(w.initArgs);
-      await w.capture(validateTextArgs());
-      await w.captureJson(validateJsonArgs());
-    },
+    run: validateAfterInit,
   },
   ...Object.entries(configurationErrors).map(([name, { what, files, syntax }]) => ({
     name: `validate-${name}`,
@@ -231,6 +236,26 @@ const CASES = [
       await w.captureJson(validateJsonArgs());
     },
   })),
+
+  // validate of what the runner's override makes sensitive (a variable of sensitive.tfvars.json)
+  {
+    name: 'validate-output-refers-to-sensitive-values',
+    what: "validate of a root output that shows a variable of sensitive.tfvars.json, without sensitive = true (the runner's override marks the variable)",
+    files: {
+      'main.tf': hcl('variable "db_password" {', '  type = string', '}', '', 'output "database_url" {', '  value = "postgres://app:${urlencode(var.db_password)}@db:5432/app"', '}'),
+      'captf_runner_sensitive_override.tf.json': sensitiveOverrideConfig(['db_password']),
+    },
+    run: validateAfterInit,
+  },
+  {
+    name: 'validate-for-each-sensitive',
+    what: "validate of a for_each over a variable of sensitive.tfvars.json (the runner's override marks it sensitive)",
+    files: {
+      'main.tf': hcl('variable "users" {', '  type = map(string)', '}', '', 'resource "terraform_data" "user" {', '  for_each = var.users', '  input    = each.value', '}'),
+      'captf_runner_sensitive_override.tf.json': sensitiveOverrideConfig(['users']),
+    },
+    run: validateAfterInit,
+  },
 
   // plan
   {

@@ -343,7 +343,7 @@ check_dry_run() {
   dir=$(runner_dir dry-run)
   inputs=$(inputs_dir dry-run '{"bootstrap_data": "#cloud-config\n", "captf_cluster_outputs": {"endpoint": "10.0.0.1:6443"}}')
   run --read-only --tmpfs /tmp:rw,mode=1777 -v "$dir:/captf/work" -v "$inputs:/captf/inputs:ro" \
-    "$MODULE_IMAGE" apply --kind pool --state /captf/work/state.tfstate --out /captf/work --image "$MODULE_IMAGE" \
+    "$MODULE_IMAGE" apply --kind pool --state /captf/work/state.tfstate --new-state --out /captf/work --image "$MODULE_IMAGE" \
     >"$dir.log" 2>&1 || rc=$?
   resources=$(node -e 'const s=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));console.log(s.resources.filter((r)=>r.type==="terraform_data"&&r.name==="machine").flatMap((r)=>r.instances).length)' "$dir/state.tfstate" 2>/dev/null || echo none)
   outcome=$(result_outcome "$dir")
@@ -361,7 +361,7 @@ check_sigterm() {
   containers+=("$name")
   podman run -d --name "$name" --pull=never --network none --read-only --tmpfs /tmp:rw,mode=1777 \
     -v "$REPO/test/image/slow:/captf/module:ro" -v "$dir:/captf/work" -v "$inputs:/captf/inputs:ro" \
-    "$IMAGE" apply --state /captf/work/state.tfstate --out /captf/work --image "$IMAGE" >/dev/null
+    "$IMAGE" apply --state /captf/work/state.tfstate --new-state --out /captf/work --image "$IMAGE" >/dev/null
   # Signal once terraform is inside the apply (local-exec's `/bin/sh -c "sleep 120"` runs), not while it starts.
   until podman top "$name" args 2>/dev/null | grep -q 'sleep 120'; do
     if [ "$SECONDS" -ge "$deadline" ] || [ "$(podman inspect --format '{{.State.Running}}' "$name")" != true ]; then

@@ -46,6 +46,8 @@ export interface BlockedRun {
   planHash?: string;
   /** plan.destructive, plan.actions and plan.policy.approvalRequired of the blocked result: what it listed (at most its limit; entries past it were never shown). */
   shown: ShownChange[];
+  /** The lineage of the state it planned against (null: no state); absent when its result does not say. */
+  lineage?: string | null;
 }
 
 /** The default bound of `approval.unreviewed`, as for `plan.destructive`. */
@@ -71,6 +73,7 @@ const BlockedResultDocument = z.object({
   }),
   finishedAt: z.string(),
   planHash: z.string().optional(),
+  state: z.object({ lineage: z.string().nullable() }).optional(),
 });
 
 export interface BlockedRunWanted {
@@ -90,7 +93,7 @@ export function readBlockedRun(document: unknown, location: string, wanted: Bloc
   if (r.object.kind !== wanted.object.kind || r.object.name !== wanted.object.name) return undefined;
   if (r.object.namespace && wanted.object.namespace && r.object.namespace !== wanted.object.namespace) return undefined;
   if (Number.isNaN(Date.parse(r.finishedAt))) return undefined;
-  return { location, finishedAt: r.finishedAt, ...(r.planHash && { planHash: r.planHash }), shown: [...r.plan.destructive.map(shownChange), ...r.plan.actions.map(shownAction), ...(r.plan.policy?.approvalRequired ?? []).map(shownPolicyFinding)] };
+  return { location, finishedAt: r.finishedAt, ...(r.planHash && { planHash: r.planHash }), ...(r.state && { lineage: r.state.lineage || null }), shown: [...r.plan.destructive.map(shownChange), ...r.plan.actions.map(shownAction), ...(r.plan.policy?.approvalRequired ?? []).map(shownPolicyFinding)] };
 }
 
 /** How far ahead of this run's clock a blocked run may say it finished (clock skew between nodes). */
@@ -170,4 +173,20 @@ export function unreviewedWarning(approvalHash: string, blocked: BlockedRun | un
     return found.unreviewedTotal === 0 ? `${notFound}. ${why}` : `${notFound}, so all ${count} of this plan count as unreviewed: ${named}${more}. ${why}`;
   }
   return `the approval of ${approvalHash} covers ${count} that its blocked run (${blocked.location}, finished ${blocked.finishedAt}) did not show: ${named}${more}. ${why}`;
+}
+
+/**
+ * An approval covers the state its blocked run planned against: an approved apply against a state of
+ * another lineage (another object's, after mixed-up backend settings or a restore of the wrong
+ * backup; or none) applies a plan nobody was shown for that state. The warning when it does (pure);
+ * a blocked run that does not say which state it planned against counts as another.
+ */
+export function otherStateWarning(approvalHash: string, blocked: BlockedRun, lineage: string | null): string | undefined {
+  if (blocked.lineage !== undefined && blocked.lineage === lineage) return undefined;
+  const planned = blocked.lineage === undefined ? 'a state it does not name' : blocked.lineage === null ? 'no state' : `the state of lineage ${blocked.lineage}`;
+  const now = lineage === null ? 'no state' : `a state of lineage ${lineage}`;
+  return (
+    `the approval of ${approvalHash} was given for the plan its blocked run (${blocked.location}, finished ${blocked.finishedAt}) made against ${planned}, but the backend now holds ${now}: ` +
+    'an approval covers the state its blocked run planned against, so this plan is blocked again. Review it; the approval is withdrawn, and approving the same hash again approves this block'
+  );
 }

@@ -8,6 +8,7 @@ export {
   SENSITIVE_TFVARS_FILE,
   terraformVarFiles,
   TFVARS_FILE,
+  varFileOf,
   type InputsSnapshot,
 } from './snapshot.ts';
 export {

@@ -1,5 +1,5 @@
 // The inputs of a run, read once: hashes, what the workdir gets, and the secret values to mask.
-import { computeHashes, readInputs, secretValues, terraformVarFiles, type InputsHashes, type InputsSnapshot } from './index.ts';
+import { computeHashes, readInputs, secretValues, terraformVarFiles, varFileOf, type InputsHashes, type InputsSnapshot } from './index.ts';
 import type { ObjectKind } from '../object-kind.ts';
 import type { Masker } from '../output/mask.ts';
 import type { Notice } from '../schemas/result.ts';
@@ -14,8 +14,8 @@ export interface LoadedInputs {
   upfrontSecrets: string[];
   /** Input files named like variables files the runner does not read (unused.ts). */
   notices: Notice[];
-  /** Once the plan says which variables the module declares sensitive, mask their values too. */
-  maskSensitiveVariables(names: readonly string[], masker: Masker): void;
+  /** Once the module or the plan says which variables are sensitive (or ephemeral), mask their values too. */
+  maskSensitiveVariables(names: readonly string[], masker: Masker, label?: string): void;
 }
 
 export async function loadInputs(dir: string, options: { image: string; kind: ObjectKind }): Promise<LoadedInputs> {
@@ -26,11 +26,19 @@ export async function loadInputs(dir: string, options: { image: string; kind: Ob
   return {
     snapshot,
     hashes,
-    workspaceInputs: { varFiles, files: [...snapshot.files].map(([name, content]) => ({ name, content: Buffer.from(content) })) },
+    workspaceInputs: {
+      varFiles,
+      files: [...snapshot.files].map(([name, content]) => ({ name, content: Buffer.from(content) })),
+      sensitiveVariables: [...snapshot.sensitiveVariableNames].sort(),
+      varFileOf: (names) => {
+        const content = varFileOf(snapshot, names);
+        return content === undefined ? undefined : Buffer.from(content, 'utf8');
+      },
+    },
     upfrontSecrets: secretValues(snapshot),
     notices: unreadVariablesFiles(snapshot.files.keys()),
-    maskSensitiveVariables(names, masker) {
-      for (const value of secretValues({ variables: snapshot.variables, sensitiveVariableNames: new Set(names) })) masker.add(value, 'a variable the module declares sensitive');
+    maskSensitiveVariables(names, masker, label = 'a variable the module declares sensitive') {
+      for (const value of secretValues({ variables: snapshot.variables, sensitiveVariableNames: new Set(names) })) masker.add(value, label);
     },
   };
 }

@@ -151,6 +151,16 @@ export function terraformVarFiles(snapshot: InputsSnapshot): { name: string; con
   return varFiles;
 }
 
+/**
+ * The variables file of just `names` (those the inputs set), canonical like terraformVarFiles, or
+ * undefined when the inputs set none of them: for the apply of a saved plan, which holds no value
+ * of an ephemeral variable (terraform 1.10+ must be given them again).
+ */
+export function varFileOf(snapshot: Pick<InputsSnapshot, 'variables'>, names: readonly string[]): string | undefined {
+  const chosen = new Map([...snapshot.variables].filter(([name]) => names.includes(name)));
+  return chosen.size === 0 ? undefined : canonicalVarFile(chosen);
+}
+
 function describeKind(value: JsonValue): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';

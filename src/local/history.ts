@@ -150,6 +150,14 @@ function outputReading(result: Result | undefined): NewestApplyReading['outputRe
   return Object.values(result.outputs ?? {}).every((output) => output.known) ? 'definite' : 'unknown';
 }
 
+/**
+ * The lineage of the object's state as the controller knows it: `result.state.lineage` of the newest
+ * result that names one (a refused run names none). Undefined until a run has read or left a state.
+ */
+export function objectLineage(history: readonly Run[]): string | undefined {
+  return history.findLast((run) => run.result?.state?.lineage)?.result!.state!.lineage ?? undefined;
+}
+
 /** Kubernetes keeps only the newest failed Jobs (failedJobsHistoryLimit) and the newest others. */
 export const FAILED_JOBS_HISTORY_LIMIT = 3;
 export const SUCCESSFUL_JOBS_HISTORY_LIMIT = 3;

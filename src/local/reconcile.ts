@@ -8,7 +8,7 @@ import { RunnerError, usageError, type ErrorKind } from '../errors.ts';
 import { decideOp } from '../controller-model/decide-op.ts';
 import type { OpDecision } from '../controller-model/decision.ts';
 import type { Snapshot } from '../controller-model/snapshot.ts';
-import { createRunDir, deriveStatus, readHistory, readResult, runOutcome, writeRunRecord, type Run, type RunRecord } from './history.ts';
+import { createRunDir, deriveStatus, objectLineage, readHistory, readResult, runOutcome, writeRunRecord, type Run, type RunRecord } from './history.ts';
 import { APPROVE_DESTRUCTIVE_PLAN, loadObject, openObject, removeObject, saveObject, type LocalObject, type LocalPaths } from './object.ts';
 import { decisionLines, resultLines, say, waitHintLines } from './print.ts';
 import { moduleEditedLines, moduleEditedSincePinned } from './module-change.ts';
@@ -65,6 +65,7 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
   const { object, paths, history, decision } = pass;
   const run = await createRunDir(paths, history, decision.op);
   const pinned = deriveStatus(history).lastSucceededApply;
+  const lineage = objectLineage(history);
   // The spec's image is the module dir as it is now; the pinned one is the module the last
   // successful apply ran, kept in pinned-module/ (a destroy tears down what that module built).
   const usesPinned = decision.image === 'pinned' && pinned !== undefined;
@@ -97,6 +98,8 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
     ...(decision.op === 'apply' ? await applyFlags(pass, inputs) : []),
     // Only the object's first apply starts its state: a state dir lost later is refused, never started afresh.
     ...(decision.op === 'apply' && pinned === undefined ? ['--new-state'] : []),
+    // Once a result named the state's lineage, every op that plans refuses any other state (restore brings one back).
+    ...(lineage !== undefined && decision.op !== 'restore' ? ['--expect-lineage', lineage] : []),
   ];
   say(`run ${run.id}: captf-runner ${decision.op}`);
   const exitCode = await runRunnerProcess(args, { logFile: join(run.dir, 'runner.log'), verbose });

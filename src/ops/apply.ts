@@ -10,7 +10,7 @@ import type { RunContext } from '../run/context.ts';
 import { keepOnFailure, reporting, withLearned, type OpEnding } from '../run/learned.ts';
 import { approvalCoverageStep, explainApprovalMismatch, type DestructiveEntry } from './approval-coverage.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
-import { stateBeforeStep } from '../steps/state.ts';
+import { stateBeforeStep, stateLineage } from '../steps/state.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { isSha256 } from '../util/sha256.ts';
 
@@ -50,6 +50,15 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
       required: decision.action === 'block' || (decision.action === 'apply' && decision.approvalRequired),
     };
     ctx.log.info({ decision }, `decision: ${decision.action}`);
+    /** Nothing is applied: the plan waits for an approval of its approval hash. */
+    const blocked = (message: string, given: typeof approval) => {
+      ctx.skip('apply', 'blocked: a destructive plan without a matching approval');
+      return withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message }), {
+        approval: given,
+        approveCommand: approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash),
+        annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },
+      });
+    };
     await explainApprovalMismatch(ctx, { ...inputs.hashes, planHash, stateInputsHash: before.recordedInputsHash }, decision.action === 'block');
 
     // terraform's plan, masked, reaches the result however the apply ends (the Markdown summary shows it).
@@ -58,20 +67,18 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
         case 'skip':
           ctx.skip('apply', 'the plan has no changes');
           return { outcome: 'noChanges', reason: 'NoChanges', message: 'The plan has no changes: nothing was applied, and the state already records these inputs.', learned: { approval } };
-        case 'block': {
-          const command = approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash);
-          ctx.skip('apply', 'blocked: a destructive plan without a matching approval');
-          throw withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message: blockedMessage(plan, inputs.hashes.approvalHash) }), {
-            approval,
-            approveCommand: command,
-            annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },
-          });
-        }
+        case 'block':
+          throw blocked(blockedMessage(plan, inputs.hashes.approvalHash), approval);
         case 'apply': {
           // The guard is off (machines, pools whose exports do not change): what it would gate is said, never blocking.
           if (!decision.approvalRequired && plan.gated) for (const warning of ungatedWarnings(plan, 'applied without an approval (--guard off)')) ctx.warn(warning);
           // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
-          const coverage = decision.approvalRequired && decision.approvalMatched ? await keepOnFailure({ approval }, () => approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash)) : {};
+          const { otherState, ...coverage } =
+            decision.approvalRequired && decision.approvalMatched ? await keepOnFailure({ approval }, () => approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash, stateLineage(before))) : {};
+          if (otherState) {
+            ctx.notice({ code: 'ApprovalOfOtherState', message: otherState });
+            throw blocked(`${otherState}. ${blockedMessage(plan, inputs.hashes.approvalHash)}`, { ...approval, matched: false });
+          }
           return await reporting({ approval: { ...approval, ...coverage } }, async () => {
             await applySavedPlan(ctx, root, before, planHash);
             return decision.outcome === 'noChanges'

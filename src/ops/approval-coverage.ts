@@ -1,13 +1,14 @@
 // What an approval covered (contract.md, the guard): a blocked apply leaves a record of what it
 // showed; an approved apply compares its own destructive entries and provider actions with the
 // newest blocked run for the same approval hash and reports what nobody was shown (approval.unreviewed). Informational:
-// the apply goes ahead as approved whatever this finds; a failure here is a warning, and then every
-// destructive entry counts as unreviewed.
+// the apply goes ahead as approved whatever entries this finds; a failure here is a warning, and then every
+// destructive entry counts as unreviewed. One finding is not: a blocked run that planned against a state of
+// another lineage approved nothing for this one (otherState: apply.ts blocks again).
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Classification, DestructiveChange } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
-import { countText, newestBlockedRun, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type BlockedRunWanted, type ShownChange } from '../guard/unreviewed.ts';
+import { countText, newestBlockedRun, otherStateWarning, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type BlockedRunWanted, type ShownChange } from '../guard/unreviewed.ts';
 import { changeText } from '../plan/actions.ts';
 import { approvalMismatch, type ApprovalFacts } from '../guard/approval-mismatch.ts';
 import { serializeResult } from '../output/result-file.ts';
@@ -67,6 +68,8 @@ async function pruneBlockedRecords(dir: string, keep: string): Promise<void> {
 }
 
 type Coverage = Pick<NonNullable<Result['approval']>, 'unreviewed' | 'unreviewedTotal' | 'blockedRun'>;
+/** What an approval covered, and, when its blocked run planned against another state than this run's, why it covers nothing (otherStateWarning). */
+export type ApprovalCoverage = Coverage & { otherState?: string };
 /** One destructive entry (or, with action "action", one provider action; with "policy", one requireApproval finding) of the approved plan, the fields that identify it. */
 export type DestructiveEntry = ShownChange<DestructiveChange['action'] | 'action' | 'policy'>;
 
@@ -77,10 +80,10 @@ export type DestructiveEntry = ShownChange<DestructiveChange['action'] | 'action
  * bounded lists of the result (planAndClassify's `onDestructive` and `onAction`). Fails closed: when
  * the comparison fails, every one counts as unreviewed, with a warning.
  */
-export async function approvalCoverageStep(ctx: RunContext, plan: Classification, everyDestructive: readonly DestructiveEntry[], approvalHash: string): Promise<Coverage> {
+export async function approvalCoverageStep(ctx: RunContext, plan: Classification, everyDestructive: readonly DestructiveEntry[], approvalHash: string, stateLineage: string | null): Promise<ApprovalCoverage> {
   return ctx.step('approval', async () => {
     try {
-      return await compare(ctx, plan, everyDestructive, approvalHash);
+      return await compare(ctx, plan, everyDestructive, approvalHash, stateLineage);
     } catch (error) {
       if (ctx.stopCause) throw error;
       const found = unreviewedChanges(undefined, everyDestructive, undefined, logUnreviewed(ctx));
@@ -102,12 +105,15 @@ const gatedEntries = (plan: Classification) => plan.destructiveTotal + plan.acti
 const logUnreviewed = (ctx: RunContext) => (c: ShownChange) =>
   ctx.log.warn({ address: c.address, deposed: c.deposed, action: c.action, trigger: c.trigger, rule: c.rule }, `approved without review: ${changeText(c)}`);
 
-async function compare(ctx: RunContext, plan: Classification, everyDestructive: readonly DestructiveEntry[], approvalHash: string): Promise<Coverage> {
+async function compare(ctx: RunContext, plan: Classification, everyDestructive: readonly DestructiveEntry[], approvalHash: string, stateLineage: string | null): Promise<ApprovalCoverage> {
   if (everyDestructive.length !== gatedEntries(plan))
     throw new Error(`${everyDestructive.length} destructive entries, actions and policy findings were named, but the plan has ${plan.destructiveTotal}, ${plan.actionsTotal} and ${plan.policy?.approvalRequiredTotal ?? 0}`);
   const { runs, looked } = await findBlockedRuns(ctx, approvalHash);
   const { newest: blocked, ignored } = newestBlockedRun(runs);
   looked.push(...ignored);
+  // The approval covers the state its blocked run planned against, and no other: the apply blocks again (ops/apply.ts).
+  const otherState = blocked && otherStateWarning(approvalHash, blocked, stateLineage);
+  if (otherState) return { otherState };
   // Without a blocked run the warning below names where the runner looked; with one, say what was passed over.
   if (blocked && ignored.length) ctx.warn(`blocked runs passed over for approval hash ${approvalHash}: ${ignored.join('; ')}`);
   const found = unreviewedChanges(blocked, everyDestructive, undefined, logUnreviewed(ctx));

@@ -7,15 +7,21 @@ import { ungatedWarnings } from '../guard/decide.ts';
 import type { RunContext } from '../run/context.ts';
 import { reporting, takeLearned, withLearned, type OpEnding } from '../run/learned.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
-import { stateBeforeStep } from '../steps/state.ts';
+import { stateBeforeStep, stateLineage } from '../steps/state.ts';
 
 export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
   const root = await prepareRoot(ctx);
   try {
     const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
-    if (before.serial === null) {
+    if (stateLineage(before) === null) {
+      // Never DestroySucceeded: a controller must not take a run pointed at the wrong place for a teardown.
       ctx.skip('plan', 'there is no state');
-      return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: there is no state.' };
+      return {
+        outcome: 'noChanges',
+        reason: 'NoStateFound',
+        message:
+          'Nothing was destroyed: the backend holds no state. If the object has infrastructure, this run was pointed at another place than its state (the backend settings, --state), and all of it is still there.',
+      };
     }
     const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { destroy: true });
     // terraform's plan, masked, reaches the result however the destroy ends.

@@ -2,7 +2,9 @@
 // lose the sensitive mark), so every byte the runner writes passes through here, in every form
 // terraform and the runner print a value in (secret-forms.ts).
 import { isSha256 } from '../util/sha256.ts';
-import { literalForms, printedForms, secretPatterns, trimGoSpace } from './secret-forms.ts';
+import { AnchoredStrings, replaceRanges } from './anchored-strings.ts';
+import { oldValues } from './rotated.ts';
+import { encodedForms, literalForms, printedForms, secretPatterns, trimGoSpace } from './secret-forms.ts';
 
 /** Shorter values would mask ordinary text everywhere: they are reported instead. */
 export const MIN_MASKED_LENGTH = 4;
@@ -16,29 +18,34 @@ export const PATTERN_LIMIT = 2048;
 /** Sources joined into one regular expression at most: a larger one is built alone. */
 const GROUP_LIMIT = 16_384;
 
-const longestFirst = (a: string, b: string) => b.length - a.length;
+interface Group {
+  regex: RegExp;
+  sources: string[];
+}
 
 /**
- * Regular expressions over a set of sources, built lazily, a few sources to each. One that fails
- * (V8 refuses it as too large when it first runs, or it runs out of backtracking stack on a long
- * text) is split into its sources, and a source that fails alone is handed to `fallBack`.
+ * Regular expressions over a set of sources, built lazily, a few sources to each, those of the
+ * longest secrets first (an alternation takes the first alternative that matches at a place). One
+ * that fails (V8 refuses it as too large when it first runs, or it runs out of backtracking stack
+ * on a long text) is split into its sources, and a source that fails alone is handed to `fallBack`.
  */
 class PatternGroups {
-  private readonly sources = new Set<string>();
+  /** Each source, and the length of the text it matches a form of. */
+  private readonly sources = new Map<string, number>();
   private readonly alone = new Set<string>();
-  private groups: { regex: RegExp; sources: string[] }[] | undefined;
+  private groups: Group[] | undefined;
 
   constructor(
     private readonly flags: string,
     private readonly fallBack: (source: string) => void,
   ) {}
 
-  add(source: string): void {
-    this.sources.add(source);
+  add(source: string, textLength: number): void {
+    this.sources.set(source, Math.max(textLength, this.sources.get(source) ?? 0));
     this.groups = undefined;
   }
 
-  /** Runs `use` over every regular expression, longest sources first; `use` must change nothing when it throws. */
+  /** Runs `use` over every regular expression; `use` must change nothing when it throws. */
   each(use: (regex: RegExp) => void): void {
     const queue = [...this.built()];
     for (let group = queue.shift(); group; group = queue.shift()) {
@@ -57,11 +64,12 @@ class PatternGroups {
     }
   }
 
-  private built(): { regex: RegExp; sources: string[] }[] {
+  private built(): Group[] {
     if (this.groups) return this.groups;
     const groups: string[][] = [];
     let size = Infinity;
-    for (const source of [...this.sources].sort(longestFirst)) {
+    const order = [...this.sources].sort(([a, aText], [b, bText]) => bText - aText || b.length - a.length).map(([source]) => source);
+    for (const source of order) {
       if (this.alone.has(source) || size + source.length > GROUP_LIMIT) {
         groups.push([source]);
         size = this.alone.has(source) ? Infinity : source.length;
@@ -74,21 +82,55 @@ class PatternGroups {
     return this.groups;
   }
 
-  private group(sources: string[]) {
+  private group(sources: string[]): Group {
     return { regex: new RegExp(sources.join('|'), this.flags), sources };
   }
+}
+
+type Range = { start: number; end: number };
+
+/**
+ * Every match of `regex` (global) at every place, overlapping ones too: each search goes on from
+ * the place after the last match's start, not after its end, so a secret that starts inside
+ * another one's match is found (an alternation takes one alternative at a place).
+ */
+function overlappingMatches(text: string, regex: RegExp): Range[] {
+  const found: Range[] = [];
+  regex.lastIndex = 0;
+  for (let match = regex.exec(text); match; match = regex.exec(text)) {
+    found.push({ start: match.index, end: match.index + match[0].length });
+    regex.lastIndex = match.index + 1;
+  }
+  return found;
+}
+
+/** The ranges merged where they overlap, in order. */
+function unionOf(ranges: readonly Range[]): Range[] {
+  const merged: Range[] = [];
+  for (const range of [...ranges].sort((a, b) => a.start - b.start)) {
+    const last = merged.at(-1);
+    if (last && range.start < last.end) last.end = Math.max(last.end, range.end);
+    else merged.push({ ...range });
+  }
+  return merged;
 }
 
 export class Masker {
   private readonly values = new Set<string>();
   private readonly learned = new Set<string>();
-  /** Each whole-secret source, and the text it came from (matched literally should the source fail). */
-  private readonly sourceText = new Map<string, string>();
-  private readonly whole = new PatternGroups('g', (source) => this.learnLiterally(this.sourceText.get(source)!));
+  /** The texts whose encoded forms are learned. */
+  private readonly encoded = new Set<string>();
+  /** The encoded forms of the secrets (base64, hex, percent-encodings). */
+  private readonly anchored = new AnchoredStrings();
+  /** The hex forms of the secrets: masked even where a sha256 would not be (maskValue). */
+  private readonly hexForms = new Set<string>();
+  /** Each whole-secret source, and how it is matched literally should it fail. */
+  private readonly literalFallback = new Map<string, () => void>();
+  /** Case is ignored: terraform's upper() and lower() print a secret so, and no escape is told apart by case. */
+  private readonly whole = new PatternGroups('gi', (source) => this.literalFallback.get(source)!());
   /** A head that fails is dropped: its secret is still masked on one line. */
-  private readonly heads = new PatternGroups('', () => {});
+  private readonly heads = new PatternGroups('i', () => {});
   private readonly literals = new Set<string>();
-  private sortedLiterals: string[] | undefined;
   readonly tooShort: string[] = [];
   /** How many texts could not be masked (a matcher failed on them): each was replaced by the mask whole. */
   unmaskable = 0;
@@ -103,6 +145,8 @@ export class Masker {
     for (const form of printedForms(value)) {
       this.learn(form, label);
       if (form.includes('\n')) for (const line of form.split('\n')) this.learn(line, label);
+      // Encoded whole, as the module had it, and trimmed (what trimspace() leaves).
+      for (const text of new Set([form, trimGoSpace(form)])) if (text.length >= MIN_MASKED_LENGTH) this.learnEncoded(text);
     }
     // terraform prints a string that parses as JSON as jsonencode({...}), one field to a line.
     const fields = documentFields(value);
@@ -121,33 +165,48 @@ export class Masker {
     this.learned.add(trimmed);
     if (trimmed.length > PATTERN_LIMIT) return this.learnLiterally(trimmed);
     const { whole, heads } = secretPatterns(trimmed);
-    for (const source of whole) {
-      this.sourceText.set(source, trimmed);
-      this.whole.add(source);
-    }
-    for (const source of heads) this.heads.add(`(?:${source})[ \\t]*$`);
+    for (const source of whole) this.addWhole(source, trimmed.length, () => this.learnLiterally(trimmed));
+    for (const source of heads) this.heads.add(`(?:${source})[ \\t]*$`, trimmed.length);
+  }
+
+  /** The encodings of `text` (secret-forms.ts). */
+  private learnEncoded(text: string): void {
+    if (this.encoded.has(text)) return;
+    this.encoded.add(text);
+    const { plain, hex } = encodedForms(text);
+    for (const form of plain) this.anchored.add(form);
+    this.hexForms.add(hex);
+  }
+
+  private addWhole(source: string, textLength: number, fallBack: () => void): void {
+    this.literalFallback.set(source, fallBack);
+    this.whole.add(source, textLength);
   }
 
   /**
-   * A rotated secret's old value: wherever a change's value after is, whole, a secret, the string at
-   * the same place before is one too (terraform prints it as `"old" -> "new"`). Bounded by
-   * MAX_DOCUMENT_FIELDS places per change.
+   * A rotated secret's old value: wherever a change's value after holds a secret (whole or a part of
+   * it, in any form), the string at the same place before holds the old value there (terraform
+   * prints it as `"user:OLD" -> "user:NEW"`: rotated.ts). Bounded by MAX_DOCUMENT_FIELDS places per change.
    */
   addOldValues(before: unknown, after: unknown): void {
     const stack: [unknown, unknown][] = [[before, after]];
     for (let visited = 0; stack.length && visited < MAX_DOCUMENT_FIELDS; visited++) {
       const [old, now] = stack.pop()!;
       if (typeof now === 'string') {
-        if (typeof old === 'string' && old !== now && this.isSecret(now)) this.add(old, 'the old value of a rotated secret');
+        if (typeof old === 'string' && old !== now) for (const value of oldValues(old, now, unionOf(this.matches(now)))) this.add(value, 'the old value of a rotated secret');
       } else if (now !== null && typeof now === 'object' && old !== null && typeof old === 'object') {
         for (const [key, item] of Object.entries(now)) stack.push([(old as Record<string, unknown>)[key], item]);
       }
     }
   }
 
+  /** The escaped forms of `text` as plain strings, in upper and lower case too. */
   private learnLiterally(text: string): void {
-    for (const form of literalForms(text)) this.literals.add(form);
-    this.sortedLiterals = undefined;
+    this.addLiterals(literalForms(text).flatMap((form) => [form, form.toUpperCase(), form.toLowerCase()]));
+  }
+
+  private addLiterals(forms: readonly string[]): void {
+    for (const form of forms) this.literals.add(form);
   }
 
   /** How many texts (values, forms and lines of values) are masked. */
@@ -155,32 +214,32 @@ export class Masker {
     return this.learned.size;
   }
 
-  /** Whether `value` is, whole, one of the secrets. */
+  /** Whether `value` is, whole, one of the secrets or a secret's hex form (in either case). */
   isSecret(value: string): boolean {
-    return this.values.has(value);
+    return this.values.has(value) || this.hexForms.has(value.toLowerCase());
   }
 
-  /** `text` with every secret masked; should matching fail, the mask alone (never the text unmasked). */
+  /**
+   * `text` with every secret masked, each place where secrets overlap as one; should matching fail,
+   * the mask alone (never the text unmasked).
+   */
   mask(text: string): string {
     try {
-      // Longest first: a secret is masked before a shorter one it contains (the literal forms are the longest).
-      for (const form of this.literalForms()) text = text.replaceAll(form, MASK);
-      this.whole.each((regex) => (text = text.replace(regex, MASK)));
-      return text;
+      return replaceRanges(text, unionOf(this.matches(text)), MASK);
     } catch {
       this.unmaskable++;
       return MASK;
     }
   }
 
-  /** Where in `text` each whole secret is, in any of its forms. */
-  matches(text: string): { start: number; end: number }[] {
-    const found: { start: number; end: number }[] = [];
-    for (const form of this.literalForms()) {
-      for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + form.length)) found.push({ start: at, end: at + form.length });
+  /** Where in `text` each whole secret is, in any of its forms (overlapping places included). */
+  matches(text: string): Range[] {
+    const found: Range[] = [];
+    for (const form of this.literals) {
+      for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + 1)) found.push({ start: at, end: at + form.length });
     }
-    this.whole.each((regex) => found.push(...[...text.matchAll(regex)].map((m) => ({ start: m.index, end: m.index + m[0].length }))));
-    return found;
+    this.whole.each((regex) => found.push(...overlappingMatches(text, regex)));
+    return [...found, ...this.anchored.find(text)];
   }
 
   /** Where the beginning of a secret that a line break may continue starts, when `text` ends with one; else -1. */
@@ -191,11 +250,6 @@ export class Masker {
       if (at >= 0 && (first < 0 || at < first)) first = at;
     });
     return first;
-  }
-
-  private literalForms(): string[] {
-    this.sortedLiterals ??= [...this.literals].sort(longestFirst);
-    return this.sortedLiterals;
   }
 }
 
@@ -296,7 +350,7 @@ export function stringLeaves(value: unknown): string[] {
  * A copy of a JSON-like value with every string masked: masking happens before serialisation, so
  * the JSON stays valid whatever a secret looks like. Hashes are left as they are: they reveal
  * nothing, and a secret that happens to be a run of hex digits must not break the approve command.
- * A secret that is itself 64 hex digits (`openssl rand -hex 32`) is masked all the same.
+ * A secret that is itself 64 hex digits (`openssl rand -hex 32`), or whose hex form is, is masked all the same.
  */
 export function maskValue<T>(masker: Masker, value: T): T {
   if (typeof value === 'string') return (isSha256(value) && !masker.isSecret(value) ? value : masker.mask(value)) as T;

@@ -231,3 +231,72 @@ export function secretPatterns(text: string): SecretPatterns {
 export function printedForms(value: string): string[] {
   return [...new Set([value, value.normalize('NFC')])];
 }
+
+// The encodings a secret travels in when the module computes them from it and terraform no longer
+// knows it is secret (a value declassified with nonsensitive(), a provider attribute that loses
+// the mark, a provisioner's output): base64encode of a cloud-init document, urlencode into a
+// database URL, upper and lower, a hex dump. Each is derived from the value as is (not from an
+// escaping of it). Upper and lower case need no form of their own: the masker's patterns ignore case.
+
+/** An encoded form shorter than this is not masked: a 4-character piece of base64 is somewhere in any large blob. */
+export const MIN_ENCODED_LENGTH = 6;
+
+/** What percent-encoding never changes (RFC 3986's unreserved characters). */
+const UNRESERVED = /^[A-Za-z0-9\-_.~]$/;
+
+const percentOf = (char: string) => [...Buffer.from(char, 'utf8')].map((byte) => `%${hex(byte, 2).toUpperCase()}`).join('');
+const lowerHex = (encoded: string) => encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
+
+/**
+ * Percent-encoding, as terraform's urlencode (Go's url.QueryEscape: a space as `+`) and others
+ * (a space as `%20`, JavaScript's encodeURIComponent), hex digits in upper and in lower case. Only
+ * for a value that has a character an encoder changes. Plain strings, not a pattern: a pattern of
+ * each character as itself or escaped costs V8 tens of milliseconds to compile per few secrets.
+ */
+function percentForms(text: string): string[] {
+  const chars = [...text];
+  if (chars.every((char) => UNRESERVED.test(char))) return [];
+  const query = (space: string) => chars.map((char) => (UNRESERVED.test(char) ? char : char === ' ' ? space : percentOf(char))).join('');
+  return [query('+'), query('%20'), encodeURIComponent(text)].flatMap((encoded) => [encoded, lowerHex(encoded)]);
+}
+
+/** The first base64 character that depends on the value's bytes alone, when the value starts `offset` bytes into a group of three. */
+const BASE64_FIRST = [0, 2, 3] as const;
+const urlAlphabet = (base64: string) => base64.replaceAll('+', '-').replaceAll('/', '_');
+
+/**
+ * base64 (standard and URL alphabets) of a value that starts at each of the three byte offsets a
+ * value embedded in a longer text can start at: the characters that depend on the value's bytes
+ * alone (those it shares with its neighbours are not), and, for when nothing follows it, with the
+ * characters its end completes, padded and not.
+ */
+function base64Forms(bytes: Buffer): string[] {
+  const forms: string[] = [];
+  for (const offset of [0, 1, 2] as const) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    const coreEnd = Math.floor((8 * (offset + bytes.length)) / 6);
+    const core = encoded.slice(BASE64_FIRST[offset], coreEnd);
+    const unpadded = encoded.slice(BASE64_FIRST[offset]).replace(/=+$/, '');
+    if (core.length < MIN_ENCODED_LENGTH) continue;
+    for (const form of [encoded.slice(BASE64_FIRST[offset]), unpadded, core]) forms.push(form, urlAlphabet(form));
+  }
+  return forms;
+}
+
+/** The encoded forms of `text` (itself, not trimmed). */
+export interface EncodedForms {
+  /** base64, hex (in either case) and percent-encodings: plain strings of ENCODED_ALPHABET, MIN_ENCODED_LENGTH characters or more. */
+  plain: string[];
+  /** The hex form in lower case. */
+  hex: string;
+}
+
+/** The characters of every encoded form: the base64 alphabets and padding (hex among them), and what percent-encodings leave or write. */
+export const ENCODED_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_%.~!*\'()';
+
+export function encodedForms(text: string): EncodedForms {
+  const bytes = Buffer.from(text, 'utf8');
+  const hexForm = bytes.toString('hex');
+  const plain = [...base64Forms(bytes), hexForm, hexForm.toUpperCase(), ...percentForms(text)].filter((form) => form.length >= MIN_ENCODED_LENGTH);
+  return { plain: [...new Set(plain)], hex: hexForm };
+}

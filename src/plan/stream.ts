@@ -38,9 +38,10 @@ function resourceEntry(emit: (entry: unknown) => void, change: Shape = CHANGE): 
 
 export interface StreamOptions extends ClassifyOptions {
   /**
-   * The values before and after of each change that updates a resource in place or replaces it
-   * (the masker learns a rotated secret's old value from them). Only these are built, one entry at
-   * a time; they are never kept.
+   * The values before and after of each change that updates or replaces a value: resource changes,
+   * resource drift (what changed outside terraform) and output changes, whose before is the prior
+   * state's output (the masker learns a rotated secret's old value from them). Only these are
+   * built, one entry at a time; they are never kept.
    */
   onChangedValues?: (before: unknown, after: unknown) => void;
   /** Awaited after each chunk of the document is read (the policy's evaluation of what it handed over): reading waits for it. */
@@ -48,8 +49,8 @@ export interface StreamOptions extends ClassifyOptions {
 }
 
 /** A change's selector that also builds before and after when its actions (read first: terraform writes them first) change a value. */
-function changeWithValues(): Shape {
-  const fields = CHANGE.fields as Record<string, Selector>;
+function withValues(shape: Shape): Shape {
+  const fields = shape.fields as Record<string, Selector>;
   return {
     fields: (key, built) => {
       if (key !== 'before' && key !== 'after') return fields[key];
@@ -59,18 +60,25 @@ function changeWithValues(): Shape {
   };
 }
 
-/** Hands an entry's before and after to `onChangedValues`, and the entry without them on. */
-function withChangedValues(emit: (entry: unknown) => void, onChangedValues: NonNullable<StreamOptions['onChangedValues']>) {
-  return (entry: unknown) => {
-    const change = (entry as { change?: Record<string, unknown> }).change;
-    if (change && ('before' in change || 'after' in change)) {
-      onChangedValues(change.before, change.after);
-      delete change.before;
-      delete change.after;
-    }
-    emit(entry);
-  };
+/** Hands a change's before and after to `onChangedValues`, and the change without them on. */
+function takeValues(change: Record<string, unknown> | undefined, onChangedValues: NonNullable<StreamOptions['onChangedValues']>): void {
+  if (change && ('before' in change || 'after' in change)) {
+    onChangedValues(change.before, change.after);
+    delete change.before;
+    delete change.after;
+  }
 }
+
+/** A resource_changes or resource_drift entry, its change's values handed to `onChangedValues` when given. */
+function resourceEntryWithValues(emit: (entry: unknown) => void, onChangedValues: StreamOptions['onChangedValues']): Selector {
+  if (!onChangedValues) return resourceEntry(emit);
+  return resourceEntry((entry) => {
+    takeValues((entry as { change?: Record<string, unknown> }).change, onChangedValues);
+    emit(entry);
+  }, withValues(CHANGE));
+}
+
+const OUTPUT_CHANGE: Shape = { fields: modelFields<OutputChange>({ actions: KEEP }) };
 
 /** An action invocation: never config_values (they may hold secrets). */
 const ACTION_INVOCATION: Shape = {
@@ -97,13 +105,11 @@ function planSelector(classifier: PlanClassifier, onChangedValues?: StreamOption
       complete: KEEP,
       applyable: KEEP,
       resource_changes: {
-        items: onChangedValues
-          ? resourceEntry(withChangedValues((entry) => classifier.addResourceChange(entry), onChangedValues), changeWithValues())
-          : resourceEntry((entry) => classifier.addResourceChange(entry)),
+        items: resourceEntryWithValues((entry) => classifier.addResourceChange(entry), onChangedValues),
         emit: (section) => classifier.checkSection('resource_changes', section),
       },
       resource_drift: {
-        items: resourceEntry((entry) => classifier.addResourceDrift(entry)),
+        items: resourceEntryWithValues((entry) => classifier.addResourceDrift(entry), onChangedValues),
         emit: (section) => classifier.checkSection('resource_drift', section),
       },
       deferred_changes: {
@@ -118,7 +124,13 @@ function planSelector(classifier: PlanClassifier, onChangedValues?: StreamOption
         emit: (section) => classifier.checkSection('deferred_action_invocations', section),
       },
       output_changes: {
-        members: { fields: modelFields<OutputChange>({ actions: KEEP }), emit: (change, name) => classifier.addOutputChange(String(name), change) },
+        members: {
+          ...(onChangedValues ? withValues(OUTPUT_CHANGE) : OUTPUT_CHANGE),
+          emit: (change, name) => {
+            if (onChangedValues) takeValues(change as Record<string, unknown>, onChangedValues);
+            classifier.addOutputChange(String(name), change);
+          },
+        },
         emit: (section) => classifier.checkSection('output_changes', section),
       },
       action_invocations: {

@@ -32,6 +32,8 @@ export interface JudgementOptions extends EvaluatorOptions {
   tool: PolicyTool;
   /** Whether the run was asked to stop (a signal, the deadline): the evaluation ends at its next rule. */
   stopRequested?: () => boolean;
+  /** Called once, as the first rule evaluation starts (the log says when the policy's time begins). */
+  onEvaluationStart?: () => void;
 }
 
 export function planJudgement(policy: CompiledPolicy, options: JudgementOptions): PlanJudgement {
@@ -40,11 +42,16 @@ export function planJudgement(policy: CompiledPolicy, options: JudgementOptions)
   let evaluated = 0;
   let sliceStart = performance.now();
   let interruption: RunnerError | undefined;
+  let started = false;
 
   /** Runs the steps, yielding between rules once a slice is spent; a stop request ends it. */
   async function run(steps: Generator<void, void, void>): Promise<void> {
     for (;;) {
       if (options.stopRequested?.()) throw (interruption ??= stopped(evaluated));
+      if (!started) {
+        started = true;
+        options.onEvaluationStart?.();
+      }
       const step = steps.next();
       if (step.done) return;
       evaluated += 1;

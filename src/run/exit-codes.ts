@@ -2,6 +2,9 @@
 import type { Outcome } from '../schemas/result.ts';
 import type { RunnerError } from '../errors.ts';
 
+/** The reason of a run refused because the backend holds another state than the object's (steps/state.ts). */
+export const STATE_LINEAGE_MISMATCH = 'StateLineageMismatch';
+
 export const EXIT = {
   succeeded: 0,
   failed: 1,
@@ -11,6 +14,8 @@ export const EXIT = {
   planStale: 5,
   /** drift with --detailed-exitcode: drift found (the outcome stays succeeded). */
   driftFound: 6,
+  /** The backend holds another state than the object's (--expect-lineage): a person must restore it or fix the backend settings. */
+  otherState: 7,
   /** A plan policy denies the plan (PolicyDenied): no approval passes it; classify --detailed-exitcode too. (7 is StateLineageMismatch's.) */
   policyDenied: 8,
   deadline: 124,
@@ -27,6 +32,7 @@ export const EXIT_MEANINGS: readonly [code: string, meaning: string][] = [
   [`${EXIT.imageInvalid}`, 'the image or module breaks the contract: fix the module'],
   [`${EXIT.planStale}`, 'the approved plan is stale or not the artifact approved: plan and approve again'],
   [`${EXIT.driftFound}`, 'drift --detailed-exitcode: drift found (classify --detailed-exitcode: 3 for a gated plan)'],
+  [`${EXIT.otherState}`, "the state is not the object's (another lineage, or none: --expect-lineage): restore it or fix the backend settings"],
   [`${EXIT.policyDenied}`, 'a plan policy denies the plan: no approval passes it; change the plan or the policy (classify --detailed-exitcode too)'],
   [`${EXIT.deadline}`, 'stopped itself before --deadline'],
   [`${EXIT.sigint} / ${EXIT.sigterm}`, 'interrupted by SIGINT / SIGTERM'],
@@ -64,8 +70,9 @@ export function exitCodeOf(outcome: Outcome, error?: RunnerError): number {
       return cause === 'deadline' ? EXIT.deadline : cause === 'SIGINT' ? EXIT.sigint : EXIT.sigterm;
     }
     case 'failed':
-      // Failures that recur on every retry: a new plan and approval (5), a change of the module (4).
+      // Failures that recur on every retry: a new plan and approval (5), a change of the module (4), the object's state (7).
       if (error?.reason === 'PlanStale' || error?.reason === 'ArtifactMismatch') return EXIT.planStale;
+      if (error?.reason === STATE_LINEAGE_MISMATCH) return EXIT.otherState;
       return error?.reason === 'RefreshRefused' ? EXIT.imageInvalid : EXIT.failed;
   }
 }

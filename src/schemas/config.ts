@@ -28,7 +28,8 @@ export const Settings = z.strictObject({
   workdir: Path.optional().describe('Default: a fresh temp dir, removed at the end'),
   out: Path.default(D.out.default),
   state: Path.optional().describe('Local runs: a local state file, overriding the module backend'),
-  newState: z.boolean().default(D.newState.default).describe('--state may name a file in a directory that does not exist yet (a first apply)'),
+  expectLineage: z.string().min(1).optional().describe("The lineage of the object's state (its last result's state.lineage): apply, plan, refresh, drift and destroy refuse a state of another lineage, or none"),
+  newState: z.boolean().default(D.newState.default).describe('--state may name a file (and a directory) that does not exist yet (a first apply)'),
   image: z.string().default(D.image.default),
   kind: Kind.default(D.kind.default),
   guard: z.enum(['on', 'off']).default(D.guard.default),
@@ -111,8 +112,11 @@ const DEFAULTS: Settings = Settings.parse({});
 const HashSettings = settingsOf(HASH_SETTINGS);
 export type HashSettings = z.output<typeof HashSettings>;
 
+/** Variables whose name the contract gave before its flag's: the flag says what to do, the variable what it holds. */
+const ENV_NAMES: Record<string, string> = { expectLineage: 'CAPTF_EXPECTED_LINEAGE' };
+
 /** Flag name (camelCase, as commander gives it) → environment variable name. */
-export const envName = (key: string) => 'CAPTF_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
+export const envName = (key: string) => ENV_NAMES[key] ?? 'CAPTF_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
 
 const LIST_SETTINGS = new Set(['backendConfig']);
 const BOOLEAN_SETTINGS = new Set(['force', 'allowPlaintextBackups', 'newState']);

@@ -23,7 +23,7 @@ const COMMON = {
   workdir: { value: '<dir>', help: 'working directory', defaultText: 'a fresh temp dir' },
   out: { value: '<dir>', help: 'where result.json goes', default: '.' },
   state: { value: '<file>', help: 'local runs: a local state file, overriding the module backend' },
-  newState: { help: 'with --state: its directory may not exist yet (a first apply starts the state there)', default: false },
+  newState: { help: 'with --state: the file (and its directory) may not exist yet: this run starts the state there (a first apply)', default: false },
   image: { value: '<ref>', help: 'the image reference: part of the inputs hash', default: '' },
   kind: { value: '<kind>', help: OBJECT_KINDS.join(' | '), default: 'cluster' as const },
   terraform: { value: '<path>', help: 'terraform or OpenTofu binary', default: 'terraform', defaultText: 'terraform on PATH' },
@@ -52,17 +52,26 @@ const COMMON = {
   serviceAccountDir: { value: '<dir>', help: 'in-cluster: the mounted service account', default: '/var/run/secrets/kubernetes.io/serviceaccount' },
 } satisfies Record<string, SettingOption>;
 
+/**
+ * The lineage of the object's state, as its last result named it: the ops that plan against the
+ * state take it, and refuse any other state (contract.md §1). restore does not: it brings a state back.
+ */
+const expectLineage = { value: '<lineage>', help: "the lineage of the object's state (result.state.lineage of its last result): a state of another lineage, or none, is refused" } satisfies SettingOption;
+
 /** OpenTofu state encryption: the ops that keep copies of the state take this (see contract.md). */
 const allowPlaintextBackups = { help: 'OpenTofu state encryption: accept backups and plan artifacts in clear', default: false } satisfies SettingOption;
 
 const APPLY = {
   allowPlaintextBackups,
+  expectLineage,
   guard: { value: '<on|off>', help: 'the destructive-plan guard', default: 'on' as const },
   approvedHash: { value: '<hash>', help: 'the approval the controller passed (an inputs or approval hash)', default: '' },
   planArtifact: { value: '<dir>', help: 'apply exactly this approved plan artifact instead of planning' },
   approvedPlanHash: { value: '<hash>', help: 'the plan hash a person approved (with --plan-artifact)', default: '' },
 } satisfies Record<string, SettingOption>;
-const PLAN = { allowPlaintextBackups, artifacts: { value: '<dir>', help: 'where the plan artifact goes' } } satisfies Record<string, SettingOption>;
+const PLAN = { allowPlaintextBackups, expectLineage, artifacts: { value: '<dir>', help: 'where the plan artifact goes' } } satisfies Record<string, SettingOption>;
+/** refresh, drift and destroy: they plan against the state too. */
+const PLANS_AGAINST_STATE = { expectLineage } satisfies Record<string, SettingOption>;
 const RESTORE = {
   allowPlaintextBackups,
   backup: { value: '<dir>', help: 'the backup to restore' },
@@ -83,9 +92,9 @@ export const COMMON_SETTINGS = names(COMMON);
 export const OP_SETTINGS = {
   apply: [...COMMON_SETTINGS, ...names(APPLY)],
   plan: [...COMMON_SETTINGS, ...names(PLAN)],
-  refresh: COMMON_SETTINGS,
-  drift: COMMON_SETTINGS,
-  destroy: COMMON_SETTINGS,
+  refresh: [...COMMON_SETTINGS, ...names(PLANS_AGAINST_STATE)],
+  drift: [...COMMON_SETTINGS, ...names(PLANS_AGAINST_STATE)],
+  destroy: [...COMMON_SETTINGS, ...names(PLANS_AGAINST_STATE)],
   restore: [...COMMON_SETTINGS, ...names(RESTORE)],
   unlock: [...COMMON_SETTINGS, ...names(UNLOCK)],
 } as const satisfies Record<Op, readonly SettingName[]>;

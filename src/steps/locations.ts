@@ -14,7 +14,7 @@ export async function checkRunLocations(settings: Settings): Promise<void> {
   // The default (<out>/backups) is under the dir just probed; Secrets in a cluster are not a dir.
   // 0700 as the backup store makes it: backups hold the state's secrets.
   if (settings.backups) await probeWritableDir(settings.backups, 0o700, '--backups', 'BackupsDirUnusable', 'where the state backups go');
-  if (settings.state) await checkStateDir(settings.state, settings.newState);
+  if (settings.state) await checkStatePath(settings.state, settings.newState);
 }
 
 /** Creates the dir when it is missing, then writes and removes a file in it: permission bits do not tell about a read-only mount. */
@@ -38,10 +38,11 @@ async function checkResultPath(path: string): Promise<void> {
 }
 
 /**
- * A local state in a directory that does not exist is a new, empty state: with a typo in the path,
- * everything would be created a second time. Only a run told so (a first apply) may start one.
+ * A local state that does not exist is a new, empty state: with a typo in the path (its directory
+ * or its file name), an apply would create everything a second time, and a destroy would find
+ * nothing to destroy. Only a run told so (a first apply) may start one.
  */
-async function checkStateDir(statePath: string, newState: boolean): Promise<void> {
+async function checkStatePath(statePath: string, newState: boolean): Promise<void> {
   const dir = dirname(resolve(statePath));
   const found = await stat(dir).catch((error: NodeJS.ErrnoException) => error);
   if (found instanceof Error && found.code === 'ENOENT' && newState) return;
@@ -49,4 +50,8 @@ async function checkStateDir(statePath: string, newState: boolean): Promise<void
     throw usageError('StateDirMissing', `the directory of --state ${statePath} (${dir}) does not exist: a state there would be a new, empty one, and an apply would create everything again. Nothing was run. Fix the path, or pass --new-state (CAPTF_NEW_STATE=1) when this run is to start the state.`);
   if (found instanceof Error || !found.isDirectory())
     throw usageError('StateDirMissing', `the directory of --state ${statePath} (${dir}) is not a directory${found instanceof Error ? ` (${found.code ?? found.message})` : ''}: nothing was run. Give --state a file in a directory.`);
+  if (newState) return;
+  const file = await stat(statePath).catch((error: NodeJS.ErrnoException) => error);
+  if (file instanceof Error && file.code === 'ENOENT')
+    throw usageError('StateFileMissing', `--state ${statePath} does not exist: a state there would be a new, empty one (an apply would create everything again, a destroy would destroy nothing). Nothing was run. Fix the file name, or pass --new-state (CAPTF_NEW_STATE=1) when this run is to start the state.`);
 }

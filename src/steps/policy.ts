@@ -44,7 +44,9 @@ export async function policyStep(ctx: RunContext): Promise<RunPolicy | undefined
     ctx.log.info({ dir: policy!.dir }, `policy: plans are held to the rules in ${policy!.dir}`);
     for (const warning of policy!.warnings) ctx.log.warn({ dir: policy!.dir }, `policy: ${warning}`);
     // A signal or the deadline ends an evaluation at its next rule.
-    return { ...policy!, judgement: (options) => policy!.judgement({ ...options, stopRequested: () => ctx.stopCause !== undefined }) };
+    const stopRequested = () => ctx.stopCause !== undefined;
+    const onEvaluationStart = () => ctx.log.info({ dir: policy!.dir }, 'policy: judging the plan, change by change, as terraform show prints it');
+    return { ...policy!, judgement: (options) => policy!.judgement({ ...options, stopRequested, onEvaluationStart }) };
   });
 }
 

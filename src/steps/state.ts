@@ -8,11 +8,15 @@ import { summarizeState, type StateSummary } from '../plan/state.ts';
 import { maskStateSecrets } from '../state/secrets.ts';
 import { pruneObjects, type PruneOptions } from '../store/retention.ts';
 import type { ChunkStore } from '../store/store.ts';
+import { RunnerError } from '../errors.ts';
+import { STATE_LINEAGE_MISMATCH } from '../run/exit-codes.ts';
+import { recordedLocalBackend } from '../terraform/backend.ts';
 import { statePull, statePush } from '../terraform/state.ts';
 import type { Terraform } from '../terraform/terraform.ts';
 import { sha256Hex } from '../util/sha256.ts';
 import { timeStamp } from '../util/stamp.ts';
 import { ERRORED_STATE_FILE, STATE_FILE } from '../workspace/terraform-files.ts';
+import { localStateFile, STATE_OUTSIDE_WORKDIR_FIX, stateFileSource, stateInWorkdir } from '../workspace/state-location.ts';
 import { writeNewFile, type Workspace } from '../workspace/workspace.ts';
 import { recordChanged, withRecordSetBack } from '../state/record.ts';
 import { withSerial } from '../state/serial.ts';
@@ -26,6 +30,37 @@ const artifactWriter = () => import('../store/artifact-write.ts');
 
 /** A pulled state: its summary and the private file holding it. */
 export type PulledState = StateSummary & { file: string };
+
+/**
+ * After init, before any state is read: a local backend must keep the state outside the workdir.
+ * Everything there (the module copy above all, where a relative path lands) is removed or cleared
+ * by the runner: a state kept there vanishes with the run, and every run would create everything
+ * again. The module's backend is the module's problem (exit 4); a --state inside --workdir, the
+ * caller's (exit 2).
+ */
+export async function refuseStateInWorkdir(tf: Terraform, workspace: Workspace, givenState: string | undefined): Promise<void> {
+  const local = await recordedLocalBackend(tf);
+  if (!local) return;
+  const stateFile = localStateFile(local, local.workspace, tf.cwd);
+  if (!(await stateInWorkdir(stateFile, workspace.dir))) return;
+  const declaredIn = [...new Set(workspace.scan.backendBlocks.map((block) => block.file))];
+  const detail = { stateFile, workdir: workspace.dir };
+  if (givenState !== undefined)
+    throw new RunnerError({
+      kind: 'usage',
+      reason: 'StateInWorkdir',
+      message: `--state ${givenState} is inside the workdir ${workspace.dir}, which the runner removes or clears: the state would be lost with the run. Nothing was read or applied. Give --state a file outside --workdir.`,
+      detail,
+    });
+  throw new RunnerError({
+    kind: 'image',
+    reason: 'StateInWorkdir',
+    message:
+      `the module's local backend${declaredIn.length ? ` (${declaredIn.join(', ')})` : ''} keeps the state at ${stateFile} (${stateFileSource(local, local.workspace)}), inside the runner's workdir ${workspace.dir}: ` +
+      `the runner works on a copy of the module there and removes it at the end, so the state would vanish with the run and every run would create everything again. Nothing was read or applied. To fix it, ${STATE_OUTSIDE_WORKDIR_FIX}.`,
+    detail,
+  });
+}
 
 /**
  * `terraform state pull` of the state before the op, started at once and read by stateBeforeStep:
@@ -47,6 +82,7 @@ export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace:
       'state before',
       async () => {
         const state = await (pulling ?? pullStateBefore(tf, workspace));
+        refuseOtherState(state, ctx.settings.expectLineage);
         // The state holds secrets no input names any more (an old value of a rotated secret): terraform's
         // plan prints them through derived attributes, so the masker learns them before any plan runs.
         await maskStateSecrets(state.file, ctx.masker);
@@ -58,6 +94,36 @@ export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace:
     await pullSettled(ctx, pulling); // a step refused after a stop request: the pull writes into the workdir the op then removes
     throw error;
   }
+}
+
+/**
+ * The lineage of the state a pull found; null when there is none: no state at all, or the empty
+ * state a pg backend holds before its first write (serial 0, lineage "").
+ */
+export const stateLineage = (state: Pick<StateSummary, 'serial' | 'lineage'>): string | null => (state.serial === null || !state.lineage ? null : state.lineage);
+
+/**
+ * --expect-lineage: the lineage of the object's state as its last result named it. A state of
+ * another lineage (another object's: mixed-up backend settings, a restore --force of the wrong
+ * backup) or none at all (a typo in the backend settings, a lost state) is refused before anything
+ * plans against it: an apply would create everything again, a destroy would destroy nothing (or
+ * another object's resources). What the backend holds is named in the error only, never in
+ * result.state, which a controller takes the next expected lineage from.
+ */
+export function refuseOtherState(state: StateSummary, expected: string | undefined): void {
+  if (expected === undefined) return;
+  const found = stateLineage(state);
+  if (found === expected) return;
+  const what =
+    found === null
+      ? `the backend holds no state, but the object's state has lineage ${expected} (--expect-lineage): the run was pointed at another place (a typo in --state or the backend settings), or the state was lost`
+      : `the backend holds a state of lineage ${found}, not the object's (${expected}, --expect-lineage): another object's state (mixed-up backend settings, or a restore --force of the wrong backup)`;
+  throw new RunnerError({
+    kind: 'state',
+    reason: STATE_LINEAGE_MISMATCH,
+    message: `${what}. Nothing was planned or applied, and a retry finds the same. Point the run at the object's own state, or restore a backup of lineage ${expected} (captf-runner restore).`,
+    detail: { expectedLineage: expected, foundLineage: found, foundSerial: state.serial },
+  });
 }
 
 /** Waits for an early pull to end (a stop request ends it), unless the run gives up on what its terraform left running. */
@@ -241,20 +307,21 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
  */
 export async function backupStep(ctx: RunContext, before: PulledState, inputsHash: string | undefined, terraformVersion: string, keep: string[] = []): Promise<ArtifactRef | undefined> {
   const store = backupStore(ctx);
-  if (before.serial === null || !before.lineage) {
+  const lineage = stateLineage(before);
+  if (lineage === null) {
     ctx.skip('backup', 'there is no state yet');
     return undefined;
   }
   return ctx.step('backup', async (): Promise<ArtifactRef> => {
     // Named by whose state it is, and retention counts per state: states sharing a store keep their own.
-    const family = `backup-${backupOwner(before.lineage!)}-`;
+    const family = `backup-${backupOwner(lineage)}-`;
     const object = `${family}${timeStamp()}-s${before.serial}`;
     const { writeArtifact } = await artifactWriter();
     const manifest = await writeArtifact(
       store,
       object,
       [{ name: STATE_FILE, path: before.file }],
-      { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE, serial: before.serial!, lineage: before.lineage!, ...(inputsHash ? { inputsHash } : {}) },
+      { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE, serial: before.serial!, lineage, ...(inputsHash ? { inputsHash } : {}) },
       { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
     );
     await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: family, protect: [object, ...keep] });

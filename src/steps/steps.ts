@@ -25,7 +25,7 @@ import type { PlanJudgement } from '../policy/judge.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
 import { INPUTS_HASH_VARIABLE } from '../workspace/reserved-names.ts';
 import { ERRORED_STATE_FILE } from '../workspace/terraform-files.ts';
-import { missedDeclarations, prepareWorkspace, scanModule, type Workspace } from '../workspace/workspace.ts';
+import { missedDeclarations, prepareWorkspace, readConfigFiles, scanConfigFiles, type Workspace } from '../workspace/workspace.ts';
 import { runnerClassifyOptions } from '../plan/runner-options.ts';
 import type { RunContext } from '../run/context.ts';
 import { heldPlanOutput, type HeldPlanOutput } from './held-output.ts';
@@ -33,7 +33,7 @@ import { checkRunLocations } from './locations.ts';
 import { loadInputs, type LoadedInputs } from '../inputs/load.ts';
 import { ignoredTfVars, undeclaredVariables } from '../inputs/unused.ts';
 import { keepOnFailure, withLearned, type Learned } from '../run/learned.ts';
-import { backupStep, pullSettled, pullStateBefore, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
+import { backupStep, pullSettled, pullStateBefore, refuseStateInWorkdir, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
 
 /** The cheap part of the contract check, before anything touches state: usable run locations, a supported terraform (after `check`, when given). */
 export async function preflight(ctx: RunContext, check?: () => Promise<void>): Promise<TerraformVersion> {
@@ -54,11 +54,14 @@ export async function preflightModule(ctx: RunContext): Promise<{ version: Terra
     'preflight',
     async () => {
       await checkRunLocations(ctx.settings);
-      // terraform's start and the scan overlap; their failures are reported in this order, whichever ends first.
-      const [scanned, version] = await Promise.allSettled([scanModule(ctx.settings.module), terraformVersionOf(ctx)]);
-      const scan = settledValue(scanned);
+      // terraform's start and the reading of the module overlap; their failures are reported in this order, whichever ends first.
+      const [read, found] = await Promise.allSettled([readConfigFiles(ctx.settings.module), terraformVersionOf(ctx)]);
+      // The files the tool in use reads: what it skips never counts (workspace.ts refuses what it would leave out).
+      // Without a tool (its version failed), every file: a module that does not parse is still reported first.
+      const scan = scanConfigFiles(settledValue(read), found.status === 'fulfilled' ? found.value.flavor : undefined);
+      const version = settledValue(found);
       checkPlaintextBackups(ctx, scan);
-      return { version: checkTerraform(ctx, settledValue(version)), scan };
+      return { version: checkTerraform(ctx, version), scan };
     },
     { learned: ({ version }) => terraformLearned(version) },
   );
@@ -133,7 +136,7 @@ export function terraformIn(ctx: RunContext, version: TerraformVersion, workspac
   });
 }
 
-/** init, then the backend it recorded: the module's own, or exactly the local state --state names, before any state is read. */
+/** init, then the backend it recorded (the module's own, or exactly the local state --state names) and where it keeps the state (never in the workdir), before any state is read. */
 export async function initStep(ctx: RunContext, tf: Terraform, workspace: Workspace): Promise<void> {
   const statePath = ctx.settings.state;
   const expected: ExpectedBackend = statePath ? { type: 'local', path: resolve(statePath) } : { type: workspace.scan.backend ?? 'unknown' };
@@ -142,6 +145,7 @@ export async function initStep(ctx: RunContext, tf: Terraform, workspace: Worksp
     async () => {
       const result = await init(tf, { backendConfigs: ctx.settings.backendConfig, lockfileReadonly: true });
       await checkBackend(tf, expected, [...new Set(workspace.scan.backendBlocks.map((block) => block.file))]);
+      await refuseStateInWorkdir(tf, workspace, statePath);
       return result;
     },
     { exitCode: (r) => r.exitCode },
@@ -220,6 +224,7 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
       await keepOnFailure({ plan }, () => {
         refuseErrored(plan);
         refuseMissedDeclarations(declared, workspace.scan);
+        refuseUnmarkedSecrets(plan, workspace);
       });
       return { plan, exitCode };
     },
@@ -237,6 +242,20 @@ function refuseMissedDeclarations(declared: Set<string>, scan: ModuleScan): void
       message: `the runner's reading of the module missed ${missed.join(', ')}: its inputs-hash record would not wait for them, so nothing is applied. Please report this with the module's configuration.`,
       detail: { missed },
     });
+}
+
+/**
+ * Every variable of sensitive.tfvars.json the module declares is sensitive to terraform (the
+ * runner's override): an override file of the module's own, merged after it, can say otherwise.
+ */
+function refuseUnmarkedSecrets(plan: Classification, workspace: Workspace): void {
+  const sensitive = new Set(plan.sensitiveVariables);
+  const unmarked = workspace.madeSensitive.filter((name) => !sensitive.has(name));
+  if (unmarked.length)
+    throw imageError(
+      `the plan does not hold ${unmarked.map((name) => `var.${name}`).join(', ')} sensitive, though ${SENSITIVE_TFVARS_FILE} sets ${unmarked.length === 1 ? 'it' : 'them'} and the runner's override marks ${unmarked.length === 1 ? 'it' : 'them'} so: an override file of the module sets sensitive = false (or the plan was made without the runner's override). Nothing was applied; remove that argument from the module's override files, and plan again`,
+      { variables: unmarked },
+    );
 }
 
 /** Secret material does not outlive the run. */
@@ -271,8 +290,9 @@ export interface PrepareRootOptions {
 export async function prepareRoot(ctx: RunContext, options: PrepareRootOptions = {}): Promise<PreparedRoot> {
   const { version, scan } = await preflightModule(ctx);
   const inputs = await inputsStep(ctx);
-  // Variables the module declares sensitive are masked from the first byte, not only once the plan says so.
+  // Variables the module declares sensitive (or ephemeral) are masked from the first byte, not only once the plan says so.
   inputs.maskSensitiveVariables(scan.sensitiveVariables, ctx.masker);
+  inputs.maskSensitiveVariables(scan.ephemeralVariables, ctx.masker, 'a variable the module declares ephemeral');
   for (const notice of undeclaredVariables(inputs.snapshot, scan.variables)) ctx.notice(notice);
   const workspace = await workspaceStep(ctx, scan, inputs);
   const tf = terraformIn(ctx, version, workspace);
@@ -347,7 +367,7 @@ export async function applySavedPlan(ctx: RunContext, root: PreparedRoot, before
       await checkPlanFile(held, planHash);
       return held;
     });
-    return await applyStep(ctx, root, before, { planFile: plan, lockTimeout: ctx.settings.lockTimeout }, options);
+    return await applyStep(ctx, root, before, { planFile: plan, lockTimeout: ctx.settings.lockTimeout, varFiles: root.workspace.applyVarFiles }, options);
   } finally {
     await removePlanFile(root.workspace);
   }

@@ -4,6 +4,8 @@ import { failure, planFileArgument, type PlanFileRef, type Terraform, type Terra
 export interface ApplyOptions {
   planFile: PlanFileRef;
   lockTimeout?: string;
+  /** The values a saved plan does not hold: those of ephemeral variables (terraform 1.10+). */
+  varFiles?: readonly string[];
 }
 
 export const applyArgs = (o: ApplyOptions): string[] => [
@@ -11,6 +13,7 @@ export const applyArgs = (o: ApplyOptions): string[] => [
   '-input=false',
   '-no-color',
   ...(o.lockTimeout ? [`-lock-timeout=${o.lockTimeout}`] : []),
+  ...(o.varFiles ?? []).map((file) => `-var-file=${file}`),
   planFileArgument(o.planFile).arg,
 ];
 

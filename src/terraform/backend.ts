@@ -9,7 +9,8 @@ import { RunnerError } from '../errors.ts';
 import { canonicalJson, type JsonValue } from '../inputs/canonical.ts';
 import { parseExactJson } from '../inputs/json.ts';
 import { sha256Hex } from '../util/sha256.ts';
-import { DATA_DIR, STATE_FILE } from '../workspace/terraform-files.ts';
+import { DEFAULT_WORKSPACE, type LocalBackendSettings } from '../workspace/state-location.ts';
+import { DATA_DIR, STATE_FILE, WORKSPACE_FILE } from '../workspace/terraform-files.ts';
 import type { Terraform } from './terraform.ts';
 
 /** Written by init; the runner strips TF_DATA_DIR, so it is always under .terraform. */
@@ -64,6 +65,22 @@ export async function checkBackend(tf: Terraform, expected: ExpectedBackend, dec
   const others = [...config].filter(([key, value]) => key !== 'path' && value !== null).map(([key]) => key);
   if (config.get('path') !== expected.path || others.length)
     throw mismatch(`a local backend that is not the local state --state names (${expected.path})${others.length ? `: it also sets ${others.join(', ')}` : ': its path differs'}`);
+}
+
+/**
+ * The local backend init recorded (its settings that place the state, with -backend-config files
+ * merged) and the workspace terraform selected; undefined for any other backend.
+ */
+export async function recordedLocalBackend(tf: Terraform): Promise<(LocalBackendSettings & { workspace: string }) | undefined> {
+  const { type, config } = await recordedBackend(tf);
+  if (type !== 'local') return undefined;
+  const setting = (key: string) => {
+    const value = config instanceof Map ? config.get(key) : undefined;
+    return typeof value === 'string' && value !== '' ? value : null;
+  };
+  // The runner strips TF_WORKSPACE; a selected workspace is named in this file (the module copy never ships one).
+  const selected = await readFile(join(tf.cwd, DATA_DIR, WORKSPACE_FILE), 'utf8').catch(() => '');
+  return { path: setting('path'), workspaceDir: setting('workspace_dir'), workspace: selected.trim() || DEFAULT_WORKSPACE };
 }
 
 const backendUnknown = (problem: string) =>

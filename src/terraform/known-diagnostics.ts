@@ -54,6 +54,18 @@ export const KNOWN_DIAGNOSTICS: readonly KnownDiagnostic[] = [
     means: 'image',
     fix: 'Ship a .terraform.lock.hcl that records every provider the module requires (init runs with -lockfile=readonly)',
   },
+  // Every variable of sensitive.tfvars.json is sensitive to terraform (the runner's override): a module that shows one, or derives instance keys from one, must change.
+  {
+    summary: 'Output refers to sensitive values',
+    means: 'image',
+    fix: 'Mark the output sensitive = true (its value then goes only to the result Secret), or stop showing a secret in it: every variable of sensitive.tfvars.json is sensitive to terraform, so every retry fails the same way',
+  },
+  {
+    summary: 'Invalid for_each argument',
+    detail: /Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments/,
+    means: 'image',
+    fix: 'Keep for_each keys out of sensitive.tfvars.json (its variables are sensitive to terraform; a map whose keys are not secret belongs in terraform.tfvars.json), or take the keys with nonsensitive(keys(...)) in the module: every retry fails the same way',
+  },
   // The runner takes no -var or -var-file: the inputs files are its only variables.
   { summary: 'No value for required variable', means: 'inputs', fix: `Give the variable a value (or the module a default) ${FIX_VALUE}`, advice: / ?Use a -var or -var-file command line argument to provide a value for this variable\./ },
   { summary: 'Invalid value for input variable', means: 'inputs', fix: `Give the variable a value of the type the module declares ${FIX_VALUE}` },

@@ -11,18 +11,21 @@ export function scanHcl(text: string, into: ModuleScan = emptyScan(), file = '')
     if (type === 'resource' && labels.length === 2) addResource(into, file, header.line, labels[0]!, labels[1]!);
     else if (type === 'module' && labels.length === 1) into.moduleCalls.push(`module.${labels[0]}`);
     else if (type === 'variable' && labels.length === 1) {
-      // Read loosely (a nested block saying so counts too): masking too much is the safe mistake.
-      addVariable(into, file, header.line, labels[0]!, /^\s*sensitive\s*=\s*true\b/m.test(body.text));
+      // Read loosely (a nested block saying so counts too): masking too much, or giving the apply a
+      // variables file it does not need, is the safe mistake.
+      const says = (argument: string) => new RegExp(`^\\s*${argument}\\s*=\\s*true\\b`, 'm').test(body.text);
+      addVariable(into, file, header.line, labels[0]!, { sensitive: says('sensitive'), ephemeral: says('ephemeral') });
     } else if (type === 'terraform') {
       // The backend sits one level down: terraform { backend "pg" { … } }.
       for (let h = body.nextBlock(); h; h = body.nextBlock()) {
+        const block = body.body();
         if (h.words[0] === 'backend' || h.words[0] === 'cloud') {
           const backendType = h.words[0] === 'cloud' ? 'cloud' : (h.words[1] ?? 'unknown');
           if (!into.backend) into.backend = backendType;
-          into.backendBlocks.push({ file, line: h.line, type: backendType });
+          const path = backendType === 'local' ? stringAttribute(block, 'path') : undefined;
+          into.backendBlocks.push({ file, line: h.line, type: backendType, ...(path !== undefined && { path }) });
         }
         if (h.words[0] === 'encryption') into.encryption.push({ file, line: h.line });
-        body.body();
       }
     } else if (ADDRESS_BLOCKS.has(type!)) {
       for (let item = body.next(); item; item = body.next()) {
@@ -32,6 +35,21 @@ export function scanHcl(text: string, into: ModuleScan = emptyScan(), file = '')
     }
   }
   return into;
+}
+
+/** A plain quoted string (no template), with or without a comment after it. */
+const PLAIN_STRING = /^\s*"((?:[^"\\$%]|\\.|\$(?!\{)|%(?!\{))*)"\s*(?:(?:#|\/\/).*)?$/s;
+
+/** The value of a block's attribute when it is a plain string (backend settings must be literals); undefined otherwise. */
+function stringAttribute(block: Scanner, name: string): string | undefined {
+  for (let item = block.next(); item; item = block.next()) {
+    if (!('value' in item)) block.body();
+    else if (item.name === name) {
+      const match = PLAIN_STRING.exec(item.value);
+      return match ? unescapeLabel(match[1]!) : undefined;
+    }
+  }
+  return undefined;
 }
 
 const LABEL_ESCAPES: Readonly<Record<string, string>> = { n: '\n', r: '\r', t: '\t', '"': '"', '\\': '\\' };

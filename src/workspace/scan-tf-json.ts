@@ -15,14 +15,16 @@ export function scanJson(text: string, into: ModuleScan = emptyScan(), file = ''
       for (const [name] of blocks.flatMap(members)) into.moduleCalls.push(`module.${name}`);
     } else if (blockType === 'variable') {
       for (const [name, body] of blocks.flatMap(members)) {
-        addVariable(into, file, body.line, name, objects(body).flatMap(members).some(([key, v]) => key === 'sensitive' && 'scalar' in v && v.scalar === true));
+        const says = (argument: string) => objects(body).flatMap(members).some(([key, v]) => key === argument && 'scalar' in v && v.scalar === true);
+        addVariable(into, file, body.line, name, { sensitive: says('sensitive'), ephemeral: says('ephemeral') });
       }
     } else if (blockType === 'terraform') {
       for (const [key, v] of blocks.flatMap(members)) {
         if (key === 'backend')
           for (const [backend, block] of objects(v).flatMap(members)) {
             into.backend ??= backend;
-            into.backendBlocks.push({ file, line: block.line, type: backend });
+            const path = backend === 'local' ? objects(block).flatMap(members).find(([key]) => key === 'path')?.[1] : undefined;
+            into.backendBlocks.push({ file, line: block.line, type: backend, ...(path && 'scalar' in path && typeof path.scalar === 'string' && { path: path.scalar }) });
           }
         if (key === 'cloud') {
           into.backend ??= 'cloud';

@@ -17,16 +17,38 @@ export interface ModuleScan {
   variables: string[];
   /** Variables declared `sensitive = true`: their values are masked before terraform prints anything. */
   sensitiveVariables: string[];
+  /** Variables declared `ephemeral = true` (terraform 1.10+): no saved plan holds their values, so the apply is given them again. */
+  ephemeralVariables: string[];
   backend: string | undefined;
   /** Where the module configures OpenTofu state encryption (`terraform { encryption { … } }`): backups of its state would be in clear. */
   encryption: { file: string; line: number }[];
   /** Every backend or cloud block (`type` is `cloud` for a cloud block), where it is: one in an override file is refused. */
-  backendBlocks: { file: string; line: number; type: string }[];
+  backendBlocks: BackendBlock[];
   /** Where the module names the runner's inputs-hash resource or variable: prepareWorkspace and contract check refuse it. */
   reserved: ReservedUse[];
+  /** Configuration files the tool in use does not read (nothing above counts them), and what they would have declared. */
+  skipped: SkippedFile[];
 }
 
-export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], backend: undefined, backendBlocks: [], encryption: [], reserved: [] });
+/** A configuration file the tool skips: its path, the file it reads instead (its twin), why, and what the file holds. */
+export interface SkippedFile {
+  file: string;
+  twin?: string;
+  why: string;
+  backendBlocks: BackendBlock[];
+  /** It declares resources, module calls or variables. */
+  declares: boolean;
+}
+
+export interface BackendBlock {
+  file: string;
+  line: number;
+  type: string;
+  /** A local backend's `path`, when the block sets it to a plain string (contract check: where the state would be). */
+  path?: string;
+}
+
+export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], ephemeralVariables: [], backend: undefined, backendBlocks: [], encryption: [], reserved: [], skipped: [] });
 
 /** A root `resource "type" "name"` block, at `line` of `file`. */
 export function addResource(into: ModuleScan, file: string, line: number, type: string, name: string): void {
@@ -35,11 +57,12 @@ export function addResource(into: ModuleScan, file: string, line: number, type: 
   if (address === INPUTS_HASH_RESOURCE) into.reserved.push({ file, line, what: `resource "${type}" "${name}"` });
 }
 
-/** A root `variable "name"` block, at `line` of `file`. */
-export function addVariable(into: ModuleScan, file: string, line: number, name: string, sensitive: boolean): void {
+/** A root `variable "name"` block, at `line` of `file`, and whether it says `sensitive = true` and `ephemeral = true`. */
+export function addVariable(into: ModuleScan, file: string, line: number, name: string, says: { sensitive: boolean; ephemeral: boolean }): void {
   into.variables.push(name);
   if (name === INPUTS_HASH_VARIABLE) into.reserved.push({ file, line, what: `variable "${name}"` });
-  if (sensitive) into.sensitiveVariables.push(name);
+  if (says.sensitive) into.sensitiveVariables.push(name);
+  if (says.ephemeral) into.ephemeralVariables.push(name);
 }
 
 /** Blocks whose `from`/`to` name a resource address terraform moves, forgets or imports state into. */

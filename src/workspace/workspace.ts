@@ -3,21 +3,23 @@
 // configuration), the injected inputs-hash resource and, for local runs, a local backend.
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve, sep } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { RunnerError, imageError, usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
 import { NotRegularFileError, readRegularFile } from '../util/regular-file.ts';
 import { copyModuleTree, readModuleTree, type ModuleProblem } from './module-tree.ts';
 import { onThisMachine, type PathResolution } from './path-resolution.ts';
 import { HeldPlanFile } from './plan-file.ts';
-import { CONFIG_FILE, ERRORED_STATE_FILE, LOCAL_RUN_FILES, PLAN_FILE } from './terraform-files.ts';
-import { BACKEND_OVERRIDE_FILE, INJECTED_FILE, INPUT_FILES_DIR, INPUTS_HASH_RESOURCE, INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE, INPUTS_HASH_VARIABLE, RUNNER_FILES } from './reserved-names.ts';
+import { CONFIG_FILE, ERRORED_STATE_FILE, LOCAL_RUN_FILES, PLAN_FILE, skippedConfigFile, type Tool } from './terraform-files.ts';
+import { BACKEND_OVERRIDE_FILE, INJECTED_FILE, INPUT_FILES_DIR, INPUTS_HASH_RESOURCE, INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE, INPUTS_HASH_VARIABLE, RUNNER_FILES, SENSITIVE_OVERRIDE_FILE } from './reserved-names.ts';
 
-export { RUNNER_FILES };
-import { emptyScan, type ModuleScan } from './scan.ts';
+export { INPUT_FILES_DIR, RUNNER_FILES };
+import { emptyScan, type ModuleScan, type SkippedFile } from './scan.ts';
 import { scanHcl } from './scan-hcl.ts';
 import { scanJson } from './scan-tf-json.ts';
 
+/** In the private dir: the values of the ephemeral variables, for the apply of a saved plan. */
+export const EPHEMERAL_TFVARS_FILE = 'ephemeral.tfvars.json';
 /**
  * Left behind by earlier local runs of the module; never copied into the workdir. An errored.tfstate
  * the module ships is not terraform's unsaved state of this run: it must never be pushed or kept as one.
@@ -64,6 +66,10 @@ export interface Workspace {
   /** A 0700 dir for files that may hold secrets (state copies, plan files). */
   privateDir: string;
   varFiles: string[];
+  /** The variables files the apply of a saved plan is given: the values of the ephemeral variables (none when there are none). */
+  applyVarFiles: string[];
+  /** The variables the runner's override makes sensitive (those of sensitive.tfvars.json the module declares): the plan must say they are. */
+  madeSensitive: string[];
   scan: ModuleScan;
   /** Opens the saved plan (planFile) and holds it until releasePlan or dispose: from its hash to its apply, terraform reads that very file. */
   holdPlan(): Promise<HeldPlanFile>;
@@ -82,10 +88,31 @@ export interface WorkspaceInputs {
   varFiles: { name: string; content: Buffer }[];
   /** Every other input file: copied to captf-inputs/<name>. */
   files: { name: string; content: Buffer }[];
+  /** The variables sensitive.tfvars.json sets. */
+  sensitiveVariables: readonly string[];
+  /** The variables file of just these variables, or undefined when the inputs set none of them. */
+  varFileOf(names: readonly string[]): Buffer | undefined;
 }
 
-/** `resolution`: where the module's links lead (a tree laid out like an image resolves them inside itself); `moduleDir` is already resolved. */
-export async function scanModule(moduleDir: string, resolution: PathResolution = onThisMachine): Promise<ModuleScan> {
+/**
+ * The module's configuration as `tool` reads it: the files it skips are listed (scan.skipped), never
+ * counted. Without a tool, every file either tool reads: what only needs to know whether any file
+ * says something (restore's encryption check, unlock's backend type). `resolution`: where the
+ * module's links lead (a tree laid out like an image resolves them inside itself); `moduleDir` is already resolved.
+ */
+export async function scanModule(moduleDir: string, options: { tool?: Tool; resolution?: PathResolution } = {}): Promise<ModuleScan> {
+  return scanConfigFiles(await readConfigFiles(moduleDir, options.resolution ?? onThisMachine), options.tool);
+}
+
+/** A configuration file of the module dir; `text` undefined when it is no regular file (readModuleTree names it, and every op but destroy refuses it). */
+export interface ConfigFile {
+  name: string;
+  path: string;
+  text: string | undefined;
+}
+
+/** Every configuration file of the module dir, read (the scan's I/O: it overlaps terraform's start). */
+export async function readConfigFiles(moduleDir: string, resolution: PathResolution = onThisMachine): Promise<ConfigFile[]> {
   let names: string[];
   try {
     names = await readdir(moduleDir);
@@ -95,20 +122,72 @@ export async function scanModule(moduleDir: string, resolution: PathResolution =
   }
   const configFiles = names.filter((n) => CONFIG_FILE.test(n)).sort();
   if (configFiles.length === 0) throw imageError(`the module dir ${moduleDir} has no .tf files: the image must carry the module at /captf/module (or pass --module DIR)`, { setting: 'module' });
-  const scan = emptyScan();
+  const files: ConfigFile[] = [];
   for (const name of configFiles) {
     const path = join(moduleDir, name);
-    const text = await readConfigFile(path, resolution);
-    // Not a regular file (a FIFO, a directory, a broken link): readModuleTree names it, and every op but destroy refuses it.
-    if (text === undefined) continue;
-    try {
-      if (name.endsWith('.json')) scanJson(text, scan, path);
-      else scanHcl(text, scan, path);
-    } catch (error) {
-      throw imageError(`cannot read ${path}: ${(error as Error).message}`);
+    files.push({ name, path, text: await readConfigFile(path, resolution) });
+  }
+  return files;
+}
+
+/** The scan of the files `tool` reads (all of them without a tool); the others in scan.skipped, with what they hold (pure). */
+export function scanConfigFiles(files: readonly ConfigFile[], tool?: Tool): ModuleScan {
+  const names = new Set(files.map((file) => file.name));
+  const scan = emptyScan();
+  for (const file of files) {
+    const skipped = tool && skippedConfigFile(tool, file.name, names);
+    if (!skipped) {
+      scanConfigText(file, scan);
+      continue;
     }
+    // What the tool does not read need not parse for it: what it holds is read when it can be.
+    let held = emptyScan();
+    try {
+      held = scanConfigText(file, emptyScan());
+    } catch {
+      // unreadable as configuration: nothing in it counts
+    }
+    scan.skipped.push({
+      file: file.path,
+      ...(skipped.twin && { twin: join(dirname(file.path), skipped.twin) }),
+      why: skipped.why,
+      backendBlocks: held.backendBlocks,
+      declares: held.resources.length + held.moduleCalls.length + held.variables.length > 0,
+    });
   }
   return scan;
+}
+
+function scanConfigText(file: ConfigFile, into: ModuleScan): ModuleScan {
+  if (file.text === undefined) return into;
+  try {
+    return file.name.endsWith('.json') ? scanJson(file.text, into, file.path) : scanHcl(file.text, into, file.path);
+  } catch (error) {
+    throw imageError(`cannot read ${file.path}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Files the tool in use does not read, refused (prepareWorkspace and contract check): a backend
+ * block there is not the backend the run would use (terraform would run with none, and keep the
+ * state in the workdir), and a file without a twin for this tool that declares resources, module
+ * calls or variables would leave them out of the run. A twin (foo.tf for terraform beside foo.tofu
+ * for OpenTofu) is a module written for both tools: the other tool's file is skipped, as the tool does.
+ */
+export function skippedFilesProblem(scan: ModuleScan): { message: string; fix: string; files: SkippedFile[] } | undefined {
+  const backends = scan.skipped.flatMap((file) => file.backendBlocks.map((block) => `${block.file}:${block.line}: ${block.type === 'cloud' ? 'cloud' : `backend "${block.type}"`} (${file.why})`));
+  const declarations = scan.skipped.filter((file) => file.declares && !file.twin).map((file) => `${file.file} declares resources, module calls or variables (${file.why})`);
+  if (backends.length === 0 && declarations.length === 0) return undefined;
+  const used = scan.backend ? `the backend "${scan.backend}" of ${scan.backendBlocks[0]!.file}` : 'no backend of the module\'s own (without --state, the state would stay in the workdir and be lost with it)';
+  const problems = [
+    ...(backends.length ? [`the tool in use does not read the backend block in ${backends.join('; ')}: it would run with ${used}`] : []),
+    ...(declarations.length ? [`the tool in use does not read ${declarations.join('; ')}: what ${declarations.length === 1 ? 'it declares' : 'they declare'} would be left out of the run`] : []),
+  ];
+  const fixes = [
+    ...(backends.length ? [`put the module's backend alone in ${BACKEND_FILE}, which terraform and OpenTofu both read`] : []),
+    ...(declarations.length ? ['rename the file to .tf (or .tf.json), give it a .tf twin for terraform, or run the module with OpenTofu'] : []),
+  ];
+  return { message: problems.join('; '), fix: fixes.join('; '), files: scan.skipped.filter((file) => file.backendBlocks.length > 0 || (file.declares && !file.twin)) };
 }
 
 /** A configuration file is at most this large (terraform would read it whole, and so does the scan). */
@@ -186,6 +265,17 @@ export function inputsHashConfig(scan: ModuleScan): string {
   ].join('\n');
 }
 
+/**
+ * Every variable of sensitive.tfvars.json is sensitive to terraform, whatever the module declares:
+ * terraform then redacts every value derived from it (a base64encode, a URL, an upper) and refuses
+ * an output that shows one without `sensitive = true`. An override file merges the argument into
+ * each declaration, in whichever syntax it is.
+ */
+export function sensitiveOverrideConfig(names: readonly string[]): string {
+  const variable = Object.fromEntries(names.map((name) => [name, { sensitive: true }]));
+  return `${JSON.stringify({ '//': 'Written by captf-runner: every variable of sensitive.tfvars.json is sensitive.', variable }, null, 2)}\n`;
+}
+
 export const localBackendConfig = (statePath: string) =>
   ['# Written by captf-runner for --state: a local backend replaces the module\'s.', 'terraform {', '  backend "local" {', `    path = ${JSON.stringify(statePath)}`, '  }', '}', ''].join('\n');
 
@@ -210,7 +300,7 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
   const { scan } = options;
   const reserved = reservedNamesProblem(scan);
   if (reserved) throw imageError(`${reserved.message}. Nothing was planned or applied; ${reserved.fix}`, { reserved: scan.reserved });
-  const overrideBackend = overrideBackendProblem(scan) ?? (await shadowedBackendProblem(options.moduleDir));
+  const overrideBackend = overrideBackendProblem(scan) ?? (await shadowedBackendProblem(options.moduleDir)) ?? skippedFilesProblem(scan);
   if (overrideBackend) throw imageError(`${overrideBackend.message}. Nothing was planned or applied; ${overrideBackend.fix}`);
   if (!scan.backend && !options.statePath)
     throw usageError('StateLocationMissing', 'the module has no backend block and no --state FILE was given: the state would be lost with the workdir. Add a backend to the module or pass --state FILE');
@@ -246,10 +336,16 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
     await writeNewFile(path, file.content);
     varFiles.push(path);
   }
+  const applyVarFile = options.inputs.varFileOf(scan.ephemeralVariables);
+  const applyVarFiles = applyVarFile === undefined ? [] : [join(workdir.privateDir, EPHEMERAL_TFVARS_FILE)];
+  if (applyVarFile) await writeNewFile(applyVarFiles[0]!, applyVarFile);
+  const declared = new Set(scan.variables);
+  const madeSensitive = options.inputs.sensitiveVariables.filter((name) => declared.has(name));
+  if (madeSensitive.length > 0) await writeNewFile(join(root, `${SENSITIVE_OVERRIDE_FILE}.json`), sensitiveOverrideConfig(madeSensitive));
   if (options.injectInputsHash !== false) await writeNewFile(join(root, INJECTED_FILE), inputsHashConfig(scan));
   if (options.statePath) await writeNewFile(join(root, BACKEND_OVERRIDE_FILE), localBackendConfig(resolve(options.statePath)));
 
-  return { ...workdir, root, varFiles, scan };
+  return { ...workdir, root, varFiles, applyVarFiles, madeSensitive, scan };
 }
 
 /** A file of the runner's own, 0600: it must not exist yet (O_EXCL never follows a link). */
@@ -361,5 +457,5 @@ export async function prepareBackendWorkspace(options: { moduleDir: string; work
       throw imageError(`${backendPath} does not hold the module's backend block: the module contract keeps it in a file of its own (or pass --state FILE for a local state)`);
     await writeNewFile(join(root, BACKEND_FILE), backend!);
   }
-  return { ...workdir, root, varFiles: [], scan };
+  return { ...workdir, root, varFiles: [], applyVarFiles: [], madeSensitive: [], scan };
 }

@@ -95,7 +95,7 @@ describe('apply: an approval that does not match says why', () => {
     assert.equal(blocked.exitCode, 3, explain(blocked));
     const hash = blocked.result!.approvalHash!;
     assert.match(blocked.result!.approveCommand!, /^kubectl annotate terraformcluster <name> -n <namespace> /);
-    const rerun = `captf-runner apply --module ${s.module} --inputs ${s.inputs} --state ${s.state} --out ${s.out} --termination-log ${s.termination} --log-format json --image ${IMAGE} --approved-hash ${hash}`;
+    const rerun = `captf-runner apply --module ${s.module} --inputs ${s.inputs} --state ${s.state} --new-state --out ${s.out} --termination-log ${s.termination} --log-format json --image ${IMAGE} --approved-hash ${hash}`;
     assert.equal(blocked.stdout.split(rerun).length - 1, 1, blocked.stdout);
     assert.doesNotMatch(blocked.stdout, /kubectl/);
     assert.match(blocked.stdout, /^changed: nothing/m);

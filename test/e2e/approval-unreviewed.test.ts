@@ -101,6 +101,35 @@ describe('apply: what an approval covered that was not shown', () => {
     assert.equal(resourceIds(await s.readState())['terraform_data.network'], undefined);
   });
 
+  it('the state replaced by another object\'s (another lineage) between the block and the approval: blocked again, naming both lineages, nothing applied to the other state; approving the same hash again approves that block', async (t) => {
+    const { s, blocked, hash } = await blockedOnNetwork(t, { withRecord: true });
+    const planned = blocked.result!.state!.lineage!;
+    // Another object's state in its place (a restore --force of the wrong backup): the same resources, another lineage.
+    const other = '0badc0de-0000-4000-8000-000000000000';
+    await writeFile(s.state, JSON.stringify({ ...JSON.parse(await readFile(s.state, 'utf8')), lineage: other }));
+    const otherState = await readFile(s.state);
+
+    const run = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', hash]);
+    assert.equal(run.exitCode, 3, explain(run));
+    const r = run.result!;
+    assert.equal(r.outcome, 'blocked');
+    assert.equal(r.reason, 'DestructivePlanBlocked');
+    assert.equal(r.applied, false);
+    assert.deepEqual(r.approval, { given: true, matched: false, required: true });
+    assert.equal(r.annotations['captf.io/destructive-plan-blocked'], hash);
+    const notice = r.notices!.find((n) => n.code === 'ApprovalOfOtherState');
+    assert.ok(notice, JSON.stringify(r.notices));
+    assert.ok(notice.message.includes(`made against the state of lineage ${planned}, but the backend now holds a state of lineage ${other}`), notice.message);
+    assert.ok(r.message.startsWith(notice.message), r.message);
+    assert.deepEqual(await readFile(s.state), otherState, 'nothing was applied to the other state');
+
+    // The re-block showed this plan against this state: an approval given after it covers it.
+    const again = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', hash]);
+    assert.equal(again.exitCode, 0, explain(again));
+    assert.deepEqual(again.result!.approval!.unreviewed, []);
+    assert.equal(again.result!.approval!.blockedRun!.finishedAt, r.finishedAt);
+  });
+
   it('no blocked run for the hash (its record is gone): every destructive change is unreviewed, with a warning that says so', async (t) => {
     const { s, hash } = await blockedOnNetwork(t, { withRecord: false });
     await s.useModule(deletesNetworkAndNodeB);

@@ -29,7 +29,7 @@ interface MeasuredRun {
 
 /** Runs the runner and samples /proc for its memory and the bytes it wrote. */
 async function measuredRun(s: Scenario, args: string[]): Promise<MeasuredRun> {
-  const child = spawn(process.execPath, [RUNNER, ...args, '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json'], {
+  const child = spawn(process.execPath, [RUNNER, ...args, '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--log-format', 'json'], {
     env: terraformEnv(),
     stdio: ['ignore', 'ignore', 'pipe'],
   });

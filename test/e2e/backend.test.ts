@@ -66,6 +66,19 @@ describe('OpenTofu\'s spellings', () => {
     });
   }
 
+  it('the only backend block in backend.tofu, run by terraform (which never reads it): refused as the module\'s problem (exit 4) with the fix, before init', async (t) => {
+    const s = await scenario(t, { ...modules.base, 'backend.tofu': 'terraform {\n  backend "pg" {}\n}\n' });
+    // Not s.run: a Job's run, the module's own backend (--state would replace it).
+    const run = await runRunner(['apply', '--module', s.module, '--inputs', s.inputs, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', '--image', IMAGE], {}, s);
+    assert.equal(run.exitCode, 4, explain(run));
+    assert.equal(run.result!.outcome, 'invalid');
+    assert.equal(run.result!.reason, 'ImageInvalid');
+    assert.equal(run.result!.error!.step, 'workspace');
+    assert.ok(run.result!.message.includes(`does not read the backend block in ${join(s.module, 'backend.tofu')}:2: backend "pg" (terraform reads only .tf and .tf.json files`), run.result!.message);
+    assert.match(run.result!.message, /Nothing was planned or applied; put the module's backend alone in backend\.tf, which terraform and OpenTofu both read/);
+    assert.ok(!run.result!.steps.some((step) => step.name === 'init'), 'terraform never ran init');
+  });
+
   it('backend.tofu beside backend.tf: refused by apply and by restore alike (exit 4), nothing read or changed', async (t) => {
     const s = await scenario(t, { ...withPgBackend(modules.base), 'backend.tofu': 'terraform {\n  backend "local" {}\n}\n' });
     // Not s.run: it passes --state, which replaces the module's backend.

@@ -71,7 +71,7 @@ describe('disk problems', { concurrency: 2 }, () => {
   it('<out>/result.json a directory, or a FIFO: found in preflight, exit 2, nothing applied', async (t) => {
     const s = await scenario(t, MODULE);
     // Not s.run: it removes a result.json left by an earlier run.
-    const apply = () => runRunner(['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json']);
+    const apply = () => runRunner(['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--log-format', 'json']);
     await mkdir(join(s.out, 'result.json'), { recursive: true });
     assertFoundInPreflight(await apply(), s.termination, 'OutDirUnusable', /result\.json is a directory: the result could not be written there\. Nothing was run/);
     assert.ok(!existsSync(s.state), 'nothing was applied');
@@ -85,7 +85,7 @@ describe('disk problems', { concurrency: 2 }, () => {
     const s = await scenario(t, MODULE);
     // Node 20's mkdir({recursive:true}) loops forever under /proc (mkdir there answers ENOENT for
     // every level): the runner must not hang on an out dir it cannot create.
-    const run = await runProcess(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', '/proc/captf-runner-no-such-dir/out', '--termination-log', s.termination, '--log-format', 'json'], { env: terraformEnv(), timeoutMs: 60_000 });
+    const run = await runProcess(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', '/proc/captf-runner-no-such-dir/out', '--termination-log', s.termination, '--log-format', 'json'], { env: terraformEnv(), timeoutMs: 60_000 });
     assert.equal(run.timedOut, false, 'the runner hangs creating its out dir');
     assertFoundInPreflight({ exitCode: run.exitCode ?? -1, stderr: run.stderr }, s.termination, 'OutDirUnusable', /--out \/proc\/captf-runner-no-such-dir\/out/);
     assert.ok(!existsSync(s.state), 'nothing was applied');

@@ -106,7 +106,7 @@ export async function runWithFake(s: FakeScenario, options: RunOptions = {}): Pr
   await rm(s.log, { force: true });
   const env = terraformEnv(fakeTerraformEnv({ ...options.fake, log: s.log, state: s.fakeState, orphanPidFile: s.orphanPidFile }));
   const args = [
-    RUNNER, options.op ?? 'apply', '--terraform', s.terraformPath, '--module', s.module, '--inputs', s.inputs, '--state', s.state,
+    RUNNER, options.op ?? 'apply', '--terraform', s.terraformPath, '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state',
     '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...(options.args ?? []),
   ];
   const started = Date.now();

@@ -161,7 +161,7 @@ describe('pg backend', { concurrency: 1 }, () => {
 describe('local backend (--state)', { concurrency: 1 }, () => {
   const lockInfo = (s: Scenario) => join(s.dir, 'state', '.terraform.tfstate.lock.info');
   const localArgs = (s: Scenario, op: string, args: string[] = []) => [
-    op, '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...args,
+    op, '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...args,
   ];
 
   it('a second runner names the holder (holderKnown, its lock id); unlock refuses to take a live holder\'s lock', async (t) => {

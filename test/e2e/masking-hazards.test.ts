@@ -1,7 +1,8 @@
 // Secrets whose shape defeats a naive masker, with the real terraform: values too large for one
 // regular expression, JSON documents terraform prints field by field, the old value of a rotated
-// secret, words of the runner's own protocol, and the keys of a secret map. No part of any appears
-// in a byte the runner writes, and the result stays well-formed.
+// secret (whole, or a part of a value or an output), words of the runner's own protocol, and the
+// keys of a secret map. No part of any appears in a byte the runner writes, and the result stays
+// well-formed.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -45,8 +46,9 @@ output "kubeconfig" {
 
   it('a secret that is a JSON document: terraform prints each field on its own line, and none shows in stdout, the plan text or the result', async (t) => {
     const s = await scenario(t, {
+      // Declassified: terraform would redact the value of a variable of sensitive.tfvars.json itself.
       'main.tf': `variable "creds" { type = string }
-resource "terraform_data" "sa" { input = var.creds }
+resource "terraform_data" "sa" { input = nonsensitive(var.creds) }
 `,
     });
     const creds = JSON.stringify({ type: 'service_account', private_key: 'CANARYPK-secret-material-123', nested: { client: ['CANARYCLIENT-id-456'] }, CANARYFIELDKEY: 'v' });
@@ -78,6 +80,33 @@ resource "terraform_data" "cluster" { input = { token = var.token, name = "c1" }
     assert.equal(apply.exitCode, 0, explain(apply));
     assertAbsent(apply, ['CANARYOLD', 'CANARYNEW'], 'the apply of the rotation');
     assert.ok(JSON.stringify((await s.readState()).resources.find((r) => r.name === 'cluster')!.instances[0]!.attributes.input).includes('CANARYNEW-token-2'), 'the state holds the new value');
+  });
+
+  it('a rotated secret in a part of a value, and in an output: its old value never shows (output changes, resource changes), and an output that shows it undeclared is refused', async (t) => {
+    // The module declassifies: terraform prints these values, the masker must hold.
+    const declassified = `variable "db_password" { type = string }
+resource "terraform_data" "conn" { input = nonsensitive("user:\${var.db_password}") }
+output "conn" { value = nonsensitive("user:\${var.db_password}@db") }
+`;
+    const s = await scenario(t, { 'main.tf': declassified });
+    await s.setInputs({ 'sensitive.tfvars.json': { db_password: 'OLDCONN-Bx7w-1' } });
+    const first = await s.run('apply');
+    assert.equal(first.exitCode, 0, explain(first));
+    await s.setInputs({ 'sensitive.tfvars.json': { db_password: 'NEWCONN-Qp2z-2' } });
+    for (const op of ['drift', 'apply'] as const) {
+      const run = await s.run(op);
+      assert.equal(run.exitCode, 0, `${op}: ${explain(run)}`);
+      assert.match(run.stdout, /~ conn\s+= "user:\(sensitive value\)@db" -> "user:\(sensitive value\)@db"/, `${op}: terraform printed the output change`);
+      assertAbsent(run, ['OLDCONN', 'NEWCONN'], `the ${op} of the rotation`);
+    }
+    // The issue's module: the output shows the variable undeclared. terraform refuses it now (the
+    // variable is sensitive to it); before, the drift printed the old value beside the masked new one.
+    await s.useModule({ 'main.tf': declassified.replace('nonsensitive("user:\${var.db_password}@db")', '"user:\${var.db_password}@db"') });
+    await s.setInputs({ 'sensitive.tfvars.json': { db_password: 'NEWERCONN-Lk3d-3' } });
+    const refused = await s.run('drift');
+    assert.equal(refused.exitCode, 4, explain(refused));
+    assert.match(refused.result!.message, /main\.tf:3: Output refers to sensitive values/);
+    assertAbsent(refused, ['NEWCONN', 'NEWERCONN'], 'the drift of a module whose output shows the secret');
   });
 
   it('secrets equal to words of the protocol mask nothing of the runner\'s own fields: outcome, reason, annotations, steps; the result keeps its schema', async (t) => {

@@ -171,15 +171,24 @@ describe('entries named like configuration that are no regular file', () => {
 });
 
 describe('a module for both tools', () => {
-  it('a .tofu file beside the .tf files (terraform never loads it): validate refuses the module (exit 4: every retry fails alike), nothing applied', async (t) => {
+  it('a .tofu file without a .tf twin (terraform never loads it) that declares a resource: refused before terraform plans (exit 4: every retry fails alike), nothing applied', async (t) => {
     const s = await applied(t);
     const stateBefore = await readFile(s.state);
-    await writeFile(join(s.module, 'main.tofu'), 'resource "terraform_data" "tofu_only" {\n  input = "x"\n}\n');
+    await writeFile(join(s.module, 'extra.tofu'), 'resource "terraform_data" "tofu_only" {\n  input = "x"\n}\n');
     const run = await s.run('apply', ['--image', 'registry.example/m:2']);
     assert.equal(run.exitCode, 4, explain(run));
     assert.equal(run.result!.reason, 'ImageInvalid');
-    assert.equal(run.result!.error!.step, 'validate');
+    assert.equal(run.result!.error!.step, 'workspace');
+    assert.ok(run.result!.message.includes(`${join(s.module, 'extra.tofu')} declares resources, module calls or variables (terraform reads only .tf and .tf.json files`), run.result!.message);
     assert.deepEqual(await readFile(s.state), stateBefore);
+  });
+
+  it('a .tofu twin of a .tf file (a module for both tools): terraform runs the .tf file, as terraform itself does, and the record waits on what it declares', async (t) => {
+    const s = await applied(t);
+    await writeFile(join(s.module, 'main.tofu'), 'resource "terraform_data" "tofu_only" {\n  input = "x"\n}\n');
+    const run = await s.run('apply', ['--image', 'registry.example/m:2']);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.ok(!(await s.readState()).resources.some((r) => r.name === 'tofu_only'), 'terraform never read main.tofu');
   });
 });
 

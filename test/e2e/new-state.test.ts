@@ -1,10 +1,12 @@
-// A local --state whose directory does not exist is a new, empty state: a typo there would create
-// everything a second time. It is refused unless the run is told to start the state (--new-state).
+// A local --state that does not exist (its directory, or the file in an existing directory) is a
+// new, empty state: a typo there would create everything a second time, and a destroy would find
+// nothing to destroy. It is refused unless the run is told to start the state (--new-state).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { modules, readLocalState, resourceIds } from '../support/tf-modules.ts';
+import { applied } from './apply-support.ts';
 import { explain, scenario } from './runner.ts';
 
 describe('--state in a directory that does not exist', () => {
@@ -33,5 +35,25 @@ describe('--state in a directory that does not exist', () => {
     const byEnv = await s.run('apply', ['--state', other], { CAPTF_NEW_STATE: '1' });
     assert.equal(byEnv.exitCode, 0, explain(byEnv));
     assert.ok(resourceIds(await readLocalState(other))['terraform_data.cluster']);
+  });
+});
+
+describe('--state naming a file that does not exist, in a directory that does', () => {
+  it('a typo in the file name: apply and destroy refused (exit 2, StateFileMissing) before anything runs; the object\'s state is untouched and no second one starts', async (t) => {
+    const s = await applied(t);
+    const stateBefore = await readLocalState(s.state);
+    const typo = join(s.dir, 'state', 'terraform.tfstat');
+    for (const op of ['apply', 'destroy']) {
+      const run = await s.run(op, ['--state', typo]);
+      assert.equal(run.exitCode, 2, explain(run));
+      assert.equal(run.result!.outcome, 'invalid');
+      assert.equal(run.result!.reason, 'StateFileMissing');
+      assert.equal(run.result!.error!.step, 'preflight');
+      assert.ok(run.result!.message.includes(`--state ${typo} does not exist`), run.result!.message);
+      assert.match(run.result!.message, /Fix the file name, or pass --new-state \(CAPTF_NEW_STATE=1\)/);
+      assert.deepEqual(run.result!.steps.map((step) => step.name), ['preflight'], op);
+      assert.ok(!existsSync(typo), `${op} started a second state`);
+    }
+    assert.deepEqual(await readLocalState(s.state), stateBefore);
   });
 });

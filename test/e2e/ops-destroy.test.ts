@@ -67,13 +67,14 @@ describe('destroy', () => {
     assert.equal((await s.readState()).serial, after.serial);
   });
 
-  it('nothing to destroy (no state): succeeds at once, writes no state', async (t) => {
+  it('no state (--new-state: a run told it may find none): ends noChanges/NoStateFound at once, never DestroySucceeded; writes no state', async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
     const run = await s.run('destroy', ['--image', IMAGE]);
     assert.equal(run.exitCode, 0, explain(run));
     const r = run.result!;
     assert.equal(r.outcome, 'noChanges');
-    assert.equal(r.reason, 'DestroySucceeded');
+    assert.equal(r.reason, 'NoStateFound', 'a controller must tell it from a destroy that destroyed');
+    assert.match(r.message, /^Nothing was destroyed: the backend holds no state\. If the object has infrastructure, this run was pointed at another place than its state/);
     assert.equal(r.applied, false);
     assert.deepEqual(r.state, { serialBefore: null, serialAfter: null, lineage: null });
     assert.equal(r.steps.find((step) => step.name === 'plan')?.status, 'skipped');

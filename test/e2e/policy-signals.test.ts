@@ -1,6 +1,8 @@
 // A stop during the policy's evaluation (contract/sections/policy.md §5, *Stopping*): SIGTERM and
 // --deadline end the run within --stop-grace, `interrupted`, the policy evaluation named, nothing
-// applied. Timing-sensitive: scripts/test.sh runs this file in its serial phase.
+// applied. Each stop is timed by the runner's own line that the evaluation began, not by a guess at
+// how long it takes: on a fast machine the whole plan's budget is spent in seconds. Timing-sensitive:
+// scripts/test.sh runs this file in its serial phase.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, mkdir, writeFile } from 'node:fs/promises';
@@ -14,7 +16,7 @@ import type { Result } from '../../src/schemas/result.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 
-/** 40 terraform_data with 6,000-character keys under three rules that each spend their whole budget on every one: a minute of evaluation. */
+/** 40 terraform_data with 6,000-character keys under three rules that each spend their whole budget on every one: the plan's whole budget, seconds at least. */
 async function longEvaluation(s: Scenario): Promise<string[]> {
   await s.useModule({ 'main.tf': 'variable "keys" {\n  type = list(string)\n}\n\nresource "terraform_data" "db" {\n  for_each = toset(var.keys)\n  input    = "x"\n}\n' });
   await s.setInputs({ 'terraform.tfvars.json': { keys: Array.from({ length: 40 }, (_, i) => `${i}-${'k'.repeat(6000)}`) } });
@@ -22,8 +24,10 @@ async function longEvaluation(s: Scenario): Promise<string[]> {
   await mkdir(dir);
   const rule = (name: string) => `- name: ${name}\n  match: change.address.split("").exists(c, change.address.contains(c + "#"))\n  effect: deny\n`;
   await writeFile(join(dir, 'policy.yaml'), `${POLICY_HEADER}rules:\n${rule('slow-1')}${rule('slow-2')}${rule('slow-3')}`);
-  return ['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', '--image', IMAGE, '--policy', dir];
+  return ['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', '--image', IMAGE, '--policy', dir];
 }
+
+const EVALUATION_STARTED = '"msg":"policy: judging the plan';
 
 const readResult = async (s: Scenario) => JSON.parse(await readFile(join(s.out, 'result.json'), 'utf8')) as Result;
 
@@ -31,9 +35,7 @@ describe('policy: a stop during the evaluation', () => {
   it('SIGTERM: exit 143 within --stop-grace, interrupted, the policy evaluation named, nothing applied', async (t) => {
     const s = await scenario(t, {});
     const args = await longEvaluation(s);
-    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--stop-grace', '3s'], { env: terraformEnv(), mark: '"msg":"show: started"', killAfterMs: 120_000 });
-    // The plan is read and judged from here on: a minute of rules, of which a couple of seconds pass.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--stop-grace', '3s'], { env: terraformEnv(), mark: EVALUATION_STARTED, killAfterMs: 120_000 });
     const signalled = Date.now();
     child.kill('SIGTERM');
     const run = await exited;
@@ -53,11 +55,15 @@ describe('policy: a stop during the evaluation', () => {
     const s = await scenario(t, {});
     const args = await longEvaluation(s);
     const started = Date.now();
-    // The run stops itself at the deadline - stop grace - 5 s: at 15 s, in the middle of the evaluation (a plan of 40 under load takes seconds).
-    const { exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--deadline', '21s', '--stop-grace', '1s'], { env: terraformEnv(), mark: '"msg":"show: started"', killAfterMs: 120_000 });
+    // The run stops itself at the deadline - stop grace - 5 s: at 24 s. The runner is frozen as its
+    // evaluation begins and thawed after that moment, so its deadline falls in the evaluation on any machine.
+    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--deadline', '30s', '--stop-grace', '1s'], { env: terraformEnv(), mark: EVALUATION_STARTED, killAfterMs: 120_000 });
+    child.kill('SIGSTOP');
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + 25_000 - Date.now())));
+    child.kill('SIGCONT');
     const run = await exited;
     assert.equal(run.exitCode, 124, run.stderr.slice(-3000));
-    assert.ok(Date.now() - started < 21_000, `done before the deadline (${Date.now() - started} ms)`);
+    assert.ok(Date.now() - started < 30_000, `done before the deadline (${Date.now() - started} ms)`);
     const r = await readResult(s);
     assert.equal(r.reason, 'JobDeadlineExceeded');
     assert.match(r.message, /the policy evaluation was stopped after \d+ rule evaluations/);

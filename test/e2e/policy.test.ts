@@ -390,7 +390,7 @@ describe('policy: without a policy dir nothing of it loads', () => {
     assert.equal(policyChunks.length, 1, `one chunk holds the policy module: ${policyChunks.join(', ')}`);
     await rm(join(chunks, policyChunks[0]!));
     const run = (extra: string[]) =>
-      runProcess(process.execPath, [join(bundle, 'captf-runner.mjs'), 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--image', IMAGE, ...extra], { env: terraformEnv() });
+      runProcess(process.execPath, [join(bundle, 'captf-runner.mjs'), 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--image', IMAGE, ...extra], { env: terraformEnv() });
     const plain = await run([]);
     assert.equal(plain.exitCode, 0, `without the policy an update is not gated\n${plain.stderr.slice(-2000)}`);
     const iam = (await s.readState()).resources.find((resource) => resource.name === 'iam_role')!;

@@ -21,6 +21,13 @@ export interface RunnerRun {
   allBytes: string;
 }
 
+/**
+ * `--new-state` for a scenario's own state file: any of its runs may be the one that starts it (a
+ * test about what --new-state guards passes its own --state, and then gets no --new-state unless it
+ * says so). It changes nothing once the state exists.
+ */
+const startsState = (args: readonly string[]) => (args.includes('--state') || args.includes('--new-state') ? [] : ['--new-state']);
+
 export interface Scenario {
   dir: string;
   module: string;
@@ -32,6 +39,7 @@ export interface Scenario {
   useModule(tree: FileTree): Promise<void>;
   /** Writes terraform.tfvars.json (and other input files). */
   setInputs(files: Record<string, unknown>): Promise<void>;
+  /** The runner with this scenario's module, inputs, out dir and --state (with --new-state: see startsState). */
   run(op: string, args?: string[], env?: Record<string, string>): Promise<RunnerRun>;
   readState(): Promise<TerraformState>;
 }
@@ -56,7 +64,7 @@ export async function scenario(t: TestContext, tree: FileTree, inputs: Record<st
       for (const [name, content] of Object.entries(files)) await writeFile(join(s.inputs, name), typeof content === 'string' ? content : JSON.stringify(content));
     },
     run: (op, args = [], env = {}) =>
-      runRunner([op, '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...args], env, s),
+      runRunner([op, '--module', s.module, '--inputs', s.inputs, '--state', s.state, ...startsState(args), '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...args], env, s),
     readState: () => readLocalState(s.state),
   };
   await mkdir(join(dir, 'state'), { recursive: true });

@@ -7,6 +7,11 @@
 // The oracle does not use the masker: each generated secret is made of random alphanumeric
 // tokens with the special characters between them. No escaping changes an ASCII letter or digit,
 // so a token found anywhere means some part of a secret got out, whatever the escaping.
+//
+// Then generated secrets through the encodings a module computes from them (base64 at each byte
+// offset, URL base64, urlencode, upper, lower, hex), in an apply in a cluster with --summary-md:
+// the oracle computes each form with Node's own encoders and finds none in stdout, stderr, the out
+// dir, the termination message, the Markdown summary, the Job and the result Secret's keys.
 import { describe, it, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
@@ -35,8 +40,10 @@ variable "fail_apply" {
   default = false
 }
 
+# Declassified: every variable of sensitive.tfvars.json is sensitive to terraform, which would
+# redact every form below; the masker must hold where a module prints a secret all the same.
 locals {
-  canaries = { for i, c in var.canaries : tostring(i) => c }
+  canaries = { for i, c in nonsensitive(var.canaries) : tostring(i) => c }
 }
 
 resource "terraform_data" "plain" {
@@ -74,7 +81,7 @@ resource "terraform_data" "fail" {
 }
 
 output "canaries" {
-  value = var.canaries
+  value = nonsensitive(var.canaries)
 }
 `,
 };
@@ -129,6 +136,15 @@ function assertNoToken(bytes: string, secrets: readonly string[], what: string) 
   }
 }
 
+/** The Job and every Secret of the namespace but the chunks of backups and plan artifacts (a state and a plan hold secrets by design), their data decoded. */
+function clusterObjects(api: FakeApiServer, job: string) {
+  const objects = [api.job(NS, job)!, ...api.secrets(NS).filter((secret) => secret.metadata.labels?.['captf.io/part'] !== 'chunk')];
+  return objects.map((object) => ({
+    ...object,
+    data: Object.fromEntries(Object.entries<string>(object.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')])),
+  }));
+}
+
 /** Every op over one set of secrets; each check names the seed that made them. */
 async function exercise(t: TestContext, api: FakeApiServer, canaries: readonly string[], attempt: number): Promise<void> {
   const s = await scenario(t, MODULE);
@@ -164,11 +180,7 @@ async function exercise(t: TestContext, api: FakeApiServer, canaries: readonly s
   const sa = await api.writeServiceAccountDir(join(s.dir, 'sa'));
   const identity = ['--job-name', job, '--job-uid', api.job(NS, job)!.metadata.uid, '--service-account-dir', sa, '--namespace', NS, '--object', `demo-${attempt}`];
   await check(await s.run('apply', identity, api.env), 'an apply in a cluster that fails', 1);
-  const objects = [api.job(NS, job)!, ...api.secrets(NS).filter((secret) => secret.metadata.labels?.['captf.io/part'] !== 'chunk')];
-  const decoded = objects.map((object) => ({
-    ...object,
-    data: Object.fromEntries(Object.entries<string>(object.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')])),
-  }));
+  const decoded = clusterObjects(api, job);
   assert.ok(
     decoded.some((object) => object.metadata.labels?.['captf.io/artifact-kind'] === 'result' && object.metadata.name.startsWith(job)),
     'the result Secret was written',
@@ -178,7 +190,63 @@ async function exercise(t: TestContext, api: FakeApiServer, canaries: readonly s
 
 const NS = 'forms';
 
-describe('secrets in every form terraform prints them in', () => {
+
+/**
+ * Secrets through the encodings a module computes (declassified, so terraform prints them): base64
+ * of a text the secret sits in at each byte offset (standard and URL alphabets, unpadded),
+ * urlencode into a URL, upper, lower, and hex (a provisioner's dump: terraform streams it).
+ */
+const ENCODING_MODULE = {
+  'main.tf': `variable "secrets" {
+  type = list(object({ value = string, prefix = string, suffix = string }))
+}
+
+locals {
+  secrets = { for i, s in nonsensitive(var.secrets) : tostring(i) => s }
+}
+
+resource "terraform_data" "encoded" {
+  for_each = local.secrets
+  input = {
+    base64    = base64encode("\${each.value.prefix}\${each.value.value}\${each.value.suffix}")
+    base64url = replace(replace(replace(base64encode("\${each.value.prefix}\${each.value.value}\${each.value.suffix}"), "=", ""), "+", "-"), "/", "_")
+    url       = "postgres://app:\${urlencode(each.value.value)}@db:5432/app"
+    upper     = upper(each.value.value)
+    lower     = lower(each.value.value)
+  }
+
+  provisioner "local-exec" {
+    command     = "printf '%s' \\"$V\\" | od -An -tx1 -v | tr -d ' \\\\n'; echo"
+    environment = { V = each.value.value }
+  }
+}
+
+output "encoded" {
+  value = { for k, r in terraform_data.encoded : k => r.input }
+}
+`,
+};
+
+/** A character of a generated secret: one whose upper and lower case are one character each, in JavaScript as in Go. */
+const encodingChar = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789') },
+  { weight: 3, arbitrary: fc.constantFrom(...'!#$&()*+,-./:;<=>?@[]^_`{|}~ ') },
+  { weight: 1, arbitrary: fc.constantFrom('é', 'Ω', 'ж', '€', '中') },
+);
+const encodingText = (minLength: number, maxLength: number) => fc.array(encodingChar, { minLength, maxLength }).map((chars) => chars.join(''));
+/** 5 characters or more, none of them white space at either end: every base64 piece of it is 6 characters or more. */
+const encodingSecret = encodingText(5, 30).filter((s) => s.trim() === s && s.length >= 5);
+
+/** The forms of one embedded secret the oracle looks for: computed by Node's own encoders, never the masker's. */
+function encodedOracle({ value, prefix, suffix }: { value: string; prefix: string; suffix: string }): string[] {
+  const b64 = Buffer.from(prefix + value + suffix).toString('base64');
+  const bytes = (s: string) => Buffer.byteLength(s);
+  const core = b64.slice(Math.ceil((8 * bytes(prefix)) / 6), Math.floor((8 * (bytes(prefix) + bytes(value))) / 6));
+  const queryEscape = [...value].map((c) => (/^[A-Za-z0-9\-_.~]$/.test(c) ? c : c === ' ' ? '+' : [...Buffer.from(c)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''))).join('');
+  return [value, core, core.replaceAll('+', '-').replaceAll('/', '_'), queryEscape, value.toUpperCase(), value.toLowerCase(), Buffer.from(value).toString('hex')];
+}
+
+describe('secrets in every form terraform prints them in, and in every encoding a module computes', () => {
   let api: FakeApiServer;
   before(async () => {
     api = await FakeApiServer.start({ serviceAccount: { namespace: NS, name: 'captf-runner' } });
@@ -191,5 +259,34 @@ describe('secrets in every form terraform prints them in', () => {
     t.diagnostic(`CAPTF_SECRET_FORMS_SEED=${currentSeed} repeats this run`);
     const samples = fc.sample(fc.array(canary, { minLength: 15, maxLength: 15 }), { seed: currentSeed, numRuns: Number(process.env.CAPTF_SECRET_FORMS_RUNS ?? 1) });
     for (const [attempt, generated] of samples.entries()) await exercise(t, api, [...FIXED, ...generated.slice(0, 12), jsonDocument(generated.slice(12))], attempt);
+  });
+
+  it('generated secrets at each byte offset of a longer text, through base64, URL base64, urlencode, upper, lower and hex, appear in no byte an apply in a cluster writes', async (t) => {
+    const seed = Number(process.env.CAPTF_SECRET_ENCODINGS_SEED ?? Date.now() % 2 ** 31);
+    t.diagnostic(`CAPTF_SECRET_ENCODINGS_SEED=${seed} repeats this run`);
+    // Prefixes of 0, 1, 2 and 3+ bytes: the secret starts at each offset of a base64 group.
+    const embedded = fc.tuple(encodingSecret, encodingText(0, 6), encodingSecret, encodingText(0, 6), encodingSecret, encodingSecret, encodingText(0, 4));
+    const [[a, suffixA, b, suffixB, c, d, prefixD]] = fc.sample(embedded, { seed, numRuns: 1 });
+    const secrets = [
+      { value: a, prefix: '', suffix: suffixA },
+      { value: b, prefix: '#', suffix: suffixB },
+      { value: c, prefix: '#t', suffix: '\n' },
+      { value: d, prefix: `#cloud-config\ntoken: ${prefixD}`, suffix: '\n' },
+    ];
+    const s = await scenario(t, ENCODING_MODULE, { 'sensitive.tfvars.json': { secrets } });
+    const summary = join(s.dir, 'summary.md');
+    const { args, env } = await api.runAsJob(NS, 'encodings', s.dir);
+    const run = await s.run('apply', [...args, '--summary-md', summary], env);
+    assert.equal(run.exitCode, 0, `seed ${seed}: ${explain(run)}`);
+    const objects = clusterObjects(api, 'encodings');
+    assert.ok(objects.some((object) => object.metadata.labels?.['captf.io/artifact-kind'] === 'result'), 'the result Secret was written');
+    const written = `${run.allBytes}\n${await readFile(summary, 'utf8')}\n${JSON.stringify(objects)}`;
+    for (const secret of secrets) {
+      for (const form of encodedOracle(secret)) {
+        const at = written.indexOf(form);
+        assert.equal(at, -1, `seed ${seed}: ${JSON.stringify(form)} of ${JSON.stringify(secret)} got out: …${written.slice(Math.max(0, at - 200), at + 80)}…`);
+      }
+    }
+    assert.match(run.stdout, /\(local-exec\): \(sensitive value\)/, `seed ${seed}: the provisioner's hex dumps were printed, masked`);
   });
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Settings, envName } from '../../src/schemas/config.ts';
 import { Result } from '../../src/schemas/result.ts';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
-import { modules } from '../support/tf-modules.ts';
+import { modules, readLocalState } from '../support/tf-modules.ts';
 import { explain, scenario, type Scenario } from './runner.ts';
 
 const NS = 'team-a';
@@ -40,6 +40,8 @@ describe('settings per op', () => {
       workdir,
       out: s.out,
       state: s.state,
+      // The object's state as its last result named it: the ops that plan read it (restore and unlock take none).
+      expectLineage: existsSync(s.state) ? (await readLocalState(s.state)).lineage : 'no-state-yet',
       newState: '1',
       image: 'registry.example/captf/runner:1',
       kind: 'cluster',

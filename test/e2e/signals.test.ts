@@ -11,7 +11,7 @@ import { explain, RUNNER, runRunner, scenario, type Scenario } from './runner.ts
 
 /** Starts an apply in the background (a process group of its own) and resolves once the step `step` has started. */
 const startSlowApply = (s: Scenario, extraArgs: string[] = [], step = 'apply') =>
-  startInBackground(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...extraArgs], {
+  startInBackground(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...extraArgs], {
     env: terraformEnv(),
     mark: `"msg":"${step}: started"`,
     killAfterMs: 120_000,
@@ -69,7 +69,7 @@ describe('signals', () => {
     const seconds = uniqueSeconds(67);
     const s = await scenario(t, slowApply({ resources: 2, seconds }));
     const started = Date.now();
-    const run = await runRunner(['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--deadline', '12s', '--stop-grace', '2s'], {}, s);
+    const run = await runRunner(['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--deadline', '12s', '--stop-grace', '2s'], {}, s);
     assert.equal(run.exitCode, 124, explain(run));
     assert.ok(Date.now() - started < 12_000, 'it must stop before the deadline');
     assert.equal(run.result!.outcome, 'interrupted');

@@ -93,7 +93,8 @@ describe('terraform diagnostics: exit codes that say whether a retry can help', 
   it('a wrong type from sensitive.tfvars.json: exit 2, the value masked in every byte', async (t) => {
     const s = await scenario(t, { 'main.tf': replicas }, { 'sensitive.tfvars.json': { replicas: SECRET } });
     const run = await s.run('apply');
-    const diagnostics = await refused(run, { exitCode: 2, reason: 'InputsInvalid', step: 'plan', names: 'sensitive.tfvars.json (variable replicas)' }, s);
+    // Every variable of sensitive.tfvars.json is sensitive to terraform, which then points at its declaration.
+    const diagnostics = await refused(run, { exitCode: 2, reason: 'InputsInvalid', step: 'plan', names: 'main.tf:1 (variable replicas)' }, s);
     assert.equal(diagnostics[0]!.variable, 'replicas');
     assert.ok(!run.allBytes.includes(SECRET), 'the value is masked everywhere');
   });

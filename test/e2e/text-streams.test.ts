@@ -120,7 +120,7 @@ describe("terraform's text cannot pass for the runner's", () => {
       'main.tf': `variable "a" { type = string }
 variable "b" { type = string }
 resource "terraform_data" "x" { input = "\${var.a}/\${var.b}" }
-output "joined" { value = "\${var.a} \${var.b}" }
+output "joined" { value = nonsensitive("\${var.a} \${var.b}") }
 `,
     });
     await s.setInputs({ 'sensitive.tfvars.json': { a: 'null', b: 'apply' } });
@@ -136,9 +136,10 @@ output "joined" { value = "\${var.a} \${var.b}" }
     }
     assert.ok(records.some((record) => record.step === 'apply' && record.msg === `${MASK}: done`), 'the step stays, its message is masked');
     assert.deepEqual(records.filter((record) => record.msg === 'run finished').map((r) => [r.outcome, r.reason, r.exitCode]), [['succeeded', 'ApplySucceeded', 0]]);
-    assert.equal(summaryLines(run)[0], `captf-runner ${MASK}: succeeded (ApplySucceeded)`);
-    assert.doesNotMatch(run.stdout, /\bapply\b|\bnull\b/, 'neither secret in clear on stdout');
-    assert.match(await readFile(summary, 'utf8'), new RegExp(`^### captf-runner \\(sensitive value\\): succeeded \\(ApplySucceeded\\), exit 0$`, 'm'));
+    // Masked as terraform's text is, in any case: "Apply" of the reason is the secret "apply" too.
+    assert.equal(summaryLines(run)[0], `captf-runner ${MASK}: succeeded (${MASK}Succeeded)`);
+    assert.doesNotMatch(run.stdout, /apply|\bnull\b/i, 'neither secret in clear on stdout, in any case');
+    assert.match(await readFile(summary, 'utf8'), new RegExp(`^### captf-runner \\(sensitive value\\): succeeded \\(\\(sensitive value\\)Succeeded\\), exit 0$`, 'm'));
     assert.equal(result.op, 'apply', 'the result keeps its own words');
   });
 });
@@ -157,13 +158,16 @@ const VOCABULARY = [
   'captf-runner', 'changed: nothing', 'next: nothing to do', 'terraform', 'started', 'done', 'run finished',
 ];
 
-/** A module that prints each secret between `@@` marks (a resource, an output, a failing postcondition's message): a mark beside the secret in any sink means it got out. */
+/**
+ * A module that prints each secret between `@@` marks (a resource, an output, a failing postcondition's message): a mark beside the secret in any sink means it got out.
+ * The values are declassified (`nonsensitive`): terraform would redact them itself, and the runner's masker is what this tests.
+ */
 function vocabularyModule(count: number) {
   const names = Array.from({ length: count }, (_, i) => `s${i}`);
   return {
     'main.tf': `${names.map((name) => `variable "${name}" { type = string }`).join('\n')}
 locals {
-  marked = [${names.map((name) => `"@@\${var.${name}}@@"`).join(', ')}]
+  marked = [${names.map((name) => `"@@\${nonsensitive(var.${name})}@@"`).join(', ')}]
 }
 resource "terraform_data" "x" {
   input = local.marked

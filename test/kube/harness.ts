@@ -49,6 +49,9 @@ export async function startHarness(t: TestContext, options: FakeApiServerOptions
 const HASH_A = 'a'.repeat(64);
 
 /** A blocked apply, as the core writes it; parsed, so a fixture that breaks the schema fails here. */
+/** The lineage of the state blockedResult's run planned against. */
+export const BLOCKED_LINEAGE = '8d9f6c2e-3b1a-4c5d-9e7f-0a1b2c3d4e5f';
+
 export function blockedResult(overrides: Partial<Result> = {}): Result {
   return Result.parse({
     apiVersion: RESULT_API_VERSION,
@@ -63,6 +66,7 @@ export function blockedResult(overrides: Partial<Result> = {}): Result {
     approvalHash: HASH_A,
     applied: false,
     mayHaveChanged: false,
+    state: { serialBefore: 3, serialAfter: 3, lineage: BLOCKED_LINEAGE },
     plan: {
       gated: true,
       formatVersion: '1.2',

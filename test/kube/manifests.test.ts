@@ -109,7 +109,7 @@ test('the example Job follows the runner contract', async () => {
   assert.equal(container.terminationMessagePath, '/dev/termination-log');
 
   assert.deepEqual(job.spec.podFailurePolicy.rules, [
-    { action: 'FailJob', onExitCodes: { containerName: 'source', operator: 'In', values: [2, 3, 4, 5] } },
+    { action: 'FailJob', onExitCodes: { containerName: 'source', operator: 'In', values: [2, 3, 4, 5, 7] } },
     { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] },
   ]);
 

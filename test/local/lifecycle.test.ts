@@ -178,6 +178,18 @@ describe('local: a module lifecycle on a laptop', () => {
     await assert.rejects(access(stateDir), 'no second, empty state was started');
   });
 
+  it('once a result named the state\'s lineage, every run passes it (--expect-lineage): a state of another lineage in its place is refused (exit 7), never applied over', async (t) => {
+    const cwd = await initAndApplied(t);
+    const stateFile = join(cwd, '.captf-local', 'state', 'terraform.tfstate');
+    const other = JSON.stringify({ ...(await readLocalState(stateFile)), lineage: '0badc0de-0000-4000-8000-000000000000' });
+    await writeFile(stateFile, other);
+    assertPrinted(await local(cwd, 'set', '--image', 'example/demo:1.1.0'));
+    const refused = await local(cwd, 'reconcile');
+    assert.notEqual(refused.exitCode, 0, explain(refused));
+    assert.match(refused.stdout, /^run 0002-apply: failed \(StateLineageMismatch\)$/m, explain(refused));
+    assert.equal(await readFile(stateFile, 'utf8'), other, 'the other state was not applied over');
+  });
+
   it('a module with a relative link inside it applies: the run keeps the link as written, the runner copies its content', async (t) => {
     const cwd = await tempDir(t, 'captf-local-');
     await writeTree(join(cwd, 'module'), { ...modules.base, 'main.tf': '', 'shared/main.tf': modules.base['main.tf']! });

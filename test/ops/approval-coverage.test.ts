@@ -8,7 +8,7 @@ import { Masker } from '../../src/output/mask.ts';
 import { approvalCoverageStep, blockedRecordName, KEEP_BLOCKED_RECORDS, keepBlockedRecord, type DestructiveEntry } from '../../src/ops/approval-coverage.ts';
 import type { RunContext } from '../../src/run/context.ts';
 import type { Classification } from '../../src/schemas/classification.ts';
-import { blockedResult } from '../kube/harness.ts';
+import { BLOCKED_LINEAGE, blockedResult } from '../kube/harness.ts';
 
 const H = 'a'.repeat(64);
 
@@ -86,7 +86,7 @@ describe('guard: the records of blocked runs and the approval step (approval-cov
     const shown = every.slice(0, 100).map((d) => ({ ...d, actions: ['delete'] }));
     const record = blockedResult({ approvalHash: H, plan: { ...blockedResult().plan!, destructive: shown, destructiveTotal: 130 } });
     await keepBlockedRecord(ctx, record);
-    const coverage = await approvalCoverageStep(ctx, planOf(every), every, H);
+    const coverage = await approvalCoverageStep(ctx, planOf(every), every, H, BLOCKED_LINEAGE);
     assert.equal(coverage.unreviewedTotal, 30);
     assert.deepEqual(coverage.unreviewed, every.slice(100));
     assert.deepEqual(coverage.blockedRun, { location: join(dir, 'backups', blockedRecordName(H)), finishedAt: record.finishedAt });
@@ -102,7 +102,7 @@ describe('guard: the records of blocked runs and the approval step (approval-cov
     await keepBlockedRecord(ctx, blockedResult({ approvalHash: H, plan: { ...blockedResult().plan!, destructive: every.map((d) => ({ ...d, actions: ['delete'] })), destructiveTotal: 2 } }));
     await mkdir(join(dir, 'out'));
     await writeFile(join(dir, 'out', 'result.json'), JSON.stringify(blockedResult({ approvalHash: H, finishedAt: '2999-01-01T00:00:00Z' })));
-    const coverage = await approvalCoverageStep(ctx, planOf(every), every, H);
+    const coverage = await approvalCoverageStep(ctx, planOf(every), every, H, BLOCKED_LINEAGE);
     assert.equal(coverage.unreviewedTotal, 0);
     assert.equal(coverage.blockedRun?.location, join(dir, 'backups', blockedRecordName(H)));
     assert.equal(warnings.length, 1, JSON.stringify(warnings));
@@ -114,7 +114,7 @@ describe('guard: the records of blocked runs and the approval step (approval-cov
     const every = entries(130);
     // Something unexpected while looking for the blocked run.
     const broken = context(dir, { get cluster(): never { throw new Error('boom'); } });
-    const coverage = await approvalCoverageStep(broken.ctx, planOf(every), every, H);
+    const coverage = await approvalCoverageStep(broken.ctx, planOf(every), every, H, BLOCKED_LINEAGE);
     assert.equal(coverage.unreviewedTotal, 130);
     assert.deepEqual(coverage.unreviewed, every.slice(0, 100));
     assert.equal(coverage.blockedRun, undefined);
@@ -123,14 +123,32 @@ describe('guard: the records of blocked runs and the approval step (approval-cov
     assert.equal(broken.logged.filter((m) => m.startsWith('approved without review: ')).length, 130);
     // Fewer entries named than the plan counts: the ones nobody named count too.
     const short = context(dir);
-    const partial = await approvalCoverageStep(short.ctx, planOf(every.slice(0, 120), 130), every.slice(0, 120), H);
+    const partial = await approvalCoverageStep(short.ctx, planOf(every.slice(0, 120), 130), every.slice(0, 120), H, BLOCKED_LINEAGE);
     assert.equal(partial.unreviewedTotal, 130);
     assert.match(short.warnings[0]!, /120 destructive entries, actions and policy findings were named, but the plan has 130, 0 and 0/);
+  });
+
+  it('covers only the state its blocked run planned against: another lineage, no state, or a record that does not say is otherState, naming both', async (t) => {
+    const dir = await tempDir(t);
+    const { ctx } = context(dir);
+    const every = entries(1);
+    const shown = blockedResult({ approvalHash: H, plan: { ...blockedResult().plan!, destructive: every.map((d) => ({ ...d, actions: ['delete'] })), destructiveTotal: 1 } });
+    await keepBlockedRecord(ctx, shown);
+    const same = await approvalCoverageStep(ctx, planOf(every), every, H, BLOCKED_LINEAGE);
+    assert.equal(same.otherState, undefined);
+    assert.equal(same.unreviewedTotal, 0);
+    const other = await approvalCoverageStep(ctx, planOf(every), every, H, 'another-lineage');
+    assert.match(other.otherState!, new RegExp(`made against the state of lineage ${BLOCKED_LINEAGE}, but the backend now holds a state of lineage another-lineage: an approval covers the state its blocked run planned against`));
+    assert.equal(other.unreviewed, undefined, 'nothing is covered');
+    assert.match((await approvalCoverageStep(ctx, planOf(every), every, H, null)).otherState!, /but the backend now holds no state/);
+    const { state: _state, ...unsaid } = shown;
+    await keepBlockedRecord(ctx, unsaid);
+    assert.match((await approvalCoverageStep(ctx, planOf(every), every, H, BLOCKED_LINEAGE)).otherState!, /made against a state it does not name/);
   });
 
   it('a stop request is not swallowed', async (t) => {
     const dir = await tempDir(t);
     const { ctx } = context(dir, { stopCause: 'SIGTERM', get cluster(): never { throw new Error('boom'); } });
-    await assert.rejects(approvalCoverageStep(ctx, planOf(entries(1)), entries(1), H), /boom/);
+    await assert.rejects(approvalCoverageStep(ctx, planOf(entries(1)), entries(1), H, BLOCKED_LINEAGE), /boom/);
   });
 });

@@ -34,6 +34,21 @@ describe('large and repetitive secrets', () => {
   });
 });
 
+describe('secrets that overlap', () => {
+  it('one that starts inside another one\'s match is masked too: the place is masked as one', () => {
+    const m = masker('CANARY-left-part', 'part-and-right-CANARY');
+    assert.equal(m.mask('x CANARY-left-part-and-right-CANARY y'), `x ${MASK} y`);
+  });
+
+  it('a line of a multi-line secret that starts like shorter secrets (generated secrets of test/e2e/secret-forms.test.ts, seed 879578043)', () => {
+    const m = masker(
+      'Qtriito8D QV8Cqf1i0 Qn3p0cXY7\nQtoString\\nQtoString\u0007Qar12wdcc',
+      JSON.stringify({ type: 'service_account', QtoStringkey: 'QtoString QtoString\u3000Qe4eAE5X2', nested: { list: ['QtoString  QtoString\r\nQtoString QK1vAa236', { field: 'Q3pxk5bQx\bQtoString\u000bQacEJLW22' }] } }),
+    );
+    assert.equal(m.mask('                          QtoString\\nQtoString\u0007Qar12wdcc'), `                          ${MASK}`);
+  });
+});
+
 describe('JSON documents', () => {
   it('each string leaf and key of 4+ characters, nested documents too, is masked on its own', () => {
     const m = masker(JSON.stringify({ type: 'service_account', private_key: 'CANARYPK-1', id: 7, inner: JSON.stringify({ token: 'CANARYNESTED-2' }), list: ['CANARYITEM-3'] }));
@@ -47,6 +62,15 @@ describe('rotated secrets', () => {
     const m = masker('CANARYNEW-2');
     m.addOldValues({ token: 'CANARYOLD-1', name: 'c1', list: ['kept-value'] }, { token: 'CANARYNEW-2', name: 'c2', list: ['kept-value'] });
     assert.equal(m.mask('"CANARYOLD-1" -> "CANARYNEW-2"; "c1" -> "c2"'), `"${MASK}" -> "${MASK}"; "c1" -> "c2"`);
+  });
+});
+
+describe('rotated secrets in a part of a value', () => {
+  it('the old value in a string that holds the secret among other text, in any form (an output `user:OLD` -> `user:NEW`, a URL)', () => {
+    const m = masker('CANARYNEW-2/x');
+    m.addOldValues({ conn: 'user:CANARYOLD-1/y', url: 'postgres://app:OTHEROLD-3%2Fz@db' }, { conn: 'user:CANARYNEW-2/x', url: 'postgres://app:CANARYNEW-2%2Fx@db' });
+    assert.equal(m.mask('~ conn = "user:CANARYOLD-1/y" -> "user:CANARYNEW-2/x"'), `~ conn = "user:${MASK}" -> "user:${MASK}"`);
+    assert.equal(m.mask('postgres://app:OTHEROLD-3%2Fz@db'), `postgres://app:${MASK}@db`);
   });
 });
 

@@ -3,7 +3,10 @@
 // runs the real terraform over generated secrets).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { LineMasker, MASK, Masker } from '../../src/output/mask.ts';
+import fc from 'fast-check';
+import { LineMasker, MASK, Masker, maskValue } from '../../src/output/mask.ts';
+import { trimGoSpace } from '../../src/output/secret-forms.ts';
+import { runs } from '../support/property-runs.ts';
 
 const SECRET = 'CANARY-ls\u2028tail CANARY-ctl\x01tail q"b\\s ${x} %{y} <&> \x7f \x1b \u00a0 \u0085 end';
 
@@ -93,5 +96,110 @@ describe('masking a stream of lines', () => {
     const m = masker('-----BEGIN KEY-----\nQUJDREVGR0g=\n-----END KEY-----');
     const out = run(m, ['      + input = <<-EOT', '            -----BEGIN KEY-----', '            QUJDREVGR0g=', '            -----END KEY-----', '        EOT']);
     assert.equal(out.filter((text) => text !== undefined).join('\n'), `      + input = <<-EOT\n            ${MASK}\n        EOT`);
+  });
+});
+
+describe('the encodings a secret travels in (base64, percent-encoding, case, hex)', () => {
+  const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+
+  it('the shapes of cluster modules: a cloud-init document in base64, a database URL, upper case, base64 of the value', () => {
+    const m = masker('Tok3n/Canary+q7@x');
+    assert.equal(m.mask('+ input = "postgres://app:Tok3n%2FCanary%2Bq7%40x@db:5432/app"'), `+ input = "postgres://app:${MASK}@db:5432/app"`);
+    assert.equal(m.mask('+ input = "TOK3N/CANARY+Q7@X"'), `+ input = "${MASK}"`);
+    assert.equal(m.mask(`+ input = "${b64('Tok3n/Canary+q7@x')}"`), `+ input = "${MASK}"`);
+    // The characters the value shares with its neighbours stay: they hold a few bits of it at most.
+    for (const prefix of ['#cloud-config\ntoken: ', '#cloud-config\ntoken: a', '#cloud-config\ntoken: ab']) {
+      const masked = m.mask(`+ user_data = "${b64(`${prefix}Tok3n/Canary+q7@x\n`)}"`);
+      assert.match(masked, /^\+ user_data = "I2Nsb3VkLWNvbmZpZwp0b2tlbjog[A-Za-z0-9]{0,3}\(sensitive value\)[A-Za-z0-9]{0,2}=*"$/, masked);
+    }
+  });
+
+  it('percent-encoding in either hex case, a space as + or %20, as JavaScript encodes it too; hex in either case', () => {
+    const m = masker('pa ss/wörd!');
+    for (const encoded of ['pa+ss%2Fw%C3%B6rd%21', 'pa%20ss%2fw%c3%b6rd%21', encodeURIComponent('pa ss/wörd!')]) assert.equal(m.mask(`u=${encoded}&x`), `u=${MASK}&x`, encoded);
+    const hex = Buffer.from('pa ss/wörd!').toString('hex');
+    assert.equal(m.mask(`${hex} ${hex.toUpperCase()}`), `${MASK} ${MASK}`);
+  });
+
+  it('the URL alphabet, with and without padding', () => {
+    const m = masker('a>b?c>d?e~~');
+    const url = (text: string) => b64(text).replaceAll('+', '-').replaceAll('/', '_');
+    assert.ok(b64('a>b?c>d?e~~').includes('+') || b64('a>b?c>d?e~~').includes('/'), 'the test value has characters the URL alphabet changes');
+    assert.equal(m.mask(url('a>b?c>d?e~~')), MASK);
+    assert.equal(m.mask(url('a>b?c>d?e~~').replace(/=+$/, '')), MASK);
+  });
+
+  it('an encoded form shorter than 6 characters is not masked: the value itself still is', () => {
+    const m = masker('abcd');
+    // At offset 1 only 4 characters depend on "abcd" alone: in a blob of base64 they would be anywhere.
+    assert.equal(m.mask(b64('xabcd')), b64('xabcd'));
+    assert.equal(m.mask('ABCD abcd'), `${MASK} ${MASK}`);
+  });
+
+  it('a value too long for one pattern (above 2,048 characters) is masked in its encodings by plain strings', () => {
+    const long = `${'Zq9/+ '.repeat(500)}end`;
+    const m = masker(long);
+    assert.equal(m.mask(`"${b64(long)}"`), `"${MASK}"`);
+    assert.equal(m.mask(`"${encodeURIComponent(long)}"`), `"${MASK}"`);
+    assert.equal(m.mask(`"${long.toUpperCase()}"`), `"${MASK}"`);
+    assert.equal(m.mask(Buffer.from(long).toString('hex')), MASK);
+    assert.equal(m.unmaskable, 0);
+  });
+
+  it("a secret's hex form is masked in a result even where it looks like a sha256", () => {
+    const secret = 'k'.repeat(32);
+    const hex = Buffer.from(secret).toString('hex');
+    assert.equal(hex.length, 64);
+    const m = masker(secret);
+    assert.deepEqual(maskValue(m, { hash: 'f'.repeat(64), dump: hex, upper: hex.toUpperCase() }), { hash: 'f'.repeat(64), dump: MASK, upper: MASK });
+  });
+});
+
+describe('property: a secret at any offset of a longer text, through each encoding, never shows', () => {
+  /** Characters whose upper and lower case are one character each (as Go's strings.ToUpper keeps them). */
+  const char = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789') },
+    { weight: 3, arbitrary: fc.constantFrom(...' !"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~', '\n', '\t') },
+    { weight: 1, arbitrary: fc.constantFrom('é', 'Ω', 'ж', '\u2028', '\u00a0', '€', '\u{1F600}', '中') },
+  );
+  const text = (minLength: number, maxLength: number) => fc.array(char, { minLength, maxLength }).map((chars) => chars.join(''));
+  /** At least 5 characters after trimming: every base64 piece of it is then 6 characters or more. */
+  const secret = text(5, 40).filter((s) => trimGoSpace(s).length >= 5);
+  const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+  const urlAlphabet = (s: string) => s.replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+  const goQueryEscape = (s: string) => [...s].map((c) => (/^[A-Za-z0-9\-_.~]$/.test(c) ? c : c === ' ' ? '+' : [...Buffer.from(c)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''))).join('');
+
+  /** Each encoding of prefix + secret + suffix, and the part of it that is the secret's alone (for base64: the characters no neighbour shares). */
+  function encodings(prefix: string, value: string, suffix: string): { name: string; text: string; part: string }[] {
+    const whole = prefix + value + suffix;
+    const b64 = Buffer.from(whole).toString('base64');
+    const [from, to] = [Math.ceil((8 * bytes(prefix)) / 6), Math.floor((8 * (bytes(prefix) + bytes(value))) / 6)];
+    return [
+      { name: 'base64', text: b64, part: b64.slice(from, to) },
+      { name: 'base64 unpadded', text: b64.replace(/=+$/, ''), part: b64.slice(from, to) },
+      { name: 'base64url', text: urlAlphabet(b64), part: urlAlphabet(b64.slice(from, to)) },
+      { name: 'urlencode', text: goQueryEscape(whole), part: goQueryEscape(value) },
+      { name: 'urlencode, lower hex', text: goQueryEscape(whole).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()), part: goQueryEscape(value).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()) },
+      { name: 'encodeURIComponent', text: encodeURIComponent(whole), part: encodeURIComponent(value) },
+      { name: 'upper', text: whole.toUpperCase(), part: value.toUpperCase() },
+      { name: 'lower', text: whole.toLowerCase(), part: value.toLowerCase() },
+      { name: 'hex', text: Buffer.from(whole).toString('hex'), part: Buffer.from(value).toString('hex') },
+      { name: 'HEX', text: Buffer.from(whole).toString('hex').toUpperCase(), part: Buffer.from(value).toString('hex').toUpperCase() },
+    ];
+  }
+
+  it('in the encoded text as is and JSON-quoted, whatever the neighbours', () => {
+    fc.assert(
+      fc.property(secret, text(0, 12), text(0, 12), (value, prefix, suffix) => {
+        const m = masker(value);
+        for (const { name, text: encoded, part } of encodings(prefix, value, suffix)) {
+          for (const printed of [encoded, JSON.stringify(encoded)]) {
+            const masked = m.mask(printed);
+            assert.ok(!masked.includes(part) && !masked.includes(JSON.stringify(part).slice(1, -1)), `${name} of ${JSON.stringify(prefix)} + ${JSON.stringify(value)} + ${JSON.stringify(suffix)}: ${JSON.stringify(part)} shows in ${JSON.stringify(masked)}`);
+          }
+        }
+      }),
+      { numRuns: runs(150) },
+    );
   });
 });

@@ -168,7 +168,7 @@ const ROWS: Row[] = [
     next: 'fix the module or image named above (a new image): a retry with this image fails the same way',
   },
   { name: 'a refused refresh', result: { op: 'refresh', outcome: 'failed', reason: 'RefreshRefused', exitCode: 4 }, changed: 'nothing: no infrastructure or state was changed', next: 'fix the module named above, then run again' },
-  { name: 'a deterministic refusal of another code', result: { op: 'restore', outcome: 'invalid', reason: 'SomethingElse', exitCode: 7 }, changed: 'nothing: no infrastructure or state was changed', next: 'see the error above: a retry fails the same way' },
+  { name: 'a deterministic refusal of another code', result: { op: 'restore', outcome: 'invalid', reason: 'SomethingElse', exitCode: 9 }, changed: 'nothing: no infrastructure or state was changed', next: 'see the error above: a retry fails the same way' },
   {
     name: 'an interrupted run',
     result: { outcome: 'interrupted', reason: 'Interrupted', exitCode: 143 },

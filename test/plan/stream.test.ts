@@ -11,7 +11,7 @@ import { classifyPlan } from '../../src/plan/classify.ts';
 import { summarizeState } from '../../src/plan/state.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { peakLiveGrowth } from '../support/live-memory.ts';
-import { change, chunked, corpusFiles, corpusPath, everyNthByte, INPUTS_HASH, plan } from './support.ts';
+import { change, chunked, corpusFiles, corpusPath, everyNthByte, INPUTS_HASH, plan, type Json } from './support.ts';
 
 const MiB = 1024 * 1024;
 
@@ -204,6 +204,34 @@ describe('classifyPlanStream equals the reference', () => {
     const expected = classifyPlan(JSON.parse(samplePlan), ignore);
     assert.deepEqual(await oneBytePerChunk(Buffer.from(samplePlan)), expected);
     assert.deepEqual(await streamText(JSON.stringify(JSON.parse(samplePlan), null, '\t')), expected);
+  });
+});
+
+describe('the values of changed places (a rotated secret\'s old value)', () => {
+  test('resource changes, resource drift and output changes that update or replace hand their before and after on; the classification is the same', async () => {
+    const values = (before: Json, after: Json) => ({ before, after, after_unknown: {}, before_sensitive: false, after_sensitive: false });
+    const document = plan({
+      resource_drift: [change('terraform_data.d', ['update'], {}, values({ input: 'drift-old' }, { input: 'drift-new' }))],
+      resource_changes: [
+        change('terraform_data.u', ['update'], {}, values({ input: 'update-old' }, { input: 'update-new' })),
+        change('terraform_data.r', ['delete', 'create'], {}, values({ input: 'replace-old' }, { input: 'replace-new' })),
+        change('terraform_data.c', ['create'], {}, values(null, { input: 'created' })),
+      ],
+      output_changes: {
+        conn: { actions: ['update'], ...values('user:output-old', 'user:output-new') },
+        same: { actions: ['no-op'], ...values('kept', 'kept') },
+      },
+    });
+    const seen: unknown[][] = [];
+    const text = JSON.stringify(document);
+    const classified = await classifyPlanStream(chunked(Buffer.from(text), everyNthByte(Buffer.from(text), 13)), { ...ignore, onChangedValues: (before, after) => seen.push([before, after]) });
+    assert.deepEqual(seen, [
+      [{ input: 'drift-old' }, { input: 'drift-new' }],
+      [{ input: 'update-old' }, { input: 'update-new' }],
+      [{ input: 'replace-old' }, { input: 'replace-new' }],
+      ['user:output-old', 'user:output-new'],
+    ]);
+    assert.deepEqual(classified, classifyPlan(JSON.parse(text), ignore));
   });
 });
 

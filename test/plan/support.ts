@@ -11,7 +11,7 @@ export const corpusPath = (file: string) => join(CORPUS_DIR, file);
 
 export const INPUTS_HASH = 'terraform_data.captf_inputs_hash';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** A resource_changes entry with the values terraform writes around the fields the classifier reads. */
 export function change(address: string, actions: Json, extra: Record<string, Json> = {}, changeExtra: Record<string, Json> = {}): Record<string, Json> {

@@ -177,6 +177,14 @@ describe('policy: an evaluation that can be stopped', () => {
     assert.ok(seen.indexOf(true) > 0 && seen.indexOf(true) < seen.length - 1, 'the timer ran in the middle of the evaluation');
   });
 
+  it('says once, as the first rule evaluation starts, that the evaluation began (the log line a stop can be timed by)', async () => {
+    const starts: number[] = [];
+    let asked = 0;
+    const judgement = planJudgement(slow, { tool: 'terraform', stopRequested: () => (asked++, false), onEvaluationStart: () => starts.push(asked) });
+    await judgement.judge(classifyPlan(longNames, { onChange: judgement.onChange }));
+    assert.deepEqual(starts, [1], 'once, after the first stop check and before any rule ran');
+  });
+
   it('a stop request ends it at the next rule: no verdict (an interruption naming the policy evaluation), never a pass', async () => {
     let asked = 0;
     const judgement = planJudgement(slow, { tool: 'terraform', stopRequested: () => ++asked > 3 });

@@ -16,6 +16,7 @@ describe('exit codes', () => {
     assert.equal(exitCodeOf('failed', e('terraform', 'PlanStale')), 5);
     assert.equal(exitCodeOf('failed', e('artifact', 'ArtifactMismatch')), 5);
     assert.equal(exitCodeOf('failed', e('plan', 'RefreshRefused')), 4);
+    assert.equal(exitCodeOf('failed', e('state', 'StateLineageMismatch')), 7);
     assert.equal(exitCodeOf('invalid', e('usage', 'InputsInvalid')), 2);
     assert.equal(exitCodeOf('interrupted', e('interrupted', 'JobDeadlineExceeded', { cause: 'deadline' })), 124);
     assert.equal(exitCodeOf('interrupted', e('interrupted', 'Interrupted', { cause: 'SIGINT' })), 130);

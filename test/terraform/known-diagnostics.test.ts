@@ -52,6 +52,8 @@ const RECURRING: Record<string, { reason: string; exitCode: number; names: strin
   'init-provider-not-in-image-mirror': { ...image, names: 'was not found in any of the search locations' },
   'init-provider-not-in-image-mirror-readonly-lockfile': { ...image, names: 'was not found in any of the search locations' },
   'init-provider-in-image-mirror-readonly-lockfile-missing': { ...image, names: 'Provider dependency changes detected' },
+  'validate-output-refers-to-sensitive-values': { ...image, names: 'main.tf:5: Output refers to sensitive values' },
+  'validate-for-each-sensitive': { ...image, names: 'main.tf:6: Invalid for_each argument' },
   'plan-variable-missing': { ...inputs, names: 'main.tf:1: No value for required variable' },
   'plan-variable-wrong-type-number': { ...inputs, names: 'terraform.tfvars.json (variable replicas): Invalid value for input variable' },
   'plan-variable-wrong-type-list': { ...inputs, names: 'terraform.tfvars.json (variable cluster_name): Invalid value for input variable' },

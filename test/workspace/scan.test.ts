@@ -7,15 +7,26 @@ import { RunnerError } from '../../src/errors.ts';
 import { emptyScan } from '../../src/workspace/scan.ts';
 import { scanHcl } from '../../src/workspace/scan-hcl.ts';
 import { scanJson } from '../../src/workspace/scan-tf-json.ts';
-import { inputsHashConfig, missedDeclarations, prepareWorkspace, scanModule } from '../../src/workspace/workspace.ts';
+import { skippedConfigFile } from '../../src/workspace/terraform-files.ts';
+import { inputsHashConfig, missedDeclarations, prepareWorkspace, scanConfigFiles, scanModule, skippedFilesProblem } from '../../src/workspace/workspace.ts';
 
 describe('workspace: scanning top-level blocks', () => {
   it('lists every backend and cloud block with its file and line, in HCL and JSON', () => {
     const hcl = scanHcl('terraform {\n  required_version = ">= 1.5"\n  backend "local" {\n    path = "x"\n  }\n}\n\nterraform {\n  cloud {}\n}\n', emptyScan(), 'zz_override.tf');
-    assert.deepEqual(hcl.backendBlocks, [{ file: 'zz_override.tf', line: 3, type: 'local' }, { file: 'zz_override.tf', line: 9, type: 'cloud' }]);
+    assert.deepEqual(hcl.backendBlocks, [{ file: 'zz_override.tf', line: 3, type: 'local', path: 'x' }, { file: 'zz_override.tf', line: 9, type: 'cloud' }]);
     assert.equal(hcl.backend, 'local');
     const json = scanJson('{\n  "terraform": [\n    {"backend": {\n      "s3": {}}},\n    {"cloud": {}}\n  ]\n}\n', emptyScan(), 'override.tf.json');
     assert.deepEqual(json.backendBlocks, [{ file: 'override.tf.json', line: 4, type: 's3' }, { file: 'override.tf.json', line: 5, type: 'cloud' }]);
+  });
+
+  it("reads a local backend's path when it is a plain string (where contract check says the state would be)", () => {
+    const path = (text: string) => scanHcl(text).backendBlocks[0]!.path;
+    assert.equal(path('terraform {\n  backend "local" {\n    workspace_dir = "w"\n    path = "sub/s.tfstate" # kept\n  }\n}\n'), 'sub/s.tfstate');
+    assert.equal(path('terraform {\n  backend "local" {\n    path = "a\\"b"\n  }\n}\n'), 'a"b');
+    assert.equal(path('terraform {\n  backend "local" {}\n}\n'), undefined);
+    assert.equal(path('terraform {\n  backend "local" {\n    path = "${var.x}"\n  }\n}\n'), undefined, 'not a literal: terraform refuses it anyway');
+    assert.equal(path('terraform {\n  backend "pg" {\n    path = "x"\n  }\n}\n'), undefined, 'only a local backend has a path');
+    assert.equal(scanJson('{"terraform": {"backend": {"local": {"path": "/var/s.tfstate"}}}}').backendBlocks[0]!.path, '/var/s.tfstate');
   });
 
   it('finds resources, module calls, variables and the backend, not what nests or hides in strings', () => {
@@ -53,6 +64,13 @@ terraform {
     assert.deepEqual(scan.variables, ['name', 'token']);
     assert.deepEqual(scan.sensitiveVariables, ['token']);
     assert.equal(scan.backend, 'pg');
+  });
+
+  it('finds the variables declared ephemeral (terraform 1.10+), in both syntaxes', () => {
+    const hcl = scanHcl('variable "token" {\n  type      = string\n  ephemeral = true\n}\nvariable "name" {\n  ephemeral = false\n}\n');
+    assert.deepEqual([hcl.variables, hcl.ephemeralVariables, hcl.sensitiveVariables], [['token', 'name'], ['token'], []]);
+    const json = scanJson(JSON.stringify({ variable: { token: { ephemeral: true, sensitive: true }, name: { ephemeral: 'true' } } }));
+    assert.deepEqual([json.variables, json.ephemeralVariables, json.sensitiveVariables], [['token', 'name'], ['token'], ['token']]);
   });
 
   it('reads the JSON syntax', () => {
@@ -261,7 +279,7 @@ describe('workspace: scanModule and prepareWorkspace refuse a module that names 
     await writeFile(join(moduleDir, 'vars.tf.json'), '{"variable": {\n"captf_inputs_hash": {}}}');
     const scan = await scanModule(moduleDir);
     await assert.rejects(
-      prepareWorkspace({ moduleDir, scan, workdir, statePath: join(dir, 'state.tfstate'), inputs: { varFiles: [], files: [] } }),
+      prepareWorkspace({ moduleDir, scan, workdir, statePath: join(dir, 'state.tfstate'), inputs: { varFiles: [], files: [], sensitiveVariables: [], varFileOf: () => undefined } }),
       (error: unknown) => {
         assert.ok(error instanceof RunnerError);
         assert.equal(error.kind, 'image');
@@ -308,5 +326,51 @@ terraform {
     const array = scanJson(JSON.stringify({ terraform: [{ required_version: '>= 1.7' }, { encryption: {} }] }), undefined, 'x.tf.json');
     assert.equal(array.encryption.length, 1);
     assert.deepEqual(scanJson(JSON.stringify({ terraform: { backend: { pg: {} } }, locals: { encryption: 1 } })).encryption, []);
+  });
+});
+
+describe('workspace: the files the tool in use reads', () => {
+  const file = (name: string, text: string) => ({ name, path: `/m/${name}`, text });
+  const backendPg = 'terraform {\n  backend "pg" {}\n}\n';
+  const resource = (name: string) => `resource "terraform_data" "${name}" {}\n`;
+
+  it('skippedConfigFile: terraform skips every .tofu file (naming its .tf twin); OpenTofu skips foo.tf and foo.tf.json beside foo.tofu and foo.tofu.json', () => {
+    const names = new Set(['main.tf', 'main.tofu', 'extra.tofu', 'data.tf.json', 'data.tofu.json', 'mixed.tf.json', 'mixed.tofu']);
+    assert.equal(skippedConfigFile('terraform', 'main.tf', names), undefined);
+    assert.equal(skippedConfigFile('terraform', 'main.tofu', names)?.twin, 'main.tf');
+    assert.equal(skippedConfigFile('terraform', 'data.tofu.json', names)?.twin, 'data.tf.json');
+    assert.deepEqual(skippedConfigFile('terraform', 'extra.tofu', names), { why: 'terraform reads only .tf and .tf.json files; .tofu files are for OpenTofu' });
+    assert.deepEqual(skippedConfigFile('opentofu', 'main.tf', names), { twin: 'main.tofu', why: 'OpenTofu reads main.tofu instead' });
+    assert.equal(skippedConfigFile('opentofu', 'data.tf.json', names)?.twin, 'data.tofu.json');
+    assert.equal(skippedConfigFile('opentofu', 'mixed.tf.json', names), undefined, 'a .tofu file does not shadow a .tf.json');
+    assert.equal(skippedConfigFile('opentofu', 'main.tofu', names), undefined);
+  });
+
+  it('counts only what the tool reads: a backend in backend.tofu is no backend for terraform, and is refused with the fix', () => {
+    const files = [file('backend.tofu', backendPg), file('main.tf', resource('a'))];
+    const forTerraform = scanConfigFiles(files, 'terraform');
+    assert.equal(forTerraform.backend, undefined);
+    assert.deepEqual(forTerraform.resources, ['terraform_data.a']);
+    const problem = skippedFilesProblem(forTerraform)!;
+    assert.match(problem.message, /does not read the backend block in \/m\/backend\.tofu:2: backend "pg" \(terraform reads only \.tf and \.tf\.json files; \.tofu files are for OpenTofu\): it would run with no backend of the module's own/);
+    assert.match(problem.fix, /alone in backend\.tf, which terraform and OpenTofu both read/);
+    assert.deepEqual(problem.files.map((f) => f.file), ['/m/backend.tofu']);
+    assert.equal(scanConfigFiles(files, 'opentofu').backend, 'pg');
+    assert.equal(skippedFilesProblem(scanConfigFiles(files, 'opentofu')), undefined);
+    assert.equal(scanConfigFiles(files).backend, 'pg', 'without a tool: every file');
+  });
+
+  it('a module for both tools (twins) reads as each tool reads it; a .tofu file without a twin that declares something is refused for terraform', () => {
+    const twins = [file('backend.tf', backendPg), file('main.tf', resource('a')), file('main.tofu', resource('b')), file('encryption.tofu', 'terraform {\n  encryption {}\n}\n')];
+    assert.deepEqual(scanConfigFiles(twins, 'terraform').resources, ['terraform_data.a']);
+    assert.deepEqual(scanConfigFiles(twins, 'terraform').encryption, [], 'terraform does not encrypt: OpenTofu\'s settings are not its');
+    assert.equal(skippedFilesProblem(scanConfigFiles(twins, 'terraform')), undefined, 'a twin and a file that declares nothing');
+    assert.deepEqual(scanConfigFiles(twins, 'opentofu').resources, ['terraform_data.b']);
+    assert.equal(scanConfigFiles(twins, 'opentofu').encryption.length, 1);
+    const lone = skippedFilesProblem(scanConfigFiles([file('backend.tf', backendPg), file('extra.tofu', resource('c'))], 'terraform'))!;
+    assert.match(lone.message, /does not read \/m\/extra\.tofu declares resources, module calls or variables .*: what it declares would be left out of the run/);
+    assert.match(lone.fix, /rename the file to \.tf/);
+    const broken = scanConfigFiles([file('backend.tf', backendPg), file('main.tf', resource('a')), file('main.tofu.json', '{not json')], 'terraform');
+    assert.equal(broken.skipped.length, 1, 'a file the tool skips need not parse');
   });
 });

@@ -22,8 +22,9 @@ import type { ModuleScan } from '../../workspace/scan.ts';
 import { scanHcl } from '../../workspace/scan-hcl.ts';
 import { copyModuleTree, type ModuleEntry } from '../../workspace/module-tree.ts';
 import { inTree, onThisMachine, type PathResolution } from '../../workspace/path-resolution.ts';
-import { BACKEND_FILE, BACKEND_FILE_TOFU, moduleFilesProblem, overrideBackendBlocks, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem, shippedVariablesFiles, shippedVariablesProblem } from '../../workspace/workspace.ts';
+import { BACKEND_FILE, BACKEND_FILE_TOFU, moduleFilesProblem, overrideBackendBlocks, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem, shippedVariablesFiles, shippedVariablesProblem, skippedFilesProblem } from '../../workspace/workspace.ts';
 import { LockFileSyntaxError, parseLockFile } from './lock-file.ts';
+import { localBackendBlockProblem, STATE_OUTSIDE_WORKDIR_FIX } from '../../workspace/state-location.ts';
 import { REQUIRED_VARIABLES } from './module-files.ts';
 import { readMirror, unvouched } from './providers.ts';
 import { LOCK_FILE } from '../../workspace/terraform-files.ts';
@@ -140,7 +141,8 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
     terraform = undefined; // found but unsupported: nothing below runs it
   }
 
-  const scan = moduleDir instanceof RunnerError ? moduleDir : await scanModule(moduleDir, paths.resolution).catch((error: unknown) => asRunnerError(error));
+  // As the terraform found reads it (every file when there is none).
+  const scan = moduleDir instanceof RunnerError ? moduleDir : await scanModule(moduleDir, { tool: terraform?.flavor, resolution: paths.resolution }).catch((error: unknown) => asRunnerError(error));
   if (scan instanceof RunnerError || moduleDir instanceof RunnerError) add('module', 'fail', (moduleDir instanceof RunnerError ? moduleDir : scan as RunnerError).message, FIX.module);
   else {
     const leadsTo = paths.inTree && moduleDir !== moduleNamed ? ` (a link to ${paths.resolution.display(moduleDir)} in the tree)` : '';
@@ -254,7 +256,11 @@ async function backendCheck(moduleDir: string, scan: ModuleScan, resolution: Pat
   if (!own.backend) return ['backend', 'fail', `${BACKEND_FILE} holds no backend block (the module declares backend "${scan.backend}" elsewhere)`, fix, elsewhere];
   if (own.resources.length + own.moduleCalls.length + own.variables.length > 0)
     return ['backend', 'fail', `${BACKEND_FILE} holds more than the backend block (resources, module calls or variables)`, fix, [{ file: BACKEND_FILE, message: 'holds resources, module calls or variables besides the backend block' }]];
-  return ['backend', 'pass', `backend "${own.backend}" in ${BACKEND_FILE}`];
+  // Every op refuses it too, after init (StateInWorkdir): the state would be lost with the workdir.
+  const block = own.backendBlocks[0]!;
+  const inWorkdir = localBackendBlockProblem(block);
+  if (inWorkdir) return ['backend', 'fail', `${BACKEND_FILE}: ${inWorkdir}`, STATE_OUTSIDE_WORKDIR_FIX, [{ file: BACKEND_FILE, line: block.line, message: inWorkdir }]];
+  return ['backend', 'pass', `backend "${own.backend}" in ${BACKEND_FILE}${block.path ? ` (the state at ${block.path}, which must be on a volume that outlives the pod)` : ''}`];
 }
 
 /** Every op refuses such a module before terraform runs (prepareWorkspace). */
@@ -275,6 +281,10 @@ async function filesCheck(moduleDir: string, scan: ModuleScan | RunnerError, res
   if (tree instanceof Error) return { row: ['files', 'fail', `the module dir cannot be read: ${tree.message}`, 'make the module readable by the runner\'s uid'] };
   const problem = moduleFilesProblem(tree.problems);
   if (problem) return { row: ['files', 'fail', problem.message, problem.fix, tree.problems.map((p) => ({ file: inModule(p.file), message: p.what }))] };
+  // Every op refuses these too (prepareWorkspace): files the tool does not read that would change the run.
+  const skippedFiles = skippedFilesProblem(scan);
+  if (skippedFiles)
+    return { row: ['files', 'fail', skippedFiles.message, skippedFiles.fix, skippedFiles.files.map((file) => ({ file: inModule(file.file), message: file.why }))] };
   return { row: ['files', 'pass', `no file named like the runner's own (${[...RUNNER_FILES].join(', ')}); no symbolic link leads outside the module`], entries: tree.entries };
 }
 

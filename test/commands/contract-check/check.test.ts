@@ -124,6 +124,23 @@ describe('contract check of a directory tree', () => {
     });
   }
 
+  test('backend: a local backend without an absolute path fails (the state would be in the runner\'s workdir), one with an absolute path passes', async (t) => {
+    for (const [settings, status, message] of [
+      ['', 'fail', /backend\.tf: backend "local" sets no path: terraform keeps the state in terraform\.tfstate in the module dir, which in a run is the runner's copy of the module in its workdir/],
+      ['    path = "sub/state.tfstate"\n', 'fail', /keeps the state at path = "sub\/state\.tfstate", relative to the module dir/],
+      ['    path = "/var/lib/captf/terraform.tfstate"\n', 'pass', /backend "local" in backend\.tf \(the state at \/var\/lib\/captf\/terraform\.tfstate, which must be on a volume that outlives the pod\)/],
+    ] as const) {
+      const tree = await imageTree(t, { ...POOL_MODULE, 'backend.tf': `terraform {\n  backend "local" {\n${settings}  }\n}\n` });
+      const check = byName(await runContractCheck({ root: tree.root, env: tree.env })).backend!;
+      assert.equal(check.status, status, check.message);
+      assert.match(check.message, message);
+      if (status === 'fail') {
+        assert.match(check.fix!, /absolute path on a volume that outlives the pod/);
+        assert.deepEqual(check.problems!.map((p) => [p.file, p.line]), [['backend.tf', 2]]);
+      }
+    }
+  });
+
   test('a module that names the runner\'s reserved record: each file and line, and the fix', async (t) => {
     const tree = await imageTree(t, {
       ...POOL_MODULE,

@@ -1,0 +1,61 @@
+// The state an op plans against is the object's: with --expect-lineage (CAPTF_EXPECTED_LINEAGE),
+// the lineage of its last result, every op that plans against the state refuses a state of another
+// lineage, or none at all, before it plans (StateLineageMismatch, exit 7: a retry finds the same).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readLocalState } from '../support/tf-modules.ts';
+import { applied, IMAGE } from './apply-support.ts';
+import { explain, type RunnerRun } from './runner.ts';
+
+const OTHER_LINEAGE = '0badc0de-0000-4000-8000-000000000000';
+
+function assertRefused(run: RunnerRun, found: string | null, expected: string): void {
+  assert.equal(run.exitCode, 7, explain(run));
+  assert.equal(run.result!.outcome, 'failed');
+  assert.equal(run.result!.reason, 'StateLineageMismatch');
+  assert.equal(run.result!.error!.kind, 'state');
+  assert.equal(run.result!.error!.step, 'state before');
+  assert.deepEqual(run.result!.error!.detail, { expectedLineage: expected, foundLineage: found, foundSerial: found === null ? null : run.result!.error!.detail!.foundSerial });
+  const steps = run.result!.steps.map((step) => step.name);
+  assert.ok(!steps.includes('plan') && !steps.includes('apply') && !steps.includes('backup'), steps.join(', '));
+  assert.equal(run.result!.applied, false);
+  assert.equal(run.result!.state, undefined, 'result.state never names a state that is not the object\'s: a controller takes the next lineage from it');
+  assert.match(run.result!.message, /Nothing was planned or applied, and a retry finds the same/);
+}
+
+describe('--expect-lineage: the state is the object\'s', () => {
+  it('a state of another lineage: apply, destroy and refresh (by CAPTF_EXPECTED_LINEAGE) refused before they plan; the state untouched; its own lineage runs', async (t) => {
+    const s = await applied(t);
+    const stateBefore = await readFile(s.state);
+    const lineage = (await readLocalState(s.state)).lineage;
+    for (const [op, args, env] of [
+      ['apply', ['--expect-lineage', OTHER_LINEAGE], {}],
+      ['destroy', ['--expect-lineage', OTHER_LINEAGE], {}],
+      ['refresh', [], { CAPTF_EXPECTED_LINEAGE: OTHER_LINEAGE }],
+    ] as const) {
+      const run = await s.run(op, ['--image', IMAGE, ...args], env);
+      assertRefused(run, lineage, OTHER_LINEAGE);
+      assert.ok(run.result!.message.includes(`the backend holds a state of lineage ${lineage}, not the object's (${OTHER_LINEAGE}, --expect-lineage)`), run.result!.message);
+      assert.deepEqual(await readFile(s.state), stateBefore, `${op} changed the state`);
+    }
+    const own = await s.run('apply', ['--image', IMAGE, '--expect-lineage', lineage]);
+    assert.equal(own.exitCode, 0, explain(own));
+    assert.equal(own.result!.outcome, 'noChanges');
+    assert.equal(own.result!.state!.lineage, lineage);
+  });
+
+  it('no state where the object\'s should be (another --state, a lost state): apply and destroy refused; nothing is created, a destroy does not end as if it destroyed', async (t) => {
+    const s = await applied(t);
+    const lineage = (await readLocalState(s.state)).lineage;
+    const elsewhere = join(s.dir, 'elsewhere', 'terraform.tfstate');
+    for (const op of ['apply', 'destroy']) {
+      const run = await s.run(op, ['--image', IMAGE, '--state', elsewhere, '--new-state', '--expect-lineage', lineage]);
+      assertRefused(run, null, lineage);
+      assert.match(run.result!.message, /the backend holds no state, but the object's state has lineage/);
+      assert.ok(!existsSync(elsewhere), `${op} started a state`);
+    }
+  });
+});
