@@ -108,7 +108,28 @@ const holder = hcl(
 const configurationErrors = {
   'syntax-unclosed-block': {
     what: 'a resource block without its closing brace',
+    syntax: true,
     files: { 'main.tf': hcl('resource "terraform_data" "this" {', '  input = "hello"') },
+  },
+  'syntax-missing-value': {
+    what: 'an argument without a value (input =)',
+    syntax: true,
+    files: { 'main.tf': hcl('resource "terraform_data" "this" {', '  input =', '}') },
+  },
+  'syntax-unterminated-string': {
+    what: 'a string without its closing quote',
+    syntax: true,
+    files: { 'main.tf': hcl('resource "terraform_data" "this" {', '  input = "hello', '}') },
+  },
+  'syntax-stray-brace': {
+    what: 'a closing brace that closes nothing',
+    syntax: true,
+    files: { 'main.tf': hcl('resource "terraform_data" "this" {', '  input = "hello"', '}', '}') },
+  },
+  'syntax-in-called-module': {
+    what: 'a module calling a local module whose file does not parse',
+    syntax: true,
+    files: { 'main.tf': hcl('module "network" {', '  source = "./modules/network"', '}'), 'modules/network/main.tf': hcl('resource "terraform_data" "this" {', '  input =', '}') },
   },
   'invalid-reference': {
     what: 'a reference to a resource that is not declared',
@@ -198,19 +219,19 @@ const CASES = [
     run: (w) => w.capture(initArgs()),
   },
 
-  // validate (after a successful init where init succeeds; the syntax error fails init, so validate runs without it)
+  // validate (after a successful init where init succeeds; a syntax error fails init, so validate runs without it)
   {
     name: 'validate-ok',
     what: 'validate of a valid module (success)',
     files: { 'main.tf': oneResource },
     run: validateAfterInit,
   },
-  ...Object.entries(configurationErrors).map(([name, { what, files }]) => ({
+  ...Object.entries(configurationErrors).map(([name, { what, files, syntax }]) => ({
     name: `validate-${name}`,
     what: `validate of ${what}`,
     files,
     run: async (w) => {
-      if (name !== 'syntax-unclosed-block') await w.ok(w.initArgs);
+      if (!syntax) await w.ok(w.initArgs);
       await w.capture(validateTextArgs());
       await w.captureJson(validateJsonArgs());
     },
@@ -575,7 +596,10 @@ class Workdir {
   async prepare() {
     for (const sub of [this.root, this.privateDir, this.home, dirname(this.statePath)]) await mkdir(sub, { recursive: true });
     const files = typeof this.case.files === 'function' ? this.case.files(this) : this.case.files;
-    for (const [name, content] of Object.entries(files)) await writeFile(join(this.root, name), content);
+    for (const [name, content] of Object.entries(files)) {
+      await mkdir(dirname(join(this.root, name)), { recursive: true });
+      await writeFile(join(this.root, name), content);
+    }
     if (this.case.imageCliConfig) {
       // The image's CLI configuration (runner/terraformrc) with its mirror dir here, and empty.
       this.mirrorDir = join(this.dir, 'plugins');

@@ -50,12 +50,14 @@ export function buildCli(handlers: CliHandlers): Command {
     .description('Runs one CAPTF operation with terraform: a guarded apply, plan, refresh, drift, destroy or restore')
     .version(VERSION_TEXT, '-V, --version', 'print the runner version and the contract version (with --json: and the terraform it finds)')
     .addHelpText('after', HELP_AFTER)
-    .showHelpAfterError()
     .exitOverride();
 
   // Each op takes its own settings only: a flag of another op is an unknown option (exit 2).
+  // An op says a refused command line in its result and summary (with where its flags are listed): commander prints nothing of it.
   const op = (name: Op, description: string) =>
-    settingOptions(settingOptions(program.command(name).description(description), OP_SETTINGS[name]), OP_REPORT_FLAGS[name], REPORT_FLAGS).action((flags: Record<string, unknown>) => handlers.op(name, flags));
+    settingOptions(settingOptions(program.command(name).description(description), OP_SETTINGS[name]), OP_REPORT_FLAGS[name], REPORT_FLAGS)
+      .configureOutput({ outputError: () => {} })
+      .action((flags: Record<string, unknown>) => handlers.op(name, flags));
 
   op('apply', 'init, validate, plan, show, classify; apply the saved plan unless it is destructive and not approved');
   op('plan', 'plan for manual approval: a plan artifact and its plan hash, nothing applied');
@@ -96,5 +98,13 @@ export function buildCli(handlers: CliHandlers): Command {
 
   registerLocalCommands(program);
   program.addOption(new Option('--no-color', 'terraform output is never colored').hideHelp());
+  pointAtHelp(program, 'captf-runner');
   return program;
+}
+
+/** A refused command line prints commander's one-line error and where the command's flags are listed, never the whole help (an op: neither, its summary says both). */
+function pointAtHelp(command: Command, path: string): void {
+  const isOp = path.split(' ').length === 2 && Object.hasOwn(OP_SETTINGS, command.name());
+  command.showHelpAfterError(isOp ? false : `see ${path} --help`);
+  for (const sub of command.commands) pointAtHelp(sub, `${path} ${sub.name()}`);
 }

@@ -28,6 +28,16 @@ function flagValues(argv: string[], names: string[]): Record<string, unknown> {
   return flags;
 }
 
+/** terraform's own flags for variables, which an op does not take: `-var x=1`, `-var-file=f`, `--var-file f`. */
+const isTerraformVariableFlag = (arg: string) => /^--?var(?:-file)?(?:=|$)/.test(arg);
+
+/** What commander said was wrong with an op's command line, or, for terraform's variable flags, where variables go instead. */
+async function opUsageMessage(op: Op, argv: string[], said: string): Promise<string> {
+  if (!argv.slice(3).some(isTerraformVariableFlag)) return `${said}: see captf-runner ${op} --help`;
+  const { SENSITIVE_TFVARS_FILE, TFVARS_FILE } = await import('./inputs/snapshot.ts');
+  return `captf-runner ${op} takes no -var or -var-file: put the variables in ${TFVARS_FILE} of the --inputs dir (${SENSITIVE_TFVARS_FILE} for a secret)`;
+}
+
 /** `--version --json` (either order): the one form of --version that looks for terraform, loaded only then. */
 const isVersionJson = (args: string[]) => args.length === 2 && args.includes('--json') && (args.includes('--version') || args.includes('-V'));
 
@@ -66,7 +76,7 @@ async function main(argv: string[]): Promise<number> {
       if (error.code === 'commander.help') return error.exitCode === 0 ? EXIT.succeeded : EXIT.usage;
       // commander already printed what was wrong; an op still leaves a well-formed result.
       const op = (await import('./schemas/result.ts')).Op.safeParse(argv[2]);
-      if (op.success) return runOperation(op.data, flagValues(argv, ['out', 'termination-log']), usageError('UsageInvalid', `${error.message.replace(/^error: /, '')}: see captf-runner ${op.data} --help`));
+      if (op.success) return runOperation(op.data, flagValues(argv, ['out', 'termination-log']), usageError('UsageInvalid', await opUsageMessage(op.data, argv, error.message.replace(/^error: /, ''))));
       return EXIT.usage;
     }
     // The one exit funnel of every command without a result, by the table an op's result uses.

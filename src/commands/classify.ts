@@ -2,7 +2,8 @@
 // result.plan, with the rules an apply uses (its reserved address), so its verdict is the apply's.
 import { createReadStream } from 'node:fs';
 import { RunnerError, usageError } from '../errors.ts';
-import { classifyPlanStream } from '../plan/stream.ts';
+import { classifyPlanStream, type StreamOptions } from '../plan/stream.ts';
+import { DOCUMENT_HEAD_BYTES, misfedDocument, peekHead } from '../plan/document-kind.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import { countsText } from '../output/summary.ts';
 import { printableJson, printableLine } from '../output/printable.ts';
@@ -16,7 +17,7 @@ import { detailedExitCode } from '../run/exit-codes.ts';
 import { EXIT } from '../vocabulary/reasons.ts';
 import type { ClassifyFlags } from '../cli.ts';
 
-/** Exits 0, or with --detailed-exitcode 3 when the plan is gated; a --summary-md FILE that is refused is a usage error (exit 2), one that cannot be written a warning on stderr. */
+/** Exits 0, or with --detailed-exitcode 8 when a policy denies the plan and 3 when it is otherwise gated; a --summary-md FILE that is refused is a usage error (exit 2), one that cannot be written a warning on stderr. */
 export async function classifyCommand(file: string, flags: ClassifyFlags): Promise<number> {
   // Before anything is read: the summary is a regular file of its own, never the document itself.
   const summary = flags.summaryMd === undefined ? undefined : await openSummaryMd(flags.summaryMd, { files: file === '-' ? [] : [{ flag: 'FILE', path: file }], dirs: [] });
@@ -26,8 +27,7 @@ export async function classifyCommand(file: string, flags: ClassifyFlags): Promi
   const policy = await loadRunPolicy(givenSetting({ ...flags }, process.env, 'policy') as string | undefined);
   // A plan document does not say which tool made it; plan.version is its terraform_version.
   const judgement = policy?.judgement({ tool: 'terraform' });
-  const source = file === '-' ? process.stdin : createReadStream(file);
-  const classified = await classifyPlanStream(source, {
+  const classified = await classifyDocument(file, {
     ...runnerClassifyOptions({ ...(limit !== undefined && { limit }), ...(judgement && { onChange: judgement.onChange, onAction: judgement.onAction }) }),
     ...(judgement && { pace: judgement.drain }),
   }).catch((error: unknown) => {
@@ -47,7 +47,15 @@ export async function classifyCommand(file: string, flags: ClassifyFlags): Promi
   }
   const summaryProblem = await summary?.append(classifySummaryMarkdown(plan, file));
   if (summaryProblem) process.stderr.write(`captf-runner classify: warning: ${summaryProblem}\n`);
-  return flags.detailedExitcode ? detailedExitCode(EXIT.succeeded, { gated: plan.gated }) : EXIT.succeeded;
+  return flags.detailedExitcode ? detailedExitCode(EXIT.succeeded, { gated: plan.gated, denied: (plan.policy?.deniedTotal ?? 0) > 0 }) : EXIT.succeeded;
+}
+
+/** The document classified, unless its first bytes show it is another file people take for a plan's JSON (refused, named with the fix). */
+async function classifyDocument(file: string, options: StreamOptions) {
+  const { head, source } = await peekHead(file === '-' ? process.stdin : createReadStream(file), DOCUMENT_HEAD_BYTES);
+  const misfed = misfedDocument(head);
+  if (misfed) throw usageError('PlanDocumentInvalid', `${file === '-' ? 'the document on stdin' : file} is ${misfed.what}, not the JSON document of a plan: ${misfed.fix}, and classify that`);
+  return classifyPlanStream(source, options);
 }
 
 /** The document is the caller's: one that cannot be read, or is no plan the runner can classify, is a usage error. */

@@ -73,15 +73,24 @@ export function deniedText(policy: PlanPolicy): string {
 const approvalRequiredText = (policy: PlanPolicy) =>
   `policy rules require an approval: ${listed(policy.approvalRequired.map(findingText), policy.approvalRequiredTotal)}`;
 
-/** Why a gated plan needs an approval, one phrase per cause: what it destroys, the actions it runs, what the runner cannot read, what the policy found. */
+/** Why a gated plan needs an approval, one phrase per cause: what it destroys, the actions it runs, what the runner cannot read, what the policy's requireApproval rules found (a denial is no cause: no approval passes it). */
 export function gateCauses(plan: Classification): string[] {
   const causes: string[] = [];
   if (plan.destructiveTotal > 0) causes.push(`it deletes or replaces: ${listed(plan.destructive.map(changeText), plan.destructiveTotal)}`);
   if (plan.actionsTotal > 0) causes.push(`it runs provider actions, which the runner cannot judge: ${listed(plan.actions.map(actionText), plan.actionsTotal)}`);
   if (plan.failClosed.length > 0) causes.push(`the runner cannot fully read it: ${plan.failClosed.join('; ')}`);
   if (plan.policy?.approvalRequiredTotal) causes.push(approvalRequiredText(plan.policy));
-  if (plan.policy?.deniedTotal) causes.push(`the policy denies it (no approval can pass that): ${deniedText(plan.policy)}`);
   return causes;
+}
+
+/** What an approval of a gated plan would pass, in a few words each (the summaries' next step): never a denial, which none passes. */
+export function gateKinds(plan: Classification): string[] {
+  const kinds: string[] = [];
+  if (plan.destructiveTotal > 0) kinds.push('the destructive changes');
+  if (plan.actionsTotal > 0) kinds.push('the provider actions');
+  if (plan.failClosed.length > 0) kinds.push('what the runner cannot read');
+  if (plan.policy?.approvalRequiredTotal) kinds.push("the policy's findings");
+  return kinds;
 }
 
 /** The message of a block: why the plan needs an approval, that nothing was applied, the hash (the command is result.approveCommand, the summary's next step). */

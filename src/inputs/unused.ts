@@ -1,6 +1,8 @@
 // Inputs that silently do nothing (pure): a variable the module does not declare (terraform only
-// warns, and its advice to set TF_VAR_… does not apply to the runner), and a file named like a
-// variables file the runner does not pass terraform (it reaches the module as captf-inputs/<name> only).
+// warns, and its advice to set TF_VAR_… does not apply to the runner), a file named like a
+// variables file the runner does not pass terraform (it reaches the module as captf-inputs/<name>
+// only), and a TF_VAR_… in the runner's environment (never passed to terraform: the inputs hash
+// would not cover it).
 import type { Notice } from '../schemas/result.ts';
 import { MODULE_INPUTS_DIR, SENSITIVE_TFVARS_FILE, TFVARS_FILE, type InputsSnapshot } from './snapshot.ts';
 
@@ -39,9 +41,28 @@ export function unreadVariablesFiles(files: Iterable<string>): Notice[] {
   return notices;
 }
 
-/** The file the runner reads in place of `name`, when `name` looks like a variables file. */
+/** Names terraform or a person gives variables files: `*.tfvars`, `*.tfvars.json`, and YAML forms of them. */
+const VARIABLES_FILE = /\.tfvars(?:\.json|\.ya?ml)?$/;
+
+/** The file the runner reads in place of `name`, when `name` looks like a variables file and is not one the runner reads. */
 function readInstead(name: string): string | undefined {
-  if (/^sensitive\.tfvars(\.ya?ml)?$/.test(name)) return SENSITIVE_TFVARS_FILE;
-  if (/^terraform\.tfvars(\.ya?ml)?$/.test(name) || /\.auto\.tfvars(\.json)?$/.test(name)) return TFVARS_FILE;
-  return undefined;
+  if (name === TFVARS_FILE || name === SENSITIVE_TFVARS_FILE || !VARIABLES_FILE.test(name)) return undefined;
+  return name.startsWith('sensitive') ? SENSITIVE_TFVARS_FILE : TFVARS_FILE;
+}
+
+/** The prefix of the environment variables terraform reads as variables: the runner removes them before terraform runs. */
+const TF_VAR = 'TF_VAR_';
+
+/** One notice per TF_VAR_<name> in the runner's environment, in name order: where its value belongs instead. Its value is never said. */
+export function ignoredTfVars(env: NodeJS.ProcessEnv): Notice[] {
+  return Object.keys(env)
+    .filter((name) => name.startsWith(TF_VAR) && name.length > TF_VAR.length && env[name] !== undefined)
+    .sort()
+    .map((name) => {
+      const variable = name.slice(TF_VAR.length);
+      return {
+        code: 'TfVarIgnored',
+        message: `${name} is set in the runner's environment and is not passed to terraform (variables come only from the inputs, which the inputs hash, and so an approval, covers): put "${variable}" in ${TFVARS_FILE} of the inputs (${SENSITIVE_TFVARS_FILE} for a secret)`,
+      };
+    });
 }

@@ -1,6 +1,7 @@
 // `captf-runner local <command>`: a module's whole CAPTF lifecycle on a laptop. Commander
 // definitions only; each action calls one function of src/local/. See the README (A module's lifecycle on your laptop).
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { text } from 'node:stream/consumers';
 import { OBJECT_KINDS, type ObjectKind } from '../object-kind.ts';
 import { DURATION_GRAMMAR, durationMs } from '../util/duration.ts';
 
@@ -75,12 +76,22 @@ export function registerLocalCommands(program: Command): void {
     .argument('[assignments...]', 'NAME=VALUE')
     .addOption(dirOption())
     .option('--inputs <dir>', 'replace the inputs with a copy of this dir')
+    .option('--sensitive <name>', 'set a secret variable in sensitive.tfvars.json, its value read from stdin (never the command line)')
     .option('--image <ref>', 'a new image reference (a new module release: bump it when the module changes)')
     .option('--module <dir>', 'point the object at another module dir')
     .option('--drift-interval <duration>', 'how often drift is checked', seconds)
     .addOption(new Option('--drift-action <action>', 'what found drift leads to').choices(DRIFT_ACTIONS))
-    .action(async (assignments: string[], flags: { dir: string; inputs?: string; image?: string; module?: string; driftInterval?: number; driftAction?: (typeof DRIFT_ACTIONS)[number] }) =>
-      (await edit()).setObject(flags.dir, { assignments, inputs: flags.inputs, image: flags.image, module: flags.module, driftIntervalSeconds: flags.driftInterval, driftAction: flags.driftAction }),
+    .action(async (assignments: string[], flags: { dir: string; inputs?: string; sensitive?: string; image?: string; module?: string; driftInterval?: number; driftAction?: (typeof DRIFT_ACTIONS)[number] }) =>
+      (await edit()).setObject(flags.dir, {
+        assignments,
+        inputs: flags.inputs,
+        sensitive: flags.sensitive,
+        readSecret: () => text(process.stdin),
+        image: flags.image,
+        module: flags.module,
+        driftIntervalSeconds: flags.driftInterval,
+        driftAction: flags.driftAction,
+      }),
     );
 
   local

@@ -32,6 +32,9 @@ export async function initObject(dir: string, options: InitOptions): Promise<voi
 export interface SetOptions {
   /** NAME=VALUE edits of terraform.tfvars.json; VALUE is JSON when it parses as JSON, else a string. */
   assignments: string[];
+  /** A variable of sensitive.tfvars.json, its value read from `readSecret` (stdin): never on the command line, where shell history and `ps` keep it. */
+  sensitive?: string;
+  readSecret?: () => Promise<string>;
   inputs?: string;
   image?: string;
   module?: string;
@@ -43,7 +46,13 @@ export async function setObject(dir: string, options: SetOptions): Promise<void>
   const { paths, object } = await openObject(dir);
   const hashBefore = await currentInputsHash(paths, object);
   if (options.inputs) await replaceInputs(paths, options.inputs);
-  if (options.assignments.length > 0) await assignVariables(paths, options.assignments);
+  if (options.assignments.length > 0) await assignVariables(paths, TFVARS_FILE, options.assignments.map(assignment));
+  if (options.sensitive !== undefined) {
+    if (!VARIABLE_NAME.test(options.sensitive)) throw usageError('AssignmentInvalid', `--sensitive takes a variable name (its value is read from stdin), not "${options.sensitive}"`);
+    const value = (await options.readSecret!()).replace(/\r?\n$/, '');
+    if (value === '') throw usageError('AssignmentInvalid', `no value for ${options.sensitive} on stdin: pipe it in, e.g. captf-runner local set --sensitive ${options.sensitive} < token.txt`);
+    await assignVariables(paths, SENSITIVE_TFVARS_FILE, [[options.sensitive, jsonOrString(options.sensitive, value)]]);
+  }
   const { spec } = object;
   if (options.image !== undefined) spec.image = options.image;
   if (options.module !== undefined) spec.module = resolve(options.module);
@@ -89,17 +98,31 @@ async function replaceInputs(paths: LocalPaths, from: string): Promise<void> {
   for (const [name, bytes] of inputs.files) await writeFile(join(paths.inputs, name), bytes);
 }
 
-async function assignVariables(paths: LocalPaths, assignments: readonly string[]): Promise<void> {
-  // readInputs checks the file is one JSON object (with a message that says how to fix it).
-  const { tfvarsJson } = await readInputs(paths.inputs);
-  const variables = new Map(tfvarsJson ? (parseExactJson(tfvarsJson) as JsonObject) : []);
-  for (const assignment of assignments) {
-    const match = /^([A-Za-z_][A-Za-z0-9_-]*)=(.*)$/s.exec(assignment);
-    if (!match) throw usageError('AssignmentInvalid', `"${assignment}" is not NAME=VALUE: name a module variable, e.g. cluster_name=demo or replicas=3`);
-    variables.set(match[1]!, jsonOrString(match[1]!, match[2]!));
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/** NAME=VALUE as a variable and its value (JSON when it parses as JSON, else a string). */
+function assignment(text: string): [string, JsonValue] {
+  const match = /^([A-Za-z_][A-Za-z0-9_-]*)=(.*)$/s.exec(text);
+  if (!match) throw usageError('AssignmentInvalid', `"${text}" is not NAME=VALUE: name a module variable, e.g. cluster_name=demo or replicas=3`);
+  return [match[1]!, jsonOrString(match[1]!, match[2]!)];
+}
+
+/** Sets variables in `file` (terraform.tfvars.json or sensitive.tfvars.json), moving each out of the other file: a variable set in both is refused. */
+async function assignVariables(paths: LocalPaths, file: typeof TFVARS_FILE | typeof SENSITIVE_TFVARS_FILE, assignments: readonly [string, JsonValue][]): Promise<void> {
+  // readInputs checks each file is one JSON object (with a message that says how to fix it).
+  const { tfvarsJson, sensitiveTfvarsJson } = await readInputs(paths.inputs);
+  const [own, other] = file === TFVARS_FILE ? [tfvarsJson, sensitiveTfvarsJson] : [sensitiveTfvarsJson, tfvarsJson];
+  const otherFile = file === TFVARS_FILE ? SENSITIVE_TFVARS_FILE : TFVARS_FILE;
+  const variables = new Map(own ? (parseExactJson(own) as JsonObject) : []);
+  const otherVariables = new Map(other ? (parseExactJson(other) as JsonObject) : []);
+  for (const [name, value] of assignments) {
+    variables.set(name, value);
+    otherVariables.delete(name);
   }
+  const mode = (name: string) => (name === SENSITIVE_TFVARS_FILE ? 0o600 : 0o644);
   // Canonical JSON keeps every number's digits exactly, which JSON.stringify would not.
-  await writeFile(join(paths.inputs, TFVARS_FILE), canonicalJson(variables) + '\n');
+  await writeFile(join(paths.inputs, file), canonicalJson(variables) + '\n', { mode: mode(file) });
+  if (other) await writeFile(join(paths.inputs, otherFile), canonicalJson(otherVariables) + '\n', { mode: mode(otherFile) });
 }
 
 function jsonOrString(name: string, text: string): JsonValue {

@@ -148,17 +148,26 @@ export function objectLineage(history: readonly Run[]): string | undefined {
 export const FAILED_JOBS_HISTORY_LIMIT = 3;
 export const SUCCESSFUL_JOBS_HISTORY_LIMIT = 3;
 
-/** The Jobs a controller would still see, as the model reads them. */
-export function retainedJobs(history: readonly Run[]): FinishedJob[] {
-  const jobs = history.map(
-    (run): FinishedJob => ({
-      op: run.record.decision.op,
-      outcome: runOutcome(run),
-      finishedAt: runFinishedAt(run),
-      reason: run.record.decision.reason,
-      ...(run.result ? { runnerReason: run.result.reason } : {}),
-      ...(run.result?.inputsHash ? { inputsHash: run.result.inputsHash } : {}),
-    }),
-  );
+/**
+ * The Jobs a controller would still see, as the model reads them. A failure of other inputs than
+ * `currentInputsHash` is left out: once the inputs are fixed, a new attempt starts at once, not after
+ * the backoff their failures earned.
+ */
+export function retainedJobs(history: readonly Run[], currentInputsHash?: string | null): FinishedJob[] {
+  const ofOtherInputs = (run: Run) => !!currentInputsHash && !!run.result?.inputsHash && run.result.inputsHash !== currentInputsHash;
+  const jobs = history
+    .map((run): [Run, FinishedJob] => [
+      run,
+      {
+        op: run.record.decision.op,
+        outcome: runOutcome(run),
+        finishedAt: runFinishedAt(run),
+        reason: run.record.decision.reason,
+        ...(run.result ? { runnerReason: run.result.reason } : {}),
+        ...(run.result?.inputsHash ? { inputsHash: run.result.inputsHash } : {}),
+      },
+    ])
+    .filter(([run, job]) => !(countsAsFailure(job) && ofOtherInputs(run)))
+    .map(([, job]) => job);
   return [...jobs.filter(countsAsFailure).slice(-FAILED_JOBS_HISTORY_LIMIT), ...jobs.filter((job) => !countsAsFailure(job)).slice(-SUCCESSFUL_JOBS_HISTORY_LIMIT)];
 }

@@ -10,7 +10,7 @@
 //   <dir>/state/terraform.tfstate, <dir>/backups/
 //   <dir>/runs/0001-apply/   one dir per run: run.json, snapshot.json, inputs/, module/, result.json, runner.log
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as z from '../schemas/zod.ts';
 import type { ObjectKind } from '../object-kind.ts';
@@ -139,12 +139,16 @@ export async function createObject(paths: LocalPaths, spec: NewObject): Promise<
 
 /**
  * Dropping the finalizer: the object is gone. Only the entries this tool made are removed (the
- * --dir may be a directory the author keeps other things in), then the dir itself if empty.
+ * --dir may be a directory the author keeps other things in), then the dir itself if empty. The
+ * state backups stay: the one way back to what was destroyed. Returns whether any were kept.
  */
-export async function removeObject(paths: LocalPaths): Promise<void> {
-  const owned = [paths.objectFile, paths.inputs, paths.durableInputs, paths.pinnedModule, join(paths.stateFile, '..'), paths.backups, paths.runs, paths.activeRun];
+export async function removeObject(paths: LocalPaths): Promise<boolean> {
+  const owned = [paths.objectFile, paths.inputs, paths.durableInputs, paths.pinnedModule, join(paths.stateFile, '..'), paths.runs, paths.activeRun];
   for (const entry of owned) await rm(entry, { recursive: true, force: true });
+  const backupsKept = (await readdir(paths.backups).catch(() => [])).length > 0;
+  if (!backupsKept) await rm(paths.backups, { recursive: true, force: true });
   await rmdir(paths.dir).catch((error: NodeJS.ErrnoException) => {
     if (error.code !== 'ENOTEMPTY' && error.code !== 'ENOENT') throw new RunnerError({ kind: 'io', reason: 'LocalObjectRemoveFailed', message: `could not remove ${paths.dir}: ${error.message}` });
   });
+  return backupsKept;
 }

@@ -41,8 +41,7 @@ export async function reconcile(dir: string, options: ReconcileOptions): Promise
         say(...waitHintLines(decision, paths));
         return;
       case 'dropFinalizer':
-        await removeObject(paths);
-        say(`the finalizer is dropped: the local object is gone (${paths.given} removed)`);
+        say(`the finalizer is dropped: the local object is gone (${(await removeObject(paths)) ? `${paths.given} removed but its state backups, kept in ${paths.backups}` : `${paths.given} removed`})`);
         return;
       case 'op':
         await runDecidedOp({ object, paths, history, snapshot, decision }, options.verbose);

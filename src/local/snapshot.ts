@@ -67,7 +67,7 @@ export function buildSnapshot(object: LocalObject, history: readonly Run[], worl
     image: status.lastSucceededApply ? { pinnedDigest: status.lastSucceededApply.image } : {},
     inputs: world.hashes ? { currentHash: world.hashes.inputsHash, approvalHash: world.hashes.approvalHash } : { currentHash: null },
     state: world.state,
-    jobs: { active: world.jobActive, finished: retainedJobs(history), failedJobsHistoryLimit: FAILED_JOBS_HISTORY_LIMIT },
+    jobs: { active: world.jobActive, finished: retainedJobs(history, world.hashes?.inputsHash), failedJobsHistoryLimit: FAILED_JOBS_HISTORY_LIMIT },
     applies: {
       ...(status.newestApply ? { newest: { outcome: status.newestApply.outcome, finishedAt: status.newestApply.finishedAt, outputReading: status.newestApply.outputReading } } : {}),
       ...(status.lastSucceededApply ? { lastSucceededAt: status.lastSucceededApply.finishedAt } : {}),

@@ -45,7 +45,7 @@ export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
           cause: error,
         }), takeLearned(error));
       }
-      return { outcome: 'succeeded', reason: 'DestroySucceeded', message: `Destroyed ${plan.counts.delete} resource instances.` };
+      return { outcome: 'succeeded', reason: 'DestroySucceeded', message: `Destroyed ${plan.counts.delete} resource instance${plan.counts.delete === 1 ? '' : 's'}.` };
     });
   } finally {
     await root.workspace.dispose();

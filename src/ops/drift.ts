@@ -1,6 +1,6 @@
 // drift: a plan against the inputs, nothing applied. What changed outside terraform, and what a
 // remediation apply would do (and whether it would need an approval: plan.gated).
-import { gateCauses } from '../guard/decide.ts';
+import { deniedText, gateCauses } from '../guard/decide.ts';
 import { driftFindings, driftMessage } from '../plan/drift.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
@@ -20,7 +20,9 @@ export async function driftOp(ctx: RunContext): Promise<OpEnding> {
     const { plan, planText } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, {}, { judgement: policy?.judgement({ tool: root.version.flavor }) });
     const drift = driftFindings(plan);
     // Nothing is applied, so nothing is blocked: what a remediation would need an approval for is said.
-    if (plan.gated && !drift.found) ctx.warn(`no resource drift, but applying this plan would need an approval: ${gateCauses(plan).join('; ')}`);
+    const causes = gateCauses(plan);
+    if (causes.length && !drift.found) ctx.warn(`no resource drift, but applying this plan would need an approval: ${causes.join('; ')}`);
+    if (plan.policy?.deniedTotal && !drift.found) ctx.warn(`no resource drift, but the policy denies applying this plan: ${deniedText(plan.policy)}`);
     return { outcome: 'succeeded', reason: drift.found ? 'DriftFound' : 'NoDrift', message: driftMessage(plan, drift), learned: { planText, drift } };
   } finally {
     await removePlanFile(root.workspace);

@@ -10,7 +10,8 @@ import { denialText, findingText, gateCauses } from '../guard/decide.ts';
 import { maskValue, type Masker } from './mask.ts';
 import { printable, printableLine } from './printable.ts';
 import { maskResult } from './mask-result.ts';
-import { countsText, countsWithTerraformLine } from './summary.ts';
+import { approvalPassed, countsText, countsWithTerraformLine, needsAnApproval, terraformErrors } from './summary.ts';
+import { applyPlanArtifact, remediationApply, rerunWithApproval } from './next-commands.ts';
 
 /** Entries listed per table; the result (and the log) has them all. */
 const LISTED = 50;
@@ -45,24 +46,6 @@ function mdBlock(text: string, info = ''): string {
   return `${fence}${info}\n${body.replace(/\n$/, '')}\n${fence}`;
 }
 
-/** A shell word as a person pastes it: quoted when it holds anything but safe characters. */
-const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
-
-/** `argv` with the op replaced, the given flags (with their values) removed and others added. */
-function commandFrom(argv: readonly string[], op: string, drop: readonly string[], add: readonly string[]): string {
-  const kept: string[] = [];
-  for (let i = 1; i < argv.length; i++) {
-    const word = argv[i]!;
-    const flag = drop.find((d) => word === d || word.startsWith(`${d}=`));
-    if (flag) {
-      if (word === flag) i++;
-      continue;
-    }
-    kept.push(word);
-  }
-  return ['captf-runner', op, ...kept, ...add].map(shellWord).join(' ');
-}
-
 const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 const more = (total: number, listed: number, where: string) => (total > listed ? [`… and ${total - listed} more (${where})`, ''] : []);
 
@@ -90,17 +73,19 @@ function changesList(plan: Pick<Classification, 'changes' | 'changesTotal'>): st
   return ['<details><summary>Every change (' + plan.changesTotal + ')</summary>', '', ...rows, ...more(plan.changesTotal, rows.length, 'see the result'), '', '</details>', ''];
 }
 
-/** What to run next, exactly: approve a block, apply an approved plan, remediate drift. */
+/** What to run next, exactly, as the human summary's `next:` says it: approve or apply a block, apply an approved plan, remediate drift. */
 function nextCommands(result: Result, argv: readonly string[] | undefined): string[] {
   const lines: string[] = [];
   const block = (title: string, command: string) => lines.push(title, '', mdBlock(command, 'sh'), '');
   if (result.outcome === 'blocked' && result.approvalHash) {
-    if (result.approveCommand) block('**To approve** (in the cluster):', result.approveCommand);
-    if (argv) block('**To apply it here once reviewed:**', commandFrom(argv, 'apply', ['--approved-hash'], ['--approved-hash', result.approvalHash]));
+    // The kubectl form names the object of a Job: a run without --object has none to annotate.
+    if (result.approveCommand && result.object.name) block('**To approve** (in the cluster):', result.approveCommand);
+    if (argv) block('**To apply it here once reviewed:**', rerunWithApproval(argv, result.approvalHash));
   }
-  if (result.op === 'plan' && result.outcome === 'succeeded' && result.planArtifact && result.planHash && argv)
-    block('**To apply this plan once reviewed:**', commandFrom(argv, 'apply', ['--artifacts'], ['--plan-artifact', `${result.planArtifact.location}/${result.planArtifact.object}`, '--approved-plan-hash', result.planHash]));
-  if (result.op === 'drift' && result.drift?.found && argv) block(result.drift.remediationDestructive ? '**To remediate** (it needs an approval first):' : '**To remediate:**', commandFrom(argv, 'apply', [], []));
+  if (result.op === 'plan' && result.reason === 'PlanCreated' && result.planArtifact && result.planHash && argv)
+    block('**To apply this plan once reviewed:**', applyPlanArtifact(argv, `${result.planArtifact.location}/${result.planArtifact.object}`, result.planHash));
+  if (result.op === 'drift' && result.drift?.found && !result.plan?.policy?.deniedTotal && argv)
+    block(result.drift.remediationDestructive ? '**To remediate** (it needs an approval first: this apply is blocked and says how to approve):' : '**To remediate:**', remediationApply(argv));
   return lines;
 }
 
@@ -122,9 +107,12 @@ export function opSummaryMarkdown(unmasked: Result, masker: Masker, where: Summa
   // Masked as terraform's text is: its op, outcome and reason too (the result keeps those).
   const word = (text: string) => mdText(maskValue(masker, text));
   const lines = [`### captf-runner ${word(result.op)}: ${word(result.outcome)} (${word(result.reason)}), exit ${result.exitCode}`, '', `> ${mdText(result.message)}`, ''];
+  const errors = terraformErrors(result);
+  if (errors.named.length)
+    lines.push("**terraform's errors:**", '', ...errors.named.map(({ place, summary }) => `- ${place ? `${mdCode(place)}: ` : ''}${mdText(summary)}`), ...(errors.more ? [`- … and ${errors.more} more (error.detail.diagnostics)`] : []), '');
   if (plan) {
     if (plan.policy?.deniedTotal) lines.push(`**Denied by the policy (no approval passes it; the module, its inputs or the policy must change):**`, '', ...plan.policy.denied.slice(0, LISTED).map((d) => `- ${mdText(denialText(d))}`), '');
-    if (plan.gated && result.op !== 'destroy') lines.push(`**Needs an approval:** ${mdText(gateCauses(plan).join('; '))}`, '');
+    if (needsAnApproval(result)) lines.push(`**Needs an approval:** ${mdText(gateCauses(plan).join('; '))}`, '');
     lines.push(...destructiveTable(plan, true), ...actionsList(plan));
     lines.push(`**Counts:** ${mdText(countsWithTerraformLine(plan, result.op))}`, '');
     lines.push(...changesList(plan));
@@ -133,6 +121,7 @@ export function opSummaryMarkdown(unmasked: Result, masker: Masker, where: Summa
     lines.push(`**Changed outside terraform (${result.drift.resourceDriftTotal}):** ${result.drift.resourceDrift.slice(0, LISTED).map((d) => mdCode(d.address)).join(', ') || 'nothing reported'}`, '');
     lines.push(`**The inputs differ from the state (${result.drift.inputsDifferTotal}):** ${result.drift.inputsDiffer.slice(0, LISTED).map((d) => `${mdCode(d.address)} (${d.actions.map(mdText).join(', ')})`).join(', ') || 'nowhere'}`, '');
   }
+  if (approvalPassed(result)) lines.push(`**Approved:** the approval given matched approval hash ${mdCode(result.approvalHash ?? '')}, so the plan was applied although it needed one`, '');
   if (result.approval?.unreviewedTotal)
     lines.push(`**Approved without review (${result.approval.unreviewedTotal}):** ${(result.approval.unreviewed ?? []).slice(0, LISTED).map((u) => mdCode(`${u.address} (${u.action}${u.trigger ? ` ${u.trigger}` : ''})`)).join(', ')}`, '');
   lines.push(...nextCommands(result, argv), ...places(result, resultFile));

@@ -2,8 +2,13 @@
 import type { ActionCounts, Classification } from '../schemas/classification.ts';
 import type { Op, Result } from '../schemas/result.ts';
 import { actionText, changeText } from '../plan/actions.ts';
-import { denialText, findingText } from '../guard/decide.ts';
+import { denialText, findingText, gateKinds } from '../guard/decide.ts';
+import { diagnosticPlace, errorsOf } from '../terraform/known-diagnostics.ts';
+import type { TerraformDiagnostic } from '../schemas/result.ts';
+import { EXIT } from '../vocabulary/reasons.ts';
+import { flagName } from '../schemas/setting-options.ts';
 import { printableLine } from './printable.ts';
+import { applyPlanArtifact, remediationApply, rerunWithApproval } from './next-commands.ts';
 
 export const countsText = (c: ActionCounts) =>
   `${c.create} to create, ${c.update} to update, ${c.replace} to replace, ${c.delete} to delete, ${c.forget} to forget, ${c.import} to import, ${c.move} to move`;
@@ -22,8 +27,8 @@ export interface SummaryContext {
  * readable, and no text, whatever it holds, starts a line of its own.
  */
 export const SUMMARY_LABELS = [
-  'captf-runner ', '', 'plan: ', '  ', 'destructive changes ', 'provider actions ', 'incomplete plan ', 'the runner cannot fully read the plan: ',
-  'denied by the policy ', 'the policy requires an approval ', 'applying this plan needs an approval ', 'approved without review ', 'inputs hash: ', 'warning: ', 'changed: ', 'next: ',
+  'captf-runner ', '', 'terraform error: ', 'plan: ', '  ', 'destructive changes ', 'provider actions ', 'incomplete plan ', 'the runner cannot fully read the plan: ',
+  'denied by the policy ', 'the policy requires an approval ', 'applying this plan needs an approval ', 'approved: ', 'approved without review ', 'inputs hash: ', 'warning: ', 'changed: ', 'next: ',
 ] as const;
 type Label = (typeof SUMMARY_LABELS)[number];
 
@@ -53,6 +58,9 @@ export function humanSummary(result: Result, context: SummaryContext = {}): stri
   const add = (label: Label, text: string) => lines.push([label, text]);
   add('captf-runner ', `${result.op}: ${result.outcome} (${result.reason})`);
   if (result.message) add('', result.message);
+  const errors = terraformErrors(result);
+  for (const { place, summary } of errors.named) add('terraform error: ', place ? `${place}: ${summary}` : summary);
+  if (errors.more) add('terraform error: ', `… and ${errors.more} more (error.detail.diagnostics)`);
   const plan = result.plan;
   if (plan) {
     add('plan: ', countsWithTerraformLine(plan, result.op));
@@ -82,10 +90,10 @@ export function humanSummary(result: Result, context: SummaryContext = {}): stri
       for (const a of policy.approvalRequired) add('  ', findingText(a));
       if (policy.approvalRequiredTotal > policy.approvalRequired.length) add('  ', `… and ${policy.approvalRequiredTotal - policy.approvalRequired.length} more`);
     }
-    // A destroy is never gated: its warnings name the same things.
-    if (plan.gated && result.op !== 'destroy') add('applying this plan needs an approval ', '(plan.gated)');
+    if (needsAnApproval(result)) add('applying this plan needs an approval ', '(plan.gated)');
   }
   const approval = result.approval;
+  if (approvalPassed(result)) add('approved: ', `the approval given matched approval hash ${result.approvalHash}, so the plan was applied although it needed one (plan.gated)`);
   if (approval?.unreviewedTotal) {
     const against = approval.blockedRun ? `the blocked run of ${approval.blockedRun.finishedAt} did not show` : 'no blocked run was found to show them';
     add('approved without review ', `(${approval.unreviewedTotal}: the approval covered them, ${against}):`);
@@ -102,53 +110,105 @@ export function humanSummary(result: Result, context: SummaryContext = {}): stri
   return lines.map(([label, text]) => `${label}${printableLine(mask(text))}\n`).join('');
 }
 
+/** The most of terraform's errors the summaries name by place; error.detail.diagnostics holds them all. */
+const NAMED_ERRORS = 5;
+
+/** Where each of terraform's errors points (`main.tf:2`, '' for nowhere) and its summary, as error.detail.diagnostics reports them (init's preamble aside); `more`: those not named. */
+export function terraformErrors(result: Result): { named: { place: string; summary: string }[]; more: number } {
+  const errors = errorsOf((result.error?.detail?.diagnostics ?? []) as TerraformDiagnostic[]);
+  return { named: errors.slice(0, NAMED_ERRORS).map((d) => ({ place: diagnosticPlace(d), summary: d.summary })), more: Math.max(0, errors.length - NAMED_ERRORS) };
+}
+
+/**
+ * Whether the summaries say that applying the plan needs an approval: only where an approval is what
+ * the run waits for (a blocked apply, a plan to approve, a drift's remediation), never after the
+ * approval matched, never for a denied plan (none passes it), a destroy (never gated) or a refresh
+ * (nobody approves one).
+ */
+export function needsAnApproval(result: Result): boolean {
+  const plan = result.plan;
+  if (!plan?.gated || plan.policy?.deniedTotal || result.reason === 'PolicyDenied') return false;
+  if (result.op === 'apply') return result.outcome === 'blocked';
+  return result.op === 'plan' || result.op === 'drift';
+}
+
+/** The plan needed an approval and the one given matched it: the run applied (or went on to apply) a gated plan. */
+export const approvalPassed = (result: Result) => result.approval?.required === true && result.approval.matched && result.outcome !== 'blocked' && result.reason !== 'PolicyDenied';
+
 function changedText(result: Result): string {
-  if (result.applied) return result.outcome === 'succeeded' ? 'yes, terraform apply ran' : 'maybe: terraform apply ran (see the state and the log)';
+  if (result.applied) return result.outcome === 'succeeded' || result.outcome === 'noChanges' ? 'yes, terraform apply ran' : 'maybe: terraform apply ran (see the state and the log)';
+  if (result.mayHaveChanged && result.outcome === 'succeeded') {
+    if (result.op === 'restore') return "yes: the backup is the backend's newest state (pushed, then read back and checked)";
+    if (result.op === 'unlock') return 'yes: the lock was released';
+  }
   if (result.mayHaveChanged) return 'maybe: the state may differ from before the run';
   return 'nothing: no infrastructure or state was changed';
 }
 
+/** `a`, `a and b`, `a, b and c`. */
+const inWords = (items: readonly string[]) => (items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
+
+/** What the run is one of: a Job's (--object: the controller acts next), or a person's on a laptop or in CI. */
+const inACluster = (result: Result) => result.object.name !== undefined;
+
 /**
- * What to do next, by outcome and exit code. A block says how to approve it once: for a Job's object
- * (--object) the kubectl command, else (a laptop, CI) this command again with --approved-hash.
+ * What to do next, from the run's own record: its outcome, reason and exit code, what it planned,
+ * and where it ran. A command is one the next op accepts (next-commands.ts), said once.
  */
 function nextStep(result: Result, context: SummaryContext): string {
+  const argv = context.argv;
   switch (result.outcome) {
     case 'succeeded':
     case 'noChanges':
-      return 'nothing: the run did its job';
+      return nextAfterSuccess(result, argv);
     case 'blocked': {
-      if (result.object.name && result.approveCommand) return `review the destructive changes above; to approve them: ${result.approveCommand}`;
+      const what = inWords(result.plan ? gateKinds(result.plan) : []) || 'the plan';
+      if (inACluster(result) && result.approveCommand) return `review ${what} above; to approve: ${result.approveCommand}`;
       const hash = result.approvalHash ?? '<hash>';
-      return `review the destructive changes above; to apply them, run again with the approval: ${context.argv ? rerunCommand(context.argv, hash) : `the same command with --approved-hash ${hash}`}`;
+      return `review ${what} above; to apply the plan, run again with the approval: ${argv ? rerunWithApproval(argv, hash) : `the same command with --approved-hash ${hash}`}`;
     }
     case 'interrupted':
       return 'run again once the cause of the stop is gone (a held state lock is named above)';
     case 'invalid':
-      return result.exitCode === 4 ? 'fix the module or image named above (a new image), then run again' : 'fix the inputs or flags named above, then run again';
     case 'failed':
-      if (result.exitCode === 5) return 'make a new plan (and approval): this one can never be applied';
-      if (result.exitCode === 7) return "point the run at the object's own state, or restore it from a backup: a retry finds the same";
-      if (result.exitCode === 4) return 'fix the module named above (a new image): a retry fails the same way';
+      return nextAfterFailure(result);
+  }
+}
+
+function nextAfterSuccess(result: Result, argv: readonly string[] | undefined): string {
+  if (result.op === 'plan' && result.reason === 'PlanCreated' && result.planArtifact && result.planHash) {
+    const artifact = `${result.planArtifact.location}/${result.planArtifact.object}`;
+    if (inACluster(result) || !argv) return `review the plan above, then approve plan hash ${result.planHash}: the apply of exactly this plan (${artifact}) follows`;
+    return `review the plan above, then apply exactly this plan: ${applyPlanArtifact(argv, artifact, result.planHash)}`;
+  }
+  if (result.op === 'drift' && result.drift?.found) {
+    if (result.plan?.policy?.deniedTotal) return 'the policy denies a remediation apply (named above): change the module, its inputs or the policy, or the infrastructure back to the state';
+    const approval = result.drift.remediationDestructive ? ' (it needs an approval: it will be blocked first, and say how to approve)' : '';
+    if (inACluster(result) || !argv) return `to remediate, apply the inputs again${approval}: the controller does when the object's drift action is Remediate`;
+    return `to remediate, apply the inputs again${approval}: ${remediationApply(argv)}`;
+  }
+  return 'nothing: the run did its job';
+}
+
+function nextAfterFailure(result: Result): string {
+  if (result.reason === 'PolicyDenied') return 'change the module, its inputs or the policy (no approval passes a denial), then plan again';
+  switch (result.exitCode) {
+    case EXIT.usage: {
+      if (result.reason === 'UsageInvalid') return `fix the command line (captf-runner ${result.op} --help lists its flags), then run again`;
+      return 'fix the inputs or flags named above, then run again';
+    }
+    case EXIT.imageInvalid: {
+      const setting = result.error?.detail?.setting;
+      if (!inACluster(result) && typeof setting === 'string') return `fix ${flagName(setting)} (it names what is wrong above), then run again`;
+      return inACluster(result) ? 'fix the module or image named above (a new image): a retry with this image fails the same way' : 'fix the module named above, then run again';
+    }
+    case EXIT.planStale:
+      return 'make a new plan (and approval): this one can never be applied';
+    case EXIT.otherState:
+      return "point the run at the object's own state, or restore it from a backup: a retry finds the same";
+    case EXIT.failed:
       return 'see the error above; a retry can help';
+    default:
+      return 'see the error above: a retry fails the same way';
   }
 }
-
-/** The settings that may hold a credential: their values are not repeated. */
-const SECRET_FLAGS = new Set(['--backend-config']);
-
-/** This run's command line with `--approved-hash <hash>` in place of any given, each argument shell-quoted. */
-export function rerunCommand(argv: readonly string[], hash: string): string {
-  const kept: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--approved-hash') i++;
-    else if (arg.startsWith('--approved-hash=')) continue;
-    else if (SECRET_FLAGS.has(arg)) (kept.push(arg, '<as before>'), i++);
-    else if (SECRET_FLAGS.has(arg.split('=')[0]!)) kept.push(`${arg.split('=')[0]}=<as before>`);
-    else kept.push(arg);
-  }
-  return ['captf-runner', ...kept, '--approved-hash', hash].map(shellQuoted).join(' ');
-}
-
-const shellQuoted = (arg: string) => (/^[-\w.,/:=@+%]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);

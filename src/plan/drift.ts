@@ -3,7 +3,7 @@
 // inputs or the module differ from what the state records. Pure.
 import type { Classification, ResourceEntry } from '../schemas/classification.ts';
 import type { Drift } from '../schemas/result.ts';
-import { gateCauses } from '../guard/decide.ts';
+import { deniedText, gateCauses } from '../guard/decide.ts';
 import { countsText } from '../output/summary.ts';
 
 /** Addresses named in a message, at most; the result lists the rest. */
@@ -40,6 +40,8 @@ export function driftMessage(plan: Classification, drift: Drift): string {
   const differ = drift.inputsDifferTotal
     ? `the inputs differ from the state (${drift.inputsDifferTotal}: the inputs or the module ask for other values than the state records): ${named(drift.inputsDiffer, drift.inputsDifferTotal, true)}`
     : 'the inputs match the state';
-  const approval = drift.remediationDestructive ? ` (it needs an approval: ${gateCauses(plan).join('; ')})` : '';
-  return `Drift found: ${outside}; ${differ}. A remediation apply would ${countsText(plan.counts)}${approval}.`;
+  const causes = gateCauses(plan);
+  const approval = drift.remediationDestructive && causes.length ? ` (it needs an approval: ${causes.join('; ')})` : '';
+  const denied = plan.policy?.deniedTotal ? ` The policy denies a remediation apply, and no approval passes that: ${deniedText(plan.policy)}.` : '';
+  return `Drift found: ${outside}; ${differ}. A remediation apply would make these changes: ${countsText(plan.counts)}${approval}.${denied}`;
 }

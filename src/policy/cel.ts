@@ -9,6 +9,7 @@ import { strings } from '@bufbuild/cel/ext';
 import type { ActionCounts } from '../schemas/classification.ts';
 import { callCharge, CostMeter, dimOf, EvaluationStopped, MAX_BUILT_LIST_ELEMENTS, MAX_BUILT_STRING_CHARS, rangeCost } from './cost.ts';
 import type { RuleScope } from './schema.ts';
+import { celSyntaxProblem } from './cel-syntax.ts';
 import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from './views.ts';
 
 const LIST = listType(CelScalar.DYN);
@@ -76,7 +77,7 @@ export function compileExpression(source: string, scope: RuleScope): { program: 
   try {
     parsed = parse(source);
   } catch (error) {
-    return { problems: [`does not parse: ${(error as Error).message.replace(/^<input>:(\d+):(\d+): /, 'line $1, column $2: ')}`] };
+    return { problems: [`does not parse: ${celSyntaxProblem(source, (error as Error).message)}`] };
   }
   const problems: string[] = [];
   checkNames(parsed.expr, scope, new Set(), problems);

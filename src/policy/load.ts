@@ -6,7 +6,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NotRegularFileError, openRegularFile } from '../util/regular-file.ts';
-import { policyInvalid, type PolicyProblem } from './problems.ts';
+import { policyDirMissing, policyInvalid, type PolicyProblem } from './problems.ts';
 
 export const POLICY_EXTENSIONS = ['.yaml', '.yml', '.json'] as const;
 export const MAX_POLICY_FILES = 100;
@@ -31,8 +31,8 @@ export async function readPolicyDir(dir: string): Promise<PolicySource[]> {
     names = (await readdir(dir)).sort();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'ENOTDIR' ? 'is not a directory' : `cannot be read (${code ?? (error as Error).message})`;
-    throw policyInvalid(dir, [{ file: dir, message: `the policy dir ${why}` }]);
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw policyDirMissing(dir, code === 'ENOENT' ? 'does not exist' : 'is not a directory');
+    throw policyInvalid(dir, [{ file: dir, message: `the policy dir cannot be read (${code ?? (error as Error).message})` }]);
   }
   const problems: PolicyProblem[] = [];
   const sources: PolicySource[] = [];

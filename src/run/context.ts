@@ -57,6 +57,8 @@ export class RunContext {
 
   /** The flags that shape only how the run reports (never CAPTF_* variables): the op's result does not depend on them. */
   reporting: Reporting = { detailedExitcode: false };
+  /** false for a command line commander refused that names no --out (nor CAPTF_OUT): a mistyped command leaves no result.json where it was typed. */
+  writesResultFile = true;
   /** The --summary-md FILE, opened before the op runs (undefined: not given, or refused). */
   summaryMd: SummaryMdFile | undefined;
 

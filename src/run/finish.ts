@@ -69,7 +69,7 @@ export async function publishResult(ctx: RunContext, result: Result, exitCode: n
   let published = result;
   let resultFile: string | undefined;
   try {
-    resultFile = await writeResultFile(ctx.settings.out, published, ctx.masker);
+    if (ctx.writesResultFile) resultFile = await writeResultFile(ctx.settings.out, published, ctx.masker);
   } catch (error) {
     const e = error as RunnerError;
     ctx.log.error({ kind: e.kind, reason: e.reason }, e.message);
@@ -100,6 +100,6 @@ export async function publishResult(ctx: RunContext, result: Result, exitCode: n
  */
 export async function recordLateWarnings(ctx: RunContext, published: Result, warnings: string[]): Promise<void> {
   const result = { ...published, warnings: [...published.warnings, ...warnings] };
-  await writeResultFile(ctx.settings.out, result, ctx.masker).catch((error: Error) => ctx.log.error(`could not add the warnings to the result file: ${error.message}`));
+  if (ctx.writesResultFile) await writeResultFile(ctx.settings.out, result, ctx.masker).catch((error: Error) => ctx.log.error(`could not add the warnings to the result file: ${error.message}`));
   await writeTerminationMessage(ctx.settings.terminationLog, result, ctx.masker);
 }

@@ -1,7 +1,7 @@
 // One op, start to finish: settings, logger, signal and deadline handling, the op's body, the
 // result and its sinks. main.ts loads this module only for an op, so that `--version`, `--help` and
 // the other commands never load zod, pino or the ops: every Job pays for what loads at start.
-import { loadSettings, durationMs, settingsOfInvalidRun, unknownSettingVariables, type Settings as SettingsT } from '../schemas/config.ts';
+import { givenSetting, loadSettings, durationMs, settingsOfInvalidRun, unknownSettingVariables, type Settings as SettingsT } from '../schemas/config.ts';
 import type { Op } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
 import { createLogger } from '../output/log.ts';
@@ -13,13 +13,7 @@ import { reportingOf, RunContext, type StopCause } from './context.ts';
 import { finishRun, publishResult, recordLateWarnings } from './finish.ts';
 import type { OpEnding } from './learned.ts';
 import { OPS, type OpModule } from './ops.ts';
-
-/**
- * The hand-back to Kubernetes after the local result exists (the result Secret, the Job's
- * annotations) ends within this, and never past --deadline; in a cluster the run stops itself this
- * much earlier, so a stopped run's hand-back fits too.
- */
-export const HANDBACK_BUDGET_MS = 15_000;
+import { HANDBACK_BUDGET_MS, stopAfterMs } from './deadline.ts';
 
 /** `usageProblem`: the command line itself was wrong (commander refused it); the result still says so. */
 export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem?: RunnerError): Promise<number> {
@@ -38,6 +32,7 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   const ctx = new RunContext(op, settings, log, masker, progressIntervalMs(process.env));
   ctx.reporting = reportingOf(flags);
   for (const notice of unknownSettingVariables(process.env)) ctx.notice(notice);
+  ctx.writesResultFile = !usageProblem || givenSetting(flags, process.env, 'out') !== undefined;
   const stop = installStopHandlers(ctx);
   let opModule: OpModule | undefined;
   let ending: OpEnding | undefined;
@@ -115,12 +110,9 @@ function installStopHandlers(ctx: RunContext): { dispose(): void } {
   const onInt = () => requestStop('SIGINT');
   process.on('SIGTERM', onTerm);
   process.on('SIGINT', onInt);
-  if (ctx.settings.deadline) {
-    // Stop early enough that terraform's graceful stop and the result (in a cluster, its hand-back too) fit before the deadline.
-    const handBack = ctx.settings.jobName || ctx.settings.jobUid ? HANDBACK_BUDGET_MS : 0;
-    const stopAt = Math.max(0, durationMs(ctx.settings.deadline) - graceMs - 5000 - handBack);
-    timers.push(setTimeout(() => requestStop('deadline'), stopAt).unref());
-  }
+  const stopAfter = stopAfterMs({ deadline: ctx.settings.deadline, stopGrace: ctx.settings.stopGrace, inCluster: Boolean(ctx.settings.jobName || ctx.settings.jobUid) });
+  // Stop early enough that terraform's graceful stop and the result (in a cluster, its hand-back too) fit before the deadline.
+  if (stopAfter !== undefined) timers.push(setTimeout(() => requestStop('deadline'), Math.max(0, stopAfter)).unref());
   return {
     /** Ends the escalation timers. The handlers stay: a late signal must not kill the runner while it writes the result. */
     dispose() {

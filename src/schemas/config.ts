@@ -9,6 +9,7 @@ import { isSha256 } from '../util/sha256.ts';
 import { MIN_CHUNK_BYTES, MAX_SETTING_CHUNK_BYTES } from '../store/limits.ts';
 import { Kind, type Notice, type Op } from './result.ts';
 import { COMMON_SETTINGS, HASH_SETTINGS, OP_SETTINGS, SETTING_OPTIONS as D, REPORT_FLAGS, flagName, type SettingName } from './setting-options.ts';
+import { deadlineProblem } from '../run/deadline.ts';
 
 export { durationMs };
 
@@ -71,7 +72,7 @@ export const Settings = z.strictObject({
 const settingsOf = <K extends SettingName>(names: readonly K[]) => Settings.pick(Object.fromEntries(names.map((n) => [n, true])) as Record<K, true> & Record<Exclude<K, keyof typeof Settings.shape>, never>);
 
 /** The reasons of an op's settings rules. */
-type SettingsRule = 'PlanNotApproved' | 'GuardRequired' | 'BackupMissing' | 'LockIdMissing' | 'StoreNeedsObject';
+type SettingsRule = 'PlanNotApproved' | 'GuardRequired' | 'BackupMissing' | 'LockIdMissing' | 'StoreNeedsObject' | 'SettingsInvalid';
 
 /** A rule of an op's settings (between them, or one it needs), broken: a usage error with its own reason. */
 const conflict = (ctx: z.RefinementCtx, reason: SettingsRule, path: SettingName, message: string) => ctx.addIssue({ code: 'custom', path: [path], message, params: { reason } });
@@ -82,9 +83,17 @@ const commonRules = (s: { store?: string; object?: string }, ctx: z.RefinementCt
   if (s.store && !s.object) conflict(ctx, 'StoreNeedsObject', 'store', '--store keeps backups and plan artifacts per CAPTF object: pass --object NAME (CAPTF_OBJECT) too');
 };
 
+/** Every op's rule of --deadline: it must leave the run time before it stops itself (run/deadline.ts). */
+function deadlineRule(s: { deadline?: string; stopGrace: string; jobName?: string; jobUid?: string }, ctx: z.RefinementCtx): void {
+  // A value that is no duration is named by its own check.
+  if (!s.deadline || !DURATION.test(s.deadline) || !DURATION.test(s.stopGrace)) return;
+  const problem = deadlineProblem({ deadline: s.deadline, stopGrace: s.stopGrace, inCluster: Boolean(s.jobName || s.jobUid) });
+  if (problem) conflict(ctx, 'SettingsInvalid', 'deadline', problem);
+}
+
 /** The schema of each op's settings. */
 export const OP_SCHEMAS = {
-  apply: settingsOf(OP_SETTINGS.apply).superRefine(commonRules).superRefine((s, ctx) => {
+  apply: settingsOf(OP_SETTINGS.apply).superRefine(commonRules).superRefine(deadlineRule).superRefine((s, ctx) => {
     // The approval of --plan-artifact binds the plan itself, so the guard is not consulted then.
     if (s.planArtifact && !isSha256(s.approvedPlanHash))
       conflict(ctx, 'PlanNotApproved', 'approvedPlanHash', `--plan-artifact needs --approved-plan-hash: the sha256 (64 lowercase hex) of the plan a person approved, not "${s.approvedPlanHash}"`);
@@ -93,14 +102,14 @@ export const OP_SCHEMAS = {
     if (s.guard === 'off' && s.kind === 'cluster')
       conflict(ctx, 'GuardRequired', 'guard', 'the destructive-plan guard cannot be turned off for a cluster: drop --guard off (CAPTF_GUARD), or pass --kind machine or pool (with --plan-artifact the guard is not consulted: the plan approval binds the plan)');
   }),
-  plan: settingsOf(OP_SETTINGS.plan).superRefine(commonRules),
-  refresh: settingsOf(OP_SETTINGS.refresh).superRefine(commonRules),
-  drift: settingsOf(OP_SETTINGS.drift).superRefine(commonRules),
-  destroy: settingsOf(OP_SETTINGS.destroy).superRefine(commonRules),
-  restore: settingsOf(OP_SETTINGS.restore).superRefine(commonRules).superRefine((s, ctx) => {
+  plan: settingsOf(OP_SETTINGS.plan).superRefine(commonRules).superRefine(deadlineRule),
+  refresh: settingsOf(OP_SETTINGS.refresh).superRefine(commonRules).superRefine(deadlineRule),
+  drift: settingsOf(OP_SETTINGS.drift).superRefine(commonRules).superRefine(deadlineRule),
+  destroy: settingsOf(OP_SETTINGS.destroy).superRefine(commonRules).superRefine(deadlineRule),
+  restore: settingsOf(OP_SETTINGS.restore).superRefine(commonRules).superRefine(deadlineRule).superRefine((s, ctx) => {
     if (!s.backup) conflict(ctx, 'BackupMissing', 'backup', 'restore needs the backup to restore: pass --backup DIR (or a Secret reference, see contract.md)');
   }),
-  unlock: settingsOf(OP_SETTINGS.unlock).superRefine(commonRules).superRefine((s, ctx) => {
+  unlock: settingsOf(OP_SETTINGS.unlock).superRefine(commonRules).superRefine(deadlineRule).superRefine((s, ctx) => {
     if (!s.lockId) conflict(ctx, 'LockIdMissing', 'lockId', 'unlock needs --lock-id ID: the lock id terraform reported (result.lock.id of the run that met the lock)');
   }),
 } satisfies Record<Op, z.ZodType>;

@@ -168,6 +168,8 @@ export const NOTICE_CODES = [
   'UndeclaredVariable',
   /** An inputs file named like a variables file the runner does not read. */
   'VariablesFileNotRead',
+  /** A TF_VAR_* variable in the runner's environment: never passed to terraform. */
+  'TfVarIgnored',
   /** `hash` without an image reference: the hashes name an empty one. */
   'ImageEmpty',
   /** refresh, drift: this run's inputs hash is not the one the state records (other inputs, or the pinned digest as --image). */

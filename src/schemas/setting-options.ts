@@ -51,7 +51,7 @@ const COMMON = {
   },
   // With its 5 s to SIGKILL and the result, under Kubernetes' default 30 s grace.
   stopGrace: { value: '<duration>', help: 'after a signal, how long terraform gets to stop', default: '20s' },
-  deadline: { value: '<duration>', help: 'stop by itself before this much time has passed' },
+  deadline: { value: '<duration>', help: 'stop by itself before this much time has passed (it must exceed --stop-grace + 5s, in a cluster + 20s)' },
   jobName: { value: '<name>', help: 'in-cluster: the Job this run serves' },
   jobUid: { value: '<uid>', help: "in-cluster: that Job's uid" },
   serviceAccountDir: { value: '<dir>', help: 'in-cluster: the mounted service account', default: '/var/run/secrets/kubernetes.io/serviceaccount' },

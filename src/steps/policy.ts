@@ -51,7 +51,7 @@ export async function policyStep(ctx: RunContext): Promise<RunPolicy | undefined
 }
 
 /**
- * A denied plan is never applied or packed, with or without an approval: PolicyDenied, exit 4.
+ * A denied plan is never applied or packed, with or without an approval: PolicyDenied, exit 8.
  * Not a block: an approval cannot pass it, so there is nothing to approve.
  */
 export function refuseDenied(plan: Classification): void {

@@ -31,7 +31,7 @@ import type { RunContext } from '../run/context.ts';
 import { heldPlanOutput, type HeldPlanOutput } from './held-output.ts';
 import { checkRunLocations } from './locations.ts';
 import { loadInputs, type LoadedInputs } from '../inputs/load.ts';
-import { undeclaredVariables } from '../inputs/unused.ts';
+import { ignoredTfVars, undeclaredVariables } from '../inputs/unused.ts';
 import { keepOnFailure, withLearned, type Learned } from '../run/learned.ts';
 import { backupStep, pullSettled, pullStateBefore, refuseStateInWorkdir, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
 
@@ -98,7 +98,7 @@ export async function inputsStep(ctx: RunContext): Promise<LoadedInputs> {
     async () => {
       const inputs = await loadInputs(ctx.settings.inputs, { image: ctx.settings.image, kind: ctx.settings.kind });
       for (const value of inputs.upfrontSecrets) ctx.masker.add(value, `a value in ${SENSITIVE_TFVARS_FILE}`);
-      for (const notice of inputs.notices) ctx.notice(notice);
+      for (const notice of [...inputs.notices, ...ignoredTfVars(process.env)]) ctx.notice(notice);
       return inputs;
     },
     { learned: ({ hashes }) => ({ inputsHash: hashes.inputsHash, approvalHash: hashes.approvalHash }) },

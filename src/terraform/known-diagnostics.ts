@@ -1,7 +1,8 @@
 // The diagnostics of terraform 1.11.4 that fail the same way on every retry, and what each means
 // for the exit code: the module or image must change (ImageInvalid, exit 4) or the inputs must
-// (InputsInvalid, exit 2). Only a command whose every error is on this list is read so; any other
-// error keeps the command's own reason and exit 1 (a retry may pass). Each entry is tested on what
+// (InputsInvalid, exit 2). Besides the list, every configuration error init or validate reports
+// (an error at a line of the module's files) is the module's. Only a command whose every error is
+// one of these is read so; any other error keeps the command's own reason and exit 1 (a retry may pass). Each entry is tested on what
 // terraform really printed (test/terraform/known-diagnostics.test.ts, test/fixtures/terraform-output).
 // Also how a diagnostic is reported: where it points, relative to the module root, never the
 // quoted source or values; bounded. Pure.
@@ -9,6 +10,8 @@ import { basename, isAbsolute, relative } from 'node:path';
 import { DIAGNOSTIC_TEXT_BYTES, DIAGNOSTICS_LIMIT, type TerraformDiagnostic } from '../schemas/result.ts';
 import type { PrintedDiagnostic } from './diagnostics.ts';
 import { escapeRegExp } from '../output/secret-forms.ts';
+import { CONFIG_FILE } from '../workspace/terraform-files.ts';
+import { RUNNER_FILES } from '../workspace/reserved-names.ts';
 
 export type Recurring = 'image' | 'inputs';
 
@@ -16,6 +19,8 @@ interface KnownDiagnostic {
   summary: string;
   /** When the summary alone does not say it: what the detail must also say. */
   detail?: RegExp;
+  /** terraform's advice that does not apply to the runner (its `fix` says what does): left out of the message. */
+  advice?: RegExp;
   means: Recurring;
   /** What to do: a sentence of the message. */
   fix: string;
@@ -25,7 +30,12 @@ const FIX_CONFIGURATION = 'Fix the module (terraform validate shows the same): e
 const FIX_VALUE = 'in terraform.tfvars.json or sensitive.tfvars.json of the inputs: every retry fails the same way';
 
 export const KNOWN_DIAGNOSTICS: readonly KnownDiagnostic[] = [
+  // HCL's syntax errors: init reports them without its preamble in a called module's files.
   { summary: 'Unclosed configuration block', means: 'image', fix: FIX_CONFIGURATION },
+  { summary: 'Invalid expression', means: 'image', fix: FIX_CONFIGURATION },
+  { summary: 'Argument or block definition required', means: 'image', fix: FIX_CONFIGURATION },
+  { summary: 'Invalid multi-line string', means: 'image', fix: FIX_CONFIGURATION },
+  { summary: 'Unterminated template string', means: 'image', fix: FIX_CONFIGURATION },
   { summary: 'Reference to undeclared resource', means: 'image', fix: FIX_CONFIGURATION },
   { summary: 'Reference to undeclared input variable', means: 'image', fix: FIX_CONFIGURATION },
   { summary: 'Unsupported argument', means: 'image', fix: FIX_CONFIGURATION },
@@ -56,7 +66,8 @@ export const KNOWN_DIAGNOSTICS: readonly KnownDiagnostic[] = [
     means: 'image',
     fix: 'Keep for_each keys out of sensitive.tfvars.json (its variables are sensitive to terraform; a map whose keys are not secret belongs in terraform.tfvars.json), or take the keys with nonsensitive(keys(...)) in the module: every retry fails the same way',
   },
-  { summary: 'No value for required variable', means: 'inputs', fix: `Give the variable a value (or the module a default) ${FIX_VALUE}` },
+  // The runner takes no -var or -var-file: the inputs files are its only variables.
+  { summary: 'No value for required variable', means: 'inputs', fix: `Give the variable a value (or the module a default) ${FIX_VALUE}`, advice: / ?Use a -var or -var-file command line argument to provide a value for this variable\./ },
   { summary: 'Invalid value for input variable', means: 'inputs', fix: `Give the variable a value of the type the module declares ${FIX_VALUE}` },
   { summary: 'Invalid value for variable', means: 'inputs', fix: `Give the variable a value its validation accepts ${FIX_VALUE}` },
 ];
@@ -64,11 +75,21 @@ export const KNOWN_DIAGNOSTICS: readonly KnownDiagnostic[] = [
 /** init's preamble before the configuration's own errors: it says there are some, and decides nothing itself. */
 const INIT_PREAMBLE = 'Terraform encountered problems during initialisation, including problems with the configuration, described below.';
 
+/**
+ * What terraform reports as an error of the module's configuration, whatever its summary: an error
+ * that points at a line of one of the module's configuration files (never one of the runner's own),
+ * said by `validate` (it reads nothing but the configuration) or by an `init` that printed its
+ * preamble (the configuration did not load). Every retry fails the same way.
+ */
+const CONFIGURATION_ERROR: Omit<KnownDiagnostic, 'summary'> = { means: 'image', fix: FIX_CONFIGURATION };
+
 export interface RecurringFailure {
   means: Recurring;
   /** The first error, on the list, that decided it. */
   first: PrintedDiagnostic;
   fix: string;
+  /** terraform's advice in it that does not apply to the runner. */
+  advice?: RegExp;
 }
 
 /** The errors among `diagnostics`, but init's preamble. */
@@ -76,19 +97,35 @@ export const errorsOf = <D extends Pick<PrintedDiagnostic, 'severity' | 'summary
 
 const knownEntry = (d: PrintedDiagnostic) => KNOWN_DIAGNOSTICS.find((k) => k.summary === d.summary && (!k.detail || k.detail.test(d.detail.replace(/\s+/g, ' '))));
 
+/** The commands whose failures may fail the same way on every retry: the others' are never read so. */
+export type ReadCommand = 'init' | 'validate' | 'plan';
+
+/** Whether the command's located errors are configuration errors: validate's always, init's after its preamble. */
+const reportsConfiguration = (command: ReadCommand, diagnostics: readonly PrintedDiagnostic[]) =>
+  command === 'validate' || (command === 'init' && diagnostics.some((d) => d.severity === 'error' && d.summary === INIT_PREAMBLE));
+
+/** A line of one of the module's configuration files: relative to the module root (terraform's cwd), never a runner's file. */
+function inModuleConfiguration(d: PrintedDiagnostic, root: string | undefined): boolean {
+  if (d.file === undefined || d.line === undefined || !CONFIG_FILE.test(d.file)) return false;
+  const file = isAbsolute(d.file) ? (root === undefined ? undefined : relative(root, d.file)) : d.file;
+  return file !== undefined && file !== '' && !file.startsWith('..') && !isAbsolute(file) && !RUNNER_FILES.has(file);
+}
+
 /**
- * When every error of a failed init, validate or plan is on the list: what it means (the module or
- * image, else the inputs). undefined when any error is not, or there is none. `complete`: all of
- * stderr was read (a tail may have lost an error that is not on the list). Any other command's
- * failure is never read so: what a module prints while it applies is not terraform speaking.
+ * When every error of a failed init, validate or plan is on the list, or is a configuration error
+ * (CONFIGURATION_ERROR): what it means (the module or image, else the inputs). undefined when any
+ * error is neither, or there is none. `complete`: all of stderr was read (a tail may have lost an
+ * error that is not on the list). Any other command's failure is never read so: what a module
+ * prints while it applies is not terraform speaking. `root`: the module root, where terraform ran.
  */
-export function recurringFailure(diagnostics: readonly PrintedDiagnostic[], complete: boolean): RecurringFailure | undefined {
+export function recurringFailure(command: ReadCommand, diagnostics: readonly PrintedDiagnostic[], complete: boolean, root?: string): RecurringFailure | undefined {
   if (!complete) return undefined;
   const errors = errorsOf(diagnostics);
-  const known = errors.map(knownEntry);
+  const configuration = reportsConfiguration(command, diagnostics);
+  const known = errors.map((d) => knownEntry(d) ?? (configuration && inModuleConfiguration(d, root) ? CONFIGURATION_ERROR : undefined));
   if (!known.length || known.some((k) => k === undefined)) return undefined;
   const at = Math.max(0, known.findIndex((k) => k!.means === 'image'));
-  return { means: known[at]!.means, first: errors[at]!, fix: known[at]!.fix };
+  return { means: known[at]!.means, first: errors[at]!, fix: known[at]!.fix, ...(known[at]!.advice ? { advice: known[at]!.advice } : {}) };
 }
 
 /** Where a command ran, to report its diagnostics: paths of the runner's workdir never reach the result. */

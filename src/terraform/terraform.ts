@@ -159,11 +159,11 @@ export class TerraformFailed extends RunnerError {
 export function diagnosedError(command: Command, diagnostics: readonly PrintedDiagnostic[], complete: boolean, place: DiagnosticPlace, otherwise: { reason: CommandFailure; message: string; detail?: Record<string, unknown> }): RunnerErrorOptions {
   const reported = diagnostics.length ? reportedDiagnostics(diagnostics, place) : {};
   const detail = { ...otherwise.detail, ...reported };
-  const recurring = command === 'init' || command === 'validate' || command === 'plan' ? recurringFailure(diagnostics, complete) : undefined;
+  const recurring = command === 'init' || command === 'validate' || command === 'plan' ? recurringFailure(command, diagnostics, complete, place.root) : undefined;
   if (!recurring) return { kind: 'terraform', reason: otherwise.reason, message: otherwise.message, detail };
   const first = reportedDiagnostic(recurring.first, place);
   const where = diagnosticPlace(first);
-  const said = first.detail?.split('\n\n')[0]?.replace(/([^.?!])$/, '$1.');
+  const said = (recurring.advice ? first.detail?.replace(recurring.advice, '') : first.detail)?.split('\n\n')[0]?.replace(/([^.?!])$/, '$1.');
   const more = errorsOf(diagnostics).length - 1;
   return {
     kind: recurring.means === 'image' ? 'image' : 'usage',

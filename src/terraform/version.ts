@@ -80,6 +80,7 @@ export async function terraformVersion(terraformPath: string, options: Terraform
   if (!path) {
     throw imageError(`terraform not found: "${terraformPath}" is not an executable file${terraformPath.includes('/') ? '' : ' on PATH'}; ${HOW_TO_FIX}`, {
       terraformPath,
+      setting: 'terraform',
     });
   }
   const tf = createTerraform({ path, cwd, env, output: { line() {} }, stop: options.stop });
@@ -88,6 +89,7 @@ export async function terraformVersion(terraformPath: string, options: Terraform
     const said = lastLine(run.stderrTail);
     throw imageError(`${path} version exited ${run.exitCode}${said ? `: ${said}` : ''}; is it a terraform binary for this platform? ${HOW_TO_FIX}`, {
       terraformPath: path,
+      setting: 'terraform',
     });
   }
   return parseVersionOutput(path, run.stdout);
@@ -100,6 +102,7 @@ export function parseVersionOutput(path: string, text: string): TerraformVersion
   if (!match || !parseSemver(match[2]!)) {
     throw imageError(`${path} is not a terraform binary the runner understands: the first line of \`version\` is "${firstLine.slice(0, 200)}", not "Terraform vX.Y.Z" or "OpenTofu vX.Y.Z"; ${HOW_TO_FIX}`, {
       terraformPath: path,
+      setting: 'terraform',
     });
   }
   return { version: match[2]!, flavor: match[1] === 'OpenTofu' ? 'opentofu' : 'terraform', path };

@@ -44,6 +44,8 @@ export const EXIT = {
   driftFound: 6,
   /** The backend holds another state than the object's (--expect-lineage): a person must point the run at the object's state or restore it. */
   otherState: 7,
+  /** A plan policy denies the plan (PolicyDenied): no approval passes it, and a CI job tells it from a broken module (4). */
+  policyDenied: 8,
   deadline: 124,
   sigint: 130,
   sigterm: 143,
@@ -128,7 +130,7 @@ export const REASONS = {
   ImageInvalid: invalid('image', EXIT.imageInvalid, EVERY_OP, 'the image or module breaks the contract: no or an unsupported terraform, a module terraform refuses, reserved or unsafe files, a policy that does not load, …'),
   StateInWorkdir: invalid('image', EXIT.imageInvalid, EVERY_OP, "the module's local backend keeps the state inside the runner's workdir (backend \"local\" {}, a relative path): it would vanish with the run; refused after init, nothing read"),
   BackendMismatch: invalid('image', EXIT.imageInvalid, EVERY_OP, "init configured another backend than the module's (or --state's): nothing read or applied"),
-  PolicyDenied: invalid('policy', EXIT.imageInvalid, ['apply', 'plan'], "the image's policy denies the plan (a deny rule or a limit): no approval passes it; the module, the inputs or the policy must change"),
+  PolicyDenied: invalid('policy', EXIT.policyDenied, ['apply', 'plan'], "the image's policy denies the plan (a deny rule or a limit): no approval passes it; the module, the inputs or the policy must change"),
   RefreshRefused: failed('plan', ['refresh'], 'the refresh-only plan is gated (it moves the runner\'s record, runs a provider action, holds what the runner cannot read): nobody can approve a refresh, the module must change', EXIT.imageInvalid),
 
   // The state is not the object's: a person must act.

@@ -3,7 +3,7 @@
 // configuration), the injected inputs-hash resource and, for local runs, a local backend.
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { RunnerError, imageError, usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
 import { NotRegularFileError, readRegularFile } from '../util/regular-file.ts';
@@ -11,31 +11,20 @@ import { copyModuleTree, readModuleTree, type ModuleProblem } from './module-tre
 import { onThisMachine, type PathResolution } from './path-resolution.ts';
 import { HeldPlanFile } from './plan-file.ts';
 import { CONFIG_FILE, ERRORED_STATE_FILE, LOCAL_RUN_FILES, PLAN_FILE, skippedConfigFile, type Tool } from './terraform-files.ts';
-import { INPUTS_HASH_RESOURCE, INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE, INPUTS_HASH_VARIABLE } from './reserved-names.ts';
+import { BACKEND_OVERRIDE_FILE, INJECTED_FILE, INPUT_FILES_DIR, INPUTS_HASH_RESOURCE, INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE, INPUTS_HASH_VARIABLE, RUNNER_FILES, SENSITIVE_OVERRIDE_FILE } from './reserved-names.ts';
+
+export { INPUT_FILES_DIR, RUNNER_FILES };
 import { emptyScan, type ModuleScan, type SkippedFile } from './scan.ts';
 import { scanHcl } from './scan-hcl.ts';
 import { scanJson } from './scan-tf-json.ts';
 
-/** Where the module finds input files other than the variable files: `${path.root}/captf-inputs/<name>`. */
-export const INPUT_FILES_DIR = 'captf-inputs';
-const INJECTED_FILE = 'captf_runner_inputs_hash.tf';
-const BACKEND_OVERRIDE_FILE = 'captf_runner_backend_override.tf';
-/** Written in the JSON syntax (any variable name is written as it is): its name here is the HCL one, for the forms a module may not ship. */
-const SENSITIVE_OVERRIDE_FILE = 'captf_runner_sensitive_override.tf';
 /** In the private dir: the values of the ephemeral variables, for the apply of a saved plan. */
 export const EPHEMERAL_TFVARS_FILE = 'ephemeral.tfvars.json';
-/**
- * Every spelling of a runner file a tool loads: OpenTofu skips foo.tf when foo.tofu (or
- * foo.tofu.json) exists, so a module's captf_runner_inputs_hash.tofu would drop the runner's record.
- */
-const runnerFileForms = (file: string) => ['', '.json'].flatMap((json) => ['.tf', '.tofu'].map((ext) => `${file.replace(/\.tf$/, ext)}${json}`));
 /**
  * Left behind by earlier local runs of the module; never copied into the workdir. An errored.tfstate
  * the module ships is not terraform's unsaved state of this run: it must never be pushed or kept as one.
  */
 const NOT_COPIED: ReadonlySet<string> = new Set([...LOCAL_RUN_FILES, ERRORED_STATE_FILE]);
-/** What the runner adds to the root of its copy of the module: a module that ships one of these names is refused. */
-export const RUNNER_FILES: ReadonlySet<string> = new Set([...runnerFileForms(INJECTED_FILE), ...runnerFileForms(BACKEND_OVERRIDE_FILE), ...runnerFileForms(SENSITIVE_OVERRIDE_FILE), INPUT_FILES_DIR]);
 
 /** The module as the workdir copy takes it (module-tree.ts), with the names the runner keeps out. */
 export const readModule = (moduleDir: string, resolution?: PathResolution) => readModuleTree(moduleDir, { notCopied: NOT_COPIED, runnerFiles: RUNNER_FILES, resolution });
@@ -52,6 +41,21 @@ export function moduleFilesProblem(problems: readonly ModuleProblem[]): { messag
     problems.some((p) => p.kind === 'unusable') && 'remove the broken links and special files',
   ].filter(Boolean);
   return { message: `the module's files cannot be used as they are: ${problems.map((p) => `${p.file} ${p.what}`).join('; ')}`, fix: fixes.join('; ') };
+}
+
+/** terraform loads these from the root module dir by itself: their values would reach terraform outside the inputs hash. */
+const AUTO_LOADED_VARIABLES = /^(?:terraform\.tfvars|.+\.auto\.tfvars)(?:\.json)?$/;
+
+/** The variables files the module ships that terraform would load by itself, in name order (`names`: the root module dir's files). */
+export const shippedVariablesFiles = (names: Iterable<string>) => [...names].filter((name) => AUTO_LOADED_VARIABLES.test(name)).sort();
+
+/** Why a module may not ship `files` (shippedVariablesFiles), and the fix (prepareWorkspace and contract check). */
+export function shippedVariablesProblem(files: readonly string[]): { message: string; fix: string } {
+  const one = files.length === 1;
+  return {
+    message: `the module ships ${files.join(', ')}: terraform loads ${one ? 'it' : 'them'} by itself, so ${one ? 'its' : 'their'} values reach terraform outside the inputs hash (an approval would not cover a change to them)`,
+    fix: "move the values into the inputs (terraform.tfvars.json of the inputs dir) or into the variables' defaults, and remove the files",
+  };
 }
 
 export interface Workspace {
@@ -113,10 +117,11 @@ export async function readConfigFiles(moduleDir: string, resolution: PathResolut
   try {
     names = await readdir(moduleDir);
   } catch (error) {
-    throw imageError(`the module dir ${moduleDir} cannot be read (${(error as NodeJS.ErrnoException).code}): put the module at /captf/module in the image or pass --module DIR`);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw imageError(`the module dir ${moduleDir} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`}: put the module at /captf/module in the image or pass --module DIR`, { setting: 'module' });
   }
   const configFiles = names.filter((n) => CONFIG_FILE.test(n)).sort();
-  if (configFiles.length === 0) throw imageError(`the module dir ${moduleDir} has no .tf files: the image must carry the module at /captf/module (or pass --module DIR)`);
+  if (configFiles.length === 0) throw imageError(`the module dir ${moduleDir} has no .tf files: the image must carry the module at /captf/module (or pass --module DIR)`, { setting: 'module' });
   const files: ConfigFile[] = [];
   for (const name of configFiles) {
     const path = join(moduleDir, name);
@@ -307,11 +312,18 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
   const problem = moduleFilesProblem(tree.problems);
   if (problem && !options.teardown) throw imageError(`${problem.message}. Nothing was planned or applied; ${problem.fix}`, { files: tree.problems });
   for (const p of tree.problems) options.warn?.(`${p.file} ${p.what}: ${p.kind === 'outsideLink' ? 'the destroy copies what it leads to' : 'the destroy leaves it out'}`);
+  const shipped = shippedVariablesFiles(tree.entries.filter((e) => e.kind === 'file' && !e.path.includes(sep)).map((e) => e.path));
+  if (shipped.length) {
+    const variables = shippedVariablesProblem(shipped);
+    if (!options.teardown) throw imageError(`${variables.message}. Nothing was planned or applied; ${variables.fix}`, { files: shipped.map((file) => join(options.moduleDir, file)) });
+    options.warn?.(`${variables.message}: the destroy leaves ${shipped.length === 1 ? 'it' : 'them'} out`);
+  }
+  const entries = options.teardown ? tree.entries.filter((e) => !shipped.includes(e.path)) : tree.entries;
 
   const workdir = await makeWorkdir(options.workdir);
   const root = join(workdir.dir, 'root');
   await rm(root, { recursive: true, force: true });
-  await copyModuleTree(tree.entries, root);
+  await copyModuleTree(entries, root);
 
   // Every file below is the runner's own: created exclusively (never over a file, never through a link).
   const inputsDir = join(root, INPUT_FILES_DIR);

@@ -3,7 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile, chmod } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
 import { modules } from '../support/tf-modules.ts';
@@ -18,6 +19,7 @@ describe('bad input', () => {
     { name: 'the guard turned off for a cluster', exit: 2, reason: /GuardRequired/, message: /cannot be turned off for a cluster/, args: ['--kind', 'cluster', '--guard', 'off'] },
     { name: 'the guard turned off without a kind (a cluster by default)', exit: 2, reason: /GuardRequired/, message: /drop --guard off/, args: ['--guard', 'off'] },
     { name: 'an unknown flag', exit: 2, reason: /UsageInvalid/, message: /unknown option '--frobnicate'/, args: ['--frobnicate'] },
+    { name: 'a --deadline that leaves no time to run', exit: 2, reason: /SettingsInvalid/, message: /--deadline 25s leaves the run no time: it stops itself at the deadline − --stop-grace \(20s\) − 5s .*Give a --deadline longer than 25s/, args: ['--deadline', '25s'] },
     { name: 'an inputs dir that does not exist', exit: 2, reason: /InputsInvalid/, message: /inputs/, args: ['--inputs', '/nonexistent/inputs'] },
     { name: 'a module dir that does not exist', exit: 4, reason: /ImageInvalid/, message: /module/, args: ['--module', '/nonexistent/module'] },
     {
@@ -85,7 +87,24 @@ describe('bad input', () => {
   it('an unknown subcommand exits 2', async () => {
     const run = await runRunner(['frobnicate']);
     assert.equal(run.exitCode, 2);
-    assert.match(run.stderr, /unknown command 'frobnicate'/);
+    assert.equal(run.stderr, "error: unknown command 'frobnicate'\nsee captf-runner --help");
+  });
+
+  it('a refused command line: the error and one line pointing at --help, never the whole help; an op without --out leaves no result.json where it was typed', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'captf-usage-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const where = { out: join(dir, 'unused'), termination: join(dir, 'termination'), dir };
+    const op = await runRunner(['apply', '--frobnicate', '--termination-log', where.termination], {}, where);
+    assert.equal(op.exitCode, 2, op.stderr);
+    assert.deepEqual(await readdir(dir), ['termination'], 'no result.json in the working directory');
+    assert.match(op.stdout, /^captf-runner apply: invalid \(UsageInvalid\)\nunknown option '--frobnicate': see captf-runner apply --help\n/);
+    assert.match(await readFile(where.termination, 'utf8'), /"reason":"UsageInvalid"/, 'the termination message still says why');
+    for (const [args, hint] of [[['classify', 'x.json', '--nope'], 'captf-runner classify'], [['contract', 'check', '--nope'], 'captf-runner contract check'], [['hash', '--kind'], 'captf-runner hash']] as const) {
+      const run = await runRunner([...args]);
+      assert.equal(run.exitCode, 2, run.stderr);
+      assert.match(run.stderr, new RegExp(`^error: [^\\n]+\\nsee ${hint} --help$`), run.stderr);
+    }
+    for (const run of [op, await runRunner(['classify'])]) assert.doesNotMatch(run.stderr + run.stdout, /Options:|Usage:/, 'never the whole help');
   });
 
   it('classify and hash refuse bad input with exit 2', async (t) => {
@@ -106,5 +125,21 @@ describe('bad input', () => {
     assert.equal(badLimit.exitCode, 2);
     assert.equal(badLimit.stderr, 'captf-runner classify: --limit must be a whole number, not "many"');
     assert.match(missing.stderr, /^captf-runner classify: cannot read .*nope\.json \(ENOENT\): pass the path of a terraform show -json document$/);
+  });
+
+  it("classify of a saved plan, plan -json's output, a state and a state's JSON (terraform 1.11's own): exit 2, each named with the command that makes a plan's JSON", async () => {
+    const fixtures = join(import.meta.dirname, '..', 'fixtures', 'not-a-plan');
+    const expected: Record<string, string> = {
+      'saved.tfplan': 'is a binary plan file (terraform plan -out), not the JSON document of a plan: make its JSON document with terraform show -json PLANFILE > plan.json, and classify that',
+      'plan-json.jsonl': "is terraform plan -json's output (its messages, one JSON object a line), not the JSON document of a plan: make it with terraform plan -out=PLANFILE, then terraform show -json PLANFILE > plan.json, and classify that",
+      'terraform.tfstate': 'is a terraform state (terraform.tfstate), not the JSON document of a plan',
+      'show-state.json': 'is the JSON of a state (terraform show -json without a plan file), not the JSON document of a plan',
+    };
+    for (const [name, said] of Object.entries(expected)) {
+      const run = await runRunner(['classify', join(fixtures, name), '--detailed-exitcode']);
+      assert.equal(run.exitCode, 2, `${name}: ${run.stderr}`);
+      assert.ok(run.stderr.startsWith(`captf-runner classify: ${join(fixtures, name)} ${said}`), `${name}: ${run.stderr}`);
+      assert.equal(run.stdout, '');
+    }
   });
 });

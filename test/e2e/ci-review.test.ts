@@ -47,7 +47,7 @@ describe('the drift report', () => {
     assert.equal(r.drift!.resourceDriftTotal, 0);
     assert.match(
       r.message,
-      /^Drift found: nothing was reported changed outside terraform; the inputs differ from the state \(1: the inputs or the module ask for other values than the state records\): terraform_data\.network \(update\)\. A remediation apply would 0 to create, 1 to update, /,
+      /^Drift found: nothing was reported changed outside terraform; the inputs differ from the state \(1: the inputs or the module ask for other values than the state records\): terraform_data\.network \(update\)\. A remediation apply would make these changes: 0 to create, 1 to update, /,
     );
   });
 
@@ -63,7 +63,7 @@ describe('the drift report', () => {
     const r = run.result!;
     assert.deepEqual(r.drift!.resourceDrift.map((d) => d.address), ['terraform_data.network']);
     assert.deepEqual(r.drift!.inputsDiffer, [{ address: 'terraform_data.cluster', actions: ['update'] }]);
-    assert.match(r.message, /^Drift found: changed outside terraform \(1\): terraform_data\.network; the inputs differ from the state \(1: [^)]*\): terraform_data\.cluster \(update\)\. A remediation apply would 0 to create, 2 to update/);
+    assert.match(r.message, /^Drift found: changed outside terraform \(1\): terraform_data\.network; the inputs differ from the state \(1: [^)]*\): terraform_data\.cluster \(update\)\. A remediation apply would make these changes: 0 to create, 2 to update/);
   });
 });
 
@@ -164,9 +164,9 @@ describe('--summary-md', () => {
     }
   });
 
-  it('plan: the exact command to apply the approved plan artifact, which works as given', async (t) => {
+  it('plan: a gated plan, the exact command to apply the approved plan artifact, said alike in both summaries, which works as given', async (t) => {
     const s = await base.applied(t);
-    await s.useModule(modules.update);
+    await s.useModule(modules.replace);
     const summary = join(s.dir, 'summary.md');
     const artifacts = join(s.dir, 'artifacts');
     const plan = await s.run('plan', ['--image', IMAGE, '--artifacts', artifacts, '--summary-md', summary]);
@@ -174,9 +174,11 @@ describe('--summary-md', () => {
     const text = await readFile(summary, 'utf8');
     assert.match(text, /^### captf-runner plan: succeeded \(PlanCreated\), exit 0\n/);
     assert.match(text, /- plan artifact: `[^`]+\/plan-[^`]+` \(plan hash `[0-9a-f]{64}`\)/);
-    const command = /To apply this plan once reviewed:\*\*\n\n```sh\ncaptf-runner (.*)\n```/.exec(text)![1]!.split(' ');
-    assert.ok(!command.includes('--artifacts') && command.includes('--approved-plan-hash'), command.join(' '));
-    const apply = await runRunner(command, {}, s);
+    assert.match(plan.stdout, /^applying this plan needs an approval \(plan\.gated\)$/m);
+    const command = markdownCommand(text, 'To apply this plan once reviewed:');
+    assert.equal(nextLineCommand(plan.stdout), command, 'the next: line says the same command');
+    assert.ok(!command.includes('--artifacts') && command.includes('--approved-plan-hash'), command);
+    const apply = await runRunner(shellWords(command), {}, s);
     assert.equal(apply.exitCode, 0, explain(apply));
     assert.equal(apply.result!.reason, 'ApplySucceeded');
     assert.equal(apply.result!.planHash, plan.result!.planHash);
@@ -245,5 +247,65 @@ describe('--summary-md', () => {
       assert.ok(run.stdout.includes(args.length ? '\\u001b[2J\\r\\u202e' : '\\x1b[2J\\r\\u202e'), run.stdout);
       assert.doesNotMatch(run.stdout + (await readFile(forged, 'utf8')), /[\x1b\r\u202e]/);
     }
+  });
+});
+
+/** The command a summary's `next:` line ends with. */
+function nextLineCommand(stdout: string): string {
+  const next = /^next: .*?(captf-runner .*)$/m.exec(stdout);
+  assert.ok(next, `no command in the next: line\n${stdout.slice(-2000)}`);
+  return next[1]!;
+}
+
+/** The command of the Markdown block under `title`. */
+function markdownCommand(text: string, title: string): string {
+  const at = text.indexOf(`**${title}`);
+  assert.ok(at >= 0, `no "${title}" in the summary\n${text}`);
+  return /```sh\n(captf-runner .*)\n```/.exec(text.slice(at))![1]!;
+}
+
+/** A command line as a shell splits it: words apart at spaces, '…' quoting (as the runner quotes). */
+function shellWords(command: string): string[] {
+  const words = [...command.matchAll(/(?:'[^']*'|[^\s'])+/g)].map((m) => m[0].replace(/'([^']*)'/g, '$1'));
+  assert.equal(words[0], 'captf-runner');
+  return words.slice(1);
+}
+
+describe('every command the summaries suggest, run as given', () => {
+  it('a blocked apply on a laptop (no --object): no kubectl anywhere; the command with the approval applies, and says the approval matched', async (t) => {
+    const s = await base.applied(t);
+    await s.useModule(modules.replace);
+    const summary = join(s.dir, 'summary.md');
+    const blocked = await s.run('apply', ['--image', IMAGE, '--summary-md', summary]);
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    const text = await readFile(summary, 'utf8');
+    assert.doesNotMatch(text, /kubectl|To approve/, text);
+    assert.doesNotMatch(blocked.stdout, /kubectl/);
+    assert.match(blocked.stdout, /^next: review the destructive changes above; to apply the plan, run again with the approval: captf-runner apply /m);
+    const command = nextLineCommand(blocked.stdout);
+    assert.equal(markdownCommand(text, 'To apply it here once reviewed:'), command);
+    const approved = await runRunner(shellWords(command), {}, s);
+    assert.equal(approved.exitCode, 0, explain(approved));
+    assert.equal(approved.result!.reason, 'ApplySucceeded');
+    assert.match(approved.stdout, new RegExp(`^approved: the approval given matched approval hash ${blocked.result!.approvalHash}`, 'm'));
+    assert.doesNotMatch(approved.stdout, /needs an approval/);
+    assert.match(await readFile(summary, 'utf8'), /\*\*Approved:\*\* the approval given matched/);
+  });
+
+  it('drift found (--detailed-exitcode): both summaries name the remediation apply, without the flags apply refuses; it remediates', async (t) => {
+    const s = await base.applied(t);
+    await editInput(s, 'network', '10.9.0.0/16');
+    const summary = join(s.dir, 'summary.md');
+    const drift = await s.run('drift', ['--image', IMAGE, '--detailed-exitcode', '--summary-md', summary]);
+    assert.equal(drift.exitCode, 6, explain(drift));
+    const command = nextLineCommand(drift.stdout);
+    assert.match(drift.stdout, /^next: to remediate, apply the inputs again: captf-runner apply /m);
+    assert.equal(markdownCommand(await readFile(summary, 'utf8'), 'To remediate:'), command);
+    assert.doesNotMatch(command, /--detailed-exitcode/);
+    const remediated = await runRunner(shellWords(command), {}, s);
+    assert.equal(remediated.exitCode, 0, explain(remediated));
+    assert.equal(remediated.result!.reason, 'ApplySucceeded');
+    const network = (await s.readState()).resources.find((r) => r.name === 'network')!;
+    assert.notEqual((network.instances[0]!.attributes.input as { value: string }).value, '10.9.0.0/16', 'the remediation applied the inputs again');
   });
 });

@@ -102,6 +102,21 @@ describe("files named like the runner's own", () => {
 
 });
 
+describe('variables files the module ships', () => {
+  it('terraform.tfvars and *.auto.tfvars.json (terraform loads them outside the inputs hash): refused (exit 4, each named, with the fix) by apply and plan; the state is byte-identical', async (t) => {
+    const s = await applied(t);
+    const stateBefore = await readFile(s.state);
+    await writeFile(join(s.module, 'terraform.tfvars'), 'cluster_name = "hijacked"\n');
+    await writeFile(join(s.module, 'prod.auto.tfvars.json'), '{"cluster_name": "hijacked"}\n');
+    for (const op of ['apply', 'plan']) {
+      const run = await s.run(op, opArgs(s, op));
+      assertRefused(run, {});
+      assert.match(run.result!.message, /the module ships prod\.auto\.tfvars\.json, terraform\.tfvars: terraform loads them by itself.*move the values into the inputs \(terraform\.tfvars\.json of the inputs dir\)/);
+      assert.deepEqual(await readFile(s.state), stateBefore, `${op} changed the state`);
+    }
+  });
+});
+
 describe('symbolic links in the module', () => {
   it('inside the module: the copy holds the content, never the link', async (t) => {
     const s = await scenario(t, {});
@@ -189,7 +204,7 @@ describe('directory links that fan out', () => {
 describe('destroy over a module the planning ops refuse', () => {
   // A teardown never wedges. One module holds every kind the tests above plant (the scan names every
   // problem it finds), so one destroy checks the warning of each and that the object is torn down.
-  it('files named like the runner\'s own, non-file entries and a second path to a directory are left out with a warning each, a link outside is copied with a warning, and the object\'s own state is torn down', async (t) => {
+  it('files named like the runner\'s own, a terraform.tfvars, non-file entries and a second path to a directory are left out with a warning each, a link outside is copied with a warning, and the object\'s own state is torn down', async (t) => {
     const s = await applied(t);
     const decoy = join(s.dir, 'decoy.txt');
     await writeFile(decoy, 'untouched');
@@ -198,11 +213,13 @@ describe('destroy over a module the planning ops refuse', () => {
     const leftOut = [join(s.module, 'captf_runner_inputs_hash.tf'), join(s.module, 'captf_runner_backend_override.tf'), ...Object.keys(await plantNonFiles(s))];
     await plantOutsideLink(s);
     await plantFanOut(s);
+    await writeFile(join(s.module, 'terraform.tfvars'), 'cluster_name = "hijacked"\n');
     const destroy = await s.run('destroy', ['--image', IMAGE]);
     assert.equal(destroy.exitCode, 0, explain(destroy));
     assert.equal(destroy.result!.reason, 'DestroySucceeded');
     const warnings = destroy.result!.warnings;
     for (const path of leftOut) assert.ok(warnings.some((w) => w.includes(path) && /leaves it out/.test(w)), `${path}: ${warnings.join('\n')}`);
+    assert.ok(warnings.some((w) => w.startsWith('the module ships terraform.tfvars: ') && /the destroy leaves it out/.test(w)), warnings.join('\n'));
     // The link's content goes into the copy.
     assert.ok(warnings.some((w) => w.includes(join(s.module, 'extra.tf')) && /copies what it leads to/.test(w)), warnings.join('\n'));
     // The fan-out's own warnings: one per second path (34), not one per copied tree (2^16).

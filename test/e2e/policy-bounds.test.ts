@@ -48,7 +48,7 @@ describe('policy: bounded evaluation', () => {
     // Quadratic in the address: ≈ 120,000 units for an address of 1,024 characters, millions for this one.
     const policy = await withPolicy(s, { slow: 'change.address.split("").exists(c, change.address.contains(c + "#"))' });
     const run = await s.run('apply', ['--image', IMAGE, '--policy', policy]);
-    assert.equal(run.exitCode, 4, explain(run));
+    assert.equal(run.exitCode, 8, explain(run));
     const r = run.result!;
     assert.equal(r.reason, 'PolicyDenied');
     const found = r.plan!.policy!;

@@ -49,7 +49,7 @@ async function movedScenario(t: TestContext, tree: FileTree): Promise<{ s: Scena
 
 /** Denied by protect-databases at `address`, the moved entry named with what it was everywhere; nothing applied. */
 async function assertDeniedMove(s: Scenario, run: RunnerRun, before: Buffer, address: string): Promise<void> {
-  assert.equal(run.exitCode, 4, explain(run));
+  assert.equal(run.exitCode, 8, explain(run));
   const r = run.result!;
   assert.equal(r.reason, 'PolicyDenied');
   assert.deepEqual(r.plan!.policy!.denied, [{ rule: 'protect-databases', address, message: `databases are never deleted by the runner: ${address}` }]);

@@ -68,9 +68,9 @@ async function applied(t: TestContext, nodes: 0 | 6 = 0): Promise<{ s: Scenario;
 
 const termination = async (s: Scenario) => JSON.parse(await readFile(s.termination, 'utf8')) as Record<string, unknown> & { policy?: Record<string, unknown> };
 
-/** A denial as the contract says: invalid, PolicyDenied, exit 4, never a block, nothing applied. */
+/** A denial as the contract says: invalid, PolicyDenied, exit 8 (its own: neither a block nor a broken module), never a block, nothing applied. */
 async function assertDenied(s: Scenario, run: RunnerRun, stateBefore: Buffer, denied: { rule: string; address?: string; message: string | RegExp }[]): Promise<Result> {
-  assert.equal(run.exitCode, 4, explain(run));
+  assert.equal(run.exitCode, 8, explain(run));
   const r = run.result!;
   assert.equal(r.outcome, 'invalid');
   assert.equal(r.reason, 'PolicyDenied');
@@ -236,7 +236,9 @@ describe('policy: a broken policy dir', () => {
     const { s } = await applied(t);
     const run = await s.run('apply', ['--image', IMAGE, '--policy', join(s.dir, 'nowhere')]);
     assert.equal(run.exitCode, 4, explain(run));
-    assert.match(run.result!.message, /the policy dir does not exist/);
+    assert.match(run.result!.message, /the policy dir \S+ does not exist/);
+    assert.doesNotMatch(run.stdout, /remove the dir/);
+    assert.match(run.stdout, /^next: fix --policy \(it names what is wrong above\), then run again$/m);
   });
 });
 
@@ -323,10 +325,10 @@ describe('policy: drift and classify judge the same way', () => {
     assert.equal(r.reason, 'DriftFound');
     assert.equal(r.drift!.remediationDestructive, true);
     assert.deepEqual(r.plan!.policy!.denied.map((d) => d.address), ['terraform_data.db1']);
-    assert.match(r.message, /the policy denies it \(no approval can pass that\): protect-databases at terraform_data\.db1/);
+    assert.match(r.message, /The policy denies a remediation apply, and no approval passes that: protect-databases at terraform_data\.db1/);
   });
 
-  it('classify --policy: the findings in the classification, gated; a broken policy exits 4', async (t) => {
+  it('classify --policy: the findings in the classification, gated; --detailed-exitcode 8 for a denial, 3 for a plan that needs an approval; a broken policy exits 4', async (t) => {
     const { s, policy } = await applied(t);
     const document = {
       format_version: '1.2',
@@ -347,6 +349,13 @@ describe('policy: drift and classify judge the same way', () => {
     assert.deepEqual(plan.policy.approvalRequired, [{ rule: 'iam-needs-review', address: 'terraform_data.iam_role' }]);
     const text = await runRunner(['classify', file, '--policy', policy]);
     assert.match(text.stdout, /^gated .*\n {2}needs an approval: policy rule iam-needs-review at terraform_data\.iam_role$/);
+    assert.equal((await runRunner(['classify', file, '--policy', policy, '--detailed-exitcode'])).exitCode, 3, 'needs an approval: 3');
+    const deleting = join(s.dir, 'deleting.json');
+    await writeFile(deleting, JSON.stringify({ ...document, resource_changes: [{ ...document.resource_changes[0]!, address: 'terraform_data.db1', name: 'db1', change: { actions: ['delete'] } }] }));
+    const denied = await runRunner(['classify', deleting, '--policy', policy, '--detailed-exitcode']);
+    assert.equal(denied.exitCode, 8, `denied by the policy: 8, told apart from needing an approval: ${denied.stdout}${denied.stderr}`);
+    assert.match(denied.stdout, /denied by the policy: protect-databases/);
+    assert.equal((await runRunner(['classify', deleting, '--policy', policy])).exitCode, 0, 'without --detailed-exitcode: 0');
     const broken = await policyDir(s, { 'p.yaml': 'apiVersion: policy.captf.io/v1\n' }, 'broken');
     const refused = await runRunner(['classify', file, '--policy', broken]);
     assert.equal(refused.exitCode, 4);

@@ -37,6 +37,36 @@ describe('terraform diagnostics: exit codes that say whether a retry can help', 
     assert.deepEqual(diagnostics.map((d) => [d.summary, d.file, d.line]).at(-1), ['Unclosed configuration block', 'main.tf', 5]);
   });
 
+  it('every configuration error init reports is the module\'s: exit 4 naming file and line in the message, error.detail.diagnostics and both summaries', async (t) => {
+    const resource = (...body: string[]) => hcl('resource "terraform_data" "this" {', ...body, '}');
+    const cases: [name: string, tree: Record<string, string>, names: string, line: number][] = [
+      ['an argument without a value', { 'main.tf': resource('  input =') }, 'main.tf:2: Invalid expression', 2],
+      ['an unterminated string', { 'main.tf': resource('  input = "hello') }, 'main.tf:2: Invalid multi-line string', 2],
+      ['a stray closing brace', { 'main.tf': `${resource('  input = "hello"')}}\n` }, 'main.tf:4: Argument or block definition required', 4],
+      ['a block type terraform does not know', { 'main.tf': hcl('resrouce "terraform_data" "this" {', '}') }, 'main.tf:1: Unsupported block type', 1],
+      ["a syntax error in a called module's file", { 'main.tf': hcl('module "net" {', '  source = "./net"', '}'), 'net/main.tf': resource('  input =') }, 'net/main.tf:2: Invalid expression', 2],
+    ];
+    const s = await scenario(t, cases[0]![1]);
+    for (const [name, tree, names, line] of cases) {
+      await s.useModule(tree);
+      const summaryMd = join(s.dir, `summary-${line}-${name.length}.md`);
+      const run = await s.run('plan', ['--artifacts', join(s.dir, 'artifacts'), '--summary-md', summaryMd]);
+      const diagnostics = await refused(run, { exitCode: 4, reason: 'ImageInvalid', step: 'init', names }, s);
+      const file = names.split(':')[0];
+      assert.ok(diagnostics.some((d) => d.severity === 'error' && d.file === file && d.line === line), `${name}: ${JSON.stringify(diagnostics)}`);
+      assert.match(run.stdout, new RegExp(`^terraform error: ${names.replace(/[.]/g, '\\.')}`, 'm'), `${name}: the summary lists where terraform points\n${run.stdout}`);
+      const markdown = await readFile(summaryMd, 'utf8');
+      assert.ok(markdown.includes(`\`${file}:${line}\``), `${name}: the Markdown names the place\n${markdown}`);
+      assert.doesNotMatch(run.stdout, /retry can help/, name);
+    }
+  });
+
+  it('an error validate reports at a line of the module is the module\'s too, whatever terraform calls it', async (t) => {
+    const s = await scenario(t, { 'main.tf': hcl('resource "terraform_data" "this" {', '  input = upper("a", "b")', '}') });
+    const diagnostics = await refused(await s.run('apply'), { exitCode: 4, reason: 'ImageInvalid', step: 'validate', names: 'main.tf:2: ' }, s);
+    assert.equal(diagnostics[0]!.line, 2);
+  });
+
   it('a reference to an undeclared resource: exit 4 ImageInvalid at validate', async (t) => {
     const s = await scenario(t, { 'main.tf': hcl('resource "terraform_data" "this" {', '  input = terraform_data.missing.output', '}') });
     const diagnostics = await refused(await s.run('apply'), { exitCode: 4, reason: 'ImageInvalid', step: 'validate', names: 'main.tf:2: Reference to undeclared resource' }, s);

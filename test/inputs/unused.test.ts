@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { inputsFromFiles } from '../../src/inputs/snapshot.ts';
-import { undeclaredVariables, unreadVariablesFiles } from '../../src/inputs/unused.ts';
+import { ignoredTfVars, undeclaredVariables, unreadVariablesFiles } from '../../src/inputs/unused.ts';
 
 const files = (entries: Record<string, string>) => new Map(Object.entries(entries).map(([name, text]) => [name, new TextEncoder().encode(text)]));
 
@@ -29,13 +29,25 @@ describe('undeclaredVariables', () => {
 
 describe('unreadVariablesFiles', () => {
   it('names the file the runner reads instead', () => {
-    const names = ['terraform.tfvars', 'terraform.tfvars.yaml', 'terraform.tfvars.yml', 'sensitive.tfvars', 'sensitive.tfvars.yml', 'prod.auto.tfvars', 'prod.auto.tfvars.json', 'ca.pem', 'tfvars.json', 'terraform.tfvars.json.bak'];
+    const names = ['terraform.tfvars', 'terraform.tfvars.yaml', 'terraform.tfvars.yml', 'sensitive.tfvars', 'sensitive.tfvars.yml', 'prod.auto.tfvars', 'prod.auto.tfvars.json', 'prod.tfvars.json', 'prod.tfvars', 'sensitive-prod.tfvars.json', 'ca.pem', 'tfvars.json', 'terraform.tfvars.json.bak', 'terraform.tfvars.json', 'sensitive.tfvars.json'];
     const notices = unreadVariablesFiles(names);
     const named = new Map(notices.map((n) => [/"([^"]+)"/.exec(n.message)![1], n.message]));
-    assert.deepEqual([...named.keys()], ['prod.auto.tfvars', 'prod.auto.tfvars.json', 'sensitive.tfvars', 'sensitive.tfvars.yml', 'terraform.tfvars', 'terraform.tfvars.yaml', 'terraform.tfvars.yml']);
+    assert.deepEqual([...named.keys()], ['prod.auto.tfvars', 'prod.auto.tfvars.json', 'prod.tfvars', 'prod.tfvars.json', 'sensitive-prod.tfvars.json', 'sensitive.tfvars', 'sensitive.tfvars.yml', 'terraform.tfvars', 'terraform.tfvars.yaml', 'terraform.tfvars.yml']);
+    assert.match(named.get('prod.tfvars.json')!, /put its variables in terraform\.tfvars\.json/);
+    assert.match(named.get('sensitive-prod.tfvars.json')!, /put its variables in sensitive\.tfvars\.json/);
     assert.ok(notices.every((n) => n.code === 'VariablesFileNotRead'));
     assert.match(named.get('sensitive.tfvars')!, /put its variables in sensitive\.tfvars\.json/);
     assert.match(named.get('terraform.tfvars.yaml')!, /module sees it only as captf-inputs\/terraform\.tfvars\.yaml\): put its variables in terraform\.tfvars\.json/);
     assert.match(named.get('prod.auto.tfvars.json')!, /put its variables in terraform\.tfvars\.json/);
+  });
+});
+
+describe('ignoredTfVars', () => {
+  it('names each TF_VAR_ in the environment and where its value belongs, never the value', () => {
+    const notices = ignoredTfVars({ TF_VAR_replicas: '3', TF_VAR_admin_token: 'hunter2-secret', TF_VAR_: 'x', PATH: '/bin', TF_LOG: 'trace' });
+    assert.deepEqual(notices.map((n) => n.code), ['TfVarIgnored', 'TfVarIgnored']);
+    assert.match(notices[0]!.message, /^TF_VAR_admin_token is set in the runner's environment and is not passed to terraform .*: put "admin_token" in terraform\.tfvars\.json of the inputs \(sensitive\.tfvars\.json for a secret\)$/);
+    assert.match(notices[1]!.message, /^TF_VAR_replicas /);
+    assert.ok(!JSON.stringify(notices).includes('hunter2'));
   });
 });

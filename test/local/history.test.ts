@@ -56,6 +56,18 @@ describe('local: history and status', () => {
     assert.equal(jobs.filter((job) => job.outcome === 'succeeded').length, 3);
   });
 
+  it('a failure of other inputs earns no backoff: fixed inputs start a new attempt at once', () => {
+    // A failure a retry may pass (exit 1) backs off; one of the inputs (InputsInvalid) is held until they change.
+    const failed = run({ op: 'apply', reason: 'NoState' }, { outcome: 'failed', reason: 'ApplyFailed', inputsHash: HASH_A }, 1);
+    const now = new Date(Date.parse(failed.result!.finishedAt) + 10_000);
+    const world = (inputsHash: string) => ({ now, jobActive: false, state: { status: 'absent' as const }, hashes: { inputsHash, approvalHash: inputsHash } });
+    assert.deepEqual(decideOp(buildSnapshot(object, [failed], world(HASH_A))).kind, 'wait', 'the same inputs back off');
+    assert.equal((decideOp(buildSnapshot(object, [failed], world(HASH_A))) as { reason: string }).reason, 'BackingOff');
+    assert.deepEqual(decideOp(buildSnapshot(object, [failed], world(HASH_B))), { kind: 'op', op: 'apply', reason: 'NoState', inputs: 'current', image: 'spec' });
+    assert.equal(retainedJobs([failed], HASH_B).length, 0);
+    assert.equal(retainedJobs([failed], HASH_A).length, 1);
+  });
+
   it('the snapshot of a deleting object renders no inputs, and DecideOp destroys', () => {
     const applied = run({ op: 'apply', reason: 'NoState' }, { outcome: 'succeeded', reason: 'ApplySucceeded', approvalHash: HASH_A });
     const deleting = { ...object, metadata: { ...object.metadata, deletionTimestamp: '2025-06-01T13:00:00.000Z' } };

@@ -16,10 +16,15 @@ interface Printed {
 }
 
 /** `captf-runner local <args>` in `cwd`, with the default --dir (.captf-local), as the walk-through runs it. */
-async function local(cwd: string, ...args: string[]): Promise<Printed> {
-  const run = await runProcess(process.execPath, [RUNNER, 'local', ...args], { cwd, env: terraformEnv(), timeoutMs: 240_000 });
+const local = (cwd: string, ...args: string[]) => localWithInput(cwd, undefined, ...args);
+
+async function localWithInput(cwd: string, input: string | undefined, ...args: string[]): Promise<Printed> {
+  const run = await runProcess(process.execPath, [RUNNER, 'local', ...args], { cwd, env: terraformEnv(), timeoutMs: 240_000, ...(input === undefined ? {} : { input }) });
   return { exitCode: run.exitCode ?? -1, stdout: run.stdout, stderr: run.stderr };
 }
+
+/** The module releases the README's walk-through copies: examples/local in the repository. */
+const EXAMPLES = join(import.meta.dirname, '..', '..', 'examples', 'local');
 
 const explain = (printed: Printed) => `exit ${printed.exitCode}\nstdout:\n${printed.stdout}\nstderr:\n${printed.stderr.slice(-3000)}`;
 
@@ -62,7 +67,8 @@ describe('local: a module lifecycle on a laptop', () => {
     const readState = () => readLocalState(stateFile);
     const runIds = () => readdir(join(objectDir, 'runs'));
     const annotations = async () => JSON.parse(await readFile(join(objectDir, 'object.json'), 'utf8')).metadata.annotations as Record<string, string>;
-    await writeTree(moduleDir, modules.base);
+    // The README's module releases, as the repository ships them.
+    await cp(join(EXAMPLES, 'module-1.0.0'), moduleDir, { recursive: true });
 
     // Create the object and set an input.
     assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0', '--drift-action', 'Remediate'), /^created cluster module in \.captf-local/m);
@@ -84,7 +90,7 @@ describe('local: a module lifecycle on a laptop', () => {
     assertPrinted(await local(cwd, 'reconcile'), /^decision: wait \(UpToDate\), requeue in \d+s$/m);
 
     // A new module release replaces terraform_data.cluster: blocked, nothing applied.
-    await writeTree(moduleDir, modules.replace);
+    await cp(join(EXAMPLES, 'module-1.1.0'), moduleDir, { recursive: true, force: true });
     assertPrinted(await local(cwd, 'set', '--image', 'example/demo:1.1.0'), /^inputs hash: /m);
     const blocked = await local(cwd, 'reconcile');
     assert.equal(blocked.exitCode, 3, `a blocked reconcile exits 3\n${explain(blocked)}`);
@@ -134,8 +140,30 @@ describe('local: a module lifecycle on a laptop', () => {
     assertPrinted(await local(cwd, 'delete'), /^deletion requested at /m);
     assertPrinted(await local(cwd, 'reconcile'), /^decision: destroy \(Deleting\), durable inputs, pinned image$/m, /^run 0006-destroy: succeeded \(DestroySucceeded\)$/m);
     assert.deepEqual((await readState()).resources, [], 'the destroy leaves an empty state');
-    assertPrinted(await local(cwd, 'reconcile'), /^decision: drop the finalizer \(DeletingWithoutState\)$/m, /the local object is gone/);
-    await assert.rejects(access(objectDir), 'dropping the finalizer removes the object dir');
+    assertPrinted(await local(cwd, 'reconcile'), /^decision: drop the finalizer \(DeletingWithoutState\)$/m, /^the finalizer is dropped: the local object is gone \(\.captf-local removed but its state backups, kept in \S+\/\.captf-local\/backups\)$/m);
+    assert.deepEqual(await readdir(objectDir), ['backups'], 'dropping the finalizer removes the object, not its state backups');
+    assert.ok((await readdir(join(objectDir, 'backups'))).length > 0);
+  });
+
+  it("the repository's examples/module: a missing secret fails with exit 2, set --sensitive from stdin fixes it, and the changed inputs apply at once (no backoff)", async (t) => {
+    const cwd = await tempDir(t, 'captf-local-');
+    const example = join(import.meta.dirname, '..', '..', 'examples', 'module');
+    assertPrinted(await local(cwd, 'init', '--module', example, '--image', 'example/demo:1.0.0'));
+    assertPrinted(await local(cwd, 'set', 'cluster_name=demo'));
+    const missing = await local(cwd, 'reconcile');
+    assert.equal(missing.exitCode, 2, `the pass exits with its run's code (InputsInvalid): ${explain(missing)}`);
+    assert.match(missing.stdout, /^run 0001-apply: invalid \(InputsInvalid\)$/m, explain(missing));
+    const secret = 'tok-7f3a9c1e5b2d4806';
+    const refused = await local(cwd, 'set', '--sensitive', 'admin_token');
+    assert.equal(refused.exitCode, 2, explain(refused));
+    assert.match(refused.stderr, /no value for admin_token on stdin/);
+    assertPrinted(await localWithInput(cwd, `${secret}\n`, 'set', '--sensitive', 'admin_token'), /^inputs hash: \S+ \(was /m);
+    const sensitive = join(cwd, '.captf-local', 'inputs', 'sensitive.tfvars.json');
+    assert.deepEqual(JSON.parse(await readFile(sensitive, 'utf8')), { admin_token: secret });
+    const fixed = await local(cwd, 'reconcile');
+    assertPrinted(fixed, /^decision: apply \(NoState\)/m, /^run 0002-apply: succeeded \(ApplySucceeded\)$/m);
+    assert.ok(!fixed.stdout.includes(secret) && !fixed.stderr.includes(secret), 'the secret is never printed');
+    assert.ok(resourceIds(await readLocalState(join(cwd, '.captf-local', 'state', 'terraform.tfstate')))['terraform_data.control_plane']);
   });
 
   it('only the first apply starts the state (--new-state): a state dir lost later is refused, not started afresh', async (t) => {
@@ -145,7 +173,7 @@ describe('local: a module lifecycle on a laptop', () => {
 
     await rm(stateDir, { recursive: true });
     const lost = await local(cwd, 'reconcile');
-    assert.notEqual(lost.exitCode, 0, explain(lost));
+    assert.equal(lost.exitCode, 2, `the pass exits with its run's exit code: ${explain(lost)}`);
     assert.match(lost.stdout, /^run 0002-apply: invalid \(StateDirMissing\)$/m, explain(lost));
     await assert.rejects(access(stateDir), 'no second, empty state was started');
   });

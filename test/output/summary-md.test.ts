@@ -167,11 +167,22 @@ describe("terraform's own count line", () => {
 describe('summary-md: a policy', () => {
   const policy = { effects: 'all' as const, denied: [{ rule: 'protect-databases', address: 'terraform_data.db', message: 'databases are never deleted by the runner' }], deniedTotal: 1, approvalRequired: [{ rule: 'iam-needs-review', address: 'terraform_data.iam' }], approvalRequiredTotal: 1, deletes: 1, timedOut: false, cost: 0, costExceeded: false };
 
-  it('an op names what the policy denies, with its message, and what it requires approval for', () => {
-    const denied: Result = { ...blocked(), outcome: 'invalid', reason: 'PolicyDenied', exitCode: 4, plan: { ...plan, policy } };
-    const text = opSummaryMarkdown(denied, new Masker());
+  it('an op names what the policy denies, with its message, once in its list; never as something an approval passes', () => {
+    const denied: Result = { ...blocked(), outcome: 'invalid', reason: 'PolicyDenied', exitCode: 8, message: 'The policy denies this plan.', plan: { ...plan, policy } };
+    const text = opSummaryMarkdown(denied, new Masker(), { argv: ['apply', '--approved-hash', HASH] });
     assert.match(text, /\*\*Denied by the policy[^\n]*\n\n- protect-databases at terraform\\_data\.db: databases are never deleted by the runner/);
-    assert.match(text, /iam-needs-review/);
+    assert.equal(text.split('protect-databases').length - 1, 1, text);
+    assert.doesNotMatch(text, /Needs an approval|To approve|To apply/, text);
+  });
+
+  it('an approved apply says the approval matched; a run without --object shows no kubectl command', () => {
+    const approved: Result = { ...blocked(), outcome: 'succeeded', reason: 'ApplySucceeded', exitCode: 0, object: { kind: 'cluster' }, approval: { given: true, matched: true, required: true, unreviewed: [], unreviewedTotal: 0 } };
+    const text = opSummaryMarkdown(approved, new Masker());
+    assert.match(text, new RegExp(`^\\*\\*Approved:\\*\\* the approval given matched approval hash \`${HASH}\``, 'm'));
+    assert.doesNotMatch(text, /Needs an approval/);
+    const local = opSummaryMarkdown({ ...blocked(), object: { kind: 'cluster' } }, new Masker(), { argv: ['apply', '--module', 'm'] });
+    assert.doesNotMatch(local, /kubectl|To approve/, local);
+    assert.match(local, /\*\*To apply it here once reviewed:\*\*/);
   });
 
   it('classify names the rules and addresses only', () => {

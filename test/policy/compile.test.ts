@@ -66,7 +66,10 @@ describe('policy compile: names a rule reads', () => {
   });
 
   it('names the parse error with its line and column', () => {
-    assert.deepEqual(problemsOfRule(deny('change.kind == ')), ['r|match: does not parse: line 1, column 13: found = but expecting end of input']);
+    assert.deepEqual(problemsOfRule(deny('change.kind == ')), ['r|match: does not parse: line 1, column 15: the expression ends after "==": something must follow it\n | change.kind ==\n | ..............^']);
+    assert.deepEqual(problemsOfRule(deny('change.actions.exists(a, a == "delete"')), [
+      'r|match: does not parse: line 1, column 39: missing ")" to close the "(" at column 22\n | change.actions.exists(a, a == "delete"\n | ......................................^',
+    ]);
     assert.match(problemsOfRule(`${deny('true')}  message: '"unterminated'\n`).join(), /^r\|message: does not parse: /);
   });
 });

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { classifyPlan, type ClassifyOptions } from '../../src/plan/classify.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { classifiedChanges, needsApproval } from '../../src/guard/gate.ts';
-import { gateCauses } from '../../src/guard/decide.ts';
+import { deniedText, gateCauses } from '../../src/guard/decide.ts';
 import { planJudgement } from '../../src/policy/judge.ts';
 import type { PolicyChangeView } from '../../src/policy/views.ts';
 import { compactResult } from '../../src/output/termination.ts';
@@ -99,10 +99,11 @@ describe('policy: the judgement and the gate', () => {
     assert.deepEqual(gateCauses(plan), ['policy rules require an approval: iam-needs-review at terraform_data.iam_role']);
   });
 
-  it('a denial gates too, and its words say what must change', async () => {
+  it('a denial gates too, its words say what must change, and it is no cause an approval passes', async () => {
     const plan = await judged('apiVersion: policy.captf.io/v1\nrules:\n- name: no-iam\n  match: change.name == "iam_role"\n  effect: deny\n  message: \'"IAM is managed elsewhere: remove " + change.address\'\n');
     assert.equal(plan.gated, true);
-    assert.deepEqual(gateCauses(plan), ['the policy denies it (no approval can pass that): no-iam at terraform_data.iam_role: IAM is managed elsewhere: remove terraform_data.iam_role']);
+    assert.equal(deniedText(plan.policy!), 'no-iam at terraform_data.iam_role: IAM is managed elsewhere: remove terraform_data.iam_role');
+    assert.deepEqual(gateCauses(plan), []);
   });
 
   it('a finding is not a change: a rule matching a no-op leaves a plan of no changes without changes', async () => {
@@ -137,7 +138,7 @@ describe('policy: the findings in the termination message and the summary', () =
     const document = plan({ resource_changes: Array.from({ length: count }, (_, i) => change(`terraform_data.resource_with_a_long_name_${i}`, ['delete'])) });
     const judgedPlan = await judgement.judge(classifyPlan(document, { onChange: judgement.onChange, limit: 1000 }));
     return {
-      apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'invalid', reason: 'PolicyDenied', message: 'm'.repeat(5000), exitCode: 4, runnerVersion: '0', object: { kind: 'cluster' },
+      apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'invalid', reason: 'PolicyDenied', message: 'm'.repeat(5000), exitCode: 8, runnerVersion: '0', object: { kind: 'cluster' },
       plan: judgedPlan, applied: false, mayHaveChanged: false, steps: [], annotations: {}, warnings: [], startedAt: '', finishedAt: '',
     };
   };

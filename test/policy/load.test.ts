@@ -102,8 +102,11 @@ describe('policy dir loading', () => {
 
   it('refuses a missing dir, a file given as the dir and a dir without policy files', async () => {
     const dir = await dirWith({ 'a.yaml': LIMIT_ONLY });
-    assert.match((await refused(readPolicyDir(join(dir, 'missing')))).error.message, /the policy dir does not exist/);
-    assert.match((await refused(readPolicyDir(join(dir, 'a.yaml')))).error.message, /the policy dir is not a directory/);
+    const missing = (await refused(readPolicyDir(join(dir, 'missing')))).error;
+    assert.match(missing.message, /^the policy dir \S+\/missing does not exist\. Nothing was planned or applied; check --policy \(CAPTF_POLICY\)/);
+    assert.doesNotMatch(missing.message, /remove the dir/, 'there is no dir to remove');
+    assert.equal(missing.detail?.setting, 'policy');
+    assert.match((await refused(readPolicyDir(join(dir, 'a.yaml')))).error.message, /the policy dir \S+ is not a directory/);
     assert.match((await refused(readPolicyDir(await dirWith()))).error.message, /holds no policy file: add \*\.yaml/);
   });
 

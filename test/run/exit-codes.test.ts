@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { exitCodeOf, exitCodeOfError, outcomeOf } from '../../src/run/exit-codes.ts';
+import { detailedExitCode, exitCodeOf, exitCodeOfError, outcomeOf } from '../../src/run/exit-codes.ts';
 import { RunnerError, errorOf } from '../../src/errors.ts';
 import { EXIT, REASONS, REASON_NAMES, isErrorReason } from '../../src/vocabulary/reasons.ts';
 
@@ -14,7 +14,7 @@ describe('exit codes', () => {
     assert.equal(exitCodeOf('InputsInvalid'), 2);
     assert.equal(exitCodeOf('DestructivePlanBlocked'), 3);
     assert.equal(exitCodeOf('ImageInvalid'), 4);
-    assert.equal(exitCodeOf('PolicyDenied'), 4);
+    assert.equal(exitCodeOf('PolicyDenied'), 8, 'a denial is told apart from a broken module (4)');
     assert.equal(exitCodeOf('RefreshRefused'), 4);
     assert.equal(exitCodeOf('PlanStale'), 5);
     assert.equal(exitCodeOf('ArtifactMismatch'), 5);
@@ -39,5 +39,13 @@ describe('exit codes', () => {
       assert.equal(outcomeOf(error), REASONS[reason].outcomes[0], reason);
       if (reason !== 'Interrupted') assert.equal(exitCodeOfError(error), REASONS[reason].exitCode, reason);
     }
+  });
+
+  it('--detailed-exitcode: drift found 6, a denied classification 8, a gated one 3; a failure keeps its code', () => {
+    assert.equal(detailedExitCode(0, { driftFound: true }), 6);
+    assert.equal(detailedExitCode(0, { gated: true, denied: true }), 8);
+    assert.equal(detailedExitCode(0, { gated: true }), 3);
+    assert.equal(detailedExitCode(0, {}), 0);
+    assert.equal(detailedExitCode(2, { gated: true, denied: true }), 2);
   });
 });

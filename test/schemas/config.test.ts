@@ -68,6 +68,20 @@ describe('settings per op', () => {
     assert.match(e.message, /pass --object NAME/);
   });
 
+  it('a --deadline that leaves no time before the run stops itself is refused by every op, saying the rule and what to give instead', () => {
+    for (const op of ['apply', 'plan', 'refresh', 'drift', 'destroy'] as const) {
+      const e = refusal(() => loadSettings(op, { deadline: '25s' }, {}));
+      assert.equal(e.reason, 'SettingsInvalid', op);
+      assert.equal(e.message, '--deadline 25s leaves the run no time: it stops itself at the deadline − --stop-grace (20s) − 5s (to stop terraform and write the result), which is before it starts. Give a --deadline longer than 25s (the Job\'s activeDeadlineSeconds, as the time the op needs plus that), or a shorter --stop-grace; nothing was run');
+    }
+    assert.equal(loadSettings('plan', { deadline: '26s' }, {}).deadline, '26s');
+    assert.equal(loadSettings('plan', { deadline: '7s', stopGrace: '1s' }, {}).deadline, '7s');
+    // In a cluster the hand-back to Kubernetes needs its 15 s before the deadline too.
+    const inCluster = refusal(() => loadSettings('apply', { deadline: '40s', jobName: 'j', jobUid: 'u' }, {}));
+    assert.match(inCluster.message, /− 15s \(the hand-back to Kubernetes\).*longer than 40s/);
+    assert.equal(refusal(() => loadSettings('restore', { backup: '/b' }, { CAPTF_DEADLINE: '5s' })).reason, 'SettingsInvalid');
+  });
+
   it('an invalid value beside a broken rule is named as an invalid setting', () => {
     const e = refusal(() => loadSettings('apply', { guard: 'off', chunkBytes: '1' }, {}));
     assert.equal(e.reason, 'SettingsInvalid');

@@ -35,6 +35,15 @@ const inputs = { reason: 'InputsInvalid', exitCode: 2 };
 const RECURRING: Record<string, { reason: string; exitCode: number; names: string }> = {
   'init-syntax-unclosed-block': { ...image, names: 'main.tf:1: Unclosed configuration block' },
   'validate-syntax-unclosed-block': { ...image, names: 'main.tf:1: Unclosed configuration block' },
+  'init-syntax-missing-value': { ...image, names: 'main.tf:2: Invalid expression: Expected the start of an expression' },
+  'validate-syntax-missing-value': { ...image, names: 'main.tf:2: Invalid expression' },
+  'init-syntax-unterminated-string': { ...image, names: 'main.tf:2: Invalid multi-line string' },
+  'validate-syntax-unterminated-string': { ...image, names: 'main.tf:2: Invalid multi-line string' },
+  'init-syntax-stray-brace': { ...image, names: 'main.tf:4: Argument or block definition required' },
+  'validate-syntax-stray-brace': { ...image, names: 'main.tf:4: Argument or block definition required' },
+  'init-syntax-in-called-module': { ...image, names: 'modules/network/main.tf:2: Invalid expression' },
+  // validate without init (the syntax error stopped it): a configuration error at main.tf all the same.
+  'validate-syntax-in-called-module': { ...image, names: 'main.tf:1: Module not installed' },
   'validate-invalid-reference': { ...image, names: 'main.tf:2: Reference to undeclared resource' },
   'validate-undeclared-variable-reference': { ...image, names: 'main.tf:2: Reference to undeclared input variable' },
   'validate-unsupported-argument': { ...image, names: 'main.tf:2: Unsupported argument' },
@@ -86,11 +95,28 @@ describe('diagnostics that fail the same way on every retry (recurringFailure)',
   it('one error not on the list keeps the failure retryable, and so does a stderr cut to its tail', () => {
     const missing = printedDiagnostics(capturedOutput('plan-variable-missing').stderr);
     const other = printedDiagnostics(capturedOutput('plan-precondition-failed').stderr);
-    assert.equal(recurringFailure(missing, true)?.means, 'inputs');
-    assert.equal(recurringFailure([...missing, ...other], true), undefined);
-    assert.equal(recurringFailure(missing, false), undefined);
+    assert.equal(recurringFailure('plan', missing, true)?.means, 'inputs');
+    assert.equal(recurringFailure('plan', [...missing, ...other], true), undefined);
+    assert.equal(recurringFailure('plan', missing, false), undefined);
     // A provider the registry could not be asked for (the network may come back) is not the image's.
-    assert.equal(recurringFailure(printedDiagnostics(capturedOutput('init-provider-not-installable').stderr), true), undefined);
+    assert.equal(recurringFailure('init', printedDiagnostics(capturedOutput('init-provider-not-installable').stderr), true), undefined);
+  });
+
+  it("a configuration error is one at a line of the module's files, said by validate or by init after its preamble", () => {
+    const located = { severity: 'error' as const, summary: 'Unsupported block type', detail: 'Blocks of type "resrouce" are not expected here.', file: 'main.tf', line: 3 };
+    const preamble = printedDiagnostics(capturedOutput('init-syntax-missing-value').stderr)[0]!;
+    assert.equal(recurringFailure('validate', [located], true, '/w/root')?.means, 'image');
+    assert.equal(recurringFailure('validate', [{ ...located, file: '/w/root/modules/a/main.tf' }], true, '/w/root')?.means, 'image');
+    assert.equal(recurringFailure('init', [preamble, located], true, '/w/root')?.means, 'image');
+    // Without the preamble init's located error may be the network's (a registry): not read so.
+    assert.equal(recurringFailure('init', [located], true, '/w/root'), undefined);
+    // plan reads the state and the world: its located errors are not read so.
+    assert.equal(recurringFailure('plan', [located], true, '/w/root'), undefined);
+    // Nowhere, outside the module, in the runner's own file, in a file that is no configuration: not the module's.
+    for (const where of [{ file: undefined, line: undefined }, { file: '/w/private/x.tf' }, { file: 'captf_runner_inputs_hash.tf' }, { file: '../x.tf' }, { file: 'terraform.tfvars.json' }])
+      assert.equal(recurringFailure('validate', [{ ...located, ...where }], true, '/w/root'), undefined, JSON.stringify(where));
+    // One error terraform points nowhere beside it: not every error is the module's.
+    assert.equal(recurringFailure('init', [preamble, located, { severity: 'error', summary: 'Failed to read something', detail: '' }], true, '/w/root'), undefined);
   });
 
   it('an apply is never read so: a module printing a listed summary does not change the exit code', () => {

@@ -22,7 +22,7 @@ import type { ModuleScan } from '../../workspace/scan.ts';
 import { scanHcl } from '../../workspace/scan-hcl.ts';
 import { copyModuleTree, type ModuleEntry } from '../../workspace/module-tree.ts';
 import { inTree, onThisMachine, type PathResolution } from '../../workspace/path-resolution.ts';
-import { BACKEND_FILE, BACKEND_FILE_TOFU, moduleFilesProblem, overrideBackendBlocks, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem, skippedFilesProblem } from '../../workspace/workspace.ts';
+import { BACKEND_FILE, BACKEND_FILE_TOFU, moduleFilesProblem, overrideBackendBlocks, overrideBackendProblem, readModule, reservedNamesProblem, RUNNER_FILES, scanModule, shadowedBackendProblem, shippedVariablesFiles, shippedVariablesProblem, skippedFilesProblem } from '../../workspace/workspace.ts';
 import { LockFileSyntaxError, parseLockFile } from './lock-file.ts';
 import { localBackendBlockProblem, STATE_OUTSIDE_WORKDIR_FIX } from '../../workspace/state-location.ts';
 import { REQUIRED_VARIABLES } from './module-files.ts';
@@ -288,23 +288,12 @@ async function filesCheck(moduleDir: string, scan: ModuleScan | RunnerError, res
   return { row: ['files', 'pass', `no file named like the runner's own (${[...RUNNER_FILES].join(', ')}); no symbolic link leads outside the module`], entries: tree.entries };
 }
 
-/** terraform loads these from the root module dir by itself: their values would reach terraform outside the inputs hash. */
-const AUTO_LOADED_VARIABLES = /^(?:terraform\.tfvars|.+\.auto\.tfvars)(?:\.json)?$/;
-
 async function tfvarsCheck(moduleDir: string, scan: ModuleScan | RunnerError): Promise<CheckRow> {
   if (scan instanceof RunnerError) return skipped('tfvars');
-  const names = (await readdir(moduleDir, { withFileTypes: true }).catch(() => []))
-    .filter((entry) => !entry.isDirectory() && AUTO_LOADED_VARIABLES.test(entry.name))
-    .map((entry) => entry.name)
-    .sort();
+  const names = shippedVariablesFiles((await readdir(moduleDir, { withFileTypes: true }).catch(() => [])).filter((entry) => !entry.isDirectory()).map((entry) => entry.name));
   if (names.length === 0) return ['tfvars', 'pass', 'no terraform.tfvars(.json) or *.auto.tfvars(.json): every variable value comes from the inputs'];
-  return [
-    'tfvars',
-    'fail',
-    `the module ships ${names.join(', ')}: terraform loads ${names.length === 1 ? 'it' : 'them'} by itself, so ${names.length === 1 ? 'its' : 'their'} values reach terraform outside the inputs hash (an approval would not cover a change to them)`,
-    'move the values into the inputs (terraform.tfvars.json of the inputs dir) or into the variables\' defaults, and remove the files',
-    names.map((file) => ({ file, message: 'terraform loads this file by itself, outside the inputs hash' })),
-  ];
+  const problem = shippedVariablesProblem(names);
+  return ['tfvars', 'fail', problem.message, problem.fix, names.map((file) => ({ file, message: 'terraform loads this file by itself, outside the inputs hash' }))];
 }
 
 /** The image's CLI configuration (runner/terraformrc) for another mirror: providers from it alone, never a registry or this machine's own mirror. */
@@ -425,14 +414,16 @@ async function policyCheck(given: string | undefined, paths: ImagePaths): Promis
   const dir = await paths.locate(given ?? DEFAULT_POLICY_DIR).catch((error: NodeJS.ErrnoException) => error);
   if (given === undefined && (dir instanceof Error || !existsSync(dir))) return ['policy', 'pass', `no policy dir at ${named}: plans are held to no policy`];
   const { describeProblem, loadPolicy, POLICY_FIX } = await import('../../policy/index.ts');
-  if (dir instanceof Error) return ['policy', 'fail', `the policy dir ${named} ${paths.unfound(dir)}`, POLICY_FIX];
+  const misnamed = 'check --policy: it names no policy dir (without it, the image\'s /captf/policy is checked when there is one)';
+  if (dir instanceof Error) return ['policy', 'fail', `the policy dir ${named} ${paths.unfound(dir)}`, misnamed];
   try {
     const policy = await loadPolicy(dir);
     const limit = policy.maxDeletes ? `, at most ${policy.maxDeletes.limit} deletes per plan (${policy.maxDeletes.file})` : '';
     const warnings = policy.warnings.map(describeProblem);
     return ['policy', 'pass', `${dir}: ${count(policy.files.length, 'file')}, ${count(policy.rules.length, 'rule')}${limit}${warnings.length ? `; ${count(warnings.length, 'warning')}` : ''}`, undefined, undefined, warnings];
   } catch (error) {
-    return ['policy', 'fail', asRunnerError(error).message, POLICY_FIX];
+    const failure = asRunnerError(error);
+    return ['policy', 'fail', failure.message, failure.detail?.setting === 'policy' ? misnamed : POLICY_FIX];
   }
 }
 

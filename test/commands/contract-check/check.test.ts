@@ -264,6 +264,17 @@ describe('the contract check command line', () => {
     assert.equal(byName(moved.report!).variables!.status, 'pass');
   });
 
+  test("a source tree's relative --module and --policy (the README's CI step) resolve from the working directory", async (t) => {
+    const tree = await imageTree(t, POOL_MODULE);
+    await writeTree(join(tree.root, 'policy'), { 'p.yaml': 'apiVersion: policy.captf.io/v1\nrules:\n- name: r\n  match: change.kind == "delete"\n  effect: nope\n' });
+    const run = await runProcess(process.execPath, [RUNNER, 'contract', 'check', '--json', '--module', './captf/module', '--policy', './policy'], { cwd: tree.root, env: tree.env });
+    const report = JSON.parse(run.stdout) as ContractReport;
+    assert.equal(report.module, tree.module);
+    const policy = byName(report).policy!;
+    assert.equal(policy.status, 'fail', policy.message);
+    assert.ok(policy.message.includes(`${join(tree.root, 'policy', 'p.yaml')} rule "r"`), policy.message);
+  });
+
   test('a module that names the reserved record exits 4, naming the file and line', async (t) => {
     const tree = await imageTree(t, { ...POOL_MODULE, 'moves.tf': 'moved {\n  from = terraform_data.machine\n  to   = terraform_data.captf_inputs_hash\n}\n' });
     const run = await contractCheck(tree, ['--kind', 'pool']);

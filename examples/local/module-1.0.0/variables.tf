@@ -1,0 +1,10 @@
+variable "cluster_name" {
+  type    = string
+  default = "demo"
+}
+
+variable "admin_token" {
+  type      = string
+  sensitive = true
+  default   = "base-admin-token"
+}
