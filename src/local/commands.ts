@@ -8,7 +8,8 @@ import { DURATION_GRAMMAR, durationMs } from '../util/duration.ts';
 // The actions' modules (zod, the decision model, the runner process) load when a local command
 // runs, not whenever the command line is built.
 const edit = () => import('./edit.ts');
-const DEFAULT_LOCAL_DIR = '.captf-local'; // as src/local/object.ts
+/** Where `captf-runner local` keeps an object, unless --dir says otherwise. */
+const DEFAULT_LOCAL_DIR = '.captf-local';
 
 const DEFAULT_DRIFT_INTERVAL = '1h';
 const DEFAULT_REMEDIATION_FAILED_LIMIT = 3;

@@ -20,7 +20,6 @@ import { STATE_FILE } from '../workspace/terraform-files.ts';
 
 export const LOCAL_OBJECT_API_VERSION = 'local.captf.io/v1';
 export const APPROVE_DESTRUCTIVE_PLAN = 'captf.io/approve-destructive-plan';
-export const DEFAULT_LOCAL_DIR = '.captf-local';
 
 const Time = z.iso.datetime();
 

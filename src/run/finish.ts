@@ -16,7 +16,6 @@ import { opSummaryMarkdown } from '../output/summary-md.ts';
 import { takeLearned, type OpEnding } from './learned.ts';
 import { RUNNER_VERSION } from '../version.ts';
 
-export { RUNNER_VERSION };
 
 /**
  * The result of the run: what its steps learned, then what the op concluded (with its ending, or

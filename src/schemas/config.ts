@@ -114,8 +114,6 @@ export const OP_SCHEMAS = {
   }),
 } satisfies Record<Op, z.ZodType>;
 
-/** The settings of one op. */
-export type OpSettings<O extends Op> = z.output<(typeof OP_SCHEMAS)[O]>;
 /**
  * The settings of whichever op runs: those it takes as given, validated by its schema; those it does
  * not take hold their defaults (their flags and variables are not read).
