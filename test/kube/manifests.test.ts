@@ -18,6 +18,7 @@ import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { durationMs, envName, Settings } from '../../src/schemas/config.ts';
 import { RunnerError } from '../../src/errors.ts';
+import { REASONS } from '../../src/vocabulary/reasons.ts';
 import { annotateJob, readBlockedResults, writeResultSecret } from '../../src/kube/sinks.ts';
 import { SecretChunkStore } from '../../src/store/secret-store.ts';
 import type { RbacRule } from '../support/fake-apiserver.ts';
@@ -97,6 +98,9 @@ test('the typo check does catch an unknown field', () => {
   assert.match(diagnostics[0], /backofLimit/);
 });
 
+/** Every exit code a reason ends with that a retry cannot pass: all but success, 1 (a retry may pass) and the stops (124, 130, 143). */
+const FAIL_JOB_EXIT_CODES = [...new Set(Object.values(REASONS).map((row) => row.exitCode as number))].filter((code) => ![0, 1, 124, 130, 143].includes(code)).sort((a, b) => a - b);
+
 test('the example Job follows the runner contract', async () => {
   const [job] = await loadYaml('runner/job.example.yaml');
   const pod = job.spec.template.spec;
@@ -109,7 +113,7 @@ test('the example Job follows the runner contract', async () => {
   assert.equal(container.terminationMessagePath, '/dev/termination-log');
 
   assert.deepEqual(job.spec.podFailurePolicy.rules, [
-    { action: 'FailJob', onExitCodes: { containerName: 'source', operator: 'In', values: [2, 3, 4, 5, 7] } },
+    { action: 'FailJob', onExitCodes: { containerName: 'source', operator: 'In', values: FAIL_JOB_EXIT_CODES } },
     { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] },
   ]);
 
