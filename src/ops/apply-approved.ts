@@ -13,7 +13,7 @@ import { backendIdentity } from '../terraform/backend.ts';
 import type { TerraformFailed } from '../terraform/terraform.ts';
 import { openArtifactSource } from '../run/stores.ts';
 import type { RunContext } from '../run/context.ts';
-import { reporting, withLearned, type OpEnding } from '../run/learned.ts';
+import type { OpEnding } from '../run/learned.ts';
 import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 import { applySavedPlan, prepareRoot, showStep } from '../steps/steps.ts';
 import { stateBeforeStep } from '../steps/state.ts';
@@ -53,23 +53,22 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
     const plan = await showStep(ctx, root.tf, root.workspace, { judgement: policy?.judgement({ tool: root.version.flavor, effects: 'deny' }) });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     await decideStep(ctx, () => refuseDenied(plan), { holdsBackApply: true });
-    return await reporting({ approval: { given: true, matched: true, required: false } }, async (): Promise<OpEnding> => {
-      // A plan that changes nothing, not even the record, of a state that records these inputs: nothing to apply, as a guarded apply skips it.
-      if (changesOnlyTheRecord(plan) && plan.record === undefined && before.recordedInputsHash === root.inputs.hashes.inputsHash) {
-        ctx.skip('apply', 'the approved plan has no changes');
-        return { outcome: 'noChanges', reason: 'NoChanges', message: `The approved plan ${approved} has no changes: nothing was applied, and the state already records these inputs.` };
-      }
-      try {
-        await applySavedPlan(ctx, root, before, manifest!.planHash, { onStalePlan: (stale) => stalePlanError(approved, stale) });
-      } catch (error) {
-        if (ctx.learned().applied || (error as RunnerError).reason === 'PlanStale') await discardSpentPlan(ctx, source);
-        throw error;
-      }
-      await discardSpentPlan(ctx, source);
-      return changesOnlyTheRecord(plan)
-        ? { outcome: 'noChanges', reason: 'NoChanges', message: `Applied the approved plan ${approved}: no resource changes, it only recorded the inputs hash.` }
-        : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied the approved plan ${approved}.` };
-    });
+    ctx.keep({ approval: { given: true, matched: true, required: false } });
+    // A plan that changes nothing, not even the record, of a state that records these inputs: nothing to apply, as a guarded apply skips it.
+    if (changesOnlyTheRecord(plan) && plan.record === undefined && before.recordedInputsHash === root.inputs.hashes.inputsHash) {
+      ctx.skip('apply', 'the approved plan has no changes');
+      return { outcome: 'noChanges', reason: 'NoChanges', message: `The approved plan ${approved} has no changes: nothing was applied, and the state already records these inputs.` };
+    }
+    try {
+      await applySavedPlan(ctx, root, before, manifest!.planHash, { onStalePlan: (stale) => stalePlanError(ctx, approved, stale) });
+    } catch (error) {
+      if (ctx.learned().applied || (error as RunnerError).reason === 'PlanStale') await discardSpentPlan(ctx, source);
+      throw error;
+    }
+    await discardSpentPlan(ctx, source);
+    return changesOnlyTheRecord(plan)
+      ? { outcome: 'noChanges', reason: 'NoChanges', message: `Applied the approved plan ${approved}: no resource changes, it only recorded the inputs hash.` }
+      : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied the approved plan ${approved}.` };
   } finally {
     await root.workspace.dispose();
   }
@@ -92,19 +91,17 @@ async function discardSpentPlan(ctx: RunContext, source: { store: ChunkStore; ob
 }
 
 /** terraform refuses a stale plan before it changes anything: nothing was applied, and only a new plan and approval can help. */
-function stalePlanError(approved: string, stale: TerraformFailed): RunnerError {
-  return withLearned(
-    new RunnerError({
-      kind: 'plan',
-      reason: 'PlanStale',
-      step: 'apply',
-      message: `the approved plan ${approved} is stale: the state changed after it was planned, and terraform refuses to apply it. Nothing was applied. A new plan and a new approval are needed: run plan again and approve the new plan hash.`,
-      detail: stale.detail,
-      cause: stale,
-    }),
-    // terraform apply ran (applied: its definition) and refused before changing anything.
-    { mayHaveChanged: false },
-  );
+function stalePlanError(ctx: RunContext, approved: string, stale: TerraformFailed): RunnerError {
+  // terraform apply ran (applied: its definition, kept as it started) and its refusal says it changed nothing.
+  ctx.keep({ mayHaveChanged: false });
+  return new RunnerError({
+    kind: 'plan',
+    reason: 'PlanStale',
+    step: 'apply',
+    message: `the approved plan ${approved} is stale: the state changed after it was planned, and terraform refuses to apply it. Nothing was applied. A new plan and a new approval are needed: run plan again and approve the new plan hash.`,
+    detail: stale.detail,
+    cause: stale,
+  });
 }
 
 /**

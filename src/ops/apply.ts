@@ -7,7 +7,7 @@ import { approveCommand, blockedMessage, decideApply, ungatedWarnings } from '..
 import { shownAction, shownChange, shownPolicyFinding } from '../guard/unreviewed.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
-import { reporting, withLearned, type OpEnding } from '../run/learned.ts';
+import type { OpEnding } from '../run/learned.ts';
 import { approvalCoverageStep, explainApprovalMismatch, type DestructiveEntry } from './approval-coverage.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep, stateLineage } from '../steps/state.ts';
@@ -35,73 +35,70 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
       tool: root.version.flavor,
       ...(approvable && { onApprovalRequired: (finding: PolicyApprovalRequired) => everyDestructive.push(shownPolicyFinding(finding)) }),
     });
-    const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, inputs.hashes.inputsHash, {}, { ...collect, judgement });
+    const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, before, inputs.hashes.inputsHash, {}, { ...collect, judgement });
 
-    /** Nothing is applied: the plan waits for an approval of its approval hash. */
-    const blocked = (message: string, approval: { given: boolean; matched: boolean; required: boolean }) =>
-      withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', message }), {
+    /** Nothing is applied: the plan waits for an approval of its approval hash (the result says which, and how to give it). */
+    const blocked = (message: string, approval: { given: boolean; matched: boolean; required: boolean }) => {
+      ctx.keep({
         approval,
         approveCommand: approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash),
         annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },
       });
+      return new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', message });
+    };
 
     // terraform's plan, masked, reaches the result however the apply ends (the Markdown summary shows it).
-    return await reporting({ planText }, async (): Promise<OpEnding> => {
-      const { decision, approval } = await decideStep(
-        ctx,
-        async () => {
-          // Before the guard: a denied plan is never applied, with or without an approval, and never blocked.
-          refuseDenied(plan);
-          const decision = decideApply({
-            planHasChanges: planned.hasChanges,
-            classification: plan,
-            guard: ctx.settings.guard === 'on',
-            approvedHash: ctx.settings.approvedHash,
-            approvalHash: inputs.hashes.approvalHash,
-          });
-          const approval = {
-            given: ctx.settings.approvedHash !== '',
-            matched: decision.action === 'apply' && decision.approvalMatched,
-            required: decision.action === 'block' || (decision.action === 'apply' && decision.approvalRequired),
-          };
-          ctx.log.info({ decision }, `decision: ${decision.action}`);
-          await explainApprovalMismatch(ctx, { ...inputs.hashes, planHash, stateInputsHash: before.recordedInputsHash }, decision.action === 'block');
-          if (decision.action === 'block') throw blocked(blockedMessage(plan, inputs.hashes.approvalHash), approval);
-          return { decision, approval };
-        },
-        { holdsBackApply: true },
-      );
-      switch (decision.action) {
-        case 'skip':
-          ctx.skip('apply', 'the plan has no changes');
-          return { outcome: 'noChanges', reason: 'NoChanges', message: 'The plan has no changes: nothing was applied, and the state already records these inputs.', learned: { approval } };
-        case 'apply': {
-          // The guard is off (machines, pools whose exports do not change): what it would gate is said, never blocking.
-          if (!decision.approvalRequired && plan.gated) for (const warning of ungatedWarnings(plan, 'applied without an approval (--guard off)')) ctx.warn(warning);
-          // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
-          // It covers the state its blocked run planned against, and no other: blocked again, the approval step failed.
-          let reblocked: RunnerError | undefined;
-          const otherState = (why: string) => {
-            ctx.notice({ code: 'ApprovalOfOtherState', message: why });
-            ctx.skip('apply', 'blocked: the approval was given for another state');
-            return (reblocked = blocked(`${why}. ${blockedMessage(plan, inputs.hashes.approvalHash)}`, { ...approval, matched: false }));
-          };
-          const coverage =
-            decision.approvalRequired && decision.approvalMatched
-              ? await approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash, stateLineage(before), otherState).catch((error: unknown) => {
-                  // A stop during the comparison still reports the approval that matched; the re-block says its own.
-                  throw error === reblocked ? error : withLearned(error, { approval });
-                })
-              : {};
-          return await reporting({ approval: { ...approval, ...coverage } }, async () => {
-            await applySavedPlan(ctx, root, before, planHash);
-            return decision.outcome === 'noChanges'
-              ? { outcome: 'noChanges', reason: 'NoChanges', message: 'No resource changes: the apply only recorded the inputs hash in the state.' }
-              : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied: ${countsText(plan.counts)}.` };
-          });
+    ctx.keep({ planText });
+    const { decision, approval } = await decideStep(
+      ctx,
+      async () => {
+        // Before the guard: a denied plan is never applied, with or without an approval, and never blocked.
+        refuseDenied(plan);
+        const decision = decideApply({
+          planHasChanges: planned.hasChanges,
+          classification: plan,
+          guard: ctx.settings.guard === 'on',
+          approvedHash: ctx.settings.approvedHash,
+          approvalHash: inputs.hashes.approvalHash,
+        });
+        const approval = {
+          given: ctx.settings.approvedHash !== '',
+          matched: decision.action === 'apply' && decision.approvalMatched,
+          required: decision.action === 'block' || (decision.action === 'apply' && decision.approvalRequired),
+        };
+        ctx.log.info({ decision }, `decision: ${decision.action}`);
+        await explainApprovalMismatch(ctx, { ...inputs.hashes, planHash, stateInputsHash: before.recordedInputsHash }, decision.action === 'block');
+        if (decision.action === 'block') throw blocked(blockedMessage(plan, inputs.hashes.approvalHash), approval);
+        return { decision, approval };
+      },
+      { holdsBackApply: true },
+    );
+    // Kept before the steps that follow: a stop during the approval's comparison still reports the approval that matched.
+    ctx.keep({ approval });
+    switch (decision.action) {
+      case 'skip':
+        ctx.skip('apply', 'the plan has no changes');
+        return { outcome: 'noChanges', reason: 'NoChanges', message: 'The plan has no changes: nothing was applied, and the state already records these inputs.' };
+      case 'apply': {
+        // The guard is off (machines, pools whose exports do not change): what it would gate is said, never blocking.
+        if (!decision.approvalRequired && plan.gated) for (const warning of ungatedWarnings(plan, 'applied without an approval (--guard off)')) ctx.warn(warning);
+        // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
+        // It covers the state its blocked run planned against, and no other: blocked again (the re-block says its own approval), the approval step failed.
+        const otherState = (why: string) => {
+          ctx.notice({ code: 'ApprovalOfOtherState', message: why });
+          ctx.skip('apply', 'blocked: the approval was given for another state');
+          return blocked(`${why}. ${blockedMessage(plan, inputs.hashes.approvalHash)}`, { ...approval, matched: false });
+        };
+        if (decision.approvalRequired && decision.approvalMatched) {
+          const coverage = await approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash, stateLineage(before), otherState);
+          ctx.keep({ approval: { ...approval, ...coverage } });
         }
+        await applySavedPlan(ctx, root, before, planHash);
+        return decision.outcome === 'noChanges'
+          ? { outcome: 'noChanges', reason: 'NoChanges', message: 'No resource changes: the apply only recorded the inputs hash in the state.' }
+          : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied: ${countsText(plan.counts)}.` };
       }
-    });
+    }
   } finally {
     await workspace.dispose();
   }

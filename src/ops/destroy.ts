@@ -5,7 +5,7 @@
 import { RunnerError } from '../errors.ts';
 import { ungatedWarnings } from '../guard/decide.ts';
 import type { RunContext } from '../run/context.ts';
-import { reporting, takeLearned, withLearned, type OpEnding } from '../run/learned.ts';
+import type { OpEnding } from '../run/learned.ts';
 import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
 import { stateBeforeStep, stateLineage } from '../steps/state.ts';
 
@@ -23,30 +23,29 @@ export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
           'Nothing was destroyed: the backend holds no state. If the object has infrastructure, this run was pointed at another place than its state (the backend settings, --state), and all of it is still there.',
       };
     }
-    const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { destroy: true });
+    const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, before, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { destroy: true });
     // terraform's plan, masked, reaches the result however the destroy ends.
-    return await reporting({ planText }, async (): Promise<OpEnding> => {
-      for (const warning of ungatedWarnings(plan, 'destroyed without an approval (a destroy is never gated)')) ctx.warn(warning);
-      if (!planned.hasChanges) {
-        ctx.skip('apply', 'the destroy plan has no changes');
-        return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: the state holds no resources.' };
-      }
-      try {
-        await applySavedPlan(ctx, root, before, planHash, { failureReason: 'DestroyFailed' });
-      } catch (error) {
-        if (!(error instanceof RunnerError) || error.reason !== 'DestroyFailed') throw error;
-        // What the failed apply learned (errored.tfstate's fate) rides on its error: the new one carries it on.
-        throw withLearned(new RunnerError({
-          kind: 'terraform',
-          reason: 'DestroyFailed',
-          step: error.step,
-          message: `the destroy failed part way (${error.message}). What was destroyed is gone from the state; the rest is still there, and the next destroy continues from it once the cause is fixed.`,
-          detail: error.detail,
-          cause: error,
-        }), takeLearned(error));
-      }
-      return { outcome: 'succeeded', reason: 'DestroySucceeded', message: `Destroyed ${plan.counts.delete} resource instance${plan.counts.delete === 1 ? '' : 's'}.` };
-    });
+    ctx.keep({ planText });
+    for (const warning of ungatedWarnings(plan, 'destroyed without an approval (a destroy is never gated)')) ctx.warn(warning);
+    if (!planned.hasChanges) {
+      ctx.skip('apply', 'the destroy plan has no changes');
+      return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: the state holds no resources.' };
+    }
+    try {
+      await applySavedPlan(ctx, root, before, planHash, { failureReason: 'DestroyFailed' });
+    } catch (error) {
+      if (!(error instanceof RunnerError) || error.reason !== 'DestroyFailed') throw error;
+      // What the failed apply learned (errored.tfstate's fate) the run kept: this error says only what failed.
+      throw new RunnerError({
+        kind: 'terraform',
+        reason: 'DestroyFailed',
+        step: error.step,
+        message: `the destroy failed part way (${error.message}). What was destroyed is gone from the state; the rest is still there, and the next destroy continues from it once the cause is fixed.`,
+        detail: error.detail,
+        cause: error,
+      });
+    }
+    return { outcome: 'succeeded', reason: 'DestroySucceeded', message: `Destroyed ${plan.counts.delete} resource instance${plan.counts.delete === 1 ? '' : 's'}.` };
   } finally {
     await root.workspace.dispose();
   }

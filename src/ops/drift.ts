@@ -17,7 +17,7 @@ export async function driftOp(ctx: RunContext): Promise<OpEnding> {
     noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: the hash is never a difference. Nothing is applied, so
     // a policy finding is reported (plan.policy, gated), never refused.
-    const { plan, planText } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, {}, { judgement: policy?.judgement({ tool: root.version.flavor }) });
+    const { plan, planText } = await planAndClassify(ctx, root, before, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, {}, { judgement: policy?.judgement({ tool: root.version.flavor }) });
     const drift = driftFindings(plan);
     // Nothing is applied, so nothing is blocked: what a remediation would need an approval for is said.
     const causes = gateCauses(plan);

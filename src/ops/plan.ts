@@ -8,7 +8,7 @@ import { usageError } from '../errors.ts';
 import { changesOnlyTheRecord, gateCauses } from '../guard/decide.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
-import { reporting, type OpEnding } from '../run/learned.ts';
+import type { OpEnding } from '../run/learned.ts';
 import { artifactRefOf, artifactStore } from '../run/stores.ts';
 import { heldPlan, planAndClassify, prepareRoot, removePlanFile, type PreparedRoot } from '../steps/steps.ts';
 import { pruneQuietly, stateBeforeStep, type PulledState } from '../steps/state.ts';
@@ -24,17 +24,16 @@ export async function planOp(ctx: RunContext): Promise<OpEnding> {
   const root = await prepareRoot(ctx);
   try {
     const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
-    const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, root.inputs.hashes.inputsHash, {}, { judgement: policy?.judgement({ tool: root.version.flavor }) });
-    return await reporting({ planText }, async () => {
-      // A denied plan is never packed: nobody can approve it into an apply.
-      await decideStep(ctx, () => refuseDenied(plan));
-      await ctx.step('artifact', () => packPlan(ctx, root, before, planHash, store), { learned: (planArtifact) => ({ planArtifact }) });
-      if (!planned.hasChanges) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan has no changes (plan hash ${planHash}).` };
-      // Under Manual a plan that changes nothing is applied without approval: one that only records new inputs is such a plan.
-      if (changesOnlyTheRecord(plan)) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan changes nothing but the recorded inputs hash (plan hash ${planHash}): applying it needs no approval.` };
-      const causes = plan.gated ? ` It needs an approval: ${gateCauses(plan).join('; ')}.` : '';
-      return { outcome: 'succeeded', reason: 'PlanCreated', message: `Planned: ${countsText(plan.counts)}.${causes} Review it and approve plan hash ${planHash}.` };
-    });
+    const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, before, root.inputs.hashes.inputsHash, {}, { judgement: policy?.judgement({ tool: root.version.flavor }) });
+    ctx.keep({ planText });
+    // A denied plan is never packed: nobody can approve it into an apply.
+    await decideStep(ctx, () => refuseDenied(plan));
+    await ctx.step('artifact', () => packPlan(ctx, root, before, planHash, store), { learned: (planArtifact) => ({ planArtifact }) });
+    if (!planned.hasChanges) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan has no changes (plan hash ${planHash}).` };
+    // Under Manual a plan that changes nothing is applied without approval: one that only records new inputs is such a plan.
+    if (changesOnlyTheRecord(plan)) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan changes nothing but the recorded inputs hash (plan hash ${planHash}): applying it needs no approval.` };
+    const causes = plan.gated ? ` It needs an approval: ${gateCauses(plan).join('; ')}.` : '';
+    return { outcome: 'succeeded', reason: 'PlanCreated', message: `Planned: ${countsText(plan.counts)}.${causes} Review it and approve plan hash ${planHash}.` };
   } finally {
     await removePlanFile(root.workspace);
     await root.workspace.dispose();

@@ -27,7 +27,7 @@ export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
     const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
     noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: a refresh never changes it.
-    const { plan, planHash } = await planAndClassify(ctx, root, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { refreshOnly: true });
+    const { plan, planHash } = await planAndClassify(ctx, root, before, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { refreshOnly: true });
     await decideStep(
       ctx,
       () => {

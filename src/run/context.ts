@@ -1,6 +1,6 @@
-// What one run carries from step to step: settings, logger, masker, the record of each step so far
-// (with what it learned, for the result) and whether a stop was requested. Steps are sequential;
-// once a stop is requested none starts.
+// What one run carries from step to step: settings, logger, masker, the record of each step so far,
+// what the run learned (for the result: from each step's value, or kept as it was learned) and
+// whether a stop was requested. Steps are sequential; once a stop is requested none starts.
 import type { Settings } from '../schemas/config.ts';
 import type { Notice, Op, Step } from '../schemas/result.ts';
 import { RunnerError, asRunnerError } from '../errors.ts';
@@ -10,7 +10,7 @@ import type { SummaryMdFile } from '../output/summary-md-file.ts';
 import { PROGRESS_INTERVAL_MS, ProgressWatch, progressMessage } from '../output/progress.ts';
 import { StopHandle } from '../terraform/stop.ts';
 import type { InCluster } from './in-cluster.ts';
-import { takeLearned, type Learned } from './learned.ts';
+import type { Learned } from './learned.ts';
 import type { StepName } from '../vocabulary/steps.ts';
 
 /** --summary-md FILE and --detailed-exitcode (contract.md §1: flags only). */
@@ -39,7 +39,9 @@ export interface StepOptions<T> {
 }
 
 export class RunContext {
-  readonly #records: { step: Step; learned: Learned }[] = [];
+  readonly #steps: Step[] = [];
+  /** What the run learned, in the order it was learned: a later word over an earlier one's. */
+  readonly #learned: Learned[] = [];
   readonly warnings: string[] = [];
   /** The warnings with a code (result.notices): each is in `warnings` too. */
   readonly notices: Notice[] = [];
@@ -91,35 +93,45 @@ export class RunContext {
 
   /** The steps as the result lists them. */
   get steps(): Step[] {
-    return this.#records.map((record) => record.step);
+    return [...this.#steps];
   }
 
-  /** What the steps learned, a later step's word over an earlier one's. */
+  /**
+   * Keeps what a step (or the op) learned, for the result, whatever comes next: a classified plan
+   * that is then refused, the fate of errored.tfstate after a failed apply, an op's conclusion
+   * before the steps that could still fail. The one way a failure's knowledge reaches the result:
+   * never on the error object, which a catch may wrap in another.
+   */
+  keep(learned: Learned): void {
+    this.#learned.push(learned);
+  }
+
+  /** What the run learned, a later word over an earlier one's. */
   learned(): Learned {
-    return Object.assign({}, ...this.#records.map((record) => record.learned));
+    return Object.assign({}, ...this.#learned);
   }
 
   /**
    * Runs one named step: refuses to start after a stop request (unless it is damage control after
-   * a failure), records duration, status and what the step learned (from its value, or from its
-   * error when it failed after learning something), names the step in errors.
+   * a failure), records duration, status and what the step learned (from its start, its value, or
+   * what its body kept before it failed), names the step in errors.
    */
   async step<T>(name: StepName, body: () => Promise<T>, options: StepOptions<T> = {}): Promise<T> {
     if (this.stopCause && !options.cleanup) {
       // The stop came between steps: the result names the step that would have started, recorded interrupted (error.step always names a recorded step).
       if (this.stoppedIn === undefined) {
         this.stoppedIn = name;
-        this.#records.push({ step: { name, status: 'interrupted', startedAt: new Date().toISOString(), durationMs: 0 }, learned: {} });
+        this.#steps.push({ name, status: 'interrupted', startedAt: new Date().toISOString(), durationMs: 0 });
       }
       throw stopError(this.stopCause, this.stoppedIn, `the run was asked to stop before ${name} started`);
     }
     const started = new Date();
     this.currentStep = name;
     this.log.info({ step: name }, `${name}: started`);
-    const record = (status: Step['status'], learned: Learned, exitCode?: number) => {
+    if (options.starting) this.keep(options.starting);
+    const record = (status: Step['status'], exitCode?: number) => {
       const durationMs = Date.now() - started.getTime();
-      const step = { name, status, startedAt: started.toISOString(), durationMs, ...(exitCode === undefined ? {} : { exitCode }) };
-      this.#records.push({ step, learned: { ...options.starting, ...learned } });
+      this.#steps.push({ name, status, startedAt: started.toISOString(), durationMs, ...(exitCode === undefined ? {} : { exitCode }) });
       return durationMs;
     };
     const giveUp = this.terraformStop.waitForGiveUp();
@@ -127,15 +139,15 @@ export class RunContext {
     try {
       const value = await Promise.race([body(), giveUp.given]);
       const exitCode = options.exitCode?.(value);
-      const durationMs = record('ok', options.learned?.(value) ?? {}, exitCode);
+      if (options.learned) this.keep(options.learned(value));
+      const durationMs = record('ok', exitCode);
       this.log.info({ step: name, durationMs, exitCode }, `${name}: done`);
       return value;
     } catch (caught) {
-      const learned = takeLearned(caught);
       const error = this.stopCause && !(caught instanceof RunnerError && caught.kind === 'usage') ? stopError(this.stopCause, name, asRunnerError(caught).message) : asRunnerError(caught, name);
       error.step = name; // the step as steps[] names it ('state before'), not the command ('state pull')
       const exitCode = typeof error.detail?.exitCode === 'number' ? error.detail.exitCode : undefined;
-      const durationMs = record(error.kind === 'interrupted' ? 'interrupted' : 'failed', learned, exitCode);
+      const durationMs = record(error.kind === 'interrupted' ? 'interrupted' : 'failed', exitCode);
       this.log.error({ step: name, durationMs, kind: error.kind, reason: error.reason }, `${name}: ${error.message}`);
       throw error;
     } finally {
@@ -147,7 +159,7 @@ export class RunContext {
 
   /** A step that did not run, recorded so a reader sees the whole sequence. */
   skip(name: StepName, why: string): void {
-    this.#records.push({ step: { name, status: 'skipped', startedAt: new Date().toISOString(), durationMs: 0 }, learned: {} });
+    this.#steps.push({ name, status: 'skipped', startedAt: new Date().toISOString(), durationMs: 0 });
     this.log.info({ step: name }, `${name}: skipped (${why})`);
   }
 }

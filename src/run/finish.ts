@@ -13,16 +13,16 @@ import type { RunContext } from './context.ts';
 import { detailedExitCode, exitCodeOf, outcomeOf } from './exit-codes.ts';
 import { EXIT, isResultReason, type ErrorReason, type ResultReason } from '../vocabulary/reasons.ts';
 import { opSummaryMarkdown } from '../output/summary-md.ts';
-import { takeLearned, type OpEnding } from './learned.ts';
+import type { OpEnding } from './learned.ts';
 import { RUNNER_VERSION } from '../version.ts';
 
 
 /**
- * The result of the run: what its steps learned, then what the op concluded (with its ending, or
- * on the error that stopped it). The sensitive outputs come back apart: only the result Secret holds them.
+ * The result of the run: what the run kept as its steps and the op learned, then what the op
+ * concluded with its ending. The sensitive outputs come back apart: only the result Secret holds them.
  */
 export async function finishRun(ctx: RunContext, ending: OpEnding | undefined, caught: unknown): Promise<{ result: Result; exitCode: number; sensitiveOutputs: Record<string, OutputValue> | undefined }> {
-  const { sensitiveOutputs, ...learned } = { ...ctx.learned(), ...ending?.learned, ...takeLearned(caught) };
+  const { sensitiveOutputs, ...learned } = { ...ctx.learned(), ...ending?.learned };
   const error = caught === undefined ? undefined : reportable(asRunnerError(caught, ctx.currentStep));
   const outcome = error ? outcomeOf(error) : ending!.outcome;
   const reason = error ? error.reason : ending!.reason;

@@ -185,19 +185,19 @@ async function pullState(tf: Terraform, file: string, outputs = false): Promise<
  * pushed when the backend takes it, else kept with the backups), then report what the state holds
  * (the `state after` step's record), with the runner's record set back to what it said before the
  * op (setBackRecord). Damage control runs even after a stop request; its own failures are warnings,
- * the apply's error is what counts. Returns what became of errored.tfstate, for the result.
+ * the apply's error is what counts. What became of errored.tfstate is kept for the result.
  */
-export async function stateAfterFailure(ctx: RunContext, tf: Terraform, workspace: Workspace, before: PulledState): Promise<Learned> {
+export async function stateAfterFailure(ctx: RunContext, tf: Terraform, workspace: Workspace, before: PulledState): Promise<void> {
   const erroredState = await rescueErroredState(ctx, tf, workspace, before);
+  if (erroredState) ctx.keep({ erroredState });
   let after: PulledState;
   try {
     after = await stateAfterStep(ctx, tf, workspace, before, { cleanup: true });
   } catch (error) {
     ctx.warn(`could not read the state after the failed apply: ${(error as Error).message}`);
-    return erroredState ? { erroredState } : {};
+    return;
   }
   if (recordChanged(before.record, after.record)) await setBackRecord(ctx, tf, workspace, before, after);
-  return erroredState ? { erroredState } : {};
 }
 
 /** What the record says, for messages: its inputs hash, or that there is none. */

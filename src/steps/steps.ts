@@ -32,7 +32,7 @@ import { heldPlanOutput, type HeldPlanOutput } from './held-output.ts';
 import { checkRunLocations } from './locations.ts';
 import { loadInputs, type LoadedInputs } from '../inputs/load.ts';
 import { ignoredTfVars, undeclaredVariables } from '../inputs/unused.ts';
-import { keepOnFailure, withLearned, type Learned } from '../run/learned.ts';
+import type { Learned } from '../run/learned.ts';
 import { backupStep, pullSettled, pullStateBefore, refuseStateInWorkdir, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
 
 /** The cheap part of the contract check, before anything touches state: usable run locations, a supported terraform (after `check`, when given). */
@@ -220,15 +220,14 @@ export async function showStep(ctx: RunContext, tf: Terraform, workspace: Worksp
         throw options.judgement?.interruption ?? error;
       });
       const plan = options.judgement ? await options.judgement.judge(classified) : classified;
-      // A plan that is then refused is still reported: it says why.
-      await keepOnFailure({ plan }, () => {
-        refuseErrored(plan);
-        refuseMissedDeclarations(declared, workspace.scan);
-        refuseUnmarkedSecrets(plan, workspace);
-      });
+      // Kept before the checks: a plan that is then refused is still reported, it says why.
+      ctx.keep({ plan });
+      refuseErrored(plan);
+      refuseMissedDeclarations(declared, workspace.scan);
+      refuseUnmarkedSecrets(plan, workspace);
       return { plan, exitCode };
     },
-    { exitCode: (r) => r.exitCode, learned: (r) => ({ plan: r.plan }) },
+    { exitCode: (r) => r.exitCode },
   );
   return shown.plan;
 }
@@ -322,9 +321,9 @@ export function refuseErrored(plan: Classification): void {
  * plan with a saved plan file, then show -json classified as it streams. terraform's human plan is
  * held and printed masked afterwards. `recordHash` is the inputs hash the plan records in the state.
  * `planned.hasChanges` is the exit code's word unless the classification means more change (reconcilePlanExit);
- * `planHash` is what the apply must find in the file (applySavedPlan).
+ * `planHash` is what the apply must find in the file (applySavedPlan). `before`: the state the plan is made against.
  */
-export async function planAndClassify(ctx: RunContext, root: PreparedRoot, recordHash: string, extra: Partial<PlanOptions> = {}, show: Omit<ShowOptions, 'destroyPlan'> = {}) {
+export async function planAndClassify(ctx: RunContext, root: PreparedRoot, before: Pick<PulledState, 'recordedInputsHash'>, recordHash: string, extra: Partial<PlanOptions> = {}, show: Omit<ShowOptions, 'destroyPlan'> = {}) {
   const held = heldPlanOutput(root.tf, root.workspace, ctx.masker, ctx.progress);
   const { planned, planHash, plan } = await held.around(async () => {
     const planned = await planStep(ctx, held, root.workspace, recordHash, extra);
@@ -335,7 +334,7 @@ export async function planAndClassify(ctx: RunContext, root: PreparedRoot, recor
     return { planned, planHash, plan };
   });
   // A destroy deletes the record, a refresh-only plan leaves it: only other plans set it to recordHash.
-  const recordChanges = !extra.destroy && !extra.refreshOnly && ctx.learned().stateInputsHash !== recordHash;
+  const recordChanges = !extra.destroy && !extra.refreshOnly && before.recordedInputsHash !== recordHash;
   const reconciled = reconcilePlanExit(planned.hasChanges, plan, { recordChanges, destroyPlan: extra.destroy === true });
   if (reconciled.warning) ctx.warn(reconciled.warning);
   return { planned: { ...planned, hasChanges: reconciled.hasChanges }, planHash, plan, planText: held.text() };
@@ -345,7 +344,10 @@ export interface ApplySavedPlanOptions {
   /** What a failed apply is called for the op (ApplyFailed, RefreshFailed, DestroyFailed). */
   failureReason?: ApplyFailure;
   backup?: boolean;
-  /** What a stale saved plan (refused by terraform before it changed anything) means; without it, an ordinary failure of the apply. */
+  /**
+   * What a stale saved plan (refused by terraform before it changed anything) means; without it, an
+   * ordinary failure of the apply. Called in the apply step: what it keeps (ctx.keep) is terraform's later word.
+   */
   onStalePlan?: (stale: TerraformFailed) => RunnerError;
 }
 
@@ -397,15 +399,17 @@ async function applyStep(ctx: RunContext, root: PreparedRoot, before: PulledStat
     await ctx.step(
       'apply',
       async () => {
-        const applied = await terraformApply(tf, apply, options.failureReason);
+        // As terraform's apply process starts, not before: a stop before it (during the backup, the plan check) applies nothing.
+        const onStart = () => ctx.keep({ applied: true, mayHaveChanged: true });
+        const applied = await terraformApply(tf, apply, { failureReason: options.failureReason, onStart });
         if (applied.outcome === 'stalePlan') throw options.onStalePlan?.(applied.failure) ?? applied.failure;
         return applied;
       },
-      // As terraform starts, not before: a stop during the backup applies nothing.
-      { exitCode: (r) => r.exitCode, starting: { applied: true, mayHaveChanged: true } },
+      { exitCode: (r) => r.exitCode },
     );
   } catch (error) {
-    throw withLearned(error, await stateAfterFailure(ctx, tf, workspace, before));
+    await stateAfterFailure(ctx, tf, workspace, before);
+    throw error;
   }
   // The apply is done: the state it left, and its outputs from that state, are read even if a stop came meanwhile.
   const after = await stateAfterStep(ctx, tf, workspace, before, { cleanup: true, outputs: true });

@@ -26,9 +26,15 @@ export type ApplyResult = { outcome: 'applied'; exitCode: number } | { outcome: 
 
 export type ApplyFailure = 'ApplyFailed' | 'RefreshFailed' | 'DestroyFailed';
 
-/** `failureReason` names a failed apply for the op that runs it. */
-export async function apply(tf: Terraform, options: ApplyOptions, failureReason: ApplyFailure = 'ApplyFailed'): Promise<ApplyResult> {
-  const run = await tf.run('apply', applyArgs(options), { passFds: planFileArgument(options.planFile).passFds });
+export interface ApplyRunOptions {
+  /** What a failed apply is called for the op that runs it (ApplyFailed without it). */
+  failureReason?: ApplyFailure;
+  /** Told once terraform's apply process exists: from then on it may change things. */
+  onStart?: () => void;
+}
+
+export async function apply(tf: Terraform, options: ApplyOptions, { failureReason = 'ApplyFailed', onStart }: ApplyRunOptions = {}): Promise<ApplyResult> {
+  const run = await tf.run('apply', applyArgs(options), { passFds: planFileArgument(options.planFile).passFds, ...(onStart && { onStart }) });
   if (run.meaning === 'ok') return { outcome: 'applied', exitCode: run.exitCode };
   const failed = failure(run, failureReason);
   if (failed.diagnosis.problem.kind === 'stalePlan') return { outcome: 'stalePlan', exitCode: run.exitCode, failure: failed };

@@ -55,6 +55,8 @@ export interface RunOptions {
   captureStdout?: boolean;
   /** Open files of the runner terraform inherits, as its descriptors 3, 4, … (a held plan file). */
   passFds?: readonly number[];
+  /** Told once terraform's process exists (never when it could not be started): from then on it may act. */
+  onStart?: () => void;
 }
 
 export interface RunResult<T = unknown> {
@@ -90,6 +92,7 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   });
   const pid = child.pid;
   const ended = pid === undefined ? () => {} : options.stop.started(pid);
+  if (pid !== undefined) options.onStart?.();
 
   const stderrTail = new LineTail();
   const stderrDone = forEachLine(child.stderr!, (text) => {

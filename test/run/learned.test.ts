@@ -1,11 +1,10 @@
-// What a result is built from: each step's record keeps what the step learned (from its value, or
-// from its error when it failed after learning something), the op adds what it concluded, and
-// finishRun builds the result from these. No process, no terraform.
+// What a result is built from: the run keeps what each step learned (from its start, its value, or
+// kept before it failed), the op adds what it concluded, and finishRun builds the result from
+// these. Nothing rides on an error. No process, no terraform.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunContext } from '../../src/run/context.ts';
 import { finishRun } from '../../src/run/finish.ts';
-import { keepOnFailure, reporting, takeLearned, withLearned } from '../../src/run/learned.ts';
 import { RunnerError, errorOf } from '../../src/errors.ts';
 import { Masker } from '../../src/output/mask.ts';
 import { Settings } from '../../src/schemas/config.ts';
@@ -26,16 +25,20 @@ describe('run: the step records and what the result is built from', () => {
     assert.deepEqual(ctx.steps.map((s) => [s.name, s.status]), [['state before', 'ok'], ['plan hash', 'ok'], ['state after', 'ok']]);
   });
 
-  it('keeps what a step learned before it failed, in its own record, and takes it off the error', async () => {
+  it('keeps what a step learned before it failed, whatever error it fails with (a wrapping catch loses nothing)', async () => {
     const ctx = run();
     const refused = failure('PlanErrored');
-    await assert.rejects(ctx.step('show', () => keepOnFailure({ planHash: 'classified' }, () => { throw refused; }), { learned: () => ({ planHash: 'never' }) }), refused);
+    const wrapped = (error: unknown) => new RunnerError({ kind: 'plan', reason: 'PlanErrored', message: 'wrapped', cause: error });
+    const show = async () => {
+      ctx.keep({ planHash: 'classified' });
+      throw refused;
+    };
+    await assert.rejects(ctx.step('show', () => show().catch((error: unknown) => Promise.reject(wrapped(error))), { learned: () => ({ planHash: 'never' }) }), /wrapped/);
     assert.deepEqual(ctx.learned(), { planHash: 'classified' });
     assert.equal(ctx.steps[0]!.status, 'failed');
-    assert.deepEqual(takeLearned(refused), {}, 'recorded once, in the step, not again from the error');
   });
 
-  it("records what a step's start tells whether it succeeds or fails; what its error says wins", async () => {
+  it("records what a step's start tells whether it succeeds or fails; what the step keeps later wins", async () => {
     const started = { applied: true, mayHaveChanged: true };
     const ok = run();
     await ok.step('apply', async () => 0, { starting: started });
@@ -44,7 +47,7 @@ describe('run: the step records and what the result is built from', () => {
     await assert.rejects(failed.step('apply', async () => { throw failure('ApplyFailed'); }, { starting: started }));
     assert.deepEqual(failed.learned(), started);
     const stale = run();
-    await assert.rejects(stale.step('apply', async () => { throw withLearned(failure('PlanStale'), { mayHaveChanged: false }); }, { starting: started }));
+    await assert.rejects(stale.step('apply', async () => { stale.keep({ mayHaveChanged: false }); throw failure('PlanStale'); }, { starting: started }));
     assert.deepEqual(stale.learned(), { applied: true, mayHaveChanged: false });
   });
 
@@ -55,13 +58,15 @@ describe('run: the step records and what the result is built from', () => {
     assert.deepEqual(ctx.learned(), {});
   });
 
-  it("reporting: the op's conclusion reaches the result with its ending or on its error", async () => {
+  it("an op's conclusion kept before a step fails reaches the result beside the error", async () => {
+    const ctx = run();
     const approval = { given: true, matched: true, required: true };
-    const ending = await reporting({ approval }, async () => ({ outcome: 'succeeded' as const, reason: 'ApplySucceeded', message: 'Applied.', learned: { planText: 'x' } }));
-    assert.deepEqual(ending.learned, { approval, planText: 'x' });
+    ctx.keep({ approval });
     const error = failure('ApplyFailed');
-    await assert.rejects(reporting({ approval }, async () => { throw error; }), error);
-    assert.deepEqual(takeLearned(error), { approval });
+    await assert.rejects(ctx.step('apply', async () => { throw error; }), error);
+    const { result } = await finishRun(ctx, undefined, error);
+    assert.deepEqual(result.approval, approval);
+    assert.equal(result.reason, 'ApplyFailed');
   });
 
   it('finishRun: the records, then the ending or the error; the sensitive outputs apart, never in the result', async () => {
@@ -69,7 +74,8 @@ describe('run: the step records and what the result is built from', () => {
     const sensitive = { token: { sensitive: true, known: true, type: 'string', value: 'secret-value' } };
     await ctx.step('apply', async () => 0, { starting: { applied: true, mayHaveChanged: true } });
     await ctx.step('state after', async () => 0, { learned: () => ({ outputs: { token: { sensitive: true, known: true, type: 'string' } }, sensitiveOutputs: sensitive }) });
-    const blocked = withLearned(new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', message: 'approve it' }), { approveCommand: 'kubectl annotate …' });
+    ctx.keep({ approveCommand: 'kubectl annotate …' });
+    const blocked = new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', message: 'approve it' });
     const { result, exitCode, sensitiveOutputs } = await finishRun(ctx, undefined, blocked);
     assert.equal(exitCode, 3);
     assert.equal(result.applied, true);

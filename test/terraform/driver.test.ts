@@ -154,12 +154,21 @@ describe('driver: createTerraform', () => {
     assert.match(large.stderrTail, /the end\n$/);
   });
 
-  it('a binary that cannot start is an image problem naming the command', async () => {
+  it('tells onStart once its process exists, before it ends (an apply may change things from then on)', async () => {
+    const told: string[] = [];
+    const tf = createTerraform({ path: process.execPath, cwd: process.cwd(), output: { line: (_s, text) => void told.push(text) }, stop: new StopHandle() });
+    await tf.run('apply', ['-e', "process.stdout.write('running\\n')"], { onStart: () => told.push('started') });
+    assert.deepEqual(told, ['started', 'running']);
+  });
+
+  it('a binary that cannot start is an image problem naming the command, and never started', async () => {
     const tf = createTerraform({ path: '/nonexistent/terraform', cwd: process.cwd(), output: { line() {} }, stop: new StopHandle() });
-    await assert.rejects(tf.run('init', initArgs()), (e: Error & { reason?: string }) => {
+    let started = false;
+    await assert.rejects(tf.run('init', initArgs(), { onStart: () => (started = true) }), (e: Error & { reason?: string }) => {
       assert.equal(e.reason, 'ImageInvalid');
       assert.match(e.message, /could not run \/nonexistent\/terraform init/);
       return true;
     });
+    assert.equal(started, false);
   });
 });
