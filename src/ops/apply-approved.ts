@@ -15,7 +15,9 @@ import { openArtifactSource } from '../run/stores.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
 import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
-import { applySavedPlan, prepareRoot, showStep } from '../steps/steps.ts';
+import { prepareRoot } from '../steps/prepare.ts';
+import { showStep } from '../steps/plan.ts';
+import { applySavedPlan } from '../steps/apply.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { decideStep } from '../steps/decide.ts';
@@ -50,7 +52,7 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
     await ctx.step('artifact binding', async () => checkBinding(manifest!, { stateLineage: before.lineage || null, backend: await backendIdentity(root.tf) }));
     // Classified for the record and to teach the masker; an errored plan is never applied. The
     // approval binds the plan, so only deny rules and limits judge it again: those no approval passes.
-    const plan = await showStep(ctx, root.tf, root.workspace, { judgement: policy?.judgement({ tool: root.version.flavor, effects: 'deny' }) });
+    const plan = await showStep(ctx, { tf: root.tf, workspace: root.workspace, judgement: policy?.judgement({ tool: root.version.flavor, effects: 'deny' }) });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     await decideStep(ctx, () => refuseDenied(plan), { holdsBackApply: true });
     ctx.keep({ approval: { given: true, matched: true, required: false } });
@@ -60,7 +62,7 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
       return { outcome: 'noChanges', reason: 'NoChanges', message: `The approved plan ${approved} has no changes: nothing was applied, and the state already records these inputs.` };
     }
     try {
-      await applySavedPlan(ctx, root, before, manifest!.planHash, { onStalePlan: (stale) => stalePlanError(ctx, approved, stale) });
+      await applySavedPlan(ctx, { root, before, planHash: manifest!.planHash, onStalePlan: (stale) => stalePlanError(ctx, approved, stale) });
     } catch (error) {
       if (ctx.learned().applied || (error as RunnerError).reason === 'PlanStale') await discardSpentPlan(ctx, source);
       throw error;

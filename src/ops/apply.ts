@@ -9,7 +9,9 @@ import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
 import { approvalCoverageStep, explainApprovalMismatch, type DestructiveEntry } from './approval-coverage.ts';
-import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
+import { prepareRoot } from '../steps/prepare.ts';
+import { planAndClassify } from '../steps/plan.ts';
+import { applySavedPlan } from '../steps/apply.ts';
 import { stateBeforeStep, stateLineage } from '../steps/state.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { decideStep } from '../steps/decide.ts';
@@ -35,7 +37,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
       tool: root.version.flavor,
       ...(approvable && { onApprovalRequired: (finding: PolicyApprovalRequired) => everyDestructive.push(shownPolicyFinding(finding)) }),
     });
-    const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, before, inputs.hashes.inputsHash, {}, { ...collect, judgement });
+    const { planned, plan, planHash, planText } = await planAndClassify(ctx, { root, before, recordHash: inputs.hashes.inputsHash, show: { ...collect, judgement } });
 
     /** Nothing is applied: the plan waits for an approval of its approval hash (the result says which, and how to give it). */
     const blocked = (message: string, approval: { given: boolean; matched: boolean; required: boolean }) => {
@@ -93,7 +95,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
           const coverage = await approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash, stateLineage(before), otherState);
           ctx.keep({ approval: { ...approval, ...coverage } });
         }
-        await applySavedPlan(ctx, root, before, planHash);
+        await applySavedPlan(ctx, { root, before, planHash });
         return decision.outcome === 'noChanges'
           ? { outcome: 'noChanges', reason: 'NoChanges', message: 'No resource changes: the apply only recorded the inputs hash in the state.' }
           : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied: ${countsText(plan.counts)}.` };

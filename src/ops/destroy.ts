@@ -6,7 +6,9 @@ import { RunnerError } from '../errors.ts';
 import { ungatedWarnings } from '../guard/decide.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
-import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
+import { prepareRoot } from '../steps/prepare.ts';
+import { planAndClassify } from '../steps/plan.ts';
+import { applySavedPlan } from '../steps/apply.ts';
 import { stateBeforeStep, stateLineage } from '../steps/state.ts';
 
 export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
@@ -23,7 +25,7 @@ export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
           'Nothing was destroyed: the backend holds no state. If the object has infrastructure, this run was pointed at another place than its state (the backend settings, --state), and all of it is still there.',
       };
     }
-    const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, before, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { destroy: true });
+    const { planned, plan, planHash, planText } = await planAndClassify(ctx, { root, before, recordHash: before.recordedInputsHash ?? root.inputs.hashes.inputsHash, plan: { destroy: true } });
     // terraform's plan, masked, reaches the result however the destroy ends.
     ctx.keep({ planText });
     for (const warning of ungatedWarnings(plan, 'destroyed without an approval (a destroy is never gated)')) ctx.warn(warning);
@@ -32,7 +34,7 @@ export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
       return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: the state holds no resources.' };
     }
     try {
-      await applySavedPlan(ctx, root, before, planHash, { failureReason: 'DestroyFailed' });
+      await applySavedPlan(ctx, { root, before, planHash, failureReason: 'DestroyFailed' });
     } catch (error) {
       if (!(error instanceof RunnerError) || error.reason !== 'DestroyFailed') throw error;
       // What the failed apply learned (errored.tfstate's fate) the run kept: this error says only what failed.

@@ -4,7 +4,8 @@ import { deniedText, gateCauses } from '../guard/decide.ts';
 import { driftFindings, driftMessage } from '../plan/drift.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
-import { planAndClassify, prepareRoot, removePlanFile } from '../steps/steps.ts';
+import { prepareRoot } from '../steps/prepare.ts';
+import { planAndClassify, removePlanFile } from '../steps/plan.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 import { policyStep } from '../steps/policy.ts';
 import { noticeOtherInputs } from '../steps/applied-inputs.ts';
@@ -17,7 +18,7 @@ export async function driftOp(ctx: RunContext): Promise<OpEnding> {
     noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: the hash is never a difference. Nothing is applied, so
     // a policy finding is reported (plan.policy, gated), never refused.
-    const { plan, planText } = await planAndClassify(ctx, root, before, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, {}, { judgement: policy?.judgement({ tool: root.version.flavor }) });
+    const { plan, planText } = await planAndClassify(ctx, { root, before, recordHash: before.recordedInputsHash ?? root.inputs.hashes.inputsHash, show: { judgement: policy?.judgement({ tool: root.version.flavor }) } });
     const drift = driftFindings(plan);
     // Nothing is applied, so nothing is blocked: what a remediation would need an approval for is said.
     const causes = gateCauses(plan);

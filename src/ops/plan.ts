@@ -10,7 +10,8 @@ import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
 import { artifactRefOf, artifactStore } from '../run/stores.ts';
-import { heldPlan, planAndClassify, prepareRoot, removePlanFile, type PreparedRoot } from '../steps/steps.ts';
+import { prepareRoot, type PreparedRoot } from '../steps/prepare.ts';
+import { heldPlan, planAndClassify, removePlanFile } from '../steps/plan.ts';
 import { pruneQuietly, stateBeforeStep, type PulledState } from '../steps/state.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { decideStep } from '../steps/decide.ts';
@@ -24,7 +25,7 @@ export async function planOp(ctx: RunContext): Promise<OpEnding> {
   const root = await prepareRoot(ctx);
   try {
     const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
-    const { planned, plan, planHash, planText } = await planAndClassify(ctx, root, before, root.inputs.hashes.inputsHash, {}, { judgement: policy?.judgement({ tool: root.version.flavor }) });
+    const { planned, plan, planHash, planText } = await planAndClassify(ctx, { root, before, recordHash: root.inputs.hashes.inputsHash, show: { judgement: policy?.judgement({ tool: root.version.flavor }) } });
     ctx.keep({ planText });
     // A denied plan is never packed: nobody can approve it into an apply.
     await decideStep(ctx, () => refuseDenied(plan));

@@ -8,7 +8,9 @@ import { actionText, changeText } from '../plan/actions.ts';
 import type { Classification } from '../schemas/classification.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
-import { applySavedPlan, planAndClassify, prepareRoot } from '../steps/steps.ts';
+import { prepareRoot } from '../steps/prepare.ts';
+import { planAndClassify } from '../steps/plan.ts';
+import { applySavedPlan } from '../steps/apply.ts';
 import { stateBeforeStep } from '../steps/state.ts';
 import { decideStep } from '../steps/decide.ts';
 import { noticeOtherInputs } from '../steps/applied-inputs.ts';
@@ -27,7 +29,7 @@ export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
     const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
     noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: a refresh never changes it.
-    const { plan, planHash } = await planAndClassify(ctx, root, before, before.recordedInputsHash ?? root.inputs.hashes.inputsHash, { refreshOnly: true });
+    const { plan, planHash } = await planAndClassify(ctx, { root, before, recordHash: before.recordedInputsHash ?? root.inputs.hashes.inputsHash, plan: { refreshOnly: true } });
     await decideStep(
       ctx,
       () => {
@@ -36,7 +38,7 @@ export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
       { holdsBackApply: true },
     );
     // No backup: a refresh changes no infrastructure, and periodic refreshes would push the apply backups out of retention.
-    const { outputs, after } = await applySavedPlan(ctx, root, before, planHash, { failureReason: 'RefreshFailed', backup: false });
+    const { outputs, after } = await applySavedPlan(ctx, { root, before, planHash, failureReason: 'RefreshFailed', backup: false });
     const unknown = Object.entries(outputs).filter(([, o]) => !o.known).map(([name]) => name);
     return {
       outcome: 'succeeded',

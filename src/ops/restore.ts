@@ -15,7 +15,7 @@ import { prepareBackendWorkspace, scanModule, writeNewFile } from '../workspace/
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
 import { artifactRefOf, openArtifactSource } from '../run/stores.ts';
-import { checkPlaintextBackups, initStep, preflight, terraformIn } from '../steps/steps.ts';
+import { checkPlaintextBackups, initStep, preflight, terraformIn } from '../steps/prepare.ts';
 import { backupStep, stateAfterStep, stateBeforeStep } from '../steps/state.ts';
 import { STATE_FILE } from '../workspace/terraform-files.ts';
 
@@ -23,14 +23,14 @@ export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
   const source = openArtifactSource(ctx, ctx.settings.backup!, 'backup');
   const version = await preflightBackendOnly(ctx);
   const workspace = await ctx.step('workspace', () => prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath: ctx.settings.state }));
-  const tf = terraformIn(ctx, version, workspace);
+  const tf = terraformIn(ctx, { version, workspace });
   try {
     // The backup is verified before init: a damaged one is refused with nothing initialized or pulled.
     const backup = await ctx.step('read backup', () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'backup'), expect: { kind: 'StateBackup' }, maxBytes: ctx.settings.maxArtifactBytes }), {
       learned: ({ manifest }) => ({ restoredFrom: artifactRefOf(source.store, source.object, manifest) }),
     });
     const restored = backup.manifest;
-    await initStep(ctx, tf, workspace);
+    await initStep(ctx, { tf, workspace });
     const current = await stateBeforeStep(ctx, tf, workspace);
 
     // A pg backend holds an empty state (serial 0, lineage "") before the first write: that is no state.
@@ -48,7 +48,7 @@ export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
     // The push replaces the current state for good (pg keeps one version): keep it first.
     if (currentLineage !== null) {
       // Retention must not take the backup being restored: if the push fails, it is still there.
-      await backupStep(ctx, current, current.recordedInputsHash ?? undefined, version.version, [source.object]);
+      await backupStep(ctx, { before: current, inputsHash: current.recordedInputsHash ?? undefined, terraformVersion: version.version, keep: [source.object] });
     }
 
     // terraform accepts a push only above the current serial; the lineage stays the backup's.
@@ -75,9 +75,11 @@ export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
  * whether the module (when there is one: --state needs none) configures state encryption.
  */
 async function preflightBackendOnly(ctx: RunContext) {
-  return preflight(ctx, async () => {
-    const scan = ctx.settings.state && !existsSync(ctx.settings.module) ? emptyScan() : await scanModule(ctx.settings.module);
-    checkPlaintextBackups(ctx, scan);
+  return preflight(ctx, {
+    check: async () => {
+      const scan = ctx.settings.state && !existsSync(ctx.settings.module) ? emptyScan() : await scanModule(ctx.settings.module);
+      checkPlaintextBackups(ctx, scan);
+    },
   });
 }
 

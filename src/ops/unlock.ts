@@ -10,7 +10,7 @@ import { forceUnlock, localLockInfoPath, probeLock, readLocalLockInfo, type Lock
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
 import { prepareBackendWorkspace } from '../workspace/workspace.ts';
-import { initStep, preflight, terraformIn } from '../steps/steps.ts';
+import { initStep, preflight, terraformIn } from '../steps/prepare.ts';
 import { scanModule } from '../workspace/workspace.ts';
 
 const describeHolder = (lock: LockReport) =>
@@ -51,8 +51,8 @@ export async function unlockOp(ctx: RunContext): Promise<OpEnding> {
 
   const workspace = await ctx.step('workspace', () => prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath }));
   try {
-    const tf = terraformIn(ctx, version, workspace);
-    await initStep(ctx, tf, workspace);
+    const tf = terraformIn(ctx, { version, workspace });
+    await initStep(ctx, { tf, workspace });
     if (statePath) {
       await ctx.step('force-unlock', async () => {
         const holder = await probeLock(tf);

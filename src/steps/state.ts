@@ -299,12 +299,21 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
   return `${store.location}/${object}`;
 }
 
+export interface BackupStepOptions {
+  /** The state as it is: what the backup holds. */
+  before: PulledState;
+  /** The inputs hash the backup names (the run's, or what the state records). */
+  inputsHash: string | undefined;
+  terraformVersion: string;
+  /** Objects retention must not delete besides the new one (the backup a restore reads). */
+  keep?: string[];
+}
+
 /**
  * Before an op changes anything: the state as it is, packed and verified in the backup store. Not
- * best effort: a backup that cannot be written stops the op before it changes anything. `keep`:
- * objects retention must not delete besides the new one (the backup a restore reads).
+ * best effort: a backup that cannot be written stops the op before it changes anything.
  */
-export async function backupStep(ctx: RunContext, before: PulledState, inputsHash: string | undefined, terraformVersion: string, keep: string[] = []): Promise<ArtifactRef | undefined> {
+export async function backupStep(ctx: RunContext, { before, inputsHash, terraformVersion, keep = [] }: BackupStepOptions): Promise<ArtifactRef | undefined> {
   const store = backupStore(ctx);
   const lineage = stateLineage(before);
   if (lineage === null) {

@@ -1,4 +1,5 @@
-// terraform's human plan output, held back until the runner knows what to mask.
+// terraform's human plan text, kept back in a private file until the runner knows what to mask, then printed masked.
+// ("held" is the saved plan file the runner holds open: workspace/plan-file.ts.)
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -12,29 +13,29 @@ import type { Workspace } from '../workspace/workspace.ts';
 
 /**
  * terraform's human plan can print secrets it no longer marks (derived attributes), and the runner
- * learns which variables are sensitive only from the plan JSON. So the plan's stdout is held in a
+ * learns which variables are sensitive only from the plan JSON. So the plan's stdout is kept in a
  * private file and printed, masked, once the classification has taught the masker.
  */
 export const PLAN_TEXT_LIMIT = 64 * 1024;
 
-export interface HeldPlanOutput {
-  /** terraform plan, its stdout held: the one command run through the holding handle, which never leaves this file. */
+export interface MaskedPlanText {
+  /** terraform plan, its stdout kept back: the one command run through the keeping handle, which never leaves this file. */
   plan(options: PlanOptions): Promise<PlanResult>;
   /** The first PLAN_TEXT_LIMIT characters of the plan, masked, once `around` has finished. */
   text(): string;
-  /** Runs the plan and classification, then prints what was held, whether they succeeded or not. */
+  /** Runs the plan and classification, then prints what was kept back, whether they succeeded or not. */
   around<T>(body: () => Promise<T>): Promise<T>;
 }
 
-/** `progress` counts what the held lines report (a long plan says so), never printing them. */
-export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Masker, progress: Pick<ProgressWatch, 'hold' | 'saw'>): HeldPlanOutput {
+/** `progress` counts what the kept-back lines report (a long plan says so), never printing them. */
+export function maskedPlanText(tf: Terraform, workspace: Workspace, masker: Masker, progress: Pick<ProgressWatch, 'hold' | 'saw'>): MaskedPlanText {
   const file = join(workspace.privateDir, 'plan.txt');
-  const held = createWriteStream(file, { mode: 0o600, flags: 'wx' }); // the runner's own file: never through a link
-  const holding = tf.withOutput({
+  const kept = createWriteStream(file, { mode: 0o600, flags: 'wx' }); // the runner's own file: never through a link
+  const keeping = tf.withOutput({
     line: (stream, line, command) => {
       if (stream !== 'stdout') return tf.output.line(stream, line, command);
       progress.saw(line, 'held');
-      if (!held.write(line + '\n')) return once(held, 'drain').then(() => undefined);
+      if (!kept.write(line + '\n')) return once(kept, 'drain').then(() => undefined);
     },
     end: (stream, command) => (stream === 'stdout' ? undefined : tf.output.end?.(stream, command)),
   });
@@ -42,14 +43,14 @@ export function heldPlanOutput(tf: Terraform, workspace: Workspace, masker: Mask
   return {
     plan: (options) => {
       progress.hold();
-      return plan(holding, options);
+      return plan(keeping, options);
     },
     text: () => text,
     async around(body) {
       try {
         return await body();
       } finally {
-        await new Promise<void>((resolve) => held.end(resolve));
+        await new Promise<void>((resolve) => kept.end(resolve));
         const planText = new LineMasker(masker);
         const keep = (masked: string | undefined) => {
           if (masked !== undefined && text.length < PLAN_TEXT_LIMIT) text += masked + '\n';

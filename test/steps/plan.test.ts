@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { classifyPlan } from '../../src/plan/classify.ts';
-import { refuseErrored } from '../../src/steps/steps.ts';
+import { refuseErrored } from '../../src/steps/plan.ts';
 import { change, plan } from '../plan/support.ts';
 
 const planDoc = (errored: boolean) => plan({ errored, resource_changes: [change('terraform_data.r0', ['create'])] });

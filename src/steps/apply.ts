@@ -1,0 +1,106 @@
+// The apply steps (backup, plan check, apply) and applySavedPlan, the sequence that applies a saved
+// plan that was classified or approved. Each step takes the run context and one options object;
+// the backup is a state step (state.ts: restore takes one too).
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { OutputValue } from '../schemas/result.ts';
+import { RunnerError } from '../errors.ts';
+import { apply as terraformApply, type ApplyFailure, type ApplyOptions } from '../terraform/apply.ts';
+import type { TerraformFailed } from '../terraform/terraform.ts';
+import type { HeldPlanFile } from '../workspace/plan-file.ts';
+import { ERRORED_STATE_FILE } from '../workspace/terraform-files.ts';
+import type { RunContext } from '../run/context.ts';
+import { heldPlan, removePlanFile } from './plan.ts';
+import type { PreparedRoot } from './prepare.ts';
+import { backupStep, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
+
+export interface ApplyStepOptions {
+  /** What a failed apply is called for the op (ApplyFailed, RefreshFailed, DestroyFailed). */
+  failureReason?: ApplyFailure;
+  /**
+   * What a stale saved plan (refused by terraform before it changed anything) means; without it, an
+   * ordinary failure of the apply. Called in the apply step: what it keeps (ctx.keep) is terraform's later word.
+   */
+  onStalePlan?: (stale: TerraformFailed) => RunnerError;
+}
+
+export interface ApplySavedPlanOptions extends ApplyStepOptions {
+  root: PreparedRoot;
+  /** The state the plan was made against (stateBeforeStep). */
+  before: PulledState;
+  /** The sha256 of the plan that was classified or approved: the plan file must still have it. */
+  planHash: string;
+  backup?: boolean;
+}
+
+/** What an apply left: its outputs and the state after it. */
+export interface Applied {
+  outputs: Record<string, OutputValue>;
+  after: PulledState;
+}
+
+/**
+ * Backup, then apply the saved plan (see applyStep) once its sha256 is still `planHash`, the
+ * plan that was classified or approved. The plan file does not outlive the apply.
+ */
+export async function applySavedPlan(ctx: RunContext, options: ApplySavedPlanOptions): Promise<Applied> {
+  const { root, before, planHash } = options;
+  if (options.backup !== false) await backupStep(ctx, { before, inputsHash: root.inputs.hashes.inputsHash, terraformVersion: root.version.version });
+  try {
+    const planFile = await planCheckStep(ctx, { workspace: root.workspace, planHash });
+    return await applyStep(ctx, { ...options, apply: { planFile, lockTimeout: ctx.settings.lockTimeout, varFiles: root.workspace.applyVarFiles } });
+  } finally {
+    await removePlanFile(root.workspace);
+  }
+}
+
+/** Just before apply, through the open file terraform will read: a plan written in place since it was hashed is refused. */
+export async function planCheckStep(ctx: RunContext, { workspace, planHash }: { workspace: PreparedRoot['workspace']; planHash: string }): Promise<HeldPlanFile> {
+  return ctx.step('plan check', async () => {
+    const held = heldPlan(workspace);
+    const now = await held.sha256();
+    if (now !== planHash)
+      throw new RunnerError({
+        kind: 'plan',
+        reason: 'PlanFileChanged',
+        message: `the saved plan file changed after it was classified (sha256 ${planHash}, now ${now}): something else writes to the workdir. Nothing was applied. Give the runner a workdir only it can write (an emptyDir volume) and run again.`,
+        detail: { classified: planHash, found: now },
+      });
+    return held;
+  });
+}
+
+export interface ApplyStepRunOptions extends ApplyStepOptions {
+  root: PreparedRoot;
+  before: PulledState;
+  apply: ApplyOptions;
+}
+
+/**
+ * terraform apply of a saved plan, then the outputs and the state it left. A failed
+ * apply still saves what terraform could not (errored.tfstate) and reports what the state holds.
+ */
+export async function applyStep(ctx: RunContext, { root, before, apply, failureReason, onStalePlan }: ApplyStepRunOptions): Promise<Applied> {
+  const { tf, workspace } = root;
+  // Only an errored.tfstate this apply writes is terraform's unsaved state (code run at plan time could leave one).
+  await rm(join(workspace.root, ERRORED_STATE_FILE), { force: true });
+  try {
+    await ctx.step(
+      'apply',
+      async () => {
+        // As terraform's apply process starts, not before: a stop before it (during the backup, the plan check) applies nothing.
+        const onStart = () => ctx.keep({ applied: true, mayHaveChanged: true });
+        const applied = await terraformApply(tf, apply, { failureReason, onStart });
+        if (applied.outcome === 'stalePlan') throw onStalePlan?.(applied.failure) ?? applied.failure;
+        return applied;
+      },
+      { exitCode: (r) => r.exitCode },
+    );
+  } catch (error) {
+    await stateAfterFailure(ctx, tf, workspace, before);
+    throw error;
+  }
+  // The apply is done: the state it left, and its outputs from that state, are read even if a stop came meanwhile.
+  const after = await stateAfterStep(ctx, tf, workspace, before, { cleanup: true, outputs: true });
+  return { outputs: after.reported?.outputs ?? {}, after };
+}

@@ -1,0 +1,205 @@
+// The prepare steps (preflight, inputs, workspace, init, validate) and prepareRoot, the sequence
+// every op that runs the module starts with. Each step takes the run context and one options
+// object, and returns what it learned (telling its step record what of that the result reports).
+import { resolve } from 'node:path';
+import { imageError } from '../errors.ts';
+import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
+import { loadInputs, type LoadedInputs } from '../inputs/load.ts';
+import { ignoredTfVars, undeclaredVariables } from '../inputs/unused.ts';
+import { encryptionSettings, plaintextBackupDecision } from '../guard/plaintext-backups.ts';
+import { terraformText } from '../output/terraform-text.ts';
+import { checkBackend, type ExpectedBackend } from '../terraform/backend.ts';
+import { init } from '../terraform/init.ts';
+import { createTerraform, type Terraform } from '../terraform/terraform.ts';
+import { validate } from '../terraform/validate.ts';
+import { checkSupported, terraformVersion, unverifiedWarning, type TerraformVersion } from '../terraform/version.ts';
+import type { ModuleScan } from '../workspace/scan.ts';
+import { prepareWorkspace, readConfigFiles, scanConfigFiles, type Workspace } from '../workspace/workspace.ts';
+import type { RunContext } from '../run/context.ts';
+import type { Learned } from '../run/learned.ts';
+import { checkRunLocations } from './locations.ts';
+import { pullSettled, pullStateBefore, refuseStateInWorkdir, type PulledState } from './state.ts';
+
+export interface PreflightOptions {
+  /** Run after the run locations are checked, before terraform's version is (restore: the backend-only module check). */
+  check?: () => Promise<void>;
+}
+
+/** The cheap part of the contract check, before anything touches state: usable run locations, a supported terraform (after `check`, when given). */
+export async function preflight(ctx: RunContext, options: PreflightOptions = {}): Promise<TerraformVersion> {
+  return ctx.step(
+    'preflight',
+    async () => {
+      await checkRunLocations(ctx.settings);
+      await options.check?.();
+      return checkTerraform(ctx, await terraformVersionOf(ctx));
+    },
+    { learned: terraformLearned },
+  );
+}
+
+/** The same for ops that run the module: also a module dir with configuration, read once. */
+export async function preflightModule(ctx: RunContext): Promise<{ version: TerraformVersion; scan: ModuleScan }> {
+  return ctx.step(
+    'preflight',
+    async () => {
+      await checkRunLocations(ctx.settings);
+      // terraform's start and the reading of the module overlap; their failures are reported in this order, whichever ends first.
+      const [read, found] = await Promise.allSettled([readConfigFiles(ctx.settings.module), terraformVersionOf(ctx)]);
+      // The files the tool in use reads: what it skips never counts (workspace.ts refuses what it would leave out).
+      // Without a tool (its version failed), every file: a module that does not parse is still reported first.
+      const scan = scanConfigFiles(settledValue(read), found.status === 'fulfilled' ? found.value.flavor : undefined);
+      const version = settledValue(found);
+      checkPlaintextBackups(ctx, scan);
+      return { version: checkTerraform(ctx, version), scan };
+    },
+    { learned: ({ version }) => terraformLearned(version) },
+  );
+}
+
+const settledValue = <T>(settled: PromiseSettledResult<T>): T => {
+  if (settled.status === 'rejected') throw settled.reason;
+  return settled.value;
+};
+
+const terraformLearned = (version: TerraformVersion): Learned => ({ terraform: { version: version.version, flavor: version.flavor } });
+
+/** OpenTofu state encryption: refuses (apply, plan, restore) or warns (destroy) before anything touches state; see guard/plaintext-backups.ts. */
+export function checkPlaintextBackups(ctx: RunContext, scan: Pick<ModuleScan, 'encryption'>): void {
+  const settings = encryptionSettings(scan.encryption, process.env);
+  const decision = plaintextBackupDecision(ctx.op, settings, ctx.settings.allowPlaintextBackups);
+  if (decision.action === 'refuse') throw imageError(decision.message, { encryption: settings });
+  if (decision.action === 'warn') ctx.warn(decision.message);
+}
+
+const terraformVersionOf = (ctx: RunContext) => terraformVersion(ctx.settings.terraform, { stop: ctx.terraformStop });
+
+function checkTerraform(ctx: RunContext, version: TerraformVersion): TerraformVersion {
+  checkSupported(version);
+  const unverified = unverifiedWarning(version);
+  if (unverified) ctx.warn(unverified);
+  return version;
+}
+
+/** Reads the inputs dir, computes both hashes and teaches the masker every secret input value. */
+export async function inputsStep(ctx: RunContext): Promise<LoadedInputs> {
+  return ctx.step(
+    'inputs',
+    async () => {
+      const inputs = await loadInputs(ctx.settings.inputs, { image: ctx.settings.image, kind: ctx.settings.kind });
+      for (const value of inputs.upfrontSecrets) ctx.masker.add(value, `a value in ${SENSITIVE_TFVARS_FILE}`);
+      for (const notice of [...inputs.notices, ...ignoredTfVars(process.env)]) ctx.notice(notice);
+      return inputs;
+    },
+    { learned: ({ hashes }) => ({ inputsHash: hashes.inputsHash, approvalHash: hashes.approvalHash }) },
+  );
+}
+
+export interface WorkspaceStepOptions {
+  scan: ModuleScan;
+  inputs: LoadedInputs;
+}
+
+export async function workspaceStep(ctx: RunContext, { scan, inputs }: WorkspaceStepOptions): Promise<Workspace> {
+  return ctx.step('workspace', () =>
+    prepareWorkspace({
+      moduleDir: ctx.settings.module,
+      scan,
+      workdir: ctx.settings.workdir,
+      statePath: ctx.settings.state,
+      inputs: inputs.workspaceInputs,
+      teardown: ctx.op === 'destroy',
+      warn: (message) => ctx.warn(message),
+    }),
+  );
+}
+
+export interface TerraformInOptions {
+  version: TerraformVersion;
+  workspace: Workspace;
+}
+
+/** The run's terraform in `workspace`: its text printed masked (and counted for progress), stopped through the run's stop handle. */
+export function terraformIn(ctx: RunContext, { version, workspace }: TerraformInOptions): Terraform {
+  const text = terraformText({ masker: ctx.masker, log: ctx.log, step: () => ctx.currentStep, stdout: process.stdout });
+  return createTerraform({
+    path: version.path,
+    cwd: workspace.root,
+    output: {
+      line: (stream, line, command) => {
+        ctx.progress.saw(line, 'printed');
+        return text.line(stream, line, command);
+      },
+      end: text.end,
+    },
+    stop: ctx.terraformStop,
+    mask: (text) => ctx.masker.mask(text),
+  });
+}
+
+export interface InitStepOptions {
+  tf: Terraform;
+  workspace: Workspace;
+}
+
+/** init, then the backend it recorded (the module's own, or exactly the local state --state names) and where it keeps the state (never in the workdir), before any state is read. */
+export async function initStep(ctx: RunContext, { tf, workspace }: InitStepOptions): Promise<void> {
+  const statePath = ctx.settings.state;
+  const expected: ExpectedBackend = statePath ? { type: 'local', path: resolve(statePath) } : { type: workspace.scan.backend ?? 'unknown' };
+  await ctx.step(
+    'init',
+    async () => {
+      const result = await init(tf, { backendConfigs: ctx.settings.backendConfig, lockfileReadonly: true });
+      await checkBackend(tf, expected, [...new Set(workspace.scan.backendBlocks.map((block) => block.file))]);
+      await refuseStateInWorkdir(tf, workspace, statePath);
+      return result;
+    },
+    { exitCode: (r) => r.exitCode },
+  );
+}
+
+export async function validateStep(ctx: RunContext, { tf }: { tf: Terraform }): Promise<void> {
+  await ctx.step('validate', () => validate(tf), { exitCode: (r) => r.exitCode });
+}
+
+/** What every op that runs the module starts with: the contract preflight, the inputs, the workdir, init and validate. */
+export interface PreparedRoot {
+  version: TerraformVersion;
+  inputs: LoadedInputs;
+  workspace: Workspace;
+  tf: Terraform;
+  /** The state before the op, pulled beside validate: stateBeforeStep reads it (before any plan runs). */
+  stateBefore?: Promise<PulledState>;
+}
+
+export interface PrepareRootOptions {
+  validate?: boolean;
+  /** Runs in the fresh workdir before init (e.g. to put an approved plan's lock file in place). */
+  beforeInit?: (workspace: Workspace, inputs: LoadedInputs) => Promise<void>;
+}
+
+export async function prepareRoot(ctx: RunContext, options: PrepareRootOptions = {}): Promise<PreparedRoot> {
+  const { version, scan } = await preflightModule(ctx);
+  const inputs = await inputsStep(ctx);
+  // Variables the module declares sensitive (or ephemeral) are masked from the first byte, not only once the plan says so.
+  inputs.maskSensitiveVariables(scan.sensitiveVariables, ctx.masker);
+  inputs.maskSensitiveVariables(scan.ephemeralVariables, ctx.masker, 'a variable the module declares ephemeral');
+  for (const notice of undeclaredVariables(inputs.snapshot, scan.variables)) ctx.notice(notice);
+  const workspace = await workspaceStep(ctx, { scan, inputs });
+  const tf = terraformIn(ctx, { version, workspace });
+  let stateBefore: Promise<PulledState> | undefined;
+  try {
+    await options.beforeInit?.(workspace, inputs);
+    await initStep(ctx, { tf, workspace });
+    if (options.validate !== false) {
+      // The pull reads the backend init checked; validate reads only the configuration: one need not wait for the other.
+      stateBefore = pullStateBefore(tf, workspace);
+      await validateStep(ctx, { tf });
+    }
+  } catch (error) {
+    await pullSettled(ctx, stateBefore); // its file is in the workdir: settled before it goes
+    await workspace.dispose();
+    throw error;
+  }
+  return { version, inputs, workspace, tf, stateBefore };
+}
