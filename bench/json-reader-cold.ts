@@ -8,7 +8,7 @@
 //   node json-reader-cold.mjs state|plan|json-parse FILE
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { summarizeState } from '../src/plan/state.ts';
+import { summarizeState } from '../src/state/summary.ts';
 import { classifyPlanStream } from '../src/plan/stream.ts';
 
 const [mode, file] = process.argv.slice(2);

@@ -17,7 +17,7 @@
 //      when the policy loads) and rules that pass the estimate but spend their whole budget on
 //      every change of a plan with 9,000-character keys, until the plan's budget runs out: wall
 //      and CPU time, cost units, µs a unit, peak RSS.
-//   6. reader: the streaming JSON reader (src/plan/select-json.ts) cold, on the first document of a
+//   6. reader: the streaming JSON reader (src/json/select-json.ts) cold, on the first document of a
 //      fresh process: a `state pull` of 500 instances (≈ 230 KB), `show -json` documents of ≈ 530 KB
 //      and 4 MiB; MB/s, and ÷ JSON.parse of the same bytes, each in a fresh process, interleaved.
 //

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import type { InputsHashes } from '../inputs/index.ts';
 import { Snapshot } from '../controller-model/snapshot.ts';
 import { loadInputs } from '../inputs/load.ts';
-import { summarizeState } from '../plan/state.ts';
+import { summarizeState } from '../state/summary.ts';
 import { deriveStatus, FAILED_JOBS_HISTORY_LIMIT, retainedJobs, type Run } from './history.ts';
 import { APPROVE_DESTRUCTIVE_PLAN, type LocalObject, type LocalPaths } from './object.ts';
 

@@ -9,7 +9,7 @@ import { RunnerError } from '../errors.ts';
 import { statePush } from '../terraform/state.ts';
 import { readArtifact } from '../store/artifact-read.ts';
 import { withSerial } from '../state/serial.ts';
-import { summarizeState } from '../plan/state.ts';
+import { summarizeState } from '../state/summary.ts';
 import { emptyScan } from '../workspace/scan.ts';
 import { prepareBackendWorkspace, scanModule, writeNewFile } from '../workspace/workspace.ts';
 import type { RunContext } from '../run/context.ts';

@@ -1,7 +1,7 @@
 // What a document given as a plan's JSON is when it is not one (pure but peekHead): the files
 // people mistake for it, each named with the command that makes the right one. Told from its first
 // bytes, before the classifier reads it: a state would otherwise classify as a plan of unknown keys.
-import type { ByteSource } from './select-json.ts';
+import type { ByteSource } from '../json/select-json.ts';
 
 /** How many bytes of a document misfedDocument reads. */
 export const DOCUMENT_HEAD_BYTES = 1024;

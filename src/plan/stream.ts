@@ -7,7 +7,7 @@ import type { Classification } from '../schemas/classification.ts';
 import { RunnerError } from '../errors.ts';
 import { assertPlanObject, type ClassifyOptions, PlanClassifier } from './classify.ts';
 import { JsonSyntaxError } from '../util/json-syntax-error.ts';
-import { type ByteSource, KEEP, readSelected, type Selector, type Shape } from './select-json.ts';
+import { type ByteSource, KEEP, readSelected, type Selector, type Shape } from '../json/select-json.ts';
 import {
   type ActionInvocation,
   type Change,

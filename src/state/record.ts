@@ -4,7 +4,7 @@
 // delete, and a destroy deletes the record first. The state keeps the record's value as it was
 // before the op; everything else stays as terraform left it, byte for byte.
 import { arrayItems, documentSpan, objectMembers, replaceSpan, type Span } from './json-text.ts';
-import { isInputsHashResource } from '../plan/state.ts';
+import { isInputsHashResource } from './summary.ts';
 
 /** The record's resource entry as a state holds it ({mode, type, name, provider, instances}). */
 export type RecordEntry = Record<string, unknown>;

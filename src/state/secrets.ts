@@ -5,7 +5,7 @@
 // and the old value is in no input the runner was given. States can be large: read as a stream, one
 // instance at a time.
 import { createReadStream } from 'node:fs';
-import { KEEP, readSelected, type Selector } from '../plan/select-json.ts';
+import { KEEP, readSelected, type Selector } from '../json/select-json.ts';
 import { stringLeaves, type Masker } from '../output/mask.ts';
 
 export interface StateSecret {

@@ -4,7 +4,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ArtifactRef, OutputValue, Result } from '../schemas/result.ts';
 import { stringLeaves } from '../output/mask.ts';
-import { summarizeState, type StateSummary } from '../plan/state.ts';
+import { summarizeState, type StateSummary } from '../state/summary.ts';
 import { maskStateSecrets } from '../state/secrets.ts';
 import { pruneObjects, type PruneOptions } from '../store/retention.ts';
 import type { ChunkStore } from '../store/store.ts';

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { RunnerError } from '../../src/errors.ts';
 import type { Classification } from '../../src/schemas/classification.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
-import { summarizeState } from '../../src/plan/state.ts';
+import { summarizeState } from '../../src/state/summary.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { peakLiveGrowth } from '../support/live-memory.ts';
 import { change, chunked, corpusFiles, corpusPath, everyNthByte, INPUTS_HASH, plan, type Json } from './support.ts';

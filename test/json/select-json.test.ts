@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { KEEP, SelectiveJsonReader, type Selector } from '../../src/plan/select-json.ts';
+import { KEEP, SelectiveJsonReader, type Selector } from '../../src/json/select-json.ts';
 import { JsonSyntaxError } from '../../src/util/json-syntax-error.ts';
 import { runs } from '../support/property-runs.ts';
 

@@ -3,7 +3,7 @@
 // plans, so only these fields are built (see select-json.ts).
 import { RunnerError } from '../errors.ts';
 import { JsonSyntaxError } from '../util/json-syntax-error.ts';
-import { type ByteSource, KEEP, readSelected, type Selector } from './select-json.ts';
+import { type ByteSource, KEEP, readSelected, type Selector } from '../json/select-json.ts';
 import { isSha256 } from '../util/sha256.ts';
 import { INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE } from '../workspace/reserved-names.ts';
 
