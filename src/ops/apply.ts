@@ -8,7 +8,7 @@ import { shownAction, shownChange, shownPolicyFinding } from '../guard/unreviewe
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
-import { approvalCoverageStep, explainApprovalMismatch, type DestructiveEntry } from './approval-coverage.ts';
+import { approvalCoverageStep, explainApprovalMismatch, type DestructiveEntry } from './apply-approval.ts';
 import { prepareRoot } from '../steps/prepare.ts';
 import { planAndClassify } from '../steps/plan.ts';
 import { applySavedPlan } from '../steps/apply.ts';

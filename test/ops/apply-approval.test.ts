@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Masker } from '../../src/output/mask.ts';
-import { approvalCoverageStep, blockedRecordName, KEEP_BLOCKED_RECORDS, keepBlockedRecord, type DestructiveEntry } from '../../src/ops/approval-coverage.ts';
+import { approvalCoverageStep, blockedRecordName, KEEP_BLOCKED_RECORDS, keepBlockedRecord, type DestructiveEntry } from '../../src/ops/apply-approval.ts';
 import type { RunContext } from '../../src/run/context.ts';
 import type { Classification } from '../../src/schemas/classification.ts';
 import { BLOCKED_LINEAGE, blockedResult } from '../kube/harness.ts';
@@ -14,7 +14,7 @@ import { BLOCKED_LINEAGE, blockedResult } from '../kube/harness.ts';
 const refuse = (why: string) => new Error(`refused: ${why}`);
 const H = 'a'.repeat(64);
 
-describe('guard: the records of blocked runs and the approval step (approval-coverage)', () => {
+describe('guard: the records of blocked runs and the approval step (apply-approval)', () => {
   /** What keepBlockedRecord and approvalCoverageStep use of a RunContext, no process, no terraform. */
   function context(dir: string, extra: Record<string, unknown> = {}) {
     const warnings: string[] = [];
