@@ -7,10 +7,11 @@ import { RunnerError } from '../errors.ts';
 import { needsApproval } from '../guard/gate.ts';
 import { type ActionKind, changesResource, countedAs, isDestructive, kindName, listedActions, readActions } from './actions.ts';
 import { reservedAddressOf, reservedEntryWhy, RUNNER_DESTROY_KINDS, RUNNER_KINDS } from './reserved.ts';
-import { type ActionInvocation, type Change, type Configuration, type ConfiguredResource, type DeferredActionInvocation, type DeferredResource, type DeferredResourceChange, type InvokeActionTrigger, type LifecycleActionTrigger, type OutputChange, type Plan, PLAN_HEADER_FIELDS, PLAN_TOP_LEVEL_KEYS, type PlanHeader, type ResourceChange, type RootModule, type VariableDeclaration } from './types.ts';
-import { fieldsOf, isRecord, jsonTypeName, optionalString, shown, type Unchecked } from './values.ts';
+import { type Change, type Configuration, type ConfiguredResource, type DeferredActionInvocation, type DeferredResource, type DeferredResourceChange, type OutputChange, type Plan, PLAN_HEADER_FIELDS, PLAN_SECTIONS, PLAN_TOP_LEVEL_KEYS, type PlanHeader, type PlanSection, type ResourceChange, type RootModule, type VariableDeclaration } from './types.ts';
+import { fieldsOf, isRecord, jsonTypeName, optionalString, type Unchecked } from './values.ts';
 import type { PolicyChangeView } from '../policy/views.ts';
 import { addressParts } from './address.ts';
+import { readActionInvocation } from './action-invocations.ts';
 
 export interface ClassifyOptions {
   /**
@@ -44,397 +45,6 @@ export const DEFAULT_LIST_LIMIT = 100;
 /** Format majors this classifier understands. terraform-json rejects unknown majors the same way. */
 const KNOWN_FORMAT_MAJORS = new Set([0, 1]);
 
-/** The plan document sections the classifier reads and the JSON type each must have. */
-export const PLAN_SECTIONS = {
-  resource_changes: 'array',
-  resource_drift: 'array',
-  deferred_changes: 'array',
-  deferred_action_invocations: 'array',
-  output_changes: 'object',
-  action_invocations: 'array',
-} as const satisfies Partial<Record<keyof Plan, 'array' | 'object'>>;
-export type PlanSection = keyof typeof PLAN_SECTIONS;
-
-function readReplacePaths(value: unknown): DestructiveChange['replacePaths'] {
-  const isPath = (path: unknown) => Array.isArray(path) && path.every((step) => typeof step === 'string' || typeof step === 'number');
-  return Array.isArray(value) && value.every(isPath) ? (value as (string | number)[][]) : undefined;
-}
-
-/** terraform's lifecycle events that run an action (configs.ActionTriggerEvent; BeforeDestroy and AfterDestroy from 1.16). */
-const ACTION_TRIGGER_EVENTS: ReadonlySet<string> = new Set(['BeforeCreate', 'AfterCreate', 'BeforeUpdate', 'AfterUpdate', 'BeforeDestroy', 'AfterDestroy']);
-/** configs.ActionOnFailure as terraform 1.16 writes it. */
-const ACTION_ON_FAILURE: Readonly<Record<string, string>> = { ActionOnFailureHalt: 'halt', ActionOnFailureTaint: 'taint', ActionOnFailureContinue: 'continue' };
-
-/**
- * One action invocation, the fields the contract lists (never config_values: they may hold secrets),
- * and why the runner cannot tell when it runs or what a failure does, if so.
- */
-function readActionInvocation(entry: unknown, position: string, deferredReason: string | null): { action: PlannedAction; problems: string[] } {
-  const invocation = fieldsOf<ActionInvocation>(entry);
-  const problems: string[] = isRecord(entry) ? [] : [`it is ${jsonTypeName(entry)}, not an object`];
-  const { lifecycle_action_trigger: lifecycleValue, invoke_action_trigger: invoke } = invocation;
-  let trigger = 'unknown';
-  let triggeringResource: string | null = null;
-  let onFailure: string | null = null;
-  if (isRecord(lifecycleValue) && !isRecord(invoke)) {
-    const lifecycle = fieldsOf<LifecycleActionTrigger>(lifecycleValue);
-    const event = lifecycle.action_trigger_event;
-    if (typeof event === 'string' && ACTION_TRIGGER_EVENTS.has(event)) trigger = event;
-    else problems.push(`unknown action_trigger_event ${shown(event ?? null)}`);
-    triggeringResource = optionalString(lifecycle.triggering_resource_address) ?? null;
-    if (lifecycle.on_failure !== undefined) {
-      onFailure = typeof lifecycle.on_failure === 'string' ? (ACTION_ON_FAILURE[lifecycle.on_failure] ?? 'unknown') : 'unknown';
-      if (onFailure === 'unknown') problems.push(`unknown on_failure ${shown(lifecycle.on_failure)}`);
-    }
-  } else if (isRecord(invoke) && !isRecord(lifecycleValue)) {
-    trigger = 'invoke';
-    triggeringResource = optionalString(fieldsOf<InvokeActionTrigger>(invoke).calling_resource_address) ?? null;
-  } else if (isRecord(entry)) problems.push('it has neither a lifecycle_action_trigger nor an invoke_action_trigger (or both)');
-  const action: PlannedAction = {
-    address: optionalString(invocation.address) ?? position,
-    type: optionalString(invocation.type) ?? null,
-    provider: optionalString(invocation.provider_name) ?? null,
-    trigger,
-    triggeringResource,
-    onFailure,
-    deferred: deferredReason !== null,
-    deferredReason,
-  };
-  return { action, problems };
-}
-
-/** What a present value holds, as the allow-list of top-level keys judges it: a non-empty array or object, or any scalar but null and false. */
-function holdsContent(value: unknown): boolean {
-  if (Array.isArray(value)) return value.length > 0;
-  if (isRecord(value)) return Object.keys(value).length > 0;
-  return value !== null && value !== false;
-}
-
-/** An entry of resource_changes or resource_drift as the classification lists it: its address, where it moved from, its deposed key, its actions. */
-function resourceEntry(entry: Unchecked<ResourceChange>, address: string, moved: boolean, actions: string[]): ResourceEntry {
-  const previous = optionalString(entry.previous_address);
-  const deposed = optionalString(entry.deposed);
-  return { address, ...(moved && previous !== undefined && { previousAddress: previous }), ...(deposed !== undefined && { deposed }), actions };
-}
-
-/** Where a moved entry was, and that address's parts, as a policy view carries them (null when it did not move). */
-function previousOf(previous: string | undefined): Pick<PolicyChangeView, 'previousAddress' | 'previousModule' | 'previousType' | 'previousName'> {
-  const parts = previous === undefined ? undefined : addressParts(previous);
-  return { previousAddress: previous ?? null, previousModule: parts?.module ?? null, previousType: parts?.type ?? null, previousName: parts?.name ?? null };
-}
-
-function emptyCounts(): ActionCounts {
-  return { create: 0, update: 0, delete: 0, replace: 0, read: 0, noop: 0, forget: 0, import: 0, move: 0, unknown: 0 };
-}
-
-export class PlanClassifier {
-  readonly #ignore: ReadonlySet<string>;
-  readonly #runnerKinds: ReadonlySet<ActionKind>;
-  readonly #limit: number;
-  #header: Unchecked<PlanHeader> = {};
-  #resourceEntries = 0;
-  #driftEntries = 0;
-  #hasResourceChanges = false;
-  #hasOutputChanges = false;
-  readonly #counts = emptyCounts();
-  readonly #outputCounts = { create: 0, update: 0, delete: 0 };
-  readonly #destructive: DestructiveChange[] = [];
-  #destructiveTotal = 0;
-  readonly #drift: DriftEntry[] = [];
-  #driftTotal = 0;
-  readonly #changes: ResourceEntry[] = [];
-  #changesTotal = 0;
-  #record: Classification['record'];
-  readonly #failClosed: string[] = [];
-  readonly #sensitiveVariables: string[] = [];
-  readonly #actions: PlannedAction[] = [];
-  #actionsTotal = 0;
-  #actionEntries = 0;
-  #deferredActionEntries = 0;
-  readonly #deferred: DeferredChange[] = [];
-  #deferredTotal = 0;
-
-  readonly #onRootDeclaration: ((address: string) => void) | undefined;
-  readonly #onDestructive: ((entry: DestructiveChange) => void) | undefined;
-  readonly #onAction: ((action: PlannedAction) => void) | undefined;
-  readonly #onChange: ((change: PolicyChangeView) => void) | undefined;
-
-  constructor(options: ClassifyOptions = {}) {
-    this.#ignore = options.ignoreAddresses ?? new Set();
-    this.#runnerKinds = options.destroyPlan ? RUNNER_DESTROY_KINDS : RUNNER_KINDS;
-    this.#limit = options.limit ?? DEFAULT_LIST_LIMIT;
-    this.#onRootDeclaration = options.onRootDeclaration;
-    this.#onDestructive = options.onDestructive;
-    this.#onAction = options.onAction;
-    this.#onChange = options.onChange;
-  }
-
-  /** A resource declared in configuration.root_module.resources. */
-  addConfiguredResource(value: unknown): void {
-    const resource = fieldsOf<ConfiguredResource>(value);
-    if (resource.mode === 'managed' && typeof resource.address === 'string') this.#onRootDeclaration?.(resource.address);
-  }
-
-  /** A module call declared in configuration.root_module.module_calls. */
-  addModuleCall(name: string): void {
-    this.#onRootDeclaration?.(`module.${name}`);
-  }
-
-  /** The top-level scalar fields. Fields absent here keep what an earlier call gave. */
-  addHeader(header: Unchecked<Plan>): void {
-    for (const field of PLAN_HEADER_FIELDS) if (field in header) this.#header[field] = header[field];
-  }
-
-  /**
-   * Called once a section has been read (after its entries): fails closed when it has the wrong
-   * JSON type (then it has no entries), or when it is deferred_changes and lists any.
-   */
-  checkSection(section: PlanSection, value: unknown): void {
-    const expected = PLAN_SECTIONS[section];
-    const matches = expected === 'array' ? Array.isArray(value) : isRecord(value);
-    if (!matches) this.#failClosed.push(`${section} is ${jsonTypeName(value)}, expected ${expected === 'array' ? 'an array' : 'an object'}`);
-    if (section === 'deferred_changes' && this.#deferredTotal > 0)
-      this.#failClosed.push(`deferred_changes lists ${this.#deferredTotal} change${this.#deferredTotal === 1 ? '' : 's'} terraform could not plan yet (partial.deferred): the plan is incomplete`);
-  }
-
-  /** A top-level key outside PLAN_TOP_LEVEL_KEYS: the runner cannot tell what applying it means when it holds anything. */
-  addOtherKey(key: string, hasContent: boolean): void {
-    if (PLAN_TOP_LEVEL_KEYS.has(key) || !hasContent) return;
-    this.#failClosed.push(`the plan has a top-level key this runner does not know, ${JSON.stringify(key)}, and it holds content: what applying it does cannot be checked`);
-  }
-
-  /** One entry of action_invocations. */
-  addActionInvocation(entry: unknown): void {
-    this.#recordAction(entry, `action_invocations[${this.#actionEntries++}]`, null);
-  }
-
-  /** One entry of deferred_action_invocations: `{reason, action_invocation}`. */
-  addDeferredActionInvocation(entry: unknown): void {
-    const position = `deferred_action_invocations[${this.#deferredActionEntries++}]`;
-    const deferred = fieldsOf<DeferredActionInvocation>(entry);
-    const reason = optionalString(deferred.reason) ?? 'unknown';
-    this.#recordAction(isRecord(entry) ? (deferred.action_invocation ?? null) : entry, position, reason);
-  }
-
-  /** One entry of deferred_changes: `{reason, resource_change}`, listed in partial.deferred, never counted or destructive. */
-  addDeferredChange(entry: unknown): void {
-    const position = `deferred_changes[${this.#deferredTotal++}]`;
-    if (this.#deferred.length >= this.#limit) return;
-    const deferred = fieldsOf<DeferredResourceChange>(entry);
-    const resource = fieldsOf<DeferredResource>(deferred.resource_change);
-    this.#deferred.push({
-      address: optionalString(resource.address) ?? position,
-      action: kindName(readActions(fieldsOf<Change>(resource.change).actions).kind),
-      reason: optionalString(deferred.reason) ?? null,
-    });
-  }
-
-  addResourceChange(value: unknown): void {
-    const position = `resource_changes[${this.#resourceEntries++}]`;
-    if (!isRecord(value)) {
-      this.#recordUnknownEntry(position, `${position} is ${jsonTypeName(value)}, not an object`);
-      return;
-    }
-    const entry = fieldsOf<ResourceChange>(value);
-    const address = optionalString(entry.address);
-    const change = fieldsOf<Change>(entry.change);
-    const reading = readActions(change.actions);
-    const reserved = reservedAddressOf(entry, this.#ignore);
-    const reservedWhy = reserved === undefined ? undefined : reservedEntryWhy(entry, change, reading, reserved, this.#runnerKinds);
-    if (reserved !== undefined && reservedWhy === undefined) {
-      // The runner's own: skipped everywhere, but said, since terraform's own counts include it.
-      if (changesResource(reading.kind)) this.#record = { address: reserved, actions: listedActions(change.actions) };
-      return;
-    }
-    const importing = isRecord(change.importing);
-    const moved = typeof entry.previous_address === 'string' && entry.previous_address !== address;
-
-    for (const kind of countedAs(reading.kind)) this.#counts[kind] += 1;
-    if (importing) this.#counts.import += 1;
-    if (moved) this.#counts.move += 1;
-    // A no-op that moves or imports still changes the state, so terraform must apply it. A data
-    // source read changes no resource: counting it would report drift where there is none.
-    if (changesResource(reading.kind) || importing || moved) {
-      this.#hasResourceChanges = true;
-      this.#recordChange(entry, address ?? position, moved, listedActions(change.actions));
-    }
-
-    const destroys = isDestructive(reading.kind) ? reading.kind : undefined;
-    const deposed = optionalString(entry.deposed);
-    const reason = optionalString(entry.action_reason);
-    const replacePaths = readReplacePaths(change.replace_paths);
-    this.#onChange?.({
-      address: address ?? position,
-      module: optionalString(entry.module_address) ?? null,
-      mode: optionalString(entry.mode) ?? null,
-      type: optionalString(entry.type) ?? null,
-      name: optionalString(entry.name) ?? null,
-      provider: optionalString(entry.provider_name) ?? null,
-      // At a reserved address every entry is destructive and unknown (below); a create-forget forgets.
-      kind: reservedWhy !== undefined ? 'unknown' : reading.kind === 'createForget' ? 'forget' : reading.kind,
-      actions: listedActions(change.actions),
-      reason: reason ?? null,
-      replacePaths: replacePaths ?? null,
-      deposed: deposed ?? null,
-      ...previousOf(moved ? optionalString(entry.previous_address) : undefined),
-      moved,
-      imported: importing,
-    });
-    if (destroys === undefined && reservedWhy === undefined) return;
-    const why = reservedWhy ?? reading.why;
-    const previous = moved ? optionalString(entry.previous_address) : undefined;
-    this.#recordDestructive({
-      address: address ?? position,
-      ...(previous !== undefined && { previousAddress: previous }),
-      ...(deposed !== undefined && { deposed }),
-      // At a reserved address even a create or a no-op fails closed: the runner cannot tell what it means.
-      action: destroys ?? 'unknown',
-      actions: listedActions(change.actions),
-      ...(reason !== undefined && { reason }),
-      ...(replacePaths !== undefined && { replacePaths }),
-      ...(why !== undefined && { why }),
-    });
-  }
-
-  addResourceDrift(value: unknown): void {
-    const position = `resource_drift[${this.#driftEntries++}]`;
-    const entry = fieldsOf<ResourceChange>(value);
-    const address = optionalString(entry.address);
-    const change = fieldsOf<Change>(entry.change);
-    const reserved = reservedAddressOf(entry, this.#ignore);
-    if (reserved !== undefined) {
-      // A refresh-only plan reports moves here, and applying it carries them out: a move into or
-      // out of the record, an instance or a deposed object of it fails closed as in resource_changes.
-      const why = reservedEntryWhy(entry, change, { kind: 'noop' }, reserved, RUNNER_KINDS);
-      if (why === undefined) return; // the record's own value changed outside terraform: never drift
-      this.#counts.unknown += 1;
-      this.#hasResourceChanges = true;
-      const deposed = optionalString(entry.deposed);
-      this.#recordDestructive({ address: address ?? position, ...(deposed !== undefined && { deposed }), action: 'unknown', actions: listedActions(change.actions), why: `${position}: ${why}` });
-      this.#onChange?.({ address: address ?? position, deposed: deposed ?? null, kind: 'unknown', actions: listedActions(change.actions) });
-      return;
-    }
-    this.#driftTotal += 1;
-    // A refresh-only plan reports its moves only here (a normal plan in resource_changes), and applying it carries them out.
-    const previous = optionalString(entry.previous_address);
-    const moved = previous !== undefined && previous !== address;
-    if (moved) this.#counts.move += 1;
-    if (this.#drift.length >= this.#limit) return;
-    this.#drift.push(resourceEntry(entry, address ?? position, moved, listedActions(change.actions)));
-  }
-
-  #recordChange(entry: Unchecked<ResourceChange>, address: string, moved: boolean, actions: string[]): void {
-    this.#changesTotal += 1;
-    if (this.#changes.length < this.#limit) this.#changes.push(resourceEntry(entry, address, moved, actions));
-  }
-
-  /** One member of output_changes. Outputs change the state but never destroy infrastructure. */
-  addOutputChange(name: string, change: unknown): void {
-    const { actions } = fieldsOf<OutputChange>(change);
-    const reading = readActions(actions);
-    switch (reading.kind) {
-      case 'noop':
-        return;
-      case 'create':
-      case 'update':
-      case 'delete':
-        this.#outputCounts[reading.kind] += 1;
-        break;
-      default:
-        // Outputs have no replace, read or forget: anything else is a shape this runner does not know.
-        this.#failClosed.push(`output ${JSON.stringify(name)}: ${reading.why ?? `unexpected actions ${JSON.stringify(actions)}`}`);
-    }
-    this.#hasOutputChanges = true;
-  }
-
-  /** One root module variable declaration (configuration.root_module.variables). */
-  addVariable(name: string, declaration: unknown): void {
-    if (fieldsOf<VariableDeclaration>(declaration).sensitive === true) this.#sensitiveVariables.push(name);
-  }
-
-  result(): Classification {
-    const headerProblems: string[] = [];
-    const formatVersion = this.#readFormatVersion(headerProblems);
-    const errored = this.#readBoolean('errored', false, true, headerProblems);
-    const hasChanges = this.#hasResourceChanges || this.#hasOutputChanges || this.#actionsTotal > 0;
-    // Format 0.x and OpenTofu have no complete/applyable: such plans were complete, and applyable when they changed something.
-    const complete = this.#readBoolean('complete', !errored, false, headerProblems);
-    // terraform writes complete false for deferred changes and -target (which the runner never passes): applying it does not finish the configuration.
-    if (!complete && !errored && typeof this.#header.complete === 'boolean')
-      headerProblems.push('complete is false: terraform says applying this plan does not finish the configuration (deferred changes, or -target)');
-    const failClosed = [...headerProblems, ...this.#failClosed];
-    const facts = { destructiveTotal: this.#destructiveTotal, actionsTotal: this.#actionsTotal, failClosed };
-    return {
-      gated: needsApproval(facts),
-      formatVersion,
-      ...(typeof this.#header.terraform_version === 'string' && { terraformVersion: this.#header.terraform_version }),
-      errored,
-      complete,
-      applyable: this.#readBoolean('applyable', hasChanges && !errored, false, headerProblems),
-      hasResourceChanges: this.#hasResourceChanges,
-      hasOutputChanges: this.#hasOutputChanges,
-      destructive: [...this.#destructive],
-      destructiveTotal: this.#destructiveTotal,
-      counts: { ...this.#counts },
-      outputChanges: { ...this.#outputCounts },
-      drift: [...this.#drift],
-      driftTotal: this.#driftTotal,
-      changes: [...this.#changes],
-      changesTotal: this.#changesTotal,
-      ...(this.#record && { record: this.#record }),
-      failClosed,
-      sensitiveVariables: [...this.#sensitiveVariables].sort(),
-      actions: [...this.#actions],
-      actionsTotal: this.#actionsTotal,
-      ...((!complete || this.#deferredTotal > 0) && { partial: { complete, deferred: [...this.#deferred], deferredTotal: this.#deferredTotal } }),
-    };
-  }
-
-  #recordAction(entry: unknown, position: string, deferredReason: string | null): void {
-    const { action, problems } = readActionInvocation(entry, position, deferredReason);
-    if (problems.length) this.#failClosed.push(`${position} (${action.address}): ${problems.join('; ')}`);
-    this.#actionsTotal += 1;
-    this.#onAction?.(action);
-    if (this.#actions.length < this.#limit) this.#actions.push(action);
-  }
-
-  #recordUnknownEntry(position: string, why: string): void {
-    this.#counts.unknown += 1;
-    this.#hasResourceChanges = true;
-    this.#recordDestructive({ address: position, action: 'unknown', actions: [], why });
-    this.#onChange?.({ address: position, kind: 'unknown', actions: [] });
-  }
-
-  /** Every destructive entry is counted and told to onDestructive; the first `limit` are kept. */
-  #recordDestructive(entry: DestructiveChange): void {
-    this.#destructiveTotal += 1;
-    this.#onDestructive?.(entry);
-    if (this.#destructive.length < this.#limit) this.#destructive.push(entry);
-  }
-
-  #readFormatVersion(problems: string[]): string {
-    const version = this.#header.format_version;
-    if (typeof version !== 'string') {
-      problems.push(version === undefined ? 'format_version is missing' : `format_version is ${jsonTypeName(version)}, expected a string`);
-      return '';
-    }
-    const major = /^(\d+)\.\d+$/.exec(version)?.[1];
-    if (major === undefined) problems.push(`format_version ${JSON.stringify(version)} is not MAJOR.MINOR`);
-    else if (!KNOWN_FORMAT_MAJORS.has(Number(major))) {
-      problems.push(`format_version ${JSON.stringify(version)} has major version ${major}; this runner reads 0.x and 1.x`);
-    }
-    return version;
-  }
-
-  /** A header boolean: `absent` when terraform did not write it, `invalid` (and a fail-closed note) when it is not a boolean. */
-  #readBoolean(field: 'errored' | 'complete' | 'applyable', absent: boolean, invalid: boolean, problems: string[]): boolean {
-    const value = this.#header[field];
-    if (value === undefined) return absent;
-    if (typeof value === 'boolean') return value;
-    problems.push(`${field} is ${jsonTypeName(value)}, expected a boolean`);
-    return invalid;
-  }
-}
 
 const planUnreadable = (message: string) => new RunnerError({ kind: 'plan', reason: 'PlanUnreadable', message });
 
@@ -493,4 +103,344 @@ export function classifyPlan(document: unknown, options: ClassifyOptions = {}): 
     }
   }
   return classifier.result();
+}
+
+/** The rules, fed one piece of the document at a time (classifyPlan above, or the streaming reader); result() says what they found. */
+export class PlanClassifier {
+  readonly #ignore: ReadonlySet<string>;
+  readonly #runnerKinds: ReadonlySet<ActionKind>;
+  #header: Unchecked<PlanHeader> = {};
+  #resourceEntries = 0;
+  #driftEntries = 0;
+  #hasResourceChanges = false;
+  #hasOutputChanges = false;
+  readonly #counts: ActionCounts = { create: 0, update: 0, delete: 0, replace: 0, read: 0, noop: 0, forget: 0, import: 0, move: 0, unknown: 0 };
+  readonly #outputCounts = { create: 0, update: 0, delete: 0 };
+  // The listed entries: every one counted, the first `limit` kept.
+  readonly #destructive: BoundedList<DestructiveChange>;
+  readonly #drift: BoundedList<DriftEntry>;
+  readonly #changes: BoundedList<ResourceEntry>;
+  readonly #actions: BoundedList<PlannedAction>;
+  readonly #deferred: BoundedList<DeferredChange>;
+  #record: Classification['record'];
+  readonly #failClosed: string[] = [];
+  readonly #sensitiveVariables: string[] = [];
+  #actionEntries = 0;
+  #deferredActionEntries = 0;
+
+  readonly #onRootDeclaration: ((address: string) => void) | undefined;
+  readonly #onDestructive: ((entry: DestructiveChange) => void) | undefined;
+  readonly #onAction: ((action: PlannedAction) => void) | undefined;
+  readonly #onChange: ((change: PolicyChangeView) => void) | undefined;
+
+  constructor(options: ClassifyOptions = {}) {
+    this.#ignore = options.ignoreAddresses ?? new Set();
+    this.#runnerKinds = options.destroyPlan ? RUNNER_DESTROY_KINDS : RUNNER_KINDS;
+    const limit = options.limit ?? DEFAULT_LIST_LIMIT;
+    this.#destructive = new BoundedList(limit);
+    this.#drift = new BoundedList(limit);
+    this.#changes = new BoundedList(limit);
+    this.#actions = new BoundedList(limit);
+    this.#deferred = new BoundedList(limit);
+    this.#onRootDeclaration = options.onRootDeclaration;
+    this.#onDestructive = options.onDestructive;
+    this.#onAction = options.onAction;
+    this.#onChange = options.onChange;
+  }
+
+  /** A resource declared in configuration.root_module.resources. */
+  addConfiguredResource(value: unknown): void {
+    const resource = fieldsOf<ConfiguredResource>(value);
+    if (resource.mode === 'managed' && typeof resource.address === 'string') this.#onRootDeclaration?.(resource.address);
+  }
+
+  /** A module call declared in configuration.root_module.module_calls. */
+  addModuleCall(name: string): void {
+    this.#onRootDeclaration?.(`module.${name}`);
+  }
+
+  /** The top-level scalar fields. Fields absent here keep what an earlier call gave. */
+  addHeader(header: Unchecked<Plan>): void {
+    for (const field of PLAN_HEADER_FIELDS) if (field in header) this.#header[field] = header[field];
+  }
+
+  /**
+   * Called once a section has been read (after its entries): fails closed when it has the wrong
+   * JSON type (then it has no entries), or when it is deferred_changes and lists any.
+   */
+  checkSection(section: PlanSection, value: unknown): void {
+    const expected = PLAN_SECTIONS[section];
+    const matches = expected === 'array' ? Array.isArray(value) : isRecord(value);
+    if (!matches) this.#failClosed.push(`${section} is ${jsonTypeName(value)}, expected ${expected === 'array' ? 'an array' : 'an object'}`);
+    const deferred = this.#deferred.total;
+    if (section === 'deferred_changes' && deferred > 0)
+      this.#failClosed.push(`deferred_changes lists ${deferred} change${deferred === 1 ? '' : 's'} terraform could not plan yet (partial.deferred): the plan is incomplete`);
+  }
+
+  /** A top-level key outside PLAN_TOP_LEVEL_KEYS: the runner cannot tell what applying it means when it holds anything. */
+  addOtherKey(key: string, hasContent: boolean): void {
+    if (PLAN_TOP_LEVEL_KEYS.has(key) || !hasContent) return;
+    this.#failClosed.push(`the plan has a top-level key this runner does not know, ${JSON.stringify(key)}, and it holds content: what applying it does cannot be checked`);
+  }
+
+  /** One entry of action_invocations. */
+  addActionInvocation(entry: unknown): void {
+    this.#recordAction(entry, `action_invocations[${this.#actionEntries++}]`, null);
+  }
+
+  /** One entry of deferred_action_invocations: `{reason, action_invocation}`. */
+  addDeferredActionInvocation(entry: unknown): void {
+    const position = `deferred_action_invocations[${this.#deferredActionEntries++}]`;
+    const deferred = fieldsOf<DeferredActionInvocation>(entry);
+    const reason = optionalString(deferred.reason) ?? 'unknown';
+    this.#recordAction(isRecord(entry) ? (deferred.action_invocation ?? null) : entry, position, reason);
+  }
+
+  /** One entry of deferred_changes: `{reason, resource_change}`, listed in partial.deferred, never counted or destructive. */
+  addDeferredChange(entry: unknown): void {
+    const position = `deferred_changes[${this.#deferred.total}]`;
+    const deferred = fieldsOf<DeferredResourceChange>(entry);
+    const resource = fieldsOf<DeferredResource>(deferred.resource_change);
+    this.#deferred.add({
+      address: optionalString(resource.address) ?? position,
+      action: kindName(readActions(fieldsOf<Change>(resource.change).actions).kind),
+      reason: optionalString(deferred.reason) ?? null,
+    });
+  }
+
+  addResourceChange(value: unknown): void {
+    const position = `resource_changes[${this.#resourceEntries++}]`;
+    if (!isRecord(value)) {
+      this.#recordUnknownEntry(position, `${position} is ${jsonTypeName(value)}, not an object`);
+      return;
+    }
+    const entry = fieldsOf<ResourceChange>(value);
+    const address = optionalString(entry.address);
+    const change = fieldsOf<Change>(entry.change);
+    const reading = readActions(change.actions);
+    const reserved = reservedAddressOf(entry, this.#ignore);
+    const reservedWhy = reserved === undefined ? undefined : reservedEntryWhy(entry, change, reading, reserved, this.#runnerKinds);
+    if (reserved !== undefined && reservedWhy === undefined) {
+      // The runner's own: skipped everywhere, but said, since terraform's own counts include it.
+      if (changesResource(reading.kind)) this.#record = { address: reserved, actions: listedActions(change.actions) };
+      return;
+    }
+    const importing = isRecord(change.importing);
+    const moved = typeof entry.previous_address === 'string' && entry.previous_address !== address;
+
+    for (const kind of countedAs(reading.kind)) this.#counts[kind] += 1;
+    if (importing) this.#counts.import += 1;
+    if (moved) this.#counts.move += 1;
+    // A no-op that moves or imports still changes the state, so terraform must apply it. A data
+    // source read changes no resource: counting it would report drift where there is none.
+    if (changesResource(reading.kind) || importing || moved) {
+      this.#hasResourceChanges = true;
+      this.#changes.add(resourceEntry(entry, address ?? position, moved, listedActions(change.actions)));
+    }
+
+    const destroys = isDestructive(reading.kind) ? reading.kind : undefined;
+    const deposed = optionalString(entry.deposed);
+    const reason = optionalString(entry.action_reason);
+    const replacePaths = readReplacePaths(change.replace_paths);
+    this.#onChange?.({
+      address: address ?? position,
+      module: optionalString(entry.module_address) ?? null,
+      mode: optionalString(entry.mode) ?? null,
+      type: optionalString(entry.type) ?? null,
+      name: optionalString(entry.name) ?? null,
+      provider: optionalString(entry.provider_name) ?? null,
+      // At a reserved address every entry is destructive and unknown (below); a create-forget forgets.
+      kind: reservedWhy !== undefined ? 'unknown' : reading.kind === 'createForget' ? 'forget' : reading.kind,
+      actions: listedActions(change.actions),
+      reason: reason ?? null,
+      replacePaths: replacePaths ?? null,
+      deposed: deposed ?? null,
+      ...previousOf(moved ? optionalString(entry.previous_address) : undefined),
+      moved,
+      imported: importing,
+    });
+    if (destroys === undefined && reservedWhy === undefined) return;
+    const why = reservedWhy ?? reading.why;
+    const previous = moved ? optionalString(entry.previous_address) : undefined;
+    this.#recordDestructive({
+      address: address ?? position,
+      ...(previous !== undefined && { previousAddress: previous }),
+      ...(deposed !== undefined && { deposed }),
+      // At a reserved address even a create or a no-op fails closed: the runner cannot tell what it means.
+      action: destroys ?? 'unknown',
+      actions: listedActions(change.actions),
+      ...(reason !== undefined && { reason }),
+      ...(replacePaths !== undefined && { replacePaths }),
+      ...(why !== undefined && { why }),
+    });
+  }
+
+  addResourceDrift(value: unknown): void {
+    const position = `resource_drift[${this.#driftEntries++}]`;
+    const entry = fieldsOf<ResourceChange>(value);
+    const address = optionalString(entry.address);
+    const change = fieldsOf<Change>(entry.change);
+    const reserved = reservedAddressOf(entry, this.#ignore);
+    if (reserved !== undefined) {
+      // A refresh-only plan reports moves here, and applying it carries them out: a move into or
+      // out of the record, an instance or a deposed object of it fails closed as in resource_changes.
+      const why = reservedEntryWhy(entry, change, { kind: 'noop' }, reserved, RUNNER_KINDS);
+      if (why === undefined) return; // the record's own value changed outside terraform: never drift
+      this.#counts.unknown += 1;
+      this.#hasResourceChanges = true;
+      const deposed = optionalString(entry.deposed);
+      this.#recordDestructive({ address: address ?? position, ...(deposed !== undefined && { deposed }), action: 'unknown', actions: listedActions(change.actions), why: `${position}: ${why}` });
+      this.#onChange?.({ address: address ?? position, deposed: deposed ?? null, kind: 'unknown', actions: listedActions(change.actions) });
+      return;
+    }
+    // A refresh-only plan reports its moves only here (a normal plan in resource_changes), and applying it carries them out.
+    const previous = optionalString(entry.previous_address);
+    const moved = previous !== undefined && previous !== address;
+    if (moved) this.#counts.move += 1;
+    this.#drift.add(resourceEntry(entry, address ?? position, moved, listedActions(change.actions)));
+  }
+
+  /** One member of output_changes. Outputs change the state but never destroy infrastructure. */
+  addOutputChange(name: string, change: unknown): void {
+    const { actions } = fieldsOf<OutputChange>(change);
+    const reading = readActions(actions);
+    switch (reading.kind) {
+      case 'noop':
+        return;
+      case 'create':
+      case 'update':
+      case 'delete':
+        this.#outputCounts[reading.kind] += 1;
+        break;
+      default:
+        // Outputs have no replace, read or forget: anything else is a shape this runner does not know.
+        this.#failClosed.push(`output ${JSON.stringify(name)}: ${reading.why ?? `unexpected actions ${JSON.stringify(actions)}`}`);
+    }
+    this.#hasOutputChanges = true;
+  }
+
+  /** One root module variable declaration (configuration.root_module.variables). */
+  addVariable(name: string, declaration: unknown): void {
+    if (fieldsOf<VariableDeclaration>(declaration).sensitive === true) this.#sensitiveVariables.push(name);
+  }
+
+  result(): Classification {
+    const headerProblems: string[] = [];
+    const formatVersion = this.#readFormatVersion(headerProblems);
+    const errored = this.#readBoolean('errored', false, true, headerProblems);
+    const hasChanges = this.#hasResourceChanges || this.#hasOutputChanges || this.#actions.total > 0;
+    // Format 0.x and OpenTofu have no complete/applyable: such plans were complete, and applyable when they changed something.
+    const complete = this.#readBoolean('complete', !errored, false, headerProblems);
+    // terraform writes complete false for deferred changes and -target (which the runner never passes): applying it does not finish the configuration.
+    if (!complete && !errored && typeof this.#header.complete === 'boolean')
+      headerProblems.push('complete is false: terraform says applying this plan does not finish the configuration (deferred changes, or -target)');
+    const failClosed = [...headerProblems, ...this.#failClosed];
+    const facts = { destructiveTotal: this.#destructive.total, actionsTotal: this.#actions.total, failClosed };
+    return {
+      gated: needsApproval(facts),
+      formatVersion,
+      ...(typeof this.#header.terraform_version === 'string' && { terraformVersion: this.#header.terraform_version }),
+      errored,
+      complete,
+      applyable: this.#readBoolean('applyable', hasChanges && !errored, false, headerProblems),
+      hasResourceChanges: this.#hasResourceChanges,
+      hasOutputChanges: this.#hasOutputChanges,
+      destructive: [...this.#destructive.items],
+      destructiveTotal: this.#destructive.total,
+      counts: { ...this.#counts },
+      outputChanges: { ...this.#outputCounts },
+      drift: [...this.#drift.items],
+      driftTotal: this.#drift.total,
+      changes: [...this.#changes.items],
+      changesTotal: this.#changes.total,
+      ...(this.#record && { record: this.#record }),
+      failClosed,
+      sensitiveVariables: [...this.#sensitiveVariables].sort(),
+      actions: [...this.#actions.items],
+      actionsTotal: this.#actions.total,
+      ...((!complete || this.#deferred.total > 0) && { partial: { complete, deferred: [...this.#deferred.items], deferredTotal: this.#deferred.total } }),
+    };
+  }
+
+  #recordAction(entry: unknown, position: string, deferredReason: string | null): void {
+    const { action, problems } = readActionInvocation(entry, position, deferredReason);
+    if (problems.length) this.#failClosed.push(`${position} (${action.address}): ${problems.join('; ')}`);
+    this.#actions.add(action);
+    this.#onAction?.(action);
+  }
+
+  #recordUnknownEntry(position: string, why: string): void {
+    this.#counts.unknown += 1;
+    this.#hasResourceChanges = true;
+    this.#recordDestructive({ address: position, action: 'unknown', actions: [], why });
+    this.#onChange?.({ address: position, kind: 'unknown', actions: [] });
+  }
+
+  /** Every destructive entry is counted and told to onDestructive; the first `limit` are kept. */
+  #recordDestructive(entry: DestructiveChange): void {
+    this.#destructive.add(entry);
+    this.#onDestructive?.(entry);
+  }
+
+  #readFormatVersion(problems: string[]): string {
+    const version = this.#header.format_version;
+    if (typeof version !== 'string') {
+      problems.push(version === undefined ? 'format_version is missing' : `format_version is ${jsonTypeName(version)}, expected a string`);
+      return '';
+    }
+    const major = /^(\d+)\.\d+$/.exec(version)?.[1];
+    if (major === undefined) problems.push(`format_version ${JSON.stringify(version)} is not MAJOR.MINOR`);
+    else if (!KNOWN_FORMAT_MAJORS.has(Number(major))) {
+      problems.push(`format_version ${JSON.stringify(version)} has major version ${major}; this runner reads 0.x and 1.x`);
+    }
+    return version;
+  }
+
+  /** A header boolean: `absent` when terraform did not write it, `invalid` (and a fail-closed note) when it is not a boolean. */
+  #readBoolean(field: 'errored' | 'complete' | 'applyable', absent: boolean, invalid: boolean, problems: string[]): boolean {
+    const value = this.#header[field];
+    if (value === undefined) return absent;
+    if (typeof value === 'boolean') return value;
+    problems.push(`${field} is ${jsonTypeName(value)}, expected a boolean`);
+    return invalid;
+  }
+}
+
+// ---- what the classifier reads entries with ----
+
+function readReplacePaths(value: unknown): DestructiveChange['replacePaths'] {
+  const isPath = (path: unknown) => Array.isArray(path) && path.every((step) => typeof step === 'string' || typeof step === 'number');
+  return Array.isArray(value) && value.every(isPath) ? (value as (string | number)[][]) : undefined;
+}
+
+/** What a present value holds, as the allow-list of top-level keys judges it: a non-empty array or object, or any scalar but null and false. */
+function holdsContent(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0;
+  if (isRecord(value)) return Object.keys(value).length > 0;
+  return value !== null && value !== false;
+}
+
+/** An entry of resource_changes or resource_drift as the classification lists it: its address, where it moved from, its deposed key, its actions. */
+function resourceEntry(entry: Unchecked<ResourceChange>, address: string, moved: boolean, actions: string[]): ResourceEntry {
+  const previous = optionalString(entry.previous_address);
+  const deposed = optionalString(entry.deposed);
+  return { address, ...(moved && previous !== undefined && { previousAddress: previous }), ...(deposed !== undefined && { deposed }), actions };
+}
+
+/** Where a moved entry was, and that address's parts, as a policy view carries them (null when it did not move). */
+function previousOf(previous: string | undefined): Pick<PolicyChangeView, 'previousAddress' | 'previousModule' | 'previousType' | 'previousName'> {
+  const parts = previous === undefined ? undefined : addressParts(previous);
+  return { previousAddress: previous ?? null, previousModule: parts?.module ?? null, previousType: parts?.type ?? null, previousName: parts?.name ?? null };
+}
+
+/** Entries counted whole and listed up to a limit (the result's bounded lists and their totals). */
+class BoundedList<T> {
+  readonly items: T[] = [];
+  total = 0;
+  constructor(readonly limit: number) {}
+
+  add(entry: T): void {
+    this.total += 1;
+    if (this.items.length < this.limit) this.items.push(entry);
+  }
 }

@@ -127,6 +127,17 @@ export interface Plan {
 export const PLAN_HEADER_FIELDS = ['format_version', 'terraform_version', 'errored', 'complete', 'applyable'] as const satisfies readonly (keyof Plan)[];
 export type PlanHeader = Pick<Plan, (typeof PLAN_HEADER_FIELDS)[number]>;
 
+/** The plan document sections the classifier reads and the JSON type each must have. */
+export const PLAN_SECTIONS = {
+  resource_changes: 'array',
+  resource_drift: 'array',
+  deferred_changes: 'array',
+  deferred_action_invocations: 'array',
+  output_changes: 'object',
+  action_invocations: 'array',
+} as const satisfies Partial<Record<keyof Plan, 'array' | 'object'>>;
+export type PlanSection = keyof typeof PLAN_SECTIONS;
+
 /**
  * Every top-level key terraform (1.5 to 1.17) and OpenTofu (1.6 to 1.12) are known to write in a
  * plan document, in terraform's order (jsonplan/plan.go, `type plan struct`). A plan does not say
