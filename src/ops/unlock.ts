@@ -11,7 +11,7 @@ import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
 import { prepareBackendWorkspace } from '../workspace/workspace.ts';
 import { initStep, preflight, terraformIn } from '../steps/prepare.ts';
-import { scanModule } from '../workspace/workspace.ts';
+import { scanModule } from '../workspace/config-files.ts';
 
 const describeHolder = (lock: LockReport) =>
   `${lock.who ?? 'an unknown holder'}${lock.operation ? ` (${lock.operation})` : ''}${lock.created ? ` since ${lock.created}` : ''}`;

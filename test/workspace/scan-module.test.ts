@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runChecked } from '../support/exec.ts';
-import { MAX_CONFIG_FILE_BYTES, scanModule } from '../../src/workspace/workspace.ts';
+import { MAX_CONFIG_FILE_BYTES, scanModule } from '../../src/workspace/config-files.ts';
 import { RunnerError } from '../../src/errors.ts';
 
 async function moduleDir(): Promise<string> {

@@ -8,7 +8,8 @@ import { emptyScan } from '../../src/workspace/scan.ts';
 import { scanHcl } from '../../src/workspace/scan-hcl.ts';
 import { scanJson } from '../../src/workspace/scan-tf-json.ts';
 import { skippedConfigFile } from '../../src/workspace/terraform-files.ts';
-import { inputsHashConfig, missedDeclarations, prepareWorkspace, scanConfigFiles, scanModule, skippedFilesProblem } from '../../src/workspace/workspace.ts';
+import { inputsHashConfig, missedDeclarations, prepareWorkspace, skippedFilesProblem } from '../../src/workspace/workspace.ts';
+import { scanConfigFiles, scanModule } from '../../src/workspace/config-files.ts';
 
 describe('workspace: scanning top-level blocks', () => {
   it('lists every backend and cloud block with its file and line, in HCL and JSON', () => {

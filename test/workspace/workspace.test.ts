@@ -7,7 +7,8 @@ import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadInputs } from '../../src/inputs/load.ts';
-import { prepareWorkspace, RUNNER_FILES, scanModule } from '../../src/workspace/workspace.ts';
+import { prepareWorkspace, RUNNER_FILES } from '../../src/workspace/workspace.ts';
+import { scanModule } from '../../src/workspace/config-files.ts';
 
 /** A workspace prepared from `module` (file name → text) and `inputs` (file name → JSON). */
 async function workspaceOf(t: TestContext, module: Record<string, string>, inputs: Record<string, unknown>) {
