@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { ObjectKind } from '../../object-kind.ts';
+import type { CheckName, CheckProblem, CheckRow, ContractCheck, ContractReport } from './report.ts';
 import { asRunnerError, imageError, RunnerError } from '../../errors.ts';
 import { providersInInitOutput, type Diagnosis } from '../../terraform/diagnostics.ts';
 import { init } from '../../terraform/init.ts';
@@ -16,7 +17,7 @@ import { createTerraform, TerraformFailed } from '../../terraform/terraform.ts';
 import { validate } from '../../terraform/validate.ts';
 import type { TerraformDiagnostic } from '../../schemas/result.ts';
 import { errorsOf } from '../../terraform/known-diagnostics.ts';
-import { checkSupported, resolveExecutable, terraformVersion, type Flavor, type TerraformVersion } from '../../terraform/version.ts';
+import { checkSupported, resolveExecutable, terraformVersion, type TerraformVersion } from '../../terraform/version.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../workspace/reserved-names.ts';
 import type { ModuleScan } from '../../workspace/scan.ts';
 import { scanHcl } from '../../workspace/scan-hcl.ts';
@@ -30,39 +31,6 @@ import { REQUIRED_VARIABLES } from './module-files.ts';
 import { readMirror, unvouched } from './providers.ts';
 import { LOCK_FILE } from '../../workspace/terraform-files.ts';
 import { DEFAULT_POLICY_DIR } from '../../steps/policy.ts';
-
-export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'tfvars' | 'backend' | 'variables' | 'lockfile' | 'providers' | 'init' | 'validate' | 'policy';
-
-/**
- * One thing a check found wrong, where it is: `file` relative to the module dir (`.` for the module
- * as a whole), or a provider package's path in the image (`providers`); `line` when terraform or the scan knows it.
- */
-export interface CheckProblem {
-  file: string;
-  line?: number;
-  message: string;
-}
-
-export interface ContractCheck {
-  name: CheckName;
-  /** One vocabulary, in the table and in --json: fail is a violation; skip: not run (a check it depends on failed, or it checks what only the image has). */
-  status: 'pass' | 'fail' | 'skip';
-  message: string;
-  fix?: string;
-  /** A failed check: each problem it found. */
-  problems?: CheckProblem[];
-  /** What passes but may not hold (a policy rule a rename walks past). */
-  warnings?: string[];
-}
-
-export interface ContractReport {
-  /** fail when any check fails. */
-  status: 'pass' | 'fail';
-  /** The module dir checked, as a path on this machine. */
-  module: string;
-  checks: ContractCheck[];
-  terraform?: { version: string; flavor: Flavor; path: string };
-}
 
 export interface ContractCheckOptions {
   /**
@@ -239,7 +207,6 @@ function checkWritable(dir: string, isDefault: boolean): { ok: boolean; message:
   }
 }
 
-type CheckRow = [name: CheckName, status: ContractCheck['status'], message: string, fix?: string, problems?: CheckProblem[], warnings?: string[]];
 
 /** The backend in backend.tf and nowhere else: restore and unlock build a root of that file alone. */
 async function backendCheck(moduleDir: string, scan: ModuleScan, resolution: PathResolution, inModule: (file: string) => string): Promise<CheckRow> {

@@ -1,5 +1,5 @@
 // The contract report for people: one row per check, the fix under each violation, a verdict.
-import type { ContractReport } from './check.ts';
+import type { ContractReport } from './report.ts';
 
 
 export function formatContractTable(report: ContractReport): string {
