@@ -69,6 +69,16 @@ export type ApprovalCoverage = Coverage & { otherState?: string };
 /** One destructive entry (or, with action "action", one provider action; with "policy", one requireApproval finding) of the approved plan, the fields that identify it. */
 export type DestructiveEntry = ShownChange<DestructiveChange['action'] | 'action' | 'policy'>;
 
+export interface ApprovalCoverageOptions {
+  plan: Classification;
+  everyDestructive: readonly DestructiveEntry[];
+  approvalHash: string;
+  /** The lineage of the state the apply planned against (null: none). */
+  stateLineage: string | null;
+  /** The error the step fails with when the blocked run planned against another state. */
+  refuseOtherState: (why: string) => Error;
+}
+
 /**
  * The `approval` step of an approved apply (an approval was required and matched): finds the newest
  * blocked run for `approvalHash`, compares, and warns about what the approval covered unseen.
@@ -76,14 +86,8 @@ export type DestructiveEntry = ShownChange<DestructiveChange['action'] | 'action
  * bounded lists of the result (planAndClassify's `onDestructive` and `onAction`). Fails closed: when
  * the comparison fails, every one counts as unreviewed, with a warning.
  */
-export async function approvalCoverageStep(
-  ctx: RunContext,
-  plan: Classification,
-  everyDestructive: readonly DestructiveEntry[],
-  approvalHash: string,
-  stateLineage: string | null,
-  refuseOtherState: (why: string) => Error,
-): Promise<Coverage> {
+export async function approvalCoverageStep(ctx: RunContext, options: ApprovalCoverageOptions): Promise<Coverage> {
+  const { plan, everyDestructive, approvalHash, stateLineage, refuseOtherState } = options;
   return ctx.step('approval', async () => {
     const { otherState, ...coverage } = await compareFailingClosed(ctx, plan, everyDestructive, approvalHash, stateLineage);
     if (otherState) throw refuseOtherState(otherState);

@@ -48,7 +48,7 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
     },
   });
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace);
+    const before = await stateBeforeStep(ctx, { tf: root.tf, workspace: root.workspace });
     await ctx.step('artifact binding', async () => checkBinding(manifest!, { stateLineage: before.lineage || null, backend: await backendIdentity(root.tf) }));
     // Classified for the record and to teach the masker; an errored plan is never applied. The
     // approval binds the plan, so only deny rules and limits judge it again: those no approval passes.

@@ -24,7 +24,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
   const root = await prepareRoot(ctx);
   const { inputs, workspace, tf } = root;
   try {
-    const before = await stateBeforeStep(ctx, tf, workspace, root.stateBefore);
+    const before = await stateBeforeStep(ctx, { tf, workspace, pulling: root.stateBefore });
 
     // Every destructive entry, action and policy finding, beyond the bounded lists of plan, for what
     // an approval covers (approvalCoverageStep); only an approved hash can match, so only then are they kept.
@@ -92,7 +92,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
           return blocked(`${why}. ${blockedMessage(plan, inputs.hashes.approvalHash)}`, { ...approval, matched: false });
         };
         if (decision.approvalRequired && decision.approvalMatched) {
-          const coverage = await approvalCoverageStep(ctx, plan, everyDestructive, inputs.hashes.approvalHash, stateLineage(before), otherState);
+          const coverage = await approvalCoverageStep(ctx, { plan, everyDestructive, approvalHash: inputs.hashes.approvalHash, stateLineage: stateLineage(before), refuseOtherState: otherState });
           ctx.keep({ approval: { ...approval, ...coverage } });
         }
         await applySavedPlan(ctx, { root, before, planHash });

@@ -14,7 +14,7 @@ import { stateBeforeStep, stateLineage } from '../steps/state.ts';
 export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
   const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
+    const before = await stateBeforeStep(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
     if (stateLineage(before) === null) {
       // Never DestroySucceeded: a controller must not take a run pointed at the wrong place for a teardown.
       ctx.skip('plan', 'there is no state');

@@ -14,7 +14,7 @@ export async function driftOp(ctx: RunContext): Promise<OpEnding> {
   const policy = await policyStep(ctx);
   const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
+    const before = await stateBeforeStep(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
     noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: the hash is never a difference. Nothing is applied, so
     // a policy finding is reported (plan.policy, gated), never refused.

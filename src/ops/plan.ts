@@ -24,7 +24,7 @@ export async function planOp(ctx: RunContext): Promise<OpEnding> {
   const policy = await policyStep(ctx);
   const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
+    const before = await stateBeforeStep(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
     const { planned, plan, planHash, planText } = await planAndClassify(ctx, { root, before, recordHash: root.inputs.hashes.inputsHash, show: { judgement: policy?.judgement({ tool: root.version.flavor }) } });
     ctx.keep({ planText });
     // A denied plan is never packed: nobody can approve it into an apply.

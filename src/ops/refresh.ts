@@ -26,7 +26,7 @@ function movesText(plan: Classification): string {
 export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
   const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, root.tf, root.workspace, root.stateBefore);
+    const before = await stateBeforeStep(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
     noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: a refresh never changes it.
     const { plan, planHash } = await planAndClassify(ctx, { root, before, recordHash: before.recordedInputsHash ?? root.inputs.hashes.inputsHash, plan: { refreshOnly: true } });

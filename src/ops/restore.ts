@@ -32,7 +32,7 @@ export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
     });
     const restored = backup.manifest;
     await initStep(ctx, { tf, workspace });
-    const current = await stateBeforeStep(ctx, tf, workspace);
+    const current = await stateBeforeStep(ctx, { tf, workspace });
 
     // A pg backend holds an empty state (serial 0, lineage "") before the first write: that is no state.
     const currentLineage = current.lineage || null;
@@ -63,7 +63,7 @@ export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
     // (no state to protect, a serial above 1), brings back the backup's lineage.
     if (currentLineage === null) await ctx.step('state push (lineage)', () => statePush(tf, pushFile, { force: true, lockTimeout }), { exitCode: (r) => r.exitCode });
 
-    const after = await stateAfterStep(ctx, tf, workspace, current);
+    const after = await stateAfterStep(ctx, { tf, workspace, before: current });
     await ctx.step('verify', () => verifyRestored(after.file, backup.paths[STATE_FILE]!, restored.lineage));
     return { outcome: 'succeeded', reason: 'RestoreSucceeded', message: `Restored backup ${source.object} (serial ${restored.serial}, lineage ${restored.lineage}) as serial ${after.serial}.` };
   } finally {

@@ -97,10 +97,10 @@ export async function applyStep(ctx: RunContext, { root, before, apply, failureR
       { exitCode: (r) => r.exitCode },
     );
   } catch (error) {
-    await stateAfterFailure(ctx, tf, workspace, before);
+    await stateAfterFailure(ctx, { tf, workspace, before });
     throw error;
   }
   // The apply is done: the state it left, and its outputs from that state, are read even if a stop came meanwhile.
-  const after = await stateAfterStep(ctx, tf, workspace, before, { cleanup: true, outputs: true });
+  const after = await stateAfterStep(ctx, { tf, workspace, before, cleanup: true, outputs: true });
   return { outputs: after.reported?.outputs ?? {}, after };
 }

@@ -30,6 +30,12 @@ const artifactWriter = () => import('../store/artifact-write.ts');
 /** A pulled state: its summary and the private file holding it. */
 export type PulledState = StateSummary & { file: string };
 
+/** Where a state step reads the state: the run's terraform, in its workspace. */
+export interface StateStepOptions {
+  tf: Terraform;
+  workspace: Workspace;
+}
+
 /**
  * After init, before any state is read: a local backend must keep the state outside the workdir.
  * Everything there (the module copy above all, where a relative path lands) is removed or cleared
@@ -75,7 +81,7 @@ export function pullStateBefore(tf: Terraform, workspace: Workspace): Promise<Pu
  * The state before the op: serial, lineage and the inputs hash it records, in the result at once, so a
  * later failure still reports it. `pulling`: the pull pullStateBefore started (else it is pulled now).
  */
-export async function stateBeforeStep(ctx: RunContext, tf: Terraform, workspace: Workspace, pulling?: Promise<PulledState>): Promise<PulledState> {
+export async function stateBeforeStep(ctx: RunContext, { tf, workspace, pulling }: StateStepOptions & { pulling?: Promise<PulledState> }): Promise<PulledState> {
   try {
     return await ctx.step(
       'state before',
@@ -141,7 +147,16 @@ export async function pullSettled(ctx: RunContext, pulling: Promise<PulledState>
  * outputs, read from this state as `terraform output -json` would read them (sensitive values taught
  * to the masker here, and kept out of the result: only the result Secret holds them).
  */
-export async function stateAfterStep(ctx: RunContext, tf: Terraform, workspace: Workspace, before: PulledState, options: { cleanup?: boolean; outputs?: boolean } = {}): Promise<PulledState & { reported?: ReportedOutputs }> {
+export interface StateAfterOptions extends StateStepOptions {
+  /** The state before the op: what the result reports the state after against. */
+  before: PulledState;
+  /** Damage control after a failure: it runs even after a stop request. */
+  cleanup?: boolean;
+  outputs?: boolean;
+}
+
+export async function stateAfterStep(ctx: RunContext, options: StateAfterOptions): Promise<PulledState & { reported?: ReportedOutputs }> {
+  const { tf, workspace, before } = options;
   return ctx.step(
     'state after',
     async () => {
@@ -187,12 +202,12 @@ async function pullState(tf: Terraform, file: string, outputs = false): Promise<
  * op (setBackRecord). Damage control runs even after a stop request; its own failures are warnings,
  * the apply's error is what counts. What became of errored.tfstate is kept for the result.
  */
-export async function stateAfterFailure(ctx: RunContext, tf: Terraform, workspace: Workspace, before: PulledState): Promise<void> {
+export async function stateAfterFailure(ctx: RunContext, { tf, workspace, before }: StateStepOptions & { before: PulledState }): Promise<void> {
   const erroredState = await rescueErroredState(ctx, tf, workspace, before);
   if (erroredState) ctx.keep({ erroredState });
   let after: PulledState;
   try {
-    after = await stateAfterStep(ctx, tf, workspace, before, { cleanup: true });
+    after = await stateAfterStep(ctx, { tf, workspace, before, cleanup: true });
   } catch (error) {
     ctx.warn(`could not read the state after the failed apply: ${(error as Error).message}`);
     return;

@@ -88,7 +88,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
     const shown = every.slice(0, 100).map((d) => ({ ...d, actions: ['delete'] }));
     const record = blockedResult({ approvalHash: H, plan: { ...blockedResult().plan!, destructive: shown, destructiveTotal: 130 } });
     await keepBlockedRecord(ctx, record);
-    const coverage = await approvalCoverageStep(ctx, planOf(every), every, H, BLOCKED_LINEAGE, refuse);
+    const coverage = await approvalCoverageStep(ctx, { plan: planOf(every), everyDestructive: every, approvalHash: H, stateLineage: BLOCKED_LINEAGE, refuseOtherState: refuse });
     assert.equal(coverage.unreviewedTotal, 30);
     assert.deepEqual(coverage.unreviewed, every.slice(100));
     assert.deepEqual(coverage.blockedRun, { location: join(dir, 'backups', blockedRecordName(H)), finishedAt: record.finishedAt });
@@ -104,7 +104,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
     await keepBlockedRecord(ctx, blockedResult({ approvalHash: H, plan: { ...blockedResult().plan!, destructive: every.map((d) => ({ ...d, actions: ['delete'] })), destructiveTotal: 2 } }));
     await mkdir(join(dir, 'out'));
     await writeFile(join(dir, 'out', 'result.json'), JSON.stringify(blockedResult({ approvalHash: H, finishedAt: '2999-01-01T00:00:00Z' })));
-    const coverage = await approvalCoverageStep(ctx, planOf(every), every, H, BLOCKED_LINEAGE, refuse);
+    const coverage = await approvalCoverageStep(ctx, { plan: planOf(every), everyDestructive: every, approvalHash: H, stateLineage: BLOCKED_LINEAGE, refuseOtherState: refuse });
     assert.equal(coverage.unreviewedTotal, 0);
     assert.equal(coverage.blockedRun?.location, join(dir, 'backups', blockedRecordName(H)));
     assert.equal(warnings.length, 1, JSON.stringify(warnings));
@@ -116,7 +116,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
     const every = entries(130);
     // Something unexpected while looking for the blocked run.
     const broken = context(dir, { get cluster(): never { throw new Error('boom'); } });
-    const coverage = await approvalCoverageStep(broken.ctx, planOf(every), every, H, BLOCKED_LINEAGE, refuse);
+    const coverage = await approvalCoverageStep(broken.ctx, { plan: planOf(every), everyDestructive: every, approvalHash: H, stateLineage: BLOCKED_LINEAGE, refuseOtherState: refuse });
     assert.equal(coverage.unreviewedTotal, 130);
     assert.deepEqual(coverage.unreviewed, every.slice(0, 100));
     assert.equal(coverage.blockedRun, undefined);
@@ -125,7 +125,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
     assert.equal(broken.logged.filter((m) => m.startsWith('approved without review: ')).length, 130);
     // Fewer entries named than the plan counts: the ones nobody named count too.
     const short = context(dir);
-    const partial = await approvalCoverageStep(short.ctx, planOf(every.slice(0, 120), 130), every.slice(0, 120), H, BLOCKED_LINEAGE, refuse);
+    const partial = await approvalCoverageStep(short.ctx, { plan: planOf(every.slice(0, 120), 130), everyDestructive: every.slice(0, 120), approvalHash: H, stateLineage: BLOCKED_LINEAGE, refuseOtherState: refuse });
     assert.equal(partial.unreviewedTotal, 130);
     assert.match(short.warnings[0]!, /120 destructive entries, actions and policy findings were named, but the plan has 130, 0 and 0/);
   });
@@ -136,22 +136,22 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
     const every = entries(1);
     const shown = blockedResult({ approvalHash: H, plan: { ...blockedResult().plan!, destructive: every.map((d) => ({ ...d, actions: ['delete'] })), destructiveTotal: 1 } });
     await keepBlockedRecord(ctx, shown);
-    const same = await approvalCoverageStep(ctx, planOf(every), every, H, BLOCKED_LINEAGE, refuse);
+    const same = await approvalCoverageStep(ctx, { plan: planOf(every), everyDestructive: every, approvalHash: H, stateLineage: BLOCKED_LINEAGE, refuseOtherState: refuse });
     assert.equal(same.unreviewedTotal, 0);
     // Another state: the step fails with what the caller makes of the reason (apply: blocked again), nothing covered.
     await assert.rejects(
-      approvalCoverageStep(ctx, planOf(every), every, H, 'another-lineage', refuse),
+      approvalCoverageStep(ctx, { plan: planOf(every), everyDestructive: every, approvalHash: H, stateLineage: 'another-lineage', refuseOtherState: refuse }),
       new RegExp(`refused: .*made against the state of lineage ${BLOCKED_LINEAGE}, but the backend now holds a state of lineage another-lineage: an approval covers the state its blocked run planned against`),
     );
-    await assert.rejects(approvalCoverageStep(ctx, planOf(every), every, H, null, refuse), /refused: .*but the backend now holds no state/);
+    await assert.rejects(approvalCoverageStep(ctx, { plan: planOf(every), everyDestructive: every, approvalHash: H, stateLineage: null, refuseOtherState: refuse }), /refused: .*but the backend now holds no state/);
     const { state: _state, ...unsaid } = shown;
     await keepBlockedRecord(ctx, unsaid);
-    await assert.rejects(approvalCoverageStep(ctx, planOf(every), every, H, BLOCKED_LINEAGE, refuse), /refused: .*made against a state it does not name/);
+    await assert.rejects(approvalCoverageStep(ctx, { plan: planOf(every), everyDestructive: every, approvalHash: H, stateLineage: BLOCKED_LINEAGE, refuseOtherState: refuse }), /refused: .*made against a state it does not name/);
   });
 
   it('a stop request is not swallowed', async (t) => {
     const dir = await tempDir(t);
     const { ctx } = context(dir, { stopCause: 'SIGTERM', get cluster(): never { throw new Error('boom'); } });
-    await assert.rejects(approvalCoverageStep(ctx, planOf(entries(1)), entries(1), H, BLOCKED_LINEAGE, refuse), /boom/);
+    await assert.rejects(approvalCoverageStep(ctx, { plan: planOf(entries(1)), everyDestructive: entries(1), approvalHash: H, stateLineage: BLOCKED_LINEAGE, refuseOtherState: refuse }), /boom/);
   });
 });
