@@ -54,7 +54,7 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
     // approval binds the plan, so only deny rules and limits judge it again: those no approval passes.
     const plan = await showStep(ctx, { tf: root.tf, workspace: root.workspace, judgement: policy?.judgement({ tool: root.version.flavor, effects: 'deny' }) });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
-    await decideStep(ctx, () => refuseDenied(plan), { holdsBackApply: true });
+    await decideStep(ctx, { decide: () => refuseDenied(plan), holdsBackApply: true });
     ctx.keep({ approval: { given: true, matched: true, required: false } });
     // A plan that changes nothing, not even the record, of a state that records these inputs: nothing to apply, as a guarded apply skips it.
     if (changesOnlyTheRecord(plan) && plan.record === undefined && before.recordedInputsHash === root.inputs.hashes.inputsHash) {

@@ -51,9 +51,8 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
 
     // terraform's plan, masked, reaches the result however the apply ends (the Markdown summary shows it).
     ctx.keep({ planText });
-    const { decision, approval } = await decideStep(
-      ctx,
-      async () => {
+    const { decision, approval } = await decideStep(ctx, {
+      decide: async () => {
         // Before the guard: a denied plan is never applied, with or without an approval, and never blocked.
         refuseDenied(plan);
         const decision = decideApply({
@@ -73,8 +72,8 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
         if (decision.action === 'block') throw blocked(blockedMessage(plan, inputs.hashes.approvalHash), approval);
         return { decision, approval };
       },
-      { holdsBackApply: true },
-    );
+      holdsBackApply: true,
+    });
     // Kept before the steps that follow: a stop during the approval's comparison still reports the approval that matched.
     ctx.keep({ approval });
     switch (decision.action) {

@@ -28,7 +28,7 @@ export async function planOp(ctx: RunContext): Promise<OpEnding> {
     const { planned, plan, planHash, planText } = await planAndClassify(ctx, { root, before, recordHash: root.inputs.hashes.inputsHash, show: { judgement: policy?.judgement({ tool: root.version.flavor }) } });
     ctx.keep({ planText });
     // A denied plan is never packed: nobody can approve it into an apply.
-    await decideStep(ctx, () => refuseDenied(plan));
+    await decideStep(ctx, { decide: () => refuseDenied(plan) });
     await ctx.step('artifact', () => packPlan(ctx, root, before, planHash, store), { learned: (planArtifact) => ({ planArtifact }) });
     if (!planned.hasChanges) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan has no changes (plan hash ${planHash}).` };
     // Under Manual a plan that changes nothing is applied without approval: one that only records new inputs is such a plan.

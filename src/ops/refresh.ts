@@ -30,13 +30,12 @@ export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
     noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: a refresh never changes it.
     const { plan, planHash } = await planAndClassify(ctx, { root, before, recordHash: before.recordedInputsHash ?? root.inputs.hashes.inputsHash, plan: { refreshOnly: true } });
-    await decideStep(
-      ctx,
-      () => {
+    await decideStep(ctx, {
+      decide: () => {
         if (plan.gated) throw new RunnerError({ kind: 'plan', reason: 'RefreshRefused', message: refusal(plan) });
       },
-      { holdsBackApply: true },
-    );
+      holdsBackApply: true,
+    });
     // No backup: a refresh changes no infrastructure, and periodic refreshes would push the apply backups out of retention.
     const { outputs, after } = await applySavedPlan(ctx, { root, before, planHash, failureReason: 'RefreshFailed', backup: false });
     const unknown = Object.entries(outputs).filter(([, o]) => !o.known).map(([name]) => name);

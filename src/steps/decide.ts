@@ -5,11 +5,18 @@
 import { RunnerError } from '../errors.ts';
 import type { RunContext } from '../run/context.ts';
 
-export async function decideStep<T>(ctx: RunContext, body: () => Promise<T> | T, options: { holdsBackApply?: boolean } = {}): Promise<T> {
+export interface DecideStepOptions<T> {
+  /** The verdict: what the run goes on with, or the refusal it throws. */
+  decide: () => Promise<T> | T;
+  /** An apply follows: a refusal records it skipped. */
+  holdsBackApply?: boolean;
+}
+
+export async function decideStep<T>(ctx: RunContext, { decide, holdsBackApply }: DecideStepOptions<T>): Promise<T> {
   try {
-    return await ctx.step('decide', async () => body());
+    return await ctx.step('decide', async () => decide());
   } catch (error) {
-    if (options.holdsBackApply && error instanceof RunnerError && error.kind !== 'interrupted') ctx.skip('apply', `refused (${error.reason})`);
+    if (holdsBackApply && error instanceof RunnerError && error.kind !== 'interrupted') ctx.skip('apply', `refused (${error.reason})`);
     throw error;
   }
 }
