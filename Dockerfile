@@ -6,7 +6,7 @@
 # Build context = the repository root after scripts/stage-image-context.sh, which puts in place
 #   dist/captf-runner.mjs, dist/chunks/   the esbuild bundle (no node_modules at run time)
 #   dist/terraform                        the terraform binary to verify (runner/terraform.sha256sums)
-#   dist/npm-sbom.cdx.json                `npm sbom --omit dev --package-lock-only` of the bundle's packages
+#   dist/npm-sbom.cdx.json                the bundle's packages (scripts/npm-sbom.mjs)
 # and prints the build arguments (TERRAFORM_VERSION, CREATED, REVISION, RUNNER_VERSION). Reproducible:
 # build with `--timestamp <the commit's time>` (buildah) or SOURCE_DATE_EPOCH (BuildKit), and the same
 # tree gives the same image ID.

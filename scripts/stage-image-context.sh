@@ -3,7 +3,8 @@
 #   dist/captf-runner.mjs, dist/chunks/   bundled here (npm ci --ignore-scripts, then esbuild's JS API)
 #   dist/terraform                        a copy of TERRAFORM_BIN (default: the terraform on PATH);
 #                                         the build refuses it unless runner/terraform.sha256sums holds its sha256
-#   dist/npm-sbom.cdx.json                `npm sbom --omit dev --package-lock-only`: the bundle's packages
+#   dist/npm-sbom.cdx.json                the bundle's packages: `npm sbom --package-lock-only` less the
+#                                         lock file's dev packages (scripts/npm-sbom.mjs)
 # Prints the build arguments, one KEY=VALUE a line: TERRAFORM_VERSION, RUNNER_VERSION, REVISION,
 # CREATED (the commit's time, RFC 3339) and SOURCE_DATE_EPOCH (the same, in seconds: buildah's
 # --timestamp, BuildKit's SOURCE_DATE_EPOCH), so that the same tree builds the same image.
@@ -22,7 +23,7 @@ fi
 # No dependency's install script runs: the bundle is built with esbuild's JS API, which needs none.
 [ -d node_modules ] || npm ci --ignore-scripts --no-audit --no-fund >&2
 node scripts/build.mjs >&2
-npm sbom --omit dev --package-lock-only --sbom-format cyclonedx >dist/npm-sbom.cdx.json.tmp
+npm sbom --package-lock-only --sbom-format cyclonedx | node scripts/npm-sbom.mjs >dist/npm-sbom.cdx.json.tmp
 mv -f dist/npm-sbom.cdx.json.tmp dist/npm-sbom.cdx.json
 
 # cp to a temp name then mv: a rebuild never copies over a binary a running container may use.

@@ -89,5 +89,8 @@ async function main(argv: string[]): Promise<number> {
 // `captf-runner classify - | head` as much as a log collector that died: never an uncaught EPIPE.
 tolerateClosedStdStreams();
 process.exitCode = await main(process.argv);
-// The result is written: a step the run gave up on (RunContext.step) must not keep the process alive.
-setTimeout(() => process.exit(), 1000).unref();
+// The result is written; exit now rather than when the event loop drains. A step the run gave up on
+// (RunContext.step) must not keep the process alive, and a signal that lands while node closes its
+// handles would end the process by that signal instead of with the exit code the result names. Every
+// byte is out already: the log writer is synchronous, and so are stdout and stderr on Linux.
+process.exit();

@@ -60,7 +60,8 @@ async function classifyDocument(file: string, options: StreamOptions) {
 
 /** The document is the caller's: one that cannot be read, or is no plan the runner can classify, is a usage error. */
 function documentError(file: string, error: unknown): unknown {
-  if (error instanceof RunnerError) return usageError(error.reason, error.message, error.detail);
+  // A plan the runner cannot read is the document's fault here: exit 2, not an op's PlanUnreadable (exit 1, terraform printed it).
+  if (error instanceof RunnerError) return error.kind === 'plan' ? usageError('PlanDocumentInvalid', error.message, error.detail) : error;
   const code = (error as NodeJS.ErrnoException).code;
   return code ? usageError('PlanDocumentInvalid', `cannot read ${file} (${code}): pass the path of a terraform show -json document`) : error;
 }

@@ -30,7 +30,7 @@ describe('apply: the guarded apply', () => {
     assert.equal(r.outputs!.admin_token!.sensitive, true);
     assert.equal(r.outputs!.admin_token!.value, undefined);
     assert.ok(r.outputs!.cluster_id!.known);
-    assert.deepEqual(r.steps.map((step) => step.name), ['preflight', 'inputs', 'workspace', 'init', 'validate', 'state before', 'plan', 'plan hash', 'show', 'backup', 'plan check', 'apply', 'state after']);
+    assert.deepEqual(r.steps.map((step) => step.name), ['preflight', 'inputs', 'workspace', 'init', 'validate', 'state before', 'plan', 'plan hash', 'show', 'decide', 'backup', 'plan check', 'apply', 'state after']);
     assert.equal(r.steps.find((step) => step.name === 'backup')!.status, 'skipped', 'no state yet: nothing to back up');
     assertNoCanary(run);
     const termination = JSON.parse(await import('node:fs/promises').then((fs) => fs.readFile(s.termination, 'utf8')));

@@ -14,7 +14,7 @@ import { usePostgres, type TestDatabase } from '../support/pg.ts';
 import { runProcess, startInBackground } from '../support/exec.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
-import { isProcessRunning, modules, slowApply, terraformEnv, withPgBackend, writeModule, type FileTree, type TerraformState } from '../support/tf-modules.ts';
+import { modules, processEnds, slowApply, terraformEnv, withPgBackend, writeModule, type FileTree, type TerraformState } from '../support/tf-modules.ts';
 import { explain, RUNNER, recordedInputsHash, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
 import { Result } from '../../src/schemas/result.ts';
 
@@ -219,7 +219,7 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     const { ID: id } = await waitForLockInfo(lockInfo(s));
     process.kill(-killed.child.pid!, 'SIGKILL');
     await killed.exited;
-    assert.ok(!isProcessRunning(killed.child.pid!));
+    assert.ok(await processEnds(killed.child.pid!));
     assert.ok(existsSync(lockInfo(s)), 'SIGKILL leaves the lock info behind');
 
     const wrong = await s.run('unlock', ['--lock-id', 'not-the-lock-id']);

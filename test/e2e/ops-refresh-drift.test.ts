@@ -157,7 +157,7 @@ describe('drift', () => {
     assert.equal(r.plan!.counts.update, 1, 'only the edited resource; never the inputs-hash resource');
     assert.equal(r.plan!.destructiveTotal, 0);
     assert.match(r.planText!, /# terraform_data\.network will be updated in-place/);
-    assert.match(r.message, /would 0 to create, 1 to update/);
+    assert.match(r.message, /would make these changes: 0 to create, 1 to update/);
     assert.deepEqual(await readFile(s.state), bytes, 'nothing applied');
     assert.deepEqual(r.state, { serialBefore: serial, serialAfter: serial, lineage: (await s.readState()).lineage });
     assert.equal(recordedInputsHash(await s.readState()), recorded);

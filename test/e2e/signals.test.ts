@@ -106,6 +106,9 @@ describe('signals', () => {
     const seconds = uniqueSeconds(71);
     const s = await scenario(t, slowApply({ resources: 2, seconds }));
     const { child, exited } = await startSlowApply(s, ['--stop-grace', '60s']);
+    // Inside the apply. terraform may end its provisioners and stop within the 200 ms; then the second
+    // signal lands as the runner ends, and must not change its exit code either.
+    await provisionersSleeping(seconds);
     const started = Date.now();
     child.kill('SIGINT');
     await new Promise((r) => setTimeout(r, 200));

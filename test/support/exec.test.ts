@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { runProcess, startInBackground } from './exec.ts';
-import { isProcessRunning } from './tf-modules.ts';
+import { processEnds } from './tf-modules.ts';
 
 const node = (script: string, options: Parameters<typeof runProcess>[2] = {}) => runProcess(process.execPath, ['-e', script], options);
 
@@ -58,6 +58,6 @@ describe('startInBackground', () => {
     assert.equal(end.exitCode, null, 'ended by a signal');
     assert.equal(run.child.signalCode, 'SIGKILL');
     const sleeper = Number(/MARK (\d+)/.exec(end.stdout)![1]);
-    assert.ok(!isProcessRunning(sleeper), `the group's other process (${sleeper}) was killed too`);
+    assert.ok(await processEnds(sleeper), `the group's other process (${sleeper}) was killed too`);
   });
 });

@@ -124,6 +124,19 @@ export function isProcessRunning(pid: number): boolean {
   }
 }
 
+/**
+ * Whether the process has ended within `withinMs`. A killed process closes its files before the
+ * kernel marks it ended: read at once after its pipes closed, it can still look alive for a moment.
+ */
+export async function processEnds(pid: number, withinMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (isProcessRunning(pid)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
+
 // ---- the module catalogue -------------------------------------------------------------------
 
 /** The value the base module's sensitive variable defaults to; tests pass their own canary. */
