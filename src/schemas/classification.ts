@@ -48,6 +48,7 @@ export const ResourceEntry = z.strictObject({
   actions: z.array(z.string()),
 });
 export type ResourceEntry = z.infer<typeof ResourceEntry>;
+/** @alias An entry of resource_drift: the same shape, named for what it lists. */
 export const DriftEntry = ResourceEntry;
 export type DriftEntry = ResourceEntry;
 
