@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import type { Classification, DestructiveChange, PlannedAction } from '../schemas/classification.ts';
 import { imageError, RunnerError } from '../errors.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
-import { reconcilePlanExit } from '../guard/gate.ts';
+import { reconcilePlanExit } from '../plan/gate.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { runnerClassifyOptions } from '../plan/runner-options.ts';

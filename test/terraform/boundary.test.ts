@@ -1,6 +1,6 @@
 // The shape of the source, read from its imports: terraform starts only through the driver's
-// constructor, zod is configured before any schema is built, and no module imports itself back
-// through others (an import circle).
+// constructor, zod is configured before any schema is built, no module imports itself back
+// through others (an import circle), and the plan model stands below the decisions and the sinks.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -84,6 +84,15 @@ describe('the import graph of src/', () => {
   it('starts terraform only through createTerraform: exec.ts (the process funnel) is imported by terraform.ts alone', () => {
     const importers = [...graph].filter(([, deps]) => deps.includes('terraform/exec.ts')).map(([file]) => file);
     assert.deepEqual(importers, ['terraform/terraform.ts']);
+  });
+
+  it('keeps the plan model below the guard and the sinks: nothing in plan/ imports guard/ or output/', () => {
+    // The classification is what the guard decides on and the sinks print: a plan file that reached
+    // up for a decision or a wording would make the model change with every message.
+    const upward = (from: string, above: string[]) =>
+      [...graph].flatMap(([file, deps]) => (file.startsWith(from) ? deps.filter((dep) => above.some((folder) => dep.startsWith(folder))).map((dep) => `${file} -> ${dep}`) : []));
+    assert.ok(upward('guard/', ['plan/']).length > 0, 'the rule reads imports between folders');
+    assert.deepEqual(upward('plan/', ['guard/', 'output/']), []);
   });
 
   it('builds schemas only with the configured zod: src/schemas/zod.ts alone imports the package, the others import it as a namespace', () => {
