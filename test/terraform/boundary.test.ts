@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
@@ -104,5 +105,36 @@ describe('the import graph of src/', () => {
     const namedImporters = texts.filter(([, text]) => /^\s*import\s+\{[^}]*\}\s+from\s+'[^']*\/zod\.ts'/m.test(text)).map(([file]) => file);
     assert.deepEqual(namedImporters, []);
     assert.ok(texts.filter(([, text]) => /^\s*import \* as z from '[^']*zod\.ts'/m.test(text)).length >= 10, 'the namespace imports are read');
+  });
+});
+
+/** Where a catch clause throws a new error that does not carry the caught one as `cause`: file:line, with the error's class. */
+function causelessRethrows(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const carriesCause = (node: ts.NewExpression) =>
+    (node.arguments ?? []).some((arg) => ts.isObjectLiteralExpression(arg) && arg.properties.some((p) => p.name !== undefined && ts.isIdentifier(p.name) && p.name.text === 'cause'));
+  // A wrapped error that must not carry the caught one (a secret could ride on it) says why on the line before.
+  const allowed = (node: ts.Node) => /\/\/ no cause: \S/.test(text.slice(text.lastIndexOf('\n', text.lastIndexOf('\n', node.getStart(source) - 1) - 1), node.getStart(source)));
+  const inCatch = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node)) return; // a callback throws when it is called, not in this catch
+    if (ts.isThrowStatement(node) && ts.isNewExpression(node.expression) && !carriesCause(node.expression) && !allowed(node))
+      found.push(`${relative(SRC, file)}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1} new ${node.expression.expression.getText(source)}`);
+    ts.forEachChild(node, inCatch);
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isCatchClause(node)) inCatch(node.block);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return [...new Set(found)]; // a catch inside a catch is walked twice
+}
+
+describe('errors thrown from a catch of src/', () => {
+  it('carry the caught error as cause (or say on the line before, `// no cause: why`, that they must not)', () => {
+    const sample = 'try { f(); } catch (error) {\n  throw new RunnerError({ message: "m" });\n}\ntry { f(); } catch (error) {\n  throw new Error("m", { cause: error });\n}\n';
+    assert.deepEqual(causelessRethrows(join(SRC, 'sample.ts'), sample), ['sample.ts:2 new RunnerError'], 'the check finds a rethrow without cause');
+    const found = sourceFiles(SRC).flatMap((file) => causelessRethrows(file, readFileSync(file, 'utf8')));
+    assert.deepEqual(found, []);
   });
 });
