@@ -9,7 +9,7 @@
 #         default 3: terraform runs wait on pipes and disk as much as on the CPUs), then the SERIAL ones,
 #         one file at a time and one test at a time: nothing shares the machine with a test that times
 #         signals, deadlines and hung steps.
-#   all   (default) type-check beside unit, then e2e.
+#   all   (default) npm run check (type-check, lint, format check) beside unit, then e2e.
 # Test files run as bundles of plain JS (scripts/build-tests.mjs), built first for the whole run.
 # Files are found, not listed (node 20 does not expand globs for --test): a new test file cannot be forgotten,
 # and a group that finds no file fails.
@@ -133,12 +133,13 @@ case "$group" in
   unit) run_unit "$@" ;;
   e2e) run_e2e "$@" ;;
   all)
-    # The type-check runs beside the unit group, which leaves part of the two CPUs idle.
-    npx tsc --noEmit -p . &
-    typecheck=$!
+    # The gate (npm run check: type-check, lint, format check) runs beside the unit group, which leaves
+    # part of the two CPUs idle.
+    npm run --silent check &
+    check=$!
     unit_status=0
     run_unit "$@" || unit_status=$?
-    wait "$typecheck" # a type error ends the run here (set -e)
+    wait "$check" # a type error, a lint finding or an unformatted file ends the run here (set -e)
     [ "$unit_status" -eq 0 ] || exit "$unit_status"
     run_e2e "$@"
     ;;

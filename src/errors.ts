@@ -6,8 +6,6 @@
 import { REASONS, type ErrorReason, type KindOf, type ReasonOfKind } from './vocabulary/reasons.ts';
 import type { StepName } from './vocabulary/steps.ts';
 
-export type { ErrorKind } from './vocabulary/reasons.ts';
-
 export interface RunnerErrorOptions<R extends ErrorReason = ErrorReason> {
   /** The reason's own kind (src/vocabulary/reasons.ts): a kind that is not the reason's is a type error. */
   kind: KindOf<R>;

@@ -2,7 +2,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Classification, PlanPolicy, PolicyDenial } from '../schemas/classification.ts';
 import { actionText, changeText } from '../plan/actions.ts';
-import { classifiedChanges } from './gate.ts';
+import { classifiedChanges } from '../plan/gate.ts';
 import { KIND_RESOURCE, type ObjectKind } from '../object-kind.ts';
 import { isSha256 } from '../util/sha256.ts';
 

@@ -3,7 +3,6 @@
 export { readInputs } from './read.ts';
 export {
   inputsFromFiles,
-  MODULE_INPUTS_DIR,
   secretValues,
   SENSITIVE_TFVARS_FILE,
   terraformVarFiles,
@@ -14,16 +13,14 @@ export {
 export {
   canonicalInputsDocument,
   computeHashes,
-  type HashedInputs,
   type InputsHashes,
 } from './hash.ts';
 export {
   canonicalJson,
   canonicalNumber,
   JsonNumber,
-  type JsonArray,
   type JsonObject,
   type JsonValue,
 } from './canonical.ts';
-export { MAX_NESTING, NegativeZeroError, parseExactJson, type JsonPathSegment } from './json.ts';
+export { MAX_NESTING, NegativeZeroError, parseExactJson } from './json.ts';
 export { JsonSyntaxError } from '../util/json-syntax-error.ts';

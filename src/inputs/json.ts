@@ -50,6 +50,7 @@ function decodeUtf8(bytes: Uint8Array): string {
       try {
         decoder.decode(bytes.subarray(lineStart, lineEnd));
       } catch {
+        // no cause: the decoder's error says only that the bytes are not UTF-8, and the line says where.
         throw new JsonSyntaxError('the text is not valid UTF-8', { line });
       }
       lineStart = lineEnd + 1;

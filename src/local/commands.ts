@@ -20,6 +20,7 @@ function seconds(text: string): number {
   try {
     ms = durationMs(text);
   } catch {
+    // no cause: commander prints the message alone, and the grammar says what a duration is.
     throw new InvalidArgumentError(`a duration: ${DURATION_GRAMMAR}`);
   }
   if (ms < 1000) throw new InvalidArgumentError('at least 1s');

@@ -1,7 +1,9 @@
 // drift: a plan against the inputs, nothing applied. What changed outside terraform, and what a
 // remediation apply would do (and whether it would need an approval: plan.gated).
 import { deniedText, gateCauses } from '../guard/decide.ts';
-import { driftFindings, driftMessage } from '../plan/drift.ts';
+import { countsText } from '../output/summary.ts';
+import type { Classification, ResourceEntry } from '../schemas/classification.ts';
+import type { Drift } from '../schemas/result.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
 import { prepareRoot } from '../steps/prepare.ts';
@@ -29,4 +31,47 @@ export async function driftOp(ctx: RunContext): Promise<OpEnding> {
     await removePlanFile(root.workspace);
     await root.workspace.dispose();
   }
+}
+
+// What a drift plan says, told apart: objects terraform reported changed outside terraform
+// (resource_drift), and changes a remediation apply would make where nothing changed outside, so the
+// inputs or the module differ from what the state records. Pure.
+/** Addresses named in a message, at most; the result lists the rest. */
+const NAMED = 10;
+
+function driftFindings(plan: Classification): Drift {
+  const found = plan.hasResourceChanges;
+  const outside = new Set(plan.drift.map((d) => d.address));
+  // The listed changes only (the classification's bounded list): a change at an address terraform reported drifted puts it back.
+  const inputsDiffer = plan.changes.filter((c) => !outside.has(c.address) && !(c.previousAddress !== undefined && outside.has(c.previousAddress)));
+  return {
+    found,
+    outputsOnly: !found && plan.hasOutputChanges,
+    resourceDrift: plan.drift,
+    resourceDriftTotal: plan.driftTotal,
+    inputsDiffer,
+    inputsDifferTotal: plan.changesTotal - (plan.changes.length - inputsDiffer.length),
+    remediationDestructive: found && plan.gated,
+  };
+}
+
+const named = (entries: ResourceEntry[], total: number, withActions: boolean) =>
+  entries
+    .slice(0, NAMED)
+    .map((e) => `${e.address}${withActions ? ` (${e.actions.join(', ')})` : ''}`)
+    .join(', ') + (total > Math.min(entries.length, NAMED) ? ` and ${total - Math.min(entries.length, NAMED)} more` : '');
+
+/** The drift op's message: what changed outside terraform, where the inputs differ from the state, what a remediation would do. */
+function driftMessage(plan: Classification, drift: Drift): string {
+  if (!drift.found) return drift.outputsOnly ? 'No resource drift; only root outputs differ.' : 'No drift: the infrastructure matches the inputs.';
+  const outside = drift.resourceDriftTotal
+    ? `changed outside terraform (${drift.resourceDriftTotal}): ${named(drift.resourceDrift, drift.resourceDriftTotal, false)}`
+    : 'nothing was reported changed outside terraform';
+  const differ = drift.inputsDifferTotal
+    ? `the inputs differ from the state (${drift.inputsDifferTotal}: the inputs or the module ask for other values than the state records): ${named(drift.inputsDiffer, drift.inputsDifferTotal, true)}`
+    : 'the inputs match the state';
+  const causes = gateCauses(plan);
+  const approval = drift.remediationDestructive && causes.length ? ` (it needs an approval: ${causes.join('; ')})` : '';
+  const denied = plan.policy?.deniedTotal ? ` The policy denies a remediation apply, and no approval passes that: ${deniedText(plan.policy)}.` : '';
+  return `Drift found: ${outside}; ${differ}. A remediation apply would make these changes: ${countsText(plan.counts)}${approval}.${denied}`;
 }

@@ -4,7 +4,7 @@
 // run exactly the same rules. contract/sections/classification.md states the rules for other languages.
 import type { ActionCounts, Classification, DeferredChange, DestructiveChange, DriftEntry, PlannedAction, ResourceEntry } from '../schemas/classification.ts';
 import { RunnerError } from '../errors.ts';
-import { needsApproval } from '../guard/gate.ts';
+import { needsApproval } from './gate.ts';
 import { type ActionKind, changesResource, countedAs, isDestructive, kindName, listedActions, readActions } from './actions.ts';
 import { reservedAddressOf, reservedEntryWhy, RUNNER_DESTROY_KINDS, RUNNER_KINDS } from './reserved.ts';
 import { type Change, type Configuration, type ConfiguredResource, type DeferredActionInvocation, type DeferredResource, type DeferredResourceChange, type OutputChange, type Plan, PLAN_HEADER_FIELDS, PLAN_SECTIONS, PLAN_TOP_LEVEL_KEYS, type PlanHeader, type PlanSection, type ResourceChange, type RootModule, type VariableDeclaration } from './types.ts';

@@ -1,11 +1,11 @@
 // One plan judged by the policy: the classifier streams every change and action into the
-// evaluator, then the classification gains `policy` and `gated` counts its findings (guard/gate.ts,
+// evaluator, then the classification gains `policy` and `gated` counts its findings (plan/gate.ts,
 // the one definition). The classifier hands views over as it parses (synchronously); they are
 // evaluated in `drain()`, between two chunks of the plan, one rule at a time, yielding to the event
 // loop every few milliseconds: a signal or the deadline is heard mid-evaluation, and a stop ends
 // it there. What is yielded when never changes what is found (the budgets are in cost units).
 import type { Classification, PlannedAction } from '../schemas/classification.ts';
-import { needsApproval } from '../guard/gate.ts';
+import { needsApproval } from '../plan/gate.ts';
 import { RunnerError } from '../errors.ts';
 import type { CompiledPolicy } from './compile.ts';
 import { PolicyEvaluator, type EvaluatorOptions } from './evaluate.ts';

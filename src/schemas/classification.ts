@@ -48,6 +48,7 @@ export const ResourceEntry = z.strictObject({
   actions: z.array(z.string()),
 });
 export type ResourceEntry = z.infer<typeof ResourceEntry>;
+/** @alias An entry of resource_drift: the same shape, named for what it lists. */
 export const DriftEntry = ResourceEntry;
 export type DriftEntry = ResourceEntry;
 
@@ -115,7 +116,7 @@ export const PlanPolicy = PolicyFindings.extend({
 export type PlanPolicy = z.infer<typeof PlanPolicy>;
 
 export const Classification = z.looseObject({
-  gated: z.boolean().describe('Applying this plan needs an approval: a destructive entry, a provider action, a failClosed reason, or a policy finding (policy.denied or policy.approvalRequired; guard/gate.ts)'),
+  gated: z.boolean().describe('Applying this plan needs an approval: a destructive entry, a provider action, a failClosed reason, or a policy finding (policy.denied or policy.approvalRequired; plan/gate.ts)'),
   formatVersion: z.string(),
   terraformVersion: z.string().optional(),
   errored: z.boolean().describe('terraform marked the plan errored: it is never applied'),

@@ -14,7 +14,7 @@ import { heldPlan, removePlanFile } from './plan.ts';
 import type { PreparedRoot } from './prepare.ts';
 import { backupStep, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
 
-export interface ApplyStepOptions {
+interface ApplyStepOptions {
   /** What a failed apply is called for the op (ApplyFailed, RefreshFailed, DestroyFailed). */
   failureReason?: ApplyFailure;
   /**
@@ -55,7 +55,7 @@ export async function applySavedPlan(ctx: RunContext, options: ApplySavedPlanOpt
 }
 
 /** Just before apply, through the open file terraform will read: a plan written in place since it was hashed is refused. */
-export async function planCheckStep(ctx: RunContext, { workspace, planHash }: { workspace: PreparedRoot['workspace']; planHash: string }): Promise<HeldPlanFile> {
+async function planCheckStep(ctx: RunContext, { workspace, planHash }: { workspace: PreparedRoot['workspace']; planHash: string }): Promise<HeldPlanFile> {
   return ctx.step('plan check', async () => {
     const held = heldPlan(workspace);
     const now = await held.sha256();
@@ -70,7 +70,7 @@ export async function planCheckStep(ctx: RunContext, { workspace, planHash }: { 
   });
 }
 
-export interface ApplyStepRunOptions extends ApplyStepOptions {
+interface ApplyStepRunOptions extends ApplyStepOptions {
   root: PreparedRoot;
   before: PulledState;
   apply: ApplyOptions;
@@ -80,7 +80,7 @@ export interface ApplyStepRunOptions extends ApplyStepOptions {
  * terraform apply of a saved plan, then the outputs and the state it left. A failed
  * apply still saves what terraform could not (errored.tfstate) and reports what the state holds.
  */
-export async function applyStep(ctx: RunContext, { root, before, apply, failureReason, onStalePlan }: ApplyStepRunOptions): Promise<Applied> {
+async function applyStep(ctx: RunContext, { root, before, apply, failureReason, onStalePlan }: ApplyStepRunOptions): Promise<Applied> {
   const { tf, workspace } = root;
   // Only an errored.tfstate this apply writes is terraform's unsaved state (code run at plan time could leave one).
   await rm(join(workspace.root, ERRORED_STATE_FILE), { force: true });

@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import type { Classification, DestructiveChange, PlannedAction } from '../schemas/classification.ts';
 import { imageError, RunnerError } from '../errors.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
-import { reconcilePlanExit } from '../guard/gate.ts';
+import { reconcilePlanExit } from '../plan/gate.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { runnerClassifyOptions } from '../plan/runner-options.ts';
@@ -33,7 +33,7 @@ export interface PlanStepOptions {
 }
 
 /** terraform plan, its human output kept back (printed masked once the classification has taught the masker). */
-export async function planStep(ctx: RunContext, { text, workspace, inputsHash, plan }: PlanStepOptions) {
+async function planStep(ctx: RunContext, { text, workspace, inputsHash, plan }: PlanStepOptions) {
   return ctx.step(
     'plan',
     () =>
@@ -49,11 +49,11 @@ export async function planStep(ctx: RunContext, { text, workspace, inputsHash, p
 }
 
 /** The saved plan's sha256, taken through the file the runner then holds open: show, the plan check and the apply read that one file. */
-export async function planHashStep(ctx: RunContext, { workspace }: { workspace: Workspace }): Promise<string> {
+async function planHashStep(ctx: RunContext, { workspace }: { workspace: Workspace }): Promise<string> {
   return ctx.step('plan hash', async () => (await workspace.holdPlan()).sha256(), { learned: (planHash) => ({ planHash }) });
 }
 
-export interface ShowOptions {
+interface ShowOptions {
   destroyPlan?: boolean;
   /** Told every destructive entry, also those beyond the result's bounded list. */
   onDestructive?: (entry: DestructiveChange) => void;

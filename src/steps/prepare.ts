@@ -40,7 +40,7 @@ export async function preflight(ctx: RunContext, options: PreflightOptions = {})
 }
 
 /** The same for ops that run the module: also a module dir with configuration, read once. */
-export async function preflightModule(ctx: RunContext): Promise<{ version: TerraformVersion; scan: ModuleScan }> {
+async function preflightModule(ctx: RunContext): Promise<{ version: TerraformVersion; scan: ModuleScan }> {
   return ctx.step(
     'preflight',
     async () => {
@@ -83,7 +83,7 @@ function checkTerraform(ctx: RunContext, version: TerraformVersion): TerraformVe
 }
 
 /** Reads the inputs dir, computes both hashes and teaches the masker every secret input value. */
-export async function inputsStep(ctx: RunContext): Promise<LoadedInputs> {
+async function inputsStep(ctx: RunContext): Promise<LoadedInputs> {
   return ctx.step(
     'inputs',
     async () => {
@@ -96,12 +96,12 @@ export async function inputsStep(ctx: RunContext): Promise<LoadedInputs> {
   );
 }
 
-export interface WorkspaceStepOptions {
+interface WorkspaceStepOptions {
   scan: ModuleScan;
   inputs: LoadedInputs;
 }
 
-export async function workspaceStep(ctx: RunContext, { scan, inputs }: WorkspaceStepOptions): Promise<Workspace> {
+async function workspaceStep(ctx: RunContext, { scan, inputs }: WorkspaceStepOptions): Promise<Workspace> {
   return ctx.step('workspace', () =>
     prepareWorkspace({
       moduleDir: ctx.settings.module,
@@ -159,7 +159,7 @@ export async function initStep(ctx: RunContext, { tf, workspace }: InitStepOptio
   );
 }
 
-export async function validateStep(ctx: RunContext, { tf }: { tf: Terraform }): Promise<void> {
+async function validateStep(ctx: RunContext, { tf }: { tf: Terraform }): Promise<void> {
   await ctx.step('validate', () => validate(tf), { exitCode: (r) => r.exitCode });
 }
 

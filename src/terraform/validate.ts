@@ -35,6 +35,7 @@ export async function validate(tf: Terraform): Promise<ValidateResult> {
   try {
     report = JSON.parse(result.stdout);
   } catch {
+    // no cause: JSON.parse's message quotes the text it read, terraform's output, where a secret may be.
     throw new RunnerError({
       kind: 'terraform',
       reason: 'ValidateFailed',

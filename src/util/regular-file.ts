@@ -10,8 +10,9 @@ export class NotRegularFileError extends Error {
   constructor(
     readonly path: string,
     readonly found: string,
+    options?: ErrorOptions,
   ) {
-    super(`${path} is ${found}, not a regular file`);
+    super(`${path} is ${found}, not a regular file`, options);
     this.name = 'NotRegularFileError';
   }
 }
@@ -26,7 +27,7 @@ export async function openRegularFile(path: string): Promise<{ handle: FileHandl
     // O_NONBLOCK: opening a FIFO must not wait for a writer (fstat refuses it below).
     handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new NotRegularFileError(path, 'a symbolic link');
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new NotRegularFileError(path, 'a symbolic link', { cause: error });
     throw error;
   }
   try {

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { approveCommand, blockedMessage, changesOnlyTheRecord, decideApply, hashesEqual, ungatedWarnings } from '../../src/guard/decide.ts';
-import { needsApproval, reconcilePlanExit } from '../../src/guard/gate.ts';
+import { needsApproval, reconcilePlanExit } from '../../src/plan/gate.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { FUTURE_TOLERANCE_MS, newestBlockedRun, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type ShownChange } from '../../src/guard/unreviewed.ts';
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { classifyPlan, type ClassifyOptions } from '../../src/plan/classify.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
-import { classifiedChanges, needsApproval } from '../../src/guard/gate.ts';
+import { classifiedChanges, needsApproval } from '../../src/plan/gate.ts';
 import { deniedText, gateCauses } from '../../src/guard/decide.ts';
 import { planJudgement } from '../../src/policy/judge.ts';
 import type { PolicyChangeView } from '../../src/policy/views.ts';

@@ -1,11 +1,12 @@
 // The shape of the source, read from its imports: terraform starts only through the driver's
-// constructor, zod is configured before any schema is built, and no module imports itself back
-// through others (an import circle).
+// constructor, zod is configured before any schema is built, no module imports itself back
+// through others (an import circle), and the plan model stands below the decisions and the sinks.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
@@ -86,6 +87,15 @@ describe('the import graph of src/', () => {
     assert.deepEqual(importers, ['terraform/terraform.ts']);
   });
 
+  it('keeps the plan model below the guard and the sinks: nothing in plan/ imports guard/ or output/', () => {
+    // The classification is what the guard decides on and the sinks print: a plan file that reached
+    // up for a decision or a wording would make the model change with every message.
+    const upward = (from: string, above: string[]) =>
+      [...graph].flatMap(([file, deps]) => (file.startsWith(from) ? deps.filter((dep) => above.some((folder) => dep.startsWith(folder))).map((dep) => `${file} -> ${dep}`) : []));
+    assert.ok(upward('guard/', ['plan/']).length > 0, 'the rule reads imports between folders');
+    assert.deepEqual(upward('plan/', ['guard/', 'output/']), []);
+  });
+
   it('builds schemas only with the configured zod: src/schemas/zod.ts alone imports the package, the others import it as a namespace', () => {
     const texts = sourceFiles(SRC).map((file) => [relative(SRC, file), readFileSync(file, 'utf8')] as const);
     // Type-only imports build nothing.
@@ -95,5 +105,36 @@ describe('the import graph of src/', () => {
     const namedImporters = texts.filter(([, text]) => /^\s*import\s+\{[^}]*\}\s+from\s+'[^']*\/zod\.ts'/m.test(text)).map(([file]) => file);
     assert.deepEqual(namedImporters, []);
     assert.ok(texts.filter(([, text]) => /^\s*import \* as z from '[^']*zod\.ts'/m.test(text)).length >= 10, 'the namespace imports are read');
+  });
+});
+
+/** Where a catch clause throws a new error that does not carry the caught one as `cause`: file:line, with the error's class. */
+function causelessRethrows(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const carriesCause = (node: ts.NewExpression) =>
+    (node.arguments ?? []).some((arg) => ts.isObjectLiteralExpression(arg) && arg.properties.some((p) => p.name !== undefined && ts.isIdentifier(p.name) && p.name.text === 'cause'));
+  // A wrapped error that must not carry the caught one (a secret could ride on it) says why on the line before.
+  const allowed = (node: ts.Node) => /\/\/ no cause: \S/.test(text.slice(text.lastIndexOf('\n', text.lastIndexOf('\n', node.getStart(source) - 1) - 1), node.getStart(source)));
+  const inCatch = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node)) return; // a callback throws when it is called, not in this catch
+    if (ts.isThrowStatement(node) && ts.isNewExpression(node.expression) && !carriesCause(node.expression) && !allowed(node))
+      found.push(`${relative(SRC, file)}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1} new ${node.expression.expression.getText(source)}`);
+    ts.forEachChild(node, inCatch);
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isCatchClause(node)) inCatch(node.block);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return [...new Set(found)]; // a catch inside a catch is walked twice
+}
+
+describe('errors thrown from a catch of src/', () => {
+  it('carry the caught error as cause (or say on the line before, `// no cause: why`, that they must not)', () => {
+    const sample = 'try { f(); } catch (error) {\n  throw new RunnerError({ message: "m" });\n}\ntry { f(); } catch (error) {\n  throw new Error("m", { cause: error });\n}\ntry { f(); } catch {\n  // no cause: it would quote a secret\n  throw new Error("m");\n}\n';
+    assert.deepEqual(causelessRethrows(join(SRC, 'sample.ts'), sample), ['sample.ts:2 new RunnerError'], 'the check finds a rethrow without cause');
+    const found = sourceFiles(SRC).flatMap((file) => causelessRethrows(file, readFileSync(file, 'utf8')));
+    assert.deepEqual(found, []);
   });
 });

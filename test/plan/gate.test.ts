@@ -2,7 +2,7 @@
 // classification nor the runner's own record (which the classification skips) changes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { reconcilePlanExit } from '../../src/guard/gate.ts';
+import { reconcilePlanExit } from '../../src/plan/gate.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 
 const nothing = classifyPlan({ format_version: '1.2', terraform_version: '1.11.4', errored: false, complete: true, applyable: true, resource_changes: [] });
