@@ -3,9 +3,9 @@
 // recorded file, the runner starts no `version` launch; any other path or file is asked as before.
 // The binary is the real terraform behind test/support/newer-terraform.sh, whose log shows every
 // launch; the runner is a copy of the built bundle, so the record sits beside its entry as in the image.
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFile, chmod, copyFile, cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, copyFile, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Result } from '../../src/schemas/result.ts';
@@ -40,7 +40,7 @@ async function run(op: string, binary: string, tfvars: string) {
     timeoutMs: 120_000,
   });
   const result = JSON.parse(await readFile(join(where, 'out', 'result.json'), 'utf8')) as Result;
-  return { exitCode: child.exitCode, result, launches: await readNewerTerraformLog(log), stderr: child.stderr };
+  return { exitCode: child.exitCode, result, launches: await readNewerTerraformLog(log), stderr: child.stderr, state: join(where, 'terraform.tfstate') };
 }
 
 /** Inputs that fail the inputs step, the one after preflight: a run that proves only how preflight learned the version. */
@@ -61,6 +61,7 @@ describe('the image build’s record of its verified terraform', () => {
     await writeFile(record, made.stdout);
     setup = { dir, entry: join(lib, 'captf-runner.mjs'), record, binary };
   });
+  after(() => rm(setup.dir, { recursive: true, force: true }));
 
   it('the recorded binary, still that file: an apply starts no version launch and reports the recorded version', async () => {
     const applied = await run('apply', setup.binary, JSON.stringify({ cluster_name: 'demo' }));
@@ -69,6 +70,9 @@ describe('the image build’s record of its verified terraform', () => {
     assert.deepEqual(applied.result.terraform, { version: '1.11.4', flavor: 'terraform' });
     assert.ok(!applied.launches.includes('version'), `launches: ${applied.launches.join(', ')}`);
     assert.ok(applied.launches.includes('apply'), `the real terraform ran the apply: ${applied.launches.join(', ')}`);
+    const state = JSON.parse(await readFile(applied.state, 'utf8')) as { terraform_version: string; resources: unknown[] };
+    assert.equal(state.terraform_version, '1.11.4');
+    assert.ok(state.resources.length > 0, 'the apply left its resources in the state');
   });
 
   it('the same bytes at another path (as --terraform gives one) are asked', async () => {
