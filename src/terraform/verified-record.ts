@@ -40,17 +40,11 @@ export function recordBesideEntry(entry = process.argv[1]): string | undefined {
 
 /** The record at `file`, or undefined when there is none or it does not parse (the launch then answers). */
 export function readRecord(file: string): TerraformRecord | undefined {
-  let text: string;
   try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-  try {
-    const parsed = recordSchema.safeParse(JSON.parse(text));
+    const parsed = recordSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
     return parsed.success ? parsed.data : undefined;
   } catch {
-    return undefined;
+    return undefined; // none there, or not JSON
   }
 }
 
