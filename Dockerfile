@@ -23,7 +23,7 @@ FROM ${BASE_NAME}@${BASE_DIGEST} AS terraform
 ENV CHECKPOINT_DISABLE=1
 ARG TERRAFORM_TOOL=terraform
 ARG TERRAFORM_VERSION
-COPY runner/terraform.sha256sums /verify/
+COPY runner/terraform.sha256sums runner/terraform-record.sh /verify/
 COPY --chmod=0755 dist/terraform /verify/terraform
 RUN set -eu; \
     test -n "${TERRAFORM_VERSION}" || { echo "build arg TERRAFORM_VERSION is required" >&2; exit 1; }; \
@@ -35,7 +35,9 @@ RUN set -eu; \
     /verify/terraform version -json > /verify/version.json; \
     grep -q "\"terraform_version\": \"${TERRAFORM_VERSION}\"" /verify/version.json \
       || { echo "the verified binary does not report version ${TERRAFORM_VERSION}" >&2; exit 1; }; \
-    echo "$got" > /verify/sha256
+    echo "$got" > /verify/sha256; \
+    # The record the runner trusts instead of a `version` launch while /usr/local/bin/terraform is this file.
+    sh /verify/terraform-record.sh /verify/terraform /usr/local/bin/terraform > /verify/terraform-verified.json
 
 # 2. The operating system part, from Debian packages apt verifies against the archive's key: only
 # their libraries and the files a Job uses, each package recorded where scanners read it
@@ -89,6 +91,7 @@ COPY dist/npm-sbom.cdx.json runner/image-sbom.mjs /sbom/
 COPY --from=rootfs /rootfs/var/lib/dpkg/status.d/ /sbom/status.d/
 COPY --from=rootfs /rootfs/etc/debian_version /sbom/
 COPY --from=terraform /verify/version.json /verify/sha256 /sbom/terraform/
+COPY --from=terraform /verify/terraform-verified.json /app/usr/local/lib/captf-runner/terraform-verified.json
 RUN set -eu; \
     cd /app; \
     find . -type d -exec chmod 0755 {} +; find . -type f -exec chmod 0644 {} +; \

@@ -13,6 +13,7 @@ import { init } from '../terraform/init.ts';
 import { createTerraform, type Terraform } from '../terraform/terraform.ts';
 import { validate } from '../terraform/validate.ts';
 import { checkSupported, terraformVersion, unverifiedWarning, type TerraformVersion } from '../terraform/version.ts';
+import { recordBesideEntry } from '../terraform/verified-record.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
 import { prepareWorkspace, type Workspace } from '../workspace/workspace.ts';
 import { readConfigFiles, scanConfigFiles } from '../workspace/config-files.ts';
@@ -73,7 +74,8 @@ export function checkPlaintextBackups(ctx: RunContext, scan: Pick<ModuleScan, 'e
   if (decision.action === 'warn') ctx.warn(decision.message);
 }
 
-const terraformVersionOf = (ctx: RunContext) => terraformVersion(ctx.settings.terraform, { stop: ctx.terraformStop });
+// The image's terraform, still the file its build verified, answers from the build's record (no launch).
+const terraformVersionOf = (ctx: RunContext) => terraformVersion(ctx.settings.terraform, { stop: ctx.terraformStop, record: recordBesideEntry() });
 
 function checkTerraform(ctx: RunContext, version: TerraformVersion): TerraformVersion {
   checkSupported(version);

@@ -1,13 +1,15 @@
 // Which terraform the runner drives, and whether it supports it. One `version` launch: its first
 // line names the flavour and the version ("Terraform v1.11.4", "OpenTofu v1.8.3"). `version -json`
 // would not do alone: OpenTofu prints {"terraform_version": …} too. The binary's name is no guide:
-// images often install tofu as `terraform`.
+// images often install tofu as `terraform`. In the image, the binary its build verified answers from
+// the build's record instead (verified-record.ts).
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { imageError } from '../errors.ts';
 import { lastLine } from './diagnostics.ts';
 import type { StopHandle } from './stop.ts';
 import { createTerraform } from './terraform.ts';
+import { readRecord, recordedVersionLine } from './verified-record.ts';
 
 export type Flavor = 'terraform' | 'opentofu';
 
@@ -71,6 +73,8 @@ export interface TerraformVersionOptions {
   env?: NodeJS.ProcessEnv;
   /** The run's stop handle: a hung `version` is interrupted like any terraform. */
   stop: StopHandle;
+  /** The image build's record of the terraform it verified (verified-record.ts): its binary, still that file, is not asked. */
+  record?: string;
 }
 
 export async function terraformVersion(terraformPath: string, options: TerraformVersionOptions): Promise<TerraformVersion> {
@@ -83,6 +87,10 @@ export async function terraformVersion(terraformPath: string, options: Terraform
       setting: 'terraform',
     });
   }
+  const record = options.record === undefined ? undefined : readRecord(options.record);
+  const recorded = record && recordedVersionLine(path, record);
+  const fromRecord = recorded === undefined ? undefined : versionOfLine(path, recorded);
+  if (fromRecord) return fromRecord;
   const tf = createTerraform({ path, cwd, env, output: { line() {} }, stop: options.stop });
   const run = await tf.run('version', versionArgs(), { captureStdout: true });
   if (run.meaning !== 'ok') {
@@ -98,13 +106,20 @@ export async function terraformVersion(terraformPath: string, options: Terraform
 /** Pure: the output of `version` → what ran. Only its first line counts (an "out of date" notice may follow). */
 export function parseVersionOutput(path: string, text: string): TerraformVersion {
   const firstLine = text.trimStart().split('\n')[0]?.trim() ?? '';
-  const match = /^(Terraform|OpenTofu) v(\S+)$/.exec(firstLine);
-  if (!match || !parseSemver(match[2]!)) {
+  const found = versionOfLine(path, firstLine);
+  if (!found) {
     throw imageError(`${path} is not a terraform binary the runner understands: the first line of \`version\` is "${firstLine.slice(0, 200)}", not "Terraform vX.Y.Z" or "OpenTofu vX.Y.Z"; ${HOW_TO_FIX}`, {
       terraformPath: path,
       setting: 'terraform',
     });
   }
+  return found;
+}
+
+/** "Terraform v1.11.4" or "OpenTofu v1.8.3" → what ran; undefined for any other line. */
+function versionOfLine(path: string, line: string): TerraformVersion | undefined {
+  const match = /^(Terraform|OpenTofu) v(\S+)$/.exec(line);
+  if (!match || !parseSemver(match[2]!)) return undefined;
   return { version: match[2]!, flavor: match[1] === 'OpenTofu' ? 'opentofu' : 'terraform', path };
 }
 
