@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { interpretExit, placeOf, type Command, type CommandRun } from '../../src/terraform/terraform.ts';
 
-export const CORPUS_DIR = fileURLToPath(new URL('../fixtures/terraform-output/', import.meta.url));
+export const CAPTURED_OUTPUT_DIR = fileURLToPath(new URL('../fixtures/terraform-output/', import.meta.url));
 /** What stands for the capturing run's temp dir in every captured file (the runner's workdir). */
 export const CAPTURED_WORKDIR = '/WORKDIR';
 
@@ -53,7 +53,7 @@ export interface CapturedOutput extends CapturedRun {
 
 /** The names of the captured cases, sorted. */
 export function capturedCases(): string[] {
-  return readdirSync(CORPUS_DIR, { withFileTypes: true })
+  return readdirSync(CAPTURED_OUTPUT_DIR, { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name)
     .sort();
@@ -61,9 +61,9 @@ export function capturedCases(): string[] {
 
 /** One case's command and terraform's output, exactly as captured. Throws naming the case and file when either is missing or malformed. */
 export function capturedOutput(caseName: string): CapturedOutput {
-  const dir = join(CORPUS_DIR, caseName);
+  const dir = join(CAPTURED_OUTPUT_DIR, caseName);
   if (!/^[a-z0-9-]+$/.test(caseName) || !existsSync(dir)) {
-    throw new Error(`no captured terraform output named "${caseName}" in ${CORPUS_DIR} (the cases: ${capturedCases().join(', ')})`);
+    throw new Error(`no captured terraform output named "${caseName}" in ${CAPTURED_OUTPUT_DIR} (the cases: ${capturedCases().join(', ')})`);
   }
   const parsed = CommandFile.safeParse(JSON.parse(read(dir, 'command.json')));
   if (!parsed.success) throw new Error(`${join(dir, 'command.json')} is malformed: ${z.prettifyError(parsed.error)}`);
