@@ -89,6 +89,16 @@ describe('errored.tfstate: terraform could not save the state', () => {
     const { files } = await unpackArtifactDir(keptAt);
     assert.deepEqual(appliedOutputs(JSON.parse(files['terraform.tfstate']!.toString('utf8'))), ['cluster_name'], 'the kept state holds what the apply did');
   });
+
+  it('a destroy terraform could not save reports it as an apply does: DestroyFailed, erroredState.pushed', async (t) => {
+    const s = await fakeScenario(t);
+    cleanupFake(t, s);
+    checkRun(await runWithFake(s), s, { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, undefined);
+    const run = await runWithFake(s, { op: 'destroy', fake: { faults: ['apply:errored-state'] } });
+    const result = checkRun(run, s, { outcome: 'failed', reason: 'DestroyFailed', step: 'apply', exit: 1 }, 'apply');
+    assert.deepEqual(result.erroredState, { pushed: true });
+    assert.ok(stepsRun(run.events).includes('state-push'), explainFake(run));
+  });
 });
 
 describe('plans only a newer terraform makes', () => {
