@@ -25,7 +25,7 @@ import { FakeApiServer } from '../test/support/fake-apiserver.ts';
 import { FakeS3 } from '../test/support/fake-s3.ts';
 import { startPostgres } from '../test/support/pg.ts';
 import { tempDir } from '../test/support/tf-modules.ts';
-import { explain, scenario, type RunnerRun, type Scenario } from '../test/e2e/runner.ts';
+import { explain, scenario, type RunnerRun, type Scenario } from '../test/support/runner.ts';
 
 const { values: opts } = parseArgs({
   options: {

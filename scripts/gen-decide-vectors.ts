@@ -1,4 +1,4 @@
-// Writes contract/vectors/decide-op.json (and job-image.json, below): every DecideOp case of test/controller-model/decide-cases.ts as
+// Writes contract/vectors/decide-op.json (and job-image.json, below): every DecideOp case of test/controller-model/decide.cases.ts as
 // snapshot -> decision, for a controller in another language to replay. The vectors are the model's
 // own table tests, so they only change with them; test/controller-model/vectors.test.ts fails when the
 // checked-in file is stale.
@@ -9,9 +9,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { decideOp } from '../src/controller-model/decide-op.ts';
 import { parseSnapshot } from '../src/controller-model/snapshot.ts';
-import { DECIDE_CASES } from '../test/controller-model/decide-cases.ts';
+import { DECIDE_CASES } from '../test/controller-model/decide.cases.ts';
 import { jobImage } from '../src/controller-model/op-shape.ts';
-import { JOB_IMAGE_CASES } from '../test/controller-model/job-image-cases.ts';
+import { JOB_IMAGE_CASES } from '../test/controller-model/job-image.cases.ts';
 import { vectorsFile } from './vectors-file.ts';
 
 const SCRIPT = 'scripts/gen-decide-vectors.ts';

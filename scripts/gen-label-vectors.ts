@@ -1,4 +1,4 @@
-// Writes contract/vectors/label-values.json: the label values of test/kube/label-value-cases.ts,
+// Writes contract/vectors/label-values.json: the label values of test/kube/label-values.cases.ts,
 // which labelValueFor must give, for a controller in another language to replay.
 // test/kube/label-vectors.test.ts fails when the checked-in file is stale.
 //
@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { labelValueFor } from '../src/kube/names.ts';
-import { LABEL_VALUE_CASES } from '../test/kube/label-value-cases.ts';
+import { LABEL_VALUE_CASES } from '../test/kube/label-values.cases.ts';
 import { vectorsFile } from './vectors-file.ts';
 
 export const LABEL_VECTORS_PATH = fileURLToPath(new URL('../contract/vectors/label-values.json', import.meta.url));

@@ -7,7 +7,7 @@
 //   npx tsx scripts/gen-plan-fixtures.ts
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { modules, replaceConfiguration, runTerraform, tempDir, writeTree, type FileTree } from '../test/support/tf-modules.ts';
+import { modules, replaceConfiguration, runTestTerraform, tempDir, writeTree, type FileTree } from '../test/support/tf-modules.ts';
 import { INPUTS_HASH_VARIABLE } from '../src/workspace/reserved-names.ts';
 import { emptyScan } from '../src/workspace/scan.ts';
 import { scanHcl } from '../src/workspace/scan-hcl.ts';
@@ -43,7 +43,7 @@ const configOf = (tree: FileTree) => {
 async function main() {
   const dir = await tempDir(undefined, 'captf-fixtures-');
   const must = async (args: string[]) => {
-    const run = await runTerraform(dir, args);
+    const run = await runTestTerraform(dir, args);
     if (run.exitCode !== 0 && !(args[0] === 'plan' && run.exitCode === 2)) throw new Error(`terraform ${args.join(' ')} exited ${run.exitCode}: ${run.stderr}`);
     return run.stdout;
   };

@@ -1,7 +1,7 @@
 // Writes what the contract says of the runner's closed vocabulary (src/vocabulary/): 
 // contract/sections/reasons.md (every reason with its kind, outcome, exit code and what a controller
 // does with it; every step) and contract/controller-actions.json (the same as data, with the vectors
-// of test/controller-model/action-cases.ts). test/vocabulary/contract.test.ts and
+// of test/controller-model/actions.cases.ts). test/vocabulary/contract.test.ts and
 // test/controller-model/actions.test.ts fail when either committed file is stale.
 //
 //   node --import tsx scripts/gen-vocabulary.ts
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { ERROR_KINDS, REASONS, REASON_NAMES, type Reason } from '../src/vocabulary/reasons.ts';
 import { STEPS, STEP_NAMES } from '../src/vocabulary/steps.ts';
 import { CONTROLLER_ACTIONS, consumesApproval, consumesRestoreRequest, handlingOf, jobOutcomeOf, type Handling } from '../src/controller-model/actions.ts';
-import { APPROVAL_CASES, JOB_OUTCOME_CASES, RESTORE_CASES } from '../test/controller-model/action-cases.ts';
+import { APPROVAL_CASES, JOB_OUTCOME_CASES, RESTORE_CASES } from '../test/controller-model/actions.cases.ts';
 
 export const REASONS_SECTION = fileURLToPath(new URL('../contract/sections/reasons.md', import.meta.url));
 export const CONTROLLER_ACTIONS_PATH = fileURLToPath(new URL('../contract/controller-actions.json', import.meta.url));

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import { CONTROLLER_ACTIONS_PATH, renderControllerActions } from '../../scripts/gen-vocabulary.ts';
 import { consumesApproval, consumesRestoreRequest, handlingOf, jobOutcomeOf } from '../../src/controller-model/actions.ts';
 import { EXIT, REASONS, RESULT_REASONS } from '../../src/vocabulary/reasons.ts';
-import { APPROVAL_CASES, JOB_OUTCOME_CASES, RESTORE_CASES } from './action-cases.ts';
+import { APPROVAL_CASES, JOB_OUTCOME_CASES, RESTORE_CASES } from './actions.cases.ts';
 
 describe('the Job outcome DecideOp reads', () => {
   for (const c of JOB_OUTCOME_CASES) test(`${c.name} — “${c.doc}”`, () => assert.equal(jobOutcomeOf(c.pod), c.jobOutcome));

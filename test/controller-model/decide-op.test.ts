@@ -15,7 +15,7 @@ import {
   ORDER_CASES,
   SCHEDULE_CASES,
   type DecideCase,
-} from './decide-cases.ts';
+} from './decide.cases.ts';
 
 const groups: Record<string, DecideCase[]> = {
   'baseline': BASELINE_CASES,

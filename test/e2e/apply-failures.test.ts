@@ -3,8 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { modules, resourceIds } from '../support/tf-modules.ts';
-import { applied, IMAGE } from './apply-support.ts';
-import { explain, recordedInputsHash, scenario } from './runner.ts';
+import { applied, IMAGE } from './apply.support.ts';
+import { explain, recordedInputsHash, scenario } from '../support/runner.ts';
 
 describe('apply: failures', () => {
   it('a plan error applies nothing', async (t) => {

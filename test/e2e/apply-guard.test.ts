@@ -3,9 +3,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { modules, resourceIds } from '../support/tf-modules.ts';
-import { applied, assertNoCanary, IMAGE } from './apply-support.ts';
-import { edited, NETWORK_BLOCK } from './module-edits.ts';
-import { explain, recordedInputsHash, type RunnerRun } from './runner.ts';
+import { applied, assertNoCanary, IMAGE } from './apply.support.ts';
+import { edited, NETWORK_BLOCK } from './module-edits.support.ts';
+import { explain, recordedInputsHash, type RunnerRun } from '../support/runner.ts';
 
 const OBJECT = ['--object', 'demo', '--namespace', 'team-a'];
 const escaped = (address: string) => address.replace(/[[\]."]/g, '\\$&');

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, resourceIds } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash } from './runner.ts';
-import { firstApplyOnce } from './first-apply.ts';
+import { explain, recordedInputsHash } from '../support/runner.ts';
+import { firstApplyOnce } from './first-apply.support.ts';
 
 // Every test starts from the base module applied by the runner (the test of an unchanged plan asserts
 // on that apply itself): once per file, each test on a copy of that state.

@@ -4,9 +4,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { runChecked } from '../support/exec.ts';
-import { modules, resourceIds, terraformEnv } from '../support/tf-modules.ts';
-import { assertNoCanary, baseApplied, CANARY, IMAGE } from './apply-support.ts';
-import { explain, recordedInputsHash, scenario } from './runner.ts';
+import { modules, resourceIds, testTerraformEnv } from '../support/tf-modules.ts';
+import { assertNoCanary, baseApplied, CANARY, IMAGE } from './apply.support.ts';
+import { explain, recordedInputsHash, scenario } from '../support/runner.ts';
 
 // The first test asserts on the first apply of the base module; every test after it that needs the
 // base applied starts from a copy of the state that apply left (the same run: it is made once).
@@ -44,7 +44,7 @@ describe('apply: the guarded apply', () => {
     const s = await scenario(t, { ...modules.base, 'more-outputs.tf': extra }, { 'terraform.tfvars.json': { admin_token: CANARY } });
     const run = await s.run('apply', ['--image', IMAGE]);
     assert.equal(run.exitCode, 0, explain(run));
-    const shown = JSON.parse((await runChecked('terraform', ['output', '-json', `-state=${s.state}`], { cwd: s.dir, env: terraformEnv() })).stdout) as Record<string, { sensitive: boolean; type: unknown; value: unknown }>;
+    const shown = JSON.parse((await runChecked('terraform', ['output', '-json', `-state=${s.state}`], { cwd: s.dir, env: testTerraformEnv() })).stdout) as Record<string, { sensitive: boolean; type: unknown; value: unknown }>;
     const expected = Object.fromEntries(
       Object.entries(shown).map(([name, o]) => [name, o.sensitive ? { sensitive: true, known: true, type: o.type } : { sensitive: false, known: true, type: o.type, value: o.value }]),
     );

@@ -4,9 +4,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp } from 'node:fs/promises';
 import { modules, resourceIds } from '../support/tf-modules.ts';
-import { explain, type RunnerRun } from './runner.ts';
-import { IMAGE } from './apply-support.ts';
-import { firstApplyOnce } from './first-apply.ts';
+import { explain, type RunnerRun } from '../support/runner.ts';
+import { IMAGE } from './apply.support.ts';
+import { firstApplyOnce } from './first-apply.support.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
 
 const noticeOf = (run: RunnerRun) => {

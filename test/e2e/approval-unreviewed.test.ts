@@ -11,10 +11,10 @@ import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { FakeApiServer, type RbacRule } from '../support/fake-apiserver.ts';
 import { modules, resourceIds, type StateInstance } from '../support/tf-modules.ts';
-import { edited, NETWORK_BLOCK } from './module-edits.ts';
-import { explain, type RunnerRun, type Scenario } from './runner.ts';
+import { edited, NETWORK_BLOCK } from './module-edits.support.ts';
+import { explain, type RunnerRun, type Scenario } from '../support/runner.ts';
 // The base module applied once per file; each test that starts from it works on a copy of that state.
-import { applied } from './apply-support.ts';
+import { applied } from './apply.support.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 const OBJECT = ['--object', 'demo', '--namespace', 'team-a'];

@@ -14,9 +14,9 @@ import type { Result } from '../../src/schemas/result.ts';
 import { DirStore } from '../../src/store/dir-store.ts';
 import { runChecked } from '../support/exec.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
-import { modules, terraformEnv } from '../support/tf-modules.ts';
-import { storeCraftedBackup } from '../store/helpers.ts';
-import { explain, RUNNER, scenario, type Scenario } from './runner.ts';
+import { modules, testTerraformEnv } from '../support/tf-modules.ts';
+import { storeCraftedBackup } from '../store/stores.support.ts';
+import { explain, RUNNER, scenario, type Scenario } from '../support/runner.ts';
 
 interface MeasuredRun {
   exitCode: number | null;
@@ -30,7 +30,7 @@ interface MeasuredRun {
 /** Runs the runner and samples /proc for its memory and the bytes it wrote. */
 async function measuredRun(s: Scenario, args: string[]): Promise<MeasuredRun> {
   const child = spawn(process.execPath, [RUNNER, ...args, '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--log-format', 'json'], {
-    env: terraformEnv(),
+    env: testTerraformEnv(),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

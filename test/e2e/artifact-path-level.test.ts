@@ -7,8 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
 import { modules } from '../support/tf-modules.ts';
-import { applied, IMAGE } from './apply-support.ts';
-import { explain, type RunnerRun } from './runner.ts';
+import { applied, IMAGE } from './apply.support.ts';
+import { explain, type RunnerRun } from '../support/runner.ts';
 
 function wrongLevel(run: RunnerRun, found: string, use: string, said: RegExp) {
   assert.equal(run.exitCode, 2, explain(run));

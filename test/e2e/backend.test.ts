@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, withPgBackend } from '../support/tf-modules.ts';
-import { explain, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { explain, runRunner, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 
 const IMAGE = 'registry.example/m:1';
 /** In the other state's path: a config value that must never be shown. */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
 import { modules } from '../support/tf-modules.ts';
-import { explain, runRunner, scenario } from './runner.ts';
+import { explain, runRunner, scenario } from '../support/runner.ts';
 
 describe('bad input', () => {
   const cases: { name: string; exit: number; reason: RegExp; message: RegExp; prepare?: (dir: string) => Promise<string[]>; args?: string[]; inputs?: Record<string, string> }[] = [

@@ -9,9 +9,9 @@ import { spawn } from 'node:child_process';
 import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { modules, NEWER_TERRAFORM, newerTerraformEnv, tempDir, type TerraformState } from '../support/tf-modules.ts';
-import { explain, runRunner, type Scenario } from './runner.ts';
-import { IMAGE } from './apply-support.ts';
-import { firstApplyOnce } from './first-apply.ts';
+import { explain, runRunner, type Scenario } from '../support/runner.ts';
+import { IMAGE } from './apply.support.ts';
+import { firstApplyOnce } from './first-apply.support.ts';
 
 // Every character Markdown, HTML or JSON would escape: the summary must hold it in none of their forms.
 const CANARY = 'Md*canary_<b>|`q`&-7Zx';

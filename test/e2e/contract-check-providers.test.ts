@@ -6,9 +6,9 @@ import { createHash } from 'node:crypto';
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { runTerraform } from '../support/tf-modules.ts';
-import { fakeNullProvider, imageTree, NEEDS_NULL_PROVIDER, type Tree } from '../commands/contract-check/helpers.ts';
-import { runRunner } from './runner.ts';
+import { runTestTerraform } from '../support/tf-modules.ts';
+import { fakeNullProvider, imageTree, NEEDS_NULL_PROVIDER, type Tree } from '../commands/contract-check/image-trees.support.ts';
+import { runRunner } from '../support/runner.ts';
 
 interface Check {
   name: string;
@@ -30,7 +30,7 @@ const PACKAGE = `${MIRROR}/registry.terraform.io/hashicorp/null/3.2.0/linux_amd6
 async function lockedTree(t: Parameters<typeof imageTree>[0]): Promise<Tree> {
   const tree = await imageTree(t, NEEDS_NULL_PROVIDER);
   await fakeNullProvider(join(tree.root, MIRROR));
-  const lock = await runTerraform(tree.module, ['providers', 'lock', `-fs-mirror=${join(tree.root, MIRROR)}`, '-platform=linux_amd64']);
+  const lock = await runTestTerraform(tree.module, ['providers', 'lock', `-fs-mirror=${join(tree.root, MIRROR)}`, '-platform=linux_amd64']);
   assert.equal(lock.exitCode, 0, lock.stderr);
   return tree;
 }

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { runChecked } from '../support/exec.ts';
 import { tempDir, writeTree } from '../support/tf-modules.ts';
-import { fakeNullProvider, imageTree, NEEDS_NULL_PROVIDER, POOL_MODULE } from '../commands/contract-check/helpers.ts';
-import { runRunner } from './runner.ts';
+import { fakeNullProvider, imageTree, NEEDS_NULL_PROVIDER, POOL_MODULE } from '../commands/contract-check/image-trees.support.ts';
+import { runRunner } from '../support/runner.ts';
 
 interface Report {
   status: string;

@@ -11,8 +11,8 @@ import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
-import { terraformEnv } from '../support/tf-modules.ts';
-import { explain, RUNNER, runRunner, scenario, type RunnerRun } from './runner.ts';
+import { testTerraformEnv } from '../support/tf-modules.ts';
+import { explain, RUNNER, runRunner, scenario, type RunnerRun } from '../support/runner.ts';
 
 const MODULE = { 'main.tf': 'resource "terraform_data" "x" {\n  input = "disk"\n}\n' };
 
@@ -85,7 +85,7 @@ describe('disk problems', { concurrency: 2 }, () => {
     const s = await scenario(t, MODULE);
     // Node 20's mkdir({recursive:true}) loops forever under /proc (mkdir there answers ENOENT for
     // every level): the runner must not hang on an out dir it cannot create.
-    const run = await runProcess(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', '/proc/captf-runner-no-such-dir/out', '--termination-log', s.termination, '--log-format', 'json'], { env: terraformEnv(), timeoutMs: 60_000 });
+    const run = await runProcess(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', '/proc/captf-runner-no-such-dir/out', '--termination-log', s.termination, '--log-format', 'json'], { env: testTerraformEnv(), timeoutMs: 60_000 });
     assert.equal(run.timedOut, false, 'the runner hangs creating its out dir');
     assertFoundInPreflight({ exitCode: run.exitCode ?? -1, stderr: run.stderr }, s.termination, 'OutDirUnusable', /--out \/proc\/captf-runner-no-such-dir\/out/);
     assert.ok(!existsSync(s.state), 'nothing was applied');

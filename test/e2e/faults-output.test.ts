@@ -5,7 +5,7 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   checkRun, cleanupFake, type Expect, explainFake, type FakeRun, failedAt, fakeScenario, type FakeStep, MiB, RSS_LIMIT_KIB, runWithFake, streamedIn,
-} from './faults-support.ts';
+} from './faults.support.ts';
 
 // Memory that does not grow with terraform's output, shown with tens of MB instead of hundreds
 // (bench/ measures hundreds): retaining what streams through after a mark adds at least as much

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { stepsRun } from '../support/tf-modules.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
 import {
-  checkRun, cleanupFake, explainFake, failedAt, fakeScenario, type RunOptions, runWithFake,
-} from './faults-support.ts';
+  checkRun, cleanupFake, explainFake, failedAt, fakeScenario, type FakeRunOptions, runWithFake,
+} from './faults.support.ts';
 
 /** A plan document that creates one terraform_data, with the format and status fields a case gives; returns its path. */
 async function writeOneCreatePlan(path: string, fields: { format_version: string; applyable: boolean; complete: boolean; errored: boolean }): Promise<string> {
@@ -116,7 +116,7 @@ describe('plans only a newer terraform makes', () => {
 });
 
 describe('fault matrix: unsupported terraform', { concurrency: 3 }, () => {
-  const cases: Array<{ name: string; fake: NonNullable<RunOptions['fake']> }> = [
+  const cases: Array<{ name: string; fake: NonNullable<FakeRunOptions['fake']> }> = [
     { name: 'terraform 1.4.9 (too old)', fake: { version: '1.4.9' } },
     { name: 'terraform 2.0.0 (a new major)', fake: { version: '2.0.0' } },
     { name: 'OpenTofu 1.5.0 (too old)', fake: { version: '1.5.0', faults: ['version:opentofu'] } },

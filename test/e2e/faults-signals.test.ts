@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { type FakeTerraformEvent } from '../support/tf-modules.ts';
 import {
-  checkRun, cleanupFake, fakeScenario, isScenarioProcess, runWithFake, signalsOf, stepStarted, STEPS, waitForEvents,
-} from './faults-support.ts';
+  checkRun, cleanupFake, fakeScenario, isScenarioProcess, runWithFake, signalsOf, stepStarted, RUNNER_STEP_OF, waitForEvents,
+} from './faults.support.ts';
 
 describe('signals: the stop choreography', () => {
   for (const step of ['init', 'plan', 'show', 'apply'] as const) {
-    it(`SIGTERM while terraform ${step} runs: exactly one SIGINT, no further step, interrupted in ${STEPS[step]}, exit 143`, async (t) => {
+    it(`SIGTERM while terraform ${step} runs: exactly one SIGINT, no further step, interrupted in ${RUNNER_STEP_OF[step]}, exit 143`, async (t) => {
       const s = await fakeScenario(t);
       cleanupFake(t, s);
       const run = await runWithFake(s, {
@@ -23,7 +23,7 @@ describe('signals: the stop choreography', () => {
           child.kill('SIGTERM');
         },
       });
-      const result = checkRun(run, s, { outcome: 'interrupted', reason: 'Interrupted', kind: 'interrupted', step: STEPS[step], exit: 143 }, step);
+      const result = checkRun(run, s, { outcome: 'interrupted', reason: 'Interrupted', kind: 'interrupted', step: RUNNER_STEP_OF[step], exit: 143 }, step);
       assert.deepEqual(signalsOf(run, step), ['SIGINT']);
       assert.equal(result.error?.detail?.cause, 'SIGTERM');
     });

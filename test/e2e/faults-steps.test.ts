@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { processEnds } from '../support/tf-modules.ts';
 import {
   checkRun, cleanupFake, FAKE_STEPS, failedAt, fakeScenario, runWithFake,
-} from './faults-support.ts';
+} from './faults.support.ts';
 
 describe('fault matrix: every step × exit non-zero, killed by a signal', { concurrency: 3 }, () => {
   for (const step of FAKE_STEPS) {

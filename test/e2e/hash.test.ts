@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tempDir } from '../support/tf-modules.ts';
-import { runRunner } from './runner.ts';
+import { runRunner } from '../support/runner.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 

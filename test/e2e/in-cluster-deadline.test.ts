@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
 import { modules } from '../support/tf-modules.ts';
-import { explain, scenario } from './runner.ts';
+import { explain, scenario } from '../support/runner.ts';
 
 const NS = 'team-a';
 const CANARY = 'CANARY-incluster-secret-77';

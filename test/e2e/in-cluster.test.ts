@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
 import { modules } from '../support/tf-modules.ts';
-import { explain, scenario } from './runner.ts';
+import { explain, scenario } from '../support/runner.ts';
 
 const NS = 'team-a';
 const CANARY = 'CANARY-incluster-secret-77';

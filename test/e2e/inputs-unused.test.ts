@@ -3,7 +3,7 @@
 // read. Real terraform: the apply runs as before, with the module's default.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { explain, scenario } from './runner.ts';
+import { explain, scenario } from '../support/runner.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 const MODULE = {

@@ -14,8 +14,8 @@ import { usePostgres, type TestDatabase } from '../support/pg.ts';
 import { runProcess, startInBackground } from '../support/exec.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
-import { modules, processEnds, slowApply, terraformEnv, withPgBackend, writeModule, type FileTree, type TerraformState } from '../support/tf-modules.ts';
-import { explain, RUNNER, recordedInputsHash, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { modules, processEnds, slowApply, testTerraformEnv, withPgBackend, writeModule, type FileTree, type TerraformState } from '../support/tf-modules.ts';
+import { explain, RUNNER, recordedInputsHash, runRunner, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 import { Result } from '../../src/schemas/result.ts';
 
 const pg = usePostgres();
@@ -60,7 +60,7 @@ async function pgScenario(t: TestContext, tree: FileTree, database?: TestDatabas
 
 /** Starts the runner in the background (own process group) and resolves once `step` has started. */
 async function startRunner(args: string[], step: string) {
-  const run = await startInBackground(process.execPath, [RUNNER, ...args], { env: terraformEnv(), mark: `"msg":"${step}: started"`, killAfterMs: 180_000 });
+  const run = await startInBackground(process.execPath, [RUNNER, ...args], { env: testTerraformEnv(), mark: `"msg":"${step}: started"`, killAfterMs: 180_000 });
   started.push(run.child);
   return run;
 }
@@ -210,7 +210,7 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     const s = await scenario(t, modules.base);
     // terraform itself, SIGKILLed mid-apply: it leaves .terraform.tfstate.lock.info and no process.
     const dir = await writeModule({ ...slowApply({ resources: 2, seconds: 60 }), 'backend.tf': `terraform {\n  backend "local" {\n    path = ${JSON.stringify(s.state)}\n  }\n}\n` }, t);
-    const env = terraformEnv();
+    const env = testTerraformEnv();
     const init = await runProcess('terraform', ['init', '-no-color'], { cwd: dir, env });
     assert.equal(init.exitCode, 0, init.stderr);
     // Killed once it is applying: its provisioners have started, and it holds the lock.
@@ -316,7 +316,7 @@ describe('errored.tfstate (pg backend)', () => {
     const s = await pgScenario(t, networkDestroyRuns('sleep 4'), await pg.newDatabase(await baseApplied()));
     const previous = (await rowRecord(s)).hash;
     const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...s.pgArgs('destroy')], {
-      env: terraformEnv(),
+      env: testTerraformEnv(),
       mark: "terraform_data.network: Provisioning with 'local-exec'",
       killAfterMs: 180_000,
     });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
-import { explain, scenario, type RunnerRun } from './runner.ts';
+import { explain, scenario, type RunnerRun } from '../support/runner.ts';
 
 const OTHER = 'CANARYOTHER-db-password';
 

@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { lstat, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runChecked } from '../support/exec.ts';
-import { writeInputsDir } from '../inputs/layout.ts';
+import { writeInputsDir } from '../inputs/layout.support.ts';
 import { modules, resourceIds } from '../support/tf-modules.ts';
-import { applied, IMAGE } from './apply-support.ts';
-import { explain, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { applied, IMAGE } from './apply.support.ts';
+import { explain, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 
 /** plan needs somewhere to put its artifact. */
 const opArgs = (s: Scenario, op: string) => ['--image', IMAGE, ...(op === 'plan' ? ['--artifacts', join(s.dir, 'artifacts')] : [])];

@@ -7,7 +7,7 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Result } from '../../src/schemas/result.ts';
 import { resourceIds, type FileTree } from '../support/tf-modules.ts';
-import { explain, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { explain, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 const CANARY = 'CANARY-negzero-5ecret-Qx7';

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { modules, readLocalState, resourceIds } from '../support/tf-modules.ts';
-import { applied } from './apply-support.ts';
-import { explain, scenario } from './runner.ts';
+import { applied } from './apply.support.ts';
+import { explain, scenario } from '../support/runner.ts';
 
 describe('--state in a directory that does not exist', () => {
   it('is a usage error (exit 2, StateDirMissing) before anything runs; the directory is not created', async (t) => {

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, NEWER_TERRAFORM, newerTerraformEnv, readNewerTerraformLog, resourceIds, type NewerTerraformOptions } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, type RunnerRun, type Scenario } from './runner.ts';
+import { explain, recordedInputsHash, type RunnerRun, type Scenario } from '../support/runner.ts';
 // Every test starts from the base module applied by the real terraform: once per file, each test on a copy of that state.
-import { applied, IMAGE } from './apply-support.ts';
+import { applied, IMAGE } from './apply.support.ts';
 
 const NEXT_IMAGE = 'registry.example/captf-module:1.1.0';
 

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { access, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, resourceIds, type FileTree } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, scenario } from './runner.ts';
+import { explain, recordedInputsHash, scenario } from '../support/runner.ts';
 // The base module applied once per file (its admin_token the canary); each test destroys a copy of that state.
-import { applied, assertNoCanary, CANARY, IMAGE } from './apply-support.ts';
+import { applied, assertNoCanary, CANARY, IMAGE } from './apply.support.ts';
 
 /** The base module plus terraform_data.guarded, whose destroy-time provisioner runs `command`. */
 const withGuarded = (command: string): FileTree => ({

@@ -7,11 +7,11 @@ import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { modules, resourceIds, tempDir, type FileTree } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { explain, recordedInputsHash, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
 // The base module applied once per file with the canary as admin_token; each test plans on a copy of that state.
-import { applied, CANARY, IMAGE } from './apply-support.ts';
+import { applied, CANARY, IMAGE } from './apply.support.ts';
 
 const ROTATED = 'CANARY-plan-rotated-Wq2';
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');

@@ -5,10 +5,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { modules, resourceIds, type TerraformState } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, type RunnerRun, type Scenario } from './runner.ts';
+import { explain, recordedInputsHash, type RunnerRun, type Scenario } from '../support/runner.ts';
 // Every test starts from the base module applied with the canary as admin_token: applied once per
 // file, each test on a copy of that state.
-import { applied, CANARY, IMAGE } from './apply-support.ts';
+import { applied, CANARY, IMAGE } from './apply.support.ts';
 
 const OLD_SECRET = 'CANARY-drift-old-Hv8';
 

@@ -11,7 +11,7 @@ import { gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { usePostgres, type TestDatabase } from '../support/pg.ts';
 import { modules, resourceIds, tempDir, withPgBackend, writeTree, type FileTree, type TerraformState } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, runRunner, type RunnerRun } from './runner.ts';
+import { explain, recordedInputsHash, runRunner, type RunnerRun } from '../support/runner.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
 

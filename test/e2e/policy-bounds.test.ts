@@ -6,8 +6,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { POLICY_HEADER } from '../policy/support.ts';
-import { explain, scenario, type Scenario } from './runner.ts';
+import { POLICY_HEADER } from '../policy/policies.support.ts';
+import { explain, scenario, type Scenario } from '../support/runner.ts';
 import { existsSync } from 'node:fs';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';

@@ -8,11 +8,11 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FileTree } from '../support/tf-modules.ts';
-import { replaceConfiguration, resourceIds, runTerraform, writeModule } from '../support/tf-modules.ts';
+import { replaceConfiguration, resourceIds, runTestTerraform, writeModule } from '../support/tf-modules.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
-import { ISSUE_EXAMPLE, POLICY_HEADER } from '../policy/support.ts';
-import { explain, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
-import { stateOnce } from './state-once.ts';
+import { ISSUE_EXAMPLE, POLICY_HEADER } from '../policy/policies.support.ts';
+import { explain, runRunner, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
+import { stateOnce } from './state-once.support.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 
@@ -115,14 +115,14 @@ describe('policy: the contract\'s other examples over real terraform moves', () 
   /** terraform's own plans of the rename and of the move into a module (show -json), once for the describe: terraform_data applied, then each moved block planned. */
   const movedPlans = sharedSetup(async (suite) => {
     const dir = await writeModule(BASE, suite);
-    for (const args of [['init'], ['apply', '-auto-approve']]) assert.equal((await runTerraform(dir, args)).exitCode, 0);
+    for (const args of [['init'], ['apply', '-auto-approve']]) assert.equal((await runTestTerraform(dir, args)).exitCode, 0);
     const plans: Record<string, string> = {};
     for (const [name, tree] of [['renamed', RENAMED], ['into-module', INTO_MODULE]] as const) {
       await replaceConfiguration(dir, tree);
       await mkdir(join(dir, 'wrap'), { recursive: true });
       if (tree['wrap/main.tf']) await writeFile(join(dir, 'wrap', 'main.tf'), tree['wrap/main.tf']);
-      for (const args of [['init'], ['plan', '-out', `${name}.tfplan`]]) assert.equal((await runTerraform(dir, args)).exitCode, 0, args.join(' '));
-      plans[name] = (await runTerraform(dir, ['show', '-json', `${name}.tfplan`])).stdout;
+      for (const args of [['init'], ['plan', '-out', `${name}.tfplan`]]) assert.equal((await runTestTerraform(dir, args)).exitCode, 0, args.join(' '));
+      plans[name] = (await runTestTerraform(dir, ['show', '-json', `${name}.tfplan`])).stdout;
     }
     return plans;
   });

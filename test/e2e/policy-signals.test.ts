@@ -9,9 +9,9 @@ import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { startInBackground } from '../support/exec.ts';
-import { terraformEnv } from '../support/tf-modules.ts';
-import { POLICY_HEADER } from '../policy/support.ts';
-import { RUNNER, scenario, type Scenario } from './runner.ts';
+import { testTerraformEnv } from '../support/tf-modules.ts';
+import { POLICY_HEADER } from '../policy/policies.support.ts';
+import { RUNNER, scenario, type Scenario } from '../support/runner.ts';
 import type { Result } from '../../src/schemas/result.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
@@ -35,7 +35,7 @@ describe('policy: a stop during the evaluation', () => {
   it('SIGTERM: exit 143 within --stop-grace, interrupted, the policy evaluation named, nothing applied', async (t) => {
     const s = await scenario(t, {});
     const args = await longEvaluation(s);
-    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--stop-grace', '3s'], { env: terraformEnv(), mark: EVALUATION_STARTED, killAfterMs: 120_000 });
+    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--stop-grace', '3s'], { env: testTerraformEnv(), mark: EVALUATION_STARTED, killAfterMs: 120_000 });
     const signalled = Date.now();
     child.kill('SIGTERM');
     const run = await exited;
@@ -57,7 +57,7 @@ describe('policy: a stop during the evaluation', () => {
     const started = Date.now();
     // The run stops itself at the deadline - stop grace - 5 s: at 24 s. The runner is frozen as its
     // evaluation begins and thawed after that moment, so its deadline falls in the evaluation on any machine.
-    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--deadline', '30s', '--stop-grace', '1s'], { env: terraformEnv(), mark: EVALUATION_STARTED, killAfterMs: 120_000 });
+    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--deadline', '30s', '--stop-grace', '1s'], { env: testTerraformEnv(), mark: EVALUATION_STARTED, killAfterMs: 120_000 });
     child.kill('SIGSTOP');
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + 25_000 - Date.now())));
     child.kill('SIGCONT');

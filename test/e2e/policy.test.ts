@@ -7,10 +7,10 @@ import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { runProcess } from '../support/exec.ts';
 import type { Result } from '../../src/schemas/result.ts';
-import { resourceIds, terraformEnv, type FileTree } from '../support/tf-modules.ts';
-import { ISSUE_EXAMPLE, POLICY_HEADER } from '../policy/support.ts';
-import { explain, RUNNER, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
-import { stateOnce } from './state-once.ts';
+import { resourceIds, testTerraformEnv, type FileTree } from '../support/tf-modules.ts';
+import { ISSUE_EXAMPLE, POLICY_HEADER } from '../policy/policies.support.ts';
+import { explain, RUNNER, runRunner, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
+import { stateOnce } from './state-once.support.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
@@ -391,7 +391,7 @@ describe('policy: without a policy dir nothing of it loads', () => {
     assert.equal(policyChunks.length, 1, `one chunk holds the policy module: ${policyChunks.join(', ')}`);
     await rm(join(chunks, policyChunks[0]!));
     const run = (extra: string[]) =>
-      runProcess(process.execPath, [join(bundle, 'captf-runner.mjs'), 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--image', IMAGE, ...extra], { env: terraformEnv() });
+      runProcess(process.execPath, [join(bundle, 'captf-runner.mjs'), 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--image', IMAGE, ...extra], { env: testTerraformEnv() });
     const plain = await run([]);
     assert.equal(plain.exitCode, 0, `without the policy an update is not gated\n${plain.stderr.slice(-2000)}`);
     const iam = (await s.readState()).resources.find((resource) => resource.name === 'iam_role')!;

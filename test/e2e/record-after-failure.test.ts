@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Result } from '../../src/schemas/result.ts';
-import { modules, resourceIds, terraformEnv, type FileTree, type TerraformState } from '../support/tf-modules.ts';
+import { modules, resourceIds, testTerraformEnv, type FileTree, type TerraformState } from '../support/tf-modules.ts';
 import { startInBackground } from '../support/exec.ts';
-import { CANARY, IMAGE } from './apply-support.ts';
-import { firstApplyOnce } from './first-apply.ts';
-import { explain, recordedInputsHash, RUNNER, type RunnerRun, type Scenario } from './runner.ts';
+import { CANARY, IMAGE } from './apply.support.ts';
+import { firstApplyOnce } from './first-apply.support.ts';
+import { explain, recordedInputsHash, RUNNER, type RunnerRun, type Scenario } from '../support/runner.ts';
 
 interface Parts {
   /** terraform_data.old: create_before_destroy, or the removed block it leaves through. */
@@ -140,7 +140,7 @@ describe('the record after an apply that did not succeed', () => {
     await s.useModule(moduleWith({ old: oldRemoved('sleep 120') }));
     const args = ['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json'];
     const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, ...unguarded('registry.example/captf-module:3.0.0')], {
-      env: terraformEnv(),
+      env: testTerraformEnv(),
       mark: "terraform_data.old: Provisioning with 'local-exec'",
       killAfterMs: 120_000,
     });

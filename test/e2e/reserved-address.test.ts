@@ -14,9 +14,9 @@ import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { scanHcl } from '../../src/workspace/scan-hcl.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../src/workspace/reserved-names.ts';
 import { inputsHashConfig, localBackendConfig } from '../../src/workspace/workspace.ts';
-import { readLocalState, resourceIds, runTerraform, tempDir, terraformEnv, writeTree, type FileTree } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, RUNNER, scenario, type Scenario } from './runner.ts';
-import { stateOnce } from './state-once.ts';
+import { readLocalState, resourceIds, runTestTerraform, tempDir, testTerraformEnv, writeTree, type FileTree } from '../support/tf-modules.ts';
+import { explain, recordedInputsHash, RUNNER, scenario, type Scenario } from '../support/runner.ts';
+import { stateOnce } from './state-once.support.ts';
 
 /** `triggers_replace` differs from the record's configuration: moved into the record, the cluster object is replaced. */
 const CLUSTER = `resource "terraform_data" "cluster" {
@@ -111,7 +111,7 @@ describe('reserved address: a moved block into the runner\'s record over a state
     await copyFile(s.state, join(root, 'copy.tfstate'));
     await writeFile(join(root, 'captf_runner_backend_override.tf'), localBackendConfig(join(root, 'copy.tfstate')));
     const terraform = async (args: string[]) => {
-      const run = await runTerraform(root, args);
+      const run = await runTestTerraform(root, args);
       assert.equal(run.exitCode, 0, `terraform ${args[0]}: ${run.stderr}`);
       return run.stdout;
     };
@@ -131,7 +131,7 @@ describe('reserved address: a moved block into the runner\'s record over a state
     assert.match(entry!.why!, /moved from terraform_data\.cluster/);
 
     // The built runner's classify command applies the same reserved-address rules: its verdict is the apply's.
-    const cli = await runProcess(process.execPath, [RUNNER, 'classify', '--json', join(root, 'plan.json')], { env: terraformEnv() });
+    const cli = await runProcess(process.execPath, [RUNNER, 'classify', '--json', join(root, 'plan.json')], { env: testTerraformEnv() });
     assert.equal(cli.exitCode, 0, cli.stderr);
     const classified = JSON.parse(cli.stdout) as Classification;
     assert.equal(classified.gated, true);
@@ -154,7 +154,7 @@ resource "terraform_data" "captf_inputs_hash" {
 `,
     });
     for (const args of [['init', '-input=false', '-no-color'], ['apply', '-input=false', '-no-color', '-auto-approve']]) {
-      const run = await runTerraform(plain, args);
+      const run = await runTestTerraform(plain, args);
       assert.equal(run.exitCode, 0, run.stderr);
     }
     const s = await scenario(t, { 'main.tf': CLUSTER });

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { modules, slowApply } from '../support/tf-modules.ts';
 import { TEST_INTERVAL_VARIABLE } from '../../src/output/progress.ts';
-import { explain, scenario, type RunnerRun } from './runner.ts';
+import { explain, scenario, type RunnerRun } from '../support/runner.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 const SECRET = 'CANARY-run-log-5ecret-Kw3';

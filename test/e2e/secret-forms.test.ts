@@ -18,7 +18,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
-import { explain, scenario, terraformStderr, type RunnerRun } from './runner.ts';
+import { explain, scenario, terraformStderr, type RunnerRun } from '../support/runner.ts';
 
 /** Every form terraform's renderers give a string: as is (heredoc), Go-quoted, a JSON document, Go-quoted JSON and HCL, a map key; diagnostics that quote and wrap it. */
 const MODULE = {

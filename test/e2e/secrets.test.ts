@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { cp, readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { sharedSetup } from '../support/suite-setup.ts';
-import { explain, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { explain, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 
 /** (a) declared sensitive by the module, given in terraform.tfvars.json */
 const DECLARED = 'CANARY-declared-7Hq2x';

@@ -11,7 +11,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
-import { explain, scenario, type RunnerRun } from './runner.ts';
+import { explain, scenario, type RunnerRun } from '../support/runner.ts';
 
 const SECRET = 'Tok3n/Canary+q7@x';
 const JSON_SECRET = 'JsonCanary-Vz81/kq';

@@ -9,7 +9,7 @@ import { Settings, envName } from '../../src/schemas/config.ts';
 import { Result } from '../../src/schemas/result.ts';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
 import { modules, readLocalState } from '../support/tf-modules.ts';
-import { explain, scenario, type Scenario } from './runner.ts';
+import { explain, scenario, type Scenario } from '../support/runner.ts';
 
 const NS = 'team-a';
 

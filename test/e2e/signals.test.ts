@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { slowApply, terraformEnv, taintedAddresses } from '../support/tf-modules.ts';
+import { slowApply, testTerraformEnv, taintedAddresses } from '../support/tf-modules.ts';
 import { runProcess, startInBackground } from '../support/exec.ts';
-import { explain, RUNNER, runRunner, scenario, type Scenario } from './runner.ts';
+import { explain, RUNNER, runRunner, scenario, type Scenario } from '../support/runner.ts';
 
 /** Starts an apply in the background (a process group of its own) and resolves once the step `step` has started. */
 const startSlowApply = (s: Scenario, extraArgs: string[] = [], step = 'apply') =>
   startInBackground(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...extraArgs], {
-    env: terraformEnv(),
+    env: testTerraformEnv(),
     mark: `"msg":"${step}: started"`,
     killAfterMs: 120_000,
   });
@@ -25,7 +25,7 @@ const uniqueSeconds = (whole: number) => whole + Math.floor(Math.random() * 9000
 
 /** The processes running `sleep <seconds>`. */
 async function leftovers(seconds: number): Promise<string[]> {
-  const { stdout } = await runProcess('ps', ['-eo', 'pid,args'], { env: terraformEnv() });
+  const { stdout } = await runProcess('ps', ['-eo', 'pid,args'], { env: testTerraformEnv() });
   return stdout.split('\n').filter((line) => line.trim().endsWith(`sleep ${seconds}`));
 }
 

@@ -9,8 +9,8 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, resourceIds } from '../support/tf-modules.ts';
-import { applied, IMAGE } from './apply-support.ts';
-import { explain, scenario, type RunnerRun } from './runner.ts';
+import { applied, IMAGE } from './apply.support.ts';
+import { explain, scenario, type RunnerRun } from '../support/runner.ts';
 
 const TF_ENCRYPTION = 'key_provider "pbkdf2" "k" { passphrase = "a-passphrase-of-16+" }\nmethod "aes_gcm" "m" { keys = key_provider.pbkdf2.k }\nstate { method = method.aes_gcm.m }';
 const HCL_BLOCK = `terraform {

@@ -7,8 +7,8 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readLocalState } from '../support/tf-modules.ts';
-import { applied, IMAGE } from './apply-support.ts';
-import { explain, type RunnerRun } from './runner.ts';
+import { applied, IMAGE } from './apply.support.ts';
+import { explain, type RunnerRun } from '../support/runner.ts';
 
 const OTHER_LINEAGE = '0badc0de-0000-4000-8000-000000000000';
 

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, readLocalState, resourceIds, type FileTree } from '../support/tf-modules.ts';
-import { explain, runRunner, scenario, type Scenario } from './runner.ts';
+import { explain, runRunner, scenario, type Scenario } from '../support/runner.ts';
 
 const withLocalBackend = (settings: string): FileTree => ({ ...modules.base, 'backend.tf': `terraform {\n  backend "local" {\n${settings}  }\n}\n` });
 

@@ -14,8 +14,8 @@ import { runProcess } from '../support/exec.ts';
 import { FakeS3 } from '../support/fake-s3.ts';
 import { usePostgres } from '../support/pg.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
-import { modules, resourceIds, terraformEnv } from '../support/tf-modules.ts';
-import { explain, RUNNER, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { modules, resourceIds, testTerraformEnv } from '../support/tf-modules.ts';
+import { explain, RUNNER, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 
 const OBJECT = ['--object', 'demo'];
 const postgres = usePostgres();
@@ -190,7 +190,7 @@ describe('a run without --store loads neither client', () => {
     }
     assert.ok(removed.length >= 2, `the clients' chunks: ${removed.join(', ')}`);
     for (const chunk of removed) await rm(join(chunks, chunk));
-    const plain = await runProcess(process.execPath, [join(bundle, 'captf-runner.mjs'), 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination], { env: terraformEnv() });
+    const plain = await runProcess(process.execPath, [join(bundle, 'captf-runner.mjs'), 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination], { env: testTerraformEnv() });
     assert.equal(plain.exitCode, 0, plain.stderr.slice(-2000));
   });
 });

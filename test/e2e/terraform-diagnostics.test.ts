@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
-import { explain, scenario, type RunnerRun } from './runner.ts';
+import { explain, scenario, type RunnerRun } from '../support/runner.ts';
 
 const hcl = (...lines: string[]) => `${lines.join('\n')}\n`;
 const replicas = hcl('variable "replicas" {', '  type = number', '}', '', 'resource "terraform_data" "this" {', '  input = var.replicas', '}');

@@ -13,7 +13,7 @@ import { Result } from '../../src/schemas/result.ts';
 import { MASK } from '../../src/output/mask.ts';
 import { RUNNER_WORD_FIELDS, TERRAFORM_LINE_PREFIX } from '../../src/output/log.ts';
 import { SUMMARY_LABELS } from '../../src/output/summary.ts';
-import { explain, logRecords, scenario, summaryLines, terraformStdout, type RunnerRun } from './runner.ts';
+import { explain, logRecords, scenario, summaryLines, terraformStdout, type RunnerRun } from '../support/runner.ts';
 
 /** What no byte the runner writes may hold: every control character but tab and newline, DEL and C1, the bidirectional marks, overrides and isolates, the Unicode line and paragraph separators. */
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { runRunner } from './runner.ts';
+import { runRunner } from '../support/runner.ts';
 import { fakeTerraformEnv, installFakeTerraform, readFakeTerraformLog, tempDir } from '../support/tf-modules.ts';
 import { RESULT_API_VERSION } from '../../src/schemas/result.ts';
 import { EXIT } from '../../src/vocabulary/reasons.ts';

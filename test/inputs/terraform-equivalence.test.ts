@@ -17,7 +17,7 @@ import {
   TFVARS_FILE,
   type InputsSnapshot,
 } from '../../src/inputs/index.ts';
-import { runTerraform, tempDir, writeTree } from '../support/tf-modules.ts';
+import { runTestTerraform, tempDir, writeTree } from '../support/tf-modules.ts';
 
 /** Fixed, so CI replays the same values and a failure replays; CAPTF_PROPERTY_SEED=<n> explores others. */
 const SEED = Number(process.env.CAPTF_PROPERTY_SEED ?? 20261130);
@@ -184,7 +184,7 @@ async function renderedOutputs(varFile: string): Promise<Record<string, { value:
   const path = join(moduleDir, `batch-${++runs}.tfvars.json`);
   const state = join(moduleDir, `batch-${runs}.tfstate`);
   await writeFile(path, varFile);
-  const apply = await runTerraform(moduleDir, ['apply', '-auto-approve', '-input=false', '-no-color', `-var-file=${path}`, `-state=${state}`]);
+  const apply = await runTestTerraform(moduleDir, ['apply', '-auto-approve', '-input=false', '-no-color', `-var-file=${path}`, `-state=${state}`]);
   assert.equal(apply.exitCode, 0, apply.stderr);
   return (JSON.parse(await readFile(state, 'utf8')) as { outputs: Record<string, { value: unknown }> }).outputs;
 }
@@ -197,7 +197,7 @@ describe('equal inputs hash ⇒ terraform renders equal values', () => {
   before(async () => {
     moduleDir = await tempDir(undefined, 'captf-equivalence-');
     await writeTree(moduleDir, { 'main.tf': equivalenceModule() });
-    const init = await runTerraform(moduleDir, ['init', '-input=false', '-no-color']);
+    const init = await runTestTerraform(moduleDir, ['init', '-input=false', '-no-color']);
     assert.equal(init.exitCode, 0, init.stderr);
   });
 

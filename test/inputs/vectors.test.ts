@@ -15,7 +15,7 @@ import {
   type InputsSnapshot,
 } from '../../src/inputs/index.ts';
 import type { ObjectKind } from '../../src/object-kind.ts';
-import { tempDir, writeInputsDir, type Layout } from './layout.ts';
+import { tempDir, writeInputsDir, type Layout } from './layout.support.ts';
 
 type FileContent = string | { base64: string };
 interface Vector {

@@ -9,7 +9,7 @@ import { KubeReason } from '../../src/kube/api-errors.ts';
 import { KubeClient, type Secret } from '../../src/kube/client.ts';
 import { parseRetryAfter } from '../../src/kube/retry.ts';
 import { apiServerUrl, loadInClusterConfig } from '../../src/kube/config.ts';
-import { NAMESPACE, startHarness } from './harness.ts';
+import { NAMESPACE, startFakeCluster } from './fake-cluster.support.ts';
 
 const secret = (name: string, data: Record<string, string> = { key: 'dmFsdWU=' }, labels: Record<string, string> = {}): Secret => ({
   apiVersion: 'v1',
@@ -82,20 +82,20 @@ describe('loadInClusterConfig', () => {
 
 describe('KubeClient', () => {
   test('talks to an API server on an IPv6 loopback address', async (t) => {
-    const { client, config, fake } = await startHarness(t, { ipv6: true });
+    const { client, config, fake } = await startFakeCluster(t, { ipv6: true });
     assert.equal(config.server, `https://[::1]:${fake.port}`);
     await client.createSecret(NAMESPACE, secret('over-ipv6'));
     assert.equal((await client.getSecret(NAMESPACE, 'over-ipv6'))?.metadata?.name, 'over-ipv6');
   });
 
   test('getSecret answers undefined for a missing Secret, deleteSecret false', async (t) => {
-    const { client } = await startHarness(t);
+    const { client } = await startFakeCluster(t);
     assert.equal(await client.getSecret(NAMESPACE, 'nope'), undefined);
     assert.equal(await client.deleteSecret(NAMESPACE, 'nope'), false);
   });
 
   test('retries 429 after the Retry-After the server asked for, then succeeds', async (t) => {
-    const { client, fake, sleeps } = await startHarness(t);
+    const { client, fake, sleeps } = await startFakeCluster(t);
     fake.injectFaults({ verb: 'create', resource: 'secrets' }, { status: 429, retryAfter: '3' }, { status: 429, retryAfter: '1' });
     await client.createSecret(NAMESPACE, secret('after-throttle'));
     assert.deepEqual(sleeps, [3000, 1000]);
@@ -108,7 +108,7 @@ describe('KubeClient', () => {
 
   test('retries 503 and dropped connections with growing, capped backoff', async (t) => {
     const events: unknown[] = [];
-    const { fake, sleeps, newClient } = await startHarness(t);
+    const { fake, sleeps, newClient } = await startFakeCluster(t);
     const client = newClient({ retry: { baseDelayMs: 100, maxDelayMs: 300 }, onRetry: (event) => events.push(event.cause) });
     fake.addJob(NAMESPACE, 'job-1');
     fake.injectFaults({ verb: 'get', resource: 'jobs' }, { status: 503 }, { reset: true }, { status: 503 }, { status: 500 });
@@ -122,7 +122,7 @@ describe('KubeClient', () => {
   });
 
   test('gives up after the attempt limit with a message that says so', async (t) => {
-    const { fake, newClient } = await startHarness(t);
+    const { fake, newClient } = await startFakeCluster(t);
     const client = newClient({ retry: { maxAttempts: 3 } });
     fake.injectFaults({ verb: 'get' }, { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 });
     await assert.rejects(client.getSecret(NAMESPACE, 'x'), isKube(KubeReason.ServerError, /503 .*gave up after 3 attempts/));
@@ -130,7 +130,7 @@ describe('KubeClient', () => {
   });
 
   test('does not wait for a Retry-After beyond the total time budget', async (t) => {
-    const { fake, newClient, sleeps } = await startHarness(t);
+    const { fake, newClient, sleeps } = await startFakeCluster(t);
     const client = newClient({ retry: { maxTotalMs: 10_000 } });
     fake.injectFaults({ verb: 'get' }, { status: 429, retryAfter: '60' });
     await assert.rejects(client.getSecret(NAMESPACE, 'x'), isKube(KubeReason.Throttled, /gave up after 1 attempt /));
@@ -138,7 +138,7 @@ describe('KubeClient', () => {
   });
 
   test('a 403 names the verb, resource and namespace the Role lacks, and is not retried', async (t) => {
-    const { client, fake } = await startHarness(t);
+    const { client, fake } = await startFakeCluster(t);
     fake.rbac = [{ verbs: ['get', 'list'], resources: ['secrets'] }];
     await assert.rejects(
       client.createSecret(NAMESPACE, secret('forbidden')),
@@ -158,14 +158,14 @@ describe('KubeClient', () => {
   });
 
   test('a bad token gives a clear 401 error, not retried', async (t) => {
-    const { client, fake, serviceAccountDir } = await startHarness(t);
+    const { client, fake, serviceAccountDir } = await startFakeCluster(t);
     await writeFile(join(serviceAccountDir, 'token'), 'not-a-valid-token');
     await assert.rejects(client.getSecret(NAMESPACE, 'x'), isKube(KubeReason.Unauthorized, /rejected the service account token \(401 Unauthorized\)/));
     assert.equal(fake.requests.length, 1);
   });
 
   test('re-reads the token on every request, so a rotated token is used at once', async (t) => {
-    const { client, fake, serviceAccountDir } = await startHarness(t);
+    const { client, fake, serviceAccountDir } = await startFakeCluster(t);
     const [first] = fake.validTokens;
     await client.getSecret(NAMESPACE, 'x');
     fake.validTokens.clear();
@@ -182,14 +182,14 @@ describe('KubeClient', () => {
   });
 
   test('a missing token file fails without a request', async (t) => {
-    const { client, fake, serviceAccountDir } = await startHarness(t);
+    const { client, fake, serviceAccountDir } = await startFakeCluster(t);
     await rm(join(serviceAccountDir, 'token'));
     await assert.rejects(client.getSecret(NAMESPACE, 'x'), isKube(KubeReason.TokenUnreadable, /token .* is missing or empty/));
     assert.equal(fake.requests.length, 0);
   });
 
   test('a CA that did not sign the server fails at once, naming ca.crt', async (t) => {
-    const { config, fake } = await startHarness(t);
+    const { config, fake } = await startFakeCluster(t);
     const client = new KubeClient({ ...config, ca: Buffer.from(rootCertificates[0]) }, { sleep: async () => assert.fail('must not retry') });
     t.after(() => client.close());
     await assert.rejects(client.getSecret(NAMESPACE, 'x'), isKube(KubeReason.Unreachable, /failed TLS verification .*ca\.crt/));
@@ -197,7 +197,7 @@ describe('KubeClient', () => {
   });
 
   test('422 and 413 say which limit was hit', async (t) => {
-    const { client } = await startHarness(t);
+    const { client } = await startFakeCluster(t);
     const overSecretLimit = Buffer.alloc(1_048_577).toString('base64');
     await assert.rejects(
       client.createSecret(NAMESPACE, secret('too-big', { blob: overSecretLimit })),
@@ -216,7 +216,7 @@ describe('KubeClient', () => {
   });
 
   test('AlreadyExists and Conflict are told apart', async (t) => {
-    const { client, fake } = await startHarness(t);
+    const { client, fake } = await startFakeCluster(t);
     await client.createSecret(NAMESPACE, secret('twice'));
     await assert.rejects(client.createSecret(NAMESPACE, secret('twice')), isKube(KubeReason.AlreadyExists, /secrets "twice" already exists/));
     const job = fake.addJob(NAMESPACE, 'job-1');
@@ -233,7 +233,7 @@ describe('KubeClient', () => {
   });
 
   test('deleteSecret with a uid deletes only that very object', async (t) => {
-    const { client } = await startHarness(t);
+    const { client } = await startFakeCluster(t);
     const created = await client.createSecret(NAMESPACE, secret('replaced'));
     await client.deleteSecret(NAMESPACE, 'replaced');
     await client.createSecret(NAMESPACE, secret('replaced'));
@@ -242,7 +242,7 @@ describe('KubeClient', () => {
   });
 
   test('listSecretMetadata pages through every match and asks for metadata only', async (t) => {
-    const { client, fake } = await startHarness(t);
+    const { client, fake } = await startFakeCluster(t);
     for (let i = 0; i < 260; i++) await client.createSecret(NAMESPACE, secret(`s-${i}`, { key: 'dmFsdWU=' }, { group: i % 2 ? 'odd' : 'even' }));
     const odd = await client.listSecretMetadata(NAMESPACE, 'group=odd');
     assert.equal(odd.length, 130);
@@ -265,7 +265,7 @@ test('parseRetryAfter reads seconds and HTTP dates', () => {
 
 describe('KubeClient: an API server that takes requests and never answers', () => {
   test('an attempt ends at its timeout (from the request to the last byte, not once per socket phase), and a call within its total time', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     h.fake.silent = true;
     const client = h.newClient({ requestTimeoutMs: 1_000, retry: { maxTotalMs: 1_500 } });
     const started = Date.now();
@@ -276,7 +276,7 @@ describe('KubeClient: an API server that takes requests and never answers', () =
   });
 
   test('setDeadline: no attempt runs past it, whatever the per-attempt timeout', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     h.fake.silent = true;
     const client = h.newClient();
     client.setDeadline(Date.now() + 300, 'the hand-back budget');

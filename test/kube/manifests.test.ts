@@ -22,7 +22,7 @@ import { REASONS } from '../../src/vocabulary/reasons.ts';
 import { annotateJob, readBlockedResults, writeResultSecret } from '../../src/kube/sinks.ts';
 import { SecretChunkStore } from '../../src/store/secret-store.ts';
 import type { RbacRule } from '../support/fake-apiserver.ts';
-import { blockedResult, startHarness } from './harness.ts';
+import { blockedResult, startFakeCluster } from './fake-cluster.support.ts';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '../..');
 // typescript is one 9 MB CommonJS file: require() loads it without the scan an import makes of it for
@@ -156,7 +156,7 @@ test('the example Role is all the runner needs, and no create rule pretends to b
   for (const rule of role.rules) if (rule.verbs.includes('create')) assert.equal(rule.resourceNames, undefined);
 
   const namespace = job.metadata.namespace;
-  const h = await startHarness(t, { serviceAccount: { namespace, name: serviceAccount.metadata.name } });
+  const h = await startFakeCluster(t, { serviceAccount: { namespace, name: serviceAccount.metadata.name } });
   h.fake.rbac = role.rules.map((rule: RbacRule) => ({ ...rule, namespaces: [namespace] }));
   const created = h.fake.addJob(namespace, job.metadata.name);
   const identity = { namespace, jobName: job.metadata.name, jobUid: created.metadata.uid };

@@ -16,7 +16,7 @@ import {
   writeResultSecret,
   type JobIdentity,
 } from '../../src/kube/sinks.ts';
-import { blockedResult, NAMESPACE, startHarness, type Harness } from './harness.ts';
+import { blockedResult, NAMESPACE, startFakeCluster, type FakeCluster } from './fake-cluster.support.ts';
 
 const decode = (value: string) => Buffer.from(value, 'base64');
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -26,14 +26,14 @@ const FULL_OUTPUTS: Record<string, OutputValue> = {
   kubeconfig: { sensitive: true, known: true, value: 'CANARY-kubeconfig-secret' },
 };
 
-function jobOf(h: Harness, name = 'captf-apply-prod-7f3c2'): JobIdentity {
+function jobOf(h: FakeCluster, name = 'captf-apply-prod-7f3c2'): JobIdentity {
   const job = h.fake.addJob(NAMESPACE, name, { 'captf.io/after-interrupted-apply': 'true' });
   return { namespace: NAMESPACE, jobName: name, jobUid: job.metadata.uid };
 }
 
 describe('result Secret and Job annotations', () => {
   test('a blocked apply writes its result Secret and annotates its Job', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const job = jobOf(h);
     const result = blockedResult();
 
@@ -84,7 +84,7 @@ describe('result Secret and Job annotations', () => {
   });
 
   test('annotating never touches another Job of the same name', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const job = jobOf(h);
     await assert.rejects(annotateJob(h.client, { ...job, jobUid: 'uid-of-a-deleted-job' }, blockedResult(), undefined), (error: unknown) => {
       assert.ok(error instanceof RunnerError);
@@ -95,7 +95,7 @@ describe('result Secret and Job annotations', () => {
   });
 
   test('without a result Secret, stale result-secret annotations are removed; values are capped; bad keys skipped', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const job = jobOf(h);
     const first = await writeResultSecret(h.client, job, blockedResult(), undefined);
     await annotateJob(h.client, job, blockedResult(), first);
@@ -112,7 +112,7 @@ describe('result Secret and Job annotations', () => {
   });
 
   test('a retried write of the same result is idempotent; a different result of the same Job replaces it', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const job = jobOf(h);
     const first = await writeResultSecret(h.client, job, blockedResult(), FULL_OUTPUTS);
     const again = await writeResultSecret(h.client, job, blockedResult(), FULL_OUTPUTS);
@@ -128,7 +128,7 @@ describe('result Secret and Job annotations', () => {
   });
 
   test('a Secret of that name that is not a result Secret is left alone', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const job = jobOf(h);
     await h.client.createSecret(NAMESPACE, { metadata: { name: resultSecretName(job.jobName) }, data: { mine: 'eA==' } });
     await assert.rejects(writeResultSecret(h.client, job, blockedResult(), undefined), /exists and is not a CAPTF result Secret/);
@@ -136,7 +136,7 @@ describe('result Secret and Job annotations', () => {
   });
 
   test('a result over the Secret limit is cut, and the Secret says what was cut', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const job = jobOf(h);
     const big = (n: number) => 'v'.repeat(n);
     const fullOutputs: Record<string, OutputValue> = {
@@ -190,7 +190,7 @@ describe('the result Secrets of blocked applies, read back for an approval', () 
   const OTHER = 'b'.repeat(64);
 
   test('finds the blocked results of this object for this hash, newest first, and checks each', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     let clock = Date.parse('2025-03-01T00:00:00Z');
     h.fake.now = () => new Date(clock);
     const write = async (name: string, result: Result) => {
@@ -214,7 +214,7 @@ describe('the result Secrets of blocked applies, read back for an approval', () 
   });
 
   test('a result Secret whose bytes do not match its digest is skipped and named', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     await writeResultSecret(h.client, jobOf(h, 'blocked-1'), blockedResult(), undefined);
     // Replaced by one with other bytes under the same labels and digest (what module code with the Role could do).
     const secret = h.fake.secret(NAMESPACE, 'blocked-1-result')!;
@@ -227,7 +227,7 @@ describe('the result Secrets of blocked applies, read back for an approval', () 
   });
 
   test('a result Secret not owned by the Job it names is skipped and named, and does not crowd out the real ones', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     let clock = Date.parse('2025-03-01T00:00:00Z');
     h.fake.now = () => new Date(clock);
     clock += 60_000;
@@ -253,7 +253,7 @@ describe('the result Secrets of blocked applies, read back for an approval', () 
   });
 
   test('none found: an empty answer, not an error', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     assert.deepEqual(await readBlockedResults(h.client, NAMESPACE, { approvalHash: HASH, objectKind: 'cluster', objectName: 'prod' }), { found: [], problems: [] });
   });
 });

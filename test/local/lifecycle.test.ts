@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { runProcess } from '../support/exec.ts';
 import { access, cp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { modules, readLocalState, resourceIds, tempDir, terraformEnv, writeTree, type TerraformState } from '../support/tf-modules.ts';
-import { recordedInputsHash, RUNNER } from '../e2e/runner.ts';
+import { modules, readLocalState, resourceIds, tempDir, testTerraformEnv, writeTree, type TerraformState } from '../support/tf-modules.ts';
+import { recordedInputsHash, RUNNER } from '../support/runner.ts';
 
 interface Printed {
   exitCode: number;
@@ -19,7 +19,7 @@ interface Printed {
 const local = (cwd: string, ...args: string[]) => localWithInput(cwd, undefined, ...args);
 
 async function localWithInput(cwd: string, input: string | undefined, ...args: string[]): Promise<Printed> {
-  const run = await runProcess(process.execPath, [RUNNER, 'local', ...args], { cwd, env: terraformEnv(), timeoutMs: 240_000, ...(input === undefined ? {} : { input }) });
+  const run = await runProcess(process.execPath, [RUNNER, 'local', ...args], { cwd, env: testTerraformEnv(), timeoutMs: 240_000, ...(input === undefined ? {} : { input }) });
   return { exitCode: run.exitCode ?? -1, stdout: run.stdout, stderr: run.stderr };
 }
 

@@ -8,7 +8,7 @@ import { Masker } from '../../src/output/mask.ts';
 import { approvalCoverageStep, blockedRecordName, KEEP_BLOCKED_RECORDS, keepBlockedRecord, type DestructiveEntry } from '../../src/ops/apply-approval.ts';
 import type { RunContext } from '../../src/run/context.ts';
 import type { Classification } from '../../src/schemas/classification.ts';
-import { BLOCKED_LINEAGE, blockedResult } from '../kube/harness.ts';
+import { BLOCKED_LINEAGE, blockedResult } from '../kube/fake-cluster.support.ts';
 
 /** What apply makes of an approval given for another state (it blocks again): here, an error that says why. */
 const refuse = (why: string) => new Error(`refused: ${why}`);

@@ -12,7 +12,7 @@ import { runnerClassifyOptions } from '../../src/plan/runner-options.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { VERIFIED } from '../../src/terraform/version.ts';
-import { chunked, everyNthByte } from './support.ts';
+import { chunked, everyNthByte } from './plans.support.ts';
 
 const PLANS = fileURLToPath(new URL('../fixtures/plans/', import.meta.url));
 /** Directories of real `show -json` output of the tool and version they are named after (their README says so). */

@@ -6,9 +6,9 @@ import fc from 'fast-check';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { runs } from '../support/property-runs.ts';
-import { chunked, INPUTS_HASH } from './support.ts';
+import { chunked, INPUTS_HASH_ADDRESS } from './plans.support.ts';
 
-const ignore = { ignoreAddresses: new Set([INPUTS_HASH]) };
+const ignore = { ignoreAddresses: new Set([INPUTS_HASH_ADDRESS]) };
 
 
 const knownActionLists = [['no-op'], ['create'], ['read'], ['update'], ['delete'], ['forget'], ['delete', 'create'], ['create', 'delete'], ['create', 'forget'], ['forget', 'create']];
@@ -21,7 +21,7 @@ const actionsArbitrary: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /** The reserved address, its instances and a same-named resource of another module (not reserved). */
-const reservedAddresses = [INPUTS_HASH, `${INPUTS_HASH}[0]`, `${INPUTS_HASH}["a"]`, `module.m.${INPUTS_HASH}`];
+const reservedAddresses = [INPUTS_HASH_ADDRESS, `${INPUTS_HASH_ADDRESS}[0]`, `${INPUTS_HASH_ADDRESS}["a"]`, `module.m.${INPUTS_HASH_ADDRESS}`];
 
 const addressArbitrary = fc.oneof(
   fc.constantFrom(...reservedAddresses, 'terraform_data.a', 'terraform_data.cluster', 'module.m["k"].terraform_data.b[0]', 'data.x.y'),
@@ -83,7 +83,7 @@ type GeneratedPlan = { resource_changes: GeneratedEntry[]; resource_drift?: Gene
 
 /** The runner's own create, update or no-op of its record: neither moved, imported nor deposed. The classifier skips it. */
 const isRunnersOwn = ({ address, previous_address, deposed, change }: GeneratedEntry) =>
-  address === INPUTS_HASH &&
+  address === INPUTS_HASH_ADDRESS &&
   ['["create"]', '["update"]', '["no-op"]'].includes(JSON.stringify(change?.actions)) &&
   (previous_address === undefined || previous_address === address) &&
   (change?.importing === undefined || change.importing === null) &&
@@ -94,7 +94,7 @@ const touchesReserved = ({ address, previous_address }: GeneratedEntry) => RESER
 
 /** A drift entry of the record that is neither moved, imported nor deposed: its value changed outside terraform, whatever the actions. */
 const isRecordsOwnDrift = ({ address, previous_address, deposed, change }: GeneratedEntry) =>
-  address === INPUTS_HASH && (previous_address === undefined || previous_address === address) && (change?.importing === undefined || change.importing === null) && deposed === undefined;
+  address === INPUTS_HASH_ADDRESS && (previous_address === undefined || previous_address === address) && (change?.importing === undefined || change.importing === null) && deposed === undefined;
 
 /** Drift entries that move into or out of the record, or are an instance, import or deposed object of it: applying a refresh-only plan carries them out. */
 const reservedDrift = (plan: GeneratedPlan) => (plan.resource_drift ?? []).filter((entry) => touchesReserved(entry) && !isRecordsOwnDrift(entry));
@@ -134,7 +134,7 @@ describe('generated plans', () => {
         assert.equal(result.gated, oracleSaysDestructive(plan) || result.failClosed.length > 0);
         assert.equal(result.destructiveTotal > 0, oracleSaysDestructive(plan));
         const reservedEntries = plan.resource_changes.filter((entry) => !isRunnersOwn(entry) && touchesReserved(entry)).length + reservedDrift(plan).length;
-        assert.equal(result.destructive.filter((entry) => entry.why?.includes(`${INPUTS_HASH} is reserved`)).length, reservedEntries);
+        assert.equal(result.destructive.filter((entry) => entry.why?.includes(`${INPUTS_HASH_ADDRESS} is reserved`)).length, reservedEntries);
         const counted = Object.entries(result.counts).filter(([kind]) => kind !== 'import' && kind !== 'move');
         const nonIgnored = plan.resource_changes.filter((entry) => !isRunnersOwn(entry));
         // A create-and-forget counts as both, like terraform's summary; every other entry has exactly one kind.
@@ -161,7 +161,7 @@ describe('generated plans', () => {
       fc.property(deletingPlanArbitrary, (plan) => {
         const withoutOwnDelete = {
           ...plan,
-          resource_changes: plan.resource_changes.filter((e) => !(e.address === INPUTS_HASH && JSON.stringify(e.change?.actions) === '["delete"]' && e.deposed === undefined && (e.previous_address ?? e.address) === e.address && (e.change?.importing ?? null) === null)),
+          resource_changes: plan.resource_changes.filter((e) => !(e.address === INPUTS_HASH_ADDRESS && JSON.stringify(e.change?.actions) === '["delete"]' && e.deposed === undefined && (e.previous_address ?? e.address) === e.address && (e.change?.importing ?? null) === null)),
         };
         const deletesLeft = withoutOwnDelete.resource_changes.some((e) => Array.isArray(e.change?.actions) && (e.change.actions as unknown[]).includes('delete'));
         if (deletesLeft) assert.ok((classifyPlan(JSON.parse(JSON.stringify(plan)), { ...ignore, destroyPlan: true })).gated);

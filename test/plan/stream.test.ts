@@ -11,11 +11,11 @@ import { classifyPlan } from '../../src/plan/classify.ts';
 import { summarizeState } from '../../src/state/summary.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { peakLiveGrowth } from '../support/live-memory.ts';
-import { change, chunked, corpusFiles, corpusPath, everyNthByte, INPUTS_HASH, plan, type Json } from './support.ts';
+import { resourceChange, chunked, corpusFiles, corpusPath, everyNthByte, INPUTS_HASH_ADDRESS, planDocument, type Json } from './plans.support.ts';
 
 const MiB = 1024 * 1024;
 
-const ignore = { ignoreAddresses: new Set([INPUTS_HASH]) };
+const ignore = { ignoreAddresses: new Set([INPUTS_HASH_ADDRESS]) };
 const streamText = (text: string, cuts: number[] = []) => classifyPlanStream(chunked(Buffer.from(text), cuts), ignore);
 
 /** Asserts `promise` rejects with a PlanUnreadable error whose message matches. */
@@ -30,13 +30,13 @@ async function assertUnreadable(promise: Promise<unknown>, message: RegExp) {
 }
 
 const samplePlan = JSON.stringify(
-  plan({
-    resource_drift: [change('terraform_data.d', ['update'])],
+  planDocument({
+    resource_drift: [resourceChange('terraform_data.d', ['update'])],
     resource_changes: [
-      change('terraform_data.a', ['delete', 'create'], { action_reason: 'replace_because_tainted' }, { replace_paths: [['triggers_replace'], ['x', 0]] }),
-      change('module.m.terraform_data.e["k\\"ey"]', ['delete'], { deposed: '7810d417' }),
-      change('terraform_data.i', ['no-op'], { previous_address: 'terraform_data.h' }, { importing: { id: 'x' } }),
-      change(INPUTS_HASH, ['update']),
+      resourceChange('terraform_data.a', ['delete', 'create'], { action_reason: 'replace_because_tainted' }, { replace_paths: [['triggers_replace'], ['x', 0]] }),
+      resourceChange('module.m.terraform_data.e["k\\"ey"]', ['delete'], { deposed: '7810d417' }),
+      resourceChange('terraform_data.i', ['no-op'], { previous_address: 'terraform_data.h' }, { importing: { id: 'x' } }),
+      resourceChange(INPUTS_HASH_ADDRESS, ['update']),
     ],
     output_changes: { o: { actions: ['create'], after: { nested: ['ü', 1e-7] } } },
   }),
@@ -44,9 +44,9 @@ const samplePlan = JSON.stringify(
 
 /** terraform 1.14+ content and keys no tool writes (yet), every kind of value under them. */
 const newerPlan = JSON.stringify({
-  ...plan({
-    resource_changes: [change('terraform_data.a', ['update'])],
-    deferred_changes: [{ reason: 'resource_config_unknown', resource_change: change('terraform_data.b', ['delete', 'create']) }],
+  ...planDocument({
+    resource_changes: [resourceChange('terraform_data.a', ['update'])],
+    deferred_changes: [{ reason: 'resource_config_unknown', resource_change: resourceChange('terraform_data.b', ['delete', 'create']) }],
     deferred_action_invocations: [{ reason: 'deferred_prereq', action_invocation: { address: 'action.x.later', type: 'x', config_values: { s: 'S3CRET' }, lifecycle_action_trigger: { triggering_resource_address: 'terraform_data.b', action_trigger_event: 'AfterCreate' } } }],
     action_invocations: [
       { address: 'action.x.now', type: 'x', name: 'now', config_values: { s: 'S3CRET', n: [1, { d: null }] }, provider_name: 'p', invoke_action_trigger: { calling_resource_address: 'terraform_data.a' } },
@@ -83,7 +83,7 @@ const COVERING = `{"format_version": "1.2", "terraform_version": "1.11.4", "vari
 "resource_changes": [{"address": "module.m.terraform_data.e[\\"k\\u00e9y ✓\\"]", "mode": "managed", "type": "terraform_data", "name": "e",
  "\\u0061ction_reason": "replace_because_tainted", "deposed": "7810d417", "unread": ${STRING}, "unread_number": -1.5E10,
  "change": {"actions": ["delete", "create"], "before": null, "importing": ${TOKENS}, "replace_paths": [[${STRING}, ${NUMBERS.join(', ')}], ["x", 0]]}},
- {"address": "${INPUTS_HASH}", "change": {"actions": ["update"]}}],
+ {"address": "${INPUTS_HASH_ADDRESS}", "change": {"actions": ["update"]}}],
 "prior_state": ${TOKENS},
 "configuration": {"root_module": {"variables": {"s\\u00e9cret ✓": {"sensitive": true}, "plain": {}}}},
 "future_tokens": ${TOKENS}, "future_empty": [ ],
@@ -210,12 +210,12 @@ describe('classifyPlanStream equals the reference', () => {
 describe('the values of changed places (a rotated secret\'s old value)', () => {
   test('resource changes, resource drift and output changes that update or replace hand their before and after on; the classification is the same', async () => {
     const values = (before: Json, after: Json) => ({ before, after, after_unknown: {}, before_sensitive: false, after_sensitive: false });
-    const document = plan({
-      resource_drift: [change('terraform_data.d', ['update'], {}, values({ input: 'drift-old' }, { input: 'drift-new' }))],
+    const document = planDocument({
+      resource_drift: [resourceChange('terraform_data.d', ['update'], {}, values({ input: 'drift-old' }, { input: 'drift-new' }))],
       resource_changes: [
-        change('terraform_data.u', ['update'], {}, values({ input: 'update-old' }, { input: 'update-new' })),
-        change('terraform_data.r', ['delete', 'create'], {}, values({ input: 'replace-old' }, { input: 'replace-new' })),
-        change('terraform_data.c', ['create'], {}, values(null, { input: 'created' })),
+        resourceChange('terraform_data.u', ['update'], {}, values({ input: 'update-old' }, { input: 'update-new' })),
+        resourceChange('terraform_data.r', ['delete', 'create'], {}, values({ input: 'replace-old' }, { input: 'replace-new' })),
+        resourceChange('terraform_data.c', ['create'], {}, values(null, { input: 'created' })),
       ],
       output_changes: {
         conn: { actions: ['update'], ...values('user:output-old', 'user:output-new') },

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { ISSUE_EXAMPLE } from './support.ts';
+import { ISSUE_EXAMPLE } from './policies.support.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'captf-policy-bundle-'));
 after(() => rmSync(root, { recursive: true, force: true }));

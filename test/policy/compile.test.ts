@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compilePolicy, MAX_RULES } from '../../src/policy/compile.ts';
 import type { PolicyProblem } from '../../src/policy/problems.ts';
-import { compiled, POLICY_HEADER } from './support.ts';
+import { compiled, POLICY_HEADER } from './policies.support.ts';
 
 /** The problems of one rule in policy/p.yaml, as `rule|message`. */
 function problemsOfRule(lines: string, name = 'r'): string[] {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
 import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from '../../src/policy/views.ts';
-import { action, change, compiled, ISSUE_EXAMPLE, movedTo, noCounts, planView } from './support.ts';
+import { actionView, changeView, compiled, ISSUE_EXAMPLE, movedTo, noCounts, planView } from './policies.support.ts';
 
 const section = readFileSync(new URL('../../contract/sections/policy.md', import.meta.url), 'utf8');
 const examples = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
@@ -16,7 +16,7 @@ function outcome(text: string, changes: PolicyChangeView[], actions: PolicyActio
   return evaluator.plan(plan);
 }
 
-const resource = (type: string, kind: PolicyChangeView['kind'], extra: Partial<PolicyChangeView> = {}) => change('main', kind, { address: `${type}.main`, type, provider: 'registry.terraform.io/hashicorp/aws', ...extra });
+const resource = (type: string, kind: PolicyChangeView['kind'], extra: Partial<PolicyChangeView> = {}) => changeView('main', kind, { address: `${type}.main`, type, provider: 'registry.terraform.io/hashicorp/aws', ...extra });
 
 /** The view, renamed within its module and moved into a module, as a `moved` block does. */
 const moves = (view: PolicyChangeView): PolicyChangeView[] => [movedTo(view, `${view.type}.renamed`), movedTo(view, `module.wrap.${view.type}.${view.name}`)];
@@ -28,13 +28,13 @@ describe('contract/sections/policy.md examples', () => {
   });
 
   it('the first example holds through a rename and a move into a module, and warns of nothing', () => {
-    const db = change('db_main', 'replace');
+    const db = changeView('db_main', 'replace');
     const outcomeOf = outcome(examples[0]!, moves(db));
     assert.deepEqual(
       outcomeOf.denied.map((d) => d.address),
       ['terraform_data.renamed', 'module.wrap.terraform_data.db_main'],
     );
-    const iam = change('iam_role', 'update');
+    const iam = changeView('iam_role', 'update');
     assert.deepEqual(
       outcome(examples[0]!, moves(iam)).approvalRequired.map((a) => a.address),
       ['terraform_data.renamed', 'module.wrap.terraform_data.iam_role'],
@@ -60,7 +60,7 @@ describe('contract/sections/policy.md examples', () => {
   });
 
   it('at most 5 deletes per apply', () => {
-    const deletes = (n: number) => Array.from({ length: n }, (_, i) => change(`r${i}`, i % 2 ? 'delete' : 'replace'));
+    const deletes = (n: number) => Array.from({ length: n }, (_, i) => changeView(`r${i}`, i % 2 ? 'delete' : 'replace'));
     assert.equal(outcome(examples[2]!, deletes(5)).deniedTotal, 0);
     assert.equal(outcome(examples[2]!, deletes(6)).denied[0]!.rule, 'limits.maxDeletes');
   });
@@ -76,7 +76,7 @@ describe('contract/sections/policy.md examples', () => {
   });
 
   it('actions on destroy are denied; a plan of more than 50 changes needs review', () => {
-    const result = outcome(examples[4]!, [], [action('action.aws_lambda_invoke.a', { trigger: 'BeforeDestroy', triggeringResource: 'aws_instance.web' }), action('action.aws_lambda_invoke.b')], planView({ counts: { ...noCounts(), create: 40, delete: 11 } }));
+    const result = outcome(examples[4]!, [], [actionView('action.aws_lambda_invoke.a', { trigger: 'BeforeDestroy', triggeringResource: 'aws_instance.web' }), actionView('action.aws_lambda_invoke.b')], planView({ counts: { ...noCounts(), create: 40, delete: 11 } }));
     assert.deepEqual(result.denied, [{ rule: 'no-actions-on-destroy', address: 'action.aws_lambda_invoke.a', message: 'provider action action.aws_lambda_invoke.a would run when aws_instance.web is destroyed; remove its action_trigger' }]);
     assert.deepEqual(result.approvalRequired, [{ rule: 'large-plans-need-review' }]);
     assert.deepEqual(outcome(examples[4]!, [], [], planView({ counts: { ...noCounts(), create: 50 } })).approvalRequired, []);

@@ -6,10 +6,10 @@ import { CostMeter, MAX_BUILT_LIST_ELEMENTS, MAX_BUILT_STRING_CHARS, PLAN_COST_L
 import { ESTIMATE_ADDRESS_CHARS, ESTIMATE_STRING_CHARS, estimateCost } from '../../src/policy/estimate.ts';
 import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
 import type { PolicyChangeView } from '../../src/policy/views.ts';
-import { change, oneRule, planView, POLICY_HEADER } from './support.ts';
+import { changeView, oneRule, planView, POLICY_HEADER } from './policies.support.ts';
 
 /** A change whose for_each key is `length` characters long. */
-const keyed = (length: number, extra: Partial<PolicyChangeView> = {}) => change('x', 'create', { address: `terraform_data.x["${'k'.repeat(length)}"]`, ...extra });
+const keyed = (length: number, extra: Partial<PolicyChangeView> = {}) => changeView('x', 'create', { address: `terraform_data.x["${'k'.repeat(length)}"]`, ...extra });
 
 function program(source: string) {
   const compiled = compileExpression(source, 'change');
@@ -31,7 +31,7 @@ const CUBIC = 'change.address.split("").exists(a, change.address.split("").exist
 const LIST_OF_LISTS = 'change.address.split("").map(c, change.address.split("")).size() > 0';
 /** Quadratic in the name: under the estimate's limit (names of 256 characters), over the runtime budget with 6,000. */
 const QUADRATIC = 'change.name.split("").exists(c, change.address.contains(c + "#"))';
-const named_ = (length: number) => change('n'.repeat(length), 'create');
+const named_ = (length: number) => changeView('n'.repeat(length), 'create');
 
 describe('policy cost: the estimate made when a policy is compiled', () => {
   it('refuses the issue\'s cubic rule and its list-building rule, naming the rule, the estimate and the budget', () => {
@@ -64,7 +64,7 @@ describe('policy cost: the estimate made when a policy is compiled', () => {
   });
 
   it('bounds what the meter counts: a rule over a view of the assumed sizes spends no more than its estimate', () => {
-    const largest = change('n'.repeat(ESTIMATE_STRING_CHARS), 'replace', {
+    const largest = changeView('n'.repeat(ESTIMATE_STRING_CHARS), 'replace', {
       address: `module.m["${'a'.repeat(ESTIMATE_ADDRESS_CHARS - 40)}"].terraform_data.x`,
       type: 't'.repeat(ESTIMATE_STRING_CHARS),
       replacePaths: Array.from({ length: 64 }, () => Array.from({ length: 16 }, () => 'p'.repeat(ESTIMATE_STRING_CHARS))),

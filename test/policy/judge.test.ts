@@ -15,17 +15,17 @@ import { humanSummary } from '../../src/output/summary.ts';
 import { Masker } from '../../src/output/mask.ts';
 import type { Result } from '../../src/schemas/result.ts';
 import { runnerClassifyOptions } from '../../src/plan/runner-options.ts';
-import { change, INPUTS_HASH, plan } from '../plan/support.ts';
-import { compiled, ISSUE_EXAMPLE, oneRule } from './support.ts';
+import { resourceChange, INPUTS_HASH_ADDRESS, planDocument } from '../plan/plans.support.ts';
+import { compiled, ISSUE_EXAMPLE, oneRule } from './policies.support.ts';
 
-const DOCUMENT = plan({
+const DOCUMENT = planDocument({
   resource_changes: [
-    change('module.data["eu"].terraform_data.db1', ['delete', 'create'], { module_address: 'module.data["eu"]', action_reason: 'replace_because_cannot_update' }, { replace_paths: [['input'], ['block', 0]] }),
-    change('terraform_data.kept', ['create', 'forget']),
-    change('terraform_data.moved', ['no-op'], { previous_address: 'terraform_data.old' }, { importing: { id: 'x' } }),
-    change('terraform_data.old_copy', ['delete'], { deposed: '00000001' }),
-    change(INPUTS_HASH, ['update']),
-    change(`${INPUTS_HASH}[0]`, ['create']),
+    resourceChange('module.data["eu"].terraform_data.db1', ['delete', 'create'], { module_address: 'module.data["eu"]', action_reason: 'replace_because_cannot_update' }, { replace_paths: [['input'], ['block', 0]] }),
+    resourceChange('terraform_data.kept', ['create', 'forget']),
+    resourceChange('terraform_data.moved', ['no-op'], { previous_address: 'terraform_data.old' }, { importing: { id: 'x' } }),
+    resourceChange('terraform_data.old_copy', ['delete'], { deposed: '00000001' }),
+    resourceChange(INPUTS_HASH_ADDRESS, ['update']),
+    resourceChange(`${INPUTS_HASH_ADDRESS}[0]`, ['create']),
     'not an object',
   ],
 });
@@ -66,7 +66,7 @@ describe('policy: what the classifier hands the evaluator', () => {
       { address: 'terraform_data.moved', module: null, mode: 'managed', type: 'terraform_data', name: 'moved', provider: 'terraform.io/builtin/terraform', kind: 'noop', actions: ['no-op'], reason: null, replacePaths: null, deposed: null, previousAddress: 'terraform_data.old', previousModule: '', previousType: 'terraform_data', previousName: 'old', moved: true, imported: true },
       { address: 'terraform_data.old_copy', module: null, mode: 'managed', type: 'terraform_data', name: 'old_copy', provider: 'terraform.io/builtin/terraform', kind: 'delete', actions: ['delete'], reason: null, replacePaths: null, deposed: '00000001', previousAddress: null, previousModule: null, previousType: null, previousName: null, moved: false, imported: false },
       // An instance of the runner's record is not the runner's own: destructive and unknown, so a policy sees it too.
-      { address: `${INPUTS_HASH}[0]`, module: null, mode: 'managed', type: 'terraform_data', name: 'captf_inputs_hash', provider: 'terraform.io/builtin/terraform', kind: 'unknown', actions: ['create'], reason: null, replacePaths: null, deposed: null, previousAddress: null, previousModule: null, previousType: null, previousName: null, moved: false, imported: false },
+      { address: `${INPUTS_HASH_ADDRESS}[0]`, module: null, mode: 'managed', type: 'terraform_data', name: 'captf_inputs_hash', provider: 'terraform.io/builtin/terraform', kind: 'unknown', actions: ['create'], reason: null, replacePaths: null, deposed: null, previousAddress: null, previousModule: null, previousType: null, previousName: null, moved: false, imported: false },
       { address: 'resource_changes[6]', kind: 'unknown', actions: [] },
     ]);
   });
@@ -82,7 +82,7 @@ describe('policy: what the classifier hands the evaluator', () => {
 });
 
 describe('policy: the judgement and the gate', () => {
-  const update = plan({ resource_changes: [change('terraform_data.iam_role', ['update']), change('terraform_data.web', ['no-op'])] });
+  const update = planDocument({ resource_changes: [resourceChange('terraform_data.iam_role', ['update']), resourceChange('terraform_data.web', ['no-op'])] });
 
   async function judged(policyText: string, document = update, effects?: 'deny') {
     const judgement = planJudgement(compiled(policyText), { tool: 'opentofu', ...(effects && { effects }) });
@@ -107,7 +107,7 @@ describe('policy: the judgement and the gate', () => {
   });
 
   it('a finding is not a change: a rule matching a no-op leaves a plan of no changes without changes', async () => {
-    const noop = plan({ resource_changes: [change('terraform_data.web', ['no-op'])] });
+    const noop = planDocument({ resource_changes: [resourceChange('terraform_data.web', ['no-op'])] });
     const judgedNoop = await judged('apiVersion: policy.captf.io/v1\nrules:\n- name: all\n  match: "true"\n  effect: requireApproval\n', noop);
     assert.equal(needsApproval(judgedNoop), true);
     assert.equal(classifiedChanges(judgedNoop), false);
@@ -122,7 +122,7 @@ describe('policy: the judgement and the gate', () => {
   });
 
   it('every requireApproval finding is told, also past the list limit (what an approval covered)', async () => {
-    const many = plan({ resource_changes: Array.from({ length: 120 }, (_, i) => change(`terraform_data.n${i}`, ['update'])) });
+    const many = planDocument({ resource_changes: Array.from({ length: 120 }, (_, i) => resourceChange(`terraform_data.n${i}`, ['update'])) });
     const told: string[] = [];
     const judgement = planJudgement(oneRule('- name: all\n  match: "true"\n  effect: requireApproval\n'), { tool: 'terraform', onApprovalRequired: (f) => told.push(f.address!) });
     const result = await judgement.judge(classifyPlan(many, { onChange: judgement.onChange }));
@@ -135,7 +135,7 @@ describe('policy: the judgement and the gate', () => {
 describe('policy: the findings in the termination message and the summary', () => {
   const denied = async (count: number): Promise<Result> => {
     const judgement = planJudgement(oneRule('- name: no-deletes\n  match: change.kind == "delete"\n  effect: deny\n  message: \'"keep " + change.address + "; remove the removal from the module"\'\n'), { tool: 'terraform' });
-    const document = plan({ resource_changes: Array.from({ length: count }, (_, i) => change(`terraform_data.resource_with_a_long_name_${i}`, ['delete'])) });
+    const document = planDocument({ resource_changes: Array.from({ length: count }, (_, i) => resourceChange(`terraform_data.resource_with_a_long_name_${i}`, ['delete'])) });
     const judgedPlan = await judgement.judge(classifyPlan(document, { onChange: judgement.onChange, limit: 1000 }));
     return {
       apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'invalid', reason: 'PolicyDenied', message: 'm'.repeat(5000), exitCode: 8, runnerVersion: '0', object: { kind: 'cluster' },
@@ -152,7 +152,7 @@ describe('policy: the findings in the termination message and the summary', () =
       assert.deepEqual(policy.denied[0], { rule: 'no-deletes', address: 'terraform_data.resource_with_a_long_name_0', message: 'keep terraform_data.resource_with_a_long_name_0; remove the removal from the module' });
       assert.ok(policy.denied.length <= 5);
     }
-    const judgedLess = { ...(await denied(1)), plan: classifyPlan(plan()) };
+    const judgedLess = { ...(await denied(1)), plan: classifyPlan(planDocument()) };
     assert.equal(JSON.parse(compactResult(judgedLess, new Masker())).policy, undefined, 'no policy: no policy member');
   });
 
@@ -165,7 +165,7 @@ describe('policy: the findings in the termination message and the summary', () =
 describe('policy: an evaluation that can be stopped', () => {
   // Each change costs this rule its whole budget (a million units): a long evaluation, in slices.
   const slow = oneRule('- name: slow\n  match: change.name.split("").exists(c, change.address.contains(c + "#"))\n  effect: deny\n');
-  const longNames = plan({ resource_changes: Array.from({ length: 12 }, (_, i) => change(`terraform_data.${'n'.repeat(6000)}${i}`, ['create'])) });
+  const longNames = planDocument({ resource_changes: Array.from({ length: 12 }, (_, i) => resourceChange(`terraform_data.${'n'.repeat(6000)}${i}`, ['create'])) });
 
   it('yields to the event loop while it evaluates: a timer set before it runs before it ends', async () => {
     let ticked = false;

@@ -8,7 +8,7 @@ import { RunnerError } from '../../src/errors.ts';
 import { loadPolicy } from '../../src/policy/index.ts';
 import { MAX_POLICY_FILE_BYTES, MAX_POLICY_FILES, readPolicyDir } from '../../src/policy/load.ts';
 import type { PolicyProblem } from '../../src/policy/problems.ts';
-import { ISSUE_EXAMPLE, POLICY_HEADER } from './support.ts';
+import { ISSUE_EXAMPLE, POLICY_HEADER } from './policies.support.ts';
 
 const roots: string[] = [];
 after(async () => {

@@ -10,7 +10,7 @@ import { CostMeter, RULE_COST_LIMIT } from '../../src/policy/cost.ts';
 import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
 import { CHANGE_KINDS, type PolicyChangeView } from '../../src/policy/views.ts';
 import { runs } from '../support/property-runs.ts';
-import { planView } from './support.ts';
+import { planView } from './policies.support.ts';
 
 const program = (source: string): CelProgram => {
   const compiled = compileExpression(source, 'change');

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parsePolicyText } from '../../src/policy/compile.ts';
 import { MAX_EXPRESSION_CHARS, PolicyFile } from '../../src/policy/schema.ts';
-import { ISSUE_EXAMPLE, POLICY_HEADER } from './support.ts';
+import { ISSUE_EXAMPLE, POLICY_HEADER } from './policies.support.ts';
 
 /** The problems of one file's text, as messages. */
 function problemsOf(text: string, file = 'policy/p.yaml'): string[] {

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
 import { CHANGE_KINDS, type PolicyActionView, type PolicyChangeView, type PolicyPlanView } from '../../src/policy/views.ts';
-import { action, change, noCounts, oneRule, planView } from './support.ts';
+import { actionView, changeView, noCounts, oneRule, planView } from './policies.support.ts';
 
 /** Whether a deny rule `on: scope` with `match` matches the view (and did not fail: a failure would deny too, so it is told apart). */
 function matches(scope: 'change' | 'action' | 'plan', match: string, view: PolicyChangeView | PolicyActionView | PolicyPlanView): boolean {
@@ -67,15 +67,15 @@ describe('policy views: every field of a change is readable in CEL', () => {
   }
 
   it('what a change goes by: where it is and, when it moved, where it was, each once', () => {
-    const renamed = change('archive', 'replace', { moved: true, previousAddress: 'terraform_data.db', previousModule: '', previousType: 'terraform_data', previousName: 'db' });
+    const renamed = changeView('archive', 'replace', { moved: true, previousAddress: 'terraform_data.db', previousModule: '', previousType: 'terraform_data', previousName: 'db' });
     assert.equal(matches('change', 'change.names == ["archive", "db"] && change.modules == [""] && change.types == ["terraform_data"]', renamed), true);
     assert.equal(matches('change', 'change.addresses == ["terraform_data.archive", "terraform_data.db"]', renamed), true);
-    const stayed = change('db', 'replace');
+    const stayed = changeView('db', 'replace');
     assert.equal(matches('change', 'change.names == ["db"] && change.addresses == ["terraform_data.db"] && change.modules == [""]', stayed), true);
   });
 
   it('every kind of the classification reaches the rule as its name', () => {
-    for (const kind of CHANGE_KINDS) assert.equal(matches('change', `change.kind == "${kind}"`, change('x', kind)), true, kind);
+    for (const kind of CHANGE_KINDS) assert.equal(matches('change', `change.kind == "${kind}"`, changeView('x', kind)), true, kind);
   });
 
   it('absent or null optional fields read as "", [] and false: one type per field, never null', () => {
@@ -103,14 +103,14 @@ describe('policy views: every field of a change is readable in CEL', () => {
   });
 
   it('binds only the documented fields: anything else the caller passes is invisible', () => {
-    const withValues = { ...change('x', 'update'), before: { password: 'hunter2' }, after: {} } as PolicyChangeView;
+    const withValues = { ...changeView('x', 'update'), before: { password: 'hunter2' }, after: {} } as PolicyChangeView;
     assert.equal(matches('change', 'size(change) == 21', withValues), true);
     assert.equal(matches('change', 'change.all(k, k != "before" && k != "after")', withValues), true);
   });
 });
 
 describe('policy views: every field of an action is readable in CEL', () => {
-  const full = action('module.m.action.aws_ec2_stop_instance.stop[0]', { type: 'aws_ec2_stop_instance', trigger: 'AfterUpdate', triggeringResource: 'module.m.aws_instance.web[0]', onFailure: 'taint', deferred: true });
+  const full = actionView('module.m.action.aws_ec2_stop_instance.stop[0]', { type: 'aws_ec2_stop_instance', trigger: 'AfterUpdate', triggeringResource: 'module.m.aws_instance.web[0]', onFailure: 'taint', deferred: true });
   const cases: [string, string][] = [
     ['address', 'action.address == "module.m.action.aws_ec2_stop_instance.stop[0]"'],
     ['type', 'action.type == "aws_ec2_stop_instance"'],
@@ -156,6 +156,6 @@ describe('policy views: every field of the plan is readable in CEL', () => {
 
 describe('policy views: the strings extension, as Kubernetes offers it', () => {
   it('lowerAscii, split, indexOf and matches (RE2) are available', () => {
-    assert.equal(matches('change', 'change.name.lowerAscii() == "dbmain" && change.address.split(".")[0] == "terraform_data" && change.name.indexOf("M") == 2 && change.name.matches("^db[A-Z]")', change('dbMain', 'delete')), true);
+    assert.equal(matches('change', 'change.name.lowerAscii() == "dbmain" && change.address.split(".")[0] == "terraform_data" && change.name.indexOf("M") == 2 && change.name.matches("^db[A-Z]")', changeView('dbMain', 'delete')), true);
   });
 });

@@ -12,14 +12,14 @@ import {
   backupMeta,
   buildTar,
   fileEntry,
-  INPUTS_HASH,
+  SAMPLE_INPUTS_HASH,
   planMeta,
   putPartial,
   rejectsWith,
   sha256,
   storeCraftedBackup,
   tempDir,
-} from './helpers.ts';
+} from './stores.support.ts';
 
 const PLAN = Buffer.from('PK\u0003\u0004 pretend this is a saved plan');
 const LOCK = Buffer.from('# .terraform.lock.hcl\n');
@@ -87,7 +87,7 @@ describe('writeArtifact then readArtifact', () => {
     const into = join(root, 'out');
     const { manifest, paths } = await readArtifact(store, 'plan-1', {
       into,
-      expect: { kind: 'PlanArtifact', planHash: sha256(PLAN), inputsHash: INPUTS_HASH },
+      expect: { kind: 'PlanArtifact', planHash: sha256(PLAN), inputsHash: SAMPLE_INPUTS_HASH },
     });
     assert.deepEqual(manifest, written);
     assert.equal(manifest.planHash, sha256(PLAN));

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PgDatabase, pgTarget } from '../../src/store/pg-database.ts';
-import { rejectsWith } from './helpers.ts';
+import { rejectsWith } from './stores.support.ts';
 
 describe('pgTarget', () => {
   it('a URL: its connection (schema taken out), tables in ?schema= or captf, a location without credentials', () => {

@@ -12,8 +12,8 @@ import { PgDatabase, pgTarget } from '../../src/store/pg-database.ts';
 import { PgChunkStore } from '../../src/store/pg-store.ts';
 import { pruneObjects } from '../../src/store/retention.ts';
 import { usePostgres, type TestDatabase } from '../support/pg.ts';
-import { storeContract } from './contract.ts';
-import { backupMeta, putObject, rejectsWith } from './helpers.ts';
+import { storeContract } from './store-contract.support.ts';
+import { backupMeta, putObject, rejectsWith } from './stores.support.ts';
 
 let database: TestDatabase;
 let db: PgDatabase;

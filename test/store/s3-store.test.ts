@@ -12,8 +12,8 @@ import { writeArtifact } from '../../src/store/artifact-write.ts';
 import { pruneObjects } from '../../src/store/retention.ts';
 import { S3Bucket, S3ChunkStore, s3Target } from '../../src/store/s3-store.ts';
 import { FakeS3, REGION } from '../support/fake-s3.ts';
-import { storeContract } from './contract.ts';
-import { backupMeta, putObject, putPartial, rejectsWith, tempDir } from './helpers.ts';
+import { storeContract } from './store-contract.support.ts';
+import { backupMeta, putObject, putPartial, rejectsWith, tempDir } from './stores.support.ts';
 
 const BUCKET = 'captf-artifacts';
 const IRSA_ROLE = 'arn:aws:iam::123456789012:role/captf-tc-prod';

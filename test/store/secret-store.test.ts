@@ -10,13 +10,13 @@ import { readArtifact } from '../../src/store/artifact-read.ts';
 import { writeArtifact } from '../../src/store/artifact-write.ts';
 import { pruneObjects } from '../../src/store/retention.ts';
 import { SecretChunkStore, type SecretChunkStoreOptions } from '../../src/store/secret-store.ts';
-import { NAMESPACE, startHarness, type Harness } from '../kube/harness.ts';
-import { storeContract } from './contract.ts';
-import { putObject, putPartial } from './helpers.ts';
+import { NAMESPACE, startFakeCluster, type FakeCluster } from '../kube/fake-cluster.support.ts';
+import { storeContract } from './store-contract.support.ts';
+import { putObject, putPartial } from './stores.support.ts';
 
 const OWNER = { apiVersion: 'infrastructure.captf.io/v1alpha1', kind: 'TerraformCluster', name: 'prod', uid: '5f0c7c39-0000-4000-8000-000000000001' };
 
-function backupStore(h: Harness, options: Partial<SecretChunkStoreOptions> = {}) {
+function backupStore(h: FakeCluster, options: Partial<SecretChunkStoreOptions> = {}) {
   return new SecretChunkStore({
     client: h.client,
     namespace: NAMESPACE,
@@ -33,7 +33,7 @@ const PREFIX = 'captf-backup-cluster-prod';
 storeContract('Secrets', {
   partialObjects: true,
   async newStore(t) {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const store = backupStore(h);
     const nameOf = (object: string, part: number | 'manifest') => `${PREFIX}-${object}-${part}`;
     /** An attacker with write access to Secrets keeps them consistent: the annotation names the new data's sha256. */
@@ -75,7 +75,7 @@ const artifactError = (reason: string, message: RegExp) => (error: unknown) => {
 
 describe('SecretChunkStore', () => {
   test('backup chunks are written as labelled immutable Secrets and read back', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const store = backupStore(h);
     const chunks = [randomBytes(700 * 1024), randomBytes(700 * 1024), randomBytes(1000)];
     const manifest = Buffer.from(JSON.stringify({ chunks: chunks.length }));
@@ -107,7 +107,7 @@ describe('SecretChunkStore', () => {
   });
 
   test('a write reads the manifest once, lists the chunks once, and checks each chunk in the create\'s answer, never reading it again', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const store = backupStore(h);
     const meta = { kind: 'StateBackup', terraformVersion: '1.11.4', op: 'apply', stateFile: 'terraform.tfstate', serial: 7, lineage: 'l-1' } as const;
     await writeArtifact(store, 'backup-1', [{ name: 'terraform.tfstate', data: randomBytes(250_000) }], meta, { chunkBytes: 100_000 });
@@ -116,7 +116,7 @@ describe('SecretChunkStore', () => {
   });
 
   test('an object whose manifest is missing is not complete', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const store = backupStore(h);
     await putPartial(store, 'partial', [Buffer.from('first'), Buffer.from('second')]);
     assert.deepEqual(
@@ -128,7 +128,7 @@ describe('SecretChunkStore', () => {
   });
 
   test('objects are listed oldest first by their creation, and only those of this store and kind', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const store = backupStore(h);
     const at = (iso: string) => (h.fake.now = () => new Date(iso));
     at('2025-03-01T00:00:00Z');
@@ -145,7 +145,7 @@ describe('SecretChunkStore', () => {
   });
 
   test('deleteObject removes the manifest first, then every chunk, and nothing else; retention deletes from one list', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const store = backupStore(h);
     for (const object of ['drop', 'keep']) await putObject(store, object, [Buffer.from('a'), Buffer.from('b')], Buffer.from('m'));
     await store.deleteObject('drop');
@@ -166,7 +166,7 @@ describe('SecretChunkStore', () => {
   });
 
   test('a Secret that is not the store\'s, or a chunk of other bytes, is reported, never returned', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const store = backupStore(h);
     await putPartial(store, 'obj', [Buffer.from('good'), Buffer.from('good')]);
     // Someone else's Secret under the chunk's name, with the store's labels but other bytes.
@@ -179,7 +179,7 @@ describe('SecretChunkStore', () => {
   });
 
   test('a retried chunk of the same bytes succeeds; other bytes replace a leftover, but never a chunk of a complete object', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const store = backupStore(h);
     const write = await store.create('obj');
     await write.putChunk(0, Buffer.from('same'));
@@ -195,7 +195,7 @@ describe('SecretChunkStore', () => {
   });
 
   test('with a namespace per object and the example Role, one object\'s Job cannot read another\'s artifacts', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const other = new SecretChunkStore({ client: h.client, namespace: 'captf-staging', prefix: 'captf-plan-tc-staging', artifactKind: 'plan' });
     await putObject(other, 'plan-1', [Buffer.from('staging secrets')]);
     // The Role of runner/role.example.yaml, bound in the object's own namespace only.
@@ -210,7 +210,7 @@ describe('SecretChunkStore', () => {
   });
 
   test('a chunk over the Secret limit gets the API server\'s 422, explained', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const write = await backupStore(h).create('obj');
     await assert.rejects(write.putChunk(0, Buffer.alloc(1_048_577)), (error: unknown) => {
       assert.ok(error instanceof RunnerError);
@@ -221,7 +221,7 @@ describe('SecretChunkStore', () => {
   });
 
   test('long object names still make valid Secret names and labels, and list under their full name', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const store = backupStore(h);
     const object = `backup-${'x'.repeat(193)}`;
     await putObject(store, object, [Buffer.from('a')], Buffer.from('m'));
@@ -235,7 +235,7 @@ describe('SecretChunkStore', () => {
   });
 
   test('object names take the directory store\'s rule; those that are no Secret name are mapped apart', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const store = backupStore(h);
     await putPartial(store, 'Backup_1', [Buffer.from('upper')]);
     await putPartial(store, 'backup-1', [Buffer.from('lower')]);
@@ -245,7 +245,7 @@ describe('SecretChunkStore', () => {
   });
 
   test('invalid object names and prefixes are refused before any request', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     for (const object of ['../x', '', '-lead', 'x'.repeat(201)]) {
       await assert.rejects(backupStore(h).create(object), (error: unknown) => {
         assert.ok(error instanceof RunnerError);
@@ -258,7 +258,7 @@ describe('SecretChunkStore', () => {
   });
 
   test('a state backup round-trips through writeArtifact/readArtifact, and retention prunes old ones', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const store = backupStore(h);
     const dir = await mkdtemp(join(tmpdir(), 'captf-secret-store-'));
     t.after(() => rm(dir, { recursive: true, force: true }));

@@ -7,9 +7,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
+import { killProcessGroup } from './exec.ts';
 import {
   FAKE_TERRAFORM, fakeTerraformEnv, installFakeTerraform, isProcessRunning, processEnds, readFakeTerraformLog, stepsRun,
-  tempDir, terraformEnv, type FakeTerraformOptions,
+  tempDir, testTerraformEnv, type FakeTerraformOptions,
 } from './tf-modules.ts';
 
 const MiB = 1024 * 1024;
@@ -21,13 +22,13 @@ async function setUp(t: TestContext) {
   const start = (args: string[], options: FakeTerraformOptions = {}, extraEnv: Record<string, string> = {}) => {
     const child = execa(FAKE_TERRAFORM, args, {
       cwd: dir,
-      env: terraformEnv({ ...fakeTerraformEnv({ log, ...options }), ...extraEnv }),
+      env: testTerraformEnv({ ...fakeTerraformEnv({ log, ...options }), ...extraEnv }),
       extendEnv: false,
       reject: false,
       detached: true, // its own process group, like the runner starts terraform
     });
     // A failed assertion must not leave a hanging fake (or what it spawned) behind.
-    t.after(() => killGroup(child.pid));
+    t.after(() => killProcessGroup(child.pid));
     return child;
   };
   const run = async (args: string[], options: FakeTerraformOptions = {}) => {
@@ -35,14 +36,6 @@ async function setUp(t: TestContext) {
     return { exitCode, signal, stdout, stderr };
   };
   return { dir, log, start, run, events: () => readFakeTerraformLog(log) };
-}
-
-function killGroup(pid: number | undefined) {
-  try {
-    if (pid) process.kill(-pid, 'SIGKILL');
-  } catch {
-    // the group is already empty
-  }
 }
 
 /** Resolves once the fake has logged `count` events of the kind (it is ready for a signal). */
@@ -151,10 +144,10 @@ describe('terraform-like behaviour', () => {
   test('installFakeTerraform: `terraform` on PATH is the fake', async (t) => {
     const { binDir, terraformPath } = await installFakeTerraform(t);
     const { stdout } = await execa('terraform', ['version', '-json'], {
-      env: { ...terraformEnv(), PATH: `${binDir}:${process.env.PATH}`, FAKE_TF_VERSION: '9.9.9' }, extendEnv: false,
+      env: { ...testTerraformEnv(), PATH: `${binDir}:${process.env.PATH}`, FAKE_TF_VERSION: '9.9.9' }, extendEnv: false,
     });
     assert.equal(JSON.parse(stdout).terraform_version, '9.9.9');
-    assert.equal((await execa(terraformPath, ['version'], { env: terraformEnv() })).exitCode, 0);
+    assert.equal((await execa(terraformPath, ['version'], { env: testTerraformEnv() })).exitCode, 0);
   });
 });
 
@@ -261,7 +254,7 @@ describe('faults', () => {
     const { dir, log, events } = await setUp(t);
     const child = execa(FAKE_TERRAFORM, ['plan'], {
       cwd: dir,
-      env: terraformEnv(fakeTerraformEnv({ log, faults: ['plan:huge-stdout', `plan:huge-stderr=${16 * MiB}`] })),
+      env: testTerraformEnv(fakeTerraformEnv({ log, faults: ['plan:huge-stdout', `plan:huge-stderr=${16 * MiB}`] })),
       reject: false,
       buffer: false, // we count the bytes instead of keeping them
     });
@@ -289,7 +282,7 @@ describe('faults', () => {
     const { dir, log, events } = await setUp(t);
     const child = spawn(FAKE_TERRAFORM, ['plan'], {
       cwd: dir,
-      env: terraformEnv(fakeTerraformEnv({ log, faults: [`plan:huge-stdout=${MiB}`] })),
+      env: testTerraformEnv(fakeTerraformEnv({ log, faults: [`plan:huge-stdout=${MiB}`] })),
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let resumedAt = 0;
@@ -315,7 +308,7 @@ describe('faults', () => {
     for (const delayMs of [1, 2, 3, 5, 8, 13]) {
       const child = spawn(FAKE_TERRAFORM, ['plan'], {
         cwd: dir,
-        env: terraformEnv(fakeTerraformEnv({ log, faults: [`plan:huge-stdout=${MiB}`] })),
+        env: testTerraformEnv(fakeTerraformEnv({ log, faults: [`plan:huge-stdout=${MiB}`] })),
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       let stdoutBytes = 0;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { runProcess } from './exec.ts';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { modules, NEWER_TERRAFORM, newerTerraformEnv, readNewerTerraformLog, tempDir, terraformEnv, writeTree, type NewerTerraformOptions } from './tf-modules.ts';
+import { modules, NEWER_TERRAFORM, newerTerraformEnv, readNewerTerraformLog, tempDir, testTerraformEnv, writeTree, type NewerTerraformOptions } from './tf-modules.ts';
 
 describe('newer-terraform.sh', () => {
   it('adds top-level keys to show -json of a plan, sets the plan exit code and the version, and logs every command', async (t) => {
@@ -14,7 +14,7 @@ describe('newer-terraform.sh', () => {
     const showAdd = join(dir, 'add.json');
     await writeFile(showAdd, JSON.stringify({ action_invocations: [{ address: 'action.x.y', invoke_action_trigger: {} }] }));
     const run = (args: string[], options: NewerTerraformOptions = {}) =>
-      runProcess(NEWER_TERRAFORM, args, { cwd: dir, env: terraformEnv(newerTerraformEnv({ log, ...options })) });
+      runProcess(NEWER_TERRAFORM, args, { cwd: dir, env: testTerraformEnv(newerTerraformEnv({ log, ...options })) });
 
     assert.equal((await run(['init', '-input=false', '-no-color'])).exitCode, 0);
     const planned = await run(['plan', '-input=false', '-no-color', '-detailed-exitcode', '-out=p.tfplan']);

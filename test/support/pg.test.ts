@@ -8,7 +8,7 @@ import { describe, test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startPostgres, usePostgres } from './pg.ts';
 import {
-  isProcessRunning, modules, replaceConfiguration, resourceIds, runTerraform, slowApply, tempDir, terraformEnv, withPgBackend,
+  isProcessRunning, modules, replaceConfiguration, resourceIds, runTestTerraform, slowApply, tempDir, testTerraformEnv, withPgBackend,
   writeModule, type TerraformState,
 } from './tf-modules.ts';
 
@@ -21,9 +21,9 @@ test('a server takes a terraform pg backend, then stops leaving no process and n
   assert.equal(connString, `postgres://postgres@127.0.0.1:${pg.port}/tfstate?sslmode=disable`);
 
   const dir = await writeModule(modules.pgBackend, t);
-  const init = await runTerraform(dir, ['init', '-no-color', `-backend-config=conn_str=${connString}`]);
+  const init = await runTestTerraform(dir, ['init', '-no-color', `-backend-config=conn_str=${connString}`]);
   assert.equal(init.exitCode, 0, init.stderr);
-  const apply = await runTerraform(dir, ['apply', '-no-color', '-auto-approve']);
+  const apply = await runTestTerraform(dir, ['apply', '-no-color', '-auto-approve']);
   assert.equal(apply.exitCode, 0, apply.stderr);
   const rows = await pg.stateRows('tfstate');
   assert.deepEqual(rows.map(({ id, name }) => ({ id, name })), [{ id: 1, name: 'default' }]);
@@ -61,14 +61,14 @@ describe('a server shared by the tests of a suite', () => {
   test('shows the advisory lock an apply holds, keyed by the state row, and its release after an interrupt', async (t) => {
     const db = await shared.newDatabase();
     const dir = await writeModule(modules.pgBackend, t);
-    const init = await runTerraform(dir, ['init', '-no-color', `-backend-config=conn_str=${db.connString}`]);
+    const init = await runTestTerraform(dir, ['init', '-no-color', `-backend-config=conn_str=${db.connString}`]);
     assert.equal(init.exitCode, 0, init.stderr);
-    assert.equal((await runTerraform(dir, ['apply', '-no-color', '-auto-approve'])).exitCode, 0);
+    assert.equal((await runTestTerraform(dir, ['apply', '-no-color', '-auto-approve'])).exitCode, 0);
     await replaceConfiguration(dir, withPgBackend(slowApply({ resources: 2, seconds: 60 })));
 
     // Its own process group, so the local-exec sleeps it leaves behind can be ended with it.
     const apply = execa('terraform', ['apply', '-no-color', '-auto-approve'],
-      { cwd: dir, env: terraformEnv(), extendEnv: false, reject: false, detached: true });
+      { cwd: dir, env: testTerraformEnv(), extendEnv: false, reject: false, detached: true });
     t.after(() => {
       try {
         process.kill(-apply.pid!, 'SIGKILL');

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { CAPTURED_WORKDIR, CORPUS_DIR, capturedCases, capturedOutput } from './terraform-output.ts';
+import { CAPTURED_WORKDIR, CAPTURED_OUTPUT_DIR, capturedCases, capturedOutput } from './terraform-output.ts';
 
 interface DocumentedCase {
   exitCode: number;
@@ -15,7 +15,7 @@ interface DocumentedCase {
 
 /** The README's case table: | `case` | exit[ / json exit] | `key` | what |. */
 function documentedCases(): Map<string, DocumentedCase> {
-  const readme = readFileSync(join(CORPUS_DIR, 'README.md'), 'utf8');
+  const readme = readFileSync(join(CAPTURED_OUTPUT_DIR, 'README.md'), 'utf8');
   const cases = new Map<string, DocumentedCase>();
   for (const line of readme.split('\n')) {
     const row = /^\| `([a-z0-9-]+)` \| (\d+)(?: \/ (\d+))? \| `([^`]+)` \| .+ \|$/.exec(line);
@@ -40,7 +40,7 @@ describe('the captured terraform output', () => {
   const documented = documentedCases();
 
   test('the README lists exactly the captured cases', () => {
-    assert.ok(cases.length >= 40, `only ${cases.length} cases in ${CORPUS_DIR}`);
+    assert.ok(cases.length >= 40, `only ${cases.length} cases in ${CAPTURED_OUTPUT_DIR}`);
     assert.deepEqual([...documented.keys()].sort(), cases);
   });
 
@@ -59,7 +59,7 @@ describe('the captured terraform output', () => {
 
   for (const name of cases) {
     test(`${name}: complete, and it means what the README says`, () => {
-      const dir = join(CORPUS_DIR, name);
+      const dir = join(CAPTURED_OUTPUT_DIR, name);
       const output = capturedOutput(name);
       const files = readdirSync(dir);
       assert.deepEqual(files.filter((file) => !KNOWN_FILES.has(file)), [], `unexpected files in ${dir}`);

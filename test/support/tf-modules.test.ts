@@ -5,7 +5,7 @@ import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import {
-  BASE_ADMIN_TOKEN, modules, readLocalState, replaceConfiguration, resourceIds, runTerraform, slowApply,
+  BASE_ADMIN_TOKEN, modules, readLocalState, replaceConfiguration, resourceIds, runTestTerraform, slowApply,
   taintedAddresses, tempDir, writeModule, type FileTree, type TerraformState,
 } from './tf-modules.ts';
 
@@ -22,7 +22,7 @@ const BASE_ADDRESSES = [
 ];
 
 async function terraformOk(dir: string, args: string[]) {
-  const run = await runTerraform(dir, args);
+  const run = await runTestTerraform(dir, args);
   assert.equal(run.exitCode, 0, `terraform ${args.join(' ')} failed:\n${run.stderr}${run.stdout}`);
   return run;
 }
@@ -36,7 +36,7 @@ interface PlannedChanges {
 
 async function plan(dir: string, args: string[] = []): Promise<PlannedChanges> {
   await terraformOk(dir, ['init', '-no-color']);
-  const planned = await runTerraform(dir, ['plan', '-no-color', '-detailed-exitcode', '-out=plan.tfplan', ...args]);
+  const planned = await runTestTerraform(dir, ['plan', '-no-color', '-detailed-exitcode', '-out=plan.tfplan', ...args]);
   assert.ok(existsSync(join(dir, 'plan.tfplan')), `no plan file written:\n${planned.stderr}`);
   const document = JSON.parse((await terraformOk(dir, ['show', '-json', 'plan.tfplan'])).stdout) as {
     resource_changes?: Array<{
@@ -129,7 +129,7 @@ describe('the module catalogue, against an applied base', () => {
   test('failingPrecondition: the plan fails (exit 1) and says why', async (t) => {
     const dir = await baseSwitchedTo(t, modules.failingPrecondition);
     await terraformOk(dir, ['init', '-no-color']);
-    const planned = await runTerraform(dir, ['plan', '-no-color', '-detailed-exitcode']);
+    const planned = await runTestTerraform(dir, ['plan', '-no-color', '-detailed-exitcode']);
     assert.equal(planned.exitCode, 1);
     assert.match(planned.stderr, /fails the precondition on purpose/);
   });
@@ -137,7 +137,7 @@ describe('the module catalogue, against an applied base', () => {
   test('failingApply: exit 1 with one step tainted, the others created, the base untouched', async (t) => {
     const dir = await baseSwitchedTo(t, modules.failingApply);
     await terraformOk(dir, ['init', '-no-color']);
-    const applied = await runTerraform(dir, ['apply', '-no-color', '-auto-approve']);
+    const applied = await runTestTerraform(dir, ['apply', '-no-color', '-auto-approve']);
     assert.equal(applied.exitCode, 1);
     const state = await readLocalState(join(dir, 'terraform.tfstate'));
     assert.deepEqual(taintedAddresses(state), ['terraform_data.step["failing"]']);

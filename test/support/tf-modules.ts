@@ -83,7 +83,7 @@ export async function replaceConfiguration(dir: string, tree: FileTree): Promise
  * environment without the TF_* variables that change what terraform does, plus quiet automation
  * settings. The machine's CLI config file is missing and terraform would warn about it.
  */
-export function terraformEnv(extra: Record<string, string> = {}): Record<string, string> {
+export function testTerraformEnv(extra: Record<string, string> = {}): Record<string, string> {
   const inherited = Object.entries(process.env).filter(
     (entry): entry is [string, string] => entry[1] !== undefined && !/^TF_/.test(entry[0]),
   );
@@ -104,12 +104,12 @@ export interface TerraformRun {
 }
 
 /** Runs the real terraform in `dir` (never throws on a non-zero exit; check exitCode). */
-export async function runTerraform(
+export async function runTestTerraform(
   dir: string,
   args: string[],
   options: { env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<TerraformRun> {
-  const run = await runProcess(TERRAFORM, args, { cwd: dir, env: terraformEnv(options.env), timeoutMs: options.timeoutMs ?? 120_000 });
+  const run = await runProcess(TERRAFORM, args, { cwd: dir, env: testTerraformEnv(options.env), timeoutMs: options.timeoutMs ?? 120_000 });
   if (run.exitCode === undefined) throw new Error(`terraform ${args.join(' ')} did not exit: ${run.timedOut ? 'timed out' : `ended by ${run.signal}`}`);
   return { exitCode: run.exitCode, stdout: run.stdout, stderr: run.stderr };
 }

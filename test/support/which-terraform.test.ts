@@ -10,9 +10,9 @@ import { tempDir } from './tf-modules.ts';
 const PROBE = `
 import { execa } from 'execa';
 import { tmpdir } from 'node:os';
-import { runTerraform, terraformEnv, TERRAFORM } from ${JSON.stringify(new URL('./tf-modules.ts', import.meta.url).href)};
-const direct = await runTerraform(tmpdir(), ['version']);
-const byName = await execa('terraform', ['version'], { env: terraformEnv(), extendEnv: false });
+import { runTestTerraform, testTerraformEnv, TERRAFORM } from ${JSON.stringify(new URL('./tf-modules.ts', import.meta.url).href)};
+const direct = await runTestTerraform(tmpdir(), ['version']);
+const byName = await execa('terraform', ['version'], { env: testTerraformEnv(), extendEnv: false });
 console.log(JSON.stringify({ TERRAFORM, direct: direct.stdout, byName: byName.stdout }));
 `;
 
@@ -22,7 +22,7 @@ const probe = (env: Record<string, string>) =>
   execa(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', PROBE], { env: { ...process.env, ...env }, cwd: ROOT, reject: false });
 
 describe('CAPTF_TEST_TERRAFORM', () => {
-  it('a binary of another name (tofu) is what runTerraform and every `terraform` on the tests\' PATH run', async (t) => {
+  it('a binary of another name (tofu) is what runTestTerraform and every `terraform` on the tests\' PATH run', async (t) => {
     const dir = await tempDir(t);
     const tofu = join(dir, 'tofu');
     await writeFile(tofu, '#!/bin/sh\necho "stand-in $*"\n');

@@ -10,9 +10,9 @@ import { runContractCheck } from '../../../src/commands/contract-check/check.ts'
 import type { ContractReport } from '../../../src/commands/contract-check/report.ts';
 import { formatContractTable } from '../../../src/commands/contract-check/format.ts';
 import { resolveExecutable } from '../../../src/terraform/version.ts';
-import { RUNNER } from '../../e2e/runner.ts';
+import { RUNNER } from '../../support/runner.ts';
 import { writeTree } from '../../support/tf-modules.ts';
-import { entrypointBin, FAKE_TOFU, imageTree, NEEDS_NULL_PROVIDER, NULL_LOCK_FILE, POOL_MODULE, terraformReporting } from './helpers.ts';
+import { entrypointBin, FAKE_TOFU, imageTree, NEEDS_NULL_PROVIDER, NULL_LOCK_FILE, POOL_MODULE, terraformReporting } from './image-trees.support.ts';
 
 const byName = (report: ContractReport) => Object.fromEntries(report.checks.map((c) => [c.name, c]));
 const statuses = (report: ContractReport) => Object.fromEntries(report.checks.map((c) => [c.name, c.status]));

@@ -8,9 +8,9 @@ import { describe, test } from 'node:test';
 import { runContractCheck } from '../../../src/commands/contract-check/check.ts';
 import type { ContractReport } from '../../../src/commands/contract-check/report.ts';
 import { formatContractTable } from '../../../src/commands/contract-check/format.ts';
-import { runRunner } from '../../e2e/runner.ts';
-import { tempDir, terraformEnv, writeTree } from '../../support/tf-modules.ts';
-import { fakeNullProvider, imageTree, NEEDS_NULL_PROVIDER, POOL_MODULE } from './helpers.ts';
+import { runRunner } from '../../support/runner.ts';
+import { tempDir, testTerraformEnv, writeTree } from '../../support/tf-modules.ts';
+import { fakeNullProvider, imageTree, NEEDS_NULL_PROVIDER, POOL_MODULE } from './image-trees.support.ts';
 
 const byName = (report: ContractReport) => Object.fromEntries(report.checks.map((c) => [c.name, c]));
 
@@ -23,7 +23,7 @@ async function sourceTree(t: Parameters<typeof tempDir>[0], files: Record<string
 describe('contract check of a module source tree (--module without --root)', () => {
   test('passes without the image layout; the image-only checks are skipped and say so', async (t) => {
     const dir = await sourceTree(t, POOL_MODULE);
-    const report = await runContractCheck({ moduleDir: dir, sourceTree: true, kind: 'pool', env: terraformEnv() });
+    const report = await runContractCheck({ moduleDir: dir, sourceTree: true, kind: 'pool', env: testTerraformEnv() });
     assert.equal(report.status, 'pass', formatContractTable(report));
     for (const name of ['entrypoint', 'user']) {
       assert.equal(byName(report)[name]!.status, 'skip');
@@ -54,14 +54,14 @@ describe('contract check: variables files terraform loads by itself', () => {
       'examples/terraform.tfvars': 'not the root module: terraform does not load it\n',
       'notes.tfvars': 'loaded only with -var-file\n',
     });
-    const report = await runContractCheck({ moduleDir: dir, sourceTree: true, env: terraformEnv() });
+    const report = await runContractCheck({ moduleDir: dir, sourceTree: true, env: testTerraformEnv() });
     const check = byName(report).tfvars!;
     assert.equal(check.status, 'fail');
     assert.equal(report.status, 'fail');
     assert.deepEqual(check.problems!.map((p) => p.file), ['prod.auto.tfvars', 'prod.auto.tfvars.json', 'terraform.tfvars', 'terraform.tfvars.json']);
     assert.match(check.message, /outside the inputs hash/);
     assert.match(check.fix!, /inputs dir/);
-    const clean = await runContractCheck({ moduleDir: await sourceTree(t, POOL_MODULE), sourceTree: true, env: terraformEnv() });
+    const clean = await runContractCheck({ moduleDir: await sourceTree(t, POOL_MODULE), sourceTree: true, env: testTerraformEnv() });
     assert.equal(byName(clean).tfvars!.status, 'pass');
   });
 });
@@ -80,13 +80,13 @@ describe('contract check --json: each problem with its file and line', () => {
     assert.match(validate.problems[0].message, /^Reference to undeclared input variable/);
 
     const reserved = await sourceTree(t, { ...POOL_MODULE, 'own.tf': 'variable "x" {}\nresource "terraform_data" "captf_inputs_hash" {}\n' });
-    const check = byName(await runContractCheck({ moduleDir: reserved, sourceTree: true, env: terraformEnv() })).reserved!;
+    const check = byName(await runContractCheck({ moduleDir: reserved, sourceTree: true, env: testTerraformEnv() })).reserved!;
     assert.deepEqual(check.problems!.map((p) => [p.file.endsWith('own.tf'), p.line]), [[true, 2]]);
   });
 
   test('an unclosed block fails init with the file and line terraform names', async (t) => {
     const dir = await sourceTree(t, { ...POOL_MODULE, 'broken.tf': 'resource "terraform_data" "y" {\n' });
-    const init = byName(await runContractCheck({ moduleDir: dir, sourceTree: true, env: terraformEnv() })).init!;
+    const init = byName(await runContractCheck({ moduleDir: dir, sourceTree: true, env: testTerraformEnv() })).init!;
     assert.equal(init.status, 'fail');
     assert.deepEqual(init.problems!.map((p) => [p.file, p.line]), [['broken.tf', 1]]);
   });
@@ -99,7 +99,7 @@ describe('contract check --root: the tree\'s provider mirror and nothing else', 
     await mkdir(tree.module, { recursive: true });
     await writeTree(tree.module, { ...NEEDS_NULL_PROVIDER, '.terraform.lock.hcl': lock });
     // This machine's configuration knows no mirror: only the tree's can have given the provider.
-    const report = await runContractCheck({ root: tree.root, env: terraformEnv({ TF_CLI_CONFIG_FILE: '/dev/null' }) });
+    const report = await runContractCheck({ root: tree.root, env: testTerraformEnv({ TF_CLI_CONFIG_FILE: '/dev/null' }) });
     assert.equal(byName(report).init!.status, 'pass', formatContractTable(report));
     assert.equal(byName(report).validate!.status, 'fail', 'the fake provider cannot run: validate starts it, init did not');
   });
@@ -110,7 +110,7 @@ describe('contract check --root: the tree\'s provider mirror and nothing else', 
     await writeFile(join(tree.module, '.terraform.lock.hcl'), await fakeNullProvider(machineMirror));
     const rc = join(machineMirror, 'terraformrc');
     await writeFile(rc, `provider_installation {\n  filesystem_mirror {\n    path = "${machineMirror}"\n  }\n}\n`);
-    const report = await runContractCheck({ root: tree.root, env: terraformEnv({ TF_CLI_CONFIG_FILE: rc }) });
+    const report = await runContractCheck({ root: tree.root, env: testTerraformEnv({ TF_CLI_CONFIG_FILE: rc }) });
     const init = byName(report).init!;
     assert.equal(init.status, 'fail');
     assert.ok(init.problems!.some((p) => p.message.includes(join(tree.root, 'usr/share/terraform/plugins'))), JSON.stringify(init));
@@ -123,7 +123,7 @@ describe('contract check --root: the tree\'s provider mirror and nothing else', 
 describe('contract check: one vocabulary', () => {
   test('the table and --json say pass, fail and skip, and so does the verdict', async (t) => {
     const dir = await sourceTree(t, { ...POOL_MODULE, 'terraform.tfvars': 'x = 1\n' });
-    const report = await runContractCheck({ moduleDir: dir, sourceTree: true, env: terraformEnv() });
+    const report = await runContractCheck({ moduleDir: dir, sourceTree: true, env: testTerraformEnv() });
     const table = formatContractTable(report);
     assert.match(table, /^tfvars +fail +the module ships terraform\.tfvars/m);
     assert.match(table, /^module +pass /m);

@@ -6,7 +6,7 @@ import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runChecked } from '../../support/exec.ts';
 import { runContractCheck } from '../../../src/commands/contract-check/check.ts';
-import { imageTree, POOL_MODULE } from './helpers.ts';
+import { imageTree, POOL_MODULE } from './image-trees.support.ts';
 
 test('a FIFO and a link to /dev/zero named *.tf: files fails naming both, init and validate are skipped, no internal error', { timeout: 60_000 }, async (t) => {
   const tree = await imageTree(t, POOL_MODULE);

@@ -4,8 +4,8 @@ import { describe, test } from 'node:test';
 import { RunnerError } from '../../../src/errors.ts';
 import { StopHandle } from '../../../src/terraform/stop.ts';
 import { checkSupported, parseVersionOutput, terraformVersion, unverifiedWarning, type Flavor } from '../../../src/terraform/version.ts';
-import { terraformEnv } from '../../support/tf-modules.ts';
-import { FAKE_TOFU, terraformReporting } from './helpers.ts';
+import { testTerraformEnv } from '../../support/tf-modules.ts';
+import { FAKE_TOFU, terraformReporting } from './image-trees.support.ts';
 
 
 describe('parseVersionOutput', () => {
@@ -75,26 +75,26 @@ describe('unverifiedWarning', () => {
 
 describe('terraformVersion', () => {
   test('the real terraform', async () => {
-    const v = await terraformVersion('terraform', { env: terraformEnv(), stop: new StopHandle() });
+    const v = await terraformVersion('terraform', { env: testTerraformEnv(), stop: new StopHandle() });
     assert.equal(v.flavor, 'terraform');
     assert.match(v.version, /^1\.\d+\.\d+/);
     assert.match(v.path, /^\//);
   });
 
   test('the OpenTofu stand-in', async () => {
-    const v = await terraformVersion(FAKE_TOFU, { env: terraformEnv({ FAKE_TOFU_VERSION: '1.7.1' }), stop: new StopHandle() });
+    const v = await terraformVersion(FAKE_TOFU, { env: testTerraformEnv({ FAKE_TOFU_VERSION: '1.7.1' }), stop: new StopHandle() });
     assert.deepEqual([v.version, v.flavor], ['1.7.1', 'opentofu']);
   });
 
   test('the fake terraform at another version', async (t) => {
     const fake = await terraformReporting(t, '1.5.7');
-    const v = await terraformVersion(fake.terraformPath, { env: terraformEnv(fake.env), stop: new StopHandle() });
+    const v = await terraformVersion(fake.terraformPath, { env: testTerraformEnv(fake.env), stop: new StopHandle() });
     assert.deepEqual([v.version, v.flavor], ['1.5.7', 'terraform']);
   });
 
   for (const path of ['no-such-terraform', '/nonexistent/terraform', '/etc/hostname']) {
     test(`"${path}" is not runnable: ImageInvalid saying how to fix it`, async () => {
-      await assert.rejects(terraformVersion(path, { env: terraformEnv(), stop: new StopHandle() }), (e: unknown) => {
+      await assert.rejects(terraformVersion(path, { env: testTerraformEnv(), stop: new StopHandle() }), (e: unknown) => {
         assert.ok(e instanceof RunnerError);
         assert.equal(e.reason, 'ImageInvalid');
         assert.match(e.message, /install terraform .* or pass --terraform PATH/);

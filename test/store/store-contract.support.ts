@@ -14,7 +14,7 @@ import { writeArtifact } from '../../src/store/artifact-write.ts';
 import type { ArtifactManifest } from '../../src/store/manifest.ts';
 import { pruneObjects } from '../../src/store/retention.ts';
 import type { ChunkStore, ObjectWrite } from '../../src/store/store.ts';
-import { backupMeta, buildTar, fileEntry, INPUTS_HASH, planMeta, putObject, putPartial, rejectsWith, sha256, storeCraftedBackup, tempDir } from './helpers.ts';
+import { backupMeta, buildTar, fileEntry, SAMPLE_INPUTS_HASH, planMeta, putObject, putPartial, rejectsWith, sha256, storeCraftedBackup, tempDir } from './stores.support.ts';
 
 /** Changes what a store holds, as a person with access to it (or a faulty store) could. */
 export interface Tamper {
@@ -207,7 +207,7 @@ export function storeContract(name: string, contract: StoreContract): void {
       const { store } = await newStore(t);
       const root = await tempDir(t);
       const written = await writePlan(store);
-      const { paths, manifest } = await readArtifact(store, 'plan-1', { into: join(root, 'plan'), expect: { kind: 'PlanArtifact', planHash: sha256(PLAN), inputsHash: INPUTS_HASH } });
+      const { paths, manifest } = await readArtifact(store, 'plan-1', { into: join(root, 'plan'), expect: { kind: 'PlanArtifact', planHash: sha256(PLAN), inputsHash: SAMPLE_INPUTS_HASH } });
       assert.deepEqual(manifest, written);
       assert.deepEqual(await readFile(paths['plan.tfplan']!), PLAN);
       assert.deepEqual(await readFile(paths['.terraform.lock.hcl']!), LOCK);

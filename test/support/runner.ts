@@ -6,10 +6,10 @@ import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Result } from '../../src/schemas/result.ts';
 import { EXIT, REASONS, isReason } from '../../src/vocabulary/reasons.ts';
-import { builtRunner } from '../support/bundle.ts';
-import { runProcess } from '../support/exec.ts';
+import { builtRunner } from './bundle.ts';
+import { runProcess } from './exec.ts';
 import { TERRAFORM_LINE_PREFIX } from '../../src/output/log.ts';
-import { readLocalState, tempDir, terraformEnv, writeTree, type FileTree, type TerraformState } from '../support/tf-modules.ts';
+import { readLocalState, tempDir, testTerraformEnv, writeTree, type FileTree, type TerraformState } from './tf-modules.ts';
 
 /** Refuses (throws at load) a bundle built from other sources than this tree's: run `npm run build`. */
 export const RUNNER = builtRunner();
@@ -78,7 +78,7 @@ export async function scenario(t: TestContext, tree: FileTree, inputs: Record<st
 /** `where.dir` is the runner's working directory: whatever it writes by default stays out of the repository. */
 export async function runRunner(args: string[], env: Record<string, string> = {}, where?: { out: string; termination: string; dir?: string }): Promise<RunnerRun> {
   if (where) await rm(join(where.out, 'result.json'), { force: true });
-  const run = await runProcess(process.execPath, [RUNNER, ...args], { cwd: where?.dir, env: terraformEnv(env), timeoutMs: 240_000 });
+  const run = await runProcess(process.execPath, [RUNNER, ...args], { cwd: where?.dir, env: testTerraformEnv(env), timeoutMs: 240_000 });
   let result: Result | undefined;
   let outBytes = '';
   if (where) {

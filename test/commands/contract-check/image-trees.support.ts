@@ -6,7 +6,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { fakeTerraformEnv, installFakeTerraform, tempDir, terraformEnv, writeTree, type FileTree } from '../../support/tf-modules.ts';
+import { fakeTerraformEnv, installFakeTerraform, tempDir, testTerraformEnv, writeTree, type FileTree } from '../../support/tf-modules.ts';
 
 /** Answers `version` as OpenTofu and forwards everything else to terraform (OpenTofu cannot be installed here). */
 export const FAKE_TOFU = join(dirname(fileURLToPath(import.meta.url)), 'fake-tofu');
@@ -52,7 +52,7 @@ export async function imageTree(t: TestContext, module?: FileTree): Promise<Tree
   const rc = join(root, 'etc/captf-runner/terraformrc');
   await mkdir(dirname(rc), { recursive: true });
   await writeFile(rc, `provider_installation {\n  filesystem_mirror {\n    path    = "${mirror}"\n    include = ["*/*/*"]\n  }\n}\n`);
-  return { root, module: moduleDir, env: terraformEnv({ TF_CLI_CONFIG_FILE: rc }) };
+  return { root, module: moduleDir, env: testTerraformEnv({ TF_CLI_CONFIG_FILE: rc }) };
 }
 
 /** The fake terraform reporting VERSION (for versions outside the supported range). */

@@ -1,80 +1,33 @@
-#!/usr/bin/env node
-// Captures what the real terraform prints for the failures the runner has to read, into
-// test/fixtures/terraform-output/<case>/: command.json (argv, terraform version, exit code and what
-// the case observed), stdout.txt, stderr.txt, and for plan and validate also the -json form
-// (json-stdout.txt, json-stderr.txt, its argv and exit code in command.json).
-//
-//   node scripts/capture-terraform-output.mjs                  # every case (20-40 s)
-//   node scripts/capture-terraform-output.mjs --case NAME ...  # only these cases
-//   node scripts/capture-terraform-output.mjs --list           # the case names
-//
-// Each case builds a tiny module of terraform_data (no provider download) in a fresh temp dir laid
-// out like the runner's workdir (root/ is the module and terraform's cwd, private/ holds the plan
-// file and the variables files), runs its setup with terraform (which must succeed), then runs the
-// captured command exactly as the runner does: an argument array (no shell), the argv of the
-// runner's own builders (imported from src/terraform/*.ts, so test/terraform/corpus-argv.test.ts
-// fails when the builders change and the corpus was not captured again), the runner's environment rules (TF_IN_AUTOMATION=1, TF_INPUT=0,
-// CHECKPOINT_DISABLE=1) plus TF_CLI_CONFIG_FILE=/dev/null (or, where a case says so, the image's
-// runner/terraformrc), with HOME in the temp dir and PATH, and nothing else of this environment.
-// The temp dir's path is replaced by /WORKDIR (and a PostgreSQL port by PGPORT) so the files do not
-// change with the machine's paths. The pg cases start a PostgreSQL 15 server with test/support/pg.ts.
-// Terraform must be on PATH (or CAPTF_TERRAFORM names it).
-import { execa } from 'execa';
+// The cases of the capture of what the real terraform prints (scripts/capture-terraform-output.ts runs
+// them): each builds a tiny module of terraform_data (no provider download), does its setup with
+// terraform (which must succeed), and captures one command (and its -json form) exactly as the runner
+// runs it: the argv of the runner's own builders (src/terraform/*.ts), so
+// test/terraform/corpus-argv.test.ts fails when a builder changes and the corpus was not captured again.
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { tsImport } from 'tsx/esm/api';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { forceUnlockArgs, lockProbeArgs } from '../../src/terraform/lock.ts';
+import { statePullArgs, statePushArgs } from '../../src/terraform/state.ts';
+import { sensitiveOverrideConfig } from '../../src/workspace/workspace.ts';
+import { applyArgs, initArgs, planArgs, validateJsonArgs, validateTextArgs, type CaptureCase, type StateFile, type Workdir } from './workdir.ts';
 
-const REPO = fileURLToPath(new URL('..', import.meta.url));
-const OUT_DIR = join(REPO, 'test', 'fixtures', 'terraform-output');
-const TERRAFORM = process.env.CAPTF_TERRAFORM ?? 'terraform';
-const WORKDIR_PLACEHOLDER = '/WORKDIR';
-/** A command that has not exited by then is killed and recorded as timed out (none should come near it). */
-const COMMAND_TIMEOUT_MS = 120_000;
-/** How long a lock holder's provisioner sleeps: it is interrupted as soon as the capture is done. */
-const HOLD_SECONDS = 120;
-/** The state push cases set this lineage first, so terraform's refusals name the same lineage on every run. */
-const FIXED_LINEAGE = '11111111-2222-4333-8444-555555555555';
 const OTHER_LINEAGE = '99999999-8888-4777-8666-555555555555';
 const SOME_LOCK_ID = '7c2b3a39-5a8e-4f71-9d61-3a0c4c1e2f00';
 
-// ---- the runner's argv: its own builders (src/terraform/*.ts) -----------------------------------
-
-const driver = async (file) => tsImport(`../src/terraform/${file}`, import.meta.url);
-const [{ initArgs: runnerInitArgs }, { validateArgs }, { planArgs: runnerPlanArgs }, { applyArgs: runnerApplyArgs }, { statePullArgs, statePushArgs }, { forceUnlockArgs, lockProbeArgs }] = await Promise.all(
-  ['init.ts', 'validate.ts', 'plan.ts', 'apply.ts', 'state.ts', 'lock.ts'].map(driver),
-);
-
-const initArgs = (options = {}) => runnerInitArgs(options);
-/** The runner's validate is its -json form; the text form is captured beside it, for people. */
-const validateJsonArgs = () => validateArgs();
-const validateTextArgs = () => validateArgs().filter((arg) => arg !== '-json');
-/** The runner's plan; `json` adds -json after -no-color (the corpus's second form, not the runner's). */
-const planArgs = (w, { varFiles = [], lockTimeout, json = false, out = w.planFile } = {}) => {
-  const argv = runnerPlanArgs({ out, varFiles, lockTimeout });
-  return json ? [...argv.slice(0, 3), '-json', ...argv.slice(3)] : argv;
-};
-const applyArgs = (planFile) => runnerApplyArgs({ planFile });
-/** The override the runner writes for the variables of sensitive.tfvars.json (src/workspace/workspace.ts). */
-const { sensitiveOverrideConfig } = await tsImport('../src/workspace/workspace.ts', import.meta.url);
-
 // ---- modules ------------------------------------------------------------------------------------
 
-const hcl = (...lines) => `${lines.join('\n')}\n`;
+const hcl = (...lines: string[]) => `${lines.join('\n')}\n`;
 
 /** The runner's backend for --state: a local backend with an absolute path (src/workspace/workspace.ts). */
-const localBackend = (statePath) => hcl('terraform {', '  backend "local" {', `    path = ${JSON.stringify(statePath)}`, '  }', '}');
+const localBackend = (statePath: string) => hcl('terraform {', '  backend "local" {', `    path = ${JSON.stringify(statePath)}`, '  }', '}');
 const pgBackend = hcl('terraform {', '  backend "pg" {}', '}');
 
 /** One variable of `type` and one terraform_data whose input is `input`. */
-const oneVariable = (name, type, input, { sensitive = false } = {}) =>
+const oneVariable = (name: string, type: string, input: string, { sensitive = false } = {}) =>
   hcl(`variable "${name}" {`, `  type = ${type}`, ...(sensitive ? ['  sensitive = true'] : []), '}', '', 'resource "terraform_data" "this" {', `  input = ${input}`, '}');
 
 /** One terraform_data whose create-time local-exec runs `command` (a shell command, in an HCL string). */
-const withProvisioner = (command) => hcl('resource "terraform_data" "this" {', '  input = "hello"', '', '  provisioner "local-exec" {', `    command = "${command}"`, '  }', '}');
+const withProvisioner = (command: string) => hcl('resource "terraform_data" "this" {', '  input = "hello"', '', '  provisioner "local-exec" {', `    command = "${command}"`, '  }', '}');
 const oneResource = hcl('resource "terraform_data" "this" {', '  input = "hello"', '}');
 const versioned = oneVariable('round', 'number', 'var.round');
 const requiresAws = hcl('terraform {', '  required_providers {', '    aws = { source = "hashicorp/aws" }', '  }', '}', '', oneResource.trimEnd());
@@ -105,7 +58,7 @@ const holder = hcl(
 // Each case's `run(w)` does its setup and calls w.capture(argv) once (and w.captureJson(argv) for
 // the -json form); what it returns is recorded as `observed` in command.json.
 
-const configurationErrors = {
+const configurationErrors: Record<string, { what: string; syntax?: boolean; files: Record<string, string> }> = {
   'syntax-unclosed-block': {
     what: 'a resource block without its closing brace',
     syntax: true,
@@ -146,13 +99,13 @@ const configurationErrors = {
 };
 
 /** init, then validate in both forms (the text form for people, the -json form the runner reads). */
-const validateAfterInit = async (w) => {
+const validateAfterInit = async (w: Workdir) => {
   await w.ok(w.initArgs);
   await w.capture(validateTextArgs());
   await w.captureJson(validateJsonArgs());
 };
 
-const CASES = [
+export const CASES: CaptureCase[] = [
   // init
   {
     name: 'init-ok',
@@ -164,7 +117,7 @@ const CASES = [
     name: `init-${name}`,
     what: `init of ${what}`,
     files,
-    run: (w) => w.capture(initArgs()),
+    run: (w: Workdir) => w.capture(initArgs()),
   })),
   {
     name: 'init-provider-not-installable',
@@ -230,7 +183,7 @@ const CASES = [
     name: `validate-${name}`,
     what: `validate of ${what}`,
     files,
-    run: async (w) => {
+    run: async (w: Workdir) => {
       if (!syntax) await w.ok(w.initArgs);
       await w.capture(validateTextArgs());
       await w.captureJson(validateJsonArgs());
@@ -514,7 +467,7 @@ const CASES = [
     run: (w) =>
       w.whileLocked('pg', async () => {
         await w.capture(forceUnlockArgs(SOME_LOCK_ID));
-        const locks = await w.pg.server.advisoryLocks(w.pg.database);
+        const locks = await w.pg!.server.advisoryLocks(w.pg!.database);
         return { advisoryLockStillHeld: locks.some((lock) => lock.granted) };
       }),
   },
@@ -532,7 +485,8 @@ const CASES = [
   },
 
   // state push (local backend, as --state and restore use it)
-  ...[
+  ...(
+    [
     { name: 'state-push-identical', what: 'state push of the current state itself (success)', edit: (s) => s },
     { name: 'state-push-higher-serial', what: 'state push of the same lineage with a higher serial (success)', edit: (s) => ({ ...s, serial: s.serial + 5 }) },
     { name: 'state-push-lower-serial', what: 'state push of the same lineage with a lower serial', edit: (s) => ({ ...s, serial: s.serial - 1 }) },
@@ -543,14 +497,15 @@ const CASES = [
     },
     { name: 'state-push-other-lineage', what: 'state push of a state of another lineage (higher serial)', edit: (s) => ({ ...s, lineage: OTHER_LINEAGE, serial: s.serial + 1 }) },
     { name: 'state-push-not-json', what: 'state push of a file that is not a state', raw: 'this is not a state\n' },
-  ].map(({ name, what, edit, raw }) => ({
+    ] as { name: string; what: string; edit?: (s: StateFile) => StateFile; raw?: string }[]
+  ).map(({ name, what, edit, raw }) => ({
     name,
     what,
-    files: (w) => ({ 'main.tf': versioned, 'backend.tf': localBackend(w.statePath) }),
-    run: async (w) => {
+    files: (w: Workdir) => ({ 'main.tf': versioned, 'backend.tf': localBackend(w.statePath) }),
+    run: async (w: Workdir) => {
       const current = await w.stateWithFixedLineage();
       const file = join(w.privateDir, 'push.tfstate');
-      await writeFile(file, raw ?? `${JSON.stringify(edit(current), null, 2)}\n`);
+      await writeFile(file, raw ?? `${JSON.stringify(edit!(current), null, 2)}\n`);
       await w.capture(statePushArgs(file));
       const after = JSON.parse(await readFile(w.statePath, 'utf8'));
       return { serialBefore: current.serial, serialAfter: after.serial, lineageAfter: after.lineage };
@@ -574,325 +529,3 @@ function preventDestroyModule() {
   );
 }
 
-// ---- running terraform ----------------------------------------------------------------------------
-
-class Workdir {
-  constructor(dir, testCase, context) {
-    this.dir = dir;
-    this.case = testCase;
-    this.context = context;
-    this.root = join(dir, 'root');
-    this.privateDir = join(dir, 'private');
-    this.home = join(dir, 'home');
-    this.statePath = join(dir, 'state', 'terraform.tfstate');
-    this.localLockInfo = join(dir, 'state', '.terraform.tfstate.lock.info');
-    this.planFile = join(this.privateDir, 'plan.tfplan');
-    /** [text, placeholder]: what differs from machine to machine, replaced in everything written. */
-    this.redactions = [[dir, WORKDIR_PLACEHOLDER]];
-    this.captured = undefined;
-    this.capturedJson = undefined;
-  }
-
-  async prepare() {
-    for (const sub of [this.root, this.privateDir, this.home, dirname(this.statePath)]) await mkdir(sub, { recursive: true });
-    const files = typeof this.case.files === 'function' ? this.case.files(this) : this.case.files;
-    for (const [name, content] of Object.entries(files)) {
-      await mkdir(dirname(join(this.root, name)), { recursive: true });
-      await writeFile(join(this.root, name), content);
-    }
-    if (this.case.imageCliConfig) {
-      // The image's CLI configuration (runner/terraformrc) with its mirror dir here, and empty.
-      this.mirrorDir = join(this.dir, 'plugins');
-      await mkdir(this.mirrorDir);
-      const config = (await readFile(join(REPO, 'runner', 'terraformrc'), 'utf8')).replace('/usr/share/terraform/plugins', this.mirrorDir);
-      if (config.indexOf(this.mirrorDir) < 0) throw new Error('runner/terraformrc no longer names /usr/share/terraform/plugins: update this script');
-      this.cliConfigFile = join(this.dir, 'terraformrc');
-      await writeFile(this.cliConfigFile, config);
-      // A provider in the mirror's unpacked layout: init installs it without running it, so any executable will do.
-      for (const provider of this.case.mirrorProviders ?? []) {
-        const [host, namespace, type, version] = provider.split('/');
-        const dir = join(this.mirrorDir, host, namespace, type, version, 'linux_amd64');
-        await mkdir(dir, { recursive: true });
-        await writeFile(join(dir, `terraform-provider-${type}_v${version}`), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
-      }
-    }
-    if (this.case.pg) {
-      const server = await this.context.postgres();
-      const database = `capture_${this.case.name.replace(/-/g, '_')}`;
-      const connString = await server.createDatabase(database);
-      this.pg = { server, database };
-      this.redactions.push([`127.0.0.1:${server.port}`, '127.0.0.1:PGPORT']);
-      // Like the runner: the backend settings come as a -backend-config file.
-      this.backendConfig = join(this.privateDir, 'backend.hcl');
-      await writeFile(this.backendConfig, `conn_str = ${JSON.stringify(connString)}\n`);
-    }
-  }
-
-  get initArgs() {
-    return initArgs(this.backendConfig ? { backendConfigs: [this.backendConfig] } : {});
-  }
-
-  env() {
-    // The runner's environment rules; HOME is the case's own, so nothing of this machine's
-    // ~/.terraform.d (plugin dirs, credentials) takes part.
-    return {
-      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-      HOME: this.home,
-      TF_IN_AUTOMATION: '1',
-      TF_INPUT: '0',
-      CHECKPOINT_DISABLE: '1',
-      TF_CLI_CONFIG_FILE: this.cliConfigFile ?? '/dev/null',
-    };
-  }
-
-  start(argv) {
-    return execa(TERRAFORM, argv, {
-      cwd: this.root,
-      env: this.env(),
-      extendEnv: false,
-      reject: false,
-      stdin: 'ignore',
-      detached: true, // its own process group, so whatever local-exec left behind can be ended with it
-      timeout: COMMAND_TIMEOUT_MS,
-      killSignal: 'SIGKILL',
-      stripFinalNewline: false,
-      encoding: 'utf8',
-    });
-  }
-
-  async run(argv) {
-    const started = Date.now();
-    const child = this.start(argv);
-    const result = await child;
-    killGroup(child.pid);
-    return { exitCode: result.exitCode ?? null, timedOut: result.timedOut === true, stdout: result.stdout ?? '', stderr: result.stderr ?? '', ms: Date.now() - started };
-  }
-
-  /** A setup step: it must exit with one of `exits`, or the case fails with terraform's output. */
-  async ok(argv, exits = [0]) {
-    const result = await this.run(argv);
-    if (!exits.includes(result.exitCode)) {
-      throw new Error(`setup step terraform ${argv.join(' ')} exited ${result.exitCode} (expected ${exits.join(' or ')}):\n${result.stdout}${result.stderr}`);
-    }
-    if (argv[0] === 'init') this.initialized = true;
-    return result;
-  }
-
-  async capture(argv) {
-    if (this.captured) throw new Error(`case ${this.case.name} captures more than one command`);
-    this.captured = { argv, ...(await this.run(argv)) };
-  }
-
-  async captureJson(argv) {
-    if (this.capturedJson) throw new Error(`case ${this.case.name} captures more than one -json command`);
-    this.capturedJson = { argv, ...(await this.run(argv)) };
-  }
-
-  /** init (unless done), then plan (text and -json, the latter to a second plan file): records whether the text plan wrote its plan file. */
-  async capturePlan(options = {}) {
-    if (!this.initialized) await this.ok(this.initArgs);
-    await this.capture(planArgs(this, options));
-    const planFileWritten = existsSync(this.planFile);
-    await this.captureJson(planArgs(this, { ...options, json: true, out: join(this.privateDir, 'plan-json.tfplan') }));
-    return { planFileWritten };
-  }
-
-  /** capturePlan with `secret` as the value of `variable` in a variables file: records whether terraform printed it (either form). */
-  async capturePlanWithSecret(variable, secret, fileName = 'terraform.tfvars.json') {
-    const observed = await this.capturePlan({ varFiles: [await this.varFile({ [variable]: secret }, fileName)] });
-    const valuePrinted = [this.captured, this.capturedJson].some((run) => run.stdout.includes(secret) || run.stderr.includes(secret));
-    return { ...observed, valuePrinted };
-  }
-
-  /** init, a plan with changes, then the captured apply of it. */
-  async captureApplyOfNewPlan() {
-    await this.ok(this.initArgs);
-    await this.ok(planArgs(this), [2]);
-    await this.capture(applyArgs(this.planFile));
-  }
-
-  /** Writes a variables file into private/ as the runner does (terraform.tfvars.json), or under another name. */
-  async varFile(values, name = 'terraform.tfvars.json') {
-    const path = join(this.privateDir, name);
-    await writeFile(path, `${JSON.stringify(values, null, 2)}\n`);
-    return path;
-  }
-
-  /** init, plan (changes expected) and apply of the saved plan: the runner's way to apply. */
-  async applyOnce({ varFiles = [] } = {}) {
-    if (!this.initialized) await this.ok(this.initArgs);
-    const setupPlan = join(this.privateDir, 'setup.tfplan');
-    await this.ok(planArgs(this, { varFiles, out: setupPlan }), [2]);
-    await this.ok(applyArgs(setupPlan));
-  }
-
-  /** Applies the module twice (serial > 1), then gives the local state the fixed lineage. */
-  async stateWithFixedLineage() {
-    await this.applyOnce({ varFiles: [await this.varFile({ round: 1 })] });
-    await this.applyOnce({ varFiles: [await this.varFile({ round: 2 })] });
-    const state = JSON.parse(await readFile(this.statePath, 'utf8'));
-    state.lineage = FIXED_LINEAGE;
-    await writeFile(this.statePath, `${JSON.stringify(state, null, 2)}\n`);
-    return state;
-  }
-
-  /**
-   * Runs `body` while another terraform apply holds the state lock: the holder's local-exec sleeps,
-   * and is interrupted (one SIGINT, as the runner stops terraform) once body is done. Except with
-   * `fresh`, the workspace exists first (applied with a zero sleep).
-   */
-  async whileLocked(backend, body, { fresh = false } = {}) {
-    this.holdVarFile = await this.varFile({ hold_seconds: HOLD_SECONDS }, 'hold.tfvars.json');
-    if (!fresh) await this.applyOnce({ varFiles: [await this.varFile({ hold_seconds: 0 })] });
-    else await this.ok(this.initArgs);
-    const holdPlan = join(this.privateDir, 'hold.tfplan');
-    await this.ok(planArgs(this, { varFiles: [this.holdVarFile], out: holdPlan }), [2]);
-    const holderRun = this.start(applyArgs(holdPlan));
-    try {
-      await waitUntil(async () => {
-        if (holderRun.exitCode !== undefined && holderRun.exitCode !== null) throw new Error(`the lock holder exited ${holderRun.exitCode} before it held the lock`);
-        if (backend === 'local') return existsSync(this.localLockInfo) && (await processChildren(holderRun.pid)).length > 0;
-        return (await this.pg.server.advisoryLocks(this.pg.database)).some((lock) => lock.granted) && (await processChildren(holderRun.pid)).length > 0;
-      }, `the ${backend} state lock to be held`);
-      const observed = (await body()) ?? {};
-      if (backend === 'local' && this.captured.stderr.includes('Lock Info:')) {
-        // lock.ts takes the printed ID for the holder's: check that it is the one in the holder's lock info.
-        const holderId = JSON.parse(await readFile(this.localLockInfo, 'utf8')).ID;
-        observed.printedLockIdIsHolders = this.captured.stderr.includes(`ID:        ${holderId}`);
-      }
-      return observed;
-    } finally {
-      try {
-        process.kill(holderRun.pid, 'SIGINT');
-      } catch {
-        // already gone
-      }
-      await holderRun;
-      killGroup(holderRun.pid);
-    }
-  }
-}
-
-function killGroup(pid) {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // the group is gone
-  }
-}
-
-/** The pids whose parent is `pid` (Linux /proc): the holder is sleeping once its provisioner runs. */
-async function processChildren(pid) {
-  const children = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) children.push(Number(entry));
-    } catch {
-      // it exited while we looked
-    }
-  }
-  return children;
-}
-
-async function waitUntil(condition, what, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-// ---- writing the corpus ---------------------------------------------------------------------------
-
-const redact = (text, redactions) => redactions.reduce((out, [from, to]) => out.split(from).join(to), text);
-
-async function writeCase(w, version, observed) {
-  const dir = join(OUT_DIR, w.case.name);
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
-  const r = (text) => redact(text, w.redactions);
-  const { captured, capturedJson } = w;
-  const command = {
-    case: w.case.name,
-    what: w.case.what,
-    terraformVersion: version,
-    cwd: r(w.root),
-    env: Object.fromEntries(Object.entries(w.env()).filter(([name]) => name !== 'PATH').map(([name, value]) => [name, r(value)])),
-    argv: captured.argv.map(r),
-    exitCode: captured.exitCode,
-    ...(captured.timedOut ? { timedOut: true } : {}),
-    ...(capturedJson ? { json: { argv: capturedJson.argv.map(r), exitCode: capturedJson.exitCode, ...(capturedJson.timedOut ? { timedOut: true } : {}) } } : {}),
-    ...(observed && Object.keys(observed).length > 0 ? { observed } : {}),
-  };
-  await writeFile(join(dir, 'command.json'), `${JSON.stringify(command, null, 2)}\n`);
-  await writeFile(join(dir, 'stdout.txt'), r(captured.stdout));
-  await writeFile(join(dir, 'stderr.txt'), r(captured.stderr));
-  if (capturedJson) {
-    await writeFile(join(dir, 'json-stdout.txt'), r(capturedJson.stdout));
-    await writeFile(join(dir, 'json-stderr.txt'), r(capturedJson.stderr));
-  }
-}
-
-/** terraform's first `Error:` or `Warning:` line, else the last line: the summary printed per case. */
-function keyLine({ stdout, stderr }) {
-  const lines = `${stderr}\n${stdout}`.split('\n').map((line) => line.trim());
-  return lines.find((line) => /^Error:/.test(line)) ?? lines.find((line) => /^Warning:/.test(line)) ?? lines.filter(Boolean).at(-1) ?? '';
-}
-
-async function terraformVersion() {
-  const { stdout } = await execa(TERRAFORM, ['version', '-json'], { env: { PATH: process.env.PATH, CHECKPOINT_DISABLE: '1', TF_CLI_CONFIG_FILE: '/dev/null' }, extendEnv: false });
-  return JSON.parse(stdout).terraform_version;
-}
-
-async function main() {
-  const { values } = parseArgs({ options: { case: { type: 'string', multiple: true }, list: { type: 'boolean' } } });
-  if (values.list) {
-    for (const c of CASES) console.log(c.name);
-    return;
-  }
-  const names = new Set(CASES.map((c) => c.name));
-  if (names.size !== CASES.length) throw new Error('two cases have the same name');
-  const unknown = (values.case ?? []).filter((name) => !names.has(name));
-  if (unknown.length > 0) throw new Error(`unknown case(s): ${unknown.join(', ')} (see --list)`);
-  const selected = values.case ? CASES.filter((c) => values.case.includes(c.name)) : CASES;
-
-  const version = await terraformVersion();
-  const started = Date.now();
-  const base = await realpath(await mkdtemp(join(tmpdir(), 'captf-capture-')));
-  let postgres;
-  const context = {
-    postgres: async () => {
-      postgres ??= (async () => {
-        const { startPostgres } = await tsImport('../test/support/pg.ts', import.meta.url);
-        return startPostgres();
-      })();
-      return postgres;
-    },
-  };
-  console.log(`terraform ${version}; ${selected.length} case(s) into ${OUT_DIR}`);
-  try {
-    for (const testCase of selected) {
-      const w = new Workdir(join(base, testCase.name), testCase, context);
-      await w.prepare();
-      const observed = await testCase.run(w);
-      if (!w.captured) throw new Error(`case ${testCase.name} captured nothing`);
-      await writeCase(w, version, observed);
-      const json = w.capturedJson ? ` (-json: ${w.capturedJson.exitCode})` : '';
-      console.log(`${testCase.name.padEnd(48)} exit ${w.captured.exitCode}${json}${w.captured.timedOut ? ' TIMED OUT' : ''}  ${w.captured.ms} ms  ${redact(keyLine(w.captured), w.redactions)}`);
-    }
-    if (!values.case) {
-      // A full run is the whole corpus: remove the dirs of cases that no longer exist.
-      for (const entry of await readdir(OUT_DIR, { withFileTypes: true })) {
-        if (entry.isDirectory() && !names.has(entry.name)) await rm(join(OUT_DIR, entry.name), { recursive: true, force: true });
-      }
-    }
-  } finally {
-    if (postgres) await (await postgres.catch(() => undefined))?.stop();
-    await rm(base, { recursive: true, force: true });
-  }
-  console.log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-}
-
-await main();

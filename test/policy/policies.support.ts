@@ -35,7 +35,7 @@ export function compiled(...texts: (string | { file: string; text: string })[]):
 export const oneRule = (rule: string) => compiled(`${POLICY_HEADER}rules:\n${rule}`);
 
 /** A root terraform_data change of `kind` at `terraform_data.<name>`. */
-export function change(name: string, kind: PolicyChangeView['kind'], extra: Partial<PolicyChangeView> = {}): PolicyChangeView {
+export function changeView(name: string, kind: PolicyChangeView['kind'], extra: Partial<PolicyChangeView> = {}): PolicyChangeView {
   return { address: `terraform_data.${name}`, mode: 'managed', type: 'terraform_data', name, provider: 'terraform.io/builtin/terraform', kind, actions: ACTIONS_OF[kind], ...extra };
 }
 
@@ -45,7 +45,7 @@ export function movedTo(view: PolicyChangeView, address: string): PolicyChangeVi
   return { ...view, address, module: parts.module || null, type: parts.type, name: parts.name, moved: true, previousAddress: view.address, previousModule: view.module ?? '', previousType: view.type ?? null, previousName: view.name ?? null };
 }
 
-export function action(address: string, extra: Partial<PolicyActionView> = {}): PolicyActionView {
+export function actionView(address: string, extra: Partial<PolicyActionView> = {}): PolicyActionView {
   return { address, type: 'aws_lambda_invoke', provider: 'registry.terraform.io/hashicorp/aws', trigger: 'invoke', deferred: false, ...extra };
 }
 

@@ -1,4 +1,4 @@
-// The harness of the fault matrix (contract/sections/faults.md): the built runner against the fake
+// The support of the fault matrix (contract/sections/faults.md): the built runner against the fake
 // terraform (test/support/fake-terraform.mjs) in a temp dir, the run observed from outside (bytes
 // counted, peak RSS sampled, the fake's own log of what ran and which signals it got), and the
 // checks every case makes: a well-formed result and termination message that agree with the exit
@@ -13,10 +13,10 @@ import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Result, type Result as ResultT } from '../../src/schemas/result.ts';
 import {
-  fakeTerraformEnv, installFakeTerraform, isProcessRunning, readFakeTerraformLog, stepsRun, tempDir, terraformEnv, writeTree,
+  fakeTerraformEnv, installFakeTerraform, isProcessRunning, readFakeTerraformLog, stepsRun, tempDir, testTerraformEnv, writeTree,
   type FakeTerraformEvent, type FakeTerraformOptions,
 } from '../support/tf-modules.ts';
-import { RUNNER, checkVocabulary } from './runner.ts';
+import { RUNNER, checkVocabulary } from '../support/runner.ts';
 
 /** A module the fake "plans": the runner only needs a .tf file to accept it. */
 export const FAKE_MODULE = { 'main.tf': 'resource "terraform_data" "fake" {}\n' };
@@ -79,7 +79,7 @@ export interface FakeRun {
   durationMs: number;
 }
 
-export interface RunOptions {
+export interface FakeRunOptions {
   op?: string;
   args?: string[];
   fake?: Omit<FakeTerraformOptions, 'log' | 'state' | 'orphanPidFile'>;
@@ -100,11 +100,11 @@ export interface RunOptions {
 
 export const TAIL = 64 * 1024;
 
-export async function runWithFake(s: FakeScenario, options: RunOptions = {}): Promise<FakeRun> {
+export async function runWithFake(s: FakeScenario, options: FakeRunOptions = {}): Promise<FakeRun> {
   await rm(join(s.out, 'result.json'), { force: true });
   await rm(s.termination, { force: true });
   await rm(s.log, { force: true });
-  const env = terraformEnv(fakeTerraformEnv({ ...options.fake, log: s.log, state: s.fakeState, orphanPidFile: s.orphanPidFile }));
+  const env = testTerraformEnv(fakeTerraformEnv({ ...options.fake, log: s.log, state: s.fakeState, orphanPidFile: s.orphanPidFile }));
   const args = [
     RUNNER, options.op ?? 'apply', '--terraform', s.terraformPath, '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state',
     '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...(options.args ?? []),
@@ -279,7 +279,7 @@ export function cleanupFake(t: TestContext, s: FakeScenario): void {
 // ---- the matrix -----------------------------------------------------------------------------
 
 /** The fake's step names (FAKE_TF_FAULT) → the runner's step names (result.error.step), in apply's order. */
-export const STEPS = {
+export const RUNNER_STEP_OF = {
   version: 'preflight',
   init: 'init',
   validate: 'validate',
@@ -288,8 +288,8 @@ export const STEPS = {
   show: 'show',
   apply: 'apply',
 } as const;
-export type FakeStep = keyof typeof STEPS;
-export const FAKE_STEPS = Object.keys(STEPS) as FakeStep[];
+export type FakeStep = keyof typeof RUNNER_STEP_OF;
+export const FAKE_STEPS = Object.keys(RUNNER_STEP_OF) as FakeStep[];
 
 /** The reason a failed command reports (version: the image is unusable). */
 export const FAILED_REASON: Record<FakeStep, string> = {
@@ -320,7 +320,7 @@ const besides = (step: FakeStep): FakeStep[] => (step === 'validate' ? ['state-p
 export function failedAt(step: FakeStep): Expect {
   return step === 'version'
     ? { outcome: 'invalid', reason: 'ImageInvalid', kind: 'image', step: 'preflight', exit: 4 }
-    : { outcome: 'failed', reason: FAILED_REASON[step], kind: 'terraform', step: STEPS[step], exit: 1 };
+    : { outcome: 'failed', reason: FAILED_REASON[step], kind: 'terraform', step: RUNNER_STEP_OF[step], exit: 1 };
 }
 
 /** The checks every matrix case makes. */

@@ -11,18 +11,18 @@ import { FakeApiServer, type FakeApiServerOptions } from '../support/fake-apiser
 
 export const NAMESPACE = 'captf-prod';
 
-export interface Harness {
+export interface FakeCluster {
   fake: FakeApiServer;
   client: KubeClient;
   config: KubeConfig;
   serviceAccountDir: string;
   /** Delays the client asked to sleep, in order. */
   sleeps: number[];
-  /** A client on the same config with other options (closed with the harness). */
+  /** A client on the same config with other options (closed with the cluster). */
   newClient(options?: KubeClientOptions): KubeClient;
 }
 
-export async function startHarness(t: TestContext, options: FakeApiServerOptions & { client?: KubeClientOptions } = {}): Promise<Harness> {
+export async function startFakeCluster(t: TestContext, options: FakeApiServerOptions & { client?: KubeClientOptions } = {}): Promise<FakeCluster> {
   const fake = await FakeApiServer.start({ serviceAccount: { namespace: NAMESPACE, name: 'captf-runner-prod' }, ...options });
   const dir = await mkdtemp(join(tmpdir(), 'captf-kube-test-'));
   const clients: KubeClient[] = [];

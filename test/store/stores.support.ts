@@ -19,7 +19,7 @@ export async function tempDir(t: { after(fn: () => Promise<void>): void }): Prom
   return dir;
 }
 
-export const INPUTS_HASH = sha256('inputs');
+export const SAMPLE_INPUTS_HASH = sha256('inputs');
 
 export function planMeta(planFileContent: Buffer, planFile = 'plan.tfplan'): Extract<ArtifactMeta, { kind: 'PlanArtifact' }> {
   return {
@@ -28,7 +28,7 @@ export function planMeta(planFileContent: Buffer, planFile = 'plan.tfplan'): Ext
     op: 'plan',
     planFile,
     planHash: sha256(planFileContent),
-    inputsHash: INPUTS_HASH,
+    inputsHash: SAMPLE_INPUTS_HASH,
     stateLineage: 'c0ffee00-0000-4000-8000-000000000000',
     backend: sha256('backend'),
   };
@@ -41,7 +41,7 @@ export const backupMeta = (stateFile = 'terraform.tfstate'): ArtifactMeta => ({
   stateFile,
   serial: 7,
   lineage: '3f2a9c1e-0000-4000-8000-000000000000',
-  inputsHash: INPUTS_HASH,
+  inputsHash: SAMPLE_INPUTS_HASH,
 });
 
 export type TarEntrySpec = { header: tar.Header | (Partial<tar.Header> & { name: string }); data?: Buffer };
