@@ -10,8 +10,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Result } from '../../src/schemas/result.ts';
 import { runProcess } from '../support/exec.ts';
-import { modules, NEWER_TERRAFORM, readNewerTerraformLog, tempDir, terraformEnv, TERRAFORM, writeTree } from '../support/tf-modules.ts';
-import { RUNNER } from './runner.ts';
+import { modules, NEWER_TERRAFORM, readNewerTerraformLog, tempDir, testTerraformEnv, TERRAFORM, writeTree } from '../support/tf-modules.ts';
+import { RUNNER } from '../support/runner.ts';
 
 const RECORD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '../../runner/terraform-record.sh');
 
@@ -36,7 +36,7 @@ async function run(op: string, binary: string, tfvars: string) {
   const args = [op, '--kind', 'cluster', '--module', join(where, 'module'), '--inputs', join(where, 'inputs'), '--state', join(where, 'terraform.tfstate'), '--new-state'];
   const child = await runProcess(process.execPath, [setup.entry, ...args, '--out', join(where, 'out'), '--terraform', binary], {
     cwd: where,
-    env: terraformEnv({ NEWER_TF_REAL: TERRAFORM, NEWER_TF_LOG: log }),
+    env: testTerraformEnv({ NEWER_TF_REAL: TERRAFORM, NEWER_TF_LOG: log }),
     timeoutMs: 120_000,
   });
   const result = JSON.parse(await readFile(join(where, 'out', 'result.json'), 'utf8')) as Result;
@@ -56,7 +56,7 @@ describe('the image build’s record of its verified terraform', () => {
     await copyFile(NEWER_TERRAFORM, binary);
     await chmod(binary, 0o755);
     const record = join(lib, 'terraform-verified.json');
-    const made = await runProcess('sh', [RECORD_SCRIPT, binary, binary], { env: terraformEnv({ NEWER_TF_REAL: TERRAFORM }) });
+    const made = await runProcess('sh', [RECORD_SCRIPT, binary, binary], { env: testTerraformEnv({ NEWER_TF_REAL: TERRAFORM }) });
     assert.equal(made.exitCode, 0, made.stderr);
     await writeFile(record, made.stdout);
     setup = { dir, entry: join(lib, 'captf-runner.mjs'), record, binary };
