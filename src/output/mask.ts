@@ -4,7 +4,7 @@
 import { isSha256 } from '../util/sha256.ts';
 import { AnchoredStrings, replaceRanges } from './anchored-strings.ts';
 import { oldValues } from './rotated.ts';
-import { encodedForms, literalForms, printedForms, secretPatterns, trimGoSpace } from './secret-forms.ts';
+import { encodedForms, literalForms, MIN_ENCODED_LENGTH, printedForms, secretPatterns, trimGoSpace } from './secret-forms.ts';
 
 /** Shorter values would mask ordinary text everywhere: they are reported instead. */
 export const MIN_MASKED_LENGTH = 4;
@@ -174,7 +174,12 @@ export class Masker {
     if (this.encoded.has(text)) return;
     this.encoded.add(text);
     const { plain, hex } = encodedForms(text);
-    for (const form of plain) this.anchored.add(form);
+    // The anchored search needs MIN_ENCODED_LENGTH characters; a shorter form (the percent-encoding
+    // of a short value: "aa aa" as "aa+aa") is matched as the value is when a pattern fails, literally.
+    for (const form of plain) {
+      if (form.length >= MIN_ENCODED_LENGTH) this.anchored.add(form);
+      else this.addLiterals([form, form.toUpperCase(), form.toLowerCase()]);
+    }
     this.hexForms.add(hex);
   }
 

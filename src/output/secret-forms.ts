@@ -285,7 +285,11 @@ function base64Forms(bytes: Buffer): string[] {
 
 /** The encoded forms of `text` (itself, not trimmed). */
 export interface EncodedForms {
-  /** base64, hex (in either case) and percent-encodings: plain strings of ENCODED_ALPHABET, MIN_ENCODED_LENGTH characters or more. */
+  /**
+   * base64, hex (in either case) and percent-encodings: plain strings of ENCODED_ALPHABET. base64 and
+   * hex are MIN_ENCODED_LENGTH characters or more; a percent-encoding is never shorter than the value
+   * and as telling as the value itself, so it is kept at any length the value is masked at.
+   */
   plain: string[];
   /** The hex form in lower case. */
   hex: string;
@@ -297,6 +301,6 @@ export const ENCODED_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu
 export function encodedForms(text: string): EncodedForms {
   const bytes = Buffer.from(text, 'utf8');
   const hexForm = bytes.toString('hex');
-  const plain = [...base64Forms(bytes), hexForm, hexForm.toUpperCase(), ...percentForms(text)].filter((form) => form.length >= MIN_ENCODED_LENGTH);
-  return { plain: [...new Set(plain)], hex: hexForm };
+  const pieces = [...base64Forms(bytes), hexForm, hexForm.toUpperCase()].filter((form) => form.length >= MIN_ENCODED_LENGTH);
+  return { plain: [...new Set([...pieces, ...percentForms(text)])], hex: hexForm };
 }

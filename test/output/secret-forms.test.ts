@@ -136,6 +136,12 @@ describe('the encodings a secret travels in (base64, percent-encoding, case, hex
     assert.equal(m.mask('ABCD abcd'), `${MASK} ${MASK}`);
   });
 
+  it('a percent-encoding is masked at any length the value is: "aa aa" as "aa+aa" (never shorter than the value)', () => {
+    const m = masker('aa aa');
+    assert.equal(m.mask('u=aa+aa&v=aa%20aa'), `u=${MASK}&v=${MASK}`);
+    assert.equal(m.mask(JSON.stringify({ url: 'db://x:aa+aa@h' })), JSON.stringify({ url: `db://x:${MASK}@h` }));
+  });
+
   it('a value too long for one pattern (above 2,048 characters) is masked in its encodings by plain strings', () => {
     const long = `${'Zq9/+ '.repeat(500)}end`;
     const m = masker(long);
