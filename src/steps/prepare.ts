@@ -79,6 +79,7 @@ const terraformVersionOf = (ctx: RunContext) => terraformVersion(ctx.settings.te
 
 function checkTerraform(ctx: RunContext, version: TerraformVersion): TerraformVersion {
   checkSupported(version);
+  if (version.fromImageRecord) ctx.log.info(`terraform ${version.version} at ${version.path}: the binary the image build verified, answered from its record (no version launch)`);
   const unverified = unverifiedWarning(version);
   if (unverified) ctx.warn(unverified);
   return version;

@@ -19,6 +19,8 @@ export interface TerraformVersion {
   flavor: Flavor;
   /** The absolute path that ran. */
   path: string;
+  /** Set when the image build's record answered (verified-record.ts): no `version` launch ran. */
+  fromImageRecord?: true;
 }
 
 /** Supported ranges: the plan JSON format 1.x, and the flags the runner passes (-lockfile=readonly, import blocks …). */
@@ -90,7 +92,7 @@ export async function terraformVersion(terraformPath: string, options: Terraform
   const record = options.record === undefined ? undefined : readRecord(options.record);
   const recorded = record && recordedVersionLine(path, record);
   const fromRecord = recorded === undefined ? undefined : versionOfLine(path, recorded);
-  if (fromRecord) return fromRecord;
+  if (fromRecord) return { ...fromRecord, fromImageRecord: true };
   const tf = createTerraform({ path, cwd, env, output: { line() {} }, stop: options.stop });
   const run = await tf.run('version', versionArgs(), { captureStdout: true });
   if (run.meaning !== 'ok') {

@@ -69,6 +69,7 @@ describe('the image build’s record of its verified terraform', () => {
     assert.equal(applied.result.outcome, 'succeeded');
     assert.deepEqual(applied.result.terraform, { version: '1.11.4', flavor: 'terraform' });
     assert.ok(!applied.launches.includes('version'), `launches: ${applied.launches.join(', ')}`);
+    assert.match(applied.stderr, /the binary the image build verified, answered from its record \(no version launch\)/);
     assert.ok(applied.launches.includes('apply'), `the real terraform ran the apply: ${applied.launches.join(', ')}`);
     const state = JSON.parse(await readFile(applied.state, 'utf8')) as { terraform_version: string; resources: unknown[] };
     assert.equal(state.terraform_version, '1.11.4');
@@ -81,6 +82,7 @@ describe('the image build’s record of its verified terraform', () => {
     await chmod(other, 0o755);
     const asked = await run('apply', other, STOP_AFTER_PREFLIGHT);
     assert.equal(asked.launches[0], 'version', `launches: ${asked.launches.join(', ')}`);
+    assert.doesNotMatch(asked.stderr, /answered from its record/);
     assert.deepEqual(asked.result.terraform, { version: '1.11.4', flavor: 'terraform' });
   });
 
