@@ -49,12 +49,15 @@ if (values.list) {
       await writeCase(w, version, observed);
       const captured = w.captured!;
       const json = w.capturedJson ? ` (-json: ${w.capturedJson.exitCode})` : '';
-      console.log(`${testCase.name.padEnd(48)} exit ${captured.exitCode}${json}${captured.timedOut ? ' TIMED OUT' : ''}  ${captured.ms} ms  ${redact(keyLine(captured), w.redactions)}`);
+      console.log(
+        `${testCase.name.padEnd(48)} exit ${captured.exitCode}${json}${captured.timedOut ? ' TIMED OUT' : ''}  ${captured.ms} ms  ${redact(keyLine(captured), w.redactions)}`,
+      );
     }
     if (!values.case) {
       // A full run is the whole corpus: remove the dirs of cases that no longer exist.
       for (const entry of await readdir(OUT_DIR, { withFileTypes: true })) {
-        if (entry.isDirectory() && !names.has(entry.name)) await rm(join(OUT_DIR, entry.name), { recursive: true, force: true });
+        if (entry.isDirectory() && !names.has(entry.name))
+          await rm(join(OUT_DIR, entry.name), { recursive: true, force: true });
       }
     }
   } finally {

@@ -15,7 +15,8 @@ export const LABEL_VECTORS_PATH = fileURLToPath(new URL('../contract/vectors/lab
 export function renderLabelVectors(): string {
   for (const c of LABEL_VALUE_CASES) {
     const made = labelValueFor(c.value);
-    if (made !== c.expected) throw new Error(`case "${c.name}": the runner makes ${made}, the case expects ${c.expected}`);
+    if (made !== c.expected)
+      throw new Error(`case "${c.name}": the runner makes ${made}, the case expects ${c.expected}`);
   }
   return vectorsFile(
     'Label values of result Secrets (captf.io/approval-hash, captf.io/job-name, captf.io/object-name): the value itself when it is a valid label value (at most 63 characters of [-A-Za-z0-9_.], beginning and ending with a letter or digit); else its first 52 characters with every other character as "-", leading and trailing characters other than letters and digits dropped, then "-" and the first 10 hex digits of the sha256 of the whole value (UTF-8); only the digest when no head is left. The full value is in the annotation of the same key. Rule: contract/sections/kubernetes.md, The result Secret.',

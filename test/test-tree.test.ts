@@ -19,10 +19,25 @@ function tsFiles(dir: string): string[] {
 
 /** The names a module exports: declarations and `export { … }` lists (comments removed first). */
 function exportedNames(file: string): string[] {
-  const text = readFileSync(join(ROOT, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
-  const declared = [...text.matchAll(/^export\s+(?:declare\s+)?(?:async\s+)?(?:abstract\s+)?(?:function\*?|const|let|var|class|interface|type|enum)\s+([\w$]+)/gm)].map((m) => m[1]!);
+  const text = readFileSync(join(ROOT, file), 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/(^|[^:])\/\/.*$/gm, '$1');
+  const declared = [
+    ...text.matchAll(
+      /^export\s+(?:declare\s+)?(?:async\s+)?(?:abstract\s+)?(?:function\*?|const|let|var|class|interface|type|enum)\s+([\w$]+)/gm,
+    ),
+  ].map((m) => m[1]!);
   const listed = [...text.matchAll(/^export\s+(?:type\s+)?\{([^}]*)\}/gm)].flatMap((m) =>
-    m[1]!.split(',').map((part) => part.trim().split(/\s+as\s+/).pop()!.replace(/^type\s+/, '')).filter(Boolean),
+    m[1]!
+      .split(',')
+      .map((part) =>
+        part
+          .trim()
+          .split(/\s+as\s+/)
+          .pop()!
+          .replace(/^type\s+/, ''),
+      )
+      .filter(Boolean),
   );
   return [...declared, ...listed];
 }
@@ -32,15 +47,28 @@ const helpers = testTree.filter((f) => !f.endsWith('.test.ts'));
 
 describe('the test tree', () => {
   it('holds tests (*.test.ts), helpers (test/support/ or *.support.ts) and tables of cases (*.cases.ts), nothing else', () => {
-    const unnamed = helpers.filter((f) => !f.startsWith('test/support/') && !f.endsWith('.support.ts') && !f.endsWith('.cases.ts'));
-    assert.deepEqual(unnamed, [], 'name a helper <topic>.support.ts beside its tests, or move it to test/support/ when no one folder owns it');
-    assert.ok(helpers.length > 10 && testTree.length > 150, `the walk found the tree (${testTree.length} files, ${helpers.length} helpers)`);
+    const unnamed = helpers.filter(
+      (f) => !f.startsWith('test/support/') && !f.endsWith('.support.ts') && !f.endsWith('.cases.ts'),
+    );
+    assert.deepEqual(
+      unnamed,
+      [],
+      'name a helper <topic>.support.ts beside its tests, or move it to test/support/ when no one folder owns it',
+    );
+    assert.ok(
+      helpers.length > 10 && testTree.length > 150,
+      `the walk found the tree (${testTree.length} files, ${helpers.length} helpers)`,
+    );
   });
 
   it('no helper exports a name that src/ exports', () => {
     const fromSrc = new Map<string, string>();
     for (const file of tsFiles(join(ROOT, 'src'))) for (const name of exportedNames(file)) fromSrc.set(name, file);
-    const shadowing = helpers.flatMap((file) => exportedNames(file).filter((name) => fromSrc.has(name)).map((name) => `${file}: ${name} (also ${fromSrc.get(name)})`));
+    const shadowing = helpers.flatMap((file) =>
+      exportedNames(file)
+        .filter((name) => fromSrc.has(name))
+        .map((name) => `${file}: ${name} (also ${fromSrc.get(name)})`),
+    );
     assert.deepEqual(shadowing, []);
     assert.ok(fromSrc.has('terraformEnv') && fromSrc.has('runTerraform'), 'the export reader sees src/');
   });

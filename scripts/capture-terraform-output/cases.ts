@@ -9,7 +9,16 @@ import { join } from 'node:path';
 import { forceUnlockArgs, lockProbeArgs } from '../../src/terraform/lock.ts';
 import { statePullArgs, statePushArgs } from '../../src/terraform/state.ts';
 import { sensitiveOverrideConfig } from '../../src/workspace/workspace.ts';
-import { applyArgs, initArgs, planArgs, validateJsonArgs, validateTextArgs, type CaptureCase, type StateFile, type Workdir } from './workdir.ts';
+import {
+  applyArgs,
+  initArgs,
+  planArgs,
+  validateJsonArgs,
+  validateTextArgs,
+  type CaptureCase,
+  type StateFile,
+  type Workdir,
+} from './workdir.ts';
 
 const OTHER_LINEAGE = '99999999-8888-4777-8666-555555555555';
 const SOME_LOCK_ID = '7c2b3a39-5a8e-4f71-9d61-3a0c4c1e2f00';
@@ -19,18 +28,45 @@ const SOME_LOCK_ID = '7c2b3a39-5a8e-4f71-9d61-3a0c4c1e2f00';
 const hcl = (...lines: string[]) => `${lines.join('\n')}\n`;
 
 /** The runner's backend for --state: a local backend with an absolute path (src/workspace/workspace.ts). */
-const localBackend = (statePath: string) => hcl('terraform {', '  backend "local" {', `    path = ${JSON.stringify(statePath)}`, '  }', '}');
+const localBackend = (statePath: string) =>
+  hcl('terraform {', '  backend "local" {', `    path = ${JSON.stringify(statePath)}`, '  }', '}');
 const pgBackend = hcl('terraform {', '  backend "pg" {}', '}');
 
 /** One variable of `type` and one terraform_data whose input is `input`. */
 const oneVariable = (name: string, type: string, input: string, { sensitive = false } = {}) =>
-  hcl(`variable "${name}" {`, `  type = ${type}`, ...(sensitive ? ['  sensitive = true'] : []), '}', '', 'resource "terraform_data" "this" {', `  input = ${input}`, '}');
+  hcl(
+    `variable "${name}" {`,
+    `  type = ${type}`,
+    ...(sensitive ? ['  sensitive = true'] : []),
+    '}',
+    '',
+    'resource "terraform_data" "this" {',
+    `  input = ${input}`,
+    '}',
+  );
 
 /** One terraform_data whose create-time local-exec runs `command` (a shell command, in an HCL string). */
-const withProvisioner = (command: string) => hcl('resource "terraform_data" "this" {', '  input = "hello"', '', '  provisioner "local-exec" {', `    command = "${command}"`, '  }', '}');
+const withProvisioner = (command: string) =>
+  hcl(
+    'resource "terraform_data" "this" {',
+    '  input = "hello"',
+    '',
+    '  provisioner "local-exec" {',
+    `    command = "${command}"`,
+    '  }',
+    '}',
+  );
 const oneResource = hcl('resource "terraform_data" "this" {', '  input = "hello"', '}');
 const versioned = oneVariable('round', 'number', 'var.round');
-const requiresAws = hcl('terraform {', '  required_providers {', '    aws = { source = "hashicorp/aws" }', '  }', '}', '', oneResource.trimEnd());
+const requiresAws = hcl(
+  'terraform {',
+  '  required_providers {',
+  '    aws = { source = "hashicorp/aws" }',
+  '  }',
+  '}',
+  '',
+  oneResource.trimEnd(),
+);
 const awsLockFile = hcl(
   'provider "registry.terraform.io/hashicorp/aws" {',
   '  version = "5.0.0"',
@@ -82,7 +118,10 @@ const configurationErrors: Record<string, { what: string; syntax?: boolean; file
   'syntax-in-called-module': {
     what: 'a module calling a local module whose file does not parse',
     syntax: true,
-    files: { 'main.tf': hcl('module "network" {', '  source = "./modules/network"', '}'), 'modules/network/main.tf': hcl('resource "terraform_data" "this" {', '  input =', '}') },
+    files: {
+      'main.tf': hcl('module "network" {', '  source = "./modules/network"', '}'),
+      'modules/network/main.tf': hcl('resource "terraform_data" "this" {', '  input =', '}'),
+    },
   },
   'invalid-reference': {
     what: 'a reference to a resource that is not declared',
@@ -133,7 +172,7 @@ export const CASES: CaptureCase[] = [
   },
   {
     name: 'init-provider-not-in-image-mirror',
-    what: 'init of a module requiring hashicorp/aws with the image\'s CLI configuration (runner/terraformrc: filesystem mirror only), the mirror empty',
+    what: "init of a module requiring hashicorp/aws with the image's CLI configuration (runner/terraformrc: filesystem mirror only), the mirror empty",
     imageCliConfig: true,
     files: { 'main.tf': requiresAws },
     run: (w) => w.capture(initArgs()),
@@ -147,7 +186,7 @@ export const CASES: CaptureCase[] = [
   },
   {
     name: 'init-provider-in-image-mirror-readonly-lockfile-missing',
-    what: 'init -lockfile=readonly of a module requiring hashicorp/aws, which the image\'s mirror holds, without a .terraform.lock.hcl: the provider installs, the lock file cannot record it',
+    what: "init -lockfile=readonly of a module requiring hashicorp/aws, which the image's mirror holds, without a .terraform.lock.hcl: the provider installs, the lock file cannot record it",
     imageCliConfig: true,
     mirrorProviders: ['registry.terraform.io/hashicorp/aws/5.0.0'],
     files: { 'main.tf': requiresAws },
@@ -168,7 +207,9 @@ export const CASES: CaptureCase[] = [
   {
     name: 'init-module-registry-unreachable',
     what: 'init of a module calling a registry module, with no network',
-    files: { 'main.tf': hcl('module "network" {', '  source  = "example-corp/network/aws"', '  version = "1.0.0"', '}') },
+    files: {
+      'main.tf': hcl('module "network" {', '  source  = "example-corp/network/aws"', '  version = "1.0.0"', '}'),
+    },
     run: (w) => w.capture(initArgs()),
   },
 
@@ -195,7 +236,15 @@ export const CASES: CaptureCase[] = [
     name: 'validate-output-refers-to-sensitive-values',
     what: "validate of a root output that shows a variable of sensitive.tfvars.json, without sensitive = true (the runner's override marks the variable)",
     files: {
-      'main.tf': hcl('variable "db_password" {', '  type = string', '}', '', 'output "database_url" {', '  value = "postgres://app:${urlencode(var.db_password)}@db:5432/app"', '}'),
+      'main.tf': hcl(
+        'variable "db_password" {',
+        '  type = string',
+        '}',
+        '',
+        'output "database_url" {',
+        '  value = "postgres://app:${urlencode(var.db_password)}@db:5432/app"',
+        '}',
+      ),
       'captf_runner_sensitive_override.tf.json': sensitiveOverrideConfig(['db_password']),
     },
     run: validateAfterInit,
@@ -204,7 +253,16 @@ export const CASES: CaptureCase[] = [
     name: 'validate-for-each-sensitive',
     what: "validate of a for_each over a variable of sensitive.tfvars.json (the runner's override marks it sensitive)",
     files: {
-      'main.tf': hcl('variable "users" {', '  type = map(string)', '}', '', 'resource "terraform_data" "user" {', '  for_each = var.users', '  input    = each.value', '}'),
+      'main.tf': hcl(
+        'variable "users" {',
+        '  type = map(string)',
+        '}',
+        '',
+        'resource "terraform_data" "user" {',
+        '  for_each = var.users',
+        '  input    = each.value',
+        '}',
+      ),
       'captf_runner_sensitive_override.tf.json': sensitiveOverrideConfig(['users']),
     },
     run: validateAfterInit,
@@ -252,13 +310,13 @@ export const CASES: CaptureCase[] = [
   },
   {
     name: 'plan-variable-wrong-type-from-sensitive-file',
-    what: 'the same wrong type for a variable not declared sensitive, its value from the runner\'s sensitive.tfvars.json (is the value printed?)',
+    what: "the same wrong type for a variable not declared sensitive, its value from the runner's sensitive.tfvars.json (is the value printed?)",
     files: { 'main.tf': oneVariable('pin', 'number', 'var.pin') },
     run: (w) => w.capturePlanWithSecret('pin', 'S3CRET-PIN-VALUE', 'sensitive.tfvars.json'),
   },
   {
     name: 'plan-variable-validation-failed',
-    what: 'plan with a value that the variable\'s validation block rejects',
+    what: "plan with a value that the variable's validation block rejects",
     files: {
       'main.tf': hcl(
         'variable "replicas" {',
@@ -279,7 +337,18 @@ export const CASES: CaptureCase[] = [
   {
     name: 'plan-variable-undeclared',
     what: 'plan with a variables file that sets a variable the module does not declare (a typo)',
-    files: { 'main.tf': hcl('variable "node_count" {', '  type    = number', '  default = 1', '}', '', 'resource "terraform_data" "this" {', '  input = var.node_count', '}') },
+    files: {
+      'main.tf': hcl(
+        'variable "node_count" {',
+        '  type    = number',
+        '  default = 1',
+        '}',
+        '',
+        'resource "terraform_data" "this" {',
+        '  input = var.node_count',
+        '}',
+      ),
+    },
     run: async (w) => w.capturePlan({ varFiles: [await w.varFile({ nodecount: 3 })] }),
   },
   {
@@ -394,7 +463,7 @@ export const CASES: CaptureCase[] = [
   },
   {
     name: 'lock-local-held-probe',
-    what: 'the runner\'s lock probe (state rm -dry-run of an address no module has) while another apply holds the local lock',
+    what: "the runner's lock probe (state rm -dry-run of an address no module has) while another apply holds the local lock",
     files: (w) => ({ 'main.tf': holder, 'backend.tf': localBackend(w.statePath) }),
     run: (w) => w.whileLocked('local', () => w.capture(lockProbeArgs())),
   },
@@ -427,7 +496,7 @@ export const CASES: CaptureCase[] = [
   },
   {
     name: 'force-unlock-local-held',
-    what: 'force-unlock with the holder\'s own lock id while a live apply holds the local lock',
+    what: "force-unlock with the holder's own lock id while a live apply holds the local lock",
     files: (w) => ({ 'main.tf': holder, 'backend.tf': localBackend(w.statePath) }),
     run: (w) =>
       w.whileLocked('local', async () => {
@@ -447,7 +516,7 @@ export const CASES: CaptureCase[] = [
   },
   {
     name: 'lock-pg-held-probe',
-    what: 'the runner\'s lock probe while another apply holds the pg advisory lock',
+    what: "the runner's lock probe while another apply holds the pg advisory lock",
     files: { 'main.tf': holder, 'backend.tf': pgBackend },
     pg: true,
     run: (w) => w.whileLocked('pg', () => w.capture(lockProbeArgs())),
@@ -457,7 +526,8 @@ export const CASES: CaptureCase[] = [
     what: 'plan -lock-timeout=0s while the first apply of a new pg workspace holds the lock',
     files: { 'main.tf': holder, 'backend.tf': pgBackend },
     pg: true,
-    run: (w) => w.whileLocked('pg', () => w.capturePlan({ lockTimeout: '0s', varFiles: [w.holdVarFile] }), { fresh: true }),
+    run: (w) =>
+      w.whileLocked('pg', () => w.capturePlan({ lockTimeout: '0s', varFiles: [w.holdVarFile] }), { fresh: true }),
   },
   {
     name: 'force-unlock-pg-held',
@@ -487,16 +557,28 @@ export const CASES: CaptureCase[] = [
   // state push (local backend, as --state and restore use it)
   ...(
     [
-    { name: 'state-push-identical', what: 'state push of the current state itself (success)', edit: (s) => s },
-    { name: 'state-push-higher-serial', what: 'state push of the same lineage with a higher serial (success)', edit: (s) => ({ ...s, serial: s.serial + 5 }) },
-    { name: 'state-push-lower-serial', what: 'state push of the same lineage with a lower serial', edit: (s) => ({ ...s, serial: s.serial - 1 }) },
-    {
-      name: 'state-push-same-serial-different',
-      what: 'state push of the same lineage and serial with different content',
-      edit: (s) => ({ ...s, outputs: { ...s.outputs, pushed: { value: 'different', type: 'string' } } }),
-    },
-    { name: 'state-push-other-lineage', what: 'state push of a state of another lineage (higher serial)', edit: (s) => ({ ...s, lineage: OTHER_LINEAGE, serial: s.serial + 1 }) },
-    { name: 'state-push-not-json', what: 'state push of a file that is not a state', raw: 'this is not a state\n' },
+      { name: 'state-push-identical', what: 'state push of the current state itself (success)', edit: (s) => s },
+      {
+        name: 'state-push-higher-serial',
+        what: 'state push of the same lineage with a higher serial (success)',
+        edit: (s) => ({ ...s, serial: s.serial + 5 }),
+      },
+      {
+        name: 'state-push-lower-serial',
+        what: 'state push of the same lineage with a lower serial',
+        edit: (s) => ({ ...s, serial: s.serial - 1 }),
+      },
+      {
+        name: 'state-push-same-serial-different',
+        what: 'state push of the same lineage and serial with different content',
+        edit: (s) => ({ ...s, outputs: { ...s.outputs, pushed: { value: 'different', type: 'string' } } }),
+      },
+      {
+        name: 'state-push-other-lineage',
+        what: 'state push of a state of another lineage (higher serial)',
+        edit: (s) => ({ ...s, lineage: OTHER_LINEAGE, serial: s.serial + 1 }),
+      },
+      { name: 'state-push-not-json', what: 'state push of a file that is not a state', raw: 'this is not a state\n' },
     ] as { name: string; what: string; edit?: (s: StateFile) => StateFile; raw?: string }[]
   ).map(({ name, what, edit, raw }) => ({
     name,
@@ -528,4 +610,3 @@ function preventDestroyModule() {
     '}',
   );
 }
-

@@ -83,7 +83,10 @@ export interface PlanArgOptions {
 }
 
 /** The runner's plan. */
-export const planArgs = (w: Workdir, { varFiles = [], lockTimeout, json = false, out = w.planFile }: PlanArgOptions = {}) => {
+export const planArgs = (
+  w: Workdir,
+  { varFiles = [], lockTimeout, json = false, out = w.planFile }: PlanArgOptions = {},
+) => {
   const argv = runnerPlanArgs({ out, varFiles, lockTimeout });
   return json ? [...argv.slice(0, 3), '-json', ...argv.slice(3)] : argv;
 };
@@ -127,7 +130,8 @@ export class Workdir {
   }
 
   async prepare(): Promise<void> {
-    for (const sub of [this.root, this.privateDir, this.home, dirname(this.statePath)]) await mkdir(sub, { recursive: true });
+    for (const sub of [this.root, this.privateDir, this.home, dirname(this.statePath)])
+      await mkdir(sub, { recursive: true });
     const files = typeof this.case.files === 'function' ? this.case.files(this) : this.case.files;
     for (const [name, content] of Object.entries(files)) {
       await mkdir(dirname(join(this.root, name)), { recursive: true });
@@ -137,8 +141,12 @@ export class Workdir {
       // The image's CLI configuration (runner/terraformrc) with its mirror dir here, and empty.
       const mirrorDir = join(this.dir, 'plugins');
       await mkdir(mirrorDir);
-      const config = (await readFile(join(REPO, 'runner', 'terraformrc'), 'utf8')).replace('/usr/share/terraform/plugins', mirrorDir);
-      if (config.indexOf(mirrorDir) < 0) throw new Error('runner/terraformrc no longer names /usr/share/terraform/plugins: update this script');
+      const config = (await readFile(join(REPO, 'runner', 'terraformrc'), 'utf8')).replace(
+        '/usr/share/terraform/plugins',
+        mirrorDir,
+      );
+      if (config.indexOf(mirrorDir) < 0)
+        throw new Error('runner/terraformrc no longer names /usr/share/terraform/plugins: update this script');
       this.cliConfigFile = join(this.dir, 'terraformrc');
       await writeFile(this.cliConfigFile, config);
       // A provider in the mirror's unpacked layout: init installs it without running it, so any executable will do.
@@ -181,15 +189,29 @@ export class Workdir {
   /** terraform in its own process group, ended with whatever local-exec left behind. */
   async run(argv: string[]): Promise<TerraformRun> {
     const started = Date.now();
-    const run = await runProcess(TERRAFORM, argv, { cwd: this.root, env: this.env(), timeoutMs: COMMAND_TIMEOUT_MS, ownGroup: true, keepFinalNewline: true });
-    return { exitCode: run.exitCode ?? null, timedOut: run.timedOut, stdout: run.stdout, stderr: run.stderr, ms: Date.now() - started };
+    const run = await runProcess(TERRAFORM, argv, {
+      cwd: this.root,
+      env: this.env(),
+      timeoutMs: COMMAND_TIMEOUT_MS,
+      ownGroup: true,
+      keepFinalNewline: true,
+    });
+    return {
+      exitCode: run.exitCode ?? null,
+      timedOut: run.timedOut,
+      stdout: run.stdout,
+      stderr: run.stderr,
+      ms: Date.now() - started,
+    };
   }
 
   /** A setup step: it must exit with one of `exits`, or the case fails with terraform's output. */
   async ok(argv: string[], exits: number[] = [0]): Promise<TerraformRun> {
     const result = await this.run(argv);
     if (result.exitCode === null || !exits.includes(result.exitCode)) {
-      throw new Error(`setup step terraform ${argv.join(' ')} exited ${result.exitCode} (expected ${exits.join(' or ')}):\n${result.stdout}${result.stderr}`);
+      throw new Error(
+        `setup step terraform ${argv.join(' ')} exited ${result.exitCode} (expected ${exits.join(' or ')}):\n${result.stdout}${result.stderr}`,
+      );
     }
     if (argv[0] === 'init') this.initialized = true;
     return result;
@@ -217,7 +239,9 @@ export class Workdir {
   /** capturePlan with `secret` as the value of `variable` in a variables file: records whether terraform printed it (either form). */
   async capturePlanWithSecret(variable: string, secret: string, fileName = 'terraform.tfvars.json'): Promise<Observed> {
     const observed = await this.capturePlan({ varFiles: [await this.varFile({ [variable]: secret }, fileName)] });
-    const valuePrinted = [this.captured!, this.capturedJson!].some((run) => run.stdout.includes(secret) || run.stderr.includes(secret));
+    const valuePrinted = [this.captured!, this.capturedJson!].some(
+      (run) => run.stdout.includes(secret) || run.stderr.includes(secret),
+    );
     return { ...observed, valuePrinted };
   }
 
@@ -258,14 +282,23 @@ export class Workdir {
    * and is interrupted (one SIGINT, as the runner stops terraform) once body is done. Except with
    * `fresh`, the workspace exists first (applied with a zero sleep).
    */
-  async whileLocked(backend: 'local' | 'pg', body: () => Promise<Observed | void>, { fresh = false } = {}): Promise<Observed> {
+  async whileLocked(
+    backend: 'local' | 'pg',
+    body: () => Promise<Observed | void>,
+    { fresh = false } = {},
+  ): Promise<Observed> {
     this.holdVarFile = await this.varFile({ hold_seconds: HOLD_SECONDS }, 'hold.tfvars.json');
     if (!fresh) await this.applyOnce({ varFiles: [await this.varFile({ hold_seconds: 0 })] });
     else await this.ok(this.initArgs);
     const holdPlan = join(this.privateDir, 'hold.tfplan');
     await this.ok(planArgs(this, { varFiles: [this.holdVarFile], out: holdPlan }), [2]);
     // The holder's provisioner starts once apply holds the lock: from then on the lock is held until it is interrupted.
-    const holder = await startInBackground(TERRAFORM, applyArgs(holdPlan), { cwd: this.root, env: this.env(), mark: "Provisioning with 'local-exec'", killAfterMs: COMMAND_TIMEOUT_MS });
+    const holder = await startInBackground(TERRAFORM, applyArgs(holdPlan), {
+      cwd: this.root,
+      env: this.env(),
+      mark: "Provisioning with 'local-exec'",
+      killAfterMs: COMMAND_TIMEOUT_MS,
+    });
     try {
       await waitUntil(async () => {
         if (backend === 'local') return existsSync(this.localLockInfo);
@@ -300,7 +333,8 @@ async function waitUntil(condition: () => Promise<boolean>, what: string, timeou
 
 // ---- writing the corpus ---------------------------------------------------------------------------
 
-export const redact = (text: string, redactions: readonly [string, string][]) => redactions.reduce((out, [from, to]) => out.split(from).join(to), text);
+export const redact = (text: string, redactions: readonly [string, string][]) =>
+  redactions.reduce((out, [from, to]) => out.split(from).join(to), text);
 
 /** Writes the case's dir of the corpus: command.json, stdout.txt, stderr.txt and the -json form's files. */
 export async function writeCase(w: Workdir, version: string, observed: Observed | void): Promise<void> {
@@ -315,11 +349,23 @@ export async function writeCase(w: Workdir, version: string, observed: Observed 
     what: w.case.what,
     terraformVersion: version,
     cwd: r(w.root),
-    env: Object.fromEntries(Object.entries(w.env()).filter(([name]) => name !== 'PATH').map(([name, value]) => [name, r(value)])),
+    env: Object.fromEntries(
+      Object.entries(w.env())
+        .filter(([name]) => name !== 'PATH')
+        .map(([name, value]) => [name, r(value)]),
+    ),
     argv: captured.argv.map(r),
     exitCode: captured.exitCode,
     ...(captured.timedOut ? { timedOut: true } : {}),
-    ...(capturedJson ? { json: { argv: capturedJson.argv.map(r), exitCode: capturedJson.exitCode, ...(capturedJson.timedOut ? { timedOut: true } : {}) } } : {}),
+    ...(capturedJson
+      ? {
+          json: {
+            argv: capturedJson.argv.map(r),
+            exitCode: capturedJson.exitCode,
+            ...(capturedJson.timedOut ? { timedOut: true } : {}),
+          },
+        }
+      : {}),
     ...(observed && Object.keys(observed).length > 0 ? { observed } : {}),
   };
   await writeFile(join(dir, 'command.json'), `${JSON.stringify(command, null, 2)}\n`);
@@ -334,11 +380,18 @@ export async function writeCase(w: Workdir, version: string, observed: Observed 
 /** terraform's first `Error:` or `Warning:` line, else the last line: the summary printed per case. */
 export function keyLine({ stdout, stderr }: { stdout: string; stderr: string }): string {
   const lines = `${stderr}\n${stdout}`.split('\n').map((line) => line.trim());
-  return lines.find((line) => /^Error:/.test(line)) ?? lines.find((line) => /^Warning:/.test(line)) ?? lines.filter(Boolean).at(-1) ?? '';
+  return (
+    lines.find((line) => /^Error:/.test(line)) ??
+    lines.find((line) => /^Warning:/.test(line)) ??
+    lines.filter(Boolean).at(-1) ??
+    ''
+  );
 }
 
 export async function terraformVersion(): Promise<string> {
-  const run = await runProcess(TERRAFORM, ['version', '-json'], { env: { PATH: process.env.PATH ?? '', CHECKPOINT_DISABLE: '1', TF_CLI_CONFIG_FILE: '/dev/null' } });
+  const run = await runProcess(TERRAFORM, ['version', '-json'], {
+    env: { PATH: process.env.PATH ?? '', CHECKPOINT_DISABLE: '1', TF_CLI_CONFIG_FILE: '/dev/null' },
+  });
   if (run.exitCode !== 0) throw new Error(`${TERRAFORM} version -json failed: ${run.stderr}`);
   return JSON.parse(run.stdout).terraform_version;
 }

@@ -67,9 +67,14 @@ describe('apply: an approval that does not match says why', () => {
       [`sha256:${approvalHash}`, 'ApprovalMalformed', /a "sha256:" prefix/],
       [`${approvalHash}\n`, 'ApprovalMalformed', /a newline or whitespace around it/],
       [recorded, 'ApprovalOfOtherInputs', /the inputs hash the state records/],
-      [olderApproval, 'ApprovalOfOtherInputs', new RegExp(`a run blocked at ${firstBlock.result!.finishedAt.replace(/\./g, '\\.')} for other inputs`)],
+      [
+        olderApproval,
+        'ApprovalOfOtherInputs',
+        new RegExp(`a run blocked at ${firstBlock.result!.finishedAt.replace(/\./g, '\\.')} for other inputs`),
+      ],
     ];
-    for (const [given, code, why] of cases) assertNamed(await s.run('apply', ['--image', IMAGE, '--approved-hash', given]), code, why);
+    for (const [given, code, why] of cases)
+      assertNamed(await s.run('apply', ['--image', IMAGE, '--approved-hash', given]), code, why);
     assert.deepEqual(resourceIds(await s.readState()), appliedIds, 'nothing was applied');
   });
 

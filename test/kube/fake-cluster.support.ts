@@ -22,8 +22,14 @@ export interface FakeCluster {
   newClient(options?: KubeClientOptions): KubeClient;
 }
 
-export async function startFakeCluster(t: TestContext, options: FakeApiServerOptions & { client?: KubeClientOptions } = {}): Promise<FakeCluster> {
-  const fake = await FakeApiServer.start({ serviceAccount: { namespace: NAMESPACE, name: 'captf-runner-prod' }, ...options });
+export async function startFakeCluster(
+  t: TestContext,
+  options: FakeApiServerOptions & { client?: KubeClientOptions } = {},
+): Promise<FakeCluster> {
+  const fake = await FakeApiServer.start({
+    serviceAccount: { namespace: NAMESPACE, name: 'captf-runner-prod' },
+    ...options,
+  });
   const dir = await mkdtemp(join(tmpdir(), 'captf-kube-test-'));
   const clients: KubeClient[] = [];
   t.after(async () => {
@@ -77,7 +83,18 @@ export function blockedResult(overrides: Partial<Result> = {}): Result {
       hasOutputChanges: false,
       destructive: [{ address: 'terraform_data.cluster', action: 'replace', actions: ['delete', 'create'] }],
       destructiveTotal: 1,
-      counts: { create: 0, update: 0, delete: 0, replace: 1, read: 0, noop: 0, forget: 0, import: 0, move: 0, unknown: 0 },
+      counts: {
+        create: 0,
+        update: 0,
+        delete: 0,
+        replace: 1,
+        read: 0,
+        noop: 0,
+        forget: 0,
+        import: 0,
+        move: 0,
+        unknown: 0,
+      },
       outputChanges: { create: 0, update: 0, delete: 0 },
       drift: [],
       driftTotal: 0,

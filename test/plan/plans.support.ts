@@ -6,7 +6,10 @@ import { fileURLToPath } from 'node:url';
 
 /** hashicorp/terraform-json's plan fixtures, kept in the repository (their README has the licence). */
 export const TERRAFORM_JSON_CORPUS = fileURLToPath(new URL('../fixtures/plans/terraform-json/', import.meta.url));
-export const corpusFiles = () => readdirSync(TERRAFORM_JSON_CORPUS).filter((f) => f.endsWith('.json')).sort();
+export const corpusFiles = () =>
+  readdirSync(TERRAFORM_JSON_CORPUS)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
 export const corpusPath = (file: string) => join(TERRAFORM_JSON_CORPUS, file);
 
 export const INPUTS_HASH_ADDRESS = 'terraform_data.captf_inputs_hash';
@@ -14,7 +17,12 @@ export const INPUTS_HASH_ADDRESS = 'terraform_data.captf_inputs_hash';
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** A resource_changes entry with the values terraform writes around the fields the classifier reads. */
-export function resourceChange(address: string, actions: Json, extra: Record<string, Json> = {}, changeExtra: Record<string, Json> = {}): Record<string, Json> {
+export function resourceChange(
+  address: string,
+  actions: Json,
+  extra: Record<string, Json> = {},
+  changeExtra: Record<string, Json> = {},
+): Record<string, Json> {
   return {
     address,
     mode: 'managed',
@@ -44,7 +52,9 @@ export function planDocument(sections: Record<string, Json> = {}): Record<string
     planned_values: { root_module: { resources: [{ address: 'terraform_data.x', values: { input: 'S3CRET' } }] } },
     ...rest,
     prior_state: { format_version: '1.0', values: { root_module: {} } },
-    configuration: { root_module: { variables: (variables as Json) ?? { secret: { sensitive: true, default: 'S3CRET' }, plain: {} } } },
+    configuration: {
+      root_module: { variables: (variables as Json) ?? { secret: { sensitive: true, default: 'S3CRET' }, plain: {} } },
+    },
     timestamp: '2026-01-01T00:00:00Z',
     applyable,
     complete,
@@ -59,4 +69,5 @@ export async function* chunked(bytes: Buffer, cuts: number[]): AsyncGenerator<Bu
 }
 
 /** Where a stream of `size`-byte chunks (its highWaterMark) would cut `bytes`: for chunked(). */
-export const everyNthByte = (bytes: Buffer, size: number) => Array.from({ length: Math.floor(bytes.length / size) }, (_, i) => (i + 1) * size);
+export const everyNthByte = (bytes: Buffer, size: number) =>
+  Array.from({ length: Math.floor(bytes.length / size) }, (_, i) => (i + 1) * size);

@@ -62,7 +62,9 @@ async function roundTripGrowth(root: string, bytes: number): Promise<number> {
   // The progress samples do the work; the timer's (under load, many) are a backstop.
   const { growth } = await peakLiveGrowth(async (sample) => {
     const store = sampledEvery2MiB(new DirStore(join(dir, 'store')), sample);
-    const manifest = await writeArtifact(store, 'big', [{ name: 'terraform.tfstate', path: source }], backupMeta(), { chunkBytes: CHUNK_BYTES });
+    const manifest = await writeArtifact(store, 'big', [{ name: 'terraform.tfstate', path: source }], backupMeta(), {
+      chunkBytes: CHUNK_BYTES,
+    });
     const { paths } = await readArtifact(store, 'big', { into: join(dir, 'out') });
     assert.equal((await stat(paths['terraform.tfstate']!)).size, bytes);
     assert.ok(manifest.chunkCount >= bytes / CHUNK_BYTES, `${manifest.chunkCount} chunks`);

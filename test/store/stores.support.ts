@@ -21,7 +21,10 @@ export async function tempDir(t: { after(fn: () => Promise<void>): void }): Prom
 
 export const SAMPLE_INPUTS_HASH = sha256('inputs');
 
-export function planMeta(planFileContent: Buffer, planFile = 'plan.tfplan'): Extract<ArtifactMeta, { kind: 'PlanArtifact' }> {
+export function planMeta(
+  planFileContent: Buffer,
+  planFile = 'plan.tfplan',
+): Extract<ArtifactMeta, { kind: 'PlanArtifact' }> {
   return {
     kind: 'PlanArtifact',
     terraformVersion: '1.11.4',
@@ -98,7 +101,12 @@ export async function storeCraftedBackup(
 }
 
 /** Writes an object of these chunks and manifest bytes (whatever they say) through the store's own write. */
-export async function putObject(store: ChunkStore, object: string, chunks: readonly Buffer[], manifest = Buffer.from('{}')): Promise<void> {
+export async function putObject(
+  store: ChunkStore,
+  object: string,
+  chunks: readonly Buffer[],
+  manifest = Buffer.from('{}'),
+): Promise<void> {
   const write = await store.create(object);
   for (const [index, data] of chunks.entries()) await write.putChunk(index, data);
   await write.commit(manifest);
@@ -110,10 +118,19 @@ export async function putPartial(store: ChunkStore, object: string, chunks: read
   for (const [index, data] of chunks.entries()) await write.putChunk(index, data);
 }
 
-export const fileEntry = (name: string, data: Buffer): FileEntry => ({ name, bytes: data.length, sha256: sha256(data) });
+export const fileEntry = (name: string, data: Buffer): FileEntry => ({
+  name,
+  bytes: data.length,
+  sha256: sha256(data),
+});
 
 /** Asserts that `promise` rejects with a RunnerError of this kind and reason; returns it for more checks. */
-export async function rejectsWith(promise: Promise<unknown>, kind: string, reason: string, message?: RegExp): Promise<RunnerError> {
+export async function rejectsWith(
+  promise: Promise<unknown>,
+  kind: string,
+  reason: string,
+  message?: RegExp,
+): Promise<RunnerError> {
   let caught: unknown;
   await promise.then(
     () => assert.fail(`expected a ${kind}/${reason} RunnerError, but it succeeded`),

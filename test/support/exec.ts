@@ -42,7 +42,12 @@ const withoutFinalNewline = (text: string) => text.replace(/\r?\n$/, '');
 /** Runs `file` to its end; rejects only when it cannot be started (ENOENT, EACCES). */
 export function runProcess(file: string, args: readonly string[], options: ProcessOptions = {}): Promise<ProcessRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd: options.cwd, env: options.env, detached: options.ownGroup === true, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(file, args, {
+      cwd: options.cwd,
+      env: options.env,
+      detached: options.ownGroup === true,
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
     const stop = (signal: NodeJS.Signals) => (options.ownGroup ? killProcessGroup(child.pid) : child.kill(signal));
     const printed = (chunks: Buffer[]) => {
       const text = Buffer.concat(chunks).toString('utf8');
@@ -87,9 +92,14 @@ export function runProcess(file: string, args: readonly string[], options: Proce
 }
 
 /** Like runProcess, for a step of a test's own setup (mkfifo, mount): rejects unless the process exits 0. */
-export async function runChecked(file: string, args: readonly string[], options: ProcessOptions = {}): Promise<ProcessRun> {
+export async function runChecked(
+  file: string,
+  args: readonly string[],
+  options: ProcessOptions = {},
+): Promise<ProcessRun> {
   const run = await runProcess(file, args, options);
-  if (run.exitCode !== 0) throw new Error(`${file} ${args.join(' ')} failed (${run.exitCode ?? run.signal}): ${run.stderr.slice(-2000)}`);
+  if (run.exitCode !== 0)
+    throw new Error(`${file} ${args.join(' ')} failed (${run.exitCode ?? run.signal}): ${run.stderr.slice(-2000)}`);
   return run;
 }
 
@@ -104,8 +114,17 @@ export interface Background {
  * stderr has printed `mark` (rejects if it exits first). Its group is SIGKILLed after `killAfterMs`,
  * so a hung test process never outlives the test file.
  */
-export async function startInBackground(file: string, args: readonly string[], options: { cwd?: string; env: Record<string, string>; mark: string; killAfterMs: number }): Promise<Background> {
-  const child = spawn(file, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startInBackground(
+  file: string,
+  args: readonly string[],
+  options: { cwd?: string; env: Record<string, string>; mark: string; killAfterMs: number },
+): Promise<Background> {
+  const child = spawn(file, args, {
+    cwd: options.cwd,
+    env: options.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const killer = setTimeout(() => killProcessGroup(child.pid), options.killAfterMs);
   const printed = { stdout: '', stderr: '' };
   child.stdout!.on('data', (chunk: Buffer) => (printed.stdout += chunk.toString()));
@@ -122,7 +141,9 @@ export async function startInBackground(file: string, args: readonly string[], o
     };
     child.stdout!.on('data', seen);
     child.stderr!.on('data', seen);
-    void exited.then(() => reject(new Error(`${file} exited before it printed ${options.mark}: ${printed.stderr.slice(-2000)}`)));
+    void exited.then(() =>
+      reject(new Error(`${file} exited before it printed ${options.mark}: ${printed.stderr.slice(-2000)}`)),
+    );
   });
   return { child, exited };
 }

@@ -63,12 +63,15 @@ export function capturedCases(): string[] {
 export function capturedOutput(caseName: string): CapturedOutput {
   const dir = join(CAPTURED_OUTPUT_DIR, caseName);
   if (!/^[a-z0-9-]+$/.test(caseName) || !existsSync(dir)) {
-    throw new Error(`no captured terraform output named "${caseName}" in ${CAPTURED_OUTPUT_DIR} (the cases: ${capturedCases().join(', ')})`);
+    throw new Error(
+      `no captured terraform output named "${caseName}" in ${CAPTURED_OUTPUT_DIR} (the cases: ${capturedCases().join(', ')})`,
+    );
   }
   const parsed = CommandFile.safeParse(JSON.parse(read(dir, 'command.json')));
   if (!parsed.success) throw new Error(`${join(dir, 'command.json')} is malformed: ${z.prettifyError(parsed.error)}`);
   const command = parsed.data;
-  if (command.case !== caseName) throw new Error(`${join(dir, 'command.json')} names case "${command.case}", not "${caseName}"`);
+  if (command.case !== caseName)
+    throw new Error(`${join(dir, 'command.json')} names case "${command.case}", not "${caseName}"`);
   const output: CapturedOutput = {
     case: caseName,
     what: command.what,
@@ -96,7 +99,10 @@ export function capturedOutput(caseName: string): CapturedOutput {
 
 function read(dir: string, file: string): string {
   const path = join(dir, file);
-  if (!existsSync(path)) throw new Error(`${path} is missing: run npx tsx scripts/capture-terraform-output.ts --case ${dir.split('/').at(-1)}`);
+  if (!existsSync(path))
+    throw new Error(
+      `${path} is missing: run npx tsx scripts/capture-terraform-output.ts --case ${dir.split('/').at(-1)}`,
+    );
   return readFileSync(path, 'utf8');
 }
 

@@ -5,8 +5,18 @@ import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import {
-  BASE_ADMIN_TOKEN, modules, readLocalState, replaceConfiguration, resourceIds, runTestTerraform, slowApply,
-  taintedAddresses, tempDir, writeModule, type FileTree, type TerraformState,
+  BASE_ADMIN_TOKEN,
+  modules,
+  readLocalState,
+  replaceConfiguration,
+  resourceIds,
+  runTestTerraform,
+  slowApply,
+  taintedAddresses,
+  tempDir,
+  writeModule,
+  type FileTree,
+  type TerraformState,
 } from './tf-modules.ts';
 
 const BASE_ADDRESSES = [
@@ -40,7 +50,9 @@ async function plan(dir: string, args: string[] = []): Promise<PlannedChanges> {
   assert.ok(existsSync(join(dir, 'plan.tfplan')), `no plan file written:\n${planned.stderr}`);
   const document = JSON.parse((await terraformOk(dir, ['show', '-json', 'plan.tfplan'])).stdout) as {
     resource_changes?: Array<{
-      address: string; action_reason?: string; previous_address?: string;
+      address: string;
+      action_reason?: string;
+      previous_address?: string;
       change: { actions: string[]; importing?: { id: string } };
     }>;
     output_changes?: Record<string, { actions: string[] }>;
@@ -55,11 +67,15 @@ async function plan(dir: string, args: string[] = []): Promise<PlannedChanges> {
       entry.action_reason ? `(${entry.action_reason})` : '',
       entry.previous_address ? `from ${entry.previous_address}` : '',
       importing ? `importing ${importing.id}` : '',
-    ].filter(Boolean).join(' ');
+    ]
+      .filter(Boolean)
+      .join(' ');
   }
-  const outputChanges = Object.fromEntries(Object.entries(document.output_changes ?? {})
-    .filter(([, change]) => change.actions.join() !== 'no-op')
-    .map(([name, change]) => [name, change.actions.join(',')]));
+  const outputChanges = Object.fromEntries(
+    Object.entries(document.output_changes ?? {})
+      .filter(([, change]) => change.actions.join() !== 'no-op')
+      .map(([name, change]) => [name, change.actions.join(',')]),
+  );
   return { exitCode: planned.exitCode, changes, outputChanges };
 }
 
@@ -101,10 +117,13 @@ describe('the module catalogue, against an applied base', () => {
     ['replace', { 'terraform_data.cluster': 'delete,create (replace_because_cannot_update)' }],
     ['replaceCreateBeforeDestroy', { 'terraform_data.cluster': 'create,delete (replace_because_cannot_update)' }],
     ['deleteByRemoval', { 'terraform_data.network': 'delete (delete_because_no_resource_config)' }],
-    ['shrinkCount', {
-      'terraform_data.replica[1]': 'delete (delete_because_count_index)',
-      'terraform_data.replica[2]': 'delete (delete_because_count_index)',
-    }],
+    [
+      'shrinkCount',
+      {
+        'terraform_data.replica[1]': 'delete (delete_because_count_index)',
+        'terraform_data.replica[2]': 'delete (delete_because_count_index)',
+      },
+    ],
     ['removeForEachKey', { 'terraform_data.node["b"]': 'delete (delete_because_each_key)' }],
     ['removeModuleCall', { 'module.addon.terraform_data.this': 'delete (delete_because_no_resource_config)' }],
     ['forget', { 'terraform_data.network': 'forget (delete_because_no_resource_config)' }],
@@ -157,7 +176,10 @@ describe('the module catalogue, against an applied base', () => {
     await terraformOk(dir, ['apply', '-no-color', '-auto-approve']);
     const afterReplace = resourceIds(await readLocalState(join(dir, 'terraform.tfstate')));
     assert.notEqual(afterReplace['terraform_data.cluster'], afterUpdate['terraform_data.cluster']);
-    assert.deepEqual({ ...afterReplace, 'terraform_data.cluster': 'x' }, { ...afterUpdate, 'terraform_data.cluster': 'x' });
+    assert.deepEqual(
+      { ...afterReplace, 'terraform_data.cluster': 'x' },
+      { ...afterUpdate, 'terraform_data.cluster': 'x' },
+    );
   });
 });
 
