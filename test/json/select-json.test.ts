@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { KEEP, SelectiveJsonReader, type Selector } from '../../src/json/select-json.ts';
+import { KEEP, SelectiveJsonReader, type Selector, type Shape } from '../../src/json/select-json.ts';
 import { JsonSyntaxError } from '../../src/util/json-syntax-error.ts';
 import { runs } from '../support/property-runs.ts';
 
@@ -70,6 +70,21 @@ describe('the reader builds what JSON.parse builds', () => {
         assert.deepEqual(built(Buffer.from(text), cuts), JSON.parse(text));
       }),
       { numRuns: runs(300) },
+    );
+  });
+
+  test('an object read through a fields function or otherFields, its keys decoded (escaped ones too), under any chunking', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), documentArbitrary, { maxKeys: 6 }), fc.constantFrom(undefined, 2), fc.boolean(), cutsArbitrary, (document, indent, escaped, cuts) => {
+        const text = escaped ? escapeNonAscii(JSON.stringify(document, null, indent)) : JSON.stringify(document, null, indent);
+        const shapes: Shape[] = [{ fields: () => KEEP }, { fields: { unused: KEEP }, otherFields: () => KEEP }];
+        for (const shape of shapes) {
+          let value: unknown;
+          read({ ...shape, emit: (built) => (value = built) }, Buffer.from(text), cuts);
+          assert.deepEqual(value, JSON.parse(text));
+        }
+      }),
+      { numRuns: runs(200) },
     );
   });
 
