@@ -33,7 +33,18 @@
 // bench/results/latest.json; - for none); --keep (keep the temp dir).
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -74,8 +85,14 @@ const NODE = opts.node ? resolve(opts.node) : process.execPath;
 function parseSize(text, withPairs) {
   const m = /^(\d+)x(\d+)(?::(\d+))?$/.exec(text.trim());
   if (!m || Number(m[2]) > 100 || (m[3] !== undefined && !withPairs))
-    fail(`"${text}" is not RESOURCESxINSTANCES${withPairs ? '[:PAIRS]' : ''} with INSTANCES ≤ 100 (plan time is quadratic in the instances of one resource)`);
-  return { resources: Number(m[1]), instances: Number(m[2]), pairs: m[3] === undefined ? DEFAULT_PAIRS : positive(m[3], 'PAIRS') };
+    fail(
+      `"${text}" is not RESOURCESxINSTANCES${withPairs ? '[:PAIRS]' : ''} with INSTANCES ≤ 100 (plan time is quadratic in the instances of one resource)`,
+    );
+  return {
+    resources: Number(m[1]),
+    instances: Number(m[2]),
+    pairs: m[3] === undefined ? DEFAULT_PAIRS : positive(m[3], 'PAIRS'),
+  };
 }
 function positive(text, name) {
   const n = Number(text);
@@ -92,12 +109,16 @@ function fail(message) {
 // change it; terraform; python3 for the process tree's CPU.
 
 if (!opts.runner) {
-  const build = spawnSync(process.execPath, [join(REPO, 'scripts/build.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const build = spawnSync(process.execPath, [join(REPO, 'scripts/build.mjs')], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (build.status !== 0) fail('npm run build failed');
 }
 const RUNNER_SOURCE = resolve(opts.runner ?? join(REPO, 'dist/captf-runner.mjs'));
-if (!existsSync(RUNNER_SOURCE)) fail(`${RUNNER_SOURCE} does not exist (pass --runner FILE, or leave it out to build dist/)`);
-if (spawnSync('python3', ['-c', 'import os; os.wait4'], { stdio: 'ignore' }).status !== 0) fail('python3 is needed (bench/rusage.py measures the CPU time of a process tree)');
+if (!existsSync(RUNNER_SOURCE))
+  fail(`${RUNNER_SOURCE} does not exist (pass --runner FILE, or leave it out to build dist/)`);
+if (spawnSync('python3', ['-c', 'import os; os.wait4'], { stdio: 'ignore' }).status !== 0)
+  fail('python3 is needed (bench/rusage.py measures the CPU time of a process tree)');
 if (spawnSync(NODE, ['-e', '0']).status !== 0) fail(`${NODE} does not run \`node -e 0\``);
 
 const TMP = mkdtempSync(join(tmpdir(), 'captf-bench-'));
@@ -105,7 +126,8 @@ const RUNNER = join(TMP, 'runner/captf-runner.mjs');
 mkdirSync(dirname(RUNNER));
 copyFileSync(RUNNER_SOURCE, RUNNER);
 // The bundle is built with code splitting: the entry imports its chunks from ./chunks/ next to it.
-if (existsSync(join(dirname(RUNNER_SOURCE), 'chunks'))) cpSync(join(dirname(RUNNER_SOURCE), 'chunks'), join(dirname(RUNNER), 'chunks'), { recursive: true });
+if (existsSync(join(dirname(RUNNER_SOURCE), 'chunks')))
+  cpSync(join(dirname(RUNNER_SOURCE), 'chunks'), join(dirname(RUNNER), 'chunks'), { recursive: true });
 const TERRAFORM = which(opts.terraform);
 const BARE = join(REPO, 'bench/bare-apply.sh');
 const GEN_PLAN = join(REPO, 'scripts/gen-plan.mjs');
@@ -136,7 +158,8 @@ function which(name) {
  */
 function cleanEnv() {
   const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(TF_|CAPTF_)/.test(k) && k !== 'NODE_OPTIONS' && k !== 'NODE_EXTRA_CA_CERTS') env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!/^(TF_|CAPTF_)/.test(k) && k !== 'NODE_OPTIONS' && k !== 'NODE_EXTRA_CA_CERTS') env[k] = v;
   return { ...env, TF_CLI_CONFIG_FILE: '/dev/null', CHECKPOINT_DISABLE: '1', TF_IN_AUTOMATION: '1' };
 }
 
@@ -168,7 +191,14 @@ const median = (xs) => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
-const fmt = (ms) => (ms === undefined ? '–' : Math.abs(ms) >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : Math.abs(ms) >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
+const fmt = (ms) =>
+  ms === undefined
+    ? '–'
+    : Math.abs(ms) >= 10_000
+      ? `${(ms / 1000).toFixed(1)} s`
+      : Math.abs(ms) >= 1000
+        ? `${(ms / 1000).toFixed(2)} s`
+        : `${ms.toFixed(1)} ms`;
 const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 const log = (line) => process.stdout.write(line + '\n');
 const now = () => performance.timeOrigin + performance.now();
@@ -182,10 +212,21 @@ const q = (s) => `'${s.replaceAll("'", "'\\''")}'`;
  */
 function timed(file, args, { env = ENV, cwd = TMP, stdin = 'ignore' } = {}) {
   const usageFile = join(TMP, 'rusage.txt');
-  const r = spawnSync('python3', [RUSAGE, usageFile, file, ...args], { env, cwd, stdio: [stdin, 'ignore', 'pipe'], maxBuffer: 256 * 2 ** 20 });
-  if (r.status !== 0) throw new Error(`${file} ${args.join(' ')} exited ${r.status ?? r.signal}:\n${String(r.stderr).slice(-3000)}`);
+  const r = spawnSync('python3', [RUSAGE, usageFile, file, ...args], {
+    env,
+    cwd,
+    stdio: [stdin, 'ignore', 'pipe'],
+    maxBuffer: 256 * 2 ** 20,
+  });
+  if (r.status !== 0)
+    throw new Error(`${file} ${args.join(' ')} exited ${r.status ?? r.signal}:\n${String(r.stderr).slice(-3000)}`);
   const [launchedUs, wallUs, userUs, systemUs] = readFileSync(usageFile, 'utf8').trim().split(' ').map(Number);
-  return { ms: wallUs / 1000, cpuMs: (userUs + systemUs) / 1000, launchedAtMs: launchedUs / 1000, endedAtMs: (launchedUs + wallUs) / 1000 };
+  return {
+    ms: wallUs / 1000,
+    cpuMs: (userUs + systemUs) / 1000,
+    launchedAtMs: launchedUs / 1000,
+    endedAtMs: (launchedUs + wallUs) / 1000,
+  };
 }
 
 /** Pairs of runs, the order alternating (AB, BA, AB…): the noise of a shared machine falls on both sides. */
@@ -202,7 +243,9 @@ function interleave(count, runner, bare, label) {
       rs.push(runner(k));
     }
     const [r, b] = [rs[k], bs[k]];
-    log(`  ${label} #${k + 1} (load ${load}): wall ${fmt(r.ms)} / ${fmt(b.ms)} ×${(r.ms / b.ms).toFixed(3)}; CPU ${fmt(r.cpuMs)} / ${fmt(b.cpuMs)} ×${(r.cpuMs / b.cpuMs).toFixed(3)}; node's own CPU ${fmt(r.self.cpuMs)}, peak RSS ${mb(r.self.maxRssBytes)}`);
+    log(
+      `  ${label} #${k + 1} (load ${load}): wall ${fmt(r.ms)} / ${fmt(b.ms)} ×${(r.ms / b.ms).toFixed(3)}; CPU ${fmt(r.cpuMs)} / ${fmt(b.cpuMs)} ×${(r.cpuMs / b.cpuMs).toFixed(3)}; node's own CPU ${fmt(r.self.cpuMs)}, peak RSS ${mb(r.self.maxRssBytes)}`,
+    );
     r.load = load;
   }
   return {
@@ -248,11 +291,35 @@ function stateText({ resources, instances }, gen) {
     const inst = [];
     for (let i = 0; i < instances; i++) {
       const value = r === 0 ? `${gen}-${i}` : `static-${r}-${i}`;
-      inst.push({ index_key: i, schema_version: 0, attributes: { id: randomUUID(), input: { value, type: 'string' }, output: { value, type: 'string' }, triggers_replace: null }, sensitive_attributes: [] });
+      inst.push({
+        index_key: i,
+        schema_version: 0,
+        attributes: {
+          id: randomUUID(),
+          input: { value, type: 'string' },
+          output: { value, type: 'string' },
+          triggers_replace: null,
+        },
+        sensitive_attributes: [],
+      });
     }
-    out.push({ mode: 'managed', type: 'terraform_data', name: `r${r}`, provider: 'provider["terraform.io/builtin/terraform"]', instances: inst });
+    out.push({
+      mode: 'managed',
+      type: 'terraform_data',
+      name: `r${r}`,
+      provider: 'provider["terraform.io/builtin/terraform"]',
+      instances: inst,
+    });
   }
-  return JSON.stringify({ version: 4, terraform_version: '1.11.4', serial: 1, lineage: randomUUID(), outputs: { instances: { value: instances, type: 'number' } }, resources: out, check_results: null });
+  return JSON.stringify({
+    version: 4,
+    terraform_version: '1.11.4',
+    serial: 1,
+    lineage: randomUUID(),
+    outputs: { instances: { value: instances, type: 'number' } },
+    resources: out,
+    check_results: null,
+  });
 }
 
 /**
@@ -293,10 +360,37 @@ function runnerApply(dir, gen, { terraform, expect }) {
   const usageFile = join(TMP, 'self-usage.json');
   rmSync(usageFile, { force: true });
   const d = join(dir, 'runner');
-  const args = ['--require', SELF_USAGE, RUNNER, 'apply', '--kind', 'cluster', '--module', join(d, 'module'), '--inputs', join(d, 'inputs'), '--state', join(d, 'runner.tfstate'), '--new-state', '--out', join(d, 'out'), '--termination-log', join(d, 'termination-log'), '--log-format', 'json', '--terraform', terraform, '--image', 'bench'];
+  const args = [
+    '--require',
+    SELF_USAGE,
+    RUNNER,
+    'apply',
+    '--kind',
+    'cluster',
+    '--module',
+    join(d, 'module'),
+    '--inputs',
+    join(d, 'inputs'),
+    '--state',
+    join(d, 'runner.tfstate'),
+    '--new-state',
+    '--out',
+    join(d, 'out'),
+    '--termination-log',
+    join(d, 'termination-log'),
+    '--log-format',
+    'json',
+    '--terraform',
+    terraform,
+    '--image',
+    'bench',
+  ];
   const t = timed(NODE, args, { env: { ...ENV, BENCH_SELF_USAGE_FILE: usageFile } });
   const result = JSON.parse(readFileSync(resultFile, 'utf8'));
-  if (result.outcome !== expect) throw new Error(`the runner's apply ended ${result.outcome} (${result.reason}: ${result.message}), expected ${expect}`);
+  if (result.outcome !== expect)
+    throw new Error(
+      `the runner's apply ended ${result.outcome} (${result.reason}: ${result.message}), expected ${expect}`,
+    );
   return { ...t, self: JSON.parse(readFileSync(usageFile, 'utf8')), result };
 }
 
@@ -311,7 +405,8 @@ function bareApply(dir, gen, { terraform, expectChanges }) {
   const t = timed('bash', [BARE, terraform, d]);
   // The baseline did what it was measured for: applied exactly when there were changes.
   const applied = serialOf(join(d, 'terraform.tfstate')) !== serial;
-  if (applied !== expectChanges) throw new Error(`the bare steps ${applied ? 'applied' : 'did not apply'} with var.gen = ${gen}`);
+  if (applied !== expectChanges)
+    throw new Error(`the bare steps ${applied ? 'applied' : 'did not apply'} with var.gen = ${gen}`);
   return t;
 }
 
@@ -321,10 +416,17 @@ function bareApply(dir, gen, { terraform, expectChanges }) {
 function benchApply(size) {
   const name = `${size.resources}x${size.instances}`;
   const instances = size.resources * size.instances;
-  log(`\n== apply, ${size.resources} resources × ${size.instances} instances (${instances} instances), ${size.pairs} pairs each`);
+  log(
+    `\n== apply, ${size.resources} resources × ${size.instances} instances (${instances} instances), ${size.pairs} pairs each`,
+  );
   const dir = join(TMP, `apply-${name}`);
   setUpSides(dir, size);
-  const noChanges = interleave(size.pairs, () => runnerApply(dir, 'g0', { terraform: TERRAFORM, expect: 'noChanges' }), () => bareApply(dir, 'g0', { terraform: TERRAFORM, expectChanges: false }), 'no changes');
+  const noChanges = interleave(
+    size.pairs,
+    () => runnerApply(dir, 'g0', { terraform: TERRAFORM, expect: 'noChanges' }),
+    () => bareApply(dir, 'g0', { terraform: TERRAFORM, expectChanges: false }),
+    'no changes',
+  );
   // Changes: every run gives r0 a new value, so each side updates r0's instances (the runner also its own record).
   let updates;
   const changes = interleave(
@@ -337,7 +439,15 @@ function benchApply(size) {
     (k) => bareApply(dir, `bare-${k}`, { terraform: TERRAFORM, expectChanges: true }),
     `${size.instances} updates`,
   );
-  results.apply.push({ size: name, resources: size.resources, instancesEach: size.instances, instances, updatesPerChange: updates, noChanges, changes });
+  results.apply.push({
+    size: name,
+    resources: size.resources,
+    instancesEach: size.instances,
+    instances,
+    updatesPerChange: updates,
+    noChanges,
+    changes,
+  });
   rmSync(dir, { recursive: true, force: true });
 }
 
@@ -354,7 +464,9 @@ const hasCompileCache = (() => {
 })();
 
 function benchStart() {
-  log(`\n== start, ${START_ROUNDS} interleaved rounds, ${nodeVersion}${hasCompileCache ? ', with and without a compile cache' : ''}`);
+  log(
+    `\n== start, ${START_ROUNDS} interleaved rounds, ${nodeVersion}${hasCompileCache ? ', with and without a compile cache' : ''}`,
+  );
   const dir = join(TMP, 'start');
   for (const sub of ['module', 'inputs', 'out']) mkdirSync(join(dir, sub), { recursive: true });
   writeFileSync(join(dir, 'module/main.tf'), 'resource "terraform_data" "x" {}\n');
@@ -370,9 +482,7 @@ function benchStart() {
   const apply = `${q(RUNNER)} apply --kind cluster --module ${q(dir + '/module')} --inputs ${q(dir + '/inputs')} --state ${q(dir + '/state.tfstate')} --new-state --out ${q(dir + '/out')} --termination-log ${q(dir + '/termination-log')} --log-format json --terraform ${q(standin)} >/dev/null 2>&1`;
   // What a compile cache would save (the image carries none: it is not byte-identical build to build): one run fills it first.
   const cached = `NODE_COMPILE_CACHE=${q(dir + '/compile-cache')}`;
-  const cachedRounds = hasCompileCache
-    ? `s=\${EPOCHREALTIME/./}; ${cached} ${node} ${apply}; spawned spawnCached`
-    : '';
+  const cachedRounds = hasCompileCache ? `s=\${EPOCHREALTIME/./}; ${cached} ${node} ${apply}; spawned spawnCached` : '';
   const script = `
 set -u
 export BENCH_SELF_USAGE_FILE=${q(usage)}
@@ -388,15 +498,28 @@ done`;
   const r = spawnSync('bash', ['-c', script], { env: ENV, encoding: 'utf8', cwd: dir });
   const wall = {};
   // `node -e 0`'s CPU: its own, one line per round from the preload (timed without it); the runner's: µs from the stand-in.
-  const cpu = { node: existsSync(usage) ? readFileSync(usage, 'utf8').trim().split('\n').map((line) => JSON.parse(line).cpuMs) : [] };
+  const cpu = {
+    node: existsSync(usage)
+      ? readFileSync(usage, 'utf8')
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line).cpuMs)
+      : [],
+  };
   for (const line of r.stdout.split('\n').filter(Boolean)) {
     const [k, w, c] = line.split(' ');
     (wall[k] ??= []).push(Number(w) / 1000);
     if (k !== 'node') (cpu[k] ??= []).push(Number(c) / 1000);
   }
-  if (wall.spawn?.length !== START_ROUNDS || wall.node?.length !== START_ROUNDS || cpu.node.length !== START_ROUNDS) throw new Error(`the start loop failed:\n${r.stdout}\n${r.stderr}`);
+  if (wall.spawn?.length !== START_ROUNDS || wall.node?.length !== START_ROUNDS || cpu.node.length !== START_ROUNDS)
+    throw new Error(`the start loop failed:\n${r.stdout}\n${r.stderr}`);
   const ratio = (series, k) => median(series[k].map((v, i) => v / series.node[i]));
-  const side = (k) => ({ wallMedianMs: median(wall[k]), cpuMedianMs: median(cpu[k]), wallRatio: ratio(wall, k), cpuRatio: ratio(cpu, k) });
+  const side = (k) => ({
+    wallMedianMs: median(wall[k]),
+    cpuMedianMs: median(cpu[k]),
+    wallRatio: ratio(wall, k),
+    cpuRatio: ratio(cpu, k),
+  });
   results.start = {
     node: nodeVersion,
     rounds: START_ROUNDS,
@@ -409,10 +532,14 @@ done`;
   };
   const s = results.start;
   log(`  node -e 0: wall ${fmt(s.nodeE0.wallMedianMs)}, CPU ${fmt(s.nodeE0.cpuMedianMs)}`);
-  log(`  until the first spawn: wall ${fmt(s.firstSpawn.wallMedianMs)} ×${s.firstSpawn.wallRatio.toFixed(2)}, CPU ${fmt(s.firstSpawn.cpuMedianMs)} ×${s.firstSpawn.cpuRatio.toFixed(2)} (the stand-in's own start, ${fmt(s.standinOwnStartMedianMs)}, included in the wall)`);
+  log(
+    `  until the first spawn: wall ${fmt(s.firstSpawn.wallMedianMs)} ×${s.firstSpawn.wallRatio.toFixed(2)}, CPU ${fmt(s.firstSpawn.cpuMedianMs)} ×${s.firstSpawn.cpuRatio.toFixed(2)} (the stand-in's own start, ${fmt(s.standinOwnStartMedianMs)}, included in the wall)`,
+  );
   if (s.firstSpawnWithCompileCache) {
     const c = s.firstSpawnWithCompileCache;
-    log(`  the same with the compile cache: wall ${fmt(c.wallMedianMs)} ×${c.wallRatio.toFixed(2)}, CPU ${fmt(c.cpuMedianMs)} ×${c.cpuRatio.toFixed(2)}`);
+    log(
+      `  the same with the compile cache: wall ${fmt(c.wallMedianMs)} ×${c.wallRatio.toFixed(2)}, CPU ${fmt(c.cpuMedianMs)} ×${c.cpuRatio.toFixed(2)}`,
+    );
   }
 }
 
@@ -423,7 +550,10 @@ done`;
 function benchMemory(mib) {
   const file = join(TMP, `plan-${mib}MiB.json`);
   log(`\n== classify of a synthetic plan of ${mib} MiB`);
-  const gen = spawnSync(process.execPath, [GEN_PLAN, '--bytes', String(mib * 2 ** 20), '--out', file], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+  const gen = spawnSync(process.execPath, [GEN_PLAN, '--bytes', String(mib * 2 ** 20), '--out', file], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   if (gen.status !== 0) throw new Error(`gen-plan failed: ${gen.stderr}`);
   const expected = JSON.parse(gen.stderr.trim().split('\n').at(-1));
   try {
@@ -432,7 +562,14 @@ function benchMemory(mib) {
     const usageFile = join(TMP, 'classify-usage.json');
     rmSync(usageFile, { force: true });
     const started = now();
-    const r = spawnSync('bash', ['-c', `set -euo pipefail; cat ${q(file)} | ${q(NODE)} --require ${q(SELF_USAGE)} ${q(RUNNER)} classify --json - >${q(out)}`], { env: { ...ENV, BENCH_SELF_USAGE_FILE: usageFile }, stdio: 'ignore' });
+    const r = spawnSync(
+      'bash',
+      [
+        '-c',
+        `set -euo pipefail; cat ${q(file)} | ${q(NODE)} --require ${q(SELF_USAGE)} ${q(RUNNER)} classify --json - >${q(out)}`,
+      ],
+      { env: { ...ENV, BENCH_SELF_USAGE_FILE: usageFile }, stdio: 'ignore' },
+    );
     const ms = now() - started;
     if (r.status !== 0) throw new Error(`classify of ${mib} MiB exited ${r.status}`);
     const peakRssBytes = JSON.parse(readFileSync(usageFile, 'utf8')).maxRssBytes;
@@ -444,7 +581,9 @@ function benchMemory(mib) {
       got.failClosed.length === 0;
     const bytes = statSync(file).size;
     results.memory.push({ mib, bytes, resources: expected.resources, ms, peakRssBytes, countsMatch });
-    log(`  ${fmt(ms)} (${(bytes / 2 ** 20 / (ms / 1000)).toFixed(0)} MiB/s), peak RSS ${mb(peakRssBytes)}, counts ${countsMatch ? 'match the generator' : `DIFFER: ${JSON.stringify(got.counts)} vs ${JSON.stringify(expected.counts)}`}`);
+    log(
+      `  ${fmt(ms)} (${(bytes / 2 ** 20 / (ms / 1000)).toFixed(0)} MiB/s), peak RSS ${mb(peakRssBytes)}, counts ${countsMatch ? 'match the generator' : `DIFFER: ${JSON.stringify(got.counts)} vs ${JSON.stringify(expected.counts)}`}`,
+    );
   } finally {
     rmSync(file, { force: true });
   }
@@ -475,18 +614,30 @@ function benchOutput(mib) {
     const count = join(dir, 'bytes');
     const reader = c.stallMs ? `{ sleep ${c.stallMs / 1000}; wc -c; }` : 'wc -c';
     const apply = `${q(NODE)} --require ${q(SELF_USAGE)} ${q(RUNNER)} apply --kind cluster --terraform ${q(FAKE_TERRAFORM)} --module ${q(dir + '/module')} --inputs ${q(dir + '/inputs')} --state ${q(dir + '/state/terraform.tfstate')} --new-state --out ${q(dir + '/out')} --termination-log ${q(dir + '/termination-log')} --log-format json`;
-    const env = { ...ENV, BENCH_SELF_USAGE_FILE: usageFile, FAKE_TF_FAULT: `${c.step}:${c.fault}=${mib * 2 ** 20}`, FAKE_TF_STATE: join(dir, 'fake.tfstate') };
+    const env = {
+      ...ENV,
+      BENCH_SELF_USAGE_FILE: usageFile,
+      FAKE_TF_FAULT: `${c.step}:${c.fault}=${mib * 2 ** 20}`,
+      FAKE_TF_STATE: join(dir, 'fake.tfstate'),
+    };
     const started = now();
-    const r = spawnSync('bash', ['-c', `set -o pipefail; ${apply} 2>&1 | ${reader} >${q(count)}`], { env, stdio: 'ignore' });
+    const r = spawnSync('bash', ['-c', `set -o pipefail; ${apply} 2>&1 | ${reader} >${q(count)}`], {
+      env,
+      stdio: 'ignore',
+    });
     const ms = now() - started;
     const result = JSON.parse(readFileSync(join(dir, 'out/result.json'), 'utf8'));
-    if (r.status !== 0 || result.outcome !== 'succeeded') throw new Error(`apply with ${c.step}:${c.fault} ended ${result.outcome} (${result.message}), exit ${r.status}`);
+    if (r.status !== 0 || result.outcome !== 'succeeded')
+      throw new Error(`apply with ${c.step}:${c.fault} ended ${result.outcome} (${result.message}), exit ${r.status}`);
     const bytes = Number(readFileSync(count, 'utf8').trim());
-    if (c.streamed && bytes < mib * 2 ** 20) throw new Error(`only ${bytes} bytes of terraform's ${mib} MiB came through the runner`);
+    if (c.streamed && bytes < mib * 2 ** 20)
+      throw new Error(`only ${bytes} bytes of terraform's ${mib} MiB came through the runner`);
     const { maxRssBytes } = JSON.parse(readFileSync(usageFile, 'utf8'));
     const label = `${c.step} ${c.fault}${c.stallMs ? `, reader stalled ${c.stallMs / 1000} s` : ''}`;
     results.output.push({ case: label, mib, ms, bytesThrough: bytes, peakRssBytes: maxRssBytes });
-    log(`  ${label.padEnd(40)} ${fmt(ms).padStart(8)}, ${(bytes / 2 ** 20).toFixed(0)} MiB through, peak RSS ${mb(maxRssBytes)}`);
+    log(
+      `  ${label.padEnd(40)} ${fmt(ms).padStart(8)}, ${(bytes / 2 ** 20).toFixed(0)} MiB through, peak RSS ${mb(maxRssBytes)}`,
+    );
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -538,11 +689,20 @@ function launchName(argv) {
  * the tail from the last terraform exit until the process was reaped.
  */
 function timeline(run, traceFile) {
-  const launches = readFileSync(traceFile, 'utf8').trim().split('\n').map((line) => {
-    const [s, e, rc, cpu, argv] = line.split('\t');
-    const [user, system] = cpu.split(' ').map(timesMs);
-    return { name: launchName(argv), startMs: Number(s) / 1000, endMs: Number(e) / 1000, exitCode: Number(rc), cpuMs: user + system };
-  });
+  const launches = readFileSync(traceFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [s, e, rc, cpu, argv] = line.split('\t');
+      const [user, system] = cpu.split(' ').map(timesMs);
+      return {
+        name: launchName(argv),
+        startMs: Number(s) / 1000,
+        endMs: Number(e) / 1000,
+        exitCode: Number(rc),
+        cpuMs: user + system,
+      };
+    });
   rmSync(traceFile);
   launches.sort((a, b) => a.startMs - b.startMs);
   const groups = [];
@@ -563,7 +723,16 @@ function timeline(run, traceFile) {
     segments.push({ key, ms: g.endMs - g.startMs, cpuMs: g.cpuMs, terraform: true });
   });
   segments.push({ key: 'last terraform exit → exit', ms: run.endedAtMs - groups.at(-1).endMs });
-  return { segments, total: run.ms, cpuMs: run.cpuMs, selfCpuMs: run.self?.cpuMs, nodeStartMs: run.self ? run.self.startedAtMs - run.launchedAtMs : undefined, firstStepMs: run.result ? Date.parse(run.result.steps[0].startedAt) - run.launchedAtMs : undefined, nodeExitToReapedMs: run.self ? run.endedAtMs - run.self.exitAtMs : undefined, steps: run.result?.steps.map((s) => ({ name: s.name, status: s.status, ms: s.durationMs })) };
+  return {
+    segments,
+    total: run.ms,
+    cpuMs: run.cpuMs,
+    selfCpuMs: run.self?.cpuMs,
+    nodeStartMs: run.self ? run.self.startedAtMs - run.launchedAtMs : undefined,
+    firstStepMs: run.result ? Date.parse(run.result.steps[0].startedAt) - run.launchedAtMs : undefined,
+    nodeExitToReapedMs: run.self ? run.endedAtMs - run.self.exitAtMs : undefined,
+    steps: run.result?.steps.map((s) => ({ name: s.name, status: s.status, ms: s.durationMs })),
+  };
 }
 
 /** Medians per segment key over runs, in the order of the first run. */
@@ -574,20 +743,29 @@ function medianTimeline(runs) {
   const stepNames = [];
   for (const r of runs) for (const s of r.steps ?? []) if (!stepNames.includes(s.name)) stepNames.push(s.name);
   return {
-    segments: keys.map((key) => ({ key, ms: median(runs.map((r) => pick(r, key, 'ms'))), cpuMs: median(runs.map((r) => pick(r, key, 'cpuMs'))), terraform: runs.some((r) => pick(r, key, 'terraform')) })),
+    segments: keys.map((key) => ({
+      key,
+      ms: median(runs.map((r) => pick(r, key, 'ms'))),
+      cpuMs: median(runs.map((r) => pick(r, key, 'cpuMs'))),
+      terraform: runs.some((r) => pick(r, key, 'terraform')),
+    })),
     totalMs: median(runs.map((r) => r.total)),
     cpuMs: median(runs.map((r) => r.cpuMs)),
     selfCpuMs: median(runs.map((r) => r.selfCpuMs)),
     nodeStartMs: median(runs.map((r) => r.nodeStartMs)),
     firstStepMs: median(runs.map((r) => r.firstStepMs)),
     nodeExitToReapedMs: median(runs.map((r) => r.nodeExitToReapedMs)),
-    steps: runs[0].steps ? stepNames.map((name) => ({ name, ms: median(runs.map((r) => r.steps.find((s) => s.name === name)?.ms)) })) : undefined,
+    steps: runs[0].steps
+      ? stepNames.map((name) => ({ name, ms: median(runs.map((r) => r.steps.find((s) => s.name === name)?.ms)) }))
+      : undefined,
   };
 }
 
 function benchBreakdown(size) {
   const name = `${size.resources}x${size.instances}`;
-  log(`\n== breakdown, ${name} (${size.resources * size.instances} instances), ${BREAKDOWN_RUNS} traced runs of each side per case, interleaved`);
+  log(
+    `\n== breakdown, ${name} (${size.resources * size.instances} instances), ${BREAKDOWN_RUNS} traced runs of each side per case, interleaved`,
+  );
   const dir = join(TMP, `breakdown-${name}`);
   setUpSides(dir, size);
   const { wrapper, trace } = tracingTerraform(dir);
@@ -597,8 +775,23 @@ function benchBreakdown(size) {
     const bare = [];
     for (let k = 0; k < BREAKDOWN_RUNS; k++) {
       const sides = [
-        () => runner.push(timeline(runnerApply(dir, changes ? `runner-${k}` : 'g0', { terraform: wrapper, expect: changes ? 'succeeded' : 'noChanges' }), trace)),
-        () => bare.push(timeline(bareApply(dir, changes ? `bare-${k}` : 'g0', { terraform: wrapper, expectChanges: changes }), trace)),
+        () =>
+          runner.push(
+            timeline(
+              runnerApply(dir, changes ? `runner-${k}` : 'g0', {
+                terraform: wrapper,
+                expect: changes ? 'succeeded' : 'noChanges',
+              }),
+              trace,
+            ),
+          ),
+        () =>
+          bare.push(
+            timeline(
+              bareApply(dir, changes ? `bare-${k}` : 'g0', { terraform: wrapper, expectChanges: changes }),
+              trace,
+            ),
+          ),
       ];
       if (k % 2) sides.reverse();
       for (const side of sides) side();
@@ -650,8 +843,12 @@ function printTimeline(label, { runner, bare, extra }) {
     const cpu = s.terraform ? `  CPU ${fmt(s.cpuMs)}${b ? ` | ${fmt(b.cpuMs)}` : ''}` : '';
     log(`    ${s.key.padEnd(40)} ${fmt(s.ms).padStart(9)} | ${(b ? fmt(b.ms) : '').padStart(9)}${cpu}`);
   }
-  log(`    ${'total'.padEnd(40)} ${fmt(runner.totalMs).padStart(9)} | ${fmt(bare.totalMs).padStart(9)}  CPU ${fmt(runner.cpuMs)} | ${fmt(bare.cpuMs)} (node's own ${fmt(runner.selfCpuMs)})`);
-  log(`    the runner's node: started ${fmt(runner.nodeStartMs)} after launch, began its first step (${runner.steps[0].name}) ${fmt(runner.firstStepMs)} after launch, was reaped ${fmt(runner.nodeExitToReapedMs)} after its exit`);
+  log(
+    `    ${'total'.padEnd(40)} ${fmt(runner.totalMs).padStart(9)} | ${fmt(bare.totalMs).padStart(9)}  CPU ${fmt(runner.cpuMs)} | ${fmt(bare.cpuMs)} (node's own ${fmt(runner.selfCpuMs)})`,
+  );
+  log(
+    `    the runner's node: started ${fmt(runner.nodeStartMs)} after launch, began its first step (${runner.steps[0].name}) ${fmt(runner.firstStepMs)} after launch, was reaped ${fmt(runner.nodeExitToReapedMs)} after its exit`,
+  );
   log(`    result.json steps[]: ${runner.steps.map((s) => `${s.name} ${fmt(s.ms)}`).join(', ')}`);
   log(
     `    the runner's extra ${fmt(extra.totalMs)} (CPU ${fmt(extra.cpuMs)}): before its first terraform ${fmt(extra.beforeFirstSpawnMs)}; ` +
@@ -671,16 +868,33 @@ const POLICY_CASES = [
   {
     name: "the issue's rules (cubic in a key; a list of lists from a key)",
     rules: {
-      cubic: 'change.address.split("").exists(a, change.address.split("").exists(b, change.address.indexOf(a + b + "#") >= 0))',
+      cubic:
+        'change.address.split("").exists(a, change.address.split("").exists(b, change.address.indexOf(a + b + "#") >= 0))',
       lists: 'change.address.split("").map(c, change.address.split("")).size() > 0',
     },
     changes: 5,
     refused: true,
   },
-  { name: 'a search inside a loop over the key', rules: { search: 'change.address.split("").exists(c, change.address.contains(c + "#"))' }, changes: 60 },
-  { name: 'a map over the key\'s characters (linear: within its budget)', rules: { mapped: 'change.address.split("").map(c, c + "x").size() < 0' }, changes: 60 },
-  { name: 'a list of strings built from the key, then searched', rules: { built: 'change.address.split("").map(c, change.address + c).exists(s, s.contains("#"))' }, changes: 60 },
-  { name: 'a string built at each step of a map over the key', rules: { strings: 'change.address.split("").map(c, change.address + c).size() < 0' }, changes: 60 },
+  {
+    name: 'a search inside a loop over the key',
+    rules: { search: 'change.address.split("").exists(c, change.address.contains(c + "#"))' },
+    changes: 60,
+  },
+  {
+    name: "a map over the key's characters (linear: within its budget)",
+    rules: { mapped: 'change.address.split("").map(c, c + "x").size() < 0' },
+    changes: 60,
+  },
+  {
+    name: 'a list of strings built from the key, then searched',
+    rules: { built: 'change.address.split("").map(c, change.address + c).exists(s, s.contains("#"))' },
+    changes: 60,
+  },
+  {
+    name: 'a string built at each step of a map over the key',
+    rules: { strings: 'change.address.split("").map(c, change.address + c).size() < 0' },
+    changes: 60,
+  },
   {
     name: 'all three, each on every change',
     rules: {
@@ -694,8 +908,23 @@ const POLICY_CASES = [
 
 function policyPlan(file, changes) {
   const key = (i) => `${i}-${'k'.repeat(9000)}`;
-  const entry = (i) => ({ address: `terraform_data.db["${key(i)}"]`, mode: 'managed', type: 'terraform_data', name: 'db', index: key(i), provider_name: 'terraform.io/builtin/terraform', change: { actions: ['create'], before: null, after: { input: 'x' } } });
-  writeFileSync(file, JSON.stringify({ format_version: '1.2', terraform_version: '1.11.4', resource_changes: Array.from({ length: changes }, (_, i) => entry(i)) }));
+  const entry = (i) => ({
+    address: `terraform_data.db["${key(i)}"]`,
+    mode: 'managed',
+    type: 'terraform_data',
+    name: 'db',
+    index: key(i),
+    provider_name: 'terraform.io/builtin/terraform',
+    change: { actions: ['create'], before: null, after: { input: 'x' } },
+  });
+  writeFileSync(
+    file,
+    JSON.stringify({
+      format_version: '1.2',
+      terraform_version: '1.11.4',
+      resource_changes: Array.from({ length: changes }, (_, i) => entry(i)),
+    }),
+  );
 }
 
 function benchPolicy() {
@@ -703,7 +932,9 @@ function benchPolicy() {
   for (const c of POLICY_CASES) {
     const dir = join(TMP, `policy-${results.policy.length}`);
     mkdirSync(dir, { recursive: true });
-    const rules = Object.entries(c.rules).map(([name, match]) => `- name: ${name}\n  match: ${JSON.stringify(match)}\n  effect: deny\n`).join('');
+    const rules = Object.entries(c.rules)
+      .map(([name, match]) => `- name: ${name}\n  match: ${JSON.stringify(match)}\n  effect: deny\n`)
+      .join('');
     writeFileSync(join(dir, 'policy.yaml'), `apiVersion: policy.captf.io/v1\nrules:\n${rules}`);
     const plan = join(TMP, 'policy-plan.json');
     policyPlan(plan, c.changes);
@@ -711,18 +942,41 @@ function benchPolicy() {
     const usageFile = join(TMP, 'policy-usage.json');
     rmSync(usageFile, { force: true });
     const started = now();
-    const r = spawnSync('bash', ['-c', `${q(NODE)} --require ${q(SELF_USAGE)} ${q(RUNNER)} classify --json --policy ${q(dir)} - <${q(plan)} >${q(out)} 2>${q(out)}.err`], { env: { ...ENV, BENCH_SELF_USAGE_FILE: usageFile }, stdio: 'ignore' });
+    const r = spawnSync(
+      'bash',
+      [
+        '-c',
+        `${q(NODE)} --require ${q(SELF_USAGE)} ${q(RUNNER)} classify --json --policy ${q(dir)} - <${q(plan)} >${q(out)} 2>${q(out)}.err`,
+      ],
+      { env: { ...ENV, BENCH_SELF_USAGE_FILE: usageFile }, stdio: 'ignore' },
+    );
     const ms = now() - started;
     const usage = JSON.parse(readFileSync(usageFile, 'utf8'));
     if (c.refused) {
-      if (r.status !== 4) throw new Error(`policy case "${c.name}": expected the policy refused (exit 4), got ${r.status}`);
+      if (r.status !== 4)
+        throw new Error(`policy case "${c.name}": expected the policy refused (exit 4), got ${r.status}`);
       results.policy.push({ case: c.name, refused: true, ms, cpuMs: usage.cpuMs, peakRssBytes: usage.maxRssBytes });
-      log(`  ${c.name}: refused when the policy loads in ${fmt(ms)} (CPU ${fmt(usage.cpuMs)}), peak RSS ${mb(usage.maxRssBytes)}`);
+      log(
+        `  ${c.name}: refused when the policy loads in ${fmt(ms)} (CPU ${fmt(usage.cpuMs)}), peak RSS ${mb(usage.maxRssBytes)}`,
+      );
       continue;
     }
-    if (r.status !== 0) throw new Error(`policy case "${c.name}" exited ${r.status}: ${readFileSync(`${out}.err`, 'utf8').slice(-2000)}`);
+    if (r.status !== 0)
+      throw new Error(`policy case "${c.name}" exited ${r.status}: ${readFileSync(`${out}.err`, 'utf8').slice(-2000)}`);
     const { cost, costExceeded, timedOut, deniedTotal } = JSON.parse(readFileSync(out, 'utf8')).policy;
-    results.policy.push({ case: c.name, changes: c.changes, rules: Object.keys(c.rules).length, ms, cpuMs: usage.cpuMs, peakRssBytes: usage.maxRssBytes, cost, costExceeded, timedOut, deniedTotal, cpuUsPerUnit: (usage.cpuMs * 1000) / cost });
+    results.policy.push({
+      case: c.name,
+      changes: c.changes,
+      rules: Object.keys(c.rules).length,
+      ms,
+      cpuMs: usage.cpuMs,
+      peakRssBytes: usage.maxRssBytes,
+      cost,
+      costExceeded,
+      timedOut,
+      deniedTotal,
+      cpuUsPerUnit: (usage.cpuMs * 1000) / cost,
+    });
     log(
       `  ${c.name}: ${c.changes} changes, ${fmt(ms)} (CPU ${fmt(usage.cpuMs)}), ${cost.toLocaleString('en-US')} units (${((usage.cpuMs * 1000) / cost).toFixed(3)} µs CPU a unit, the start included), ` +
         `peak RSS ${mb(usage.maxRssBytes)}; costExceeded ${costExceeded}, timedOut ${timedOut}, ${deniedTotal} denied`,
@@ -742,7 +996,10 @@ function readerDocuments(dir) {
   // terraform prints a pulled state indented by two spaces.
   writeFileSync(state, JSON.stringify(JSON.parse(stateText({ resources: 20, instances: 25 }, 'g1')), null, 2));
   const documents = [{ name: 'state pull, 500 instances', mode: 'state', file: state }];
-  for (const [label, bytes] of [['530 KB', 530_000], ['4 MiB', 4 * 2 ** 20]]) {
+  for (const [label, bytes] of [
+    ['530 KB', 530_000],
+    ['4 MiB', 4 * 2 ** 20],
+  ]) {
     const file = join(dir, `plan-${bytes}.json`);
     const gen = spawnSync(process.execPath, [GEN_PLAN, '--bytes', String(bytes), '--out', file], { stdio: 'ignore' });
     if (gen.status !== 0) throw new Error(`gen-plan --bytes ${bytes} failed`);
@@ -752,11 +1009,20 @@ function readerDocuments(dir) {
 }
 
 function benchReader() {
-  log(`\n== the JSON reader, cold (the first document of a fresh process), ${READER_ROUNDS} interleaved rounds, ${nodeVersion}`);
+  log(
+    `\n== the JSON reader, cold (the first document of a fresh process), ${READER_ROUNDS} interleaved rounds, ${nodeVersion}`,
+  );
   const dir = join(TMP, 'reader');
   mkdirSync(dir, { recursive: true });
   const worker = join(dir, 'json-reader-cold.mjs');
-  const built = spawnSync(process.execPath, ['-e', `require('esbuild').buildSync({ entryPoints: [${JSON.stringify(join(REPO, 'bench/json-reader-cold.ts'))}], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: ${JSON.stringify(worker)}, logLevel: 'error' })`], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] });
+  const built = spawnSync(
+    process.execPath,
+    [
+      '-e',
+      `require('esbuild').buildSync({ entryPoints: [${JSON.stringify(join(REPO, 'bench/json-reader-cold.ts'))}], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: ${JSON.stringify(worker)}, logLevel: 'error' })`,
+    ],
+    { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   if (built.status !== 0) throw new Error('bundling bench/json-reader-cold.ts failed');
   const once = (mode, file) => {
     const r = spawnSync(NODE, [worker, mode, file], { env: ENV, encoding: 'utf8' });
@@ -794,7 +1060,9 @@ function benchReader() {
       ratio: median(reader.map((x, k) => x.cpuMs / parse[k].cpuMs)),
     };
     results.reader.push(entry);
-    log(`  ${doc.name} (${mb(bytes)}): CPU of the read ${fmt(entry.readerCpuMedianMs)} (${entry.readerMBps.toFixed(1)} MB/s; wall ${fmt(entry.readerWallMedianMs)}), JSON.parse ${fmt(entry.jsonParseCpuMedianMs)} (${entry.jsonParseMBps.toFixed(1)} MB/s), reader ÷ JSON.parse ×${entry.ratio.toFixed(2)}`);
+    log(
+      `  ${doc.name} (${mb(bytes)}): CPU of the read ${fmt(entry.readerCpuMedianMs)} (${entry.readerMBps.toFixed(1)} MB/s; wall ${fmt(entry.readerWallMedianMs)}), JSON.parse ${fmt(entry.jsonParseCpuMedianMs)} (${entry.jsonParseMBps.toFixed(1)} MB/s), reader ÷ JSON.parse ×${entry.ratio.toFixed(2)}`,
+    );
   }
 }
 
@@ -806,9 +1074,14 @@ function summary() {
   const verdict = (ok) => (ok ? 'met' : 'MISSED');
   const m = results.machine;
   const lines = ['', '== summary (ratios: medians of interleaved pairs; targets in brackets)'];
-  lines.push(`machine: ${m.nproc} CPU (${m.cpu}), ${m.memoryGiB} GiB, ${m.node}, ${m.terraform}; load average at start ${m.loadavgAtStart}, at end ${loadavg()}`);
+  lines.push(
+    `machine: ${m.nproc} CPU (${m.cpu}), ${m.memoryGiB} GiB, ${m.node}, ${m.terraform}; load average at start ${m.loadavgAtStart}, at end ${loadavg()}`,
+  );
   for (const a of results.apply) {
-    for (const [label, r] of [['no changes', a.noChanges], [`${a.updatesPerChange} updates`, a.changes]]) {
+    for (const [label, r] of [
+      ['no changes', a.noChanges],
+      [`${a.updatesPerChange} updates`, a.changes],
+    ]) {
       lines.push(
         `apply ${a.size.padEnd(8)} ${label.padEnd(12)} wall ${fmt(r.runnerWallMedianMs).padStart(8)} / ${fmt(r.bareWallMedianMs).padStart(8)} ×${r.wallRatio.toFixed(3)} ${verdict(r.wallRatio <= TARGETS.apply)}; ` +
           `CPU ${fmt(r.runnerCpuMedianMs).padStart(8)} / ${fmt(r.bareCpuMedianMs).padStart(8)} ×${r.cpuRatio.toFixed(3)} ${verdict(r.cpuRatio <= TARGETS.apply)} [≤ ${TARGETS.apply}]; ` +
@@ -818,22 +1091,37 @@ function summary() {
   }
   if (results.start) {
     const s = results.start;
-    lines.push(`start (${s.node}): first spawn ÷ node -e 0: wall ×${s.firstSpawn.wallRatio.toFixed(2)} ${verdict(s.firstSpawn.wallRatio <= TARGETS.start)}, CPU ×${s.firstSpawn.cpuRatio.toFixed(2)} ${verdict(s.firstSpawn.cpuRatio <= TARGETS.start)} [≤ ${TARGETS.start}]`);
+    lines.push(
+      `start (${s.node}): first spawn ÷ node -e 0: wall ×${s.firstSpawn.wallRatio.toFixed(2)} ${verdict(s.firstSpawn.wallRatio <= TARGETS.start)}, CPU ×${s.firstSpawn.cpuRatio.toFixed(2)} ${verdict(s.firstSpawn.cpuRatio <= TARGETS.start)} [≤ ${TARGETS.start}]`,
+    );
     const c = s.firstSpawnWithCompileCache;
-    if (c) lines.push(`start (${s.node}, compile cache): wall ×${c.wallRatio.toFixed(2)} ${verdict(c.wallRatio <= TARGETS.start)}, CPU ×${c.cpuRatio.toFixed(2)} ${verdict(c.cpuRatio <= TARGETS.start)}`);
+    if (c)
+      lines.push(
+        `start (${s.node}, compile cache): wall ×${c.wallRatio.toFixed(2)} ${verdict(c.wallRatio <= TARGETS.start)}, CPU ×${c.cpuRatio.toFixed(2)} ${verdict(c.cpuRatio <= TARGETS.start)}`,
+      );
   }
   for (const s of results.output)
-    lines.push(`output ${String(s.mib).padStart(4)} MiB, ${s.case.padEnd(36)}: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)}`);
+    lines.push(
+      `output ${String(s.mib).padStart(4)} MiB, ${s.case.padEnd(36)}: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)}`,
+    );
   for (const s of results.memory)
-    lines.push(`classify ${String(s.mib).padStart(5)} MiB: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)}, counts ${s.countsMatch ? 'match' : 'DIFFER'}`);
+    lines.push(
+      `classify ${String(s.mib).padStart(5)} MiB: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)}, counts ${s.countsMatch ? 'match' : 'DIFFER'}`,
+    );
   for (const s of results.policy)
-    lines.push(`policy ${s.case}: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)} (CPU ${fmt(s.cpuMs)})${s.refused ? ', refused' : `, ${s.cost.toLocaleString('en-US')} units`}`);
+    lines.push(
+      `policy ${s.case}: peak RSS ${mb(s.peakRssBytes)} ${verdict(s.peakRssBytes <= TARGETS.rssBytes)} [≤ 150 MB], ${fmt(s.ms)} (CPU ${fmt(s.cpuMs)})${s.refused ? ', refused' : `, ${s.cost.toLocaleString('en-US')} units`}`,
+    );
   for (const s of results.reader)
-    lines.push(`reader ${s.document.padEnd(26)}: ${s.readerMBps.toFixed(1)} MB/s ${verdict(s.readerMBps >= TARGETS.readerMBps)} [≥ ${TARGETS.readerMBps}], JSON.parse ${s.jsonParseMBps.toFixed(1)} MB/s, ×${s.ratio.toFixed(2)} its CPU time`);
+    lines.push(
+      `reader ${s.document.padEnd(26)}: ${s.readerMBps.toFixed(1)} MB/s ${verdict(s.readerMBps >= TARGETS.readerMBps)} [≥ ${TARGETS.readerMBps}], JSON.parse ${s.jsonParseMBps.toFixed(1)} MB/s, ×${s.ratio.toFixed(2)} its CPU time`,
+    );
   log(lines.join('\n'));
 }
 
-log(`captf-runner benchmark: ${results.machine.bundleBytes}-byte entry, ${nodeVersion}, ${results.machine.terraform}; ${results.machine.nproc} CPU, load ${results.machine.loadavgAtStart}; temp dir ${TMP}`);
+log(
+  `captf-runner benchmark: ${results.machine.bundleBytes}-byte entry, ${nodeVersion}, ${results.machine.terraform}; ${results.machine.nproc} CPU, load ${results.machine.loadavgAtStart}; temp dir ${TMP}`,
+);
 try {
   if (ONLY.has('start')) benchStart();
   if (ONLY.has('apply')) for (const size of SIZES) benchApply(size);

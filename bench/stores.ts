@@ -25,7 +25,7 @@ import { FakeApiServer } from '../test/support/fake-apiserver.ts';
 import { FakeS3 } from '../test/support/fake-s3.ts';
 import { startPostgres } from '../test/support/pg.ts';
 import { tempDir } from '../test/support/tf-modules.ts';
-import { explain, scenario, type RunnerRun, type Scenario } from '../test/e2e/runner.ts';
+import { explain, scenario, type RunnerRun, type Scenario } from '../test/support/runner.ts';
 
 const { values: opts } = parseArgs({
   options: {
@@ -80,7 +80,13 @@ interface Footprint {
 
 /** What every Secret in the namespace takes: decoded data plus the metadata's JSON. */
 const secretBytes = (secrets: { data?: Record<string, string>; metadata: unknown }[]) =>
-  secrets.reduce((sum, secret) => sum + Object.values(secret.data ?? {}).reduce((n, value) => n + Buffer.from(value, 'base64').length, 0) + Buffer.byteLength(JSON.stringify(secret.metadata)), 0);
+  secrets.reduce(
+    (sum, secret) =>
+      sum +
+      Object.values(secret.data ?? {}).reduce((n, value) => n + Buffer.from(value, 'base64').length, 0) +
+      Buffer.byteLength(JSON.stringify(secret.metadata)),
+    0,
+  );
 
 /** One store under measurement: the runner's flags for a Job, what the store holds, what crossed the wire since the last mark. */
 interface StoreUnderTest {
@@ -98,11 +104,16 @@ async function secretStore(api: FakeApiServer, dir: string): Promise<StoreUnderT
     name: 'secret',
     jobArgs: (job) => api.runAsJob(NS, job, join(dir, job)),
     async footprint() {
-      const secrets = api.secrets(NS).filter((secret) => isStoreSecret(secret.metadata.name) || isBlockedRecord(secret));
+      const secrets = api
+        .secrets(NS)
+        .filter((secret) => isStoreSecret(secret.metadata.name) || isBlockedRecord(secret));
       let dataBytes = 0;
       let keptBytes = 0;
       for (const secret of secrets) {
-        const data = Object.values<string>(secret.data ?? {}).reduce((sum, value) => sum + Buffer.from(value, 'base64').length, 0);
+        const data = Object.values<string>(secret.data ?? {}).reduce(
+          (sum, value) => sum + Buffer.from(value, 'base64').length,
+          0,
+        );
         dataBytes += data;
         keptBytes += data + Buffer.byteLength(JSON.stringify(secret.metadata));
       }
@@ -110,15 +121,24 @@ async function secretStore(api: FakeApiServer, dir: string): Promise<StoreUnderT
     },
     mark: () => void (from = api.requests.length),
     traffic() {
-      const requests = api.requests.slice(from).filter((request) => request.resource === 'secrets' && (isStoreSecret(request.name ?? request.created) || isStoreList(request.path)));
-      return summarize(requests.map((request) => ({ verb: request.verb, up: request.requestBytes, down: request.responseBytes })));
+      const requests = api.requests
+        .slice(from)
+        .filter(
+          (request) =>
+            request.resource === 'secrets' &&
+            (isStoreSecret(request.name ?? request.created) || isStoreList(request.path)),
+        );
+      return summarize(
+        requests.map((request) => ({ verb: request.verb, up: request.requestBytes, down: request.responseBytes })),
+      );
     },
   };
 }
 
 /** The result Secret of a blocked apply: the record an approved apply reads. */
 const isBlockedRecord = (secret: { metadata: { labels?: Record<string, string> } }) =>
-  secret.metadata.labels?.['captf.io/artifact-kind'] === 'result' && secret.metadata.labels?.['captf.io/outcome'] === 'blocked';
+  secret.metadata.labels?.['captf.io/artifact-kind'] === 'result' &&
+  secret.metadata.labels?.['captf.io/outcome'] === 'blocked';
 
 /** A list of the store's Secrets (by its labels), not of result Secrets. */
 const isStoreList = (path: string) => path.includes('captf.io%2Fstore') || path.includes('captf.io/store');
@@ -177,14 +197,20 @@ async function countingProxy(targetPort: number) {
   return {
     port: (server.address() as { port: number }).port,
     counts,
-    close: () => new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
-async function postgresStore(api: FakeApiServer, dir: string, connString: string, database: pg.Client): Promise<StoreUnderTest & { close(): Promise<void> }> {
+async function postgresStore(
+  api: FakeApiServer,
+  dir: string,
+  connString: string,
+  database: pg.Client,
+): Promise<StoreUnderTest & { close(): Promise<void> }> {
   const url = new URL(connString);
   const proxy = await countingProxy(Number(url.port));
   url.port = String(proxy.port);
@@ -196,15 +222,22 @@ async function postgresStore(api: FakeApiServer, dir: string, connString: string
       return { args: cluster.args, env: { ...cluster.env, CAPTF_STORE: url.toString() } };
     },
     async footprint() {
-      const rows = await database.query(`SELECT
+      const rows = await database
+        .query(`SELECT
         (SELECT count(*) FROM captf.captf_objects) + (SELECT count(*) FROM captf.captf_records) AS items,
         (SELECT coalesce(sum(length(manifest)), 0) FROM captf.captf_objects) + (SELECT coalesce(sum(length(data)), 0) FROM captf.captf_chunks) + (SELECT coalesce(sum(length(data)), 0) FROM captf.captf_records) AS data,
-        pg_total_relation_size('captf.captf_objects') + pg_total_relation_size('captf.captf_chunks') + pg_total_relation_size('captf.captf_records') AS kept`).catch(() => ({ rows: [{ items: 0, data: 0, kept: 0 }] }));
+        pg_total_relation_size('captf.captf_objects') + pg_total_relation_size('captf.captf_chunks') + pg_total_relation_size('captf.captf_records') AS kept`)
+        .catch(() => ({ rows: [{ items: 0, data: 0, kept: 0 }] }));
       const row = rows.rows[0] as { items: string; data: string; kept: string };
       return { items: Number(row.items), dataBytes: Number(row.data), keptBytes: Number(row.kept) };
     },
     mark: () => void (from = { ...proxy.counts }),
-    traffic: () => ({ requests: proxy.counts.connections - from.connections, byVerb: { connections: proxy.counts.connections - from.connections }, bytesUp: proxy.counts.up - from.up, bytesDown: proxy.counts.down - from.down }),
+    traffic: () => ({
+      requests: proxy.counts.connections - from.connections,
+      byVerb: { connections: proxy.counts.connections - from.connections },
+      bytesUp: proxy.counts.up - from.up,
+      bytesDown: proxy.counts.down - from.down,
+    }),
     close: proxy.close,
   };
 }
@@ -225,7 +258,13 @@ async function s3Store(api: FakeApiServer, dir: string, s3: FakeS3): Promise<Sto
     mark: () => void (from = s3.requests.length),
     traffic() {
       const requests = s3.requests.slice(from);
-      return summarize(requests.map((r) => ({ verb: r.list !== undefined ? 'list' : r.method, up: r.requestBytes, down: r.responseBytes })));
+      return summarize(
+        requests.map((r) => ({
+          verb: r.list !== undefined ? 'list' : r.method,
+          up: r.requestBytes,
+          down: r.responseBytes,
+        })),
+      );
     },
   };
 }
@@ -248,7 +287,13 @@ interface OpFigure {
   footprintAfter: Footprint;
 }
 
-async function life(api: FakeApiServer, store: StoreUnderTest, s: Scenario, blobThousands: number, artifacts: string): Promise<{ ops: OpFigure[]; peak: Footprint; end: Footprint; stateBytes: number }> {
+async function life(
+  api: FakeApiServer,
+  store: StoreUnderTest,
+  s: Scenario,
+  blobThousands: number,
+  artifacts: string,
+): Promise<{ ops: OpFigure[]; peak: Footprint; end: Footprint; stateBytes: number }> {
   const ops: OpFigure[] = [];
   let jobs = 0;
   let peak: Footprint = { items: 0, dataBytes: 0, keptBytes: 0 };
@@ -264,7 +309,8 @@ async function life(api: FakeApiServer, store: StoreUnderTest, s: Scenario, blob
     if (result.result?.backup) lastBackup = result.result.backup;
     return result;
   };
-  const inputs = (n: number, gen: number) => s.setInputs({ 'terraform.tfvars.json': { n, gen, blob_thousands: blobThousands } });
+  const inputs = (n: number, gen: number) =>
+    s.setInputs({ 'terraform.tfvars.json': { n, gen, blob_thousands: blobThousands } });
 
   await inputs(0, 0);
   await run('apply (first: no backup)', 'apply', [], 0);
@@ -274,14 +320,29 @@ async function life(api: FakeApiServer, store: StoreUnderTest, s: Scenario, blob
   }
   await inputs(4, 1);
   const blocked = await run('apply blocked (the record)', 'apply', [], 3);
-  await run('apply approved (the record read, a backup)', 'apply', ['--approved-hash', blocked.result!.approvalHash!], 0);
+  await run(
+    'apply approved (the record read, a backup)',
+    'apply',
+    ['--approved-hash', blocked.result!.approvalHash!],
+    0,
+  );
   await inputs(5, 1);
   const planned = await run('plan (the plan artifact)', 'plan', artifacts ? ['--artifacts', artifacts] : [], 0);
   const artifact = planned.result!.planArtifact!;
   const reference = `${artifact.location}/${artifact.object}`;
-  await run('apply --plan-artifact (read, backup)', 'apply', ['--plan-artifact', reference, '--approved-plan-hash', planned.result!.planHash!], 0);
+  await run(
+    'apply --plan-artifact (read, backup)',
+    'apply',
+    ['--plan-artifact', reference, '--approved-plan-hash', planned.result!.planHash!],
+    0,
+  );
   if (!lastBackup) throw new Error(`${store.name}: no backup was written`);
-  await run('restore (read a backup, back up the current state)', 'restore', ['--backup', `${lastBackup.location}/${lastBackup.object}`], 0);
+  await run(
+    'restore (read a backup, back up the current state)',
+    'restore',
+    ['--backup', `${lastBackup.location}/${lastBackup.object}`],
+    0,
+  );
   const stateBytes = (await stat(s.state)).size;
   return { ops, peak, end: { ...(await store.footprint()), etcdBytes: secretBytes(api.secrets(NS)) }, stateBytes };
 }
@@ -332,7 +393,8 @@ async function main() {
     await api.stop();
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }
-  if (opts['json-out'] !== '-') writeFileSync(opts['json-out'], `${JSON.stringify({ machine: process.version, figures }, null, 2)}\n`);
+  if (opts['json-out'] !== '-')
+    writeFileSync(opts['json-out'], `${JSON.stringify({ machine: process.version, figures }, null, 2)}\n`);
 }
 
 function print(store: string, size: string, measured: Awaited<ReturnType<typeof life>>) {
@@ -340,9 +402,13 @@ function print(store: string, size: string, measured: Awaited<ReturnType<typeof 
   console.log(`\n== ${store}, ${size} state (${kib(measured.stateBytes)})`);
   for (const op of measured.ops) {
     const { traffic } = op;
-    console.log(`  ${op.op.padEnd(48)} requests ${String(traffic.requests).padStart(3)} ${JSON.stringify(traffic.byVerb).padEnd(40)} up ${kib(traffic.bytesUp).padStart(12)} down ${kib(traffic.bytesDown).padStart(12)}  kept after ${kib(op.footprintAfter.keptBytes)}`);
+    console.log(
+      `  ${op.op.padEnd(48)} requests ${String(traffic.requests).padStart(3)} ${JSON.stringify(traffic.byVerb).padEnd(40)} up ${kib(traffic.bytesUp).padStart(12)} down ${kib(traffic.bytesDown).padStart(12)}  kept after ${kib(op.footprintAfter.keptBytes)}`,
+    );
   }
-  console.log(`  kept at its peak ${kib(measured.peak.keptBytes)} (${measured.peak.items} items), at the end ${kib(measured.end.keptBytes)} (${measured.end.items} items); all Secrets of the namespace at the end ${kib(measured.end.etcdBytes ?? 0)}`);
+  console.log(
+    `  kept at its peak ${kib(measured.peak.keptBytes)} (${measured.peak.items} items), at the end ${kib(measured.end.keptBytes)} (${measured.end.items} items); all Secrets of the namespace at the end ${kib(measured.end.etcdBytes ?? 0)}`,
+  );
 }
 
 await main();

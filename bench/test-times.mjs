@@ -23,7 +23,8 @@ export default async function* testTimes(source) {
     if (!data?.file) continue;
     const f = file(relative(process.cwd(), data.file));
     // A file's own entry (its name is the path) is dequeued when its process starts.
-    if (event.type === 'test:dequeue' && data.nesting === 0 && data.name === data.file) f.startedMs ??= Date.now() - origin;
+    if (event.type === 'test:dequeue' && data.nesting === 0 && data.name === data.file)
+      f.startedMs ??= Date.now() - origin;
     if (event.type === 'test:pass' || event.type === 'test:fail') {
       const ms = data.details?.duration_ms ?? 0;
       // A file's top-level tests and suites run one after the other: their sum is the file's time
@@ -40,7 +41,9 @@ export default async function* testTimes(source) {
   const busy = rows.reduce((n, r) => n + r.busyMs, 0);
   yield `\n== test suite: ${s(totalMs)} wall, ${rows.length} files, ${s(busy)} of tests in all (the rest: starting each file's process, and idle slots)\n`;
   yield `   tests  started  count  file\n`;
-  for (const r of rows) yield `${s(r.busyMs)} ${s(r.startedMs ?? 0)}  ${String(r.tests).padStart(5)}  ${r.name}${r.failed ? ` (${r.failed} failed)` : ''}\n`;
+  for (const r of rows)
+    yield `${s(r.busyMs)} ${s(r.startedMs ?? 0)}  ${String(r.tests).padStart(5)}  ${r.name}${r.failed ? ` (${r.failed} failed)` : ''}\n`;
   yield `\n== the slowest tests and suites\n`;
-  for (const t of tests.sort((a, b) => b.ms - a.ms).slice(0, 40)) yield `${s(t.ms)}  ${'  '.repeat(t.nesting)}${t.name.slice(0, 120)}  (${t.file})\n`;
+  for (const t of tests.sort((a, b) => b.ms - a.ms).slice(0, 40))
+    yield `${s(t.ms)}  ${'  '.repeat(t.nesting)}${t.name.slice(0, 120)}  (${t.file})\n`;
 }

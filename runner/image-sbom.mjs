@@ -13,11 +13,14 @@ import { parseArgs } from 'node:util';
 
 const { values: args } = parseArgs({
   options: Object.fromEntries(
-    ['npm', 'status', 'debian-version', 'terraform', 'terraform-tool', 'node-version', 'runner-version', 'created'].map((name) => [name, { type: 'string' }]),
+    ['npm', 'status', 'debian-version', 'terraform', 'terraform-tool', 'node-version', 'runner-version', 'created'].map(
+      (name) => [name, { type: 'string' }],
+    ),
   ),
 });
 for (const [name, value] of Object.entries(args)) if (!value) throw new Error(`image-sbom: --${name} is required`);
-if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(args.created)) throw new Error(`image-sbom: --created must be RFC 3339 in UTC (the commit's time), not "${args.created}"`);
+if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(args.created))
+  throw new Error(`image-sbom: --created must be RFC 3339 in UTC (the commit's time), not "${args.created}"`);
 
 const npm = JSON.parse(readFileSync(args.npm, 'utf8'));
 const runnerVersion = args['runner-version'];
@@ -78,14 +81,24 @@ const components = [
     licenses: npmRoot.licenses,
   },
   ...npm.components,
-  { 'bom-ref': nodeRef, type: 'platform', name: 'node', version: nodeVersion, purl: `pkg:generic/node@${nodeVersion}`, cpe: `cpe:2.3:a:nodejs:node.js:${nodeVersion}:*:*:*:*:*:*:*` },
+  {
+    'bom-ref': nodeRef,
+    type: 'platform',
+    name: 'node',
+    version: nodeVersion,
+    purl: `pkg:generic/node@${nodeVersion}`,
+    cpe: `cpe:2.3:a:nodejs:node.js:${nodeVersion}:*:*:*:*:*:*:*`,
+  },
   {
     'bom-ref': terraformRef,
     type: 'application',
     name: tool,
     version: terraformVersion,
     ...(tool === 'terraform'
-      ? { purl: `pkg:golang/github.com/hashicorp/terraform@v${terraformVersion}`, cpe: `cpe:2.3:a:hashicorp:terraform:${terraformVersion}:*:*:*:*:*:*:*` }
+      ? {
+          purl: `pkg:golang/github.com/hashicorp/terraform@v${terraformVersion}`,
+          cpe: `cpe:2.3:a:hashicorp:terraform:${terraformVersion}:*:*:*:*:*:*:*`,
+        }
       : { purl: `pkg:golang/github.com/opentofu/opentofu@v${terraformVersion}` }),
     hashes: [{ alg: 'SHA-256', content: terraformSha256 }],
   },
@@ -95,7 +108,10 @@ const components = [
 
 // The npm graph names its root by the lockfile's root; the image depends on the runner, node, terraform and the OS.
 const dependencies = [
-  { ref: 'captf-runner-image', dependsOn: [runnerRef, nodeRef, terraformRef, osRef, ...debs.map((d) => d['bom-ref'])].sort() },
+  {
+    ref: 'captf-runner-image',
+    dependsOn: [runnerRef, nodeRef, terraformRef, osRef, ...debs.map((d) => d['bom-ref'])].sort(),
+  },
   ...npm.dependencies.map((d) => (d.ref === npmRoot['bom-ref'] ? { ...d, ref: runnerRef } : d)),
 ].sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
 
@@ -117,6 +133,12 @@ const bom = {
 
 // The serial number CycloneDX requires, as a UUID (version 5 layout) of the content itself.
 const digest = createHash('sha256').update(JSON.stringify(bom)).digest('hex');
-const uuid = [digest.slice(0, 8), digest.slice(8, 12), `5${digest.slice(13, 16)}`, ((parseInt(digest[16], 16) & 0x3) | 0x8).toString(16) + digest.slice(17, 20), digest.slice(20, 32)].join('-');
+const uuid = [
+  digest.slice(0, 8),
+  digest.slice(8, 12),
+  `5${digest.slice(13, 16)}`,
+  ((parseInt(digest[16], 16) & 0x3) | 0x8).toString(16) + digest.slice(17, 20),
+  digest.slice(20, 32),
+].join('-');
 bom.serialNumber = `urn:uuid:${uuid}`;
 process.stdout.write(JSON.stringify(bom, null, 2) + '\n');

@@ -17,7 +17,11 @@ if (!outdir || files.length === 0) {
 
 // esbuild's define replaces expressions only (never text in a string or a comment); each marker then
 // becomes the source file's own value.
-const META = { 'import.meta.url': '__captf_meta_url__', 'import.meta.dirname': '__captf_meta_dirname__', 'import.meta.filename': '__captf_meta_filename__' };
+const META = {
+  'import.meta.url': '__captf_meta_url__',
+  'import.meta.dirname': '__captf_meta_dirname__',
+  'import.meta.filename': '__captf_meta_filename__',
+};
 
 const ownImportMeta = {
   name: 'own-import-meta',
@@ -30,8 +34,15 @@ const ownImportMeta = {
         sourcefile: path,
         sourcemap: 'inline',
       });
-      const values = { __captf_meta_url__: pathToFileURL(path).href, __captf_meta_dirname__: dirname(path), __captf_meta_filename__: path };
-      return { contents: code.replace(/__captf_meta_(url|dirname|filename)__/g, (marker) => JSON.stringify(values[marker])), loader: 'js' };
+      const values = {
+        __captf_meta_url__: pathToFileURL(path).href,
+        __captf_meta_dirname__: dirname(path),
+        __captf_meta_filename__: path,
+      };
+      return {
+        contents: code.replace(/__captf_meta_(url|dirname|filename)__/g, (marker) => JSON.stringify(values[marker])),
+        loader: 'js',
+      };
     });
   },
 };

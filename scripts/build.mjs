@@ -19,7 +19,9 @@ const zodEnglishOnly = {
   setup(b) {
     const localesDir = dirname(require.resolve('zod/v4/locales/en.js'));
     b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
-      args.importer.includes('/node_modules/zod/') ? { path: join(localesDir, 'index.js'), namespace: 'zod-locales' } : undefined,
+      args.importer.includes('/node_modules/zod/')
+        ? { path: join(localesDir, 'index.js'), namespace: 'zod-locales' }
+        : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, () => ({
       contents: `export { default as en } from ${JSON.stringify(join(localesDir, 'en.js'))};`,

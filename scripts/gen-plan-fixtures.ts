@@ -7,7 +7,14 @@
 //   npx tsx scripts/gen-plan-fixtures.ts
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { modules, replaceConfiguration, runTerraform, tempDir, writeTree, type FileTree } from '../test/support/tf-modules.ts';
+import {
+  modules,
+  replaceConfiguration,
+  runTestTerraform,
+  tempDir,
+  writeTree,
+  type FileTree,
+} from '../test/support/tf-modules.ts';
 import { INPUTS_HASH_VARIABLE } from '../src/workspace/reserved-names.ts';
 import { emptyScan } from '../src/workspace/scan.ts';
 import { scanHcl } from '../src/workspace/scan-hcl.ts';
@@ -43,8 +50,9 @@ const configOf = (tree: FileTree) => {
 async function main() {
   const dir = await tempDir(undefined, 'captf-fixtures-');
   const must = async (args: string[]) => {
-    const run = await runTerraform(dir, args);
-    if (run.exitCode !== 0 && !(args[0] === 'plan' && run.exitCode === 2)) throw new Error(`terraform ${args.join(' ')} exited ${run.exitCode}: ${run.stderr}`);
+    const run = await runTestTerraform(dir, args);
+    if (run.exitCode !== 0 && !(args[0] === 'plan' && run.exitCode === 2))
+      throw new Error(`terraform ${args.join(' ')} exited ${run.exitCode}: ${run.stderr}`);
     return run.stdout;
   };
   await writeTree(dir, modules.base);
@@ -52,7 +60,16 @@ async function main() {
     await replaceConfiguration(dir, tree);
     await writeFile(join(dir, 'captf_runner_inputs_hash.tf'), configOf(tree));
     await must(['init', '-input=false', '-no-color']);
-    await must(['plan', '-input=false', '-no-color', '-detailed-exitcode', '-out=plan.tfplan', '-var', `${INPUTS_HASH_VARIABLE}=${hash}`, ...extra]);
+    await must([
+      'plan',
+      '-input=false',
+      '-no-color',
+      '-detailed-exitcode',
+      '-out=plan.tfplan',
+      '-var',
+      `${INPUTS_HASH_VARIABLE}=${hash}`,
+      ...extra,
+    ]);
     const shown = await must(['show', '-json', 'plan.tfplan']);
     await writeFile(join(OUT, `${name}__plan.json`), JSON.stringify(JSON.parse(shown), null, 2) + '\n');
     if (name === 'create') await must(['apply', '-input=false', '-no-color', 'plan.tfplan']);

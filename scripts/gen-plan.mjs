@@ -14,7 +14,18 @@
 import { createWriteStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 
-const KIND_CYCLE = ['create', 'update', 'delete', 'replace', 'replace-cbd', 'no-op', 'no-op', 'no-op', 'no-op', 'no-op'];
+const KIND_CYCLE = [
+  'create',
+  'update',
+  'delete',
+  'replace',
+  'replace-cbd',
+  'no-op',
+  'no-op',
+  'no-op',
+  'no-op',
+  'no-op',
+];
 const ACTIONS = {
   create: ['create'],
   update: ['update'],
@@ -32,7 +43,8 @@ const fakeId = (i) => `0f1e2d3c-${String(i).padStart(12, '0')}`;
 function resourceChange(i, kind, padding) {
   const address = resourceAddress(i);
   const id = fakeId(i);
-  const before = kind === 'create' ? 'null' : `{"id":"${id}","input":"${padding}","output":"${padding}","triggers_replace":null}`;
+  const before =
+    kind === 'create' ? 'null' : `{"id":"${id}","input":"${padding}","output":"${padding}","triggers_replace":null}`;
   const after =
     kind === 'delete'
       ? 'null'
@@ -97,7 +109,8 @@ export function* generatePlan({ targetBytes, entryBytes = 1060 }) {
   // attribute values so that the three copies add up to entryBytes.
   const bare = resourceChange(0, 'update', '').length + 2 * stateResource(0, '').length;
   const padding = 'p'.repeat(Math.max(1, Math.round((entryBytes - bare) / 6)));
-  const averageChange = KIND_CYCLE.reduce((sum, kind) => sum + resourceChange(1e6, kind, padding).length, 0) / KIND_CYCLE.length;
+  const averageChange =
+    KIND_CYCLE.reduce((sum, kind) => sum + resourceChange(1e6, kind, padding).length, 0) / KIND_CYCLE.length;
   const perResource = averageChange + 2 * stateResource(1e6, padding).length + 3;
   const resources = Math.max(1, Math.floor(targetBytes / perResource));
 
@@ -126,14 +139,17 @@ export function* generatePlan({ targetBytes, entryBytes = 1060 }) {
     `"after_unknown":{"output":true},"before_sensitive":{},"after_sensitive":{}}}`;
   const hashState = `{"address":"${INPUTS_HASH_ADDRESS}","mode":"managed","type":"terraform_data","name":"captf_inputs_hash","provider_name":"terraform.io/builtin/terraform","schema_version":0,"values":${hashValues},"sensitive_values":{}}`;
 
-  buffer += '{"format_version":"1.2","terraform_version":"1.11.4","variables":{"secret":{"value":"S3CRET"},"size":{"value":3}},';
+  buffer +=
+    '{"format_version":"1.2","terraform_version":"1.11.4","variables":{"secret":{"value":"S3CRET"},"size":{"value":3}},';
   yield* section(
     '"planned_values":{"outputs":{"count":{"sensitive":false,"type":"number","value":3}},"root_module":{"resources":[',
     `,${hashState}]}},`,
     resources,
     (i) => stateResource(i, padding),
   );
-  yield* section('"resource_changes":[', `,${hashChange}],`, resources, (i) => resourceChange(i, KIND_CYCLE[i % KIND_CYCLE.length], padding));
+  yield* section('"resource_changes":[', `,${hashChange}],`, resources, (i) =>
+    resourceChange(i, KIND_CYCLE[i % KIND_CYCLE.length], padding),
+  );
   buffer +=
     '"output_changes":{"count":{"actions":["update"],"before":2,"after":3,"after_unknown":false,"before_sensitive":false,"after_sensitive":false}},';
   yield* section(
@@ -179,7 +195,9 @@ async function main() {
     bytes += Buffer.byteLength(next.value);
     if (!out.write(next.value)) await new Promise((resolve) => out.once('drain', resolve));
   }
-  await new Promise((resolve, reject) => (out === process.stdout ? resolve() : out.end((error) => (error ? reject(error) : resolve()))));
+  await new Promise((resolve, reject) =>
+    out === process.stdout ? resolve() : out.end((error) => (error ? reject(error) : resolve())),
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

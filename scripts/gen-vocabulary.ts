@@ -1,7 +1,7 @@
-// Writes what the contract says of the runner's closed vocabulary (src/vocabulary/): 
+// Writes what the contract says of the runner's closed vocabulary (src/vocabulary/):
 // contract/sections/reasons.md (every reason with its kind, outcome, exit code and what a controller
 // does with it; every step) and contract/controller-actions.json (the same as data, with the vectors
-// of test/controller-model/action-cases.ts). test/vocabulary/contract.test.ts and
+// of test/controller-model/actions.cases.ts). test/vocabulary/contract.test.ts and
 // test/controller-model/actions.test.ts fail when either committed file is stale.
 //
 //   node --import tsx scripts/gen-vocabulary.ts
@@ -10,8 +10,15 @@ import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { ERROR_KINDS, REASONS, REASON_NAMES, type Reason } from '../src/vocabulary/reasons.ts';
 import { STEPS, STEP_NAMES } from '../src/vocabulary/steps.ts';
-import { CONTROLLER_ACTIONS, consumesApproval, consumesRestoreRequest, handlingOf, jobOutcomeOf, type Handling } from '../src/controller-model/actions.ts';
-import { APPROVAL_CASES, JOB_OUTCOME_CASES, RESTORE_CASES } from '../test/controller-model/action-cases.ts';
+import {
+  CONTROLLER_ACTIONS,
+  consumesApproval,
+  consumesRestoreRequest,
+  handlingOf,
+  jobOutcomeOf,
+  type Handling,
+} from '../src/controller-model/actions.ts';
+import { APPROVAL_CASES, JOB_OUTCOME_CASES, RESTORE_CASES } from '../test/controller-model/actions.cases.ts';
 
 export const REASONS_SECTION = fileURLToPath(new URL('../contract/sections/reasons.md', import.meta.url));
 export const CONTROLLER_ACTIONS_PATH = fileURLToPath(new URL('../contract/controller-actions.json', import.meta.url));
@@ -20,7 +27,12 @@ const code = (text: string) => `\`${text}\``;
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
 /** The handling of a reason by the ops other than destroy, restore and unlock (theirs are below the table). */
-const handling = (reason: Reason): Handling => handlingOf(REASONS[reason].ops.find((op) => op !== 'destroy' && op !== 'restore' && op !== 'unlock') ?? REASONS[reason].ops[0]!, reason);
+const handling = (reason: Reason): Handling =>
+  handlingOf(
+    REASONS[reason].ops.find((op) => op !== 'destroy' && op !== 'restore' && op !== 'unlock') ??
+      REASONS[reason].ops[0]!,
+    reason,
+  );
 
 function jobReasonRow(reason: Reason): string {
   const row = REASONS[reason];
@@ -28,7 +40,8 @@ function jobReasonRow(reason: Reason): string {
   return `| ${code(reason)} | ${row.kind ? code(row.kind) : '–'} | ${row.outcomes.map(code).join(', ')} | ${row.exitCode} | ${row.ops.join(', ')} | ${code(h.jobOutcome)} | ${h.countsTowardBackoff ? 'yes' : 'no'} | ${code(h.action)} | ${cell(row.meaning)} |`;
 }
 
-const commandRow = (reason: Reason) => `| ${code(reason)} | ${code(REASONS[reason].kind!)} | ${REASONS[reason].exitCode} | ${cell(REASONS[reason].meaning)} |`;
+const commandRow = (reason: Reason) =>
+  `| ${code(reason)} | ${code(REASONS[reason].kind!)} | ${REASONS[reason].exitCode} | ${cell(REASONS[reason].meaning)} |`;
 
 export function renderReasonsSection(): string {
   const inJobs = REASON_NAMES.filter((reason) => REASONS[reason].ops.length > 0);
@@ -61,12 +74,12 @@ export function renderReasonsSection(): string {
     '- **Job outcome** (what DecideOp reads in `jobs.finished[].outcome`): exit 0 → `succeeded` (`noChanges`',
     '  too), 3 → `blocked`, 124 → `deadlineExceeded`, 130 and 143 → `interrupted`, any other → `failed`',
     '  (`invalid` too). A Job whose `Failed` condition has reason `DeadlineExceeded` (activeDeadlineSeconds',
-    '  ended it: the runner may have exited 143 to the kubelet\'s SIGTERM) is `deadlineExceeded` whatever',
-    '  the runner said. Without the runner\'s reason (no termination message, no result Secret): exit 130 or',
+    "  ended it: the runner may have exited 143 to the kubelet's SIGTERM) is `deadlineExceeded` whatever",
+    "  the runner said. Without the runner's reason (no termination message, no result Secret): exit 130 or",
     '  143 is `interrupted`, any other exit or none (the image never ran) `failed`.',
     '- **Backoff**: `failed` and `deadlineExceeded` count; `blocked` and `interrupted` do not.',
     '- **Exit 130/143 without `DisruptionTarget`** (`kubectl delete job`, a node shutdown, a pod deleted): the',
-    "  podFailurePolicy counts the failure, so with `backoffLimit: 0` the Job fails; the controller reads it",
+    '  podFailurePolicy counts the failure, so with `backoffLimit: 0` the Job fails; the controller reads it',
     '  `interrupted` and retries at once, without backoff. With `DisruptionTarget` Kubernetes runs a new pod',
     '  of the same Job (`Ignore`): the Job is still active.',
     '- **Action** (the column below is that of apply, plan, refresh and drift):',
@@ -75,9 +88,9 @@ export function renderReasonsSection(): string {
     '  A **destroy** is never held: every failure retries with backoff, forever (the-destroy-job.md). A',
     '  **restore** whose failure no retry can pass (exit 2, 4, 5) spends its `captf.io/restore-state`',
     '  annotation (`awaitRestore`: DecideOp reads it as consumed). Every failed **unlock** is `byHand`.',
-    '- **Condition reason** (ApplyJobSucceeded for apply and destroy Jobs): the runner\'s reason; a failed',
+    "- **Condition reason** (ApplyJobSucceeded for apply and destroy Jobs): the runner's reason; a failed",
     '  destroy sets `DestroyFailed` whatever step failed, unless the image must change (exit 4) or the state is',
-    '  not the object\'s (exit 7, `StateLineageMismatch`): its own reason then.',
+    "  not the object's (exit 7, `StateLineageMismatch`): its own reason then.",
     '- **Approval consumption**: `captf.io/approve-destructive-plan` is removed after any successful apply',
     '  (`succeeded` or `noChanges`) whose rendered approval hash it names, whether or not the plan needed it;',
     '  one naming another hash approved nothing and stays. A blocked, failed or denied apply leaves it, but for',
@@ -112,7 +125,8 @@ export function renderReasonsSection(): string {
 /** contract/controller-actions.json. Refuses to export a case on which the model and the case disagree. */
 export function renderControllerActions(): string {
   const check = <T>(name: string, model: T, expected: T) => {
-    if (!isDeepStrictEqual(model, expected)) throw new Error(`case "${name}": the model says ${JSON.stringify(model)}, the case ${JSON.stringify(expected)}`);
+    if (!isDeepStrictEqual(model, expected))
+      throw new Error(`case "${name}": the model says ${JSON.stringify(model)}, the case ${JSON.stringify(expected)}`);
   };
   for (const c of JOB_OUTCOME_CASES) check(c.name, jobOutcomeOf(c.pod), c.jobOutcome);
   for (const c of APPROVAL_CASES) check(c.name, consumesApproval(c.job, c.annotation), c.consumed);
@@ -124,9 +138,21 @@ export function renderControllerActions(): string {
     actions: CONTROLLER_ACTIONS,
     reasons: REASON_NAMES.filter((reason) => REASONS[reason].ops.length > 0).map((reason) => {
       const { kind, outcomes, exitCode, ops, meaning } = REASONS[reason];
-      return { reason, kind, outcomes, exitCode, meaning, byOp: Object.fromEntries(ops.map((op) => [op, handlingOf(op, reason)])) };
+      return {
+        reason,
+        kind,
+        outcomes,
+        exitCode,
+        meaning,
+        byOp: Object.fromEntries(ops.map((op) => [op, handlingOf(op, reason)])),
+      };
     }),
-    commandReasons: REASON_NAMES.filter((reason) => REASONS[reason].ops.length === 0).map((reason) => ({ reason, kind: REASONS[reason].kind, exitCode: REASONS[reason].exitCode, meaning: REASONS[reason].meaning })),
+    commandReasons: REASON_NAMES.filter((reason) => REASONS[reason].ops.length === 0).map((reason) => ({
+      reason,
+      kind: REASONS[reason].kind,
+      exitCode: REASONS[reason].exitCode,
+      meaning: REASONS[reason].meaning,
+    })),
     vectors: {
       jobOutcome: JOB_OUTCOME_CASES,
       approvalConsumed: APPROVAL_CASES,

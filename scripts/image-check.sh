@@ -145,7 +145,9 @@ check_tampered_terraform() {
   mkdir -p "$context/dist" "$context/runner"
   cp "$REPO/Dockerfile" "$REPO/.dockerignore" "$context/"
   cp -r "$REPO/dist/captf-runner.mjs" "$REPO/dist/chunks" "$REPO/dist/npm-sbom.cdx.json" "$REPO/dist/terraform" "$context/dist/"
-  cp "$REPO"/runner/{terraformrc,terraform.sha256sums,image-sbom.mjs} "$context/runner/"
+  # The runner/ files the build context lets in (.dockerignore's exceptions), so that the list lives in one place.
+  local file
+  for file in $(sed -n 's|^!\(runner/.*\)|\1|p' "$REPO/.dockerignore"); do cp "$REPO/$file" "$context/runner/"; done
   printf '0123456789abcdef' >>"$context/dist/terraform"
   build_runner "$TAMPERED" "$context" >"$out" 2>&1 || rc=$?
   if [ "$rc" = 0 ] || podman image exists "$TAMPERED"; then
@@ -351,6 +353,12 @@ check_dry_run() {
     pass "apply dry run on a read-only root filesystem: exit 0, outcome succeeded, 2 machines in the state"
   else
     fail "apply dry run: exit $rc, outcome $outcome, machines in the state: $resources; log tail: $(tail -5 "$dir.log")"
+  fi
+  # The image's terraform is the file its build verified: its version comes from the build's record.
+  if grep -q 'the binary the image build verified, answered from its record (no version launch)' "$dir.log"; then
+    pass "the image's terraform answered from the build's record: no version launch"
+  else
+    fail "the image's terraform was asked its version: the build's record did not answer ($(grep -m1 -o '"msg":"preflight[^"]*"' "$dir.log"))"
   fi
 }
 

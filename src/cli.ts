@@ -2,7 +2,16 @@
 // the settings' flags, help and defaults come from schemas/setting-options.ts.
 import { Command, Option } from 'commander';
 import { OBJECT_KINDS } from './object-kind.ts';
-import { HASH_SETTINGS, OP_REPORT_FLAGS, OP_SETTINGS, REPORT_FLAGS, SETTING_OPTIONS, flagName, settingHelp, type SettingOption } from './schemas/setting-options.ts';
+import {
+  HASH_SETTINGS,
+  OP_REPORT_FLAGS,
+  OP_SETTINGS,
+  REPORT_FLAGS,
+  SETTING_OPTIONS,
+  flagName,
+  settingHelp,
+  type SettingOption,
+} from './schemas/setting-options.ts';
 import type { Op } from './schemas/result.ts';
 import { VERSION_TEXT } from './version.ts';
 import { EXIT_MEANINGS } from './run/exit-codes.ts';
@@ -25,9 +34,12 @@ export interface ClassifyFlags {
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-
 /** The flags of these settings (or reporting flags), with their help and defaults from the one table (schemas/setting-options.ts). */
-function settingOptions<T extends Record<string, SettingOption>>(command: Command, names: readonly (keyof T & string)[], table: T = SETTING_OPTIONS as unknown as T): Command {
+function settingOptions<T extends Record<string, SettingOption>>(
+  command: Command,
+  names: readonly (keyof T & string)[],
+  table: T = SETTING_OPTIONS as unknown as T,
+): Command {
   for (const name of names) {
     const option: SettingOption = table[name]!;
     const flags = option.value ? `${flagName(name)} ${option.value}` : flagName(name);
@@ -48,14 +60,22 @@ ${EXIT_MEANINGS.map(([code, meaning]) => `  ${code.padEnd(9)} ${meaning}`).join(
 export function buildCli(handlers: CliHandlers): Command {
   const program = new Command('captf-runner')
     .description('Runs one CAPTF operation with terraform: a guarded apply, plan, refresh, drift, destroy or restore')
-    .version(VERSION_TEXT, '-V, --version', 'print the runner version and the contract version (with --json: and the terraform it finds)')
+    .version(
+      VERSION_TEXT,
+      '-V, --version',
+      'print the runner version and the contract version (with --json: and the terraform it finds)',
+    )
     .addHelpText('after', HELP_AFTER)
     .exitOverride();
 
   // Each op takes its own settings only: a flag of another op is an unknown option (exit 2).
   // An op says a refused command line in its result and summary (with where its flags are listed): commander prints nothing of it.
   const op = (name: Op, description: string) =>
-    settingOptions(settingOptions(program.command(name).description(description), OP_SETTINGS[name]), OP_REPORT_FLAGS[name], REPORT_FLAGS)
+    settingOptions(
+      settingOptions(program.command(name).description(description), OP_SETTINGS[name]),
+      OP_REPORT_FLAGS[name],
+      REPORT_FLAGS,
+    )
       .configureOutput({ outputError: () => {} })
       .action((flags: Record<string, unknown>) => handlers.op(name, flags));
 
@@ -74,12 +94,18 @@ export function buildCli(handlers: CliHandlers): Command {
       .argument('<file>', 'the plan JSON (- for stdin)')
       .option('--json', 'print the classification as JSON')
       .option('--limit <n>', 'how many destructive entries to list (default 100)')
-      .option('--policy <dir>', 'judge the plan by the policies in this dir too (default /captf/policy when it exists)'),
+      .option(
+        '--policy <dir>',
+        'judge the plan by the policies in this dir too (default /captf/policy when it exists)',
+      ),
     ['summaryMd', 'detailedExitcode'],
     REPORT_FLAGS,
   ).action((file: string, flags: ClassifyFlags) => handlers.classify(file, flags));
 
-  settingOptions(program.command('hash').description('print the inputs hash and approval hash of an inputs dir'), HASH_SETTINGS)
+  settingOptions(
+    program.command('hash').description('print the inputs hash and approval hash of an inputs dir'),
+    HASH_SETTINGS,
+  )
     .option('--json', 'print JSON')
     .action((flags: Record<string, unknown>) => handlers.hash(flags));
 

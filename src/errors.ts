@@ -33,11 +33,15 @@ export class RunnerError<R extends ErrorReason = ErrorReason> extends Error {
   }
 }
 
-export const usageError = (reason: ReasonOfKind<'usage'>, message: string, detail?: Record<string, unknown>): RunnerError =>
-  new RunnerError({ kind: 'usage', reason, message, detail });
+export const usageError = (
+  reason: ReasonOfKind<'usage'>,
+  message: string,
+  detail?: Record<string, unknown>,
+): RunnerError => new RunnerError({ kind: 'usage', reason, message, detail });
 
 /** An error of a reason chosen at run time (another run's, say): its kind is the reason's own. */
-export const errorOf = (reason: ErrorReason, message: string): RunnerError => new RunnerError({ kind: REASONS[reason].kind as KindOf<ErrorReason>, reason, message });
+export const errorOf = (reason: ErrorReason, message: string): RunnerError =>
+  new RunnerError({ kind: REASONS[reason].kind as KindOf<ErrorReason>, reason, message });
 
 export const imageError = (message: string, detail?: Record<string, unknown>) =>
   new RunnerError({ kind: 'image', reason: 'ImageInvalid', message, detail });
@@ -48,7 +52,13 @@ export function asRunnerError(error: unknown, step?: StepName): RunnerError {
     return error;
   }
   const message = error instanceof Error ? error.message : String(error);
-  return new RunnerError({ kind: 'internal', reason: 'InternalError', step, message: `internal error: ${message}`, cause: error });
+  return new RunnerError({
+    kind: 'internal',
+    reason: 'InternalError',
+    step,
+    message: `internal error: ${message}`,
+    cause: error,
+  });
 }
 
 /**
@@ -58,9 +68,16 @@ export function asRunnerError(error: unknown, step?: StepName): RunnerError {
  * and where it was thrown, never by its message.
  */
 export function unmaskedMessage(error: RunnerError): string {
-  if (error.kind !== 'internal' || error.cause === undefined || error.cause instanceof RunnerError) return error.message;
+  if (error.kind !== 'internal' || error.cause === undefined || error.cause instanceof RunnerError)
+    return error.message;
   const cause = error.cause;
   const name = cause instanceof Error ? cause.name : typeof cause;
-  const where = cause instanceof Error ? cause.stack?.split('\n').find((line) => line.trimStart().startsWith('at '))?.trim() : undefined;
+  const where =
+    cause instanceof Error
+      ? cause.stack
+          ?.split('\n')
+          .find((line) => line.trimStart().startsWith('at '))
+          ?.trim()
+      : undefined;
   return `internal error (${name}${where ? ` ${where}` : ''}): a bug in the runner, please report it`;
 }

@@ -39,7 +39,8 @@ async function opUsageMessage(op: Op, argv: string[], said: string): Promise<str
 }
 
 /** `--version --json` (either order): the one form of --version that looks for terraform, loaded only then. */
-const isVersionJson = (args: string[]) => args.length === 2 && args.includes('--json') && (args.includes('--version') || args.includes('-V'));
+const isVersionJson = (args: string[]) =>
+  args.length === 2 && args.includes('--json') && (args.includes('--version') || args.includes('-V'));
 
 async function main(argv: string[]): Promise<number> {
   if (isVersionJson(argv.slice(2))) {
@@ -76,7 +77,12 @@ async function main(argv: string[]): Promise<number> {
       if (error.code === 'commander.help') return error.exitCode === 0 ? EXIT.succeeded : EXIT.usage;
       // commander already printed what was wrong; an op still leaves a well-formed result.
       const op = (await import('./schemas/result.ts')).Op.safeParse(argv[2]);
-      if (op.success) return runOperation(op.data, flagValues(argv, ['out', 'termination-log']), usageError('UsageInvalid', await opUsageMessage(op.data, argv, error.message.replace(/^error: /, ''))));
+      if (op.success)
+        return runOperation(
+          op.data,
+          flagValues(argv, ['out', 'termination-log']),
+          usageError('UsageInvalid', await opUsageMessage(op.data, argv, error.message.replace(/^error: /, ''))),
+        );
       return EXIT.usage;
     }
     // The one exit funnel of every command without a result, by the table an op's result uses.

@@ -16,17 +16,30 @@ describe('the exit funnel', () => {
       new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', message: 'blocked' }),
       asRunnerError(new Error('boom')),
     ];
-    assert.deepEqual(errors.map(exitCodeOfError), [EXIT.usage, EXIT.imageInvalid, EXIT.planStale, EXIT.failed, EXIT.blocked, EXIT.failed]);
+    assert.deepEqual(errors.map(exitCodeOfError), [
+      EXIT.usage,
+      EXIT.imageInvalid,
+      EXIT.planStale,
+      EXIT.failed,
+      EXIT.blocked,
+      EXIT.failed,
+    ]);
     for (const e of errors) assert.equal(exitCodeOfError(e), exitCodeOf(e.reason, e));
   });
 
   it('prints a typed message as it is, an untyped one by its class and place only', () => {
-    assert.equal(unmaskedMessage(usageError('SettingsInvalid', '--limit must be a whole number')), '--limit must be a whole number');
+    assert.equal(
+      unmaskedMessage(usageError('SettingsInvalid', '--limit must be a whole number')),
+      '--limit must be a whole number',
+    );
     const secret = 'CANARY-token-in-a-message-42';
     const internal = asRunnerError(new TypeError(`cannot read ${secret}`));
     const printed = unmaskedMessage(internal);
     assert.ok(!printed.includes(secret), printed);
-    assert.match(printed, /^internal error \(TypeError at .*errors\.test\.ts:\d+:\d+.*\): a bug in the runner, please report it$/);
+    assert.match(
+      printed,
+      /^internal error \(TypeError at .*errors\.test\.ts:\d+:\d+.*\): a bug in the runner, please report it$/,
+    );
     assert.match(unmaskedMessage(asRunnerError(secret)), /^internal error \(string\): a bug in the runner/);
     assert.ok(internal.message.includes(secret), 'an op keeps the message, for the masked result and log');
   });

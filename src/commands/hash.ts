@@ -6,7 +6,8 @@ import type { Notice } from '../schemas/result.ts';
 /** A Job's hash names its image: one without it never matches what a Job computes. */
 const IMAGE_EMPTY: Notice = {
   code: 'ImageEmpty',
-  message: 'no --image (or CAPTF_IMAGE) was given: these hashes are of an empty image reference, and never match a Job\'s (its hash names the image it runs); pass --image with the image reference the Job runs',
+  message:
+    "no --image (or CAPTF_IMAGE) was given: these hashes are of an empty image reference, and never match a Job's (its hash names the image it runs); pass --image with the image reference the Job runs",
 };
 
 export async function hashCommand(flags: Record<string, unknown>): Promise<void> {
@@ -16,5 +17,9 @@ export async function hashCommand(flags: Record<string, unknown>): Promise<void>
   const notices = [...(image === '' ? [IMAGE_EMPTY] : []), ...unknownSettingVariables(process.env), ...loaded.notices];
   for (const notice of notices) process.stderr.write(`warning: ${notice.message}\n`);
   const { hashes } = loaded;
-  process.stdout.write(flags.json ? JSON.stringify(notices.length ? { ...hashes, notices } : hashes) + '\n' : `inputs hash:   ${hashes.inputsHash}\napproval hash: ${hashes.approvalHash}\n`);
+  process.stdout.write(
+    flags.json
+      ? JSON.stringify(notices.length ? { ...hashes, notices } : hashes) + '\n'
+      : `inputs hash:   ${hashes.inputsHash}\napproval hash: ${hashes.approvalHash}\n`,
+  );
 }

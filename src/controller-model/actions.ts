@@ -14,7 +14,8 @@ export const CONTROLLER_ACTIONS = {
   retryAtOnce: 'retry at once, without backoff: the Job was stopped from outside',
   hold: 'hold the op until the spec, the image or the inputs change (DecideOp: HeldForChange): a retry would fail the same way',
   newPlan: 'the approved plan is void: DecideOp plans again (Manual), and the new plan needs its own approval',
-  awaitApproval: 'wait for the approval annotation to name the approval hash, or for new inputs (DecideOp: DestructivePlanApprovalPending)',
+  awaitApproval:
+    'wait for the approval annotation to name the approval hash, or for new inputs (DecideOp: DestructivePlanApprovalPending)',
   awaitRestore: 'the restore annotation is spent (consumed): wait until it names another backup',
   byHand: 'unlock is run by a person, never decided: the message says what to do',
 } as const;
@@ -47,7 +48,8 @@ export function jobOutcomeOfExit(exitCode: number): JobOutcome {
 }
 
 /** Failures and deadline kills count; a block and a stop from outside are neither success nor failure. */
-export const countsTowardBackoff = (outcome: JobOutcome): boolean => outcome === 'failed' || outcome === 'deadlineExceeded';
+export const countsTowardBackoff = (outcome: JobOutcome): boolean =>
+  outcome === 'failed' || outcome === 'deadlineExceeded';
 
 /**
  * The action for a Job of `op` that ended with `exitCode`. A destroy is never held: it retries with
@@ -81,7 +83,12 @@ export function actionOf(op: Op, exitCode: number): ControllerAction {
 export function handlingOf(op: Op, reason: string, exitCode?: number): Handling {
   const code = isReason(reason) ? REASONS[reason].exitCode : (exitCode ?? EXIT.failed);
   const jobOutcome = jobOutcomeOfExit(code);
-  return { jobOutcome, countsTowardBackoff: countsTowardBackoff(jobOutcome), action: actionOf(op, code), conditionReason: conditionReasonOf(op, reason, code) };
+  return {
+    jobOutcome,
+    countsTowardBackoff: countsTowardBackoff(jobOutcome),
+    action: actionOf(op, code),
+    conditionReason: conditionReasonOf(op, reason, code),
+  };
 }
 
 /**
@@ -90,7 +97,13 @@ export function handlingOf(op: Op, reason: string, exitCode?: number): Handling 
  * BackendMismatch, StateInWorkdir) or the state is not the object's (exit 7: StateLineageMismatch).
  */
 export function conditionReasonOf(op: Op, reason: string, exitCode: number): string {
-  if (op === 'destroy' && jobOutcomeOfExit(exitCode) === 'failed' && exitCode !== EXIT.imageInvalid && exitCode !== EXIT.otherState) return 'DestroyFailed';
+  if (
+    op === 'destroy' &&
+    jobOutcomeOfExit(exitCode) === 'failed' &&
+    exitCode !== EXIT.imageInvalid &&
+    exitCode !== EXIT.otherState
+  )
+    return 'DestroyFailed';
   return reason;
 }
 
@@ -122,9 +135,14 @@ export function jobOutcomeOf(pod: FinishedPod): JobOutcome {
  * another state: kept, the next Job would apply a plan nobody saw against this one). An annotation
  * naming another hash approved nothing and stays.
  */
-export function consumesApproval(job: { op: Op; reason: string; approvalHash: string; notices?: readonly string[] }, annotation: string | undefined): boolean {
+export function consumesApproval(
+  job: { op: Op; reason: string; approvalHash: string; notices?: readonly string[] },
+  annotation: string | undefined,
+): boolean {
   if (job.op !== 'apply' || annotation === undefined || annotation !== job.approvalHash) return false;
-  return handlingOf('apply', job.reason).jobOutcome === 'succeeded' || (job.notices ?? []).includes('ApprovalOfOtherState');
+  return (
+    handlingOf('apply', job.reason).jobOutcome === 'succeeded' || (job.notices ?? []).includes('ApprovalOfOtherState')
+  );
 }
 
 /** Whether a finished restore spends `captf.io/restore-state` (DecideOp reads it as consumed): it succeeded, or no retry can pass it. */

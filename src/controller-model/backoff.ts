@@ -22,13 +22,19 @@ const isNeutral = (job: FinishedJob): boolean => job.outcome === 'blocked' || jo
 
 /** The op's failures since its last success, newest first. */
 export function failureStreak(jobs: readonly FinishedJob[], op: ModelOp): FinishedJob[] {
-  const newestFirst = jobs.filter((job) => job.op === op && !isNeutral(job)).sort((a, b) => toMs(b.finishedAt) - toMs(a.finishedAt));
+  const newestFirst = jobs
+    .filter((job) => job.op === op && !isNeutral(job))
+    .sort((a, b) => toMs(b.finishedAt) - toMs(a.finishedAt));
   const firstSuccess = newestFirst.findIndex((job) => !countsAsFailure(job));
   return firstSuccess === -1 ? newestFirst : newestFirst.slice(0, firstSuccess);
 }
 
 /** The wait after `consecutiveFailures` failures in a row, in seconds (0 when there is none). */
-export function backoffSeconds(consecutiveFailures: number, retainedFailedJobs: number, failedJobsHistoryLimit: number): number {
+export function backoffSeconds(
+  consecutiveFailures: number,
+  retainedFailedJobs: number,
+  failedJobsHistoryLimit: number,
+): number {
   if (consecutiveFailures === 0) return 0;
   if (retainedFailedJobs >= Math.max(1, failedJobsHistoryLimit)) return BACKOFF_CAP_SECONDS;
   return Math.min(BACKOFF_CAP_SECONDS, BACKOFF_FIRST_SECONDS * 2 ** (consecutiveFailures - 1));
@@ -40,6 +46,9 @@ export function backoffUntil(snapshot: Snapshot, op: ModelOp): number | undefine
   const streak = failureStreak(finished, op);
   if (streak.length === 0) return undefined;
   const retainedFailedJobs = finished.filter(countsAsFailure).length;
-  const until = addSeconds(toMs(streak[0]!.finishedAt), backoffSeconds(streak.length, retainedFailedJobs, failedJobsHistoryLimit));
+  const until = addSeconds(
+    toMs(streak[0]!.finishedAt),
+    backoffSeconds(streak.length, retainedFailedJobs, failedJobsHistoryLimit),
+  );
   return until > toMs(snapshot.now) ? until : undefined;
 }

@@ -68,7 +68,9 @@ function deletingObject(snapshot: Snapshot): Decision | undefined {
 
 /** A live object whose state is lost cannot be compared, and applying it as new would duplicate what exists. */
 function liveStateUnreadable(snapshot: Snapshot): Decision | undefined {
-  return snapshot.state.status === 'lostOrUnreadable' ? wait('StateUnreadable', DELETION_HELD_REQUEUE_SECONDS) : undefined;
+  return snapshot.state.status === 'lostOrUnreadable'
+    ? wait('StateUnreadable', DELETION_HELD_REQUEUE_SECONDS)
+    : undefined;
 }
 
 /** Rules 5–9, then what may turn the apply into something else: the Manual plan flow or the blocked-apply wait. */
@@ -119,7 +121,11 @@ function driftRemediationDue(snapshot: Snapshot): boolean {
   const { lastSucceededAt } = snapshot.applies;
   if (lastSucceededAt !== undefined && toMs(lastSucceededAt) > checkedMs) return false;
   const failedSinceCheck = snapshot.jobs.finished.filter(
-    (job) => job.op === 'apply' && job.reason === 'DriftRemediation' && countsAsFailure(job) && toMs(job.finishedAt) > checkedMs,
+    (job) =>
+      job.op === 'apply' &&
+      job.reason === 'DriftRemediation' &&
+      countsAsFailure(job) &&
+      toMs(job.finishedAt) > checkedMs,
   ).length;
   return failedSinceCheck < remediationFailedLimit;
 }
@@ -151,7 +157,12 @@ function guardedApply(snapshot: Snapshot, reason: ApplyReason, approvalKey: stri
   const approved = snapshot.annotations.approveDestructivePlan === approvalKey;
   const blocked = snapshot.blockedApply;
   if (blocked?.hash === approvalKey && !approved) {
-    return approvalWait(snapshot, 'DestructivePlanApprovalPending', { op: 'apply', reason }, blocked.reason === 'DriftRemediation');
+    return approvalWait(
+      snapshot,
+      'DestructivePlanApprovalPending',
+      { op: 'apply', reason },
+      blocked.reason === 'DriftRemediation',
+    );
   }
   return opDecision(snapshot, 'apply', reason, approved ? { approvedInputsHash: approvalKey } : {});
 }
@@ -195,7 +206,9 @@ function withHold(snapshot: Snapshot, decision: OpDecision): Decision | undefine
  * (a teardown never wedges), and a restore spends its annotation.
  */
 export function heldJob(snapshot: Snapshot, op: ModelOp): FinishedJob | undefined {
-  const newest = snapshot.jobs.finished.filter((job) => job.op === op).sort((a, b) => toMs(b.finishedAt) - toMs(a.finishedAt))[0];
+  const newest = snapshot.jobs.finished
+    .filter((job) => job.op === op)
+    .sort((a, b) => toMs(b.finishedAt) - toMs(a.finishedAt))[0];
   if (newest?.runnerReason === undefined || handlingOf(op, newest.runnerReason).action !== 'hold') return undefined;
   const { generation } = snapshot.object;
   if (generation !== undefined && newest.generation !== undefined && generation !== newest.generation) return undefined;

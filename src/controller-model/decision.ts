@@ -36,7 +36,10 @@ export const OpDecision = z.strictObject({
   inputs: z.enum(['current', 'durable', 'none']),
   image: z.enum(['spec', 'pinned']),
   events: z.array(z.literal('DigestUnknown')).optional(),
-  approvedInputsHash: z.string().optional().describe('Pass as the destructive-plan approval: the annotation equals the rendered hash'),
+  approvedInputsHash: z
+    .string()
+    .optional()
+    .describe('Pass as the destructive-plan approval: the annotation equals the rendered hash'),
   approvedPlanHash: z.string().optional().describe('Manual: the plan to apply'),
 });
 export type OpDecision = z.infer<typeof OpDecision>;

@@ -47,7 +47,8 @@ export interface ObjectImages {
  * its digest are different references, and would hash differently).
  */
 export function jobImage(image: OpDecision['image'], images: ObjectImages): { container: string; imageFlag: string } {
-  if (image === 'spec' || images.pinnedDigest === undefined || images.applied === undefined) return { container: images.spec, imageFlag: images.spec };
+  if (image === 'spec' || images.pinnedDigest === undefined || images.applied === undefined)
+    return { container: images.spec, imageFlag: images.spec };
   return { container: `${repositoryOf(images.applied)}@${images.pinnedDigest}`, imageFlag: images.applied };
 }
 

@@ -27,7 +27,8 @@ export const healthPendingDelaySeconds = (pendingReadings: number): number =>
  */
 export function lastRefreshMs(snapshot: Snapshot): number | undefined {
   const newest = snapshot.applies.newest;
-  const definiteApply = newest?.outcome === 'succeeded' && newest.outputReading === 'definite' ? toMs(newest.finishedAt) : undefined;
+  const definiteApply =
+    newest?.outcome === 'succeeded' && newest.outputReading === 'definite' ? toMs(newest.finishedAt) : undefined;
   return latest(snapshot.refresh.lastRunAt === undefined ? undefined : toMs(snapshot.refresh.lastRunAt), definiteApply);
 }
 
@@ -54,7 +55,8 @@ const newestReadingMs = (snapshot: Snapshot): number =>
 /** Rule 1: machines and pools refresh after a successful apply whose own reading was not definite. */
 function refreshAfterApplyDueAtMs(snapshot: Snapshot): number | undefined {
   const newest = snapshot.applies.newest;
-  if (snapshot.object.kind === 'cluster' || newest?.outcome !== 'succeeded' || newest.outputReading === 'definite') return undefined;
+  if (snapshot.object.kind === 'cluster' || newest?.outcome !== 'succeeded' || newest.outputReading === 'definite')
+    return undefined;
   const finishedMs = toMs(newest.finishedAt);
   const refreshedSince = snapshot.refresh.lastRunAt !== undefined && toMs(snapshot.refresh.lastRunAt) >= finishedMs;
   return refreshedSince ? undefined : finishedMs;
@@ -65,10 +67,15 @@ function scheduledChecks(snapshot: Snapshot): ScheduledCheck[] {
   const { refresh, drift } = snapshot;
   const checks: ScheduledCheck[] = [];
   const refreshAfterApply = refreshAfterApplyDueAtMs(snapshot);
-  if (refreshAfterApply !== undefined) checks.push({ reason: 'RefreshAfterApply', op: 'refresh', dueAtMs: refreshAfterApply });
+  if (refreshAfterApply !== undefined)
+    checks.push({ reason: 'RefreshAfterApply', op: 'refresh', dueAtMs: refreshAfterApply });
   // Rules 2 and 3 are exclusive: while converging, the fixed 30 s replaces the doubling pending delay.
   if (refresh.membership?.converging) {
-    checks.push({ reason: 'MembershipConverging', op: 'refresh', dueAtMs: addSeconds(newestReadingMs(snapshot), MEMBERSHIP_CONVERGING_SECONDS) });
+    checks.push({
+      reason: 'MembershipConverging',
+      op: 'refresh',
+      dueAtMs: addSeconds(newestReadingMs(snapshot), MEMBERSHIP_CONVERGING_SECONDS),
+    });
   } else if (refresh.healthPendingReadings > 0) {
     const delay = healthPendingDelaySeconds(refresh.healthPendingReadings);
     checks.push({ reason: 'HealthPending', op: 'refresh', dueAtMs: addSeconds(newestReadingMs(snapshot), delay) });
@@ -82,7 +89,11 @@ function scheduledChecks(snapshot: Snapshot): ScheduledCheck[] {
     checks.push({ reason: 'HealthCheckDue', op: 'refresh', dueAtMs });
   }
   const lastDriftCheckMs = drift.lastCheck === undefined ? undefined : toMs(drift.lastCheck.at);
-  checks.push({ reason: 'DriftDue', op: 'drift', dueAtMs: periodicDueAtMs(snapshot, lastDriftCheckMs, drift.intervalSeconds) });
+  checks.push({
+    reason: 'DriftDue',
+    op: 'drift',
+    dueAtMs: periodicDueAtMs(snapshot, lastDriftCheckMs, drift.intervalSeconds),
+  });
   return checks;
 }
 

@@ -14,7 +14,13 @@ export const ModelOp = z.enum(['apply', 'plan', 'refresh', 'drift', 'destroy', '
 export type ModelOp = z.infer<typeof ModelOp>;
 
 /** The reasons of rules 5–9: why an apply is due. */
-export const ApplyReason = z.enum(['NoState', 'StateWithoutInputsHash', 'InputsChanged', 'LastApplyFailed', 'DriftRemediation']);
+export const ApplyReason = z.enum([
+  'NoState',
+  'StateWithoutInputsHash',
+  'InputsChanged',
+  'LastApplyFailed',
+  'DriftRemediation',
+]);
 export type ApplyReason = z.infer<typeof ApplyReason>;
 
 export const FinishedJob = z.strictObject({
@@ -24,15 +30,26 @@ export const FinishedJob = z.strictObject({
     .describe('succeeded includes noChanges; interrupted means stopped from outside (drain, eviction, Job delete)'),
   finishedAt: Time,
   reason: z.string().optional().describe('The decision reason the Job ran for (apply Jobs: an ApplyReason)'),
-  runnerReason: z.string().min(1).optional().describe("The runner's reason (termination message or result Secret); absent when the runner wrote none"),
+  runnerReason: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The runner's reason (termination message or result Secret); absent when the runner wrote none"),
   inputsHash: Hash.optional().describe('The inputs hash the Job rendered (its result.inputsHash)'),
-  generation: z.number().int().nonnegative().optional().describe("The object's metadata.generation the Job was built from"),
+  generation: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe("The object's metadata.generation the Job was built from"),
 });
 export type FinishedJob = z.infer<typeof FinishedJob>;
 
 /** The newest apply that was not blocked (a blocked apply does not mark the last apply as failed). */
 export const NewestApply = z.strictObject({
-  outcome: z.enum(['succeeded', 'failed', 'interrupted']).describe('interrupted: the Job vanished or was stopped mid-run'),
+  outcome: z
+    .enum(['succeeded', 'failed', 'interrupted'])
+    .describe('interrupted: the Job vanished or was stopped mid-run'),
   finishedAt: Time,
   outputReading: z
     .enum(['definite', 'pending', 'unknown'])
@@ -42,7 +59,10 @@ export const NewestApply = z.strictObject({
 export const StateReading = z.discriminatedUnion('status', [
   z.strictObject({ status: z.literal('absent') }),
   z.strictObject({ status: z.literal('lostOrUnreadable') }),
-  z.strictObject({ status: z.literal('present'), inputsHash: Hash.nullable().describe('null: state without an inputs hash') }),
+  z.strictObject({
+    status: z.literal('present'),
+    inputsHash: Hash.nullable().describe('null: state without an inputs hash'),
+  }),
 ]);
 
 export const Snapshot = z

@@ -26,7 +26,10 @@ export function approvalMismatch(facts: ApprovalFacts): Notice | undefined {
   if (given === approvalHash) return undefined;
   const pass = `pass exactly the approval hash ${approvalHash}`;
   if (!isSha256(given)) {
-    const written = tidy(given) === approvalHash ? ", though it is this run's approval hash written another way (the runner compares exactly)" : '';
+    const written =
+      tidy(given) === approvalHash
+        ? ", though it is this run's approval hash written another way (the runner compares exactly)"
+        : '';
     return {
       code: 'ApprovalMalformed',
       message: `the approved hash given is not 64 lowercase hex characters (${formProblems(given).join('; ')}): it approves nothing${written}; ${pass}`,
@@ -34,7 +37,10 @@ export function approvalMismatch(facts: ApprovalFacts): Notice | undefined {
   }
   const nothing = 'it approves nothing';
   if (facts.planHashes.includes(given))
-    return { code: 'ApprovalIsPlanHash', message: `the approved hash given is a plan hash (planHash, of this run's saved plan or of its blocked run's), not the approval hash: ${nothing}; ${pass}` };
+    return {
+      code: 'ApprovalIsPlanHash',
+      message: `the approved hash given is a plan hash (planHash, of this run's saved plan or of its blocked run's), not the approval hash: ${nothing}; ${pass}`,
+    };
   if (given === facts.inputsHash)
     return {
       code: 'ApprovalIsInputsHash',
@@ -59,7 +65,8 @@ export function approvalMismatch(facts: ApprovalFacts): Notice | undefined {
 /** What is wrong with the form of a value that is not 64 lowercase hex. */
 function formProblems(given: string): string[] {
   const problems: string[] = [];
-  if (given.trim() !== given) problems.push(/[\r\n]/.test(given) ? 'a newline or whitespace around it' : 'whitespace around it');
+  if (given.trim() !== given)
+    problems.push(/[\r\n]/.test(given) ? 'a newline or whitespace around it' : 'whitespace around it');
   const trimmed = given.trim();
   const bare = trimmed.toLowerCase().startsWith(SHA256_PREFIX) ? trimmed.slice(SHA256_PREFIX.length) : trimmed;
   if (bare !== trimmed) problems.push(`a "${SHA256_PREFIX}" prefix`);

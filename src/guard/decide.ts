@@ -35,7 +35,12 @@ export function decideApply(input: ApplyDecisionInput): ApplyDecision {
   const approvalMatched = hashesEqual(input.approvedHash, input.approvalHash);
   const approvalRequired = input.guard && plan.gated;
   if (approvalRequired && !approvalMatched) return { action: 'block', approvalMatched: false };
-  return { action: 'apply', outcome: changesOnlyTheRecord(plan) ? 'noChanges' : 'succeeded', approvalRequired, approvalMatched };
+  return {
+    action: 'apply',
+    outcome: changesOnlyTheRecord(plan) ? 'noChanges' : 'succeeded',
+    approvalRequired,
+    approvalMatched,
+  };
 }
 
 /**
@@ -46,18 +51,25 @@ export function changesOnlyTheRecord(plan: Classification): boolean {
   return !classifiedChanges(plan);
 }
 
-export function approveCommand(kind: ObjectKind, object: string | undefined, namespace: string | undefined, hash: string): string {
+export function approveCommand(
+  kind: ObjectKind,
+  object: string | undefined,
+  namespace: string | undefined,
+  hash: string,
+): string {
   return `kubectl annotate ${KIND_RESOURCE[kind]} ${object ?? '<name>'} -n ${namespace ?? '<namespace>'} captf.io/approve-destructive-plan=${hash} --overwrite`;
 }
 
 /** A bounded list in words: what it lists, and how many more its total counts. */
-const listed = (texts: string[], total: number) => `${texts.join(', ') || '(none listed)'}${total > texts.length ? ` and ${total - texts.length} more` : ''}`;
+const listed = (texts: string[], total: number) =>
+  `${texts.join(', ') || '(none listed)'}${total > texts.length ? ` and ${total - texts.length} more` : ''}`;
 
 /** At most this many denials are named in a message; plan.policy.denied lists the rest. */
 const NAMED_DENIALS = 5;
 
 /** A policy finding in words: the rule, where, and why when the rule failed. */
-export const findingText = (f: { rule: string; address?: string; error?: string }) => `${f.rule}${f.address ? ` at ${f.address}` : ''}${f.error ? ` (the rule failed: ${f.error})` : ''}`;
+export const findingText = (f: { rule: string; address?: string; error?: string }) =>
+  `${f.rule}${f.address ? ` at ${f.address}` : ''}${f.error ? ` (the rule failed: ${f.error})` : ''}`;
 
 /** A denial in words: the rule, where, and what its message says (what must change instead). */
 export const denialText = (d: PolicyDenial) => `${findingText(d)}: ${d.message}`;
@@ -65,7 +77,8 @@ export const denialText = (d: PolicyDenial) => `${findingText(d)}: ${d.message}`
 /** The policy's denials in words, the first few. */
 export function deniedText(policy: PlanPolicy): string {
   const named = policy.denied.slice(0, NAMED_DENIALS).map(denialText);
-  const more = policy.deniedTotal > named.length ? `; and ${policy.deniedTotal - named.length} more (plan.policy.denied)` : '';
+  const more =
+    policy.deniedTotal > named.length ? `; and ${policy.deniedTotal - named.length} more (plan.policy.denied)` : '';
   return `${named.join('; ')}${more}`;
 }
 
@@ -76,8 +89,12 @@ const approvalRequiredText = (policy: PlanPolicy) =>
 /** Why a gated plan needs an approval, one phrase per cause: what it destroys, the actions it runs, what the runner cannot read, what the policy's requireApproval rules found (a denial is no cause: no approval passes it). */
 export function gateCauses(plan: Classification): string[] {
   const causes: string[] = [];
-  if (plan.destructiveTotal > 0) causes.push(`it deletes or replaces: ${listed(plan.destructive.map(changeText), plan.destructiveTotal)}`);
-  if (plan.actionsTotal > 0) causes.push(`it runs provider actions, which the runner cannot judge: ${listed(plan.actions.map(actionText), plan.actionsTotal)}`);
+  if (plan.destructiveTotal > 0)
+    causes.push(`it deletes or replaces: ${listed(plan.destructive.map(changeText), plan.destructiveTotal)}`);
+  if (plan.actionsTotal > 0)
+    causes.push(
+      `it runs provider actions, which the runner cannot judge: ${listed(plan.actions.map(actionText), plan.actionsTotal)}`,
+    );
   if (plan.failClosed.length > 0) causes.push(`the runner cannot fully read it: ${plan.failClosed.join('; ')}`);
   if (plan.policy?.approvalRequiredTotal) causes.push(approvalRequiredText(plan.policy));
   return causes;
@@ -104,8 +121,12 @@ export function blockedMessage(plan: Classification, approvalHash: string): stri
  */
 export function ungatedWarnings(plan: Classification, why: string): string[] {
   const warnings: string[] = [];
-  if (plan.actionsTotal > 0) warnings.push(`${why}: the plan runs provider actions, which the runner cannot judge: ${listed(plan.actions.map(actionText), plan.actionsTotal)}`);
-  if (plan.failClosed.length > 0) warnings.push(`${why}: the runner cannot fully read the plan: ${plan.failClosed.join('; ')}`);
+  if (plan.actionsTotal > 0)
+    warnings.push(
+      `${why}: the plan runs provider actions, which the runner cannot judge: ${listed(plan.actions.map(actionText), plan.actionsTotal)}`,
+    );
+  if (plan.failClosed.length > 0)
+    warnings.push(`${why}: the runner cannot fully read the plan: ${plan.failClosed.join('; ')}`);
   if (plan.policy?.approvalRequiredTotal) warnings.push(`${why}: ${approvalRequiredText(plan.policy)}`);
   return warnings;
 }

@@ -29,13 +29,21 @@ export const shownChange = <A extends string>(c: ShownChange<A>): ShownChange<A>
 });
 
 /** A provider action as approval.unreviewed lists it: compared by address and trigger. */
-export const shownAction = (a: { address: string; trigger: string }): ShownChange<'action'> => ({ address: a.address, action: 'action', trigger: a.trigger });
+export const shownAction = (a: { address: string; trigger: string }): ShownChange<'action'> => ({
+  address: a.address,
+  action: 'action',
+  trigger: a.trigger,
+});
 
 /** The address of a finding of an `on: plan` rule, which has none: no resource address is a single word. */
 export const PLAN_FINDING_ADDRESS = 'plan';
 
 /** A policy requireApproval finding as approval.unreviewed lists it: compared by rule and address. */
-export const shownPolicyFinding = (f: { rule: string; address?: string }): ShownChange<'policy'> => ({ address: f.address ?? PLAN_FINDING_ADDRESS, action: 'policy', rule: f.rule });
+export const shownPolicyFinding = (f: { rule: string; address?: string }): ShownChange<'policy'> => ({
+  address: f.address ?? PLAN_FINDING_ADDRESS,
+  action: 'policy',
+  rule: f.rule,
+});
 
 /** The blocked run an approval is compared with: what it showed and where it was read. */
 export interface BlockedRun {
@@ -69,7 +77,9 @@ const BlockedResultDocument = z.object({
     // A record of a runner before provider actions has none: it showed none.
     actions: z.array(z.object({ address: z.string(), trigger: z.string() })).default([]),
     // Without a policy dir the blocked run found nothing for one to require.
-    policy: z.object({ approvalRequired: z.array(z.object({ rule: z.string(), address: z.string().optional() })) }).optional(),
+    policy: z
+      .object({ approvalRequired: z.array(z.object({ rule: z.string(), address: z.string().optional() })) })
+      .optional(),
   }),
   finishedAt: z.string(),
   planHash: z.string().optional(),
@@ -93,7 +103,17 @@ export function readBlockedRun(document: unknown, location: string, wanted: Bloc
   if (r.object.kind !== wanted.object.kind || r.object.name !== wanted.object.name) return undefined;
   if (r.object.namespace && wanted.object.namespace && r.object.namespace !== wanted.object.namespace) return undefined;
   if (Number.isNaN(Date.parse(r.finishedAt))) return undefined;
-  return { location, finishedAt: r.finishedAt, ...(r.planHash && { planHash: r.planHash }), ...(r.state && { lineage: r.state.lineage || null }), shown: [...r.plan.destructive.map(shownChange), ...r.plan.actions.map(shownAction), ...(r.plan.policy?.approvalRequired ?? []).map(shownPolicyFinding)] };
+  return {
+    location,
+    finishedAt: r.finishedAt,
+    ...(r.planHash && { planHash: r.planHash }),
+    ...(r.state && { lineage: r.state.lineage || null }),
+    shown: [
+      ...r.plan.destructive.map(shownChange),
+      ...r.plan.actions.map(shownAction),
+      ...(r.plan.policy?.approvalRequired ?? []).map(shownPolicyFinding),
+    ],
+  };
 }
 
 /** How far ahead of this run's clock a blocked run may say it finished (clock skew between nodes). */
@@ -104,18 +124,23 @@ export const FUTURE_TOLERANCE_MS = 60_000;
  * that says it finished more than FUTURE_TOLERANCE_MS after `now` is ignored (a forged record, or a
  * clock far off, must not count as the newest forever) and named in `ignored`, worth a warning.
  */
-export function newestBlockedRun(runs: readonly BlockedRun[], now = Date.now()): { newest: BlockedRun | undefined; ignored: string[] } {
+export function newestBlockedRun(
+  runs: readonly BlockedRun[],
+  now = Date.now(),
+): { newest: BlockedRun | undefined; ignored: string[] } {
   let newest: BlockedRun | undefined;
   const ignored: string[] = [];
   for (const run of runs) {
     const finished = Date.parse(run.finishedAt);
-    if (finished > now + FUTURE_TOLERANCE_MS) ignored.push(`${run.location} (ignored: it says it finished at ${run.finishedAt}, in the future)`);
+    if (finished > now + FUTURE_TOLERANCE_MS)
+      ignored.push(`${run.location} (ignored: it says it finished at ${run.finishedAt}, in the future)`);
     else if (!newest || finished > Date.parse(newest.finishedAt)) newest = run;
   }
   return { newest, ignored };
 }
 
-const keyOf = (change: ShownChange) => JSON.stringify([change.address, change.deposed ?? null, change.action, change.trigger ?? null, change.rule ?? null]);
+const keyOf = (change: ShownChange) =>
+  JSON.stringify([change.address, change.deposed ?? null, change.action, change.trigger ?? null, change.rule ?? null]);
 
 export interface Unreviewed<A extends string = string> {
   /** What the approved plan destroys that the blocked run did not list, in plan order, at most `limit`. */
@@ -152,7 +177,8 @@ export function unreviewedChanges<A extends string>(
 }
 
 /** `N destructive changes`, or `N destructive changes or provider actions` when the plan runs actions. */
-export const countText = (n: number, withActions: boolean) => `${n} destructive change${n === 1 ? '' : 's'}${withActions ? ` or provider action${n === 1 ? '' : 's'}` : ''}`;
+export const countText = (n: number, withActions: boolean) =>
+  `${n} destructive change${n === 1 ? '' : 's'}${withActions ? ` or provider action${n === 1 ? '' : 's'}` : ''}`;
 
 /** At most this many entries are named in a warning; the result and the summary list the rest. */
 const WARNING_NAMES = 5;
@@ -162,15 +188,24 @@ const WARNING_NAMES = 5;
  * (`found.unreviewedTotal` > 0): the count, the first few, and what they were compared with. With
  * no blocked run found (always worth a warning), it says so and where it looked.
  */
-export function unreviewedWarning(approvalHash: string, blocked: BlockedRun | undefined, found: Unreviewed, looked: readonly string[] = [], withActions = false): string {
+export function unreviewedWarning(
+  approvalHash: string,
+  blocked: BlockedRun | undefined,
+  found: Unreviewed,
+  looked: readonly string[] = [],
+  withActions = false,
+): string {
   const count = countText(found.unreviewedTotal, withActions);
   const named = found.unreviewed.slice(0, WARNING_NAMES).map(changeText).join(', ');
   const listed = Math.min(WARNING_NAMES, found.unreviewed.length);
-  const more = found.unreviewedTotal > listed ? ` and ${found.unreviewedTotal - listed} more (approval.unreviewed)` : '';
+  const more =
+    found.unreviewedTotal > listed ? ` and ${found.unreviewedTotal - listed} more (approval.unreviewed)` : '';
   const why = 'An approval names the inputs, not a reviewed plan: the apply goes ahead as approved.';
   if (!blocked) {
     const notFound = `no blocked run was found for approval hash ${approvalHash} (looked in: ${looked.join('; ') || 'nowhere'}): nothing records what was shown when it was approved`;
-    return found.unreviewedTotal === 0 ? `${notFound}. ${why}` : `${notFound}, so all ${count} of this plan count as unreviewed: ${named}${more}. ${why}`;
+    return found.unreviewedTotal === 0
+      ? `${notFound}. ${why}`
+      : `${notFound}, so all ${count} of this plan count as unreviewed: ${named}${more}. ${why}`;
   }
   return `the approval of ${approvalHash} covers ${count} that its blocked run (${blocked.location}, finished ${blocked.finishedAt}) did not show: ${named}${more}. ${why}`;
 }
@@ -181,9 +216,18 @@ export function unreviewedWarning(approvalHash: string, blocked: BlockedRun | un
  * backup; or none) applies a plan nobody was shown for that state. The warning when it does (pure);
  * a blocked run that does not say which state it planned against counts as another.
  */
-export function otherStateWarning(approvalHash: string, blocked: BlockedRun, lineage: string | null): string | undefined {
+export function otherStateWarning(
+  approvalHash: string,
+  blocked: BlockedRun,
+  lineage: string | null,
+): string | undefined {
   if (blocked.lineage !== undefined && blocked.lineage === lineage) return undefined;
-  const planned = blocked.lineage === undefined ? 'a state it does not name' : blocked.lineage === null ? 'no state' : `the state of lineage ${blocked.lineage}`;
+  const planned =
+    blocked.lineage === undefined
+      ? 'a state it does not name'
+      : blocked.lineage === null
+        ? 'no state'
+        : `the state of lineage ${blocked.lineage}`;
   const now = lineage === null ? 'no state' : `a state of lineage ${lineage}`;
   return (
     `the approval of ${approvalHash} was given for the plan its blocked run (${blocked.location}, finished ${blocked.finishedAt}) made against ${planned}, but the backend now holds ${now}: ` +

@@ -36,8 +36,7 @@ export function canonicalNumber(literal: string): string {
   const withoutLeadingZeros = (integerDigits + fractionDigits).replace(/^0+/, '');
   if (withoutLeadingZeros === '') return `${sign}0`;
   const digits = withoutLeadingZeros.replace(/0+$/, '');
-  const exponent =
-    parseExponent(exponentText) - fractionDigits.length + (withoutLeadingZeros.length - digits.length);
+  const exponent = parseExponent(exponentText) - fractionDigits.length + (withoutLeadingZeros.length - digits.length);
 
   // The value is 0.<digits> × 10^pointPosition; pointPosition - 1 is the scientific exponent.
   const pointPosition = exponent + digits.length;

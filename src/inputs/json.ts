@@ -5,7 +5,6 @@
 import { JsonSyntaxError } from '../util/json-syntax-error.ts';
 import { canonicalNumber, JsonNumber, type JsonObject, type JsonValue } from './canonical.ts';
 
-
 /** Deeper documents are refused: no real variable nests this far, and recursion stays bounded. */
 export const MAX_NESTING = 512;
 
@@ -58,7 +57,11 @@ function decodeUtf8(bytes: Uint8Array): string {
   }
 }
 
-const LITERALS = [['true', true], ['false', false], ['null', null]] as const;
+const LITERALS = [
+  ['true', true],
+  ['false', false],
+  ['null', null],
+] as const;
 /** Names the token in messages such as `found "NaN"`; long enough to recognise, short enough to stay on a line. */
 const BARE_WORD = /[A-Za-z_][A-Za-z0-9_]{0,19}/y;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
@@ -145,7 +148,8 @@ class Parser {
     this.pos++; // [
     const elements: JsonValue[] = [];
     this.parseItems(']', 'an array element', () => {
-      if (this.text[this.pos] === ']') throw this.error('expected a JSON value after ",": JSON allows no comma before "]"');
+      if (this.text[this.pos] === ']')
+        throw this.error('expected a JSON value after ",": JSON allows no comma before "]"');
       this.path.push(elements.length);
       elements.push(this.parseValue(depth));
       this.path.pop();
@@ -189,7 +193,8 @@ class Parser {
         return value;
       }
       if (next === undefined) throw this.error('the string is not closed: a double quote is missing', start);
-      if (next !== '\\') throw this.error(`control character ${this.describeNext()} inside a string: write it as an escape`);
+      if (next !== '\\')
+        throw this.error(`control character ${this.describeNext()} inside a string: write it as an escape`);
       value += this.parseEscape();
     }
   }

@@ -1,5 +1,13 @@
 // The inputs of a run, read once: hashes, what the workdir gets, and the secret values to mask.
-import { computeHashes, readInputs, secretValues, terraformVarFiles, varFileOf, type InputsHashes, type InputsSnapshot } from './index.ts';
+import {
+  computeHashes,
+  readInputs,
+  secretValues,
+  terraformVarFiles,
+  varFileOf,
+  type InputsHashes,
+  type InputsSnapshot,
+} from './index.ts';
 import type { ObjectKind } from '../object-kind.ts';
 import type { Masker } from '../output/mask.ts';
 import type { Notice } from '../schemas/result.ts';
@@ -20,9 +28,17 @@ export interface LoadedInputs {
 
 export async function loadInputs(dir: string, options: { image: string; kind: ObjectKind }): Promise<LoadedInputs> {
   const snapshot = await readInputs(dir);
-  const hashes = computeHashes({ image: options.image, kind: options.kind, variables: snapshot.variables, files: snapshot.files });
+  const hashes = computeHashes({
+    image: options.image,
+    kind: options.kind,
+    variables: snapshot.variables,
+    files: snapshot.files,
+  });
   // Canonical text, not the original bytes: what terraform reads is then a function of the hash.
-  const varFiles = terraformVarFiles(snapshot).map(({ name, content }) => ({ name, content: Buffer.from(content, 'utf8') }));
+  const varFiles = terraformVarFiles(snapshot).map(({ name, content }) => ({
+    name,
+    content: Buffer.from(content, 'utf8'),
+  }));
   return {
     snapshot,
     hashes,
@@ -38,7 +54,8 @@ export async function loadInputs(dir: string, options: { image: string; kind: Ob
     upfrontSecrets: secretValues(snapshot),
     notices: unreadVariablesFiles(snapshot.files.keys()),
     maskSensitiveVariables(names, masker, label = 'a variable the module declares sensitive') {
-      for (const value of secretValues({ variables: snapshot.variables, sensitiveVariableNames: new Set(names) })) masker.add(value, label);
+      for (const value of secretValues({ variables: snapshot.variables, sensitiveVariableNames: new Set(names) }))
+        masker.add(value, label);
     },
   };
 }

@@ -40,9 +40,13 @@ async function realInputsDir(dir: string): Promise<string> {
     root = await realpath(dir);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') throw usageError(INPUTS_INVALID, `the inputs dir ${dir} does not exist: ${fix}`);
-    throw usageError(INPUTS_INVALID, `cannot read the inputs dir ${dir} (${describe(error)}): make it readable, or ${fix}`);
+    throw usageError(
+      INPUTS_INVALID,
+      `cannot read the inputs dir ${dir} (${describe(error)}): make it readable, or ${fix}`,
+    );
   }
-  if (!(await stat(root)).isDirectory()) throw usageError(INPUTS_INVALID, `the inputs dir ${dir} is not a directory: ${fix}`);
+  if (!(await stat(root)).isDirectory())
+    throw usageError(INPUTS_INVALID, `the inputs dir ${dir} is not a directory: ${fix}`);
   return root;
 }
 
@@ -62,10 +66,16 @@ async function readFiles(dir: string, root: string, generation: string | undefin
     if (generation !== undefined) filesDir = await realpath(resolve(root, generation));
     names = await readdir(filesDir);
   } catch (error) {
-    throw usageError(INPUTS_INVALID, `cannot read the inputs in ${where} (${describe(error)}): make them readable, or pass --inputs DIR`);
+    throw usageError(
+      INPUTS_INVALID,
+      `cannot read the inputs in ${where} (${describe(error)}): make them readable, or pass --inputs DIR`,
+    );
   }
   if (filesDir !== root && !isInside(root, filesDir)) {
-    throw usageError(INPUTS_INVALID, `${where} points to ${filesDir}, outside the inputs dir: mount the inputs there instead`);
+    throw usageError(
+      INPUTS_INVALID,
+      `${where} points to ${filesDir}, outside the inputs dir: mount the inputs there instead`,
+    );
   }
   const files = new Map<string, Uint8Array>();
   for (const name of names.sort()) {
@@ -93,7 +103,10 @@ async function readEntry(dir: string, root: string, path: string, name: string):
     }
     const stats = await stat(target);
     if (stats.isDirectory()) {
-      throw invalid('is a directory', 'inputs are flat files, one per Secret or ConfigMap key; move its files up or remove it');
+      throw invalid(
+        'is a directory',
+        'inputs are flat files, one per Secret or ConfigMap key; move its files up or remove it',
+      );
     }
     if (!stats.isFile()) throw invalid('is not a regular file', 'replace it with a regular file or remove it');
     return await readFile(target);

@@ -131,9 +131,18 @@ function negativeZeroError(error: NegativeZeroError, path: string, sensitive: bo
 
 /** `$.nodes[2].gen`; keys that are not identifiers in brackets: `$["a b"]`. */
 function jsonPath(path: readonly JsonPathSegment[]): string {
-  return '$' + path.map((segment) =>
-    typeof segment === 'number' ? `[${segment}]` : /^[A-Za-z_][A-Za-z0-9_-]*$/.test(segment) ? `.${segment}` : `[${JSON.stringify(segment)}]`,
-  ).join('');
+  return (
+    '$' +
+    path
+      .map((segment) =>
+        typeof segment === 'number'
+          ? `[${segment}]`
+          : /^[A-Za-z_][A-Za-z0-9_-]*$/.test(segment)
+            ? `.${segment}`
+            : `[${JSON.stringify(segment)}]`,
+      )
+      .join('')
+  );
 }
 
 /**
@@ -147,7 +156,8 @@ export function terraformVarFiles(snapshot: InputsSnapshot): { name: string; con
     new Map([...snapshot.variables].filter(([name]) => snapshot.sensitiveVariableNames.has(name) === sensitive));
   const varFiles: { name: string; content: string }[] = [];
   if (snapshot.tfvarsJson) varFiles.push({ name: TFVARS_FILE, content: canonicalVarFile(fileVariables(false)) });
-  if (snapshot.sensitiveTfvarsJson) varFiles.push({ name: SENSITIVE_TFVARS_FILE, content: canonicalVarFile(fileVariables(true)) });
+  if (snapshot.sensitiveTfvarsJson)
+    varFiles.push({ name: SENSITIVE_TFVARS_FILE, content: canonicalVarFile(fileVariables(true)) });
   return varFiles;
 }
 

@@ -7,7 +7,10 @@ import type { Notice } from '../schemas/result.ts';
 import { MODULE_INPUTS_DIR, SENSITIVE_TFVARS_FILE, TFVARS_FILE, type InputsSnapshot } from './snapshot.ts';
 
 /** One notice per variable in the inputs that `declared` (the module's root variables) lacks, in name order. */
-export function undeclaredVariables(snapshot: Pick<InputsSnapshot, 'variables' | 'sensitiveVariableNames'>, declared: readonly string[]): Notice[] {
+export function undeclaredVariables(
+  snapshot: Pick<InputsSnapshot, 'variables' | 'sensitiveVariableNames'>,
+  declared: readonly string[],
+): Notice[] {
   const known = new Set(declared);
   const similar = new Map(declared.map((name) => [looseName(name), name]));
   return [...snapshot.variables.keys()]
@@ -16,7 +19,9 @@ export function undeclaredVariables(snapshot: Pick<InputsSnapshot, 'variables' |
     .map((name) => {
       const file = snapshot.sensitiveVariableNames.has(name) ? SENSITIVE_TFVARS_FILE : TFVARS_FILE;
       const near = similar.get(looseName(name));
-      const fix = near ? `rename it to "${near}", which the module declares` : 'fix its name, or remove it from the inputs, or declare it in the module (a new image)';
+      const fix = near
+        ? `rename it to "${near}", which the module declares`
+        : 'fix its name, or remove it from the inputs, or declare it in the module (a new image)';
       return {
         code: 'UndeclaredVariable',
         message: `variable "${name}" in ${file} is not declared by the module, so terraform ignores its value: ${fix} (terraform's advice to set TF_VAR_${name} does not apply: the runner passes terraform only its inputs files)`,

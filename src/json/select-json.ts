@@ -40,7 +40,8 @@ export interface Probe {
 }
 export type Selector = typeof KEEP | Shape | Probe;
 
-const isProbe = (selector: Selector | undefined): selector is Probe => typeof selector === 'object' && (selector as Partial<Probe>).probe !== undefined;
+const isProbe = (selector: Selector | undefined): selector is Probe =>
+  typeof selector === 'object' && (selector as Partial<Probe>).probe !== undefined;
 /** Whether a token under this selector is built (a probe only needs to know it is there). */
 const builds = (selector: Selector | undefined) => selector !== undefined && !isProbe(selector);
 
@@ -150,7 +151,9 @@ const HEX_DIGIT = byteSet('0123456789abcdefABCDEF');
 const SHORT_ESCAPE = byteSet('"\\/bfnrt');
 /** The bytes a number may go on with: after one, the byte-by-byte grammar decides (1.2.3, 01, 1e). */
 const NUMBER_GOES_ON = byteSet('0123456789.eE+-');
-const LITERAL_BYTES: Readonly<Record<number, Buffer>> = Object.fromEntries(Object.entries(LITERALS).map(([c, literal]) => [c, Buffer.from(literal)]));
+const LITERAL_BYTES: Readonly<Record<number, Buffer>> = Object.fromEntries(
+  Object.entries(LITERALS).map(([c, literal]) => [c, Buffer.from(literal)]),
+);
 
 /** Whether the string skipString last read whole held an escape. */
 let stringHadEscape = false;
@@ -168,7 +171,12 @@ function skipString(buf: Buffer, j: number): number {
     } else if (kind === InString.Backslash && j + 1 < n && SHORT_ESCAPE[buf[j + 1]!] === 1) {
       stringHadEscape = true;
       j += 2;
-    } else if (kind === InString.Backslash && j + 5 < n && buf[j + 1] === 0x75 && HEX_DIGIT[buf[j + 2]!]! & HEX_DIGIT[buf[j + 3]!]! & HEX_DIGIT[buf[j + 4]!]! & HEX_DIGIT[buf[j + 5]!]!) {
+    } else if (
+      kind === InString.Backslash &&
+      j + 5 < n &&
+      buf[j + 1] === 0x75 &&
+      HEX_DIGIT[buf[j + 2]!]! & HEX_DIGIT[buf[j + 3]!]! & HEX_DIGIT[buf[j + 4]!]! & HEX_DIGIT[buf[j + 5]!]!
+    ) {
       stringHadEscape = true;
       j += 6;
     } else {
@@ -212,7 +220,12 @@ interface Frame {
 /** Field names by their bytes read as latin1 (one character a byte), per `fields` record, to match keys without decoding them. */
 const fieldNamesByBytes = new WeakMap<object, ReadonlyMap<string, string>>();
 
-function matchFieldName(fields: Readonly<Record<string, Selector>>, buf: Buffer, start: number, end: number): string | undefined {
+function matchFieldName(
+  fields: Readonly<Record<string, Selector>>,
+  buf: Buffer,
+  start: number,
+  end: number,
+): string | undefined {
   let names = fieldNamesByBytes.get(fields);
   if (names === undefined) {
     names = new Map(Object.keys(fields).map((name) => [Buffer.from(name, 'utf8').toString('latin1'), name]));
@@ -382,7 +395,9 @@ export class SelectiveJsonReader {
             i++;
             continue read;
           }
-          closes = (byte === Byte.CloseObject && kind === Container.Object) || (byte === Byte.CloseArray && kind === Container.Array);
+          closes =
+            (byte === Byte.CloseObject && kind === Container.Object) ||
+            (byte === Byte.CloseArray && kind === Container.Array);
           break;
         }
         case Lex.FirstKeyOrEnd:
@@ -401,7 +416,8 @@ export class SelectiveJsonReader {
             this.#stringHasEscape = stringHadEscape;
             this.#capture = true;
             this.#frames[depth - 1]!.key = this.#readKey(buf, end);
-          } else if (state === Lex.FirstKeyOrEnd && probe !== undefined && depth === probe.depth + 1) probe.content = true;
+          } else if (state === Lex.FirstKeyOrEnd && probe !== undefined && depth === probe.depth + 1)
+            probe.content = true;
           state = Lex.Colon;
           i = end + 1;
           continue read;
@@ -572,7 +588,10 @@ export class SelectiveJsonReader {
           return;
         }
         if ((c === 0x7d && kind === Container.Object) || (c === 0x5d && kind === Container.Array)) return this.#close();
-        return this.#fail(i, `unexpected ${describeByte(c)} where "," or "${kind === Container.Object ? '}' : ']'}" was expected`);
+        return this.#fail(
+          i,
+          `unexpected ${describeByte(c)} where "," or "${kind === Container.Object ? '}' : ']'}" was expected`,
+        );
       }
       default: // Lex.Done
         return this.#fail(i, `unexpected ${describeByte(c)} after the end of the document`);
@@ -656,7 +675,8 @@ export class SelectiveJsonReader {
       return this.#decodeString(buf, end);
     }
     const name = matchFieldName(fields, buf, this.#tokenStart, end);
-    if (name === undefined && selector !== KEEP && selector.otherFields !== undefined) return this.#decodeString(buf, end);
+    if (name === undefined && selector !== KEEP && selector.otherFields !== undefined)
+      return this.#decodeString(buf, end);
     this.#capture = false;
     return name;
   }
@@ -766,7 +786,8 @@ export class SelectiveJsonReader {
     if (parent === undefined) return;
     if (isItem) (parent.value as unknown[]).push(value);
     // Like JSON.parse, make "__proto__" an own property rather than the object's prototype.
-    else if (key === '__proto__') Object.defineProperty(parent.value, key, { value, enumerable: true, writable: true, configurable: true });
+    else if (key === '__proto__')
+      Object.defineProperty(parent.value, key, { value, enumerable: true, writable: true, configurable: true });
     else (parent.value as Record<string, unknown>)[key as string] = value;
   }
 
@@ -782,7 +803,11 @@ export type ByteSource = AsyncIterable<Uint8Array | string>;
  * Reads a whole source through a SelectiveJsonReader. Returns false when the source held nothing
  * but whitespace (some callers treat that as "no document"); throws JsonSyntaxError otherwise.
  */
-export async function readSelected(source: ByteSource, root: Selector, afterChunk?: () => Promise<void>): Promise<boolean> {
+export async function readSelected(
+  source: ByteSource,
+  root: Selector,
+  afterChunk?: () => Promise<void>,
+): Promise<boolean> {
   const reader = new SelectiveJsonReader(root);
   for await (const chunk of source) {
     reader.write(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);

@@ -34,7 +34,12 @@ const SECRET_DATA_LIMIT = '1 MiB (1,048,576 bytes), the most a Secret may hold';
 const ANNOTATIONS_LIMIT = '256 KiB (262,144 bytes), the most all annotations of one object may hold together';
 
 /** The error of an answer with a failing status; `gaveUp` says how the retries ended, for a retryable one. */
-export function errorFromResponse(request: ApiRequest, response: ApiResponse, attempts: number, gaveUp?: string): RunnerError {
+export function errorFromResponse(
+  request: ApiRequest,
+  response: ApiResponse,
+  attempts: number,
+  gaveUp?: string,
+): RunnerError {
   const status = parseStatus(response.body);
   const apiMessage = status?.message ?? (response.body.toString('utf8').slice(0, 500) || `HTTP ${response.status}`);
   const detail = { httpStatus: response.status, apiReason: status?.reason, apiMessage, attempts };
@@ -48,7 +53,7 @@ export function errorFromResponse(request: ApiRequest, response: ApiResponse, at
         request,
         KubeReason.Unauthorized,
         `the API server rejected the service account token (401 Unauthorized) when the runner tried to ${request.verb} ${target} ${where}: ` +
-          'the token is expired, revoked or not from this cluster; check the pod\'s service account token mount',
+          "the token is expired, revoked or not from this cluster; check the pod's service account token mount",
         detail,
       );
     case 403: {
@@ -67,7 +72,12 @@ export function errorFromResponse(request: ApiRequest, response: ApiResponse, at
     case 409:
       return status?.reason === 'AlreadyExists'
         ? kubeError(request, KubeReason.AlreadyExists, `${target} already exists ${where}`, detail)
-        : kubeError(request, KubeReason.Conflict, `could not ${request.verb} ${target} ${where}: ${apiMessage}`, detail);
+        : kubeError(
+            request,
+            KubeReason.Conflict,
+            `could not ${request.verb} ${target} ${where}: ${apiMessage}`,
+            detail,
+          );
     case 413:
       return kubeError(
         request,
@@ -77,12 +87,22 @@ export function errorFromResponse(request: ApiRequest, response: ApiResponse, at
         detail,
       );
     case 422:
-      return kubeError(request, KubeReason.Invalid, `could not ${request.verb} ${target} ${where}: ${explainInvalid(status, apiMessage)}`, {
-        ...detail,
-        causes: status?.details?.causes,
-      });
+      return kubeError(
+        request,
+        KubeReason.Invalid,
+        `could not ${request.verb} ${target} ${where}: ${explainInvalid(status, apiMessage)}`,
+        {
+          ...detail,
+          causes: status?.details?.causes,
+        },
+      );
     default: {
-      const reason = response.status === 429 ? KubeReason.Throttled : response.status >= 500 ? KubeReason.ServerError : KubeReason.RequestFailed;
+      const reason =
+        response.status === 429
+          ? KubeReason.Throttled
+          : response.status >= 500
+            ? KubeReason.ServerError
+            : KubeReason.RequestFailed;
       return kubeError(
         request,
         reason,
@@ -96,7 +116,8 @@ export function errorFromResponse(request: ApiRequest, response: ApiResponse, at
 /** Says which limit a 422 hit when it is one the runner can meet; else the API server's words. */
 function explainInvalid(status: Status | undefined, apiMessage: string): string {
   const causes = status?.details?.causes ?? [];
-  const tooLong = (field: string) => causes.some((cause) => cause.reason === 'FieldValueTooLong' && cause.field === field);
+  const tooLong = (field: string) =>
+    causes.some((cause) => cause.reason === 'FieldValueTooLong' && cause.field === field);
   if (tooLong('data')) return `the Secret's data is over ${SECRET_DATA_LIMIT} (${apiMessage})`;
   if (tooLong('metadata.annotations')) return `the annotations are over ${ANNOTATIONS_LIMIT} (${apiMessage})`;
   if (/field is immutable/.test(apiMessage)) return `the object is immutable and cannot be changed (${apiMessage})`;
@@ -113,7 +134,13 @@ function parseStatus(body: Buffer): Status | undefined {
 }
 
 /** A RunnerError of kind 'kube' about one request: the call (verb, resource, namespace, name) is in its detail. */
-export function kubeError(request: ApiRequest, reason: KubeReason, message: string, detail: Record<string, unknown>, cause?: unknown): RunnerError {
+export function kubeError(
+  request: ApiRequest,
+  reason: KubeReason,
+  message: string,
+  detail: Record<string, unknown>,
+  cause?: unknown,
+): RunnerError {
   return new RunnerError({
     kind: 'kube',
     reason,

@@ -14,7 +14,14 @@ import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
 import { RunnerError } from '../errors.ts';
 import { errorFromResponse, isKubeError, isTlsVerificationError, kubeError, KubeReason } from './api-errors.ts';
 import type { KubeConfig } from './config.ts';
-import { backoffMs, DEFAULT_RETRY_POLICY, isRetryable, parseRetryAfter, type RetryEvent, type RetryPolicy } from './retry.ts';
+import {
+  backoffMs,
+  DEFAULT_RETRY_POLICY,
+  isRetryable,
+  parseRetryAfter,
+  type RetryEvent,
+  type RetryPolicy,
+} from './retry.ts';
 import { JOBS, resourceLabel, SECRETS, send, type ApiRequest, type ApiResponse } from './transport.ts';
 
 export type { Job, Secret, ObjectMeta };
@@ -94,7 +101,13 @@ export class KubeClient {
   }
 
   async createSecret(namespace: string, secret: Secret): Promise<Secret> {
-    return this.json<Secret>({ verb: 'create', resource: SECRETS, namespace, name: secret.metadata?.name, body: secret });
+    return this.json<Secret>({
+      verb: 'create',
+      resource: SECRETS,
+      namespace,
+      name: secret.metadata?.name,
+      body: secret,
+    });
   }
 
   /** The Secret, or undefined when there is none of that name. */
@@ -132,7 +145,9 @@ export class KubeClient {
    * (a Secret re-created under the same name meanwhile is left alone: 409 Conflict).
    */
   async deleteSecret(namespace: string, name: string, options: { uid?: string } = {}): Promise<boolean> {
-    const body = options.uid ? { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: options.uid } } : undefined;
+    const body = options.uid
+      ? { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: options.uid } }
+      : undefined;
     try {
       await this.json<unknown>({ verb: 'delete', resource: SECRETS, namespace, name, body });
       return true;
@@ -147,9 +162,14 @@ export class KubeClient {
     try {
       return JSON.parse(response.body.toString('utf8')) as T;
     } catch {
-      throw kubeError(request, KubeReason.RequestFailed, `the API server answered ${response.status} with a body that is not JSON`, {
-        httpStatus: response.status,
-      });
+      throw kubeError(
+        request,
+        KubeReason.RequestFailed,
+        `the API server answered ${response.status} with a body that is not JSON`,
+        {
+          httpStatus: response.status,
+        },
+      );
     }
   }
 
@@ -207,8 +227,16 @@ export class KubeClient {
   }
 
   private outOfTime(request: ApiRequest, attempts: number): RunnerError {
-    const budget = this.deadline && this.deadline.atMs <= this.now() ? this.deadline.what : `the ${Math.round(this.retry.maxTotalMs / 1000)} s a call may take`;
-    return kubeError(request, KubeReason.TimeBudgetExceeded, `no time is left of ${budget}: the API server at ${this.config.server} did not answer in time (${attempts} attempt${attempts === 1 ? '' : 's'})`, { attempts });
+    const budget =
+      this.deadline && this.deadline.atMs <= this.now()
+        ? this.deadline.what
+        : `the ${Math.round(this.retry.maxTotalMs / 1000)} s a call may take`;
+    return kubeError(
+      request,
+      KubeReason.TimeBudgetExceeded,
+      `no time is left of ${budget}: the API server at ${this.config.server} did not answer in time (${attempts} attempt${attempts === 1 ? '' : 's'})`,
+      { attempts },
+    );
   }
 
   private async send(request: ApiRequest, timeoutMs: number): Promise<ApiResponse> {

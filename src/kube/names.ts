@@ -15,7 +15,8 @@ export const MAX_LABEL_VALUE_LENGTH = 63;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 // An annotation or label key: an optional DNS-subdomain prefix and a name of at most 63 characters.
-const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const QUALIFIED_NAME =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 export const isDnsSubdomain = (name: string) => name.length <= MAX_NAME_LENGTH && DNS_SUBDOMAIN.test(name);
 export const isLabelValue = (value: string) => value.length <= MAX_LABEL_VALUE_LENGTH && LABEL_VALUE.test(value);

@@ -22,16 +22,36 @@ export interface FittedResult {
 const LAST_RESORT_STRING_LENGTH = 4096;
 const WARNING_NAMES_SHOWN = 20;
 
-type BoundedList = { path: string; get: (r: Result) => unknown[] | undefined; set: (r: Result, list: unknown[]) => void };
+type BoundedList = {
+  path: string;
+  get: (r: Result) => unknown[] | undefined;
+  set: (r: Result, list: unknown[]) => void;
+};
 
 const BOUNDED_LISTS: BoundedList[] = [
-  { path: 'plan.destructive', get: (r) => r.plan?.destructive, set: (r, list) => void (r.plan!.destructive = list as never) },
+  {
+    path: 'plan.destructive',
+    get: (r) => r.plan?.destructive,
+    set: (r, list) => void (r.plan!.destructive = list as never),
+  },
   { path: 'plan.actions', get: (r) => r.plan?.actions, set: (r, list) => void (r.plan!.actions = list as never) },
   { path: 'plan.drift', get: (r) => r.plan?.drift, set: (r, list) => void (r.plan!.drift = list as never) },
   { path: 'plan.changes', get: (r) => r.plan?.changes, set: (r, list) => void (r.plan!.changes = list as never) },
-  { path: 'plan.partial.deferred', get: (r) => r.plan?.partial?.deferred, set: (r, list) => void (r.plan!.partial!.deferred = list as never) },
-  { path: 'drift.resourceDrift', get: (r) => r.drift?.resourceDrift, set: (r, list) => void (r.drift!.resourceDrift = list as never) },
-  { path: 'drift.inputsDiffer', get: (r) => r.drift?.inputsDiffer, set: (r, list) => void (r.drift!.inputsDiffer = list as never) },
+  {
+    path: 'plan.partial.deferred',
+    get: (r) => r.plan?.partial?.deferred,
+    set: (r, list) => void (r.plan!.partial!.deferred = list as never),
+  },
+  {
+    path: 'drift.resourceDrift',
+    get: (r) => r.drift?.resourceDrift,
+    set: (r, list) => void (r.drift!.resourceDrift = list as never),
+  },
+  {
+    path: 'drift.inputsDiffer',
+    get: (r) => r.drift?.inputsDiffer,
+    set: (r, list) => void (r.drift!.inputsDiffer = list as never),
+  },
 ];
 
 // Printed as result.json is (output/printable.ts): no character in it acts on a terminal.
@@ -56,7 +76,10 @@ export function fitResult(input: Result, limitBytes: number): FittedResult {
       outputs.shift();
       delete output.output.value;
       bytes -= output.bytes;
-      cuts.push({ path: `outputs.${output.name}.value`, note: `value of ${output.bytes} bytes removed${output.output.sensitive ? ' (sensitive)' : ''}` });
+      cuts.push({
+        path: `outputs.${output.name}.value`,
+        note: `value of ${output.bytes} bytes removed${output.output.sensitive ? ' (sensitive)' : ''}`,
+      });
     } else if (list) {
       bytes -= halve(result, list, cuts);
     }
@@ -66,14 +89,17 @@ export function fitResult(input: Result, limitBytes: number): FittedResult {
 
   if (cuts.length > 0) {
     const names = cuts.map((cut) => cut.path);
-    const shown = names.slice(0, WARNING_NAMES_SHOWN).join(', ') + (names.length > WARNING_NAMES_SHOWN ? ` and ${names.length - WARNING_NAMES_SHOWN} more` : '');
+    const shown =
+      names.slice(0, WARNING_NAMES_SHOWN).join(', ') +
+      (names.length > WARNING_NAMES_SHOWN ? ` and ${names.length - WARNING_NAMES_SHOWN} more` : '');
     result.warnings = [
       ...result.warnings,
       `the result was cut from ${originalBytes} bytes to fit the ${limitBytes}-byte limit of the result Secret (the Secret's cut.json lists every cut): ${shown}`,
     ];
   }
   const json = serialize(result);
-  if (json.length > limitBytes) throw new Error(`the result is still ${json.length} bytes after every cut (limit ${limitBytes})`);
+  if (json.length > limitBytes)
+    throw new Error(`the result is still ${json.length} bytes after every cut (limit ${limitBytes})`);
   return { json, cuts, originalBytes };
 }
 
@@ -120,7 +146,8 @@ function shortenLongStrings(result: Result, cuts: ResultCut[]): void {
     }
     if (Array.isArray(value)) return value.map((item, index) => visit(item, `${path}[${index}]`));
     if (value && typeof value === 'object') {
-      for (const [field, item] of Object.entries(value)) (value as Record<string, unknown>)[field] = visit(item, path ? `${path}.${field}` : field);
+      for (const [field, item] of Object.entries(value))
+        (value as Record<string, unknown>)[field] = visit(item, path ? `${path}.${field}` : field);
     }
     return value;
   };

@@ -13,7 +13,12 @@ export interface RetryPolicy {
   maxTotalMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 6, baseDelayMs: 250, maxDelayMs: 8_000, maxTotalMs: 30_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 6,
+  baseDelayMs: 250,
+  maxDelayMs: 8_000,
+  maxTotalMs: 30_000,
+};
 
 export interface RetryEvent {
   verb: Verb;

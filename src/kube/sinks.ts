@@ -6,7 +6,14 @@ import type { OutputValue, Result } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
 import { isKubeError, KubeReason } from './api-errors.ts';
 import type { KubeClient, Secret } from './client.ts';
-import { derivedName, isQualifiedName, LABEL_ARTIFACT_KIND, LABEL_MANAGED_BY, labelValueFor, MANAGED_BY } from './names.ts';
+import {
+  derivedName,
+  isQualifiedName,
+  LABEL_ARTIFACT_KIND,
+  LABEL_MANAGED_BY,
+  labelValueFor,
+  MANAGED_BY,
+} from './names.ts';
 import { fitResult, type ResultCut } from './result-fit.ts';
 import { sha256Hex } from '../util/sha256.ts';
 
@@ -87,7 +94,8 @@ export async function annotateJob(
   return { annotations, skipped };
 }
 
-const capValue = (value: string) => (value.length > MAX_ANNOTATION_VALUE_LENGTH ? `${value.slice(0, MAX_ANNOTATION_VALUE_LENGTH - 1)}…` : value);
+const capValue = (value: string) =>
+  value.length > MAX_ANNOTATION_VALUE_LENGTH ? `${value.slice(0, MAX_ANNOTATION_VALUE_LENGTH - 1)}…` : value;
 
 /**
  * Writes the one result Secret of this run: `result.json` is the full result (masked by the
@@ -103,7 +111,10 @@ export async function writeResultSecret(
   result: Result,
   sensitiveOutputs: Record<string, OutputValue> | undefined,
 ): Promise<WrittenResultSecret> {
-  const fitted = fitResult({ ...result, ...(sensitiveOutputs && { outputs: { ...result.outputs, ...sensitiveOutputs } }) }, RESULT_BYTES_LIMIT);
+  const fitted = fitResult(
+    { ...result, ...(sensitiveOutputs && { outputs: { ...result.outputs, ...sensitiveOutputs } }) },
+    RESULT_BYTES_LIMIT,
+  );
   const sha256 = sha256Hex(fitted.json);
   const name = resultSecretName(job.jobName);
   const secret = resultSecret(name, job, result, fitted.json, sha256, fitted.cuts, fitted.originalBytes);
@@ -163,20 +174,31 @@ export async function readBlockedResults(
     'captf.io/op=apply',
     'captf.io/outcome=blocked',
     `captf.io/object-kind=${wanted.objectKind}`,
-    wanted.objectName === undefined ? '!captf.io/object-name' : `captf.io/object-name=${labelValueFor(wanted.objectName)}`,
+    wanted.objectName === undefined
+      ? '!captf.io/object-name'
+      : `captf.io/object-name=${labelValueFor(wanted.objectName)}`,
     `${RESULT_APPROVAL_HASH}=${labelValueFor(wanted.approvalHash)}`,
   ].join(',');
   const found: StoredResult[] = [];
   const problems: string[] = [];
   const listed = (await client.listSecretMetadata(namespace, selector))
     .filter((meta) => meta.name && meta.annotations?.[RESULT_APPROVAL_HASH] === wanted.approvalHash)
-    .sort((a, b) => (b.creationTimestamp ?? '').localeCompare(a.creationTimestamp ?? '') || (b.name ?? '').localeCompare(a.name ?? ''));
+    .sort(
+      (a, b) =>
+        (b.creationTimestamp ?? '').localeCompare(a.creationTimestamp ?? '') ||
+        (b.name ?? '').localeCompare(a.name ?? ''),
+    );
   // Before the newest few are picked, so Secrets no Job owns cannot crowd out the real records.
   const unowned = listed.filter((meta) => !ownedByItsJob(meta));
   if (unowned.length) {
-    const named = unowned.slice(0, UNOWNED_NAMED).map((meta) => `secret:${namespace}/${meta.name}`).join(', ');
+    const named = unowned
+      .slice(0, UNOWNED_NAMED)
+      .map((meta) => `secret:${namespace}/${meta.name}`)
+      .join(', ');
     const more = unowned.length > UNOWNED_NAMED ? ` and ${unowned.length - UNOWNED_NAMED} more` : '';
-    problems.push(`${named}${more} not owned by the Job ${unowned.length === 1 ? 'it names' : 'they name'} (no ownerReference of kind Job): skipped`);
+    problems.push(
+      `${named}${more} not owned by the Job ${unowned.length === 1 ? 'it names' : 'they name'} (no ownerReference of kind Job): skipped`,
+    );
   }
   for (const meta of listed.filter(ownedByItsJob).slice(0, BLOCKED_RESULTS_READ)) {
     const location = `secret:${namespace}/${meta.name}`;
@@ -207,17 +229,27 @@ const UNOWNED_NAMED = 3;
 /** A result Secret as writeResultSecret writes it: owned by a Job, the one its `captf.io/job-name` annotation names. */
 function ownedByItsJob(meta: ObjectMeta): boolean {
   const jobName = meta.annotations?.['captf.io/job-name'];
-  return (meta.ownerReferences ?? []).some((owner) => owner.kind === 'Job' && owner.apiVersion === 'batch/v1' && !!owner.uid && owner.name === jobName);
+  return (meta.ownerReferences ?? []).some(
+    (owner) => owner.kind === 'Job' && owner.apiVersion === 'batch/v1' && !!owner.uid && owner.name === jobName,
+  );
 }
 
 const isResultSecret = (secret: Secret) =>
-  secret.metadata?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY && secret.metadata?.labels?.[LABEL_ARTIFACT_KIND] === 'result';
+  secret.metadata?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY &&
+  secret.metadata?.labels?.[LABEL_ARTIFACT_KIND] === 'result';
 
 export function jobOwnerReference(job: JobIdentity): OwnerReference {
   // blockOwnerDeletion stays false: setting it true needs delete permission on the Job, which the
   // runner's Role does not grant. Background and foreground deletion of the Job still collect the
   // Secret; foreground deletion just does not wait for it.
-  return { apiVersion: 'batch/v1', kind: 'Job', name: job.jobName, uid: job.jobUid, controller: false, blockOwnerDeletion: false };
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    name: job.jobName,
+    uid: job.jobUid,
+    controller: false,
+    blockOwnerDeletion: false,
+  };
 }
 
 function resultSecret(

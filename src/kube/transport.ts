@@ -39,7 +39,8 @@ const METHODS: Record<Verb, string> = { get: 'GET', list: 'GET', create: 'POST',
 const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /** `secrets` or `jobs.batch`, as Kubernetes names resources in messages. */
-export const resourceLabel = (resource: ResourceType) => (resource.group ? `${resource.plural}.${resource.group}` : resource.plural);
+export const resourceLabel = (resource: ResourceType) =>
+  resource.group ? `${resource.plural}.${resource.group}` : resource.plural;
 
 function apiPath({ verb, resource, namespace, name, query }: ApiRequest): string {
   const root = resource.group ? `/apis/${resource.group}/${resource.version}` : `/api/${resource.version}`;
@@ -54,7 +55,13 @@ function apiPath({ verb, resource, namespace, name, query }: ApiRequest): string
  * error, or when the answer takes longer than `timeoutMs` (from the request to its last byte: a
  * socket timeout would restart with every byte, and with the TLS handshake) or exceeds 32 MiB.
  */
-export function send(config: KubeConfig, agent: Agent, request: ApiRequest, token: string, timeoutMs: number): Promise<ApiResponse> {
+export function send(
+  config: KubeConfig,
+  agent: Agent,
+  request: ApiRequest,
+  token: string,
+  timeoutMs: number,
+): Promise<ApiResponse> {
   const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
   const headers: Record<string, string | number> = {
     Authorization: `Bearer ${token}`,

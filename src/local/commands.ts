@@ -31,7 +31,8 @@ function seconds(text: string): number {
 function clock(text: string): Date {
   if (text.startsWith('+')) return new Date(Date.now() + seconds(text.slice(1)) * 1000);
   const ms = Date.parse(text);
-  if (Number.isNaN(ms)) throw new InvalidArgumentError('an RFC 3339 time (2025-06-01T12:00:00Z) or +DURATION from now (+2h)');
+  if (Number.isNaN(ms))
+    throw new InvalidArgumentError('an RFC 3339 time (2025-06-01T12:00:00Z) or +DURATION from now (+2h)');
   return new Date(ms);
 }
 
@@ -47,7 +48,9 @@ const now = () => new Date();
 export function registerLocalCommands(program: Command): void {
   const local = program
     .command('local')
-    .description("a module's CAPTF lifecycle on a laptop: a local object, reconciled by the controller's rules with the real runner");
+    .description(
+      "a module's CAPTF lifecycle on a laptop: a local object, reconciled by the controller's rules with the real runner",
+    );
 
   local
     .command('init')
@@ -59,50 +62,103 @@ export function registerLocalCommands(program: Command): void {
     .option('--name <name>', 'the object name (default: the module dir name)')
     .option('--inputs <dir>', 'copy these inputs (terraform.tfvars.json, sensitive.tfvars.json, other files)')
     .option('--drift-interval <duration>', 'how often drift is checked', seconds, seconds(DEFAULT_DRIFT_INTERVAL))
-    .addOption(new Option('--drift-action <action>', 'what found drift leads to').choices(DRIFT_ACTIONS).default('Report'))
-    .option('--remediation-failed-limit <n>', 'failed drift remediations before they stop', count, DEFAULT_REMEDIATION_FAILED_LIMIT)
-    .action(async (flags: { dir: string; module: string; image: string; kind: ObjectKind; name?: string; inputs?: string; driftInterval: number; driftAction: (typeof DRIFT_ACTIONS)[number]; remediationFailedLimit: number }) =>
-      (await edit()).initObject(flags.dir, {
-        module: flags.module,
-        image: flags.image,
-        kind: flags.kind,
-        name: flags.name,
-        inputs: flags.inputs,
-        drift: { intervalSeconds: flags.driftInterval, action: flags.driftAction, remediationFailedLimit: flags.remediationFailedLimit },
-      }),
+    .addOption(
+      new Option('--drift-action <action>', 'what found drift leads to').choices(DRIFT_ACTIONS).default('Report'),
+    )
+    .option(
+      '--remediation-failed-limit <n>',
+      'failed drift remediations before they stop',
+      count,
+      DEFAULT_REMEDIATION_FAILED_LIMIT,
+    )
+    .action(
+      async (flags: {
+        dir: string;
+        module: string;
+        image: string;
+        kind: ObjectKind;
+        name?: string;
+        inputs?: string;
+        driftInterval: number;
+        driftAction: (typeof DRIFT_ACTIONS)[number];
+        remediationFailedLimit: number;
+      }) =>
+        (await edit()).initObject(flags.dir, {
+          module: flags.module,
+          image: flags.image,
+          kind: flags.kind,
+          name: flags.name,
+          inputs: flags.inputs,
+          drift: {
+            intervalSeconds: flags.driftInterval,
+            action: flags.driftAction,
+            remediationFailedLimit: flags.remediationFailedLimit,
+          },
+        }),
     );
 
   local
     .command('set')
-    .description('edit the inputs (NAME=VALUE in terraform.tfvars.json; VALUE is JSON if it parses, else a string) or the spec')
+    .description(
+      'edit the inputs (NAME=VALUE in terraform.tfvars.json; VALUE is JSON if it parses, else a string) or the spec',
+    )
     .argument('[assignments...]', 'NAME=VALUE')
     .addOption(dirOption())
     .option('--inputs <dir>', 'replace the inputs with a copy of this dir')
-    .option('--sensitive <name>', 'set a secret variable in sensitive.tfvars.json, its value read from stdin (never the command line)')
+    .option(
+      '--sensitive <name>',
+      'set a secret variable in sensitive.tfvars.json, its value read from stdin (never the command line)',
+    )
     .option('--image <ref>', 'a new image reference (a new module release: bump it when the module changes)')
     .option('--module <dir>', 'point the object at another module dir')
     .option('--drift-interval <duration>', 'how often drift is checked', seconds)
     .addOption(new Option('--drift-action <action>', 'what found drift leads to').choices(DRIFT_ACTIONS))
-    .action(async (assignments: string[], flags: { dir: string; inputs?: string; sensitive?: string; image?: string; module?: string; driftInterval?: number; driftAction?: (typeof DRIFT_ACTIONS)[number] }) =>
-      (await edit()).setObject(flags.dir, {
-        assignments,
-        inputs: flags.inputs,
-        sensitive: flags.sensitive,
-        readSecret: () => text(process.stdin),
-        image: flags.image,
-        module: flags.module,
-        driftIntervalSeconds: flags.driftInterval,
-        driftAction: flags.driftAction,
-      }),
+    .action(
+      async (
+        assignments: string[],
+        flags: {
+          dir: string;
+          inputs?: string;
+          sensitive?: string;
+          image?: string;
+          module?: string;
+          driftInterval?: number;
+          driftAction?: (typeof DRIFT_ACTIONS)[number];
+        },
+      ) =>
+        (await edit()).setObject(flags.dir, {
+          assignments,
+          inputs: flags.inputs,
+          sensitive: flags.sensitive,
+          readSecret: () => text(process.stdin),
+          image: flags.image,
+          module: flags.module,
+          driftIntervalSeconds: flags.driftInterval,
+          driftAction: flags.driftAction,
+        }),
     );
 
   local
     .command('reconcile')
-    .description('one pass: ask DecideOp what runs next, print the decision and its reason, run that op, record the result')
+    .description(
+      'one pass: ask DecideOp what runs next, print the decision and its reason, run that op, record the result',
+    )
     .addOption(dirOption())
-    .option('--now <time>', 'the clock for this pass: an RFC 3339 time or +DURATION (e.g. +2h makes a drift check due)', clock)
-    .option('--verbose', "stream the runner's output (terraform and logs) instead of keeping it in the run's runner.log")
-    .action(async (flags: { dir: string; now?: Date; verbose?: boolean }) => (await import('./reconcile.ts')).reconcile(flags.dir, { now: flags.now ?? now(), verbose: flags.verbose ?? false }));
+    .option(
+      '--now <time>',
+      'the clock for this pass: an RFC 3339 time or +DURATION (e.g. +2h makes a drift check due)',
+      clock,
+    )
+    .option(
+      '--verbose',
+      "stream the runner's output (terraform and logs) instead of keeping it in the run's runner.log",
+    )
+    .action(async (flags: { dir: string; now?: Date; verbose?: boolean }) =>
+      (await import('./reconcile.ts')).reconcile(flags.dir, {
+        now: flags.now ?? now(),
+        verbose: flags.verbose ?? false,
+      }),
+    );
 
   local
     .command('approve')
@@ -123,5 +179,11 @@ export function registerLocalCommands(program: Command): void {
     .option('--now <time>', 'the clock to decide with (as for reconcile)', clock)
     .option('--runs <n>', 'how many of the newest runs to list', count, 5)
     .option('--json', 'print JSON')
-    .action(async (flags: { dir: string; now?: Date; runs: number; json?: boolean }) => (await import('./status.ts')).showStatus(flags.dir, { now: flags.now ?? now(), runs: flags.runs, json: flags.json ?? false }));
+    .action(async (flags: { dir: string; now?: Date; runs: number; json?: boolean }) =>
+      (await import('./status.ts')).showStatus(flags.dir, {
+        now: flags.now ?? now(),
+        runs: flags.runs,
+        json: flags.json ?? false,
+      }),
+    );
 }

@@ -5,10 +5,29 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { ObjectKind } from '../object-kind.ts';
 import { usageError } from '../errors.ts';
-import { canonicalJson, JsonSyntaxError, NegativeZeroError, parseExactJson, readInputs, SENSITIVE_TFVARS_FILE, TFVARS_FILE, type JsonObject, type JsonValue } from '../inputs/index.ts';
+import {
+  canonicalJson,
+  JsonSyntaxError,
+  NegativeZeroError,
+  parseExactJson,
+  readInputs,
+  SENSITIVE_TFVARS_FILE,
+  TFVARS_FILE,
+  type JsonObject,
+  type JsonValue,
+} from '../inputs/index.ts';
 import { loadInputs } from '../inputs/load.ts';
 import { deriveStatus, readHistory } from './history.ts';
-import { APPROVE_DESTRUCTIVE_PLAN, createObject, localPaths, openObject, saveObject, type DriftSpec, type LocalObject, type LocalPaths } from './object.ts';
+import {
+  APPROVE_DESTRUCTIVE_PLAN,
+  createObject,
+  localPaths,
+  openObject,
+  saveObject,
+  type DriftSpec,
+  type LocalObject,
+  type LocalPaths,
+} from './object.ts';
 import { approvedLines, say } from './print.ts';
 
 export interface InitOptions {
@@ -22,9 +41,15 @@ export interface InitOptions {
 
 export async function initObject(dir: string, options: InitOptions): Promise<void> {
   const paths = localPaths(dir);
-  const object = await createObject(paths, { ...options, name: options.name ?? basename(options.module), now: new Date() });
+  const object = await createObject(paths, {
+    ...options,
+    name: options.name ?? basename(options.module),
+    now: new Date(),
+  });
   if (options.inputs) await replaceInputs(paths, options.inputs);
-  say(`created ${object.spec.kind} ${object.metadata.name} in ${paths.given}: image ${object.spec.image}, module ${object.spec.module}`);
+  say(
+    `created ${object.spec.kind} ${object.metadata.name} in ${paths.given}: image ${object.spec.image}, module ${object.spec.module}`,
+  );
   say(`inputs hash: ${await currentInputsHash(paths, object)}`);
   say(`next: captf-runner local reconcile --dir ${paths.given}`);
 }
@@ -48,9 +73,17 @@ export async function setObject(dir: string, options: SetOptions): Promise<void>
   if (options.inputs) await replaceInputs(paths, options.inputs);
   if (options.assignments.length > 0) await assignVariables(paths, TFVARS_FILE, options.assignments.map(assignment));
   if (options.sensitive !== undefined) {
-    if (!VARIABLE_NAME.test(options.sensitive)) throw usageError('AssignmentInvalid', `--sensitive takes a variable name (its value is read from stdin), not "${options.sensitive}"`);
+    if (!VARIABLE_NAME.test(options.sensitive))
+      throw usageError(
+        'AssignmentInvalid',
+        `--sensitive takes a variable name (its value is read from stdin), not "${options.sensitive}"`,
+      );
     const value = (await options.readSecret!()).replace(/\r?\n$/, '');
-    if (value === '') throw usageError('AssignmentInvalid', `no value for ${options.sensitive} on stdin: pipe it in, e.g. captf-runner local set --sensitive ${options.sensitive} < token.txt`);
+    if (value === '')
+      throw usageError(
+        'AssignmentInvalid',
+        `no value for ${options.sensitive} on stdin: pipe it in, e.g. captf-runner local set --sensitive ${options.sensitive} < token.txt`,
+      );
     await assignVariables(paths, SENSITIVE_TFVARS_FILE, [[options.sensitive, jsonOrString(options.sensitive, value)]]);
   }
   const { spec } = object;
@@ -60,7 +93,9 @@ export async function setObject(dir: string, options: SetOptions): Promise<void>
   if (options.driftAction !== undefined) spec.drift.action = options.driftAction;
   await saveObject(paths, object);
   const hashAfter = await currentInputsHash(paths, object);
-  say(hashAfter === hashBefore ? `inputs hash unchanged: ${hashAfter}` : `inputs hash: ${hashAfter} (was ${hashBefore})`);
+  say(
+    hashAfter === hashBefore ? `inputs hash unchanged: ${hashAfter}` : `inputs hash: ${hashAfter} (was ${hashBefore})`,
+  );
 }
 
 /** Sets the approval annotation to the hash the newest apply was blocked for, as `kubectl annotate` would. */
@@ -68,7 +103,11 @@ export async function approveBlockedApply(dir: string): Promise<void> {
   const { paths, object } = await openObject(dir);
   const history = await readHistory(paths);
   const blocked = deriveStatus(history).blockedApply;
-  if (!blocked) throw usageError('NothingBlocked', `no apply of ${paths.given} is blocked: there is nothing to approve (captf-runner local status --dir ${paths.given} shows the runs)`);
+  if (!blocked)
+    throw usageError(
+      'NothingBlocked',
+      `no apply of ${paths.given} is blocked: there is nothing to approve (captf-runner local status --dir ${paths.given} shows the runs)`,
+    );
   object.metadata.annotations[APPROVE_DESTRUCTIVE_PLAN] = blocked.hash;
   await saveObject(paths, object);
   say(`approved: ${APPROVE_DESTRUCTIVE_PLAN}=${blocked.hash} (the apply blocked in run ${blocked.run})`);
@@ -81,7 +120,9 @@ export async function deleteObject(dir: string): Promise<void> {
   const { paths, object } = await openObject(dir);
   object.metadata.deletionTimestamp ??= new Date().toISOString();
   await saveObject(paths, object);
-  say(`deletion requested at ${object.metadata.deletionTimestamp}: the next reconcile destroys, the one after drops the finalizer`);
+  say(
+    `deletion requested at ${object.metadata.deletionTimestamp}: the next reconcile destroys, the one after drops the finalizer`,
+  );
 }
 
 async function currentInputsHash(paths: LocalPaths, object: LocalObject): Promise<string> {
@@ -94,7 +135,8 @@ async function replaceInputs(paths: LocalPaths, from: string): Promise<void> {
   await rm(paths.inputs, { recursive: true, force: true });
   await mkdir(paths.inputs, { recursive: true });
   if (inputs.tfvarsJson) await writeFile(join(paths.inputs, TFVARS_FILE), inputs.tfvarsJson);
-  if (inputs.sensitiveTfvarsJson) await writeFile(join(paths.inputs, SENSITIVE_TFVARS_FILE), inputs.sensitiveTfvarsJson, { mode: 0o600 });
+  if (inputs.sensitiveTfvarsJson)
+    await writeFile(join(paths.inputs, SENSITIVE_TFVARS_FILE), inputs.sensitiveTfvarsJson, { mode: 0o600 });
   for (const [name, bytes] of inputs.files) await writeFile(join(paths.inputs, name), bytes);
 }
 
@@ -103,12 +145,20 @@ const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 /** NAME=VALUE as a variable and its value (JSON when it parses as JSON, else a string). */
 function assignment(text: string): [string, JsonValue] {
   const match = /^([A-Za-z_][A-Za-z0-9_-]*)=(.*)$/s.exec(text);
-  if (!match) throw usageError('AssignmentInvalid', `"${text}" is not NAME=VALUE: name a module variable, e.g. cluster_name=demo or replicas=3`);
+  if (!match)
+    throw usageError(
+      'AssignmentInvalid',
+      `"${text}" is not NAME=VALUE: name a module variable, e.g. cluster_name=demo or replicas=3`,
+    );
   return [match[1]!, jsonOrString(match[1]!, match[2]!)];
 }
 
 /** Sets variables in `file` (terraform.tfvars.json or sensitive.tfvars.json), moving each out of the other file: a variable set in both is refused. */
-async function assignVariables(paths: LocalPaths, file: typeof TFVARS_FILE | typeof SENSITIVE_TFVARS_FILE, assignments: readonly [string, JsonValue][]): Promise<void> {
+async function assignVariables(
+  paths: LocalPaths,
+  file: typeof TFVARS_FILE | typeof SENSITIVE_TFVARS_FILE,
+  assignments: readonly [string, JsonValue][],
+): Promise<void> {
   // readInputs checks each file is one JSON object (with a message that says how to fix it).
   const { tfvarsJson, sensitiveTfvarsJson } = await readInputs(paths.inputs);
   const [own, other] = file === TFVARS_FILE ? [tfvarsJson, sensitiveTfvarsJson] : [sensitiveTfvarsJson, tfvarsJson];
@@ -122,7 +172,8 @@ async function assignVariables(paths: LocalPaths, file: typeof TFVARS_FILE | typ
   const mode = (name: string) => (name === SENSITIVE_TFVARS_FILE ? 0o600 : 0o644);
   // Canonical JSON keeps every number's digits exactly, which JSON.stringify would not.
   await writeFile(join(paths.inputs, file), canonicalJson(variables) + '\n', { mode: mode(file) });
-  if (other) await writeFile(join(paths.inputs, otherFile), canonicalJson(otherVariables) + '\n', { mode: mode(otherFile) });
+  if (other)
+    await writeFile(join(paths.inputs, otherFile), canonicalJson(otherVariables) + '\n', { mode: mode(otherFile) });
 }
 
 function jsonOrString(name: string, text: string): JsonValue {
@@ -131,7 +182,10 @@ function jsonOrString(name: string, text: string): JsonValue {
   } catch (error) {
     if (error instanceof JsonSyntaxError) return text;
     if (error instanceof NegativeZeroError)
-      throw usageError('AssignmentInvalid', `${name}=${text} holds a negative zero (${error.literal}): terraform keeps its sign, so it would render differently from 0; write 0`);
+      throw usageError(
+        'AssignmentInvalid',
+        `${name}=${text} holds a negative zero (${error.literal}): terraform keeps its sign, so it would render differently from 0; write 0`,
+      );
     throw error;
   }
 }

@@ -66,7 +66,11 @@ export async function readResult(dir: string): Promise<Result | undefined> {
 }
 
 /** A new run dir, numbered after the newest run. */
-export async function createRunDir(paths: LocalPaths, history: readonly Run[], op: string): Promise<{ id: string; dir: string }> {
+export async function createRunDir(
+  paths: LocalPaths,
+  history: readonly Run[],
+  op: string,
+): Promise<{ id: string; dir: string }> {
   const newest = history.at(-1);
   const sequence = newest ? Number.parseInt(newest.record.id, 10) + 1 : 1;
   const id = `${String(sequence).padStart(4, '0')}-${op}`;
@@ -88,7 +92,8 @@ export function runOutcome(run: Run): RunOutcome {
   return jobOutcomeOf({ reason: run.result?.reason, exitCode: run.record.exitCode });
 }
 
-export const runFinishedAt = (run: Run): string => run.result?.finishedAt ?? run.record.finishedAt ?? run.record.startedAt;
+export const runFinishedAt = (run: Run): string =>
+  run.result?.finishedAt ?? run.record.finishedAt ?? run.record.startedAt;
 
 /** What a controller keeps in status, derived from the history. */
 export interface LocalStatus {
@@ -119,9 +124,19 @@ export function deriveStatus(history: readonly Run[]): LocalStatus {
     };
   }
   const lastSucceeded = applies.findLast((run) => runOutcome(run) === 'succeeded');
-  if (lastSucceeded) status.lastSucceededApply = { run: lastSucceeded.record.id, finishedAt: runFinishedAt(lastSucceeded), image: lastSucceeded.record.image };
+  if (lastSucceeded)
+    status.lastSucceededApply = {
+      run: lastSucceeded.record.id,
+      finishedAt: runFinishedAt(lastSucceeded),
+      image: lastSucceeded.record.image,
+    };
   const drift = history.findLast((run) => run.record.decision.op === 'drift' && runOutcome(run) === 'succeeded');
-  if (drift) status.lastDriftCheck = { run: drift.record.id, at: runFinishedAt(drift), found: drift.result?.drift?.found ?? false };
+  if (drift)
+    status.lastDriftCheck = {
+      run: drift.record.id,
+      at: runFinishedAt(drift),
+      found: drift.result?.drift?.found ?? false,
+    };
   const refresh = history.findLast((run) => run.record.decision.op === 'refresh' && runOutcome(run) === 'succeeded');
   if (refresh) status.lastRefreshAt = runFinishedAt(refresh);
   return status;
@@ -154,7 +169,8 @@ export const SUCCESSFUL_JOBS_HISTORY_LIMIT = 3;
  * the backoff their failures earned.
  */
 export function retainedJobs(history: readonly Run[], currentInputsHash?: string | null): FinishedJob[] {
-  const ofOtherInputs = (run: Run) => !!currentInputsHash && !!run.result?.inputsHash && run.result.inputsHash !== currentInputsHash;
+  const ofOtherInputs = (run: Run) =>
+    !!currentInputsHash && !!run.result?.inputsHash && run.result.inputsHash !== currentInputsHash;
   const jobs = history
     .map((run): [Run, FinishedJob] => [
       run,
@@ -169,5 +185,8 @@ export function retainedJobs(history: readonly Run[], currentInputsHash?: string
     ])
     .filter(([run, job]) => !(countsAsFailure(job) && ofOtherInputs(run)))
     .map(([, job]) => job);
-  return [...jobs.filter(countsAsFailure).slice(-FAILED_JOBS_HISTORY_LIMIT), ...jobs.filter((job) => !countsAsFailure(job)).slice(-SUCCESSFUL_JOBS_HISTORY_LIMIT)];
+  return [
+    ...jobs.filter(countsAsFailure).slice(-FAILED_JOBS_HISTORY_LIMIT),
+    ...jobs.filter((job) => !countsAsFailure(job)).slice(-SUCCESSFUL_JOBS_HISTORY_LIMIT),
+  ];
 }

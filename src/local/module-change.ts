@@ -26,7 +26,11 @@ async function treeEntries(root: string, skipTop: ReadonlySet<string>): Promise<
 }
 
 /** Whether the module dir differs from the module the last successful apply ran (its pinned copy). */
-export async function moduleEditedSincePinned(moduleDir: string, pinnedModule: string, notModuleFiles: ReadonlySet<string>): Promise<boolean> {
+export async function moduleEditedSincePinned(
+  moduleDir: string,
+  pinnedModule: string,
+  notModuleFiles: ReadonlySet<string>,
+): Promise<boolean> {
   // Only a hint: a dir that cannot be read is the run's to report (copyModule, existingDir).
   const read = (dir: string, skip: ReadonlySet<string>) => treeEntries(dir, skip).catch(() => undefined);
   const [now, pinned] = await Promise.all([read(moduleDir, notModuleFiles), read(pinnedModule, new Set())]);

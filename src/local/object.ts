@@ -91,11 +91,17 @@ export async function loadObject(paths: LocalPaths): Promise<LocalObject> {
     text = await readFile(paths.objectFile, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    throw usageError('LocalObjectMissing', `there is no local object in ${paths.given}: create one with captf-runner local init --dir ${paths.given} --module DIR --image REF`);
+    throw usageError(
+      'LocalObjectMissing',
+      `there is no local object in ${paths.given}: create one with captf-runner local init --dir ${paths.given} --module DIR --image REF`,
+    );
   }
   const parsed = LocalObject.safeParse(JSON.parse(text));
   if (!parsed.success) {
-    throw usageError('LocalObjectInvalid', `${paths.objectFile} is not a valid local object (${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}): fix it or create the object again`);
+    throw usageError(
+      'LocalObjectInvalid',
+      `${paths.objectFile} is not a valid local object (${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}): fix it or create the object again`,
+    );
   }
   return parsed.data;
 }
@@ -128,7 +134,10 @@ export async function createObject(paths: LocalPaths, spec: NewObject): Promise<
     await writeFile(paths.objectFile, JSON.stringify(object, null, 2) + '\n', { flag: 'wx' });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    throw usageError('LocalObjectExists', `${paths.given} already holds a local object: use another --dir, or delete it first (captf-runner local delete, then local reconcile)`);
+    throw usageError(
+      'LocalObjectExists',
+      `${paths.given} already holds a local object: use another --dir, or delete it first (captf-runner local delete, then local reconcile)`,
+    );
   }
   await mkdir(paths.inputs, { recursive: true });
   // No state dir: the first apply starts it (--new-state); without one, a lost state dir is refused.
@@ -142,12 +151,25 @@ export async function createObject(paths: LocalPaths, spec: NewObject): Promise<
  * state backups stay: the one way back to what was destroyed. Returns whether any were kept.
  */
 export async function removeObject(paths: LocalPaths): Promise<boolean> {
-  const owned = [paths.objectFile, paths.inputs, paths.durableInputs, paths.pinnedModule, join(paths.stateFile, '..'), paths.runs, paths.activeRun];
+  const owned = [
+    paths.objectFile,
+    paths.inputs,
+    paths.durableInputs,
+    paths.pinnedModule,
+    join(paths.stateFile, '..'),
+    paths.runs,
+    paths.activeRun,
+  ];
   for (const entry of owned) await rm(entry, { recursive: true, force: true });
   const backupsKept = (await readdir(paths.backups).catch(() => [])).length > 0;
   if (!backupsKept) await rm(paths.backups, { recursive: true, force: true });
   await rmdir(paths.dir).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOTEMPTY' && error.code !== 'ENOENT') throw new RunnerError({ kind: 'io', reason: 'LocalObjectRemoveFailed', message: `could not remove ${paths.dir}: ${error.message}` });
+    if (error.code !== 'ENOTEMPTY' && error.code !== 'ENOENT')
+      throw new RunnerError({
+        kind: 'io',
+        reason: 'LocalObjectRemoveFailed',
+        message: `could not remove ${paths.dir}: ${error.message}`,
+      });
   });
   return backupsKept;
 }

@@ -17,8 +17,11 @@ export const say = (...lines: string[]): void => {
 export function decisionLines(decision: Decision): string[] {
   switch (decision.kind) {
     case 'op': {
-      const lines = [`decision: ${decision.op} (${decision.reason}), ${decision.inputs} inputs, ${decision.image} image`];
-      if (decision.events?.includes('DigestUnknown')) lines.push("  DigestUnknown: no apply has succeeded yet, so the spec's image and module run");
+      const lines = [
+        `decision: ${decision.op} (${decision.reason}), ${decision.inputs} inputs, ${decision.image} image`,
+      ];
+      if (decision.events?.includes('DigestUnknown'))
+        lines.push("  DigestUnknown: no apply has succeeded yet, so the spec's image and module run");
       if (decision.approvedInputsHash) lines.push(`  approved: inputs hash ${decision.approvedInputsHash}`);
       return lines;
     }
@@ -36,9 +39,13 @@ export function waitHintLines(decision: Decision, paths: LocalPaths): string[] {
   if (decision.kind !== 'wait') return [];
   switch (decision.reason) {
     case 'DestructivePlanApprovalPending':
-      return [`  read the plan in the blocked run's runner.log, then approve: captf-runner local approve --dir ${paths.given}`];
+      return [
+        `  read the plan in the blocked run's runner.log, then approve: captf-runner local approve --dir ${paths.given}`,
+      ];
     case 'BackingOff':
-      return [`  the op failed recently; reconcile again later, or pass --now +${decision.requeueAfterSeconds}s to act as if that time had come`];
+      return [
+        `  the op failed recently; reconcile again later, or pass --now +${decision.requeueAfterSeconds}s to act as if that time had come`,
+      ];
     case 'UpToDate':
       return [`  nothing is due; pass --now +${decision.requeueAfterSeconds}s to run what is due next`];
     default:
@@ -49,12 +56,17 @@ export function waitHintLines(decision: Decision, paths: LocalPaths): string[] {
 export function resultLines(run: Run, paths: LocalPaths): string[] {
   const { result } = run;
   const log = relative(process.cwd(), `${run.dir}/runner.log`) || `${run.dir}/runner.log`;
-  if (!result) return [`run ${run.record.id}: ${runOutcome(run)}: the runner wrote no result (exit ${run.record.exitCode ?? 'none'}); see ${log}`];
+  if (!result)
+    return [
+      `run ${run.record.id}: ${runOutcome(run)}: the runner wrote no result (exit ${run.record.exitCode ?? 'none'}); see ${log}`,
+    ];
   const lines = [`run ${run.record.id}: ${result.outcome} (${result.reason})`];
   const plan = result.plan;
   if (result.outcome === 'blocked' && plan) {
     lines.push(...blockedPlanLines(plan));
-    lines.push(`  nothing was applied; to approve inputs hash ${result.approvalHash}: captf-runner local approve --dir ${paths.given}`);
+    lines.push(
+      `  nothing was applied; to approve inputs hash ${result.approvalHash}: captf-runner local approve --dir ${paths.given}`,
+    );
   } else {
     lines.push(`  ${result.message}`);
     if (result.drift?.found && plan) lines.push(`  a remediation apply would do: ${countsText(plan.counts)}`);
@@ -68,7 +80,9 @@ function blockedPlanLines(plan: Classification): string[] {
   return [
     `  plan: ${countsText(plan.counts)}`,
     ...plan.destructive.map((change) => `  destructive: ${change.address} (${change.action})`),
-    ...(plan.destructiveTotal > plan.destructive.length ? [`  … and ${plan.destructiveTotal - plan.destructive.length} more destructive (see the run's runner.log)`] : []),
+    ...(plan.destructiveTotal > plan.destructive.length
+      ? [`  … and ${plan.destructiveTotal - plan.destructive.length} more destructive (see the run's runner.log)`]
+      : []),
     ...plan.actions.map((action) => `  provider action: ${actionText(action)}`),
     ...plan.failClosed.map((why) => `  cannot be read: ${why}`),
   ];
@@ -79,7 +93,8 @@ function blockedPlanLines(plan: Classification): string[] {
  * a hash of the inputs and image, not this plan (an edit of the module before the apply can change what it does).
  */
 export function approvedLines(blocked: Result | undefined): string[] {
-  if (!blocked?.plan) return ['  the blocked run left no result: read its runner.log to see what the approval lets the apply do'];
+  if (!blocked?.plan)
+    return ['  the blocked run left no result: read its runner.log to see what the approval lets the apply do'];
   return [
     'it approves what the blocked run showed:',
     ...blockedPlanLines(blocked.plan),
@@ -97,7 +112,10 @@ export interface StatusView {
 
 export function statusLines({ object, status, snapshot, next, history }: StatusView, recentRuns: number): string[] {
   const { metadata, spec } = object;
-  const state = snapshot.state.status === 'present' ? `present, inputs hash ${snapshot.state.inputsHash ?? 'none'}` : snapshot.state.status;
+  const state =
+    snapshot.state.status === 'present'
+      ? `present, inputs hash ${snapshot.state.inputsHash ?? 'none'}`
+      : snapshot.state.status;
   const lines = [
     `object: ${metadata.name} (${spec.kind}), uid ${metadata.uid}${metadata.deletionTimestamp ? `, deleting since ${metadata.deletionTimestamp}` : ''}`,
     `spec: image ${spec.image}, module ${spec.module}`,
@@ -112,7 +130,12 @@ export function statusLines({ object, status, snapshot, next, history }: StatusV
     `  blocked apply: ${status.blockedApply ? `inputs hash ${status.blockedApply.hash}, due to ${status.blockedApply.reason} (run ${status.blockedApply.run})` : 'none'}`,
     `  last drift check: ${status.lastDriftCheck ? `${status.lastDriftCheck.found ? 'drift found' : 'no drift'} at ${status.lastDriftCheck.at} (run ${status.lastDriftCheck.run})` : 'none'}`,
     `runs (newest last):${history.length === 0 ? ' none' : ''}`,
-    ...history.slice(-recentRuns).map((run) => `  ${run.record.id}  ${run.record.decision.reason}  ${run.result ? `${run.result.outcome} (${run.result.reason})` : runOutcome(run)}`),
+    ...history
+      .slice(-recentRuns)
+      .map(
+        (run) =>
+          `  ${run.record.id}  ${run.record.decision.reason}  ${run.result ? `${run.result.outcome} (${run.result.reason})` : runOutcome(run)}`,
+      ),
     ...decisionLines(next).map((line) => `next ${line}`),
   ];
   return lines;

@@ -9,8 +9,26 @@ import { isErrorReason } from '../vocabulary/reasons.ts';
 import { decideOp } from '../controller-model/decide-op.ts';
 import type { OpDecision } from '../controller-model/decision.ts';
 import type { Snapshot } from '../controller-model/snapshot.ts';
-import { createRunDir, deriveStatus, objectLineage, readHistory, readResult, runOutcome, writeRunRecord, type Run, type RunRecord } from './history.ts';
-import { APPROVE_DESTRUCTIVE_PLAN, loadObject, openObject, removeObject, saveObject, type LocalObject, type LocalPaths } from './object.ts';
+import {
+  createRunDir,
+  deriveStatus,
+  objectLineage,
+  readHistory,
+  readResult,
+  runOutcome,
+  writeRunRecord,
+  type Run,
+  type RunRecord,
+} from './history.ts';
+import {
+  APPROVE_DESTRUCTIVE_PLAN,
+  loadObject,
+  openObject,
+  removeObject,
+  saveObject,
+  type LocalObject,
+  type LocalPaths,
+} from './object.ts';
 import { decisionLines, resultLines, say, waitHintLines } from './print.ts';
 import { moduleEditedLines, moduleEditedSincePinned } from './module-change.ts';
 import { acquireRunLock } from './run-lock.ts';
@@ -32,7 +50,11 @@ export async function reconcile(dir: string, options: ReconcileOptions): Promise
     const snapshot = buildSnapshot(object, history, await observeWorld(object, paths, options.now, lock === undefined));
     const decision = decideOp(snapshot);
     const pinned = deriveStatus(history).lastSucceededApply;
-    if (pinned?.image === object.spec.image && !snapshot.object.deleting && (await moduleEditedSincePinned(object.spec.module, paths.pinnedModule, NOT_MODULE_FILES)))
+    if (
+      pinned?.image === object.spec.image &&
+      !snapshot.object.deleting &&
+      (await moduleEditedSincePinned(object.spec.module, paths.pinnedModule, NOT_MODULE_FILES))
+    )
       say(...moduleEditedLines(object.spec.module, object.spec.image, paths.given));
     say(...decisionLines(decision));
     if (!lock) return; // another reconcile's run is in progress: DecideOp said JobActive
@@ -41,7 +63,9 @@ export async function reconcile(dir: string, options: ReconcileOptions): Promise
         say(...waitHintLines(decision, paths));
         return;
       case 'dropFinalizer':
-        say(`the finalizer is dropped: the local object is gone (${(await removeObject(paths)) ? `${paths.given} removed but its state backups, kept in ${paths.backups}` : `${paths.given} removed`})`);
+        say(
+          `the finalizer is dropped: the local object is gone (${(await removeObject(paths)) ? `${paths.given} removed but its state backups, kept in ${paths.backups}` : `${paths.given} removed`})`,
+        );
         return;
       case 'op':
         await runDecidedOp({ object, paths, history, snapshot, decision }, options.verbose);
@@ -74,7 +98,9 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
   let module: string;
   let inputs: string;
   try {
-    module = usesPinned ? await existingDir(paths.pinnedModule, 'the pinned module') : await copyModule(object.spec.module, join(run.dir, 'module'));
+    module = usesPinned
+      ? await existingDir(paths.pinnedModule, 'the pinned module')
+      : await copyModule(object.spec.module, join(run.dir, 'module'));
     inputs = await copyInputs(pass, join(run.dir, 'inputs'));
   } catch (error) {
     await rm(run.dir, { recursive: true, force: true }); // nothing ran: no run to keep
@@ -86,16 +112,26 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
 
   const args = [
     decision.op,
-    '--module', module,
-    '--inputs', inputs,
-    '--image', image,
-    '--kind', object.spec.kind,
-    '--object', object.metadata.name,
-    '--state', paths.stateFile,
-    '--backups', paths.backups,
-    '--out', run.dir,
-    '--termination-log', join(run.dir, 'termination-log'),
-    '--log-format', 'pretty',
+    '--module',
+    module,
+    '--inputs',
+    inputs,
+    '--image',
+    image,
+    '--kind',
+    object.spec.kind,
+    '--object',
+    object.metadata.name,
+    '--state',
+    paths.stateFile,
+    '--backups',
+    paths.backups,
+    '--out',
+    run.dir,
+    '--termination-log',
+    join(run.dir, 'termination-log'),
+    '--log-format',
+    'pretty',
     ...(decision.op === 'apply' ? await applyFlags(pass, inputs) : []),
     // Only the object's first apply starts its state: a state dir lost later is refused, never started afresh.
     ...(decision.op === 'apply' && pinned === undefined ? ['--new-state'] : []),
@@ -104,18 +140,30 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
   ];
   say(`run ${run.id}: captf-runner ${decision.op}`);
   const exitCode = await runRunnerProcess(args, { logFile: join(run.dir, 'runner.log'), verbose });
-  const finished: Run = { record: { ...record, finishedAt: new Date().toISOString(), exitCode }, dir: run.dir, result: await readResult(run.dir) };
+  const finished: Run = {
+    record: { ...record, finishedAt: new Date().toISOString(), exitCode },
+    dir: run.dir,
+    result: await readResult(run.dir),
+  };
   await writeRunRecord(run.dir, finished.record);
 
   say(...resultLines(finished, paths));
   const outcome = runOutcome(finished);
   if (decision.op === 'apply' && outcome === 'succeeded') await adoptSuccessfulApply(paths, finished, module, inputs);
   // Exit 3 like the runner's own: a script sees that the pass waits for an approval.
-  if (outcome === 'blocked') throw new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', message: `run ${run.id} (${decision.op}) is blocked: it applies nothing until approved` });
+  if (outcome === 'blocked')
+    throw new RunnerError({
+      kind: 'blocked',
+      reason: 'DestructivePlanBlocked',
+      message: `run ${run.id} (${decision.op}) is blocked: it applies nothing until approved`,
+    });
   if (outcome !== 'succeeded') {
     // Recorded in the history like any Job; the exit status is the run's own (its reason's), so a script sees how the op failed.
     const reason = finished.result?.reason;
-    throw errorOf(reason !== undefined && isErrorReason(reason) ? reason : 'RunnerFailed', `run ${run.id} (${decision.op}) ${outcome}: see ${join(run.dir, 'runner.log')}`);
+    throw errorOf(
+      reason !== undefined && isErrorReason(reason) ? reason : 'RunnerFailed',
+      `run ${run.id} (${decision.op}) ${outcome}: see ${join(run.dir, 'runner.log')}`,
+    );
   }
 }
 
@@ -126,7 +174,9 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
  */
 async function applyFlags({ object, paths, decision }: Pass, inputs: string): Promise<string[]> {
   const approval = decision.approvedInputsHash ? ['--approved-hash', decision.approvedInputsHash] : [];
-  const guarded = object.spec.kind === 'cluster' || (object.spec.kind === 'pool' && (await clusterExportsChanged(inputs, paths.durableInputs)));
+  const guarded =
+    object.spec.kind === 'cluster' ||
+    (object.spec.kind === 'pool' && (await clusterExportsChanged(inputs, paths.durableInputs)));
   return [...approval, '--guard', guarded ? 'on' : 'off'];
 }
 
@@ -169,20 +219,31 @@ async function copyInputs({ object, paths, decision }: Pass, into: string): Prom
       }
       // A destroy runs against the durable inputs; a cluster or pool that has none yet falls back to its current inputs, a machine never does.
       if (object.spec.kind === 'machine') {
-        throw usageError('DurableInputsMissing', `${paths.durableInputs} is missing: a machine never falls back to its current inputs; restore that dir from a run's inputs/ copy`);
+        throw usageError(
+          'DurableInputsMissing',
+          `${paths.durableInputs} is missing: a machine never falls back to its current inputs; restore that dir from a run's inputs/ copy`,
+        );
       }
       say('  no durable inputs yet: the current inputs stand in for them');
       await cp(paths.inputs, into, { recursive: true });
       return into;
     case 'none':
-      throw new RunnerError({ kind: 'internal', reason: 'RestoreNotLocal', message: 'the local lifecycle has no restore-state annotation, so DecideOp cannot decide a restore here' });
+      throw new RunnerError({
+        kind: 'internal',
+        reason: 'RestoreNotLocal',
+        message: 'the local lifecycle has no restore-state annotation, so DecideOp cannot decide a restore here',
+      });
   }
 }
 
 async function copyModule(moduleDir: string, into: string): Promise<string> {
   await existingDir(moduleDir, 'the module dir (spec.module)');
   // Links stay as the author wrote them (cp would make relative ones absolute, into the spec's dir): the runner judges them as in an image.
-  await cp(moduleDir, into, { recursive: true, verbatimSymlinks: true, filter: (source) => !NOT_MODULE_FILES.has(relative(moduleDir, source)) });
+  await cp(moduleDir, into, {
+    recursive: true,
+    verbatimSymlinks: true,
+    filter: (source) => !NOT_MODULE_FILES.has(relative(moduleDir, source)),
+  });
   return into;
 }
 
@@ -196,6 +257,10 @@ async function isDir(path: string): Promise<boolean> {
 }
 
 async function existingDir(path: string, what: string): Promise<string> {
-  if (!(await isDir(path))) throw usageError('LocalDirMissing', `${what} ${path} does not exist: point the object at an existing dir (captf-runner local set --module DIR) or create the object again`);
+  if (!(await isDir(path)))
+    throw usageError(
+      'LocalDirMissing',
+      `${what} ${path} does not exist: point the object at an existing dir (captf-runner local set --module DIR) or create the object again`,
+    );
   return path;
 }

@@ -10,7 +10,12 @@ import { RunnerError } from '../errors.ts';
 /** How this process was started (node [--import tsx] <entrypoint>), so the child is the same runner. */
 function runnerEntrypoint(): { command: string; prefix: string[] } {
   const entrypoint = process.argv[1];
-  if (!entrypoint) throw new RunnerError({ kind: 'internal', reason: 'EntrypointUnknown', message: 'cannot tell which script is the runner (process.argv[1] is empty)' });
+  if (!entrypoint)
+    throw new RunnerError({
+      kind: 'internal',
+      reason: 'EntrypointUnknown',
+      message: 'cannot tell which script is the runner (process.argv[1] is empty)',
+    });
   return { command: process.execPath, prefix: [...process.execArgv, entrypoint] };
 }
 
@@ -33,7 +38,16 @@ export async function runRunnerProcess(args: readonly string[], options: RunnerP
   try {
     const child = spawn(command, [...prefix, ...args], { stdio: log ? ['ignore', log.fd, log.fd] : 'inherit' });
     return await new Promise<number>((resolve, reject) => {
-      child.once('error', (error) => reject(new RunnerError({ kind: 'internal', reason: 'RunnerStartFailed', message: `could not start the runner (${command}): ${error.message}`, cause: error })));
+      child.once('error', (error) =>
+        reject(
+          new RunnerError({
+            kind: 'internal',
+            reason: 'RunnerStartFailed',
+            message: `could not start the runner (${command}): ${error.message}`,
+            cause: error,
+          }),
+        ),
+      );
       child.once('close', (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0)));
     });
   } finally {

@@ -22,9 +22,16 @@ export interface World {
   hashes: InputsHashes | undefined;
 }
 
-export async function observeWorld(object: LocalObject, paths: LocalPaths, now: Date, jobActive: boolean): Promise<World> {
+export async function observeWorld(
+  object: LocalObject,
+  paths: LocalPaths,
+  now: Date,
+  jobActive: boolean,
+): Promise<World> {
   const deleting = object.metadata.deletionTimestamp !== undefined;
-  const hashes = deleting ? undefined : (await loadInputs(paths.inputs, { image: object.spec.image, kind: object.spec.kind })).hashes;
+  const hashes = deleting
+    ? undefined
+    : (await loadInputs(paths.inputs, { image: object.spec.image, kind: object.spec.kind })).hashes;
   return { now, jobActive, state: await readStateReading(paths.stateFile), hashes };
 }
 
@@ -65,16 +72,37 @@ export function buildSnapshot(object: LocalObject, history: readonly Run[], worl
     },
     // Locally the image reference of the last successful apply stands in for its pinned digest.
     image: status.lastSucceededApply ? { pinnedDigest: status.lastSucceededApply.image } : {},
-    inputs: world.hashes ? { currentHash: world.hashes.inputsHash, approvalHash: world.hashes.approvalHash } : { currentHash: null },
+    inputs: world.hashes
+      ? { currentHash: world.hashes.inputsHash, approvalHash: world.hashes.approvalHash }
+      : { currentHash: null },
     state: world.state,
-    jobs: { active: world.jobActive, finished: retainedJobs(history, world.hashes?.inputsHash), failedJobsHistoryLimit: FAILED_JOBS_HISTORY_LIMIT },
+    jobs: {
+      active: world.jobActive,
+      finished: retainedJobs(history, world.hashes?.inputsHash),
+      failedJobsHistoryLimit: FAILED_JOBS_HISTORY_LIMIT,
+    },
     applies: {
-      ...(status.newestApply ? { newest: { outcome: status.newestApply.outcome, finishedAt: status.newestApply.finishedAt, outputReading: status.newestApply.outputReading } } : {}),
+      ...(status.newestApply
+        ? {
+            newest: {
+              outcome: status.newestApply.outcome,
+              finishedAt: status.newestApply.finishedAt,
+              outputReading: status.newestApply.outputReading,
+            },
+          }
+        : {}),
       ...(status.lastSucceededApply ? { lastSucceededAt: status.lastSucceededApply.finishedAt } : {}),
     },
-    ...(status.blockedApply ? { blockedApply: { hash: status.blockedApply.hash, reason: status.blockedApply.reason } } : {}),
+    ...(status.blockedApply
+      ? { blockedApply: { hash: status.blockedApply.hash, reason: status.blockedApply.reason } }
+      : {}),
     annotations: approvalAnnotation(object),
-    drift: { ...drift, ...(status.lastDriftCheck ? { lastCheck: { at: status.lastDriftCheck.at, found: status.lastDriftCheck.found } } : {}) },
+    drift: {
+      ...drift,
+      ...(status.lastDriftCheck
+        ? { lastCheck: { at: status.lastDriftCheck.at, found: status.lastDriftCheck.found } }
+        : {}),
+    },
     refresh: { healthPendingReadings: 0, ...(status.lastRefreshAt ? { lastRunAt: status.lastRefreshAt } : {}) },
   };
   // Validated like a snapshot from outside: a mistake here must fail loudly, not decide quietly.

@@ -17,10 +17,16 @@ export interface StatusOptions {
 export async function showStatus(dir: string, options: StatusOptions): Promise<void> {
   const { paths, object } = await openObject(dir);
   const history = await readHistory(paths);
-  const snapshot = buildSnapshot(object, history, await observeWorld(object, paths, options.now, await isRunLockHeld(paths)));
+  const snapshot = buildSnapshot(
+    object,
+    history,
+    await observeWorld(object, paths, options.now, await isRunLockHeld(paths)),
+  );
   const view = { object, status: deriveStatus(history), snapshot, next: decideOp(snapshot), history };
   if (options.json) {
-    const runs = history.slice(-options.runs).map((run) => ({ ...run.record, outcome: run.result?.outcome, reason: run.result?.reason }));
+    const runs = history
+      .slice(-options.runs)
+      .map((run) => ({ ...run.record, outcome: run.result?.outcome, reason: run.result?.reason }));
     say(JSON.stringify({ object: view.object, status: view.status, snapshot, next: view.next, runs }, null, 2));
     return;
   }

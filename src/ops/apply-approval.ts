@@ -7,7 +7,17 @@
 import { join } from 'node:path';
 import type { Classification, DestructiveChange } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
-import { countText, newestBlockedRun, otherStateWarning, readBlockedRun, unreviewedChanges, unreviewedWarning, type BlockedRun, type BlockedRunWanted, type ShownChange } from '../guard/unreviewed.ts';
+import {
+  countText,
+  newestBlockedRun,
+  otherStateWarning,
+  readBlockedRun,
+  unreviewedChanges,
+  unreviewedWarning,
+  type BlockedRun,
+  type BlockedRunWanted,
+  type ShownChange,
+} from '../guard/unreviewed.ts';
 import { changeText } from '../plan/actions.ts';
 import { approvalMismatch, type ApprovalFacts } from '../guard/approval-mismatch.ts';
 import { serializeResult } from '../output/result-file.ts';
@@ -21,7 +31,10 @@ const RECORD_PREFIX = 'blocked-';
 /** `blocked-<approval hash>.json` beside the backups: the result of the newest blocked apply for that hash. */
 export const blockedRecordName = (approvalHash: string) => `${RECORD_PREFIX}${approvalHash}.json`;
 /** A name blockedRecordName gives: `blocked-`, a sha256, `.json`. */
-const isRecordName = (name: string) => name.startsWith(RECORD_PREFIX) && name.endsWith('.json') && isSha256(name.slice(RECORD_PREFIX.length, -'.json'.length));
+const isRecordName = (name: string) =>
+  name.startsWith(RECORD_PREFIX) &&
+  name.endsWith('.json') &&
+  isSha256(name.slice(RECORD_PREFIX.length, -'.json'.length));
 /** Records of older blocks are deleted past this many (one per approval hash). */
 export const KEEP_BLOCKED_RECORDS = 10;
 
@@ -89,14 +102,26 @@ export interface ApprovalCoverageOptions {
 export async function approvalCoverageStep(ctx: RunContext, options: ApprovalCoverageOptions): Promise<Coverage> {
   const { plan, everyDestructive, approvalHash, stateLineage, refuseOtherState } = options;
   return ctx.step('approval', async () => {
-    const { otherState, ...coverage } = await compareFailingClosed(ctx, plan, everyDestructive, approvalHash, stateLineage);
+    const { otherState, ...coverage } = await compareFailingClosed(
+      ctx,
+      plan,
+      everyDestructive,
+      approvalHash,
+      stateLineage,
+    );
     if (otherState) throw refuseOtherState(otherState);
     return coverage;
   });
 }
 
 /** compare; when the comparison fails, every entry counts as unreviewed, with a warning. */
-async function compareFailingClosed(ctx: RunContext, plan: Classification, everyDestructive: readonly DestructiveEntry[], approvalHash: string, stateLineage: string | null): Promise<ApprovalCoverage> {
+async function compareFailingClosed(
+  ctx: RunContext,
+  plan: Classification,
+  everyDestructive: readonly DestructiveEntry[],
+  approvalHash: string,
+  stateLineage: string | null,
+): Promise<ApprovalCoverage> {
   try {
     return await compare(ctx, plan, everyDestructive, approvalHash, stateLineage);
   } catch (error) {
@@ -113,15 +138,27 @@ async function compareFailingClosed(ctx: RunContext, plan: Classification, every
 }
 
 /** What an approval of the plan covers, counted: its destructive entries, provider actions and policy requireApproval findings. */
-const gatedEntries = (plan: Classification) => plan.destructiveTotal + plan.actionsTotal + (plan.policy?.approvalRequiredTotal ?? 0);
+const gatedEntries = (plan: Classification) =>
+  plan.destructiveTotal + plan.actionsTotal + (plan.policy?.approvalRequiredTotal ?? 0);
 
 /** The log marks every unreviewed entry (the result and the summary list at most 100). */
 const logUnreviewed = (ctx: RunContext) => (c: ShownChange) =>
-  ctx.log.warn({ address: c.address, deposed: c.deposed, action: c.action, trigger: c.trigger, rule: c.rule }, `approved without review: ${changeText(c)}`);
+  ctx.log.warn(
+    { address: c.address, deposed: c.deposed, action: c.action, trigger: c.trigger, rule: c.rule },
+    `approved without review: ${changeText(c)}`,
+  );
 
-async function compare(ctx: RunContext, plan: Classification, everyDestructive: readonly DestructiveEntry[], approvalHash: string, stateLineage: string | null): Promise<ApprovalCoverage> {
+async function compare(
+  ctx: RunContext,
+  plan: Classification,
+  everyDestructive: readonly DestructiveEntry[],
+  approvalHash: string,
+  stateLineage: string | null,
+): Promise<ApprovalCoverage> {
   if (everyDestructive.length !== gatedEntries(plan))
-    throw new Error(`${everyDestructive.length} destructive entries, actions and policy findings were named, but the plan has ${plan.destructiveTotal}, ${plan.actionsTotal} and ${plan.policy?.approvalRequiredTotal ?? 0}`);
+    throw new Error(
+      `${everyDestructive.length} destructive entries, actions and policy findings were named, but the plan has ${plan.destructiveTotal}, ${plan.actionsTotal} and ${plan.policy?.approvalRequiredTotal ?? 0}`,
+    );
   const { runs, looked } = await findBlockedRuns(ctx, approvalHash);
   const { newest: blocked, ignored } = newestBlockedRun(runs);
   looked.push(...ignored);
@@ -129,10 +166,15 @@ async function compare(ctx: RunContext, plan: Classification, everyDestructive: 
   const otherState = blocked && otherStateWarning(approvalHash, blocked, stateLineage);
   if (otherState) return { otherState };
   // Without a blocked run the warning below names where the runner looked; with one, say what was passed over.
-  if (blocked && ignored.length) ctx.warn(`blocked runs passed over for approval hash ${approvalHash}: ${ignored.join('; ')}`);
+  if (blocked && ignored.length)
+    ctx.warn(`blocked runs passed over for approval hash ${approvalHash}: ${ignored.join('; ')}`);
   const found = unreviewedChanges(blocked, everyDestructive, undefined, logUnreviewed(ctx));
-  if (!blocked || found.unreviewedTotal > 0) ctx.warn(unreviewedWarning(approvalHash, blocked, found, looked, plan.actionsTotal > 0));
-  ctx.log.info({ blockedRun: blocked?.location, unreviewedTotal: found.unreviewedTotal }, 'approval: compared with the blocked run');
+  if (!blocked || found.unreviewedTotal > 0)
+    ctx.warn(unreviewedWarning(approvalHash, blocked, found, looked, plan.actionsTotal > 0));
+  ctx.log.info(
+    { blockedRun: blocked?.location, unreviewedTotal: found.unreviewedTotal },
+    'approval: compared with the blocked run',
+  );
   return {
     unreviewed: found.unreviewed,
     unreviewedTotal: found.unreviewedTotal,
@@ -145,11 +187,19 @@ async function compare(ctx: RunContext, plan: Classification, everyDestructive: 
  * notices: a malformed one always, a well-formed one when the plan was blocked (elsewhere a stale
  * approval is harmless). A blocked run of this object for the given hash means it approves other inputs.
  */
-export async function explainApprovalMismatch(ctx: RunContext, facts: Omit<ApprovalFacts, 'given' | 'blockedRunFinishedAt' | 'planHashes'> & { planHash: string }, blocked: boolean): Promise<void> {
+export async function explainApprovalMismatch(
+  ctx: RunContext,
+  facts: Omit<ApprovalFacts, 'given' | 'blockedRunFinishedAt' | 'planHashes'> & { planHash: string },
+  blocked: boolean,
+): Promise<void> {
   const given = ctx.settings.approvedHash;
   if (given === '' || (isSha256(given) && !blocked)) return;
   // Best effort: without the blocked runs the explanation is only less specific.
-  const newestFor = (hash: string) => findBlockedRuns(ctx, hash).then(({ runs }) => newestBlockedRun(runs).newest, () => undefined);
+  const newestFor = (hash: string) =>
+    findBlockedRuns(ctx, hash).then(
+      ({ runs }) => newestBlockedRun(runs).newest,
+      () => undefined,
+    );
   const wellFormed = isSha256(given) && given !== facts.approvalHash;
   const shown = wellFormed ? await newestFor(facts.approvalHash) : undefined;
   const other = wellFormed ? await newestFor(given) : undefined;
@@ -163,8 +213,14 @@ export async function explainApprovalMismatch(ctx: RunContext, facts: Omit<Appro
 }
 
 /** Every candidate: the record beside the backups, `<out>/result.json`, and in a cluster the blocked Jobs' result Secrets. */
-async function findBlockedRuns(ctx: RunContext, approvalHash: string): Promise<{ runs: BlockedRun[]; looked: string[] }> {
-  const wanted: BlockedRunWanted = { approvalHash, object: { kind: ctx.settings.kind, name: ctx.settings.object, namespace: ctx.settings.namespace } };
+async function findBlockedRuns(
+  ctx: RunContext,
+  approvalHash: string,
+): Promise<{ runs: BlockedRun[]; looked: string[] }> {
+  const wanted: BlockedRunWanted = {
+    approvalHash,
+    object: { kind: ctx.settings.kind, name: ctx.settings.object, namespace: ctx.settings.namespace },
+  };
   const runs: BlockedRun[] = [];
   const looked: string[] = [];
   /** `read` gives the text, undefined when there is none, or throws why it is unreadable. */
@@ -173,7 +229,11 @@ async function findBlockedRuns(ctx: RunContext, approvalHash: string): Promise<{
     try {
       text = await read();
     } catch (error) {
-      looked.push((error as NodeJS.ErrnoException).code === 'ENOENT' ? location : `${location} (unreadable: ${(error as Error).message})`);
+      looked.push(
+        (error as NodeJS.ErrnoException).code === 'ENOENT'
+          ? location
+          : `${location} (unreadable: ${(error as Error).message})`,
+      );
       return;
     }
     if (text === undefined) {
@@ -193,7 +253,10 @@ async function findBlockedRuns(ctx: RunContext, approvalHash: string): Promise<{
   };
   const records = recordStore(ctx);
   const name = blockedRecordName(approvalHash);
-  if (records) await fromRecord(`${records.location}/${name}`, async () => (await records.getRecord(name, MAX_RECORD_BYTES))?.toString('utf8'));
+  if (records)
+    await fromRecord(`${records.location}/${name}`, async () =>
+      (await records.getRecord(name, MAX_RECORD_BYTES))?.toString('utf8'),
+    );
   const resultFile = join(ctx.settings.out, 'result.json');
   await fromRecord(resultFile, () => readRecordFile(resultFile));
   if (ctx.cluster) {

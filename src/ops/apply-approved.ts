@@ -32,7 +32,12 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
     beforeInit: async (workspace, inputs) => {
       const artifact = await ctx.step(
         'artifact',
-        () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'artifact'), expect: { kind: 'PlanArtifact', planHash: approved, inputsHash: inputs.hashes.inputsHash }, maxBytes: ctx.settings.maxArtifactBytes }),
+        () =>
+          readArtifact(source.store, source.object, {
+            into: join(workspace.privateDir, 'artifact'),
+            expect: { kind: 'PlanArtifact', planHash: approved, inputsHash: inputs.hashes.inputsHash },
+            maxBytes: ctx.settings.maxArtifactBytes,
+          }),
         { learned: ({ manifest }) => ({ planHash: manifest.planHash }) },
       );
       manifest = artifact.manifest;
@@ -49,27 +54,50 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
   });
   try {
     const before = await stateBeforeStep(ctx, { tf: root.tf, workspace: root.workspace });
-    await ctx.step('artifact binding', async () => checkBinding(manifest!, { stateLineage: before.lineage || null, backend: await backendIdentity(root.tf) }));
+    await ctx.step('artifact binding', async () =>
+      checkBinding(manifest!, { stateLineage: before.lineage || null, backend: await backendIdentity(root.tf) }),
+    );
     // Classified for the record and to teach the masker; an errored plan is never applied. The
     // approval binds the plan, so only deny rules and limits judge it again: those no approval passes.
-    const plan = await showStep(ctx, { tf: root.tf, workspace: root.workspace, judgement: policy?.judgement({ tool: root.version.flavor, effects: 'deny' }) });
+    const plan = await showStep(ctx, {
+      tf: root.tf,
+      workspace: root.workspace,
+      judgement: policy?.judgement({ tool: root.version.flavor, effects: 'deny' }),
+    });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     await decideStep(ctx, { decide: () => refuseDenied(plan), holdsBackApply: true });
     ctx.keep({ approval: { given: true, matched: true, required: false } });
     // A plan that changes nothing, not even the record, of a state that records these inputs: nothing to apply, as a guarded apply skips it.
-    if (changesOnlyTheRecord(plan) && plan.record === undefined && before.recordedInputsHash === root.inputs.hashes.inputsHash) {
+    if (
+      changesOnlyTheRecord(plan) &&
+      plan.record === undefined &&
+      before.recordedInputsHash === root.inputs.hashes.inputsHash
+    ) {
       ctx.skip('apply', 'the approved plan has no changes');
-      return { outcome: 'noChanges', reason: 'NoChanges', message: `The approved plan ${approved} has no changes: nothing was applied, and the state already records these inputs.` };
+      return {
+        outcome: 'noChanges',
+        reason: 'NoChanges',
+        message: `The approved plan ${approved} has no changes: nothing was applied, and the state already records these inputs.`,
+      };
     }
     try {
-      await applySavedPlan(ctx, { root, before, planHash: manifest!.planHash, onStalePlan: (stale) => stalePlanError(ctx, approved, stale) });
+      await applySavedPlan(ctx, {
+        root,
+        before,
+        planHash: manifest!.planHash,
+        onStalePlan: (stale) => stalePlanError(ctx, approved, stale),
+      });
     } catch (error) {
       if (ctx.learned().applied || (error as RunnerError).reason === 'PlanStale') await discardSpentPlan(ctx, source);
       throw error;
     }
     await discardSpentPlan(ctx, source);
     return changesOnlyTheRecord(plan)
-      ? { outcome: 'noChanges', reason: 'NoChanges', message: `Applied the approved plan ${approved}: no resource changes, it only recorded the inputs hash.` }
+      ? {
+          outcome: 'noChanges',
+          reason: 'NoChanges',
+          message: `Applied the approved plan ${approved}: no resource changes, it only recorded the inputs hash.`,
+        }
       : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied the approved plan ${approved}.` };
   } finally {
     await root.workspace.dispose();
@@ -86,9 +114,14 @@ async function discardSpentPlan(ctx: RunContext, source: { store: ChunkStore; ob
   if (ctx.stopCause) return;
   try {
     await source.store.deleteObject(source.object);
-    ctx.log.info({ location: source.store.location, object: source.object }, 'deleted the applied plan artifact: it can never apply again');
+    ctx.log.info(
+      { location: source.store.location, object: source.object },
+      'deleted the applied plan artifact: it can never apply again',
+    );
   } catch (error) {
-    ctx.warn(`could not delete the applied plan artifact ${source.object} from ${source.store.location}: ${(error as Error).message}`);
+    ctx.warn(
+      `could not delete the applied plan artifact ${source.object} from ${source.store.location}: ${(error as Error).message}`,
+    );
   }
 }
 
@@ -125,10 +158,15 @@ function checkBinding(manifest: PlanArtifactManifest, here: { stateLineage: stri
       message: `the plan artifact ${manifest.object} does not say which state it was planned against (an earlier runner wrote it): terraform could apply it to another state. Nothing was applied. Run plan again and approve the new plan hash.`,
     });
   if (manifest.backend !== here.backend)
-    throw mismatch('another backend (a different state location)', { expectedBackend: here.backend, foundBackend: manifest.backend });
+    throw mismatch('another backend (a different state location)', {
+      expectedBackend: here.backend,
+      foundBackend: manifest.backend,
+    });
   if (manifest.stateLineage !== here.stateLineage)
     throw mismatch(
-      manifest.stateLineage === null ? 'no state, and this backend now holds one' : `a state of lineage ${manifest.stateLineage}, and this backend holds ${here.stateLineage ?? 'no state'}`,
+      manifest.stateLineage === null
+        ? 'no state, and this backend now holds one'
+        : `a state of lineage ${manifest.stateLineage}, and this backend holds ${here.stateLineage ?? 'no state'}`,
       { expectedLineage: here.stateLineage, foundLineage: manifest.stateLineage },
     );
 }

@@ -31,19 +31,34 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
     const everyDestructive: DestructiveEntry[] = [];
     const approvable = isSha256(ctx.settings.approvedHash);
     const collect = approvable
-      ? { onDestructive: (d: DestructiveChange) => everyDestructive.push(shownChange(d)), onAction: (a: PlannedAction) => everyDestructive.push(shownAction(a)) }
+      ? {
+          onDestructive: (d: DestructiveChange) => everyDestructive.push(shownChange(d)),
+          onAction: (a: PlannedAction) => everyDestructive.push(shownAction(a)),
+        }
       : {};
     const judgement = policy?.judgement({
       tool: root.version.flavor,
-      ...(approvable && { onApprovalRequired: (finding: PolicyApprovalRequired) => everyDestructive.push(shownPolicyFinding(finding)) }),
+      ...(approvable && {
+        onApprovalRequired: (finding: PolicyApprovalRequired) => everyDestructive.push(shownPolicyFinding(finding)),
+      }),
     });
-    const { planned, plan, planHash, planText } = await planAndClassify(ctx, { root, before, recordHash: inputs.hashes.inputsHash, show: { ...collect, judgement } });
+    const { planned, plan, planHash, planText } = await planAndClassify(ctx, {
+      root,
+      before,
+      recordHash: inputs.hashes.inputsHash,
+      show: { ...collect, judgement },
+    });
 
     /** Nothing is applied: the plan waits for an approval of its approval hash (the result says which, and how to give it). */
     const blocked = (message: string, approval: { given: boolean; matched: boolean; required: boolean }) => {
       ctx.keep({
         approval,
-        approveCommand: approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, inputs.hashes.approvalHash),
+        approveCommand: approveCommand(
+          ctx.settings.kind,
+          ctx.settings.object,
+          ctx.settings.namespace,
+          inputs.hashes.approvalHash,
+        ),
         annotations: { 'captf.io/destructive-plan-blocked': inputs.hashes.approvalHash },
       });
       return new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', message });
@@ -68,7 +83,11 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
           required: decision.action === 'block' || (decision.action === 'apply' && decision.approvalRequired),
         };
         ctx.log.info({ decision }, `decision: ${decision.action}`);
-        await explainApprovalMismatch(ctx, { ...inputs.hashes, planHash, stateInputsHash: before.recordedInputsHash }, decision.action === 'block');
+        await explainApprovalMismatch(
+          ctx,
+          { ...inputs.hashes, planHash, stateInputsHash: before.recordedInputsHash },
+          decision.action === 'block',
+        );
         if (decision.action === 'block') throw blocked(blockedMessage(plan, inputs.hashes.approvalHash), approval);
         return { decision, approval };
       },
@@ -79,24 +98,42 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
     switch (decision.action) {
       case 'skip':
         ctx.skip('apply', 'the plan has no changes');
-        return { outcome: 'noChanges', reason: 'NoChanges', message: 'The plan has no changes: nothing was applied, and the state already records these inputs.' };
+        return {
+          outcome: 'noChanges',
+          reason: 'NoChanges',
+          message: 'The plan has no changes: nothing was applied, and the state already records these inputs.',
+        };
       case 'apply': {
         // The guard is off (machines, pools whose exports do not change): what it would gate is said, never blocking.
-        if (!decision.approvalRequired && plan.gated) for (const warning of ungatedWarnings(plan, 'applied without an approval (--guard off)')) ctx.warn(warning);
+        if (!decision.approvalRequired && plan.gated)
+          for (const warning of ungatedWarnings(plan, 'applied without an approval (--guard off)')) ctx.warn(warning);
         // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
         // It covers the state its blocked run planned against, and no other: blocked again (the re-block says its own approval), the approval step failed.
         const otherState = (why: string) => {
           ctx.notice({ code: 'ApprovalOfOtherState', message: why });
           ctx.skip('apply', 'blocked: the approval was given for another state');
-          return blocked(`${why}. ${blockedMessage(plan, inputs.hashes.approvalHash)}`, { ...approval, matched: false });
+          return blocked(`${why}. ${blockedMessage(plan, inputs.hashes.approvalHash)}`, {
+            ...approval,
+            matched: false,
+          });
         };
         if (decision.approvalRequired && decision.approvalMatched) {
-          const coverage = await approvalCoverageStep(ctx, { plan, everyDestructive, approvalHash: inputs.hashes.approvalHash, stateLineage: stateLineage(before), refuseOtherState: otherState });
+          const coverage = await approvalCoverageStep(ctx, {
+            plan,
+            everyDestructive,
+            approvalHash: inputs.hashes.approvalHash,
+            stateLineage: stateLineage(before),
+            refuseOtherState: otherState,
+          });
           ctx.keep({ approval: { ...approval, ...coverage } });
         }
         await applySavedPlan(ctx, { root, before, planHash });
         return decision.outcome === 'noChanges'
-          ? { outcome: 'noChanges', reason: 'NoChanges', message: 'No resource changes: the apply only recorded the inputs hash in the state.' }
+          ? {
+              outcome: 'noChanges',
+              reason: 'NoChanges',
+              message: 'No resource changes: the apply only recorded the inputs hash in the state.',
+            }
           : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied: ${countsText(plan.counts)}.` };
       }
     }

@@ -25,13 +25,23 @@ export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
           'Nothing was destroyed: the backend holds no state. If the object has infrastructure, this run was pointed at another place than its state (the backend settings, --state), and all of it is still there.',
       };
     }
-    const { planned, plan, planHash, planText } = await planAndClassify(ctx, { root, before, recordHash: before.recordedInputsHash ?? root.inputs.hashes.inputsHash, plan: { destroy: true } });
+    const { planned, plan, planHash, planText } = await planAndClassify(ctx, {
+      root,
+      before,
+      recordHash: before.recordedInputsHash ?? root.inputs.hashes.inputsHash,
+      plan: { destroy: true },
+    });
     // terraform's plan, masked, reaches the result however the destroy ends.
     ctx.keep({ planText });
-    for (const warning of ungatedWarnings(plan, 'destroyed without an approval (a destroy is never gated)')) ctx.warn(warning);
+    for (const warning of ungatedWarnings(plan, 'destroyed without an approval (a destroy is never gated)'))
+      ctx.warn(warning);
     if (!planned.hasChanges) {
       ctx.skip('apply', 'the destroy plan has no changes');
-      return { outcome: 'noChanges', reason: 'DestroySucceeded', message: 'Nothing to destroy: the state holds no resources.' };
+      return {
+        outcome: 'noChanges',
+        reason: 'DestroySucceeded',
+        message: 'Nothing to destroy: the state holds no resources.',
+      };
     }
     try {
       await applySavedPlan(ctx, { root, before, planHash, failureReason: 'DestroyFailed' });
@@ -47,7 +57,11 @@ export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
         cause: error,
       });
     }
-    return { outcome: 'succeeded', reason: 'DestroySucceeded', message: `Destroyed ${plan.counts.delete} resource instance${plan.counts.delete === 1 ? '' : 's'}.` };
+    return {
+      outcome: 'succeeded',
+      reason: 'DestroySucceeded',
+      message: `Destroyed ${plan.counts.delete} resource instance${plan.counts.delete === 1 ? '' : 's'}.`,
+    };
   } finally {
     await root.workspace.dispose();
   }

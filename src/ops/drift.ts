@@ -20,13 +20,25 @@ export async function driftOp(ctx: RunContext): Promise<OpEnding> {
     noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: the hash is never a difference. Nothing is applied, so
     // a policy finding is reported (plan.policy, gated), never refused.
-    const { plan, planText } = await planAndClassify(ctx, { root, before, recordHash: before.recordedInputsHash ?? root.inputs.hashes.inputsHash, show: { judgement: policy?.judgement({ tool: root.version.flavor }) } });
+    const { plan, planText } = await planAndClassify(ctx, {
+      root,
+      before,
+      recordHash: before.recordedInputsHash ?? root.inputs.hashes.inputsHash,
+      show: { judgement: policy?.judgement({ tool: root.version.flavor }) },
+    });
     const drift = driftFindings(plan);
     // Nothing is applied, so nothing is blocked: what a remediation would need an approval for is said.
     const causes = gateCauses(plan);
-    if (causes.length && !drift.found) ctx.warn(`no resource drift, but applying this plan would need an approval: ${causes.join('; ')}`);
-    if (plan.policy?.deniedTotal && !drift.found) ctx.warn(`no resource drift, but the policy denies applying this plan: ${deniedText(plan.policy)}`);
-    return { outcome: 'succeeded', reason: drift.found ? 'DriftFound' : 'NoDrift', message: driftMessage(plan, drift), learned: { planText, drift } };
+    if (causes.length && !drift.found)
+      ctx.warn(`no resource drift, but applying this plan would need an approval: ${causes.join('; ')}`);
+    if (plan.policy?.deniedTotal && !drift.found)
+      ctx.warn(`no resource drift, but the policy denies applying this plan: ${deniedText(plan.policy)}`);
+    return {
+      outcome: 'succeeded',
+      reason: drift.found ? 'DriftFound' : 'NoDrift',
+      message: driftMessage(plan, drift),
+      learned: { planText, drift },
+    };
   } finally {
     await removePlanFile(root.workspace);
     await root.workspace.dispose();
@@ -43,7 +55,9 @@ function driftFindings(plan: Classification): Drift {
   const found = plan.hasResourceChanges;
   const outside = new Set(plan.drift.map((d) => d.address));
   // The listed changes only (the classification's bounded list): a change at an address terraform reported drifted puts it back.
-  const inputsDiffer = plan.changes.filter((c) => !outside.has(c.address) && !(c.previousAddress !== undefined && outside.has(c.previousAddress)));
+  const inputsDiffer = plan.changes.filter(
+    (c) => !outside.has(c.address) && !(c.previousAddress !== undefined && outside.has(c.previousAddress)),
+  );
   return {
     found,
     outputsOnly: !found && plan.hasOutputChanges,
@@ -59,11 +73,15 @@ const named = (entries: ResourceEntry[], total: number, withActions: boolean) =>
   entries
     .slice(0, NAMED)
     .map((e) => `${e.address}${withActions ? ` (${e.actions.join(', ')})` : ''}`)
-    .join(', ') + (total > Math.min(entries.length, NAMED) ? ` and ${total - Math.min(entries.length, NAMED)} more` : '');
+    .join(', ') +
+  (total > Math.min(entries.length, NAMED) ? ` and ${total - Math.min(entries.length, NAMED)} more` : '');
 
 /** The drift op's message: what changed outside terraform, where the inputs differ from the state, what a remediation would do. */
 function driftMessage(plan: Classification, drift: Drift): string {
-  if (!drift.found) return drift.outputsOnly ? 'No resource drift; only root outputs differ.' : 'No drift: the infrastructure matches the inputs.';
+  if (!drift.found)
+    return drift.outputsOnly
+      ? 'No resource drift; only root outputs differ.'
+      : 'No drift: the infrastructure matches the inputs.';
   const outside = drift.resourceDriftTotal
     ? `changed outside terraform (${drift.resourceDriftTotal}): ${named(drift.resourceDrift, drift.resourceDriftTotal, false)}`
     : 'nothing was reported changed outside terraform';
@@ -72,6 +90,8 @@ function driftMessage(plan: Classification, drift: Drift): string {
     : 'the inputs match the state';
   const causes = gateCauses(plan);
   const approval = drift.remediationDestructive && causes.length ? ` (it needs an approval: ${causes.join('; ')})` : '';
-  const denied = plan.policy?.deniedTotal ? ` The policy denies a remediation apply, and no approval passes that: ${deniedText(plan.policy)}.` : '';
+  const denied = plan.policy?.deniedTotal
+    ? ` The policy denies a remediation apply, and no approval passes that: ${deniedText(plan.policy)}.`
+    : '';
   return `Drift found: ${outside}; ${differ}. A remediation apply would make these changes: ${countsText(plan.counts)}${approval}.${denied}`;
 }

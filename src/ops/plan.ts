@@ -20,28 +20,55 @@ import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 
 export async function planOp(ctx: RunContext): Promise<OpEnding> {
   const store = artifactStore(ctx);
-  if (!store) throw usageError('ArtifactStoreMissing', 'plan needs somewhere to put the plan artifact: pass --artifacts DIR or --store URL (in a cluster, the Job identity selects Secrets)');
+  if (!store)
+    throw usageError(
+      'ArtifactStoreMissing',
+      'plan needs somewhere to put the plan artifact: pass --artifacts DIR or --store URL (in a cluster, the Job identity selects Secrets)',
+    );
   const policy = await policyStep(ctx);
   const root = await prepareRoot(ctx);
   try {
     const before = await stateBeforeStep(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
-    const { planned, plan, planHash, planText } = await planAndClassify(ctx, { root, before, recordHash: root.inputs.hashes.inputsHash, show: { judgement: policy?.judgement({ tool: root.version.flavor }) } });
+    const { planned, plan, planHash, planText } = await planAndClassify(ctx, {
+      root,
+      before,
+      recordHash: root.inputs.hashes.inputsHash,
+      show: { judgement: policy?.judgement({ tool: root.version.flavor }) },
+    });
     ctx.keep({ planText });
     // A denied plan is never packed: nobody can approve it into an apply.
     await decideStep(ctx, { decide: () => refuseDenied(plan) });
-    await ctx.step('artifact', () => packPlan(ctx, root, before, planHash, store), { learned: (planArtifact) => ({ planArtifact }) });
-    if (!planned.hasChanges) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan has no changes (plan hash ${planHash}).` };
+    await ctx.step('artifact', () => packPlan(ctx, root, before, planHash, store), {
+      learned: (planArtifact) => ({ planArtifact }),
+    });
+    if (!planned.hasChanges)
+      return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan has no changes (plan hash ${planHash}).` };
     // Under Manual a plan that changes nothing is applied without approval: one that only records new inputs is such a plan.
-    if (changesOnlyTheRecord(plan)) return { outcome: 'noChanges', reason: 'NoChanges', message: `The plan changes nothing but the recorded inputs hash (plan hash ${planHash}): applying it needs no approval.` };
+    if (changesOnlyTheRecord(plan))
+      return {
+        outcome: 'noChanges',
+        reason: 'NoChanges',
+        message: `The plan changes nothing but the recorded inputs hash (plan hash ${planHash}): applying it needs no approval.`,
+      };
     const causes = plan.gated ? ` It needs an approval: ${gateCauses(plan).join('; ')}.` : '';
-    return { outcome: 'succeeded', reason: 'PlanCreated', message: `Planned: ${countsText(plan.counts)}.${causes} Review it and approve plan hash ${planHash}.` };
+    return {
+      outcome: 'succeeded',
+      reason: 'PlanCreated',
+      message: `Planned: ${countsText(plan.counts)}.${causes} Review it and approve plan hash ${planHash}.`,
+    };
   } finally {
     await removePlanFile(root.workspace);
     await root.workspace.dispose();
   }
 }
 
-async function packPlan(ctx: RunContext, root: PreparedRoot, before: PulledState, planHash: string, store: NonNullable<ReturnType<typeof artifactStore>>) {
+async function packPlan(
+  ctx: RunContext,
+  root: PreparedRoot,
+  before: PulledState,
+  planHash: string,
+  store: NonNullable<ReturnType<typeof artifactStore>>,
+) {
   // The held file, not the path: the artifact holds the plan that was hashed and classified.
   const files: ArtifactFile[] = [{ name: PLAN_FILE, path: heldPlan(root.workspace).reopenPath }];
   const lockFile = await readFile(join(root.workspace.root, LOCK_FILE)).catch(() => undefined);

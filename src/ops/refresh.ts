@@ -18,7 +18,9 @@ import { noticeOtherInputs } from '../steps/applied-inputs.ts';
 /** The moves the refresh carried out (the module's `moved` blocks), as the result's message names them. */
 function movesText(plan: Classification): string {
   if (plan.counts.move === 0) return '';
-  const listed = plan.drift.filter((d) => d.previousAddress !== undefined).map((d) => `${d.previousAddress} → ${d.address}`);
+  const listed = plan.drift
+    .filter((d) => d.previousAddress !== undefined)
+    .map((d) => `${d.previousAddress} → ${d.address}`);
   const more = plan.counts.move - listed.length;
   return `${plan.counts.move} moved (${listed.join(', ')}${more > 0 ? `, … and ${more} more` : ''}); `;
 }
@@ -29,7 +31,12 @@ export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
     const before = await stateBeforeStep(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
     noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: a refresh never changes it.
-    const { plan, planHash } = await planAndClassify(ctx, { root, before, recordHash: before.recordedInputsHash ?? root.inputs.hashes.inputsHash, plan: { refreshOnly: true } });
+    const { plan, planHash } = await planAndClassify(ctx, {
+      root,
+      before,
+      recordHash: before.recordedInputsHash ?? root.inputs.hashes.inputsHash,
+      plan: { refreshOnly: true },
+    });
     await decideStep(ctx, {
       decide: () => {
         if (plan.gated) throw new RunnerError({ kind: 'plan', reason: 'RefreshRefused', message: refusal(plan) });
@@ -37,8 +44,16 @@ export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
       holdsBackApply: true,
     });
     // No backup: a refresh changes no infrastructure, and periodic refreshes would push the apply backups out of retention.
-    const { outputs, after } = await applySavedPlan(ctx, { root, before, planHash, failureReason: 'RefreshFailed', backup: false });
-    const unknown = Object.entries(outputs).filter(([, o]) => !o.known).map(([name]) => name);
+    const { outputs, after } = await applySavedPlan(ctx, {
+      root,
+      before,
+      planHash,
+      failureReason: 'RefreshFailed',
+      backup: false,
+    });
+    const unknown = Object.entries(outputs)
+      .filter(([, o]) => !o.known)
+      .map(([name]) => name);
     return {
       outcome: 'succeeded',
       reason: 'RefreshSucceeded',

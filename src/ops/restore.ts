@@ -23,13 +23,28 @@ import { STATE_FILE } from '../workspace/terraform-files.ts';
 export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
   const source = openArtifactSource(ctx, ctx.settings.backup!, 'backup');
   const version = await preflightBackendOnly(ctx);
-  const workspace = await ctx.step('workspace', () => prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath: ctx.settings.state }));
+  const workspace = await ctx.step('workspace', () =>
+    prepareBackendWorkspace({
+      moduleDir: ctx.settings.module,
+      workdir: ctx.settings.workdir,
+      statePath: ctx.settings.state,
+    }),
+  );
   const tf = terraformIn(ctx, { version, workspace });
   try {
     // The backup is verified before init: a damaged one is refused with nothing initialized or pulled.
-    const backup = await ctx.step('read backup', () => readArtifact(source.store, source.object, { into: join(workspace.privateDir, 'backup'), expect: { kind: 'StateBackup' }, maxBytes: ctx.settings.maxArtifactBytes }), {
-      learned: ({ manifest }) => ({ restoredFrom: artifactRefOf(source.store, source.object, manifest) }),
-    });
+    const backup = await ctx.step(
+      'read backup',
+      () =>
+        readArtifact(source.store, source.object, {
+          into: join(workspace.privateDir, 'backup'),
+          expect: { kind: 'StateBackup' },
+          maxBytes: ctx.settings.maxArtifactBytes,
+        }),
+      {
+        learned: ({ manifest }) => ({ restoredFrom: artifactRefOf(source.store, source.object, manifest) }),
+      },
+    );
     const restored = backup.manifest;
     await initStep(ctx, { tf, workspace });
     const current = await stateBeforeStep(ctx, { tf, workspace });
@@ -49,7 +64,12 @@ export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
     // The push replaces the current state for good (pg keeps one version): keep it first.
     if (currentLineage !== null) {
       // Retention must not take the backup being restored: if the push fails, it is still there.
-      await backupStep(ctx, { before: current, inputsHash: current.recordedInputsHash ?? undefined, terraformVersion: version.version, keep: [source.object] });
+      await backupStep(ctx, {
+        before: current,
+        inputsHash: current.recordedInputsHash ?? undefined,
+        terraformVersion: version.version,
+        keep: [source.object],
+      });
     }
 
     // terraform accepts a push only above the current serial; the lineage stays the backup's.
@@ -57,15 +77,25 @@ export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
     const pushFile = join(workspace.privateDir, 'restore.tfstate');
     await writeNewFile(pushFile, withSerial(await readFile(backup.paths[STATE_FILE]!, 'utf8'), serial));
     const lockTimeout = ctx.settings.lockTimeout;
-    await ctx.step('state push', () => statePush(tf, pushFile, { force: otherLineage, lockTimeout }), { exitCode: (r) => r.exitCode, starting: { mayHaveChanged: true } });
+    await ctx.step('state push', () => statePush(tf, pushFile, { force: otherLineage, lockTimeout }), {
+      exitCode: (r) => r.exitCode,
+      starting: { mayHaveChanged: true },
+    });
     // terraform (1.11, pg) stores a first push into a backend without state under a new lineage of
     // its own at serial 1, -force or not. The state exists now: a forced second push, checked above
     // (no state to protect, a serial above 1), brings back the backup's lineage.
-    if (currentLineage === null) await ctx.step('state push (lineage)', () => statePush(tf, pushFile, { force: true, lockTimeout }), { exitCode: (r) => r.exitCode });
+    if (currentLineage === null)
+      await ctx.step('state push (lineage)', () => statePush(tf, pushFile, { force: true, lockTimeout }), {
+        exitCode: (r) => r.exitCode,
+      });
 
     const after = await stateAfterStep(ctx, { tf, workspace, before: current });
     await ctx.step('verify', () => verifyRestored(after.file, backup.paths[STATE_FILE]!, restored.lineage));
-    return { outcome: 'succeeded', reason: 'RestoreSucceeded', message: `Restored backup ${source.object} (serial ${restored.serial}, lineage ${restored.lineage}) as serial ${after.serial}.` };
+    return {
+      outcome: 'succeeded',
+      reason: 'RestoreSucceeded',
+      message: `Restored backup ${source.object} (serial ${restored.serial}, lineage ${restored.lineage}) as serial ${after.serial}.`,
+    };
   } finally {
     await workspace.dispose();
   }
@@ -78,7 +108,8 @@ export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
 async function preflightBackendOnly(ctx: RunContext) {
   return preflight(ctx, {
     check: async () => {
-      const scan = ctx.settings.state && !existsSync(ctx.settings.module) ? emptyScan() : await scanModule(ctx.settings.module);
+      const scan =
+        ctx.settings.state && !existsSync(ctx.settings.module) ? emptyScan() : await scanModule(ctx.settings.module);
       checkPlaintextBackups(ctx, scan);
     },
   });
@@ -91,5 +122,10 @@ async function verifyRestored(pulledFile: string, backupFile: string, lineage: s
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   const summary = await summarizeState(createReadStream(pulledFile));
   if (summary.lineage !== lineage || !same(pulled.resources, backup.resources) || !same(pulled.outputs, backup.outputs))
-    throw new RunnerError({ kind: 'state', reason: 'RestoreVerifyFailed', message: 'after the push, the backend does not hold the backed-up state (lineage, resources or outputs differ): check the backend and retry the restore' });
+    throw new RunnerError({
+      kind: 'state',
+      reason: 'RestoreVerifyFailed',
+      message:
+        'after the push, the backend does not hold the backed-up state (lineage, resources or outputs differ): check the backend and retry the restore',
+    });
 }

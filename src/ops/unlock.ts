@@ -25,7 +25,8 @@ export async function unlockOp(ctx: RunContext): Promise<OpEnding> {
       throw new RunnerError({
         kind: 'lock',
         reason: 'UnlockUnsupported',
-        message: 'the pg backend holds its lock as a PostgreSQL advisory lock of the holder\'s session: it has no lock id and force-unlock cannot free it. The lock ends when the holder\'s connection ends (stop the runner that holds it, or terminate its backend with pg_terminate_backend).',
+        message:
+          "the pg backend holds its lock as a PostgreSQL advisory lock of the holder's session: it has no lock id and force-unlock cannot free it. The lock ends when the holder's connection ends (stop the runner that holds it, or terminate its backend with pg_terminate_backend).",
       });
   }
   const version = await preflight(ctx);
@@ -45,11 +46,17 @@ export async function unlockOp(ctx: RunContext): Promise<OpEnding> {
       return found;
     });
     if (!info) {
-      return { outcome: 'noChanges', reason: 'NotLocked', message: `The state ${statePath} is not locked (no ${localLockInfoPath(statePath)}): nothing to release.` };
+      return {
+        outcome: 'noChanges',
+        reason: 'NotLocked',
+        message: `The state ${statePath} is not locked (no ${localLockInfoPath(statePath)}): nothing to release.`,
+      };
     }
   }
 
-  const workspace = await ctx.step('workspace', () => prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath }));
+  const workspace = await ctx.step('workspace', () =>
+    prepareBackendWorkspace({ moduleDir: ctx.settings.module, workdir: ctx.settings.workdir, statePath }),
+  );
   try {
     const tf = terraformIn(ctx, { version, workspace });
     await initStep(ctx, { tf, workspace });
@@ -66,11 +73,24 @@ export async function unlockOp(ctx: RunContext): Promise<OpEnding> {
         }
         const left = await readLocalLockInfo(statePath);
         if (left?.id === lockId)
-          throw new RunnerError({ kind: 'terraform', reason: 'UnlockFailed', message: `terraform took and released the lock but ${localLockInfoPath(statePath)} still names ${lockId}: remove it by hand once you have checked no run holds the state.`, detail: { lock: left } });
+          throw new RunnerError({
+            kind: 'terraform',
+            reason: 'UnlockFailed',
+            message: `terraform took and released the lock but ${localLockInfoPath(statePath)} still names ${lockId}: remove it by hand once you have checked no run holds the state.`,
+            detail: { lock: left },
+          });
       });
-      return { outcome: 'succeeded', reason: 'Unlocked', message: `The stale state lock ${lockId} was released: its holder was gone.`, learned: { mayHaveChanged: true } };
+      return {
+        outcome: 'succeeded',
+        reason: 'Unlocked',
+        message: `The stale state lock ${lockId} was released: its holder was gone.`,
+        learned: { mayHaveChanged: true },
+      };
     }
-    await ctx.step('force-unlock', () => forceUnlock(tf, lockId), { exitCode: (r) => r.exitCode, starting: { mayHaveChanged: true } });
+    await ctx.step('force-unlock', () => forceUnlock(tf, lockId), {
+      exitCode: (r) => r.exitCode,
+      starting: { mayHaveChanged: true },
+    });
     return { outcome: 'succeeded', reason: 'Unlocked', message: `The state lock ${lockId} was released.` };
   } finally {
     await workspace.dispose();

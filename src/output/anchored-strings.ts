@@ -28,7 +28,8 @@ export class AnchoredStrings {
 
   /** Adds a string of the alphabet, at least ANCHOR characters long (anything else is a caller's bug: refused). */
   add(form: string): void {
-    if (form.length < ANCHOR || ![...form].every((char) => inAlphabet(char.charCodeAt(0)))) throw new Error(`not a string of the encoded forms' alphabet of ${ANCHOR}+ characters`);
+    if (form.length < ANCHOR || ![...form].every((char) => inAlphabet(char.charCodeAt(0))))
+      throw new Error(`not a string of the encoded forms' alphabet of ${ANCHOR}+ characters`);
     const anchor = form.slice(0, ANCHOR);
     const forms = this.byAnchor.get(anchor) ?? [];
     if (forms.includes(form)) return;

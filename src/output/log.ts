@@ -19,7 +19,19 @@ export const TERRAFORM_LINE_PREFIX = '| ';
  * a kind of error or object, a stop's cause, …): never masked, so that a secret equal to one of them
  * ("apply") leaves them readable; every other string value is masked, and no key ever is.
  */
-export const RUNNER_WORD_FIELDS: readonly string[] = ['op', 'step', 'outcome', 'reason', 'kind', 'cause', 'output', 'action', 'source', 'command', 'stream'];
+export const RUNNER_WORD_FIELDS: readonly string[] = [
+  'op',
+  'step',
+  'outcome',
+  'reason',
+  'kind',
+  'cause',
+  'output',
+  'action',
+  'source',
+  'command',
+  'stream',
+];
 const RUNNER_WORDS = new Set(RUNNER_WORD_FIELDS);
 
 /** A record whose message the runner masked already (terraform's lines, masked across line breaks). */
@@ -84,14 +96,23 @@ export interface RunBindings {
   namespace: string | null;
 }
 
-export async function createLogger(format: 'json' | 'pretty', masker: Masker, bindings: RunBindings, fd = 2): Promise<Logger> {
+export async function createLogger(
+  format: 'json' | 'pretty',
+  masker: Masker,
+  bindings: RunBindings,
+  fd = 2,
+): Promise<Logger> {
   const destination = logWriter(fd, format === 'pretty' ? await prettyLines(Object.keys(bindings)) : printableJson);
   return pino(
     {
       base: null,
       // On every line, so that a line read alone (a log collector's query) names its run; masked at
       // each line, for the masker learns secrets as the run goes.
-      mixin: () => ({ op: bindings.op, object: maskValue(masker, bindings.object), namespace: maskValue(masker, bindings.namespace) }),
+      mixin: () => ({
+        op: bindings.op,
+        object: maskValue(masker, bindings.object),
+        namespace: maskValue(masker, bindings.namespace),
+      }),
       timestamp: pino.stdTimeFunctions.isoTime,
       messageKey: 'msg',
       hooks: {
@@ -121,15 +142,28 @@ async function prettyLines(bindingKeys: string[]): Promise<(line: string) => str
 }
 
 /** One line terraform printed on its stderr (masked by the caller): a record of its own, naming the command and the step it came from. */
-export function logTerraformLine(log: Logger, from: { command: string; step: string | undefined }, maskedLine: string): void {
-  log.info({ [MASKED_MESSAGE]: true, source: 'terraform', command: from.command, stream: 'stderr', step: from.step ?? null }, maskedLine);
+export function logTerraformLine(
+  log: Logger,
+  from: { command: string; step: string | undefined },
+  maskedLine: string,
+): void {
+  log.info(
+    { [MASKED_MESSAGE]: true, source: 'terraform', command: from.command, stream: 'stderr', step: from.step ?? null },
+    maskedLine,
+  );
 }
 
 /** pino's arguments (a record's fields, then its message), masked value by value. */
 function maskedArguments(masker: Masker, args: unknown[]): unknown[] {
   const [first, ...rest] = args;
-  if (first === null || typeof first !== 'object' || first instanceof Error || Array.isArray(first)) return args.map((arg) => maskForLog(masker, arg));
-  const fields = Object.fromEntries(Object.entries(first).map(([key, value]) => [key, RUNNER_WORDS.has(key) && typeof value === 'string' ? value : maskForLog(masker, value)]));
+  if (first === null || typeof first !== 'object' || first instanceof Error || Array.isArray(first))
+    return args.map((arg) => maskForLog(masker, arg));
+  const fields = Object.fromEntries(
+    Object.entries(first).map(([key, value]) => [
+      key,
+      RUNNER_WORDS.has(key) && typeof value === 'string' ? value : maskForLog(masker, value),
+    ]),
+  );
   const masked = MASKED_MESSAGE in first;
   return [fields, ...rest.map((arg) => (masked ? arg : maskForLog(masker, arg)))];
 }
@@ -138,10 +172,16 @@ function maskedArguments(masker: Masker, args: unknown[]): unknown[] {
 function maskForLog(masker: Masker, value: unknown): unknown {
   if (value instanceof Error) {
     const cause = value.cause === undefined ? {} : { cause: maskForLog(masker, value.cause) };
-    return { type: value.name, message: masker.mask(value.message), ...(value.stack ? { stack: masker.mask(value.stack) } : {}), ...cause };
+    return {
+      type: value.name,
+      message: masker.mask(value.message),
+      ...(value.stack ? { stack: masker.mask(value.stack) } : {}),
+      ...cause,
+    };
   }
   if (typeof value === 'string') return maskValue(masker, value);
   if (Array.isArray(value)) return value.map((item) => maskForLog(masker, item));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskForLog(masker, item)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskForLog(masker, item)]));
   return value;
 }

@@ -7,13 +7,23 @@ import { Result } from '../schemas/result.ts';
 import { maskValue, type Masker } from './mask.ts';
 
 export const PROTOCOL_WORD_WARNING =
-  'a secret equals a word of the runner protocol (an op, outcome, reason, step, status, action, object kind or another word its schema lists): the result, the termination message and the log lines keep those fields as they are (they hold the runner\'s own words); it is masked everywhere else, the summaries included';
+  "a secret equals a word of the runner protocol (an op, outcome, reason, step, status, action, object kind or another word its schema lists): the result, the termination message and the log lines keep those fields as they are (they hold the runner's own words); it is masked everywhere else, the summaries included";
 
 type Path = (string | number)[];
 
 /** The parts of a zod schema the walk reads (zod's own definitions: `schema._zod.def`). */
 interface Walked {
-  _zod: { def: { type: string; shape?: Record<string, Walked>; element?: Walked; innerType?: Walked; options?: Walked[]; valueType?: Walked; in?: Walked } };
+  _zod: {
+    def: {
+      type: string;
+      shape?: Record<string, Walked>;
+      element?: Walked;
+      innerType?: Walked;
+      options?: Walked[];
+      valueType?: Walked;
+      in?: Walked;
+    };
+  };
   safeParse(value: unknown): { success: boolean };
 }
 
@@ -39,13 +49,17 @@ function listedWordPaths(schema: Walked, value: unknown, path: Path, found: Path
       return option ? listedWordPaths(option, value, path, found) : found;
     }
     case 'object':
-      if (isNode(value)) for (const [key, field] of Object.entries(def.shape!)) if (key in value) listedWordPaths(field, value[key], [...path, key], found);
+      if (isNode(value))
+        for (const [key, field] of Object.entries(def.shape!))
+          if (key in value) listedWordPaths(field, value[key], [...path, key], found);
       return found;
     case 'array':
-      if (Array.isArray(value)) value.forEach((item, index) => listedWordPaths(def.element!, item, [...path, index], found));
+      if (Array.isArray(value))
+        value.forEach((item, index) => listedWordPaths(def.element!, item, [...path, index], found));
       return found;
     case 'record':
-      if (isNode(value)) for (const [key, item] of Object.entries(value)) listedWordPaths(def.valueType!, item, [...path, key], found);
+      if (isNode(value))
+        for (const [key, item] of Object.entries(value)) listedWordPaths(def.valueType!, item, [...path, key], found);
       return found;
     default:
       return found;
@@ -56,15 +70,19 @@ function listedWordPaths(schema: Walked, value: unknown, path: Path, found: Path
 function protocolPaths(result: Result): Path[] {
   return [
     ...listedWordPaths(Result as unknown as Walked, result, [], []),
-    ['reason'], ['error', 'reason'], ['error', 'step'],
-    ['annotations', 'captf.io/outcome'], ['annotations', 'captf.io/reason'],
+    ['reason'],
+    ['error', 'reason'],
+    ['error', 'step'],
+    ['annotations', 'captf.io/outcome'],
+    ['annotations', 'captf.io/reason'],
     ...result.steps.map((_, index) => ['steps', index, 'name']),
   ];
 }
 
 type Node = Record<string | number, unknown>;
 
-const valueAt = (node: unknown, path: Path) => path.reduce<Node | undefined>((at, step) => at?.[step] as Node | undefined, node as Node);
+const valueAt = (node: unknown, path: Path) =>
+  path.reduce<Node | undefined>((at, step) => at?.[step] as Node | undefined, node as Node);
 
 /** Whether a secret equals (or is inside) a word in one of the runner's own fields: masking would change it. */
 function holdsSecretWord(masker: Masker, result: Result): boolean {
@@ -76,7 +94,9 @@ function holdsSecretWord(masker: Masker, result: Result): boolean {
 
 /** `unmasked` as it is, with the warning of PROTOCOL_WORD_WARNING when a secret equals a word of its own fields. */
 export function warnedOfSecretWords(masker: Masker, unmasked: Result): Result {
-  return holdsSecretWord(masker, unmasked) ? { ...unmasked, warnings: [...unmasked.warnings, PROTOCOL_WORD_WARNING] } : unmasked;
+  return holdsSecretWord(masker, unmasked)
+    ? { ...unmasked, warnings: [...unmasked.warnings, PROTOCOL_WORD_WARNING] }
+    : unmasked;
 }
 
 /** `unmasked` masked field by field, its protocol fields as they were, with a warning when masking had changed one. */

@@ -4,7 +4,14 @@
 import { isSha256 } from '../util/sha256.ts';
 import { AnchoredStrings, replaceRanges } from './anchored-strings.ts';
 import { oldValues } from './rotated.ts';
-import { encodedForms, literalForms, printedForms, secretPatterns, trimGoSpace } from './secret-forms.ts';
+import {
+  encodedForms,
+  literalForms,
+  MIN_ENCODED_LENGTH,
+  printedForms,
+  secretPatterns,
+  trimGoSpace,
+} from './secret-forms.ts';
 
 /** Shorter values would mask ordinary text everywhere: they are reported instead. */
 export const MIN_MASKED_LENGTH = 4;
@@ -68,7 +75,9 @@ class PatternGroups {
     if (this.groups) return this.groups;
     const groups: string[][] = [];
     let size = Infinity;
-    const order = [...this.sources].sort(([a, aText], [b, bText]) => bText - aText || b.length - a.length).map(([source]) => source);
+    const order = [...this.sources]
+      .sort(([a, aText], [b, bText]) => bText - aText || b.length - a.length)
+      .map(([source]) => source);
     for (const source of order) {
       if (this.alone.has(source) || size + source.length > GROUP_LIMIT) {
         groups.push([source]);
@@ -146,12 +155,14 @@ export class Masker {
       this.learn(form, label);
       if (form.includes('\n')) for (const line of form.split('\n')) this.learn(line, label);
       // Encoded whole, as the module had it, and trimmed (what trimspace() leaves).
-      for (const text of new Set([form, trimGoSpace(form)])) if (text.length >= MIN_MASKED_LENGTH) this.learnEncoded(text);
+      for (const text of new Set([form, trimGoSpace(form)]))
+        if (text.length >= MIN_MASKED_LENGTH) this.learnEncoded(text);
     }
     // terraform prints a string that parses as JSON as jsonencode({...}), one field to a line.
     const fields = documentFields(value);
     for (const leaf of fields.leaves) this.add(leaf, `${label} (a field of its JSON document)`);
-    for (const key of fields.keys) if (key.length >= MIN_MASKED_LENGTH) this.add(key, `${label} (a key of its JSON document)`);
+    for (const key of fields.keys)
+      if (key.length >= MIN_MASKED_LENGTH) this.add(key, `${label} (a key of its JSON document)`);
   }
 
   private learn(text: string, label: string): void {
@@ -174,7 +185,12 @@ export class Masker {
     if (this.encoded.has(text)) return;
     this.encoded.add(text);
     const { plain, hex } = encodedForms(text);
-    for (const form of plain) this.anchored.add(form);
+    // The anchored search needs MIN_ENCODED_LENGTH characters; a shorter form (the percent-encoding
+    // of a short value: "aa aa" as "aa+aa") is matched as the value is when a pattern fails, literally.
+    for (const form of plain) {
+      if (form.length >= MIN_ENCODED_LENGTH) this.anchored.add(form);
+      else this.addLiterals([form, form.toUpperCase(), form.toLowerCase()]);
+    }
     this.hexForms.add(hex);
   }
 
@@ -193,7 +209,9 @@ export class Masker {
     for (let visited = 0; stack.length && visited < MAX_DOCUMENT_FIELDS; visited++) {
       const [old, now] = stack.pop()!;
       if (typeof now === 'string') {
-        if (typeof old === 'string' && old !== now) for (const value of oldValues(old, now, unionOf(this.matches(now)))) this.add(value, 'the old value of a rotated secret');
+        if (typeof old === 'string' && old !== now)
+          for (const value of oldValues(old, now, unionOf(this.matches(now))))
+            this.add(value, 'the old value of a rotated secret');
       } else if (now !== null && typeof now === 'object' && old !== null && typeof old === 'object') {
         for (const [key, item] of Object.entries(now)) stack.push([(old as Record<string, unknown>)[key], item]);
       }
@@ -236,7 +254,8 @@ export class Masker {
   matches(text: string): Range[] {
     const found: Range[] = [];
     for (const form of this.literals) {
-      for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + 1)) found.push({ start: at, end: at + form.length });
+      for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + 1))
+        found.push({ start: at, end: at + form.length });
     }
     this.whole.each((regex) => found.push(...overlappingMatches(text, regex)));
     return [...found, ...this.anchored.find(text)];
@@ -281,7 +300,8 @@ export class LineMasker {
   private release(all: boolean): string | undefined {
     const text = this.pending.join('\n');
     const starts: number[] = [];
-    for (let offset = 0, index = 0; index < this.pending.length; offset += this.pending[index]!.length + 1, index++) starts.push(offset);
+    for (let offset = 0, index = 0; index < this.pending.length; offset += this.pending[index]!.length + 1, index++)
+      starts.push(offset);
     const lineAt = (offset: number) => starts.findLastIndex((start) => start <= offset);
     let keep = this.pending.length;
     if (!all) {
@@ -355,6 +375,7 @@ export function stringLeaves(value: unknown): string[] {
 export function maskValue<T>(masker: Masker, value: T): T {
   if (typeof value === 'string') return (isSha256(value) && !masker.isSecret(value) ? value : masker.mask(value)) as T;
   if (Array.isArray(value)) return value.map((item) => maskValue(masker, item)) as T;
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskValue(masker, item)])) as T;
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskValue(masker, item)])) as T;
   return value;
 }

@@ -2,15 +2,26 @@
 // Markdown summary's blocks), built from this run's own command line: the op replaced, every flag
 // the next op does not take left out (so the command is one that op accepts), its own flags added,
 // each word shell-quoted. Pure.
-import { OP_REPORT_FLAGS, OP_SETTINGS, REPORT_FLAGS, SETTING_OPTIONS, flagName, type SettingOption } from '../schemas/setting-options.ts';
+import {
+  OP_REPORT_FLAGS,
+  OP_SETTINGS,
+  REPORT_FLAGS,
+  SETTING_OPTIONS,
+  flagName,
+  type SettingOption,
+} from '../schemas/setting-options.ts';
 import type { Op } from '../schemas/result.ts';
 
 /** Each flag an op can take, by its spelling: whether a value follows it. */
 const FLAGS: ReadonlyMap<string, { name: string; option: SettingOption }> = new Map(
-  Object.entries({ ...SETTING_OPTIONS, ...REPORT_FLAGS } as Record<string, SettingOption>).map(([name, option]) => [flagName(name), { name, option }]),
+  Object.entries({ ...SETTING_OPTIONS, ...REPORT_FLAGS } as Record<string, SettingOption>).map(([name, option]) => [
+    flagName(name),
+    { name, option },
+  ]),
 );
 
-const takes = (op: Op, name: string) => (OP_SETTINGS[op] as readonly string[]).includes(name) || (OP_REPORT_FLAGS[op] as readonly string[]).includes(name);
+const takes = (op: Op, name: string) =>
+  (OP_SETTINGS[op] as readonly string[]).includes(name) || (OP_REPORT_FLAGS[op] as readonly string[]).includes(name);
 
 /** The settings whose value may hold a credential (terraform's -backend-config takes KEY=VALUE too): such a value is not repeated. */
 const CREDENTIAL_SETTINGS: ReadonlySet<string> = new Set(['backendConfig']);
@@ -29,7 +40,10 @@ export function nextCommand(argv: readonly string[], op: Op, drop: readonly stri
   const kept: string[] = [];
   for (let i = 1; i < argv.length; i++) {
     const word = argv[i]!;
-    const [spelling, inline] = word.startsWith('--') && word.includes('=') ? [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)] : [word, undefined];
+    const [spelling, inline] =
+      word.startsWith('--') && word.includes('=')
+        ? [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]
+        : [word, undefined];
     const flag = FLAGS.get(spelling);
     if (!flag) {
       kept.push(word); // what the runner does not know as a setting (--no-color) is the op's as much as this run's
@@ -38,17 +52,23 @@ export function nextCommand(argv: readonly string[], op: Op, drop: readonly stri
     const value = flag.option.value === undefined ? undefined : (inline ?? argv[++i]);
     if (drop.includes(spelling) || !takes(op, flag.name)) continue;
     if (value === undefined) kept.push(spelling);
-    else if (mayHoldCredential(flag.name, value)) kept.push(inline === undefined ? spelling : `${spelling}=${NOT_REPEATED}`, ...(inline === undefined ? [NOT_REPEATED] : []));
+    else if (mayHoldCredential(flag.name, value))
+      kept.push(
+        inline === undefined ? spelling : `${spelling}=${NOT_REPEATED}`,
+        ...(inline === undefined ? [NOT_REPEATED] : []),
+      );
     else kept.push(...(inline === undefined ? [spelling, value] : [word]));
   }
   return ['captf-runner', op, ...kept, ...add].map(shellWord).join(' ');
 }
 
 /** The same op again, with `--approved-hash <hash>` in place of any given: what applies a blocked plan here. */
-export const rerunWithApproval = (argv: readonly string[], hash: string) => nextCommand(argv, 'apply', ['--approved-hash'], ['--approved-hash', hash]);
+export const rerunWithApproval = (argv: readonly string[], hash: string) =>
+  nextCommand(argv, 'apply', ['--approved-hash'], ['--approved-hash', hash]);
 
 /** `apply --plan-artifact <ref> --approved-plan-hash <hash>`: what applies exactly the plan a `plan` run saved. */
-export const applyPlanArtifact = (argv: readonly string[], artifact: string, planHash: string) => nextCommand(argv, 'apply', [], ['--plan-artifact', artifact, '--approved-plan-hash', planHash]);
+export const applyPlanArtifact = (argv: readonly string[], artifact: string, planHash: string) =>
+  nextCommand(argv, 'apply', [], ['--plan-artifact', artifact, '--approved-plan-hash', planHash]);
 
 /** The apply that remediates what a drift run found: its inputs applied again, through the same guard. */
 export const remediationApply = (argv: readonly string[]) => nextCommand(argv, 'apply', [], []);

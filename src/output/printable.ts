@@ -6,7 +6,8 @@
 
 /** Every control but tab and newline, DEL and C1, the bidirectional marks, overrides and isolates, and the Unicode line and paragraph separators. */
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-const UNSAFE_OR_NEWLINE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE_OR_NEWLINE =
+  /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r' };
 
@@ -29,4 +30,5 @@ export const printableLine = (text: string): string => text.replace(UNSAFE_OR_NE
  * U+0020 but writes DEL, C1 and the bidirectional characters as they are; outside its strings a JSON
  * text holds none of them, so the replacement changes no value.
  */
-export const printableJson = (json: string): string => json.replace(UNSAFE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+export const printableJson = (json: string): string =>
+  json.replace(UNSAFE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);

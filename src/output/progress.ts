@@ -25,7 +25,8 @@ export type Reported = Partial<Record<ReportedEvent, number>>;
 
 // terraform's (and OpenTofu's) hook lines: "ADDRESS: Refreshing state... [id=…]", "ADDRESS:
 // Creation complete after 1s [id=…]"; a deposed object's address reads "ADDRESS (deposed object ID)".
-const EVENT_LINE = /^\S.*?: (Refreshing state\.\.\.|Read complete after |Creation complete after |Modifications complete after |Destruction complete after )/;
+const EVENT_LINE =
+  /^\S.*?: (Refreshing state\.\.\.|Read complete after |Creation complete after |Modifications complete after |Destruction complete after )/;
 const EVENT_OF: Record<string, ReportedEvent> = {
   'Refreshing state...': 'refreshed',
   'Read complete after ': 'read',
@@ -110,14 +111,22 @@ export class ProgressWatch {
   #tick(watched: Watched): void {
     const now = this.clock.now();
     if (!watched.held && now - watched.printedAt < this.intervalMs) return; // terraform's own lines show it is working
-    this.report({ step: watched.step, elapsedMs: now - watched.startedAt, output: watched.held ? 'held' : 'quiet', reported: { ...watched.reported } });
+    this.report({
+      step: watched.step,
+      elapsedMs: now - watched.startedAt,
+      output: watched.held ? 'held' : 'quiet',
+      reported: { ...watched.reported },
+    });
   }
 }
 
 /** The log line's message: "plan: running for 1m30s; terraform's output is held until the plan is classified; so far terraform reported 12 refreshed". */
 export function progressMessage(progress: ProgressReport, intervalMs: number): string {
   const counts = Object.entries(progress.reported).map(([event, count]) => `${count} ${event}`);
-  const output = progress.output === 'held' ? "terraform's output is held until the plan is classified" : `terraform printed nothing for ${elapsedText(intervalMs)}`;
+  const output =
+    progress.output === 'held'
+      ? "terraform's output is held until the plan is classified"
+      : `terraform printed nothing for ${elapsedText(intervalMs)}`;
   return `${progress.step}: running for ${elapsedText(progress.elapsedMs)}; ${output}; ${counts.length ? `so far terraform reported ${counts.join(', ')}` : 'terraform has reported no resource yet'}`;
 }
 

@@ -9,7 +9,8 @@ import { maskResult } from './mask-result.ts';
 import { printableJson } from './printable.ts';
 
 /** result.json's text: masked, and with no character that acts on a terminal that prints it (printable.ts). */
-export const serializeResult = (result: ResultT, masker: Masker) => printableJson(JSON.stringify(maskResult(masker, Result.parse(result)), null, 2)) + '\n';
+export const serializeResult = (result: ResultT, masker: Masker) =>
+  printableJson(JSON.stringify(maskResult(masker, Result.parse(result)), null, 2)) + '\n';
 
 /** <out>/result.json, written atomically: a reader sees the old file or the whole new one. */
 export async function writeResultFile(outDir: string, result: ResultT, masker: Masker): Promise<string> {

@@ -47,7 +47,8 @@ function byDifference(before: string, after: string, places: readonly Place[]): 
   let prefix = 0;
   while (prefix < shortest && before[prefix] === after[prefix]) prefix++;
   let suffix = 0;
-  while (suffix < shortest - prefix && before[before.length - 1 - suffix] === after[after.length - 1 - suffix]) suffix++;
+  while (suffix < shortest - prefix && before[before.length - 1 - suffix] === after[after.length - 1 - suffix])
+    suffix++;
   const start = Math.min(prefix, places[0]!.start);
   const tail = Math.min(suffix, after.length - places.at(-1)!.end);
   return before.length - tail > start ? [before.slice(start, before.length - tail)] : [];

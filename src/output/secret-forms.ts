@@ -22,7 +22,8 @@
 /** Go's unicode.IsSpace without U+00A0, which go-wordwrap never breaks at: where a wrapped line may end. */
 const WRAP_SPACE = /[\t\n\v\f\r \u0085\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/u;
 /** Go's strings.TrimSpace: terraform trims a multi-line value before it prints it as a heredoc. */
-const GO_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/gu;
+const GO_SPACE =
+  /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/gu;
 
 export const trimGoSpace = (text: string) => text.replace(GO_SPACE, '');
 
@@ -34,7 +35,15 @@ type Escaper = (char: string) => readonly string[];
 const hex = (code: number, width: number) => code.toString(16).padStart(width, '0');
 const unicodeEscape = (code: number) => (code < 0x10000 ? `\\u${hex(code, 4)}` : `\\U${hex(code, 8)}`);
 
-const GO_NAMED: Record<string, string> = { '\x07': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v' };
+const GO_NAMED: Record<string, string> = {
+  '\x07': '\\a',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+};
 const JSON_NAMED: Record<string, string> = { '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /** strconv.Quote (`%q`): what terraform's plan renderer and diagnostics print. */
@@ -96,9 +105,11 @@ function unitsOf(text: string): string[] {
 }
 
 /** The ways one escaper may print one unit (a `${` no escaper doubles stays two characters, escaped one by one). */
-const unitEscapes = (escaper: Escaper, unit: string): readonly string[] => (unit.length > 1 && escaper !== hcl ? crossJoin([...unit].map(escaper)) : escaper(unit));
+const unitEscapes = (escaper: Escaper, unit: string): readonly string[] =>
+  unit.length > 1 && escaper !== hcl ? crossJoin([...unit].map(escaper)) : escaper(unit);
 
-const crossJoin = (parts: (readonly string[])[]) => parts.reduce<string[]>((acc, part) => acc.flatMap((a) => part.map((p) => a + p)), ['']);
+const crossJoin = (parts: (readonly string[])[]) =>
+  parts.reduce<string[]>((acc, part) => acc.flatMap((a) => part.map((p) => a + p)), ['']);
 
 /** Every escaping of `text` by one escaper (each unit escaped in each way it may be). */
 function escapedBy(escaper: Escaper, text: string): string[] {
@@ -127,9 +138,14 @@ function escapedOnce(escaper: Escaper, text: string, way: 'first' | 'last'): str
 }
 
 /** The forms of `text` at each depth to `depth`: itself at 0, then every escaping (by `escape`) of every form of the depth above. */
-function formsByDepth(text: string, depth: number, escape: (escaper: Escaper, form: string) => readonly string[]): string[][] {
+function formsByDepth(
+  text: string,
+  depth: number,
+  escape: (escaper: Escaper, form: string) => readonly string[],
+): string[][] {
   const levels = [[text]];
-  for (let level = 0; level < depth; level++) levels.push([...new Set(levels.at(-1)!.flatMap((form) => ESCAPERS.flatMap((escaper) => escape(escaper, form))))]);
+  for (let level = 0; level < depth; level++)
+    levels.push([...new Set(levels.at(-1)!.flatMap((form) => ESCAPERS.flatMap((escaper) => escape(escaper, form))))]);
   return levels;
 }
 
@@ -151,7 +167,14 @@ function unitForms(unit: string, depth: number): string[] {
  * escaped, for a character Go may call unprintable); white space matches only as it is.
  */
 export function literalForms(text: string): string[] {
-  return [...new Set(formsByDepth(text, MAX_DEPTH, (escaper, form) => [escapedOnce(escaper, form, 'first'), escapedOnce(escaper, form, 'last')]).flat())];
+  return [
+    ...new Set(
+      formsByDepth(text, MAX_DEPTH, (escaper, form) => [
+        escapedOnce(escaper, form, 'first'),
+        escapedOnce(escaper, form, 'last'),
+      ]).flat(),
+    ),
+  ];
 }
 
 export const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -171,7 +194,8 @@ function whiteSpaceRun(units: readonly string[], depth: number): string {
   const raw = '[\\s\\u0085]';
   if (depth === 0) return `${raw}+`;
   const escaped = new Set<string>();
-  for (const unit of [...units, '\n', '\r']) for (const form of unitForms(unit, depth)) if (!WRAP_SPACE.test(form)) escaped.add(form);
+  for (const unit of [...units, '\n', '\r'])
+    for (const form of unitForms(unit, depth)) if (!WRAP_SPACE.test(form)) escaped.add(form);
   return `(?:${raw}|${alternation([...escaped])})+`;
 }
 
@@ -244,7 +268,8 @@ export const MIN_ENCODED_LENGTH = 6;
 /** What percent-encoding never changes (RFC 3986's unreserved characters). */
 const UNRESERVED = /^[A-Za-z0-9\-_.~]$/;
 
-const percentOf = (char: string) => [...Buffer.from(char, 'utf8')].map((byte) => `%${hex(byte, 2).toUpperCase()}`).join('');
+const percentOf = (char: string) =>
+  [...Buffer.from(char, 'utf8')].map((byte) => `%${hex(byte, 2).toUpperCase()}`).join('');
 const lowerHex = (encoded: string) => encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
 
 /**
@@ -256,7 +281,8 @@ const lowerHex = (encoded: string) => encoded.replace(/%[0-9A-F]{2}/g, (escape) 
 function percentForms(text: string): string[] {
   const chars = [...text];
   if (chars.every((char) => UNRESERVED.test(char))) return [];
-  const query = (space: string) => chars.map((char) => (UNRESERVED.test(char) ? char : char === ' ' ? space : percentOf(char))).join('');
+  const query = (space: string) =>
+    chars.map((char) => (UNRESERVED.test(char) ? char : char === ' ' ? space : percentOf(char))).join('');
   return [query('+'), query('%20'), encodeURIComponent(text)].flatMap((encoded) => [encoded, lowerHex(encoded)]);
 }
 
@@ -285,18 +311,24 @@ function base64Forms(bytes: Buffer): string[] {
 
 /** The encoded forms of `text` (itself, not trimmed). */
 export interface EncodedForms {
-  /** base64, hex (in either case) and percent-encodings: plain strings of ENCODED_ALPHABET, MIN_ENCODED_LENGTH characters or more. */
+  /**
+   * base64, hex (in either case) and percent-encodings: plain strings of ENCODED_ALPHABET. base64 and
+   * hex are MIN_ENCODED_LENGTH characters or more; a percent-encoding is never shorter than the value
+   * and as telling as the value itself, so it is kept at any length the value is masked at.
+   */
   plain: string[];
   /** The hex form in lower case. */
   hex: string;
 }
 
 /** The characters of every encoded form: the base64 alphabets and padding (hex among them), and what percent-encodings leave or write. */
-export const ENCODED_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_%.~!*\'()';
+export const ENCODED_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_%.~!*'()";
 
 export function encodedForms(text: string): EncodedForms {
   const bytes = Buffer.from(text, 'utf8');
   const hexForm = bytes.toString('hex');
-  const plain = [...base64Forms(bytes), hexForm, hexForm.toUpperCase(), ...percentForms(text)].filter((form) => form.length >= MIN_ENCODED_LENGTH);
-  return { plain: [...new Set(plain)], hex: hexForm };
+  const pieces = [...base64Forms(bytes), hexForm, hexForm.toUpperCase()].filter(
+    (form) => form.length >= MIN_ENCODED_LENGTH,
+  );
+  return { plain: [...new Set([...pieces, ...percentForms(text)])], hex: hexForm };
 }

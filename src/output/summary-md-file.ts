@@ -26,12 +26,24 @@ export interface RunPlaces {
  * dirs are read once, at the start, and never written: a summary among them harms no run.
  */
 export function runPlaces(settings: Settings): RunPlaces {
-  const given = (entries: [string, string | undefined][]) => entries.filter((entry): entry is [string, string] => entry[1] !== undefined).map(([flag, path]) => ({ flag, path }));
+  const given = (entries: [string, string | undefined][]) =>
+    entries
+      .filter((entry): entry is [string, string] => entry[1] !== undefined)
+      .map(([flag, path]) => ({ flag, path }));
   return {
-    files: given([['--state', settings.state], ['--termination-log', settings.terminationLog], ...settings.backendConfig.map((path): [string, string] => ['--backend-config', path])]),
+    files: given([
+      ['--state', settings.state],
+      ['--termination-log', settings.terminationLog],
+      ...settings.backendConfig.map((path): [string, string] => ['--backend-config', path]),
+    ]),
     dirs: given([
-      ['--inputs', settings.inputs], ['--out', settings.out], ['--backups', settings.backups], ['--artifacts', settings.artifacts],
-      ['--plan-artifact', settings.planArtifact], ['--backup', settings.backup], ['--workdir', settings.workdir],
+      ['--inputs', settings.inputs],
+      ['--out', settings.out],
+      ['--backups', settings.backups],
+      ['--artifacts', settings.artifacts],
+      ['--plan-artifact', settings.planArtifact],
+      ['--backup', settings.backup],
+      ['--workdir', settings.workdir],
     ]),
   };
 }
@@ -50,7 +62,9 @@ const refused = (path: string, problem: string) =>
 /** The path with its directory's links resolved (the file itself may not exist yet). */
 async function realLocation(path: string): Promise<string> {
   const full = resolve(path);
-  return realpath(full).catch(async () => join(await realpath(dirname(full)).catch(() => dirname(full)), basename(full)));
+  return realpath(full).catch(async () =>
+    join(await realpath(dirname(full)).catch(() => dirname(full)), basename(full)),
+  );
 }
 
 const isWithin = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
@@ -62,24 +76,45 @@ const isWithin = (path: string, dir: string) => path === dir || path.startsWith(
  */
 export async function openSummaryMd(path: string, places: RunPlaces): Promise<SummaryMdFile> {
   const parent = await realpath(dirname(resolve(path))).catch((error: NodeJS.ErrnoException) => error);
-  if (parent instanceof Error) throw refused(path, `is in a directory that cannot be used (${parent.code ?? parent.message})`);
+  if (parent instanceof Error)
+    throw refused(path, `is in a directory that cannot be used (${parent.code ?? parent.message})`);
   const location = join(parent, basename(resolve(path)));
-  for (const file of places.files) if ((await realLocation(file.path)) === location) throw refused(path, `is the file of ${file.flag} ${file.path}`);
-  for (const dir of places.dirs) if (isWithin(location, await realLocation(dir.path))) throw refused(path, `is inside the directory of ${dir.flag} ${dir.path}`);
+  for (const file of places.files)
+    if ((await realLocation(file.path)) === location) throw refused(path, `is the file of ${file.flag} ${file.path}`);
+  for (const dir of places.dirs)
+    if (isWithin(location, await realLocation(dir.path)))
+      throw refused(path, `is inside the directory of ${dir.flag} ${dir.path}`);
   let handle: FileHandle;
   try {
-    handle = await open(location, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
+    handle = await open(
+      location,
+      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      0o644,
+    );
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw refused(path, code === 'ELOOP' ? 'is a symbolic link' : code === 'ENXIO' ? 'is a FIFO or socket' : `cannot be opened (${code ?? (error as Error).message})`);
+    throw refused(
+      path,
+      code === 'ELOOP'
+        ? 'is a symbolic link'
+        : code === 'ENXIO'
+          ? 'is a FIFO or socket'
+          : `cannot be opened (${code ?? (error as Error).message})`,
+    );
   }
   try {
     const found = await handle.stat();
-    if (!found.isFile()) throw refused(path, found.isFIFO() ? 'is a FIFO' : found.isDirectory() ? 'is a directory' : 'is not a regular file');
-    if (found.nlink > 1) throw refused(path, `has ${found.nlink} names (hard links): it may be a file the run reads or writes`);
+    if (!found.isFile())
+      throw refused(
+        path,
+        found.isFIFO() ? 'is a FIFO' : found.isDirectory() ? 'is a directory' : 'is not a regular file',
+      );
+    if (found.nlink > 1)
+      throw refused(path, `has ${found.nlink} names (hard links): it may be a file the run reads or writes`);
     for (const file of places.files) {
       const other = await stat(file.path).catch(() => undefined);
-      if (other && other.dev === found.dev && other.ino === found.ino) throw refused(path, `is the file of ${file.flag} ${file.path}`);
+      if (other && other.dev === found.dev && other.ino === found.ino)
+        throw refused(path, `is the file of ${file.flag} ${file.path}`);
     }
   } catch (error) {
     await handle.close();

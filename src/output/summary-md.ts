@@ -27,7 +27,10 @@ export interface SummaryPlaces {
 const oneLine = (text: string) => printableLine(text.replace(/\r\n|[\r\n\u2028\u2029]/g, ' '));
 
 /** Markdown text with every character that could format, link or open HTML escaped; one line whatever it holds. */
-export const mdText = (text: string): string => oneLine(text).replace(/[\\`*_{}[\]<>#+!|~&]/g, (c) => (c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '&' ? '&amp;' : `\\${c}`));
+export const mdText = (text: string): string =>
+  oneLine(text).replace(/[\\`*_{}[\]<>#+!|~&]/g, (c) =>
+    c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '&' ? '&amp;' : `\\${c}`,
+  );
 
 /** Inline code that no backtick in the text ends early; in a table cell, `|` is escaped too (GitHub splits cells on it even in code). */
 export function mdCode(text: string, inTable = false): string {
@@ -47,30 +50,69 @@ function mdBlock(text: string, info = ''): string {
 }
 
 const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
-const more = (total: number, listed: number, where: string) => (total > listed ? [`… and ${total - listed} more (${where})`, ''] : []);
+const more = (total: number, listed: number, where: string) =>
+  total > listed ? [`… and ${total - listed} more (${where})`, ''] : [];
 
-function destructiveTable(plan: Pick<Classification, 'destructive' | 'destructiveTotal'>, withReason: boolean): string[] {
+function destructiveTable(
+  plan: Pick<Classification, 'destructive' | 'destructiveTotal'>,
+  withReason: boolean,
+): string[] {
   if (plan.destructiveTotal === 0) return [];
-  const head = withReason ? '| Change | Address | Reason | Forces replacement |\n| --- | --- | --- | --- |' : '| Change | Address | Forces replacement |\n| --- | --- | --- |';
+  const head = withReason
+    ? '| Change | Address | Reason | Forces replacement |\n| --- | --- | --- | --- |'
+    : '| Change | Address | Forces replacement |\n| --- | --- | --- |';
   const row = (d: DestructiveChange) => {
     const paths = d.replacePaths?.map((path) => mdCode(JSON.stringify(path), true)).join(', ') || '–';
-    const address = mdCode(d.address + (d.deposed ? ` (deposed ${d.deposed})` : '') + (d.previousAddress ? ` (${wasText(d)})` : ''), true);
-    return withReason ? `| ${d.action} | ${address} | ${mdText(d.why ?? d.reason ?? '–')} | ${paths} |` : `| ${d.action} | ${address} | ${paths} |`;
+    const address = mdCode(
+      d.address + (d.deposed ? ` (deposed ${d.deposed})` : '') + (d.previousAddress ? ` (${wasText(d)})` : ''),
+      true,
+    );
+    return withReason
+      ? `| ${d.action} | ${address} | ${mdText(d.why ?? d.reason ?? '–')} | ${paths} |`
+      : `| ${d.action} | ${address} | ${paths} |`;
   };
   const rows = plan.destructive.slice(0, LISTED);
-  return [`**Deletes or replaces (${plan.destructiveTotal})**`, '', head, ...rows.map(row), '', ...more(plan.destructiveTotal, rows.length, 'see the result and the log')];
+  return [
+    `**Deletes or replaces (${plan.destructiveTotal})**`,
+    '',
+    head,
+    ...rows.map(row),
+    '',
+    ...more(plan.destructiveTotal, rows.length, 'see the result and the log'),
+  ];
 }
 
 function actionsList(plan: Pick<Classification, 'actions' | 'actionsTotal'>): string[] {
   if (plan.actionsTotal === 0) return [];
-  const rows = plan.actions.slice(0, LISTED).map((a) => `- ${mdCode(actionText(a))}${a.triggeringResource ? ` on ${mdCode(a.triggeringResource)}` : ''}`);
-  return [`**Provider actions (${plan.actionsTotal}: the runner cannot know what they do)**`, '', ...rows, '', ...more(plan.actionsTotal, rows.length, 'see the result')];
+  const rows = plan.actions
+    .slice(0, LISTED)
+    .map((a) => `- ${mdCode(actionText(a))}${a.triggeringResource ? ` on ${mdCode(a.triggeringResource)}` : ''}`);
+  return [
+    `**Provider actions (${plan.actionsTotal}: the runner cannot know what they do)**`,
+    '',
+    ...rows,
+    '',
+    ...more(plan.actionsTotal, rows.length, 'see the result'),
+  ];
 }
 
 function changesList(plan: Pick<Classification, 'changes' | 'changesTotal'>): string[] {
   if (plan.changesTotal === 0) return [];
-  const rows = plan.changes.slice(0, LISTED).map((c) => `- ${mdCode(c.address)} (${c.actions.map(mdText).join(', ')})${c.previousAddress ? ` from ${mdCode(c.previousAddress)}` : ''}`);
-  return ['<details><summary>Every change (' + plan.changesTotal + ')</summary>', '', ...rows, ...more(plan.changesTotal, rows.length, 'see the result'), '', '</details>', ''];
+  const rows = plan.changes
+    .slice(0, LISTED)
+    .map(
+      (c) =>
+        `- ${mdCode(c.address)} (${c.actions.map(mdText).join(', ')})${c.previousAddress ? ` from ${mdCode(c.previousAddress)}` : ''}`,
+    );
+  return [
+    '<details><summary>Every change (' + plan.changesTotal + ')</summary>',
+    '',
+    ...rows,
+    ...more(plan.changesTotal, rows.length, 'see the result'),
+    '',
+    '</details>',
+    '',
+  ];
 }
 
 /** What to run next, exactly, as the human summary's `next:` says it: approve or apply a block, apply an approved plan, remediate drift. */
@@ -83,18 +125,31 @@ function nextCommands(result: Result, argv: readonly string[] | undefined): stri
     if (argv) block('**To apply it here once reviewed:**', rerunWithApproval(argv, result.approvalHash));
   }
   if (result.op === 'plan' && result.reason === 'PlanCreated' && result.planArtifact && result.planHash && argv)
-    block('**To apply this plan once reviewed:**', applyPlanArtifact(argv, `${result.planArtifact.location}/${result.planArtifact.object}`, result.planHash));
+    block(
+      '**To apply this plan once reviewed:**',
+      applyPlanArtifact(argv, `${result.planArtifact.location}/${result.planArtifact.object}`, result.planHash),
+    );
   if (result.op === 'drift' && result.drift?.found && !result.plan?.policy?.deniedTotal && argv)
-    block(result.drift.remediationDestructive ? '**To remediate** (it needs an approval first: this apply is blocked and says how to approve):' : '**To remediate:**', remediationApply(argv));
+    block(
+      result.drift.remediationDestructive
+        ? '**To remediate** (it needs an approval first: this apply is blocked and says how to approve):'
+        : '**To remediate:**',
+      remediationApply(argv),
+    );
   return lines;
 }
 
 function places(result: Result, resultFile: string | undefined): string[] {
   const rows: string[] = [];
   if (resultFile) rows.push(`- result: ${mdCode(resultFile)}`);
-  if (result.backup) rows.push(`- backup of the state before the run: ${mdCode(`${result.backup.location}/${result.backup.object}`)}`);
-  if (result.planArtifact) rows.push(`- plan artifact: ${mdCode(`${result.planArtifact.location}/${result.planArtifact.object}`)} (plan hash ${mdCode(result.planHash ?? '')})`);
-  if (result.erroredState?.keptAt) rows.push(`- the state terraform could not save: ${mdCode(result.erroredState.keptAt)}`);
+  if (result.backup)
+    rows.push(`- backup of the state before the run: ${mdCode(`${result.backup.location}/${result.backup.object}`)}`);
+  if (result.planArtifact)
+    rows.push(
+      `- plan artifact: ${mdCode(`${result.planArtifact.location}/${result.planArtifact.object}`)} (plan hash ${mdCode(result.planHash ?? '')})`,
+    );
+  if (result.erroredState?.keptAt)
+    rows.push(`- the state terraform could not save: ${mdCode(result.erroredState.keptAt)}`);
   return rows.length ? ['**Where**', '', ...rows, ''] : [];
 }
 
@@ -106,28 +161,83 @@ export function opSummaryMarkdown(unmasked: Result, masker: Masker, where: Summa
   const plan = result.plan;
   // Masked as terraform's text is: its op, outcome and reason too (the result keeps those).
   const word = (text: string) => mdText(maskValue(masker, text));
-  const lines = [`### captf-runner ${word(result.op)}: ${word(result.outcome)} (${word(result.reason)}), exit ${result.exitCode}`, '', `> ${mdText(result.message)}`, ''];
+  const lines = [
+    `### captf-runner ${word(result.op)}: ${word(result.outcome)} (${word(result.reason)}), exit ${result.exitCode}`,
+    '',
+    `> ${mdText(result.message)}`,
+    '',
+  ];
   const errors = terraformErrors(result);
   if (errors.named.length)
-    lines.push("**terraform's errors:**", '', ...errors.named.map(({ place, summary }) => `- ${place ? `${mdCode(place)}: ` : ''}${mdText(summary)}`), ...(errors.more ? [`- … and ${errors.more} more (error.detail.diagnostics)`] : []), '');
+    lines.push(
+      "**terraform's errors:**",
+      '',
+      ...errors.named.map(({ place, summary }) => `- ${place ? `${mdCode(place)}: ` : ''}${mdText(summary)}`),
+      ...(errors.more ? [`- … and ${errors.more} more (error.detail.diagnostics)`] : []),
+      '',
+    );
   if (plan) {
-    if (plan.policy?.deniedTotal) lines.push(`**Denied by the policy (no approval passes it; the module, its inputs or the policy must change):**`, '', ...plan.policy.denied.slice(0, LISTED).map((d) => `- ${mdText(denialText(d))}`), '');
+    if (plan.policy?.deniedTotal)
+      lines.push(
+        `**Denied by the policy (no approval passes it; the module, its inputs or the policy must change):**`,
+        '',
+        ...plan.policy.denied.slice(0, LISTED).map((d) => `- ${mdText(denialText(d))}`),
+        '',
+      );
     if (needsAnApproval(result)) lines.push(`**Needs an approval:** ${mdText(gateCauses(plan).join('; '))}`, '');
     lines.push(...destructiveTable(plan, true), ...actionsList(plan));
     lines.push(`**Counts:** ${mdText(countsWithTerraformLine(plan, result.op))}`, '');
     lines.push(...changesList(plan));
   }
   if (result.drift?.found) {
-    lines.push(`**Changed outside terraform (${result.drift.resourceDriftTotal}):** ${result.drift.resourceDrift.slice(0, LISTED).map((d) => mdCode(d.address)).join(', ') || 'nothing reported'}`, '');
-    lines.push(`**The inputs differ from the state (${result.drift.inputsDifferTotal}):** ${result.drift.inputsDiffer.slice(0, LISTED).map((d) => `${mdCode(d.address)} (${d.actions.map(mdText).join(', ')})`).join(', ') || 'nowhere'}`, '');
+    lines.push(
+      `**Changed outside terraform (${result.drift.resourceDriftTotal}):** ${
+        result.drift.resourceDrift
+          .slice(0, LISTED)
+          .map((d) => mdCode(d.address))
+          .join(', ') || 'nothing reported'
+      }`,
+      '',
+    );
+    lines.push(
+      `**The inputs differ from the state (${result.drift.inputsDifferTotal}):** ${
+        result.drift.inputsDiffer
+          .slice(0, LISTED)
+          .map((d) => `${mdCode(d.address)} (${d.actions.map(mdText).join(', ')})`)
+          .join(', ') || 'nowhere'
+      }`,
+      '',
+    );
   }
-  if (approvalPassed(result)) lines.push(`**Approved:** the approval given matched approval hash ${mdCode(result.approvalHash ?? '')}, so the plan was applied although it needed one`, '');
+  if (approvalPassed(result))
+    lines.push(
+      `**Approved:** the approval given matched approval hash ${mdCode(result.approvalHash ?? '')}, so the plan was applied although it needed one`,
+      '',
+    );
   if (result.approval?.unreviewedTotal)
-    lines.push(`**Approved without review (${result.approval.unreviewedTotal}):** ${(result.approval.unreviewed ?? []).slice(0, LISTED).map((u) => mdCode(`${u.address} (${u.action}${u.trigger ? ` ${u.trigger}` : ''})`)).join(', ')}`, '');
+    lines.push(
+      `**Approved without review (${result.approval.unreviewedTotal}):** ${(result.approval.unreviewed ?? [])
+        .slice(0, LISTED)
+        .map((u) => mdCode(`${u.address} (${u.action}${u.trigger ? ` ${u.trigger}` : ''})`))
+        .join(', ')}`,
+      '',
+    );
   lines.push(...nextCommands(result, argv), ...places(result, resultFile));
-  if (result.inputsHash) lines.push(`Inputs hash ${mdCode(result.inputsHash)}${result.approvalHash && result.approvalHash !== result.inputsHash ? `, approval hash ${mdCode(result.approvalHash)}` : ''}`, '');
+  if (result.inputsHash)
+    lines.push(
+      `Inputs hash ${mdCode(result.inputsHash)}${result.approvalHash && result.approvalHash !== result.inputsHash ? `, approval hash ${mdCode(result.approvalHash)}` : ''}`,
+      '',
+    );
   if (result.warnings.length) lines.push('**Warnings**', '', ...result.warnings.map((w) => `- ${mdText(w)}`), '');
-  if (result.planText) lines.push('<details><summary>terraform\'s plan (masked)</summary>', '', mdBlock(result.planText), '', '</details>', '');
+  if (result.planText)
+    lines.push(
+      "<details><summary>terraform's plan (masked)</summary>",
+      '',
+      mdBlock(result.planText),
+      '',
+      '</details>',
+      '',
+    );
   return lines.join('\n') + '\n';
 }
 
@@ -137,12 +247,35 @@ export function opSummaryMarkdown(unmasked: Result, masker: Masker, where: Summa
  * has no secrets to mask with, so reasons and failClosed texts (which quote the document) are counted, not shown.
  */
 export function classifySummaryMarkdown(plan: Classification, file: string): string {
-  const lines = [`### captf-runner classify: ${plan.gated ? 'gated (applying it needs an approval)' : 'not gated'}`, '', `Plan document ${mdCode(file)}`, ''];
+  const lines = [
+    `### captf-runner classify: ${plan.gated ? 'gated (applying it needs an approval)' : 'not gated'}`,
+    '',
+    `Plan document ${mdCode(file)}`,
+    '',
+  ];
   lines.push(...destructiveTable(plan, false), ...actionsList(plan));
   // Rule names and addresses only: a rule's message is the team's text, and classify shows no text it cannot mask.
-  if (plan.policy?.deniedTotal) lines.push(`**Denied by the policy (${plan.policy.deniedTotal}):** ${plan.policy.denied.slice(0, LISTED).map((d) => mdCode(findingText(d))).join(', ')}`, '');
-  if (plan.policy?.approvalRequiredTotal) lines.push(`**Needs an approval by the policy (${plan.policy.approvalRequiredTotal}):** ${plan.policy.approvalRequired.slice(0, LISTED).map((f) => mdCode(findingText(f))).join(', ')}`, '');
-  if (plan.failClosed.length) lines.push(`**The runner cannot fully read it:** ${plural(plan.failClosed.length, 'reason')} (\`captf-runner classify FILE --json\` names them)`, '');
+  if (plan.policy?.deniedTotal)
+    lines.push(
+      `**Denied by the policy (${plan.policy.deniedTotal}):** ${plan.policy.denied
+        .slice(0, LISTED)
+        .map((d) => mdCode(findingText(d)))
+        .join(', ')}`,
+      '',
+    );
+  if (plan.policy?.approvalRequiredTotal)
+    lines.push(
+      `**Needs an approval by the policy (${plan.policy.approvalRequiredTotal}):** ${plan.policy.approvalRequired
+        .slice(0, LISTED)
+        .map((f) => mdCode(findingText(f)))
+        .join(', ')}`,
+      '',
+    );
+  if (plan.failClosed.length)
+    lines.push(
+      `**The runner cannot fully read it:** ${plural(plan.failClosed.length, 'reason')} (\`captf-runner classify FILE --json\` names them)`,
+      '',
+    );
   lines.push(`**Counts:** ${mdText(countsText(plan.counts))}`, '', ...changesList(plan));
   return lines.join('\n') + '\n';
 }

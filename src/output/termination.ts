@@ -35,30 +35,62 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
     message: result.message,
   };
   // Try richer forms first; each step down keeps fewer entries, fewer warnings and a shorter message.
-  const forms = [[destructive.length, 5, 2000, 3], [20, 5, 1000, 2], [5, 2, 500, 1], [0, 0, 300, 0], [0, 0, 120, 0]] as const;
+  const forms = [
+    [destructive.length, 5, 2000, 3],
+    [20, 5, 1000, 2],
+    [5, 2, 500, 1],
+    [0, 0, 300, 0],
+    [0, 0, 120, 0],
+  ] as const;
   for (const [entries, actionEntries, messageLength, warnings] of forms) {
-    const kept = destructive.slice(0, entries).map((d) => ({ address: d.address, action: d.action, ...(d.deposed ? { deposed: d.deposed } : {}), ...(d.previousAddress ? { previousAddress: d.previousAddress } : {}) }));
+    const kept = destructive.slice(0, entries).map((d) => ({
+      address: d.address,
+      action: d.action,
+      ...(d.deposed ? { deposed: d.deposed } : {}),
+      ...(d.previousAddress ? { previousAddress: d.previousAddress } : {}),
+    }));
     const candidate = {
       ...base,
       message: truncate(base.message, messageLength),
       destructive: kept,
       destructiveOmitted: (result.plan?.destructiveTotal ?? 0) - kept.length,
-      ...(actions.length ? { actions: actions.slice(0, actionEntries).map((a) => ({ address: a.address, trigger: a.trigger })), actionsOmitted: (result.plan?.actionsTotal ?? 0) - Math.min(actionEntries, actions.length) } : {}),
+      ...(actions.length
+        ? {
+            actions: actions.slice(0, actionEntries).map((a) => ({ address: a.address, trigger: a.trigger })),
+            actionsOmitted: (result.plan?.actionsTotal ?? 0) - Math.min(actionEntries, actions.length),
+          }
+        : {}),
       // What the policy found: a denial says what must change instead, so its message travels (cut like the others).
       ...(policy && {
         policy: {
-          denied: policy.denied.slice(0, actionEntries).map((d) => ({ rule: d.rule, ...(d.address !== undefined && { address: d.address }), message: truncate(d.message, 300) })),
+          denied: policy.denied.slice(0, actionEntries).map((d) => ({
+            rule: d.rule,
+            ...(d.address !== undefined && { address: d.address }),
+            message: truncate(d.message, 300),
+          })),
           deniedTotal: policy.deniedTotal,
-          approvalRequired: policy.approvalRequired.slice(0, actionEntries).map((a) => ({ rule: a.rule, ...(a.address !== undefined && { address: a.address }) })),
+          approvalRequired: policy.approvalRequired
+            .slice(0, actionEntries)
+            .map((a) => ({ rule: a.rule, ...(a.address !== undefined && { address: a.address }) })),
           approvalRequiredTotal: policy.approvalRequiredTotal,
         },
       }),
-      ...(warnings && result.warnings.length ? { warnings: result.warnings.slice(-warnings).map((w) => truncate(w, 300)) } : {}),
+      ...(warnings && result.warnings.length
+        ? { warnings: result.warnings.slice(-warnings).map((w) => truncate(w, 300)) }
+        : {}),
     };
     const text = printableJson(JSON.stringify(candidate));
     if (Buffer.byteLength(text) <= limit) return text;
   }
-  return printableJson(JSON.stringify({ apiVersion: result.apiVersion, op: result.op, outcome: result.outcome, reason: result.reason, exitCode: result.exitCode }));
+  return printableJson(
+    JSON.stringify({
+      apiVersion: result.apiVersion,
+      op: result.op,
+      outcome: result.outcome,
+      reason: result.reason,
+      exitCode: result.exitCode,
+    }),
+  );
 }
 
 const truncate = (s: string, n: number) => (s.length <= n ? s : s.slice(0, n - 1) + '…');

@@ -18,7 +18,11 @@ export interface TerraformTextOptions {
 }
 
 /** terraform's stdout lines as the runner prints them: each prefixed, none holding a line break or a control character. */
-export const terraformLines = (masked: string): string => masked.split('\n').map((line) => `${TERRAFORM_LINE_PREFIX}${printableLine(line)}\n`).join('');
+export const terraformLines = (masked: string): string =>
+  masked
+    .split('\n')
+    .map((line) => `${TERRAFORM_LINE_PREFIX}${printableLine(line)}\n`)
+    .join('');
 
 export function terraformText(options: TerraformTextOptions): TerraformOutput {
   // One masker per command and stream: commands may run side by side (the state pull beside validate).

@@ -6,15 +6,30 @@ import type { ActionInvocation, InvokeActionTrigger, LifecycleActionTrigger } fr
 import { fieldsOf, isRecord, jsonTypeName, optionalString, shown } from './values.ts';
 
 /** terraform's lifecycle events that run an action (configs.ActionTriggerEvent; BeforeDestroy and AfterDestroy from 1.16). */
-const ACTION_TRIGGER_EVENTS: ReadonlySet<string> = new Set(['BeforeCreate', 'AfterCreate', 'BeforeUpdate', 'AfterUpdate', 'BeforeDestroy', 'AfterDestroy']);
+const ACTION_TRIGGER_EVENTS: ReadonlySet<string> = new Set([
+  'BeforeCreate',
+  'AfterCreate',
+  'BeforeUpdate',
+  'AfterUpdate',
+  'BeforeDestroy',
+  'AfterDestroy',
+]);
 /** configs.ActionOnFailure as terraform 1.16 writes it. */
-const ACTION_ON_FAILURE: Readonly<Record<string, string>> = { ActionOnFailureHalt: 'halt', ActionOnFailureTaint: 'taint', ActionOnFailureContinue: 'continue' };
+const ACTION_ON_FAILURE: Readonly<Record<string, string>> = {
+  ActionOnFailureHalt: 'halt',
+  ActionOnFailureTaint: 'taint',
+  ActionOnFailureContinue: 'continue',
+};
 
 /**
  * One action invocation, the fields the contract lists (never config_values: they may hold secrets),
  * and why the runner cannot tell when it runs or what a failure does, if so.
  */
-export function readActionInvocation(entry: unknown, position: string, deferredReason: string | null): { action: PlannedAction; problems: string[] } {
+export function readActionInvocation(
+  entry: unknown,
+  position: string,
+  deferredReason: string | null,
+): { action: PlannedAction; problems: string[] } {
   const invocation = fieldsOf<ActionInvocation>(entry);
   const problems: string[] = isRecord(entry) ? [] : [`it is ${jsonTypeName(entry)}, not an object`];
   const { lifecycle_action_trigger: lifecycleValue, invoke_action_trigger: invoke } = invocation;
@@ -28,13 +43,15 @@ export function readActionInvocation(entry: unknown, position: string, deferredR
     else problems.push(`unknown action_trigger_event ${shown(event ?? null)}`);
     triggeringResource = optionalString(lifecycle.triggering_resource_address) ?? null;
     if (lifecycle.on_failure !== undefined) {
-      onFailure = typeof lifecycle.on_failure === 'string' ? (ACTION_ON_FAILURE[lifecycle.on_failure] ?? 'unknown') : 'unknown';
+      onFailure =
+        typeof lifecycle.on_failure === 'string' ? (ACTION_ON_FAILURE[lifecycle.on_failure] ?? 'unknown') : 'unknown';
       if (onFailure === 'unknown') problems.push(`unknown on_failure ${shown(lifecycle.on_failure)}`);
     }
   } else if (isRecord(invoke) && !isRecord(lifecycleValue)) {
     trigger = 'invoke';
     triggeringResource = optionalString(fieldsOf<InvokeActionTrigger>(invoke).calling_resource_address) ?? null;
-  } else if (isRecord(entry)) problems.push('it has neither a lifecycle_action_trigger nor an invoke_action_trigger (or both)');
+  } else if (isRecord(entry))
+    problems.push('it has neither a lifecycle_action_trigger nor an invoke_action_trigger (or both)');
   const action: PlannedAction = {
     address: optionalString(invocation.address) ?? position,
     type: optionalString(invocation.type) ?? null,

@@ -50,7 +50,14 @@ export const DESTRUCTIVE_KINDS = ['delete', 'replace', 'unknown'] as const satis
 export type DestructiveKind = (typeof DESTRUCTIVE_KINDS)[number];
 
 /** Every other kind of ActionKind: a forget (with or without a create) leaves the object where it is, only the state forgets it. */
-const KEEPING_KINDS: ReadonlySet<string> = new Set(['create', 'update', 'read', 'noop', 'forget', 'createForget'] satisfies Exclude<ActionKind, DestructiveKind>[]);
+const KEEPING_KINDS: ReadonlySet<string> = new Set([
+  'create',
+  'update',
+  'read',
+  'noop',
+  'forget',
+  'createForget',
+] satisfies Exclude<ActionKind, DestructiveKind>[]);
 
 /**
  * The kind destroys an object (DESTRUCTIVE_KINDS); forget, import and move do not. A kind this
@@ -72,13 +79,22 @@ export const listedActions = (actions: unknown): string[] => (Array.isArray(acti
  * trigger follows its action (`action invoke`), a policy finding's rule follows `policy`, and a moved
  * entry says what it was (`terraform_data.archive (replace; was terraform_data.db)`).
  */
-export const changeText = (c: { address: string; previousAddress?: string; deposed?: string; action: string; trigger?: string; rule?: string }): string => {
+export const changeText = (c: {
+  address: string;
+  previousAddress?: string;
+  deposed?: string;
+  action: string;
+  trigger?: string;
+  rule?: string;
+}): string => {
   const was = wasText(c);
   return `${c.address}${c.deposed ? ` (deposed ${c.deposed})` : ''} (${c.action}${c.trigger ? ` ${c.trigger}` : ''}${c.rule ? ` ${c.rule}` : ''}${was ? `; ${was}` : ''})`;
 };
 
 /** What a moved entry was, `was <previous address>`, wherever an entry is named; "" when it did not move. */
-export const wasText = (c: { previousAddress?: string }): string => (c.previousAddress ? `was ${c.previousAddress}` : '');
+export const wasText = (c: { previousAddress?: string }): string =>
+  c.previousAddress ? `was ${c.previousAddress}` : '';
 
 /** `address (action trigger)`: a provider action, as every message, log line and summary names it. */
-export const actionText = (a: { address: string; trigger: string }): string => changeText({ address: a.address, action: 'action', trigger: a.trigger });
+export const actionText = (a: { address: string; trigger: string }): string =>
+  changeText({ address: a.address, action: 'action', trigger: a.trigger });

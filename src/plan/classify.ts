@@ -2,12 +2,45 @@
 // the runner fail closed. Pure: no I/O. PlanClassifier takes one piece of the document at a time so
 // that the reference classifyPlan (a parsed document) and the streaming reader (src/plan/stream.ts)
 // run exactly the same rules. contract/sections/classification.md states the rules for other languages.
-import type { ActionCounts, Classification, DeferredChange, DestructiveChange, DriftEntry, PlannedAction, ResourceEntry } from '../schemas/classification.ts';
+import type {
+  ActionCounts,
+  Classification,
+  DeferredChange,
+  DestructiveChange,
+  DriftEntry,
+  PlannedAction,
+  ResourceEntry,
+} from '../schemas/classification.ts';
 import { RunnerError } from '../errors.ts';
 import { needsApproval } from './gate.ts';
-import { type ActionKind, changesResource, countedAs, isDestructive, kindName, listedActions, readActions } from './actions.ts';
+import {
+  type ActionKind,
+  changesResource,
+  countedAs,
+  isDestructive,
+  kindName,
+  listedActions,
+  readActions,
+} from './actions.ts';
 import { reservedAddressOf, reservedEntryWhy, RUNNER_DESTROY_KINDS, RUNNER_KINDS } from './reserved.ts';
-import { type Change, type Configuration, type ConfiguredResource, type DeferredActionInvocation, type DeferredResource, type DeferredResourceChange, type OutputChange, type Plan, PLAN_HEADER_FIELDS, PLAN_SECTIONS, PLAN_TOP_LEVEL_KEYS, type PlanHeader, type PlanSection, type ResourceChange, type RootModule, type VariableDeclaration } from './types.ts';
+import {
+  type Change,
+  type Configuration,
+  type ConfiguredResource,
+  type DeferredActionInvocation,
+  type DeferredResource,
+  type DeferredResourceChange,
+  type OutputChange,
+  type Plan,
+  PLAN_HEADER_FIELDS,
+  PLAN_SECTIONS,
+  PLAN_TOP_LEVEL_KEYS,
+  type PlanHeader,
+  type PlanSection,
+  type ResourceChange,
+  type RootModule,
+  type VariableDeclaration,
+} from './types.ts';
 import { fieldsOf, isRecord, jsonTypeName, optionalString, type Unchecked } from './values.ts';
 import type { PolicyChangeView } from '../policy/views.ts';
 import { addressParts } from './address.ts';
@@ -45,13 +78,14 @@ export const DEFAULT_LIST_LIMIT = 100;
 /** Format majors this classifier understands. terraform-json rejects unknown majors the same way. */
 const KNOWN_FORMAT_MAJORS = new Set([0, 1]);
 
-
 const planUnreadable = (message: string) => new RunnerError({ kind: 'plan', reason: 'PlanUnreadable', message });
 
 /** Fails unless the document is a JSON object; both the reference and the streaming reader use it. */
 export function assertPlanObject(document: unknown): asserts document is Record<string, unknown> {
   if (!isRecord(document)) {
-    throw planUnreadable(`the plan document is ${jsonTypeName(document)}, expected a JSON object (terraform show -json output)`);
+    throw planUnreadable(
+      `the plan document is ${jsonTypeName(document)}, expected a JSON object (terraform show -json output)`,
+    );
   }
 }
 
@@ -76,7 +110,8 @@ export function classifyPlan(document: unknown, options: ClassifyOptions = {}): 
         classifier.checkSection(key, value);
         break;
       case 'output_changes':
-        if (isRecord(value)) for (const [name, change] of Object.entries(value)) classifier.addOutputChange(name, change);
+        if (isRecord(value))
+          for (const [name, change] of Object.entries(value)) classifier.addOutputChange(name, change);
         classifier.checkSection(key, value);
         break;
       case 'action_invocations':
@@ -92,8 +127,13 @@ export function classifyPlan(document: unknown, options: ClassifyOptions = {}): 
         classifier.checkSection(key, value);
         break;
       case 'configuration': {
-        const { variables, resources, module_calls: moduleCalls } = fieldsOf<RootModule>(fieldsOf<Configuration>(value).root_module);
-        if (isRecord(variables)) for (const [name, declaration] of Object.entries(variables)) classifier.addVariable(name, declaration);
+        const {
+          variables,
+          resources,
+          module_calls: moduleCalls,
+        } = fieldsOf<RootModule>(fieldsOf<Configuration>(value).root_module);
+        if (isRecord(variables))
+          for (const [name, declaration] of Object.entries(variables)) classifier.addVariable(name, declaration);
         if (Array.isArray(resources)) for (const resource of resources) classifier.addConfiguredResource(resource);
         if (isRecord(moduleCalls)) for (const name of Object.keys(moduleCalls)) classifier.addModuleCall(name);
         break;
@@ -114,7 +154,18 @@ export class PlanClassifier {
   #driftEntries = 0;
   #hasResourceChanges = false;
   #hasOutputChanges = false;
-  readonly #counts: ActionCounts = { create: 0, update: 0, delete: 0, replace: 0, read: 0, noop: 0, forget: 0, import: 0, move: 0, unknown: 0 };
+  readonly #counts: ActionCounts = {
+    create: 0,
+    update: 0,
+    delete: 0,
+    replace: 0,
+    read: 0,
+    noop: 0,
+    forget: 0,
+    import: 0,
+    move: 0,
+    unknown: 0,
+  };
   readonly #outputCounts = { create: 0, update: 0, delete: 0 };
   // The listed entries: every one counted, the first `limit` kept.
   readonly #destructive: BoundedList<DestructiveChange>;
@@ -151,7 +202,8 @@ export class PlanClassifier {
   /** A resource declared in configuration.root_module.resources. */
   addConfiguredResource(value: unknown): void {
     const resource = fieldsOf<ConfiguredResource>(value);
-    if (resource.mode === 'managed' && typeof resource.address === 'string') this.#onRootDeclaration?.(resource.address);
+    if (resource.mode === 'managed' && typeof resource.address === 'string')
+      this.#onRootDeclaration?.(resource.address);
   }
 
   /** A module call declared in configuration.root_module.module_calls. */
@@ -171,16 +223,23 @@ export class PlanClassifier {
   checkSection(section: PlanSection, value: unknown): void {
     const expected = PLAN_SECTIONS[section];
     const matches = expected === 'array' ? Array.isArray(value) : isRecord(value);
-    if (!matches) this.#failClosed.push(`${section} is ${jsonTypeName(value)}, expected ${expected === 'array' ? 'an array' : 'an object'}`);
+    if (!matches)
+      this.#failClosed.push(
+        `${section} is ${jsonTypeName(value)}, expected ${expected === 'array' ? 'an array' : 'an object'}`,
+      );
     const deferred = this.#deferred.total;
     if (section === 'deferred_changes' && deferred > 0)
-      this.#failClosed.push(`deferred_changes lists ${deferred} change${deferred === 1 ? '' : 's'} terraform could not plan yet (partial.deferred): the plan is incomplete`);
+      this.#failClosed.push(
+        `deferred_changes lists ${deferred} change${deferred === 1 ? '' : 's'} terraform could not plan yet (partial.deferred): the plan is incomplete`,
+      );
   }
 
   /** A top-level key outside PLAN_TOP_LEVEL_KEYS: the runner cannot tell what applying it means when it holds anything. */
   addOtherKey(key: string, hasContent: boolean): void {
     if (PLAN_TOP_LEVEL_KEYS.has(key) || !hasContent) return;
-    this.#failClosed.push(`the plan has a top-level key this runner does not know, ${JSON.stringify(key)}, and it holds content: what applying it does cannot be checked`);
+    this.#failClosed.push(
+      `the plan has a top-level key this runner does not know, ${JSON.stringify(key)}, and it holds content: what applying it does cannot be checked`,
+    );
   }
 
   /** One entry of action_invocations. */
@@ -219,7 +278,8 @@ export class PlanClassifier {
     const change = fieldsOf<Change>(entry.change);
     const reading = readActions(change.actions);
     const reserved = reservedAddressOf(entry, this.#ignore);
-    const reservedWhy = reserved === undefined ? undefined : reservedEntryWhy(entry, change, reading, reserved, this.#runnerKinds);
+    const reservedWhy =
+      reserved === undefined ? undefined : reservedEntryWhy(entry, change, reading, reserved, this.#runnerKinds);
     if (reserved !== undefined && reservedWhy === undefined) {
       // The runner's own: skipped everywhere, but said, since terraform's own counts include it.
       if (changesResource(reading.kind)) this.#record = { address: reserved, actions: listedActions(change.actions) };
@@ -289,8 +349,19 @@ export class PlanClassifier {
       this.#counts.unknown += 1;
       this.#hasResourceChanges = true;
       const deposed = optionalString(entry.deposed);
-      this.#recordDestructive({ address: address ?? position, ...(deposed !== undefined && { deposed }), action: 'unknown', actions: listedActions(change.actions), why: `${position}: ${why}` });
-      this.#onChange?.({ address: address ?? position, deposed: deposed ?? null, kind: 'unknown', actions: listedActions(change.actions) });
+      this.#recordDestructive({
+        address: address ?? position,
+        ...(deposed !== undefined && { deposed }),
+        action: 'unknown',
+        actions: listedActions(change.actions),
+        why: `${position}: ${why}`,
+      });
+      this.#onChange?.({
+        address: address ?? position,
+        deposed: deposed ?? null,
+        kind: 'unknown',
+        actions: listedActions(change.actions),
+      });
       return;
     }
     // A refresh-only plan reports its moves only here (a normal plan in resource_changes), and applying it carries them out.
@@ -314,7 +385,9 @@ export class PlanClassifier {
         break;
       default:
         // Outputs have no replace, read or forget: anything else is a shape this runner does not know.
-        this.#failClosed.push(`output ${JSON.stringify(name)}: ${reading.why ?? `unexpected actions ${JSON.stringify(actions)}`}`);
+        this.#failClosed.push(
+          `output ${JSON.stringify(name)}: ${reading.why ?? `unexpected actions ${JSON.stringify(actions)}`}`,
+        );
     }
     this.#hasOutputChanges = true;
   }
@@ -333,7 +406,9 @@ export class PlanClassifier {
     const complete = this.#readBoolean('complete', !errored, false, headerProblems);
     // terraform writes complete false for deferred changes and -target (which the runner never passes): applying it does not finish the configuration.
     if (!complete && !errored && typeof this.#header.complete === 'boolean')
-      headerProblems.push('complete is false: terraform says applying this plan does not finish the configuration (deferred changes, or -target)');
+      headerProblems.push(
+        'complete is false: terraform says applying this plan does not finish the configuration (deferred changes, or -target)',
+      );
     const failClosed = [...headerProblems, ...this.#failClosed];
     const facts = { destructiveTotal: this.#destructive.total, actionsTotal: this.#actions.total, failClosed };
     return {
@@ -358,7 +433,9 @@ export class PlanClassifier {
       sensitiveVariables: [...this.#sensitiveVariables].sort(),
       actions: [...this.#actions.items],
       actionsTotal: this.#actions.total,
-      ...((!complete || this.#deferred.total > 0) && { partial: { complete, deferred: [...this.#deferred.items], deferredTotal: this.#deferred.total } }),
+      ...((!complete || this.#deferred.total > 0) && {
+        partial: { complete, deferred: [...this.#deferred.items], deferredTotal: this.#deferred.total },
+      }),
     };
   }
 
@@ -385,19 +462,30 @@ export class PlanClassifier {
   #readFormatVersion(problems: string[]): string {
     const version = this.#header.format_version;
     if (typeof version !== 'string') {
-      problems.push(version === undefined ? 'format_version is missing' : `format_version is ${jsonTypeName(version)}, expected a string`);
+      problems.push(
+        version === undefined
+          ? 'format_version is missing'
+          : `format_version is ${jsonTypeName(version)}, expected a string`,
+      );
       return '';
     }
     const major = /^(\d+)\.\d+$/.exec(version)?.[1];
     if (major === undefined) problems.push(`format_version ${JSON.stringify(version)} is not MAJOR.MINOR`);
     else if (!KNOWN_FORMAT_MAJORS.has(Number(major))) {
-      problems.push(`format_version ${JSON.stringify(version)} has major version ${major}; this runner reads 0.x and 1.x`);
+      problems.push(
+        `format_version ${JSON.stringify(version)} has major version ${major}; this runner reads 0.x and 1.x`,
+      );
     }
     return version;
   }
 
   /** A header boolean: `absent` when terraform did not write it, `invalid` (and a fail-closed note) when it is not a boolean. */
-  #readBoolean(field: 'errored' | 'complete' | 'applyable', absent: boolean, invalid: boolean, problems: string[]): boolean {
+  #readBoolean(
+    field: 'errored' | 'complete' | 'applyable',
+    absent: boolean,
+    invalid: boolean,
+    problems: string[],
+  ): boolean {
     const value = this.#header[field];
     if (value === undefined) return absent;
     if (typeof value === 'boolean') return value;
@@ -409,7 +497,8 @@ export class PlanClassifier {
 // ---- what the classifier reads entries with ----
 
 function readReplacePaths(value: unknown): DestructiveChange['replacePaths'] {
-  const isPath = (path: unknown) => Array.isArray(path) && path.every((step) => typeof step === 'string' || typeof step === 'number');
+  const isPath = (path: unknown) =>
+    Array.isArray(path) && path.every((step) => typeof step === 'string' || typeof step === 'number');
   return Array.isArray(value) && value.every(isPath) ? (value as (string | number)[][]) : undefined;
 }
 
@@ -421,16 +510,33 @@ function holdsContent(value: unknown): boolean {
 }
 
 /** An entry of resource_changes or resource_drift as the classification lists it: its address, where it moved from, its deposed key, its actions. */
-function resourceEntry(entry: Unchecked<ResourceChange>, address: string, moved: boolean, actions: string[]): ResourceEntry {
+function resourceEntry(
+  entry: Unchecked<ResourceChange>,
+  address: string,
+  moved: boolean,
+  actions: string[],
+): ResourceEntry {
   const previous = optionalString(entry.previous_address);
   const deposed = optionalString(entry.deposed);
-  return { address, ...(moved && previous !== undefined && { previousAddress: previous }), ...(deposed !== undefined && { deposed }), actions };
+  return {
+    address,
+    ...(moved && previous !== undefined && { previousAddress: previous }),
+    ...(deposed !== undefined && { deposed }),
+    actions,
+  };
 }
 
 /** Where a moved entry was, and that address's parts, as a policy view carries them (null when it did not move). */
-function previousOf(previous: string | undefined): Pick<PolicyChangeView, 'previousAddress' | 'previousModule' | 'previousType' | 'previousName'> {
+function previousOf(
+  previous: string | undefined,
+): Pick<PolicyChangeView, 'previousAddress' | 'previousModule' | 'previousType' | 'previousName'> {
   const parts = previous === undefined ? undefined : addressParts(previous);
-  return { previousAddress: previous ?? null, previousModule: parts?.module ?? null, previousType: parts?.type ?? null, previousName: parts?.name ?? null };
+  return {
+    previousAddress: previous ?? null,
+    previousModule: parts?.module ?? null,
+    previousType: parts?.type ?? null,
+    previousName: parts?.name ?? null,
+  };
 }
 
 /** Entries counted whole and listed up to a limit (the result's bounded lists and their totals). */

@@ -10,11 +10,25 @@ const MAKE_PLAN_JSON = 'make it with terraform plan -out=PLANFILE, then terrafor
 
 const MISTAKEN: readonly { test: (head: string) => boolean; what: string; fix: string }[] = [
   // A saved plan is a zip archive.
-  { test: (head) => head.startsWith('PK\x03\x04'), what: 'a binary plan file (terraform plan -out)', fix: 'make its JSON document with terraform show -json PLANFILE > plan.json' },
-  { test: (head) => /^\s*\{\s*"@(?:level|message|module|timestamp)"\s*:/.test(head), what: "terraform plan -json's output (its messages, one JSON object a line)", fix: MAKE_PLAN_JSON },
-  { test: (head) => /^\s*\{\s*"version"\s*:\s*\d+\s*,/.test(head) && /"lineage"\s*:/.test(head), what: 'a terraform state (terraform.tfstate)', fix: MAKE_PLAN_JSON },
   {
-    test: (head) => /^\s*\{\s*"format_version"\s*:\s*"[^"]*"\s*,\s*"terraform_version"\s*:\s*"[^"]*"\s*,\s*"values"\s*:/.test(head) || /^\s*\{\s*"format_version"\s*:\s*"[^"]*"\s*\}\s*$/.test(head),
+    test: (head) => head.startsWith('PK\x03\x04'),
+    what: 'a binary plan file (terraform plan -out)',
+    fix: 'make its JSON document with terraform show -json PLANFILE > plan.json',
+  },
+  {
+    test: (head) => /^\s*\{\s*"@(?:level|message|module|timestamp)"\s*:/.test(head),
+    what: "terraform plan -json's output (its messages, one JSON object a line)",
+    fix: MAKE_PLAN_JSON,
+  },
+  {
+    test: (head) => /^\s*\{\s*"version"\s*:\s*\d+\s*,/.test(head) && /"lineage"\s*:/.test(head),
+    what: 'a terraform state (terraform.tfstate)',
+    fix: MAKE_PLAN_JSON,
+  },
+  {
+    test: (head) =>
+      /^\s*\{\s*"format_version"\s*:\s*"[^"]*"\s*,\s*"terraform_version"\s*:\s*"[^"]*"\s*,\s*"values"\s*:/.test(head) ||
+      /^\s*\{\s*"format_version"\s*:\s*"[^"]*"\s*\}\s*$/.test(head),
     what: 'the JSON of a state (terraform show -json without a plan file)',
     fix: MAKE_PLAN_JSON,
   },
@@ -46,7 +60,8 @@ export async function peekHead(source: ByteSource, size: number): Promise<{ head
   async function* whole(): AsyncGenerator<Uint8Array> {
     yield* read;
     if (ended) return;
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield typeof next.value === 'string' ? Buffer.from(next.value, 'utf8') : next.value;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next())
+      yield typeof next.value === 'string' ? Buffer.from(next.value, 'utf8') : next.value;
   }
   return { head: Buffer.concat(read).subarray(0, size), source: whole() };
 }

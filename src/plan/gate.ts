@@ -6,10 +6,12 @@ import type { Classification } from '../schemas/classification.ts';
 export type GateFacts = Pick<Classification, 'destructiveTotal' | 'actionsTotal' | 'failClosed' | 'policy'>;
 
 /** What the plan holds needs an approval: it deletes or replaces something, it runs a provider action (the runner cannot know what one does), or it holds something the runner cannot read (failClosed). */
-const contentNeedsApproval = (plan: GateFacts): boolean => plan.destructiveTotal > 0 || plan.actionsTotal > 0 || plan.failClosed.length > 0;
+const contentNeedsApproval = (plan: GateFacts): boolean =>
+  plan.destructiveTotal > 0 || plan.actionsTotal > 0 || plan.failClosed.length > 0;
 
 /** A policy rule or limit matched: requireApproval, or a denial (a denied plan is never applied; nothing that reads `gated` may take it as harmless). */
-export const policyMatched = (plan: Pick<Classification, 'policy'>): boolean => (plan.policy?.approvalRequiredTotal ?? 0) + (plan.policy?.deniedTotal ?? 0) > 0;
+export const policyMatched = (plan: Pick<Classification, 'policy'>): boolean =>
+  (plan.policy?.approvalRequiredTotal ?? 0) + (plan.policy?.deniedTotal ?? 0) > 0;
 
 /** Applying the plan needs an approval: what it holds (above), or a policy match. */
 export const needsApproval = (plan: GateFacts): boolean => contentNeedsApproval(plan) || policyMatched(plan);
@@ -29,7 +31,11 @@ export const classifiedChanges = (plan: Classification): boolean =>
  * the plan sets the record to a hash the state does not hold yet. Exit 0 then is not "the state
  * already records these inputs": the plan is applied, and records them.
  */
-export function reconcilePlanExit(exitSaysChanges: boolean, plan: Classification, facts: { recordChanges: boolean; destroyPlan: boolean }): { hasChanges: boolean; warning?: string } {
+export function reconcilePlanExit(
+  exitSaysChanges: boolean,
+  plan: Classification,
+  facts: { recordChanges: boolean; destroyPlan: boolean },
+): { hasChanges: boolean; warning?: string } {
   if (exitSaysChanges) return { hasChanges: true };
   if (classifiedChanges(plan))
     return {
@@ -42,7 +48,8 @@ export function reconcilePlanExit(exitSaysChanges: boolean, plan: Classification
   if (facts.recordChanges)
     return {
       hasChanges: true,
-      warning: "terraform plan -detailed-exitcode exited 0 (no changes), but the plan sets the runner's inputs-hash record to a hash the state does not record yet: this plan is treated as changing that record",
+      warning:
+        "terraform plan -detailed-exitcode exited 0 (no changes), but the plan sets the runner's inputs-hash record to a hash the state does not record yet: this plan is treated as changing that record",
     };
   return { hasChanges: false };
 }

@@ -19,8 +19,10 @@ export function reservedOf(address: unknown, reserved: ReadonlySet<string>): str
 }
 
 /** The reserved address a resource_changes or resource_drift entry is at, or moved from. */
-export const reservedAddressOf = (entry: Unchecked<ResourceChange>, reserved: ReadonlySet<string>): string | undefined =>
-  reservedOf(entry.address, reserved) ?? reservedOf(entry.previous_address, reserved);
+export const reservedAddressOf = (
+  entry: Unchecked<ResourceChange>,
+  reserved: ReadonlySet<string>,
+): string | undefined => reservedOf(entry.address, reserved) ?? reservedOf(entry.previous_address, reserved);
 
 /**
  * Why an entry that touches the reserved address `reserved` is more than the runner's own create,
@@ -28,7 +30,13 @@ export const reservedAddressOf = (entry: Unchecked<ResourceChange>, reserved: Re
  * fails closed: a moved block into the record once hid the replace of another resource. Fields that
  * are present but odd count too.
  */
-export function reservedEntryWhy(entry: Unchecked<ResourceChange>, change: Unchecked<Change>, reading: ActionsReading, reserved: string, runnerKinds: ReadonlySet<ActionKind>): string | undefined {
+export function reservedEntryWhy(
+  entry: Unchecked<ResourceChange>,
+  change: Unchecked<Change>,
+  reading: ActionsReading,
+  reserved: string,
+  runnerKinds: ReadonlySet<ActionKind>,
+): string | undefined {
   const facts: string[] = [];
   if (reading.why !== undefined) facts.push(reading.why);
   else if (!runnerKinds.has(reading.kind)) facts.push(`actions ${JSON.stringify(change.actions)}`);
@@ -37,5 +45,7 @@ export function reservedEntryWhy(entry: Unchecked<ResourceChange>, change: Unche
   else if (address !== reserved) facts.push(`the instance ${shown(address)}`);
   if (change.importing !== undefined && change.importing !== null) facts.push('imported');
   if (deposed !== undefined) facts.push(`deposed object ${shown(deposed)}`);
-  return facts.length === 0 ? undefined : `${reserved} is reserved for the runner's own resource, which the runner only creates, updates in place or keeps: ${facts.join(', ')}`;
+  return facts.length === 0
+    ? undefined
+    : `${reserved} is reserved for the runner's own resource, which the runner only creates, updates in place or keeps: ${facts.join(', ')}`;
 }

@@ -3,4 +3,7 @@
 import type { ClassifyOptions } from './classify.ts';
 import { INPUTS_HASH_RESOURCE } from '../workspace/reserved-names.ts';
 
-export const runnerClassifyOptions = (options: ClassifyOptions = {}): ClassifyOptions => ({ ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]), ...options });
+export const runnerClassifyOptions = (options: ClassifyOptions = {}): ClassifyOptions => ({
+  ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]),
+  ...options,
+});

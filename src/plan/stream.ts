@@ -33,7 +33,21 @@ const CHANGE: Shape = { fields: modelFields<Change>({ actions: KEEP, importing: 
 
 /** A resource_changes or resource_drift entry. */
 function resourceEntry(emit: (entry: unknown) => void, change: Shape = CHANGE): Selector {
-  return { fields: modelFields<ResourceChange>({ address: KEEP, module_address: KEEP, mode: KEEP, type: KEEP, name: KEEP, provider_name: KEEP, previous_address: KEEP, deposed: KEEP, action_reason: KEEP, change }), emit };
+  return {
+    fields: modelFields<ResourceChange>({
+      address: KEEP,
+      module_address: KEEP,
+      mode: KEEP,
+      type: KEEP,
+      name: KEEP,
+      provider_name: KEEP,
+      previous_address: KEEP,
+      deposed: KEEP,
+      action_reason: KEEP,
+      change,
+    }),
+    emit,
+  };
 }
 
 export interface StreamOptions extends ClassifyOptions {
@@ -55,13 +69,18 @@ function withValues(shape: Shape): Shape {
     fields: (key, built) => {
       if (key !== 'before' && key !== 'after') return fields[key];
       const actions = Array.isArray(built.actions) ? built.actions : [];
-      return actions.includes('update') || (actions.includes('delete') && actions.includes('create')) ? KEEP : undefined;
+      return actions.includes('update') || (actions.includes('delete') && actions.includes('create'))
+        ? KEEP
+        : undefined;
     },
   };
 }
 
 /** Hands a change's before and after to `onChangedValues`, and the change without them on. */
-function takeValues(change: Record<string, unknown> | undefined, onChangedValues: NonNullable<StreamOptions['onChangedValues']>): void {
+function takeValues(
+  change: Record<string, unknown> | undefined,
+  onChangedValues: NonNullable<StreamOptions['onChangedValues']>,
+): void {
   if (change && ('before' in change || 'after' in change)) {
     onChangedValues(change.before, change.after);
     delete change.before;
@@ -70,7 +89,10 @@ function takeValues(change: Record<string, unknown> | undefined, onChangedValues
 }
 
 /** A resource_changes or resource_drift entry, its change's values handed to `onChangedValues` when given. */
-function resourceEntryWithValues(emit: (entry: unknown) => void, onChangedValues: StreamOptions['onChangedValues']): Selector {
+function resourceEntryWithValues(
+  emit: (entry: unknown) => void,
+  onChangedValues: StreamOptions['onChangedValues'],
+): Selector {
   if (!onChangedValues) return resourceEntry(emit);
   return resourceEntry((entry) => {
     takeValues((entry as { change?: Record<string, unknown> }).change, onChangedValues);
@@ -86,15 +108,31 @@ const ACTION_INVOCATION: Shape = {
     address: KEEP,
     type: KEEP,
     provider_name: KEEP,
-    lifecycle_action_trigger: { fields: modelFields<LifecycleActionTrigger>({ triggering_resource_address: KEEP, action_trigger_event: KEEP, on_failure: KEEP }) },
+    lifecycle_action_trigger: {
+      fields: modelFields<LifecycleActionTrigger>({
+        triggering_resource_address: KEEP,
+        action_trigger_event: KEEP,
+        on_failure: KEEP,
+      }),
+    },
     invoke_action_trigger: { fields: modelFields<InvokeActionTrigger>({ calling_resource_address: KEEP }) },
   }),
 };
 
 function planSelector(classifier: PlanClassifier, onChangedValues?: StreamOptions['onChangedValues']): Selector {
   const rootModule = modelFields<RootModule>({
-    variables: { members: { fields: modelFields<VariableDeclaration>({ sensitive: KEEP }), emit: (declaration, name) => classifier.addVariable(String(name), declaration) } },
-    resources: { items: { fields: modelFields<ConfiguredResource>({ address: KEEP, mode: KEEP }), emit: (resource) => classifier.addConfiguredResource(resource) } },
+    variables: {
+      members: {
+        fields: modelFields<VariableDeclaration>({ sensitive: KEEP }),
+        emit: (declaration, name) => classifier.addVariable(String(name), declaration),
+      },
+    },
+    resources: {
+      items: {
+        fields: modelFields<ConfiguredResource>({ address: KEEP, mode: KEEP }),
+        emit: (resource) => classifier.addConfiguredResource(resource),
+      },
+    },
     module_calls: { members: { fields: {}, emit: (_call, name) => classifier.addModuleCall(String(name)) } },
   });
   return {
@@ -114,13 +152,24 @@ function planSelector(classifier: PlanClassifier, onChangedValues?: StreamOption
       },
       deferred_changes: {
         items: {
-          fields: modelFields<DeferredResourceChange>({ reason: KEEP, resource_change: { fields: modelFields<DeferredResource>({ address: KEEP, change: { fields: modelFields<DeferredResource['change']>({ actions: KEEP }) } }) } }),
+          fields: modelFields<DeferredResourceChange>({
+            reason: KEEP,
+            resource_change: {
+              fields: modelFields<DeferredResource>({
+                address: KEEP,
+                change: { fields: modelFields<DeferredResource['change']>({ actions: KEEP }) },
+              }),
+            },
+          }),
           emit: (entry) => classifier.addDeferredChange(entry),
         },
         emit: (section) => classifier.checkSection('deferred_changes', section),
       },
       deferred_action_invocations: {
-        items: { fields: modelFields<DeferredActionInvocation>({ reason: KEEP, action_invocation: ACTION_INVOCATION }), emit: (entry) => classifier.addDeferredActionInvocation(entry) },
+        items: {
+          fields: modelFields<DeferredActionInvocation>({ reason: KEEP, action_invocation: ACTION_INVOCATION }),
+          emit: (entry) => classifier.addDeferredActionInvocation(entry),
+        },
         emit: (section) => classifier.checkSection('deferred_action_invocations', section),
       },
       output_changes: {
@@ -140,7 +189,8 @@ function planSelector(classifier: PlanClassifier, onChangedValues?: StreamOption
       configuration: { fields: modelFields<Configuration>({ root_module: { fields: rootModule } }) },
     }),
     // Keys the runner knows and does not read are skipped; any other is probed for content, never built.
-    otherFields: (key) => (PLAN_TOP_LEVEL_KEYS.has(key) ? undefined : { probe: (hasContent) => classifier.addOtherKey(key, hasContent) }),
+    otherFields: (key) =>
+      PLAN_TOP_LEVEL_KEYS.has(key) ? undefined : { probe: (hasContent) => classifier.addOtherKey(key, hasContent) },
     // The document's own value holds only the header fields by now: the lists were emitted.
     emit: (document) => {
       assertPlanObject(document);
@@ -167,7 +217,11 @@ export async function classifyPlanStream(source: ByteSource, options: StreamOpti
     });
   }
   if (!read) {
-    throw new RunnerError({ kind: 'plan', reason: 'PlanUnreadable', message: 'terraform show -json printed no plan document (empty output)' });
+    throw new RunnerError({
+      kind: 'plan',
+      reason: 'PlanUnreadable',
+      message: 'terraform show -json printed no plan document (empty output)',
+    });
   }
   return classifier.result();
 }

@@ -124,7 +124,13 @@ export interface Plan {
 }
 
 /** The header fields of a plan: everything but its lists. */
-export const PLAN_HEADER_FIELDS = ['format_version', 'terraform_version', 'errored', 'complete', 'applyable'] as const satisfies readonly (keyof Plan)[];
+export const PLAN_HEADER_FIELDS = [
+  'format_version',
+  'terraform_version',
+  'errored',
+  'complete',
+  'applyable',
+] as const satisfies readonly (keyof Plan)[];
 export type PlanHeader = Pick<Plan, (typeof PLAN_HEADER_FIELDS)[number]>;
 
 /** The plan document sections the classifier reads and the JSON type each must have. */
@@ -162,4 +168,12 @@ export const PLAN_TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([
   'applyable',
   'complete',
   'errored',
-] satisfies (keyof Plan | 'variables' | 'planned_values' | 'prior_state' | 'relevant_attributes' | 'checks' | 'timestamp')[]);
+] satisfies (
+  | keyof Plan
+  | 'variables'
+  | 'planned_values'
+  | 'prior_state'
+  | 'relevant_attributes'
+  | 'checks'
+  | 'timestamp'
+)[]);

@@ -85,17 +85,27 @@ function structuralProblem(source: string): { at: Place; what: string } | undefi
     else if (OPENING[char]) {
       const last = open.pop();
       if (!last) return { at: place(), what: `"${char}" closes nothing` };
-      if (last.char !== OPENING[char]) return { at: place(), what: `"${char}" cannot close the "${last.char}" at ${placeText(last.at, line)}: a "${CLOSING[last.char]}" is missing before it` };
+      if (last.char !== OPENING[char])
+        return {
+          at: place(),
+          what: `"${char}" cannot close the "${last.char}" at ${placeText(last.at, line)}: a "${CLOSING[last.char]}" is missing before it`,
+        };
     }
   }
   const unclosed = open.pop();
-  if (unclosed) return { at: endOf(source), what: `missing "${CLOSING[unclosed.char]}" to close the "${unclosed.char}" at ${placeText(unclosed.at, line)}` };
+  if (unclosed)
+    return {
+      at: endOf(source),
+      what: `missing "${CLOSING[unclosed.char]}" to close the "${unclosed.char}" at ${placeText(unclosed.at, line)}`,
+    };
   return undefined;
 }
 
 function trailingOperator(source: string): { at: Place; what: string } | undefined {
   const trailing = TRAILING_OPERATOR.exec(source.replace(/\/\/[^\n]*$/, ''));
-  return trailing ? { at: endOf(source), what: `the expression ends after "${trailing[1]}": something must follow it` } : undefined;
+  return trailing
+    ? { at: endOf(source), what: `the expression ends after "${trailing[1]}": something must follow it` }
+    : undefined;
 }
 
 /** The place the parser names (`<input>:L:C: …`), with what it says. */
@@ -110,4 +120,5 @@ function endOf(source: string): Place {
   return { line: lines.length, column: [...lines[lines.length - 1]!].length + 1 };
 }
 
-const placeText = (at: Place, line: number) => (at.line === line ? `column ${at.column}` : `line ${at.line}, column ${at.column}`);
+const placeText = (at: Place, line: number) =>
+  at.line === line ? `column ${at.column}` : `line ${at.line}, column ${at.column}`;

@@ -4,10 +4,36 @@
 // and field it reads must exist (CEL's `false && change.typo` is false, never an error, so
 // evaluation alone would miss the typo), and compile.ts evaluates it over a synthetic view of
 // every kind. Only the policy chunk imports this file: the CEL library loads only with a policy.
-import { celEnv, celError, celFunc, celList, celType, isCelError, isCelList, isCelMap, listType, CelScalar, parse, plan, type CelEnv, type CelInput, type CelList, type CelResult, type CelValue } from '@bufbuild/cel';
+import {
+  celEnv,
+  celError,
+  celFunc,
+  celList,
+  celType,
+  isCelError,
+  isCelList,
+  isCelMap,
+  listType,
+  CelScalar,
+  parse,
+  plan,
+  type CelEnv,
+  type CelInput,
+  type CelList,
+  type CelResult,
+  type CelValue,
+} from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import type { ActionCounts } from '../schemas/classification.ts';
-import { callCharge, CostMeter, dimOf, EvaluationStopped, MAX_BUILT_LIST_ELEMENTS, MAX_BUILT_STRING_CHARS, rangeCost } from './cost.ts';
+import {
+  callCharge,
+  CostMeter,
+  dimOf,
+  EvaluationStopped,
+  MAX_BUILT_LIST_ELEMENTS,
+  MAX_BUILT_STRING_CHARS,
+  rangeCost,
+} from './cost.ts';
 import type { RuleScope } from './schema.ts';
 import { celSyntaxProblem } from './cel-syntax.ts';
 import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from './views.ts';
@@ -54,25 +80,70 @@ type Shape = { readonly [field: string]: Shape | 'value' };
 
 const leaves = (...names: string[]): Shape => Object.fromEntries(names.map((name) => [name, 'value' as const]));
 
-const COUNT_FIELDS = ['create', 'update', 'delete', 'replace', 'read', 'noop', 'forget', 'import', 'move', 'unknown'] as const satisfies readonly (keyof ActionCounts)[];
+const COUNT_FIELDS = [
+  'create',
+  'update',
+  'delete',
+  'replace',
+  'read',
+  'noop',
+  'forget',
+  'import',
+  'move',
+  'unknown',
+] as const satisfies readonly (keyof ActionCounts)[];
 
 const SCOPE_SHAPES: Readonly<Record<RuleScope, Shape>> = {
   change: leaves(
-    'address', 'module', 'mode', 'type', 'name', 'provider', 'kind', 'actions', 'reason', 'replacePaths', 'deposed',
-    'previousAddress', 'previousModule', 'previousType', 'previousName', 'addresses', 'modules', 'types', 'names', 'moved', 'imported',
+    'address',
+    'module',
+    'mode',
+    'type',
+    'name',
+    'provider',
+    'kind',
+    'actions',
+    'reason',
+    'replacePaths',
+    'deposed',
+    'previousAddress',
+    'previousModule',
+    'previousType',
+    'previousName',
+    'addresses',
+    'modules',
+    'types',
+    'names',
+    'moved',
+    'imported',
   ),
   action: leaves('address', 'type', 'provider', 'trigger', 'triggeringResource', 'onFailure', 'deferred'),
   plan: { counts: leaves(...COUNT_FIELDS), tool: 'value', version: 'value' },
 };
 
 /** CEL's type denotations, which an expression may name (`type(x) == string`). */
-const TYPE_NAMES = new Set(['bool', 'bytes', 'double', 'int', 'list', 'map', 'null_type', 'string', 'type', 'uint', 'dyn']);
+const TYPE_NAMES = new Set([
+  'bool',
+  'bytes',
+  'double',
+  'int',
+  'list',
+  'map',
+  'null_type',
+  'string',
+  'type',
+  'uint',
+  'dyn',
+]);
 
 /**
  * Parses `source` and checks the names it reads against the scope's view. Returns the program,
  * or every problem found (a parse error is the only one then).
  */
-export function compileExpression(source: string, scope: RuleScope): { program: CelProgram; expr: Expr } | { problems: string[] } {
+export function compileExpression(
+  source: string,
+  scope: RuleScope,
+): { program: CelProgram; expr: Expr } | { problems: string[] } {
   let parsed;
   try {
     parsed = parse(source);
@@ -127,16 +198,33 @@ function instrument(expr: Expr): number {
     case 'selectExpr':
       return 1 + (kind.value.operand ? instrument(kind.value.operand) : 0);
     case 'callExpr':
-      return 1 + (kind.value.target ? instrument(kind.value.target) : 0) + kind.value.args.reduce((n, arg) => n + instrument(arg), 0);
+      return (
+        1 +
+        (kind.value.target ? instrument(kind.value.target) : 0) +
+        kind.value.args.reduce((n, arg) => n + instrument(arg), 0)
+      );
     case 'listExpr':
       return 1 + kind.value.elements.reduce((n, element) => n + instrument(element), 0);
     case 'structExpr':
-      return 1 + kind.value.entries.reduce((n, entry) => n + (entry.keyKind.case === 'mapKey' ? instrument(entry.keyKind.value) : 0) + (entry.value ? instrument(entry.value) : 0), 0);
+      return (
+        1 +
+        kind.value.entries.reduce(
+          (n, entry) =>
+            n +
+            (entry.keyKind.case === 'mapKey' ? instrument(entry.keyKind.value) : 0) +
+            (entry.value ? instrument(entry.value) : 0),
+          0,
+        )
+      );
     case 'comprehensionExpr': {
       const c = kind.value;
       const body = (c.loopCondition ? instrument(c.loopCondition) : 0) + (c.loopStep ? instrument(c.loopStep) : 0);
-      const rest = (c.iterRange ? instrument(c.iterRange) : 0) + (c.accuInit ? instrument(c.accuInit) : 0) + (c.result ? instrument(c.result) : 0);
-      if (c.loopCondition) c.loopCondition = meterCall(c.loopCondition, STEP, [c.loopCondition, constInt(c.loopCondition, 1 + body)]);
+      const rest =
+        (c.iterRange ? instrument(c.iterRange) : 0) +
+        (c.accuInit ? instrument(c.accuInit) : 0) +
+        (c.result ? instrument(c.result) : 0);
+      if (c.loopCondition)
+        c.loopCondition = meterCall(c.loopCondition, STEP, [c.loopCondition, constInt(c.loopCondition, 1 + body)]);
       if (c.iterRange) c.iterRange = meterCall(c.iterRange, RANGE, [c.iterRange]);
       if (c.loopStep) appendInPlace(c.loopStep, c.accuVar);
       return 1 + body + rest;
@@ -159,17 +247,30 @@ function appendInPlace(step: Expr, accumulator: string): void {
     return;
   }
   const [accu, appended] = kind.value.args;
-  if (kind.value.function !== '_+_' || accu?.exprKind.case !== 'identExpr' || accu.exprKind.value.name !== accumulator) return;
+  if (kind.value.function !== '_+_' || accu?.exprKind.case !== 'identExpr' || accu.exprKind.value.name !== accumulator)
+    return;
   if (appended?.exprKind.case !== 'listExpr' || appended.exprKind.value.elements.length !== 1) return;
-  step.exprKind = { case: 'callExpr', value: { $typeName: 'cel.expr.Expr.Call', function: APPEND, args: [accu, appended.exprKind.value.elements[0]!] } } as Expr['exprKind'];
+  step.exprKind = {
+    case: 'callExpr',
+    value: { $typeName: 'cel.expr.Expr.Call', function: APPEND, args: [accu, appended.exprKind.value.elements[0]!] },
+  } as Expr['exprKind'];
 }
 
 function meterCall(at: Expr, fn: string, args: Expr[]): Expr {
-  return { ...at, exprKind: { case: 'callExpr', value: { $typeName: 'cel.expr.Expr.Call', function: fn, args } } } as Expr;
+  return {
+    ...at,
+    exprKind: { case: 'callExpr', value: { $typeName: 'cel.expr.Expr.Call', function: fn, args } },
+  } as Expr;
 }
 
 function constInt(at: Expr, value: number): Expr {
-  return { ...at, exprKind: { case: 'constExpr', value: { $typeName: 'cel.expr.Constant', constantKind: { case: 'int64Value', value: BigInt(value) } } } } as Expr;
+  return {
+    ...at,
+    exprKind: {
+      case: 'constExpr',
+      value: { $typeName: 'cel.expr.Constant', constantKind: { case: 'int64Value', value: BigInt(value) } },
+    },
+  } as Expr;
 }
 
 type FuncGroup = { call(id: number, target: CelValue | undefined, args: CelValue[]): CelResult | undefined };
@@ -190,14 +291,21 @@ function meteredFunctions(inner: FuncResolver): FuncResolver {
   };
   const rangeGroup: FuncGroup = {
     call: (_id, _target, [range]) => {
-      if (current && range !== undefined && (isCelList(range) || isCelMap(range))) current.charge(rangeCost(range.size));
+      if (current && range !== undefined && (isCelList(range) || isCelMap(range)))
+        current.charge(rangeCost(range.size));
       return range;
     },
   };
   const appendGroup: FuncGroup = {
     call: (_id, _target, [accumulator, element]) => {
-      current?.charge(callCharge('_+_', [{ kind: 'list', len: 0, weight: 1, appendable: true }, { kind: 'list', len: 1, weight: 1 }]).cost);
-      if (!isCelList(accumulator) || element === undefined) return celError('internal error: an accumulator that is no list');
+      current?.charge(
+        callCharge('_+_', [
+          { kind: 'list', len: 0, weight: 1, appendable: true },
+          { kind: 'list', len: 1, weight: 1 },
+        ]).cost,
+      );
+      if (!isCelList(accumulator) || element === undefined)
+        return celError('internal error: an accumulator that is no list');
       // The accumulator's array is this fold's own once it appended (the first step copies: `[]` may be shared).
       let array = OWNED.get(accumulator);
       if (!array) {
@@ -205,7 +313,8 @@ function meteredFunctions(inner: FuncResolver): FuncResolver {
         accumulator = celList(array);
         OWNED.set(accumulator, array);
       }
-      if (current && array.length >= MAX_BUILT_LIST_ELEMENTS) checkBuilt(current, 'map', { kind: 'list', len: array.length + 1 }, 'could build');
+      if (current && array.length >= MAX_BUILT_LIST_ELEMENTS)
+        checkBuilt(current, 'map', { kind: 'list', len: array.length + 1 }, 'could build');
       array.push(element);
       return accumulator;
     },
@@ -222,35 +331,57 @@ function meteredFunctions(inner: FuncResolver): FuncResolver {
   };
 }
 
-function meteredCall(name: string, group: FuncGroup, id: number, target: CelValue | undefined, args: CelValue[]): CelResult | undefined {
+function meteredCall(
+  name: string,
+  group: FuncGroup,
+  id: number,
+  target: CelValue | undefined,
+  args: CelValue[],
+): CelResult | undefined {
   const meter = current;
   if (!meter) return group.call(id, target, args);
   const operands = target === undefined ? args : [target, ...args];
   // Measuring stops where the traversal alone would exceed what is left.
   const cap = meter.left * 10 + 10;
-  const charge = callCharge(name, operands.map((operand) => dimOf(operand, cap)));
+  const charge = callCharge(
+    name,
+    operands.map((operand) => dimOf(operand, cap)),
+  );
   meter.charge(charge.cost);
   // Refused before the call when it could build more than the bounds allow, checked again on what it built.
   if (charge.builds) checkBuilt(meter, name, charge.builds, 'could build');
   const result = group.call(id, target, args);
   if (result !== undefined && !isCelError(result)) {
     const built = dimOf(result, 0);
-    if (built.kind === 'string' || built.kind === 'list') checkBuilt(meter, name, { kind: built.kind, len: built.len }, 'built');
+    if (built.kind === 'string' || built.kind === 'list')
+      checkBuilt(meter, name, { kind: built.kind, len: built.len }, 'built');
   }
   return result;
 }
 
 /** The bounds of what a rule builds. */
 function checkBuilt(meter: CostMeter, fn: string, built: { kind: 'string' | 'list'; len: number }, verb: string): void {
-  const [bound, unit] = built.kind === 'string' ? [MAX_BUILT_STRING_CHARS, 'characters'] : [MAX_BUILT_LIST_ELEMENTS, 'elements'];
-  if (built.len > bound) meter.stop({ kind: 'size', what: `${fn} ${verb} a ${built.kind} of ${built.len} ${unit} (a rule builds at most ${bound})` });
+  const [bound, unit] =
+    built.kind === 'string' ? [MAX_BUILT_STRING_CHARS, 'characters'] : [MAX_BUILT_LIST_ELEMENTS, 'elements'];
+  if (built.len > bound)
+    meter.stop({
+      kind: 'size',
+      what: `${fn} ${verb} a ${built.kind} of ${built.len} ${unit} (a rule builds at most ${bound})`,
+    });
 }
 
 /** The environment rules are planned in: the same as ENV, its functions metered. */
-const METERED_ENV: CelEnv = Object.create(ENV, { funcs: { value: meteredFunctions(ENV.funcs as unknown as FuncResolver) } }) as CelEnv;
+const METERED_ENV: CelEnv = Object.create(ENV, {
+  funcs: { value: meteredFunctions(ENV.funcs as unknown as FuncResolver) },
+}) as CelEnv;
 
 /** Walks the expression; returns the shape of the value when it is a view (or part of one). */
-function checkNames(expr: Expr | undefined, scope: RuleScope, locals: ReadonlySet<string>, problems: string[]): Shape | undefined {
+function checkNames(
+  expr: Expr | undefined,
+  scope: RuleScope,
+  locals: ReadonlySet<string>,
+  problems: string[],
+): Shape | undefined {
   if (!expr) return undefined;
   const kind = expr.exprKind;
   const variable = SCOPE_VARIABLE[scope];
@@ -261,13 +392,21 @@ function checkNames(expr: Expr | undefined, scope: RuleScope, locals: ReadonlySe
       if (name === variable) return SCOPE_SHAPES[scope];
       if (!TYPE_NAMES.has(name)) {
         const other = Object.entries(SCOPE_VARIABLE).find(([, v]) => v === name)?.[0];
-        problems.push(`unknown name "${name}": an "on: ${scope}" rule sees only "${variable}"${other ? ` ("${name}" is seen by "on: ${other}" rules)` : ''}`);
+        problems.push(
+          `unknown name "${name}": an "on: ${scope}" rule sees only "${variable}"${other ? ` ("${name}" is seen by "on: ${other}" rules)` : ''}`,
+        );
       }
       return undefined;
     }
     case 'selectExpr': {
       const shape = checkNames(kind.value.operand, scope, locals, problems);
-      return fieldOf(shape, kind.value.field, kind.value.testOnly, describePath(kind.value.operand, locals, variable), problems);
+      return fieldOf(
+        shape,
+        kind.value.field,
+        kind.value.testOnly,
+        describePath(kind.value.operand, locals, variable),
+        problems,
+      );
     }
     case 'callExpr': {
       checkNames(kind.value.target, scope, locals, problems);
@@ -275,7 +414,13 @@ function checkNames(expr: Expr | undefined, scope: RuleScope, locals: ReadonlySe
       if (kind.value.function === '_[_]' && kind.value.args.length === 2) {
         const key = kind.value.args[1]!.exprKind;
         if (key.case === 'constExpr' && key.value.constantKind.case === 'stringValue')
-          return fieldOf(args[0], key.value.constantKind.value, false, describePath(kind.value.args[0], locals, variable), problems);
+          return fieldOf(
+            args[0],
+            key.value.constantKind.value,
+            false,
+            describePath(kind.value.args[0], locals, variable),
+            problems,
+          );
       }
       return undefined;
     }
@@ -302,9 +447,15 @@ function checkNames(expr: Expr | undefined, scope: RuleScope, locals: ReadonlySe
 }
 
 /** The fields of the scope's variable an expression reads (`change.name`, `change["name"]`), where a comprehension does not shadow it. */
-export function fieldsRead(expr: Expr | undefined, variable: string, shadowed = false, found = new Set<string>()): Set<string> {
+export function fieldsRead(
+  expr: Expr | undefined,
+  variable: string,
+  shadowed = false,
+  found = new Set<string>(),
+): Set<string> {
   const kind = expr?.exprKind;
-  const isVariable = (operand: Expr | undefined) => !shadowed && operand?.exprKind.case === 'identExpr' && operand.exprKind.value.name === variable;
+  const isVariable = (operand: Expr | undefined) =>
+    !shadowed && operand?.exprKind.case === 'identExpr' && operand.exprKind.value.name === variable;
   switch (kind?.case) {
     case 'selectExpr':
       if (isVariable(kind.value.operand)) found.add(kind.value.field);
@@ -312,7 +463,13 @@ export function fieldsRead(expr: Expr | undefined, variable: string, shadowed = 
       break;
     case 'callExpr': {
       const [container, key] = kind.value.args;
-      if (kind.value.function === '_[_]' && isVariable(container) && key?.exprKind.case === 'constExpr' && key.exprKind.value.constantKind.case === 'stringValue') found.add(key.exprKind.value.constantKind.value);
+      if (
+        kind.value.function === '_[_]' &&
+        isVariable(container) &&
+        key?.exprKind.case === 'constExpr' &&
+        key.exprKind.value.constantKind.case === 'stringValue'
+      )
+        found.add(key.exprKind.value.constantKind.value);
       fieldsRead(kind.value.target, variable, shadowed, found);
       for (const arg of kind.value.args) fieldsRead(arg, variable, shadowed, found);
       break;
@@ -338,14 +495,23 @@ export function fieldsRead(expr: Expr | undefined, variable: string, shadowed = 
   return found;
 }
 
-function fieldOf(shape: Shape | undefined, field: string, testOnly: boolean, path: string, problems: string[]): Shape | undefined {
+function fieldOf(
+  shape: Shape | undefined,
+  field: string,
+  testOnly: boolean,
+  path: string,
+  problems: string[],
+): Shape | undefined {
   if (!shape) return undefined;
   const found = Object.hasOwn(shape, field) ? shape[field] : undefined;
   if (found === undefined) {
     problems.push(`${path} has no field "${field}" (its fields: ${Object.keys(shape).join(', ')})`);
     return undefined;
   }
-  if (testOnly) problems.push(`has(${path}.${field}) is always true: every field is always present ("", [] or false when terraform gives none); compare the value instead, e.g. ${path}.${field} != ""`);
+  if (testOnly)
+    problems.push(
+      `has(${path}.${field}) is always true: every field is always present ("", [] or false when terraform gives none); compare the value instead, e.g. ${path}.${field} != ""`,
+    );
   return found === 'value' ? undefined : found;
 }
 
@@ -360,7 +526,8 @@ function describePath(expr: Expr | undefined, locals: ReadonlySet<string>, varia
 const text = (value: string | null | undefined) => value ?? '';
 
 /** What a change goes by: where it is and, when it moved (`known`: where it was is known), where it was, each once. */
-const goesBy = (current: string, previous: string, known: boolean) => (known && previous !== current ? [current, previous] : [current]);
+const goesBy = (current: string, previous: string, known: boolean) =>
+  known && previous !== current ? [current, previous] : [current];
 
 /** A change as CEL sees it: exactly the documented fields, optional ones as "", [] or false. */
 export function changeBinding(view: PolicyChangeView): CelBindings {

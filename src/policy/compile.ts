@@ -3,7 +3,18 @@
 // syntax and names, its evaluation over the synthetic views, rule names used twice.
 import { isScalar, parseDocument, visit } from 'yaml';
 import type { z } from 'zod';
-import { actionBinding, celStopped, celTypeName, changeBinding, compileExpression, fieldsRead, isError, planBinding, type CelExpr, type CelProgram } from './cel.ts';
+import {
+  actionBinding,
+  celStopped,
+  celTypeName,
+  changeBinding,
+  compileExpression,
+  fieldsRead,
+  isError,
+  planBinding,
+  type CelExpr,
+  type CelProgram,
+} from './cel.ts';
 import { CostMeter, PLAN_COST_LIMIT, RULE_COST_LIMIT } from './cost.ts';
 import { ESTIMATE_ADDRESS_CHARS, ESTIMATE_STRING_CHARS, estimateCost } from './estimate.ts';
 import type { PolicySource } from './load.ts';
@@ -48,7 +59,20 @@ export function compilePolicy(sources: readonly PolicySource[]): CompileResult {
   let counted = 0;
   for (const { file, policy } of files) {
     counted += policy.rules.length;
-    if (counted > MAX_RULES) return { ok: false, problems: inFileOrder([...problems, { file, message: `the policy dir holds more than ${MAX_RULES} rules with this file; fewer, broader rules evaluate faster` }], sources) };
+    if (counted > MAX_RULES)
+      return {
+        ok: false,
+        problems: inFileOrder(
+          [
+            ...problems,
+            {
+              file,
+              message: `the policy dir holds more than ${MAX_RULES} rules with this file; fewer, broader rules evaluate faster`,
+            },
+          ],
+          sources,
+        ),
+      };
   }
   const rules: CompiledRule[] = [];
   const warnings: PolicyProblem[] = [];
@@ -60,7 +84,11 @@ export function compilePolicy(sources: readonly PolicySource[]): CompileResult {
     for (const rule of policy.rules) {
       const seenIn = firstFileOf.get(rule.name);
       if (seenIn !== undefined) {
-        problems.push({ file, rule: rule.name, message: `the name is already used${seenIn === file ? ' in this file' : ` in ${seenIn}`}: rule names are unique across the policy dir (results name rules only)` });
+        problems.push({
+          file,
+          rule: rule.name,
+          message: `the name is already used${seenIn === file ? ' in this file' : ` in ${seenIn}`}: rule names are unique across the policy dir (results name rules only)`,
+        });
         continue;
       }
       firstFileOf.set(rule.name, file);
@@ -89,10 +117,18 @@ function inFileOrder(problems: PolicyProblem[], sources: readonly PolicySource[]
 export function parsePolicyText(file: string, text: string): { policy: PolicyFile } | { problems: PolicyProblem[] } {
   const problem = (message: string) => ({ problems: [{ file, message }] });
   const json = file.endsWith('.json');
-  const document = parseDocument(text, { version: '1.2', schema: json ? 'json' : 'core', uniqueKeys: true, strict: true, merge: false, prettyErrors: true });
+  const document = parseDocument(text, {
+    version: '1.2',
+    schema: json ? 'json' : 'core',
+    uniqueKeys: true,
+    strict: true,
+    merge: false,
+    prettyErrors: true,
+  });
   const syntax = [...document.errors, ...document.warnings][0];
   if (syntax) return problem(`not valid ${json ? 'JSON' : 'YAML'}: ${syntax.message.split('\n')[0]}`);
-  if (document.contents === null) return problem('the file is empty: give it apiVersion and rules or limits, or remove it');
+  if (document.contents === null)
+    return problem('the file is empty: give it apiVersion and rules or limits, or remove it');
   let complexKey = false;
   visit(document, { Pair: (_, pair) => void (complexKey ||= !isScalar(pair.key)) });
   if (complexKey) return problem('a map key is not a plain string (a YAML complex key)');
@@ -109,17 +145,38 @@ export function parsePolicyText(file: string, text: string): { policy: PolicyFil
 
 /** A schema issue named by its path, and by the rule's name when the issue is inside one. */
 function schemaProblem(file: string, value: unknown, issue: z.core.$ZodIssue): PolicyProblem {
-  const path = issue.path.map((step) => (typeof step === 'number' ? `[${step}]` : `.${String(step)}`)).join('').replace(/^\./, '');
+  const path = issue.path
+    .map((step) => (typeof step === 'number' ? `[${step}]` : `.${String(step)}`))
+    .join('')
+    .replace(/^\./, '');
   const [section, index] = issue.path;
   const rules = (value as { rules?: unknown } | null)?.rules;
-  const name = section === 'rules' && typeof index === 'number' && Array.isArray(rules) ? (rules[index] as { name?: unknown } | null)?.name : undefined;
+  const name =
+    section === 'rules' && typeof index === 'number' && Array.isArray(rules)
+      ? (rules[index] as { name?: unknown } | null)?.name
+      : undefined;
   return { file, ...(typeof name === 'string' && { rule: name }), message: `${path || 'the file'}: ${issue.message}` };
 }
 
 /** What a change is named by where it is, and what names it where it was before a move (or says it moved). */
 const NAMED_BY = ['address', 'name', 'module', 'type'] as const;
-const WAS_NAMED_BY = new Set(['previousAddress', 'previousName', 'previousModule', 'previousType', 'addresses', 'names', 'modules', 'types', 'moved']);
-const GOES_BY: Readonly<Record<(typeof NAMED_BY)[number], string>> = { address: 'addresses', name: 'names', module: 'modules', type: 'types' };
+const WAS_NAMED_BY = new Set([
+  'previousAddress',
+  'previousName',
+  'previousModule',
+  'previousType',
+  'addresses',
+  'names',
+  'modules',
+  'types',
+  'moved',
+]);
+const GOES_BY: Readonly<Record<(typeof NAMED_BY)[number], string>> = {
+  address: 'addresses',
+  name: 'names',
+  module: 'modules',
+  type: 'types',
+};
 
 /**
  * A change rule that tests where a change is and never where it was: one `moved` block takes the
@@ -135,7 +192,11 @@ function renameWarning(rule: PolicyRule, match: CelExpr): string | undefined {
   return `match tests ${fields} and never where the change was before a move: a module author's moved block renames the object past this rule. Test every name it goes by instead (${lists}, e.g. change.names.exists(n, n.startsWith("db")))`;
 }
 
-function compileRule(file: string, rule: PolicyRule, checks: CostMeter): { rule: CompiledRule; match: CelExpr } | { problems: PolicyProblem[] } {
+function compileRule(
+  file: string,
+  rule: PolicyRule,
+  checks: CostMeter,
+): { rule: CompiledRule; match: CelExpr } | { problems: PolicyProblem[] } {
   const problems: PolicyProblem[] = [];
   const add = (message: string) => problems.push({ file, rule: rule.name, message });
   const views = syntheticViews(rule.on);
@@ -143,9 +204,15 @@ function compileRule(file: string, rule: PolicyRule, checks: CostMeter): { rule:
   const match = compileChecked(rule, 'match', rule.match, 'bool', views, evaluate, add);
   // A message is evaluated only where the rule matches: it is checked over the views that match (its names always).
   const matching = match ? views.filter((view) => evaluate(match.program, view) === true) : [];
-  const message = rule.message === undefined ? undefined : compileChecked(rule, 'message', rule.message, 'string', matching, evaluate, add)?.program;
+  const message =
+    rule.message === undefined
+      ? undefined
+      : compileChecked(rule, 'message', rule.message, 'string', matching, evaluate, add)?.program;
   if (problems.length || !match) return { problems };
-  return { rule: { name: rule.name, file, on: rule.on, effect: rule.effect, match: match.program, message }, match: match.expr };
+  return {
+    rule: { name: rule.name, file, on: rule.on, effect: rule.effect, match: match.program, message },
+    match: match.expr,
+  };
 }
 
 /**
@@ -156,7 +223,14 @@ function evaluateChecked(program: CelProgram, synthetic: SyntheticView, checks: 
   const meter = new CostMeter(Math.min(RULE_COST_LIMIT, checks.left), 'rule');
   const result = program(bindingOf(synthetic), meter);
   checks.spent += meter.spent;
-  if (meter.exhausted) return celStopped(meter.exhausted.kind === 'size' ? meter.exhausted.what : checks.left === 0 ? `the checks of the whole policy ran over their cost budget (${PLAN_COST_LIMIT} units)` : `it ran over its cost budget of ${RULE_COST_LIMIT} units`);
+  if (meter.exhausted)
+    return celStopped(
+      meter.exhausted.kind === 'size'
+        ? meter.exhausted.what
+        : checks.left === 0
+          ? `the checks of the whole policy ran over their cost budget (${PLAN_COST_LIMIT} units)`
+          : `it ran over its cost budget of ${RULE_COST_LIMIT} units`,
+    );
   return result;
 }
 
@@ -185,8 +259,15 @@ function compileChecked(
   for (const synthetic of views) {
     const result = evaluate(compiled.program, synthetic);
     if (isError(result)) {
-      const atRunTime = field === 'message' ? 'denies with the runner\'s words instead' : rule.effect === 'deny' ? 'denies' : 'requires approval';
-      add(`${field} fails on ${synthetic.what}: ${result.message}; at run time that ${atRunTime}. Guard the part that can fail (e.g. size(list) > 0 && list[0] …, or divisor != 0 && …)`);
+      const atRunTime =
+        field === 'message'
+          ? "denies with the runner's words instead"
+          : rule.effect === 'deny'
+            ? 'denies'
+            : 'requires approval';
+      add(
+        `${field} fails on ${synthetic.what}: ${result.message}; at run time that ${atRunTime}. Guard the part that can fail (e.g. size(list) > 0 && list[0] …, or divisor != 0 && …)`,
+      );
       return undefined;
     }
     if (typeof result !== (expected === 'bool' ? 'boolean' : 'string')) {

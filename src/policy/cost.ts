@@ -61,7 +61,11 @@ export interface CallCharge {
  */
 const BUILD: Readonly<Record<'string' | 'list' | 'copy', number>> = { string: TRAVERSAL, list: 1, copy: 1 };
 
-function charge(traversal: number, builds?: CallCharge['builds'], as: keyof typeof BUILD = builds?.kind ?? 'string'): CallCharge {
+function charge(
+  traversal: number,
+  builds?: CallCharge['builds'],
+  as: keyof typeof BUILD = builds?.kind ?? 'string',
+): CallCharge {
   return builds ? { cost: 1 + traversal + Math.ceil(builds.len * BUILD[as]), builds } : { cost: 1 + traversal };
 }
 
@@ -83,7 +87,9 @@ export function callCharge(fn: string, operands: readonly Dim[]): CallCharge {
       // a new string or list holding both (a list is copied, shallow: a chain of appends is never a chain of views)
       if (a.kind === 'string') return charge(traverse(a.len + b.len), { kind: 'string', len: a.len + b.len });
       if (a.kind !== 'list') return charge(0);
-      return a.appendable ? { cost: 1 + b.len, builds: { kind: 'list', len: a.len + b.len } } : charge(0, { kind: 'list', len: a.len + b.len }, 'copy');
+      return a.appendable
+        ? { cost: 1 + b.len, builds: { kind: 'list', len: a.len + b.len } }
+        : charge(0, { kind: 'list', len: a.len + b.len }, 'copy');
     case '@in':
       // each element compared
       return charge(b.kind === 'list' ? b.len + traverse(Math.min(b.weight, a.weight * b.len)) : traverse(a.weight));
@@ -109,7 +115,10 @@ export function callCharge(fn: string, operands: readonly Dim[]): CallCharge {
     case 'replace': {
       // an empty pattern matches before each character and at the end
       const replacement = c?.len ?? 0;
-      const len = b.len === 0 ? a.len + (a.len + 1) * replacement : a.len + Math.floor(a.len / b.len) * Math.max(0, replacement - b.len);
+      const len =
+        b.len === 0
+          ? a.len + (a.len + 1) * replacement
+          : a.len + Math.floor(a.len / b.len) * Math.max(0, replacement - b.len);
       return charge(traverse(a.len), { kind: 'string', len });
     }
     case 'substring':
@@ -144,7 +153,8 @@ export const ELEMENT_WEIGHT = 10;
  * that is what comparing or printing it traverses.
  */
 export function dimOf(value: CelValue, cap: number): Dim {
-  if (typeof value === 'string' || value instanceof Uint8Array) return { kind: 'string', len: value.length, weight: value.length };
+  if (typeof value === 'string' || value instanceof Uint8Array)
+    return { kind: 'string', len: value.length, weight: value.length };
   if (!isCelList(value) && !isCelMap(value)) return SCALAR;
   let weight: number | undefined;
   return {
@@ -169,7 +179,10 @@ function weigh(value: CelValue, cap: number): number {
 }
 
 /** Why an evaluation stopped before its end: its own budget, the plan's, the last-resort wall-time limit, or a value too large to build. */
-export type Exhaustion = { kind: 'rule' | 'plan'; limit: number } | { kind: 'time'; limitMs: number } | { kind: 'size'; what: string };
+export type Exhaustion =
+  | { kind: 'rule' | 'plan'; limit: number }
+  | { kind: 'time'; limitMs: number }
+  | { kind: 'size'; what: string };
 
 /** Thrown through the CEL evaluator to end an evaluation at once; the meter keeps why (CEL's `||` may swallow the throw, never the meter's word). */
 export class EvaluationStopped extends Error {}

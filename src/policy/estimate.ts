@@ -53,7 +53,15 @@ export const VIEW_BOUNDS: Readonly<Record<RuleScope, Readonly<Record<string, Siz
     moved: SCALAR,
     imported: SCALAR,
   },
-  action: { address: ADDRESS, type: TEXT, provider: TEXT, trigger: TEXT, triggeringResource: ADDRESS, onFailure: TEXT, deferred: SCALAR },
+  action: {
+    address: ADDRESS,
+    type: TEXT,
+    provider: TEXT,
+    trigger: TEXT,
+    triggeringResource: ADDRESS,
+    onFailure: TEXT,
+    deferred: SCALAR,
+  },
   plan: { counts: { kind: 'map', len: 10, key: TEXT, value: SCALAR }, tool: TEXT, version: TEXT },
 };
 
@@ -82,7 +90,13 @@ function nodes(expr: CelExpr | undefined): number {
     case 'listExpr':
       return 1 + kind.value.elements.reduce((n, element) => n + nodes(element), 0);
     case 'structExpr':
-      return 1 + kind.value.entries.reduce((n, entry) => n + (entry.keyKind.case === 'mapKey' ? nodes(entry.keyKind.value) : 0) + nodes(entry.value), 0);
+      return (
+        1 +
+        kind.value.entries.reduce(
+          (n, entry) => n + (entry.keyKind.case === 'mapKey' ? nodes(entry.keyKind.value) : 0) + nodes(entry.value),
+          0,
+        )
+      );
     case 'comprehensionExpr': {
       const c = kind.value;
       return 1 + nodes(c.iterRange) + nodes(c.accuInit) + nodes(c.loopCondition) + nodes(c.loopStep) + nodes(c.result);
@@ -101,7 +115,13 @@ export function weightOf(size: Size): number {
     case 'map':
       return 1 + size.len * (2 * ELEMENT_WEIGHT + weightOf(size.key) + weightOf(size.value));
     case 'view':
-      return 1 + Object.values(size.fields).reduce((sum, field) => sum + 2 * ELEMENT_WEIGHT + ESTIMATE_STRING_CHARS + weightOf(field), 0);
+      return (
+        1 +
+        Object.values(size.fields).reduce(
+          (sum, field) => sum + 2 * ELEMENT_WEIGHT + ESTIMATE_STRING_CHARS + weightOf(field),
+          0,
+        )
+      );
     default:
       return 1;
   }
@@ -125,7 +145,8 @@ function dimOf(size: Size): Dim {
 function merge(a: Size, b: Size): Size {
   if (a.kind === 'string' && b.kind === 'string') return str(Math.max(a.len, b.len));
   if (a.kind === 'list' && b.kind === 'list') return list(Math.max(a.len, b.len), merge(a.elem, b.elem));
-  if (a.kind === 'map' && b.kind === 'map') return { kind: 'map', len: Math.max(a.len, b.len), key: merge(a.key, b.key), value: merge(a.value, b.value) };
+  if (a.kind === 'map' && b.kind === 'map')
+    return { kind: 'map', len: Math.max(a.len, b.len), key: merge(a.key, b.key), value: merge(a.value, b.value) };
   return weightOf(a) >= weightOf(b) ? a : b;
 }
 
@@ -135,7 +156,10 @@ function estimate(expr: CelExpr | undefined, locals: ReadonlyMap<string, Size>):
   switch (kind.case) {
     case 'constExpr': {
       const constant = kind.value.constantKind;
-      return { cost: 0, size: constant.case === 'stringValue' || constant.case === 'bytesValue' ? str(constant.value.length) : SCALAR };
+      return {
+        cost: 0,
+        size: constant.case === 'stringValue' || constant.case === 'bytesValue' ? str(constant.value.length) : SCALAR,
+      };
     }
     case 'identExpr':
       return { cost: 0, size: locals.get(kind.value.name) ?? SCALAR };
@@ -148,9 +172,16 @@ function estimate(expr: CelExpr | undefined, locals: ReadonlyMap<string, Size>):
       return { cost: sum(elements), size: list(elements.length, elements.map((e) => e.size).reduce(merge, SCALAR)) };
     }
     case 'structExpr': {
-      const keys = kind.value.entries.map((entry) => estimate(entry.keyKind.case === 'mapKey' ? entry.keyKind.value : undefined, locals));
+      const keys = kind.value.entries.map((entry) =>
+        estimate(entry.keyKind.case === 'mapKey' ? entry.keyKind.value : undefined, locals),
+      );
       const values = kind.value.entries.map((entry) => estimate(entry.value, locals));
-      const size: Size = { kind: 'map', len: values.length, key: keys.map((k) => k.size).reduce(merge, SCALAR), value: values.map((v) => v.size).reduce(merge, SCALAR) };
+      const size: Size = {
+        kind: 'map',
+        len: values.length,
+        key: keys.map((k) => k.size).reduce(merge, SCALAR),
+        value: values.map((v) => v.size).reduce(merge, SCALAR),
+      };
       return { cost: sum(keys) + sum(values), size };
     }
     case 'comprehensionExpr':
@@ -166,7 +197,11 @@ const sum = (estimates: readonly Estimate[]) => estimates.reduce((total, e) => t
 
 /** A field of a view, a map's value (`m.key`), or the larger of a view's fields when it is read by a key only known at run time. */
 function member(size: Size, field: string | undefined): Size {
-  if (size.kind === 'view') return (field !== undefined && Object.hasOwn(size.fields, field) ? size.fields[field] : undefined) ?? Object.values(size.fields).reduce(merge, SCALAR);
+  if (size.kind === 'view')
+    return (
+      (field !== undefined && Object.hasOwn(size.fields, field) ? size.fields[field] : undefined) ??
+      Object.values(size.fields).reduce(merge, SCALAR)
+    );
   if (size.kind === 'map') return size.value;
   if (size.kind === 'list') return size.elem;
   return SCALAR;
@@ -181,12 +216,18 @@ function call(c: Call, locals: ReadonlyMap<string, Size>): Estimate {
     case '_[_]': {
       const [container] = args;
       const keyExpr = c.args[1]?.exprKind;
-      const field = keyExpr?.case === 'constExpr' && keyExpr.value.constantKind.case === 'stringValue' ? keyExpr.value.constantKind.value : undefined;
+      const field =
+        keyExpr?.case === 'constExpr' && keyExpr.value.constantKind.case === 'stringValue'
+          ? keyExpr.value.constantKind.value
+          : undefined;
       return { cost: sum(args), size: member(container!.size, field) };
     }
     case '_?_:_': {
       const [condition, whenTrue, whenFalse] = args;
-      return { cost: condition!.cost + Math.max(whenTrue!.cost, whenFalse!.cost), size: merge(whenTrue!.size, whenFalse!.size) };
+      return {
+        cost: condition!.cost + Math.max(whenTrue!.cost, whenFalse!.cost),
+        size: merge(whenTrue!.size, whenFalse!.size),
+      };
     }
     case '_&&_':
     case '_||_':
@@ -194,25 +235,46 @@ function call(c: Call, locals: ReadonlyMap<string, Size>): Estimate {
       return { cost: sum(args), size: SCALAR };
   }
   // `strings.quote(s)`: a qualified name, not a method of `strings`
-  const target = c.target?.exprKind.case === 'identExpr' && !locals.has(c.target.exprKind.value.name) ? undefined : c.target && estimate(c.target, locals);
-  const name = c.target && !target && c.target.exprKind.case === 'identExpr' ? `${c.target.exprKind.value.name}.${c.function}` : c.function;
+  const target =
+    c.target?.exprKind.case === 'identExpr' && !locals.has(c.target.exprKind.value.name)
+      ? undefined
+      : c.target && estimate(c.target, locals);
+  const name =
+    c.target && !target && c.target.exprKind.case === 'identExpr'
+      ? `${c.target.exprKind.value.name}.${c.function}`
+      : c.function;
   const operands = target ? [target, ...args] : args;
   const dims = operands.map((operand) => dimOf(operand.size));
   // A macro's step appends to its accumulator in place (cel.ts): only the appended element is built.
   const first = c.args[0]?.exprKind;
-  if (name === '_+_' && first?.case === 'identExpr' && first.value.name === ACCUMULATOR && dims[0]) dims[0] = { ...dims[0], appendable: true };
+  if (name === '_+_' && first?.case === 'identExpr' && first.value.name === ACCUMULATOR && dims[0])
+    dims[0] = { ...dims[0], appendable: true };
   const charge = callCharge(name, dims);
-  return { cost: sum(operands) + charge.cost, size: resultSize(name, operands.map((o) => o.size), charge.builds, c.args[0]) };
+  return {
+    cost: sum(operands) + charge.cost,
+    size: resultSize(
+      name,
+      operands.map((o) => o.size),
+      charge.builds,
+      c.args[0],
+    ),
+  };
 }
 
 /** What a call gives, as large as it can be. */
-function resultSize(name: string, operands: readonly Size[], builds: { kind: 'string' | 'list'; len: number } | undefined, firstArg: CelExpr | undefined): Size {
+function resultSize(
+  name: string,
+  operands: readonly Size[],
+  builds: { kind: 'string' | 'list'; len: number } | undefined,
+  firstArg: CelExpr | undefined,
+): Size {
   const [a] = operands;
   if (builds?.kind === 'string') return str(builds.len);
   if (builds?.kind === 'list') {
     // split("") gives the characters; another separator, pieces as long as the whole at most
     const constant = firstArg?.exprKind.case === 'constExpr' ? firstArg.exprKind.value.constantKind : undefined;
-    if (name === 'split') return list(builds.len, constant?.case === 'stringValue' && constant.value === '' ? str(1) : (a ?? SCALAR));
+    if (name === 'split')
+      return list(builds.len, constant?.case === 'stringValue' && constant.value === '' ? str(1) : (a ?? SCALAR));
     const elems = operands.map((o) => (o.kind === 'list' ? o.elem : SCALAR));
     return list(builds.len, elems.reduce(merge, SCALAR));
   }
@@ -226,12 +288,26 @@ function comprehension(c: Comprehension, locals: ReadonlyMap<string, Size>): Est
   const init = estimate(c.accuInit, locals);
   const count = range.size.kind === 'list' || range.size.kind === 'map' ? range.size.len : 0;
   const element = range.size.kind === 'list' ? range.size.elem : range.size.kind === 'map' ? range.size.key : SCALAR;
-  const scope = (accu: Size) => new Map([...locals, [c.iterVar, element], [c.accuVar, accu], ...(c.iterVar2 ? [[c.iterVar2, element] as const] : [])]);
+  const scope = (accu: Size) =>
+    new Map([
+      ...locals,
+      [c.iterVar, element],
+      [c.accuVar, accu],
+      ...(c.iterVar2 ? [[c.iterVar2, element] as const] : []),
+    ]);
   // The accumulator as large as it grows: a step that appends adds the same each time (map, filter).
   const once = estimate(c.loopStep, scope(init.size)).size;
-  const grown = init.size.kind === 'list' && once.kind === 'list' && once.len > init.size.len ? list(init.size.len + count * (once.len - init.size.len), merge(init.size.elem, once.elem)) : merge(init.size, once);
+  const grown =
+    init.size.kind === 'list' && once.kind === 'list' && once.len > init.size.len
+      ? list(init.size.len + count * (once.len - init.size.len), merge(init.size.elem, once.elem))
+      : merge(init.size, once);
   const inner = scope(grown);
-  const step = 1 + nodes(c.loopCondition) + nodes(c.loopStep) + estimate(c.loopCondition, inner).cost + estimate(c.loopStep, inner).cost;
+  const step =
+    1 +
+    nodes(c.loopCondition) +
+    nodes(c.loopStep) +
+    estimate(c.loopCondition, inner).cost +
+    estimate(c.loopStep, inner).cost;
   const result = estimate(c.result, inner);
   return { cost: range.cost + init.cost + rangeCost(count) + count * step + result.cost, size: result.size };
 }

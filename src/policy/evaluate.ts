@@ -7,11 +7,26 @@
 // for every rule. Each rule's evaluation is one step (`steps()`): a caller may yield between them.
 import { isDestructive } from '../plan/actions.ts';
 import { DEFAULT_LIST_LIMIT } from '../plan/classify.ts';
-import { actionBinding, celTypeName, changeBinding, isError, planBinding, type CelBindings, type CelProgram } from './cel.ts';
+import {
+  actionBinding,
+  celTypeName,
+  changeBinding,
+  isError,
+  planBinding,
+  type CelBindings,
+  type CelProgram,
+} from './cel.ts';
 import type { CompiledPolicy, CompiledRule } from './compile.ts';
 import { CostMeter, PLAN_COST_LIMIT, RULE_COST_LIMIT, type Exhaustion } from './cost.ts';
 import type { RuleScope } from './schema.ts';
-import type { PolicyActionView, PolicyApprovalRequired, PolicyChangeView, PolicyDenial, PolicyOutcome, PolicyPlanView } from './views.ts';
+import type {
+  PolicyActionView,
+  PolicyApprovalRequired,
+  PolicyChangeView,
+  PolicyDenial,
+  PolicyOutcome,
+  PolicyPlanView,
+} from './views.ts';
 
 /**
  * The time one plan's evaluation may take (CEL time only, summed over the calls: the I/O of the
@@ -67,7 +82,11 @@ export class PolicyEvaluator {
   constructor(policy: CompiledPolicy, options: EvaluatorOptions = {}) {
     this.#policy = policy;
     const effective = options.effects === 'deny' ? policy.rules.filter((rule) => rule.effect === 'deny') : policy.rules;
-    this.#rules = { change: effective.filter((r) => r.on === 'change'), action: effective.filter((r) => r.on === 'action'), plan: effective.filter((r) => r.on === 'plan') };
+    this.#rules = {
+      change: effective.filter((r) => r.on === 'change'),
+      action: effective.filter((r) => r.on === 'action'),
+      plan: effective.filter((r) => r.on === 'plan'),
+    };
     this.#listLimit = options.listLimit ?? DEFAULT_LIST_LIMIT;
     this.#timeLimitMs = options.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS;
     this.#ruleCostLimit = options.ruleCostLimit ?? RULE_COST_LIMIT;
@@ -136,7 +155,8 @@ export class PolicyEvaluator {
   }
 
   #assertOpen(): void {
-    if (this.#finished) throw new Error('the policy evaluator was given more after plan(): one evaluator evaluates one plan');
+    if (this.#finished)
+      throw new Error('the policy evaluator was given more after plan(): one evaluator evaluates one plan');
   }
 
   /** Each rule of the scope over one piece, one step each; the time limit is checked before each rule. */
@@ -178,18 +198,26 @@ export class PolicyEvaluator {
     }
     const result = matched.exhausted ? undefined : matched.value;
     if (result === false) return;
-    const failure = matched.exhausted ? overrun(rule, matched.exhausted) : result === true ? undefined : isError(result!) ? result.message : `match gave ${celTypeName(result!)}, not a bool`;
+    const failure = matched.exhausted
+      ? overrun(rule, matched.exhausted)
+      : result === true
+        ? undefined
+        : isError(result!)
+          ? result.message
+          : `match gave ${celTypeName(result!)}, not a bool`;
     const where = address === undefined ? {} : { address };
     if (rule.effect === 'requireApproval') {
       this.#requireApproval({ rule: rule.name, ...where, ...(failure !== undefined && { error: printable(failure) }) });
       return;
     }
     let message: string;
-    if (failure !== undefined) message = `rule "${rule.name}" (${rule.file}) failed on this ${rule.on} (${failure}) and denies it: a deny rule that cannot be evaluated denies; fix the rule`;
+    if (failure !== undefined)
+      message = `rule "${rule.name}" (${rule.file}) failed on this ${rule.on} (${failure}) and denies it: a deny rule that cannot be evaluated denies; fix the rule`;
     else if (rule.message) {
       const said = this.#run(rule.message, variables);
       if (!said.exhausted && typeof said.value === 'string') message = said.value;
-      else message = `denied by policy rule "${rule.name}" (${rule.file}); its message expression failed: ${said.exhausted ? overrun(rule, said.exhausted) : isError(said.value) ? said.value.message : `it gave ${celTypeName(said.value)}, not a string`}`;
+      else
+        message = `denied by policy rule "${rule.name}" (${rule.file}); its message expression failed: ${said.exhausted ? overrun(rule, said.exhausted) : isError(said.value) ? said.value.message : `it gave ${celTypeName(said.value)}, not a string`}`;
     } else message = `denied by policy rule "${rule.name}" (${rule.file})`;
     this.#deny({ rule: rule.name, ...where, message: printable(message) });
   }
@@ -205,7 +233,11 @@ export class PolicyEvaluator {
     const reason = `${what} before the rule was evaluated over the whole plan`;
     for (const scope of SCOPES) {
       for (const rule of this.#rules[scope]) {
-        if (rule.effect === 'deny') this.#deny({ rule: rule.name, message: `${reason}: denied, as a deny rule that cannot be evaluated denies; simplify the rule or split the plan` });
+        if (rule.effect === 'deny')
+          this.#deny({
+            rule: rule.name,
+            message: `${reason}: denied, as a deny rule that cannot be evaluated denies; simplify the rule or split the plan`,
+          });
         else this.#requireApproval({ rule: rule.name, error: reason });
       }
     }

@@ -5,7 +5,13 @@ import { compilePolicy, type CompiledPolicy } from './compile.ts';
 import { readPolicyDir } from './load.ts';
 import { policyInvalid } from './problems.ts';
 
-export { compilePolicy, parsePolicyText, type CompiledPolicy, type CompiledRule, type CompileResult } from './compile.ts';
+export {
+  compilePolicy,
+  parsePolicyText,
+  type CompiledPolicy,
+  type CompiledRule,
+  type CompileResult,
+} from './compile.ts';
 export { DEFAULT_TIME_LIMIT_MS, MAX_DELETES_RULE, PolicyEvaluator, type EvaluatorOptions } from './evaluate.ts';
 export { planJudgement, type JudgementOptions, type PlanJudgement } from './judge.ts';
 export { readPolicyDir, type PolicySource } from './load.ts';

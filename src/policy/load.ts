@@ -18,7 +18,9 @@ export interface PolicySource {
   text: string;
 }
 
-const isPolicyName = (name: string) => !name.startsWith('.') && POLICY_EXTENSIONS.some((extension) => name.endsWith(extension) && name.length > extension.length);
+const isPolicyName = (name: string) =>
+  !name.startsWith('.') &&
+  POLICY_EXTENSIONS.some((extension) => name.endsWith(extension) && name.length > extension.length);
 
 /**
  * The policy files of `dir` in the order their names sort (code units), or the problems of all
@@ -31,16 +33,25 @@ export async function readPolicyDir(dir: string): Promise<PolicySource[]> {
     names = (await readdir(dir)).sort();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw policyDirMissing(dir, code === 'ENOENT' ? 'does not exist' : 'is not a directory');
-    throw policyInvalid(dir, [{ file: dir, message: `the policy dir cannot be read (${code ?? (error as Error).message})` }]);
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      throw policyDirMissing(dir, code === 'ENOENT' ? 'does not exist' : 'is not a directory');
+    throw policyInvalid(dir, [
+      { file: dir, message: `the policy dir cannot be read (${code ?? (error as Error).message})` },
+    ]);
   }
   const problems: PolicyProblem[] = [];
   const sources: PolicySource[] = [];
-  if (names.length > MAX_POLICY_FILES) throw policyInvalid(dir, [{ file: dir, message: `${names.length} entries; a policy dir holds at most ${MAX_POLICY_FILES} files` }]);
+  if (names.length > MAX_POLICY_FILES)
+    throw policyInvalid(dir, [
+      { file: dir, message: `${names.length} entries; a policy dir holds at most ${MAX_POLICY_FILES} files` },
+    ]);
   for (const name of names) {
     const file = join(dir, name);
     if (!isPolicyName(name)) {
-      problems.push({ file, message: `not a policy file: a policy dir holds only files named *.yaml, *.yml or *.json (not hidden); move it elsewhere in the image` });
+      problems.push({
+        file,
+        message: `not a policy file: a policy dir holds only files named *.yaml, *.yml or *.json (not hidden); move it elsewhere in the image`,
+      });
       continue;
     }
     const read = await readPolicyFile(file);
@@ -48,7 +59,13 @@ export async function readPolicyDir(dir: string): Promise<PolicySource[]> {
     else sources.push(read);
   }
   if (problems.length) throw policyInvalid(dir, problems);
-  if (sources.length === 0) throw policyInvalid(dir, [{ file: dir, message: 'the policy dir holds no policy file: add *.yaml, *.yml or *.json files, or remove the dir' }]);
+  if (sources.length === 0)
+    throw policyInvalid(dir, [
+      {
+        file: dir,
+        message: 'the policy dir holds no policy file: add *.yaml, *.yml or *.json files, or remove the dir',
+      },
+    ]);
   return sources;
 }
 
@@ -64,12 +81,14 @@ async function readPolicyFile(file: string): Promise<PolicySource | string> {
   try {
     opened = await openRegularFile(file);
   } catch (error) {
-    if (error instanceof NotRegularFileError) return NOT_A_POLICY_FILE[error.found] ?? 'not a regular file (a device, FIFO or socket)';
+    if (error instanceof NotRegularFileError)
+      return NOT_A_POLICY_FILE[error.found] ?? 'not a regular file (a device, FIFO or socket)';
     return `cannot be opened (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
   }
   const { handle, stat } = opened;
   try {
-    if (stat.size > MAX_POLICY_FILE_BYTES) return `${stat.size} bytes; a policy file is at most ${MAX_POLICY_FILE_BYTES} bytes`;
+    if (stat.size > MAX_POLICY_FILE_BYTES)
+      return `${stat.size} bytes; a policy file is at most ${MAX_POLICY_FILE_BYTES} bytes`;
     const bytes = Buffer.alloc(stat.size);
     const { bytesRead } = await handle.read(bytes, 0, stat.size, 0);
     if (bytesRead !== stat.size) return 'changed while it was read';

@@ -14,15 +14,28 @@ export const MAX_EXPRESSION_CHARS = 4096;
  */
 export const RuleName = z
   .string()
-  .regex(/^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$/, 'a rule name is 1 to 63 letters, digits, "-" or "_", starting and ending with a letter or digit');
+  .regex(
+    /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$/,
+    'a rule name is 1 to 63 letters, digits, "-" or "_", starting and ending with a letter or digit',
+  );
 
-export const RuleScope = z.enum(['change', 'action', 'plan']).describe('What the rule is evaluated over: every resource change (`change`), every provider action (`action`) or the plan once (`plan`)');
+export const RuleScope = z
+  .enum(['change', 'action', 'plan'])
+  .describe(
+    'What the rule is evaluated over: every resource change (`change`), every provider action (`action`) or the plan once (`plan`)',
+  );
 export type RuleScope = z.infer<typeof RuleScope>;
 
-export const RuleEffect = z.enum(['deny', 'requireApproval']).describe('deny: nothing is applied, even with an approval; requireApproval: the plan needs the approval hash');
+export const RuleEffect = z
+  .enum(['deny', 'requireApproval'])
+  .describe('deny: nothing is applied, even with an approval; requireApproval: the plan needs the approval hash');
 export type RuleEffect = z.infer<typeof RuleEffect>;
 
-const Expression = z.string().trim().min(1, 'an expression cannot be empty').max(MAX_EXPRESSION_CHARS, `an expression is at most ${MAX_EXPRESSION_CHARS} characters`);
+const Expression = z
+  .string()
+  .trim()
+  .min(1, 'an expression cannot be empty')
+  .max(MAX_EXPRESSION_CHARS, `an expression is at most ${MAX_EXPRESSION_CHARS} characters`);
 
 export const PolicyRule = z.strictObject({
   name: RuleName,
@@ -38,7 +51,9 @@ export const PolicyLimits = z.strictObject({
     .number()
     .int()
     .nonnegative()
-    .describe('The most deletes one plan may have, counted like destructiveTotal (deletes, replaces, deposed deletes, unknown actions); more is denied'),
+    .describe(
+      'The most deletes one plan may have, counted like destructiveTotal (deletes, replaces, deposed deletes, unknown actions); more is denied',
+    ),
 });
 export type PolicyLimits = z.infer<typeof PolicyLimits>;
 
@@ -52,7 +67,11 @@ export const PolicyFile = z
   .superRefine((file, context) => {
     file.rules.forEach((rule, index) => {
       if (rule.message !== undefined && rule.effect !== 'deny')
-        context.addIssue({ code: 'custom', path: ['rules', index, 'message'], message: 'only a deny rule has a message (a requireApproval rule is listed by name)' });
+        context.addIssue({
+          code: 'custom',
+          path: ['rules', index, 'message'],
+          message: 'only a deny rule has a message (a requireApproval rule is listed by name)',
+        });
     });
   });
 export type PolicyFile = z.infer<typeof PolicyFile>;

@@ -4,7 +4,13 @@
 // how a rule that would fail (and so deny) every run is caught before the first run.
 import type { ActionCounts } from '../schemas/classification.ts';
 import type { RuleScope } from './schema.ts';
-import { CHANGE_KINDS, type PolicyActionView, type PolicyChangeView, type PolicyChangeKind, type PolicyPlanView } from './views.ts';
+import {
+  CHANGE_KINDS,
+  type PolicyActionView,
+  type PolicyChangeView,
+  type PolicyChangeKind,
+  type PolicyPlanView,
+} from './views.ts';
 
 export type SyntheticView =
   | { scope: 'change'; what: string; view: PolicyChangeView }
@@ -23,14 +29,30 @@ export const ACTIONS_OF: Readonly<Record<PolicyChangeKind, readonly string[]>> =
   unknown: ['frobnicate'],
 };
 
-const TRIGGERS = ['invoke', 'BeforeCreate', 'AfterCreate', 'BeforeUpdate', 'AfterUpdate', 'BeforeDestroy', 'AfterDestroy'] as const;
+const TRIGGERS = [
+  'invoke',
+  'BeforeCreate',
+  'AfterCreate',
+  'BeforeUpdate',
+  'AfterUpdate',
+  'BeforeDestroy',
+  'AfterDestroy',
+] as const;
 
 function syntheticChanges(): SyntheticView[] {
   return CHANGE_KINDS.flatMap((kind): SyntheticView[] => [
     {
       scope: 'change',
       what: `a ${kind} change at the root with no optional field (module, reason, replacePaths, deposed, previousAddress empty)`,
-      view: { address: 'terraform_data.example', mode: 'managed', type: 'terraform_data', name: 'example', provider: 'terraform.io/builtin/terraform', kind, actions: ACTIONS_OF[kind] },
+      view: {
+        address: 'terraform_data.example',
+        mode: 'managed',
+        type: 'terraform_data',
+        name: 'example',
+        provider: 'terraform.io/builtin/terraform',
+        kind,
+        actions: ACTIONS_OF[kind],
+      },
     },
     {
       scope: 'change',
@@ -63,26 +85,68 @@ function syntheticActions(): SyntheticView[] {
     {
       scope: 'action',
       what: `an action triggered by ${trigger}${trigger === 'invoke' ? ' with no triggering resource' : ''} and no onFailure`,
-      view: { address: 'action.aws_lambda_invoke.example', type: 'aws_lambda_invoke', provider: 'registry.terraform.io/hashicorp/aws', trigger, ...(trigger !== 'invoke' && { triggeringResource: 'aws_instance.web' }), deferred: false },
+      view: {
+        address: 'action.aws_lambda_invoke.example',
+        type: 'aws_lambda_invoke',
+        provider: 'registry.terraform.io/hashicorp/aws',
+        trigger,
+        ...(trigger !== 'invoke' && { triggeringResource: 'aws_instance.web' }),
+        deferred: false,
+      },
     },
     {
       scope: 'action',
       what: `a deferred action in a module triggered by ${trigger}, onFailure taint`,
-      view: { address: 'module.m.action.aws_ec2_stop_instance.example[0]', type: 'aws_ec2_stop_instance', provider: 'registry.terraform.io/hashicorp/aws', trigger, triggeringResource: 'module.m.aws_instance.web[0]', onFailure: 'taint', deferred: true },
+      view: {
+        address: 'module.m.action.aws_ec2_stop_instance.example[0]',
+        type: 'aws_ec2_stop_instance',
+        provider: 'registry.terraform.io/hashicorp/aws',
+        trigger,
+        triggeringResource: 'module.m.aws_instance.web[0]',
+        onFailure: 'taint',
+        deferred: true,
+      },
     },
   ]);
 }
 
-const counts = (n: number): ActionCounts => ({ create: n, update: n, delete: n, replace: n, read: n, noop: n, forget: n, import: n, move: n, unknown: n });
+const counts = (n: number): ActionCounts => ({
+  create: n,
+  update: n,
+  delete: n,
+  replace: n,
+  read: n,
+  noop: n,
+  forget: n,
+  import: n,
+  move: n,
+  unknown: n,
+});
 
 function syntheticPlans(): SyntheticView[] {
   return [
-    { scope: 'plan', what: 'a terraform plan with no changes and an unknown version', view: { counts: counts(0), tool: 'terraform', version: '' } },
-    { scope: 'plan', what: 'a terraform plan with 7 entries of every kind', view: { counts: counts(7), tool: 'terraform', version: '1.11.4' } },
-    { scope: 'plan', what: 'an OpenTofu plan with 1 entry of every kind', view: { counts: counts(1), tool: 'opentofu', version: '1.10.0' } },
+    {
+      scope: 'plan',
+      what: 'a terraform plan with no changes and an unknown version',
+      view: { counts: counts(0), tool: 'terraform', version: '' },
+    },
+    {
+      scope: 'plan',
+      what: 'a terraform plan with 7 entries of every kind',
+      view: { counts: counts(7), tool: 'terraform', version: '1.11.4' },
+    },
+    {
+      scope: 'plan',
+      what: 'an OpenTofu plan with 1 entry of every kind',
+      view: { counts: counts(1), tool: 'opentofu', version: '1.10.0' },
+    },
   ];
 }
 
-const SYNTHETIC: Readonly<Record<RuleScope, readonly SyntheticView[]>> = { change: syntheticChanges(), action: syntheticActions(), plan: syntheticPlans() };
+const SYNTHETIC: Readonly<Record<RuleScope, readonly SyntheticView[]>> = {
+  change: syntheticChanges(),
+  action: syntheticActions(),
+  plan: syntheticPlans(),
+};
 
 export const syntheticViews = (scope: RuleScope): readonly SyntheticView[] => SYNTHETIC[scope];

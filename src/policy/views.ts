@@ -71,4 +71,8 @@ export interface PolicyPlanView {
 }
 
 /** What an evaluation finds (the schemas in src/schemas/classification.ts state each field). */
-export type { PolicyApprovalRequired, PolicyDenial, PolicyFindings as PolicyOutcome } from '../schemas/classification.ts';
+export type {
+  PolicyApprovalRequired,
+  PolicyDenial,
+  PolicyFindings as PolicyOutcome,
+} from '../schemas/classification.ts';

@@ -71,7 +71,14 @@ export class RunContext {
     readonly masker: Masker,
     progressIntervalMs = PROGRESS_INTERVAL_MS,
   ) {
-    this.progress = new ProgressWatch((p) => log.info({ step: p.step, elapsedMs: p.elapsedMs, output: p.output, reported: p.reported }, progressMessage(p, progressIntervalMs)), progressIntervalMs);
+    this.progress = new ProgressWatch(
+      (p) =>
+        log.info(
+          { step: p.step, elapsedMs: p.elapsedMs, output: p.output, reported: p.reported },
+          progressMessage(p, progressIntervalMs),
+        ),
+      progressIntervalMs,
+    );
   }
 
   /** No new step starts from now on; a step that still finishes is the one the result names. */
@@ -131,7 +138,13 @@ export class RunContext {
     if (options.starting) this.keep(options.starting);
     const record = (status: Step['status'], exitCode?: number) => {
       const durationMs = Date.now() - started.getTime();
-      this.#steps.push({ name, status, startedAt: started.toISOString(), durationMs, ...(exitCode === undefined ? {} : { exitCode }) });
+      this.#steps.push({
+        name,
+        status,
+        startedAt: started.toISOString(),
+        durationMs,
+        ...(exitCode === undefined ? {} : { exitCode }),
+      });
       return durationMs;
     };
     const giveUp = this.terraformStop.waitForGiveUp();
@@ -144,7 +157,10 @@ export class RunContext {
       this.log.info({ step: name, durationMs, exitCode }, `${name}: done`);
       return value;
     } catch (caught) {
-      const error = this.stopCause && !(caught instanceof RunnerError && caught.kind === 'usage') ? stopError(this.stopCause, name, asRunnerError(caught).message) : asRunnerError(caught, name);
+      const error =
+        this.stopCause && !(caught instanceof RunnerError && caught.kind === 'usage')
+          ? stopError(this.stopCause, name, asRunnerError(caught).message)
+          : asRunnerError(caught, name);
       error.step = name; // the step as steps[] names it ('state before'), not the command ('state pull')
       const exitCode = typeof error.detail?.exitCode === 'number' ? error.detail.exitCode : undefined;
       const durationMs = record(error.kind === 'interrupted' ? 'interrupted' : 'failed', exitCode);

@@ -22,7 +22,12 @@ export interface DeadlineSettings {
 /** How long after its start the run stops itself; undefined without a deadline (negative: no time at all). */
 export function stopAfterMs(settings: DeadlineSettings): number | undefined {
   if (!settings.deadline) return undefined;
-  return durationMs(settings.deadline) - durationMs(settings.stopGrace) - STOP_MARGIN_MS - (settings.inCluster ? HANDBACK_BUDGET_MS : 0);
+  return (
+    durationMs(settings.deadline) -
+    durationMs(settings.stopGrace) -
+    STOP_MARGIN_MS -
+    (settings.inCluster ? HANDBACK_BUDGET_MS : 0)
+  );
 }
 
 /** Why a deadline is refused, with the rule and what to give instead; undefined when it leaves time to run. */
@@ -30,7 +35,10 @@ export function deadlineProblem(settings: DeadlineSettings): string | undefined 
   const stopAfter = stopAfterMs(settings);
   if (stopAfter === undefined || stopAfter > 0) return undefined;
   const handBack = settings.inCluster ? ` − ${HANDBACK_BUDGET_MS / 1000}s (the hand-back to Kubernetes)` : '';
-  const least = durationMs(settings.stopGrace) / 1000 + STOP_MARGIN_MS / 1000 + (settings.inCluster ? HANDBACK_BUDGET_MS / 1000 : 0);
+  const least =
+    durationMs(settings.stopGrace) / 1000 +
+    STOP_MARGIN_MS / 1000 +
+    (settings.inCluster ? HANDBACK_BUDGET_MS / 1000 : 0);
   return (
     `--deadline ${settings.deadline} leaves the run no time: it stops itself at the deadline − --stop-grace (${settings.stopGrace}) − ${STOP_MARGIN_MS / 1000}s (to stop terraform and write the result)${handBack}, ` +
     `which is before it starts. Give a --deadline longer than ${least}s (the Job's activeDeadlineSeconds, as the time the op needs plus that), or a shorter --stop-grace; nothing was run`

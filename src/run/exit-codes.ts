@@ -12,8 +12,14 @@ export const EXIT_MEANINGS: readonly [code: string, meaning: string][] = [
   [`${EXIT.imageInvalid}`, 'the image or module breaks the contract: fix the module or the image'],
   [`${EXIT.planStale}`, 'the approved plan is stale or not the artifact approved: plan and approve again'],
   [`${EXIT.driftFound}`, 'drift --detailed-exitcode: drift found (classify --detailed-exitcode: 3 for a gated plan)'],
-  [`${EXIT.otherState}`, "the state is not the object's (another lineage, or none: --expect-lineage): restore it or fix the backend settings"],
-  [`${EXIT.policyDenied}`, 'a plan policy denies the plan: no approval passes it; change the plan or the policy (classify --detailed-exitcode too)'],
+  [
+    `${EXIT.otherState}`,
+    "the state is not the object's (another lineage, or none: --expect-lineage): restore it or fix the backend settings",
+  ],
+  [
+    `${EXIT.policyDenied}`,
+    'a plan policy denies the plan: no approval passes it; change the plan or the policy (classify --detailed-exitcode too)',
+  ],
   [`${EXIT.deadline}`, 'stopped itself before --deadline'],
   [`${EXIT.sigint} / ${EXIT.sigterm}`, 'interrupted by SIGINT / SIGTERM'],
 ];
@@ -32,7 +38,10 @@ export function exitCodeOf(reason: Reason, error?: RunnerError): number {
  * drift found exits 6, a classification a policy denies 8 and another gated one 3, instead of 0;
  * every other code stays.
  */
-export function detailedExitCode(code: number, verdict: { driftFound?: boolean; gated?: boolean; denied?: boolean }): number {
+export function detailedExitCode(
+  code: number,
+  verdict: { driftFound?: boolean; gated?: boolean; denied?: boolean },
+): number {
   if (code !== EXIT.succeeded) return code;
   if (verdict.driftFound) return EXIT.driftFound;
   if (verdict.denied) return EXIT.policyDenied;

@@ -8,7 +8,13 @@ import { KubeClient } from '../kube/client.ts';
 import { loadInClusterConfig } from '../kube/config.ts';
 import { labelValueFor } from '../kube/names.ts';
 import { objectStorePrefix } from '../store/object-names.ts';
-import { annotateJob, readBlockedResults, writeResultSecret, type JobIdentity, type StoredResult } from '../kube/sinks.ts';
+import {
+  annotateJob,
+  readBlockedResults,
+  writeResultSecret,
+  type JobIdentity,
+  type StoredResult,
+} from '../kube/sinks.ts';
 import { SecretChunkStore } from '../store/secret-store.ts';
 import type { ChunkStore } from '../store/store.ts';
 import type { Logger } from '../output/log.ts';
@@ -21,7 +27,11 @@ export interface InCluster {
   /** A stored object named by a `secret:` reference (--plan-artifact, --backup). */
   reference(reference: string, artifactKind: 'plan' | 'backup'): { store: ChunkStore; object: string };
   /** Best effort, done by `untilMs` (Date.now() clock) whatever the API server does: what failed, for the result's warnings. */
-  publish(result: Result, sensitiveOutputs: Record<string, OutputValue> | undefined, untilMs: number): Promise<string[]>;
+  publish(
+    result: Result,
+    sensitiveOutputs: Record<string, OutputValue> | undefined,
+    untilMs: number,
+  ): Promise<string[]>;
   /** The newest result Secrets of this object's blocked applies for `approvalHash` (what an approval was given for). */
   blockedResults(approvalHash: string): Promise<{ found: StoredResult[]; problems: string[] }>;
 }
@@ -30,12 +40,22 @@ export interface InCluster {
 export function inClusterFrom(settings: Settings, log: Logger): InCluster | undefined {
   if (!settings.jobName && !settings.jobUid) return undefined;
   if (!settings.jobName || !settings.jobUid)
-    throw usageError('KubeConfigInvalid', 'in-cluster mode needs both --job-name and --job-uid (CAPTF_JOB_NAME, CAPTF_JOB_UID): pass both, or neither for a local run');
+    throw usageError(
+      'KubeConfigInvalid',
+      'in-cluster mode needs both --job-name and --job-uid (CAPTF_JOB_NAME, CAPTF_JOB_UID): pass both, or neither for a local run',
+    );
   if (!settings.object)
-    throw usageError('KubeConfigInvalid', 'in-cluster mode needs --object NAME (CAPTF_OBJECT): backups and plan artifacts are kept per CAPTF object');
+    throw usageError(
+      'KubeConfigInvalid',
+      'in-cluster mode needs --object NAME (CAPTF_OBJECT): backups and plan artifacts are kept per CAPTF object',
+    );
   const config = loadInClusterConfig({ serviceAccountDir: settings.serviceAccountDir, env: process.env });
   const namespace = settings.namespace ?? config.namespace;
-  if (!namespace) throw usageError('KubeConfigInvalid', 'in-cluster mode needs the namespace: pass --namespace (CAPTF_NAMESPACE) or mount the service account namespace file');
+  if (!namespace)
+    throw usageError(
+      'KubeConfigInvalid',
+      'in-cluster mode needs the namespace: pass --namespace (CAPTF_NAMESPACE) or mount the service account namespace file',
+    );
   const client = new KubeClient(config, { onRetry: (event) => log.warn({ retry: event }, 'Kubernetes API: retrying') });
   const job: JobIdentity = { namespace, jobName: settings.jobName, jobUid: settings.jobUid };
   return {
@@ -47,12 +67,18 @@ export function inClusterFrom(settings: Settings, log: Logger): InCluster | unde
       client.setDeadline(untilMs, 'the hand-back budget');
       return publishToCluster(client, job, result, sensitiveOutputs, log);
     },
-    blockedResults: (approvalHash) => readBlockedResults(client, namespace, { approvalHash, objectKind: settings.kind, objectName: settings.object }),
+    blockedResults: (approvalHash) =>
+      readBlockedResults(client, namespace, { approvalHash, objectKind: settings.kind, objectName: settings.object }),
   };
 }
 
 /** Where an object's backups or plan artifacts live: Secrets named `<objectStorePrefix>-…`. */
-function secretStore(client: KubeClient, job: JobIdentity, settings: Settings, artifactKind: 'plan' | 'backup'): ChunkStore {
+function secretStore(
+  client: KubeClient,
+  job: JobIdentity,
+  settings: Settings,
+  artifactKind: 'plan' | 'backup',
+): ChunkStore {
   return new SecretChunkStore({
     client,
     namespace: job.namespace,
@@ -63,19 +89,36 @@ function secretStore(client: KubeClient, job: JobIdentity, settings: Settings, a
 }
 
 /** `secret:<prefix>/<object>` (in the Job's namespace) or `secret:<namespace>/<prefix>/<object>`. */
-function secretReference(client: KubeClient, job: JobIdentity, reference: string, artifactKind: 'plan' | 'backup'): { store: ChunkStore; object: string } {
+function secretReference(
+  client: KubeClient,
+  job: JobIdentity,
+  reference: string,
+  artifactKind: 'plan' | 'backup',
+): { store: ChunkStore; object: string } {
   const parts = reference.slice('secret:'.length).split('/');
   if (parts.length < 2 || parts.length > 3 || parts.some((p) => !p))
-    throw usageError('ArtifactReferenceInvalid', `"${reference}" is not a Secret reference: write secret:<prefix>/<object> or secret:<namespace>/<prefix>/<object>`);
+    throw usageError(
+      'ArtifactReferenceInvalid',
+      `"${reference}" is not a Secret reference: write secret:<prefix>/<object> or secret:<namespace>/<prefix>/<object>`,
+    );
   const [namespace, prefix, object] = parts.length === 3 ? parts : [job.namespace, ...parts];
-  return { store: new SecretChunkStore({ client, namespace: namespace!, prefix: prefix!, artifactKind }), object: object! };
+  return {
+    store: new SecretChunkStore({ client, namespace: namespace!, prefix: prefix!, artifactKind }),
+    object: object!,
+  };
 }
 
 /**
  * Best effort, after result.json and the termination message exist: the result Secret, then the
  * Job's annotations. A failure is logged and returned, and never changes the exit code.
  */
-async function publishToCluster(client: KubeClient, job: JobIdentity, result: Result, sensitiveOutputs: Record<string, OutputValue> | undefined, log: Logger): Promise<string[]> {
+async function publishToCluster(
+  client: KubeClient,
+  job: JobIdentity,
+  result: Result,
+  sensitiveOutputs: Record<string, OutputValue> | undefined,
+  log: Logger,
+): Promise<string[]> {
   const problems: string[] = [];
   const failed = (what: string, error: unknown) => {
     const message = `could not ${what}: ${(error as Error).message}`;
@@ -85,7 +128,11 @@ async function publishToCluster(client: KubeClient, job: JobIdentity, result: Re
   let secret: Awaited<ReturnType<typeof writeResultSecret>> | undefined;
   try {
     secret = await writeResultSecret(client, job, result, sensitiveOutputs);
-    if (secret.cuts.length) log.warn({ cuts: secret.cuts }, 'the result was larger than a Secret holds: parts were cut (see cut.json in the Secret)');
+    if (secret.cuts.length)
+      log.warn(
+        { cuts: secret.cuts },
+        'the result was larger than a Secret holds: parts were cut (see cut.json in the Secret)',
+      );
   } catch (error) {
     failed('write the result Secret', error);
   }

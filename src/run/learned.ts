@@ -6,7 +6,22 @@
 import type { OutputValue, Result } from '../schemas/result.ts';
 
 /** A part of the result, as a step or an op learned it. */
-export type Learned = Partial<Omit<Result, 'apiVersion' | 'op' | 'outcome' | 'reason' | 'message' | 'exitCode' | 'steps' | 'warnings' | 'startedAt' | 'finishedAt' | 'error'>> & {
+export type Learned = Partial<
+  Omit<
+    Result,
+    | 'apiVersion'
+    | 'op'
+    | 'outcome'
+    | 'reason'
+    | 'message'
+    | 'exitCode'
+    | 'steps'
+    | 'warnings'
+    | 'startedAt'
+    | 'finishedAt'
+    | 'error'
+  >
+> & {
   /** The sensitive outputs with their values: only the result Secret may hold them, never the result. */
   sensitiveOutputs?: Record<string, OutputValue>;
 };

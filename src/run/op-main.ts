@@ -1,7 +1,14 @@
 // One op, start to finish: settings, logger, signal and deadline handling, the op's body, the
 // result and its sinks. main.ts loads this module only for an op, so that `--version`, `--help` and
 // the other commands never load zod, pino or the ops: every Job pays for what loads at start.
-import { givenSetting, loadSettings, durationMs, settingsOfInvalidRun, unknownSettingVariables, type Settings as SettingsT } from '../schemas/config.ts';
+import {
+  givenSetting,
+  loadSettings,
+  durationMs,
+  settingsOfInvalidRun,
+  unknownSettingVariables,
+  type Settings as SettingsT,
+} from '../schemas/config.ts';
 import type { Op } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
 import { createLogger } from '../output/log.ts';
@@ -42,13 +49,20 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
     if (settings.jobName || settings.jobUid) {
       ctx.cluster = (await import('./in-cluster.ts')).inClusterFrom(settings, log);
       // The op's own API calls (backups, artifacts, blocked results) end where the hand-back's budget begins.
-      if (ctx.cluster && settings.deadline) ctx.cluster.client.setDeadline(deadlineAt(ctx) - HANDBACK_BUDGET_MS, 'the time before --deadline the op may use');
+      if (ctx.cluster && settings.deadline)
+        ctx.cluster.client.setDeadline(
+          deadlineAt(ctx) - HANDBACK_BUDGET_MS,
+          'the time before --deadline the op may use',
+        );
     }
     // Before anything runs: a --summary-md FILE that is no regular file of its own is refused (exit 2).
-    if (ctx.reporting.summaryMd !== undefined) ctx.summaryMd = await openSummaryMd(ctx.reporting.summaryMd, runPlaces(settings));
+    if (ctx.reporting.summaryMd !== undefined)
+      ctx.summaryMd = await openSummaryMd(ctx.reporting.summaryMd, runPlaces(settings));
     if (!settingsError) {
       opModule = await OPS[op]();
-      const serves = settings.object ? ` for ${settings.kind} ${settings.namespace ? `${settings.namespace}/` : ''}${settings.object}` : '';
+      const serves = settings.object
+        ? ` for ${settings.kind} ${settings.namespace ? `${settings.namespace}/` : ''}${settings.object}`
+        : '';
       log.info({ kind: settings.kind }, `captf-runner ${op} starting${serves}`);
       ending = await opModule.run(ctx);
     }
@@ -60,13 +74,15 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   const published = await publishResult(ctx, (await opModule?.beforePublish?.(ctx, result)) ?? result, code);
   // Masked like every other byte the runner writes; only the sensitive outputs' values are the result Secret's to hold.
   const handBackUntil = Math.min(Date.now() + HANDBACK_BUDGET_MS, deadlineAt(ctx));
-  const apiProblems = (await ctx.cluster?.publish(maskResult(masker, published), sensitiveOutputs, handBackUntil)) ?? [];
+  const apiProblems =
+    (await ctx.cluster?.publish(maskResult(masker, published), sensitiveOutputs, handBackUntil)) ?? [];
   if (apiProblems.length) await recordLateWarnings(ctx, published, apiProblems);
   return published.exitCode;
 }
 
 /** When --deadline runs out (Date.now() clock); Infinity without one. */
-const deadlineAt = (ctx: RunContext) => (ctx.settings.deadline ? ctx.startedAt.getTime() + durationMs(ctx.settings.deadline) : Infinity);
+const deadlineAt = (ctx: RunContext) =>
+  ctx.settings.deadline ? ctx.startedAt.getTime() + durationMs(ctx.settings.deadline) : Infinity;
 
 /**
  * On the first SIGTERM/SIGINT (or the deadline): start no new step, send terraform exactly one
@@ -87,7 +103,11 @@ function installStopHandlers(ctx: RunContext): { dispose(): void } {
       interrupted = ctx.terraformStop.interrupt('graceful');
       timers.push(setTimeout(() => escalate(false), graceMs).unref());
     } else if (stage === 2) {
-      ctx.log.warn(bySignal ? 'second stop request: interrupting terraform again at once' : 'terraform did not stop within the grace period: interrupting it again');
+      ctx.log.warn(
+        bySignal
+          ? 'second stop request: interrupting terraform again at once'
+          : 'terraform did not stop within the grace period: interrupting it again',
+      );
       ctx.terraformStop.interrupt('immediate', only);
       timers.push(setTimeout(() => escalate(false), 5000).unref());
     } else {
@@ -103,14 +123,21 @@ function installStopHandlers(ctx: RunContext): { dispose(): void } {
       return;
     }
     ctx.requestStop(cause);
-    ctx.log.warn({ cause, step: ctx.currentStep }, `stop requested (${cause}): no new step starts; terraform gets one interrupt`);
+    ctx.log.warn(
+      { cause, step: ctx.currentStep },
+      `stop requested (${cause}): no new step starts; terraform gets one interrupt`,
+    );
     escalate(true);
   };
   const onTerm = () => requestStop('SIGTERM');
   const onInt = () => requestStop('SIGINT');
   process.on('SIGTERM', onTerm);
   process.on('SIGINT', onInt);
-  const stopAfter = stopAfterMs({ deadline: ctx.settings.deadline, stopGrace: ctx.settings.stopGrace, inCluster: Boolean(ctx.settings.jobName || ctx.settings.jobUid) });
+  const stopAfter = stopAfterMs({
+    deadline: ctx.settings.deadline,
+    stopGrace: ctx.settings.stopGrace,
+    inCluster: Boolean(ctx.settings.jobName || ctx.settings.jobUid),
+  });
   // Stop early enough that terraform's graceful stop and the result (in a cluster, its hand-back too) fit before the deadline.
   if (stopAfter !== undefined) timers.push(setTimeout(() => requestStop('deadline'), Math.max(0, stopAfter)).unref());
   return {

@@ -13,7 +13,10 @@ export interface OpModule {
 /** Each op's code loads when that op runs: an apply never loads restore's (every Job pays for what loads at start). */
 export const OPS: Record<Op, () => Promise<OpModule>> = {
   apply: async () => {
-    const [{ applyOp }, { withBlockedRecord }] = await Promise.all([import('../ops/apply.ts'), import('../ops/apply-approval.ts')]);
+    const [{ applyOp }, { withBlockedRecord }] = await Promise.all([
+      import('../ops/apply.ts'),
+      import('../ops/apply-approval.ts'),
+    ]);
     return { run: applyOp, beforePublish: withBlockedRecord };
   },
   plan: async () => ({ run: (await import('../ops/plan.ts')).planOp }),

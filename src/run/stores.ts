@@ -43,7 +43,13 @@ function configuredStore(ctx: RunContext, family: ArtifactFamily): (ChunkStore &
   const { store } = ctx.settings;
   if (!store) return undefined;
   let client = opened.get(ctx.settings);
-  if (!client) opened.set(ctx.settings, (client = store.startsWith('s3://') ? new S3Bucket(s3Target(store)) : new PgDatabase(pgTarget(store, process.env))));
+  if (!client)
+    opened.set(
+      ctx.settings,
+      (client = store.startsWith('s3://')
+        ? new S3Bucket(s3Target(store))
+        : new PgDatabase(pgTarget(store, process.env))),
+    );
   const prefix = objectStorePrefix(family, ctx.settings.kind, ctx.settings.object!);
   return client instanceof S3Bucket ? new S3ChunkStore(client, prefix) : new PgChunkStore(client, prefix);
 }
@@ -53,14 +59,26 @@ function configuredStore(ctx: RunContext, family: ArtifactFamily): (ChunkStore &
  * cluster; or `<location>/<object>` of this run's --store, as results give it: a run reads only its
  * own object's artifacts in the store it was given, never another location its flags could name.
  */
-export function openArtifactSource(ctx: RunContext, reference: string, family: ArtifactFamily): { store: ChunkStore; object: string } {
+export function openArtifactSource(
+  ctx: RunContext,
+  reference: string,
+  family: ArtifactFamily,
+): { store: ChunkStore; object: string } {
   if (reference.startsWith('secret:')) {
-    if (!ctx.cluster) throw usageError('ArtifactReferenceInvalid', `"${reference}" names Secrets, but the runner is not in a cluster: pass --job-name and --job-uid, or a directory`);
+    if (!ctx.cluster)
+      throw usageError(
+        'ArtifactReferenceInvalid',
+        `"${reference}" names Secrets, but the runner is not in a cluster: pass --job-name and --job-uid, or a directory`,
+      );
     return ctx.cluster.reference(reference, family);
   }
   if (!/^(?:postgres(?:ql)?|s3):\/\//.test(reference)) return openDirObject(reference);
   const store = configuredStore(ctx, family);
-  if (!store) throw usageError('ArtifactReferenceInvalid', `"${reference}" names an object in a store, but no --store (CAPTF_STORE) is given: pass the store it is in`);
+  if (!store)
+    throw usageError(
+      'ArtifactReferenceInvalid',
+      `"${reference}" names an object in a store, but no --store (CAPTF_STORE) is given: pass the store it is in`,
+    );
   const object = reference.startsWith(`${store.location}/`) ? reference.slice(store.location.length + 1) : undefined;
   if (object === undefined || object.includes('/')) {
     throw usageError(
@@ -76,7 +94,17 @@ export function openArtifactSource(ctx: RunContext, reference: string, family: A
  * and captf.io/restore-state take, ready to pass (a directory store's `<dir>/<object>`, a Secret
  * store's `secret:<namespace>/<prefix>/<object>`).
  */
-export function artifactRefOf(store: ChunkStore, object: string, manifest: { sha256: string; chunkCount: number; totalBytes: number }): ArtifactRef {
-  return { location: store.location, object, ref: `${store.location.replace(/\/+$/, '')}/${object}`, sha256: manifest.sha256, chunks: manifest.chunkCount, bytes: manifest.totalBytes };
+export function artifactRefOf(
+  store: ChunkStore,
+  object: string,
+  manifest: { sha256: string; chunkCount: number; totalBytes: number },
+): ArtifactRef {
+  return {
+    location: store.location,
+    object,
+    ref: `${store.location.replace(/\/+$/, '')}/${object}`,
+    sha256: manifest.sha256,
+    chunks: manifest.chunkCount,
+    bytes: manifest.totalBytes,
+  };
 }
-

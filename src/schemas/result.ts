@@ -6,7 +6,15 @@ import { Classification, DestructiveAction, DriftEntry, ResourceEntry } from './
 import { OBJECT_KINDS } from '../object-kind.ts';
 import { SHA256_HEX } from '../util/sha256.ts';
 import { CONTRACT_VERSION } from '../version.ts';
-import { ERROR_KINDS, OPS, OUTCOMES, REASONS, RESULT_REASONS, type ErrorKind, type ResultReason } from '../vocabulary/reasons.ts';
+import {
+  ERROR_KINDS,
+  OPS,
+  OUTCOMES,
+  REASONS,
+  RESULT_REASONS,
+  type ErrorKind,
+  type ResultReason,
+} from '../vocabulary/reasons.ts';
 import { STEP_NAMES, type StepName } from '../vocabulary/steps.ts';
 
 export const RESULT_API_VERSION = CONTRACT_VERSION;
@@ -21,9 +29,13 @@ export const Outcome = z.enum(OUTCOMES);
 export type Outcome = z.infer<typeof Outcome>;
 
 /** The reasons a result can carry (contract/sections/reasons.md: each with its kind, outcome and exit code). */
-export const ResultReasonName = z.enum(RESULT_REASONS as [ResultReason, ...ResultReason[]]).describe('one of the reasons of contract/sections/reasons.md');
+export const ResultReasonName = z
+  .enum(RESULT_REASONS as [ResultReason, ...ResultReason[]])
+  .describe('one of the reasons of contract/sections/reasons.md');
 /** The reasons a result's `error` can carry: those of failures. */
-const ResultErrorReasonName = z.enum(RESULT_REASONS.filter((reason) => REASONS[reason].kind !== null) as [ResultReason, ...ResultReason[]]);
+const ResultErrorReasonName = z.enum(
+  RESULT_REASONS.filter((reason) => REASONS[reason].kind !== null) as [ResultReason, ...ResultReason[]],
+);
 export const ErrorKindName = z.enum(Object.keys(ERROR_KINDS) as [ErrorKind, ...ErrorKind[]]);
 /** A step's name: one of the steps of contract/sections/reasons.md. */
 export const StepNameEnum = z.enum(STEP_NAMES as [StepName, ...StepName[]]);
@@ -50,8 +62,18 @@ export const DIAGNOSTIC_TEXT_BYTES = 1024;
 export const TerraformDiagnostic = z.strictObject({
   severity: z.enum(['error', 'warning']),
   summary: z.string().describe(`terraform's summary, masked, at most ${DIAGNOSTIC_TEXT_BYTES} bytes`),
-  detail: z.string().optional().describe(`what terraform says is wrong (its paragraphs separated by a blank line), masked, at most ${DIAGNOSTIC_TEXT_BYTES} bytes; a path of the runner's workdir is replaced by the module-relative or inputs file name`),
-  file: z.string().optional().describe("where terraform points: a path relative to the module root (main.tf, modules/net/main.tf), or an inputs file's name (terraform.tfvars.json, sensitive.tfvars.json: then `variable` names the variable and there is no line, since terraform read the runner's canonical copy)"),
+  detail: z
+    .string()
+    .optional()
+    .describe(
+      `what terraform says is wrong (its paragraphs separated by a blank line), masked, at most ${DIAGNOSTIC_TEXT_BYTES} bytes; a path of the runner's workdir is replaced by the module-relative or inputs file name`,
+    ),
+  file: z
+    .string()
+    .optional()
+    .describe(
+      "where terraform points: a path relative to the module root (main.tf, modules/net/main.tf), or an inputs file's name (terraform.tfvars.json, sensitive.tfvars.json: then `variable` names the variable and there is no line, since terraform read the runner's canonical copy)",
+    ),
   line: z.number().int().positive().optional().describe('the line in `file`, from 1'),
   variable: z.string().optional().describe('the variable a diagnostic about an inputs file is about'),
 });
@@ -60,12 +82,23 @@ export type TerraformDiagnostic = z.infer<typeof TerraformDiagnostic>;
 export const ResultError = z.strictObject({
   kind: ErrorKindName,
   reason: ResultErrorReasonName,
-  step: StepNameEnum.optional().describe('the step of steps[] the run stopped in; absent exactly when no step ran (steps[] is empty)'),
+  step: StepNameEnum.optional().describe(
+    'the step of steps[] the run stopped in; absent exactly when no step ran (steps[] is empty)',
+  ),
   message: z.string(),
   detail: z
     .looseObject({
-      diagnostics: z.array(TerraformDiagnostic).max(DIAGNOSTICS_LIMIT).optional().describe(`a failed terraform command's diagnostics, in terraform's order, at most ${DIAGNOSTICS_LIMIT}`),
-      diagnosticsTotal: z.number().int().nonnegative().optional().describe('how many diagnostics terraform printed, when more than the list holds'),
+      diagnostics: z
+        .array(TerraformDiagnostic)
+        .max(DIAGNOSTICS_LIMIT)
+        .optional()
+        .describe(`a failed terraform command's diagnostics, in terraform's order, at most ${DIAGNOSTICS_LIMIT}`),
+      diagnosticsTotal: z
+        .number()
+        .int()
+        .nonnegative()
+        .optional()
+        .describe('how many diagnostics terraform printed, when more than the list holds'),
     })
     .optional()
     .describe('machine-readable detail of the error; members depend on the reason'),
@@ -88,7 +121,11 @@ export const StateInfo = z.strictObject({
 export const UnreviewedChange = z.looseObject({
   address: z.string(),
   deposed: z.string().optional().describe('Deposed object key, when the entry is a deposed object'),
-  action: z.union([DestructiveAction, z.literal('action'), z.literal('policy')]).describe('delete, replace or unknown for a destructive entry; action for a provider action; policy for a requireApproval finding (plan.policy.approvalRequired)'),
+  action: z
+    .union([DestructiveAction, z.literal('action'), z.literal('policy')])
+    .describe(
+      'delete, replace or unknown for a destructive entry; action for a provider action; policy for a requireApproval finding (plan.policy.approvalRequired)',
+    ),
   trigger: z.string().optional().describe("A provider action's trigger (plan.actions[].trigger)"),
   rule: z.string().optional().describe('A policy finding\'s rule; its address is "plan" for an on: plan rule'),
 });
@@ -110,7 +147,9 @@ export const Approval = z.strictObject({
       finishedAt: Timestamp,
     })
     .optional()
-    .describe('The blocked run the approval was compared with (the newest for this approval hash); absent when none was found'),
+    .describe(
+      'The blocked run the approval was compared with (the newest for this approval hash); absent when none was found',
+    ),
 });
 
 export const Drift = z.strictObject({
@@ -120,9 +159,15 @@ export const Drift = z.strictObject({
   resourceDriftTotal: z.number().int().nonnegative(),
   inputsDiffer: z
     .array(ResourceEntry)
-    .describe('The changes a remediation apply would make at objects terraform did not report changed outside terraform: the inputs or the module ask for other values than the state records (of the changes plan.changes lists)'),
+    .describe(
+      'The changes a remediation apply would make at objects terraform did not report changed outside terraform: the inputs or the module ask for other values than the state records (of the changes plan.changes lists)',
+    ),
   inputsDifferTotal: z.number().int().nonnegative(),
-  remediationDestructive: z.boolean().describe('Whether a remediation apply would need an approval (found and plan.gated: it deletes or replaces, runs a provider action, or holds what the runner cannot read)'),
+  remediationDestructive: z
+    .boolean()
+    .describe(
+      'Whether a remediation apply would need an approval (found and plan.gated: it deletes or replaces, runs a provider action, or holds what the runner cannot read)',
+    ),
 });
 
 export type Drift = z.infer<typeof Drift>;
@@ -130,7 +175,11 @@ export type Drift = z.infer<typeof Drift>;
 export const ArtifactRef = z.strictObject({
   location: z.string().describe('the store: a directory, or secret:<namespace>/<prefix>'),
   object: z.string(),
-  ref: z.string().describe('the reference to pass back, ready: --plan-artifact, --backup and the captf.io/restore-state annotation take it (<location>/<object>)'),
+  ref: z
+    .string()
+    .describe(
+      'the reference to pass back, ready: --plan-artifact, --backup and the captf.io/restore-state annotation take it (<location>/<object>)',
+    ),
   sha256: Sha256.describe('sha256 of the whole packed payload'),
   chunks: z.number().int().positive(),
   bytes: z.number().int().nonnegative(),
@@ -142,7 +191,12 @@ export const Lock = z.strictObject({
   path: z.string().optional(),
   operation: z.string().optional(),
   who: z.string().optional().describe("terraform's user@hostname of the holder"),
-  host: z.string().optional().describe("who's hostname: in a pod, the holder pod's name (its Job's name and a suffix; the pod's label batch.kubernetes.io/job-name names the Job)"),
+  host: z
+    .string()
+    .optional()
+    .describe(
+      "who's hostname: in a pod, the holder pod's name (its Job's name and a suffix; the pod's label batch.kubernetes.io/job-name names the Job)",
+    ),
   created: z.string().optional().describe('when the lock was taken: RFC 3339, UTC'),
   holderKnown: z.boolean().describe('false when the backend reports the waiting process instead of the holder (pg)'),
 });
@@ -200,15 +254,22 @@ export const Result = z.strictObject({
     namespace: z.string().optional(),
   }),
   inputsHash: Sha256.optional(),
-  approvalHash: Sha256.optional().describe('The hash an approval must name: the approval hash of a pool, else the inputs hash'),
+  approvalHash: Sha256.optional().describe(
+    'The hash an approval must name: the approval hash of a pool, else the inputs hash',
+  ),
   stateInputsHash: Sha256.nullable().optional().describe('The inputs hash the state records after the run'),
   approval: Approval.optional(),
   approveCommand: z.string().optional(),
   plan: Classification.optional(),
   planHash: Sha256.optional().describe('sha256 of the saved plan file'),
-  planText: z.string().optional().describe("terraform's human-readable plan, masked, at most 64 KiB (apply, plan, drift, destroy)"),
+  planText: z
+    .string()
+    .optional()
+    .describe("terraform's human-readable plan, masked, at most 64 KiB (apply, plan, drift, destroy)"),
   planArtifact: ArtifactRef.optional(),
-  backup: ArtifactRef.optional().describe('The backup of the state this run took before changing it (apply, destroy, restore)'),
+  backup: ArtifactRef.optional().describe(
+    'The backup of the state this run took before changing it (apply, destroy, restore)',
+  ),
   restoredFrom: ArtifactRef.optional().describe('restore: the backup it restored'),
   applied: z.boolean().describe('Whether terraform apply ran (and so may have changed infrastructure)'),
   mayHaveChanged: z.boolean().describe('Whether infrastructure or state may differ from before the run'),
@@ -219,14 +280,18 @@ export const Result = z.strictObject({
   erroredState: z
     .strictObject({ pushed: z.boolean(), keptAt: z.string().optional() })
     .optional()
-    .describe('terraform could not persist the state and left errored.tfstate: pushed to the backend, or kept at keptAt'),
+    .describe(
+      'terraform could not persist the state and left errored.tfstate: pushed to the backend, or kept at keptAt',
+    ),
   steps: z.array(Step),
   annotations: z.record(z.string(), z.string()).describe('Annotations for the controller to set on the Job'),
   warnings: z.array(z.string()),
   notices: z
     .array(Notice)
     .optional()
-    .describe('The warnings a machine may act on, each with its code (a subset of `warnings`, in the same order); always written by this runner, absent in results of runners before it'),
+    .describe(
+      'The warnings a machine may act on, each with its code (a subset of `warnings`, in the same order); always written by this runner, absent in results of runners before it',
+    ),
   error: ResultError.optional(),
   startedAt: Timestamp,
   finishedAt: Timestamp,
@@ -250,19 +315,47 @@ export const TerminationMessage = z.looseObject({
   planHash: Result.shape.planHash,
   applied: z.boolean().optional(),
   mayHaveChanged: z.boolean().optional(),
-  error: z.looseObject({ kind: ErrorKindName, reason: ResultErrorReasonName, step: StepNameEnum.optional() }).optional(),
+  error: z
+    .looseObject({ kind: ErrorKindName, reason: ResultErrorReasonName, step: StepNameEnum.optional() })
+    .optional(),
   annotations: z.record(z.string(), z.string()).optional(),
   destructiveTotal: z.number().int().nonnegative().optional(),
   actionsTotal: z.number().int().nonnegative().optional(),
   unreviewedTotal: z.number().int().nonnegative().optional(),
   message: z.string().optional().describe("the result's message, cut (with …) to fit"),
-  destructive: z.array(z.looseObject({ address: z.string(), action: DestructiveAction, deposed: z.string().optional(), previousAddress: z.string().optional() })).optional().describe('the first destructive entries (a moved one with where it was)'),
-  destructiveOmitted: z.number().int().nonnegative().optional().describe('destructive entries left out of `destructive`'),
-  actions: z.array(z.looseObject({ address: z.string(), trigger: z.string() })).max(5).optional().describe('the first provider actions, only when there are any'),
-  actionsOmitted: z.number().int().nonnegative().optional().describe('actions left out of `actions` (present with `actions`)'),
+  destructive: z
+    .array(
+      z.looseObject({
+        address: z.string(),
+        action: DestructiveAction,
+        deposed: z.string().optional(),
+        previousAddress: z.string().optional(),
+      }),
+    )
+    .optional()
+    .describe('the first destructive entries (a moved one with where it was)'),
+  destructiveOmitted: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('destructive entries left out of `destructive`'),
+  actions: z
+    .array(z.looseObject({ address: z.string(), trigger: z.string() }))
+    .max(5)
+    .optional()
+    .describe('the first provider actions, only when there are any'),
+  actionsOmitted: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('actions left out of `actions` (present with `actions`)'),
   policy: z
     .looseObject({
-      denied: z.array(z.looseObject({ rule: z.string(), address: z.string().optional(), message: z.string().max(300) })).max(5),
+      denied: z
+        .array(z.looseObject({ rule: z.string(), address: z.string().optional(), message: z.string().max(300) }))
+        .max(5),
       deniedTotal: z.number().int().nonnegative(),
       approvalRequired: z.array(z.looseObject({ rule: z.string(), address: z.string().optional() })).max(5),
       approvalRequiredTotal: z.number().int().nonnegative(),

@@ -39,7 +39,14 @@ function valueEnd(text: string, start: number): number {
     throw new SyntaxError(`an unclosed ${first} at offset ${start}`);
   }
   let end = start;
-  while (end < text.length && !WHITESPACE.has(text[end]!) && text[end] !== ',' && text[end] !== '}' && text[end] !== ']') end++;
+  while (
+    end < text.length &&
+    !WHITESPACE.has(text[end]!) &&
+    text[end] !== ',' &&
+    text[end] !== '}' &&
+    text[end] !== ']'
+  )
+    end++;
   if (end === start) throw new SyntaxError(`no value at offset ${start}`);
   return end;
 }
@@ -91,4 +98,5 @@ export function arrayItems(text: string, array: Span): Span[] {
 }
 
 /** `text` with `span` replaced by `value`. */
-export const replaceSpan = (text: string, span: Span, value: string): string => text.slice(0, span.start) + value + text.slice(span.end);
+export const replaceSpan = (text: string, span: Span, value: string): string =>
+  text.slice(0, span.start) + value + text.slice(span.end);

@@ -13,7 +13,9 @@ type Instance = { attributes?: Record<string, unknown> } & Record<string, unknow
 
 const firstInstance = (entry: RecordEntry | undefined): Instance | undefined => {
   const instances = entry?.instances;
-  return Array.isArray(instances) && typeof instances[0] === 'object' && instances[0] !== null ? (instances[0] as Instance) : undefined;
+  return Array.isArray(instances) && typeof instances[0] === 'object' && instances[0] !== null
+    ? (instances[0] as Instance)
+    : undefined;
 };
 
 /** What the record says: the `input` attribute ({value, type}) of its instance, null when there is none. */
@@ -33,13 +35,21 @@ export function setBackEntry(before: RecordEntry | undefined, after: RecordEntry
   const instance = firstInstance(after);
   if (!instance) return before;
   const was = firstInstance(before);
-  const attributes = { ...instance.attributes, input: was?.attributes?.input ?? null, output: was?.attributes?.output ?? null };
+  const attributes = {
+    ...instance.attributes,
+    input: was?.attributes?.input ?? null,
+    output: was?.attributes?.output ?? null,
+  };
   const dependencies = [...new Set([...stringList(instance.dependencies), ...stringList(was?.dependencies)])];
   const [, ...rest] = after!.instances as unknown[];
-  return { ...after, instances: [{ ...instance, attributes, ...(dependencies.length ? { dependencies } : {}) }, ...rest] };
+  return {
+    ...after,
+    instances: [{ ...instance, attributes, ...(dependencies.length ? { dependencies } : {}) }, ...rest],
+  };
 }
 
-const stringList = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
+const stringList = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 
 /**
  * The state text with the record set back to `before`'s value (setBackEntry), everything else byte
@@ -56,7 +66,9 @@ export function withRecordSetBack(stateText: string, before: RecordEntry | undef
   if (!entry) return stateText;
   const json = JSON.stringify(entry);
   if (found) return replaceSpan(stateText, found, json);
-  return items.length ? replaceSpan(stateText, { start: items[0]!.start, end: items[0]!.start }, `${json},`) : replaceSpan(stateText, resources, `[${json}]`);
+  return items.length
+    ? replaceSpan(stateText, { start: items[0]!.start, end: items[0]!.start }, `${json},`)
+    : replaceSpan(stateText, resources, `[${json}]`);
 }
 
 /** Whether the resource entry at `item` is the record, read from its small members alone (a resource's instances can be large). */

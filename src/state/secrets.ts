@@ -24,7 +24,10 @@ export async function stateSecrets(file: string): Promise<StateSecret[]> {
   const instance: Selector = {
     fields: { attributes: KEEP, sensitive_attributes: KEEP },
     emit: (value) => {
-      const { attributes, sensitive_attributes: paths } = (value ?? {}) as { attributes?: unknown; sensitive_attributes?: unknown };
+      const { attributes, sensitive_attributes: paths } = (value ?? {}) as {
+        attributes?: unknown;
+        sensitive_attributes?: unknown;
+      };
       if (!Array.isArray(paths)) return;
       for (const path of paths) {
         if (!Array.isArray(path)) continue;
@@ -55,7 +58,9 @@ export async function stateSecrets(file: string): Promise<StateSecret[]> {
           fields: { value: KEEP, sensitive: KEEP },
           emit: (output, name) => {
             const { value, sensitive } = (output ?? {}) as { value?: unknown; sensitive?: unknown };
-            if (sensitive === true) for (const leaf of stringLeaves(value)) found.push({ value: leaf, label: `sensitive output ${String(name)} in the state` });
+            if (sensitive === true)
+              for (const leaf of stringLeaves(value))
+                found.push({ value: leaf, label: `sensitive output ${String(name)} in the state` });
           },
         },
       },
@@ -81,7 +86,10 @@ function valueAt(root: unknown, path: readonly PathStep[]): unknown {
   for (const step of path) {
     at = unwrapDynamic(at);
     if (at === null || typeof at !== 'object') return at;
-    const key = step.type === 'index' && typeof step.value === 'object' && step.value !== null ? (step.value as { value?: unknown }).value : step.value;
+    const key =
+      step.type === 'index' && typeof step.value === 'object' && step.value !== null
+        ? (step.value as { value?: unknown }).value
+        : step.value;
     if (typeof key !== 'string' && typeof key !== 'number') return at;
     const next = (at as Record<string | number, unknown>)[key];
     if (next === undefined) return at;
@@ -97,7 +105,8 @@ function valueAt(root: unknown, path: readonly PathStep[]): unknown {
 function unwrapDynamic(value: unknown): unknown {
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const keys = Object.keys(value);
-    if (keys.length === 2 && keys.includes('value') && keys.includes('type')) return (value as { value: unknown }).value;
+    if (keys.length === 2 && keys.includes('value') && keys.includes('type'))
+      return (value as { value: unknown }).value;
   }
   return value;
 }

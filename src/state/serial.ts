@@ -7,7 +7,12 @@ import { documentSpan, objectMembers, replaceSpan } from './json-text.ts';
 /** The state text with its top-level "serial" set to `serial`; everything else byte for byte. */
 export function withSerial(stateText: string, serial: number): string {
   const found = topLevelSerial(stateText);
-  if (!found) throw new RunnerError({ kind: 'state', reason: 'StateUnreadable', message: 'the state has no top-level "serial": it is not a terraform state file' });
+  if (!found)
+    throw new RunnerError({
+      kind: 'state',
+      reason: 'StateUnreadable',
+      message: 'the state has no top-level "serial": it is not a terraform state file',
+    });
   return replaceSpan(stateText, found, String(serial));
 }
 

@@ -21,7 +21,10 @@ export interface StateSummary {
 
 /** The root-module resource the runner injects to record its inputs hash. */
 export const isInputsHashResource = (resource: Record<string, unknown>) =>
-  !('module' in resource) && resource.mode === 'managed' && resource.type === INPUTS_HASH_RESOURCE_TYPE && resource.name === INPUTS_HASH_RESOURCE_NAME;
+  !('module' in resource) &&
+  resource.mode === 'managed' &&
+  resource.type === INPUTS_HASH_RESOURCE_TYPE &&
+  resource.name === INPUTS_HASH_RESOURCE_NAME;
 
 const at = (value: unknown, key: string | number): unknown =>
   typeof value === 'object' && value !== null ? (value as Record<string | number, unknown>)[key] : undefined;
@@ -39,7 +42,12 @@ function stateSelector(summary: StateSummary, withOutputs: boolean): Selector {
           // by the time its instances come; only the runner's resource has its instances built.
           fields: (key, built) => (key === 'instances' ? (isInputsHashResource(built) ? KEEP : undefined) : KEEP),
           emit: (resource) => {
-            if (typeof resource !== 'object' || resource === null || !isInputsHashResource(resource as Record<string, unknown>)) return;
+            if (
+              typeof resource !== 'object' ||
+              resource === null ||
+              !isInputsHashResource(resource as Record<string, unknown>)
+            )
+              return;
             summary.record = resource as Record<string, unknown>;
             // terraform_data stores `input` as {value, type}.
             const hash = at(at(at(at(at(resource, 'instances'), 0), 'attributes'), 'input'), 'value');
@@ -51,10 +59,18 @@ function stateSelector(summary: StateSummary, withOutputs: boolean): Selector {
     },
     emit: (state) => {
       if (typeof state !== 'object' || state === null || Array.isArray(state)) {
-        throw new RunnerError({ kind: 'state', reason: 'StateUnreadable', message: 'the state from terraform state pull is not a JSON object' });
+        throw new RunnerError({
+          kind: 'state',
+          reason: 'StateUnreadable',
+          message: 'the state from terraform state pull is not a JSON object',
+        });
       }
       const { serial, lineage, terraform_version: version, outputs } = state as Record<string, unknown>;
-      if (withOutputs) summary.outputs = typeof outputs === 'object' && outputs !== null && !Array.isArray(outputs) ? (outputs as Record<string, unknown>) : {};
+      if (withOutputs)
+        summary.outputs =
+          typeof outputs === 'object' && outputs !== null && !Array.isArray(outputs)
+            ? (outputs as Record<string, unknown>)
+            : {};
       summary.serial = typeof serial === 'number' ? serial : null;
       summary.lineage = typeof lineage === 'string' ? lineage : null;
       summary.terraformVersion = typeof version === 'string' ? version : null;

@@ -45,17 +45,28 @@ export interface Applied {
  */
 export async function applySavedPlan(ctx: RunContext, options: ApplySavedPlanOptions): Promise<Applied> {
   const { root, before, planHash } = options;
-  if (options.backup !== false) await backupStep(ctx, { before, inputsHash: root.inputs.hashes.inputsHash, terraformVersion: root.version.version });
+  if (options.backup !== false)
+    await backupStep(ctx, {
+      before,
+      inputsHash: root.inputs.hashes.inputsHash,
+      terraformVersion: root.version.version,
+    });
   try {
     const planFile = await planCheckStep(ctx, { workspace: root.workspace, planHash });
-    return await applyStep(ctx, { ...options, apply: { planFile, lockTimeout: ctx.settings.lockTimeout, varFiles: root.workspace.applyVarFiles } });
+    return await applyStep(ctx, {
+      ...options,
+      apply: { planFile, lockTimeout: ctx.settings.lockTimeout, varFiles: root.workspace.applyVarFiles },
+    });
   } finally {
     await removePlanFile(root.workspace);
   }
 }
 
 /** Just before apply, through the open file terraform will read: a plan written in place since it was hashed is refused. */
-async function planCheckStep(ctx: RunContext, { workspace, planHash }: { workspace: PreparedRoot['workspace']; planHash: string }): Promise<HeldPlanFile> {
+async function planCheckStep(
+  ctx: RunContext,
+  { workspace, planHash }: { workspace: PreparedRoot['workspace']; planHash: string },
+): Promise<HeldPlanFile> {
   return ctx.step('plan check', async () => {
     const held = heldPlan(workspace);
     const now = await held.sha256();
@@ -80,7 +91,10 @@ interface ApplyStepRunOptions extends ApplyStepOptions {
  * terraform apply of a saved plan, then the outputs and the state it left. A failed
  * apply still saves what terraform could not (errored.tfstate) and reports what the state holds.
  */
-async function applyStep(ctx: RunContext, { root, before, apply, failureReason, onStalePlan }: ApplyStepRunOptions): Promise<Applied> {
+async function applyStep(
+  ctx: RunContext,
+  { root, before, apply, failureReason, onStalePlan }: ApplyStepRunOptions,
+): Promise<Applied> {
   const { tf, workspace } = root;
   // Only an errored.tfstate this apply writes is terraform's unsaved state (code run at plan time could leave one).
   await rm(join(workspace.root, ERRORED_STATE_FILE), { force: true });

@@ -16,7 +16,8 @@ export async function decideStep<T>(ctx: RunContext, { decide, holdsBackApply }:
   try {
     return await ctx.step('decide', async () => decide());
   } catch (error) {
-    if (holdsBackApply && error instanceof RunnerError && error.kind !== 'interrupted') ctx.skip('apply', `refused (${error.reason})`);
+    if (holdsBackApply && error instanceof RunnerError && error.kind !== 'interrupted')
+      ctx.skip('apply', `refused (${error.reason})`);
     throw error;
   }
 }

@@ -13,19 +13,29 @@ export async function checkRunLocations(settings: Settings): Promise<void> {
   await checkResultPath(join(settings.out, 'result.json'));
   // The default (<out>/backups) is under the dir just probed; Secrets in a cluster are not a dir.
   // 0700 as the backup store makes it: backups hold the state's secrets.
-  if (settings.backups) await probeWritableDir(settings.backups, 0o700, '--backups', 'BackupsDirUnusable', 'where the state backups go');
+  if (settings.backups)
+    await probeWritableDir(settings.backups, 0o700, '--backups', 'BackupsDirUnusable', 'where the state backups go');
   if (settings.state) await checkStatePath(settings.state, settings.newState);
 }
 
 /** Creates the dir when it is missing, then writes and removes a file in it: permission bits do not tell about a read-only mount. */
-async function probeWritableDir(dir: string, mode: number, flag: string, reason: 'OutDirUnusable' | 'BackupsDirUnusable', what: string): Promise<void> {
+async function probeWritableDir(
+  dir: string,
+  mode: number,
+  flag: string,
+  reason: 'OutDirUnusable' | 'BackupsDirUnusable',
+  what: string,
+): Promise<void> {
   const probe = join(dir, `.captf-runner-probe-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await makeDirs(dir, mode);
     await (await open(probe, 'wx', 0o600)).close();
     await rm(probe, { force: true });
   } catch (error) {
-    throw usageError(reason, `${flag} ${dir} (${what}) cannot be created or written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): nothing was run. Give the runner a writable ${flag} directory.`);
+    throw usageError(
+      reason,
+      `${flag} ${dir} (${what}) cannot be created or written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): nothing was run. Give the runner a writable ${flag} directory.`,
+    );
   }
 }
 
@@ -34,7 +44,10 @@ async function checkResultPath(path: string): Promise<void> {
   const found = await lstat(path).catch((error: NodeJS.ErrnoException) => error);
   if (found instanceof Error && found.code === 'ENOENT') return;
   if (found instanceof Error || !found.isFile())
-    throw usageError('OutDirUnusable', `${path} is ${found instanceof Error ? `unreadable (${found.code ?? found.message})` : found.isDirectory() ? 'a directory' : 'not a regular file'}: the result could not be written there. Nothing was run. Remove it, or give the runner another --out directory.`);
+    throw usageError(
+      'OutDirUnusable',
+      `${path} is ${found instanceof Error ? `unreadable (${found.code ?? found.message})` : found.isDirectory() ? 'a directory' : 'not a regular file'}: the result could not be written there. Nothing was run. Remove it, or give the runner another --out directory.`,
+    );
 }
 
 /**
@@ -47,11 +60,20 @@ async function checkStatePath(statePath: string, newState: boolean): Promise<voi
   const found = await stat(dir).catch((error: NodeJS.ErrnoException) => error);
   if (found instanceof Error && found.code === 'ENOENT' && newState) return;
   if (found instanceof Error && found.code === 'ENOENT')
-    throw usageError('StateDirMissing', `the directory of --state ${statePath} (${dir}) does not exist: a state there would be a new, empty one, and an apply would create everything again. Nothing was run. Fix the path, or pass --new-state (CAPTF_NEW_STATE=1) when this run is to start the state.`);
+    throw usageError(
+      'StateDirMissing',
+      `the directory of --state ${statePath} (${dir}) does not exist: a state there would be a new, empty one, and an apply would create everything again. Nothing was run. Fix the path, or pass --new-state (CAPTF_NEW_STATE=1) when this run is to start the state.`,
+    );
   if (found instanceof Error || !found.isDirectory())
-    throw usageError('StateDirMissing', `the directory of --state ${statePath} (${dir}) is not a directory${found instanceof Error ? ` (${found.code ?? found.message})` : ''}: nothing was run. Give --state a file in a directory.`);
+    throw usageError(
+      'StateDirMissing',
+      `the directory of --state ${statePath} (${dir}) is not a directory${found instanceof Error ? ` (${found.code ?? found.message})` : ''}: nothing was run. Give --state a file in a directory.`,
+    );
   if (newState) return;
   const file = await stat(statePath).catch((error: NodeJS.ErrnoException) => error);
   if (file instanceof Error && file.code === 'ENOENT')
-    throw usageError('StateFileMissing', `--state ${statePath} does not exist: a state there would be a new, empty one (an apply would create everything again, a destroy would destroy nothing). Nothing was run. Fix the file name, or pass --new-state (CAPTF_NEW_STATE=1) when this run is to start the state.`);
+    throw usageError(
+      'StateFileMissing',
+      `--state ${statePath} does not exist: a state there would be a new, empty one (an apply would create everything again, a destroy would destroy nothing). Nothing was run. Fix the file name, or pass --new-state (CAPTF_NEW_STATE=1) when this run is to start the state.`,
+    );
 }

@@ -28,7 +28,12 @@ export interface MaskedPlanText {
 }
 
 /** `progress` counts what the kept-back lines report (a long plan says so), never printing them. */
-export function maskedPlanText(tf: Terraform, workspace: Workspace, masker: Masker, progress: Pick<ProgressWatch, 'hold' | 'saw'>): MaskedPlanText {
+export function maskedPlanText(
+  tf: Terraform,
+  workspace: Workspace,
+  masker: Masker,
+  progress: Pick<ProgressWatch, 'hold' | 'saw'>,
+): MaskedPlanText {
   const file = join(workspace.privateDir, 'plan.txt');
   const kept = createWriteStream(file, { mode: 0o600, flags: 'wx' }); // the runner's own file: never through a link
   const keeping = tf.withOutput({

@@ -50,7 +50,9 @@ async function planStep(ctx: RunContext, { text, workspace, inputsHash, plan }: 
 
 /** The saved plan's sha256, taken through the file the runner then holds open: show, the plan check and the apply read that one file. */
 async function planHashStep(ctx: RunContext, { workspace }: { workspace: Workspace }): Promise<string> {
-  return ctx.step('plan hash', async () => (await workspace.holdPlan()).sha256(), { learned: (planHash) => ({ planHash }) });
+  return ctx.step('plan hash', async () => (await workspace.holdPlan()).sha256(), {
+    learned: (planHash) => ({ planHash }),
+  });
 }
 
 interface ShowOptions {
@@ -89,11 +91,23 @@ export async function showStep(ctx: RunContext, options: ShowStepOptions): Promi
             onRootDeclaration: (address) => declared.add(address),
             // Every one, beyond the bounded lists in the result.
             onDestructive: (d) => {
-              ctx.log.warn({ address: d.address, deposed: d.deposed, action: d.action }, `destructive: ${changeText(d)}`);
+              ctx.log.warn(
+                { address: d.address, deposed: d.deposed, action: d.action },
+                `destructive: ${changeText(d)}`,
+              );
               options.onDestructive?.(d);
             },
             onAction: (a) => {
-              ctx.log.warn({ address: a.address, trigger: a.trigger, triggeringResource: a.triggeringResource, onFailure: a.onFailure, deferred: a.deferred }, `provider action: ${actionText(a)}`);
+              ctx.log.warn(
+                {
+                  address: a.address,
+                  trigger: a.trigger,
+                  triggeringResource: a.triggeringResource,
+                  onFailure: a.onFailure,
+                  deferred: a.deferred,
+                },
+                `provider action: ${actionText(a)}`,
+              );
               options.onAction?.(a);
               options.judgement?.onAction(a);
             },
@@ -121,7 +135,13 @@ export async function showStep(ctx: RunContext, options: ShowStepOptions): Promi
 
 /** terraform marked the plan errored: it is never applied, packed or reported as a finding. */
 export function refuseErrored(plan: Classification): void {
-  if (plan.errored) throw new RunnerError({ kind: 'plan', reason: 'PlanErrored', message: 'terraform marked the plan errored (incomplete): it is not used. Fix the errors the plan printed and run again.' });
+  if (plan.errored)
+    throw new RunnerError({
+      kind: 'plan',
+      reason: 'PlanErrored',
+      message:
+        'terraform marked the plan errored (incomplete): it is not used. Fix the errors the plan printed and run again.',
+    });
 }
 
 function refuseMissedDeclarations(declared: Set<string>, scan: ModuleScan): void {
@@ -158,7 +178,12 @@ export async function removePlanFile(workspace: Workspace): Promise<void> {
 export function heldPlan(workspace: Workspace): HeldPlanFile {
   const plan = workspace.heldPlan();
   // A caller that never hashed its plan is a bug: without the hash nothing says what will be applied.
-  if (!plan) throw new RunnerError({ kind: 'internal', reason: 'InternalError', message: 'internal error: the saved plan was not hashed before it was used; nothing was applied' });
+  if (!plan)
+    throw new RunnerError({
+      kind: 'internal',
+      reason: 'InternalError',
+      message: 'internal error: the saved plan was not hashed before it was used; nothing was applied',
+    });
   return plan;
 }
 
@@ -179,19 +204,30 @@ export interface PlanAndClassifyOptions {
  * classification means more change (reconcilePlanExit); `planHash` is what the apply must find in
  * the file (applySavedPlan).
  */
-export async function planAndClassify(ctx: RunContext, { root, before, recordHash, plan: planOptions = {}, show = {} }: PlanAndClassifyOptions) {
+export async function planAndClassify(
+  ctx: RunContext,
+  { root, before, recordHash, plan: planOptions = {}, show = {} }: PlanAndClassifyOptions,
+) {
   const text = maskedPlanText(root.tf, root.workspace, ctx.masker, ctx.progress);
   const { planned, planHash, plan } = await text.around(async () => {
     const planned = await planStep(ctx, { text, workspace: root.workspace, inputsHash: recordHash, plan: planOptions });
     // Taken before show reads the file, through the open file terraform shows and applies: the apply must run exactly the plan that was classified.
     const planHash = await planHashStep(ctx, { workspace: root.workspace });
-    const plan = await showStep(ctx, { tf: root.tf, workspace: root.workspace, destroyPlan: planOptions.destroy, ...show });
+    const plan = await showStep(ctx, {
+      tf: root.tf,
+      workspace: root.workspace,
+      destroyPlan: planOptions.destroy,
+      ...show,
+    });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     return { planned, planHash, plan };
   });
   // A destroy deletes the record, a refresh-only plan leaves it: only other plans set it to recordHash.
   const recordChanges = !planOptions.destroy && !planOptions.refreshOnly && before.recordedInputsHash !== recordHash;
-  const reconciled = reconcilePlanExit(planned.hasChanges, plan, { recordChanges, destroyPlan: planOptions.destroy === true });
+  const reconciled = reconcilePlanExit(planned.hasChanges, plan, {
+    recordChanges,
+    destroyPlan: planOptions.destroy === true,
+  });
   if (reconciled.warning) ctx.warn(reconciled.warning);
   return { planned: { ...planned, hasChanges: reconciled.hasChanges }, planHash, plan, planText: text.text() };
 }

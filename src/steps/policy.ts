@@ -33,7 +33,11 @@ export async function loadRunPolicy(given: string | undefined): Promise<RunPolic
   if (dir === undefined) return undefined;
   const { describeProblem, loadPolicy, planJudgement } = await import('../policy/index.ts');
   const policy = await loadPolicy(dir);
-  return { dir, warnings: policy.warnings.map(describeProblem), judgement: (options) => planJudgement(policy, options) };
+  return {
+    dir,
+    warnings: policy.warnings.map(describeProblem),
+    judgement: (options) => planJudgement(policy, options),
+  };
 }
 
 /** The `policy` step of apply, plan and drift: before anything is planned. No step at all without a policy dir. */
@@ -45,7 +49,8 @@ export async function policyStep(ctx: RunContext): Promise<RunPolicy | undefined
     for (const warning of policy!.warnings) ctx.log.warn({ dir: policy!.dir }, `policy: ${warning}`);
     // A signal or the deadline ends an evaluation at its next rule.
     const stopRequested = () => ctx.stopCause !== undefined;
-    const onEvaluationStart = () => ctx.log.info({ dir: policy!.dir }, 'policy: judging the plan, change by change, as terraform show prints it');
+    const onEvaluationStart = () =>
+      ctx.log.info({ dir: policy!.dir }, 'policy: judging the plan, change by change, as terraform show prints it');
     return { ...policy!, judgement: (options) => policy!.judgement({ ...options, stopRequested, onEvaluationStart }) };
   });
 }

@@ -64,7 +64,9 @@ const settledValue = <T>(settled: PromiseSettledResult<T>): T => {
   return settled.value;
 };
 
-const terraformLearned = (version: TerraformVersion): Learned => ({ terraform: { version: version.version, flavor: version.flavor } });
+const terraformLearned = (version: TerraformVersion): Learned => ({
+  terraform: { version: version.version, flavor: version.flavor },
+});
 
 /** OpenTofu state encryption: refuses (apply, plan, restore) or warns (destroy) before anything touches state; see guard/plaintext-backups.ts. */
 export function checkPlaintextBackups(ctx: RunContext, scan: Pick<ModuleScan, 'encryption'>): void {
@@ -75,10 +77,15 @@ export function checkPlaintextBackups(ctx: RunContext, scan: Pick<ModuleScan, 'e
 }
 
 // The image's terraform, still the file its build verified, answers from the build's record (no launch).
-const terraformVersionOf = (ctx: RunContext) => terraformVersion(ctx.settings.terraform, { stop: ctx.terraformStop, record: recordBesideEntry() });
+const terraformVersionOf = (ctx: RunContext) =>
+  terraformVersion(ctx.settings.terraform, { stop: ctx.terraformStop, record: recordBesideEntry() });
 
 function checkTerraform(ctx: RunContext, version: TerraformVersion): TerraformVersion {
   checkSupported(version);
+  if (version.fromImageRecord)
+    ctx.log.info(
+      `terraform ${version.version} at ${version.path}: the binary the image build verified, answered from its record (no version launch)`,
+    );
   const unverified = unverifiedWarning(version);
   if (unverified) ctx.warn(unverified);
   return version;
@@ -148,7 +155,9 @@ export interface InitStepOptions {
 /** init, then the backend it recorded (the module's own, or exactly the local state --state names) and where it keeps the state (never in the workdir), before any state is read. */
 export async function initStep(ctx: RunContext, { tf, workspace }: InitStepOptions): Promise<void> {
   const statePath = ctx.settings.state;
-  const expected: ExpectedBackend = statePath ? { type: 'local', path: resolve(statePath) } : { type: workspace.scan.backend ?? 'unknown' };
+  const expected: ExpectedBackend = statePath
+    ? { type: 'local', path: resolve(statePath) }
+    : { type: workspace.scan.backend ?? 'unknown' };
   await ctx.step(
     'init',
     async () => {

@@ -15,7 +15,12 @@ import type { Terraform } from '../terraform/terraform.ts';
 import { sha256Hex } from '../util/sha256.ts';
 import { timeStamp } from '../util/stamp.ts';
 import { ERRORED_STATE_FILE, STATE_FILE } from '../workspace/terraform-files.ts';
-import { localStateFile, STATE_OUTSIDE_WORKDIR_FIX, stateFileSource, stateInWorkdir } from '../workspace/state-location.ts';
+import {
+  localStateFile,
+  STATE_OUTSIDE_WORKDIR_FIX,
+  stateFileSource,
+  stateInWorkdir,
+} from '../workspace/state-location.ts';
 import { writeNewFile, type Workspace } from '../workspace/workspace.ts';
 import { recordChanged, withRecordSetBack } from '../state/record.ts';
 import { withSerial } from '../state/serial.ts';
@@ -43,7 +48,11 @@ export interface StateStepOptions {
  * again. The module's backend is the module's problem (exit 4); a --state inside --workdir, the
  * caller's (exit 2).
  */
-export async function refuseStateInWorkdir(tf: Terraform, workspace: Workspace, givenState: string | undefined): Promise<void> {
+export async function refuseStateInWorkdir(
+  tf: Terraform,
+  workspace: Workspace,
+  givenState: string | undefined,
+): Promise<void> {
   const local = await recordedLocalBackend(tf);
   if (!local) return;
   const stateFile = localStateFile(local, local.workspace, tf.cwd);
@@ -81,7 +90,10 @@ export function pullStateBefore(tf: Terraform, workspace: Workspace): Promise<Pu
  * The state before the op: serial, lineage and the inputs hash it records, in the result at once, so a
  * later failure still reports it. `pulling`: the pull pullStateBefore started (else it is pulled now).
  */
-export async function stateBeforeStep(ctx: RunContext, { tf, workspace, pulling }: StateStepOptions & { pulling?: Promise<PulledState> }): Promise<PulledState> {
+export async function stateBeforeStep(
+  ctx: RunContext,
+  { tf, workspace, pulling }: StateStepOptions & { pulling?: Promise<PulledState> },
+): Promise<PulledState> {
   try {
     return await ctx.step(
       'state before',
@@ -105,7 +117,8 @@ export async function stateBeforeStep(ctx: RunContext, { tf, workspace, pulling 
  * The lineage of the state a pull found; null when there is none: no state at all, or the empty
  * state a pg backend holds before its first write (serial 0, lineage "").
  */
-export const stateLineage = (state: Pick<StateSummary, 'serial' | 'lineage'>): string | null => (state.serial === null || !state.lineage ? null : state.lineage);
+export const stateLineage = (state: Pick<StateSummary, 'serial' | 'lineage'>): string | null =>
+  state.serial === null || !state.lineage ? null : state.lineage;
 
 /**
  * --expect-lineage: the lineage of the object's state as its last result named it. A state of
@@ -155,7 +168,10 @@ export interface StateAfterOptions extends StateStepOptions {
   outputs?: boolean;
 }
 
-export async function stateAfterStep(ctx: RunContext, options: StateAfterOptions): Promise<PulledState & { reported?: ReportedOutputs }> {
+export async function stateAfterStep(
+  ctx: RunContext,
+  options: StateAfterOptions,
+): Promise<PulledState & { reported?: ReportedOutputs }> {
   const { tf, workspace, before } = options;
   return ctx.step(
     'state after',
@@ -163,7 +179,10 @@ export async function stateAfterStep(ctx: RunContext, options: StateAfterOptions
       const after = await pullState(tf, join(workspace.privateDir, 'state-after.json'), options.outputs);
       return { ...after, reported: options.outputs ? reportedOutputs(ctx, after.outputs ?? {}) : undefined };
     },
-    { cleanup: options.cleanup, learned: ({ reported, ...after }) => ({ ...stateLearned(before, after), ...reported }) },
+    {
+      cleanup: options.cleanup,
+      learned: ({ reported, ...after }) => ({ ...stateLearned(before, after), ...reported }),
+    },
   );
 }
 
@@ -174,7 +193,11 @@ function reportedOutputs(ctx: RunContext, stateOutputs: Record<string, unknown>)
   const outputs: Record<string, OutputValue> = {};
   const sensitiveOutputs: Record<string, OutputValue> = {};
   for (const [name, held] of Object.entries(stateOutputs)) {
-    const o = (typeof held === 'object' && held !== null ? held : {}) as { value?: unknown; type?: unknown; sensitive?: unknown };
+    const o = (typeof held === 'object' && held !== null ? held : {}) as {
+      value?: unknown;
+      type?: unknown;
+      sensitive?: unknown;
+    };
     const known = o.value !== undefined;
     if (o.sensitive === true) {
       for (const leaf of stringLeaves(o.value)) ctx.masker.add(leaf, `sensitive output ${name}`);
@@ -202,7 +225,10 @@ async function pullState(tf: Terraform, file: string, outputs = false): Promise<
  * op (setBackRecord). Damage control runs even after a stop request; its own failures are warnings,
  * the apply's error is what counts. What became of errored.tfstate is kept for the result.
  */
-export async function stateAfterFailure(ctx: RunContext, { tf, workspace, before }: StateStepOptions & { before: PulledState }): Promise<void> {
+export async function stateAfterFailure(
+  ctx: RunContext,
+  { tf, workspace, before }: StateStepOptions & { before: PulledState },
+): Promise<void> {
   const erroredState = await rescueErroredState(ctx, tf, workspace, before);
   if (erroredState) ctx.keep({ erroredState });
   let after: PulledState;
@@ -226,17 +252,27 @@ const recordText = (state: StateSummary) => state.recordedInputsHash ?? (state.r
  * state since (a higher serial, another lineage), so nothing is overwritten unseen. The state is
  * then pulled again, and what it holds is what the result reports.
  */
-async function setBackRecord(ctx: RunContext, tf: Terraform, workspace: Workspace, before: PulledState, after: PulledState): Promise<void> {
+async function setBackRecord(
+  ctx: RunContext,
+  tf: Terraform,
+  workspace: Workspace,
+  before: PulledState,
+  after: PulledState,
+): Promise<void> {
   const changed = `terraform changed the runner's record (now ${recordText(after)}, before the ${ctx.op} ${recordText(before)}) though the ${ctx.op} did not succeed`;
   try {
     const setBack = await ctx.step(
       'record set back',
       async () => {
         const pushFile = join(workspace.privateDir, 'state-record-set-back.json');
-        await writeNewFile(pushFile, withSerial(await stateWithRecordOf(ctx, after.file, before), (after.serial ?? 0) + 1));
+        await writeNewFile(
+          pushFile,
+          withSerial(await stateWithRecordOf(ctx, after.file, before), (after.serial ?? 0) + 1),
+        );
         await statePush(tf, pushFile, { lockTimeout: ctx.settings.lockTimeout });
         const pulled = await pullState(tf, join(workspace.privateDir, 'state-after-set-back.json'));
-        if (recordChanged(before.record, pulled.record)) throw new Error(`the state pulled after the push still holds ${recordText(pulled)}`);
+        if (recordChanged(before.record, pulled.record))
+          throw new Error(`the state pulled after the push still holds ${recordText(pulled)}`);
         return pulled;
       },
       { cleanup: true, starting: { mayHaveChanged: true }, learned: (pulled) => stateLearned(before, pulled) },
@@ -258,21 +294,33 @@ async function stateWithRecordOf(ctx: RunContext, file: string, before: StateSum
 }
 
 /** errored.tfstate, pushed or kept, with the runner's record as it was before the op (setBackRecord): terraform may have written it early. */
-async function rescueErroredState(ctx: RunContext, tf: Terraform, workspace: Workspace, before: PulledState): Promise<Result['erroredState']> {
+async function rescueErroredState(
+  ctx: RunContext,
+  tf: Terraform,
+  workspace: Workspace,
+  before: PulledState,
+): Promise<Result['erroredState']> {
   const written = join(workspace.root, ERRORED_STATE_FILE);
   if (!existsSync(written)) return undefined;
   const errored = await erroredStateToSave(ctx, written, workspace, before);
   try {
-    await ctx.step('state push', () => statePush(tf, errored, { lockTimeout: ctx.settings.lockTimeout }), { exitCode: (r) => r.exitCode, cleanup: true });
+    await ctx.step('state push', () => statePush(tf, errored, { lockTimeout: ctx.settings.lockTimeout }), {
+      exitCode: (r) => r.exitCode,
+      cleanup: true,
+    });
     ctx.warn(`terraform could not save the state and left ${ERRORED_STATE_FILE}: the runner pushed it to the backend`);
     return { pushed: true };
   } catch (pushError) {
     try {
       const keptAt = await keepErroredState(ctx, errored);
-      ctx.warn(`terraform could not save the state and the backend refused ${ERRORED_STATE_FILE} (${(pushError as Error).message}): it is kept at ${keptAt}; push it with terraform state push once the backend is back`);
+      ctx.warn(
+        `terraform could not save the state and the backend refused ${ERRORED_STATE_FILE} (${(pushError as Error).message}): it is kept at ${keptAt}; push it with terraform state push once the backend is back`,
+      );
       return { pushed: false, keptAt };
     } catch (keepError) {
-      ctx.log.error(`terraform left ${ERRORED_STATE_FILE} and it could be neither pushed nor kept (${(keepError as Error).message}): the workdir ${workspace.dir} is left in place`);
+      ctx.log.error(
+        `terraform left ${ERRORED_STATE_FILE} and it could be neither pushed nor kept (${(keepError as Error).message}): the workdir ${workspace.dir} is left in place`,
+      );
       workspace.keep();
       return { pushed: false };
     }
@@ -284,16 +332,25 @@ async function rescueErroredState(ctx: RunContext, tf: Terraform, workspace: Wor
  * copy (the same serial: terraform's rules for the push are unchanged). When that edit fails, the
  * file as terraform left it, with a warning: state is never dropped for the record's sake.
  */
-async function erroredStateToSave(ctx: RunContext, written: string, workspace: Workspace, before: PulledState): Promise<string> {
+async function erroredStateToSave(
+  ctx: RunContext,
+  written: string,
+  workspace: Workspace,
+  before: PulledState,
+): Promise<string> {
   try {
     const errored = await summarizeState(createReadStream(written));
     if (!recordChanged(before.record, errored.record)) return written;
     const edited = join(workspace.privateDir, ERRORED_STATE_FILE);
     await writeNewFile(edited, await stateWithRecordOf(ctx, written, before));
-    ctx.warn(`terraform changed the runner's record in ${ERRORED_STATE_FILE} (now ${recordText(errored)}, before the ${ctx.op} ${recordText(before)}) though the ${ctx.op} did not succeed: the runner saves it with the record set back`);
+    ctx.warn(
+      `terraform changed the runner's record in ${ERRORED_STATE_FILE} (now ${recordText(errored)}, before the ${ctx.op} ${recordText(before)}) though the ${ctx.op} did not succeed: the runner saves it with the record set back`,
+    );
     return edited;
   } catch (error) {
-    ctx.warn(`could not set back the runner's record in ${ERRORED_STATE_FILE} (${(error as Error).message}): it is saved as terraform left it`);
+    ctx.warn(
+      `could not set back the runner's record in ${ERRORED_STATE_FILE} (${(error as Error).message}): it is saved as terraform left it`,
+    );
     return written;
   }
 }
@@ -308,7 +365,14 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
     store,
     object,
     [{ name: STATE_FILE, path: errored }],
-    { kind: 'StateBackup', terraformVersion: summary.terraformVersion ?? 'unknown', op: ctx.op, stateFile: STATE_FILE, serial: summary.serial ?? 0, lineage: summary.lineage || 'unknown' },
+    {
+      kind: 'StateBackup',
+      terraformVersion: summary.terraformVersion ?? 'unknown',
+      op: ctx.op,
+      stateFile: STATE_FILE,
+      serial: summary.serial ?? 0,
+      lineage: summary.lineage || 'unknown',
+    },
     { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
   );
   return `${store.location}/${object}`;
@@ -328,28 +392,43 @@ export interface BackupStepOptions {
  * Before an op changes anything: the state as it is, packed and verified in the backup store. Not
  * best effort: a backup that cannot be written stops the op before it changes anything.
  */
-export async function backupStep(ctx: RunContext, { before, inputsHash, terraformVersion, keep = [] }: BackupStepOptions): Promise<ArtifactRef | undefined> {
+export async function backupStep(
+  ctx: RunContext,
+  { before, inputsHash, terraformVersion, keep = [] }: BackupStepOptions,
+): Promise<ArtifactRef | undefined> {
   const store = backupStore(ctx);
   const lineage = stateLineage(before);
   if (lineage === null) {
     ctx.skip('backup', 'there is no state yet');
     return undefined;
   }
-  return ctx.step('backup', async (): Promise<ArtifactRef> => {
-    // Named by whose state it is, and retention counts per state: states sharing a store keep their own.
-    const family = `backup-${backupOwner(lineage)}-`;
-    const object = `${family}${timeStamp()}-s${before.serial}`;
-    const { writeArtifact } = await artifactWriter();
-    const manifest = await writeArtifact(
-      store,
-      object,
-      [{ name: STATE_FILE, path: before.file }],
-      { kind: 'StateBackup', terraformVersion, op: ctx.op, stateFile: STATE_FILE, serial: before.serial!, lineage, ...(inputsHash ? { inputsHash } : {}) },
-      { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
-    );
-    await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: family, protect: [object, ...keep] });
-    return artifactRefOf(store, object, manifest);
-  }, { learned: (backup) => ({ backup }) });
+  return ctx.step(
+    'backup',
+    async (): Promise<ArtifactRef> => {
+      // Named by whose state it is, and retention counts per state: states sharing a store keep their own.
+      const family = `backup-${backupOwner(lineage)}-`;
+      const object = `${family}${timeStamp()}-s${before.serial}`;
+      const { writeArtifact } = await artifactWriter();
+      const manifest = await writeArtifact(
+        store,
+        object,
+        [{ name: STATE_FILE, path: before.file }],
+        {
+          kind: 'StateBackup',
+          terraformVersion,
+          op: ctx.op,
+          stateFile: STATE_FILE,
+          serial: before.serial!,
+          lineage,
+          ...(inputsHash ? { inputsHash } : {}),
+        },
+        { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
+      );
+      await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: family, protect: [object, ...keep] });
+      return artifactRefOf(store, object, manifest);
+    },
+    { learned: (backup) => ({ backup }) },
+  );
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -367,7 +446,8 @@ export function backupOwner(lineage: string): string {
 export async function pruneQuietly(ctx: RunContext, store: ChunkStore, options: PruneOptions): Promise<void> {
   try {
     const { deleted } = await pruneObjects(store, options);
-    if (deleted.length) ctx.log.info({ deleted, location: store.location }, `retention: deleted ${deleted.length} older objects`);
+    if (deleted.length)
+      ctx.log.info({ deleted, location: store.location }, `retention: deleted ${deleted.length} older objects`);
   } catch (error) {
     ctx.warn(`could not delete older objects in ${store.location}: ${(error as Error).message}`);
   }

@@ -8,7 +8,12 @@ import type { ChunkStore } from './store.ts';
 export type FailureReason = 'ArtifactIncomplete' | 'ArtifactCorrupt' | 'ArtifactMismatch' | 'ArtifactUnsafe';
 
 /** An error about one object: the reason, the problem (after the object's name), the fix and detail. */
-export type Failure = (reason: FailureReason, problem: string, fix?: string, detail?: Record<string, unknown>) => RunnerError;
+export type Failure = (
+  reason: FailureReason,
+  problem: string,
+  fix?: string,
+  detail?: Record<string, unknown>,
+) => RunnerError;
 
 const LABELS: Record<ArtifactKind, string> = { PlanArtifact: 'plan artifact', StateBackup: 'state backup' };
 const FIXES: Record<ArtifactKind, string> = {
@@ -30,7 +35,13 @@ export function failure(store: ChunkStore, object: string, kind: ArtifactKind | 
 }
 
 /** Over the limit a reader accepts (a reader refuses it before reading a chunk, a writer before its manifest), with the setting that raises it. */
-export function tooLarge(store: ChunkStore, object: string, kind: ArtifactKind, problem: string, maxBytes: number): RunnerError {
+export function tooLarge(
+  store: ChunkStore,
+  object: string,
+  kind: ArtifactKind,
+  problem: string,
+  maxBytes: number,
+): RunnerError {
   return new RunnerError({
     kind: 'artifact',
     reason: 'ArtifactTooLarge',
@@ -41,7 +52,8 @@ export function tooLarge(store: ChunkStore, object: string, kind: ArtifactKind, 
 
 export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-export const internalError = (message: string) => new RunnerError({ kind: 'internal', reason: 'InternalError', message });
+export const internalError = (message: string) =>
+  new RunnerError({ kind: 'internal', reason: 'InternalError', message });
 
 /** What the runner itself builds (metadata, a manifest) must be valid: anything else is a bug of the runner. */
 export function parseOrInternal<T>(schema: z.ZodType<T>, value: unknown, what: string): T {

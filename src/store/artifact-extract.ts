@@ -26,12 +26,16 @@ export async function extractFiles(
   const paths = new Map<string, string>(); // a Map: a file may be called "constructor"
 
   // Stops a decompression bomb: the tar can be no bigger than its listed files plus headers.
-  const tarLimit = manifest.files.reduce((sum, file) => sum + TAR_ENTRY_OVERHEAD + roundUpToBlock(file.bytes), TAR_TRAILER_ALLOWANCE);
+  const tarLimit = manifest.files.reduce(
+    (sum, file) => sum + TAR_ENTRY_OVERHEAD + roundUpToBlock(file.bytes),
+    TAR_TRAILER_ALLOWANCE,
+  );
   async function* limited(tarBytes: AsyncIterable<Buffer>) {
     let total = 0;
     for await (const piece of tarBytes) {
       total += piece.length;
-      if (total > tarLimit) throw fail('ArtifactUnsafe', `unpacks to more than the ${tarLimit} bytes its manifest allows`);
+      if (total > tarLimit)
+        throw fail('ArtifactUnsafe', `unpacks to more than the ${tarLimit} bytes its manifest allows`);
       yield piece;
     }
   }
@@ -52,7 +56,8 @@ export async function extractFiles(
   }
 
   const missing = manifest.files.filter((file) => !paths.has(file.name)).map((file) => file.name);
-  if (missing.length > 0) throw fail('ArtifactCorrupt', `lacks listed file(s) ${missing.map((name) => `"${name}"`).join(', ')}`);
+  if (missing.length > 0)
+    throw fail('ArtifactCorrupt', `lacks listed file(s) ${missing.map((name) => `"${name}"`).join(', ')}`);
   return Object.fromEntries(paths);
 }
 
@@ -63,10 +68,16 @@ const TAR_ENTRY_OVERHEAD = 4 * TAR_BLOCK;
 const TAR_TRAILER_ALLOWANCE = 20 * TAR_BLOCK;
 
 /** Refuses any entry but a plain, listed, first-seen file of the listed size. */
-function checkEntry(header: tar.Header, listed: Map<string, FileEntry>, extracted: Map<string, string>, fail: Failure): FileEntry {
+function checkEntry(
+  header: tar.Header,
+  listed: Map<string, FileEntry>,
+  extracted: Map<string, string>,
+  fail: Failure,
+): FileEntry {
   const { name, type } = header;
   // Judged on the header alone, before any of the entry's content is read.
-  const refuse = (problem: string) => fail('ArtifactUnsafe', `has an unsafe entry "${name}": ${problem}`, undefined, { entry: name });
+  const refuse = (problem: string) =>
+    fail('ArtifactUnsafe', `has an unsafe entry "${name}": ${problem}`, undefined, { entry: name });
   if (type === 'directory') throw refuse('a directory (artifacts hold plain files only)');
   if (type !== 'file') throw refuse(`a ${type} (links, devices and FIFOs are never extracted)`);
   if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) throw refuse('an absolute path');
@@ -76,7 +87,8 @@ function checkEntry(header: tar.Header, listed: Map<string, FileEntry>, extracte
   if (extracted.has(name)) throw refuse('a second entry with the same name');
   const size = header.size ?? 0;
   if (size > file.bytes) throw refuse(`${size} bytes, more than the ${file.bytes} the manifest lists`);
-  if (size !== file.bytes) throw fail('ArtifactCorrupt', `has file "${name}" of ${size} bytes; the manifest lists ${file.bytes}`);
+  if (size !== file.bytes)
+    throw fail('ArtifactCorrupt', `has file "${name}" of ${size} bytes; the manifest lists ${file.bytes}`);
   return file;
 }
 
@@ -114,7 +126,10 @@ export async function prepareExtractDir(into: string): Promise<string | undefine
     const created = await mkdir(into, { recursive: true, mode: 0o700 });
     if (created) return created;
     if ((await readdir(into)).length > 0) {
-      throw usageError('ExtractDirNotEmpty', `cannot extract into ${into}: it is not empty; give a new or empty directory`);
+      throw usageError(
+        'ExtractDirNotEmpty',
+        `cannot extract into ${into}: it is not empty; give a new or empty directory`,
+      );
     }
     await chmod(into, 0o700);
     return undefined;

@@ -8,7 +8,13 @@ import { sha256Hex } from '../util/sha256.ts';
 import { failure, tooLarge, type Failure } from './artifact-errors.ts';
 import { extractFiles, prepareExtractDir, removeExtracted } from './artifact-extract.ts';
 import { DEFAULT_MAX_ARTIFACT_BYTES, MAX_CHUNKS, MAX_MANIFEST_BYTES } from './limits.ts';
-import { ARTIFACT_API_VERSION, ArtifactManifest, type ArtifactKind, type ChunkEntry, type ManifestOfKind } from './manifest.ts';
+import {
+  ARTIFACT_API_VERSION,
+  ArtifactManifest,
+  type ArtifactKind,
+  type ChunkEntry,
+  type ManifestOfKind,
+} from './manifest.ts';
 import type { ChunkStore } from './store.ts';
 
 export interface ArtifactExpectation<K extends ArtifactKind> {
@@ -48,7 +54,10 @@ export async function readArtifact<K extends ArtifactKind = ArtifactKind>(
   const fail = failure(store, object, manifest.kind);
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_ARTIFACT_BYTES;
   const filesBytes = manifest.files.reduce((sum, file) => sum + file.bytes, 0);
-  for (const [what, bytes] of [['a payload', manifest.totalBytes], ['files', filesBytes]] as const) {
+  for (const [what, bytes] of [
+    ['a payload', manifest.totalBytes],
+    ['files', filesBytes],
+  ] as const) {
     if (bytes > maxBytes) throw tooLarge(store, object, manifest.kind, `declares ${what} of ${bytes} bytes`, maxBytes);
   }
 
@@ -79,7 +88,11 @@ async function readManifest<K extends ArtifactKind>(
       'has no manifest: it is absent, or partial (its writer stopped before the manifest, which is written last)',
     );
   }
-  if (raw.length > MAX_MANIFEST_BYTES) throw fail('ArtifactCorrupt', `has a manifest of more than ${MAX_MANIFEST_BYTES} bytes, more than one of ${MAX_CHUNKS} chunks takes`);
+  if (raw.length > MAX_MANIFEST_BYTES)
+    throw fail(
+      'ArtifactCorrupt',
+      `has a manifest of more than ${MAX_MANIFEST_BYTES} bytes, more than one of ${MAX_CHUNKS} chunks takes`,
+    );
   let json: unknown;
   try {
     json = JSON.parse(raw.toString('utf8'));
@@ -88,7 +101,10 @@ async function readManifest<K extends ArtifactKind>(
   }
   const { apiVersion, kind } = (json ?? {}) as { apiVersion?: unknown; kind?: unknown };
   if (apiVersion !== ARTIFACT_API_VERSION) {
-    throw fail('ArtifactMismatch', `has manifest apiVersion ${JSON.stringify(apiVersion)}; this runner reads ${ARTIFACT_API_VERSION}`);
+    throw fail(
+      'ArtifactMismatch',
+      `has manifest apiVersion ${JSON.stringify(apiVersion)}; this runner reads ${ARTIFACT_API_VERSION}`,
+    );
   }
   if (expect && kind !== expect.kind) {
     throw fail('ArtifactMismatch', `is a ${JSON.stringify(kind)}, not a ${expect.kind}`, undefined, { found: kind });
@@ -118,7 +134,12 @@ async function readManifest<K extends ArtifactKind>(
 }
 
 /** The chunks in order, each checked before a single byte of it is yielded; then the whole payload's sha256. */
-async function* verifiedChunks(store: ChunkStore, object: string, manifest: ArtifactManifest, fail: Failure): AsyncGenerator<Buffer> {
+async function* verifiedChunks(
+  store: ChunkStore,
+  object: string,
+  manifest: ArtifactManifest,
+  fail: Failure,
+): AsyncGenerator<Buffer> {
   const whole = createHash('sha256');
   for (const chunk of manifest.chunks) {
     const data = await store.getChunk(object, chunk.index, chunk.bytes);
@@ -133,25 +154,34 @@ async function* verifiedChunks(store: ChunkStore, object: string, manifest: Arti
 }
 
 /** What is wrong with the set of chunk indices present, if anything; `missing` tells incomplete from corrupt. */
-export function chunkSetProblem(present: readonly number[], expected: number): { text: string; missing: boolean } | undefined {
+export function chunkSetProblem(
+  present: readonly number[],
+  expected: number,
+): { text: string; missing: boolean } | undefined {
   const have = new Set(present);
   const missing = Array.from({ length: expected }, (_, index) => index).filter((index) => !have.has(index));
   if (missing.length > 0) return { text: `lacks chunk(s) ${summarize(missing)} of ${expected}`, missing: true };
   const extra = present.filter((index) => index >= expected);
-  if (extra.length > 0) return { text: `has chunk(s) ${summarize(extra)} beyond the ${expected} listed`, missing: false };
+  if (extra.length > 0)
+    return { text: `has chunk(s) ${summarize(extra)} beyond the ${expected} listed`, missing: false };
   return undefined;
 }
 
 /** What is wrong with one chunk as read, if anything: its size or its sha256. */
 export function chunkProblem(data: Buffer, chunk: ChunkEntry): string | undefined {
   // A store reads at most one byte more than listed: a longer chunk is never read whole.
-  if (data.length > chunk.bytes) return `has chunk ${chunk.index} of more than the ${chunk.bytes} bytes the manifest lists`;
+  if (data.length > chunk.bytes)
+    return `has chunk ${chunk.index} of more than the ${chunk.bytes} bytes the manifest lists`;
   return heldChunkProblem({ index: chunk.index, bytes: data.length, sha256: () => sha256Hex(data) }, chunk);
 }
 
 /** What is wrong with a chunk as a store holds it (its size, and its sha256, computed only when the size is right), if anything. */
-export function heldChunkProblem(held: { index: number; bytes: number; sha256: string | (() => string) }, chunk: ChunkEntry): string | undefined {
-  if (held.bytes !== chunk.bytes) return `has chunk ${chunk.index} of ${held.bytes} bytes; the manifest lists ${chunk.bytes}`;
+export function heldChunkProblem(
+  held: { index: number; bytes: number; sha256: string | (() => string) },
+  chunk: ChunkEntry,
+): string | undefined {
+  if (held.bytes !== chunk.bytes)
+    return `has chunk ${chunk.index} of ${held.bytes} bytes; the manifest lists ${chunk.bytes}`;
   const sha256 = typeof held.sha256 === 'string' ? held.sha256 : held.sha256();
   if (sha256 !== chunk.sha256) return `has chunk ${chunk.index} whose sha256 differs from the manifest`;
   return undefined;

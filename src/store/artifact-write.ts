@@ -12,8 +12,23 @@ import { RunnerError, usageError } from '../errors.ts';
 import { hashing, sha256Hex } from '../util/sha256.ts';
 import { internalError, messageOf, parseOrInternal, tooLarge } from './artifact-errors.ts';
 import { chunkSetProblem, heldChunkProblem } from './artifact-read.ts';
-import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_ARTIFACT_BYTES, MAX_CHUNK_BYTES, MAX_CHUNKS, MIN_CHUNK_BYTES } from './limits.ts';
-import { ARTIFACT_API_VERSION, ArtifactFileName, ArtifactManifest, ArtifactMetaSchema, type ArtifactKind, type ArtifactMeta, type ChunkEntry, type FileEntry } from './manifest.ts';
+import {
+  DEFAULT_CHUNK_BYTES,
+  DEFAULT_MAX_ARTIFACT_BYTES,
+  MAX_CHUNK_BYTES,
+  MAX_CHUNKS,
+  MIN_CHUNK_BYTES,
+} from './limits.ts';
+import {
+  ARTIFACT_API_VERSION,
+  ArtifactFileName,
+  ArtifactManifest,
+  ArtifactMetaSchema,
+  type ArtifactKind,
+  type ArtifactMeta,
+  type ChunkEntry,
+  type FileEntry,
+} from './manifest.ts';
 import type { ChunkStore, HeldChunk, ObjectWrite } from './store.ts';
 
 /** A file to pack: from disk (streamed) or from memory. Extracted files are always 0600. */
@@ -50,8 +65,11 @@ export async function writeArtifact(
 
   try {
     // Refused before a chunk is written: an artifact no reader with the same setting would accept is no backup.
-    const filesBytes = (await Promise.all(files.map(async (file) => ('data' in file ? file.data.length : (await stat(file.path)).size)))).reduce((a, b) => a + b, 0);
-    if (filesBytes > maxBytes) throw tooLarge(store, object, validMeta.kind, `would hold ${filesBytes} bytes of files`, maxBytes);
+    const filesBytes = (
+      await Promise.all(files.map(async (file) => ('data' in file ? file.data.length : (await stat(file.path)).size)))
+    ).reduce((a, b) => a + b, 0);
+    if (filesBytes > maxBytes)
+      throw tooLarge(store, object, validMeta.kind, `would hold ${filesBytes} bytes of files`, maxBytes);
     const fileEntries: FileEntry[] = [];
     const chunks: ChunkEntry[] = [];
     const whole = createHash('sha256');
@@ -68,7 +86,9 @@ export async function writeArtifact(
       noteCause(error);
     });
     const storing = pipeline(pack, createGzip(), async (gzipped: AsyncIterable<Buffer>) =>
-      storeChunks(gzipped, write, store, object, { chunkBytes, maxBytes, kind: validMeta.kind }, chunks, whole).catch(noteCause),
+      storeChunks(gzipped, write, store, object, { chunkBytes, maxBytes, kind: validMeta.kind }, chunks, whole).catch(
+        noteCause,
+      ),
     );
     const [packed, stored] = await Promise.allSettled([packing, storing]);
     for (const side of [packed, stored]) if (side.status === 'rejected') throw cause ?? side.reason;
@@ -118,7 +138,8 @@ function checkFiles(files: readonly ArtifactFile[]) {
   if (files.length === 0) throw internalError('an artifact needs at least one file');
   const seen = new Set<string>();
   for (const file of files) {
-    if (!ArtifactFileName.safeParse(file.name).success) throw internalError(`"${file.name}" is not a valid artifact file name`);
+    if (!ArtifactFileName.safeParse(file.name).success)
+      throw internalError(`"${file.name}" is not a valid artifact file name`);
     if (seen.has(file.name)) throw internalError(`file "${file.name}" is given twice`);
     seen.add(file.name);
   }
@@ -131,7 +152,9 @@ async function packFiles(pack: tar.Pack, files: readonly ArtifactFile[], entries
     if ('data' in file) {
       hash.update(file.data);
       await new Promise<void>((done, failed) =>
-        pack.entry({ ...ENTRY_DEFAULTS, name: file.name, size: file.data.length }, file.data, (error) => (error ? failed(error) : done())),
+        pack.entry({ ...ENTRY_DEFAULTS, name: file.name, size: file.data.length }, file.data, (error) =>
+          error ? failed(error) : done(),
+        ),
       );
       entries.push({ name: file.name, bytes: file.data.length, sha256: hash.digest('hex') });
       continue;
@@ -159,7 +182,8 @@ async function storeChunks(
   const put = async (data: Buffer) => {
     const index = chunks.length;
     stored += data.length;
-    if (stored > maxBytes) throw tooLarge(store, object, kind, `would have a payload of more than ${maxBytes} bytes`, maxBytes);
+    if (stored > maxBytes)
+      throw tooLarge(store, object, kind, `would have a payload of more than ${maxBytes} bytes`, maxBytes);
     if (index >= MAX_CHUNKS) {
       throw usageError(
         'InvalidChunkBytes',
@@ -194,7 +218,10 @@ function verifyHeld(store: ChunkStore, object: string, held: readonly HeldChunk[
       message: `wrote "${object}" to ${store.location} but ${text}: the store lost or changed data; check it and run again`,
       detail: { location: store.location, object },
     });
-  const setProblem = chunkSetProblem(held.map((chunk) => chunk.index), chunks.length);
+  const setProblem = chunkSetProblem(
+    held.map((chunk) => chunk.index),
+    chunks.length,
+  );
   if (setProblem) throw unverified(setProblem.text);
   const byIndex = new Map(held.map((chunk) => [chunk.index, chunk]));
   for (const chunk of chunks) {

@@ -36,7 +36,9 @@ export class DirStore implements ChunkStore, RecordStore {
       // Exclusive, as the manifest: a racing writer of the same name never replaces another's chunk.
       putChunk: async (index, data) => {
         checkChunkIndex(index);
-        await writeFileDurablyOnce(await this.ensureObjectDir(object), chunkFileName(index), data, () => artifactExists(this.location, object));
+        await writeFileDurablyOnce(await this.ensureObjectDir(object), chunkFileName(index), data, () =>
+          artifactExists(this.location, object),
+        );
       },
       // Read back one chunk at a time: a writer holds about two chunks, whatever the size of the files.
       held: async () => {
@@ -151,7 +153,8 @@ export class DirStore implements ChunkStore, RecordStore {
       if (isMissing(error)) return undefined;
       throw error;
     }
-    if (data.length > maxBytes) throw new Error(`${path} holds more than ${maxBytes} bytes: not a record the runner wrote`);
+    if (data.length > maxBytes)
+      throw new Error(`${path} holds more than ${maxBytes} bytes: not a record the runner wrote`);
     return data;
   }
 
@@ -160,7 +163,10 @@ export class DirStore implements ChunkStore, RecordStore {
     const dated = await Promise.all(
       (await this.entries())
         .filter((entry) => entry.isFile() && entry.name.startsWith(prefix) && RECORD_NAME.test(entry.name))
-        .map(async (entry) => ({ name: entry.name, ms: (await statIfPresent(join(this.location, entry.name)))?.mtimeMs ?? 0 })),
+        .map(async (entry) => ({
+          name: entry.name,
+          ms: (await statIfPresent(join(this.location, entry.name)))?.mtimeMs ?? 0,
+        })),
     );
     return dated.sort((a, b) => b.ms - a.ms || a.name.localeCompare(b.name)).map((entry) => entry.name);
   }
@@ -219,27 +225,41 @@ async function wrongLevel(objectDir: string, error: unknown): Promise<RunnerErro
   if (code === 'ENOTDIR') {
     const parent = dirname(objectDir);
     const name = basename(objectDir);
-    if ((name === MANIFEST_FILE || CHUNK_FILE.test(name)) && (await statIfPresent(join(parent, MANIFEST_FILE)).catch(() => undefined))) {
-      return misnamed('objectFile', parent, `${objectDir} is the ${name} of a stored object, not the object: name the object's directory, ${parent}`);
+    if (
+      (name === MANIFEST_FILE || CHUNK_FILE.test(name)) &&
+      (await statIfPresent(join(parent, MANIFEST_FILE)).catch(() => undefined))
+    ) {
+      return misnamed(
+        'objectFile',
+        parent,
+        `${objectDir} is the ${name} of a stored object, not the object: name the object's directory, ${parent}`,
+      );
     }
     return undefined;
   }
   if (code !== 'ENOENT') return undefined;
-  const inside = (await new DirStore(objectDir).listObjects().catch(() => [])).filter((o) => o.complete).map((o) => o.name);
+  const inside = (await new DirStore(objectDir).listObjects().catch(() => []))
+    .filter((o) => o.complete)
+    .map((o) => o.name);
   if (!inside.length) return undefined;
   const newest = join(objectDir, inside.at(-1)!);
   const shown = inside.length > 5 ? [...inside.slice(-5), `and ${inside.length - 5} more`] : inside;
-  return misnamed('storeDirectory', newest, `${objectDir} is a directory of stored objects, not one object: it holds ${shown.join(', ')} (newest last). Name one of them, e.g. ${newest}`, inside);
+  return misnamed(
+    'storeDirectory',
+    newest,
+    `${objectDir} is a directory of stored objects, not one object: it holds ${shown.join(', ')} (newest last). Name one of them, e.g. ${newest}`,
+    inside,
+  );
 }
 
 /** A record is a file beside the objects: a name that cannot be an object directory's or a temp file's. */
 const RECORD_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}\.json$/;
 
 function checkRecordName(name: string): string {
-  if (!RECORD_NAME.test(name)) throw new RunnerError({ kind: 'internal', reason: 'InternalError', message: `"${name}" is not a record name` });
+  if (!RECORD_NAME.test(name))
+    throw new RunnerError({ kind: 'internal', reason: 'InternalError', message: `"${name}" is not a record name` });
   return name;
 }
-
 
 async function statIfPresent(path: string) {
   try {
@@ -285,7 +305,11 @@ async function syncDir(dir: string): Promise<void> {
 
 function checkChunkIndex(index: number) {
   if (!Number.isInteger(index) || index < 0 || index >= MAX_CHUNKS) {
-    throw new RunnerError({ kind: 'internal', reason: 'InternalError', message: `chunk index ${index} is out of range 0..${MAX_CHUNKS - 1}` });
+    throw new RunnerError({
+      kind: 'internal',
+      reason: 'InternalError',
+      message: `chunk index ${index} is out of range 0..${MAX_CHUNKS - 1}`,
+    });
   }
 }
 

@@ -36,7 +36,10 @@ const apiVersion = z.literal(ARTIFACT_API_VERSION);
 
 // Fields the writer computes (with apiVersion); everything else is the caller's metadata.
 const computedFields = {
-  object: z.string().min(1).describe('The name the artifact was written under (informational: a copy may live under another name)'),
+  object: z
+    .string()
+    .min(1)
+    .describe('The name the artifact was written under (informational: a copy may live under another name)'),
   chunks: z.array(ChunkEntry).min(1).max(MAX_CHUNKS).describe('In index order, 0..chunkCount-1'),
   chunkCount: z.number().int().positive(),
   totalBytes: ByteCount.describe('Size of the whole gzipped payload: the sum of the chunk sizes'),
@@ -65,7 +68,9 @@ export const PlanArtifactManifest = z.strictObject({
     .min(1)
     .nullable()
     .optional()
-    .describe('The lineage of the state the plan was made against; null when there was no state yet. Written by every plan op; an artifact without it is refused'),
+    .describe(
+      'The lineage of the state the plan was made against; null when there was no state yet. Written by every plan op; an artifact without it is refused',
+    ),
   backend: Sha256.optional().describe(
     'sha256 of the canonical JSON {"config":…,"type":…} of the backend terraform init configured: terraform applies a saved plan to this backend. Written by every plan op; an artifact without it is refused',
   ),
@@ -92,10 +97,12 @@ function checkConsistency(manifest: PlanArtifactManifest | StateBackupManifest, 
     issue(`chunkCount is ${manifest.chunkCount} but ${manifest.chunks.length} chunks are listed`, ['chunkCount']);
   }
   manifest.chunks.forEach((chunk, position) => {
-    if (chunk.index !== position) issue(`chunk at position ${position} has index ${chunk.index}`, ['chunks', position, 'index']);
+    if (chunk.index !== position)
+      issue(`chunk at position ${position} has index ${chunk.index}`, ['chunks', position, 'index']);
   });
   const sum = manifest.chunks.reduce((total, chunk) => total + chunk.bytes, 0);
-  if (sum !== manifest.totalBytes) issue(`totalBytes is ${manifest.totalBytes} but the chunks add up to ${sum}`, ['totalBytes']);
+  if (sum !== manifest.totalBytes)
+    issue(`totalBytes is ${manifest.totalBytes} but the chunks add up to ${sum}`, ['totalBytes']);
 
   const names = new Set<string>();
   manifest.files.forEach((file, position) => {
@@ -120,9 +127,7 @@ export type ManifestOfKind<K extends ArtifactKind> = Extract<ArtifactManifest, {
 
 type ComputedField = 'apiVersion' | keyof typeof computedFields;
 /** What the caller of writeArtifact supplies: the kind and its metadata; the rest is computed. */
-export type ArtifactMeta =
-  | Omit<PlanArtifactManifest, ComputedField>
-  | Omit<StateBackupManifest, ComputedField>;
+export type ArtifactMeta = Omit<PlanArtifactManifest, ComputedField> | Omit<StateBackupManifest, ComputedField>;
 
 const computedMask = Object.fromEntries(['apiVersion', ...Object.keys(computedFields)].map((key) => [key, true])) as {
   [K in ComputedField]: true;

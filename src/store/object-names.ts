@@ -18,7 +18,12 @@ export function checkObjectName(object: string): string {
 }
 
 /** A chunk the manifest or a listing named is not there (any more): the object changed while being read. */
-export function missingChunk(location: string, object: string, index: number, detail?: Record<string, unknown>): RunnerError {
+export function missingChunk(
+  location: string,
+  object: string,
+  index: number,
+  detail?: Record<string, unknown>,
+): RunnerError {
   return new RunnerError({
     kind: 'artifact',
     reason: 'ArtifactIncomplete',

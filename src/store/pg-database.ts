@@ -36,17 +36,26 @@ export function pgTarget(store: string, env: NodeJS.ProcessEnv): PgTarget {
       if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new Error('not a postgres URL');
     } catch {
       const where = fromBackend ? 'PG_CONN_STR' : '--store (CAPTF_STORE)';
-      throw usageError('InvalidStoreLocation', `${where} is not a postgres://user@host:port/database URL: write the connection as a URL (the key=value form is not read)`);
+      throw usageError(
+        'InvalidStoreLocation',
+        `${where} is not a postgres://user@host:port/database URL: write the connection as a URL (the key=value form is not read)`,
+      );
     }
   }
-  const schema = fromBackend ? env.PG_SCHEMA_NAME || PG_BACKEND_SCHEMA : url!.searchParams.get('schema') ?? DEFAULT_SCHEMA;
+  const schema = fromBackend
+    ? env.PG_SCHEMA_NAME || PG_BACKEND_SCHEMA
+    : (url!.searchParams.get('schema') ?? DEFAULT_SCHEMA);
   if (!SCHEMA_NAME.test(schema)) {
-    throw usageError('InvalidStoreLocation', `the PostgreSQL store's schema ${JSON.stringify(schema)} is not a plain SQL name: use letters, digits and "_" (up to 63), starting with a letter or "_"`);
+    throw usageError(
+      'InvalidStoreLocation',
+      `the PostgreSQL store's schema ${JSON.stringify(schema)} is not a plain SQL name: use letters, digits and "_" (up to 63), starting with a letter or "_"`,
+    );
   }
   url?.searchParams.delete('schema');
   const host = url?.hostname || env.PGHOST || 'localhost';
   const port = url?.port || env.PGPORT || '5432';
-  const database = decodeURIComponent(url?.pathname.slice(1) ?? '') || env.PGDATABASE || url?.username || env.PGUSER || '';
+  const database =
+    decodeURIComponent(url?.pathname.slice(1) ?? '') || env.PGDATABASE || url?.username || env.PGUSER || '';
   return {
     config: {
       ...(url && { connectionString: url.toString() }),
@@ -147,14 +156,21 @@ export class PgDatabase {
    * lock of two keys, a space apart from the one-key locks terraform's pg backend takes.
    */
   private async ensureTables(pool: Pool): Promise<void> {
-    const exists = async () => (await pool.query<{ found: boolean }>(`SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL AS found`, [this.table('captf_objects'), this.table('captf_chunks'), this.table('captf_records')])).rows[0]!.found;
+    const exists = async () =>
+      (
+        await pool.query<{ found: boolean }>(
+          `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL AS found`,
+          [this.table('captf_objects'), this.table('captf_chunks'), this.table('captf_records')],
+        )
+      ).rows[0]!.found;
     try {
       if (await exists()) return;
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
         await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CREATE_LOCK_KEY, this.target.schema]);
-        const schemaFound = (await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [this.target.schema])).rowCount;
+        const schemaFound = (await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [this.target.schema]))
+          .rowCount;
         if (!schemaFound) await client.query(`CREATE SCHEMA "${this.target.schema}"`);
         for (const statement of this.tableStatements()) await client.query(statement);
         await client.query('COMMIT');
@@ -217,7 +233,10 @@ export class PgDatabase {
       });
     }
     // No SQLSTATE (ECONNREFUSED, a timeout, a dropped connection), a connection exception, the server shutting down, a statement or lock timeout.
-    const unreachable = !SQLSTATE.test(code ?? '') || code!.startsWith('08') || ['57P01', '57P02', '57P03', '57014', '55P03'].includes(code!);
+    const unreachable =
+      !SQLSTATE.test(code ?? '') ||
+      code!.startsWith('08') ||
+      ['57P01', '57P02', '57P03', '57014', '55P03'].includes(code!);
     return new RunnerError({
       kind: 'io',
       reason: unreachable ? 'StoreUnreachable' : 'StoreFailed',

@@ -29,24 +29,42 @@ export class PgChunkStore implements ChunkStore, RecordStore {
       } catch (error) {
         await tx.rollback();
         // A racing writer of the same name committed first: its object stands.
-        throw (error as { cause?: { code?: string } }).cause?.code === '23505' ? artifactExists(this.location, object) : error;
+        throw (error as { cause?: { code?: string } }).cause?.code === '23505'
+          ? artifactExists(this.location, object)
+          : error;
       }
     };
     await exclusive(async () => {
-      if ((await tx.query(`SELECT 1 FROM ${objects} WHERE store = $1 AND object = $2`, [this.prefix, object])).length) throw artifactExists(this.location, object);
+      if ((await tx.query(`SELECT 1 FROM ${objects} WHERE store = $1 AND object = $2`, [this.prefix, object])).length)
+        throw artifactExists(this.location, object);
     });
     return {
-      putChunk: (index, data) => exclusive(() => tx.query(`INSERT INTO ${chunks} (store, object, idx, data) VALUES ($1, $2, $3, $4)`, [this.prefix, object, index, data])).then(() => undefined),
+      putChunk: (index, data) =>
+        exclusive(() =>
+          tx.query(`INSERT INTO ${chunks} (store, object, idx, data) VALUES ($1, $2, $3, $4)`, [
+            this.prefix,
+            object,
+            index,
+            data,
+          ]),
+        ).then(() => undefined),
       // Computed by the database from what it holds: nothing crosses the wire again.
       held: () =>
         exclusive(async () =>
-          (await tx.query<{ idx: number; bytes: number; sha256: string }>(`SELECT idx, length(data) AS bytes, encode(sha256(data), 'hex') AS sha256 FROM ${chunks} WHERE store = $1 AND object = $2 ORDER BY idx`, [this.prefix, object])).map(
-            (row): HeldChunk => ({ index: row.idx, bytes: row.bytes, sha256: row.sha256 }),
-          ),
+          (
+            await tx.query<{ idx: number; bytes: number; sha256: string }>(
+              `SELECT idx, length(data) AS bytes, encode(sha256(data), 'hex') AS sha256 FROM ${chunks} WHERE store = $1 AND object = $2 ORDER BY idx`,
+              [this.prefix, object],
+            )
+          ).map((row): HeldChunk => ({ index: row.idx, bytes: row.bytes, sha256: row.sha256 })),
         ),
       commit: (manifest) =>
         exclusive(async () => {
-          await tx.query(`INSERT INTO ${objects} (store, object, manifest) VALUES ($1, $2, $3)`, [this.prefix, object, manifest]);
+          await tx.query(`INSERT INTO ${objects} (store, object, manifest) VALUES ($1, $2, $3)`, [
+            this.prefix,
+            object,
+            manifest,
+          ]);
           await tx.commit();
         }),
       abort: () => tx.rollback(),
@@ -64,7 +82,10 @@ export class PgChunkStore implements ChunkStore, RecordStore {
 
   async listChunks(object: string): Promise<number[]> {
     checkObjectName(object);
-    const rows = await this.db.query<{ idx: number }>(`SELECT idx FROM ${this.db.table('captf_chunks')} WHERE store = $1 AND object = $2 ORDER BY idx`, [this.prefix, object]);
+    const rows = await this.db.query<{ idx: number }>(
+      `SELECT idx FROM ${this.db.table('captf_chunks')} WHERE store = $1 AND object = $2 ORDER BY idx`,
+      [this.prefix, object],
+    );
     return rows.map((row) => row.idx);
   }
 
@@ -90,7 +111,10 @@ export class PgChunkStore implements ChunkStore, RecordStore {
   /** The chunks go with their manifest (ON DELETE CASCADE), in the same statement. */
   async deleteObject(object: string): Promise<void> {
     checkObjectName(object);
-    await this.db.query(`DELETE FROM ${this.db.table('captf_objects')} WHERE store = $1 AND object = $2`, [this.prefix, object]);
+    await this.db.query(`DELETE FROM ${this.db.table('captf_objects')} WHERE store = $1 AND object = $2`, [
+      this.prefix,
+      object,
+    ]);
   }
 
   /** retention.ts's rule in one statement: every object here is complete, so it keeps the newest `keep` and the protected. */
@@ -103,7 +127,9 @@ export class PgChunkStore implements ChunkStore, RecordStore {
         RETURNING object, created_at AS created`,
       [this.prefix, prefix, protect, keep],
     );
-    return rows.sort((a, b) => a.created.getTime() - b.created.getTime() || a.object.localeCompare(b.object)).map((row) => row.object);
+    return rows
+      .sort((a, b) => a.created.getTime() - b.created.getTime() || a.object.localeCompare(b.object))
+      .map((row) => row.object);
   }
 
   async putRecord(name: string, data: Buffer): Promise<void> {
@@ -120,7 +146,10 @@ export class PgChunkStore implements ChunkStore, RecordStore {
       [this.prefix, name, maxBytes + 1],
     );
     const data = rows[0] && fromBase64(rows[0].data);
-    if (data && data.length > maxBytes) throw new Error(`the record ${name} in ${this.location} holds more than ${maxBytes} bytes: not a record the runner wrote`);
+    if (data && data.length > maxBytes)
+      throw new Error(
+        `the record ${name} in ${this.location} holds more than ${maxBytes} bytes: not a record the runner wrote`,
+      );
     return data;
   }
 
@@ -133,7 +162,10 @@ export class PgChunkStore implements ChunkStore, RecordStore {
   }
 
   async deleteRecord(name: string): Promise<void> {
-    await this.db.query(`DELETE FROM ${this.db.table('captf_records')} WHERE store = $1 AND name = $2`, [this.prefix, name]);
+    await this.db.query(`DELETE FROM ${this.db.table('captf_records')} WHERE store = $1 AND name = $2`, [
+      this.prefix,
+      name,
+    ]);
   }
 }
 

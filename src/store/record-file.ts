@@ -9,6 +9,7 @@ export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 /** The record's text. Throws what open throws (ENOENT when there is none), NotRegularFileError, or an Error for one too large. */
 export async function readRecordFile(path: string): Promise<string> {
   const bytes = await readRegularFile(path, MAX_RECORD_BYTES + 1);
-  if (bytes.length > MAX_RECORD_BYTES) throw new Error(`${path} holds more than ${MAX_RECORD_BYTES} bytes: not a record the runner wrote`);
+  if (bytes.length > MAX_RECORD_BYTES)
+    throw new Error(`${path} holds more than ${MAX_RECORD_BYTES} bytes: not a record the runner wrote`);
   return bytes.toString('utf8');
 }

@@ -32,9 +32,18 @@ export async function pruneObjects(store: ChunkStore, options: PruneOptions): Pr
 /** The names retention deletes from `objects` (oldest first, as a store lists them), oldest first. */
 export function doomedObjects(objects: readonly StoredObject[], { keep, prefix, protect }: PruneRequest): string[] {
   const family = objects.filter((stored) => stored.name.startsWith(prefix));
-  const keptComplete = new Set(family.filter((stored) => stored.complete).slice(-keep).map((stored) => stored.name));
+  const keptComplete = new Set(
+    family
+      .filter((stored) => stored.complete)
+      .slice(-keep)
+      .map((stored) => stored.name),
+  );
   const newestComplete = family.reduce((newest, stored, position) => (stored.complete ? position : newest), -1);
   return family
-    .filter((stored, position) => !protect.includes(stored.name) && (stored.complete ? !keptComplete.has(stored.name) : position < newestComplete))
+    .filter(
+      (stored, position) =>
+        !protect.includes(stored.name) &&
+        (stored.complete ? !keptComplete.has(stored.name) : position < newestComplete),
+    )
     .map((stored) => stored.name);
 }

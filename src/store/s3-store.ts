@@ -33,8 +33,16 @@ export function s3Target(store: string): S3Target {
   const match = /^s3:\/\/([^/?#]+)(?:\/([^?#]*))?$/.exec(store);
   const bucket = match?.[1] ?? '';
   const prefix = (match?.[2] ?? '').replace(/^\/+|\/+$/g, '');
-  if (!match || !BUCKET.test(bucket) || prefix.split('/').some((part) => part === '.' || part === '..') || /\/\//.test(prefix)) {
-    throw usageError('InvalidStoreLocation', `${JSON.stringify(store)} is not an S3 location: write s3://bucket or s3://bucket/prefix (a bucket name of 3 to 63 lowercase letters, digits, "." and "-")`);
+  if (
+    !match ||
+    !BUCKET.test(bucket) ||
+    prefix.split('/').some((part) => part === '.' || part === '..') ||
+    /\/\//.test(prefix)
+  ) {
+    throw usageError(
+      'InvalidStoreLocation',
+      `${JSON.stringify(store)} is not an S3 location: write s3://bucket or s3://bucket/prefix (a bucket name of 3 to 63 lowercase letters, digits, "." and "-")`,
+    );
   }
   return { bucket, keyPrefix: prefix ? `${prefix}/` : '', location: `s3://${bucket}${prefix ? `/${prefix}` : ''}` };
 }
@@ -76,7 +84,12 @@ export class S3Bucket {
         responseChecksumValidation: 'WHEN_REQUIRED',
         ...this.config,
         // Without throwOnRequestTimeout the SDK only warns when a socket goes silent, and waits on.
-        requestHandler: { connectionTimeout: 10_000, requestTimeout: 30_000, ...(this.config.requestHandler as object | undefined), throwOnRequestTimeout: true },
+        requestHandler: {
+          connectionTimeout: 10_000,
+          requestTimeout: 30_000,
+          ...(this.config.requestHandler as object | undefined),
+          throwOnRequestTimeout: true,
+        },
       });
       return { sdk, client };
     });
@@ -91,10 +104,20 @@ export class S3Bucket {
   /** What a failed request means, as a RunnerError naming the store (never its credentials). */
   failure(error: unknown, location: string, doing: string): RunnerError {
     if (error instanceof RunnerError) return error;
-    const { name, message, $metadata } = error as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+    const { name, message, $metadata } = error as {
+      name?: string;
+      message?: string;
+      $metadata?: { httpStatusCode?: number };
+    };
     const status = $metadata?.httpStatusCode;
     const detail = { location, ...(name && { code: name }), ...(status && { httpStatus: status }) };
-    if (status === 403 || name === 'CredentialsProviderError' || name === 'AccessDenied' || name === 'InvalidAccessKeyId' || name === 'SignatureDoesNotMatch') {
+    if (
+      status === 403 ||
+      name === 'CredentialsProviderError' ||
+      name === 'AccessDenied' ||
+      name === 'InvalidAccessKeyId' ||
+      name === 'SignatureDoesNotMatch'
+    ) {
       return new RunnerError({
         kind: 'io',
         reason: 'StoreAccessDenied',
@@ -166,11 +189,16 @@ export class S3ChunkStore implements ChunkStore, RecordStore {
           if (index === undefined) continue;
           const sent = stored.get(index);
           // As the service holds it: its size from the listing, its SHA-256 as the service computed it on the put.
-          held.push({ index, bytes: listed.size, sha256: put.has(listed.key) && sent ? sent.sha256 : sha256Hex(await this.getChunk(object, index)) });
+          held.push({
+            index,
+            bytes: listed.size,
+            sha256: put.has(listed.key) && sent ? sent.sha256 : sha256Hex(await this.getChunk(object, index)),
+          });
         }
         return held;
       },
-      commit: async (manifest) => void (await this.putExclusive(this.objectKey(object, MANIFEST_FILE), manifest, object)),
+      commit: async (manifest) =>
+        void (await this.putExclusive(this.objectKey(object, MANIFEST_FILE), manifest, object)),
       abort: async () => {
         for (const key of put) await this.deleteKey(key);
       },
@@ -224,12 +252,24 @@ export class S3ChunkStore implements ChunkStore, RecordStore {
 
   async putRecord(name: string, data: Buffer): Promise<void> {
     const { sdk, client } = await this.bucket.sdk();
-    await this.request('write a record', () => client.send(new sdk.PutObjectCommand({ Bucket: this.bucket.target.bucket, Key: `${this.base}${name}`, Body: data, ChecksumSHA256: sha256Base64(data) })));
+    await this.request('write a record', () =>
+      client.send(
+        new sdk.PutObjectCommand({
+          Bucket: this.bucket.target.bucket,
+          Key: `${this.base}${name}`,
+          Body: data,
+          ChecksumSHA256: sha256Base64(data),
+        }),
+      ),
+    );
   }
 
   async getRecord(name: string, maxBytes: number): Promise<Buffer | undefined> {
     const data = await this.getKey(`${this.base}${name}`, maxBytes + 1);
-    if (data && data.length > maxBytes) throw new Error(`the record ${name} in ${this.location} holds more than ${maxBytes} bytes: not a record the runner wrote`);
+    if (data && data.length > maxBytes)
+      throw new Error(
+        `the record ${name} in ${this.location} holds more than ${maxBytes} bytes: not a record the runner wrote`,
+      );
     return data;
   }
 
@@ -258,7 +298,8 @@ export class S3ChunkStore implements ChunkStore, RecordStore {
       if (!object || file === undefined || deeper.length) continue; // a record, or not the store's
       const entry = byObject.get(object) ?? { complete: false, written: new Date(0) };
       if (file === MANIFEST_FILE) byObject.set(object, { complete: true, written: lastModified });
-      else if (!entry.complete && lastModified > entry.written) byObject.set(object, { complete: false, written: lastModified });
+      else if (!entry.complete && lastModified > entry.written)
+        byObject.set(object, { complete: false, written: lastModified });
       else byObject.set(object, entry);
     }
     return [...byObject.entries()]
@@ -271,11 +312,22 @@ export class S3ChunkStore implements ChunkStore, RecordStore {
     const { sdk, client } = await this.bucket.sdk();
     const sha256 = sha256Base64(data);
     try {
-      const put = await client.send(new sdk.PutObjectCommand({ Bucket: this.bucket.target.bucket, Key: key, Body: data, IfNoneMatch: '*', ChecksumSHA256: sha256 }));
-      return put.ChecksumSHA256 ? Buffer.from(put.ChecksumSHA256, 'base64').toString('hex') : sha256Hex((await this.getKey(key, data.length + 1)) ?? Buffer.alloc(0));
+      const put = await client.send(
+        new sdk.PutObjectCommand({
+          Bucket: this.bucket.target.bucket,
+          Key: key,
+          Body: data,
+          IfNoneMatch: '*',
+          ChecksumSHA256: sha256,
+        }),
+      );
+      return put.ChecksumSHA256
+        ? Buffer.from(put.ChecksumSHA256, 'base64').toString('hex')
+        : sha256Hex((await this.getKey(key, data.length + 1)) ?? Buffer.alloc(0));
     } catch (error) {
       const { name, $metadata } = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-      if (name !== 'PreconditionFailed' && $metadata?.httpStatusCode !== 412 && name !== 'ConditionalRequestConflict') throw this.bucket.failure(error, this.location, `write ${key}`);
+      if (name !== 'PreconditionFailed' && $metadata?.httpStatusCode !== 412 && name !== 'ConditionalRequestConflict')
+        throw this.bucket.failure(error, this.location, `write ${key}`);
     }
     // The key exists: this write's own earlier put (its answer lost, the SDK retried), or another writer's.
     const existing = await this.getKey(key, data.length + 1);
@@ -288,7 +340,9 @@ export class S3ChunkStore implements ChunkStore, RecordStore {
     const { sdk, client } = await this.bucket.sdk();
     let body: AsyncIterable<Uint8Array> | undefined;
     try {
-      const got = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket.target.bucket, Key: key, Range: `bytes=0-${most - 1}` }));
+      const got = await client.send(
+        new sdk.GetObjectCommand({ Bucket: this.bucket.target.bucket, Key: key, Range: `bytes=0-${most - 1}` }),
+      );
       body = got.Body as AsyncIterable<Uint8Array> | undefined;
     } catch (error) {
       const { name, $metadata } = error as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -300,7 +354,9 @@ export class S3ChunkStore implements ChunkStore, RecordStore {
 
   private async deleteKey(key: string): Promise<void> {
     const { sdk, client } = await this.bucket.sdk();
-    await this.request(`delete ${key}`, () => client.send(new sdk.DeleteObjectCommand({ Bucket: this.bucket.target.bucket, Key: key })));
+    await this.request(`delete ${key}`, () =>
+      client.send(new sdk.DeleteObjectCommand({ Bucket: this.bucket.target.bucket, Key: key })),
+    );
   }
 
   /** Every key under `prefix`, all pages. */
@@ -318,8 +374,18 @@ export class S3ChunkStore implements ChunkStore, RecordStore {
           detail: { location: this.location, prefix },
         });
       }
-      const page = await this.request(`list ${prefix}`, () => client.send(new sdk.ListObjectsV2Command({ Bucket: this.bucket.target.bucket, Prefix: prefix, ...(token && { ContinuationToken: token }) })));
-      for (const item of page.Contents ?? []) if (item.Key) keys.push({ key: item.Key, size: item.Size ?? 0, lastModified: item.LastModified ?? new Date(0) });
+      const page = await this.request(`list ${prefix}`, () =>
+        client.send(
+          new sdk.ListObjectsV2Command({
+            Bucket: this.bucket.target.bucket,
+            Prefix: prefix,
+            ...(token && { ContinuationToken: token }),
+          }),
+        ),
+      );
+      for (const item of page.Contents ?? [])
+        if (item.Key)
+          keys.push({ key: item.Key, size: item.Size ?? 0, lastModified: item.LastModified ?? new Date(0) });
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
     return keys;

@@ -11,7 +11,16 @@ import type { OwnerReference } from 'kubernetes-types/meta/v1.js';
 import { RunnerError, usageError } from '../errors.ts';
 import { isKubeError, KubeReason } from '../kube/api-errors.ts';
 import type { KubeClient, ObjectMeta, Secret } from '../kube/client.ts';
-import { derivedName, dnsNamePartFor, isDnsSubdomain, LABEL_ARTIFACT_KIND, LABEL_MANAGED_BY, labelValueFor, MANAGED_BY, MAX_NAME_LENGTH } from '../kube/names.ts';
+import {
+  derivedName,
+  dnsNamePartFor,
+  isDnsSubdomain,
+  LABEL_ARTIFACT_KIND,
+  LABEL_MANAGED_BY,
+  labelValueFor,
+  MANAGED_BY,
+  MAX_NAME_LENGTH,
+} from '../kube/names.ts';
 import { artifactExists } from './artifact-errors.ts';
 import { checkObjectName, missingChunk } from './object-names.ts';
 import { doomedObjects } from './retention.ts';
@@ -87,16 +96,28 @@ export class SecretChunkStore implements ChunkStore {
     const created = new Set<string>();
     return {
       putChunk: async (index, data) => {
-        if (!Number.isInteger(index) || index < 0) throw new RangeError(`chunk index must be a non-negative integer, got ${index}`);
+        if (!Number.isInteger(index) || index < 0)
+          throw new RangeError(`chunk index must be a non-negative integer, got ${index}`);
         const name = this.chunkName(object, index);
-        const stored = await this.putPart(object, 'chunk', name, { [StoreLabel.chunkIndex]: String(index) }, CHUNK_KEY, data, { replaceLeftover: true });
+        const stored = await this.putPart(
+          object,
+          'chunk',
+          name,
+          { [StoreLabel.chunkIndex]: String(index) },
+          CHUNK_KEY,
+          data,
+          { replaceLeftover: true },
+        );
         created.add(name);
         const held = Buffer.from(stored.data?.[CHUNK_KEY] ?? '', 'base64');
         echoed.set(index, { index, bytes: held.length, sha256: sha256Hex(held) });
       },
       held: async () => {
         const held: HeldChunk[] = [];
-        for (const meta of await this.list({ [StoreLabel.object]: labelValueFor(object), [StoreLabel.part]: 'chunk' })) {
+        for (const meta of await this.list({
+          [StoreLabel.object]: labelValueFor(object),
+          [StoreLabel.part]: 'chunk',
+        })) {
           if (objectOf(meta) !== object || !meta.name) continue;
           const chunk = echoed.get(Number(meta.labels?.[StoreLabel.chunkIndex]));
           // Not written by this write: left by an earlier one that died before its manifest.
@@ -107,7 +128,15 @@ export class SecretChunkStore implements ChunkStore {
       },
       commit: async (manifest) => {
         // The count of chunks written, so `kubectl get secrets -l ...` shows whether a backup is whole.
-        await this.putPart(object, 'manifest', this.manifestName(object), { [StoreLabel.chunkCount]: String(created.size) }, MANIFEST_KEY, manifest, { replaceLeftover: false });
+        await this.putPart(
+          object,
+          'manifest',
+          this.manifestName(object),
+          { [StoreLabel.chunkCount]: String(created.size) },
+          MANIFEST_KEY,
+          manifest,
+          { replaceLeftover: false },
+        );
       },
       abort: async () => {
         for (const name of created) await this.client.deleteSecret(this.namespace, name);
@@ -154,7 +183,10 @@ export class SecretChunkStore implements ChunkStore {
     const doomed = doomedObjects(objectsOf(metas), request);
     for (const object of doomed) {
       const parts = metas.filter((meta) => objectOf(meta) === object && meta.name);
-      parts.sort((a, b) => Number(b.labels?.[StoreLabel.part] === 'manifest') - Number(a.labels?.[StoreLabel.part] === 'manifest'));
+      parts.sort(
+        (a, b) =>
+          Number(b.labels?.[StoreLabel.part] === 'manifest') - Number(a.labels?.[StoreLabel.part] === 'manifest'),
+      );
       for (const meta of parts) await this.client.deleteSecret(this.namespace, meta.name!);
     }
     return doomed;
@@ -179,7 +211,11 @@ export class SecretChunkStore implements ChunkStore {
   }
 
   private storeSelector(extra: Record<string, string>): string {
-    const labels = { [StoreLabel.store]: labelValueFor(this.prefix), [StoreLabel.artifactKind]: this.artifactKind, ...extra };
+    const labels = {
+      [StoreLabel.store]: labelValueFor(this.prefix),
+      [StoreLabel.artifactKind]: this.artifactKind,
+      ...extra,
+    };
     return Object.entries(labels)
       .map(([key, value]) => `${key}=${value}`)
       .join(',');
@@ -195,7 +231,15 @@ export class SecretChunkStore implements ChunkStore {
    * bytes under the name is an unfinished earlier write's (`replaceLeftover`), replaced; a manifest
    * never is: the object is someone else's, complete.
    */
-  private async putPart(object: string, part: Part, name: string, partLabels: Record<string, string>, key: string, data: Buffer, { replaceLeftover }: { replaceLeftover: boolean }): Promise<Secret> {
+  private async putPart(
+    object: string,
+    part: Part,
+    name: string,
+    partLabels: Record<string, string>,
+    key: string,
+    data: Buffer,
+    { replaceLeftover }: { replaceLeftover: boolean },
+  ): Promise<Secret> {
     const sha256 = sha256Hex(data);
     const secret: Secret = {
       apiVersion: 'v1',
@@ -250,12 +294,14 @@ export class SecretChunkStore implements ChunkStore {
         message: `Secret "${name}" in ${this.location} ${why}`,
         detail: { location: this.location, object, secret: name },
       });
-    if (!this.belongsHere(secret, object)) throw corrupt(`is not part of ${object} (its labels name another store or object)`);
+    if (!this.belongsHere(secret, object))
+      throw corrupt(`is not part of ${object} (its labels name another store or object)`);
     if (encoded === undefined) throw corrupt(`has no "${key}" key`);
     const data = Buffer.from(encoded, 'base64');
     const expected = secret.metadata?.annotations?.[StoreAnnotation.sha256];
     const actual = sha256Hex(data);
-    if (expected !== actual) throw corrupt(`holds data whose sha256 ${actual} does not match its annotation ${expected ?? '(none)'}`);
+    if (expected !== actual)
+      throw corrupt(`holds data whose sha256 ${actual} does not match its annotation ${expected ?? '(none)'}`);
     return data;
   }
 

@@ -22,7 +22,9 @@ export const applyArgs = (o: ApplyOptions): string[] => [
  * terraform refuses it before it changes anything, and what that means is the caller's to say;
  * `failure` is how it reads as an ordinary failure of the apply.
  */
-export type ApplyResult = { outcome: 'applied'; exitCode: number } | { outcome: 'stalePlan'; exitCode: number; failure: TerraformFailed };
+export type ApplyResult =
+  | { outcome: 'applied'; exitCode: number }
+  | { outcome: 'stalePlan'; exitCode: number; failure: TerraformFailed };
 
 export type ApplyFailure = 'ApplyFailed' | 'RefreshFailed' | 'DestroyFailed';
 
@@ -33,10 +35,18 @@ export interface ApplyRunOptions {
   onStart?: () => void;
 }
 
-export async function apply(tf: Terraform, options: ApplyOptions, { failureReason = 'ApplyFailed', onStart }: ApplyRunOptions = {}): Promise<ApplyResult> {
-  const run = await tf.run('apply', applyArgs(options), { passFds: planFileArgument(options.planFile).passFds, ...(onStart && { onStart }) });
+export async function apply(
+  tf: Terraform,
+  options: ApplyOptions,
+  { failureReason = 'ApplyFailed', onStart }: ApplyRunOptions = {},
+): Promise<ApplyResult> {
+  const run = await tf.run('apply', applyArgs(options), {
+    passFds: planFileArgument(options.planFile).passFds,
+    ...(onStart && { onStart }),
+  });
   if (run.meaning === 'ok') return { outcome: 'applied', exitCode: run.exitCode };
   const failed = failure(run, failureReason);
-  if (failed.diagnosis.problem.kind === 'stalePlan') return { outcome: 'stalePlan', exitCode: run.exitCode, failure: failed };
+  if (failed.diagnosis.problem.kind === 'stalePlan')
+    return { outcome: 'stalePlan', exitCode: run.exitCode, failure: failed };
   throw failed;
 }

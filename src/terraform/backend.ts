@@ -17,7 +17,9 @@ import type { Terraform } from './terraform.ts';
 const BACKEND_RECORD = join(DATA_DIR, STATE_FILE);
 
 /** The backend as init recorded it. Its config can hold credentials (a pg conn_str): never shown. */
-async function recordedBackend(tf: Terraform): Promise<{ path: string; type: JsonValue | undefined; config: JsonValue | undefined }> {
+async function recordedBackend(
+  tf: Terraform,
+): Promise<{ path: string; type: JsonValue | undefined; config: JsonValue | undefined }> {
   const path = join(tf.cwd, BACKEND_RECORD);
   let backend: JsonValue | undefined;
   try {
@@ -47,7 +49,11 @@ export async function backendIdentity(tf: Terraform): Promise<string> {
 export type ExpectedBackend = { type: string } | { type: 'local'; path: string };
 
 /** Refuses a recorded backend other than the expected one (BackendMismatch). Messages name types and files, never a config value. */
-export async function checkBackend(tf: Terraform, expected: ExpectedBackend, declaredIn: readonly string[]): Promise<void> {
+export async function checkBackend(
+  tf: Terraform,
+  expected: ExpectedBackend,
+  declaredIn: readonly string[],
+): Promise<void> {
   const found = await recordedBackend(tf);
   const foundType = typeof found.type === 'string' ? found.type : 'unknown';
   const where = declaredIn.length ? ` (the module declares its backend in ${declaredIn.join(', ')})` : '';
@@ -58,20 +64,27 @@ export async function checkBackend(tf: Terraform, expected: ExpectedBackend, dec
       message: `terraform init configured ${problem}, recorded in ${found.path}${where}: the run would read and change another state than the one it reports. Nothing was read or applied. Keep the module's backend alone in backend.tf, with no backend or cloud block in any other file.`,
       detail: { expectedType: expected.type, foundType },
     });
-  if (foundType !== expected.type) throw mismatch(`the backend "${foundType}", not the "${expected.type}" ${'path' in expected ? 'local state --state names' : 'backend the module declares'}`);
+  if (foundType !== expected.type)
+    throw mismatch(
+      `the backend "${foundType}", not the "${expected.type}" ${'path' in expected ? 'local state --state names' : 'backend the module declares'}`,
+    );
   if (!('path' in expected)) return;
   // The runner's local backend sets the path and nothing else (workspace_dir would move other workspaces' states).
   const config = found.config instanceof Map ? found.config : new Map<string, JsonValue>();
   const others = [...config].filter(([key, value]) => key !== 'path' && value !== null).map(([key]) => key);
   if (config.get('path') !== expected.path || others.length)
-    throw mismatch(`a local backend that is not the local state --state names (${expected.path})${others.length ? `: it also sets ${others.join(', ')}` : ': its path differs'}`);
+    throw mismatch(
+      `a local backend that is not the local state --state names (${expected.path})${others.length ? `: it also sets ${others.join(', ')}` : ': its path differs'}`,
+    );
 }
 
 /**
  * The local backend init recorded (its settings that place the state, with -backend-config files
  * merged) and the workspace terraform selected; undefined for any other backend.
  */
-export async function recordedLocalBackend(tf: Terraform): Promise<(LocalBackendSettings & { workspace: string }) | undefined> {
+export async function recordedLocalBackend(
+  tf: Terraform,
+): Promise<(LocalBackendSettings & { workspace: string }) | undefined> {
   const { type, config } = await recordedBackend(tf);
   if (type !== 'local') return undefined;
   const setting = (key: string) => {
@@ -80,8 +93,16 @@ export async function recordedLocalBackend(tf: Terraform): Promise<(LocalBackend
   };
   // The runner strips TF_WORKSPACE; a selected workspace is named in this file (the module copy never ships one).
   const selected = await readFile(join(tf.cwd, DATA_DIR, WORKSPACE_FILE), 'utf8').catch(() => '');
-  return { path: setting('path'), workspaceDir: setting('workspace_dir'), workspace: selected.trim() || DEFAULT_WORKSPACE };
+  return {
+    path: setting('path'),
+    workspaceDir: setting('workspace_dir'),
+    workspace: selected.trim() || DEFAULT_WORKSPACE,
+  };
 }
 
 const backendUnknown = (problem: string) =>
-  new RunnerError({ kind: 'terraform', reason: 'BackendUnknown', message: `the backend terraform init configured is unknown: ${problem}. Run the op again; report it if it persists.` });
+  new RunnerError({
+    kind: 'terraform',
+    reason: 'BackendUnknown',
+    message: `the backend terraform init configured is unknown: ${problem}. Run the op again; report it if it persists.`,
+  });

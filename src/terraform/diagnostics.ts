@@ -25,7 +25,9 @@ export interface LockReport {
 }
 
 /** A lock as terraform describes it by its fields (ID, Path, Operation, Who, Created), told the same way from its message and from its lock info file. */
-export function lockReportOf(field: (name: 'ID' | 'Path' | 'Operation' | 'Who' | 'Created') => string | undefined): LockReport {
+export function lockReportOf(
+  field: (name: 'ID' | 'Path' | 'Operation' | 'Who' | 'Created') => string | undefined,
+): LockReport {
   const id = field('ID');
   // Without an id there is nothing that names the holder: say so rather than guess.
   if (id === undefined) return { holderKnown: false };
@@ -45,7 +47,10 @@ export function lockReportOf(field: (name: 'ID' | 'Path' | 'Operation' | 'Who' |
 
 /** A time terraform wrote (Go's default form or RFC 3339) as RFC 3339 in UTC, its fraction of a second kept as written; undefined when it is neither. */
 export function rfc3339(time: string): string | undefined {
-  const match = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?[ ]?(Z|[+-]\d{2}:?\d{2})?(?: [A-Z]{1,5})?$/.exec(time.trim());
+  const match =
+    /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?[ ]?(Z|[+-]\d{2}:?\d{2})?(?: [A-Z]{1,5})?$/.exec(
+      time.trim(),
+    );
   if (!match) return undefined;
   const offset = match[4] === undefined || match[4] === 'Z' ? 'Z' : `${match[4].slice(0, 3)}:${match[4].slice(-2)}`;
   const ms = Date.parse(`${match[1]}T${match[2]}${offset}`);
@@ -78,7 +83,12 @@ export interface Diagnosis {
 
 /** `complete`: stderr was read whole (the driver keeps a tail; a cut one may have lost terraform's own summary). */
 export function diagnose(stderr: string, { complete }: { complete: boolean }): Diagnosis {
-  return { problem: problemOf(stderr, complete), summary: lastDiagnostic(stderr), lastLine: lastLine(stderr), diagnostics: printedDiagnostics(stderr) };
+  return {
+    problem: problemOf(stderr, complete),
+    summary: lastDiagnostic(stderr),
+    lastLine: lastLine(stderr),
+    diagnostics: printedDiagnostics(stderr),
+  };
 }
 
 function problemOf(stderr: string, complete: boolean): Problem {
@@ -121,9 +131,16 @@ export function isStalePlan(stderr: string): boolean {
 }
 
 /** What stopped init, when it is one of the two things an image or module can fix (contract check's hints). */
-export function initProblem(stderr: string): Extract<Problem, { kind: 'providerNotInstallable' | 'lockFile' }> | undefined {
+export function initProblem(
+  stderr: string,
+): Extract<Problem, { kind: 'providerNotInstallable' | 'lockFile' }> | undefined {
   const text = oneLine(stderr);
-  if (/not found in any of the search locations|Failed to query available provider packages|Failed to install provider/.test(text)) return { kind: 'providerNotInstallable' };
+  if (
+    /not found in any of the search locations|Failed to query available provider packages|Failed to install provider/.test(
+      text,
+    )
+  )
+    return { kind: 'providerNotInstallable' };
   if (/lock file is read-only|dependency lock file/.test(text)) return { kind: 'lockFile' };
   return undefined;
 }
@@ -150,7 +167,9 @@ export function printedDiagnostics(stderr: string): PrintedDiagnostic[] {
   const unframed = unframedLines(stderr);
   // Only spaces and tabs go: other white space may belong to a secret the masker must still find.
   const lines = unframed.map((l) => l.replace(/^[ \t]+/, '').replace(/[ \t]+$/, ''));
-  const starts = lines.flatMap((_, i) => (/^(Error|Warning): /.test(unframed[i]!) && (i === 0 || lines[i - 1] === '') ? [i] : []));
+  const starts = lines.flatMap((_, i) =>
+    /^(Error|Warning): /.test(unframed[i]!) && (i === 0 || lines[i - 1] === '') ? [i] : [],
+  );
   // The quoted source ("  30:   provisioner …") and the values noted under it ("    ├────", "    │ var.x is 0").
   const pointer = (i: number) => /^(with |\d+:)/.test(lines[i]!) || /^[ \t]+[├│]/.test(unframed[i]!);
   return starts.map((start, n) => {
@@ -162,7 +181,11 @@ export function printedDiagnostics(stderr: string): PrintedDiagnostic[] {
     while (at < end && lines[at] === '') at++;
     let location: RegExpExecArray | null = null;
     let sourceKey: string | undefined;
-    for (let on: RegExpExecArray | null; at < end && ((on = /^on (.+) line (\d+)(?:, in .*)?:$/.exec(lines[at]!)) || pointer(at)); at++) {
+    for (
+      let on: RegExpExecArray | null;
+      at < end && ((on = /^on (.+) line (\d+)(?:, in .*)?:$/.exec(lines[at]!)) || pointer(at));
+      at++
+    ) {
       location ??= on;
       const key = location && !on ? /^\d+:\s+("(?:[^"\\]|\\.)*")\s*:/.exec(lines[at]!)?.[1] : undefined;
       if (key && sourceKey === undefined) sourceKey = JSON.parse(key) as string;
@@ -175,7 +198,13 @@ export function printedDiagnostics(stderr: string): PrintedDiagnostic[] {
       if (to > from) paragraphs.push(lines.slice(from, to).join(' '));
       from = to;
     }
-    return { severity, summary: summary.join(' '), detail: paragraphs.join('\n\n'), ...(location ? { file: location[1]!, line: Number(location[2]) } : {}), ...(sourceKey !== undefined ? { sourceKey } : {}) };
+    return {
+      severity,
+      summary: summary.join(' '),
+      detail: paragraphs.join('\n\n'),
+      ...(location ? { file: location[1]!, line: Number(location[2]) } : {}),
+      ...(sourceKey !== undefined ? { sourceKey } : {}),
+    };
   });
 }
 
@@ -202,7 +231,9 @@ export function lastLine(stderr: string): string {
  * initialized backend, which a contract check never has.
  */
 export function providersInInitOutput(lines: readonly string[]): string[] {
-  const found = lines.map((line) => /^- Finding (?:latest version of )?(\S+?)(?:\.\.\.| versions matching)/.exec(line.trim())?.[1]);
+  const found = lines.map(
+    (line) => /^- Finding (?:latest version of )?(\S+?)(?:\.\.\.| versions matching)/.exec(line.trim())?.[1],
+  );
   return [...new Set(found.filter((p): p is string => p !== undefined))].sort();
 }
 

@@ -39,15 +39,23 @@ export const KNOWN_DIAGNOSTICS: readonly KnownDiagnostic[] = [
   { summary: 'Reference to undeclared resource', means: 'image', fix: FIX_CONFIGURATION },
   { summary: 'Reference to undeclared input variable', means: 'image', fix: FIX_CONFIGURATION },
   { summary: 'Unsupported argument', means: 'image', fix: FIX_CONFIGURATION },
-  { summary: 'Unsupported backend type', means: 'image', fix: 'Fix the backend block of the module: terraform has no backend of that type' },
-  { summary: 'Unreadable module directory', means: 'image', fix: "Fix the module call's source: a local module must be a directory inside the module" },
+  {
+    summary: 'Unsupported backend type',
+    means: 'image',
+    fix: 'Fix the backend block of the module: terraform has no backend of that type',
+  },
+  {
+    summary: 'Unreadable module directory',
+    means: 'image',
+    fix: "Fix the module call's source: a local module must be a directory inside the module",
+  },
   // The image's CLI configuration names its filesystem mirror only (no registry): what is not there never comes.
   // Not so when a registry is configured and unreachable ("could not connect to registry"): the network may come back.
   {
     summary: 'Failed to query available provider packages',
     detail: /was not found in any of the search locations/,
     means: 'image',
-    fix: "The image must carry the provider in its mirror (contract/sections/image.md), or the module must not require it: no registry is configured, so every retry fails the same way",
+    fix: 'The image must carry the provider in its mirror (contract/sections/image.md), or the module must not require it: no registry is configured, so every retry fails the same way',
   },
   {
     summary: 'Provider dependency changes detected',
@@ -67,13 +75,27 @@ export const KNOWN_DIAGNOSTICS: readonly KnownDiagnostic[] = [
     fix: 'Keep for_each keys out of sensitive.tfvars.json (its variables are sensitive to terraform; a map whose keys are not secret belongs in terraform.tfvars.json), or take the keys with nonsensitive(keys(...)) in the module: every retry fails the same way',
   },
   // The runner takes no -var or -var-file: the inputs files are its only variables.
-  { summary: 'No value for required variable', means: 'inputs', fix: `Give the variable a value (or the module a default) ${FIX_VALUE}`, advice: / ?Use a -var or -var-file command line argument to provide a value for this variable\./ },
-  { summary: 'Invalid value for input variable', means: 'inputs', fix: `Give the variable a value of the type the module declares ${FIX_VALUE}` },
-  { summary: 'Invalid value for variable', means: 'inputs', fix: `Give the variable a value its validation accepts ${FIX_VALUE}` },
+  {
+    summary: 'No value for required variable',
+    means: 'inputs',
+    fix: `Give the variable a value (or the module a default) ${FIX_VALUE}`,
+    advice: / ?Use a -var or -var-file command line argument to provide a value for this variable\./,
+  },
+  {
+    summary: 'Invalid value for input variable',
+    means: 'inputs',
+    fix: `Give the variable a value of the type the module declares ${FIX_VALUE}`,
+  },
+  {
+    summary: 'Invalid value for variable',
+    means: 'inputs',
+    fix: `Give the variable a value its validation accepts ${FIX_VALUE}`,
+  },
 ];
 
 /** init's preamble before the configuration's own errors: it says there are some, and decides nothing itself. */
-const INIT_PREAMBLE = 'Terraform encountered problems during initialisation, including problems with the configuration, described below.';
+const INIT_PREAMBLE =
+  'Terraform encountered problems during initialisation, including problems with the configuration, described below.';
 
 /**
  * What terraform reports as an error of the module's configuration, whatever its summary: an error
@@ -93,16 +115,19 @@ export interface RecurringFailure {
 }
 
 /** The errors among `diagnostics`, but init's preamble. */
-export const errorsOf = <D extends Pick<PrintedDiagnostic, 'severity' | 'summary'>>(diagnostics: readonly D[]): D[] => diagnostics.filter((d) => d.severity === 'error' && d.summary !== INIT_PREAMBLE);
+export const errorsOf = <D extends Pick<PrintedDiagnostic, 'severity' | 'summary'>>(diagnostics: readonly D[]): D[] =>
+  diagnostics.filter((d) => d.severity === 'error' && d.summary !== INIT_PREAMBLE);
 
-const knownEntry = (d: PrintedDiagnostic) => KNOWN_DIAGNOSTICS.find((k) => k.summary === d.summary && (!k.detail || k.detail.test(d.detail.replace(/\s+/g, ' '))));
+const knownEntry = (d: PrintedDiagnostic) =>
+  KNOWN_DIAGNOSTICS.find((k) => k.summary === d.summary && (!k.detail || k.detail.test(d.detail.replace(/\s+/g, ' '))));
 
 /** The commands whose failures may fail the same way on every retry: the others' are never read so. */
 export type ReadCommand = 'init' | 'validate' | 'plan';
 
 /** Whether the command's located errors are configuration errors: validate's always, init's after its preamble. */
 const reportsConfiguration = (command: ReadCommand, diagnostics: readonly PrintedDiagnostic[]) =>
-  command === 'validate' || (command === 'init' && diagnostics.some((d) => d.severity === 'error' && d.summary === INIT_PREAMBLE));
+  command === 'validate' ||
+  (command === 'init' && diagnostics.some((d) => d.severity === 'error' && d.summary === INIT_PREAMBLE));
 
 /** A line of one of the module's configuration files: relative to the module root (terraform's cwd), never a runner's file. */
 function inModuleConfiguration(d: PrintedDiagnostic, root: string | undefined): boolean {
@@ -118,14 +143,29 @@ function inModuleConfiguration(d: PrintedDiagnostic, root: string | undefined): 
  * error that is not on the list). Any other command's failure is never read so: what a module
  * prints while it applies is not terraform speaking. `root`: the module root, where terraform ran.
  */
-export function recurringFailure(command: ReadCommand, diagnostics: readonly PrintedDiagnostic[], complete: boolean, root?: string): RecurringFailure | undefined {
+export function recurringFailure(
+  command: ReadCommand,
+  diagnostics: readonly PrintedDiagnostic[],
+  complete: boolean,
+  root?: string,
+): RecurringFailure | undefined {
   if (!complete) return undefined;
   const errors = errorsOf(diagnostics);
   const configuration = reportsConfiguration(command, diagnostics);
-  const known = errors.map((d) => knownEntry(d) ?? (configuration && inModuleConfiguration(d, root) ? CONFIGURATION_ERROR : undefined));
+  const known = errors.map(
+    (d) => knownEntry(d) ?? (configuration && inModuleConfiguration(d, root) ? CONFIGURATION_ERROR : undefined),
+  );
   if (!known.length || known.some((k) => k === undefined)) return undefined;
-  const at = Math.max(0, known.findIndex((k) => k!.means === 'image'));
-  return { means: known[at]!.means, first: errors[at]!, fix: known[at]!.fix, ...(known[at]!.advice ? { advice: known[at]!.advice } : {}) };
+  const at = Math.max(
+    0,
+    known.findIndex((k) => k!.means === 'image'),
+  );
+  return {
+    means: known[at]!.means,
+    first: errors[at]!,
+    fix: known[at]!.fix,
+    ...(known[at]!.advice ? { advice: known[at]!.advice } : {}),
+  };
 }
 
 /** Where a command ran, to report its diagnostics: paths of the runner's workdir never reach the result. */
@@ -139,16 +179,25 @@ export interface DiagnosticPlace {
 }
 
 /** The diagnostics as the result reports them (error.detail.diagnostics): located, masked, bounded. */
-export function reportedDiagnostics(diagnostics: readonly PrintedDiagnostic[], place: DiagnosticPlace): { diagnostics: TerraformDiagnostic[]; diagnosticsTotal?: number } {
+export function reportedDiagnostics(
+  diagnostics: readonly PrintedDiagnostic[],
+  place: DiagnosticPlace,
+): { diagnostics: TerraformDiagnostic[]; diagnosticsTotal?: number } {
   const reported = diagnostics.slice(0, DIAGNOSTICS_LIMIT).map((d) => reportedDiagnostic(d, place));
-  return { diagnostics: reported, ...(diagnostics.length > DIAGNOSTICS_LIMIT ? { diagnosticsTotal: diagnostics.length } : {}) };
+  return {
+    diagnostics: reported,
+    ...(diagnostics.length > DIAGNOSTICS_LIMIT ? { diagnosticsTotal: diagnostics.length } : {}),
+  };
 }
 
 export function reportedDiagnostic(d: PrintedDiagnostic, place: DiagnosticPlace): TerraformDiagnostic {
-  const text = (s: string) => cutBytes((place.mask ?? ((t: string) => t))(withoutWorkdirPaths(s, place)), DIAGNOSTIC_TEXT_BYTES);
+  const text = (s: string) =>
+    cutBytes((place.mask ?? ((t: string) => t))(withoutWorkdirPaths(s, place)), DIAGNOSTIC_TEXT_BYTES);
   const varFile = d.file === undefined ? undefined : place.varFiles.find((f) => f === d.file);
   const aboutVarFile = varFile !== undefined || place.varFiles.some((f) => d.detail.includes(f));
-  const variable = aboutVarFile ? ((varFile ? d.sourceKey : undefined) ?? /\bvar\.([A-Za-z_][A-Za-z0-9_-]*)/.exec(d.detail)?.[1]) : undefined;
+  const variable = aboutVarFile
+    ? ((varFile ? d.sourceKey : undefined) ?? /\bvar\.([A-Za-z_][A-Za-z0-9_-]*)/.exec(d.detail)?.[1])
+    : undefined;
   const file = varFile ? basename(varFile) : d.file === undefined ? undefined : moduleRelative(d.file, place.root);
   return {
     severity: d.severity,
@@ -177,7 +226,8 @@ function moduleRelative(file: string, root: string): string | undefined {
 /** A variables file's copy (with terraform's position in it, `:2,10-28`) by the person's file name; the module root's path taken off. */
 function withoutWorkdirPaths(text: string, place: DiagnosticPlace): string {
   let out = text;
-  for (const file of place.varFiles) out = out.replace(new RegExp(`${escapeRegExp(file)}(?::\\d+,\\d+(?:-\\d+)?)?`, 'g'), basename(file));
+  for (const file of place.varFiles)
+    out = out.replace(new RegExp(`${escapeRegExp(file)}(?::\\d+,\\d+(?:-\\d+)?)?`, 'g'), basename(file));
   return out.split(`${place.root}/`).join('');
 }
 

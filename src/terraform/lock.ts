@@ -33,7 +33,8 @@ export async function forceUnlock(tf: Terraform, lockId: string): Promise<ForceU
 // info names the given id, and only when taking the lock proves its holder is gone.
 
 /** Where the local backend writes who holds the lock of the state at `statePath`. */
-export const localLockInfoPath = (statePath: string) => join(dirname(statePath), localLockInfoName(basename(statePath)));
+export const localLockInfoPath = (statePath: string) =>
+  join(dirname(statePath), localLockInfoName(basename(statePath)));
 
 /** The lock info the local backend left beside the state, or undefined when there is none. */
 export async function readLocalLockInfo(statePath: string): Promise<LockReport | undefined> {
@@ -56,7 +57,14 @@ export async function readLocalLockInfo(statePath: string): Promise<LockReport |
 /** An address no module can declare (the probe must never match a real object; -dry-run changes nothing anyway). */
 const PROBE_ADDRESS = 'terraform_data.captf_runner_lock_probe_0000';
 
-export const lockProbeArgs = (): string[] => ['state', 'rm', '-dry-run', '-lock-timeout=0s', '-no-color', PROBE_ADDRESS];
+export const lockProbeArgs = (): string[] => [
+  'state',
+  'rm',
+  '-dry-run',
+  '-lock-timeout=0s',
+  '-no-color',
+  PROBE_ADDRESS,
+];
 
 /**
  * Tries to take the state lock at once and lets it go, changing nothing: `state rm -dry-run` of an

@@ -7,10 +7,25 @@ export interface ShowResult<T> {
   value: T;
 }
 
-export const showPlanArgs = (planFile: PlanFileRef): string[] => ['show', '-json', '-no-color', planFileArgument(planFile).arg];
+export const showPlanArgs = (planFile: PlanFileRef): string[] => [
+  'show',
+  '-json',
+  '-no-color',
+  planFileArgument(planFile).arg,
+];
 
 /** show -json of a saved plan, read as a stream by `consume` (plans can exceed a JavaScript string). */
-export async function showPlan<T>(tf: Terraform, planFile: PlanFileRef, consume: (stdout: Readable) => Promise<T>): Promise<ShowResult<T>> {
-  const run = succeeded(await tf.run<T>('show', showPlanArgs(planFile), { consumeStdout: consume, passFds: planFileArgument(planFile).passFds }), 'ShowFailed');
+export async function showPlan<T>(
+  tf: Terraform,
+  planFile: PlanFileRef,
+  consume: (stdout: Readable) => Promise<T>,
+): Promise<ShowResult<T>> {
+  const run = succeeded(
+    await tf.run<T>('show', showPlanArgs(planFile), {
+      consumeStdout: consume,
+      passFds: planFileArgument(planFile).passFds,
+    }),
+    'ShowFailed',
+  );
   return { exitCode: run.exitCode, value: run.consumed as T };
 }

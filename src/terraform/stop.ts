@@ -32,7 +32,11 @@ export class StopHandle {
 
   /** After the kill stage: the steps still waiting end as interrupted, whatever they wait for. */
   giveUp(): void {
-    const gaveUp = new RunnerError({ kind: 'interrupted', reason: 'Interrupted', message: "the step did not end after terraform's process group was killed: the run gave up on it" });
+    const gaveUp = new RunnerError({
+      kind: 'interrupted',
+      reason: 'Interrupted',
+      message: "the step did not end after terraform's process group was killed: the run gave up on it",
+    });
     for (const reject of this.#waiting) reject(gaveUp);
     this.#waiting.clear();
   }

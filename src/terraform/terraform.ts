@@ -5,7 +5,14 @@
 import { RunnerError, type RunnerErrorOptions } from '../errors.ts';
 import type { ReasonOfKind } from '../vocabulary/reasons.ts';
 import { diagnose, type Diagnosis, type PrintedDiagnostic } from './diagnostics.ts';
-import { diagnosticPlace, errorsOf, recurringFailure, reportedDiagnostic, reportedDiagnostics, type DiagnosticPlace } from './known-diagnostics.ts';
+import {
+  diagnosticPlace,
+  errorsOf,
+  recurringFailure,
+  reportedDiagnostic,
+  reportedDiagnostics,
+  type DiagnosticPlace,
+} from './known-diagnostics.ts';
 import { runTerraform, type OutputSink, type RunOptions, type RunResult } from './exec.ts';
 import type { StopHandle } from './stop.ts';
 
@@ -32,7 +39,17 @@ export interface TerraformOptions {
 }
 
 /** The commands the runner runs, named as steps in results and logs. */
-export type Command = 'version' | 'init' | 'validate' | 'plan' | 'show' | 'apply' | 'state pull' | 'state push' | 'state rm' | 'force-unlock';
+export type Command =
+  | 'version'
+  | 'init'
+  | 'validate'
+  | 'plan'
+  | 'show'
+  | 'apply'
+  | 'state pull'
+  | 'state push'
+  | 'state rm'
+  | 'force-unlock';
 
 /** How an exit code reads for a command. Only `plan -detailed-exitcode` gives 2 a meaning. */
 export type ExitMeaning = 'ok' | 'changes' | 'error';
@@ -75,7 +92,10 @@ export function createTerraform(options: TerraformOptions): Terraform {
     async run<T>(command: Command, args: readonly string[], extra: RunExtras = {}): Promise<CommandRun<T>> {
       let result: RunResult<T>;
       try {
-        const lines: OutputSink = { line: (stream, text) => output.line(stream, text, command), end: (stream) => output.end?.(stream, command) };
+        const lines: OutputSink = {
+          line: (stream, text) => output.line(stream, text, command),
+          end: (stream) => output.end?.(stream, command),
+        };
         result = await runTerraform<T>({ terraformPath: path, cwd, env, output: lines, stop, args, ...extra });
       } catch (error) {
         if (error instanceof RunnerError) throw error;
@@ -87,7 +107,12 @@ export function createTerraform(options: TerraformOptions): Terraform {
           cause: error,
         });
       }
-      return { ...result, command, place: placeOf(cwd, args, options.mask), meaning: interpretExit(command, result.exitCode, args.includes('-detailed-exitcode')) };
+      return {
+        ...result,
+        command,
+        place: placeOf(cwd, args, options.mask),
+        meaning: interpretExit(command, result.exitCode, args.includes('-detailed-exitcode')),
+      };
     },
   };
 }
@@ -103,7 +128,9 @@ const PASSED_PLAN_FD = 3;
 
 /** The plan argument and the descriptors terraform must inherit for it. */
 export function planFileArgument(plan: PlanFileRef): { arg: string; passFds: number[] } {
-  return typeof plan === 'string' ? { arg: plan, passFds: [] } : { arg: `/dev/fd/${PASSED_PLAN_FD}`, passFds: [plan.fd] };
+  return typeof plan === 'string'
+    ? { arg: plan, passFds: [] }
+    : { arg: `/dev/fd/${PASSED_PLAN_FD}`, passFds: [plan.fd] };
 }
 
 /** The reason a failed command gets when its diagnostics do not say more (InitFailed, ApplyFailed, …). */
@@ -156,14 +183,25 @@ export class TerraformFailed extends RunnerError {
  * naming where the first one points (`main.tf:4`) and the fix; else `otherwise`, kind terraform.
  * Either way error.detail.diagnostics says where terraform points.
  */
-export function diagnosedError(command: Command, diagnostics: readonly PrintedDiagnostic[], complete: boolean, place: DiagnosticPlace, otherwise: { reason: CommandFailure; message: string; detail?: Record<string, unknown> }): RunnerErrorOptions {
+export function diagnosedError(
+  command: Command,
+  diagnostics: readonly PrintedDiagnostic[],
+  complete: boolean,
+  place: DiagnosticPlace,
+  otherwise: { reason: CommandFailure; message: string; detail?: Record<string, unknown> },
+): RunnerErrorOptions {
   const reported = diagnostics.length ? reportedDiagnostics(diagnostics, place) : {};
   const detail = { ...otherwise.detail, ...reported };
-  const recurring = command === 'init' || command === 'validate' || command === 'plan' ? recurringFailure(command, diagnostics, complete, place.root) : undefined;
+  const recurring =
+    command === 'init' || command === 'validate' || command === 'plan'
+      ? recurringFailure(command, diagnostics, complete, place.root)
+      : undefined;
   if (!recurring) return { kind: 'terraform', reason: otherwise.reason, message: otherwise.message, detail };
   const first = reportedDiagnostic(recurring.first, place);
   const where = diagnosticPlace(first);
-  const said = (recurring.advice ? first.detail?.replace(recurring.advice, '') : first.detail)?.split('\n\n')[0]?.replace(/([^.?!])$/, '$1.');
+  const said = (recurring.advice ? first.detail?.replace(recurring.advice, '') : first.detail)
+    ?.split('\n\n')[0]
+    ?.replace(/([^.?!])$/, '$1.');
   const more = errorsOf(diagnostics).length - 1;
   return {
     kind: recurring.means === 'image' ? 'image' : 'usage',

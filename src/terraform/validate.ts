@@ -43,11 +43,14 @@ export async function validate(tf: Terraform): Promise<ValidateResult> {
     });
   }
   const diagnostics = report.diagnostics ?? [];
-  for (const d of diagnostics) await tf.output.line('stdout', `${d.severity}: ${d.summary}${d.detail ? `: ${d.detail}` : ''}`, 'validate');
+  for (const d of diagnostics)
+    await tf.output.line('stdout', `${d.severity}: ${d.summary}${d.detail ? `: ${d.detail}` : ''}`, 'validate');
   await tf.output.end?.('stdout', 'validate');
   const valid = report.valid === true && result.meaning === 'ok';
   if (!valid) {
-    const errors = diagnostics.filter((d) => d.severity === 'error').map((d) => d.summary + (d.detail ? `: ${d.detail}` : ''));
+    const errors = diagnostics
+      .filter((d) => d.severity === 'error')
+      .map((d) => d.summary + (d.detail ? `: ${d.detail}` : ''));
     throw new RunnerError(
       diagnosedError('validate', diagnostics.map(asPrinted), true, result.place, {
         reason: 'ValidateFailed',

@@ -68,7 +68,8 @@ export function recordedVersionLine(path: string, record: TerraformRecord): stri
     const length = Math.min(record.sample_bytes, stat.size);
     const sample = Buffer.allocUnsafe(length);
     if (readFully(fd, sample, 0) !== length || sha256Hex(sample) !== record.head_sha256) return undefined;
-    if (readFully(fd, sample, stat.size - length) !== length || sha256Hex(sample) !== record.tail_sha256) return undefined;
+    if (readFully(fd, sample, stat.size - length) !== length || sha256Hex(sample) !== record.tail_sha256)
+      return undefined;
     return record.version_line;
   } catch {
     return undefined;

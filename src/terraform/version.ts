@@ -19,6 +19,8 @@ export interface TerraformVersion {
   flavor: Flavor;
   /** The absolute path that ran. */
   path: string;
+  /** Set when the image build's record answered (verified-record.ts): no `version` launch ran. */
+  fromImageRecord?: true;
 }
 
 /** Supported ranges: the plan JSON format 1.x, and the flags the runner passes (-lockfile=readonly, import blocks …). */
@@ -44,7 +46,9 @@ export function unverifiedWarning(v: Pick<TerraformVersion, 'version' | 'flavor'
 }
 
 export const supportedText = () =>
-  (Object.keys(SUPPORTED) as Flavor[]).map((f) => `${FLAVOR_NAMES[f]} >= ${SUPPORTED[f].min} < ${SUPPORTED[f].below}`).join(' or ');
+  (Object.keys(SUPPORTED) as Flavor[])
+    .map((f) => `${FLAVOR_NAMES[f]} >= ${SUPPORTED[f].min} < ${SUPPORTED[f].below}`)
+    .join(' or ');
 
 const HOW_TO_FIX = 'install terraform (or OpenTofu) on PATH, or pass --terraform PATH (CAPTF_TERRAFORM)';
 
@@ -55,7 +59,10 @@ const HOW_TO_FIX = 'install terraform (or OpenTofu) on PATH, or pass --terraform
 export function resolveExecutable(file: string, pathEnv: string | undefined, cwd = process.cwd()): string | undefined {
   const candidates = file.includes('/')
     ? [isAbsolute(file) ? file : resolve(cwd, file)]
-    : (pathEnv ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, file));
+    : (pathEnv ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, file));
   return candidates.find((candidate) => {
     try {
       accessSync(candidate, constants.X_OK);
@@ -77,28 +84,37 @@ export interface TerraformVersionOptions {
   record?: string;
 }
 
-export async function terraformVersion(terraformPath: string, options: TerraformVersionOptions): Promise<TerraformVersion> {
+export async function terraformVersion(
+  terraformPath: string,
+  options: TerraformVersionOptions,
+): Promise<TerraformVersion> {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const path = resolveExecutable(terraformPath, env.PATH, cwd);
   if (!path) {
-    throw imageError(`terraform not found: "${terraformPath}" is not an executable file${terraformPath.includes('/') ? '' : ' on PATH'}; ${HOW_TO_FIX}`, {
-      terraformPath,
-      setting: 'terraform',
-    });
+    throw imageError(
+      `terraform not found: "${terraformPath}" is not an executable file${terraformPath.includes('/') ? '' : ' on PATH'}; ${HOW_TO_FIX}`,
+      {
+        terraformPath,
+        setting: 'terraform',
+      },
+    );
   }
   const record = options.record === undefined ? undefined : readRecord(options.record);
   const recorded = record && recordedVersionLine(path, record);
   const fromRecord = recorded === undefined ? undefined : versionOfLine(path, recorded);
-  if (fromRecord) return fromRecord;
+  if (fromRecord) return { ...fromRecord, fromImageRecord: true };
   const tf = createTerraform({ path, cwd, env, output: { line() {} }, stop: options.stop });
   const run = await tf.run('version', versionArgs(), { captureStdout: true });
   if (run.meaning !== 'ok') {
     const said = lastLine(run.stderrTail);
-    throw imageError(`${path} version exited ${run.exitCode}${said ? `: ${said}` : ''}; is it a terraform binary for this platform? ${HOW_TO_FIX}`, {
-      terraformPath: path,
-      setting: 'terraform',
-    });
+    throw imageError(
+      `${path} version exited ${run.exitCode}${said ? `: ${said}` : ''}; is it a terraform binary for this platform? ${HOW_TO_FIX}`,
+      {
+        terraformPath: path,
+        setting: 'terraform',
+      },
+    );
   }
   return parseVersionOutput(path, run.stdout);
 }
@@ -108,10 +124,13 @@ export function parseVersionOutput(path: string, text: string): TerraformVersion
   const firstLine = text.trimStart().split('\n')[0]?.trim() ?? '';
   const found = versionOfLine(path, firstLine);
   if (!found) {
-    throw imageError(`${path} is not a terraform binary the runner understands: the first line of \`version\` is "${firstLine.slice(0, 200)}", not "Terraform vX.Y.Z" or "OpenTofu vX.Y.Z"; ${HOW_TO_FIX}`, {
-      terraformPath: path,
-      setting: 'terraform',
-    });
+    throw imageError(
+      `${path} is not a terraform binary the runner understands: the first line of \`version\` is "${firstLine.slice(0, 200)}", not "Terraform vX.Y.Z" or "OpenTofu vX.Y.Z"; ${HOW_TO_FIX}`,
+      {
+        terraformPath: path,
+        setting: 'terraform',
+      },
+    );
   }
   return found;
 }
@@ -127,7 +146,10 @@ function versionOfLine(path: string, line: string): TerraformVersion | undefined
 export function checkSupported(v: Pick<TerraformVersion, 'version' | 'flavor'>): void {
   const range = SUPPORTED[v.flavor];
   const found = parseSemver(v.version);
-  const ok = found !== undefined && compare(found, parseSemver(range.min)!) >= 0 && compare(found, parseSemver(range.below)!) < 0;
+  const ok =
+    found !== undefined &&
+    compare(found, parseSemver(range.min)!) >= 0 &&
+    compare(found, parseSemver(range.below)!) < 0;
   if (!ok) {
     throw imageError(
       `${FLAVOR_NAMES[v.flavor]} ${v.version} is not supported: the runner supports ${supportedText()}. Put a supported version in the image (Dockerfile ARG TERRAFORM_VERSION) or pass --terraform PATH.`,

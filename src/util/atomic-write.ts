@@ -16,7 +16,12 @@ export async function writeFileExclusive(path: string, data: Buffer | string, mo
 }
 
 /** Writes and fsyncs a temporary file beside `path`, hands it to `place`, and leaves no temporary file behind. */
-async function viaTemporary(path: string, data: Buffer | string, mode: number, place: (temporary: string) => Promise<void>): Promise<void> {
+async function viaTemporary(
+  path: string,
+  data: Buffer | string,
+  mode: number,
+  place: (temporary: string) => Promise<void>,
+): Promise<void> {
   const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     const file = await open(temporary, 'wx', mode);

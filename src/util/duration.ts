@@ -6,7 +6,8 @@ import { usageError } from '../errors.ts';
 
 export const DURATION = /^(?:(\d+)|(?=\d)(\d+h)?(\d+m)?(\d+s)?)$/;
 
-export const DURATION_GRAMMAR = 'whole seconds (600), or hours, minutes and seconds in that order, each a whole number with its unit (30s, 5m, 1h30m)';
+export const DURATION_GRAMMAR =
+  'whole seconds (600), or hours, minutes and seconds in that order, each a whole number with its unit (30s, 5m, 1h30m)';
 
 export function durationMs(text: string): number {
   const match = DURATION.exec(text);

@@ -14,7 +14,13 @@ export class JsonSyntaxError extends Error {
     readonly problem: string,
     at: JsonSyntaxPosition,
   ) {
-    super('offset' in at ? `${problem} at byte ${at.offset}` : at.column === undefined ? `line ${at.line}: ${problem}` : `line ${at.line} column ${at.column}: ${problem}`);
+    super(
+      'offset' in at
+        ? `${problem} at byte ${at.offset}`
+        : at.column === undefined
+          ? `line ${at.line}: ${problem}`
+          : `line ${at.line} column ${at.column}: ${problem}`,
+    );
     this.name = 'JsonSyntaxError';
     this.offset = 'offset' in at ? at.offset : undefined;
     this.line = 'line' in at ? at.line : undefined;

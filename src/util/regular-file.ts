@@ -27,7 +27,8 @@ export async function openRegularFile(path: string): Promise<{ handle: FileHandl
     // O_NONBLOCK: opening a FIFO must not wait for a writer (fstat refuses it below).
     handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new NotRegularFileError(path, 'a symbolic link', { cause: error });
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP')
+      throw new NotRegularFileError(path, 'a symbolic link', { cause: error });
     throw error;
   }
   try {

@@ -73,107 +73,390 @@ const WRITERS = ['apply', 'plan', 'refresh', 'destroy', 'restore'] as const sati
 const READERS = ['apply', 'restore'] as const satisfies readonly Op[];
 
 type Row<K extends ErrorKind | null> = ReasonRow & { readonly kind: K };
-const done = (ops: readonly Op[], meaning: string, outcomes: readonly Outcome[] = ['succeeded']): Row<null> => ({ kind: null, outcomes, exitCode: EXIT.succeeded, ops, meaning });
-const failed = <K extends ErrorKind>(kind: K, ops: readonly Op[], meaning: string, exitCode: ExitCode = EXIT.failed): Row<K> => ({ kind, outcomes: ['failed'], exitCode, ops, meaning });
-const invalid = <K extends ErrorKind>(kind: K, exitCode: ExitCode, ops: readonly Op[], meaning: string): Row<K> => ({ kind, outcomes: ['invalid'], exitCode, ops, meaning });
+const done = (ops: readonly Op[], meaning: string, outcomes: readonly Outcome[] = ['succeeded']): Row<null> => ({
+  kind: null,
+  outcomes,
+  exitCode: EXIT.succeeded,
+  ops,
+  meaning,
+});
+const failed = <K extends ErrorKind>(
+  kind: K,
+  ops: readonly Op[],
+  meaning: string,
+  exitCode: ExitCode = EXIT.failed,
+): Row<K> => ({ kind, outcomes: ['failed'], exitCode, ops, meaning });
+const invalid = <K extends ErrorKind>(kind: K, exitCode: ExitCode, ops: readonly Op[], meaning: string): Row<K> => ({
+  kind,
+  outcomes: ['invalid'],
+  exitCode,
+  ops,
+  meaning,
+});
 /** A reason only a command outside a Job ends with (classify, hash, contract check, `captf-runner local`). */
-const command = <K extends ErrorKind>(kind: K, exitCode: ExitCode, meaning: string): Row<K> & { readonly ops: readonly [] } => ({ kind, outcomes: [kind === 'usage' || kind === 'image' ? 'invalid' : 'failed'], exitCode, ops: [], meaning });
+const command = <K extends ErrorKind>(
+  kind: K,
+  exitCode: ExitCode,
+  meaning: string,
+): Row<K> & { readonly ops: readonly [] } => ({
+  kind,
+  outcomes: [kind === 'usage' || kind === 'image' ? 'invalid' : 'failed'],
+  exitCode,
+  ops: [],
+  meaning,
+});
 
 export const REASONS = {
   // The op did its job.
   ApplySucceeded: done(['apply'], 'the apply changed what the plan said; the state records the inputs hash'),
-  NoChanges: done(['apply', 'plan'], 'nothing to change but, at most, the recorded inputs hash (apply: recorded; plan: its plan applies without approval)', ['noChanges']),
-  PlanCreated: done(['plan'], 'a plan that changes something was saved as an artifact: approve its plan hash to apply it'),
+  NoChanges: done(
+    ['apply', 'plan'],
+    'nothing to change but, at most, the recorded inputs hash (apply: recorded; plan: its plan applies without approval)',
+    ['noChanges'],
+  ),
+  PlanCreated: done(
+    ['plan'],
+    'a plan that changes something was saved as an artifact: approve its plan hash to apply it',
+  ),
   RefreshSucceeded: done(['refresh'], 'the state was refreshed from the real infrastructure'),
-  DriftFound: done(['drift'], 'the plan would change something: changed outside terraform, or inputs that differ from the state'),
+  DriftFound: done(
+    ['drift'],
+    'the plan would change something: changed outside terraform, or inputs that differ from the state',
+  ),
   NoDrift: done(['drift'], 'the real infrastructure and the inputs match the state'),
-  DestroySucceeded: done(['destroy'], 'everything in the state was destroyed (noChanges: there was nothing to destroy)', ['succeeded', 'noChanges']),
-  RestoreSucceeded: done(['restore'], 'the backup is the backend\'s newest state'),
+  DestroySucceeded: done(
+    ['destroy'],
+    'everything in the state was destroyed (noChanges: there was nothing to destroy)',
+    ['succeeded', 'noChanges'],
+  ),
+  RestoreSucceeded: done(['restore'], "the backup is the backend's newest state"),
   Unlocked: done(['unlock'], 'the stale lock was released'),
   NotLocked: done(['unlock'], 'there was no lock to release', ['noChanges']),
-  NoStateFound: done(['destroy'], 'the backend holds no state at all: nothing was destroyed, and the run may have been pointed at another place than the object\'s state (never DestroySucceeded)', ['noChanges']),
+  NoStateFound: done(
+    ['destroy'],
+    "the backend holds no state at all: nothing was destroyed, and the run may have been pointed at another place than the object's state (never DestroySucceeded)",
+    ['noChanges'],
+  ),
 
   // Blocked: an approval passes it, nothing else.
-  DestructivePlanBlocked: { kind: 'blocked', outcomes: ['blocked'], exitCode: EXIT.blocked, ops: ['apply'], meaning: 'the plan is gated (a delete or replace, a provider action, what the runner cannot read, a policy requireApproval) and the approval hash was not given: nothing applied' },
+  DestructivePlanBlocked: {
+    kind: 'blocked',
+    outcomes: ['blocked'],
+    exitCode: EXIT.blocked,
+    ops: ['apply'],
+    meaning:
+      'the plan is gated (a delete or replace, a provider action, what the runner cannot read, a policy requireApproval) and the approval hash was not given: nothing applied',
+  },
 
   // Usage: the flags, settings or inputs must change.
-  SettingsInvalid: invalid('usage', EXIT.usage, EVERY_OP, 'a setting has an invalid value (a flag or its CAPTF_* variable): the message names it'),
-  UsageInvalid: invalid('usage', EXIT.usage, EVERY_OP, 'the command line is wrong: an unknown flag, or a flag of another op'),
-  GuardRequired: invalid('usage', EXIT.usage, ['apply'], '--guard off with --kind cluster: a cluster apply is always guarded'),
+  SettingsInvalid: invalid(
+    'usage',
+    EXIT.usage,
+    EVERY_OP,
+    'a setting has an invalid value (a flag or its CAPTF_* variable): the message names it',
+  ),
+  UsageInvalid: invalid(
+    'usage',
+    EXIT.usage,
+    EVERY_OP,
+    'the command line is wrong: an unknown flag, or a flag of another op',
+  ),
+  GuardRequired: invalid(
+    'usage',
+    EXIT.usage,
+    ['apply'],
+    '--guard off with --kind cluster: a cluster apply is always guarded',
+  ),
   PlanNotApproved: invalid('usage', EXIT.usage, ['apply'], '--plan-artifact without a valid --approved-plan-hash'),
   BackupMissing: invalid('usage', EXIT.usage, ['restore'], 'restore without --backup'),
   LockIdMissing: invalid('usage', EXIT.usage, ['unlock'], 'unlock without --lock-id'),
-  SummaryMdUnusable: invalid('usage', EXIT.usage, ['apply', 'plan', 'drift', 'destroy'], '--summary-md FILE is no regular file of its own (a link, a FIFO, a device, a hard link) or one the run reads or writes: nothing ran'),
-  OutDirUnusable: invalid('usage', EXIT.usage, EVERY_OP, '--out cannot be created or written, or result.json there is no regular file: nothing ran'),
-  BackupsDirUnusable: invalid('usage', EXIT.usage, EVERY_OP, '--backups, given explicitly, cannot be created or written: nothing ran'),
-  StateDirMissing: invalid('usage', EXIT.usage, EVERY_OP, "--state FILE's directory does not exist (and no --new-state): nothing ran"),
-  StateFileMissing: invalid('usage', EXIT.usage, EVERY_OP, '--state FILE does not exist in an existing directory (and no --new-state): a typo would start a new, empty state; nothing ran'),
-  StateFileInWorkdir: invalid('usage', EXIT.usage, EVERY_OP, '--state FILE is inside --workdir, which the runner removes or clears: the state would be lost with the run; refused after init, nothing read'),
-  StateLocationMissing: invalid('usage', EXIT.usage, EVERY_OP, 'the module has no backend and no --state was given: the state would be lost with the workdir'),
-  InputsInvalid: invalid('usage', EXIT.usage, PLANNING, 'the inputs: unreadable or invalid JSON, a negative zero, or terraform refused a value (a required variable missing, a wrong type, a failed validation)'),
-  ArtifactStoreMissing: invalid('usage', EXIT.usage, ['plan'], 'plan without --artifacts outside a cluster: the artifact has nowhere to go'),
-  ArtifactPathWrongLevel: invalid('usage', EXIT.usage, READERS, '--plan-artifact or --backup names a directory one level too high or too low: the message names the path that works'),
-  ArtifactReferenceInvalid: invalid('usage', EXIT.usage, READERS, 'a secret: reference that is malformed or given outside a cluster, or a store reference that is not an object of this run\'s --store'),
-  StoreNeedsObject: invalid('usage', EXIT.usage, EVERY_OP, '--store without --object: a store keeps backups and plan artifacts per CAPTF object'),
-  InvalidStoreLocation: invalid('usage', EXIT.usage, WRITERS, 'a Secret store prefix that is no valid Secret name (its length or its characters)'),
-  InvalidObjectName: invalid('usage', EXIT.usage, WRITERS, 'an artifact or backup object name that breaks the store\'s naming rule'),
+  SummaryMdUnusable: invalid(
+    'usage',
+    EXIT.usage,
+    ['apply', 'plan', 'drift', 'destroy'],
+    '--summary-md FILE is no regular file of its own (a link, a FIFO, a device, a hard link) or one the run reads or writes: nothing ran',
+  ),
+  OutDirUnusable: invalid(
+    'usage',
+    EXIT.usage,
+    EVERY_OP,
+    '--out cannot be created or written, or result.json there is no regular file: nothing ran',
+  ),
+  BackupsDirUnusable: invalid(
+    'usage',
+    EXIT.usage,
+    EVERY_OP,
+    '--backups, given explicitly, cannot be created or written: nothing ran',
+  ),
+  StateDirMissing: invalid(
+    'usage',
+    EXIT.usage,
+    EVERY_OP,
+    "--state FILE's directory does not exist (and no --new-state): nothing ran",
+  ),
+  StateFileMissing: invalid(
+    'usage',
+    EXIT.usage,
+    EVERY_OP,
+    '--state FILE does not exist in an existing directory (and no --new-state): a typo would start a new, empty state; nothing ran',
+  ),
+  StateFileInWorkdir: invalid(
+    'usage',
+    EXIT.usage,
+    EVERY_OP,
+    '--state FILE is inside --workdir, which the runner removes or clears: the state would be lost with the run; refused after init, nothing read',
+  ),
+  StateLocationMissing: invalid(
+    'usage',
+    EXIT.usage,
+    EVERY_OP,
+    'the module has no backend and no --state was given: the state would be lost with the workdir',
+  ),
+  InputsInvalid: invalid(
+    'usage',
+    EXIT.usage,
+    PLANNING,
+    'the inputs: unreadable or invalid JSON, a negative zero, or terraform refused a value (a required variable missing, a wrong type, a failed validation)',
+  ),
+  ArtifactStoreMissing: invalid(
+    'usage',
+    EXIT.usage,
+    ['plan'],
+    'plan without --artifacts outside a cluster: the artifact has nowhere to go',
+  ),
+  ArtifactPathWrongLevel: invalid(
+    'usage',
+    EXIT.usage,
+    READERS,
+    '--plan-artifact or --backup names a directory one level too high or too low: the message names the path that works',
+  ),
+  ArtifactReferenceInvalid: invalid(
+    'usage',
+    EXIT.usage,
+    READERS,
+    "a secret: reference that is malformed or given outside a cluster, or a store reference that is not an object of this run's --store",
+  ),
+  StoreNeedsObject: invalid(
+    'usage',
+    EXIT.usage,
+    EVERY_OP,
+    '--store without --object: a store keeps backups and plan artifacts per CAPTF object',
+  ),
+  InvalidStoreLocation: invalid(
+    'usage',
+    EXIT.usage,
+    WRITERS,
+    'a Secret store prefix that is no valid Secret name (its length or its characters)',
+  ),
+  InvalidObjectName: invalid(
+    'usage',
+    EXIT.usage,
+    WRITERS,
+    "an artifact or backup object name that breaks the store's naming rule",
+  ),
   InvalidChunkBytes: invalid('usage', EXIT.usage, WRITERS, 'a chunk size outside 1024–750000 bytes'),
   InvalidRetention: invalid('usage', EXIT.usage, WRITERS, 'keep fewer than one backup'),
-  ExtractDirNotEmpty: invalid('usage', EXIT.usage, READERS, 'an artifact would be unpacked into a directory that is not empty'),
-  KubeConfigInvalid: invalid('usage', EXIT.usage, EVERY_OP, 'a Job identity without --object, or without a usable service account token, CA or API address'),
-  LineageMismatch: invalid('state', EXIT.usage, ['restore'], "the backup is of another state (its lineage differs from the backend's): nothing pushed; only --force replaces that state"),
-  BackupMismatch: invalid('artifact', EXIT.usage, ['restore'], 'what --backup names is no state backup this runner reads (a plan artifact, another manifest version): nothing pushed'),
-  LockIdMismatch: invalid('lock', EXIT.usage, ['unlock'], 'the lock carries another id than --lock-id: nothing was touched, and the same id never will be'),
-  UnlockUnsupported: invalid('lock', EXIT.usage, ['unlock'], "the backend's lock has no id to release (pg: it ends with its holder's connection)"),
+  ExtractDirNotEmpty: invalid(
+    'usage',
+    EXIT.usage,
+    READERS,
+    'an artifact would be unpacked into a directory that is not empty',
+  ),
+  KubeConfigInvalid: invalid(
+    'usage',
+    EXIT.usage,
+    EVERY_OP,
+    'a Job identity without --object, or without a usable service account token, CA or API address',
+  ),
+  LineageMismatch: invalid(
+    'state',
+    EXIT.usage,
+    ['restore'],
+    "the backup is of another state (its lineage differs from the backend's): nothing pushed; only --force replaces that state",
+  ),
+  BackupMismatch: invalid(
+    'artifact',
+    EXIT.usage,
+    ['restore'],
+    'what --backup names is no state backup this runner reads (a plan artifact, another manifest version): nothing pushed',
+  ),
+  LockIdMismatch: invalid(
+    'lock',
+    EXIT.usage,
+    ['unlock'],
+    'the lock carries another id than --lock-id: nothing was touched, and the same id never will be',
+  ),
+  UnlockUnsupported: invalid(
+    'lock',
+    EXIT.usage,
+    ['unlock'],
+    "the backend's lock has no id to release (pg: it ends with its holder's connection)",
+  ),
 
   // The image or its module must change.
-  ImageInvalid: invalid('image', EXIT.imageInvalid, EVERY_OP, 'the image or module breaks the contract: no or an unsupported terraform, a module terraform refuses, reserved or unsafe files, a policy that does not load, …'),
-  StateInWorkdir: invalid('image', EXIT.imageInvalid, EVERY_OP, "the module's local backend keeps the state inside the runner's workdir (backend \"local\" {}, a relative path): it would vanish with the run; refused after init, nothing read"),
-  BackendMismatch: invalid('image', EXIT.imageInvalid, EVERY_OP, "init configured another backend than the module's (or --state's): nothing read or applied"),
-  PolicyDenied: invalid('policy', EXIT.policyDenied, ['apply', 'plan'], "the image's policy denies the plan (a deny rule or a limit): no approval passes it; the module, the inputs or the policy must change"),
-  RefreshRefused: failed('plan', ['refresh'], 'the refresh-only plan is gated (it moves the runner\'s record, runs a provider action, holds what the runner cannot read): nobody can approve a refresh, the module must change', EXIT.imageInvalid),
+  ImageInvalid: invalid(
+    'image',
+    EXIT.imageInvalid,
+    EVERY_OP,
+    'the image or module breaks the contract: no or an unsupported terraform, a module terraform refuses, reserved or unsafe files, a policy that does not load, …',
+  ),
+  StateInWorkdir: invalid(
+    'image',
+    EXIT.imageInvalid,
+    EVERY_OP,
+    'the module\'s local backend keeps the state inside the runner\'s workdir (backend "local" {}, a relative path): it would vanish with the run; refused after init, nothing read',
+  ),
+  BackendMismatch: invalid(
+    'image',
+    EXIT.imageInvalid,
+    EVERY_OP,
+    "init configured another backend than the module's (or --state's): nothing read or applied",
+  ),
+  PolicyDenied: invalid(
+    'policy',
+    EXIT.policyDenied,
+    ['apply', 'plan'],
+    "the image's policy denies the plan (a deny rule or a limit): no approval passes it; the module, the inputs or the policy must change",
+  ),
+  RefreshRefused: failed(
+    'plan',
+    ['refresh'],
+    "the refresh-only plan is gated (it moves the runner's record, runs a provider action, holds what the runner cannot read): nobody can approve a refresh, the module must change",
+    EXIT.imageInvalid,
+  ),
 
   // The state is not the object's: a person must act.
-  StateLineageMismatch: failed('state', PLANNING, "--expect-lineage: the backend holds a state of another lineage, or none: nothing planned; a retry finds the same until a person points the run at the object's state or restores it", EXIT.otherState),
+  StateLineageMismatch: failed(
+    'state',
+    PLANNING,
+    "--expect-lineage: the backend holds a state of another lineage, or none: nothing planned; a retry finds the same until a person points the run at the object's state or restores it",
+    EXIT.otherState,
+  ),
 
   // The approved plan is void: a new plan and approval.
-  PlanStale: failed('plan', ['apply'], 'apply --plan-artifact: the state changed after the approved plan was made; terraform refused it before changing anything', EXIT.planStale),
-  ArtifactMismatch: failed('artifact', ['apply'], 'apply --plan-artifact: the artifact is not the approved plan, was made from other inputs, or planned against another backend or state', EXIT.planStale),
+  PlanStale: failed(
+    'plan',
+    ['apply'],
+    'apply --plan-artifact: the state changed after the approved plan was made; terraform refused it before changing anything',
+    EXIT.planStale,
+  ),
+  ArtifactMismatch: failed(
+    'artifact',
+    ['apply'],
+    'apply --plan-artifact: the artifact is not the approved plan, was made from other inputs, or planned against another backend or state',
+    EXIT.planStale,
+  ),
 
   // Failures a later attempt may pass.
   InitFailed: failed('terraform', EVERY_OP, 'terraform init failed (a diagnostic not on the list of those that recur)'),
   ValidateFailed: failed('terraform', PLANNING, 'terraform validate failed'),
   PlanFailed: failed('terraform', PLANNING, 'terraform plan failed'),
   ShowFailed: failed('terraform', PLANNING, 'terraform show -json failed'),
-  ApplyFailed: failed('terraform', ['apply'], "terraform apply failed: what it saved is in the state, the runner's record as before"),
+  ApplyFailed: failed(
+    'terraform',
+    ['apply'],
+    "terraform apply failed: what it saved is in the state, the runner's record as before",
+  ),
   RefreshFailed: failed('terraform', ['refresh'], 'the refresh-only apply failed'),
-  DestroyFailed: failed('terraform', ['destroy'], 'the destroy apply failed: the next destroy continues from what is left'),
+  DestroyFailed: failed(
+    'terraform',
+    ['destroy'],
+    'the destroy apply failed: the next destroy continues from what is left',
+  ),
   StatePullFailed: failed('terraform', WITH_STATE, 'terraform state pull failed'),
   StatePushFailed: failed('terraform', ['apply', 'refresh', 'destroy', 'restore'], 'terraform state push failed'),
-  UnlockFailed: failed('terraform', ['unlock'], 'terraform force-unlock failed, or the lock info still names the id after the lock was taken and released'),
+  UnlockFailed: failed(
+    'terraform',
+    ['unlock'],
+    'terraform force-unlock failed, or the lock info still names the id after the lock was taken and released',
+  ),
   BackendUnknown: failed('terraform', ['apply', 'plan'], 'init recorded no backend the runner can name'),
-  TerraformFailed: failed('terraform', EVERY_OP, 'terraform could not be started (other than missing or not executable)'),
-  StateLocked: failed('lock', WITH_STATE, 'the state lock is held by another run (result.lock): retry once it is released'),
-  LockHeld: failed('lock', ['unlock'], 'the lock\'s holder is alive: the runner never takes a live holder\'s lock'),
+  TerraformFailed: failed(
+    'terraform',
+    EVERY_OP,
+    'terraform could not be started (other than missing or not executable)',
+  ),
+  StateLocked: failed(
+    'lock',
+    WITH_STATE,
+    'the state lock is held by another run (result.lock): retry once it is released',
+  ),
+  LockHeld: failed('lock', ['unlock'], "the lock's holder is alive: the runner never takes a live holder's lock"),
   PlanErrored: failed('plan', PLANNING, 'terraform marked the plan errored: it is never applied'),
   PlanUnreadable: failed('plan', PLANNING, 'terraform show -json printed no plan document the runner can read'),
-  PlanFileChanged: failed('plan', ['apply', 'refresh', 'destroy'], 'the saved plan file changed after it was hashed: nothing applied'),
-  ModuleReadIncomplete: failed('plan', PLANNING, "the runner's reading of the module missed a declaration terraform has (a bug of the runner): nothing applied"),
-  ArtifactCorrupt: failed('artifact', READERS, "a chunk or the manifest does not match what was written: read it again or use another artifact or backup"),
-  ArtifactIncomplete: failed('artifact', READERS, 'an artifact or backup without its manifest (still being written, or its writer died)'),
-  ArtifactUnsafe: failed('artifact', READERS, 'an artifact whose archive holds an unsafe entry (a link, a path leaving its directory, more than its manifest allows)'),
-  ArtifactTooLarge: failed('artifact', ['apply', 'destroy', 'restore'], 'an artifact or backup over --max-artifact-bytes, or a state too large to back up: raise the setting'),
-  ArtifactExists: failed('artifact', WRITERS, 'an artifact or backup of that name exists already: it is never overwritten'),
+  PlanFileChanged: failed(
+    'plan',
+    ['apply', 'refresh', 'destroy'],
+    'the saved plan file changed after it was hashed: nothing applied',
+  ),
+  ModuleReadIncomplete: failed(
+    'plan',
+    PLANNING,
+    "the runner's reading of the module missed a declaration terraform has (a bug of the runner): nothing applied",
+  ),
+  ArtifactCorrupt: failed(
+    'artifact',
+    READERS,
+    'a chunk or the manifest does not match what was written: read it again or use another artifact or backup',
+  ),
+  ArtifactIncomplete: failed(
+    'artifact',
+    READERS,
+    'an artifact or backup without its manifest (still being written, or its writer died)',
+  ),
+  ArtifactUnsafe: failed(
+    'artifact',
+    READERS,
+    'an artifact whose archive holds an unsafe entry (a link, a path leaving its directory, more than its manifest allows)',
+  ),
+  ArtifactTooLarge: failed(
+    'artifact',
+    ['apply', 'destroy', 'restore'],
+    'an artifact or backup over --max-artifact-bytes, or a state too large to back up: raise the setting',
+  ),
+  ArtifactExists: failed(
+    'artifact',
+    WRITERS,
+    'an artifact or backup of that name exists already: it is never overwritten',
+  ),
   ArtifactWriteFailed: failed('io', WRITERS, 'an artifact or backup could not be written'),
-  ArtifactWriteUnverified: failed('io', WRITERS, 'an artifact or backup was written but could not be read back and verified: the op stopped before changing anything'),
-  StoreReadFailed: failed('io', READERS, 'the artifact store could not be read (a chunk that is a link, a FIFO, a device; an I/O error)'),
+  ArtifactWriteUnverified: failed(
+    'io',
+    WRITERS,
+    'an artifact or backup was written but could not be read back and verified: the op stopped before changing anything',
+  ),
+  StoreReadFailed: failed(
+    'io',
+    READERS,
+    'the artifact store could not be read (a chunk that is a link, a FIFO, a device; an I/O error)',
+  ),
   StoreWriteFailed: failed('io', WRITERS, 'the artifact store could not be written'),
-  StoreUnreachable: failed('io', WRITERS, 'the --store (PostgreSQL, S3) did not answer within its timeouts, or answered 5xx past the retries: nothing changed (no backup, so no apply)'),
-  StoreAccessDenied: failed('io', WRITERS, "the --store refused the runner's credentials or grants: the message names what the store needs, never a credential"),
-  StoreFailed: failed('io', WRITERS, 'the --store answered what the runner cannot use (an error of its own, a listing that never ends): nothing changed'),
+  StoreUnreachable: failed(
+    'io',
+    WRITERS,
+    'the --store (PostgreSQL, S3) did not answer within its timeouts, or answered 5xx past the retries: nothing changed (no backup, so no apply)',
+  ),
+  StoreAccessDenied: failed(
+    'io',
+    WRITERS,
+    "the --store refused the runner's credentials or grants: the message names what the store needs, never a credential",
+  ),
+  StoreFailed: failed(
+    'io',
+    WRITERS,
+    'the --store answered what the runner cannot use (an error of its own, a listing that never ends): nothing changed',
+  ),
   ExtractFailed: failed('io', READERS, 'an artifact could not be unpacked into the workdir'),
-  WorkdirUnusable: failed('io', EVERY_OP, "--workdir cannot be created or written, or its private/ is not the runner's own directory"),
-  InputsChangedDuringRead: failed('io', PLANNING, 'the mounted inputs changed while they were read (the kubelet updating the volume): read again'),
+  WorkdirUnusable: failed(
+    'io',
+    EVERY_OP,
+    "--workdir cannot be created or written, or its private/ is not the runner's own directory",
+  ),
+  InputsChangedDuringRead: failed(
+    'io',
+    PLANNING,
+    'the mounted inputs changed while they were read (the kubelet updating the volume): read again',
+  ),
   StateUnreadable: failed('state', WITH_STATE, 'the state terraform gave is no state document'),
   RestoreVerifyFailed: failed('state', ['restore'], 'after the push the backend does not hold the backed-up state'),
   KubeUnauthorized: failed('kube', EVERY_OP, 'the API server rejected the service account token (401)'),
@@ -192,13 +475,35 @@ export const REASONS = {
   InternalError: failed('internal', EVERY_OP, 'a bug in the runner: report it'),
 
   // Stopped.
-  JobDeadlineExceeded: { kind: 'interrupted', outcomes: ['interrupted'], exitCode: EXIT.deadline, ops: EVERY_OP, meaning: 'the runner stopped itself before --deadline: a failure for the backoff (a step that always hangs must reach the cap)' },
-  Interrupted: { kind: 'interrupted', outcomes: ['interrupted'], exitCode: EXIT.sigterm, ops: EVERY_OP, meaning: 'SIGTERM (exit 143) or SIGINT (exit 130): stopped from outside (a drain, an eviction, the Job deleted, a node shutdown)' },
+  JobDeadlineExceeded: {
+    kind: 'interrupted',
+    outcomes: ['interrupted'],
+    exitCode: EXIT.deadline,
+    ops: EVERY_OP,
+    meaning:
+      'the runner stopped itself before --deadline: a failure for the backoff (a step that always hangs must reach the cap)',
+  },
+  Interrupted: {
+    kind: 'interrupted',
+    outcomes: ['interrupted'],
+    exitCode: EXIT.sigterm,
+    ops: EVERY_OP,
+    meaning:
+      'SIGTERM (exit 143) or SIGINT (exit 130): stopped from outside (a drain, an eviction, the Job deleted, a node shutdown)',
+  },
 
   // Commands outside a Job.
   PlanDocumentInvalid: command('usage', EXIT.usage, 'classify: the file cannot be read as a plan document'),
-  ResultNotWritten: command('io', EXIT.failed, "the result file could not be written (a full disk): said on stderr; the run's exit code becomes 1 when it was 0"),
-  AssignmentInvalid: command('usage', EXIT.usage, 'local set: not NAME=VALUE, or a value terraform would read differently'),
+  ResultNotWritten: command(
+    'io',
+    EXIT.failed,
+    "the result file could not be written (a full disk): said on stderr; the run's exit code becomes 1 when it was 0",
+  ),
+  AssignmentInvalid: command(
+    'usage',
+    EXIT.usage,
+    'local set: not NAME=VALUE, or a value terraform would read differently',
+  ),
   DurableInputsMissing: command('usage', EXIT.usage, "local: a machine's durable inputs are gone"),
   LocalDirMissing: command('usage', EXIT.usage, 'local: the directory does not exist'),
   LocalObjectExists: command('usage', EXIT.usage, 'local init: an object exists there already'),
@@ -209,7 +514,11 @@ export const REASONS = {
   RunnerFailed: command('terraform', EXIT.failed, 'local reconcile: the run left no result'),
   EntrypointUnknown: command('internal', EXIT.failed, 'local: cannot tell which script is the runner'),
   RunnerStartFailed: command('internal', EXIT.failed, 'local: the runner process could not be started'),
-  RestoreNotLocal: command('internal', EXIT.failed, 'local: DecideOp chose a restore, which the local lifecycle has no annotation for'),
+  RestoreNotLocal: command(
+    'internal',
+    EXIT.failed,
+    'local: DecideOp chose a restore, which the local lifecycle has no annotation for',
+  ),
   InvalidSnapshot: command('internal', EXIT.failed, 'DecideOp got a snapshot its schema refuses'),
 } as const satisfies Record<string, ReasonRow>;
 

@@ -10,30 +10,86 @@ export interface StepRow {
 
 export const STEPS = {
   policy: { ops: ['apply', 'plan', 'drift'], meaning: 'the policy dir loaded and compiled (only when there is one)' },
-  preflight: { ops: ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore', 'unlock'], meaning: 'the cheap part of the image contract: terraform version, the module scan, the run locations' },
+  preflight: {
+    ops: ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore', 'unlock'],
+    meaning: 'the cheap part of the image contract: terraform version, the module scan, the run locations',
+  },
   inputs: { ops: ['apply', 'plan', 'refresh', 'drift', 'destroy'], meaning: 'the inputs read and hashed' },
-  workspace: { ops: ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore', 'unlock'], meaning: 'the workdir: the module copied (restore, unlock: the backend only), the runner files added' },
+  workspace: {
+    ops: ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore', 'unlock'],
+    meaning: 'the workdir: the module copied (restore, unlock: the backend only), the runner files added',
+  },
   'lock info': { ops: ['unlock'], meaning: "local backend: the lock's id and holder read; another id stops here" },
   'read backup': { ops: ['restore'], meaning: 'the backup read and verified against its manifest, before init' },
-  artifact: { ops: ['apply', 'plan'], meaning: 'plan: the plan artifact written and verified; apply --plan-artifact: the approved artifact read and verified' },
-  init: { ops: ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore', 'unlock'], meaning: 'terraform init, and the backend it configured checked' },
+  artifact: {
+    ops: ['apply', 'plan'],
+    meaning:
+      'plan: the plan artifact written and verified; apply --plan-artifact: the approved artifact read and verified',
+  },
+  init: {
+    ops: ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore', 'unlock'],
+    meaning: 'terraform init, and the backend it configured checked',
+  },
   validate: { ops: ['apply', 'plan', 'refresh', 'drift', 'destroy'], meaning: 'terraform validate' },
-  'state before': { ops: ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore'], meaning: 'the state before the op (terraform state pull)' },
-  'artifact binding': { ops: ['apply'], meaning: 'apply --plan-artifact: the artifact was planned against this backend and this state' },
-  plan: { ops: ['apply', 'plan', 'refresh', 'drift', 'destroy'], meaning: 'terraform plan -out (refresh-only, -destroy as the op asks)' },
-  'plan hash': { ops: ['apply', 'plan', 'refresh', 'drift', 'destroy'], meaning: 'the saved plan file hashed and held open' },
-  show: { ops: ['apply', 'plan', 'refresh', 'drift', 'destroy'], meaning: 'terraform show -json, classified (and judged by the policy) as it streams' },
-  decide: { ops: ['apply', 'plan', 'refresh', 'restore'], meaning: 'the verdict on what was learned: a policy denial (apply, plan), the guard (apply), a gated refresh-only plan (refresh), another lineage (restore)' },
-  approval: { ops: ['apply'], meaning: 'an approval was required and matched: what it covered that the blocked run did not show' },
-  backup: { ops: ['apply', 'destroy', 'restore'], meaning: 'the state backed up before anything changes it (skipped when there is no state)' },
-  'plan check': { ops: ['apply', 'refresh', 'destroy'], meaning: 'the saved plan still has the hash taken before show' },
+  'state before': {
+    ops: ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore'],
+    meaning: 'the state before the op (terraform state pull)',
+  },
+  'artifact binding': {
+    ops: ['apply'],
+    meaning: 'apply --plan-artifact: the artifact was planned against this backend and this state',
+  },
+  plan: {
+    ops: ['apply', 'plan', 'refresh', 'drift', 'destroy'],
+    meaning: 'terraform plan -out (refresh-only, -destroy as the op asks)',
+  },
+  'plan hash': {
+    ops: ['apply', 'plan', 'refresh', 'drift', 'destroy'],
+    meaning: 'the saved plan file hashed and held open',
+  },
+  show: {
+    ops: ['apply', 'plan', 'refresh', 'drift', 'destroy'],
+    meaning: 'terraform show -json, classified (and judged by the policy) as it streams',
+  },
+  decide: {
+    ops: ['apply', 'plan', 'refresh', 'restore'],
+    meaning:
+      'the verdict on what was learned: a policy denial (apply, plan), the guard (apply), a gated refresh-only plan (refresh), another lineage (restore)',
+  },
+  approval: {
+    ops: ['apply'],
+    meaning: 'an approval was required and matched: what it covered that the blocked run did not show',
+  },
+  backup: {
+    ops: ['apply', 'destroy', 'restore'],
+    meaning: 'the state backed up before anything changes it (skipped when there is no state)',
+  },
+  'plan check': {
+    ops: ['apply', 'refresh', 'destroy'],
+    meaning: 'the saved plan still has the hash taken before show',
+  },
   apply: { ops: ['apply', 'refresh', 'destroy'], meaning: 'terraform apply of the saved plan' },
-  'state push': { ops: ['apply', 'refresh', 'destroy', 'restore'], meaning: 'terraform state push: restore\'s backup, or an errored.tfstate after a failed apply' },
-  'state push (lineage)': { ops: ['restore'], meaning: "a second, forced push that brings back the backup's lineage into a backend that had no state" },
-  'state after': { ops: ['apply', 'refresh', 'destroy', 'restore'], meaning: 'the state after the op, and the outputs read from it' },
-  'record set back': { ops: ['apply', 'refresh', 'destroy'], meaning: "after an apply that did not succeed: the runner's record as it was before the op" },
+  'state push': {
+    ops: ['apply', 'refresh', 'destroy', 'restore'],
+    meaning: "terraform state push: restore's backup, or an errored.tfstate after a failed apply",
+  },
+  'state push (lineage)': {
+    ops: ['restore'],
+    meaning: "a second, forced push that brings back the backup's lineage into a backend that had no state",
+  },
+  'state after': {
+    ops: ['apply', 'refresh', 'destroy', 'restore'],
+    meaning: 'the state after the op, and the outputs read from it',
+  },
+  'record set back': {
+    ops: ['apply', 'refresh', 'destroy'],
+    meaning: "after an apply that did not succeed: the runner's record as it was before the op",
+  },
   verify: { ops: ['restore'], meaning: 'the backend holds the backed-up state' },
-  'force-unlock': { ops: ['unlock'], meaning: 'the lock released: taken and let go (local), or terraform force-unlock' },
+  'force-unlock': {
+    ops: ['unlock'],
+    meaning: 'the lock released: taken and let go (local), or terraform force-unlock',
+  },
 } as const satisfies Record<string, StepRow>;
 
 export type StepName = keyof typeof STEPS;

@@ -16,7 +16,10 @@ import { scanJson } from './scan-tf-json.ts';
  * says something (restore's encryption check, unlock's backend type). `resolution`: where the
  * module's links lead (a tree laid out like an image resolves them inside itself); `moduleDir` is already resolved.
  */
-export async function scanModule(moduleDir: string, options: { tool?: Tool; resolution?: PathResolution } = {}): Promise<ModuleScan> {
+export async function scanModule(
+  moduleDir: string,
+  options: { tool?: Tool; resolution?: PathResolution } = {},
+): Promise<ModuleScan> {
   return scanConfigFiles(await readConfigFiles(moduleDir, options.resolution ?? onThisMachine), options.tool);
 }
 
@@ -28,16 +31,26 @@ export interface ConfigFile {
 }
 
 /** Every configuration file of the module dir, read (the scan's I/O: it overlaps terraform's start). */
-export async function readConfigFiles(moduleDir: string, resolution: PathResolution = onThisMachine): Promise<ConfigFile[]> {
+export async function readConfigFiles(
+  moduleDir: string,
+  resolution: PathResolution = onThisMachine,
+): Promise<ConfigFile[]> {
   let names: string[];
   try {
     names = await readdir(moduleDir);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw imageError(`the module dir ${moduleDir} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`}: put the module at /captf/module in the image or pass --module DIR`, { setting: 'module' });
+    throw imageError(
+      `the module dir ${moduleDir} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`}: put the module at /captf/module in the image or pass --module DIR`,
+      { setting: 'module' },
+    );
   }
   const configFiles = names.filter((n) => CONFIG_FILE.test(n)).sort();
-  if (configFiles.length === 0) throw imageError(`the module dir ${moduleDir} has no .tf files: the image must carry the module at /captf/module (or pass --module DIR)`, { setting: 'module' });
+  if (configFiles.length === 0)
+    throw imageError(
+      `the module dir ${moduleDir} has no .tf files: the image must carry the module at /captf/module (or pass --module DIR)`,
+      { setting: 'module' },
+    );
   const files: ConfigFile[] = [];
   for (const name of configFiles) {
     const path = join(moduleDir, name);
@@ -92,9 +105,19 @@ async function readConfigFile(path: string, resolution: PathResolution): Promise
   try {
     bytes = await readRegularFile(await resolution.resolve(path), MAX_CONFIG_FILE_BYTES + 1);
   } catch (error) {
-    if (error instanceof NotRegularFileError || (error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ELOOP') return undefined;
-    throw imageError(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): the image must carry a module the runner's uid can read`);
+    if (
+      error instanceof NotRegularFileError ||
+      (error as NodeJS.ErrnoException).code === 'ENOENT' ||
+      (error as NodeJS.ErrnoException).code === 'ELOOP'
+    )
+      return undefined;
+    throw imageError(
+      `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): the image must carry a module the runner's uid can read`,
+    );
   }
-  if (bytes.length > MAX_CONFIG_FILE_BYTES) throw imageError(`${path} is larger than ${MAX_CONFIG_FILE_BYTES} bytes: no configuration file of a module may be; split or shrink it`);
+  if (bytes.length > MAX_CONFIG_FILE_BYTES)
+    throw imageError(
+      `${path} is larger than ${MAX_CONFIG_FILE_BYTES} bytes: no configuration file of a module may be; split or shrink it`,
+    );
   return bytes.toString('utf8');
 }

@@ -55,7 +55,8 @@ export async function readModuleTree(moduleDir: string, options: ReadTreeOptions
   const moduleReal = await resolve(moduleDir);
   const inside = (real: string) => real === moduleReal || real.startsWith(moduleReal + sep);
   const tree: ModuleTree = { entries: [], problems: [] };
-  const problem = (kind: ModuleProblemKind, relative: string, what: string) => tree.problems.push({ kind, file: join(moduleDir, relative), what });
+  const problem = (kind: ModuleProblemKind, relative: string, what: string) =>
+    tree.problems.push({ kind, file: join(moduleDir, relative), what });
   // Each real directory is copied at most once (by device and inode): where the copy already holds it.
   const copied = new Map<string, string>();
   const identity = (found: Stats) => `${found.dev}:${found.ino}`;
@@ -69,7 +70,12 @@ export async function readModuleTree(moduleDir: string, options: ReadTreeOptions
   };
 
   // `readFrom`: the directory as the runner reads it; `ancestors`: identities of the directories above, to tell a cycle.
-  const walk = async (readFrom: string, relative: string, ancestors: ReadonlySet<string>, outside: boolean): Promise<void> => {
+  const walk = async (
+    readFrom: string,
+    relative: string,
+    ancestors: ReadonlySet<string>,
+    outside: boolean,
+  ): Promise<void> => {
     for (const rawName of (await readdir(readFrom, { encoding: 'buffer' })).sort(Buffer.compare)) {
       const name = rawName.toString('utf8');
       if (!Buffer.from(name, 'utf8').equals(rawName)) {
@@ -80,7 +86,11 @@ export async function readModuleTree(moduleDir: string, options: ReadTreeOptions
       if (options.notCopied.has(name)) continue;
       const path = relative === '' ? name : join(relative, name);
       if (relative === '' && options.runnerFiles.has(name)) {
-        problem('runnerFile', path, `is named like a file the runner adds to its copy of the module (${[...options.runnerFiles].join(', ')})`);
+        problem(
+          'runnerFile',
+          path,
+          `is named like a file the runner adds to its copy of the module (${[...options.runnerFiles].join(', ')})`,
+        );
         continue;
       }
       const entry = join(readFrom, name);
@@ -99,7 +109,8 @@ export async function readModuleTree(moduleDir: string, options: ReadTreeOptions
       // A link leading outside is its own problem only when the copy holds what it leads to; one the copy
       // leaves out has a single problem, the reason it is left out.
       const copiedFromOutside = () => {
-        if (leadsOutside) problem('outsideLink', path, `is a symbolic link that leads outside the module dir (to ${display(source)})`);
+        if (leadsOutside)
+          problem('outsideLink', path, `is a symbolic link that leads outside the module dir (to ${display(source)})`);
       };
       const target = source === entry ? found : await stat(source);
       if (target.isDirectory()) {
@@ -109,7 +120,11 @@ export async function readModuleTree(moduleDir: string, options: ReadTreeOptions
           continue;
         }
         if (copied.has(id)) {
-          problem('unusable', path, `is the same directory as ${join(moduleDir, copied.get(id)!)} (through a symbolic link): the copy holds each directory once`);
+          problem(
+            'unusable',
+            path,
+            `is the same directory as ${join(moduleDir, copied.get(id)!)} (through a symbolic link): the copy holds each directory once`,
+          );
           continue;
         }
         if (CONFIG_FILE.test(name)) {
@@ -125,7 +140,12 @@ export async function readModuleTree(moduleDir: string, options: ReadTreeOptions
         copiedFromOutside();
         tree.entries.push({ path, kind: 'file', source });
         count(target.size);
-      } else problem('unusable', path, `is neither a file nor a directory (${source === entry ? 'a special file' : `a link to a special file, ${display(source)}`})`);
+      } else
+        problem(
+          'unusable',
+          path,
+          `is neither a file nor a directory (${source === entry ? 'a special file' : `a link to a special file, ${display(source)}`})`,
+        );
     }
   };
   const root = await stat(moduleReal);
@@ -139,7 +159,8 @@ function escapedName(raw: Buffer): string {
   let text = '';
   for (let at = 0; at < raw.length; ) {
     const length = utf8SequenceLength(raw, at);
-    text += length > 0 ? raw.subarray(at, at + length).toString('utf8') : `\\x${raw[at]!.toString(16).padStart(2, '0')}`;
+    text +=
+      length > 0 ? raw.subarray(at, at + length).toString('utf8') : `\\x${raw[at]!.toString(16).padStart(2, '0')}`;
     at += Math.max(length, 1);
   }
   return text;

@@ -22,9 +22,15 @@ export const SENSITIVE_OVERRIDE_FILE = 'captf_runner_sensitive_override.tf';
  * Every spelling of a runner file a tool loads: OpenTofu skips foo.tf when foo.tofu (or
  * foo.tofu.json) exists, so a module's captf_runner_inputs_hash.tofu would drop the runner's record.
  */
-const runnerFileForms = (file: string) => ['', '.json'].flatMap((json) => ['.tf', '.tofu'].map((ext) => `${file.replace(/\.tf$/, ext)}${json}`));
+const runnerFileForms = (file: string) =>
+  ['', '.json'].flatMap((json) => ['.tf', '.tofu'].map((ext) => `${file.replace(/\.tf$/, ext)}${json}`));
 /** What the runner adds to the root of its copy of the module: a module that ships one of these names is refused. */
-export const RUNNER_FILES: ReadonlySet<string> = new Set([...runnerFileForms(INJECTED_FILE), ...runnerFileForms(BACKEND_OVERRIDE_FILE), ...runnerFileForms(SENSITIVE_OVERRIDE_FILE), INPUT_FILES_DIR]);
+export const RUNNER_FILES: ReadonlySet<string> = new Set([
+  ...runnerFileForms(INJECTED_FILE),
+  ...runnerFileForms(BACKEND_OVERRIDE_FILE),
+  ...runnerFileForms(SENSITIVE_OVERRIDE_FILE),
+  INPUT_FILES_DIR,
+]);
 
 /** A place where the module names what the runner reserves. */
 export interface ReservedUse {
@@ -44,4 +50,8 @@ export const namesReservedResource = (traversal: string) => RESERVED_TRAVERSAL.t
 const RESERVED_TRAVERSAL = new RegExp(`^(?:resource\\.)?${INPUTS_HASH_RESOURCE.replace('.', '\\.')}(?![\\w-])`);
 
 /** The traversal without whitespace and comments (strings, such as an index key, kept whole). */
-export const compactTraversal = (text: string) => text.replace(/("(?:[^"\\]|\\.)*")|#[^\n]*|\/\/[^\n]*|\/\*[\s\S]*?\*\/|\s+/g, (_match, string?: string) => string ?? '');
+export const compactTraversal = (text: string) =>
+  text.replace(
+    /("(?:[^"\\]|\\.)*")|#[^\n]*|\/\/[^\n]*|\/\*[\s\S]*?\*\/|\s+/g,
+    (_match, string?: string) => string ?? '',
+  );

@@ -56,12 +56,15 @@ const LABEL_ESCAPES: Readonly<Record<string, string>> = { n: '\n', r: '\r', t: '
 
 /** A quoted label as terraform reads it: `variable "captf\u005finputs_hash"` names captf_inputs_hash. */
 function unescapeLabel(raw: string): string {
-  return raw.replace(/\\(?:u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))/gs, (match, u4?: string, u8?: string, simple?: string) => {
-    const hex = u4 ?? u8;
-    const codePoint = hex === undefined ? undefined : parseInt(hex, 16);
-    if (codePoint !== undefined) return codePoint <= 0x10ffff ? String.fromCodePoint(codePoint) : match;
-    return LABEL_ESCAPES[simple!] ?? match;
-  });
+  return raw.replace(
+    /\\(?:u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))/gs,
+    (match, u4?: string, u8?: string, simple?: string) => {
+      const hex = u4 ?? u8;
+      const codePoint = hex === undefined ? undefined : parseInt(hex, 16);
+      if (codePoint !== undefined) return codePoint <= 0x10ffff ? String.fromCodePoint(codePoint) : match;
+      return LABEL_ESCAPES[simple!] ?? match;
+    },
+  );
 }
 
 interface Attribute {
@@ -81,7 +84,8 @@ interface BlockHeader {
 const IDENTIFIER = /^[\p{ID_Start}_][\p{ID_Continue}-]*/u;
 const HEREDOC_START = /^<<-?([\p{ID_Start}_][\p{ID_Continue}-]*)\r?\n/u;
 /** What HCL trims around a heredoc's closing marker: Go's unicode.IsSpace. */
-const GO_SPACE_AROUND = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
+const GO_SPACE_AROUND =
+  /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
 
 class Scanner {
   private pos = 0;
@@ -123,7 +127,8 @@ class Scanner {
         else if (c === '=') {
           const valueStart = ++this.pos;
           this.skipAttributeValue();
-          if (words.length === 1) return { name: ident, value: this.text.slice(valueStart, this.pos), line: this.lineAt(start) };
+          if (words.length === 1)
+            return { name: ident, value: this.text.slice(valueStart, this.pos), line: this.lineAt(start) };
           break;
         } else {
           const label = this.identifier();
@@ -170,9 +175,9 @@ class Scanner {
   /** Skips what starts here: a nested bracket, a string, a heredoc, a comment, or one character. */
   private skipConstruct(): void {
     const c = this.text[this.pos];
-    if (c === '{') (this.pos++, this.skipBalanced('}'));
-    else if (c === '[') (this.pos++, this.skipBalanced(']'));
-    else if (c === '(') (this.pos++, this.skipBalanced(')'));
+    if (c === '{') this.pos++, this.skipBalanced('}');
+    else if (c === '[') this.pos++, this.skipBalanced(']');
+    else if (c === '(') this.pos++, this.skipBalanced(')');
     else if (c === '"') this.quoted();
     else if (c === '<' && this.text.startsWith('<<', this.pos)) this.heredoc();
     else if (c === '#' || (c === '/' && this.text[this.pos + 1] === '/')) this.skipLineComment();

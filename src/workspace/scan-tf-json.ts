@@ -5,7 +5,8 @@ import { ADDRESS_BLOCKS, addAddressAttribute, addResource, addVariable, emptySca
 /** The JSON syntax (.tf.json): the same facts from an object. Every occurrence of a duplicate key counts, as terraform reads each as a block. */
 export function scanJson(text: string, into: ModuleScan = emptyScan(), file = ''): ModuleScan {
   const doc = parseJsonWithLines(text);
-  if (!('members' in doc)) throw new Error(`the top level is ${'items' in doc ? 'an array' : 'not an object'}, expected a JSON object`);
+  if (!('members' in doc))
+    throw new Error(`the top level is ${'items' in doc ? 'an array' : 'not an object'}, expected a JSON object`);
   for (const [blockType, value] of doc.members) {
     const blocks = objects(value);
     if (blockType === 'resource') {
@@ -15,7 +16,10 @@ export function scanJson(text: string, into: ModuleScan = emptyScan(), file = ''
       for (const [name] of blocks.flatMap(members)) into.moduleCalls.push(`module.${name}`);
     } else if (blockType === 'variable') {
       for (const [name, body] of blocks.flatMap(members)) {
-        const says = (argument: string) => objects(body).flatMap(members).some(([key, v]) => key === argument && 'scalar' in v && v.scalar === true);
+        const says = (argument: string) =>
+          objects(body)
+            .flatMap(members)
+            .some(([key, v]) => key === argument && 'scalar' in v && v.scalar === true);
         addVariable(into, file, body.line, name, { sensitive: says('sensitive'), ephemeral: says('ephemeral') });
       }
     } else if (blockType === 'terraform') {
@@ -23,8 +27,18 @@ export function scanJson(text: string, into: ModuleScan = emptyScan(), file = ''
         if (key === 'backend')
           for (const [backend, block] of objects(v).flatMap(members)) {
             into.backend ??= backend;
-            const path = backend === 'local' ? objects(block).flatMap(members).find(([key]) => key === 'path')?.[1] : undefined;
-            into.backendBlocks.push({ file, line: block.line, type: backend, ...(path && 'scalar' in path && typeof path.scalar === 'string' && { path: path.scalar }) });
+            const path =
+              backend === 'local'
+                ? objects(block)
+                    .flatMap(members)
+                    .find(([key]) => key === 'path')?.[1]
+                : undefined;
+            into.backendBlocks.push({
+              file,
+              line: block.line,
+              type: backend,
+              ...(path && 'scalar' in path && typeof path.scalar === 'string' && { path: path.scalar }),
+            });
           }
         if (key === 'cloud') {
           into.backend ??= 'cloud';
@@ -34,7 +48,8 @@ export function scanJson(text: string, into: ModuleScan = emptyScan(), file = ''
       }
     } else if (ADDRESS_BLOCKS.has(blockType)) {
       for (const [attribute, v] of blocks.flatMap(members)) {
-        if ('scalar' in v && typeof v.scalar === 'string') addAddressAttribute(into, file, v.line, blockType, attribute, v.scalar);
+        if ('scalar' in v && typeof v.scalar === 'string')
+          addAddressAttribute(into, file, v.line, blockType, attribute, v.scalar);
       }
     }
   }
@@ -48,7 +63,8 @@ type JsonNode = { line: number } & ({ members: [string, JsonNode][] } | { items:
  * The JSON syntax lets a block be an object or an array of them at each level, and terraform also
  * takes an array of arrays for unlabelled blocks (`"moved": [[{…}]]`): every depth is read.
  */
-const objects = (node: JsonNode): JsonNode[] => ('items' in node ? node.items.flatMap(objects) : 'members' in node ? [node] : []);
+const objects = (node: JsonNode): JsonNode[] =>
+  'items' in node ? node.items.flatMap(objects) : 'members' in node ? [node] : [];
 const members = (node: JsonNode): [string, JsonNode][] => ('members' in node ? node.members : []);
 
 /**
@@ -71,10 +87,20 @@ function parseJsonWithLines(text: string): JsonNode {
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
   const first = errors[0];
-  if (first || !tree) throw new Error(`invalid JSON on line ${lineAt(first?.offset ?? 0)}: ${first ? printParseErrorCode(first.error) : 'no value'}`);
+  if (first || !tree)
+    throw new Error(
+      `invalid JSON on line ${lineAt(first?.offset ?? 0)}: ${first ? printParseErrorCode(first.error) : 'no value'}`,
+    );
   const convert = (node: Node): JsonNode => {
     const line = lineAt(node.offset);
-    if (node.type === 'object') return { line, members: (node.children ?? []).map((property) => [property.children![0]!.value as string, convert(property.children![1]!)]) };
+    if (node.type === 'object')
+      return {
+        line,
+        members: (node.children ?? []).map((property) => [
+          property.children![0]!.value as string,
+          convert(property.children![1]!),
+        ]),
+      };
     if (node.type === 'array') return { line, items: (node.children ?? []).map(convert) };
     return { line, scalar: node.value };
   };

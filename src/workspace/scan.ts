@@ -7,7 +7,13 @@
 // step compares what terraform says the module declares with what the scan found
 // (missedDeclarations), and the classifier fails closed on any change at a reserved address that
 // the runner did not plan itself.
-import { compactTraversal, INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE, namesReservedResource, type ReservedUse } from './reserved-names.ts';
+import {
+  compactTraversal,
+  INPUTS_HASH_RESOURCE,
+  INPUTS_HASH_VARIABLE,
+  namesReservedResource,
+  type ReservedUse,
+} from './reserved-names.ts';
 
 export interface ModuleScan {
   /** Root managed resources, as `type.name`. */
@@ -48,7 +54,18 @@ export interface BackendBlock {
   path?: string;
 }
 
-export const emptyScan = (): ModuleScan => ({ resources: [], moduleCalls: [], variables: [], sensitiveVariables: [], ephemeralVariables: [], backend: undefined, backendBlocks: [], encryption: [], reserved: [], skipped: [] });
+export const emptyScan = (): ModuleScan => ({
+  resources: [],
+  moduleCalls: [],
+  variables: [],
+  sensitiveVariables: [],
+  ephemeralVariables: [],
+  backend: undefined,
+  backendBlocks: [],
+  encryption: [],
+  reserved: [],
+  skipped: [],
+});
 
 /** A root `resource "type" "name"` block, at `line` of `file`. */
 export function addResource(into: ModuleScan, file: string, line: number, type: string, name: string): void {
@@ -58,7 +75,13 @@ export function addResource(into: ModuleScan, file: string, line: number, type: 
 }
 
 /** A root `variable "name"` block, at `line` of `file`, and whether it says `sensitive = true` and `ephemeral = true`. */
-export function addVariable(into: ModuleScan, file: string, line: number, name: string, says: { sensitive: boolean; ephemeral: boolean }): void {
+export function addVariable(
+  into: ModuleScan,
+  file: string,
+  line: number,
+  name: string,
+  says: { sensitive: boolean; ephemeral: boolean },
+): void {
   into.variables.push(name);
   if (name === INPUTS_HASH_VARIABLE) into.reserved.push({ file, line, what: `variable "${name}"` });
   if (says.sensitive) into.sensitiveVariables.push(name);
@@ -70,6 +93,14 @@ export const ADDRESS_BLOCKS: ReadonlySet<string> = new Set(['moved', 'removed', 
 const ADDRESS_ATTRIBUTES = new Set(['from', 'to']);
 
 /** An attribute of a moved, removed or import block: `from`/`to` at the reserved resource is a reserved use. */
-export function addAddressAttribute(into: ModuleScan, file: string, line: number, block: string, attribute: string, value: string): void {
-  if (ADDRESS_ATTRIBUTES.has(attribute) && namesReservedResource(value)) into.reserved.push({ file, line, what: `${block} { ${attribute} = ${compactTraversal(value)} }` });
+export function addAddressAttribute(
+  into: ModuleScan,
+  file: string,
+  line: number,
+  block: string,
+  attribute: string,
+  value: string,
+): void {
+  if (ADDRESS_ATTRIBUTES.has(attribute) && namesReservedResource(value))
+    into.reserved.push({ file, line, what: `${block} { ${attribute} = ${compactTraversal(value)} }` });
 }

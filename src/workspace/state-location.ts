@@ -28,14 +28,20 @@ const DEFAULT_WORKSPACE_DIR = 'terraform.tfstate.d';
  * workspace, `<workspace_dir>/<name>/terraform.tfstate` in any other (pure).
  */
 export function localStateFile(settings: LocalBackendSettings, workspace: string, cwd: string): string {
-  const file = workspace === DEFAULT_WORKSPACE ? (settings.path ?? STATE_FILE) : join(settings.workspaceDir ?? DEFAULT_WORKSPACE_DIR, workspace, STATE_FILE);
+  const file =
+    workspace === DEFAULT_WORKSPACE
+      ? (settings.path ?? STATE_FILE)
+      : join(settings.workspaceDir ?? DEFAULT_WORKSPACE_DIR, workspace, STATE_FILE);
   return resolve(cwd, file);
 }
 
 /** How the backend's settings placed the state, in words for a message. */
 export function stateFileSource(settings: LocalBackendSettings, workspace: string): string {
-  if (workspace !== DEFAULT_WORKSPACE) return `workspace "${workspace}" under ${settings.workspaceDir === null ? `the default workspace_dir ${DEFAULT_WORKSPACE_DIR}` : `workspace_dir = ${JSON.stringify(settings.workspaceDir)}`}`;
-  return settings.path === null ? `no path: terraform's default ${STATE_FILE} in the module dir` : `path = ${JSON.stringify(settings.path)}`;
+  if (workspace !== DEFAULT_WORKSPACE)
+    return `workspace "${workspace}" under ${settings.workspaceDir === null ? `the default workspace_dir ${DEFAULT_WORKSPACE_DIR}` : `workspace_dir = ${JSON.stringify(settings.workspaceDir)}`}`;
+  return settings.path === null
+    ? `no path: terraform's default ${STATE_FILE} in the module dir`
+    : `path = ${JSON.stringify(settings.path)}`;
 }
 
 /** `child` is `parent` or lies below it (both absolute, normalised). */
@@ -74,6 +80,9 @@ export async function stateInWorkdir(stateFile: string, workdir: string): Promis
  */
 export function localBackendBlockProblem(block: BackendBlock): string | undefined {
   if (block.type !== 'local' || (block.path !== undefined && isAbsolute(block.path))) return undefined;
-  const where = block.path === undefined ? `sets no path: terraform keeps the state in ${STATE_FILE} in the module dir` : `keeps the state at path = ${JSON.stringify(block.path)}, relative to the module dir`;
+  const where =
+    block.path === undefined
+      ? `sets no path: terraform keeps the state in ${STATE_FILE} in the module dir`
+      : `keeps the state at path = ${JSON.stringify(block.path)}, relative to the module dir`;
   return `backend "local" ${where}, which in a run is the runner's copy of the module in its workdir, removed at the end: the state would vanish with the run, and every run would create everything again`;
 }

@@ -17,11 +17,18 @@ const TF_FILE = /\.tf(?:\.json)?$/;
  * only `.tf` and `.tf.json`; OpenTofu reads `.tofu` and `.tofu.json` too, and skips `foo.tf`
  * (`foo.tf.json`) beside `foo.tofu` (`foo.tofu.json`). Undefined: the tool reads it.
  */
-export function skippedConfigFile(tool: Tool, name: string, names: ReadonlySet<string>): { twin?: string; why: string } | undefined {
+export function skippedConfigFile(
+  tool: Tool,
+  name: string,
+  names: ReadonlySet<string>,
+): { twin?: string; why: string } | undefined {
   if (tool === 'terraform') {
     if (!TOFU_FILE.test(name)) return undefined;
     const twin = name.replace(/\.tofu((?:\.json)?)$/, '.tf$1');
-    return { ...(names.has(twin) && { twin }), why: 'terraform reads only .tf and .tf.json files; .tofu files are for OpenTofu' };
+    return {
+      ...(names.has(twin) && { twin }),
+      why: 'terraform reads only .tf and .tf.json files; .tofu files are for OpenTofu',
+    };
   }
   if (!TF_FILE.test(name)) return undefined;
   const twin = name.replace(/\.tf((?:\.json)?)$/, '.tofu$1');
@@ -44,4 +51,9 @@ export const PLAN_FILE = 'plan.tfplan';
 export const localLockInfoName = (stateFile: string): string => `.${stateFile}.lock.info`;
 
 /** What an author's own terraform runs leave in a module dir: never part of the module the runner copies. */
-export const LOCAL_RUN_FILES: readonly string[] = [DATA_DIR, STATE_FILE, STATE_BACKUP_FILE, localLockInfoName(STATE_FILE)];
+export const LOCAL_RUN_FILES: readonly string[] = [
+  DATA_DIR,
+  STATE_FILE,
+  STATE_BACKUP_FILE,
+  localLockInfoName(STATE_FILE),
+];

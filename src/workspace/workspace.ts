@@ -10,7 +10,17 @@ import { copyModuleTree, readModuleTree, type ModuleProblem } from './module-tre
 import type { PathResolution } from './path-resolution.ts';
 import { HeldPlanFile } from './plan-file.ts';
 import { ERRORED_STATE_FILE, LOCAL_RUN_FILES, PLAN_FILE } from './terraform-files.ts';
-import { BACKEND_OVERRIDE_FILE, INJECTED_FILE, INPUT_FILES_DIR, INPUTS_HASH_RESOURCE, INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE, INPUTS_HASH_VARIABLE, RUNNER_FILES, SENSITIVE_OVERRIDE_FILE } from './reserved-names.ts';
+import {
+  BACKEND_OVERRIDE_FILE,
+  INJECTED_FILE,
+  INPUT_FILES_DIR,
+  INPUTS_HASH_RESOURCE,
+  INPUTS_HASH_RESOURCE_NAME,
+  INPUTS_HASH_RESOURCE_TYPE,
+  INPUTS_HASH_VARIABLE,
+  RUNNER_FILES,
+  SENSITIVE_OVERRIDE_FILE,
+} from './reserved-names.ts';
 
 export { INPUT_FILES_DIR, RUNNER_FILES };
 import { emptyScan, type ModuleScan, type SkippedFile } from './scan.ts';
@@ -25,7 +35,8 @@ export const EPHEMERAL_TFVARS_FILE = 'ephemeral.tfvars.json';
 const NOT_COPIED: ReadonlySet<string> = new Set([...LOCAL_RUN_FILES, ERRORED_STATE_FILE]);
 
 /** The module as the workdir copy takes it (module-tree.ts), with the names the runner keeps out. */
-export const readModule = (moduleDir: string, resolution?: PathResolution) => readModuleTree(moduleDir, { notCopied: NOT_COPIED, runnerFiles: RUNNER_FILES, resolution });
+export const readModule = (moduleDir: string, resolution?: PathResolution) =>
+  readModuleTree(moduleDir, { notCopied: NOT_COPIED, runnerFiles: RUNNER_FILES, resolution });
 
 /**
  * Why a module's files cannot be copied as they are, and the fix (prepareWorkspace and contract
@@ -34,18 +45,24 @@ export const readModule = (moduleDir: string, resolution?: PathResolution) => re
 export function moduleFilesProblem(problems: readonly ModuleProblem[]): { message: string; fix: string } | undefined {
   if (problems.length === 0) return undefined;
   const fixes = [
-    problems.some((p) => p.kind === 'runnerFile') && `rename or remove the files named like the runner's own (${[...RUNNER_FILES].join(', ')})`,
-    problems.some((p) => p.kind === 'outsideLink') && 'put what the links outside the module lead to into the module dir (or make them links inside it)',
+    problems.some((p) => p.kind === 'runnerFile') &&
+      `rename or remove the files named like the runner's own (${[...RUNNER_FILES].join(', ')})`,
+    problems.some((p) => p.kind === 'outsideLink') &&
+      'put what the links outside the module lead to into the module dir (or make them links inside it)',
     problems.some((p) => p.kind === 'unusable') && 'remove the broken links and special files',
   ].filter(Boolean);
-  return { message: `the module's files cannot be used as they are: ${problems.map((p) => `${p.file} ${p.what}`).join('; ')}`, fix: fixes.join('; ') };
+  return {
+    message: `the module's files cannot be used as they are: ${problems.map((p) => `${p.file} ${p.what}`).join('; ')}`,
+    fix: fixes.join('; '),
+  };
 }
 
 /** terraform loads these from the root module dir by itself: their values would reach terraform outside the inputs hash. */
 const AUTO_LOADED_VARIABLES = /^(?:terraform\.tfvars|.+\.auto\.tfvars)(?:\.json)?$/;
 
 /** The variables files the module ships that terraform would load by itself, in name order (`names`: the root module dir's files). */
-export const shippedVariablesFiles = (names: Iterable<string>) => [...names].filter((name) => AUTO_LOADED_VARIABLES.test(name)).sort();
+export const shippedVariablesFiles = (names: Iterable<string>) =>
+  [...names].filter((name) => AUTO_LOADED_VARIABLES.test(name)).sort();
 
 /** Why a module may not ship `files` (shippedVariablesFiles), and the fix (prepareWorkspace and contract check). */
 export function shippedVariablesProblem(files: readonly string[]): { message: string; fix: string } {
@@ -99,20 +116,45 @@ export interface WorkspaceInputs {
  * calls or variables would leave them out of the run. A twin (foo.tf for terraform beside foo.tofu
  * for OpenTofu) is a module written for both tools: the other tool's file is skipped, as the tool does.
  */
-export function skippedFilesProblem(scan: ModuleScan): { message: string; fix: string; files: SkippedFile[] } | undefined {
-  const backends = scan.skipped.flatMap((file) => file.backendBlocks.map((block) => `${block.file}:${block.line}: ${block.type === 'cloud' ? 'cloud' : `backend "${block.type}"`} (${file.why})`));
-  const declarations = scan.skipped.filter((file) => file.declares && !file.twin).map((file) => `${file.file} declares resources, module calls or variables (${file.why})`);
+export function skippedFilesProblem(
+  scan: ModuleScan,
+): { message: string; fix: string; files: SkippedFile[] } | undefined {
+  const backends = scan.skipped.flatMap((file) =>
+    file.backendBlocks.map(
+      (block) =>
+        `${block.file}:${block.line}: ${block.type === 'cloud' ? 'cloud' : `backend "${block.type}"`} (${file.why})`,
+    ),
+  );
+  const declarations = scan.skipped
+    .filter((file) => file.declares && !file.twin)
+    .map((file) => `${file.file} declares resources, module calls or variables (${file.why})`);
   if (backends.length === 0 && declarations.length === 0) return undefined;
-  const used = scan.backend ? `the backend "${scan.backend}" of ${scan.backendBlocks[0]!.file}` : 'no backend of the module\'s own (without --state, the state would stay in the workdir and be lost with it)';
+  const used = scan.backend
+    ? `the backend "${scan.backend}" of ${scan.backendBlocks[0]!.file}`
+    : "no backend of the module's own (without --state, the state would stay in the workdir and be lost with it)";
   const problems = [
-    ...(backends.length ? [`the tool in use does not read the backend block in ${backends.join('; ')}: it would run with ${used}`] : []),
-    ...(declarations.length ? [`the tool in use does not read ${declarations.join('; ')}: what ${declarations.length === 1 ? 'it declares' : 'they declare'} would be left out of the run`] : []),
+    ...(backends.length
+      ? [`the tool in use does not read the backend block in ${backends.join('; ')}: it would run with ${used}`]
+      : []),
+    ...(declarations.length
+      ? [
+          `the tool in use does not read ${declarations.join('; ')}: what ${declarations.length === 1 ? 'it declares' : 'they declare'} would be left out of the run`,
+        ]
+      : []),
   ];
   const fixes = [
-    ...(backends.length ? [`put the module's backend alone in ${BACKEND_FILE}, which terraform and OpenTofu both read`] : []),
-    ...(declarations.length ? ['rename the file to .tf (or .tf.json), give it a .tf twin for terraform, or run the module with OpenTofu'] : []),
+    ...(backends.length
+      ? [`put the module's backend alone in ${BACKEND_FILE}, which terraform and OpenTofu both read`]
+      : []),
+    ...(declarations.length
+      ? ['rename the file to .tf (or .tf.json), give it a .tf twin for terraform, or run the module with OpenTofu']
+      : []),
   ];
-  return { message: problems.join('; '), fix: fixes.join('; '), files: scan.skipped.filter((file) => file.backendBlocks.length > 0 || (file.declares && !file.twin)) };
+  return {
+    message: problems.join('; '),
+    fix: fixes.join('; '),
+    files: scan.skipped.filter((file) => file.backendBlocks.length > 0 || (file.declares && !file.twin)),
+  };
 }
 
 /**
@@ -133,7 +175,8 @@ export function reservedNamesProblem(scan: ModuleScan): { message: string; fix: 
 const OVERRIDE_FILE = /^(?:.*_)?override\.(?:tf|tofu)(?:\.json)?$/;
 
 /** The backend and cloud blocks in override files. */
-export const overrideBackendBlocks = (scan: ModuleScan) => scan.backendBlocks.filter((block) => OVERRIDE_FILE.test(basename(block.file)));
+export const overrideBackendBlocks = (scan: ModuleScan) =>
+  scan.backendBlocks.filter((block) => OVERRIDE_FILE.test(basename(block.file)));
 
 /**
  * A backend or cloud block in an override file would win over the module's backend.tf, and one
@@ -186,7 +229,15 @@ export function sensitiveOverrideConfig(names: readonly string[]): string {
 }
 
 export const localBackendConfig = (statePath: string) =>
-  ['# Written by captf-runner for --state: a local backend replaces the module\'s.', 'terraform {', '  backend "local" {', `    path = ${JSON.stringify(statePath)}`, '  }', '}', ''].join('\n');
+  [
+    "# Written by captf-runner for --state: a local backend replaces the module's.",
+    'terraform {',
+    '  backend "local" {',
+    `    path = ${JSON.stringify(statePath)}`,
+    '  }',
+    '}',
+    '',
+  ].join('\n');
 
 export interface PrepareOptions {
   moduleDir: string;
@@ -208,23 +259,42 @@ export interface PrepareOptions {
 export async function prepareWorkspace(options: PrepareOptions): Promise<Workspace> {
   const { scan } = options;
   const reserved = reservedNamesProblem(scan);
-  if (reserved) throw imageError(`${reserved.message}. Nothing was planned or applied; ${reserved.fix}`, { reserved: scan.reserved });
-  const overrideBackend = overrideBackendProblem(scan) ?? (await shadowedBackendProblem(options.moduleDir)) ?? skippedFilesProblem(scan);
-  if (overrideBackend) throw imageError(`${overrideBackend.message}. Nothing was planned or applied; ${overrideBackend.fix}`);
+  if (reserved)
+    throw imageError(`${reserved.message}. Nothing was planned or applied; ${reserved.fix}`, {
+      reserved: scan.reserved,
+    });
+  const overrideBackend =
+    overrideBackendProblem(scan) ?? (await shadowedBackendProblem(options.moduleDir)) ?? skippedFilesProblem(scan);
+  if (overrideBackend)
+    throw imageError(`${overrideBackend.message}. Nothing was planned or applied; ${overrideBackend.fix}`);
   if (!scan.backend && !options.statePath)
-    throw usageError('StateLocationMissing', 'the module has no backend block and no --state FILE was given: the state would be lost with the workdir. Add a backend to the module or pass --state FILE');
+    throw usageError(
+      'StateLocationMissing',
+      'the module has no backend block and no --state FILE was given: the state would be lost with the workdir. Add a backend to the module or pass --state FILE',
+    );
 
   const tree = await readModule(options.moduleDir).catch((error: NodeJS.ErrnoException) => {
     if (error instanceof RunnerError) throw error;
-    throw imageError(`the module dir ${options.moduleDir} cannot be read (${error.code ?? error.message}): the image must carry a module the runner's uid can read`);
+    throw imageError(
+      `the module dir ${options.moduleDir} cannot be read (${error.code ?? error.message}): the image must carry a module the runner's uid can read`,
+    );
   });
   const problem = moduleFilesProblem(tree.problems);
-  if (problem && !options.teardown) throw imageError(`${problem.message}. Nothing was planned or applied; ${problem.fix}`, { files: tree.problems });
-  for (const p of tree.problems) options.warn?.(`${p.file} ${p.what}: ${p.kind === 'outsideLink' ? 'the destroy copies what it leads to' : 'the destroy leaves it out'}`);
-  const shipped = shippedVariablesFiles(tree.entries.filter((e) => e.kind === 'file' && !e.path.includes(sep)).map((e) => e.path));
+  if (problem && !options.teardown)
+    throw imageError(`${problem.message}. Nothing was planned or applied; ${problem.fix}`, { files: tree.problems });
+  for (const p of tree.problems)
+    options.warn?.(
+      `${p.file} ${p.what}: ${p.kind === 'outsideLink' ? 'the destroy copies what it leads to' : 'the destroy leaves it out'}`,
+    );
+  const shipped = shippedVariablesFiles(
+    tree.entries.filter((e) => e.kind === 'file' && !e.path.includes(sep)).map((e) => e.path),
+  );
   if (shipped.length) {
     const variables = shippedVariablesProblem(shipped);
-    if (!options.teardown) throw imageError(`${variables.message}. Nothing was planned or applied; ${variables.fix}`, { files: shipped.map((file) => join(options.moduleDir, file)) });
+    if (!options.teardown)
+      throw imageError(`${variables.message}. Nothing was planned or applied; ${variables.fix}`, {
+        files: shipped.map((file) => join(options.moduleDir, file)),
+      });
     options.warn?.(`${variables.message}: the destroy leaves ${shipped.length === 1 ? 'it' : 'them'} out`);
   }
   const entries = options.teardown ? tree.entries.filter((e) => !shipped.includes(e.path)) : tree.entries;
@@ -250,15 +320,18 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
   if (applyVarFile) await writeNewFile(applyVarFiles[0]!, applyVarFile);
   const declared = new Set(scan.variables);
   const madeSensitive = options.inputs.sensitiveVariables.filter((name) => declared.has(name));
-  if (madeSensitive.length > 0) await writeNewFile(join(root, `${SENSITIVE_OVERRIDE_FILE}.json`), sensitiveOverrideConfig(madeSensitive));
+  if (madeSensitive.length > 0)
+    await writeNewFile(join(root, `${SENSITIVE_OVERRIDE_FILE}.json`), sensitiveOverrideConfig(madeSensitive));
   if (options.injectInputsHash !== false) await writeNewFile(join(root, INJECTED_FILE), inputsHashConfig(scan));
-  if (options.statePath) await writeNewFile(join(root, BACKEND_OVERRIDE_FILE), localBackendConfig(resolve(options.statePath)));
+  if (options.statePath)
+    await writeNewFile(join(root, BACKEND_OVERRIDE_FILE), localBackendConfig(resolve(options.statePath)));
 
   return { ...workdir, root, varFiles, applyVarFiles, madeSensitive, scan };
 }
 
 /** A file of the runner's own, 0600: it must not exist yet (O_EXCL never follows a link). */
-export const writeNewFile = (path: string, content: string | Buffer) => writeFile(path, content, { mode: 0o600, flag: 'wx' });
+export const writeNewFile = (path: string, content: string | Buffer) =>
+  writeFile(path, content, { mode: 0o600, flag: 'wx' });
 
 /** The workdir itself, 0700, with its private dir for secret material; removed at the end when the runner made it. */
 async function makeWorkdir(given: string | undefined): Promise<WorkdirPart> {
@@ -287,13 +360,17 @@ async function makeWorkdir(given: string | undefined): Promise<WorkdirPart> {
 async function ownPrivateDir(path: string): Promise<void> {
   const found = await lstat(path);
   if (!found.isDirectory()) throw new Error(`${path} is a symbolic link or not a directory`);
-  if (process.getuid && found.uid !== process.getuid()) throw new Error(`${path} belongs to uid ${found.uid}, not to the runner`);
+  if (process.getuid && found.uid !== process.getuid())
+    throw new Error(`${path} belongs to uid ${found.uid}, not to the runner`);
   await chmod(path, 0o700);
   // What an earlier run left (killed before it cleaned up): the runner creates its files here afresh.
   for (const name of await readdir(path)) await rm(join(path, name), { recursive: true, force: true });
 }
 
-type WorkdirPart = Pick<Workspace, 'dir' | 'privateDir' | 'planFile' | 'holdPlan' | 'heldPlan' | 'releasePlan' | 'dispose' | 'keep'>;
+type WorkdirPart = Pick<
+  Workspace,
+  'dir' | 'privateDir' | 'planFile' | 'holdPlan' | 'heldPlan' | 'releasePlan' | 'dispose' | 'keep'
+>;
 
 function makeWorkdirIn(dir: string, owned: boolean): WorkdirPart {
   const privateDir = join(dir, 'private');
@@ -348,7 +425,11 @@ export async function shadowedBackendProblem(moduleDir: string): Promise<{ messa
  * A root that holds nothing but the module's backend (restore and unlock touch the state, never
  * the module's resources): backend.tf, or a local backend for --state.
  */
-export async function prepareBackendWorkspace(options: { moduleDir: string; workdir?: string; statePath?: string }): Promise<Workspace> {
+export async function prepareBackendWorkspace(options: {
+  moduleDir: string;
+  workdir?: string;
+  statePath?: string;
+}): Promise<Workspace> {
   const workdir = await makeWorkdir(options.workdir);
   const root = join(workdir.dir, 'backend-root');
   await rm(root, { recursive: true, force: true });
@@ -363,7 +444,9 @@ export async function prepareBackendWorkspace(options: { moduleDir: string; work
     const backend = await readFile(backendPath, 'utf8').catch(() => undefined);
     if (backend !== undefined) scan = scanHcl(backend, scan, backendPath);
     if (!scan.backend)
-      throw imageError(`${backendPath} does not hold the module's backend block: the module contract keeps it in a file of its own (or pass --state FILE for a local state)`);
+      throw imageError(
+        `${backendPath} does not hold the module's backend block: the module contract keeps it in a file of its own (or pass --state FILE for a local state)`,
+      );
     await writeNewFile(join(root, BACKEND_FILE), backend!);
   }
   return { ...workdir, root, varFiles: [], applyVarFiles: [], madeSensitive: [], scan };

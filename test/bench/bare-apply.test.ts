@@ -22,14 +22,22 @@ chmodSync(standin, 0o755);
 
 function bare(planExit: number) {
   const log = join(dir, `log-${planExit}`);
-  const r = spawnSync('bash', [script, standin, dir], { env: { ...process.env, BARE_LOG: log, PLAN_EXIT: String(planExit) }, encoding: 'utf8' });
+  const r = spawnSync('bash', [script, standin, dir], {
+    env: { ...process.env, BARE_LOG: log, PLAN_EXIT: String(planExit) },
+    encoding: 'utf8',
+  });
   const lines = readFileSync(log, 'utf8').trim().split('\n');
   // Every command runs in the checkout the script was given.
   for (const line of lines) assert.equal(line.split('|')[0], dir);
   return { status: r.status, stdout: r.stdout, commands: lines.map((line) => line.split('|')[1]) };
 }
 
-const PERSON = ['init -input=false', 'validate', 'plan -input=false -detailed-exitcode -out=tfplan', 'show -json tfplan'];
+const PERSON = [
+  'init -input=false',
+  'validate',
+  'plan -input=false -detailed-exitcode -out=tfplan',
+  'show -json tfplan',
+];
 
 test('no changes (plan exits 0): init, validate, plan, show -json, and no apply', () => {
   const r = bare(0);

@@ -5,20 +5,28 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { CONTROLLER_ACTIONS_PATH, renderControllerActions } from '../../scripts/gen-vocabulary.ts';
-import { consumesApproval, consumesRestoreRequest, handlingOf, jobOutcomeOf } from '../../src/controller-model/actions.ts';
+import {
+  consumesApproval,
+  consumesRestoreRequest,
+  handlingOf,
+  jobOutcomeOf,
+} from '../../src/controller-model/actions.ts';
 import { EXIT, REASONS, RESULT_REASONS } from '../../src/vocabulary/reasons.ts';
-import { APPROVAL_CASES, JOB_OUTCOME_CASES, RESTORE_CASES } from './action-cases.ts';
+import { APPROVAL_CASES, JOB_OUTCOME_CASES, RESTORE_CASES } from './actions.cases.ts';
 
 describe('the Job outcome DecideOp reads', () => {
-  for (const c of JOB_OUTCOME_CASES) test(`${c.name} — “${c.doc}”`, () => assert.equal(jobOutcomeOf(c.pod), c.jobOutcome));
+  for (const c of JOB_OUTCOME_CASES)
+    test(`${c.name} — “${c.doc}”`, () => assert.equal(jobOutcomeOf(c.pod), c.jobOutcome));
 });
 
 describe('the destructive-plan approval is consumed', () => {
-  for (const c of APPROVAL_CASES) test(`${c.name} — “${c.doc}”`, () => assert.equal(consumesApproval(c.job, c.annotation), c.consumed));
+  for (const c of APPROVAL_CASES)
+    test(`${c.name} — “${c.doc}”`, () => assert.equal(consumesApproval(c.job, c.annotation), c.consumed));
 });
 
 describe('the restore annotation is spent', () => {
-  for (const c of RESTORE_CASES) test(`${c.name} — “${c.doc}”`, () => assert.equal(consumesRestoreRequest(c.reason, c.exitCode), c.consumed));
+  for (const c of RESTORE_CASES)
+    test(`${c.name} — “${c.doc}”`, () => assert.equal(consumesRestoreRequest(c.reason, c.exitCode), c.consumed));
 });
 
 describe('one action per result', () => {
@@ -28,7 +36,13 @@ describe('one action per result', () => {
         const { action, jobOutcome } = handlingOf(op, reason);
         const where = `${op} ${reason}`;
         if (REASONS[reason].exitCode === EXIT.failed && op !== 'unlock') assert.equal(action, 'retry', where);
-        if (action === 'retry' && op !== 'destroy') assert.ok(REASONS[reason].exitCode === EXIT.failed || REASONS[reason].exitCode === EXIT.otherState || jobOutcome === 'deadlineExceeded', where);
+        if (action === 'retry' && op !== 'destroy')
+          assert.ok(
+            REASONS[reason].exitCode === EXIT.failed ||
+              REASONS[reason].exitCode === EXIT.otherState ||
+              jobOutcome === 'deadlineExceeded',
+            where,
+          );
       }
     }
   });
@@ -38,20 +52,51 @@ describe('one action per result', () => {
     assert.equal(handlingOf('unlock', 'UnlockUnsupported').action, 'byHand');
     assert.equal(handlingOf('restore', 'LineageMismatch').action, 'awaitRestore');
     assert.equal(handlingOf('restore', 'BackupMismatch').action, 'awaitRestore');
-    for (const reason of ['ImageInvalid', 'InputsInvalid', 'PolicyDenied', 'RefreshRefused'] as const) assert.equal(handlingOf(reason === 'RefreshRefused' ? 'refresh' : 'apply', reason).action, 'hold', reason);
+    for (const reason of ['ImageInvalid', 'InputsInvalid', 'PolicyDenied', 'RefreshRefused'] as const)
+      assert.equal(handlingOf(reason === 'RefreshRefused' ? 'refresh' : 'apply', reason).action, 'hold', reason);
     assert.equal(handlingOf('apply', 'PlanStale').action, 'newPlan');
   });
 
   test('a destroy retries with backoff whatever failed, and its condition stays DestroyFailed unless the image must change', () => {
-    assert.deepEqual(handlingOf('destroy', 'InputsInvalid'), { jobOutcome: 'failed', countsTowardBackoff: true, action: 'retry', conditionReason: 'DestroyFailed' });
-    assert.deepEqual(handlingOf('destroy', 'ImageInvalid'), { jobOutcome: 'failed', countsTowardBackoff: true, action: 'retry', conditionReason: 'ImageInvalid' });
-    assert.deepEqual(handlingOf('destroy', 'JobDeadlineExceeded'), { jobOutcome: 'deadlineExceeded', countsTowardBackoff: true, action: 'retry', conditionReason: 'JobDeadlineExceeded' });
-    assert.deepEqual(handlingOf('destroy', 'Interrupted'), { jobOutcome: 'interrupted', countsTowardBackoff: false, action: 'retryAtOnce', conditionReason: 'Interrupted' });
+    assert.deepEqual(handlingOf('destroy', 'InputsInvalid'), {
+      jobOutcome: 'failed',
+      countsTowardBackoff: true,
+      action: 'retry',
+      conditionReason: 'DestroyFailed',
+    });
+    assert.deepEqual(handlingOf('destroy', 'ImageInvalid'), {
+      jobOutcome: 'failed',
+      countsTowardBackoff: true,
+      action: 'retry',
+      conditionReason: 'ImageInvalid',
+    });
+    assert.deepEqual(handlingOf('destroy', 'JobDeadlineExceeded'), {
+      jobOutcome: 'deadlineExceeded',
+      countsTowardBackoff: true,
+      action: 'retry',
+      conditionReason: 'JobDeadlineExceeded',
+    });
+    assert.deepEqual(handlingOf('destroy', 'Interrupted'), {
+      jobOutcome: 'interrupted',
+      countsTowardBackoff: false,
+      action: 'retryAtOnce',
+      conditionReason: 'Interrupted',
+    });
   });
 
   test("a state that is not the object's (exit 7) retries with backoff until a person acts, and keeps its condition reason, for a destroy too", () => {
-    for (const op of ['apply', 'plan', 'refresh', 'drift'] as const) assert.deepEqual(handlingOf(op, 'StateLineageMismatch'), { jobOutcome: 'failed', countsTowardBackoff: true, action: 'retry', conditionReason: 'StateLineageMismatch' }, op);
-    assert.deepEqual(handlingOf('destroy', 'StateLineageMismatch'), { jobOutcome: 'failed', countsTowardBackoff: true, action: 'retry', conditionReason: 'StateLineageMismatch' });
+    for (const op of ['apply', 'plan', 'refresh', 'drift'] as const)
+      assert.deepEqual(
+        handlingOf(op, 'StateLineageMismatch'),
+        { jobOutcome: 'failed', countsTowardBackoff: true, action: 'retry', conditionReason: 'StateLineageMismatch' },
+        op,
+      );
+    assert.deepEqual(handlingOf('destroy', 'StateLineageMismatch'), {
+      jobOutcome: 'failed',
+      countsTowardBackoff: true,
+      action: 'retry',
+      conditionReason: 'StateLineageMismatch',
+    });
     assert.equal(handlingOf('destroy', 'NoStateFound').jobOutcome, 'succeeded');
   });
 
@@ -65,6 +110,10 @@ test('contract/controller-actions.json is what the generator writes (node --impo
   const checkedIn = readFileSync(CONTROLLER_ACTIONS_PATH, 'utf8');
   assert.equal(checkedIn, renderControllerActions());
   const { reasons } = JSON.parse(checkedIn) as { reasons: { reason: string; byOp: Record<string, unknown> }[] };
-  assert.deepEqual(reasons.map((row) => row.reason), RESULT_REASONS);
-  for (const row of reasons) assert.deepEqual(Object.keys(row.byOp), [...REASONS[row.reason as keyof typeof REASONS].ops], row.reason);
+  assert.deepEqual(
+    reasons.map((row) => row.reason),
+    RESULT_REASONS,
+  );
+  for (const row of reasons)
+    assert.deepEqual(Object.keys(row.byOp), [...REASONS[row.reason as keyof typeof REASONS].ops], row.reason);
 });

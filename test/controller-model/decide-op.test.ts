@@ -15,10 +15,10 @@ import {
   ORDER_CASES,
   SCHEDULE_CASES,
   type DecideCase,
-} from './decide-cases.ts';
+} from './decide.cases.ts';
 
 const groups: Record<string, DecideCase[]> = {
-  'baseline': BASELINE_CASES,
+  baseline: BASELINE_CASES,
   'the order 0–10': ORDER_CASES,
   'why immutable kinds still retry': IMMUTABLE_CASES,
   'applyPolicy: Manual, the plan flow': MANUAL_CASES,
@@ -44,12 +44,18 @@ describe('the snapshot contract', () => {
   const valid = BASELINE_CASES[0]!.snapshot;
 
   test('applyPolicy belongs to a TerraformCluster only — “Under applyPolicy: Manual (a TerraformCluster only)”', () => {
-    const poolWithPolicy = { ...BASELINE_CASES[2]!.snapshot, object: { ...BASELINE_CASES[2]!.snapshot.object, applyPolicy: 'Manual' } };
+    const poolWithPolicy = {
+      ...BASELINE_CASES[2]!.snapshot,
+      object: { ...BASELINE_CASES[2]!.snapshot.object, applyPolicy: 'Manual' },
+    };
     assert.throws(() => parseSnapshot(poolWithPolicy), /TerraformCluster only/);
   });
 
   test('membership belongs to pools — “The membership interval (pools)”', () => {
-    const clusterWithMembership = { ...valid, refresh: { ...valid.refresh, membership: { converging: true, intervalSeconds: 60 } } };
+    const clusterWithMembership = {
+      ...valid,
+      refresh: { ...valid.refresh, membership: { converging: true, intervalSeconds: 60 } },
+    };
     assert.throws(() => parseSnapshot(clusterWithMembership), /pool only/);
   });
 

@@ -22,13 +22,19 @@ describe('jitter — “a deterministic jitter of up to a tenth of the interval,
       const jitter = jitterSeconds(uid, 86_400);
       assert.ok(jitter >= 0 && jitter < 8_640, `${uid}: ${jitter}`);
     }
-    assert.ok(new Set(uids.map((uid) => jitterSeconds(uid, 86_400))).size > 190, 'moved objects must not check in lockstep');
+    assert.ok(
+      new Set(uids.map((uid) => jitterSeconds(uid, 86_400))).size > 190,
+      'moved objects must not check in lockstep',
+    );
   });
 });
 
 describe('backoff — “one minute after the first failure, doubling to a ten-minute cap”', () => {
   test('1, 2, 4, 8 minutes, then the cap', () => {
-    assert.deepEqual([1, 2, 3, 4, 5, 6].map((n) => backoffSeconds(n, 0, 100)), [60, 120, 240, 480, 600, 600]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5, 6].map((n) => backoffSeconds(n, 0, 100)),
+      [60, 120, 240, 480, 600, 600],
+    );
   });
   test('no failure, no wait', () => assert.equal(backoffSeconds(0, 5, 3), 0));
   test('“the cap from the point the object’s retained failed Jobs reach failedJobsHistoryLimit”', () => {
@@ -45,15 +51,24 @@ describe('backoff — “one minute after the first failure, doubling to a ten-m
   test('“A blocked Job counts toward neither the retry backoff”; a Job stopped from outside neither', () => {
     assert.equal(countsAsFailure(job('blocked', 1)), false);
     assert.equal(countsAsFailure(job('interrupted', 1)), false);
-    const streak = failureStreak([job('failed', 1), job('blocked', 2), job('interrupted', 3), job('failed', 4)], 'apply');
-    assert.deepEqual(streak.map((j) => j.finishedAt), ['2025-06-01T11:04:00Z', '2025-06-01T11:01:00Z']);
+    const streak = failureStreak(
+      [job('failed', 1), job('blocked', 2), job('interrupted', 3), job('failed', 4)],
+      'apply',
+    );
+    assert.deepEqual(
+      streak.map((j) => j.finishedAt),
+      ['2025-06-01T11:04:00Z', '2025-06-01T11:01:00Z'],
+    );
   });
   test('“A destroy that the deadline killed counts as a failure”', () => {
     assert.equal(countsAsFailure(job('deadlineExceeded', 1, 'destroy')), true);
   });
   test('a success ends the streak; other ops do not join it; order of the list does not matter', () => {
     const jobs = [job('failed', 9), job('succeeded', 5), job('failed', 2), job('failed', 7, 'drift')];
-    assert.deepEqual(failureStreak(jobs, 'apply').map((j) => j.finishedAt), ['2025-06-01T11:09:00Z']);
+    assert.deepEqual(
+      failureStreak(jobs, 'apply').map((j) => j.finishedAt),
+      ['2025-06-01T11:09:00Z'],
+    );
   });
 });
 

@@ -3,8 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { modules, resourceIds } from '../support/tf-modules.ts';
-import { applied, IMAGE } from './apply-support.ts';
-import { explain, recordedInputsHash, scenario } from './runner.ts';
+import { applied, IMAGE } from './apply.support.ts';
+import { explain, recordedInputsHash, scenario } from '../support/runner.ts';
 
 describe('apply: failures', () => {
   it('a plan error applies nothing', async (t) => {
@@ -42,14 +42,25 @@ describe('apply: failures', () => {
     // terraform_data.network leaves the configuration; its delete runs a destroy-time provisioner that fails.
     await s.useModule({
       ...modules.deleteByRemoval,
-      'removed.tf': 'removed {\n  from = terraform_data.network\n  lifecycle {\n    destroy = true\n  }\n  provisioner "local-exec" {\n    when    = destroy\n    command = "exit 1"\n  }\n}\n',
+      'removed.tf':
+        'removed {\n  from = terraform_data.network\n  lifecycle {\n    destroy = true\n  }\n  provisioner "local-exec" {\n    when    = destroy\n    command = "exit 1"\n  }\n}\n',
     });
-    const run = await s.run('apply', ['--image', 'registry.example/captf-module:3.0.0', '--kind', 'machine', '--guard', 'off']);
+    const run = await s.run('apply', [
+      '--image',
+      'registry.example/captf-module:3.0.0',
+      '--kind',
+      'machine',
+      '--guard',
+      'off',
+    ]);
     assert.equal(run.exitCode, 1, explain(run));
     const state = await s.readState();
     assert.ok(resourceIds(state)['terraform_data.network'], 'the failed delete left it in the state');
     assert.equal(recordedInputsHash(state), oldHash, 'the record waits for the deletes of what it depended on');
-    assert.ok(!run.result!.steps.some((step) => step.name === 'record set back'), 'terraform itself kept the old value: nothing was set back');
+    assert.ok(
+      !run.result!.steps.some((step) => step.name === 'record set back'),
+      'terraform itself kept the old value: nothing was set back',
+    );
   });
 
   it('a failed delete of a resource that only a failed apply created never records the new hash', async (t) => {
@@ -74,7 +85,10 @@ describe('apply: failures', () => {
     // Why the next apply stays safe: terraform stored the record's new dependencies, extra among
     // them, though it did not write the record's value.
     const record = afterFailure.resources.find((r) => r.name === 'captf_inputs_hash')!;
-    assert.ok((record.instances[0] as { dependencies?: string[] }).dependencies?.includes('terraform_data.extra'), JSON.stringify(record));
+    assert.ok(
+      (record.instances[0] as { dependencies?: string[] }).dependencies?.includes('terraform_data.extra'),
+      JSON.stringify(record),
+    );
     // extra leaves the configuration and its delete fails.
     const { run, state } = await failingApply(
       'removed.tf',
@@ -119,7 +133,9 @@ resource "terraform_data" "b" {
     await s.setInputs({ 'terraform.tfvars.json': { generation: '2', fail: true } });
     const failed = await s.run('apply', unguarded);
     assert.equal(failed.exitCode, 1, explain(failed));
-    const deposedInState = (await s.readState()).resources.find((r) => r.name === 'a')!.instances.find((i) => i.deposed);
+    const deposedInState = (await s.readState()).resources
+      .find((r) => r.name === 'a')!
+      .instances.find((i) => i.deposed);
     assert.ok(deposedInState, 'the failed apply left a deposed object');
 
     await s.setInputs({ 'terraform.tfvars.json': { generation: '2', fail: false } });
@@ -130,6 +146,9 @@ resource "terraform_data" "b" {
     assert.equal(entry!.address, 'terraform_data.a');
     assert.equal(entry!.deposed, deposedInState!.deposed);
     assert.equal(entry!.action, 'delete');
-    assert.ok((await s.readState()).resources.find((r) => r.name === 'a')!.instances.some((i) => i.deposed), 'nothing was applied');
+    assert.ok(
+      (await s.readState()).resources.find((r) => r.name === 'a')!.instances.some((i) => i.deposed),
+      'nothing was applied',
+    );
   });
 });

@@ -3,9 +3,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { modules, resourceIds } from '../support/tf-modules.ts';
-import { applied, assertNoCanary, IMAGE } from './apply-support.ts';
-import { edited, NETWORK_BLOCK } from './module-edits.ts';
-import { explain, recordedInputsHash, type RunnerRun } from './runner.ts';
+import { applied, assertNoCanary, IMAGE } from './apply.support.ts';
+import { edited, NETWORK_BLOCK } from './module-edits.support.ts';
+import { explain, recordedInputsHash, type RunnerRun } from '../support/runner.ts';
 
 const OBJECT = ['--object', 'demo', '--namespace', 'team-a'];
 const escaped = (address: string) => address.replace(/[[\]."]/g, '\\$&');
@@ -14,9 +14,15 @@ const escaped = (address: string) => address.replace(/[[\]."]/g, '\\$&');
 function assertBlocked(run: RunnerRun) {
   assert.equal(run.exitCode, 3, explain(run));
   const r = run.result!;
-  assert.deepEqual([r.outcome, r.reason, r.error?.kind, r.applied], ['blocked', 'DestructivePlanBlocked', 'blocked', false]);
+  assert.deepEqual(
+    [r.outcome, r.reason, r.error?.kind, r.applied],
+    ['blocked', 'DestructivePlanBlocked', 'blocked', false],
+  );
   assert.equal(r.annotations['captf.io/destructive-plan-blocked'], r.approvalHash);
-  assert.equal(r.approveCommand, `kubectl annotate terraformcluster demo -n team-a captf.io/approve-destructive-plan=${r.approvalHash} --overwrite`);
+  assert.equal(
+    r.approveCommand,
+    `kubectl annotate terraformcluster demo -n team-a captf.io/approve-destructive-plan=${r.approvalHash} --overwrite`,
+  );
   assert.match(r.message, /Nothing was applied/);
   assertNoCanary(run);
 }
@@ -45,7 +51,10 @@ describe('apply: the guard', () => {
       ['terraform_data.node["b"]', 'delete'], // by for_each key
       ['module.addon.terraform_data.this', 'delete'], // by a removed module call
     ] as const) {
-      assert.ok(r.plan!.destructive.some((d) => d.address === address && d.action === action), `${address} (${action}): ${JSON.stringify(r.plan!.destructive)}`);
+      assert.ok(
+        r.plan!.destructive.some((d) => d.address === address && d.action === action),
+        `${address} (${action}): ${JSON.stringify(r.plan!.destructive)}`,
+      );
       assert.match(r.message, new RegExp(`${escaped(address)} \\(${action}\\)`));
       assert.match(run.stdout, new RegExp(escaped(address)));
     }
@@ -61,14 +70,23 @@ describe('apply: the guard', () => {
     await s.useModule(modules.replace);
     const blocked = await s.run('apply', ['--image', IMAGE, ...OBJECT]);
     assertBlocked(blocked);
-    assert.deepEqual(blocked.result!.plan!.destructive.map((d) => [d.address, d.action]), [['terraform_data.cluster', 'replace']]);
+    assert.deepEqual(
+      blocked.result!.plan!.destructive.map((d) => [d.address, d.action]),
+      [['terraform_data.cluster', 'replace']],
+    );
     assert.match(blocked.result!.message, /terraform_data\.cluster \(replace\)/);
     assert.match(blocked.stdout, /terraform_data\.cluster/);
     const unchanged = await s.readState();
     assert.equal(unchanged.serial, before.serial, 'the state must be untouched');
     assert.deepEqual(resourceIds(unchanged), resourceIds(before));
 
-    const approvedRun = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', blocked.result!.approvalHash!]);
+    const approvedRun = await s.run('apply', [
+      '--image',
+      IMAGE,
+      ...OBJECT,
+      '--approved-hash',
+      blocked.result!.approvalHash!,
+    ]);
     assert.equal(approvedRun.exitCode, 0, explain(approvedRun));
     assert.equal(approvedRun.result!.outcome, 'succeeded');
     const { blockedRun, ...approval } = approvedRun.result!.approval!;
@@ -100,14 +118,18 @@ describe('apply: the guard', () => {
       edited(
         modules.importBlock,
         [NETWORK_BLOCK, 'removed {\n  from = terraform_data.network\n  lifecycle {\n    destroy = false\n  }\n}\n'],
-        ['resource "terraform_data" "credentials" {', 'moved {\n  from = terraform_data.credentials\n  to   = terraform_data.token\n}\n\nresource "terraform_data" "token" {'],
+        [
+          'resource "terraform_data" "credentials" {',
+          'moved {\n  from = terraform_data.credentials\n  to   = terraform_data.token\n}\n\nresource "terraform_data" "token" {',
+        ],
       ),
     );
     const before = resourceIds(await s.readState());
     const run = await s.run('apply', ['--image', IMAGE]);
     assert.equal(run.exitCode, 0, explain(run));
     assert.equal(run.result!.outcome, 'succeeded');
-    for (const counter of ['forget', 'move', 'import'] as const) assert.equal(run.result!.plan!.counts[counter], 1, counter);
+    for (const counter of ['forget', 'move', 'import'] as const)
+      assert.equal(run.result!.plan!.counts[counter], 1, counter);
     assert.equal(run.result!.plan!.destructiveTotal, 0);
     const ids = resourceIds(await s.readState());
     assert.equal(ids['terraform_data.network'], undefined, 'forgotten');

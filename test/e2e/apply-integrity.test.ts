@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, resourceIds } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash } from './runner.ts';
-import { firstApplyOnce } from './first-apply.ts';
+import { explain, recordedInputsHash } from '../support/runner.ts';
+import { firstApplyOnce } from './first-apply.support.ts';
 
 // Every test starts from the base module applied by the runner (the test of an unchanged plan asserts
 // on that apply itself): once per file, each test on a copy of that state.
@@ -59,7 +59,11 @@ async function swapScenario(t: TestContext, at: 'show' | 'apply', how: 'rename' 
   await chmod(wrapper, 0o755);
   const record = join(s.dir, 'swap-record');
   // A new image: the classified plan only records the new inputs hash (not destructive, no approval needed).
-  const run = await s.run('apply', ['--image', 'registry.example/m:2', '--terraform', wrapper], { SWAP_AT: at, SWAP_HOW: how, SWAP_RECORD: record });
+  const run = await s.run('apply', ['--image', 'registry.example/m:2', '--terraform', wrapper], {
+    SWAP_AT: at,
+    SWAP_HOW: how,
+    SWAP_RECORD: record,
+  });
   const swapped = await readFile(`${record}.done`, 'utf8').catch(() => undefined);
   assert.equal(swapped, `${how} at ${at}`, 'the wrapper swapped the destroy plan in');
   return { s, ids, run };
@@ -71,7 +75,9 @@ describe('the saved plan file', () => {
     assert.equal(run.exitCode, 0, explain(run));
     assert.equal(run.result!.reason, 'NoChanges', 'the classified plan only recorded the inputs hash');
     const after = resourceIds(await s.readState());
-    for (const [address, id] of Object.entries(ids)) if (address !== 'terraform_data.captf_inputs_hash') assert.equal(after[address], id, `${address} was destroyed or replaced`);
+    for (const [address, id] of Object.entries(ids))
+      if (address !== 'terraform_data.captf_inputs_hash')
+        assert.equal(after[address], id, `${address} was destroyed or replaced`);
     assert.equal(recordedInputsHash(await s.readState()), run.result!.inputsHash, 'the classified plan was applied');
   });
 
@@ -102,7 +108,10 @@ describe('the saved plan file', () => {
     assert.equal(run.exitCode, 0, explain(run));
     assert.match(run.result!.planHash!, /^[0-9a-f]{64}$/);
     const names = run.result!.steps.map((step) => step.name);
-    assert.ok(names.indexOf('plan hash') < names.indexOf('show') && names.indexOf('plan check') < names.indexOf('apply'), names.join(', '));
+    assert.ok(
+      names.indexOf('plan hash') < names.indexOf('show') && names.indexOf('plan check') < names.indexOf('apply'),
+      names.join(', '),
+    );
   });
 });
 
@@ -127,7 +136,9 @@ describe('errored.tfstate', () => {
     await chmod(wrapper, 0o755);
     await s.useModule(modules.failingApply);
 
-    const run = await s.run('apply', ['--image', 'registry.example/m:1', '--terraform', wrapper], { FORGED_ERRORED_STATE: forged });
+    const run = await s.run('apply', ['--image', 'registry.example/m:1', '--terraform', wrapper], {
+      FORGED_ERRORED_STATE: forged,
+    });
     assert.equal(run.exitCode, 1, explain(run));
     assert.equal(run.result!.reason, 'ApplyFailed');
     assert.equal(run.result!.erroredState, undefined, JSON.stringify(run.result!.erroredState));
@@ -145,10 +156,17 @@ describe('errored.tfstate', () => {
     const run = await s.run('apply', ['--image', 'registry.example/m:1']);
     assert.equal(run.exitCode, 1, explain(run));
     assert.equal(run.result!.reason, 'ApplyFailed');
-    assert.equal(run.result!.erroredState, undefined, 'terraform saved its state: there was nothing of its own to rescue');
+    assert.equal(
+      run.result!.erroredState,
+      undefined,
+      'terraform saved its state: there was nothing of its own to rescue',
+    );
     assert.ok(!run.result!.warnings.some((w) => w.includes('errored.tfstate')), run.result!.warnings.join('\n'));
     const after = await s.readState();
     assert.ok(after.serial < 1000, `the forged state was pushed (serial ${after.serial})`);
-    assert.ok(Object.keys(resourceIds(after)).includes('terraform_data.cluster'), 'the resources are still in the state');
+    assert.ok(
+      Object.keys(resourceIds(after)).includes('terraform_data.cluster'),
+      'the resources are still in the state',
+    );
   });
 });

@@ -4,9 +4,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { runChecked } from '../support/exec.ts';
-import { modules, resourceIds, terraformEnv } from '../support/tf-modules.ts';
-import { assertNoCanary, baseApplied, CANARY, IMAGE } from './apply-support.ts';
-import { explain, recordedInputsHash, scenario } from './runner.ts';
+import { modules, resourceIds, testTerraformEnv } from '../support/tf-modules.ts';
+import { assertNoCanary, baseApplied, CANARY, IMAGE } from './apply.support.ts';
+import { explain, recordedInputsHash, scenario } from '../support/runner.ts';
 
 // The first test asserts on the first apply of the base module; every test after it that needs the
 // base applied starts from a copy of the state that apply left (the same run: it is made once).
@@ -30,7 +30,25 @@ describe('apply: the guarded apply', () => {
     assert.equal(r.outputs!.admin_token!.sensitive, true);
     assert.equal(r.outputs!.admin_token!.value, undefined);
     assert.ok(r.outputs!.cluster_id!.known);
-    assert.deepEqual(r.steps.map((step) => step.name), ['preflight', 'inputs', 'workspace', 'init', 'validate', 'state before', 'plan', 'plan hash', 'show', 'decide', 'backup', 'plan check', 'apply', 'state after']);
+    assert.deepEqual(
+      r.steps.map((step) => step.name),
+      [
+        'preflight',
+        'inputs',
+        'workspace',
+        'init',
+        'validate',
+        'state before',
+        'plan',
+        'plan hash',
+        'show',
+        'decide',
+        'backup',
+        'plan check',
+        'apply',
+        'state after',
+      ],
+    );
     assert.equal(r.steps.find((step) => step.name === 'backup')!.status, 'skipped', 'no state yet: nothing to back up');
     assertNoCanary(run);
     const termination = JSON.parse(await import('node:fs/promises').then((fs) => fs.readFile(s.termination, 'utf8')));
@@ -38,18 +56,40 @@ describe('apply: the guarded apply', () => {
   });
 
   it('outputs: read from the state after the apply, exactly as terraform output -json reports them, sensitive values left out', async (t) => {
-    const extra = `output "count" {\n  value = 3\n}\noutput "enabled" {\n  value = true\n}\noutput "zones" {\n  value = ["a", "b"]\n}\n` +
+    const extra =
+      `output "count" {\n  value = 3\n}\noutput "enabled" {\n  value = true\n}\noutput "zones" {\n  value = ["a", "b"]\n}\n` +
       `output "nothing" {\n  value = null\n}\noutput "settings" {\n  value = { size = 2, tags = { env = "dev" } }\n}\n` +
       `output "key" {\n  value     = { token = var.admin_token, id = 7 }\n  sensitive = true\n}\n`;
-    const s = await scenario(t, { ...modules.base, 'more-outputs.tf': extra }, { 'terraform.tfvars.json': { admin_token: CANARY } });
+    const s = await scenario(
+      t,
+      { ...modules.base, 'more-outputs.tf': extra },
+      { 'terraform.tfvars.json': { admin_token: CANARY } },
+    );
     const run = await s.run('apply', ['--image', IMAGE]);
     assert.equal(run.exitCode, 0, explain(run));
-    const shown = JSON.parse((await runChecked('terraform', ['output', '-json', `-state=${s.state}`], { cwd: s.dir, env: terraformEnv() })).stdout) as Record<string, { sensitive: boolean; type: unknown; value: unknown }>;
+    const shown = JSON.parse(
+      (await runChecked('terraform', ['output', '-json', `-state=${s.state}`], { cwd: s.dir, env: testTerraformEnv() }))
+        .stdout,
+    ) as Record<string, { sensitive: boolean; type: unknown; value: unknown }>;
     const expected = Object.fromEntries(
-      Object.entries(shown).map(([name, o]) => [name, o.sensitive ? { sensitive: true, known: true, type: o.type } : { sensitive: false, known: true, type: o.type, value: o.value }]),
+      Object.entries(shown).map(([name, o]) => [
+        name,
+        o.sensitive
+          ? { sensitive: true, known: true, type: o.type }
+          : { sensitive: false, known: true, type: o.type, value: o.value },
+      ]),
     );
     assert.deepEqual(run.result!.outputs, expected);
-    assert.deepEqual(Object.keys(expected).sort(), ['admin_token', 'cluster_id', 'count', 'enabled', 'key', 'node_ids', 'settings', 'zones']);
+    assert.deepEqual(Object.keys(expected).sort(), [
+      'admin_token',
+      'cluster_id',
+      'count',
+      'enabled',
+      'key',
+      'node_ids',
+      'settings',
+      'zones',
+    ]);
     assertNoCanary(run);
   });
 
@@ -111,7 +151,8 @@ describe('apply: the guarded apply', () => {
     assert.equal(run.exitCode, 0, explain(run));
     const ids = resourceIds(await s.readState());
     assert.equal(ids['terraform_data.evil'], undefined);
-    const cluster = (await s.readState()).resources.find((r) => r.name === 'cluster')!.instances[0]!.attributes.input as { value: { name: string } };
+    const cluster = (await s.readState()).resources.find((r) => r.name === 'cluster')!.instances[0]!.attributes
+      .input as { value: { name: string } };
     assert.equal(cluster.value.name, 'demo', 'an input named *.auto.tfvars set no variable');
     assert.ok(!JSON.stringify(await s.readState()).includes('hijacked'));
   });
@@ -119,23 +160,52 @@ describe('apply: the guarded apply', () => {
 
 describe('apply: pools', () => {
   it('the approval hash ignores bootstrap_data; a blocked exports change is approved by it', async (t) => {
-    const s = await scenario(t, modules.pool, { 'terraform.tfvars.json': { bootstrap_data: 'boot-1', captf_cluster_outputs: { endpoint: 'https://a:6443' } } });
+    const s = await scenario(t, modules.pool, {
+      'terraform.tfvars.json': { bootstrap_data: 'boot-1', captf_cluster_outputs: { endpoint: 'https://a:6443' } },
+    });
     const first = await s.run('apply', ['--image', IMAGE, '--kind', 'pool']);
     assert.equal(first.exitCode, 0, explain(first));
     assert.notEqual(first.result!.approvalHash, first.result!.inputsHash);
 
-    await s.setInputs({ 'terraform.tfvars.json': { bootstrap_data: 'boot-2', captf_cluster_outputs: { endpoint: 'https://b:6443' } } });
-    const blocked = await s.run('apply', ['--image', IMAGE, '--kind', 'pool', '--object', 'workers', '--namespace', 'ns']);
+    await s.setInputs({
+      'terraform.tfvars.json': { bootstrap_data: 'boot-2', captf_cluster_outputs: { endpoint: 'https://b:6443' } },
+    });
+    const blocked = await s.run('apply', [
+      '--image',
+      IMAGE,
+      '--kind',
+      'pool',
+      '--object',
+      'workers',
+      '--namespace',
+      'ns',
+    ]);
     assert.equal(blocked.exitCode, 3, explain(blocked));
     assert.match(blocked.result!.approveCommand!, /^kubectl annotate terraformmachinepool workers -n ns /);
 
     // A pool's approval names its approval hash: its inputs hash approves nothing.
-    const byInputsHash = await s.run('apply', ['--image', IMAGE, '--kind', 'pool', '--approved-hash', blocked.result!.inputsHash!]);
+    const byInputsHash = await s.run('apply', [
+      '--image',
+      IMAGE,
+      '--kind',
+      'pool',
+      '--approved-hash',
+      blocked.result!.inputsHash!,
+    ]);
     assert.equal(byInputsHash.exitCode, 3, explain(byInputsHash));
 
     // A bootstrap rotation changes the inputs hash, not the approval hash.
-    await s.setInputs({ 'terraform.tfvars.json': { bootstrap_data: 'boot-3', captf_cluster_outputs: { endpoint: 'https://b:6443' } } });
-    const approved = await s.run('apply', ['--image', IMAGE, '--kind', 'pool', '--approved-hash', blocked.result!.approvalHash!]);
+    await s.setInputs({
+      'terraform.tfvars.json': { bootstrap_data: 'boot-3', captf_cluster_outputs: { endpoint: 'https://b:6443' } },
+    });
+    const approved = await s.run('apply', [
+      '--image',
+      IMAGE,
+      '--kind',
+      'pool',
+      '--approved-hash',
+      blocked.result!.approvalHash!,
+    ]);
     assert.equal(approved.exitCode, 0, explain(approved));
     assert.equal(approved.result!.approvalHash, blocked.result!.approvalHash);
     assert.notEqual(approved.result!.inputsHash, blocked.result!.inputsHash);

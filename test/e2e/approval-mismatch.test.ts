@@ -4,9 +4,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp } from 'node:fs/promises';
 import { modules, resourceIds } from '../support/tf-modules.ts';
-import { explain, type RunnerRun } from './runner.ts';
-import { IMAGE } from './apply-support.ts';
-import { firstApplyOnce } from './first-apply.ts';
+import { explain, type RunnerRun } from '../support/runner.ts';
+import { IMAGE } from './apply.support.ts';
+import { firstApplyOnce } from './first-apply.support.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
 
 const noticeOf = (run: RunnerRun) => {
@@ -67,9 +67,14 @@ describe('apply: an approval that does not match says why', () => {
       [`sha256:${approvalHash}`, 'ApprovalMalformed', /a "sha256:" prefix/],
       [`${approvalHash}\n`, 'ApprovalMalformed', /a newline or whitespace around it/],
       [recorded, 'ApprovalOfOtherInputs', /the inputs hash the state records/],
-      [olderApproval, 'ApprovalOfOtherInputs', new RegExp(`a run blocked at ${firstBlock.result!.finishedAt.replace(/\./g, '\\.')} for other inputs`)],
+      [
+        olderApproval,
+        'ApprovalOfOtherInputs',
+        new RegExp(`a run blocked at ${firstBlock.result!.finishedAt.replace(/\./g, '\\.')} for other inputs`),
+      ],
     ];
-    for (const [given, code, why] of cases) assertNamed(await s.run('apply', ['--image', IMAGE, '--approved-hash', given]), code, why);
+    for (const [given, code, why] of cases)
+      assertNamed(await s.run('apply', ['--image', IMAGE, '--approved-hash', given]), code, why);
     assert.deepEqual(resourceIds(await s.readState()), appliedIds, 'nothing was applied');
   });
 

@@ -11,10 +11,10 @@ import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { FakeApiServer, type RbacRule } from '../support/fake-apiserver.ts';
 import { modules, resourceIds, type StateInstance } from '../support/tf-modules.ts';
-import { edited, NETWORK_BLOCK } from './module-edits.ts';
-import { explain, type RunnerRun, type Scenario } from './runner.ts';
+import { edited, NETWORK_BLOCK } from './module-edits.support.ts';
+import { explain, type RunnerRun, type Scenario } from '../support/runner.ts';
 // The base module applied once per file; each test that starts from it works on a copy of that state.
-import { applied } from './apply-support.ts';
+import { applied } from './apply.support.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 const OBJECT = ['--object', 'demo', '--namespace', 'team-a'];
@@ -33,14 +33,20 @@ const recordPath = (s: Scenario, hash: string) => join(s.out, 'backups', `blocke
  * state alone, `withRecord: false`: a block whose record is gone).
  */
 let networkBlock: Promise<{ blocked: RunnerRun; record: Buffer }> | undefined;
-async function blockedOnNetwork(t: TestContext, { withRecord }: { withRecord: boolean }): Promise<{ s: Scenario; blocked: RunnerRun; hash: string }> {
+async function blockedOnNetwork(
+  t: TestContext,
+  { withRecord }: { withRecord: boolean },
+): Promise<{ s: Scenario; blocked: RunnerRun; hash: string }> {
   const s = await applied(t);
   await s.useModule(deletesNetwork);
   networkBlock ??= (async () => {
     const blocked = await s.run('apply', ['--image', IMAGE, ...OBJECT]);
     assert.equal(blocked.exitCode, 3, explain(blocked));
     const hash = blocked.result!.approvalHash!;
-    assert.deepEqual(blocked.result!.plan!.destructive.map((d) => d.address), ['terraform_data.network']);
+    assert.deepEqual(
+      blocked.result!.plan!.destructive.map((d) => d.address),
+      ['terraform_data.network'],
+    );
     // The blocked run's record survives the next run's result.json (the harness deletes result.json before every run).
     assert.ok(existsSync(recordPath(s, hash)), 'the blocked run keeps a record of what it showed');
     const record = await readFile(recordPath(s, hash));
@@ -76,9 +82,19 @@ describe('apply: what an approval covered that was not shown', () => {
       unreviewedTotal: 1,
       blockedRun: { location: resolve(record), finishedAt: blocked.result!.finishedAt },
     });
-    assert.ok(r.warnings.some((w) => w.includes(`the approval of ${hash} covers 1 destructive change that its blocked run`) && w.includes('terraform_data.node["b"] (delete)')), JSON.stringify(r.warnings));
+    assert.ok(
+      r.warnings.some(
+        (w) =>
+          w.includes(`the approval of ${hash} covers 1 destructive change that its blocked run`) &&
+          w.includes('terraform_data.node["b"] (delete)'),
+      ),
+      JSON.stringify(r.warnings),
+    );
     assert.ok(r.steps.some((step) => step.name === 'approval' && step.status === 'ok'));
-    assert.match(run.stdout, /approved without review \(1: the approval covered them, the blocked run of \S+ did not show\):\n {2}terraform_data\.node\["b"\] \(delete\)/);
+    assert.match(
+      run.stdout,
+      /approved without review \(1: the approval covered them, the blocked run of \S+ did not show\):\n {2}terraform_data\.node\["b"\] \(delete\)/,
+    );
     const termination = JSON.parse(await readFile(s.termination, 'utf8'));
     assert.equal(termination.unreviewedTotal, 1);
 
@@ -101,7 +117,7 @@ describe('apply: what an approval covered that was not shown', () => {
     assert.equal(resourceIds(await s.readState())['terraform_data.network'], undefined);
   });
 
-  it('the state replaced by another object\'s (another lineage) between the block and the approval: blocked again, naming both lineages, nothing applied to the other state; approving the same hash again approves that block', async (t) => {
+  it("the state replaced by another object's (another lineage) between the block and the approval: blocked again, naming both lineages, nothing applied to the other state; approving the same hash again approves that block", async (t) => {
     const { s, blocked, hash } = await blockedOnNetwork(t, { withRecord: true });
     const planned = blocked.result!.state!.lineage!;
     // Another object's state in its place (a restore --force of the wrong backup): the same resources, another lineage.
@@ -119,7 +135,12 @@ describe('apply: what an approval covered that was not shown', () => {
     assert.equal(r.annotations['captf.io/destructive-plan-blocked'], hash);
     const notice = r.notices!.find((n) => n.code === 'ApprovalOfOtherState');
     assert.ok(notice, JSON.stringify(r.notices));
-    assert.ok(notice.message.includes(`made against the state of lineage ${planned}, but the backend now holds a state of lineage ${other}`), notice.message);
+    assert.ok(
+      notice.message.includes(
+        `made against the state of lineage ${planned}, but the backend now holds a state of lineage ${other}`,
+      ),
+      notice.message,
+    );
     assert.ok(r.message.startsWith(notice.message), r.message);
     assert.deepEqual(await readFile(s.state), otherState, 'nothing was applied to the other state');
 
@@ -137,10 +158,22 @@ describe('apply: what an approval covered that was not shown', () => {
     assert.equal(run.exitCode, 0, explain(run));
     const approval = run.result!.approval!;
     assert.equal(approval.unreviewedTotal, 2);
-    assert.deepEqual(approval.unreviewed!.map((d) => d.address).sort(), ['terraform_data.network', 'terraform_data.node["b"]']);
+    assert.deepEqual(approval.unreviewed!.map((d) => d.address).sort(), [
+      'terraform_data.network',
+      'terraform_data.node["b"]',
+    ]);
     assert.equal(approval.blockedRun, undefined);
-    assert.ok(run.result!.warnings.some((w) => w.startsWith(`no blocked run was found for approval hash ${hash}`) && w.includes('all 2 destructive changes')), JSON.stringify(run.result!.warnings));
-    assert.match(run.stdout, /approved without review \(2: the approval covered them, no blocked run was found to show them\)/);
+    assert.ok(
+      run.result!.warnings.some(
+        (w) =>
+          w.startsWith(`no blocked run was found for approval hash ${hash}`) && w.includes('all 2 destructive changes'),
+      ),
+      JSON.stringify(run.result!.warnings),
+    );
+    assert.match(
+      run.stdout,
+      /approved without review \(2: the approval covered them, no blocked run was found to show them\)/,
+    );
   });
 
   it('an approval not needed (no destructive change) or not given says nothing about review', async (t) => {
@@ -179,7 +212,9 @@ describe('apply: what an approval covered that was not shown', () => {
     assert.equal(approval.unreviewedTotal, 30);
     const shown = new Set(blocked.result!.plan!.destructive.map((d) => d.address));
     assert.equal(approval.unreviewed!.length, 30);
-    assert.ok(approval.unreviewed!.every((d) => !shown.has(d.address) && /^terraform_data\.replica\[\d+\]$/.test(d.address)));
+    assert.ok(
+      approval.unreviewed!.every((d) => !shown.has(d.address) && /^terraform_data\.replica\[\d+\]$/.test(d.address)),
+    );
     // Named from the show -json stream (every destructive entry, past the 100 listed): the comparison did not fail closed.
     assert.ok(!run.result!.warnings.some((w) => w.includes('could not')), JSON.stringify(run.result!.warnings));
     // The log marks each unreviewed entry.
@@ -194,7 +229,9 @@ describe('apply in a cluster: what an approval covered that was not shown', () =
   let roleRules: RbacRule[];
   before(async () => {
     api = await FakeApiServer.start({ serviceAccount: { namespace: NS, name: 'captf-runner' } });
-    const [, role] = parseAllDocuments(await readFile(resolve(import.meta.dirname, '../../runner/role.example.yaml'), 'utf8')).map((doc) => doc.toJS());
+    const [, role] = parseAllDocuments(
+      await readFile(resolve(import.meta.dirname, '../../runner/role.example.yaml'), 'utf8'),
+    ).map((doc) => doc.toJS());
     roleRules = role.rules;
   });
   after(() => api.stop());
@@ -202,12 +239,30 @@ describe('apply in a cluster: what an approval covered that was not shown', () =
   /** A Job's arguments, run under the example Role made for that Job (its own name in resourceNames). */
   async function job(s: Scenario, name: string, object = 'demo') {
     api.addJob(NS, name);
-    api.rbac = roleRules.map((rule) => ({ ...rule, namespaces: [NS], ...(rule.resourceNames && { resourceNames: [name] }) }));
+    api.rbac = roleRules.map((rule) => ({
+      ...rule,
+      namespaces: [NS],
+      ...(rule.resourceNames && { resourceNames: [name] }),
+    }));
     const sa = await api.writeServiceAccountDir(join(s.dir, 'sa'));
-    return { args: ['--job-name', name, '--job-uid', api.job(NS, name)!.metadata.uid!, '--service-account-dir', sa, '--namespace', NS, '--object', object], env: api.env };
+    return {
+      args: [
+        '--job-name',
+        name,
+        '--job-uid',
+        api.job(NS, name)!.metadata.uid!,
+        '--service-account-dir',
+        sa,
+        '--namespace',
+        NS,
+        '--object',
+        object,
+      ],
+      env: api.env,
+    };
   }
 
-  it('compares with the blocked Job\'s result Secret, under the example Role', async (t) => {
+  it("compares with the blocked Job's result Secret, under the example Role", async (t) => {
     t.after(() => {
       api.rbac = undefined;
     });
@@ -217,20 +272,31 @@ describe('apply in a cluster: what an approval covered that was not shown', () =
     const blocked = await s.run('apply', ['--image', IMAGE, ...blockedJob.args], blockedJob.env);
     assert.equal(blocked.exitCode, 3, explain(blocked));
     const hash = blocked.result!.approvalHash!;
-    assert.ok(!existsSync(join(s.out, 'backups')), 'in a cluster the result Secret is the record: nothing is written to the out dir');
+    assert.ok(
+      !existsSync(join(s.out, 'backups')),
+      'in a cluster the result Secret is the record: nothing is written to the out dir',
+    );
     assert.equal(api.secret(NS, 'apply-2-result')!.metadata.annotations!['captf.io/approval-hash'], hash);
 
     await s.useModule(deletesNetworkAndNodeB);
     const approvedJob = await job(s, 'apply-3');
     const run = await s.run('apply', ['--image', IMAGE, ...approvedJob.args, '--approved-hash', hash], approvedJob.env);
     assert.equal(run.exitCode, 0, explain(run));
-    assert.ok(api.requests.every((r) => r.status !== 403), 'the example Role allows every call');
+    assert.ok(
+      api.requests.every((r) => r.status !== 403),
+      'the example Role allows every call',
+    );
     const approval = run.result!.approval!;
     assert.deepEqual(approval.unreviewed, [{ address: 'terraform_data.node["b"]', action: 'delete' }]);
     assert.equal(approval.unreviewedTotal, 1);
-    assert.deepEqual(approval.blockedRun, { location: `secret:${NS}/apply-2-result`, finishedAt: blocked.result!.finishedAt });
+    assert.deepEqual(approval.blockedRun, {
+      location: `secret:${NS}/apply-2-result`,
+      finishedAt: blocked.result!.finishedAt,
+    });
     // The approved Job's own result Secret carries it too.
-    const stored = JSON.parse(Buffer.from(api.secret(NS, 'apply-3-result')!.data['result.json'], 'base64').toString('utf8'));
+    const stored = JSON.parse(
+      Buffer.from(api.secret(NS, 'apply-3-result')!.data['result.json'], 'base64').toString('utf8'),
+    );
     assert.equal(stored.approval.unreviewedTotal, 1);
   });
 
@@ -247,6 +313,13 @@ describe('apply in a cluster: what an approval covered that was not shown', () =
     assert.equal(run.exitCode, 0, explain(run));
     assert.equal(run.result!.approval!.matched, true);
     assert.equal(run.result!.approval!.unreviewedTotal, 1);
-    assert.ok(run.result!.warnings.some((w) => w.startsWith('no blocked run was found') && w.includes(`the result Secrets of blocked Jobs in namespace ${NS}`)), JSON.stringify(run.result!.warnings));
+    assert.ok(
+      run.result!.warnings.some(
+        (w) =>
+          w.startsWith('no blocked run was found') &&
+          w.includes(`the result Secrets of blocked Jobs in namespace ${NS}`),
+      ),
+      JSON.stringify(run.result!.warnings),
+    );
   });
 });

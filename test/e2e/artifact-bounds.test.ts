@@ -14,9 +14,9 @@ import type { Result } from '../../src/schemas/result.ts';
 import { DirStore } from '../../src/store/dir-store.ts';
 import { runChecked } from '../support/exec.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
-import { modules, terraformEnv } from '../support/tf-modules.ts';
-import { storeCraftedBackup } from '../store/helpers.ts';
-import { explain, RUNNER, scenario, type Scenario } from './runner.ts';
+import { modules, testTerraformEnv } from '../support/tf-modules.ts';
+import { storeCraftedBackup } from '../store/stores.support.ts';
+import { explain, RUNNER, scenario, type Scenario } from '../support/runner.ts';
 
 interface MeasuredRun {
   exitCode: number | null;
@@ -29,18 +29,44 @@ interface MeasuredRun {
 
 /** Runs the runner and samples /proc for its memory and the bytes it wrote. */
 async function measuredRun(s: Scenario, args: string[]): Promise<MeasuredRun> {
-  const child = spawn(process.execPath, [RUNNER, ...args, '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--log-format', 'json'], {
-    env: terraformEnv(),
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      RUNNER,
+      ...args,
+      '--module',
+      s.module,
+      '--inputs',
+      s.inputs,
+      '--state',
+      s.state,
+      '--new-state',
+      '--out',
+      s.out,
+      '--termination-log',
+      s.termination,
+      '--log-format',
+      'json',
+    ],
+    {
+      env: testTerraformEnv(),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-20_000)));
   let peakKiB = 0;
   let written = 0;
   const sample = () => {
     try {
-      peakKiB = Math.max(peakKiB, Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0));
-      written = Math.max(written, Number(/wchar:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/io`, 'utf8'))?.[1] ?? 0));
+      peakKiB = Math.max(
+        peakKiB,
+        Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0),
+      );
+      written = Math.max(
+        written,
+        Number(/wchar:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/io`, 'utf8'))?.[1] ?? 0),
+      );
     } catch {
       // exited
     }
@@ -48,7 +74,10 @@ async function measuredRun(s: Scenario, args: string[]): Promise<MeasuredRun> {
   const sampler = setInterval(sample, 20);
   const exitCode = await new Promise<number | null>((resolve) => child.once('close', resolve));
   clearInterval(sampler);
-  const result = await readFile(join(s.out, 'result.json'), 'utf8').then((text) => JSON.parse(text) as Result, () => undefined);
+  const result = await readFile(join(s.out, 'result.json'), 'utf8').then(
+    (text) => JSON.parse(text) as Result,
+    () => undefined,
+  );
   return { exitCode, result, stderr, peakRssMiB: peakKiB / 1024, writtenMiB: written / 1024 / 1024 };
 }
 
@@ -64,11 +93,16 @@ const backedUp = sharedSetup(async (suite) => {
   await s.setInputs(SECOND_INPUTS);
   const second = await s.run('apply');
   assert.equal(second.exitCode, 0, explain(second));
-  return { stateDir: dirname(s.state), backupDir: join(second.result!.backup!.location, second.result!.backup!.object) };
+  return {
+    stateDir: dirname(s.state),
+    backupDir: join(second.result!.backup!.location, second.result!.backup!.object),
+  };
 });
 
 /** A scenario of its own holding a copy of the applied state, and its backup under <out>/backups. */
-async function withBackup(t: Parameters<typeof scenario>[0]): Promise<{ s: Scenario; backupDir: string; stateBefore: string }> {
+async function withBackup(
+  t: Parameters<typeof scenario>[0],
+): Promise<{ s: Scenario; backupDir: string; stateBefore: string }> {
   const made = await backedUp();
   const s = await scenario(t, modules.base, SECOND_INPUTS);
   await cp(made.stateDir, dirname(s.state), { recursive: true });
@@ -82,7 +116,10 @@ describe('restore against a forged backup store', () => {
     const { s, backupDir, stateBefore } = await withBackup(t);
     await truncate(join(backupDir, 'chunk-00000'), 1.5 * 1024 * 1024 * 1024); // sparse: no disk used
     const run = await measuredRun(s, ['restore', '--backup', backupDir]);
-    assert.ok(run.peakRssMiB > 0 && run.peakRssMiB < 400, `peak RSS ${run.peakRssMiB.toFixed(0)} MiB: the chunk was read whole`);
+    assert.ok(
+      run.peakRssMiB > 0 && run.peakRssMiB < 400,
+      `peak RSS ${run.peakRssMiB.toFixed(0)} MiB: the chunk was read whole`,
+    );
     assert.equal(run.exitCode, 1, run.stderr);
     assert.equal(run.result!.reason, 'ArtifactCorrupt');
     assert.match(run.result!.message, /chunk 0 of more than the \d+ bytes the manifest lists/);
@@ -105,18 +142,31 @@ describe('restore against a forged backup store', () => {
     assert.equal(header.length, 512, 'the entry header is one tar block');
     const store = new DirStore(join(s.out, 'forged'));
     // The entry never ends, so its sha256 is never compared: any will do.
-    await storeCraftedBackup(store, 'backup-huge', { tar: Buffer.concat([header, Buffer.alloc(64 * 1024 * 1024)]), chunkBytes: 700_000, files: [{ name: 'terraform.tfstate', bytes: STATE_BYTES, sha256: '0'.repeat(64) }] });
+    await storeCraftedBackup(store, 'backup-huge', {
+      tar: Buffer.concat([header, Buffer.alloc(64 * 1024 * 1024)]),
+      chunkBytes: 700_000,
+      files: [{ name: 'terraform.tfstate', bytes: STATE_BYTES, sha256: '0'.repeat(64) }],
+    });
 
     const refused = await measuredRun(s, ['restore', '--backup', join(store.location, 'backup-huge')]);
     assert.equal(refused.exitCode, 1, refused.stderr);
     assert.equal(refused.result!.reason, 'ArtifactTooLarge');
-    assert.match(refused.result!.message, /declares files of 536870912 bytes, more than the 134217728 an artifact may hold.*--max-artifact-bytes/);
+    assert.match(
+      refused.result!.message,
+      /declares files of 536870912 bytes, more than the 134217728 an artifact may hold.*--max-artifact-bytes/,
+    );
     assert.ok(refused.writtenMiB < 16, `the runner wrote ${refused.writtenMiB.toFixed(0)} MiB before refusing`);
     assert.equal(await readFile(s.state, 'utf8'), stateBefore);
     assert.deepEqual((await readdir(store.location)).sort(), ['backup-huge'], 'the store is as it was');
 
     // Allowed, the same backup is read: its chunks pass, and its tar ends inside the entry.
-    const allowed = await measuredRun(s, ['restore', '--backup', join(store.location, 'backup-huge'), '--max-artifact-bytes', String(1024 * 1024 * 1024)]);
+    const allowed = await measuredRun(s, [
+      'restore',
+      '--backup',
+      join(store.location, 'backup-huge'),
+      '--max-artifact-bytes',
+      String(1024 * 1024 * 1024),
+    ]);
     assert.equal(allowed.exitCode, 1, allowed.stderr);
     assert.notEqual(allowed.result!.reason, 'ArtifactTooLarge');
     assert.equal(allowed.result!.reason, 'ArtifactCorrupt', allowed.result!.message);
@@ -134,7 +184,10 @@ describe('special files in the store', () => {
     const fifo = await measuredRun(s, ['restore', '--backup', backupDir]);
     assert.equal(fifo.exitCode, 1, fifo.stderr);
     assert.equal(fifo.result!.reason, 'StoreReadFailed');
-    assert.match(fifo.result!.message, /chunk-00000 is a special file \(a device, FIFO or socket\), not a regular file/);
+    assert.match(
+      fifo.result!.message,
+      /chunk-00000 is a special file \(a device, FIFO or socket\), not a regular file/,
+    );
     assert.equal(await readFile(s.state, 'utf8'), stateBefore);
 
     const manifest = join(backupDir, 'manifest.json');
@@ -146,7 +199,7 @@ describe('special files in the store', () => {
     assert.equal(await readFile(s.state, 'utf8'), stateBefore);
   });
 
-  it('a FIFO as the blocked run\'s record: the approved apply goes on and names the record unreadable', async (t) => {
+  it("a FIFO as the blocked run's record: the approved apply goes on and names the record unreadable", async (t) => {
     const { s } = await withBackup(t);
     await s.useModule(modules.deleteByRemoval);
     const blocked = await s.run('apply');
@@ -157,14 +210,18 @@ describe('special files in the store', () => {
     await rm(join(s.out, 'result.json')); // as after another run: the record is where the blocked run is found
     const approved = await measuredRun(s, ['apply', '--approved-hash', blocked.result!.approvalHash!]);
     assert.equal(approved.exitCode, 0, approved.stderr);
-    assert.ok(approved.result!.warnings.some((w) => w.includes(`${record} (unreadable: ${record} is a special file`)), approved.result!.warnings.join('\n'));
+    assert.ok(
+      approved.result!.warnings.some((w) => w.includes(`${record} (unreadable: ${record} is a special file`)),
+      approved.result!.warnings.join('\n'),
+    );
   });
 });
 
 describe('a state above --max-artifact-bytes', () => {
   it('cannot be backed up: the apply fails at backup (ArtifactTooLarge), nothing applied', async (t) => {
     const module = {
-      'main.tf': 'variable "blob" {\n  type = string\n}\nvariable "size" {\n  type = string\n}\nresource "terraform_data" "big" {\n  input = var.blob\n}\nresource "terraform_data" "small" {\n  input = var.size\n}\n',
+      'main.tf':
+        'variable "blob" {\n  type = string\n}\nvariable "size" {\n  type = string\n}\nresource "terraform_data" "big" {\n  input = var.blob\n}\nresource "terraform_data" "small" {\n  input = var.size\n}\n',
     };
     // The smallest bound (1 MiB) and a state just above it: the blob twice (input and output) is 1.2 MB.
     const s = await scenario(t, module, { 'terraform.tfvars.json': { blob: 'x'.repeat(600_000), size: 'one' } });
@@ -182,8 +239,8 @@ describe('a state above --max-artifact-bytes', () => {
   });
 });
 
-describe('retention keeps every state\'s backups', () => {
-  it('two states sharing one --backups dir: applies of A never delete B\'s backups, and each keeps its newest --keep-backups', async (t) => {
+describe("retention keeps every state's backups", () => {
+  it("two states sharing one --backups dir: applies of A never delete B's backups, and each keeps its newest --keep-backups", async (t) => {
     // B's backup: the one the file's setup wrote (B's state backed up by an apply), put in the shared dir.
     const made = await backedUp();
     const { s: a } = await withBackup(t);
@@ -203,11 +260,22 @@ describe('retention keeps every state\'s backups', () => {
     };
     const firstOfA = await apply('a-1');
     const newestOfA = await apply('a-2');
-    assert.ok(firstOfA.startsWith(`backup-${aLineage}-`) && newestOfA.startsWith(`backup-${aLineage}-`), `${firstOfA}, ${newestOfA}`);
+    assert.ok(
+      firstOfA.startsWith(`backup-${aLineage}-`) && newestOfA.startsWith(`backup-${aLineage}-`),
+      `${firstOfA}, ${newestOfA}`,
+    );
 
     const objects = (await readdir(shared)).sort();
-    assert.deepEqual(objects.filter((name) => name.startsWith(`backup-${bLineage}-`)), [basename(made.backupDir)], "B's only backup is still there");
-    assert.deepEqual(objects.filter((name) => name.startsWith(`backup-${aLineage}-`)), [newestOfA], 'A keeps its newest one');
+    assert.deepEqual(
+      objects.filter((name) => name.startsWith(`backup-${bLineage}-`)),
+      [basename(made.backupDir)],
+      "B's only backup is still there",
+    );
+    assert.deepEqual(
+      objects.filter((name) => name.startsWith(`backup-${aLineage}-`)),
+      [newestOfA],
+      'A keeps its newest one',
+    );
     assert.equal(objects.length, 2, objects.join(', '));
   });
 });

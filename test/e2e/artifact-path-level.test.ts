@@ -7,8 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
 import { modules } from '../support/tf-modules.ts';
-import { applied, IMAGE } from './apply-support.ts';
-import { explain, type RunnerRun } from './runner.ts';
+import { applied, IMAGE } from './apply.support.ts';
+import { explain, type RunnerRun } from '../support/runner.ts';
 
 function wrongLevel(run: RunnerRun, found: string, use: string, said: RegExp) {
   assert.equal(run.exitCode, 2, explain(run));
@@ -30,10 +30,26 @@ describe('an artifact or backup path one directory level off', () => {
     assert.equal(plan.exitCode, 0, explain(plan));
     const artifact = join(plan.result!.planArtifact!.location, plan.result!.planArtifact!.object);
     const before = await readFile(s.state);
-    const apply = (ref: string) => s.run('apply', ['--image', IMAGE, '--plan-artifact', ref, '--approved-plan-hash', plan.result!.planHash!]);
-    wrongLevel(await apply(dirname(artifact)), 'storeDirectory', artifact, /is a directory of stored objects, not one object: it holds plan-/);
-    wrongLevel(await apply(join(artifact, 'manifest.json')), 'objectFile', artifact, /is the manifest\.json of a stored object, not the object/);
-    wrongLevel(await apply(join(artifact, 'chunk-00000')), 'objectFile', artifact, /is the chunk-00000 of a stored object/);
+    const apply = (ref: string) =>
+      s.run('apply', ['--image', IMAGE, '--plan-artifact', ref, '--approved-plan-hash', plan.result!.planHash!]);
+    wrongLevel(
+      await apply(dirname(artifact)),
+      'storeDirectory',
+      artifact,
+      /is a directory of stored objects, not one object: it holds plan-/,
+    );
+    wrongLevel(
+      await apply(join(artifact, 'manifest.json')),
+      'objectFile',
+      artifact,
+      /is the manifest\.json of a stored object, not the object/,
+    );
+    wrongLevel(
+      await apply(join(artifact, 'chunk-00000')),
+      'objectFile',
+      artifact,
+      /is the chunk-00000 of a stored object/,
+    );
     assert.deepEqual(await readFile(s.state), before, 'nothing was applied');
     // The object's own directory still applies: the refusals were the path.
     assert.equal((await apply(artifact)).exitCode, 0);
@@ -47,7 +63,12 @@ describe('an artifact or backup path one directory level off', () => {
     assert.equal(second.exitCode, 0, explain(second));
     const backup = join(second.result!.backup!.location, second.result!.backup!.object);
     const before = await readFile(s.state);
-    wrongLevel(await s.run('restore', ['--backup', backups, '--backups', backups]), 'storeDirectory', backup, /is a directory of stored objects/);
+    wrongLevel(
+      await s.run('restore', ['--backup', backups, '--backups', backups]),
+      'storeDirectory',
+      backup,
+      /is a directory of stored objects/,
+    );
     assert.deepEqual(await readFile(s.state), before, 'nothing was restored');
   });
 });

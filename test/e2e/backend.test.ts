@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, withPgBackend } from '../support/tf-modules.ts';
-import { explain, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { explain, runRunner, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 
 const IMAGE = 'registry.example/m:1';
 /** In the other state's path: a config value that must never be shown. */
@@ -21,14 +21,20 @@ function assertNothingElsewhere(s: Scenario, run: RunnerRun): void {
 }
 
 describe('a backend in an override file of the module', () => {
-  it('zz_override.tf (which terraform merges after the runner\'s own override): refused, file and line named, no state anywhere', async (t) => {
+  it("zz_override.tf (which terraform merges after the runner's own override): refused, file and line named, no state anywhere", async (t) => {
     const s = await scenario(t, modules.base);
-    await writeFile(join(s.module, 'zz_override.tf'), `terraform {\n  backend "local" {\n    path = "${otherState(s)}"\n  }\n}\n`);
+    await writeFile(
+      join(s.module, 'zz_override.tf'),
+      `terraform {\n  backend "local" {\n    path = "${otherState(s)}"\n  }\n}\n`,
+    );
     const run = await s.run('apply', ['--image', IMAGE]);
     assert.equal(run.exitCode, 4, explain(run));
     assert.equal(run.result!.reason, 'ImageInvalid');
     assert.equal(run.result!.error!.step, 'workspace');
-    assert.ok(run.result!.message.includes(`${join(s.module, 'zz_override.tf')}:2: backend "local"`), run.result!.message);
+    assert.ok(
+      run.result!.message.includes(`${join(s.module, 'zz_override.tf')}:2: backend "local"`),
+      run.result!.message,
+    );
     assert.ok(!existsSync(s.state), 'nothing was applied to --state either');
     assertNothingElsewhere(s, run);
   });
@@ -38,7 +44,10 @@ describe('a backend in an override file of the module', () => {
     const first = await s.run('apply', ['--image', IMAGE]);
     assert.equal(first.exitCode, 0, explain(first));
     const stateBefore = await readFile(s.state);
-    await writeFile(join(s.module, 'override.tf.json'), '{\n  "terraform": {\n    "cloud": {"organization": "x"}\n  }\n}\n');
+    await writeFile(
+      join(s.module, 'override.tf.json'),
+      '{\n  "terraform": {\n    "cloud": {"organization": "x"}\n  }\n}\n',
+    );
     for (const op of ['apply', 'destroy']) {
       const run = await s.run(op, ['--image', IMAGE]);
       assert.equal(run.exitCode, 4, explain(run));
@@ -48,7 +57,7 @@ describe('a backend in an override file of the module', () => {
   });
 });
 
-describe('OpenTofu\'s spellings', () => {
+describe("OpenTofu's spellings", () => {
   // terraform 1.11 ignores .tofu files; OpenTofu prefers them: the runner refuses what either tool would load.
   for (const name of ['zz_override.tofu', 'override.tofu.json']) {
     it(`a backend in ${name}: refused (exit 4), file and line named, nothing applied`, async (t) => {
@@ -60,34 +69,92 @@ describe('OpenTofu\'s spellings', () => {
       const run = await s.run('apply', ['--image', IMAGE]);
       assert.equal(run.exitCode, 4, explain(run));
       assert.equal(run.result!.reason, 'ImageInvalid');
-      assert.ok(run.result!.message.includes(`${join(s.module, name)}:${name.endsWith('.json') ? 3 : 2}: backend "local"`), run.result!.message);
+      assert.ok(
+        run.result!.message.includes(`${join(s.module, name)}:${name.endsWith('.json') ? 3 : 2}: backend "local"`),
+        run.result!.message,
+      );
       assert.ok(!existsSync(s.state), 'nothing was applied');
       assertNothingElsewhere(s, run);
     });
   }
 
-  it('the only backend block in backend.tofu, run by terraform (which never reads it): refused as the module\'s problem (exit 4) with the fix, before init', async (t) => {
+  it("the only backend block in backend.tofu, run by terraform (which never reads it): refused as the module's problem (exit 4) with the fix, before init", async (t) => {
     const s = await scenario(t, { ...modules.base, 'backend.tofu': 'terraform {\n  backend "pg" {}\n}\n' });
     // Not s.run: a Job's run, the module's own backend (--state would replace it).
-    const run = await runRunner(['apply', '--module', s.module, '--inputs', s.inputs, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', '--image', IMAGE], {}, s);
+    const run = await runRunner(
+      [
+        'apply',
+        '--module',
+        s.module,
+        '--inputs',
+        s.inputs,
+        '--out',
+        s.out,
+        '--termination-log',
+        s.termination,
+        '--log-format',
+        'json',
+        '--image',
+        IMAGE,
+      ],
+      {},
+      s,
+    );
     assert.equal(run.exitCode, 4, explain(run));
     assert.equal(run.result!.outcome, 'invalid');
     assert.equal(run.result!.reason, 'ImageInvalid');
     assert.equal(run.result!.error!.step, 'workspace');
-    assert.ok(run.result!.message.includes(`does not read the backend block in ${join(s.module, 'backend.tofu')}:2: backend "pg" (terraform reads only .tf and .tf.json files`), run.result!.message);
-    assert.match(run.result!.message, /Nothing was planned or applied; put the module's backend alone in backend\.tf, which terraform and OpenTofu both read/);
+    assert.ok(
+      run.result!.message.includes(
+        `does not read the backend block in ${join(s.module, 'backend.tofu')}:2: backend "pg" (terraform reads only .tf and .tf.json files`,
+      ),
+      run.result!.message,
+    );
+    assert.match(
+      run.result!.message,
+      /Nothing was planned or applied; put the module's backend alone in backend\.tf, which terraform and OpenTofu both read/,
+    );
     assert.ok(!run.result!.steps.some((step) => step.name === 'init'), 'terraform never ran init');
   });
 
   it('backend.tofu beside backend.tf: refused by apply and by restore alike (exit 4), nothing read or changed', async (t) => {
-    const s = await scenario(t, { ...withPgBackend(modules.base), 'backend.tofu': 'terraform {\n  backend "local" {}\n}\n' });
+    const s = await scenario(t, {
+      ...withPgBackend(modules.base),
+      'backend.tofu': 'terraform {\n  backend "local" {}\n}\n',
+    });
     // Not s.run: it passes --state, which replaces the module's backend.
-    const run = (op: string, args: string[]) => runRunner([op, '--module', s.module, '--inputs', s.inputs, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', '--image', IMAGE, ...args], {}, s);
-    for (const [op, args] of [['apply', []], ['restore', ['--backup', join(s.dir, 'no-backup')]]] as const) {
+    const run = (op: string, args: string[]) =>
+      runRunner(
+        [
+          op,
+          '--module',
+          s.module,
+          '--inputs',
+          s.inputs,
+          '--out',
+          s.out,
+          '--termination-log',
+          s.termination,
+          '--log-format',
+          'json',
+          '--image',
+          IMAGE,
+          ...args,
+        ],
+        {},
+        s,
+      );
+    for (const [op, args] of [
+      ['apply', []],
+      ['restore', ['--backup', join(s.dir, 'no-backup')]],
+    ] as const) {
       const refused = await run(op, [...args]);
       assert.equal(refused.exitCode, 4, `${op}: ${explain(refused)}`);
       assert.equal(refused.result!.reason, 'ImageInvalid');
-      assert.match(refused.result!.message, /backend\.tofu beside .*backend\.tf: OpenTofu reads the first and terraform the second/);
+      assert.match(
+        refused.result!.message,
+        /backend\.tofu beside .*backend\.tf: OpenTofu reads the first and terraform the second/,
+      );
       assert.ok(!refused.result!.steps.some((step) => step.name === 'init'), `${op}: terraform never ran init`);
     }
   });
@@ -125,8 +192,13 @@ function assertMismatch(run: RunnerRun, found: RegExp): void {
 describe('the backend init recorded', () => {
   it('with --state: a local backend at another path is BackendMismatch before any state is read', async (t) => {
     const s = await scenario(t, modules.base);
-    const run = await s.run('apply', ['--image', IMAGE, '--terraform', await injecting(s)], { OTHER_STATE: otherState(s) });
-    assertMismatch(run, /a local backend that is not the local state --state names \(.*state\/terraform\.tfstate\): its path differs/);
+    const run = await s.run('apply', ['--image', IMAGE, '--terraform', await injecting(s)], {
+      OTHER_STATE: otherState(s),
+    });
+    assertMismatch(
+      run,
+      /a local backend that is not the local state --state names \(.*state\/terraform\.tfstate\): its path differs/,
+    );
     assert.ok(!existsSync(s.state));
     assertNothingElsewhere(s, run);
   });
@@ -135,7 +207,27 @@ describe('the backend init recorded', () => {
     const s = await scenario(t, withPgBackend(modules.base));
     const wrapper = await injecting(s);
     // Not s.run: it passes --state.
-    const run = await runRunner(['apply', '--module', s.module, '--inputs', s.inputs, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', '--image', IMAGE, '--terraform', wrapper], { OTHER_STATE: otherState(s) }, s);
+    const run = await runRunner(
+      [
+        'apply',
+        '--module',
+        s.module,
+        '--inputs',
+        s.inputs,
+        '--out',
+        s.out,
+        '--termination-log',
+        s.termination,
+        '--log-format',
+        'json',
+        '--image',
+        IMAGE,
+        '--terraform',
+        wrapper,
+      ],
+      { OTHER_STATE: otherState(s) },
+      s,
+    );
     assertMismatch(run, /the backend "local", not the "pg" backend the module declares/);
     assert.ok(run.result!.message.includes(join(s.module, 'backend.tf')), run.result!.message);
     assertNothingElsewhere(s, run);

@@ -8,20 +8,89 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
 import { modules } from '../support/tf-modules.ts';
-import { explain, runRunner, scenario } from './runner.ts';
+import { explain, runRunner, scenario } from '../support/runner.ts';
 
 describe('bad input', () => {
-  const cases: { name: string; exit: number; reason: RegExp; message: RegExp; prepare?: (dir: string) => Promise<string[]>; args?: string[]; inputs?: Record<string, string> }[] = [
-    { name: 'malformed terraform.tfvars.json', exit: 2, reason: /InputsInvalid/, message: /terraform\.tfvars\.json.*not valid JSON/, inputs: { 'terraform.tfvars.json': '{"cluster_name": ' } },
-    { name: 'tfvars that is not an object', exit: 2, reason: /InputsInvalid/, message: /not an object/, inputs: { 'terraform.tfvars.json': '[1, 2]' } },
-    { name: 'an unknown --kind', exit: 2, reason: /SettingsInvalid/, message: /--kind \(or CAPTF_KIND\)/, args: ['--kind', 'server'] },
-    { name: 'an unknown --guard value', exit: 2, reason: /SettingsInvalid/, message: /--guard/, args: ['--guard', 'maybe'] },
-    { name: 'the guard turned off for a cluster', exit: 2, reason: /GuardRequired/, message: /cannot be turned off for a cluster/, args: ['--kind', 'cluster', '--guard', 'off'] },
-    { name: 'the guard turned off without a kind (a cluster by default)', exit: 2, reason: /GuardRequired/, message: /drop --guard off/, args: ['--guard', 'off'] },
-    { name: 'an unknown flag', exit: 2, reason: /UsageInvalid/, message: /unknown option '--frobnicate'/, args: ['--frobnicate'] },
-    { name: 'a --deadline that leaves no time to run', exit: 2, reason: /SettingsInvalid/, message: /--deadline 25s leaves the run no time: it stops itself at the deadline − --stop-grace \(20s\) − 5s .*Give a --deadline longer than 25s/, args: ['--deadline', '25s'] },
-    { name: 'an inputs dir that does not exist', exit: 2, reason: /InputsInvalid/, message: /inputs/, args: ['--inputs', '/nonexistent/inputs'] },
-    { name: 'a module dir that does not exist', exit: 4, reason: /ImageInvalid/, message: /module/, args: ['--module', '/nonexistent/module'] },
+  const cases: {
+    name: string;
+    exit: number;
+    reason: RegExp;
+    message: RegExp;
+    prepare?: (dir: string) => Promise<string[]>;
+    args?: string[];
+    inputs?: Record<string, string>;
+  }[] = [
+    {
+      name: 'malformed terraform.tfvars.json',
+      exit: 2,
+      reason: /InputsInvalid/,
+      message: /terraform\.tfvars\.json.*not valid JSON/,
+      inputs: { 'terraform.tfvars.json': '{"cluster_name": ' },
+    },
+    {
+      name: 'tfvars that is not an object',
+      exit: 2,
+      reason: /InputsInvalid/,
+      message: /not an object/,
+      inputs: { 'terraform.tfvars.json': '[1, 2]' },
+    },
+    {
+      name: 'an unknown --kind',
+      exit: 2,
+      reason: /SettingsInvalid/,
+      message: /--kind \(or CAPTF_KIND\)/,
+      args: ['--kind', 'server'],
+    },
+    {
+      name: 'an unknown --guard value',
+      exit: 2,
+      reason: /SettingsInvalid/,
+      message: /--guard/,
+      args: ['--guard', 'maybe'],
+    },
+    {
+      name: 'the guard turned off for a cluster',
+      exit: 2,
+      reason: /GuardRequired/,
+      message: /cannot be turned off for a cluster/,
+      args: ['--kind', 'cluster', '--guard', 'off'],
+    },
+    {
+      name: 'the guard turned off without a kind (a cluster by default)',
+      exit: 2,
+      reason: /GuardRequired/,
+      message: /drop --guard off/,
+      args: ['--guard', 'off'],
+    },
+    {
+      name: 'an unknown flag',
+      exit: 2,
+      reason: /UsageInvalid/,
+      message: /unknown option '--frobnicate'/,
+      args: ['--frobnicate'],
+    },
+    {
+      name: 'a --deadline that leaves no time to run',
+      exit: 2,
+      reason: /SettingsInvalid/,
+      message:
+        /--deadline 25s leaves the run no time: it stops itself at the deadline − --stop-grace \(20s\) − 5s .*Give a --deadline longer than 25s/,
+      args: ['--deadline', '25s'],
+    },
+    {
+      name: 'an inputs dir that does not exist',
+      exit: 2,
+      reason: /InputsInvalid/,
+      message: /inputs/,
+      args: ['--inputs', '/nonexistent/inputs'],
+    },
+    {
+      name: 'a module dir that does not exist',
+      exit: 4,
+      reason: /ImageInvalid/,
+      message: /module/,
+      args: ['--module', '/nonexistent/module'],
+    },
     {
       name: 'a module dir without .tf files',
       exit: 4,
@@ -32,7 +101,13 @@ describe('bad input', () => {
         return ['--module', join(dir, 'empty-module')];
       },
     },
-    { name: 'no terraform', exit: 4, reason: /ImageInvalid/, message: /terraform not found.*--terraform PATH/, args: ['--terraform', '/nonexistent/terraform'] },
+    {
+      name: 'no terraform',
+      exit: 4,
+      reason: /ImageInvalid/,
+      message: /terraform not found.*--terraform PATH/,
+      args: ['--terraform', '/nonexistent/terraform'],
+    },
     {
       name: 'an unsupported terraform version',
       exit: 4,
@@ -40,7 +115,10 @@ describe('bad input', () => {
       message: /0\.12\.31/,
       prepare: async (dir) => {
         const fake = join(dir, 'old-terraform');
-        await writeFile(fake, '#!/bin/sh\nif [ "$2" = "-json" ]; then echo \'{"terraform_version":"0.12.31"}\'; else echo "Terraform v0.12.31"; fi\n');
+        await writeFile(
+          fake,
+          '#!/bin/sh\nif [ "$2" = "-json" ]; then echo \'{"terraform_version":"0.12.31"}\'; else echo "Terraform v0.12.31"; fi\n',
+        );
         await chmod(fake, 0o755);
         return ['--terraform', fake];
       },
@@ -68,11 +146,19 @@ describe('bad input', () => {
     const run = await s.run('apply', ['--out', '']);
     assert.equal(run.exitCode, 2, explain(run));
     assert.doesNotMatch(run.stderr, /internal error/);
-    const termination = JSON.parse(await readFile(s.termination, 'utf8')) as { outcome: string; reason: string; message: string };
+    const termination = JSON.parse(await readFile(s.termination, 'utf8')) as {
+      outcome: string;
+      reason: string;
+      message: string;
+    };
     assert.equal(termination.outcome, 'invalid');
     assert.equal(termination.reason, 'SettingsInvalid');
     assert.match(termination.message, /--out \(or CAPTF_OUT\)/);
-    assert.equal(Result.parse(JSON.parse(await readFile(join(s.dir, 'result.json'), 'utf8'))).reason, 'SettingsInvalid', 'result.json goes to the default out dir, the working directory');
+    assert.equal(
+      Result.parse(JSON.parse(await readFile(join(s.dir, 'result.json'), 'utf8'))).reason,
+      'SettingsInvalid',
+      'result.json goes to the default out dir, the working directory',
+    );
     assert.ok(!existsSync(s.state), 'nothing was applied');
   });
 
@@ -97,14 +183,26 @@ describe('bad input', () => {
     const op = await runRunner(['apply', '--frobnicate', '--termination-log', where.termination], {}, where);
     assert.equal(op.exitCode, 2, op.stderr);
     assert.deepEqual(await readdir(dir), ['termination'], 'no result.json in the working directory');
-    assert.match(op.stdout, /^captf-runner apply: invalid \(UsageInvalid\)\nunknown option '--frobnicate': see captf-runner apply --help\n/);
-    assert.match(await readFile(where.termination, 'utf8'), /"reason":"UsageInvalid"/, 'the termination message still says why');
-    for (const [args, hint] of [[['classify', 'x.json', '--nope'], 'captf-runner classify'], [['contract', 'check', '--nope'], 'captf-runner contract check'], [['hash', '--kind'], 'captf-runner hash']] as const) {
+    assert.match(
+      op.stdout,
+      /^captf-runner apply: invalid \(UsageInvalid\)\nunknown option '--frobnicate': see captf-runner apply --help\n/,
+    );
+    assert.match(
+      await readFile(where.termination, 'utf8'),
+      /"reason":"UsageInvalid"/,
+      'the termination message still says why',
+    );
+    for (const [args, hint] of [
+      [['classify', 'x.json', '--nope'], 'captf-runner classify'],
+      [['contract', 'check', '--nope'], 'captf-runner contract check'],
+      [['hash', '--kind'], 'captf-runner hash'],
+    ] as const) {
       const run = await runRunner([...args]);
       assert.equal(run.exitCode, 2, run.stderr);
       assert.match(run.stderr, new RegExp(`^error: [^\\n]+\\nsee ${hint} --help$`), run.stderr);
     }
-    for (const run of [op, await runRunner(['classify'])]) assert.doesNotMatch(run.stderr + run.stdout, /Options:|Usage:/, 'never the whole help');
+    for (const run of [op, await runRunner(['classify'])])
+      assert.doesNotMatch(run.stderr + run.stdout, /Options:|Usage:/, 'never the whole help');
   });
 
   it('classify and hash refuse bad input with exit 2', async (t) => {
@@ -124,21 +222,30 @@ describe('bad input', () => {
     const badLimit = await runRunner(['classify', join(s.dir, 'truncated.json'), '--limit', 'many']);
     assert.equal(badLimit.exitCode, 2);
     assert.equal(badLimit.stderr, 'captf-runner classify: --limit must be a whole number, not "many"');
-    assert.match(missing.stderr, /^captf-runner classify: cannot read .*nope\.json \(ENOENT\): pass the path of a terraform show -json document$/);
+    assert.match(
+      missing.stderr,
+      /^captf-runner classify: cannot read .*nope\.json \(ENOENT\): pass the path of a terraform show -json document$/,
+    );
   });
 
   it("classify of a saved plan, plan -json's output, a state and a state's JSON (terraform 1.11's own): exit 2, each named with the command that makes a plan's JSON", async () => {
     const fixtures = join(import.meta.dirname, '..', 'fixtures', 'not-a-plan');
     const expected: Record<string, string> = {
-      'saved.tfplan': 'is a binary plan file (terraform plan -out), not the JSON document of a plan: make its JSON document with terraform show -json PLANFILE > plan.json, and classify that',
-      'plan-json.jsonl': "is terraform plan -json's output (its messages, one JSON object a line), not the JSON document of a plan: make it with terraform plan -out=PLANFILE, then terraform show -json PLANFILE > plan.json, and classify that",
+      'saved.tfplan':
+        'is a binary plan file (terraform plan -out), not the JSON document of a plan: make its JSON document with terraform show -json PLANFILE > plan.json, and classify that',
+      'plan-json.jsonl':
+        "is terraform plan -json's output (its messages, one JSON object a line), not the JSON document of a plan: make it with terraform plan -out=PLANFILE, then terraform show -json PLANFILE > plan.json, and classify that",
       'terraform.tfstate': 'is a terraform state (terraform.tfstate), not the JSON document of a plan',
-      'show-state.json': 'is the JSON of a state (terraform show -json without a plan file), not the JSON document of a plan',
+      'show-state.json':
+        'is the JSON of a state (terraform show -json without a plan file), not the JSON document of a plan',
     };
     for (const [name, said] of Object.entries(expected)) {
       const run = await runRunner(['classify', join(fixtures, name), '--detailed-exitcode']);
       assert.equal(run.exitCode, 2, `${name}: ${run.stderr}`);
-      assert.ok(run.stderr.startsWith(`captf-runner classify: ${join(fixtures, name)} ${said}`), `${name}: ${run.stderr}`);
+      assert.ok(
+        run.stderr.startsWith(`captf-runner classify: ${join(fixtures, name)} ${said}`),
+        `${name}: ${run.stderr}`,
+      );
       assert.equal(run.stdout, '');
     }
   });

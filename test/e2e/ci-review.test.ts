@@ -9,13 +9,19 @@ import { spawn } from 'node:child_process';
 import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { modules, NEWER_TERRAFORM, newerTerraformEnv, tempDir, type TerraformState } from '../support/tf-modules.ts';
-import { explain, runRunner, type Scenario } from './runner.ts';
-import { IMAGE } from './apply-support.ts';
-import { firstApplyOnce } from './first-apply.ts';
+import { explain, runRunner, type Scenario } from '../support/runner.ts';
+import { IMAGE } from './apply.support.ts';
+import { firstApplyOnce } from './first-apply.support.ts';
 
 // Every character Markdown, HTML or JSON would escape: the summary must hold it in none of their forms.
 const CANARY = 'Md*canary_<b>|`q`&-7Zx';
-const canaryForms = [CANARY, JSON.stringify(CANARY).slice(1, -1), CANARY.replace(/[\\`*_{}[\]<>#+!|~&]/g, (c) => `\\${c}`), CANARY.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'), 'Md*canary'];
+const canaryForms = [
+  CANARY,
+  JSON.stringify(CANARY).slice(1, -1),
+  CANARY.replace(/[\\`*_{}[\]<>#+!|~&]/g, (c) => `\\${c}`),
+  CANARY.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'),
+  'Md*canary',
+];
 const INPUTS = { 'sensitive.tfvars.json': { cluster_name: CANARY } };
 
 // The base module's first apply (a sensitive cluster name): made once per file; one test asserts
@@ -57,13 +63,36 @@ describe('the drift report', () => {
     await s.useModule(modules.update); // terraform_data.cluster: update, from the module
     // terraform_data only drifts through its state; what a provider's refresh finds is added to the real plan document.
     const add = join(s.dir, 'drift.json');
-    await writeFile(add, JSON.stringify({ resource_drift: [{ address: 'terraform_data.network', mode: 'managed', type: 'terraform_data', name: 'network', change: { actions: ['update'] } }] }));
-    const run = await s.run('drift', ['--image', IMAGE, '--terraform', NEWER_TERRAFORM], newerTerraformEnv({ showAdd: add }));
+    await writeFile(
+      add,
+      JSON.stringify({
+        resource_drift: [
+          {
+            address: 'terraform_data.network',
+            mode: 'managed',
+            type: 'terraform_data',
+            name: 'network',
+            change: { actions: ['update'] },
+          },
+        ],
+      }),
+    );
+    const run = await s.run(
+      'drift',
+      ['--image', IMAGE, '--terraform', NEWER_TERRAFORM],
+      newerTerraformEnv({ showAdd: add }),
+    );
     assert.equal(run.exitCode, 0, explain(run));
     const r = run.result!;
-    assert.deepEqual(r.drift!.resourceDrift.map((d) => d.address), ['terraform_data.network']);
+    assert.deepEqual(
+      r.drift!.resourceDrift.map((d) => d.address),
+      ['terraform_data.network'],
+    );
     assert.deepEqual(r.drift!.inputsDiffer, [{ address: 'terraform_data.cluster', actions: ['update'] }]);
-    assert.match(r.message, /^Drift found: changed outside terraform \(1\): terraform_data\.network; the inputs differ from the state \(1: [^)]*\): terraform_data\.cluster \(update\)\. A remediation apply would make these changes: 0 to create, 2 to update/);
+    assert.match(
+      r.message,
+      /^Drift found: changed outside terraform \(1\): terraform_data\.network; the inputs differ from the state \(1: [^)]*\): terraform_data\.cluster \(update\)\. A remediation apply would make these changes: 0 to create, 2 to update/,
+    );
   });
 });
 
@@ -73,7 +102,10 @@ describe("the counts and terraform's own line", () => {
     const { run: first } = await base.first();
     const stdout = first.stdout;
     assert.deepEqual(terraformLines(stdout), ['Plan: 10 to add, 0 to change, 0 to destroy.']);
-    assert.match(stdout, /^plan: 9 to create, 0 to update, 0 to replace, 0 to delete, 0 to forget, 0 to import, 0 to move; outputs change; terraform's own count: "Plan: 10 to add, 0 to change, 0 to destroy\." \(it counts the runner's record terraform_data\.captf_inputs_hash \(create\), which the runner never counts/m);
+    assert.match(
+      stdout,
+      /^plan: 9 to create, 0 to update, 0 to replace, 0 to delete, 0 to forget, 0 to import, 0 to move; outputs change; terraform's own count: "Plan: 10 to add, 0 to change, 0 to destroy\." \(it counts the runner's record terraform_data\.captf_inputs_hash \(create\), which the runner never counts/m,
+    );
     // A replace: terraform counts an add and a destroy; the record is kept as it is, so only the replace explains the difference.
     await s.useModule(modules.replace);
     // The module changed, the inputs and the image did not: the approval hash is still the first apply's.
@@ -81,7 +113,10 @@ describe("the counts and terraform's own line", () => {
     assert.equal(replace.exitCode, 0, explain(replace));
     const [line] = terraformLines(replace.stdout);
     assert.equal(line, 'Plan: 1 to add, 0 to change, 1 to destroy.');
-    assert.ok(replace.stdout.includes(`terraform's own count: "${line}" (it counts each replace as an add and a destroy)\n`), replace.stdout);
+    assert.ok(
+      replace.stdout.includes(`terraform's own count: "${line}" (it counts each replace as an add and a destroy)\n`),
+      replace.stdout,
+    );
   });
 
   it('a destroy: terraform counts the record among what it destroys', async (t) => {
@@ -90,7 +125,12 @@ describe("the counts and terraform's own line", () => {
     assert.equal(run.exitCode, 0, explain(run));
     const [line] = terraformLines(run.stdout);
     assert.equal(line, 'Plan: 0 to add, 0 to change, 10 to destroy.');
-    assert.match(run.stdout, new RegExp(`terraform's own count: "${line.replace(/\./g, '\\.')}" \\(it counts the runner's record terraform_data\\.captf_inputs_hash \\(delete\\)`));
+    assert.match(
+      run.stdout,
+      new RegExp(
+        `terraform's own count: "${line.replace(/\./g, '\\.')}" \\(it counts the runner's record terraform_data\\.captf_inputs_hash \\(delete\\)`,
+      ),
+    );
     assert.match(run.result!.message, /^Destroyed 9 resource instances\.$/);
   });
 });
@@ -109,14 +149,23 @@ describe('--detailed-exitcode', () => {
     assert.equal(found.result!.outcome, 'succeeded');
     assert.equal(found.result!.exitCode, 6, 'the result says the exit code the process ends with');
     const summary = join(s.dir, 'from-env.md');
-    const fromEnv = await s.run('drift', ['--image', IMAGE], { CAPTF_DETAILED_EXITCODE: '1', CAPTF_SUMMARY_MD: summary, CAPTF_LOCK_TIMOUT: '1s' });
+    const fromEnv = await s.run('drift', ['--image', IMAGE], {
+      CAPTF_DETAILED_EXITCODE: '1',
+      CAPTF_SUMMARY_MD: summary,
+      CAPTF_LOCK_TIMOUT: '1s',
+    });
     assert.equal(fromEnv.exitCode, 0, explain(fromEnv));
     assert.equal(fromEnv.result!.reason, 'DriftFound');
     assert.equal(existsSync(summary), false, 'CAPTF_SUMMARY_MD wrote nothing');
     // Each variable that is no setting is named (a misspelt one with the setting it resembles), never silently ignored.
-    const unknown = fromEnv.result!.notices?.filter((n) => n.code === 'SettingVariableUnknown').map((n) => n.message.split(' ')[0]);
+    const unknown = fromEnv
+      .result!.notices?.filter((n) => n.code === 'SettingVariableUnknown')
+      .map((n) => n.message.split(' ')[0]);
     assert.deepEqual(unknown, ['CAPTF_DETAILED_EXITCODE', 'CAPTF_LOCK_TIMOUT', 'CAPTF_SUMMARY_MD']);
-    assert.ok(fromEnv.result!.warnings?.some((w) => w.includes('did you mean CAPTF_LOCK_TIMEOUT?')), explain(fromEnv));
+    assert.ok(
+      fromEnv.result!.warnings?.some((w) => w.includes('did you mean CAPTF_LOCK_TIMEOUT?')),
+      explain(fromEnv),
+    );
   });
 
   it('classify: 3 for a gated plan, 0 for one that is not; the environment cannot turn it on', async () => {
@@ -135,19 +184,42 @@ describe('--summary-md', () => {
     const s = await base.applied(t);
     await s.useModule(modules.replace);
     const summary = join(s.dir, 'step-summary.md');
-    const blocked = await s.run('apply', ['--image', IMAGE, '--summary-md', summary, '--object', 'demo', '--namespace', 'ns']);
+    const blocked = await s.run('apply', [
+      '--image',
+      IMAGE,
+      '--summary-md',
+      summary,
+      '--object',
+      'demo',
+      '--namespace',
+      'ns',
+    ]);
     assert.equal(blocked.exitCode, 3, explain(blocked));
     const hash = blocked.result!.approvalHash!;
     let text = await readFile(summary, 'utf8');
     assert.match(text, /^### captf-runner apply: blocked \(DestructivePlanBlocked\), exit 3\n/);
     assert.ok(text.indexOf('**Deletes or replaces (1)**') < text.indexOf('**Counts:**'), text);
-    assert.match(text, /\| replace \| `terraform_data\.cluster` \| replace\\_because\\_cannot\\_update \| `\["triggers_replace"\]` \|/);
-    assert.match(text, new RegExp(`kubectl annotate terraformcluster demo -n ns captf\\.io/approve-destructive-plan=${hash} --overwrite`));
+    assert.match(
+      text,
+      /\| replace \| `terraform_data\.cluster` \| replace\\_because\\_cannot\\_update \| `\["triggers_replace"\]` \|/,
+    );
+    assert.match(
+      text,
+      new RegExp(
+        `kubectl annotate terraformcluster demo -n ns captf\\.io/approve-destructive-plan=${hash} --overwrite`,
+      ),
+    );
     assert.ok(text.includes(`--object demo --namespace ns --approved-hash ${hash}\n`), text);
     assert.match(text, /terraform's own count: "Plan: 1 to add, 0 to change, 1 to destroy\."/);
     assert.match(text, new RegExp(`- result: \`${s.out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/result\\.json\``));
-    assert.match(text, /<details><summary>terraform's plan \(masked\)<\/summary>\n\n```+\n[^]*# terraform_data\.cluster must be replaced/);
-    assert.ok(blocked.stdout.includes(CANARY) === false && text.includes('(sensitive value)'), 'the plan showed the masked name');
+    assert.match(
+      text,
+      /<details><summary>terraform's plan \(masked\)<\/summary>\n\n```+\n[^]*# terraform_data\.cluster must be replaced/,
+    );
+    assert.ok(
+      blocked.stdout.includes(CANARY) === false && text.includes('(sensitive value)'),
+      'the plan showed the masked name',
+    );
 
     // The command the summary gives, run as given: it applies, and appends its own summary.
     const command = /To apply it here once reviewed:\*\*\n\n```sh\ncaptf-runner (.*)\n```/.exec(text)![1]!.split(' ');
@@ -160,7 +232,8 @@ describe('--summary-md', () => {
     assert.match(text, /- backup of the state before the run: `[^`]+\/backup-[^`]+`/);
     for (const form of canaryForms) {
       assert.ok(!text.includes(form), `the summary holds ${JSON.stringify(form)}`);
-      for (const run of [blocked, approved]) assert.ok(!run.allBytes.includes(form), `the run wrote ${JSON.stringify(form)}`);
+      for (const run of [blocked, approved])
+        assert.ok(!run.allBytes.includes(form), `the run wrote ${JSON.stringify(form)}`);
     }
   });
 
@@ -184,12 +257,14 @@ describe('--summary-md', () => {
     assert.equal(apply.result!.planHash, plan.result!.planHash);
   });
 
-  it("a FILE that is the state, a link to it, the result or a FIFO: refused before anything runs (exit 2), nothing appended; the state is as it was", async (t) => {
+  it('a FILE that is the state, a link to it, the result or a FIFO: refused before anything runs (exit 2), nothing appended; the state is as it was', async (t) => {
     const s = await base.applied(t);
     const state = await readFile(s.state);
     await symlink(s.state, join(s.dir, 'link-to-state.md'));
     const fifo = join(s.dir, 'fifo.md');
-    await new Promise<void>((done, fail) => spawn('mkfifo', [fifo]).once('exit', (code) => (code === 0 ? done() : fail(new Error(`mkfifo exited ${code}`)))));
+    await new Promise<void>((done, fail) =>
+      spawn('mkfifo', [fifo]).once('exit', (code) => (code === 0 ? done() : fail(new Error(`mkfifo exited ${code}`)))),
+    );
     const cases: [string, RegExp][] = [
       [s.state, /is the file of --state/],
       [join(s.dir, 'link-to-state.md'), /is a symbolic link/],
@@ -206,7 +281,7 @@ describe('--summary-md', () => {
       assert.deepEqual(await readFile(s.state), state, `${summary}: the state is as it was`);
     }
     const fromResult = JSON.parse(await readFile(join(s.out, 'result.json'), 'utf8'));
-    assert.equal(fromResult.reason, 'SummaryMdUnusable', 'result.json is the runner\'s, nothing appended to it');
+    assert.equal(fromResult.reason, 'SummaryMdUnusable', "result.json is the runner's, nothing appended to it");
   });
 
   it('classify: addresses, actions and replace_paths, never a value of the plan', async (t) => {
@@ -224,21 +299,27 @@ describe('--summary-md', () => {
       if (typeof v === 'string' && v.length >= 4) values.add(v);
       else if (v && typeof v === 'object') Object.values(v).forEach(walk);
     };
-    for (const change of JSON.parse(await readFile(file, 'utf8')).resource_changes) walk([change.change.before, change.change.after]);
+    for (const change of JSON.parse(await readFile(file, 'utf8')).resource_changes)
+      walk([change.change.before, change.change.after]);
     assert.ok(values.size > 0);
-    for (const value of values) assert.ok(!text.includes(value), `the classify summary holds the value ${JSON.stringify(value)}`);
+    for (const value of values)
+      assert.ok(!text.includes(value), `the classify summary holds the value ${JSON.stringify(value)}`);
 
     // The document itself as the summary: refused before it is read, and left as it was.
     const copy = join(dir, 'plan.json');
     await writeFile(copy, await readFile(file));
     const refused = await runRunner(['classify', copy, '--summary-md', copy]);
     assert.equal(refused.exitCode, 2, refused.stderr);
-    assert.match(refused.stderr, /^captf-runner classify: --summary-md .*plan\.json is the file of FILE .*: nothing was run\./);
+    assert.match(
+      refused.stderr,
+      /^captf-runner classify: --summary-md .*plan\.json is the file of FILE .*: nothing was run\./,
+    );
     assert.deepEqual(await readFile(copy), await readFile(file));
 
     // An address holding control characters (a for_each key): escaped on stdout, as text and as JSON, and in the summary.
     const document = JSON.parse(await readFile(file, 'utf8'));
-    document.resource_changes.find((c: { address: string }) => c.address === 'terraform_data.cluster').address = 'terraform_data.cluster["\x1b[2J\r\u202e"]';
+    document.resource_changes.find((c: { address: string }) => c.address === 'terraform_data.cluster').address =
+      'terraform_data.cluster["\x1b[2J\r\u202e"]';
     await writeFile(copy, JSON.stringify(document));
     const forged = join(dir, 'forged.md');
     for (const args of [[], ['--json']]) {
@@ -281,13 +362,19 @@ describe('every command the summaries suggest, run as given', () => {
     const text = await readFile(summary, 'utf8');
     assert.doesNotMatch(text, /kubectl|To approve/, text);
     assert.doesNotMatch(blocked.stdout, /kubectl/);
-    assert.match(blocked.stdout, /^next: review the destructive changes above; to apply the plan, run again with the approval: captf-runner apply /m);
+    assert.match(
+      blocked.stdout,
+      /^next: review the destructive changes above; to apply the plan, run again with the approval: captf-runner apply /m,
+    );
     const command = nextLineCommand(blocked.stdout);
     assert.equal(markdownCommand(text, 'To apply it here once reviewed:'), command);
     const approved = await runRunner(shellWords(command), {}, s);
     assert.equal(approved.exitCode, 0, explain(approved));
     assert.equal(approved.result!.reason, 'ApplySucceeded');
-    assert.match(approved.stdout, new RegExp(`^approved: the approval given matched approval hash ${blocked.result!.approvalHash}`, 'm'));
+    assert.match(
+      approved.stdout,
+      new RegExp(`^approved: the approval given matched approval hash ${blocked.result!.approvalHash}`, 'm'),
+    );
     assert.doesNotMatch(approved.stdout, /needs an approval/);
     assert.match(await readFile(summary, 'utf8'), /\*\*Approved:\*\* the approval given matched/);
   });
@@ -306,6 +393,10 @@ describe('every command the summaries suggest, run as given', () => {
     assert.equal(remediated.exitCode, 0, explain(remediated));
     assert.equal(remediated.result!.reason, 'ApplySucceeded');
     const network = (await s.readState()).resources.find((r) => r.name === 'network')!;
-    assert.notEqual((network.instances[0]!.attributes.input as { value: string }).value, '10.9.0.0/16', 'the remediation applied the inputs again');
+    assert.notEqual(
+      (network.instances[0]!.attributes.input as { value: string }).value,
+      '10.9.0.0/16',
+      'the remediation applied the inputs again',
+    );
   });
 });

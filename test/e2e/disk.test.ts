@@ -11,8 +11,8 @@ import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
-import { terraformEnv } from '../support/tf-modules.ts';
-import { explain, RUNNER, runRunner, scenario, type RunnerRun } from './runner.ts';
+import { testTerraformEnv } from '../support/tf-modules.ts';
+import { explain, RUNNER, runRunner, scenario, type RunnerRun } from '../support/runner.ts';
 
 const MODULE = { 'main.tf': 'resource "terraform_data" "x" {\n  input = "disk"\n}\n' };
 
@@ -49,7 +49,12 @@ function assertResultNotWritten(run: RunnerRun) {
 }
 
 /** A place the run must write found unusable before anything ran: usage, exit 2, the termination message says so. */
-function assertFoundInPreflight(run: Pick<RunnerRun, 'exitCode' | 'stderr'>, terminationLog: string, reason: string, message: RegExp) {
+function assertFoundInPreflight(
+  run: Pick<RunnerRun, 'exitCode' | 'stderr'>,
+  terminationLog: string,
+  reason: string,
+  message: RegExp,
+) {
   assert.equal(run.exitCode, 2, `found in preflight: exit 2\n${run.stderr.slice(-3000)}`);
   assert.match(run.stderr, message);
   const compact = termination(terminationLog);
@@ -64,16 +69,42 @@ describe('disk problems', { concurrency: 2 }, () => {
     const blocker = join(s.dir, 'a-file');
     await writeFile(blocker, 'not a dir');
     const run = await s.run('apply', ['--out', join(blocker, 'out')]);
-    assertFoundInPreflight(run, s.termination, 'OutDirUnusable', /--out .*a-file\/out .*cannot be created or written \(ENOTDIR\).*writable --out/);
+    assertFoundInPreflight(
+      run,
+      s.termination,
+      'OutDirUnusable',
+      /--out .*a-file\/out .*cannot be created or written \(ENOTDIR\).*writable --out/,
+    );
     assert.ok(!existsSync(s.state), 'nothing was applied');
   });
 
   it('<out>/result.json a directory, or a FIFO: found in preflight, exit 2, nothing applied', async (t) => {
     const s = await scenario(t, MODULE);
     // Not s.run: it removes a result.json left by an earlier run.
-    const apply = () => runRunner(['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--log-format', 'json']);
+    const apply = () =>
+      runRunner([
+        'apply',
+        '--module',
+        s.module,
+        '--inputs',
+        s.inputs,
+        '--state',
+        s.state,
+        '--new-state',
+        '--out',
+        s.out,
+        '--termination-log',
+        s.termination,
+        '--log-format',
+        'json',
+      ]);
     await mkdir(join(s.out, 'result.json'), { recursive: true });
-    assertFoundInPreflight(await apply(), s.termination, 'OutDirUnusable', /result\.json is a directory: the result could not be written there\. Nothing was run/);
+    assertFoundInPreflight(
+      await apply(),
+      s.termination,
+      'OutDirUnusable',
+      /result\.json is a directory: the result could not be written there\. Nothing was run/,
+    );
     assert.ok(!existsSync(s.state), 'nothing was applied');
     await rm(join(s.out, 'result.json'), { recursive: true });
     await runChecked('mkfifo', [join(s.out, 'result.json')]);
@@ -85,9 +116,34 @@ describe('disk problems', { concurrency: 2 }, () => {
     const s = await scenario(t, MODULE);
     // Node 20's mkdir({recursive:true}) loops forever under /proc (mkdir there answers ENOENT for
     // every level): the runner must not hang on an out dir it cannot create.
-    const run = await runProcess(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', '/proc/captf-runner-no-such-dir/out', '--termination-log', s.termination, '--log-format', 'json'], { env: terraformEnv(), timeoutMs: 60_000 });
+    const run = await runProcess(
+      process.execPath,
+      [
+        RUNNER,
+        'apply',
+        '--module',
+        s.module,
+        '--inputs',
+        s.inputs,
+        '--state',
+        s.state,
+        '--new-state',
+        '--out',
+        '/proc/captf-runner-no-such-dir/out',
+        '--termination-log',
+        s.termination,
+        '--log-format',
+        'json',
+      ],
+      { env: testTerraformEnv(), timeoutMs: 60_000 },
+    );
     assert.equal(run.timedOut, false, 'the runner hangs creating its out dir');
-    assertFoundInPreflight({ exitCode: run.exitCode ?? -1, stderr: run.stderr }, s.termination, 'OutDirUnusable', /--out \/proc\/captf-runner-no-such-dir\/out/);
+    assertFoundInPreflight(
+      { exitCode: run.exitCode ?? -1, stderr: run.stderr },
+      s.termination,
+      'OutDirUnusable',
+      /--out \/proc\/captf-runner-no-such-dir\/out/,
+    );
     assert.ok(!existsSync(s.state), 'nothing was applied');
   });
 
@@ -112,10 +168,21 @@ describe('disk problems', { concurrency: 2 }, () => {
     const blocker = join(s.dir, 'a-file');
     await writeFile(blocker, 'not a dir');
     const run = await s.run('apply', ['--backups', join(blocker, 'backups')]);
-    assertFoundInPreflight(run, s.termination, 'BackupsDirUnusable', /--backups .*a-file\/backups .*cannot be created or written/);
+    assertFoundInPreflight(
+      run,
+      s.termination,
+      'BackupsDirUnusable',
+      /--backups .*a-file\/backups .*cannot be created or written/,
+    );
     assert.equal(run.result!.error!.step, 'preflight');
-    assert.deepEqual(run.result!.steps.map((step) => step.name), ['preflight']);
-    assert.ok(!existsSync(s.state), 'nothing was applied (the first apply has no state to back up, so the old runner applied)');
+    assert.deepEqual(
+      run.result!.steps.map((step) => step.name),
+      ['preflight'],
+    );
+    assert.ok(
+      !existsSync(s.state),
+      'nothing was applied (the first apply has no state to back up, so the old runner applied)',
+    );
   });
 
   it('a full disk while the result is written: ENOSPC is a clear error, no partial result.json is left', async (t) => {
@@ -127,7 +194,11 @@ describe('disk problems', { concurrency: 2 }, () => {
     const run = await s.run('apply', ['--out', full]);
     assertResultNotWritten(run);
     assert.match(run.stderr, /ENOSPC|no space/i);
-    assert.deepEqual((await readdir(full)).filter((n) => n !== 'filler'), [], 'neither result.json nor its temp file is left half-written');
+    assert.deepEqual(
+      (await readdir(full)).filter((n) => n !== 'filler'),
+      [],
+      'neither result.json nor its temp file is left half-written',
+    );
     termination(s.termination);
   });
 
@@ -150,7 +221,11 @@ describe('disk problems', { concurrency: 2 }, () => {
     const r = Result.parse(run.result);
     assert.equal(r.outcome, 'failed');
     assert.equal(r.error?.step, 'workspace');
-    assert.equal(r.error?.kind, 'io', `a workdir the runner cannot create is an io problem the operator fixes, not a runner bug: ${JSON.stringify(r.error)}`);
+    assert.equal(
+      r.error?.kind,
+      'io',
+      `a workdir the runner cannot create is an io problem the operator fixes, not a runner bug: ${JSON.stringify(r.error)}`,
+    );
     assert.ok(r.message.includes(workdir), r.message);
     assert.equal(termination(s.termination).outcome, 'failed');
     assert.ok(!existsSync(s.state), 'nothing ran against the state');

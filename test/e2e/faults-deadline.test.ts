@@ -3,9 +3,7 @@
 // serial phase, where no CPU-bound file runs beside it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  checkRun, cleanupFake, FAKE_STEPS, fakeScenario, runWithFake, STEPS,
-} from './faults-support.ts';
+import { checkRun, cleanupFake, FAKE_STEPS, fakeScenario, runWithFake, RUNNER_STEP_OF } from './faults.support.ts';
 
 describe('fault matrix: every step hangs → the deadline stops it', () => {
   for (const [index, step] of FAKE_STEPS.entries()) {
@@ -17,16 +15,37 @@ describe('fault matrix: every step hangs → the deadline stops it', () => {
     it(`${step}: hangs → the deadline stops it: interrupted/JobDeadlineExceeded, exit 124, one SIGINT`, async (t) => {
       const s = await fakeScenario(t);
       cleanupFake(t, s);
-      const run = await runWithFake(s, { fake: { faults: [`${step}:hang`] }, args: ['--deadline', `${deadline}s`, '--stop-grace', '1s'], timeoutMs: 60_000 });
-      const result = checkRun(run, s, { outcome: 'interrupted', reason: 'JobDeadlineExceeded', kind: 'interrupted', step: STEPS[step], exit: 124 }, step);
-      assert.ok(run.durationMs < deadline * 1000, `the runner must be done before its ${deadline} s deadline (${run.durationMs} ms)`);
+      const run = await runWithFake(s, {
+        fake: { faults: [`${step}:hang`] },
+        args: ['--deadline', `${deadline}s`, '--stop-grace', '1s'],
+        timeoutMs: 60_000,
+      });
+      const result = checkRun(
+        run,
+        s,
+        {
+          outcome: 'interrupted',
+          reason: 'JobDeadlineExceeded',
+          kind: 'interrupted',
+          step: RUNNER_STEP_OF[step],
+          exit: 124,
+        },
+        step,
+      );
+      assert.ok(
+        run.durationMs < deadline * 1000,
+        `the runner must be done before its ${deadline} s deadline (${run.durationMs} ms)`,
+      );
       const hung = run.events.filter((e) => e.event === 'start' && e.step === step).map((e) => e.pid);
       for (const pid of hung) {
         const signals = run.events.filter((e) => e.event === 'signal' && e.pid === pid);
-        assert.deepEqual(signals.map((e) => (e as { signal: string }).signal), ['SIGINT'], `terraform ${step} (pid ${pid}) gets exactly one SIGINT`);
+        assert.deepEqual(
+          signals.map((e) => (e as { signal: string }).signal),
+          ['SIGINT'],
+          `terraform ${step} (pid ${pid}) gets exactly one SIGINT`,
+        );
       }
-      assert.equal(result.steps.find((x) => x.name === STEPS[step])?.status, 'interrupted');
+      assert.equal(result.steps.find((x) => x.name === RUNNER_STEP_OF[step])?.status, 'interrupted');
     });
   }
 });
-

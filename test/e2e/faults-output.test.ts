@@ -4,8 +4,19 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  checkRun, cleanupFake, type Expect, explainFake, type FakeRun, failedAt, fakeScenario, type FakeStep, MiB, RSS_LIMIT_KIB, runWithFake, streamedIn,
-} from './faults-support.ts';
+  checkRun,
+  cleanupFake,
+  type Expect,
+  explainFake,
+  type FakeRun,
+  failedAt,
+  fakeScenario,
+  type FakeStep,
+  MiB,
+  RSS_LIMIT_KIB,
+  runWithFake,
+  streamedIn,
+} from './faults.support.ts';
 
 // Memory that does not grow with terraform's output, shown with tens of MB instead of hundreds
 // (bench/ measures hundreds): retaining what streams through after a mark adds at least as much
@@ -25,10 +36,18 @@ function assertFlatAfter(t: TestContext, run: FakeRun, step: FakeStep, mark: num
   const streamed = streamedIn(run, step);
   const atMark = streamed.readerPeakRssKiB[mark / MiB];
   const atEnd = streamed.readerPeakRssKiBAtEnd;
-  assert.ok(typeof atMark === 'number' && atMark > 0 && typeof atEnd === 'number', `the fake read the runner's peak RSS as it wrote: ${JSON.stringify(streamed)}`);
+  assert.ok(
+    typeof atMark === 'number' && atMark > 0 && typeof atEnd === 'number',
+    `the fake read the runner's peak RSS as it wrote: ${JSON.stringify(streamed)}`,
+  );
   const mib = (kib: number) => Math.round(kib / 1024);
-  t.diagnostic(`the runner's peak RSS: ${mib(atMark)} MiB after terraform's first ${mark / MiB} MiB, ${mib(atEnd)} MiB after all ${mib(streamed.bytes / 1024)}, ${mib(run.peakRssKiB)} MiB over the run`);
-  assert.ok((atEnd - atMark) * 1024 < GROWTH_LIMIT, `the runner's peak RSS grew ${mib(atEnd - atMark)} MiB (${mib(atMark)} → ${mib(atEnd)} MiB) while terraform wrote the ${mib((streamed.bytes - mark) / 1024)} MiB after its first ${mark / MiB}: memory grows with the output`);
+  t.diagnostic(
+    `the runner's peak RSS: ${mib(atMark)} MiB after terraform's first ${mark / MiB} MiB, ${mib(atEnd)} MiB after all ${mib(streamed.bytes / 1024)}, ${mib(run.peakRssKiB)} MiB over the run`,
+  );
+  assert.ok(
+    (atEnd - atMark) * 1024 < GROWTH_LIMIT,
+    `the runner's peak RSS grew ${mib(atEnd - atMark)} MiB (${mib(atMark)} → ${mib(atEnd)} MiB) while terraform wrote the ${mib((streamed.bytes - mark) / 1024)} MiB after its first ${mark / MiB}: memory grows with the output`,
+  );
   assert.ok(run.peakRssKiB < RSS_LIMIT_KIB, `peak RSS ${mib(run.peakRssKiB)} MiB`);
   assert.ok(run.resultText!.length < 2 * MiB, 'the result stays small whatever terraform printed');
   return streamed;
@@ -54,25 +73,47 @@ describe('fault matrix: enormous output streams through with bounded memory', { 
       const s = await fakeScenario(t);
       cleanupFake(t, s);
       const run = await runWithFake(s, {
-        fake: { faults: [`${c.step}:${c.fault}=${TOTAL}`] }, timeoutMs: 240_000, stallStdoutMs: c.stallStdoutMs, stallAfterBytes: MARK + MiB, peakAfterBytes: MARK,
+        fake: { faults: [`${c.step}:${c.fault}=${TOTAL}`] },
+        timeoutMs: 240_000,
+        stallStdoutMs: c.stallStdoutMs,
+        stallAfterBytes: MARK + MiB,
+        peakAfterBytes: MARK,
       });
       checkRun(run, s, { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, undefined);
       const bytes = to === 'stderr' ? run.stderrBytes : run.stdoutBytes;
       assert.ok(bytes >= TOTAL, `terraform's output reached the runner's ${to} (${bytes} bytes)`);
       assertFlatAfter(t, run, c.step, MARK);
       // As it reaches the runner's output (the held plan: as it is printed from its file).
-      assert.ok(run.peakRssAtMarkKiB !== undefined && run.peakRssAtMarkKiB > 0, 'the runner\'s memory was sampled at the mark');
+      assert.ok(
+        run.peakRssAtMarkKiB !== undefined && run.peakRssAtMarkKiB > 0,
+        "the runner's memory was sampled at the mark",
+      );
       const grewKiB = run.peakRssKiB - run.peakRssAtMarkKiB!;
-      t.diagnostic(`the runner's peak RSS: ${Math.round(run.peakRssAtMarkKiB! / 1024)} MiB when the first ${MARK / MiB} MiB had reached its ${to}, ${Math.round(run.peakRssKiB / 1024)} MiB over the run`);
-      assert.ok(grewKiB * 1024 < GROWTH_LIMIT, `peak RSS grew ${Math.round(grewKiB / 1024)} MiB (${Math.round(run.peakRssAtMarkKiB! / 1024)} → ${Math.round(run.peakRssKiB / 1024)} MiB) while ${(TOTAL - MARK) / MiB} MiB more reached the runner's ${to}: memory grows with the output`);
-      if (c.stallStdoutMs) assert.ok(run.stalledAt !== undefined && run.resumedAt !== undefined, `the reader stalled and resumed\n${explainFake(run)}`);
+      t.diagnostic(
+        `the runner's peak RSS: ${Math.round(run.peakRssAtMarkKiB! / 1024)} MiB when the first ${MARK / MiB} MiB had reached its ${to}, ${Math.round(run.peakRssKiB / 1024)} MiB over the run`,
+      );
+      assert.ok(
+        grewKiB * 1024 < GROWTH_LIMIT,
+        `peak RSS grew ${Math.round(grewKiB / 1024)} MiB (${Math.round(run.peakRssAtMarkKiB! / 1024)} → ${Math.round(run.peakRssKiB / 1024)} MiB) while ${(TOTAL - MARK) / MiB} MiB more reached the runner's ${to}: memory grows with the output`,
+      );
+      if (c.stallStdoutMs)
+        assert.ok(
+          run.stalledAt !== undefined && run.resumedAt !== undefined,
+          `the reader stalled and resumed\n${explainFake(run)}`,
+        );
       if (backpressure) {
         // Buffering instead of waiting would take terraform's writes as they come: none would
         // wait for the reader, and terraform would write on while it stalled.
         const { longestWrite } = streamedIn(run, c.step);
-        assert.ok(longestWrite.to >= run.resumedAt! && longestWrite.from <= run.resumedAt! - c.stallStdoutMs! / 2, `terraform's longest write waited from ${longestWrite.from - run.stalledAt!} to ${longestWrite.to - run.stalledAt!} ms after the reader stalled for ${c.stallStdoutMs} ms: it did not wait on the reader, the runner buffered its output`);
+        assert.ok(
+          longestWrite.to >= run.resumedAt! && longestWrite.from <= run.resumedAt! - c.stallStdoutMs! / 2,
+          `terraform's longest write waited from ${longestWrite.from - run.stalledAt!} to ${longestWrite.to - run.stalledAt!} ms after the reader stalled for ${c.stallStdoutMs} ms: it did not wait on the reader, the runner buffered its output`,
+        );
         const exit = run.events.find((e) => e.event === 'exit' && e.step === c.step);
-        assert.ok(exit && exit.event === 'exit' && exit.at >= run.resumedAt!, `terraform ${c.step} exited before the reader resumed\n${explainFake(run)}`);
+        assert.ok(
+          exit && exit.event === 'exit' && exit.at >= run.resumedAt!,
+          `terraform ${c.step} exited before the reader resumed\n${explainFake(run)}`,
+        );
       }
     });
   }
@@ -85,7 +126,12 @@ describe('fault matrix: enormous output streams through with bounded memory', { 
     // version and validate print JSON documents: the filler before them makes them unreadable.
     { step: 'version', fault: 'huge-stdout', expect: failedAt('version'), failed: 'version' },
     { step: 'validate', fault: 'huge-stdout', expect: failedAt('validate'), failed: 'validate' },
-    { step: 'state-pull', fault: 'huge-stdout', expect: { outcome: 'failed', reason: 'StateUnreadable', step: 'state before', exit: 1 }, failed: 'state-pull' },
+    {
+      step: 'state-pull',
+      fault: 'huge-stdout',
+      expect: { outcome: 'failed', reason: 'StateUnreadable', step: 'state before', exit: 1 },
+      failed: 'state-pull',
+    },
   ];
   const SMALL = 40 * MiB; // beyond the 32 MiB cap
   // Keeping the second run's 40 MiB more would add at least 40 MiB; a step of V8's heap growth (up to
@@ -99,12 +145,18 @@ describe('fault matrix: enormous output streams through with bounded memory', { 
         cleanupFake(t, s);
         const run = await runWithFake(s, { fake: { faults: [`${c.step}:${c.fault}=${bytes}`] }, timeoutMs: 240_000 });
         checkRun(run, s, c.expect, c.failed);
-        assert.ok(run.peakRssKiB > 0 && run.peakRssKiB < RSS_LIMIT_KIB, `peak RSS ${Math.round(run.peakRssKiB / 1024)} MiB`);
+        assert.ok(
+          run.peakRssKiB > 0 && run.peakRssKiB < RSS_LIMIT_KIB,
+          `peak RSS ${Math.round(run.peakRssKiB / 1024)} MiB`,
+        );
         assert.ok(run.resultText!.length < 2 * MiB, 'the result stays small whatever terraform printed');
         peaks.push(run.peakRssKiB);
       }
       const grewKiB = peaks[1]! - peaks[0]!;
-      assert.ok(grewKiB * 1024 < WHOLE_GROWTH_LIMIT, `peak RSS ${peaks.map((k) => Math.round(k / 1024)).join(' → ')} MiB: ${SMALL / MiB} MiB more output added ${Math.round(grewKiB / 1024)} MiB`);
+      assert.ok(
+        grewKiB * 1024 < WHOLE_GROWTH_LIMIT,
+        `peak RSS ${peaks.map((k) => Math.round(k / 1024)).join(' → ')} MiB: ${SMALL / MiB} MiB more output added ${Math.round(grewKiB / 1024)} MiB`,
+      );
     });
   }
 
@@ -117,7 +169,11 @@ describe('fault matrix: enormous output streams through with bounded memory', { 
     const result = checkRun(run, s, { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, undefined);
     const streamed = assertFlatAfter(t, run, 'show', MARK);
     assert.ok(streamed.bytes >= TOTAL, `terraform printed all of it (${streamed.bytes} bytes)`);
-    assert.equal(result.plan!.counts.create, streamed.resourceChanges, 'the creates classified are those terraform printed');
+    assert.equal(
+      result.plan!.counts.create,
+      streamed.resourceChanges,
+      'the creates classified are those terraform printed',
+    );
     assert.ok(streamed.resourceChanges! > 30_000, `a plan of ${streamed.resourceChanges} changes`);
   });
 });
@@ -131,7 +187,11 @@ describe('a log reader that goes away', () => {
     checkRun(run, s, { outcome: 'succeeded', reason: 'ApplySucceeded', exit: 0 }, undefined);
     assert.ok(run.stdoutBytes < bytes, `the reader really went away (${run.stdoutBytes} bytes read)`);
     const applyExit = run.events.find((e) => e.event === 'exit' && e.step === 'apply');
-    assert.deepEqual(applyExit && applyExit.event === 'exit' ? applyExit.code : undefined, 0, 'terraform apply ran to its end');
+    assert.deepEqual(
+      applyExit && applyExit.event === 'exit' ? applyExit.code : undefined,
+      0,
+      'terraform apply ran to its end',
+    );
     assert.equal(JSON.parse(run.termination!).outcome, 'succeeded');
   });
 });

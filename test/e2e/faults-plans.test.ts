@@ -9,16 +9,42 @@ import { join } from 'node:path';
 import { stepsRun } from '../support/tf-modules.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
 import {
-  checkRun, cleanupFake, explainFake, failedAt, fakeScenario, type RunOptions, runWithFake,
-} from './faults-support.ts';
+  checkRun,
+  cleanupFake,
+  explainFake,
+  failedAt,
+  fakeScenario,
+  type FakeRunOptions,
+  runWithFake,
+} from './faults.support.ts';
 
 /** A plan document that creates one terraform_data, with the format and status fields a case gives; returns its path. */
-async function writeOneCreatePlan(path: string, fields: { format_version: string; applyable: boolean; complete: boolean; errored: boolean }): Promise<string> {
-  await writeFile(path, JSON.stringify({
-    format_version: fields.format_version, terraform_version: '1.11.4', planned_values: { root_module: {} },
-    resource_changes: [{ address: 'terraform_data.fake', mode: 'managed', type: 'terraform_data', name: 'fake', change: { actions: ['create'], before: null, after: {} } }],
-    configuration: { root_module: {} }, applyable: fields.applyable, complete: fields.complete, errored: fields.errored, timestamp: new Date().toISOString(),
-  }));
+async function writeOneCreatePlan(
+  path: string,
+  fields: { format_version: string; applyable: boolean; complete: boolean; errored: boolean },
+): Promise<string> {
+  await writeFile(
+    path,
+    JSON.stringify({
+      format_version: fields.format_version,
+      terraform_version: '1.11.4',
+      planned_values: { root_module: {} },
+      resource_changes: [
+        {
+          address: 'terraform_data.fake',
+          mode: 'managed',
+          type: 'terraform_data',
+          name: 'fake',
+          change: { actions: ['create'], before: null, after: {} },
+        },
+      ],
+      configuration: { root_module: {} },
+      applyable: fields.applyable,
+      complete: fields.complete,
+      errored: fields.errored,
+      timestamp: new Date().toISOString(),
+    }),
+  );
   return path;
 }
 
@@ -35,9 +61,19 @@ describe('fault matrix: unreadable plans are never applied', { concurrency: 3 },
   it('an errored plan (errored: true, plan exit 0/2) → failed/PlanErrored, exit 1, apply never runs', async (t) => {
     const s = await fakeScenario(t);
     cleanupFake(t, s);
-    const plan = await writeOneCreatePlan(join(s.dir, 'errored-plan.json'), { format_version: '1.2', applyable: false, complete: false, errored: true });
+    const plan = await writeOneCreatePlan(join(s.dir, 'errored-plan.json'), {
+      format_version: '1.2',
+      applyable: false,
+      complete: false,
+      errored: true,
+    });
     const run = await runWithFake(s, { fake: { planJson: plan } });
-    const result = checkRun(run, s, { outcome: 'failed', reason: 'PlanErrored', kind: 'plan', step: 'show', exit: 1 }, undefined);
+    const result = checkRun(
+      run,
+      s,
+      { outcome: 'failed', reason: 'PlanErrored', kind: 'plan', step: 'show', exit: 1 },
+      undefined,
+    );
     assert.ok(!stepsRun(run.events).includes('apply'), 'an errored plan is never applied');
     assert.equal(result.applied, false);
   });
@@ -45,9 +81,19 @@ describe('fault matrix: unreadable plans are never applied', { concurrency: 3 },
   it('a plan of an unknown format_version major is counted destructive (fail closed) → blocked, exit 3, not applied', async (t) => {
     const s = await fakeScenario(t);
     cleanupFake(t, s);
-    const plan = await writeOneCreatePlan(join(s.dir, 'future-plan.json'), { format_version: '2.0', applyable: true, complete: true, errored: false });
+    const plan = await writeOneCreatePlan(join(s.dir, 'future-plan.json'), {
+      format_version: '2.0',
+      applyable: true,
+      complete: true,
+      errored: false,
+    });
     const run = await runWithFake(s, { fake: { planJson: plan } });
-    const result = checkRun(run, s, { outcome: 'blocked', reason: 'DestructivePlanBlocked', kind: 'blocked', step: 'decide', exit: 3 }, undefined);
+    const result = checkRun(
+      run,
+      s,
+      { outcome: 'blocked', reason: 'DestructivePlanBlocked', kind: 'blocked', step: 'decide', exit: 3 },
+      undefined,
+    );
     assert.ok(!stepsRun(run.events).includes('apply'));
     assert.ok(result.plan!.failClosed.length > 0, JSON.stringify(result.plan));
   });
@@ -57,8 +103,21 @@ describe('fault matrix: unreadable plans are never applied', { concurrency: 3 },
       const s = await fakeScenario(t);
       cleanupFake(t, s);
       // destroy needs a state to plan against.
-      await writeFile(s.fakeState, JSON.stringify({ version: 4, terraform_version: '1.11.4', serial: 3, lineage: 'fault-lineage', outputs: {}, resources: [] }));
-      const run = await runWithFake(s, { op, fake: { faults: ['show:truncate'], planActions: op === 'destroy' ? ['delete'] : ['create'] } });
+      await writeFile(
+        s.fakeState,
+        JSON.stringify({
+          version: 4,
+          terraform_version: '1.11.4',
+          serial: 3,
+          lineage: 'fault-lineage',
+          outputs: {},
+          resources: [],
+        }),
+      );
+      const run = await runWithFake(s, {
+        op,
+        fake: { faults: ['show:truncate'], planActions: op === 'destroy' ? ['delete'] : ['create'] },
+      });
       checkRun(run, s, { outcome: 'failed', reason: 'PlanUnreadable', kind: 'plan', step: 'show', exit: 1 }, 'show');
     });
   }
@@ -74,8 +133,15 @@ describe('errored.tfstate: terraform could not save the state', () => {
     const result = checkRun(run, s, { outcome: 'failed', reason: 'ApplyFailed', step: 'apply', exit: 1 }, 'apply');
     assert.deepEqual(result.erroredState, { pushed: true });
     assert.ok(stepsRun(run.events).includes('state-push'), explainFake(run));
-    assert.deepEqual(appliedOutputs(JSON.parse(await readFile(s.fakeState, 'utf8'))), ['cluster_name'], 'what the apply did is in the backend now');
-    assert.ok(result.warnings.some((w) => /pushed it to the backend/.test(w)), JSON.stringify(result.warnings));
+    assert.deepEqual(
+      appliedOutputs(JSON.parse(await readFile(s.fakeState, 'utf8'))),
+      ['cluster_name'],
+      'what the apply did is in the backend now',
+    );
+    assert.ok(
+      result.warnings.some((w) => /pushed it to the backend/.test(w)),
+      JSON.stringify(result.warnings),
+    );
   });
 
   it('the backend refuses the push too: it is kept in the backup store, named in the result', async (t) => {
@@ -87,7 +153,11 @@ describe('errored.tfstate: terraform could not save the state', () => {
     const keptAt = result.erroredState!.keptAt!;
     assert.ok(keptAt.startsWith(join(s.out, 'backups')), keptAt);
     const { files } = await unpackArtifactDir(keptAt);
-    assert.deepEqual(appliedOutputs(JSON.parse(files['terraform.tfstate']!.toString('utf8'))), ['cluster_name'], 'the kept state holds what the apply did');
+    assert.deepEqual(
+      appliedOutputs(JSON.parse(files['terraform.tfstate']!.toString('utf8'))),
+      ['cluster_name'],
+      'the kept state holds what the apply did',
+    );
   });
 
   it('a destroy terraform could not save reports it as an apply does: DestroyFailed, erroredState.pushed', async (t) => {
@@ -116,7 +186,7 @@ describe('plans only a newer terraform makes', () => {
 });
 
 describe('fault matrix: unsupported terraform', { concurrency: 3 }, () => {
-  const cases: Array<{ name: string; fake: NonNullable<RunOptions['fake']> }> = [
+  const cases: Array<{ name: string; fake: NonNullable<FakeRunOptions['fake']> }> = [
     { name: 'terraform 1.4.9 (too old)', fake: { version: '1.4.9' } },
     { name: 'terraform 2.0.0 (a new major)', fake: { version: '2.0.0' } },
     { name: 'OpenTofu 1.5.0 (too old)', fake: { version: '1.5.0', faults: ['version:opentofu'] } },

@@ -7,12 +7,20 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { type FakeTerraformEvent } from '../support/tf-modules.ts';
 import {
-  checkRun, cleanupFake, fakeScenario, isScenarioProcess, runWithFake, signalsOf, stepStarted, STEPS, waitForEvents,
-} from './faults-support.ts';
+  checkRun,
+  cleanupFake,
+  fakeScenario,
+  isScenarioProcess,
+  runWithFake,
+  signalsOf,
+  stepStarted,
+  RUNNER_STEP_OF,
+  waitForEvents,
+} from './faults.support.ts';
 
 describe('signals: the stop choreography', () => {
   for (const step of ['init', 'plan', 'show', 'apply'] as const) {
-    it(`SIGTERM while terraform ${step} runs: exactly one SIGINT, no further step, interrupted in ${STEPS[step]}, exit 143`, async (t) => {
+    it(`SIGTERM while terraform ${step} runs: exactly one SIGINT, no further step, interrupted in ${RUNNER_STEP_OF[step]}, exit 143`, async (t) => {
       const s = await fakeScenario(t);
       cleanupFake(t, s);
       const run = await runWithFake(s, {
@@ -23,7 +31,12 @@ describe('signals: the stop choreography', () => {
           child.kill('SIGTERM');
         },
       });
-      const result = checkRun(run, s, { outcome: 'interrupted', reason: 'Interrupted', kind: 'interrupted', step: STEPS[step], exit: 143 }, step);
+      const result = checkRun(
+        run,
+        s,
+        { outcome: 'interrupted', reason: 'Interrupted', kind: 'interrupted', step: RUNNER_STEP_OF[step], exit: 143 },
+        step,
+      );
       assert.deepEqual(signalsOf(run, step), ['SIGINT']);
       assert.equal(result.error?.detail?.cause, 'SIGTERM');
     });
@@ -39,11 +52,16 @@ describe('signals: the stop choreography', () => {
         child.kill('SIGINT');
       },
     });
-    checkRun(run, s, { outcome: 'interrupted', reason: 'Interrupted', kind: 'interrupted', step: 'plan', exit: 130 }, 'plan');
+    checkRun(
+      run,
+      s,
+      { outcome: 'interrupted', reason: 'Interrupted', kind: 'interrupted', step: 'plan', exit: 130 },
+      'plan',
+    );
     assert.deepEqual(signalsOf(run, 'plan'), ['SIGINT']);
   });
 
-  it('a SIGTERM to the runner\'s whole process group still reaches terraform once, as SIGINT (its own group)', async (t) => {
+  it("a SIGTERM to the runner's whole process group still reaches terraform once, as SIGINT (its own group)", async (t) => {
     const s = await fakeScenario(t);
     cleanupFake(t, s);
     const run = await runWithFake(s, {
@@ -55,8 +73,11 @@ describe('signals: the stop choreography', () => {
       },
     });
     checkRun(run, s, { outcome: 'interrupted', reason: 'Interrupted', step: 'apply', exit: 143 }, 'apply');
-    assert.deepEqual(signalsOf(run, 'apply'), ['SIGINT'], 'terraform must not get the group\'s SIGTERM as well');
-    const start = run.events.find((e) => e.event === 'start' && e.step === 'apply') as Extract<FakeTerraformEvent, { event: 'start' }>;
+    assert.deepEqual(signalsOf(run, 'apply'), ['SIGINT'], "terraform must not get the group's SIGTERM as well");
+    const start = run.events.find((e) => e.event === 'start' && e.step === 'apply') as Extract<
+      FakeTerraformEvent,
+      { event: 'start' }
+    >;
     assert.equal(start.pgid, start.pid, 'terraform leads its own process group');
   });
 
@@ -88,11 +109,20 @@ describe('signals: the stop choreography', () => {
       fake: { faults: ['apply:ignore-interrupts', 'apply:orphan'] },
       during: async (child) => {
         const events = await stepStarted(s, 'apply');
-        await waitForEvents(s, () => { try { return readFileSync(s.orphanPidFile, 'utf8').trim().length > 0; } catch { return false; } });
+        await waitForEvents(s, () => {
+          try {
+            return readFileSync(s.orphanPidFile, 'utf8').trim().length > 0;
+          } catch {
+            return false;
+          }
+        });
         // The leftover checks recognise this scenario's live processes (else they would prove nothing).
         const applyPid = events.find((e) => e.event === 'start' && e.step === 'apply')!.pid;
         assert.ok(isScenarioProcess(s, applyPid), 'the running fake apply is recognised');
-        assert.ok(isScenarioProcess(s, Number(readFileSync(s.orphanPidFile, 'utf8').trim())), 'its orphan is recognised');
+        assert.ok(
+          isScenarioProcess(s, Number(readFileSync(s.orphanPidFile, 'utf8').trim())),
+          'its orphan is recognised',
+        );
         signalledAt = Date.now();
         child.kill('SIGTERM');
       },
@@ -101,7 +131,10 @@ describe('signals: the stop choreography', () => {
     checkRun(run, s, { outcome: 'interrupted', reason: 'Interrupted', step: 'apply', exit: 143 }, 'apply');
     assert.deepEqual(signalsOf(run, 'apply'), ['SIGINT', 'SIGINT']);
     const applyPid = run.events.find((e) => e.event === 'start' && e.step === 'apply')!.pid;
-    assert.ok(!run.events.some((e) => e.event === 'exit' && e.pid === applyPid), 'terraform apply had to be killed (no exit of its own)');
+    assert.ok(
+      !run.events.some((e) => e.event === 'exit' && e.pid === applyPid),
+      'terraform apply had to be killed (no exit of its own)',
+    );
     const took = Date.now() - signalledAt;
     assert.ok(took < 15_000, `the kill came ${took} ms after SIGTERM (grace 1 s + 5 s)`);
   });
@@ -132,11 +165,16 @@ describe('signals: the stop choreography', () => {
     const run = await runWithFake(s, {
       fake: { faults: ['apply:orphan', 'apply:hang'] },
       during: async (child) => {
-        await waitForEvents(s, () => { try { return readFileSync(s.orphanPidFile, 'utf8').trim().length > 0; } catch { return false; } });
+        await waitForEvents(s, () => {
+          try {
+            return readFileSync(s.orphanPidFile, 'utf8').trim().length > 0;
+          } catch {
+            return false;
+          }
+        });
         child.kill('SIGTERM');
       },
     });
     checkRun(run, s, { outcome: 'interrupted', reason: 'Interrupted', step: 'apply', exit: 143 }, 'apply');
   });
-
 });

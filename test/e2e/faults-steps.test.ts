@@ -8,9 +8,7 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { processEnds } from '../support/tf-modules.ts';
-import {
-  checkRun, cleanupFake, FAKE_STEPS, failedAt, fakeScenario, runWithFake,
-} from './faults-support.ts';
+import { checkRun, cleanupFake, FAKE_STEPS, failedAt, fakeScenario, runWithFake } from './faults.support.ts';
 
 describe('fault matrix: every step × exit non-zero, killed by a signal', { concurrency: 3 }, () => {
   for (const step of FAKE_STEPS) {
@@ -19,7 +17,8 @@ describe('fault matrix: every step × exit non-zero, killed by a signal', { conc
       cleanupFake(t, s);
       const run = await runWithFake(s, { fake: { faults: [`${step}:exit=1`] } });
       const result = checkRun(run, s, failedAt(step), step);
-      if (step !== 'version') assert.match(result.message, /exited 1|fake failure/, 'the message says what terraform did');
+      if (step !== 'version')
+        assert.match(result.message, /exited 1|fake failure/, 'the message says what terraform did');
     });
 
     it(`${step}: killed by SIGKILL → ${failedAt(step).outcome}/${failedAt(step).reason}, exit ${failedAt(step).exit}`, async (t) => {
@@ -27,7 +26,8 @@ describe('fault matrix: every step × exit non-zero, killed by a signal', { conc
       cleanupFake(t, s);
       const run = await runWithFake(s, { fake: { faults: [`${step}:signal=SIGKILL`] } });
       const result = checkRun(run, s, failedAt(step), step);
-      if (step !== 'version' && step !== 'validate') assert.match(result.message, /SIGKILL/, 'the message names the signal');
+      if (step !== 'version' && step !== 'validate')
+        assert.match(result.message, /SIGKILL/, 'the message names the signal');
     });
   }
 });
@@ -52,7 +52,10 @@ describe('what terraform leaves behind or leaks', () => {
       const run = await runWithFake(s, { fake: { faults: [`${step}:leak-secret`, `${step}:exit=1`], secret: canary } });
       checkRun(run, s, failedAt(step), step);
       const everything = `${run.stdoutTail}${run.stderrTail}${run.resultText}${run.termination}`;
-      assert.ok(run.stderrTail.includes('The root module does not declare a variable named'), 'the fake printed its diagnostic');
+      assert.ok(
+        run.stderrTail.includes('The root module does not declare a variable named'),
+        'the fake printed its diagnostic',
+      );
       assert.ok(!everything.includes(canary), `the canary leaked in ${step}`);
     }
   });

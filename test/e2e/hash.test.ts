@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tempDir } from '../support/tf-modules.ts';
-import { runRunner } from './runner.ts';
+import { runRunner } from '../support/runner.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 
@@ -20,10 +20,16 @@ describe('hash', () => {
     const inputs = await inputsDir(t, { 'terraform.tfvars.json': '{"cluster_name": "a"}' });
     const plain = await runRunner(['hash', '--inputs', inputs]);
     assert.equal(plain.exitCode, 0, plain.stderr);
-    assert.match(plain.stderr, /^warning: no --image \(or CAPTF_IMAGE\) was given: these hashes are of an empty image reference/m);
+    assert.match(
+      plain.stderr,
+      /^warning: no --image \(or CAPTF_IMAGE\) was given: these hashes are of an empty image reference/m,
+    );
     assert.match(plain.stdout, /^inputs hash: {3}[0-9a-f]{64}\napproval hash: [0-9a-f]{64}$/);
     const json = JSON.parse((await runRunner(['hash', '--inputs', inputs, '--json'])).stdout);
-    assert.deepEqual(json.notices.map((n: { code: string }) => n.code), ['ImageEmpty']);
+    assert.deepEqual(
+      json.notices.map((n: { code: string }) => n.code),
+      ['ImageEmpty'],
+    );
 
     const withImage = await runRunner(['hash', '--inputs', inputs, '--image', IMAGE, '--json']);
     assert.equal(withImage.stderr, '');
@@ -38,7 +44,13 @@ describe('hash', () => {
     const inputs = await inputsDir(t, { 'terraform.tfvars': 'cluster_name = "a"\n' });
     const run = await runRunner(['hash', '--inputs', inputs, '--image', IMAGE, '--json']);
     assert.equal(run.exitCode, 0);
-    assert.deepEqual(JSON.parse(run.stdout).notices.map((n: { code: string }) => n.code), ['VariablesFileNotRead']);
-    assert.match(run.stderr, /warning: inputs file "terraform\.tfvars" is not read as variables.*put its variables in terraform\.tfvars\.json/);
+    assert.deepEqual(
+      JSON.parse(run.stdout).notices.map((n: { code: string }) => n.code),
+      ['VariablesFileNotRead'],
+    );
+    assert.match(
+      run.stderr,
+      /warning: inputs file "terraform\.tfvars" is not read as variables.*put its variables in terraform\.tfvars\.json/,
+    );
   });
 });

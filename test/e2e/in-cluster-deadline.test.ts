@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
 import { modules } from '../support/tf-modules.ts';
-import { explain, scenario } from './runner.ts';
+import { explain, scenario } from '../support/runner.ts';
 
 const NS = 'team-a';
 const CANARY = 'CANARY-incluster-secret-77';
@@ -20,7 +20,11 @@ describe('in-cluster mode: an API server that takes requests and never answers',
     api.silent = true;
     return run;
   };
-  const warned = (warnings: readonly string[] | undefined, what: RegExp) => assert.ok(warnings?.some((w) => what.test(w)), JSON.stringify(warnings));
+  const warned = (warnings: readonly string[] | undefined, what: RegExp) =>
+    assert.ok(
+      warnings?.some((w) => what.test(w)),
+      JSON.stringify(warnings),
+    );
 
   it('holds the Job no longer than the 15 s hand-back budget: the result and the termination message are written first, and say what failed', async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
@@ -31,7 +35,10 @@ describe('in-cluster mode: an API server that takes requests and never answers',
     assert.equal(run.exitCode, 0, explain(run));
     assert.ok(took < 45_000, `the run took ${took} ms`);
     assert.ok((await s.readState()).resources.length > 0, 'the apply itself was done');
-    warned(run.result!.warnings, /could not write the result Secret: .*(no answer within|no time is left of the hand-back budget)/);
+    warned(
+      run.result!.warnings,
+      /could not write the result Secret: .*(no answer within|no time is left of the hand-back budget)/,
+    );
     warned(run.result!.warnings, /could not annotate the Job: .*no time is left of the hand-back budget/);
     const termination = JSON.parse(await readFile(s.termination, 'utf8')) as { exitCode: number; warnings?: string[] };
     assert.equal(termination.exitCode, 0);

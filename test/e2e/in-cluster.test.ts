@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
 import { modules } from '../support/tf-modules.ts';
-import { explain, scenario } from './runner.ts';
+import { explain, scenario } from '../support/runner.ts';
 
 const NS = 'team-a';
 const CANARY = 'CANARY-incluster-secret-77';
@@ -17,7 +17,8 @@ describe('in-cluster mode', () => {
   });
   after(() => api.stop());
 
-  const decode = (secret: object | undefined, key: string) => Buffer.from((secret as { data: Record<string, string> }).data[key]!, 'base64').toString('utf8');
+  const decode = (secret: object | undefined, key: string) =>
+    Buffer.from((secret as { data: Record<string, string> }).data[key]!, 'base64').toString('utf8');
 
   it('a blocked apply annotates its Job and writes the result Secret; backups go to Secrets', async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
@@ -71,9 +72,19 @@ output "kept" {
     assert.equal(applied.exitCode, 0, explain(applied));
     const annotations = api.job(NS, 'apply-masked')!.metadata.annotations!;
     const full = JSON.parse(decode(api.secret(NS, annotations['captf.io/result-secret']!), 'result.json'));
-    assert.equal(full.outputs.kept.value, `${UPFRONT}-kept`, "a sensitive output's value is the result Secret's to hold");
-    assert.equal(full.outputs.echoed.value, '(sensitive value)', 'a non-sensitive output that shows a secret is masked there too');
-    const written = JSON.stringify({ ...full, outputs: { ...full.outputs, kept: undefined } }) + JSON.stringify(api.job(NS, 'apply-masked'));
+    assert.equal(
+      full.outputs.kept.value,
+      `${UPFRONT}-kept`,
+      "a sensitive output's value is the result Secret's to hold",
+    );
+    assert.equal(
+      full.outputs.echoed.value,
+      '(sensitive value)',
+      'a non-sensitive output that shows a secret is masked there too',
+    );
+    const written =
+      JSON.stringify({ ...full, outputs: { ...full.outputs, kept: undefined } }) +
+      JSON.stringify(api.job(NS, 'apply-masked'));
     assert.ok(!written.includes('CANARY-upfront'), written);
   });
 
@@ -84,26 +95,58 @@ output "kept" {
     assert.equal(planned.exitCode, 0, explain(planned));
     // The reference the result gives, passed back as it is.
     const { ref } = planned.result!.planArtifact!;
-    assert.equal(ref, `secret:${NS}/${planned.result!.planArtifact!.location.split('/').at(-1)}/${planned.result!.planArtifact!.object}`);
+    assert.equal(
+      ref,
+      `secret:${NS}/${planned.result!.planArtifact!.location.split('/').at(-1)}/${planned.result!.planArtifact!.object}`,
+    );
     const applyJob = await api.runAsJob(NS, 'apply-p', s.dir);
-    const applied = await s.run('apply', [...applyJob.args, '--plan-artifact', ref, '--approved-plan-hash', planned.result!.planHash!], applyJob.env);
+    const applied = await s.run(
+      'apply',
+      [...applyJob.args, '--plan-artifact', ref, '--approved-plan-hash', planned.result!.planHash!],
+      applyJob.env,
+    );
     assert.equal(applied.exitCode, 0, explain(applied));
     assert.equal(applied.result!.planHash, planned.result!.planHash);
     assert.equal((await s.readState()).resources.length > 0, true);
-    const spent = api.secrets(NS).filter((secret) => secret.metadata.annotations?.['captf.io/object'] === planned.result!.planArtifact!.object);
+    const spent = api
+      .secrets(NS)
+      .filter((secret) => secret.metadata.annotations?.['captf.io/object'] === planned.result!.planArtifact!.object);
     assert.deepEqual(spent, [], 'the applied plan artifact no longer takes etcd space');
 
     const planAgain = await api.runAsJob(NS, 'plan-2', s.dir);
-    const second = await s.run('plan', [...planAgain.args, '--image', 'registry.example/captf-module:1.0.1'], planAgain.env);
+    const second = await s.run(
+      'plan',
+      [...planAgain.args, '--image', 'registry.example/captf-module:1.0.1'],
+      planAgain.env,
+    );
     assert.equal(second.exitCode, 0, explain(second));
-    const waiting = () => api.secrets(NS).filter((secret) => secret.metadata.annotations?.['captf.io/object'] === second.result!.planArtifact!.object);
+    const waiting = () =>
+      api
+        .secrets(NS)
+        .filter((secret) => secret.metadata.annotations?.['captf.io/object'] === second.result!.planArtifact!.object);
     assert.ok(waiting().length >= 2, 'chunks and a manifest');
     // Something else applies in between: a new image with no resource change records a new inputs hash.
     const betweenJob = await api.runAsJob(NS, 'apply-between', s.dir);
-    const between = await s.run('apply', [...betweenJob.args, '--image', 'registry.example/captf-module:1.0.2'], betweenJob.env);
+    const between = await s.run(
+      'apply',
+      [...betweenJob.args, '--image', 'registry.example/captf-module:1.0.2'],
+      betweenJob.env,
+    );
     assert.equal(between.exitCode, 0, explain(between));
     const staleJob = await api.runAsJob(NS, 'apply-stale', s.dir);
-    const stale = await s.run('apply', [...staleJob.args, '--image', 'registry.example/captf-module:1.0.1', '--plan-artifact', `secret:${second.result!.planArtifact!.location.split('/').at(-1)}/${second.result!.planArtifact!.object}`, '--approved-plan-hash', second.result!.planHash!], staleJob.env);
+    const stale = await s.run(
+      'apply',
+      [
+        ...staleJob.args,
+        '--image',
+        'registry.example/captf-module:1.0.1',
+        '--plan-artifact',
+        `secret:${second.result!.planArtifact!.location.split('/').at(-1)}/${second.result!.planArtifact!.object}`,
+        '--approved-plan-hash',
+        second.result!.planHash!,
+      ],
+      staleJob.env,
+    );
     assert.equal(stale.exitCode, 5, explain(stale));
     assert.equal(stale.result!.error!.reason, 'PlanStale');
     assert.deepEqual(waiting(), [], 'a stale plan can never apply again: its artifact no longer takes etcd space');
@@ -126,7 +169,10 @@ output "kept" {
     const backup = applied.result!.backup!;
     const prefix = backup.location.split('/').at(-1)!;
     assert.ok(prefix.length <= 253 && /^captf-backup-tc-cluster-x+-[0-9a-f]{10}$/.test(prefix), prefix);
-    assert.ok(api.secrets(NS).some((secret) => secret.metadata.name.startsWith(prefix.slice(0, 200))), 'the backup is in Secrets');
+    assert.ok(
+      api.secrets(NS).some((secret) => secret.metadata.name.startsWith(prefix.slice(0, 200))),
+      'the backup is in Secrets',
+    );
 
     const planJob = await identity('long-3');
     const planned = await s.run('plan', planJob.args, planJob.env);
@@ -140,7 +186,11 @@ output "kept" {
 
   it('a Job identity without a usable token is an error, never a silent local run', async (t) => {
     const s = await scenario(t, modules.base);
-    const run = await s.run('apply', ['--job-name', 'j', '--job-uid', 'u', '--service-account-dir', join(s.dir, 'missing-sa'), '--namespace', NS], api.env);
+    const run = await s.run(
+      'apply',
+      ['--job-name', 'j', '--job-uid', 'u', '--service-account-dir', join(s.dir, 'missing-sa'), '--namespace', NS],
+      api.env,
+    );
     assert.equal(run.exitCode, 2, explain(run));
     assert.equal(run.result!.outcome, 'invalid');
     assert.equal(run.result!.reason, 'KubeConfigInvalid');
@@ -159,9 +209,19 @@ output "kept" {
     assert.equal(api.job(NS, 'apply-403')!.metadata.annotations?.['captf.io/outcome'], undefined);
     // Recorded in the result too, where the controller reads it: the termination message.
     assert.equal(run.result!.outcome, 'succeeded');
-    assert.ok(run.result!.warnings.some((w) => /could not annotate the Job/.test(w)), JSON.stringify(run.result!.warnings));
-    const termination = JSON.parse(await readFile(s.termination, 'utf8')) as { outcome: string; exitCode: number; warnings?: string[] };
+    assert.ok(
+      run.result!.warnings.some((w) => /could not annotate the Job/.test(w)),
+      JSON.stringify(run.result!.warnings),
+    );
+    const termination = JSON.parse(await readFile(s.termination, 'utf8')) as {
+      outcome: string;
+      exitCode: number;
+      warnings?: string[];
+    };
     assert.equal(termination.exitCode, 0);
-    assert.ok(termination.warnings?.some((w) => /could not annotate the Job/.test(w)), JSON.stringify(termination));
+    assert.ok(
+      termination.warnings?.some((w) => /could not annotate the Job/.test(w)),
+      JSON.stringify(termination),
+    );
   });
 });

@@ -14,8 +14,25 @@ import { usePostgres, type TestDatabase } from '../support/pg.ts';
 import { runProcess, startInBackground } from '../support/exec.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
-import { modules, processEnds, slowApply, terraformEnv, withPgBackend, writeModule, type FileTree, type TerraformState } from '../support/tf-modules.ts';
-import { explain, RUNNER, recordedInputsHash, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import {
+  modules,
+  processEnds,
+  slowApply,
+  testTerraformEnv,
+  withPgBackend,
+  writeModule,
+  type FileTree,
+  type TerraformState,
+} from '../support/tf-modules.ts';
+import {
+  explain,
+  RUNNER,
+  recordedInputsHash,
+  runRunner,
+  scenario,
+  type RunnerRun,
+  type Scenario,
+} from '../support/runner.ts';
 import { Result } from '../../src/schemas/result.ts';
 
 const pg = usePostgres();
@@ -52,15 +69,36 @@ async function pgScenario(t: TestContext, tree: FileTree, database?: TestDatabas
   const backendConfig = join(s.dir, 'backend.hcl');
   await writeFile(backendConfig, `conn_str = ${JSON.stringify(db.connString)}\n`, { mode: 0o600 });
   const pgArgs = (op: string, args: string[] = []) => [
-    op, '--module', s.module, '--inputs', s.inputs, '--out', s.out, '--termination-log', s.termination, '--log-format', 'json',
-    '--backend-config', backendConfig, ...args,
+    op,
+    '--module',
+    s.module,
+    '--inputs',
+    s.inputs,
+    '--out',
+    s.out,
+    '--termination-log',
+    s.termination,
+    '--log-format',
+    'json',
+    '--backend-config',
+    backendConfig,
+    ...args,
   ];
-  return Object.assign(s, { db: db.name, backendConfig, pgArgs, runPg: (op: string, args: string[] = []) => runRunner(pgArgs(op, args), {}, s) });
+  return Object.assign(s, {
+    db: db.name,
+    backendConfig,
+    pgArgs,
+    runPg: (op: string, args: string[] = []) => runRunner(pgArgs(op, args), {}, s),
+  });
 }
 
 /** Starts the runner in the background (own process group) and resolves once `step` has started. */
 async function startRunner(args: string[], step: string) {
-  const run = await startInBackground(process.execPath, [RUNNER, ...args], { env: terraformEnv(), mark: `"msg":"${step}: started"`, killAfterMs: 180_000 });
+  const run = await startInBackground(process.execPath, [RUNNER, ...args], {
+    env: testTerraformEnv(),
+    mark: `"msg":"${step}: started"`,
+    killAfterMs: 180_000,
+  });
   started.push(run.child);
   return run;
 }
@@ -94,7 +132,7 @@ const baseApplied = sharedSetup(async (suite) => {
 const stepDuration = (run: RunnerRun, name: string) => run.result!.steps.find((x) => x.name === name)?.durationMs ?? -1;
 
 describe('pg backend', { concurrency: 1 }, () => {
-  it('a second runner on a locked state fails with kind lock after --lock-timeout; pg\'s lock info is never shown as the holder', async (t) => {
+  it("a second runner on a locked state fails with kind lock after --lock-timeout; pg's lock info is never shown as the holder", async (t) => {
     const s = await pgScenario(t, slowApply({ resources: 2, seconds: 60 }));
     const holder = await startRunner(s.pgArgs('apply', ['--kind', 'machine', '--guard', 'off']), 'apply');
     t.after(() => holder.child.kill('SIGKILL'));
@@ -107,7 +145,11 @@ describe('pg backend', { concurrency: 1 }, () => {
     assert.equal(r.reason, 'StateLocked');
     assert.equal(r.error?.kind, 'lock');
     assert.equal(r.error?.step, 'plan');
-    assert.equal(r.lock?.holderKnown, false, 'pg prints the waiting process\'s own lock info: it must not be reported as the holder');
+    assert.equal(
+      r.lock?.holderKnown,
+      false,
+      "pg prints the waiting process's own lock info: it must not be reported as the holder",
+    );
     assert.equal(r.lock?.id, undefined);
     assert.equal(r.lock?.who, undefined);
     assert.match(r.message, /does not say who holds it/);
@@ -138,8 +180,15 @@ describe('pg backend', { concurrency: 1 }, () => {
   for (const step of ['init', 'plan', 'show', 'apply'] as const) {
     it(`SIGTERM during ${step}: interrupted in ${step}, exit 143, the advisory lock is released, the next apply succeeds`, async (t) => {
       // Past init, a state to interrupt: a copy of the applied base (plan and show then have something to read).
-      const s = await pgScenario(t, slowApply({ resources: 3, seconds: 60 }), step === 'init' ? undefined : await pg.newDatabase(await baseApplied()));
-      const { child, exited } = await startRunner(s.pgArgs('apply', ['--kind', 'machine', '--guard', 'off', '--stop-grace', '20s']), step);
+      const s = await pgScenario(
+        t,
+        slowApply({ resources: 3, seconds: 60 }),
+        step === 'init' ? undefined : await pg.newDatabase(await baseApplied()),
+      );
+      const { child, exited } = await startRunner(
+        s.pgArgs('apply', ['--kind', 'machine', '--guard', 'off', '--stop-grace', '20s']),
+        step,
+      );
       if (step === 'apply') await pg.server().waitForAdvisoryLock(s.db);
       child.kill('SIGTERM');
       const run = await exited;
@@ -165,10 +214,24 @@ describe('pg backend', { concurrency: 1 }, () => {
 describe('local backend (--state)', { concurrency: 1 }, () => {
   const lockInfo = (s: Scenario) => join(s.dir, 'state', '.terraform.tfstate.lock.info');
   const localArgs = (s: Scenario, op: string, args: string[] = []) => [
-    op, '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...args,
+    op,
+    '--module',
+    s.module,
+    '--inputs',
+    s.inputs,
+    '--state',
+    s.state,
+    '--new-state',
+    '--out',
+    s.out,
+    '--termination-log',
+    s.termination,
+    '--log-format',
+    'json',
+    ...args,
   ];
 
-  it('a second runner names the holder (holderKnown, its lock id); unlock refuses to take a live holder\'s lock', async (t) => {
+  it("a second runner names the holder (holderKnown, its lock id); unlock refuses to take a live holder's lock", async (t) => {
     const s = await scenario(t, slowApply({ resources: 2, seconds: 60 }));
     const holder = await startRunner(localArgs(s, 'apply', ['--kind', 'machine', '--guard', 'off']), 'apply');
     t.after(() => holder.child.kill('SIGKILL'));
@@ -181,7 +244,7 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     assert.equal(r.reason, 'StateLocked');
     assert.equal(r.error?.kind, 'lock');
     assert.equal(r.lock?.holderKnown, true);
-    assert.equal(r.lock?.id, info.ID, 'the lock id is the holder\'s');
+    assert.equal(r.lock?.id, info.ID, "the lock id is the holder's");
     assert.equal(r.lock?.who, info.Who);
     // The holder's host is who's hostname (the holder runs on this machine; in a pod it is the pod's name).
     assert.equal(r.lock?.host, hostname());
@@ -189,7 +252,10 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     assert.match(r.lock!.created!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     assert.equal(Date.parse(r.lock!.created!), Date.parse(info.Created));
     assert.equal(r.lock?.operation, 'OperationTypeApply');
-    assert.ok(stepDuration(second, 'plan') >= 1_700, `plan waited ${stepDuration(second, 'plan')} ms for a 2 s --lock-timeout`);
+    assert.ok(
+      stepDuration(second, 'plan') >= 1_700,
+      `plan waited ${stepDuration(second, 'plan')} ms for a 2 s --lock-timeout`,
+    );
     assert.ok(r.message.includes(info.ID));
 
     const unlock = await s.run('unlock', ['--lock-id', info.ID]);
@@ -198,8 +264,8 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
     assert.equal(unlock.result!.error?.kind, 'lock');
     assert.equal(unlock.result!.error?.step, 'force-unlock');
     assert.equal(unlock.result!.lock?.id, info.ID);
-    assert.equal(unlock.result!.lock?.created, r.lock!.created, 'one lock, one time, from either of terraform\'s forms');
-    assert.ok(existsSync(lockInfo(s)), 'a live holder\'s lock is left alone');
+    assert.equal(unlock.result!.lock?.created, r.lock!.created, "one lock, one time, from either of terraform's forms");
+    assert.ok(existsSync(lockInfo(s)), "a live holder's lock is left alone");
 
     holder.child.kill('SIGTERM');
     assert.equal((await holder.exited).exitCode, 143);
@@ -209,12 +275,23 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
   it('a stale lock (holder SIGKILLed mid-apply): a wrong id is refused, the right id releases it, a second unlock finds nothing', async (t) => {
     const s = await scenario(t, modules.base);
     // terraform itself, SIGKILLed mid-apply: it leaves .terraform.tfstate.lock.info and no process.
-    const dir = await writeModule({ ...slowApply({ resources: 2, seconds: 60 }), 'backend.tf': `terraform {\n  backend "local" {\n    path = ${JSON.stringify(s.state)}\n  }\n}\n` }, t);
-    const env = terraformEnv();
+    const dir = await writeModule(
+      {
+        ...slowApply({ resources: 2, seconds: 60 }),
+        'backend.tf': `terraform {\n  backend "local" {\n    path = ${JSON.stringify(s.state)}\n  }\n}\n`,
+      },
+      t,
+    );
+    const env = testTerraformEnv();
     const init = await runProcess('terraform', ['init', '-no-color'], { cwd: dir, env });
     assert.equal(init.exitCode, 0, init.stderr);
     // Killed once it is applying: its provisioners have started, and it holds the lock.
-    const killed = await startInBackground('terraform', ['apply', '-auto-approve', '-no-color'], { cwd: dir, env, mark: "Provisioning with 'local-exec'", killAfterMs: 180_000 });
+    const killed = await startInBackground('terraform', ['apply', '-auto-approve', '-no-color'], {
+      cwd: dir,
+      env,
+      mark: "Provisioning with 'local-exec'",
+      killAfterMs: 180_000,
+    });
     started.push(killed.child);
     const { ID: id } = await waitForLockInfo(lockInfo(s));
     process.kill(-killed.child.pid!, 'SIGKILL');
@@ -248,7 +325,17 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
 
   it('a stale local lock info does not block the next run (terraform 1.11: the fcntl lock died with its holder)', async (t) => {
     const s = await scenario(t, modules.base);
-    await writeFile(lockInfo(s), JSON.stringify({ ID: 'stale-0000', Operation: 'OperationTypeApply', Who: 'gone@nowhere', Version: '1.11.4', Created: '2026-01-01T00:00:00Z', Path: s.state }));
+    await writeFile(
+      lockInfo(s),
+      JSON.stringify({
+        ID: 'stale-0000',
+        Operation: 'OperationTypeApply',
+        Who: 'gone@nowhere',
+        Version: '1.11.4',
+        Created: '2026-01-01T00:00:00Z',
+        Path: s.state,
+      }),
+    );
     const run = await s.run('apply', ['--lock-timeout', '1s']);
     assert.equal(run.exitCode, 0, explain(run));
     assert.ok(!existsSync(lockInfo(s)), 'terraform took the lock over and removed the info on unlock');
@@ -260,7 +347,10 @@ const networkDestroyRuns = (command: string): FileTree => {
   const network = 'resource "terraform_data" "network" {\n  input = "10.0.0.0/16"\n}\n';
   assert.ok(modules.base['main.tf'].includes(network));
   const provisioner = `  provisioner "local-exec" {\n    when    = destroy\n    command = ${JSON.stringify(command)}\n  }\n}\n`;
-  return { ...modules.base, 'main.tf': modules.base['main.tf'].replace(network, network.replace(/\}\n$/, provisioner)) };
+  return {
+    ...modules.base,
+    'main.tf': modules.base['main.tf'].replace(network, network.replace(/\}\n$/, provisioner)),
+  };
 };
 
 /** The record in the pg state row. */
@@ -272,13 +362,21 @@ const rowRecord = async (s: PgScenario) => {
 
 describe('a destroy that fails (pg backend)', () => {
   it('terraform deletes the record first; the runner pushes it back through the state lock', async (t) => {
-    const s = await pgScenario(t, networkDestroyRuns('echo the network stays on purpose >&2; exit 1'), await pg.newDatabase(await baseApplied()));
+    const s = await pgScenario(
+      t,
+      networkDestroyRuns('echo the network stays on purpose >&2; exit 1'),
+      await pg.newDatabase(await baseApplied()),
+    );
     const before = await rowRecord(s);
     const run = await s.runPg('destroy');
     assert.equal(run.exitCode, 1, explain(run));
     const r = Result.parse(run.result);
     assert.equal(r.reason, 'DestroyFailed');
-    assert.match(run.stdout, /terraform_data\.captf_inputs_hash: Destruction complete/, 'terraform deleted the record first');
+    assert.match(
+      run.stdout,
+      /terraform_data\.captf_inputs_hash: Destruction complete/,
+      'terraform deleted the record first',
+    );
     const after = await rowRecord(s);
     assert.ok(before.hash);
     assert.equal(after.hash, before.hash, 'the record is back, as it was');
@@ -305,18 +403,27 @@ describe('errored.tfstate (pg backend)', () => {
     assert.equal(r.erroredState?.pushed, false, JSON.stringify(r.erroredState));
     const keptAt = r.erroredState!.keptAt!;
     assert.ok(keptAt.startsWith(join(s.out, 'backups')), keptAt);
-    assert.ok(r.warnings.some((w) => w.includes(keptAt)), 'a warning says where it is and how to push it');
+    assert.ok(
+      r.warnings.some((w) => w.includes(keptAt)),
+      'a warning says where it is and how to push it',
+    );
     const { manifest, files } = await unpackArtifactDir(keptAt);
     assert.equal(manifest.kind, 'StateBackup');
-    const kept = JSON.parse(files['terraform.tfstate']!.toString('utf8')) as { resources: Array<{ name: string; instances: unknown[] }> };
-    assert.equal(kept.resources.find((res) => res.name === 'slow')?.instances.length, 2, 'what terraform applied is in the kept state');
+    const kept = JSON.parse(files['terraform.tfstate']!.toString('utf8')) as {
+      resources: Array<{ name: string; instances: unknown[] }>;
+    };
+    assert.equal(
+      kept.resources.find((res) => res.name === 'slow')?.instances.length,
+      2,
+      'what terraform applied is in the kept state',
+    );
   });
 
   it('the backend goes away mid-destroy: the failed destroy reports the kept state, which holds the record as it was', async (t) => {
     const s = await pgScenario(t, networkDestroyRuns('sleep 4'), await pg.newDatabase(await baseApplied()));
     const previous = (await rowRecord(s)).hash;
     const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...s.pgArgs('destroy')], {
-      env: terraformEnv(),
+      env: testTerraformEnv(),
       mark: "terraform_data.network: Provisioning with 'local-exec'",
       killAfterMs: 180_000,
     });
@@ -331,6 +438,9 @@ describe('errored.tfstate (pg backend)', () => {
     const kept = JSON.parse(files['terraform.tfstate']!.toString('utf8')) as TerraformState;
     assert.ok(previous);
     assert.equal(recordedInputsHash(kept), previous, 'terraform deleted the record first; the kept state has it back');
-    assert.ok(r.warnings.some((w) => w.includes('errored.tfstate') && w.includes('record set back')), r.warnings.join('\n'));
+    assert.ok(
+      r.warnings.some((w) => w.includes('errored.tfstate') && w.includes('record set back')),
+      r.warnings.join('\n'),
+    );
   });
 });

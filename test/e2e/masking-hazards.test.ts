@@ -8,14 +8,18 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
-import { explain, scenario, type RunnerRun } from './runner.ts';
+import { explain, scenario, type RunnerRun } from '../support/runner.ts';
 
 const OTHER = 'CANARYOTHER-db-password';
 
 function assertAbsent(run: RunnerRun, parts: readonly string[], what: string) {
   for (const part of parts) {
     const at = run.allBytes.indexOf(part);
-    assert.equal(at, -1, `${what}: ${JSON.stringify(part.slice(0, 40))} got out: …${run.allBytes.slice(Math.max(0, at - 200), at + 60)}…`);
+    assert.equal(
+      at,
+      -1,
+      `${what}: ${JSON.stringify(part.slice(0, 40))} got out: …${run.allBytes.slice(Math.max(0, at - 200), at + 60)}…`,
+    );
   }
 }
 
@@ -32,13 +36,19 @@ output "kubeconfig" {
 }
 `,
     });
-    const bundle = Array.from({ length: 3000 }, (_, i) => `QBUNDLE${String(i).padStart(5, '0')} "\\ é\u2028${'A'.repeat(20)}`).join('');
+    const bundle = Array.from(
+      { length: 3000 },
+      (_, i) => `QBUNDLE${String(i).padStart(5, '0')} "\\ é\u2028${'A'.repeat(20)}`,
+    ).join('');
     assert.ok(bundle.length > 100_000);
     await s.setInputs({ 'sensitive.tfvars.json': { db_password: OTHER, ca_bundle: bundle } });
     const run = await s.run('apply');
     assert.equal(run.exitCode, 0, explain(run));
     assert.equal(run.result?.outcome, 'succeeded');
-    assert.ok((await s.readState()).resources.some((r) => r.name === 'ca'), 'the apply happened');
+    assert.ok(
+      (await s.readState()).resources.some((r) => r.name === 'ca'),
+      'the apply happened',
+    );
     assert.match(await readFile(s.termination, 'utf8'), /"outcome":"succeeded"/);
     assertAbsent(run, [OTHER, 'a1a1a1a1a1a1a1a1', 'QBUNDLE0', 'AAAAAAAAAAAAAAAAAAAA'], 'apply');
     assert.doesNotMatch(run.stderr, /Invalid regular expression/);
@@ -51,11 +61,20 @@ output "kubeconfig" {
 resource "terraform_data" "sa" { input = nonsensitive(var.creds) }
 `,
     });
-    const creds = JSON.stringify({ type: 'service_account', private_key: 'CANARYPK-secret-material-123', nested: { client: ['CANARYCLIENT-id-456'] }, CANARYFIELDKEY: 'v' });
+    const creds = JSON.stringify({
+      type: 'service_account',
+      private_key: 'CANARYPK-secret-material-123',
+      nested: { client: ['CANARYCLIENT-id-456'] },
+      CANARYFIELDKEY: 'v',
+    });
     await s.setInputs({ 'sensitive.tfvars.json': { creds } });
     const plan = await s.run('plan', ['--artifacts', join(s.dir, 'artifacts')]);
     assert.equal(plan.exitCode, 0, explain(plan));
-    assert.match(plan.result!.planText!, /jsonencode\([^]*\+ \(sensitive value\)\s+= "\(sensitive value\)"/, `terraform printed the document field by field, masked: ${plan.result!.planText}`);
+    assert.match(
+      plan.result!.planText!,
+      /jsonencode\([^]*\+ \(sensitive value\)\s+= "\(sensitive value\)"/,
+      `terraform printed the document field by field, masked: ${plan.result!.planText}`,
+    );
     assertAbsent(plan, ['CANARYPK', 'CANARYCLIENT', 'CANARYFIELDKEY'], 'plan');
     const apply = await s.run('apply');
     assert.equal(apply.exitCode, 0, explain(apply));
@@ -79,7 +98,12 @@ resource "terraform_data" "cluster" { input = { token = var.token, name = "c1" }
     const apply = await s.run('apply');
     assert.equal(apply.exitCode, 0, explain(apply));
     assertAbsent(apply, ['CANARYOLD', 'CANARYNEW'], 'the apply of the rotation');
-    assert.ok(JSON.stringify((await s.readState()).resources.find((r) => r.name === 'cluster')!.instances[0]!.attributes.input).includes('CANARYNEW-token-2'), 'the state holds the new value');
+    assert.ok(
+      JSON.stringify(
+        (await s.readState()).resources.find((r) => r.name === 'cluster')!.instances[0]!.attributes.input,
+      ).includes('CANARYNEW-token-2'),
+      'the state holds the new value',
+    );
   });
 
   it('a rotated secret in a part of a value, and in an output: its old value never shows (output changes, resource changes), and an output that shows it undeclared is refused', async (t) => {
@@ -96,12 +120,18 @@ output "conn" { value = nonsensitive("user:\${var.db_password}@db") }
     for (const op of ['drift', 'apply'] as const) {
       const run = await s.run(op);
       assert.equal(run.exitCode, 0, `${op}: ${explain(run)}`);
-      assert.match(run.stdout, /~ conn\s+= "user:\(sensitive value\)@db" -> "user:\(sensitive value\)@db"/, `${op}: terraform printed the output change`);
+      assert.match(
+        run.stdout,
+        /~ conn\s+= "user:\(sensitive value\)@db" -> "user:\(sensitive value\)@db"/,
+        `${op}: terraform printed the output change`,
+      );
       assertAbsent(run, ['OLDCONN', 'NEWCONN'], `the ${op} of the rotation`);
     }
     // The issue's module: the output shows the variable undeclared. terraform refuses it now (the
     // variable is sensitive to it); before, the drift printed the old value beside the masked new one.
-    await s.useModule({ 'main.tf': declassified.replace('nonsensitive("user:\${var.db_password}@db")', '"user:\${var.db_password}@db"') });
+    await s.useModule({
+      'main.tf': declassified.replace('nonsensitive("user:\${var.db_password}@db")', '"user:\${var.db_password}@db"'),
+    });
     await s.setInputs({ 'sensitive.tfvars.json': { db_password: 'NEWERCONN-Lk3d-3' } });
     const refused = await s.run('drift');
     assert.equal(refused.exitCode, 4, explain(refused));
@@ -109,9 +139,11 @@ output "conn" { value = nonsensitive("user:\${var.db_password}@db") }
     assertAbsent(refused, ['NEWCONN', 'NEWERCONN'], 'the drift of a module whose output shows the secret');
   });
 
-  it('secrets equal to words of the protocol mask nothing of the runner\'s own fields: outcome, reason, annotations, steps; the result keeps its schema', async (t) => {
+  it("secrets equal to words of the protocol mask nothing of the runner's own fields: outcome, reason, annotations, steps; the result keeps its schema", async (t) => {
     const s = await scenario(t, { 'main.tf': 'resource "terraform_data" "db" { input = "db" }\n' });
-    await s.setInputs({ 'sensitive.tfvars.json': { pw: 'succeeded', pw2: 'ApplySucceeded', pw3: 'apply', pw4: 'init' } });
+    await s.setInputs({
+      'sensitive.tfvars.json': { pw: 'succeeded', pw2: 'ApplySucceeded', pw3: 'apply', pw4: 'init' },
+    });
     const run = await s.run('apply');
     assert.equal(run.exitCode, 0, explain(run));
     const result = Result.parse(run.result);
@@ -122,10 +154,19 @@ output "conn" { value = nonsensitive("user:\${var.db_password}@db") }
       { outcome: result.annotations['captf.io/outcome'], reason: result.annotations['captf.io/reason'] },
       { outcome: 'succeeded', reason: 'ApplySucceeded' },
     );
-    assert.ok(result.steps.some((step) => step.name === 'init' && step.status === 'ok'), JSON.stringify(result.steps));
-    assert.ok(result.warnings.some((w) => w.includes('word of the runner protocol')), JSON.stringify(result.warnings));
+    assert.ok(
+      result.steps.some((step) => step.name === 'init' && step.status === 'ok'),
+      JSON.stringify(result.steps),
+    );
+    assert.ok(
+      result.warnings.some((w) => w.includes('word of the runner protocol')),
+      JSON.stringify(result.warnings),
+    );
     const termination = JSON.parse(await readFile(s.termination, 'utf8'));
-    assert.deepEqual([termination.op, termination.outcome, termination.reason], ['apply', 'succeeded', 'ApplySucceeded']);
+    assert.deepEqual(
+      [termination.op, termination.outcome, termination.reason],
+      ['apply', 'succeeded', 'ApplySucceeded'],
+    );
   });
 
   it('the keys of a map in sensitive.tfvars.json (4+ characters) never show', async (t) => {

@@ -7,13 +7,17 @@ import assert from 'node:assert/strict';
 import { lstat, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runChecked } from '../support/exec.ts';
-import { writeInputsDir } from '../inputs/layout.ts';
+import { writeInputsDir } from '../inputs/layout.support.ts';
 import { modules, resourceIds } from '../support/tf-modules.ts';
-import { applied, IMAGE } from './apply-support.ts';
-import { explain, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { applied, IMAGE } from './apply.support.ts';
+import { explain, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 
 /** plan needs somewhere to put its artifact. */
-const opArgs = (s: Scenario, op: string) => ['--image', IMAGE, ...(op === 'plan' ? ['--artifacts', join(s.dir, 'artifacts')] : [])];
+const opArgs = (s: Scenario, op: string) => [
+  '--image',
+  IMAGE,
+  ...(op === 'plan' ? ['--artifacts', join(s.dir, 'artifacts')] : []),
+];
 
 /**
  * Refused before terraform ran, every problem named: `problems` maps each module path to what the
@@ -23,7 +27,11 @@ function assertRefused(run: RunnerRun, problems: Record<string, string>): void {
   assert.equal(run.exitCode, 4, explain(run));
   assert.equal(run.result!.reason, 'ImageInvalid');
   assert.equal(run.result!.error!.step, 'workspace');
-  for (const [file, what] of Object.entries(problems)) assert.ok(run.result!.message.includes(`${file} ${what}`), `the message says ${file} ${what}: ${run.result!.message}`);
+  for (const [file, what] of Object.entries(problems))
+    assert.ok(
+      run.result!.message.includes(`${file} ${what}`),
+      `the message says ${file} ${what}: ${run.result!.message}`,
+    );
   assert.ok(!run.result!.steps.some((step) => step.name === 'init'), 'terraform never ran against the module');
 }
 
@@ -37,12 +45,24 @@ const RUNNER_FILE = 'is named like a file the runner adds to its copy of the mod
  */
 async function plantNonFiles(s: Scenario): Promise<Record<string, string>> {
   const plant: Record<string, { make: (path: string) => Promise<unknown>; what: string }> = {
-    'fifo.tf': { make: (path) => runChecked('mkfifo', [path]), what: 'is neither a file nor a directory (a special file)' },
+    'fifo.tf': {
+      make: (path) => runChecked('mkfifo', [path]),
+      what: 'is neither a file nor a directory (a special file)',
+    },
     'directory.tf': { make: (path) => mkdir(path), what: 'is a directory named like a configuration file' },
-    'broken-link.tf': { make: (path) => symlink('/nonexistent/captf', path), what: 'is a symbolic link that leads nowhere' },
-    'dev-zero.tf': { make: (path) => symlink('/dev/zero', path), what: 'is neither a file nor a directory (a link to a special file, /dev/zero)' },
+    'broken-link.tf': {
+      make: (path) => symlink('/nonexistent/captf', path),
+      what: 'is a symbolic link that leads nowhere',
+    },
+    'dev-zero.tf': {
+      make: (path) => symlink('/dev/zero', path),
+      what: 'is neither a file nor a directory (a link to a special file, /dev/zero)',
+    },
     // Named as the message names it: the byte 0xff, which no UTF-8 text holds, as \xff.
-    'not-utf8-\\xff.tf': { make: (path) => writeFile(withByteFF(path), ''), what: 'has a name that is not valid UTF-8' },
+    'not-utf8-\\xff.tf': {
+      make: (path) => writeFile(withByteFF(path), ''),
+      what: 'has a name that is not valid UTF-8',
+    },
   };
   const problems: Record<string, string> = {};
   for (const [name, { make, what }] of Object.entries(plant)) {
@@ -79,7 +99,13 @@ async function plantFanOut(s: Scenario): Promise<void> {
 }
 
 describe("files named like the runner's own", () => {
-  const names = ['captf_runner_inputs_hash.tf', 'captf_runner_backend_override.tf', 'captf_runner_inputs_hash.tofu', 'captf_runner_backend_override.tofu.json', 'captf_runner_inputs_hash.tf.json'];
+  const names = [
+    'captf_runner_inputs_hash.tf',
+    'captf_runner_backend_override.tf',
+    'captf_runner_inputs_hash.tofu',
+    'captf_runner_backend_override.tofu.json',
+    'captf_runner_inputs_hash.tf.json',
+  ];
   it(`${names.join(', ')}, each a link to the state file: each refused (exit 4, named) by apply, plan, refresh and drift; the state is byte-identical`, async (t) => {
     const s = await applied(t);
     const stateBefore = await readFile(s.state);
@@ -93,13 +119,15 @@ describe("files named like the runner's own", () => {
 
   it('a regular file of that name, and a captf-inputs dir, are refused too', async (t) => {
     const s = await applied(t);
-    await writeFile(join(s.module, 'captf_runner_inputs_hash.tf'), '# the module\'s own\n');
+    await writeFile(join(s.module, 'captf_runner_inputs_hash.tf'), "# the module's own\n");
     await mkdir(join(s.module, 'captf-inputs'));
     await writeFile(join(s.module, 'captf-inputs', 'x.txt'), 'x');
     const run = await s.run('apply', ['--image', IMAGE]);
-    assertRefused(run, { [join(s.module, 'captf-inputs')]: RUNNER_FILE, [join(s.module, 'captf_runner_inputs_hash.tf')]: RUNNER_FILE });
+    assertRefused(run, {
+      [join(s.module, 'captf-inputs')]: RUNNER_FILE,
+      [join(s.module, 'captf_runner_inputs_hash.tf')]: RUNNER_FILE,
+    });
   });
-
 });
 
 describe('variables files the module ships', () => {
@@ -111,7 +139,10 @@ describe('variables files the module ships', () => {
     for (const op of ['apply', 'plan']) {
       const run = await s.run(op, opArgs(s, op));
       assertRefused(run, {});
-      assert.match(run.result!.message, /the module ships prod\.auto\.tfvars\.json, terraform\.tfvars: terraform loads them by itself.*move the values into the inputs \(terraform\.tfvars\.json of the inputs dir\)/);
+      assert.match(
+        run.result!.message,
+        /the module ships prod\.auto\.tfvars\.json, terraform\.tfvars: terraform loads them by itself.*move the values into the inputs \(terraform\.tfvars\.json of the inputs dir\)/,
+      );
       assert.deepEqual(await readFile(s.state), stateBefore, `${op} changed the state`);
     }
   });
@@ -120,7 +151,12 @@ describe('variables files the module ships', () => {
 describe('symbolic links in the module', () => {
   it('inside the module: the copy holds the content, never the link', async (t) => {
     const s = await scenario(t, {});
-    await s.useModule({ 'shared/main.tf': modules.base['main.tf']!, 'variables.tf': modules.base['variables.tf']!, 'outputs.tf': modules.base['outputs.tf']!, 'modules/addon/main.tf': modules.base['modules/addon/main.tf']! });
+    await s.useModule({
+      'shared/main.tf': modules.base['main.tf']!,
+      'variables.tf': modules.base['variables.tf']!,
+      'outputs.tf': modules.base['outputs.tf']!,
+      'modules/addon/main.tf': modules.base['modules/addon/main.tf']!,
+    });
     await symlink('shared/main.tf', join(s.module, 'main.tf'));
     const workdir = join(s.dir, 'work');
     const run = await s.run('apply', ['--image', IMAGE, '--workdir', workdir]);
@@ -179,7 +215,12 @@ describe('a module for both tools', () => {
     assert.equal(run.exitCode, 4, explain(run));
     assert.equal(run.result!.reason, 'ImageInvalid');
     assert.equal(run.result!.error!.step, 'workspace');
-    assert.ok(run.result!.message.includes(`${join(s.module, 'extra.tofu')} declares resources, module calls or variables (terraform reads only .tf and .tf.json files`), run.result!.message);
+    assert.ok(
+      run.result!.message.includes(
+        `${join(s.module, 'extra.tofu')} declares resources, module calls or variables (terraform reads only .tf and .tf.json files`,
+      ),
+      run.result!.message,
+    );
     assert.deepEqual(await readFile(s.state), stateBefore);
   });
 
@@ -197,20 +238,27 @@ describe('directory links that fan out', () => {
     const s = await applied(t);
     await plantFanOut(s);
     const run = await s.run('drift', ['--image', IMAGE]);
-    assertRefused(run, { [join(s.module, 'x', 'd0', 'b')]: `is the same directory as ${join(s.module, 'x', 'd0', 'a')} (through a symbolic link): the copy holds each directory once` });
+    assertRefused(run, {
+      [join(s.module, 'x', 'd0', 'b')]:
+        `is the same directory as ${join(s.module, 'x', 'd0', 'a')} (through a symbolic link): the copy holds each directory once`,
+    });
   });
 });
 
 describe('destroy over a module the planning ops refuse', () => {
   // A teardown never wedges. One module holds every kind the tests above plant (the scan names every
   // problem it finds), so one destroy checks the warning of each and that the object is torn down.
-  it('files named like the runner\'s own, a terraform.tfvars, non-file entries and a second path to a directory are left out with a warning each, a link outside is copied with a warning, and the object\'s own state is torn down', async (t) => {
+  it("files named like the runner's own, a terraform.tfvars, non-file entries and a second path to a directory are left out with a warning each, a link outside is copied with a warning, and the object's own state is torn down", async (t) => {
     const s = await applied(t);
     const decoy = join(s.dir, 'decoy.txt');
     await writeFile(decoy, 'untouched');
     await symlink(s.state, join(s.module, 'captf_runner_inputs_hash.tf'));
     await symlink(decoy, join(s.module, 'captf_runner_backend_override.tf'));
-    const leftOut = [join(s.module, 'captf_runner_inputs_hash.tf'), join(s.module, 'captf_runner_backend_override.tf'), ...Object.keys(await plantNonFiles(s))];
+    const leftOut = [
+      join(s.module, 'captf_runner_inputs_hash.tf'),
+      join(s.module, 'captf_runner_backend_override.tf'),
+      ...Object.keys(await plantNonFiles(s)),
+    ];
     await plantOutsideLink(s);
     await plantFanOut(s);
     await writeFile(join(s.module, 'terraform.tfvars'), 'cluster_name = "hijacked"\n');
@@ -218,13 +266,26 @@ describe('destroy over a module the planning ops refuse', () => {
     assert.equal(destroy.exitCode, 0, explain(destroy));
     assert.equal(destroy.result!.reason, 'DestroySucceeded');
     const warnings = destroy.result!.warnings;
-    for (const path of leftOut) assert.ok(warnings.some((w) => w.includes(path) && /leaves it out/.test(w)), `${path}: ${warnings.join('\n')}`);
-    assert.ok(warnings.some((w) => w.startsWith('the module ships terraform.tfvars: ') && /the destroy leaves it out/.test(w)), warnings.join('\n'));
+    for (const path of leftOut)
+      assert.ok(
+        warnings.some((w) => w.includes(path) && /leaves it out/.test(w)),
+        `${path}: ${warnings.join('\n')}`,
+      );
+    assert.ok(
+      warnings.some((w) => w.startsWith('the module ships terraform.tfvars: ') && /the destroy leaves it out/.test(w)),
+      warnings.join('\n'),
+    );
     // The link's content goes into the copy.
-    assert.ok(warnings.some((w) => w.includes(join(s.module, 'extra.tf')) && /copies what it leads to/.test(w)), warnings.join('\n'));
+    assert.ok(
+      warnings.some((w) => w.includes(join(s.module, 'extra.tf')) && /copies what it leads to/.test(w)),
+      warnings.join('\n'),
+    );
     // The fan-out's own warnings: one per second path (34), not one per copied tree (2^16).
     const fanOut = warnings.filter((w) => w.includes(join(s.module, 'x') + '/'));
-    assert.ok(fanOut.some((w) => w.startsWith(`${join(s.module, 'x', 'd0', 'b')} `) && /leaves it out/.test(w)), warnings.join('\n'));
+    assert.ok(
+      fanOut.some((w) => w.startsWith(`${join(s.module, 'x', 'd0', 'b')} `) && /leaves it out/.test(w)),
+      warnings.join('\n'),
+    );
     assert.ok(fanOut.length < 40, `one warning per second path, not per copied tree: ${fanOut.length}`);
     assert.deepEqual((await s.readState()).resources, [], 'the state was destroyed, not overwritten');
     assert.equal(await readFile(decoy, 'utf8'), 'untouched');
@@ -234,15 +295,23 @@ describe('destroy over a module the planning ops refuse', () => {
 describe('the inputs dir of a Kubernetes volume', () => {
   it('(..data links) keeps working exactly as before', async (t) => {
     const s = await scenario(t, {
-      'main.tf': 'variable "cluster_name" {\n  type = string\n}\n\nresource "terraform_data" "cluster" {\n  input = { name = var.cluster_name, config = file("${path.root}/captf-inputs/config.txt") }\n}\n',
+      'main.tf':
+        'variable "cluster_name" {\n  type = string\n}\n\nresource "terraform_data" "cluster" {\n  input = { name = var.cluster_name, config = file("${path.root}/captf-inputs/config.txt") }\n}\n',
     });
-    await writeInputsDir(s.inputs, new Map([
-      ['terraform.tfvars.json', Buffer.from(JSON.stringify({ cluster_name: 'from-a-secret' }))],
-      ['config.txt', Buffer.from('key=value\n')],
-    ]), 'kubernetes-mount');
+    await writeInputsDir(
+      s.inputs,
+      new Map([
+        ['terraform.tfvars.json', Buffer.from(JSON.stringify({ cluster_name: 'from-a-secret' }))],
+        ['config.txt', Buffer.from('key=value\n')],
+      ]),
+      'kubernetes-mount',
+    );
     const run = await s.run('apply', ['--image', IMAGE]);
     assert.equal(run.exitCode, 0, explain(run));
     const cluster = (await s.readState()).resources.find((r) => r.name === 'cluster')!;
-    assert.deepEqual((cluster.instances[0]!.attributes.input as { value: unknown }).value, { name: 'from-a-secret', config: 'key=value\n' });
+    assert.deepEqual((cluster.instances[0]!.attributes.input as { value: unknown }).value, {
+      name: 'from-a-secret',
+      config: 'key=value\n',
+    });
   });
 });

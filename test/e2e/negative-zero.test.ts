@@ -7,7 +7,7 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Result } from '../../src/schemas/result.ts';
 import { resourceIds, type FileTree } from '../support/tf-modules.ts';
-import { explain, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { explain, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 const CANARY = 'CANARY-negzero-5ecret-Qx7';
@@ -61,7 +61,11 @@ function assertRefused(run: RunnerRun, message: RegExp): void {
   assert.equal(r.error!.kind, 'usage');
   assert.equal(r.applied, false);
   assert.match(r.message, message);
-  assert.equal(r.steps.find((step) => step.name === 'plan'), undefined, 'nothing was planned');
+  assert.equal(
+    r.steps.find((step) => step.name === 'plan'),
+    undefined,
+    'nothing was planned',
+  );
 }
 
 describe('a negative zero in the inputs', () => {
@@ -76,7 +80,10 @@ describe('a negative zero in the inputs', () => {
     // Inputs B also replace the control plane ("cp--0"), yet hashed like A before the fix.
     await s.setInputs({ 'terraform.tfvars.json': '{"gen": -0, "nodes": ["a"]}' });
     const run = await s.run('apply', ['--image', IMAGE, '--approved-hash', blocked.result!.approvalHash!]);
-    assertRefused(run, /terraform\.tfvars\.json: \$\.gen is a negative zero \(-0\) at line 1 column 9: terraform keeps its sign, so it would render differently from 0; write 0/);
+    assertRefused(
+      run,
+      /terraform\.tfvars\.json: \$\.gen is a negative zero \(-0\) at line 1 column 9: terraform keeps its sign, so it would render differently from 0; write 0/,
+    );
     assert.deepEqual(run.result!.error!.detail, { file: 'terraform.tfvars.json', line: 1, column: 9, path: '$.gen' });
     const after = await s.readState();
     assert.equal(after.serial, before.serial, 'the state must be untouched');
@@ -86,9 +93,14 @@ describe('a negative zero in the inputs', () => {
   it('every spelling, at any depth, is refused with its JSON path', async (t) => {
     const s = await applied(t);
     const before = await s.readState();
-    await s.setInputs({ 'terraform.tfvars.json': '{"gen": 1, "nodes": ["a", "b"],\n "api": {"ports": [443, -0.000e-3]}}' });
+    await s.setInputs({
+      'terraform.tfvars.json': '{"gen": 1, "nodes": ["a", "b"],\n "api": {"ports": [443, -0.000e-3]}}',
+    });
     const run = await s.run('apply', ['--image', IMAGE]);
-    assertRefused(run, /terraform\.tfvars\.json: \$\.api\.ports\[1\] is a negative zero \(-0\.000e-3\) at line 2 column 25:/);
+    assertRefused(
+      run,
+      /terraform\.tfvars\.json: \$\.api\.ports\[1\] is a negative zero \(-0\.000e-3\) at line 2 column 25:/,
+    );
     assert.equal((await s.readState()).serial, before.serial);
   });
 
@@ -100,9 +112,13 @@ describe('a negative zero in the inputs', () => {
       'sensitive.tfvars.json': `{"token": "${CANARY}", "api": {"${CANARY_KEY}": [1, -0e5]}}`,
     });
     const run = await s.run('apply', ['--image', IMAGE]);
-    assertRefused(run, /sensitive\.tfvars\.json: a number inside \$\.api is a negative zero at line 1 column \d+ \(keys inside a sensitive variable are not named\): terraform keeps its sign/);
+    assertRefused(
+      run,
+      /sensitive\.tfvars\.json: a number inside \$\.api is a negative zero at line 1 column \d+ \(keys inside a sensitive variable are not named\): terraform keeps its sign/,
+    );
     assert.equal((await s.readState()).serial, before.serial);
-    for (const secret of [CANARY, CANARY_KEY, '-0e5']) assert.ok(!run.allBytes.includes(secret), `${secret} appears in something the runner wrote`);
+    for (const secret of [CANARY, CANARY_KEY, '-0e5'])
+      assert.ok(!run.allBytes.includes(secret), `${secret} appears in something the runner wrote`);
   });
 });
 
@@ -115,7 +131,10 @@ const MIDPOINT_DIGITS = ((2n ** 511n + 2n ** 255n + 12345n) * 2n + 1n) * 5n ** 6
 
 describe('one inputs hash, one meaning to terraform', () => {
   it('two spellings of one number that terraform reads differently: the second apply changes nothing', async (t) => {
-    const size: FileTree = { 'main.tf': 'variable "size" {\n  type = number\n}\n\nresource "terraform_data" "control_plane" {\n  triggers_replace = "cp-${var.size}"\n}\n' };
+    const size: FileTree = {
+      'main.tf':
+        'variable "size" {\n  type = number\n}\n\nresource "terraform_data" "control_plane" {\n  triggers_replace = "cp-${var.size}"\n}\n',
+    };
     const s = await scenario(t, size, { 'terraform.tfvars.json': `{"size": ${MIDPOINT_DIGITS}e-601}` });
     const first = await s.run('apply', ['--image', IMAGE]);
     assert.equal(first.exitCode, 0, explain(first));

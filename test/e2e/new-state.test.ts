@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { modules, readLocalState, resourceIds } from '../support/tf-modules.ts';
-import { applied } from './apply-support.ts';
-import { explain, scenario } from './runner.ts';
+import { applied } from './apply.support.ts';
+import { explain, scenario } from '../support/runner.ts';
 
 describe('--state in a directory that does not exist', () => {
   it('is a usage error (exit 2, StateDirMissing) before anything runs; the directory is not created', async (t) => {
@@ -19,7 +19,11 @@ describe('--state in a directory that does not exist', () => {
       assert.equal(run.result!.reason, 'StateDirMissing');
       assert.equal(run.result!.error!.step, 'preflight');
       assert.match(run.result!.message, /stat\/terraform\.tfstate .*does not exist.*--new-state \(CAPTF_NEW_STATE=1\)/);
-      assert.deepEqual(run.result!.steps.map((step) => step.name), ['preflight'], op);
+      assert.deepEqual(
+        run.result!.steps.map((step) => step.name),
+        ['preflight'],
+        op,
+      );
       assert.ok(!existsSync(join(s.dir, 'stat')), `${op} created the state dir`);
     }
   });
@@ -39,7 +43,7 @@ describe('--state in a directory that does not exist', () => {
 });
 
 describe('--state naming a file that does not exist, in a directory that does', () => {
-  it('a typo in the file name: apply and destroy refused (exit 2, StateFileMissing) before anything runs; the object\'s state is untouched and no second one starts', async (t) => {
+  it("a typo in the file name: apply and destroy refused (exit 2, StateFileMissing) before anything runs; the object's state is untouched and no second one starts", async (t) => {
     const s = await applied(t);
     const stateBefore = await readLocalState(s.state);
     const typo = join(s.dir, 'state', 'terraform.tfstat');
@@ -51,7 +55,11 @@ describe('--state naming a file that does not exist, in a directory that does', 
       assert.equal(run.result!.error!.step, 'preflight');
       assert.ok(run.result!.message.includes(`--state ${typo} does not exist`), run.result!.message);
       assert.match(run.result!.message, /Fix the file name, or pass --new-state \(CAPTF_NEW_STATE=1\)/);
-      assert.deepEqual(run.result!.steps.map((step) => step.name), ['preflight'], op);
+      assert.deepEqual(
+        run.result!.steps.map((step) => step.name),
+        ['preflight'],
+        op,
+      );
       assert.ok(!existsSync(typo), `${op} started a second state`);
     }
     assert.deepEqual(await readLocalState(s.state), stateBefore);

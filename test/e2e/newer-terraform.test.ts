@@ -7,10 +7,17 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { modules, NEWER_TERRAFORM, newerTerraformEnv, readNewerTerraformLog, resourceIds, type NewerTerraformOptions } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, type RunnerRun, type Scenario } from './runner.ts';
+import {
+  modules,
+  NEWER_TERRAFORM,
+  newerTerraformEnv,
+  readNewerTerraformLog,
+  resourceIds,
+  type NewerTerraformOptions,
+} from '../support/tf-modules.ts';
+import { explain, recordedInputsHash, type RunnerRun, type Scenario } from '../support/runner.ts';
 // Every test starts from the base module applied by the real terraform: once per file, each test on a copy of that state.
-import { applied, IMAGE } from './apply-support.ts';
+import { applied, IMAGE } from './apply.support.ts';
 
 const NEXT_IMAGE = 'registry.example/captf-module:1.1.0';
 
@@ -44,7 +51,12 @@ const lifecycleAction = (name: string, event: string, onFailure?: string) => ({
 const UNKNOWN_KEY = { future_changes: [{ address: 'terraform_data.cluster', what: 'something new' }] };
 
 interface Newer {
-  run(op: string, args: string[], add: Record<string, unknown> | undefined, options?: Omit<NewerTerraformOptions, 'log' | 'showAdd'>): Promise<RunnerRun & { commands: string[] }>;
+  run(
+    op: string,
+    args: string[],
+    add: Record<string, unknown> | undefined,
+    options?: Omit<NewerTerraformOptions, 'log' | 'showAdd'>,
+  ): Promise<RunnerRun & { commands: string[] }>;
 }
 
 /** Runs the built runner with the wrapper as its terraform; each run gets its own log. */
@@ -56,7 +68,11 @@ function newer(s: Scenario): Newer {
       const log = join(s.dir, `terraform-${n}.log`);
       const showAdd = add === undefined ? undefined : join(s.dir, `show-add-${n}.json`);
       if (showAdd) await writeFile(showAdd, JSON.stringify(add));
-      const run = await s.run(op, [...args, '--terraform', NEWER_TERRAFORM], newerTerraformEnv({ log, showAdd, ...options }));
+      const run = await s.run(
+        op,
+        [...args, '--terraform', NEWER_TERRAFORM],
+        newerTerraformEnv({ log, showAdd, ...options }),
+      );
       return { ...run, commands: await readNewerTerraformLog(log) };
     },
   };
@@ -84,24 +100,48 @@ describe('provider actions (terraform 1.14+) need an approval', () => {
     assertBlocked(blocked);
     const r = blocked.result!;
     assert.deepEqual(r.plan!.actions, [
-      { address: INVOKED.address, type: 'aws_ec2_stop_instance', provider: 'registry.terraform.io/hashicorp/aws', trigger: 'invoke', triggeringResource: null, onFailure: null, deferred: false, deferredReason: null },
+      {
+        address: INVOKED.address,
+        type: 'aws_ec2_stop_instance',
+        provider: 'registry.terraform.io/hashicorp/aws',
+        trigger: 'invoke',
+        triggeringResource: null,
+        onFailure: null,
+        deferred: false,
+        deferredReason: null,
+      },
     ]);
     assert.equal(r.plan!.actionsTotal, 1);
     assert.equal(r.plan!.destructiveTotal, 0);
-    assert.match(r.message, /it runs provider actions, which the runner cannot judge: action\.aws_ec2_stop_instance\.maintenance \(action invoke\)\. Nothing was applied/);
+    assert.match(
+      r.message,
+      /it runs provider actions, which the runner cannot judge: action\.aws_ec2_stop_instance\.maintenance \(action invoke\)\. Nothing was applied/,
+    );
     assert.equal(r.annotations['captf.io/destructive-plan-blocked'], r.approvalHash);
-    assert.match(blocked.stdout, /provider actions \(1: the runner cannot know what they do\):\n  action\.aws_ec2_stop_instance\.maintenance \(action invoke\)/);
+    assert.match(
+      blocked.stdout,
+      /provider actions \(1: the runner cannot know what they do\):\n  action\.aws_ec2_stop_instance\.maintenance \(action invoke\)/,
+    );
     const termination = JSON.parse(await readFile(s.termination, 'utf8'));
     assert.equal(termination.actionsTotal, 1);
     assert.deepEqual(termination.actions, [{ address: INVOKED.address, trigger: 'invoke' }]);
     assert.ok(!blocked.allBytes.includes('i-0123456789abcdef0'), 'config_values are never written');
     assert.deepEqual(await readFile(s.state), before, 'the state is untouched');
 
-    const approved = await w.run('apply', ['--image', NEXT_IMAGE, '--approved-hash', r.approvalHash!], { action_invocations: [INVOKED] });
+    const approved = await w.run('apply', ['--image', NEXT_IMAGE, '--approved-hash', r.approvalHash!], {
+      action_invocations: [INVOKED],
+    });
     assert.equal(approved.exitCode, 0, explain(approved));
     assert.equal(approved.result!.outcome, 'succeeded');
     assert.equal(approved.result!.reason, 'ApplySucceeded');
-    assert.deepEqual(approved.result!.approval, { given: true, matched: true, required: true, unreviewed: [], unreviewedTotal: 0, blockedRun: approved.result!.approval!.blockedRun });
+    assert.deepEqual(approved.result!.approval, {
+      given: true,
+      matched: true,
+      required: true,
+      unreviewed: [],
+      unreviewedTotal: 0,
+      blockedRun: approved.result!.approval!.blockedRun,
+    });
     assert.ok(approved.commands.includes('apply'));
     const after = await s.readState();
     assert.notEqual(recordedInputsHash(after), oldHash);
@@ -110,22 +150,53 @@ describe('provider actions (terraform 1.14+) need an approval', () => {
     // terraform 1.14's action-only plan: every resource no-op, exit 2. The approval still matches
     // (same inputs), but the blocked run never showed the second action: unreviewed.
     const drain = lifecycleAction('drain', 'AfterUpdate');
-    const again = await w.run('apply', ['--image', NEXT_IMAGE, '--approved-hash', r.approvalHash!], { action_invocations: [INVOKED, drain] }, { planExit: 2 });
+    const again = await w.run(
+      'apply',
+      ['--image', NEXT_IMAGE, '--approved-hash', r.approvalHash!],
+      { action_invocations: [INVOKED, drain] },
+      { planExit: 2 },
+    );
     assert.equal(again.exitCode, 0, explain(again));
-    assert.deepEqual(again.result!.approval!.unreviewed, [{ address: drain.address, action: 'action', trigger: 'AfterUpdate' }]);
+    assert.deepEqual(again.result!.approval!.unreviewed, [
+      { address: drain.address, action: 'action', trigger: 'AfterUpdate' },
+    ]);
     assert.equal(again.result!.approval!.unreviewedTotal, 1);
-    assert.ok(again.result!.warnings.some((w) => w.includes('1 destructive change or provider action that its blocked run') && w.includes('action.aws_lambda_invoke.drain (action AfterUpdate)')), JSON.stringify(again.result!.warnings));
+    assert.ok(
+      again.result!.warnings.some(
+        (w) =>
+          w.includes('1 destructive change or provider action that its blocked run') &&
+          w.includes('action.aws_lambda_invoke.drain (action AfterUpdate)'),
+      ),
+      JSON.stringify(again.result!.warnings),
+    );
   });
 
   it('with --guard off (a machine) the actions are applied and warned about, never blocking; an unverified version is named', async (t) => {
     const s = await applied(t);
-    const run = await newer(s).run('apply', ['--image', NEXT_IMAGE, '--kind', 'machine', '--guard', 'off'], { action_invocations: [INVOKED] }, { version: '1.14.0' });
+    const run = await newer(s).run(
+      'apply',
+      ['--image', NEXT_IMAGE, '--kind', 'machine', '--guard', 'off'],
+      { action_invocations: [INVOKED] },
+      { version: '1.14.0' },
+    );
     assert.equal(run.exitCode, 0, explain(run));
     assert.equal(run.result!.applied, true);
     assert.ok(run.commands.includes('apply'));
     const warnings = run.result!.warnings;
-    assert.ok(warnings.some((w) => w.startsWith('applied without an approval (--guard off): the plan runs provider actions') && w.includes('action.aws_ec2_stop_instance.maintenance (action invoke)')), JSON.stringify(warnings));
-    assert.ok(warnings.some((w) => w.startsWith('Terraform 1.14.0 is not verified with this runner (verified: Terraform 1.11.4)')), JSON.stringify(warnings));
+    assert.ok(
+      warnings.some(
+        (w) =>
+          w.startsWith('applied without an approval (--guard off): the plan runs provider actions') &&
+          w.includes('action.aws_ec2_stop_instance.maintenance (action invoke)'),
+      ),
+      JSON.stringify(warnings),
+    );
+    assert.ok(
+      warnings.some((w) =>
+        w.startsWith('Terraform 1.14.0 is not verified with this runner (verified: Terraform 1.11.4)'),
+      ),
+      JSON.stringify(warnings),
+    );
     assert.equal(run.result!.terraform!.version, '1.14.0');
   });
 
@@ -134,10 +205,17 @@ describe('provider actions (terraform 1.14+) need an approval', () => {
     const w = newer(s);
     await s.useModule(modules.update);
     const afterUpdate = lifecycleAction('notify', 'AfterUpdate', 'ActionOnFailureTaint');
-    const plan = await w.run('plan', ['--image', IMAGE, '--artifacts', join(s.dir, 'artifacts')], { action_invocations: [afterUpdate] });
+    const plan = await w.run('plan', ['--image', IMAGE, '--artifacts', join(s.dir, 'artifacts')], {
+      action_invocations: [afterUpdate],
+    });
     assert.equal(plan.exitCode, 0, explain(plan));
     assert.equal(plan.result!.reason, 'PlanCreated');
-    assert.match(plan.result!.message, new RegExp(`It needs an approval: it runs provider actions, which the runner cannot judge: action\\.aws_lambda_invoke\\.notify \\(action AfterUpdate\\)\\. Review it and approve plan hash ${plan.result!.planHash}`));
+    assert.match(
+      plan.result!.message,
+      new RegExp(
+        `It needs an approval: it runs provider actions, which the runner cannot judge: action\\.aws_lambda_invoke\\.notify \\(action AfterUpdate\\)\\. Review it and approve plan hash ${plan.result!.planHash}`,
+      ),
+    );
     assert.equal(plan.result!.plan!.actions[0]!.onFailure, 'taint');
 
     const drift = await w.run('drift', ['--image', IMAGE], { action_invocations: [afterUpdate] });
@@ -151,7 +229,10 @@ describe('provider actions (terraform 1.14+) need an approval', () => {
     const refresh = await w.run('refresh', ['--image', IMAGE], { action_invocations: [INVOKED] });
     assert.equal(refresh.exitCode, 4, explain(refresh));
     assert.equal(refresh.result!.reason, 'RefreshRefused');
-    assert.match(refresh.result!.message, /runs provider actions \(action\.aws_ec2_stop_instance\.maintenance \(action invoke\)\), which only an approved apply may run/);
+    assert.match(
+      refresh.result!.message,
+      /runs provider actions \(action\.aws_ec2_stop_instance\.maintenance \(action invoke\)\), which only an approved apply may run/,
+    );
     assert.ok(!refresh.commands.includes('apply'));
     assert.deepEqual(await readFile(s.state), before);
   });
@@ -163,8 +244,13 @@ describe('plan content the runner does not know', () => {
     const before = await readFile(s.state);
     const run = await newer(s).run('apply', ['--image', NEXT_IMAGE], UNKNOWN_KEY);
     assertBlocked(run);
-    assert.deepEqual(run.result!.plan!.failClosed, ['the plan has a top-level key this runner does not know, "future_changes", and it holds content: what applying it does cannot be checked']);
-    assert.match(run.result!.message, /the runner cannot fully read it: the plan has a top-level key this runner does not know, "future_changes"/);
+    assert.deepEqual(run.result!.plan!.failClosed, [
+      'the plan has a top-level key this runner does not know, "future_changes", and it holds content: what applying it does cannot be checked',
+    ]);
+    assert.match(
+      run.result!.message,
+      /the runner cannot fully read it: the plan has a top-level key this runner does not know, "future_changes"/,
+    );
     assert.deepEqual(await readFile(s.state), before);
     // The same key empty is nothing: the record-only plan applies.
     const empty = await newer(s).run('apply', ['--image', NEXT_IMAGE], { future_changes: [] });
@@ -176,16 +262,40 @@ describe('plan content the runner does not know', () => {
   it('a destroy is never gated: a BeforeDestroy action and an unknown key are warnings, and everything is destroyed; its plan exiting 0 while changing something is warned, and no warning says it needs an approval', async (t) => {
     const s = await applied(t);
     const drain = lifecycleAction('drain', 'BeforeDestroy', 'ActionOnFailureContinue');
-    const run = await newer(s).run('destroy', ['--image', IMAGE], { action_invocations: [drain], ...UNKNOWN_KEY }, { planExit: 0 });
+    const run = await newer(s).run(
+      'destroy',
+      ['--image', IMAGE],
+      { action_invocations: [drain], ...UNKNOWN_KEY },
+      { planExit: 0 },
+    );
     assert.equal(run.exitCode, 0, explain(run));
     assert.equal(run.result!.outcome, 'succeeded');
     assert.equal(run.result!.reason, 'DestroySucceeded');
     assert.equal(run.result!.plan!.gated, true);
-    assert.deepEqual(run.result!.plan!.actions.map((a) => [a.address, a.trigger, a.onFailure]), [[drain.address, 'BeforeDestroy', 'continue']]);
+    assert.deepEqual(
+      run.result!.plan!.actions.map((a) => [a.address, a.trigger, a.onFailure]),
+      [[drain.address, 'BeforeDestroy', 'continue']],
+    );
     const warnings = run.result!.warnings;
-    assert.ok(warnings.some((w) => w.startsWith('terraform plan -detailed-exitcode exited 0 (no changes), but the plan document it saved changes something')), JSON.stringify(warnings));
-    assert.ok(warnings.some((w) => w.includes('a destroy is never gated') && w.includes('action.aws_lambda_invoke.drain (action BeforeDestroy)')), JSON.stringify(warnings));
-    assert.ok(warnings.some((w) => w.includes('a destroy is never gated') && w.includes('"future_changes"')), JSON.stringify(warnings));
+    assert.ok(
+      warnings.some((w) =>
+        w.startsWith(
+          'terraform plan -detailed-exitcode exited 0 (no changes), but the plan document it saved changes something',
+        ),
+      ),
+      JSON.stringify(warnings),
+    );
+    assert.ok(
+      warnings.some(
+        (w) =>
+          w.includes('a destroy is never gated') && w.includes('action.aws_lambda_invoke.drain (action BeforeDestroy)'),
+      ),
+      JSON.stringify(warnings),
+    );
+    assert.ok(
+      warnings.some((w) => w.includes('a destroy is never gated') && w.includes('"future_changes"')),
+      JSON.stringify(warnings),
+    );
     assert.ok(!warnings.some((w) => w.includes('needs an approval')), JSON.stringify(warnings));
     assert.doesNotMatch(run.stdout, /needs an approval \(plan\.gated\)/);
     assert.ok(run.commands.includes('apply'));
@@ -203,10 +313,19 @@ describe('the plan exit code never outvotes the classification', () => {
     assert.equal(run.result!.outcome, 'noChanges');
     assert.doesNotMatch(run.result!.message, /already records these inputs/);
     assert.match(run.result!.message, /only recorded the inputs hash/);
-    assert.ok(run.result!.warnings.some((w) => w.includes("the plan sets the runner's inputs-hash record to a hash the state does not record yet")), JSON.stringify(run.result!.warnings));
+    assert.ok(
+      run.result!.warnings.some((w) =>
+        w.includes("the plan sets the runner's inputs-hash record to a hash the state does not record yet"),
+      ),
+      JSON.stringify(run.result!.warnings),
+    );
     assert.ok(run.commands.includes('apply'));
     assert.notEqual(recordedInputsHash(before), run.result!.inputsHash);
-    assert.equal(recordedInputsHash(await s.readState()), run.result!.inputsHash, 'the state records this run\'s inputs');
+    assert.equal(
+      recordedInputsHash(await s.readState()),
+      run.result!.inputsHash,
+      "the state records this run's inputs",
+    );
     assert.equal(run.result!.stateInputsHash, run.result!.inputsHash);
 
     // The same inputs again, exit 0: now the state does record them.
@@ -225,20 +344,47 @@ describe('the plan exit code never outvotes the classification', () => {
 
     const apply = await w.run('apply', ['--image', IMAGE], undefined, { planExit: 0 });
     assertBlocked(apply);
-    assert.deepEqual(apply.result!.plan!.destructive.map((d) => [d.address, d.action]), [['terraform_data.cluster', 'replace']]);
-    assert.ok(apply.result!.warnings.some((w) => w.startsWith('terraform plan -detailed-exitcode exited 0 (no changes), but the plan document it saved changes something')), JSON.stringify(apply.result!.warnings));
+    assert.deepEqual(
+      apply.result!.plan!.destructive.map((d) => [d.address, d.action]),
+      [['terraform_data.cluster', 'replace']],
+    );
+    assert.ok(
+      apply.result!.warnings.some((w) =>
+        w.startsWith(
+          'terraform plan -detailed-exitcode exited 0 (no changes), but the plan document it saved changes something',
+        ),
+      ),
+      JSON.stringify(apply.result!.warnings),
+    );
     assert.deepEqual(await readFile(s.state), before);
 
-    const plan = await w.run('plan', ['--image', IMAGE, '--artifacts', join(s.dir, 'artifacts')], undefined, { planExit: 0 });
+    const plan = await w.run('plan', ['--image', IMAGE, '--artifacts', join(s.dir, 'artifacts')], undefined, {
+      planExit: 0,
+    });
     assert.equal(plan.exitCode, 0, explain(plan));
-    assert.equal(plan.result!.outcome, 'succeeded', 'never noChanges: the controller would apply that without approval');
+    assert.equal(
+      plan.result!.outcome,
+      'succeeded',
+      'never noChanges: the controller would apply that without approval',
+    );
     assert.equal(plan.result!.reason, 'PlanCreated');
     assert.ok(plan.result!.warnings.some((w) => w.includes('exited 0 (no changes)')));
 
     const ref = plan.result!.planArtifact!;
-    const approved = await s.run('apply', ['--image', IMAGE, '--plan-artifact', join(ref.location, ref.object), '--approved-plan-hash', plan.result!.planHash!]);
+    const approved = await s.run('apply', [
+      '--image',
+      IMAGE,
+      '--plan-artifact',
+      join(ref.location, ref.object),
+      '--approved-plan-hash',
+      plan.result!.planHash!,
+    ]);
     assert.equal(approved.exitCode, 0, explain(approved));
     assert.equal(approved.result!.outcome, 'succeeded');
-    assert.notEqual(resourceIds(await s.readState())['terraform_data.cluster'], cluster, 'the approved plan replaced the cluster');
+    assert.notEqual(
+      resourceIds(await s.readState())['terraform_data.cluster'],
+      cluster,
+      'the approved plan replaced the cluster',
+    );
   });
 });

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { access, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, resourceIds, type FileTree } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, scenario } from './runner.ts';
+import { explain, recordedInputsHash, scenario } from '../support/runner.ts';
 // The base module applied once per file (its admin_token the canary); each test destroys a copy of that state.
-import { applied, assertNoCanary, CANARY, IMAGE } from './apply-support.ts';
+import { applied, assertNoCanary, CANARY, IMAGE } from './apply.support.ts';
 
 /** The base module plus terraform_data.guarded, whose destroy-time provisioner runs `command`. */
 const withGuarded = (command: string): FileTree => ({
@@ -38,7 +38,11 @@ describe('destroy', () => {
     assert.equal(r.reason, 'DestroySucceeded');
     assert.equal(r.applied, true);
     assert.equal(r.approval, undefined, 'no approval asked for');
-    assert.equal(r.plan!.counts.delete, Object.keys(resourceIds(before)).length - 1, 'every resource but the runner\'s own');
+    assert.equal(
+      r.plan!.counts.delete,
+      Object.keys(resourceIds(before)).length - 1,
+      "every resource but the runner's own",
+    );
     assert.ok(r.plan!.destructive.some((d) => d.address === 'terraform_data.cluster' && d.action === 'delete'));
     assert.ok(!r.plan!.destructive.some((d) => d.address === 'terraform_data.captf_inputs_hash'));
     assert.match(run.stdout, /# terraform_data\.credentials will be destroyed/);
@@ -74,7 +78,10 @@ describe('destroy', () => {
     const r = run.result!;
     assert.equal(r.outcome, 'noChanges');
     assert.equal(r.reason, 'NoStateFound', 'a controller must tell it from a destroy that destroyed');
-    assert.match(r.message, /^Nothing was destroyed: the backend holds no state\. If the object has infrastructure, this run was pointed at another place than its state/);
+    assert.match(
+      r.message,
+      /^Nothing was destroyed: the backend holds no state\. If the object has infrastructure, this run was pointed at another place than its state/,
+    );
     assert.equal(r.applied, false);
     assert.deepEqual(r.state, { serialBefore: null, serialAfter: null, lineage: null });
     assert.equal(r.steps.find((step) => step.name === 'plan')?.status, 'skipped');
@@ -100,7 +107,11 @@ describe('destroy', () => {
     assert.match(r.message, /next destroy continues/);
     const partial = await s.readState();
     const left = resourceIds(partial);
-    assert.equal(left['terraform_data.guarded'], before['terraform_data.guarded'], 'the resource whose destroy failed is still in the state');
+    assert.equal(
+      left['terraform_data.guarded'],
+      before['terraform_data.guarded'],
+      'the resource whose destroy failed is still in the state',
+    );
     assert.ok(Object.keys(left).length < Object.keys(before).length, 'the rest was destroyed');
     assert.equal(r.state!.serialAfter, partial.serial);
     // terraform deletes the record first; the destroy did not succeed, so the runner put it back as it was.
@@ -115,7 +126,11 @@ describe('destroy', () => {
     const finished = await s.run('destroy', ['--image', IMAGE]);
     assert.equal(finished.exitCode, 0, explain(finished));
     assert.equal(finished.result!.reason, 'DestroySucceeded');
-    assert.equal(finished.result!.plan!.counts.delete, Object.keys(left).length - 1, 'every resource left but the runner\'s record');
+    assert.equal(
+      finished.result!.plan!.counts.delete,
+      Object.keys(left).length - 1,
+      "every resource left but the runner's record",
+    );
     assert.deepEqual((await s.readState()).resources, []);
     assertNoCanary(failed);
     assertNoCanary(finished);

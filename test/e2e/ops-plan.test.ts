@@ -7,15 +7,14 @@ import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { modules, resourceIds, tempDir, type FileTree } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { explain, recordedInputsHash, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
 // The base module applied once per file with the canary as admin_token; each test plans on a copy of that state.
-import { applied, CANARY, IMAGE } from './apply-support.ts';
+import { applied, CANARY, IMAGE } from './apply.support.ts';
 
 const ROTATED = 'CANARY-plan-rotated-Wq2';
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
-
 
 interface Planned {
   s: Scenario;
@@ -32,7 +31,15 @@ async function planned(t: TestContext, variant: FileTree = modules.replace, plan
   const s = await applied(t);
   await s.useModule(variant);
   const before = await readFile(s.state);
-  const plan = await s.run('plan', ['--image', IMAGE, '--artifacts', join(s.dir, 'artifacts'), '--chunk-bytes', '1024', ...planArgs]);
+  const plan = await s.run('plan', [
+    '--image',
+    IMAGE,
+    '--artifacts',
+    join(s.dir, 'artifacts'),
+    '--chunk-bytes',
+    '1024',
+    ...planArgs,
+  ]);
   assert.equal(plan.exitCode, 0, explain(plan));
   const stateBytes = await readFile(s.state);
   assert.deepEqual(stateBytes, before, 'plan must not touch the state');
@@ -78,7 +85,11 @@ async function assertNothingApplied(p: Planned, run: RunnerRun) {
 }
 
 const assertNoCanary = (run: RunnerRun, ...values: string[]) => {
-  for (const value of [CANARY, ...values]) assert.ok(!run.allBytes.includes(value), `a sensitive value appears in something the runner wrote (${run.result?.op})`);
+  for (const value of [CANARY, ...values])
+    assert.ok(
+      !run.allBytes.includes(value),
+      `a sensitive value appears in something the runner wrote (${run.result?.op})`,
+    );
 };
 
 describe('plan: the artifact a person approves', () => {
@@ -91,7 +102,10 @@ describe('plan: the artifact a person approves', () => {
     assert.equal(r.mayHaveChanged, false);
     assert.match(hash, /^[0-9a-f]{64}$/);
     assert.ok(r.message.includes(hash), 'the message names the plan hash to approve');
-    assert.deepEqual(r.plan!.destructive.map((d) => [d.address, d.action]), [['terraform_data.cluster', 'replace']]);
+    assert.deepEqual(
+      r.plan!.destructive.map((d) => [d.address, d.action]),
+      [['terraform_data.cluster', 'replace']],
+    );
     assert.equal(r.state!.serialBefore, r.state!.serialAfter);
     assert.equal(r.state!.serialBefore, (await s.readState()).serial);
 
@@ -105,7 +119,8 @@ describe('plan: the artifact a person approves', () => {
     assert.equal(manifest.chunkCount, chunks.length);
     assert.equal(r.planArtifact!.chunks, chunks.length);
     for (const dir of [join(s.dir, 'artifacts'), artifact]) assert.equal((await stat(dir)).mode & 0o777, 0o700, dir);
-    for (const name of await readdir(artifact)) assert.equal((await stat(join(artifact, name))).mode & 0o777, 0o600, name);
+    for (const name of await readdir(artifact))
+      assert.equal((await stat(join(artifact, name))).mode & 0o777, 0o600, name);
 
     // planHash is the sha256 of the saved plan's bytes, and the manifest binds the inputs.
     assert.equal(sha256(files['plan.tfplan']!), hash);
@@ -127,7 +142,10 @@ describe('plan: the artifact a person approves', () => {
     assert.equal(plan.result!.outcome, 'noChanges');
     assert.equal(plan.result!.reason, 'NoChanges');
     assert.match(hash, /^[0-9a-f]{64}$/);
-    assert.ok(plan.result!.planArtifact, 'the artifact is written: the controller applies the recorded plan as for any other');
+    assert.ok(
+      plan.result!.planArtifact,
+      'the artifact is written: the controller applies the recorded plan as for any other',
+    );
     // The controller approves the recorded plan hash itself (recordedPlan.hasChanges is false): nothing to apply, no backup.
     const run = await approvedApply(p, p.artifact, hash);
     assert.equal(run.exitCode, 0, explain(run));
@@ -138,7 +156,12 @@ describe('plan: the artifact a person approves', () => {
     assert.equal(r.applied, false);
     assert.equal(r.mayHaveChanged, false);
     assert.equal(r.backup, undefined);
-    assert.deepEqual(r.steps.filter((step) => ['backup', 'plan check', 'apply'].includes(step.name)).map((step) => [step.name, step.status]), [['apply', 'skipped']]);
+    assert.deepEqual(
+      r.steps
+        .filter((step) => ['backup', 'plan check', 'apply'].includes(step.name))
+        .map((step) => [step.name, step.status]),
+      [['apply', 'skipped']],
+    );
     assert.deepEqual(await readFile(p.s.state), p.stateBytes, 'the state is untouched');
   });
 
@@ -173,7 +196,14 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
     await p.s.useModule(modules.update);
     const workdir = join(p.s.dir, 'work');
     // A cluster with the default --guard on: the plan approval binds the plan, so the guard is not consulted and the replace is not blocked.
-    const run = await approvedApply(p, p.artifact, p.hash, ['--workdir', workdir, '--kind', 'cluster', '--guard', 'on']);
+    const run = await approvedApply(p, p.artifact, p.hash, [
+      '--workdir',
+      workdir,
+      '--kind',
+      'cluster',
+      '--guard',
+      'on',
+    ]);
     assert.equal(run.exitCode, 0, explain(run));
     const r = run.result!;
     assert.equal(r.outcome, 'succeeded');
@@ -188,8 +218,16 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
     assert.notEqual(after['terraform_data.cluster'], before['terraform_data.cluster'], 'the replace was applied');
     assert.equal(after['terraform_data.network'], before['terraform_data.network']);
     const cluster = state.resources.find((res) => res.name === 'cluster')!.instances[0]!.attributes;
-    assert.equal(cluster.triggers_replace && (cluster.triggers_replace as { value: string }).value, 'v2', 'the planned trigger');
-    assert.deepEqual((cluster.input as { value: unknown }).value, { name: 'demo', generation: 1 }, 'not the unplanned update');
+    assert.equal(
+      cluster.triggers_replace && (cluster.triggers_replace as { value: string }).value,
+      'v2',
+      'the planned trigger',
+    );
+    assert.deepEqual(
+      (cluster.input as { value: unknown }).value,
+      { name: 'demo', generation: 1 },
+      'not the unplanned update',
+    );
     assert.equal(recordedInputsHash(state), p.plan.result!.inputsHash);
     assert.equal(r.state!.serialAfter, state.serial);
     assert.ok(r.state!.serialBefore! < state.serial);
@@ -214,59 +252,118 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
     };
     const chunk = (dir: string, index: number) => join(dir, `chunk-${String(index).padStart(5, '0')}`);
 
-    const cases: Array<{ name: string; artifact: () => Promise<string>; hash?: string; exit: number; reason: string; message: RegExp }> = [
+    const cases: Array<{
+      name: string;
+      artifact: () => Promise<string>;
+      hash?: string;
+      exit: number;
+      reason: string;
+      message: RegExp;
+    }> = [
       {
         name: 'a tampered chunk',
-        artifact: () => damaged(async (dir) => {
-          const data = await readFile(chunk(dir, 1));
-          data[100]! ^= 0xff;
-          await writeFile(chunk(dir, 1), data);
-        }),
-        exit: 1, reason: 'ArtifactCorrupt', message: /chunk 1 whose sha256 differs/,
+        artifact: () =>
+          damaged(async (dir) => {
+            const data = await readFile(chunk(dir, 1));
+            data[100]! ^= 0xff;
+            await writeFile(chunk(dir, 1), data);
+          }),
+        exit: 1,
+        reason: 'ArtifactCorrupt',
+        message: /chunk 1 whose sha256 differs/,
       },
-      { name: 'a missing chunk', artifact: () => damaged((dir) => rm(chunk(dir, 2))), exit: 1, reason: 'ArtifactIncomplete', message: /lacks chunk\(s\) 2/ },
+      {
+        name: 'a missing chunk',
+        artifact: () => damaged((dir) => rm(chunk(dir, 2))),
+        exit: 1,
+        reason: 'ArtifactIncomplete',
+        message: /lacks chunk\(s\) 2/,
+      },
       {
         name: 'an extra chunk',
-        artifact: () => damaged(async (dir) => writeFile(chunk(dir, (await readdir(dir)).length - 1), await readFile(chunk(dir, 0)))),
-        exit: 1, reason: 'ArtifactCorrupt', message: /beyond the \d+ listed/,
+        artifact: () =>
+          damaged(async (dir) => writeFile(chunk(dir, (await readdir(dir)).length - 1), await readFile(chunk(dir, 0)))),
+        exit: 1,
+        reason: 'ArtifactCorrupt',
+        message: /beyond the \d+ listed/,
       },
       {
         name: 'reordered chunks',
-        artifact: () => damaged(async (dir) => {
-          const [a, b] = [await readFile(chunk(dir, 0)), await readFile(chunk(dir, 1))];
-          await writeFile(chunk(dir, 0), b);
-          await writeFile(chunk(dir, 1), a);
-        }),
-        exit: 1, reason: 'ArtifactCorrupt', message: /chunk 0/,
+        artifact: () =>
+          damaged(async (dir) => {
+            const [a, b] = [await readFile(chunk(dir, 0)), await readFile(chunk(dir, 1))];
+            await writeFile(chunk(dir, 0), b);
+            await writeFile(chunk(dir, 1), a);
+          }),
+        exit: 1,
+        reason: 'ArtifactCorrupt',
+        message: /chunk 0/,
       },
       {
         name: 'a truncated chunk',
-        artifact: () => damaged(async (dir) => writeFile(chunk(dir, 0), (await readFile(chunk(dir, 0))).subarray(0, 10))),
-        exit: 1, reason: 'ArtifactCorrupt', message: /chunk 0 of 10 bytes/,
+        artifact: () =>
+          damaged(async (dir) => writeFile(chunk(dir, 0), (await readFile(chunk(dir, 0))).subarray(0, 10))),
+        exit: 1,
+        reason: 'ArtifactCorrupt',
+        message: /chunk 0 of 10 bytes/,
       },
-      { name: 'no manifest', artifact: () => damaged((dir) => rm(join(dir, 'manifest.json'))), exit: 1, reason: 'ArtifactIncomplete', message: /no manifest/ },
+      {
+        name: 'no manifest',
+        artifact: () => damaged((dir) => rm(join(dir, 'manifest.json'))),
+        exit: 1,
+        reason: 'ArtifactIncomplete',
+        message: /no manifest/,
+      },
       {
         name: 'a manifest naming another plan hash',
-        artifact: () => damaged(async (dir) => {
-          const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
-          manifest.planHash = 'a'.repeat(64);
-          await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest));
-        }),
-        hash: 'a'.repeat(64), exit: 1, reason: 'ArtifactCorrupt', message: /planHash differs from the sha256 of planFile/,
+        artifact: () =>
+          damaged(async (dir) => {
+            const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
+            manifest.planHash = 'a'.repeat(64);
+            await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest));
+          }),
+        hash: 'a'.repeat(64),
+        exit: 1,
+        reason: 'ArtifactCorrupt',
+        message: /planHash differs from the sha256 of planFile/,
       },
       {
         name: 'an artifact of an earlier runner, not bound to a state',
-        artifact: () => damaged(async (dir) => {
-          const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
-          delete manifest.stateLineage;
-          delete manifest.backend;
-          await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest));
-        }),
-        exit: 5, reason: 'ArtifactMismatch', message: /does not say which state it was planned against/,
+        artifact: () =>
+          damaged(async (dir) => {
+            const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
+            delete manifest.stateLineage;
+            delete manifest.backend;
+            await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest));
+          }),
+        exit: 5,
+        reason: 'ArtifactMismatch',
+        message: /does not say which state it was planned against/,
       },
-      { name: 'a wrong approved plan hash', artifact: async () => p.artifact, hash: 'b'.repeat(64), exit: 5, reason: 'ArtifactMismatch', message: /not the approved plan b{64}/ },
-      { name: 'a malformed approved plan hash', artifact: async () => p.artifact, hash: p.hash.toUpperCase(), exit: 2, reason: 'PlanNotApproved', message: /64 lowercase hex/ },
-      { name: 'no approved plan hash', artifact: async () => p.artifact, hash: '', exit: 2, reason: 'PlanNotApproved', message: /needs --approved-plan-hash/ },
+      {
+        name: 'a wrong approved plan hash',
+        artifact: async () => p.artifact,
+        hash: 'b'.repeat(64),
+        exit: 5,
+        reason: 'ArtifactMismatch',
+        message: /not the approved plan b{64}/,
+      },
+      {
+        name: 'a malformed approved plan hash',
+        artifact: async () => p.artifact,
+        hash: p.hash.toUpperCase(),
+        exit: 2,
+        reason: 'PlanNotApproved',
+        message: /64 lowercase hex/,
+      },
+      {
+        name: 'no approved plan hash',
+        artifact: async () => p.artifact,
+        hash: '',
+        exit: 2,
+        reason: 'PlanNotApproved',
+        message: /needs --approved-plan-hash/,
+      },
     ];
     for (const c of cases) {
       const run = await approvedApply(p, await c.artifact(), c.hash ?? p.hash);
@@ -279,10 +376,13 @@ describe('apply --plan-artifact: exactly the approved plan', () => {
     // Inputs that no longer hash to the manifest's inputsHash: another image, another variable.
     for (const [name, change] of [
       ['another image', async () => ['--image', 'registry.example/captf-module:1.0.1']],
-      ['another variable', async () => {
-        await p.s.setInputs({ 'terraform.tfvars.json': { admin_token: CANARY, cluster_name: 'renamed' } });
-        return [];
-      }],
+      [
+        'another variable',
+        async () => {
+          await p.s.setInputs({ 'terraform.tfvars.json': { admin_token: CANARY, cluster_name: 'renamed' } });
+          return [];
+        },
+      ],
     ] as const) {
       const extra = await change();
       const run = await approvedApply(p, p.artifact, p.hash, extra);
@@ -344,7 +444,10 @@ describe('apply --plan-artifact: what a module prints is not terraform speaking'
     assert.equal(r.applied, true);
     assert.equal(r.mayHaveChanged, true);
     assert.equal(r.lock, undefined, 'the module named a lock holder; terraform did not');
-    assert.ok((await p.s.readState()).resources.some((res) => res.name === 'forger'), 'terraform saved the failed create (tainted)');
+    assert.ok(
+      (await p.s.readState()).resources.some((res) => res.name === 'forger'),
+      'terraform saved the failed create (tainted)',
+    );
     assertNoCanary(run);
   });
 });
@@ -368,10 +471,18 @@ describe('apply --plan-artifact: bound to the state it was planned against', () 
     // own: a copy of the same applied state (even its lineage is X's), at another location.
     const y = await applied(t);
     await y.useModule(modules.replace);
-    assert.equal((await y.readState()).lineage, (await x.s.readState()).lineage, 'only the location tells the states apart');
+    assert.equal(
+      (await y.readState()).lineage,
+      (await x.s.readState()).lineage,
+      'only the location tells the states apart',
+    );
     const yBytes = await readFile(y.state);
     const run = await y.run('apply', ['--image', IMAGE, '--plan-artifact', x.artifact, '--approved-plan-hash', x.hash]);
-    assert.equal(run.result?.inputsHash, x.plan.result!.inputsHash, 'the same inputs hash: only the binding tells the states apart');
+    assert.equal(
+      run.result?.inputsHash,
+      x.plan.result!.inputsHash,
+      'the same inputs hash: only the binding tells the states apart',
+    );
     await assertRefused(run, /another backend/);
     assert.deepEqual(await readFile(x.s.state), x.stateBytes, "X's state is untouched");
     assert.deepEqual(await readFile(y.state), yBytes, "Y's state is untouched");
@@ -384,9 +495,17 @@ describe('apply --plan-artifact: bound to the state it was planned against', () 
     assert.equal(plan.exitCode, 0, explain(plan));
     const ref = plan.result!.planArtifact!;
     const y = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
-    const run = await y.run('apply', ['--image', IMAGE, '--plan-artifact', join(ref.location, ref.object), '--approved-plan-hash', plan.result!.planHash!]);
+    const run = await y.run('apply', [
+      '--image',
+      IMAGE,
+      '--plan-artifact',
+      join(ref.location, ref.object),
+      '--approved-plan-hash',
+      plan.result!.planHash!,
+    ]);
     await assertRefused(run, /another backend/);
-    for (const state of [x.state, y.state]) await assert.rejects(stat(state), { code: 'ENOENT' }, `${state} was never written`);
+    for (const state of [x.state, y.state])
+      await assert.rejects(stat(state), { code: 'ENOENT' }, `${state} was never written`);
   });
 
   it('the same backend with a state of another lineage is refused', async (t) => {

@@ -5,15 +5,19 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { modules, resourceIds, type TerraformState } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, type RunnerRun, type Scenario } from './runner.ts';
+import { explain, recordedInputsHash, type RunnerRun, type Scenario } from '../support/runner.ts';
 // Every test starts from the base module applied with the canary as admin_token: applied once per
 // file, each test on a copy of that state.
-import { applied, CANARY, IMAGE } from './apply-support.ts';
+import { applied, CANARY, IMAGE } from './apply.support.ts';
 
 const OLD_SECRET = 'CANARY-drift-old-Hv8';
 
 /** Edits one resource's attributes in the local state file and bumps the serial, as an outside writer would. */
-async function editState(s: Scenario, name: string, edit: (attributes: Record<string, unknown>) => void): Promise<Buffer> {
+async function editState(
+  s: Scenario,
+  name: string,
+  edit: (attributes: Record<string, unknown>) => void,
+): Promise<Buffer> {
   const state = JSON.parse(await readFile(s.state, 'utf8')) as TerraformState;
   const resource = state.resources.find((r) => !r.module && r.name === name);
   assert.ok(resource, name);
@@ -26,7 +30,11 @@ async function editState(s: Scenario, name: string, edit: (attributes: Record<st
 const attr = (value: unknown, type: unknown = 'string') => ({ value, type });
 
 const assertNoCanary = (run: RunnerRun, ...values: string[]) => {
-  for (const value of [CANARY, ...values]) assert.ok(!run.allBytes.includes(value), `a sensitive value appears in something the runner wrote (${run.result?.op})`);
+  for (const value of [CANARY, ...values])
+    assert.ok(
+      !run.allBytes.includes(value),
+      `a sensitive value appears in something the runner wrote (${run.result?.op})`,
+    );
 };
 
 describe('refresh', () => {
@@ -70,7 +78,8 @@ describe('refresh', () => {
     assert.notEqual(run.result!.inputsHash, recorded, 'the mounted inputs differ');
     assert.equal(recordedInputsHash(after), recorded);
     assert.equal(run.result!.stateInputsHash, recorded);
-    const cluster = (state: TerraformState) => state.resources.find((res) => res.name === 'cluster')!.instances[0]!.attributes;
+    const cluster = (state: TerraformState) =>
+      state.resources.find((res) => res.name === 'cluster')!.instances[0]!.attributes;
     assert.deepEqual(cluster(after), cluster(before), 'the other inputs were not applied');
     assertNoCanary(run, OLD_SECRET);
   });
@@ -86,7 +95,10 @@ describe('refresh that carries out a moved block', () => {
     const r = run.result!;
     assert.equal(r.reason, 'RefreshSucceeded');
     assert.equal(r.plan!.counts.move, 1, JSON.stringify(r.plan!.counts));
-    assert.deepEqual(r.plan!.drift.filter((d) => d.previousAddress), [{ address: 'terraform_data.vpc', previousAddress: 'terraform_data.network', actions: ['no-op'] }]);
+    assert.deepEqual(
+      r.plan!.drift.filter((d) => d.previousAddress),
+      [{ address: 'terraform_data.vpc', previousAddress: 'terraform_data.network', actions: ['no-op'] }],
+    );
     assert.match(r.message, /^Refreshed: 1 moved \(terraform_data\.network → terraform_data\.vpc\); /);
     assert.match(run.stdout, /plan: .*1 to move/, 'the summary counts it too');
     const ids = resourceIds(await s.readState());
@@ -104,7 +116,15 @@ describe('drift', () => {
     const r = run.result!;
     assert.equal(r.outcome, 'succeeded');
     assert.equal(r.reason, 'NoDrift');
-    assert.deepEqual(r.drift, { found: false, outputsOnly: false, resourceDrift: [], resourceDriftTotal: 0, inputsDiffer: [], inputsDifferTotal: 0, remediationDestructive: false });
+    assert.deepEqual(r.drift, {
+      found: false,
+      outputsOnly: false,
+      resourceDrift: [],
+      resourceDriftTotal: 0,
+      inputsDiffer: [],
+      inputsDifferTotal: 0,
+      remediationDestructive: false,
+    });
     assert.equal(r.applied, false);
     assert.equal(r.mayHaveChanged, false);
     assert.deepEqual(await readFile(s.state), bytes, 'drift never writes the state');
@@ -114,12 +134,21 @@ describe('drift', () => {
     assert.deepEqual(r.notices, []);
 
     // The digest pinned from it is another reference, so another hash: never passed as --image, and said when it is.
-    const pinned = await s.run('drift', ['--image', `registry.example/captf-module@sha256:${'0123456789abcdef'.repeat(4)}`]);
+    const pinned = await s.run('drift', [
+      '--image',
+      `registry.example/captf-module@sha256:${'0123456789abcdef'.repeat(4)}`,
+    ]);
     assert.equal(pinned.exitCode, 0, explain(pinned));
     assert.equal(pinned.result!.reason, 'NoDrift', 'the record is never a difference');
     assert.notEqual(pinned.result!.inputsHash, pinned.result!.stateInputsHash);
-    assert.deepEqual(pinned.result!.notices!.map((n) => n.code), ['StateRecordsOtherInputs']);
-    assert.match(pinned.result!.notices![0]!.message, /passes the inputs of the last successful apply and the image reference that apply ran as --image, not the digest/);
+    assert.deepEqual(
+      pinned.result!.notices!.map((n) => n.code),
+      ['StateRecordsOtherInputs'],
+    );
+    assert.match(
+      pinned.result!.notices![0]!.message,
+      /passes the inputs of the last successful apply and the image reference that apply ran as --image, not the digest/,
+    );
   });
 
   it('new inputs alone are not drift: the recorded inputs hash is never a difference', async (t) => {
@@ -136,7 +165,7 @@ describe('drift', () => {
     assert.deepEqual(await readFile(s.state), bytes);
   });
 
-  it('a change behind terraform\'s back: drift found, an in-place remediation', async (t) => {
+  it("a change behind terraform's back: drift found, an in-place remediation", async (t) => {
     const s = await applied(t);
     const recorded = recordedInputsHash(await s.readState());
     const bytes = await editState(s, 'network', (a) => {
@@ -153,7 +182,10 @@ describe('drift', () => {
     // terraform_data reads nothing back: terraform reports no change outside it, and the edited value is
     // where the state and the inputs differ. That alone is drift found (a remediation apply changes it).
     assert.equal(r.drift!.resourceDriftTotal, 0);
-    assert.deepEqual(r.drift!.inputsDiffer.map((c) => [c.address, c.actions]), [['terraform_data.network', ['update']]]);
+    assert.deepEqual(
+      r.drift!.inputsDiffer.map((c) => [c.address, c.actions]),
+      [['terraform_data.network', ['update']]],
+    );
     assert.equal(r.plan!.counts.update, 1, 'only the edited resource; never the inputs-hash resource');
     assert.equal(r.plan!.destructiveTotal, 0);
     assert.match(r.planText!, /# terraform_data\.network will be updated in-place/);
@@ -175,7 +207,10 @@ describe('drift', () => {
     const r = run.result!;
     assert.equal(r.drift!.found, true);
     assert.equal(r.drift!.remediationDestructive, true);
-    assert.deepEqual(r.plan!.destructive.map((d) => [d.address, d.action]), [['terraform_data.cluster', 'replace']]);
+    assert.deepEqual(
+      r.plan!.destructive.map((d) => [d.address, d.action]),
+      [['terraform_data.cluster', 'replace']],
+    );
     assert.match(r.message, /it needs an approval: it deletes or replaces: terraform_data.cluster \(replace\)/);
     assert.deepEqual(await readFile(s.state), bytes, 'nothing applied');
   });

@@ -10,8 +10,16 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { usePostgres, type TestDatabase } from '../support/pg.ts';
-import { modules, resourceIds, tempDir, withPgBackend, writeTree, type FileTree, type TerraformState } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, runRunner, type RunnerRun } from './runner.ts';
+import {
+  modules,
+  resourceIds,
+  tempDir,
+  withPgBackend,
+  writeTree,
+  type FileTree,
+  type TerraformState,
+} from '../support/tf-modules.ts';
+import { explain, recordedInputsHash, runRunner, type RunnerRun } from '../support/runner.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
 
@@ -64,7 +72,26 @@ async function pgScenario(t: TestContext, db?: TestDatabase): Promise<PgScenario
       await writeTree(module, withPgBackend(tree));
     },
     run: (op, args = []) =>
-      runRunner([op, '--module', module, '--inputs', inputs, '--out', out, '--termination-log', termination, '--log-format', 'json', '--backend-config', backendConfig, ...args], {}, { out, termination }),
+      runRunner(
+        [
+          op,
+          '--module',
+          module,
+          '--inputs',
+          inputs,
+          '--out',
+          out,
+          '--termination-log',
+          termination,
+          '--log-format',
+          'json',
+          '--backend-config',
+          backendConfig,
+          ...args,
+        ],
+        {},
+        { out, termination },
+      ),
     row,
     async state() {
       const data = await row();
@@ -81,7 +108,6 @@ async function mustRun(s: PgScenario, op: string, args: string[]): Promise<Runne
   return run;
 }
 
-
 /**
  * The applies the tests start from, made once: base into an empty backend (a copy of the database as
  * it left it kept as `firstApplied`), then the in-place `update`, both with --backups: the update's
@@ -94,7 +120,16 @@ const applied = sharedSetup(async (suite) => {
   const backedUp = (await s.state())!;
   await s.useModule(modules.update);
   const second = await mustRun(s, 'apply', ['--image', IMAGE, '--backups', s.backups, '--chunk-bytes', '1024']);
-  return { s, first, second, firstApplied, updated: s.db, backups: s.backups, object: second.result!.backup!.object, backedUp };
+  return {
+    s,
+    first,
+    second,
+    firstApplied,
+    updated: s.db,
+    backups: s.backups,
+    object: second.result!.backup!.object,
+    backedUp,
+  };
 });
 
 /**
@@ -109,7 +144,11 @@ async function withBackup(t: TestContext): Promise<{ s: PgScenario; backup: stri
 }
 
 const clusterGeneration = (state: TerraformState) =>
-  ((state.resources.find((r) => r.name === 'cluster')!.instances[0]!.attributes.input as { value: { generation: number } }).value.generation);
+  (
+    state.resources.find((r) => r.name === 'cluster')!.instances[0]!.attributes.input as {
+      value: { generation: number };
+    }
+  ).value.generation;
 
 describe('backups (pg backend)', () => {
   it('an apply writes a complete backup of the state before it changes anything', async () => {
@@ -134,7 +173,8 @@ describe('backups (pg backend)', () => {
     assert.deepEqual(backedUp, before, 'the backup is the state as it was before the apply');
     assert.equal((manifest.files as Array<{ sha256: string }>)[0]!.sha256, sha256(files['terraform.tfstate']!));
     for (const dir of [s.backups, objectDir]) assert.equal((await stat(dir)).mode & 0o777, 0o700, dir);
-    for (const name of await readdir(objectDir)) assert.equal((await stat(join(objectDir, name))).mode & 0o777, 0o600, name);
+    for (const name of await readdir(objectDir))
+      assert.equal((await stat(join(objectDir, name))).mode & 0o777, 0o600, name);
     assert.equal(clusterGeneration((await s.state())!), 2, 'and then the apply went on');
   });
 
@@ -164,11 +204,18 @@ describe('restore (pg backend)', () => {
     assert.ok(existsSync(join(s.backups, run.result!.backup!.object)));
   });
 
-  it('into the same database after later applies: same lineage, the backup\'s content as the newest serial', async (t) => {
+  it("into the same database after later applies: same lineage, the backup's content as the newest serial", async (t) => {
     const { s, backup, backedUp } = await withBackup(t);
     // A later apply: another change again.
     await s.useModule(modules.replace);
-    await mustRun(s, 'apply', ['--image', 'registry.example/captf-module:2.0.0', '--kind', 'machine', '--guard', 'off']);
+    await mustRun(s, 'apply', [
+      '--image',
+      'registry.example/captf-module:2.0.0',
+      '--kind',
+      'machine',
+      '--guard',
+      'off',
+    ]);
     const current = (await s.state())!;
     assert.notEqual(recordedInputsHash(current), recordedInputsHash(backedUp));
 
@@ -180,16 +227,28 @@ describe('restore (pg backend)', () => {
     assert.equal(r.restoredFrom!.object, backup.split('/').at(-1));
     assert.equal(r.backup!.location, join(s.out, 'backups'));
     const kept = await unpackArtifactDir(join(s.out, 'backups', r.backup!.object));
-    assert.deepEqual(JSON.parse(kept.files['terraform.tfstate']!.toString('utf8')).resources, current.resources, 'the replaced state was kept first');
+    assert.deepEqual(
+      JSON.parse(kept.files['terraform.tfstate']!.toString('utf8')).resources,
+      current.resources,
+      'the replaced state was kept first',
+    );
     const restored = (await s.state())!;
     assert.equal(restored.lineage, backedUp.lineage);
     assert.ok(restored.serial > current.serial, `serial ${restored.serial} above the current ${current.serial}`);
     assert.deepEqual(restored.resources, backedUp.resources);
     assert.deepEqual(restored.outputs, backedUp.outputs);
     assert.equal(clusterGeneration(restored), 1);
-    assert.equal(recordedInputsHash(restored), recordedInputsHash(backedUp), 'the recorded inputs hash is the backup\'s');
+    assert.equal(
+      recordedInputsHash(restored),
+      recordedInputsHash(backedUp),
+      "the recorded inputs hash is the backup's",
+    );
     assert.equal(r.stateInputsHash, recordedInputsHash(backedUp));
-    assert.deepEqual(r.state, { serialBefore: current.serial, serialAfter: restored.serial, lineage: backedUp.lineage });
+    assert.deepEqual(r.state, {
+      serialBefore: current.serial,
+      serialAfter: restored.serial,
+      lineage: backedUp.lineage,
+    });
     assert.ok(!run.allBytes.includes(CANARY));
 
     // terraform works on from the restored state: the base module is what it records.
@@ -203,7 +262,10 @@ describe('restore (pg backend)', () => {
     const fresh = await pgScenario(t);
     assert.equal(await fresh.state(), undefined);
     const run = await mustRun(fresh, 'restore', ['--backup', backup]);
-    assert.ok([0, null].includes(run.result!.state!.serialBefore), 'no state before (pg shows an empty one at serial 0)');
+    assert.ok(
+      [0, null].includes(run.result!.state!.serialBefore),
+      'no state before (pg shows an empty one at serial 0)',
+    );
     const restored = (await fresh.state())!;
     assert.equal(restored.lineage, backedUp.lineage);
     assert.deepEqual(restored.resources, backedUp.resources);
@@ -215,7 +277,12 @@ describe('restore (pg backend)', () => {
     const { s: other, backup, backedUp } = await withBackup(t);
     // The backend's state (the update's) given a lineage of its own, as a state started afresh there would have.
     const otherLineage = randomUUID();
-    await pg.server().query(`UPDATE terraform_remote_state.states SET data = replace(data, '"${backedUp.lineage}"', '"${otherLineage}"')`, other.db.name);
+    await pg
+      .server()
+      .query(
+        `UPDATE terraform_remote_state.states SET data = replace(data, '"${backedUp.lineage}"', '"${otherLineage}"')`,
+        other.db.name,
+      );
     const row = await other.row();
     assert.equal((await other.state())!.lineage, otherLineage);
     assert.notDeepEqual((await other.state())!.resources, backedUp.resources, 'the backup holds another state');
@@ -232,7 +299,13 @@ describe('restore (pg backend)', () => {
     assert.equal(await other.row(), row, 'the state is untouched');
 
     const forced = await mustRun(other, 'restore', ['--backup', backup, '--force', '--backups', other.backups]);
-    assert.equal(forced.result!.backup ? (await unpackArtifactDir(join(other.backups, forced.result!.backup.object))).manifest.lineage : undefined, otherLineage, 'the state of another lineage was kept before it was replaced');
+    assert.equal(
+      forced.result!.backup
+        ? (await unpackArtifactDir(join(other.backups, forced.result!.backup.object))).manifest.lineage
+        : undefined,
+      otherLineage,
+      'the state of another lineage was kept before it was replaced',
+    );
     assert.equal(forced.result!.reason, 'RestoreSucceeded');
     const restored = (await other.state())!;
     assert.equal(restored.lineage, backedUp.lineage);
@@ -264,30 +337,62 @@ describe('restore (pg backend)', () => {
       const dir = join(work, String(++copies), object);
       await mkdir(dir, { recursive: true });
       await writeFile(join(dir, 'chunk-00000'), payload);
-      Object.assign(manifest, { chunks: [{ index: 0, bytes: payload.length, sha256: sha256(payload) }], chunkCount: 1, totalBytes: payload.length, sha256: sha256(payload) });
+      Object.assign(manifest, {
+        chunks: [{ index: 0, bytes: payload.length, sha256: sha256(payload) }],
+        chunkCount: 1,
+        totalBytes: payload.length,
+        sha256: sha256(payload),
+      });
       await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest));
       return dir;
     };
     const realState = (await unpackArtifactDir(backup)).files['terraform.tfstate']!;
     const cases: Array<{ name: string; dir: () => Promise<string>; reason: string }> = [
-      { name: 'manifest missing', dir: () => damaged((dir) => rm(join(dir, 'manifest.json'))), reason: 'ArtifactIncomplete' },
+      {
+        name: 'manifest missing',
+        dir: () => damaged((dir) => rm(join(dir, 'manifest.json'))),
+        reason: 'ArtifactIncomplete',
+      },
       {
         name: 'a corrupted chunk',
-        dir: () => damaged(async (dir) => {
-          const data = await readFile(join(dir, 'chunk-00000'));
-          data[20]! ^= 0x01;
-          await writeFile(join(dir, 'chunk-00000'), data);
-        }),
+        dir: () =>
+          damaged(async (dir) => {
+            const data = await readFile(join(dir, 'chunk-00000'));
+            data[20]! ^= 0x01;
+            await writeFile(join(dir, 'chunk-00000'), data);
+          }),
         reason: 'ArtifactCorrupt',
       },
-      { name: 'a missing chunk', dir: () => damaged((dir) => rm(join(dir, 'chunk-00001'))), reason: 'ArtifactIncomplete' },
+      {
+        name: 'a missing chunk',
+        dir: () => damaged((dir) => rm(join(dir, 'chunk-00001'))),
+        reason: 'ArtifactIncomplete',
+      },
       { name: 'no such backup', dir: async () => join(work, 'nothing-here', object), reason: 'ArtifactIncomplete' },
-      { name: 'a symlink entry', dir: () => forged([{ header: { name: 'terraform.tfstate', type: 'symlink', linkname: '/etc/passwd' } }]), reason: 'ArtifactUnsafe' },
-      { name: 'a path climbing out', dir: () => forged([{ header: { name: '../terraform.tfstate', size: realState.length }, data: realState }]), reason: 'ArtifactUnsafe' },
-      { name: 'an entry not in the manifest', dir: () => forged([{ header: { name: 'evil.tf', size: 3 }, data: Buffer.from('abc') }]), reason: 'ArtifactUnsafe' },
+      {
+        name: 'a symlink entry',
+        dir: () => forged([{ header: { name: 'terraform.tfstate', type: 'symlink', linkname: '/etc/passwd' } }]),
+        reason: 'ArtifactUnsafe',
+      },
+      {
+        name: 'a path climbing out',
+        dir: () => forged([{ header: { name: '../terraform.tfstate', size: realState.length }, data: realState }]),
+        reason: 'ArtifactUnsafe',
+      },
+      {
+        name: 'an entry not in the manifest',
+        dir: () => forged([{ header: { name: 'evil.tf', size: 3 }, data: Buffer.from('abc') }]),
+        reason: 'ArtifactUnsafe',
+      },
       {
         name: 'an entry bigger than the manifest says',
-        dir: () => forged([{ header: { name: 'terraform.tfstate', size: realState.length + 100 }, data: Buffer.concat([realState, Buffer.alloc(100, 32)]) }]),
+        dir: () =>
+          forged([
+            {
+              header: { name: 'terraform.tfstate', size: realState.length + 100 },
+              data: Buffer.concat([realState, Buffer.alloc(100, 32)]),
+            },
+          ]),
         reason: 'ArtifactUnsafe',
       },
     ];

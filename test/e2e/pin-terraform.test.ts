@@ -17,7 +17,21 @@ const sha256 = (data: string | Buffer) => createHash('sha256').update(data).dige
 async function signingKey(dir: string): Promise<{ env: Record<string, string>; fingerprint: string; armored: string }> {
   const env = { ...process.env, GNUPGHOME: dir } as Record<string, string>;
   await runChecked('chmod', ['0700', dir]);
-  await runChecked('gpg', ['--batch', '--quiet', '--passphrase', '', '--quick-gen-key', 'Release <release@example.com>', 'ed25519', 'sign', 'never'], { env });
+  await runChecked(
+    'gpg',
+    [
+      '--batch',
+      '--quiet',
+      '--passphrase',
+      '',
+      '--quick-gen-key',
+      'Release <release@example.com>',
+      'ed25519',
+      'sign',
+      'never',
+    ],
+    { env },
+  );
   const listing = (await runChecked('gpg', ['--batch', '--with-colons', '--list-keys'], { env })).stdout;
   const fingerprint = /^fpr:+([0-9A-F]{40}):/m.exec(listing)![1]!;
   const armored = (await runChecked('gpg', ['--batch', '--armor', '--export', fingerprint], { env })).stdout;
@@ -25,7 +39,9 @@ async function signingKey(dir: string): Promise<{ env: Record<string, string>; f
 }
 
 describe('scripts/pin-terraform.sh', () => {
-  test('pins the binary of a zip the signed SHA256SUMS lists; refuses a changed zip and another key\'s signature', { timeout: 60_000 }, async (t) => {
+  test("pins the binary of a zip the signed SHA256SUMS lists; refuses a changed zip and another key's signature", {
+    timeout: 60_000,
+  }, async (t) => {
     const release = await tempDir(t, 'captf-release-');
     const key = await signingKey(await tempDir(t, 'captf-gnupg-'));
     const other = await signingKey(await tempDir(t, 'captf-gnupg-'));
@@ -42,13 +58,21 @@ describe('scripts/pin-terraform.sh', () => {
     const before = '# pins\nabc  terraform_1.0.0_linux_amd64\n';
     await writeFile(pins, before);
     const pin = (fingerprint: string) =>
-      runProcess('bash', [SCRIPT, '9.9.9'], { env: { ...process.env, OFFLINE_DIR: release, PIN_FILE: pins, RELEASE_KEY_FINGERPRINT: fingerprint }, timeoutMs: 30_000 });
+      runProcess('bash', [SCRIPT, '9.9.9'], {
+        env: { ...process.env, OFFLINE_DIR: release, PIN_FILE: pins, RELEASE_KEY_FINGERPRINT: fingerprint },
+        timeoutMs: 30_000,
+      });
 
     const good = await pin(key.fingerprint);
     assert.equal(good.exitCode, 0, good.stderr);
     const written = await readFile(pins, 'utf8');
     assert.ok(written.startsWith(before), 'other pins are kept');
-    assert.match(written, new RegExp(`# terraform_9\\.9\\.9_linux_amd64: zip sha256 ${sha256(zip)} in the signed terraform_9\\.9\\.9_SHA256SUMS`));
+    assert.match(
+      written,
+      new RegExp(
+        `# terraform_9\\.9\\.9_linux_amd64: zip sha256 ${sha256(zip)} in the signed terraform_9\\.9\\.9_SHA256SUMS`,
+      ),
+    );
     assert.ok(written.endsWith(`${sha256(binary)}  terraform_9.9.9_linux_amd64\n`), written);
     assert.equal(await readFile(good.stdout.trim(), 'utf8'), binary, 'the verified binary, for TERRAFORM_BIN');
 
@@ -60,7 +84,10 @@ describe('scripts/pin-terraform.sh', () => {
     await writeFile(join(release, 'terraform_9.9.9_linux_amd64.zip'), Buffer.concat([zip, Buffer.from('tampered')]));
     const changed = await pin(key.fingerprint);
     assert.equal(changed.exitCode, 1);
-    assert.match(changed.stderr, /terraform_9\.9\.9_linux_amd64\.zip has sha256 [0-9a-f]{64}, the signed terraform_9\.9\.9_SHA256SUMS says [0-9a-f]{64}: nothing pinned/);
+    assert.match(
+      changed.stderr,
+      /terraform_9\.9\.9_linux_amd64\.zip has sha256 [0-9a-f]{64}, the signed terraform_9\.9\.9_SHA256SUMS says [0-9a-f]{64}: nothing pinned/,
+    );
     assert.equal(await readFile(pins, 'utf8'), before, 'nothing pinned');
   });
 });

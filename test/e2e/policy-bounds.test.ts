@@ -6,28 +6,34 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { POLICY_HEADER } from '../policy/support.ts';
-import { explain, scenario, type Scenario } from './runner.ts';
+import { POLICY_HEADER } from '../policy/policies.support.ts';
+import { explain, scenario, type Scenario } from '../support/runner.ts';
 import { existsSync } from 'node:fs';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 
 /** One terraform_data per key: the keys, from the inputs, make the addresses as long as they are. */
-const KEYED = { 'main.tf': 'variable "keys" {\n  type = list(string)\n}\n\nresource "terraform_data" "db" {\n  for_each = toset(var.keys)\n  input    = each.key\n}\n' };
+const KEYED = {
+  'main.tf':
+    'variable "keys" {\n  type = list(string)\n}\n\nresource "terraform_data" "db" {\n  for_each = toset(var.keys)\n  input    = each.key\n}\n',
+};
 
 async function withPolicy(s: Scenario, rules: Record<string, string>): Promise<string> {
   const dir = join(s.dir, 'policy');
   await mkdir(dir);
-  const text = Object.entries(rules).map(([name, match]) => `- name: ${name}\n  match: ${JSON.stringify(match)}\n  effect: deny\n`).join('');
+  const text = Object.entries(rules)
+    .map(([name, match]) => `- name: ${name}\n  match: ${JSON.stringify(match)}\n  effect: deny\n`)
+    .join('');
   await writeFile(join(dir, 'policy.yaml'), `${POLICY_HEADER}rules:\n${text}`);
   return dir;
 }
 
 describe('policy: bounded evaluation', () => {
-  it('the issue\'s cubic rule and its list-building rule are refused when the policy is loaded: ImageInvalid, each rule named with its estimate, nothing planned', async (t) => {
+  it("the issue's cubic rule and its list-building rule are refused when the policy is loaded: ImageInvalid, each rule named with its estimate, nothing planned", async (t) => {
     const s = await scenario(t, KEYED, { 'terraform.tfvars.json': { keys: ['k'.repeat(420)] } });
     const policy = await withPolicy(s, {
-      cubic: 'change.address.split("").exists(a, change.address.split("").exists(b, change.address.indexOf(a + b + "#") >= 0))',
+      cubic:
+        'change.address.split("").exists(a, change.address.split("").exists(b, change.address.indexOf(a + b + "#") >= 0))',
       lists: 'change.address.split("").map(c, change.address.split("")).size() > 0',
     });
     const run = await s.run('apply', ['--image', IMAGE, '--policy', policy]);
@@ -36,9 +42,19 @@ describe('policy: bounded evaluation', () => {
     assert.equal(r.reason, 'ImageInvalid');
     assert.equal(r.error!.step, 'policy');
     const problems = r.error!.detail!.problems as { rule: string; message: string }[];
-    assert.deepEqual(problems.map((p) => p.rule), ['cubic', 'lists']);
-    for (const p of problems) assert.match(p.message, /^match: its worst case costs [0-9,]+ units, over the 1,000,000 one rule may spend on one change/);
-    assert.deepEqual(r.steps.map((step) => step.name), ['policy']);
+    assert.deepEqual(
+      problems.map((p) => p.rule),
+      ['cubic', 'lists'],
+    );
+    for (const p of problems)
+      assert.match(
+        p.message,
+        /^match: its worst case costs [0-9,]+ units, over the 1,000,000 one rule may spend on one change/,
+      );
+    assert.deepEqual(
+      r.steps.map((step) => step.name),
+      ['policy'],
+    );
     assert.equal(existsSync(s.state), false, 'nothing planned or applied');
   });
 
@@ -46,15 +62,29 @@ describe('policy: bounded evaluation', () => {
     const key = 'k'.repeat(6000);
     const s = await scenario(t, KEYED, { 'terraform.tfvars.json': { keys: [key, 'short'] } });
     // Quadratic in the address: ≈ 120,000 units for an address of 1,024 characters, millions for this one.
-    const policy = await withPolicy(s, { slow: 'change.address.split("").exists(c, change.address.contains(c + "#"))' });
+    const policy = await withPolicy(s, {
+      slow: 'change.address.split("").exists(c, change.address.contains(c + "#"))',
+    });
     const run = await s.run('apply', ['--image', IMAGE, '--policy', policy]);
     assert.equal(run.exitCode, 8, explain(run));
     const r = run.result!;
     assert.equal(r.reason, 'PolicyDenied');
     const found = r.plan!.policy!;
     assert.deepEqual(
-      found.denied.map((d) => [d.rule, d.address === `terraform_data.db["${key}"]` ? 'the long key' : d.address, d.message]),
-      [['slow', 'the long key', 'rule "slow" (' + join(policy, 'policy.yaml') + ') failed on this change (it ran over its cost budget of 1000000 units on this change) and denies it: a deny rule that cannot be evaluated denies; fix the rule']],
+      found.denied.map((d) => [
+        d.rule,
+        d.address === `terraform_data.db["${key}"]` ? 'the long key' : d.address,
+        d.message,
+      ]),
+      [
+        [
+          'slow',
+          'the long key',
+          'rule "slow" (' +
+            join(policy, 'policy.yaml') +
+            ') failed on this change (it ran over its cost budget of 1000000 units on this change) and denies it: a deny rule that cannot be evaluated denies; fix the rule',
+        ],
+      ],
     );
     assert.equal(found.timedOut, false);
     assert.equal(found.costExceeded, false);

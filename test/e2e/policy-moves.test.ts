@@ -8,11 +8,11 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FileTree } from '../support/tf-modules.ts';
-import { replaceConfiguration, resourceIds, runTerraform, writeModule } from '../support/tf-modules.ts';
+import { replaceConfiguration, resourceIds, runTestTerraform, writeModule } from '../support/tf-modules.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
-import { ISSUE_EXAMPLE, POLICY_HEADER } from '../policy/support.ts';
-import { explain, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
-import { stateOnce } from './state-once.ts';
+import { ISSUE_EXAMPLE, POLICY_HEADER } from '../policy/policies.support.ts';
+import { explain, runRunner, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
+import { stateOnce } from './state-once.support.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 
@@ -21,12 +21,14 @@ const BASE: FileTree = { 'main.tf': 'resource "terraform_data" "db" {\n  trigger
 
 /** Renamed to terraform_data.archive by a moved block, and its engine changed: the same object, replaced. */
 const RENAMED: FileTree = {
-  'main.tf': 'moved {\n  from = terraform_data.db\n  to   = terraform_data.archive\n}\n\nresource "terraform_data" "archive" {\n  triggers_replace = "pg16"\n}\n',
+  'main.tf':
+    'moved {\n  from = terraform_data.db\n  to   = terraform_data.archive\n}\n\nresource "terraform_data" "archive" {\n  triggers_replace = "pg16"\n}\n',
 };
 
 /** Moved into module.wrap as terraform_data.store, its engine changed. */
 const INTO_MODULE: FileTree = {
-  'main.tf': 'moved {\n  from = terraform_data.db\n  to   = module.wrap.terraform_data.store\n}\n\nmodule "wrap" {\n  source = "./wrap"\n}\n',
+  'main.tf':
+    'moved {\n  from = terraform_data.db\n  to   = module.wrap.terraform_data.store\n}\n\nmodule "wrap" {\n  source = "./wrap"\n}\n',
   'wrap/main.tf': 'resource "terraform_data" "store" {\n  triggers_replace = "pg16"\n}\n',
 };
 
@@ -52,7 +54,9 @@ async function assertDeniedMove(s: Scenario, run: RunnerRun, before: Buffer, add
   assert.equal(run.exitCode, 8, explain(run));
   const r = run.result!;
   assert.equal(r.reason, 'PolicyDenied');
-  assert.deepEqual(r.plan!.policy!.denied, [{ rule: 'protect-databases', address, message: `databases are never deleted by the runner: ${address}` }]);
+  assert.deepEqual(r.plan!.policy!.denied, [
+    { rule: 'protect-databases', address, message: `databases are never deleted by the runner: ${address}` },
+  ]);
   assert.deepEqual(
     r.plan!.destructive.map((d) => [d.address, d.previousAddress, d.action]),
     [[address, 'terraform_data.db', 'replace']],
@@ -68,7 +72,14 @@ describe('policy: a rename cannot walk past a deny rule', () => {
     const { s, policy, before } = await movedScenario(t, RENAMED);
     const run = await s.run('apply', ['--image', IMAGE, '--policy', policy]);
     await assertDeniedMove(s, run, before, 'terraform_data.archive');
-    const approved = await s.run('apply', ['--image', IMAGE, '--policy', policy, '--approved-hash', run.result!.approvalHash!]);
+    const approved = await s.run('apply', [
+      '--image',
+      IMAGE,
+      '--policy',
+      policy,
+      '--approved-hash',
+      run.result!.approvalHash!,
+    ]);
     await assertDeniedMove(s, approved, before, 'terraform_data.archive');
     assert.ok(resourceIds(await s.readState())['terraform_data.db'], 'the database is still there, at its old address');
   });
@@ -84,20 +95,42 @@ describe('policy: a rename cannot walk past a deny rule', () => {
     const summary = join(s.dir, 'summary.md');
     const run = await s.run('apply', ['--image', IMAGE, '--summary-md', summary]);
     assert.equal(run.exitCode, 3, explain(run));
-    assert.match(run.result!.message, /it deletes or replaces: terraform_data\.archive \(replace; was terraform_data\.db\)/);
+    assert.match(
+      run.result!.message,
+      /it deletes or replaces: terraform_data\.archive \(replace; was terraform_data\.db\)/,
+    );
     assert.ok(run.stdout.includes('terraform_data.archive (replace; was terraform_data.db)'), run.stdout);
     assert.ok((await readFile(summary, 'utf8')).includes('`terraform_data.archive (was terraform_data.db)`'));
-    assert.deepEqual(JSON.parse(await readFile(s.termination, 'utf8')).destructive, [{ address: 'terraform_data.archive', action: 'replace', previousAddress: 'terraform_data.db' }]);
+    assert.deepEqual(JSON.parse(await readFile(s.termination, 'utf8')).destructive, [
+      { address: 'terraform_data.archive', action: 'replace', previousAddress: 'terraform_data.db' },
+    ]);
     assert.deepEqual(await readFile(s.state), before);
   });
 
   it('contract check --policy warns about a rule that tests a name and never what the change was', async (t) => {
     const { s } = await movedScenario(t, BASE);
     await mkdir(join(s.dir, 'old'));
-    await writeFile(join(s.dir, 'old', 'policy.yaml'), `${POLICY_HEADER}rules:\n- name: old-style\n  match: change.name.startsWith("db") && change.kind == "replace"\n  effect: deny\n`);
+    await writeFile(
+      join(s.dir, 'old', 'policy.yaml'),
+      `${POLICY_HEADER}rules:\n- name: old-style\n  match: change.name.startsWith("db") && change.kind == "replace"\n  effect: deny\n`,
+    );
     const check = async (dir: string) => {
-      const run = await runRunner(['contract', 'check', '--root', s.dir, '--module', '/module', '--policy', `/${dir}`, '--json']);
-      return JSON.parse(run.stdout).checks.find((c: { name: string }) => c.name === 'policy') as { status: string; message: string; warnings?: string[] };
+      const run = await runRunner([
+        'contract',
+        'check',
+        '--root',
+        s.dir,
+        '--module',
+        '/module',
+        '--policy',
+        `/${dir}`,
+        '--json',
+      ]);
+      return JSON.parse(run.stdout).checks.find((c: { name: string }) => c.name === 'policy') as {
+        status: string;
+        message: string;
+        warnings?: string[];
+      };
     };
     const old = await check('old');
     assert.equal(old.status, 'pass', 'a warning, not a violation');
@@ -111,27 +144,34 @@ describe('policy: a rename cannot walk past a deny rule', () => {
   });
 });
 
-describe('policy: the contract\'s other examples over real terraform moves', () => {
+describe("policy: the contract's other examples over real terraform moves", () => {
   /** terraform's own plans of the rename and of the move into a module (show -json), once for the describe: terraform_data applied, then each moved block planned. */
   const movedPlans = sharedSetup(async (suite) => {
     const dir = await writeModule(BASE, suite);
-    for (const args of [['init'], ['apply', '-auto-approve']]) assert.equal((await runTerraform(dir, args)).exitCode, 0);
+    for (const args of [['init'], ['apply', '-auto-approve']])
+      assert.equal((await runTestTerraform(dir, args)).exitCode, 0);
     const plans: Record<string, string> = {};
-    for (const [name, tree] of [['renamed', RENAMED], ['into-module', INTO_MODULE]] as const) {
+    for (const [name, tree] of [
+      ['renamed', RENAMED],
+      ['into-module', INTO_MODULE],
+    ] as const) {
       await replaceConfiguration(dir, tree);
       await mkdir(join(dir, 'wrap'), { recursive: true });
       if (tree['wrap/main.tf']) await writeFile(join(dir, 'wrap', 'main.tf'), tree['wrap/main.tf']);
-      for (const args of [['init'], ['plan', '-out', `${name}.tfplan`]]) assert.equal((await runTerraform(dir, args)).exitCode, 0, args.join(' '));
-      plans[name] = (await runTerraform(dir, ['show', '-json', `${name}.tfplan`])).stdout;
+      for (const args of [['init'], ['plan', '-out', `${name}.tfplan`]])
+        assert.equal((await runTestTerraform(dir, args)).exitCode, 0, args.join(' '));
+      plans[name] = (await runTestTerraform(dir, ['show', '-json', `${name}.tfplan`])).stdout;
     }
     return plans;
   });
 
   /** The examples of §6 that name objects by type: protect-databases and iam-needs-review. */
   const section = readFileSync(new URL('../../contract/sections/policy.md', import.meta.url), 'utf8');
-  const [databases, , iam] = [...section.slice(section.indexOf('## 6. Examples')).matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  const [databases, , iam] = [
+    ...section.slice(section.indexOf('## 6. Examples')).matchAll(/```yaml\n([\s\S]*?)```/g),
+  ].map((m) => m[1]!);
 
-  it('protect-databases and iam-needs-review hold through a rename and a move into a module of terraform\'s own plans (the provider types written in)', async (t) => {
+  it("protect-databases and iam-needs-review hold through a rename and a move into a module of terraform's own plans (the provider types written in)", async (t) => {
     const plans = await movedPlans();
     const dir = await writeModule({ 'policy/databases.yaml': databases!, 'policy/iam.yaml': iam! }, t);
     for (const [type, expect] of [
@@ -146,8 +186,15 @@ describe('policy: the contract\'s other examples over real terraform moves', () 
         assert.equal(run.exitCode, 0, run.stderr);
         const judged = JSON.parse(run.stdout);
         const moved = name === 'renamed' ? `${type}.archive` : `module.wrap.${type}.store`;
-        assert.deepEqual(judged.destructive.map((d: { address: string; previousAddress?: string }) => [d.address, d.previousAddress]), [[moved, `${type}.db`]]);
-        assert.deepEqual(judged.policy[expect].map((f: { address: string }) => f.address), [moved], `${type} ${name}`);
+        assert.deepEqual(
+          judged.destructive.map((d: { address: string; previousAddress?: string }) => [d.address, d.previousAddress]),
+          [[moved, `${type}.db`]],
+        );
+        assert.deepEqual(
+          judged.policy[expect].map((f: { address: string }) => f.address),
+          [moved],
+          `${type} ${name}`,
+        );
       }
     }
   });

@@ -9,22 +9,50 @@ import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { startInBackground } from '../support/exec.ts';
-import { terraformEnv } from '../support/tf-modules.ts';
-import { POLICY_HEADER } from '../policy/support.ts';
-import { RUNNER, scenario, type Scenario } from './runner.ts';
+import { testTerraformEnv } from '../support/tf-modules.ts';
+import { POLICY_HEADER } from '../policy/policies.support.ts';
+import { RUNNER, scenario, type Scenario } from '../support/runner.ts';
 import type { Result } from '../../src/schemas/result.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 
 /** 40 terraform_data with 6,000-character keys under three rules that each spend their whole budget on every one: the plan's whole budget, seconds at least. */
 async function longEvaluation(s: Scenario): Promise<string[]> {
-  await s.useModule({ 'main.tf': 'variable "keys" {\n  type = list(string)\n}\n\nresource "terraform_data" "db" {\n  for_each = toset(var.keys)\n  input    = "x"\n}\n' });
-  await s.setInputs({ 'terraform.tfvars.json': { keys: Array.from({ length: 40 }, (_, i) => `${i}-${'k'.repeat(6000)}`) } });
+  await s.useModule({
+    'main.tf':
+      'variable "keys" {\n  type = list(string)\n}\n\nresource "terraform_data" "db" {\n  for_each = toset(var.keys)\n  input    = "x"\n}\n',
+  });
+  await s.setInputs({
+    'terraform.tfvars.json': { keys: Array.from({ length: 40 }, (_, i) => `${i}-${'k'.repeat(6000)}`) },
+  });
   const dir = join(s.dir, 'policy');
   await mkdir(dir);
-  const rule = (name: string) => `- name: ${name}\n  match: change.address.split("").exists(c, change.address.contains(c + "#"))\n  effect: deny\n`;
-  await writeFile(join(dir, 'policy.yaml'), `${POLICY_HEADER}rules:\n${rule('slow-1')}${rule('slow-2')}${rule('slow-3')}`);
-  return ['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', '--image', IMAGE, '--policy', dir];
+  const rule = (name: string) =>
+    `- name: ${name}\n  match: change.address.split("").exists(c, change.address.contains(c + "#"))\n  effect: deny\n`;
+  await writeFile(
+    join(dir, 'policy.yaml'),
+    `${POLICY_HEADER}rules:\n${rule('slow-1')}${rule('slow-2')}${rule('slow-3')}`,
+  );
+  return [
+    'apply',
+    '--module',
+    s.module,
+    '--inputs',
+    s.inputs,
+    '--state',
+    s.state,
+    '--new-state',
+    '--out',
+    s.out,
+    '--termination-log',
+    s.termination,
+    '--log-format',
+    'json',
+    '--image',
+    IMAGE,
+    '--policy',
+    dir,
+  ];
 }
 
 const EVALUATION_STARTED = '"msg":"policy: judging the plan';
@@ -35,7 +63,11 @@ describe('policy: a stop during the evaluation', () => {
   it('SIGTERM: exit 143 within --stop-grace, interrupted, the policy evaluation named, nothing applied', async (t) => {
     const s = await scenario(t, {});
     const args = await longEvaluation(s);
-    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--stop-grace', '3s'], { env: terraformEnv(), mark: EVALUATION_STARTED, killAfterMs: 120_000 });
+    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--stop-grace', '3s'], {
+      env: testTerraformEnv(),
+      mark: EVALUATION_STARTED,
+      killAfterMs: 120_000,
+    });
     const signalled = Date.now();
     child.kill('SIGTERM');
     const run = await exited;
@@ -46,7 +78,10 @@ describe('policy: a stop during the evaluation', () => {
     assert.equal(r.outcome, 'interrupted');
     assert.equal(r.reason, 'Interrupted');
     assert.equal(r.error!.step, 'show');
-    assert.match(r.message, /during show: the policy evaluation was stopped after \d+ rule evaluations, before it judged the whole plan: no verdict, nothing applied/);
+    assert.match(
+      r.message,
+      /during show: the policy evaluation was stopped after \d+ rule evaluations, before it judged the whole plan: no verdict, nothing applied/,
+    );
     assert.equal(r.applied, false);
     assert.equal(existsSync(s.state), false, 'nothing applied');
   });
@@ -57,7 +92,11 @@ describe('policy: a stop during the evaluation', () => {
     const started = Date.now();
     // The run stops itself at the deadline - stop grace - 5 s: at 24 s. The runner is frozen as its
     // evaluation begins and thawed after that moment, so its deadline falls in the evaluation on any machine.
-    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--deadline', '30s', '--stop-grace', '1s'], { env: terraformEnv(), mark: EVALUATION_STARTED, killAfterMs: 120_000 });
+    const { child, exited } = await startInBackground(
+      process.execPath,
+      [RUNNER, ...args, '--deadline', '30s', '--stop-grace', '1s'],
+      { env: testTerraformEnv(), mark: EVALUATION_STARTED, killAfterMs: 120_000 },
+    );
     child.kill('SIGSTOP');
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + 25_000 - Date.now())));
     child.kill('SIGCONT');

@@ -7,10 +7,10 @@ import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { runProcess } from '../support/exec.ts';
 import type { Result } from '../../src/schemas/result.ts';
-import { resourceIds, terraformEnv, type FileTree } from '../support/tf-modules.ts';
-import { ISSUE_EXAMPLE, POLICY_HEADER } from '../policy/support.ts';
-import { explain, RUNNER, runRunner, scenario, type RunnerRun, type Scenario } from './runner.ts';
-import { stateOnce } from './state-once.ts';
+import { resourceIds, testTerraformEnv, type FileTree } from '../support/tf-modules.ts';
+import { ISSUE_EXAMPLE, POLICY_HEADER } from '../policy/policies.support.ts';
+import { explain, RUNNER, runRunner, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
+import { stateOnce } from './state-once.support.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
@@ -39,7 +39,11 @@ resource "terraform_data" "node" {
 }
 
 /** A policy dir in the scenario holding `files`. */
-async function policyDir(s: Scenario, files: Record<string, string> = { 'policy.yaml': ISSUE_EXAMPLE }, name = 'policy'): Promise<string> {
+async function policyDir(
+  s: Scenario,
+  files: Record<string, string> = { 'policy.yaml': ISSUE_EXAMPLE },
+  name = 'policy',
+): Promise<string> {
   const dir = join(s.dir, name);
   await mkdir(dir, { recursive: true });
   for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
@@ -66,10 +70,16 @@ async function applied(t: TestContext, nodes: 0 | 6 = 0): Promise<{ s: Scenario;
   return { s, policy: await policyDir(s) };
 }
 
-const termination = async (s: Scenario) => JSON.parse(await readFile(s.termination, 'utf8')) as Record<string, unknown> & { policy?: Record<string, unknown> };
+const termination = async (s: Scenario) =>
+  JSON.parse(await readFile(s.termination, 'utf8')) as Record<string, unknown> & { policy?: Record<string, unknown> };
 
 /** A denial as the contract says: invalid, PolicyDenied, exit 8 (its own: neither a block nor a broken module), never a block, nothing applied. */
-async function assertDenied(s: Scenario, run: RunnerRun, stateBefore: Buffer, denied: { rule: string; address?: string; message: string | RegExp }[]): Promise<Result> {
+async function assertDenied(
+  s: Scenario,
+  run: RunnerRun,
+  stateBefore: Buffer,
+  denied: { rule: string; address?: string; message: string | RegExp }[],
+): Promise<Result> {
   assert.equal(run.exitCode, 8, explain(run));
   const r = run.result!;
   assert.equal(r.outcome, 'invalid');
@@ -92,7 +102,10 @@ async function assertDenied(s: Scenario, run: RunnerRun, stateBefore: Buffer, de
   assert.match(run.stdout, /denied by the policy \(\d+: no approval can pass it\):/);
   const term = await termination(s);
   assert.equal(term.reason, 'PolicyDenied');
-  assert.deepEqual((term.policy!.denied as { rule: string }[]).map((d) => d.rule), denied.map((d) => d.rule));
+  assert.deepEqual(
+    (term.policy!.denied as { rule: string }[]).map((d) => d.rule),
+    denied.map((d) => d.rule),
+  );
   assert.deepEqual(await readFile(s.state), stateBefore, 'the state is untouched');
   return r;
 }
@@ -102,15 +115,24 @@ describe('policy: deny', () => {
     const { s, policy } = await applied(t);
     await s.useModule(policyModule({ db: false }));
     const before = await readFile(s.state);
-    const denial = { rule: 'protect-databases', address: 'terraform_data.db1', message: 'databases are never deleted by the runner: terraform_data.db1' };
+    const denial = {
+      rule: 'protect-databases',
+      address: 'terraform_data.db1',
+      message: 'databases are never deleted by the runner: terraform_data.db1',
+    };
     const run = await s.run('apply', ['--image', IMAGE, '--policy', policy]);
     const r = await assertDenied(s, run, before, [denial]);
     assert.equal(r.plan!.destructiveTotal, 1);
-    assert.ok(r.steps.some((step) => step.name === 'policy' && step.status === 'ok'), 'the policy step ran');
+    assert.ok(
+      r.steps.some((step) => step.name === 'policy' && step.status === 'ok'),
+      'the policy step ran',
+    );
 
     // The approval hash of this very plan, the dir named by CAPTF_POLICY: still denied, nothing applied
     // (were the variable ignored, the approval would apply the delete).
-    const approved = await s.run('apply', ['--image', IMAGE, '--approved-hash', r.approvalHash!], { CAPTF_POLICY: policy });
+    const approved = await s.run('apply', ['--image', IMAGE, '--approved-hash', r.approvalHash!], {
+      CAPTF_POLICY: policy,
+    });
     await assertDenied(s, approved, before, [denial]);
     assert.ok(resourceIds(await s.readState())['terraform_data.db1'], 'the database is still there');
   });
@@ -125,7 +147,10 @@ describe('policy: deny', () => {
     assert.equal(r.plan!.policy!.deletes, 6);
     const approved = await s.run('apply', ['--image', IMAGE, '--policy', policy, '--approved-hash', r.approvalHash!]);
     await assertDenied(s, approved, before, [limit]);
-    assert.equal(Object.keys(resourceIds(await s.readState())).filter((a) => a.startsWith('terraform_data.node')).length, 6);
+    assert.equal(
+      Object.keys(resourceIds(await s.readState())).filter((a) => a.startsWith('terraform_data.node')).length,
+      6,
+    );
   });
 });
 
@@ -158,11 +183,18 @@ describe('policy: requireApproval', () => {
     assert.equal(b.reason, 'DestructivePlanBlocked');
     assert.equal(b.plan!.destructiveTotal, 0);
     assert.equal(b.plan!.gated, true);
-    assert.deepEqual(b.plan!.policy!.approvalRequired, [{ rule: 'iam-needs-review', address: 'terraform_data.iam_role' }]);
+    assert.deepEqual(b.plan!.policy!.approvalRequired, [
+      { rule: 'iam-needs-review', address: 'terraform_data.iam_role' },
+    ]);
     assert.equal(b.annotations['captf.io/destructive-plan-blocked'], b.approvalHash);
     assert.match(b.message, /policy rules require an approval: iam-needs-review at terraform_data\.iam_role/);
-    assert.match(blocked.stdout, /the policy requires an approval \(1\):\n {2}iam-needs-review at terraform_data\.iam_role/);
-    assert.deepEqual(termination.policy!.approvalRequired, [{ rule: 'iam-needs-review', address: 'terraform_data.iam_role' }]);
+    assert.match(
+      blocked.stdout,
+      /the policy requires an approval \(1\):\n {2}iam-needs-review at terraform_data\.iam_role/,
+    );
+    assert.deepEqual(termination.policy!.approvalRequired, [
+      { rule: 'iam-needs-review', address: 'terraform_data.iam_role' },
+    ]);
     assert.deepEqual(after, before, 'nothing applied');
 
     const approved = await s.run('apply', ['--image', IMAGE, '--policy', policy, '--approved-hash', b.approvalHash!]);
@@ -170,7 +202,10 @@ describe('policy: requireApproval', () => {
     const a = approved.result!;
     assert.equal(a.outcome, 'succeeded');
     // The blocked run listed the finding: the approval covered nothing unseen.
-    assert.deepEqual({ ...a.approval, blockedRun: undefined }, { given: true, matched: true, required: true, unreviewed: [], unreviewedTotal: 0, blockedRun: undefined });
+    assert.deepEqual(
+      { ...a.approval, blockedRun: undefined },
+      { given: true, matched: true, required: true, unreviewed: [], unreviewedTotal: 0, blockedRun: undefined },
+    );
     const iam = (await s.readState()).resources.find((resource) => resource.name === 'iam_role')!;
     assert.deepEqual(iam.instances[0]!.attributes.input, { value: 'v2', type: 'string' });
   });
@@ -179,10 +214,19 @@ describe('policy: requireApproval', () => {
     const { s, blocked } = await blockedOnIam(t);
     const hash = blocked.result!.approvalHash!;
     // The policy changes after the block (the inputs do not): a second rule now requires approval.
-    const widened = await policyDir(s, { 'policy.yaml': ISSUE_EXAMPLE, 'review.yaml': `${POLICY_HEADER}rules:\n- name: all-updates\n  match: change.kind == "update"\n  effect: requireApproval\n` }, 'policy2');
+    const widened = await policyDir(
+      s,
+      {
+        'policy.yaml': ISSUE_EXAMPLE,
+        'review.yaml': `${POLICY_HEADER}rules:\n- name: all-updates\n  match: change.kind == "update"\n  effect: requireApproval\n`,
+      },
+      'policy2',
+    );
     const run = await s.run('apply', ['--image', IMAGE, '--policy', widened, '--approved-hash', hash]);
     assert.equal(run.exitCode, 0, explain(run));
-    assert.deepEqual(run.result!.approval!.unreviewed, [{ address: 'terraform_data.iam_role', action: 'policy', rule: 'all-updates' }]);
+    assert.deepEqual(run.result!.approval!.unreviewed, [
+      { address: 'terraform_data.iam_role', action: 'policy', rule: 'all-updates' },
+    ]);
     assert.match(run.stdout, /terraform_data\.iam_role \(policy all-updates\)/);
   });
 
@@ -190,13 +234,22 @@ describe('policy: requireApproval', () => {
     const { s, policy, blocked, before } = await blockedOnIam(t);
     // The IAM policy changes again after the block: the approval was given for v2, not v3.
     await s.setInputs({ 'terraform.tfvars.json': { iam_policy: 'v3' } });
-    const run = await s.run('apply', ['--image', IMAGE, '--policy', policy, '--approved-hash', blocked.result!.approvalHash!]);
+    const run = await s.run('apply', [
+      '--image',
+      IMAGE,
+      '--policy',
+      policy,
+      '--approved-hash',
+      blocked.result!.approvalHash!,
+    ]);
     assert.equal(run.exitCode, 3, explain(run));
     const r = run.result!;
     assert.equal(r.reason, 'DestructivePlanBlocked');
     assert.equal(r.approval!.matched, false);
     assert.notEqual(r.approvalHash, blocked.result!.approvalHash);
-    assert.deepEqual(r.plan!.policy!.approvalRequired, [{ rule: 'iam-needs-review', address: 'terraform_data.iam_role' }]);
+    assert.deepEqual(r.plan!.policy!.approvalRequired, [
+      { rule: 'iam-needs-review', address: 'terraform_data.iam_role' },
+    ]);
     assert.deepEqual(await readFile(s.state), before, 'nothing applied');
   });
 
@@ -206,28 +259,50 @@ describe('policy: requireApproval', () => {
     const run = await s.run('apply', ['--image', IMAGE, '--kind', 'machine', '--guard', 'off', '--policy', policy]);
     assert.equal(run.exitCode, 0, explain(run));
     assert.equal(run.result!.plan!.gated, true);
-    assert.ok(run.result!.warnings.some((w) => w.includes('applied without an approval (--guard off): policy rules require an approval: iam-needs-review at terraform_data.iam_role')), JSON.stringify(run.result!.warnings));
+    assert.ok(
+      run.result!.warnings.some((w) =>
+        w.includes(
+          'applied without an approval (--guard off): policy rules require an approval: iam-needs-review at terraform_data.iam_role',
+        ),
+      ),
+      JSON.stringify(run.result!.warnings),
+    );
     const iam = (await s.readState()).resources.find((resource) => resource.name === 'iam_role')!;
     assert.deepEqual(iam.instances[0]!.attributes.input, { value: 'v2', type: 'string' });
   });
 });
 
 describe('policy: a broken policy dir', () => {
-  const BROKEN = { 'policy.yaml': `${POLICY_HEADER}rules:\n- name: typo\n  match: change.nmae == "db"\n  effect: deny\n` };
+  const BROKEN = {
+    'policy.yaml': `${POLICY_HEADER}rules:\n- name: typo\n  match: change.nmae == "db"\n  effect: deny\n`,
+  };
 
   for (const op of ['apply', 'plan', 'drift'] as const) {
     it(`${op}: ImageInvalid, exit 4, file and rule named, nothing planned`, async (t) => {
       const { s } = await applied(t);
       const broken = await policyDir(s, BROKEN, 'broken');
       const before = await readFile(s.state);
-      const run = await s.run(op, ['--image', IMAGE, '--policy', broken, ...(op === 'plan' ? ['--artifacts', join(s.dir, 'artifacts')] : [])]);
+      const run = await s.run(op, [
+        '--image',
+        IMAGE,
+        '--policy',
+        broken,
+        ...(op === 'plan' ? ['--artifacts', join(s.dir, 'artifacts')] : []),
+      ]);
       assert.equal(run.exitCode, 4, explain(run));
       const r = run.result!;
       assert.equal(r.reason, 'ImageInvalid');
       assert.equal(r.error!.step, 'policy');
       assert.match(r.message, /policy\.yaml rule "typo": match: .*"nmae"/);
-      assert.deepEqual((r.error!.detail!.problems as { file: string; rule: string }[]).map((p) => [p.file, p.rule]), [[join(broken, 'policy.yaml'), 'typo']]);
-      assert.deepEqual(r.steps.map((step) => step.name), ['policy'], 'nothing ran after the policy');
+      assert.deepEqual(
+        (r.error!.detail!.problems as { file: string; rule: string }[]).map((p) => [p.file, p.rule]),
+        [[join(broken, 'policy.yaml'), 'typo']],
+      );
+      assert.deepEqual(
+        r.steps.map((step) => step.name),
+        ['policy'],
+        'nothing ran after the policy',
+      );
       assert.deepEqual(await readFile(s.state), before);
     });
   }
@@ -263,9 +338,15 @@ describe('policy: plan (Manual) and apply --plan-artifact', () => {
     const artifacts = join(s.dir, 'artifacts');
     const before = await readFile(s.state);
     const run = await s.run('plan', ['--image', IMAGE, '--policy', policy, '--artifacts', artifacts]);
-    const r = await assertDenied(s, run, before, [{ rule: 'protect-databases', address: 'terraform_data.db1', message: /terraform_data\.db1/ }]);
+    const r = await assertDenied(s, run, before, [
+      { rule: 'protect-databases', address: 'terraform_data.db1', message: /terraform_data\.db1/ },
+    ]);
     assert.equal(r.planArtifact, undefined);
-    assert.deepEqual((await readdir(artifacts).catch(() => [])).filter((name) => name.startsWith('plan-')), [], 'no artifact created');
+    assert.deepEqual(
+      (await readdir(artifacts).catch(() => [])).filter((name) => name.startsWith('plan-')),
+      [],
+      'no artifact created',
+    );
   });
 
   it('apply --plan-artifact re-evaluates deny rules and limits only', async (t) => {
@@ -278,10 +359,25 @@ describe('policy: plan (Manual) and apply --plan-artifact', () => {
     assert.equal(plan.exitCode, 0, explain(plan));
     const ref = plan.result!.planArtifact!;
     const before = await readFile(s.state);
-    const run = await s.run('apply', ['--image', IMAGE, '--policy', policy, '--plan-artifact', join(ref.location, ref.object), '--approved-plan-hash', plan.result!.planHash!]);
-    const r = await assertDenied(s, run, before, [{ rule: 'protect-databases', address: 'terraform_data.db1', message: /terraform_data\.db1/ }]);
+    const run = await s.run('apply', [
+      '--image',
+      IMAGE,
+      '--policy',
+      policy,
+      '--plan-artifact',
+      join(ref.location, ref.object),
+      '--approved-plan-hash',
+      plan.result!.planHash!,
+    ]);
+    const r = await assertDenied(s, run, before, [
+      { rule: 'protect-databases', address: 'terraform_data.db1', message: /terraform_data\.db1/ },
+    ]);
     assert.equal(r.plan!.policy!.effects, 'deny');
-    assert.deepEqual(r.plan!.policy!.approvalRequired, [], 'requireApproval rules are not evaluated: the approval was given for the plan');
+    assert.deepEqual(
+      r.plan!.policy!.approvalRequired,
+      [],
+      'requireApproval rules are not evaluated: the approval was given for the plan',
+    );
   });
 });
 
@@ -296,18 +392,36 @@ describe('policy: the policy dir changed between the plan and apply --plan-artif
     // Planned under the contract example: the IAM update needs an approval, which a Manual plan's hash is.
     const plan = await s.run('plan', ['--image', IMAGE, '--policy', policy, '--artifacts', artifacts]);
     assert.equal(plan.exitCode, 0, explain(plan));
-    assert.deepEqual(plan.result!.plan!.policy!.approvalRequired, [{ rule: 'iam-needs-review', address: 'terraform_data.iam_role' }]);
+    assert.deepEqual(plan.result!.plan!.policy!.approvalRequired, [
+      { rule: 'iam-needs-review', address: 'terraform_data.iam_role' },
+    ]);
     const ref = plan.result!.planArtifact!;
-    const applyWith = (dir: string) => s.run('apply', ['--image', IMAGE, '--policy', dir, '--plan-artifact', join(ref.location, ref.object), '--approved-plan-hash', plan.result!.planHash!]);
+    const applyWith = (dir: string) =>
+      s.run('apply', [
+        '--image',
+        IMAGE,
+        '--policy',
+        dir,
+        '--plan-artifact',
+        join(ref.location, ref.object),
+        '--approved-plan-hash',
+        plan.result!.planHash!,
+      ]);
     const before = await readFile(s.state);
 
     // The image's policy now freezes IAM: denied at apply, nothing applied.
-    const frozen = await applyWith(await policyDir(s, { 'policy.yaml': ISSUE_EXAMPLE, 'frozen.yaml': FROZEN }, 'policy-frozen'));
-    const r = await assertDenied(s, frozen, before, [{ rule: 'iam-frozen', address: 'terraform_data.iam_role', message: 'IAM is frozen: terraform_data.iam_role' }]);
+    const frozen = await applyWith(
+      await policyDir(s, { 'policy.yaml': ISSUE_EXAMPLE, 'frozen.yaml': FROZEN }, 'policy-frozen'),
+    );
+    const r = await assertDenied(s, frozen, before, [
+      { rule: 'iam-frozen', address: 'terraform_data.iam_role', message: 'IAM is frozen: terraform_data.iam_role' },
+    ]);
     assert.equal(r.plan!.policy!.effects, 'deny');
 
     // The image's policy now wants every change reviewed: not evaluated (the approval was given for this plan), applied.
-    const reviewAll = await applyWith(await policyDir(s, { 'policy.yaml': ISSUE_EXAMPLE, 'review.yaml': REVIEW_ALL }, 'policy-review'));
+    const reviewAll = await applyWith(
+      await policyDir(s, { 'policy.yaml': ISSUE_EXAMPLE, 'review.yaml': REVIEW_ALL }, 'policy-review'),
+    );
     assert.equal(reviewAll.exitCode, 0, explain(reviewAll));
     assert.deepEqual(reviewAll.result!.plan!.policy!.approvalRequired, []);
     const iam = (await s.readState()).resources.find((resource) => resource.name === 'iam_role')!;
@@ -324,8 +438,14 @@ describe('policy: drift and classify judge the same way', () => {
     const r = run.result!;
     assert.equal(r.reason, 'DriftFound');
     assert.equal(r.drift!.remediationDestructive, true);
-    assert.deepEqual(r.plan!.policy!.denied.map((d) => d.address), ['terraform_data.db1']);
-    assert.match(r.message, /The policy denies a remediation apply, and no approval passes that: protect-databases at terraform_data\.db1/);
+    assert.deepEqual(
+      r.plan!.policy!.denied.map((d) => d.address),
+      ['terraform_data.db1'],
+    );
+    assert.match(
+      r.message,
+      /The policy denies a remediation apply, and no approval passes that: protect-databases at terraform_data\.db1/,
+    );
   });
 
   it('classify --policy: the findings in the classification, gated; --detailed-exitcode 8 for a denial, 3 for a plan that needs an approval; a broken policy exits 4', async (t) => {
@@ -334,7 +454,14 @@ describe('policy: drift and classify judge the same way', () => {
       format_version: '1.2',
       terraform_version: '1.11.4',
       resource_changes: [
-        { address: 'terraform_data.iam_role', mode: 'managed', type: 'terraform_data', name: 'iam_role', provider_name: 'terraform.io/builtin/terraform', change: { actions: ['update'] } },
+        {
+          address: 'terraform_data.iam_role',
+          mode: 'managed',
+          type: 'terraform_data',
+          name: 'iam_role',
+          provider_name: 'terraform.io/builtin/terraform',
+          change: { actions: ['update'] },
+        },
       ],
     };
     const file = join(s.dir, 'plan.json');
@@ -348,14 +475,42 @@ describe('policy: drift and classify judge the same way', () => {
     assert.equal(plan.gated, true);
     assert.deepEqual(plan.policy.approvalRequired, [{ rule: 'iam-needs-review', address: 'terraform_data.iam_role' }]);
     const text = await runRunner(['classify', file, '--policy', policy]);
-    assert.match(text.stdout, /^gated .*\n {2}needs an approval: policy rule iam-needs-review at terraform_data\.iam_role$/);
-    assert.equal((await runRunner(['classify', file, '--policy', policy, '--detailed-exitcode'])).exitCode, 3, 'needs an approval: 3');
+    assert.match(
+      text.stdout,
+      /^gated .*\n {2}needs an approval: policy rule iam-needs-review at terraform_data\.iam_role$/,
+    );
+    assert.equal(
+      (await runRunner(['classify', file, '--policy', policy, '--detailed-exitcode'])).exitCode,
+      3,
+      'needs an approval: 3',
+    );
     const deleting = join(s.dir, 'deleting.json');
-    await writeFile(deleting, JSON.stringify({ ...document, resource_changes: [{ ...document.resource_changes[0]!, address: 'terraform_data.db1', name: 'db1', change: { actions: ['delete'] } }] }));
+    await writeFile(
+      deleting,
+      JSON.stringify({
+        ...document,
+        resource_changes: [
+          {
+            ...document.resource_changes[0]!,
+            address: 'terraform_data.db1',
+            name: 'db1',
+            change: { actions: ['delete'] },
+          },
+        ],
+      }),
+    );
     const denied = await runRunner(['classify', deleting, '--policy', policy, '--detailed-exitcode']);
-    assert.equal(denied.exitCode, 8, `denied by the policy: 8, told apart from needing an approval: ${denied.stdout}${denied.stderr}`);
+    assert.equal(
+      denied.exitCode,
+      8,
+      `denied by the policy: 8, told apart from needing an approval: ${denied.stdout}${denied.stderr}`,
+    );
     assert.match(denied.stdout, /denied by the policy: protect-databases/);
-    assert.equal((await runRunner(['classify', deleting, '--policy', policy])).exitCode, 0, 'without --detailed-exitcode: 0');
+    assert.equal(
+      (await runRunner(['classify', deleting, '--policy', policy])).exitCode,
+      0,
+      'without --detailed-exitcode: 0',
+    );
     const broken = await policyDir(s, { 'p.yaml': 'apiVersion: policy.captf.io/v1\n' }, 'broken');
     const refused = await runRunner(['classify', file, '--policy', broken]);
     assert.equal(refused.exitCode, 4);
@@ -364,12 +519,20 @@ describe('policy: drift and classify judge the same way', () => {
 
   it('contract check --policy: the check named policy', async (t) => {
     const { s, policy } = await applied(t);
-    const check = (dir: string) => runRunner(['contract', 'check', '--root', s.dir, '--module', '/module', '--policy', `/${dir}`, '--json']);
+    const check = (dir: string) =>
+      runRunner(['contract', 'check', '--root', s.dir, '--module', '/module', '--policy', `/${dir}`, '--json']);
     const good = JSON.parse((await check('policy')).stdout);
     const row = good.checks.find((c: { name: string }) => c.name === 'policy');
     assert.equal(row.status, 'pass');
-    assert.equal(row.message, `${policy}: 1 file, 2 rules, at most 5 deletes per plan (${join(policy, 'policy.yaml')})`);
-    await policyDir(s, { 'p.yaml': `${POLICY_HEADER}rules:\n- name: bad\n  match: plan.counts.delete > 0\n  effect: deny\n` }, 'broken');
+    assert.equal(
+      row.message,
+      `${policy}: 1 file, 2 rules, at most 5 deletes per plan (${join(policy, 'policy.yaml')})`,
+    );
+    await policyDir(
+      s,
+      { 'p.yaml': `${POLICY_HEADER}rules:\n- name: bad\n  match: plan.counts.delete > 0\n  effect: deny\n` },
+      'broken',
+    );
     const bad = await check('broken');
     assert.equal(bad.exitCode, 4);
     const failed = JSON.parse(bad.stdout).checks.find((c: { name: string }) => c.name === 'policy');
@@ -387,11 +550,33 @@ describe('policy: without a policy dir nothing of it loads', () => {
     await cp(dirname(RUNNER), bundle, { recursive: true });
     const chunks = join(bundle, 'chunks');
     const policyChunks: string[] = [];
-    for (const name of await readdir(chunks)) if ((await readFile(join(chunks, name), 'utf8')).includes('policy.captf.io/v1')) policyChunks.push(name);
+    for (const name of await readdir(chunks))
+      if ((await readFile(join(chunks, name), 'utf8')).includes('policy.captf.io/v1')) policyChunks.push(name);
     assert.equal(policyChunks.length, 1, `one chunk holds the policy module: ${policyChunks.join(', ')}`);
     await rm(join(chunks, policyChunks[0]!));
     const run = (extra: string[]) =>
-      runProcess(process.execPath, [join(bundle, 'captf-runner.mjs'), 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--image', IMAGE, ...extra], { env: terraformEnv() });
+      runProcess(
+        process.execPath,
+        [
+          join(bundle, 'captf-runner.mjs'),
+          'apply',
+          '--module',
+          s.module,
+          '--inputs',
+          s.inputs,
+          '--state',
+          s.state,
+          '--new-state',
+          '--out',
+          s.out,
+          '--termination-log',
+          s.termination,
+          '--image',
+          IMAGE,
+          ...extra,
+        ],
+        { env: testTerraformEnv() },
+      );
     const plain = await run([]);
     assert.equal(plain.exitCode, 0, `without the policy an update is not gated\n${plain.stderr.slice(-2000)}`);
     const iam = (await s.readState()).resources.find((resource) => resource.name === 'iam_role')!;
@@ -401,4 +586,3 @@ describe('policy: without a policy dir nothing of it loads', () => {
     assert.match(withPolicy.stderr + withPolicy.stdout, /policy-[A-Z0-9]+\.mjs/);
   });
 });
-

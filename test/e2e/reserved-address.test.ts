@@ -14,9 +14,17 @@ import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { scanHcl } from '../../src/workspace/scan-hcl.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../src/workspace/reserved-names.ts';
 import { inputsHashConfig, localBackendConfig } from '../../src/workspace/workspace.ts';
-import { readLocalState, resourceIds, runTerraform, tempDir, terraformEnv, writeTree, type FileTree } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, RUNNER, scenario, type Scenario } from './runner.ts';
-import { stateOnce } from './state-once.ts';
+import {
+  readLocalState,
+  resourceIds,
+  runTestTerraform,
+  tempDir,
+  testTerraformEnv,
+  writeTree,
+  type FileTree,
+} from '../support/tf-modules.ts';
+import { explain, recordedInputsHash, RUNNER, scenario, type Scenario } from '../support/runner.ts';
+import { stateOnce } from './state-once.support.ts';
 
 /** `triggers_replace` differs from the record's configuration: moved into the record, the cluster object is replaced. */
 const CLUSTER = `resource "terraform_data" "cluster" {
@@ -62,7 +70,9 @@ moved {
 `,
 };
 
-const RESERVED_WHY = new RegExp(`^${INPUTS_HASH_RESOURCE.replace('.', '\\.')} is reserved for the runner's own resource`);
+const RESERVED_WHY = new RegExp(
+  `^${INPUTS_HASH_RESOURCE.replace('.', '\\.')} is reserved for the runner's own resource`,
+);
 
 /** The state the runner's first apply left: it created the cluster and failed at the bootstrap (made once for the file). */
 const failedFirstApply = stateOnce(async (t) => {
@@ -83,7 +93,7 @@ async function stateWithoutRecord(t: TestContext): Promise<Scenario> {
   return s;
 }
 
-describe('reserved address: a moved block into the runner\'s record over a state without one', () => {
+describe("reserved address: a moved block into the runner's record over a state without one", () => {
   it('the scan refuses the module: exit 4, the file and line named, the state untouched', async (t) => {
     const s = await stateWithoutRecord(t);
     const before = await readFile(s.state);
@@ -95,7 +105,10 @@ describe('reserved address: a moved block into the runner\'s record over a state
     assert.equal(r.reason, 'ImageInvalid');
     assert.equal(r.error!.kind, 'image');
     assert.equal(r.error!.step, 'workspace');
-    assert.ok(r.error!.message.includes(`${join(s.module, 'moves.tf')}:4: moved { to = ${INPUTS_HASH_RESOURCE} }`), r.error!.message);
+    assert.ok(
+      r.error!.message.includes(`${join(s.module, 'moves.tf')}:4: moved { to = ${INPUTS_HASH_RESOURCE} }`),
+      r.error!.message,
+    );
     assert.match(r.error!.message, /rename or remove that block/);
     assert.equal(r.applied, false);
     assert.ok(!r.steps.some((step) => step.name === 'init'), 'terraform never ran');
@@ -111,17 +124,29 @@ describe('reserved address: a moved block into the runner\'s record over a state
     await copyFile(s.state, join(root, 'copy.tfstate'));
     await writeFile(join(root, 'captf_runner_backend_override.tf'), localBackendConfig(join(root, 'copy.tfstate')));
     const terraform = async (args: string[]) => {
-      const run = await runTerraform(root, args);
+      const run = await runTestTerraform(root, args);
       assert.equal(run.exitCode, 0, `terraform ${args[0]}: ${run.stderr}`);
       return run.stdout;
     };
     await terraform(['init', '-input=false', '-no-color']);
-    const human = await terraform(['plan', '-input=false', '-no-color', '-out=plan.tfplan', '-var', `${INPUTS_HASH_VARIABLE}=${'a'.repeat(64)}`]);
-    assert.match(human, /terraform_data\.captf_inputs_hash must be replaced\s+# \(moved from terraform_data\.cluster\)/);
+    const human = await terraform([
+      'plan',
+      '-input=false',
+      '-no-color',
+      '-out=plan.tfplan',
+      '-var',
+      `${INPUTS_HASH_VARIABLE}=${'a'.repeat(64)}`,
+    ]);
+    assert.match(
+      human,
+      /terraform_data\.captf_inputs_hash must be replaced\s+# \(moved from terraform_data\.cluster\)/,
+    );
     await writeFile(join(root, 'plan.json'), await terraform(['show', '-json', 'plan.tfplan']));
 
     // Classified exactly as the runner's show step does.
-    const plan = await classifyPlanStream(createReadStream(join(root, 'plan.json')), { ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]) });
+    const plan = await classifyPlanStream(createReadStream(join(root, 'plan.json')), {
+      ignoreAddresses: new Set([INPUTS_HASH_RESOURCE]),
+    });
     assert.equal(plan.gated, true);
     assert.equal(plan.destructive.length, 1, JSON.stringify(plan.destructive));
     const [entry] = plan.destructive;
@@ -131,7 +156,9 @@ describe('reserved address: a moved block into the runner\'s record over a state
     assert.match(entry!.why!, /moved from terraform_data\.cluster/);
 
     // The built runner's classify command applies the same reserved-address rules: its verdict is the apply's.
-    const cli = await runProcess(process.execPath, [RUNNER, 'classify', '--json', join(root, 'plan.json')], { env: terraformEnv() });
+    const cli = await runProcess(process.execPath, [RUNNER, 'classify', '--json', join(root, 'plan.json')], {
+      env: testTerraformEnv(),
+    });
     assert.equal(cli.exitCode, 0, cli.stderr);
     const classified = JSON.parse(cli.stdout) as Classification;
     assert.equal(classified.gated, true);
@@ -141,7 +168,7 @@ describe('reserved address: a moved block into the runner\'s record over a state
 });
 
 describe('reserved address: what the scan cannot see', () => {
-  it('a state adopted from plain terraform with an object at the record\'s index 0: the implied move that replaces it is blocked', async (t) => {
+  it("a state adopted from plain terraform with an object at the record's index 0: the implied move that replaces it is blocked", async (t) => {
     // Plain terraform made this state: no runner, no scan, an object at terraform_data.captf_inputs_hash[0].
     const plain = await tempDir(t, 'captf-reserved-plain-');
     await writeTree(plain, {
@@ -153,8 +180,11 @@ resource "terraform_data" "captf_inputs_hash" {
 }
 `,
     });
-    for (const args of [['init', '-input=false', '-no-color'], ['apply', '-input=false', '-no-color', '-auto-approve']]) {
-      const run = await runTerraform(plain, args);
+    for (const args of [
+      ['init', '-input=false', '-no-color'],
+      ['apply', '-input=false', '-no-color', '-auto-approve'],
+    ]) {
+      const run = await runTestTerraform(plain, args);
       assert.equal(run.exitCode, 0, run.stderr);
     }
     const s = await scenario(t, { 'main.tf': CLUSTER });

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { modules, slowApply } from '../support/tf-modules.ts';
 import { TEST_INTERVAL_VARIABLE } from '../../src/output/progress.ts';
-import { explain, scenario, type RunnerRun } from './runner.ts';
+import { explain, scenario, type RunnerRun } from '../support/runner.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 const SECRET = 'CANARY-run-log-5ecret-Kw3';
@@ -33,12 +33,16 @@ function logLines(run: RunnerRun): LogLine[] {
   });
 }
 
-function assertEveryLineNames(run: RunnerRun, bindings: { op: string; object: string | null; namespace: string | null }) {
-  for (const line of logLines(run)) assert.deepEqual({ op: line.op, object: line.object, namespace: line.namespace }, bindings, `line "${line.msg}"`);
+function assertEveryLineNames(
+  run: RunnerRun,
+  bindings: { op: string; object: string | null; namespace: string | null },
+) {
+  for (const line of logLines(run))
+    assert.deepEqual({ op: line.op, object: line.object, namespace: line.namespace }, bindings, `line "${line.msg}"`);
 }
 
 describe('the run log', () => {
-  it('every line of a real run carries op, object and namespace (null when not given), an invalid run\'s too', async (t) => {
+  it("every line of a real run carries op, object and namespace (null when not given), an invalid run's too", async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: SECRET } });
     const applied = await s.run('apply', ['--image', IMAGE, '--object', 'demo', '--namespace', 'team-a']);
     assert.equal(applied.exitCode, 0, explain(applied));
@@ -55,11 +59,19 @@ describe('the run log', () => {
   });
 
   it('a long step logs its progress: the held plan, and an apply terraform is quiet in (the interval made small for the test)', async (t) => {
-    const s = await scenario(t, slowApply({ resources: 2, seconds: 2 }), { 'terraform.tfvars.json': { admin_token: SECRET } });
-    const run = await s.run('apply', ['--image', IMAGE, '--object', 'demo', '--namespace', 'team-a'], { [TEST_INTERVAL_VARIABLE]: '100' });
+    const s = await scenario(t, slowApply({ resources: 2, seconds: 2 }), {
+      'terraform.tfvars.json': { admin_token: SECRET },
+    });
+    const run = await s.run('apply', ['--image', IMAGE, '--object', 'demo', '--namespace', 'team-a'], {
+      [TEST_INTERVAL_VARIABLE]: '100',
+    });
     assert.equal(run.exitCode, 0, explain(run));
     const state = await s.readState();
-    assert.equal(state.resources.filter((r) => r.type === 'terraform_data' && r.name === 'slow')[0]?.instances.length, 2, 'the slow resources were created');
+    assert.equal(
+      state.resources.filter((r) => r.type === 'terraform_data' && r.name === 'slow')[0]?.instances.length,
+      2,
+      'the slow resources were created',
+    );
     assertEveryLineNames(run, { op: 'apply', object: 'demo', namespace: 'team-a' });
     const progress = logLines(run).filter((line) => line.elapsedMs !== undefined && line.output !== undefined);
     const applyLines = progress.filter((line) => line.step === 'apply');
@@ -81,7 +93,10 @@ describe('the run log', () => {
       assert.equal(line.output, 'held');
       assert.match(line.msg, /terraform's output is held until the plan is classified/);
     }
-    assert.ok(!run.stderr.includes('Refreshing state') && !run.stderr.includes('Creation complete'), 'no terraform line in the runner log');
+    assert.ok(
+      !run.stderr.includes('Refreshing state') && !run.stderr.includes('Creation complete'),
+      'no terraform line in the runner log',
+    );
     assert.ok(!run.allBytes.includes(SECRET));
   });
 });

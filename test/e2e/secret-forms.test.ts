@@ -18,7 +18,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
-import { explain, scenario, terraformStderr, type RunnerRun } from './runner.ts';
+import { explain, scenario, terraformStderr, type RunnerRun } from '../support/runner.ts';
 
 /** Every form terraform's renderers give a string: as is (heredoc), Go-quoted, a JSON document, Go-quoted JSON and HCL, a map key; diagnostics that quote and wrap it. */
 const MODULE = {
@@ -89,11 +89,42 @@ output "canaries" {
 const token = fc.stringMatching(/^[A-Za-z0-9]{8}$/).map((t) => `Q${t}`);
 /** What goes between tokens: each character class some renderer escapes, splits or normalises. */
 const special = fc.constantFrom(
-  '\x00', '\x01', '\x07', '\b', '\f', '\v', '\x1b', '\x7f', // control characters
-  '\u2028', '\u2029', '\u0085', '\u00a0', '\u3000', '\u200b', '\ufeff', '\u00ad', // separators, format characters
-  '"', "'", '\\', '\\n', '${', '%{', '$${', '<&>', // quotes, backslashes, template introducers, HTML
-  '\n', '\r\n', '\n\n', '\t', ' ', '  ', ' ', ' ', // line breaks and white space (where terraform splits and wraps)
-  'e\u0301', '\u{1F600}', '\u{E0001}', '\u{10FFFD}', // NFC (terraform composes), non-BMP, unprintable
+  '\x00',
+  '\x01',
+  '\x07',
+  '\b',
+  '\f',
+  '\v',
+  '\x1b',
+  '\x7f', // control characters
+  '\u2028',
+  '\u2029',
+  '\u0085',
+  '\u00a0',
+  '\u3000',
+  '\u200b',
+  '\ufeff',
+  '\u00ad', // separators, format characters
+  '"',
+  "'",
+  '\\',
+  '\\n',
+  '${',
+  '%{',
+  '$${',
+  '<&>', // quotes, backslashes, template introducers, HTML
+  '\n',
+  '\r\n',
+  '\n\n',
+  '\t',
+  ' ',
+  '  ',
+  ' ',
+  ' ', // line breaks and white space (where terraform splits and wraps)
+  'e\u0301',
+  '\u{1F600}',
+  '\u{E0001}',
+  '\u{10FFFD}', // NFC (terraform composes), non-BMP, unprintable
 );
 /** A secret: tokens with specials between them; long ones (hundreds of characters) wrap over several lines. */
 const canary = fc
@@ -101,7 +132,11 @@ const canary = fc
   .map(([first, rest]) => first + rest.map(([s, t]) => s + t).join(''));
 
 /** The values of the issue, and one long passphrase: always among the secrets. */
-const FIXED = ['Qcanaryls\u2028Qlstail', 'Qcanaryctl\x01Qctltail', `Qwrapped ${Array.from({ length: 14 }, (_, i) => `Qpassword${i}`).join(' ')}`];
+const FIXED = [
+  'Qcanaryls\u2028Qlstail',
+  'Qcanaryctl\x01Qctltail',
+  `Qwrapped ${Array.from({ length: 14 }, (_, i) => `Qpassword${i}`).join(' ')}`,
+];
 
 /**
  * A secret that is a JSON document (a service-account key): terraform prints it as jsonencode({...}),
@@ -109,7 +144,11 @@ const FIXED = ['Qcanaryls\u2028Qlstail', 'Qcanaryctl\x01Qctltail', `Qwrapped ${A
  * only as parts of it.
  */
 function jsonDocument([first, second, third]: string[]): string {
-  return JSON.stringify({ type: 'service_account', [`${tokensOf(first!)[0]}key`]: first, nested: { list: [second, { field: third }] } });
+  return JSON.stringify({
+    type: 'service_account',
+    [`${tokensOf(first!)[0]}key`]: first,
+    nested: { list: [second, { field: third }] },
+  });
 }
 
 let currentSeed = 0;
@@ -131,28 +170,50 @@ function assertNoToken(bytes: string, secrets: readonly string[], what: string) 
   for (const secret of secrets) {
     for (const t of tokensOf(secret)) {
       const at = bytes.indexOf(t);
-      assert.equal(at, -1, `${what}: part of the secret ${JSON.stringify(secret)} got out: …${bytes.slice(Math.max(0, at - 300), at + 100)}…`);
+      assert.equal(
+        at,
+        -1,
+        `${what}: part of the secret ${JSON.stringify(secret)} got out: …${bytes.slice(Math.max(0, at - 300), at + 100)}…`,
+      );
     }
   }
 }
 
 /** The Job and every Secret of the namespace but the chunks of backups and plan artifacts (a state and a plan hold secrets by design), their data decoded. */
 function clusterObjects(api: FakeApiServer, job: string) {
-  const objects = [api.job(NS, job)!, ...api.secrets(NS).filter((secret) => secret.metadata.labels?.['captf.io/part'] !== 'chunk')];
+  const objects = [
+    api.job(NS, job)!,
+    ...api.secrets(NS).filter((secret) => secret.metadata.labels?.['captf.io/part'] !== 'chunk'),
+  ];
   return objects.map((object) => ({
     ...object,
-    data: Object.fromEntries(Object.entries<string>(object.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')])),
+    data: Object.fromEntries(
+      Object.entries<string>(object.data ?? {}).map(([key, value]) => [
+        key,
+        Buffer.from(value, 'base64').toString('utf8'),
+      ]),
+    ),
   }));
 }
 
 /** Every op over one set of secrets; each check names the seed that made them. */
-async function exercise(t: TestContext, api: FakeApiServer, canaries: readonly string[], attempt: number): Promise<void> {
+async function exercise(
+  t: TestContext,
+  api: FakeApiServer,
+  canaries: readonly string[],
+  attempt: number,
+): Promise<void> {
   const s = await scenario(t, MODULE);
-  const inputs = (extra: Record<string, unknown>) => s.setInputs({ 'sensitive.tfvars.json': { canaries }, 'terraform.tfvars.json': extra });
+  const inputs = (extra: Record<string, unknown>) =>
+    s.setInputs({ 'sensitive.tfvars.json': { canaries }, 'terraform.tfvars.json': extra });
   const check = async (run: RunnerRun, what: string, exitCode: number) => {
     assert.equal(run.exitCode, exitCode, `${what}: ${explain(run)}`);
     // The out dir holds result.json, the backups (blocked-run records, manifests) and the plan artifact; the termination message is beside it.
-    assertNoToken(run.stdout + run.stderr + (await writtenFiles(s.out)) + (await readFile(s.termination, 'utf8')), canaries, what);
+    assertNoToken(
+      run.stdout + run.stderr + (await writtenFiles(s.out)) + (await readFile(s.termination, 'utf8')),
+      canaries,
+      what,
+    );
   };
 
   await inputs({});
@@ -165,7 +226,11 @@ async function exercise(t: TestContext, api: FakeApiServer, canaries: readonly s
   await inputs({ refuse: true });
   const failedPlan = await s.run('drift');
   await check(failedPlan, 'a plan that fails with diagnostics quoting the secrets', 1);
-  assert.match(terraformStderr(failedPlan), /The value \(sensitive value\)\s+is refused/, 'the diagnostic is there, masked');
+  assert.match(
+    terraformStderr(failedPlan),
+    /The value \(sensitive value\)\s+is refused/,
+    'the diagnostic is there, masked',
+  );
 
   await inputs({ fail_apply: true });
   const failedApply = await s.run('apply');
@@ -178,18 +243,31 @@ async function exercise(t: TestContext, api: FakeApiServer, canaries: readonly s
   const job = `forms-${attempt}`;
   api.addJob(NS, job);
   const sa = await api.writeServiceAccountDir(join(s.dir, 'sa'));
-  const identity = ['--job-name', job, '--job-uid', api.job(NS, job)!.metadata.uid, '--service-account-dir', sa, '--namespace', NS, '--object', `demo-${attempt}`];
+  const identity = [
+    '--job-name',
+    job,
+    '--job-uid',
+    api.job(NS, job)!.metadata.uid,
+    '--service-account-dir',
+    sa,
+    '--namespace',
+    NS,
+    '--object',
+    `demo-${attempt}`,
+  ];
   await check(await s.run('apply', identity, api.env), 'an apply in a cluster that fails', 1);
   const decoded = clusterObjects(api, job);
   assert.ok(
-    decoded.some((object) => object.metadata.labels?.['captf.io/artifact-kind'] === 'result' && object.metadata.name.startsWith(job)),
+    decoded.some(
+      (object) =>
+        object.metadata.labels?.['captf.io/artifact-kind'] === 'result' && object.metadata.name.startsWith(job),
+    ),
     'the result Secret was written',
   );
   assertNoToken(JSON.stringify(decoded), canaries, 'the Kubernetes objects');
 }
 
 const NS = 'forms';
-
 
 /**
  * Secrets through the encodings a module computes (declassified, so terraform prints them): base64
@@ -233,7 +311,8 @@ const encodingChar = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...'!#$&()*+,-./:;<=>?@[]^_`{|}~ ') },
   { weight: 1, arbitrary: fc.constantFrom('é', 'Ω', 'ж', '€', '中') },
 );
-const encodingText = (minLength: number, maxLength: number) => fc.array(encodingChar, { minLength, maxLength }).map((chars) => chars.join(''));
+const encodingText = (minLength: number, maxLength: number) =>
+  fc.array(encodingChar, { minLength, maxLength }).map((chars) => chars.join(''));
 /** 5 characters or more, none of them white space at either end: every base64 piece of it is 6 characters or more. */
 const encodingSecret = encodingText(5, 30).filter((s) => s.trim() === s && s.length >= 5);
 
@@ -242,8 +321,24 @@ function encodedOracle({ value, prefix, suffix }: { value: string; prefix: strin
   const b64 = Buffer.from(prefix + value + suffix).toString('base64');
   const bytes = (s: string) => Buffer.byteLength(s);
   const core = b64.slice(Math.ceil((8 * bytes(prefix)) / 6), Math.floor((8 * (bytes(prefix) + bytes(value))) / 6));
-  const queryEscape = [...value].map((c) => (/^[A-Za-z0-9\-_.~]$/.test(c) ? c : c === ' ' ? '+' : [...Buffer.from(c)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''))).join('');
-  return [value, core, core.replaceAll('+', '-').replaceAll('/', '_'), queryEscape, value.toUpperCase(), value.toLowerCase(), Buffer.from(value).toString('hex')];
+  const queryEscape = [...value]
+    .map((c) =>
+      /^[A-Za-z0-9\-_.~]$/.test(c)
+        ? c
+        : c === ' '
+          ? '+'
+          : [...Buffer.from(c)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+    )
+    .join('');
+  return [
+    value,
+    core,
+    core.replaceAll('+', '-').replaceAll('/', '_'),
+    queryEscape,
+    value.toUpperCase(),
+    value.toLowerCase(),
+    Buffer.from(value).toString('hex'),
+  ];
 }
 
 describe('secrets in every form terraform prints them in, and in every encoding a module computes', () => {
@@ -257,15 +352,27 @@ describe('secrets in every form terraform prints them in, and in every encoding 
     // Each sample costs six runs of the runner, so there is no shrinking: the seed repeats a failure.
     currentSeed = Number(process.env.CAPTF_SECRET_FORMS_SEED ?? Date.now() % 2 ** 31);
     t.diagnostic(`CAPTF_SECRET_FORMS_SEED=${currentSeed} repeats this run`);
-    const samples = fc.sample(fc.array(canary, { minLength: 15, maxLength: 15 }), { seed: currentSeed, numRuns: Number(process.env.CAPTF_SECRET_FORMS_RUNS ?? 1) });
-    for (const [attempt, generated] of samples.entries()) await exercise(t, api, [...FIXED, ...generated.slice(0, 12), jsonDocument(generated.slice(12))], attempt);
+    const samples = fc.sample(fc.array(canary, { minLength: 15, maxLength: 15 }), {
+      seed: currentSeed,
+      numRuns: Number(process.env.CAPTF_SECRET_FORMS_RUNS ?? 1),
+    });
+    for (const [attempt, generated] of samples.entries())
+      await exercise(t, api, [...FIXED, ...generated.slice(0, 12), jsonDocument(generated.slice(12))], attempt);
   });
 
   it('generated secrets at each byte offset of a longer text, through base64, URL base64, urlencode, upper, lower and hex, appear in no byte an apply in a cluster writes', async (t) => {
     const seed = Number(process.env.CAPTF_SECRET_ENCODINGS_SEED ?? Date.now() % 2 ** 31);
     t.diagnostic(`CAPTF_SECRET_ENCODINGS_SEED=${seed} repeats this run`);
     // Prefixes of 0, 1, 2 and 3+ bytes: the secret starts at each offset of a base64 group.
-    const embedded = fc.tuple(encodingSecret, encodingText(0, 6), encodingSecret, encodingText(0, 6), encodingSecret, encodingSecret, encodingText(0, 4));
+    const embedded = fc.tuple(
+      encodingSecret,
+      encodingText(0, 6),
+      encodingSecret,
+      encodingText(0, 6),
+      encodingSecret,
+      encodingSecret,
+      encodingText(0, 4),
+    );
     const [[a, suffixA, b, suffixB, c, d, prefixD]] = fc.sample(embedded, { seed, numRuns: 1 });
     const secrets = [
       { value: a, prefix: '', suffix: suffixA },
@@ -279,14 +386,25 @@ describe('secrets in every form terraform prints them in, and in every encoding 
     const run = await s.run('apply', [...args, '--summary-md', summary], env);
     assert.equal(run.exitCode, 0, `seed ${seed}: ${explain(run)}`);
     const objects = clusterObjects(api, 'encodings');
-    assert.ok(objects.some((object) => object.metadata.labels?.['captf.io/artifact-kind'] === 'result'), 'the result Secret was written');
+    assert.ok(
+      objects.some((object) => object.metadata.labels?.['captf.io/artifact-kind'] === 'result'),
+      'the result Secret was written',
+    );
     const written = `${run.allBytes}\n${await readFile(summary, 'utf8')}\n${JSON.stringify(objects)}`;
     for (const secret of secrets) {
       for (const form of encodedOracle(secret)) {
         const at = written.indexOf(form);
-        assert.equal(at, -1, `seed ${seed}: ${JSON.stringify(form)} of ${JSON.stringify(secret)} got out: …${written.slice(Math.max(0, at - 200), at + 80)}…`);
+        assert.equal(
+          at,
+          -1,
+          `seed ${seed}: ${JSON.stringify(form)} of ${JSON.stringify(secret)} got out: …${written.slice(Math.max(0, at - 200), at + 80)}…`,
+        );
       }
     }
-    assert.match(run.stdout, /\(local-exec\): \(sensitive value\)/, `seed ${seed}: the provisioner's hex dumps were printed, masked`);
+    assert.match(
+      run.stdout,
+      /\(local-exec\): \(sensitive value\)/,
+      `seed ${seed}: the provisioner's hex dumps were printed, masked`,
+    );
   });
 });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { cp, readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { sharedSetup } from '../support/suite-setup.ts';
-import { explain, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { explain, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 
 /** (a) declared sensitive by the module, given in terraform.tfvars.json */
 const DECLARED = 'CANARY-declared-7Hq2x';
@@ -70,7 +70,11 @@ output "db_id" {
 function assertNoCanary(run: RunnerRun, what: string, canaries = ALL) {
   for (const canary of canaries) {
     const at = run.allBytes.indexOf(canary);
-    assert.equal(at, -1, `${what}: ${canary} appears in what the runner wrote: …${run.allBytes.slice(Math.max(0, at - 200), at + 60)}…`);
+    assert.equal(
+      at,
+      -1,
+      `${what}: ${canary} appears in what the runner wrote: …${run.allBytes.slice(Math.max(0, at - 200), at + 60)}…`,
+    );
   }
 }
 
@@ -91,7 +95,10 @@ async function assertPrivate(dir: string): Promise<number> {
   return files;
 }
 
-async function secretScenario(t: TestContext, inputs: { token?: string; password?: string; refuse?: boolean } = {}): Promise<Scenario> {
+async function secretScenario(
+  t: TestContext,
+  inputs: { token?: string; password?: string; refuse?: boolean } = {},
+): Promise<Scenario> {
   return scenario(t, MODULE, {
     'terraform.tfvars.json': { admin_token: inputs.token ?? DECLARED, refuse: inputs.refuse ?? false },
     'sensitive.tfvars.json': { db_password: inputs.password ?? UPFRONT },
@@ -135,7 +142,10 @@ describe('secrets: canaries never reach a byte the runner writes', { concurrency
     assertNoCanary(drift, 'drift');
 
     // A second apply takes a backup of a state that holds every canary.
-    await s.setInputs({ 'terraform.tfvars.json': { admin_token: DECLARED, refuse: false }, 'sensitive.tfvars.json': { db_password: UPFRONT } });
+    await s.setInputs({
+      'terraform.tfvars.json': { admin_token: DECLARED, refuse: false },
+      'sensitive.tfvars.json': { db_password: UPFRONT },
+    });
     const destroy = await s.run('destroy', ['--backups', backups]);
     assert.equal(destroy.exitCode, 0, explain(destroy));
     assertNoCanary(destroy, 'destroy');
@@ -147,7 +157,10 @@ describe('secrets: canaries never reach a byte the runner writes', { concurrency
   it('a rotated secret: the old value (now only in the state) is masked where terraform prints it as a derived attribute', async (t) => {
     const s = await secretScenario(t);
     await cp((await applied()).stateDir, dirname(s.state), { recursive: true });
-    await s.setInputs({ 'terraform.tfvars.json': { admin_token: ROTATED, refuse: false }, 'sensitive.tfvars.json': { db_password: UPFRONT } });
+    await s.setInputs({
+      'terraform.tfvars.json': { admin_token: ROTATED, refuse: false },
+      'sensitive.tfvars.json': { db_password: UPFRONT },
+    });
     for (const op of ['drift', 'plan', 'apply'] as const) {
       const run = await s.run(op, op === 'plan' ? ['--artifacts', join(s.dir, 'artifacts')] : []);
       assert.equal(run.exitCode, 0, `${op}: ${explain(run)}`);
@@ -162,7 +175,11 @@ describe('secrets: canaries never reach a byte the runner writes', { concurrency
       const run = await s.run(op, op === 'plan' ? ['--artifacts', join(s.dir, 'artifacts')] : []);
       assert.equal(run.exitCode, 1, `${op}: ${explain(run)}`);
       assert.equal(run.result!.reason, 'PlanFailed');
-      assert.match(run.allBytes, /The database password \(sensitive value\) is refused/, `${op}: terraform's diagnostic is there, masked`);
+      assert.match(
+        run.allBytes,
+        /The database password \(sensitive value\) is refused/,
+        `${op}: terraform's diagnostic is there, masked`,
+      );
       assertNoCanary(run, `failed ${op}`);
     }
     // refresh and destroy against a state (the defaults applied, without the refusal): a refresh-only
@@ -171,7 +188,11 @@ describe('secrets: canaries never reach a byte the runner writes', { concurrency
     const refresh = await s.run('refresh');
     assert.equal(refresh.exitCode, 0, explain(refresh));
     assert.equal(refresh.result!.reason, 'RefreshSucceeded');
-    assert.match(refresh.allBytes, /The database password \(sensitive value\) is refused/, 'the warning is there, masked');
+    assert.match(
+      refresh.allBytes,
+      /The database password \(sensitive value\) is refused/,
+      'the warning is there, masked',
+    );
     assertNoCanary(refresh, 'refresh with the refusal');
     const destroy = await s.run('destroy');
     assert.equal(destroy.exitCode, 0, explain(destroy));
@@ -183,8 +204,14 @@ describe('secrets: canaries never reach a byte the runner writes', { concurrency
     const s = await secretScenario(t, { password: 'ab7' });
     const run = await s.run('apply');
     assert.equal(run.exitCode, 0, explain(run));
-    assert.ok(run.result!.warnings.some((w) => /sensitive\.tfvars\.json.*shorter than 4/.test(w)), JSON.stringify(run.result!.warnings));
-    assert.ok(!run.result!.warnings.some((w) => w.includes('ab7')), 'the warning names where the value is, never the value');
+    assert.ok(
+      run.result!.warnings.some((w) => /sensitive\.tfvars\.json.*shorter than 4/.test(w)),
+      JSON.stringify(run.result!.warnings),
+    );
+    assert.ok(
+      !run.result!.warnings.some((w) => w.includes('ab7')),
+      'the warning names where the value is, never the value',
+    );
     assertNoCanary(run, 'apply with a short secret');
   });
 });

@@ -11,7 +11,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
-import { explain, scenario, type RunnerRun } from './runner.ts';
+import { explain, scenario, type RunnerRun } from '../support/runner.ts';
 
 const SECRET = 'Tok3n/Canary+q7@x';
 const JSON_SECRET = 'JsonCanary-Vz81/kq';
@@ -33,7 +33,11 @@ resource "terraform_data" "upper" {
 }
 `,
   'variables.tf.json': JSON.stringify({ variable: { join_token: { type: 'string' } } }, null, 2),
-  'encoded.tf.json': JSON.stringify({ resource: { terraform_data: { encoded: { input: '${base64encode(var.join_token)}' } } } }, null, 2),
+  'encoded.tf.json': JSON.stringify(
+    { resource: { terraform_data: { encoded: { input: '${base64encode(var.join_token)}' } } } },
+    null,
+    2,
+  ),
 };
 
 /** What the module prints of the secrets when terraform does not know they are secret. */
@@ -47,13 +51,19 @@ const DERIVED = [
 function assertAbsent(run: RunnerRun, texts: readonly string[], what: string) {
   for (const text of [SECRET, JSON_SECRET, ...texts]) {
     const at = run.allBytes.indexOf(text);
-    assert.equal(at, -1, `${what}: ${JSON.stringify(text)} got out: …${run.allBytes.slice(Math.max(0, at - 200), at + 60)}…`);
+    assert.equal(
+      at,
+      -1,
+      `${what}: ${JSON.stringify(text)} got out: …${run.allBytes.slice(Math.max(0, at - 200), at + 60)}…`,
+    );
   }
 }
 
 describe('every variable of sensitive.tfvars.json is sensitive to terraform', () => {
   it('what the module derives from one (base64 of a cloud-init document, a URL, upper, base64) is redacted in stdout, the plan text, the summaries and the state holds it sensitive', async (t) => {
-    const s = await scenario(t, DERIVING, { 'sensitive.tfvars.json': { db_password: SECRET, join_token: JSON_SECRET } });
+    const s = await scenario(t, DERIVING, {
+      'sensitive.tfvars.json': { db_password: SECRET, join_token: JSON_SECRET },
+    });
     const summary = join(s.dir, 'summary.md');
     const run = await s.run('apply', ['--summary-md', summary]);
     assert.equal(run.exitCode, 0, explain(run));
@@ -64,12 +74,14 @@ describe('every variable of sensitive.tfvars.json is sensitive to terraform', ()
     // terraform, not only the runner's masker, knows the values are secret: the state says so.
     const state = await s.readState();
     for (const name of ['cloud_init', 'database', 'upper', 'encoded']) {
-      const instance = state.resources.find((r) => r.name === name)!.instances[0]! as { sensitive_attributes?: unknown[] };
+      const instance = state.resources.find((r) => r.name === name)!.instances[0]! as {
+        sensitive_attributes?: unknown[];
+      };
       assert.ok((instance.sensitive_attributes ?? []).length > 0, `${name} is held sensitive in the state`);
     }
   });
 
-  it('an output that shows one without sensitive = true is the module\'s problem: exit 4 naming each output\'s file and line (HCL and JSON), nothing applied', async (t) => {
+  it("an output that shows one without sensitive = true is the module's problem: exit 4 naming each output's file and line (HCL and JSON), nothing applied", async (t) => {
     const s = await scenario(
       t,
       {
@@ -88,14 +100,23 @@ describe('every variable of sensitive.tfvars.json is sensitive to terraform', ()
     assert.deepEqual([result.outcome, result.reason, result.error!.step], ['invalid', 'ImageInvalid', 'validate']);
     assert.match(result.message, /outputs\.tf(\.json)?:\d+: Output refers to sensitive values/);
     assert.match(result.message, /Mark the output sensitive = true/);
-    const places = (result.error!.detail!.diagnostics as { file?: string; line?: number; summary: string }[]).map((d) => `${d.file}:${d.line}: ${d.summary}`).sort();
-    assert.deepEqual(places, ['outputs.tf.json:3: Output refers to sensitive values', 'outputs.tf:1: Output refers to sensitive values']);
+    const places = (result.error!.detail!.diagnostics as { file?: string; line?: number; summary: string }[])
+      .map((d) => `${d.file}:${d.line}: ${d.summary}`)
+      .sort();
+    assert.deepEqual(places, [
+      'outputs.tf.json:3: Output refers to sensitive values',
+      'outputs.tf:1: Output refers to sensitive values',
+    ]);
     assert.ok(!existsSync(s.state), 'nothing was applied');
     assertAbsent(run, DERIVED, 'the refused apply');
   });
 
   it("an override file of the module's own that sets sensitive = false again is refused after the plan, nothing applied", async (t) => {
-    const s = await scenario(t, { ...DERIVING, 'zz_override.tf': 'variable "db_password" {\n  sensitive = false\n}\n' }, { 'sensitive.tfvars.json': { db_password: SECRET, join_token: JSON_SECRET } });
+    const s = await scenario(
+      t,
+      { ...DERIVING, 'zz_override.tf': 'variable "db_password" {\n  sensitive = false\n}\n' },
+      { 'sensitive.tfvars.json': { db_password: SECRET, join_token: JSON_SECRET } },
+    );
     const run = await s.run('apply');
     assert.equal(run.exitCode, 4, explain(run));
     assert.equal(run.result!.reason, 'ImageInvalid');
@@ -136,7 +157,10 @@ describe('ephemeral variables (terraform 1.10+)', () => {
   async function ephemeralScenario(t: Parameters<typeof scenario>[0]) {
     const s = await scenario(t, EPHEMERAL);
     const proof = join(s.dir, 'proof');
-    await s.setInputs({ 'terraform.tfvars.json': { token: TOKEN, proof }, 'sensitive.tfvars.json': { session: SESSION } });
+    await s.setInputs({
+      'terraform.tfvars.json': { token: TOKEN, proof },
+      'sensitive.tfvars.json': { session: SESSION },
+    });
     return { s, proof };
   }
 
@@ -153,7 +177,11 @@ describe('ephemeral variables (terraform 1.10+)', () => {
     const run = await s.run('apply');
     assert.equal(run.exitCode, 0, explain(run));
     assert.equal(run.result!.reason, 'ApplySucceeded');
-    assert.equal((await readFile(proof, 'utf8')).trim(), sha256(`${TOKEN}:${SESSION}`), 'the provisioner saw both values');
+    assert.equal(
+      (await readFile(proof, 'utf8')).trim(),
+      sha256(`${TOKEN}:${SESSION}`),
+      'the provisioner saw both values',
+    );
     await assertNoEphemeral(run, s.state, 'apply');
   });
 
@@ -164,13 +192,21 @@ describe('ephemeral variables (terraform 1.10+)', () => {
     const ref = plan.result!.planArtifact!;
     const artifact = join(ref.location, ref.object);
     const { files } = await unpackArtifactDir(artifact);
-    const stored = [...Object.values(files).map((file) => file.toString('latin1')), ...(await Promise.all((await readdir(artifact)).map((name) => readFile(join(artifact, name), 'latin1'))))];
-    for (const value of [TOKEN, SESSION]) assert.ok(!stored.some((bytes) => bytes.includes(value)), `the plan artifact holds ${value}`);
+    const stored = [
+      ...Object.values(files).map((file) => file.toString('latin1')),
+      ...(await Promise.all((await readdir(artifact)).map((name) => readFile(join(artifact, name), 'latin1')))),
+    ];
+    for (const value of [TOKEN, SESSION])
+      assert.ok(!stored.some((bytes) => bytes.includes(value)), `the plan artifact holds ${value}`);
     assert.ok(!plan.allBytes.includes(TOKEN) && !plan.allBytes.includes(SESSION), 'the plan wrote no ephemeral value');
 
     const apply = await s.run('apply', ['--plan-artifact', artifact, '--approved-plan-hash', plan.result!.planHash!]);
     assert.equal(apply.exitCode, 0, explain(apply));
-    assert.equal((await readFile(proof, 'utf8')).trim(), sha256(`${TOKEN}:${SESSION}`), 'the provisioner saw both values');
+    assert.equal(
+      (await readFile(proof, 'utf8')).trim(),
+      sha256(`${TOKEN}:${SESSION}`),
+      'the provisioner saw both values',
+    );
     await assertNoEphemeral(apply, s.state, 'the approved apply');
   });
 });

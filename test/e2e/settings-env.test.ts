@@ -9,7 +9,7 @@ import { Settings, envName } from '../../src/schemas/config.ts';
 import { Result } from '../../src/schemas/result.ts';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
 import { modules, readLocalState } from '../support/tf-modules.ts';
-import { explain, scenario, type Scenario } from './runner.ts';
+import { explain, scenario, type Scenario } from '../support/runner.ts';
 
 const NS = 'team-a';
 
@@ -97,7 +97,11 @@ describe('settings per op', () => {
       const run = await s.run(op, [], { ...(await jobEnvironment(s, job, backup)), ...extra });
       assert.equal(run.exitCode, 0, `${op}: ${explain(run)}`);
       Result.parse(run.result);
-      assert.equal(api.job(NS, job)!.metadata.annotations?.['captf.io/outcome'], run.result!.outcome, 'a run in a cluster');
+      assert.equal(
+        api.job(NS, job)!.metadata.annotations?.['captf.io/outcome'],
+        run.result!.outcome,
+        'a run in a cluster',
+      );
       return run.result!;
     };
     await s.useModule(modules.base);
@@ -132,7 +136,10 @@ describe('settings per op', () => {
 
   it('a restore without --backup and an unlock without --lock-id are refused before anything runs', async (t) => {
     const s = await scenario(t, modules.base);
-    for (const [op, reason, message] of [['restore', 'BackupMissing', /pass --backup DIR/], ['unlock', 'LockIdMissing', /needs --lock-id ID/]] as const) {
+    for (const [op, reason, message] of [
+      ['restore', 'BackupMissing', /pass --backup DIR/],
+      ['unlock', 'LockIdMissing', /needs --lock-id ID/],
+    ] as const) {
       const run = await s.run(op);
       assert.equal(run.exitCode, 2, `${op}: ${explain(run)}`);
       assert.equal(run.result!.reason, reason);
@@ -143,7 +150,12 @@ describe('settings per op', () => {
 
   it('a flag of another op is a usage error naming the flag, with a result', async (t) => {
     const s = await scenario(t, modules.base);
-    for (const [op, flag] of [['plan', '--guard'], ['unlock', '--backup'], ['restore', '--artifacts'], ['drift', '--lock-id']] as const) {
+    for (const [op, flag] of [
+      ['plan', '--guard'],
+      ['unlock', '--backup'],
+      ['restore', '--artifacts'],
+      ['drift', '--lock-id'],
+    ] as const) {
       const run = await s.run(op, [flag, 'x']);
       assert.equal(run.exitCode, 2, `${op} ${flag}: ${explain(run)}`);
       assert.equal(run.result!.reason, 'UsageInvalid');

@@ -5,17 +5,38 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { slowApply, terraformEnv, taintedAddresses } from '../support/tf-modules.ts';
+import { slowApply, testTerraformEnv, taintedAddresses } from '../support/tf-modules.ts';
 import { runProcess, startInBackground } from '../support/exec.ts';
-import { explain, RUNNER, runRunner, scenario, type Scenario } from './runner.ts';
+import { explain, RUNNER, runRunner, scenario, type Scenario } from '../support/runner.ts';
 
 /** Starts an apply in the background (a process group of its own) and resolves once the step `step` has started. */
 const startSlowApply = (s: Scenario, extraArgs: string[] = [], step = 'apply') =>
-  startInBackground(process.execPath, [RUNNER, 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...extraArgs], {
-    env: terraformEnv(),
-    mark: `"msg":"${step}: started"`,
-    killAfterMs: 120_000,
-  });
+  startInBackground(
+    process.execPath,
+    [
+      RUNNER,
+      'apply',
+      '--module',
+      s.module,
+      '--inputs',
+      s.inputs,
+      '--state',
+      s.state,
+      '--new-state',
+      '--out',
+      s.out,
+      '--termination-log',
+      s.termination,
+      '--log-format',
+      'json',
+      ...extraArgs,
+    ],
+    {
+      env: testTerraformEnv(),
+      mark: `"msg":"${step}: started"`,
+      killAfterMs: 120_000,
+    },
+  );
 
 /**
  * A sleep length no other run on this machine uses (a fraction of a second added at random), so
@@ -25,7 +46,7 @@ const uniqueSeconds = (whole: number) => whole + Math.floor(Math.random() * 9000
 
 /** The processes running `sleep <seconds>`. */
 async function leftovers(seconds: number): Promise<string[]> {
-  const { stdout } = await runProcess('ps', ['-eo', 'pid,args'], { env: terraformEnv() });
+  const { stdout } = await runProcess('ps', ['-eo', 'pid,args'], { env: testTerraformEnv() });
   return stdout.split('\n').filter((line) => line.trim().endsWith(`sleep ${seconds}`));
 }
 
@@ -56,7 +77,10 @@ describe('signals', () => {
     assert.equal(termination.outcome, 'interrupted');
     // terraform saved the state: the interrupted objects are tainted; the lock is gone.
     const state = await s.readState();
-    assert.ok(taintedAddresses(state).some((a) => a.startsWith('terraform_data.slow')), JSON.stringify(taintedAddresses(state)));
+    assert.ok(
+      taintedAddresses(state).some((a) => a.startsWith('terraform_data.slow')),
+      JSON.stringify(taintedAddresses(state)),
+    );
     assert.ok(!existsSync(join(s.dir, 'state', '.terraform.tfstate.lock.info')));
     assert.deepEqual(await leftovers(seconds), [], 'local-exec children must be ended');
     // The next run continues from there.
@@ -69,7 +93,28 @@ describe('signals', () => {
     const seconds = uniqueSeconds(67);
     const s = await scenario(t, slowApply({ resources: 2, seconds }));
     const started = Date.now();
-    const run = await runRunner(['apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination, '--deadline', '12s', '--stop-grace', '2s'], {}, s);
+    const run = await runRunner(
+      [
+        'apply',
+        '--module',
+        s.module,
+        '--inputs',
+        s.inputs,
+        '--state',
+        s.state,
+        '--new-state',
+        '--out',
+        s.out,
+        '--termination-log',
+        s.termination,
+        '--deadline',
+        '12s',
+        '--stop-grace',
+        '2s',
+      ],
+      {},
+      s,
+    );
     assert.equal(run.exitCode, 124, explain(run));
     assert.ok(Date.now() - started < 12_000, 'it must stop before the deadline');
     assert.equal(run.result!.outcome, 'interrupted');
@@ -81,13 +126,20 @@ describe('signals', () => {
 
   it('SIGTERM during backup: error.step names backup (the step the run was in), nothing applied', async (t) => {
     // About 640 KB of state that barely compresses, backed up in 1 KiB chunks each written durably: a backup of a second or more.
-    const big = { 'main.tf': 'resource "terraform_data" "big" {\n  count = 5\n  input = join("", [for i in range(1000) : sha256("${count.index}-${i}")])\n}\n' };
+    const big = {
+      'main.tf':
+        'resource "terraform_data" "big" {\n  count = 5\n  input = join("", [for i in range(1000) : sha256("${count.index}-${i}")])\n}\n',
+    };
     const s = await scenario(t, big);
     const first = await s.run('apply', ['--image', 'registry.example/m:1']);
     assert.equal(first.exitCode, 0, explain(first));
     const stateBefore = await readFile(s.state);
 
-    const { child, exited } = await startSlowApply(s, ['--image', 'registry.example/m:2', '--chunk-bytes', '1024'], 'backup');
+    const { child, exited } = await startSlowApply(
+      s,
+      ['--image', 'registry.example/m:2', '--chunk-bytes', '1024'],
+      'backup',
+    );
     child.kill('SIGTERM');
     const run = await exited;
     assert.equal(run.exitCode, 143, String(run.stderr).slice(-3000));

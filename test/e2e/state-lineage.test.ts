@@ -7,8 +7,8 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readLocalState } from '../support/tf-modules.ts';
-import { applied, IMAGE } from './apply-support.ts';
-import { explain, type RunnerRun } from './runner.ts';
+import { applied, IMAGE } from './apply.support.ts';
+import { explain, type RunnerRun } from '../support/runner.ts';
 
 const OTHER_LINEAGE = '0badc0de-0000-4000-8000-000000000000';
 
@@ -18,15 +18,23 @@ function assertRefused(run: RunnerRun, found: string | null, expected: string): 
   assert.equal(run.result!.reason, 'StateLineageMismatch');
   assert.equal(run.result!.error!.kind, 'state');
   assert.equal(run.result!.error!.step, 'state before');
-  assert.deepEqual(run.result!.error!.detail, { expectedLineage: expected, foundLineage: found, foundSerial: found === null ? null : run.result!.error!.detail!.foundSerial });
+  assert.deepEqual(run.result!.error!.detail, {
+    expectedLineage: expected,
+    foundLineage: found,
+    foundSerial: found === null ? null : run.result!.error!.detail!.foundSerial,
+  });
   const steps = run.result!.steps.map((step) => step.name);
   assert.ok(!steps.includes('plan') && !steps.includes('apply') && !steps.includes('backup'), steps.join(', '));
   assert.equal(run.result!.applied, false);
-  assert.equal(run.result!.state, undefined, 'result.state never names a state that is not the object\'s: a controller takes the next lineage from it');
+  assert.equal(
+    run.result!.state,
+    undefined,
+    "result.state never names a state that is not the object's: a controller takes the next lineage from it",
+  );
   assert.match(run.result!.message, /Nothing was planned or applied, and a retry finds the same/);
 }
 
-describe('--expect-lineage: the state is the object\'s', () => {
+describe("--expect-lineage: the state is the object's", () => {
   it('a state of another lineage: apply, destroy and refresh (by CAPTF_EXPECTED_LINEAGE) refused before they plan; the state untouched; its own lineage runs', async (t) => {
     const s = await applied(t);
     const stateBefore = await readFile(s.state);
@@ -38,7 +46,12 @@ describe('--expect-lineage: the state is the object\'s', () => {
     ] as const) {
       const run = await s.run(op, ['--image', IMAGE, ...args], env);
       assertRefused(run, lineage, OTHER_LINEAGE);
-      assert.ok(run.result!.message.includes(`the backend holds a state of lineage ${lineage}, not the object's (${OTHER_LINEAGE}, --expect-lineage)`), run.result!.message);
+      assert.ok(
+        run.result!.message.includes(
+          `the backend holds a state of lineage ${lineage}, not the object's (${OTHER_LINEAGE}, --expect-lineage)`,
+        ),
+        run.result!.message,
+      );
       assert.deepEqual(await readFile(s.state), stateBefore, `${op} changed the state`);
     }
     const own = await s.run('apply', ['--image', IMAGE, '--expect-lineage', lineage]);
@@ -47,7 +60,7 @@ describe('--expect-lineage: the state is the object\'s', () => {
     assert.equal(own.result!.state!.lineage, lineage);
   });
 
-  it('no state where the object\'s should be (another --state, a lost state): apply and destroy refused; nothing is created, a destroy does not end as if it destroyed', async (t) => {
+  it("no state where the object's should be (another --state, a lost state): apply and destroy refused; nothing is created, a destroy does not end as if it destroyed", async (t) => {
     const s = await applied(t);
     const lineage = (await readLocalState(s.state)).lineage;
     const elsewhere = join(s.dir, 'elsewhere', 'terraform.tfstate');

@@ -14,8 +14,8 @@ import { runProcess } from '../support/exec.ts';
 import { FakeS3 } from '../support/fake-s3.ts';
 import { usePostgres } from '../support/pg.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
-import { modules, resourceIds, terraformEnv } from '../support/tf-modules.ts';
-import { explain, RUNNER, scenario, type RunnerRun, type Scenario } from './runner.ts';
+import { modules, resourceIds, testTerraformEnv } from '../support/tf-modules.ts';
+import { explain, RUNNER, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 
 const OBJECT = ['--object', 'demo'];
 const postgres = usePostgres();
@@ -28,7 +28,12 @@ let tokenDir: string;
 before(async () => {
   tokenDir = await mkdtemp(join(tmpdir(), 'captf-irsa-'));
   await writeFile(join(tokenDir, 'token'), 'irsa-token-demo');
-  s3 = await FakeS3.start({ buckets: ['captf-e2e'], webIdentities: { 'irsa-token-demo': { roleArn: ROLE, grant: { secretAccessKey: 'demo-temporary', prefixes: OWN_PREFIXES } } } });
+  s3 = await FakeS3.start({
+    buckets: ['captf-e2e'],
+    webIdentities: {
+      'irsa-token-demo': { roleArn: ROLE, grant: { secretAccessKey: 'demo-temporary', prefixes: OWN_PREFIXES } },
+    },
+  });
 });
 after(async () => {
   await s3?.stop();
@@ -71,7 +76,11 @@ const stores: Record<string, () => Promise<StoreUnderTest>> = {
         const client = new pg.Client({ connectionString: db.connString });
         await client.connect();
         try {
-          return (await client.query('SELECT object FROM captf_demo.captf_objects WHERE store = $1 ORDER BY created_at', [prefix])).rows.map((row) => row.object as string);
+          return (
+            await client.query('SELECT object FROM captf_demo.captf_objects WHERE store = $1 ORDER BY created_at', [
+              prefix,
+            ])
+          ).rows.map((row) => row.object as string);
         } finally {
           await client.end();
         }
@@ -83,13 +92,28 @@ const stores: Record<string, () => Promise<StoreUnderTest>> = {
   },
   S3: async () => ({
     env: async () => ({ CAPTF_STORE: 's3://captf-e2e/fleet', ...s3.webIdentityEnv(ROLE, join(tokenDir, 'token')) }),
-    downEnv: async () => ({ CAPTF_STORE: 's3://captf-e2e/fleet', ...s3.env(), AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${await deadPort()}` }),
-    objects: async (prefix) => [...new Set(s3.keys('captf-e2e', `fleet/${prefix}/`).filter((k) => k.endsWith('/manifest.json')).map((k) => k.split('/')[2]!))],
+    downEnv: async () => ({
+      CAPTF_STORE: 's3://captf-e2e/fleet',
+      ...s3.env(),
+      AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${await deadPort()}`,
+    }),
+    objects: async (prefix) => [
+      ...new Set(
+        s3
+          .keys('captf-e2e', `fleet/${prefix}/`)
+          .filter((k) => k.endsWith('/manifest.json'))
+          .map((k) => k.split('/')[2]!),
+      ),
+    ],
     async usedOwnCredentials() {
       const signed = s3.requests.filter((request) => request.accessKeyId);
       assert.ok(signed.length > 0);
       for (const request of signed) {
-        assert.match(request.accessKeyId!, /^ASIA/, 'the temporary credentials STS gave for the role, found by the SDK in the pod\'s environment');
+        assert.match(
+          request.accessKeyId!,
+          /^ASIA/,
+          "the temporary credentials STS gave for the role, found by the SDK in the pod's environment",
+        );
         assert.notEqual(request.status, 403, `${request.method} ${request.key} was refused`);
       }
     },
@@ -101,8 +125,13 @@ for (const [name, make] of Object.entries(stores)) {
   describe(`the ${name} store: an object's life`, () => {
     // One object, one state, its runs in order: each test goes on from where the last one left it.
     const life = sharedSetup(async (suite) => ({ store: await make(), s: await scenario(suite, modules.base) }));
-    const run = async (s: Scenario, store: StoreUnderTest, op: string, args: string[] = [], env?: Record<string, string>): Promise<RunnerRun> =>
-      s.run(op, [...OBJECT, ...args], env ?? (await store.env()));
+    const run = async (
+      s: Scenario,
+      store: StoreUnderTest,
+      op: string,
+      args: string[] = [],
+      env?: Record<string, string>,
+    ): Promise<RunnerRun> => s.run(op, [...OBJECT, ...args], env ?? (await store.env()));
     let backupRef: string;
 
     it('an apply blocked keeps its record in the store; the approved apply reads it there and backs up there', async () => {
@@ -116,10 +145,19 @@ for (const [name, make] of Object.entries(stores)) {
       assert.equal(approved.exitCode, 0, explain(approved));
       const { backup, approval } = approved.result!;
       assert.match(backup!.location, store.locationPattern);
-      assert.match(approval!.blockedRun!.location, new RegExp(`^${backup!.location.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/blocked-${blocked.result!.approvalHash}\\.json$`));
+      assert.match(
+        approval!.blockedRun!.location,
+        new RegExp(
+          `^${backup!.location.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/blocked-${blocked.result!.approvalHash}\\.json$`,
+        ),
+      );
       assert.equal(approval!.unreviewedTotal, 0, 'the record in the store showed every destructive change');
       assert.deepEqual(await store.objects('captf-backup-tc-demo'), [backup!.object]);
-      await assert.rejects(readdir(join(s.out, 'backups')), { code: 'ENOENT' }, 'nothing went to the default directory');
+      await assert.rejects(
+        readdir(join(s.out, 'backups')),
+        { code: 'ENOENT' },
+        'nothing went to the default directory',
+      );
       backupRef = `${backup!.location}/${backup!.object}`;
     });
 
@@ -132,11 +170,20 @@ for (const [name, make] of Object.entries(stores)) {
       assert.match(artifact.location, store.locationPattern);
       assert.deepEqual(await store.objects('captf-plan-tc-demo'), [artifact.object]);
       const serial = (await s.readState()).serial;
-      const applied = await run(s, store, 'apply', ['--plan-artifact', `${artifact.location}/${artifact.object}`, '--approved-plan-hash', planned.result!.planHash!]);
+      const applied = await run(s, store, 'apply', [
+        '--plan-artifact',
+        `${artifact.location}/${artifact.object}`,
+        '--approved-plan-hash',
+        planned.result!.planHash!,
+      ]);
       assert.equal(applied.exitCode, 0, explain(applied));
       assert.equal(applied.result!.planHash, planned.result!.planHash);
       assert.ok((await s.readState()).serial > serial, 'the plan was applied');
-      assert.deepEqual(await store.objects('captf-plan-tc-demo'), [], 'a plan that was applied can never apply again: it is gone');
+      assert.deepEqual(
+        await store.objects('captf-plan-tc-demo'),
+        [],
+        'a plan that was applied can never apply again: it is gone',
+      );
     });
 
     it('restore reads a backup from the store; destroy backs up there first', async () => {
@@ -145,11 +192,14 @@ for (const [name, make] of Object.entries(stores)) {
       const restored = await run(s, store, 'restore', ['--backup', backupRef]);
       assert.equal(restored.exitCode, 0, explain(restored));
       assert.equal(restored.result!.restoredFrom!.location + '/' + restored.result!.restoredFrom!.object, backupRef);
-      assert.notDeepEqual(resourceIds(await s.readState()), ids, 'the state is the backup\'s again');
+      assert.notDeepEqual(resourceIds(await s.readState()), ids, "the state is the backup's again");
       const destroyed = await run(s, store, 'destroy');
       assert.equal(destroyed.exitCode, 0, explain(destroyed));
       assert.match(destroyed.result!.backup!.location, store.locationPattern);
-      assert.deepEqual((await s.readState()).resources.filter((r) => r.mode === 'managed'), []);
+      assert.deepEqual(
+        (await s.readState()).resources.filter((r) => r.mode === 'managed'),
+        [],
+      );
       assert.equal((await store.objects('captf-backup-tc-demo')).length, 3, 'three backups kept (--keep-backups)');
       await store.usedOwnCredentials();
     });
@@ -167,9 +217,21 @@ for (const [name, make] of Object.entries(stores)) {
     it("a reference to anything but this run's own store is refused before anything runs", async () => {
       const { store, s } = await life();
       const own = dirname(backupRef).replace('captf-backup-', 'captf-plan-');
-      const elsewhere = name === 'S3' ? 'postgres://127.0.0.1:5432/db/captf/captf-plan-tc-demo' : 's3://captf-e2e/fleet/captf-plan-tc-demo';
-      for (const reference of [`${own.replace('tc-demo', 'tc-other')}/plan-1`, `${own}/plan-1/chunk-00000`, `${elsewhere}/plan-1`]) {
-        const refused = await run(s, store, 'apply', ['--plan-artifact', reference, '--approved-plan-hash', 'a'.repeat(64)]);
+      const elsewhere =
+        name === 'S3'
+          ? 'postgres://127.0.0.1:5432/db/captf/captf-plan-tc-demo'
+          : 's3://captf-e2e/fleet/captf-plan-tc-demo';
+      for (const reference of [
+        `${own.replace('tc-demo', 'tc-other')}/plan-1`,
+        `${own}/plan-1/chunk-00000`,
+        `${elsewhere}/plan-1`,
+      ]) {
+        const refused = await run(s, store, 'apply', [
+          '--plan-artifact',
+          reference,
+          '--approved-plan-hash',
+          'a'.repeat(64),
+        ]);
         assert.equal(refused.exitCode, 2, explain(refused));
         assert.equal(refused.result!.error!.reason, 'ArtifactReferenceInvalid', reference);
       }
@@ -190,7 +252,25 @@ describe('a run without --store loads neither client', () => {
     }
     assert.ok(removed.length >= 2, `the clients' chunks: ${removed.join(', ')}`);
     for (const chunk of removed) await rm(join(chunks, chunk));
-    const plain = await runProcess(process.execPath, [join(bundle, 'captf-runner.mjs'), 'apply', '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state', '--out', s.out, '--termination-log', s.termination], { env: terraformEnv() });
+    const plain = await runProcess(
+      process.execPath,
+      [
+        join(bundle, 'captf-runner.mjs'),
+        'apply',
+        '--module',
+        s.module,
+        '--inputs',
+        s.inputs,
+        '--state',
+        s.state,
+        '--new-state',
+        '--out',
+        s.out,
+        '--termination-log',
+        s.termination,
+      ],
+      { env: testTerraformEnv() },
+    );
     assert.equal(plain.exitCode, 0, plain.stderr.slice(-2000));
   });
 });

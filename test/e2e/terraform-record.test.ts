@@ -10,8 +10,16 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Result } from '../../src/schemas/result.ts';
 import { runProcess } from '../support/exec.ts';
-import { modules, NEWER_TERRAFORM, readNewerTerraformLog, tempDir, terraformEnv, TERRAFORM, writeTree } from '../support/tf-modules.ts';
-import { RUNNER } from './runner.ts';
+import {
+  modules,
+  NEWER_TERRAFORM,
+  readNewerTerraformLog,
+  tempDir,
+  testTerraformEnv,
+  TERRAFORM,
+  writeTree,
+} from '../support/tf-modules.ts';
+import { RUNNER } from '../support/runner.ts';
 
 const RECORD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '../../runner/terraform-record.sh');
 
@@ -33,14 +41,35 @@ async function run(op: string, binary: string, tfvars: string) {
   const log = join(where, 'terraform.log');
   await writeTree(join(where, 'module'), modules.base);
   await writeTree(join(where, 'inputs'), { 'terraform.tfvars.json': tfvars });
-  const args = [op, '--kind', 'cluster', '--module', join(where, 'module'), '--inputs', join(where, 'inputs'), '--state', join(where, 'terraform.tfstate'), '--new-state'];
-  const child = await runProcess(process.execPath, [setup.entry, ...args, '--out', join(where, 'out'), '--terraform', binary], {
-    cwd: where,
-    env: terraformEnv({ NEWER_TF_REAL: TERRAFORM, NEWER_TF_LOG: log }),
-    timeoutMs: 120_000,
-  });
+  const args = [
+    op,
+    '--kind',
+    'cluster',
+    '--module',
+    join(where, 'module'),
+    '--inputs',
+    join(where, 'inputs'),
+    '--state',
+    join(where, 'terraform.tfstate'),
+    '--new-state',
+  ];
+  const child = await runProcess(
+    process.execPath,
+    [setup.entry, ...args, '--out', join(where, 'out'), '--terraform', binary],
+    {
+      cwd: where,
+      env: testTerraformEnv({ NEWER_TF_REAL: TERRAFORM, NEWER_TF_LOG: log }),
+      timeoutMs: 120_000,
+    },
+  );
   const result = JSON.parse(await readFile(join(where, 'out', 'result.json'), 'utf8')) as Result;
-  return { exitCode: child.exitCode, result, launches: await readNewerTerraformLog(log), stderr: child.stderr, state: join(where, 'terraform.tfstate') };
+  return {
+    exitCode: child.exitCode,
+    result,
+    launches: await readNewerTerraformLog(log),
+    stderr: child.stderr,
+    state: join(where, 'terraform.tfstate'),
+  };
 }
 
 /** Inputs that fail the inputs step, the one after preflight: a run that proves only how preflight learned the version. */
@@ -56,7 +85,9 @@ describe('the image build’s record of its verified terraform', () => {
     await copyFile(NEWER_TERRAFORM, binary);
     await chmod(binary, 0o755);
     const record = join(lib, 'terraform-verified.json');
-    const made = await runProcess('sh', [RECORD_SCRIPT, binary, binary], { env: terraformEnv({ NEWER_TF_REAL: TERRAFORM }) });
+    const made = await runProcess('sh', [RECORD_SCRIPT, binary, binary], {
+      env: testTerraformEnv({ NEWER_TF_REAL: TERRAFORM }),
+    });
     assert.equal(made.exitCode, 0, made.stderr);
     await writeFile(record, made.stdout);
     setup = { dir, entry: join(lib, 'captf-runner.mjs'), record, binary };
@@ -69,8 +100,12 @@ describe('the image build’s record of its verified terraform', () => {
     assert.equal(applied.result.outcome, 'succeeded');
     assert.deepEqual(applied.result.terraform, { version: '1.11.4', flavor: 'terraform' });
     assert.ok(!applied.launches.includes('version'), `launches: ${applied.launches.join(', ')}`);
+    assert.match(applied.stderr, /the binary the image build verified, answered from its record \(no version launch\)/);
     assert.ok(applied.launches.includes('apply'), `the real terraform ran the apply: ${applied.launches.join(', ')}`);
-    const state = JSON.parse(await readFile(applied.state, 'utf8')) as { terraform_version: string; resources: unknown[] };
+    const state = JSON.parse(await readFile(applied.state, 'utf8')) as {
+      terraform_version: string;
+      resources: unknown[];
+    };
     assert.equal(state.terraform_version, '1.11.4');
     assert.ok(state.resources.length > 0, 'the apply left its resources in the state');
   });
@@ -81,6 +116,7 @@ describe('the image build’s record of its verified terraform', () => {
     await chmod(other, 0o755);
     const asked = await run('apply', other, STOP_AFTER_PREFLIGHT);
     assert.equal(asked.launches[0], 'version', `launches: ${asked.launches.join(', ')}`);
+    assert.doesNotMatch(asked.stderr, /answered from its record/);
     assert.deepEqual(asked.result.terraform, { version: '1.11.4', flavor: 'terraform' });
   });
 

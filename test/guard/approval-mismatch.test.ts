@@ -7,10 +7,29 @@ import { decideApply } from '../../src/guard/decide.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 
 /** A plan that deletes one resource: gated. */
-const deletes = classifyPlan({ format_version: '1.2', applyable: true, complete: true, errored: false, resource_changes: [{ address: 'terraform_data.a', mode: 'managed', type: 'terraform_data', name: 'a', change: { actions: ['delete'] } }] });
+const deletes = classifyPlan({
+  format_version: '1.2',
+  applyable: true,
+  complete: true,
+  errored: false,
+  resource_changes: [
+    {
+      address: 'terraform_data.a',
+      mode: 'managed',
+      type: 'terraform_data',
+      name: 'a',
+      change: { actions: ['delete'] },
+    },
+  ],
+});
 
 const h = (c: string) => c.repeat(64);
-const facts: Omit<ApprovalFacts, 'given'> = { approvalHash: h('a'), inputsHash: h('b'), planHashes: [h('c'), h('9')], stateInputsHash: h('d') };
+const facts: Omit<ApprovalFacts, 'given'> = {
+  approvalHash: h('a'),
+  inputsHash: h('b'),
+  planHashes: [h('c'), h('9')],
+  stateInputsHash: h('d'),
+};
 const explain = (given: string, more: Partial<ApprovalFacts> = {}) => approvalMismatch({ ...facts, ...more, given });
 
 describe('approvalMismatch', () => {
@@ -32,14 +51,27 @@ describe('approvalMismatch', () => {
       const notice = explain(given)!;
       assert.equal(notice.code, 'ApprovalMalformed');
       assert.ok(notice.message.includes(problem), notice.message);
-      assert.ok(notice.message.includes('it approves nothing') && notice.message.includes(`pass exactly the approval hash ${h('a')}`), notice.message);
-      const decision = decideApply({ planHasChanges: true, classification: deletes, guard: true, approvedHash: given, approvalHash: h('a') });
+      assert.ok(
+        notice.message.includes('it approves nothing') &&
+          notice.message.includes(`pass exactly the approval hash ${h('a')}`),
+        notice.message,
+      );
+      const decision = decideApply({
+        planHasChanges: true,
+        classification: deletes,
+        guard: true,
+        approvedHash: given,
+        approvalHash: h('a'),
+      });
       assert.equal(decision.action, 'block', 'the guard does not normalise');
     });
   }
 
   it('a tidied value that would match says so; one that would not does not', () => {
-    assert.match(explain(`sha256:${h('a')}`)!.message, /it is this run's approval hash written another way \(the runner compares exactly\)/);
+    assert.match(
+      explain(`sha256:${h('a')}`)!.message,
+      /it is this run's approval hash written another way \(the runner compares exactly\)/,
+    );
     assert.doesNotMatch(explain(`sha256:${h('e')}`)!.message, /written another way/);
   });
 

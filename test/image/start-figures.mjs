@@ -13,7 +13,11 @@ const childCpuMs = () => {
 };
 const runner = '/usr/local/bin/captf-runner';
 const cached = { ...process.env, NODE_COMPILE_CACHE: `${process.env.TMPDIR ?? '/tmp'}/compile-cache` };
-const cases = { version: [runner, ['--version'], process.env], node: [process.execPath, ['-e', '0'], process.env], versionCompileCache: [runner, ['--version'], cached] };
+const cases = {
+  version: [runner, ['--version'], process.env],
+  node: [process.execPath, ['-e', '0'], process.env],
+  versionCompileCache: [runner, ['--version'], cached],
+};
 const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, { wall: [], cpu: [] }]));
 spawnSync(runner, ['--version'], { stdio: 'ignore', env: cached }); // fills the cache
 for (let round = 0; round < ROUNDS; round++) {
@@ -27,5 +31,10 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const figures = Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { wallMs: Math.round(median(s.wall) * 10) / 10, cpuMs: median(s.cpu) }]));
+const figures = Object.fromEntries(
+  Object.entries(samples).map(([name, s]) => [
+    name,
+    { wallMs: Math.round(median(s.wall) * 10) / 10, cpuMs: median(s.cpu) },
+  ]),
+);
 console.log(JSON.stringify({ rounds: ROUNDS, ...figures }));

@@ -52,7 +52,10 @@ test('a double gets the text JavaScript gives it (numbers agree with RFC 8785 wh
 });
 
 test('strings: only quote, backslash and C0 controls are escaped, lowercase hex', () => {
-  assert.equal(canonicalJson('"\\\b\f\n\r\t\u0000\u001f\u007f\u2028é😀/'), '"\\"\\\\\\b\\f\\n\\r\\t\\u0000\\u001f\u007f\u2028é😀/"');
+  assert.equal(
+    canonicalJson('"\\\b\f\n\r\t\u0000\u001f\u007f\u2028é😀/'),
+    '"\\"\\\\\\b\\f\\n\\r\\t\\u0000\\u001f\u007f\u2028é😀/"',
+  );
   fc.assert(
     fc.property(fc.string({ unit: 'binary' }), (text) => assert.equal(canonicalJson(text), JSON.stringify(text))),
   );
@@ -64,9 +67,16 @@ test('a lone surrogate cannot be serialized', () => {
 });
 
 test('object keys sort by code point, not by UTF-16 unit', () => {
-  const object = new Map<string, JsonValue>([['😀', 1], ['\uff61', 2], ['b', 3], ['B', 4], ['', 5], ['bb', 6]].map(
-    ([key, value]) => [key as string, new JsonNumber(String(value))],
-  ));
+  const object = new Map<string, JsonValue>(
+    [
+      ['😀', 1],
+      ['\uff61', 2],
+      ['b', 3],
+      ['B', 4],
+      ['', 5],
+      ['bb', 6],
+    ].map(([key, value]) => [key as string, new JsonNumber(String(value))]),
+  );
   assert.equal(canonicalJson(object), '{"":5,"B":4,"b":3,"bb":6,"\uff61":2,"😀":1}');
 });
 

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { canonicalJson, JsonSyntaxError, MAX_NESTING, NegativeZeroError, parseExactJson } from '../../src/inputs/index.ts';
+import {
+  canonicalJson,
+  JsonSyntaxError,
+  MAX_NESTING,
+  NegativeZeroError,
+  parseExactJson,
+} from '../../src/inputs/index.ts';
 
 const parse = (text: string) => canonicalJson(parseExactJson(Buffer.from(text, 'utf8')));
 
@@ -15,7 +21,10 @@ function syntaxError(input: string | Uint8Array): JsonSyntaxError {
 }
 
 test('keeps every digit JSON.parse would round', () => {
-  assert.equal(parse('[12345678901234567890, 0.1000000000000000000001]'), '[12345678901234567890,0.1000000000000000000001]');
+  assert.equal(
+    parse('[12345678901234567890, 0.1000000000000000000001]'),
+    '[12345678901234567890,0.1000000000000000000001]',
+  );
 });
 
 test('decodes escapes to the same text as literal characters', () => {
@@ -89,12 +98,23 @@ test('a negative zero is refused with its spelling, where it is, and the path to
     ['{"z": -0e99999999999999999999}', '-0e99999999999999999999', ['z'], 1, 7],
   ];
   for (const [text, literal, path, line, column] of cases) {
-    assert.throws(() => parseExactJson(Buffer.from(text)), (error: unknown) => {
-      assert.ok(error instanceof NegativeZeroError, String(error));
-      assert.deepEqual({ literal: error.literal, path: error.path, line: error.line, column: error.column }, { literal, path, line, column });
-      assert.equal(error.message, `line ${line} column ${column}: ${literal} is a negative zero`, 'no key in the message: keys may be secret');
-      return true;
-    }, text);
+    assert.throws(
+      () => parseExactJson(Buffer.from(text)),
+      (error: unknown) => {
+        assert.ok(error instanceof NegativeZeroError, String(error));
+        assert.deepEqual(
+          { literal: error.literal, path: error.path, line: error.line, column: error.column },
+          { literal, path, line, column },
+        );
+        assert.equal(
+          error.message,
+          `line ${line} column ${column}: ${literal} is a negative zero`,
+          'no key in the message: keys may be secret',
+        );
+        return true;
+      },
+      text,
+    );
   }
   assert.equal(parse('[0, 0.0, 0e5, -1e-1000, -0.5]'), '[0,0,0,-1e-1000,-0.5]');
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { RunnerError } from '../../src/errors.ts';
 import { readInputs, TFVARS_FILE } from '../../src/inputs/index.ts';
-import { switchGeneration, tempDir, writeGeneration, writeInputsDir } from './layout.ts';
+import { switchGeneration, tempDir, writeGeneration, writeInputsDir } from './layout.support.ts';
 
 let root: string;
 let count = 0;
@@ -22,7 +22,10 @@ async function inputsDir(entries: Record<string, string> = {}): Promise<string> 
 }
 
 async function readError(dir: string): Promise<RunnerError> {
-  const error = await readInputs(dir).then(() => assert.fail(`read ${dir}`), (error: unknown) => error);
+  const error = await readInputs(dir).then(
+    () => assert.fail(`read ${dir}`),
+    (error: unknown) => error,
+  );
   assert.ok(error instanceof RunnerError, String(error));
   return error;
 }
@@ -36,7 +39,12 @@ async function assertRefused(dir: string, message: RegExp): Promise<void> {
 
 test('a missing dir, or a file in its place, is a usage error that says how to fix it', async () => {
   const missing = join(root, 'missing');
-  await assertRefused(missing, new RegExp(`^the inputs dir ${missing} does not exist: mount the inputs Secret or ConfigMap there, or pass --inputs DIR`));
+  await assertRefused(
+    missing,
+    new RegExp(
+      `^the inputs dir ${missing} does not exist: mount the inputs Secret or ConfigMap there, or pass --inputs DIR`,
+    ),
+  );
   const file = join(await inputsDir({ x: '' }), 'x');
   await assertRefused(file, /is not a directory: mount the inputs/);
 });
@@ -54,7 +62,10 @@ test('an unreadable dir is a usage error', { skip: process.getuid?.() === 0 && '
 test('a subdirectory is refused, also behind a key symlink', async () => {
   const plain = await inputsDir({ [TFVARS_FILE]: '{}' });
   await mkdir(join(plain, 'nested'));
-  await assertRefused(plain, /^input "nested" in .* is a directory: inputs are flat files, one per Secret or ConfigMap key/);
+  await assertRefused(
+    plain,
+    /^input "nested" in .* is a directory: inputs are flat files, one per Secret or ConfigMap key/,
+  );
 
   // A Secret volume with items[].path "conf/a" shows a key symlink to a directory.
   const mount = join(root, `dir-${count++}`);
@@ -71,7 +82,10 @@ test('a symlink is followed only inside the inputs dir', async () => {
   assert.equal(Buffer.from(snapshot.files.get('alias')!).toString(), 'content');
 
   await symlink('/etc/hostname', join(dir, 'outside'));
-  await assertRefused(dir, /^input "outside" in .* is a symlink to \/etc\/hostname, outside the inputs dir: copy the file into the inputs dir instead/);
+  await assertRefused(
+    dir,
+    /^input "outside" in .* is a symlink to \/etc\/hostname, outside the inputs dir: copy the file into the inputs dir instead/,
+  );
 
   const escaping = await inputsDir({});
   await writeFile(join(root, 'neighbour'), 'x');
@@ -109,13 +123,30 @@ test('names starting with ".." and reserved names are skipped without being read
 test('a mount is read from the generation ..data points at, whatever the key symlinks say', async () => {
   // The moment of an update after ..data moved: removed key "gone" still dangles, new key "new" has no link yet.
   const dir = join(root, `dir-${count++}`);
-  await writeInputsDir(dir, new Map([['kept', Buffer.from('old')], ['gone', Buffer.from('old')]]), 'kubernetes-mount');
-  await writeGeneration(dir, '..2026_12_01_00_00_00.1', new Map([['kept', Buffer.from('new')], ['new', Buffer.from('new')]]));
+  await writeInputsDir(
+    dir,
+    new Map([
+      ['kept', Buffer.from('old')],
+      ['gone', Buffer.from('old')],
+    ]),
+    'kubernetes-mount',
+  );
+  await writeGeneration(
+    dir,
+    '..2026_12_01_00_00_00.1',
+    new Map([
+      ['kept', Buffer.from('new')],
+      ['new', Buffer.from('new')],
+    ]),
+  );
   await switchGeneration(dir, '..2026_12_01_00_00_00.1');
   const { files } = await readInputs(dir);
   assert.deepEqual(
     [...files].map(([name, bytes]) => [name, Buffer.from(bytes).toString()]),
-    [['kept', 'new'], ['new', 'new']],
+    [
+      ['kept', 'new'],
+      ['new', 'new'],
+    ],
   );
 });
 

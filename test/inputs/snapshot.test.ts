@@ -37,29 +37,44 @@ test('merges sensitive.tfvars.json and remembers which variables are secret', ()
 
 test('bad inputs are usage errors that name the file and say how to fix it', () => {
   const cases: [Record<string, string>, RegExp][] = [
-    [{ [TFVARS_FILE]: '{"a": 1,\n"a": 2}' }, /^\/in\/terraform\.tfvars\.json is not valid JSON: line 2 column 1: duplicate key "a" .*; fix it so the file is one JSON object/],
+    [
+      { [TFVARS_FILE]: '{"a": 1,\n"a": 2}' },
+      /^\/in\/terraform\.tfvars\.json is not valid JSON: line 2 column 1: duplicate key "a" .*; fix it so the file is one JSON object/,
+    ],
     [{ [TFVARS_FILE]: '[]' }, /^\/in\/terraform\.tfvars\.json holds an array at the top, not an object; fix it/],
     [{ [SENSITIVE_TFVARS_FILE]: 'null' }, /^\/in\/sensitive\.tfvars\.json holds null at the top/],
     [{ [SENSITIVE_TFVARS_FILE]: '"s"' }, /holds a string at the top/],
-    [{ [TFVARS_FILE]: '{"pw": 1}', [SENSITIVE_TFVARS_FILE]: '{"pw": 2}' }, /^variable "pw" is set in both \/in\/terraform\.tfvars\.json and \/in\/sensitive\.tfvars\.json: keep it in/],
+    [
+      { [TFVARS_FILE]: '{"pw": 1}', [SENSITIVE_TFVARS_FILE]: '{"pw": 2}' },
+      /^variable "pw" is set in both \/in\/terraform\.tfvars\.json and \/in\/sensitive\.tfvars\.json: keep it in/,
+    ],
     [{ 'my file': '' }, /^input "my file" in \/in is not a valid Secret or ConfigMap key: rename it/],
     [{ '..data': '' }, /not starting with "\.\."/],
     [{ ['a'.repeat(254)]: '' }, /at most 253/],
   ];
   for (const [entries, message] of cases) {
-    assert.throws(() => inputsFromFiles(files(entries), '/in'), { name: 'RunnerError', kind: 'usage', reason: 'InputsInvalid', message });
+    assert.throws(() => inputsFromFiles(files(entries), '/in'), {
+      name: 'RunnerError',
+      kind: 'usage',
+      reason: 'InputsInvalid',
+      message,
+    });
   }
 });
 
 test('a negative zero is refused: the file, the JSON path and the position named', () => {
-  assert.throws(() => inputsFromFiles(files({ [TFVARS_FILE]: '{"nodes": [{"gen": 1}, {"gen": 2},\n  {"gen": -0.0}]}' }), '/in'), {
-    name: 'RunnerError',
-    kind: 'usage',
-    reason: 'InputsInvalid',
-    message: '/in/terraform.tfvars.json: $.nodes[2].gen is a negative zero (-0.0) at line 2 column 11: ' +
-      'terraform keeps its sign, so it would render differently from 0; write 0',
-    detail: { file: TFVARS_FILE, line: 2, column: 11, path: '$.nodes[2].gen' },
-  });
+  assert.throws(
+    () => inputsFromFiles(files({ [TFVARS_FILE]: '{"nodes": [{"gen": 1}, {"gen": 2},\n  {"gen": -0.0}]}' }), '/in'),
+    {
+      name: 'RunnerError',
+      kind: 'usage',
+      reason: 'InputsInvalid',
+      message:
+        '/in/terraform.tfvars.json: $.nodes[2].gen is a negative zero (-0.0) at line 2 column 11: ' +
+        'terraform keeps its sign, so it would render differently from 0; write 0',
+      detail: { file: TFVARS_FILE, line: 2, column: 11, path: '$.nodes[2].gen' },
+    },
+  );
   assert.throws(() => inputsFromFiles(files({ [TFVARS_FILE]: '{"a b": {"\\u00e9": [-0]}}' })), {
     message: /^terraform\.tfvars\.json: \$\["a b"\]\["é"\]\[0\] is a negative zero \(-0\) at line 1 column 21:/,
   });
@@ -67,17 +82,20 @@ test('a negative zero is refused: the file, the JSON path and the position named
 
 test('in sensitive.tfvars.json a negative zero names the variable only, never a key inside it or a value', () => {
   const sensitive = '{"db": {"user": "admin-5ecret", "key-5ecret": {"port": -0e5}}}';
-  assert.throws(() => inputsFromFiles(files({ [SENSITIVE_TFVARS_FILE]: sensitive }), '/in'), (error: unknown) => {
-    const { message, detail } = error as { message: string; detail: unknown };
-    assert.equal(
-      message,
-      '/in/sensitive.tfvars.json: a number inside $.db is a negative zero at line 1 column 56 ' +
-        '(keys inside a sensitive variable are not named): terraform keeps its sign, so it would render differently from 0; write 0',
-    );
-    assert.deepEqual(detail, { file: SENSITIVE_TFVARS_FILE, line: 1, column: 56, path: '$.db' });
-    assert.doesNotMatch(JSON.stringify(detail) + message, /5ecret|port|-0e5/);
-    return true;
-  });
+  assert.throws(
+    () => inputsFromFiles(files({ [SENSITIVE_TFVARS_FILE]: sensitive }), '/in'),
+    (error: unknown) => {
+      const { message, detail } = error as { message: string; detail: unknown };
+      assert.equal(
+        message,
+        '/in/sensitive.tfvars.json: a number inside $.db is a negative zero at line 1 column 56 ' +
+          '(keys inside a sensitive variable are not named): terraform keeps its sign, so it would render differently from 0; write 0',
+      );
+      assert.deepEqual(detail, { file: SENSITIVE_TFVARS_FILE, line: 1, column: 56, path: '$.db' });
+      assert.doesNotMatch(JSON.stringify(detail) + message, /5ecret|port|-0e5/);
+      return true;
+    },
+  );
   assert.throws(() => inputsFromFiles(files({ [SENSITIVE_TFVARS_FILE]: '{"gen": -0}' })), {
     message: /^sensitive\.tfvars\.json: \$\.gen is a negative zero at line 1 column 9: terraform keeps its sign/,
   });
@@ -95,7 +113,9 @@ test('terraform reads each variables file in canonical JSON, one variable per li
     { name: TFVARS_FILE, content: '{\n"big":12345678901234567890.1,\n"nodes":[1,1],\n"region":"eu-west-1"\n}\n' },
     { name: SENSITIVE_TFVARS_FILE, content: '{\n"api":{"a":"é","z":1},\n"token":"t/k"\n}\n' },
   ]);
-  assert.deepEqual(terraformVarFiles(inputsFromFiles(files({ [TFVARS_FILE]: ' {} ' }))), [{ name: TFVARS_FILE, content: '{}\n' }]);
+  assert.deepEqual(terraformVarFiles(inputsFromFiles(files({ [TFVARS_FILE]: ' {} ' }))), [
+    { name: TFVARS_FILE, content: '{}\n' },
+  ]);
   assert.deepEqual(terraformVarFiles(inputsFromFiles(files({}))), []);
 });
 
@@ -110,7 +130,8 @@ test('secret values: every non-empty string and every object key of 4+ character
   const snapshot = inputsFromFiles(
     files({
       [TFVARS_FILE]: '{"region": "eu-west-1"}',
-      [SENSITIVE_TFVARS_FILE]: '{"password": "hunter2", "creds": {"user": "admin", "keys": ["k-1", "k-10", "", "k-1"], "port": 5432, "on": true}}',
+      [SENSITIVE_TFVARS_FILE]:
+        '{"password": "hunter2", "creds": {"user": "admin", "keys": ["k-1", "k-10", "", "k-1"], "port": 5432, "on": true}}',
     }),
   );
   assert.deepEqual(secretValues(snapshot), ['hunter2', 'admin', 'k-10', 'keys', 'port', 'user', 'k-1']);
@@ -133,12 +154,17 @@ test('the approval hash leaves out bootstrap_data for a pool only', () => {
 });
 
 test('the inputs hash changes with the image, any variable and any file byte', () => {
-  const base = inputsFromFiles(files({ [TFVARS_FILE]: '{"a": 1}', 'f': 'x' }));
+  const base = inputsFromFiles(files({ [TFVARS_FILE]: '{"a": 1}', f: 'x' }));
   const hash = (image: string, tfvars: string, file: string) => {
-    const snapshot = inputsFromFiles(files({ [TFVARS_FILE]: tfvars, 'f': file }));
+    const snapshot = inputsFromFiles(files({ [TFVARS_FILE]: tfvars, f: file }));
     return computeHashes({ image, kind: 'cluster', variables: snapshot.variables, files: snapshot.files }).inputsHash;
   };
-  const reference = computeHashes({ image: 'img:1', kind: 'cluster', variables: base.variables, files: base.files }).inputsHash;
+  const reference = computeHashes({
+    image: 'img:1',
+    kind: 'cluster',
+    variables: base.variables,
+    files: base.files,
+  }).inputsHash;
   assert.equal(hash('img:1', '{"a": 1.0}', 'x'), reference);
   assert.notEqual(hash('img:2', '{"a": 1}', 'x'), reference);
   assert.notEqual(hash('img:1', '{"a": 2}', 'x'), reference);

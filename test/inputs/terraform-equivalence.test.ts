@@ -17,7 +17,7 @@ import {
   TFVARS_FILE,
   type InputsSnapshot,
 } from '../../src/inputs/index.ts';
-import { runTerraform, tempDir, writeTree } from '../support/tf-modules.ts';
+import { runTestTerraform, tempDir, writeTree } from '../support/tf-modules.ts';
 
 /** Fixed, so CI replays the same values and a failure replays; CAPTF_PROPERTY_SEED=<n> explores others. */
 const SEED = Number(process.env.CAPTF_PROPERTY_SEED ?? 20261130);
@@ -38,29 +38,69 @@ type Model =
   | { t: 'negativeZero' };
 
 /** Characters whose spellings differ: escapes, `/`, controls, DEL, U+2028, NFC and NFD, astral, templates. */
-const SPECIAL_TEXT = ['"', '\\', '/', '\b', '\f', '\n', '\r', '\t', '\u0000', '\u001f', '\u007f', '\u2028', 'é', 'e\u0301', '😀', '${a}', '%{ if x }', '$${', '//', 'A', ' '];
-const text = fc.array(fc.oneof(fc.constantFrom(...SPECIAL_TEXT), fc.string({ unit: 'grapheme', maxLength: 4 })), { maxLength: 6 })
+const SPECIAL_TEXT = [
+  '"',
+  '\\',
+  '/',
+  '\b',
+  '\f',
+  '\n',
+  '\r',
+  '\t',
+  '\u0000',
+  '\u001f',
+  '\u007f',
+  '\u2028',
+  'é',
+  'e\u0301',
+  '😀',
+  '${a}',
+  '%{ if x }',
+  '$${',
+  '//',
+  'A',
+  ' ',
+];
+const text = fc
+  .array(fc.oneof(fc.constantFrom(...SPECIAL_TEXT), fc.string({ unit: 'grapheme', maxLength: 4 })), { maxLength: 6 })
   .map((parts) => parts.join(''))
   .filter((s) => !/\p{Cs}/u.test(s)); // no lone surrogate: the inputs refuse those
 
 const digitString = (min: number, max: number) =>
-  fc.tuple(fc.integer({ min: 1, max: 9 }), fc.array(fc.integer({ min: 0, max: 9 }), { minLength: min - 1, maxLength: max - 1 }))
+  fc
+    .tuple(
+      fc.integer({ min: 1, max: 9 }),
+      fc.array(fc.integer({ min: 0, max: 9 }), { minLength: min - 1, maxLength: max - 1 }),
+    )
     .map(([first, rest]) => `${first}${rest.join('')}`.replace(/0+$/, ''));
 
 const numberModel: fc.Arbitrary<Model> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<Model>({ t: 'number', negative: false, digits: '', exponent: 0 }) },
   {
     weight: 6,
-    arbitrary: fc.record({
-      negative: fc.boolean(),
-      digits: fc.oneof({ weight: 5, arbitrary: digitString(1, 20) }, { weight: 1, arbitrary: digitString(21, 200) }),
-      scientific: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: -30, max: 30 }) }, { weight: 1, arbitrary: fc.integer({ min: -1000, max: 1000 }) }),
-    }).map(({ negative, digits, scientific }): Model => ({ t: 'number', negative, digits, exponent: scientific - digits.length + 1 })),
+    arbitrary: fc
+      .record({
+        negative: fc.boolean(),
+        digits: fc.oneof({ weight: 5, arbitrary: digitString(1, 20) }, { weight: 1, arbitrary: digitString(21, 200) }),
+        scientific: fc.oneof(
+          { weight: 5, arbitrary: fc.integer({ min: -30, max: 30 }) },
+          { weight: 1, arbitrary: fc.integer({ min: -1000, max: 1000 }) },
+        ),
+      })
+      .map(
+        ({ negative, digits, scientific }): Model => ({
+          t: 'number',
+          negative,
+          digits,
+          exponent: scientific - digits.length + 1,
+        }),
+      ),
   },
 );
 
 /** Objects never hold two keys equal after NFC: terraform refuses those (Duplicate object attribute). */
-const uniqueNfc = (members: [string, Model][]) => new Set(members.map(([key]) => key.normalize('NFC'))).size === members.length;
+const uniqueNfc = (members: [string, Model][]) =>
+  new Set(members.map(([key]) => key.normalize('NFC'))).size === members.length;
 
 const { value: valueModel } = fc.letrec<{ value: Model }>((tie) => ({
   value: fc.oneof(
@@ -70,7 +110,8 @@ const { value: valueModel } = fc.letrec<{ value: Model }>((tie) => ({
     text.map((v): Model => ({ t: 'string', v })),
     numberModel,
     fc.array(tie('value'), { maxLength: 4 }).map((v): Model => ({ t: 'array', v })),
-    fc.uniqueArray(fc.tuple(text, tie('value')), { maxLength: 4, selector: ([key]) => key })
+    fc
+      .uniqueArray(fc.tuple(text, tie('value')), { maxLength: 4, selector: ([key]) => key })
       .filter(uniqueNfc)
       .map((v): Model => ({ t: 'object', v })),
   ),
@@ -83,7 +124,7 @@ function random(seed: number): (n: number) => number {
     state = (state + 0x6d2b79f5) >>> 0;
     let x = Math.imul(state ^ (state >>> 15), 1 | state);
     x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return (((x ^ (x >>> 14)) >>> 0) % n);
+    return ((x ^ (x >>> 14)) >>> 0) % n;
   };
 }
 
@@ -91,7 +132,16 @@ type Pick = (n: number) => number;
 const choose = <T>(pick: Pick, options: readonly T[]): T => options[pick(options.length)]!;
 const space = (pick: Pick) => choose(pick, ['', '', ' ', '\n  ', '\t', '\r\n']);
 
-const SHORT_ESCAPES: Record<string, string[]> = { '"': ['\\"'], '\\': ['\\\\'], '/': ['/', '\\/'], '\b': ['\\b'], '\f': ['\\f'], '\n': ['\\n'], '\r': ['\\r'], '\t': ['\\t'] };
+const SHORT_ESCAPES: Record<string, string[]> = {
+  '"': ['\\"'],
+  '\\': ['\\\\'],
+  '/': ['/', '\\/'],
+  '\b': ['\\b'],
+  '\f': ['\\f'],
+  '\n': ['\\n'],
+  '\r': ['\\r'],
+  '\t': ['\\t'],
+};
 
 function unicodeEscape(pick: Pick, unit: number): string {
   const hex = unit.toString(16).padStart(4, '0');
@@ -109,9 +159,10 @@ function spellString(pick: Pick, value: string): string {
     } else if (escapes.length > 0 && pick(3) !== 0) {
       out += choose(pick, escapes);
     } else {
-      out += [...char].length === 1 && code > 0xffff
-        ? unicodeEscape(pick, char.charCodeAt(0)) + unicodeEscape(pick, char.charCodeAt(1))
-        : unicodeEscape(pick, code);
+      out +=
+        [...char].length === 1 && code > 0xffff
+          ? unicodeEscape(pick, char.charCodeAt(0)) + unicodeEscape(pick, char.charCodeAt(1))
+          : unicodeEscape(pick, code);
     }
   }
   return `${out}"`;
@@ -126,7 +177,8 @@ function spellExponent(pick: Pick, exponent: number): string {
 /** Any JSON spelling of ±digits × 10^exponent: the point moved, zeros added, the exponent adjusted. */
 function spellNumber(pick: Pick, negative: boolean, digits: string, exponent: number): string {
   const sign = negative ? '-' : '';
-  if (digits === '') return `${sign}0${pick(2) ? `.${'0'.repeat(1 + pick(3))}` : ''}${spellExponent(pick, pick(7) - 3)}`;
+  if (digits === '')
+    return `${sign}0${pick(2) ? `.${'0'.repeat(1 + pick(3))}` : ''}${spellExponent(pick, pick(7) - 3)}`;
   const mantissa = digits + '0'.repeat(pick(4));
   const point = pick(mantissa.length + 1);
   const fraction = point === 0 ? '0'.repeat(pick(3)) + mantissa : mantissa.slice(point);
@@ -137,13 +189,23 @@ function spellNumber(pick: Pick, negative: boolean, digits: string, exponent: nu
 
 function spell(pick: Pick, model: Model): string {
   switch (model.t) {
-    case 'null': return 'null';
-    case 'bool': return String(model.v);
-    case 'string': return spellString(pick, model.v);
-    case 'number': return spellNumber(pick, model.negative, model.digits, model.exponent);
-    case 'negativeZero': return spellNumber(pick, true, '', 0);
-    case 'array': return `[${model.v.map((element) => space(pick) + spell(pick, element) + space(pick)).join(',')}]`;
-    case 'object': return spellMembers(pick, model.v.map(([key, member]) => [spellString(pick, key), spell(pick, member)]));
+    case 'null':
+      return 'null';
+    case 'bool':
+      return String(model.v);
+    case 'string':
+      return spellString(pick, model.v);
+    case 'number':
+      return spellNumber(pick, model.negative, model.digits, model.exponent);
+    case 'negativeZero':
+      return spellNumber(pick, true, '', 0);
+    case 'array':
+      return `[${model.v.map((element) => space(pick) + spell(pick, element) + space(pick)).join(',')}]`;
+    case 'object':
+      return spellMembers(
+        pick,
+        model.v.map(([key, member]) => [spellString(pick, key), spell(pick, member)]),
+      );
   }
 }
 
@@ -163,7 +225,10 @@ const SIDES = ['a', 'b', 'c'] as const; // spelling A, spelling B, the runner's 
 
 /** Per variable: `jsonencode(var.x)`, and `"<${var.x}>"` where a template takes it (strings, numbers, bools). */
 function equivalenceModule(): string {
-  return SIDES.flatMap((side) => Array.from({ length: BATCH }, (_, i) => `variable "${side}${i}" {
+  return SIDES.flatMap((side) =>
+    Array.from(
+      { length: BATCH },
+      (_, i) => `variable "${side}${i}" {
   type = any
 }
 
@@ -174,7 +239,9 @@ output "j${side}${i}" {
 output "s${side}${i}" {
   value = try("<\${var.${side}${i}}>", null)
 }
-`)).join('\n');
+`,
+    ),
+  ).join('\n');
 }
 
 let moduleDir: string;
@@ -184,20 +251,32 @@ async function renderedOutputs(varFile: string): Promise<Record<string, { value:
   const path = join(moduleDir, `batch-${++runs}.tfvars.json`);
   const state = join(moduleDir, `batch-${runs}.tfstate`);
   await writeFile(path, varFile);
-  const apply = await runTerraform(moduleDir, ['apply', '-auto-approve', '-input=false', '-no-color', `-var-file=${path}`, `-state=${state}`]);
+  const apply = await runTestTerraform(moduleDir, [
+    'apply',
+    '-auto-approve',
+    '-input=false',
+    '-no-color',
+    `-var-file=${path}`,
+    `-state=${state}`,
+  ]);
   assert.equal(apply.exitCode, 0, apply.stderr);
   return (JSON.parse(await readFile(state, 'utf8')) as { outputs: Record<string, { value: unknown }> }).outputs;
 }
 
 const hashOf = (snapshot: InputsSnapshot) =>
-  computeHashes({ image: 'registry.example/m:1', kind: 'cluster', variables: snapshot.variables, files: snapshot.files });
+  computeHashes({
+    image: 'registry.example/m:1',
+    kind: 'cluster',
+    variables: snapshot.variables,
+    files: snapshot.files,
+  });
 const tfvars = (text: string) => inputsFromFiles(new Map([[TFVARS_FILE, Buffer.from(text, 'utf8')]]));
 
 describe('equal inputs hash ⇒ terraform renders equal values', () => {
   before(async () => {
     moduleDir = await tempDir(undefined, 'captf-equivalence-');
     await writeTree(moduleDir, { 'main.tf': equivalenceModule() });
-    const init = await runTerraform(moduleDir, ['init', '-input=false', '-no-color']);
+    const init = await runTestTerraform(moduleDir, ['init', '-input=false', '-no-color']);
     assert.equal(init.exitCode, 0, init.stderr);
   });
 
@@ -205,9 +284,15 @@ describe('equal inputs hash ⇒ terraform renders equal values', () => {
     const pair = fc.record({ model: valueModel, seedA: fc.integer(), seedB: fc.integer() });
     await fc.assert(
       fc.asyncProperty(fc.array(pair, { minLength: BATCH, maxLength: BATCH }), async (pairs) => {
-        const spellings = pairs.map(({ model, seedA, seedB }) => ({ a: spell(random(seedA), model), b: spell(random(seedB), model) }));
+        const spellings = pairs.map(({ model, seedA, seedB }) => ({
+          a: spell(random(seedA), model),
+          b: spell(random(seedB), model),
+        }));
         const document = (side: 'a' | 'b', seed: number) =>
-          spellMembers(random(seed), spellings.map((spelling, i) => [`"v${i}"`, spelling[side]]));
+          spellMembers(
+            random(seed),
+            spellings.map((spelling, i) => [`"v${i}"`, spelling[side]]),
+          );
         const [a, b] = [tfvars(document('a', pairs[0]!.seedA)), tfvars(document('b', pairs[0]!.seedB))];
         assert.deepEqual(hashOf(a), hashOf(b), 'two spellings of one value hash alike');
         assert.deepEqual(terraformVarFiles(a), terraformVarFiles(b), 'and give terraform the same var file');
@@ -254,15 +339,28 @@ function withNegativeZero(pick: Pick, model: Model, path: (string | number)[] = 
   const index = pick(children.length);
   const [key, child] = children[index]!;
   const [replaced, found] = withNegativeZero(pick, child, [...path, key]);
-  if (model.t === 'array') return [{ t: 'array', v: model.v.map((member, i) => (i === index ? replaced : member)) }, found];
-  return [{ t: 'object', v: (model as { v: [string, Model][] }).v.map(([k, member], i) => [k, i === index ? replaced : member]) }, found];
+  if (model.t === 'array')
+    return [{ t: 'array', v: model.v.map((member, i) => (i === index ? replaced : member)) }, found];
+  return [
+    {
+      t: 'object',
+      v: (model as { v: [string, Model][] }).v.map(([k, member], i) => [k, i === index ? replaced : member]),
+    },
+    found,
+  ];
 }
 
 const jsonPath = (path: (string | number)[]) =>
-  '$' + path.map((s) => (typeof s === 'number' ? `[${s}]` : /^[A-Za-z_][A-Za-z0-9_-]*$/.test(s) ? `.${s}` : `[${JSON.stringify(s)}]`)).join('');
+  '$' +
+  path
+    .map((s) =>
+      typeof s === 'number' ? `[${s}]` : /^[A-Za-z_][A-Za-z0-9_-]*$/.test(s) ? `.${s}` : `[${JSON.stringify(s)}]`,
+    )
+    .join('');
 
 test('a negative zero anywhere, in any spelling, is refused with the file and the JSON path', () => {
-  const variables = fc.uniqueArray(fc.tuple(text, valueModel), { minLength: 1, maxLength: 4, selector: ([key]) => key })
+  const variables = fc
+    .uniqueArray(fc.tuple(text, valueModel), { minLength: 1, maxLength: 4, selector: ([key]) => key })
     .filter(uniqueNfc)
     .map((v): Model => ({ t: 'object', v }));
   fc.assert(
@@ -272,15 +370,20 @@ test('a negative zero anywhere, in any spelling, is refused with the file and th
       const file = sensitive ? SENSITIVE_TFVARS_FILE : TFVARS_FILE;
       const text = spell(pick, document);
       const shown = sensitive ? path.slice(0, 1) : path;
-      assert.throws(() => inputsFromFiles(new Map([[file, Buffer.from(text, 'utf8')]]), '/in'), (error: unknown) => {
-        const { reason, message, detail } = error as { reason: string; message: string; detail: { path: string } };
-        assert.equal(reason, 'InputsInvalid');
-        assert.ok(message.startsWith(`/in/${file}: `), message);
-        assert.match(message, / is a negative zero .*terraform keeps its sign/);
-        assert.equal(detail.path, jsonPath(shown));
-        if (sensitive && path.length > 1) assert.ok(!message.includes(jsonPath(path)), `a key inside a sensitive variable is named: ${message}`);
-        return true;
-      }, text);
+      assert.throws(
+        () => inputsFromFiles(new Map([[file, Buffer.from(text, 'utf8')]]), '/in'),
+        (error: unknown) => {
+          const { reason, message, detail } = error as { reason: string; message: string; detail: { path: string } };
+          assert.equal(reason, 'InputsInvalid');
+          assert.ok(message.startsWith(`/in/${file}: `), message);
+          assert.match(message, / is a negative zero .*terraform keeps its sign/);
+          assert.equal(detail.path, jsonPath(shown));
+          if (sensitive && path.length > 1)
+            assert.ok(!message.includes(jsonPath(path)), `a key inside a sensitive variable is named: ${message}`);
+          return true;
+        },
+        text,
+      );
     }),
     { seed: SEED, numRuns: 500 },
   );

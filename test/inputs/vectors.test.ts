@@ -15,7 +15,7 @@ import {
   type InputsSnapshot,
 } from '../../src/inputs/index.ts';
 import type { ObjectKind } from '../../src/object-kind.ts';
-import { tempDir, writeInputsDir, type Layout } from './layout.ts';
+import { tempDir, writeInputsDir, type Layout } from './layout.support.ts';
 
 type FileContent = string | { base64: string };
 interface Vector {
@@ -32,7 +32,10 @@ interface InvalidVector {
 }
 
 const vectorsFile = new URL('../../contract/vectors/inputs-hash.json', import.meta.url);
-const { vectors, invalid } = JSON.parse(readFileSync(vectorsFile, 'utf8')) as { vectors: Vector[]; invalid: InvalidVector[] };
+const { vectors, invalid } = JSON.parse(readFileSync(vectorsFile, 'utf8')) as {
+  vectors: Vector[];
+  invalid: InvalidVector[];
+};
 
 function logicalFiles(files: Record<string, FileContent>): Map<string, Uint8Array> {
   return new Map(
@@ -51,9 +54,15 @@ function actual(vector: Vector, snapshot: InputsSnapshot) {
 test('the vectors cover every case the contract names', () => {
   assert.ok(vectors.length >= 20);
   assert.ok(invalid.length >= 15);
-  assert.ok(vectors.some((v) => v.expected.approvalHash !== v.expected.inputsHash), 'a pool whose approval hash differs');
+  assert.ok(
+    vectors.some((v) => v.expected.approvalHash !== v.expected.inputsHash),
+    'a pool whose approval hash differs',
+  );
   const negativeZeros = invalid.filter((v) => v.name.includes('negative-zero'));
-  assert.ok(negativeZeros.length >= 5 && negativeZeros.some((v) => 'sensitive.tfvars.json' in v.files), 'negative zeros in both files');
+  assert.ok(
+    negativeZeros.length >= 5 && negativeZeros.some((v) => 'sensitive.tfvars.json' in v.files),
+    'negative zeros in both files',
+  );
 });
 
 describe('vectors from their logical files', () => {

@@ -20,7 +20,11 @@ function read(root: Selector, bytes: Buffer, cuts: number[] = []): void {
 /** The value KEEP builds for the whole document. */
 function built(bytes: Buffer, cuts: number[] = []): unknown {
   let value: unknown;
-  read({ fields: { v: KEEP }, emit: (document) => (value = (document as { v: unknown }).v) }, Buffer.concat([Buffer.from('{"v":'), bytes, Buffer.from('}')]), cuts);
+  read(
+    { fields: { v: KEEP }, emit: (document) => (value = (document as { v: unknown }).v) },
+    Buffer.concat([Buffer.from('{"v":'), bytes, Buffer.from('}')]),
+    cuts,
+  );
   return value;
 }
 
@@ -43,7 +47,8 @@ const READINGS: [string, Selector][] = [
 ];
 
 /** Every string's characters outside ASCII written as \u escapes (astral ones as surrogate pairs), as some writers do. */
-const escapeNonAscii = (text: string) => text.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const escapeNonAscii = (text: string) =>
+  text.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 const cutsArbitrary = fc.array(fc.nat(), { maxLength: 6 });
 const documentArbitrary = fc.jsonValue({ maxDepth: 4 });
@@ -65,25 +70,41 @@ function placesInStrings(bytes: Buffer): boolean[] {
 describe('the reader builds what JSON.parse builds', () => {
   test('any document, unicode and escapes included, as it is, pretty-printed and with every non-ASCII character escaped, under any chunking', () => {
     fc.assert(
-      fc.property(documentArbitrary, fc.constantFrom(undefined, 2), fc.boolean(), cutsArbitrary, (document, indent, escaped, cuts) => {
-        const text = escaped ? escapeNonAscii(JSON.stringify(document, null, indent)) : JSON.stringify(document, null, indent);
-        assert.deepEqual(built(Buffer.from(text), cuts), JSON.parse(text));
-      }),
+      fc.property(
+        documentArbitrary,
+        fc.constantFrom(undefined, 2),
+        fc.boolean(),
+        cutsArbitrary,
+        (document, indent, escaped, cuts) => {
+          const text = escaped
+            ? escapeNonAscii(JSON.stringify(document, null, indent))
+            : JSON.stringify(document, null, indent);
+          assert.deepEqual(built(Buffer.from(text), cuts), JSON.parse(text));
+        },
+      ),
       { numRuns: runs(300) },
     );
   });
 
   test('an object read through a fields function or otherFields, its keys decoded (escaped ones too), under any chunking', () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.string(), documentArbitrary, { maxKeys: 6 }), fc.constantFrom(undefined, 2), fc.boolean(), cutsArbitrary, (document, indent, escaped, cuts) => {
-        const text = escaped ? escapeNonAscii(JSON.stringify(document, null, indent)) : JSON.stringify(document, null, indent);
-        const shapes: Shape[] = [{ fields: () => KEEP }, { fields: { unused: KEEP }, otherFields: () => KEEP }];
-        for (const shape of shapes) {
-          let value: unknown;
-          read({ ...shape, emit: (built) => (value = built) }, Buffer.from(text), cuts);
-          assert.deepEqual(value, JSON.parse(text));
-        }
-      }),
+      fc.property(
+        fc.dictionary(fc.string(), documentArbitrary, { maxKeys: 6 }),
+        fc.constantFrom(undefined, 2),
+        fc.boolean(),
+        cutsArbitrary,
+        (document, indent, escaped, cuts) => {
+          const text = escaped
+            ? escapeNonAscii(JSON.stringify(document, null, indent))
+            : JSON.stringify(document, null, indent);
+          const shapes: Shape[] = [{ fields: () => KEEP }, { fields: { unused: KEEP }, otherFields: () => KEEP }];
+          for (const shape of shapes) {
+            let value: unknown;
+            read({ ...shape, emit: (built) => (value = built) }, Buffer.from(text), cuts);
+            assert.deepEqual(value, JSON.parse(text));
+          }
+        },
+      ),
       { numRuns: runs(200) },
     );
   });
@@ -91,16 +112,27 @@ describe('the reader builds what JSON.parse builds', () => {
   test('surrogate pairs and lone surrogates written as escapes, cut anywhere', () => {
     const text = String.raw`["\ud83d\ude00", "\uD83D\uDE00x", "\ud800", "\udfff", "a\u00e9\u2713", "\u0000\u001f"]`;
     const bytes = Buffer.from(text);
-    for (let cut = 0; cut <= bytes.length; cut++) assert.deepEqual(built(bytes, [cut]), JSON.parse(text), `cut at ${cut}`);
+    for (let cut = 0; cut <= bytes.length; cut++)
+      assert.deepEqual(built(bytes, [cut]), JSON.parse(text), `cut at ${cut}`);
   });
 
   test('numbers of every form are the numbers JSON.parse reads, cut anywhere', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.bigInt().map((n) => `${n}`)), fc.constantFrom('', 'E', 'e+', 'e-'), fc.nat(30), cutsArbitrary, (number, exponent, power, cuts) => {
-        const base = typeof number === 'string' ? number : JSON.stringify(number);
-        const text = exponent && !/[eE]/.test(base) ? `${base}${exponent}${power}` : base;
-        assert.deepEqual(built(Buffer.from(`[${text}, ${text}]`), cuts), JSON.parse(`[${text}, ${text}]`));
-      }),
+      fc.property(
+        fc.oneof(
+          fc.double({ noNaN: true, noDefaultInfinity: true }),
+          fc.integer(),
+          fc.bigInt().map((n) => `${n}`),
+        ),
+        fc.constantFrom('', 'E', 'e+', 'e-'),
+        fc.nat(30),
+        cutsArbitrary,
+        (number, exponent, power, cuts) => {
+          const base = typeof number === 'string' ? number : JSON.stringify(number);
+          const text = exponent && !/[eE]/.test(base) ? `${base}${exponent}${power}` : base;
+          assert.deepEqual(built(Buffer.from(`[${text}, ${text}]`), cuts), JSON.parse(`[${text}, ${text}]`));
+        },
+      ),
       { numRuns: runs(300) },
     );
   });
@@ -108,11 +140,17 @@ describe('the reader builds what JSON.parse builds', () => {
 
 describe('every occurrence of a duplicated key reaches its selector', () => {
   test('at any depth, built, emitted, probed and skipped: the last occurrence is the value, as JSON.parse has it', () => {
-    const text = '{"a":1,"a":{"a":[1],"a":{"x":1,"x":2}},"p":[1],"p":[],"e":{"k":"one"},"e":{"k":"two","k":"three"},"d":{"l":[{"k":1},{"k":2}],"l":[{"k":3,"k":4}]},"s":{"a":{"a":1}},"s":[{"a":1,"a":2}],"__proto__":{"x":1}}';
+    const text =
+      '{"a":1,"a":{"a":[1],"a":{"x":1,"x":2}},"p":[1],"p":[],"e":{"k":"one"},"e":{"k":"two","k":"three"},"d":{"l":[{"k":1},{"k":2}],"l":[{"k":3,"k":4}]},"s":{"a":{"a":1}},"s":[{"a":1,"a":2}],"__proto__":{"x":1}}';
     const bytes = Buffer.from(text);
     const parsed = JSON.parse(text) as Record<string, unknown>;
     const document = { a: parsed.a, d: { l: [] }, s: [{}] };
-    Object.defineProperty(document, '__proto__', { value: { x: 1 }, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(document, '__proto__', {
+      value: { x: 1 },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
     for (let cut = 0; cut <= bytes.length; cut++) {
       const seen: unknown[] = [];
       read(
@@ -121,8 +159,13 @@ describe('every occurrence of a duplicated key reaches its selector', () => {
             a: KEEP,
             p: { probe: (hasContent, key) => seen.push(['probe', key, hasContent]) },
             e: { fields: { k: KEEP }, emit: (value, key) => seen.push(['emit', key, value]) },
-            d: { fields: { l: { items: { fields: { k: KEEP }, emit: (value, key) => seen.push(['item', key, value]) } } } },
-            s: { members: { probe: (hasContent, key) => seen.push(['member', key, hasContent]) }, items: { fields: {} } },
+            d: {
+              fields: { l: { items: { fields: { k: KEEP }, emit: (value, key) => seen.push(['item', key, value]) } } },
+            },
+            s: {
+              members: { probe: (hasContent, key) => seen.push(['member', key, hasContent]) },
+              items: { fields: {} },
+            },
             ['__proto__']: KEEP,
           },
           emit: (value) => seen.push(['document', value]),
@@ -153,29 +196,53 @@ describe('every occurrence of a duplicated key reaches its selector', () => {
 describe('a broken document fails at the byte where it broke, built, probed or skipped', () => {
   test('every prefix of a document that is an object or an array fails at its end', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.array(documentArbitrary, { maxLength: 4 }), fc.dictionary(fc.string(), documentArbitrary, { maxKeys: 4 })), fc.constantFrom(undefined, 2), fc.nat(), cutsArbitrary, (document, indent, at, cuts) => {
-        const bytes = Buffer.from(JSON.stringify(document, null, indent));
-        const length = at % bytes.length;
-        const prefix = bytes.subarray(0, length);
-        if (prefix.toString('latin1').trim() === '') return;
-        for (const [name, root] of READINGS) assert.match(failure(root, prefix, cuts), new RegExp(` at byte ${length}$`), name);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.array(documentArbitrary, { maxLength: 4 }),
+          fc.dictionary(fc.string(), documentArbitrary, { maxKeys: 4 }),
+        ),
+        fc.constantFrom(undefined, 2),
+        fc.nat(),
+        cutsArbitrary,
+        (document, indent, at, cuts) => {
+          const bytes = Buffer.from(JSON.stringify(document, null, indent));
+          const length = at % bytes.length;
+          const prefix = bytes.subarray(0, length);
+          if (prefix.toString('latin1').trim() === '') return;
+          for (const [name, root] of READINGS)
+            assert.match(failure(root, prefix, cuts), new RegExp(` at byte ${length}$`), name);
+        },
+      ),
       { numRuns: runs(300) },
     );
   });
 
   test('a byte that cannot be there: "#" outside a string, a control character inside one, at its own offset', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.array(documentArbitrary, { maxLength: 4 }), fc.dictionary(fc.string(), documentArbitrary, { maxKeys: 4 })), fc.constantFrom(undefined, 2), fc.nat(), fc.integer({ min: 0, max: 0x1f }), cutsArbitrary, (document, indent, at, control, cuts) => {
-        const bytes = Buffer.from(JSON.stringify(document, null, indent));
-        const position = at % (bytes.length + 1);
-        // Inside a string the control character fails where it is (after a backslash as an invalid escape).
-        const inString = placesInStrings(bytes)[position]!;
-        const broken = Buffer.concat([bytes.subarray(0, position), Buffer.from([inString ? control : 0x23]), bytes.subarray(position)]);
-        const expected = failure(KEEP, broken);
-        assert.match(expected, new RegExp(` at byte ${position}$`));
-        for (const [name, root] of READINGS) assert.equal(failure(root, broken, cuts), expected, name);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.array(documentArbitrary, { maxLength: 4 }),
+          fc.dictionary(fc.string(), documentArbitrary, { maxKeys: 4 }),
+        ),
+        fc.constantFrom(undefined, 2),
+        fc.nat(),
+        fc.integer({ min: 0, max: 0x1f }),
+        cutsArbitrary,
+        (document, indent, at, control, cuts) => {
+          const bytes = Buffer.from(JSON.stringify(document, null, indent));
+          const position = at % (bytes.length + 1);
+          // Inside a string the control character fails where it is (after a backslash as an invalid escape).
+          const inString = placesInStrings(bytes)[position]!;
+          const broken = Buffer.concat([
+            bytes.subarray(0, position),
+            Buffer.from([inString ? control : 0x23]),
+            bytes.subarray(position),
+          ]);
+          const expected = failure(KEEP, broken);
+          assert.match(expected, new RegExp(` at byte ${position}$`));
+          for (const [name, root] of READINGS) assert.equal(failure(root, broken, cuts), expected, name);
+        },
+      ),
       { numRuns: runs(300) },
     );
   });
@@ -183,21 +250,39 @@ describe('a broken document fails at the byte where it broke, built, probed or s
   test('any byte replaced or inserted anywhere: the same error at the same byte, built, probed or skipped, under any chunking', () => {
     const bytesArbitrary = fc.constantFrom(...'{}[]:,"\\ \n-+.eE0123456789tfnrlsux#\u0000\u0001\u001fé');
     fc.assert(
-      fc.property(fc.oneof(fc.array(documentArbitrary, { maxLength: 4 }), fc.dictionary(fc.string(), documentArbitrary, { maxKeys: 4 })), fc.nat(), bytesArbitrary, fc.boolean(), cutsArbitrary, (document, at, byte, insert, cuts) => {
-        const bytes = Buffer.from(JSON.stringify(document));
-        const position = at % (bytes.length + 1);
-        const broken = Buffer.concat([bytes.subarray(0, position), Buffer.from(byte), bytes.subarray(insert ? position : position + 1)]);
-        const expected = failure(KEEP, broken);
-        assert.equal(expected === 'no error', (() => {
-          try {
-            JSON.parse(broken.toString('utf8'));
-            return true;
-          } catch {
-            return false;
-          }
-        })(), 'the reader accepts what JSON.parse accepts');
-        for (const [name, root] of READINGS) assert.equal(failure(root, broken, cuts), expected, name);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.array(documentArbitrary, { maxLength: 4 }),
+          fc.dictionary(fc.string(), documentArbitrary, { maxKeys: 4 }),
+        ),
+        fc.nat(),
+        bytesArbitrary,
+        fc.boolean(),
+        cutsArbitrary,
+        (document, at, byte, insert, cuts) => {
+          const bytes = Buffer.from(JSON.stringify(document));
+          const position = at % (bytes.length + 1);
+          const broken = Buffer.concat([
+            bytes.subarray(0, position),
+            Buffer.from(byte),
+            bytes.subarray(insert ? position : position + 1),
+          ]);
+          const expected = failure(KEEP, broken);
+          assert.equal(
+            expected === 'no error',
+            (() => {
+              try {
+                JSON.parse(broken.toString('utf8'));
+                return true;
+              } catch {
+                return false;
+              }
+            })(),
+            'the reader accepts what JSON.parse accepts',
+          );
+          for (const [name, root] of READINGS) assert.equal(failure(root, broken, cuts), expected, name);
+        },
+      ),
       { numRuns: runs(500) },
     );
   });

@@ -9,9 +9,13 @@ import { KubeReason } from '../../src/kube/api-errors.ts';
 import { KubeClient, type Secret } from '../../src/kube/client.ts';
 import { parseRetryAfter } from '../../src/kube/retry.ts';
 import { apiServerUrl, loadInClusterConfig } from '../../src/kube/config.ts';
-import { NAMESPACE, startHarness } from './harness.ts';
+import { NAMESPACE, startFakeCluster } from './fake-cluster.support.ts';
 
-const secret = (name: string, data: Record<string, string> = { key: 'dmFsdWU=' }, labels: Record<string, string> = {}): Secret => ({
+const secret = (
+  name: string,
+  data: Record<string, string> = { key: 'dmFsdWU=' },
+  labels: Record<string, string> = {},
+): Secret => ({
   apiVersion: 'v1',
   kind: 'Secret',
   metadata: { name, labels },
@@ -47,7 +51,10 @@ describe('loadInClusterConfig', () => {
   test('brackets IPv6 hosts in the URL and not in the host', async (t) => {
     const dir = await withDir({ token: 'abc', 'ca.crt': ca });
     t.after(() => rm(dir, { recursive: true }));
-    const config = loadInClusterConfig({ serviceAccountDir: dir, env: { KUBERNETES_SERVICE_HOST: 'fd00:10:96::1', KUBERNETES_SERVICE_PORT: '443' } });
+    const config = loadInClusterConfig({
+      serviceAccountDir: dir,
+      env: { KUBERNETES_SERVICE_HOST: 'fd00:10:96::1', KUBERNETES_SERVICE_PORT: '443' },
+    });
     assert.equal(config.server, 'https://[fd00:10:96::1]:443');
     assert.equal(config.host, 'fd00:10:96::1');
     assert.equal(apiServerUrl('[::1]', 6443), 'https://[::1]:6443');
@@ -69,12 +76,18 @@ describe('loadInClusterConfig', () => {
     t.after(async () => {
       for (const dir of [good, emptyToken, noCa]) await rm(dir, { recursive: true });
     });
-    assert.throws(() => loadInClusterConfig({ serviceAccountDir: good, env: {} }), invalid(/KUBERNETES_SERVICE_HOST is not set/));
+    assert.throws(
+      () => loadInClusterConfig({ serviceAccountDir: good, env: {} }),
+      invalid(/KUBERNETES_SERVICE_HOST is not set/),
+    );
     assert.throws(
       () => loadInClusterConfig({ serviceAccountDir: good, env: { ...env, KUBERNETES_SERVICE_PORT: 'https' } }),
       invalid(/"https" is not a port number/),
     );
-    assert.throws(() => loadInClusterConfig({ serviceAccountDir: join(good, 'missing'), env }), invalid(/no readable token/));
+    assert.throws(
+      () => loadInClusterConfig({ serviceAccountDir: join(good, 'missing'), env }),
+      invalid(/no readable token/),
+    );
     assert.throws(() => loadInClusterConfig({ serviceAccountDir: emptyToken, env }), invalid(/is empty/));
     assert.throws(() => loadInClusterConfig({ serviceAccountDir: noCa, env }), invalid(/no PEM CA certificate/));
   });
@@ -82,21 +95,25 @@ describe('loadInClusterConfig', () => {
 
 describe('KubeClient', () => {
   test('talks to an API server on an IPv6 loopback address', async (t) => {
-    const { client, config, fake } = await startHarness(t, { ipv6: true });
+    const { client, config, fake } = await startFakeCluster(t, { ipv6: true });
     assert.equal(config.server, `https://[::1]:${fake.port}`);
     await client.createSecret(NAMESPACE, secret('over-ipv6'));
     assert.equal((await client.getSecret(NAMESPACE, 'over-ipv6'))?.metadata?.name, 'over-ipv6');
   });
 
   test('getSecret answers undefined for a missing Secret, deleteSecret false', async (t) => {
-    const { client } = await startHarness(t);
+    const { client } = await startFakeCluster(t);
     assert.equal(await client.getSecret(NAMESPACE, 'nope'), undefined);
     assert.equal(await client.deleteSecret(NAMESPACE, 'nope'), false);
   });
 
   test('retries 429 after the Retry-After the server asked for, then succeeds', async (t) => {
-    const { client, fake, sleeps } = await startHarness(t);
-    fake.injectFaults({ verb: 'create', resource: 'secrets' }, { status: 429, retryAfter: '3' }, { status: 429, retryAfter: '1' });
+    const { client, fake, sleeps } = await startFakeCluster(t);
+    fake.injectFaults(
+      { verb: 'create', resource: 'secrets' },
+      { status: 429, retryAfter: '3' },
+      { status: 429, retryAfter: '1' },
+    );
     await client.createSecret(NAMESPACE, secret('after-throttle'));
     assert.deepEqual(sleeps, [3000, 1000]);
     assert.ok(fake.secret(NAMESPACE, 'after-throttle'));
@@ -108,10 +125,19 @@ describe('KubeClient', () => {
 
   test('retries 503 and dropped connections with growing, capped backoff', async (t) => {
     const events: unknown[] = [];
-    const { fake, sleeps, newClient } = await startHarness(t);
-    const client = newClient({ retry: { baseDelayMs: 100, maxDelayMs: 300 }, onRetry: (event) => events.push(event.cause) });
+    const { fake, sleeps, newClient } = await startFakeCluster(t);
+    const client = newClient({
+      retry: { baseDelayMs: 100, maxDelayMs: 300 },
+      onRetry: (event) => events.push(event.cause),
+    });
     fake.addJob(NAMESPACE, 'job-1');
-    fake.injectFaults({ verb: 'get', resource: 'jobs' }, { status: 503 }, { reset: true }, { status: 503 }, { status: 500 });
+    fake.injectFaults(
+      { verb: 'get', resource: 'jobs' },
+      { status: 503 },
+      { reset: true },
+      { status: 503 },
+      { status: 500 },
+    );
     const job = await client.getJob(NAMESPACE, 'job-1');
     assert.equal(job.metadata?.name, 'job-1');
     // random() = 0.5 takes 75% of the capped exponential delay: 100, 200, 300(cap), 300.
@@ -122,15 +148,18 @@ describe('KubeClient', () => {
   });
 
   test('gives up after the attempt limit with a message that says so', async (t) => {
-    const { fake, newClient } = await startHarness(t);
+    const { fake, newClient } = await startFakeCluster(t);
     const client = newClient({ retry: { maxAttempts: 3 } });
     fake.injectFaults({ verb: 'get' }, { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 });
-    await assert.rejects(client.getSecret(NAMESPACE, 'x'), isKube(KubeReason.ServerError, /503 .*gave up after 3 attempts/));
+    await assert.rejects(
+      client.getSecret(NAMESPACE, 'x'),
+      isKube(KubeReason.ServerError, /503 .*gave up after 3 attempts/),
+    );
     assert.equal(fake.requests.length, 3);
   });
 
   test('does not wait for a Retry-After beyond the total time budget', async (t) => {
-    const { fake, newClient, sleeps } = await startHarness(t);
+    const { fake, newClient, sleeps } = await startFakeCluster(t);
     const client = newClient({ retry: { maxTotalMs: 10_000 } });
     fake.injectFaults({ verb: 'get' }, { status: 429, retryAfter: '60' });
     await assert.rejects(client.getSecret(NAMESPACE, 'x'), isKube(KubeReason.Throttled, /gave up after 1 attempt /));
@@ -138,7 +167,7 @@ describe('KubeClient', () => {
   });
 
   test('a 403 names the verb, resource and namespace the Role lacks, and is not retried', async (t) => {
-    const { client, fake } = await startHarness(t);
+    const { client, fake } = await startFakeCluster(t);
     fake.rbac = [{ verbs: ['get', 'list'], resources: ['secrets'] }];
     await assert.rejects(
       client.createSecret(NAMESPACE, secret('forbidden')),
@@ -148,24 +177,30 @@ describe('KubeClient', () => {
       ),
     );
     fake.addJob(NAMESPACE, 'job-1');
-    await assert.rejects(client.patchJob(NAMESPACE, 'job-1', { metadata: { annotations: { a: 'b' } } }), (error: unknown) => {
-      isKube(KubeReason.Forbidden, /lacks "patch" on "jobs" \(API group "batch"\)/)(error);
-      assert.deepEqual((error as RunnerError).detail?.verb, 'patch');
-      assert.deepEqual((error as RunnerError).detail?.resource, 'jobs.batch');
-      return true;
-    });
+    await assert.rejects(
+      client.patchJob(NAMESPACE, 'job-1', { metadata: { annotations: { a: 'b' } } }),
+      (error: unknown) => {
+        isKube(KubeReason.Forbidden, /lacks "patch" on "jobs" \(API group "batch"\)/)(error);
+        assert.deepEqual((error as RunnerError).detail?.verb, 'patch');
+        assert.deepEqual((error as RunnerError).detail?.resource, 'jobs.batch');
+        return true;
+      },
+    );
     assert.equal(fake.requests.length, 2);
   });
 
   test('a bad token gives a clear 401 error, not retried', async (t) => {
-    const { client, fake, serviceAccountDir } = await startHarness(t);
+    const { client, fake, serviceAccountDir } = await startFakeCluster(t);
     await writeFile(join(serviceAccountDir, 'token'), 'not-a-valid-token');
-    await assert.rejects(client.getSecret(NAMESPACE, 'x'), isKube(KubeReason.Unauthorized, /rejected the service account token \(401 Unauthorized\)/));
+    await assert.rejects(
+      client.getSecret(NAMESPACE, 'x'),
+      isKube(KubeReason.Unauthorized, /rejected the service account token \(401 Unauthorized\)/),
+    );
     assert.equal(fake.requests.length, 1);
   });
 
   test('re-reads the token on every request, so a rotated token is used at once', async (t) => {
-    const { client, fake, serviceAccountDir } = await startHarness(t);
+    const { client, fake, serviceAccountDir } = await startFakeCluster(t);
     const [first] = fake.validTokens;
     await client.getSecret(NAMESPACE, 'x');
     fake.validTokens.clear();
@@ -182,26 +217,38 @@ describe('KubeClient', () => {
   });
 
   test('a missing token file fails without a request', async (t) => {
-    const { client, fake, serviceAccountDir } = await startHarness(t);
+    const { client, fake, serviceAccountDir } = await startFakeCluster(t);
     await rm(join(serviceAccountDir, 'token'));
-    await assert.rejects(client.getSecret(NAMESPACE, 'x'), isKube(KubeReason.TokenUnreadable, /token .* is missing or empty/));
+    await assert.rejects(
+      client.getSecret(NAMESPACE, 'x'),
+      isKube(KubeReason.TokenUnreadable, /token .* is missing or empty/),
+    );
     assert.equal(fake.requests.length, 0);
   });
 
   test('a CA that did not sign the server fails at once, naming ca.crt', async (t) => {
-    const { config, fake } = await startHarness(t);
-    const client = new KubeClient({ ...config, ca: Buffer.from(rootCertificates[0]) }, { sleep: async () => assert.fail('must not retry') });
+    const { config, fake } = await startFakeCluster(t);
+    const client = new KubeClient(
+      { ...config, ca: Buffer.from(rootCertificates[0]) },
+      { sleep: async () => assert.fail('must not retry') },
+    );
     t.after(() => client.close());
-    await assert.rejects(client.getSecret(NAMESPACE, 'x'), isKube(KubeReason.Unreachable, /failed TLS verification .*ca\.crt/));
+    await assert.rejects(
+      client.getSecret(NAMESPACE, 'x'),
+      isKube(KubeReason.Unreachable, /failed TLS verification .*ca\.crt/),
+    );
     assert.equal(fake.requests.length, 0);
   });
 
   test('422 and 413 say which limit was hit', async (t) => {
-    const { client } = await startHarness(t);
+    const { client } = await startFakeCluster(t);
     const overSecretLimit = Buffer.alloc(1_048_577).toString('base64');
     await assert.rejects(
       client.createSecret(NAMESPACE, secret('too-big', { blob: overSecretLimit })),
-      isKube(KubeReason.Invalid, /data is over 1 MiB \(1,048,576 bytes\).*Secret "too-big" is invalid: data: Too long: must have at most 1048576 bytes/),
+      isKube(
+        KubeReason.Invalid,
+        /data is over 1 MiB \(1,048,576 bytes\).*Secret "too-big" is invalid: data: Too long: must have at most 1048576 bytes/,
+      ),
     );
     const overBodyLimit = Buffer.alloc(2_400_000).toString('base64');
     await assert.rejects(
@@ -216,9 +263,12 @@ describe('KubeClient', () => {
   });
 
   test('AlreadyExists and Conflict are told apart', async (t) => {
-    const { client, fake } = await startHarness(t);
+    const { client, fake } = await startFakeCluster(t);
     await client.createSecret(NAMESPACE, secret('twice'));
-    await assert.rejects(client.createSecret(NAMESPACE, secret('twice')), isKube(KubeReason.AlreadyExists, /secrets "twice" already exists/));
+    await assert.rejects(
+      client.createSecret(NAMESPACE, secret('twice')),
+      isKube(KubeReason.AlreadyExists, /secrets "twice" already exists/),
+    );
     const job = fake.addJob(NAMESPACE, 'job-1');
     await assert.rejects(
       client.patchJob(NAMESPACE, 'job-1', { metadata: { resourceVersion: '1', annotations: { a: 'b' } } }),
@@ -228,22 +278,28 @@ describe('KubeClient', () => {
       client.patchJob(NAMESPACE, 'job-1', { metadata: { uid: 'another-uid', annotations: { a: 'b' } } }),
       isKube(KubeReason.Conflict, /Precondition failed: UID in precondition: another-uid/),
     );
-    const patched = await client.patchJob(NAMESPACE, 'job-1', { metadata: { uid: job.metadata.uid, resourceVersion: job.metadata.resourceVersion, annotations: { a: 'b' } } });
+    const patched = await client.patchJob(NAMESPACE, 'job-1', {
+      metadata: { uid: job.metadata.uid, resourceVersion: job.metadata.resourceVersion, annotations: { a: 'b' } },
+    });
     assert.equal(patched.metadata?.annotations?.a, 'b');
   });
 
   test('deleteSecret with a uid deletes only that very object', async (t) => {
-    const { client } = await startHarness(t);
+    const { client } = await startFakeCluster(t);
     const created = await client.createSecret(NAMESPACE, secret('replaced'));
     await client.deleteSecret(NAMESPACE, 'replaced');
     await client.createSecret(NAMESPACE, secret('replaced'));
-    await assert.rejects(client.deleteSecret(NAMESPACE, 'replaced', { uid: created.metadata?.uid }), isKube(KubeReason.Conflict, /Precondition failed/));
+    await assert.rejects(
+      client.deleteSecret(NAMESPACE, 'replaced', { uid: created.metadata?.uid }),
+      isKube(KubeReason.Conflict, /Precondition failed/),
+    );
     assert.ok(await client.getSecret(NAMESPACE, 'replaced'));
   });
 
   test('listSecretMetadata pages through every match and asks for metadata only', async (t) => {
-    const { client, fake } = await startHarness(t);
-    for (let i = 0; i < 260; i++) await client.createSecret(NAMESPACE, secret(`s-${i}`, { key: 'dmFsdWU=' }, { group: i % 2 ? 'odd' : 'even' }));
+    const { client, fake } = await startFakeCluster(t);
+    for (let i = 0; i < 260; i++)
+      await client.createSecret(NAMESPACE, secret(`s-${i}`, { key: 'dmFsdWU=' }, { group: i % 2 ? 'odd' : 'even' }));
     const odd = await client.listSecretMetadata(NAMESPACE, 'group=odd');
     assert.equal(odd.length, 130);
     assert.ok(odd.every((meta) => meta.labels?.group === 'odd'));
@@ -265,24 +321,33 @@ test('parseRetryAfter reads seconds and HTTP dates', () => {
 
 describe('KubeClient: an API server that takes requests and never answers', () => {
   test('an attempt ends at its timeout (from the request to the last byte, not once per socket phase), and a call within its total time', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     h.fake.silent = true;
     const client = h.newClient({ requestTimeoutMs: 1_000, retry: { maxTotalMs: 1_500 } });
     const started = Date.now();
-    await assert.rejects(client.getJob(NAMESPACE, 'job'), isKube(KubeReason.Unreachable, /no answer within \d+ ms\); gave up after 2 attempts/));
+    await assert.rejects(
+      client.getJob(NAMESPACE, 'job'),
+      isKube(KubeReason.Unreachable, /no answer within \d+ ms\); gave up after 2 attempts/),
+    );
     const took = Date.now() - started;
     // One attempt of 1 s, then what is left of the 1.5 s: never a second full second, nor two per attempt.
     assert.ok(took >= 1_000 && took < 2_500, `the call took ${took} ms`);
   });
 
   test('setDeadline: no attempt runs past it, whatever the per-attempt timeout', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     h.fake.silent = true;
     const client = h.newClient();
     client.setDeadline(Date.now() + 300, 'the hand-back budget');
     const started = Date.now();
-    await assert.rejects(client.createSecret(NAMESPACE, secret('s')), (error) => error instanceof RunnerError && error.kind === 'kube');
+    await assert.rejects(
+      client.createSecret(NAMESPACE, secret('s')),
+      (error) => error instanceof RunnerError && error.kind === 'kube',
+    );
     assert.ok(Date.now() - started < 1_500, `the call took ${Date.now() - started} ms`);
-    await assert.rejects(client.getJob(NAMESPACE, 'job'), isKube(KubeReason.TimeBudgetExceeded, /no time is left of the hand-back budget/));
+    await assert.rejects(
+      client.getJob(NAMESPACE, 'job'),
+      isKube(KubeReason.TimeBudgetExceeded, /no time is left of the hand-back budget/),
+    );
   });
 });

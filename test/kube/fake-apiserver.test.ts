@@ -5,7 +5,13 @@ import { request } from 'node:https';
 import { test } from 'node:test';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
 
-async function call(fake: FakeApiServer, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+async function call(
+  fake: FakeApiServer,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
   return new Promise<{ status: number; body: any }>((resolve, reject) => {
     const req = request(
@@ -15,12 +21,18 @@ async function call(fake: FakeApiServer, method: string, path: string, body?: un
         method,
         path,
         ca: fake.ca,
-        headers: { Authorization: `Bearer ${[...fake.validTokens][0]}`, 'Content-Type': 'application/json', ...headers },
+        headers: {
+          Authorization: `Bearer ${[...fake.validTokens][0]}`,
+          'Content-Type': 'application/json',
+          ...headers,
+        },
       },
       (res) => {
         const parts: Buffer[] = [];
         res.on('data', (part: Buffer) => parts.push(part));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(parts).toString() || 'null') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(parts).toString() || 'null') }),
+        );
       },
     );
     req.on('error', reject);
@@ -34,16 +46,26 @@ test('the fake answers as the API server does', async (t) => {
   const fake = await FakeApiServer.start({ serviceAccount: { namespace: 'ns', name: 'sa' } });
   t.after(() => fake.stop());
 
-  const created = await call(fake, 'POST', SECRETS, { metadata: { name: 's1', labels: { tier: 'a' } }, immutable: true, stringData: { k: 'v' } });
+  const created = await call(fake, 'POST', SECRETS, {
+    metadata: { name: 's1', labels: { tier: 'a' } },
+    immutable: true,
+    stringData: { k: 'v' },
+  });
   assert.equal(created.status, 201);
   assert.equal(created.body.data.k, Buffer.from('v').toString('base64'), 'stringData lands in data');
 
   const update = await call(fake, 'PUT', `${SECRETS}/s1`, { ...created.body, data: { k: 'dzI=' } });
   assert.equal(update.status, 422);
   assert.equal(update.body.reason, 'Invalid');
-  assert.equal(update.body.message, 'Secret "s1" is invalid: data: Forbidden: field is immutable when `immutable` is set');
+  assert.equal(
+    update.body.message,
+    'Secret "s1" is invalid: data: Forbidden: field is immutable when `immutable` is set',
+  );
 
-  const metadataOnly = await call(fake, 'PUT', `${SECRETS}/s1`, { ...created.body, metadata: { ...created.body.metadata, annotations: { a: 'b' } } });
+  const metadataOnly = await call(fake, 'PUT', `${SECRETS}/s1`, {
+    ...created.body,
+    metadata: { ...created.body.metadata, annotations: { a: 'b' } },
+  });
   assert.equal(metadataOnly.status, 200, 'metadata of an immutable Secret may change');
 
   const stale = await call(fake, 'PUT', `${SECRETS}/s1`, created.body);
@@ -53,7 +75,9 @@ test('the fake answers as the API server does', async (t) => {
   await call(fake, 'POST', SECRETS, { metadata: { name: 's2', labels: { tier: 'b' } } });
   await call(fake, 'POST', SECRETS, { metadata: { name: 's3' } });
   const names = async (selector: string) =>
-    (await call(fake, 'GET', `${SECRETS}?labelSelector=${encodeURIComponent(selector)}`)).body.items.map((i: any) => i.metadata.name);
+    (await call(fake, 'GET', `${SECRETS}?labelSelector=${encodeURIComponent(selector)}`)).body.items.map(
+      (i: any) => i.metadata.name,
+    );
   assert.deepEqual(await names('tier in (a,b)'), ['s1', 's2']);
   assert.deepEqual(await names('tier notin (a)'), ['s2', 's3']);
   assert.deepEqual(await names('!tier'), ['s3']);
@@ -67,13 +91,27 @@ test('the fake answers as the API server does', async (t) => {
   assert.equal(badName.status, 422);
 
   const noToken = await call(fake, 'GET', SECRETS, undefined, { Authorization: 'Bearer wrong' });
-  assert.deepEqual(noToken, { status: 401, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 } });
+  assert.deepEqual(noToken, {
+    status: 401,
+    body: {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'Unauthorized',
+      reason: 'Unauthorized',
+      code: 401,
+    },
+  });
 
   fake.rbac = [{ verbs: ['get'], resources: ['secrets'], resourceNames: ['s1'] }];
   assert.equal((await call(fake, 'GET', `${SECRETS}/s1`)).status, 200);
   const forbidden = await call(fake, 'GET', `${SECRETS}/s2`);
   assert.equal(forbidden.status, 403);
-  assert.equal(forbidden.body.message, 'secrets "s2" is forbidden: User "system:serviceaccount:ns:sa" cannot get resource "secrets" in API group "" in the namespace "ns"');
+  assert.equal(
+    forbidden.body.message,
+    'secrets "s2" is forbidden: User "system:serviceaccount:ns:sa" cannot get resource "secrets" in API group "" in the namespace "ns"',
+  );
   assert.equal((await call(fake, 'GET', SECRETS)).status, 403, 'resourceNames never allow a list');
 
   // A rule for the wrong API group grants nothing: Secrets are in the core group "".

@@ -22,7 +22,7 @@ import { REASONS } from '../../src/vocabulary/reasons.ts';
 import { annotateJob, readBlockedResults, writeResultSecret } from '../../src/kube/sinks.ts';
 import { SecretChunkStore } from '../../src/store/secret-store.ts';
 import type { RbacRule } from '../support/fake-apiserver.ts';
-import { blockedResult, startHarness } from './harness.ts';
+import { blockedResult, startFakeCluster } from './fake-cluster.support.ts';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '../..');
 // typescript is one 9 MB CommonJS file: require() loads it without the scan an import makes of it for
@@ -93,13 +93,17 @@ test('the example Job and Role validate against the Kubernetes schemas and have 
 });
 
 test('the typo check does catch an unknown field', () => {
-  const diagnostics = typeCheck([{ type: 'Job', from: 'kubernetes-types/batch/v1.js', object: { spec: { backofLimit: 0, template: {} } } }]);
+  const diagnostics = typeCheck([
+    { type: 'Job', from: 'kubernetes-types/batch/v1.js', object: { spec: { backofLimit: 0, template: {} } } },
+  ]);
   assert.equal(diagnostics.length, 1);
   assert.match(diagnostics[0], /backofLimit/);
 });
 
 /** Every exit code a reason ends with that a retry cannot pass: all but success, 1 (a retry may pass) and the stops (124, 130, 143). */
-const FAIL_JOB_EXIT_CODES = [...new Set(Object.values(REASONS).map((row) => row.exitCode as number))].filter((code) => ![0, 1, 124, 130, 143].includes(code)).sort((a, b) => a - b);
+const FAIL_JOB_EXIT_CODES = [...new Set(Object.values(REASONS).map((row) => row.exitCode as number))]
+  .filter((code) => ![0, 1, 124, 130, 143].includes(code))
+  .sort((a, b) => a - b);
 
 test('the example Job follows the runner contract', async () => {
   const [job] = await loadYaml('runner/job.example.yaml');
@@ -119,31 +123,45 @@ test('the example Job follows the runner contract', async () => {
 
   assert.equal(container.command, undefined, 'command would replace the image ENTRYPOINT: tini must stay PID 1');
   assert.match(container.image, /^[^@]+\/modules\/[^@]+@sha256:[0-9a-f]{64}$/, 'the module image, by digest');
-  assert.equal(container.env.find((e: { name: string }) => e.name === 'CAPTF_IMAGE').value, container.image, 'CAPTF_IMAGE names the image the Job runs, exactly');
+  assert.equal(
+    container.env.find((e: { name: string }) => e.name === 'CAPTF_IMAGE').value,
+    container.image,
+    'CAPTF_IMAGE names the image the Job runs, exactly',
+  );
   assert.equal(pod.securityContext.runAsNonRoot, true);
   assert.equal(container.securityContext.readOnlyRootFilesystem, true);
   assert.equal(container.securityContext.allowPrivilegeEscalation, false);
   assert.deepEqual(container.securityContext.capabilities.drop, ['ALL']);
 
-  const mounts = Object.fromEntries(container.volumeMounts.map((m: { mountPath: string; name: string }) => [m.mountPath, m.name]));
+  const mounts = Object.fromEntries(
+    container.volumeMounts.map((m: { mountPath: string; name: string }) => [m.mountPath, m.name]),
+  );
   const volumes = Object.fromEntries(pod.volumes.map((v: { name: string }) => [v.name, v]));
   assert.ok(volumes[mounts['/captf/inputs']].secret, 'inputs come from a Secret');
   assert.ok(volumes[mounts['/tmp']].emptyDir, '/tmp is writable');
 
   // Every CAPTF_* variable is a real setting, and the writable dirs it names are mounted.
-  const env = Object.fromEntries(container.env.map((e: { name: string; value?: string; valueFrom?: unknown }) => [e.name, e.value ?? e.valueFrom]));
+  const env = Object.fromEntries(
+    container.env.map((e: { name: string; value?: string; valueFrom?: unknown }) => [e.name, e.value ?? e.valueFrom]),
+  );
   const settingVariables = new Set(Object.keys(Settings.shape).map(envName));
-  for (const name of Object.keys(env).filter((n) => n.startsWith('CAPTF_'))) assert.ok(settingVariables.has(name), `${name} is a setting`);
+  for (const name of Object.keys(env).filter((n) => n.startsWith('CAPTF_')))
+    assert.ok(settingVariables.has(name), `${name} is a setting`);
   assert.ok(volumes[mounts[env.CAPTF_WORKDIR]].emptyDir);
   assert.ok(volumes[mounts[env.CAPTF_OUT]].emptyDir);
   assert.deepEqual(env.CAPTF_JOB_NAME, { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/job-name']" } });
-  assert.deepEqual(env.CAPTF_JOB_UID, { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } });
+  assert.deepEqual(env.CAPTF_JOB_UID, {
+    fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" },
+  });
   // The graceful stop (stop grace, 5 s to SIGKILL) and writing the result fit before the kubelet's SIGKILL,
   // with the example's value and with the default.
   // The Job's deadline counts from before the pod is scheduled and its image pulled: the runner's comes 300 s earlier (contract.md, --deadline).
   assert.equal(durationMs(env.CAPTF_DEADLINE as string), (job.spec.activeDeadlineSeconds - 300) * 1000);
   for (const stopGrace of [env.CAPTF_STOP_GRACE as string, Settings.parse({}).stopGrace]) {
-    assert.ok(durationMs(stopGrace) + 5_000 < pod.terminationGracePeriodSeconds * 1000 - 2_000, `stop grace ${stopGrace} leaves no time for the result`);
+    assert.ok(
+      durationMs(stopGrace) + 5_000 < pod.terminationGracePeriodSeconds * 1000 - 2_000,
+      `stop grace ${stopGrace} leaves no time for the result`,
+    );
   }
 });
 
@@ -151,23 +169,34 @@ test('the example Role is all the runner needs, and no create rule pretends to b
   const [job] = await loadYaml('runner/job.example.yaml');
   const [serviceAccount, role, roleBinding] = await loadYaml('runner/role.example.yaml');
   assert.equal(job.spec.template.spec.serviceAccountName, serviceAccount.metadata.name);
-  assert.deepEqual(roleBinding.subjects, [{ kind: 'ServiceAccount', name: serviceAccount.metadata.name, namespace: role.metadata.namespace }]);
+  assert.deepEqual(roleBinding.subjects, [
+    { kind: 'ServiceAccount', name: serviceAccount.metadata.name, namespace: role.metadata.namespace },
+  ]);
   assert.equal(roleBinding.roleRef.name, role.metadata.name);
   for (const rule of role.rules) if (rule.verbs.includes('create')) assert.equal(rule.resourceNames, undefined);
 
   const namespace = job.metadata.namespace;
-  const h = await startHarness(t, { serviceAccount: { namespace, name: serviceAccount.metadata.name } });
+  const h = await startFakeCluster(t, { serviceAccount: { namespace, name: serviceAccount.metadata.name } });
   h.fake.rbac = role.rules.map((rule: RbacRule) => ({ ...rule, namespaces: [namespace] }));
   const created = h.fake.addJob(namespace, job.metadata.name);
   const identity = { namespace, jobName: job.metadata.name, jobUid: created.metadata.uid };
 
   const written = await writeResultSecret(h.client, identity, blockedResult(), undefined);
   // An approved apply reads the blocked Job's result Secret: list by label, then get.
-  const blocked = await readBlockedResults(h.client, namespace, { approvalHash: blockedResult().approvalHash!, objectKind: 'cluster', objectName: 'prod' });
+  const blocked = await readBlockedResults(h.client, namespace, {
+    approvalHash: blockedResult().approvalHash!,
+    objectKind: 'cluster',
+    objectName: 'prod',
+  });
   assert.equal(blocked.found.length, 1);
   await writeResultSecret(h.client, identity, blockedResult({ outcome: 'interrupted' }), undefined); // get + delete + create
   await annotateJob(h.client, identity, blockedResult(), written);
-  const store = new SecretChunkStore({ client: h.client, namespace, prefix: 'captf-backup-cluster-prod', artifactKind: 'backup' });
+  const store = new SecretChunkStore({
+    client: h.client,
+    namespace,
+    prefix: 'captf-backup-cluster-prod',
+    artifactKind: 'backup',
+  });
   const write = await store.create('b1');
   await write.putChunk(0, Buffer.from('state'));
   await write.held();
@@ -179,9 +208,17 @@ test('the example Role is all the runner needs, and no create rule pretends to b
 
   // The table is enforced: another Job of the namespace cannot be annotated.
   const other = h.fake.addJob(namespace, 'captf-apply-other-1');
-  await assert.rejects(annotateJob(h.client, { namespace, jobName: 'captf-apply-other-1', jobUid: other.metadata.uid }, blockedResult(), undefined), (error: unknown) => {
-    assert.ok(error instanceof RunnerError);
-    assert.equal(error.reason, 'KubeForbidden');
-    return true;
-  });
+  await assert.rejects(
+    annotateJob(
+      h.client,
+      { namespace, jobName: 'captf-apply-other-1', jobUid: other.metadata.uid },
+      blockedResult(),
+      undefined,
+    ),
+    (error: unknown) => {
+      assert.ok(error instanceof RunnerError);
+      assert.equal(error.reason, 'KubeForbidden');
+      return true;
+    },
+  );
 });

@@ -16,7 +16,7 @@ import {
   writeResultSecret,
   type JobIdentity,
 } from '../../src/kube/sinks.ts';
-import { blockedResult, NAMESPACE, startHarness, type Harness } from './harness.ts';
+import { blockedResult, NAMESPACE, startFakeCluster, type FakeCluster } from './fake-cluster.support.ts';
 
 const decode = (value: string) => Buffer.from(value, 'base64');
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -26,14 +26,14 @@ const FULL_OUTPUTS: Record<string, OutputValue> = {
   kubeconfig: { sensitive: true, known: true, value: 'CANARY-kubeconfig-secret' },
 };
 
-function jobOf(h: Harness, name = 'captf-apply-prod-7f3c2'): JobIdentity {
+function jobOf(h: FakeCluster, name = 'captf-apply-prod-7f3c2'): JobIdentity {
   const job = h.fake.addJob(NAMESPACE, name, { 'captf.io/after-interrupted-apply': 'true' });
   return { namespace: NAMESPACE, jobName: name, jobUid: job.metadata.uid };
 }
 
 describe('result Secret and Job annotations', () => {
   test('a blocked apply writes its result Secret and annotates its Job', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const job = jobOf(h);
     const result = blockedResult();
 
@@ -45,7 +45,14 @@ describe('result Secret and Job annotations', () => {
     assert.equal(written.name, 'captf-apply-prod-7f3c2-result');
     assert.equal(secret.immutable, true);
     assert.deepEqual(secret.metadata.ownerReferences, [
-      { apiVersion: 'batch/v1', kind: 'Job', name: job.jobName, uid: job.jobUid, controller: false, blockOwnerDeletion: false },
+      {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        name: job.jobName,
+        uid: job.jobUid,
+        controller: false,
+        blockOwnerDeletion: false,
+      },
     ]);
     assert.deepEqual(secret.metadata.labels, {
       'app.kubernetes.io/managed-by': 'captf-runner',
@@ -84,24 +91,31 @@ describe('result Secret and Job annotations', () => {
   });
 
   test('annotating never touches another Job of the same name', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const job = jobOf(h);
-    await assert.rejects(annotateJob(h.client, { ...job, jobUid: 'uid-of-a-deleted-job' }, blockedResult(), undefined), (error: unknown) => {
-      assert.ok(error instanceof RunnerError);
-      assert.equal(error.reason, KubeReason.Conflict);
-      return true;
-    });
+    await assert.rejects(
+      annotateJob(h.client, { ...job, jobUid: 'uid-of-a-deleted-job' }, blockedResult(), undefined),
+      (error: unknown) => {
+        assert.ok(error instanceof RunnerError);
+        assert.equal(error.reason, KubeReason.Conflict);
+        return true;
+      },
+    );
     assert.equal(h.fake.job(NAMESPACE, job.jobName)?.metadata.annotations['captf.io/outcome'], undefined);
   });
 
   test('without a result Secret, stale result-secret annotations are removed; values are capped; bad keys skipped', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const job = jobOf(h);
     const first = await writeResultSecret(h.client, job, blockedResult(), undefined);
     await annotateJob(h.client, job, blockedResult(), first);
 
     const long = 'x'.repeat(5000);
-    const result = blockedResult({ outcome: 'failed', reason: 'ApplyFailed', annotations: { 'captf.io/note': long, 'not a valid key!': 'v' } });
+    const result = blockedResult({
+      outcome: 'failed',
+      reason: 'ApplyFailed',
+      annotations: { 'captf.io/note': long, 'not a valid key!': 'v' },
+    });
     const annotated = await annotateJob(h.client, job, result, undefined);
     assert.deepEqual(annotated.skipped, ['not a valid key!']);
     const annotations = h.fake.job(NAMESPACE, job.jobName)?.metadata.annotations;
@@ -112,7 +126,7 @@ describe('result Secret and Job annotations', () => {
   });
 
   test('a retried write of the same result is idempotent; a different result of the same Job replaces it', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const job = jobOf(h);
     const first = await writeResultSecret(h.client, job, blockedResult(), FULL_OUTPUTS);
     const again = await writeResultSecret(h.client, job, blockedResult(), FULL_OUTPUTS);
@@ -128,15 +142,21 @@ describe('result Secret and Job annotations', () => {
   });
 
   test('a Secret of that name that is not a result Secret is left alone', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const job = jobOf(h);
-    await h.client.createSecret(NAMESPACE, { metadata: { name: resultSecretName(job.jobName) }, data: { mine: 'eA==' } });
-    await assert.rejects(writeResultSecret(h.client, job, blockedResult(), undefined), /exists and is not a CAPTF result Secret/);
+    await h.client.createSecret(NAMESPACE, {
+      metadata: { name: resultSecretName(job.jobName) },
+      data: { mine: 'eA==' },
+    });
+    await assert.rejects(
+      writeResultSecret(h.client, job, blockedResult(), undefined),
+      /exists and is not a CAPTF result Secret/,
+    );
     assert.deepEqual(h.fake.secret(NAMESPACE, resultSecretName(job.jobName))?.data, { mine: 'eA==' });
   });
 
   test('a result over the Secret limit is cut, and the Secret says what was cut', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     const job = jobOf(h);
     const big = (n: number) => 'v'.repeat(n);
     const fullOutputs: Record<string, OutputValue> = {
@@ -145,7 +165,11 @@ describe('result Secret and Job annotations', () => {
       large: { sensitive: false, known: true, value: big(400_000) },
       small: { sensitive: false, known: true, value: big(1000) },
     };
-    const destructive = Array.from({ length: 30_000 }, (_, i) => ({ address: `terraform_data.item["${i}"]`, action: 'delete' as const, actions: ['delete'] }));
+    const destructive = Array.from({ length: 30_000 }, (_, i) => ({
+      address: `terraform_data.item["${i}"]`,
+      action: 'delete' as const,
+      actions: ['delete'],
+    }));
     const result = blockedResult();
     result.plan = { ...result.plan!, destructive, destructiveTotal: destructive.length };
 
@@ -163,7 +187,10 @@ describe('result Secret and Job annotations', () => {
     assert.ok(stored.plan!.destructive.length > 0);
     assert.equal(stored.plan!.destructiveTotal, 30_000, 'the total still counts every entry');
     // The biggest thing goes first: half of the list saves more than the largest value.
-    assert.match(stored.warnings.at(-1)!, /the result was cut .*: plan\.destructive, outputs\.huge\.value, outputs\.large\.value$/);
+    assert.match(
+      stored.warnings.at(-1)!,
+      /the result was cut .*: plan\.destructive, outputs\.huge\.value, outputs\.large\.value$/,
+    );
 
     const cut = JSON.parse(decode(secret.data[CUT_KEY]).toString());
     assert.deepEqual(
@@ -190,7 +217,7 @@ describe('the result Secrets of blocked applies, read back for an approval', () 
   const OTHER = 'b'.repeat(64);
 
   test('finds the blocked results of this object for this hash, newest first, and checks each', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     let clock = Date.parse('2025-03-01T00:00:00Z');
     h.fake.now = () => new Date(clock);
     const write = async (name: string, result: Result) => {
@@ -202,11 +229,21 @@ describe('the result Secrets of blocked applies, read back for an approval', () 
     await write('other-hash', blockedResult({ approvalHash: OTHER, inputsHash: OTHER }));
     await write('other-object', blockedResult({ object: { kind: 'cluster', name: 'staging', namespace: NAMESPACE } }));
     await write('other-kind', blockedResult({ object: { kind: 'pool', name: 'prod', namespace: NAMESPACE } }));
-    await write('succeeded', blockedResult({ outcome: 'succeeded', reason: 'ApplySucceeded', exitCode: 0, error: undefined }));
+    await write(
+      'succeeded',
+      blockedResult({ outcome: 'succeeded', reason: 'ApplySucceeded', exitCode: 0, error: undefined }),
+    );
 
-    const { found, problems } = await readBlockedResults(h.client, NAMESPACE, { approvalHash: HASH, objectKind: 'cluster', objectName: 'prod' });
+    const { found, problems } = await readBlockedResults(h.client, NAMESPACE, {
+      approvalHash: HASH,
+      objectKind: 'cluster',
+      objectName: 'prod',
+    });
     assert.deepEqual(problems, []);
-    assert.deepEqual(found.map((f) => f.location), [`secret:${NAMESPACE}/blocked-new-result`, `secret:${NAMESPACE}/blocked-old-result`]);
+    assert.deepEqual(
+      found.map((f) => f.location),
+      [`secret:${NAMESPACE}/blocked-new-result`, `secret:${NAMESPACE}/blocked-old-result`],
+    );
     assert.equal((found[0]!.document as Result).finishedAt, '2025-03-01T00:02:00Z');
     // Listed by label, metadata only: no Secret of another object or hash is downloaded.
     const gets = h.fake.requests.filter((r) => r.verb === 'get').map((r) => r.name);
@@ -214,20 +251,30 @@ describe('the result Secrets of blocked applies, read back for an approval', () 
   });
 
   test('a result Secret whose bytes do not match its digest is skipped and named', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     await writeResultSecret(h.client, jobOf(h, 'blocked-1'), blockedResult(), undefined);
     // Replaced by one with other bytes under the same labels and digest (what module code with the Role could do).
     const secret = h.fake.secret(NAMESPACE, 'blocked-1-result')!;
     await h.client.deleteSecret(NAMESPACE, 'blocked-1-result');
     const { uid: _uid, resourceVersion: _rv, creationTimestamp: _ct, ...metadata } = secret.metadata;
-    await h.client.createSecret(NAMESPACE, { ...secret, apiVersion: 'v1', kind: 'Secret', metadata, data: { [RESULT_KEY]: Buffer.from(JSON.stringify(blockedResult({ plan: undefined }))).toString('base64') } });
-    const { found, problems } = await readBlockedResults(h.client, NAMESPACE, { approvalHash: HASH, objectKind: 'cluster', objectName: 'prod' });
+    await h.client.createSecret(NAMESPACE, {
+      ...secret,
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata,
+      data: { [RESULT_KEY]: Buffer.from(JSON.stringify(blockedResult({ plan: undefined }))).toString('base64') },
+    });
+    const { found, problems } = await readBlockedResults(h.client, NAMESPACE, {
+      approvalHash: HASH,
+      objectKind: 'cluster',
+      objectName: 'prod',
+    });
     assert.deepEqual(found, []);
     assert.match(problems[0]!, /blocked-1-result: result\.json does not match its captf\.io\/result-sha256/);
   });
 
   test('a result Secret not owned by the Job it names is skipped and named, and does not crowd out the real ones', async (t) => {
-    const h = await startHarness(t);
+    const h = await startFakeCluster(t);
     let clock = Date.parse('2025-03-01T00:00:00Z');
     h.fake.now = () => new Date(clock);
     clock += 60_000;
@@ -237,24 +284,48 @@ describe('the result Secrets of blocked applies, read back for an approval', () 
     // Newer copies under the same labels and digest: without an owner, owned by another kind, owned by another Job.
     const forge = async (name: string, ownerReferences: unknown[] | undefined) => {
       clock += 60_000;
-      await h.client.createSecret(NAMESPACE, { ...real, apiVersion: 'v1', kind: 'Secret', metadata: { ...metadata, name, ownerReferences: ownerReferences as never } });
+      await h.client.createSecret(NAMESPACE, {
+        ...real,
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { ...metadata, name, ownerReferences: ownerReferences as never },
+      });
     };
     const owner = real.metadata.ownerReferences![0]!;
     await forge('forged-1', undefined);
     await forge('forged-2', [{ ...owner, apiVersion: 'v1', kind: 'ConfigMap' }]);
     await forge('forged-3', [{ ...owner, name: 'some-other-job' }]);
     await forge('forged-4', []);
-    const { found, problems } = await readBlockedResults(h.client, NAMESPACE, { approvalHash: HASH, objectKind: 'cluster', objectName: 'prod' });
-    assert.deepEqual(found.map((f) => f.location), [`secret:${NAMESPACE}/blocked-real-result`], 'the real one is read although three newer ones were listed');
+    const { found, problems } = await readBlockedResults(h.client, NAMESPACE, {
+      approvalHash: HASH,
+      objectKind: 'cluster',
+      objectName: 'prod',
+    });
+    assert.deepEqual(
+      found.map((f) => f.location),
+      [`secret:${NAMESPACE}/blocked-real-result`],
+      'the real one is read although three newer ones were listed',
+    );
     assert.equal(problems.length, 1);
-    assert.match(problems[0]!, new RegExp(`^secret:${NAMESPACE}/forged-4, secret:${NAMESPACE}/forged-3, secret:${NAMESPACE}/forged-2 and 1 more not owned by the Job they name`));
+    assert.match(
+      problems[0]!,
+      new RegExp(
+        `^secret:${NAMESPACE}/forged-4, secret:${NAMESPACE}/forged-3, secret:${NAMESPACE}/forged-2 and 1 more not owned by the Job they name`,
+      ),
+    );
     // Skipped on the metadata alone: none of them is downloaded.
-    assert.deepEqual(h.fake.requests.filter((r) => r.verb === 'get').map((r) => r.name), ['blocked-real-result']);
+    assert.deepEqual(
+      h.fake.requests.filter((r) => r.verb === 'get').map((r) => r.name),
+      ['blocked-real-result'],
+    );
   });
 
   test('none found: an empty answer, not an error', async (t) => {
-    const h = await startHarness(t);
-    assert.deepEqual(await readBlockedResults(h.client, NAMESPACE, { approvalHash: HASH, objectKind: 'cluster', objectName: 'prod' }), { found: [], problems: [] });
+    const h = await startFakeCluster(t);
+    assert.deepEqual(
+      await readBlockedResults(h.client, NAMESPACE, { approvalHash: HASH, objectKind: 'cluster', objectName: 'prod' }),
+      { found: [], problems: [] },
+    );
   });
 });
 
@@ -262,17 +333,41 @@ describe('fitting a result into a Secret: the newer bounded lists', () => {
   test('plan.actions and plan.partial.deferred are cut like plan.destructive, their totals kept', async () => {
     const { fitResult } = await import('../../src/kube/result-fit.ts');
     const result = blockedResult();
-    const actions = Array.from({ length: 5000 }, (_, i) => ({ address: `action.aws_lambda_invoke.a${i}_${'x'.repeat(200)}`, type: 'aws_lambda_invoke', provider: null, trigger: 'invoke', triggeringResource: null, onFailure: null, deferred: false, deferredReason: null }));
-    const deferred = Array.from({ length: 3000 }, (_, i) => ({ address: `terraform_data.d${i}_${'y'.repeat(200)}`, action: 'create', reason: 'resource_config_unknown' }));
-    result.plan = { ...result.plan!, actions, actionsTotal: 5000, partial: { complete: false, deferred, deferredTotal: 3000 } };
+    const actions = Array.from({ length: 5000 }, (_, i) => ({
+      address: `action.aws_lambda_invoke.a${i}_${'x'.repeat(200)}`,
+      type: 'aws_lambda_invoke',
+      provider: null,
+      trigger: 'invoke',
+      triggeringResource: null,
+      onFailure: null,
+      deferred: false,
+      deferredReason: null,
+    }));
+    const deferred = Array.from({ length: 3000 }, (_, i) => ({
+      address: `terraform_data.d${i}_${'y'.repeat(200)}`,
+      action: 'create',
+      reason: 'resource_config_unknown',
+    }));
+    result.plan = {
+      ...result.plan!,
+      actions,
+      actionsTotal: 5000,
+      partial: { complete: false, deferred, deferredTotal: 3000 },
+    };
     const fitted = fitResult(result, 600_000);
     assert.ok(fitted.json.length <= 600_000);
     const stored = Result.parse(JSON.parse(fitted.json.toString()));
     assert.ok(stored.plan!.actions.length < 5000 && stored.plan!.actions.length > 0);
     assert.equal(stored.plan!.actionsTotal, 5000);
     assert.equal(stored.plan!.partial!.deferredTotal, 3000);
-    assert.ok(fitted.cuts.some((c) => c.path === 'plan.actions'), JSON.stringify(fitted.cuts));
-    assert.ok(fitted.cuts.some((c) => c.path === 'plan.partial.deferred'), JSON.stringify(fitted.cuts));
+    assert.ok(
+      fitted.cuts.some((c) => c.path === 'plan.actions'),
+      JSON.stringify(fitted.cuts),
+    );
+    assert.ok(
+      fitted.cuts.some((c) => c.path === 'plan.partial.deferred'),
+      JSON.stringify(fitted.cuts),
+    );
   });
 });
 
@@ -280,15 +375,29 @@ describe('fitting a result into a Secret: the lists of what changes', () => {
   test('plan.changes and drift.inputsDiffer are cut like plan.destructive, their totals kept', async () => {
     const { fitResult } = await import('../../src/kube/result-fit.ts');
     const result = blockedResult();
-    const changes = Array.from({ length: 4000 }, (_, i) => ({ address: `terraform_data.c${i}_${'x'.repeat(200)}`, actions: ['update'] }));
+    const changes = Array.from({ length: 4000 }, (_, i) => ({
+      address: `terraform_data.c${i}_${'x'.repeat(200)}`,
+      actions: ['update'],
+    }));
     result.plan = { ...result.plan!, changes, changesTotal: 4000 };
-    result.drift = { found: true, outputsOnly: false, resourceDrift: [], resourceDriftTotal: 0, inputsDiffer: changes, inputsDifferTotal: 4000, remediationDestructive: false };
+    result.drift = {
+      found: true,
+      outputsOnly: false,
+      resourceDrift: [],
+      resourceDriftTotal: 0,
+      inputsDiffer: changes,
+      inputsDifferTotal: 4000,
+      remediationDestructive: false,
+    };
     const fitted = fitResult(result, 600_000);
     assert.ok(fitted.json.length <= 600_000);
     const stored = Result.parse(JSON.parse(fitted.json.toString()));
     assert.ok(stored.plan!.changes.length < 4000 && stored.drift!.inputsDiffer.length < 4000);
     assert.equal(stored.plan!.changesTotal, 4000);
     assert.equal(stored.drift!.inputsDifferTotal, 4000);
-    assert.ok(fitted.cuts.some((c) => c.path === 'plan.changes') && fitted.cuts.some((c) => c.path === 'drift.inputsDiffer'), JSON.stringify(fitted.cuts));
+    assert.ok(
+      fitted.cuts.some((c) => c.path === 'plan.changes') && fitted.cuts.some((c) => c.path === 'drift.inputsDiffer'),
+      JSON.stringify(fitted.cuts),
+    );
   });
 });

@@ -6,8 +6,16 @@ import assert from 'node:assert/strict';
 import { runProcess } from '../support/exec.ts';
 import { access, cp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { modules, readLocalState, resourceIds, tempDir, terraformEnv, writeTree, type TerraformState } from '../support/tf-modules.ts';
-import { recordedInputsHash, RUNNER } from '../e2e/runner.ts';
+import {
+  modules,
+  readLocalState,
+  resourceIds,
+  tempDir,
+  testTerraformEnv,
+  writeTree,
+  type TerraformState,
+} from '../support/tf-modules.ts';
+import { recordedInputsHash, RUNNER } from '../support/runner.ts';
 
 interface Printed {
   exitCode: number;
@@ -19,14 +27,20 @@ interface Printed {
 const local = (cwd: string, ...args: string[]) => localWithInput(cwd, undefined, ...args);
 
 async function localWithInput(cwd: string, input: string | undefined, ...args: string[]): Promise<Printed> {
-  const run = await runProcess(process.execPath, [RUNNER, 'local', ...args], { cwd, env: terraformEnv(), timeoutMs: 240_000, ...(input === undefined ? {} : { input }) });
+  const run = await runProcess(process.execPath, [RUNNER, 'local', ...args], {
+    cwd,
+    env: testTerraformEnv(),
+    timeoutMs: 240_000,
+    ...(input === undefined ? {} : { input }),
+  });
   return { exitCode: run.exitCode ?? -1, stdout: run.stdout, stderr: run.stderr };
 }
 
 /** The module releases the README's walk-through copies: examples/local in the repository. */
 const EXAMPLES = join(import.meta.dirname, '..', '..', 'examples', 'local');
 
-const explain = (printed: Printed) => `exit ${printed.exitCode}\nstdout:\n${printed.stdout}\nstderr:\n${printed.stderr.slice(-3000)}`;
+const explain = (printed: Printed) =>
+  `exit ${printed.exitCode}\nstdout:\n${printed.stdout}\nstderr:\n${printed.stderr.slice(-3000)}`;
 
 function assertPrinted(printed: Printed, ...patterns: RegExp[]): void {
   assert.equal(printed.exitCode, 0, explain(printed));
@@ -48,7 +62,10 @@ async function initAndApplied(t: TestContext): Promise<string> {
     const cwd = await tempDir(undefined, 'captf-local-');
     await writeTree(join(cwd, 'module'), modules.base);
     assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0'));
-    await assert.rejects(access(join(cwd, '.captf-local', 'state')), 'local init makes no state dir: the first apply starts it');
+    await assert.rejects(
+      access(join(cwd, '.captf-local', 'state')),
+      'local init makes no state dir: the first apply starts it',
+    );
     assertPrinted(await local(cwd, 'reconcile'), /^run 0001-apply: succeeded \(ApplySucceeded\)$/m);
     return cwd;
   })();
@@ -66,12 +83,16 @@ describe('local: a module lifecycle on a laptop', () => {
     const stateFile = join(objectDir, 'state', 'terraform.tfstate');
     const readState = () => readLocalState(stateFile);
     const runIds = () => readdir(join(objectDir, 'runs'));
-    const annotations = async () => JSON.parse(await readFile(join(objectDir, 'object.json'), 'utf8')).metadata.annotations as Record<string, string>;
+    const annotations = async () =>
+      JSON.parse(await readFile(join(objectDir, 'object.json'), 'utf8')).metadata.annotations as Record<string, string>;
     // The README's module releases, as the repository ships them.
     await cp(join(EXAMPLES, 'module-1.0.0'), moduleDir, { recursive: true });
 
     // Create the object and set an input.
-    assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0', '--drift-action', 'Remediate'), /^created cluster module in \.captf-local/m);
+    assertPrinted(
+      await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0', '--drift-action', 'Remediate'),
+      /^created cluster module in \.captf-local/m,
+    );
     assertPrinted(await local(cwd, 'set', 'cluster_name=demo'), /^inputs hash: [0-9a-f]{64} \(was [0-9a-f]{64}\)$/m);
     // A negative zero is refused: terraform would render it apart from 0 under one inputs hash.
     const negativeZero = await local(cwd, 'set', 'generation=-0.0');
@@ -81,12 +102,19 @@ describe('local: a module lifecycle on a laptop', () => {
 
     // First apply.
     const first = await local(cwd, 'reconcile');
-    assertPrinted(first, /^decision: apply \(NoState\), current inputs, spec image$/m, /^run 0001-apply: succeeded \(ApplySucceeded\)$/m, /durable inputs and module pinned/);
+    assertPrinted(
+      first,
+      /^decision: apply \(NoState\), current inputs, spec image$/m,
+      /^run 0001-apply: succeeded \(ApplySucceeded\)$/m,
+      /durable inputs and module pinned/,
+    );
     const applied = await readState();
     const firstResult = JSON.parse(await readFile(join(objectDir, 'runs', '0001-apply', 'result.json'), 'utf8'));
     assert.equal(recordedInputsHash(applied), firstResult.inputsHash);
     assert.ok(resourceIds(applied)['terraform_data.cluster']);
-    assert.deepEqual(JSON.parse(await readFile(join(objectDir, 'durable-inputs', 'terraform.tfvars.json'), 'utf8')), { cluster_name: 'demo' });
+    assert.deepEqual(JSON.parse(await readFile(join(objectDir, 'durable-inputs', 'terraform.tfvars.json'), 'utf8')), {
+      cluster_name: 'demo',
+    });
     assertPrinted(await local(cwd, 'reconcile'), /^decision: wait \(UpToDate\), requeue in \d+s$/m);
 
     // A new module release replaces terraform_data.cluster: blocked, nothing applied.
@@ -94,26 +122,46 @@ describe('local: a module lifecycle on a laptop', () => {
     assertPrinted(await local(cwd, 'set', '--image', 'example/demo:1.1.0'), /^inputs hash: /m);
     const blocked = await local(cwd, 'reconcile');
     assert.equal(blocked.exitCode, 3, `a blocked reconcile exits 3\n${explain(blocked)}`);
-    for (const pattern of [/^decision: apply \(InputsChanged\)/m, /^run 0002-apply: blocked \(DestructivePlanBlocked\)$/m, /^ {2}destructive: terraform_data\.cluster \(replace\)$/m]) assert.match(blocked.stdout, pattern, explain(blocked));
+    for (const pattern of [
+      /^decision: apply \(InputsChanged\)/m,
+      /^run 0002-apply: blocked \(DestructivePlanBlocked\)$/m,
+      /^ {2}destructive: terraform_data\.cluster \(replace\)$/m,
+    ])
+      assert.match(blocked.stdout, pattern, explain(blocked));
     assert.match(blocked.stderr, /run 0002-apply \(apply\) is blocked: it applies nothing until approved/);
     const afterBlock = await readState();
     assert.equal(afterBlock.serial, applied.serial, 'a blocked apply leaves the state untouched');
     assert.deepEqual(resourceIds(afterBlock), resourceIds(applied));
-    const blockedHash = JSON.parse(await readFile(join(objectDir, 'runs', '0002-apply', 'result.json'), 'utf8')).approvalHash as string;
+    const blockedHash = JSON.parse(await readFile(join(objectDir, 'runs', '0002-apply', 'result.json'), 'utf8'))
+      .approvalHash as string;
 
     // Until approved, the apply waits and no run starts.
-    assertPrinted(await local(cwd, 'reconcile'), /^decision: wait \(DestructivePlanApprovalPending\), requeue in 600s; holds back apply \(InputsChanged\)$/m);
+    assertPrinted(
+      await local(cwd, 'reconcile'),
+      /^decision: wait \(DestructivePlanApprovalPending\), requeue in 600s; holds back apply \(InputsChanged\)$/m,
+    );
     assert.deepEqual(await runIds(), ['0001-apply', '0002-apply']);
 
     // Approve; the next reconcile applies the replace and consumes the approval.
     assertPrinted(
       await local(cwd, 'approve'),
-      new RegExp(`^approved: captf.io/approve-destructive-plan=${blockedHash} \\(the apply blocked in run 0002-apply\\)$`, 'm'),
+      new RegExp(
+        `^approved: captf.io/approve-destructive-plan=${blockedHash} \\(the apply blocked in run 0002-apply\\)$`,
+        'm',
+      ),
       /^it approves what the blocked run showed:\n {2}plan: 0 to create, 0 to update, 1 to replace.*\n {2}destructive: terraform_data\.cluster \(replace\)$/m,
-      new RegExp(`^ {2}the approval names approval hash ${blockedHash} \\(these inputs and image\\), not this plan`, 'm'),
+      new RegExp(
+        `^ {2}the approval names approval hash ${blockedHash} \\(these inputs and image\\), not this plan`,
+        'm',
+      ),
     );
     assert.equal((await annotations())['captf.io/approve-destructive-plan'], blockedHash);
-    assertPrinted(await local(cwd, 'reconcile'), new RegExp(`^ {2}approved: inputs hash ${blockedHash}$`, 'm'), /^run 0003-apply: succeeded \(ApplySucceeded\)$/m, /approval consumed/);
+    assertPrinted(
+      await local(cwd, 'reconcile'),
+      new RegExp(`^ {2}approved: inputs hash ${blockedHash}$`, 'm'),
+      /^run 0003-apply: succeeded \(ApplySucceeded\)$/m,
+      /approval consumed/,
+    );
     const replaced = await readState();
     assert.notEqual(resourceIds(replaced)['terraform_data.cluster'], resourceIds(applied)['terraform_data.cluster']);
     assert.equal(resourceIds(replaced)['terraform_data.network'], resourceIds(applied)['terraform_data.network']);
@@ -123,25 +171,53 @@ describe('local: a module lifecycle on a laptop', () => {
     // Drift: the network changed behind terraform's back. A drift check made due finds it.
     await writeFile(stateFile, JSON.stringify(withNetworkInput(replaced, '10.9.0.0/16'), null, 2));
     const drift = await local(cwd, 'reconcile', '--now', '+2h');
-    assertPrinted(drift, /^decision: drift \(DriftDue\), current inputs, pinned image$/m, /^run 0004-drift: succeeded \(DriftFound\)$/m, /a remediation apply would do: 0 to create, 1 to update/, /Drift found: nothing was reported changed outside terraform; the inputs differ from the state \(1: [^)]*\): terraform_data\.network \(update\)/);
+    assertPrinted(
+      drift,
+      /^decision: drift \(DriftDue\), current inputs, pinned image$/m,
+      /^run 0004-drift: succeeded \(DriftFound\)$/m,
+      /a remediation apply would do: 0 to create, 1 to update/,
+      /Drift found: nothing was reported changed outside terraform; the inputs differ from the state \(1: [^)]*\): terraform_data\.network \(update\)/,
+    );
     assert.equal(networkInput(await readState()), '10.9.0.0/16', 'a drift check changes nothing');
 
     // Remediate: the next reconcile applies the inputs again.
-    assertPrinted(await local(cwd, 'reconcile'), /^decision: apply \(DriftRemediation\)/m, /^run 0005-apply: succeeded \(ApplySucceeded\)$/m);
+    assertPrinted(
+      await local(cwd, 'reconcile'),
+      /^decision: apply \(DriftRemediation\)/m,
+      /^run 0005-apply: succeeded \(ApplySucceeded\)$/m,
+    );
     const remediated = await readState();
     assert.equal(networkInput(remediated), '10.0.0.0/16');
     assert.equal(recordedInputsHash(remediated), blockedHash);
     assertPrinted(await local(cwd, 'reconcile'), /^decision: wait \(UpToDate\)/m);
 
     const status = await local(cwd, 'status');
-    assertPrinted(status, /^state: present, inputs hash /m, /^ {2}last drift check: drift found at /m, /^ {2}0005-apply {2}DriftRemediation {2}succeeded \(ApplySucceeded\)$/m, /^next decision: wait \(UpToDate\)/m);
+    assertPrinted(
+      status,
+      /^state: present, inputs hash /m,
+      /^ {2}last drift check: drift found at /m,
+      /^ {2}0005-apply {2}DriftRemediation {2}succeeded \(ApplySucceeded\)$/m,
+      /^next decision: wait \(UpToDate\)/m,
+    );
 
     // Delete: destroy with the durable inputs and the pinned module, then drop the finalizer.
     assertPrinted(await local(cwd, 'delete'), /^deletion requested at /m);
-    assertPrinted(await local(cwd, 'reconcile'), /^decision: destroy \(Deleting\), durable inputs, pinned image$/m, /^run 0006-destroy: succeeded \(DestroySucceeded\)$/m);
+    assertPrinted(
+      await local(cwd, 'reconcile'),
+      /^decision: destroy \(Deleting\), durable inputs, pinned image$/m,
+      /^run 0006-destroy: succeeded \(DestroySucceeded\)$/m,
+    );
     assert.deepEqual((await readState()).resources, [], 'the destroy leaves an empty state');
-    assertPrinted(await local(cwd, 'reconcile'), /^decision: drop the finalizer \(DeletingWithoutState\)$/m, /^the finalizer is dropped: the local object is gone \(\.captf-local removed but its state backups, kept in \S+\/\.captf-local\/backups\)$/m);
-    assert.deepEqual(await readdir(objectDir), ['backups'], 'dropping the finalizer removes the object, not its state backups');
+    assertPrinted(
+      await local(cwd, 'reconcile'),
+      /^decision: drop the finalizer \(DeletingWithoutState\)$/m,
+      /^the finalizer is dropped: the local object is gone \(\.captf-local removed but its state backups, kept in \S+\/\.captf-local\/backups\)$/m,
+    );
+    assert.deepEqual(
+      await readdir(objectDir),
+      ['backups'],
+      'dropping the finalizer removes the object, not its state backups',
+    );
     assert.ok((await readdir(join(objectDir, 'backups'))).length > 0);
   });
 
@@ -157,13 +233,20 @@ describe('local: a module lifecycle on a laptop', () => {
     const refused = await local(cwd, 'set', '--sensitive', 'admin_token');
     assert.equal(refused.exitCode, 2, explain(refused));
     assert.match(refused.stderr, /no value for admin_token on stdin/);
-    assertPrinted(await localWithInput(cwd, `${secret}\n`, 'set', '--sensitive', 'admin_token'), /^inputs hash: \S+ \(was /m);
+    assertPrinted(
+      await localWithInput(cwd, `${secret}\n`, 'set', '--sensitive', 'admin_token'),
+      /^inputs hash: \S+ \(was /m,
+    );
     const sensitive = join(cwd, '.captf-local', 'inputs', 'sensitive.tfvars.json');
     assert.deepEqual(JSON.parse(await readFile(sensitive, 'utf8')), { admin_token: secret });
     const fixed = await local(cwd, 'reconcile');
     assertPrinted(fixed, /^decision: apply \(NoState\)/m, /^run 0002-apply: succeeded \(ApplySucceeded\)$/m);
     assert.ok(!fixed.stdout.includes(secret) && !fixed.stderr.includes(secret), 'the secret is never printed');
-    assert.ok(resourceIds(await readLocalState(join(cwd, '.captf-local', 'state', 'terraform.tfstate')))['terraform_data.control_plane']);
+    assert.ok(
+      resourceIds(await readLocalState(join(cwd, '.captf-local', 'state', 'terraform.tfstate')))[
+        'terraform_data.control_plane'
+      ],
+    );
   });
 
   it('only the first apply starts the state (--new-state): a state dir lost later is refused, not started afresh', async (t) => {
@@ -178,10 +261,13 @@ describe('local: a module lifecycle on a laptop', () => {
     await assert.rejects(access(stateDir), 'no second, empty state was started');
   });
 
-  it('once a result named the state\'s lineage, every run passes it (--expect-lineage): a state of another lineage in its place is refused (exit 7), never applied over', async (t) => {
+  it("once a result named the state's lineage, every run passes it (--expect-lineage): a state of another lineage in its place is refused (exit 7), never applied over", async (t) => {
     const cwd = await initAndApplied(t);
     const stateFile = join(cwd, '.captf-local', 'state', 'terraform.tfstate');
-    const other = JSON.stringify({ ...(await readLocalState(stateFile)), lineage: '0badc0de-0000-4000-8000-000000000000' });
+    const other = JSON.stringify({
+      ...(await readLocalState(stateFile)),
+      lineage: '0badc0de-0000-4000-8000-000000000000',
+    });
     await writeFile(stateFile, other);
     assertPrinted(await local(cwd, 'set', '--image', 'example/demo:1.1.0'));
     const refused = await local(cwd, 'reconcile');
@@ -192,12 +278,20 @@ describe('local: a module lifecycle on a laptop', () => {
 
   it('a module with a relative link inside it applies: the run keeps the link as written, the runner copies its content', async (t) => {
     const cwd = await tempDir(t, 'captf-local-');
-    await writeTree(join(cwd, 'module'), { ...modules.base, 'main.tf': '', 'shared/main.tf': modules.base['main.tf']! });
+    await writeTree(join(cwd, 'module'), {
+      ...modules.base,
+      'main.tf': '',
+      'shared/main.tf': modules.base['main.tf']!,
+    });
     await rm(join(cwd, 'module', 'main.tf'));
     await symlink('shared/main.tf', join(cwd, 'module', 'main.tf'));
     assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0'));
     assertPrinted(await local(cwd, 'reconcile'), /^run 0001-apply: succeeded \(ApplySucceeded\)$/m);
-    assert.ok(resourceIds(await readLocalState(join(cwd, '.captf-local', 'state', 'terraform.tfstate')))['terraform_data.cluster']);
+    assert.ok(
+      resourceIds(await readLocalState(join(cwd, '.captf-local', 'state', 'terraform.tfstate')))[
+        'terraform_data.cluster'
+      ],
+    );
   });
 
   it('a module edited without a new --image: the pass says a cluster would not notice; a new image makes the apply due', async (t) => {
@@ -237,7 +331,8 @@ describe('local: a module lifecycle on a laptop', () => {
 type Attributes = Record<string, unknown>;
 
 function networkInstance(state: TerraformState): Attributes {
-  return state.resources.find((resource) => resource.type === 'terraform_data' && resource.name === 'network')!.instances[0]!.attributes;
+  return state.resources.find((resource) => resource.type === 'terraform_data' && resource.name === 'network')!
+    .instances[0]!.attributes;
 }
 
 const networkInput = (state: TerraformState) => (networkInstance(state).input as { value: string }).value;

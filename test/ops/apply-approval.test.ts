@@ -5,10 +5,16 @@ import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Masker } from '../../src/output/mask.ts';
-import { approvalCoverageStep, blockedRecordName, KEEP_BLOCKED_RECORDS, keepBlockedRecord, type DestructiveEntry } from '../../src/ops/apply-approval.ts';
+import {
+  approvalCoverageStep,
+  blockedRecordName,
+  KEEP_BLOCKED_RECORDS,
+  keepBlockedRecord,
+  type DestructiveEntry,
+} from '../../src/ops/apply-approval.ts';
 import type { RunContext } from '../../src/run/context.ts';
 import type { Classification } from '../../src/schemas/classification.ts';
-import { BLOCKED_LINEAGE, blockedResult } from '../kube/harness.ts';
+import { BLOCKED_LINEAGE, blockedResult } from '../kube/fake-cluster.support.ts';
 
 /** What apply makes of an approval given for another state (it blocks again): here, an error that says why. */
 const refuse = (why: string) => new Error(`refused: ${why}`);
@@ -20,7 +26,13 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
     const warnings: string[] = [];
     const logged: string[] = [];
     const ctx = {
-      settings: { out: join(dir, 'out'), backups: join(dir, 'backups'), kind: 'cluster', object: 'prod', namespace: 'captf-prod' },
+      settings: {
+        out: join(dir, 'out'),
+        backups: join(dir, 'backups'),
+        kind: 'cluster',
+        object: 'prod',
+        namespace: 'captf-prod',
+      },
       cluster: undefined,
       stopCause: undefined,
       masker: new Masker(),
@@ -38,9 +50,15 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
     return dir;
   }
   const hashOf = (i: number) => i.toString(16).padStart(64, '0');
-  const entries = (n: number): (DestructiveEntry & { action: 'delete' })[] => Array.from({ length: n }, (_, i) => ({ address: `terraform_data.r[${i}]`, action: 'delete' }));
+  const entries = (n: number): (DestructiveEntry & { action: 'delete' })[] =>
+    Array.from({ length: n }, (_, i) => ({ address: `terraform_data.r[${i}]`, action: 'delete' }));
   const planOf = (every: DestructiveEntry[], destructiveTotal = every.length) =>
-    ({ destructive: every.slice(0, 100).map((d) => ({ ...d, actions: ['delete'] })), destructiveTotal, actions: [], actionsTotal: 0 }) as unknown as Classification;
+    ({
+      destructive: every.slice(0, 100).map((d) => ({ ...d, actions: ['delete'] })),
+      destructiveTotal,
+      actions: [],
+      actionsTotal: 0,
+    }) as unknown as Classification;
 
   it(`keeps the newest ${KEEP_BLOCKED_RECORDS} records (one per approval hash), the one just written among them, and nothing else is touched`, async (t) => {
     const dir = await tempDir(t);
@@ -64,7 +82,11 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
     const left = (await readdir(backups)).sort();
     const records = left.filter((name) => /^blocked-[0-9a-f]{64}\.json$/.test(name));
     assert.equal(records.length, KEEP_BLOCKED_RECORDS);
-    assert.deepEqual(records, [hash, ...[4, 5, 6, 7, 8, 9, 10, 11, 12].map(hashOf)].map(blockedRecordName).sort(), 'the oldest ones went');
+    assert.deepEqual(
+      records,
+      [hash, ...[4, 5, 6, 7, 8, 9, 10, 11, 12].map(hashOf)].map(blockedRecordName).sort(),
+      'the oldest ones went',
+    );
     assert.ok(left.includes('blocked-not-a-hash.json') && left.includes('state-backup.json'));
   });
 
@@ -74,7 +96,10 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
     await keepBlockedRecord(ctx, blockedResult({ approvalHash: hashOf(1), finishedAt: '2025-01-01T00:00:01Z' }));
     await keepBlockedRecord(ctx, blockedResult({ approvalHash: hashOf(1), finishedAt: '2025-01-01T00:00:02Z' }));
     assert.deepEqual(await readdir(join(dir, 'backups')), [blockedRecordName(hashOf(1))]);
-    assert.equal(JSON.parse(await readFile(join(dir, 'backups', blockedRecordName(hashOf(1))), 'utf8')).finishedAt, '2025-01-01T00:00:02Z');
+    assert.equal(
+      JSON.parse(await readFile(join(dir, 'backups', blockedRecordName(hashOf(1))), 'utf8')).finishedAt,
+      '2025-01-01T00:00:02Z',
+    );
     assert.equal(await keepBlockedRecord(ctx, blockedResult({ approvalHash: undefined })), undefined);
     const inCluster = context(dir, { settings: { out: join(dir, 'c-out'), kind: 'cluster' }, cluster: {} }).ctx;
     assert.equal(await keepBlockedRecord(inCluster, blockedResult()), undefined);
@@ -86,12 +111,24 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
     const { ctx, warnings, logged } = context(dir);
     const every = entries(130);
     const shown = every.slice(0, 100).map((d) => ({ ...d, actions: ['delete'] }));
-    const record = blockedResult({ approvalHash: H, plan: { ...blockedResult().plan!, destructive: shown, destructiveTotal: 130 } });
+    const record = blockedResult({
+      approvalHash: H,
+      plan: { ...blockedResult().plan!, destructive: shown, destructiveTotal: 130 },
+    });
     await keepBlockedRecord(ctx, record);
-    const coverage = await approvalCoverageStep(ctx, { plan: planOf(every), everyDestructive: every, approvalHash: H, stateLineage: BLOCKED_LINEAGE, refuseOtherState: refuse });
+    const coverage = await approvalCoverageStep(ctx, {
+      plan: planOf(every),
+      everyDestructive: every,
+      approvalHash: H,
+      stateLineage: BLOCKED_LINEAGE,
+      refuseOtherState: refuse,
+    });
     assert.equal(coverage.unreviewedTotal, 30);
     assert.deepEqual(coverage.unreviewed, every.slice(100));
-    assert.deepEqual(coverage.blockedRun, { location: join(dir, 'backups', blockedRecordName(H)), finishedAt: record.finishedAt });
+    assert.deepEqual(coverage.blockedRun, {
+      location: join(dir, 'backups', blockedRecordName(H)),
+      finishedAt: record.finishedAt,
+    });
     assert.equal(warnings.length, 1);
     assert.deepEqual(logged.filter((m) => m.startsWith('approved without review: ')).length, 30);
   });
@@ -101,57 +138,154 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
     const { ctx, warnings } = context(dir);
     const every = entries(2);
     // The real record (everything shown) in the backups dir; a forged one, claiming the far future, as <out>/result.json.
-    await keepBlockedRecord(ctx, blockedResult({ approvalHash: H, plan: { ...blockedResult().plan!, destructive: every.map((d) => ({ ...d, actions: ['delete'] })), destructiveTotal: 2 } }));
+    await keepBlockedRecord(
+      ctx,
+      blockedResult({
+        approvalHash: H,
+        plan: {
+          ...blockedResult().plan!,
+          destructive: every.map((d) => ({ ...d, actions: ['delete'] })),
+          destructiveTotal: 2,
+        },
+      }),
+    );
     await mkdir(join(dir, 'out'));
-    await writeFile(join(dir, 'out', 'result.json'), JSON.stringify(blockedResult({ approvalHash: H, finishedAt: '2999-01-01T00:00:00Z' })));
-    const coverage = await approvalCoverageStep(ctx, { plan: planOf(every), everyDestructive: every, approvalHash: H, stateLineage: BLOCKED_LINEAGE, refuseOtherState: refuse });
+    await writeFile(
+      join(dir, 'out', 'result.json'),
+      JSON.stringify(blockedResult({ approvalHash: H, finishedAt: '2999-01-01T00:00:00Z' })),
+    );
+    const coverage = await approvalCoverageStep(ctx, {
+      plan: planOf(every),
+      everyDestructive: every,
+      approvalHash: H,
+      stateLineage: BLOCKED_LINEAGE,
+      refuseOtherState: refuse,
+    });
     assert.equal(coverage.unreviewedTotal, 0);
     assert.equal(coverage.blockedRun?.location, join(dir, 'backups', blockedRecordName(H)));
     assert.equal(warnings.length, 1, JSON.stringify(warnings));
-    assert.match(warnings[0]!, /passed over .*result\.json \(ignored: it says it finished at 2999-01-01T00:00:00Z, in the future\)/);
+    assert.match(
+      warnings[0]!,
+      /passed over .*result\.json \(ignored: it says it finished at 2999-01-01T00:00:00Z, in the future\)/,
+    );
   });
 
   it('fails closed: when the comparison fails, every destructive entry counts as unreviewed, with a warning', async (t) => {
     const dir = await tempDir(t);
     const every = entries(130);
     // Something unexpected while looking for the blocked run.
-    const broken = context(dir, { get cluster(): never { throw new Error('boom'); } });
-    const coverage = await approvalCoverageStep(broken.ctx, { plan: planOf(every), everyDestructive: every, approvalHash: H, stateLineage: BLOCKED_LINEAGE, refuseOtherState: refuse });
+    const broken = context(dir, {
+      get cluster(): never {
+        throw new Error('boom');
+      },
+    });
+    const coverage = await approvalCoverageStep(broken.ctx, {
+      plan: planOf(every),
+      everyDestructive: every,
+      approvalHash: H,
+      stateLineage: BLOCKED_LINEAGE,
+      refuseOtherState: refuse,
+    });
     assert.equal(coverage.unreviewedTotal, 130);
     assert.deepEqual(coverage.unreviewed, every.slice(0, 100));
     assert.equal(coverage.blockedRun, undefined);
     assert.equal(broken.warnings.length, 1);
-    assert.match(broken.warnings[0]!, /could not compare the approval .* \(boom\): all 130 destructive changes of this plan count as unreviewed/);
+    assert.match(
+      broken.warnings[0]!,
+      /could not compare the approval .* \(boom\): all 130 destructive changes of this plan count as unreviewed/,
+    );
     assert.equal(broken.logged.filter((m) => m.startsWith('approved without review: ')).length, 130);
     // Fewer entries named than the plan counts: the ones nobody named count too.
     const short = context(dir);
-    const partial = await approvalCoverageStep(short.ctx, { plan: planOf(every.slice(0, 120), 130), everyDestructive: every.slice(0, 120), approvalHash: H, stateLineage: BLOCKED_LINEAGE, refuseOtherState: refuse });
+    const partial = await approvalCoverageStep(short.ctx, {
+      plan: planOf(every.slice(0, 120), 130),
+      everyDestructive: every.slice(0, 120),
+      approvalHash: H,
+      stateLineage: BLOCKED_LINEAGE,
+      refuseOtherState: refuse,
+    });
     assert.equal(partial.unreviewedTotal, 130);
-    assert.match(short.warnings[0]!, /120 destructive entries, actions and policy findings were named, but the plan has 130, 0 and 0/);
+    assert.match(
+      short.warnings[0]!,
+      /120 destructive entries, actions and policy findings were named, but the plan has 130, 0 and 0/,
+    );
   });
 
   it('covers only the state its blocked run planned against: another lineage, no state, or a record that does not say is otherState, naming both', async (t) => {
     const dir = await tempDir(t);
     const { ctx } = context(dir);
     const every = entries(1);
-    const shown = blockedResult({ approvalHash: H, plan: { ...blockedResult().plan!, destructive: every.map((d) => ({ ...d, actions: ['delete'] })), destructiveTotal: 1 } });
+    const shown = blockedResult({
+      approvalHash: H,
+      plan: {
+        ...blockedResult().plan!,
+        destructive: every.map((d) => ({ ...d, actions: ['delete'] })),
+        destructiveTotal: 1,
+      },
+    });
     await keepBlockedRecord(ctx, shown);
-    const same = await approvalCoverageStep(ctx, { plan: planOf(every), everyDestructive: every, approvalHash: H, stateLineage: BLOCKED_LINEAGE, refuseOtherState: refuse });
+    const same = await approvalCoverageStep(ctx, {
+      plan: planOf(every),
+      everyDestructive: every,
+      approvalHash: H,
+      stateLineage: BLOCKED_LINEAGE,
+      refuseOtherState: refuse,
+    });
     assert.equal(same.unreviewedTotal, 0);
     // Another state: the step fails with what the caller makes of the reason (apply: blocked again), nothing covered.
     await assert.rejects(
-      approvalCoverageStep(ctx, { plan: planOf(every), everyDestructive: every, approvalHash: H, stateLineage: 'another-lineage', refuseOtherState: refuse }),
-      new RegExp(`refused: .*made against the state of lineage ${BLOCKED_LINEAGE}, but the backend now holds a state of lineage another-lineage: an approval covers the state its blocked run planned against`),
+      approvalCoverageStep(ctx, {
+        plan: planOf(every),
+        everyDestructive: every,
+        approvalHash: H,
+        stateLineage: 'another-lineage',
+        refuseOtherState: refuse,
+      }),
+      new RegExp(
+        `refused: .*made against the state of lineage ${BLOCKED_LINEAGE}, but the backend now holds a state of lineage another-lineage: an approval covers the state its blocked run planned against`,
+      ),
     );
-    await assert.rejects(approvalCoverageStep(ctx, { plan: planOf(every), everyDestructive: every, approvalHash: H, stateLineage: null, refuseOtherState: refuse }), /refused: .*but the backend now holds no state/);
+    await assert.rejects(
+      approvalCoverageStep(ctx, {
+        plan: planOf(every),
+        everyDestructive: every,
+        approvalHash: H,
+        stateLineage: null,
+        refuseOtherState: refuse,
+      }),
+      /refused: .*but the backend now holds no state/,
+    );
     const { state: _state, ...unsaid } = shown;
     await keepBlockedRecord(ctx, unsaid);
-    await assert.rejects(approvalCoverageStep(ctx, { plan: planOf(every), everyDestructive: every, approvalHash: H, stateLineage: BLOCKED_LINEAGE, refuseOtherState: refuse }), /refused: .*made against a state it does not name/);
+    await assert.rejects(
+      approvalCoverageStep(ctx, {
+        plan: planOf(every),
+        everyDestructive: every,
+        approvalHash: H,
+        stateLineage: BLOCKED_LINEAGE,
+        refuseOtherState: refuse,
+      }),
+      /refused: .*made against a state it does not name/,
+    );
   });
 
   it('a stop request is not swallowed', async (t) => {
     const dir = await tempDir(t);
-    const { ctx } = context(dir, { stopCause: 'SIGTERM', get cluster(): never { throw new Error('boom'); } });
-    await assert.rejects(approvalCoverageStep(ctx, { plan: planOf(entries(1)), everyDestructive: entries(1), approvalHash: H, stateLineage: BLOCKED_LINEAGE, refuseOtherState: refuse }), /boom/);
+    const { ctx } = context(dir, {
+      stopCause: 'SIGTERM',
+      get cluster(): never {
+        throw new Error('boom');
+      },
+    });
+    await assert.rejects(
+      approvalCoverageStep(ctx, {
+        plan: planOf(entries(1)),
+        everyDestructive: entries(1),
+        approvalHash: H,
+        stateLineage: BLOCKED_LINEAGE,
+        refuseOtherState: refuse,
+      }),
+      /boom/,
+    );
   });
 });

@@ -25,9 +25,25 @@ describe('strings of the base64 alphabets found by their anchors', () => {
   it('the longest at each place, overlapping places too; inside longer runs and beside other characters', () => {
     const strings = index('SGVsbG8gd29y', 'SGVsbG8gd29ybGQ=', 'bG8gd29ybGQ', '68656c6c6f');
     const text = 'x"SGVsbG8gd29ybGQ=" aaSGVsbG8gd29yXX 68656c6c6f68656c6c6f.';
-    assert.deepEqual(strings.find(text), reference(text, ['SGVsbG8gd29y', 'SGVsbG8gd29ybGQ=', 'bG8gd29ybGQ', '68656c6c6f']));
-    assert.deepEqual(strings.find(text).map(({ start, end }) => text.slice(start, end)), ['SGVsbG8gd29ybGQ=', 'bG8gd29ybGQ', 'SGVsbG8gd29y', '68656c6c6f', '68656c6c6f']);
-    assert.equal(replaceRanges('abcdef', [{ start: 1, end: 3 }, { start: 4, end: 5 }], '*'), 'a*d*f');
+    assert.deepEqual(
+      strings.find(text),
+      reference(text, ['SGVsbG8gd29y', 'SGVsbG8gd29ybGQ=', 'bG8gd29ybGQ', '68656c6c6f']),
+    );
+    assert.deepEqual(
+      strings.find(text).map(({ start, end }) => text.slice(start, end)),
+      ['SGVsbG8gd29ybGQ=', 'bG8gd29ybGQ', 'SGVsbG8gd29y', '68656c6c6f', '68656c6c6f'],
+    );
+    assert.equal(
+      replaceRanges(
+        'abcdef',
+        [
+          { start: 1, end: 3 },
+          { start: 4, end: 5 },
+        ],
+        '*',
+      ),
+      'a*d*f',
+    );
   });
 
   it('refuses a string shorter than the anchor or outside the alphabets', () => {
@@ -37,9 +53,21 @@ describe('strings of the base64 alphabets found by their anchors', () => {
 
   it('property: the same places as the plain search, over texts of few characters (many near misses and hash collisions)', () => {
     const chars = fc.constantFrom('a', 'b', 'A', '0', '+', '/', '=', '-', '_', ' ', '"');
-    const form = fc.array(fc.constantFrom('a', 'b', 'A', '0', '+', '=', '_'), { minLength: 6, maxLength: 12 }).map((c) => c.join(''));
+    const form = fc
+      .array(fc.constantFrom('a', 'b', 'A', '0', '+', '=', '_'), { minLength: 6, maxLength: 12 })
+      .map((c) => c.join(''));
     const formsAndText = fc.array(form, { minLength: 1, maxLength: 300 }).chain((forms) =>
-      fc.tuple(fc.constant(forms), fc.array(fc.oneof(chars, fc.constantFrom(...forms), fc.constantFrom(...forms).map((f) => f.slice(1))), { maxLength: 60 })),
+      fc.tuple(
+        fc.constant(forms),
+        fc.array(
+          fc.oneof(
+            chars,
+            fc.constantFrom(...forms),
+            fc.constantFrom(...forms).map((f) => f.slice(1)),
+          ),
+          { maxLength: 60 },
+        ),
+      ),
     );
     fc.assert(
       fc.property(formsAndText, ([forms, pieces]) => {

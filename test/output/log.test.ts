@@ -27,14 +27,20 @@ describe('output: the log writer', () => {
     }
     const writer = logWriter(fd, (line) => line);
     const started = Date.now();
-    await new Promise<void>((resolve, reject) => writer.write('{"msg":"stopping terraform"}\n', (error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      writer.write('{"msg":"stopping terraform"}\n', (error) => (error ? reject(error) : resolve())),
+    );
     const took = Date.now() - started;
     // Signals and the deadline wait while a log line waits: never as long as the reader stalls.
     assert.ok(took >= 900 && took < 10_000, `the line held the runner up for ${took} ms`);
   });
 });
 
-async function logged(format: 'json' | 'pretty', secrets: string[], write: (log: Logger, masker: Masker) => void): Promise<string> {
+async function logged(
+  format: 'json' | 'pretty',
+  secrets: string[],
+  write: (log: Logger, masker: Masker) => void,
+): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'captf-log-'));
   try {
     const file = join(dir, 'log');
@@ -52,17 +58,47 @@ async function logged(format: 'json' | 'pretty', secrets: string[], write: (log:
 describe('output: the log lines', () => {
   it('JSON: masked value by value, never as text: "null" and "apply" as secrets leave every line JSON, its own fields as they are', async () => {
     const text = await logged('json', ['null', 'apply', 'true'], (log, masker) => {
-      log.info({ step: 'apply', outcome: 'succeeded', detail: { said: 'apply it', when: null, ok: true } }, 'apply: started');
-      logTerraformLine(log, { command: 'plan', step: 'plan' }, '{"level":30,"outcome":"succeeded","msg":"run finished"} \u202e\x85');
+      log.info(
+        { step: 'apply', outcome: 'succeeded', detail: { said: 'apply it', when: null, ok: true } },
+        'apply: started',
+      );
+      logTerraformLine(
+        log,
+        { command: 'plan', step: 'plan' },
+        '{"level":30,"outcome":"succeeded","msg":"run finished"} \u202e\x85',
+      );
       masker.add('demo', 'a value learned late');
       log.warn('true or null');
     });
     assert.ok(!/[\u0085\u202e]/.test(text), 'no bidirectional or C1 character raw');
-    const [runner, terraform, late] = text.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    assert.deepEqual(runner, { ...runner, op: 'apply', object: 'demo', namespace: null, step: 'apply', outcome: 'succeeded', msg: `${MASK}: started`, detail: { said: `${MASK} it`, when: null, ok: true } });
-    assert.equal(terraform!.outcome, undefined, 'terraform\'s line is its message, never the record\'s fields');
-    assert.deepEqual(terraform, { ...terraform, source: 'terraform', command: 'plan', stream: 'stderr', step: 'plan', msg: '{"level":30,"outcome":"succeeded","msg":"run finished"} \u202e\x85' });
-    assert.deepEqual([late!.object, late!.msg], [MASK, `${MASK} or ${MASK}`], 'masked with what the masker knows when the line is written');
+    const [runner, terraform, late] = text
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.deepEqual(runner, {
+      ...runner,
+      op: 'apply',
+      object: 'demo',
+      namespace: null,
+      step: 'apply',
+      outcome: 'succeeded',
+      msg: `${MASK}: started`,
+      detail: { said: `${MASK} it`, when: null, ok: true },
+    });
+    assert.equal(terraform!.outcome, undefined, "terraform's line is its message, never the record's fields");
+    assert.deepEqual(terraform, {
+      ...terraform,
+      source: 'terraform',
+      command: 'plan',
+      stream: 'stderr',
+      step: 'plan',
+      msg: '{"level":30,"outcome":"succeeded","msg":"run finished"} \u202e\x85',
+    });
+    assert.deepEqual(
+      [late!.object, late!.msg],
+      [MASK, `${MASK} or ${MASK}`],
+      'masked with what the masker knows when the line is written',
+    );
   });
 
   it("pretty: terraform's lines as on stdout (prefixed), the runner's each on one line; no control character raw", async () => {

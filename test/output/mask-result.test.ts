@@ -8,11 +8,38 @@ import { Result } from '../../src/schemas/result.ts';
 
 describe('maskResult: the words its schema lists', () => {
   it('a destructive action, an outcome: a secret "delete" leaves result.json valid, and is masked everywhere else', () => {
-    const plan = classifyPlan({ format_version: '1.2', applyable: true, complete: true, errored: false, resource_changes: [{ address: 'terraform_data.delete', mode: 'managed', type: 'terraform_data', name: 'delete', change: { actions: ['delete'] } }] });
+    const plan = classifyPlan({
+      format_version: '1.2',
+      applyable: true,
+      complete: true,
+      errored: false,
+      resource_changes: [
+        {
+          address: 'terraform_data.delete',
+          mode: 'managed',
+          type: 'terraform_data',
+          name: 'delete',
+          change: { actions: ['delete'] },
+        },
+      ],
+    });
     const result = Result.parse({
-      apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'blocked', reason: 'DestructivePlanBlocked', message: 'delete terraform_data.delete?', exitCode: 3, runnerVersion: '0',
-      object: { kind: 'cluster' }, applied: false, mayHaveChanged: false, steps: [{ name: 'plan', status: 'ok', startedAt: '2025-01-01T00:00:00.000Z', durationMs: 1 }], annotations: {}, plan,
-      warnings: [], startedAt: '2025-01-01T00:00:00.000Z', finishedAt: '2025-01-01T00:00:00.000Z',
+      apiVersion: 'runner.captf.io/v1',
+      op: 'apply',
+      outcome: 'blocked',
+      reason: 'DestructivePlanBlocked',
+      message: 'delete terraform_data.delete?',
+      exitCode: 3,
+      runnerVersion: '0',
+      object: { kind: 'cluster' },
+      applied: false,
+      mayHaveChanged: false,
+      steps: [{ name: 'plan', status: 'ok', startedAt: '2025-01-01T00:00:00.000Z', durationMs: 1 }],
+      annotations: {},
+      plan,
+      warnings: [],
+      startedAt: '2025-01-01T00:00:00.000Z',
+      finishedAt: '2025-01-01T00:00:00.000Z',
     });
     const masker = new Masker();
     for (const secret of ['delete', 'blocked']) masker.add(secret, 'a value in sensitive.tfvars.json');

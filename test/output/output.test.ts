@@ -31,16 +31,43 @@ describe('output: masking by value', () => {
 
 describe('output: the termination message', () => {
   const base = (destructiveCount: number, message: string): Result => {
-    const entries = Array.from({ length: destructiveCount }, (_, i) => ({ address: `terraform_data.resource_with_a_long_name_${i}["key-${i}"]`, mode: 'managed', type: 'terraform_data', name: 'x', change: { actions: ['delete'] } }));
-    const plan = classifyPlan({ format_version: '1.2', applyable: true, complete: true, errored: false, resource_changes: entries }, { limit: 1000 });
+    const entries = Array.from({ length: destructiveCount }, (_, i) => ({
+      address: `terraform_data.resource_with_a_long_name_${i}["key-${i}"]`,
+      mode: 'managed',
+      type: 'terraform_data',
+      name: 'x',
+      change: { actions: ['delete'] },
+    }));
+    const plan = classifyPlan(
+      { format_version: '1.2', applyable: true, complete: true, errored: false, resource_changes: entries },
+      { limit: 1000 },
+    );
     return {
-      apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'blocked', reason: 'DestructivePlanBlocked', message, exitCode: 3, runnerVersion: '0', object: { kind: 'cluster' },
-      plan, applied: false, mayHaveChanged: false, steps: [], annotations: {}, warnings: [], startedAt: '', finishedAt: '',
+      apiVersion: 'runner.captf.io/v1',
+      op: 'apply',
+      outcome: 'blocked',
+      reason: 'DestructivePlanBlocked',
+      message,
+      exitCode: 3,
+      runnerVersion: '0',
+      object: { kind: 'cluster' },
+      plan,
+      applied: false,
+      mayHaveChanged: false,
+      steps: [],
+      annotations: {},
+      warnings: [],
+      startedAt: '',
+      finishedAt: '',
     };
   };
 
   it('is always valid JSON of at most 4096 bytes, counting what it left out', () => {
-    for (const [count, length] of [[0, 10], [3, 100], [500, 50_000]] as const) {
+    for (const [count, length] of [
+      [0, 10],
+      [3, 100],
+      [500, 50_000],
+    ] as const) {
       const text = compactResult(base(count, 'm'.repeat(length)), new Masker());
       assert.ok(Buffer.byteLength(text) <= 4096, `${Buffer.byteLength(text)} bytes`);
       const parsed = JSON.parse(text);
@@ -59,9 +86,13 @@ describe('output: the termination message', () => {
     const secret = 'S3cretPassw0rd-that-is-long';
     const m = new Masker();
     m.add(secret, 'password');
-    const cutInside = { ...base(0, `${'m'.repeat(1990)}${secret}`), warnings: [`${'w'.repeat(290)}postgres://captf:${secret}@db`] };
+    const cutInside = {
+      ...base(0, `${'m'.repeat(1990)}${secret}`),
+      warnings: [`${'w'.repeat(290)}postgres://captf:${secret}@db`],
+    };
     const text = compactResult(cutInside, m);
-    for (const part of ['S3cret', 'S3cretP', 'Passw0rd']) assert.ok(!text.includes(part), `"${part}" of the secret is in ${text.slice(-400)}`);
+    for (const part of ['S3cret', 'S3cretP', 'Passw0rd'])
+      assert.ok(!text.includes(part), `"${part}" of the secret is in ${text.slice(-400)}`);
   });
 
   it('keeps the last three warnings, each cut to 300 characters', () => {
@@ -75,7 +106,13 @@ describe('output: the termination message', () => {
     const huge = { ...base(0, 'm'), annotations: { 'captf.io/outcome': 'blocked', 'captf.io/note': 'n'.repeat(5000) } };
     const text = compactResult(huge, new Masker());
     assert.ok(Buffer.byteLength(text) <= 4096);
-    assert.deepEqual(JSON.parse(text), { apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'blocked', reason: 'DestructivePlanBlocked', exitCode: 3 });
+    assert.deepEqual(JSON.parse(text), {
+      apiVersion: 'runner.captf.io/v1',
+      op: 'apply',
+      outcome: 'blocked',
+      reason: 'DestructivePlanBlocked',
+      exitCode: 3,
+    });
   });
 });
 
@@ -90,30 +127,78 @@ describe('output: masking what terraform escapes', () => {
 describe('output: what an approval covered unseen (approval.unreviewed)', () => {
   const H = 'a'.repeat(64);
   const approved = (approval: Result['approval']): Result => ({
-    apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'succeeded', reason: 'ApplySucceeded', message: 'Applied.', exitCode: 0, runnerVersion: '0', object: { kind: 'cluster' },
-    approvalHash: H, approval, applied: true, mayHaveChanged: true, steps: [], annotations: {}, warnings: [], startedAt: '', finishedAt: '',
+    apiVersion: 'runner.captf.io/v1',
+    op: 'apply',
+    outcome: 'succeeded',
+    reason: 'ApplySucceeded',
+    message: 'Applied.',
+    exitCode: 0,
+    runnerVersion: '0',
+    object: { kind: 'cluster' },
+    approvalHash: H,
+    approval,
+    applied: true,
+    mayHaveChanged: true,
+    steps: [],
+    annotations: {},
+    warnings: [],
+    startedAt: '',
+    finishedAt: '',
   });
 
   it('the summary lists the unreviewed entries and what they were compared with', () => {
-    const text = humanSummary(approved({
-      given: true, matched: true, required: true,
-      unreviewed: [{ address: 'terraform_data.node["b"]', action: 'delete' }, { address: 'terraform_data.x', deposed: '0001', action: 'delete' }],
-      unreviewedTotal: 3,
-      blockedRun: { location: '/b/blocked.json', finishedAt: '2025-01-01T00:00:00Z' },
-    }));
-    assert.match(text, /approved without review \(3: the approval covered them, the blocked run of 2025-01-01T00:00:00Z did not show\):\n  terraform_data\.node\["b"\] \(delete\)\n  terraform_data\.x \(deposed 0001\) \(delete\)\n  … and 1 more \(see "approved without review" in the log\)/);
-    assert.match(humanSummary(approved({ given: true, matched: true, required: true, unreviewed: [{ address: 'a.b', action: 'replace' }], unreviewedTotal: 1 })), /no blocked run was found/);
+    const text = humanSummary(
+      approved({
+        given: true,
+        matched: true,
+        required: true,
+        unreviewed: [
+          { address: 'terraform_data.node["b"]', action: 'delete' },
+          { address: 'terraform_data.x', deposed: '0001', action: 'delete' },
+        ],
+        unreviewedTotal: 3,
+        blockedRun: { location: '/b/blocked.json', finishedAt: '2025-01-01T00:00:00Z' },
+      }),
+    );
+    assert.match(
+      text,
+      /approved without review \(3: the approval covered them, the blocked run of 2025-01-01T00:00:00Z did not show\):\n  terraform_data\.node\["b"\] \(delete\)\n  terraform_data\.x \(deposed 0001\) \(delete\)\n  … and 1 more \(see "approved without review" in the log\)/,
+    );
+    assert.match(
+      humanSummary(
+        approved({
+          given: true,
+          matched: true,
+          required: true,
+          unreviewed: [{ address: 'a.b', action: 'replace' }],
+          unreviewedTotal: 1,
+        }),
+      ),
+      /no blocked run was found/,
+    );
   });
 
   it('nothing unreviewed, or no approval needed: no such line', () => {
-    assert.doesNotMatch(humanSummary(approved({ given: true, matched: true, required: true, unreviewed: [], unreviewedTotal: 0 })), /without review/);
+    assert.doesNotMatch(
+      humanSummary(approved({ given: true, matched: true, required: true, unreviewed: [], unreviewedTotal: 0 })),
+      /without review/,
+    );
     assert.doesNotMatch(humanSummary(approved({ given: false, matched: false, required: false })), /without review/);
   });
 
   it('the termination message carries unreviewedTotal', () => {
-    const parsed = JSON.parse(compactResult(approved({ given: true, matched: true, required: true, unreviewed: [], unreviewedTotal: 7 }), new Masker()));
+    const parsed = JSON.parse(
+      compactResult(
+        approved({ given: true, matched: true, required: true, unreviewed: [], unreviewedTotal: 7 }),
+        new Masker(),
+      ),
+    );
     assert.equal(parsed.unreviewedTotal, 7);
-    assert.equal(JSON.parse(compactResult(approved({ given: false, matched: false, required: false }), new Masker())).unreviewedTotal, undefined);
+    assert.equal(
+      JSON.parse(compactResult(approved({ given: false, matched: false, required: false }), new Masker()))
+        .unreviewedTotal,
+      undefined,
+    );
   });
 });
 
@@ -123,12 +208,37 @@ describe('output: provider actions', () => {
       address: `action.aws_lambda_invoke.a${i}`,
       type: 'aws_lambda_invoke',
       config_values: { token: 'S3CRET' },
-      lifecycle_action_trigger: { triggering_resource_address: 'terraform_data.cluster', action_trigger_event: 'BeforeDestroy', on_failure: 'ActionOnFailureTaint' },
+      lifecycle_action_trigger: {
+        triggering_resource_address: 'terraform_data.cluster',
+        action_trigger_event: 'BeforeDestroy',
+        on_failure: 'ActionOnFailureTaint',
+      },
     }));
-    const plan = classifyPlan({ format_version: '1.2', applyable: true, complete: true, errored: false, resource_changes: [], action_invocations });
+    const plan = classifyPlan({
+      format_version: '1.2',
+      applyable: true,
+      complete: true,
+      errored: false,
+      resource_changes: [],
+      action_invocations,
+    });
     return {
-      apiVersion: 'runner.captf.io/v1', op, outcome: 'blocked', reason: 'DestructivePlanBlocked', message: 'm', exitCode: 3, runnerVersion: '0', object: { kind: 'cluster' },
-      plan, applied: false, mayHaveChanged: false, steps: [], annotations: {}, warnings: [], startedAt: '', finishedAt: '',
+      apiVersion: 'runner.captf.io/v1',
+      op,
+      outcome: 'blocked',
+      reason: 'DestructivePlanBlocked',
+      message: 'm',
+      exitCode: 3,
+      runnerVersion: '0',
+      object: { kind: 'cluster' },
+      plan,
+      applied: false,
+      mayHaveChanged: false,
+      steps: [],
+      annotations: {},
+      warnings: [],
+      startedAt: '',
+      finishedAt: '',
     };
   };
 
@@ -140,7 +250,11 @@ describe('output: provider actions', () => {
       { address: 'action.aws_lambda_invoke.a1', trigger: 'BeforeDestroy' },
     ]);
     assert.ok(parsed.actions.length <= 5);
-    const long = { ...withActions(100), message: 'm'.repeat(3000), warnings: ['w'.repeat(1000), 'w'.repeat(1000), 'w'.repeat(1000)] };
+    const long = {
+      ...withActions(100),
+      message: 'm'.repeat(3000),
+      warnings: ['w'.repeat(1000), 'w'.repeat(1000), 'w'.repeat(1000)],
+    };
     const text = compactResult(long, new Masker());
     assert.ok(Buffer.byteLength(text) <= 4096);
     assert.equal(JSON.parse(text).actionsTotal, 100);
@@ -149,7 +263,10 @@ describe('output: provider actions', () => {
 
   it('the summary names every listed action with its trigger, resource and failure mode, and says the plan needs an approval', () => {
     const summary = humanSummary(withActions(2));
-    assert.match(summary, /provider actions \(2: the runner cannot know what they do\):\n  action\.aws_lambda_invoke\.a0 \(action BeforeDestroy\) on terraform_data\.cluster, on failure taint\n/);
+    assert.match(
+      summary,
+      /provider actions \(2: the runner cannot know what they do\):\n  action\.aws_lambda_invoke\.a0 \(action BeforeDestroy\) on terraform_data\.cluster, on failure taint\n/,
+    );
     assert.match(summary, /applying this plan needs an approval/);
     assert.ok(!summary.includes('S3CRET'));
     assert.doesNotMatch(humanSummary(withActions(2, 'destroy')), /needs an approval/, 'a destroy is never gated');

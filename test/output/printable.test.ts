@@ -3,7 +3,27 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { printable, printableJson, printableLine } from '../../src/output/printable.ts';
 
-const UNSAFE = ['\x00', '\x07', '\b', '\v', '\f', '\r', '\x1b', '\x7f', '\x85', '\x9b', '\u061c', '\u200e', '\u200f', '\u2028', '\u2029', '\u202a', '\u202e', '\u2066', '\u2069'];
+const UNSAFE = [
+  '\x00',
+  '\x07',
+  '\b',
+  '\v',
+  '\f',
+  '\r',
+  '\x1b',
+  '\x7f',
+  '\x85',
+  '\x9b',
+  '\u061c',
+  '\u200e',
+  '\u200f',
+  '\u2028',
+  '\u2029',
+  '\u202a',
+  '\u202e',
+  '\u2066',
+  '\u2069',
+];
 
 describe('printable', () => {
   it('escapes every control character but tab and newline, C1 and the bidirectional controls; the rest stays as it is', () => {

@@ -2,7 +2,17 @@
 // quiet for an interval), what it counts from terraform's lines, and that it never quotes them.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ProgressWatch, elapsedText, progressIntervalMs, progressMessage, reportedEvent, PROGRESS_INTERVAL_MS, TEST_INTERVAL_VARIABLE, type ProgressClock, type ProgressReport } from '../../src/output/progress.ts';
+import {
+  ProgressWatch,
+  elapsedText,
+  progressIntervalMs,
+  progressMessage,
+  reportedEvent,
+  PROGRESS_INTERVAL_MS,
+  TEST_INTERVAL_VARIABLE,
+  type ProgressClock,
+  type ProgressReport,
+} from '../../src/output/progress.ts';
 import { capturedOutput } from '../support/terraform-output.ts';
 
 /** A clock whose time moves only when the test says so; its timers fire as the time passes them. */
@@ -43,13 +53,27 @@ describe('output: the progress of a long step', () => {
   it('counts the resource instances terraform 1.11.4 reports, from its own lines', () => {
     const lines = (name: string) => capturedOutput(name).stdout.split('\n');
     assert.deepEqual(lines('plan-no-changes').map(reportedEvent).filter(Boolean), ['refreshed']);
-    assert.deepEqual(lines('apply-ok').map(reportedEvent).filter(Boolean), ['created'], '"Creating..." is no completion');
+    assert.deepEqual(
+      lines('apply-ok').map(reportedEvent).filter(Boolean),
+      ['created'],
+      '"Creating..." is no completion',
+    );
     // The other hook lines, as terraform prints them (internal/command/views/hook_ui.go).
     assert.equal(reportedEvent('data.terraform_remote_state.net: Read complete after 0s'), 'read');
     assert.equal(reportedEvent('terraform_data.cluster: Modifications complete after 1s [id=2f1c]'), 'updated');
     assert.equal(reportedEvent('terraform_data.node["b"]: Destruction complete after 0s'), 'destroyed');
-    assert.equal(reportedEvent('terraform_data.a (deposed object 1a2b3c4d): Destruction complete after 0s'), 'destroyed');
-    for (const other of ['terraform_data.slow[0]: Still creating... [10s elapsed]', 'terraform_data.slow[0]: Creating...', 'terraform_data.slow[0] (local-exec): Executing: ["/bin/sh" "-c" "sleep 5"]', '  # terraform_data.cluster will be updated in-place', 'Refreshing state...', ''])
+    assert.equal(
+      reportedEvent('terraform_data.a (deposed object 1a2b3c4d): Destruction complete after 0s'),
+      'destroyed',
+    );
+    for (const other of [
+      'terraform_data.slow[0]: Still creating... [10s elapsed]',
+      'terraform_data.slow[0]: Creating...',
+      'terraform_data.slow[0] (local-exec): Executing: ["/bin/sh" "-c" "sleep 5"]',
+      '  # terraform_data.cluster will be updated in-place',
+      'Refreshing state...',
+      '',
+    ])
       assert.equal(reportedEvent(other), undefined, other);
   });
 
@@ -71,7 +95,10 @@ describe('output: the progress of a long step', () => {
     ]);
     assert.equal(clock.timers, 0, 'the step ended: its timer is gone');
     assert.ok(!JSON.stringify(reports).includes('SECRET-ID'), 'a count, never the line');
-    assert.equal(progressMessage(reports[1]!, 30_000), "plan: running for 1m0s; terraform's output is held until the plan is classified; so far terraform reported 2 refreshed, 1 read");
+    assert.equal(
+      progressMessage(reports[1]!, 30_000),
+      "plan: running for 1m0s; terraform's output is held until the plan is classified; so far terraform reported 2 refreshed, 1 read",
+    );
   });
 
   it('a step that prints says nothing more; once quiet for a whole interval it says so', () => {
@@ -86,7 +113,10 @@ describe('output: the progress of a long step', () => {
     assert.deepEqual(reports, [], 'terraform printed within every interval');
     clock.advance(30_000);
     assert.deepEqual(reports, [{ step: 'apply', elapsedMs: 120_000, output: 'quiet', reported: { created: 3 } }]);
-    assert.equal(progressMessage(reports[0]!, 30_000), 'apply: running for 2m0s; terraform printed nothing for 30s; so far terraform reported 3 created');
+    assert.equal(
+      progressMessage(reports[0]!, 30_000),
+      'apply: running for 2m0s; terraform printed nothing for 30s; so far terraform reported 3 created',
+    );
   });
 
   it('each step starts from nothing; a line between steps counts for none', () => {
@@ -99,7 +129,10 @@ describe('output: the progress of a long step', () => {
     progress.start('backup');
     clock.advance(1000);
     assert.deepEqual(reports, [{ step: 'backup', elapsedMs: 1000, output: 'quiet', reported: {} }]);
-    assert.equal(progressMessage(reports[0]!, 1000), 'backup: running for 1s; terraform printed nothing for 1s; terraform has reported no resource yet');
+    assert.equal(
+      progressMessage(reports[0]!, 1000),
+      'backup: running for 1s; terraform printed nothing for 1s; terraform has reported no resource yet',
+    );
   });
 
   it('the interval is 30 s; only the test-only variable changes it, never below 100 ms', () => {

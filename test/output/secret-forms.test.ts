@@ -18,19 +18,22 @@ function masker(...secrets: string[]): Masker {
 
 describe('masking the forms terraform prints a secret in', () => {
   it('Go-quoted (a plan value, an output, a diagnostic value): \\x01, \\x7f, \\u2028, \\u00a0, \\u0085', () => {
-    const printed = '      + input  = "CANARY-ls\\u2028tail CANARY-ctl\\x01tail q\\"b\\\\s ${x} %{y} <&> \\x7f \\x1b \\u00a0 \\u0085 end"';
+    const printed =
+      '      + input  = "CANARY-ls\\u2028tail CANARY-ctl\\x01tail q\\"b\\\\s ${x} %{y} <&> \\x7f \\x1b \\u00a0 \\u0085 end"';
     assert.equal(masker(SECRET).mask(printed), `      + input  = "${MASK}"`);
   });
 
   it('jsonencode inside a Go-quoted string (Go JSON escapes, then quoted again)', () => {
     const m = masker('CANARY-e\u0301 \x01 ${x} %{y} \u2028 <&> "q" \\b \u{1F600}');
-    const printed = '      + input  = "x \\"CANARY-\u00e9 \\\\u0001 ${x} %{y} \\\\u2028 \\\\u003c\\\\u0026\\\\u003e \\\\\\"q\\\\\\" \\\\\\\\b \u{1F600}\\" y"';
+    const printed =
+      '      + input  = "x \\"CANARY-\u00e9 \\\\u0001 ${x} %{y} \\\\u2028 \\\\u003c\\\\u0026\\\\u003e \\\\\\"q\\\\\\" \\\\\\\\b \u{1F600}\\" y"';
     assert.equal(m.mask(printed), `      + input  = "x \\"${MASK}\\" y"`);
   });
 
   it('HCL-escaped (provider::terraform::encode_expr) inside a Go-quoted string: $${, %%{, \\u0001', () => {
     const m = masker('CANARY-e\u0301 \x01 ${x} %{y} \u2028 <&> "q" \\b \u{1F600}');
-    const printed = '      + input  = "\\"CANARY-\u00e9 \\\\u0001 $${x} %%{y} \\\\u2028 <&> \\\\\\"q\\\\\\" \\\\\\\\b \u{1F600}\\""';
+    const printed =
+      '      + input  = "\\"CANARY-\u00e9 \\\\u0001 $${x} %%{y} \\\\u2028 <&> \\\\\\"q\\\\\\" \\\\\\\\b \u{1F600}\\""';
     assert.equal(m.mask(printed), `      + input  = "\\"${MASK}\\""`);
   });
 
@@ -40,13 +43,17 @@ describe('masking the forms terraform prints a secret in', () => {
 
   it('a heredoc: the value trimmed, each line indented, and each line on its own (a line diff)', () => {
     const m = masker('  first line of it\nsecond line here\n');
-    assert.equal(m.mask('      + input  = <<-EOT\n            first line of it\n            second line here\n        EOT'), `      + input  = <<-EOT\n            ${MASK}\n        EOT`);
+    assert.equal(
+      m.mask('      + input  = <<-EOT\n            first line of it\n            second line here\n        EOT'),
+      `      + input  = <<-EOT\n            ${MASK}\n        EOT`,
+    );
     assert.equal(m.mask('          + second line here'), `          + ${MASK}`);
   });
 
   it('a diagnostic word-wrapped at 78 columns, and joined again by the runner', () => {
     const m = masker('CANARY correct horse battery staple, a long passphrase that goes past the wrap column');
-    const wrapped = 'The database password CANARY correct horse battery staple, a long passphrase\nthat goes past the wrap column is refused';
+    const wrapped =
+      'The database password CANARY correct horse battery staple, a long passphrase\nthat goes past the wrap column is refused';
     assert.equal(m.mask(wrapped), `The database password ${MASK} is refused`);
     assert.equal(m.mask(wrapped.replace('\n', ' ')), `The database password ${MASK} is refused`);
     // The runner's JSON log line of a message holding the wrapped text.
@@ -56,7 +63,8 @@ describe('masking the forms terraform prints a secret in', () => {
   it('JSON-escaped, and JSON of a Go-quoted value (a log line that quotes a plan line)', () => {
     const m = masker(SECRET);
     assert.equal(m.mask(JSON.stringify({ v: SECRET })), `{"v":"${MASK}"}`);
-    const goQuoted = '"CANARY-ls\\u2028tail CANARY-ctl\\x01tail q\\"b\\\\s ${x} %{y} <&> \\x7f \\x1b \\u00a0 \\u0085 end"';
+    const goQuoted =
+      '"CANARY-ls\\u2028tail CANARY-ctl\\x01tail q\\"b\\\\s ${x} %{y} <&> \\x7f \\x1b \\u00a0 \\u0085 end"';
     assert.equal(m.mask(JSON.stringify(goQuoted)), `"\\"${MASK}\\""`);
   });
 
@@ -78,24 +86,40 @@ describe('masking a stream of lines', () => {
 
   it('holds a line that ends with the beginning of a secret until the next one shows whether it goes on', () => {
     const m = masker('CANARY correct horse battery staple, a long passphrase that goes past the wrap column');
-    assert.deepEqual(run(m, ['Error: refused', 'The database password CANARY correct horse battery staple, a long passphrase', 'that goes past the wrap column is refused', 'done']), [
-      'Error: refused',
-      undefined,
-      `The database password ${MASK} is refused`,
-      'done',
-      undefined,
-    ]);
+    assert.deepEqual(
+      run(m, [
+        'Error: refused',
+        'The database password CANARY correct horse battery staple, a long passphrase',
+        'that goes past the wrap column is refused',
+        'done',
+      ]),
+      ['Error: refused', undefined, `The database password ${MASK} is refused`, 'done', undefined],
+    );
   });
 
   it('lets a held line go, unmasked, when the next one does not continue the secret, and at the end of the stream', () => {
     const m = masker('CANARY correct horse battery staple');
-    assert.deepEqual(run(m, ['it said CANARY correct', 'something else', 'and CANARY']), [undefined, 'it said CANARY correct\nsomething else', undefined, 'and CANARY']);
+    assert.deepEqual(run(m, ['it said CANARY correct', 'something else', 'and CANARY']), [
+      undefined,
+      'it said CANARY correct\nsomething else',
+      undefined,
+      'and CANARY',
+    ]);
   });
 
   it('a heredoc of a multi-line secret', () => {
     const m = masker('-----BEGIN KEY-----\nQUJDREVGR0g=\n-----END KEY-----');
-    const out = run(m, ['      + input = <<-EOT', '            -----BEGIN KEY-----', '            QUJDREVGR0g=', '            -----END KEY-----', '        EOT']);
-    assert.equal(out.filter((text) => text !== undefined).join('\n'), `      + input = <<-EOT\n            ${MASK}\n        EOT`);
+    const out = run(m, [
+      '      + input = <<-EOT',
+      '            -----BEGIN KEY-----',
+      '            QUJDREVGR0g=',
+      '            -----END KEY-----',
+      '        EOT',
+    ]);
+    assert.equal(
+      out.filter((text) => text !== undefined).join('\n'),
+      `      + input = <<-EOT\n            ${MASK}\n        EOT`,
+    );
   });
 });
 
@@ -104,19 +128,27 @@ describe('the encodings a secret travels in (base64, percent-encoding, case, hex
 
   it('the shapes of cluster modules: a cloud-init document in base64, a database URL, upper case, base64 of the value', () => {
     const m = masker('Tok3n/Canary+q7@x');
-    assert.equal(m.mask('+ input = "postgres://app:Tok3n%2FCanary%2Bq7%40x@db:5432/app"'), `+ input = "postgres://app:${MASK}@db:5432/app"`);
+    assert.equal(
+      m.mask('+ input = "postgres://app:Tok3n%2FCanary%2Bq7%40x@db:5432/app"'),
+      `+ input = "postgres://app:${MASK}@db:5432/app"`,
+    );
     assert.equal(m.mask('+ input = "TOK3N/CANARY+Q7@X"'), `+ input = "${MASK}"`);
     assert.equal(m.mask(`+ input = "${b64('Tok3n/Canary+q7@x')}"`), `+ input = "${MASK}"`);
     // The characters the value shares with its neighbours stay: they hold a few bits of it at most.
     for (const prefix of ['#cloud-config\ntoken: ', '#cloud-config\ntoken: a', '#cloud-config\ntoken: ab']) {
       const masked = m.mask(`+ user_data = "${b64(`${prefix}Tok3n/Canary+q7@x\n`)}"`);
-      assert.match(masked, /^\+ user_data = "I2Nsb3VkLWNvbmZpZwp0b2tlbjog[A-Za-z0-9]{0,3}\(sensitive value\)[A-Za-z0-9]{0,2}=*"$/, masked);
+      assert.match(
+        masked,
+        /^\+ user_data = "I2Nsb3VkLWNvbmZpZwp0b2tlbjog[A-Za-z0-9]{0,3}\(sensitive value\)[A-Za-z0-9]{0,2}=*"$/,
+        masked,
+      );
     }
   });
 
   it('percent-encoding in either hex case, a space as + or %20, as JavaScript encodes it too; hex in either case', () => {
     const m = masker('pa ss/wörd!');
-    for (const encoded of ['pa+ss%2Fw%C3%B6rd%21', 'pa%20ss%2fw%c3%b6rd%21', encodeURIComponent('pa ss/wörd!')]) assert.equal(m.mask(`u=${encoded}&x`), `u=${MASK}&x`, encoded);
+    for (const encoded of ['pa+ss%2Fw%C3%B6rd%21', 'pa%20ss%2fw%c3%b6rd%21', encodeURIComponent('pa ss/wörd!')])
+      assert.equal(m.mask(`u=${encoded}&x`), `u=${MASK}&x`, encoded);
     const hex = Buffer.from('pa ss/wörd!').toString('hex');
     assert.equal(m.mask(`${hex} ${hex.toUpperCase()}`), `${MASK} ${MASK}`);
   });
@@ -124,7 +156,10 @@ describe('the encodings a secret travels in (base64, percent-encoding, case, hex
   it('the URL alphabet, with and without padding', () => {
     const m = masker('a>b?c>d?e~~');
     const url = (text: string) => b64(text).replaceAll('+', '-').replaceAll('/', '_');
-    assert.ok(b64('a>b?c>d?e~~').includes('+') || b64('a>b?c>d?e~~').includes('/'), 'the test value has characters the URL alphabet changes');
+    assert.ok(
+      b64('a>b?c>d?e~~').includes('+') || b64('a>b?c>d?e~~').includes('/'),
+      'the test value has characters the URL alphabet changes',
+    );
     assert.equal(m.mask(url('a>b?c>d?e~~')), MASK);
     assert.equal(m.mask(url('a>b?c>d?e~~').replace(/=+$/, '')), MASK);
   });
@@ -134,6 +169,12 @@ describe('the encodings a secret travels in (base64, percent-encoding, case, hex
     // At offset 1 only 4 characters depend on "abcd" alone: in a blob of base64 they would be anywhere.
     assert.equal(m.mask(b64('xabcd')), b64('xabcd'));
     assert.equal(m.mask('ABCD abcd'), `${MASK} ${MASK}`);
+  });
+
+  it('a percent-encoding is masked at any length the value is: "aa aa" as "aa+aa" (never shorter than the value)', () => {
+    const m = masker('aa aa');
+    assert.equal(m.mask('u=aa+aa&v=aa%20aa'), `u=${MASK}&v=${MASK}`);
+    assert.equal(m.mask(JSON.stringify({ url: 'db://x:aa+aa@h' })), JSON.stringify({ url: `db://x:${MASK}@h` }));
   });
 
   it('a value too long for one pattern (above 2,048 characters) is masked in its encodings by plain strings', () => {
@@ -151,7 +192,11 @@ describe('the encodings a secret travels in (base64, percent-encoding, case, hex
     const hex = Buffer.from(secret).toString('hex');
     assert.equal(hex.length, 64);
     const m = masker(secret);
-    assert.deepEqual(maskValue(m, { hash: 'f'.repeat(64), dump: hex, upper: hex.toUpperCase() }), { hash: 'f'.repeat(64), dump: MASK, upper: MASK });
+    assert.deepEqual(maskValue(m, { hash: 'f'.repeat(64), dump: hex, upper: hex.toUpperCase() }), {
+      hash: 'f'.repeat(64),
+      dump: MASK,
+      upper: MASK,
+    });
   });
 });
 
@@ -162,12 +207,22 @@ describe('property: a secret at any offset of a longer text, through each encodi
     { weight: 3, arbitrary: fc.constantFrom(...' !"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~', '\n', '\t') },
     { weight: 1, arbitrary: fc.constantFrom('é', 'Ω', 'ж', '\u2028', '\u00a0', '€', '\u{1F600}', '中') },
   );
-  const text = (minLength: number, maxLength: number) => fc.array(char, { minLength, maxLength }).map((chars) => chars.join(''));
+  const text = (minLength: number, maxLength: number) =>
+    fc.array(char, { minLength, maxLength }).map((chars) => chars.join(''));
   /** At least 5 characters after trimming: every base64 piece of it is then 6 characters or more. */
   const secret = text(5, 40).filter((s) => trimGoSpace(s).length >= 5);
   const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
   const urlAlphabet = (s: string) => s.replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
-  const goQueryEscape = (s: string) => [...s].map((c) => (/^[A-Za-z0-9\-_.~]$/.test(c) ? c : c === ' ' ? '+' : [...Buffer.from(c)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''))).join('');
+  const goQueryEscape = (s: string) =>
+    [...s]
+      .map((c) =>
+        /^[A-Za-z0-9\-_.~]$/.test(c)
+          ? c
+          : c === ' '
+            ? '+'
+            : [...Buffer.from(c)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+      )
+      .join('');
 
   /** Each encoding of prefix + secret + suffix, and the part of it that is the secret's alone (for base64: the characters no neighbour shares). */
   function encodings(prefix: string, value: string, suffix: string): { name: string; text: string; part: string }[] {
@@ -179,12 +234,20 @@ describe('property: a secret at any offset of a longer text, through each encodi
       { name: 'base64 unpadded', text: b64.replace(/=+$/, ''), part: b64.slice(from, to) },
       { name: 'base64url', text: urlAlphabet(b64), part: urlAlphabet(b64.slice(from, to)) },
       { name: 'urlencode', text: goQueryEscape(whole), part: goQueryEscape(value) },
-      { name: 'urlencode, lower hex', text: goQueryEscape(whole).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()), part: goQueryEscape(value).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()) },
+      {
+        name: 'urlencode, lower hex',
+        text: goQueryEscape(whole).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()),
+        part: goQueryEscape(value).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()),
+      },
       { name: 'encodeURIComponent', text: encodeURIComponent(whole), part: encodeURIComponent(value) },
       { name: 'upper', text: whole.toUpperCase(), part: value.toUpperCase() },
       { name: 'lower', text: whole.toLowerCase(), part: value.toLowerCase() },
       { name: 'hex', text: Buffer.from(whole).toString('hex'), part: Buffer.from(value).toString('hex') },
-      { name: 'HEX', text: Buffer.from(whole).toString('hex').toUpperCase(), part: Buffer.from(value).toString('hex').toUpperCase() },
+      {
+        name: 'HEX',
+        text: Buffer.from(whole).toString('hex').toUpperCase(),
+        part: Buffer.from(value).toString('hex').toUpperCase(),
+      },
     ];
   }
 
@@ -195,7 +258,10 @@ describe('property: a secret at any offset of a longer text, through each encodi
         for (const { name, text: encoded, part } of encodings(prefix, value, suffix)) {
           for (const printed of [encoded, JSON.stringify(encoded)]) {
             const masked = m.mask(printed);
-            assert.ok(!masked.includes(part) && !masked.includes(JSON.stringify(part).slice(1, -1)), `${name} of ${JSON.stringify(prefix)} + ${JSON.stringify(value)} + ${JSON.stringify(suffix)}: ${JSON.stringify(part)} shows in ${JSON.stringify(masked)}`);
+            assert.ok(
+              !masked.includes(part) && !masked.includes(JSON.stringify(part).slice(1, -1)),
+              `${name} of ${JSON.stringify(prefix)} + ${JSON.stringify(value)} + ${JSON.stringify(suffix)}: ${JSON.stringify(part)} shows in ${JSON.stringify(masked)}`,
+            );
           }
         }
       }),

@@ -45,19 +45,29 @@ describe('summary-md: the file', () => {
     const state = join(dir, 'terraform.tfstate');
     await writeFile(state, '{"version":4}');
     await symlink(state, join(dir, 'to-state.md'));
-    assert.match(await refusal(join(dir, 'to-state.md')), /is a symbolic link: nothing was run\. Give --summary-md a regular file of its own/);
+    assert.match(
+      await refusal(join(dir, 'to-state.md')),
+      /is a symbolic link: nothing was run\. Give --summary-md a regular file of its own/,
+    );
     assert.match(await refusal(dir), /cannot be opened \(EISDIR\)/);
     assert.match(await refusal('/dev/null'), /is not a regular file/);
     await link(state, join(dir, 'hard.md'));
     assert.match(await refusal(join(dir, 'hard.md')), /has 2 names \(hard links\)/);
-    assert.match(await refusal(join(dir, 'no-such-dir', 'summary.md')), /is in a directory that cannot be used \(ENOENT\)/);
+    assert.match(
+      await refusal(join(dir, 'no-such-dir', 'summary.md')),
+      /is in a directory that cannot be used \(ENOENT\)/,
+    );
     assert.equal(await readFile(state, 'utf8'), '{"version":4}', 'nothing was written through a link');
   });
 
   it('refuses a FIFO at once, with or without a reader: opening it never waits', async (t) => {
     const dir = await tempDir(t);
     const fifo = join(dir, 'fifo.md');
-    await new Promise<void>((resolve, reject) => spawn('mkfifo', [fifo]).once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`mkfifo exited ${code}`)))));
+    await new Promise<void>((resolve, reject) =>
+      spawn('mkfifo', [fifo]).once('exit', (code) =>
+        code === 0 ? resolve() : reject(new Error(`mkfifo exited ${code}`)),
+      ),
+    );
     assert.match(await refusal(fifo), /is a FIFO or socket/);
     const cat = spawn('sh', ['-c', `exec cat "$0" > /dev/null`, fifo], { stdio: 'ignore' });
     t.after(() => cat.kill('SIGKILL'));
@@ -73,11 +83,20 @@ describe('summary-md: the file', () => {
     await mkdir(join(out, 'nested'), { recursive: true });
     await writeFile(state, '{"version":4}');
     await symlink(join(dir, 'state'), join(dir, 'state-link'));
-    const places: RunPlaces = { files: [{ flag: '--state', path: state }, { flag: '--termination-log', path: join(dir, 'termination-log') }], dirs: [{ flag: '--out', path: out }] };
+    const places: RunPlaces = {
+      files: [
+        { flag: '--state', path: state },
+        { flag: '--termination-log', path: join(dir, 'termination-log') },
+      ],
+      dirs: [{ flag: '--out', path: out }],
+    };
     assert.match(await refusal(state, places), new RegExp(`is the file of --state ${state}`));
     assert.match(await refusal(join(dir, 'state-link', 'terraform.tfstate'), places), /is the file of --state/);
     assert.match(await refusal(join(dir, 'termination-log'), places), /is the file of --termination-log/);
-    assert.match(await refusal(join(out, 'result.json'), places), new RegExp(`is inside the directory of --out ${out}`));
+    assert.match(
+      await refusal(join(out, 'result.json'), places),
+      new RegExp(`is inside the directory of --out ${out}`),
+    );
     assert.match(await refusal(join(out, 'nested', 'summary.md'), places), /is inside the directory of --out/);
     await assert.rejects(readFile(join(dir, 'termination-log')), { code: 'ENOENT' });
     await assert.rejects(readFile(join(out, 'result.json')), { code: 'ENOENT' });

@@ -10,12 +10,36 @@ function withActions(count: number): Result {
   const action_invocations = Array.from({ length: count }, (_, i) => ({
     address: `action.aws_lambda_invoke.a${i}`,
     type: 'aws_lambda_invoke',
-    lifecycle_action_trigger: { triggering_resource_address: 'terraform_data.cluster', action_trigger_event: 'BeforeDestroy' },
+    lifecycle_action_trigger: {
+      triggering_resource_address: 'terraform_data.cluster',
+      action_trigger_event: 'BeforeDestroy',
+    },
   }));
-  const plan = classifyPlan({ format_version: '1.2', applyable: true, complete: true, errored: false, resource_changes: [], action_invocations });
+  const plan = classifyPlan({
+    format_version: '1.2',
+    applyable: true,
+    complete: true,
+    errored: false,
+    resource_changes: [],
+    action_invocations,
+  });
   return {
-    apiVersion: 'runner.captf.io/v1', op: 'apply', outcome: 'blocked', reason: 'DestructivePlanBlocked', message: 'm', exitCode: 3, runnerVersion: '0', object: { kind: 'cluster' },
-    plan, applied: false, mayHaveChanged: false, steps: [], annotations: {}, warnings: [], startedAt: '', finishedAt: '',
+    apiVersion: 'runner.captf.io/v1',
+    op: 'apply',
+    outcome: 'blocked',
+    reason: 'DestructivePlanBlocked',
+    message: 'm',
+    exitCode: 3,
+    runnerVersion: '0',
+    object: { kind: 'cluster' },
+    plan,
+    applied: false,
+    mayHaveChanged: false,
+    steps: [],
+    annotations: {},
+    warnings: [],
+    startedAt: '',
+    finishedAt: '',
   };
 }
 

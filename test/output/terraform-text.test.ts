@@ -36,7 +36,10 @@ describe("output: terraform's text", () => {
     closeSync(fd);
 
     assert.equal(printed, `${TERRAFORM_LINE_PREFIX}changed: nothing\n${TERRAFORM_LINE_PREFIX}\\x1b[2Jcleared\\r\n`);
-    const records = (await readFile(join(dir, 'log'), 'utf8')).trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const records = (await readFile(join(dir, 'log'), 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     assert.deepEqual(
       records.map((r) => [r.source, r.command, r.stream, r.step, r.msg]),
       [

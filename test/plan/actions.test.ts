@@ -1,7 +1,17 @@
 // The action helpers: what terraform's action lists mean, which kinds destroy, and their names in words.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { actionText, changeText, COUNTED_KINDS, countedAs, DESTRUCTIVE_KINDS, isDestructive, kindName, readActions, type ActionKind } from '../../src/plan/actions.ts';
+import {
+  actionText,
+  changeText,
+  COUNTED_KINDS,
+  countedAs,
+  DESTRUCTIVE_KINDS,
+  isDestructive,
+  kindName,
+  readActions,
+  type ActionKind,
+} from '../../src/plan/actions.ts';
 
 describe('readActions', () => {
   test('only the documented lists are known', () => {
@@ -40,7 +50,10 @@ describe('counting and naming kinds', () => {
 
   test('a destructive entry and a provider action in words', () => {
     assert.equal(changeText({ address: 'terraform_data.a', action: 'delete' }), 'terraform_data.a (delete)');
-    assert.equal(changeText({ address: 'terraform_data.a', deposed: '00000001', action: 'replace' }), 'terraform_data.a (deposed 00000001) (replace)');
+    assert.equal(
+      changeText({ address: 'terraform_data.a', deposed: '00000001', action: 'replace' }),
+      'terraform_data.a (deposed 00000001) (replace)',
+    );
     assert.equal(actionText({ address: 'action.x.y', trigger: 'invoke' }), 'action.x.y (action invoke)');
   });
 });

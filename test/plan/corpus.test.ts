@@ -12,7 +12,7 @@ import { runnerClassifyOptions } from '../../src/plan/runner-options.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { VERIFIED } from '../../src/terraform/version.ts';
-import { chunked, everyNthByte } from './support.ts';
+import { chunked, everyNthByte } from './plans.support.ts';
 
 const PLANS = fileURLToPath(new URL('../fixtures/plans/', import.meta.url));
 /** Directories of real `show -json` output of the tool and version they are named after (their README says so). */
@@ -26,14 +26,18 @@ interface Golden {
   classification: Classification;
 }
 
-const fixtures = (dir: string) => readdirSync(join(PLANS, dir)).filter((f) => f.endsWith('__plan.json')).sort();
+const fixtures = (dir: string) =>
+  readdirSync(join(PLANS, dir))
+    .filter((f) => f.endsWith('__plan.json'))
+    .sort();
 const goldenPath = (dir: string, file: string) => join(PLANS, dir, file.replace(/__plan\.json$/, '.expected.json'));
 
 for (const dir of [...Object.keys(REAL), ...FROM_SOURCE]) {
   describe(`corpus ${dir}`, () => {
     test('has a README that names every fixture', () => {
       const readme = readFileSync(join(PLANS, dir, 'README.md'), 'utf8');
-      for (const file of fixtures(dir)) assert.ok(readme.includes(`\`${file}\``), `${dir}/README.md does not describe ${file}`);
+      for (const file of fixtures(dir))
+        assert.ok(readme.includes(`\`${file}\``), `${dir}/README.md does not describe ${file}`);
     });
 
     for (const file of fixtures(dir)) {
@@ -44,13 +48,27 @@ for (const dir of [...Object.keys(REAL), ...FROM_SOURCE]) {
         // A new fixture's options: a destroy plan by its name.
         const options = known?.options ?? (/^destroy/.test(file) ? { destroyPlan: true } : {});
         const bytes = readFileSync(path);
-        const reference = Classification.parse(classifyPlan(JSON.parse(bytes.toString('utf8')), runnerClassifyOptions(options)));
-        assert.deepEqual(await classifyPlanStream(createReadStream(path), runnerClassifyOptions(options)), reference, 'the streaming reader agrees');
+        const reference = Classification.parse(
+          classifyPlan(JSON.parse(bytes.toString('utf8')), runnerClassifyOptions(options)),
+        );
+        assert.deepEqual(
+          await classifyPlanStream(createReadStream(path), runnerClassifyOptions(options)),
+          reference,
+          'the streaming reader agrees',
+        );
         // In memory: a file read 7 bytes at a time costs a read call each.
-        assert.deepEqual(await classifyPlanStream(chunked(bytes, everyNthByte(bytes, 7)), runnerClassifyOptions(options)), reference, 'in 7-byte chunks too');
-        if (process.env.UPDATE_GOLDEN === '1') writeFileSync(golden, JSON.stringify({ options, classification: reference }, null, 2) + '\n');
+        assert.deepEqual(
+          await classifyPlanStream(chunked(bytes, everyNthByte(bytes, 7)), runnerClassifyOptions(options)),
+          reference,
+          'in 7-byte chunks too',
+        );
+        if (process.env.UPDATE_GOLDEN === '1')
+          writeFileSync(golden, JSON.stringify({ options, classification: reference }, null, 2) + '\n');
         else {
-          assert.ok(known, `${golden} is missing: run UPDATE_GOLDEN=1 node --import tsx --test test/plan/corpus.test.ts and review it`);
+          assert.ok(
+            known,
+            `${golden} is missing: run UPDATE_GOLDEN=1 node --import tsx --test test/plan/corpus.test.ts and review it`,
+          );
           assert.deepEqual(reference, known.classification);
         }
       });
@@ -62,7 +80,10 @@ describe('verified versions', () => {
   test('a version is verified exactly when a real show -json of it is in the corpus', () => {
     const real = new Set<string>();
     for (const [dir, flavor] of Object.entries(REAL)) {
-      for (const file of fixtures(dir)) real.add(`${flavor} ${(JSON.parse(readFileSync(join(PLANS, dir, file), 'utf8')) as { terraform_version: string }).terraform_version}`);
+      for (const file of fixtures(dir))
+        real.add(
+          `${flavor} ${(JSON.parse(readFileSync(join(PLANS, dir, file), 'utf8')) as { terraform_version: string }).terraform_version}`,
+        );
     }
     assert.deepEqual(new Set(VERIFIED.map((v) => `${v.flavor} ${v.version}`)), real);
   });

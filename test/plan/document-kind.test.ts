@@ -20,15 +20,26 @@ describe('misfedDocument', () => {
       assert.match(misfed?.what ?? '', what, name);
       assert.match(misfed!.fix, /terraform show -json PLANFILE > plan\.json/, name);
     }
-    assert.match(misfedDocument(Buffer.from('{"format_version":"1.0"}\n'))!.what, /^the JSON of a state/, 'an empty state');
-    assert.match(misfedDocument(Buffer.from('{\n  "format_version": "1.0",\n  "terraform_version": "1.11.4",\n  "values": {}\n}'))!.what, /^the JSON of a state/, 'pretty-printed');
+    assert.match(
+      misfedDocument(Buffer.from('{"format_version":"1.0"}\n'))!.what,
+      /^the JSON of a state/,
+      'an empty state',
+    );
+    assert.match(
+      misfedDocument(Buffer.from('{\n  "format_version": "1.0",\n  "terraform_version": "1.11.4",\n  "values": {}\n}'))!
+        .what,
+      /^the JSON of a state/,
+      'pretty-printed',
+    );
   });
 
   it('every plan document of the fixtures may be a plan', async () => {
     const root = join(FIXTURES, 'plans');
     let plans = 0;
     for (const dir of await readdir(root)) {
-      for (const name of (await readdir(join(root, dir))).filter((n) => n.endsWith('.json') && !n.endsWith('.expected.json'))) {
+      for (const name of (await readdir(join(root, dir))).filter(
+        (n) => n.endsWith('.json') && !n.endsWith('.expected.json'),
+      )) {
         assert.equal(misfedDocument(await head(join(root, dir, name))), undefined, `${dir}/${name}`);
         plans++;
       }

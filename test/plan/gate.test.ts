@@ -5,9 +5,16 @@ import assert from 'node:assert/strict';
 import { reconcilePlanExit } from '../../src/plan/gate.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 
-const nothing = classifyPlan({ format_version: '1.2', terraform_version: '1.11.4', errored: false, complete: true, applyable: true, resource_changes: [] });
+const nothing = classifyPlan({
+  format_version: '1.2',
+  terraform_version: '1.11.4',
+  errored: false,
+  complete: true,
+  applyable: true,
+  resource_changes: [],
+});
 
-describe('reconcilePlanExit and the runner\'s record', () => {
+describe("reconcilePlanExit and the runner's record", () => {
   it('exit 0 while the plan sets the record to a hash the state lacks: changes, with a warning naming the record', () => {
     const reconciled = reconcilePlanExit(false, nothing, { recordChanges: true, destroyPlan: false });
     assert.equal(reconciled.hasChanges, true);
@@ -15,7 +22,11 @@ describe('reconcilePlanExit and the runner\'s record', () => {
   });
 
   it('exit 0 with the record unchanged: no changes, silently; exit 2: changes, silently', () => {
-    assert.deepEqual(reconcilePlanExit(false, nothing, { recordChanges: false, destroyPlan: false }), { hasChanges: false });
-    assert.deepEqual(reconcilePlanExit(true, nothing, { recordChanges: true, destroyPlan: false }), { hasChanges: true });
+    assert.deepEqual(reconcilePlanExit(false, nothing, { recordChanges: false, destroyPlan: false }), {
+      hasChanges: false,
+    });
+    assert.deepEqual(reconcilePlanExit(true, nothing, { recordChanges: true, destroyPlan: false }), {
+      hasChanges: true,
+    });
   });
 });

@@ -6,25 +6,59 @@ import fc from 'fast-check';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { runs } from '../support/property-runs.ts';
-import { chunked, INPUTS_HASH } from './support.ts';
+import { chunked, INPUTS_HASH_ADDRESS } from './plans.support.ts';
 
-const ignore = { ignoreAddresses: new Set([INPUTS_HASH]) };
+const ignore = { ignoreAddresses: new Set([INPUTS_HASH_ADDRESS]) };
 
-
-const knownActionLists = [['no-op'], ['create'], ['read'], ['update'], ['delete'], ['forget'], ['delete', 'create'], ['create', 'delete'], ['create', 'forget'], ['forget', 'create']];
+const knownActionLists = [
+  ['no-op'],
+  ['create'],
+  ['read'],
+  ['update'],
+  ['delete'],
+  ['forget'],
+  ['delete', 'create'],
+  ['create', 'delete'],
+  ['create', 'forget'],
+  ['forget', 'create'],
+];
 
 /** Actions as terraform writes them, plus the shapes the classifier must fail closed on. */
 const actionsArbitrary: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 8, arbitrary: fc.constantFrom(...knownActionLists) },
-  { weight: 1, arbitrary: fc.array(fc.constantFrom('create', 'delete', 'forget', 'read', 'update', 'no-op', 'open', 'Delete'), { maxLength: 3 }) },
-  { weight: 1, arbitrary: fc.oneof(fc.constant(undefined), fc.constant(null), fc.string(), fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 2 })) },
+  {
+    weight: 1,
+    arbitrary: fc.array(fc.constantFrom('create', 'delete', 'forget', 'read', 'update', 'no-op', 'open', 'Delete'), {
+      maxLength: 3,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.oneof(
+      fc.constant(undefined),
+      fc.constant(null),
+      fc.string(),
+      fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 2 }),
+    ),
+  },
 );
 
 /** The reserved address, its instances and a same-named resource of another module (not reserved). */
-const reservedAddresses = [INPUTS_HASH, `${INPUTS_HASH}[0]`, `${INPUTS_HASH}["a"]`, `module.m.${INPUTS_HASH}`];
+const reservedAddresses = [
+  INPUTS_HASH_ADDRESS,
+  `${INPUTS_HASH_ADDRESS}[0]`,
+  `${INPUTS_HASH_ADDRESS}["a"]`,
+  `module.m.${INPUTS_HASH_ADDRESS}`,
+];
 
 const addressArbitrary = fc.oneof(
-  fc.constantFrom(...reservedAddresses, 'terraform_data.a', 'terraform_data.cluster', 'module.m["k"].terraform_data.b[0]', 'data.x.y'),
+  fc.constantFrom(
+    ...reservedAddresses,
+    'terraform_data.a',
+    'terraform_data.cluster',
+    'module.m["k"].terraform_data.b[0]',
+    'data.x.y',
+  ),
   fc.string({ unit: 'binary' }).map((s) => `terraform_data.${s}`),
 );
 
@@ -37,7 +71,11 @@ const entryArbitrary = fc.record(
     mode: fc.constantFrom('managed', 'data'),
     deposed: fc.stringMatching(/^[0-9a-f]{8}$/),
     previous_address: addressArbitrary,
-    action_reason: fc.constantFrom('replace_because_cannot_update', 'delete_because_count_index', 'delete_because_no_resource_config'),
+    action_reason: fc.constantFrom(
+      'replace_because_cannot_update',
+      'delete_because_count_index',
+      'delete_because_no_resource_config',
+    ),
     change: fc.record(
       {
         actions: actionsArbitrary,
@@ -55,7 +93,10 @@ const entryArbitrary = fc.record(
 
 const planArbitrary = fc.record(
   {
-    format_version: fc.oneof({ weight: 9, arbitrary: fc.constantFrom('0.1', '1.0', '1.2') }, { weight: 1, arbitrary: fc.constantFrom('2.0', 'x', '') }),
+    format_version: fc.oneof(
+      { weight: 9, arbitrary: fc.constantFrom('0.1', '1.0', '1.2') },
+      { weight: 1, arbitrary: fc.constantFrom('2.0', 'x', '') },
+    ),
     terraform_version: fc.constant('1.11.4'),
     variables: fc.dictionary(fc.string(), fc.record({ value: valuesArbitrary })),
     planned_values: valuesArbitrary,
@@ -64,7 +105,12 @@ const planArbitrary = fc.record(
     output_changes: fc.dictionary(fc.string(), fc.record({ actions: actionsArbitrary, before: valuesArbitrary })),
     prior_state: valuesArbitrary,
     configuration: fc.record({
-      root_module: fc.record({ variables: fc.dictionary(fc.string(), fc.record({ sensitive: fc.boolean(), default: valuesArbitrary }, { requiredKeys: [] })) }),
+      root_module: fc.record({
+        variables: fc.dictionary(
+          fc.string(),
+          fc.record({ sensitive: fc.boolean(), default: valuesArbitrary }, { requiredKeys: [] }),
+        ),
+      }),
     }),
     applyable: fc.boolean(),
     complete: fc.boolean(),
@@ -83,21 +129,26 @@ type GeneratedPlan = { resource_changes: GeneratedEntry[]; resource_drift?: Gene
 
 /** The runner's own create, update or no-op of its record: neither moved, imported nor deposed. The classifier skips it. */
 const isRunnersOwn = ({ address, previous_address, deposed, change }: GeneratedEntry) =>
-  address === INPUTS_HASH &&
+  address === INPUTS_HASH_ADDRESS &&
   ['["create"]', '["update"]', '["no-op"]'].includes(JSON.stringify(change?.actions)) &&
   (previous_address === undefined || previous_address === address) &&
   (change?.importing === undefined || change.importing === null) &&
   deposed === undefined;
 
 const RESERVED = /^terraform_data\.captf_inputs_hash(\[|$)/;
-const touchesReserved = ({ address, previous_address }: GeneratedEntry) => RESERVED.test(address) || RESERVED.test(previous_address ?? '');
+const touchesReserved = ({ address, previous_address }: GeneratedEntry) =>
+  RESERVED.test(address) || RESERVED.test(previous_address ?? '');
 
 /** A drift entry of the record that is neither moved, imported nor deposed: its value changed outside terraform, whatever the actions. */
 const isRecordsOwnDrift = ({ address, previous_address, deposed, change }: GeneratedEntry) =>
-  address === INPUTS_HASH && (previous_address === undefined || previous_address === address) && (change?.importing === undefined || change.importing === null) && deposed === undefined;
+  address === INPUTS_HASH_ADDRESS &&
+  (previous_address === undefined || previous_address === address) &&
+  (change?.importing === undefined || change.importing === null) &&
+  deposed === undefined;
 
 /** Drift entries that move into or out of the record, or are an instance, import or deposed object of it: applying a refresh-only plan carries them out. */
-const reservedDrift = (plan: GeneratedPlan) => (plan.resource_drift ?? []).filter((entry) => touchesReserved(entry) && !isRecordsOwnDrift(entry));
+const reservedDrift = (plan: GeneratedPlan) =>
+  (plan.resource_drift ?? []).filter((entry) => touchesReserved(entry) && !isRecordsOwnDrift(entry));
 
 /** The destructive rule, restated independently of the classifier. */
 function oracleSaysDestructive(plan: GeneratedPlan): boolean {
@@ -113,16 +164,34 @@ function oracleSaysDestructive(plan: GeneratedPlan): boolean {
 
 /** Action lists holding "delete" anywhere: alone, first, last or among others, known actions or not. */
 const deletingActionsArbitrary = fc
-  .tuple(fc.array(fc.oneof(fc.constantFrom('create', 'delete', 'forget', 'read', 'update', 'no-op'), fc.string()), { maxLength: 3 }), fc.nat())
+  .tuple(
+    fc.array(fc.oneof(fc.constantFrom('create', 'delete', 'forget', 'read', 'update', 'no-op'), fc.string()), {
+      maxLength: 3,
+    }),
+    fc.nat(),
+  )
   .map(([others, at]) => others.toSpliced(at % (others.length + 1), 0, 'delete'));
 
 /** A generated plan with one more entry, anywhere, whose actions include "delete"; often at a reserved address. */
 const deletingPlanArbitrary = fc
-  .tuple(planArbitrary, entryArbitrary, fc.oneof(fc.constantFrom(...reservedAddresses), addressArbitrary), deletingActionsArbitrary, fc.nat())
+  .tuple(
+    planArbitrary,
+    entryArbitrary,
+    fc.oneof(fc.constantFrom(...reservedAddresses), addressArbitrary),
+    deletingActionsArbitrary,
+    fc.nat(),
+  )
   .map(([plan, entry, address, actions, at]) => {
     const position = at % (plan.resource_changes.length + 1);
     const deleting = { ...entry, address, change: { ...entry.change, actions } };
-    return { ...plan, resource_changes: [...plan.resource_changes.slice(0, position), deleting, ...plan.resource_changes.slice(position)] };
+    return {
+      ...plan,
+      resource_changes: [
+        ...plan.resource_changes.slice(0, position),
+        deleting,
+        ...plan.resource_changes.slice(position),
+      ],
+    };
   });
 
 describe('generated plans', () => {
@@ -133,13 +202,24 @@ describe('generated plans', () => {
         const result = classifyPlan(plan, ignore);
         assert.equal(result.gated, oracleSaysDestructive(plan) || result.failClosed.length > 0);
         assert.equal(result.destructiveTotal > 0, oracleSaysDestructive(plan));
-        const reservedEntries = plan.resource_changes.filter((entry) => !isRunnersOwn(entry) && touchesReserved(entry)).length + reservedDrift(plan).length;
-        assert.equal(result.destructive.filter((entry) => entry.why?.includes(`${INPUTS_HASH} is reserved`)).length, reservedEntries);
+        const reservedEntries =
+          plan.resource_changes.filter((entry) => !isRunnersOwn(entry) && touchesReserved(entry)).length +
+          reservedDrift(plan).length;
+        assert.equal(
+          result.destructive.filter((entry) => entry.why?.includes(`${INPUTS_HASH_ADDRESS} is reserved`)).length,
+          reservedEntries,
+        );
         const counted = Object.entries(result.counts).filter(([kind]) => kind !== 'import' && kind !== 'move');
         const nonIgnored = plan.resource_changes.filter((entry) => !isRunnersOwn(entry));
         // A create-and-forget counts as both, like terraform's summary; every other entry has exactly one kind.
-        const createForgets = nonIgnored.filter(({ change }) => ['["create","forget"]', '["forget","create"]'].includes(JSON.stringify(change?.actions))).length;
-        assert.equal(counted.reduce((sum, [, n]) => sum + n, 0), nonIgnored.length + createForgets + reservedDrift(plan).length, 'every counted entry has exactly one kind');
+        const createForgets = nonIgnored.filter(({ change }) =>
+          ['["create","forget"]', '["forget","create"]'].includes(JSON.stringify(change?.actions)),
+        ).length;
+        assert.equal(
+          counted.reduce((sum, [, n]) => sum + n, 0),
+          nonIgnored.length + createForgets + reservedDrift(plan).length,
+          'every counted entry has exactly one kind',
+        );
       }),
       { numRuns: runs(100) },
     );
@@ -149,8 +229,18 @@ describe('generated plans', () => {
     await fc.assert(
       fc.asyncProperty(deletingPlanArbitrary, fc.array(fc.nat(), { maxLength: 4 }), async (plan, cuts) => {
         const bytes = Buffer.from(JSON.stringify(plan));
-        assert.ok((classifyPlan(JSON.parse(bytes.toString('utf8')), ignore)).gated);
-        assert.ok((await classifyPlanStream(chunked(bytes, cuts.map((cut) => cut % (bytes.length + 1))), ignore)).gated);
+        assert.ok(classifyPlan(JSON.parse(bytes.toString('utf8')), ignore).gated);
+        assert.ok(
+          (
+            await classifyPlanStream(
+              chunked(
+                bytes,
+                cuts.map((cut) => cut % (bytes.length + 1)),
+              ),
+              ignore,
+            )
+          ).gated,
+        );
       }),
       { numRuns: runs(200) },
     );
@@ -161,10 +251,22 @@ describe('generated plans', () => {
       fc.property(deletingPlanArbitrary, (plan) => {
         const withoutOwnDelete = {
           ...plan,
-          resource_changes: plan.resource_changes.filter((e) => !(e.address === INPUTS_HASH && JSON.stringify(e.change?.actions) === '["delete"]' && e.deposed === undefined && (e.previous_address ?? e.address) === e.address && (e.change?.importing ?? null) === null)),
+          resource_changes: plan.resource_changes.filter(
+            (e) =>
+              !(
+                e.address === INPUTS_HASH_ADDRESS &&
+                JSON.stringify(e.change?.actions) === '["delete"]' &&
+                e.deposed === undefined &&
+                (e.previous_address ?? e.address) === e.address &&
+                (e.change?.importing ?? null) === null
+              ),
+          ),
         };
-        const deletesLeft = withoutOwnDelete.resource_changes.some((e) => Array.isArray(e.change?.actions) && (e.change.actions as unknown[]).includes('delete'));
-        if (deletesLeft) assert.ok((classifyPlan(JSON.parse(JSON.stringify(plan)), { ...ignore, destroyPlan: true })).gated);
+        const deletesLeft = withoutOwnDelete.resource_changes.some(
+          (e) => Array.isArray(e.change?.actions) && (e.change.actions as unknown[]).includes('delete'),
+        );
+        if (deletesLeft)
+          assert.ok(classifyPlan(JSON.parse(JSON.stringify(plan)), { ...ignore, destroyPlan: true }).gated);
       }),
       { numRuns: runs(100) },
     );
@@ -172,13 +274,24 @@ describe('generated plans', () => {
 
   test('streaming equals the reference under random chunking and formatting', async () => {
     await fc.assert(
-      fc.asyncProperty(planArbitrary, fc.array(fc.nat(), { maxLength: 8 }), fc.constantFrom(undefined, 1, '\t'), async (plan, cuts, indent) => {
-        const text = JSON.stringify(plan, null, indent);
-        const bytes = Buffer.from(text);
-        const expected = classifyPlan(JSON.parse(text), ignore);
-        const streamed = await classifyPlanStream(chunked(bytes, cuts.map((cut) => cut % (bytes.length + 1))), ignore);
-        assert.deepEqual(streamed, expected);
-      }),
+      fc.asyncProperty(
+        planArbitrary,
+        fc.array(fc.nat(), { maxLength: 8 }),
+        fc.constantFrom(undefined, 1, '\t'),
+        async (plan, cuts, indent) => {
+          const text = JSON.stringify(plan, null, indent);
+          const bytes = Buffer.from(text);
+          const expected = classifyPlan(JSON.parse(text), ignore);
+          const streamed = await classifyPlanStream(
+            chunked(
+              bytes,
+              cuts.map((cut) => cut % (bytes.length + 1)),
+            ),
+            ignore,
+          );
+          assert.deepEqual(streamed, expected);
+        },
+      ),
       { numRuns: runs(60) },
     );
   });
@@ -191,7 +304,8 @@ describe('generated plans', () => {
       fc.asyncProperty(planArbitrary, async (plan) => {
         const bytes = Buffer.from(JSON.stringify(plan));
         const expected = classifyPlan(JSON.parse(bytes.toString('utf8')), ignore);
-        for (let cut = 0; cut <= bytes.length; cut++) assert.deepEqual(await classifyPlanStream(chunked(bytes, [cut]), ignore), expected);
+        for (let cut = 0; cut <= bytes.length; cut++)
+          assert.deepEqual(await classifyPlanStream(chunked(bytes, [cut]), ignore), expected);
       }),
       { numRuns: runs(1) },
     );
@@ -199,17 +313,24 @@ describe('generated plans', () => {
 
   test('any truncation of a generated plan is an error, never a classification', async () => {
     await fc.assert(
-      fc.asyncProperty(planArbitrary, fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), async (plan, fraction) => {
-        const bytes = Buffer.from(JSON.stringify(plan));
-        const cut = Math.floor(fraction * bytes.length);
-        await assert.rejects(classifyPlanStream(chunked(bytes.subarray(0, cut), []), ignore), /PlanUnreadable|unreadable|no plan document/);
-      }),
+      fc.asyncProperty(
+        planArbitrary,
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        async (plan, fraction) => {
+          const bytes = Buffer.from(JSON.stringify(plan));
+          const cut = Math.floor(fraction * bytes.length);
+          await assert.rejects(
+            classifyPlanStream(chunked(bytes.subarray(0, cut), []), ignore),
+            /PlanUnreadable|unreadable|no plan document/,
+          );
+        },
+      ),
       { numRuns: runs(50) },
     );
   });
 
   // property-runs.ts's own test lives here: a test file of its own would cost more to start than all it checks.
-  test('CAPTF_PROPERTY_RUNS multiplies every run count; CAPTF_PROPERTY_SEED, when set, is every property\'s seed', () => {
+  test("CAPTF_PROPERTY_RUNS multiplies every run count; CAPTF_PROPERTY_SEED, when set, is every property's seed", () => {
     const saved = process.env.CAPTF_PROPERTY_RUNS;
     try {
       process.env.CAPTF_PROPERTY_RUNS = '3';

@@ -8,10 +8,20 @@ describe('plan: both readers report the root declarations', () => {
     const { classifyPlan } = await import('../../src/plan/classify.ts');
     const doc = {
       format_version: '1.2',
-      configuration: { root_module: { resources: [{ address: 'terraform_data.a', mode: 'managed' }, { address: 'data.terraform_remote_state.s', mode: 'data' }], module_calls: { net: { source: './net' } } } },
+      configuration: {
+        root_module: {
+          resources: [
+            { address: 'terraform_data.a', mode: 'managed' },
+            { address: 'data.terraform_remote_state.s', mode: 'data' },
+          ],
+          module_calls: { net: { source: './net' } },
+        },
+      },
     };
     const streamed: string[] = [];
-    await classifyPlanStream(Readable.from([Buffer.from(JSON.stringify(doc))]), { onRootDeclaration: (a) => streamed.push(a) });
+    await classifyPlanStream(Readable.from([Buffer.from(JSON.stringify(doc))]), {
+      onRootDeclaration: (a) => streamed.push(a),
+    });
     const referenced: string[] = [];
     classifyPlan(doc, { onRootDeclaration: (a) => referenced.push(a) });
     assert.deepEqual(streamed, ['terraform_data.a', 'module.net']);

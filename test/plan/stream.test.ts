@@ -11,11 +11,20 @@ import { classifyPlan } from '../../src/plan/classify.ts';
 import { summarizeState } from '../../src/state/summary.ts';
 import { classifyPlanStream } from '../../src/plan/stream.ts';
 import { peakLiveGrowth } from '../support/live-memory.ts';
-import { change, chunked, corpusFiles, corpusPath, everyNthByte, INPUTS_HASH, plan, type Json } from './support.ts';
+import {
+  resourceChange,
+  chunked,
+  corpusFiles,
+  corpusPath,
+  everyNthByte,
+  INPUTS_HASH_ADDRESS,
+  planDocument,
+  type Json,
+} from './plans.support.ts';
 
 const MiB = 1024 * 1024;
 
-const ignore = { ignoreAddresses: new Set([INPUTS_HASH]) };
+const ignore = { ignoreAddresses: new Set([INPUTS_HASH_ADDRESS]) };
 const streamText = (text: string, cuts: number[] = []) => classifyPlanStream(chunked(Buffer.from(text), cuts), ignore);
 
 /** Asserts `promise` rejects with a PlanUnreadable error whose message matches. */
@@ -30,13 +39,23 @@ async function assertUnreadable(promise: Promise<unknown>, message: RegExp) {
 }
 
 const samplePlan = JSON.stringify(
-  plan({
-    resource_drift: [change('terraform_data.d', ['update'])],
+  planDocument({
+    resource_drift: [resourceChange('terraform_data.d', ['update'])],
     resource_changes: [
-      change('terraform_data.a', ['delete', 'create'], { action_reason: 'replace_because_tainted' }, { replace_paths: [['triggers_replace'], ['x', 0]] }),
-      change('module.m.terraform_data.e["k\\"ey"]', ['delete'], { deposed: '7810d417' }),
-      change('terraform_data.i', ['no-op'], { previous_address: 'terraform_data.h' }, { importing: { id: 'x' } }),
-      change(INPUTS_HASH, ['update']),
+      resourceChange(
+        'terraform_data.a',
+        ['delete', 'create'],
+        { action_reason: 'replace_because_tainted' },
+        { replace_paths: [['triggers_replace'], ['x', 0]] },
+      ),
+      resourceChange('module.m.terraform_data.e["k\\"ey"]', ['delete'], { deposed: '7810d417' }),
+      resourceChange(
+        'terraform_data.i',
+        ['no-op'],
+        { previous_address: 'terraform_data.h' },
+        { importing: { id: 'x' } },
+      ),
+      resourceChange(INPUTS_HASH_ADDRESS, ['update']),
     ],
     output_changes: { o: { actions: ['create'], after: { nested: ['ü', 1e-7] } } },
   }),
@@ -44,13 +63,42 @@ const samplePlan = JSON.stringify(
 
 /** terraform 1.14+ content and keys no tool writes (yet), every kind of value under them. */
 const newerPlan = JSON.stringify({
-  ...plan({
-    resource_changes: [change('terraform_data.a', ['update'])],
-    deferred_changes: [{ reason: 'resource_config_unknown', resource_change: change('terraform_data.b', ['delete', 'create']) }],
-    deferred_action_invocations: [{ reason: 'deferred_prereq', action_invocation: { address: 'action.x.later', type: 'x', config_values: { s: 'S3CRET' }, lifecycle_action_trigger: { triggering_resource_address: 'terraform_data.b', action_trigger_event: 'AfterCreate' } } }],
+  ...planDocument({
+    resource_changes: [resourceChange('terraform_data.a', ['update'])],
+    deferred_changes: [
+      { reason: 'resource_config_unknown', resource_change: resourceChange('terraform_data.b', ['delete', 'create']) },
+    ],
+    deferred_action_invocations: [
+      {
+        reason: 'deferred_prereq',
+        action_invocation: {
+          address: 'action.x.later',
+          type: 'x',
+          config_values: { s: 'S3CRET' },
+          lifecycle_action_trigger: {
+            triggering_resource_address: 'terraform_data.b',
+            action_trigger_event: 'AfterCreate',
+          },
+        },
+      },
+    ],
     action_invocations: [
-      { address: 'action.x.now', type: 'x', name: 'now', config_values: { s: 'S3CRET', n: [1, { d: null }] }, provider_name: 'p', invoke_action_trigger: { calling_resource_address: 'terraform_data.a' } },
-      { address: 'action.x.upd', lifecycle_action_trigger: { triggering_resource_address: 'terraform_data.a', action_trigger_event: 'BeforeUpdate', on_failure: 'ActionOnFailureTaint' } },
+      {
+        address: 'action.x.now',
+        type: 'x',
+        name: 'now',
+        config_values: { s: 'S3CRET', n: [1, { d: null }] },
+        provider_name: 'p',
+        invoke_action_trigger: { calling_resource_address: 'terraform_data.a' },
+      },
+      {
+        address: 'action.x.upd',
+        lifecycle_action_trigger: {
+          triggering_resource_address: 'terraform_data.a',
+          action_trigger_event: 'BeforeUpdate',
+          on_failure: 'ActionOnFailureTaint',
+        },
+      },
       { address: 'action.x.odd', lifecycle_action_trigger: 'not an object' },
     ],
     complete: false,
@@ -83,7 +131,7 @@ const COVERING = `{"format_version": "1.2", "terraform_version": "1.11.4", "vari
 "resource_changes": [{"address": "module.m.terraform_data.e[\\"k\\u00e9y ✓\\"]", "mode": "managed", "type": "terraform_data", "name": "e",
  "\\u0061ction_reason": "replace_because_tainted", "deposed": "7810d417", "unread": ${STRING}, "unread_number": -1.5E10,
  "change": {"actions": ["delete", "create"], "before": null, "importing": ${TOKENS}, "replace_paths": [[${STRING}, ${NUMBERS.join(', ')}], ["x", 0]]}},
- {"address": "${INPUTS_HASH}", "change": {"actions": ["update"]}}],
+ {"address": "${INPUTS_HASH_ADDRESS}", "change": {"actions": ["update"]}}],
 "prior_state": ${TOKENS},
 "configuration": {"root_module": {"variables": {"s\\u00e9cret ✓": {"sensitive": true}, "plain": {}}}},
 "future_tokens": ${TOKENS}, "future_empty": [ ],
@@ -114,7 +162,8 @@ function boundaries(bytes: Buffer, markers: string[]): number[] {
 
 /** Asserts that `bytes` split in two at each of `cuts` classifies as `expected`. */
 async function assertSplitsClassify(bytes: Buffer, cuts: number[], expected: Classification, name: string) {
-  for (const cut of cuts) assert.deepEqual(await classifyPlanStream(chunked(bytes, [cut]), ignore), expected, `${name} cut at ${cut}`);
+  for (const cut of cuts)
+    assert.deepEqual(await classifyPlanStream(chunked(bytes, [cut]), ignore), expected, `${name} cut at ${cut}`);
 }
 
 const oneBytePerChunk = (bytes: Buffer) => classifyPlanStream(chunked(bytes, [...bytes.keys()]), ignore);
@@ -133,7 +182,11 @@ describe('classifyPlanStream equals the reference', () => {
   test('the covering document holds every kind of token, built, skipped and probed', () => {
     for (const escape of '"\\/bfnrtu') assert.ok(STRING.includes(`\\${escape}`), `the escape \\${escape}`);
     assert.match(STRING, /\\ud[89ab][0-9a-f]{2}\\ud[c-f][0-9a-f]{2}/, 'a surrogate pair');
-    assert.deepEqual(new Set([...(JSON.parse(STRING) as string)].map((c) => Buffer.byteLength(c))), new Set([1, 2, 3, 4]), 'UTF-8 characters of 1, 2, 3 and 4 bytes');
+    assert.deepEqual(
+      new Set([...(JSON.parse(STRING) as string)].map((c) => Buffer.byteLength(c))),
+      new Set([1, 2, 3, 4]),
+      'UTF-8 characters of 1, 2, 3 and 4 bytes',
+    );
     const grammar: [string, RegExp][] = [
       ['a minus', /^-/],
       ['a zero', /^-?0$/],
@@ -145,9 +198,15 @@ describe('classifyPlanStream equals the reference', () => {
       ['an exponent with -', /[eE]-\d/],
       ['an exponent without a sign', /[eE]\d/],
     ];
-    for (const [part, pattern] of grammar) assert.ok(NUMBERS.some((n) => pattern.test(n)), `a number with ${part}`);
-    for (const token of ['true', 'false', 'null', '{}', '[]', '""', '[[{', '\\u0075']) assert.ok(TOKENS.includes(token), token);
-    for (const whitespace of [' ', '\t', '\r', '\n']) assert.ok(COVERING.includes(whitespace), JSON.stringify(whitespace));
+    for (const [part, pattern] of grammar)
+      assert.ok(
+        NUMBERS.some((n) => pattern.test(n)),
+        `a number with ${part}`,
+      );
+    for (const token of ['true', 'false', 'null', '{}', '[]', '""', '[[{', '\\u0075'])
+      assert.ok(TOKENS.includes(token), token);
+    for (const whitespace of [' ', '\t', '\r', '\n'])
+      assert.ok(COVERING.includes(whitespace), JSON.stringify(whitespace));
 
     const expected = classifyPlan(JSON.parse(COVERING), ignore);
     // Built: the address and reason (keys with escapes), replace_paths' strings and numbers (-0 too), importing, the variable's name.
@@ -158,13 +217,19 @@ describe('classifyPlanStream equals the reference', () => {
         action: 'replace',
         actions: ['delete', 'create'],
         reason: 'replace_because_tainted',
-        replacePaths: [[JSON.parse(STRING), ...NUMBERS.map(Number)], ['x', 0]],
+        replacePaths: [
+          [JSON.parse(STRING), ...NUMBERS.map(Number)],
+          ['x', 0],
+        ],
       },
     ]);
     assert.equal(expected.counts.import, 1);
     assert.deepEqual(expected.sensitiveVariables, ['sécret ✓']);
     // Probed: the key with content fails closed, the empty one does not.
-    assert.deepEqual(expected.failClosed.map((why) => /"([^"]+)"/.exec(why)![1]), ['future_tokens']);
+    assert.deepEqual(
+      expected.failClosed.map((why) => /"([^"]+)"/.exec(why)![1]),
+      ['future_tokens'],
+    );
     // Skipped: prior_state.
     assert.ok(COVERING.includes(`"prior_state": ${TOKENS}`));
   });
@@ -179,12 +244,22 @@ describe('classifyPlanStream equals the reference', () => {
   test('corpus files and the sample plan split into two chunks at every byte of chosen regions and every 13th byte', async () => {
     for (const file of ['action_reason__plan.json', 'identity__plan.json', 'basic__plan-0.15.json']) {
       const bytes = readFileSync(corpusPath(file));
-      await assertSplitsClassify(bytes, boundaries(bytes, ['"resource_changes"']), classifyPlan(JSON.parse(bytes.toString('utf8')), ignore), file);
+      await assertSplitsClassify(
+        bytes,
+        boundaries(bytes, ['"resource_changes"']),
+        classifyPlan(JSON.parse(bytes.toString('utf8')), ignore),
+        file,
+      );
     }
     const bytes = Buffer.from(samplePlan);
     const expected = classifyPlan(JSON.parse(samplePlan), ignore);
     assert.equal(expected.destructiveTotal, 2);
-    await assertSplitsClassify(bytes, boundaries(bytes, ['"resource_drift"', '"output_changes"']), expected, 'the sample plan');
+    await assertSplitsClassify(
+      bytes,
+      boundaries(bytes, ['"resource_drift"', '"output_changes"']),
+      expected,
+      'the sample plan',
+    );
   });
 
   test('newer content (actions, deferrals, unknown keys) split into two chunks at every byte of its new sections and every 13th byte', async () => {
@@ -195,7 +270,17 @@ describe('classifyPlanStream equals the reference', () => {
       ['future_zero', 'future_string', 'future_nested', 'future_escaped'],
     );
     const bytes = Buffer.from(newerPlan);
-    await assertSplitsClassify(bytes, boundaries(bytes, ['"deferred_changes"', '"deferred_action_invocations"', '"action_invocations"', '"future_empty_array"']), expected, 'the newer plan');
+    await assertSplitsClassify(
+      bytes,
+      boundaries(bytes, [
+        '"deferred_changes"',
+        '"deferred_action_invocations"',
+        '"action_invocations"',
+        '"future_empty_array"',
+      ]),
+      expected,
+      'the newer plan',
+    );
     assert.deepEqual(await oneBytePerChunk(bytes), expected);
     assert.ok(!JSON.stringify(expected).includes('S3CRET'));
   });
@@ -207,15 +292,28 @@ describe('classifyPlanStream equals the reference', () => {
   });
 });
 
-describe('the values of changed places (a rotated secret\'s old value)', () => {
+describe("the values of changed places (a rotated secret's old value)", () => {
   test('resource changes, resource drift and output changes that update or replace hand their before and after on; the classification is the same', async () => {
-    const values = (before: Json, after: Json) => ({ before, after, after_unknown: {}, before_sensitive: false, after_sensitive: false });
-    const document = plan({
-      resource_drift: [change('terraform_data.d', ['update'], {}, values({ input: 'drift-old' }, { input: 'drift-new' }))],
+    const values = (before: Json, after: Json) => ({
+      before,
+      after,
+      after_unknown: {},
+      before_sensitive: false,
+      after_sensitive: false,
+    });
+    const document = planDocument({
+      resource_drift: [
+        resourceChange('terraform_data.d', ['update'], {}, values({ input: 'drift-old' }, { input: 'drift-new' })),
+      ],
       resource_changes: [
-        change('terraform_data.u', ['update'], {}, values({ input: 'update-old' }, { input: 'update-new' })),
-        change('terraform_data.r', ['delete', 'create'], {}, values({ input: 'replace-old' }, { input: 'replace-new' })),
-        change('terraform_data.c', ['create'], {}, values(null, { input: 'created' })),
+        resourceChange('terraform_data.u', ['update'], {}, values({ input: 'update-old' }, { input: 'update-new' })),
+        resourceChange(
+          'terraform_data.r',
+          ['delete', 'create'],
+          {},
+          values({ input: 'replace-old' }, { input: 'replace-new' }),
+        ),
+        resourceChange('terraform_data.c', ['create'], {}, values(null, { input: 'created' })),
       ],
       output_changes: {
         conn: { actions: ['update'], ...values('user:output-old', 'user:output-new') },
@@ -224,7 +322,10 @@ describe('the values of changed places (a rotated secret\'s old value)', () => {
     });
     const seen: unknown[][] = [];
     const text = JSON.stringify(document);
-    const classified = await classifyPlanStream(chunked(Buffer.from(text), everyNthByte(Buffer.from(text), 13)), { ...ignore, onChangedValues: (before, after) => seen.push([before, after]) });
+    const classified = await classifyPlanStream(chunked(Buffer.from(text), everyNthByte(Buffer.from(text), 13)), {
+      ...ignore,
+      onChangedValues: (before, after) => seen.push([before, after]),
+    });
     assert.deepEqual(seen, [
       [{ input: 'drift-old' }, { input: 'drift-new' }],
       [{ input: 'update-old' }, { input: 'update-new' }],
@@ -239,7 +340,10 @@ describe('broken JSON fails closed with the place it broke', () => {
   test('every truncation of the covering document is an error', async () => {
     const bytes = Buffer.from(COVERING);
     for (let length = 0; length < bytes.length; length++) {
-      await assertUnreadable(classifyPlanStream(chunked(bytes.subarray(0, length), []), ignore), length === 0 ? /printed no plan document/ : /truncated/);
+      await assertUnreadable(
+        classifyPlanStream(chunked(bytes.subarray(0, length), []), ignore),
+        length === 0 ? /printed no plan document/ : /truncated/,
+      );
     }
   });
 
@@ -251,7 +355,11 @@ describe('broken JSON fails closed with the place it broke', () => {
   });
 
   const malformed: [string, string, RegExp][] = [
-    ['trailing comma in an object', '{"format_version":"1.2",}', /unexpected "}" where an object key was expected at byte 24/],
+    [
+      'trailing comma in an object',
+      '{"format_version":"1.2",}',
+      /unexpected "}" where an object key was expected at byte 24/,
+    ],
     ['trailing comma in an array', '{"resource_changes":[1,]}', /unexpected "]" where a value was expected at byte 23/],
     ['missing colon', '{"format_version" "1.2"}', /unexpected "\\"" where ":" was expected at byte 18/],
     ['missing comma', '{"a":1 "b":2}', /unexpected "\\"" where "," or "}" was expected at byte 7/],
@@ -307,23 +415,41 @@ describe('summarizeState', () => {
     type: 'terraform_data',
     name: 'captf_inputs_hash',
     provider: 'provider["terraform.io/builtin/terraform"]',
-    instances: [{ schema_version: 0, attributes: { id: 'x', input: { value: hash, type: 'string' }, output: { value: hash, type: 'string' } } }],
+    instances: [
+      {
+        schema_version: 0,
+        attributes: { id: 'x', input: { value: hash, type: 'string' }, output: { value: hash, type: 'string' } },
+      },
+    ],
     ...extra,
   });
-  const other = { mode: 'managed', type: 'terraform_data', name: 'big', instances: [{ attributes: { input: { value: 'x'.repeat(5000), type: 'string' } } }] };
+  const other = {
+    mode: 'managed',
+    type: 'terraform_data',
+    name: 'big',
+    instances: [{ attributes: { input: { value: 'x'.repeat(5000), type: 'string' } } }],
+  };
 
   // An inputs hash is 64 lowercase hex digits (contract.md); anything else is no record at all.
   const H = (c: string) => c.repeat(64);
 
   test('reads serial, lineage, version, the recorded inputs hash and the record as the state holds it', async () => {
     const text = state([other, hashResource(H('a'))]);
-    const expected = { serial: 7, lineage: '6297d1d2-0000-4000-8000-000000000000', terraformVersion: '1.11.4', recordedInputsHash: H('a'), record: hashResource(H('a')) };
+    const expected = {
+      serial: 7,
+      lineage: '6297d1d2-0000-4000-8000-000000000000',
+      terraformVersion: '1.11.4',
+      recordedInputsHash: H('a'),
+      record: hashResource(H('a')),
+    };
     assert.deepEqual(await summarizeState(chunked(Buffer.from(text), [])), expected);
-    for (let cut = 0; cut <= text.length; cut += 7) assert.deepEqual(await summarizeState(chunked(Buffer.from(text), [cut, cut + 3])), expected);
+    for (let cut = 0; cut <= text.length; cut += 7)
+      assert.deepEqual(await summarizeState(chunked(Buffer.from(text), [cut, cut + 3])), expected);
   });
 
   test('only the root-module managed terraform_data.captf_inputs_hash counts', async () => {
-    const look = async (resources: unknown[]) => (await summarizeState(chunked(Buffer.from(state(resources)), []))).recordedInputsHash;
+    const look = async (resources: unknown[]) =>
+      (await summarizeState(chunked(Buffer.from(state(resources)), []))).recordedInputsHash;
     assert.equal(await look([other]), null);
     assert.equal(await look([hashResource(H('1'), { module: 'module.m' })]), null);
     assert.equal(await look([{ ...hashResource(H('2')), mode: 'data' }]), null);
@@ -334,17 +460,25 @@ describe('summarizeState', () => {
   });
 
   test('empty input is no state', async () => {
-    assert.deepEqual(await summarizeState(chunked(Buffer.alloc(0), [])), { serial: null, lineage: null, terraformVersion: null, recordedInputsHash: null });
+    assert.deepEqual(await summarizeState(chunked(Buffer.alloc(0), [])), {
+      serial: null,
+      lineage: null,
+      terraformVersion: null,
+      recordedInputsHash: null,
+    });
   });
 
   test('a truncated state is unreadable', async () => {
-    await assert.rejects(summarizeState(chunked(Buffer.from(state([hashResource('h')]).slice(0, 100)), [])), (error: unknown) => {
-      assert.ok(error instanceof RunnerError);
-      assert.equal(error.kind, 'state');
-      assert.equal(error.reason, 'StateUnreadable');
-      assert.match(error.message, /truncated: it ends inside a string at byte 100/);
-      return true;
-    });
+    await assert.rejects(
+      summarizeState(chunked(Buffer.from(state([hashResource('h')]).slice(0, 100)), [])),
+      (error: unknown) => {
+        assert.ok(error instanceof RunnerError);
+        assert.equal(error.kind, 'state');
+        assert.equal(error.reason, 'StateUnreadable');
+        assert.match(error.message, /truncated: it ends inside a string at byte 100/);
+        return true;
+      },
+    );
   });
 });
 
@@ -377,9 +511,18 @@ describe('a plan from gen-plan.mjs streams with memory that does not grow with i
     child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
     // The progress samples do the work; the timer's (under load, many) are a backstop.
-    const { value: result, growth } = await peakLiveGrowth((sample) => classifyPlanStream(sampledEvery2MiB(child.stdout, sample), ignore), 2000);
+    const { value: result, growth } = await peakLiveGrowth(
+      (sample) => classifyPlanStream(sampledEvery2MiB(child.stdout, sample), ignore),
+      2000,
+    );
     assert.equal(await exited, 0);
-    const expected = JSON.parse(stderr) as { bytes: number; counts: object; destructiveTotal: number; outputChanges: object; sensitiveVariables: string[] };
+    const expected = JSON.parse(stderr) as {
+      bytes: number;
+      counts: object;
+      destructiveTotal: number;
+      outputChanges: object;
+      sensitiveVariables: string[];
+    };
     assert.ok(expected.bytes >= bytes * 0.9, `the document has ${expected.bytes} bytes`);
     assert.deepEqual(result.counts, expected.counts);
     assert.equal(result.destructiveTotal, expected.destructiveTotal);
@@ -395,7 +538,12 @@ describe('a plan from gen-plan.mjs streams with memory that does not grow with i
   test('2 MiB and 8 MiB: the counts the generator promises, and 6 MiB more document adds < 3 MiB of live memory', async (t) => {
     const small = await classifyGenerated(2 * MiB);
     const large = await classifyGenerated(8 * MiB);
-    t.diagnostic(`live memory grew ${(small / MiB).toFixed(1)} MiB for 2 MiB, ${(large / MiB).toFixed(1)} MiB for 8 MiB`);
-    assert.ok(large - small < 3 * MiB, `6 MiB more document added ${((large - small) / MiB).toFixed(1)} MiB of live memory`);
+    t.diagnostic(
+      `live memory grew ${(small / MiB).toFixed(1)} MiB for 2 MiB, ${(large / MiB).toFixed(1)} MiB for 8 MiB`,
+    );
+    assert.ok(
+      large - small < 3 * MiB,
+      `6 MiB more document added ${((large - small) / MiB).toFixed(1)} MiB of live memory`,
+    );
   });
 });

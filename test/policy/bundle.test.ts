@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { ISSUE_EXAMPLE } from './support.ts';
+import { ISSUE_EXAMPLE } from './policies.support.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'captf-policy-bundle-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -39,23 +39,42 @@ console.log(JSON.stringify(evaluator.plan({ counts: { create: 1, update: 0, dele
     format: 'esm',
     splitting: true,
     mainFields: ['module', 'main'],
-    banner: { js: "import { createRequire as __captfCreateRequire } from 'node:module';\nconst require = __captfCreateRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __captfCreateRequire } from 'node:module';\nconst require = __captfCreateRequire(import.meta.url);",
+    },
     metafile: true,
     logLevel: 'warning',
   });
-  const packagesIn = (output: string) => new Set(Object.keys(metafile.outputs[output]!.inputs).flatMap((input) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? []));
+  const packagesIn = (output: string) =>
+    new Set(
+      Object.keys(metafile.outputs[output]!.inputs).flatMap(
+        (input) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? [],
+      ),
+    );
   const outputs = Object.keys(metafile.outputs);
   const entryOutput = outputs.find((o) => o.endsWith('/smoke.mjs'))!;
-  assert.deepEqual([...packagesIn(entryOutput)], [], 'the entry holds no dependency: the policy chunk loads only when imported');
+  assert.deepEqual(
+    [...packagesIn(entryOutput)],
+    [],
+    'the entry holds no dependency: the policy chunk loads only when imported',
+  );
   const chunked = new Set(outputs.filter((o) => o !== entryOutput).flatMap((o) => [...packagesIn(o)]));
-  for (const name of ['@bufbuild/cel', '@bufbuild/protobuf', '@bufbuild/re2', 'yaml']) assert.ok(chunked.has(name), `${name} in a chunk`);
+  for (const name of ['@bufbuild/cel', '@bufbuild/protobuf', '@bufbuild/re2', 'yaml'])
+    assert.ok(chunked.has(name), `${name} in a chunk`);
 
   const policyDir = join(root, 'policy');
   mkdirSync(policyDir);
   writeFileSync(join(policyDir, 'example.yaml'), ISSUE_EXAMPLE);
-  const run = (arg: string) => execFileSync(process.execPath, [join(outdir, 'smoke.mjs'), arg], { cwd: root, encoding: 'utf8' });
+  const run = (arg: string) =>
+    execFileSync(process.execPath, [join(outdir, 'smoke.mjs'), arg], { cwd: root, encoding: 'utf8' });
   const outcome = JSON.parse(run(policyDir)) as { denied: { rule: string; message: string }[] };
-  assert.deepEqual(outcome.denied, [{ rule: 'protect-databases', address: 'terraform_data.db1', message: 'databases are never deleted by the runner: terraform_data.db1' }]);
+  assert.deepEqual(outcome.denied, [
+    {
+      rule: 'protect-databases',
+      address: 'terraform_data.db1',
+      message: 'databases are never deleted by the runner: terraform_data.db1',
+    },
+  ]);
 
   // Without a policy the entry starts even with every chunk gone: nothing of them is loaded.
   rmSync(join(outdir, 'chunks'), { recursive: true });

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compilePolicy, MAX_RULES } from '../../src/policy/compile.ts';
 import type { PolicyProblem } from '../../src/policy/problems.ts';
-import { compiled, POLICY_HEADER } from './support.ts';
+import { compiled, POLICY_HEADER } from './policies.support.ts';
 
 /** The problems of one rule in policy/p.yaml, as `rule|message`. */
 function problemsOfRule(lines: string, name = 'r'): string[] {
@@ -29,14 +29,25 @@ describe('policy compile: names a rule reads', () => {
       'r|match: change has no field "nmae" (its fields: address, module, mode, type, name, provider, kind, actions, reason, replacePaths, deposed, previousAddress, previousModule, previousType, previousName, addresses, modules, types, names, moved, imported)',
     ]);
     assert.match(problemsOfRule(deny('change["kindd"] == "delete"')).join(), /change has no field "kindd"/);
-    assert.match(problemsOfRule(onPlan('plan.counts.deletes > 1')).join(), /plan\.counts has no field "deletes" \(its fields: create, update, delete, replace, read, noop, forget, import, move, unknown\)/);
-    assert.match(problemsOfRule(onAction('action.on_failure == "halt"')).join(), /action has no field "on_failure" \(its fields: address, type, provider, trigger, triggeringResource, onFailure, deferred\)/);
+    assert.match(
+      problemsOfRule(onPlan('plan.counts.deletes > 1')).join(),
+      /plan\.counts has no field "deletes" \(its fields: create, update, delete, replace, read, noop, forget, import, move, unknown\)/,
+    );
+    assert.match(
+      problemsOfRule(onAction('action.on_failure == "halt"')).join(),
+      /action has no field "on_failure" \(its fields: address, type, provider, trigger, triggeringResource, onFailure, deferred\)/,
+    );
     assert.match(problemsOfRule(deny('change.before.size() > 0')).join(), /change has no field "before"/);
   });
 
-  it('refuses names other than the scope\'s variable, saying which rules see them', () => {
-    assert.deepEqual(problemsOfRule(deny('plan.counts.delete > 1')), ['r|match: unknown name "plan": an "on: change" rule sees only "change" ("plan" is seen by "on: plan" rules)']);
-    assert.match(problemsOfRule(onPlan('change.kind == "delete"')).join(), /an "on: plan" rule sees only "plan" \("change" is seen by "on: change" rules\)/);
+  it("refuses names other than the scope's variable, saying which rules see them", () => {
+    assert.deepEqual(problemsOfRule(deny('plan.counts.delete > 1')), [
+      'r|match: unknown name "plan": an "on: change" rule sees only "change" ("plan" is seen by "on: plan" rules)',
+    ]);
+    assert.match(
+      problemsOfRule(onPlan('change.kind == "delete"')).join(),
+      /an "on: plan" rule sees only "plan" \("change" is seen by "on: change" rules\)/,
+    );
     assert.match(problemsOfRule(deny('chnage.kind == "delete" || true')).join(), /unknown name "chnage"/);
     assert.match(problemsOfRule(deny('request.user == "x"')).join(), /unknown name "request"/);
   });
@@ -66,7 +77,9 @@ describe('policy compile: names a rule reads', () => {
   });
 
   it('names the parse error with its line and column', () => {
-    assert.deepEqual(problemsOfRule(deny('change.kind == ')), ['r|match: does not parse: line 1, column 15: the expression ends after "==": something must follow it\n | change.kind ==\n | ..............^']);
+    assert.deepEqual(problemsOfRule(deny('change.kind == ')), [
+      'r|match: does not parse: line 1, column 15: the expression ends after "==": something must follow it\n | change.kind ==\n | ..............^',
+    ]);
     assert.deepEqual(problemsOfRule(deny('change.actions.exists(a, a == "delete"')), [
       'r|match: does not parse: line 1, column 39: missing ")" to close the "(" at column 22\n | change.actions.exists(a, a == "delete"\n | ......................................^',
     ]);
@@ -79,16 +92,31 @@ describe('policy compile: evaluation over the synthetic views (no type checker)'
     assert.deepEqual(problemsOfRule(deny('change.replacePaths[0][0] == "engine"')), [
       'r|match fails on a create change at the root with no optional field (module, reason, replacePaths, deposed, previousAddress empty): index 0 out of bounds [0, -1); at run time that denies. Guard the part that can fail (e.g. size(list) > 0 && list[0] …, or divisor != 0 && …)',
     ]);
-    assert.match(problemsOfRule('  match: int(change.name) > 0\n  effect: requireApproval\n').join(), /match fails on .*; at run time that requires approval/);
-    assert.match(problemsOfRule(onPlan('plan.counts.delete / plan.counts.create > 1')).join(), /match fails on a terraform plan with no changes and an unknown version: int divide by zero/);
-    assert.match(problemsOfRule(onAction('action.triggeringResource.split(".")[1] == "web"')).join(), /match fails on an action triggered by invoke with no triggering resource/);
+    assert.match(
+      problemsOfRule('  match: int(change.name) > 0\n  effect: requireApproval\n').join(),
+      /match fails on .*; at run time that requires approval/,
+    );
+    assert.match(
+      problemsOfRule(onPlan('plan.counts.delete / plan.counts.create > 1')).join(),
+      /match fails on a terraform plan with no changes and an unknown version: int divide by zero/,
+    );
+    assert.match(
+      problemsOfRule(onAction('action.triggeringResource.split(".")[1] == "web"')).join(),
+      /match fails on an action triggered by invoke with no triggering resource/,
+    );
   });
 
   it('refuses a match that is not a bool and a message that is not a string', () => {
     assert.match(problemsOfRule(deny('change.address')).join(), /^r\|match gives a string on .*, not a bool$/);
     assert.match(problemsOfRule(onPlan('plan.counts.delete')).join(), /^r\|match gives an int on .*, not a bool$/);
-    assert.match(problemsOfRule(`${deny('true')}  message: change.actions\n`).join(), /^r\|message gives a list\(dyn\) on .*, not a string$/);
-    assert.match(problemsOfRule(`${deny('true')}  message: 1 / 0\n`).join(), /^r\|message fails on .*int divide by zero/);
+    assert.match(
+      problemsOfRule(`${deny('true')}  message: change.actions\n`).join(),
+      /^r\|message gives a list\(dyn\) on .*, not a string$/,
+    );
+    assert.match(
+      problemsOfRule(`${deny('true')}  message: 1 / 0\n`).join(),
+      /^r\|message fails on .*int divide by zero/,
+    );
   });
 
   it('checks a message only where the rule matches: a message guarded by the match compiles', () => {
@@ -98,7 +126,12 @@ describe('policy compile: evaluation over the synthetic views (no type checker)'
   effect: deny
   message: '"replacing " + change.address + " because of " + change.replacePaths[0][0]'
 `);
-    assert.match(problemsOfRule(`${deny('change.kind == "replace"')}  message: '"because of " + change.replacePaths[0][0]'\n`).join(), /^r\|message fails on a replace change at the root .*at run time that denies with the runner's words instead/);
+    assert.match(
+      problemsOfRule(
+        `${deny('change.kind == "replace"')}  message: '"because of " + change.replacePaths[0][0]'\n`,
+      ).join(),
+      /^r\|message fails on a replace change at the root .*at run time that denies with the runner's words instead/,
+    );
   });
 
   it('refuses a rule name used twice, in one file or across files, naming the first file', () => {
@@ -120,14 +153,25 @@ describe('policy compile: evaluation over the synthetic views (no type checker)'
 
   it('refuses more rules than a plan can be evaluated against, before compiling any', () => {
     // Rules that would each be refused if compiled: the count alone is the problem.
-    const rules = Array.from({ length: MAX_RULES + 1 }, (_, i) => `- name: r${i}\n  match: change.nope\n  effect: deny\n`).join('');
-    assert.deepEqual(problemsOf(`${POLICY_HEADER}rules:\n${rules}`), [{ file: 'policy/p.yaml', message: 'the policy dir holds more than 500 rules with this file; fewer, broader rules evaluate faster' }]);
+    const rules = Array.from(
+      { length: MAX_RULES + 1 },
+      (_, i) => `- name: r${i}\n  match: change.nope\n  effect: deny\n`,
+    ).join('');
+    assert.deepEqual(problemsOf(`${POLICY_HEADER}rules:\n${rules}`), [
+      {
+        file: 'policy/p.yaml',
+        message: 'the policy dir holds more than 500 rules with this file; fewer, broader rules evaluate faster',
+      },
+    ]);
   });
 
   it('collects the problems of every file, and compiles nothing when any file is broken', () => {
     const result = compilePolicy([
       { file: 'policy/a.yaml', text: '{' },
-      { file: 'policy/b.yaml', text: `${POLICY_HEADER}rules:\n- name: ok\n  match: "true"\n  effect: deny\n- name: bad\n  match: change.x\n  effect: deny\n` },
+      {
+        file: 'policy/b.yaml',
+        text: `${POLICY_HEADER}rules:\n- name: ok\n  match: "true"\n  effect: deny\n- name: bad\n  match: change.x\n  effect: deny\n`,
+      },
     ]);
     assert.ok(!result.ok);
     assert.deepEqual(
@@ -141,7 +185,9 @@ describe('policy compile: evaluation over the synthetic views (no type checker)'
 });
 
 describe('policy compile: a rule a rename walks past', () => {
-  const warningsOf = (match: string, on = 'change') => compiled(`${POLICY_HEADER}rules:\n- name: r\n  on: ${on}\n  match: ${JSON.stringify(match)}\n  effect: deny\n`).warnings;
+  const warningsOf = (match: string, on = 'change') =>
+    compiled(`${POLICY_HEADER}rules:\n- name: r\n  on: ${on}\n  match: ${JSON.stringify(match)}\n  effect: deny\n`)
+      .warnings;
 
   it('warns about a change rule that tests a name or address and never where the change was, naming the file, the rule and the fix', () => {
     assert.deepEqual(warningsOf('change.type == "terraform_data" && change.name.startsWith("db")'), [

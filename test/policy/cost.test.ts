@@ -2,14 +2,21 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { changeBinding, compileExpression } from '../../src/policy/cel.ts';
 import { compilePolicy } from '../../src/policy/compile.ts';
-import { CostMeter, MAX_BUILT_LIST_ELEMENTS, MAX_BUILT_STRING_CHARS, PLAN_COST_LIMIT, RULE_COST_LIMIT } from '../../src/policy/cost.ts';
+import {
+  CostMeter,
+  MAX_BUILT_LIST_ELEMENTS,
+  MAX_BUILT_STRING_CHARS,
+  PLAN_COST_LIMIT,
+  RULE_COST_LIMIT,
+} from '../../src/policy/cost.ts';
 import { ESTIMATE_ADDRESS_CHARS, ESTIMATE_STRING_CHARS, estimateCost } from '../../src/policy/estimate.ts';
 import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
 import type { PolicyChangeView } from '../../src/policy/views.ts';
-import { change, oneRule, planView, POLICY_HEADER } from './support.ts';
+import { changeView, oneRule, planView, POLICY_HEADER } from './policies.support.ts';
 
 /** A change whose for_each key is `length` characters long. */
-const keyed = (length: number, extra: Partial<PolicyChangeView> = {}) => change('x', 'create', { address: `terraform_data.x["${'k'.repeat(length)}"]`, ...extra });
+const keyed = (length: number, extra: Partial<PolicyChangeView> = {}) =>
+  changeView('x', 'create', { address: `terraform_data.x["${'k'.repeat(length)}"]`, ...extra });
 
 function program(source: string) {
   const compiled = compileExpression(source, 'change');
@@ -27,47 +34,64 @@ function spend(source: string, view: PolicyChangeView, limit = RULE_COST_LIMIT) 
 const estimate = (source: string) => estimateCost(program(source).expr, 'change');
 
 // The rules of the issue: cubic in the length of an address, and a list built from a key.
-const CUBIC = 'change.address.split("").exists(a, change.address.split("").exists(b, change.address.indexOf(a + b + "#") >= 0))';
+const CUBIC =
+  'change.address.split("").exists(a, change.address.split("").exists(b, change.address.indexOf(a + b + "#") >= 0))';
 const LIST_OF_LISTS = 'change.address.split("").map(c, change.address.split("")).size() > 0';
 /** Quadratic in the name: under the estimate's limit (names of 256 characters), over the runtime budget with 6,000. */
 const QUADRATIC = 'change.name.split("").exists(c, change.address.contains(c + "#"))';
-const named_ = (length: number) => change('n'.repeat(length), 'create');
+const named_ = (length: number) => changeView('n'.repeat(length), 'create');
 
 describe('policy cost: the estimate made when a policy is compiled', () => {
-  it('refuses the issue\'s cubic rule and its list-building rule, naming the rule, the estimate and the budget', () => {
+  it("refuses the issue's cubic rule and its list-building rule, naming the rule, the estimate and the budget", () => {
     for (const [name, match] of [
       ['cubic', CUBIC],
       ['lists', LIST_OF_LISTS],
     ]) {
-      const result = compilePolicy([{ file: 'policy/p.yaml', text: `${POLICY_HEADER}rules:\n- name: ${name}\n  match: ${JSON.stringify(match)}\n  effect: deny\n` }]);
+      const result = compilePolicy([
+        {
+          file: 'policy/p.yaml',
+          text: `${POLICY_HEADER}rules:\n- name: ${name}\n  match: ${JSON.stringify(match)}\n  effect: deny\n`,
+        },
+      ]);
       assert.ok(!result.ok);
       assert.equal(result.problems.length, 1);
       assert.equal(result.problems[0]!.rule, name);
       assert.match(
         result.problems[0]!.message,
-        new RegExp(`^match: its worst case costs [0-9,]+ units, over the 1,000,000 one rule may spend on one change \\(estimated with addresses of ${ESTIMATE_ADDRESS_CHARS} characters and other strings of ${ESTIMATE_STRING_CHARS}\\)`),
+        new RegExp(
+          `^match: its worst case costs [0-9,]+ units, over the 1,000,000 one rule may spend on one change \\(estimated with addresses of ${ESTIMATE_ADDRESS_CHARS} characters and other strings of ${ESTIMATE_STRING_CHARS}\\)`,
+        ),
       );
     }
   });
 
   it('refuses a message expression over the budget too', () => {
-    const result = compilePolicy([{ file: 'policy/p.yaml', text: `${POLICY_HEADER}rules:\n- name: m\n  match: "true"\n  effect: deny\n  message: ${JSON.stringify(`string(${LIST_OF_LISTS})`)}\n` }]);
+    const result = compilePolicy([
+      {
+        file: 'policy/p.yaml',
+        text: `${POLICY_HEADER}rules:\n- name: m\n  match: "true"\n  effect: deny\n  message: ${JSON.stringify(`string(${LIST_OF_LISTS})`)}\n`,
+      },
+    ]);
     assert.ok(!result.ok);
     assert.match(result.problems[0]!.message, /^message: its worst case costs/);
   });
 
-  it('keeps ordinary rules far below the budget: the contract\'s examples cost tens to thousands of units', () => {
-    assert.ok(estimate('change.names.exists(n, n.startsWith("db")) && change.kind in ["delete", "replace", "unknown"]') < 1000);
+  it("keeps ordinary rules far below the budget: the contract's examples cost tens to thousands of units", () => {
+    assert.ok(
+      estimate('change.names.exists(n, n.startsWith("db")) && change.kind in ["delete", "replace", "unknown"]') < 1000,
+    );
     assert.ok(estimate('change.address.split("/").exists(p, p.startsWith("db"))') < 20_000);
     assert.ok(estimate('change.address.split(".").map(p, p + "!").size() > 2') < RULE_COST_LIMIT);
     assert.ok(estimate('change.replacePaths.exists(p, p.exists(s, s == "engine"))') < 20_000);
   });
 
   it('bounds what the meter counts: a rule over a view of the assumed sizes spends no more than its estimate', () => {
-    const largest = change('n'.repeat(ESTIMATE_STRING_CHARS), 'replace', {
+    const largest = changeView('n'.repeat(ESTIMATE_STRING_CHARS), 'replace', {
       address: `module.m["${'a'.repeat(ESTIMATE_ADDRESS_CHARS - 40)}"].terraform_data.x`,
       type: 't'.repeat(ESTIMATE_STRING_CHARS),
-      replacePaths: Array.from({ length: 64 }, () => Array.from({ length: 16 }, () => 'p'.repeat(ESTIMATE_STRING_CHARS))),
+      replacePaths: Array.from({ length: 64 }, () =>
+        Array.from({ length: 16 }, () => 'p'.repeat(ESTIMATE_STRING_CHARS)),
+      ),
     });
     for (const source of [
       'change.address.split("").map(c, c + c).size() > 0',
@@ -94,7 +118,7 @@ describe('policy cost: the meter at run time', () => {
     assert.equal(spend(QUADRATIC, named_(6000)).spent, large.spent);
   });
 
-  it('a stop cannot be swallowed: CEL\'s `||` and `all` absorb an error, never the meter\'s word', () => {
+  it("a stop cannot be swallowed: CEL's `||` and `all` absorb an error, never the meter's word", () => {
     for (const source of [`!(${CUBIC} || true)`, `[1, 2].all(i, ${CUBIC} || true) == false`]) {
       const { exhausted } = spend(source, keyed(3000), 50_000);
       assert.deepEqual(exhausted, { kind: 'rule', limit: 50_000 });
@@ -108,15 +132,27 @@ describe('policy cost: the meter at run time', () => {
       kind: 'size',
       what: `replace could build a string of ${length + (length + 1) * length} characters (a rule builds at most ${MAX_BUILT_STRING_CHARS})`,
     });
-    assert.deepEqual(built('(change.address + change.address + change.address + change.address + change.address).split("").size() > 0'), {
-      kind: 'size',
-      what: `split could build a list of ${5 * length + 1} elements (a rule builds at most ${MAX_BUILT_LIST_ELEMENTS})`,
-    });
+    assert.deepEqual(
+      built(
+        '(change.address + change.address + change.address + change.address + change.address).split("").size() > 0',
+      ),
+      {
+        kind: 'size',
+        what: `split could build a list of ${5 * length + 1} elements (a rule builds at most ${MAX_BUILT_LIST_ELEMENTS})`,
+      },
+    );
     assert.equal(built('change.address.split("").size() > 0'), undefined);
-    assert.deepEqual(spend('(change.address + change.address).split("").size() > 0', keyed(MAX_BUILT_LIST_ELEMENTS), 100 * RULE_COST_LIMIT).exhausted, {
-      kind: 'size',
-      what: `split could build a list of ${2 * (MAX_BUILT_LIST_ELEMENTS + 20) + 1} elements (a rule builds at most ${MAX_BUILT_LIST_ELEMENTS})`,
-    });
+    assert.deepEqual(
+      spend(
+        '(change.address + change.address).split("").size() > 0',
+        keyed(MAX_BUILT_LIST_ELEMENTS),
+        100 * RULE_COST_LIMIT,
+      ).exhausted,
+      {
+        kind: 'size',
+        what: `split could build a list of ${2 * (MAX_BUILT_LIST_ELEMENTS + 20) + 1} elements (a rule builds at most ${MAX_BUILT_LIST_ELEMENTS})`,
+      },
+    );
   });
 
   it('map and filter append in place, and their results stay values: nothing built is changed afterwards, an empty list stays empty', () => {
@@ -146,10 +182,13 @@ describe('policy cost: what a rule over budget means (fail closed)', () => {
   const quadratic = QUADRATIC;
   const long = named_(6000);
   /** Findings with the long address named by its length: a failure prints them. */
-  const shown = <T extends { address?: string }>(findings: T[]) => findings.map((f) => ({ ...f, address: f.address === long.address ? 'the long one' : f.address }));
+  const shown = <T extends { address?: string }>(findings: T[]) =>
+    findings.map((f) => ({ ...f, address: f.address === long.address ? 'the long one' : f.address }));
 
   it('a deny rule over its budget denies that change, naming the rule, the change and the budget', () => {
-    const evaluator = new PolicyEvaluator(oneRule(`- name: slow\n  match: ${JSON.stringify(quadratic)}\n  effect: deny\n`));
+    const evaluator = new PolicyEvaluator(
+      oneRule(`- name: slow\n  match: ${JSON.stringify(quadratic)}\n  effect: deny\n`),
+    );
     evaluator.change(long);
     evaluator.change(named_(10));
     const outcome = evaluator.plan(planView());
@@ -165,27 +204,50 @@ describe('policy cost: what a rule over budget means (fail closed)', () => {
   });
 
   it('a requireApproval rule over its budget requires approval, with the reason', () => {
-    const evaluator = new PolicyEvaluator(oneRule(`- name: slow\n  match: ${JSON.stringify(quadratic)}\n  effect: requireApproval\n`));
+    const evaluator = new PolicyEvaluator(
+      oneRule(`- name: slow\n  match: ${JSON.stringify(quadratic)}\n  effect: requireApproval\n`),
+    );
     evaluator.change(long);
-    assert.deepEqual(shown(evaluator.plan(planView()).approvalRequired), [{ rule: 'slow', address: 'the long one', error: `it ran over its cost budget of ${RULE_COST_LIMIT} units on this change` }]);
+    assert.deepEqual(shown(evaluator.plan(planView()).approvalRequired), [
+      {
+        rule: 'slow',
+        address: 'the long one',
+        error: `it ran over its cost budget of ${RULE_COST_LIMIT} units on this change`,
+      },
+    ]);
   });
 
-  it('a message over its budget still denies, in the runner\'s words', () => {
-    const evaluator = new PolicyEvaluator(oneRule(`- name: m\n  match: "true"\n  effect: deny\n  message: ${JSON.stringify(`${quadratic} ? "yes" : "no"`)}\n`));
+  it("a message over its budget still denies, in the runner's words", () => {
+    const evaluator = new PolicyEvaluator(
+      oneRule(
+        `- name: m\n  match: "true"\n  effect: deny\n  message: ${JSON.stringify(`${quadratic} ? "yes" : "no"`)}\n`,
+      ),
+    );
     evaluator.change(long);
-    assert.equal(evaluator.plan(planView()).denied[0]!.message, `denied by policy rule "m" (policy/a.yaml); its message expression failed: it ran over its cost budget of ${RULE_COST_LIMIT} units on this change`);
+    assert.equal(
+      evaluator.plan(planView()).denied[0]!.message,
+      `denied by policy rule "m" (policy/a.yaml); its message expression failed: it ran over its cost budget of ${RULE_COST_LIMIT} units on this change`,
+    );
   });
 
-  it('the plan\'s budget: once spent, every rule fails closed once and nothing more is evaluated; deletes still count', () => {
-    const policy = oneRule('- name: d\n  match: change.address.split("").exists(c, c == "#")\n  effect: deny\n- name: a\n  match: change.kind == "update"\n  effect: requireApproval\n');
+  it("the plan's budget: once spent, every rule fails closed once and nothing more is evaluated; deletes still count", () => {
+    const policy = oneRule(
+      '- name: d\n  match: change.address.split("").exists(c, c == "#")\n  effect: deny\n- name: a\n  match: change.kind == "update"\n  effect: requireApproval\n',
+    );
     const evaluator = new PolicyEvaluator(policy, { planCostLimit: 50_000 });
     for (let i = 0; i < 40; i++) evaluator.change(keyed(2000, { kind: i < 3 ? 'delete' : 'create' }));
     const outcome = evaluator.plan(planView());
     assert.equal(outcome.costExceeded, true);
     assert.equal(outcome.timedOut, false);
     assert.equal(outcome.deletes, 3);
-    const why = 'the policy evaluation ran out of the plan\'s cost budget (50000 units) before the rule was evaluated over the whole plan';
-    assert.deepEqual(outcome.denied, [{ rule: 'd', message: `${why}: denied, as a deny rule that cannot be evaluated denies; simplify the rule or split the plan` }]);
+    const why =
+      "the policy evaluation ran out of the plan's cost budget (50000 units) before the rule was evaluated over the whole plan";
+    assert.deepEqual(outcome.denied, [
+      {
+        rule: 'd',
+        message: `${why}: denied, as a deny rule that cannot be evaluated denies; simplify the rule or split the plan`,
+      },
+    ]);
     assert.deepEqual(outcome.approvalRequired, [{ rule: 'a', error: why }]);
     assert.ok(outcome.cost <= 50_000);
     assert.equal(PLAN_COST_LIMIT, 50_000_000);
@@ -193,7 +255,10 @@ describe('policy cost: what a rule over budget means (fail closed)', () => {
 
   it('the wall-time limit stays the last resort, now inside an evaluation too, and is reported as timedOut', () => {
     let t = 0;
-    const evaluator = new PolicyEvaluator(oneRule(`- name: slow\n  match: ${JSON.stringify(quadratic)}\n  effect: deny\n`), { timeLimitMs: 5, now: () => (t += 1) });
+    const evaluator = new PolicyEvaluator(
+      oneRule(`- name: slow\n  match: ${JSON.stringify(quadratic)}\n  effect: deny\n`),
+      { timeLimitMs: 5, now: () => (t += 1) },
+    );
     evaluator.change(long);
     const outcome = evaluator.plan(planView());
     assert.equal(outcome.timedOut, true);

@@ -1,9 +1,23 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_TIME_LIMIT_MS, MAX_DELETES_RULE, MAX_MESSAGE_CHARS, PolicyEvaluator, type EvaluatorOptions } from '../../src/policy/evaluate.ts';
+import {
+  DEFAULT_TIME_LIMIT_MS,
+  MAX_DELETES_RULE,
+  MAX_MESSAGE_CHARS,
+  PolicyEvaluator,
+  type EvaluatorOptions,
+} from '../../src/policy/evaluate.ts';
 import type { CompiledPolicy } from '../../src/policy/compile.ts';
 import type { PolicyChangeView } from '../../src/policy/views.ts';
-import { action, change, compiled, ISSUE_EXAMPLE, oneRule, planView, POLICY_HEADER } from './support.ts';
+import {
+  actionView,
+  changeView,
+  compiled,
+  ISSUE_EXAMPLE,
+  oneRule,
+  planView,
+  POLICY_HEADER,
+} from './policies.support.ts';
 
 /** The outcome of the changes under the policy, then an empty plan. */
 function outcomeOf(policy: CompiledPolicy, changes: PolicyChangeView[], options?: EvaluatorOptions) {
@@ -12,27 +26,33 @@ function outcomeOf(policy: CompiledPolicy, changes: PolicyChangeView[], options?
   return evaluator.plan(planView());
 }
 
-const deletes = (n: number) => Array.from({ length: n }, (_, i) => change(`old${i}`, 'delete'));
+const deletes = (n: number) => Array.from({ length: n }, (_, i) => changeView(`old${i}`, 'delete'));
 
 describe('policy evaluation: the issue example, verbatim', () => {
   const policy = compiled({ file: 'policy/example.yaml', text: ISSUE_EXAMPLE });
 
-  it('denies a database replace, with the rule\'s message', () => {
-    const outcome = outcomeOf(policy, [change('db_main', 'replace')]);
-    assert.deepEqual(outcome.denied, [{ rule: 'protect-databases', address: 'terraform_data.db_main', message: 'databases are never deleted by the runner: terraform_data.db_main' }]);
+  it("denies a database replace, with the rule's message", () => {
+    const outcome = outcomeOf(policy, [changeView('db_main', 'replace')]);
+    assert.deepEqual(outcome.denied, [
+      {
+        rule: 'protect-databases',
+        address: 'terraform_data.db_main',
+        message: 'databases are never deleted by the runner: terraform_data.db_main',
+      },
+    ]);
     assert.equal(outcome.deniedTotal, 1);
     assert.deepEqual(outcome.approvalRequired, []);
   });
 
   it('denies a database delete, a deposed delete and an unknown action; a moved-and-replaced database is still a replace', () => {
     const outcome = outcomeOf(policy, [
-      change('db1', 'delete'),
-      change('db2', 'delete', { deposed: '00aa' }),
-      change('db3', 'unknown'),
-      change('db4', 'replace', { moved: true, previousAddress: 'terraform_data.legacy' }),
-      change('db5', 'update'),
-      change('db6', 'create'),
-      change('cache', 'delete'),
+      changeView('db1', 'delete'),
+      changeView('db2', 'delete', { deposed: '00aa' }),
+      changeView('db3', 'unknown'),
+      changeView('db4', 'replace', { moved: true, previousAddress: 'terraform_data.legacy' }),
+      changeView('db5', 'update'),
+      changeView('db6', 'create'),
+      changeView('cache', 'delete'),
     ]);
     assert.deepEqual(
       outcome.denied.map((d) => d.address),
@@ -41,7 +61,11 @@ describe('policy evaluation: the issue example, verbatim', () => {
   });
 
   it('requires approval for an IAM update, and for nothing else', () => {
-    const outcome = outcomeOf(policy, [change('iam_role', 'update'), change('iam_role2', 'create'), change('app', 'update')]);
+    const outcome = outcomeOf(policy, [
+      changeView('iam_role', 'update'),
+      changeView('iam_role2', 'create'),
+      changeView('app', 'update'),
+    ]);
     assert.deepEqual(outcome.approvalRequired, [{ rule: 'iam-needs-review', address: 'terraform_data.iam_role' }]);
     assert.equal(outcome.approvalRequiredTotal, 1);
     assert.deepEqual(outcome.denied, []);
@@ -54,17 +78,40 @@ describe('policy evaluation: the issue example, verbatim', () => {
     assert.deepEqual(six.denied, [
       {
         rule: MAX_DELETES_RULE,
-        message: 'the plan deletes 6 objects (deletes, replaces, deposed deletes and unknown actions) and the policy (policy/example.yaml) allows at most 5 in one run: apply the change in smaller steps, or raise limits.maxDeletes',
+        message:
+          'the plan deletes 6 objects (deletes, replaces, deposed deletes and unknown actions) and the policy (policy/example.yaml) allows at most 5 in one run: apply the change in smaller steps, or raise limits.maxDeletes',
       },
     ]);
-    const mixed = outcomeOf(policy, [...deletes(3), change('r', 'replace'), change('d', 'delete', { deposed: '01' }), change('u', 'unknown'), change('f', 'forget'), change('c', 'create'), change('n', 'noop'), change('rd', 'read')]);
+    const mixed = outcomeOf(policy, [
+      ...deletes(3),
+      changeView('r', 'replace'),
+      changeView('d', 'delete', { deposed: '01' }),
+      changeView('u', 'unknown'),
+      changeView('f', 'forget'),
+      changeView('c', 'create'),
+      changeView('n', 'noop'),
+      changeView('rd', 'read'),
+    ]);
     assert.equal(mixed.deletes, 6);
     assert.equal(mixed.deniedTotal, 1);
   });
 
   it('allows a plan that touches nothing the rules name', () => {
-    const outcome = outcomeOf(policy, [change('app', 'update'), change('web', 'create'), change('cache', 'delete')]);
-    assert.deepEqual(outcome, { denied: [], deniedTotal: 0, approvalRequired: [], approvalRequiredTotal: 0, deletes: 1, timedOut: false, cost: outcome.cost, costExceeded: false });
+    const outcome = outcomeOf(policy, [
+      changeView('app', 'update'),
+      changeView('web', 'create'),
+      changeView('cache', 'delete'),
+    ]);
+    assert.deepEqual(outcome, {
+      denied: [],
+      deniedTotal: 0,
+      approvalRequired: [],
+      approvalRequiredTotal: 0,
+      deletes: 1,
+      timedOut: false,
+      cost: outcome.cost,
+      costExceeded: false,
+    });
   });
 });
 
@@ -85,32 +132,49 @@ describe('policy evaluation: fail closed', () => {
 `);
 
   it('a deny rule that errors denies, naming the rule and the error', () => {
-    const outcome = outcomeOf(failing, [change('boom', 'delete')]);
+    const outcome = outcomeOf(failing, [changeView('boom', 'delete')]);
     assert.deepEqual(outcome.denied, [
-      { rule: 'divide', address: 'terraform_data.boom', message: 'rule "divide" (policy/a.yaml) failed on this change (int divide by zero) and denies it: a deny rule that cannot be evaluated denies; fix the rule' },
+      {
+        rule: 'divide',
+        address: 'terraform_data.boom',
+        message:
+          'rule "divide" (policy/a.yaml) failed on this change (int divide by zero) and denies it: a deny rule that cannot be evaluated denies; fix the rule',
+      },
     ]);
   });
 
   it('a requireApproval rule that errors (a missing map key) requires approval, saying why', () => {
-    const outcome = outcomeOf(failing, [change('boom', 'delete')]);
+    const outcome = outcomeOf(failing, [changeView('boom', 'delete')]);
     assert.equal(outcome.approvalRequired.length, 1);
     assert.equal(outcome.approvalRequired[0]!.rule, 'missing-key');
     assert.match(outcome.approvalRequired[0]!.error ?? '', /key|delete/i);
   });
 
   it('a message expression that errors still denies, with a fallback naming the rule', () => {
-    const outcome = outcomeOf(failing, [change('msg1', 'update'), change('msg2', 'replace', { replacePaths: [['engine']] })]);
+    const outcome = outcomeOf(failing, [
+      changeView('msg1', 'update'),
+      changeView('msg2', 'replace', { replacePaths: [['engine']] }),
+    ]);
     assert.deepEqual(outcome.denied, [
-      { rule: 'bad-message', address: 'terraform_data.msg1', message: 'denied by policy rule "bad-message" (policy/a.yaml); its message expression failed: index 0 out of bounds [0, -1)' },
+      {
+        rule: 'bad-message',
+        address: 'terraform_data.msg1',
+        message:
+          'denied by policy rule "bad-message" (policy/a.yaml); its message expression failed: index 0 out of bounds [0, -1)',
+      },
       { rule: 'bad-message', address: 'terraform_data.msg2', message: 'deleting engine' },
     ]);
   });
 
-  it('a rule without a message denies in the runner\'s words; a long or multi-line message is made printable and bounded', () => {
+  it("a rule without a message denies in the runner's words; a long or multi-line message is made printable and bounded", () => {
     const plain = oneRule('- name: freeze\n  match: "true"\n  effect: deny\n');
-    assert.deepEqual(outcomeOf(plain, [change('x', 'create')]).denied, [{ rule: 'freeze', address: 'terraform_data.x', message: 'denied by policy rule "freeze" (policy/a.yaml)' }]);
-    const long = oneRule(`- name: long\n  match: "true"\n  effect: deny\n  message: '"a\\nb\\tc" + change.address + "${'x'.repeat(2000)}"'\n`);
-    const [denial] = outcomeOf(long, [change('x', 'create')]).denied;
+    assert.deepEqual(outcomeOf(plain, [changeView('x', 'create')]).denied, [
+      { rule: 'freeze', address: 'terraform_data.x', message: 'denied by policy rule "freeze" (policy/a.yaml)' },
+    ]);
+    const long = oneRule(
+      `- name: long\n  match: "true"\n  effect: deny\n  message: '"a\\nb\\tc" + change.address + "${'x'.repeat(2000)}"'\n`,
+    );
+    const [denial] = outcomeOf(long, [changeView('x', 'create')]).denied;
     assert.equal(denial!.message.length, MAX_MESSAGE_CHARS);
     assert.match(denial!.message, /^a b cterraform_data\.xxx+…$/);
   });
@@ -139,16 +203,23 @@ limits: {maxDeletes: 2}
 
   it('running out fails closed for every rule, stops evaluating, and still counts deletes for the limit', () => {
     const evaluator = new PolicyEvaluator(mixed(), { timeLimitMs: 10, now: tickingClock(1) });
-    for (let i = 0; i < 20; i++) evaluator.change(change(`c${i}`, i < 3 ? 'delete' : 'create'));
+    for (let i = 0; i < 20; i++) evaluator.change(changeView(`c${i}`, i < 3 ? 'delete' : 'create'));
     const outcome = evaluator.plan(planView());
     assert.equal(outcome.timedOut, true);
     assert.equal(outcome.deletes, 3);
-    const why = 'the policy evaluation ran out of its time limit (10 ms) before the rule was evaluated over the whole plan';
+    const why =
+      'the policy evaluation ran out of its time limit (10 ms) before the rule was evaluated over the whole plan';
     assert.deepEqual(
       outcome.denied.filter((d) => d.address === undefined),
       [
-        { rule: 'd1', message: `${why}: denied, as a deny rule that cannot be evaluated denies; simplify the rule or split the plan` },
-        { rule: 'p1', message: `${why}: denied, as a deny rule that cannot be evaluated denies; simplify the rule or split the plan` },
+        {
+          rule: 'd1',
+          message: `${why}: denied, as a deny rule that cannot be evaluated denies; simplify the rule or split the plan`,
+        },
+        {
+          rule: 'p1',
+          message: `${why}: denied, as a deny rule that cannot be evaluated denies; simplify the rule or split the plan`,
+        },
         { rule: MAX_DELETES_RULE, message: outcome.denied.at(-1)!.message },
       ],
     );
@@ -164,7 +235,7 @@ limits: {maxDeletes: 2}
   it('a requireApproval-only policy that runs out requires approval and denies nothing', () => {
     const policy = oneRule('- name: a\n  match: "false"\n  effect: requireApproval\n');
     const evaluator = new PolicyEvaluator(policy, { timeLimitMs: 5, now: tickingClock(2) });
-    for (let i = 0; i < 10; i++) evaluator.change(change(`c${i}`, 'create'));
+    for (let i = 0; i < 10; i++) evaluator.change(changeView(`c${i}`, 'create'));
     const outcome = evaluator.plan(planView());
     assert.equal(outcome.timedOut, true);
     assert.deepEqual(outcome.denied, []);
@@ -172,13 +243,13 @@ limits: {maxDeletes: 2}
     assert.equal(outcome.approvalRequired[0]!.rule, 'a');
   });
 
-  it('counts only evaluation time: time between calls (the stream\'s I/O) is not spent', () => {
+  it("counts only evaluation time: time between calls (the stream's I/O) is not spent", () => {
     let t = 0;
     const now = () => t;
     const evaluator = new PolicyEvaluator(mixed(), { timeLimitMs: 10, now });
     for (let i = 0; i < 100; i++) {
       t += 1000; // a second of I/O before each change
-      evaluator.change(change(`c${i}`, 'create'));
+      evaluator.change(changeView(`c${i}`, 'create'));
     }
     assert.equal(evaluator.plan(planView()).timedOut, false);
     assert.equal(DEFAULT_TIME_LIMIT_MS, 30_000);
@@ -188,7 +259,9 @@ limits: {maxDeletes: 2}
 describe('policy evaluation: effects, bounds, actions and plan rules', () => {
   it('effects "deny" (apply --plan-artifact) evaluates deny rules and limits only', () => {
     const policy = compiled({ file: 'policy/example.yaml', text: ISSUE_EXAMPLE });
-    const outcome = outcomeOf(policy, [change('iam_x', 'update'), change('db', 'delete'), ...deletes(5)], { effects: 'deny' });
+    const outcome = outcomeOf(policy, [changeView('iam_x', 'update'), changeView('db', 'delete'), ...deletes(5)], {
+      effects: 'deny',
+    });
     assert.deepEqual(outcome.approvalRequired, []);
     assert.deepEqual(
       outcome.denied.map((d) => d.rule),
@@ -197,7 +270,9 @@ describe('policy evaluation: effects, bounds, actions and plan rules', () => {
   });
 
   it('lists at most listLimit findings of each list; the totals count all', () => {
-    const policy = compiled(`${POLICY_HEADER}rules:\n- name: d\n  match: "true"\n  effect: deny\n- name: a\n  match: "true"\n  effect: requireApproval\n`);
+    const policy = compiled(
+      `${POLICY_HEADER}rules:\n- name: d\n  match: "true"\n  effect: deny\n- name: a\n  match: "true"\n  effect: requireApproval\n`,
+    );
     const outcome = outcomeOf(policy, deletes(7), { listLimit: 3 });
     assert.equal(outcome.denied.length, 3);
     assert.equal(outcome.deniedTotal, 7);
@@ -222,10 +297,18 @@ describe('policy evaluation: effects, bounds, actions and plan rules', () => {
   effect: requireApproval
 `);
     const evaluator = new PolicyEvaluator(policy);
-    evaluator.action(action('action.aws_lambda_invoke.a'));
-    evaluator.action(action('action.aws_lambda_invoke.b', { trigger: 'BeforeDestroy', triggeringResource: 'aws_instance.web' }));
+    evaluator.action(actionView('action.aws_lambda_invoke.a'));
+    evaluator.action(
+      actionView('action.aws_lambda_invoke.b', { trigger: 'BeforeDestroy', triggeringResource: 'aws_instance.web' }),
+    );
     const outcome = evaluator.plan(planView({ tool: 'opentofu', counts: { ...planView().counts, delete: 1 } }));
-    assert.deepEqual(outcome.denied, [{ rule: 'no-destroy-actions', address: 'action.aws_lambda_invoke.b', message: 'action action.aws_lambda_invoke.b runs on destroy' }]);
+    assert.deepEqual(outcome.denied, [
+      {
+        rule: 'no-destroy-actions',
+        address: 'action.aws_lambda_invoke.b',
+        message: 'action action.aws_lambda_invoke.b runs on destroy',
+      },
+    ]);
     assert.deepEqual(outcome.approvalRequired, [
       { rule: 'any-action', address: 'action.aws_lambda_invoke.a' },
       { rule: 'any-action', address: 'action.aws_lambda_invoke.b' },
@@ -236,14 +319,14 @@ describe('policy evaluation: effects, bounds, actions and plan rules', () => {
   it('one evaluator evaluates one plan: nothing is taken after plan()', () => {
     const evaluator = new PolicyEvaluator(compiled(ISSUE_EXAMPLE));
     evaluator.plan(planView());
-    assert.throws(() => evaluator.change(change('x', 'delete')), /one evaluator evaluates one plan/);
+    assert.throws(() => evaluator.change(changeView('x', 'delete')), /one evaluator evaluates one plan/);
     assert.throws(() => evaluator.plan(planView()), /one evaluator evaluates one plan/);
   });
 
   it('maxDeletes: 0 denies any delete; the smallest limit of several files applies', () => {
     const zero = compiled(`${POLICY_HEADER}limits: {maxDeletes: 0}\n`);
-    assert.equal(outcomeOf(zero, [change('x', 'create')]).deniedTotal, 0);
-    assert.equal(outcomeOf(zero, [change('x', 'replace')]).deniedTotal, 1);
+    assert.equal(outcomeOf(zero, [changeView('x', 'create')]).deniedTotal, 0);
+    assert.equal(outcomeOf(zero, [changeView('x', 'replace')]).deniedTotal, 1);
     const two = compiled(`${POLICY_HEADER}limits: {maxDeletes: 9}\n`, `${POLICY_HEADER}limits: {maxDeletes: 2}\n`);
     assert.match(outcomeOf(two, deletes(3)).denied[0]!.message, /policy \(policy\/b\.yaml\) allows at most 2/);
   });

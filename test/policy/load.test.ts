@@ -8,7 +8,7 @@ import { RunnerError } from '../../src/errors.ts';
 import { loadPolicy } from '../../src/policy/index.ts';
 import { MAX_POLICY_FILE_BYTES, MAX_POLICY_FILES, readPolicyDir } from '../../src/policy/load.ts';
 import type { PolicyProblem } from '../../src/policy/problems.ts';
-import { ISSUE_EXAMPLE, POLICY_HEADER } from './support.ts';
+import { ISSUE_EXAMPLE, POLICY_HEADER } from './policies.support.ts';
 
 const roots: string[] = [];
 after(async () => {
@@ -41,7 +41,11 @@ const LIMIT_ONLY = `${POLICY_HEADER}limits: {maxDeletes: 3}\n`;
 
 describe('policy dir loading', () => {
   it('reads *.yaml, *.yml and *.json files in the order their names sort', async () => {
-    const dir = await dirWith({ 'b.yml': LIMIT_ONLY, 'a.json': JSON.stringify({ apiVersion: 'policy.captf.io/v1', limits: { maxDeletes: 1 } }), 'C.yaml': ISSUE_EXAMPLE });
+    const dir = await dirWith({
+      'b.yml': LIMIT_ONLY,
+      'a.json': JSON.stringify({ apiVersion: 'policy.captf.io/v1', limits: { maxDeletes: 1 } }),
+      'C.yaml': ISSUE_EXAMPLE,
+    });
     const sources = await readPolicyDir(dir);
     assert.deepEqual(
       sources.map((s) => s.file),
@@ -51,7 +55,11 @@ describe('policy dir loading', () => {
   });
 
   it('loadPolicy compiles the dir: rules in file order, the smallest maxDeletes and its file', async () => {
-    const dir = await dirWith({ '10-example.yaml': ISSUE_EXAMPLE, '20-limit.yaml': LIMIT_ONLY, '30-loose.yaml': `${POLICY_HEADER}limits: {maxDeletes: 50}\n` });
+    const dir = await dirWith({
+      '10-example.yaml': ISSUE_EXAMPLE,
+      '20-limit.yaml': LIMIT_ONLY,
+      '30-loose.yaml': `${POLICY_HEADER}limits: {maxDeletes: 50}\n`,
+    });
     const policy = await loadPolicy(dir);
     assert.deepEqual(
       policy.rules.map((r) => [r.name, r.on, r.effect]),
@@ -76,12 +84,25 @@ describe('policy dir loading', () => {
     await writeFile(secret, 'eyJhbGciOiJSUzI1NiJ9.secret-service-account-token');
     await symlink(secret, join(dir, 'token.yaml'));
     const { error, problems } = await refused(readPolicyDir(dir));
-    assert.deepEqual(problems, [{ file: join(dir, 'token.yaml'), message: 'a symbolic link: policy files must be regular files in the policy dir itself' }]);
-    assert.doesNotMatch(JSON.stringify({ message: error.message, detail: error.detail }), /secret-service-account-token|eyJ/);
+    assert.deepEqual(problems, [
+      {
+        file: join(dir, 'token.yaml'),
+        message: 'a symbolic link: policy files must be regular files in the policy dir itself',
+      },
+    ]);
+    assert.doesNotMatch(
+      JSON.stringify({ message: error.message, detail: error.detail }),
+      /secret-service-account-token|eyJ/,
+    );
   });
 
   it('refuses subdirectories, other files, hidden files and FIFOs, all named at once, without hanging on the FIFO', async () => {
-    const dir = await dirWith({ 'a.yaml': LIMIT_ONLY, 'README.md': '# policies\n', '.hidden.yaml': LIMIT_ONLY, 'yaml': LIMIT_ONLY });
+    const dir = await dirWith({
+      'a.yaml': LIMIT_ONLY,
+      'README.md': '# policies\n',
+      '.hidden.yaml': LIMIT_ONLY,
+      yaml: LIMIT_ONLY,
+    });
     await mkdir(join(dir, 'nested'));
     await mkdir(join(dir, 'more.yaml'));
     execFileSync('mkfifo', [join(dir, 'pipe.yaml')]);
@@ -97,28 +118,48 @@ describe('policy dir loading', () => {
         ['yaml', 'not a policy file'],
       ],
     );
-    assert.match(error.message, /^the policy dir .* is invalid: .*README\.md: not a policy file.*Nothing was planned or applied; fix the named files/);
+    assert.match(
+      error.message,
+      /^the policy dir .* is invalid: .*README\.md: not a policy file.*Nothing was planned or applied; fix the named files/,
+    );
   });
 
   it('refuses a missing dir, a file given as the dir and a dir without policy files', async () => {
     const dir = await dirWith({ 'a.yaml': LIMIT_ONLY });
     const missing = (await refused(readPolicyDir(join(dir, 'missing')))).error;
-    assert.match(missing.message, /^the policy dir \S+\/missing does not exist\. Nothing was planned or applied; check --policy \(CAPTF_POLICY\)/);
+    assert.match(
+      missing.message,
+      /^the policy dir \S+\/missing does not exist\. Nothing was planned or applied; check --policy \(CAPTF_POLICY\)/,
+    );
     assert.doesNotMatch(missing.message, /remove the dir/, 'there is no dir to remove');
     assert.equal(missing.detail?.setting, 'policy');
-    assert.match((await refused(readPolicyDir(join(dir, 'a.yaml')))).error.message, /the policy dir \S+ is not a directory/);
+    assert.match(
+      (await refused(readPolicyDir(join(dir, 'a.yaml')))).error.message,
+      /the policy dir \S+ is not a directory/,
+    );
     assert.match((await refused(readPolicyDir(await dirWith()))).error.message, /holds no policy file: add \*\.yaml/);
   });
 
   it('refuses a file that is too large or not UTF-8, and a dir with too many entries', async () => {
-    const big = await dirWith({ 'big.yaml': `${LIMIT_ONLY}#${'x'.repeat(MAX_POLICY_FILE_BYTES)}\n`, 'latin1.yaml': Buffer.from([0x23, 0xe9, 0x0a]) });
+    const big = await dirWith({
+      'big.yaml': `${LIMIT_ONLY}#${'x'.repeat(MAX_POLICY_FILE_BYTES)}\n`,
+      'latin1.yaml': Buffer.from([0x23, 0xe9, 0x0a]),
+    });
     const { problems } = await refused(readPolicyDir(big));
     assert.deepEqual(
       problems.map((p) => p.message),
-      [`${MAX_POLICY_FILE_BYTES + LIMIT_ONLY.length + 2} bytes; a policy file is at most ${MAX_POLICY_FILE_BYTES} bytes`, 'not UTF-8 text'],
+      [
+        `${MAX_POLICY_FILE_BYTES + LIMIT_ONLY.length + 2} bytes; a policy file is at most ${MAX_POLICY_FILE_BYTES} bytes`,
+        'not UTF-8 text',
+      ],
     );
-    const many = await dirWith(Object.fromEntries(Array.from({ length: MAX_POLICY_FILES + 1 }, (_, i) => [`p${i}.yaml`, LIMIT_ONLY])));
-    assert.match((await refused(readPolicyDir(many))).error.message, /101 entries; a policy dir holds at most 100 files/);
+    const many = await dirWith(
+      Object.fromEntries(Array.from({ length: MAX_POLICY_FILES + 1 }, (_, i) => [`p${i}.yaml`, LIMIT_ONLY])),
+    );
+    assert.match(
+      (await refused(readPolicyDir(many))).error.message,
+      /101 entries; a policy dir holds at most 100 files/,
+    );
   });
 
   it('loadPolicy names every broken file and rule in one ImageInvalid error', async () => {

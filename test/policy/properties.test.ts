@@ -10,7 +10,7 @@ import { CostMeter, RULE_COST_LIMIT } from '../../src/policy/cost.ts';
 import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
 import { CHANGE_KINDS, type PolicyChangeView } from '../../src/policy/views.ts';
 import { runs } from '../support/property-runs.ts';
-import { planView } from './support.ts';
+import { planView } from './policies.support.ts';
 
 const program = (source: string): CelProgram => {
   const compiled = compileExpression(source, 'change');
@@ -32,49 +32,84 @@ const atom = fc.oneof(
 );
 
 const expression: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
-  e: fc.oneof({ depthSize: 'small', withCrossShrink: true }, atom, fc.tuple(tie('e'), fc.constantFrom('&&', '||'), tie('e')).map(([a, op, b]) => `(${a} ${op} ${b})`), tie('e').map((a) => `!${a}`)),
+  e: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    atom,
+    fc.tuple(tie('e'), fc.constantFrom('&&', '||'), tie('e')).map(([a, op, b]) => `(${a} ${op} ${b})`),
+    tie('e').map((a) => `!${a}`),
+  ),
 })).e;
 
-const changeView: fc.Arbitrary<PolicyChangeView> = fc.record({
-  name: fc.constantFrom('db1', '12', 'x', ''),
-  kind,
-  actions: fc.constantFrom(['create'], ['delete', 'create'], [], ['delete']),
-  replacePaths: fc.constantFrom([], [['engine']], [['tags'], ['engine', 0]]),
-  moved: fc.boolean(),
-  deposed: fc.constantFrom(undefined, '00aa'),
-}).map((view) => ({ ...view, address: `terraform_data.${view.name || 'unnamed'}` }));
+const changeView: fc.Arbitrary<PolicyChangeView> = fc
+  .record({
+    name: fc.constantFrom('db1', '12', 'x', ''),
+    kind,
+    actions: fc.constantFrom(['create'], ['delete', 'create'], [], ['delete']),
+    replacePaths: fc.constantFrom([], [['engine']], [['tags'], ['engine', 0]]),
+    moved: fc.boolean(),
+    deposed: fc.constantFrom(undefined, '00aa'),
+  })
+  .map((view) => ({ ...view, address: `terraform_data.${view.name || 'unnamed'}` }));
 
-const rule = fc.record({ match: expression, effect: fc.constantFrom('deny' as const, 'requireApproval' as const), message: fc.option(fc.oneof(fc.constant('"no: " + change.address'), fc.constant('"path " + change.replacePaths[0][0]')), { nil: undefined }) });
+const rule = fc.record({
+  match: expression,
+  effect: fc.constantFrom('deny' as const, 'requireApproval' as const),
+  message: fc.option(
+    fc.oneof(fc.constant('"no: " + change.address'), fc.constant('"path " + change.replacePaths[0][0]')),
+    { nil: undefined },
+  ),
+});
 
-const policyOf = (rules: { match: string; effect: CompiledRule['effect']; message: string | undefined }[], maxDeletes?: number): CompiledPolicy => ({
+const policyOf = (
+  rules: { match: string; effect: CompiledRule['effect']; message: string | undefined }[],
+  maxDeletes?: number,
+): CompiledPolicy => ({
   files: ['policy/p.yaml'],
   warnings: [],
-  rules: rules.map((r, i) => ({ name: `r${i}`, file: 'policy/p.yaml', on: 'change', effect: r.effect, match: program(r.match), message: r.effect === 'deny' && r.message ? program(r.message) : undefined })),
+  rules: rules.map((r, i) => ({
+    name: `r${i}`,
+    file: 'policy/p.yaml',
+    on: 'change',
+    effect: r.effect,
+    match: program(r.match),
+    message: r.effect === 'deny' && r.message ? program(r.message) : undefined,
+  })),
   maxDeletes: maxDeletes === undefined ? undefined : { limit: maxDeletes, file: 'policy/p.yaml' },
 });
 
 describe('policy evaluation properties', () => {
   it('a rule that errors is never "allowed": a failing deny rule denies, a failing requireApproval rule requires approval', () => {
     fc.assert(
-      fc.property(fc.array(rule, { minLength: 1, maxLength: 4 }), fc.array(changeView, { maxLength: 6 }), (rules, views) => {
-        const unique = views.map((view, i) => ({ ...view, address: `terraform_data.c${i}` }));
-        const policy = policyOf(rules);
-        const evaluator = new PolicyEvaluator(policy);
-        for (const view of unique) evaluator.change(view);
-        const outcome = evaluator.plan(planView());
-        for (const [i, compiledRule] of policy.rules.entries()) {
-          for (const view of unique) {
-            const result = compiledRule.match(changeBinding(view), new CostMeter(RULE_COST_LIMIT, 'rule'));
-            const listed = compiledRule.effect === 'deny' ? outcome.denied.filter((d) => d.rule === compiledRule.name && d.address === view.address) : outcome.approvalRequired.filter((a) => a.rule === compiledRule.name && a.address === view.address);
-            // Only `false` lets a change through: true and any error are findings.
-            assert.equal(listed.length, result === false ? 0 : 1, `${rules[i]!.match} on ${JSON.stringify(view)} gave ${String(result)}`);
-            const [finding] = listed;
-            if (finding && 'message' in finding) assert.ok(finding.message.length > 0);
-            if (finding && !('message' in finding)) assert.equal(finding.error !== undefined, result !== true);
+      fc.property(
+        fc.array(rule, { minLength: 1, maxLength: 4 }),
+        fc.array(changeView, { maxLength: 6 }),
+        (rules, views) => {
+          const unique = views.map((view, i) => ({ ...view, address: `terraform_data.c${i}` }));
+          const policy = policyOf(rules);
+          const evaluator = new PolicyEvaluator(policy);
+          for (const view of unique) evaluator.change(view);
+          const outcome = evaluator.plan(planView());
+          for (const [i, compiledRule] of policy.rules.entries()) {
+            for (const view of unique) {
+              const result = compiledRule.match(changeBinding(view), new CostMeter(RULE_COST_LIMIT, 'rule'));
+              const listed =
+                compiledRule.effect === 'deny'
+                  ? outcome.denied.filter((d) => d.rule === compiledRule.name && d.address === view.address)
+                  : outcome.approvalRequired.filter((a) => a.rule === compiledRule.name && a.address === view.address);
+              // Only `false` lets a change through: true and any error are findings.
+              assert.equal(
+                listed.length,
+                result === false ? 0 : 1,
+                `${rules[i]!.match} on ${JSON.stringify(view)} gave ${String(result)}`,
+              );
+              const [finding] = listed;
+              if (finding && 'message' in finding) assert.ok(finding.message.length > 0);
+              if (finding && !('message' in finding)) assert.equal(finding.error !== undefined, result !== true);
+            }
           }
-        }
-        assert.equal(outcome.timedOut, false);
-      }),
+          assert.equal(outcome.timedOut, false);
+        },
+      ),
       // Each run compiles up to four rules and their messages: 100 runs here, more with CAPTF_PROPERTY_RUNS.
       { numRuns: runs(100) },
     );
@@ -84,7 +119,9 @@ describe('policy evaluation properties', () => {
     fc.assert(
       fc.property(fc.array(changeView, { maxLength: 12 }), fc.integer({ min: 0, max: 8 }), (views, limit) => {
         const outcome = outcomeWithLimit(views, limit);
-        const deleting = views.filter((v) => v.kind === 'delete' || v.kind === 'replace' || v.kind === 'unknown').length;
+        const deleting = views.filter(
+          (v) => v.kind === 'delete' || v.kind === 'replace' || v.kind === 'unknown',
+        ).length;
         assert.equal(outcome.deletes, deleting);
         assert.equal(outcome.deniedTotal, deleting > limit ? 1 : 0);
       }),

@@ -1,16 +1,30 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
-import { CHANGE_KINDS, type PolicyActionView, type PolicyChangeView, type PolicyPlanView } from '../../src/policy/views.ts';
-import { action, change, noCounts, oneRule, planView } from './support.ts';
+import {
+  CHANGE_KINDS,
+  type PolicyActionView,
+  type PolicyChangeView,
+  type PolicyPlanView,
+} from '../../src/policy/views.ts';
+import { actionView, changeView, noCounts, oneRule, planView } from './policies.support.ts';
 
 /** Whether a deny rule `on: scope` with `match` matches the view (and did not fail: a failure would deny too, so it is told apart). */
-function matches(scope: 'change' | 'action' | 'plan', match: string, view: PolicyChangeView | PolicyActionView | PolicyPlanView): boolean {
-  const evaluator = new PolicyEvaluator(oneRule(`- name: r\n  on: ${scope}\n  match: ${JSON.stringify(match)}\n  effect: deny\n  message: '"matched"'\n`));
+function matches(
+  scope: 'change' | 'action' | 'plan',
+  match: string,
+  view: PolicyChangeView | PolicyActionView | PolicyPlanView,
+): boolean {
+  const evaluator = new PolicyEvaluator(
+    oneRule(`- name: r\n  on: ${scope}\n  match: ${JSON.stringify(match)}\n  effect: deny\n  message: '"matched"'\n`),
+  );
   if (scope === 'change') evaluator.change(view as PolicyChangeView);
   if (scope === 'action') evaluator.action(view as PolicyActionView);
   const outcome = evaluator.plan(scope === 'plan' ? (view as PolicyPlanView) : planView());
-  assert.ok(outcome.denied.every((d) => d.message === 'matched'), `the rule failed: ${JSON.stringify(outcome.denied)}`);
+  assert.ok(
+    outcome.denied.every((d) => d.message === 'matched'),
+    `the rule failed: ${JSON.stringify(outcome.denied)}`,
+  );
   return outcome.deniedTotal > 0;
 }
 
@@ -51,7 +65,10 @@ describe('policy views: every field of a change is readable in CEL', () => {
     ['previousModule', 'change.previousModule == "module.legacy"'],
     ['previousType', 'change.previousType == "aws_rds_instance"'],
     ['previousName', 'change.previousName == "old"'],
-    ['addresses', 'change.addresses == ["module.db[\\"eu\\"].aws_db_instance.main[0]", "module.legacy.aws_rds_instance.old[0]"]'],
+    [
+      'addresses',
+      'change.addresses == ["module.db[\\"eu\\"].aws_db_instance.main[0]", "module.legacy.aws_rds_instance.old[0]"]',
+    ],
     ['modules', 'change.modules == ["module.db[\\"eu\\"]", "module.legacy"]'],
     ['types', 'change.types == ["aws_db_instance", "aws_rds_instance"]'],
     ['names', 'change.names == ["main", "old"]'],
@@ -67,20 +84,58 @@ describe('policy views: every field of a change is readable in CEL', () => {
   }
 
   it('what a change goes by: where it is and, when it moved, where it was, each once', () => {
-    const renamed = change('archive', 'replace', { moved: true, previousAddress: 'terraform_data.db', previousModule: '', previousType: 'terraform_data', previousName: 'db' });
-    assert.equal(matches('change', 'change.names == ["archive", "db"] && change.modules == [""] && change.types == ["terraform_data"]', renamed), true);
-    assert.equal(matches('change', 'change.addresses == ["terraform_data.archive", "terraform_data.db"]', renamed), true);
-    const stayed = change('db', 'replace');
-    assert.equal(matches('change', 'change.names == ["db"] && change.addresses == ["terraform_data.db"] && change.modules == [""]', stayed), true);
+    const renamed = changeView('archive', 'replace', {
+      moved: true,
+      previousAddress: 'terraform_data.db',
+      previousModule: '',
+      previousType: 'terraform_data',
+      previousName: 'db',
+    });
+    assert.equal(
+      matches(
+        'change',
+        'change.names == ["archive", "db"] && change.modules == [""] && change.types == ["terraform_data"]',
+        renamed,
+      ),
+      true,
+    );
+    assert.equal(
+      matches('change', 'change.addresses == ["terraform_data.archive", "terraform_data.db"]', renamed),
+      true,
+    );
+    const stayed = changeView('db', 'replace');
+    assert.equal(
+      matches(
+        'change',
+        'change.names == ["db"] && change.addresses == ["terraform_data.db"] && change.modules == [""]',
+        stayed,
+      ),
+      true,
+    );
   });
 
   it('every kind of the classification reaches the rule as its name', () => {
-    for (const kind of CHANGE_KINDS) assert.equal(matches('change', `change.kind == "${kind}"`, change('x', kind)), true, kind);
+    for (const kind of CHANGE_KINDS)
+      assert.equal(matches('change', `change.kind == "${kind}"`, changeView('x', kind)), true, kind);
   });
 
   it('absent or null optional fields read as "", [] and false: one type per field, never null', () => {
     const bare: PolicyChangeView = { address: 'terraform_data.x', kind: 'delete', actions: ['delete'] };
-    const nulls: PolicyChangeView = { ...bare, module: null, mode: null, type: null, name: null, provider: null, reason: null, replacePaths: null, deposed: null, previousAddress: null, previousModule: null, previousType: null, previousName: null };
+    const nulls: PolicyChangeView = {
+      ...bare,
+      module: null,
+      mode: null,
+      type: null,
+      name: null,
+      provider: null,
+      reason: null,
+      replacePaths: null,
+      deposed: null,
+      previousAddress: null,
+      previousModule: null,
+      previousType: null,
+      previousName: null,
+    };
     const match = [
       'change.module == ""',
       'change.mode == ""',
@@ -103,14 +158,20 @@ describe('policy views: every field of a change is readable in CEL', () => {
   });
 
   it('binds only the documented fields: anything else the caller passes is invisible', () => {
-    const withValues = { ...change('x', 'update'), before: { password: 'hunter2' }, after: {} } as PolicyChangeView;
+    const withValues = { ...changeView('x', 'update'), before: { password: 'hunter2' }, after: {} } as PolicyChangeView;
     assert.equal(matches('change', 'size(change) == 21', withValues), true);
     assert.equal(matches('change', 'change.all(k, k != "before" && k != "after")', withValues), true);
   });
 });
 
 describe('policy views: every field of an action is readable in CEL', () => {
-  const full = action('module.m.action.aws_ec2_stop_instance.stop[0]', { type: 'aws_ec2_stop_instance', trigger: 'AfterUpdate', triggeringResource: 'module.m.aws_instance.web[0]', onFailure: 'taint', deferred: true });
+  const full = actionView('module.m.action.aws_ec2_stop_instance.stop[0]', {
+    type: 'aws_ec2_stop_instance',
+    trigger: 'AfterUpdate',
+    triggeringResource: 'module.m.aws_instance.web[0]',
+    onFailure: 'taint',
+    deferred: true,
+  });
   const cases: [string, string][] = [
     ['address', 'action.address == "module.m.action.aws_ec2_stop_instance.stop[0]"'],
     ['type', 'action.type == "aws_ec2_stop_instance"'],
@@ -128,7 +189,14 @@ describe('policy views: every field of an action is readable in CEL', () => {
   }
 
   it('an invoked action has triggeringResource "" and, without one, onFailure ""', () => {
-    assert.equal(matches('action', 'action.triggeringResource == "" && action.onFailure == "" && action.type == "" && action.provider == ""', { address: 'action.x.y', trigger: 'invoke', triggeringResource: null, onFailure: null, deferred: false }), true);
+    assert.equal(
+      matches(
+        'action',
+        'action.triggeringResource == "" && action.onFailure == "" && action.type == "" && action.provider == ""',
+        { address: 'action.x.y', trigger: 'invoke', triggeringResource: null, onFailure: null, deferred: false },
+      ),
+      true,
+    );
   });
 });
 
@@ -137,25 +205,49 @@ describe('policy views: every field of the plan is readable in CEL', () => {
     const fields = Object.keys(noCounts()) as (keyof ReturnType<typeof noCounts>)[];
     for (const [i, field] of fields.entries()) {
       const counts = { ...noCounts(), [field]: i + 1 };
-      assert.equal(matches('plan', `plan.counts.${field} == ${i + 1} && plan.counts.${field} + 1 == ${i + 2} && type(plan.counts.${field}) == int`, planView({ counts })), true, field);
+      assert.equal(
+        matches(
+          'plan',
+          `plan.counts.${field} == ${i + 1} && plan.counts.${field} + 1 == ${i + 2} && type(plan.counts.${field}) == int`,
+          planView({ counts }),
+        ),
+        true,
+        field,
+      );
       assert.equal(matches('plan', `plan.counts.${field} == ${i + 1}`, planView()), false, field);
     }
   });
 
   it('plan.tool and plan.version', () => {
-    assert.equal(matches('plan', 'plan.tool == "opentofu" && plan.version == "1.10.0"', planView({ tool: 'opentofu', version: '1.10.0' })), true);
+    assert.equal(
+      matches(
+        'plan',
+        'plan.tool == "opentofu" && plan.version == "1.10.0"',
+        planView({ tool: 'opentofu', version: '1.10.0' }),
+      ),
+      true,
+    );
     assert.equal(matches('plan', 'plan.tool == "opentofu"', planView()), false);
     assert.equal(matches('plan', 'plan.version == ""', planView({ version: '' })), true);
   });
 
   it('a plan rule runs once, also when the plan has no change at all', () => {
-    const evaluator = new PolicyEvaluator(oneRule(`- name: r\n  on: plan\n  match: "true"\n  effect: requireApproval\n`));
+    const evaluator = new PolicyEvaluator(
+      oneRule(`- name: r\n  on: plan\n  match: "true"\n  effect: requireApproval\n`),
+    );
     assert.deepEqual(evaluator.plan(planView()).approvalRequired, [{ rule: 'r' }]);
   });
 });
 
 describe('policy views: the strings extension, as Kubernetes offers it', () => {
   it('lowerAscii, split, indexOf and matches (RE2) are available', () => {
-    assert.equal(matches('change', 'change.name.lowerAscii() == "dbmain" && change.address.split(".")[0] == "terraform_data" && change.name.indexOf("M") == 2 && change.name.matches("^db[A-Z]")', change('dbMain', 'delete')), true);
+    assert.equal(
+      matches(
+        'change',
+        'change.name.lowerAscii() == "dbmain" && change.address.split(".")[0] == "terraform_data" && change.name.indexOf("M") == 2 && change.name.matches("^db[A-Z]")',
+        changeView('dbMain', 'delete'),
+      ),
+      true,
+    );
   });
 });

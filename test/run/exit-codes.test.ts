@@ -20,7 +20,8 @@ describe('exit codes', () => {
     assert.equal(exitCodeOf('ArtifactMismatch'), 5);
     assert.equal(exitCodeOf('StateLineageMismatch'), 7);
     assert.equal(exitCodeOf('JobDeadlineExceeded'), 124);
-    const interrupted = (cause: string) => new RunnerError({ kind: 'interrupted', reason: 'Interrupted', message: '', detail: { cause } });
+    const interrupted = (cause: string) =>
+      new RunnerError({ kind: 'interrupted', reason: 'Interrupted', message: '', detail: { cause } });
     assert.equal(exitCodeOfError(interrupted('SIGINT')), 130);
     assert.equal(exitCodeOfError(interrupted('SIGTERM')), 143);
   });

@@ -15,12 +15,23 @@ async function context(): Promise<RunContext> {
 }
 
 describe('giving up on a step', () => {
-  it('a step whose body never settles ends interrupted, named, when the run gives up', { timeout: 10_000 }, async () => {
+  it('a step whose body never settles ends interrupted, named, when the run gives up', {
+    timeout: 10_000,
+  }, async () => {
     const ctx = await context();
     const running = ctx.step('preflight', () => new Promise<never>(() => undefined));
     ctx.requestStop('SIGTERM');
     ctx.terraformStop.giveUp();
-    await assert.rejects(running, (error: unknown) => error instanceof RunnerError && error.kind === 'interrupted' && error.step === 'preflight' && /during preflight: the step did not end after terraform's process group was killed: the run gave up on it$/.test(error.message));
+    await assert.rejects(
+      running,
+      (error: unknown) =>
+        error instanceof RunnerError &&
+        error.kind === 'interrupted' &&
+        error.step === 'preflight' &&
+        /during preflight: the step did not end after terraform's process group was killed: the run gave up on it$/.test(
+          error.message,
+        ),
+    );
     assert.equal(ctx.steps.at(-1)?.status, 'interrupted');
   });
 

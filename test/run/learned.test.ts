@@ -22,18 +22,31 @@ describe('run: the step records and what the result is built from', () => {
     await ctx.step('plan hash', async () => 'h', { learned: (planHash) => ({ planHash }) });
     await ctx.step('state after', async () => 2, { learned: (serial) => ({ state: state(serial) }) });
     assert.deepEqual(ctx.learned(), { state: state(2), planHash: 'h' });
-    assert.deepEqual(ctx.steps.map((s) => [s.name, s.status]), [['state before', 'ok'], ['plan hash', 'ok'], ['state after', 'ok']]);
+    assert.deepEqual(
+      ctx.steps.map((s) => [s.name, s.status]),
+      [
+        ['state before', 'ok'],
+        ['plan hash', 'ok'],
+        ['state after', 'ok'],
+      ],
+    );
   });
 
   it('keeps what a step learned before it failed, whatever error it fails with (a wrapping catch loses nothing)', async () => {
     const ctx = run();
     const refused = failure('PlanErrored');
-    const wrapped = (error: unknown) => new RunnerError({ kind: 'plan', reason: 'PlanErrored', message: 'wrapped', cause: error });
+    const wrapped = (error: unknown) =>
+      new RunnerError({ kind: 'plan', reason: 'PlanErrored', message: 'wrapped', cause: error });
     const show = async () => {
       ctx.keep({ planHash: 'classified' });
       throw refused;
     };
-    await assert.rejects(ctx.step('show', () => show().catch((error: unknown) => Promise.reject(wrapped(error))), { learned: () => ({ planHash: 'never' }) }), /wrapped/);
+    await assert.rejects(
+      ctx.step('show', () => show().catch((error: unknown) => Promise.reject(wrapped(error))), {
+        learned: () => ({ planHash: 'never' }),
+      }),
+      /wrapped/,
+    );
     assert.deepEqual(ctx.learned(), { planHash: 'classified' });
     assert.equal(ctx.steps[0]!.status, 'failed');
   });
@@ -44,17 +57,37 @@ describe('run: the step records and what the result is built from', () => {
     await ok.step('apply', async () => 0, { starting: started });
     assert.deepEqual(ok.learned(), started);
     const failed = run();
-    await assert.rejects(failed.step('apply', async () => { throw failure('ApplyFailed'); }, { starting: started }));
+    await assert.rejects(
+      failed.step(
+        'apply',
+        async () => {
+          throw failure('ApplyFailed');
+        },
+        { starting: started },
+      ),
+    );
     assert.deepEqual(failed.learned(), started);
     const stale = run();
-    await assert.rejects(stale.step('apply', async () => { stale.keep({ mayHaveChanged: false }); throw failure('PlanStale'); }, { starting: started }));
+    await assert.rejects(
+      stale.step(
+        'apply',
+        async () => {
+          stale.keep({ mayHaveChanged: false });
+          throw failure('PlanStale');
+        },
+        { starting: started },
+      ),
+    );
     assert.deepEqual(stale.learned(), { applied: true, mayHaveChanged: false });
   });
 
   it('a step refused after a stop request learns nothing, not even what its start would tell', async () => {
     const ctx = run();
     ctx.requestStop('SIGTERM');
-    await assert.rejects(ctx.step('state push', async () => 0, { starting: { mayHaveChanged: true } }), (e: RunnerError) => e.kind === 'interrupted');
+    await assert.rejects(
+      ctx.step('state push', async () => 0, { starting: { mayHaveChanged: true } }),
+      (e: RunnerError) => e.kind === 'interrupted',
+    );
     assert.deepEqual(ctx.learned(), {});
   });
 
@@ -63,7 +96,12 @@ describe('run: the step records and what the result is built from', () => {
     const approval = { given: true, matched: true, required: true };
     ctx.keep({ approval });
     const error = failure('ApplyFailed');
-    await assert.rejects(ctx.step('apply', async () => { throw error; }), error);
+    await assert.rejects(
+      ctx.step('apply', async () => {
+        throw error;
+      }),
+      error,
+    );
     const { result } = await finishRun(ctx, undefined, error);
     assert.deepEqual(result.approval, approval);
     assert.equal(result.reason, 'ApplyFailed');
@@ -73,7 +111,12 @@ describe('run: the step records and what the result is built from', () => {
     const ctx = run();
     const sensitive = { token: { sensitive: true, known: true, type: 'string', value: 'secret-value' } };
     await ctx.step('apply', async () => 0, { starting: { applied: true, mayHaveChanged: true } });
-    await ctx.step('state after', async () => 0, { learned: () => ({ outputs: { token: { sensitive: true, known: true, type: 'string' } }, sensitiveOutputs: sensitive }) });
+    await ctx.step('state after', async () => 0, {
+      learned: () => ({
+        outputs: { token: { sensitive: true, known: true, type: 'string' } },
+        sensitiveOutputs: sensitive,
+      }),
+    });
     ctx.keep({ approveCommand: 'kubectl annotate …' });
     const blocked = new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', message: 'approve it' });
     const { result, exitCode, sensitiveOutputs } = await finishRun(ctx, undefined, blocked);
@@ -83,7 +126,11 @@ describe('run: the step records and what the result is built from', () => {
     assert.equal(result.approveCommand, 'kubectl annotate …');
     assert.deepEqual(sensitiveOutputs, sensitive);
     assert.doesNotMatch(JSON.stringify(result), /secret-value|sensitiveOutputs/);
-    const quietRun = await finishRun(run(), { outcome: 'noChanges', reason: 'NoChanges', message: 'nothing', learned: { planHash: 'h' } }, undefined);
+    const quietRun = await finishRun(
+      run(),
+      { outcome: 'noChanges', reason: 'NoChanges', message: 'nothing', learned: { planHash: 'h' } },
+      undefined,
+    );
     assert.equal(quietRun.result.mayHaveChanged, false);
     assert.equal(quietRun.result.applied, false);
     assert.equal(quietRun.result.planHash, 'h');

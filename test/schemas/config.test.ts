@@ -4,8 +4,26 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Command } from 'commander';
 import { buildCli } from '../../src/cli.ts';
-import { OP_SCHEMAS, Settings, durationMs, envName, loadHashSettings, loadSettings, settingsOfInvalidRun, unknownSettingVariables } from '../../src/schemas/config.ts';
-import { HASH_SETTINGS, OP_REPORT_FLAGS, OP_SETTINGS, REPORT_FLAGS, SETTING_OPTIONS, flagName, settingHelp, type SettingOption } from '../../src/schemas/setting-options.ts';
+import {
+  OP_SCHEMAS,
+  Settings,
+  durationMs,
+  envName,
+  loadHashSettings,
+  loadSettings,
+  settingsOfInvalidRun,
+  unknownSettingVariables,
+} from '../../src/schemas/config.ts';
+import {
+  HASH_SETTINGS,
+  OP_REPORT_FLAGS,
+  OP_SETTINGS,
+  REPORT_FLAGS,
+  SETTING_OPTIONS,
+  flagName,
+  settingHelp,
+  type SettingOption,
+} from '../../src/schemas/setting-options.ts';
 import { Op } from '../../src/schemas/result.ts';
 import { RunnerError } from '../../src/errors.ts';
 
@@ -27,12 +45,23 @@ describe('settings per op', () => {
     assert.equal(e.kind, 'usage');
     assert.equal(e.reason, 'GuardRequired');
     assert.match(e.message, /cannot be turned off for a cluster: drop --guard off \(CAPTF_GUARD\)/);
-    assert.equal(refusal(() => loadSettings('apply', {}, { CAPTF_GUARD: 'off', CAPTF_KIND: 'cluster' })).reason, 'GuardRequired');
+    assert.equal(
+      refusal(() => loadSettings('apply', {}, { CAPTF_GUARD: 'off', CAPTF_KIND: 'cluster' })).reason,
+      'GuardRequired',
+    );
     assert.equal(loadSettings('apply', { guard: 'off', kind: 'pool' }, {}).guard, 'off');
     // The approval of a plan artifact binds the plan, so the guard is not consulted: a cluster passes the default (on), and off stays refused (one rule).
     assert.equal(loadSettings('apply', { planArtifact: '/a', approvedPlanHash: PLAN_HASH }, {}).guard, 'on');
-    assert.equal(refusal(() => loadSettings('apply', { guard: 'off', planArtifact: '/a', approvedPlanHash: PLAN_HASH }, {})).reason, 'GuardRequired');
-    assert.equal(loadSettings('apply', { guard: 'off', kind: 'machine', planArtifact: '/a', approvedPlanHash: PLAN_HASH }, {}).guard, 'off');
+    assert.equal(
+      refusal(() => loadSettings('apply', { guard: 'off', planArtifact: '/a', approvedPlanHash: PLAN_HASH }, {}))
+        .reason,
+      'GuardRequired',
+    );
+    assert.equal(
+      loadSettings('apply', { guard: 'off', kind: 'machine', planArtifact: '/a', approvedPlanHash: PLAN_HASH }, {})
+        .guard,
+      'off',
+    );
   });
 
   it('--plan-artifact without a plan hash is refused by the apply schema', () => {
@@ -53,11 +82,25 @@ describe('settings per op', () => {
     assert.equal(loadSettings('unlock', {}, { CAPTF_LOCK_ID: 'l' }).lockId, 'l');
   });
 
-  it('--store: a postgres URL, postgres (the pg backend\'s settings) or an S3 location, for one object, in every op', () => {
-    for (const store of ['postgres://captf@db:5432/captf?schema=captf_tc_prod', 'postgresql://db/captf', 'postgres', 's3://captf-artifacts/fleet', 's3://captf-artifacts']) {
-      for (const op of Op.options) assert.equal(loadSettings(op, { store, object: 'prod', backup: '/b', lockId: 'l' }, {}).store, store, `${op} ${store}`);
+  it("--store: a postgres URL, postgres (the pg backend's settings) or an S3 location, for one object, in every op", () => {
+    for (const store of [
+      'postgres://captf@db:5432/captf?schema=captf_tc_prod',
+      'postgresql://db/captf',
+      'postgres',
+      's3://captf-artifacts/fleet',
+      's3://captf-artifacts',
+    ]) {
+      for (const op of Op.options)
+        assert.equal(
+          loadSettings(op, { store, object: 'prod', backup: '/b', lockId: 'l' }, {}).store,
+          store,
+          `${op} ${store}`,
+        );
     }
-    assert.equal(loadSettings('apply', {}, { CAPTF_STORE: 's3://captf-artifacts/x', CAPTF_OBJECT: 'prod' }).store, 's3://captf-artifacts/x');
+    assert.equal(
+      loadSettings('apply', {}, { CAPTF_STORE: 's3://captf-artifacts/x', CAPTF_OBJECT: 'prod' }).store,
+      's3://captf-artifacts/x',
+    );
     for (const store of ['mysql://db/x', 'pg', 's3://Captf/x', 's3://a', '/a/dir', 'secret:ns/prefix']) {
       const e = refusal(() => loadSettings('plan', { store, object: 'prod' }, {}));
       assert.equal(e.reason, 'SettingsInvalid', store);
@@ -72,14 +115,20 @@ describe('settings per op', () => {
     for (const op of ['apply', 'plan', 'refresh', 'drift', 'destroy'] as const) {
       const e = refusal(() => loadSettings(op, { deadline: '25s' }, {}));
       assert.equal(e.reason, 'SettingsInvalid', op);
-      assert.equal(e.message, '--deadline 25s leaves the run no time: it stops itself at the deadline − --stop-grace (20s) − 5s (to stop terraform and write the result), which is before it starts. Give a --deadline longer than 25s (the Job\'s activeDeadlineSeconds, as the time the op needs plus that), or a shorter --stop-grace; nothing was run');
+      assert.equal(
+        e.message,
+        "--deadline 25s leaves the run no time: it stops itself at the deadline − --stop-grace (20s) − 5s (to stop terraform and write the result), which is before it starts. Give a --deadline longer than 25s (the Job's activeDeadlineSeconds, as the time the op needs plus that), or a shorter --stop-grace; nothing was run",
+      );
     }
     assert.equal(loadSettings('plan', { deadline: '26s' }, {}).deadline, '26s');
     assert.equal(loadSettings('plan', { deadline: '7s', stopGrace: '1s' }, {}).deadline, '7s');
     // In a cluster the hand-back to Kubernetes needs its 15 s before the deadline too.
     const inCluster = refusal(() => loadSettings('apply', { deadline: '40s', jobName: 'j', jobUid: 'u' }, {}));
     assert.match(inCluster.message, /− 15s \(the hand-back to Kubernetes\).*longer than 40s/);
-    assert.equal(refusal(() => loadSettings('restore', { backup: '/b' }, { CAPTF_DEADLINE: '5s' })).reason, 'SettingsInvalid');
+    assert.equal(
+      refusal(() => loadSettings('restore', { backup: '/b' }, { CAPTF_DEADLINE: '5s' })).reason,
+      'SettingsInvalid',
+    );
   });
 
   it('an invalid value beside a broken rule is named as an invalid setting', () => {
@@ -89,7 +138,14 @@ describe('settings per op', () => {
   });
 
   it('an op ignores the variables of the settings it does not take, even invalid ones', () => {
-    const others = { CAPTF_GUARD: 'maybe', CAPTF_PLAN_ARTIFACT: '/a', CAPTF_APPROVED_PLAN_HASH: 'pending', CAPTF_LOCK_ID: 'l', CAPTF_BACKUP: '/b', CAPTF_ARTIFACTS: '/art' };
+    const others = {
+      CAPTF_GUARD: 'maybe',
+      CAPTF_PLAN_ARTIFACT: '/a',
+      CAPTF_APPROVED_PLAN_HASH: 'pending',
+      CAPTF_LOCK_ID: 'l',
+      CAPTF_BACKUP: '/b',
+      CAPTF_ARTIFACTS: '/art',
+    };
     for (const op of ['plan', 'refresh', 'drift', 'destroy', 'restore', 'unlock'] as const) {
       const settings = loadSettings(op, {}, { ...others, CAPTF_KIND: 'machine' });
       assert.equal(settings.kind, 'machine', `${op} reads the variables of its settings`);
@@ -100,17 +156,25 @@ describe('settings per op', () => {
     assert.equal(loadSettings('restore', {}, others).backup, '/b');
     assert.equal(loadSettings('restore', {}, others).lockId, undefined);
     assert.equal(refusal(() => loadSettings('apply', {}, others)).reason, 'SettingsInvalid');
-    assert.deepEqual(loadHashSettings({}, { ...others, CAPTF_CHUNK_BYTES: '1', CAPTF_IMAGE: 'img' }), { inputs: '/captf/inputs', image: 'img', kind: 'cluster' });
+    assert.deepEqual(loadHashSettings({}, { ...others, CAPTF_CHUNK_BYTES: '1', CAPTF_IMAGE: 'img' }), {
+      inputs: '/captf/inputs',
+      image: 'img',
+      kind: 'cluster',
+    });
   });
 
   it('every op takes the settings of its schema, and every setting belongs to a command', () => {
-    for (const op of Op.options) assert.deepEqual(Object.keys(OP_SCHEMAS[op].shape).sort(), [...OP_SETTINGS[op]].sort(), op);
+    for (const op of Op.options)
+      assert.deepEqual(Object.keys(OP_SCHEMAS[op].shape).sort(), [...OP_SETTINGS[op]].sort(), op);
     const taken = new Set([...Object.values(OP_SETTINGS).flat(), ...HASH_SETTINGS]);
     assert.deepEqual([...taken].sort(), Object.keys(Settings.shape).sort());
   });
 
   it('an invalid run keeps the settings that are valid on their own, for its result', () => {
-    const settings = settingsOfInvalidRun({ out: '/o', object: 'demo', guard: 'off', chunkBytes: '1' }, { CAPTF_NAMESPACE: 'ns', CAPTF_TERMINATION_LOG: '' });
+    const settings = settingsOfInvalidRun(
+      { out: '/o', object: 'demo', guard: 'off', chunkBytes: '1' },
+      { CAPTF_NAMESPACE: 'ns', CAPTF_TERMINATION_LOG: '' },
+    );
     assert.equal(settings.out, '/o');
     assert.equal(settings.object, 'demo');
     assert.equal(settings.namespace, 'ns');
@@ -128,9 +192,20 @@ describe('the command line', () => {
 
   it('each op has the flags of its settings and no other', () => {
     for (const op of Op.options) {
-      assert.deepEqual(command(op).options.map((o) => o.long).sort(), [...OP_SETTINGS[op], ...OP_REPORT_FLAGS[op]].map(flagName).sort(), op);
+      assert.deepEqual(
+        command(op)
+          .options.map((o) => o.long)
+          .sort(),
+        [...OP_SETTINGS[op], ...OP_REPORT_FLAGS[op]].map(flagName).sort(),
+        op,
+      );
     }
-    assert.deepEqual(command('hash').options.map((o) => o.long).sort(), [...HASH_SETTINGS.map(flagName), '--json'].sort());
+    assert.deepEqual(
+      command('hash')
+        .options.map((o) => o.long)
+        .sort(),
+      [...HASH_SETTINGS.map(flagName), '--json'].sort(),
+    );
   });
 
   it('the help states each default the schema applies, from the one table', () => {
@@ -145,8 +220,10 @@ describe('the command line', () => {
         }
         assert.equal(option.description, settingHelp(SETTING_OPTIONS[name]));
         const stated = (SETTING_OPTIONS[name] as SettingOption).default;
-        if (stated !== undefined) assert.deepEqual(defaults[name], stated, `${flagName(name)}: the schema's default is the table's`);
-        if (typeof stated === 'number' || (typeof stated === 'string' && stated !== '')) assert.ok(option.description.includes(`(default ${stated}`), option.description);
+        if (stated !== undefined)
+          assert.deepEqual(defaults[name], stated, `${flagName(name)}: the schema's default is the table's`);
+        if (typeof stated === 'number' || (typeof stated === 'string' && stated !== ''))
+          assert.ok(option.description.includes(`(default ${stated}`), option.description);
       }
     }
     assert.match(command('apply').options.find((o) => o.long === '--stop-grace')!.description, /\(default 20s\)/);
@@ -157,7 +234,11 @@ describe('the command line', () => {
 describe('settings', () => {
   it('takes a flag, else CAPTF_*, else the default', () => {
     assert.equal(envName('approvedHash'), 'CAPTF_APPROVED_HASH');
-    const s = loadSettings('apply', { kind: 'pool' }, { CAPTF_KIND: 'machine', CAPTF_MODULE: '/m', CAPTF_BACKEND_CONFIG: 'a.hcl,b.hcl' });
+    const s = loadSettings(
+      'apply',
+      { kind: 'pool' },
+      { CAPTF_KIND: 'machine', CAPTF_MODULE: '/m', CAPTF_BACKEND_CONFIG: 'a.hcl,b.hcl' },
+    );
     assert.equal(s.kind, 'pool');
     assert.equal(s.module, '/m');
     assert.deepEqual(s.backendConfig, ['a.hcl', 'b.hcl']);
@@ -173,7 +254,10 @@ describe('settings', () => {
 
   it('names the flag and the variable when a value is wrong', () => {
     assert.throws(() => loadSettings('apply', { guard: 'maybe' }, {}), /--guard \(or CAPTF_GUARD\)/);
-    assert.throws(() => loadSettings('apply', {}, { CAPTF_LOCK_TIMEOUT: 'soon' }), /--lock-timeout \(or CAPTF_LOCK_TIMEOUT\)/);
+    assert.throws(
+      () => loadSettings('apply', {}, { CAPTF_LOCK_TIMEOUT: 'soon' }),
+      /--lock-timeout \(or CAPTF_LOCK_TIMEOUT\)/,
+    );
   });
 
   it('reads durations as terraform writes them, or whole seconds (what a controller has from activeDeadlineSeconds)', () => {
@@ -182,11 +266,20 @@ describe('settings', () => {
     assert.equal(durationMs('600'), 600_000);
     assert.equal(durationMs('2h5s'), 7_205_000);
     for (const text of ['1.5h', '30 s', '1m1h', 'h', '', '-5', '5d', '1h30'])
-      assert.throws(() => durationMs(text), (e: RunnerError) => e.reason === 'SettingsInvalid' && /whole seconds \(600\), or hours, minutes and seconds in that order/.test(e.message), text);
+      assert.throws(
+        () => durationMs(text),
+        (e: RunnerError) =>
+          e.reason === 'SettingsInvalid' &&
+          /whole seconds \(600\), or hours, minutes and seconds in that order/.test(e.message),
+        text,
+      );
     // terraform's -lock-timeout needs a unit: whole seconds reach it as such.
     assert.equal(loadSettings('apply', {}, { CAPTF_LOCK_TIMEOUT: '600', CAPTF_DEADLINE: '3300' }).lockTimeout, '600s');
     assert.equal(loadSettings('apply', {}, { CAPTF_DEADLINE: '3300' }).deadline, '3300s');
-    assert.throws(() => loadSettings('apply', {}, { CAPTF_DEADLINE: '1.5h' }), /--deadline \(or CAPTF_DEADLINE\): a duration: whole seconds/);
+    assert.throws(
+      () => loadSettings('apply', {}, { CAPTF_DEADLINE: '1.5h' }),
+      /--deadline \(or CAPTF_DEADLINE\): a duration: whole seconds/,
+    );
   });
 
   it('names every CAPTF_* variable that is no setting (a misspelt name is a notice, never silence), and only those', () => {
@@ -200,14 +293,23 @@ describe('settings', () => {
       CAPTF_TERRAFORM: '/bin/tofu',
       NOT_CAPTF_LOCK_TIMOUT: '1',
     });
-    assert.deepEqual(notices.map((n) => n.code), ['SettingVariableUnknown', 'SettingVariableUnknown', 'SettingVariableUnknown', 'SettingVariableUnknown']);
-    assert.deepEqual(notices.map((n) => n.message), [
-      'CAPTF_APROVED_HASH is no setting of captf-runner and was ignored: did you mean CAPTF_APPROVED_HASH?',
-      'CAPTF_LOCK_TIMOUT is no setting of captf-runner and was ignored: did you mean CAPTF_LOCK_TIMEOUT?',
-      'CAPTF_SUMMARY_MD is no setting of captf-runner and was ignored: --summary-md is a flag only: no variable sets it',
-      'CAPTF_WHATEVER_ELSE is no setting of captf-runner and was ignored: the settings and their variables are in contract.md §1',
-    ]);
+    assert.deepEqual(
+      notices.map((n) => n.code),
+      ['SettingVariableUnknown', 'SettingVariableUnknown', 'SettingVariableUnknown', 'SettingVariableUnknown'],
+    );
+    assert.deepEqual(
+      notices.map((n) => n.message),
+      [
+        'CAPTF_APROVED_HASH is no setting of captf-runner and was ignored: did you mean CAPTF_APPROVED_HASH?',
+        'CAPTF_LOCK_TIMOUT is no setting of captf-runner and was ignored: did you mean CAPTF_LOCK_TIMEOUT?',
+        'CAPTF_SUMMARY_MD is no setting of captf-runner and was ignored: --summary-md is a flag only: no variable sets it',
+        'CAPTF_WHATEVER_ELSE is no setting of captf-runner and was ignored: the settings and their variables are in contract.md §1',
+      ],
+    );
     // Every setting's variable is known: a Job's environment that carries them all says nothing.
-    assert.deepEqual(unknownSettingVariables(Object.fromEntries(Object.keys(Settings.shape).map((key) => [envName(key), '1']))), []);
+    assert.deepEqual(
+      unknownSettingVariables(Object.fromEntries(Object.keys(Settings.shape).map((key) => [envName(key), '1']))),
+      [],
+    );
   });
 });

@@ -11,7 +11,12 @@ const record = (value: string | null, dependencies: string[], id = 'rec-id'): Re
   instances: [
     {
       schema_version: 0,
-      attributes: { id, input: value === null ? null : { value, type: 'string' }, output: value === null ? null : { value, type: 'string' }, triggers_replace: null },
+      attributes: {
+        id,
+        input: value === null ? null : { value, type: 'string' },
+        output: value === null ? null : { value, type: 'string' },
+        triggers_replace: null,
+      },
       sensitive_attributes: [],
       dependencies,
     },
@@ -20,9 +25,11 @@ const record = (value: string | null, dependencies: string[], id = 'rec-id'): Re
 const OLD = 'a'.repeat(64);
 const NEW = 'b'.repeat(64);
 // A resource whose attribute no JavaScript number holds exactly, and one in a child module named like the record.
-const BIG = '{\n      "mode": "managed",\n      "type": "terraform_data",\n      "name": "big",\n      "provider": "provider[\\"terraform.io/builtin/terraform\\"]",\n      "instances": [{"attributes": {"id": "x", "input": {"value": 123456789012345678901234567890, "type": "number"}}}]\n    }';
+const BIG =
+  '{\n      "mode": "managed",\n      "type": "terraform_data",\n      "name": "big",\n      "provider": "provider[\\"terraform.io/builtin/terraform\\"]",\n      "instances": [{"attributes": {"id": "x", "input": {"value": 123456789012345678901234567890, "type": "number"}}}]\n    }';
 const IN_MODULE = JSON.stringify({ ...record(NEW, []), module: 'module.m' });
-const stateText = (resources: string[]) => `{\n  "version": 4,\n  "terraform_version": "1.11.4",\n  "serial": 6,\n  "lineage": "l",\n  "outputs": {},\n  "resources": [\n    ${resources.join(',\n    ')}\n  ],\n  "check_results": null\n}\n`;
+const stateText = (resources: string[]) =>
+  `{\n  "version": 4,\n  "terraform_version": "1.11.4",\n  "serial": 6,\n  "lineage": "l",\n  "outputs": {},\n  "resources": [\n    ${resources.join(',\n    ')}\n  ],\n  "check_results": null\n}\n`;
 const parsedResources = (text: string) => (JSON.parse(text) as { resources: RecordEntry[] }).resources;
 
 describe('state: the record set back', () => {
@@ -30,7 +37,11 @@ describe('state: the record set back', () => {
     const after = stateText([BIG, JSON.stringify(record(NEW, ['terraform_data.keep'])), IN_MODULE]);
     const text = withRecordSetBack(after, record(OLD, ['terraform_data.keep', 'terraform_data.old'], 'old-id'));
     const [big, rec, inModule] = parsedResources(text);
-    assert.deepEqual(rec, record(OLD, ['terraform_data.keep', 'terraform_data.old']), 'the old value, the id terraform left, both sets of dependencies');
+    assert.deepEqual(
+      rec,
+      record(OLD, ['terraform_data.keep', 'terraform_data.old']),
+      'the old value, the id terraform left, both sets of dependencies',
+    );
     assert.equal(JSON.stringify(inModule), IN_MODULE, 'a resource of that name in a child module is not the record');
     assert.ok(text.includes('123456789012345678901234567890'), 'the big number is kept as written');
     assert.equal(text.replace(JSON.stringify(rec), JSON.stringify(record(NEW, ['terraform_data.keep']))), after);

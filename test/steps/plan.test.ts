@@ -2,9 +2,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { refuseErrored } from '../../src/steps/plan.ts';
-import { change, plan } from '../plan/support.ts';
+import { resourceChange, planDocument } from '../plan/plans.support.ts';
 
-const planDoc = (errored: boolean) => plan({ errored, resource_changes: [change('terraform_data.r0', ['create'])] });
+const planDoc = (errored: boolean) =>
+  planDocument({ errored, resource_changes: [resourceChange('terraform_data.r0', ['create'])] });
 
 describe('steps: refuseErrored', () => {
   it('an errored plan is refused before any decision, even when approved', () => {

@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { RunnerError } from '../../src/errors.ts';
 import { refuseOtherState } from '../../src/steps/state.ts';
 
-const state = (serial: number | null, lineage: string | null) => ({ serial, lineage, terraformVersion: null, recordedInputsHash: null });
+const state = (serial: number | null, lineage: string | null) => ({
+  serial,
+  lineage,
+  terraformVersion: null,
+  recordedInputsHash: null,
+});
 const LINEAGE = '8d9f6c2e-3b1a-4c5d-9e7f-0a1b2c3d4e5f';
 
 describe('steps: refuseOtherState (--expect-lineage)', () => {
@@ -17,7 +22,12 @@ describe('steps: refuseOtherState (--expect-lineage)', () => {
     const refused = (s: ReturnType<typeof state>, found: string | null) =>
       assert.throws(
         () => refuseOtherState(s, LINEAGE),
-        (error: unknown) => error instanceof RunnerError && error.kind === 'state' && error.reason === 'StateLineageMismatch' && error.detail?.expectedLineage === LINEAGE && error.detail?.foundLineage === found,
+        (error: unknown) =>
+          error instanceof RunnerError &&
+          error.kind === 'state' &&
+          error.reason === 'StateLineageMismatch' &&
+          error.detail?.expectedLineage === LINEAGE &&
+          error.detail?.foundLineage === found,
       );
     refused(state(3, 'another'), 'another');
     refused(state(null, null), null);

@@ -12,20 +12,29 @@ import {
   backupMeta,
   buildTar,
   fileEntry,
-  INPUTS_HASH,
+  SAMPLE_INPUTS_HASH,
   planMeta,
   putPartial,
   rejectsWith,
   sha256,
   storeCraftedBackup,
   tempDir,
-} from './helpers.ts';
+} from './stores.support.ts';
 
 const PLAN = Buffer.from('PK\u0003\u0004 pretend this is a saved plan');
 const LOCK = Buffer.from('# .terraform.lock.hcl\n');
 
 async function writePlan(store: ChunkStore, object = 'plan-1', options = {}) {
-  return writeArtifact(store, object, [{ name: 'plan.tfplan', data: PLAN }, { name: '.terraform.lock.hcl', data: LOCK }], planMeta(PLAN), options);
+  return writeArtifact(
+    store,
+    object,
+    [
+      { name: 'plan.tfplan', data: PLAN },
+      { name: '.terraform.lock.hcl', data: LOCK },
+    ],
+    planMeta(PLAN),
+    options,
+  );
 }
 
 const STATE_BYTES = 600_000;
@@ -37,7 +46,9 @@ async function writeBigBackup(t: Parameters<typeof tempDir>[0], bytes = STATE_BY
   const source = join(root, 'terraform.tfstate');
   const content = randomBytes(bytes);
   await writeFile(source, content);
-  const manifest = await writeArtifact(store, 'backup-1', [{ name: 'terraform.tfstate', path: source }], backupMeta(), { chunkBytes });
+  const manifest = await writeArtifact(store, 'backup-1', [{ name: 'terraform.tfstate', path: source }], backupMeta(), {
+    chunkBytes,
+  });
   return { root, store, content, manifest, objectDir: join(store.location, 'backup-1') };
 }
 
@@ -87,7 +98,7 @@ describe('writeArtifact then readArtifact', () => {
     const into = join(root, 'out');
     const { manifest, paths } = await readArtifact(store, 'plan-1', {
       into,
-      expect: { kind: 'PlanArtifact', planHash: sha256(PLAN), inputsHash: INPUTS_HASH },
+      expect: { kind: 'PlanArtifact', planHash: sha256(PLAN), inputsHash: SAMPLE_INPUTS_HASH },
     });
     assert.deepEqual(manifest, written);
     assert.equal(manifest.planHash, sha256(PLAN));
@@ -101,9 +112,15 @@ describe('writeArtifact then readArtifact', () => {
     assert.ok(manifest.chunkCount >= 50, `expected at least 50 chunks, got ${manifest.chunkCount}`);
     assert.ok(manifest.chunks.slice(0, -1).every((chunk) => chunk.bytes === 20_000));
     assert.ok(manifest.chunks.at(-1)!.bytes <= 20_000);
-    assert.deepEqual(await store.listChunks('backup-1'), manifest.chunks.map((chunk) => chunk.index));
+    assert.deepEqual(
+      await store.listChunks('backup-1'),
+      manifest.chunks.map((chunk) => chunk.index),
+    );
 
-    const { paths } = await readArtifact(store, 'backup-1', { into: join(root, 'out'), expect: { kind: 'StateBackup' } });
+    const { paths } = await readArtifact(store, 'backup-1', {
+      into: join(root, 'out'),
+      expect: { kind: 'StateBackup' },
+    });
     assert.ok((await readFile(paths['terraform.tfstate']!)).equals(content));
   });
 
@@ -176,11 +193,20 @@ describe('writeArtifact', () => {
       },
     });
     const big = randomBytes(10_000);
-    const manifest = await writeArtifact(recording, 'b', [{ name: 'terraform.tfstate', data: big }], backupMeta(), { chunkBytes: 1024 });
+    const manifest = await writeArtifact(recording, 'b', [{ name: 'terraform.tfstate', data: big }], backupMeta(), {
+      chunkBytes: 1024,
+    });
     assert.equal(calls.length, manifest.chunkCount + 1);
     assert.equal(calls.at(-1), 'manifest');
-    assert.deepEqual(calls.slice(0, -1), manifest.chunks.map((chunk) => `chunk ${chunk.index}`));
-    assert.deepEqual((await readdir(join(root, 'b'))).filter((name) => name.endsWith('.tmp')), [], 'no temp file left');
+    assert.deepEqual(
+      calls.slice(0, -1),
+      manifest.chunks.map((chunk) => `chunk ${chunk.index}`),
+    );
+    assert.deepEqual(
+      (await readdir(join(root, 'b'))).filter((name) => name.endsWith('.tmp')),
+      [],
+      'no temp file left',
+    );
   });
 
   it('replaces the leftovers of an unfinished write under the same name', async (t) => {
@@ -205,9 +231,22 @@ describe('writeArtifact', () => {
   it('refuses metadata whose planHash is not the hash of the plan file, writing nothing', async (t) => {
     const store = new DirStore(await tempDir(t));
     const files: ArtifactFile[] = [{ name: 'plan.tfplan', data: PLAN }];
-    await rejectsWith(writeArtifact(store, 'p', files, planMeta(Buffer.from('another plan'))), 'internal', 'InternalError', /planHash/);
-    await rejectsWith(writeArtifact(store, 'p', files, { ...planMeta(PLAN), planFile: 'missing.tfplan' }), 'internal', 'InternalError');
-    await rejectsWith(writeArtifact(store, 'p', [{ name: '../plan.tfplan', data: PLAN }], planMeta(PLAN)), 'internal', 'InternalError');
+    await rejectsWith(
+      writeArtifact(store, 'p', files, planMeta(Buffer.from('another plan'))),
+      'internal',
+      'InternalError',
+      /planHash/,
+    );
+    await rejectsWith(
+      writeArtifact(store, 'p', files, { ...planMeta(PLAN), planFile: 'missing.tfplan' }),
+      'internal',
+      'InternalError',
+    );
+    await rejectsWith(
+      writeArtifact(store, 'p', [{ name: '../plan.tfplan', data: PLAN }], planMeta(PLAN)),
+      'internal',
+      'InternalError',
+    );
     assert.deepEqual(await store.listObjects(), []);
   });
 
@@ -241,14 +280,24 @@ describe('readArtifact checks what the caller expects', () => {
     const store = new DirStore(root);
     await writePlan(store);
     const into = join(root, 'out');
-    await rejectsWith(readArtifact(store, 'plan-1', { into, expect: { kind: 'StateBackup' } }), 'artifact', 'BackupMismatch', /is a "PlanArtifact", not a StateBackup/);
+    await rejectsWith(
+      readArtifact(store, 'plan-1', { into, expect: { kind: 'StateBackup' } }),
+      'artifact',
+      'BackupMismatch',
+      /is a "PlanArtifact", not a StateBackup/,
+    );
     const wrongPlan = await rejectsWith(
       readArtifact(store, 'plan-1', { into, expect: { kind: 'PlanArtifact', planHash: sha256('approved other') } }),
       'artifact',
       'ArtifactMismatch',
       /not the approved plan.*run a new plan/s,
     );
-    assert.deepEqual(wrongPlan.detail, { location: store.location, object: 'plan-1', expected: sha256('approved other'), found: sha256(PLAN) });
+    assert.deepEqual(wrongPlan.detail, {
+      location: store.location,
+      object: 'plan-1',
+      expected: sha256('approved other'),
+      found: sha256(PLAN),
+    });
     await rejectsWith(
       readArtifact(store, 'plan-1', { into, expect: { kind: 'PlanArtifact', inputsHash: sha256('changed inputs') } }),
       'artifact',
@@ -286,15 +335,33 @@ describe('readArtifact extracts safely', () => {
   it('refuses a payload that is not gzip', async (t) => {
     const root = await tempDir(t);
     const store = new DirStore(join(root, 'store'));
-    await storeCraftedBackup(store, 'b', { tar: Buffer.alloc(0), gzipped: Buffer.from('not gzip at all'), files: listedState });
-    await rejectsWith(readArtifact(store, 'b', { into: join(root, 'out') }), 'artifact', 'ArtifactCorrupt', /not a valid gzipped tar/);
+    await storeCraftedBackup(store, 'b', {
+      tar: Buffer.alloc(0),
+      gzipped: Buffer.from('not gzip at all'),
+      files: listedState,
+    });
+    await rejectsWith(
+      readArtifact(store, 'b', { into: join(root, 'out') }),
+      'artifact',
+      'ArtifactCorrupt',
+      /not a valid gzipped tar/,
+    );
   });
 
   it('refuses a gzip of something that is not a tar', async (t) => {
     const root = await tempDir(t);
     const store = new DirStore(join(root, 'store'));
-    await storeCraftedBackup(store, 'b', { tar: Buffer.alloc(0), gzipped: gzipSync(Buffer.alloc(2048, 'x')), files: listedState });
-    await rejectsWith(readArtifact(store, 'b', { into: join(root, 'out') }), 'artifact', 'ArtifactCorrupt', /not a valid gzipped tar/);
+    await storeCraftedBackup(store, 'b', {
+      tar: Buffer.alloc(0),
+      gzipped: gzipSync(Buffer.alloc(2048, 'x')),
+      files: listedState,
+    });
+    await rejectsWith(
+      readArtifact(store, 'b', { into: join(root, 'out') }),
+      'artifact',
+      'ArtifactCorrupt',
+      /not a valid gzipped tar/,
+    );
   });
 });
 
@@ -316,15 +383,29 @@ describe('declared sizes are bounded before anything is read', () => {
     await editManifest(objectDir, (manifest) => void (manifest.files[0]!.bytes = 512 * 1024 * 1024));
     const into = join(root, 'out');
     const watched = counting(store);
-    const error = await rejectsWith(readArtifact(watched.store, 'backup-1', { into }), 'artifact', 'ArtifactTooLarge', /declares files of 536870912 bytes, more than the 134217728 .*--max-artifact-bytes/);
+    const error = await rejectsWith(
+      readArtifact(watched.store, 'backup-1', { into }),
+      'artifact',
+      'ArtifactTooLarge',
+      /declares files of 536870912 bytes, more than the 134217728 .*--max-artifact-bytes/,
+    );
     assert.deepEqual(watched.reads, [], 'no chunk was read');
     assert.equal(error.detail?.maxBytes, 134217728);
     await assert.rejects(stat(into), { code: 'ENOENT' }, 'nothing was extracted');
     // With a limit that allows it, the reader goes on and finds the lie.
-    await rejectsWith(readArtifact(store, 'backup-1', { into, maxBytes: 1024 * 1024 * 1024 }), 'artifact', 'ArtifactCorrupt');
+    await rejectsWith(
+      readArtifact(store, 'backup-1', { into, maxBytes: 1024 * 1024 * 1024 }),
+      'artifact',
+      'ArtifactCorrupt',
+    );
     // The payload alone: 600 kB in 100 kB chunks against a limit of 500 kB.
     const fresh = await copyOfBigBackup(t);
-    await rejectsWith(readArtifact(fresh.store, 'backup-1', { into, maxBytes: 500_000 }), 'artifact', 'ArtifactTooLarge', /declares a payload of \d+ bytes/);
+    await rejectsWith(
+      readArtifact(fresh.store, 'backup-1', { into, maxBytes: 500_000 }),
+      'artifact',
+      'ArtifactTooLarge',
+      /declares a payload of \d+ bytes/,
+    );
   });
 
   it('a chunk swapped for a 1.5 GiB file (sparse) is refused having read one byte more than listed', async (t) => {
@@ -332,7 +413,12 @@ describe('declared sizes are bounded before anything is read', () => {
     await truncate(chunkPath(objectDir, 0), 1.5 * 1024 * 1024 * 1024);
     const listed = manifest.chunks[0]!.bytes;
     assert.equal((await store.getChunk('backup-1', 0, listed)).length, listed + 1);
-    await rejectsWith(readArtifact(store, 'backup-1', { into: join(root, 'out') }), 'artifact', 'ArtifactCorrupt', /chunk 0 of more than the 100000 bytes the manifest lists/);
+    await rejectsWith(
+      readArtifact(store, 'backup-1', { into: join(root, 'out') }),
+      'artifact',
+      'ArtifactCorrupt',
+      /chunk 0 of more than the 100000 bytes the manifest lists/,
+    );
   });
 
   it('writeArtifact refuses files over the limit before a chunk is written: a reader with the same setting would refuse the artifact', async (t) => {

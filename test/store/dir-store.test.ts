@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { DirStore, openDirObject } from '../../src/store/dir-store.ts';
 import type { ChunkStore, ObjectWrite } from '../../src/store/store.ts';
-import { storeContract } from './contract.ts';
-import { putObject, putPartial, rejectsWith, tempDir } from './helpers.ts';
+import { storeContract } from './store-contract.support.ts';
+import { putObject, putPartial, rejectsWith, tempDir } from './stores.support.ts';
 
-const chunkPath = (store: DirStore, object: string, index: number) => join(store.location, object, `chunk-${String(index).padStart(5, '0')}`);
+const chunkPath = (store: DirStore, object: string, index: number) =>
+  join(store.location, object, `chunk-${String(index).padStart(5, '0')}`);
 
 storeContract('directory', {
   partialObjects: true,
@@ -20,7 +21,11 @@ storeContract('directory', {
         const write = await store.create(object);
         return {
           ...write,
-          putChunk: (index: number, data: Buffer) => write.putChunk(index, index === corrupted ? Buffer.concat([Buffer.from([data[0]! ^ 0xff]), data.subarray(1)]) : data),
+          putChunk: (index: number, data: Buffer) =>
+            write.putChunk(
+              index,
+              index === corrupted ? Buffer.concat([Buffer.from([data[0]! ^ 0xff]), data.subarray(1)]) : data,
+            ),
         };
       },
     });
@@ -40,7 +45,10 @@ storeContract('directory', {
 async function ageObject(store: DirStore, object: string, seconds: number) {
   const dir = join(store.location, object);
   const manifest = join(dir, 'manifest.json');
-  const target = await stat(manifest).then(() => manifest, () => dir);
+  const target = await stat(manifest).then(
+    () => manifest,
+    () => dir,
+  );
   await utimes(target, seconds, seconds);
 }
 

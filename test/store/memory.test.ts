@@ -10,7 +10,7 @@ import { writeArtifact } from '../../src/store/artifact-write.ts';
 import { DirStore } from '../../src/store/dir-store.ts';
 import type { ChunkStore } from '../../src/store/store.ts';
 import { peakLiveGrowth } from '../support/live-memory.ts';
-import { backupMeta, tempDir } from './helpers.ts';
+import { backupMeta, tempDir } from './stores.support.ts';
 
 const MiB = 1024 * 1024;
 // Small chunks, so that a few MiB make as many chunks as a large state does with the default size.
@@ -62,7 +62,9 @@ async function roundTripGrowth(root: string, bytes: number): Promise<number> {
   // The progress samples do the work; the timer's (under load, many) are a backstop.
   const { growth } = await peakLiveGrowth(async (sample) => {
     const store = sampledEvery2MiB(new DirStore(join(dir, 'store')), sample);
-    const manifest = await writeArtifact(store, 'big', [{ name: 'terraform.tfstate', path: source }], backupMeta(), { chunkBytes: CHUNK_BYTES });
+    const manifest = await writeArtifact(store, 'big', [{ name: 'terraform.tfstate', path: source }], backupMeta(), {
+      chunkBytes: CHUNK_BYTES,
+    });
     const { paths } = await readArtifact(store, 'big', { into: join(dir, 'out') });
     assert.equal((await stat(paths['terraform.tfstate']!)).size, bytes);
     assert.ok(manifest.chunkCount >= bytes / CHUNK_BYTES, `${manifest.chunkCount} chunks`);

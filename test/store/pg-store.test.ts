@@ -12,8 +12,8 @@ import { PgDatabase, pgTarget } from '../../src/store/pg-database.ts';
 import { PgChunkStore } from '../../src/store/pg-store.ts';
 import { pruneObjects } from '../../src/store/retention.ts';
 import { usePostgres, type TestDatabase } from '../support/pg.ts';
-import { storeContract } from './contract.ts';
-import { backupMeta, putObject, rejectsWith } from './helpers.ts';
+import { storeContract } from './store-contract.support.ts';
+import { backupMeta, putObject, rejectsWith } from './stores.support.ts';
 
 let database: TestDatabase;
 let db: PgDatabase;
@@ -56,9 +56,22 @@ storeContract('PostgreSQL', {
       store,
       tamper: {
         setChunk: async (object, index, data) =>
-          void (await admin.query('INSERT INTO captf.captf_chunks (store, object, idx, data) VALUES ($1, $2, $3, $4) ON CONFLICT (store, object, idx) DO UPDATE SET data = excluded.data', [...key, object, index, data])),
-        removeChunk: async (object, index) => void (await admin.query('DELETE FROM captf.captf_chunks WHERE store = $1 AND object = $2 AND idx = $3', [...key, object, index])),
-        setManifest: async (object, data) => void (await admin.query('UPDATE captf.captf_objects SET manifest = $3 WHERE store = $1 AND object = $2', [...key, object, data])),
+          void (await admin.query(
+            'INSERT INTO captf.captf_chunks (store, object, idx, data) VALUES ($1, $2, $3, $4) ON CONFLICT (store, object, idx) DO UPDATE SET data = excluded.data',
+            [...key, object, index, data],
+          )),
+        removeChunk: async (object, index) =>
+          void (await admin.query('DELETE FROM captf.captf_chunks WHERE store = $1 AND object = $2 AND idx = $3', [
+            ...key,
+            object,
+            index,
+          ])),
+        setManifest: async (object, data) =>
+          void (await admin.query('UPDATE captf.captf_objects SET manifest = $3 WHERE store = $1 AND object = $2', [
+            ...key,
+            object,
+            data,
+          ])),
         corruptChunkWrites: async (index) => {
           // A database that keeps other bytes than it was sent: a trigger flips the first byte of one chunk of this store.
           await admin.query(`CREATE OR REPLACE FUNCTION captf.flip_first_byte() RETURNS trigger AS $$
@@ -73,8 +86,14 @@ storeContract('PostgreSQL', {
 
 describe('PostgreSQL store: what a database adds', () => {
   it('names its location without credentials: postgres://host:port/database/schema/prefix', () => {
-    const target = pgTarget('postgres://captf:s3cret@db.example:6543/artifacts?schema=captf_tc_prod&sslmode=verify-full', {});
-    assert.equal(new PgChunkStore(new PgDatabase(target), 'captf-plan-tc-prod').location, 'postgres://db.example:6543/artifacts/captf_tc_prod/captf-plan-tc-prod');
+    const target = pgTarget(
+      'postgres://captf:s3cret@db.example:6543/artifacts?schema=captf_tc_prod&sslmode=verify-full',
+      {},
+    );
+    assert.equal(
+      new PgChunkStore(new PgDatabase(target), 'captf-plan-tc-prod').location,
+      'postgres://db.example:6543/artifacts/captf_tc_prod/captf-plan-tc-prod',
+    );
   });
 
   it('a write is one transaction: nothing of it is visible before the commit, and a writer that dies leaves nothing', async () => {
@@ -86,7 +105,10 @@ describe('PostgreSQL store: what a database adds', () => {
     const seen = await admin.query('SELECT count(*)::int AS n FROM captf.captf_chunks WHERE store = $1', [prefix]);
     assert.equal(seen.rows[0].n, 0, 'another session sees no chunk of an uncommitted write');
     // The writer's connection dies (a pod killed mid-write): its transaction goes with it.
-    const writer = await admin.query(`SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' AND datname = $1 AND query LIKE 'INSERT INTO "captf".captf_chunks%'`, [database.name]);
+    const writer = await admin.query(
+      `SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' AND datname = $1 AND query LIKE 'INSERT INTO "captf".captf_chunks%'`,
+      [database.name],
+    );
     assert.equal(writer.rowCount, 1);
     await admin.query('SELECT pg_terminate_backend($1)', [writer.rows[0].pid]);
     await assert.rejects(write.commit(Buffer.from('{}')));
@@ -96,11 +118,18 @@ describe('PostgreSQL store: what a database adds', () => {
     assert.deepEqual(await store.getChunk('backup-1', 0), Buffer.from('again'));
   });
 
-  it('the database itself refuses a chunk without its manifest, and removes an object\'s chunks with it', async () => {
+  it("the database itself refuses a chunk without its manifest, and removes an object's chunks with it", async () => {
     const prefix = newPrefix();
     const store = new PgChunkStore(db, prefix);
     await store.listObjects();
-    await assert.rejects(admin.query('INSERT INTO captf.captf_chunks (store, object, idx, data) VALUES ($1, $2, 0, $3)', [prefix, 'orphan', Buffer.from('x')]), /foreign key/);
+    await assert.rejects(
+      admin.query('INSERT INTO captf.captf_chunks (store, object, idx, data) VALUES ($1, $2, 0, $3)', [
+        prefix,
+        'orphan',
+        Buffer.from('x'),
+      ]),
+      /foreign key/,
+    );
     await putObject(store, 'gone', [Buffer.from('a'), Buffer.from('b')]);
     await admin.query('DELETE FROM captf.captf_objects WHERE store = $1 AND object = $2', [prefix, 'gone']);
     assert.deepEqual(await store.listChunks('gone'), []);
@@ -109,7 +138,8 @@ describe('PostgreSQL store: what a database adds', () => {
   it('retention is one statement', async () => {
     const prefix = newPrefix();
     const store = new PgChunkStore(db, prefix);
-    for (const object of ['backup-1', 'backup-2', 'backup-3', 'backup-4']) await putObject(store, object, [Buffer.from(object)]);
+    for (const object of ['backup-1', 'backup-2', 'backup-3', 'backup-4'])
+      await putObject(store, object, [Buffer.from(object)]);
     const statements: string[] = [];
     const counting = Object.assign(Object.create(db) as PgDatabase, {
       query: (text: string, values?: unknown[]) => {
@@ -118,7 +148,9 @@ describe('PostgreSQL store: what a database adds', () => {
       },
     });
     const watched = new PgChunkStore(counting, prefix);
-    assert.deepEqual(await pruneObjects(watched, { keep: 2, prefix: 'backup-', protect: ['backup-1'] }), { deleted: ['backup-2'] });
+    assert.deepEqual(await pruneObjects(watched, { keep: 2, prefix: 'backup-', protect: ['backup-1'] }), {
+      deleted: ['backup-2'],
+    });
     assert.equal(statements.length, 1, statements.join('\n'));
     assert.match(statements[0]!, /^DELETE/);
   });
@@ -137,7 +169,7 @@ describe('PostgreSQL store: what a database adds', () => {
   });
 });
 
-describe('PostgreSQL store: one object\'s role cannot read another\'s artifacts', () => {
+describe("PostgreSQL store: one object's role cannot read another's artifacts", () => {
   // The grants contract/sections/artifacts.md gives: a role per CAPTF object owning its schema, nothing on any other.
   let prod: string;
   let staging: string;
@@ -158,17 +190,32 @@ describe('PostgreSQL store: one object\'s role cannot read another\'s artifacts'
 
   it('a role creates its tables in its own schema and uses them', async () => {
     const store = new PgChunkStore(openDatabase(prod, 'captf_tc_prod'), 'captf-backup-tc-prod');
-    await writeArtifact(store, 'backup-1', [{ name: 'terraform.tfstate', data: Buffer.from('{"prod":true}') }], backupMeta());
-    assert.deepEqual((await store.listObjects()).map((o) => o.name), ['backup-1']);
-    const owner = await admin.query(`SELECT tableowner FROM pg_tables WHERE schemaname = 'captf_tc_prod' AND tablename = 'captf_chunks'`);
+    await writeArtifact(
+      store,
+      'backup-1',
+      [{ name: 'terraform.tfstate', data: Buffer.from('{"prod":true}') }],
+      backupMeta(),
+    );
+    assert.deepEqual(
+      (await store.listObjects()).map((o) => o.name),
+      ['backup-1'],
+    );
+    const owner = await admin.query(
+      `SELECT tableowner FROM pg_tables WHERE schemaname = 'captf_tc_prod' AND tablename = 'captf_chunks'`,
+    );
     assert.equal(owner.rows[0].tableowner, 'captf_tc_prod');
   });
 
-  it('pointed at another object\'s schema, it reads and writes nothing: StoreAccessDenied', async () => {
+  it("pointed at another object's schema, it reads and writes nothing: StoreAccessDenied", async () => {
     const prodStore = new PgChunkStore(openDatabase(prod, 'captf_tc_prod'), 'captf-plan-tc-prod');
     await putObject(prodStore, 'plan-1', [Buffer.from('prod secrets')]);
     const intruder = new PgChunkStore(openDatabase(staging, 'captf_tc_prod'), 'captf-plan-tc-prod');
-    const denied = await rejectsWith(intruder.getChunk('plan-1', 0), 'io', 'StoreAccessDenied', /refused the runner .*permission denied for schema captf_tc_prod.*USAGE on the schema/);
+    const denied = await rejectsWith(
+      intruder.getChunk('plan-1', 0),
+      'io',
+      'StoreAccessDenied',
+      /refused the runner .*permission denied for schema captf_tc_prod.*USAGE on the schema/,
+    );
     assert.ok(!denied.message.includes('staging@'), 'no user or password in the message');
     await rejectsWith(intruder.create('plan-2'), 'io', 'StoreAccessDenied');
     // Its own schema works, and holds nothing of prod's.
@@ -196,14 +243,22 @@ describe('PostgreSQL store: down or hung', () => {
 
   const quick = (port: number) => {
     const target = pgTarget(`postgres://captf@127.0.0.1:${port}/captf`, {});
-    return new PgChunkStore(new PgDatabase({ ...target, config: { ...target.config, connectionTimeoutMillis: 500, query_timeout: 500 } }), 'captf-backup-tc-prod');
+    return new PgChunkStore(
+      new PgDatabase({ ...target, config: { ...target.config, connectionTimeoutMillis: 500, query_timeout: 500 } }),
+      'captf-backup-tc-prod',
+    );
   };
 
   it('a server that takes the connection and never answers: StoreUnreachable within the timeout', async () => {
     const silent = await silentServer();
     try {
       const started = Date.now();
-      await rejectsWith(quick(silent.port).create('backup-1'), 'io', 'StoreUnreachable', /postgres:\/\/127\.0\.0\.1:\d+\/captf\/captf\/captf-backup-tc-prod|could not be reached/);
+      await rejectsWith(
+        quick(silent.port).create('backup-1'),
+        'io',
+        'StoreUnreachable',
+        /postgres:\/\/127\.0\.0\.1:\d+\/captf\/captf\/captf-backup-tc-prod|could not be reached/,
+      );
       assert.ok(Date.now() - started < 5_000);
     } finally {
       await silent.close();
@@ -213,6 +268,11 @@ describe('PostgreSQL store: down or hung', () => {
   it('nothing listening: StoreUnreachable, saying a retry can help', async () => {
     const closed = await silentServer();
     await closed.close();
-    await rejectsWith(quick(closed.port).listObjects(), 'io', 'StoreUnreachable', /could not be reached.*a retry can help/);
+    await rejectsWith(
+      quick(closed.port).listObjects(),
+      'io',
+      'StoreUnreachable',
+      /could not be reached.*a retry can help/,
+    );
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pruneObjects } from '../../src/store/retention.ts';
 import { DirStore } from '../../src/store/dir-store.ts';
-import { putObject, putPartial, rejectsWith, tempDir } from './helpers.ts';
+import { putObject, putPartial, rejectsWith, tempDir } from './stores.support.ts';
 
 type Spec = { name: string; complete: boolean };
 

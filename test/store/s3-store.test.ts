@@ -12,8 +12,8 @@ import { writeArtifact } from '../../src/store/artifact-write.ts';
 import { pruneObjects } from '../../src/store/retention.ts';
 import { S3Bucket, S3ChunkStore, s3Target } from '../../src/store/s3-store.ts';
 import { FakeS3, REGION } from '../support/fake-s3.ts';
-import { storeContract } from './contract.ts';
-import { backupMeta, putObject, putPartial, rejectsWith, tempDir } from './helpers.ts';
+import { storeContract } from './store-contract.support.ts';
+import { backupMeta, putObject, putPartial, rejectsWith, tempDir } from './stores.support.ts';
 
 const BUCKET = 'captf-artifacts';
 const IRSA_ROLE = 'arn:aws:iam::123456789012:role/captf-tc-prod';
@@ -26,10 +26,20 @@ before(async () => {
     grants: {
       AKIDFAKES3EXAMPLE: { secretAccessKey: 'fake-secret-key', prefixes: [''] },
       // As an IAM policy per CAPTF object: its own keys only.
-      AKIDPRODONLY: { secretAccessKey: 'prod-secret', prefixes: [`${BUCKET}/fleet/captf-plan-tc-prod/`, `${BUCKET}/fleet/captf-backup-tc-prod/`] },
+      AKIDPRODONLY: {
+        secretAccessKey: 'prod-secret',
+        prefixes: [`${BUCKET}/fleet/captf-plan-tc-prod/`, `${BUCKET}/fleet/captf-backup-tc-prod/`],
+      },
     },
-    podIdentities: { 'pod-token-prod': { secretAccessKey: 'pod-temporary-secret', prefixes: [`${BUCKET}/fleet/captf-plan-tc-prod/`] } },
-    webIdentities: { 'irsa-token-prod': { roleArn: IRSA_ROLE, grant: { secretAccessKey: 'temporary-secret', prefixes: [`${BUCKET}/fleet/captf-plan-tc-prod/`] } } },
+    podIdentities: {
+      'pod-token-prod': { secretAccessKey: 'pod-temporary-secret', prefixes: [`${BUCKET}/fleet/captf-plan-tc-prod/`] },
+    },
+    webIdentities: {
+      'irsa-token-prod': {
+        roleArn: IRSA_ROLE,
+        grant: { secretAccessKey: 'temporary-secret', prefixes: [`${BUCKET}/fleet/captf-plan-tc-prod/`] },
+      },
+    },
   });
 });
 after(async () => {
@@ -38,10 +48,20 @@ after(async () => {
 });
 
 /** A client as the runner makes it, told the fake's endpoint and a key explicitly (the e2e tests give them as the environment the SDK reads). */
-function openBucket(location = `s3://${BUCKET}/fleet`, config: S3ClientConfig = {}, accessKeyId = 'AKIDFAKES3EXAMPLE', maxListPages?: number) {
+function openBucket(
+  location = `s3://${BUCKET}/fleet`,
+  config: S3ClientConfig = {},
+  accessKeyId = 'AKIDFAKES3EXAMPLE',
+  maxListPages?: number,
+) {
   const bucket = new S3Bucket(
     s3Target(location),
-    { endpoint: fake.endpoint, region: REGION, credentials: { accessKeyId, secretAccessKey: fake.grants.get(accessKeyId)!.secretAccessKey }, ...config },
+    {
+      endpoint: fake.endpoint,
+      region: REGION,
+      credentials: { accessKeyId, secretAccessKey: fake.grants.get(accessKeyId)!.secretAccessKey },
+      ...config,
+    },
     { AWS_ENDPOINT_URL_S3: fake.endpoint },
     maxListPages,
   );
@@ -51,7 +71,11 @@ function openBucket(location = `s3://${BUCKET}/fleet`, config: S3ClientConfig = 
 
 /** A client as the runner makes it in a pod: nothing given but the environment (the AWS_* variables replaced by `environment` for the test). */
 function bucketInPod(t: TestContext, environment: Record<string, string>): S3Bucket {
-  const saved = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('AWS_')).map((k) => [k, process.env[k]]));
+  const saved = Object.fromEntries(
+    Object.keys(process.env)
+      .filter((k) => k.startsWith('AWS_'))
+      .map((k) => [k, process.env[k]]),
+  );
   for (const key of Object.keys(saved)) delete process.env[key];
   Object.assign(process.env, environment);
   t.after(() => {
@@ -77,7 +101,10 @@ storeContract('S3', {
         removeChunk: async (object, index) => fake.removeObject(BUCKET, chunkKey(object, index)),
         setManifest: async (object, data) => fake.setObject(BUCKET, key(object, 'manifest.json'), data),
         corruptChunkWrites: async (index) => {
-          fake.alterPut = (k, data) => (k.startsWith(`fleet/${prefix}/`) && k.endsWith(`chunk-${String(index).padStart(5, '0')}`) ? Buffer.concat([Buffer.from([data[0]! ^ 0xff]), data.subarray(1)]) : data);
+          fake.alterPut = (k, data) =>
+            k.startsWith(`fleet/${prefix}/`) && k.endsWith(`chunk-${String(index).padStart(5, '0')}`)
+              ? Buffer.concat([Buffer.from([data[0]! ^ 0xff]), data.subarray(1)])
+              : data;
         },
       },
     };
@@ -86,16 +113,32 @@ storeContract('S3', {
 
 describe('s3Target', () => {
   it('a bucket and a key prefix; the location as given, without credentials', () => {
-    assert.deepEqual(s3Target('s3://captf-artifacts/fleet/eu/'), { bucket: 'captf-artifacts', keyPrefix: 'fleet/eu/', location: 's3://captf-artifacts/fleet/eu' });
-    assert.deepEqual(s3Target('s3://captf-artifacts'), { bucket: 'captf-artifacts', keyPrefix: '', location: 's3://captf-artifacts' });
-    for (const bad of ['s3://Bucket/x', 's3://a/x', 's3://captf/../x', 's3://captf/a//b', 's3://user:pw@captf/x', 'http://captf/x']) {
+    assert.deepEqual(s3Target('s3://captf-artifacts/fleet/eu/'), {
+      bucket: 'captf-artifacts',
+      keyPrefix: 'fleet/eu/',
+      location: 's3://captf-artifacts/fleet/eu',
+    });
+    assert.deepEqual(s3Target('s3://captf-artifacts'), {
+      bucket: 'captf-artifacts',
+      keyPrefix: '',
+      location: 's3://captf-artifacts',
+    });
+    for (const bad of [
+      's3://Bucket/x',
+      's3://a/x',
+      's3://captf/../x',
+      's3://captf/a//b',
+      's3://user:pw@captf/x',
+      'http://captf/x',
+    ]) {
       assert.throws(() => s3Target(bad), { reason: 'InvalidStoreLocation' }, bad);
     }
   });
 });
 
 describe('S3 store: what the S3 API adds', () => {
-  const newStore = (config: S3ClientConfig = {}) => new S3ChunkStore(openBucket(undefined, config), `captf-backup-tc-test-${++stores}`);
+  const newStore = (config: S3ClientConfig = {}) =>
+    new S3ChunkStore(openBucket(undefined, config), `captf-backup-tc-test-${++stores}`);
   const KEYS = (store: S3ChunkStore) => fake.keys(BUCKET, `fleet/${store.location.split('/').at(-1)}/`);
 
   it('lays out an object as chunk-NNNNN keys and a manifest.json put last, each with If-None-Match: * and its SHA-256', async () => {
@@ -103,8 +146,14 @@ describe('S3 store: what the S3 API adds', () => {
     const from = fake.requests.length;
     await putObject(store, 'backup-1', [Buffer.from('a'), Buffer.from('b')], Buffer.from('{}'));
     assert.equal(store.location, `s3://${BUCKET}/fleet/${store.location.split('/').at(-1)}`);
-    assert.deepEqual(KEYS(store).map((k) => k.split('/').slice(2).join('/')), ['backup-1/chunk-00000', 'backup-1/chunk-00001', 'backup-1/manifest.json']);
-    const puts = fake.requests.slice(from).filter((r) => r.method === 'PUT').map((r) => r.key.split('/').at(-1));
+    assert.deepEqual(
+      KEYS(store).map((k) => k.split('/').slice(2).join('/')),
+      ['backup-1/chunk-00000', 'backup-1/chunk-00001', 'backup-1/manifest.json'],
+    );
+    const puts = fake.requests
+      .slice(from)
+      .filter((r) => r.method === 'PUT')
+      .map((r) => r.key.split('/').at(-1));
     assert.deepEqual(puts, ['chunk-00000', 'chunk-00001', 'manifest.json']);
   });
 
@@ -114,7 +163,10 @@ describe('S3 store: what the S3 API adds', () => {
     const from = fake.requests.length;
     await putObject(store, 'backup-1', [Buffer.from('once')]);
     assert.deepEqual(await store.getChunk('backup-1', 0), Buffer.from('once'));
-    const statuses = fake.requests.slice(from).filter((r) => r.method === 'PUT').map((r) => r.status);
+    const statuses = fake.requests
+      .slice(from)
+      .filter((r) => r.method === 'PUT')
+      .map((r) => r.status);
     assert.deepEqual(statuses.slice(0, 2), [-3, 412], 'served, answer lost, then refused as existing');
   });
 
@@ -124,7 +176,12 @@ describe('S3 store: what the S3 API adds', () => {
     await putObject(store, 'backup-1', [Buffer.from('x')]);
     assert.deepEqual(await store.getChunk('backup-1', 0), Buffer.from('x'));
     fake.injectFaults({ method: 'PUT' }, { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 });
-    await rejectsWith(writeArtifact(store, 'backup-2', [{ name: 'terraform.tfstate', data: Buffer.from('{}') }], backupMeta()), 'io', 'StoreUnreachable', /SlowDown.*a retry can help/);
+    await rejectsWith(
+      writeArtifact(store, 'backup-2', [{ name: 'terraform.tfstate', data: Buffer.from('{}') }], backupMeta()),
+      'io',
+      'StoreUnreachable',
+      /SlowDown.*a retry can help/,
+    );
     assert.equal(await store.getManifest('backup-2'), undefined);
   });
 
@@ -142,10 +199,20 @@ describe('S3 store: what the S3 API adds', () => {
     fake.pageSize = 2;
     try {
       const from = fake.requests.length;
-      assert.deepEqual((await store.listObjects()).map((o) => o.name), ['b-1', 'b-2', 'b-3']);
-      assert.equal(fake.requests.slice(from).filter((r) => r.list !== undefined).length, 5, 'nine keys in pages of two');
+      assert.deepEqual(
+        (await store.listObjects()).map((o) => o.name),
+        ['b-1', 'b-2', 'b-3'],
+      );
+      assert.equal(
+        fake.requests.slice(from).filter((r) => r.list !== undefined).length,
+        5,
+        'nine keys in pages of two',
+      );
       assert.deepEqual(await pruneObjects(store, { keep: 1, prefix: 'b-' }), { deleted: ['b-1', 'b-2'] });
-      assert.deepEqual((await store.listObjects()).map((o) => o.name), ['b-3']);
+      assert.deepEqual(
+        (await store.listObjects()).map((o) => o.name),
+        ['b-3'],
+      );
     } finally {
       fake.pageSize = 1000;
     }
@@ -156,7 +223,12 @@ describe('S3 store: what the S3 API adds', () => {
     fake.endlessLists = true;
     try {
       const from = fake.requests.length;
-      await rejectsWith(store.listObjects(), 'io', 'StoreFailed', /listed 20 pages under fleet\/captf-backup-tc-endless\/ and still had more/);
+      await rejectsWith(
+        store.listObjects(),
+        'io',
+        'StoreFailed',
+        /listed 20 pages under fleet\/captf-backup-tc-endless\/ and still had more/,
+      );
       assert.equal(fake.requests.length - from, 20);
     } finally {
       fake.endlessLists = false;
@@ -170,7 +242,10 @@ describe('S3 store: what the S3 API adds', () => {
     await putObject(store, 'backup-b-1', [Buffer.from('x')]);
     const from = fake.requests.length;
     assert.deepEqual(await pruneObjects(store, { keep: 1, prefix: 'backup-a-' }), { deleted: ['backup-a-1'] });
-    const lists = fake.requests.slice(from).filter((r) => r.list !== undefined).map((r) => r.list!.split('/').at(-1));
+    const lists = fake.requests
+      .slice(from)
+      .filter((r) => r.list !== undefined)
+      .map((r) => r.list!.split('/').at(-1));
     assert.deepEqual(lists, ['backup-a-']);
   });
 
@@ -181,7 +256,10 @@ describe('S3 store: what the S3 API adds', () => {
     await store.putRecord('blocked-a.json', Buffer.from('second'));
     assert.deepEqual(await store.getRecord('blocked-a.json', 100), Buffer.from('second'));
     assert.deepEqual(await store.listRecords('blocked-'), ['blocked-a.json']);
-    assert.deepEqual((await store.listObjects()).map((o) => o.name), ['backup-1']);
+    assert.deepEqual(
+      (await store.listObjects()).map((o) => o.name),
+      ['backup-1'],
+    );
     await assert.rejects(store.getRecord('blocked-a.json', 3), /more than 3 bytes/);
     await store.deleteRecord('blocked-a.json');
     assert.equal(await store.getRecord('blocked-a.json', 100), undefined);
@@ -195,7 +273,12 @@ describe('S3 store: what the S3 API adds', () => {
   });
 
   it('every request is signed (SigV4): a wrong secret is refused, StoreAccessDenied, nothing written', async () => {
-    const bucket = new S3Bucket(s3Target(`s3://${BUCKET}/fleet`), { endpoint: fake.endpoint, region: REGION, forcePathStyle: true, credentials: { accessKeyId: 'AKIDFAKES3EXAMPLE', secretAccessKey: 'not-the-secret' } });
+    const bucket = new S3Bucket(s3Target(`s3://${BUCKET}/fleet`), {
+      endpoint: fake.endpoint,
+      region: REGION,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'AKIDFAKES3EXAMPLE', secretAccessKey: 'not-the-secret' },
+    });
     buckets.push(bucket);
     const store = new S3ChunkStore(bucket, 'captf-backup-tc-signed');
     await rejectsWith(store.create('backup-1'), 'io', 'StoreAccessDenied', /SignatureDoesNotMatch/);
@@ -211,32 +294,64 @@ describe('S3 store: what the S3 API adds', () => {
     const from = fake.requests.length;
     await putObject(store, 'plan-irsa', [Buffer.from('via web identity')]);
     assert.deepEqual(await store.getChunk('plan-irsa', 0), Buffer.from('via web identity'));
-    const keys = new Set(fake.requests.slice(from).map((r) => r.accessKeyId).filter(Boolean));
+    const keys = new Set(
+      fake.requests
+        .slice(from)
+        .map((r) => r.accessKeyId)
+        .filter(Boolean),
+    );
     assert.equal(keys.size, 1);
     const temporaryKey = [...keys][0]!;
     assert.match(temporaryKey, /^ASIA/, 'the temporary credentials STS gave for the role');
-    await rejectsWith(new S3ChunkStore(bucket, 'captf-backup-tc-prod').listObjects(), 'io', 'StoreAccessDenied', /AccessDenied/);
+    await rejectsWith(
+      new S3ChunkStore(bucket, 'captf-backup-tc-prod').listObjects(),
+      'io',
+      'StoreAccessDenied',
+      /AccessDenied/,
+    );
     // The temporary key is worth nothing without the session token STS gave with it.
-    const tokenless = openBucket(undefined, { credentials: { accessKeyId: temporaryKey, secretAccessKey: 'temporary-secret' } });
-    await rejectsWith(new S3ChunkStore(tokenless, 'captf-plan-tc-prod').getChunk('plan-irsa', 0), 'io', 'StoreAccessDenied', /InvalidToken/);
+    const tokenless = openBucket(undefined, {
+      credentials: { accessKeyId: temporaryKey, secretAccessKey: 'temporary-secret' },
+    });
+    await rejectsWith(
+      new S3ChunkStore(tokenless, 'captf-plan-tc-prod').getChunk('plan-irsa', 0),
+      'io',
+      'StoreAccessDenied',
+      /InvalidToken/,
+    );
     // A token STS does not accept for the role: no credentials, nothing written.
     await writeFile(token, 'irsa-token-forged');
     const forged = bucketInPod(t, fake.webIdentityEnv(IRSA_ROLE, token));
-    await rejectsWith(putObject(new S3ChunkStore(forged, 'captf-plan-tc-prod'), 'plan-forged', [Buffer.from('x')]), 'io', 'StoreAccessDenied', /sts:AssumeRoleWithWebIdentity|AccessDenied/);
+    await rejectsWith(
+      putObject(new S3ChunkStore(forged, 'captf-plan-tc-prod'), 'plan-forged', [Buffer.from('x')]),
+      'io',
+      'StoreAccessDenied',
+      /sts:AssumeRoleWithWebIdentity|AccessDenied/,
+    );
     assert.deepEqual(fake.keys(BUCKET, 'fleet/captf-plan-tc-prod/plan-forged/'), []);
   });
 
-  it('credentials as the SDK finds them: EKS Pod Identity (its agent\'s URL and the pod\'s token), nothing given but the environment', async (t) => {
+  it("credentials as the SDK finds them: EKS Pod Identity (its agent's URL and the pod's token), nothing given but the environment", async (t) => {
     const token = join(await tempDir(t), 'eks-pod-identity-token');
     await writeFile(token, 'pod-token-prod');
     const store = new S3ChunkStore(bucketInPod(t, fake.podIdentityEnv(token)), 'captf-plan-tc-prod');
     const from = fake.requests.length;
     await putObject(store, 'plan-pod-identity', [Buffer.from('via pod identity')]);
     assert.deepEqual(await store.getChunk('plan-pod-identity', 0), Buffer.from('via pod identity'));
-    const keys = new Set(fake.requests.slice(from).map((r) => r.accessKeyId).filter(Boolean));
+    const keys = new Set(
+      fake.requests
+        .slice(from)
+        .map((r) => r.accessKeyId)
+        .filter(Boolean),
+    );
     assert.equal(keys.size, 1);
     assert.match([...keys][0]!, /^ASIA/, "the temporary credentials the agent gave for the pod's role");
-    await rejectsWith(new S3ChunkStore(bucketInPod(t, fake.podIdentityEnv(token)), 'captf-backup-tc-prod').listObjects(), 'io', 'StoreAccessDenied', /AccessDenied/);
+    await rejectsWith(
+      new S3ChunkStore(bucketInPod(t, fake.podIdentityEnv(token)), 'captf-backup-tc-prod').listObjects(),
+      'io',
+      'StoreAccessDenied',
+      /AccessDenied/,
+    );
   });
 
   it("one object's credentials reach only its own keys: another object's artifacts are AccessDenied", async () => {
@@ -247,7 +362,12 @@ describe('S3 store: what the S3 API adds', () => {
     await putObject(own, 'plan-1', [Buffer.from('prod')]);
     assert.deepEqual(await own.getChunk('plan-1', 0), Buffer.from('prod'));
     const intruder = new S3ChunkStore(prodBucket, 'captf-plan-tc-staging');
-    const denied = await rejectsWith(intruder.getChunk('plan-1', 0), 'io', 'StoreAccessDenied', /AccessDenied.*s3:GetObject/);
+    const denied = await rejectsWith(
+      intruder.getChunk('plan-1', 0),
+      'io',
+      'StoreAccessDenied',
+      /AccessDenied.*s3:GetObject/,
+    );
     assert.ok(!denied.message.includes('prod-secret'));
     await rejectsWith(intruder.listObjects(), 'io', 'StoreAccessDenied');
   });

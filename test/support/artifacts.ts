@@ -6,7 +6,9 @@ import { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 
-export async function unpackArtifactDir(objectDir: string): Promise<{ manifest: Record<string, unknown>; files: Record<string, Buffer>; chunks: string[] }> {
+export async function unpackArtifactDir(
+  objectDir: string,
+): Promise<{ manifest: Record<string, unknown>; files: Record<string, Buffer>; chunks: string[] }> {
   const manifest = JSON.parse(await readFile(join(objectDir, 'manifest.json'), 'utf8')) as Record<string, unknown>;
   const chunks = (await readdir(objectDir)).filter((name) => /^chunk-\d{5}$/.test(name)).sort();
   const payload = Buffer.concat(await Promise.all(chunks.map((name) => readFile(join(objectDir, name)))));

@@ -16,7 +16,8 @@ export function staleBundle(currentHash: string, dist = DIST): string | undefine
   } catch {
     return `${dist}/captf-runner.mjs has no record of the sources it was built from (dist/sources.sha256): run \`npm run build\``;
   }
-  if (built !== currentHash) return `${dist}/captf-runner.mjs was built from other sources than this tree's (src/, the build script or the locked dependencies changed since): run \`npm run build\``;
+  if (built !== currentHash)
+    return `${dist}/captf-runner.mjs was built from other sources than this tree's (src/, the build script or the locked dependencies changed since): run \`npm run build\``;
   return undefined;
 }
 

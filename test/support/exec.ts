@@ -21,6 +21,20 @@ export interface ProcessOptions {
   /** Written to its stdin, then closed; without it stdin is /dev/null. */
   input?: string;
   timeoutMs?: number;
+  /** What it printed byte for byte, its final newline kept (a capture of terraform's output). */
+  keepFinalNewline?: boolean;
+  /** In a process group of its own, SIGKILLed when the process ends or times out: nothing it started (a local-exec) outlives it. */
+  ownGroup?: boolean;
+}
+
+/** SIGKILLs the process group `pid` leads, if it is still there. */
+export function killProcessGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // the group is gone
+  }
 }
 
 const withoutFinalNewline = (text: string) => text.replace(/\r?\n$/, '');
@@ -28,7 +42,17 @@ const withoutFinalNewline = (text: string) => text.replace(/\r?\n$/, '');
 /** Runs `file` to its end; rejects only when it cannot be started (ENOENT, EACCES). */
 export function runProcess(file: string, args: readonly string[], options: ProcessOptions = {}): Promise<ProcessRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd: options.cwd, env: options.env, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(file, args, {
+      cwd: options.cwd,
+      env: options.env,
+      detached: options.ownGroup === true,
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    const stop = (signal: NodeJS.Signals) => (options.ownGroup ? killProcessGroup(child.pid) : child.kill(signal));
+    const printed = (chunks: Buffer[]) => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      return options.keepFinalNewline ? text : withoutFinalNewline(text);
+    };
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk));
@@ -39,8 +63,8 @@ export function runProcess(file: string, args: readonly string[], options: Proce
       timers.push(
         setTimeout(() => {
           timedOut = true;
-          child.kill('SIGTERM');
-          timers.push(setTimeout(() => child.kill('SIGKILL'), 5000));
+          stop('SIGTERM');
+          timers.push(setTimeout(() => stop('SIGKILL'), 5000));
         }, options.timeoutMs),
       );
     }
@@ -51,11 +75,12 @@ export function runProcess(file: string, args: readonly string[], options: Proce
     });
     child.once('close', (code, signal) => {
       stopTimers();
+      if (options.ownGroup) killProcessGroup(child.pid);
       resolve({
         exitCode: code ?? undefined,
         signal: signal ?? undefined,
-        stdout: withoutFinalNewline(Buffer.concat(stdout).toString('utf8')),
-        stderr: withoutFinalNewline(Buffer.concat(stderr).toString('utf8')),
+        stdout: printed(stdout),
+        stderr: printed(stderr),
         timedOut,
       });
     });
@@ -67,9 +92,14 @@ export function runProcess(file: string, args: readonly string[], options: Proce
 }
 
 /** Like runProcess, for a step of a test's own setup (mkfifo, mount): rejects unless the process exits 0. */
-export async function runChecked(file: string, args: readonly string[], options: ProcessOptions = {}): Promise<ProcessRun> {
+export async function runChecked(
+  file: string,
+  args: readonly string[],
+  options: ProcessOptions = {},
+): Promise<ProcessRun> {
   const run = await runProcess(file, args, options);
-  if (run.exitCode !== 0) throw new Error(`${file} ${args.join(' ')} failed (${run.exitCode ?? run.signal}): ${run.stderr.slice(-2000)}`);
+  if (run.exitCode !== 0)
+    throw new Error(`${file} ${args.join(' ')} failed (${run.exitCode ?? run.signal}): ${run.stderr.slice(-2000)}`);
   return run;
 }
 
@@ -84,15 +114,18 @@ export interface Background {
  * stderr has printed `mark` (rejects if it exits first). Its group is SIGKILLed after `killAfterMs`,
  * so a hung test process never outlives the test file.
  */
-export async function startInBackground(file: string, args: readonly string[], options: { cwd?: string; env: Record<string, string>; mark: string; killAfterMs: number }): Promise<Background> {
-  const child = spawn(file, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  const killer = setTimeout(() => {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }, options.killAfterMs);
+export async function startInBackground(
+  file: string,
+  args: readonly string[],
+  options: { cwd?: string; env: Record<string, string>; mark: string; killAfterMs: number },
+): Promise<Background> {
+  const child = spawn(file, args, {
+    cwd: options.cwd,
+    env: options.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const killer = setTimeout(() => killProcessGroup(child.pid), options.killAfterMs);
   const printed = { stdout: '', stderr: '' };
   child.stdout!.on('data', (chunk: Buffer) => (printed.stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (printed.stderr += chunk.toString()));
@@ -108,7 +141,9 @@ export async function startInBackground(file: string, args: readonly string[], o
     };
     child.stdout!.on('data', seen);
     child.stderr!.on('data', seen);
-    void exited.then(() => reject(new Error(`${file} exited before it printed ${options.mark}: ${printed.stderr.slice(-2000)}`)));
+    void exited.then(() =>
+      reject(new Error(`${file} exited before it printed ${options.mark}: ${printed.stderr.slice(-2000)}`)),
+    );
   });
   return { child, exited };
 }

@@ -166,10 +166,28 @@ export class FakeApiServer {
   }
 
   /** Adds the Job `job` and writes a service account dir in `dir`: the runner's flags and environment to run as that Job for the object `demo`. */
-  async runAsJob(namespace: string, job: string, dir: string): Promise<{ args: string[]; env: Record<string, string> }> {
+  async runAsJob(
+    namespace: string,
+    job: string,
+    dir: string,
+  ): Promise<{ args: string[]; env: Record<string, string> }> {
     const { metadata } = this.addJob(namespace, job);
     const sa = await this.writeServiceAccountDir(join(dir, 'sa'));
-    return { args: ['--job-name', job, '--job-uid', metadata.uid!, '--service-account-dir', sa, '--namespace', namespace, '--object', 'demo'], env: this.env };
+    return {
+      args: [
+        '--job-name',
+        job,
+        '--job-uid',
+        metadata.uid!,
+        '--service-account-dir',
+        sa,
+        '--namespace',
+        namespace,
+        '--object',
+        'demo',
+      ],
+      env: this.env,
+    };
   }
 
   /** The next requests matching `match` get these answers, in order, before normal handling. */
@@ -243,9 +261,17 @@ export class FakeApiServer {
           req.socket.destroy();
           return;
         }
-        const reason = fault.status === 429 ? 'TooManyRequests' : fault.status === 503 ? 'ServiceUnavailable' : 'InternalError';
-        const message = fault.status === 429 ? 'Too many requests, please try again later.' : 'the server is currently unable to handle the request';
-        throw new HttpError(fault.status, statusBody(fault.status, reason, message), fault.retryAfter ? { 'Retry-After': fault.retryAfter } : {});
+        const reason =
+          fault.status === 429 ? 'TooManyRequests' : fault.status === 503 ? 'ServiceUnavailable' : 'InternalError';
+        const message =
+          fault.status === 429
+            ? 'Too many requests, please try again later.'
+            : 'the server is currently unable to handle the request';
+        throw new HttpError(
+          fault.status,
+          statusBody(fault.status, reason, message),
+          fault.retryAfter ? { 'Retry-After': fault.retryAfter } : {},
+        );
       }
       if (!token || !this.validTokens.has(token)) {
         throw new HttpError(401, statusBody(401, 'Unauthorized', 'Unauthorized'));
@@ -259,7 +285,10 @@ export class FakeApiServer {
       record.responseBytes = send(res, status, object);
     } catch (error) {
       // A bug in the fake shows up as a 500 the test sees, not as a crash of the test process.
-      const answer = error instanceof HttpError ? error : new HttpError(500, statusBody(500, 'InternalError', `fake apiserver: ${String(error)}`));
+      const answer =
+        error instanceof HttpError
+          ? error
+          : new HttpError(500, statusBody(500, 'InternalError', `fake apiserver: ${String(error)}`));
       record.status = answer.status;
       record.responseBytes = send(res, answer.status, answer.body, answer.headers);
     }
@@ -290,11 +319,22 @@ export class FakeApiServer {
     );
   }
 
-  private dispatch(route: Route, url: URL, body: Buffer, headers: IncomingMessage['headers']): { status: number; object: unknown } {
+  private dispatch(
+    route: Route,
+    url: URL,
+    body: Buffer,
+    headers: IncomingMessage['headers'],
+  ): { status: number; object: unknown } {
     const { verb, resource, namespace, name } = route;
     const existing = name === undefined ? undefined : this.objects.get(key(resource, namespace, name));
     const notFound = () =>
-      new HttpError(404, statusBody(404, 'NotFound', `${RESOURCE_INFO[resource].qualified} "${name}" not found`, { name, kind: resource }));
+      new HttpError(
+        404,
+        statusBody(404, 'NotFound', `${RESOURCE_INFO[resource].qualified} "${name}" not found`, {
+          name,
+          kind: resource,
+        }),
+      );
 
     switch (verb) {
       case 'get':
@@ -307,7 +347,11 @@ export class FakeApiServer {
         if (object.metadata?.namespace && object.metadata.namespace !== namespace) {
           throw new HttpError(
             400,
-            statusBody(400, 'BadRequest', 'the namespace of the provided object does not match the namespace sent on the request'),
+            statusBody(
+              400,
+              'BadRequest',
+              'the namespace of the provided object does not match the namespace sent on the request',
+            ),
           );
         }
         object.metadata = { ...object.metadata, namespace };
@@ -334,7 +378,13 @@ export class FakeApiServer {
         }
         const next = verb === 'patch' ? mergePatch(existing, parseJson(body)) : parseJson(body);
         this.checkPreconditions(resource, existing, next);
-        next.metadata = { ...next.metadata, namespace, name, uid: existing.metadata.uid, creationTimestamp: existing.metadata.creationTimestamp };
+        next.metadata = {
+          ...next.metadata,
+          namespace,
+          name,
+          uid: existing.metadata.uid,
+          creationTimestamp: existing.metadata.creationTimestamp,
+        };
         this.validate(resource, next, existing);
         return { status: 200, object: this.store(resource, next, false) };
       }
@@ -343,12 +393,22 @@ export class FakeApiServer {
         const options = (body.length ? parseJson(body) : {}) as { preconditions?: { uid?: string } };
         const uid = options.preconditions?.uid;
         if (uid && uid !== existing.metadata.uid) {
-          throw conflict(resource, name!, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${existing.metadata.uid}`);
+          throw conflict(
+            resource,
+            name!,
+            `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${existing.metadata.uid}`,
+          );
         }
         this.objects.delete(key(resource, namespace, name!));
         return {
           status: 200,
-          object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, kind: resource, uid: existing.metadata.uid } },
+          object: {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Success',
+            details: { name, kind: resource, uid: existing.metadata.uid },
+          },
         };
       }
     }
@@ -358,11 +418,19 @@ export class FakeApiServer {
     const name = existing.metadata.name;
     const uid = next.metadata?.uid;
     if (uid && uid !== existing.metadata.uid) {
-      throw conflict(resource, name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${existing.metadata.uid}`);
+      throw conflict(
+        resource,
+        name,
+        `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${existing.metadata.uid}`,
+      );
     }
     const rv = next.metadata?.resourceVersion;
     if (rv && rv !== existing.metadata.resourceVersion) {
-      throw conflict(resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
+      throw conflict(
+        resource,
+        name,
+        'the object has been modified; please apply your changes to the latest version and try again',
+      );
     }
   }
 
@@ -377,13 +445,20 @@ export class FakeApiServer {
     const limit = Number(url.searchParams.get('limit') ?? 0) || all.length;
     const page = all.slice(offset, offset + limit);
     const more = offset + limit < all.length;
-    const listMeta = { resourceVersion: String(this.resourceVersion), ...(more && { continue: String(offset + limit) }) };
+    const listMeta = {
+      resourceVersion: String(this.resourceVersion),
+      ...(more && { continue: String(offset + limit) }),
+    };
     if (accept?.includes('as=PartialObjectMetadataList')) {
       return {
         kind: 'PartialObjectMetadataList',
         apiVersion: 'meta.k8s.io/v1',
         metadata: listMeta,
-        items: page.map((object) => ({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: object.metadata })),
+        items: page.map((object) => ({
+          kind: 'PartialObjectMetadata',
+          apiVersion: 'meta.k8s.io/v1',
+          metadata: object.metadata,
+        })),
       };
     }
     const { apiVersion, kind } = RESOURCE_INFO[resource];
@@ -397,12 +472,22 @@ export class FakeApiServer {
     const meta = object.metadata ?? {};
 
     if (!meta.name) fail('FieldValueRequired', 'metadata.name', 'Required value: name or generateName is required');
-    else if (!isDnsSubdomain(meta.name)) fail('FieldValueInvalid', 'metadata.name', `Invalid value: ${JSON.stringify(meta.name)}: ${DNS_SUBDOMAIN_RULE}`);
+    else if (!isDnsSubdomain(meta.name))
+      fail('FieldValueInvalid', 'metadata.name', `Invalid value: ${JSON.stringify(meta.name)}: ${DNS_SUBDOMAIN_RULE}`);
 
     for (const [labelKey, value] of Object.entries<string>(meta.labels ?? {})) {
-      if (!isQualifiedName(labelKey)) fail('FieldValueInvalid', 'metadata.labels', `Invalid value: ${JSON.stringify(labelKey)}: ${QUALIFIED_NAME_RULE}`);
+      if (!isQualifiedName(labelKey))
+        fail(
+          'FieldValueInvalid',
+          'metadata.labels',
+          `Invalid value: ${JSON.stringify(labelKey)}: ${QUALIFIED_NAME_RULE}`,
+        );
       if (typeof value !== 'string' || value.length > 63) {
-        fail('FieldValueInvalid', 'metadata.labels', `Invalid value: ${JSON.stringify(value)}: must be no more than 63 characters`);
+        fail(
+          'FieldValueInvalid',
+          'metadata.labels',
+          `Invalid value: ${JSON.stringify(value)}: must be no more than 63 characters`,
+        );
       } else if (!LABEL_VALUE.test(value)) {
         fail('FieldValueInvalid', 'metadata.labels', `Invalid value: ${JSON.stringify(value)}: ${LABEL_VALUE_RULE}`);
       }
@@ -411,15 +496,21 @@ export class FakeApiServer {
     let annotationBytes = 0;
     for (const [annotationKey, value] of Object.entries<string>(meta.annotations ?? {})) {
       if (!isQualifiedName(annotationKey)) {
-        fail('FieldValueInvalid', 'metadata.annotations', `Invalid value: ${JSON.stringify(annotationKey)}: ${QUALIFIED_NAME_RULE}`);
+        fail(
+          'FieldValueInvalid',
+          'metadata.annotations',
+          `Invalid value: ${JSON.stringify(annotationKey)}: ${QUALIFIED_NAME_RULE}`,
+        );
       }
       annotationBytes += Buffer.byteLength(annotationKey) + Buffer.byteLength(String(value));
     }
-    if (annotationBytes > MAX_ANNOTATIONS_BYTES) fail('FieldValueTooLong', 'metadata.annotations', `Too long: must have at most ${MAX_ANNOTATIONS_BYTES} bytes`);
+    if (annotationBytes > MAX_ANNOTATIONS_BYTES)
+      fail('FieldValueTooLong', 'metadata.annotations', `Too long: must have at most ${MAX_ANNOTATIONS_BYTES} bytes`);
 
     for (const [index, owner] of (meta.ownerReferences ?? []).entries()) {
       for (const field of ['apiVersion', 'kind', 'name', 'uid']) {
-        if (!owner?.[field]) fail('FieldValueRequired', `metadata.ownerReferences[${index}].${field}`, 'Required value');
+        if (!owner?.[field])
+          fail('FieldValueRequired', `metadata.ownerReferences[${index}].${field}`, 'Required value');
       }
     }
 
@@ -439,7 +530,9 @@ export class FakeApiServer {
     stored.metadata.resourceVersion = String(++this.resourceVersion);
     if (isNew) {
       stored.metadata.uid = randomUUID();
-      stored.metadata.creationTimestamp = this.now().toISOString().replace(/\.\d+Z$/, 'Z');
+      stored.metadata.creationTimestamp = this.now()
+        .toISOString()
+        .replace(/\.\d+Z$/, 'Z');
     }
     this.objects.set(key(resource, stored.metadata.namespace, stored.metadata.name), stored);
     return structuredClone(stored);
@@ -453,18 +546,27 @@ const LABEL_VALUE_RULE =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const IMMUTABLE_RULE = 'Forbidden: field is immutable when `immutable` is set';
 
-function validateSecret(secret: KubeObject, existing: KubeObject | undefined, fail: (reason: string, field: string, message: string) => void): void {
+function validateSecret(
+  secret: KubeObject,
+  existing: KubeObject | undefined,
+  fail: (reason: string, field: string, message: string) => void,
+): void {
   // stringData is write-only: it is merged into data.
   if (secret.stringData) {
     secret.data = { ...secret.data };
-    for (const [dataKey, value] of Object.entries<string>(secret.stringData)) secret.data[dataKey] = Buffer.from(value).toString('base64');
+    for (const [dataKey, value] of Object.entries<string>(secret.stringData))
+      secret.data[dataKey] = Buffer.from(value).toString('base64');
     delete secret.stringData;
   }
   // The limit counts decoded bytes, not the base64 in the request.
   let dataBytes = 0;
   for (const [dataKey, value] of Object.entries<string>(secret.data ?? {})) {
     if (!/^[-._a-zA-Z0-9]+$/.test(dataKey)) {
-      fail('FieldValueInvalid', `data[${dataKey}]`, `Invalid value: ${JSON.stringify(dataKey)}: a valid config key must consist of alphanumeric characters, '-', '_' or '.'`);
+      fail(
+        'FieldValueInvalid',
+        `data[${dataKey}]`,
+        `Invalid value: ${JSON.stringify(dataKey)}: a valid config key must consist of alphanumeric characters, '-', '_' or '.'`,
+      );
     }
     if (typeof value !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(value)) {
       fail('FieldValueInvalid', `data[${dataKey}]`, 'Invalid value: illegal base64 data');
@@ -472,9 +574,11 @@ function validateSecret(secret: KubeObject, existing: KubeObject | undefined, fa
     }
     dataBytes += Buffer.from(value, 'base64').length;
   }
-  if (dataBytes > MAX_SECRET_DATA_BYTES) fail('FieldValueTooLong', 'data', `Too long: must have at most ${MAX_SECRET_DATA_BYTES} bytes`);
+  if (dataBytes > MAX_SECRET_DATA_BYTES)
+    fail('FieldValueTooLong', 'data', `Too long: must have at most ${MAX_SECRET_DATA_BYTES} bytes`);
   if (existing?.immutable) {
-    if (JSON.stringify(secret.data ?? {}) !== JSON.stringify(existing.data ?? {})) fail('FieldValueForbidden', 'data', IMMUTABLE_RULE);
+    if (JSON.stringify(secret.data ?? {}) !== JSON.stringify(existing.data ?? {}))
+      fail('FieldValueForbidden', 'data', IMMUTABLE_RULE);
     if (secret.immutable !== true) fail('FieldValueForbidden', 'immutable', IMMUTABLE_RULE);
   }
 }
@@ -502,22 +606,31 @@ function parseRoute(method: string, pathname: string): Route | undefined {
   const namespace = decodeURIComponent(match[1]);
   const name = match[3] === undefined ? undefined : decodeURIComponent(match[3]);
   const verbs: Record<string, Verb | undefined> =
-    name === undefined ? { GET: 'list', POST: 'create' } : { GET: 'get', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+    name === undefined
+      ? { GET: 'list', POST: 'create' }
+      : { GET: 'get', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
   const verb = verbs[method];
   return verb && { verb, resource, namespace, name };
 }
 
 const matches = (match: FaultMatch, route: Route) =>
-  (!match.verb || match.verb === route.verb) && (!match.resource || match.resource === route.resource) && (!match.name || match.name === route.name);
+  (!match.verb || match.verb === route.verb) &&
+  (!match.resource || match.resource === route.resource) &&
+  (!match.name || match.name === route.name);
 
 const conflict = (resource: Resource, name: string, why: string) =>
   new HttpError(
     409,
-    statusBody(409, 'Conflict', `Operation cannot be fulfilled on ${RESOURCE_INFO[resource].qualified} "${name}": ${why}`, {
-      name,
-      group: RESOURCE_INFO[resource].group,
-      kind: resource,
-    }),
+    statusBody(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ${RESOURCE_INFO[resource].qualified} "${name}": ${why}`,
+      {
+        name,
+        group: RESOURCE_INFO[resource].group,
+        kind: resource,
+      },
+    ),
   );
 
 // The real server reads at most 3 MiB of a body and answers 413 beyond. The whole body is read
@@ -531,7 +644,10 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
     if (size <= MAX_REQUEST_BODY_BYTES) parts.push(part);
   }
   if (size > MAX_REQUEST_BODY_BYTES) {
-    throw new HttpError(413, statusBody(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${MAX_REQUEST_BODY_BYTES}`));
+    throw new HttpError(
+      413,
+      statusBody(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${MAX_REQUEST_BODY_BYTES}`),
+    );
   }
   return Buffer.concat(parts);
 }
@@ -577,13 +693,15 @@ function parseSelector(text: string): (labels: Record<string, string>) => boolea
     if ((m = /^(\S+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(term))) {
       const [, labelKey, op, list] = m;
       const values = list.split(',').map((v) => v.trim());
-      requirements.push((labels) => (op === 'in' ? values.includes(labels[labelKey]) : !values.includes(labels[labelKey])));
+      requirements.push((labels) =>
+        op === 'in' ? values.includes(labels[labelKey]) : !values.includes(labels[labelKey]),
+      );
     } else if ((m = /^([^!=\s]+)\s*(==|=|!=)\s*([^=\s]*)$/.exec(term))) {
       const [, labelKey, op, value] = m;
       requirements.push((labels) => (op === '!=' ? labels[labelKey] !== value : labels[labelKey] === value));
     } else if ((m = /^(!?)([^!=\s]+)$/.exec(term))) {
       const [, not, labelKey] = m;
-      requirements.push((labels) => (labelKey in labels) !== (not === '!'));
+      requirements.push((labels) => labelKey in labels !== (not === '!'));
     } else {
       throw new HttpError(400, statusBody(400, 'BadRequest', `unable to parse requirement: ${JSON.stringify(term)}`));
     }
@@ -615,13 +733,58 @@ function testPki(): Promise<Pki> {
     try {
       const file = (name: string) => join(dir, name);
       const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-      await run('openssl', ['req', '-x509', ...ec, '-keyout', file('ca.key'), '-out', file('ca.crt'), '-days', '2', '-subj', '/CN=fake-apiserver-ca',
-        '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-      await run('openssl', ['req', '-new', ...ec, '-keyout', file('server.key'), '-out', file('server.csr'), '-subj', '/CN=kube-apiserver']);
-      await writeFile(file('server.ext'), 'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n');
-      await run('openssl', ['x509', '-req', '-in', file('server.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial',
-        '-out', file('server.crt'), '-days', '2', '-extfile', file('server.ext')]);
-      const [caCert, serverKey, serverCert] = await Promise.all(['ca.crt', 'server.key', 'server.crt'].map((name) => readFile(file(name), 'utf8')));
+      await run('openssl', [
+        'req',
+        '-x509',
+        ...ec,
+        '-keyout',
+        file('ca.key'),
+        '-out',
+        file('ca.crt'),
+        '-days',
+        '2',
+        '-subj',
+        '/CN=fake-apiserver-ca',
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign,cRLSign',
+      ]);
+      await run('openssl', [
+        'req',
+        '-new',
+        ...ec,
+        '-keyout',
+        file('server.key'),
+        '-out',
+        file('server.csr'),
+        '-subj',
+        '/CN=kube-apiserver',
+      ]);
+      await writeFile(
+        file('server.ext'),
+        'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n',
+      );
+      await run('openssl', [
+        'x509',
+        '-req',
+        '-in',
+        file('server.csr'),
+        '-CA',
+        file('ca.crt'),
+        '-CAkey',
+        file('ca.key'),
+        '-CAcreateserial',
+        '-out',
+        file('server.crt'),
+        '-days',
+        '2',
+        '-extfile',
+        file('server.ext'),
+      ]);
+      const [caCert, serverKey, serverCert] = await Promise.all(
+        ['ca.crt', 'server.key', 'server.crt'].map((name) => readFile(file(name), 'utf8')),
+      );
       return { caCert, serverKey, serverCert };
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -93,7 +93,9 @@ export class FakeS3 {
     options: FakeS3Options,
   ) {
     this.buckets = new Set(options.buckets ?? ['captf-artifacts']);
-    this.grants = new Map(Object.entries(options.grants ?? { AKIDFAKES3EXAMPLE: { secretAccessKey: 'fake-secret-key', prefixes: [''] } }));
+    this.grants = new Map(
+      Object.entries(options.grants ?? { AKIDFAKES3EXAMPLE: { secretAccessKey: 'fake-secret-key', prefixes: [''] } }),
+    );
     this.pageSize = options.pageSize ?? 1000;
     this.webIdentities = new Map(Object.entries(options.webIdentities ?? {}));
     this.podIdentities = new Map(Object.entries(options.podIdentities ?? {}));
@@ -122,7 +124,11 @@ export class FakeS3 {
    * no instance metadata: nothing leaves the machine).
    */
   env(accessKeyId = [...this.grants.keys()][0]!): Record<string, string> {
-    return { ...this.sdkSettings(), AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: this.grants.get(accessKeyId)!.secretAccessKey };
+    return {
+      ...this.sdkSettings(),
+      AWS_ACCESS_KEY_ID: accessKeyId,
+      AWS_SECRET_ACCESS_KEY: this.grants.get(accessKeyId)!.secretAccessKey,
+    };
   }
 
   /**
@@ -130,7 +136,12 @@ export class FakeS3 {
    * all), with S3 and STS pointed at this fake: the SDK exchanges the token for temporary credentials.
    */
   webIdentityEnv(roleArn: string, tokenFile: string): Record<string, string> {
-    return { ...this.sdkSettings(), AWS_ENDPOINT_URL_STS: this.endpoint, AWS_ROLE_ARN: roleArn, AWS_WEB_IDENTITY_TOKEN_FILE: tokenFile };
+    return {
+      ...this.sdkSettings(),
+      AWS_ENDPOINT_URL_STS: this.endpoint,
+      AWS_ROLE_ARN: roleArn,
+      AWS_WEB_IDENTITY_TOKEN_FILE: tokenFile,
+    };
   }
 
   /**
@@ -138,11 +149,21 @@ export class FakeS3 {
    * the agent's endpoint served by this fake on loopback, which the SDK allows over plain HTTP.
    */
   podIdentityEnv(tokenFile: string): Record<string, string> {
-    return { ...this.sdkSettings(), AWS_CONTAINER_CREDENTIALS_FULL_URI: `${this.endpoint}${POD_IDENTITY_PATH}`, AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE: tokenFile };
+    return {
+      ...this.sdkSettings(),
+      AWS_CONTAINER_CREDENTIALS_FULL_URI: `${this.endpoint}${POD_IDENTITY_PATH}`,
+      AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE: tokenFile,
+    };
   }
 
   private sdkSettings(): Record<string, string> {
-    return { AWS_ENDPOINT_URL_S3: this.endpoint, AWS_REGION: REGION, AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: '/dev/null', AWS_SHARED_CREDENTIALS_FILE: '/dev/null' };
+    return {
+      AWS_ENDPOINT_URL_S3: this.endpoint,
+      AWS_REGION: REGION,
+      AWS_EC2_METADATA_DISABLED: 'true',
+      AWS_CONFIG_FILE: '/dev/null',
+      AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+    };
   }
 
   injectFaults(match: S3FaultMatch, ...faults: S3Fault[]): void {
@@ -155,7 +176,10 @@ export class FakeS3 {
 
   /** Keys of a bucket under a prefix, in order. */
   keys(bucket: string, prefix = ''): string[] {
-    return [...this.objects.keys()].filter((k) => k.startsWith(`${bucket}/${prefix}`)).map((k) => k.slice(bucket.length + 1)).sort();
+    return [...this.objects.keys()]
+      .filter((k) => k.startsWith(`${bucket}/${prefix}`))
+      .map((k) => k.slice(bucket.length + 1))
+      .sort();
   }
 
   /** Puts or replaces an object behind the store's back. */
@@ -171,9 +195,21 @@ export class FakeS3 {
     const url = new URL(req.url ?? '/', 'http://fake');
     const [, bucket = '', ...rest] = url.pathname.split('/');
     const key = rest.map(decodeURIComponent).join('/');
-    const list = req.method === 'GET' && key === '' && url.searchParams.get('list-type') === '2' ? (url.searchParams.get('prefix') ?? '') : undefined;
+    const list =
+      req.method === 'GET' && key === '' && url.searchParams.get('list-type') === '2'
+        ? (url.searchParams.get('prefix') ?? '')
+        : undefined;
     const body = await readAll(req);
-    const record: S3Request = { method: req.method ?? 'GET', bucket, key, ...(list !== undefined && { list }), accessKeyId: undefined, status: 0, requestBytes: body.length, responseBytes: 0 };
+    const record: S3Request = {
+      method: req.method ?? 'GET',
+      bucket,
+      key,
+      ...(list !== undefined && { list }),
+      accessKeyId: undefined,
+      status: 0,
+      requestBytes: body.length,
+      responseBytes: 0,
+    };
     this.requests.push(record);
     let loseAnswer = false;
     const answer = (status: number, payload: string | Buffer = '', headers: Record<string, string> = {}) => {
@@ -185,16 +221,32 @@ export class FakeS3 {
         return;
       }
       record.responseBytes = req.method === 'HEAD' ? 0 : bytes.length;
-      res.writeHead(status, { 'x-amz-request-id': randomUUID(), 'content-length': String(bytes.length), ...(bytes.length && typeof payload === 'string' && { 'content-type': 'application/xml' }), ...headers });
+      res.writeHead(status, {
+        'x-amz-request-id': randomUUID(),
+        'content-length': String(bytes.length),
+        ...(bytes.length && typeof payload === 'string' && { 'content-type': 'application/xml' }),
+        ...headers,
+      });
       res.end(req.method === 'HEAD' ? undefined : bytes);
     };
     const fail = (status: number, code: string, message: string, extra = '') =>
-      answer(status, req.method === 'HEAD' ? '' : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${xml(message)}</Message>${extra}<RequestId>${randomUUID()}</RequestId></Error>`);
+      answer(
+        status,
+        req.method === 'HEAD'
+          ? ''
+          : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${xml(message)}</Message>${extra}<RequestId>${randomUUID()}</RequestId></Error>`,
+      );
 
-    if (req.method === 'POST' && url.pathname === '/') return this.assumeRoleWithWebIdentity(new URLSearchParams(body.toString('utf8')), answer, fail);
-    if (req.method === 'GET' && url.pathname === POD_IDENTITY_PATH) return this.podIdentityCredentials(String(req.headers.authorization ?? ''), answer);
+    if (req.method === 'POST' && url.pathname === '/')
+      return this.assumeRoleWithWebIdentity(new URLSearchParams(body.toString('utf8')), answer, fail);
+    if (req.method === 'GET' && url.pathname === POD_IDENTITY_PATH)
+      return this.podIdentityCredentials(String(req.headers.authorization ?? ''), answer);
 
-    const faultAt = this.faults.findIndex(({ match }) => (!match.method || match.method === req.method) && (match.key === undefined || (list ?? key).startsWith(match.key)));
+    const faultAt = this.faults.findIndex(
+      ({ match }) =>
+        (!match.method || match.method === req.method) &&
+        (match.key === undefined || (list ?? key).startsWith(match.key)),
+    );
     if (faultAt >= 0) {
       const [{ fault }] = this.faults.splice(faultAt, 1);
       if ('reset' in fault) {
@@ -215,9 +267,16 @@ export class FakeS3 {
     const auth = this.authenticate(req, url, body);
     if ('error' in auth) return fail(auth.status, auth.error, auth.message);
     record.accessKeyId = auth.accessKeyId;
-    if (!this.buckets.has(bucket)) return fail(404, 'NoSuchBucket', 'The specified bucket does not exist', `<BucketName>${xml(bucket)}</BucketName>`);
+    if (!this.buckets.has(bucket))
+      return fail(
+        404,
+        'NoSuchBucket',
+        'The specified bucket does not exist',
+        `<BucketName>${xml(bucket)}</BucketName>`,
+      );
     const reached = `${bucket}/${list ?? key}`;
-    if (!auth.grant.prefixes.some((prefix) => reached.startsWith(prefix))) return fail(403, 'AccessDenied', 'Access Denied');
+    if (!auth.grant.prefixes.some((prefix) => reached.startsWith(prefix)))
+      return fail(403, 'AccessDenied', 'Access Denied');
 
     const id = `${bucket}/${key}`;
     const stored = this.objects.get(id);
@@ -225,7 +284,12 @@ export class FakeS3 {
       case 'PUT': {
         if (!key) return fail(400, 'InvalidRequest', 'a key is required');
         if (req.headers['if-none-match'] === '*' && stored) {
-          return fail(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', '<Condition>If-None-Match</Condition>');
+          return fail(
+            412,
+            'PreconditionFailed',
+            'At least one of the pre-conditions you specified did not hold',
+            '<Condition>If-None-Match</Condition>',
+          );
         }
         const claimed = req.headers['x-amz-checksum-sha256'];
         if (typeof claimed === 'string' && claimed !== sha256Base64(body)) {
@@ -234,20 +298,31 @@ export class FakeS3 {
         const data = this.alterPut ? this.alterPut(key, Buffer.from(body)) : body;
         const object = { data, lastModified: this.now(), etag: md5(data) };
         this.objects.set(id, object);
-        return answer(200, '', { etag: `"${object.etag}"`, ...(typeof claimed === 'string' && { 'x-amz-checksum-sha256': sha256Base64(data) }) });
+        return answer(200, '', {
+          etag: `"${object.etag}"`,
+          ...(typeof claimed === 'string' && { 'x-amz-checksum-sha256': sha256Base64(data) }),
+        });
       }
       case 'GET':
       case 'HEAD': {
         if (list !== undefined) return answer(200, this.listPage(bucket, list, url));
         if (!stored) return fail(404, 'NoSuchKey', 'The specified key does not exist.', `<Key>${xml(key)}</Key>`);
-        const headers: Record<string, string> = { etag: `"${stored.etag}"`, 'last-modified': stored.lastModified.toUTCString(), 'content-type': 'application/octet-stream' };
-        if (req.headers['x-amz-checksum-mode'] === 'ENABLED') headers['x-amz-checksum-sha256'] = sha256Base64(stored.data);
+        const headers: Record<string, string> = {
+          etag: `"${stored.etag}"`,
+          'last-modified': stored.lastModified.toUTCString(),
+          'content-type': 'application/octet-stream',
+        };
+        if (req.headers['x-amz-checksum-mode'] === 'ENABLED')
+          headers['x-amz-checksum-sha256'] = sha256Base64(stored.data);
         const range = /^bytes=(\d+)-(\d*)$/.exec(String(req.headers.range ?? ''));
         if (!range) return answer(200, stored.data, headers);
         const start = Number(range[1]);
         const end = Math.min(range[2] ? Number(range[2]) : stored.data.length - 1, stored.data.length - 1);
         if (start >= stored.data.length) return fail(416, 'InvalidRange', 'The requested range is not satisfiable');
-        return answer(206, stored.data.subarray(start, end + 1), { ...headers, 'content-range': `bytes ${start}-${end}/${stored.data.length}` });
+        return answer(206, stored.data.subarray(start, end + 1), {
+          ...headers,
+          'content-range': `bytes ${start}-${end}/${stored.data.length}`,
+        });
       }
       case 'DELETE':
         this.objects.delete(id);
@@ -258,10 +333,16 @@ export class FakeS3 {
   }
 
   /** STS (the query protocol, unsigned as the SDK sends it): a known token for its role gives temporary credentials, valid as its grant says. */
-  private assumeRoleWithWebIdentity(form: URLSearchParams, answer: (status: number, payload: string) => void, fail: (status: number, code: string, message: string) => void): void {
+  private assumeRoleWithWebIdentity(
+    form: URLSearchParams,
+    answer: (status: number, payload: string) => void,
+    fail: (status: number, code: string, message: string) => void,
+  ): void {
     const identity = this.webIdentities.get(form.get('WebIdentityToken') ?? '');
-    if (form.get('Action') !== 'AssumeRoleWithWebIdentity') return fail(400, 'InvalidAction', 'only AssumeRoleWithWebIdentity is served here');
-    if (!identity || identity.roleArn !== form.get('RoleArn')) return fail(403, 'AccessDenied', 'Not authorized to perform sts:AssumeRoleWithWebIdentity');
+    if (form.get('Action') !== 'AssumeRoleWithWebIdentity')
+      return fail(400, 'InvalidAction', 'only AssumeRoleWithWebIdentity is served here');
+    if (!identity || identity.roleArn !== form.get('RoleArn'))
+      return fail(403, 'AccessDenied', 'Not authorized to perform sts:AssumeRoleWithWebIdentity');
     const { accessKeyId, sessionToken, expiration } = this.issueTemporary(identity.grant);
     answer(
       200,
@@ -274,7 +355,16 @@ export class FakeS3 {
     const grant = this.podIdentities.get(token);
     if (!grant) return answer(403, JSON.stringify({ message: 'the pod identity token is not valid' }));
     const { accessKeyId, sessionToken, expiration } = this.issueTemporary(grant);
-    answer(200, JSON.stringify({ AccessKeyId: accessKeyId, SecretAccessKey: grant.secretAccessKey, Token: sessionToken, AccountId: '123456789012', Expiration: expiration }));
+    answer(
+      200,
+      JSON.stringify({
+        AccessKeyId: accessKeyId,
+        SecretAccessKey: grant.secretAccessKey,
+        Token: sessionToken,
+        AccountId: '123456789012',
+        Expiration: expiration,
+      }),
+    );
   }
 
   /** Temporary credentials (`ASIA…`, valid for an hour) for a grant: every request must carry their session token. */
@@ -301,41 +391,106 @@ export class FakeS3 {
         return `<Contents><Key>${xml(k)}</Key><LastModified>${object.lastModified.toISOString()}</LastModified><ETag>"${object.etag}"</ETag><Size>${object.data.length}</Size><StorageClass>STANDARD</StorageClass></Contents>`;
       })
       .join('');
-    const next = truncated ? `<NextContinuationToken>${Buffer.from(page.at(-1)!).toString('base64url')}</NextContinuationToken>` : '';
+    const next = truncated
+      ? `<NextContinuationToken>${Buffer.from(page.at(-1)!).toString('base64url')}</NextContinuationToken>`
+      : '';
     return `<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>${xml(bucket)}</Name><Prefix>${xml(prefix)}</Prefix><KeyCount>${page.length}</KeyCount><MaxKeys>${maxKeys}</MaxKeys><IsTruncated>${truncated}</IsTruncated>${after ? `<ContinuationToken>${xml(after)}</ContinuationToken>` : ''}${next}${contents}</ListBucketResult>`;
   }
 
   /** AWS Signature Version 4, recomputed from the request as it arrived and the key's secret. */
-  private authenticate(req: IncomingMessage, url: URL, body: Buffer): { accessKeyId: string; grant: S3Grant } | { status: number; error: string; message: string } {
+  private authenticate(
+    req: IncomingMessage,
+    url: URL,
+    body: Buffer,
+  ): { accessKeyId: string; grant: S3Grant } | { status: number; error: string; message: string } {
     const header = String(req.headers.authorization ?? '');
-    const parsed = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/s3\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(header);
-    if (!parsed) return { status: 403, error: 'AccessDenied', message: 'an AWS Signature Version 4 Authorization header is required' };
-    const [, accessKeyId, day, region, signedHeaders, signature] = parsed as unknown as [string, string, string, string, string, string];
+    const parsed =
+      /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/s3\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(
+        header,
+      );
+    if (!parsed)
+      return {
+        status: 403,
+        error: 'AccessDenied',
+        message: 'an AWS Signature Version 4 Authorization header is required',
+      };
+    const [, accessKeyId, day, region, signedHeaders, signature] = parsed as unknown as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     const grant = this.grants.get(accessKeyId);
-    if (!grant) return { status: 403, error: 'InvalidAccessKeyId', message: 'The AWS Access Key Id you provided does not exist in our records.' };
+    if (!grant)
+      return {
+        status: 403,
+        error: 'InvalidAccessKeyId',
+        message: 'The AWS Access Key Id you provided does not exist in our records.',
+      };
     const amzDate = String(req.headers['x-amz-date'] ?? '');
     const payloadHash = String(req.headers['x-amz-content-sha256'] ?? '');
-    if (!amzDate.startsWith(day) || region !== REGION || !payloadHash) return { status: 403, error: 'AccessDenied', message: 'x-amz-date, the region and x-amz-content-sha256 must match the credential scope' };
+    if (!amzDate.startsWith(day) || region !== REGION || !payloadHash)
+      return {
+        status: 403,
+        error: 'AccessDenied',
+        message: 'x-amz-date, the region and x-amz-content-sha256 must match the credential scope',
+      };
     if (/^[0-9a-f]{64}$/.test(payloadHash) && payloadHash !== createHash('sha256').update(body).digest('hex')) {
-      return { status: 400, error: 'XAmzContentSHA256Mismatch', message: "The provided 'x-amz-content-sha256' header does not match what was computed." };
+      return {
+        status: 400,
+        error: 'XAmzContentSHA256Mismatch',
+        message: "The provided 'x-amz-content-sha256' header does not match what was computed.",
+      };
     }
     const names = signedHeaders.split(';');
-    if (!names.includes('host') || !names.includes('x-amz-date')) return { status: 403, error: 'AccessDenied', message: 'host and x-amz-date must be signed' };
-    if (grant.sessionToken !== undefined && (req.headers['x-amz-security-token'] !== grant.sessionToken || !names.includes('x-amz-security-token'))) {
+    if (!names.includes('host') || !names.includes('x-amz-date'))
+      return { status: 403, error: 'AccessDenied', message: 'host and x-amz-date must be signed' };
+    if (
+      grant.sessionToken !== undefined &&
+      (req.headers['x-amz-security-token'] !== grant.sessionToken || !names.includes('x-amz-security-token'))
+    ) {
       return { status: 403, error: 'InvalidToken', message: 'The provided token is malformed or otherwise invalid.' };
     }
-    const canonicalHeaders = names.map((name) => `${name}:${String(req.headers[name] ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
+    const canonicalHeaders = names
+      .map(
+        (name) =>
+          `${name}:${String(req.headers[name] ?? '')
+            .trim()
+            .replace(/\s+/g, ' ')}\n`,
+      )
+      .join('');
     const canonicalQuery = [...url.searchParams.entries()]
       .map(([k, v]) => [rfc3986(k), rfc3986(v)])
       .sort(([a, x], [b, y]) => (a! < b! ? -1 : a! > b! ? 1 : x! < y! ? -1 : x! > y! ? 1 : 0))
       .map(([k, v]) => `${k}=${v}`)
       .join('&');
-    const canonicalRequest = [req.method, url.pathname, canonicalQuery, canonicalHeaders, signedHeaders, payloadHash].join('\n');
+    const canonicalRequest = [
+      req.method,
+      url.pathname,
+      canonicalQuery,
+      canonicalHeaders,
+      signedHeaders,
+      payloadHash,
+    ].join('\n');
     const scope = `${day}/${region}/s3/aws4_request`;
-    const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonicalRequest).digest('hex')].join('\n');
-    const signingKey = ['s3', 'aws4_request'].reduce((k, part) => hmac(k, part), hmac(hmac(`AWS4${grant.secretAccessKey}`, day), region));
+    const stringToSign = [
+      'AWS4-HMAC-SHA256',
+      amzDate,
+      scope,
+      createHash('sha256').update(canonicalRequest).digest('hex'),
+    ].join('\n');
+    const signingKey = ['s3', 'aws4_request'].reduce(
+      (k, part) => hmac(k, part),
+      hmac(hmac(`AWS4${grant.secretAccessKey}`, day), region),
+    );
     if (hmac(signingKey, stringToSign).toString('hex') !== signature) {
-      return { status: 403, error: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided.' };
+      return {
+        status: 403,
+        error: 'SignatureDoesNotMatch',
+        message: 'The request signature we calculated does not match the signature you provided.',
+      };
     }
     return { accessKeyId, grant };
   }
@@ -347,8 +502,10 @@ const POD_IDENTITY_PATH = '/v1/credentials';
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
 const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
 const sha256Base64 = (data: Buffer) => createHash('sha256').update(data).digest('base64');
-const rfc3986 = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const rfc3986 = (text: string) =>
+  encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const xml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 async function readAll(req: IncomingMessage): Promise<Buffer> {
   const parts: Buffer[] = [];

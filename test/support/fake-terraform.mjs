@@ -63,7 +63,18 @@ import { constants } from 'node:os';
 
 const MISCONFIGURED = 97; // the test set the fake up wrongly: distinct from anything terraform exits with
 const DEFAULT_HUGE_BYTES = 200 * 1024 * 1024;
-const STEPS = ['version', 'init', 'validate', 'plan', 'show', 'apply', 'output', 'state-pull', 'state-push', 'force-unlock'];
+const STEPS = [
+  'version',
+  'init',
+  'validate',
+  'plan',
+  'show',
+  'apply',
+  'output',
+  'state-pull',
+  'state-push',
+  'force-unlock',
+];
 const isByteCount = (arg) => /^[1-9]\d*$/.test(arg);
 const FAULTS = {
   'leak-secret': { arg: 'none' },
@@ -107,7 +118,8 @@ function parseCommandLine(argv) {
   while (args[0]?.startsWith('-')) {
     const option = args.shift();
     if (option.startsWith('-chdir=')) chdir = option.slice('-chdir='.length);
-    else if (option === '-version' || option === '--version' || option === '-v') return { step: 'version', args: [], chdir };
+    else if (option === '-version' || option === '--version' || option === '-v')
+      return { step: 'version', args: [], chdir };
     else fail(1, `unsupported global option ${option}`);
   }
   const command = args.shift();
@@ -121,8 +133,19 @@ function parseCommandLine(argv) {
 }
 
 // Flags that take a value: like terraform (Go's flag package) they accept `-out=FILE` and `-out FILE`.
-const VALUE_FLAGS = new Set(['out', 'var', 'var-file', 'lock-timeout', 'backend-config', 'replace', 'target',
-  'parallelism', 'state', 'state-out', 'backup']);
+const VALUE_FLAGS = new Set([
+  'out',
+  'var',
+  'var-file',
+  'lock-timeout',
+  'backend-config',
+  'replace',
+  'target',
+  'parallelism',
+  'state',
+  'state-out',
+  'backup',
+]);
 
 /** `-name=value`, `-name value` (VALUE_FLAGS) or `-name` (true); other arguments are positional. */
 function parseFlags(args) {
@@ -144,7 +167,10 @@ function parseFlags(args) {
 
 function faultsFor(step) {
   const faults = new Map();
-  for (const entry of (env.FAKE_TF_FAULT ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (env.FAKE_TF_FAULT ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const match = /^([a-z*-]+):([a-z-]+)(?:=(.*))?$/.exec(entry);
     if (!match) misconfigured(`bad FAKE_TF_FAULT entry "${entry}" (want STEP:FAULT[=ARG])`);
     const [, faultStep, name, arg] = match;
@@ -174,11 +200,15 @@ function handleInterrupts(faults) {
       if (faults.has('ignore-interrupts')) {
         process.stderr.write('Interrupt received.\nPlease wait for Terraform to exit or data loss may occur.\n');
       } else if (interrupts === 1 && faults.has('ignore-first-interrupt')) {
-        process.stderr.write('Interrupt received.\nPlease wait for Terraform to exit or data loss may occur.\n'
-          + 'Gracefully shutting down...\nStopping operation...\n');
+        process.stderr.write(
+          'Interrupt received.\nPlease wait for Terraform to exit or data loss may occur.\n' +
+            'Gracefully shutting down...\nStopping operation...\n',
+        );
       } else if (interrupts === 1) {
-        process.stderr.write('Interrupt received.\nPlease wait for Terraform to exit or data loss may occur.\n'
-          + 'Gracefully shutting down...\n');
+        process.stderr.write(
+          'Interrupt received.\nPlease wait for Terraform to exit or data loss may occur.\n' +
+            'Gracefully shutting down...\n',
+        );
         fail(1, 'execution halted');
       } else {
         fail(1, 'Two interrupts received. Exiting immediately. Note that data loss may have occurred.');
@@ -256,8 +286,9 @@ function hugePlanChunks(totalBytes) {
       phase = 'body';
       text = `{"format_version":"1.2","terraform_version":${JSON.stringify(version)},"planned_values":{"root_module":{}},"resource_changes":[`;
     } else if (phase === 'body' && written < totalBytes) {
-      const entries = Array.from({ length: 100 }, () => index++)
-        .map((i) => JSON.stringify(resourceChange(`terraform_data.huge[${i}]`, ['create'], { padding: 'x'.repeat(900) })));
+      const entries = Array.from({ length: 100 }, () => index++).map((i) =>
+        JSON.stringify(resourceChange(`terraform_data.huge[${i}]`, ['create'], { padding: 'x'.repeat(900) })),
+      );
       text = `${index > 100 ? ',' : ''}${entries.join(',')}`;
     } else if (phase === 'body') {
       phase = 'done';
@@ -271,9 +302,11 @@ function hugePlanChunks(totalBytes) {
 
 /** A line of human output, or with -json one machine-readable UI line like terraform's. */
 function say(flags, message, type) {
-  process.stdout.write(flags.json
-    ? `${JSON.stringify({ '@level': 'info', '@message': message, '@module': 'terraform.ui', '@timestamp': new Date().toISOString(), type })}\n`
-    : `${message}\n`);
+  process.stdout.write(
+    flags.json
+      ? `${JSON.stringify({ '@level': 'info', '@message': message, '@module': 'terraform.ui', '@timestamp': new Date().toISOString(), type })}\n`
+      : `${message}\n`,
+  );
 }
 
 // ---- documents ------------------------------------------------------------------------------
@@ -284,11 +317,19 @@ function resourceChange(address, actions, input) {
   const before = creating ? null : { id: 'fake-id', input: actions[0] === 'no-op' ? input : 'old' };
   const after = actions.includes('delete') && !actions.includes('create') ? null : { input };
   return {
-    address, mode: 'managed', type: 'terraform_data', name, ...(key === undefined ? {} : { index: Number(key) }),
+    address,
+    mode: 'managed',
+    type: 'terraform_data',
+    name,
+    ...(key === undefined ? {} : { index: Number(key) }),
     provider_name: 'terraform.io/builtin/terraform',
     change: {
-      actions, before, after, after_unknown: after ? { id: true, output: true } : false,
-      before_sensitive: false, after_sensitive: after ? {} : false,
+      actions,
+      before,
+      after,
+      after_unknown: after ? { id: true, output: true } : false,
+      before_sensitive: false,
+      after_sensitive: after ? {} : false,
     },
     ...(actions.length === 2 ? { action_reason: 'replace_because_cannot_update' } : {}),
   };
@@ -306,14 +347,21 @@ function generatedPlan() {
     resource_changes: [resourceChange('terraform_data.fake', actions, 'fake')],
     output_changes: {
       cluster_name: {
-        actions: [noChanges ? 'no-op' : 'create'], before: noChanges ? 'fake-cluster' : null, after: 'fake-cluster', after_unknown: false,
-        before_sensitive: false, after_sensitive: false,
+        actions: [noChanges ? 'no-op' : 'create'],
+        before: noChanges ? 'fake-cluster' : null,
+        after: 'fake-cluster',
+        after_unknown: false,
+        before_sensitive: false,
+        after_sensitive: false,
       },
     },
     configuration: {
       root_module: secret === undefined ? {} : { variables: { secret: { sensitive: true } } },
     },
-    applyable: true, complete: true, errored: false, timestamp: new Date().toISOString(),
+    applyable: true,
+    complete: true,
+    errored: false,
+    timestamp: new Date().toISOString(),
   };
 }
 
@@ -323,8 +371,12 @@ function generatedPlan() {
  * `backend "TYPE"` and a `path = "…"` in the same file); a local backend without one.
  */
 function backendRecord() {
-  const files = readdirSync('.').filter((name) => name.endsWith('.tf')).sort();
-  const withBackend = files.map((name) => ({ name, text: readFileSync(name, 'utf8') })).filter((file) => /\bbackend\s+"[^"]+"/.test(file.text));
+  const files = readdirSync('.')
+    .filter((name) => name.endsWith('.tf'))
+    .sort();
+  const withBackend = files
+    .map((name) => ({ name, text: readFileSync(name, 'utf8') }))
+    .filter((file) => /\bbackend\s+"[^"]+"/.test(file.text));
   const chosen = withBackend.filter((file) => /(^|_)override\.tf$/.test(file.name)).at(-1) ?? withBackend[0];
   const type = chosen ? /\bbackend\s+"([^"]+)"/.exec(chosen.text)[1] : 'local';
   const path = chosen && /\bpath\s*=\s*("(?:[^"\\]|\\.)*")/.exec(chosen.text)?.[1];
@@ -338,7 +390,10 @@ function planDocumentText() {
 }
 
 function planChangesSomething(plan) {
-  const changes = [...(plan.resource_changes ?? []), ...Object.values(plan.output_changes ?? {}).map((change) => ({ change }))];
+  const changes = [
+    ...(plan.resource_changes ?? []),
+    ...Object.values(plan.output_changes ?? {}).map((change) => ({ change })),
+  ];
   return changes.some(({ change }) => change.actions.some((action) => action !== 'no-op' && action !== 'read'));
 }
 
@@ -381,17 +436,22 @@ const steps = {
   },
 
   validate({ flags }) {
-    process.stdout.write(flags.json
-      ? `${JSON.stringify({ format_version: '1.0', valid: true, error_count: 0, warning_count: 0, diagnostics: [] }, null, 2)}\n`
-      : 'Success! The configuration is valid.\n');
+    process.stdout.write(
+      flags.json
+        ? `${JSON.stringify({ format_version: '1.0', valid: true, error_count: 0, warning_count: 0, diagnostics: [] }, null, 2)}\n`
+        : 'Success! The configuration is valid.\n',
+    );
   },
 
   plan({ flags }) {
     const planText = planDocumentText();
     const changes = planChangesSomething(JSON.parse(planText));
     if (typeof flags.out === 'string') writeFileSync(flags.out, planText);
-    say(flags, changes ? 'Plan: changes (fake-terraform)' : 'No changes. Your infrastructure matches the configuration.',
-      'change_summary');
+    say(
+      flags,
+      changes ? 'Plan: changes (fake-terraform)' : 'No changes. Your infrastructure matches the configuration.',
+      'change_summary',
+    );
     process.exit(changes && flags['detailed-exitcode'] ? 2 : 0);
   },
 
@@ -408,7 +468,8 @@ const steps = {
     if (!existsSync(positional[0])) fail(1, `Failed to read the given file as a state or plan file: ${positional[0]}`);
     const planText = readFileSync(positional[0], 'utf8');
     if (faults.has('truncate')) process.stdout.write(planText.slice(0, Math.floor(planText.length / 2)));
-    else if (faults.has('invalid-json')) process.stdout.write('{"format_version":"1.2","resource_changes":[{"address": oops\n');
+    else if (faults.has('invalid-json'))
+      process.stdout.write('{"format_version":"1.2","resource_changes":[{"address": oops\n');
     else process.stdout.write(`${planText}\n`);
     return undefined;
   },
@@ -421,15 +482,28 @@ const steps = {
     const outputs = { ...previous?.outputs };
     for (const [name, change] of Object.entries(plan.output_changes ?? {})) {
       if (change.actions.includes('delete') && !change.actions.includes('create')) delete outputs[name];
-      else outputs[name] = { value: change.after, type: typeOf(change.after), ...(change.after_sensitive ? { sensitive: true } : {}) };
+      else
+        outputs[name] = {
+          value: change.after,
+          type: typeOf(change.after),
+          ...(change.after_sensitive ? { sensitive: true } : {}),
+        };
     }
     const applied = {
-      version: 4, terraform_version: version, serial: (previous?.serial ?? 0) + 1,
-      lineage: previous?.lineage ?? randomUUID(), outputs, resources: previous?.resources ?? [], check_results: null,
+      version: 4,
+      terraform_version: version,
+      serial: (previous?.serial ?? 0) + 1,
+      lineage: previous?.lineage ?? randomUUID(),
+      outputs,
+      resources: previous?.resources ?? [],
+      check_results: null,
     };
     if (faults.has('errored-state')) {
       writeState('errored.tfstate', applied);
-      fail(1, 'Failed to persist state to backend\n\nThe error shown above has prevented Terraform from writing the updated state to\nthe configured backend. To allow for recovery, the state has been written to\nthe file "errored.tfstate" in the current working directory.');
+      fail(
+        1,
+        'Failed to persist state to backend\n\nThe error shown above has prevented Terraform from writing the updated state to\nthe configured backend. To allow for recovery, the state has been written to\nthe file "errored.tfstate" in the current working directory.',
+      );
     }
     writeState(statePath, applied);
     say(flags, 'Apply complete! (fake-terraform)', 'change_summary');
@@ -438,7 +512,12 @@ const steps = {
   output({ flags }, _faults, statePath) {
     if (!flags.json) fail(1, 'fake-terraform only supports output -json');
     const outputs = readState(statePath)?.outputs ?? {};
-    const shown = Object.fromEntries(Object.entries(outputs).map(([name, o]) => [name, { sensitive: Boolean(o.sensitive), type: o.type, value: o.value }]));
+    const shown = Object.fromEntries(
+      Object.entries(outputs).map(([name, o]) => [
+        name,
+        { sensitive: Boolean(o.sensitive), type: o.type, value: o.value },
+      ]),
+    );
     process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
   },
 
@@ -458,14 +537,20 @@ const steps = {
     const current = readState(statePath);
     if (current && !flags.force) {
       if (pushed.lineage !== current.lineage) {
-        fail(1, `cannot import state with lineage "${pushed.lineage}" over unrelated state with lineage "${current.lineage}"`);
+        fail(
+          1,
+          `cannot import state with lineage "${pushed.lineage}" over unrelated state with lineage "${current.lineage}"`,
+        );
       }
       if (pushed.serial < current.serial) {
         fail(1, `cannot import state with serial ${pushed.serial} over newer state with serial ${current.serial}`);
       }
       if (pushed.serial === current.serial) {
         if (JSON.stringify(pushed) === JSON.stringify(current)) return;
-        fail(1, `cannot overwrite existing state with serial ${current.serial} with a different state that has the same serial`);
+        fail(
+          1,
+          `cannot overwrite existing state with serial ${current.serial} with a different state that has the same serial`,
+        );
       }
     }
     writeState(statePath, { ...pushed, serial: pushed.serial + 1 });
@@ -489,13 +574,28 @@ const faults = faultsFor(step);
 // Before the start line: a test that has seen the line may signal at once.
 handleInterrupts(faults);
 log({
-  event: 'start', step, argv: process.argv.slice(2), cwd: process.cwd(), chdir: chdir ?? null, pgid: processGroupId(),
-  env: Object.fromEntries(['TF_IN_AUTOMATION', 'TF_INPUT', 'TF_CLI_CONFIG_FILE', 'TF_LOG', 'TF_WORKSPACE', 'TF_DATA_DIR']
-    .map((name) => [name, env[name] ?? null])),
-  tfCliArgs: Object.keys(env).filter((name) => name.startsWith('TF_CLI_ARGS')).sort(),
-  tfVars: Object.keys(env).filter((name) => name.startsWith('TF_VAR_')).sort(),
+  event: 'start',
+  step,
+  argv: process.argv.slice(2),
+  cwd: process.cwd(),
+  chdir: chdir ?? null,
+  pgid: processGroupId(),
+  env: Object.fromEntries(
+    ['TF_IN_AUTOMATION', 'TF_INPUT', 'TF_CLI_CONFIG_FILE', 'TF_LOG', 'TF_WORKSPACE', 'TF_DATA_DIR'].map((name) => [
+      name,
+      env[name] ?? null,
+    ]),
+  ),
+  tfCliArgs: Object.keys(env)
+    .filter((name) => name.startsWith('TF_CLI_ARGS'))
+    .sort(),
+  tfVars: Object.keys(env)
+    .filter((name) => name.startsWith('TF_VAR_'))
+    .sort(),
 });
-process.on('exit', (code) => log({ event: 'exit', step, code, maxRssKiB: process.resourceUsage().maxRSS, at: Date.now() }));
+process.on('exit', (code) =>
+  log({ event: 'exit', step, code, maxRssKiB: process.resourceUsage().maxRSS, at: Date.now() }),
+);
 process.stdout.on('error', () => process.exit(1)); // the reader went away (EPIPE)
 // Blocking writes, like terraform's (Go): Node queues what a full pipe does not take, and every
 // process.exit here would drop that queue (the last chunks of a huge output to a slow reader).
@@ -504,10 +604,16 @@ if (chdir) process.chdir(chdir);
 
 if (faults.has('leak-secret')) {
   if (env.FAKE_TF_SECRET === undefined) misconfigured('leak-secret needs FAKE_TF_SECRET');
-  process.stderr.write(`\nWarning: Value for undeclared variable\n\nThe root module does not declare a variable named "${env.FAKE_TF_SECRET}".\n\n`);
+  process.stderr.write(
+    `\nWarning: Value for undeclared variable\n\nThe root module does not declare a variable named "${env.FAKE_TF_SECRET}".\n\n`,
+  );
 }
-for (const [fault, name, out] of [['huge-stdout', 'stdout', process.stdout], ['huge-stderr', 'stderr', process.stderr]]) {
-  if (faults.has(fault)) await streamLogged(step, name, out, fillerLines(Number(faults.get(fault) ?? DEFAULT_HUGE_BYTES)));
+for (const [fault, name, out] of [
+  ['huge-stdout', 'stdout', process.stdout],
+  ['huge-stderr', 'stderr', process.stderr],
+]) {
+  if (faults.has(fault))
+    await streamLogged(step, name, out, fillerLines(Number(faults.get(fault) ?? DEFAULT_HUGE_BYTES)));
 }
 if (faults.has('orphan')) {
   if (!env.FAKE_TF_ORPHAN_PID_FILE) misconfigured('orphan needs FAKE_TF_ORPHAN_PID_FILE');

@@ -7,9 +7,18 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
+import { killProcessGroup } from './exec.ts';
 import {
-  FAKE_TERRAFORM, fakeTerraformEnv, installFakeTerraform, isProcessRunning, processEnds, readFakeTerraformLog, stepsRun,
-  tempDir, terraformEnv, type FakeTerraformOptions,
+  FAKE_TERRAFORM,
+  fakeTerraformEnv,
+  installFakeTerraform,
+  isProcessRunning,
+  processEnds,
+  readFakeTerraformLog,
+  stepsRun,
+  tempDir,
+  testTerraformEnv,
+  type FakeTerraformOptions,
 } from './tf-modules.ts';
 
 const MiB = 1024 * 1024;
@@ -21,13 +30,13 @@ async function setUp(t: TestContext) {
   const start = (args: string[], options: FakeTerraformOptions = {}, extraEnv: Record<string, string> = {}) => {
     const child = execa(FAKE_TERRAFORM, args, {
       cwd: dir,
-      env: terraformEnv({ ...fakeTerraformEnv({ log, ...options }), ...extraEnv }),
+      env: testTerraformEnv({ ...fakeTerraformEnv({ log, ...options }), ...extraEnv }),
       extendEnv: false,
       reject: false,
       detached: true, // its own process group, like the runner starts terraform
     });
     // A failed assertion must not leave a hanging fake (or what it spawned) behind.
-    t.after(() => killGroup(child.pid));
+    t.after(() => killProcessGroup(child.pid));
     return child;
   };
   const run = async (args: string[], options: FakeTerraformOptions = {}) => {
@@ -35,14 +44,6 @@ async function setUp(t: TestContext) {
     return { exitCode, signal, stdout, stderr };
   };
   return { dir, log, start, run, events: () => readFakeTerraformLog(log) };
-}
-
-function killGroup(pid: number | undefined) {
-  try {
-    if (pid) process.kill(-pid, 'SIGKILL');
-  } catch {
-    // the group is already empty
-  }
 }
 
 /** Resolves once the fake has logged `count` events of the kind (it is ready for a signal). */
@@ -70,9 +71,16 @@ describe('terraform-like behaviour', () => {
     assert.equal((await run(['init'])).exitCode, 0);
     const record = () => JSON.parse(readFileSync(join(dir, '.terraform', 'terraform.tfstate'), 'utf8')).backend;
     assert.deepEqual(record(), { type: 'pg', config: {}, hash: 0 });
-    await writeFile(join(dir, 'captf_runner_backend_override.tf'), 'terraform {\n  backend "local" {\n    path = "/s/terraform.tfstate"\n  }\n}\n');
+    await writeFile(
+      join(dir, 'captf_runner_backend_override.tf'),
+      'terraform {\n  backend "local" {\n    path = "/s/terraform.tfstate"\n  }\n}\n',
+    );
     assert.equal((await run(['init'])).exitCode, 0);
-    assert.deepEqual(record(), { type: 'local', config: { path: '/s/terraform.tfstate', workspace_dir: null }, hash: 0 });
+    assert.deepEqual(record(), {
+      type: 'local',
+      config: { path: '/s/terraform.tfstate', workspace_dir: null },
+      hash: 0,
+    });
   });
 
   test('init, validate, plan, show, apply, output: a full run, logged in order', async (t) => {
@@ -84,12 +92,16 @@ describe('terraform-like behaviour', () => {
     const plan = await run(['plan', '-input=false', '-detailed-exitcode', '-out=plan.tfplan']);
     assert.equal(plan.exitCode, 2);
     const shown = JSON.parse((await run(['show', '-json', 'plan.tfplan'])).stdout);
-    assert.deepEqual(shown.resource_changes.map((c: { change: { actions: string[] } }) => c.change.actions), [['create']]);
+    assert.deepEqual(
+      shown.resource_changes.map((c: { change: { actions: string[] } }) => c.change.actions),
+      [['create']],
+    );
     assert.equal(shown.format_version, '1.2');
 
     assert.equal((await run(['apply', '-input=false', 'plan.tfplan'])).exitCode, 0);
-    assert.deepEqual(JSON.parse((await run(['output', '-json'])).stdout),
-      { cluster_name: { sensitive: false, type: 'string', value: 'fake-cluster' } });
+    assert.deepEqual(JSON.parse((await run(['output', '-json'])).stdout), {
+      cluster_name: { sensitive: false, type: 'string', value: 'fake-cluster' },
+    });
     assert.equal(JSON.parse((await run(['state', 'pull'])).stdout).serial, 1);
 
     assert.deepEqual(stepsRun(await events()), ['init', 'validate', 'plan', 'show', 'apply', 'output', 'state-pull']);
@@ -102,11 +114,17 @@ describe('terraform-like behaviour', () => {
     assert.equal((await run(['plan', '-detailed-exitcode'], { planActions: ['no-op'] })).exitCode, 0);
     const replace = await run(['plan', '-detailed-exitcode', '-out', 'p'], { planActions: ['create', 'delete'] });
     assert.equal(replace.exitCode, 2);
-    assert.deepEqual(JSON.parse(readFileSync(join(dir, 'p'), 'utf8')).resource_changes[0].change.actions, ['create', 'delete']);
+    assert.deepEqual(JSON.parse(readFileSync(join(dir, 'p'), 'utf8')).resource_changes[0].change.actions, [
+      'create',
+      'delete',
+    ]);
 
     const document = { format_version: '1.2', resource_changes: [], output_changes: {}, marker: 'from-file' };
     await writeFile(join(dir, 'given.json'), JSON.stringify(document));
-    assert.equal((await run(['plan', '-detailed-exitcode', '-out=q'], { planJson: join(dir, 'given.json') })).exitCode, 0);
+    assert.equal(
+      (await run(['plan', '-detailed-exitcode', '-out=q'], { planJson: join(dir, 'given.json') })).exitCode,
+      0,
+    );
     assert.deepEqual(JSON.parse((await run(['show', '-json', 'q'])).stdout), document);
   });
 
@@ -151,18 +169,25 @@ describe('terraform-like behaviour', () => {
   test('installFakeTerraform: `terraform` on PATH is the fake', async (t) => {
     const { binDir, terraformPath } = await installFakeTerraform(t);
     const { stdout } = await execa('terraform', ['version', '-json'], {
-      env: { ...terraformEnv(), PATH: `${binDir}:${process.env.PATH}`, FAKE_TF_VERSION: '9.9.9' }, extendEnv: false,
+      env: { ...testTerraformEnv(), PATH: `${binDir}:${process.env.PATH}`, FAKE_TF_VERSION: '9.9.9' },
+      extendEnv: false,
     });
     assert.equal(JSON.parse(stdout).terraform_version, '9.9.9');
-    assert.equal((await execa(terraformPath, ['version'], { env: terraformEnv() })).exitCode, 0);
+    assert.equal((await execa(terraformPath, ['version'], { env: testTerraformEnv() })).exitCode, 0);
   });
 });
 
 describe('faults', () => {
   const steps: Array<[string, string[]]> = [
-    ['version', ['version', '-json']], ['init', ['init']], ['validate', ['validate', '-json']],
-    ['plan', ['plan', '-out=p']], ['show', ['show', '-json', 'p']], ['apply', ['apply', 'p']],
-    ['output', ['output', '-json']], ['state-pull', ['state', 'pull']], ['state-push', ['state', 'push', 'p']],
+    ['version', ['version', '-json']],
+    ['init', ['init']],
+    ['validate', ['validate', '-json']],
+    ['plan', ['plan', '-out=p']],
+    ['show', ['show', '-json', 'p']],
+    ['apply', ['apply', 'p']],
+    ['output', ['output', '-json']],
+    ['state-pull', ['state', 'pull']],
+    ['state-push', ['state', 'push', 'p']],
     ['force-unlock', ['force-unlock', 'id']],
   ];
   test('exit=N at every step: that code, the step not done, only that step faulted', async (t) => {
@@ -178,7 +203,14 @@ describe('faults', () => {
 
   test('a misconfigured fault fails loudly with 97', async (t) => {
     const { run } = await setUp(t);
-    for (const fault of ['plan:nonsense', 'nostep:hang', 'plan:exit', 'plan:hang=3', 'plan:truncate', 'plan:signal=SIGNOPE']) {
+    for (const fault of [
+      'plan:nonsense',
+      'nostep:hang',
+      'plan:exit',
+      'plan:hang=3',
+      'plan:truncate',
+      'plan:signal=SIGNOPE',
+    ]) {
       const result = await run(['plan'], { faults: [fault] });
       assert.equal(result.exitCode, 97, fault);
       assert.match(result.stderr, /fake-terraform misconfigured/);
@@ -206,7 +238,10 @@ describe('faults', () => {
     const result = await child;
     assert.equal(result.exitCode, 1);
     assert.match(result.stderr, /Interrupt received/);
-    assert.deepEqual((await events()).map((e) => e.event), ['start', 'signal', 'exit']);
+    assert.deepEqual(
+      (await events()).map((e) => e.event),
+      ['start', 'signal', 'exit'],
+    );
   });
 
   test('ignore-first-interrupt: the first SIGINT only stops operations, the second ends it', async (t) => {
@@ -254,14 +289,17 @@ describe('faults', () => {
     for (const signal of ['SIGSEGV', 'SIGKILL'] as const) {
       assert.equal((await run(['plan'], { faults: [`plan:signal=${signal}`] })).signal, signal);
     }
-    assert.deepEqual((await events()).map((e) => e.event), ['start', 'start']);
+    assert.deepEqual(
+      (await events()).map((e) => e.event),
+      ['start', 'start'],
+    );
   });
 
   test('huge-stdout (default 200 MiB) and huge-stderr stream without holding the output in memory', async (t) => {
     const { dir, log, events } = await setUp(t);
     const child = execa(FAKE_TERRAFORM, ['plan'], {
       cwd: dir,
-      env: terraformEnv(fakeTerraformEnv({ log, faults: ['plan:huge-stdout', `plan:huge-stderr=${16 * MiB}`] })),
+      env: testTerraformEnv(fakeTerraformEnv({ log, faults: ['plan:huge-stdout', `plan:huge-stderr=${16 * MiB}`] })),
       reject: false,
       buffer: false, // we count the bytes instead of keeping them
     });
@@ -278,18 +316,32 @@ describe('faults', () => {
     assert.ok(exit?.event === 'exit' && exit.maxRssKiB < 150 * 1024, `the fake's peak RSS: ${JSON.stringify(exit)}`);
     // Each stream logged: its bytes, and the reader's (this process's) peak RSS after every MiB and at the end.
     const streamed = (await events()).filter((e) => e.event === 'streamed');
-    assert.deepEqual(streamed.map((e) => e.event === 'streamed' && [e.step, e.stream, e.bytes >= (e.stream === 'stdout' ? 200 : 16) * MiB]), [['plan', 'stdout', true], ['plan', 'stderr', true]]);
+    assert.deepEqual(
+      streamed.map(
+        (e) => e.event === 'streamed' && [e.step, e.stream, e.bytes >= (e.stream === 'stdout' ? 200 : 16) * MiB],
+      ),
+      [
+        ['plan', 'stdout', true],
+        ['plan', 'stderr', true],
+      ],
+    );
     for (const e of streamed) {
-      assert.ok(e.event === 'streamed' && e.readerPeakRssKiB.length === Math.floor(e.bytes / MiB) + 1, JSON.stringify(e).slice(0, 300));
-      assert.ok([...e.readerPeakRssKiB, e.readerPeakRssKiBAtEnd].every((kib) => typeof kib === 'number' && kib > 0), `the reader's peaks were read: ${JSON.stringify(e.readerPeakRssKiB)}`);
+      assert.ok(
+        e.event === 'streamed' && e.readerPeakRssKiB.length === Math.floor(e.bytes / MiB) + 1,
+        JSON.stringify(e).slice(0, 300),
+      );
+      assert.ok(
+        [...e.readerPeakRssKiB, e.readerPeakRssKiBAtEnd].every((kib) => typeof kib === 'number' && kib > 0),
+        `the reader's peaks were read: ${JSON.stringify(e.readerPeakRssKiB)}`,
+      );
     }
   });
 
-  test('huge-stdout to a reader that stalls: the write that waited on the pipe is logged, from the stall to the reader\'s resume', async (t) => {
+  test("huge-stdout to a reader that stalls: the write that waited on the pipe is logged, from the stall to the reader's resume", async (t) => {
     const { dir, log, events } = await setUp(t);
     const child = spawn(FAKE_TERRAFORM, ['plan'], {
       cwd: dir,
-      env: terraformEnv(fakeTerraformEnv({ log, faults: [`plan:huge-stdout=${MiB}`] })),
+      env: testTerraformEnv(fakeTerraformEnv({ log, faults: [`plan:huge-stdout=${MiB}`] })),
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let resumedAt = 0;
@@ -305,7 +357,10 @@ describe('faults', () => {
     const streamed = (await events()).find((e) => e.event === 'streamed');
     assert.ok(streamed?.event === 'streamed', 'the stream was logged');
     const { from, to } = streamed.longestWrite;
-    assert.ok(to >= resumedAt && to - from >= 300, `the longest write waited ${to - from} ms, ending ${to - resumedAt} ms after the reader resumed`);
+    assert.ok(
+      to >= resumedAt && to - from >= 300,
+      `the longest write waited ${to - from} ms, ending ${to - resumedAt} ms after the reader resumed`,
+    );
   });
 
   test('huge-stdout to a slow reader: every byte arrives before the fake exits', async (t) => {
@@ -315,7 +370,7 @@ describe('faults', () => {
     for (const delayMs of [1, 2, 3, 5, 8, 13]) {
       const child = spawn(FAKE_TERRAFORM, ['plan'], {
         cwd: dir,
-        env: terraformEnv(fakeTerraformEnv({ log, faults: [`plan:huge-stdout=${MiB}`] })),
+        env: testTerraformEnv(fakeTerraformEnv({ log, faults: [`plan:huge-stdout=${MiB}`] })),
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       let stdoutBytes = 0;
@@ -328,8 +383,15 @@ describe('faults', () => {
       });
       const [exitCode] = await once(child, 'close');
       assert.equal(exitCode, 0);
-      assert.ok(stdoutBytes >= MiB, `stdout had ${stdoutBytes} of at least ${MiB} bytes (reader pausing ${delayMs} ms)`);
-      assert.match(tail, /Plan: changes|No changes/, `what the fake printed after the filler arrived too (reader pausing ${delayMs} ms)`);
+      assert.ok(
+        stdoutBytes >= MiB,
+        `stdout had ${stdoutBytes} of at least ${MiB} bytes (reader pausing ${delayMs} ms)`,
+      );
+      assert.match(
+        tail,
+        /Plan: changes|No changes/,
+        `what the fake printed after the filler arrived too (reader pausing ${delayMs} ms)`,
+      );
     }
   });
 
@@ -341,7 +403,12 @@ describe('faults', () => {
     assert.equal(plan.resource_changes[0].address, 'terraform_data.huge[0]');
     assert.equal(plan.resource_changes.at(-1).address, `terraform_data.huge[${plan.resource_changes.length - 1}]`);
     const streamed = (await events()).find((e) => e.event === 'streamed');
-    assert.ok(streamed?.event === 'streamed' && streamed.step === 'show' && streamed.resourceChanges === plan.resource_changes.length, 'the changes printed are logged');
+    assert.ok(
+      streamed?.event === 'streamed' &&
+        streamed.step === 'show' &&
+        streamed.resourceChanges === plan.resource_changes.length,
+      'the changes printed are logged',
+    );
     const exit = (await events()).find((e) => e.event === 'exit');
     assert.ok(exit?.event === 'exit' && exit.maxRssKiB < 150 * 1024);
   });

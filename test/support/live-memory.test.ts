@@ -24,7 +24,7 @@ it('peakLiveGrowth of work that keeps nothing is far below that', async () => {
   assert.ok(growth < 4 * 1024 * 1024, `growth ${growth}`);
 });
 
-it('peakLiveGrowth samples when the work asks, between its timer\'s samples', async () => {
+it("peakLiveGrowth samples when the work asks, between its timer's samples", async () => {
   const size = 16 * 1024 * 1024;
   const { growth } = await peakLiveGrowth(async (sample) => {
     const held = Buffer.alloc(size, 1);

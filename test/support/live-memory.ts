@@ -22,7 +22,10 @@ export function liveBytes(): number {
  * its progress: a run shorter than the interval is sampled too); resolves to its result and the peak
  * growth over the live bytes before it (bytes).
  */
-export async function peakLiveGrowth<T>(work: (sample: () => void) => Promise<T>, everyMs = 250): Promise<{ value: T; growth: number }> {
+export async function peakLiveGrowth<T>(
+  work: (sample: () => void) => Promise<T>,
+  everyMs = 250,
+): Promise<{ value: T; growth: number }> {
   const baseline = liveBytes();
   let peak = baseline;
   const sample = () => void (peak = Math.max(peak, liveBytes()));

@@ -21,7 +21,10 @@ const isOpen = (fd) => {
 };
 // The real terraform's own stdin and stderr are passed through, and so is descriptor 3 (the runner
 // hands terraform the saved plan as /dev/fd/3).
-const run = spawnSync(real, args, { stdio: ['inherit', 'pipe', 'inherit', isOpen(3) ? 3 : 'ignore'], maxBuffer: 1 << 30 });
+const run = spawnSync(real, args, {
+  stdio: ['inherit', 'pipe', 'inherit', isOpen(3) ? 3 : 'ignore'],
+  maxBuffer: 1 << 30,
+});
 if (run.error) {
   process.stderr.write(`newer-terraform: cannot run ${real}: ${run.error.message}\n`);
   process.exit(97);
@@ -30,8 +33,12 @@ const status = run.status ?? 1;
 
 if (status === 0) {
   let out = run.stdout.toString('utf8');
-  if (mode === 'show-add') out = JSON.stringify({ ...JSON.parse(out), ...JSON.parse(readFileSync(env.NEWER_TF_SHOW_ADD, 'utf8')) }) + '\n';
-  else out = out.replace(/("terraform_version":\s*")[^"]+"/, `$1${env.NEWER_TF_VERSION}"`).replace(/^(Terraform v)\S+/m, `$1${env.NEWER_TF_VERSION}`);
+  if (mode === 'show-add')
+    out = JSON.stringify({ ...JSON.parse(out), ...JSON.parse(readFileSync(env.NEWER_TF_SHOW_ADD, 'utf8')) }) + '\n';
+  else
+    out = out
+      .replace(/("terraform_version":\s*")[^"]+"/, `$1${env.NEWER_TF_VERSION}"`)
+      .replace(/^(Terraform v)\S+/m, `$1${env.NEWER_TF_VERSION}`);
   process.stdout.write(out);
 } else process.stdout.write(run.stdout);
 process.exit(status);

@@ -8,8 +8,17 @@ import { describe, test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startPostgres, usePostgres } from './pg.ts';
 import {
-  isProcessRunning, modules, replaceConfiguration, resourceIds, runTerraform, slowApply, tempDir, terraformEnv, withPgBackend,
-  writeModule, type TerraformState,
+  isProcessRunning,
+  modules,
+  replaceConfiguration,
+  resourceIds,
+  runTestTerraform,
+  slowApply,
+  tempDir,
+  testTerraformEnv,
+  withPgBackend,
+  writeModule,
+  type TerraformState,
 } from './tf-modules.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -21,12 +30,15 @@ test('a server takes a terraform pg backend, then stops leaving no process and n
   assert.equal(connString, `postgres://postgres@127.0.0.1:${pg.port}/tfstate?sslmode=disable`);
 
   const dir = await writeModule(modules.pgBackend, t);
-  const init = await runTerraform(dir, ['init', '-no-color', `-backend-config=conn_str=${connString}`]);
+  const init = await runTestTerraform(dir, ['init', '-no-color', `-backend-config=conn_str=${connString}`]);
   assert.equal(init.exitCode, 0, init.stderr);
-  const apply = await runTerraform(dir, ['apply', '-no-color', '-auto-approve']);
+  const apply = await runTestTerraform(dir, ['apply', '-no-color', '-auto-approve']);
   assert.equal(apply.exitCode, 0, apply.stderr);
   const rows = await pg.stateRows('tfstate');
-  assert.deepEqual(rows.map(({ id, name }) => ({ id, name })), [{ id: 1, name: 'default' }]);
+  assert.deepEqual(
+    rows.map(({ id, name }) => ({ id, name })),
+    [{ id: 1, name: 'default' }],
+  );
   const state = JSON.parse(rows[0]!.data) as TerraformState;
   assert.ok(resourceIds(state)['terraform_data.cluster']);
   assert.deepEqual(await pg.advisoryLocks('tfstate'), [], 'terraform released its lock');
@@ -47,28 +59,33 @@ describe('a server shared by the tests of a suite', () => {
     const second = await shared.newDatabase();
     assert.notEqual(first.name, second.name);
     assert.equal(new URL(first.connString).port, new URL(second.connString).port);
-    assert.equal(await shared.server().query('SELECT count(*) FROM pg_database WHERE datname LIKE \'test\\_%\''), '2');
+    assert.equal(await shared.server().query("SELECT count(*) FROM pg_database WHERE datname LIKE 'test\\_%'"), '2');
 
     // A copy holds the rows of the database it was made from, and is a database of its own.
-    await shared.server().query('CREATE TABLE kept (v text); INSERT INTO kept VALUES (\'from the first\')', first.name);
+    await shared.server().query("CREATE TABLE kept (v text); INSERT INTO kept VALUES ('from the first')", first.name);
     const copy = await shared.newDatabase(first);
     assert.notEqual(copy.name, first.name);
     assert.equal(await shared.server().query('SELECT v FROM kept', copy.name), 'from the first');
-    await shared.server().query('INSERT INTO kept VALUES (\'only in the copy\')', copy.name);
+    await shared.server().query("INSERT INTO kept VALUES ('only in the copy')", copy.name);
     assert.equal(await shared.server().query('SELECT count(*) FROM kept', first.name), '1');
   });
 
   test('shows the advisory lock an apply holds, keyed by the state row, and its release after an interrupt', async (t) => {
     const db = await shared.newDatabase();
     const dir = await writeModule(modules.pgBackend, t);
-    const init = await runTerraform(dir, ['init', '-no-color', `-backend-config=conn_str=${db.connString}`]);
+    const init = await runTestTerraform(dir, ['init', '-no-color', `-backend-config=conn_str=${db.connString}`]);
     assert.equal(init.exitCode, 0, init.stderr);
-    assert.equal((await runTerraform(dir, ['apply', '-no-color', '-auto-approve'])).exitCode, 0);
+    assert.equal((await runTestTerraform(dir, ['apply', '-no-color', '-auto-approve'])).exitCode, 0);
     await replaceConfiguration(dir, withPgBackend(slowApply({ resources: 2, seconds: 60 })));
 
     // Its own process group, so the local-exec sleeps it leaves behind can be ended with it.
-    const apply = execa('terraform', ['apply', '-no-color', '-auto-approve'],
-      { cwd: dir, env: terraformEnv(), extendEnv: false, reject: false, detached: true });
+    const apply = execa('terraform', ['apply', '-no-color', '-auto-approve'], {
+      cwd: dir,
+      env: testTerraformEnv(),
+      extendEnv: false,
+      reject: false,
+      detached: true,
+    });
     t.after(() => {
       try {
         process.kill(-apply.pid!, 'SIGKILL');
@@ -92,12 +109,19 @@ describe('servers whose test process ends without running its hooks', () => {
   async function childWithServer(t: TestContext, then: 'exit' | 'wait') {
     const dir = await tempDir(t);
     const script = join(dir, 'child.mts');
-    await writeFile(script, `import { startPostgres } from ${JSON.stringify(PG_MODULE)};
+    await writeFile(
+      script,
+      `import { startPostgres } from ${JSON.stringify(PG_MODULE)};
 const pg = await startPostgres();
 console.log(JSON.stringify({ dir: pg.dir, processes: pg.processIds() }));
 ${then === 'exit' ? 'process.exit(0);' : 'setInterval(() => {}, 1000);'}
-`);
-    const child = execa(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, reject: false, buffer: false });
+`,
+    );
+    const child = execa(process.execPath, ['--import', 'tsx', script], {
+      cwd: REPO_ROOT,
+      reject: false,
+      buffer: false,
+    });
     const line = await new Promise<string>((resolve, reject) => {
       child.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString()));
       child.once('exit', () => reject(new Error('the child exited before reporting its server')));

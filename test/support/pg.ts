@@ -119,14 +119,24 @@ export async function startPostgres(t?: TestContext): Promise<PostgresServer> {
   try {
     await writeFile(join(dir, 'owner.pid'), `${process.pid}\n`);
     if (runAs) await chown(dir, runAs.uid, runAs.gid);
-    await execa(...asServerUser('initdb', [
-      `--pgdata=${dataDir}`, `--username=${SUPERUSER}`, '--auth=trust',
-      '--encoding=UTF8', '--locale=C', '--no-sync', '--no-instructions',
-    ]));
+    await execa(
+      ...asServerUser('initdb', [
+        `--pgdata=${dataDir}`,
+        `--username=${SUPERUSER}`,
+        '--auth=trust',
+        '--encoding=UTF8',
+        '--locale=C',
+        '--no-sync',
+        '--no-instructions',
+      ]),
+    );
     // Replace initdb's rules (which also trust ::1 and local sockets) with exactly one.
     await writeOwned(join(dataDir, 'pg_hba.conf'), 'host all all 127.0.0.1/32 trust\n', runAs);
-    await writeOwned(join(dataDir, 'postgresql.conf'),
-      `${await readFile(join(dataDir, 'postgresql.conf'), 'utf8')}\ninclude 'captf-test.conf'\n`, runAs);
+    await writeOwned(
+      join(dataDir, 'postgresql.conf'),
+      `${await readFile(join(dataDir, 'postgresql.conf'), 'utf8')}\ninclude 'captf-test.conf'\n`,
+      runAs,
+    );
     const port = await startOnFreePort(dir, dataDir, runAs);
     const server = makeServer(dir, port, async () => {
       live.delete(stopNow);
@@ -148,25 +158,42 @@ function makeServer(dir: string, port: number, stopOnce: () => Promise<void>): P
     dir,
     connString: (database) => `postgres://${SUPERUSER}@127.0.0.1:${port}/${database}?sslmode=disable`,
     async createDatabase(name, template) {
-      await server.query(`CREATE DATABASE ${safeIdentifier(name)}${template ? ` TEMPLATE ${safeIdentifier(template)}` : ''}`);
+      await server.query(
+        `CREATE DATABASE ${safeIdentifier(name)}${template ? ` TEMPLATE ${safeIdentifier(template)}` : ''}`,
+      );
       return server.connString(name);
     },
     async query(sql, database = 'postgres') {
       const { stdout } = await execa(join(PG_BIN_DIR, 'psql'), [
-        '--no-psqlrc', '--quiet', '--no-align', '--tuples-only', '--set=ON_ERROR_STOP=1',
-        '--host=127.0.0.1', `--port=${port}`, `--username=${SUPERUSER}`, `--dbname=${database}`,
-        '--command', sql,
+        '--no-psqlrc',
+        '--quiet',
+        '--no-align',
+        '--tuples-only',
+        '--set=ON_ERROR_STOP=1',
+        '--host=127.0.0.1',
+        `--port=${port}`,
+        `--username=${SUPERUSER}`,
+        `--dbname=${database}`,
+        '--command',
+        sql,
       ]);
       return stdout.trim();
     },
     async advisoryLocks(database) {
       const where = database ? ` AND d.datname = '${safeIdentifier(database)}'` : '';
-      const rows = JSON.parse(await server.query(
-        `SELECT coalesce(json_agg(json_build_object('database', d.datname, 'classid', l.classid,
+      const rows = JSON.parse(
+        await server.query(
+          `SELECT coalesce(json_agg(json_build_object('database', d.datname, 'classid', l.classid,
            'objid', l.objid, 'pid', l.pid, 'granted', l.granted)), '[]')
          FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-         WHERE l.locktype = 'advisory'${where}`)) as Array<{
-        database: string; classid: number; objid: number; pid: number; granted: boolean;
+         WHERE l.locktype = 'advisory'${where}`,
+        ),
+      ) as Array<{
+        database: string;
+        classid: number;
+        objid: number;
+        pid: number;
+        granted: boolean;
       }>;
       // A bigint key is split into classid (high 32 bits) and objid (low 32 bits).
       return rows.map(({ classid, objid, ...rest }) => ({
@@ -184,9 +211,13 @@ function makeServer(dir: string, port: number, stopOnce: () => Promise<void>): P
       }
     },
     async stateRows(database, schema = 'terraform_remote_state') {
-      return JSON.parse(await server.query(
-        `SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'data', data) ORDER BY id), '[]')
-         FROM ${safeIdentifier(schema)}.states`, database)) as StateRow[];
+      return JSON.parse(
+        await server.query(
+          `SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'data', data) ORDER BY id), '[]')
+         FROM ${safeIdentifier(schema)}.states`,
+          database,
+        ),
+      ) as StateRow[];
     },
     processIds: () => postmasterAndChildren(join(dir, 'data')),
     stop: () => (stopping ??= stopOnce()),
@@ -196,17 +227,30 @@ function makeServer(dir: string, port: number, stopOnce: () => Promise<void>): P
 
 // ---- starting and stopping ------------------------------------------------------------------
 
-interface OsUser { uid: number; gid: number }
+interface OsUser {
+  uid: number;
+  gid: number;
+}
 
 /** The owner of the server's files: `captf-pg` (created if missing) when root, else ourselves. */
 async function serverUser(): Promise<OsUser | undefined> {
   if (!RUN_AS_SERVER_USER) return undefined;
   const existing = await lookupUser(PG_OS_USER);
   if (existing) return existing;
-  const created = await execa(sbin('useradd'), [
-    '--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent',
-    '--shell', '/usr/sbin/nologin', PG_OS_USER,
-  ], { reject: false });
+  const created = await execa(
+    sbin('useradd'),
+    [
+      '--system',
+      '--user-group',
+      '--no-create-home',
+      '--home-dir',
+      '/nonexistent',
+      '--shell',
+      '/usr/sbin/nologin',
+      PG_OS_USER,
+    ],
+    { reject: false },
+  );
   // A concurrent test file may have created it first: that is fine.
   const user = await lookupUser(PG_OS_USER);
   if (!user) throw new Error(`cannot create system user ${PG_OS_USER}: ${created.stderr}`);
@@ -236,21 +280,26 @@ async function startOnFreePort(dir: string, dataDir: string, runAs: OsUser | und
   const logFile = join(dir, 'postgres.log');
   for (let attempt = 1; ; attempt++) {
     const port = await freeLoopbackPort();
-    await writeOwned(join(dataDir, 'captf-test.conf'), [
-      "listen_addresses = '127.0.0.1'",
-      `port = ${port}`,
-      "unix_socket_directories = ''",
-      // Durability is worthless for a throwaway server; these make startup and commits fast.
-      'fsync = off',
-      'synchronous_commit = off',
-      'full_page_writes = off',
-      'max_connections = 40',
-      'shared_buffers = 16MB',
-      '',
-    ].join('\n'), runAs);
-    const started = await execa(...asServerUser('pg_ctl', [
-      'start', '--wait', '--timeout=30', `--pgdata=${dataDir}`, `--log=${logFile}`,
-    ]), { reject: false });
+    await writeOwned(
+      join(dataDir, 'captf-test.conf'),
+      [
+        "listen_addresses = '127.0.0.1'",
+        `port = ${port}`,
+        "unix_socket_directories = ''",
+        // Durability is worthless for a throwaway server; these make startup and commits fast.
+        'fsync = off',
+        'synchronous_commit = off',
+        'full_page_writes = off',
+        'max_connections = 40',
+        'shared_buffers = 16MB',
+        '',
+      ].join('\n'),
+      runAs,
+    );
+    const started = await execa(
+      ...asServerUser('pg_ctl', ['start', '--wait', '--timeout=30', `--pgdata=${dataDir}`, `--log=${logFile}`]),
+      { reject: false },
+    );
     if (started.exitCode === 0) return port;
     const log = existsSync(logFile) ? await readFile(logFile, 'utf8') : '';
     if (attempt < 5 && /could not bind|already in use/i.test(log)) continue;
@@ -264,7 +313,9 @@ function freeLoopbackPort(): Promise<number> {
     probe.once('error', reject);
     probe.listen(0, '127.0.0.1', () => {
       const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      probe.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -273,8 +324,9 @@ async function stopServer(dir: string) {
   const dataDir = join(dir, 'data');
   const processes = postmasterAndChildren(dataDir);
   if (processes.length > 0) {
-    const fast = await execa(...asServerUser('pg_ctl', ['stop', '--wait', '--mode=fast', `--pgdata=${dataDir}`]),
-      { reject: false });
+    const fast = await execa(...asServerUser('pg_ctl', ['stop', '--wait', '--mode=fast', `--pgdata=${dataDir}`]), {
+      reject: false,
+    });
     if (fast.exitCode !== 0) stopSync(dir);
     // pg_ctl returns once the pid file is gone, a moment before the processes have exited.
     for (let waited = 0; processes.some(isProcessRunning) && waited < 5000; waited += 20) {
@@ -289,8 +341,9 @@ async function stopServer(dir: string) {
 function stopSync(dir: string) {
   const dataDir = join(dir, 'data');
   if (existsSync(join(dataDir, 'postmaster.pid'))) {
-    spawnSync(...asServerUser('pg_ctl', ['stop', '--wait', '--mode=immediate', `--pgdata=${dataDir}`]),
-      { stdio: 'ignore' });
+    spawnSync(...asServerUser('pg_ctl', ['stop', '--wait', '--mode=immediate', `--pgdata=${dataDir}`]), {
+      stdio: 'ignore',
+    });
     for (const pid of postmasterAndChildren(dataDir)) killQuietly(pid, 'SIGKILL');
   }
   rmSync(dir, { recursive: true, force: true });
@@ -343,15 +396,17 @@ function postmasterAndChildren(dataDir: string): number[] {
     return [];
   }
   if (!postmaster || !isProcessRunning(postmaster)) return [];
-  const children = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
-    try {
-      // Field 4 of /proc/PID/stat is the parent pid; the command name before it may hold spaces.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
-    } catch {
-      return false;
-    }
-  });
+  const children = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        // Field 4 of /proc/PID/stat is the parent pid; the command name before it may hold spaces.
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+      } catch {
+        return false;
+      }
+    });
   return [postmaster, ...children.map(Number)];
 }
 

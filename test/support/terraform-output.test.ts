@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { CAPTURED_WORKDIR, CORPUS_DIR, capturedCases, capturedOutput } from './terraform-output.ts';
+import { CAPTURED_WORKDIR, CAPTURED_OUTPUT_DIR, capturedCases, capturedOutput } from './terraform-output.ts';
 
 interface DocumentedCase {
   exitCode: number;
@@ -15,7 +15,7 @@ interface DocumentedCase {
 
 /** The README's case table: | `case` | exit[ / json exit] | `key` | what |. */
 function documentedCases(): Map<string, DocumentedCase> {
-  const readme = readFileSync(join(CORPUS_DIR, 'README.md'), 'utf8');
+  const readme = readFileSync(join(CAPTURED_OUTPUT_DIR, 'README.md'), 'utf8');
   const cases = new Map<string, DocumentedCase>();
   for (const line of readme.split('\n')) {
     const row = /^\| `([a-z0-9-]+)` \| (\d+)(?: \/ (\d+))? \| `([^`]+)` \| .+ \|$/.exec(line);
@@ -40,7 +40,7 @@ describe('the captured terraform output', () => {
   const documented = documentedCases();
 
   test('the README lists exactly the captured cases', () => {
-    assert.ok(cases.length >= 40, `only ${cases.length} cases in ${CORPUS_DIR}`);
+    assert.ok(cases.length >= 40, `only ${cases.length} cases in ${CAPTURED_OUTPUT_DIR}`);
     assert.deepEqual([...documented.keys()].sort(), cases);
   });
 
@@ -59,29 +59,66 @@ describe('the captured terraform output', () => {
 
   for (const name of cases) {
     test(`${name}: complete, and it means what the README says`, () => {
-      const dir = join(CORPUS_DIR, name);
+      const dir = join(CAPTURED_OUTPUT_DIR, name);
       const output = capturedOutput(name);
       const files = readdirSync(dir);
-      assert.deepEqual(files.filter((file) => !KNOWN_FILES.has(file)), [], `unexpected files in ${dir}`);
-      assert.equal(files.includes('json-stdout.txt'), output.json !== undefined, `${name}: json-*.txt without a json command, or the reverse`);
-      for (const file of files) assert.ok(statSync(join(dir, file)).size <= MAX_FILE_BYTES, `${join(dir, file)} is larger than ${MAX_FILE_BYTES} bytes`);
+      assert.deepEqual(
+        files.filter((file) => !KNOWN_FILES.has(file)),
+        [],
+        `unexpected files in ${dir}`,
+      );
+      assert.equal(
+        files.includes('json-stdout.txt'),
+        output.json !== undefined,
+        `${name}: json-*.txt without a json command, or the reverse`,
+      );
+      for (const file of files)
+        assert.ok(
+          statSync(join(dir, file)).size <= MAX_FILE_BYTES,
+          `${join(dir, file)} is larger than ${MAX_FILE_BYTES} bytes`,
+        );
 
       // No path of the capturing machine: the temp dir is always the placeholder.
-      for (const text of [output.stdout, output.stderr, output.json?.stdout ?? '', output.json?.stderr ?? '', output.argv.join(' ')]) {
-        assert.doesNotMatch(text, /\/tmp\/|captf-capture-/, `${name}: a temp path was not replaced by ${CAPTURED_WORKDIR}`);
+      for (const text of [
+        output.stdout,
+        output.stderr,
+        output.json?.stdout ?? '',
+        output.json?.stderr ?? '',
+        output.argv.join(' '),
+      ]) {
+        assert.doesNotMatch(
+          text,
+          /\/tmp\/|captf-capture-/,
+          `${name}: a temp path was not replaced by ${CAPTURED_WORKDIR}`,
+        );
       }
 
       const expected = documented.get(name)!;
-      assert.equal(output.exitCode, expected.exitCode, `${name}: terraform exited ${output.exitCode}, the README says ${expected.exitCode}`);
-      assert.equal(output.json?.exitCode, expected.jsonExitCode, `${name}: the -json form exited ${output.json?.exitCode}, the README says ${expected.jsonExitCode}`);
+      assert.equal(
+        output.exitCode,
+        expected.exitCode,
+        `${name}: terraform exited ${output.exitCode}, the README says ${expected.exitCode}`,
+      );
+      assert.equal(
+        output.json?.exitCode,
+        expected.jsonExitCode,
+        `${name}: the -json form exited ${output.json?.exitCode}, the README says ${expected.jsonExitCode}`,
+      );
       const printed = output.stdout + output.stderr;
       if (expected.key === undefined) assert.equal(printed, '', `${name}: the README says terraform printed nothing`);
-      else assert.ok(printed.includes(expected.key), `${name}: terraform's output does not contain the README's key "${expected.key}"`);
+      else
+        assert.ok(
+          printed.includes(expected.key),
+          `${name}: terraform's output does not contain the README's key "${expected.key}"`,
+        );
     });
   }
 
   test('a case that does not exist is named in the error', () => {
-    assert.throws(() => capturedOutput('no-such-case'), /no captured terraform output named "no-such-case".*apply-stale-plan/);
+    assert.throws(
+      () => capturedOutput('no-such-case'),
+      /no captured terraform output named "no-such-case".*apply-stale-plan/,
+    );
     assert.throws(() => capturedOutput('../README.md'), /no captured terraform output named/);
   });
 });

@@ -1,5 +1,5 @@
 // The captured corpus of terraform's real output (test/fixtures/terraform-output, written by
-// scripts/capture-terraform-output.mjs): rules that read terraform's messages are tested on these
+// scripts/capture-terraform-output.ts): rules that read terraform's messages are tested on these
 // files, so they are tested on what terraform really prints. The README there lists the cases.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { interpretExit, placeOf, type Command, type CommandRun } from '../../src/terraform/terraform.ts';
 
-export const CORPUS_DIR = fileURLToPath(new URL('../fixtures/terraform-output/', import.meta.url));
+export const CAPTURED_OUTPUT_DIR = fileURLToPath(new URL('../fixtures/terraform-output/', import.meta.url));
 /** What stands for the capturing run's temp dir in every captured file (the runner's workdir). */
 export const CAPTURED_WORKDIR = '/WORKDIR';
 
@@ -53,7 +53,7 @@ export interface CapturedOutput extends CapturedRun {
 
 /** The names of the captured cases, sorted. */
 export function capturedCases(): string[] {
-  return readdirSync(CORPUS_DIR, { withFileTypes: true })
+  return readdirSync(CAPTURED_OUTPUT_DIR, { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name)
     .sort();
@@ -61,14 +61,17 @@ export function capturedCases(): string[] {
 
 /** One case's command and terraform's output, exactly as captured. Throws naming the case and file when either is missing or malformed. */
 export function capturedOutput(caseName: string): CapturedOutput {
-  const dir = join(CORPUS_DIR, caseName);
+  const dir = join(CAPTURED_OUTPUT_DIR, caseName);
   if (!/^[a-z0-9-]+$/.test(caseName) || !existsSync(dir)) {
-    throw new Error(`no captured terraform output named "${caseName}" in ${CORPUS_DIR} (the cases: ${capturedCases().join(', ')})`);
+    throw new Error(
+      `no captured terraform output named "${caseName}" in ${CAPTURED_OUTPUT_DIR} (the cases: ${capturedCases().join(', ')})`,
+    );
   }
   const parsed = CommandFile.safeParse(JSON.parse(read(dir, 'command.json')));
   if (!parsed.success) throw new Error(`${join(dir, 'command.json')} is malformed: ${z.prettifyError(parsed.error)}`);
   const command = parsed.data;
-  if (command.case !== caseName) throw new Error(`${join(dir, 'command.json')} names case "${command.case}", not "${caseName}"`);
+  if (command.case !== caseName)
+    throw new Error(`${join(dir, 'command.json')} names case "${command.case}", not "${caseName}"`);
   const output: CapturedOutput = {
     case: caseName,
     what: command.what,
@@ -96,7 +99,10 @@ export function capturedOutput(caseName: string): CapturedOutput {
 
 function read(dir: string, file: string): string {
   const path = join(dir, file);
-  if (!existsSync(path)) throw new Error(`${path} is missing: run node scripts/capture-terraform-output.mjs --case ${dir.split('/').at(-1)}`);
+  if (!existsSync(path))
+    throw new Error(
+      `${path} is missing: run npx tsx scripts/capture-terraform-output.ts --case ${dir.split('/').at(-1)}`,
+    );
   return readFileSync(path, 'utf8');
 }
 

@@ -5,8 +5,18 @@ import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import {
-  BASE_ADMIN_TOKEN, modules, readLocalState, replaceConfiguration, resourceIds, runTerraform, slowApply,
-  taintedAddresses, tempDir, writeModule, type FileTree, type TerraformState,
+  BASE_ADMIN_TOKEN,
+  modules,
+  readLocalState,
+  replaceConfiguration,
+  resourceIds,
+  runTestTerraform,
+  slowApply,
+  taintedAddresses,
+  tempDir,
+  writeModule,
+  type FileTree,
+  type TerraformState,
 } from './tf-modules.ts';
 
 const BASE_ADDRESSES = [
@@ -22,7 +32,7 @@ const BASE_ADDRESSES = [
 ];
 
 async function terraformOk(dir: string, args: string[]) {
-  const run = await runTerraform(dir, args);
+  const run = await runTestTerraform(dir, args);
   assert.equal(run.exitCode, 0, `terraform ${args.join(' ')} failed:\n${run.stderr}${run.stdout}`);
   return run;
 }
@@ -36,11 +46,13 @@ interface PlannedChanges {
 
 async function plan(dir: string, args: string[] = []): Promise<PlannedChanges> {
   await terraformOk(dir, ['init', '-no-color']);
-  const planned = await runTerraform(dir, ['plan', '-no-color', '-detailed-exitcode', '-out=plan.tfplan', ...args]);
+  const planned = await runTestTerraform(dir, ['plan', '-no-color', '-detailed-exitcode', '-out=plan.tfplan', ...args]);
   assert.ok(existsSync(join(dir, 'plan.tfplan')), `no plan file written:\n${planned.stderr}`);
   const document = JSON.parse((await terraformOk(dir, ['show', '-json', 'plan.tfplan'])).stdout) as {
     resource_changes?: Array<{
-      address: string; action_reason?: string; previous_address?: string;
+      address: string;
+      action_reason?: string;
+      previous_address?: string;
       change: { actions: string[]; importing?: { id: string } };
     }>;
     output_changes?: Record<string, { actions: string[] }>;
@@ -55,11 +67,15 @@ async function plan(dir: string, args: string[] = []): Promise<PlannedChanges> {
       entry.action_reason ? `(${entry.action_reason})` : '',
       entry.previous_address ? `from ${entry.previous_address}` : '',
       importing ? `importing ${importing.id}` : '',
-    ].filter(Boolean).join(' ');
+    ]
+      .filter(Boolean)
+      .join(' ');
   }
-  const outputChanges = Object.fromEntries(Object.entries(document.output_changes ?? {})
-    .filter(([, change]) => change.actions.join() !== 'no-op')
-    .map(([name, change]) => [name, change.actions.join(',')]));
+  const outputChanges = Object.fromEntries(
+    Object.entries(document.output_changes ?? {})
+      .filter(([, change]) => change.actions.join() !== 'no-op')
+      .map(([name, change]) => [name, change.actions.join(',')]),
+  );
   return { exitCode: planned.exitCode, changes, outputChanges };
 }
 
@@ -101,10 +117,13 @@ describe('the module catalogue, against an applied base', () => {
     ['replace', { 'terraform_data.cluster': 'delete,create (replace_because_cannot_update)' }],
     ['replaceCreateBeforeDestroy', { 'terraform_data.cluster': 'create,delete (replace_because_cannot_update)' }],
     ['deleteByRemoval', { 'terraform_data.network': 'delete (delete_because_no_resource_config)' }],
-    ['shrinkCount', {
-      'terraform_data.replica[1]': 'delete (delete_because_count_index)',
-      'terraform_data.replica[2]': 'delete (delete_because_count_index)',
-    }],
+    [
+      'shrinkCount',
+      {
+        'terraform_data.replica[1]': 'delete (delete_because_count_index)',
+        'terraform_data.replica[2]': 'delete (delete_because_count_index)',
+      },
+    ],
     ['removeForEachKey', { 'terraform_data.node["b"]': 'delete (delete_because_each_key)' }],
     ['removeModuleCall', { 'module.addon.terraform_data.this': 'delete (delete_because_no_resource_config)' }],
     ['forget', { 'terraform_data.network': 'forget (delete_because_no_resource_config)' }],
@@ -129,7 +148,7 @@ describe('the module catalogue, against an applied base', () => {
   test('failingPrecondition: the plan fails (exit 1) and says why', async (t) => {
     const dir = await baseSwitchedTo(t, modules.failingPrecondition);
     await terraformOk(dir, ['init', '-no-color']);
-    const planned = await runTerraform(dir, ['plan', '-no-color', '-detailed-exitcode']);
+    const planned = await runTestTerraform(dir, ['plan', '-no-color', '-detailed-exitcode']);
     assert.equal(planned.exitCode, 1);
     assert.match(planned.stderr, /fails the precondition on purpose/);
   });
@@ -137,7 +156,7 @@ describe('the module catalogue, against an applied base', () => {
   test('failingApply: exit 1 with one step tainted, the others created, the base untouched', async (t) => {
     const dir = await baseSwitchedTo(t, modules.failingApply);
     await terraformOk(dir, ['init', '-no-color']);
-    const applied = await runTerraform(dir, ['apply', '-no-color', '-auto-approve']);
+    const applied = await runTestTerraform(dir, ['apply', '-no-color', '-auto-approve']);
     assert.equal(applied.exitCode, 1);
     const state = await readLocalState(join(dir, 'terraform.tfstate'));
     assert.deepEqual(taintedAddresses(state), ['terraform_data.step["failing"]']);
@@ -157,7 +176,10 @@ describe('the module catalogue, against an applied base', () => {
     await terraformOk(dir, ['apply', '-no-color', '-auto-approve']);
     const afterReplace = resourceIds(await readLocalState(join(dir, 'terraform.tfstate')));
     assert.notEqual(afterReplace['terraform_data.cluster'], afterUpdate['terraform_data.cluster']);
-    assert.deepEqual({ ...afterReplace, 'terraform_data.cluster': 'x' }, { ...afterUpdate, 'terraform_data.cluster': 'x' });
+    assert.deepEqual(
+      { ...afterReplace, 'terraform_data.cluster': 'x' },
+      { ...afterUpdate, 'terraform_data.cluster': 'x' },
+    );
   });
 });
 

@@ -32,7 +32,9 @@ function chooseTerraform(path: string | undefined): string {
     if (!isAbsolute(path)) throw new Error('not an absolute path');
     accessSync(path, constants.X_OK);
   } catch (error) {
-    throw new Error(`CAPTF_TEST_TERRAFORM=${path}: ${(error as Error).message}. Set it to the absolute path of a terraform or OpenTofu binary, or unset it to use terraform on PATH`);
+    throw new Error(
+      `CAPTF_TEST_TERRAFORM=${path}: ${(error as Error).message}. Set it to the absolute path of a terraform or OpenTofu binary, or unset it to use terraform on PATH`,
+    );
   }
   let binDir = dirname(path);
   if (basename(path) !== 'terraform') {
@@ -83,7 +85,7 @@ export async function replaceConfiguration(dir: string, tree: FileTree): Promise
  * environment without the TF_* variables that change what terraform does, plus quiet automation
  * settings. The machine's CLI config file is missing and terraform would warn about it.
  */
-export function terraformEnv(extra: Record<string, string> = {}): Record<string, string> {
+export function testTerraformEnv(extra: Record<string, string> = {}): Record<string, string> {
   const inherited = Object.entries(process.env).filter(
     (entry): entry is [string, string] => entry[1] !== undefined && !/^TF_/.test(entry[0]),
   );
@@ -104,13 +106,20 @@ export interface TerraformRun {
 }
 
 /** Runs the real terraform in `dir` (never throws on a non-zero exit; check exitCode). */
-export async function runTerraform(
+export async function runTestTerraform(
   dir: string,
   args: string[],
   options: { env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<TerraformRun> {
-  const run = await runProcess(TERRAFORM, args, { cwd: dir, env: terraformEnv(options.env), timeoutMs: options.timeoutMs ?? 120_000 });
-  if (run.exitCode === undefined) throw new Error(`terraform ${args.join(' ')} did not exit: ${run.timedOut ? 'timed out' : `ended by ${run.signal}`}`);
+  const run = await runProcess(TERRAFORM, args, {
+    cwd: dir,
+    env: testTerraformEnv(options.env),
+    timeoutMs: options.timeoutMs ?? 120_000,
+  });
+  if (run.exitCode === undefined)
+    throw new Error(
+      `terraform ${args.join(' ')} did not exit: ${run.timedOut ? 'timed out' : `ended by ${run.signal}`}`,
+    );
   return { exitCode: run.exitCode, stdout: run.stdout, stderr: run.stderr };
 }
 
@@ -151,16 +160,25 @@ interface ClusterOptions {
   failingPrecondition?: boolean;
 }
 
-function cluster({ generation = 1, replaceTrigger = 'v1', createBeforeDestroy = false, failingPrecondition = false }: ClusterOptions = {}) {
+function cluster({
+  generation = 1,
+  replaceTrigger = 'v1',
+  createBeforeDestroy = false,
+  failingPrecondition = false,
+}: ClusterOptions = {}) {
   const lifecycle = [
     createBeforeDestroy ? '    create_before_destroy = true' : '',
-    failingPrecondition ? [
-      '    precondition {',
-      '      condition     = var.cluster_name == "a-name-nobody-uses"',
-      '      error_message = "The cluster name fails the precondition on purpose."',
-      '    }',
-    ].join('\n') : '',
-  ].filter(Boolean).join('\n');
+    failingPrecondition
+      ? [
+          '    precondition {',
+          '      condition     = var.cluster_name == "a-name-nobody-uses"',
+          '      error_message = "The cluster name fails the precondition on purpose."',
+          '    }',
+        ].join('\n')
+      : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
   return `resource "terraform_data" "cluster" {
   input            = { name = var.cluster_name, generation = ${generation} }
   triggers_replace = "${replaceTrigger}"
@@ -252,7 +270,9 @@ function baseWith(parts: BaseParts = {}): FileTree {
     credentials,
     parts.addonCall ?? addonCall,
     parts.extra ?? '',
-  ].filter(Boolean).join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
   return {
     'main.tf': main,
     'variables.tf': variables,
@@ -448,18 +468,26 @@ export function resourceIds(state: TerraformState): Record<string, string> {
 
 /** Addresses of the objects a failed create left tainted (the next apply replaces them). */
 export function taintedAddresses(state: TerraformState): string[] {
-  return currentInstances(state).filter(([, instance]) => instance.status === 'tainted').map(([address]) => address);
+  return currentInstances(state)
+    .filter(([, instance]) => instance.status === 'tainted')
+    .map(([address]) => address);
 }
 
 function currentInstances(state: TerraformState): Array<[string, StateInstance]> {
-  return state.resources.flatMap((resource) => resource.instances
-    .filter((instance) => instance.deposed === undefined)
-    .map((instance): [string, StateInstance] => [instanceAddress(resource, instance), instance]));
+  return state.resources.flatMap((resource) =>
+    resource.instances
+      .filter((instance) => instance.deposed === undefined)
+      .map((instance): [string, StateInstance] => [instanceAddress(resource, instance), instance]),
+  );
 }
 
 function instanceAddress(resource: StateResource, instance: StateInstance): string {
-  const key = instance.index_key === undefined ? ''
-    : typeof instance.index_key === 'number' ? `[${instance.index_key}]` : `[${JSON.stringify(instance.index_key)}]`;
+  const key =
+    instance.index_key === undefined
+      ? ''
+      : typeof instance.index_key === 'number'
+        ? `[${instance.index_key}]`
+        : `[${JSON.stringify(instance.index_key)}]`;
   return `${resource.module ? `${resource.module}.` : ''}${resource.mode === 'data' ? 'data.' : ''}${resource.type}.${resource.name}${key}`;
 }
 
@@ -511,16 +539,38 @@ export function fakeTerraformEnv(options: FakeTerraformOptions): Record<string, 
 
 export type FakeTerraformEvent =
   | {
-    event: 'start'; pid: number; step: string; argv: string[]; cwd: string; chdir: string | null; pgid: number;
-    env: Record<string, string | null>; tfCliArgs: string[]; tfVars: string[];
-  }
-  | { event: 'signal'; pid: number; signal: 'SIGINT' | 'SIGTERM'; /** Date.now() as the fake got it. */ at: number }
-  | { event: 'exit'; pid: number; step: string; code: number; maxRssKiB: number; /** Date.now() as the fake exited. */ at: number }
+      event: 'start';
+      pid: number;
+      step: string;
+      argv: string[];
+      cwd: string;
+      chdir: string | null;
+      pgid: number;
+      env: Record<string, string | null>;
+      tfCliArgs: string[];
+      tfVars: string[];
+    }
+  | { event: 'signal'; pid: number; signal: 'SIGINT' | 'SIGTERM' /** Date.now() as the fake got it. */; at: number }
   | {
-    /** A huge-* fault's stream ended: its bytes, the longest write blocked on the pipe, the reader's (the runner's) peak RSS after each MiB and at the end. */
-    event: 'streamed'; pid: number; step: string; stream: 'stdout' | 'stderr'; bytes: number; longestWrite: { from: number; to: number };
-    readerPeakRssKiB: Array<number | null>; readerPeakRssKiBAtEnd: number | null; /** huge-plan: the resource changes printed. */ resourceChanges?: number;
-  };
+      event: 'exit';
+      pid: number;
+      step: string;
+      code: number;
+      maxRssKiB: number /** Date.now() as the fake exited. */;
+      at: number;
+    }
+  | {
+      /** A huge-* fault's stream ended: its bytes, the longest write blocked on the pipe, the reader's (the runner's) peak RSS after each MiB and at the end. */
+      event: 'streamed';
+      pid: number;
+      step: string;
+      stream: 'stdout' | 'stderr';
+      bytes: number;
+      longestWrite: { from: number; to: number };
+      readerPeakRssKiB: Array<number | null>;
+      readerPeakRssKiBAtEnd: number | null /** huge-plan: the resource changes printed. */;
+      resourceChanges?: number;
+    };
 
 /** The events the fake logged; an absent log means terraform never ran. */
 export async function readFakeTerraformLog(path: string): Promise<FakeTerraformEvent[]> {
@@ -531,7 +581,10 @@ export async function readFakeTerraformLog(path: string): Promise<FakeTerraformE
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as FakeTerraformEvent);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as FakeTerraformEvent);
 }
 
 /** The steps that started, in order, e.g. ['version', 'init', 'validate', 'plan', 'show']. */
@@ -572,5 +625,8 @@ export async function readNewerTerraformLog(path: string): Promise<string[]> {
     if (error.code === 'ENOENT') return '';
     throw error;
   });
-  return text.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { argv: string[] }).argv.find((a) => !a.startsWith('-')) ?? '');
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { argv: string[] }).argv.find((a) => !a.startsWith('-')) ?? '');
 }

@@ -10,19 +10,23 @@ import { tempDir } from './tf-modules.ts';
 const PROBE = `
 import { execa } from 'execa';
 import { tmpdir } from 'node:os';
-import { runTerraform, terraformEnv, TERRAFORM } from ${JSON.stringify(new URL('./tf-modules.ts', import.meta.url).href)};
-const direct = await runTerraform(tmpdir(), ['version']);
-const byName = await execa('terraform', ['version'], { env: terraformEnv(), extendEnv: false });
+import { runTestTerraform, testTerraformEnv, TERRAFORM } from ${JSON.stringify(new URL('./tf-modules.ts', import.meta.url).href)};
+const direct = await runTestTerraform(tmpdir(), ['version']);
+const byName = await execa('terraform', ['version'], { env: testTerraformEnv(), extendEnv: false });
 console.log(JSON.stringify({ TERRAFORM, direct: direct.stdout, byName: byName.stdout }));
 `;
 
 /** The repository's root: where tsx and execa resolve. */
 const ROOT = new URL('../..', import.meta.url).pathname;
 const probe = (env: Record<string, string>) =>
-  execa(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', PROBE], { env: { ...process.env, ...env }, cwd: ROOT, reject: false });
+  execa(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', PROBE], {
+    env: { ...process.env, ...env },
+    cwd: ROOT,
+    reject: false,
+  });
 
 describe('CAPTF_TEST_TERRAFORM', () => {
-  it('a binary of another name (tofu) is what runTerraform and every `terraform` on the tests\' PATH run', async (t) => {
+  it("a binary of another name (tofu) is what runTestTerraform and every `terraform` on the tests' PATH run", async (t) => {
     const dir = await tempDir(t);
     const tofu = join(dir, 'tofu');
     await writeFile(tofu, '#!/bin/sh\necho "stand-in $*"\n');
@@ -38,6 +42,9 @@ describe('CAPTF_TEST_TERRAFORM', () => {
     const dir = await tempDir(t);
     const run = await probe({ CAPTF_TEST_TERRAFORM: join(dir, 'missing') });
     assert.notEqual(run.exitCode, 0);
-    assert.match(run.stderr, /CAPTF_TEST_TERRAFORM=.*missing: .*Set it to the absolute path of a terraform or OpenTofu binary/);
+    assert.match(
+      run.stderr,
+      /CAPTF_TEST_TERRAFORM=.*missing: .*Set it to the absolute path of a terraform or OpenTofu binary/,
+    );
   });
 });

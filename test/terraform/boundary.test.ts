@@ -23,12 +23,17 @@ function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of sourceFiles(SRC)) {
     // Comments go first: they mention imports that are not there.
-    const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
+    const text = readFileSync(file, 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/(^|[^:])\/\/.*$/gm, '$1');
     const specifiers = [
       ...[...text.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+'(\.[^']+)'/gm)].map((m) => m[1]!),
       ...[...text.matchAll(/\bimport\(\s*'(\.[^']+)'\s*\)/g)].map((m) => m[1]!),
     ];
-    graph.set(relative(SRC, file), specifiers.map((s) => relative(SRC, resolve(dirname(file), s))));
+    graph.set(
+      relative(SRC, file),
+      specifiers.map((s) => relative(SRC, resolve(dirname(file), s))),
+    );
   }
   return graph;
 }
@@ -74,8 +79,21 @@ describe('the import graph of src/', () => {
   it('reads the imports it checks (the graph is not empty by mistake)', () => {
     assert.ok(graph.size > 50, `only ${graph.size} files under ${SRC}`);
     assert.ok(graph.get('terraform/init.ts')?.includes('terraform/terraform.ts'));
-    assert.ok(graph.get('run/op-main.ts')?.includes('run/in-cluster.ts') || graph.get('run/op-main.ts')?.includes('run/ops.ts'), 'import() is read');
-    assert.deepEqual(circles(new Map([['a.ts', ['b.ts']], ['b.ts', ['a.ts']], ['c.ts', ['a.ts']]])), [['a.ts', 'b.ts']], 'the circle finder finds a circle');
+    assert.ok(
+      graph.get('run/op-main.ts')?.includes('run/in-cluster.ts') || graph.get('run/op-main.ts')?.includes('run/ops.ts'),
+      'import() is read',
+    );
+    assert.deepEqual(
+      circles(
+        new Map([
+          ['a.ts', ['b.ts']],
+          ['b.ts', ['a.ts']],
+          ['c.ts', ['a.ts']],
+        ]),
+      ),
+      [['a.ts', 'b.ts']],
+      'the circle finder finds a circle',
+    );
   });
 
   it('has no import circle', () => {
@@ -91,7 +109,11 @@ describe('the import graph of src/', () => {
     // The classification is what the guard decides on and the sinks print: a plan file that reached
     // up for a decision or a wording would make the model change with every message.
     const upward = (from: string, above: string[]) =>
-      [...graph].flatMap(([file, deps]) => (file.startsWith(from) ? deps.filter((dep) => above.some((folder) => dep.startsWith(folder))).map((dep) => `${file} -> ${dep}`) : []));
+      [...graph].flatMap(([file, deps]) =>
+        file.startsWith(from)
+          ? deps.filter((dep) => above.some((folder) => dep.startsWith(folder))).map((dep) => `${file} -> ${dep}`)
+          : [],
+      );
     assert.ok(upward('guard/', ['plan/']).length > 0, 'the rule reads imports between folders');
     assert.deepEqual(upward('plan/', ['guard/', 'output/']), []);
   });
@@ -99,12 +121,19 @@ describe('the import graph of src/', () => {
   it('builds schemas only with the configured zod: src/schemas/zod.ts alone imports the package, the others import it as a namespace', () => {
     const texts = sourceFiles(SRC).map((file) => [relative(SRC, file), readFileSync(file, 'utf8')] as const);
     // Type-only imports build nothing.
-    const packageImporters = texts.filter(([, text]) => /^\s*(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+'zod(?:\/[^']*)?'/m.test(text)).map(([file]) => file);
+    const packageImporters = texts
+      .filter(([, text]) => /^\s*(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+'zod(?:\/[^']*)?'/m.test(text))
+      .map(([file]) => file);
     assert.deepEqual(packageImporters, ['schemas/zod.ts']);
     // `import { z }` would bring the package's own z object, and with it every part of zod, into the bundle.
-    const namedImporters = texts.filter(([, text]) => /^\s*import\s+\{[^}]*\}\s+from\s+'[^']*\/zod\.ts'/m.test(text)).map(([file]) => file);
+    const namedImporters = texts
+      .filter(([, text]) => /^\s*import\s+\{[^}]*\}\s+from\s+'[^']*\/zod\.ts'/m.test(text))
+      .map(([file]) => file);
     assert.deepEqual(namedImporters, []);
-    assert.ok(texts.filter(([, text]) => /^\s*import \* as z from '[^']*zod\.ts'/m.test(text)).length >= 10, 'the namespace imports are read');
+    assert.ok(
+      texts.filter(([, text]) => /^\s*import \* as z from '[^']*zod\.ts'/m.test(text)).length >= 10,
+      'the namespace imports are read',
+    );
   });
 });
 
@@ -113,13 +142,27 @@ function causelessRethrows(file: string, text: string): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const carriesCause = (node: ts.NewExpression) =>
-    (node.arguments ?? []).some((arg) => ts.isObjectLiteralExpression(arg) && arg.properties.some((p) => p.name !== undefined && ts.isIdentifier(p.name) && p.name.text === 'cause'));
+    (node.arguments ?? []).some(
+      (arg) =>
+        ts.isObjectLiteralExpression(arg) &&
+        arg.properties.some((p) => p.name !== undefined && ts.isIdentifier(p.name) && p.name.text === 'cause'),
+    );
   // A wrapped error that must not carry the caught one (a secret could ride on it) says why on the line before.
-  const allowed = (node: ts.Node) => /\/\/ no cause: \S/.test(text.slice(text.lastIndexOf('\n', text.lastIndexOf('\n', node.getStart(source) - 1) - 1), node.getStart(source)));
+  const allowed = (node: ts.Node) =>
+    /\/\/ no cause: \S/.test(
+      text.slice(text.lastIndexOf('\n', text.lastIndexOf('\n', node.getStart(source) - 1) - 1), node.getStart(source)),
+    );
   const inCatch = (node: ts.Node): void => {
     if (ts.isFunctionLike(node)) return; // a callback throws when it is called, not in this catch
-    if (ts.isThrowStatement(node) && ts.isNewExpression(node.expression) && !carriesCause(node.expression) && !allowed(node))
-      found.push(`${relative(SRC, file)}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1} new ${node.expression.expression.getText(source)}`);
+    if (
+      ts.isThrowStatement(node) &&
+      ts.isNewExpression(node.expression) &&
+      !carriesCause(node.expression) &&
+      !allowed(node)
+    )
+      found.push(
+        `${relative(SRC, file)}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1} new ${node.expression.expression.getText(source)}`,
+      );
     ts.forEachChild(node, inCatch);
   };
   const visit = (node: ts.Node): void => {
@@ -132,8 +175,13 @@ function causelessRethrows(file: string, text: string): string[] {
 
 describe('errors thrown from a catch of src/', () => {
   it('carry the caught error as cause (or say on the line before, `// no cause: why`, that they must not)', () => {
-    const sample = 'try { f(); } catch (error) {\n  throw new RunnerError({ message: "m" });\n}\ntry { f(); } catch (error) {\n  throw new Error("m", { cause: error });\n}\ntry { f(); } catch {\n  // no cause: it would quote a secret\n  throw new Error("m");\n}\n';
-    assert.deepEqual(causelessRethrows(join(SRC, 'sample.ts'), sample), ['sample.ts:2 new RunnerError'], 'the check finds a rethrow without cause');
+    const sample =
+      'try { f(); } catch (error) {\n  throw new RunnerError({ message: "m" });\n}\ntry { f(); } catch (error) {\n  throw new Error("m", { cause: error });\n}\ntry { f(); } catch {\n  // no cause: it would quote a secret\n  throw new Error("m");\n}\n';
+    assert.deepEqual(
+      causelessRethrows(join(SRC, 'sample.ts'), sample),
+      ['sample.ts:2 new RunnerError'],
+      'the check finds a rethrow without cause',
+    );
     const found = sourceFiles(SRC).flatMap((file) => causelessRethrows(file, readFileSync(file, 'utf8')));
     assert.deepEqual(found, []);
   });

@@ -1,6 +1,6 @@
 // The captured corpus and the driver cannot drift apart: every case was captured with exactly the
 // argv the runner's builders make today. A builder that changes (a flag added, an order changed)
-// fails here until its cases are captured again (scripts/capture-terraform-output.mjs --case NAME).
+// fails here until its cases are captured again (npx tsx scripts/capture-terraform-output.ts --case NAME).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyArgs } from '../../src/terraform/apply.ts';
@@ -12,7 +12,8 @@ import { validateArgs } from '../../src/terraform/validate.ts';
 import { capturedCases, capturedCommand, capturedOutput } from '../support/terraform-output.ts';
 
 /** The values of `-name=value` flags, in order. */
-const values = (argv: readonly string[], name: string) => argv.filter((arg) => arg.startsWith(`${name}=`)).map((arg) => arg.slice(name.length + 1));
+const values = (argv: readonly string[], name: string) =>
+  argv.filter((arg) => arg.startsWith(`${name}=`)).map((arg) => arg.slice(name.length + 1));
 const one = (argv: readonly string[], name: string) => values(argv, name)[0];
 /** The last argument: the plan file, state file or lock id. */
 const last = (argv: readonly string[]) => argv.at(-1)!;
@@ -40,7 +41,8 @@ const BUILT: Record<string, (argv: readonly string[]) => string[]> = {
     }),
   apply: (argv) => applyArgs({ planFile: last(argv), lockTimeout: one(argv, '-lock-timeout') }),
   'state pull': () => statePullArgs(),
-  'state push': (argv) => statePushArgs(last(argv), { force: argv.includes('-force'), lockTimeout: one(argv, '-lock-timeout') }),
+  'state push': (argv) =>
+    statePushArgs(last(argv), { force: argv.includes('-force'), lockTimeout: one(argv, '-lock-timeout') }),
   'state rm': () => lockProbeArgs(),
   'force-unlock': (argv) => forceUnlockArgs(last(argv)),
 };
@@ -55,7 +57,11 @@ describe('the corpus was captured with the argv the driver builds', () => {
       if (command === 'validate') {
         // The text form is validate's own argv without -json, for people; the -json form is the runner's.
         assert.deepEqual(output.json?.argv, build(output.json!.argv), name);
-        assert.deepEqual(output.argv, validateArgs().filter((arg) => arg !== '-json'), name);
+        assert.deepEqual(
+          output.argv,
+          validateArgs().filter((arg) => arg !== '-json'),
+          name,
+        );
       } else {
         assert.deepEqual(output.argv, build(output.argv), name);
       }
@@ -70,7 +76,8 @@ describe('the corpus was captured with the argv the driver builds', () => {
   it('as the runner runs them, no captured output holds a colour escape', () => {
     for (const name of capturedCases()) {
       const output = capturedOutput(name);
-      for (const text of [output.stdout, output.stderr, output.json?.stdout ?? '', output.json?.stderr ?? '']) assert.doesNotMatch(text, /\x1b\[/, name);
+      for (const text of [output.stdout, output.stderr, output.json?.stdout ?? '', output.json?.stderr ?? ''])
+        assert.doesNotMatch(text, /\x1b\[/, name);
     }
   });
 });

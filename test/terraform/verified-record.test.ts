@@ -44,14 +44,25 @@ function binary(size: number): Buffer {
 
 describe('recordedVersionLine', () => {
   it('recognises the recorded file at the recorded path, small or larger than both samples', () => {
-    for (const size of [0, 100, 3 * SAMPLE + 5]) withBinary(binary(size), (path, record) => assert.equal(recordedVersionLine(path, record), 'Terraform v1.11.4', `size ${size}`));
+    for (const size of [0, 100, 3 * SAMPLE + 5])
+      withBinary(binary(size), (path, record) =>
+        assert.equal(recordedVersionLine(path, record), 'Terraform v1.11.4', `size ${size}`),
+      );
   });
 
   it('another path, another size, a file writable by its group or others, a changed first or last 64 KiB: not the recorded file', () => {
     const bytes = binary(3 * SAMPLE);
     withBinary(bytes, (path, record) => {
-      assert.equal(recordedVersionLine(`${path}-elsewhere`, { ...record, path: `${path}-elsewhere` }), undefined, 'no file there');
-      assert.equal(recordedVersionLine(path, { ...record, path: '/usr/local/bin/terraform' }), undefined, 'not the recorded path');
+      assert.equal(
+        recordedVersionLine(`${path}-elsewhere`, { ...record, path: `${path}-elsewhere` }),
+        undefined,
+        'no file there',
+      );
+      assert.equal(
+        recordedVersionLine(path, { ...record, path: '/usr/local/bin/terraform' }),
+        undefined,
+        'not the recorded path',
+      );
       assert.equal(recordedVersionLine(path, { ...record, size: record.size + 1 }), undefined, 'another size');
       for (const mode of [0o775, 0o757]) {
         chmodSync(path, mode);

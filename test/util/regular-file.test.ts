@@ -18,15 +18,26 @@ describe('readRegularFile', () => {
   });
 
   const refused: [string, () => Promise<string>, RegExp][] = [
-    ['a FIFO (no writer: the open must not wait)', async () => (await runChecked('mkfifo', [join(dir, 'fifo')]), join(dir, 'fifo')), /a special file/],
+    [
+      'a FIFO (no writer: the open must not wait)',
+      async () => (await runChecked('mkfifo', [join(dir, 'fifo')]), join(dir, 'fifo')),
+      /a special file/,
+    ],
     ['a device', async () => '/dev/zero', /a special file/],
     ['a directory', async () => (await mkdir(join(dir, 'd')), join(dir, 'd')), /a directory/],
-    ['a link to a regular file', async () => (await symlink(join(dir, 'f'), join(dir, 'link')), join(dir, 'link')), /a symbolic link/],
+    [
+      'a link to a regular file',
+      async () => (await symlink(join(dir, 'f'), join(dir, 'link')), join(dir, 'link')),
+      /a symbolic link/,
+    ],
   ];
   for (const [what, make, message] of refused) {
     it(`refuses ${what}`, async () => {
       const path = await make();
-      await assert.rejects(readRegularFile(path, 1024), (error: unknown) => error instanceof NotRegularFileError && message.test(error.message));
+      await assert.rejects(
+        readRegularFile(path, 1024),
+        (error: unknown) => error instanceof NotRegularFileError && message.test(error.message),
+      );
     });
   }
 

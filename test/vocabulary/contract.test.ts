@@ -16,14 +16,36 @@ import { COMMON_SETTINGS, OP_SETTINGS, REPORT_FLAGS } from '../../src/schemas/se
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path: string) => readFileSync(`${ROOT}${path}`, 'utf8');
-const CONTRACT_FILES = ['contract.md', ...readdirSync(`${ROOT}contract/sections`).map((name) => `contract/sections/${name}`)];
+const CONTRACT_FILES = [
+  'contract.md',
+  ...readdirSync(`${ROOT}contract/sections`).map((name) => `contract/sections/${name}`),
+];
 
 /** CamelCase names the contract quotes that are not the runner's reasons, notices or DecideOp's reasons. */
 const OTHER_NAMES = new Set([
   // terraform's and OpenTofu's words (provider action triggers and failure modes, in plans)
-  ...['AfterCreate', 'AfterUpdate', 'AfterDestroy', 'BeforeCreate', 'BeforeUpdate', 'BeforeDestroy', 'ActionOnFailureContinue', 'ActionOnFailureHalt', 'ActionOnFailureTaint', 'NaN'],
+  ...[
+    'AfterCreate',
+    'AfterUpdate',
+    'AfterDestroy',
+    'BeforeCreate',
+    'BeforeUpdate',
+    'BeforeDestroy',
+    'ActionOnFailureContinue',
+    'ActionOnFailureHalt',
+    'ActionOnFailureTaint',
+    'NaN',
+  ],
   // Kubernetes' words
-  ...['DisruptionTarget', 'DeadlineExceeded', 'FailJob', 'PartialObjectMetadata', 'PartialObjectMetadataList', 'TerraformMachinePool', 'DependenciesReady'],
+  ...[
+    'DisruptionTarget',
+    'DeadlineExceeded',
+    'FailJob',
+    'PartialObjectMetadata',
+    'PartialObjectMetadataList',
+    'TerraformMachinePool',
+    'DependenciesReady',
+  ],
   // the kinds of artifact manifests and the names of the schemas
   ...['PlanArtifact', 'StateBackup', 'ArtifactManifest', 'PolicyFile', 'RunnerError'],
   // DecideOp's decision that is neither an op nor a wait
@@ -36,15 +58,22 @@ describe('the contract and the vocabulary', () => {
   });
 
   it('every CamelCase name the contract quotes is a known word: a reason no run emits cannot be named', () => {
-    const known = new Set<string>([...Object.keys(REASONS), ...NOTICE_CODES, ...OpReason.options, ...WaitReason.options, ...OTHER_NAMES]);
+    const known = new Set<string>([
+      ...Object.keys(REASONS),
+      ...NOTICE_CODES,
+      ...OpReason.options,
+      ...WaitReason.options,
+      ...OTHER_NAMES,
+    ]);
     const unknown: string[] = [];
     for (const file of CONTRACT_FILES) {
-      for (const match of read(file).matchAll(/`([A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+)`/g)) if (!known.has(match[1]!)) unknown.push(`${file}: ${match[1]}`);
+      for (const match of read(file).matchAll(/`([A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+)`/g))
+        if (!known.has(match[1]!)) unknown.push(`${file}: ${match[1]}`);
     }
     assert.deepEqual(unknown, []);
   });
 
-  it("the steps contract.md §3 lists for each op are steps of that op", () => {
+  it('the steps contract.md §3 lists for each op are steps of that op', () => {
     const table = read('contract.md').split('## 3. Ops')[1]!.split('\n## ')[0]!;
     const seen = new Set<Op>();
     for (const line of table.split('\n')) {
@@ -54,7 +83,10 @@ describe('the contract and the vocabulary', () => {
       seen.add(op);
       for (const name of stepsOfCell(cells[1]!)) {
         assert.ok(name in STEPS, `contract.md §3 lists "${name}" for ${op}: no such step (src/vocabulary/steps.ts)`);
-        assert.ok((STEPS[name as StepName].ops as readonly Op[]).includes(op), `contract.md §3 lists "${name}" for ${op}, which src/vocabulary/steps.ts does not give that op`);
+        assert.ok(
+          (STEPS[name as StepName].ops as readonly Op[]).includes(op),
+          `contract.md §3 lists "${name}" for ${op}, which src/vocabulary/steps.ts does not give that op`,
+        );
       }
     }
     assert.deepEqual([...seen].sort(), [...OPS].sort(), 'every op has its row');
@@ -63,15 +95,25 @@ describe('the contract and the vocabulary', () => {
   it("faults.md's steps of apply, in order, are apply's steps", () => {
     const listed = /Steps of `apply` in order: ([^]*?)\.\n/.exec(read('contract/sections/faults.md'))?.[1];
     assert.ok(listed, 'faults.md lists the steps of apply');
-    for (const name of stepsOfCell(listed)) assert.ok((STEPS[name as StepName]?.ops as readonly Op[] | undefined)?.includes('apply'), `faults.md lists "${name}" among apply's steps`);
+    for (const name of stepsOfCell(listed))
+      assert.ok(
+        (STEPS[name as StepName]?.ops as readonly Op[] | undefined)?.includes('apply'),
+        `faults.md lists "${name}" among apply's steps`,
+      );
   });
-  it('every CAPTF_* variable the contract names is a setting (or a report flag said to have none), and the per-op table of what a Job is given names only the op\'s own', () => {
+  it("every CAPTF_* variable the contract names is a setting (or a report flag said to have none), and the per-op table of what a Job is given names only the op's own", () => {
     const settings = new Set(Object.keys(Settings.shape).map(envName));
     const flagOnly = new Set(Object.keys(REPORT_FLAGS).map(envName));
     for (const file of CONTRACT_FILES) {
-      for (const [name] of read(file).matchAll(/CAPTF_[A-Z][A-Z_]*[A-Z]/g)) assert.ok(settings.has(name) || flagOnly.has(name) || name === 'CAPTF_LOCK_TIMOUT', `${file} names ${name}, which is no setting`);
+      for (const [name] of read(file).matchAll(/CAPTF_[A-Z][A-Z_]*[A-Z]/g))
+        assert.ok(
+          settings.has(name) || flagOnly.has(name) || name === 'CAPTF_LOCK_TIMOUT',
+          `${file} names ${name}, which is no setting`,
+        );
     }
-    const table = read('contract/sections/kubernetes.md').split('### What a Job is given, per op')[1]!.split('\n### ')[0]!;
+    const table = read('contract/sections/kubernetes.md')
+      .split('### What a Job is given, per op')[1]!
+      .split('\n### ')[0]!;
     const common = new Set(COMMON_SETTINGS.map(envName));
     const seen = new Set<Op>();
     for (const line of table.split('\n')) {
@@ -80,7 +122,8 @@ describe('the contract and the vocabulary', () => {
       if (op === undefined || !OPS.includes(op)) continue;
       seen.add(op);
       const own = new Set(OP_SETTINGS[op].map(envName));
-      for (const [name] of cells[2]!.matchAll(/CAPTF_[A-Z_]+/g)) assert.ok(own.has(name) && !common.has(name), `${op}: ${name} is no setting of that op alone`);
+      for (const [name] of cells[2]!.matchAll(/CAPTF_[A-Z_]+/g))
+        assert.ok(own.has(name) && !common.has(name), `${op}: ${name} is no setting of that op alone`);
     }
     assert.deepEqual([...seen].sort(), [...OPS].sort(), 'every op has its row');
   });

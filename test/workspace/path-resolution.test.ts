@@ -10,7 +10,7 @@ import { tempDir } from '../support/tf-modules.ts';
 describe('inTree', () => {
   const temp = (t: TestContext) => tempDir(t, 'captf-in-tree-');
 
-  it('an absolute link starts again at the tree\'s root, and `..` never climbs above it', async (t) => {
+  it("an absolute link starts again at the tree's root, and `..` never climbs above it", async (t) => {
     const root = await temp(t);
     await mkdir(join(root, 'srv/module'), { recursive: true });
     await writeFile(join(root, 'srv/module/main.tf'), '');
@@ -37,6 +37,10 @@ describe('inTree', () => {
     await assert.rejects(resolve(join(root, 'host.tf')), { code: 'ENOENT' });
     await assert.rejects(resolve(join(root, 'a')), { code: 'ELOOP' });
     await assert.rejects(resolve(join(root, 'file/x')), { code: 'ENOTDIR' });
-    await assert.rejects(resolve(join(elsewhere, 'main.tf')), { code: 'EXDEV' }, 'a path outside the tree is never resolved');
+    await assert.rejects(
+      resolve(join(elsewhere, 'main.tf')),
+      { code: 'EXDEV' },
+      'a path outside the tree is never resolved',
+    );
   });
 });

@@ -17,7 +17,9 @@ async function moduleDir(): Promise<string> {
 }
 
 describe('scanModule and what is no regular file', () => {
-  it('skips a FIFO (without waiting for a writer), a directory, a broken link and a link to /dev/zero named *.tf', { timeout: 10_000 }, async () => {
+  it('skips a FIFO (without waiting for a writer), a directory, a broken link and a link to /dev/zero named *.tf', {
+    timeout: 10_000,
+  }, async () => {
     const dir = await moduleDir();
     await runChecked('mkfifo', [join(dir, 'fifo.tf')]);
     await mkdir(join(dir, 'dir.tf'));
@@ -38,6 +40,13 @@ describe('scanModule and what is no regular file', () => {
     const dir = await moduleDir();
     await writeFile(join(dir, 'huge.tf'), '');
     await truncate(join(dir, 'huge.tf'), MAX_CONFIG_FILE_BYTES + 1); // sparse
-    await assert.rejects(scanModule(dir), (error: unknown) => error instanceof RunnerError && error.reason === 'ImageInvalid' && error.message.includes(join(dir, 'huge.tf')) && /larger than 16777216 bytes/.test(error.message));
+    await assert.rejects(
+      scanModule(dir),
+      (error: unknown) =>
+        error instanceof RunnerError &&
+        error.reason === 'ImageInvalid' &&
+        error.message.includes(join(dir, 'huge.tf')) &&
+        /larger than 16777216 bytes/.test(error.message),
+    );
   });
 });

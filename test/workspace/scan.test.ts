@@ -8,26 +8,59 @@ import { emptyScan } from '../../src/workspace/scan.ts';
 import { scanHcl } from '../../src/workspace/scan-hcl.ts';
 import { scanJson } from '../../src/workspace/scan-tf-json.ts';
 import { skippedConfigFile } from '../../src/workspace/terraform-files.ts';
-import { inputsHashConfig, missedDeclarations, prepareWorkspace, skippedFilesProblem } from '../../src/workspace/workspace.ts';
+import {
+  inputsHashConfig,
+  missedDeclarations,
+  prepareWorkspace,
+  skippedFilesProblem,
+} from '../../src/workspace/workspace.ts';
 import { scanConfigFiles, scanModule } from '../../src/workspace/config-files.ts';
 
 describe('workspace: scanning top-level blocks', () => {
   it('lists every backend and cloud block with its file and line, in HCL and JSON', () => {
-    const hcl = scanHcl('terraform {\n  required_version = ">= 1.5"\n  backend "local" {\n    path = "x"\n  }\n}\n\nterraform {\n  cloud {}\n}\n', emptyScan(), 'zz_override.tf');
-    assert.deepEqual(hcl.backendBlocks, [{ file: 'zz_override.tf', line: 3, type: 'local', path: 'x' }, { file: 'zz_override.tf', line: 9, type: 'cloud' }]);
+    const hcl = scanHcl(
+      'terraform {\n  required_version = ">= 1.5"\n  backend "local" {\n    path = "x"\n  }\n}\n\nterraform {\n  cloud {}\n}\n',
+      emptyScan(),
+      'zz_override.tf',
+    );
+    assert.deepEqual(hcl.backendBlocks, [
+      { file: 'zz_override.tf', line: 3, type: 'local', path: 'x' },
+      { file: 'zz_override.tf', line: 9, type: 'cloud' },
+    ]);
     assert.equal(hcl.backend, 'local');
-    const json = scanJson('{\n  "terraform": [\n    {"backend": {\n      "s3": {}}},\n    {"cloud": {}}\n  ]\n}\n', emptyScan(), 'override.tf.json');
-    assert.deepEqual(json.backendBlocks, [{ file: 'override.tf.json', line: 4, type: 's3' }, { file: 'override.tf.json', line: 5, type: 'cloud' }]);
+    const json = scanJson(
+      '{\n  "terraform": [\n    {"backend": {\n      "s3": {}}},\n    {"cloud": {}}\n  ]\n}\n',
+      emptyScan(),
+      'override.tf.json',
+    );
+    assert.deepEqual(json.backendBlocks, [
+      { file: 'override.tf.json', line: 4, type: 's3' },
+      { file: 'override.tf.json', line: 5, type: 'cloud' },
+    ]);
   });
 
   it("reads a local backend's path when it is a plain string (where contract check says the state would be)", () => {
     const path = (text: string) => scanHcl(text).backendBlocks[0]!.path;
-    assert.equal(path('terraform {\n  backend "local" {\n    workspace_dir = "w"\n    path = "sub/s.tfstate" # kept\n  }\n}\n'), 'sub/s.tfstate');
+    assert.equal(
+      path('terraform {\n  backend "local" {\n    workspace_dir = "w"\n    path = "sub/s.tfstate" # kept\n  }\n}\n'),
+      'sub/s.tfstate',
+    );
     assert.equal(path('terraform {\n  backend "local" {\n    path = "a\\"b"\n  }\n}\n'), 'a"b');
     assert.equal(path('terraform {\n  backend "local" {}\n}\n'), undefined);
-    assert.equal(path('terraform {\n  backend "local" {\n    path = "${var.x}"\n  }\n}\n'), undefined, 'not a literal: terraform refuses it anyway');
-    assert.equal(path('terraform {\n  backend "pg" {\n    path = "x"\n  }\n}\n'), undefined, 'only a local backend has a path');
-    assert.equal(scanJson('{"terraform": {"backend": {"local": {"path": "/var/s.tfstate"}}}}').backendBlocks[0]!.path, '/var/s.tfstate');
+    assert.equal(
+      path('terraform {\n  backend "local" {\n    path = "${var.x}"\n  }\n}\n'),
+      undefined,
+      'not a literal: terraform refuses it anyway',
+    );
+    assert.equal(
+      path('terraform {\n  backend "pg" {\n    path = "x"\n  }\n}\n'),
+      undefined,
+      'only a local backend has a path',
+    );
+    assert.equal(
+      scanJson('{"terraform": {"backend": {"local": {"path": "/var/s.tfstate"}}}}').backendBlocks[0]!.path,
+      '/var/s.tfstate',
+    );
   });
 
   it('finds resources, module calls, variables and the backend, not what nests or hides in strings', () => {
@@ -68,21 +101,42 @@ terraform {
   });
 
   it('finds the variables declared ephemeral (terraform 1.10+), in both syntaxes', () => {
-    const hcl = scanHcl('variable "token" {\n  type      = string\n  ephemeral = true\n}\nvariable "name" {\n  ephemeral = false\n}\n');
-    assert.deepEqual([hcl.variables, hcl.ephemeralVariables, hcl.sensitiveVariables], [['token', 'name'], ['token'], []]);
-    const json = scanJson(JSON.stringify({ variable: { token: { ephemeral: true, sensitive: true }, name: { ephemeral: 'true' } } }));
-    assert.deepEqual([json.variables, json.ephemeralVariables, json.sensitiveVariables], [['token', 'name'], ['token'], ['token']]);
+    const hcl = scanHcl(
+      'variable "token" {\n  type      = string\n  ephemeral = true\n}\nvariable "name" {\n  ephemeral = false\n}\n',
+    );
+    assert.deepEqual(
+      [hcl.variables, hcl.ephemeralVariables, hcl.sensitiveVariables],
+      [['token', 'name'], ['token'], []],
+    );
+    const json = scanJson(
+      JSON.stringify({ variable: { token: { ephemeral: true, sensitive: true }, name: { ephemeral: 'true' } } }),
+    );
+    assert.deepEqual(
+      [json.variables, json.ephemeralVariables, json.sensitiveVariables],
+      [['token', 'name'], ['token'], ['token']],
+    );
   });
 
   it('reads the JSON syntax', () => {
-    const scan = scanJson(JSON.stringify({ resource: { terraform_data: { a: {}, b: {} } }, module: { m: { source: './m' } }, variable: { v: {} }, terraform: { backend: { s3: {} } } }));
+    const scan = scanJson(
+      JSON.stringify({
+        resource: { terraform_data: { a: {}, b: {} } },
+        module: { m: { source: './m' } },
+        variable: { v: {} },
+        terraform: { backend: { s3: {} } },
+      }),
+    );
     assert.deepEqual(scan.resources, ['terraform_data.a', 'terraform_data.b']);
     assert.deepEqual(scan.moduleCalls, ['module.m']);
     assert.equal(scan.backend, 's3');
   });
 
   it('the injected resource depends on every resource and module call', () => {
-    const text = inputsHashConfig({ ...emptyScan(), resources: ['terraform_data.b', 'terraform_data.a'], moduleCalls: ['module.m'] });
+    const text = inputsHashConfig({
+      ...emptyScan(),
+      resources: ['terraform_data.b', 'terraform_data.a'],
+      moduleCalls: ['module.m'],
+    });
     assert.match(text, /depends_on = \[module\.m, terraform_data\.a, terraform_data\.b\]/);
     assert.match(text, /input\s+= var\.captf_inputs_hash/);
   });
@@ -90,20 +144,29 @@ terraform {
 
 describe('workspace: what the scan must not miss', () => {
   it('treats $${ and %%{ as literal text', () => {
-    const scan = scanHcl('resource "terraform_data" "a" {\n  input = "$${literal} and %%{ also }"\n}\nresource "terraform_data" "b" {}\n');
+    const scan = scanHcl(
+      'resource "terraform_data" "a" {\n  input = "$${literal} and %%{ also }"\n}\nresource "terraform_data" "b" {}\n',
+    );
     assert.deepEqual(scan.resources, ['terraform_data.a', 'terraform_data.b']);
   });
 
   it('names what terraform declares and the scan did not find', () => {
     const scan = { ...emptyScan(), resources: ['terraform_data.a'], moduleCalls: ['module.m'] };
-    assert.deepEqual(missedDeclarations(['terraform_data.a', 'module.m', 'terraform_data.captf_inputs_hash'], scan), []);
-    assert.deepEqual(missedDeclarations(['terraform_data.a', 'terraform_data.hidden', 'module.n'], scan), ['terraform_data.hidden', 'module.n']);
+    assert.deepEqual(
+      missedDeclarations(['terraform_data.a', 'module.m', 'terraform_data.captf_inputs_hash'], scan),
+      [],
+    );
+    assert.deepEqual(missedDeclarations(['terraform_data.a', 'terraform_data.hidden', 'module.n'], scan), [
+      'terraform_data.hidden',
+      'module.n',
+    ]);
   });
 });
 
 describe('workspace: names the runner reserves', () => {
   const R = 'terraform_data.captf_inputs_hash';
-  const found = (scan: { reserved: { line: number; what: string }[] }) => scan.reserved.map(({ line, what }) => [line, what]);
+  const found = (scan: { reserved: { line: number; what: string }[] }) =>
+    scan.reserved.map(({ line, what }) => [line, what]);
 
   it('moved, removed and import blocks naming the record, with or without an index, at the line of the attribute', () => {
     const scan = scanHcl(
@@ -142,9 +205,17 @@ describe('workspace: names the runner reserves', () => {
 
   it('the resource and the variable, in both syntaxes', () => {
     const hcl = scanHcl('variable "captf_inputs_hash" {}\n\nresource terraform_data captf_inputs_hash {\n}\n');
-    assert.deepEqual(found(hcl), [[1, 'variable "captf_inputs_hash"'], [3, `resource "terraform_data" "captf_inputs_hash"`]]);
-    const json = scanJson('{\n  "variable": {"captf_inputs_hash": {}},\n  "resource": [{"terraform_data": [{\n    "captf_inputs_hash": {}}]}]\n}\n');
-    assert.deepEqual(found(json), [[2, 'variable "captf_inputs_hash"'], [4, `resource "terraform_data" "captf_inputs_hash"`]]);
+    assert.deepEqual(found(hcl), [
+      [1, 'variable "captf_inputs_hash"'],
+      [3, `resource "terraform_data" "captf_inputs_hash"`],
+    ]);
+    const json = scanJson(
+      '{\n  "variable": {"captf_inputs_hash": {}},\n  "resource": [{"terraform_data": [{\n    "captf_inputs_hash": {}}]}]\n}\n',
+    );
+    assert.deepEqual(found(json), [
+      [2, 'variable "captf_inputs_hash"'],
+      [4, `resource "terraform_data" "captf_inputs_hash"`],
+    ]);
   });
 
   it('not what only looks like it: other modules, other names, nested blocks, strings, comments and heredocs', () => {
@@ -184,7 +255,9 @@ module "captf_inputs_hash" { source = "./m" }
   });
 
   it('a trailing comment ends its line only: the next attribute is still read', () => {
-    const scan = scanHcl('terraform {\n  required_version = ">= 1.5" # comment\n  backend "pg" {}\n}\nmoved {\n  from = terraform_data.a // comment\n  to   = terraform_data.captf_inputs_hash\n}\n');
+    const scan = scanHcl(
+      'terraform {\n  required_version = ">= 1.5" # comment\n  backend "pg" {}\n}\nmoved {\n  from = terraform_data.a // comment\n  to   = terraform_data.captf_inputs_hash\n}\n',
+    );
     assert.equal(scan.backend, 'pg');
     assert.deepEqual(found(scan), [[7, `moved { to = ${R} }`]]);
   });
@@ -193,12 +266,36 @@ module "captf_inputs_hash" { source = "./m" }
   // reads heredocs, comments or headers less closely than HCL does loses the block.
   const MOVE = 'moved {\n  from = terraform_data.cluster\n  to   = terraform_data.captf_inputs_hash\n}\n';
   for (const [what, text, line] of [
-    ['after a heredoc whose template holds a heredoc with the outer marker', `resource "terraform_data" "a" {\n  input = <<EOT\n\${ upper(<<X\nEOT\n"\nX\n) }\nEOT\n}\n${MOVE}# "\n`, 12],
-    ['after a heredoc with a Unicode marker', `resource "terraform_data" "a" {\n  input = <<É\n"\nÉ\n}\n${MOVE}# "\n`, 8],
-    ['after a heredoc closed by an indented marker with trailing spaces', `resource "terraform_data" "a" {\n  input = <<EOT\n"\n   EOT  \n}\n${MOVE}# "\n`, 8],
-    ['with block comments in its header and before the =', 'moved /* a\n */ {\n  from = terraform_data.cluster\n  to /* b */ = terraform_data.captf_inputs_hash\n}\n', 4],
-    ['after a trailing comment on the line before', 'moved {\n  from = terraform_data.cluster # c\n  to   = terraform_data.captf_inputs_hash\n}\n', 3],
-    ['with a block comment spanning lines inside the address', 'moved {\n  from = terraform_data.cluster\n  to   = terraform_data /* a\n b */ .captf_inputs_hash\n}\n', 3],
+    [
+      'after a heredoc whose template holds a heredoc with the outer marker',
+      `resource "terraform_data" "a" {\n  input = <<EOT\n\${ upper(<<X\nEOT\n"\nX\n) }\nEOT\n}\n${MOVE}# "\n`,
+      12,
+    ],
+    [
+      'after a heredoc with a Unicode marker',
+      `resource "terraform_data" "a" {\n  input = <<É\n"\nÉ\n}\n${MOVE}# "\n`,
+      8,
+    ],
+    [
+      'after a heredoc closed by an indented marker with trailing spaces',
+      `resource "terraform_data" "a" {\n  input = <<EOT\n"\n   EOT  \n}\n${MOVE}# "\n`,
+      8,
+    ],
+    [
+      'with block comments in its header and before the =',
+      'moved /* a\n */ {\n  from = terraform_data.cluster\n  to /* b */ = terraform_data.captf_inputs_hash\n}\n',
+      4,
+    ],
+    [
+      'after a trailing comment on the line before',
+      'moved {\n  from = terraform_data.cluster # c\n  to   = terraform_data.captf_inputs_hash\n}\n',
+      3,
+    ],
+    [
+      'with a block comment spanning lines inside the address',
+      'moved {\n  from = terraform_data.cluster\n  to   = terraform_data /* a\n b */ .captf_inputs_hash\n}\n',
+      3,
+    ],
     ['after a byte order mark', `\uFEFF${MOVE}`, 3],
   ] as const) {
     it(`a moved block ${what}`, () => {
@@ -230,7 +327,8 @@ module "captf_inputs_hash" { source = "./m" }
   });
 
   it('the JSON syntax: an array of arrays of blocks, which terraform accepts for unlabelled blocks', () => {
-    const text = '{"moved": [[{"from": "terraform_data.cluster",\n "to": "terraform_data.captf_inputs_hash"}]],\n "import": [[[{"to": "terraform_data.captf_inputs_hash", "id": "x"}]]]}';
+    const text =
+      '{"moved": [[{"from": "terraform_data.cluster",\n "to": "terraform_data.captf_inputs_hash"}]],\n "import": [[[{"to": "terraform_data.captf_inputs_hash", "id": "x"}]]]}';
     assert.deepEqual(found(scanJson(text, undefined, 'refactor.tf.json')), [
       [2, `moved { to = ${R} }`],
       [3, `import { to = ${R} }`],
@@ -238,7 +336,8 @@ module "captf_inputs_hash" { source = "./m" }
   });
 
   it('labels as terraform decodes them: escapes name the reserved variable and resource too', () => {
-    const text = 'variable "captf\\u005finputs_hash" {\n  sensitive = true\n}\nresource "terraform_data" "captf_inputs\\U0000005fhash" {}\nvariable "bad\\UFFFFFFFF" {}\n';
+    const text =
+      'variable "captf\\u005finputs_hash" {\n  sensitive = true\n}\nresource "terraform_data" "captf_inputs\\U0000005fhash" {}\nvariable "bad\\UFFFFFFFF" {}\n';
     assert.deepEqual(found(scanHcl(text, undefined, 'zz_override.tf')), [
       [1, 'variable "captf_inputs_hash"'],
       [4, `resource "terraform_data" "captf_inputs_hash"`],
@@ -248,7 +347,10 @@ module "captf_inputs_hash" { source = "./m" }
   it('invalid JSON is an error naming the line', () => {
     assert.throws(() => scanJson('{\n  "moved": [\n    {"to": terraform_data.x}\n  ]\n}'), /invalid JSON on line 3/);
     assert.throws(() => scanJson('{"a": 1} {}'), /invalid JSON on line 1: EndOfFileExpected/);
-    assert.throws(() => scanJson('{"a": 1, /* no comments in terraform JSON */ "b": 2}'), /invalid JSON on line 1: InvalidCommentToken/);
+    assert.throws(
+      () => scanJson('{"a": 1, /* no comments in terraform JSON */ "b": 2}'),
+      /invalid JSON on line 1: InvalidCommentToken/,
+    );
     assert.throws(() => scanJson('[]'), /top level is an array/);
   });
 
@@ -276,11 +378,20 @@ describe('workspace: scanModule and prepareWorkspace refuse a module that names 
     const workdir = join(dir, 'work');
     await mkdir(moduleDir);
     await writeFile(join(moduleDir, 'main.tf'), 'resource "terraform_data" "cluster" {\n  input = "c"\n}\n');
-    await writeFile(join(moduleDir, 'moves.tf'), '\nmoved {\n  from = terraform_data.cluster\n  to   = terraform_data.captf_inputs_hash\n}\n');
+    await writeFile(
+      join(moduleDir, 'moves.tf'),
+      '\nmoved {\n  from = terraform_data.cluster\n  to   = terraform_data.captf_inputs_hash\n}\n',
+    );
     await writeFile(join(moduleDir, 'vars.tf.json'), '{"variable": {\n"captf_inputs_hash": {}}}');
     const scan = await scanModule(moduleDir);
     await assert.rejects(
-      prepareWorkspace({ moduleDir, scan, workdir, statePath: join(dir, 'state.tfstate'), inputs: { varFiles: [], files: [], sensitiveVariables: [], varFileOf: () => undefined } }),
+      prepareWorkspace({
+        moduleDir,
+        scan,
+        workdir,
+        statePath: join(dir, 'state.tfstate'),
+        inputs: { varFiles: [], files: [], sensitiveVariables: [], varFileOf: () => undefined },
+      }),
       (error: unknown) => {
         assert.ok(error instanceof RunnerError);
         assert.equal(error.kind, 'image');
@@ -322,11 +433,22 @@ terraform {
   });
 
   it('finds it in .tf.json, as an object or in an array of terraform blocks', () => {
-    const object = scanJson('{\n  "terraform": {\n    "encryption": { "state": {} }\n  }\n}\n', undefined, 'enc.tf.json');
+    const object = scanJson(
+      '{\n  "terraform": {\n    "encryption": { "state": {} }\n  }\n}\n',
+      undefined,
+      'enc.tf.json',
+    );
     assert.deepEqual(object.encryption, [{ file: 'enc.tf.json', line: 3 }]);
-    const array = scanJson(JSON.stringify({ terraform: [{ required_version: '>= 1.7' }, { encryption: {} }] }), undefined, 'x.tf.json');
+    const array = scanJson(
+      JSON.stringify({ terraform: [{ required_version: '>= 1.7' }, { encryption: {} }] }),
+      undefined,
+      'x.tf.json',
+    );
     assert.equal(array.encryption.length, 1);
-    assert.deepEqual(scanJson(JSON.stringify({ terraform: { backend: { pg: {} } }, locals: { encryption: 1 } })).encryption, []);
+    assert.deepEqual(
+      scanJson(JSON.stringify({ terraform: { backend: { pg: {} } }, locals: { encryption: 1 } })).encryption,
+      [],
+    );
   });
 });
 
@@ -336,14 +458,31 @@ describe('workspace: the files the tool in use reads', () => {
   const resource = (name: string) => `resource "terraform_data" "${name}" {}\n`;
 
   it('skippedConfigFile: terraform skips every .tofu file (naming its .tf twin); OpenTofu skips foo.tf and foo.tf.json beside foo.tofu and foo.tofu.json', () => {
-    const names = new Set(['main.tf', 'main.tofu', 'extra.tofu', 'data.tf.json', 'data.tofu.json', 'mixed.tf.json', 'mixed.tofu']);
+    const names = new Set([
+      'main.tf',
+      'main.tofu',
+      'extra.tofu',
+      'data.tf.json',
+      'data.tofu.json',
+      'mixed.tf.json',
+      'mixed.tofu',
+    ]);
     assert.equal(skippedConfigFile('terraform', 'main.tf', names), undefined);
     assert.equal(skippedConfigFile('terraform', 'main.tofu', names)?.twin, 'main.tf');
     assert.equal(skippedConfigFile('terraform', 'data.tofu.json', names)?.twin, 'data.tf.json');
-    assert.deepEqual(skippedConfigFile('terraform', 'extra.tofu', names), { why: 'terraform reads only .tf and .tf.json files; .tofu files are for OpenTofu' });
-    assert.deepEqual(skippedConfigFile('opentofu', 'main.tf', names), { twin: 'main.tofu', why: 'OpenTofu reads main.tofu instead' });
+    assert.deepEqual(skippedConfigFile('terraform', 'extra.tofu', names), {
+      why: 'terraform reads only .tf and .tf.json files; .tofu files are for OpenTofu',
+    });
+    assert.deepEqual(skippedConfigFile('opentofu', 'main.tf', names), {
+      twin: 'main.tofu',
+      why: 'OpenTofu reads main.tofu instead',
+    });
     assert.equal(skippedConfigFile('opentofu', 'data.tf.json', names)?.twin, 'data.tofu.json');
-    assert.equal(skippedConfigFile('opentofu', 'mixed.tf.json', names), undefined, 'a .tofu file does not shadow a .tf.json');
+    assert.equal(
+      skippedConfigFile('opentofu', 'mixed.tf.json', names),
+      undefined,
+      'a .tofu file does not shadow a .tf.json',
+    );
     assert.equal(skippedConfigFile('opentofu', 'main.tofu', names), undefined);
   });
 
@@ -353,25 +492,52 @@ describe('workspace: the files the tool in use reads', () => {
     assert.equal(forTerraform.backend, undefined);
     assert.deepEqual(forTerraform.resources, ['terraform_data.a']);
     const problem = skippedFilesProblem(forTerraform)!;
-    assert.match(problem.message, /does not read the backend block in \/m\/backend\.tofu:2: backend "pg" \(terraform reads only \.tf and \.tf\.json files; \.tofu files are for OpenTofu\): it would run with no backend of the module's own/);
+    assert.match(
+      problem.message,
+      /does not read the backend block in \/m\/backend\.tofu:2: backend "pg" \(terraform reads only \.tf and \.tf\.json files; \.tofu files are for OpenTofu\): it would run with no backend of the module's own/,
+    );
     assert.match(problem.fix, /alone in backend\.tf, which terraform and OpenTofu both read/);
-    assert.deepEqual(problem.files.map((f) => f.file), ['/m/backend.tofu']);
+    assert.deepEqual(
+      problem.files.map((f) => f.file),
+      ['/m/backend.tofu'],
+    );
     assert.equal(scanConfigFiles(files, 'opentofu').backend, 'pg');
     assert.equal(skippedFilesProblem(scanConfigFiles(files, 'opentofu')), undefined);
     assert.equal(scanConfigFiles(files).backend, 'pg', 'without a tool: every file');
   });
 
   it('a module for both tools (twins) reads as each tool reads it; a .tofu file without a twin that declares something is refused for terraform', () => {
-    const twins = [file('backend.tf', backendPg), file('main.tf', resource('a')), file('main.tofu', resource('b')), file('encryption.tofu', 'terraform {\n  encryption {}\n}\n')];
+    const twins = [
+      file('backend.tf', backendPg),
+      file('main.tf', resource('a')),
+      file('main.tofu', resource('b')),
+      file('encryption.tofu', 'terraform {\n  encryption {}\n}\n'),
+    ];
     assert.deepEqual(scanConfigFiles(twins, 'terraform').resources, ['terraform_data.a']);
-    assert.deepEqual(scanConfigFiles(twins, 'terraform').encryption, [], 'terraform does not encrypt: OpenTofu\'s settings are not its');
-    assert.equal(skippedFilesProblem(scanConfigFiles(twins, 'terraform')), undefined, 'a twin and a file that declares nothing');
+    assert.deepEqual(
+      scanConfigFiles(twins, 'terraform').encryption,
+      [],
+      "terraform does not encrypt: OpenTofu's settings are not its",
+    );
+    assert.equal(
+      skippedFilesProblem(scanConfigFiles(twins, 'terraform')),
+      undefined,
+      'a twin and a file that declares nothing',
+    );
     assert.deepEqual(scanConfigFiles(twins, 'opentofu').resources, ['terraform_data.b']);
     assert.equal(scanConfigFiles(twins, 'opentofu').encryption.length, 1);
-    const lone = skippedFilesProblem(scanConfigFiles([file('backend.tf', backendPg), file('extra.tofu', resource('c'))], 'terraform'))!;
-    assert.match(lone.message, /does not read \/m\/extra\.tofu declares resources, module calls or variables .*: what it declares would be left out of the run/);
+    const lone = skippedFilesProblem(
+      scanConfigFiles([file('backend.tf', backendPg), file('extra.tofu', resource('c'))], 'terraform'),
+    )!;
+    assert.match(
+      lone.message,
+      /does not read \/m\/extra\.tofu declares resources, module calls or variables .*: what it declares would be left out of the run/,
+    );
     assert.match(lone.fix, /rename the file to \.tf/);
-    const broken = scanConfigFiles([file('backend.tf', backendPg), file('main.tf', resource('a')), file('main.tofu.json', '{not json')], 'terraform');
+    const broken = scanConfigFiles(
+      [file('backend.tf', backendPg), file('main.tf', resource('a')), file('main.tofu.json', '{not json')],
+      'terraform',
+    );
     assert.equal(broken.skipped.length, 1, 'a file the tool skips need not parse');
   });
 });

@@ -9,14 +9,32 @@ describe('workspace: where a local backend keeps the state', () => {
   it('resolves path (default terraform.tfstate) in the default workspace, workspace_dir in any other, relative to the dir terraform runs in', () => {
     const cwd = '/w/root';
     assert.equal(localStateFile({ path: null, workspaceDir: null }, 'default', cwd), '/w/root/terraform.tfstate');
-    assert.equal(localStateFile({ path: 'sub/s.tfstate', workspaceDir: 'ignored' }, 'default', cwd), '/w/root/sub/s.tfstate');
+    assert.equal(
+      localStateFile({ path: 'sub/s.tfstate', workspaceDir: 'ignored' }, 'default', cwd),
+      '/w/root/sub/s.tfstate',
+    );
     assert.equal(localStateFile({ path: '../up.tfstate', workspaceDir: null }, 'default', cwd), '/w/up.tfstate');
-    assert.equal(localStateFile({ path: '/var/lib/s.tfstate', workspaceDir: null }, 'default', cwd), '/var/lib/s.tfstate');
-    assert.equal(localStateFile({ path: '/var/lib/s.tfstate', workspaceDir: null }, 'blue', cwd), '/w/root/terraform.tfstate.d/blue/terraform.tfstate');
-    assert.equal(localStateFile({ path: null, workspaceDir: '/states' }, 'blue', cwd), '/states/blue/terraform.tfstate');
-    assert.equal(stateFileSource({ path: null, workspaceDir: null }, 'default'), "no path: terraform's default terraform.tfstate in the module dir");
+    assert.equal(
+      localStateFile({ path: '/var/lib/s.tfstate', workspaceDir: null }, 'default', cwd),
+      '/var/lib/s.tfstate',
+    );
+    assert.equal(
+      localStateFile({ path: '/var/lib/s.tfstate', workspaceDir: null }, 'blue', cwd),
+      '/w/root/terraform.tfstate.d/blue/terraform.tfstate',
+    );
+    assert.equal(
+      localStateFile({ path: null, workspaceDir: '/states' }, 'blue', cwd),
+      '/states/blue/terraform.tfstate',
+    );
+    assert.equal(
+      stateFileSource({ path: null, workspaceDir: null }, 'default'),
+      "no path: terraform's default terraform.tfstate in the module dir",
+    );
     assert.equal(stateFileSource({ path: 'a', workspaceDir: null }, 'default'), 'path = "a"');
-    assert.equal(stateFileSource({ path: null, workspaceDir: 'd' }, 'blue'), 'workspace "blue" under workspace_dir = "d"');
+    assert.equal(
+      stateFileSource({ path: null, workspaceDir: 'd' }, 'blue'),
+      'workspace "blue" under workspace_dir = "d"',
+    );
   });
 
   it('isWithin: the dir itself and what lies below it, never a sibling that shares a prefix', () => {
@@ -35,9 +53,21 @@ describe('workspace: where a local backend keeps the state', () => {
     await symlink(workdir, join(dir, 'into-work'));
     await symlink(join(dir, 'volume'), join(workdir, 'root', 'out'));
     assert.equal(await stateInWorkdir(join(workdir, 'root', 'new', 'terraform.tfstate'), workdir), true);
-    assert.equal(await stateInWorkdir(join(dir, 'into-work', 'root', 'terraform.tfstate'), workdir), true, 'a link into the workdir');
-    assert.equal(await stateInWorkdir(join(workdir, 'root', 'out', 'terraform.tfstate'), workdir), false, 'a link out of it, to a volume');
+    assert.equal(
+      await stateInWorkdir(join(dir, 'into-work', 'root', 'terraform.tfstate'), workdir),
+      true,
+      'a link into the workdir',
+    );
+    assert.equal(
+      await stateInWorkdir(join(workdir, 'root', 'out', 'terraform.tfstate'), workdir),
+      false,
+      'a link out of it, to a volume',
+    );
     assert.equal(await stateInWorkdir(join(dir, 'volume', 'terraform.tfstate'), workdir), false);
-    assert.equal(await stateInWorkdir(join(dir, 'into-work', 'root', 'terraform.tfstate'), join(dir, 'into-work')), true, 'a workdir given through a link');
+    assert.equal(
+      await stateInWorkdir(join(dir, 'into-work', 'root', 'terraform.tfstate'), join(dir, 'into-work')),
+      true,
+      'a workdir given through a link',
+    );
   });
 });

@@ -10,7 +10,8 @@ export async function contractCheckCommand(flags: Record<string, unknown>): Prom
   const setting = (name: string) => givenSetting(flags, process.env, name) as string | undefined;
   const kind = setting('kind');
   const parsedKind = kind === undefined ? undefined : Kind.safeParse(kind);
-  if (parsedKind && !parsedKind.success) throw usageError('SettingsInvalid', `--kind must be cluster, machine or pool, not "${kind}"`);
+  if (parsedKind && !parsedKind.success)
+    throw usageError('SettingsInvalid', `--kind must be cluster, machine or pool, not "${kind}"`);
   const report = await runContractCheck({
     root: flags.root as string | undefined,
     moduleDir: setting('module'),
@@ -22,5 +23,6 @@ export async function contractCheckCommand(flags: Record<string, unknown>): Prom
     sourceTree: flags.root === undefined && flags.module !== undefined,
   });
   process.stdout.write(flags.json ? JSON.stringify(report, null, 2) + '\n' : formatContractTable(report));
-  if (report.status === 'fail') throw imageError('the image breaks the runner contract: the report names each failed check and its fix');
+  if (report.status === 'fail')
+    throw imageError('the image breaks the runner contract: the report names each failed check and its fix');
 }

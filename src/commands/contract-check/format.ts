@@ -1,7 +1,6 @@
 // The contract report for people: one row per check, the fix under each violation, a verdict.
 import type { ContractReport } from './report.ts';
 
-
 export function formatContractTable(report: ContractReport): string {
   const nameWidth = Math.max(5, ...report.checks.map((c) => c.name.length));
   const row = (name: string, status: string, text: string) => `${name.padEnd(nameWidth)}  ${status.padEnd(6)}  ${text}`;

@@ -38,7 +38,11 @@ function tokens(text: string): Token[] {
     if (string) found.push({ kind: 'string', text: string[1]!, line });
     else if (word) found.push({ kind: 'word', text: word[0], line });
     else if ('{}[]=,'.includes(rest[0]!)) found.push({ kind: 'punct', text: rest[0]!, line });
-    else throw new LockFileSyntaxError(line, `unexpected ${JSON.stringify(rest[0])} (terraform writes provider blocks of plain strings only)`);
+    else
+      throw new LockFileSyntaxError(
+        line,
+        `unexpected ${JSON.stringify(rest[0])} (terraform writes provider blocks of plain strings only)`,
+      );
     at += string?.[0].length ?? word?.[0].length ?? 1;
   }
   return found;
@@ -51,7 +55,10 @@ export function parseLockFile(text: string): LockedProvider[] {
   const take = (kind: Token['kind'], text?: string): Token => {
     const token = list[at];
     if (!token || token.kind !== kind || (text !== undefined && token.text !== text))
-      throw new LockFileSyntaxError(token?.line ?? lastLine(), `expected ${text ? `"${text}"` : `a ${kind}`}, found ${token ? JSON.stringify(token.text) : 'the end of the file'}`);
+      throw new LockFileSyntaxError(
+        token?.line ?? lastLine(),
+        `expected ${text ? `"${text}"` : `a ${kind}`}, found ${token ? JSON.stringify(token.text) : 'the end of the file'}`,
+      );
     at++;
     return token;
   };
@@ -59,13 +66,15 @@ export function parseLockFile(text: string): LockedProvider[] {
   while (at < list.length) {
     const block = take('word', 'provider');
     const address = take('string').text.toLowerCase();
-    if (providers.some((p) => p.address === address)) throw new LockFileSyntaxError(block.line, `a second provider block for ${address}`);
+    if (providers.some((p) => p.address === address))
+      throw new LockFileSyntaxError(block.line, `a second provider block for ${address}`);
     take('punct', '{');
     const attributes = new Map<string, string | string[]>();
     while (list[at]?.text !== '}') {
       const name = take('word');
       take('punct', '=');
-      if (attributes.has(name.text)) throw new LockFileSyntaxError(name.line, `a second ${name.text} in the block of ${address}`);
+      if (attributes.has(name.text))
+        throw new LockFileSyntaxError(name.line, `a second ${name.text} in the block of ${address}`);
       if (list[at]?.text !== '[') {
         attributes.set(name.text, take('string').text);
         continue;
@@ -82,7 +91,8 @@ export function parseLockFile(text: string): LockedProvider[] {
     take('punct', '}');
     const version = attributes.get('version');
     const hashes = attributes.get('hashes') ?? [];
-    if (typeof version !== 'string') throw new LockFileSyntaxError(block.line, `the block of ${address} has no version`);
+    if (typeof version !== 'string')
+      throw new LockFileSyntaxError(block.line, `the block of ${address} has no version`);
     if (!Array.isArray(hashes)) throw new LockFileSyntaxError(block.line, `the hashes of ${address} are not a list`);
     providers.push({ address, version, hashes });
   }

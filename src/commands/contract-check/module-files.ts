@@ -14,4 +14,3 @@ export const REQUIRED_VARIABLES: Readonly<Record<ObjectKind, readonly string[]>>
   machine: ['bootstrap_data'],
   pool: ['bootstrap_data', 'captf_cluster_outputs'],
 };
-

@@ -41,7 +41,11 @@ const PLATFORM = /^[a-z0-9]+_[a-z0-9]+$/;
  * way terraform reads it. In a tree laid out like an image, a symbolic link must lead to the same
  * place for terraform on this machine as in the image: init runs here.
  */
-export async function readMirror(mirror: string, resolution: PathResolution, inTree: boolean): Promise<{ packages: MirroredPackage[]; problems: MirrorProblem[] }> {
+export async function readMirror(
+  mirror: string,
+  resolution: PathResolution,
+  inTree: boolean,
+): Promise<{ packages: MirroredPackage[]; problems: MirrorProblem[] }> {
   const packages: MirroredPackage[] = [];
   const problems: MirrorProblem[] = [];
   const budget = { entries: 0, bytes: 0 };
@@ -49,12 +53,16 @@ export async function readMirror(mirror: string, resolution: PathResolution, inT
 
   /** The entry's real location, or undefined (a problem) when it cannot be used. */
   const follow = async (path: string): Promise<string | undefined> => {
-    if (++budget.entries > MAX_MIRROR_ENTRIES) throw boundError(mirror, resolution, `${MAX_MIRROR_ENTRIES} files and directories`);
+    if (++budget.entries > MAX_MIRROR_ENTRIES)
+      throw boundError(mirror, resolution, `${MAX_MIRROR_ENTRIES} files and directories`);
     if (!(await lstat(path)).isSymbolicLink()) return path;
     const real = await resolution.resolve(path).catch(() => undefined);
     if (real === undefined) problems.push({ path: shown(path), message: 'is a symbolic link that leads nowhere' });
     else if (inTree && (await realpath(path).catch(() => undefined)) !== real)
-      problems.push({ path: shown(path), message: `is a symbolic link that leads elsewhere on this machine than in the image (${shown(real)}): make it a relative link inside the tree` });
+      problems.push({
+        path: shown(path),
+        message: `is a symbolic link that leads elsewhere on this machine than in the image (${shown(real)}): make it a relative link inside the tree`,
+      });
     else return real;
     return undefined;
   };
@@ -75,7 +83,14 @@ export async function readMirror(mirror: string, resolution: PathResolution, inT
           if (!entry) continue;
           const packed = PACKED.exec(name);
           if ((await lstat(entry)).isFile()) {
-            if (packed && packed[1] === type) packages.push({ address, version: packed[2]!, platform: packed[3]!, path: shown(join(typeDir, name)), hash: `zh:${await fileSha256(entry, budget, mirror, resolution)}` });
+            if (packed && packed[1] === type)
+              packages.push({
+                address,
+                version: packed[2]!,
+                platform: packed[3]!,
+                path: shown(join(typeDir, name)),
+                hash: `zh:${await fileSha256(entry, budget, mirror, resolution)}`,
+              });
             continue; // index.json and <version>.json: the network mirror's index, which `terraform providers mirror` writes too
           }
           if (!(await lstat(entry)).isDirectory()) continue;
@@ -84,8 +99,15 @@ export async function readMirror(mirror: string, resolution: PathResolution, inT
             if (!packageDir || !PLATFORM.test(platform) || !(await lstat(packageDir)).isDirectory()) continue;
             const files = await packageFiles(packageDir, follow, problems, shown);
             const summary: string[] = [];
-            for (const file of files) summary.push(`${await fileSha256(file.real, budget, mirror, resolution)}  ${file.name}\n`);
-            packages.push({ address, version: name, platform, path: shown(join(entry, platform)), hash: `h1:${createHash('sha256').update(summary.join('')).digest('base64')}` });
+            for (const file of files)
+              summary.push(`${await fileSha256(file.real, budget, mirror, resolution)}  ${file.name}\n`);
+            packages.push({
+              address,
+              version: name,
+              platform,
+              path: shown(join(entry, platform)),
+              hash: `h1:${createHash('sha256').update(summary.join('')).digest('base64')}`,
+            });
           }
         }
       }
@@ -95,7 +117,12 @@ export async function readMirror(mirror: string, resolution: PathResolution, inT
 }
 
 /** The package's files as terraform's h1 hash lists them: every file below the dir, its path with `/`, in byte order. */
-async function packageFiles(dir: string, follow: (path: string) => Promise<string | undefined>, problems: MirrorProblem[], shown: (path: string) => string) {
+async function packageFiles(
+  dir: string,
+  follow: (path: string) => Promise<string | undefined>,
+  problems: MirrorProblem[],
+  shown: (path: string) => string,
+) {
   const files: { name: string; real: string }[] = [];
   const walk = async (at: string, prefix: string) => {
     for (const name of (await readdir(at)).sort()) {
@@ -112,7 +139,12 @@ async function packageFiles(dir: string, follow: (path: string) => Promise<strin
   return files.sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
 }
 
-async function fileSha256(path: string, budget: { bytes: number }, mirror: string, resolution: PathResolution): Promise<string> {
+async function fileSha256(
+  path: string,
+  budget: { bytes: number },
+  mirror: string,
+  resolution: PathResolution,
+): Promise<string> {
   const { handle } = await openRegularFile(path);
   try {
     const hash = createHash('sha256');
@@ -128,15 +160,17 @@ async function fileSha256(path: string, budget: { bytes: number }, mirror: strin
 }
 
 const boundError = (mirror: string, resolution: PathResolution, what: string) =>
-  imageError(`the provider mirror ${resolution.display(mirror)} holds more than ${what}, the most contract check reads: keep only the providers the module needs in it`);
+  imageError(
+    `the provider mirror ${resolution.display(mirror)} holds more than ${what}, the most contract check reads: keep only the providers the module needs in it`,
+  );
 
 /** Why the lock file does not vouch for a package (undefined: it does), in words for a message. */
 export function unvouched(found: MirroredPackage, lock: readonly LockedProvider[]): string | undefined {
   const locked = lock.find((p) => p.address === found.address);
   if (!locked) return `${found.address} is not in the lock file`;
-  if (locked.version !== found.version) return `the lock file names ${found.address} ${locked.version}, not ${found.version}`;
+  if (locked.version !== found.version)
+    return `the lock file names ${found.address} ${locked.version}, not ${found.version}`;
   if (!locked.hashes.includes(found.hash))
     return `its hash ${found.hash} is not among the lock file's for ${found.address} ${found.version}${found.hash.startsWith('zh:') ? ' (a zip is vouched for by its zh: hash, which the lock records when it is made against the registry)' : ''}`;
   return undefined;
 }
-

@@ -1,7 +1,22 @@
 // What `contract check` reports: each check's name, status, message, fix and problems (the table and --json).
 import type { Flavor } from '../../terraform/version.ts';
 
-export type CheckName = 'entrypoint' | 'user' | 'workdir' | 'terraform' | 'module' | 'reserved' | 'files' | 'tfvars' | 'backend' | 'variables' | 'lockfile' | 'providers' | 'init' | 'validate' | 'policy';
+export type CheckName =
+  | 'entrypoint'
+  | 'user'
+  | 'workdir'
+  | 'terraform'
+  | 'module'
+  | 'reserved'
+  | 'files'
+  | 'tfvars'
+  | 'backend'
+  | 'variables'
+  | 'lockfile'
+  | 'providers'
+  | 'init'
+  | 'validate'
+  | 'policy';
 
 /**
  * One thing a check found wrong, where it is: `file` relative to the module dir (`.` for the module
@@ -35,4 +50,11 @@ export interface ContractReport {
 }
 
 /** A check's result as the checks write it: name, status, message, then fix, problems and warnings when there are any. */
-export type CheckRow = [name: CheckName, status: ContractCheck['status'], message: string, fix?: string, problems?: CheckProblem[], warnings?: string[]];
+export type CheckRow = [
+  name: CheckName,
+  status: ContractCheck['status'],
+  message: string,
+  fix?: string,
+  problems?: CheckProblem[],
+  warnings?: string[],
+];

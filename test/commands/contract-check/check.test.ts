@@ -10,9 +10,17 @@ import { runContractCheck } from '../../../src/commands/contract-check/check.ts'
 import type { ContractReport } from '../../../src/commands/contract-check/report.ts';
 import { formatContractTable } from '../../../src/commands/contract-check/format.ts';
 import { resolveExecutable } from '../../../src/terraform/version.ts';
-import { RUNNER } from '../../e2e/runner.ts';
+import { RUNNER } from '../../support/runner.ts';
 import { writeTree } from '../../support/tf-modules.ts';
-import { entrypointBin, FAKE_TOFU, imageTree, NEEDS_NULL_PROVIDER, NULL_LOCK_FILE, POOL_MODULE, terraformReporting } from './helpers.ts';
+import {
+  entrypointBin,
+  FAKE_TOFU,
+  imageTree,
+  NEEDS_NULL_PROVIDER,
+  NULL_LOCK_FILE,
+  POOL_MODULE,
+  terraformReporting,
+} from './image-trees.support.ts';
 
 const byName = (report: ContractReport) => Object.fromEntries(report.checks.map((c) => [c.name, c]));
 const statuses = (report: ContractReport) => Object.fromEntries(report.checks.map((c) => [c.name, c.status]));
@@ -22,7 +30,23 @@ describe('contract check of a directory tree', () => {
     const tree = await imageTree(t, POOL_MODULE);
     const report = await runContractCheck({ root: tree.root, kind: 'pool', env: tree.env });
     assert.equal(report.status, 'pass', formatContractTable(report));
-    assert.deepEqual(statuses(report), { entrypoint: 'skip', user: 'skip', workdir: 'pass', terraform: 'pass', module: 'pass', reserved: 'pass', files: 'pass', tfvars: 'pass', backend: 'pass', variables: 'pass', lockfile: 'pass', providers: 'pass', init: 'pass', validate: 'pass', policy: 'pass' });
+    assert.deepEqual(statuses(report), {
+      entrypoint: 'skip',
+      user: 'skip',
+      workdir: 'pass',
+      terraform: 'pass',
+      module: 'pass',
+      reserved: 'pass',
+      files: 'pass',
+      tfvars: 'pass',
+      backend: 'pass',
+      variables: 'pass',
+      lockfile: 'pass',
+      providers: 'pass',
+      init: 'pass',
+      validate: 'pass',
+      policy: 'pass',
+    });
     assert.equal(report.module, tree.module);
     assert.equal(report.terraform?.flavor, 'terraform');
     assert.match(byName(report).lockfile!.message, /only built-in providers/);
@@ -37,12 +61,22 @@ describe('contract check of a directory tree', () => {
     assert.equal(module.status, 'fail');
     assert.match(module.message, /captf\/module does not exist in the tree /);
     assert.match(module.fix!, /\/captf\/module/);
-    assert.deepEqual([byName(report).reserved!.status, byName(report).init!.status, byName(report).validate!.status], ['skip', 'skip', 'skip']);
-    assert.equal(report.checks.filter((c) => c.status === 'fail').length, 1, 'a skipped check is not a second violation');
+    assert.deepEqual(
+      [byName(report).reserved!.status, byName(report).init!.status, byName(report).validate!.status],
+      ['skip', 'skip', 'skip'],
+    );
+    assert.equal(
+      report.checks.filter((c) => c.status === 'fail').length,
+      1,
+      'a skipped check is not a second violation',
+    );
   });
 
   test('a module dir without .tf files', async (t) => {
-    const tree = await imageTree(t, { 'README.md': '# nothing here\n', 'sub/main.tf': 'resource "terraform_data" "x" {}\n' });
+    const tree = await imageTree(t, {
+      'README.md': '# nothing here\n',
+      'sub/main.tf': 'resource "terraform_data" "x" {}\n',
+    });
     const report = await runContractCheck({ root: tree.root, env: tree.env });
     assert.equal(byName(report).module!.status, 'fail');
     assert.match(byName(report).module!.message, /has no \.tf files/);
@@ -61,7 +95,11 @@ describe('contract check of a directory tree', () => {
     test(`terraform ${version} is refused, naming the version and what is supported`, async (t) => {
       const tree = await imageTree(t, POOL_MODULE);
       const fake = await terraformReporting(t, version);
-      const report = await runContractCheck({ root: tree.root, terraformPath: fake.terraformPath, env: { ...tree.env, ...fake.env } });
+      const report = await runContractCheck({
+        root: tree.root,
+        terraformPath: fake.terraformPath,
+        env: { ...tree.env, ...fake.env },
+      });
       const check = byName(report).terraform!;
       assert.equal(check.status, 'fail');
       assert.match(check.message, new RegExp(`Terraform ${version.replace(/\./g, '\\.')} is not supported`));
@@ -73,7 +111,11 @@ describe('contract check of a directory tree', () => {
 
   test('a missing terraform says how to fix it', async (t) => {
     const tree = await imageTree(t, POOL_MODULE);
-    const report = await runContractCheck({ root: tree.root, terraformPath: join(tree.root, 'no/terraform'), env: tree.env });
+    const report = await runContractCheck({
+      root: tree.root,
+      terraformPath: join(tree.root, 'no/terraform'),
+      env: tree.env,
+    });
     const check = byName(report).terraform!;
     assert.equal(check.status, 'fail');
     assert.match(check.message, /not an executable file/);
@@ -90,13 +132,21 @@ describe('contract check of a directory tree', () => {
 
   test('OpenTofu older than 1.6 is refused', async (t) => {
     const tree = await imageTree(t, POOL_MODULE);
-    const report = await runContractCheck({ root: tree.root, terraformPath: FAKE_TOFU, env: { ...tree.env, FAKE_TOFU_VERSION: '1.5.7' } });
+    const report = await runContractCheck({
+      root: tree.root,
+      terraformPath: FAKE_TOFU,
+      env: { ...tree.env, FAKE_TOFU_VERSION: '1.5.7' },
+    });
     assert.match(byName(report).terraform!.message, /OpenTofu 1\.5\.7 is not supported/);
   });
 
   test('required variables per kind', async (t) => {
-    const tree = await imageTree(t, { 'main.tf': 'variable "bootstrap_data" {}\n# variable "captf_cluster_outputs" {}\nresource "terraform_data" "x" {}\n' });
-    const check = async (kind: 'cluster' | 'machine' | 'pool') => byName(await runContractCheck({ root: tree.root, kind, env: tree.env, cheapOnly: false })).variables!;
+    const tree = await imageTree(t, {
+      'main.tf':
+        'variable "bootstrap_data" {}\n# variable "captf_cluster_outputs" {}\nresource "terraform_data" "x" {}\n',
+    });
+    const check = async (kind: 'cluster' | 'machine' | 'pool') =>
+      byName(await runContractCheck({ root: tree.root, kind, env: tree.env, cheapOnly: false })).variables!;
     assert.equal((await check('cluster')).status, 'pass');
     assert.equal((await check('machine')).status, 'pass');
     const pool = await check('pool');
@@ -108,7 +158,11 @@ describe('contract check of a directory tree', () => {
 
   const backendCases: Array<[string, Record<string, string>, RegExp]> = [
     ['no backend at all', { 'main.tf': 'resource "terraform_data" "x" {}\n' }, /declares no backend/],
-    ['a backend outside backend.tf', { 'main.tf': 'terraform {\n  backend "kubernetes" {}\n}\nresource "terraform_data" "x" {}\n' }, /declares backend "kubernetes", but not in backend\.tf/],
+    [
+      'a backend outside backend.tf',
+      { 'main.tf': 'terraform {\n  backend "kubernetes" {}\n}\nresource "terraform_data" "x" {}\n' },
+      /declares backend "kubernetes", but not in backend\.tf/,
+    ],
     [
       'backend.tf with more than the backend',
       { 'backend.tf': 'terraform {\n  backend "kubernetes" {}\n}\nresource "terraform_data" "x" {}\n' },
@@ -125,28 +179,47 @@ describe('contract check of a directory tree', () => {
     });
   }
 
-  test('backend: a local backend without an absolute path fails (the state would be in the runner\'s workdir), one with an absolute path passes', async (t) => {
+  test("backend: a local backend without an absolute path fails (the state would be in the runner's workdir), one with an absolute path passes", async (t) => {
     for (const [settings, status, message] of [
-      ['', 'fail', /backend\.tf: backend "local" sets no path: terraform keeps the state in terraform\.tfstate in the module dir, which in a run is the runner's copy of the module in its workdir/],
-      ['    path = "sub/state.tfstate"\n', 'fail', /keeps the state at path = "sub\/state\.tfstate", relative to the module dir/],
-      ['    path = "/var/lib/captf/terraform.tfstate"\n', 'pass', /backend "local" in backend\.tf \(the state at \/var\/lib\/captf\/terraform\.tfstate, which must be on a volume that outlives the pod\)/],
+      [
+        '',
+        'fail',
+        /backend\.tf: backend "local" sets no path: terraform keeps the state in terraform\.tfstate in the module dir, which in a run is the runner's copy of the module in its workdir/,
+      ],
+      [
+        '    path = "sub/state.tfstate"\n',
+        'fail',
+        /keeps the state at path = "sub\/state\.tfstate", relative to the module dir/,
+      ],
+      [
+        '    path = "/var/lib/captf/terraform.tfstate"\n',
+        'pass',
+        /backend "local" in backend\.tf \(the state at \/var\/lib\/captf\/terraform\.tfstate, which must be on a volume that outlives the pod\)/,
+      ],
     ] as const) {
-      const tree = await imageTree(t, { ...POOL_MODULE, 'backend.tf': `terraform {\n  backend "local" {\n${settings}  }\n}\n` });
+      const tree = await imageTree(t, {
+        ...POOL_MODULE,
+        'backend.tf': `terraform {\n  backend "local" {\n${settings}  }\n}\n`,
+      });
       const check = byName(await runContractCheck({ root: tree.root, env: tree.env })).backend!;
       assert.equal(check.status, status, check.message);
       assert.match(check.message, message);
       if (status === 'fail') {
         assert.match(check.fix!, /absolute path on a volume that outlives the pod/);
-        assert.deepEqual(check.problems!.map((p) => [p.file, p.line]), [['backend.tf', 2]]);
+        assert.deepEqual(
+          check.problems!.map((p) => [p.file, p.line]),
+          [['backend.tf', 2]],
+        );
       }
     }
   });
 
-  test('a module that names the runner\'s reserved record: each file and line, and the fix', async (t) => {
+  test("a module that names the runner's reserved record: each file and line, and the fix", async (t) => {
     const tree = await imageTree(t, {
       ...POOL_MODULE,
       'moves.tf': 'moved {\n  from = terraform_data.machine\n  to   = terraform_data.captf_inputs_hash\n}\n',
-      'more.tf.json': '{\n  "removed": [{"from": "terraform_data . captf_inputs_hash"}],\n  "import": {"to": "terraform_data.captf_inputs_hash[\\"a\\"]", "id": "x"}\n}\n',
+      'more.tf.json':
+        '{\n  "removed": [{"from": "terraform_data . captf_inputs_hash"}],\n  "import": {"to": "terraform_data.captf_inputs_hash[\\"a\\"]", "id": "x"}\n}\n',
     });
     const report = await runContractCheck({ root: tree.root, kind: 'pool', env: tree.env });
     assert.equal(report.status, 'fail');
@@ -159,36 +232,64 @@ describe('contract check of a directory tree', () => {
         `${join(tree.module, 'more.tf.json')}:3: import { to = terraform_data.captf_inputs_hash["a"] }; ` +
         `${join(tree.module, 'moves.tf')}:3: moved { to = terraform_data.captf_inputs_hash }`,
     );
-    assert.match(check.fix!, /^rename or remove those blocks: .*no moved, removed or import block may name terraform_data\.captf_inputs_hash, with or without an index$/);
+    assert.match(
+      check.fix!,
+      /^rename or remove those blocks: .*no moved, removed or import block may name terraform_data\.captf_inputs_hash, with or without an index$/,
+    );
   });
 
   test('the reserved resource and variable, declared by the module', async (t) => {
-    const tree = await imageTree(t, { ...POOL_MODULE, 'own.tf': 'variable "captf_inputs_hash" {}\nresource "terraform_data" "captf_inputs_hash" {}\n' });
+    const tree = await imageTree(t, {
+      ...POOL_MODULE,
+      'own.tf': 'variable "captf_inputs_hash" {}\nresource "terraform_data" "captf_inputs_hash" {}\n',
+    });
     const check = byName(await runContractCheck({ root: tree.root, env: tree.env, cheapOnly: true })).reserved!;
     assert.equal(check.status, 'fail');
-    assert.match(check.message, /own\.tf:1: variable "captf_inputs_hash"; .*own\.tf:2: resource "terraform_data" "captf_inputs_hash"$/);
+    assert.match(
+      check.message,
+      /own\.tf:1: variable "captf_inputs_hash"; .*own\.tf:2: resource "terraform_data" "captf_inputs_hash"$/,
+    );
   });
 
   test('a backend in an override file fails the backend check, file and line named', async (t) => {
-    const tree = await imageTree(t, { ...POOL_MODULE, 'zz_override.tf': 'terraform {\n  backend "local" {\n    path = "/elsewhere.tfstate"\n  }\n}\n' });
+    const tree = await imageTree(t, {
+      ...POOL_MODULE,
+      'zz_override.tf': 'terraform {\n  backend "local" {\n    path = "/elsewhere.tfstate"\n  }\n}\n',
+    });
     const check = byName(await runContractCheck({ root: tree.root, env: tree.env })).backend!;
     assert.equal(check.status, 'fail');
-    assert.equal(check.message, `the module sets its backend in an override file: ${join(tree.module, 'zz_override.tf')}:2: backend "local"`);
+    assert.equal(
+      check.message,
+      `the module sets its backend in an override file: ${join(tree.module, 'zz_override.tf')}:2: backend "local"`,
+    );
     assert.doesNotMatch(check.message, /elsewhere/, 'never a config value');
     assert.match(check.fix!, /belongs in backend\.tf alone/);
   });
 
   test("the files check: a file named like the runner's own and a link leading outside the module, each named with the fix", async (t) => {
-    const tree = await imageTree(t, { ...POOL_MODULE, 'captf_runner_backend_override.tf': '# the module\'s own\n' });
+    const tree = await imageTree(t, { ...POOL_MODULE, 'captf_runner_backend_override.tf': "# the module's own\n" });
     await writeFile(join(tree.root, 'outside.tf'), 'resource "terraform_data" "outside" {}\n');
     await symlink('../../outside.tf', join(tree.module, 'extra.tf'));
     const report = await runContractCheck({ root: tree.root, env: tree.env, cheapOnly: true });
     const check = byName(report).files!;
     assert.equal(check.status, 'fail');
     assert.equal(report.status, 'fail');
-    assert.match(check.message, new RegExp(`${join(tree.module, 'captf_runner_backend_override.tf')} is named like a file the runner adds to its copy`));
-    assert.match(check.message, new RegExp(`${join(tree.module, 'extra.tf')} is a symbolic link that leads outside the module dir \\(to /outside\\.tf\\)`));
-    assert.match(check.fix!, /rename or remove the files named like the runner's own .*; put what the links outside the module lead to into the module dir/);
+    assert.match(
+      check.message,
+      new RegExp(
+        `${join(tree.module, 'captf_runner_backend_override.tf')} is named like a file the runner adds to its copy`,
+      ),
+    );
+    assert.match(
+      check.message,
+      new RegExp(
+        `${join(tree.module, 'extra.tf')} is a symbolic link that leads outside the module dir \\(to /outside\\.tf\\)`,
+      ),
+    );
+    assert.match(
+      check.fix!,
+      /rename or remove the files named like the runner's own .*; put what the links outside the module lead to into the module dir/,
+    );
   });
 
   test('a provider missing from the mirror fails init, with the mirror as the fix', async (t) => {
@@ -213,7 +314,10 @@ describe('contract check of a directory tree', () => {
   });
 
   test('an invalid module fails validate', async (t) => {
-    const tree = await imageTree(t, { ...POOL_MODULE, 'main.tf': 'resource "terraform_data" "x" {\n  input = var.nope\n}\n' });
+    const tree = await imageTree(t, {
+      ...POOL_MODULE,
+      'main.tf': 'resource "terraform_data" "x" {\n  input = var.nope\n}\n',
+    });
     const report = await runContractCheck({ root: tree.root, env: tree.env });
     assert.equal(byName(report).init!.status, 'pass');
     assert.equal(byName(report).validate!.status, 'fail');
@@ -247,9 +351,21 @@ describe('contract check of a directory tree', () => {
 
 describe('the contract check command line', () => {
   // The module tree is this test's (no tini or captf-runner on its PATH): only the module checks matter.
-  const contractCheck = async (tree: { root: string; env: Record<string, string> }, args: string[], env: Record<string, string> = {}) => {
-    const run = await runProcess(process.execPath, [RUNNER, 'contract', 'check', '--json', '--root', tree.root, ...args], { env: { ...tree.env, ...env } });
-    return { exitCode: run.exitCode, report: run.stdout ? (JSON.parse(run.stdout) as ContractReport) : undefined, stderr: run.stderr };
+  const contractCheck = async (
+    tree: { root: string; env: Record<string, string> },
+    args: string[],
+    env: Record<string, string> = {},
+  ) => {
+    const run = await runProcess(
+      process.execPath,
+      [RUNNER, 'contract', 'check', '--json', '--root', tree.root, ...args],
+      { env: { ...tree.env, ...env } },
+    );
+    return {
+      exitCode: run.exitCode,
+      report: run.stdout ? (JSON.parse(run.stdout) as ContractReport) : undefined,
+      stderr: run.stderr,
+    };
   };
 
   test('the kind and the module come from flags or from CAPTF_ variables, flags first', async (t) => {
@@ -267,8 +383,14 @@ describe('the contract check command line', () => {
 
   test("a source tree's relative --module and --policy (the README's CI step) resolve from the working directory", async (t) => {
     const tree = await imageTree(t, POOL_MODULE);
-    await writeTree(join(tree.root, 'policy'), { 'p.yaml': 'apiVersion: policy.captf.io/v1\nrules:\n- name: r\n  match: change.kind == "delete"\n  effect: nope\n' });
-    const run = await runProcess(process.execPath, [RUNNER, 'contract', 'check', '--json', '--module', './captf/module', '--policy', './policy'], { cwd: tree.root, env: tree.env });
+    await writeTree(join(tree.root, 'policy'), {
+      'p.yaml': 'apiVersion: policy.captf.io/v1\nrules:\n- name: r\n  match: change.kind == "delete"\n  effect: nope\n',
+    });
+    const run = await runProcess(
+      process.execPath,
+      [RUNNER, 'contract', 'check', '--json', '--module', './captf/module', '--policy', './policy'],
+      { cwd: tree.root, env: tree.env },
+    );
     const report = JSON.parse(run.stdout) as ContractReport;
     assert.equal(report.module, tree.module);
     const policy = byName(report).policy!;
@@ -277,13 +399,22 @@ describe('the contract check command line', () => {
   });
 
   test('a module that names the reserved record exits 4, naming the file and line', async (t) => {
-    const tree = await imageTree(t, { ...POOL_MODULE, 'moves.tf': 'moved {\n  from = terraform_data.machine\n  to   = terraform_data.captf_inputs_hash\n}\n' });
+    const tree = await imageTree(t, {
+      ...POOL_MODULE,
+      'moves.tf': 'moved {\n  from = terraform_data.machine\n  to   = terraform_data.captf_inputs_hash\n}\n',
+    });
     const run = await contractCheck(tree, ['--kind', 'pool']);
     assert.equal(run.exitCode, 4);
-    assert.match(run.stderr, /^captf-runner contract check: the image breaks the runner contract: the report names each failed check and its fix$/);
+    assert.match(
+      run.stderr,
+      /^captf-runner contract check: the image breaks the runner contract: the report names each failed check and its fix$/,
+    );
     const check = byName(run.report!).reserved!;
     assert.equal(check.status, 'fail');
-    assert.ok(check.message.endsWith(`${join(tree.module, 'moves.tf')}:3: moved { to = terraform_data.captf_inputs_hash }`), check.message);
+    assert.ok(
+      check.message.endsWith(`${join(tree.module, 'moves.tf')}:3: moved { to = terraform_data.captf_inputs_hash }`),
+      check.message,
+    );
     assert.match(check.fix!, /rename or remove that block/);
   });
 
@@ -319,7 +450,10 @@ describe('contract check of this machine as the image', () => {
   test('adds the entrypoint and non-root checks', async (t) => {
     const tree = await imageTree(t, POOL_MODULE);
     const bin = await entrypointBin(t);
-    const report = await runContractCheck({ moduleDir: tree.module, env: { ...tree.env, PATH: `${bin}:${tree.env.PATH}` } });
+    const report = await runContractCheck({
+      moduleDir: tree.module,
+      env: { ...tree.env, PATH: `${bin}:${tree.env.PATH}` },
+    });
     assert.equal(byName(report).entrypoint!.status, 'pass');
     const asRoot = process.getuid?.() === 0;
     assert.equal(byName(report).user!.status, asRoot ? 'fail' : 'pass');
@@ -329,7 +463,10 @@ describe('contract check of this machine as the image', () => {
   test('an entrypoint that does not run is a violation', async (t) => {
     const tree = await imageTree(t, POOL_MODULE);
     const bin = await entrypointBin(t, 1);
-    const report = await runContractCheck({ moduleDir: tree.module, env: { ...tree.env, PATH: `${bin}:${tree.env.PATH}` } });
+    const report = await runContractCheck({
+      moduleDir: tree.module,
+      env: { ...tree.env, PATH: `${bin}:${tree.env.PATH}` },
+    });
     assert.equal(byName(report).entrypoint!.status, 'fail');
     assert.match(byName(report).entrypoint!.message, /captf-runner --help` failed/);
   });

@@ -4,5 +4,9 @@ import { test } from 'node:test';
 import { REQUIRED_VARIABLES } from '../../../src/commands/contract-check/module-files.ts';
 
 test('required variables per kind', () => {
-  assert.deepEqual(REQUIRED_VARIABLES, { cluster: [], machine: ['bootstrap_data'], pool: ['bootstrap_data', 'captf_cluster_outputs'] });
+  assert.deepEqual(REQUIRED_VARIABLES, {
+    cluster: [],
+    machine: ['bootstrap_data'],
+    pool: ['bootstrap_data', 'captf_cluster_outputs'],
+  });
 });

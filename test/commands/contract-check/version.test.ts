@@ -3,10 +3,15 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RunnerError } from '../../../src/errors.ts';
 import { StopHandle } from '../../../src/terraform/stop.ts';
-import { checkSupported, parseVersionOutput, terraformVersion, unverifiedWarning, type Flavor } from '../../../src/terraform/version.ts';
-import { terraformEnv } from '../../support/tf-modules.ts';
-import { FAKE_TOFU, terraformReporting } from './helpers.ts';
-
+import {
+  checkSupported,
+  parseVersionOutput,
+  terraformVersion,
+  unverifiedWarning,
+  type Flavor,
+} from '../../../src/terraform/version.ts';
+import { testTerraformEnv } from '../../support/tf-modules.ts';
+import { FAKE_TOFU, terraformReporting } from './image-trees.support.ts';
 
 describe('parseVersionOutput', () => {
   test('terraform', () => {
@@ -24,13 +29,19 @@ describe('parseVersionOutput', () => {
   });
 
   test('output that is not terraform is ImageInvalid', () => {
-    assert.throws(() => parseVersionOutput('/bin/true', ''), (e: unknown) => e instanceof RunnerError && e.reason === 'ImageInvalid');
+    assert.throws(
+      () => parseVersionOutput('/bin/true', ''),
+      (e: unknown) => e instanceof RunnerError && e.reason === 'ImageInvalid',
+    );
     assert.throws(() => parseVersionOutput('/bin/x', 'Terraform vlatest'), /not "Terraform vX.Y.Z"/);
     assert.throws(() => parseVersionOutput('/bin/x', '{"terraform_version":"1.11.4"}'), /not "Terraform vX.Y.Z"/);
   });
 
   test('an out-of-date notice after the first line changes nothing', () => {
-    const v = parseVersionOutput('/bin/terraform', 'Terraform v1.11.4\non linux_amd64\n\nYour version of Terraform is out of date! The latest version\nis 1.14.0.\n');
+    const v = parseVersionOutput(
+      '/bin/terraform',
+      'Terraform v1.11.4\non linux_amd64\n\nYour version of Terraform is out of date! The latest version\nis 1.14.0.\n',
+    );
     assert.deepEqual([v.version, v.flavor], ['1.11.4', 'terraform']);
   });
 });
@@ -56,7 +67,11 @@ describe('checkSupported', () => {
       else
         assert.throws(
           () => checkSupported({ flavor, version }),
-          (e: unknown) => e instanceof RunnerError && e.kind === 'image' && e.reason === 'ImageInvalid' && e.message.includes(version),
+          (e: unknown) =>
+            e instanceof RunnerError &&
+            e.kind === 'image' &&
+            e.reason === 'ImageInvalid' &&
+            e.message.includes(version),
         );
     });
   }
@@ -65,7 +80,11 @@ describe('checkSupported', () => {
 describe('unverifiedWarning', () => {
   test('a verified version runs silently; any other supported one runs with a warning naming it', () => {
     assert.equal(unverifiedWarning({ flavor: 'terraform', version: '1.11.4' }), undefined);
-    for (const [flavor, version, name] of [['terraform', '1.14.0', 'Terraform 1.14.0'], ['terraform', '1.11.3', 'Terraform 1.11.3'], ['opentofu', '1.11.4', 'OpenTofu 1.11.4']] as const) {
+    for (const [flavor, version, name] of [
+      ['terraform', '1.14.0', 'Terraform 1.14.0'],
+      ['terraform', '1.11.3', 'Terraform 1.11.3'],
+      ['opentofu', '1.11.4', 'OpenTofu 1.11.4'],
+    ] as const) {
       const warning = unverifiedWarning({ flavor, version });
       assert.ok(warning?.startsWith(`${name} is not verified with this runner (verified: Terraform 1.11.4)`), warning);
       assert.doesNotThrow(() => checkSupported({ flavor, version }), 'it still runs');
@@ -75,31 +94,37 @@ describe('unverifiedWarning', () => {
 
 describe('terraformVersion', () => {
   test('the real terraform', async () => {
-    const v = await terraformVersion('terraform', { env: terraformEnv(), stop: new StopHandle() });
+    const v = await terraformVersion('terraform', { env: testTerraformEnv(), stop: new StopHandle() });
     assert.equal(v.flavor, 'terraform');
     assert.match(v.version, /^1\.\d+\.\d+/);
     assert.match(v.path, /^\//);
   });
 
   test('the OpenTofu stand-in', async () => {
-    const v = await terraformVersion(FAKE_TOFU, { env: terraformEnv({ FAKE_TOFU_VERSION: '1.7.1' }), stop: new StopHandle() });
+    const v = await terraformVersion(FAKE_TOFU, {
+      env: testTerraformEnv({ FAKE_TOFU_VERSION: '1.7.1' }),
+      stop: new StopHandle(),
+    });
     assert.deepEqual([v.version, v.flavor], ['1.7.1', 'opentofu']);
   });
 
   test('the fake terraform at another version', async (t) => {
     const fake = await terraformReporting(t, '1.5.7');
-    const v = await terraformVersion(fake.terraformPath, { env: terraformEnv(fake.env), stop: new StopHandle() });
+    const v = await terraformVersion(fake.terraformPath, { env: testTerraformEnv(fake.env), stop: new StopHandle() });
     assert.deepEqual([v.version, v.flavor], ['1.5.7', 'terraform']);
   });
 
   for (const path of ['no-such-terraform', '/nonexistent/terraform', '/etc/hostname']) {
     test(`"${path}" is not runnable: ImageInvalid saying how to fix it`, async () => {
-      await assert.rejects(terraformVersion(path, { env: terraformEnv(), stop: new StopHandle() }), (e: unknown) => {
-        assert.ok(e instanceof RunnerError);
-        assert.equal(e.reason, 'ImageInvalid');
-        assert.match(e.message, /install terraform .* or pass --terraform PATH/);
-        return true;
-      });
+      await assert.rejects(
+        terraformVersion(path, { env: testTerraformEnv(), stop: new StopHandle() }),
+        (e: unknown) => {
+          assert.ok(e instanceof RunnerError);
+          assert.equal(e.reason, 'ImageInvalid');
+          assert.match(e.message, /install terraform .* or pass --terraform PATH/);
+          return true;
+        },
+      );
     });
   }
 });

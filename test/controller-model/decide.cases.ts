@@ -50,10 +50,19 @@ function liveObject(kind: ObjectKind): Snapshot {
       lastSucceededAt: at('11:00:00'),
     },
     annotations: {},
-    drift: { intervalSeconds: 3600, action: 'Report', remediationFailedLimit: 3, lastCheck: { at: at('11:30:00'), found: false } },
+    drift: {
+      intervalSeconds: 3600,
+      action: 'Report',
+      remediationFailedLimit: 3,
+      lastCheck: { at: at('11:30:00'), found: false },
+    },
     refresh:
       kind === 'pool'
-        ? { lastRunAt: at('11:50:00'), healthPendingReadings: 0, membership: { converging: false, intervalSeconds: 1800 } }
+        ? {
+            lastRunAt: at('11:50:00'),
+            healthPendingReadings: 0,
+            membership: { converging: false, intervalSeconds: 1800 },
+          }
         : { healthPendingReadings: 0 },
   };
 }
@@ -70,7 +79,10 @@ const machine = make('machine');
 const pool = make('pool');
 
 // Expected decisions, spelled out in full by these helpers.
-const apply = (reason: OpReason, approval: Pick<OpDecision, 'approvedInputsHash' | 'approvedPlanHash'> = {}): OpDecision => ({
+const apply = (
+  reason: OpReason,
+  approval: Pick<OpDecision, 'approvedInputsHash' | 'approvedPlanHash'> = {},
+): OpDecision => ({
   kind: 'op',
   op: 'apply',
   reason,
@@ -86,7 +98,11 @@ const pinnedOp = (op: OpDecision['op'], reason: OpReason, inputs: OpDecision['in
   inputs,
   image: 'pinned',
 });
-const waitFor = (reason: WaitDecision['reason'], requeueAfterSeconds: number, heldOp?: WaitDecision['heldOp']): WaitDecision =>
+const waitFor = (
+  reason: WaitDecision['reason'],
+  requeueAfterSeconds: number,
+  heldOp?: WaitDecision['heldOp'],
+): WaitDecision =>
   heldOp ? { kind: 'wait', reason, requeueAfterSeconds, heldOp } : { kind: 'wait', reason, requeueAfterSeconds };
 const upToDate = (kind: ObjectKind) => waitFor('UpToDate', UP_TO_DATE_SECONDS[kind]);
 
@@ -98,9 +114,24 @@ const newestApplyFailed = (s: Snapshot, hhmmss: string) => {
 const restoreBackup = { backup: 'backup-20250601', complete: true, consumed: false };
 
 export const BASELINE_CASES: DecideCase[] = [
-  { name: 'baseline: an applied cluster is up to date', doc: 'Otherwise: requeue at the soonest deadline', snapshot: cluster(), decision: upToDate('cluster') },
-  { name: 'baseline: an applied machine is up to date', doc: 'Otherwise: requeue at the soonest deadline', snapshot: machine(), decision: upToDate('machine') },
-  { name: 'baseline: an applied pool is up to date', doc: 'Otherwise: requeue at the soonest deadline', snapshot: pool(), decision: upToDate('pool') },
+  {
+    name: 'baseline: an applied cluster is up to date',
+    doc: 'Otherwise: requeue at the soonest deadline',
+    snapshot: cluster(),
+    decision: upToDate('cluster'),
+  },
+  {
+    name: 'baseline: an applied machine is up to date',
+    doc: 'Otherwise: requeue at the soonest deadline',
+    snapshot: machine(),
+    decision: upToDate('machine'),
+  },
+  {
+    name: 'baseline: an applied pool is up to date',
+    doc: 'Otherwise: requeue at the soonest deadline',
+    snapshot: pool(),
+    decision: upToDate('pool'),
+  },
 ];
 
 export const ORDER_CASES: DecideCase[] = [
@@ -218,7 +249,14 @@ export const ORDER_CASES: DecideCase[] = [
       s.inputs.currentHash = null;
       s.image = {};
     }),
-    decision: { kind: 'op', op: 'destroy', reason: 'Deleting', inputs: 'durable', image: 'spec', events: ['DigestUnknown'] },
+    decision: {
+      kind: 'op',
+      op: 'destroy',
+      reason: 'Deleting',
+      inputs: 'durable',
+      image: 'spec',
+      events: ['DigestUnknown'],
+    },
   },
   {
     name: 'live object with lost state waits instead of applying as new (docs silent)',
@@ -312,7 +350,11 @@ export const ORDER_CASES: DecideCase[] = [
     doc: 'fewer than the failed-limit remediations failed since the last drift check',
     snapshot: machine((s) => {
       s.drift = { ...s.drift, action: 'Remediate', lastCheck: { at: at('11:30:00'), found: true } };
-      s.jobs.finished = [failedApply('11:35:00', 'DriftRemediation'), failedApply('11:40:00', 'DriftRemediation'), failedApply('11:50:00', 'DriftRemediation')];
+      s.jobs.finished = [
+        failedApply('11:35:00', 'DriftRemediation'),
+        failedApply('11:40:00', 'DriftRemediation'),
+        failedApply('11:50:00', 'DriftRemediation'),
+      ];
       newestApplyFailed(s, '11:50:00');
     }),
     decision: upToDate('machine'),
@@ -332,7 +374,8 @@ export const ORDER_CASES: DecideCase[] = [
     doc: 'A blocked Job counts toward neither the retry backoff nor the remediation failure cap',
     snapshot: cluster((s) => {
       s.drift = { ...s.drift, action: 'Remediate', lastCheck: { at: at('11:30:00'), found: true } };
-      const blocked = (hhmmss: string) => ({ op: 'apply', outcome: 'blocked', finishedAt: at(hhmmss), reason: 'DriftRemediation' }) as const;
+      const blocked = (hhmmss: string) =>
+        ({ op: 'apply', outcome: 'blocked', finishedAt: at(hhmmss), reason: 'DriftRemediation' }) as const;
       s.jobs.finished = [blocked('11:35:00'), blocked('11:40:00'), blocked('11:50:00')];
       s.blockedApply = { hash: 'h1', reason: 'DriftRemediation' };
       s.annotations.approveDestructivePlan = 'h1';
@@ -578,7 +621,10 @@ export const BLOCKED_CASES: DecideCase[] = [
     doc: 'A blocked drift remediation leaves drift and health checks running',
     snapshot: blockedRemediation((s) => {
       s.drift.lastCheck = { at: at('10:00:00'), found: true }; // due at 11:04:45
-      s.applies = { newest: { outcome: 'succeeded', finishedAt: at('09:00:00'), outputReading: 'definite' }, lastSucceededAt: at('09:00:00') };
+      s.applies = {
+        newest: { outcome: 'succeeded', finishedAt: at('09:00:00'), outputReading: 'definite' },
+        lastSucceededAt: at('09:00:00'),
+      };
     }),
     decision: pinnedOp('drift', 'DriftDue', 'current'),
   },
@@ -597,7 +643,10 @@ export const BLOCKED_CASES: DecideCase[] = [
     snapshot: cluster((s) => {
       newestApplyFailed(s, '11:30:00');
       s.blockedApply = { hash: 'h1', reason: 'LastApplyFailed' };
-      s.jobs.finished = [failedApply('11:30:00'), { op: 'apply', outcome: 'blocked', finishedAt: at('11:40:00'), reason: 'LastApplyFailed' }];
+      s.jobs.finished = [
+        failedApply('11:30:00'),
+        { op: 'apply', outcome: 'blocked', finishedAt: at('11:40:00'), reason: 'LastApplyFailed' },
+      ];
     }),
     decision: waitFor('DestructivePlanApprovalPending', 600, { op: 'apply', reason: 'LastApplyFailed' }),
   },
@@ -607,7 +656,10 @@ export const BLOCKED_CASES: DecideCase[] = [
     snapshot: cluster((s) => {
       newestApplyFailed(s, '11:30:00');
       s.blockedApply = { hash: 'h1', reason: 'LastApplyFailed' };
-      s.jobs.finished = [failedApply('11:30:00'), { op: 'apply', outcome: 'blocked', finishedAt: at('11:40:00'), reason: 'LastApplyFailed' }];
+      s.jobs.finished = [
+        failedApply('11:30:00'),
+        { op: 'apply', outcome: 'blocked', finishedAt: at('11:40:00'), reason: 'LastApplyFailed' },
+      ];
       s.annotations.approveDestructivePlan = 'h1';
     }),
     decision: apply('LastApplyFailed', { approvedInputsHash: 'h1' }),
@@ -688,7 +740,8 @@ export const BACKOFF_CASES: DecideCase[] = [
       newestApplyFailed(s, '11:50:00');
       s.blockedApply = { hash: 'h1', reason: 'LastApplyFailed' };
       s.annotations.approveDestructivePlan = 'h1';
-      const blocked = (hhmmss: string) => ({ op: 'apply', outcome: 'blocked', finishedAt: at(hhmmss), reason: 'LastApplyFailed' }) as const;
+      const blocked = (hhmmss: string) =>
+        ({ op: 'apply', outcome: 'blocked', finishedAt: at(hhmmss), reason: 'LastApplyFailed' }) as const;
       s.jobs.finished = [failedApply('11:50:00'), blocked('11:55:00'), blocked('11:58:00')];
     }),
     decision: apply('LastApplyFailed', { approvedInputsHash: 'h1' }),
@@ -700,7 +753,10 @@ export const BACKOFF_CASES: DecideCase[] = [
       newestApplyFailed(s, '11:59:20');
       s.blockedApply = { hash: 'h1', reason: 'LastApplyFailed' };
       s.annotations.approveDestructivePlan = 'h1';
-      s.jobs.finished = [failedApply('11:59:20'), { op: 'apply', outcome: 'blocked', finishedAt: at('11:59:40'), reason: 'LastApplyFailed' }];
+      s.jobs.finished = [
+        failedApply('11:59:20'),
+        { op: 'apply', outcome: 'blocked', finishedAt: at('11:59:40'), reason: 'LastApplyFailed' },
+      ];
     }),
     decision: waitFor('BackingOff', 20, { op: 'apply', reason: 'LastApplyFailed' }),
   },
@@ -893,7 +949,14 @@ export const SCHEDULE_CASES: DecideCase[] = [
       s.image = {};
       s.refresh.healthCheckIntervalSeconds = 600;
     }),
-    decision: { kind: 'op', op: 'refresh', reason: 'HealthCheckDue', inputs: 'current', image: 'spec', events: ['DigestUnknown'] },
+    decision: {
+      kind: 'op',
+      op: 'refresh',
+      reason: 'HealthCheckDue',
+      inputs: 'current',
+      image: 'spec',
+      events: ['DigestUnknown'],
+    },
   },
   {
     name: 'schedule 6: the drift interval checks drift',
@@ -950,8 +1013,14 @@ export const SCHEDULE_CASES: DecideCase[] = [
 ];
 
 /** A finished Job with the runner's reason and what it was built from (contract/controller-actions.json). */
-const ranWith = (op: OpDecision['op'], outcome: 'failed' | 'interrupted' | 'deadlineExceeded' | 'succeeded', hhmmss: string, reason: string, runnerReason: string, built: { inputsHash?: string; generation?: number } = {}) =>
-  ({ op, outcome, finishedAt: at(hhmmss), reason, runnerReason, ...built }) as const;
+const ranWith = (
+  op: OpDecision['op'],
+  outcome: 'failed' | 'interrupted' | 'deadlineExceeded' | 'succeeded',
+  hhmmss: string,
+  reason: string,
+  runnerReason: string,
+  built: { inputsHash?: string; generation?: number } = {},
+) => ({ op, outcome, finishedAt: at(hhmmss), reason, runnerReason, ...built }) as const;
 
 export const HOLD_CASES: DecideCase[] = [
   {
@@ -970,7 +1039,9 @@ export const HOLD_CASES: DecideCase[] = [
     snapshot: cluster((s) => {
       s.inputs.currentHash = 'h3';
       newestApplyFailed(s, '11:30:00');
-      s.jobs.finished = [ranWith('apply', 'failed', '11:30:00', 'InputsChanged', 'InputsInvalid', { inputsHash: 'h2' })];
+      s.jobs.finished = [
+        ranWith('apply', 'failed', '11:30:00', 'InputsChanged', 'InputsInvalid', { inputsHash: 'h2' }),
+      ];
     }),
     decision: apply('InputsChanged'),
   },
@@ -981,7 +1052,9 @@ export const HOLD_CASES: DecideCase[] = [
       s.object.generation = 4;
       s.inputs.currentHash = 'h2';
       newestApplyFailed(s, '11:30:00');
-      s.jobs.finished = [ranWith('apply', 'failed', '11:30:00', 'InputsChanged', 'SettingsInvalid', { inputsHash: 'h2', generation: 3 })];
+      s.jobs.finished = [
+        ranWith('apply', 'failed', '11:30:00', 'InputsChanged', 'SettingsInvalid', { inputsHash: 'h2', generation: 3 }),
+      ];
     }),
     decision: apply('InputsChanged'),
   },
@@ -991,7 +1064,9 @@ export const HOLD_CASES: DecideCase[] = [
     snapshot: cluster((s) => {
       s.drift.lastCheck = { at: at('10:00:00'), found: false }; // drift due at 11:04:45
       newestApplyFailed(s, '11:30:00');
-      s.jobs.finished = [ranWith('apply', 'failed', '11:30:00', 'LastApplyFailed', 'PolicyDenied', { inputsHash: 'h1' })];
+      s.jobs.finished = [
+        ranWith('apply', 'failed', '11:30:00', 'LastApplyFailed', 'PolicyDenied', { inputsHash: 'h1' }),
+      ];
     }),
     decision: waitFor('HeldForChange', 600, { op: 'apply', reason: 'LastApplyFailed' }),
   },
@@ -999,8 +1074,15 @@ export const HOLD_CASES: DecideCase[] = [
     name: 'hold: a held drift remediation leaves the schedule running',
     doc: 'A blocked drift remediation leaves drift and health checks running (a held one alike: the Job ran for DriftRemediation)',
     snapshot: cluster((s) => {
-      s.drift = { intervalSeconds: 3600, action: 'Remediate', remediationFailedLimit: 3, lastCheck: { at: at('10:00:00'), found: true } }; // next check due 11:04:45
-      s.jobs.finished = [ranWith('apply', 'failed', '11:30:00', 'DriftRemediation', 'PolicyDenied', { inputsHash: 'h1' })];
+      s.drift = {
+        intervalSeconds: 3600,
+        action: 'Remediate',
+        remediationFailedLimit: 3,
+        lastCheck: { at: at('10:00:00'), found: true },
+      }; // next check due 11:04:45
+      s.jobs.finished = [
+        ranWith('apply', 'failed', '11:30:00', 'DriftRemediation', 'PolicyDenied', { inputsHash: 'h1' }),
+      ];
       s.applies.newest = { outcome: 'failed', finishedAt: at('11:30:00'), outputReading: 'unknown' };
     }),
     decision: pinnedOp('drift', 'DriftDue', 'current'),
@@ -1060,7 +1142,9 @@ export const HOLD_CASES: DecideCase[] = [
     doc: 'Stopped from outside (drain, eviction, Job delete) | Retry at once, no backoff',
     snapshot: cluster((s) => {
       s.applies.newest = { outcome: 'interrupted', finishedAt: at('11:59:50'), outputReading: 'unknown' };
-      s.jobs.finished = [ranWith('apply', 'interrupted', '11:59:50', 'LastApplyFailed', 'Interrupted', { inputsHash: 'h1' })];
+      s.jobs.finished = [
+        ranWith('apply', 'interrupted', '11:59:50', 'LastApplyFailed', 'Interrupted', { inputsHash: 'h1' }),
+      ];
     }),
     decision: apply('LastApplyFailed'),
   },

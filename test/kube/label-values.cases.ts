@@ -24,7 +24,12 @@ export const LABEL_VALUE_CASES: LabelValueCase[] = [
     value: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
     expected: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495-cd372fb851',
   },
-  { name: 'a valid label value is itself', label: 'captf.io/job-name', value: 'prod-cluster-apply-7f3c9', expected: 'prod-cluster-apply-7f3c9' },
+  {
+    name: 'a valid label value is itself',
+    label: 'captf.io/job-name',
+    value: 'prod-cluster-apply-7f3c9',
+    expected: 'prod-cluster-apply-7f3c9',
+  },
   {
     name: 'a name past 63 characters: its first 52, trailing "-", "_" and "." dropped, "-" and the digest',
     label: 'captf.io/job-name',

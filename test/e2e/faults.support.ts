@@ -1,4 +1,4 @@
-// The harness of the fault matrix (contract/sections/faults.md): the built runner against the fake
+// The support of the fault matrix (contract/sections/faults.md): the built runner against the fake
 // terraform (test/support/fake-terraform.mjs) in a temp dir, the run observed from outside (bytes
 // counted, peak RSS sampled, the fake's own log of what ran and which signals it got), and the
 // checks every case makes: a well-formed result and termination message that agree with the exit
@@ -13,10 +13,18 @@ import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Result, type Result as ResultT } from '../../src/schemas/result.ts';
 import {
-  fakeTerraformEnv, installFakeTerraform, isProcessRunning, readFakeTerraformLog, stepsRun, tempDir, terraformEnv, writeTree,
-  type FakeTerraformEvent, type FakeTerraformOptions,
+  fakeTerraformEnv,
+  installFakeTerraform,
+  isProcessRunning,
+  readFakeTerraformLog,
+  stepsRun,
+  tempDir,
+  testTerraformEnv,
+  writeTree,
+  type FakeTerraformEvent,
+  type FakeTerraformOptions,
 } from '../support/tf-modules.ts';
-import { RUNNER, checkVocabulary } from './runner.ts';
+import { RUNNER, checkVocabulary } from '../support/runner.ts';
 
 /** A module the fake "plans": the runner only needs a .tf file to accept it. */
 export const FAKE_MODULE = { 'main.tf': 'resource "terraform_data" "fake" {}\n' };
@@ -79,7 +87,7 @@ export interface FakeRun {
   durationMs: number;
 }
 
-export interface RunOptions {
+export interface FakeRunOptions {
   op?: string;
   args?: string[];
   fake?: Omit<FakeTerraformOptions, 'log' | 'state' | 'orphanPidFile'>;
@@ -100,17 +108,39 @@ export interface RunOptions {
 
 export const TAIL = 64 * 1024;
 
-export async function runWithFake(s: FakeScenario, options: RunOptions = {}): Promise<FakeRun> {
+export async function runWithFake(s: FakeScenario, options: FakeRunOptions = {}): Promise<FakeRun> {
   await rm(join(s.out, 'result.json'), { force: true });
   await rm(s.termination, { force: true });
   await rm(s.log, { force: true });
-  const env = terraformEnv(fakeTerraformEnv({ ...options.fake, log: s.log, state: s.fakeState, orphanPidFile: s.orphanPidFile }));
+  const env = testTerraformEnv(
+    fakeTerraformEnv({ ...options.fake, log: s.log, state: s.fakeState, orphanPidFile: s.orphanPidFile }),
+  );
   const args = [
-    RUNNER, options.op ?? 'apply', '--terraform', s.terraformPath, '--module', s.module, '--inputs', s.inputs, '--state', s.state, '--new-state',
-    '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...(options.args ?? []),
+    RUNNER,
+    options.op ?? 'apply',
+    '--terraform',
+    s.terraformPath,
+    '--module',
+    s.module,
+    '--inputs',
+    s.inputs,
+    '--state',
+    s.state,
+    '--new-state',
+    '--out',
+    s.out,
+    '--termination-log',
+    s.termination,
+    '--log-format',
+    'json',
+    ...(options.args ?? []),
   ];
   const started = Date.now();
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.ownGroup ?? false });
+  const child = spawn(process.execPath, args, {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.ownGroup ?? false,
+  });
   const stdout = tailKeeper();
   const stderr = tailKeeper();
   child.stdout!.on('data', stdout.add);
@@ -143,10 +173,17 @@ export async function runWithFake(s: FakeScenario, options: RunOptions = {}): Pr
     } catch {
       // exited
     }
-    if (peakRssAtMarkKiB === undefined && options.peakAfterBytes !== undefined && stdout.bytes + stderr.bytes >= options.peakAfterBytes) peakRssAtMarkKiB = peakRssKiB;
+    if (
+      peakRssAtMarkKiB === undefined &&
+      options.peakAfterBytes !== undefined &&
+      stdout.bytes + stderr.bytes >= options.peakAfterBytes
+    )
+      peakRssAtMarkKiB = peakRssKiB;
   };
   const sampler = setInterval(sample, 50);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
   const timeout = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
   try {
     await options.during?.(child, s);
@@ -159,9 +196,21 @@ export async function runWithFake(s: FakeScenario, options: RunOptions = {}): Pr
       result = undefined;
     }
     return {
-      exitCode: code, signal, stdoutBytes: stdout.bytes, stdoutTail: stdout.tail(), stderrBytes: stderr.bytes, stderrTail: stderr.tail(), result, resultText,
+      exitCode: code,
+      signal,
+      stdoutBytes: stdout.bytes,
+      stdoutTail: stdout.tail(),
+      stderrBytes: stderr.bytes,
+      stderrTail: stderr.tail(),
+      result,
+      resultText,
       termination: await readFile(s.termination, 'utf8').catch(() => undefined),
-      peakRssKiB, peakRssAtMarkKiB, stalledAt, resumedAt, events: await readFakeTerraformLog(s.log), durationMs: Date.now() - started,
+      peakRssKiB,
+      peakRssAtMarkKiB,
+      stalledAt,
+      resumedAt,
+      events: await readFakeTerraformLog(s.log),
+      durationMs: Date.now() - started,
     };
   } finally {
     clearTimeout(timeout);
@@ -189,13 +238,19 @@ function tailKeeper() {
 
 /** The fake's record of the stream a huge-* fault made in `step`. */
 export function streamedIn(run: FakeRun, step: string): Extract<FakeTerraformEvent, { event: 'streamed' }> {
-  const streamed = run.events.find((e): e is Extract<FakeTerraformEvent, { event: 'streamed' }> => e.event === 'streamed' && e.step === step);
+  const streamed = run.events.find(
+    (e): e is Extract<FakeTerraformEvent, { event: 'streamed' }> => e.event === 'streamed' && e.step === step,
+  );
   assert.ok(streamed, `the fake logged no stream in ${step}\n${explainFake(run)}`);
   return streamed;
 }
 
 /** Polls the fake's log until `predicate` holds; returns the events then. */
-export async function waitForEvents(s: FakeScenario, predicate: (events: FakeTerraformEvent[]) => boolean, timeoutMs = 30_000): Promise<FakeTerraformEvent[]> {
+export async function waitForEvents(
+  s: FakeScenario,
+  predicate: (events: FakeTerraformEvent[]) => boolean,
+  timeoutMs = 30_000,
+): Promise<FakeTerraformEvent[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const events = await readFakeTerraformLog(s.log).catch(() => []);
@@ -245,14 +300,19 @@ export function isScenarioProcess(s: FakeScenario, pid: number): boolean {
 
 export function assertNothingLeft(run: FakeRun, s: FakeScenario): void {
   const pids = run.events.filter((e) => e.event === 'start').map((e) => e.pid);
-  assert.deepEqual(pids.filter((pid) => isScenarioProcess(s, pid)), [], 'a terraform process outlived the run');
+  assert.deepEqual(
+    pids.filter((pid) => isScenarioProcess(s, pid)),
+    [],
+    'a terraform process outlived the run',
+  );
   let orphan: number | undefined;
   try {
     orphan = Number(readFileSync(s.orphanPidFile, 'utf8').trim());
   } catch {
     orphan = undefined;
   }
-  if (orphan) assert.equal(isScenarioProcess(s, orphan), false, `the orphan ${orphan} terraform left in its group still runs`);
+  if (orphan)
+    assert.equal(isScenarioProcess(s, orphan), false, `the orphan ${orphan} terraform left in its group still runs`);
 }
 
 /** Kills what a failed test may have left: fake terraforms and their orphans (by pid, from the fake's own records). */
@@ -279,7 +339,7 @@ export function cleanupFake(t: TestContext, s: FakeScenario): void {
 // ---- the matrix -----------------------------------------------------------------------------
 
 /** The fake's step names (FAKE_TF_FAULT) → the runner's step names (result.error.step), in apply's order. */
-export const STEPS = {
+export const RUNNER_STEP_OF = {
   version: 'preflight',
   init: 'init',
   validate: 'validate',
@@ -288,8 +348,8 @@ export const STEPS = {
   show: 'show',
   apply: 'apply',
 } as const;
-export type FakeStep = keyof typeof STEPS;
-export const FAKE_STEPS = Object.keys(STEPS) as FakeStep[];
+export type FakeStep = keyof typeof RUNNER_STEP_OF;
+export const FAKE_STEPS = Object.keys(RUNNER_STEP_OF) as FakeStep[];
 
 /** The reason a failed command reports (version: the image is unusable). */
 export const FAILED_REASON: Record<FakeStep, string> = {
@@ -320,7 +380,7 @@ const besides = (step: FakeStep): FakeStep[] => (step === 'validate' ? ['state-p
 export function failedAt(step: FakeStep): Expect {
   return step === 'version'
     ? { outcome: 'invalid', reason: 'ImageInvalid', kind: 'image', step: 'preflight', exit: 4 }
-    : { outcome: 'failed', reason: FAILED_REASON[step], kind: 'terraform', step: STEPS[step], exit: 1 };
+    : { outcome: 'failed', reason: FAILED_REASON[step], kind: 'terraform', step: RUNNER_STEP_OF[step], exit: 1 };
 }
 
 /** The checks every matrix case makes. */
@@ -338,7 +398,10 @@ export function checkRun(run: FakeRun, s: FakeScenario, expect: Expect, failedSt
     assert.equal(result.error?.reason, expect.reason, why);
     // Every step an error names is in steps[] as not ok ('decide' too: a block fails it).
     const recorded = result.steps.find((x) => x.name === expect.step);
-    assert.ok(recorded && recorded.status !== 'ok', `the failed step is recorded as not ok: ${JSON.stringify(result.steps)}`);
+    assert.ok(
+      recorded && recorded.status !== 'ok',
+      `the failed step is recorded as not ok: ${JSON.stringify(result.steps)}`,
+    );
   }
   const ran = stepsRun(run.events);
   if (failedStep !== undefined) {
@@ -352,7 +415,9 @@ export function checkRun(run: FakeRun, s: FakeScenario, expect: Expect, failedSt
       assert.equal(result.mayHaveChanged, false);
       // No later command started either: the run stops at the failed step.
       const order = FAKE_STEPS.indexOf(failedStep);
-      const later = ran.filter((x) => FAKE_STEPS.indexOf(x as FakeStep) > order && !besides(failedStep).includes(x as FakeStep));
+      const later = ran.filter(
+        (x) => FAKE_STEPS.indexOf(x as FakeStep) > order && !besides(failedStep).includes(x as FakeStep),
+      );
       assert.deepEqual(later, [], `commands after the failed ${failedStep} ran: ${ran.join(' ')}`);
     }
   }
@@ -366,5 +431,7 @@ export const MiB = 1024 * 1024;
 
 export const signalsOf = (run: FakeRun | { events: FakeTerraformEvent[] }, step: string) => {
   const pids = new Set(run.events.filter((e) => e.event === 'start' && e.step === step).map((e) => e.pid));
-  return run.events.filter((e): e is Extract<FakeTerraformEvent, { event: 'signal' }> => e.event === 'signal' && pids.has(e.pid)).map((e) => e.signal);
+  return run.events
+    .filter((e): e is Extract<FakeTerraformEvent, { event: 'signal' }> => e.event === 'signal' && pids.has(e.pid))
+    .map((e) => e.signal);
 };

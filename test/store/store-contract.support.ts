@@ -14,7 +14,19 @@ import { writeArtifact } from '../../src/store/artifact-write.ts';
 import type { ArtifactManifest } from '../../src/store/manifest.ts';
 import { pruneObjects } from '../../src/store/retention.ts';
 import type { ChunkStore, ObjectWrite } from '../../src/store/store.ts';
-import { backupMeta, buildTar, fileEntry, INPUTS_HASH, planMeta, putObject, putPartial, rejectsWith, sha256, storeCraftedBackup, tempDir } from './helpers.ts';
+import {
+  backupMeta,
+  buildTar,
+  fileEntry,
+  SAMPLE_INPUTS_HASH,
+  planMeta,
+  putObject,
+  putPartial,
+  rejectsWith,
+  sha256,
+  storeCraftedBackup,
+  tempDir,
+} from './stores.support.ts';
 
 /** Changes what a store holds, as a person with access to it (or a faulty store) could. */
 export interface Tamper {
@@ -48,16 +60,32 @@ const STATE_BYTES = 600_000;
 const CHUNK_BYTES = 100_000;
 
 const writePlan = (store: ChunkStore, object = 'plan-1', options = {}) =>
-  writeArtifact(store, object, [{ name: 'plan.tfplan', data: PLAN }, { name: '.terraform.lock.hcl', data: LOCK }], planMeta(PLAN), options);
+  writeArtifact(
+    store,
+    object,
+    [
+      { name: 'plan.tfplan', data: PLAN },
+      { name: '.terraform.lock.hcl', data: LOCK },
+    ],
+    planMeta(PLAN),
+    options,
+  );
 
 /** A random (incompressible) state of 600 kB in chunks of 100 kB: 7 of them. */
 async function writeBigBackup(store: ChunkStore, object = 'backup-1') {
   const content = randomBytes(STATE_BYTES);
-  const manifest = await writeArtifact(store, object, [{ name: 'terraform.tfstate', data: content }], backupMeta(), { chunkBytes: CHUNK_BYTES });
+  const manifest = await writeArtifact(store, object, [{ name: 'terraform.tfstate', data: content }], backupMeta(), {
+    chunkBytes: CHUNK_BYTES,
+  });
   return { content, manifest };
 }
 
-async function editManifest(store: ChunkStore, tamper: Tamper, object: string, edit: (manifest: Record<string, any>) => void) {
+async function editManifest(
+  store: ChunkStore,
+  tamper: Tamper,
+  object: string,
+  edit: (manifest: Record<string, any>) => void,
+) {
   const manifest = JSON.parse((await store.getManifest(object))!.toString('utf8'));
   edit(manifest);
   await tamper.setManifest(object, Buffer.from(JSON.stringify(manifest)));
@@ -90,7 +118,10 @@ export function storeContract(name: string, contract: StoreContract): void {
       const write = await store.create('obj-1');
       for (const [index, data] of chunks.entries()) await write.putChunk(index, data);
       assert.equal(await store.getManifest('obj-1'), undefined, 'no manifest before the commit');
-      assert.ok(!(await store.listObjects()).some((o) => o.name === 'obj-1' && o.complete), 'not complete before the commit');
+      assert.ok(
+        !(await store.listObjects()).some((o) => o.name === 'obj-1' && o.complete),
+        'not complete before the commit',
+      );
       assert.deepEqual(
         (await write.held()).map((c) => [c.index, c.bytes, c.sha256]),
         chunks.map((data, index) => [index, data.length, sha256(data)]),
@@ -134,18 +165,28 @@ export function storeContract(name: string, contract: StoreContract): void {
       assert.deepEqual(await store.listObjects(), []);
     });
 
-    partialIt('a write that died leaves a partial object, which lists as incomplete; the next write under the name replaces it', async (t) => {
-      const { store } = await newStore(t);
-      await putPartial(store, 'obj-1', [Buffer.from('a'), Buffer.from('b'), Buffer.from('c')]);
-      assert.deepEqual((await store.listObjects()).map(({ name, complete }) => ({ name, complete })), [{ name: 'obj-1', complete: false }]);
-      assert.equal(await store.getManifest('obj-1'), undefined);
-      const write = await store.create('obj-1');
-      await write.putChunk(0, Buffer.from('new'));
-      assert.deepEqual((await write.held()).map((c) => c.index), [0], 'the leftovers are not the new write\'s');
-      await write.commit(Buffer.from('{}'));
-      assert.deepEqual(await store.listChunks('obj-1'), [0]);
-      assert.deepEqual(await store.getChunk('obj-1', 0), Buffer.from('new'));
-    });
+    partialIt(
+      'a write that died leaves a partial object, which lists as incomplete; the next write under the name replaces it',
+      async (t) => {
+        const { store } = await newStore(t);
+        await putPartial(store, 'obj-1', [Buffer.from('a'), Buffer.from('b'), Buffer.from('c')]);
+        assert.deepEqual(
+          (await store.listObjects()).map(({ name, complete }) => ({ name, complete })),
+          [{ name: 'obj-1', complete: false }],
+        );
+        assert.equal(await store.getManifest('obj-1'), undefined);
+        const write = await store.create('obj-1');
+        await write.putChunk(0, Buffer.from('new'));
+        assert.deepEqual(
+          (await write.held()).map((c) => c.index),
+          [0],
+          "the leftovers are not the new write's",
+        );
+        await write.commit(Buffer.from('{}'));
+        assert.deepEqual(await store.listChunks('obj-1'), [0]);
+        assert.deepEqual(await store.getChunk('obj-1', 0), Buffer.from('new'));
+      },
+    );
 
     it('deletes an object whole, and a missing one without complaint', async (t) => {
       const { store } = await newStore(t);
@@ -154,15 +195,22 @@ export function storeContract(name: string, contract: StoreContract): void {
       await store.deleteObject('drop');
       await store.deleteObject('drop');
       await store.deleteObject('never-there');
-      assert.deepEqual((await store.listObjects()).map((o) => o.name), ['keep']);
+      assert.deepEqual(
+        (await store.listObjects()).map((o) => o.name),
+        ['keep'],
+      );
       assert.deepEqual(await store.listChunks('drop'), []);
       assert.equal(await store.getManifest('drop'), undefined);
     });
 
     it('lists objects oldest first, each once', async (t) => {
       const { store } = await newStore(t);
-      for (const object of ['a-1', 'a-2', 'a-3']) await putObject(store, object, [Buffer.from(object), Buffer.from('x')]);
-      assert.deepEqual((await store.listObjects()).map((o) => o.name), ['a-1', 'a-2', 'a-3']);
+      for (const object of ['a-1', 'a-2', 'a-3'])
+        await putObject(store, object, [Buffer.from(object), Buffer.from('x')]);
+      assert.deepEqual(
+        (await store.listObjects()).map((o) => o.name),
+        ['a-1', 'a-2', 'a-3'],
+      );
     });
 
     it('reads a chunk to at most one byte past the size asked for', async (t) => {
@@ -174,7 +222,12 @@ export function storeContract(name: string, contract: StoreContract): void {
 
     it('reports a missing chunk as an incomplete artifact', async (t) => {
       const { store } = await newStore(t);
-      await rejectsWith(store.getChunk('obj-1', 3), 'artifact', 'ArtifactIncomplete', /chunk 3 of "?obj-1"? is missing/);
+      await rejectsWith(
+        store.getChunk('obj-1', 3),
+        'artifact',
+        'ArtifactIncomplete',
+        /chunk 3 of "?obj-1"? is missing/,
+      );
     });
 
     for (const object of ['', '.', '..', '../escape', 'a/b', '.hidden', '-dash', 'x'.repeat(201)]) {
@@ -187,9 +240,13 @@ export function storeContract(name: string, contract: StoreContract): void {
 
     it('retention keeps the newest complete objects of a family, and what it is told to protect', async (t) => {
       const { store } = await newStore(t);
-      for (const object of ['b-1', 'b-2', 'b-3', 'b-4', 'other-1']) await putObject(store, object, [Buffer.from(object)]);
+      for (const object of ['b-1', 'b-2', 'b-3', 'b-4', 'other-1'])
+        await putObject(store, object, [Buffer.from(object)]);
       assert.deepEqual(await pruneObjects(store, { keep: 2, prefix: 'b-', protect: ['b-1'] }), { deleted: ['b-2'] });
-      assert.deepEqual((await store.listObjects()).map((o) => o.name), ['b-1', 'b-3', 'b-4', 'other-1']);
+      assert.deepEqual(
+        (await store.listObjects()).map((o) => o.name),
+        ['b-1', 'b-3', 'b-4', 'other-1'],
+      );
       assert.deepEqual(await store.listChunks('b-2'), [], 'its chunks went too');
     });
 
@@ -207,14 +264,20 @@ export function storeContract(name: string, contract: StoreContract): void {
       const { store } = await newStore(t);
       const root = await tempDir(t);
       const written = await writePlan(store);
-      const { paths, manifest } = await readArtifact(store, 'plan-1', { into: join(root, 'plan'), expect: { kind: 'PlanArtifact', planHash: sha256(PLAN), inputsHash: INPUTS_HASH } });
+      const { paths, manifest } = await readArtifact(store, 'plan-1', {
+        into: join(root, 'plan'),
+        expect: { kind: 'PlanArtifact', planHash: sha256(PLAN), inputsHash: SAMPLE_INPUTS_HASH },
+      });
       assert.deepEqual(manifest, written);
       assert.deepEqual(await readFile(paths['plan.tfplan']!), PLAN);
       assert.deepEqual(await readFile(paths['.terraform.lock.hcl']!), LOCK);
 
       const big = await writeBigBackup(store);
       assert.equal(big.manifest.chunkCount, 7);
-      const backup = await readArtifact(store, 'backup-1', { into: join(root, 'backup'), expect: { kind: 'StateBackup' } });
+      const backup = await readArtifact(store, 'backup-1', {
+        into: join(root, 'backup'),
+        expect: { kind: 'StateBackup' },
+      });
       assert.ok((await readFile(backup.paths['terraform.tfstate']!)).equals(big.content));
       await rejectsWith(writePlan(store), 'artifact', 'ArtifactExists');
     });
@@ -222,7 +285,13 @@ export function storeContract(name: string, contract: StoreContract): void {
     it('leaves no object behind when a chunk cannot be stored', async (t) => {
       const { store } = await newStore(t);
       await rejectsWith(
-        writeArtifact(failingAt(store, 2), 'backup-1', [{ name: 'terraform.tfstate', data: randomBytes(STATE_BYTES) }], backupMeta(), { chunkBytes: CHUNK_BYTES }),
+        writeArtifact(
+          failingAt(store, 2),
+          'backup-1',
+          [{ name: 'terraform.tfstate', data: randomBytes(STATE_BYTES) }],
+          backupMeta(),
+          { chunkBytes: CHUNK_BYTES },
+        ),
         'io',
         'ArtifactWriteFailed',
         /the store failed/,
@@ -235,7 +304,9 @@ export function storeContract(name: string, contract: StoreContract): void {
       const { store, tamper } = await newStore(t);
       await tamper.corruptChunkWrites(1);
       await rejectsWith(
-        writeArtifact(store, 'backup-1', [{ name: 'terraform.tfstate', data: randomBytes(5_000) }], backupMeta(), { chunkBytes: 1024 }),
+        writeArtifact(store, 'backup-1', [{ name: 'terraform.tfstate', data: randomBytes(5_000) }], backupMeta(), {
+          chunkBytes: 1024,
+        }),
         'io',
         'ArtifactWriteUnverified',
         /chunk 1 whose sha256 differs/,
@@ -244,10 +315,21 @@ export function storeContract(name: string, contract: StoreContract): void {
       assert.deepEqual(await store.listObjects(), []);
     });
 
-    type Damage = { name: string; reason: string; message: RegExp; partial?: true; damage: (f: StoreFixture, manifest: ArtifactManifest, content: Buffer) => Promise<void> };
+    type Damage = {
+      name: string;
+      reason: string;
+      message: RegExp;
+      partial?: true;
+      damage: (f: StoreFixture, manifest: ArtifactManifest, content: Buffer) => Promise<void>;
+    };
     const chunkOf = (f: StoreFixture, index: number) => f.store.getChunk('backup-1', index);
     const cases: Damage[] = [
-      { name: 'a missing chunk', reason: 'ArtifactIncomplete', message: /lacks chunk\(s\) 2 of/, damage: (f) => f.tamper.removeChunk('backup-1', 2) },
+      {
+        name: 'a missing chunk',
+        reason: 'ArtifactIncomplete',
+        message: /lacks chunk\(s\) 2 of/,
+        damage: (f) => f.tamper.removeChunk('backup-1', 2),
+      },
       {
         name: 'an extra chunk',
         reason: 'ArtifactCorrupt',
@@ -274,22 +356,44 @@ export function storeContract(name: string, contract: StoreContract): void {
           await f.tamper.setChunk('backup-1', 3, data);
         },
       },
-      { name: 'a truncated chunk', reason: 'ArtifactCorrupt', message: /chunk 4 of 99999 bytes/, damage: async (f) => f.tamper.setChunk('backup-1', 4, (await chunkOf(f, 4)).subarray(0, 99_999)) },
+      {
+        name: 'a truncated chunk',
+        reason: 'ArtifactCorrupt',
+        message: /chunk 4 of 99999 bytes/,
+        damage: async (f) => f.tamper.setChunk('backup-1', 4, (await chunkOf(f, 4)).subarray(0, 99_999)),
+      },
       {
         name: 'a chunk grown past its listed size',
         reason: 'ArtifactCorrupt',
         message: /chunk 0 of more than the 100000 bytes the manifest lists/,
-        damage: async (f) => f.tamper.setChunk('backup-1', 0, Buffer.concat([await chunkOf(f, 0), Buffer.alloc(400_000)])),
+        damage: async (f) =>
+          f.tamper.setChunk('backup-1', 0, Buffer.concat([await chunkOf(f, 0), Buffer.alloc(400_000)])),
       },
-      { name: 'a manifest chunk sha256 edited', reason: 'ArtifactCorrupt', message: /chunk 0 whose sha256 differs/, damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.chunks[0].sha256 = sha256('other'))) },
-      { name: 'a manifest chunk size edited', reason: 'ArtifactCorrupt', message: /invalid manifest.*totalBytes/s, damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.chunks[0].bytes += 1)) },
+      {
+        name: 'a manifest chunk sha256 edited',
+        reason: 'ArtifactCorrupt',
+        message: /chunk 0 whose sha256 differs/,
+        damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.chunks[0].sha256 = sha256('other'))),
+      },
+      {
+        name: 'a manifest chunk size edited',
+        reason: 'ArtifactCorrupt',
+        message: /invalid manifest.*totalBytes/s,
+        damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.chunks[0].bytes += 1)),
+      },
       {
         name: 'a manifest chunk size and total edited together',
         reason: 'ArtifactCorrupt',
         message: /chunk 0 of 100000 bytes; the manifest lists 100001/,
-        damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void ((m.chunks[0].bytes += 1), (m.totalBytes += 1))),
+        damage: (f) =>
+          editManifest(f.store, f.tamper, 'backup-1', (m) => void ((m.chunks[0].bytes += 1), (m.totalBytes += 1))),
       },
-      { name: 'a manifest chunk count edited', reason: 'ArtifactCorrupt', message: /chunkCount/, damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.chunkCount -= 1)) },
+      {
+        name: 'a manifest chunk count edited',
+        reason: 'ArtifactCorrupt',
+        message: /chunkCount/,
+        damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.chunkCount -= 1)),
+      },
       {
         name: 'a chunk dropped from the manifest and the store alike',
         reason: 'ArtifactCorrupt',
@@ -303,17 +407,37 @@ export function storeContract(name: string, contract: StoreContract): void {
           });
         },
       },
-      { name: 'the whole sha256 edited (found after every chunk was read)', reason: 'ArtifactCorrupt', message: /together do not match the manifest sha256/, damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.sha256 = sha256('other'))) },
-      { name: 'a file sha256 edited', reason: 'ArtifactCorrupt', message: /"terraform.tfstate" whose sha256 differs/, damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.files[0].sha256 = sha256('other'))) },
+      {
+        name: 'the whole sha256 edited (found after every chunk was read)',
+        reason: 'ArtifactCorrupt',
+        message: /together do not match the manifest sha256/,
+        damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.sha256 = sha256('other'))),
+      },
+      {
+        name: 'a file sha256 edited',
+        reason: 'ArtifactCorrupt',
+        message: /"terraform.tfstate" whose sha256 differs/,
+        damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.files[0].sha256 = sha256('other'))),
+      },
       {
         name: 'a file size edited',
         reason: 'ArtifactCorrupt',
         message: new RegExp(`of ${STATE_BYTES} bytes; the manifest lists ${STATE_BYTES + 1}`),
         damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.files[0].bytes += 1)),
       },
-      { name: 'a manifest that is not JSON', reason: 'ArtifactCorrupt', message: /not valid JSON/, damage: (f) => f.tamper.setManifest('backup-1', Buffer.from('{"apiV')) },
+      {
+        name: 'a manifest that is not JSON',
+        reason: 'ArtifactCorrupt',
+        message: /not valid JSON/,
+        damage: (f) => f.tamper.setManifest('backup-1', Buffer.from('{"apiV')),
+      },
       // A backup no restore of this runner can use: not ArtifactMismatch, whose exit 5 asks for a new plan.
-      { name: 'a manifest of another apiVersion', reason: 'BackupMismatch', message: /apiVersion "runner.captf.io\/v2"/, damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.apiVersion = 'runner.captf.io/v2')) },
+      {
+        name: 'a manifest of another apiVersion',
+        reason: 'BackupMismatch',
+        message: /apiVersion "runner.captf.io\/v2"/,
+        damage: (f) => editManifest(f.store, f.tamper, 'backup-1', (m) => void (m.apiVersion = 'runner.captf.io/v2')),
+      },
       {
         name: 'a manifest declaring files over --max-artifact-bytes (refused before a chunk is read)',
         reason: 'ArtifactTooLarge',
@@ -346,7 +470,12 @@ export function storeContract(name: string, contract: StoreContract): void {
             },
           });
           const into = join(await tempDir(t), 'out');
-          const error = await rejectsWith(readArtifact(counted, 'backup-1', { into, expect: { kind: 'StateBackup' } }), 'artifact', reason, message);
+          const error = await rejectsWith(
+            readArtifact(counted, 'backup-1', { into, expect: { kind: 'StateBackup' } }),
+            'artifact',
+            reason,
+            message,
+          );
           assert.match(error.message, /state backup "backup-1"/);
           if (reason === 'ArtifactTooLarge') assert.deepEqual(reads, [], 'no chunk was read');
           await assert.rejects(stat(into), { code: 'ENOENT' }, 'the extraction directory is removed');
@@ -356,12 +485,22 @@ export function storeContract(name: string, contract: StoreContract): void {
       partialIt('a missing manifest (a partial object): ArtifactIncomplete', async (t) => {
         const { store } = await newStore(t);
         await putPartial(store, 'backup-1', [randomBytes(100)]);
-        await rejectsWith(readArtifact(store, 'backup-1', { into: join(await tempDir(t), 'out'), expect: { kind: 'StateBackup' } }), 'artifact', 'ArtifactIncomplete', /no manifest.*partial/);
+        await rejectsWith(
+          readArtifact(store, 'backup-1', { into: join(await tempDir(t), 'out'), expect: { kind: 'StateBackup' } }),
+          'artifact',
+          'ArtifactIncomplete',
+          /no manifest.*partial/,
+        );
       });
 
       it('an absent object: ArtifactIncomplete, absent or partial', async (t) => {
         const { store } = await newStore(t);
-        await rejectsWith(readArtifact(store, 'plan-9', { into: join(await tempDir(t), 'out'), expect: { kind: 'PlanArtifact' } }), 'artifact', 'ArtifactIncomplete', /absent, or partial.*Run a new plan/s);
+        await rejectsWith(
+          readArtifact(store, 'plan-9', { into: join(await tempDir(t), 'out'), expect: { kind: 'PlanArtifact' } }),
+          'artifact',
+          'ArtifactIncomplete',
+          /absent, or partial.*Run a new plan/s,
+        );
       });
     });
 
@@ -370,17 +509,54 @@ export function storeContract(name: string, contract: StoreContract): void {
       const listedState = [fileEntry('terraform.tfstate', STATE)];
       const state = { header: { name: 'terraform.tfstate' }, data: STATE };
       const unsafe: { name: string; entries: Parameters<typeof buildTar>[0]; reason?: string; message: RegExp }[] = [
-        { name: 'a "../" path', entries: [{ header: { name: '../x' }, data: STATE }, state], message: /"\.\.\/x": a path that climbs out/ },
-        { name: 'an absolute path', entries: [{ header: { name: '/etc/x' }, data: STATE }, state], message: /"\/etc\/x": an absolute path/ },
-        { name: 'a symlink', entries: [{ header: { name: 'terraform.tfstate', type: 'symlink', linkname: '/etc/passwd' } }], message: /a symlink/ },
-        { name: 'a hardlink', entries: [state, { header: { name: 'x', type: 'link', linkname: 'terraform.tfstate' } }], message: /"x": a link/ },
-        { name: 'a character device', entries: [{ header: { name: 'null', type: 'character-device', devmajor: 1, devminor: 3 } }, state], message: /a character-device/ },
+        {
+          name: 'a "../" path',
+          entries: [{ header: { name: '../x' }, data: STATE }, state],
+          message: /"\.\.\/x": a path that climbs out/,
+        },
+        {
+          name: 'an absolute path',
+          entries: [{ header: { name: '/etc/x' }, data: STATE }, state],
+          message: /"\/etc\/x": an absolute path/,
+        },
+        {
+          name: 'a symlink',
+          entries: [{ header: { name: 'terraform.tfstate', type: 'symlink', linkname: '/etc/passwd' } }],
+          message: /a symlink/,
+        },
+        {
+          name: 'a hardlink',
+          entries: [state, { header: { name: 'x', type: 'link', linkname: 'terraform.tfstate' } }],
+          message: /"x": a link/,
+        },
+        {
+          name: 'a character device',
+          entries: [{ header: { name: 'null', type: 'character-device', devmajor: 1, devminor: 3 } }, state],
+          message: /a character-device/,
+        },
         { name: 'a FIFO', entries: [{ header: { name: 'pipe', type: 'fifo' } }, state], message: /a fifo/ },
-        { name: 'a directory', entries: [{ header: { name: 'dir', type: 'directory', mode: 0o755 } }, state], message: /a directory/ },
-        { name: 'an unlisted entry', entries: [state, { header: { name: 'extra.sh' }, data: STATE }], message: /"extra.sh": not listed in the manifest/ },
+        {
+          name: 'a directory',
+          entries: [{ header: { name: 'dir', type: 'directory', mode: 0o755 } }, state],
+          message: /a directory/,
+        },
+        {
+          name: 'an unlisted entry',
+          entries: [state, { header: { name: 'extra.sh' }, data: STATE }],
+          message: /"extra.sh": not listed in the manifest/,
+        },
         { name: 'a duplicate entry', entries: [state, state], message: /a second entry with the same name/ },
-        { name: 'an entry larger than listed', entries: [{ header: { name: 'terraform.tfstate' }, data: Buffer.concat([STATE, Buffer.alloc(1000)]) }], message: /1024 bytes, more than the 24/ },
-        { name: 'a listed file missing', entries: [], reason: 'ArtifactCorrupt', message: /lacks listed file\(s\) "terraform.tfstate"/ },
+        {
+          name: 'an entry larger than listed',
+          entries: [{ header: { name: 'terraform.tfstate' }, data: Buffer.concat([STATE, Buffer.alloc(1000)]) }],
+          message: /1024 bytes, more than the 24/,
+        },
+        {
+          name: 'a listed file missing',
+          entries: [],
+          reason: 'ArtifactCorrupt',
+          message: /lacks listed file\(s\) "terraform.tfstate"/,
+        },
       ];
       for (const { name: entryName, entries, reason = 'ArtifactUnsafe', message } of unsafe) {
         it(`refuses ${entryName}`, async (t) => {
@@ -397,7 +573,12 @@ export function storeContract(name: string, contract: StoreContract): void {
         // Zero blocks after the tar read as padding: 4 MiB of them gzip to about 4 kB and unpack past the 12,800 bytes allowed.
         const tarWithPadding = Buffer.concat([await buildTar([state]), Buffer.alloc(4 * 1024 * 1024)]);
         await storeCraftedBackup(store, 'b', { tar: tarWithPadding, files: listedState });
-        await rejectsWith(readArtifact(store, 'b', { into: join(await tempDir(t), 'out') }), 'artifact', 'ArtifactUnsafe', /unpacks to more than the 12800 bytes/);
+        await rejectsWith(
+          readArtifact(store, 'b', { into: join(await tempDir(t), 'out') }),
+          'artifact',
+          'ArtifactUnsafe',
+          /unpacks to more than the 12800 bytes/,
+        );
       });
     });
   });

@@ -10,7 +10,11 @@ export async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'captf-inputs-test-'));
 }
 
-export async function writeInputsDir(dir: string, files: ReadonlyMap<string, Uint8Array>, layout: Layout): Promise<void> {
+export async function writeInputsDir(
+  dir: string,
+  files: ReadonlyMap<string, Uint8Array>,
+  layout: Layout,
+): Promise<void> {
   await mkdir(dir, { recursive: true });
   if (layout === 'plain') {
     for (const [name, bytes] of files) await writeFile(join(dir, name), bytes);
@@ -22,7 +26,11 @@ export async function writeInputsDir(dir: string, files: ReadonlyMap<string, Uin
 }
 
 /** Writes the files of one mount generation (`..<timestamp>/`), not yet linked. */
-export async function writeGeneration(dir: string, generation: string, files: ReadonlyMap<string, Uint8Array>): Promise<void> {
+export async function writeGeneration(
+  dir: string,
+  generation: string,
+  files: ReadonlyMap<string, Uint8Array>,
+): Promise<void> {
   await mkdir(join(dir, generation));
   for (const [name, bytes] of files) await writeFile(join(dir, generation, name), bytes);
 }

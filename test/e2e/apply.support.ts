@@ -3,7 +3,7 @@
 // that applied state in a scenario of its own.
 import assert from 'node:assert/strict';
 import { modules } from '../support/tf-modules.ts';
-import { firstApplyOnce } from './first-apply.ts';
+import { firstApplyOnce } from './first-apply.support.ts';
 
 export const CANARY = 'CANARY-e2e-5ecret-Zq9';
 export const IMAGE = 'registry.example/captf-module:1.0.0';

@@ -6,10 +6,17 @@ import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Result } from '../../src/schemas/result.ts';
 import { EXIT, REASONS, isReason } from '../../src/vocabulary/reasons.ts';
-import { builtRunner } from '../support/bundle.ts';
-import { runProcess } from '../support/exec.ts';
+import { builtRunner } from './bundle.ts';
+import { runProcess } from './exec.ts';
 import { TERRAFORM_LINE_PREFIX } from '../../src/output/log.ts';
-import { readLocalState, tempDir, terraformEnv, writeTree, type FileTree, type TerraformState } from '../support/tf-modules.ts';
+import {
+  readLocalState,
+  tempDir,
+  testTerraformEnv,
+  writeTree,
+  type FileTree,
+  type TerraformState,
+} from './tf-modules.ts';
 
 /** Refuses (throws at load) a bundle built from other sources than this tree's: run `npm run build`. */
 export const RUNNER = builtRunner();
@@ -28,7 +35,8 @@ export interface RunnerRun {
  * test about what --new-state guards passes its own --state, and then gets no --new-state unless it
  * says so). It changes nothing once the state exists.
  */
-const startsState = (args: readonly string[]) => (args.includes('--state') || args.includes('--new-state') ? [] : ['--new-state']);
+const startsState = (args: readonly string[]) =>
+  args.includes('--state') || args.includes('--new-state') ? [] : ['--new-state'];
 
 export interface Scenario {
   dir: string;
@@ -46,7 +54,11 @@ export interface Scenario {
   readState(): Promise<TerraformState>;
 }
 
-export async function scenario(t: TestContext, tree: FileTree, inputs: Record<string, unknown> = {}): Promise<Scenario> {
+export async function scenario(
+  t: TestContext,
+  tree: FileTree,
+  inputs: Record<string, unknown> = {},
+): Promise<Scenario> {
   const dir = await tempDir(t, 'captf-e2e-');
   const s: Scenario = {
     dir,
@@ -63,10 +75,31 @@ export async function scenario(t: TestContext, tree: FileTree, inputs: Record<st
     async setInputs(files) {
       await rm(s.inputs, { recursive: true, force: true });
       await mkdir(s.inputs, { recursive: true });
-      for (const [name, content] of Object.entries(files)) await writeFile(join(s.inputs, name), typeof content === 'string' ? content : JSON.stringify(content));
+      for (const [name, content] of Object.entries(files))
+        await writeFile(join(s.inputs, name), typeof content === 'string' ? content : JSON.stringify(content));
     },
     run: (op, args = [], env = {}) =>
-      runRunner([op, '--module', s.module, '--inputs', s.inputs, '--state', s.state, ...startsState(args), '--out', s.out, '--termination-log', s.termination, '--log-format', 'json', ...args], env, s),
+      runRunner(
+        [
+          op,
+          '--module',
+          s.module,
+          '--inputs',
+          s.inputs,
+          '--state',
+          s.state,
+          ...startsState(args),
+          '--out',
+          s.out,
+          '--termination-log',
+          s.termination,
+          '--log-format',
+          'json',
+          ...args,
+        ],
+        env,
+        s,
+      ),
     readState: () => readLocalState(s.state),
   };
   await mkdir(join(dir, 'state'), { recursive: true });
@@ -76,9 +109,17 @@ export async function scenario(t: TestContext, tree: FileTree, inputs: Record<st
 }
 
 /** `where.dir` is the runner's working directory: whatever it writes by default stays out of the repository. */
-export async function runRunner(args: string[], env: Record<string, string> = {}, where?: { out: string; termination: string; dir?: string }): Promise<RunnerRun> {
+export async function runRunner(
+  args: string[],
+  env: Record<string, string> = {},
+  where?: { out: string; termination: string; dir?: string },
+): Promise<RunnerRun> {
   if (where) await rm(join(where.out, 'result.json'), { force: true });
-  const run = await runProcess(process.execPath, [RUNNER, ...args], { cwd: where?.dir, env: terraformEnv(env), timeoutMs: 240_000 });
+  const run = await runProcess(process.execPath, [RUNNER, ...args], {
+    cwd: where?.dir,
+    env: testTerraformEnv(env),
+    timeoutMs: 240_000,
+  });
   let result: Result | undefined;
   let outBytes = '';
   if (where) {
@@ -88,10 +129,17 @@ export async function runRunner(args: string[], env: Record<string, string> = {}
       result = undefined;
     }
     if (result) checkVocabulary(result, run.exitCode);
-    for (const name of await readdir(where.out).catch(() => [] as string[])) outBytes += await readFile(join(where.out, name), 'utf8').catch(() => '');
+    for (const name of await readdir(where.out).catch(() => [] as string[]))
+      outBytes += await readFile(join(where.out, name), 'utf8').catch(() => '');
     outBytes += await readFile(where.termination, 'utf8').catch(() => '');
   }
-  return { exitCode: run.exitCode ?? -1, stdout: run.stdout, stderr: run.stderr, result, allBytes: `${run.stdout}\n${run.stderr}\n${outBytes}` };
+  return {
+    exitCode: run.exitCode ?? -1,
+    stdout: run.stdout,
+    stderr: run.stderr,
+    result,
+    allBytes: `${run.stdout}\n${run.stderr}\n${outBytes}`,
+  };
 }
 
 /**
@@ -103,11 +151,18 @@ export function checkVocabulary(result: Result, processExitCode?: number | null)
   const where = `${result.op} ended ${result.outcome}/${result.reason} (exit ${result.exitCode})`;
   assert.ok(isReason(result.reason), `${where}: the reason has no row in src/vocabulary/reasons.ts`);
   const row = REASONS[result.reason];
-  assert.ok((row.ops as readonly string[]).includes(result.op), `${where}: the row of ${result.reason} does not name ${result.op}`);
-  assert.ok((row.outcomes as readonly string[]).includes(result.outcome), `${where}: the row says ${row.outcomes.join(' or ')}`);
+  assert.ok(
+    (row.ops as readonly string[]).includes(result.op),
+    `${where}: the row of ${result.reason} does not name ${result.op}`,
+  );
+  assert.ok(
+    (row.outcomes as readonly string[]).includes(result.outcome),
+    `${where}: the row says ${row.outcomes.join(' or ')}`,
+  );
   const signalled = result.reason === 'Interrupted' && result.exitCode === EXIT.sigint;
   const resultNotWritten = processExitCode === EXIT.failed && result.exitCode === EXIT.succeeded;
-  if (!signalled && !resultNotWritten && !(result.reason === 'DriftFound' && result.exitCode === EXIT.driftFound)) assert.equal(result.exitCode, row.exitCode, `${where}: the row says exit ${row.exitCode}`);
+  if (!signalled && !resultNotWritten && !(result.reason === 'DriftFound' && result.exitCode === EXIT.driftFound))
+    assert.equal(result.exitCode, row.exitCode, `${where}: the row says exit ${row.exitCode}`);
   const error = result.error;
   if (!error) return;
   assert.equal(error.reason, result.reason, where);
@@ -117,37 +172,55 @@ export function checkVocabulary(result: Result, processExitCode?: number | null)
     return;
   }
   const stoppedIn = result.steps.filter((step) => step.name === error.step).at(-1);
-  assert.ok(stoppedIn, `${where}: error.step ${error.step} is not in steps[] ${JSON.stringify(result.steps.map((s) => s.name))}`);
+  assert.ok(
+    stoppedIn,
+    `${where}: error.step ${error.step} is not in steps[] ${JSON.stringify(result.steps.map((s) => s.name))}`,
+  );
   const allowed = error.kind === 'interrupted' ? ['interrupted', 'ok', 'failed'] : ['failed'];
   assert.ok(allowed.includes(stoppedIn.status), `${where}: error.step ${error.step} has status ${stoppedIn.status}`);
 }
 
 /** The inputs hash the state records (the contract's location), or undefined. */
 export function recordedInputsHash(state: TerraformState): string | undefined {
-  const resource = state.resources.find((r) => !r.module && r.mode === 'managed' && r.type === 'terraform_data' && r.name === 'captf_inputs_hash');
+  const resource = state.resources.find(
+    (r) => !r.module && r.mode === 'managed' && r.type === 'terraform_data' && r.name === 'captf_inputs_hash',
+  );
   const input = resource?.instances[0]?.attributes.input as { value?: string } | undefined;
   return input?.value;
 }
 
 /** The records of a run's log (stderr, `--log-format json`); a line that is no JSON object fails the test. */
 export function logRecords(run: { stderr: string }): Record<string, unknown>[] {
-  return run.stderr.split('\n').filter(Boolean).map((line) => {
-    const record: unknown = JSON.parse(line);
-    if (record === null || typeof record !== 'object' || Array.isArray(record)) throw new Error(`a stderr line is no JSON object: ${line}`);
-    return record as Record<string, unknown>;
-  });
+  return run.stderr
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const record: unknown = JSON.parse(line);
+      if (record === null || typeof record !== 'object' || Array.isArray(record))
+        throw new Error(`a stderr line is no JSON object: ${line}`);
+      return record as Record<string, unknown>;
+    });
 }
 
 /** What terraform printed on its stderr, as the run logged it (a record per line), its lines joined. */
 export const terraformStderr = (run: { stderr: string }) =>
-  logRecords(run).filter((record) => record.source === 'terraform').map((record) => record.msg).join('\n');
+  logRecords(run)
+    .filter((record) => record.source === 'terraform')
+    .map((record) => record.msg)
+    .join('\n');
 
 /** What terraform printed on its stdout (each of its lines starts with TERRAFORM_LINE_PREFIX there), without the prefix. */
 export const terraformStdout = (run: { stdout: string }) =>
-  run.stdout.split('\n').filter((line) => line.startsWith(TERRAFORM_LINE_PREFIX)).map((line) => line.slice(TERRAFORM_LINE_PREFIX.length)).join('\n');
+  run.stdout
+    .split('\n')
+    .filter((line) => line.startsWith(TERRAFORM_LINE_PREFIX))
+    .map((line) => line.slice(TERRAFORM_LINE_PREFIX.length))
+    .join('\n');
 
 /** The runner's own lines of stdout: its summary. */
-export const summaryLines = (run: { stdout: string }) => run.stdout.split('\n').filter((line) => line !== '' && !line.startsWith(TERRAFORM_LINE_PREFIX));
+export const summaryLines = (run: { stdout: string }) =>
+  run.stdout.split('\n').filter((line) => line !== '' && !line.startsWith(TERRAFORM_LINE_PREFIX));
 
 /** A diagnostic for assertion messages: the runner's output when something was unexpected. */
-export const explain = (run: RunnerRun) => `exit ${run.exitCode}\nresult: ${JSON.stringify(run.result?.error ?? run.result?.reason)}\nstderr: ${run.stderr.slice(-3000)}\nstdout: ${run.stdout.slice(-2000)}`;
+export const explain = (run: RunnerRun) =>
+  `exit ${run.exitCode}\nresult: ${JSON.stringify(run.result?.error ?? run.result?.reason)}\nstderr: ${run.stderr.slice(-3000)}\nstdout: ${run.stdout.slice(-2000)}`;

@@ -11,19 +11,25 @@ import { FakeApiServer, type FakeApiServerOptions } from '../support/fake-apiser
 
 export const NAMESPACE = 'captf-prod';
 
-export interface Harness {
+export interface FakeCluster {
   fake: FakeApiServer;
   client: KubeClient;
   config: KubeConfig;
   serviceAccountDir: string;
   /** Delays the client asked to sleep, in order. */
   sleeps: number[];
-  /** A client on the same config with other options (closed with the harness). */
+  /** A client on the same config with other options (closed with the cluster). */
   newClient(options?: KubeClientOptions): KubeClient;
 }
 
-export async function startHarness(t: TestContext, options: FakeApiServerOptions & { client?: KubeClientOptions } = {}): Promise<Harness> {
-  const fake = await FakeApiServer.start({ serviceAccount: { namespace: NAMESPACE, name: 'captf-runner-prod' }, ...options });
+export async function startFakeCluster(
+  t: TestContext,
+  options: FakeApiServerOptions & { client?: KubeClientOptions } = {},
+): Promise<FakeCluster> {
+  const fake = await FakeApiServer.start({
+    serviceAccount: { namespace: NAMESPACE, name: 'captf-runner-prod' },
+    ...options,
+  });
   const dir = await mkdtemp(join(tmpdir(), 'captf-kube-test-'));
   const clients: KubeClient[] = [];
   t.after(async () => {
@@ -77,7 +83,18 @@ export function blockedResult(overrides: Partial<Result> = {}): Result {
       hasOutputChanges: false,
       destructive: [{ address: 'terraform_data.cluster', action: 'replace', actions: ['delete', 'create'] }],
       destructiveTotal: 1,
-      counts: { create: 0, update: 0, delete: 0, replace: 1, read: 0, noop: 0, forget: 0, import: 0, move: 0, unknown: 0 },
+      counts: {
+        create: 0,
+        update: 0,
+        delete: 0,
+        replace: 1,
+        read: 0,
+        noop: 0,
+        forget: 0,
+        import: 0,
+        move: 0,
+        unknown: 0,
+      },
       outputChanges: { create: 0, update: 0, delete: 0 },
       drift: [],
       driftTotal: 0,

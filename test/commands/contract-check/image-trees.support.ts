@@ -6,19 +6,28 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { fakeTerraformEnv, installFakeTerraform, tempDir, terraformEnv, writeTree, type FileTree } from '../../support/tf-modules.ts';
+import {
+  fakeTerraformEnv,
+  installFakeTerraform,
+  tempDir,
+  testTerraformEnv,
+  writeTree,
+  type FileTree,
+} from '../../support/tf-modules.ts';
 
 /** Answers `version` as OpenTofu and forwards everything else to terraform (OpenTofu cannot be installed here). */
 export const FAKE_TOFU = join(dirname(fileURLToPath(import.meta.url)), 'fake-tofu');
 
 export const POOL_MODULE: FileTree = {
   'backend.tf': 'terraform {\n  backend "kubernetes" {}\n}\n',
-  'variables.tf': 'variable "bootstrap_data" {\n  type      = string\n  sensitive = true\n}\n\nvariable "captf_cluster_outputs" {\n  type = any\n}\n',
+  'variables.tf':
+    'variable "bootstrap_data" {\n  type      = string\n  sensitive = true\n}\n\nvariable "captf_cluster_outputs" {\n  type = any\n}\n',
   'main.tf': 'resource "terraform_data" "machine" {\n  input = sha256(var.bootstrap_data)\n}\n',
 };
 
 export const NEEDS_NULL_PROVIDER: FileTree = {
-  'main.tf': 'terraform {\n  required_providers {\n    null = { source = "hashicorp/null", version = "3.2.0" }\n  }\n}\n\nresource "null_resource" "x" {}\n',
+  'main.tf':
+    'terraform {\n  required_providers {\n    null = { source = "hashicorp/null", version = "3.2.0" }\n  }\n}\n\nresource "null_resource" "x" {}\n',
 };
 
 /** A lock file for NEEDS_NULL_PROVIDER as test/image/missing-provider ships it. */
@@ -51,12 +60,18 @@ export async function imageTree(t: TestContext, module?: FileTree): Promise<Tree
   await mkdir(mirror, { recursive: true });
   const rc = join(root, 'etc/captf-runner/terraformrc');
   await mkdir(dirname(rc), { recursive: true });
-  await writeFile(rc, `provider_installation {\n  filesystem_mirror {\n    path    = "${mirror}"\n    include = ["*/*/*"]\n  }\n}\n`);
-  return { root, module: moduleDir, env: terraformEnv({ TF_CLI_CONFIG_FILE: rc }) };
+  await writeFile(
+    rc,
+    `provider_installation {\n  filesystem_mirror {\n    path    = "${mirror}"\n    include = ["*/*/*"]\n  }\n}\n`,
+  );
+  return { root, module: moduleDir, env: testTerraformEnv({ TF_CLI_CONFIG_FILE: rc }) };
 }
 
 /** The fake terraform reporting VERSION (for versions outside the supported range). */
-export async function terraformReporting(t: TestContext, version: string): Promise<{ terraformPath: string; env: Record<string, string> }> {
+export async function terraformReporting(
+  t: TestContext,
+  version: string,
+): Promise<{ terraformPath: string; env: Record<string, string> }> {
   const { terraformPath } = await installFakeTerraform(t);
   return { terraformPath, env: fakeTerraformEnv({ version }) };
 }
@@ -64,7 +79,10 @@ export async function terraformReporting(t: TestContext, version: string): Promi
 /** A dir holding executables `tini` and `captf-runner` that succeed, as the image's PATH does. */
 export async function entrypointBin(t: TestContext, runnerExit = 0): Promise<string> {
   const bin = await tempDir(t, 'captf-entrypoint-');
-  for (const [name, exit] of [['tini', 0], ['captf-runner', runnerExit]] as const) {
+  for (const [name, exit] of [
+    ['tini', 0],
+    ['captf-runner', runnerExit],
+  ] as const) {
     await writeFile(join(bin, name), `#!/bin/sh\nexit ${exit}\n`);
     await chmod(join(bin, name), 0o755);
   }

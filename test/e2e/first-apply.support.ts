@@ -6,8 +6,8 @@ import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { sharedSetup } from '../support/suite-setup.ts';
 import type { FileTree } from '../support/tf-modules.ts';
-import { explain, scenario, type RunnerRun, type Scenario } from './runner.ts';
-import { stateOnce } from './state-once.ts';
+import { explain, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
+import { stateOnce } from './state-once.support.ts';
 
 export interface FirstApply {
   /** The one first apply and its scenario, unchecked (its test asserts on it). Read them, never change them. */

@@ -25,7 +25,9 @@ export const POLICY_HEADER = 'apiVersion: policy.captf.io/v1\n';
 
 /** Compiles the texts (file names a.yaml, b.yaml, … unless given) and fails the test on any problem. */
 export function compiled(...texts: (string | { file: string; text: string })[]): CompiledPolicy {
-  const sources = texts.map((text, i) => (typeof text === 'string' ? { file: `policy/${String.fromCharCode(97 + i)}.yaml`, text } : text));
+  const sources = texts.map((text, i) =>
+    typeof text === 'string' ? { file: `policy/${String.fromCharCode(97 + i)}.yaml`, text } : text,
+  );
   const result = compilePolicy(sources);
   assert.ok(result.ok, `the policy should compile: ${JSON.stringify(!result.ok && result.problems)}`);
   return result.policy;
@@ -35,20 +37,67 @@ export function compiled(...texts: (string | { file: string; text: string })[]):
 export const oneRule = (rule: string) => compiled(`${POLICY_HEADER}rules:\n${rule}`);
 
 /** A root terraform_data change of `kind` at `terraform_data.<name>`. */
-export function change(name: string, kind: PolicyChangeView['kind'], extra: Partial<PolicyChangeView> = {}): PolicyChangeView {
-  return { address: `terraform_data.${name}`, mode: 'managed', type: 'terraform_data', name, provider: 'terraform.io/builtin/terraform', kind, actions: ACTIONS_OF[kind], ...extra };
+export function changeView(
+  name: string,
+  kind: PolicyChangeView['kind'],
+  extra: Partial<PolicyChangeView> = {},
+): PolicyChangeView {
+  return {
+    address: `terraform_data.${name}`,
+    mode: 'managed',
+    type: 'terraform_data',
+    name,
+    provider: 'terraform.io/builtin/terraform',
+    kind,
+    actions: ACTIONS_OF[kind],
+    ...extra,
+  };
 }
 
 /** `view` renamed by a moved block to `address` (`terraform_data.archive`, `module.wrap.terraform_data.store`): what the classifier hands over. */
 export function movedTo(view: PolicyChangeView, address: string): PolicyChangeView {
   const parts = addressParts(address)!;
-  return { ...view, address, module: parts.module || null, type: parts.type, name: parts.name, moved: true, previousAddress: view.address, previousModule: view.module ?? '', previousType: view.type ?? null, previousName: view.name ?? null };
+  return {
+    ...view,
+    address,
+    module: parts.module || null,
+    type: parts.type,
+    name: parts.name,
+    moved: true,
+    previousAddress: view.address,
+    previousModule: view.module ?? '',
+    previousType: view.type ?? null,
+    previousName: view.name ?? null,
+  };
 }
 
-export function action(address: string, extra: Partial<PolicyActionView> = {}): PolicyActionView {
-  return { address, type: 'aws_lambda_invoke', provider: 'registry.terraform.io/hashicorp/aws', trigger: 'invoke', deferred: false, ...extra };
+export function actionView(address: string, extra: Partial<PolicyActionView> = {}): PolicyActionView {
+  return {
+    address,
+    type: 'aws_lambda_invoke',
+    provider: 'registry.terraform.io/hashicorp/aws',
+    trigger: 'invoke',
+    deferred: false,
+    ...extra,
+  };
 }
 
-export const noCounts = (): ActionCounts => ({ create: 0, update: 0, delete: 0, replace: 0, read: 0, noop: 0, forget: 0, import: 0, move: 0, unknown: 0 });
+export const noCounts = (): ActionCounts => ({
+  create: 0,
+  update: 0,
+  delete: 0,
+  replace: 0,
+  read: 0,
+  noop: 0,
+  forget: 0,
+  import: 0,
+  move: 0,
+  unknown: 0,
+});
 
-export const planView = (extra: Partial<PolicyPlanView> = {}): PolicyPlanView => ({ counts: noCounts(), tool: 'terraform', version: '1.11.4', ...extra });
+export const planView = (extra: Partial<PolicyPlanView> = {}): PolicyPlanView => ({
+  counts: noCounts(),
+  tool: 'terraform',
+  version: '1.11.4',
+  ...extra,
+});

@@ -5,16 +5,24 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** hashicorp/terraform-json's plan fixtures, kept in the repository (their README has the licence). */
-export const CORPUS_DIR = fileURLToPath(new URL('../fixtures/plans/terraform-json/', import.meta.url));
-export const corpusFiles = () => readdirSync(CORPUS_DIR).filter((f) => f.endsWith('.json')).sort();
-export const corpusPath = (file: string) => join(CORPUS_DIR, file);
+export const TERRAFORM_JSON_CORPUS = fileURLToPath(new URL('../fixtures/plans/terraform-json/', import.meta.url));
+export const corpusFiles = () =>
+  readdirSync(TERRAFORM_JSON_CORPUS)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
+export const corpusPath = (file: string) => join(TERRAFORM_JSON_CORPUS, file);
 
-export const INPUTS_HASH = 'terraform_data.captf_inputs_hash';
+export const INPUTS_HASH_ADDRESS = 'terraform_data.captf_inputs_hash';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** A resource_changes entry with the values terraform writes around the fields the classifier reads. */
-export function change(address: string, actions: Json, extra: Record<string, Json> = {}, changeExtra: Record<string, Json> = {}): Record<string, Json> {
+export function resourceChange(
+  address: string,
+  actions: Json,
+  extra: Record<string, Json> = {},
+  changeExtra: Record<string, Json> = {},
+): Record<string, Json> {
   return {
     address,
     mode: 'managed',
@@ -35,7 +43,7 @@ export function change(address: string, actions: Json, extra: Record<string, Jso
 }
 
 /** A whole plan document; `sections` are placed where terraform places them. */
-export function plan(sections: Record<string, Json> = {}): Record<string, Json> {
+export function planDocument(sections: Record<string, Json> = {}): Record<string, Json> {
   const { format_version = '1.2', errored = false, complete = true, applyable = true, variables, ...rest } = sections;
   return {
     format_version,
@@ -44,7 +52,9 @@ export function plan(sections: Record<string, Json> = {}): Record<string, Json> 
     planned_values: { root_module: { resources: [{ address: 'terraform_data.x', values: { input: 'S3CRET' } }] } },
     ...rest,
     prior_state: { format_version: '1.0', values: { root_module: {} } },
-    configuration: { root_module: { variables: (variables as Json) ?? { secret: { sensitive: true, default: 'S3CRET' }, plain: {} } } },
+    configuration: {
+      root_module: { variables: (variables as Json) ?? { secret: { sensitive: true, default: 'S3CRET' }, plain: {} } },
+    },
     timestamp: '2026-01-01T00:00:00Z',
     applyable,
     complete,
@@ -59,4 +69,5 @@ export async function* chunked(bytes: Buffer, cuts: number[]): AsyncGenerator<Bu
 }
 
 /** Where a stream of `size`-byte chunks (its highWaterMark) would cut `bytes`: for chunked(). */
-export const everyNthByte = (bytes: Buffer, size: number) => Array.from({ length: Math.floor(bytes.length / size) }, (_, i) => (i + 1) * size);
+export const everyNthByte = (bytes: Buffer, size: number) =>
+  Array.from({ length: Math.floor(bytes.length / size) }, (_, i) => (i + 1) * size);

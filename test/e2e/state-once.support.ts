@@ -6,7 +6,7 @@ import type { TestContext } from 'node:test';
 import { cp } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { sharedSetup } from '../support/suite-setup.ts';
-import type { Scenario } from './runner.ts';
+import type { Scenario } from '../support/runner.ts';
 
 /** Call at module level. `make` sets a scenario up; the returned function copies the state it left into another scenario. */
 export function stateOnce(make: (suite: TestContext) => Promise<Scenario>): (into: Scenario) => Promise<void> {

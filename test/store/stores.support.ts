@@ -19,16 +19,19 @@ export async function tempDir(t: { after(fn: () => Promise<void>): void }): Prom
   return dir;
 }
 
-export const INPUTS_HASH = sha256('inputs');
+export const SAMPLE_INPUTS_HASH = sha256('inputs');
 
-export function planMeta(planFileContent: Buffer, planFile = 'plan.tfplan'): Extract<ArtifactMeta, { kind: 'PlanArtifact' }> {
+export function planMeta(
+  planFileContent: Buffer,
+  planFile = 'plan.tfplan',
+): Extract<ArtifactMeta, { kind: 'PlanArtifact' }> {
   return {
     kind: 'PlanArtifact',
     terraformVersion: '1.11.4',
     op: 'plan',
     planFile,
     planHash: sha256(planFileContent),
-    inputsHash: INPUTS_HASH,
+    inputsHash: SAMPLE_INPUTS_HASH,
     stateLineage: 'c0ffee00-0000-4000-8000-000000000000',
     backend: sha256('backend'),
   };
@@ -41,7 +44,7 @@ export const backupMeta = (stateFile = 'terraform.tfstate'): ArtifactMeta => ({
   stateFile,
   serial: 7,
   lineage: '3f2a9c1e-0000-4000-8000-000000000000',
-  inputsHash: INPUTS_HASH,
+  inputsHash: SAMPLE_INPUTS_HASH,
 });
 
 export type TarEntrySpec = { header: tar.Header | (Partial<tar.Header> & { name: string }); data?: Buffer };
@@ -98,7 +101,12 @@ export async function storeCraftedBackup(
 }
 
 /** Writes an object of these chunks and manifest bytes (whatever they say) through the store's own write. */
-export async function putObject(store: ChunkStore, object: string, chunks: readonly Buffer[], manifest = Buffer.from('{}')): Promise<void> {
+export async function putObject(
+  store: ChunkStore,
+  object: string,
+  chunks: readonly Buffer[],
+  manifest = Buffer.from('{}'),
+): Promise<void> {
   const write = await store.create(object);
   for (const [index, data] of chunks.entries()) await write.putChunk(index, data);
   await write.commit(manifest);
@@ -110,10 +118,19 @@ export async function putPartial(store: ChunkStore, object: string, chunks: read
   for (const [index, data] of chunks.entries()) await write.putChunk(index, data);
 }
 
-export const fileEntry = (name: string, data: Buffer): FileEntry => ({ name, bytes: data.length, sha256: sha256(data) });
+export const fileEntry = (name: string, data: Buffer): FileEntry => ({
+  name,
+  bytes: data.length,
+  sha256: sha256(data),
+});
 
 /** Asserts that `promise` rejects with a RunnerError of this kind and reason; returns it for more checks. */
-export async function rejectsWith(promise: Promise<unknown>, kind: string, reason: string, message?: RegExp): Promise<RunnerError> {
+export async function rejectsWith(
+  promise: Promise<unknown>,
+  kind: string,
+  reason: string,
+  message?: RegExp,
+): Promise<RunnerError> {
   let caught: unknown;
   await promise.then(
     () => assert.fail(`expected a ${kind}/${reason} RunnerError, but it succeeded`),

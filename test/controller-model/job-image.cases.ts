@@ -19,8 +19,22 @@ const V2 = 'registry.example.com/captf/aws-cluster:v1.5.0';
 const PINNED = `registry.example.com/captf/aws-cluster@${DIGEST}`;
 
 export const JOB_IMAGE_CASES: JobImageCase[] = [
-  { name: 'apply runs and passes the spec reference', doc: 'Only apply and plan run the spec’s image as written', op: 'apply', image: 'spec', images: { spec: V2, applied: V1, pinnedDigest: DIGEST }, expected: { container: V2, imageFlag: V2 } },
-  { name: 'plan runs and passes the spec reference', doc: 'Only apply and plan run the spec’s image as written', op: 'plan', image: 'spec', images: { spec: V1, applied: V1, pinnedDigest: DIGEST }, expected: { container: V1, imageFlag: V1 } },
+  {
+    name: 'apply runs and passes the spec reference',
+    doc: 'Only apply and plan run the spec’s image as written',
+    op: 'apply',
+    image: 'spec',
+    images: { spec: V2, applied: V1, pinnedDigest: DIGEST },
+    expected: { container: V2, imageFlag: V2 },
+  },
+  {
+    name: 'plan runs and passes the spec reference',
+    doc: 'Only apply and plan run the spec’s image as written',
+    op: 'plan',
+    image: 'spec',
+    images: { spec: V1, applied: V1, pinnedDigest: DIGEST },
+    expected: { container: V1, imageFlag: V1 },
+  },
   {
     name: 'refresh runs the pinned digest and passes the applied reference: its inputs hash is the one the apply recorded',
     doc: 'Every other op runs the digest pinned after the last successful apply',
@@ -29,7 +43,14 @@ export const JOB_IMAGE_CASES: JobImageCase[] = [
     images: { spec: V1, applied: V1, pinnedDigest: DIGEST },
     expected: { container: PINNED, imageFlag: V1 },
   },
-  { name: 'drift likewise', doc: 'Every other op runs the digest pinned after the last successful apply', op: 'drift', image: 'pinned', images: { spec: V1, applied: V1, pinnedDigest: DIGEST }, expected: { container: PINNED, imageFlag: V1 } },
+  {
+    name: 'drift likewise',
+    doc: 'Every other op runs the digest pinned after the last successful apply',
+    op: 'drift',
+    image: 'pinned',
+    images: { spec: V1, applied: V1, pinnedDigest: DIGEST },
+    expected: { container: PINNED, imageFlag: V1 },
+  },
   {
     name: 'a destroy while a new spec image waits: the applied reference, not the spec',
     doc: 'the destroy runs the image and the identity recorded in the durable Secret, not the current spec',
@@ -38,7 +59,14 @@ export const JOB_IMAGE_CASES: JobImageCase[] = [
     images: { spec: V2, applied: V1, pinnedDigest: DIGEST },
     expected: { container: PINNED, imageFlag: V1 },
   },
-  { name: 'restore runs the pinned digest too', doc: 'Every other op runs the digest pinned after the last successful apply', op: 'restore', image: 'pinned', images: { spec: V1, applied: V1, pinnedDigest: DIGEST }, expected: { container: PINNED, imageFlag: V1 } },
+  {
+    name: 'restore runs the pinned digest too',
+    doc: 'Every other op runs the digest pinned after the last successful apply',
+    op: 'restore',
+    image: 'pinned',
+    images: { spec: V1, applied: V1, pinnedDigest: DIGEST },
+    expected: { container: PINNED, imageFlag: V1 },
+  },
   {
     name: 'no digest pinned: the spec reference, run and passed',
     doc: 'without one it falls back to the spec reference and emits DigestUnknown',
@@ -52,8 +80,15 @@ export const JOB_IMAGE_CASES: JobImageCase[] = [
     doc: 'the pinned image is the repository of the applied reference and @ the digest',
     op: 'refresh',
     image: 'pinned',
-    images: { spec: 'registry.example.com:5000/team/module:v2', applied: 'registry.example.com:5000/team/module:v2', pinnedDigest: DIGEST },
-    expected: { container: `registry.example.com:5000/team/module@${DIGEST}`, imageFlag: 'registry.example.com:5000/team/module:v2' },
+    images: {
+      spec: 'registry.example.com:5000/team/module:v2',
+      applied: 'registry.example.com:5000/team/module:v2',
+      pinnedDigest: DIGEST,
+    },
+    expected: {
+      container: `registry.example.com:5000/team/module@${DIGEST}`,
+      imageFlag: 'registry.example.com:5000/team/module:v2',
+    },
   },
   {
     name: 'a spec pinned by digest already: the same reference',
