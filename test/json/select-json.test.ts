@@ -50,6 +50,10 @@ const READINGS: [string, Selector][] = [
 const escapeNonAscii = (text: string) =>
   text.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
+/** A document as JSON.stringify prints it (indented or not), its non-ASCII characters escaped or not. */
+const printed = (document: unknown, indent: number | undefined, escaped: boolean) =>
+  escaped ? escapeNonAscii(JSON.stringify(document, null, indent)) : JSON.stringify(document, null, indent);
+
 const cutsArbitrary = fc.array(fc.nat(), { maxLength: 6 });
 const documentArbitrary = fc.jsonValue({ maxDepth: 4 });
 
@@ -76,9 +80,7 @@ describe('the reader builds what JSON.parse builds', () => {
         fc.boolean(),
         cutsArbitrary,
         (document, indent, escaped, cuts) => {
-          const text = escaped
-            ? escapeNonAscii(JSON.stringify(document, null, indent))
-            : JSON.stringify(document, null, indent);
+          const text = printed(document, indent, escaped);
           assert.deepEqual(built(Buffer.from(text), cuts), JSON.parse(text));
         },
       ),
@@ -94,9 +96,7 @@ describe('the reader builds what JSON.parse builds', () => {
         fc.boolean(),
         cutsArbitrary,
         (document, indent, escaped, cuts) => {
-          const text = escaped
-            ? escapeNonAscii(JSON.stringify(document, null, indent))
-            : JSON.stringify(document, null, indent);
+          const text = printed(document, indent, escaped);
           const shapes: Shape[] = [{ fields: () => KEEP }, { fields: { unused: KEEP }, otherFields: () => KEEP }];
           for (const shape of shapes) {
             let value: unknown;
