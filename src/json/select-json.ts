@@ -101,7 +101,7 @@ const LITERALS: Readonly<Record<number, string>> = { 0x74: 'true', 0x66: 'false'
 const LITERAL_VALUES: Readonly<Record<string, unknown>> = { true: true, false: false, null: null };
 const ESCAPABLE = new Set([...'"\\/bfnrtu'].map((c) => c.charCodeAt(0)));
 
-// Byte tables for the loop that reads through skipped containers (#skip): one lookup per byte where
+// Byte tables for the loop that reads between tokens (#fast): one lookup per byte where
 // the byte-by-byte path makes comparisons and calls.
 const enum Byte {
   Other,
@@ -270,7 +270,7 @@ export class SelectiveJsonReader {
   #numberState: NumberPart = NumberPart.Minus;
   #literal = '';
   #literalIndex = 0;
-  /** #skip gave up at the current byte: the byte-by-byte path reads it (and the token it starts). */
+  /** #fast gave up at the current byte: the byte-by-byte path reads it (and the token it starts). */
   #byteByByte = false;
 
   constructor(root: Selector) {
@@ -288,8 +288,8 @@ export class SelectiveJsonReader {
     const n = buf.length;
     let i = 0;
     while (i < n) {
-      if (this.#skipFrom >= 0 && this.#state <= Lex.FirstItemOrEnd && !this.#byteByByte) {
-        i = this.#skip(buf, i);
+      if (this.#depth > 0 && this.#state <= Lex.FirstItemOrEnd && !this.#byteByByte) {
+        i = this.#fast(buf, i);
         continue;
       }
       this.#byteByByte = false;
@@ -356,19 +356,20 @@ export class SelectiveJsonReader {
   }
 
   /**
-   * Reads on from `i` inside a skipped container, between tokens, until the chunk ends or a byte
-   * needs the byte-by-byte path: the skipped container's own end (#close hands its probe over), a
-   * token the chunk cuts, anything malformed (that path says what is wrong and where), a nesting
-   * deeper than #kinds holds. Most of a document's bytes are skipped: this loop keeps its state in
+   * Reads on from `i` inside the document's containers, between tokens, until the chunk ends or a
+   * byte needs the byte-by-byte path: a token the chunk cuts, anything malformed (that path says what
+   * is wrong and where), a nesting deeper than #kinds holds while skipping. Skipped containers, most
+   * of a document's bytes, cost no call per token; in built ones, whole tokens are read here and only
+   * what builds is called (#open, #close, a key, a scalar's delivery). This loop keeps its state in
    * locals and makes no call per byte, so that it is fast in a fresh process, from the first
    * document (the byte-by-byte path, a switch on a field and calls per byte, is not before V8 has
    * optimised it). Returns where reading goes on.
    */
-  #skip(buf: Buffer, i: number): number {
+  #fast(buf: Buffer, i: number): number {
     const n = buf.length;
-    const kinds = this.#kinds;
-    const skipFrom = this.#skipFrom;
-    const probe = this.#probe;
+    let kinds = this.#kinds;
+    let skipFrom = this.#skipFrom;
+    let probe = this.#probe;
     let depth = this.#depth;
     let state = this.#state;
     let gaveUp = false;
@@ -379,6 +380,8 @@ export class SelectiveJsonReader {
         i++;
         continue;
       }
+      // A container's end: inside a skipped one counted here; its own end, or a built one's, by #close.
+      let closes = false;
       switch (state) {
         case Lex.Colon:
           if (byte !== Byte.Colon) break;
@@ -392,29 +395,29 @@ export class SelectiveJsonReader {
             i++;
             continue read;
           }
-          if (
-            ((byte === Byte.CloseObject && kind === Container.Object) ||
-              (byte === Byte.CloseArray && kind === Container.Array)) &&
-            depth - 1 > skipFrom
-          ) {
-            depth--;
-            i++;
-            continue read;
-          }
+          closes =
+            (byte === Byte.CloseObject && kind === Container.Object) ||
+            (byte === Byte.CloseArray && kind === Container.Array);
           break;
         }
         case Lex.FirstKeyOrEnd:
         case Lex.Key: {
-          if (state === Lex.FirstKeyOrEnd && byte === Byte.CloseObject && depth - 1 > skipFrom) {
-            depth--;
-            state = Lex.CommaOrEnd;
-            i++;
-            continue read;
+          if (state === Lex.FirstKeyOrEnd && byte === Byte.CloseObject) {
+            closes = true;
+            break;
           }
           if (byte !== Byte.Quote) break;
           const end = skipString(buf, i + 1);
           if (end < 0) break;
-          if (state === Lex.FirstKeyOrEnd && probe !== undefined && depth === probe.depth + 1) probe.content = true;
+          if (skipFrom < 0) {
+            // A key of a built object: #readKey matches or decodes it.
+            this.#tokenStart = i + 1;
+            this.#tokenParts = NO_PARTS;
+            this.#stringHasEscape = stringHadEscape;
+            this.#capture = true;
+            this.#frames[depth - 1]!.key = this.#readKey(buf, end);
+          } else if (state === Lex.FirstKeyOrEnd && probe !== undefined && depth === probe.depth + 1)
+            probe.content = true;
           state = Lex.Colon;
           i = end + 1;
           continue read;
@@ -422,20 +425,30 @@ export class SelectiveJsonReader {
         case Lex.FirstItemOrEnd:
         case Lex.Value: {
           if (state === Lex.FirstItemOrEnd && byte === Byte.CloseArray) {
-            if (depth - 1 === skipFrom) break;
-            depth--;
-            state = Lex.CommaOrEnd;
-            i++;
-            continue read;
+            closes = true;
+            break;
           }
           // A first item (as the byte-by-byte path, before it reads the item: a malformed one throws anyway).
           if (state === Lex.FirstItemOrEnd && probe !== undefined && depth === probe.depth + 1) probe.content = true;
-          let end = -1;
           if (byte === Byte.OpenObject || byte === Byte.OpenArray) {
-            if (depth === kinds.length) break;
-            kinds[depth++] = byte === Byte.OpenObject ? Container.Object : Container.Array;
-            end = i + 1;
-          } else if (byte === Byte.Quote) {
+            const kind = byte === Byte.OpenObject ? Container.Object : Container.Array;
+            if (skipFrom < 0) {
+              this.#depth = depth;
+              this.#open(kind);
+              kinds = this.#kinds;
+              skipFrom = this.#skipFrom;
+              probe = this.#probe;
+              depth = this.#depth;
+            } else {
+              if (depth === kinds.length) break;
+              kinds[depth++] = kind;
+            }
+            state = kind === Container.Object ? Lex.FirstKeyOrEnd : Lex.FirstItemOrEnd;
+            i++;
+            continue read;
+          }
+          let end = -1;
+          if (byte === Byte.Quote) {
             end = skipString(buf, i + 1);
             if (end >= 0) end++;
           } else if (byte === Byte.NumberStart) {
@@ -447,23 +460,59 @@ export class SelectiveJsonReader {
             if (k === literal.length) end = i + k;
           }
           if (end < 0) break;
-          state =
-            byte === Byte.OpenObject
-              ? Lex.FirstKeyOrEnd
-              : byte === Byte.OpenArray
-                ? Lex.FirstItemOrEnd
-                : Lex.CommaOrEnd;
+          if (skipFrom < 0) this.#builtScalar(buf, i, end, byte);
+          state = Lex.CommaOrEnd;
           i = end;
           continue read;
         }
       }
-      gaveUp = true;
-      break;
+      if (!closes) {
+        gaveUp = true;
+        break;
+      }
+      if (depth - 1 > skipFrom && skipFrom >= 0) {
+        depth--;
+      } else {
+        // A built container's end, or the skipped one's own (its probe is told).
+        this.#depth = depth;
+        this.#close();
+        skipFrom = this.#skipFrom;
+        probe = this.#probe;
+        depth = this.#depth;
+        if (depth === 0) {
+          state = Lex.Done;
+          i++;
+          break;
+        }
+      }
+      state = Lex.CommaOrEnd;
+      i++;
     }
     this.#depth = depth;
     this.#state = state;
     this.#byteByByte = gaveUp;
     return i;
+  }
+
+  /** A whole scalar token [start, end) in a built container, read by #fast: delivered as the byte-by-byte path would. */
+  #builtScalar(buf: Buffer, start: number, end: number, byte: Byte): void {
+    const selector = this.#selectorHere();
+    this.#tokenSelector = selector;
+    this.#tokenIsKey = false;
+    this.#tokenParts = NO_PARTS;
+    this.#capture = builds(selector);
+    if (byte === Byte.Quote) {
+      this.#tokenStart = start + 1;
+      this.#stringHasEscape = stringHadEscape;
+      this.#endString(buf, end - 1);
+    } else if (byte === Byte.NumberStart) {
+      this.#tokenStart = start;
+      this.#numberState = NumberPart.Int; // a whole number: skipNumber read its grammar
+      this.#endNumber(buf, end);
+    } else {
+      this.#capture = false;
+      this.#scalarDone(LITERAL_VALUES[LITERALS[buf[start]!]!]);
+    }
   }
 
   /**

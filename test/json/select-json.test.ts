@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { KEEP, SelectiveJsonReader, type Selector } from '../../src/json/select-json.ts';
+import { KEEP, SelectiveJsonReader, type Selector, type Shape } from '../../src/json/select-json.ts';
 import { JsonSyntaxError } from '../../src/util/json-syntax-error.ts';
 import { runs } from '../support/property-runs.ts';
 
@@ -50,6 +50,10 @@ const READINGS: [string, Selector][] = [
 const escapeNonAscii = (text: string) =>
   text.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
+/** A document as JSON.stringify prints it (indented or not), its non-ASCII characters escaped or not. */
+const printed = (document: unknown, indent: number | undefined, escaped: boolean) =>
+  escaped ? escapeNonAscii(JSON.stringify(document, null, indent)) : JSON.stringify(document, null, indent);
+
 const cutsArbitrary = fc.array(fc.nat(), { maxLength: 6 });
 const documentArbitrary = fc.jsonValue({ maxDepth: 4 });
 
@@ -76,13 +80,32 @@ describe('the reader builds what JSON.parse builds', () => {
         fc.boolean(),
         cutsArbitrary,
         (document, indent, escaped, cuts) => {
-          const text = escaped
-            ? escapeNonAscii(JSON.stringify(document, null, indent))
-            : JSON.stringify(document, null, indent);
+          const text = printed(document, indent, escaped);
           assert.deepEqual(built(Buffer.from(text), cuts), JSON.parse(text));
         },
       ),
       { numRuns: runs(300) },
+    );
+  });
+
+  test('an object read through a fields function or otherFields, its keys decoded (escaped ones too), under any chunking', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string(), documentArbitrary, { maxKeys: 6 }),
+        fc.constantFrom(undefined, 2),
+        fc.boolean(),
+        cutsArbitrary,
+        (document, indent, escaped, cuts) => {
+          const text = printed(document, indent, escaped);
+          const shapes: Shape[] = [{ fields: () => KEEP }, { fields: { unused: KEEP }, otherFields: () => KEEP }];
+          for (const shape of shapes) {
+            let value: unknown;
+            read({ ...shape, emit: (built) => (value = built) }, Buffer.from(text), cuts);
+            assert.deepEqual(value, JSON.parse(text));
+          }
+        },
+      ),
+      { numRuns: runs(200) },
     );
   });
 
