@@ -17,7 +17,8 @@ import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
 import { artifactRefOf, openArtifactSource } from '../run/stores.ts';
 import { checkPlaintextBackups, initStep, preflight, terraformIn } from '../steps/prepare.ts';
-import { backupStep, stateAfterStep, stateBeforeStep } from '../steps/state.ts';
+import { backupStep } from '../steps/backup.ts';
+import { stateAfterStep, stateBeforeStep } from '../steps/state.ts';
 import { STATE_FILE } from '../workspace/terraform-files.ts';
 
 export async function restoreOp(ctx: RunContext): Promise<OpEnding> {

@@ -12,7 +12,8 @@ import { ERRORED_STATE_FILE } from '../workspace/terraform-files.ts';
 import type { RunContext } from '../run/context.ts';
 import { heldPlan, removePlanFile } from './plan.ts';
 import type { PreparedRoot } from './prepare.ts';
-import { backupStep, stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
+import { backupStep } from './backup.ts';
+import { stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
 
 interface ApplyStepOptions {
   /** What a failed apply is called for the op (ApplyFailed, RefreshFailed, DestroyFailed). */

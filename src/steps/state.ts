@@ -1,18 +1,15 @@
-// The state steps: reading it, keeping it before an op changes it (backups), and saving what
-// terraform could not (errored.tfstate). State must never be silently lost.
+// The state steps: reading it before and after an op, and saving what terraform could not
+// (errored.tfstate); the backup before an op changes it is backup.ts. State must never be silently lost.
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ArtifactRef, OutputValue, Result } from '../schemas/result.ts';
+import type { OutputValue, Result } from '../schemas/result.ts';
 import { stringLeaves } from '../output/mask.ts';
 import { summarizeState, type StateSummary } from '../state/summary.ts';
 import { maskStateSecrets } from '../state/secrets.ts';
-import { pruneObjects, type PruneOptions } from '../store/retention.ts';
-import type { ChunkStore } from '../store/store.ts';
 import { RunnerError } from '../errors.ts';
 import { recordedLocalBackend } from '../terraform/backend.ts';
 import { statePull, statePush } from '../terraform/state.ts';
 import type { Terraform } from '../terraform/terraform.ts';
-import { sha256Hex } from '../util/sha256.ts';
 import { timeStamp } from '../util/stamp.ts';
 import { ERRORED_STATE_FILE, STATE_FILE } from '../workspace/terraform-files.ts';
 import {
@@ -27,10 +24,10 @@ import { withSerial } from '../state/serial.ts';
 import { readRegularFile } from '../util/regular-file.ts';
 import type { RunContext } from '../run/context.ts';
 import type { Learned } from '../run/learned.ts';
-import { artifactRefOf, backupStore } from '../run/stores.ts';
+import { backupStore } from '../run/stores.ts';
 
 /** tar and gzip load only when an artifact is written, after terraform has started: every Job pays for what loads before it. */
-const artifactWriter = () => import('../store/artifact-write.ts');
+export const artifactWriter = () => import('../store/artifact-write.ts');
 
 /** A pulled state: its summary and the private file holding it. */
 export type PulledState = StateSummary & { file: string };
@@ -376,79 +373,4 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
     { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
   );
   return `${store.location}/${object}`;
-}
-
-export interface BackupStepOptions {
-  /** The state as it is: what the backup holds. */
-  before: PulledState;
-  /** The inputs hash the backup names (the run's, or what the state records). */
-  inputsHash: string | undefined;
-  terraformVersion: string;
-  /** Objects retention must not delete besides the new one (the backup a restore reads). */
-  keep?: string[];
-}
-
-/**
- * Before an op changes anything: the state as it is, packed and verified in the backup store. Not
- * best effort: a backup that cannot be written stops the op before it changes anything.
- */
-export async function backupStep(
-  ctx: RunContext,
-  { before, inputsHash, terraformVersion, keep = [] }: BackupStepOptions,
-): Promise<ArtifactRef | undefined> {
-  const store = backupStore(ctx);
-  const lineage = stateLineage(before);
-  if (lineage === null) {
-    ctx.skip('backup', 'there is no state yet');
-    return undefined;
-  }
-  return ctx.step(
-    'backup',
-    async (): Promise<ArtifactRef> => {
-      // Named by whose state it is, and retention counts per state: states sharing a store keep their own.
-      const family = `backup-${backupOwner(lineage)}-`;
-      const object = `${family}${timeStamp()}-s${before.serial}`;
-      const { writeArtifact } = await artifactWriter();
-      const manifest = await writeArtifact(
-        store,
-        object,
-        [{ name: STATE_FILE, path: before.file }],
-        {
-          kind: 'StateBackup',
-          terraformVersion,
-          op: ctx.op,
-          stateFile: STATE_FILE,
-          serial: before.serial!,
-          lineage,
-          ...(inputsHash ? { inputsHash } : {}),
-        },
-        { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
-      );
-      await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: family, protect: [object, ...keep] });
-      return artifactRefOf(store, object, manifest);
-    },
-    { learned: (backup) => ({ backup }) },
-  );
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/**
- * Whose backup it is, in its name: the state's lineage (a UUID, as terraform and OpenTofu make
- * them), else the first 16 hex digits of its sha256 (a lineage can be any string; a name cannot).
- * Both have a fixed length, so no owner's family of names is a prefix of another's.
- */
-export function backupOwner(lineage: string): string {
-  return UUID.test(lineage) ? lineage : sha256Hex(lineage).slice(0, 16);
-}
-
-/** Retention runs after the new object is complete: a failure to delete old ones is a warning, never a failed op. */
-export async function pruneQuietly(ctx: RunContext, store: ChunkStore, options: PruneOptions): Promise<void> {
-  try {
-    const { deleted } = await pruneObjects(store, options);
-    if (deleted.length)
-      ctx.log.info({ deleted, location: store.location }, `retention: deleted ${deleted.length} older objects`);
-  } catch (error) {
-    ctx.warn(`could not delete older objects in ${store.location}: ${(error as Error).message}`);
-  }
 }

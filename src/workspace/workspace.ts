@@ -1,15 +1,13 @@
 // The workdir a run works in: a copy of the module (the module dir may be read-only), the input
 // files as data, the variable files outside the module (so terraform never loads an input as
 // configuration), the injected inputs-hash resource and, for local runs, a local backend.
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join, resolve, sep } from 'node:path';
 import { RunnerError, imageError, usageError } from '../errors.ts';
-import { makeDirs } from '../util/mkdirs.ts';
 import { copyModuleTree, readModuleTree, type ModuleProblem } from './module-tree.ts';
 import type { PathResolution } from './path-resolution.ts';
-import { HeldPlanFile } from './plan-file.ts';
-import { ERRORED_STATE_FILE, LOCAL_RUN_FILES, PLAN_FILE } from './terraform-files.ts';
+import { makeWorkdir, type Workdir } from './workdir.ts';
+import { ERRORED_STATE_FILE, LOCAL_RUN_FILES } from './terraform-files.ts';
 import {
   BACKEND_OVERRIDE_FILE,
   INJECTED_FILE,
@@ -73,29 +71,15 @@ export function shippedVariablesProblem(files: readonly string[]): { message: st
   };
 }
 
-export interface Workspace {
-  dir: string;
+export interface Workspace extends Workdir {
   /** The root module terraform runs in. */
   root: string;
-  planFile: string;
-  /** A 0700 dir for files that may hold secrets (state copies, plan files). */
-  privateDir: string;
   varFiles: string[];
   /** The variables files the apply of a saved plan is given: the values of the ephemeral variables (none when there are none). */
   applyVarFiles: string[];
   /** The variables the runner's override makes sensitive (those of sensitive.tfvars.json the module declares): the plan must say they are. */
   madeSensitive: string[];
   scan: ModuleScan;
-  /** Opens the saved plan (planFile) and holds it until releasePlan or dispose: from its hash to its apply, terraform reads that very file. */
-  holdPlan(): Promise<HeldPlanFile>;
-  /** The plan holdPlan opened, while it is held. */
-  heldPlan(): HeldPlanFile | undefined;
-  /** Closes the held plan and removes the plan file: secret material does not outlive the run. */
-  releasePlan(): Promise<void>;
-  /** Removes the workdir when the runner made it (its private dir otherwise), unless keep() was called. */
-  dispose(): Promise<void>;
-  /** Leaves the workdir in place: it holds state that could not be saved anywhere else. */
-  keep(): void;
 }
 
 export interface WorkspaceInputs {
@@ -332,79 +316,6 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Workspa
 /** A file of the runner's own, 0600: it must not exist yet (O_EXCL never follows a link). */
 export const writeNewFile = (path: string, content: string | Buffer) =>
   writeFile(path, content, { mode: 0o600, flag: 'wx' });
-
-/** The workdir itself, 0700, with its private dir for secret material; removed at the end when the runner made it. */
-async function makeWorkdir(given: string | undefined): Promise<WorkdirPart> {
-  let dir = given === undefined ? undefined : resolve(given);
-  try {
-    dir ??= await mkdtemp(join(tmpdir(), 'captf-runner-'));
-    await makeDirs(dir, 0o700);
-    await chmod(dir, 0o700);
-    await makeDirs(join(dir, 'private'), 0o700);
-    await ownPrivateDir(join(dir, 'private'));
-  } catch (error) {
-    throw new RunnerError({
-      kind: 'io',
-      reason: 'WorkdirUnusable',
-      message: `the workdir ${dir ?? tmpdir()} cannot be used (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): give the runner a writable --workdir (an emptyDir volume in a Job) or TMPDIR`,
-      cause: error,
-    });
-  }
-  return makeWorkdirIn(dir, given === undefined);
-}
-
-/**
- * The private dir holds the plan file and the secret var files: in a --workdir someone else
- * prepared, it must be a real directory of the runner's own, and only the runner may enter it.
- */
-async function ownPrivateDir(path: string): Promise<void> {
-  const found = await lstat(path);
-  if (!found.isDirectory()) throw new Error(`${path} is a symbolic link or not a directory`);
-  if (process.getuid && found.uid !== process.getuid())
-    throw new Error(`${path} belongs to uid ${found.uid}, not to the runner`);
-  await chmod(path, 0o700);
-  // What an earlier run left (killed before it cleaned up): the runner creates its files here afresh.
-  for (const name of await readdir(path)) await rm(join(path, name), { recursive: true, force: true });
-}
-
-type WorkdirPart = Pick<
-  Workspace,
-  'dir' | 'privateDir' | 'planFile' | 'holdPlan' | 'heldPlan' | 'releasePlan' | 'dispose' | 'keep'
->;
-
-function makeWorkdirIn(dir: string, owned: boolean): WorkdirPart {
-  const privateDir = join(dir, 'private');
-  const planFile = join(privateDir, PLAN_FILE);
-  let kept = false;
-  let held: HeldPlanFile | undefined;
-  const releasePlan = async () => {
-    await held?.close();
-    held = undefined;
-    await rm(planFile, { force: true });
-  };
-  return {
-    dir,
-    privateDir,
-    planFile,
-    holdPlan: async () => {
-      await held?.close();
-      held = await HeldPlanFile.open(planFile);
-      return held;
-    },
-    heldPlan: () => held,
-    releasePlan,
-    keep: () => {
-      kept = true;
-    },
-    dispose: async () => {
-      await held?.close();
-      held = undefined;
-      if (kept) return;
-      if (owned) await rm(dir, { recursive: true, force: true });
-      else await rm(privateDir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** The module contract keeps the backend block in this file, so restore can build a root of it alone. */
 export const BACKEND_FILE = 'backend.tf';
