@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, type TestContext } from 'node:test';
-import { isProcessRunning } from './tf-modules.ts';
+import { isProcessRunning, processEnds } from './tf-modules.ts';
 
 /** Where Debian's postgresql-15 package puts its binaries. */
 export const PG_BIN_DIR = process.env.CAPTF_PG_BIN_DIR ?? '/usr/lib/postgresql/15/bin';
@@ -329,10 +329,8 @@ async function stopServer(dir: string) {
     });
     if (fast.exitCode !== 0) stopSync(dir);
     // pg_ctl returns once the pid file is gone, a moment before the processes have exited.
-    for (let waited = 0; processes.some(isProcessRunning) && waited < 5000; waited += 20) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    for (const pid of processes.filter(isProcessRunning)) killQuietly(pid, 'SIGKILL');
+    const ended = await Promise.all(processes.map((pid) => processEnds(pid)));
+    for (const [i, pid] of processes.entries()) if (!ended[i]) killQuietly(pid, 'SIGKILL');
   }
   await rm(dir, { recursive: true, force: true });
 }
