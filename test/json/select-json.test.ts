@@ -296,3 +296,14 @@ describe('a broken document fails at the byte where it broke, built, probed or s
     for (const [name, root] of READINGS) assert.equal(failure(root, broken), failure(KEEP, broken), name);
   });
 });
+
+describe("Buffer's own decoders, which the reader calls without toString", () => {
+  test('exist on a Buffer and decode as toString does (a Node that drops them fails here)', () => {
+    const bytes = Buffer.from('plain é ✓ 😀 \u0000', 'utf8');
+    const decoders = bytes as unknown as Record<string, (start: number, end: number) => string>;
+    assert.equal(typeof decoders.latin1Slice, 'function');
+    assert.equal(typeof decoders.utf8Slice, 'function');
+    assert.equal(decoders.utf8Slice!(2, bytes.length), bytes.toString('utf8', 2));
+    assert.equal(decoders.latin1Slice!(2, bytes.length), bytes.toString('latin1', 2));
+  });
+});
