@@ -193,6 +193,34 @@ describe('every occurrence of a duplicated key reaches its selector', () => {
   });
 });
 
+describe('a probe is told whether a value holds content', () => {
+  test('a string or number (even empty or zero) and true do, false and null do not, nor an empty container; cut anywhere', () => {
+    const text = '{"s":"x\\n","e":"","n":0,"m":-1.5e3,"t":true,"f":false,"z":null,"o":{},"a":[],"O":{"k":1},"A":[0]}';
+    const bytes = Buffer.from(text);
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      const seen: unknown[] = [];
+      read({ members: { probe: (hasContent, key) => seen.push([key, hasContent]) } }, bytes, [cut]);
+      assert.deepEqual(
+        seen,
+        [
+          ['s', true],
+          ['e', true],
+          ['n', true],
+          ['m', true],
+          ['t', true],
+          ['f', false],
+          ['z', false],
+          ['o', false],
+          ['a', false],
+          ['O', true],
+          ['A', true],
+        ],
+        `cut at ${cut}`,
+      );
+    }
+  });
+});
+
 describe('a broken document fails at the byte where it broke, built, probed or skipped', () => {
   test('every prefix of a document that is an object or an array fails at its end', () => {
     fc.assert(
