@@ -232,20 +232,6 @@ const utf8 = (buf: Buffer, start: number, end: number) => (buf as unknown as Dec
 /** Field names by their bytes read as latin1 (one character a byte), per `fields` record, to match keys without decoding them. */
 const fieldNamesByBytes = new WeakMap<object, ReadonlyMap<string, string>>();
 
-function matchFieldName(
-  fields: Readonly<Record<string, Selector>>,
-  buf: Buffer,
-  start: number,
-  end: number,
-): string | undefined {
-  let names = fieldNamesByBytes.get(fields);
-  if (names === undefined) {
-    names = new Map(Object.keys(fields).map((name) => [Buffer.from(name, 'utf8').toString('latin1'), name]));
-    fieldNamesByBytes.set(fields, names);
-  }
-  return names.get(latin1(buf, start, end));
-}
-
 function describeByte(c: number): string {
   return c >= 0x20 && c < 0x7f ? JSON.stringify(String.fromCharCode(c)) : `byte 0x${c.toString(16).padStart(2, '0')}`;
 }
@@ -677,18 +663,23 @@ export class SelectiveJsonReader {
 
   /**
    * The key just read in a container being built. Keys of objects with a fixed set of fields are
-   * matched as bytes, without decoding: most keys of a plan entry are not wanted (undefined).
+   * matched as bytes, without decoding: most keys of a plan entry are not wanted (undefined). A key
+   * the chunk holds whole without escapes (almost every one) is read here, in this one call.
    */
   #readKey(buf: Buffer, end: number): string | undefined {
+    if (this.#stringHasEscape || this.#tokenParts.length > 0) return this.#decodeString(buf, end);
+    this.#capture = false;
     const { selector } = this.#frames[this.#depth - 1]!;
     const fields = selector === KEEP ? undefined : selector.fields;
-    if (fields === undefined || typeof fields === 'function' || this.#stringHasEscape || this.#tokenParts.length > 0) {
-      return this.#decodeString(buf, end);
+    if (fields === undefined || typeof fields === 'function') return utf8(buf, this.#tokenStart, end);
+    let names = fieldNamesByBytes.get(fields);
+    if (names === undefined) {
+      names = new Map(Object.keys(fields).map((name) => [Buffer.from(name, 'utf8').toString('latin1'), name]));
+      fieldNamesByBytes.set(fields, names);
     }
-    const name = matchFieldName(fields, buf, this.#tokenStart, end);
+    const name = names.get(latin1(buf, this.#tokenStart, end));
     if (name === undefined && selector !== KEEP && selector.otherFields !== undefined)
-      return this.#decodeString(buf, end);
-    this.#capture = false;
+      return utf8(buf, this.#tokenStart, end);
     return name;
   }
 
