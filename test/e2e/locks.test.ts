@@ -68,22 +68,8 @@ async function pgScenario(t: TestContext, tree: FileTree, database?: TestDatabas
   const s = await scenario(t, withPgBackend(tree));
   const backendConfig = join(s.dir, 'backend.hcl');
   await writeFile(backendConfig, `conn_str = ${JSON.stringify(db.connString)}\n`, { mode: 0o600 });
-  const pgArgs = (op: string, args: string[] = []) => [
-    op,
-    '--module',
-    s.module,
-    '--inputs',
-    s.inputs,
-    '--out',
-    s.out,
-    '--termination-log',
-    s.termination,
-    '--log-format',
-    'json',
-    '--backend-config',
-    backendConfig,
-    ...args,
-  ];
+  const pgArgs = (op: string, args: string[] = []) =>
+    s.ownBackendArgs(op, ['--backend-config', backendConfig, ...args]);
   return Object.assign(s, {
     db: db.name,
     backendConfig,
