@@ -51,6 +51,8 @@ export interface Scenario {
   setInputs(files: Record<string, unknown>): Promise<void>;
   /** The runner with this scenario's module, inputs, out dir and --state (with --new-state: see startsState). */
   run(op: string, args?: string[], env?: Record<string, string>): Promise<RunnerRun>;
+  /** s.run's arguments, for a run started another way (in the background, to be signalled). */
+  runArgs(op: string, args?: string[]): string[];
   /** The runner with this scenario's module, inputs and out dir, without --state: the module's own backend, as a Job runs it. */
   runOwnBackend(op: string, args?: string[], env?: Record<string, string>): Promise<RunnerRun>;
   /** runOwnBackend's arguments, for a run started another way (in the background, to be signalled). */
@@ -97,7 +99,8 @@ export async function scenario(
       ...args,
     ],
     runOwnBackend: (op, args = [], env = {}) => runRunner(s.ownBackendArgs(op, args), env, s),
-    run: (op, args = [], env = {}) => s.runOwnBackend(op, ['--state', s.state, ...startsState(args), ...args], env),
+    runArgs: (op, args = []) => s.ownBackendArgs(op, ['--state', s.state, ...startsState(args), ...args]),
+    run: (op, args = [], env = {}) => runRunner(s.runArgs(op, args), env, s),
     readState: () => readLocalState(s.state),
   };
   await mkdir(join(dir, 'state'), { recursive: true });
