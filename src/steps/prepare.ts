@@ -136,9 +136,9 @@ export function terraformIn(ctx: RunContext, { version, workspace }: TerraformIn
     path: version.path,
     cwd: workspace.root,
     output: {
-      line: (stream, line, command) => {
-        ctx.progress.saw(line, 'printed');
-        return text.line(stream, line, command);
+      lines: (stream, lines, command) => {
+        for (const line of lines) ctx.progress.saw(line, 'printed');
+        return text.lines(stream, lines, command);
       },
       end: text.end,
     },
