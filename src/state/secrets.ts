@@ -84,7 +84,8 @@ export class StateSecretScan {
   private addOutput(name: string, output: unknown): void {
     const { value, sensitive } = (output ?? {}) as { value?: unknown; sensitive?: unknown };
     if (sensitive === true)
-      for (const leaf of stringLeaves(value)) this.found.push({ value: leaf, label: `sensitive output ${name} in the state` });
+      for (const leaf of stringLeaves(value))
+        this.found.push({ value: leaf, label: `sensitive output ${name} in the state` });
   }
 
   /** Where the instances with sensitive attributes are: resource index → instance indexes. */

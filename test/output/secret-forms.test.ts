@@ -135,7 +135,12 @@ describe('masking a stream of lines', () => {
     const batched = new LineMasker(m);
     assert.equal(batched.push(...lines), `Error: refused\nThe database password ${MASK} is refused\ndone`);
     assert.equal(batched.end(), 'and CANARY correct');
-    assert.deepEqual(oneByOne, ['Error: refused', `The database password ${MASK} is refused`, 'done', 'and CANARY correct']);
+    assert.deepEqual(oneByOne, [
+      'Error: refused',
+      `The database password ${MASK} is refused`,
+      'done',
+      'and CANARY correct',
+    ]);
   });
 });
 

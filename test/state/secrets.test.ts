@@ -64,7 +64,14 @@ describe('state: its secrets, read with its summary', () => {
       const { summary, secrets, scan } = await read(STATE, withOutputs);
       assert.equal(summary.serial, 7);
       assert.equal(summary.recordedInputsHash, RECORD_HASH);
-      assert.deepEqual([...scan.places].map(([r, i]) => [r, [...i]]), [[1, [1]], [2, [0]], [4, [2]]]);
+      assert.deepEqual(
+        [...scan.places].map(([r, i]) => [r, [...i]]),
+        [
+          [1, [1]],
+          [2, [0]],
+          [4, [2]],
+        ],
+      );
       assert.deepEqual(secrets.map((s) => s.value).sort(), [
         'last-secret-2',
         'mixed-secret-1',
@@ -72,7 +79,10 @@ describe('state: its secrets, read with its summary', () => {
         'output-secret-a',
         'output-secret-b',
       ]);
-      assert.ok(secrets.every((s) => !s.label.includes('secret')), 'labels never hold a value');
+      assert.ok(
+        secrets.every((s) => !s.label.includes('secret')),
+        'labels never hold a value',
+      );
     }
   });
 
@@ -85,9 +95,12 @@ describe('state: its secrets, read with its summary', () => {
 
   it('reads the file no second time when nothing is sensitive', async () => {
     const scan = new StateSecretScan();
-    await summarizeState(Readable.from([JSON.stringify({ ...STATE, outputs: {}, resources: STATE.resources.slice(0, 1) })]), {
-      secrets: scan,
-    });
+    await summarizeState(
+      Readable.from([JSON.stringify({ ...STATE, outputs: {}, resources: STATE.resources.slice(0, 1) })]),
+      {
+        secrets: scan,
+      },
+    );
     assert.deepEqual(await stateSecrets('/nonexistent/state.json', scan), []);
   });
 });
