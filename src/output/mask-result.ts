@@ -84,25 +84,27 @@ type Node = Record<string | number, unknown>;
 const valueAt = (node: unknown, path: Path) =>
   path.reduce<Node | undefined>((at, step) => at?.[step] as Node | undefined, node as Node);
 
-/** Whether a secret equals (or is inside) a word in one of the runner's own fields: masking would change it. */
-function holdsSecretWord(masker: Masker, result: Result): boolean {
-  return protocolPaths(result).some((path) => {
+/** Whether a secret equals (or is inside) a word in one of the runner's own fields (at `paths`): masking would change it. */
+function holdsSecretWord(masker: Masker, result: Result, paths: readonly Path[]): boolean {
+  return paths.some((path) => {
     const value = valueAt(result, path);
     return typeof value === 'string' && maskValue(masker, value) !== value;
   });
 }
 
 /** `unmasked` as it is, with the warning of PROTOCOL_WORD_WARNING when a secret equals a word of its own fields. */
-export function warnedOfSecretWords(masker: Masker, unmasked: Result): Result {
-  return holdsSecretWord(masker, unmasked)
+export function warnedOfSecretWords(masker: Masker, unmasked: Result, paths = protocolPaths(unmasked)): Result {
+  return holdsSecretWord(masker, unmasked, paths)
     ? { ...unmasked, warnings: [...unmasked.warnings, PROTOCOL_WORD_WARNING] }
     : unmasked;
 }
 
 /** `unmasked` masked field by field, its protocol fields as they were, with a warning when masking had changed one. */
 export function maskResult(masker: Masker, unmasked: Result): Result {
-  const masked = maskValue(masker, warnedOfSecretWords(masker, unmasked));
-  for (const path of protocolPaths(unmasked)) {
+  // Found once: walking the result against its schema tries each union's options with a parse.
+  const paths = protocolPaths(unmasked);
+  const masked = maskValue(masker, warnedOfSecretWords(masker, unmasked, paths));
+  for (const path of paths) {
     const key = path.at(-1)!;
     const from = valueAt(unmasked, path.slice(0, -1));
     const to = valueAt(masked, path.slice(0, -1));

@@ -287,8 +287,8 @@ export class LineMasker {
   constructor(private readonly masker: Masker) {}
 
   /** The masked text of the lines that may go now (joined by newlines), or undefined while they wait. */
-  push(line: string): string | undefined {
-    this.pending.push(line);
+  push(...lines: readonly string[]): string | undefined {
+    for (const line of lines) this.pending.push(line);
     return this.release(false);
   }
 
@@ -320,7 +320,7 @@ export class LineMasker {
       if (this.pending.length - keep > MAX_HELD_LINES) keep = this.pending.length;
     }
     if (keep === 0) return undefined;
-    const released = this.pending.slice(0, keep).join('\n');
+    const released = keep === this.pending.length ? text : this.pending.slice(0, keep).join('\n');
     this.pending = this.pending.slice(keep);
     return this.masker.mask(released);
   }

@@ -36,10 +36,10 @@ export function terraformText(options: TerraformTextOptions): TerraformOutput {
     return undefined;
   };
   return {
-    line(stream, text, command) {
+    lines(stream, texts, command) {
       let masker = maskers.get(key(stream, command));
       if (!masker) maskers.set(key(stream, command), (masker = new LineMasker(options.masker)));
-      return print(stream, command, masker.push(text));
+      return print(stream, command, masker.push(...texts));
     },
     end(stream, command) {
       const masker = maskers.get(key(stream, command));

@@ -5,6 +5,7 @@ import { RunnerError } from '../errors.ts';
 import { JsonSyntaxError } from '../util/json-syntax-error.ts';
 import { type ByteSource, KEEP, readSelected, type Selector } from '../json/select-json.ts';
 import { isSha256 } from '../util/sha256.ts';
+import type { StateSecretScan } from './secrets.ts';
 import { INPUTS_HASH_RESOURCE_NAME, INPUTS_HASH_RESOURCE_TYPE } from '../workspace/reserved-names.ts';
 
 export interface StateSummary {
@@ -29,25 +30,28 @@ export const isInputsHashResource = (resource: Record<string, unknown>) =>
 const at = (value: unknown, key: string | number): unknown =>
   typeof value === 'object' && value !== null ? (value as Record<string | number, unknown>)[key] : undefined;
 
-function stateSelector(summary: StateSummary, withOutputs: boolean): Selector {
+function stateSelector(summary: StateSummary, withOutputs: boolean, secrets: StateSecretScan | undefined): Selector {
   return {
     fields: {
       serial: KEEP,
-      ...(withOutputs ? { outputs: KEEP } : {}),
+      ...(withOutputs ? { outputs: KEEP } : secrets ? { outputs: secrets.outputs } : {}),
       lineage: KEEP,
       terraform_version: KEEP,
       resources: {
         items: {
           // terraform writes module, mode, type and name before instances, so the resource is known
           // by the time its instances come; only the runner's resource has its instances built.
-          fields: (key, built) => (key === 'instances' ? (isInputsHashResource(built) ? KEEP : undefined) : KEEP),
+          fields: (key, built) =>
+            key === 'instances' ? (isInputsHashResource(built) ? KEEP : secrets?.instances) : KEEP,
           emit: (resource) => {
+            secrets?.endResource();
             if (
               typeof resource !== 'object' ||
               resource === null ||
               !isInputsHashResource(resource as Record<string, unknown>)
             )
               return;
+            secrets?.addBuiltResource(resource);
             summary.record = resource as Record<string, unknown>;
             // terraform_data stores `input` as {value, type}.
             const hash = at(at(at(at(at(resource, 'instances'), 0), 'attributes'), 'input'), 'value');
@@ -66,11 +70,13 @@ function stateSelector(summary: StateSummary, withOutputs: boolean): Selector {
         });
       }
       const { serial, lineage, terraform_version: version, outputs } = state as Record<string, unknown>;
-      if (withOutputs)
+      if (withOutputs) {
         summary.outputs =
           typeof outputs === 'object' && outputs !== null && !Array.isArray(outputs)
             ? (outputs as Record<string, unknown>)
             : {};
+        secrets?.addOutputs(summary.outputs);
+      }
       summary.serial = typeof serial === 'number' ? serial : null;
       summary.lineage = typeof lineage === 'string' ? lineage : null;
       summary.terraformVersion = typeof version === 'string' ? version : null;
@@ -78,11 +84,18 @@ function stateSelector(summary: StateSummary, withOutputs: boolean): Selector {
   };
 }
 
+export interface SummaryOptions {
+  /** Build the root module's outputs (summary.outputs). */
+  outputs?: boolean;
+  /** Fed, in the same read, what the state's secrets need (secrets.ts). */
+  secrets?: StateSecretScan;
+}
+
 /** Summarizes the state document `source` yields; empty input (no state yet) gives all nulls (and no outputs). */
-export async function summarizeState(source: ByteSource, options: { outputs?: boolean } = {}): Promise<StateSummary> {
+export async function summarizeState(source: ByteSource, options: SummaryOptions = {}): Promise<StateSummary> {
   const summary: StateSummary = { serial: null, lineage: null, terraformVersion: null, recordedInputsHash: null };
   try {
-    await readSelected(source, stateSelector(summary, options.outputs === true));
+    await readSelected(source, stateSelector(summary, options.outputs === true, options.secrets));
   } catch (error) {
     if (!(error instanceof JsonSyntaxError)) throw error;
     throw new RunnerError({

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readLines } from '../util/lines.ts';
+import { readLineBatches } from '../util/lines.ts';
 import { LineMasker, type Masker } from '../output/mask.ts';
 import type { ProgressWatch } from '../output/progress.ts';
 import { plan, type PlanOptions, type PlanResult } from '../terraform/plan.ts';
@@ -37,10 +37,10 @@ export function maskedPlanText(
   const file = join(workspace.privateDir, 'plan.txt');
   const kept = createWriteStream(file, { mode: 0o600, flags: 'wx' }); // the runner's own file: never through a link
   const keeping = tf.withOutput({
-    line: (stream, line, command) => {
-      if (stream !== 'stdout') return tf.output.line(stream, line, command);
-      progress.saw(line, 'held');
-      if (!kept.write(line + '\n')) return once(kept, 'drain').then(() => undefined);
+    lines: (stream, lines, command) => {
+      if (stream !== 'stdout') return tf.output.lines(stream, lines, command);
+      for (const line of lines) progress.saw(line, 'held');
+      if (lines.length && !kept.write(`${lines.join('\n')}\n`)) return once(kept, 'drain').then(() => undefined);
     },
     end: (stream, command) => (stream === 'stdout' ? undefined : tf.output.end?.(stream, command)),
   });
@@ -60,10 +60,10 @@ export function maskedPlanText(
         const keep = (masked: string | undefined) => {
           if (masked !== undefined && text.length < PLAN_TEXT_LIMIT) text += masked + '\n';
         };
-        for await (const line of readLines(createReadStream(file))) {
-          const wait = tf.output.line('stdout', line, 'plan');
+        for await (const lines of readLineBatches(createReadStream(file))) {
+          const wait = tf.output.lines('stdout', lines, 'plan');
           if (wait) await wait;
-          keep(planText.push(line));
+          if (text.length < PLAN_TEXT_LIMIT) keep(planText.push(...lines));
         }
         await tf.output.end?.('stdout', 'plan');
         keep(planText.end());

@@ -20,7 +20,7 @@ import { readConfigFiles, scanConfigFiles } from '../workspace/config-files.ts';
 import type { RunContext } from '../run/context.ts';
 import type { Learned } from '../run/learned.ts';
 import { checkRunLocations } from './locations.ts';
-import { pullSettled, pullStateBefore, refuseStateInWorkdir, type PulledState } from './state.ts';
+import { pullSettled, pullStateBefore, refuseStateInWorkdir, type PulledStateBefore } from './state.ts';
 
 export interface PreflightOptions {
   /** Run after the run locations are checked, before terraform's version is (restore: the backend-only module check). */
@@ -136,9 +136,9 @@ export function terraformIn(ctx: RunContext, { version, workspace }: TerraformIn
     path: version.path,
     cwd: workspace.root,
     output: {
-      line: (stream, line, command) => {
-        ctx.progress.saw(line, 'printed');
-        return text.line(stream, line, command);
+      lines: (stream, lines, command) => {
+        for (const line of lines) ctx.progress.saw(line, 'printed');
+        return text.lines(stream, lines, command);
       },
       end: text.end,
     },
@@ -181,7 +181,7 @@ export interface PreparedRoot {
   workspace: Workspace;
   tf: Terraform;
   /** The state before the op, pulled beside validate: stateBeforeStep reads it (before any plan runs). */
-  stateBefore?: Promise<PulledState>;
+  stateBefore?: Promise<PulledStateBefore>;
 }
 
 export interface PrepareRootOptions {
@@ -199,7 +199,7 @@ export async function prepareRoot(ctx: RunContext, options: PrepareRootOptions =
   for (const notice of undeclaredVariables(inputs.snapshot, scan.variables)) ctx.notice(notice);
   const workspace = await workspaceStep(ctx, { scan, inputs });
   const tf = terraformIn(ctx, { version, workspace });
-  let stateBefore: Promise<PulledState> | undefined;
+  let stateBefore: Promise<PulledStateBefore> | undefined;
   try {
     await options.beforeInit?.(workspace, inputs);
     await initStep(ctx, { tf, workspace });

@@ -4,8 +4,8 @@ import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OutputValue, Result } from '../schemas/result.ts';
 import { stringLeaves } from '../output/mask.ts';
-import { summarizeState, type StateSummary } from '../state/summary.ts';
-import { maskStateSecrets } from '../state/secrets.ts';
+import { summarizeState, type StateSummary, type SummaryOptions } from '../state/summary.ts';
+import { StateSecretScan, stateSecrets } from '../state/secrets.ts';
 import { RunnerError } from '../errors.ts';
 import { recordedLocalBackend } from '../terraform/backend.ts';
 import { statePull, statePush } from '../terraform/state.ts';
@@ -31,6 +31,9 @@ export const artifactWriter = () => import('../store/artifact-write.ts');
 
 /** A pulled state: its summary and the private file holding it. */
 export type PulledState = StateSummary & { file: string };
+
+/** The state before the op, pulled: with what its read noted of its secrets (state/secrets.ts). */
+export type PulledStateBefore = PulledState & { secrets: StateSecretScan };
 
 /** Where a state step reads the state: the run's terraform, in its workspace. */
 export interface StateStepOptions {
@@ -77,8 +80,12 @@ export async function refuseStateInWorkdir(
  * `terraform state pull` of the state before the op, started at once and read by stateBeforeStep:
  * it runs beside validate, off the critical path. A pull that fails is reported by that step.
  */
-export function pullStateBefore(tf: Terraform, workspace: Workspace): Promise<PulledState> {
-  const pulling = pullState(tf, join(workspace.privateDir, 'state-before.json'));
+export function pullStateBefore(tf: Terraform, workspace: Workspace): Promise<PulledStateBefore> {
+  const secrets = new StateSecretScan();
+  const pulling = pullState(tf, join(workspace.privateDir, 'state-before.json'), { secrets }).then((state) => ({
+    ...state,
+    secrets,
+  }));
   pulling.catch(() => {}); // awaited by stateBeforeStep, or settled before the workdir goes
   return pulling;
 }
@@ -89,8 +96,8 @@ export function pullStateBefore(tf: Terraform, workspace: Workspace): Promise<Pu
  */
 export async function stateBeforeStep(
   ctx: RunContext,
-  { tf, workspace, pulling }: StateStepOptions & { pulling?: Promise<PulledState> },
-): Promise<PulledState> {
+  { tf, workspace, pulling }: StateStepOptions & { pulling?: Promise<PulledStateBefore> },
+): Promise<PulledStateBefore> {
   try {
     return await ctx.step(
       'state before',
@@ -99,7 +106,7 @@ export async function stateBeforeStep(
         refuseOtherState(state, ctx.settings.expectLineage);
         // The state holds secrets no input names any more (an old value of a rotated secret): terraform's
         // plan prints them through derived attributes, so the masker learns them before any plan runs.
-        await maskStateSecrets(state.file, ctx.masker);
+        for (const { value, label } of await stateSecrets(state.file, state.secrets)) ctx.masker.add(value, label);
         return state;
       },
       { learned: (state) => stateLearned(state, state) },
@@ -173,7 +180,7 @@ export async function stateAfterStep(
   return ctx.step(
     'state after',
     async () => {
-      const after = await pullState(tf, join(workspace.privateDir, 'state-after.json'), options.outputs);
+      const after = await pullState(tf, join(workspace.privateDir, 'state-after.json'), { outputs: options.outputs });
       return { ...after, reported: options.outputs ? reportedOutputs(ctx, after.outputs ?? {}) : undefined };
     },
     {
@@ -210,9 +217,10 @@ const stateLearned = (before: StateSummary, after: StateSummary): Learned => ({
   stateInputsHash: after.recordedInputsHash,
 });
 
-async function pullState(tf: Terraform, file: string, outputs = false): Promise<PulledState> {
-  await statePull(tf, file);
-  return { ...(await summarizeState(createReadStream(file), { outputs })), file };
+/** The state pulled into `file`, summarized as it streams (SummaryOptions: its outputs, what its secrets need). */
+async function pullState(tf: Terraform, file: string, options: SummaryOptions = {}): Promise<PulledState> {
+  const { read } = await statePull(tf, file, (state) => summarizeState(state, options));
+  return { ...read, file };
 }
 
 /**

@@ -3,7 +3,7 @@
 // (masked) as it comes, and registration with the run's stop handle while it runs.
 import { execa } from 'execa';
 import type { Readable } from 'node:stream';
-import { readLines } from '../util/lines.ts';
+import { readLineBatches } from '../util/lines.ts';
 import { killGroup, type StopHandle } from './stop.ts';
 
 /** Environment variables removed before terraform runs: each would change what terraform does behind the runner's back. */
@@ -31,10 +31,10 @@ export function terraformEnv(base: NodeJS.ProcessEnv): Record<string, string> {
 
 export interface OutputSink {
   /**
-   * A line of terraform's human-readable output (already without its newline). A returned promise
-   * is backpressure: no more of terraform's output is read until it settles.
+   * Lines of terraform's human-readable output (each without its newline): those one read of the
+   * pipe ended. A returned promise is backpressure: no more of terraform's output is read until it settles.
    */
-  line(stream: 'stdout' | 'stderr', text: string): void | Promise<void>;
+  lines(stream: 'stdout' | 'stderr', texts: readonly string[]): void | Promise<void>;
   /** The stream ended (a sink may hold a line back until it knows what follows). */
   end?(stream: 'stdout' | 'stderr'): void | Promise<void>;
 }
@@ -95,9 +95,9 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   if (pid !== undefined) options.onStart?.();
 
   const stderrTail = new LineTail();
-  const stderrDone = forEachLine(child.stderr!, (text) => {
-    stderrTail.push(text);
-    return options.output.line('stderr', text);
+  const stderrDone = forEachBatch(child.stderr!, (texts) => {
+    for (const text of texts) stderrTail.push(text);
+    return options.output.lines('stderr', texts);
   });
 
   let stdout = '';
@@ -122,7 +122,7 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
       }
     })();
   } else {
-    stdoutDone = forEachLine(child.stdout!, (text) => options.output.line('stdout', text));
+    stdoutDone = forEachBatch(child.stdout!, (texts) => options.output.lines('stdout', texts));
   }
 
   const finished = await child;
@@ -189,9 +189,9 @@ export class LineTail {
   }
 }
 
-async function forEachLine(stream: Readable, onLine: (text: string) => void | Promise<void>): Promise<void> {
-  for await (const text of readLines(stream)) {
-    const wait = onLine(text);
+async function forEachBatch(stream: Readable, onLines: (texts: string[]) => void | Promise<void>): Promise<void> {
+  for await (const texts of readLineBatches(stream)) {
+    const wait = onLines(texts);
     if (wait) await wait; // the sink is full (a slow log reader): terraform waits on its pipe, memory stays flat
   }
 }

@@ -74,7 +74,7 @@ export const lockProbeArgs = (): string[] => [
  * complaints (no state yet, no such object) are expected and ignored.
  */
 export async function probeLock(tf: Terraform): Promise<LockReport | undefined> {
-  const run = await tf.withOutput({ line() {} }).run('state rm', lockProbeArgs());
+  const run = await tf.withOutput({ lines() {} }).run('state rm', lockProbeArgs());
   if (run.meaning === 'ok') return undefined;
   const { problem } = diagnose(run.stderrTail, { complete: run.stderrComplete });
   return problem.kind === 'stateLocked' ? problem.lock : undefined;

@@ -1,5 +1,7 @@
-import { createWriteStream } from 'node:fs';
-import { pipeline } from 'node:stream/promises';
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { succeeded, type Terraform } from './terraform.ts';
 
 export interface StateResult {
@@ -9,12 +11,45 @@ export interface StateResult {
 /** -no-color: its refusals would be coloured (stdout, the state itself, is the same either way). */
 export const statePullArgs = (): string[] => ['state', 'pull', '-no-color'];
 
-/** Streams the current state to a new file (states can be large), mode 0600: it holds secrets. The file must not exist yet. */
-export async function statePull(tf: Terraform, toFile: string): Promise<StateResult> {
-  const run = await tf.run('state pull', statePullArgs(), {
-    consumeStdout: (stdout) => pipeline(stdout, createWriteStream(toFile, { mode: 0o600, flags: 'wx' })),
+/**
+ * Streams the current state to a new file (states can be large), mode 0600: it holds secrets. The
+ * file must not exist yet. `read` is handed the same bytes as they are written (the state is read
+ * as it is pulled, not from the file again); its value is the pull's once the file is complete.
+ */
+export async function statePull<T>(
+  tf: Terraform,
+  toFile: string,
+  read: (state: AsyncIterable<Buffer>) => Promise<T>,
+): Promise<StateResult & { read: T }> {
+  const run = await tf.run<T>('state pull', statePullArgs(), {
+    consumeStdout: async (stdout) => {
+      const file = createWriteStream(toFile, { mode: 0o600, flags: 'wx' });
+      const written = finished(file);
+      written.catch(() => {}); // a failure to open or write is raised by the write that meets it, or below
+      try {
+        const value = await read(writtenAsRead(stdout, file, written));
+        file.end();
+        await written;
+        return value;
+      } catch (error) {
+        file.destroy();
+        throw error;
+      }
+    },
   });
-  return { exitCode: succeeded(run, 'StatePullFailed').exitCode };
+  return { exitCode: succeeded(run, 'StatePullFailed').exitCode, read: run.consumed as T };
+}
+
+/**
+ * Each chunk of stdout, once it is handed to the file (waiting while the file is behind). A reader
+ * that stops early leaves stdout open: the driver drains it, so terraform's exit still says whether
+ * the pull itself failed.
+ */
+async function* writtenAsRead(stdout: Readable, file: WriteStream, written: Promise<void>): AsyncGenerator<Buffer> {
+  for await (const chunk of stdout.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+    if (!file.write(chunk)) await Promise.race([once(file, 'drain'), written]);
+    yield chunk;
+  }
 }
 
 export interface StatePushOptions {

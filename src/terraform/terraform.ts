@@ -16,9 +16,9 @@ import {
 import { runTerraform, type OutputSink, type RunOptions, type RunResult } from './exec.ts';
 import type { StopHandle } from './stop.ts';
 
-/** Where terraform's human output goes: each line (without its newline) with the command that printed it. A returned promise is backpressure. */
+/** Where terraform's human output goes: its lines (each without its newline, a batch per read of its pipe) with the command that printed them. A returned promise is backpressure. */
 export interface TerraformOutput {
-  line(stream: 'stdout' | 'stderr', text: string, command: Command): void | Promise<void>;
+  lines(stream: 'stdout' | 'stderr', texts: readonly string[], command: Command): void | Promise<void>;
   /** The command's stream ended (a sink may hold a line back until it knows what follows). */
   end?(stream: 'stdout' | 'stderr', command: Command): void | Promise<void>;
 }
@@ -93,7 +93,7 @@ export function createTerraform(options: TerraformOptions): Terraform {
       let result: RunResult<T>;
       try {
         const lines: OutputSink = {
-          line: (stream, text) => output.line(stream, text, command),
+          lines: (stream, texts) => output.lines(stream, texts, command),
           end: (stream) => output.end?.(stream, command),
         };
         result = await runTerraform<T>({ terraformPath: path, cwd, env, output: lines, stop, args, ...extra });

@@ -43,8 +43,12 @@ export async function validate(tf: Terraform): Promise<ValidateResult> {
     });
   }
   const diagnostics = report.diagnostics ?? [];
-  for (const d of diagnostics)
-    await tf.output.line('stdout', `${d.severity}: ${d.summary}${d.detail ? `: ${d.detail}` : ''}`, 'validate');
+  if (diagnostics.length)
+    await tf.output.lines(
+      'stdout',
+      diagnostics.map((d) => `${d.severity}: ${d.summary}${d.detail ? `: ${d.detail}` : ''}`),
+      'validate',
+    );
   await tf.output.end?.('stdout', 'validate');
   const valid = report.valid === true && result.meaning === 'ok';
   if (!valid) {

@@ -104,7 +104,7 @@ export async function terraformVersion(
   const recorded = record && recordedVersionLine(path, record);
   const fromRecord = recorded === undefined ? undefined : versionOfLine(path, recorded);
   if (fromRecord) return { ...fromRecord, fromImageRecord: true };
-  const tf = createTerraform({ path, cwd, env, output: { line() {} }, stop: options.stop });
+  const tf = createTerraform({ path, cwd, env, output: { lines() {} }, stop: options.stop });
   const run = await tf.run('version', versionArgs(), { captureStdout: true });
   if (run.meaning !== 'ok') {
     const said = lastLine(run.stderrTail);

@@ -2,24 +2,26 @@ import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 
 /**
- * The lines of a stream (without their line ends), read chunk by chunk: the consumer may await
- * between lines and the stream waits for it (readline's async iterator queues lines instead, and
- * was seen to drop some when its consumer stalled).
+ * The lines of a stream (without their line ends), a batch for each chunk read: every whole line
+ * the chunk ended, none when it ended none. The consumer may await between batches and the stream
+ * waits for it (readline's async iterator queues lines instead, and was seen to drop some when its
+ * consumer stalled). A batch per chunk, not a line at a time: a line's own handling (its yield, its
+ * write) cost more than the line (BENCHMARKS.md, "Apply overhead"), and a chunk bounds a batch.
  */
-export async function* readLines(stream: Readable): AsyncGenerator<string> {
+export async function* readLineBatches(stream: Readable): AsyncGenerator<string[]> {
   const decoder = new StringDecoder('utf8');
   let pending = '';
   for await (const chunk of stream) {
     pending += typeof chunk === 'string' ? chunk : decoder.write(chunk as Buffer);
-    let newline = pending.indexOf('\n');
-    while (newline >= 0) {
-      yield stripCarriageReturn(pending.slice(0, newline));
-      pending = pending.slice(newline + 1);
-      newline = pending.indexOf('\n');
-    }
+    const last = pending.lastIndexOf('\n');
+    if (last < 0) continue;
+    const lines = pending.slice(0, last).split('\n');
+    pending = pending.slice(last + 1);
+    for (let i = 0; i < lines.length; i++) lines[i] = stripCarriageReturn(lines[i]!);
+    yield lines;
   }
   pending += decoder.end();
-  if (pending.length > 0) yield stripCarriageReturn(pending);
+  if (pending.length > 0) yield [stripCarriageReturn(pending)];
 }
 
 const stripCarriageReturn = (line: string) => (line.endsWith('\r') ? line.slice(0, -1) : line);

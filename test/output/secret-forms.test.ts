@@ -121,6 +121,27 @@ describe('masking a stream of lines', () => {
       `      + input = <<-EOT\n            ${MASK}\n        EOT`,
     );
   });
+
+  it('lines pushed as one batch (a read of the pipe) come out as they do one at a time: a secret across them masked, a line ending with its beginning held', () => {
+    const m = masker('CANARY correct horse battery staple, a long passphrase that goes past the wrap column');
+    const lines = [
+      'Error: refused',
+      'The database password CANARY correct horse battery staple, a long passphrase',
+      'that goes past the wrap column is refused',
+      'done',
+      'and CANARY correct',
+    ];
+    const oneByOne = run(m, lines).filter((text) => text !== undefined);
+    const batched = new LineMasker(m);
+    assert.equal(batched.push(...lines), `Error: refused\nThe database password ${MASK} is refused\ndone`);
+    assert.equal(batched.end(), 'and CANARY correct');
+    assert.deepEqual(oneByOne, [
+      'Error: refused',
+      `The database password ${MASK} is refused`,
+      'done',
+      'and CANARY correct',
+    ]);
+  });
 });
 
 describe('the encodings a secret travels in (base64, percent-encoding, case, hex)', () => {

@@ -24,13 +24,13 @@ describe("output: terraform's text", () => {
     stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
     const text = terraformText({ masker, log, step: () => 'validate', stdout });
 
-    await text.line('stdout', 'changed: nothing', 'apply');
-    await text.line('stdout', '\x1b[2Jcleared\r', 'apply');
+    await text.lines('stdout', ['changed: nothing'], 'apply');
+    await text.lines('stdout', ['\x1b[2Jcleared\r'], 'apply');
     await text.end!('stdout', 'apply');
     // validate's stderr ends with the start of the secret: it waits for its next line, and the pull's line beside it does not.
-    await text.line('stderr', 'Error: the value two', 'validate');
-    await text.line('stderr', 'pulled', 'state pull');
-    await text.line('stderr', 'words is refused', 'validate');
+    await text.lines('stderr', ['Error: the value two'], 'validate');
+    await text.lines('stderr', ['pulled'], 'state pull');
+    await text.lines('stderr', ['words is refused'], 'validate');
     await text.end!('stderr', 'validate');
     await text.end!('stderr', 'state pull');
     closeSync(fd);

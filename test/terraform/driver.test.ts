@@ -170,7 +170,7 @@ describe('driver: the argv of every command', () => {
 
 /** A terraform that is node running `script`: the handle does not care which binary it starts. */
 function nodeAs(stop: StopHandle, env?: NodeJS.ProcessEnv) {
-  return createTerraform({ path: process.execPath, cwd: process.cwd(), env, output: { line() {} }, stop });
+  return createTerraform({ path: process.execPath, cwd: process.cwd(), env, output: { lines() {} }, stop });
 }
 
 describe('driver: createTerraform', () => {
@@ -205,7 +205,7 @@ describe('driver: createTerraform', () => {
       const tf = createTerraform({
         path: process.execPath,
         cwd: process.cwd(),
-        output: { line: (_s, text) => void (text === 'ready' && ready()) },
+        output: { lines: (_s, texts) => void (texts.includes('ready') && ready()) },
         stop,
       });
       return { run: tf.run('version', ['-e', script]), isReady };
@@ -267,7 +267,7 @@ describe('driver: createTerraform', () => {
     const tf = createTerraform({
       path: process.execPath,
       cwd: process.cwd(),
-      output: { line: (_s, text) => void told.push(text) },
+      output: { lines: (_s, texts) => void told.push(...texts) },
       stop: new StopHandle(),
     });
     await tf.run('apply', ['-e', "process.stdout.write('running\\n')"], { onStart: () => told.push('started') });
@@ -278,7 +278,7 @@ describe('driver: createTerraform', () => {
     const tf = createTerraform({
       path: '/nonexistent/terraform',
       cwd: process.cwd(),
-      output: { line() {} },
+      output: { lines() {} },
       stop: new StopHandle(),
     });
     let started = false;

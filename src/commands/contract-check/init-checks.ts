@@ -77,7 +77,7 @@ export async function initAndValidate(options: InitOptions): Promise<void> {
       path: options.terraformPath,
       cwd: copy,
       env,
-      output: { line: (_stream, text) => void initLines.push(text) },
+      output: { lines: (_stream, texts) => void initLines.push(...texts) },
       stop: options.stop,
     });
     const failed = await init(tf, { backend: false, lockfileReadonly: true }).then(
@@ -103,7 +103,7 @@ export async function initAndValidate(options: InitOptions): Promise<void> {
     }
     add('init', 'pass', 'init -backend=false -lockfile=readonly succeeds offline');
     try {
-      await validate(tf.withOutput({ line() {} }));
+      await validate(tf.withOutput({ lines() {} }));
       add('validate', 'pass', 'validate passes');
     } catch (error) {
       const failure = asRunnerError(error);
