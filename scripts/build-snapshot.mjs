@@ -1,0 +1,116 @@
+// The runner's V8 startup snapshot (BENCHMARKS.md, start; ARCHITECTURE.md): its bundle and its blob.
+//
+// The bundle (dist/snapshot/captf-runner.cjs) is src/startup-snapshot.ts and everything it imports in
+// one CommonJS script, as node builds a snapshot from (no ES module, no import() of a file). The blob
+// node restores costs CPU at every start in proportion to its size, so the bundle is minified, in
+// ASCII only (V8 keeps a script with one other character as two bytes a character), and leaves out
+// the packages only some runs load: a store's client, the policy language, pretty logs. Those are
+// bundles of their own in dist/snapshot/lib/, required when a run first uses them, from beside the
+// runner the run was started with (process.argv[1]: the launcher passes the bundle's path, as node
+// does for the bundle itself).
+//
+// The blob is made by one node binary and runs only on that one (node refuses another's, exit 14):
+// the build makes one for the tests with its own node, the image build one with the image's node.
+// `--predictable` fixes V8's hash seed and random numbers while it is built, so that one node makes
+// the same bytes from the same bundle (a run rehashes with a seed of its own and needs no flag).
+//
+//   node scripts/build-snapshot.mjs NODE ENTRY.cjs BLOB      # the blob alone (Dockerfile, bench)
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+/** The packages the snapshot leaves out, by the file of their bundle in lib/: the specifiers the runner imports them by. */
+const LAZY_PACKAGES = {
+  'aws-sdk-client-s3': ['@aws-sdk/client-s3'],
+  pg: ['pg'],
+  'pino-pretty': ['pino-pretty'],
+  yaml: ['yaml'],
+  // one bundle for both entry points: they share the package's classes
+  cel: ['@bufbuild/cel', '@bufbuild/cel/ext'],
+};
+const LIB_OF = new Map(Object.entries(LAZY_PACKAGES).flatMap(([lib, specs]) => specs.map((spec) => [spec, lib])));
+const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+/** In the snapshot's bundle, a lazy package is its lib/ bundle, required at its first use in a run. */
+const lazyPackagesFromLib = {
+  name: 'lazy-packages-from-lib',
+  setup(b) {
+    const filter = new RegExp(`^(?:${[...LIB_OF.keys()].map(escapeRegExp).join('|')})$`);
+    b.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'snapshot-lib' }));
+    b.onLoad({ filter: /.*/, namespace: 'snapshot-lib' }, (args) => ({
+      contents: `const { createRequire } = require('node:module');
+const { dirname, join } = require('node:path');
+module.exports = createRequire(join(dirname(process.argv[1]), 'snapshot', 'lib', 'x'))(${JSON.stringify(`./${LIB_OF.get(args.path)}.cjs`)})[${JSON.stringify(args.path)}];`,
+      loader: 'js',
+    }));
+  },
+};
+
+/** Every character outside ASCII as a \u escape: it is only in regular expressions and strings of the minified bundle. */
+function asciiOnly(file) {
+  const text = readFileSync(file, 'utf8');
+  writeFileSync(
+    file,
+    text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+  );
+}
+
+/** The snapshot's bundle and its lib/ bundles, with the build options of the runner's own (`common`). */
+export async function buildSnapshotBundle(common, entry, outDir) {
+  rmSync(outDir, { recursive: true, force: true });
+  const outfile = join(outDir, 'captf-runner.cjs');
+  await build({
+    ...common,
+    entryPoints: [entry],
+    outfile,
+    format: 'cjs',
+    minify: true,
+    keepNames: true,
+    plugins: [...common.plugins, lazyPackagesFromLib],
+  });
+  asciiOnly(outfile);
+  mkdirSync(join(outDir, 'lib'));
+  for (const [lib, specs] of Object.entries(LAZY_PACKAGES))
+    await build({
+      ...common,
+      stdin: {
+        contents: `module.exports = {${specs.map((spec) => `${JSON.stringify(spec)}: require(${JSON.stringify(spec)})`).join(', ')}};`,
+        resolveDir: fileURLToPath(new URL('..', import.meta.url)),
+        loader: 'js',
+      },
+      outfile: join(outDir, 'lib', `${lib}.cjs`),
+      format: 'cjs',
+    });
+  return outfile;
+}
+
+/** The build's environment: nothing of the caller's (the snapshot must not depend on it), a fixed time zone and locale. */
+const BUILD_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', TZ: 'UTC', LC_ALL: 'C' };
+
+export function buildSnapshotBlob(node, entry, blob) {
+  const temp = `${blob}.tmp`;
+  rmSync(temp, { force: true });
+  // --no-warnings: node warns of every built-in module it has not verified in a snapshot (child_process, tty, …).
+  const built = spawnSync(
+    node,
+    ['--predictable', '--no-warnings', '--snapshot-blob', temp, '--build-snapshot', entry],
+    {
+      env: BUILD_ENV,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
+  if (built.status !== 0)
+    throw new Error(`${node} --build-snapshot ${entry} failed (exit ${built.status ?? built.signal})`);
+  renameSync(temp, blob);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [node, entry, blob] = process.argv.slice(2);
+  if (!node || !entry || !blob) {
+    process.stderr.write('usage: node scripts/build-snapshot.mjs NODE ENTRY.cjs BLOB\n');
+    process.exit(2);
+  }
+  buildSnapshotBlob(node, entry, blob);
+}
