@@ -50,7 +50,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { buildSnapshotBlob } from '../scripts/build-snapshot.mjs';
+import { buildSnapshotBlob } from '../scripts/snapshot-blob.mjs';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opts } = parseArgs({

@@ -9,14 +9,8 @@
 // runner the run was started with (process.argv[1]: the launcher passes the bundle's path, as node
 // does for the bundle itself).
 //
-// The blob is made by one node binary and runs only on that one (node refuses another's, exit 14):
-// the build makes one for the tests with its own node, the image build one with the image's node.
-// `--predictable` fixes V8's hash seed and random numbers while it is built, so that one node makes
-// the same bytes from the same bundle (a run rehashes with a seed of its own and needs no flag).
-//
-//   node scripts/build-snapshot.mjs NODE ENTRY.cjs BLOB      # the blob alone (Dockerfile, bench)
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// The blob: scripts/snapshot-blob.mjs.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -84,33 +78,4 @@ export async function buildSnapshotBundle(common, entry, outDir) {
       format: 'cjs',
     });
   return outfile;
-}
-
-/** The build's environment: nothing of the caller's (the snapshot must not depend on it), a fixed time zone and locale. */
-const BUILD_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', TZ: 'UTC', LC_ALL: 'C' };
-
-export function buildSnapshotBlob(node, entry, blob) {
-  const temp = `${blob}.tmp`;
-  rmSync(temp, { force: true });
-  // --no-warnings: node warns of every built-in module it has not verified in a snapshot (child_process, tty, …).
-  const built = spawnSync(
-    node,
-    ['--predictable', '--no-warnings', '--snapshot-blob', temp, '--build-snapshot', entry],
-    {
-      env: BUILD_ENV,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    },
-  );
-  if (built.status !== 0)
-    throw new Error(`${node} --build-snapshot ${entry} failed (exit ${built.status ?? built.signal})`);
-  renameSync(temp, blob);
-}
-
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const [node, entry, blob] = process.argv.slice(2);
-  if (!node || !entry || !blob) {
-    process.stderr.write('usage: node scripts/build-snapshot.mjs NODE ENTRY.cjs BLOB\n');
-    process.exit(2);
-  }
-  buildSnapshotBlob(node, entry, blob);
 }

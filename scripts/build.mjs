@@ -2,7 +2,8 @@
 import { build } from 'esbuild';
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { sourcesHash } from './sources-hash.mjs';
-import { buildSnapshotBlob, buildSnapshotBundle } from './build-snapshot.mjs';
+import { buildSnapshotBundle } from './build-snapshot.mjs';
+import { buildSnapshotBlob } from './snapshot-blob.mjs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
