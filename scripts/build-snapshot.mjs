@@ -42,6 +42,51 @@ module.exports = createRequire(join(dirname(process.argv[1]), 'snapshot', 'lib',
   },
 };
 
+/**
+ * What a dependency reads of the process as it loads, and the snapshot would keep from the build's
+ * (a clock, a pid, a host name: bytes that differ build to build, values wrong in a run), read at its
+ * first use instead. Each edit must find its text: a new version of the package fails the build here.
+ */
+const READ_AT_FIRST_USE = [
+  {
+    file: 'node_modules/pino/pino.js',
+    edits: [
+      ['const { pid } = process\nconst hostname = os.hostname()\n', ''],
+      ['  base: { pid, hostname },\n', '  get base () { return { pid: process.pid, hostname: os.hostname() } },\n'],
+    ],
+  },
+  {
+    file: 'node_modules/pino/lib/time.js',
+    edits: [
+      [
+        'const startWallTimeNs = BigInt(Date.now()) * NS_PER_MS\nconst startHrTime = process.hrtime.bigint()\n',
+        'let startWallTimeNs\nlet startHrTime\n',
+      ],
+      [
+        '  const elapsedNs = process.hrtime.bigint() - startHrTime\n',
+        '  if (startHrTime === undefined) {\n    startWallTimeNs = BigInt(Date.now()) * NS_PER_MS\n    startHrTime = process.hrtime.bigint()\n  }\n  const elapsedNs = process.hrtime.bigint() - startHrTime\n',
+      ],
+    ],
+  },
+];
+const readAtFirstUse = {
+  name: 'read-at-first-use',
+  setup(b) {
+    for (const { file, edits } of READ_AT_FIRST_USE) {
+      const path = fileURLToPath(new URL(`../${file}`, import.meta.url));
+      b.onLoad({ filter: new RegExp(`^${escapeRegExp(path)}$`) }, () => {
+        let contents = readFileSync(path, 'utf8');
+        for (const [from, to] of edits) {
+          if (!contents.includes(from))
+            throw new Error(`${file} no longer holds ${JSON.stringify(from)}: review READ_AT_FIRST_USE`);
+          contents = contents.replace(from, to);
+        }
+        return { contents, loader: 'js' };
+      });
+    }
+  },
+};
+
 /** Every character outside ASCII as a \u escape: it is only in regular expressions and strings of the minified bundle. */
 function asciiOnly(file) {
   const text = readFileSync(file, 'utf8');
@@ -62,7 +107,7 @@ export async function buildSnapshotBundle(common, entry, outDir) {
     format: 'cjs',
     minify: true,
     keepNames: true,
-    plugins: [...common.plugins, lazyPackagesFromLib],
+    plugins: [...common.plugins, lazyPackagesFromLib, readAtFirstUse],
   });
   asciiOnly(outfile);
   mkdirSync(join(outDir, 'lib'));
