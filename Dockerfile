@@ -92,7 +92,10 @@ COPY dist/captf-runner.mjs /app/usr/local/lib/captf-runner/captf-runner.mjs
 COPY dist/chunks/ /app/usr/local/lib/captf-runner/chunks/
 COPY dist/snapshot/lib/ /app/usr/local/lib/captf-runner/snapshot/lib/
 COPY runner/captf-runner.sh /app/usr/local/bin/captf-runner
-COPY dist/snapshot/captf-runner.cjs scripts/snapshot-blob.mjs /snapshot/
+COPY dist/snapshot/captf-runner.cjs scripts/snapshot-blob.sh /snapshot/
+# A step of its own, the blob first: node keeps its builder's PID in the blob, and that PID is the same
+# in every build that runs each step in a PID namespace of its own (scripts/snapshot-blob.sh).
+RUN sh /snapshot/snapshot-blob.sh /usr/local/bin/node /snapshot/captf-runner.cjs /snapshot/captf-runner.blob
 COPY dist/npm-sbom.cdx.json runner/image-sbom.mjs /sbom/
 COPY --from=rootfs /rootfs/var/lib/dpkg/status.d/ /sbom/status.d/
 COPY --from=rootfs /rootfs/etc/debian_version /sbom/
@@ -102,8 +105,7 @@ RUN set -eu; \
     cd /app; \
     find . -type d -exec chmod 0755 {} +; find . -type f -exec chmod 0644 {} +; \
     chmod 0755 usr/local/lib/captf-runner/captf-runner.mjs usr/local/bin/captf-runner; \
-    node /snapshot/snapshot-blob.mjs /usr/local/bin/node /snapshot/captf-runner.cjs usr/local/lib/captf-runner/snapshot/captf-runner.blob; \
-    chmod 0644 usr/local/lib/captf-runner/snapshot/captf-runner.blob; \
+    cp /snapshot/captf-runner.blob usr/local/lib/captf-runner/snapshot/captf-runner.blob; \
     mkdir -p usr/share/captf-runner; \
     node /sbom/image-sbom.mjs --npm /sbom/npm-sbom.cdx.json --status /sbom/status.d --debian-version /sbom/debian_version \
       --terraform /sbom/terraform --terraform-tool "${TERRAFORM_TOOL}" --node-version "$(node --version)" --runner-version "${RUNNER_VERSION}" --created "${CREATED}" \

@@ -9,7 +9,7 @@
 // runner the run was started with (process.argv[1]: the launcher passes the bundle's path, as node
 // does for the bundle itself).
 //
-// The blob: scripts/snapshot-blob.mjs.
+// The blob: scripts/snapshot-blob.sh.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -9,7 +9,9 @@
 # Prints the image's figures (size, packages, start). Exits 0 only when every check passes.
 #
 # Needs root, the Debian mirror and the npm registry (for the Node stand-in), no container
-# registry and no Docker engine: buildah builds (chroot isolation), podman runs (runc).
+# registry and no Docker engine: buildah builds (the runner image with OCI isolation: each step in a PID
+# namespace of its own, as Docker runs them, which the startup snapshot's blob needs to be the same bytes;
+# the rest with chroot isolation), podman runs (runc).
 # Each setting below says at its place why it is what it is.
 #
 #   bash scripts/image-check.sh            (CI: .ci/run calls it)
@@ -134,7 +136,7 @@ stage_context() {
 # layer per COPY of the last stage (the OS and node, terraform, the runner), so that a new runner
 # ships a small layer.
 build_runner() {
-  buildah build --pull=never --isolation chroot --layers --no-cache --timestamp "$source_date_epoch" \
+  buildah build --pull=never --isolation oci --layers --no-cache --timestamp "$source_date_epoch" \
     "${build_args[@]}" -f "$2/Dockerfile" -t "$1" "$2"
 }
 
@@ -145,7 +147,7 @@ check_tampered_terraform() {
   mkdir -p "$context/dist" "$context/runner"
   cp "$REPO/Dockerfile" "$REPO/.dockerignore" "$context/"
   cp -r "$REPO/dist/captf-runner.mjs" "$REPO/dist/chunks" "$REPO/dist/snapshot" "$REPO/dist/npm-sbom.cdx.json" "$REPO/dist/terraform" "$context/dist/"
-  mkdir -p "$context/scripts" && cp "$REPO/scripts/snapshot-blob.mjs" "$context/scripts/"
+  mkdir -p "$context/scripts" && cp "$REPO/scripts/snapshot-blob.sh" "$context/scripts/"
   # The runner/ files the build context lets in (.dockerignore's exceptions), so that the list lives in one place.
   local file
   for file in $(sed -n 's|^!\(runner/.*\)|\1|p' "$REPO/.dockerignore"); do cp "$REPO/$file" "$context/runner/"; done

@@ -12,6 +12,7 @@ const INPUTS = [
   'scripts/build.mjs',
   'scripts/build-snapshot.mjs',
   'scripts/snapshot-blob.mjs',
+  'scripts/snapshot-blob.sh',
   'scripts/sources-hash.mjs',
   'package.json',
   'package-lock.json',
