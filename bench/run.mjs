@@ -30,7 +30,7 @@
 // --breakdown-size RxN (20x25); --breakdown-runs N (5); --node PATH (the node that runs the runner
 // and `node -e 0`; default the one running this script); --runner FILE (default: `npm run build`,
 // then dist/captf-runner.mjs); --terraform PATH (terraform on PATH); --json-out FILE (default
-// bench/results/latest.json; - for none); --keep (keep the temp dir).
+// $TMPDIR/captf-bench.json, so that a trial run never overwrites the committed figures; - for none); --keep (keep the temp dir).
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import {
@@ -66,7 +66,7 @@ const { values: opts } = parseArgs({
     node: { type: 'string' },
     runner: { type: 'string' },
     terraform: { type: 'string', default: 'terraform' },
-    'json-out': { type: 'string', default: join(REPO, 'bench/results/latest.json') },
+    'json-out': { type: 'string', default: join(tmpdir(), 'captf-bench.json') },
     keep: { type: 'boolean', default: false },
   },
 });

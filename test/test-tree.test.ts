@@ -1,6 +1,6 @@
 // The test tree's own rules (test/support/README.md, "Kinds of file"): every TypeScript file under test/ is a
-// test, a helper or a table of cases, told by its name; and no helper exports a name src/ exports, so a
-// reader never wonders which `terraformEnv` a test called.
+// test, a helper or a table of cases, told by its name; and no helper exports a name src/ or another helper
+// exports, so a reader never wonders which `terraformEnv` or `tempDir` a test called.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -71,5 +71,18 @@ describe('the test tree', () => {
     );
     assert.deepEqual(shadowing, []);
     assert.ok(fromSrc.has('terraformEnv') && fromSrc.has('runTerraform'), 'the export reader sees src/');
+  });
+
+  it('no two helpers export the same name', () => {
+    const firstExporter = new Map<string, string>();
+    const twice: string[] = [];
+    for (const file of helpers) {
+      for (const name of exportedNames(file)) {
+        const first = firstExporter.get(name);
+        if (first === undefined) firstExporter.set(name, file);
+        else twice.push(`${name}: ${first} and ${file}`);
+      }
+    }
+    assert.deepEqual(twice, [], 'keep one helper of each name (test/support/ when several folders need it)');
   });
 });

@@ -42,7 +42,14 @@ export interface KubeClientOptions {
 /** RFC 7386: objects merge, `null` deletes a key, anything else replaces. */
 export type JsonMergePatch = { [key: string]: unknown };
 
-const LIST_PAGE_SIZE = '250';
+const LIST_PAGE_SIZE = 250;
+/**
+ * Pages one listing may take: 10,000 Secrets, where a store keeps a few chunks per backup and plan of
+ * one object and a Job leaves one result. Anyone who may create Secrets in the namespace could label
+ * thousands more (or an API server could hand back the same continue token forever): the listing
+ * fails the op, not exhausts the runner's memory or its deadline.
+ */
+const MAX_SECRET_LIST_PAGES = 40;
 // Ask for metadata only: listing chunk Secrets must not download every chunk.
 const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json';
 
@@ -120,20 +127,31 @@ export class KubeClient {
     }
   }
 
-  /** Metadata of the Secrets matching a label selector (e.g. `a=b,c=d`), all pages; no data. */
-  async listSecretMetadata(namespace: string, labelSelector: string): Promise<ObjectMeta[]> {
+  /** Metadata of the Secrets matching a label selector (e.g. `a=b,c=d`), all pages up to `maxPages`; no data. */
+  async listSecretMetadata(
+    namespace: string,
+    labelSelector: string,
+    maxPages = MAX_SECRET_LIST_PAGES,
+  ): Promise<ObjectMeta[]> {
     const items: ObjectMeta[] = [];
     let continueToken: string | undefined;
+    let pages = 0;
     do {
-      const query: Record<string, string> = { labelSelector, limit: LIST_PAGE_SIZE };
+      const query: Record<string, string> = { labelSelector, limit: String(LIST_PAGE_SIZE) };
       if (continueToken) query.continue = continueToken;
-      const page = await this.json<{ items?: { metadata?: ObjectMeta }[]; metadata?: { continue?: string } }>({
-        verb: 'list',
-        resource: SECRETS,
-        namespace,
-        query,
-        accept: METADATA_LIST_ACCEPT,
-      });
+      const request: ApiRequest = { verb: 'list', resource: SECRETS, namespace, query, accept: METADATA_LIST_ACCEPT };
+      if (++pages > maxPages) {
+        throw kubeError(
+          request,
+          KubeReason.RequestFailed,
+          `listing the Secrets labelled ${labelSelector} in namespace "${namespace}" took ${maxPages} pages ` +
+            `(${maxPages * LIST_PAGE_SIZE} Secrets) and still had more, where the runner keeps a few per object. ` +
+            `List them (kubectl get secrets -n ${namespace} -l '${labelSelector}'), delete those that are not ` +
+            `the runner's, or check the API server's paging`,
+          { labelSelector, pages: maxPages },
+        );
+      }
+      const page = await this.json<{ items?: { metadata?: ObjectMeta }[]; metadata?: { continue?: string } }>(request);
       for (const item of page.items ?? []) if (item.metadata) items.push(item.metadata);
       continueToken = page.metadata?.continue || undefined;
     } while (continueToken);

@@ -5,13 +5,15 @@ import type { Snapshot } from '../controller-model/snapshot.ts';
 import { actionText } from '../plan/actions.ts';
 import type { Classification } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
+import { printableLine } from '../output/printable.ts';
 import { countsText } from '../output/summary.ts';
 import { runOutcome, type LocalStatus, type Run } from './history.ts';
 import type { LocalObject, LocalPaths } from './object.ts';
 import { relative } from 'node:path';
 
+/** Prints each line to the author's terminal; what a module or a run wrote into it (an address, a message) is escaped, so it cannot move the cursor or reorder the line. */
 export const say = (...lines: string[]): void => {
-  process.stdout.write(lines.map((line) => line + '\n').join(''));
+  process.stdout.write(lines.map((line) => printableLine(line) + '\n').join(''));
 };
 
 export function decisionLines(decision: Decision): string[] {

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, withPgBackend } from '../support/tf-modules.ts';
-import { explain, runRunner, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
+import { explain, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 
 const IMAGE = 'registry.example/m:1';
 /** In the other state's path: a config value that must never be shown. */
@@ -80,26 +80,8 @@ describe("OpenTofu's spellings", () => {
 
   it("the only backend block in backend.tofu, run by terraform (which never reads it): refused as the module's problem (exit 4) with the fix, before init", async (t) => {
     const s = await scenario(t, { ...modules.base, 'backend.tofu': 'terraform {\n  backend "pg" {}\n}\n' });
-    // Not s.run: a Job's run, the module's own backend (--state would replace it).
-    const run = await runRunner(
-      [
-        'apply',
-        '--module',
-        s.module,
-        '--inputs',
-        s.inputs,
-        '--out',
-        s.out,
-        '--termination-log',
-        s.termination,
-        '--log-format',
-        'json',
-        '--image',
-        IMAGE,
-      ],
-      {},
-      s,
-    );
+    // A Job's run, the module's own backend (--state would replace it).
+    const run = await s.runOwnBackend('apply', ['--image', IMAGE]);
     assert.equal(run.exitCode, 4, explain(run));
     assert.equal(run.result!.outcome, 'invalid');
     assert.equal(run.result!.reason, 'ImageInvalid');
@@ -123,27 +105,7 @@ describe("OpenTofu's spellings", () => {
       'backend.tofu': 'terraform {\n  backend "local" {}\n}\n',
     });
     // Not s.run: it passes --state, which replaces the module's backend.
-    const run = (op: string, args: string[]) =>
-      runRunner(
-        [
-          op,
-          '--module',
-          s.module,
-          '--inputs',
-          s.inputs,
-          '--out',
-          s.out,
-          '--termination-log',
-          s.termination,
-          '--log-format',
-          'json',
-          '--image',
-          IMAGE,
-          ...args,
-        ],
-        {},
-        s,
-      );
+    const run = (op: string, args: string[]) => s.runOwnBackend(op, ['--image', IMAGE, ...args]);
     for (const [op, args] of [
       ['apply', []],
       ['restore', ['--backup', join(s.dir, 'no-backup')]],
@@ -207,27 +169,9 @@ describe('the backend init recorded', () => {
     const s = await scenario(t, withPgBackend(modules.base));
     const wrapper = await injecting(s);
     // Not s.run: it passes --state.
-    const run = await runRunner(
-      [
-        'apply',
-        '--module',
-        s.module,
-        '--inputs',
-        s.inputs,
-        '--out',
-        s.out,
-        '--termination-log',
-        s.termination,
-        '--log-format',
-        'json',
-        '--image',
-        IMAGE,
-        '--terraform',
-        wrapper,
-      ],
-      { OTHER_STATE: otherState(s) },
-      s,
-    );
+    const run = await s.runOwnBackend('apply', ['--image', IMAGE, '--terraform', wrapper], {
+      OTHER_STATE: otherState(s),
+    });
     assertMismatch(run, /the backend "local", not the "pg" backend the module declares/);
     assert.ok(run.result!.message.includes(join(s.module, 'backend.tf')), run.result!.message);
     assertNothingElsewhere(s, run);

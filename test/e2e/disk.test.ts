@@ -81,23 +81,7 @@ describe('disk problems', { concurrency: 2 }, () => {
   it('<out>/result.json a directory, or a FIFO: found in preflight, exit 2, nothing applied', async (t) => {
     const s = await scenario(t, MODULE);
     // Not s.run: it removes a result.json left by an earlier run.
-    const apply = () =>
-      runRunner([
-        'apply',
-        '--module',
-        s.module,
-        '--inputs',
-        s.inputs,
-        '--state',
-        s.state,
-        '--new-state',
-        '--out',
-        s.out,
-        '--termination-log',
-        s.termination,
-        '--log-format',
-        'json',
-      ]);
+    const apply = () => runRunner(s.runArgs('apply'));
     await mkdir(join(s.out, 'result.json'), { recursive: true });
     assertFoundInPreflight(
       await apply(),

@@ -68,22 +68,8 @@ async function pgScenario(t: TestContext, tree: FileTree, database?: TestDatabas
   const s = await scenario(t, withPgBackend(tree));
   const backendConfig = join(s.dir, 'backend.hcl');
   await writeFile(backendConfig, `conn_str = ${JSON.stringify(db.connString)}\n`, { mode: 0o600 });
-  const pgArgs = (op: string, args: string[] = []) => [
-    op,
-    '--module',
-    s.module,
-    '--inputs',
-    s.inputs,
-    '--out',
-    s.out,
-    '--termination-log',
-    s.termination,
-    '--log-format',
-    'json',
-    '--backend-config',
-    backendConfig,
-    ...args,
-  ];
+  const pgArgs = (op: string, args: string[] = []) =>
+    s.ownBackendArgs(op, ['--backend-config', backendConfig, ...args]);
   return Object.assign(s, {
     db: db.name,
     backendConfig,
@@ -213,23 +199,7 @@ describe('pg backend', { concurrency: 1 }, () => {
 
 describe('local backend (--state)', { concurrency: 1 }, () => {
   const lockInfo = (s: Scenario) => join(s.dir, 'state', '.terraform.tfstate.lock.info');
-  const localArgs = (s: Scenario, op: string, args: string[] = []) => [
-    op,
-    '--module',
-    s.module,
-    '--inputs',
-    s.inputs,
-    '--state',
-    s.state,
-    '--new-state',
-    '--out',
-    s.out,
-    '--termination-log',
-    s.termination,
-    '--log-format',
-    'json',
-    ...args,
-  ];
+  const localArgs = (s: Scenario, op: string, args: string[] = []) => s.runArgs(op, args);
 
   it("a second runner names the holder (holderKnown, its lock id); unlock refuses to take a live holder's lock", async (t) => {
     const s = await scenario(t, slowApply({ resources: 2, seconds: 60 }));

@@ -33,26 +33,7 @@ async function longEvaluation(s: Scenario): Promise<string[]> {
     join(dir, 'policy.yaml'),
     `${POLICY_HEADER}rules:\n${rule('slow-1')}${rule('slow-2')}${rule('slow-3')}`,
   );
-  return [
-    'apply',
-    '--module',
-    s.module,
-    '--inputs',
-    s.inputs,
-    '--state',
-    s.state,
-    '--new-state',
-    '--out',
-    s.out,
-    '--termination-log',
-    s.termination,
-    '--log-format',
-    'json',
-    '--image',
-    IMAGE,
-    '--policy',
-    dir,
-  ];
+  return s.runArgs('apply', ['--image', IMAGE, '--policy', dir]);
 }
 
 const EVALUATION_STARTED = '"msg":"policy: judging the plan';

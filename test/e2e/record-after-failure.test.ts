@@ -179,24 +179,9 @@ describe('the record after an apply that did not succeed', () => {
     const s = await applied(t);
     const previous = recordedInputsHash(await s.readState());
     await s.useModule(moduleWith({ old: oldRemoved('sleep 120') }));
-    const args = [
-      'apply',
-      '--module',
-      s.module,
-      '--inputs',
-      s.inputs,
-      '--state',
-      s.state,
-      '--out',
-      s.out,
-      '--termination-log',
-      s.termination,
-      '--log-format',
-      'json',
-    ];
     const { child, exited } = await startInBackground(
       process.execPath,
-      [RUNNER, ...args, ...unguarded('registry.example/captf-module:3.0.0')],
+      [RUNNER, ...s.runArgs('apply', unguarded('registry.example/captf-module:3.0.0'))],
       {
         env: testTerraformEnv(),
         mark: "terraform_data.old: Provisioning with 'local-exec'",

@@ -11,32 +11,11 @@ import { explain, RUNNER, runRunner, scenario, type Scenario } from '../support/
 
 /** Starts an apply in the background (a process group of its own) and resolves once the step `step` has started. */
 const startSlowApply = (s: Scenario, extraArgs: string[] = [], step = 'apply') =>
-  startInBackground(
-    process.execPath,
-    [
-      RUNNER,
-      'apply',
-      '--module',
-      s.module,
-      '--inputs',
-      s.inputs,
-      '--state',
-      s.state,
-      '--new-state',
-      '--out',
-      s.out,
-      '--termination-log',
-      s.termination,
-      '--log-format',
-      'json',
-      ...extraArgs,
-    ],
-    {
-      env: testTerraformEnv(),
-      mark: `"msg":"${step}: started"`,
-      killAfterMs: 120_000,
-    },
-  );
+  startInBackground(process.execPath, [RUNNER, ...s.runArgs('apply', extraArgs)], {
+    env: testTerraformEnv(),
+    mark: `"msg":"${step}: started"`,
+    killAfterMs: 120_000,
+  });
 
 /**
  * A sleep length no other run on this machine uses (a fraction of a second added at random), so

@@ -7,39 +7,18 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, readLocalState, resourceIds, type FileTree } from '../support/tf-modules.ts';
-import { explain, runRunner, scenario, type Scenario } from '../support/runner.ts';
+import { explain, scenario } from '../support/runner.ts';
 
 const withLocalBackend = (settings: string): FileTree => ({
   ...modules.base,
   'backend.tf': `terraform {\n  backend "local" {\n${settings}  }\n}\n`,
 });
 
-/** A run of the module's own backend: no --state (a Job's run). */
-const runOwnBackend = (s: Scenario, op: string, args: string[] = []) =>
-  runRunner(
-    [
-      op,
-      '--module',
-      s.module,
-      '--inputs',
-      s.inputs,
-      '--out',
-      s.out,
-      '--termination-log',
-      s.termination,
-      '--log-format',
-      'json',
-      ...args,
-    ],
-    {},
-    s,
-  );
-
 describe('a local backend that keeps the state in the workdir', () => {
   it('backend "local" {} (terraform.tfstate in the module copy): refused after init (exit 4, StateInWorkdir), naming the file and the fix; nothing planned or written', async (t) => {
     const s = await scenario(t, withLocalBackend(''));
     const workdir = join(s.dir, 'work');
-    const run = await runOwnBackend(s, 'apply', ['--workdir', workdir]);
+    const run = await s.runOwnBackend('apply', ['--workdir', workdir]);
     assert.equal(run.exitCode, 4, explain(run));
     assert.equal(run.result!.outcome, 'invalid');
     assert.equal(run.result!.reason, 'StateInWorkdir');
@@ -67,7 +46,7 @@ describe('a local backend that keeps the state in the workdir', () => {
     ] as const) {
       const s = await scenario(t, withLocalBackend(`    path = "${path}"\n`));
       const workdir = join(s.dir, 'work');
-      const run = await runOwnBackend(s, op, ['--workdir', workdir]);
+      const run = await s.runOwnBackend(op, ['--workdir', workdir]);
       assert.equal(run.exitCode, 4, explain(run));
       assert.equal(run.result!.reason, 'StateInWorkdir');
       assert.ok(
@@ -100,10 +79,10 @@ describe('a local backend that keeps the state in the workdir', () => {
     const kept = join(s.dir, 'kept', 'terraform.tfstate');
     await s.useModule(withLocalBackend(`    path = "${kept}"\n`));
     await mkdir(join(s.dir, 'kept'));
-    const first = await runOwnBackend(s, 'apply');
+    const first = await s.runOwnBackend('apply');
     assert.equal(first.exitCode, 0, explain(first));
     assert.ok(resourceIds(await readLocalState(kept))['terraform_data.cluster']);
-    const again = await runOwnBackend(s, 'apply');
+    const again = await s.runOwnBackend('apply');
     assert.equal(again.exitCode, 0, explain(again));
     assert.equal(again.result!.outcome, 'noChanges', 'the second run read the state the first left');
     assert.equal(again.result!.state!.lineage, first.result!.state!.lineage);

@@ -1,14 +1,9 @@
 // Writes logical input files as a real inputs dir: plain files, or the layout of a Kubernetes
 // Secret/ConfigMap volume (the kubelet's atomic writer).
-import { mkdir, mkdtemp, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export type Layout = 'plain' | 'kubernetes-mount';
-
-export async function tempDir(): Promise<string> {
-  return mkdtemp(join(tmpdir(), 'captf-inputs-test-'));
-}
 
 export async function writeInputsDir(
   dir: string,

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { RunnerError } from '../../src/errors.ts';
 import { readInputs, TFVARS_FILE } from '../../src/inputs/index.ts';
-import { switchGeneration, tempDir, writeGeneration, writeInputsDir } from './layout.support.ts';
+import { switchGeneration, writeGeneration, writeInputsDir } from './layout.support.ts';
+import { tempDir } from '../support/tf-modules.ts';
 
 let root: string;
 let count = 0;

@@ -15,7 +15,8 @@ import {
   type InputsSnapshot,
 } from '../../src/inputs/index.ts';
 import type { ObjectKind } from '../../src/object-kind.ts';
-import { tempDir, writeInputsDir, type Layout } from './layout.support.ts';
+import { writeInputsDir, type Layout } from './layout.support.ts';
+import { tempDir } from '../support/tf-modules.ts';
 
 type FileContent = string | { base64: string };
 interface Vector {

@@ -308,6 +308,13 @@ describe('KubeClient', () => {
     const lists = fake.requests.filter((r) => r.verb === 'list');
     assert.equal(lists.length, 3); // one page of odd, two pages of all
     assert.ok(lists.every((r) => r.accept?.startsWith('application/json;as=PartialObjectMetadataList')));
+
+    // A listing longer than the runner's bound fails, after that many pages, with the way out.
+    await assert.rejects(
+      client.listSecretMetadata(NAMESPACE, 'group', 1),
+      isKube(KubeReason.RequestFailed, /took 1 pages \(250 Secrets\) and still had more.*kubectl get secrets/),
+    );
+    assert.equal(fake.requests.filter((r) => r.verb === 'list').length, 4);
   });
 });
 

@@ -5,6 +5,7 @@ import { MASK, Masker } from '../../src/output/mask.ts';
 import { maskResult, PROTOCOL_WORD_WARNING } from '../../src/output/mask-result.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { Result } from '../../src/schemas/result.ts';
+import { blockedResultOf } from './results.support.ts';
 
 describe('maskResult: the words its schema lists', () => {
   it('a destructive action, an outcome: a secret "delete" leaves result.json valid, and is masked everywhere else', () => {
@@ -23,24 +24,14 @@ describe('maskResult: the words its schema lists', () => {
         },
       ],
     });
-    const result = Result.parse({
-      apiVersion: 'runner.captf.io/v1',
-      op: 'apply',
-      outcome: 'blocked',
-      reason: 'DestructivePlanBlocked',
-      message: 'delete terraform_data.delete?',
-      exitCode: 3,
-      runnerVersion: '0',
-      object: { kind: 'cluster' },
-      applied: false,
-      mayHaveChanged: false,
-      steps: [{ name: 'plan', status: 'ok', startedAt: '2025-01-01T00:00:00.000Z', durationMs: 1 }],
-      annotations: {},
-      plan,
-      warnings: [],
-      startedAt: '2025-01-01T00:00:00.000Z',
-      finishedAt: '2025-01-01T00:00:00.000Z',
-    });
+    const result = Result.parse(
+      blockedResultOf(plan, {
+        message: 'delete terraform_data.delete?',
+        steps: [{ name: 'plan', status: 'ok', startedAt: '2025-01-01T00:00:00.000Z', durationMs: 1 }],
+        startedAt: '2025-01-01T00:00:00.000Z',
+        finishedAt: '2025-01-01T00:00:00.000Z',
+      }),
+    );
     const masker = new Masker();
     for (const secret of ['delete', 'blocked']) masker.add(secret, 'a value in sensitive.tfvars.json');
     const masked = Result.parse(maskResult(masker, result));

@@ -5,6 +5,7 @@ import { compactResult } from '../../src/output/termination.ts';
 import { humanSummary } from '../../src/output/summary.ts';
 import type { Result } from '../../src/schemas/result.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
+import { blockedResultOf, manyDeletes, resultOf } from './results.support.ts';
 
 describe('output: masking by value', () => {
   it('masks raw, JSON-escaped and per-line forms, and reports values too short to mask', () => {
@@ -30,37 +31,8 @@ describe('output: masking by value', () => {
 });
 
 describe('output: the termination message', () => {
-  const base = (destructiveCount: number, message: string): Result => {
-    const entries = Array.from({ length: destructiveCount }, (_, i) => ({
-      address: `terraform_data.resource_with_a_long_name_${i}["key-${i}"]`,
-      mode: 'managed',
-      type: 'terraform_data',
-      name: 'x',
-      change: { actions: ['delete'] },
-    }));
-    const plan = classifyPlan(
-      { format_version: '1.2', applyable: true, complete: true, errored: false, resource_changes: entries },
-      { limit: 1000 },
-    );
-    return {
-      apiVersion: 'runner.captf.io/v1',
-      op: 'apply',
-      outcome: 'blocked',
-      reason: 'DestructivePlanBlocked',
-      message,
-      exitCode: 3,
-      runnerVersion: '0',
-      object: { kind: 'cluster' },
-      plan,
-      applied: false,
-      mayHaveChanged: false,
-      steps: [],
-      annotations: {},
-      warnings: [],
-      startedAt: '',
-      finishedAt: '',
-    };
-  };
+  const base = (destructiveCount: number, message: string): Result =>
+    blockedResultOf(manyDeletes(destructiveCount), { message });
 
   it('is always valid JSON of at most 4096 bytes, counting what it left out', () => {
     for (const [count, length] of [
@@ -126,25 +98,8 @@ describe('output: masking what terraform escapes', () => {
 
 describe('output: what an approval covered unseen (approval.unreviewed)', () => {
   const H = 'a'.repeat(64);
-  const approved = (approval: Result['approval']): Result => ({
-    apiVersion: 'runner.captf.io/v1',
-    op: 'apply',
-    outcome: 'succeeded',
-    reason: 'ApplySucceeded',
-    message: 'Applied.',
-    exitCode: 0,
-    runnerVersion: '0',
-    object: { kind: 'cluster' },
-    approvalHash: H,
-    approval,
-    applied: true,
-    mayHaveChanged: true,
-    steps: [],
-    annotations: {},
-    warnings: [],
-    startedAt: '',
-    finishedAt: '',
-  });
+  const approved = (approval: Result['approval']): Result =>
+    resultOf({ message: 'Applied.', approvalHash: H, approval, applied: true, mayHaveChanged: true });
 
   it('the summary lists the unreviewed entries and what they were compared with', () => {
     const text = humanSummary(
@@ -222,24 +177,7 @@ describe('output: provider actions', () => {
       resource_changes: [],
       action_invocations,
     });
-    return {
-      apiVersion: 'runner.captf.io/v1',
-      op,
-      outcome: 'blocked',
-      reason: 'DestructivePlanBlocked',
-      message: 'm',
-      exitCode: 3,
-      runnerVersion: '0',
-      object: { kind: 'cluster' },
-      plan,
-      applied: false,
-      mayHaveChanged: false,
-      steps: [],
-      annotations: {},
-      warnings: [],
-      startedAt: '',
-      finishedAt: '',
-    };
+    return blockedResultOf(plan, { op });
   };
 
   it('the termination message carries actionsTotal and the first actions {address, trigger}, within the limit', () => {

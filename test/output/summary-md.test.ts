@@ -8,6 +8,7 @@ import { terraformPlanLine } from '../../src/output/summary.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { runnerClassifyOptions } from '../../src/plan/runner-options.ts';
 import type { Result } from '../../src/schemas/result.ts';
+import { blockedResultOf } from './results.support.ts';
 
 // Every character Markdown, HTML, JSON or a shell would escape.
 const SECRET = 'Tok*en_<b>|`x`&"q"\\n-9f';
@@ -59,28 +60,15 @@ const plan = classifyPlan(
 );
 
 function blocked(): Result {
-  return {
-    apiVersion: 'runner.captf.io/v1',
-    op: 'apply',
-    outcome: 'blocked',
-    reason: 'DestructivePlanBlocked',
+  return blockedResultOf(plan, {
     message: `The plan needs an approval (${SECRET})`,
-    exitCode: 3,
-    runnerVersion: '0',
     object: { kind: 'cluster', name: 'demo', namespace: 'ns' },
     inputsHash: HASH,
     approvalHash: HASH,
     approveCommand: `kubectl annotate terraformcluster demo -n ns captf.io/approve-destructive-plan=${HASH} --overwrite`,
-    plan,
     planText: `  # terraform_data.cluster must be replaced\n      ~ input = "${SECRET}"\n\`\`\`\nnot the end of the block\n`,
-    applied: false,
-    mayHaveChanged: false,
-    steps: [],
-    annotations: {},
     warnings: [`a warning naming ${SECRET}`],
-    startedAt: '',
-    finishedAt: '',
-  };
+  });
 }
 
 describe('summary-md: an op', () => {

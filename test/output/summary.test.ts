@@ -7,6 +7,7 @@ import type { Result } from '../../src/schemas/result.ts';
 import type { Classification } from '../../src/schemas/classification.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { approveCommand } from '../../src/guard/decide.ts';
+import { resultOf } from './results.support.ts';
 
 const H = 'a'.repeat(64);
 const P = 'b'.repeat(64);
@@ -62,24 +63,7 @@ const withActions = classifyPlan({
   ],
 });
 
-const result = (over: Partial<Result>): Result => ({
-  apiVersion: 'runner.captf.io/v1',
-  op: 'apply',
-  outcome: 'succeeded',
-  reason: 'ApplySucceeded',
-  message: 'Done.',
-  exitCode: 0,
-  runnerVersion: '0',
-  object: { kind: 'cluster' },
-  applied: false,
-  mayHaveChanged: false,
-  steps: [],
-  annotations: {},
-  warnings: [],
-  startedAt: '',
-  finishedAt: '',
-  ...over,
-});
+const result = resultOf;
 const inCluster = { object: { kind: 'cluster' as const, name: 'demo', namespace: 'team-a' } };
 const count = (text: string, part: string) => text.split(part).length - 1;
 const line = (text: string, label: string) => text.split('\n').find((l) => l.startsWith(label));

@@ -5,6 +5,7 @@ import { compactResult } from '../../src/output/termination.ts';
 import { Masker } from '../../src/output/mask.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import type { Result } from '../../src/schemas/result.ts';
+import { blockedResultOf } from './results.support.ts';
 
 function withActions(count: number): Result {
   const action_invocations = Array.from({ length: count }, (_, i) => ({
@@ -23,24 +24,7 @@ function withActions(count: number): Result {
     resource_changes: [],
     action_invocations,
   });
-  return {
-    apiVersion: 'runner.captf.io/v1',
-    op: 'apply',
-    outcome: 'blocked',
-    reason: 'DestructivePlanBlocked',
-    message: 'm',
-    exitCode: 3,
-    runnerVersion: '0',
-    object: { kind: 'cluster' },
-    plan,
-    applied: false,
-    mayHaveChanged: false,
-    steps: [],
-    annotations: {},
-    warnings: [],
-    startedAt: '',
-    finishedAt: '',
-  };
+  return blockedResultOf(plan);
 }
 
 describe('termination message: actionsOmitted', () => {

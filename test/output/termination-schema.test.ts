@@ -7,44 +7,20 @@ import { Masker } from '../../src/output/mask.ts';
 import { compactResult } from '../../src/output/termination.ts';
 import { TerminationMessage, type Result } from '../../src/schemas/result.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
+import { blockedResultOf, manyDeletes } from './results.support.ts';
 
-const result = (destructive: number, message: string, warnings: string[]): Result => {
-  const entries = Array.from({ length: destructive }, (_, i) => ({
-    address: `terraform_data.resource_with_a_long_name_${i}["key-${i}"]`,
-    mode: 'managed',
-    type: 'terraform_data',
-    name: 'x',
-    change: { actions: ['delete'] },
-  }));
-  const plan = classifyPlan(
-    { format_version: '1.2', applyable: true, complete: true, errored: false, resource_changes: entries },
-    { limit: 1000 },
-  );
-  return {
-    apiVersion: 'runner.captf.io/v1',
-    op: 'apply',
-    outcome: 'blocked',
-    reason: 'DestructivePlanBlocked',
+const result = (destructive: number, message: string, warnings: string[]): Result =>
+  blockedResultOf(manyDeletes(destructive), {
     message,
-    exitCode: 3,
-    runnerVersion: '0',
-    object: { kind: 'cluster' },
     inputsHash: 'a'.repeat(64),
     approvalHash: 'b'.repeat(64),
     stateInputsHash: null,
     planHash: 'c'.repeat(64),
     approval: { given: true, matched: true, required: true, unreviewed: [], unreviewedTotal: 2 },
     error: { kind: 'blocked', reason: 'DestructivePlanBlocked', step: 'decide', message, detail: { diagnostics: [] } },
-    plan,
-    applied: false,
-    mayHaveChanged: false,
-    steps: [],
     annotations: { 'captf.io/outcome': 'blocked' },
     warnings,
-    startedAt: '',
-    finishedAt: '',
-  };
-};
+  });
 
 it('every form of the termination message has only the members the schema declares, of their types', () => {
   const every = z.strictObject(TerminationMessage.shape);

@@ -17,6 +17,7 @@ import type { Result } from '../../src/schemas/result.ts';
 import { runnerClassifyOptions } from '../../src/plan/runner-options.ts';
 import { resourceChange, INPUTS_HASH_ADDRESS, planDocument } from '../plan/plans.support.ts';
 import { compiled, ISSUE_EXAMPLE, oneRule } from './policies.support.ts';
+import { resultOf } from '../output/results.support.ts';
 
 const DOCUMENT = planDocument({
   resource_changes: [
@@ -272,24 +273,13 @@ describe('policy: the findings in the termination message and the summary', () =
       ),
     });
     const judgedPlan = await judgement.judge(classifyPlan(document, { onChange: judgement.onChange, limit: 1000 }));
-    return {
-      apiVersion: 'runner.captf.io/v1',
-      op: 'apply',
+    return resultOf({
       outcome: 'invalid',
       reason: 'PolicyDenied',
       message: 'm'.repeat(5000),
       exitCode: 8,
-      runnerVersion: '0',
-      object: { kind: 'cluster' },
       plan: judgedPlan,
-      applied: false,
-      mayHaveChanged: false,
-      steps: [],
-      annotations: {},
-      warnings: [],
-      startedAt: '',
-      finishedAt: '',
-    };
+    });
   };
 
   it('the termination message carries the first denials with their words and the totals, within 4096 bytes', async () => {

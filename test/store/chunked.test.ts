@@ -18,8 +18,8 @@ import {
   rejectsWith,
   sha256,
   storeCraftedBackup,
-  tempDir,
 } from './stores.support.ts';
+import { tempDir } from '../support/tf-modules.ts';
 
 const PLAN = Buffer.from('PK\u0003\u0004 pretend this is a saved plan');
 const LOCK = Buffer.from('# .terraform.lock.hcl\n');

@@ -5,7 +5,8 @@ import { describe, it } from 'node:test';
 import { DirStore, openDirObject } from '../../src/store/dir-store.ts';
 import type { ChunkStore, ObjectWrite } from '../../src/store/store.ts';
 import { storeContract } from './store-contract.support.ts';
-import { putObject, putPartial, rejectsWith, tempDir } from './stores.support.ts';
+import { putObject, putPartial, rejectsWith } from './stores.support.ts';
+import { tempDir } from '../support/tf-modules.ts';
 
 const chunkPath = (store: DirStore, object: string, index: number) =>
   join(store.location, object, `chunk-${String(index).padStart(5, '0')}`);

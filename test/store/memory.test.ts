@@ -10,7 +10,8 @@ import { writeArtifact } from '../../src/store/artifact-write.ts';
 import { DirStore } from '../../src/store/dir-store.ts';
 import type { ChunkStore } from '../../src/store/store.ts';
 import { peakLiveGrowth } from '../support/live-memory.ts';
-import { backupMeta, tempDir } from './stores.support.ts';
+import { backupMeta } from './stores.support.ts';
+import { tempDir } from '../support/tf-modules.ts';
 
 const MiB = 1024 * 1024;
 // Small chunks, so that a few MiB make as many chunks as a large state does with the default size.

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pruneObjects } from '../../src/store/retention.ts';
 import { DirStore } from '../../src/store/dir-store.ts';
-import { putObject, putPartial, rejectsWith, tempDir } from './stores.support.ts';
+import { putObject, putPartial, rejectsWith } from './stores.support.ts';
+import { tempDir } from '../support/tf-modules.ts';
 
 type Spec = { name: string; complete: boolean };
 

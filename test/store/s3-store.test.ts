@@ -13,7 +13,8 @@ import { pruneObjects } from '../../src/store/retention.ts';
 import { S3Bucket, S3ChunkStore, s3Target } from '../../src/store/s3-store.ts';
 import { FakeS3, REGION } from '../support/fake-s3.ts';
 import { storeContract } from './store-contract.support.ts';
-import { backupMeta, putObject, putPartial, rejectsWith, tempDir } from './stores.support.ts';
+import { backupMeta, putObject, putPartial, rejectsWith } from './stores.support.ts';
+import { tempDir } from '../support/tf-modules.ts';
 
 const BUCKET = 'captf-artifacts';
 const IRSA_ROLE = 'arn:aws:iam::123456789012:role/captf-tc-prod';

@@ -25,8 +25,8 @@ import {
   rejectsWith,
   sha256,
   storeCraftedBackup,
-  tempDir,
 } from './stores.support.ts';
+import { tempDir } from '../support/tf-modules.ts';
 
 /** Changes what a store holds, as a person with access to it (or a faulty store) could. */
 export interface Tamper {

@@ -1,10 +1,7 @@
-// Shared fixtures for the store tests: temp dirs, metadata, and artifacts crafted by hand (a tar
+// Shared fixtures for the store tests: metadata, and artifacts crafted by hand (a tar
 // the runner would never write, wrapped in chunks and a manifest that vouch for it).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { RunnerError } from '../../src/errors.ts';
@@ -12,12 +9,6 @@ import { ArtifactManifest, type ArtifactMeta, type FileEntry } from '../../src/s
 import type { ChunkStore } from '../../src/store/store.ts';
 
 export const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
-
-export async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'captf-store-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 export const SAMPLE_INPUTS_HASH = sha256('inputs');
 

@@ -61,6 +61,12 @@ export interface Scenario {
   setInputs(files: Record<string, unknown>): Promise<void>;
   /** The runner with this scenario's module, inputs, out dir and --state (with --new-state: see startsState). */
   run(op: string, args?: string[], env?: Record<string, string>): Promise<RunnerRun>;
+  /** s.run's arguments, for a run started another way (in the background, to be signalled). */
+  runArgs(op: string, args?: string[]): string[];
+  /** The runner with this scenario's module, inputs and out dir, without --state: the module's own backend, as a Job runs it. */
+  runOwnBackend(op: string, args?: string[], env?: Record<string, string>): Promise<RunnerRun>;
+  /** runOwnBackend's arguments, for a run started another way (in the background, to be signalled). */
+  ownBackendArgs(op: string, args?: string[]): string[];
   readState(): Promise<TerraformState>;
 }
 
@@ -88,28 +94,23 @@ export async function scenario(
       for (const [name, content] of Object.entries(files))
         await writeFile(join(s.inputs, name), typeof content === 'string' ? content : JSON.stringify(content));
     },
-    run: (op, args = [], env = {}) =>
-      runRunner(
-        [
-          op,
-          '--module',
-          s.module,
-          '--inputs',
-          s.inputs,
-          '--state',
-          s.state,
-          ...startsState(args),
-          '--out',
-          s.out,
-          '--termination-log',
-          s.termination,
-          '--log-format',
-          'json',
-          ...args,
-        ],
-        env,
-        s,
-      ),
+    ownBackendArgs: (op, args = []) => [
+      op,
+      '--module',
+      s.module,
+      '--inputs',
+      s.inputs,
+      '--out',
+      s.out,
+      '--termination-log',
+      s.termination,
+      '--log-format',
+      'json',
+      ...args,
+    ],
+    runOwnBackend: (op, args = [], env = {}) => runRunner(s.ownBackendArgs(op, args), env, s),
+    runArgs: (op, args = []) => s.ownBackendArgs(op, ['--state', s.state, ...startsState(args), ...args]),
+    run: (op, args = [], env = {}) => runRunner(s.runArgs(op, args), env, s),
     readState: () => readLocalState(s.state),
   };
   await mkdir(join(dir, 'state'), { recursive: true });

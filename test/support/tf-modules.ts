@@ -48,8 +48,8 @@ function chooseTerraform(path: string | undefined): string {
 
 // ---- files and processes --------------------------------------------------------------------
 
-/** A fresh temp dir, removed when the test ends (when a test context is given). */
-export async function tempDir(t?: TestContext, prefix = 'captf-test-'): Promise<string> {
+/** A fresh temp dir, removed when the test (or the suite whose context is given) ends; kept when none is. */
+export async function tempDir(t?: { after(fn: () => Promise<void>): void }, prefix = 'captf-test-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   t?.after(() => rm(dir, { recursive: true, force: true }));
   return dir;
