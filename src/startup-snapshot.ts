@@ -7,7 +7,9 @@
 //
 // While it is built nothing may touch stdio, read the environment, open a handle or keep a timer:
 // what it reads would be the build's, not the run's. The warm-up below parses settings from an empty
-// environment and keeps nothing of what it returns.
+// environment and keeps nothing of what it returns; what pino reads of the process as it loads is read
+// at its first use in this bundle (scripts/build-snapshot.mjs). One read is kept: execa's colours
+// (yoctocolors) are decided from the build's environment, none, and the runner never asks for them.
 import './main.ts';
 // Loaded by main.ts only for an op: evaluated now, into the heap the snapshot keeps.
 import './run/op-main.ts';
