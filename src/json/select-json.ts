@@ -217,22 +217,20 @@ interface Frame {
   index: number;
 }
 
+/**
+ * Buffer's own decoders, which toString calls through JavaScript of Node's (an encoding switch and
+ * two calls, more code for V8 to compile in a fresh process, per token). Node has them on every
+ * Buffer; the unit test of this file fails if a Node version drops them.
+ */
+interface Decoders {
+  latin1Slice(start: number, end: number): string;
+  utf8Slice(start: number, end: number): string;
+}
+const latin1 = (buf: Buffer, start: number, end: number) => (buf as unknown as Decoders).latin1Slice(start, end);
+const utf8 = (buf: Buffer, start: number, end: number) => (buf as unknown as Decoders).utf8Slice(start, end);
+
 /** Field names by their bytes read as latin1 (one character a byte), per `fields` record, to match keys without decoding them. */
 const fieldNamesByBytes = new WeakMap<object, ReadonlyMap<string, string>>();
-
-function matchFieldName(
-  fields: Readonly<Record<string, Selector>>,
-  buf: Buffer,
-  start: number,
-  end: number,
-): string | undefined {
-  let names = fieldNamesByBytes.get(fields);
-  if (names === undefined) {
-    names = new Map(Object.keys(fields).map((name) => [Buffer.from(name, 'utf8').toString('latin1'), name]));
-    fieldNamesByBytes.set(fields, names);
-  }
-  return names.get(buf.toString('latin1', start, end));
-}
 
 function describeByte(c: number): string {
   return c >= 0x20 && c < 0x7f ? JSON.stringify(String.fromCharCode(c)) : `byte 0x${c.toString(16).padStart(2, '0')}`;
@@ -335,7 +333,8 @@ export class SelectiveJsonReader {
           if (c !== this.#literal.charCodeAt(this.#literalIndex)) {
             this.#fail(i, `invalid literal: expected ${JSON.stringify(this.#literal)}`);
           }
-          if (++this.#literalIndex === this.#literal.length) this.#scalarDone(LITERAL_VALUES[this.#literal]);
+          if (++this.#literalIndex === this.#literal.length)
+            this.#deliver(LITERAL_VALUES[this.#literal], this.#tokenSelector);
           i++;
           break;
         default:
@@ -494,25 +493,23 @@ export class SelectiveJsonReader {
     return i;
   }
 
-  /** A whole scalar token [start, end) in a built container, read by #fast: delivered as the byte-by-byte path would. */
+  /**
+   * A whole scalar token [start, end) in a built container, read by #fast: delivered as the
+   * byte-by-byte path would, without that path's steps per token (each function called per token is
+   * one more that V8 compiles in a fresh process, BENCHMARKS.md: the JSON reader).
+   */
   #builtScalar(buf: Buffer, start: number, end: number, byte: Byte): void {
     const selector = this.#selectorHere();
-    this.#tokenSelector = selector;
-    this.#tokenIsKey = false;
-    this.#tokenParts = NO_PARTS;
-    this.#capture = builds(selector);
-    if (byte === Byte.Quote) {
-      this.#tokenStart = start + 1;
-      this.#stringHasEscape = stringHadEscape;
-      this.#endString(buf, end - 1);
-    } else if (byte === Byte.NumberStart) {
-      this.#tokenStart = start;
-      this.#numberState = NumberPart.Int; // a whole number: skipNumber read its grammar
-      this.#endNumber(buf, end);
-    } else {
-      this.#capture = false;
-      this.#scalarDone(LITERAL_VALUES[LITERALS[buf[start]!]!]);
+    let value: unknown; // a probed or skipped string or number is not built
+    if (byte === Byte.LiteralStart) value = LITERAL_VALUES[LITERALS[buf[start]!]!];
+    else if (selector !== undefined && !isProbe(selector)) {
+      if (byte === Byte.Quote) {
+        const text = utf8(buf, start + 1, end - 1);
+        // skipString checked the escapes, so parsing the quoted raw text cannot fail.
+        value = stringHadEscape ? (JSON.parse(`"${text}"`) as string) : text;
+      } else value = Number(latin1(buf, start, end));
     }
+    this.#deliver(value, selector);
   }
 
   /**
@@ -542,7 +539,7 @@ export class SelectiveJsonReader {
       let k = 1;
       while (k < literal.length && buf[i + k] === literal.charCodeAt(k)) k++;
       if (k < literal.length) return i + 1;
-      this.#scalarDone(LITERAL_VALUES[literal]);
+      this.#deliver(LITERAL_VALUES[literal], this.#tokenSelector);
       return i + k;
     }
     return i + 1;
@@ -653,7 +650,8 @@ export class SelectiveJsonReader {
   }
 
   #endString(buf: Buffer, closingQuote: number): void {
-    if (!this.#tokenIsKey) return this.#scalarDone(this.#capture ? this.#decodeString(buf, closingQuote) : undefined);
+    if (!this.#tokenIsKey)
+      return this.#deliver(this.#capture ? this.#decodeString(buf, closingQuote) : undefined, this.#tokenSelector);
     this.#state = Lex.Colon;
     if (this.#capture) this.#frames[this.#depth - 1]!.key = this.#readKey(buf, closingQuote);
   }
@@ -666,18 +664,23 @@ export class SelectiveJsonReader {
 
   /**
    * The key just read in a container being built. Keys of objects with a fixed set of fields are
-   * matched as bytes, without decoding: most keys of a plan entry are not wanted (undefined).
+   * matched as bytes, without decoding: most keys of a plan entry are not wanted (undefined). A key
+   * the chunk holds whole without escapes (almost every one) is read here, in this one call.
    */
   #readKey(buf: Buffer, end: number): string | undefined {
+    if (this.#stringHasEscape || this.#tokenParts.length > 0) return this.#decodeString(buf, end);
+    this.#capture = false;
     const { selector } = this.#frames[this.#depth - 1]!;
     const fields = selector === KEEP ? undefined : selector.fields;
-    if (fields === undefined || typeof fields === 'function' || this.#stringHasEscape || this.#tokenParts.length > 0) {
-      return this.#decodeString(buf, end);
+    if (fields === undefined || typeof fields === 'function') return utf8(buf, this.#tokenStart, end);
+    let names = fieldNamesByBytes.get(fields);
+    if (names === undefined) {
+      names = new Map(Object.keys(fields).map((name) => [Buffer.from(name, 'utf8').toString('latin1'), name]));
+      fieldNamesByBytes.set(fields, names);
     }
-    const name = matchFieldName(fields, buf, this.#tokenStart, end);
+    const name = names.get(latin1(buf, this.#tokenStart, end));
     if (name === undefined && selector !== KEEP && selector.otherFields !== undefined)
-      return this.#decodeString(buf, end);
-    this.#capture = false;
+      return utf8(buf, this.#tokenStart, end);
     return name;
   }
 
@@ -722,13 +725,14 @@ export class SelectiveJsonReader {
       if (end < buf.length) this.#fail(end, `invalid number: unexpected ${describeByte(buf[end]!)}`);
       throw new JsonSyntaxError('the document is truncated: it ends inside a number', { offset: this.#offset + end });
     }
-    this.#scalarDone(this.#capture ? Number(this.#takeToken(buf, end, 'latin1')) : undefined);
+    this.#deliver(this.#capture ? Number(this.#takeToken(buf, end, 'latin1')) : undefined, this.#tokenSelector);
   }
 
   /** The token's text, its bytes decoded (read straight from the chunk when it began in it: no Buffer made per token). */
   #takeToken(buf: Buffer, end: number, encoding: 'utf8' | 'latin1'): string {
     this.#capture = false;
-    if (this.#tokenParts.length === 0) return buf.toString(encoding, this.#tokenStart, end);
+    if (this.#tokenParts.length === 0)
+      return encoding === 'utf8' ? utf8(buf, this.#tokenStart, end) : latin1(buf, this.#tokenStart, end);
     const whole = Buffer.concat([...this.#tokenParts, buf.subarray(this.#tokenStart, end)]);
     this.#tokenParts = NO_PARTS;
     return whole.toString(encoding);
@@ -769,13 +773,9 @@ export class SelectiveJsonReader {
     this.#deliver(frame.value, frame.selector);
   }
 
-  #scalarDone(value: unknown): void {
-    this.#state = this.#depth === 0 ? Lex.Done : Lex.CommaOrEnd;
-    this.#deliver(value, this.#tokenSelector);
-  }
-
-  /** A value was built: hand it to its selector's emit, or store it in its parent. */
+  /** A value ended (the reader goes on after it): hand it to its selector's emit, or store it in its parent. */
   #deliver(value: unknown, selector: Selector | undefined): void {
+    this.#state = this.#depth === 0 ? Lex.Done : Lex.CommaOrEnd;
     if (selector === undefined) return;
     const parent = this.#depth > 0 ? this.#frames[this.#depth - 1]! : undefined;
     const isItem = parent !== undefined && Array.isArray(parent.value);

@@ -193,6 +193,34 @@ describe('every occurrence of a duplicated key reaches its selector', () => {
   });
 });
 
+describe('a probe is told whether a value holds content', () => {
+  test('a string or number (even empty or zero) and true do, false and null do not, nor an empty container; cut anywhere', () => {
+    const text = '{"s":"x\\n","e":"","n":0,"m":-1.5e3,"t":true,"f":false,"z":null,"o":{},"a":[],"O":{"k":1},"A":[0]}';
+    const bytes = Buffer.from(text);
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      const seen: unknown[] = [];
+      read({ members: { probe: (hasContent, key) => seen.push([key, hasContent]) } }, bytes, [cut]);
+      assert.deepEqual(
+        seen,
+        [
+          ['s', true],
+          ['e', true],
+          ['n', true],
+          ['m', true],
+          ['t', true],
+          ['f', false],
+          ['z', false],
+          ['o', false],
+          ['a', false],
+          ['O', true],
+          ['A', true],
+        ],
+        `cut at ${cut}`,
+      );
+    }
+  });
+});
+
 describe('a broken document fails at the byte where it broke, built, probed or skipped', () => {
   test('every prefix of a document that is an object or an array fails at its end', () => {
     fc.assert(
@@ -294,5 +322,16 @@ describe('a broken document fails at the byte where it broke, built, probed or s
     assert.deepEqual(built(Buffer.from(text)), JSON.parse(text));
     const broken = Buffer.from(text.replace(']]}', ']}}'));
     for (const [name, root] of READINGS) assert.equal(failure(root, broken), failure(KEEP, broken), name);
+  });
+});
+
+describe("Buffer's own decoders, which the reader calls without toString", () => {
+  test('exist on a Buffer and decode as toString does (a Node that drops them fails here)', () => {
+    const bytes = Buffer.from('plain é ✓ 😀 \u0000', 'utf8');
+    const decoders = bytes as unknown as Record<string, (start: number, end: number) => string>;
+    assert.equal(typeof decoders.latin1Slice, 'function');
+    assert.equal(typeof decoders.utf8Slice, 'function');
+    assert.equal(decoders.utf8Slice!(2, bytes.length), bytes.toString('utf8', 2));
+    assert.equal(decoders.latin1Slice!(2, bytes.length), bytes.toString('latin1', 2));
   });
 });
