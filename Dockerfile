@@ -5,6 +5,7 @@
 #
 # Build context = the repository root after scripts/stage-image-context.sh, which puts in place
 #   dist/captf-runner.mjs, dist/chunks/   the esbuild bundle (no node_modules at run time)
+#   dist/snapshot/captf-runner.cjs, lib/  the startup snapshot's bundle and the packages it leaves out
 #   dist/terraform                        the terraform binary to verify (runner/terraform.sha256sums)
 #   dist/npm-sbom.cdx.json                the bundle's packages (scripts/npm-sbom.mjs)
 # and prints the build arguments (TERRAFORM_VERSION, CREATED, REVISION, RUNNER_VERSION). Reproducible:
@@ -80,13 +81,21 @@ RUN set -eu; \
     # The loader finds the libraries in Debian's directories without a cache (no ldconfig in the image).
     chroot "$r" /usr/local/bin/node -e 0
 
-# 3. The runner and its SBOM: the bundle, and what it and the image are made of (CycloneDX).
+# 3. The runner and its SBOM: the bundle, its startup snapshot, and what it and the image are made of
+# (CycloneDX). The snapshot's blob is made here by the base's node, the very binary the image runs
+# (stage rootfs copies it): node takes a blob from no other (contract/sections/image.md, "The start").
 FROM ${BASE_NAME}@${BASE_DIGEST} AS app
 ARG CREATED
 ARG RUNNER_VERSION=0.0.0-dev
 ARG TERRAFORM_TOOL=terraform
 COPY dist/captf-runner.mjs /app/usr/local/lib/captf-runner/captf-runner.mjs
 COPY dist/chunks/ /app/usr/local/lib/captf-runner/chunks/
+COPY dist/snapshot/lib/ /app/usr/local/lib/captf-runner/snapshot/lib/
+COPY runner/captf-runner.sh /app/usr/local/bin/captf-runner
+COPY dist/snapshot/captf-runner.cjs scripts/snapshot-blob.sh /snapshot/
+# A step of its own, the blob first: node keeps its builder's PID in the blob, and that PID is the same
+# in every build that runs each step in a PID namespace of its own (scripts/snapshot-blob.sh).
+RUN sh /snapshot/snapshot-blob.sh /usr/local/bin/node /snapshot/captf-runner.cjs /snapshot/captf-runner.blob
 COPY dist/npm-sbom.cdx.json runner/image-sbom.mjs /sbom/
 COPY --from=rootfs /rootfs/var/lib/dpkg/status.d/ /sbom/status.d/
 COPY --from=rootfs /rootfs/etc/debian_version /sbom/
@@ -95,9 +104,9 @@ COPY --from=terraform /verify/terraform-verified.json /app/usr/local/lib/captf-r
 RUN set -eu; \
     cd /app; \
     find . -type d -exec chmod 0755 {} +; find . -type f -exec chmod 0644 {} +; \
-    chmod 0755 usr/local/lib/captf-runner/captf-runner.mjs; \
-    mkdir -p usr/local/bin usr/share/captf-runner; \
-    ln -s ../lib/captf-runner/captf-runner.mjs usr/local/bin/captf-runner; \
+    chmod 0755 usr/local/lib/captf-runner/captf-runner.mjs usr/local/bin/captf-runner; \
+    cp /snapshot/captf-runner.blob usr/local/lib/captf-runner/snapshot/captf-runner.blob; \
+    mkdir -p usr/share/captf-runner; \
     node /sbom/image-sbom.mjs --npm /sbom/npm-sbom.cdx.json --status /sbom/status.d --debian-version /sbom/debian_version \
       --terraform /sbom/terraform --terraform-tool "${TERRAFORM_TOOL}" --node-version "$(node --version)" --runner-version "${RUNNER_VERSION}" --created "${CREATED}" \
       > usr/share/captf-runner/sbom.cdx.json

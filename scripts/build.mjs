@@ -2,6 +2,8 @@
 import { build } from 'esbuild';
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { sourcesHash } from './sources-hash.mjs';
+import { buildSnapshotBundle } from './build-snapshot.mjs';
+import { buildSnapshotBlob } from './snapshot-blob.mjs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -9,6 +11,7 @@ const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 const outdir = new URL('../dist/', import.meta.url).pathname;
 const outfile = join(outdir, 'captf-runner.mjs');
 const require = createRequire(import.meta.url);
+const snapshotDir = join(outdir, 'snapshot');
 
 /**
  * zod's classic API re-exports all of its ~50 locales through `z.locales` (390 KiB, a fifth of the
@@ -31,6 +34,20 @@ const zodEnglishOnly = {
   },
 };
 
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  minify: false,
+  sourcemap: false,
+  legalComments: 'none',
+  define: { __RUNNER_VERSION__: JSON.stringify(pkg.version) },
+  // ESM builds first: jsonc-parser's `main` is a UMD build whose require() calls esbuild cannot follow.
+  mainFields: ['module', 'main'],
+  plugins: [zodEnglishOnly],
+  logLevel: 'warning',
+};
+
 // Code splitting: the entry holds what every command needs (commander, the CLI); each op, pino,
 // zod, execa, tar and Kubernetes code are chunks in dist/chunks/, loaded by the commands that use
 // them. The image copies dist/captf-runner.mjs and dist/chunks/ into one dir.
@@ -38,28 +55,29 @@ rmSync(join(outdir, 'chunks'), { recursive: true, force: true });
 
 const stamp = sourcesHash();
 await build({
+  ...common,
   entryPoints: { 'captf-runner': new URL('../src/main.ts', import.meta.url).pathname },
   outdir,
   outExtension: { '.js': '.mjs' },
   chunkNames: 'chunks/[name]-[hash]',
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
   format: 'esm',
   splitting: true,
-  minify: false,
-  sourcemap: false,
-  legalComments: 'none',
-  define: { __RUNNER_VERSION__: JSON.stringify(pkg.version) },
   // CJS dependencies (pino, tar-stream) call require(): give every output file (entry and chunks) one.
   banner: {
     js: "#!/usr/bin/env node\nimport { createRequire as __captfCreateRequire } from 'node:module';\nconst require = __captfCreateRequire(import.meta.url);",
   },
-  // ESM builds first: jsonc-parser's `main` is a UMD build whose require() calls esbuild cannot follow.
-  mainFields: ['module', 'main'],
-  plugins: [zodEnglishOnly],
-  logLevel: 'warning',
 });
 chmodSync(outfile, 0o755);
+
+// The startup snapshot (scripts/build-snapshot.mjs): its bundle, and a blob made by the node that runs
+// this build for the tests (a blob runs only on the node that made it: the image makes its own).
+// dist/snapshot/node-version names that node (test/support/bundle.ts).
+const snapshotEntry = await buildSnapshotBundle(
+  common,
+  new URL('../src/startup-snapshot.ts', import.meta.url).pathname,
+  snapshotDir,
+);
+buildSnapshotBlob(process.execPath, snapshotEntry, join(snapshotDir, 'captf-runner.blob'));
+writeFileSync(join(snapshotDir, 'node-version'), `${process.version}\n`);
 // What the bundle was built from: the e2e tests refuse a bundle whose sources changed since (test/support/bundle.ts).
 writeFileSync(join(outdir, 'sources.sha256'), `${stamp}\n`);

@@ -9,7 +9,9 @@
 # Prints the image's figures (size, packages, start). Exits 0 only when every check passes.
 #
 # Needs root, the Debian mirror and the npm registry (for the Node stand-in), no container
-# registry and no Docker engine: buildah builds (chroot isolation), podman runs (runc).
+# registry and no Docker engine: buildah builds (the runner image with OCI isolation: each step in a PID
+# namespace of its own, as Docker runs them, which the startup snapshot's blob needs to be the same bytes;
+# the rest with chroot isolation), podman runs (runc).
 # Each setting below says at its place why it is what it is.
 #
 #   bash scripts/image-check.sh            (CI: .ci/run calls it)
@@ -134,7 +136,7 @@ stage_context() {
 # layer per COPY of the last stage (the OS and node, terraform, the runner), so that a new runner
 # ships a small layer.
 build_runner() {
-  buildah build --pull=never --isolation chroot --layers --no-cache --timestamp "$source_date_epoch" \
+  buildah build --pull=never --isolation oci --layers --no-cache --timestamp "$source_date_epoch" \
     "${build_args[@]}" -f "$2/Dockerfile" -t "$1" "$2"
 }
 
@@ -144,7 +146,8 @@ check_tampered_terraform() {
   log "building with a tampered terraform (it must fail in the first stage)"
   mkdir -p "$context/dist" "$context/runner"
   cp "$REPO/Dockerfile" "$REPO/.dockerignore" "$context/"
-  cp -r "$REPO/dist/captf-runner.mjs" "$REPO/dist/chunks" "$REPO/dist/npm-sbom.cdx.json" "$REPO/dist/terraform" "$context/dist/"
+  cp -r "$REPO/dist/captf-runner.mjs" "$REPO/dist/chunks" "$REPO/dist/snapshot" "$REPO/dist/npm-sbom.cdx.json" "$REPO/dist/terraform" "$context/dist/"
+  mkdir -p "$context/scripts" && cp "$REPO/scripts/snapshot-blob.sh" "$context/scripts/"
   # The runner/ files the build context lets in (.dockerignore's exceptions), so that the list lives in one place.
   local file
   for file in $(sed -n 's|^!\(runner/.*\)|\1|p' "$REPO/.dockerignore"); do cp "$REPO/$file" "$context/runner/"; done
@@ -244,7 +247,7 @@ check_contents() {
   [ -z "$found" ] && pass "no package manager, no npm, npx, corepack or yarn" || fail "package managers or their files: $(tr '\n' ' ' <<<"$found")"
   # Every executable file is one a Job runs (or a shared library the loader maps).
   found=$(find "$root" -xdev -type f -perm /111 -printf '/%P\n' | grep -Ev '\.so(\.[0-9]+)*$' | sort | tr '\n' ' ')
-  [ "$found" = "/bin/busybox /usr/bin/tini /usr/local/bin/node /usr/local/bin/terraform /usr/local/lib/captf-runner/captf-runner.mjs " ] \
+  [ "$found" = "/bin/busybox /usr/bin/tini /usr/local/bin/captf-runner /usr/local/bin/node /usr/local/bin/terraform /usr/local/lib/captf-runner/captf-runner.mjs " ] \
     && pass "executables: only ${found% }" || fail "executables a Job does not run: $found"
   # Root owns everything but the workdir; nothing but /tmp is writable by all.
   found=$(find "$root" -xdev ! -uid 0 -printf '/%P %U:%G\n'; find "$root" -xdev -perm -o+w ! -type l -printf '/%P %m\n')
@@ -388,9 +391,16 @@ check_sigterm() {
   fi
 }
 
-# The start of `captf-runner --version` against `node -e 0`, inside the image (for BENCHMARKS.md).
+# The start inside the image (for BENCHMARKS.md): `captf-runner --version` and an apply to its first
+# terraform spawn, through the startup snapshot and as the plain bundle, against `node -e 0`; and
+# that the image's command starts node through the snapshot.
 report_start() {
-  log "figure: start inside the image, medians (ms): $(run --read-only --tmpfs /tmp:rw,mode=1777 -v "$REPO/test/image:/captf/figures:ro" --entrypoint node "$IMAGE" /captf/figures/start-figures.mjs 15)"
+  local figures
+  figures=$(run --read-only --tmpfs /tmp:rw,mode=1777 -v "$REPO/test/image:/captf/figures:ro" --entrypoint node "$IMAGE" /captf/figures/start-figures.mjs 15)
+  log "figure: start inside the image, medians (ms): $figures"
+  grep -q '"throughSnapshot":true' <<<"$figures" \
+    && pass "captf-runner starts node through the image's startup snapshot (--snapshot-blob on the runner's command line)" \
+    || fail "captf-runner did not start node through the startup snapshot: $figures"
 }
 
 main() {

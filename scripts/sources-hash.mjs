@@ -7,7 +7,16 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const INPUTS = ['src', 'scripts/build.mjs', 'scripts/sources-hash.mjs', 'package.json', 'package-lock.json'];
+const INPUTS = [
+  'src',
+  'scripts/build.mjs',
+  'scripts/build-snapshot.mjs',
+  'scripts/snapshot-blob.mjs',
+  'scripts/snapshot-blob.sh',
+  'scripts/sources-hash.mjs',
+  'package.json',
+  'package-lock.json',
+];
 
 function files(path) {
   const full = join(ROOT, path);

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Puts in place what the Dockerfile copies, so that the image build needs no network but apt's:
 #   dist/captf-runner.mjs, dist/chunks/   bundled here (npm ci --ignore-scripts, then esbuild's JS API)
+#   dist/snapshot/captf-runner.cjs, lib/  the startup snapshot's bundle and the packages it leaves out; the
+#                                         image build makes the blob with the image's node (the blob this
+#                                         machine's node made beside them stays out of the context)
 #   dist/terraform                        a copy of TERRAFORM_BIN (default: the terraform on PATH);
 #                                         the build refuses it unless runner/terraform.sha256sums holds its sha256
 #   dist/npm-sbom.cdx.json                the bundle's packages: `npm sbom --package-lock-only` less the

@@ -2,6 +2,7 @@
 // op to run/op-main.ts, loaded only then: `--version`, `--help` and the other commands load
 // commander and little else: every Job pays for what loads at start (BENCHMARKS.md, cold start).
 import { CommanderError } from 'commander';
+import { startupSnapshot } from 'node:v8';
 import { buildCli } from './cli.ts';
 import type { Op } from './schemas/result.ts';
 import { RunnerError, asRunnerError, unmaskedMessage, usageError } from './errors.ts';
@@ -92,11 +93,22 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-// `captf-runner classify - | head` as much as a log collector that died: never an uncaught EPIPE.
-tolerateClosedStdStreams();
-process.exitCode = await main(process.argv);
-// The result is written; exit now rather than when the event loop drains. A step the run gave up on
-// (RunContext.step) must not keep the process alive, and a signal that lands while node closes its
-// handles would end the process by that signal instead of with the exit code the result names. Every
-// byte is out already: the log writer is synchronous, and so are stdout and stderr on Linux.
-process.exit();
+/**
+ * The run of the process, from whichever start: the bundle run by node, or the heap node restores
+ * from the image's startup snapshot (src/startup-snapshot.ts), where it is the deserialized main.
+ */
+async function run(): Promise<void> {
+  // `captf-runner classify - | head` as much as a log collector that died: never an uncaught EPIPE.
+  tolerateClosedStdStreams();
+  process.exitCode = await main(process.argv);
+  // The result is written; exit now rather than when the event loop drains. A step the run gave up on
+  // (RunContext.step) must not keep the process alive, and a signal that lands while node closes its
+  // handles would end the process by that signal instead of with the exit code the result names. Every
+  // byte is out already: the log writer is synchronous, and so are stdout and stderr on Linux.
+  process.exit();
+}
+
+// While a startup snapshot is built, nothing runs: the run starts when node restores the heap, with
+// that run's command line, environment and stdio. No top-level await: the snapshot's bundle is CommonJS.
+if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(() => void run());
+else void run();

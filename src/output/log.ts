@@ -70,7 +70,8 @@ function endCutLine(fd: number): void {
 
 /** The longest one log line may hold the runner up while the reader does not read. */
 const STALLED_READER_MS = 1_000;
-const pause = new Int32Array(new SharedArrayBuffer(4));
+/** What a stalled write waits on, made at the first wait: a startup snapshot holds no SharedArrayBuffer (src/startup-snapshot.ts). */
+let pause: Int32Array | undefined;
 
 function writeAllSync(fd: number, bytes: Buffer): void {
   const giveUpAt = Date.now() + STALLED_READER_MS;
@@ -84,6 +85,7 @@ function writeAllSync(fd: number, bytes: Buffer): void {
         if (rest.length < bytes.length) endCutLine(fd);
         return;
       }
+      pause ??= new Int32Array(new SharedArrayBuffer(4));
       Atomics.wait(pause, 0, 0, 5);
     }
   }

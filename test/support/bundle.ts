@@ -21,6 +21,31 @@ export function staleBundle(currentHash: string, dist = DIST): string | undefine
   return undefined;
 }
 
+/**
+ * The startup snapshot's blob the build made beside the bundle (dist/snapshot/), when the node that
+ * made it is the one running the tests (node refuses another's blob); else why not, with the fix.
+ */
+export function snapshotBlob(dist = DIST): { blob: string } | { why: string } {
+  let madeBy: string;
+  try {
+    madeBy = readFileSync(resolve(dist, 'snapshot/node-version'), 'utf8').trim();
+  } catch {
+    return { why: `${dist}/snapshot has no startup snapshot (dist/snapshot/node-version): run \`npm run build\`` };
+  }
+  if (madeBy !== process.version)
+    return {
+      why: `${dist}/snapshot/captf-runner.blob was made by node ${madeBy} and these tests run node ${process.version}: run \`npm run build\` with this node`,
+    };
+  return { blob: resolve(dist, 'snapshot/captf-runner.blob') };
+}
+
+/** The blob of the built runner's startup snapshot; throws with the fix when the test's node did not make it. */
+export function builtSnapshotBlob(): string {
+  const found = snapshotBlob();
+  if ('why' in found) throw new Error(`the e2e tests refuse to run: ${found.why}`);
+  return found.blob;
+}
+
 /** The path of the built runner; throws with the fix when the bundle is stale or missing. */
 export function builtRunner(): string {
   const why = staleBundle(sourcesHash() as string);

@@ -6,7 +6,7 @@ import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Result } from '../../src/schemas/result.ts';
 import { EXIT, REASONS, isReason } from '../../src/vocabulary/reasons.ts';
-import { builtRunner } from './bundle.ts';
+import { builtRunner, builtSnapshotBlob } from './bundle.ts';
 import { runProcess } from './exec.ts';
 import { TERRAFORM_LINE_PREFIX } from '../../src/output/log.ts';
 import {
@@ -20,6 +20,16 @@ import {
 
 /** Refuses (throws at load) a bundle built from other sources than this tree's: run `npm run build`. */
 export const RUNNER = builtRunner();
+
+/**
+ * node's arguments that start RUNNER through its startup snapshot, as the image's command does
+ * (runner/captf-runner.sh): runRunner's runs, and so scenario's, go through it; the tests that start
+ * RUNNER themselves run the plain bundle (test/support/README.md). Refuses a blob another node made.
+ */
+export const SNAPSHOT_ARGS = ['--snapshot-blob', builtSnapshotBlob()];
+
+/** As the image's command: node refuses a snapshot under NODE_OPTIONS' V8 flags, so a run given them starts the plain bundle. */
+const nodeArgs = (env: Record<string, string>) => (env.NODE_OPTIONS ? [] : SNAPSHOT_ARGS);
 
 export interface RunnerRun {
   exitCode: number;
@@ -116,9 +126,10 @@ export async function runRunner(
   where?: { out: string; termination: string; dir?: string },
 ): Promise<RunnerRun> {
   if (where) await rm(join(where.out, 'result.json'), { force: true });
-  const run = await runProcess(process.execPath, [RUNNER, ...args], {
+  const runEnv = testTerraformEnv(env);
+  const run = await runProcess(process.execPath, [...nodeArgs(runEnv), RUNNER, ...args], {
     cwd: where?.dir,
-    env: testTerraformEnv(env),
+    env: runEnv,
     timeoutMs: 240_000,
   });
   let result: Result | undefined;

@@ -1,0 +1,126 @@
+// The runner's V8 startup snapshot (BENCHMARKS.md, start; ARCHITECTURE.md): its bundle and its blob.
+//
+// The bundle (dist/snapshot/captf-runner.cjs) is src/startup-snapshot.ts and everything it imports in
+// one CommonJS script, as node builds a snapshot from (no ES module, no import() of a file). The blob
+// node restores costs CPU at every start in proportion to its size, so the bundle is minified, in
+// ASCII only (V8 keeps a script with one other character as two bytes a character), and leaves out
+// the packages only some runs load: a store's client, the policy language, pretty logs. Those are
+// bundles of their own in dist/snapshot/lib/, required when a run first uses them, from beside the
+// runner the run was started with (process.argv[1]: the launcher passes the bundle's path, as node
+// does for the bundle itself).
+//
+// The blob: scripts/snapshot-blob.sh.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+/** The packages the snapshot leaves out, by the file of their bundle in lib/: the specifiers the runner imports them by. */
+const LAZY_PACKAGES = {
+  'aws-sdk-client-s3': ['@aws-sdk/client-s3'],
+  pg: ['pg'],
+  'pino-pretty': ['pino-pretty'],
+  yaml: ['yaml'],
+  // one bundle for both entry points: they share the package's classes
+  cel: ['@bufbuild/cel', '@bufbuild/cel/ext'],
+};
+const LIB_OF = new Map(Object.entries(LAZY_PACKAGES).flatMap(([lib, specs]) => specs.map((spec) => [spec, lib])));
+const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+/** In the snapshot's bundle, a lazy package is its lib/ bundle, required at its first use in a run. */
+const lazyPackagesFromLib = {
+  name: 'lazy-packages-from-lib',
+  setup(b) {
+    const filter = new RegExp(`^(?:${[...LIB_OF.keys()].map(escapeRegExp).join('|')})$`);
+    b.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'snapshot-lib' }));
+    b.onLoad({ filter: /.*/, namespace: 'snapshot-lib' }, (args) => ({
+      contents: `const { createRequire } = require('node:module');
+const { dirname, join } = require('node:path');
+module.exports = createRequire(join(dirname(process.argv[1]), 'snapshot', 'lib', 'x'))(${JSON.stringify(`./${LIB_OF.get(args.path)}.cjs`)})[${JSON.stringify(args.path)}];`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * What a dependency reads of the process as it loads, and the snapshot would keep from the build's
+ * (a clock, a pid, a host name: bytes that differ build to build, values wrong in a run), read at its
+ * first use instead. Each edit must find its text: a new version of the package fails the build here.
+ */
+const READ_AT_FIRST_USE = [
+  {
+    file: 'node_modules/pino/pino.js',
+    edits: [
+      ['const { pid } = process\nconst hostname = os.hostname()\n', ''],
+      ['  base: { pid, hostname },\n', '  get base () { return { pid: process.pid, hostname: os.hostname() } },\n'],
+    ],
+  },
+  {
+    file: 'node_modules/pino/lib/time.js',
+    edits: [
+      [
+        'const startWallTimeNs = BigInt(Date.now()) * NS_PER_MS\nconst startHrTime = process.hrtime.bigint()\n',
+        'let startWallTimeNs\nlet startHrTime\n',
+      ],
+      [
+        '  const elapsedNs = process.hrtime.bigint() - startHrTime\n',
+        '  if (startHrTime === undefined) {\n    startWallTimeNs = BigInt(Date.now()) * NS_PER_MS\n    startHrTime = process.hrtime.bigint()\n  }\n  const elapsedNs = process.hrtime.bigint() - startHrTime\n',
+      ],
+    ],
+  },
+];
+const readAtFirstUse = {
+  name: 'read-at-first-use',
+  setup(b) {
+    for (const { file, edits } of READ_AT_FIRST_USE) {
+      const path = fileURLToPath(new URL(`../${file}`, import.meta.url));
+      b.onLoad({ filter: new RegExp(`^${escapeRegExp(path)}$`) }, () => {
+        let contents = readFileSync(path, 'utf8');
+        for (const [from, to] of edits) {
+          if (!contents.includes(from))
+            throw new Error(`${file} no longer holds ${JSON.stringify(from)}: review READ_AT_FIRST_USE`);
+          contents = contents.replace(from, to);
+        }
+        return { contents, loader: 'js' };
+      });
+    }
+  },
+};
+
+/** Every character outside ASCII as a \u escape: it is only in regular expressions and strings of the minified bundle. */
+function asciiOnly(file) {
+  const text = readFileSync(file, 'utf8');
+  writeFileSync(
+    file,
+    text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+  );
+}
+
+/** The snapshot's bundle and its lib/ bundles, with the build options of the runner's own (`common`). */
+export async function buildSnapshotBundle(common, entry, outDir) {
+  rmSync(outDir, { recursive: true, force: true });
+  const outfile = join(outDir, 'captf-runner.cjs');
+  await build({
+    ...common,
+    entryPoints: [entry],
+    outfile,
+    format: 'cjs',
+    minify: true,
+    keepNames: true,
+    plugins: [...common.plugins, lazyPackagesFromLib, readAtFirstUse],
+  });
+  asciiOnly(outfile);
+  mkdirSync(join(outDir, 'lib'));
+  for (const [lib, specs] of Object.entries(LAZY_PACKAGES))
+    await build({
+      ...common,
+      stdin: {
+        contents: `module.exports = {${specs.map((spec) => `${JSON.stringify(spec)}: require(${JSON.stringify(spec)})`).join(', ')}};`,
+        resolveDir: fileURLToPath(new URL('..', import.meta.url)),
+        loader: 'js',
+      },
+      outfile: join(outDir, 'lib', `${lib}.cjs`),
+      format: 'cjs',
+    });
+  return outfile;
+}

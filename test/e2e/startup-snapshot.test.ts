@@ -1,0 +1,130 @@
+// The image's command (runner/captf-runner.sh) starts node through the runner's startup snapshot when
+// the blob is there and no NODE_OPTIONS are set, and the plain bundle otherwise; node refuses a blob
+// it did not make, and says so. Here the command runs a copy of the built runner (dist/: the bundle,
+// its chunks, the snapshot's blob and lib/ bundles) with this node first on PATH. Every other e2e
+// run through runRunner goes through the snapshot too (test/support/README.md).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmod, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runProcess } from '../support/exec.ts';
+import { modules, readLocalState, tempDir, testTerraformEnv, writeTree } from '../support/tf-modules.ts';
+import { RUNNER } from '../support/runner.ts';
+
+const COMMAND = join(dirname(fileURLToPath(import.meta.url)), '../../runner/captf-runner.sh');
+
+let root: string;
+/** The image's command for the copy of the runner in `lib`. */
+let command: string;
+let lib: string;
+
+before(async () => {
+  root = await tempDir(undefined, 'captf-snapshot-');
+  lib = join(root, 'lib');
+  await cp(dirname(RUNNER), lib, { recursive: true });
+  command = join(root, 'captf-runner');
+  const text = await readFile(COMMAND, 'utf8');
+  assert.match(text, /^lib=\/usr\/local\/lib\/captf-runner$/m);
+  await writeFile(command, text.replace(/^lib=.*$/m, `lib='${lib}'`));
+  await chmod(command, 0o755);
+});
+after(() => rm(root, { recursive: true, force: true }));
+
+/** The runner's flags for a run in `dir`: its module (the base module), inputs, state and out dir. */
+async function runIn(dir: string): Promise<string[]> {
+  await writeTree(join(dir, 'module'), modules.base);
+  await mkdir(join(dir, 'inputs'));
+  return [
+    '--module',
+    join(dir, 'module'),
+    '--inputs',
+    join(dir, 'inputs'),
+    '--state',
+    join(dir, 'state/terraform.tfstate'),
+    '--new-state',
+    '--out',
+    join(dir, 'out'),
+  ];
+}
+
+/** The image's command with this node first on PATH. */
+const launch = (args: string[], dir: string, env: Record<string, string> = {}) =>
+  runProcess(command, args, {
+    env: testTerraformEnv({ PATH: `${dirname(process.execPath)}:${process.env.PATH}`, ...env }),
+    cwd: dir,
+  });
+
+/** The command with this node first on PATH: an op whose terraform is a stand-in that records its parent's (the runner's) command line, then fails. */
+async function startedWith(env: Record<string, string> = {}) {
+  const dir = await tempDir(undefined, 'captf-snapshot-run-');
+  const seen = join(dir, 'cmdline');
+  const standin = join(dir, 'terraform');
+  await writeFile(standin, `#!/bin/sh\ntr '\\0' ' ' < /proc/$PPID/cmdline > '${seen}'\nexit 1\n`, { mode: 0o755 });
+  const run = await launch(['apply', ...(await runIn(dir)), '--terraform', standin], dir, env);
+  const cmdline = await readFile(seen, 'utf8').catch(() => '');
+  await rm(dir, { recursive: true, force: true });
+  return { run, cmdline };
+}
+
+describe("the image's command and the startup snapshot", () => {
+  it('starts node through the blob: the same bundle and command line, the heap restored', async () => {
+    const { run, cmdline } = await startedWith();
+    assert.match(
+      cmdline,
+      new RegExp(`--snapshot-blob ${lib}/snapshot/captf-runner\\.blob ${lib}/captf-runner\\.mjs apply `),
+    );
+    assert.equal(run.exitCode, 4, 'the stand-in terraform fails its version: an image problem');
+  });
+
+  it('starts the plain bundle under NODE_OPTIONS (node would refuse the snapshot under other V8 flags) or without the blob', async () => {
+    const withOptions = await startedWith({ NODE_OPTIONS: '--max-old-space-size=512' });
+    assert.doesNotMatch(withOptions.cmdline, /--snapshot-blob/);
+    assert.match(withOptions.cmdline, new RegExp(`${lib}/captf-runner\\.mjs apply `));
+    assert.equal(withOptions.run.exitCode, 4, withOptions.run.stderr);
+
+    await cp(join(lib, 'snapshot'), join(root, 'snapshot-kept'), { recursive: true });
+    await rm(join(lib, 'snapshot/captf-runner.blob'));
+    try {
+      const withoutBlob = await startedWith();
+      assert.doesNotMatch(withoutBlob.cmdline, /--snapshot-blob/);
+      assert.equal(withoutBlob.run.exitCode, 4);
+    } finally {
+      await cp(join(root, 'snapshot-kept'), join(lib, 'snapshot'), { recursive: true });
+    }
+  });
+
+  it('a blob node did not make is refused by node before any of the runner runs: exit 14, naming the snapshot', async () => {
+    // A blob made under other V8 flags: node's check is the one a blob of another node version fails.
+    const foreign = join(root, 'foreign.blob');
+    const entry = join(root, 'foreign.cjs');
+    await writeFile(entry, "require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {});\n");
+    const made = await runProcess(process.execPath, [
+      '--no-opt',
+      '--snapshot-blob',
+      foreign,
+      '--build-snapshot',
+      entry,
+    ]);
+    assert.equal(made.exitCode, 0, made.stderr);
+    await cp(join(lib, 'snapshot/captf-runner.blob'), join(root, 'kept.blob'));
+    await cp(foreign, join(lib, 'snapshot/captf-runner.blob'));
+    try {
+      const { run, cmdline } = await startedWith();
+      assert.equal(cmdline, '', 'no terraform started');
+      assert.equal(run.exitCode, 14);
+      assert.match(run.stderr, /Failed to load the startup snapshot because it was built with/);
+    } finally {
+      await cp(join(root, 'kept.blob'), join(lib, 'snapshot/captf-runner.blob'));
+    }
+  });
+
+  it('applies through the snapshot without its lib/ bundles: the store clients, policy language and pretty logs load only when used', async (t) => {
+    await rm(join(lib, 'snapshot/lib'), { recursive: true });
+    const dir = await tempDir(t, 'captf-snapshot-apply-');
+    const run = await launch(['apply', ...(await runIn(dir))], dir);
+    assert.equal(run.exitCode, 0, run.stderr.slice(-2000));
+    const state = await readLocalState(join(dir, 'state/terraform.tfstate'));
+    assert.ok(state.resources.length > 0, 'the apply left its resources in the state');
+  });
+});
