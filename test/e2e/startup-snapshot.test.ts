@@ -1,7 +1,7 @@
 // The image's command (runner/captf-runner.sh) starts node through the runner's startup snapshot when
 // the blob is there and no NODE_OPTIONS are set, and the plain bundle otherwise; node refuses a blob
 // it did not make, and says so. Here the command runs a copy of the built runner (dist/: the bundle,
-// its chunks, the snapshot's blob and lib/ bundles) with this node first on PATH. Every other e2e
+// its chunks, the snapshot's blob and lib/ bundles) with this node in place of the image's. Every other e2e
 // run through runRunner goes through the snapshot too (test/support/README.md).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,7 +26,11 @@ before(async () => {
   command = join(root, 'captf-runner');
   const text = await readFile(COMMAND, 'utf8');
   assert.match(text, /^lib=\/usr\/local\/lib\/captf-runner$/m);
-  await writeFile(command, text.replace(/^lib=.*$/m, `lib='${lib}'`));
+  assert.match(text, /^node=\/usr\/local\/bin\/node$/m);
+  await writeFile(
+    command,
+    text.replace(/^lib=.*$/m, `lib='${lib}'`).replace(/^node=.*$/m, `node='${process.execPath}'`),
+  );
   await chmod(command, 0o755);
 });
 after(() => rm(root, { recursive: true, force: true }));
@@ -48,14 +52,14 @@ async function runIn(dir: string): Promise<string[]> {
   ];
 }
 
-/** The image's command with this node first on PATH. */
+/** The image's command (its copy, naming this node), this node first on PATH for the stand-ins. */
 const launch = (args: string[], dir: string, env: Record<string, string> = {}) =>
   runProcess(command, args, {
     env: testTerraformEnv({ PATH: `${dirname(process.execPath)}:${process.env.PATH}`, ...env }),
     cwd: dir,
   });
 
-/** The command with this node first on PATH: an op whose terraform is a stand-in that records its parent's (the runner's) command line, then fails. */
+/** The command: an op whose terraform is a stand-in that records its parent's (the runner's) command line, then fails. */
 async function startedWith(env: Record<string, string> = {}) {
   const dir = await tempDir(undefined, 'captf-snapshot-run-');
   const seen = join(dir, 'cmdline');
