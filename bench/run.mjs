@@ -489,12 +489,14 @@ function benchStart() {
   // What a compile cache would save (the image carries none: it is not byte-identical build to build): one run fills it first.
   const cached = `NODE_COMPILE_CACHE=${q(dir + '/compile-cache')}`;
   const cachedRounds = hasCompileCache ? `s=\${EPOCHREALTIME/./}; ${cached} ${node} ${apply}; spawned spawnCached` : '';
-  // Through the startup snapshot, as the image starts it: its command (runner/captf-runner.sh) with this node first on
-  // PATH, and a blob made by this node.
+  // Through the startup snapshot, as the image starts it: its command (runner/captf-runner.sh) naming this node and
+  // the runner here, and a blob made by this node.
   const launcher = join(dirname(RUNNER), 'captf-runner.sh');
   writeFileSync(
     launcher,
-    readFileSync(join(REPO, 'runner/captf-runner.sh'), 'utf8').replace(/^lib=.*$/m, `lib=${q(dirname(RUNNER))}`),
+    readFileSync(join(REPO, 'runner/captf-runner.sh'), 'utf8')
+      .replace(/^lib=.*$/m, `lib=${q(dirname(RUNNER))}`)
+      .replace(/^node=.*$/m, `node=${q(NODE)}`),
     { mode: 0o755 },
   );
   const blob = join(SNAPSHOT_DIR, 'captf-runner.blob');
