@@ -28,31 +28,11 @@ interface MeasuredRun {
 }
 
 /** Runs the runner and samples /proc for its memory and the bytes it wrote. */
-async function measuredRun(s: Scenario, args: string[]): Promise<MeasuredRun> {
-  const child = spawn(
-    process.execPath,
-    [
-      RUNNER,
-      ...args,
-      '--module',
-      s.module,
-      '--inputs',
-      s.inputs,
-      '--state',
-      s.state,
-      '--new-state',
-      '--out',
-      s.out,
-      '--termination-log',
-      s.termination,
-      '--log-format',
-      'json',
-    ],
-    {
-      env: testTerraformEnv(),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
+async function measuredRun(s: Scenario, [op, ...args]: [string, ...string[]]): Promise<MeasuredRun> {
+  const child = spawn(process.execPath, [RUNNER, ...s.runArgs(op, args)], {
+    env: testTerraformEnv(),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-20_000)));
   let peakKiB = 0;
