@@ -30,7 +30,8 @@
 // --breakdown-size RxN (20x25); --breakdown-runs N (5); --node PATH (the node that runs the runner
 // and `node -e 0`; default the one running this script); --runner FILE (default: `npm run build`,
 // then dist/captf-runner.mjs); --terraform PATH (terraform on PATH); --json-out FILE (default
-// $TMPDIR/captf-bench.json, so that a trial run never overwrites the committed figures; - for none); --keep (keep the temp dir).
+// $TMPDIR/captf-bench.json, so that a trial run never overwrites the committed figures; - for none); --keep (keep the temp dir);
+// --snapshot (part 1's runner starts through the startup snapshot, as the image's command starts it).
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import {
@@ -68,6 +69,7 @@ const { values: opts } = parseArgs({
     terraform: { type: 'string', default: 'terraform' },
     'json-out': { type: 'string', default: join(tmpdir(), 'captf-bench.json') },
     keep: { type: 'boolean', default: false },
+    snapshot: { type: 'boolean', default: false },
   },
 });
 const ONLY = new Set(opts.only.split(','));
@@ -133,6 +135,15 @@ if (existsSync(join(dirname(RUNNER_SOURCE), 'chunks')))
 const SNAPSHOT_DIR = join(dirname(RUNNER), 'snapshot');
 cpSync(join(dirname(RUNNER_SOURCE), 'snapshot'), SNAPSHOT_DIR, { recursive: true });
 rmSync(join(SNAPSHOT_DIR, 'captf-runner.blob'), { force: true });
+const SNAPSHOT_BLOB = join(SNAPSHOT_DIR, 'captf-runner.blob');
+/** The startup snapshot's blob, made by the node that runs the runner (on first use). */
+function snapshotBlob() {
+  if (!existsSync(SNAPSHOT_BLOB)) buildSnapshotBlob(NODE, join(SNAPSHOT_DIR, 'captf-runner.cjs'), SNAPSHOT_BLOB);
+  return SNAPSHOT_BLOB;
+}
+/** With --snapshot, the applies start through the blob as the image's command starts them (runner/captf-runner.sh). */
+const APPLY_LAUNCH = opts.snapshot ? ['--snapshot-blob', snapshotBlob()] : [];
+const APPLY_ENV = opts.snapshot ? { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1' } : {};
 
 const TERRAFORM = which(opts.terraform);
 const BARE = join(REPO, 'bench/bare-apply.sh');
@@ -367,6 +378,7 @@ function runnerApply(dir, gen, { terraform, expect }) {
   rmSync(usageFile, { force: true });
   const d = join(dir, 'runner');
   const args = [
+    ...APPLY_LAUNCH,
     '--require',
     SELF_USAGE,
     RUNNER,
@@ -391,7 +403,7 @@ function runnerApply(dir, gen, { terraform, expect }) {
     '--image',
     'bench',
   ];
-  const t = timed(NODE, args, { env: { ...ENV, BENCH_SELF_USAGE_FILE: usageFile } });
+  const t = timed(NODE, args, { env: { ...ENV, ...APPLY_ENV, BENCH_SELF_USAGE_FILE: usageFile } });
   const result = JSON.parse(readFileSync(resultFile, 'utf8'));
   if (result.outcome !== expect)
     throw new Error(
@@ -499,8 +511,7 @@ function benchStart() {
       .replace(/^node=.*$/m, `node=${q(NODE)}`),
     { mode: 0o755 },
   );
-  const blob = join(SNAPSHOT_DIR, 'captf-runner.blob');
-  buildSnapshotBlob(NODE, join(SNAPSHOT_DIR, 'captf-runner.cjs'), blob);
+  const blob = snapshotBlob();
   const launched = `PATH=${q(dirname(NODE))}:"$PATH" ${q(launcher)} ${apply.slice(q(RUNNER).length + 1)}`;
   const snapshotRounds = `s=\${EPOCHREALTIME/./}; ${launched}; spawned spawnSnapshot`;
   const script = `
