@@ -94,22 +94,9 @@ export async function scenario(
       for (const [name, content] of Object.entries(files))
         await writeFile(join(s.inputs, name), typeof content === 'string' ? content : JSON.stringify(content));
     },
-    ownBackendArgs: (op, args = []) => [
-      op,
-      '--module',
-      s.module,
-      '--inputs',
-      s.inputs,
-      '--out',
-      s.out,
-      '--termination-log',
-      s.termination,
-      '--log-format',
-      'json',
-      ...args,
-    ],
+    ownBackendArgs: (op, args = []) => argsFor(s, op, [], args),
     runOwnBackend: (op, args = [], env = {}) => runRunner(s.ownBackendArgs(op, args), env, s),
-    runArgs: (op, args = []) => s.ownBackendArgs(op, ['--state', s.state, ...startsState(args), ...args]),
+    runArgs: (op, args = []) => argsFor(s, op, ['--state', s.state, ...startsState(args)], args),
     run: (op, args = [], env = {}) => runRunner(s.runArgs(op, args), env, s),
     readState: () => readLocalState(s.state),
   };
@@ -118,6 +105,23 @@ export async function scenario(
   await s.setInputs(inputs);
   return s;
 }
+
+/** A scenario's runner arguments, in the order a person writes them (a test compares the rerun command the runner prints). */
+const argsFor = (s: Scenario, op: string, state: string[], args: string[]) => [
+  op,
+  '--module',
+  s.module,
+  '--inputs',
+  s.inputs,
+  ...state,
+  '--out',
+  s.out,
+  '--termination-log',
+  s.termination,
+  '--log-format',
+  'json',
+  ...args,
+];
 
 /** `where.dir` is the runner's working directory: whatever it writes by default stays out of the repository. */
 export async function runRunner(
