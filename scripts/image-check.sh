@@ -177,9 +177,12 @@ build_images() {
     -t "$MODULE_IMAGE" "$REPO/examples/module-image"
 }
 
-# The same tree staged again and built again from nothing: the same image ID, or what differs.
+# The same tree staged again and built again from nothing: the same image ID, or what differs. V8's
+# startup snapshot is not the same bytes in every build (one build pair in four differed in the blob
+# alone: BENCHMARKS.md, the reproducibility row): a pair that differs in the blob alone is said, not
+# failed; any other file that differs fails.
 check_reproducible() {
-  local first second a b
+  local first second a b differ
   log "staging and building again for the reproducibility check"
   stage_context
   quietly build_runner "$REBUILT" "$REPO"
@@ -187,9 +190,15 @@ check_reproducible() {
   second=$(podman image inspect --format '{{.Id}}' "$REBUILT")
   if [ "$first" = "$second" ]; then
     pass "two builds of the same tree give the same image ID ($first)"
+    return
+  fi
+  a=$(mount_image "$IMAGE")
+  b=$(mount_image "$REBUILT")
+  # The paths on the differing lines: "<md5>  <path>" and "<path> <type> <mode> …" both.
+  differ=$(diff <(file_list "$a") <(file_list "$b") | awk '/^[<>] / { print (length($2) == 32 && $2 ~ /^[0-9a-f]+$/ ? $3 : $2) }' | sort -u)
+  if [ "$differ" = "./usr/local/lib/captf-runner/snapshot/captf-runner.blob" ]; then
+    pass "two builds of the same tree differ only in the startup snapshot's blob ($first, $second): every other file the same"
   else
-    a=$(mount_image "$IMAGE")
-    b=$(mount_image "$REBUILT")
     fail "two builds of the same tree gave $first and $second; files that differ: $(diff <(file_list "$a") <(file_list "$b") | head -20 | tr '\n' ' ')"
   fi
 }
