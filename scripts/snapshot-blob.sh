@@ -18,14 +18,7 @@ set -eu
 [ $# = 3 ] || { echo "usage: sh scripts/snapshot-blob.sh NODE ENTRY.cjs BLOB" >&2; exit 2; }
 node=$1 entry=$2 blob=$3
 # --no-warnings: node warns of every built-in module it has not verified in a snapshot (child_process, tty, …).
-# --stress-flush-code (Node 24 and later): the GCs before the heap is saved drop every function's bytecode, and
-# V8 compiles a function again at its first call in a run. The blob is 1.4 MB smaller, most of it code only the
-# build ran (each module's top level, every op's warm-up), and a run spends less CPU compiling what its start
-# calls than restoring those bytes cost (BENCHMARKS.md, start). Node 20 refuses a blob built under any V8 flag
-# but --predictable (exit 14), and the flag saves it 0.2 MB: it builds without.
-flush=
-[ "$("$node" -p 'Number(process.versions.node.split(".")[0]) >= 24')" = true ] && flush=--stress-flush-code
-set -- --predictable --no-warnings $flush --snapshot-blob "$blob" --build-snapshot "$entry"
+set -- --predictable --no-warnings --snapshot-blob "$blob" --build-snapshot "$entry"
 if unshare --pid --fork true 2>/dev/null; then
   exec env -i PATH=/usr/local/bin:/usr/bin:/bin TZ=UTC LC_ALL=C unshare --pid --fork "$node" "$@"
 fi
