@@ -260,7 +260,8 @@ export function printedForms(value: string): string[] {
 // knows it is secret (a value declassified with nonsensitive(), a provider attribute that loses
 // the mark, a provisioner's output): base64encode of a cloud-init document, urlencode into a
 // database URL, upper and lower, a hex dump. Each is derived from the value as is (not from an
-// escaping of it). Upper and lower case need no form of their own: the masker's patterns ignore case.
+// escaping of it). A change of case (upper, lower, title, any mix) needs no form of its own, of the
+// value or of an encoding: the masker matches every form whatever the case of its ASCII letters.
 
 /** An encoded form shorter than this is not masked: a 4-character piece of base64 is somewhere in any large blob. */
 export const MIN_ENCODED_LENGTH = 6;
@@ -270,12 +271,11 @@ const UNRESERVED = /^[A-Za-z0-9\-_.~]$/;
 
 const percentOf = (char: string) =>
   [...Buffer.from(char, 'utf8')].map((byte) => `%${hex(byte, 2).toUpperCase()}`).join('');
-const lowerHex = (encoded: string) => encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
 
 /**
  * Percent-encoding, as terraform's urlencode (Go's url.QueryEscape: a space as `+`) and others
- * (a space as `%20`, JavaScript's encodeURIComponent), hex digits in upper and in lower case. Only
- * for a value that has a character an encoder changes. Plain strings, not a pattern: a pattern of
+ * (a space as `%20`, JavaScript's encodeURIComponent); its hex digits in lower case, as any other
+ * change of case, are matched as it. Only for a value that has a character an encoder changes. Plain strings, not a pattern: a pattern of
  * each character as itself or escaped costs V8 tens of milliseconds to compile per few secrets.
  */
 function percentForms(text: string): string[] {
@@ -283,7 +283,7 @@ function percentForms(text: string): string[] {
   if (chars.every((char) => UNRESERVED.test(char))) return [];
   const query = (space: string) =>
     chars.map((char) => (UNRESERVED.test(char) ? char : char === ' ' ? space : percentOf(char))).join('');
-  return [query('+'), query('%20'), encodeURIComponent(text)].flatMap((encoded) => [encoded, lowerHex(encoded)]);
+  return [query('+'), query('%20'), encodeURIComponent(text)];
 }
 
 /** The first base64 character that depends on the value's bytes alone, when the value starts `offset` bytes into a group of three. */
@@ -312,7 +312,7 @@ function base64Forms(bytes: Buffer): string[] {
 /** The encoded forms of `text` (itself, not trimmed). */
 export interface EncodedForms {
   /**
-   * base64, hex (in either case) and percent-encodings: plain strings of ENCODED_ALPHABET. base64 and
+   * base64, hex and percent-encodings: plain strings of ENCODED_ALPHABET, matched in any case. base64 and
    * hex are MIN_ENCODED_LENGTH characters or more; a percent-encoding is never shorter than the value
    * and as telling as the value itself, so it is kept at any length the value is masked at.
    */
@@ -327,8 +327,6 @@ export const ENCODED_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu
 export function encodedForms(text: string): EncodedForms {
   const bytes = Buffer.from(text, 'utf8');
   const hexForm = bytes.toString('hex');
-  const pieces = [...base64Forms(bytes), hexForm, hexForm.toUpperCase()].filter(
-    (form) => form.length >= MIN_ENCODED_LENGTH,
-  );
+  const pieces = [...base64Forms(bytes), hexForm].filter((form) => form.length >= MIN_ENCODED_LENGTH);
   return { plain: [...new Set([...pieces, ...percentForms(text)])], hex: hexForm };
 }
