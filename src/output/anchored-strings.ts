@@ -43,8 +43,9 @@ export class AnchoredStrings {
 
   /** Adds a string of the alphabet, at least ANCHOR characters long (anything else is a caller's bug: refused), found in any case. */
   add(text: string): void {
-    if (text.length < ANCHOR || ![...text].every((char) => folded(char.charCodeAt(0)) !== 0))
-      throw new Error(`not a string of the encoded forms' alphabet of ${ANCHOR}+ characters`);
+    let inAlphabet = text.length >= ANCHOR;
+    for (let i = 0; inAlphabet && i < text.length; i++) inAlphabet = folded(text.charCodeAt(i)) !== 0;
+    if (!inAlphabet) throw new Error(`not a string of the encoded forms' alphabet of ${ANCHOR}+ characters`);
     const form = text.toLowerCase();
     const anchor = form.slice(0, ANCHOR);
     const forms = this.byAnchor.get(anchor) ?? [];

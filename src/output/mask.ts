@@ -5,6 +5,7 @@ import { isSha256 } from '../util/sha256.ts';
 import { AnchoredStrings, replaceRanges } from './anchored-strings.ts';
 import { oldValues } from './rotated.ts';
 import {
+  casedForms,
   encodedForms,
   literalForms,
   MIN_ENCODED_LENGTH,
@@ -158,9 +159,9 @@ export class Masker {
     for (const form of printedForms(value)) {
       this.learn(form, label);
       if (form.includes('\n')) for (const line of form.split('\n')) this.learn(line, label);
-      // Encoded whole, as the module had it, and trimmed (what trimspace() leaves).
+      // Encoded whole, as the module had it, and trimmed (what trimspace() leaves), in upper and lower case too.
       for (const text of new Set([form, trimGoSpace(form)]))
-        if (text.length >= MIN_MASKED_LENGTH) this.learnEncoded(text);
+        if (text.length >= MIN_MASKED_LENGTH) for (const cased of casedForms(text)) this.learnEncoded(cased);
     }
     // terraform prints a string that parses as JSON as jsonencode({...}), one field to a line.
     const fields = documentFields(value);

@@ -267,23 +267,23 @@ export function printedForms(value: string): string[] {
 export const MIN_ENCODED_LENGTH = 6;
 
 /** What percent-encoding never changes (RFC 3986's unreserved characters). */
-const UNRESERVED = /^[A-Za-z0-9\-_.~]$/;
-
-const percentOf = (char: string) =>
-  [...Buffer.from(char, 'utf8')].map((byte) => `%${hex(byte, 2).toUpperCase()}`).join('');
+const UNRESERVED_ONLY = /^[A-Za-z0-9\-_.~]*$/;
+/** What encodeURIComponent leaves and Go's url.QueryEscape escapes. */
+const QUERY_ESCAPED = /[!*'()]/g;
 
 /**
  * Percent-encoding, as terraform's urlencode (Go's url.QueryEscape: a space as `+`) and others
  * (a space as `%20`, JavaScript's encodeURIComponent); its hex digits in lower case, as any other
- * change of case, are matched as it. Only for a value that has a character an encoder changes. Plain strings, not a pattern: a pattern of
- * each character as itself or escaped costs V8 tens of milliseconds to compile per few secrets.
+ * change of case, are matched as it. Only for a value that has a character an encoder changes.
+ * Plain strings, not a pattern: a pattern of each character as itself or escaped costs V8 tens of
+ * milliseconds to compile per few secrets. Built from encodeURIComponent's (native) output: a
+ * certificate's worth of characters one by one cost tens of milliseconds.
  */
 function percentForms(text: string): string[] {
-  const chars = [...text];
-  if (chars.every((char) => UNRESERVED.test(char))) return [];
-  const query = (space: string) =>
-    chars.map((char) => (UNRESERVED.test(char) ? char : char === ' ' ? space : percentOf(char))).join('');
-  return [query('+'), query('%20'), encodeURIComponent(text)];
+  if (UNRESERVED_ONLY.test(text)) return [];
+  const component = encodeURIComponent(text);
+  const query = component.replace(QUERY_ESCAPED, (char) => `%${hex(char.charCodeAt(0), 2).toUpperCase()}`);
+  return [query.replaceAll('%20', '+'), query, component];
 }
 
 /** The first base64 character that depends on the value's bytes alone, when the value starts `offset` bytes into a group of three. */
@@ -307,6 +307,26 @@ function base64Forms(bytes: Buffer): string[] {
     for (const form of [encoded.slice(BASE64_FIRST[offset]), unpadded, core]) forms.push(form, urlAlphabet(form));
   }
   return forms;
+}
+
+/** One character's case changed where the change is one character, as Go's unicode.ToUpper/ToLower (simple case mapping: `ß` stays). */
+const caseOf = (char: string, change: (c: string) => string) => {
+  const changed = change(char);
+  return [...changed].length === 1 ? changed : char;
+};
+
+/**
+ * `text`, and in upper and in lower case as terraform's upper() and lower() print it: what a module
+ * may encode (`base64encode(lower(var.token))`). The encodings of each are masked; a change of case
+ * after the encoding needs no form (every form is matched in any case), and title() before it, or a
+ * mix, is not covered (a mix of cases has as many forms as the text has letters).
+ */
+export function casedForms(text: string): string[] {
+  // ASCII (most keys and tokens) changes case one character for one as a whole; other text character by character.
+  const ascii = !/[^\0-\x7f]/.test(text);
+  const cased = (change: (c: string) => string) =>
+    ascii ? change(text) : text.replace(/./gsu, (char) => caseOf(char, change));
+  return [...new Set([text, cased((c) => c.toUpperCase()), cased((c) => c.toLowerCase())])];
 }
 
 /** The encoded forms of `text` (itself, not trimmed). */

@@ -348,9 +348,10 @@ function encodedOracle({ value, prefix, suffix }: { value: string; prefix: strin
 /**
  * Secrets through an encoding and then a change of case (declassified, so terraform prints them):
  * upper, lower and title of urlencode, base64encode (at each byte offset, padded and not) and
- * jsonencode, in a resource's input (the plan and the apply), an output, a check block's warning
- * and a precondition's error (a failing plan). title() leaves a mix of cases: the letter after
- * each `%`, `+`, `/`, … upper, the rest as they were.
+ * jsonencode, and the encodings of the secret in upper and lower case, in a resource's input (the
+ * plan and the apply), an output, a check block's warning and a precondition's error (a failing
+ * plan). title() leaves a mix of cases: the letter after each `%`, `+`, `/`, … upper, the rest as
+ * they were.
  */
 const CASED_ENCODING_MODULE = {
   'main.tf': `variable "secrets" { type = list(string) }
@@ -375,6 +376,8 @@ locals {
     upper_json    = upper(jsonencode(s.value))
     lower_json    = lower(jsonencode(s.value))
     title_json    = title(jsonencode(s.value))
+    base64_upper  = base64encode(upper("\${s.prefix}\${s.value}"))
+    url_lower     = urlencode(lower(s.value))
   } }
 }
 
@@ -478,7 +481,7 @@ describe('secrets in every form terraform prints them in, and in every encoding 
       `seed ${seed}: the provisioner's hex dumps were printed, masked`,
     );
   });
-  it('generated secrets through urlencode, base64encode and jsonencode and then upper, lower or title appear in no byte a plan, an apply, a check warning or a failing precondition writes, in any case', async (t) => {
+  it('generated secrets through urlencode, base64encode and jsonencode and then upper, lower or title (and encoded in upper and lower case) appear in no byte a plan, an apply, a check warning or a failing precondition writes, in any case', async (t) => {
     const seed = Number(process.env.CAPTF_SECRET_CASES_SEED ?? Date.now() % 2 ** 31);
     t.diagnostic(`CAPTF_SECRET_CASES_SEED=${seed} repeats this run`);
     const [generated] = fc.sample(fc.array(encodingSecret, { minLength: 3, maxLength: 3 }), { seed, numRuns: 1 });
@@ -492,6 +495,8 @@ describe('secrets in every form terraform prints them in, and in every encoding 
     const s = await scenario(t, CASED_ENCODING_MODULE, inputs(false));
     const oracle = secrets.flatMap((secret) => [
       ...encodedOracle({ ...secret, suffix: '' }),
+      ...encodedOracle({ value: secret.value.toUpperCase(), prefix: secret.prefix.toUpperCase(), suffix: '' }),
+      ...encodedOracle({ value: secret.value.toLowerCase(), prefix: secret.prefix, suffix: '' }),
       goJsonBody(secret.value),
       ...(secret.value.match(/[A-Za-z0-9]{6,}/g) ?? []),
     ]);

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { LineMasker, MASK, Masker, maskValue } from '../../src/output/mask.ts';
-import { trimGoSpace } from '../../src/output/secret-forms.ts';
+import { casedForms, trimGoSpace } from '../../src/output/secret-forms.ts';
 import { runs } from '../support/property-runs.ts';
 
 const SECRET = 'CANARY-ls\u2028tail CANARY-ctl\x01tail q"b\\s ${x} %{y} <&> \x7f \x1b \u00a0 \u0085 end';
@@ -182,6 +182,11 @@ describe('the encodings a secret travels in (base64, percent-encoding, case, hex
     for (const form of Object.values(encoded))
       for (const printed of [form.toUpperCase(), form.toLowerCase(), title(form.toLowerCase())])
         assert.equal(m.mask(`x = "${printed}"`), `x = "${MASK}"`, printed);
+    // The encodings of the value in upper and in lower case: base64encode(upper(…)), urlencode(lower(…)).
+    for (const printed of [b64('PA55 W0RD/KEY+TAIL'), 'pa55+w0rd%2Fkey%2Btail'])
+      assert.equal(m.mask(`x = "${printed}"`), `x = "${MASK}"`, printed);
+    // At another offset: the characters the value shares with its neighbour ("#") stay.
+    assert.equal(m.mask(`x = "${b64('#pa55 w0rd/key+tail')}"`), `x = "I3${MASK}"`);
     // A percent-encoding shorter than the anchored search's 6 characters, matched literally: in any case too.
     assert.equal(masker('ab cd').mask('u=Ab+Cd&v=AB+CD'), `u=${MASK}&v=${MASK}`);
   });
@@ -195,6 +200,11 @@ describe('the encodings a secret travels in (base64, percent-encoding, case, hex
     );
     assert.equal(m.mask(url('a>b?c>d?e~~')), MASK);
     assert.equal(m.mask(url('a>b?c>d?e~~').replace(/=+$/, '')), MASK);
+  });
+
+  it("upper and lower case as Go's strings.ToUpper and ToLower make them, one character for one: ß stays", () => {
+    assert.deepEqual(casedForms('Straße é'), ['Straße é', 'STRAßE É', 'straße é']);
+    assert.deepEqual(casedForms('abc1'), ['abc1', 'ABC1']);
   });
 
   it('an encoded form shorter than 6 characters is not masked: the value itself still is', () => {
