@@ -332,7 +332,7 @@ export function casedForms(text: string): string[] {
 /** The encoded forms of `text` (itself, not trimmed). */
 export interface EncodedForms {
   /**
-   * base64, hex and percent-encodings: plain strings of ENCODED_ALPHABET, matched in any case. base64 and
+   * base64 (also percent-encoded), hex and percent-encodings: plain strings of ENCODED_ALPHABET, matched in any case. base64 and
    * hex are MIN_ENCODED_LENGTH characters or more; a percent-encoding is never shorter than the value
    * and as telling as the value itself, so it is kept at any length the value is masked at.
    */
@@ -344,9 +344,14 @@ export interface EncodedForms {
 /** The characters of every encoded form: the base64 alphabets and padding (hex among them), and what percent-encodings leave or write. */
 export const ENCODED_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_%.~!*'()";
 
+/** base64 percent-encoded (`urlencode(base64encode(…))`, a token in a query string): `+`, `/` and `=` escaped, as every encoder escapes them. */
+const percentBase64 = (base64: string) =>
+  base64.replace(/[+/=]/g, (char) => `%${hex(char.charCodeAt(0), 2).toUpperCase()}`);
+
 export function encodedForms(text: string): EncodedForms {
   const bytes = Buffer.from(text, 'utf8');
   const hexForm = bytes.toString('hex');
-  const pieces = [...base64Forms(bytes), hexForm].filter((form) => form.length >= MIN_ENCODED_LENGTH);
+  const base64 = base64Forms(bytes);
+  const pieces = [...base64, ...base64.map(percentBase64), hexForm].filter((form) => form.length >= MIN_ENCODED_LENGTH);
   return { plain: [...new Set([...pieces, ...percentForms(text)])], hex: hexForm };
 }

@@ -348,7 +348,8 @@ function encodedOracle({ value, prefix, suffix }: { value: string; prefix: strin
 /**
  * Secrets through an encoding and then a change of case (declassified, so terraform prints them):
  * upper, lower and title of urlencode, base64encode (at each byte offset, padded and not) and
- * jsonencode, and the encodings of the secret in upper and lower case, in a resource's input (the
+ * jsonencode, the encodings of the secret in upper and lower case, and urlencode of base64encode
+ * (upper-cased), in a resource's input (the
  * plan and the apply), an output, a check block's warning and a precondition's error (a failing
  * plan). title() leaves a mix of cases: the letter after each `%`, `+`, `/`, … upper, the rest as
  * they were.
@@ -378,6 +379,7 @@ locals {
     title_json    = title(jsonencode(s.value))
     base64_upper  = base64encode(upper("\${s.prefix}\${s.value}"))
     url_lower     = urlencode(lower(s.value))
+    url_base64    = upper(urlencode(base64encode("\${s.prefix}\${s.value}")))
   } }
 }
 
@@ -498,6 +500,7 @@ describe('secrets in every form terraform prints them in, and in every encoding 
       ...encodedOracle({ value: secret.value.toUpperCase(), prefix: secret.prefix.toUpperCase(), suffix: '' }),
       ...encodedOracle({ value: secret.value.toLowerCase(), prefix: secret.prefix, suffix: '' }),
       goJsonBody(secret.value),
+      ...encodedOracle({ ...secret, suffix: '' }).map(encodeURIComponent),
       ...(secret.value.match(/[A-Za-z0-9]{6,}/g) ?? []),
     ]);
     const check = async (run: RunnerRun, what: string, exitCode: number) => {

@@ -191,6 +191,14 @@ describe('the encodings a secret travels in (base64, percent-encoding, case, hex
     assert.equal(masker('ab cd').mask('u=Ab+Cd&v=AB+CD'), `u=${MASK}&v=${MASK}`);
   });
 
+  it('base64 percent-encoded (urlencode(base64encode(…)): a token in a query string), in any case', () => {
+    const m = masker('Tok3n/Canary+q7@x>>??~~');
+    const encoded = encodeURIComponent(b64('Tok3n/Canary+q7@x>>??~~'));
+    assert.match(encoded, /%2B.*%2F.*%3D$/, 'the test value has every character the percent-encoding changes');
+    assert.equal(m.mask(`q=${encoded}&x`), `q=${MASK}&x`);
+    assert.equal(m.mask(`q=${encoded.toLowerCase()}&x`), `q=${MASK}&x`);
+  });
+
   it('the URL alphabet, with and without padding', () => {
     const m = masker('a>b?c>d?e~~');
     const url = (text: string) => b64(text).replaceAll('+', '-').replaceAll('/', '_');
