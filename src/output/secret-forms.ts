@@ -260,8 +260,11 @@ export function printedForms(value: string): string[] {
 // knows it is secret (a value declassified with nonsensitive(), a provider attribute that loses
 // the mark, a provisioner's output): base64encode of a cloud-init document, urlencode into a
 // database URL, upper and lower, a hex dump. Each is derived from the value as is (not from an
-// escaping of it). A change of case (upper, lower, title, any mix) needs no form of its own, of the
-// value or of an encoding: the masker matches every form whatever the case of its ASCII letters.
+// escaping of it), and from the value in upper and in lower case (casedForms). A change of case
+// after (upper, lower, title, any mix) needs no form of its own, of the value or of an encoding: the
+// masker matches every form whatever the case of its ASCII letters (anchored-strings.ts, mask.ts).
+// Not derived: a hash (it is not the secret), an encoding of the value in title case, an encoding
+// of an escaping or of another encoding but base64's percent-encoding (contract/sections/faults.md §5).
 
 /** An encoded form shorter than this is not masked: a 4-character piece of base64 is somewhere in any large blob. */
 export const MIN_ENCODED_LENGTH = 6;
