@@ -16,6 +16,7 @@ import './run/op-main.ts';
 import { OPS } from './run/ops.ts';
 import { loadSettings } from './schemas/config.ts';
 import { Op } from './schemas/result.ts';
+import { warmReader } from './json/warm-reader.ts';
 
 async function warmStart(): Promise<void> {
   for (const op of Op.options) {
@@ -26,6 +27,7 @@ async function warmStart(): Promise<void> {
       // an op whose settings need a flag: the parse ran up to the refusal, which is all the warm-up needs
     }
   }
+  await warmReader();
 }
 
 void warmStart();
