@@ -9,7 +9,6 @@ import { RunnerError, asRunnerError, unmaskedMessage, usageError } from './error
 import { exitCodeOfError } from './run/exit-codes.ts';
 import { EXIT } from './vocabulary/reasons.ts';
 import { tolerateClosedStdStreams } from './output/std-streams.ts';
-import { firstReads, noV8FlagsGiven } from './json/optimising-tiers.ts';
 
 let exitCode: number = EXIT.succeeded;
 
@@ -111,10 +110,5 @@ async function run(): Promise<void> {
 
 // While a startup snapshot is built, nothing runs: the run starts when node restores the heap, with
 // that run's command line, environment and stdio. No top-level await: the snapshot's bundle is CommonJS.
-// Restored from it as the image starts the runner, node's own V8 flags: the first reads may hold off optimising (src/json/optimising-tiers.ts).
-if (startupSnapshot.isBuildingSnapshot())
-  startupSnapshot.setDeserializeMainFunction(() => {
-    if (noV8FlagsGiven(process.execArgv)) firstReads.arm(process.versions.v8, process.arch);
-    void run();
-  });
+if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(() => void run());
 else void run();

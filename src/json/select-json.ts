@@ -10,7 +10,6 @@
 // reader classifies the same file at ~110-170 MB/s with a flat ~100 MB RSS.
 
 import { JsonSyntaxError } from '../util/json-syntax-error.ts';
-import { firstReads } from './optimising-tiers.ts';
 
 /** Build this value completely (only for values known to be small). */
 export const KEEP = 'keep';
@@ -810,16 +809,9 @@ export async function readSelected(
   afterChunk?: () => Promise<void>,
 ): Promise<boolean> {
   const reader = new SelectiveJsonReader(root);
-  firstReads.start();
-  try {
-    for await (const chunk of source) {
-      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-      reader.write(bytes);
-      firstReads.read(bytes.length);
-      await afterChunk?.();
-    }
-  } finally {
-    firstReads.end();
+  for await (const chunk of source) {
+    reader.write(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
+    await afterChunk?.();
   }
   if (!reader.started) return false;
   reader.end();
