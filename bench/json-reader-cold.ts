@@ -10,16 +10,13 @@
 // Also a startup snapshot's entry (bundled as CommonJS): built, it reads nothing, and the read runs
 // when node restores it (`node --snapshot-blob BLOB json-reader-cold.cjs MODE FILE`), as the runner
 // starts from its blob; with WARM_READER=1 in the build's environment the build first runs the
-// runner's warm-up of the reader (src/json/warm-reader.ts, as src/startup-snapshot.ts does), and with
-// READER_TIERS=1 in the run's the reads hold off V8's optimising compilers as the runner's do
-// (src/json/optimising-tiers.ts, armed by main.ts).
+// runner's warm-up of the reader (src/json/warm-reader.ts, as src/startup-snapshot.ts does).
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { startupSnapshot } from 'node:v8';
 import { summarizeState } from '../src/state/summary.ts';
 import { classifyPlanStream } from '../src/plan/stream.ts';
 import { warmReader } from '../src/json/warm-reader.ts';
-import { firstReads, noV8FlagsGiven } from '../src/json/optimising-tiers.ts';
 
 async function main(): Promise<void> {
   const [mode, file] = process.argv.slice(2);
@@ -48,10 +45,5 @@ async function main(): Promise<void> {
 
 if (startupSnapshot.isBuildingSnapshot()) {
   if (process.env.WARM_READER === '1') void warmReader();
-  startupSnapshot.setDeserializeMainFunction(() => {
-    // As main.ts arms it in the runner's own, when the bench asks (READER_TIERS=1 in the run's environment).
-    if (process.env.READER_TIERS === '1' && noV8FlagsGiven(process.execArgv))
-      firstReads.arm(process.versions.v8, process.arch);
-    void main();
-  });
+  startupSnapshot.setDeserializeMainFunction(() => void main());
 } else void main();

@@ -1098,12 +1098,6 @@ function benchReader() {
       results.readerSnapshotBlobBytes = { ...results.readerSnapshotBlobBytes, [name]: statSync(blob).size };
       variants.push({ name, launch: ['--snapshot-blob', blob, entry], env: { ...ENV, ...APPLY_ENV_SNAPSHOT } });
     }
-    // As the runner reads from its blob: warmed, and V8's optimising compilers held off for the first MiB.
-    variants.push({
-      ...variants.at(-1),
-      name: 'snapshotWarmedTiers',
-      env: { ...ENV, ...APPLY_ENV_SNAPSHOT, READER_TIERS: '1' },
-    });
     log(
       `  blobs: ${mb(results.readerSnapshotBlobBytes.snapshot)} without the warm-up, ${mb(results.readerSnapshotBlobBytes.snapshotWarmed)} with it`,
     );
@@ -1146,7 +1140,7 @@ function benchReader() {
       ratio: median(reader.map((x, k) => x.cpuMs / parse[k].cpuMs)),
     };
     if (opts.snapshot)
-      for (const name of ['snapshot', 'snapshotWarmed', 'snapshotWarmedTiers'])
+      for (const name of ['snapshot', 'snapshotWarmed'])
         entry[name] = {
           cpuMs: cpu(name),
           cpuMedianMs: median(cpu(name)),
@@ -1156,8 +1150,7 @@ function benchReader() {
     const over = (a, b) => median(runs[a].map((x, k) => x.cpuMs / runs[b][k].cpuMs));
     if (opts.snapshot) {
       entry.warmedOverSnapshot = over('snapshotWarmed', 'snapshot');
-      entry.tiersOverWarmed = over('snapshotWarmedTiers', 'snapshotWarmed');
-      entry.runnerOverPlain = over('snapshotWarmedTiers', 'reader');
+      entry.runnerOverPlain = over('snapshotWarmed', 'reader');
     }
     results.reader.push(entry);
     log(
@@ -1165,8 +1158,8 @@ function benchReader() {
     );
     if (opts.snapshot)
       log(
-        `    through the snapshot ${fmt(entry.snapshot.cpuMedianMs)} (${entry.snapshot.MBps.toFixed(1)} MB/s, ×${entry.snapshot.ratio.toFixed(2)} JSON.parse), warmed ${fmt(entry.snapshotWarmed.cpuMedianMs)} (${entry.snapshotWarmed.MBps.toFixed(1)} MB/s, ×${entry.snapshotWarmed.ratio.toFixed(2)}), warmed with the first MiB unoptimised ${fmt(entry.snapshotWarmedTiers.cpuMedianMs)} (${entry.snapshotWarmedTiers.MBps.toFixed(1)} MB/s, ×${entry.snapshotWarmedTiers.ratio.toFixed(2)}); ` +
-          `warmed ÷ not ×${entry.warmedOverSnapshot.toFixed(2)}, unoptimised ÷ warmed ×${entry.tiersOverWarmed.toFixed(2)}, as the runner ÷ the plain bundle ×${entry.runnerOverPlain.toFixed(2)}`,
+        `    through the snapshot ${fmt(entry.snapshot.cpuMedianMs)} (${entry.snapshot.MBps.toFixed(1)} MB/s, ×${entry.snapshot.ratio.toFixed(2)} JSON.parse), warmed ${fmt(entry.snapshotWarmed.cpuMedianMs)} (${entry.snapshotWarmed.MBps.toFixed(1)} MB/s, ×${entry.snapshotWarmed.ratio.toFixed(2)}); ` +
+          `warmed ÷ not ×${entry.warmedOverSnapshot.toFixed(2)}, as the runner (warmed) ÷ the plain bundle ×${entry.runnerOverPlain.toFixed(2)}`,
       );
   }
 }
