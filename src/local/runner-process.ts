@@ -7,7 +7,11 @@ import { open } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { RunnerError } from '../errors.ts';
 
-/** How this process was started (node [--import tsx] <entrypoint>), so the child is the same runner. */
+/**
+ * How this process was started (node [--snapshot-blob BLOB | --import tsx] <entrypoint>), so the child
+ * is the same runner started the same way: through the startup snapshot when this process was (the
+ * image's command), the plain bundle when not (no blob, NODE_OPTIONS: the child inherits the environment).
+ */
 function runnerEntrypoint(): { command: string; prefix: string[] } {
   const entrypoint = process.argv[1];
   if (!entrypoint)

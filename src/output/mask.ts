@@ -5,6 +5,7 @@ import { isSha256 } from '../util/sha256.ts';
 import { AnchoredStrings, replaceRanges } from './anchored-strings.ts';
 import { oldValues } from './rotated.ts';
 import {
+  casedForms,
   encodedForms,
   literalForms,
   MIN_ENCODED_LENGTH,
@@ -98,6 +99,9 @@ class PatternGroups {
 
 type Range = { start: number; end: number };
 
+/** `text` with its ASCII letters in lower case: as long as `text`, so every offset in it holds in `text`. */
+const asciiLower = (text: string) => text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+
 /**
  * Every match of `regex` (global) at every place, overlapping ones too: each search goes on from
  * the place after the last match's start, not after its end, so a secret that starts inside
@@ -135,10 +139,11 @@ export class Masker {
   private readonly hexForms = new Set<string>();
   /** Each whole-secret source, and how it is matched literally should it fail. */
   private readonly literalFallback = new Map<string, () => void>();
-  /** Case is ignored: terraform's upper() and lower() print a secret so, and no escape is told apart by case. */
+  /** Case is ignored: terraform's upper(), lower() and title() print a secret so, and no escape is told apart by case. */
   private readonly whole = new PatternGroups('gi', (source) => this.literalFallback.get(source)!());
   /** A head that fails is dropped: its secret is still masked on one line. */
   private readonly heads = new PatternGroups('i', () => {});
+  /** Plain strings (the forms of a long secret, short percent-encodings) with their ASCII letters in lower case, found in `text` so folded. */
   private readonly literals = new Set<string>();
   readonly tooShort: string[] = [];
   /** How many texts could not be masked (a matcher failed on them): each was replaced by the mask whole. */
@@ -154,9 +159,9 @@ export class Masker {
     for (const form of printedForms(value)) {
       this.learn(form, label);
       if (form.includes('\n')) for (const line of form.split('\n')) this.learn(line, label);
-      // Encoded whole, as the module had it, and trimmed (what trimspace() leaves).
+      // Encoded whole, as the module had it, and trimmed (what trimspace() leaves), in upper and lower case too.
       for (const text of new Set([form, trimGoSpace(form)]))
-        if (text.length >= MIN_MASKED_LENGTH) this.learnEncoded(text);
+        if (text.length >= MIN_MASKED_LENGTH) for (const cased of casedForms(text)) this.learnEncoded(cased);
     }
     // terraform prints a string that parses as JSON as jsonencode({...}), one field to a line.
     const fields = documentFields(value);
@@ -187,9 +192,10 @@ export class Masker {
     const { plain, hex } = encodedForms(text);
     // The anchored search needs MIN_ENCODED_LENGTH characters; a shorter form (the percent-encoding
     // of a short value: "aa aa" as "aa+aa") is matched as the value is when a pattern fails, literally.
+    // Both ignore case.
     for (const form of plain) {
       if (form.length >= MIN_ENCODED_LENGTH) this.anchored.add(form);
-      else this.addLiterals([form, form.toUpperCase(), form.toLowerCase()]);
+      else this.addLiterals([form]);
     }
     this.hexForms.add(hex);
   }
@@ -218,13 +224,17 @@ export class Masker {
     }
   }
 
-  /** The escaped forms of `text` as plain strings, in upper and lower case too. */
+  /**
+   * The escaped forms of `text` as plain strings. Literals are matched whatever the case of their
+   * ASCII letters (title() and any mix); a non-ASCII letter's case changes only with the whole
+   * form's, in upper or in lower case (folding it could change the text's length and offsets).
+   */
   private learnLiterally(text: string): void {
     this.addLiterals(literalForms(text).flatMap((form) => [form, form.toUpperCase(), form.toLowerCase()]));
   }
 
   private addLiterals(forms: readonly string[]): void {
-    for (const form of forms) this.literals.add(form);
+    for (const form of forms) this.literals.add(asciiLower(form));
   }
 
   /** How many texts (values, forms and lines of values) are masked. */
@@ -253,8 +263,9 @@ export class Masker {
   /** Where in `text` each whole secret is, in any of its forms (overlapping places included). */
   matches(text: string): Range[] {
     const found: Range[] = [];
+    const lowered = this.literals.size > 0 ? asciiLower(text) : '';
     for (const form of this.literals) {
-      for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + 1))
+      for (let at = lowered.indexOf(form); at >= 0; at = lowered.indexOf(form, at + 1))
         found.push({ start: at, end: at + form.length });
     }
     this.whole.each((regex) => found.push(...overlappingMatches(text, regex)));

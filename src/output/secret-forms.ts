@@ -260,30 +260,33 @@ export function printedForms(value: string): string[] {
 // knows it is secret (a value declassified with nonsensitive(), a provider attribute that loses
 // the mark, a provisioner's output): base64encode of a cloud-init document, urlencode into a
 // database URL, upper and lower, a hex dump. Each is derived from the value as is (not from an
-// escaping of it). Upper and lower case need no form of their own: the masker's patterns ignore case.
+// escaping of it), and from the value in upper and in lower case (casedForms). A change of case
+// after (upper, lower, title, any mix) needs no form of its own, of the value or of an encoding: the
+// masker matches every form whatever the case of its ASCII letters (anchored-strings.ts, mask.ts).
+// Not derived: a hash (it is not the secret), an encoding of the value in title case, an encoding
+// of an escaping or of another encoding but base64's percent-encoding (contract/sections/faults.md §5).
 
 /** An encoded form shorter than this is not masked: a 4-character piece of base64 is somewhere in any large blob. */
 export const MIN_ENCODED_LENGTH = 6;
 
 /** What percent-encoding never changes (RFC 3986's unreserved characters). */
-const UNRESERVED = /^[A-Za-z0-9\-_.~]$/;
-
-const percentOf = (char: string) =>
-  [...Buffer.from(char, 'utf8')].map((byte) => `%${hex(byte, 2).toUpperCase()}`).join('');
-const lowerHex = (encoded: string) => encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
+const UNRESERVED_ONLY = /^[A-Za-z0-9\-_.~]*$/;
+/** What encodeURIComponent leaves and Go's url.QueryEscape escapes. */
+const QUERY_ESCAPED = /[!*'()]/g;
 
 /**
  * Percent-encoding, as terraform's urlencode (Go's url.QueryEscape: a space as `+`) and others
- * (a space as `%20`, JavaScript's encodeURIComponent), hex digits in upper and in lower case. Only
- * for a value that has a character an encoder changes. Plain strings, not a pattern: a pattern of
- * each character as itself or escaped costs V8 tens of milliseconds to compile per few secrets.
+ * (a space as `%20`, JavaScript's encodeURIComponent); its hex digits in lower case, as any other
+ * change of case, are matched as it. Only for a value that has a character an encoder changes.
+ * Plain strings, not a pattern: a pattern of each character as itself or escaped costs V8 tens of
+ * milliseconds to compile per few secrets. Built from encodeURIComponent's (native) output: a
+ * certificate's worth of characters one by one cost tens of milliseconds.
  */
 function percentForms(text: string): string[] {
-  const chars = [...text];
-  if (chars.every((char) => UNRESERVED.test(char))) return [];
-  const query = (space: string) =>
-    chars.map((char) => (UNRESERVED.test(char) ? char : char === ' ' ? space : percentOf(char))).join('');
-  return [query('+'), query('%20'), encodeURIComponent(text)].flatMap((encoded) => [encoded, lowerHex(encoded)]);
+  if (UNRESERVED_ONLY.test(text)) return [];
+  const component = encodeURIComponent(text);
+  const query = component.replace(QUERY_ESCAPED, (char) => `%${hex(char.charCodeAt(0), 2).toUpperCase()}`);
+  return [query.replaceAll('%20', '+'), query, component];
 }
 
 /** The first base64 character that depends on the value's bytes alone, when the value starts `offset` bytes into a group of three. */
@@ -309,10 +312,30 @@ function base64Forms(bytes: Buffer): string[] {
   return forms;
 }
 
+/** One character's case changed where the change is one character, as Go's unicode.ToUpper/ToLower (simple case mapping: `ß` stays). */
+const caseOf = (char: string, change: (c: string) => string) => {
+  const changed = change(char);
+  return [...changed].length === 1 ? changed : char;
+};
+
+/**
+ * `text`, and in upper and in lower case as terraform's upper() and lower() print it: what a module
+ * may encode (`base64encode(lower(var.token))`). The encodings of each are masked; a change of case
+ * after the encoding needs no form (every form is matched in any case), and title() before it, or a
+ * mix, is not covered (a mix of cases has as many forms as the text has letters).
+ */
+export function casedForms(text: string): string[] {
+  // ASCII (most keys and tokens) changes case one character for one as a whole; other text character by character.
+  const ascii = !/[^\0-\x7f]/.test(text);
+  const cased = (change: (c: string) => string) =>
+    ascii ? change(text) : text.replace(/./gsu, (char) => caseOf(char, change));
+  return [...new Set([text, cased((c) => c.toUpperCase()), cased((c) => c.toLowerCase())])];
+}
+
 /** The encoded forms of `text` (itself, not trimmed). */
 export interface EncodedForms {
   /**
-   * base64, hex (in either case) and percent-encodings: plain strings of ENCODED_ALPHABET. base64 and
+   * base64 (also percent-encoded), hex and percent-encodings: plain strings of ENCODED_ALPHABET, matched in any case. base64 and
    * hex are MIN_ENCODED_LENGTH characters or more; a percent-encoding is never shorter than the value
    * and as telling as the value itself, so it is kept at any length the value is masked at.
    */
@@ -324,11 +347,14 @@ export interface EncodedForms {
 /** The characters of every encoded form: the base64 alphabets and padding (hex among them), and what percent-encodings leave or write. */
 export const ENCODED_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_%.~!*'()";
 
+/** base64 percent-encoded (`urlencode(base64encode(…))`, a token in a query string): `+`, `/` and `=` escaped, as every encoder escapes them. */
+const percentBase64 = (base64: string) =>
+  base64.replace(/[+/=]/g, (char) => `%${hex(char.charCodeAt(0), 2).toUpperCase()}`);
+
 export function encodedForms(text: string): EncodedForms {
   const bytes = Buffer.from(text, 'utf8');
   const hexForm = bytes.toString('hex');
-  const pieces = [...base64Forms(bytes), hexForm, hexForm.toUpperCase()].filter(
-    (form) => form.length >= MIN_ENCODED_LENGTH,
-  );
+  const base64 = base64Forms(bytes);
+  const pieces = [...base64, ...base64.map(percentBase64), hexForm].filter((form) => form.length >= MIN_ENCODED_LENGTH);
   return { plain: [...new Set([...pieces, ...percentForms(text)])], hex: hexForm };
 }

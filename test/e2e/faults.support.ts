@@ -24,7 +24,7 @@ import {
   type FakeTerraformEvent,
   type FakeTerraformOptions,
 } from '../support/tf-modules.ts';
-import { RUNNER, checkVocabulary } from '../support/runner.ts';
+import { RUNNER, argsFor, checkVocabulary } from '../support/runner.ts';
 
 /** A module the fake "plans": the runner only needs a .tf file to accept it. */
 export const FAKE_MODULE = { 'main.tf': 'resource "terraform_data" "fake" {}\n' };
@@ -117,23 +117,12 @@ export async function runWithFake(s: FakeScenario, options: FakeRunOptions = {})
   );
   const args = [
     RUNNER,
-    options.op ?? 'apply',
-    '--terraform',
-    s.terraformPath,
-    '--module',
-    s.module,
-    '--inputs',
-    s.inputs,
-    '--state',
-    s.state,
-    '--new-state',
-    '--out',
-    s.out,
-    '--termination-log',
-    s.termination,
-    '--log-format',
-    'json',
-    ...(options.args ?? []),
+    ...argsFor(
+      s,
+      options.op ?? 'apply',
+      ['--state', s.state, '--new-state'],
+      ['--terraform', s.terraformPath, ...(options.args ?? [])],
+    ),
   ];
   const started = Date.now();
   const child = spawn(process.execPath, args, {

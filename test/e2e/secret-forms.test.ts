@@ -12,6 +12,10 @@
 // offset, URL base64, urlencode, upper, lower, hex), in an apply in a cluster with --summary-md:
 // the oracle computes each form with Node's own encoders and finds none in stdout, stderr, the out
 // dir, the termination message, the Markdown summary, the Job and the result Secret's keys.
+//
+// Then those encodings through a change of case (upper, lower, title of urlencode, base64encode and
+// jsonencode) in a plan, an apply, an output, a check block's warning and a failing precondition:
+// the oracle folds case and white space of what was written and of each form before it looks.
 import { describe, it, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
@@ -341,6 +345,78 @@ function encodedOracle({ value, prefix, suffix }: { value: string; prefix: strin
   ];
 }
 
+/**
+ * Secrets through an encoding and then a change of case (declassified, so terraform prints them):
+ * upper, lower and title of urlencode, base64encode (at each byte offset, padded and not) and
+ * jsonencode, the encodings of the secret in upper and lower case, and urlencode of base64encode
+ * (upper-cased), in a resource's input (the
+ * plan and the apply), an output, a check block's warning and a precondition's error (a failing
+ * plan). title() leaves a mix of cases: the letter after each `%`, `+`, `/`, … upper, the rest as
+ * they were.
+ */
+const CASED_ENCODING_MODULE = {
+  'main.tf': `variable "secrets" { type = list(string) }
+
+# Not secret: which byte of a base64 group each secret starts at.
+variable "prefixes" { type = list(string) }
+
+variable "refuse" {
+  type    = bool
+  default = false
+}
+
+locals {
+  secrets = { for i, v in nonsensitive(var.secrets) : tostring(i) => { value = v, prefix = var.prefixes[i] } }
+  cased = { for k, s in local.secrets : k => {
+    upper_url     = upper(urlencode(s.value))
+    lower_url     = lower(urlencode(s.value))
+    title_url     = title(urlencode(s.value))
+    upper_base64  = upper(base64encode("\${s.prefix}\${s.value}"))
+    lower_base64  = lower(base64encode("\${s.prefix}\${s.value}"))
+    title_base64  = title(replace(base64encode("\${s.prefix}\${s.value}"), "=", ""))
+    upper_json    = upper(jsonencode(s.value))
+    lower_json    = lower(jsonencode(s.value))
+    title_json    = title(jsonencode(s.value))
+    base64_upper  = base64encode(upper("\${s.prefix}\${s.value}"))
+    url_lower     = urlencode(lower(s.value))
+    url_base64    = upper(urlencode(base64encode("\${s.prefix}\${s.value}")))
+  } }
+}
+
+resource "terraform_data" "cased" {
+  for_each = local.cased
+  input    = each.value
+
+  lifecycle {
+    precondition {
+      condition     = !var.refuse
+      error_message = "Refused: \${each.value.title_url} \${each.value.upper_base64} \${each.value.upper_json}."
+    }
+  }
+}
+
+check "cased" {
+  assert {
+    condition     = length(local.cased) == 0
+    error_message = join(" ", flatten([for k, c in local.cased : values(c)]))
+  }
+}
+
+output "cased" {
+  value = local.cased
+}
+`,
+};
+
+/** Go's encoding/json of a string, between its quotes (jsonencode): `<`, `>`, `&`, U+2028 and U+2029 escaped too. */
+const goJsonBody = (value: string) =>
+  JSON.stringify(value)
+    .slice(1, -1)
+    .replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/** What the oracle compares: case folded, each run of white space one space (terraform word-wraps a diagnostic). */
+const folded = (text: string) => text.toLowerCase().replace(/\s+/g, ' ');
+
 describe('secrets in every form terraform prints them in, and in every encoding a module computes', () => {
   let api: FakeApiServer;
   before(async () => {
@@ -406,5 +482,48 @@ describe('secrets in every form terraform prints them in, and in every encoding 
       /\(local-exec\): \(sensitive value\)/,
       `seed ${seed}: the provisioner's hex dumps were printed, masked`,
     );
+  });
+  it('generated secrets through urlencode, base64encode and jsonencode and then upper, lower or title (and encoded in upper and lower case) appear in no byte a plan, an apply, a check warning or a failing precondition writes, in any case', async (t) => {
+    const seed = Number(process.env.CAPTF_SECRET_CASES_SEED ?? Date.now() % 2 ** 31);
+    t.diagnostic(`CAPTF_SECRET_CASES_SEED=${seed} repeats this run`);
+    const [generated] = fc.sample(fc.array(encodingSecret, { minLength: 3, maxLength: 3 }), { seed, numRuns: 1 });
+    // A prefix of 0, 1 and 2 bytes: the secret starts at each offset of a base64 group.
+    const values = ['Pa55 w0rd/Key+Tail<&>', 'hunt3r2-Zqxwv.Vjalue_xyz', 'Ünïcode€ Qkzmwv', ...generated!];
+    const secrets = values.map((value, index) => ({ value, prefix: ['', '#', '#t'][index % 3]! }));
+    const inputs = (refuse: boolean) => ({
+      'sensitive.tfvars.json': { secrets: values },
+      'terraform.tfvars.json': { prefixes: secrets.map((secret) => secret.prefix), refuse },
+    });
+    const s = await scenario(t, CASED_ENCODING_MODULE, inputs(false));
+    const oracle = secrets.flatMap((secret) => [
+      ...encodedOracle({ ...secret, suffix: '' }),
+      ...encodedOracle({ value: secret.value.toUpperCase(), prefix: secret.prefix.toUpperCase(), suffix: '' }),
+      ...encodedOracle({ value: secret.value.toLowerCase(), prefix: secret.prefix, suffix: '' }),
+      goJsonBody(secret.value),
+      ...encodedOracle({ ...secret, suffix: '' }).map(encodeURIComponent),
+      ...(secret.value.match(/[A-Za-z0-9]{6,}/g) ?? []),
+    ]);
+    const check = async (run: RunnerRun, what: string, exitCode: number) => {
+      assert.equal(run.exitCode, exitCode, `seed ${seed}, ${what}: ${explain(run)}`);
+      const written = folded(
+        run.stdout + run.stderr + (await writtenFiles(s.out)) + (await readFile(s.termination, 'utf8')),
+      );
+      const leaks = oracle.flatMap((form) => {
+        const at = written.indexOf(folded(form));
+        return at < 0 ? [] : [`${JSON.stringify(form)}: …${written.slice(Math.max(0, at - 60), at + 60)}…`];
+      });
+      assert.deepEqual(leaks, [], `seed ${seed}, ${what}: got out in some case`);
+      return run;
+    };
+    const plan = await check(await s.run('plan', ['--artifacts', join(s.out, 'artifacts')]), 'plan', 0);
+    assert.match(plan.stdout + plan.stderr, /Check block assertion failed/, 'the check block warned');
+    const apply = await check(await s.run('apply'), 'apply', 0);
+    assert.ok(
+      /upper_url\W+\(sensitive value\)/.test(apply.stdout),
+      `seed ${seed}: the output was printed, masked: ${apply.stdout}`,
+    );
+    await s.setInputs(inputs(true));
+    const refused = await check(await s.run('drift'), 'a plan that fails on a precondition', 1);
+    assert.match(terraformStderr(refused), /Refused: \(sensitive value\)/, 'the diagnostic is there, masked');
   });
 });

@@ -1,8 +1,9 @@
 // The image's command (runner/captf-runner.sh) starts node through the runner's startup snapshot when
 // the blob is there and no NODE_OPTIONS are set, and the plain bundle otherwise; node refuses a blob
 // it did not make, and says so. Here the command runs a copy of the built runner (dist/: the bundle,
-// its chunks, the snapshot's blob and lib/ bundles) with this node in place of the image's. Every other e2e
-// run through runRunner goes through the snapshot too (test/support/README.md).
+// its chunks, the snapshot's blob and lib/ bundles) with this node in place of the image's. `local` starts
+// its ops' runners with the node arguments it was started with (src/local/runner-process.ts): through the
+// blob when it was. Every other e2e run through runRunner goes through the snapshot too (test/support/README.md).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -171,6 +172,31 @@ describe("the image's command and the startup snapshot", () => {
       [],
       'a pipe for a file, another working directory and PID change no byte of the blob',
     );
+  });
+
+  it("`local` starts each op's runner as it was started itself (node's own arguments passed on): through the blob, or the plain bundle under NODE_OPTIONS", async (t) => {
+    for (const env of [{}, { NODE_OPTIONS: '--max-old-space-size=512' }] as Record<string, string>[]) {
+      const dir = await tempDir(t, 'captf-snapshot-local-');
+      await writeTree(join(dir, 'module'), modules.base);
+      const seen = join(dir, 'cmdline');
+      const standin = join(dir, 'terraform');
+      await writeFile(standin, `#!/bin/sh\ntr '\\0' ' ' < /proc/$PPID/cmdline >> '${seen}'\nexit 1\n`, { mode: 0o755 });
+      const withStandin = { ...env, CAPTF_TERRAFORM: standin };
+      const init = await launch(
+        ['local', 'init', '--module', './module', '--image', 'example/demo:1.0.0'],
+        dir,
+        withStandin,
+      );
+      assert.equal(init.exitCode, 0, init.stderr);
+      const reconcile = await launch(['local', 'reconcile'], dir, withStandin);
+      assert.equal(reconcile.exitCode, 4, 'the stand-in terraform fails its version: an image problem');
+      // The op's runner is the stand-in's parent: its command line names the op.
+      const child = new RegExp(`${lib}/captf-runner\\.mjs apply --module `);
+      const cmdline = await readFile(seen, 'utf8');
+      assert.match(cmdline, child);
+      if ('NODE_OPTIONS' in env) assert.doesNotMatch(cmdline, /--snapshot-blob/);
+      else assert.match(cmdline, new RegExp(`--snapshot-blob ${lib}/snapshot/captf-runner\\.blob ${child.source}`));
+    }
   });
 
   it('applies through the snapshot without its lib/ bundles: the store clients, policy language and pretty logs load only when used', async (t) => {

@@ -12,11 +12,11 @@ const index = (...forms: string[]) => {
   return strings;
 };
 
-/** The reference: at each place, the longest string that starts there. */
+/** The reference: at each place, the longest string that starts there, in any case (the alphabet is ASCII). */
 function reference(text: string, forms: readonly string[]): { start: number; end: number }[] {
   const longestFirst = [...forms].sort((a, b) => b.length - a.length);
   return [...text].flatMap((_, at) => {
-    const form = longestFirst.find((candidate) => text.startsWith(candidate, at));
+    const form = longestFirst.find((candidate) => text.toLowerCase().startsWith(candidate.toLowerCase(), at));
     return form ? [{ start: at, end: at + form.length }] : [];
   });
 }
@@ -43,6 +43,15 @@ describe('strings of the base64 alphabets found by their anchors', () => {
         '*',
       ),
       'a*d*f',
+    );
+  });
+
+  it('in any case: upper, lower, and a mix (what title() leaves); the same place once whatever case the string was added in', () => {
+    const strings = index('SGVsbG8gd29y', 'sgvsbg8gd29y', 'pa55%2fkey');
+    const text = 'SGVSBG8GD29Y sgvsbg8gd29y Pa55%2FKey PA55%2fKEY pa55%2fke';
+    assert.deepEqual(
+      strings.find(text).map(({ start, end }) => text.slice(start, end)),
+      ['SGVSBG8GD29Y', 'sgvsbg8gd29y', 'Pa55%2FKey', 'PA55%2fKEY'],
     );
   });
 

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { LineMasker, MASK, Masker, maskValue } from '../../src/output/mask.ts';
-import { trimGoSpace } from '../../src/output/secret-forms.ts';
+import { casedForms, trimGoSpace } from '../../src/output/secret-forms.ts';
 import { runs } from '../support/property-runs.ts';
 
 const SECRET = 'CANARY-ls\u2028tail CANARY-ctl\x01tail q"b\\s ${x} %{y} <&> \x7f \x1b \u00a0 \u0085 end';
@@ -174,6 +174,31 @@ describe('the encodings a secret travels in (base64, percent-encoding, case, hex
     assert.equal(m.mask(`${hex} ${hex.toUpperCase()}`), `${MASK} ${MASK}`);
   });
 
+  it('every encoded form in any case: upper(urlencode()), lower(base64encode()), title() of either', () => {
+    const m = masker('Pa55 w0rd/Key+Tail');
+    const encoded = { url: 'Pa55+w0rd%2FKey%2BTail', base64: b64('Pa55 w0rd/Key+Tail') };
+    const title = (s: string) =>
+      s.replace(/(^|[^A-Za-z0-9_])([a-z])/g, (_, before, letter) => before + letter.toUpperCase());
+    for (const form of Object.values(encoded))
+      for (const printed of [form.toUpperCase(), form.toLowerCase(), title(form.toLowerCase())])
+        assert.equal(m.mask(`x = "${printed}"`), `x = "${MASK}"`, printed);
+    // The encodings of the value in upper and in lower case: base64encode(upper(…)), urlencode(lower(…)).
+    for (const printed of [b64('PA55 W0RD/KEY+TAIL'), 'pa55+w0rd%2Fkey%2Btail'])
+      assert.equal(m.mask(`x = "${printed}"`), `x = "${MASK}"`, printed);
+    // At another offset: the characters the value shares with its neighbour ("#") stay.
+    assert.equal(m.mask(`x = "${b64('#pa55 w0rd/key+tail')}"`), `x = "I3${MASK}"`);
+    // A percent-encoding shorter than the anchored search's 6 characters, matched literally: in any case too.
+    assert.equal(masker('ab cd').mask('u=Ab+Cd&v=AB+CD'), `u=${MASK}&v=${MASK}`);
+  });
+
+  it('base64 percent-encoded (urlencode(base64encode(…)): a token in a query string), in any case', () => {
+    const m = masker('Tok3n/Canary+q7@x>>??~~');
+    const encoded = encodeURIComponent(b64('Tok3n/Canary+q7@x>>??~~'));
+    assert.match(encoded, /%2B.*%2F.*%3D$/, 'the test value has every character the percent-encoding changes');
+    assert.equal(m.mask(`q=${encoded}&x`), `q=${MASK}&x`);
+    assert.equal(m.mask(`q=${encoded.toLowerCase()}&x`), `q=${MASK}&x`);
+  });
+
   it('the URL alphabet, with and without padding', () => {
     const m = masker('a>b?c>d?e~~');
     const url = (text: string) => b64(text).replaceAll('+', '-').replaceAll('/', '_');
@@ -183,6 +208,11 @@ describe('the encodings a secret travels in (base64, percent-encoding, case, hex
     );
     assert.equal(m.mask(url('a>b?c>d?e~~')), MASK);
     assert.equal(m.mask(url('a>b?c>d?e~~').replace(/=+$/, '')), MASK);
+  });
+
+  it("upper and lower case as Go's strings.ToUpper and ToLower make them, one character for one: ß stays", () => {
+    assert.deepEqual(casedForms('Straße é'), ['Straße é', 'STRAßE É', 'straße é']);
+    assert.deepEqual(casedForms('abc1'), ['abc1', 'ABC1']);
   });
 
   it('an encoded form shorter than 6 characters is not masked: the value itself still is', () => {
@@ -204,6 +234,9 @@ describe('the encodings a secret travels in (base64, percent-encoding, case, hex
     assert.equal(m.mask(`"${b64(long)}"`), `"${MASK}"`);
     assert.equal(m.mask(`"${encodeURIComponent(long)}"`), `"${MASK}"`);
     assert.equal(m.mask(`"${long.toUpperCase()}"`), `"${MASK}"`);
+    // title(): the letter after each separator in upper case, the rest as they were.
+    assert.equal(m.mask(`"${long.replace(/ z/g, ' Z')}"`), `"${MASK}"`);
+    assert.equal(m.mask(`"${b64(long).toLowerCase()}"`), `"${MASK}"`);
     assert.equal(m.mask(Buffer.from(long).toString('hex')), MASK);
     assert.equal(m.unmaskable, 0);
   });
@@ -245,30 +278,42 @@ describe('property: a secret at any offset of a longer text, through each encodi
       )
       .join('');
 
+  /** Every other ASCII letter in upper case, the rest in lower. */
+  const mixedCase = (s: string) => {
+    let upper = false;
+    return s.replace(/[A-Za-z]/g, (letter) => ((upper = !upper) ? letter.toUpperCase() : letter.toLowerCase()));
+  };
+
   /** Each encoding of prefix + secret + suffix, and the part of it that is the secret's alone (for base64: the characters no neighbour shares). */
   function encodings(prefix: string, value: string, suffix: string): { name: string; text: string; part: string }[] {
     const whole = prefix + value + suffix;
     const b64 = Buffer.from(whole).toString('base64');
     const [from, to] = [Math.ceil((8 * bytes(prefix)) / 6), Math.floor((8 * (bytes(prefix) + bytes(value))) / 6)];
-    return [
+    const encoded = [
       { name: 'base64', text: b64, part: b64.slice(from, to) },
       { name: 'base64 unpadded', text: b64.replace(/=+$/, ''), part: b64.slice(from, to) },
       { name: 'base64url', text: urlAlphabet(b64), part: urlAlphabet(b64.slice(from, to)) },
       { name: 'urlencode', text: goQueryEscape(whole), part: goQueryEscape(value) },
-      {
-        name: 'urlencode, lower hex',
-        text: goQueryEscape(whole).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()),
-        part: goQueryEscape(value).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()),
-      },
       { name: 'encodeURIComponent', text: encodeURIComponent(whole), part: encodeURIComponent(value) },
+      { name: 'hex', text: Buffer.from(whole).toString('hex'), part: Buffer.from(value).toString('hex') },
+    ];
+    // Each encoding (all ASCII) through a change of case too: upper(), lower(), and a mix as title() leaves.
+    const cases = [
+      { name: 'upper', change: (s: string) => s.toUpperCase() },
+      { name: 'lower', change: (s: string) => s.toLowerCase() },
+      { name: 'mixed case', change: mixedCase },
+    ];
+    return [
+      ...encoded,
+      ...encoded.flatMap(({ name, text, part }) =>
+        cases.map(({ name: changed, change }) => ({
+          name: `${changed}(${name})`,
+          text: change(text),
+          part: change(part),
+        })),
+      ),
       { name: 'upper', text: whole.toUpperCase(), part: value.toUpperCase() },
       { name: 'lower', text: whole.toLowerCase(), part: value.toLowerCase() },
-      { name: 'hex', text: Buffer.from(whole).toString('hex'), part: Buffer.from(value).toString('hex') },
-      {
-        name: 'HEX',
-        text: Buffer.from(whole).toString('hex').toUpperCase(),
-        part: Buffer.from(value).toString('hex').toUpperCase(),
-      },
     ];
   }
 

@@ -106,18 +106,29 @@ export async function scenario(
   return s;
 }
 
-/** A scenario's runner arguments, in the order a person writes them (a test compares the rerun command the runner prints). */
-const argsFor = (s: Scenario, op: string, state: string[], args: string[]) => [
+/** Where a test's runner reads its module and inputs and writes its out dir and termination message. */
+export interface RunnerPaths {
+  module: string;
+  inputs: string;
+  out: string;
+  termination: string;
+}
+
+/**
+ * A test's runner arguments (after the bundle's path), in the order a person writes them (a test
+ * compares the rerun command the runner prints): `state` is the --state flags, `args` the rest.
+ */
+export const argsFor = (paths: RunnerPaths, op: string, state: readonly string[], args: readonly string[]) => [
   op,
   '--module',
-  s.module,
+  paths.module,
   '--inputs',
-  s.inputs,
+  paths.inputs,
   ...state,
   '--out',
-  s.out,
+  paths.out,
   '--termination-log',
-  s.termination,
+  paths.termination,
   '--log-format',
   'json',
   ...args,
