@@ -10,6 +10,7 @@
 // environment and keeps nothing of what it returns; what pino reads of the process as it loads is read
 // at its first use in this bundle (scripts/build-snapshot.mjs). One read is kept: execa's colours
 // (yoctocolors) are decided from the build's environment, none, and the runner never asks for them.
+import { startupSnapshot } from 'node:v8';
 import './main.ts';
 // Loaded by main.ts only for an op: evaluated now, into the heap the snapshot keeps.
 import './run/op-main.ts';
@@ -31,3 +32,8 @@ async function warmStart(): Promise<void> {
 }
 
 void warmStart();
+
+// node keeps process.pid in the heap it saves and sets it afresh in every run: saved as one constant,
+// the blob is the same bytes whatever PID its builder had (a build step's PID varies: BENCHMARKS.md,
+// the reproducibility row).
+startupSnapshot.addSerializeCallback(() => Object.defineProperty(process, 'pid', { value: 0 }));
