@@ -93,8 +93,8 @@ COPY dist/chunks/ /app/usr/local/lib/captf-runner/chunks/
 COPY dist/snapshot/lib/ /app/usr/local/lib/captf-runner/snapshot/lib/
 COPY runner/captf-runner.sh /app/usr/local/bin/captf-runner
 COPY dist/snapshot/captf-runner.cjs scripts/snapshot-blob.sh /snapshot/
-# A step of its own, the blob first: node keeps its builder's PID in the blob, and that PID is the same
-# in every build that runs each step in a PID namespace of its own (scripts/snapshot-blob.sh).
+# The same bytes in every build, whatever PID, stdio and environment the builder gives this step
+# (scripts/snapshot-blob.sh).
 RUN sh /snapshot/snapshot-blob.sh /usr/local/bin/node /snapshot/captf-runner.cjs /snapshot/captf-runner.blob
 COPY dist/npm-sbom.cdx.json runner/image-sbom.mjs /sbom/
 COPY --from=rootfs /rootfs/var/lib/dpkg/status.d/ /sbom/status.d/

@@ -31,7 +31,8 @@
 // and `node -e 0`; default the one running this script); --runner FILE (default: `npm run build`,
 // then dist/captf-runner.mjs); --terraform PATH (terraform on PATH); --json-out FILE (default
 // $TMPDIR/captf-bench.json, so that a trial run never overwrites the committed figures; - for none); --keep (keep the temp dir);
-// --snapshot (part 1's runner starts through the startup snapshot, as the image's command starts it).
+// --snapshot (part 1's runner starts through the startup snapshot, as the image's command starts it; part 6 also reads
+// through snapshots of its worker, with and without the reader's warm-up in their build).
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import {
@@ -143,7 +144,9 @@ function snapshotBlob() {
 }
 /** With --snapshot, the applies start through the blob as the image's command starts them (runner/captf-runner.sh). */
 const APPLY_LAUNCH = opts.snapshot ? ['--snapshot-blob', snapshotBlob()] : [];
-const APPLY_ENV = opts.snapshot ? { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1' } : {};
+/** What the image's command sets for a run through the snapshot (runner/captf-runner.sh). */
+const APPLY_ENV_SNAPSHOT = { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1' };
+const APPLY_ENV = opts.snapshot ? APPLY_ENV_SNAPSHOT : {};
 
 const TERRAFORM = which(opts.terraform);
 const BARE = join(REPO, 'bench/bare-apply.sh');
@@ -1055,59 +1058,109 @@ function readerDocuments(dir) {
 
 function benchReader() {
   log(
-    `\n== the JSON reader, cold (the first document of a fresh process), ${READER_ROUNDS} interleaved rounds, ${nodeVersion}`,
+    `\n== the JSON reader, cold (the first document of a fresh process), ${READER_ROUNDS} interleaved rounds, ${nodeVersion}${opts.snapshot ? ', and through startup snapshots, warmed and not' : ''}`,
   );
   const dir = join(TMP, 'reader');
   mkdirSync(dir, { recursive: true });
-  const worker = join(dir, 'json-reader-cold.mjs');
-  const built = spawnSync(
-    process.execPath,
-    [
-      '-e',
-      `require('esbuild').buildSync({ entryPoints: [${JSON.stringify(join(REPO, 'bench/json-reader-cold.ts'))}], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: ${JSON.stringify(worker)}, logLevel: 'error' })`,
-    ],
-    { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-  if (built.status !== 0) throw new Error('bundling bench/json-reader-cold.ts failed');
-  const once = (mode, file) => {
-    const r = spawnSync(NODE, [worker, mode, file], { env: ENV, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`${mode} ${file} exited ${r.status}: ${r.stderr}`);
+  const bundle = (format, outfile) => {
+    const built = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `require('esbuild').buildSync({ entryPoints: [${JSON.stringify(join(REPO, 'bench/json-reader-cold.ts'))}], bundle: true, platform: 'node', format: '${format}', target: 'node20', outfile: ${JSON.stringify(outfile)}, logLevel: 'error' })`,
+      ],
+      { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    if (built.status !== 0) throw new Error('bundling bench/json-reader-cold.ts failed');
+    return outfile;
+  };
+  const worker = bundle('esm', join(dir, 'json-reader-cold.mjs'));
+  // With --snapshot: the same read from a blob of the worker as the runner starts from its own (its modules
+  // evaluated in the build), without and with the reader's warm-up in the build (src/json/warm-reader.ts).
+  const variants = [{ name: 'reader', launch: [worker], env: ENV }];
+  if (opts.snapshot) {
+    const entry = bundle('cjs', join(dir, 'json-reader-cold.cjs'));
+    for (const [name, warm] of [
+      ['snapshot', '0'],
+      ['snapshotWarmed', '1'],
+    ]) {
+      const blob = join(dir, `${name}.blob`);
+      // The flags of scripts/snapshot-blob.sh; WARM_READER chooses the warm-up (the script would clear it).
+      const made = spawnSync(
+        NODE,
+        ['--predictable', '--no-warnings', '--snapshot-blob', blob, '--build-snapshot', entry],
+        {
+          env: { ...ENV, WARM_READER: warm },
+          stdio: ['ignore', 'inherit', 'inherit'],
+        },
+      );
+      if (made.status !== 0) throw new Error(`building ${blob} failed`);
+      results.readerSnapshotBlobBytes = { ...results.readerSnapshotBlobBytes, [name]: statSync(blob).size };
+      variants.push({ name, launch: ['--snapshot-blob', blob, entry], env: { ...ENV, ...APPLY_ENV_SNAPSHOT } });
+    }
+    log(
+      `  blobs: ${mb(results.readerSnapshotBlobBytes.snapshot)} without the warm-up, ${mb(results.readerSnapshotBlobBytes.snapshotWarmed)} with it`,
+    );
+  }
+  variants.push({ name: 'jsonParse', launch: [worker], env: ENV, mode: 'json-parse' });
+  const once = (variant, mode, file) => {
+    const r = spawnSync(NODE, [...variant.launch, variant.mode ?? mode, file], { env: variant.env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`${variant.name} ${mode} ${file} exited ${r.status}: ${r.stderr}`);
     return JSON.parse(r.stdout);
   };
   for (const doc of readerDocuments(dir)) {
     const bytes = statSync(doc.file).size;
-    const reader = [];
-    const parse = [];
+    const runs = Object.fromEntries(variants.map((v) => [v.name, []]));
     for (let k = 0; k < READER_ROUNDS; k++) {
-      if (k % 2 === 0) {
-        reader.push(once(doc.mode, doc.file));
-        parse.push(once('json-parse', doc.file));
-      } else {
-        parse.push(once('json-parse', doc.file));
-        reader.push(once(doc.mode, doc.file));
+      // Each round runs every variant once, starting one further along each round.
+      for (let j = 0; j < variants.length; j++) {
+        const variant = variants[(k + j) % variants.length];
+        runs[variant.name].push(once(variant, doc.mode, doc.file));
       }
     }
     // MB/s of CPU time: on a shared machine the wall time mostly measures the other processes.
     const mbps = (ms) => bytes / 1e6 / (ms / 1000);
+    const cpu = (name) => runs[name].map((x) => x.cpuMs);
+    const reader = runs.reader;
+    const parse = runs.jsonParse;
     const entry = {
       document: doc.name,
       bytes,
       rounds: READER_ROUNDS,
+      loadavg: loadavg(),
       readerWallMs: reader.map((x) => x.ms),
       jsonParseWallMs: parse.map((x) => x.ms),
-      readerCpuMs: reader.map((x) => x.cpuMs),
-      jsonParseCpuMs: parse.map((x) => x.cpuMs),
+      readerCpuMs: cpu('reader'),
+      jsonParseCpuMs: cpu('jsonParse'),
       readerWallMedianMs: median(reader.map((x) => x.ms)),
-      readerCpuMedianMs: median(reader.map((x) => x.cpuMs)),
-      jsonParseCpuMedianMs: median(parse.map((x) => x.cpuMs)),
-      readerMBps: mbps(median(reader.map((x) => x.cpuMs))),
-      jsonParseMBps: mbps(median(parse.map((x) => x.cpuMs))),
+      readerCpuMedianMs: median(cpu('reader')),
+      jsonParseCpuMedianMs: median(cpu('jsonParse')),
+      readerMBps: mbps(median(cpu('reader'))),
+      jsonParseMBps: mbps(median(cpu('jsonParse'))),
       ratio: median(reader.map((x, k) => x.cpuMs / parse[k].cpuMs)),
     };
+    if (opts.snapshot)
+      for (const name of ['snapshot', 'snapshotWarmed'])
+        entry[name] = {
+          cpuMs: cpu(name),
+          cpuMedianMs: median(cpu(name)),
+          MBps: mbps(median(cpu(name))),
+          ratio: median(runs[name].map((x, k) => x.cpuMs / parse[k].cpuMs)),
+        };
+    const over = (a, b) => median(runs[a].map((x, k) => x.cpuMs / runs[b][k].cpuMs));
+    if (opts.snapshot) {
+      entry.warmedOverSnapshot = over('snapshotWarmed', 'snapshot');
+      entry.runnerOverPlain = over('snapshotWarmed', 'reader');
+    }
     results.reader.push(entry);
     log(
-      `  ${doc.name} (${mb(bytes)}): CPU of the read ${fmt(entry.readerCpuMedianMs)} (${entry.readerMBps.toFixed(1)} MB/s; wall ${fmt(entry.readerWallMedianMs)}), JSON.parse ${fmt(entry.jsonParseCpuMedianMs)} (${entry.jsonParseMBps.toFixed(1)} MB/s), reader ÷ JSON.parse ×${entry.ratio.toFixed(2)}`,
+      `  ${doc.name} (${mb(bytes)}): CPU of the read ${fmt(entry.readerCpuMedianMs)} (${entry.readerMBps.toFixed(1)} MB/s; wall ${fmt(entry.readerWallMedianMs)}), JSON.parse ${fmt(entry.jsonParseCpuMedianMs)} (${entry.jsonParseMBps.toFixed(1)} MB/s), reader ÷ JSON.parse ×${entry.ratio.toFixed(2)}; load ${entry.loadavg}`,
     );
+    if (opts.snapshot)
+      log(
+        `    through the snapshot ${fmt(entry.snapshot.cpuMedianMs)} (${entry.snapshot.MBps.toFixed(1)} MB/s, ×${entry.snapshot.ratio.toFixed(2)} JSON.parse), warmed ${fmt(entry.snapshotWarmed.cpuMedianMs)} (${entry.snapshotWarmed.MBps.toFixed(1)} MB/s, ×${entry.snapshotWarmed.ratio.toFixed(2)}); ` +
+          `warmed ÷ not ×${entry.warmedOverSnapshot.toFixed(2)}, as the runner (warmed) ÷ the plain bundle ×${entry.runnerOverPlain.toFixed(2)}`,
+      );
   }
 }
 

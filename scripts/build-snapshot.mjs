@@ -44,10 +44,22 @@ module.exports = createRequire(join(dirname(process.argv[1]), 'snapshot', 'lib',
 
 /**
  * What a dependency reads of the process as it loads, and the snapshot would keep from the build's
- * (a clock, a pid, a host name: bytes that differ build to build, values wrong in a run), read at its
- * first use instead. Each edit must find its text: a new version of the package fails the build here.
+ * (a clock, a pid, a host name, the stdio streams: bytes that differ build to build, values wrong in a
+ * run), read at its first use instead. Each edit must find its text: a new version of the package
+ * fails the build here.
  */
 const READ_AT_FIRST_USE = [
+  {
+    // The build's stdio streams (a pipe, a file or a terminal as the builder's are; node closes them
+    // before it saves the heap) in place of the run's, for execa's checks of a stream given as stdio.
+    file: 'node_modules/execa/lib/utils/standard-stream.js',
+    edits: [
+      [
+        'export const STANDARD_STREAMS = [process.stdin, process.stdout, process.stderr];\n',
+        "export const STANDARD_STREAMS = Object.defineProperties([], Object.fromEntries(['stdin', 'stdout', 'stderr'].map((name, fd) => [fd, { get: () => process[name], enumerable: true }])));\n",
+      ],
+    ],
+  },
   {
     file: 'node_modules/pino/pino.js',
     edits: [

@@ -10,12 +10,14 @@
 // environment and keeps nothing of what it returns; what pino reads of the process as it loads is read
 // at its first use in this bundle (scripts/build-snapshot.mjs). One read is kept: execa's colours
 // (yoctocolors) are decided from the build's environment, none, and the runner never asks for them.
+import { startupSnapshot } from 'node:v8';
 import './main.ts';
 // Loaded by main.ts only for an op: evaluated now, into the heap the snapshot keeps.
 import './run/op-main.ts';
 import { OPS } from './run/ops.ts';
 import { loadSettings } from './schemas/config.ts';
 import { Op } from './schemas/result.ts';
+import { warmReader } from './json/warm-reader.ts';
 
 async function warmStart(): Promise<void> {
   for (const op of Op.options) {
@@ -26,6 +28,12 @@ async function warmStart(): Promise<void> {
       // an op whose settings need a flag: the parse ran up to the refusal, which is all the warm-up needs
     }
   }
+  await warmReader();
 }
 
 void warmStart();
+
+// node keeps process.pid in the heap it saves and sets it afresh in every run: saved as one constant,
+// the blob is the same bytes whatever PID its builder had (a build step's PID varies: BENCHMARKS.md,
+// the reproducibility row).
+startupSnapshot.addSerializeCallback(() => Object.defineProperty(process, 'pid', { value: 0 }));

@@ -6,7 +6,9 @@
 // blob when it was. Every other e2e run through runRunner goes through the snapshot too (test/support/README.md).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chmod, cp, mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runProcess } from '../support/exec.ts';
@@ -14,6 +16,7 @@ import { modules, readLocalState, tempDir, testTerraformEnv, writeTree } from '.
 import { RUNNER } from '../support/runner.ts';
 
 const COMMAND = join(dirname(fileURLToPath(import.meta.url)), '../../runner/captf-runner.sh');
+const SNAPSHOT_BLOB = join(dirname(fileURLToPath(import.meta.url)), '../../scripts/snapshot-blob.sh');
 
 let root: string;
 /** The image's command for the copy of the runner in `lib`. */
@@ -72,6 +75,39 @@ async function startedWith(env: Record<string, string> = {}) {
   return { run, cmdline };
 }
 
+/**
+ * The blob scripts/snapshot-blob.sh makes with this node from the copy's bundle, always at one path
+ * (node keeps its command line), run in `cwd` with its output to a pipe or a file.
+ */
+async function madeBlob(cwd: string, output: 'pipe' | 'file'): Promise<Buffer> {
+  const blob = join(root, 'made.blob');
+  const file = output === 'file' ? await open(join(root, 'made.out'), 'w') : undefined;
+  try {
+    const child = spawn('sh', [SNAPSHOT_BLOB, process.execPath, join(lib, 'snapshot/captf-runner.cjs'), blob], {
+      cwd,
+      stdio: ['ignore', file?.fd ?? 'pipe', file?.fd ?? 'pipe'],
+    });
+    child.stdout?.resume();
+    child.stderr?.resume();
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 0, 'scripts/snapshot-blob.sh made the blob');
+  } finally {
+    await file?.close();
+  }
+  return readFile(blob);
+}
+
+/**
+ * The 8-byte words in which two blobs differ (a value, V8's checksum: one byte of either may happen
+ * to be the same in two builds whose values differ). Both are one size when they differ only in values.
+ */
+function differingWords(a: Buffer, b: Buffer): number[] {
+  assert.equal(a.length, b.length, 'the blobs are one size');
+  const words = new Set<number>();
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) words.add(Math.floor(i / 8));
+  return [...words];
+}
+
 describe("the image's command and the startup snapshot", () => {
   it('starts node through the blob: the same bundle and command line, the heap restored', async () => {
     const { run, cmdline } = await startedWith();
@@ -122,6 +158,20 @@ describe("the image's command and the startup snapshot", () => {
     } finally {
       await cp(join(root, 'kept.blob'), join(lib, 'snapshot/captf-runner.blob'));
     }
+  });
+
+  it('makes the same blob whatever stdio, working directory and PID its builder has', async () => {
+    const first = await madeBlob(root, 'file');
+    const other = await madeBlob(lib, 'pipe');
+    const again = await madeBlob(root, 'file');
+    // Node 20 writes timestamps of its own into a blob, which differ in any two builds (the image's
+    // Node 24 does not): only those may differ between builds in other conditions.
+    const own = new Set(differingWords(first, again));
+    assert.deepEqual(
+      differingWords(first, other).filter((word) => !own.has(word)),
+      [],
+      'a pipe for a file, another working directory and PID change no byte of the blob',
+    );
   });
 
   it("`local` starts each op's runner as it was started itself (node's own arguments passed on): through the blob, or the plain bundle under NODE_OPTIONS", async (t) => {
