@@ -2,8 +2,8 @@
 # The runner's command in the image (/usr/local/bin/captf-runner). node restores the runner's heap from
 # the startup snapshot the image build made with this node (contract/sections/image.md, "The start"):
 # the same bundle, the same command line, its start already done. Without the blob, or under
-# NODE_OPTIONS (node refuses a snapshot under V8 flags other than its build's), the bundle starts as
-# any script does. A blob made by another node is refused by node: exit 14, and it says so.
+# NODE_OPTIONS (V8 flags the blob was not built with: Node 20 refuses such a run, Node 24 takes it, and
+# neither is what the image tests), the bundle starts as any script does. A blob made by another node is refused by node: exit 14, and it says so.
 lib=/usr/local/lib/captf-runner
 # The node the blob was made by, by path: the blob is no use to another, and PATH is the caller's.
 node=/usr/local/bin/node

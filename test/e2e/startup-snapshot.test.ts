@@ -118,7 +118,7 @@ describe("the image's command and the startup snapshot", () => {
     assert.equal(run.exitCode, 4, 'the stand-in terraform fails its version: an image problem');
   });
 
-  it('starts the plain bundle under NODE_OPTIONS (node would refuse the snapshot under other V8 flags) or without the blob', async () => {
+  it('starts the plain bundle under NODE_OPTIONS (V8 flags the snapshot was not built with) or without the blob', async () => {
     const withOptions = await startedWith({ NODE_OPTIONS: '--max-old-space-size=512' });
     assert.doesNotMatch(withOptions.cmdline, /--snapshot-blob/);
     assert.match(withOptions.cmdline, new RegExp(`${lib}/captf-runner\\.mjs apply `));
@@ -136,7 +136,7 @@ describe("the image's command and the startup snapshot", () => {
   });
 
   it('a blob node did not make is refused by node before any of the runner runs: exit 14, naming the snapshot', async () => {
-    // A blob made under other V8 flags: node's check is the one a blob of another node version fails.
+    // A blob made under other V8 flags, which Node 20 (the tests' node) refuses by the check a blob of another node version fails.
     const foreign = join(root, 'foreign.blob');
     const entry = join(root, 'foreign.cjs');
     await writeFile(entry, "require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {});\n");
