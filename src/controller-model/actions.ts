@@ -19,7 +19,7 @@ export const CONTROLLER_ACTIONS = {
   awaitRestore: 'the restore annotation is spent (consumed): wait until it names another backup',
   byHand: 'unlock is run by a person, never decided: the message says what to do',
 } as const;
-export type ControllerAction = keyof typeof CONTROLLER_ACTIONS;
+type ControllerAction = keyof typeof CONTROLLER_ACTIONS;
 
 export interface Handling {
   jobOutcome: JobOutcome;
@@ -30,7 +30,7 @@ export interface Handling {
 }
 
 /** The Job outcome an exit code means: 0 succeeded, 3 blocked, 124 deadlineExceeded, 130 and 143 interrupted, anything else failed. */
-export function jobOutcomeOfExit(exitCode: number): JobOutcome {
+function jobOutcomeOfExit(exitCode: number): JobOutcome {
   switch (exitCode) {
     case EXIT.succeeded:
     case EXIT.driftFound:
@@ -56,7 +56,7 @@ export const countsTowardBackoff = (outcome: JobOutcome): boolean =>
  * backoff forever (a teardown never wedges: the-destroy-job.md); a restore that no retry can pass
  * spends its annotation; unlock is run by hand.
  */
-export function actionOf(op: Op, exitCode: number): ControllerAction {
+function actionOf(op: Op, exitCode: number): ControllerAction {
   const outcome = jobOutcomeOfExit(exitCode);
   if (outcome === 'succeeded') return 'record';
   if (op === 'unlock') return 'byHand';
@@ -96,7 +96,7 @@ export function handlingOf(op: Op, reason: string, exitCode?: number): Handling 
  * step failed (the-destroy-job.md), unless the image must change (exit 4: ImageInvalid,
  * BackendMismatch, StateInWorkdir) or the state is not the object's (exit 7: StateLineageMismatch).
  */
-export function conditionReasonOf(op: Op, reason: string, exitCode: number): string {
+function conditionReasonOf(op: Op, reason: string, exitCode: number): string {
   if (
     op === 'destroy' &&
     jobOutcomeOfExit(exitCode) === 'failed' &&

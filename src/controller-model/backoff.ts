@@ -6,9 +6,9 @@ import type { FinishedJob, ModelOp, Snapshot } from './snapshot.ts';
 import { addSeconds, toMs } from './time.ts';
 import { countsTowardBackoff } from './actions.ts';
 
-export const BACKOFF_FIRST_SECONDS = 60;
-export const BACKOFF_CAP_SECONDS = 600;
-export const DEFAULT_FAILED_JOBS_HISTORY_LIMIT = 3;
+const BACKOFF_FIRST_SECONDS = 60;
+const BACKOFF_CAP_SECONDS = 600;
+const DEFAULT_FAILED_JOBS_HISTORY_LIMIT = 3;
 
 /**
  * A blocked Job is not a failure (it counts toward neither the backoff nor the remediation cap), and a

@@ -10,10 +10,10 @@ import type { ApplyReason, FinishedJob, ModelOp, Snapshot } from './snapshot.ts'
 import { handlingOf } from './actions.ts';
 import { secondsUntil, toMs } from './time.ts';
 
-export const JOB_ACTIVE_REQUEUE_SECONDS = 60;
-export const DELETION_HELD_REQUEUE_SECONDS = 60;
+const JOB_ACTIVE_REQUEUE_SECONDS = 60;
+const DELETION_HELD_REQUEUE_SECONDS = 60;
 /** An approval wait never requeues for longer than ten minutes. */
-export const APPROVAL_RECHECK_SECONDS = 600;
+const APPROVAL_RECHECK_SECONDS = 600;
 
 export function decideOp(snapshot: Snapshot): Decision {
   const decision =
@@ -205,7 +205,7 @@ function withHold(snapshot: Snapshot, decision: OpDecision): Decision | undefine
  * since; and the spec is the same (its generation, when both are known). A destroy retries instead
  * (a teardown never wedges), and a restore spends its annotation.
  */
-export function heldJob(snapshot: Snapshot, op: ModelOp): FinishedJob | undefined {
+function heldJob(snapshot: Snapshot, op: ModelOp): FinishedJob | undefined {
   const newest = snapshot.jobs.finished
     .filter((job) => job.op === op)
     .sort((a, b) => toMs(b.finishedAt) - toMs(a.finishedAt))[0];

@@ -55,7 +55,7 @@ export const WaitDecision = z.strictObject({
 });
 export type WaitDecision = z.infer<typeof WaitDecision>;
 
-export const DropFinalizerDecision = z.strictObject({
+const DropFinalizerDecision = z.strictObject({
   kind: z.literal('dropFinalizer'),
   reason: z.literal('DeletingWithoutState'),
 });

@@ -53,7 +53,7 @@ export function jobImage(image: OpDecision['image'], images: ObjectImages): { co
 }
 
 /** A reference without its tag and digest: `registry:5000/team/module:v1@sha256:…` → `registry:5000/team/module`. */
-export function repositoryOf(reference: string): string {
+function repositoryOf(reference: string): string {
   const named = reference.split('@')[0]!;
   const lastSlash = named.lastIndexOf('/');
   const colon = named.indexOf(':', lastSlash + 1);

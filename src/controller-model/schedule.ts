@@ -7,9 +7,9 @@ import { opDecision } from './op-shape.ts';
 import type { Snapshot } from './snapshot.ts';
 import { addSeconds, latest, secondsUntil, toMs } from './time.ts';
 
-export const MEMBERSHIP_CONVERGING_SECONDS = 30;
-export const HEALTH_PENDING_FIRST_SECONDS = 30;
-export const HEALTH_PENDING_CAP_SECONDS = 300;
+const MEMBERSHIP_CONVERGING_SECONDS = 30;
+const HEALTH_PENDING_FIRST_SECONDS = 30;
+const HEALTH_PENDING_CAP_SECONDS = 300;
 
 interface ScheduledCheck {
   reason: ScheduleReason;
@@ -25,7 +25,7 @@ export const healthPendingDelaySeconds = (pendingReadings: number): number =>
  * status.lastRefresh as the schedule sees it: a successful apply whose own output reading is definite
  * stands in for a refresh, so the last refresh advances to that apply's finish.
  */
-export function lastRefreshMs(snapshot: Snapshot): number | undefined {
+function lastRefreshMs(snapshot: Snapshot): number | undefined {
   const newest = snapshot.applies.newest;
   const definiteApply =
     newest?.outcome === 'succeeded' && newest.outputReading === 'definite' ? toMs(newest.finishedAt) : undefined;
@@ -39,7 +39,7 @@ const lastSucceededApplyMs = (snapshot: Snapshot): number | undefined =>
  * The base of a periodic check: its own last run, else the last successful apply (the first check
  * comes one interval after provisioning), else the creation time (after a clusterctl move).
  */
-export function periodicBaseMs(snapshot: Snapshot, ownLastRunMs: number | undefined): number {
+function periodicBaseMs(snapshot: Snapshot, ownLastRunMs: number | undefined): number {
   return ownLastRunMs ?? lastSucceededApplyMs(snapshot) ?? toMs(snapshot.object.creationTimestamp);
 }
 

@@ -56,7 +56,7 @@ export const NewestApply = z.strictObject({
     .describe("What the apply's own output says of health and membership; only read when it succeeded"),
 });
 
-export const StateReading = z.discriminatedUnion('status', [
+const StateReading = z.discriminatedUnion('status', [
   z.strictObject({ status: z.literal('absent') }),
   z.strictObject({ status: z.literal('lostOrUnreadable') }),
   z.strictObject({

@@ -36,7 +36,7 @@ export const shownAction = (a: { address: string; trigger: string }): ShownChang
 });
 
 /** The address of a finding of an `on: plan` rule, which has none: no resource address is a single word. */
-export const PLAN_FINDING_ADDRESS = 'plan';
+const PLAN_FINDING_ADDRESS = 'plan';
 
 /** A policy requireApproval finding as approval.unreviewed lists it: compared by rule and address. */
 export const shownPolicyFinding = (f: { rule: string; address?: string }): ShownChange<'policy'> => ({

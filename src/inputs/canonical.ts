@@ -9,12 +9,12 @@ export class JsonNumber {
 }
 
 export type JsonValue = null | boolean | string | JsonNumber | JsonArray | JsonObject;
-export type JsonArray = readonly JsonValue[];
+type JsonArray = readonly JsonValue[];
 /** Members in source order; a Map so that any key (even `__proto__`) is plain data. */
 export type JsonObject = ReadonlyMap<string, JsonValue>;
 
 /** Numbers whose leading digit is further than this many powers of ten from the units digit are refused. */
-export const MAX_DECIMAL_EXPONENT = 1000;
+const MAX_DECIMAL_EXPONENT = 1000;
 
 const JSON_NUMBER = /^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
 

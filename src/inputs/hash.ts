@@ -6,10 +6,10 @@ import type { ObjectKind } from '../object-kind.ts';
 import { canonicalJson, JsonNumber, type JsonObject, type JsonValue } from './canonical.ts';
 
 /** Bumped only with a new definition in contract/sections/inputs.md: every stored hash changes with it. */
-export const INPUTS_HASH_VERSION = 1;
+const INPUTS_HASH_VERSION = 1;
 
 /** The variable a pool's approval hash leaves out. */
-export const POOL_ROTATING_VARIABLE = 'bootstrap_data';
+const POOL_ROTATING_VARIABLE = 'bootstrap_data';
 
 export interface HashedInputs {
   /** The image reference exactly as the Job runs it (tag or digest, as written). */
@@ -48,5 +48,3 @@ export function computeHashes(inputs: HashedInputs & { kind: ObjectKind }): Inpu
   variables.delete(POOL_ROTATING_VARIABLE);
   return { inputsHash, approvalHash: sha256Hex(canonicalInputsDocument({ ...inputs, variables })) };
 }
-
-export { sha256Hex };

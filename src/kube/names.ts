@@ -10,7 +10,7 @@ export const MANAGED_BY = 'captf-runner';
 export const LABEL_ARTIFACT_KIND = 'captf.io/artifact-kind';
 
 export const MAX_NAME_LENGTH = 253; // DNS subdomain (metadata.name of Secrets and Jobs)
-export const MAX_LABEL_VALUE_LENGTH = 63;
+const MAX_LABEL_VALUE_LENGTH = 63;
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;

@@ -36,7 +36,7 @@ export interface WrittenResultSecret extends ResultSecretRef {
   replaced: boolean;
 }
 
-export const JobAnnotation = {
+const JobAnnotation = {
   outcome: 'captf.io/outcome',
   reason: 'captf.io/reason',
   inputsHash: 'captf.io/inputs-hash',
@@ -53,7 +53,7 @@ const CUT_RECORD_LIMIT_BYTES = 60 * 1024;
 /** Each annotation value is capped, and so is the number taken from result.annotations, which
  * keeps the runner's share of the Job's 256 KiB annotation budget under ~30 KiB in the worst case. */
 export const MAX_ANNOTATION_VALUE_LENGTH = 1024;
-export const MAX_RESULT_ANNOTATIONS = 16;
+const MAX_RESULT_ANNOTATIONS = 16;
 
 /** The result Secret's name: the Job's name with `-result`, shortened with a digest past 253 characters. */
 export const resultSecretName = (jobName: string) => derivedName(jobName, 'result');
@@ -144,7 +144,7 @@ export async function writeResultSecret(
 }
 
 /** Label (a stand-in of the hash) and annotation (the hash) of a result Secret: the result's approvalHash. */
-export const RESULT_APPROVAL_HASH = 'captf.io/approval-hash';
+const RESULT_APPROVAL_HASH = 'captf.io/approval-hash';
 
 /** A result document read back from a result Secret that checks out (labels, digest, JSON). */
 export interface StoredResult {
@@ -238,7 +238,7 @@ const isResultSecret = (secret: Secret) =>
   secret.metadata?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY &&
   secret.metadata?.labels?.[LABEL_ARTIFACT_KIND] === 'result';
 
-export function jobOwnerReference(job: JobIdentity): OwnerReference {
+function jobOwnerReference(job: JobIdentity): OwnerReference {
   // blockOwnerDeletion stays false: setting it true needs delete permission on the Job, which the
   // runner's Role does not grant. Background and foreground deletion of the Job still collect the
   // Secret; foreground deletion just does not wait for it.

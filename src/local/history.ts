@@ -33,8 +33,8 @@ export interface Run {
 
 type NewestApplyReading = z.infer<typeof NewestApply>;
 
-export const RUN_RECORD_FILE = 'run.json';
-export const RESULT_FILE = 'result.json';
+const RUN_RECORD_FILE = 'run.json';
+const RESULT_FILE = 'result.json';
 
 /** Every run, oldest first. */
 export async function readHistory(paths: LocalPaths): Promise<Run[]> {
@@ -44,7 +44,7 @@ export async function readHistory(paths: LocalPaths): Promise<Run[]> {
 }
 
 /** undefined for a run dir without run.json: a run being created that has not started yet. */
-export async function readRun(dir: string): Promise<Run | undefined> {
+async function readRun(dir: string): Promise<Run | undefined> {
   let recordText: string;
   try {
     recordText = await readFile(join(dir, RUN_RECORD_FILE), 'utf8');
@@ -92,8 +92,7 @@ export function runOutcome(run: Run): RunOutcome {
   return jobOutcomeOf({ reason: run.result?.reason, exitCode: run.record.exitCode });
 }
 
-export const runFinishedAt = (run: Run): string =>
-  run.result?.finishedAt ?? run.record.finishedAt ?? run.record.startedAt;
+const runFinishedAt = (run: Run): string => run.result?.finishedAt ?? run.record.finishedAt ?? run.record.startedAt;
 
 /** What a controller keeps in status, derived from the history. */
 export interface LocalStatus {
@@ -161,7 +160,7 @@ export function objectLineage(history: readonly Run[]): string | undefined {
 
 /** Kubernetes keeps only the newest failed Jobs (failedJobsHistoryLimit) and the newest others. */
 export const FAILED_JOBS_HISTORY_LIMIT = 3;
-export const SUCCESSFUL_JOBS_HISTORY_LIMIT = 3;
+const SUCCESSFUL_JOBS_HISTORY_LIMIT = 3;
 
 /**
  * The Jobs a controller would still see, as the model reads them. A failure of other inputs than

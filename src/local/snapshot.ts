@@ -39,7 +39,7 @@ export async function observeWorld(
  * The local state file as DecideOp reads a backend: no file, or a state without resources (what a
  * destroy leaves), is absent; a file that does not parse is unreadable.
  */
-export async function readStateReading(stateFile: string): Promise<StateReading> {
+async function readStateReading(stateFile: string): Promise<StateReading> {
   let bytes: Buffer;
   try {
     bytes = await readFile(stateFile);

@@ -78,7 +78,7 @@ async function pruneBlockedRecords(records: RecordStore, keep: string): Promise<
 
 type Coverage = Pick<NonNullable<Result['approval']>, 'unreviewed' | 'unreviewedTotal' | 'blockedRun'>;
 /** What an approval covered, and, when its blocked run planned against another state than this run's, why it covers nothing (otherStateWarning). */
-export type ApprovalCoverage = Coverage & { otherState?: string };
+type ApprovalCoverage = Coverage & { otherState?: string };
 /** One destructive entry (or, with action "action", one provider action; with "policy", one requireApproval finding) of the approved plan, the fields that identify it. */
 export type DestructiveEntry = ShownChange<DestructiveChange['action'] | 'action' | 'policy'>;
 

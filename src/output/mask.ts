@@ -22,7 +22,7 @@ export const MASK = '(sensitive value)';
  * Texts longer than this are matched by their literal forms (indexOf): a pattern of every
  * character's escapes takes long to build, and V8 refuses a regular expression that large.
  */
-export const PATTERN_LIMIT = 2048;
+const PATTERN_LIMIT = 2048;
 /** Sources joined into one regular expression at most: a larger one is built alone. */
 const GROUP_LIMIT = 16_384;
 
@@ -338,7 +338,7 @@ export class LineMasker {
 }
 
 /** Fields of one JSON document learned at most: the document is still masked whole past them. */
-export const MAX_DOCUMENT_FIELDS = 10_000;
+const MAX_DOCUMENT_FIELDS = 10_000;
 
 /** The string leaves and object keys of `text` when it is a JSON object or array (nested documents are the caller's to open). */
 function documentFields(text: string): { leaves: string[]; keys: string[] } {

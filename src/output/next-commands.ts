@@ -27,10 +27,10 @@ const takes = (op: Op, name: string) =>
 const CREDENTIAL_SETTINGS: ReadonlySet<string> = new Set(['backendConfig']);
 /** A value of such a setting that is no file path: `password=...`. */
 const mayHoldCredential = (name: string, value: string) => CREDENTIAL_SETTINGS.has(name) && value.includes('=');
-export const NOT_REPEATED = '<as before>';
+const NOT_REPEATED = '<as before>';
 
 /** A word as a person pastes it into a shell: quoted when it holds anything but safe characters. */
-export const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
+const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
 
 /**
  * `captf-runner <op>` with this run's flags (argv after the program: its op first) that `op` takes,

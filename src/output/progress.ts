@@ -21,7 +21,7 @@ export function progressIntervalMs(env: NodeJS.ProcessEnv): number {
 
 /** What terraform reports of the resource instances it works on, one line each. */
 export type ReportedEvent = 'refreshed' | 'read' | 'created' | 'updated' | 'destroyed';
-export type Reported = Partial<Record<ReportedEvent, number>>;
+type Reported = Partial<Record<ReportedEvent, number>>;
 
 // terraform's (and OpenTofu's) hook lines: "ADDRESS: Refreshing state... [id=…]", "ADDRESS:
 // Creation complete after 1s [id=…]"; a deposed object's address reads "ADDRESS (deposed object ID)".
@@ -55,7 +55,7 @@ export interface ProgressClock {
   every(ms: number, tick: () => void): { stop(): void };
 }
 
-export const realClock: ProgressClock = {
+const realClock: ProgressClock = {
   now: () => Date.now(),
   every(ms, tick) {
     const timer = setInterval(tick, ms).unref(); // a progress line never keeps the runner alive

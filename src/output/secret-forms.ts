@@ -28,7 +28,7 @@ const GO_SPACE =
 export const trimGoSpace = (text: string) => text.replace(GO_SPACE, '');
 
 /** How deep escapings nest: 0 as is, 1 one escaping, 2 an escaping of an escaping. */
-export const MAX_DEPTH = 2;
+const MAX_DEPTH = 2;
 
 type Escaper = (char: string) => readonly string[];
 

@@ -10,7 +10,7 @@ import { usageError } from '../errors.ts';
 import type { Settings } from '../schemas/config.ts';
 
 /** A file or directory of the run, and the flag that names it. */
-export interface RunPlace {
+interface RunPlace {
   flag: string;
   path: string;
 }

@@ -27,7 +27,7 @@ export interface SummaryPlaces {
 const oneLine = (text: string) => printableLine(text.replace(/\r\n|[\r\n\u2028\u2029]/g, ' '));
 
 /** Markdown text with every character that could format, link or open HTML escaped; one line whatever it holds. */
-export const mdText = (text: string): string =>
+const mdText = (text: string): string =>
   oneLine(text).replace(/[\\`*_{}[\]<>#+!|~&]/g, (c) =>
     c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '&' ? '&amp;' : `\\${c}`,
   );

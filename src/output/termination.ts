@@ -6,7 +6,7 @@ import type { Masker } from './mask.ts';
 import { maskResult } from './mask-result.ts';
 import { printableJson } from './printable.ts';
 
-export const TERMINATION_MESSAGE_LIMIT = 4096;
+const TERMINATION_MESSAGE_LIMIT = 4096;
 
 /** The compact result: always valid JSON, at most `limit` bytes (printable: printable.ts), long lists cut with a count of what was left out. */
 export function compactResult(unmasked: Result, masker: Masker, limit = TERMINATION_MESSAGE_LIMIT): string {

@@ -18,7 +18,7 @@ export interface TerraformTextOptions {
 }
 
 /** terraform's stdout lines as the runner prints them: each prefixed, none holding a line break or a control character. */
-export const terraformLines = (masked: string): string =>
+const terraformLines = (masked: string): string =>
   masked
     .split('\n')
     .map((line) => `${TERRAFORM_LINE_PREFIX}${printableLine(line)}\n`)

@@ -4,7 +4,7 @@
 import { shown } from './values.ts';
 
 /** The action strings terraform writes in `change.actions`. Anything else is unknown to the runner. */
-export const KNOWN_ACTIONS = ['no-op', 'create', 'read', 'update', 'delete', 'forget'] as const;
+const KNOWN_ACTIONS = ['no-op', 'create', 'read', 'update', 'delete', 'forget'] as const;
 export type Action = (typeof KNOWN_ACTIONS)[number];
 
 /** The kinds `counts` counts entries by (a replace once, as replace; `unknown` for actions the runner cannot read). */

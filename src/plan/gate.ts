@@ -10,7 +10,7 @@ const contentNeedsApproval = (plan: GateFacts): boolean =>
   plan.destructiveTotal > 0 || plan.actionsTotal > 0 || plan.failClosed.length > 0;
 
 /** A policy rule or limit matched: requireApproval, or a denial (a denied plan is never applied; nothing that reads `gated` may take it as harmless). */
-export const policyMatched = (plan: Pick<Classification, 'policy'>): boolean =>
+const policyMatched = (plan: Pick<Classification, 'policy'>): boolean =>
   (plan.policy?.approvalRequiredTotal ?? 0) + (plan.policy?.deniedTotal ?? 0) > 0;
 
 /** Applying the plan needs an approval: what it holds (above), or a policy match. */

@@ -11,7 +11,7 @@ export const RUNNER_KINDS: ReadonlySet<ActionKind> = new Set(['create', 'update'
 export const RUNNER_DESTROY_KINDS: ReadonlySet<ActionKind> = new Set(['delete']);
 
 /** The reserved address `address` is or is an instance of (`R[0]`, `R["a"]`), if any. */
-export function reservedOf(address: unknown, reserved: ReadonlySet<string>): string | undefined {
+function reservedOf(address: unknown, reserved: ReadonlySet<string>): string | undefined {
   if (typeof address !== 'string') return undefined;
   const bracket = address.indexOf('[');
   const resource = bracket < 0 ? address : address.slice(0, bracket);

@@ -24,7 +24,7 @@ export function celSyntaxProblem(source: string, parserMessage: string): string 
 }
 
 /** The expression's line at `at`, and a line pointing at its column (cel-go's form). */
-export function caretLines(source: string, at: Place): string {
+function caretLines(source: string, at: Place): string {
   const line = (source.split('\n')[at.line - 1] ?? '').trimEnd();
   return ` | ${line}\n | ${'.'.repeat(Math.max(0, at.column - 1))}^`;
 }

@@ -282,7 +282,7 @@ function compileChecked(
 const formatUnits = (units: number) => (units > 1e15 ? 'more than 10^15' : Math.ceil(units).toLocaleString('en-US'));
 
 /** The CEL variables of a view, by its scope. */
-export function bindingOf(synthetic: SyntheticView) {
+function bindingOf(synthetic: SyntheticView) {
   switch (synthetic.scope) {
     case 'change':
       return changeBinding(synthetic.view);

@@ -40,7 +40,7 @@ export interface Dim {
   appendable?: boolean;
 }
 
-export const SCALAR: Dim = { kind: 'scalar', len: 1, weight: 1 };
+const SCALAR: Dim = { kind: 'scalar', len: 1, weight: 1 };
 
 const traverse = (n: number) => Math.ceil(n * TRAVERSAL);
 

@@ -9,7 +9,7 @@ import { callCharge, ELEMENT_WEIGHT, rangeCost, type Dim } from './cost.ts';
 import type { RuleScope } from './schema.ts';
 
 /** The size of a value an expression can hold, at most. */
-export type Size =
+type Size =
   | { kind: 'scalar' }
   | { kind: 'string'; len: number }
   | { kind: 'list'; len: number; elem: Size }
@@ -29,7 +29,7 @@ const ADDRESS = str(ESTIMATE_ADDRESS_CHARS);
 const TEXT = str(ESTIMATE_STRING_CHARS);
 
 /** The largest view of each scope the estimate assumes; the fields are those of cel.ts. */
-export const VIEW_BOUNDS: Readonly<Record<RuleScope, Readonly<Record<string, Size>>>> = {
+const VIEW_BOUNDS: Readonly<Record<RuleScope, Readonly<Record<string, Size>>>> = {
   change: {
     address: ADDRESS,
     module: ADDRESS,
@@ -106,7 +106,7 @@ function nodes(expr: CelExpr | undefined): number {
   }
 }
 
-export function weightOf(size: Size): number {
+function weightOf(size: Size): number {
   switch (size.kind) {
     case 'string':
       return size.len;

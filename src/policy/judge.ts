@@ -12,7 +12,7 @@ import { PolicyEvaluator, type EvaluatorOptions } from './evaluate.ts';
 import type { PolicyChangeView, PolicyTool } from './views.ts';
 
 /** The longest the evaluation holds the event loop: a stop request waits at most this (and one rule's evaluation). */
-export const SLICE_MS = 20;
+const SLICE_MS = 20;
 
 export interface PlanJudgement {
   /** The classifier's onChange. */

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { NotRegularFileError, openRegularFile } from '../util/regular-file.ts';
 import { policyDirMissing, policyInvalid, type PolicyProblem } from './problems.ts';
 
-export const POLICY_EXTENSIONS = ['.yaml', '.yml', '.json'] as const;
+const POLICY_EXTENSIONS = ['.yaml', '.yml', '.json'] as const;
 export const MAX_POLICY_FILES = 100;
 export const MAX_POLICY_FILE_BYTES = 1024 * 1024;
 

@@ -3,7 +3,7 @@
 // Every object is closed: a typo'd key (`efect:`, `mach:`) would otherwise disable a rule silently.
 import * as z from '../schemas/zod.ts';
 
-export const POLICY_API_VERSION = 'policy.captf.io/v1';
+const POLICY_API_VERSION = 'policy.captf.io/v1';
 
 /** The longest match or message expression: CEL parse cost grows with it, and a rule is one line of intent. */
 export const MAX_EXPRESSION_CHARS = 4096;
@@ -12,7 +12,7 @@ export const MAX_EXPRESSION_CHARS = 4096;
  * A rule's name: it names the rule in results, logs and the termination message. Letters, digits,
  * `-` and `_` (no `.`: `limits.maxDeletes` names the limit's findings and can never be a rule's).
  */
-export const RuleName = z
+const RuleName = z
   .string()
   .regex(
     /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$/,
@@ -46,7 +46,7 @@ export const PolicyRule = z.strictObject({
 });
 export type PolicyRule = z.infer<typeof PolicyRule>;
 
-export const PolicyLimits = z.strictObject({
+const PolicyLimits = z.strictObject({
   maxDeletes: z
     .number()
     .int()
@@ -55,7 +55,7 @@ export const PolicyLimits = z.strictObject({
       'The most deletes one plan may have, counted like destructiveTotal (deletes, replaces, deposed deletes, unknown actions); more is denied',
     ),
 });
-export type PolicyLimits = z.infer<typeof PolicyLimits>;
+type PolicyLimits = z.infer<typeof PolicyLimits>;
 
 export const PolicyFile = z
   .strictObject({

@@ -180,7 +180,7 @@ export class RunContext {
   }
 }
 
-export function stopError(cause: StopCause, step: StepName, detail: string): RunnerError {
+function stopError(cause: StopCause, step: StepName, detail: string): RunnerError {
   const deadline = cause === 'deadline';
   return new RunnerError({
     kind: 'interrupted',

@@ -10,7 +10,7 @@ import { durationMs } from '../util/duration.ts';
  */
 export const HANDBACK_BUDGET_MS = 15_000;
 /** After --stop-grace: the second interrupt, the kill of terraform's process group and the result. */
-export const STOP_MARGIN_MS = 5_000;
+const STOP_MARGIN_MS = 5_000;
 
 export interface DeadlineSettings {
   deadline?: string;

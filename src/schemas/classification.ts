@@ -46,7 +46,7 @@ export const ActionCounts = z.strictObject({
 });
 export type ActionCounts = z.infer<typeof ActionCounts>;
 
-export const OutputChangeCounts = z.strictObject({
+const OutputChangeCounts = z.strictObject({
   create: z.number().int().nonnegative(),
   update: z.number().int().nonnegative(),
   delete: z.number().int().nonnegative(),
@@ -108,7 +108,7 @@ export const DeferredChange = z.looseObject({
 });
 export type DeferredChange = z.infer<typeof DeferredChange>;
 
-export const PartialPlan = z.looseObject({
+const PartialPlan = z.looseObject({
   complete: z.boolean().describe("terraform's complete"),
   deferred: z.array(DeferredChange).describe('deferred_changes, at most the limit'),
   deferredTotal: z.number().int().nonnegative(),

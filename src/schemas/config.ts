@@ -22,7 +22,7 @@ import { deadlineProblem } from '../run/deadline.ts';
 export { durationMs };
 
 /** Durations: whole seconds, or as terraform writes them (30s, 5m, 1h30m). Kept as terraform's text (600 becomes 600s: terraform takes it) and read in ms. */
-export const Duration = z.string().regex(DURATION, `a duration: ${DURATION_GRAMMAR}`).transform(terraformDuration);
+const Duration = z.string().regex(DURATION, `a duration: ${DURATION_GRAMMAR}`).transform(terraformDuration);
 
 const Path = z.string().min(1);
 

@@ -19,7 +19,7 @@ const firstInstance = (entry: RecordEntry | undefined): Instance | undefined => 
 };
 
 /** What the record says: the `input` attribute ({value, type}) of its instance, null when there is none. */
-export const recordInput = (entry: RecordEntry | undefined): unknown => firstInstance(entry)?.attributes?.input ?? null;
+const recordInput = (entry: RecordEntry | undefined): unknown => firstInstance(entry)?.attributes?.input ?? null;
 
 /** Whether the record says something else in `after` than in `before`. */
 export const recordChanged = (before: RecordEntry | undefined, after: RecordEntry | undefined): boolean =>

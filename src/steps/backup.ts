@@ -70,7 +70,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  * them), else the first 16 hex digits of its sha256 (a lineage can be any string; a name cannot).
  * Both have a fixed length, so no owner's family of names is a prefix of another's.
  */
-export function backupOwner(lineage: string): string {
+function backupOwner(lineage: string): string {
   return UUID.test(lineage) ? lineage : sha256Hex(lineage).slice(0, 16);
 }
 

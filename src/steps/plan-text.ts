@@ -16,7 +16,7 @@ import type { Workspace } from '../workspace/workspace.ts';
  * learns which variables are sensitive only from the plan JSON. So the plan's stdout is kept in a
  * private file and printed, masked, once the classification has taught the masker.
  */
-export const PLAN_TEXT_LIMIT = 64 * 1024;
+const PLAN_TEXT_LIMIT = 64 * 1024;
 
 export interface MaskedPlanText {
   /** terraform plan, its stdout kept back: the one command run through the keeping handle, which never leaves this file. */

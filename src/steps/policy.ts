@@ -13,7 +13,7 @@ import type { RunContext } from '../run/context.ts';
 export const DEFAULT_POLICY_DIR = '/captf/policy';
 
 /** The policy dir to read: the one given (--policy, CAPTF_POLICY), which must then be one, else the default when it exists; undefined: no policies. */
-export function policyDirOf(given: string | undefined): string | undefined {
+function policyDirOf(given: string | undefined): string | undefined {
   if (given !== undefined) return given;
   return existsSync(DEFAULT_POLICY_DIR) ? DEFAULT_POLICY_DIR : undefined;
 }

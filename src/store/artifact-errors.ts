@@ -5,7 +5,7 @@ import { RunnerError } from '../errors.ts';
 import type { ArtifactKind } from './manifest.ts';
 import type { ChunkStore } from './store.ts';
 
-export type FailureReason = 'ArtifactIncomplete' | 'ArtifactCorrupt' | 'ArtifactMismatch' | 'ArtifactUnsafe';
+type FailureReason = 'ArtifactIncomplete' | 'ArtifactCorrupt' | 'ArtifactMismatch' | 'ArtifactUnsafe';
 
 /** An error about one object: the reason, the problem (after the object's name), the fix and detail. */
 export type Failure = (

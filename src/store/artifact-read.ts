@@ -17,7 +17,7 @@ import {
 } from './manifest.ts';
 import type { ChunkStore } from './store.ts';
 
-export interface ArtifactExpectation<K extends ArtifactKind> {
+interface ArtifactExpectation<K extends ArtifactKind> {
   kind: K;
   /** The approved plan hash: the artifact must hold exactly that plan. */
   planHash?: string;
@@ -168,7 +168,7 @@ export function chunkSetProblem(
 }
 
 /** What is wrong with one chunk as read, if anything: its size or its sha256. */
-export function chunkProblem(data: Buffer, chunk: ChunkEntry): string | undefined {
+function chunkProblem(data: Buffer, chunk: ChunkEntry): string | undefined {
   // A store reads at most one byte more than listed: a longer chunk is never read whole.
   if (data.length > chunk.bytes)
     return `has chunk ${chunk.index} of more than the ${chunk.bytes} bytes the manifest lists`;

@@ -51,7 +51,7 @@ export function s3Target(store: string): S3Target {
  * Pages one listing may take: 1,000,000 keys at S3's 1,000 a page, where a store holds its few
  * objects' chunks (hundreds of keys). A service whose listing never ends fails the op, not holds it.
  */
-export const MAX_LIST_PAGES = 1000;
+const MAX_LIST_PAGES = 1000;
 
 /** One run's S3 client (shared by its backup and plan stores), created on first use. */
 export class S3Bucket {

@@ -27,7 +27,7 @@ import { doomedObjects } from './retention.ts';
 import type { ChunkStore, HeldChunk, ObjectWrite, PruneRequest, StoredObject } from './store.ts';
 import { sha256Hex } from '../util/sha256.ts';
 
-export const StoreLabel = {
+const StoreLabel = {
   store: 'captf.io/store',
   artifactKind: LABEL_ARTIFACT_KIND,
   object: 'captf.io/object',
@@ -36,15 +36,15 @@ export const StoreLabel = {
   chunkCount: 'captf.io/chunk-count',
 } as const;
 
-export const StoreAnnotation = {
+const StoreAnnotation = {
   /** The object's full name (the label may be shortened). */
   object: 'captf.io/object',
   /** sha256 of the bytes under the data key. */
   sha256: 'captf.io/sha256',
 } as const;
 
-export const CHUNK_KEY = 'chunk';
-export const MANIFEST_KEY = 'manifest';
+const CHUNK_KEY = 'chunk';
+const MANIFEST_KEY = 'manifest';
 
 export interface SecretChunkStoreOptions {
   client: KubeClient;

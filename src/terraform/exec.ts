@@ -7,7 +7,7 @@ import { readLineBatches } from '../util/lines.ts';
 import { killGroup, type StopHandle } from './stop.ts';
 
 /** Environment variables removed before terraform runs: each would change what terraform does behind the runner's back. */
-export const REMOVED_ENV_PATTERNS: readonly RegExp[] = [
+const REMOVED_ENV_PATTERNS: readonly RegExp[] = [
   /^TF_CLI_ARGS(_.*)?$/, // extra arguments on every command
   /^TF_VAR_/, //            variables from outside the inputs dir, so outside the inputs hash
   /^TF_WORKSPACE$/, //      a different state
@@ -74,7 +74,7 @@ export interface RunResult<T = unknown> {
 
 const STDERR_TAIL_BYTES = 16 * 1024;
 /** Captured stdout (version, validate, output: small JSON documents) stops growing here; the rest is drained. */
-export const CAPTURE_LIMIT_BYTES = 32 * 1024 * 1024;
+const CAPTURE_LIMIT_BYTES = 32 * 1024 * 1024;
 
 export async function runTerraform<T = unknown>(options: RunOptions): Promise<RunResult<T>> {
   const started = Date.now();

@@ -13,7 +13,7 @@ import { escapeRegExp } from '../output/secret-forms.ts';
 import { CONFIG_FILE } from '../workspace/terraform-files.ts';
 import { RUNNER_FILES } from '../workspace/reserved-names.ts';
 
-export type Recurring = 'image' | 'inputs';
+type Recurring = 'image' | 'inputs';
 
 interface KnownDiagnostic {
   summary: string;

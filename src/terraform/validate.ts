@@ -4,7 +4,7 @@ import type { PrintedDiagnostic } from './diagnostics.ts';
 import { diagnosedError, type Terraform } from './terraform.ts';
 
 /** A diagnostic of `validate -json`, as far as the runner reads it (its snippet, which quotes source and values, is never read). */
-export interface Diagnostic {
+interface Diagnostic {
   severity: 'error' | 'warning';
   summary: string;
   detail?: string;

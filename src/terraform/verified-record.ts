@@ -14,7 +14,7 @@ import * as z from '../schemas/zod.ts';
 import { SHA256_HEX, sha256Hex } from '../util/sha256.ts';
 
 /** The record's file name, in the dir of the runner's entry (/usr/local/lib/captf-runner/ in the image). */
-export const RECORD_FILE = 'terraform-verified.json';
+const RECORD_FILE = 'terraform-verified.json';
 
 const recordSchema = z.object({
   path: z.string().startsWith('/'),

@@ -24,7 +24,7 @@ export interface TerraformVersion {
 }
 
 /** Supported ranges: the plan JSON format 1.x, and the flags the runner passes (-lockfile=readonly, import blocks …). */
-export const SUPPORTED: Readonly<Record<Flavor, { min: string; below: string }>> = {
+const SUPPORTED: Readonly<Record<Flavor, { min: string; below: string }>> = {
   terraform: { min: '1.5.0', below: '2.0.0' },
   opentofu: { min: '1.6.0', below: '2.0.0' },
 };
@@ -45,7 +45,7 @@ export function unverifiedWarning(v: Pick<TerraformVersion, 'version' | 'flavor'
   return `${FLAVOR_NAMES[v.flavor]} ${v.version} is not verified with this runner (verified: ${verifiedText()}): it runs, and anything its plans hold that the runner does not know makes the plan need an approval`;
 }
 
-export const supportedText = () =>
+const supportedText = () =>
   (Object.keys(SUPPORTED) as Flavor[])
     .map((f) => `${FLAVOR_NAMES[f]} >= ${SUPPORTED[f].min} < ${SUPPORTED[f].below}`)
     .join(' or ');

@@ -50,7 +50,7 @@ export const EXIT = {
   sigint: 130,
   sigterm: 143,
 } as const;
-export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 export interface ReasonRow {
   /** `error.kind`; null for a reason that is no error (the op did its job). */

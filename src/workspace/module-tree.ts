@@ -18,7 +18,7 @@ export interface ModuleEntry {
   source: string;
 }
 
-export type ModuleProblemKind = 'runnerFile' | 'outsideLink' | 'unusable';
+type ModuleProblemKind = 'runnerFile' | 'outsideLink' | 'unusable';
 
 export interface ModuleProblem {
   kind: ModuleProblemKind;
@@ -47,8 +47,8 @@ export interface ReadTreeOptions {
  * directory at each level) reach each directory once now, but a module the size of a filesystem
  * would still fill the workdir; past either bound every op refuses it, destroy too.
  */
-export const MAX_MODULE_ENTRIES = 100_000;
-export const MAX_MODULE_BYTES = 1024 * 1024 * 1024;
+const MAX_MODULE_ENTRIES = 100_000;
+const MAX_MODULE_BYTES = 1024 * 1024 * 1024;
 
 export async function readModuleTree(moduleDir: string, options: ReadTreeOptions): Promise<ModuleTree> {
   const { resolve, display } = options.resolution ?? onThisMachine;

@@ -6,7 +6,7 @@ import { lstat, readlink, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 
 /** A path's real location: every component that is a symbolic link followed. Errors as realpath's (ENOENT, ELOOP, ENOTDIR). */
-export type ResolvePath = (path: string) => Promise<string>;
+type ResolvePath = (path: string) => Promise<string>;
 
 export interface PathResolution {
   resolve: ResolvePath;

@@ -54,7 +54,7 @@ export const isWithin = (child: string, parent: string): boolean => {
  * The path with every symbolic link of its longest existing part resolved (the rest may not exist
  * yet: a first apply creates the file): a link into the workdir is still the workdir.
  */
-export async function realPathOf(path: string): Promise<string> {
+async function realPathOf(path: string): Promise<string> {
   const missing: string[] = [];
   let current = resolve(path);
   for (;;) {

@@ -41,7 +41,7 @@ export const LOCK_FILE = '.terraform.lock.hcl';
 /** The local backend's state file; also the backend record in DATA_DIR, and the state's name inside a backup. */
 export const STATE_FILE = 'terraform.tfstate';
 /** The local backend's copy of the state before its last write. */
-export const STATE_BACKUP_FILE = 'terraform.tfstate.backup';
+const STATE_BACKUP_FILE = 'terraform.tfstate.backup';
 /** What terraform writes in its working dir when it cannot save the state. */
 export const ERRORED_STATE_FILE = 'errored.tfstate';
 /** The saved plan: in the workdir's private dir, and inside a plan artifact. */

@@ -20,12 +20,12 @@ import {
   SENSITIVE_OVERRIDE_FILE,
 } from './reserved-names.ts';
 
-export { INPUT_FILES_DIR, RUNNER_FILES };
+export { RUNNER_FILES };
 import { emptyScan, type ModuleScan, type SkippedFile } from './scan.ts';
 import { scanHcl } from './scan-hcl.ts';
 
 /** In the private dir: the values of the ephemeral variables, for the apply of a saved plan. */
-export const EPHEMERAL_TFVARS_FILE = 'ephemeral.tfvars.json';
+const EPHEMERAL_TFVARS_FILE = 'ephemeral.tfvars.json';
 /**
  * Left behind by earlier local runs of the module; never copied into the workdir. An errored.tfstate
  * the module ships is not terraform's unsaved state of this run: it must never be pushed or kept as one.

@@ -19,7 +19,7 @@ export interface DecideCase {
   decision: Decision;
 }
 
-export const NOW = '2025-06-01T12:00:00Z';
+const NOW = '2025-06-01T12:00:00Z';
 const at = (hhmmss: string) => `2025-06-01T${hhmmss}Z`;
 
 const UIDS: Record<ObjectKind, string> = {

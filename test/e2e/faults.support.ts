@@ -27,7 +27,7 @@ import {
 import { RUNNER, argsFor, checkVocabulary } from '../support/runner.ts';
 
 /** A module the fake "plans": the runner only needs a .tf file to accept it. */
-export const FAKE_MODULE = { 'main.tf': 'resource "terraform_data" "fake" {}\n' };
+const FAKE_MODULE = { 'main.tf': 'resource "terraform_data" "fake" {}\n' };
 
 export interface FakeScenario {
   dir: string;
@@ -106,7 +106,7 @@ export interface FakeRunOptions {
   closeOutputEarly?: boolean;
 }
 
-export const TAIL = 64 * 1024;
+const TAIL = 64 * 1024;
 
 export async function runWithFake(s: FakeScenario, options: FakeRunOptions = {}): Promise<FakeRun> {
   await rm(join(s.out, 'result.json'), { force: true });
@@ -257,7 +257,7 @@ export const explainFake = (run: FakeRun) =>
   `exit ${run.exitCode} signal ${run.signal}\nresult: ${JSON.stringify(run.result ? { outcome: run.result.outcome, reason: run.result.reason, error: run.result.error, steps: run.result.steps.map((x) => `${x.name}:${x.status}`) } : run.resultText)}\nfake: ${run.events.map((e) => `${e.event}:${'step' in e ? e.step : ''}${'signal' in e ? e.signal : ''}${'code' in e ? e.code : ''}`).join(' ')}\nstderr: ${run.stderrTail.slice(-2500)}`;
 
 /** result.json parses with the contract's schema, and the termination message is the compact JSON that agrees with it. */
-export function checkWellFormed(run: FakeRun): ResultT {
+function checkWellFormed(run: FakeRun): ResultT {
   assert.ok(run.resultText !== undefined, `no result.json\n${explainFake(run)}`);
   const parsed = Result.safeParse(JSON.parse(run.resultText!));
   assert.ok(parsed.success, `result.json breaks the schema: ${parsed.success ? '' : parsed.error.message}`);
@@ -287,7 +287,7 @@ export function isScenarioProcess(s: FakeScenario, pid: number): boolean {
   }
 }
 
-export function assertNothingLeft(run: FakeRun, s: FakeScenario): void {
+function assertNothingLeft(run: FakeRun, s: FakeScenario): void {
   const pids = run.events.filter((e) => e.event === 'start').map((e) => e.pid);
   assert.deepEqual(
     pids.filter((pid) => isScenarioProcess(s, pid)),
@@ -341,7 +341,7 @@ export type FakeStep = keyof typeof RUNNER_STEP_OF;
 export const FAKE_STEPS = Object.keys(RUNNER_STEP_OF) as FakeStep[];
 
 /** The reason a failed command reports (version: the image is unusable). */
-export const FAILED_REASON: Record<FakeStep, string> = {
+const FAILED_REASON: Record<FakeStep, string> = {
   version: 'ImageInvalid',
   init: 'InitFailed',
   validate: 'ValidateFailed',
@@ -361,7 +361,7 @@ export interface Expect {
 }
 
 /** Whether the apply step (terraform apply) may run in a run that failed at `step`. */
-export const reachesApply = (step: FakeStep) => step === 'apply';
+const reachesApply = (step: FakeStep) => step === 'apply';
 
 /** A command that runs beside `step` by design, so it may have started when `step` failed: the state pull beside validate (reading, never writing). */
 const besides = (step: FakeStep): FakeStep[] => (step === 'validate' ? ['state-pull'] : []);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** hashicorp/terraform-json's plan fixtures, kept in the repository (their README has the licence). */
-export const TERRAFORM_JSON_CORPUS = fileURLToPath(new URL('../fixtures/plans/terraform-json/', import.meta.url));
+const TERRAFORM_JSON_CORPUS = fileURLToPath(new URL('../fixtures/plans/terraform-json/', import.meta.url));
 export const corpusFiles = () =>
   readdirSync(TERRAFORM_JSON_CORPUS)
     .filter((f) => f.endsWith('.json'))

@@ -29,7 +29,7 @@ import {
 import { tempDir } from '../support/tf-modules.ts';
 
 /** Changes what a store holds, as a person with access to it (or a faulty store) could. */
-export interface Tamper {
+interface Tamper {
   /** Creates or replaces the bytes of chunk `index` of `object`. */
   setChunk(object: string, index: number, data: Buffer): Promise<void>;
   removeChunk(object: string, index: number): Promise<void>;
@@ -39,7 +39,7 @@ export interface Tamper {
   corruptChunkWrites(index: number): Promise<void>;
 }
 
-export interface StoreFixture {
+interface StoreFixture {
   store: ChunkStore;
   tamper: Tamper;
 }

@@ -19,9 +19,9 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-export const MAX_SECRET_DATA_BYTES = 1_048_576;
-export const MAX_ANNOTATIONS_BYTES = 262_144;
-export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
+const MAX_SECRET_DATA_BYTES = 1_048_576;
+const MAX_ANNOTATIONS_BYTES = 262_144;
+const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 
 type Verb = 'get' | 'list' | 'create' | 'update' | 'patch' | 'delete';
 type Resource = 'secrets' | 'jobs';

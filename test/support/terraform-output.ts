@@ -27,7 +27,7 @@ const CommandFile = CapturedCommand.extend({
   observed: z.record(z.string(), z.unknown()).optional(),
 });
 
-export interface CapturedRun {
+interface CapturedRun {
   argv: string[];
   exitCode: number;
   stdout: string;

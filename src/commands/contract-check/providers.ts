@@ -29,8 +29,8 @@ export interface MirrorProblem {
 }
 
 /** What a mirror may make the check read: a provider is tens to hundreds of MiB; an image carries a few. */
-export const MAX_MIRROR_ENTRIES = 10_000;
-export const MAX_MIRROR_BYTES = 8 * 1024 * 1024 * 1024;
+const MAX_MIRROR_ENTRIES = 10_000;
+const MAX_MIRROR_BYTES = 8 * 1024 * 1024 * 1024;
 
 /** `terraform-provider-TYPE_VERSION_OS_ARCH.zip`, the packed layout's file name. */
 const PACKED = /^terraform-provider-(.+)_([^_]+)_([a-z0-9]+_[a-z0-9]+)\.zip$/;
