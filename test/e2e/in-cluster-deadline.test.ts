@@ -5,7 +5,7 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { FakeApiServer } from '../support/fake-apiserver.ts';
-import { modules } from '../support/tf-modules.ts';
+import { modules, slowApply } from '../support/tf-modules.ts';
 import { explain, scenario } from '../support/runner.ts';
 
 const NS = 'team-a';
@@ -46,7 +46,11 @@ describe('in-cluster mode: an API server that takes requests and never answers',
   });
 
   it('never past --deadline: a stopped run hands back what time is left, then exits 124', async (t) => {
-    const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
+    // An apply that takes a minute, so the stop falls before terraform is done however fast the run
+    // gets there (through the startup snapshot on a quiet machine, the base module's apply had ended
+    // within the first second, and the run rightly reported it applied).
+    const module = slowApply({ resources: 1, seconds: 60 });
+    const s = await scenario(t, module, { 'terraform.tfvars.json': { admin_token: CANARY } });
     const job = await silentJob(t, s.dir, 'apply-silent-deadline');
     const started = Date.now();
     // In a cluster the stop comes 15 s earlier than locally: here 1 s after the start (22 − 1 − 5 − 15;
