@@ -142,8 +142,10 @@ function snapshotBlob() {
   if (!existsSync(SNAPSHOT_BLOB)) buildSnapshotBlob(NODE, join(SNAPSHOT_DIR, 'captf-runner.cjs'), SNAPSHOT_BLOB);
   return SNAPSHOT_BLOB;
 }
+/** The V8 flags the image's command gives node, and its blob is built under (runner/captf-runner.sh, scripts/snapshot-blob.sh). */
+const IMAGE_V8_FLAGS = ['--single-threaded'];
 /** With --snapshot, the applies start through the blob as the image's command starts them (runner/captf-runner.sh). */
-const APPLY_LAUNCH = opts.snapshot ? ['--snapshot-blob', snapshotBlob()] : [];
+const APPLY_LAUNCH = opts.snapshot ? [...IMAGE_V8_FLAGS, '--snapshot-blob', snapshotBlob()] : [];
 /** What the image's command sets for a run through the snapshot (runner/captf-runner.sh). */
 const APPLY_ENV_SNAPSHOT = { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1' };
 const APPLY_ENV = opts.snapshot ? APPLY_ENV_SNAPSHOT : {};
@@ -1088,7 +1090,7 @@ function benchReader() {
       // The flags of scripts/snapshot-blob.sh; WARM_READER chooses the warm-up (the script would clear it).
       const made = spawnSync(
         NODE,
-        ['--predictable', '--no-warnings', '--snapshot-blob', blob, '--build-snapshot', entry],
+        ['--predictable', ...IMAGE_V8_FLAGS, '--no-warnings', '--snapshot-blob', blob, '--build-snapshot', entry],
         {
           env: { ...ENV, WARM_READER: warm },
           stdio: ['ignore', 'inherit', 'inherit'],
@@ -1096,7 +1098,11 @@ function benchReader() {
       );
       if (made.status !== 0) throw new Error(`building ${blob} failed`);
       results.readerSnapshotBlobBytes = { ...results.readerSnapshotBlobBytes, [name]: statSync(blob).size };
-      variants.push({ name, launch: ['--snapshot-blob', blob, entry], env: { ...ENV, ...APPLY_ENV_SNAPSHOT } });
+      variants.push({
+        name,
+        launch: [...IMAGE_V8_FLAGS, '--snapshot-blob', blob, entry],
+        env: { ...ENV, ...APPLY_ENV_SNAPSHOT },
+      });
     }
     log(
       `  blobs: ${mb(results.readerSnapshotBlobBytes.snapshot)} without the warm-up, ${mb(results.readerSnapshotBlobBytes.snapshotWarmed)} with it`,
