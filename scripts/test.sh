@@ -32,6 +32,7 @@ E2E_ELSEWHERE=(
   test/commands/contract-check/version.test.ts
   test/inputs/terraform-equivalence.test.ts
   test/local/lifecycle.test.ts
+  test/steps/plan-text.test.ts
   test/store/pg-store.test.ts
 )
 

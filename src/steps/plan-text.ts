@@ -17,6 +17,11 @@ import type { Workspace } from '../workspace/workspace.ts';
  * private file and printed, masked, once the classification has taught the masker.
  */
 const PLAN_TEXT_LIMIT = 64 * 1024;
+/**
+ * The kept-back lines go to the file in pieces of this many characters at least: a write per batch of
+ * terraform's output was ≈ 400 writes for a 500-instance plan, each its own trip through libuv's pool.
+ */
+const KEEP_PIECE = 64 * 1024;
 
 export interface MaskedPlanText {
   /** terraform plan, its stdout kept back: the one command run through the keeping handle, which never leaves this file. */
@@ -30,17 +35,22 @@ export interface MaskedPlanText {
 /** `progress` counts what the kept-back lines report (a long plan says so), never printing them. */
 export function maskedPlanText(
   tf: Terraform,
-  workspace: Workspace,
+  workspace: Pick<Workspace, 'privateDir'>,
   masker: Masker,
   progress: Pick<ProgressWatch, 'hold' | 'saw'>,
 ): MaskedPlanText {
   const file = join(workspace.privateDir, 'plan.txt');
   const kept = createWriteStream(file, { mode: 0o600, flags: 'wx' }); // the runner's own file: never through a link
+  let piece = '';
   const keeping = tf.withOutput({
     lines: (stream, lines, command) => {
       if (stream !== 'stdout') return tf.output.lines(stream, lines, command);
       for (const line of lines) progress.saw(line, 'held');
-      if (lines.length && !kept.write(`${lines.join('\n')}\n`)) return once(kept, 'drain').then(() => undefined);
+      if (lines.length) piece += `${lines.join('\n')}\n`;
+      if (piece.length < KEEP_PIECE) return;
+      const written = kept.write(piece);
+      piece = '';
+      if (!written) return once(kept, 'drain').then(() => undefined);
     },
     end: (stream, command) => (stream === 'stdout' ? undefined : tf.output.end?.(stream, command)),
   });
@@ -55,7 +65,7 @@ export function maskedPlanText(
       try {
         return await body();
       } finally {
-        await new Promise<void>((resolve) => kept.end(resolve));
+        await new Promise<void>((resolve) => kept.end(piece, resolve));
         const planText = new LineMasker(masker);
         const keep = (masked: string | undefined) => {
           if (masked !== undefined && text.length < PLAN_TEXT_LIMIT) text += masked + '\n';
