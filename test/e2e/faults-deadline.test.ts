@@ -3,23 +3,50 @@
 // serial phase, where no CPU-bound file runs beside it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkRun, cleanupFake, FAKE_STEPS, fakeScenario, runWithFake, RUNNER_STEP_OF } from './faults.support.ts';
+import {
+  checkRun,
+  cleanupFake,
+  explainFake,
+  FAKE_STEPS,
+  type FakeRun,
+  type FakeScenario,
+  type FakeStep,
+  fakeScenario,
+  runWithFake,
+  RUNNER_STEP_OF,
+} from './faults.support.ts';
+
+const runHanging = (s: FakeScenario, step: FakeStep, deadlineSeconds: number) =>
+  runWithFake(s, {
+    fake: { faults: [`${step}:hang`] },
+    args: ['--deadline', `${deadlineSeconds}s`, '--stop-grace', '1s'],
+    timeoutMs: 60_000 + deadlineSeconds * 1000,
+  });
+
+/** Whether terraform's hung command started before the run was stopped. */
+const reachedHang = (run: FakeRun, step: FakeStep) => run.events.some((e) => e.event === 'start' && e.step === step);
 
 describe('fault matrix: every step hangs → the deadline stops it', () => {
   for (const [index, step] of FAKE_STEPS.entries()) {
     // The runner stops itself at deadline - stop grace (1 s) - 5 s: at 2 s for the first three steps,
     // 3 s for the next three, 4 s for apply, late enough that the steps before the hung one finish
-    // (≈ 0.3 s to the first, ≈ 1.2 s to apply, alone on the machine in the serial phase); the check of
-    // the interrupted step fails the case if they did not.
-    const deadline = 8 + Math.floor(index / 3);
+    // (≈ 0.3 s to the first, ≈ 1.2 s to apply, alone on the machine). On a busy machine they may not:
+    // a run stopped before terraform reached the hung step tested nothing, so it runs again with twice
+    // the deadline (at most twice more); every check below is made on a run that reached the hang.
+    const firstDeadline = 8 + Math.floor(index / 3);
     it(`${step}: hangs → the deadline stops it: interrupted/JobDeadlineExceeded, exit 124, one SIGINT`, async (t) => {
       const s = await fakeScenario(t);
       cleanupFake(t, s);
-      const run = await runWithFake(s, {
-        fake: { faults: [`${step}:hang`] },
-        args: ['--deadline', `${deadline}s`, '--stop-grace', '1s'],
-        timeoutMs: 60_000,
-      });
+      let deadline = firstDeadline;
+      let run = await runHanging(s, step, deadline);
+      while (!reachedHang(run, step) && deadline < firstDeadline * 4) {
+        t.diagnostic(
+          `the run was stopped before terraform ${step} started (a busy machine): again with ${deadline * 2} s`,
+        );
+        deadline *= 2;
+        run = await runHanging(s, step, deadline);
+      }
+      assert.ok(reachedHang(run, step), `terraform ${step} never started before the deadline: ${explainFake(run)}`);
       const result = checkRun(
         run,
         s,
