@@ -268,3 +268,41 @@ describe('an approved apply that meets a held lock', () => {
     assert.match(again.result!.message, /Run plan again and approve the new plan hash/);
   });
 });
+
+describe('a store that deletes what the runner commits: no result names an artifact or backup that is gone', () => {
+  it('PostgreSQL with a trigger that deletes each object at its commit: plan offers no artifact, apply takes no backup and changes nothing (ArtifactWriteUnverified)', async (t) => {
+    const db = await pg.newDatabase();
+    const storeUrl = new URL(db.connString);
+    storeUrl.searchParams.set('schema', 'captf_store');
+    const store = ['--store', storeUrl.toString(), '--object', 'demo'];
+    const s = await scenario(t, modules.base);
+    // The runner creates the store's tables on first use: an apply (its backup skipped: no state yet) and a plan.
+    await mustRun(s.runArgs('apply', [...APPLY, ...store]), s);
+    await s.useModule(modules.update);
+    const firstPlan = await mustRun(s.runArgs('plan', store), s);
+    assert.ok(firstPlan.result!.planArtifact, 'a store that keeps it: the plan offers its artifact');
+    await pg.server().query(
+      `CREATE FUNCTION captf_store.forget() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN DELETE FROM captf_store.captf_objects WHERE store = NEW.store AND object = NEW.object; RETURN NULL; END $$;
+       CREATE CONSTRAINT TRIGGER forget AFTER INSERT ON captf_store.captf_objects
+         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION captf_store.forget();`,
+      db.name,
+    );
+
+    const plan = await s.run('plan', store);
+    assert.equal(plan.exitCode, 1, explain(plan));
+    assert.equal(plan.result!.reason, 'ArtifactWriteUnverified');
+    assert.equal(plan.result!.error?.step, 'artifact');
+    assert.equal(plan.result!.planArtifact, undefined, 'no artifact is named');
+    assert.match(plan.result!.message, /no longer holds it/);
+
+    const stateBytes = await readFile(s.state);
+    const apply = await s.run('apply', [...APPLY, ...store]);
+    assert.equal(apply.exitCode, 1, explain(apply));
+    assert.equal(apply.result!.reason, 'ArtifactWriteUnverified');
+    assert.equal(apply.result!.error?.step, 'backup');
+    assert.equal(apply.result!.backup, undefined, 'no backup is named');
+    assert.equal(apply.result!.applied, false);
+    assert.deepEqual(await readFile(s.state), stateBytes, 'nothing applied without its backup');
+  });
+});
