@@ -33,6 +33,11 @@ export interface ApplySavedPlanOptions extends ApplyStepOptions {
   /** The sha256 of the plan that was classified or approved: the plan file must still have it. */
   planHash: string;
   backup?: boolean;
+  /**
+   * `before` was pulled after the plan was made (apply --plan-artifact): a plan made against another
+   * state is stale, terraform refuses it, and no pull finds the state it was made against.
+   */
+  pulledAfterPlan?: boolean;
 }
 
 /** What an apply left: its outputs and the state after it. */
@@ -47,7 +52,7 @@ export interface Applied {
  */
 export async function applySavedPlan(ctx: RunContext, options: ApplySavedPlanOptions): Promise<Applied> {
   const { root, planHash } = options;
-  const before = await stateThePlanReplaces(ctx, root, options.before);
+  const before = options.pulledAfterPlan ? options.before : await stateThePlanReplaces(ctx, root, options.before);
   if (options.backup !== false)
     await backupStep(ctx, {
       before,
