@@ -399,8 +399,8 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
   const store = backupStore(ctx);
   const summary = await summarizeState(createReadStream(errored));
   const object = `errored-${timeStamp()}`;
-  const { writeArtifact, confirmArtifact } = await artifactWriter();
-  const manifest = await writeArtifact(
+  const { writeArtifact } = await artifactWriter();
+  await writeArtifact(
     store,
     object,
     [{ name: STATE_FILE, path: errored }],
@@ -414,6 +414,5 @@ async function keepErroredState(ctx: RunContext, errored: string): Promise<strin
     },
     { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
   );
-  await confirmArtifact(store, manifest, 'the store removed it (a trigger or lifecycle rule of its own)');
   return `${store.location}/${object}`;
 }
