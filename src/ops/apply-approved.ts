@@ -32,12 +32,17 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
     beforeInit: async (workspace, inputs) => {
       const artifact = await ctx.step(
         'artifact',
-        () =>
-          readArtifact(source.store, source.object, {
-            into: join(workspace.privateDir, 'artifact'),
-            expect: { kind: 'PlanArtifact', planHash: approved, inputsHash: inputs.hashes.inputsHash },
-            maxBytes: ctx.settings.maxArtifactBytes,
-          }),
+        async () => {
+          try {
+            return await readArtifact(source.store, source.object, {
+              into: join(workspace.privateDir, 'artifact'),
+              expect: { kind: 'PlanArtifact', planHash: approved, inputsHash: inputs.hashes.inputsHash },
+              maxBytes: ctx.settings.maxArtifactBytes,
+            });
+          } catch (error) {
+            throw await notFound(source, error);
+          }
+        },
         { learned: ({ manifest }) => ({ planHash: manifest.planHash }) },
       );
       manifest = artifact.manifest;
@@ -85,6 +90,7 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
         root,
         before,
         planHash: manifest!.planHash,
+        pulledAfterPlan: true,
         onStalePlan: (stale) => stalePlanError(ctx, approved, stale),
       });
     } catch (error) {
@@ -102,6 +108,24 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
   } finally {
     await root.workspace.dispose();
   }
+}
+
+/**
+ * An artifact without a manifest is ArtifactIncomplete, which a retry may pass (a write still under
+ * way). One of which the store holds nothing at all, no chunk either, was applied and deleted (or
+ * never written): no retry brings it back, only a new plan and approval.
+ */
+async function notFound(source: { store: ChunkStore; object: string }, error: unknown): Promise<unknown> {
+  if ((error as RunnerError).reason !== 'ArtifactIncomplete') return error;
+  const { store, object } = source;
+  if ((await store.getManifest(object)) !== undefined || (await store.listChunks(object)).length > 0) return error;
+  return new RunnerError({
+    kind: 'artifact',
+    reason: 'ArtifactNotFound',
+    message: `the plan artifact ${object} is not in ${store.location}, nor any part of it: a plan artifact is deleted once an apply used it (it can never apply again), or it was never written. Nothing was applied, and no retry finds it. Run plan again and approve the new plan hash.`,
+    detail: { location: store.location, object },
+    cause: error,
+  });
 }
 
 /**

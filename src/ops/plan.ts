@@ -2,7 +2,7 @@
 // packed with what applying it later needs, into the artifact store. Nothing is applied.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeArtifact, type ArtifactFile } from '../store/artifact-write.ts';
+import { confirmArtifact, writeArtifact, type ArtifactFile } from '../store/artifact-write.ts';
 import { timeStamp } from '../util/stamp.ts';
 import { usageError } from '../errors.ts';
 import { changesOnlyTheRecord, gateCauses } from '../guard/decide.ts';
@@ -95,5 +95,10 @@ async function packPlan(
   );
   // An object keeps one plan at a time: the plans it superseded are garbage.
   await pruneQuietly(ctx, store, { keep: 1, prefix: 'plan-', protect: [object] });
+  await confirmArtifact(
+    store,
+    manifest,
+    'a newer plan of the same object, run at the same time, deleted it (an object keeps one plan: the newer plan offers its own hash), or the store removed it. There is no plan to approve from this run: approve the newer plan, or run plan again',
+  );
   return artifactRefOf(store, object, manifest);
 }

@@ -13,7 +13,8 @@ import type { RunContext } from '../run/context.ts';
 import { heldPlan, removePlanFile } from './plan.ts';
 import type { PreparedRoot } from './prepare.ts';
 import { backupStep } from './backup.ts';
-import { stateAfterFailure, stateAfterStep, type PulledState } from './state.ts';
+import { stateAfterFailure, stateAfterStep, stateLineage, stateReplacedStep, type PulledState } from './state.ts';
+import { planPriorState, type PlanPriorState } from '../workspace/plan-prior-state.ts';
 
 interface ApplyStepOptions {
   /** What a failed apply is called for the op (ApplyFailed, RefreshFailed, DestroyFailed). */
@@ -32,6 +33,11 @@ export interface ApplySavedPlanOptions extends ApplyStepOptions {
   /** The sha256 of the plan that was classified or approved: the plan file must still have it. */
   planHash: string;
   backup?: boolean;
+  /**
+   * `before` was pulled after the plan was made (apply --plan-artifact): a plan made against another
+   * state is stale, terraform refuses it, and no pull finds the state it was made against.
+   */
+  pulledAfterPlan?: boolean;
 }
 
 /** What an apply left: its outputs and the state after it. */
@@ -45,7 +51,8 @@ export interface Applied {
  * plan that was classified or approved. The plan file does not outlive the apply.
  */
 export async function applySavedPlan(ctx: RunContext, options: ApplySavedPlanOptions): Promise<Applied> {
-  const { root, before, planHash } = options;
+  const { root, planHash } = options;
+  const before = options.pulledAfterPlan ? options.before : await stateThePlanReplaces(ctx, root, options.before);
   if (options.backup !== false)
     await backupStep(ctx, {
       before,
@@ -56,12 +63,46 @@ export async function applySavedPlan(ctx: RunContext, options: ApplySavedPlanOpt
     const planFile = await planCheckStep(ctx, { workspace: root.workspace, planHash });
     return await applyStep(ctx, {
       ...options,
+      before,
       apply: { planFile, lockTimeout: ctx.settings.lockTimeout, varFiles: root.workspace.applyVarFiles },
     });
   } finally {
     await removePlanFile(root.workspace);
   }
 }
+
+/**
+ * The state an apply of the saved plan replaces: terraform applies it only to the state of the lineage
+ * and serial its plan file records (workspace/plan-prior-state.ts). That is the state pulled before
+ * the plan unless another run wrote the state in between: then it is pulled again (stateReplacedStep).
+ * A plan file that is no zip (an encrypted plan) says nothing: the state pulled before stands.
+ */
+async function stateThePlanReplaces(ctx: RunContext, root: PreparedRoot, before: PulledState): Promise<PulledState> {
+  let planned: PlanPriorState | 'notZip';
+  try {
+    planned = await planPriorState(heldPlan(root.workspace));
+  } catch (error) {
+    if (error instanceof RunnerError) throw error;
+    ctx.warn(
+      `could not read the state the saved plan was made against from the plan file (${(error as Error).message}): the backup and state.serialBefore are of the state pulled before the plan`,
+    );
+    return before;
+  }
+  if (planned === 'notZip' || samePriorState(planned, before)) return before;
+  const replaced = await stateReplacedStep(ctx, { tf: root.tf, workspace: root.workspace, first: before, planned });
+  if (!samePriorState(planned, replaced))
+    ctx.log.info(
+      { planned, found: { serial: replaced.serial, lineage: replaced.lineage } },
+      'the state changed again after the plan: terraform refuses the stale plan',
+    );
+  return replaced;
+}
+
+/** terraform's own check: the same lineage and serial; a plan made against no state has lineage "" and serial 0. */
+const samePriorState = (planned: PlanPriorState, pulled: PulledState) =>
+  stateLineage(pulled) === null
+    ? planned.lineage === '' && planned.serial === 0
+    : planned.lineage === pulled.lineage && planned.serial === pulled.serial;
 
 /** Just before apply, through the open file terraform will read: a plan written in place since it was hashed is refused. */
 async function planCheckStep(
@@ -99,6 +140,7 @@ async function applyStep(
   const { tf, workspace } = root;
   // Only an errored.tfstate this apply writes is terraform's unsaved state (code run at plan time could leave one).
   await rm(join(workspace.root, ERRORED_STATE_FILE), { force: true });
+  const { applied = false, mayHaveChanged = false } = ctx.learned();
   try {
     await ctx.step(
       'apply',
@@ -112,6 +154,8 @@ async function applyStep(
       { exitCode: (r) => r.exitCode },
     );
   } catch (error) {
+    // terraform waited for the lock and gave up before it read the state: this apply changed nothing.
+    if ((error as RunnerError).reason === 'StateLocked') ctx.keep({ applied, mayHaveChanged });
     await stateAfterFailure(ctx, { tf, workspace, before });
     throw error;
   }

@@ -40,7 +40,7 @@ export async function backupStep(
       // Named by whose state it is, and retention counts per state: states sharing a store keep their own.
       const family = `backup-${backupOwner(lineage)}-`;
       const object = `${family}${timeStamp()}-s${before.serial}`;
-      const { writeArtifact } = await artifactWriter();
+      const { writeArtifact, confirmArtifact } = await artifactWriter();
       const manifest = await writeArtifact(
         store,
         object,
@@ -57,6 +57,11 @@ export async function backupStep(
         { chunkBytes: ctx.settings.chunkBytes, maxBytes: ctx.settings.maxArtifactBytes },
       );
       await pruneQuietly(ctx, store, { keep: ctx.settings.keepBackups, prefix: family, protect: [object, ...keep] });
+      await confirmArtifact(
+        store,
+        manifest,
+        'the retention of another run backing up the same state at the same time (--keep-backups), or the store (a trigger or lifecycle rule of its own), removed it. Nothing was changed: a state is never changed without its backup. Run again, and let the store keep what the runner writes',
+      );
       return artifactRefOf(store, object, manifest);
     },
     { learned: (backup) => ({ backup }) },

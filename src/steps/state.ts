@@ -80,9 +80,13 @@ export async function refuseStateInWorkdir(
  * `terraform state pull` of the state before the op, started at once and read by stateBeforeStep:
  * it runs beside validate, off the critical path. A pull that fails is reported by that step.
  */
-export function pullStateBefore(tf: Terraform, workspace: Workspace): Promise<PulledStateBefore> {
+export function pullStateBefore(
+  tf: Terraform,
+  workspace: Workspace,
+  name = 'state-before.json',
+): Promise<PulledStateBefore> {
   const secrets = new StateSecretScan();
-  const pulling = pullState(tf, join(workspace.privateDir, 'state-before.json'), { secrets }).then((state) => ({
+  const pulling = pullState(tf, join(workspace.privateDir, name), { secrets }).then((state) => ({
     ...state,
     secrets,
   }));
@@ -115,6 +119,36 @@ export async function stateBeforeStep(
     await pullSettled(ctx, pulling); // a step refused after a stop request: the pull writes into the workdir the op then removes
     throw error;
   }
+}
+
+/**
+ * The state a saved plan was made against, pulled again: another run wrote the state after the state
+ * before was pulled (it held the lock this run's plan waited for), and an apply of the plan replaces
+ * that state, not the one pulled first. Checked and taught to the masker as the state before is;
+ * what the result reports as the state before is this one.
+ */
+export async function stateReplacedStep(
+  ctx: RunContext,
+  {
+    tf,
+    workspace,
+    first,
+    planned,
+  }: StateStepOptions & { first: StateSummary; planned: { serial: number; lineage: string } },
+): Promise<PulledStateBefore> {
+  ctx.warn(
+    `the state changed between its pull (serial ${first.serial ?? 'none'}) and the plan, which was made against serial ${planned.serial} of lineage ${planned.lineage || 'none'} (another run held the lock the plan waited for): the state is pulled again, and the backup and state.serialBefore are of the state the apply replaces`,
+  );
+  return ctx.step(
+    'state before',
+    async () => {
+      const state = await pullStateBefore(tf, workspace, 'state-replaced.json');
+      refuseOtherState(state, ctx.settings.expectLineage);
+      for (const { value, label } of await stateSecrets(state.file, state.secrets)) ctx.masker.add(value, label);
+      return state;
+    },
+    { learned: (state) => stateLearned(state, state) },
+  );
 }
 
 /**

@@ -209,6 +209,31 @@ async function storeChunks(
   if (pendingBytes > 0) await put(Buffer.concat(pending));
 }
 
+/**
+ * After the commit and the retention that follows it, before a result names the object: the store
+ * still holds it complete, with the manifest that was written. A store that deletes or replaces a
+ * manifest at commit (a trigger, a lifecycle rule), or the retention of another run of the object
+ * at the same time (`gone`: what that means for this object), is caught here, never left to the
+ * reader the result sends to it.
+ */
+export async function confirmArtifact(store: ChunkStore, manifest: ArtifactManifest, gone: string): Promise<void> {
+  const { object } = manifest;
+  const held = await store.getManifest(object);
+  let found: Partial<ArtifactManifest> | undefined;
+  try {
+    found = held && (JSON.parse(held.toString('utf8')) as Partial<ArtifactManifest>);
+  } catch {
+    found = {};
+  }
+  if (found && found.sha256 === manifest.sha256 && found.createdAt === manifest.createdAt) return;
+  throw new RunnerError({
+    kind: 'io',
+    reason: 'ArtifactWriteUnverified',
+    message: `wrote "${object}" to ${store.location}, but after its commit the store ${found ? 'holds another manifest under its name' : 'no longer holds it'}: ${gone}`,
+    detail: { location: store.location, object },
+  });
+}
+
 /** What the store holds must be what was written: a store that lost or changed a chunk must not get a manifest vouching for it. */
 function verifyHeld(store: ChunkStore, object: string, held: readonly HeldChunk[], chunks: readonly ChunkEntry[]) {
   const unverified = (text: string) =>

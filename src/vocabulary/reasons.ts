@@ -346,6 +346,12 @@ export const REASONS = {
     'apply --plan-artifact: the artifact is not the approved plan, was made from other inputs, or planned against another backend or state',
     EXIT.planStale,
   ),
+  ArtifactNotFound: failed(
+    'artifact',
+    ['apply'],
+    'apply --plan-artifact: the store holds nothing of the approved artifact (applied once and deleted, or never written): no retry finds it',
+    EXIT.planStale,
+  ),
 
   // Failures a later attempt may pass.
   InitFailed: failed('terraform', EVERY_OP, 'terraform init failed (a diagnostic not on the list of those that recur)'),

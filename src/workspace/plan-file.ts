@@ -35,6 +35,22 @@ export class HeldPlanFile {
     return `/dev/fd/${this.handle.fd}`;
   }
 
+  async size(): Promise<number> {
+    return (await this.handle.stat()).size;
+  }
+
+  /** Up to `length` bytes of the held file at `position`. */
+  async read(position: number, length: number): Promise<Buffer> {
+    const buffer = Buffer.alloc(length);
+    let filled = 0;
+    while (filled < length) {
+      const { bytesRead } = await this.handle.read(buffer, filled, length - filled, position + filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return buffer.subarray(0, filled);
+  }
+
   /** sha256 of the held file from its first byte, read through the descriptor. */
   async sha256(): Promise<string> {
     const hash = createHash('sha256');

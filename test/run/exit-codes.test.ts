@@ -18,6 +18,7 @@ describe('exit codes', () => {
     assert.equal(exitCodeOf('RefreshRefused'), 4);
     assert.equal(exitCodeOf('PlanStale'), 5);
     assert.equal(exitCodeOf('ArtifactMismatch'), 5);
+    assert.equal(exitCodeOf('ArtifactNotFound'), 5, 'an approved artifact that is gone: a new plan, not a retry');
     assert.equal(exitCodeOf('StateLineageMismatch'), 7);
     assert.equal(exitCodeOf('JobDeadlineExceeded'), 124);
     const interrupted = (cause: string) =>

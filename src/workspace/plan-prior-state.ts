@@ -1,0 +1,97 @@
+// The state a saved plan was made against, read from the plan file itself: terraform refuses to
+// apply a saved plan unless the backend's state has the lineage and serial the plan file records,
+// so these name the very state an apply of it replaces. A plan file is a zip
+// (hashicorp/terraform internal/plans/planfile): `tfstate` is the prior state with the lineage and
+// serial of the state the backend held when planning (statemgr.PlannedStateUpdate; the ones the
+// apply checks), `tfstate-prev` the same state before refresh with a stub header (serial 0, no
+// lineage). Only the head of `tfstate` is read: terraform writes version, terraform_version, serial
+// and lineage first. Pure but for the reads it is given: the zip read with node's own zlib.
+import { constants, inflateRawSync } from 'node:zlib';
+
+/** The lineage and serial of the state a plan was made against; lineage "" and serial 0 when the backend held none. */
+export interface PlanPriorState {
+  lineage: string;
+  serial: number;
+}
+
+/** Reads `length` bytes at `position` (fewer only at the end of the file). */
+export interface PositionalFile {
+  size(): Promise<number>;
+  read(position: number, length: number): Promise<Buffer>;
+}
+
+const EOCD = 0x06054b50;
+const CENTRAL_ENTRY = 0x02014b50;
+const LOCAL_ENTRY = 0x04034b50;
+/** The end record (22 bytes) and the longest zip comment. */
+const TAIL_BYTES = 22 + 0xffff;
+/** A central directory larger than this is no plan file terraform wrote (its entries are the module's files). */
+const MAX_DIRECTORY_BYTES = 16 * 1024 * 1024;
+/** Of `tfstate`'s compressed bytes, what is read: the head holds the header many times over. */
+const HEAD_BYTES = 1024;
+const STATE_ENTRY = 'tfstate';
+/** The head of a state document as terraform writes it (statefile version 4, JSON indented). */
+const STATE_HEAD =
+  /^\{\s*"version":\s*4,\s*"terraform_version":\s*"[^"\\]*",\s*"serial":\s*(\d+),\s*"lineage":\s*"([^"\\]*)"/;
+
+/**
+ * The prior state's lineage and serial; `notZip` for a file that is no zip at all (no plan file terraform
+ * writes: an encrypted plan of OpenTofu, a test's fake). Throws for a zip whose `tfstate` it cannot read.
+ */
+export async function planPriorState(file: PositionalFile): Promise<PlanPriorState | 'notZip'> {
+  const size = await file.size();
+  const tailStart = Math.max(0, size - TAIL_BYTES);
+  const tail = await file.read(tailStart, size - tailStart);
+  let end = -1;
+  for (let i = tail.length - 22; i >= 0; i--)
+    if (tail.readUInt32LE(i) === EOCD) {
+      end = i;
+      break;
+    }
+  if (end < 0) return 'notZip';
+  const directoryBytes = tail.readUInt32LE(end + 12);
+  const directoryAt = tail.readUInt32LE(end + 16);
+  if (directoryAt === 0xffffffff || directoryBytes > MAX_DIRECTORY_BYTES || directoryAt + directoryBytes > size)
+    throw new Error('its zip directory is out of bounds (or zip64, which terraform does not write for a plan)');
+  const directory = await file.read(directoryAt, directoryBytes);
+  const entry = findEntry(directory, STATE_ENTRY);
+  if (!entry) throw new Error(`it holds no ${STATE_ENTRY} entry`);
+  const local = await file.read(entry.localAt, 30);
+  if (local.length < 30 || local.readUInt32LE(0) !== LOCAL_ENTRY)
+    throw new Error(`its ${STATE_ENTRY} entry has no local header`);
+  const dataAt = entry.localAt + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
+  const head = await file.read(dataAt, Math.min(HEAD_BYTES, entry.compressedBytes));
+  const text = inflated(head, entry.method).toString('utf8');
+  const match = STATE_HEAD.exec(text);
+  if (!match) throw new Error(`its ${STATE_ENTRY} entry does not start as a state of version 4`);
+  return { serial: Number(match[1]), lineage: match[2]! };
+}
+
+interface Entry {
+  method: number;
+  compressedBytes: number;
+  localAt: number;
+}
+
+function findEntry(directory: Buffer, name: string): Entry | undefined {
+  let at = 0;
+  while (at + 46 <= directory.length && directory.readUInt32LE(at) === CENTRAL_ENTRY) {
+    const nameBytes = directory.readUInt16LE(at + 28);
+    const next = at + 46 + nameBytes + directory.readUInt16LE(at + 30) + directory.readUInt16LE(at + 32);
+    if (directory.toString('utf8', at + 46, at + 46 + nameBytes) === name)
+      return {
+        method: directory.readUInt16LE(at + 10),
+        compressedBytes: directory.readUInt32LE(at + 20),
+        localAt: directory.readUInt32LE(at + 42),
+      };
+    at = next;
+  }
+  return undefined;
+}
+
+/** The start of an entry's data: stored, or deflated (as far as the bytes given go: 1 KiB inflates to at most about 1 MiB). */
+function inflated(head: Buffer, method: number): Buffer {
+  if (method === 0) return head;
+  if (method !== 8) throw new Error(`its ${STATE_ENTRY} entry is compressed by method ${method}, not deflate`);
+  return inflateRawSync(head, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: 2 * 1024 * 1024 });
+}

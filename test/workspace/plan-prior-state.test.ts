@@ -1,0 +1,100 @@
+// The lineage and serial of the state a saved plan was made against, read from the plan file's zip
+// (`tfstate`, not `tfstate-prev`, whose header terraform leaves empty). The zips are built here
+// entry by entry, stored or deflated as terraform's archive/zip writes them.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { deflateRawSync } from 'node:zlib';
+import { planPriorState, type PositionalFile } from '../../src/workspace/plan-prior-state.ts';
+
+interface ZipEntry {
+  name: string;
+  data: Buffer;
+  deflate?: boolean;
+}
+
+function zip(entries: ZipEntry[], comment = ''): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const { name, data, deflate = true } of entries) {
+    const stored = deflate ? deflateRawSync(data) : data;
+    const nameBytes = Buffer.from(name);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(deflate ? 8 : 0, 8);
+    local.writeUInt32LE(stored.length, 18);
+    local.writeUInt32LE(data.length, 22);
+    local.writeUInt16LE(nameBytes.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(deflate ? 8 : 0, 10);
+    central.writeUInt32LE(stored.length, 20);
+    central.writeUInt32LE(data.length, 24);
+    central.writeUInt16LE(nameBytes.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, nameBytes, stored);
+    centrals.push(central, nameBytes);
+    offset += 30 + nameBytes.length + stored.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  end.writeUInt16LE(Buffer.byteLength(comment), 20);
+  return Buffer.concat([...locals, directory, end, Buffer.from(comment)]);
+}
+
+const inMemory = (bytes: Buffer): PositionalFile => ({
+  size: async () => bytes.length,
+  read: async (position, length) => bytes.subarray(position, position + length),
+});
+
+/** A state document as terraform's statefile writer lays it out. */
+const state = (serial: number, lineage: string, resources = '[]') =>
+  Buffer.from(
+    `{\n  "version": 4,\n  "terraform_version": "1.11.4",\n  "serial": ${serial},\n  "lineage": "${lineage}",\n  "outputs": {},\n  "resources": ${resources},\n  "check_results": null\n}\n`,
+  );
+
+const LINEAGE = 'eb653eb0-7aca-54ee-3d93-e530738f0bb1';
+const big = JSON.stringify(Array.from({ length: 20_000 }, (_, i) => ({ mode: 'managed', name: `r${i}` })));
+
+describe('planPriorState', () => {
+  it("reads tfstate's lineage and serial, never tfstate-prev's stub header", async () => {
+    const plan = zip([
+      { name: 'tfplan', data: Buffer.from('protobuf') },
+      { name: 'tfstate-prev', data: state(0, '') },
+      { name: 'tfstate', data: state(7, LINEAGE, big) },
+      { name: 'tfconfig/m-/main.tf', data: Buffer.from('resource "terraform_data" "a" {}') },
+    ]);
+    assert.deepEqual(await planPriorState(inMemory(plan)), { serial: 7, lineage: LINEAGE });
+  });
+
+  it('a stored entry, and a zip comment after the directory', async () => {
+    const plan = zip([{ name: 'tfstate', data: state(3, LINEAGE), deflate: false }], 'a comment');
+    assert.deepEqual(await planPriorState(inMemory(plan)), { serial: 3, lineage: LINEAGE });
+  });
+
+  it('a plan made against no state: lineage "" and serial 0', async () => {
+    const plan = zip([{ name: 'tfstate', data: state(0, '') }]);
+    assert.deepEqual(await planPriorState(inMemory(plan)), { serial: 0, lineage: '' });
+  });
+
+  it('a file that is no zip (an encrypted plan) says nothing', async () => {
+    assert.equal(await planPriorState(inMemory(Buffer.from('{"format_version":"1.2"}'))), 'notZip');
+    assert.equal(await planPriorState(inMemory(Buffer.alloc(0))), 'notZip');
+  });
+
+  it('refuses a zip without tfstate, or whose tfstate does not start as a state of version 4', async () => {
+    await assert.rejects(
+      planPriorState(inMemory(zip([{ name: 'tfstate-prev', data: state(1, LINEAGE) }]))),
+      /no tfstate entry/,
+    );
+    await assert.rejects(
+      planPriorState(inMemory(zip([{ name: 'tfstate', data: Buffer.from('{"version": 5, "serial": 1}') }]))),
+      /does not start as a state of version 4/,
+    );
+  });
+});
