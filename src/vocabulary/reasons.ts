@@ -58,6 +58,8 @@ export interface ReasonRow {
   /** The outcomes a result with this reason has (more than one only for DestroySucceeded: nothing to destroy is noChanges). */
   readonly outcomes: readonly Outcome[];
   readonly exitCode: ExitCode;
+  /** The other exit codes a run that ends with it may have: Interrupted's 130 (SIGINT; 143 is SIGTERM's). */
+  readonly alsoExitCodes?: readonly ExitCode[];
   /** The Jobs that can end with it; empty: it is never a result's reason (a command's, `captf-runner local`'s). */
   readonly ops: readonly Op[];
   /** One line: what happened and what changes it. */
@@ -487,6 +489,7 @@ export const REASONS = {
     kind: 'interrupted',
     outcomes: ['interrupted'],
     exitCode: EXIT.sigterm,
+    alsoExitCodes: [EXIT.sigint],
     ops: EVERY_OP,
     meaning:
       'SIGTERM (exit 143) or SIGINT (exit 130): stopped from outside (a drain, an eviction, the Job deleted, a node shutdown)',
