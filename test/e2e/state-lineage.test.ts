@@ -1,6 +1,6 @@
 // The state an op plans against is the object's: with --expect-lineage (CAPTF_EXPECTED_LINEAGE),
 // the lineage of its last result, every op that plans against the state refuses a state of another
-// lineage, or none at all, before it plans (StateLineageMismatch, exit 7: a retry finds the same).
+// lineage, or none at all, before it plans (StateLineageMismatch, exit 7: every retry finds the same until a person acts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -31,7 +31,7 @@ function assertRefused(run: RunnerRun, found: string | null, expected: string): 
     undefined,
     "result.state never names a state that is not the object's: a controller takes the next lineage from it",
   );
-  assert.match(run.result!.message, /Nothing was planned or applied, and a retry finds the same/);
+  assert.match(run.result!.message, /Nothing was planned or applied, and every retry finds the same until a person acts/);
 }
 
 describe("--expect-lineage: the state is the object's", () => {
