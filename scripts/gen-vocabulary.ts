@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { ERROR_KINDS, REASONS, REASON_NAMES, type Reason } from '../src/vocabulary/reasons.ts';
+import { ERROR_KINDS, type Op, REASONS, REASON_NAMES, type Reason, type ReasonRow } from '../src/vocabulary/reasons.ts';
 import { STEPS, STEP_NAMES } from '../src/vocabulary/steps.ts';
 import {
   CONTROLLER_ACTIONS,
@@ -26,18 +26,35 @@ export const CONTROLLER_ACTIONS_PATH = fileURLToPath(new URL('../contract/contro
 const code = (text: string) => `\`${text}\``;
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
-/** The handling of a reason by the ops other than destroy, restore and unlock (theirs are below the table). */
+/** The ops the table's action column is of: destroy, restore and unlock have theirs below the table. */
+const COLUMN_OPS: readonly Op[] = ['apply', 'plan', 'refresh', 'drift'];
+
+/** The handling of a reason by the first op of the column that ends with it (else its first op): its Job outcome and backoff are every op's. */
 const handling = (reason: Reason): Handling =>
-  handlingOf(
-    REASONS[reason].ops.find((op) => op !== 'destroy' && op !== 'restore' && op !== 'unlock') ??
-      REASONS[reason].ops[0]!,
-    reason,
-  );
+  handlingOf(REASONS[reason].ops.find((op) => COLUMN_OPS.includes(op)) ?? REASONS[reason].ops[0]!, reason);
+
+/** The action of apply, plan, refresh and drift: one when they agree, else each with its ops. */
+function actionCell(reason: Reason): string {
+  const ops = REASONS[reason].ops.filter((op) => COLUMN_OPS.includes(op));
+  if (!ops.length) return code(handling(reason).action);
+  const byAction = new Map<string, Op[]>();
+  for (const op of ops) {
+    const { action } = handlingOf(op, reason);
+    byAction.set(action, [...(byAction.get(action) ?? []), op]);
+  }
+  if (byAction.size === 1) return code([...byAction.keys()][0]!);
+  return [...byAction].map(([action, of]) => `${code(action)} (${of.join(', ')})`).join(', ');
+}
+
+const exitCell = (reason: Reason) => {
+  const row: ReasonRow = REASONS[reason];
+  return [row.exitCode, ...(row.alsoExitCodes ?? [])].join(', ');
+};
 
 function jobReasonRow(reason: Reason): string {
   const row = REASONS[reason];
   const h = handling(reason);
-  return `| ${code(reason)} | ${row.kind ? code(row.kind) : '–'} | ${row.outcomes.map(code).join(', ')} | ${row.exitCode} | ${row.ops.join(', ')} | ${code(h.jobOutcome)} | ${h.countsTowardBackoff ? 'yes' : 'no'} | ${code(h.action)} | ${cell(row.meaning)} |`;
+  return `| ${code(reason)} | ${row.kind ? code(row.kind) : '–'} | ${row.outcomes.map(code).join(', ')} | ${exitCell(reason)} | ${row.ops.join(', ')} | ${code(h.jobOutcome)} | ${h.countsTowardBackoff ? 'yes' : 'no'} | ${actionCell(reason)} | ${cell(row.meaning)} |`;
 }
 
 const commandRow = (reason: Reason) =>
@@ -54,8 +71,9 @@ export function renderReasonsSection(): string {
     'Part of the [contract](../../contract.md). Every `reason` a result, the termination message or the',
     '`captf.io/reason` annotation carries is one of the reasons below, and every `error.kind` one of the',
     'kinds; every `steps[].name` and `error.step` is one of the steps. The result schema holds them as',
-    'enums. A reason has one kind, one exit code and (but for `DestroySucceeded`) one outcome, whatever',
-    'op ends with it, and the exit code says whether a retry can help. Reasons are added under',
+    'enums. A reason has one kind, one exit code (but for `Interrupted`: 143 on SIGTERM, 130 on SIGINT) and',
+    '(but for `DestroySucceeded`) one outcome, whatever op ends with it, and the exit code says whether a',
+    'retry can help. Reasons are added under',
     '`runner.captf.io/v1` only with a row here; a controller that meets a reason it does not know (a newer',
     "runner's) handles it by its exit code, as below. The same table is data, with vectors:",
     '[`contract/controller-actions.json`](../controller-actions.json).',
@@ -82,9 +100,16 @@ export function renderReasonsSection(): string {
     '  podFailurePolicy counts the failure, so with `backoffLimit: 0` the Job fails; the controller reads it',
     '  `interrupted` and retries at once, without backoff. With `DisruptionTarget` Kubernetes runs a new pod',
     '  of the same Job (`Ignore`): the Job is still active.',
-    '- **Action** (the column below is that of apply, plan, refresh and drift):',
+    '- **Action** (the column below is that of apply, plan, refresh and drift, each op named where they differ):',
     ...Object.entries(CONTROLLER_ACTIONS).map(([action, meaning]) => `  - ${code(action)}: ${meaning}.`),
-    '  Exit 1, 7 and 124 → `retry`; 130, 143 → `retryAtOnce`; 2 and 4 → `hold`; 3 → `awaitApproval`; 5 → `newPlan`.',
+    '  By exit code, the rule for a reason this controller does not know too (destroy, restore and unlock: below):',
+    '  1, 7 and 124 → `retry`; 130 and 143 → `retryAtOnce`; 3 → `awaitApproval`; 5 → `newPlan`; 2, 4 and 8 →',
+    '  `retry` for an **apply** (every failed apply retries with the backoff, whatever its reason:',
+    '  choosing-the-operation.md, rule 8 and "Why immutable kinds still retry"), for a **plan** `hold` on 2 and',
+    "  `retry` on 4 and 8 (it runs the spec's image reference, and a tag re-pushed under the same reference is no",
+    "  change the controller sees), `hold` for a **refresh** or **drift** (DecideOp retries a machine's: nothing",
+    '  it is built from ever changes); any other exit code → `retry`.',
+    '  What the hold is keyed on and what lifts it: [DecideOp](decide-op.md#the-holds-key), rule 8.',
     '  A **destroy** is never held: every failure retries with backoff, forever (the-destroy-job.md). A',
     '  **restore** whose failure no retry can pass (exit 2, 4, 5) spends its `captf.io/restore-state`',
     '  annotation (`awaitRestore`: DecideOp reads it as consumed). Every failed **unlock** is `byHand`.',
@@ -137,12 +162,13 @@ export function renderControllerActions(): string {
     generatedBy: 'node --import tsx scripts/gen-vocabulary.ts (do not edit by hand)',
     actions: CONTROLLER_ACTIONS,
     reasons: REASON_NAMES.filter((reason) => REASONS[reason].ops.length > 0).map((reason) => {
-      const { kind, outcomes, exitCode, ops, meaning } = REASONS[reason];
+      const { kind, outcomes, exitCode, alsoExitCodes, ops, meaning }: ReasonRow = REASONS[reason];
       return {
         reason,
         kind,
         outcomes,
         exitCode,
+        ...(alsoExitCodes ? { alsoExitCodes } : {}),
         meaning,
         byOp: Object.fromEntries(ops.map((op) => [op, handlingOf(op, reason)])),
       };

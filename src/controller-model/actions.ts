@@ -12,7 +12,7 @@ export const CONTROLLER_ACTIONS = {
   record: 'the op did its job: record what the result says; DecideOp decides what follows',
   retry: 'retry with backoff: a later attempt may pass',
   retryAtOnce: 'retry at once, without backoff: the Job was stopped from outside',
-  hold: 'hold the op until the spec, the image or the inputs change (DecideOp: HeldForChange): a retry would fail the same way',
+  hold: "plan, refresh, drift: hold the op until what it is built from changes (DecideOp: HeldForChange): a retry would fail the same way; a machine's refresh and drift retry with backoff instead",
   newPlan: 'the approved plan is void: DecideOp plans again (Manual), and the new plan needs its own approval',
   awaitApproval:
     'wait for the approval annotation to name the approval hash, or for new inputs (DecideOp: DestructivePlanApprovalPending)',
@@ -52,9 +52,13 @@ export const countsTowardBackoff = (outcome: JobOutcome): boolean =>
   outcome === 'failed' || outcome === 'deadlineExceeded';
 
 /**
- * The action for a Job of `op` that ended with `exitCode`. A destroy is never held: it retries with
- * backoff forever (a teardown never wedges: the-destroy-job.md); a restore that no retry can pass
- * spends its annotation; unlock is run by hand.
+ * The action for a Job of `op` that ended with `exitCode`. A failed apply retries with backoff
+ * whatever failed (choosing-the-operation.md: rule 8, and a machine through rules 5 and 6); a destroy
+ * likewise, forever (a teardown never wedges: the-destroy-job.md); a restore that no retry can pass
+ * spends its annotation; unlock is run by hand. Only plan, refresh and drift, where the docs are
+ * silent, hold: on the usage's exit 2, and (refresh, drift: they run the pinned digest) the image's
+ * and the policy's exits 4 and 8. A plan runs the spec's reference, which a tag re-pushed under the
+ * same reference can fix unseen: its exits 4 and 8 retry.
  */
 function actionOf(op: Op, exitCode: number): ControllerAction {
   const outcome = jobOutcomeOfExit(exitCode);
@@ -72,8 +76,16 @@ function actionOf(op: Op, exitCode: number): ControllerAction {
       // restore) changes nothing a hold waits for, and each attempt is refused before it plans.
       if (exitCode === EXIT.failed || exitCode === EXIT.otherState || op === 'destroy') return 'retry';
       if (op === 'restore') return 'awaitRestore';
-      return exitCode === EXIT.planStale ? 'newPlan' : 'hold';
+      if (exitCode === EXIT.planStale) return 'newPlan';
+      return holds(op, exitCode) ? 'hold' : 'retry';
   }
+}
+
+/** The failures that hold their op: plan's exit 2; refresh's and drift's exits 2, 4 and 8. Any other (an exit code this controller does not know too) retries. */
+function holds(op: Op, exitCode: number): boolean {
+  if (op === 'plan') return exitCode === EXIT.usage;
+  if (op !== 'refresh' && op !== 'drift') return false;
+  return exitCode === EXIT.usage || exitCode === EXIT.imageInvalid || exitCode === EXIT.policyDenied;
 }
 
 /**

@@ -186,38 +186,40 @@ function approvalWait(
 
 /**
  * A held op waits for what it is built from to change (contract/controller-actions.json: the action
- * `hold`). Like an approval wait, a held drift remediation leaves the schedule running, and any other
- * held apply pauses it.
+ * `hold`: plan, refresh and drift only; a failed apply retries with backoff). Like an approval wait,
+ * a held plan (Manual) pauses the schedule as a waiting input change, but for a drift remediation's,
+ * which leaves it running; a held refresh or drift waits alone.
  */
 function withHold(snapshot: Snapshot, decision: OpDecision): Decision | undefined {
-  const held = heldJob(snapshot, decision.op);
-  if (!held) return undefined;
+  if (!heldJob(snapshot, decision.op)) return undefined;
   const heldOp = { op: decision.op, reason: decision.reason };
-  if (decision.op !== 'apply') return wait('HeldForChange', APPROVAL_RECHECK_SECONDS, heldOp);
-  // As for a block: what the held Job ran for (a failed remediation makes the next apply's reason LastApplyFailed).
-  return approvalWait(snapshot, 'HeldForChange', heldOp, held.reason === 'DriftRemediation');
+  if (decision.op !== 'plan') return wait('HeldForChange', APPROVAL_RECHECK_SECONDS, heldOp);
+  return approvalWait(snapshot, 'HeldForChange', heldOp, decision.reason === 'DriftRemediation');
 }
 
 /**
- * The newest finished Job of `op`, when its runner reason says a retry fails the same way and the op
- * would be built from the same now: apply and plan render the same inputs hash (the image reference
- * is part of it); refresh and drift act on what the last successful apply left, and none succeeded
- * since; and the spec is the same (its generation, when both are known). A destroy retries instead
- * (a teardown never wedges), and a restore spends its annotation.
+ * The newest finished Job of `op`, when its runner reason holds the op and the op would be built from
+ * the same now: the same controller (its version, when both are known: an upgrade may render other
+ * settings) and the same spec (its generation, when both are known); a plan renders the same inputs
+ * hash (the controller's own, the image reference part of it); a refresh or drift acts on what the
+ * last successful apply left, and none succeeded since. A machine's refresh and drift are never held:
+ * nothing they are built from ever changes, so a hold would never end; they retry with backoff.
  */
 function heldJob(snapshot: Snapshot, op: ModelOp): FinishedJob | undefined {
   const newest = snapshot.jobs.finished
     .filter((job) => job.op === op)
     .sort((a, b) => toMs(b.finishedAt) - toMs(a.finishedAt))[0];
   if (newest?.runnerReason === undefined || handlingOf(op, newest.runnerReason).action !== 'hold') return undefined;
-  const { generation } = snapshot.object;
-  if (generation !== undefined && newest.generation !== undefined && generation !== newest.generation) return undefined;
+  const differs = <T>(now: T | undefined, then: T | undefined) =>
+    now !== undefined && then !== undefined && now !== then;
+  if (differs(snapshot.object.generation, newest.generation)) return undefined;
+  if (differs(snapshot.controllerVersion, newest.controllerVersion)) return undefined;
   switch (op) {
-    case 'apply':
     case 'plan':
       return newest.inputsHash !== undefined && newest.inputsHash === snapshot.inputs.currentHash ? newest : undefined;
     case 'refresh':
     case 'drift': {
+      if (!isMutable(snapshot.object.kind)) return undefined;
       const applied = snapshot.applies.lastSucceededAt;
       return applied === undefined || toMs(applied) <= toMs(newest.finishedAt) ? newest : undefined;
     }

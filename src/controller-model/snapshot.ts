@@ -35,13 +35,16 @@ export const FinishedJob = z.strictObject({
     .min(1)
     .optional()
     .describe("The runner's reason (termination message or result Secret); absent when the runner wrote none"),
-  inputsHash: Hash.optional().describe('The inputs hash the Job rendered (its result.inputsHash)'),
+  inputsHash: Hash.optional().describe(
+    'The inputs hash the controller rendered for the Job (what it passed, never read back from the result)',
+  ),
   generation: z
     .number()
     .int()
     .nonnegative()
     .optional()
     .describe("The object's metadata.generation the Job was built from"),
+  controllerVersion: z.string().min(1).optional().describe('The version of the controller that built the Job'),
 });
 export type FinishedJob = z.infer<typeof FinishedJob>;
 
@@ -68,6 +71,7 @@ const StateReading = z.discriminatedUnion('status', [
 export const Snapshot = z
   .strictObject({
     now: Time,
+    controllerVersion: z.string().min(1).optional().describe("The controller's own version: an upgrade ends a hold"),
     object: z.strictObject({
       uid: z.string().min(1),
       kind: Kind,

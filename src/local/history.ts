@@ -18,6 +18,10 @@ export const RunRecord = z.strictObject({
   id: z.string().describe('0001-apply: the sequence number orders the history'),
   decision: OpDecision,
   image: z.string().describe('The image reference the run was given'),
+  inputsHash: z
+    .string()
+    .optional()
+    .describe('The inputs hash the controller rendered for the run (current inputs only): what a hold is keyed on'),
   startedAt: Time,
   finishedAt: Time.optional(),
   exitCode: z.number().int().optional().describe("The runner's exit code; absent while it runs or when it vanished"),
@@ -163,13 +167,15 @@ export const FAILED_JOBS_HISTORY_LIMIT = 3;
 const SUCCESSFUL_JOBS_HISTORY_LIMIT = 3;
 
 /**
- * The Jobs a controller would still see, as the model reads them. A failure of other inputs than
+ * The Jobs a controller would still see, as the model reads them, each with the inputs hash the
+ * controller rendered for it (never the result's: a run refused before it read its inputs carries
+ * none, and the hold is keyed on what was rendered). A failure of other inputs than
  * `currentInputsHash` is left out: once the inputs are fixed, a new attempt starts at once, not after
  * the backoff their failures earned.
  */
 export function retainedJobs(history: readonly Run[], currentInputsHash?: string | null): FinishedJob[] {
   const ofOtherInputs = (run: Run) =>
-    !!currentInputsHash && !!run.result?.inputsHash && run.result.inputsHash !== currentInputsHash;
+    !!currentInputsHash && !!run.record.inputsHash && run.record.inputsHash !== currentInputsHash;
   const jobs = history
     .map((run): [Run, FinishedJob] => [
       run,
@@ -179,7 +185,7 @@ export function retainedJobs(history: readonly Run[], currentInputsHash?: string
         finishedAt: runFinishedAt(run),
         reason: run.record.decision.reason,
         ...(run.result ? { runnerReason: run.result.reason } : {}),
-        ...(run.result?.inputsHash ? { inputsHash: run.result.inputsHash } : {}),
+        ...(run.record.inputsHash ? { inputsHash: run.record.inputsHash } : {}),
       },
     ])
     .filter(([run, job]) => !(countsAsFailure(job) && ofOtherInputs(run)))

@@ -106,7 +106,14 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
     await rm(run.dir, { recursive: true, force: true }); // nothing ran: no run to keep
     throw error;
   }
-  const record: RunRecord = { id: run.id, decision, image, startedAt: new Date().toISOString() };
+  const rendered = decision.inputs === 'current' ? pass.snapshot.inputs.currentHash : null;
+  const record: RunRecord = {
+    id: run.id,
+    decision,
+    image,
+    ...(rendered ? { inputsHash: rendered } : {}),
+    startedAt: new Date().toISOString(),
+  };
   await writeFile(join(run.dir, 'snapshot.json'), JSON.stringify(pass.snapshot, null, 2) + '\n');
   await writeRunRecord(run.dir, record);
 

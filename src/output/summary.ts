@@ -271,7 +271,7 @@ function nextAfterFailure(result: Result): string {
     case EXIT.planStale:
       return 'make a new plan (and approval): this one can never be applied';
     case EXIT.otherState:
-      return "point the run at the object's own state, or restore it from a backup: a retry finds the same";
+      return "point the run at the object's own state, or restore it from a backup: every retry finds the same until then";
     case EXIT.failed:
       return 'see the error above; a retry can help';
     default:

@@ -12,6 +12,9 @@ export const HANDBACK_BUDGET_MS = 15_000;
 /** After --stop-grace: the second interrupt, the kill of terraform's process group and the result. */
 const STOP_MARGIN_MS = 5_000;
 
+/** What a Job's activeDeadlineSeconds keeps for scheduling and the image pull: CAPTF_DEADLINE is activeDeadlineSeconds − this. */
+const JOB_START_ALLOWANCE_S = 300;
+
 export interface DeadlineSettings {
   deadline?: string;
   stopGrace: string;
@@ -39,8 +42,12 @@ export function deadlineProblem(settings: DeadlineSettings): string | undefined 
     durationMs(settings.stopGrace) / 1000 +
     STOP_MARGIN_MS / 1000 +
     (settings.inCluster ? HANDBACK_BUDGET_MS / 1000 : 0);
+  // A Job passes activeDeadlineSeconds − JOB_START_ALLOWANCE as CAPTF_DEADLINE (contract/sections/kubernetes.md): its floor.
+  const jobFloor = settings.inCluster
+    ? ` (a Job passes its activeDeadlineSeconds − ${JOB_START_ALLOWANCE_S}: the shortest Job has activeDeadlineSeconds above ${least + JOB_START_ALLOWANCE_S}s, the op's own time on top of that)`
+    : '';
   return (
     `--deadline ${settings.deadline} leaves the run no time: it stops itself at the deadline − --stop-grace (${settings.stopGrace}) − ${STOP_MARGIN_MS / 1000}s (to stop terraform and write the result)${handBack}, ` +
-    `which is before it starts. Give a --deadline longer than ${least}s (the Job's activeDeadlineSeconds, as the time the op needs plus that), or a shorter --stop-grace; nothing was run`
+    `which is before it starts. Give a --deadline longer than ${least}s${jobFloor}, or a shorter --stop-grace; nothing was run`
   );
 }

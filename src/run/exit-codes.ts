@@ -1,5 +1,6 @@
 // The exit code of every command, read from the reason table (src/vocabulary/reasons.ts): a reason
-// has one exit code, whatever op or command ends with it. Only a signal chooses among codes.
+// has one exit code, whatever op or command ends with it. Only a signal chooses among codes (Interrupted: 143, and 130,
+// the row's alsoExitCodes).
 import type { RunnerError } from '../errors.ts';
 import { EXIT, REASONS, type Outcome, type Reason } from '../vocabulary/reasons.ts';
 

@@ -228,12 +228,24 @@ export const envName = (key: string) =>
   ENV_NAMES[key] ?? 'CAPTF_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
 
 const LIST_SETTINGS = new Set(['backendConfig']);
+/**
+ * Settings whose empty flag means none, as an empty CAPTF_* variable does for every setting: the
+ * controller passes `--expect-lineage ""` (CAPTF_EXPECTED_LINEAGE="") before the object's first state,
+ * and the flag and its variable have one meaning.
+ */
+const EMPTY_FLAG_IS_NONE = new Set(['expectLineage']);
 const BOOLEAN_SETTINGS = new Set(['force', 'allowPlaintextBackups', 'newState']);
 
 /** One setting as given, unvalidated: the flag, else its environment variable, else undefined. */
 export function givenSetting(flags: Record<string, unknown>, env: NodeJS.ProcessEnv, key: string): unknown {
   const flag = flags[key];
-  const fromFlag = Array.isArray(flag) ? (flag.length ? flag : undefined) : flag;
+  const fromFlag = Array.isArray(flag)
+    ? flag.length
+      ? flag
+      : undefined
+    : flag === '' && EMPTY_FLAG_IS_NONE.has(key)
+      ? undefined
+      : flag;
   if (fromFlag !== undefined) return fromFlag;
   const fromEnv = env[envName(key)];
   if (fromEnv === undefined || fromEnv === '') return undefined;

@@ -16,6 +16,36 @@ export async function checkRunLocations(settings: Settings): Promise<void> {
   if (settings.backups)
     await probeWritableDir(settings.backups, 0o700, '--backups', 'BackupsDirUnusable', 'where the state backups go');
   if (settings.state) await checkStatePath(settings.state, settings.newState);
+  for (const value of settings.backendConfig) await checkBackendConfigFile(value);
+}
+
+/** terraform's -backend-config value: KEY=VALUE when it holds `=`, else the path of a file of backend settings. */
+const isBackendConfigFile = (value: string): boolean => !value.includes('=');
+
+/**
+ * The -backend-config values init is given: a file resolved against the runner's working directory,
+ * as --module, --inputs and --state are (terraform would read it from the workdir it runs in).
+ */
+export const backendConfigArgs = (values: readonly string[]): string[] =>
+  values.map((value) => (isBackendConfigFile(value) ? resolve(value) : value));
+
+/** A --backend-config file that is not there (or no regular file) fails init the same way on every retry: refused before anything runs. */
+async function checkBackendConfigFile(value: string): Promise<void> {
+  if (!isBackendConfigFile(value)) return;
+  const found = await stat(value).catch((error: NodeJS.ErrnoException) => error);
+  if (!(found instanceof Error) && found.isFile()) return;
+  const what =
+    found instanceof Error
+      ? found.code === 'ENOENT'
+        ? 'does not exist'
+        : `cannot be read (${found.code ?? found.message})`
+      : found.isDirectory()
+        ? 'is a directory'
+        : 'is not a regular file';
+  throw usageError(
+    'SettingsInvalid',
+    `--backend-config ${value} (${resolve(value)}) ${what}: init would fail the same way on every retry. Nothing was run. Give --backend-config (CAPTF_BACKEND_CONFIG) the file of the object's backend settings (a relative path is read from the runner's working directory), or KEY=VALUE.`,
+  );
 }
 
 /** Creates the dir when it is missing, then writes and removes a file in it: permission bits do not tell about a read-only mount. */
@@ -69,8 +99,13 @@ async function checkStatePath(statePath: string, newState: boolean): Promise<voi
       'StateDirMissing',
       `the directory of --state ${statePath} (${dir}) is not a directory${found instanceof Error ? ` (${found.code ?? found.message})` : ''}: nothing was run. Give --state a file in a directory.`,
     );
-  if (newState) return;
   const file = await stat(statePath).catch((error: NodeJS.ErrnoException) => error);
+  if (!(file instanceof Error) && !file.isFile())
+    throw usageError(
+      'SettingsInvalid',
+      `--state ${statePath} is ${file.isDirectory() ? 'a directory' : 'not a regular file'}, not a state file: terraform would refuse it on every retry. Nothing was run. Give --state the path of the state file (e.g. ${join(statePath, 'terraform.tfstate')}).`,
+    );
+  if (newState) return;
   if (file instanceof Error && file.code === 'ENOENT')
     throw usageError(
       'StateFileMissing',

@@ -19,7 +19,7 @@ import { prepareWorkspace, type Workspace } from '../workspace/workspace.ts';
 import { readConfigFiles, scanConfigFiles } from '../workspace/config-files.ts';
 import type { RunContext } from '../run/context.ts';
 import type { Learned } from '../run/learned.ts';
-import { checkRunLocations } from './locations.ts';
+import { backendConfigArgs, checkRunLocations } from './locations.ts';
 import { pullSettled, pullStateBefore, refuseStateInWorkdir, type PulledStateBefore } from './state.ts';
 
 export interface PreflightOptions {
@@ -161,7 +161,10 @@ export async function initStep(ctx: RunContext, { tf, workspace }: InitStepOptio
   await ctx.step(
     'init',
     async () => {
-      const result = await init(tf, { backendConfigs: ctx.settings.backendConfig, lockfileReadonly: true });
+      const result = await init(tf, {
+        backendConfigs: backendConfigArgs(ctx.settings.backendConfig),
+        lockfileReadonly: true,
+      });
       await checkBackend(tf, expected, [...new Set(workspace.scan.backendBlocks.map((block) => block.file))]);
       await refuseStateInWorkdir(tf, workspace, statePath);
       return result;

@@ -177,7 +177,7 @@ export function refuseOtherState(state: StateSummary, expected: string | undefin
   throw new RunnerError({
     kind: 'state',
     reason: 'StateLineageMismatch',
-    message: `${what}. Nothing was planned or applied, and a retry finds the same. Point the run at the object's own state, or restore a backup of lineage ${expected} (captf-runner restore).`,
+    message: `${what}. Nothing was planned or applied, and every retry finds the same until a person acts: point the run at the object's own state (the backend settings), or restore a backup of lineage ${expected} (captf-runner restore); the retry after that fix passes.`,
     detail: { expectedLineage: expected, foundLineage: found, foundSerial: state.serial },
   });
 }

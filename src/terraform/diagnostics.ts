@@ -156,6 +156,11 @@ export interface PrintedDiagnostic {
   line?: number;
   /** The JSON key that starts the quoted source line (a variables file has one variable per line); never its value. */
   sourceKey?: string;
+  /**
+   * The references whose values terraform noted under the quoted source (`var.role`, `path.module`,
+   * `local.shout`): their names only, never the values. Absent when it noted none.
+   */
+  references?: string[];
 }
 
 /**
@@ -181,6 +186,7 @@ export function printedDiagnostics(stderr: string): PrintedDiagnostic[] {
     while (at < end && lines[at] === '') at++;
     let location: RegExpExecArray | null = null;
     let sourceKey: string | undefined;
+    const references: string[] = [];
     for (
       let on: RegExpExecArray | null;
       at < end && ((on = /^on (.+) line (\d+)(?:, in .*)?:$/.exec(lines[at]!)) || pointer(at));
@@ -189,6 +195,9 @@ export function printedDiagnostics(stderr: string): PrintedDiagnostic[] {
       location ??= on;
       const key = location && !on ? /^\d+:\s+("(?:[^"\\]|\\.)*")\s*:/.exec(lines[at]!)?.[1] : undefined;
       if (key && sourceKey === undefined) sourceKey = JSON.parse(key) as string;
+      const noted =
+        location && !on ? /^│\s+(?!while calling )(\S+) (?:is|has|will be)\b/.exec(lines[at]!)?.[1] : undefined;
+      if (noted !== undefined && !references.includes(noted)) references.push(noted);
     }
     const paragraphs: string[] = [];
     for (let from = at; from < end; ) {
@@ -204,6 +213,7 @@ export function printedDiagnostics(stderr: string): PrintedDiagnostic[] {
       detail: paragraphs.join('\n\n'),
       ...(location ? { file: location[1]!, line: Number(location[2]) } : {}),
       ...(sourceKey !== undefined ? { sourceKey } : {}),
+      ...(references.length ? { references } : {}),
     };
   });
 }

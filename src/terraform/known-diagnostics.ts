@@ -19,6 +19,8 @@ interface KnownDiagnostic {
   summary: string;
   /** When the summary alone does not say it: what the detail must also say. */
   detail?: RegExp;
+  /** When the references terraform noted the values of (their names) decide it: whether they do. */
+  references?: (names: readonly string[]) => boolean;
   /** terraform's advice that does not apply to the runner (its `fix` says what does): left out of the message. */
   advice?: RegExp;
   means: Recurring;
@@ -28,6 +30,9 @@ interface KnownDiagnostic {
 
 const FIX_CONFIGURATION = 'Fix the module (terraform validate shows the same): every retry fails the same way';
 const FIX_VALUE = 'in terraform.tfvars.json or sensitive.tfvars.json of the inputs: every retry fails the same way';
+/** file() and its kin of a path the module does not hold (terraform 1.11's detail). */
+const NO_SUCH_FILE = /no file exists at/;
+const isVariable = (name: string) => name.startsWith('var.');
 
 export const KNOWN_DIAGNOSTICS: readonly KnownDiagnostic[] = [
   // HCL's syntax errors: init reports them without its preamble in a called module's files.
@@ -74,6 +79,28 @@ export const KNOWN_DIAGNOSTICS: readonly KnownDiagnostic[] = [
     means: 'image',
     fix: 'Keep for_each keys out of sensitive.tfvars.json (its variables are sensitive to terraform; a map whose keys are not secret belongs in terraform.tfvars.json), or take the keys with nonsensitive(keys(...)) in the module: every retry fails the same way',
   },
+  // A precondition that reads nothing but variables fails the same way for the same inputs (one that
+  // reads a local, a resource or a data source may not: it keeps PlanFailed, exit 1).
+  {
+    summary: 'Resource precondition failed',
+    references: (names) => names.length > 0 && names.every(isVariable),
+    means: 'inputs',
+    fix: `Give the variables the condition reads values it accepts ${FIX_VALUE}`,
+  },
+  // file() reads only the module's own files: a path the inputs choose names one it does not ship, or the module lacks it.
+  {
+    summary: 'Invalid function argument',
+    detail: NO_SUCH_FILE,
+    references: (names) => names.some(isVariable),
+    means: 'inputs',
+    fix: 'The inputs name a file the module does not ship: give the variables of the path values that name one it ships in terraform.tfvars.json or sensitive.tfvars.json of the inputs, or ship the file in the module (a new image): every retry fails the same way',
+  },
+  {
+    summary: 'Invalid function argument',
+    detail: NO_SUCH_FILE,
+    means: 'image',
+    fix: "Ship the file in the module (file() reads only the module's own files, never one a resource creates: take that from the resource's attribute): every retry fails the same way",
+  },
   // The runner takes no -var or -var-file: the inputs files are its only variables.
   {
     summary: 'No value for required variable',
@@ -119,7 +146,12 @@ export const errorsOf = <D extends Pick<PrintedDiagnostic, 'severity' | 'summary
   diagnostics.filter((d) => d.severity === 'error' && d.summary !== INIT_PREAMBLE);
 
 const knownEntry = (d: PrintedDiagnostic) =>
-  KNOWN_DIAGNOSTICS.find((k) => k.summary === d.summary && (!k.detail || k.detail.test(d.detail.replace(/\s+/g, ' '))));
+  KNOWN_DIAGNOSTICS.find(
+    (k) =>
+      k.summary === d.summary &&
+      (!k.detail || k.detail.test(d.detail.replace(/\s+/g, ' '))) &&
+      (!k.references || k.references(d.references ?? [])),
+  );
 
 /** The commands whose failures may fail the same way on every retry: the others' are never read so. */
 export type ReadCommand = 'init' | 'validate' | 'plan';

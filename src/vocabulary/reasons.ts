@@ -58,6 +58,8 @@ export interface ReasonRow {
   /** The outcomes a result with this reason has (more than one only for DestroySucceeded: nothing to destroy is noChanges). */
   readonly outcomes: readonly Outcome[];
   readonly exitCode: ExitCode;
+  /** The other exit codes a run that ends with it may have: Interrupted's 130 (SIGINT; 143 is SIGTERM's). */
+  readonly alsoExitCodes?: readonly ExitCode[];
   /** The Jobs that can end with it; empty: it is never a result's reason (a command's, `captf-runner local`'s). */
   readonly ops: readonly Op[];
   /** One line: what happened and what changes it. */
@@ -329,7 +331,7 @@ export const REASONS = {
   StateLineageMismatch: failed(
     'state',
     PLANNING,
-    "--expect-lineage: the backend holds a state of another lineage, or none: nothing planned; a retry finds the same until a person points the run at the object's state or restores it",
+    "--expect-lineage: the backend holds a state of another lineage, or none: nothing planned; every retry finds the same until a person points the run at the object's state or restores it (outside the spec, the image and the inputs: retried with backoff, never held)",
     EXIT.otherState,
   ),
 
@@ -493,6 +495,7 @@ export const REASONS = {
     kind: 'interrupted',
     outcomes: ['interrupted'],
     exitCode: EXIT.sigterm,
+    alsoExitCodes: [EXIT.sigint],
     ops: EVERY_OP,
     meaning:
       'SIGTERM (exit 143) or SIGINT (exit 130): stopped from outside (a drain, an eviction, the Job deleted, a node shutdown)',

@@ -30,20 +30,24 @@ describe('the restore annotation is spent', () => {
 });
 
 describe('one action per result', () => {
-  test('a failure that a retry can pass says retry (exit 1); one that it cannot never does', () => {
+  test('a failure that a retry can pass says retry (exit 1); a hold is only ever of a plan, a refresh or a drift', () => {
     for (const reason of RESULT_REASONS) {
       for (const op of REASONS[reason].ops) {
-        const { action, jobOutcome } = handlingOf(op, reason);
+        const { action } = handlingOf(op, reason);
         const where = `${op} ${reason}`;
         if (REASONS[reason].exitCode === EXIT.failed && op !== 'unlock') assert.equal(action, 'retry', where);
-        if (action === 'retry' && op !== 'destroy')
-          assert.ok(
-            REASONS[reason].exitCode === EXIT.failed ||
-              REASONS[reason].exitCode === EXIT.otherState ||
-              jobOutcome === 'deadlineExceeded',
-            where,
-          );
+        if (action === 'hold') assert.ok(op === 'plan' || op === 'refresh' || op === 'drift', where);
+        if (action === 'hold' && op === 'plan') assert.equal(REASONS[reason].exitCode, EXIT.usage, where);
       }
+    }
+  });
+
+  test('every failed apply retries with backoff, whatever its reason, but a stale approved plan (a new plan) and a block', () => {
+    for (const reason of RESULT_REASONS) {
+      if (!(REASONS[reason].ops as readonly string[]).includes('apply')) continue;
+      const { action, jobOutcome } = handlingOf('apply', reason);
+      if (jobOutcome !== 'failed' && jobOutcome !== 'deadlineExceeded') continue;
+      assert.equal(action, REASONS[reason].exitCode === EXIT.planStale ? 'newPlan' : 'retry', reason);
     }
   });
 
@@ -52,8 +56,13 @@ describe('one action per result', () => {
     assert.equal(handlingOf('unlock', 'UnlockUnsupported').action, 'byHand');
     assert.equal(handlingOf('restore', 'LineageMismatch').action, 'awaitRestore');
     assert.equal(handlingOf('restore', 'BackupMismatch').action, 'awaitRestore');
-    for (const reason of ['ImageInvalid', 'InputsInvalid', 'PolicyDenied', 'RefreshRefused'] as const)
-      assert.equal(handlingOf(reason === 'RefreshRefused' ? 'refresh' : 'apply', reason).action, 'hold', reason);
+    for (const reason of ['InputsInvalid', 'SettingsInvalid'] as const)
+      assert.equal(handlingOf('plan', reason).action, 'hold', reason);
+    for (const reason of ['ImageInvalid', 'InputsInvalid', 'PolicyDenied'] as const)
+      assert.equal(handlingOf('drift', reason).action, 'hold', reason);
+    assert.equal(handlingOf('refresh', 'RefreshRefused').action, 'hold');
+    assert.equal(handlingOf('plan', 'ImageInvalid').action, 'retry');
+    assert.equal(handlingOf('plan', 'PolicyDenied').action, 'retry');
     assert.equal(handlingOf('apply', 'PlanStale').action, 'newPlan');
   });
 
@@ -101,8 +110,13 @@ describe('one action per result', () => {
   });
 
   test("a newer runner's reason is handled by its exit code", () => {
-    assert.equal(handlingOf('apply', 'SomeNewDenial', 4).action, 'hold');
-    assert.equal(handlingOf('apply', 'SomeNewFailure', 1).action, 'retry');
+    assert.equal(handlingOf('apply', 'SomeNewDenial', 4).action, 'retry');
+    assert.equal(handlingOf('drift', 'SomeNewDenial', 4).action, 'hold');
+    assert.equal(handlingOf('drift', 'SomeNewDenial', 8).action, 'hold');
+    assert.equal(handlingOf('plan', 'SomeNewDenial', 2).action, 'hold');
+    assert.equal(handlingOf('plan', 'SomeNewDenial', 8).action, 'retry');
+    assert.equal(handlingOf('refresh', 'SomeNewFailure', 1).action, 'retry');
+    assert.equal(handlingOf('refresh', 'SomeNewFailure', 9).action, 'retry');
   });
 });
 

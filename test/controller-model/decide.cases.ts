@@ -1012,99 +1012,168 @@ export const SCHEDULE_CASES: DecideCase[] = [
   },
 ];
 
-/** A finished Job with the runner's reason and what it was built from (contract/controller-actions.json). */
+/** A finished Job with the runner's reason and what the controller built it from (contract/controller-actions.json). */
 const ranWith = (
   op: OpDecision['op'],
   outcome: 'failed' | 'interrupted' | 'deadlineExceeded' | 'succeeded',
   hhmmss: string,
   reason: string,
   runnerReason: string,
-  built: { inputsHash?: string; generation?: number } = {},
+  built: { inputsHash?: string; generation?: number; controllerVersion?: string } = {},
 ) => ({ op, outcome, finishedAt: at(hhmmss), reason, runnerReason, ...built }) as const;
+
+/** Manual, with no plan of the current inputs recorded: the apply reason becomes a plan. */
+const manualWithoutPlan = (s: Snapshot) => {
+  s.object.applyPolicy = 'Manual';
+  s.inputs.currentHash = 'h2';
+};
 
 export const HOLD_CASES: DecideCase[] = [
   {
-    name: 'hold: an apply whose image breaks the contract is not retried while the inputs hash is the same',
-    doc: 'ImageInvalid, exit 4: hold the op until the spec, the image or the inputs change (a retry would fail the same way)',
+    name: 'retry: an apply whose image breaks the contract is retried after its backoff, never held',
+    doc: 'Mutable kind, and the newest apply failed → apply; Backoff replaces any ActionJob of an op that failed recently with a wait',
     snapshot: cluster((s) => {
       s.inputs.currentHash = 'h2';
       newestApplyFailed(s, '11:30:00');
       s.jobs.finished = [ranWith('apply', 'failed', '11:30:00', 'InputsChanged', 'ImageInvalid', { inputsHash: 'h2' })];
     }),
-    decision: waitFor('HeldForChange', 600, { op: 'apply', reason: 'InputsChanged' }),
-  },
-  {
-    name: 'hold: new inputs (or a new image reference, which the hash covers) end the hold',
-    doc: 'hold the op until the spec, the image or the inputs change',
-    snapshot: cluster((s) => {
-      s.inputs.currentHash = 'h3';
-      newestApplyFailed(s, '11:30:00');
-      s.jobs.finished = [
-        ranWith('apply', 'failed', '11:30:00', 'InputsChanged', 'InputsInvalid', { inputsHash: 'h2' }),
-      ];
-    }),
     decision: apply('InputsChanged'),
   },
   {
-    name: 'hold: a spec edit (a new generation) ends the hold',
-    doc: 'hold the op until the spec, the image or the inputs change',
-    snapshot: cluster((s) => {
-      s.object.generation = 4;
-      s.inputs.currentHash = 'h2';
-      newestApplyFailed(s, '11:30:00');
+    name: 'retry: a failed apply of a machine (ImageInvalid, state without an inputs hash) backs off like any failure',
+    doc: 'It retries a failed apply through rules 5 and 6 instead … and the apply runs again after its backoff',
+    snapshot: machine((s) => {
+      s.state = { status: 'present', inputsHash: null };
       s.jobs.finished = [
-        ranWith('apply', 'failed', '11:30:00', 'InputsChanged', 'SettingsInvalid', { inputsHash: 'h2', generation: 3 }),
+        ranWith('apply', 'failed', '11:59:30', 'StateWithoutInputsHash', 'ImageInvalid', { inputsHash: 'h1' }),
       ];
     }),
-    decision: apply('InputsChanged'),
+    decision: waitFor('BackingOff', 30, { op: 'apply', reason: 'StateWithoutInputsHash' }),
   },
   {
-    name: 'hold: a denied plan holds the apply of the same inputs, which keeps the schedule paused',
-    doc: 'PolicyDenied: no approval passes it; the module, the inputs or the policy must change',
+    name: 'retry: a denied apply is retried as LastApplyFailed after its backoff',
+    doc: 'Mutable kind, and the newest apply failed | apply | LastApplyFailed',
     snapshot: cluster((s) => {
-      s.drift.lastCheck = { at: at('10:00:00'), found: false }; // drift due at 11:04:45
       newestApplyFailed(s, '11:30:00');
       s.jobs.finished = [
         ranWith('apply', 'failed', '11:30:00', 'LastApplyFailed', 'PolicyDenied', { inputsHash: 'h1' }),
       ];
     }),
-    decision: waitFor('HeldForChange', 600, { op: 'apply', reason: 'LastApplyFailed' }),
+    decision: apply('LastApplyFailed'),
   },
   {
-    name: 'hold: a held drift remediation leaves the schedule running',
-    doc: 'A blocked drift remediation leaves drift and health checks running (a held one alike: the Job ran for DriftRemediation)',
+    name: 'retry: a denied drift remediation is retried (rule 8 comes first) with the backoff of every op',
+    doc: 'one minute after the first failure, doubling to a ten-minute cap',
     snapshot: cluster((s) => {
       s.drift = {
         intervalSeconds: 3600,
         action: 'Remediate',
         remediationFailedLimit: 3,
         lastCheck: { at: at('10:00:00'), found: true },
-      }; // next check due 11:04:45
+      };
       s.jobs.finished = [
-        ranWith('apply', 'failed', '11:30:00', 'DriftRemediation', 'PolicyDenied', { inputsHash: 'h1' }),
+        ranWith('apply', 'failed', '11:59:00', 'DriftRemediation', 'PolicyDenied', { inputsHash: 'h1' }),
+        ranWith('apply', 'failed', '11:55:00', 'DriftRemediation', 'PolicyDenied', { inputsHash: 'h1' }),
       ];
-      s.applies.newest = { outcome: 'failed', finishedAt: at('11:30:00'), outputReading: 'unknown' };
+      s.applies.newest = { outcome: 'failed', finishedAt: at('11:59:00'), outputReading: 'unknown' };
+    }),
+    decision: waitFor('BackingOff', 60, { op: 'apply', reason: 'LastApplyFailed' }),
+  },
+  {
+    name: 'hold: a plan whose inputs terraform refuses is not re-run while the rendered inputs hash is the same',
+    doc: 'InputsInvalid, exit 2: hold the op until what it is built from changes (a retry would fail the same way)',
+    snapshot: cluster((s) => {
+      manualWithoutPlan(s);
+      newestApplyFailed(s, '11:00:00');
+      s.jobs.finished = [ranWith('plan', 'failed', '11:30:00', 'InputsChanged', 'InputsInvalid', { inputsHash: 'h2' })];
+    }),
+    decision: waitFor('HeldForChange', 600, { op: 'plan', reason: 'InputsChanged' }),
+  },
+  {
+    name: 'hold: a plan refused for its settings is held on the hash the controller rendered, whatever the result carries',
+    doc: 'SettingsInvalid, exit 2: the hold is keyed on what the controller rendered (the runner read no inputs)',
+    snapshot: cluster((s) => {
+      manualWithoutPlan(s);
+      s.jobs.finished = [
+        ranWith('plan', 'failed', '11:30:00', 'InputsChanged', 'SettingsInvalid', { inputsHash: 'h2' }),
+      ];
+    }),
+    decision: waitFor('HeldForChange', 600, { op: 'plan', reason: 'InputsChanged' }),
+  },
+  {
+    name: 'hold: new inputs (or a new image reference, which the hash covers) end the hold',
+    doc: 'hold the op until the spec, the image reference, the inputs or the controller change',
+    snapshot: cluster((s) => {
+      manualWithoutPlan(s);
+      s.inputs.currentHash = 'h3';
+      s.jobs.finished = [ranWith('plan', 'failed', '11:30:00', 'InputsChanged', 'InputsInvalid', { inputsHash: 'h2' })];
+    }),
+    decision: plan('InputsChanged'),
+  },
+  {
+    name: 'hold: a spec edit (a new generation) ends the hold',
+    doc: 'hold the op until the spec, the image reference, the inputs or the controller change',
+    snapshot: cluster((s) => {
+      manualWithoutPlan(s);
+      s.object.generation = 4;
+      s.jobs.finished = [
+        ranWith('plan', 'failed', '11:30:00', 'InputsChanged', 'SettingsInvalid', { inputsHash: 'h2', generation: 3 }),
+      ];
+    }),
+    decision: plan('InputsChanged'),
+  },
+  {
+    name: 'hold: a controller upgrade ends the hold',
+    doc: 'hold the op until the spec, the image reference, the inputs or the controller change',
+    snapshot: cluster((s) => {
+      manualWithoutPlan(s);
+      s.controllerVersion = 'v1.5.0';
+      s.jobs.finished = [
+        ranWith('plan', 'failed', '11:30:00', 'InputsChanged', 'SettingsInvalid', {
+          inputsHash: 'h2',
+          controllerVersion: 'v1.4.2',
+        }),
+      ];
+    }),
+    decision: plan('InputsChanged'),
+  },
+  {
+    name: 'retry: a plan whose image breaks the contract retries with backoff: a tag re-pushed under the same reference is no change the controller sees',
+    doc: 'ImageInvalid, exit 4, of a plan: retry with backoff',
+    snapshot: cluster((s) => {
+      manualWithoutPlan(s);
+      s.jobs.finished = [ranWith('plan', 'failed', '11:59:30', 'InputsChanged', 'ImageInvalid', { inputsHash: 'h2' })];
+    }),
+    decision: waitFor('BackingOff', 30, { op: 'plan', reason: 'InputsChanged' }),
+  },
+  {
+    name: "hold: a cluster's denied drift check is not re-run by the schedule until an apply succeeds after it",
+    doc: 'PolicyDenied, exit 8, of a drift: the module, the inputs or the policy must change, which only an apply brings',
+    snapshot: cluster((s) => {
+      s.drift.lastCheck = { at: at('10:00:00'), found: false }; // drift due at 11:04:45
+      s.jobs.finished = [ranWith('drift', 'failed', '11:10:00', 'DriftDue', 'PolicyDenied')];
+    }),
+    decision: waitFor('HeldForChange', 600, { op: 'drift', reason: 'DriftDue' }),
+  },
+  {
+    name: 'hold: a successful apply after the denied drift check ends the hold',
+    doc: 'hold the op until what it is built from changes (refresh and drift: what the last successful apply left)',
+    snapshot: cluster((s) => {
+      s.drift.lastCheck = { at: at('10:00:00'), found: false };
+      s.applies.newest = { outcome: 'succeeded', finishedAt: at('11:20:00'), outputReading: 'definite' };
+      s.applies.lastSucceededAt = at('11:20:00');
+      s.jobs.finished = [ranWith('drift', 'failed', '11:10:00', 'DriftDue', 'PolicyDenied')];
     }),
     decision: pinnedOp('drift', 'DriftDue', 'current'),
   },
   {
-    name: 'hold: a refused refresh is not re-run by the schedule until an apply succeeds after it',
-    doc: 'RefreshRefused, exit 4: nobody can approve a refresh, the module must change',
+    name: "retry: a machine's refused refresh is never held (nothing it is built from changes): it retries with backoff",
+    doc: "never hold a machine's state checks without a way out",
     snapshot: machine((s) => {
       s.applies.newest = { outcome: 'succeeded', finishedAt: at('11:00:00'), outputReading: 'pending' };
-      s.jobs.finished = [ranWith('refresh', 'failed', '11:10:00', 'RefreshAfterApply', 'RefreshRefused')];
+      s.jobs.finished = [ranWith('refresh', 'failed', '11:59:30', 'RefreshAfterApply', 'RefreshRefused')];
     }),
-    decision: waitFor('HeldForChange', 600, { op: 'refresh', reason: 'RefreshAfterApply' }),
-  },
-  {
-    name: 'hold: a successful apply after the refused refresh ends the hold',
-    doc: 'hold the op until the spec, the image or the inputs change (refresh and drift: what the last successful apply left)',
-    snapshot: machine((s) => {
-      s.applies.newest = { outcome: 'succeeded', finishedAt: at('11:20:00'), outputReading: 'pending' };
-      s.applies.lastSucceededAt = at('11:20:00');
-      s.jobs.finished = [ranWith('refresh', 'failed', '11:10:00', 'RefreshAfterApply', 'RefreshRefused')];
-    }),
-    decision: pinnedOp('refresh', 'RefreshAfterApply', 'durable'),
+    decision: waitFor('BackingOff', 30, { op: 'refresh', reason: 'RefreshAfterApply' }),
   },
   {
     name: 'hold: a failure a retry may pass is not held, it backs off',

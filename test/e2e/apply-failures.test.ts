@@ -7,13 +7,14 @@ import { applied, IMAGE } from './apply.support.ts';
 import { explain, recordedInputsHash, scenario } from '../support/runner.ts';
 
 describe('apply: failures', () => {
-  it('a plan error applies nothing', async (t) => {
+  it('a plan error applies nothing (a precondition that reads only the inputs: exit 2)', async (t) => {
     const s = await applied(t);
     const before = await s.readState();
     await s.useModule(modules.failingPrecondition);
     const run = await s.run('apply', ['--image', IMAGE, '--approved-hash', 'f'.repeat(64)]);
-    assert.equal(run.exitCode, 1, explain(run));
-    assert.equal(run.result!.outcome, 'failed');
+    assert.equal(run.exitCode, 2, explain(run));
+    assert.equal(run.result!.outcome, 'invalid');
+    assert.equal(run.result!.reason, 'InputsInvalid');
     assert.equal(run.result!.error!.step, 'plan');
     assert.match(run.result!.message, /precondition/i);
     assert.equal(run.result!.applied, false);

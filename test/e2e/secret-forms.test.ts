@@ -523,7 +523,8 @@ describe('secrets in every form terraform prints them in, and in every encoding 
       `seed ${seed}: the output was printed, masked: ${apply.stdout}`,
     );
     await s.setInputs(inputs(true));
-    const refused = await check(await s.run('drift'), 'a plan that fails on a precondition', 1);
+    // The precondition reads only the inputs: exit 2 (InputsInvalid), its message masked like every byte.
+    const refused = await check(await s.run('drift'), 'a plan that fails on a precondition', 2);
     assert.match(terraformStderr(refused), /Refused: \(sensitive value\)/, 'the diagnostic is there, masked');
   });
 });

@@ -1,6 +1,6 @@
 // The state an op plans against is the object's: with --expect-lineage (CAPTF_EXPECTED_LINEAGE),
 // the lineage of its last result, every op that plans against the state refuses a state of another
-// lineage, or none at all, before it plans (StateLineageMismatch, exit 7: a retry finds the same).
+// lineage, or none at all, before it plans (StateLineageMismatch, exit 7: every retry finds the same until a person acts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -31,7 +31,10 @@ function assertRefused(run: RunnerRun, found: string | null, expected: string): 
     undefined,
     "result.state never names a state that is not the object's: a controller takes the next lineage from it",
   );
-  assert.match(run.result!.message, /Nothing was planned or applied, and a retry finds the same/);
+  assert.match(
+    run.result!.message,
+    /Nothing was planned or applied, and every retry finds the same until a person acts/,
+  );
 }
 
 describe("--expect-lineage: the state is the object's", () => {
@@ -58,6 +61,30 @@ describe("--expect-lineage: the state is the object's", () => {
     assert.equal(own.exitCode, 0, explain(own));
     assert.equal(own.result!.outcome, 'noChanges');
     assert.equal(own.result!.state!.lineage, lineage);
+  });
+
+  it('an empty lineage means none, as a flag and as its variable: the op runs without the check (before the first state)', async (t) => {
+    const s = await applied(t);
+    for (const [args, env] of [
+      [['--expect-lineage', ''], {}],
+      [[], { CAPTF_EXPECTED_LINEAGE: '' }],
+    ] as const) {
+      const run = await s.run('apply', ['--image', IMAGE, ...args], env);
+      assert.equal(run.exitCode, 0, explain(run));
+      assert.equal(run.result!.outcome, 'noChanges');
+    }
+    const first = await s.run('plan', [
+      '--image',
+      IMAGE,
+      '--state',
+      join(s.dir, 'new', 'terraform.tfstate'),
+      '--new-state',
+      '--artifacts',
+      join(s.dir, 'artifacts'),
+      '--expect-lineage',
+      '',
+    ]);
+    assert.equal(first.exitCode, 0, explain(first));
   });
 
   it("no state where the object's should be (another --state, a lost state): apply and destroy refused; nothing is created, a destroy does not end as if it destroyed", async (t) => {

@@ -238,18 +238,18 @@ describe('terraform diagnostics: exit codes that say whether a retry can help', 
     assert.deepEqual(await readFile(s.state), before, 'nothing was destroyed');
   });
 
-  it('a diagnostic not on the list keeps exit 1 (a failed precondition), with where terraform points', async (t) => {
+  it('a diagnostic not on the list keeps exit 1 (a failed precondition that reads a local), with where terraform points', async (t) => {
     const s = await scenario(t, {
       'main.tf': hcl(
         'variable "greeting" {',
         '  default = "short"',
         '}',
-        '',
+        'locals { greeting = var.greeting }',
         'resource "terraform_data" "this" {',
         '  input = var.greeting',
         '  lifecycle {',
         '    precondition {',
-        '      condition     = length(var.greeting) > 10',
+        '      condition     = length(local.greeting) > 10',
         '      error_message = "The greeting must be longer than 10 characters."',
         '    }',
         '  }',

@@ -12,7 +12,12 @@ const HASH_A = 'a'.repeat(64);
 const HASH_B = 'b'.repeat(64);
 
 let sequence = 0;
-function run(decision: Pick<OpDecision, 'op' | 'reason'>, result: Partial<Result> | undefined, exitCode?: number): Run {
+function run(
+  decision: Pick<OpDecision, 'op' | 'reason'>,
+  result: Partial<Result> | undefined,
+  exitCode?: number,
+  rendered?: string,
+): Run {
   sequence++;
   const at = `2025-06-01T12:${String(sequence).padStart(2, '0')}:00.000Z`;
   return {
@@ -21,6 +26,7 @@ function run(decision: Pick<OpDecision, 'op' | 'reason'>, result: Partial<Result
       id: `${String(sequence).padStart(4, '0')}-${decision.op}`,
       decision: { kind: 'op', inputs: 'current', image: 'spec', ...decision },
       image: 'demo:1',
+      ...(rendered === undefined ? {} : { inputsHash: rendered }),
       startedAt: at,
       ...(exitCode === undefined ? {} : { exitCode }),
     },
@@ -92,6 +98,7 @@ describe('local: history and status', () => {
       { op: 'apply', reason: 'NoState' },
       { outcome: 'failed', reason: 'ApplyFailed', inputsHash: HASH_A },
       1,
+      HASH_A,
     );
     const now = new Date(Date.parse(failed.result!.finishedAt) + 10_000);
     const world = (inputsHash: string) => ({
@@ -111,6 +118,31 @@ describe('local: history and status', () => {
     });
     assert.equal(retainedJobs([failed], HASH_B).length, 0);
     assert.equal(retainedJobs([failed], HASH_A).length, 1);
+  });
+
+  it("a retained Job carries the hash the controller rendered, never the result's: a run refused before it read its inputs has one too", () => {
+    // SettingsInvalid: the runner read no inputs, so its result carries no inputsHash.
+    const refused = run(
+      { op: 'drift', reason: 'DriftDue' },
+      { outcome: 'invalid', reason: 'SettingsInvalid' },
+      2,
+      HASH_B,
+    );
+    const otherResult = run(
+      { op: 'apply', reason: 'InputsChanged' },
+      { outcome: 'failed', reason: 'ApplyFailed', inputsHash: HASH_A },
+      1,
+      HASH_B,
+    );
+    assert.deepEqual(
+      retainedJobs([refused, otherResult]).map((job) => job.inputsHash),
+      [HASH_B, HASH_B],
+    );
+    assert.equal(
+      retainedJobs([refused, otherResult], HASH_A).length,
+      0,
+      'failures of other rendered inputs are left out',
+    );
   });
 
   it('the snapshot of a deleting object renders no inputs, and DecideOp destroys', () => {

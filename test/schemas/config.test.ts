@@ -117,7 +117,7 @@ describe('settings per op', () => {
       assert.equal(e.reason, 'SettingsInvalid', op);
       assert.equal(
         e.message,
-        "--deadline 25s leaves the run no time: it stops itself at the deadline − --stop-grace (20s) − 5s (to stop terraform and write the result), which is before it starts. Give a --deadline longer than 25s (the Job's activeDeadlineSeconds, as the time the op needs plus that), or a shorter --stop-grace; nothing was run",
+        '--deadline 25s leaves the run no time: it stops itself at the deadline − --stop-grace (20s) − 5s (to stop terraform and write the result), which is before it starts. Give a --deadline longer than 25s, or a shorter --stop-grace; nothing was run',
       );
     }
     assert.equal(loadSettings('plan', { deadline: '26s' }, {}).deadline, '26s');
@@ -125,10 +125,27 @@ describe('settings per op', () => {
     // In a cluster the hand-back to Kubernetes needs its 15 s before the deadline too.
     const inCluster = refusal(() => loadSettings('apply', { deadline: '40s', jobName: 'j', jobUid: 'u' }, {}));
     assert.match(inCluster.message, /− 15s \(the hand-back to Kubernetes\).*longer than 40s/);
+    // The floor of a Job: CAPTF_DEADLINE is activeDeadlineSeconds − 300, so 340 s with the default --stop-grace.
+    assert.match(
+      inCluster.message,
+      /longer than 40s \(a Job passes its activeDeadlineSeconds − 300: the shortest Job has activeDeadlineSeconds above 340s/,
+    );
+    const shortJob = refusal(() =>
+      loadSettings('drift', { jobName: 'j', jobUid: 'u' }, { CAPTF_DEADLINE: '20s', CAPTF_STOP_GRACE: '30s' }),
+    );
+    assert.match(shortJob.message, /above 350s/);
     assert.equal(
       refusal(() => loadSettings('restore', { backup: '/b' }, { CAPTF_DEADLINE: '5s' })).reason,
       'SettingsInvalid',
     );
+  });
+
+  it('an empty --expect-lineage means none, as an empty CAPTF_EXPECTED_LINEAGE does', () => {
+    assert.equal(loadSettings('apply', { expectLineage: '' }, {}).expectLineage, undefined);
+    assert.equal(loadSettings('apply', {}, { CAPTF_EXPECTED_LINEAGE: '' }).expectLineage, undefined);
+    assert.equal(loadSettings('drift', { expectLineage: 'l1' }, { CAPTF_EXPECTED_LINEAGE: '' }).expectLineage, 'l1');
+    // Any other empty flag stays refused: only the lineage has a meaning for "none" the controller passes.
+    assert.equal(refusal(() => loadSettings('apply', { lockTimeout: '' }, {})).reason, 'SettingsInvalid');
   });
 
   it('an invalid value beside a broken rule is named as an invalid setting', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Result } from '../../src/schemas/result.ts';
-import { EXIT, REASONS, isReason } from '../../src/vocabulary/reasons.ts';
+import { EXIT, REASONS, isReason, type ReasonRow } from '../../src/vocabulary/reasons.ts';
 import { builtRunner, builtSnapshotBlob } from './bundle.ts';
 import { runProcess } from './exec.ts';
 import { TERRAFORM_LINE_PREFIX } from '../../src/output/log.ts';
@@ -187,7 +187,8 @@ export function checkVocabulary(result: Result, processExitCode?: number | null)
     (row.outcomes as readonly string[]).includes(result.outcome),
     `${where}: the row says ${row.outcomes.join(' or ')}`,
   );
-  const signalled = result.reason === 'Interrupted' && result.exitCode === EXIT.sigint;
+  // The row's other exit codes: Interrupted's 130 (SIGINT).
+  const signalled = ((row as ReasonRow).alsoExitCodes as readonly number[] | undefined)?.includes(result.exitCode);
   const resultNotWritten = processExitCode === EXIT.failed && result.exitCode === EXIT.succeeded;
   if (!signalled && !resultNotWritten && !(result.reason === 'DriftFound' && result.exitCode === EXIT.driftFound))
     assert.equal(result.exitCode, row.exitCode, `${where}: the row says exit ${row.exitCode}`);

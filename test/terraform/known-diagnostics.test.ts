@@ -106,6 +106,11 @@ const RECURRING: Record<string, { reason: string; exitCode: number; names: strin
     ...inputs,
     names: 'terraform.tfvars.json (variable replicas): Invalid value for variable',
   },
+  // A precondition that reads only variables; one that reads a local (plan-precondition-failed-local) keeps exit 1.
+  'plan-precondition-failed': { ...inputs, names: 'main.tf:11: Resource precondition failed' },
+  // file() of a file the module does not ship: the inputs' when a variable is in the path, else the module's.
+  'plan-file-not-shipped': { ...inputs, names: 'main.tf:6: Invalid function argument' },
+  'plan-file-not-shipped-by-module': { ...image, names: 'main.tf:3: Invalid function argument' },
 };
 
 describe('diagnostics that fail the same way on every retry (recurringFailure)', () => {
@@ -140,11 +145,25 @@ describe('diagnostics that fail the same way on every retry (recurringFailure)',
     );
     for (const entry of KNOWN_DIAGNOSTICS)
       assert.ok(decided.has(entry.summary), `${entry.summary} decides no captured case`);
+    // An entry read by its references decides the case whose references it names, and no other.
+    const noted = (name: string) => printedDiagnostics(capturedOutput(name).stderr)[0]!.references;
+    assert.deepEqual(noted('plan-precondition-failed'), ['var.greeting']);
+    assert.deepEqual(noted('plan-precondition-failed-local'), ['local.shout']);
+    assert.deepEqual(
+      noted('plan-file-not-shipped'),
+      ['path.module', 'var.role'],
+      'never "while calling", never a value',
+    );
+    assert.deepEqual(noted('plan-file-not-shipped-by-module'), ['each.key', 'path.module']);
+    assert.equal(
+      recurringFailure('plan', printedDiagnostics(capturedOutput('plan-precondition-failed-local').stderr), true),
+      undefined,
+    );
   });
 
   it('one error not on the list keeps the failure retryable, and so does a stderr cut to its tail', () => {
     const missing = printedDiagnostics(capturedOutput('plan-variable-missing').stderr);
-    const other = printedDiagnostics(capturedOutput('plan-precondition-failed').stderr);
+    const other = printedDiagnostics(capturedOutput('plan-precondition-failed-local').stderr);
     assert.equal(recurringFailure('plan', missing, true)?.means, 'inputs');
     assert.equal(recurringFailure('plan', [...missing, ...other], true), undefined);
     assert.equal(recurringFailure('plan', missing, false), undefined);
