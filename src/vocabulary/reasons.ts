@@ -198,7 +198,7 @@ export const REASONS = {
     'usage',
     EXIT.usage,
     EVERY_OP,
-    '--state FILE does not exist in an existing directory (and no --new-state): a typo would start a new, empty state; nothing ran',
+    '--state FILE does not exist in an existing directory, or is empty or whitespace only (and no --new-state): a typo or a truncated file would start a new, empty state; nothing ran',
   ),
   StateFileInWorkdir: invalid(
     'usage',
