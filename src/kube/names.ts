@@ -22,7 +22,7 @@ const QUALIFIED_NAME =
 
 export const isDnsSubdomain = (name: string) => name.length <= MAX_NAME_LENGTH && DNS_SUBDOMAIN.test(name);
 /** A DNS-1123 label: a namespace's name (no "."). */
-export const isDnsLabel = (name: string) => name.length <= MAX_DNS_LABEL_LENGTH && DNS_LABEL.test(name);
+const isDnsLabel = (name: string) => name.length <= MAX_DNS_LABEL_LENGTH && DNS_LABEL.test(name);
 export const isLabelValue = (value: string) => value.length <= MAX_LABEL_VALUE_LENGTH && LABEL_VALUE.test(value);
 export const isQualifiedName = (key: string) => {
   const slash = key.indexOf('/');

@@ -240,7 +240,7 @@ export const REASONS = {
     'usage',
     EXIT.usage,
     EVERY_OP,
-    '--store without --object: a store keeps backups and plan artifacts per CAPTF object',
+    '--store without --object, or without --namespace outside a cluster: a store keeps backups and plan artifacts per CAPTF object, by its namespace, kind and name',
   ),
   InvalidStoreLocation: invalid(
     'usage',
