@@ -11,5 +11,5 @@ export const KIND_RESOURCE: Readonly<Record<ObjectKind, string>> = {
   pool: 'terraformmachinepool',
 };
 
-/** The kinds' short names, as in the names of the Secrets of an object: captf-inputs-<kindshort>-<name>, captf-backup-<kindshort>-<name>-… */
+/** The kinds' short names, as in the names of the Secrets of an object: captf-inputs-<kindshort>-<name>, captf-backup-<kindshort>.<namespace>.<name>-… */
 export const KIND_SHORT: Readonly<Record<ObjectKind, string>> = { cluster: 'tc', machine: 'tm', pool: 'tmp' };

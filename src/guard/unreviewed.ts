@@ -234,3 +234,18 @@ export function otherStateWarning(
     'an approval covers the state its blocked run planned against, so this plan is blocked again. Review it; the approval is withdrawn, and approving the same hash again approves this block'
   );
 }
+
+/**
+ * No blocked run was found for the approval (its record deleted, its Job and result Secret gone) and
+ * no --expect-lineage names the state: the lineage the approval was given for lived only in that
+ * record, so nothing says this is the state it was given for (another object's may be in its place).
+ * The approval covers nothing destructive: the warning of the block that follows (pure).
+ */
+export function unknownStateWarning(approvalHash: string, looked: readonly string[] | Error): string {
+  const where =
+    looked instanceof Error ? `the look-up failed: ${looked.message}` : `looked in: ${looked.join('; ') || 'nowhere'}`;
+  return (
+    `no blocked run was found for approval hash ${approvalHash} (${where}), and no --expect-lineage names the state: ` +
+    'nothing records which state the approval was given for, so it covers nothing destructive and this plan is blocked again. Review it; the approval is withdrawn, and approving the same hash again approves this block'
+  );
+}

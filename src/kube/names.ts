@@ -13,12 +13,16 @@ export const MAX_NAME_LENGTH = 253; // DNS subdomain (metadata.name of Secrets a
 const MAX_LABEL_VALUE_LENGTH = 63;
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const MAX_DNS_LABEL_LENGTH = 63;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 // An annotation or label key: an optional DNS-subdomain prefix and a name of at most 63 characters.
 const QUALIFIED_NAME =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 export const isDnsSubdomain = (name: string) => name.length <= MAX_NAME_LENGTH && DNS_SUBDOMAIN.test(name);
+/** A DNS-1123 label: a namespace's name (no "."). */
+const isDnsLabel = (name: string) => name.length <= MAX_DNS_LABEL_LENGTH && DNS_LABEL.test(name);
 export const isLabelValue = (value: string) => value.length <= MAX_LABEL_VALUE_LENGTH && LABEL_VALUE.test(value);
 export const isQualifiedName = (key: string) => {
   const slash = key.indexOf('/');
@@ -70,4 +74,20 @@ export function labelValueFor(value: string): string {
     .slice(0, MAX_LABEL_VALUE_LENGTH - 11)
     .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
   return head ? `${head}-${shortDigest(value)}` : shortDigest(value);
+}
+
+/** The value as a message quotes it: JSON, cut after 64 characters (saying how long it is). */
+const quoted = (value: string) =>
+  value.length > 64 ? `${JSON.stringify(value.slice(0, 64))}… (${value.length} characters)` : JSON.stringify(value);
+
+/** Why `object` is no Kubernetes object name (a DNS-1123 subdomain), or undefined when it is one. */
+export function objectNameProblem(object: string): string | undefined {
+  if (isDnsSubdomain(object)) return undefined;
+  return `${quoted(object)} is not a Kubernetes object name: a DNS-1123 subdomain, at most ${MAX_NAME_LENGTH} characters of lowercase letters, digits, "-" and ".", starting and ending with a letter or digit (as the CAPTF object's metadata.name)`;
+}
+
+/** Why `namespace` is no Kubernetes namespace name (a DNS-1123 label), or undefined when it is one. */
+export function namespaceProblem(namespace: string): string | undefined {
+  if (isDnsLabel(namespace)) return undefined;
+  return `${quoted(namespace)} is not a Kubernetes namespace: a DNS-1123 label, at most ${MAX_DNS_LABEL_LENGTH} characters of lowercase letters, digits and "-", starting and ending with a letter or digit (as the CAPTF object's metadata.namespace)`;
 }

@@ -59,7 +59,7 @@ export function registerLocalCommands(program: Command): void {
     .requiredOption('--module <dir>', 'the module dir (what the image carries at /captf/module)')
     .requiredOption('--image <ref>', 'the image reference (part of the inputs hash)')
     .addOption(new Option('--kind <kind>', 'the kind of object').choices(OBJECT_KINDS).default('cluster'))
-    .option('--name <name>', 'the object name (default: the module dir name)')
+    .option('--name <name>', 'the object name, a Kubernetes name (default: the module dir name)')
     .option('--inputs <dir>', 'copy these inputs (terraform.tfvars.json, sensitive.tfvars.json, other files)')
     .option('--drift-interval <duration>', 'how often drift is checked', seconds, seconds(DEFAULT_DRIFT_INTERVAL))
     .addOption(

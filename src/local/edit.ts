@@ -5,6 +5,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { ObjectKind } from '../object-kind.ts';
 import { usageError } from '../errors.ts';
+import { objectNameProblem } from '../kube/names.ts';
 import {
   canonicalJson,
   JsonSyntaxError,
@@ -41,9 +42,17 @@ export interface InitOptions {
 
 export async function initObject(dir: string, options: InitOptions): Promise<void> {
   const paths = localPaths(dir);
+  const name = options.name ?? basename(options.module);
+  // Every op takes the object's name as --object: a Kubernetes name, as a CAPTF object's is.
+  const problem = objectNameProblem(name);
+  if (problem)
+    throw usageError(
+      'UsageInvalid',
+      `${problem}: give the object another name (--name)${options.name ? '' : ", the module directory's is not one"}`,
+    );
   const object = await createObject(paths, {
     ...options,
-    name: options.name ?? basename(options.module),
+    name,
     now: new Date(),
   });
   if (options.inputs) await replaceInputs(paths, options.inputs);

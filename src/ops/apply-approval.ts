@@ -3,7 +3,8 @@
 // newest blocked run for the same approval hash and reports what nobody was shown (approval.unreviewed). Informational:
 // the apply goes ahead as approved whatever entries this finds; a failure here is a warning, and then every
 // destructive entry counts as unreviewed. One finding is not: a blocked run that planned against a state of
-// another lineage approved nothing for this one (otherState: apply.ts blocks again).
+// another lineage approved nothing for this one, and neither did one nobody can find when no --expect-lineage
+// names the state (otherState: apply.ts blocks again).
 import { join } from 'node:path';
 import type { Classification, DestructiveChange } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
@@ -11,6 +12,7 @@ import {
   countText,
   newestBlockedRun,
   otherStateWarning,
+  unknownStateWarning,
   readBlockedRun,
   unreviewedChanges,
   unreviewedWarning,
@@ -114,7 +116,7 @@ export async function approvalCoverageStep(ctx: RunContext, options: ApprovalCov
   });
 }
 
-/** compare; when the comparison fails, every entry counts as unreviewed, with a warning. */
+/** compare; when the comparison fails, every entry counts as unreviewed, with a warning (without --expect-lineage, the approval covers nothing: otherState). */
 async function compareFailingClosed(
   ctx: RunContext,
   plan: Classification,
@@ -126,6 +128,8 @@ async function compareFailingClosed(
     return await compare(ctx, plan, everyDestructive, approvalHash, stateLineage);
   } catch (error) {
     if (ctx.stopCause) throw error;
+    // No blocked run was read: without --expect-lineage nothing says this is the state the approval was given for.
+    if (!ctx.settings.expectLineage) return { otherState: unknownStateWarning(approvalHash, error as Error) };
     const found = unreviewedChanges(undefined, everyDestructive, undefined, logUnreviewed(ctx));
     // Entries the plan counted but nobody could name were not shown either.
     const unreviewedTotal = Math.max(found.unreviewedTotal, gatedEntries(plan));
@@ -163,7 +167,12 @@ async function compare(
   const { newest: blocked, ignored } = newestBlockedRun(runs);
   looked.push(...ignored);
   // The approval covers the state its blocked run planned against, and no other: the apply blocks again (ops/apply.ts).
-  const otherState = blocked && otherStateWarning(approvalHash, blocked, stateLineage);
+  // Without one, only --expect-lineage (checked before the plan) says this is the state it was given for.
+  const otherState = blocked
+    ? otherStateWarning(approvalHash, blocked, stateLineage)
+    : ctx.settings.expectLineage
+      ? undefined
+      : unknownStateWarning(approvalHash, looked);
   if (otherState) return { otherState };
   // Without a blocked run the warning below names where the runner looked; with one, say what was passed over.
   if (blocked && ignored.length)

@@ -111,7 +111,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
         // It covers the state its blocked run planned against, and no other: blocked again (the re-block says its own approval), the approval step failed.
         const otherState = (why: string) => {
           ctx.notice({ code: 'ApprovalOfOtherState', message: why });
-          ctx.skip('apply', 'blocked: the approval was given for another state');
+          ctx.skip('apply', 'blocked: the approval was given for another state, or nothing records for which');
           return blocked(`${why}. ${blockedMessage(plan, inputs.hashes.approvalHash)}`, {
             ...approval,
             matched: false,

@@ -6,7 +6,7 @@ import type { OutputValue, Result } from '../schemas/result.ts';
 import { usageError } from '../errors.ts';
 import { KubeClient } from '../kube/client.ts';
 import { loadInClusterConfig } from '../kube/config.ts';
-import { labelValueFor } from '../kube/names.ts';
+import { labelValueFor, shortenedName } from '../kube/names.ts';
 import { objectStorePrefix } from '../store/object-names.ts';
 import {
   annotateJob,
@@ -72,7 +72,7 @@ export function inClusterFrom(settings: Settings, log: Logger): InCluster | unde
   };
 }
 
-/** Where an object's backups or plan artifacts live: Secrets named `<objectStorePrefix>-…`. */
+/** Where an object's backups or plan artifacts live: Secrets named `<objectStorePrefix>-…` (shortened to a Kubernetes name's 253), in the Job's namespace. */
 function secretStore(
   client: KubeClient,
   job: JobIdentity,
@@ -82,9 +82,13 @@ function secretStore(
   return new SecretChunkStore({
     client,
     namespace: job.namespace,
-    prefix: objectStorePrefix(artifactKind, settings.kind, settings.object!),
+    prefix: shortenedName(objectStorePrefix(artifactKind, settings.kind, job.namespace, settings.object!)),
     artifactKind,
-    labels: { 'captf.io/owner-kind': settings.kind, 'captf.io/owner-name': labelValueFor(settings.object!) },
+    labels: {
+      'captf.io/owner-kind': settings.kind,
+      'captf.io/owner-namespace': job.namespace,
+      'captf.io/owner-name': labelValueFor(settings.object!),
+    },
   });
 }
 

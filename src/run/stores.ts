@@ -50,7 +50,9 @@ function configuredStore(ctx: RunContext, family: ArtifactFamily): (ChunkStore &
         ? new S3Bucket(s3Target(store))
         : new PgDatabase(pgTarget(store, process.env))),
     );
-  const prefix = objectStorePrefix(family, ctx.settings.kind, ctx.settings.object!);
+  // The settings' rules make sure of both: --namespace, or in a cluster the Job's.
+  const namespace = ctx.settings.namespace ?? ctx.cluster?.job.namespace;
+  const prefix = objectStorePrefix(family, ctx.settings.kind, namespace!, ctx.settings.object!);
   return client instanceof S3Bucket ? new S3ChunkStore(client, prefix) : new PgChunkStore(client, prefix);
 }
 

@@ -6,6 +6,7 @@ import * as z from './zod.ts';
 import { usageError } from '../errors.ts';
 import { DURATION, DURATION_GRAMMAR, durationMs, terraformDuration } from '../util/duration.ts';
 import { isSha256 } from '../util/sha256.ts';
+import { namespaceProblem, objectNameProblem } from '../kube/names.ts';
 import { MIN_CHUNK_BYTES, MAX_SETTING_CHUNK_BYTES } from '../store/limits.ts';
 import { Kind, type Notice, type Op } from './result.ts';
 import {
@@ -25,6 +26,13 @@ export { durationMs };
 const Duration = z.string().regex(DURATION, `a duration: ${DURATION_GRAMMAR}`).transform(terraformDuration);
 
 const Path = z.string().min(1);
+
+/** --object and --namespace: the CAPTF object's Kubernetes names, which its store keys are made of (store/object-names.ts). */
+const kubeName = (problem: (value: string) => string | undefined) =>
+  z.string().superRefine((value, ctx) => {
+    const why = problem(value);
+    if (why) ctx.addIssue({ code: 'custom', message: why });
+  });
 
 /** The stores --store names: PostgreSQL by URL or by terraform's pg backend settings, an S3 bucket (DNS-compatible name) and key prefix. */
 const STORE_URL = /^(?:postgres(?:ql)?:\/\/.*|postgres|s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](?:\/[^?#]*)?)$/s;
@@ -57,8 +65,8 @@ export const Settings = z.strictObject({
   terraform: Path.default(D.terraform.default),
   lockTimeout: Duration.optional(),
   logFormat: z.enum(['json', 'pretty']).optional().describe('Default: pretty on a TTY, else json'),
-  object: z.string().optional(),
-  namespace: z.string().optional(),
+  object: kubeName(objectNameProblem).optional(),
+  namespace: kubeName(namespaceProblem).optional(),
   backendConfig: z.array(Path).default([...D.backendConfig.default]),
   terminationLog: Path.default(D.terminationLog.default),
   policy: Path.optional().describe(
@@ -129,14 +137,20 @@ const conflict = (ctx: z.RefinementCtx, reason: SettingsRule, path: SettingName,
   ctx.addIssue({ code: 'custom', path: [path], message, params: { reason } });
 
 /** Rules every op's settings follow. */
-const commonRules = (s: { store?: string; object?: string }, ctx: z.RefinementCtx) => {
-  // A store keeps each object's artifacts apart by the object's name, as the Secret store does.
-  if (s.store && !s.object)
+const commonRules = (
+  s: { store?: string; object?: string; namespace?: string; jobName?: string; jobUid?: string },
+  ctx: z.RefinementCtx,
+) => {
+  // A store keeps each object's artifacts apart by its namespace, kind and name (in a cluster the Job's namespace stands in for --namespace).
+  if (s.store && (!s.object || (!s.namespace && !s.jobName && !s.jobUid)))
     conflict(
       ctx,
       'StoreNeedsObject',
       'store',
-      '--store keeps backups and plan artifacts per CAPTF object: pass --object NAME (CAPTF_OBJECT) too',
+      `--store keeps backups and plan artifacts per CAPTF object, by its namespace, kind and name: pass ${[
+        ...(s.object ? [] : ['--object NAME (CAPTF_OBJECT)']),
+        ...(s.namespace || s.jobName || s.jobUid ? [] : ['--namespace NS (CAPTF_NAMESPACE)']),
+      ].join(' and ')} too`,
     );
 };
 

@@ -216,7 +216,7 @@ export const NOTICE_CODES = [
   'ApprovalOfOtherInputs',
   /** --approved-hash is none of the hashes the runner knows: not this run's approval hash. */
   'ApprovalMismatch',
-  /** The approval's blocked run planned against a state of another lineage: blocked again, and the controller withdraws the approval. */
+  /** The approval's blocked run planned against a state of another lineage, or none was found and no --expect-lineage names the state: blocked again, and the controller withdraws the approval. */
   'ApprovalOfOtherState',
   /** A variable in the inputs that the module does not declare. */
   'UndeclaredVariable',

@@ -111,4 +111,30 @@ async function checkStatePath(statePath: string, newState: boolean): Promise<voi
       'StateFileMissing',
       `--state ${statePath} does not exist: a state there would be a new, empty one (an apply would create everything again, a destroy would destroy nothing). Nothing was run. Fix the file name, or pass --new-state (CAPTF_NEW_STATE=1) when this run is to start the state.`,
     );
+  // terraform reads an empty (or whitespace-only) state file as no state at all: a truncated file is a missing one.
+  if (!(file instanceof Error) && file.isFile() && (await holdsOnlyWhitespace(statePath)))
+    throw usageError(
+      'StateFileMissing',
+      `--state ${statePath} is empty (${file.size === 0 ? '0 bytes' : `${file.size} bytes of whitespace only`}): terraform would read it as no state, a new, empty one (an apply would create everything again, a destroy would destroy nothing). Nothing was run. Put the object's state back (restore it from a backup), or pass --new-state (CAPTF_NEW_STATE=1) when this run is to start the state.`,
+    );
 }
+
+/** Whether the file holds nothing but JSON's whitespace (or nothing): read up to its first other byte (a state's first). */
+async function holdsOnlyWhitespace(path: string): Promise<boolean> {
+  // One the runner cannot read is terraform's to report.
+  const handle = await open(path, 'r').catch(() => undefined);
+  if (!handle) return false;
+  try {
+    const buffer = Buffer.alloc(64 * 1024);
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) return true;
+      for (let i = 0; i < bytesRead; i++) if (!JSON_WHITESPACE.has(buffer[i]!)) return false;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Space, tab, LF, CR: the whitespace JSON allows around a value. */
+const JSON_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);

@@ -1,7 +1,7 @@
 // What every store takes as an object name, the prefix that keeps one CAPTF object's artifacts
 // apart in a store, and how every store says a chunk is missing.
 import { RunnerError, usageError } from '../errors.ts';
-import { dnsNamePartFor, shortenedName } from '../kube/names.ts';
+import { namespaceProblem, objectNameProblem } from '../kube/names.ts';
 import { KIND_SHORT, type ObjectKind } from '../object-kind.ts';
 
 /** 1 to 200 letters, digits, ".", "_" or "-", starting with a letter or digit: a directory name, a key part, a Secret name part (mapped). */
@@ -35,10 +35,15 @@ export function missingChunk(
 export type ArtifactFamily = 'plan' | 'backup';
 
 /**
- * `captf-<plan|backup>-<kindshort>-<object>`: the Secret name prefix of an object's artifacts, and
- * its key prefix in the other stores. Shortened with a digest when a long object name (up to 253
- * characters) would pass a name's 253.
+ * `captf-<plan|backup>-<kindshort>.<namespace>.<object>`: the key of one CAPTF object's artifacts in
+ * a store (PostgreSQL's `store` column, S3's key prefix before `/`; the Secret store's prefix,
+ * shortened). The namespace (a DNS-1123 label: no ".") ends at the first "." after the kind, so no
+ * two objects (namespace, kind, name) share a key, and a key of this layout never is one of the
+ * layout before it (`captf-<family>-<kindshort>-<object>`: a "-" after the kind). Up to 335
+ * characters: not shortened, so no digest stands for a name. Both names are checked as settings are.
  */
-export function objectStorePrefix(family: ArtifactFamily, kind: ObjectKind, object: string): string {
-  return shortenedName(`captf-${family}-${KIND_SHORT[kind]}-${dnsNamePartFor(object)}`);
+export function objectStorePrefix(family: ArtifactFamily, kind: ObjectKind, namespace: string, object: string): string {
+  const problem = namespaceProblem(namespace) ?? objectNameProblem(object);
+  if (problem) throw usageError('SettingsInvalid', problem);
+  return `captf-${family}-${KIND_SHORT[kind]}.${namespace}.${object}`;
 }

@@ -1,6 +1,6 @@
 // A ChunkStore (and the records beside it) in PostgreSQL: an object's chunks and its manifest are
 // written in one transaction, so no partial object can exist; retention is one statement. Rows
-// are keyed by the store's prefix (`captf-backup-tc-prod`): objects sharing a schema keep apart.
+// are keyed by the store's prefix (`captf-backup-tc.team-a.prod`): objects sharing a schema keep apart.
 import { MAX_CHUNK_BYTES, MAX_MANIFEST_BYTES } from './limits.ts';
 import { artifactExists } from './artifact-errors.ts';
 import { checkObjectName, missingChunk } from './object-names.ts';
@@ -12,7 +12,7 @@ export class PgChunkStore implements ChunkStore, RecordStore {
 
   constructor(
     private readonly db: PgDatabase,
-    /** Starts every key of this store, e.g. `captf-backup-tc-prod`. */
+    /** Starts every key of this store, e.g. `captf-backup-tc.team-a.prod`. */
     private readonly prefix: string,
   ) {
     this.location = `${db.target.location}/${prefix}`;

@@ -2,7 +2,7 @@
 //   <prefix>/<store>/<object>/chunk-00000 …   the chunks, each put only if absent (If-None-Match: *)
 //   <prefix>/<store>/<object>/manifest.json   put last, only if absent
 //   <prefix>/<store>/<record>                 records (blocked-<approval hash>.json), replaced whole
-// `<store>` is the object's prefix (`captf-backup-tc-prod`). The AWS SDK's S3 client finds the
+// `<store>` is the object's prefix (`captf-backup-tc.team-a.prod`). The AWS SDK's S3 client finds the
 // region, the endpoint (AWS_ENDPOINT_URL_S3) and the credentials the way it always does (the
 // variables, web identity for IRSA, the container and instance providers); it loads on the first
 // request, so only a run that uses this store pays for it.

@@ -200,7 +200,7 @@ export const REASONS = {
     'usage',
     EXIT.usage,
     EVERY_OP,
-    '--state FILE does not exist in an existing directory (and no --new-state): a typo would start a new, empty state; nothing ran',
+    '--state FILE does not exist in an existing directory, or is empty or whitespace only (and no --new-state): a typo or a truncated file would start a new, empty state; nothing ran',
   ),
   StateFileInWorkdir: invalid(
     'usage',
@@ -242,7 +242,7 @@ export const REASONS = {
     'usage',
     EXIT.usage,
     EVERY_OP,
-    '--store without --object: a store keeps backups and plan artifacts per CAPTF object',
+    '--store without --object, or without --namespace outside a cluster: a store keeps backups and plan artifacts per CAPTF object, by its namespace, kind and name',
   ),
   InvalidStoreLocation: invalid(
     'usage',

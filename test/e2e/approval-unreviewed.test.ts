@@ -151,10 +151,52 @@ describe('apply: what an approval covered that was not shown', () => {
     assert.equal(again.result!.approval!.blockedRun!.finishedAt, r.finishedAt);
   });
 
-  it('no blocked run for the hash (its record is gone): every destructive change is unreviewed, with a warning that says so', async (t) => {
+  it("no blocked run for the hash (its record deleted) and the state swapped for another object's, no --expect-lineage: blocked again, saying why, the state unchanged; approving the same hash again approves that block", async (t) => {
+    const { s, hash } = await blockedOnNetwork(t, { withRecord: false });
+    // Another object's state in its place: the same resources, another lineage. The lineage the
+    // approval was given for lived only in the deleted record.
+    const other = '0badc0de-0000-4000-8000-0000000000a6';
+    await writeFile(s.state, JSON.stringify({ ...JSON.parse(await readFile(s.state, 'utf8')), lineage: other }));
+    const otherState = await readFile(s.state);
+
+    const run = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', hash]);
+    assert.equal(run.exitCode, 3, explain(run));
+    const r = run.result!;
+    assert.equal(r.outcome, 'blocked');
+    assert.equal(r.reason, 'DestructivePlanBlocked');
+    assert.equal(r.applied, false);
+    assert.deepEqual(r.approval, { given: true, matched: false, required: true });
+    const notice = r.notices!.find((n) => n.code === 'ApprovalOfOtherState');
+    assert.ok(notice, JSON.stringify(r.notices));
+    assert.ok(
+      notice.message.startsWith(`no blocked run was found for approval hash ${hash}`) &&
+        notice.message.includes('no --expect-lineage names the state') &&
+        notice.message.includes('it covers nothing destructive and this plan is blocked again'),
+      notice.message,
+    );
+    assert.ok(r.message.startsWith(notice.message), r.message);
+    assert.deepEqual(await readFile(s.state), otherState, 'nothing was applied to the other state');
+
+    // The re-block kept its record, naming this state: an approval given after it covers it.
+    const again = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', hash]);
+    assert.equal(again.exitCode, 0, explain(again));
+    assert.equal(again.result!.approval!.blockedRun!.finishedAt, r.finishedAt);
+    assert.equal(resourceIds(await s.readState())['terraform_data.network'], undefined);
+  });
+
+  it('no blocked run for the hash (its record is gone) with --expect-lineage: every destructive change is unreviewed, with a warning that says so', async (t) => {
     const { s, hash } = await blockedOnNetwork(t, { withRecord: false });
     await s.useModule(deletesNetworkAndNodeB);
-    const run = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', hash]);
+    const lineage = (await s.readState()).lineage;
+    const run = await s.run('apply', [
+      '--image',
+      IMAGE,
+      ...OBJECT,
+      '--approved-hash',
+      hash,
+      '--expect-lineage',
+      lineage,
+    ]);
     assert.equal(run.exitCode, 0, explain(run));
     const approval = run.result!.approval!;
     assert.equal(approval.unreviewedTotal, 2);
@@ -300,7 +342,7 @@ describe('apply in a cluster: what an approval covered that was not shown', () =
     assert.equal(stored.approval.unreviewedTotal, 1);
   });
 
-  it('the blocked Job is gone (and its result Secret with it): every destructive change is unreviewed', async (t) => {
+  it('the blocked Job is gone (and its result Secret with it), with --expect-lineage: every destructive change is unreviewed', async (t) => {
     // The approval hash of the file's block of the same inputs (local, so no Secret of it was ever
     // written: the API as it is once a blocked Job's Secret is gone), for another object than the
     // first test's: its blocked Job (same inputs, so the same hash) is not this object's blocked run.
@@ -309,7 +351,12 @@ describe('apply in a cluster: what an approval covered that was not shown', () =
       api.rbac = undefined;
     });
     const approvedJob = await job(s, 'apply-b3', 'other');
-    const run = await s.run('apply', ['--image', IMAGE, ...approvedJob.args, '--approved-hash', hash], approvedJob.env);
+    const lineage = ['--expect-lineage', (await s.readState()).lineage];
+    const run = await s.run(
+      'apply',
+      ['--image', IMAGE, ...approvedJob.args, '--approved-hash', hash, ...lineage],
+      approvedJob.env,
+    );
     assert.equal(run.exitCode, 0, explain(run));
     assert.equal(run.result!.approval!.matched, true);
     assert.equal(run.result!.approval!.unreviewedTotal, 1);

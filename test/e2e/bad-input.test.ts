@@ -62,6 +62,36 @@ describe('bad input', () => {
       message: /drop --guard off/,
       args: ['--guard', 'off'],
     },
+    ...(
+      [
+        ['../x', /"\.\.\/x" is not a Kubernetes object name: a DNS-1123 subdomain/],
+        ['a/b', /"a\/b" is not a Kubernetes object name/],
+        ['x'.repeat(300), /"x{64}"… \(300 characters\) is not a Kubernetes object name: .*at most 253 characters/],
+        ['Prod', /"Prod" is not a Kubernetes object name: .*lowercase letters/],
+      ] as const
+    ).map(([object, message]) => ({
+      name: `--object ${object.length > 20 ? `of ${object.length} characters` : object}`,
+      exit: 2,
+      reason: /SettingsInvalid/,
+      message: new RegExp(`^invalid settings: --object \\(or CAPTF_OBJECT\\): ${message.source}`),
+      args: ['--object', object],
+    })),
+    {
+      name: 'a --namespace that is no DNS-1123 label',
+      exit: 2,
+      reason: /SettingsInvalid/,
+      message:
+        /^invalid settings: --namespace \(or CAPTF_NAMESPACE\): "team\.a" is not a Kubernetes namespace: a DNS-1123 label/,
+      args: ['--object', 'prod', '--namespace', 'team.a'],
+    },
+    {
+      name: '--store without --namespace outside a cluster',
+      exit: 2,
+      reason: /StoreNeedsObject/,
+      message:
+        /--store keeps backups and plan artifacts per CAPTF object, by its namespace, kind and name: pass --namespace NS/,
+      args: ['--object', 'prod', '--store', 's3://captf-artifacts/fleet'],
+    },
     {
       name: 'an unknown flag',
       exit: 2,

@@ -109,7 +109,15 @@ describe("the counts and terraform's own line", () => {
     // A replace: terraform counts an add and a destroy; the record is kept as it is, so only the replace explains the difference.
     await s.useModule(modules.replace);
     // The module changed, the inputs and the image did not: the approval hash is still the first apply's.
-    const replace = await s.run('apply', ['--image', IMAGE, '--approved-hash', first.result!.approvalHash!]);
+    // No run was blocked for it: --expect-lineage names the state it covers.
+    const replace = await s.run('apply', [
+      '--image',
+      IMAGE,
+      '--approved-hash',
+      first.result!.approvalHash!,
+      '--expect-lineage',
+      first.result!.state!.lineage!,
+    ]);
     assert.equal(replace.exitCode, 0, explain(replace));
     const [line] = terraformLines(replace.stdout);
     assert.equal(line, 'Plan: 1 to add, 0 to change, 1 to destroy.');

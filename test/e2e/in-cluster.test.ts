@@ -45,8 +45,10 @@ describe('in-cluster mode', () => {
     const third = await api.runAsJob(NS, 'apply-3', s.dir);
     const approved = await s.run('apply', [...third.args, '--approved-hash', blocked.result!.approvalHash!], third.env);
     assert.equal(approved.exitCode, 0, explain(approved));
-    assert.match(approved.result!.backup!.location, /^secret:team-a\/captf-backup-tc-demo/);
-    const backupSecrets = api.secrets(NS).filter((secret) => secret.metadata.name.startsWith('captf-backup-tc-demo'));
+    assert.match(approved.result!.backup!.location, /^secret:team-a\/captf-backup-tc\.team-a\.demo/);
+    const backupSecrets = api
+      .secrets(NS)
+      .filter((secret) => secret.metadata.name.startsWith('captf-backup-tc.team-a.demo'));
     assert.ok(backupSecrets.length >= 2, 'chunks and a manifest');
     assert.ok(backupSecrets.every((secret) => secret.immutable === true));
   });
@@ -168,7 +170,7 @@ output "kept" {
     assert.equal(applied.exitCode, 0, explain(applied));
     const backup = applied.result!.backup!;
     const prefix = backup.location.split('/').at(-1)!;
-    assert.ok(prefix.length <= 253 && /^captf-backup-tc-cluster-x+-[0-9a-f]{10}$/.test(prefix), prefix);
+    assert.ok(prefix.length <= 253 && /^captf-backup-tc\.team-a\.cluster-x+-[0-9a-f]{10}$/.test(prefix), prefix);
     assert.ok(
       api.secrets(NS).some((secret) => secret.metadata.name.startsWith(prefix.slice(0, 200))),
       'the backup is in Secrets',

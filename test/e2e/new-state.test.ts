@@ -4,6 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modules, readLocalState, resourceIds } from '../support/tf-modules.ts';
 import { applied } from './apply.support.ts';
@@ -63,5 +64,39 @@ describe('--state naming a file that does not exist, in a directory that does', 
       assert.ok(!existsSync(typo), `${op} started a second state`);
     }
     assert.deepEqual(await readLocalState(s.state), stateBefore);
+  });
+});
+
+describe('--state naming an empty or whitespace-only file', () => {
+  it('is refused as a missing one (exit 2, StateFileMissing, naming --new-state) before anything runs: the file is unchanged and nothing is applied', async (t) => {
+    const s = await applied(t);
+    for (const content of ['', ' \n\t\r\n']) {
+      await writeFile(s.state, content);
+      for (const op of ['apply', 'destroy']) {
+        const run = await s.run(op, ['--state', s.state]);
+        assert.equal(run.exitCode, 2, explain(run));
+        assert.equal(run.result!.outcome, 'invalid');
+        assert.equal(run.result!.reason, 'StateFileMissing');
+        assert.equal(run.result!.error!.step, 'preflight');
+        assert.equal(run.result!.applied, false);
+        assert.ok(run.result!.message.includes(`--state ${s.state} is empty`), run.result!.message);
+        assert.match(run.result!.message, /or pass --new-state \(CAPTF_NEW_STATE=1\)/);
+        assert.deepEqual(
+          run.result!.steps.map((step) => step.name),
+          ['preflight'],
+          op,
+        );
+        assert.equal(await readFile(s.state, 'utf8'), content, `${op} changed the state file`);
+      }
+    }
+  });
+
+  it('with --new-state the empty file is the state the first apply starts', async (t) => {
+    const s = await scenario(t, modules.base);
+    const fresh = join(s.dir, 'empty.tfstate');
+    await writeFile(fresh, '');
+    const run = await s.run('apply', ['--state', fresh, '--new-state']);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.ok(resourceIds(await readLocalState(fresh))['terraform_data.cluster']);
   });
 });

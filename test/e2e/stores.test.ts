@@ -17,12 +17,12 @@ import { sharedSetup } from '../support/suite-setup.ts';
 import { modules, resourceIds, testTerraformEnv } from '../support/tf-modules.ts';
 import { explain, RUNNER, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 
-const OBJECT = ['--object', 'demo'];
+const OBJECT = ['--object', 'demo', '--namespace', 'team-a'];
 const postgres = usePostgres();
 // The S3 store runs as in an EKS pod with IRSA: a role for the object, its token in a file, no key;
 // the role's temporary credentials reach the object's own key prefixes only.
 const ROLE = 'arn:aws:iam::123456789012:role/captf-tc-demo';
-const OWN_PREFIXES = ['captf-e2e/fleet/captf-backup-tc-demo/', 'captf-e2e/fleet/captf-plan-tc-demo/'];
+const OWN_PREFIXES = ['captf-e2e/fleet/captf-backup-tc.team-a.demo/', 'captf-e2e/fleet/captf-plan-tc.team-a.demo/'];
 let s3: FakeS3;
 let tokenDir: string;
 before(async () => {
@@ -52,9 +52,11 @@ async function deadPort(): Promise<number> {
 interface StoreUnderTest {
   /** The environment that names the store (CAPTF_STORE and what its client reads). */
   env(): Promise<Record<string, string>>;
+  /** The same store with credentials for all of it: one store serving several namespaces. */
+  sharedEnv(): Promise<Record<string, string>>;
   /** The same store, down. */
   downEnv(): Promise<Record<string, string>>;
-  /** The names of the objects the store holds for `prefix` (`captf-plan-tc-demo`), complete ones. */
+  /** The names of the objects the store holds for `prefix` (`captf-plan-tc.team-a.demo`), complete ones. */
   objects(prefix: string): Promise<string[]>;
   locationPattern: RegExp;
   /** Checks, after the object's life, that every request used the object's own credentials and was allowed. */
@@ -71,6 +73,7 @@ const stores: Record<string, () => Promise<StoreUnderTest>> = {
     };
     return {
       env: async () => ({ CAPTF_STORE: url(db.connString) }),
+      sharedEnv: async () => ({ CAPTF_STORE: url(db.connString) }),
       downEnv: async () => ({ CAPTF_STORE: url(db.connString.replace(/:\d+\//, `:${await deadPort()}/`)) }),
       async objects(prefix) {
         const client = new pg.Client({ connectionString: db.connString });
@@ -87,11 +90,12 @@ const stores: Record<string, () => Promise<StoreUnderTest>> = {
       },
       // The test database's owner: the grants per object are pg-store.test.ts's.
       usedOwnCredentials: async () => {},
-      locationPattern: /^postgres:\/\/127\.0\.0\.1:\d+\/test_\d+\/captf_demo\/captf-(backup|plan)-tc-demo$/,
+      locationPattern: /^postgres:\/\/127\.0\.0\.1:\d+\/test_\d+\/captf_demo\/captf-(backup|plan)-tc\.team-a\.demo$/,
     };
   },
   S3: async () => ({
     env: async () => ({ CAPTF_STORE: 's3://captf-e2e/fleet', ...s3.webIdentityEnv(ROLE, join(tokenDir, 'token')) }),
+    sharedEnv: async () => ({ CAPTF_STORE: 's3://captf-e2e/fleet', ...s3.env() }),
     downEnv: async () => ({
       CAPTF_STORE: 's3://captf-e2e/fleet',
       ...s3.env(),
@@ -117,7 +121,7 @@ const stores: Record<string, () => Promise<StoreUnderTest>> = {
         assert.notEqual(request.status, 403, `${request.method} ${request.key} was refused`);
       }
     },
-    locationPattern: /^s3:\/\/captf-e2e\/fleet\/captf-(backup|plan)-tc-demo$/,
+    locationPattern: /^s3:\/\/captf-e2e\/fleet\/captf-(backup|plan)-tc\.team-a\.demo$/,
   }),
 };
 
@@ -152,7 +156,7 @@ for (const [name, make] of Object.entries(stores)) {
         ),
       );
       assert.equal(approval!.unreviewedTotal, 0, 'the record in the store showed every destructive change');
-      assert.deepEqual(await store.objects('captf-backup-tc-demo'), [backup!.object]);
+      assert.deepEqual(await store.objects('captf-backup-tc.team-a.demo'), [backup!.object]);
       await assert.rejects(
         readdir(join(s.out, 'backups')),
         { code: 'ENOENT' },
@@ -168,7 +172,7 @@ for (const [name, make] of Object.entries(stores)) {
       assert.equal(planned.exitCode, 0, explain(planned));
       const artifact = planned.result!.planArtifact!;
       assert.match(artifact.location, store.locationPattern);
-      assert.deepEqual(await store.objects('captf-plan-tc-demo'), [artifact.object]);
+      assert.deepEqual(await store.objects('captf-plan-tc.team-a.demo'), [artifact.object]);
       const serial = (await s.readState()).serial;
       const applied = await run(s, store, 'apply', [
         '--plan-artifact',
@@ -180,7 +184,7 @@ for (const [name, make] of Object.entries(stores)) {
       assert.equal(applied.result!.planHash, planned.result!.planHash);
       assert.ok((await s.readState()).serial > serial, 'the plan was applied');
       assert.deepEqual(
-        await store.objects('captf-plan-tc-demo'),
+        await store.objects('captf-plan-tc.team-a.demo'),
         [],
         'a plan that was applied can never apply again: it is gone',
       );
@@ -200,7 +204,11 @@ for (const [name, make] of Object.entries(stores)) {
         (await s.readState()).resources.filter((r) => r.mode === 'managed'),
         [],
       );
-      assert.equal((await store.objects('captf-backup-tc-demo')).length, 3, 'three backups kept (--keep-backups)');
+      assert.equal(
+        (await store.objects('captf-backup-tc.team-a.demo')).length,
+        3,
+        'three backups kept (--keep-backups)',
+      );
       await store.usedOwnCredentials();
     });
 
@@ -219,10 +227,11 @@ for (const [name, make] of Object.entries(stores)) {
       const own = dirname(backupRef).replace('captf-backup-', 'captf-plan-');
       const elsewhere =
         name === 'S3'
-          ? 'postgres://127.0.0.1:5432/db/captf/captf-plan-tc-demo'
-          : 's3://captf-e2e/fleet/captf-plan-tc-demo';
+          ? 'postgres://127.0.0.1:5432/db/captf/captf-plan-tc.team-a.demo'
+          : 's3://captf-e2e/fleet/captf-plan-tc.team-a.demo';
       for (const reference of [
-        `${own.replace('tc-demo', 'tc-other')}/plan-1`,
+        `${own.replace('team-a.demo', 'team-a.other')}/plan-1`,
+        `${own.replace('team-a.demo', 'team-b.demo')}/plan-1`,
         `${own}/plan-1/chunk-00000`,
         `${elsewhere}/plan-1`,
       ]) {
@@ -274,3 +283,59 @@ describe('a run without --store loads neither client', () => {
     assert.equal(plain.exitCode, 0, plain.stderr.slice(-2000));
   });
 });
+
+for (const [name, make] of Object.entries(stores)) {
+  describe(`the ${name} store: one store, objects of one name in two namespaces`, () => {
+    it("team-b's prod never touches team-a's prod: its plan keeps team-a's pending artifact, its restore does not find team-a's backups", async (t) => {
+      const store = await make();
+      const env = await store.sharedEnv();
+      const teamA = await scenario(t, modules.base);
+      const teamB = await scenario(t, modules.base);
+      const prod = (namespace: string) => ['--object', 'prod', '--namespace', namespace];
+      const A = prod('team-a');
+      const B = prod('team-b');
+      const first = await teamA.run('apply', A, env);
+      assert.equal(first.exitCode, 0, explain(first));
+      await teamA.useModule(modules.update);
+      const planA = await teamA.run('plan', A, env);
+      assert.equal(planA.exitCode, 0, explain(planA));
+      const artifactA = planA.result!.planArtifact!;
+      assert.ok(artifactA.location.endsWith('/captf-plan-tc.team-a.prod'), artifactA.location);
+
+      // team-b's plan of its own prod: its retention keeps one plan of its own, and none of team-a's.
+      const firstB = await teamB.run('apply', B, env);
+      assert.equal(firstB.exitCode, 0, explain(firstB));
+      await teamB.useModule(modules.update);
+      const planB = await teamB.run('plan', B, env);
+      assert.equal(planB.exitCode, 0, explain(planB));
+      assert.ok(planB.result!.planArtifact!.location.endsWith('/captf-plan-tc.team-b.prod'));
+      assert.deepEqual(await store.objects('captf-plan-tc.team-a.prod'), [artifactA.object]);
+      assert.deepEqual(await store.objects('captf-plan-tc.team-b.prod'), [planB.result!.planArtifact!.object]);
+
+      // team-a's approved apply of its plan still finds it, and backs up team-a's state in team-a's key.
+      const appliedA = await teamA.run(
+        'apply',
+        [...A, '--plan-artifact', artifactA.ref, '--approved-plan-hash', planA.result!.planHash!],
+        env,
+      );
+      assert.equal(appliedA.exitCode, 0, explain(appliedA));
+      const backupA = appliedA.result!.backup!;
+      assert.ok(backupA.location.endsWith('/captf-backup-tc.team-a.prod'), backupA.location);
+      assert.deepEqual(await store.objects('captf-backup-tc.team-b.prod'), []);
+
+      // team-b's restore: team-a's backup is not in team-b's store, and team-a's reference is not team-b's to read.
+      const stateB = await readFile(teamB.state);
+      const notFound = await teamB.run(
+        'restore',
+        [...B, '--backup', `${backupA.location.replace('team-a.prod', 'team-b.prod')}/${backupA.object}`],
+        env,
+      );
+      assert.notEqual(notFound.exitCode, 0, explain(notFound));
+      assert.equal(notFound.result!.error!.reason, 'ArtifactIncomplete', explain(notFound));
+      const refused = await teamB.run('restore', [...B, '--backup', backupA.ref], env);
+      assert.equal(refused.exitCode, 2, explain(refused));
+      assert.equal(refused.result!.error!.reason, 'ArtifactReferenceInvalid');
+      assert.deepEqual(await readFile(teamB.state), stateB, "team-b's state is untouched");
+    });
+  });
+}

@@ -170,7 +170,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
     );
   });
 
-  it('fails closed: when the comparison fails, every destructive entry counts as unreviewed, with a warning', async (t) => {
+  it('fails closed: when the comparison fails (with --expect-lineage), every destructive entry counts as unreviewed, with a warning', async (t) => {
     const dir = await tempDir(t);
     const every = entries(130);
     // Something unexpected while looking for the blocked run.
@@ -179,6 +179,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
         throw new Error('boom');
       },
     });
+    Object.assign(broken.ctx.settings, { expectLineage: BLOCKED_LINEAGE });
     const coverage = await approvalCoverageStep(broken.ctx, {
       plan: planOf(every),
       everyDestructive: every,
@@ -197,6 +198,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
     assert.equal(broken.logged.filter((m) => m.startsWith('approved without review: ')).length, 130);
     // Fewer entries named than the plan counts: the ones nobody named count too.
     const short = context(dir);
+    Object.assign(short.ctx.settings, { expectLineage: BLOCKED_LINEAGE });
     const partial = await approvalCoverageStep(short.ctx, {
       plan: planOf(every.slice(0, 120), 130),
       everyDestructive: every.slice(0, 120),
@@ -267,6 +269,40 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
       }),
       /refused: .*made against a state it does not name/,
     );
+  });
+
+  it('no blocked run found, or none could be looked for, and no --expect-lineage: the approval covers nothing (otherState), saying why', async (t) => {
+    const dir = await tempDir(t);
+    const every = entries(1);
+    const options = {
+      plan: planOf(every),
+      everyDestructive: every,
+      approvalHash: H,
+      stateLineage: BLOCKED_LINEAGE,
+      refuseOtherState: refuse,
+    };
+    const { ctx } = context(dir);
+    await assert.rejects(
+      approvalCoverageStep(ctx, options),
+      new RegExp(
+        `refused: no blocked run was found for approval hash ${H} \\(looked in: .*${blockedRecordName(H)}.*\\), and no --expect-lineage names the state: nothing records which state the approval was given for, so it covers nothing destructive and this plan is blocked again`,
+      ),
+    );
+    const broken = context(dir, {
+      get cluster(): never {
+        throw new Error('boom');
+      },
+    });
+    await assert.rejects(
+      approvalCoverageStep(broken.ctx, options),
+      /refused: no blocked run was found for approval hash a{64} \(the look-up failed: boom\), and no --expect-lineage names the state/,
+    );
+    // With --expect-lineage the state was checked against it before the plan: applied, every entry unreviewed.
+    const named = context(dir);
+    Object.assign(named.ctx.settings, { expectLineage: BLOCKED_LINEAGE });
+    const coverage = await approvalCoverageStep(named.ctx, options);
+    assert.equal(coverage.unreviewedTotal, 1);
+    assert.match(named.warnings[0]!, /^no blocked run was found for approval hash a{64}/);
   });
 
   it('a stop request is not swallowed', async (t) => {

@@ -92,23 +92,56 @@ describe('settings per op', () => {
     ]) {
       for (const op of Op.options)
         assert.equal(
-          loadSettings(op, { store, object: 'prod', backup: '/b', lockId: 'l' }, {}).store,
+          loadSettings(op, { store, object: 'prod', namespace: 'team-a', backup: '/b', lockId: 'l' }, {}).store,
           store,
           `${op} ${store}`,
         );
     }
     assert.equal(
-      loadSettings('apply', {}, { CAPTF_STORE: 's3://captf-artifacts/x', CAPTF_OBJECT: 'prod' }).store,
+      loadSettings('apply', {}, { CAPTF_STORE: 's3://captf-artifacts/x', CAPTF_OBJECT: 'prod', CAPTF_NAMESPACE: 'a' })
+        .store,
       's3://captf-artifacts/x',
     );
     for (const store of ['mysql://db/x', 'pg', 's3://Captf/x', 's3://a', '/a/dir', 'secret:ns/prefix']) {
-      const e = refusal(() => loadSettings('plan', { store, object: 'prod' }, {}));
+      const e = refusal(() => loadSettings('plan', { store, object: 'prod', namespace: 'a' }, {}));
       assert.equal(e.reason, 'SettingsInvalid', store);
       assert.match(e.message, /--store \(or CAPTF_STORE\)/);
     }
     const e = refusal(() => loadSettings('destroy', { store: 'postgres' }, {}));
     assert.equal(e.reason, 'StoreNeedsObject');
-    assert.match(e.message, /pass --object NAME/);
+    assert.match(e.message, /pass --object NAME \(CAPTF_OBJECT\) and --namespace NS \(CAPTF_NAMESPACE\) too/);
+    // The store keys an object by its namespace too: outside a cluster --namespace is needed; in one the Job's namespace stands in.
+    const noNamespace = refusal(() => loadSettings('plan', { store: 'postgres', object: 'prod' }, {}));
+    assert.equal(noNamespace.reason, 'StoreNeedsObject');
+    assert.match(noNamespace.message, /by its namespace, kind and name: pass --namespace NS \(CAPTF_NAMESPACE\) too$/);
+    assert.equal(
+      loadSettings('plan', { store: 'postgres', object: 'prod', jobName: 'j', jobUid: 'u' }, {}).namespace,
+      undefined,
+    );
+  });
+
+  it('--object is a Kubernetes object name (DNS-1123 subdomain) and --namespace a namespace (DNS-1123 label): anything else is refused, naming the value and the rule', () => {
+    for (const object of ['prod', 'prod-5f56359ef1', 'a.b-c', 'x'.repeat(253)])
+      assert.equal(loadSettings('plan', { object }, {}).object, object);
+    for (const object of ['Prod', '../x', 'a/b', 'x'.repeat(254), 'x'.repeat(300), '-a', 'a-', 'a_b', 'a..b', '']) {
+      const e = refusal(() => loadSettings('plan', { object }, {}));
+      assert.equal(e.reason, 'SettingsInvalid', object);
+      assert.ok(e.message.startsWith('invalid settings: --object (or CAPTF_OBJECT): '), e.message);
+      assert.match(e.message, /is not a Kubernetes object name: a DNS-1123 subdomain, at most 253 characters/);
+      assert.ok(e.message.includes(JSON.stringify(object.slice(0, 64))), e.message);
+    }
+    assert.match(
+      refusal(() => loadSettings('plan', { object: 'x'.repeat(300) }, {})).message,
+      /"x{64}"… \(300 characters\) is not/,
+    );
+    for (const namespace of ['team-a', 'a', 'x'.repeat(63)])
+      assert.equal(loadSettings('plan', { namespace }, {}).namespace, namespace);
+    for (const namespace of ['Team-A', 'team.a', 'team_a', '../x', 'a/b', 'x'.repeat(64), '-a']) {
+      const e = refusal(() => loadSettings('destroy', {}, { CAPTF_NAMESPACE: namespace }));
+      assert.equal(e.reason, 'SettingsInvalid', namespace);
+      assert.ok(e.message.startsWith('invalid settings: --namespace (or CAPTF_NAMESPACE): '), e.message);
+      assert.match(e.message, /is not a Kubernetes namespace: a DNS-1123 label, at most 63 characters/);
+    }
   });
 
   it('a --deadline that leaves no time before the run stops itself is refused by every op, saying the rule and what to give instead', () => {

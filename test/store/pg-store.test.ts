@@ -82,6 +82,9 @@ storeContract('PostgreSQL', {
       },
     };
   },
+  async keyedStores(_t, keys) {
+    return keys.map((prefix) => new PgChunkStore(db, prefix));
+  },
 });
 
 describe('PostgreSQL store: what a database adds', () => {

@@ -110,6 +110,10 @@ storeContract('S3', {
       },
     };
   },
+  async keyedStores(_t, keys) {
+    const bucket = openBucket();
+    return keys.map((prefix) => new S3ChunkStore(bucket, prefix));
+  },
 });
 
 describe('s3Target', () => {

@@ -78,6 +78,10 @@ storeContract('Secrets', {
       },
     };
   },
+  async keyedStores(t, keys) {
+    const h = await startFakeCluster(t);
+    return keys.map((prefix) => backupStore(h, { prefix }));
+  },
 });
 
 const artifactError = (reason: string, message: RegExp) => (error: unknown) => {

@@ -13,7 +13,8 @@ import { readArtifact } from '../../src/store/artifact-read.ts';
 import { writeArtifact } from '../../src/store/artifact-write.ts';
 import type { ArtifactManifest } from '../../src/store/manifest.ts';
 import { pruneObjects } from '../../src/store/retention.ts';
-import type { ChunkStore, ObjectWrite } from '../../src/store/store.ts';
+import { objectStorePrefix } from '../../src/store/object-names.ts';
+import type { ChunkStore, ObjectWrite, RecordStore } from '../../src/store/store.ts';
 import {
   backupMeta,
   buildTar,
@@ -52,6 +53,12 @@ export interface StoreContract {
    * in one transaction: it never holds a partial object, and the cases about them do not apply.
    */
   partialObjects: boolean;
+  /**
+   * Stores of the given keys (objectStorePrefix) over one backing store: one database, one bucket,
+   * one namespace's Secrets. A directory store has no keys: its directory is the one given for the
+   * object (--backups, --artifacts), so it leaves this out.
+   */
+  keyedStores?(t: TestContext, keys: readonly string[]): Promise<ChunkStore[]>;
 }
 
 const PLAN = Buffer.from('PK\u0003\u0004 pretend this is a saved plan');
@@ -257,6 +264,49 @@ export function storeContract(name: string, contract: StoreContract): void {
       await putPartial(store, 'b-3', [Buffer.from('in progress')]);
       assert.deepEqual(await pruneObjects(store, { keep: 1, prefix: 'b-' }), { deleted: ['b-1'] });
     });
+  });
+
+  const keyedIt = contract.keyedStores ? it : it.skip;
+  describe(`${name}: one backing store, several objects' keys`, () => {
+    keyedIt(
+      "objects of one name in two namespaces, and prod beside prod-5f56359ef1 (the key Prod had), never see, replace or prune each other's objects",
+      async (t) => {
+        const keys = [
+          objectStorePrefix('plan', 'cluster', 'team-a', 'prod'),
+          objectStorePrefix('plan', 'cluster', 'team-b', 'prod'),
+          objectStorePrefix('plan', 'cluster', 'team-a', 'prod-5f56359ef1'),
+        ];
+        const stores = await contract.keyedStores!(t, keys);
+        // The same object name under each key: each write is its own (no ArtifactExists).
+        for (const [i, store] of stores.entries()) await putObject(store, 'plan-1', [Buffer.from(`key ${i}`)]);
+        const [teamA, teamB, twin] = stores as [ChunkStore, ChunkStore, ChunkStore];
+        // team-b plans again: its retention (one plan kept) deletes its own older plan only.
+        await putObject(teamB, 'plan-2', [Buffer.from('key 1, again')]);
+        assert.deepEqual(await pruneObjects(teamB, { keep: 1, prefix: 'plan-', protect: ['plan-2'] }), {
+          deleted: ['plan-1'],
+        });
+        for (const [i, store] of [teamA, twin].entries()) {
+          assert.deepEqual(
+            (await store.listObjects()).map((o) => [o.name, o.complete]),
+            [['plan-1', true]],
+          );
+          assert.deepEqual(await store.getChunk('plan-1', 0), Buffer.from(`key ${i * 2}`));
+        }
+        assert.deepEqual(
+          (await teamB.listObjects()).map((o) => o.name),
+          ['plan-2'],
+        );
+        // A delete under one key leaves the others' objects of the same name.
+        await teamA.deleteObject('plan-1');
+        assert.equal(await teamA.getManifest('plan-1'), undefined);
+        assert.ok(await twin.getManifest('plan-1'));
+        // Records (the blocked runs' beside the backups) keep apart too, where the store keeps them.
+        const records = stores.filter((store): store is ChunkStore & RecordStore => 'putRecord' in store);
+        for (const [i, store] of records.entries()) await store.putRecord('blocked-x.json', Buffer.from(`record ${i}`));
+        for (const [i, store] of records.entries())
+          assert.deepEqual(await store.getRecord('blocked-x.json', 100), Buffer.from(`record ${i}`));
+      },
+    );
   });
 
   describe(`${name}: artifacts over the store`, () => {
