@@ -73,7 +73,7 @@ interface Daemon {
 }
 
 /** Starts a cluster and its radosgw, and makes the S3 user. On any failure everything started is stopped first. */
-export async function startRadosgw(): Promise<RadosgwServer> {
+async function startRadosgw(): Promise<RadosgwServer> {
   reapOrphanedServers();
   for (let attempt = 1; ; attempt++) {
     const dir = await mkdtemp(join(tmpdir(), DIR_PREFIX));
