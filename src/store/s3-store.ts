@@ -75,43 +75,42 @@ export class S3Bucket {
   ) {}
 
   sdk(): Promise<{ sdk: Sdk; client: S3Client }> {
-    this.loaded ??= Promise.all([import('@aws-sdk/client-s3'), this.retryDelay && import('@smithy/core/retry')]).then(
-      ([sdk, retry]) => {
-        // The SDK warns on stderr, once per process, that its releases after January 2027 need Node 22:
-        // the image runs Node 24; on a laptop's Node 20 the line would only break the runner's log.
-        process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-        const { retryDelay } = this;
-        const maxAttempts = typeof this.config.maxAttempts === 'number' ? this.config.maxAttempts : MAX_ATTEMPTS;
-        const client = new sdk.S3Client({
-          // An endpoint of its own (an S3-compatible store) is addressed by path: its DNS names no bucket.
-          forcePathStyle: Boolean(this.env.AWS_ENDPOINT_URL_S3 || this.env.AWS_ENDPOINT_URL),
-          // 503 SlowDown, 5xx and dropped connections are retried with the SDK's backoff; a socket
-          // silent for 30 s is given up: a store that hangs fails the op, it never holds it.
-          maxAttempts: MAX_ATTEMPTS,
-          // The SDK's own strategy, which decides what is retried, waiting what retryDelay says.
-          ...(retry &&
-            retryDelay && {
-              retryStrategy: new retry.StandardRetryStrategy({
-                maxAttempts,
-                backoff: { computeNextBackoffDelay: retryDelay, setDelayBase: () => {} },
-              }),
-            }),
-          // The store sends a SHA-256 of every object it puts; no other checksum work.
-          requestChecksumCalculation: 'WHEN_REQUIRED',
-          responseChecksumValidation: 'WHEN_REQUIRED',
-          ...this.config,
-          // Without throwOnRequestTimeout the SDK only warns when a socket goes silent, and waits on.
-          requestHandler: {
-            connectionTimeout: 10_000,
-            requestTimeout: 30_000,
-            ...(this.config.requestHandler as object | undefined),
-            throwOnRequestTimeout: true,
-          },
-        });
-        return { sdk, client };
-      },
-    );
+    this.loaded ??= import('@aws-sdk/client-s3').then(async (sdk) => {
+      // The SDK warns on stderr, once per process, that its releases after January 2027 need Node 22:
+      // the image runs Node 24; on a laptop's Node 20 the line would only break the runner's log.
+      process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+      const client = new sdk.S3Client({
+        // An endpoint of its own (an S3-compatible store) is addressed by path: its DNS names no bucket.
+        forcePathStyle: Boolean(this.env.AWS_ENDPOINT_URL_S3 || this.env.AWS_ENDPOINT_URL),
+        // 503 SlowDown, 5xx and dropped connections are retried with the SDK's backoff; a socket
+        // silent for 30 s is given up: a store that hangs fails the op, it never holds it.
+        maxAttempts: MAX_ATTEMPTS,
+        ...(this.retryDelay && { retryStrategy: await this.retryStrategy(this.retryDelay) }),
+        // The store sends a SHA-256 of every object it puts; no other checksum work.
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+        ...this.config,
+        // Without throwOnRequestTimeout the SDK only warns when a socket goes silent, and waits on.
+        requestHandler: {
+          connectionTimeout: 10_000,
+          requestTimeout: 30_000,
+          ...(this.config.requestHandler as object | undefined),
+          throwOnRequestTimeout: true,
+        },
+      });
+      return { sdk, client };
+    });
     return this.loaded;
+  }
+
+  /** The SDK's own strategy, which decides what is retried and how often, waiting what `delay` says. */
+  private async retryStrategy(delay: (retry: number) => number) {
+    const { StandardRetryStrategy } = await import('@smithy/core/retry');
+    const { maxAttempts = MAX_ATTEMPTS } = this.config;
+    return new StandardRetryStrategy({
+      maxAttempts: typeof maxAttempts === 'number' ? maxAttempts : MAX_ATTEMPTS,
+      backoff: { computeNextBackoffDelay: delay, setDelayBase: () => {} },
+    });
   }
 
   /** Closes the client's connections (tests; a run's process ends without waiting on idle ones). */
