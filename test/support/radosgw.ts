@@ -74,6 +74,13 @@ interface Daemon {
 
 /** Starts a cluster and its radosgw, and makes the S3 user. On any failure everything started is stopped first. */
 async function startRadosgw(): Promise<RadosgwServer> {
+  const missing = ['ceph-authtool', 'monmaptool', 'ceph', 'radosgw-admin', ...DAEMONS].filter(
+    (name) => !(process.env.PATH ?? '').split(':').some((dir) => dir && existsSync(join(dir, name))),
+  );
+  if (missing.length)
+    throw new Error(
+      `radosgw cannot start: ${missing.join(', ')} not found on PATH. Install Ceph's packages: apt-get install radosgw ceph-mon ceph-osd (.ci/run does)`,
+    );
   reapOrphanedServers();
   for (let attempt = 1; ; attempt++) {
     const dir = await mkdtemp(join(tmpdir(), DIR_PREFIX));
@@ -141,10 +148,14 @@ async function startIn(dir: string, daemons: Daemon[]): Promise<Omit<RadosgwServ
       await out.close();
     }
   };
-  const running = (name: string, { exited }: { exited: Promise<void> }) =>
-    exited.then(() => {
+  /** Rejects when the daemon exits: raced against each later step, so a daemon that dies ends the start at once. */
+  const running = (name: string, { exited }: { exited: Promise<void> }) => {
+    const ended = exited.then(() => {
       throw new Error(`${name} exited during the start`);
     });
+    ended.catch(() => {}); // once the start is over, a daemon's end is stop()'s business
+    return ended;
+  };
 
   const keyring = join(dir, 'mon.keyring');
   const monmap = join(dir, 'monmap');
@@ -202,8 +213,6 @@ async function startIn(dir: string, daemons: Daemon[]): Promise<Omit<RadosgwServ
     osd,
     rgw,
   ]);
-  // The rejections of the daemons' ends, once nobody waits on them: a daemon that ends later is not an error here.
-  for (const end of [mon, osd, rgw]) end.catch(() => {});
   return { endpoint, dir, credentials };
 }
 
