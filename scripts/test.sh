@@ -34,6 +34,7 @@ E2E_ELSEWHERE=(
   test/local/lifecycle.test.ts
   test/steps/plan-text.test.ts
   test/store/pg-store.test.ts
+  test/store/s3-radosgw.test.ts
 )
 
 # Timing-sensitive e2e files (signals, deadlines, stop grace): the serial phase runs them one at a time, alone.

@@ -53,23 +53,29 @@ export function s3Target(store: string): S3Target {
  */
 const MAX_LIST_PAGES = 1000;
 
+/** Tries of one request: 503 SlowDown, 5xx and dropped connections are retried with the SDK's backoff. */
+const MAX_ATTEMPTS = 4;
+
 /** One run's S3 client (shared by its backup and plan stores), created on first use. */
 export class S3Bucket {
   private loaded: Promise<{ sdk: Sdk; client: S3Client }> | undefined;
 
   /**
    * `config`: the client's settings beyond what the SDK finds itself (tests: shorter timeouts,
-   * explicit credentials); `maxListPages`: the pages one listing may take.
+   * explicit credentials); `maxListPages`: the pages one listing may take; `retryDelay`: the wait
+   * in ms before retry `n` (0, 1, …) in place of the SDK's backoff (tests: none, so no test sleeps
+   * through a second of backoff per fault it injects; a run always takes the SDK's).
    */
   constructor(
     readonly target: S3Target,
     private readonly config: S3ClientConfig = {},
     private readonly env: NodeJS.ProcessEnv = process.env,
     readonly maxListPages = MAX_LIST_PAGES,
+    private readonly retryDelay?: (retry: number) => number,
   ) {}
 
   sdk(): Promise<{ sdk: Sdk; client: S3Client }> {
-    this.loaded ??= import('@aws-sdk/client-s3').then((sdk) => {
+    this.loaded ??= import('@aws-sdk/client-s3').then(async (sdk) => {
       // The SDK warns on stderr, once per process, that its releases after January 2027 need Node 22:
       // the image runs Node 24; on a laptop's Node 20 the line would only break the runner's log.
       process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -78,7 +84,8 @@ export class S3Bucket {
         forcePathStyle: Boolean(this.env.AWS_ENDPOINT_URL_S3 || this.env.AWS_ENDPOINT_URL),
         // 503 SlowDown, 5xx and dropped connections are retried with the SDK's backoff; a socket
         // silent for 30 s is given up: a store that hangs fails the op, it never holds it.
-        maxAttempts: 4,
+        maxAttempts: MAX_ATTEMPTS,
+        ...(this.retryDelay && { retryStrategy: await this.retryStrategy(this.retryDelay) }),
         // The store sends a SHA-256 of every object it puts; no other checksum work.
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
@@ -94,6 +101,16 @@ export class S3Bucket {
       return { sdk, client };
     });
     return this.loaded;
+  }
+
+  /** The SDK's own strategy, which decides what is retried and how often, waiting what `delay` says. */
+  private async retryStrategy(delay: (retry: number) => number) {
+    const { StandardRetryStrategy } = await import('@smithy/core/retry');
+    const { maxAttempts = MAX_ATTEMPTS } = this.config;
+    return new StandardRetryStrategy({
+      maxAttempts: typeof maxAttempts === 'number' ? maxAttempts : MAX_ATTEMPTS,
+      backoff: { computeNextBackoffDelay: delay, setDelayBase: () => {} },
+    });
   }
 
   /** Closes the client's connections (tests; a run's process ends without waiting on idle ones). */

@@ -3,6 +3,7 @@
 // (masked) as it comes, and registration with the run's stop handle while it runs.
 import { execa } from 'execa';
 import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { readLineBatches } from '../util/lines.ts';
 import { killGroup, type StopHandle } from './stop.ts';
 
@@ -53,6 +54,11 @@ export interface RunOptions {
   consumeStdout?: (stdout: Readable) => Promise<unknown>;
   /** Keep stdout in memory (small documents only: version, validate, output). */
   captureStdout?: boolean;
+  /**
+   * With captureStdout, the bytes of stdout kept at most (default 32 MiB); past them the output is cut
+   * to its first KiB and the rest drained without being decoded or kept.
+   */
+  captureStdoutBytes?: number;
   /** Open files of the runner terraform inherits, as its descriptors 3, 4, … (a held plan file). */
   passFds?: readonly number[];
   /** Told once terraform's process exists (never when it could not be started): from then on it may act. */
@@ -114,12 +120,20 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
       },
     );
   } else if (options.captureStdout) {
+    const limit = options.captureStdoutBytes ?? CAPTURE_LIMIT_BYTES;
     stdoutDone = (async () => {
-      child.stdout!.setEncoding('utf8');
-      for await (const chunk of child.stdout!) {
-        if (stdoutOverflow || stdout.length + chunk.length > CAPTURE_LIMIT_BYTES) stdoutOverflow = true;
-        else stdout += chunk;
+      // Bytes, decoded only while they are kept: what is drained past the limit is never made a string.
+      const decoder = new StringDecoder('utf8');
+      let kept = 0;
+      for await (const chunk of child.stdout! as AsyncIterable<Buffer>) {
+        if (stdoutOverflow) continue;
+        if (kept + chunk.length > limit) stdoutOverflow = true;
+        else {
+          kept += chunk.length;
+          stdout += decoder.write(chunk);
+        }
       }
+      if (!stdoutOverflow) stdout += decoder.end();
     })();
   } else {
     stdoutDone = forEachBatch(child.stdout!, (texts) => options.output.lines('stdout', texts));

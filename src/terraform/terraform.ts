@@ -68,7 +68,7 @@ export interface CommandRun<T = unknown> extends RunResult<T> {
   place: DiagnosticPlace;
 }
 
-type RunExtras = Pick<RunOptions, 'consumeStdout' | 'captureStdout' | 'passFds' | 'onStart'>;
+type RunExtras = Pick<RunOptions, 'consumeStdout' | 'captureStdout' | 'captureStdoutBytes' | 'passFds' | 'onStart'>;
 
 /** A terraform to run commands with: made by createTerraform only. The command files of src/terraform run it; callers use those. */
 export interface Terraform {

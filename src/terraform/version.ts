@@ -75,6 +75,13 @@ export function resolveExecutable(file: string, pathEnv: string | undefined, cwd
 
 export const versionArgs = (): string[] => ['version'];
 
+/**
+ * What of `version`'s output is kept: its first line is all that counts, and terraform's own output (the version,
+ * the platform, the providers, an "out of date" notice) is a few hundred bytes. A binary that prints more has the
+ * rest drained, never held (its first line is still read).
+ */
+const VERSION_OUTPUT_BYTES = 64 * 1024;
+
 export interface TerraformVersionOptions {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
@@ -105,7 +112,7 @@ export async function terraformVersion(
   const fromRecord = recorded === undefined ? undefined : versionOfLine(path, recorded);
   if (fromRecord) return { ...fromRecord, fromImageRecord: true };
   const tf = createTerraform({ path, cwd, env, output: { lines() {} }, stop: options.stop });
-  const run = await tf.run('version', versionArgs(), { captureStdout: true });
+  const run = await tf.run('version', versionArgs(), { captureStdout: true, captureStdoutBytes: VERSION_OUTPUT_BYTES });
   if (run.meaning !== 'ok') {
     const said = lastLine(run.stderrTail);
     throw imageError(

@@ -118,7 +118,7 @@ describe('fault matrix: enormous output streams through with bounded memory', { 
     });
   }
 
-  // Read whole (version, validate: capped at 32 MiB, then drained) or to a file (state pull): two
+  // Read whole (validate: capped at 32 MiB, then drained; version: its first 64 KiB) or to a file (state pull): two
   // runs beyond the cap, the second with twice the output. What the runner does with the output
   // once terraform is done (read what it kept, read the pulled state from its file) counts too,
   // and V8's growth as it takes the first 32 MiB cancels out between the two runs.

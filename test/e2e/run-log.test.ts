@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { modules, slowApply } from '../support/tf-modules.ts';
 import { TEST_INTERVAL_VARIABLE } from '../../src/output/progress.ts';
-import { explain, scenario, type RunnerRun } from '../support/runner.ts';
+import { explain, type RunnerRun, scenario, terraformStdout } from '../support/runner.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 const SECRET = 'CANARY-run-log-5ecret-Kw3';
@@ -75,13 +75,20 @@ describe('the run log', () => {
     assertEveryLineNames(run, { op: 'apply', object: 'demo', namespace: 'team-a' });
     const progress = logLines(run).filter((line) => line.elapsedMs !== undefined && line.output !== undefined);
     const applyLines = progress.filter((line) => line.step === 'apply');
+    // What terraform reported created: every create of the plan, and the runner's record, which plan.counts
+    // never counts. A line may come after the last of them (terraform writing the state on a busy machine).
+    const createdLines = terraformStdout(run)
+      .split('\n')
+      .filter((line) => /^\S+: Creation complete after /.test(line));
+    assert.equal(createdLines.length, run.result!.plan!.counts.create + 1, createdLines.join('\n'));
+    assert.equal(createdLines.filter((line) => line.startsWith('terraform_data.captf_inputs_hash:')).length, 1);
     // Two sleeps of 2 s each, in parallel: terraform prints "Creating..." and is then quiet for 2 s.
     assert.ok(applyLines.length >= 1, JSON.stringify(progress));
     for (const line of applyLines) {
       assert.equal(line.output, 'quiet');
       assert.ok(line.elapsedMs! >= 100, JSON.stringify(line));
-      assert.match(line.msg, /^apply: running for \d+(\.\d)?s; terraform printed nothing for 0\.1s; /);
-      assert.ok((line.reported!.created ?? 0) <= run.result!.plan!.counts.create, JSON.stringify(line));
+      assert.match(line.msg, /^apply: running for (\d+h)?(\d+m)?\d+(\.\d)?s; terraform printed nothing for 0\.1s; /);
+      assert.ok((line.reported!.created ?? 0) <= createdLines.length, JSON.stringify(line));
     }
     // While the sleeps run, the base's own resources are created already: counted from terraform's lines.
     assert.ok((applyLines.at(-1)!.reported!.created ?? 0) >= 1, JSON.stringify(applyLines));

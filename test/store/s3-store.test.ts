@@ -1,7 +1,7 @@
 // The S3 store through the AWS SDK against the loopback S3 fake (test/support/fake-s3.ts: SigV4
 // checked, conditional writes, list paging, injected faults): the store contract, then what the S3
-// API adds. No real S3-compatible server can be installed here: this fake and the SDK are all the
-// store is verified against.
+// API adds. test/store/s3-radosgw.test.ts runs the same contract against a real server (radosgw);
+// the faults, credentials and grants are the fake's to show.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
@@ -21,6 +21,12 @@ const IRSA_ROLE = 'arn:aws:iam::123456789012:role/captf-tc-prod';
 let fake: FakeS3;
 const buckets: S3Bucket[] = [];
 let stores = 0;
+/** The retries the SDK waited for, by their number (0 the first): the tests' clients wait none. */
+const retries: number[] = [];
+const noWait = (retry: number) => {
+  retries.push(retry);
+  return 0;
+};
 
 before(async () => {
   fake = await FakeS3.start({
@@ -65,6 +71,7 @@ function openBucket(
     },
     { AWS_ENDPOINT_URL_S3: fake.endpoint },
     maxListPages,
+    noWait,
   );
   buckets.push(bucket);
   return bucket;
@@ -178,15 +185,19 @@ describe('S3 store: what the S3 API adds', () => {
   it('503 SlowDown and 500 are retried with backoff; past the attempts they fail StoreUnreachable, nothing complete', async () => {
     const store = newStore();
     fake.injectFaults({ method: 'PUT' }, { status: 503 }, { status: 500 });
+    let from = retries.length;
     await putObject(store, 'backup-1', [Buffer.from('x')]);
     assert.deepEqual(await store.getChunk('backup-1', 0), Buffer.from('x'));
+    assert.deepEqual(retries.slice(from), [0, 1], 'two retries, each after the delay the client was given');
     fake.injectFaults({ method: 'PUT' }, { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 });
+    from = retries.length;
     await rejectsWith(
       writeArtifact(store, 'backup-2', [{ name: 'terraform.tfstate', data: Buffer.from('{}') }], backupMeta()),
       'io',
       'StoreUnreachable',
       /SlowDown.*a retry can help/,
     );
+    assert.equal(retries.slice(from).length, 3, 'four attempts: three retries');
     assert.equal(await store.getManifest('backup-2'), undefined);
   });
 

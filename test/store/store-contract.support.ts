@@ -36,8 +36,11 @@ interface Tamper {
   removeChunk(object: string, index: number): Promise<void>;
   /** Replaces the manifest's bytes (the object stays complete). */
   setManifest(object: string, data: Buffer): Promise<void>;
-  /** The store keeps chunk `index` of every later write with its first byte flipped (a store that changes data). */
-  corruptChunkWrites(index: number): Promise<void>;
+  /**
+   * The store keeps chunk `index` of every later write with its first byte flipped (a store that changes data).
+   * Absent for a real server, which cannot be made to (radosgw: test/store/s3-radosgw.test.ts); its test is skipped.
+   */
+  corruptChunkWrites?(index: number): Promise<void>;
 }
 
 interface StoreFixture {
@@ -352,6 +355,7 @@ export function storeContract(name: string, contract: StoreContract): void {
 
     it('refuses to vouch for a chunk the store changed: no manifest, nothing left', async (t) => {
       const { store, tamper } = await newStore(t);
+      if (!tamper.corruptChunkWrites) return t.skip('a real server keeps what it is sent');
       await tamper.corruptChunkWrites(1);
       await rejectsWith(
         writeArtifact(store, 'backup-1', [{ name: 'terraform.tfstate', data: randomBytes(5_000) }], backupMeta(), {

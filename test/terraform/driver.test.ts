@@ -1,5 +1,7 @@
 // The driver's way in: the argv of every command, the environment rules and the stop handle of
 // createTerraform, and exit codes read in one place. The stderr rules: diagnostics.test.ts.
+import { chmod, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyArgs } from '../../src/terraform/apply.ts';
@@ -12,7 +14,9 @@ import { statePullArgs, statePushArgs } from '../../src/terraform/state.ts';
 import { StopHandle } from '../../src/terraform/stop.ts';
 import { createTerraform, interpretExit, planFileArgument } from '../../src/terraform/terraform.ts';
 import { validateArgs } from '../../src/terraform/validate.ts';
-import { versionArgs } from '../../src/terraform/version.ts';
+import { terraformVersion, versionArgs } from '../../src/terraform/version.ts';
+import { peakLiveGrowth } from '../support/live-memory.ts';
+import { tempDir } from '../support/tf-modules.ts';
 
 describe('driver: arguments and environment', () => {
   it('builds argument arrays, never a shell string', () => {
@@ -272,6 +276,21 @@ describe('driver: createTerraform', () => {
     });
     await tf.run('apply', ['-e', "process.stdout.write('running\\n')"], { onStart: () => told.push('started') });
     assert.deepEqual(told, ['started', 'running']);
+  });
+
+  it('the version probe keeps a head of what the binary prints, never the whole: 40 MiB of it add no live memory', async (t) => {
+    const MiB = 1024 * 1024;
+    // A `terraform version` that names itself, prints 40 MiB more (more than any capture keeps), then waits a
+    // second before it exits: what the driver holds of its output is live while the samples are taken.
+    const binary = join(await tempDir(t), 'terraform');
+    await writeFile(
+      binary,
+      `#!${process.execPath}\nprocess.stdout.write('Terraform v1.11.4\\n');\nconst line = 'x'.repeat(1023) + '\\n';\nfor (let i = 0; i < 40; i++) process.stdout.write(line.repeat(1024));\nsetTimeout(() => {}, 1000);\n`,
+    );
+    await chmod(binary, 0o755);
+    const { value, growth } = await peakLiveGrowth(() => terraformVersion(binary, { stop: new StopHandle() }), 100);
+    assert.deepEqual(value, { version: '1.11.4', flavor: 'terraform', path: binary });
+    assert.ok(growth < 8 * MiB, `live memory grew ${Math.round(growth / MiB)} MiB while \`version\` printed 40 MiB`);
   });
 
   it('a binary that cannot start is an image problem naming the command, and never started', async () => {
