@@ -46,6 +46,8 @@ const OTHER_NAMES = new Set([
     'TerraformMachinePool',
     'DependenciesReady',
   ],
+  // the S3 API's words
+  'LastModified',
   // the kinds of artifact manifests and the names of the schemas
   ...['PlanArtifact', 'StateBackup', 'ArtifactManifest', 'PolicyFile', 'RunnerError'],
   // DecideOp's decision that is neither an op nor a wait
