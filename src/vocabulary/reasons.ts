@@ -332,6 +332,12 @@ export const REASONS = {
     "--expect-lineage: the backend holds a state of another lineage, or none: nothing planned; a retry finds the same until a person points the run at the object's state or restores it",
     EXIT.otherState,
   ),
+  ErroredStateUnpushable: failed(
+    'state',
+    PLANNING,
+    "the store holds an errored state a previous run kept (terraform could not save it) that cannot be pushed safely (another lineage, a serial not above the backend's, more than one): nothing planned; a person restores it or deletes it",
+    EXIT.otherState,
+  ),
 
   // The approved plan is void: a new plan and approval.
   PlanStale: failed(
@@ -364,7 +370,7 @@ export const REASONS = {
     'the destroy apply failed: the next destroy continues from what is left',
   ),
   StatePullFailed: failed('terraform', WITH_STATE, 'terraform state pull failed'),
-  StatePushFailed: failed('terraform', ['apply', 'refresh', 'destroy', 'restore'], 'terraform state push failed'),
+  StatePushFailed: failed('terraform', WITH_STATE, 'terraform state push failed'),
   UnlockFailed: failed(
     'terraform',
     ['unlock'],
