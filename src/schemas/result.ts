@@ -289,7 +289,10 @@ export const Result = z.strictObject({
     .strictObject({
       from: z.string().describe("the kept errored state, as a previous run's erroredState.keptAt named it"),
       lineage: z.string(),
-      serial: z.number().int().describe('its serial: the serial the backend holds after the push'),
+      serial: z
+        .number()
+        .int()
+        .describe("its serial (terraform's push may write the state one serial above it: state.serialBefore says)"),
       replacedSerial: z
         .number()
         .int()

@@ -35,7 +35,7 @@ export async function stateBeforeOp(
   const listing = keptErroredStates(ctx);
   listing.catch(() => {}); // awaited by the step, beside the pull
   const found = await stateBeforeStep(ctx, { tf, workspace, pulling, erroredStates: listing });
-  if (!found.erroredStates.length) return found;
+  if (!found.erroredStates?.length) return found;
   await pushKeptErroredState(ctx, { tf, workspace, backend: found, objects: found.erroredStates });
   return stateBeforeStep(ctx, { tf, workspace, pulling: pullStateBefore(tf, workspace, 'state-before-pushed.json') });
 }

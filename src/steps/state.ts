@@ -107,11 +107,6 @@ interface StateBeforeOptions extends StateStepOptions {
  */
 export async function stateBeforeStep(
   ctx: RunContext,
-  options: StateBeforeOptions & { erroredStates: Promise<string[]> },
-): Promise<PulledStateBefore & { erroredStates: string[] }>;
-export async function stateBeforeStep(ctx: RunContext, options: StateBeforeOptions): Promise<PulledStateBefore>;
-export async function stateBeforeStep(
-  ctx: RunContext,
   { tf, workspace, pulling, erroredStates }: StateBeforeOptions & { erroredStates?: Promise<string[]> },
 ): Promise<PulledStateBefore & { erroredStates?: string[] }> {
   try {
