@@ -67,8 +67,8 @@ export interface ReasonRow {
 const PLANNING = ['apply', 'plan', 'refresh', 'drift', 'destroy'] as const satisfies readonly Op[];
 const WITH_STATE = [...PLANNING, 'restore'] as const satisfies readonly Op[];
 const EVERY_OP = OPS;
-/** Ops that write an artifact or a backup: plan artifacts, state backups, a kept errored.tfstate. */
-const WRITERS = ['apply', 'plan', 'refresh', 'destroy', 'restore'] as const satisfies readonly Op[];
+/** Ops that read or write an artifact or a backup: plan artifacts, state backups, a kept errored.tfstate (every op that plans looks for one). */
+const WRITERS = ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore'] as const satisfies readonly Op[];
 /** Ops that read an artifact: apply --plan-artifact, restore's backup. */
 const READERS = ['apply', 'restore'] as const satisfies readonly Op[];
 
@@ -417,7 +417,7 @@ export const REASONS = {
   ),
   ArtifactTooLarge: failed(
     'artifact',
-    ['apply', 'destroy', 'restore'],
+    WITH_STATE,
     'an artifact or backup over --max-artifact-bytes, or a state too large to back up: raise the setting',
   ),
   ArtifactExists: failed(
@@ -433,7 +433,7 @@ export const REASONS = {
   ),
   StoreReadFailed: failed(
     'io',
-    READERS,
+    WITH_STATE,
     'the artifact store could not be read (a chunk that is a link, a FIFO, a device; an I/O error)',
   ),
   StoreWriteFailed: failed('io', WRITERS, 'the artifact store could not be written'),
