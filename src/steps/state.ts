@@ -83,10 +83,10 @@ export async function refuseStateInWorkdir(
 export function pullStateBefore(
   tf: Terraform,
   workspace: Workspace,
-  file = 'state-before.json',
+  name = 'state-before.json',
 ): Promise<PulledStateBefore> {
   const secrets = new StateSecretScan();
-  const pulling = pullState(tf, join(workspace.privateDir, file), { secrets }).then((state) => ({
+  const pulling = pullState(tf, join(workspace.privateDir, name), { secrets }).then((state) => ({
     ...state,
     secrets,
   }));
