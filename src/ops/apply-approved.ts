@@ -18,7 +18,7 @@ import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 import { prepareRoot } from '../steps/prepare.ts';
 import { showStep } from '../steps/plan.ts';
 import { applySavedPlan } from '../steps/apply.ts';
-import { stateBeforeStep } from '../steps/state.ts';
+import { stateBeforeOp } from '../steps/errored-state.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { decideStep } from '../steps/decide.ts';
 
@@ -58,7 +58,7 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
     },
   });
   try {
-    const before = await stateBeforeStep(ctx, { tf: root.tf, workspace: root.workspace });
+    const before = await stateBeforeOp(ctx, { tf: root.tf, workspace: root.workspace });
     await ctx.step('artifact binding', async () =>
       checkBinding(manifest!, { stateLineage: before.lineage || null, backend: await backendIdentity(root.tf) }),
     );

@@ -12,7 +12,8 @@ import { approvalCoverageStep, explainApprovalMismatch, type DestructiveEntry } 
 import { prepareRoot } from '../steps/prepare.ts';
 import { planAndClassify } from '../steps/plan.ts';
 import { applySavedPlan } from '../steps/apply.ts';
-import { stateBeforeStep, stateLineage } from '../steps/state.ts';
+import { stateLineage } from '../steps/state.ts';
+import { stateBeforeOp } from '../steps/errored-state.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { decideStep } from '../steps/decide.ts';
 import { isSha256 } from '../util/sha256.ts';
@@ -24,7 +25,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
   const root = await prepareRoot(ctx);
   const { inputs, workspace, tf } = root;
   try {
-    const before = await stateBeforeStep(ctx, { tf, workspace, pulling: root.stateBefore });
+    const before = await stateBeforeOp(ctx, { tf, workspace, pulling: root.stateBefore });
 
     // Every destructive entry, action and policy finding, beyond the bounded lists of plan, for what
     // an approval covers (approvalCoverageStep); only an approved hash can match, so only then are they kept.

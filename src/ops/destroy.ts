@@ -9,12 +9,13 @@ import type { OpEnding } from '../run/learned.ts';
 import { prepareRoot } from '../steps/prepare.ts';
 import { planAndClassify } from '../steps/plan.ts';
 import { applySavedPlan } from '../steps/apply.ts';
-import { stateBeforeStep, stateLineage } from '../steps/state.ts';
+import { stateLineage } from '../steps/state.ts';
+import { stateBeforeOp } from '../steps/errored-state.ts';
 
 export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
   const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
+    const before = await stateBeforeOp(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
     if (stateLineage(before) === null) {
       // Never DestroySucceeded: a controller must not take a run pointed at the wrong place for a teardown.
       ctx.skip('plan', 'there is no state');

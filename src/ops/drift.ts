@@ -8,7 +8,7 @@ import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
 import { prepareRoot } from '../steps/prepare.ts';
 import { planAndClassify, removePlanFile } from '../steps/plan.ts';
-import { stateBeforeStep } from '../steps/state.ts';
+import { stateBeforeOp } from '../steps/errored-state.ts';
 import { policyStep } from '../steps/policy.ts';
 import { noticeOtherInputs } from '../steps/applied-inputs.ts';
 
@@ -16,7 +16,7 @@ export async function driftOp(ctx: RunContext): Promise<OpEnding> {
   const policy = await policyStep(ctx);
   const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
+    const before = await stateBeforeOp(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
     noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: the hash is never a difference. Nothing is applied, so
     // a policy finding is reported (plan.policy, gated), never refused.

@@ -13,7 +13,8 @@ import { artifactRefOf, artifactStore } from '../run/stores.ts';
 import { prepareRoot, type PreparedRoot } from '../steps/prepare.ts';
 import { heldPlan, planAndClassify, removePlanFile } from '../steps/plan.ts';
 import { pruneQuietly } from '../steps/backup.ts';
-import { stateBeforeStep, type PulledState } from '../steps/state.ts';
+import { type PulledState } from '../steps/state.ts';
+import { stateBeforeOp } from '../steps/errored-state.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { decideStep } from '../steps/decide.ts';
 import { backendIdentity } from '../terraform/backend.ts';
@@ -29,7 +30,7 @@ export async function planOp(ctx: RunContext): Promise<OpEnding> {
   const policy = await policyStep(ctx);
   const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
+    const before = await stateBeforeOp(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
     const { planned, plan, planHash, planText } = await planAndClassify(ctx, {
       root,
       before,

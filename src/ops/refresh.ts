@@ -11,7 +11,7 @@ import type { OpEnding } from '../run/learned.ts';
 import { prepareRoot } from '../steps/prepare.ts';
 import { planAndClassify } from '../steps/plan.ts';
 import { applySavedPlan } from '../steps/apply.ts';
-import { stateBeforeStep } from '../steps/state.ts';
+import { stateBeforeOp } from '../steps/errored-state.ts';
 import { decideStep } from '../steps/decide.ts';
 import { noticeOtherInputs } from '../steps/applied-inputs.ts';
 
@@ -28,7 +28,7 @@ function movesText(plan: Classification): string {
 export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
   const root = await prepareRoot(ctx);
   try {
-    const before = await stateBeforeStep(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
+    const before = await stateBeforeOp(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
     noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: a refresh never changes it.
     const { plan, planHash } = await planAndClassify(ctx, {

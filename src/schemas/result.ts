@@ -230,6 +230,8 @@ export const NOTICE_CODES = [
   'StateRecordsOtherInputs',
   /** A CAPTF_* variable that is no setting (a misspelt name): ignored, and said. */
   'SettingVariableUnknown',
+  /** An errored state a previous run kept (terraform could not save it) was pushed before anything planned (result.erroredStatePushed). */
+  'ErroredStatePushed',
 ] as const;
 export const NoticeCode = z.enum(NOTICE_CODES);
 export type NoticeCode = z.infer<typeof NoticeCode>;
@@ -282,6 +284,25 @@ export const Result = z.strictObject({
     .optional()
     .describe(
       'terraform could not persist the state and left errored.tfstate: pushed to the backend, or kept at keptAt',
+    ),
+  erroredStatePushed: z
+    .strictObject({
+      from: z.string().describe("the kept errored state, as a previous run's erroredState.keptAt named it"),
+      lineage: z.string(),
+      serial: z
+        .number()
+        .int()
+        .describe("its serial (terraform's push may write the state one serial above it: state.serialBefore says)"),
+      replacedSerial: z
+        .number()
+        .int()
+        .nullable()
+        .describe("the serial of the backend's state it replaced (null: the backend held no state)"),
+      backup: ArtifactRef.optional().describe('the backup of the state it replaced (absent: the backend held none)'),
+    })
+    .optional()
+    .describe(
+      'An errored state a previous run kept (it could not push it) was pushed to the backend before anything planned, and deleted from the store',
     ),
   steps: z.array(Step),
   annotations: z.record(z.string(), z.string()).describe('Annotations for the controller to set on the Job'),

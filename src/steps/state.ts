@@ -94,19 +94,28 @@ export function pullStateBefore(
   return pulling;
 }
 
+/** Where the state before the op comes from: `pulling`, the pull pullStateBefore started (else it is pulled now). */
+interface StateBeforeOptions extends StateStepOptions {
+  pulling?: Promise<PulledStateBefore>;
+}
+
 /**
  * The state before the op: serial, lineage and the inputs hash it records, in the result at once, so a
- * later failure still reports it. `pulling`: the pull pullStateBefore started (else it is pulled now).
+ * later failure still reports it. With `erroredStates` (the kept errored states the store holds, read
+ * beside the pull): when there are any, the state is returned unchecked with their names, for
+ * steps/errored-state.ts to push them first.
  */
 export async function stateBeforeStep(
   ctx: RunContext,
-  { tf, workspace, pulling }: StateStepOptions & { pulling?: Promise<PulledStateBefore> },
-): Promise<PulledStateBefore> {
+  { tf, workspace, pulling, erroredStates }: StateBeforeOptions & { erroredStates?: Promise<string[]> },
+): Promise<PulledStateBefore & { erroredStates?: string[] }> {
   try {
     return await ctx.step(
       'state before',
       async () => {
-        const state = await (pulling ?? pullStateBefore(tf, workspace));
+        const [state, kept] = await Promise.all([pulling ?? pullStateBefore(tf, workspace), erroredStates]);
+        // The state is checked once the kept errored states are pushed (steps/errored-state.ts), and pulled again.
+        if (kept?.length) return { ...state, erroredStates: kept };
         refuseOtherState(state, ctx.settings.expectLineage);
         // The state holds secrets no input names any more (an old value of a rotated secret): terraform's
         // plan prints them through derived attributes, so the masker learns them before any plan runs.
@@ -394,11 +403,14 @@ async function erroredStateToSave(
   }
 }
 
+/** The names of the errored states kept in the backup store start with it (steps/errored-state.ts finds them). */
+export const ERRORED_STATE_PREFIX = 'errored-';
+
 /** In the backup store, as a StateBackup object: in a cluster the out dir dies with the pod. */
 async function keepErroredState(ctx: RunContext, errored: string): Promise<string> {
   const store = backupStore(ctx);
   const summary = await summarizeState(createReadStream(errored));
-  const object = `errored-${timeStamp()}`;
+  const object = `${ERRORED_STATE_PREFIX}${timeStamp()}`;
   const { writeArtifact } = await artifactWriter();
   await writeArtifact(
     store,

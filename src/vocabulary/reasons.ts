@@ -69,8 +69,8 @@ export interface ReasonRow {
 const PLANNING = ['apply', 'plan', 'refresh', 'drift', 'destroy'] as const satisfies readonly Op[];
 const WITH_STATE = [...PLANNING, 'restore'] as const satisfies readonly Op[];
 const EVERY_OP = OPS;
-/** Ops that write an artifact or a backup: plan artifacts, state backups, a kept errored.tfstate. */
-const WRITERS = ['apply', 'plan', 'refresh', 'destroy', 'restore'] as const satisfies readonly Op[];
+/** Ops that read or write an artifact or a backup: plan artifacts, state backups, a kept errored.tfstate (every op that plans looks for one). */
+const WRITERS = ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore'] as const satisfies readonly Op[];
 /** Ops that read an artifact: apply --plan-artifact, restore's backup. */
 const READERS = ['apply', 'restore'] as const satisfies readonly Op[];
 
@@ -334,6 +334,12 @@ export const REASONS = {
     "--expect-lineage: the backend holds a state of another lineage, or none: nothing planned; every retry finds the same until a person points the run at the object's state or restores it (outside the spec, the image and the inputs: retried with backoff, never held)",
     EXIT.otherState,
   ),
+  ErroredStateUnpushable: failed(
+    'state',
+    PLANNING,
+    "the store holds an errored state a previous run kept (terraform could not save it) that cannot be pushed safely (another lineage, a serial not above the backend's, more than one): nothing planned; a person restores it or deletes it",
+    EXIT.otherState,
+  ),
 
   // The approved plan is void: a new plan and approval.
   PlanStale: failed(
@@ -372,7 +378,7 @@ export const REASONS = {
     'the destroy apply failed: the next destroy continues from what is left',
   ),
   StatePullFailed: failed('terraform', WITH_STATE, 'terraform state pull failed'),
-  StatePushFailed: failed('terraform', ['apply', 'refresh', 'destroy', 'restore'], 'terraform state push failed'),
+  StatePushFailed: failed('terraform', WITH_STATE, 'terraform state push failed'),
   UnlockFailed: failed(
     'terraform',
     ['unlock'],
@@ -419,7 +425,7 @@ export const REASONS = {
   ),
   ArtifactTooLarge: failed(
     'artifact',
-    ['apply', 'destroy', 'restore'],
+    WITH_STATE,
     'an artifact or backup over --max-artifact-bytes, or a state too large to back up: raise the setting',
   ),
   ArtifactExists: failed(
@@ -435,7 +441,7 @@ export const REASONS = {
   ),
   StoreReadFailed: failed(
     'io',
-    READERS,
+    WITH_STATE,
     'the artifact store could not be read (a chunk that is a link, a FIFO, a device; an I/O error)',
   ),
   StoreWriteFailed: failed('io', WRITERS, 'the artifact store could not be written'),

@@ -35,6 +35,11 @@ export const STEPS = {
     ops: ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore'],
     meaning: 'the state before the op (terraform state pull)',
   },
+  'errored state': {
+    ops: ['apply', 'plan', 'refresh', 'drift', 'destroy'],
+    meaning:
+      "an errored.tfstate a previous run of the object kept in the store: read and checked against the backend's state (only when the store holds one)",
+  },
   'artifact binding': {
     ops: ['apply'],
     meaning: 'apply --plan-artifact: the artifact was planned against this backend and this state',
@@ -61,8 +66,9 @@ export const STEPS = {
     meaning: 'an approval was required and matched: what it covered that the blocked run did not show',
   },
   backup: {
-    ops: ['apply', 'destroy', 'restore'],
-    meaning: 'the state backed up before anything changes it (skipped when there is no state)',
+    ops: ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore'],
+    meaning:
+      'the state backed up before anything changes it (skipped when there is no state); in every op that plans, before a kept errored state is pushed over it',
   },
   'plan check': {
     ops: ['apply', 'refresh', 'destroy'],
@@ -70,8 +76,9 @@ export const STEPS = {
   },
   apply: { ops: ['apply', 'refresh', 'destroy'], meaning: 'terraform apply of the saved plan' },
   'state push': {
-    ops: ['apply', 'refresh', 'destroy', 'restore'],
-    meaning: "terraform state push: restore's backup, or an errored.tfstate after a failed apply",
+    ops: ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore'],
+    meaning:
+      "terraform state push: restore's backup, an errored.tfstate after a failed apply, or one a previous run kept (before anything plans)",
   },
   'state push (lineage)': {
     ops: ['restore'],

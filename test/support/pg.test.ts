@@ -51,6 +51,18 @@ test('a server takes a terraform pg backend, then stops leaving no process and n
   await pg.stop(); // idempotent
 });
 
+test('an outage: pause ends every session and refuses connections; resume brings the same databases back', async (t) => {
+  const pg = await startPostgres(t);
+  await pg.createDatabase('kept');
+  await pg.query('CREATE TABLE t (v int); INSERT INTO t VALUES (7)', 'kept');
+  const processes = pg.processIds();
+  await pg.pause();
+  assert.deepEqual(processes.filter(isProcessRunning), [], 'no server process runs while paused');
+  await assert.rejects(pg.query('SELECT 1', 'kept'));
+  await pg.resume();
+  assert.equal(await pg.query('SELECT v FROM t', 'kept'), '7');
+});
+
 describe('a server shared by the tests of a suite', () => {
   const shared = usePostgres();
 

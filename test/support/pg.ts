@@ -63,6 +63,9 @@ export interface PostgresServer {
   stateRows(database: string, schema?: string): Promise<StateRow[]>;
   /** Pids of the running postmaster and its children (Linux /proc), to check that none survive stop(). */
   processIds(): number[];
+  /** An outage: a fast shutdown (every session ends) that keeps the data dir, the port and the databases; resume() starts it again. */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
   /** Fast shutdown, then removes the temp dir. Idempotent; never throws for an already dead server. */
   stop(): Promise<void>;
 }
@@ -220,6 +223,20 @@ function makeServer(dir: string, port: number, stopOnce: () => Promise<void>): P
       ) as StateRow[];
     },
     processIds: () => postmasterAndChildren(join(dir, 'data')),
+    async pause() {
+      await execa(...asServerUser('pg_ctl', ['stop', '--wait', '--mode=fast', `--pgdata=${join(dir, 'data')}`]));
+    },
+    async resume() {
+      await execa(
+        ...asServerUser('pg_ctl', [
+          'start',
+          '--wait',
+          '--timeout=30',
+          `--pgdata=${join(dir, 'data')}`,
+          `--log=${join(dir, 'postgres.log')}`,
+        ]),
+      );
+    },
     stop: () => (stopping ??= stopOnce()),
   };
   return server;
