@@ -409,7 +409,8 @@ function checkNames(
       );
     }
     case 'callExpr': {
-      checkNames(kind.value.target, scope, locals, problems);
+      if (!isNamespace(kind.value.target, kind.value.function, locals))
+        checkNames(kind.value.target, scope, locals, problems);
       const args = kind.value.args.map((arg) => checkNames(arg, scope, locals, problems));
       if (kind.value.function === '_[_]' && kind.value.args.length === 2) {
         const key = kind.value.args[1]!.exprKind;
@@ -493,6 +494,13 @@ export function fieldsRead(
     }
   }
   return found;
+}
+
+/** `strings` in `strings.quote(x)`: the namespace of a function the environment has, not a name the rule reads. */
+function isNamespace(target: Expr | undefined, fn: string, locals: ReadonlySet<string>): boolean {
+  const kind = target?.exprKind;
+  if (kind?.case !== 'identExpr' || locals.has(kind.value.name)) return false;
+  return (ENV.funcs as unknown as FuncResolver).find(`${kind.value.name}.${fn}`) !== undefined;
 }
 
 function fieldOf(
