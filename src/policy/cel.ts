@@ -36,6 +36,7 @@ import {
 } from './cost.ts';
 import type { RuleScope } from './schema.ts';
 import { celSyntaxProblem } from './cel-syntax.ts';
+import { compilePattern } from './regex.ts';
 import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from './views.ts';
 
 const LIST = listType(CelScalar.DYN);
@@ -321,6 +322,7 @@ function meteredFunctions(inner: FuncResolver): FuncResolver {
   };
   return {
     find(name) {
+      if (name === 'matches') return matchesGroup;
       if (name === STEP) return stepGroup;
       if (name === RANGE) return rangeGroup;
       if (name === APPEND) return appendGroup;
@@ -330,6 +332,29 @@ function meteredFunctions(inner: FuncResolver): FuncResolver {
     [Symbol.iterator]: () => inner[Symbol.iterator](),
   };
 }
+
+/**
+ * `s.matches(pattern)`, in place of the library's (which compiled the pattern at every call, at any
+ * size): the pattern compiled once (regex.ts), a program over the bound refused before it is built,
+ * the call charged by its instructions.
+ */
+const matchesGroup: FuncGroup = {
+  call: (_id, target, [pattern]) => {
+    if (typeof target !== 'string' || typeof pattern !== 'string') return undefined;
+    const compiled = compilePattern(pattern);
+    if ('refused' in compiled) {
+      if (compiled.size) current?.stop({ kind: 'size', what: compiled.refused });
+      return celError(compiled.refused);
+    }
+    current?.charge(
+      callCharge('matches', [
+        { kind: 'string', len: target.length, weight: target.length },
+        { kind: 'string', len: pattern.length, weight: pattern.length, program: compiled.instructions },
+      ]).cost,
+    );
+    return compiled.matcher.test(target);
+  },
+};
 
 function meteredCall(
   name: string,
