@@ -84,6 +84,26 @@ describe('policy: a stop during the evaluation', () => {
     assert.equal(existsSync(s.state), false, 'nothing applied');
   });
 
+  it('SIGINT during one long evaluation: exit 130 within --stop-grace, interrupted, nothing applied', async (t) => {
+    const s = await scenario(t, {});
+    const args = await longEvaluation(s);
+    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--stop-grace', '2s'], {
+      env: testTerraformEnv(),
+      mark: EVALUATION_STARTED,
+      killAfterMs: 120_000,
+    });
+    const signalled = Date.now();
+    child.kill('SIGINT');
+    const run = await exited;
+    const took = Date.now() - signalled;
+    assert.equal(run.exitCode, 130, run.stderr.slice(-3000));
+    assert.ok(took < 2000 + 5000, `stopped ${took} ms after the signal (--stop-grace 2s)`);
+    const r = await readResult(s);
+    assert.equal(r.outcome, 'interrupted');
+    assert.match(r.message, /the policy evaluation was stopped after [1-9]\d* rule evaluations/);
+    assert.equal(existsSync(s.state), false, 'nothing applied');
+  });
+
   it('SIGTERM during the compile check in step policy: exit 143 within --stop-grace, a well-formed result, nothing planned', async (t) => {
     const s = await scenario(t, {});
     const args = await longCompileCheck(s);
