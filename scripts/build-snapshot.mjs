@@ -23,7 +23,7 @@ const LAZY_PACKAGES = {
   'pino-pretty': ['pino-pretty'],
   yaml: ['yaml'],
   // one bundle for both entry points: they share the package's classes
-  cel: ['@bufbuild/cel', '@bufbuild/cel/ext'],
+  cel: ['@bufbuild/cel', '@bufbuild/cel/ext', '@bufbuild/re2'],
 };
 const LIB_OF = new Map(Object.entries(LAZY_PACKAGES).flatMap(([lib, specs]) => specs.map((spec) => [spec, lib])));
 const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');

@@ -18,12 +18,12 @@ export interface LoadedInputs {
   snapshot: InputsSnapshot;
   hashes: InputsHashes;
   workspaceInputs: WorkspaceInputs;
-  /** Values of sensitive.tfvars.json: masked from the first byte. */
-  upfrontSecrets: string[];
+  /** Values of sensitive.tfvars.json, each with the variable it is in: masked from the first byte. */
+  upfrontSecrets: { value: string; variable: string }[];
   /** Input files named like variables files the runner does not read (unused.ts). */
   notices: Notice[];
-  /** Once the module or the plan says which variables are sensitive (or ephemeral), mask their values too. */
-  maskSensitiveVariables(names: readonly string[], masker: Masker, label?: string): void;
+  /** Once the module or the plan says which variables are sensitive (or ephemeral: `declared`), mask their values too. */
+  maskSensitiveVariables(names: readonly string[], masker: Masker, declared?: 'sensitive' | 'ephemeral'): void;
 }
 
 export async function loadInputs(dir: string, options: { image: string; kind: ObjectKind }): Promise<LoadedInputs> {
@@ -53,9 +53,12 @@ export async function loadInputs(dir: string, options: { image: string; kind: Ob
     },
     upfrontSecrets: secretValues(snapshot),
     notices: unreadVariablesFiles(snapshot.files.keys()),
-    maskSensitiveVariables(names, masker, label = 'a variable the module declares sensitive') {
-      for (const value of secretValues({ variables: snapshot.variables, sensitiveVariableNames: new Set(names) }))
-        masker.add(value, label);
+    maskSensitiveVariables(names, masker, declared = 'sensitive') {
+      for (const { value, variable } of secretValues({
+        variables: snapshot.variables,
+        sensitiveVariableNames: new Set(names),
+      }))
+        masker.add(value, `variable "${variable}" (the module declares it ${declared})`);
     },
   };
 }

@@ -182,26 +182,37 @@ function describeKind(value: JsonValue): string {
  * The texts to mask: every non-empty string value inside a sensitive variable, and every object key
  * of at least MIN_MASKED_LENGTH characters (terraform prints a map's keys in clear: a user name is
  * no less secret than its password), longest first (so a masker replaces a secret before a shorter
- * one it contains). Numbers, booleans and shorter keys are not masked: their texts ("true", "1",
- * "id") are everywhere in logs, so masking them would hide the logs and protect nothing.
+ * one it contains), each with the variable it is in (the first by name, when several hold it): a
+ * warning names the variable, never the value. Numbers, booleans and shorter keys are not masked:
+ * their texts ("true", "1", "id") are everywhere in logs, so masking them would hide the logs and
+ * protect nothing.
  */
-export function secretValues(snapshot: Pick<InputsSnapshot, 'variables' | 'sensitiveVariableNames'>): string[] {
-  const found = new Set<string>();
+export function secretValues(
+  snapshot: Pick<InputsSnapshot, 'variables' | 'sensitiveVariableNames'>,
+): { value: string; variable: string }[] {
+  const found = new Map<string, string>();
+  let variable = '';
+  const add = (text: string) => {
+    if (!found.has(text)) found.set(text, variable);
+  };
   const collect = (value: JsonValue): void => {
     if (typeof value === 'string') {
-      if (value !== '') found.add(value);
+      if (value !== '') add(value);
     } else if (Array.isArray(value)) {
       value.forEach(collect);
     } else if (value instanceof Map) {
       for (const [key, member] of value) {
-        if (key.length >= MIN_MASKED_LENGTH) found.add(key);
+        if (key.length >= MIN_MASKED_LENGTH) add(key);
         collect(member);
       }
     }
   };
-  for (const name of snapshot.sensitiveVariableNames) {
+  for (const name of [...snapshot.sensitiveVariableNames].sort()) {
     const value = snapshot.variables.get(name);
+    variable = name;
     if (value !== undefined) collect(value);
   }
-  return [...found].sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
+  return [...found]
+    .sort(([a], [b]) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0))
+    .map(([value, name]) => ({ value, variable: name }));
 }

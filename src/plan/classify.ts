@@ -183,6 +183,14 @@ export class PlanClassifier {
   readonly #onDestructive: ((entry: DestructiveChange) => void) | undefined;
   readonly #onAction: ((action: PlannedAction) => void) | undefined;
   readonly #onChange: ((change: PolicyChangeView) => void) | undefined;
+  /**
+   * A forget and an import of the same object are a move in disguise (a `removed` block that keeps
+   * the object and an `import` block that takes it in at another address): the entries that import
+   * are held until resource_changes is read, then recorded as moved from the address that forgets
+   * the object (same type, provider and id). `#forgotten`: `type provider id` → that address.
+   */
+  readonly #imports: (() => void)[] = [];
+  readonly #forgotten = new Map<string, string>();
 
   constructor(options: ClassifyOptions = {}) {
     this.#ignore = options.ignoreAddresses ?? new Set();
@@ -221,6 +229,7 @@ export class PlanClassifier {
    * JSON type (then it has no entries), or when it is deferred_changes and lists any.
    */
   checkSection(section: PlanSection, value: unknown): void {
+    if (section === 'resource_changes') this.#recordImports();
     const expected = PLAN_SECTIONS[section];
     const matches = expected === 'array' ? Array.isArray(value) : isRecord(value);
     if (!matches)
@@ -291,11 +300,42 @@ export class PlanClassifier {
     for (const kind of countedAs(reading.kind)) this.#counts[kind] += 1;
     if (importing) this.#counts.import += 1;
     if (moved) this.#counts.move += 1;
+    const record = (previous: string | undefined) =>
+      this.#recordChange(entry, change, reading, reservedWhy, address ?? position, previous, importing);
+    if (reservedWhy === undefined && !moved && (importing || reading.kind === 'forget')) {
+      const ids = objectIds(change, importing);
+      if (reading.kind === 'forget' && address !== undefined)
+        for (const id of ids) this.#forgotten.set(objectKey(entry, id), address);
+      if (importing && ids.length) {
+        const held = () => record(ids.map((id) => this.#forgotten.get(objectKey(entry, id))).find(Boolean));
+        this.#imports.push(held);
+        return;
+      }
+    }
+    record(moved ? optionalString(entry.previous_address) : undefined);
+  }
+
+  /** The held imports, once every forget is known: each moved from the address that forgets its object, if any. */
+  #recordImports(): void {
+    for (const held of this.#imports.splice(0)) held();
+  }
+
+  /** What one resource change tells: the listed change, the policy's view, a destructive entry. `previous`: where it was before a move. */
+  #recordChange(
+    entry: Unchecked<ResourceChange>,
+    change: Unchecked<Change>,
+    reading: ReturnType<typeof readActions>,
+    reservedWhy: string | undefined,
+    address: string,
+    previous: string | undefined,
+    importing: boolean,
+  ): void {
+    const moved = previous !== undefined;
     // A no-op that moves or imports still changes the state, so terraform must apply it. A data
     // source read changes no resource: counting it would report drift where there is none.
     if (changesResource(reading.kind) || importing || moved) {
       this.#hasResourceChanges = true;
-      this.#changes.add(resourceEntry(entry, address ?? position, moved, listedActions(change.actions)));
+      this.#changes.add(resourceEntry(entry, address, previous, listedActions(change.actions)));
     }
 
     const destroys = isDestructive(reading.kind) ? reading.kind : undefined;
@@ -303,7 +343,7 @@ export class PlanClassifier {
     const reason = optionalString(entry.action_reason);
     const replacePaths = readReplacePaths(change.replace_paths);
     this.#onChange?.({
-      address: address ?? position,
+      address,
       module: optionalString(entry.module_address) ?? null,
       mode: optionalString(entry.mode) ?? null,
       type: optionalString(entry.type) ?? null,
@@ -315,15 +355,14 @@ export class PlanClassifier {
       reason: reason ?? null,
       replacePaths: replacePaths ?? null,
       deposed: deposed ?? null,
-      ...previousOf(moved ? optionalString(entry.previous_address) : undefined),
+      ...previousOf(previous),
       moved,
       imported: importing,
     });
     if (destroys === undefined && reservedWhy === undefined) return;
     const why = reservedWhy ?? reading.why;
-    const previous = moved ? optionalString(entry.previous_address) : undefined;
     this.#recordDestructive({
-      address: address ?? position,
+      address,
       ...(previous !== undefined && { previousAddress: previous }),
       ...(deposed !== undefined && { deposed }),
       // At a reserved address even a create or a no-op fails closed: the runner cannot tell what it means.
@@ -368,7 +407,9 @@ export class PlanClassifier {
     const previous = optionalString(entry.previous_address);
     const moved = previous !== undefined && previous !== address;
     if (moved) this.#counts.move += 1;
-    this.#drift.add(resourceEntry(entry, address ?? position, moved, listedActions(change.actions)));
+    this.#drift.add(
+      resourceEntry(entry, address ?? position, moved ? previous : undefined, listedActions(change.actions)),
+    );
   }
 
   /** One member of output_changes. Outputs change the state but never destroy infrastructure. */
@@ -398,6 +439,7 @@ export class PlanClassifier {
   }
 
   result(): Classification {
+    this.#recordImports();
     const headerProblems: string[] = [];
     const formatVersion = this.#readFormatVersion(headerProblems);
     const errored = this.#readBoolean('errored', false, true, headerProblems);
@@ -513,18 +555,35 @@ function holdsContent(value: unknown): boolean {
 function resourceEntry(
   entry: Unchecked<ResourceChange>,
   address: string,
-  moved: boolean,
+  previous: string | undefined,
   actions: string[],
 ): ResourceEntry {
-  const previous = optionalString(entry.previous_address);
   const deposed = optionalString(entry.deposed);
   return {
     address,
-    ...(moved && previous !== undefined && { previousAddress: previous }),
+    ...(previous !== undefined && { previousAddress: previous }),
     ...(deposed !== undefined && { deposed }),
     actions,
   };
 }
+
+/**
+ * The ids an object goes by in the plan: what an import names (`importing.id`) and the object's own
+ * `id` before the change (a forgotten object's, an imported one's as terraform read it). Only
+ * compared, never printed.
+ */
+function objectIds(change: Unchecked<Change>, importing: boolean): string[] {
+  const ids = new Set<string>();
+  const imported = importing ? (change.importing as { id?: unknown }).id : undefined;
+  if (typeof imported === 'string' && imported !== '') ids.add(imported);
+  const before = isRecord(change.before) ? change.before.id : undefined;
+  if (typeof before === 'string' && before !== '') ids.add(before);
+  return [...ids];
+}
+
+/** One object as a forget and an import name it: the same type, provider and id. */
+const objectKey = (entry: Unchecked<ResourceChange>, id: string) =>
+  JSON.stringify([optionalString(entry.type) ?? '', optionalString(entry.provider_name) ?? '', id]);
 
 /** Where a moved entry was, and that address's parts, as a policy view carries them (null when it did not move). */
 function previousOf(

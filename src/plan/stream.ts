@@ -8,6 +8,7 @@ import { RunnerError } from '../errors.ts';
 import { assertPlanObject, type ClassifyOptions, PlanClassifier } from './classify.ts';
 import { JsonSyntaxError } from '../util/json-syntax-error.ts';
 import { type ByteSource, KEEP, readSelected, type Selector, type Shape } from '../json/select-json.ts';
+import { isRecord } from './values.ts';
 import {
   type ActionInvocation,
   type Change,
@@ -29,7 +30,15 @@ import {
 /** The selectors of every field of a model type: a field the model lacks, or one left out, is a type error. */
 const modelFields = <T>(selectors: { [K in keyof T]-?: Selector }) => selectors;
 
-const CHANGE: Shape = { fields: modelFields<Change>({ actions: KEEP, importing: KEEP, replace_paths: KEEP }) };
+/** Of a change's before, only the object's id is built (never its values): classify.ts links a forget and an import of one object by it. */
+const CHANGE: Shape = {
+  fields: modelFields<Change>({
+    actions: KEEP,
+    importing: KEEP,
+    replace_paths: KEEP,
+    before: { fields: { id: KEEP } },
+  }),
+};
 
 /** A resource_changes or resource_drift entry. */
 function resourceEntry(emit: (entry: unknown) => void, change: Shape = CHANGE): Selector {
@@ -68,12 +77,15 @@ function withValues(shape: Shape): Shape {
   return {
     fields: (key, built) => {
       if (key !== 'before' && key !== 'after') return fields[key];
-      const actions = Array.isArray(built.actions) ? built.actions : [];
-      return actions.includes('update') || (actions.includes('delete') && actions.includes('create'))
-        ? KEEP
-        : undefined;
+      return changesValue(built.actions) ? KEEP : fields[key];
     },
   };
+}
+
+/** Whether a change's actions update or replace a value (its before and after are then built whole). */
+function changesValue(actions: unknown): boolean {
+  if (!Array.isArray(actions)) return false;
+  return actions.includes('update') || (actions.includes('delete') && actions.includes('create'));
 }
 
 /** Hands a change's before and after to `onChangedValues`, and the change without them on. */
@@ -81,7 +93,7 @@ function takeValues(
   change: Record<string, unknown> | undefined,
   onChangedValues: NonNullable<StreamOptions['onChangedValues']>,
 ): void {
-  if (change && ('before' in change || 'after' in change)) {
+  if (change && changesValue(change.actions) && ('before' in change || 'after' in change)) {
     onChangedValues(change.before, change.after);
     delete change.before;
     delete change.after;
@@ -95,7 +107,11 @@ function resourceEntryWithValues(
 ): Selector {
   if (!onChangedValues) return resourceEntry(emit);
   return resourceEntry((entry) => {
-    takeValues((entry as { change?: Record<string, unknown> }).change, onChangedValues);
+    const change = (entry as { change?: Record<string, unknown> }).change;
+    const before = change?.before;
+    takeValues(change, onChangedValues);
+    // the object's id stays (what a forget and an import of one object are linked by), its values do not
+    if (change && isRecord(before) && typeof before.id === 'string') change.before = { id: before.id };
     emit(entry);
   }, withValues(CHANGE));
 }

@@ -16,6 +16,8 @@ export interface Change {
   importing?: { id?: string; identity?: unknown } | null;
   /** Attribute paths that force a replace. */
   replace_paths?: (string | number)[][];
+  /** The object before the change: the classifier reads only its `id` (an import of an object the plan forgets elsewhere is its move, classify.ts). */
+  before?: unknown;
 }
 
 /** One entry of `resource_changes` or `resource_drift`. */

@@ -36,6 +36,7 @@ import {
 } from './cost.ts';
 import type { RuleScope } from './schema.ts';
 import { celSyntaxProblem } from './cel-syntax.ts';
+import { compilePattern } from './regex.ts';
 import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from './views.ts';
 
 const LIST = listType(CelScalar.DYN);
@@ -321,6 +322,7 @@ function meteredFunctions(inner: FuncResolver): FuncResolver {
   };
   return {
     find(name) {
+      if (name === 'matches') return matchesGroup;
       if (name === STEP) return stepGroup;
       if (name === RANGE) return rangeGroup;
       if (name === APPEND) return appendGroup;
@@ -330,6 +332,29 @@ function meteredFunctions(inner: FuncResolver): FuncResolver {
     [Symbol.iterator]: () => inner[Symbol.iterator](),
   };
 }
+
+/**
+ * `s.matches(pattern)`, in place of the library's (which compiled the pattern at every call, at any
+ * size): the pattern compiled once (regex.ts), a program over the bound refused before it is built,
+ * the call charged by its instructions.
+ */
+const matchesGroup: FuncGroup = {
+  call: (_id, target, [pattern]) => {
+    if (typeof target !== 'string' || typeof pattern !== 'string') return undefined;
+    const compiled = compilePattern(pattern);
+    if ('refused' in compiled) {
+      if (compiled.size) current?.stop({ kind: 'size', what: compiled.refused });
+      return celError(compiled.refused);
+    }
+    current?.charge(
+      callCharge('matches', [
+        { kind: 'string', len: target.length, weight: target.length },
+        { kind: 'string', len: pattern.length, weight: pattern.length, program: compiled.instructions },
+      ]).cost,
+    );
+    return compiled.matcher.test(target);
+  },
+};
 
 function meteredCall(
   name: string,
@@ -409,7 +434,8 @@ function checkNames(
       );
     }
     case 'callExpr': {
-      checkNames(kind.value.target, scope, locals, problems);
+      if (!isNamespace(kind.value.target, kind.value.function, locals))
+        checkNames(kind.value.target, scope, locals, problems);
       const args = kind.value.args.map((arg) => checkNames(arg, scope, locals, problems));
       if (kind.value.function === '_[_]' && kind.value.args.length === 2) {
         const key = kind.value.args[1]!.exprKind;
@@ -493,6 +519,13 @@ export function fieldsRead(
     }
   }
   return found;
+}
+
+/** `strings` in `strings.quote(x)`: the namespace of a function the environment has, not a name the rule reads. */
+function isNamespace(target: Expr | undefined, fn: string, locals: ReadonlySet<string>): boolean {
+  const kind = target?.exprKind;
+  if (kind?.case !== 'identExpr' || locals.has(kind.value.name)) return false;
+  return (ENV.funcs as unknown as FuncResolver).find(`${kind.value.name}.${fn}`) !== undefined;
 }
 
 function fieldOf(

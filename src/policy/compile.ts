@@ -48,6 +48,19 @@ export interface CompiledPolicy {
 export type CompileResult = { ok: true; policy: CompiledPolicy } | { ok: false; problems: PolicyProblem[] };
 
 export function compilePolicy(sources: readonly PolicySource[]): CompileResult {
+  const steps = compilePolicySteps(sources);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * compilePolicy, one check at a time: it yields after each evaluation over a synthetic view (at
+ * most one rule's budget), so a caller can yield to the event loop and hear a stop request while
+ * a large policy is checked (index.ts, loadPolicy).
+ */
+export function* compilePolicySteps(sources: readonly PolicySource[]): Generator<void, CompileResult, void> {
   const problems: PolicyProblem[] = [];
   const files: { file: string; policy: PolicyFile }[] = [];
   for (const { file, text } of sources) {
@@ -92,7 +105,7 @@ export function compilePolicy(sources: readonly PolicySource[]): CompileResult {
         continue;
       }
       firstFileOf.set(rule.name, file);
-      const compiled = compileRule(file, rule, checks);
+      const compiled = yield* compileRule(file, rule, checks);
       if ('problems' in compiled) problems.push(...compiled.problems);
       else {
         rules.push(compiled.rule);
@@ -192,22 +205,27 @@ function renameWarning(rule: PolicyRule, match: CelExpr): string | undefined {
   return `match tests ${fields} and never where the change was before a move: a module author's moved block renames the object past this rule. Test every name it goes by instead (${lists}, e.g. change.names.exists(n, n.startsWith("db")))`;
 }
 
-function compileRule(
+function* compileRule(
   file: string,
   rule: PolicyRule,
   checks: CostMeter,
-): { rule: CompiledRule; match: CelExpr } | { problems: PolicyProblem[] } {
+): Generator<void, { rule: CompiledRule; match: CelExpr } | { problems: PolicyProblem[] }, void> {
   const problems: PolicyProblem[] = [];
   const add = (message: string) => problems.push({ file, rule: rule.name, message });
   const views = syntheticViews(rule.on);
   const evaluate = (program: CelProgram, synthetic: SyntheticView) => evaluateChecked(program, synthetic, checks);
-  const match = compileChecked(rule, 'match', rule.match, 'bool', views, evaluate, add);
+  const match = yield* compileChecked(rule, 'match', rule.match, 'bool', views, evaluate, add);
   // A message is evaluated only where the rule matches: it is checked over the views that match (its names always).
-  const matching = match ? views.filter((view) => evaluate(match.program, view) === true) : [];
+  const matching: SyntheticView[] = [];
+  if (match && rule.message !== undefined)
+    for (const view of views) {
+      if (evaluate(match.program, view) === true) matching.push(view);
+      yield;
+    }
   const message =
     rule.message === undefined
       ? undefined
-      : compileChecked(rule, 'message', rule.message, 'string', matching, evaluate, add)?.program;
+      : (yield* compileChecked(rule, 'message', rule.message, 'string', matching, evaluate, add))?.program;
   if (problems.length || !match) return { problems };
   return {
     rule: { name: rule.name, file, on: rule.on, effect: rule.effect, match: match.program, message },
@@ -235,7 +253,7 @@ function evaluateChecked(program: CelProgram, synthetic: SyntheticView, checks: 
 }
 
 /** Parses, checks names, estimates the worst case, then evaluates over each of `views`: the first failure is the problem. */
-function compileChecked(
+function* compileChecked(
   rule: PolicyRule,
   field: 'match' | 'message',
   source: string,
@@ -243,7 +261,7 @@ function compileChecked(
   views: readonly SyntheticView[],
   evaluate: (program: CelProgram, synthetic: SyntheticView) => ReturnType<CelProgram>,
   add: (message: string) => void,
-): { program: CelProgram; expr: CelExpr } | undefined {
+): Generator<void, { program: CelProgram; expr: CelExpr } | undefined, void> {
   const compiled = compileExpression(source, rule.on);
   if ('problems' in compiled) {
     for (const problem of compiled.problems) add(`${field}: ${problem}`);
@@ -258,6 +276,7 @@ function compileChecked(
   }
   for (const synthetic of views) {
     const result = evaluate(compiled.program, synthetic);
+    yield;
     if (isError(result)) {
       const atRunTime =
         field === 'message'

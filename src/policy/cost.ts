@@ -7,6 +7,7 @@
 // counts an evaluation, so a verdict depends on the plan and the rule, never on the node's speed.
 // Units are tied to time and memory by the benchmark (bench/policy-cost.mjs, BENCHMARKS.md).
 import { isCelList, isCelMap, type CelValue } from '@bufbuild/cel';
+import { MAX_REGEX_INSTRUCTIONS } from './regex.ts';
 
 /** One rule's one evaluation (a match or a message) over one change: Kubernetes' per-call limit. Also the most a rule's estimate may reach. */
 export const RULE_COST_LIMIT = 1_000_000;
@@ -23,8 +24,16 @@ export const MAX_BUILT_LIST_ELEMENTS = 10_000;
 
 /** A traversal's cost per character or element (Kubernetes' string traversal factor). */
 const TRAVERSAL = 0.1;
-/** A regular expression's cost per character of its pattern (Kubernetes' regex factor). */
-const REGEX = 0.25;
+/**
+ * A regular expression's cost per instruction of its compiled program and character of its input
+ * (with REGEX_CALL_CHARS more for the call itself): RE2's NFA steps through the program's
+ * instructions at each character, and a call sets it up over all of them. Measured
+ * (bench/policy-regex.mjs): at most ≈ 0.75 µs an instruction and character, so 2 units, each
+ * ≈ 0.4 µs at worst. Kubernetes charges 0.25 a character of the pattern, which `.{1000}` (six
+ * characters, 1,002 instructions) made 1,000 times too cheap.
+ */
+const REGEX = 1;
+const REGEX_CALL_CHARS = 100;
 
 /**
  * An operand's size: `len` its characters (a string, bytes) or elements (a list, a map); `weight`
@@ -38,6 +47,8 @@ export interface Dim {
   weight: number;
   /** A comprehension's accumulator, appended to in place (cel.ts): what is appended is built, not the whole. */
   appendable?: boolean;
+  /** A pattern's compiled instructions (regex.ts), or their bound; unknown, the most a pattern may compile to. */
+  program?: number;
 }
 
 const SCALAR: Dim = { kind: 'scalar', len: 1, weight: 1 };
@@ -98,9 +109,11 @@ export function callCharge(fn: string, operands: readonly Dim[]): CallCharge {
     case 'lastIndexOf':
       // a search: at worst each position of the string against the whole substring
       return charge(traverse(a.len) * Math.max(1, traverse(b.len)));
-    case 'matches':
-      // RE2: linear in the input for each part of the pattern, the pattern compiled at each call
-      return charge(traverse(1 + a.len) * Math.max(1, Math.ceil(b.len * REGEX)));
+    case 'matches': {
+      // RE2's NFA: each character of the input steps through the compiled program (compiled once: regex.ts)
+      const program = b.program ?? MAX_REGEX_INSTRUCTIONS;
+      return charge((1 + a.len + REGEX_CALL_CHARS) * program * REGEX);
+    }
     case 'startsWith':
     case 'endsWith':
       return charge(traverse(b.len));

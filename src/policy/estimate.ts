@@ -5,6 +5,7 @@
 // early word, not the bound: a plan with longer addresses than assumed is still held to the
 // runtime budget.
 import { ACCUMULATOR, type CelExpr } from './cel.ts';
+import { instructionBound } from './regex.ts';
 import { callCharge, ELEMENT_WEIGHT, rangeCost, type Dim } from './cost.ts';
 import type { RuleScope } from './schema.ts';
 
@@ -245,6 +246,15 @@ function call(c: Call, locals: ReadonlyMap<string, Size>): Estimate {
       : c.function;
   const operands = target ? [target, ...args] : args;
   const dims = operands.map((operand) => dimOf(operand.size));
+  // A constant pattern's program is bounded from its text; any other may compile to the most a pattern may.
+  const pattern = c.args[0]?.exprKind;
+  if (
+    name === 'matches' &&
+    dims[1] &&
+    pattern?.case === 'constExpr' &&
+    pattern.value.constantKind.case === 'stringValue'
+  )
+    dims[1] = { ...dims[1], program: instructionBound(pattern.value.constantKind.value) };
   // A macro's step appends to its accumulator in place (cel.ts): only the appended element is built.
   const first = c.args[0]?.exprKind;
   if (name === '_+_' && first?.case === 'identExpr' && first.value.name === ACCUMULATOR && dims[0])

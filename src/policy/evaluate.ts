@@ -38,6 +38,9 @@ export const DEFAULT_TIME_LIMIT_MS = 30_000;
 export const MAX_MESSAGE_CHARS = 1000;
 /** The rule name of a maxDeletes denial (a rule's name cannot contain a dot). */
 export const MAX_DELETES_RULE = 'limits.maxDeletes';
+/** The finding of an evaluation that ran out of the plan's cost budget, or of its time limit: a bound of the plan's evaluation, no rule's verdict. */
+export const PLAN_COST_RULE = 'limits.planCost';
+export const PLAN_TIME_RULE = 'limits.planTime';
 
 export interface EvaluatorOptions {
   /** `deny`: deny rules and limits only (`apply --plan-artifact`: the approval was given for the plan). Default `all`. */
@@ -54,7 +57,13 @@ export interface EvaluatorOptions {
   onApprovalRequired?: (entry: PolicyApprovalRequired) => void;
 }
 
-const SCOPES = ['change', 'action', 'plan'] as const satisfies readonly RuleScope[];
+/** Where the plan's budget or time ran out: the rule being evaluated, its entry, how many entries of its scope came before. */
+interface RanOut {
+  why: Exhaustion;
+  rule: CompiledRule | undefined;
+  address: string | undefined;
+  before: number;
+}
 
 /** What one evaluation of an expression gave: its value, or why it stopped before its end. */
 type Evaluated = { value: ReturnType<CelProgram>; exhausted?: undefined } | { exhausted: Exhaustion };
@@ -78,6 +87,10 @@ export class PolicyEvaluator {
   #timedOut = false;
   #costExceeded = false;
   #finished = false;
+  /** The plan's entries handed over, evaluated or not (the plan's size, once it is read). */
+  readonly #seen = { change: 0, action: 0 };
+  #ranOut: RanOut | undefined;
+  #evaluations = 0;
 
   constructor(policy: CompiledPolicy, options: EvaluatorOptions = {}) {
     this.#policy = policy;
@@ -110,12 +123,14 @@ export class PolicyEvaluator {
     this.#assertOpen();
     // Delete, replace and unknown count; so does a kind this runner does not know (it is unknown).
     if (isDestructive(view.kind)) this.#deletes += 1;
+    this.#seen.change += 1;
     yield* this.#evaluate('change', () => changeBinding(view), view.address);
   }
 
   /** action(), one rule at a time. */
   *actionSteps(view: PolicyActionView): Generator<void, void, void> {
     this.#assertOpen();
+    this.#seen.action += 1;
     yield* this.#evaluate('action', () => actionBinding(view), view.address);
   }
 
@@ -130,6 +145,7 @@ export class PolicyEvaluator {
     this.#assertOpen();
     yield* this.#evaluate('plan', () => planBinding(view), undefined);
     this.#finished = true;
+    if (this.#ranOut) this.#reportRanOut(this.#ranOut);
     const maxDeletes = this.#policy.maxDeletes;
     if (maxDeletes && this.#deletes > maxDeletes.limit) {
       this.#deny({
@@ -137,6 +153,11 @@ export class PolicyEvaluator {
         message: `the plan deletes ${this.#deletes} objects (deletes, replaces, deposed deletes and unknown actions) and the policy (${maxDeletes.file}) allows at most ${maxDeletes.limit} in one run: apply the change in smaller steps, or raise limits.maxDeletes`,
       });
     }
+  }
+
+  /** The rule evaluations begun so far (one a rule and entry), the one that ran out of a budget or the time included. */
+  get evaluations(): number {
+    return this.#evaluations;
   }
 
   /** What the evaluation found, limits included; after planSteps(). */
@@ -166,10 +187,10 @@ export class PolicyEvaluator {
     const variables = bindings();
     for (const rule of rules) {
       if (this.#spentMs > this.#timeLimitMs) {
-        this.#exhaust({ kind: 'time', limitMs: this.#timeLimitMs });
+        this.#exhaust({ kind: 'time', limitMs: this.#timeLimitMs }, rule, scope, address);
         return;
       }
-      this.#apply(rule, variables, address);
+      this.#apply(rule, variables, address, scope);
       if (this.#timedOut || this.#costExceeded) return;
       yield;
     }
@@ -190,10 +211,11 @@ export class PolicyEvaluator {
     return meter.exhausted ? { exhausted: meter.exhausted } : { value };
   }
 
-  #apply(rule: CompiledRule, variables: CelBindings, address: string | undefined): void {
+  #apply(rule: CompiledRule, variables: CelBindings, address: string | undefined, scope: RuleScope): void {
+    this.#evaluations += 1;
     const matched = this.#run(rule.match, variables);
     if (matched.exhausted && (matched.exhausted.kind === 'plan' || matched.exhausted.kind === 'time')) {
-      this.#exhaust(matched.exhausted);
+      this.#exhaust(matched.exhausted, rule, scope, address);
       return;
     }
     const result = matched.exhausted ? undefined : matched.value;
@@ -222,25 +244,42 @@ export class PolicyEvaluator {
     this.#deny({ rule: rule.name, ...where, message: printable(message) });
   }
 
-  /** Out of the plan's budget or of time: every rule (not yet evaluated over every entry) fails closed once, and nothing more is evaluated. */
-  #exhaust(why: Exhaustion): void {
+  /** Out of the plan's budget or of time: nothing more is evaluated; the finding is made once the plan's size is known (planSteps). */
+  #exhaust(why: Exhaustion, rule: CompiledRule | undefined, scope: RuleScope, address: string | undefined): void {
     if (why.kind === 'time') this.#timedOut = true;
     else this.#costExceeded = true;
-    const what =
+    const before = scope === 'plan' ? 0 : this.#seen[scope] - 1;
+    this.#ranOut = { why, rule, address, before };
+  }
+
+  /**
+   * An evaluation that ran out is reported as what it is, once, not as rules that denied: the bound,
+   * where it ran out (the rule, the entry), the units spent and the plan's size. It fails closed: a
+   * denial when any deny rule (or a limit) is in effect, else an approval required; either way the
+   * plan is gated.
+   */
+  #reportRanOut({ why, rule, address, before }: RanOut): void {
+    const bound =
       why.kind === 'time'
-        ? `the policy evaluation ran out of its time limit (${this.#timeLimitMs} ms)`
-        : `the policy evaluation ran out of the plan's cost budget (${this.#planCostLimit} units)`;
-    const reason = `${what} before the rule was evaluated over the whole plan`;
-    for (const scope of SCOPES) {
-      for (const rule of this.#rules[scope]) {
-        if (rule.effect === 'deny')
-          this.#deny({
-            rule: rule.name,
-            message: `${reason}: denied, as a deny rule that cannot be evaluated denies; simplify the rule or split the plan`,
-          });
-        else this.#requireApproval({ rule: rule.name, error: reason });
-      }
-    }
+        ? `its time limit (${this.#timeLimitMs} ms of evaluation)`
+        : `the plan's cost budget (${this.#planCostLimit.toLocaleString('en-US')} units)`;
+    const n = (count: number) => count.toLocaleString('en-US');
+    const where = address === undefined ? 'the plan' : `${rule?.on ?? 'change'} ${n(before + 1)}`;
+    const of = `of the plan's ${n(this.#seen.change)} resource changes and ${n(this.#seen.action)} provider actions, under ${n(this.#policy.rules.length)} rules`;
+    const at = rule ? ` at rule "${rule.name}" (${rule.file}) over ${where} ${of}` : ` ${of}`;
+    const entry =
+      address === undefined ? '' : ` (${where}: ${address.length > 200 ? `${address.slice(0, 199)}…` : address})`;
+    const what = `the policy evaluation ran out of ${bound}${at}, having spent ${n(this.#spentUnits)} units: what came after was not judged${entry}`;
+    const fix =
+      'judge less at once: fewer or cheaper rules, or the change in smaller plans (contract/sections/policy.md §5 says what rules cost)';
+    const name = why.kind === 'time' ? PLAN_TIME_RULE : PLAN_COST_RULE;
+    const all = [...this.#rules.change, ...this.#rules.action, ...this.#rules.plan];
+    if (all.some((r) => r.effect === 'deny') || this.#policy.maxDeletes)
+      this.#deny({
+        rule: name,
+        message: printable(`${what}; denied, as an evaluation that cannot finish denies: ${fix}`),
+      });
+    else this.#requireApproval({ rule: name, error: printable(what) });
   }
 
   #deny(denial: PolicyDenial): void {

@@ -39,7 +39,6 @@ export interface JudgementOptions extends EvaluatorOptions {
 export function planJudgement(policy: CompiledPolicy, options: JudgementOptions): PlanJudgement {
   const evaluator = new PolicyEvaluator(policy, options);
   const queue: (() => Generator<void, void, void>)[] = [];
-  let evaluated = 0;
   let sliceStart = performance.now();
   let interruption: RunnerError | undefined;
   let started = false;
@@ -47,14 +46,13 @@ export function planJudgement(policy: CompiledPolicy, options: JudgementOptions)
   /** Runs the steps, yielding between rules once a slice is spent; a stop request ends it. */
   async function run(steps: Generator<void, void, void>): Promise<void> {
     for (;;) {
-      if (options.stopRequested?.()) throw (interruption ??= stopped(evaluated));
+      if (options.stopRequested?.()) throw (interruption ??= stopped(evaluator.evaluations));
       if (!started) {
         started = true;
         options.onEvaluationStart?.();
       }
       const step = steps.next();
       if (step.done) return;
-      evaluated += 1;
       if (performance.now() - sliceStart >= SLICE_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         sliceStart = performance.now();

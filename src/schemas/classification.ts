@@ -116,19 +116,27 @@ const PartialPlan = z.looseObject({
 
 /** A deny rule that matched (or failed), or a limit crossed: nothing is applied, with or without an approval. */
 export const PolicyDenial = z.strictObject({
-  rule: z.string().describe("The rule's name, or limits.maxDeletes"),
+  rule: z
+    .string()
+    .describe(
+      "The rule's name, or limits.maxDeletes, or limits.planCost / limits.planTime (the evaluation ran out of the plan's cost budget or time limit: no rule's verdict)",
+    ),
   address: z
     .string()
     .optional()
-    .describe("The change's or action's address; absent for on: plan rules, limits and the time limit"),
+    .describe("The change's or action's address; absent for on: plan rules, limits and the plan's bounds"),
   message: z.string().describe("What must change instead: the rule's message, or the runner's words"),
 });
 export type PolicyDenial = z.infer<typeof PolicyDenial>;
 
 /** A requireApproval rule that matched (or failed): the plan needs the approval hash. */
 export const PolicyApprovalRequired = z.strictObject({
-  rule: z.string(),
-  address: z.string().optional().describe('Absent for on: plan rules and the time limit'),
+  rule: z
+    .string()
+    .describe(
+      "The rule's name, or limits.planCost / limits.planTime (the evaluation ran out where no deny rule is in effect)",
+    ),
+  address: z.string().optional().describe("Absent for on: plan rules and the plan's bounds"),
   error: z
     .string()
     .optional()
@@ -150,14 +158,12 @@ export const PolicyFindings = z.looseObject({
   timedOut: z
     .boolean()
     .describe(
-      'The evaluation ran out of its time limit (the last resort: the cost budgets come first): the rules not evaluated over every entry failed closed',
+      'The evaluation ran out of its time limit (the last resort: the cost budgets come first): one finding of rule limits.planTime fails closed',
     ),
   cost: z.number().int().nonnegative().describe('The cost units the evaluation spent (contract/sections/policy.md §5)'),
   costExceeded: z
     .boolean()
-    .describe(
-      "The evaluation ran out of the plan's cost budget: the rules not evaluated over every entry failed closed",
-    ),
+    .describe("The evaluation ran out of the plan's cost budget: one finding of rule limits.planCost fails closed"),
 });
 export type PolicyFindings = z.infer<typeof PolicyFindings>;
 

@@ -27,12 +27,15 @@ export interface RunPolicy {
   judgement(options: JudgementOptions): PlanJudgement;
 }
 
-/** Loads and compiles the policy dir, if any: every problem of it in one ImageInvalid error. */
-export async function loadRunPolicy(given: string | undefined): Promise<RunPolicy | undefined> {
+/** Loads and compiles the policy dir, if any: every problem of it in one ImageInvalid error; a stop request ends the compile check. */
+export async function loadRunPolicy(
+  given: string | undefined,
+  stopRequested?: () => boolean,
+): Promise<RunPolicy | undefined> {
   const dir = policyDirOf(given);
   if (dir === undefined) return undefined;
   const { describeProblem, loadPolicy, planJudgement } = await import('../policy/index.ts');
-  const policy = await loadPolicy(dir);
+  const policy = await loadPolicy(dir, { stopRequested });
   return {
     dir,
     warnings: policy.warnings.map(describeProblem),
@@ -44,11 +47,11 @@ export async function loadRunPolicy(given: string | undefined): Promise<RunPolic
 export async function policyStep(ctx: RunContext): Promise<RunPolicy | undefined> {
   if (policyDirOf(ctx.settings.policy) === undefined) return undefined;
   return ctx.step('policy', async () => {
-    const policy = await loadRunPolicy(ctx.settings.policy);
+    // A signal or the deadline ends the compile check, and an evaluation, at its next slice.
+    const stopRequested = () => ctx.stopCause !== undefined;
+    const policy = await loadRunPolicy(ctx.settings.policy, stopRequested);
     ctx.log.info({ dir: policy!.dir }, `policy: plans are held to the rules in ${policy!.dir}`);
     for (const warning of policy!.warnings) ctx.log.warn({ dir: policy!.dir }, `policy: ${warning}`);
-    // A signal or the deadline ends an evaluation at its next rule.
-    const stopRequested = () => ctx.stopCause !== undefined;
     const onEvaluationStart = () =>
       ctx.log.info({ dir: policy!.dir }, 'policy: judging the plan, change by change, as terraform show prints it');
     return { ...policy!, judgement: (options) => policy!.judgement({ ...options, stopRequested, onEvaluationStart }) };

@@ -97,7 +97,8 @@ async function inputsStep(ctx: RunContext): Promise<LoadedInputs> {
     'inputs',
     async () => {
       const inputs = await loadInputs(ctx.settings.inputs, { image: ctx.settings.image, kind: ctx.settings.kind });
-      for (const value of inputs.upfrontSecrets) ctx.masker.add(value, `a value in ${SENSITIVE_TFVARS_FILE}`);
+      for (const { value, variable } of inputs.upfrontSecrets)
+        ctx.masker.add(value, `variable "${variable}" in ${SENSITIVE_TFVARS_FILE}`);
       for (const notice of [...inputs.notices, ...ignoredTfVars(process.env)]) ctx.notice(notice);
       return inputs;
     },
@@ -198,7 +199,7 @@ export async function prepareRoot(ctx: RunContext, options: PrepareRootOptions =
   const inputs = await inputsStep(ctx);
   // Variables the module declares sensitive (or ephemeral) are masked from the first byte, not only once the plan says so.
   inputs.maskSensitiveVariables(scan.sensitiveVariables, ctx.masker);
-  inputs.maskSensitiveVariables(scan.ephemeralVariables, ctx.masker, 'a variable the module declares ephemeral');
+  inputs.maskSensitiveVariables(scan.ephemeralVariables, ctx.masker, 'ephemeral');
   for (const notice of undeclaredVariables(inputs.snapshot, scan.variables)) ctx.notice(notice);
   const workspace = await workspaceStep(ctx, { scan, inputs });
   const tf = terraformIn(ctx, { version, workspace });

@@ -58,6 +58,46 @@ describe('policy: bounded evaluation', () => {
     assert.equal(existsSync(s.state), false, 'nothing planned or applied');
   });
 
+  it("the issue's slow regular expression (`.{1000}`: six characters, 1,002 instructions) is refused when the policy is loaded", async (t) => {
+    const s = await scenario(t, KEYED, { 'terraform.tfvars.json': { keys: ['short'] } });
+    const policy = await withPolicy(s, { slow: 'change.names.exists(n, n.matches(".{1000}"))' });
+    const run = await s.run('apply', ['--image', IMAGE, '--policy', policy]);
+    assert.equal(run.exitCode, 4, explain(run));
+    assert.equal(run.result!.reason, 'ImageInvalid');
+    const problems = run.result!.error!.detail!.problems as { rule: string; message: string }[];
+    assert.deepEqual(
+      problems.map((p) => p.rule),
+      ['slow'],
+    );
+    assert.match(problems[0]!.message, /^match: its worst case costs [0-9,]+ units, over the 1,000,000/);
+    assert.equal(existsSync(s.state), false, 'nothing planned or applied');
+  });
+
+  it("the plan's budget spent on a harmless plan is one finding of its own (limits.planCost: the rule, the units, the plan's size), not rules that denied; it fails closed", async (t) => {
+    const keys = Array.from({ length: 8 }, (_, i) => `${i}-${'k'.repeat(960)}`);
+    const s = await scenario(t, KEYED, { 'terraform.tfvars.json': { keys } });
+    // Each ≈ 440,000 units on an address of 1,000 characters (a program of 402 instructions), and never matches: 20 of them spend the budget in 6 changes.
+    const policy = await withPolicy(
+      s,
+      Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`r${i}`, 'change.address.matches(".{400}#")'])),
+    );
+    const run = await s.run('apply', ['--image', IMAGE, '--policy', policy]);
+    assert.equal(run.exitCode, 8, explain(run));
+    const r = run.result!;
+    assert.equal(r.reason, 'PolicyDenied');
+    const found = r.plan!.policy!;
+    assert.equal(found.costExceeded, true);
+    assert.equal(found.cost, 50_000_000);
+    assert.equal(found.deniedTotal, 1, 'one finding, not one a rule');
+    assert.equal(found.denied[0]!.rule, 'limits.planCost');
+    assert.match(
+      found.denied[0]!.message,
+      /^the policy evaluation ran out of the plan's cost budget \(50,000,000 units\) at rule "r\d+" \(.*policy\.yaml\) over change \d of the plan's 8 resource changes and 0 provider actions, under 20 rules, having spent 50,000,000 units: what came after was not judged \(change \d: terraform_data\.db\["\d-k+…\); denied, as an evaluation that cannot finish denies/,
+    );
+    assert.match(r.message, /limits\.planCost/);
+    assert.equal(existsSync(s.state) ? (await s.readState()).resources.length : 0, 0, 'nothing applied');
+  });
+
   it('a rule over its budget on a longer key than the estimate assumed denies that change (fail closed), naming rule and change; nothing applied', async (t) => {
     const key = 'k'.repeat(6000);
     const s = await scenario(t, KEYED, { 'terraform.tfvars.json': { keys: [key, 'short'] } });

@@ -84,6 +84,35 @@ describe('policy: a rename cannot walk past a deny rule', () => {
     assert.ok(resourceIds(await s.readState())['terraform_data.db'], 'the database is still there, at its old address');
   });
 
+  it('forgotten by a removed block and imported at another address by its id, then replaced: a move, denied, even with the approval hash', async (t) => {
+    const { s, policy, before } = await movedScenario(t, BASE);
+    const id = resourceIds(await s.readState())['terraform_data.db'];
+    assert.ok(id);
+    await s.useModule({
+      'main.tf': `removed {\n  from = terraform_data.db\n  lifecycle {\n    destroy = false\n  }\n}\n\nimport {\n  to = terraform_data.archive\n  id = "${id}"\n}\n\nresource "terraform_data" "archive" {\n  triggers_replace = "pg16"\n}\n`,
+    });
+    const run = await s.run('apply', ['--image', IMAGE, '--policy', policy]);
+    await assertDeniedMove(s, run, before, 'terraform_data.archive');
+    assert.deepEqual(run.result!.plan!.changes.map((c) => [c.address, c.previousAddress]).sort(), [
+      ['terraform_data.archive', 'terraform_data.db'],
+      ['terraform_data.db', undefined],
+    ]);
+    const approved = await s.run('apply', [
+      '--image',
+      IMAGE,
+      '--policy',
+      policy,
+      '--approved-hash',
+      run.result!.approvalHash!,
+    ]);
+    await assertDeniedMove(s, approved, before, 'terraform_data.archive');
+    assert.equal(
+      resourceIds(await s.readState())['terraform_data.db'],
+      id,
+      'the database is still there, not replaced',
+    );
+  });
+
   it('moved into a module and replaced: denied', async (t) => {
     const { s, policy, before } = await movedScenario(t, INTO_MODULE);
     const run = await s.run('apply', ['--image', IMAGE, '--policy', policy]);

@@ -38,6 +38,23 @@ async function longEvaluation(s: Scenario): Promise<string[]> {
 
 const EVALUATION_STARTED = '"msg":"policy: judging the plan';
 
+/** 15 rules whose checks over the synthetic views each spend millions of units: a compile check of seconds (it passes). */
+async function longCompileCheck(s: Scenario): Promise<string[]> {
+  await s.useModule({ 'main.tf': 'resource "terraform_data" "db" {\n  input = "x"\n}\n' });
+  const dir = join(s.dir, 'policy');
+  await mkdir(dir);
+  const list = `[${Array.from({ length: 100 }, (_, i) => i).join(', ')}]`;
+  const rule = (i: number) =>
+    `- name: heavy-${i}\n  match: ${JSON.stringify(`${list}.all(i, ${list}.all(j, i + j >= 0)) && change.kind == "nope"`)}\n  effect: deny\n`;
+  await writeFile(
+    join(dir, 'policy.yaml'),
+    `${POLICY_HEADER}rules:\n${Array.from({ length: 15 }, (_, i) => rule(i)).join('')}`,
+  );
+  return s.runArgs('apply', ['--image', IMAGE, '--policy', dir]);
+}
+
+const COMPILE_STARTED = '"msg":"policy: started"';
+
 const readResult = async (s: Scenario) => JSON.parse(await readFile(join(s.out, 'result.json'), 'utf8')) as Result;
 
 describe('policy: a stop during the evaluation', () => {
@@ -62,6 +79,52 @@ describe('policy: a stop during the evaluation', () => {
     assert.match(
       r.message,
       /during show: the policy evaluation was stopped after \d+ rule evaluations, before it judged the whole plan: no verdict, nothing applied/,
+    );
+    assert.equal(r.applied, false);
+    assert.equal(existsSync(s.state), false, 'nothing applied');
+  });
+
+  it('SIGINT during one long evaluation: exit 130 within --stop-grace, interrupted, nothing applied', async (t) => {
+    const s = await scenario(t, {});
+    const args = await longEvaluation(s);
+    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--stop-grace', '2s'], {
+      env: testTerraformEnv(),
+      mark: EVALUATION_STARTED,
+      killAfterMs: 120_000,
+    });
+    const signalled = Date.now();
+    child.kill('SIGINT');
+    const run = await exited;
+    const took = Date.now() - signalled;
+    assert.equal(run.exitCode, 130, run.stderr.slice(-3000));
+    assert.ok(took < 2000 + 5000, `stopped ${took} ms after the signal (--stop-grace 2s)`);
+    const r = await readResult(s);
+    assert.equal(r.outcome, 'interrupted');
+    assert.match(r.message, /the policy evaluation was stopped after [1-9]\d* rule evaluations/);
+    assert.equal(existsSync(s.state), false, 'nothing applied');
+  });
+
+  it('SIGTERM during the compile check in step policy: exit 143 within --stop-grace, a well-formed result, nothing planned', async (t) => {
+    const s = await scenario(t, {});
+    const args = await longCompileCheck(s);
+    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--stop-grace', '2s'], {
+      env: testTerraformEnv(),
+      mark: COMPILE_STARTED,
+      killAfterMs: 120_000,
+    });
+    const signalled = Date.now();
+    child.kill('SIGTERM');
+    const run = await exited;
+    const took = Date.now() - signalled;
+    assert.equal(run.exitCode, 143, run.stderr.slice(-3000));
+    assert.ok(took < 2000, `stopped ${took} ms after the signal (--stop-grace 2s)`);
+    const r = await readResult(s);
+    assert.equal(r.outcome, 'interrupted');
+    assert.equal(r.reason, 'Interrupted');
+    assert.equal(r.error!.step, 'policy');
+    assert.match(
+      r.message,
+      /the policy's compile check \(.*\) was stopped before it finished: nothing was planned or applied/,
     );
     assert.equal(r.applied, false);
     assert.equal(existsSync(s.state), false, 'nothing applied');

@@ -200,12 +200,12 @@ describe('secrets: canaries never reach a byte the runner writes', { concurrency
     assertNoCanary(destroy, 'destroy with the refusal');
   });
 
-  it('values shorter than 4 characters are named in warnings, not masked', async (t) => {
+  it('values shorter than 4 characters are named in warnings (the variable), not masked', async (t) => {
     const s = await secretScenario(t, { password: 'ab7' });
     const run = await s.run('apply');
     assert.equal(run.exitCode, 0, explain(run));
     assert.ok(
-      run.result!.warnings.some((w) => /sensitive\.tfvars\.json.*shorter than 4/.test(w)),
+      run.result!.warnings.some((w) => /^variable "db_password" in sensitive\.tfvars\.json .*shorter than 4/.test(w)),
       JSON.stringify(run.result!.warnings),
     );
     assert.ok(

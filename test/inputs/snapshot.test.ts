@@ -134,7 +134,15 @@ test('secret values: every non-empty string and every object key of 4+ character
         '{"password": "hunter2", "creds": {"user": "admin", "keys": ["k-1", "k-10", "", "k-1"], "port": 5432, "on": true}}',
     }),
   );
-  assert.deepEqual(secretValues(snapshot), ['hunter2', 'admin', 'k-10', 'keys', 'port', 'user', 'k-1']);
+  assert.deepEqual(
+    secretValues(snapshot).map(({ value }) => value),
+    ['hunter2', 'admin', 'k-10', 'keys', 'port', 'user', 'k-1'],
+  );
+  // each names the variable it is in (a warning names the variable, never the value)
+  assert.deepEqual(
+    secretValues(snapshot).map(({ variable }) => variable),
+    ['password', 'creds', 'creds', 'creds', 'creds', 'creds', 'creds'],
+  );
 });
 
 test('the approval hash leaves out bootstrap_data for a pool only', () => {

@@ -431,6 +431,34 @@ test("in a destroy plan the runner's own action at its record is the delete; any
   );
 });
 
+test('a forget and an import of the same object (type, provider, id) are its move: the import is listed as moved from the forgotten address', () => {
+  const forget = (address: string, id: string) =>
+    resourceChange(address, ['forget'], { action_reason: 'delete_because_no_resource_config' }, { before: { id } });
+  const imported = (address: string, id: string, type = 'terraform_data') => ({
+    ...resourceChange(address, ['delete', 'create'], {}, { importing: { id }, before: { id } }),
+    type,
+  });
+  const c = classify({
+    resource_changes: [
+      imported('terraform_data.archive', 'db-id'),
+      forget('terraform_data.db', 'db-id'),
+      // another id, or the same id under another type: no move
+      imported('terraform_data.other', 'other-id'),
+      imported('null_resource.db', 'db-id', 'null_resource'),
+    ],
+  });
+  assert.deepEqual(
+    c.destructive.map((d) => [d.address, d.previousAddress, d.action]),
+    [
+      ['terraform_data.archive', 'terraform_data.db', 'replace'],
+      ['terraform_data.other', undefined, 'replace'],
+      ['null_resource.db', undefined, 'replace'],
+    ],
+  );
+  assert.equal(c.destructiveTotal, 3);
+  assert.deepEqual(c.counts, counts({ replace: 3, forget: 1, import: 3 }));
+});
+
 describe('classifyPlan: one case per plan shape', () => {
   for (const c of cases) {
     test(c.name, () => {

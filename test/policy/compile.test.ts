@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compilePolicy, MAX_RULES } from '../../src/policy/compile.ts';
 import type { PolicyProblem } from '../../src/policy/problems.ts';
-import { compiled, POLICY_HEADER } from './policies.support.ts';
+import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
+import { changeView, compiled, planView, POLICY_HEADER } from './policies.support.ts';
 
 /** The problems of one rule in policy/p.yaml, as `rule|message`. */
 function problemsOfRule(lines: string, name = 'r'): string[] {
@@ -74,6 +75,26 @@ describe('policy compile: names a rule reads', () => {
   match: plan.counts.delete + plan.counts.replace > 3 && plan.tool == "terraform"
   effect: deny
 `);
+  });
+
+  it("accepts the strings extension's namespaced strings.quote (policy.md §3), and refuses a namespaced name it lacks", () => {
+    const policy = compiled(`${POLICY_HEADER}rules:
+- name: quoted
+  match: 'strings.quote(change.name) == "\\"db\\""'
+  effect: deny
+  message: '"refused: " + strings.quote(change.address)'
+`);
+    const evaluator = new PolicyEvaluator(policy);
+    evaluator.change(changeView('db', 'delete'));
+    evaluator.change(changeView('web', 'delete'));
+    const outcome = evaluator.plan(planView());
+    assert.deepEqual(
+      outcome.denied.map((d) => `${d.address}: ${d.message}`),
+      ['terraform_data.db: refused: "terraform_data.db"'],
+    );
+    assert.deepEqual(problemsOfRule(deny('strings.unquote(change.name) == "db"')), [
+      'r|match: unknown name "strings": an "on: change" rule sees only "change"',
+    ]);
   });
 
   it('names the parse error with its line and column', () => {

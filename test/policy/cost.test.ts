@@ -10,7 +10,8 @@ import {
   RULE_COST_LIMIT,
 } from '../../src/policy/cost.ts';
 import { ESTIMATE_ADDRESS_CHARS, ESTIMATE_STRING_CHARS, estimateCost } from '../../src/policy/estimate.ts';
-import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
+import { PLAN_COST_RULE, PLAN_TIME_RULE, PolicyEvaluator } from '../../src/policy/evaluate.ts';
+import { compilePattern, instructionBound, MAX_REGEX_INSTRUCTIONS } from '../../src/policy/regex.ts';
 import type { PolicyChangeView } from '../../src/policy/views.ts';
 import { changeView, oneRule, planView, POLICY_HEADER } from './policies.support.ts';
 
@@ -178,6 +179,83 @@ describe('policy cost: the meter at run time', () => {
   });
 });
 
+describe('policy cost: regular expressions, charged by their compiled program', () => {
+  /** The rule of the issue: six characters of pattern, about 1,000 instructions, once at 30 s for 107,539 units. */
+  const SLOW = 'change.names.exists(n, n.matches(".{1000}"))';
+
+  it("refuses the issue's slow rule when the policy is compiled: `.{1000}` is charged as the 1,000 instructions it compiles to", () => {
+    const result = compilePolicy([
+      {
+        file: 'policy/p.yaml',
+        text: `${POLICY_HEADER}rules:\n- name: slow\n  match: ${JSON.stringify(SLOW)}\n  effect: deny\n`,
+      },
+    ]);
+    assert.ok(!result.ok);
+    assert.match(result.problems[0]!.message, /^match: its worst case costs [0-9,]+ units, over the 1,000,000/);
+    // a short pattern stays cheap
+    assert.ok(estimate('change.names.exists(n, n.matches("^db-[a-z0-9]+$"))') < 100_000);
+  });
+
+  it('charges a pattern that comes from the plan as the largest program: refused over a long string, bounded over a short one', () => {
+    const refused = compilePolicy([
+      {
+        file: 'policy/p.yaml',
+        text: `${POLICY_HEADER}rules:\n- name: supplied\n  match: ${JSON.stringify('change.address.matches(change.name)')}\n  effect: deny\n`,
+      },
+    ]);
+    assert.ok(!refused.ok);
+    assert.match(refused.problems[0]!.message, /its worst case costs/);
+    assert.ok(estimate('"db".matches(change.name)') <= RULE_COST_LIMIT);
+    assert.ok(estimate('"db".matches(change.name)') >= MAX_REGEX_INSTRUCTIONS * 100);
+  });
+
+  it('never compiles a pattern over the bound: refused from its text, before RE2 builds it (the issue measured 828 MB for one)', () => {
+    for (const pattern of ['(.{1000}){1000}', '((a{100}){100}){100}', '(x{1000}|y{1000}){1000}']) {
+      assert.ok(instructionBound(pattern) > MAX_REGEX_INSTRUCTIONS, pattern);
+      const rss = process.memoryUsage().rss;
+      const compiled = compilePattern(pattern);
+      assert.ok('refused' in compiled && compiled.size, pattern);
+      assert.ok(process.memoryUsage().rss - rss < 50e6, 'nothing large was built');
+    }
+    // at run time, such a pattern stops the rule (size): a rule that fails closed, never a call that runs
+    const meter = new CostMeter(100 * RULE_COST_LIMIT, 'rule');
+    const value = program('change.address.matches(change.name)').program(
+      changeBinding(changeView('x', 'create', { name: '(.{1000}){1000}' })),
+      meter,
+    );
+    assert.ok(value !== true && value !== false);
+    assert.equal(meter.exhausted?.kind, 'size');
+  });
+
+  it("the text's bound is never below what RE2 compiles, and a call is charged by the compiled program", () => {
+    for (const pattern of [
+      '.{1000}',
+      '^db-[0-9]+$',
+      '(a|b)*c',
+      '(?i)db',
+      '[a-z]{3,5}',
+      '(ab){10}',
+      'x{2,}',
+      '\\pL+',
+      '(a{10}){10}',
+      '((a|bc|d)e{3}|f)+',
+      '[]a]{9}',
+      '\\Qa.b\\E{4}',
+      '(?:x{5}){4}',
+      '.{0,1000}',
+      '(?P<n>a{2,7})+',
+    ]) {
+      const compiled = compilePattern(pattern);
+      assert.ok('instructions' in compiled, pattern);
+      assert.ok(instructionBound(pattern) >= compiled.instructions, `${pattern}: ${compiled.instructions}`);
+    }
+    const long = spend('change.address.matches(".{300}")', keyed(1000));
+    const short = spend('change.address.matches(".{5}")', keyed(1000));
+    assert.equal(long.value, true);
+    assert.ok(long.spent > 20 * short.spent, `${long.spent} vs ${short.spent}`);
+  });
+});
+
 describe('policy cost: what a rule over budget means (fail closed)', () => {
   const quadratic = QUADRATIC;
   const long = named_(6000);
@@ -230,7 +308,7 @@ describe('policy cost: what a rule over budget means (fail closed)', () => {
     );
   });
 
-  it("the plan's budget: once spent, every rule fails closed once and nothing more is evaluated; deletes still count", () => {
+  it("the plan's budget: once spent, nothing more is evaluated and one finding of its own says so (the rule, the units, the plan's size); deletes still count", () => {
     const policy = oneRule(
       '- name: d\n  match: change.address.split("").exists(c, c == "#")\n  effect: deny\n- name: a\n  match: change.kind == "update"\n  effect: requireApproval\n',
     );
@@ -240,17 +318,51 @@ describe('policy cost: what a rule over budget means (fail closed)', () => {
     assert.equal(outcome.costExceeded, true);
     assert.equal(outcome.timedOut, false);
     assert.equal(outcome.deletes, 3);
-    const why =
-      "the policy evaluation ran out of the plan's cost budget (50000 units) before the rule was evaluated over the whole plan";
     assert.deepEqual(outcome.denied, [
       {
-        rule: 'd',
-        message: `${why}: denied, as a deny rule that cannot be evaluated denies; simplify the rule or split the plan`,
+        rule: PLAN_COST_RULE,
+        message: `the policy evaluation ran out of the plan's cost budget (50,000 units) at rule "d" (policy/a.yaml) over change 2 of the plan's 40 resource changes and 0 provider actions, under 2 rules, having spent 50,000 units: what came after was not judged (change 2: ${keyed(2000).address.slice(0, 199)}…); denied, as an evaluation that cannot finish denies: judge less at once: fewer or cheaper rules, or the change in smaller plans (contract/sections/policy.md §5 says what rules cost)`,
       },
     ]);
-    assert.deepEqual(outcome.approvalRequired, [{ rule: 'a', error: why }]);
+    assert.deepEqual(
+      outcome.approvalRequired,
+      [],
+      'no rule is said to require approval for it: the denial fails closed',
+    );
     assert.ok(outcome.cost <= 50_000);
     assert.equal(PLAN_COST_LIMIT, 50_000_000);
+  });
+
+  it("the contract's example rules cost 54 units a rule and change: 10,000 harmless changes under 92 of them spend the plan's budget (policy.md §5)", () => {
+    const copies = (n: number) =>
+      compilePolicy([
+        {
+          file: 'policy/examples.yaml',
+          text: `${POLICY_HEADER}rules:\n${Array.from(
+            { length: n },
+            (_, i) => `- name: protect-databases-${i}
+  match: >-
+    change.types.exists(t, t in ["aws_db_instance", "aws_rds_cluster", "google_sql_database_instance"])
+    && change.kind in ["delete", "replace", "unknown"]
+  effect: deny
+- name: iam-needs-review-${i}
+  match: >-
+    change.types.exists(t, t.startsWith("aws_iam_") || t.startsWith("google_project_iam_")
+      || t.startsWith("google_service_account"))
+    && !(change.kind in ["read", "noop"])
+  effect: requireApproval
+`,
+          ).join('')}`,
+        },
+      ]);
+    const compiled = copies(1);
+    assert.ok(compiled.ok);
+    const evaluator = new PolicyEvaluator(compiled.policy);
+    for (let i = 0; i < 100; i++)
+      evaluator.change(changeView('web', 'create', { address: `terraform_data.web["${i}"]` }));
+    // 2 rules over 100 changes: 54 units a rule and change, the same on every machine
+    assert.equal(evaluator.plan(planView()).cost, 2 * 100 * 54);
+    assert.ok(92 * 10_000 * 54 <= PLAN_COST_LIMIT && 93 * 10_000 * 54 > PLAN_COST_LIMIT);
   });
 
   it('the wall-time limit stays the last resort, now inside an evaluation too, and is reported as timedOut', () => {
@@ -263,6 +375,7 @@ describe('policy cost: what a rule over budget means (fail closed)', () => {
     const outcome = evaluator.plan(planView());
     assert.equal(outcome.timedOut, true);
     assert.equal(outcome.costExceeded, false);
-    assert.match(outcome.denied[0]!.message, /ran out of its time limit \(5 ms\)/);
+    assert.equal(outcome.denied[0]!.rule, PLAN_TIME_RULE);
+    assert.match(outcome.denied[0]!.message, /ran out of its time limit \(5 ms of evaluation\) at rule "slow"/);
   });
 });

@@ -344,6 +344,23 @@ describe('policy: an evaluation that can be stopped', () => {
     assert.deepEqual(starts, [1], 'once, after the first stop check and before any rule ran');
   });
 
+  it('a stop heard after a rule that ran out of the time limit counts that rule: never "stopped after 0 rule evaluations"', async () => {
+    let asked = 0;
+    let t = 0;
+    // the first rule's evaluation runs out of the time limit (the clock moves 10 ms a reading), and the stop is heard after it
+    const judgement = planJudgement(slow, {
+      tool: 'terraform',
+      timeLimitMs: 5,
+      now: () => (t += 10),
+      stopRequested: () => ++asked > 1,
+    });
+    await assert.rejects(judgement.judge(classifyPlan(longNames, { onChange: judgement.onChange })), {
+      kind: 'interrupted',
+      message:
+        'the policy evaluation was stopped after 1 rule evaluations, before it judged the whole plan: no verdict, nothing applied',
+    });
+  });
+
   it('a stop request ends it at the next rule: no verdict (an interruption naming the policy evaluation), never a pass', async () => {
     let asked = 0;
     const judgement = planJudgement(slow, { tool: 'terraform', stopRequested: () => ++asked > 3 });
