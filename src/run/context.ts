@@ -63,6 +63,8 @@ export class RunContext {
   writesResultFile = true;
   /** The --summary-md FILE, opened before the op runs (undefined: not given, or refused). */
   summaryMd: SummaryMdFile | undefined;
+  /** The module dir was given as --module (not CAPTF_MODULE, not the image's default): a missing one is a typo on the command line. */
+  moduleOnCommandLine = false;
 
   constructor(
     readonly op: Op,

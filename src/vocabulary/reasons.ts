@@ -188,6 +188,12 @@ export const REASONS = {
     EVERY_OP,
     '--backups, given explicitly, cannot be created or written: nothing ran',
   ),
+  ModuleDirMissing: invalid(
+    'usage',
+    EXIT.usage,
+    EVERY_OP,
+    "--module DIR, given on the command line, does not exist or is no directory: nothing ran (the image's module missing is ImageInvalid)",
+  ),
   StateDirMissing: invalid(
     'usage',
     EXIT.usage,
@@ -509,6 +515,11 @@ export const REASONS = {
   LocalObjectExists: command('usage', EXIT.usage, 'local init: an object exists there already'),
   LocalObjectInvalid: command('usage', EXIT.usage, "local: the object's file is not valid"),
   LocalObjectMissing: command('usage', EXIT.usage, 'local: no object there'),
+  LocalModuleMissing: command(
+    'usage',
+    EXIT.usage,
+    'local init, local set: --module DIR does not exist or is no directory',
+  ),
   NothingBlocked: command('usage', EXIT.usage, 'local approve: no apply is blocked'),
   LocalObjectRemoveFailed: command('io', EXIT.failed, "local: the object's directory could not be removed"),
   RunnerFailed: command('terraform', EXIT.failed, 'local reconcile: the run left no result'),
