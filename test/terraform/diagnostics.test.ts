@@ -198,6 +198,13 @@ describe('the last-line fallback (lastLine)', () => {
     );
     assert.equal(lastLine(stderrOf('force-unlock-local-not-locked')), 'Failed to unlock state: LocalState not locked');
   });
+
+  it("never a diagnostic's frame alone: the last line with words in it", () => {
+    const warning =
+      'There are some problems with the CLI configuration:\n╷\n│ Warning: Unable to open CLI configuration file\n│\n│ The CLI configuration file at "/root/.terraformrc" does not exist.\n╵\n\n';
+    assert.equal(lastLine(warning), 'The CLI configuration file at "/root/.terraformrc" does not exist.');
+    assert.equal(lastLine('╷\n│\n╵\n'), '');
+  });
 });
 
 describe('the providers init looked for (providersInInitOutput)', () => {
