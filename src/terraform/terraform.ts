@@ -163,7 +163,11 @@ export class TerraformFailed extends RunnerError {
       super({
         kind: 'lock',
         reason: 'StateLocked',
-        message: `terraform ${command} could not acquire the state lock: ${lock.holderKnown ? `held by ${lock.who ?? 'unknown'} (lock id ${lock.id ?? 'unknown'}, since ${lock.created ?? 'unknown'})` : 'the backend does not say who holds it'}. Wait for the other run to finish, or if its owner is gone, unlock it (captf-runner unlock --lock-id ID where the backend reports one).`,
+        message: `terraform ${command} could not acquire the state lock: ${
+          lock.holderKnown
+            ? `held by ${lock.who ?? 'unknown'} (lock id ${lock.id ?? 'unknown'}, since ${lock.created ?? 'unknown'}). Wait for the other run to finish, or if its owner is gone, unlock it: captf-runner unlock --lock-id ${lock.id}`
+            : "the backend does not say who holds it, and names no lock id to unlock. Wait for the other run to finish (a pg backend's advisory lock ends with the holder's database session: if the holder is gone and its session is not, end that session, pg_terminate_backend)"
+        }.`,
         detail: { lock },
       });
     } else {

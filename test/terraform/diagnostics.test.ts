@@ -256,7 +256,15 @@ describe('a failed command as the error it is (failure)', () => {
     assert.deepEqual(local.detail, { lock: detectLockError(stderrOf('lock-local-held-plan')) });
     const pg = failure(capturedRun('lock-pg-held-probe'), 'UnlockFailed');
     assert.equal(pg.kind, 'lock');
-    assert.match(pg.message, /could not acquire the state lock: the backend does not say who holds it\./);
+    assert.match(
+      pg.message,
+      /could not acquire the state lock: the backend does not say who holds it, and names no lock id/,
+    );
+    assert.doesNotMatch(pg.message, /--lock-id/, "pg's advisory locks have no id: no unlock to suggest");
+    assert.match(
+      local.message,
+      new RegExp(`unlock it: captf-runner unlock --lock-id ${printed('lock-local-held-plan', 'ID')}\\.$`),
+    );
   });
 
   it('any other failure quotes terraform: its last diagnostic, else its last line', () => {
