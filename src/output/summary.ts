@@ -215,6 +215,9 @@ function nextStep(result: Result, context: SummaryContext): string {
   switch (result.outcome) {
     case 'succeeded':
     case 'noChanges':
+      // Exit 1 on a success: the run did its job, but its result file could not be written (run/finish.ts).
+      if (result.exitCode === EXIT.failed)
+        return 'the run did its job, but result.json could not be written (the warning above says why), so nothing can read what it did: give the runner a writable --out; the log says what the run did';
       return nextAfterSuccess(result, argv);
     case 'blocked': {
       const what = inWords(result.plan ? gateKinds(result.plan) : []) || 'the plan';
