@@ -77,6 +77,11 @@ export function countsWithTerraformLine(plan: Classification, op: Op): string {
   return `${countsText(plan.counts)}${plan.hasOutputChanges ? '; outputs change' : ''}${own}`;
 }
 
+/** terraform's action_reason for the replace of an object it marked tainted. */
+const TAINTED = 'replace_because_tainted';
+const TAINTED_TEXT =
+  ': tainted, an apply that did not finish (interrupted, or failed) left it half made; the replace finishes that apply';
+
 export function humanSummary(result: Result, context: SummaryContext = {}): string {
   const lines: [Label, string][] = [];
   const add = (label: Label, text: string) => lines.push([label, text]);
@@ -90,7 +95,7 @@ export function humanSummary(result: Result, context: SummaryContext = {}): stri
     add('plan: ', countsWithTerraformLine(plan, result.op));
     if (plan.destructiveTotal > 0) {
       add('destructive changes ', `(${plan.destructiveTotal}):`);
-      for (const d of plan.destructive) add('  ', changeText(d));
+      for (const d of plan.destructive) add('  ', `${changeText(d)}${d.reason === TAINTED ? TAINTED_TEXT : ''}`);
       if (plan.destructiveTotal > plan.destructive.length)
         add('  ', `… and ${plan.destructiveTotal - plan.destructive.length} more (see the log)`);
     }
