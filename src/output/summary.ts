@@ -244,7 +244,9 @@ function nextAfterSuccess(result: Result, argv: readonly string[] | undefined): 
     const artifact = `${result.planArtifact.location}/${result.planArtifact.object}`;
     if (inACluster(result) || !argv)
       return `review the plan above, then approve plan hash ${result.planHash}: the apply of exactly this plan (${artifact}) follows`;
-    return `review the plan above, then apply exactly this plan: ${applyPlanArtifact(argv, artifact, result.planHash)}`;
+    // A plan of a --state FILE not there yet (a dry run of a first apply): its apply starts the state.
+    const startsState = result.state?.serialBefore === null && argv.some((arg) => /^--state(?:=|$)/.test(arg));
+    return `review the plan above, then apply exactly this plan: ${applyPlanArtifact(argv, artifact, result.planHash, startsState)}`;
   }
   if (result.op === 'drift' && result.drift?.found) {
     if (result.plan?.policy?.deniedTotal)

@@ -32,7 +32,8 @@ export async function preflight(ctx: RunContext, options: PreflightOptions = {})
   return ctx.step(
     'preflight',
     async () => {
-      await checkRunLocations(ctx.settings);
+      const stateMissing = await checkRunLocations(ctx.settings, ctx.op);
+      if (stateMissing) ctx.warn(stateMissing);
       await options.check?.();
       return checkTerraform(ctx, await terraformVersionOf(ctx));
     },
@@ -45,7 +46,8 @@ async function preflightModule(ctx: RunContext): Promise<{ version: TerraformVer
   return ctx.step(
     'preflight',
     async () => {
-      await checkRunLocations(ctx.settings);
+      const stateMissing = await checkRunLocations(ctx.settings, ctx.op);
+      if (stateMissing) ctx.warn(stateMissing);
       // terraform's start and the reading of the module overlap; their failures are reported in this order, whichever ends first.
       const [read, found] = await Promise.allSettled([
         readConfigFiles(ctx.settings.module, undefined, ctx.moduleOnCommandLine),

@@ -224,12 +224,6 @@ export const REASONS = {
     PLANNING,
     'the inputs: unreadable or invalid JSON, a negative zero, or terraform refused a value (a required variable missing, a wrong type, a failed validation)',
   ),
-  ArtifactStoreMissing: invalid(
-    'usage',
-    EXIT.usage,
-    ['plan'],
-    'plan without --artifacts outside a cluster: the artifact has nowhere to go',
-  ),
   ArtifactPathWrongLevel: invalid(
     'usage',
     EXIT.usage,
