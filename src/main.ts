@@ -39,6 +39,9 @@ async function opUsageMessage(op: Op, argv: string[], said: string): Promise<str
   return `captf-runner ${op} takes no -var or -var-file: put the variables in ${TFVARS_FILE} of the --inputs dir (${SENSITIVE_TFVARS_FILE} for a secret)`;
 }
 
+/** commander's message on one line: its suggestion (`\n(Did you mean --module?)`) follows the error after a space. */
+const oneLine = (said: string) => said.replace(/\s*\n\s*/g, ' ');
+
 /** `--version --json` (either order): the one form of --version that looks for terraform, loaded only then. */
 const isVersionJson = (args: string[]) =>
   args.length === 2 && args.includes('--json') && (args.includes('--version') || args.includes('-V'));
@@ -82,7 +85,10 @@ async function main(argv: string[]): Promise<number> {
         return runOperation(
           op.data,
           flagValues(argv, ['out', 'termination-log']),
-          usageError('UsageInvalid', await opUsageMessage(op.data, argv, error.message.replace(/^error: /, ''))),
+          usageError(
+            'UsageInvalid',
+            await opUsageMessage(op.data, argv, oneLine(error.message.replace(/^error: /, ''))),
+          ),
         );
       return EXIT.usage;
     }

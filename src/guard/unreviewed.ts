@@ -56,6 +56,8 @@ export interface BlockedRun {
   shown: ShownChange[];
   /** The lineage of the state it planned against (null: no state); absent when its result does not say. */
   lineage?: string | null;
+  /** The inputs hash the state recorded when it was blocked (null: none); absent when its result does not say. */
+  stateInputsHash?: string | null;
 }
 
 /** The default bound of `approval.unreviewed`, as for `plan.destructive`. */
@@ -84,6 +86,7 @@ const BlockedResultDocument = z.object({
   finishedAt: z.string(),
   planHash: z.string().optional(),
   state: z.object({ lineage: z.string().nullable() }).optional(),
+  stateInputsHash: z.string().nullable().optional(),
 });
 
 export interface BlockedRunWanted {
@@ -108,6 +111,7 @@ export function readBlockedRun(document: unknown, location: string, wanted: Bloc
     finishedAt: r.finishedAt,
     ...(r.planHash && { planHash: r.planHash }),
     ...(r.state && { lineage: r.state.lineage || null }),
+    ...(r.stateInputsHash !== undefined && { stateInputsHash: r.stateInputsHash }),
     shown: [
       ...r.plan.destructive.map(shownChange),
       ...r.plan.actions.map(shownAction),
@@ -184,9 +188,23 @@ export const countText = (n: number, withActions: boolean) =>
 const WARNING_NAMES = 5;
 
 /**
+ * Whether the approval was applied once already: the state (before this run) records this run's
+ * inputs hash, which it did not when the blocked run was blocked, so an apply of these inputs
+ * succeeded since. An approval is consumed by that apply; given again, it approves whatever the
+ * module now plans (pure).
+ */
+export const appliedSinceBlocked = (
+  blocked: BlockedRun | undefined,
+  inputsHash: string,
+  stateInputsHash: string | null,
+): boolean =>
+  blocked?.stateInputsHash !== undefined && blocked.stateInputsHash !== inputsHash && stateInputsHash === inputsHash;
+
+/**
  * The one warning of an approved apply whose approval covered destructive changes nobody was shown
  * (`found.unreviewedTotal` > 0): the count, the first few, and what they were compared with. With
- * no blocked run found (always worth a warning), it says so and where it looked.
+ * no blocked run found (always worth a warning), it says so and where it looked; `appliedOnce`
+ * (appliedSinceBlocked): that the approval was applied once already, and why that covers nothing new.
  */
 export function unreviewedWarning(
   approvalHash: string,
@@ -194,6 +212,7 @@ export function unreviewedWarning(
   found: Unreviewed,
   looked: readonly string[] = [],
   withActions = false,
+  appliedOnce = false,
 ): string {
   const count = countText(found.unreviewedTotal, withActions);
   const named = found.unreviewed.slice(0, WARNING_NAMES).map(changeText).join(', ');
@@ -207,7 +226,10 @@ export function unreviewedWarning(
       ? `${notFound}. ${why}`
       : `${notFound}, so all ${count} of this plan count as unreviewed: ${named}${more}. ${why}`;
   }
-  return `the approval of ${approvalHash} covers ${count} that its blocked run (${blocked.location}, finished ${blocked.finishedAt}) did not show: ${named}${more}. ${why}`;
+  const again = appliedOnce
+    ? ' It was applied once already: the state records these inputs since an apply after that blocked run, so the module (or the state) changed, not the inputs or the image. An approval is consumed by its apply (the controller removes it, and so does captf-runner local): release a module change under a new --image, which makes new inputs, blocked and approved anew.'
+    : '';
+  return `the approval of ${approvalHash} covers ${count} that its blocked run (${blocked.location}, finished ${blocked.finishedAt}) did not show: ${named}${more}. ${why}${again}`;
 }
 
 /**

@@ -4,9 +4,10 @@
 // only), and a TF_VAR_… in the runner's environment (never passed to terraform: the inputs hash
 // would not cover it).
 import type { Notice } from '../schemas/result.ts';
+import { closestName } from '../util/closest-name.ts';
 import { MODULE_INPUTS_DIR, SENSITIVE_TFVARS_FILE, TFVARS_FILE, type InputsSnapshot } from './snapshot.ts';
 
-/** One notice per variable in the inputs that `declared` (the module's root variables) lacks, in name order. */
+/** One notice per variable in the inputs that `declared` (the module's root variables) lacks, in name order, with the declared name it is closest to. */
 export function undeclaredVariables(
   snapshot: Pick<InputsSnapshot, 'variables' | 'sensitiveVariableNames'>,
   declared: readonly string[],
@@ -18,10 +19,13 @@ export function undeclaredVariables(
     .sort()
     .map((name) => {
       const file = snapshot.sensitiveVariableNames.has(name) ? SENSITIVE_TFVARS_FILE : TFVARS_FILE;
-      const near = similar.get(looseName(name));
-      const fix = near
-        ? `rename it to "${near}", which the module declares`
-        : 'fix its name, or remove it from the inputs, or declare it in the module (a new image)';
+      const same = similar.get(looseName(name));
+      const near = same ?? closestName(name, declared);
+      const fix = same
+        ? `rename it to "${same}", which the module declares`
+        : near
+          ? `did you mean "${near}", which the module declares? Rename it`
+          : 'fix its name, or remove it from the inputs, or declare it in the module (a new image)';
       return {
         code: 'UndeclaredVariable',
         message: `variable "${name}" in ${file} is not declared by the module, so terraform ignores its value: ${fix} (terraform's advice to set TF_VAR_${name} does not apply: the runner passes terraform only its inputs files)`,

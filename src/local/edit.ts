@@ -1,7 +1,7 @@
 // The commands that edit the local object, as a person edits a CAPTF object with kubectl: create
 // it, change its inputs or spec, approve a blocked apply, delete it. None of them runs terraform;
 // the next `local reconcile` acts on the change.
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { ObjectKind } from '../object-kind.ts';
 import { usageError } from '../errors.ts';
@@ -41,6 +41,7 @@ export interface InitOptions {
 }
 
 export async function initObject(dir: string, options: InitOptions): Promise<void> {
+  await checkModuleDir(options.module);
   const paths = localPaths(dir);
   const name = options.name ?? basename(options.module);
   // Every op takes the object's name as --object: a Kubernetes name, as a CAPTF object's is.
@@ -63,6 +64,16 @@ export async function initObject(dir: string, options: InitOptions): Promise<voi
   say(`next: captf-runner local reconcile --dir ${paths.given}`);
 }
 
+/** A --module that is no directory is refused before the object changes: every reconcile would fail on it. */
+async function checkModuleDir(module: string): Promise<void> {
+  const found = await stat(module).catch(() => undefined);
+  if (!found?.isDirectory())
+    throw usageError(
+      'LocalModuleMissing',
+      `--module ${module} ${found ? 'is no directory' : 'does not exist'}: give the module dir (the one that holds its .tf files)`,
+    );
+}
+
 export interface SetOptions {
   /** NAME=VALUE edits of terraform.tfvars.json; VALUE is JSON when it parses as JSON, else a string. */
   assignments: string[];
@@ -77,6 +88,7 @@ export interface SetOptions {
 }
 
 export async function setObject(dir: string, options: SetOptions): Promise<void> {
+  if (options.module !== undefined) await checkModuleDir(options.module);
   const { paths, object } = await openObject(dir);
   const hashBefore = await currentInputsHash(paths, object);
   if (options.inputs) await replaceInputs(paths, options.inputs);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Classification, DestructiveChange } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
 import {
+  appliedSinceBlocked,
   countText,
   newestBlockedRun,
   otherStateWarning,
@@ -90,6 +91,9 @@ export interface ApprovalCoverageOptions {
   approvalHash: string;
   /** The lineage of the state the apply planned against (null: none). */
   stateLineage: string | null;
+  /** This run's inputs hash, and the one the state recorded before it (null: none): was the approval applied once already? */
+  inputsHash: string;
+  stateInputsHash: string | null;
   /** The error the step fails with when the blocked run planned against another state. */
   refuseOtherState: (why: string) => Error;
 }
@@ -102,30 +106,27 @@ export interface ApprovalCoverageOptions {
  * the comparison fails, every one counts as unreviewed, with a warning.
  */
 export async function approvalCoverageStep(ctx: RunContext, options: ApprovalCoverageOptions): Promise<Coverage> {
-  const { plan, everyDestructive, approvalHash, stateLineage, refuseOtherState } = options;
+  const { plan, everyDestructive, refuseOtherState } = options;
   return ctx.step('approval', async () => {
-    const { otherState, ...coverage } = await compareFailingClosed(
-      ctx,
-      plan,
-      everyDestructive,
-      approvalHash,
-      stateLineage,
-    );
+    const { otherState, ...coverage } = await compareFailingClosed(ctx, plan, everyDestructive, options);
     if (otherState) throw refuseOtherState(otherState);
     return coverage;
   });
 }
+
+/** What the approval is compared by. */
+type Compared = Pick<ApprovalCoverageOptions, 'approvalHash' | 'stateLineage' | 'inputsHash' | 'stateInputsHash'>;
 
 /** compare; when the comparison fails, every entry counts as unreviewed, with a warning (without --expect-lineage, the approval covers nothing: otherState). */
 async function compareFailingClosed(
   ctx: RunContext,
   plan: Classification,
   everyDestructive: readonly DestructiveEntry[],
-  approvalHash: string,
-  stateLineage: string | null,
+  approval: Compared,
 ): Promise<ApprovalCoverage> {
+  const { approvalHash } = approval;
   try {
-    return await compare(ctx, plan, everyDestructive, approvalHash, stateLineage);
+    return await compare(ctx, plan, everyDestructive, approval);
   } catch (error) {
     if (ctx.stopCause) throw error;
     // No blocked run was read: without --expect-lineage nothing says this is the state the approval was given for.
@@ -156,8 +157,7 @@ async function compare(
   ctx: RunContext,
   plan: Classification,
   everyDestructive: readonly DestructiveEntry[],
-  approvalHash: string,
-  stateLineage: string | null,
+  { approvalHash, stateLineage, inputsHash, stateInputsHash }: Compared,
 ): Promise<ApprovalCoverage> {
   if (everyDestructive.length !== gatedEntries(plan))
     throw new Error(
@@ -179,7 +179,16 @@ async function compare(
     ctx.warn(`blocked runs passed over for approval hash ${approvalHash}: ${ignored.join('; ')}`);
   const found = unreviewedChanges(blocked, everyDestructive, undefined, logUnreviewed(ctx));
   if (!blocked || found.unreviewedTotal > 0)
-    ctx.warn(unreviewedWarning(approvalHash, blocked, found, looked, plan.actionsTotal > 0));
+    ctx.warn(
+      unreviewedWarning(
+        approvalHash,
+        blocked,
+        found,
+        looked,
+        plan.actionsTotal > 0,
+        appliedSinceBlocked(blocked, inputsHash, stateInputsHash),
+      ),
+    );
   ctx.log.info(
     { blockedRun: blocked?.location, unreviewedTotal: found.unreviewedTotal },
     'approval: compared with the blocked run',

@@ -124,6 +124,8 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
             everyDestructive,
             approvalHash: inputs.hashes.approvalHash,
             stateLineage: stateLineage(before),
+            inputsHash: inputs.hashes.inputsHash,
+            stateInputsHash: before.recordedInputsHash,
             refuseOtherState: otherState,
           });
           ctx.keep({ approval: { ...approval, ...coverage } });

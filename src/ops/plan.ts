@@ -4,7 +4,6 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { confirmArtifact, writeArtifact, type ArtifactFile } from '../store/artifact-write.ts';
 import { timeStamp } from '../util/stamp.ts';
-import { usageError } from '../errors.ts';
 import { changesOnlyTheRecord, gateCauses } from '../guard/decide.ts';
 import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
@@ -22,11 +21,6 @@ import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 
 export async function planOp(ctx: RunContext): Promise<OpEnding> {
   const store = artifactStore(ctx);
-  if (!store)
-    throw usageError(
-      'ArtifactStoreMissing',
-      'plan needs somewhere to put the plan artifact: pass --artifacts DIR or --store URL (in a cluster, the Job identity selects Secrets)',
-    );
   const policy = await policyStep(ctx);
   const root = await prepareRoot(ctx);
   try {

@@ -110,7 +110,9 @@ async function preflightBackendOnly(ctx: RunContext) {
   return preflight(ctx, {
     check: async () => {
       const scan =
-        ctx.settings.state && !existsSync(ctx.settings.module) ? emptyScan() : await scanModule(ctx.settings.module);
+        ctx.settings.state && !existsSync(ctx.settings.module)
+          ? emptyScan()
+          : await scanModule(ctx.settings.module, { onCommandLine: ctx.moduleOnCommandLine });
       checkPlaintextBackups(ctx, scan);
     },
   });

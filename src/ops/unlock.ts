@@ -20,7 +20,7 @@ export async function unlockOp(ctx: RunContext): Promise<OpEnding> {
   const lockId = ctx.settings.lockId!;
   const statePath = ctx.settings.state;
   if (!statePath) {
-    const backend = (await scanModule(ctx.settings.module)).backend;
+    const backend = (await scanModule(ctx.settings.module, { onCommandLine: ctx.moduleOnCommandLine })).backend;
     if (backend === 'pg')
       throw new RunnerError({
         kind: 'lock',

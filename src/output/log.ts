@@ -127,10 +127,15 @@ export async function createLogger(
   );
 }
 
+/** pino's level of `info`: a record at it or below is the run's progress, which the JSON log keeps whole. */
+const INFO_LEVEL = 30;
+
 /**
  * Lines for a person (`--log-format pretty`): pino-pretty's, loaded only then (Jobs log JSON), the
  * run's bindings named once in the first line, not under every line; terraform's lines as on stdout.
- * A message is one line: nothing in it starts a line that could pass for another record.
+ * A message is one line: nothing in it starts a line that could pass for another record. What a
+ * person reads: a progress record (info) is its message alone, one line (its fields, the step's
+ * duration and the like, stay in the JSON log, `--log-format json`); a warning or an error keeps its fields.
  */
 async function prettyLines(bindingKeys: string[]): Promise<(line: string) => string> {
   const { prettyFactory } = (await import('pino-pretty')).default;
@@ -139,7 +144,9 @@ async function prettyLines(bindingKeys: string[]): Promise<(line: string) => str
     const record = JSON.parse(line) as Record<string, unknown>;
     const message = printableLine(String(record.msg ?? ''));
     if (record.source === 'terraform') return `${TERRAFORM_LINE_PREFIX}${message}\n`;
-    return printable(pretty({ ...record, msg: message }));
+    const level = typeof record.level === 'number' ? record.level : INFO_LEVEL;
+    const shown = level <= INFO_LEVEL ? { level, time: record.time } : record;
+    return printable(pretty({ ...shown, msg: message }));
   };
 }
 

@@ -66,9 +66,18 @@ export function nextCommand(argv: readonly string[], op: Op, drop: readonly stri
 export const rerunWithApproval = (argv: readonly string[], hash: string) =>
   nextCommand(argv, 'apply', ['--approved-hash'], ['--approved-hash', hash]);
 
-/** `apply --plan-artifact <ref> --approved-plan-hash <hash>`: what applies exactly the plan a `plan` run saved. */
-export const applyPlanArtifact = (argv: readonly string[], artifact: string, planHash: string) =>
-  nextCommand(argv, 'apply', [], ['--plan-artifact', artifact, '--approved-plan-hash', planHash]);
+/**
+ * `apply --plan-artifact <ref> --approved-plan-hash <hash>`: what applies exactly the plan a `plan` run saved;
+ * `startsState`: the plan was of a --state FILE that does not exist yet, which its apply starts (--new-state).
+ */
+export const applyPlanArtifact = (argv: readonly string[], artifact: string, planHash: string, startsState = false) =>
+  nextCommand(argv, 'apply', startsState ? ['--new-state'] : [], [
+    '--plan-artifact',
+    artifact,
+    '--approved-plan-hash',
+    planHash,
+    ...(startsState ? ['--new-state'] : []),
+  ]);
 
 /** The apply that remediates what a drift run found: its inputs applied again, through the same guard. */
 export const remediationApply = (argv: readonly string[]) => nextCommand(argv, 'apply', [], []);

@@ -77,6 +77,11 @@ export function countsWithTerraformLine(plan: Classification, op: Op): string {
   return `${countsText(plan.counts)}${plan.hasOutputChanges ? '; outputs change' : ''}${own}`;
 }
 
+/** terraform's action_reason for the replace of an object it marked tainted. */
+const TAINTED = 'replace_because_tainted';
+const TAINTED_TEXT =
+  ': tainted, an apply that did not finish (interrupted, or failed) left it half made; the replace finishes that apply';
+
 export function humanSummary(result: Result, context: SummaryContext = {}): string {
   const lines: [Label, string][] = [];
   const add = (label: Label, text: string) => lines.push([label, text]);
@@ -90,7 +95,7 @@ export function humanSummary(result: Result, context: SummaryContext = {}): stri
     add('plan: ', countsWithTerraformLine(plan, result.op));
     if (plan.destructiveTotal > 0) {
       add('destructive changes ', `(${plan.destructiveTotal}):`);
-      for (const d of plan.destructive) add('  ', changeText(d));
+      for (const d of plan.destructive) add('  ', `${changeText(d)}${d.reason === TAINTED ? TAINTED_TEXT : ''}`);
       if (plan.destructiveTotal > plan.destructive.length)
         add('  ', `… and ${plan.destructiveTotal - plan.destructive.length} more (see the log)`);
     }
@@ -215,6 +220,9 @@ function nextStep(result: Result, context: SummaryContext): string {
   switch (result.outcome) {
     case 'succeeded':
     case 'noChanges':
+      // Exit 1 on a success: the run did its job, but its result file could not be written (run/finish.ts).
+      if (result.exitCode === EXIT.failed)
+        return 'the run did its job, but result.json could not be written (the warning above says why), so nothing can read what it did: give the runner a writable --out; the log says what the run did';
       return nextAfterSuccess(result, argv);
     case 'blocked': {
       const what = inWords(result.plan ? gateKinds(result.plan) : []) || 'the plan';
@@ -236,7 +244,9 @@ function nextAfterSuccess(result: Result, argv: readonly string[] | undefined): 
     const artifact = `${result.planArtifact.location}/${result.planArtifact.object}`;
     if (inACluster(result) || !argv)
       return `review the plan above, then approve plan hash ${result.planHash}: the apply of exactly this plan (${artifact}) follows`;
-    return `review the plan above, then apply exactly this plan: ${applyPlanArtifact(argv, artifact, result.planHash)}`;
+    // A plan of a --state FILE not there yet (a dry run of a first apply): its apply starts the state.
+    const startsState = result.state?.serialBefore === null && argv.some((arg) => /^--state(?:=|$)/.test(arg));
+    return `review the plan above, then apply exactly this plan: ${applyPlanArtifact(argv, artifact, result.planHash, startsState)}`;
   }
   if (result.op === 'drift' && result.drift?.found) {
     if (result.plan?.policy?.deniedTotal)

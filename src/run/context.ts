@@ -30,6 +30,8 @@ export type StopCause = 'SIGTERM' | 'SIGINT' | 'deadline';
 export interface StepOptions<T> {
   /** The exit code the step record names (terraform's). */
   exitCode?: (value: T) => number | undefined;
+  /** What that exit code means, when it is no failure a person could read it as (plan's 2: changes present). */
+  exitMeaning?: (value: T) => string | undefined;
   /** What the step's value tells the result. */
   learned?: (value: T) => Learned;
   /** What the step's start alone tells the result, whether it then succeeds or fails (a terraform that may change things started). */
@@ -63,6 +65,8 @@ export class RunContext {
   writesResultFile = true;
   /** The --summary-md FILE, opened before the op runs (undefined: not given, or refused). */
   summaryMd: SummaryMdFile | undefined;
+  /** The module dir was given as --module (not CAPTF_MODULE, not the image's default): a missing one is a typo on the command line. */
+  moduleOnCommandLine = false;
 
   constructor(
     readonly op: Op,
@@ -154,7 +158,8 @@ export class RunContext {
       const exitCode = options.exitCode?.(value);
       if (options.learned) this.keep(options.learned(value));
       const durationMs = record('ok', exitCode);
-      this.log.info({ step: name, durationMs, exitCode }, `${name}: done`);
+      const meaning = options.exitMeaning?.(value);
+      this.log.info({ step: name, durationMs, exitCode }, `${name}: done${meaning ? ` (${meaning})` : ''}`);
       return value;
     } catch (caught) {
       const error =

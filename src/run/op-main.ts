@@ -38,6 +38,7 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   const log = await createLogger(settings.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'), masker, bindings);
   const ctx = new RunContext(op, settings, log, masker, progressIntervalMs(process.env));
   ctx.reporting = reportingOf(flags);
+  ctx.moduleOnCommandLine = typeof flags.module === 'string';
   for (const notice of unknownSettingVariables(process.env)) ctx.notice(notice);
   ctx.writesResultFile = !usageProblem || givenSetting(flags, process.env, 'out') !== undefined;
   const stop = installStopHandlers(ctx);

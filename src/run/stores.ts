@@ -1,6 +1,6 @@
 // Which store holds this run's backups, plan artifacts and blocked records, in this order: a
 // directory given for the kind (--backups, --artifacts), else the --store (PostgreSQL, S3), else
-// Secrets in a cluster; backups are never skipped, so outside a cluster they default to the out dir.
+// Secrets in a cluster; outside a cluster backups and plan artifacts default to the out dir.
 // contract/sections/artifacts.md says the same for the controller.
 import { join } from 'node:path';
 import { usageError } from '../errors.ts';
@@ -19,9 +19,9 @@ export function backupStore(ctx: RunContext): ChunkStore {
   return configuredStore(ctx, 'backup') ?? ctx.cluster?.store('backup') ?? new DirStore(defaultBackupDir(ctx));
 }
 
-export function artifactStore(ctx: RunContext): ChunkStore | undefined {
+export function artifactStore(ctx: RunContext): ChunkStore {
   if (ctx.settings.artifacts) return new DirStore(ctx.settings.artifacts);
-  return configuredStore(ctx, 'plan') ?? ctx.cluster?.store('plan');
+  return configuredStore(ctx, 'plan') ?? ctx.cluster?.store('plan') ?? new DirStore(defaultArtifactDir(ctx));
 }
 
 /**
@@ -35,6 +35,8 @@ export function recordStore(ctx: RunContext): RecordStore | undefined {
 
 /** Where backups go without --backups outside a cluster: under the out dir. */
 const defaultBackupDir = (ctx: RunContext) => join(ctx.settings.out, 'backups');
+/** Where plan artifacts go without --artifacts outside a cluster: beside the backups. */
+const defaultArtifactDir = (ctx: RunContext) => join(ctx.settings.out, 'artifacts');
 
 /** The --store of this run: one client for both families, whose library loads on its first request. */
 const opened = new WeakMap<Settings, PgDatabase | S3Bucket>();

@@ -7,6 +7,7 @@ import { usageError } from '../errors.ts';
 import { DURATION, DURATION_GRAMMAR, durationMs, terraformDuration } from '../util/duration.ts';
 import { isSha256 } from '../util/sha256.ts';
 import { namespaceProblem, objectNameProblem } from '../kube/names.ts';
+import { closestName } from '../util/closest-name.ts';
 import { MIN_CHUNK_BYTES, MAX_SETTING_CHUNK_BYTES } from '../store/limits.ts';
 import { Kind, type Notice, type Op } from './result.ts';
 import {
@@ -325,27 +326,6 @@ export function unknownSettingVariables(env: NodeJS.ProcessEnv): Notice[] {
         message: `${name} is no setting of captf-runner and was ignored: ${hint}`,
       };
     });
-}
-
-/** The name within 3 edits of `name` (the fewest; none when two tie), if any. */
-function closestName(name: string, names: readonly string[]): string | undefined {
-  const ranked = names
-    .map((candidate) => ({ candidate, edits: editDistance(name, candidate) }))
-    .sort((a, b) => a.edits - b.edits);
-  const [best, next] = ranked;
-  return best && best.edits <= 3 && next?.edits !== best.edits ? best.candidate : undefined;
-}
-
-/** Levenshtein distance: insertions, deletions and substitutions. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++)
-      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = row;
-  }
-  return previous[b.length]!;
 }
 
 /** An op's settings: flags over CAPTF_* variables over the defaults, validated once. */

@@ -5,18 +5,29 @@ import { randomBytes } from 'node:crypto';
 import { lstat, open, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Settings } from '../schemas/config.ts';
+import type { Op } from '../schemas/result.ts';
 import { usageError } from '../errors.ts';
 import { makeDirs } from '../util/mkdirs.ts';
 
-export async function checkRunLocations(settings: Settings): Promise<void> {
+/**
+ * The run's locations, checked; returns a warning when the run goes on without a state it was told
+ * of: a `plan` of a --state FILE that does not exist (in a directory that does) is a dry run against
+ * an empty state. It writes no state, and its plan, an apply of which would start the state, says
+ * everything is created; the apply of it still needs --new-state.
+ */
+export async function checkRunLocations(settings: Settings, op: Op): Promise<string | undefined> {
   await probeWritableDir(settings.out, 0o777, '--out', 'OutDirUnusable', 'where result.json goes');
   await checkResultPath(join(settings.out, 'result.json'));
   // The default (<out>/backups) is under the dir just probed; Secrets in a cluster are not a dir.
   // 0700 as the backup store makes it: backups hold the state's secrets.
   if (settings.backups)
     await probeWritableDir(settings.backups, 0o700, '--backups', 'BackupsDirUnusable', 'where the state backups go');
-  if (settings.state) await checkStatePath(settings.state, settings.newState);
   for (const value of settings.backendConfig) await checkBackendConfigFile(value);
+  if (!settings.state) return undefined;
+  const missing = await checkStatePath(settings.state, settings.newState, op === 'plan');
+  if (missing && op === 'plan' && !settings.newState)
+    return `--state ${settings.state} does not exist: this plan is against an empty state, so it creates everything, and no state was written. If the path is a typo, fix it and plan again; an apply of this plan starts the state only with --new-state`;
+  return undefined;
 }
 
 /** terraform's -backend-config value: KEY=VALUE when it holds `=`, else the path of a file of backend settings. */
@@ -83,12 +94,18 @@ async function checkResultPath(path: string): Promise<void> {
 /**
  * A local state that does not exist is a new, empty state: with a typo in the path (its directory
  * or its file name), an apply would create everything a second time, and a destroy would find
- * nothing to destroy. Only a run told so (a first apply) may start one.
+ * nothing to destroy. Only a run told so (a first apply) may start one, or a plan, which writes no
+ * state, in a directory that exists (`fileMayBeMissing`). Returns whether the file is missing
+ * (undefined when its directory is too, with `newState`).
  */
-async function checkStatePath(statePath: string, newState: boolean): Promise<void> {
+async function checkStatePath(
+  statePath: string,
+  newState: boolean,
+  fileMayBeMissing: boolean,
+): Promise<boolean | undefined> {
   const dir = dirname(resolve(statePath));
   const found = await stat(dir).catch((error: NodeJS.ErrnoException) => error);
-  if (found instanceof Error && found.code === 'ENOENT' && newState) return;
+  if (found instanceof Error && found.code === 'ENOENT' && newState) return undefined;
   if (found instanceof Error && found.code === 'ENOENT')
     throw usageError(
       'StateDirMissing',
@@ -105,8 +122,9 @@ async function checkStatePath(statePath: string, newState: boolean): Promise<voi
       'SettingsInvalid',
       `--state ${statePath} is ${file.isDirectory() ? 'a directory' : 'not a regular file'}, not a state file: terraform would refuse it on every retry. Nothing was run. Give --state the path of the state file (e.g. ${join(statePath, 'terraform.tfstate')}).`,
     );
-  if (newState) return;
-  if (file instanceof Error && file.code === 'ENOENT')
+  const missing = file instanceof Error && file.code === 'ENOENT';
+  if (newState || (missing && fileMayBeMissing)) return missing;
+  if (missing)
     throw usageError(
       'StateFileMissing',
       `--state ${statePath} does not exist: a state there would be a new, empty one (an apply would create everything again, a destroy would destroy nothing). Nothing was run. Fix the file name, or pass --new-state (CAPTF_NEW_STATE=1) when this run is to start the state.`,
@@ -117,6 +135,7 @@ async function checkStatePath(statePath: string, newState: boolean): Promise<voi
       'StateFileMissing',
       `--state ${statePath} is empty (${file.size === 0 ? '0 bytes' : `${file.size} bytes of whitespace only`}): terraform would read it as no state, a new, empty one (an apply would create everything again, a destroy would destroy nothing). Nothing was run. Put the object's state back (restore it from a backup), or pass --new-state (CAPTF_NEW_STATE=1) when this run is to start the state.`,
     );
+  return false;
 }
 
 /** Whether the file holds nothing but JSON's whitespace (or nothing): read up to its first other byte (a state's first). */

@@ -44,7 +44,10 @@ async function planStep(ctx: RunContext, { text, workspace, inputsHash, plan }: 
         lockTimeout: ctx.settings.lockTimeout,
         ...plan,
       }),
-    { exitCode: (r) => r.exitCode },
+    {
+      exitCode: (r) => r.exitCode,
+      exitMeaning: (r) => (r.hasChanges ? 'exitCode 2: changes present' : 'exitCode 0: no changes'),
+    },
   );
 }
 

@@ -32,7 +32,8 @@ export async function preflight(ctx: RunContext, options: PreflightOptions = {})
   return ctx.step(
     'preflight',
     async () => {
-      await checkRunLocations(ctx.settings);
+      const stateMissing = await checkRunLocations(ctx.settings, ctx.op);
+      if (stateMissing) ctx.warn(stateMissing);
       await options.check?.();
       return checkTerraform(ctx, await terraformVersionOf(ctx));
     },
@@ -45,9 +46,13 @@ async function preflightModule(ctx: RunContext): Promise<{ version: TerraformVer
   return ctx.step(
     'preflight',
     async () => {
-      await checkRunLocations(ctx.settings);
+      const stateMissing = await checkRunLocations(ctx.settings, ctx.op);
+      if (stateMissing) ctx.warn(stateMissing);
       // terraform's start and the reading of the module overlap; their failures are reported in this order, whichever ends first.
-      const [read, found] = await Promise.allSettled([readConfigFiles(ctx.settings.module), terraformVersionOf(ctx)]);
+      const [read, found] = await Promise.allSettled([
+        readConfigFiles(ctx.settings.module, undefined, ctx.moduleOnCommandLine),
+        terraformVersionOf(ctx),
+      ]);
       // The files the tool in use reads: what it skips never counts (workspace.ts refuses what it would leave out).
       // Without a tool (its version failed), every file: a module that does not parse is still reported first.
       const scan = scanConfigFiles(settledValue(read), found.status === 'fulfilled' ? found.value.flavor : undefined);

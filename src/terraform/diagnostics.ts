@@ -229,9 +229,13 @@ export function lastDiagnostic(stderr: string): string | undefined {
   return said ? `Error: ${last.summary} ${said}` : `Error: ${last.summary}`;
 }
 
-/** The last line of stderr ('' when it printed nothing). */
+/** The last line of stderr that says something: never a diagnostic's frame alone (`╵`); '' when it printed nothing. */
 export function lastLine(stderr: string): string {
-  return stderr.trim().split('\n').at(-1) ?? '';
+  return (
+    unframedLines(stderr)
+      .map((line) => line.trim())
+      .findLast((line) => line !== '') ?? ''
+  );
 }
 
 /**

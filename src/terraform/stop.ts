@@ -17,6 +17,9 @@ export class StopHandle {
   /** The steps waiting now (RunContext.step): giveUp rejects them. */
   readonly #waiting = new Set<(error: Error) => void>();
 
+  /** Whether this handle has killed a process group: a terraform that died by SIGKILL since was ended by the run, not from outside. */
+  killed = false;
+
   /**
    * What a step awaits beside its body: it rejects when the run gives up on the step (giveUp). A
    * step that is not terraform (a read that never returns) cannot be interrupted; the run must still
@@ -55,7 +58,7 @@ export class StopHandle {
   interrupt(level: StopLevel, only?: ReadonlySet<number>): Set<number> {
     const targets = new Set([...this.#running].filter((pid) => !only || only.has(pid)));
     for (const pid of targets) {
-      if (level === 'kill') killGroup(pid, 'SIGKILL');
+      if (level === 'kill') this.killed = killGroup(pid, 'SIGKILL') || this.killed;
       else {
         try {
           process.kill(pid, 'SIGINT');

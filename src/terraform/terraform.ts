@@ -66,6 +66,8 @@ export interface CommandRun<T = unknown> extends RunResult<T> {
   meaning: ExitMeaning;
   /** Where it ran, to report its diagnostics. */
   place: DiagnosticPlace;
+  /** The run's stop handle had killed a process group when it ended: a SIGKILL came from the runner. */
+  killedByStop: boolean;
 }
 
 type RunExtras = Pick<RunOptions, 'consumeStdout' | 'captureStdout' | 'captureStdoutBytes' | 'passFds' | 'onStart'>;
@@ -111,6 +113,7 @@ export function createTerraform(options: TerraformOptions): Terraform {
         ...result,
         command,
         place: placeOf(cwd, args, options.mask),
+        killedByStop: stop.killed,
         meaning: interpretExit(command, result.exitCode, args.includes('-detailed-exitcode')),
       };
     },
@@ -132,6 +135,11 @@ export function planFileArgument(plan: PlanFileRef): { arg: string; passFds: num
     ? { arg: plan, passFds: [] }
     : { arg: `/dev/fd/${PASSED_PLAN_FD}`, passFds: [plan.fd] };
 }
+
+/** What a signal that ends terraform usually means: SIGKILL is never terraform's own end. */
+const KILLED_BY: Record<string, string> = {
+  SIGKILL: " (from outside terraform: a container's memory limit, OOMKilled, is the usual cause)",
+};
 
 /** The reason a failed command gets when its diagnostics do not say more (InitFailed, ApplyFailed, …). */
 export type CommandFailure = ReasonOfKind<'terraform'>;
@@ -155,12 +163,19 @@ export class TerraformFailed extends RunnerError {
       super({
         kind: 'lock',
         reason: 'StateLocked',
-        message: `terraform ${command} could not acquire the state lock: ${lock.holderKnown ? `held by ${lock.who ?? 'unknown'} (lock id ${lock.id ?? 'unknown'}, since ${lock.created ?? 'unknown'})` : 'the backend does not say who holds it'}. Wait for the other run to finish, or if its owner is gone, unlock it (captf-runner unlock --lock-id ID where the backend reports one).`,
+        message: `terraform ${command} could not acquire the state lock: ${
+          lock.holderKnown
+            ? `held by ${lock.who ?? 'unknown'} (lock id ${lock.id ?? 'unknown'}, since ${lock.created ?? 'unknown'}). Wait for the other run to finish, or if its owner is gone, unlock it: captf-runner unlock --lock-id ${lock.id}`
+            : "the backend does not say who holds it, and names no lock id to unlock. Wait for the other run to finish (a pg backend's advisory lock ends with the holder's database session: if the holder is gone and its session is not, end that session, pg_terminate_backend)"
+        }.`,
         detail: { lock },
       });
     } else {
-      const how = run.signal ? `was killed by ${run.signal}` : `exited ${run.exitCode}`;
-      const said = diagnosis.summary ?? diagnosis.lastLine;
+      const how = run.signal
+        ? `was killed by ${run.signal}${run.killedByStop ? " (the run's stop)" : (KILLED_BY[run.signal] ?? '')}`
+        : `exited ${run.exitCode}`;
+      // Killed, its last line is wherever it was cut off (a warning's frame): only an error it printed says something.
+      const said = diagnosis.summary ?? (run.signal ? undefined : diagnosis.lastLine);
       super(
         diagnosedError(command, diagnosis.diagnostics, run.stderrComplete && !run.signal, run.place, {
           reason,

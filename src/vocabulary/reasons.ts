@@ -190,6 +190,12 @@ export const REASONS = {
     EVERY_OP,
     '--backups, given explicitly, cannot be created or written: nothing ran',
   ),
+  ModuleDirMissing: invalid(
+    'usage',
+    EXIT.usage,
+    EVERY_OP,
+    "--module DIR, given on the command line, does not exist or is no directory: nothing ran (the image's module missing is ImageInvalid)",
+  ),
   StateDirMissing: invalid(
     'usage',
     EXIT.usage,
@@ -219,12 +225,6 @@ export const REASONS = {
     EXIT.usage,
     PLANNING,
     'the inputs: unreadable or invalid JSON, a negative zero, or terraform refused a value (a required variable missing, a wrong type, a failed validation)',
-  ),
-  ArtifactStoreMissing: invalid(
-    'usage',
-    EXIT.usage,
-    ['plan'],
-    'plan without --artifacts outside a cluster: the artifact has nowhere to go',
   ),
   ArtifactPathWrongLevel: invalid(
     'usage',
@@ -524,6 +524,11 @@ export const REASONS = {
   LocalObjectExists: command('usage', EXIT.usage, 'local init: an object exists there already'),
   LocalObjectInvalid: command('usage', EXIT.usage, "local: the object's file is not valid"),
   LocalObjectMissing: command('usage', EXIT.usage, 'local: no object there'),
+  LocalModuleMissing: command(
+    'usage',
+    EXIT.usage,
+    'local init, local set: --module DIR does not exist or is no directory',
+  ),
   NothingBlocked: command('usage', EXIT.usage, 'local approve: no apply is blocked'),
   LocalObjectRemoveFailed: command('io', EXIT.failed, "local: the object's directory could not be removed"),
   RunnerFailed: command('terraform', EXIT.failed, 'local reconcile: the run left no result'),

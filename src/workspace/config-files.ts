@@ -2,7 +2,7 @@
 // what the tool in use reads is scanned, what it skips is listed with what it holds (scan.skipped).
 import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { imageError } from '../errors.ts';
+import { imageError, usageError } from '../errors.ts';
 import { NotRegularFileError, readRegularFile } from '../util/regular-file.ts';
 import { onThisMachine, type PathResolution } from './path-resolution.ts';
 import { CONFIG_FILE, skippedConfigFile, type Tool } from './terraform-files.ts';
@@ -15,12 +15,16 @@ import { scanJson } from './scan-tf-json.ts';
  * counted. Without a tool, every file either tool reads: what only needs to know whether any file
  * says something (restore's encryption check, unlock's backend type). `resolution`: where the
  * module's links lead (a tree laid out like an image resolves them inside itself); `moduleDir` is already resolved.
+ * `onCommandLine`: the dir was given as --module, so a missing one is a typo (exit 2), not the image's fault.
  */
 export async function scanModule(
   moduleDir: string,
-  options: { tool?: Tool; resolution?: PathResolution } = {},
+  options: { tool?: Tool; resolution?: PathResolution; onCommandLine?: boolean } = {},
 ): Promise<ModuleScan> {
-  return scanConfigFiles(await readConfigFiles(moduleDir, options.resolution ?? onThisMachine), options.tool);
+  return scanConfigFiles(
+    await readConfigFiles(moduleDir, options.resolution ?? onThisMachine, options.onCommandLine),
+    options.tool,
+  );
 }
 
 /** A configuration file of the module dir; `text` undefined when it is no regular file (readModuleTree names it, and every op but destroy refuses it). */
@@ -30,16 +34,26 @@ export interface ConfigFile {
   text: string | undefined;
 }
 
-/** Every configuration file of the module dir, read (the scan's I/O: it overlaps terraform's start). */
+/**
+ * Every configuration file of the module dir, read (the scan's I/O: it overlaps terraform's start).
+ * A dir that is not there is the image's fault (ImageInvalid) unless `onCommandLine` (--module DIR): then a typo, exit 2.
+ */
 export async function readConfigFiles(
   moduleDir: string,
   resolution: PathResolution = onThisMachine,
+  onCommandLine = false,
 ): Promise<ConfigFile[]> {
   let names: string[];
   try {
     names = await readdir(moduleDir);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
+    if (onCommandLine && (code === 'ENOENT' || code === 'ENOTDIR'))
+      throw usageError(
+        'ModuleDirMissing',
+        `--module ${moduleDir} ${code === 'ENOENT' ? 'does not exist' : 'is no directory'}: check the path (the module dir is the one that holds its .tf files)`,
+        { setting: 'module' },
+      );
     throw imageError(
       `the module dir ${moduleDir} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`}: put the module at /captf/module in the image or pass --module DIR`,
       { setting: 'module' },

@@ -21,6 +21,25 @@ describe('apply: failures', () => {
     assert.equal((await s.readState()).serial, before.serial);
   });
 
+  it('terraform killed by SIGKILL from outside (an OOM kill): the message names the likely cause, never the glyph of a cut-off line', async (t) => {
+    const s = await applied(t);
+    const oldHash = recordedInputsHash(await s.readState());
+    await s.useModule({
+      ...modules.base,
+      'killer.tf':
+        'resource "terraform_data" "killer" {\n  provisioner "local-exec" {\n    command = "kill -KILL $PPID"\n  }\n}\n',
+    });
+    const run = await s.run('apply', ['--image', 'registry.example/captf-module:2.0.0']);
+    assert.equal(run.exitCode, 1, explain(run));
+    assert.equal(run.result!.reason, 'ApplyFailed');
+    assert.equal(
+      run.result!.message,
+      "terraform apply was killed by SIGKILL (from outside terraform: a container's memory limit, OOMKilled, is the usual cause)",
+    );
+    assert.equal(run.result!.mayHaveChanged, true);
+    assert.equal(recordedInputsHash(await s.readState()), oldHash, 'the killed apply recorded no new hash');
+  });
+
   it('an apply that fails half way never records the new inputs hash', async (t) => {
     const s = await applied(t);
     const oldHash = recordedInputsHash(await s.readState());

@@ -105,6 +105,38 @@ describe('apply: what an approval covered that was not shown', () => {
     assert.equal(after['terraform_data.cluster'], before['terraform_data.cluster']);
   });
 
+  it('an approval given again after its apply (the module changed, not the inputs or --image): the warning names what nobody was shown and that it was applied once already', async (t) => {
+    const s = await applied(t);
+    const image = 'registry.example/captf-module:2.0.0'; // new inputs: the state does not record them yet
+    await s.useModule(deletesNetwork);
+    const blocked = await s.run('apply', ['--image', image, ...OBJECT]);
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    const hash = blocked.result!.approvalHash!;
+    const approved = await s.run('apply', ['--image', image, ...OBJECT, '--approved-hash', hash]);
+    assert.equal(approved.exitCode, 0, explain(approved));
+    assert.equal(approved.result!.approval!.unreviewedTotal, 0);
+    assert.ok(!approved.result!.warnings.some((w) => /applied once/.test(w)), 'its first apply: nothing to say');
+
+    await s.useModule(deletesNetworkAndNodeB);
+    const again = await s.run('apply', ['--image', image, ...OBJECT, '--approved-hash', hash]);
+    assert.equal(again.exitCode, 0, explain(again));
+    assert.deepEqual(
+      again.result!.approval!.unreviewed!.map((c) => c.address),
+      ['terraform_data.node["b"]'],
+    );
+    const warning = again.result!.warnings.find((w) => w.includes('did not show'));
+    assert.match(
+      warning ?? '',
+      /covers 1 destructive change that its blocked run .* did not show: terraform_data\.node\["b"\] \(delete\)\./,
+    );
+    assert.match(
+      warning!,
+      /It was applied once already: the state records these inputs since an apply after that blocked run/,
+    );
+    assert.match(again.stdout, /^warning: .*It was applied once already/m, 'the summary says it too');
+    assert.equal(resourceIds(await s.readState())['terraform_data.node["b"]'], undefined, 'applied as approved');
+  });
+
   it('the same destructive set as the blocked run showed: nothing unreviewed, no warning', async (t) => {
     const { s, hash } = await blockedOnNetwork(t, { withRecord: true });
     const run = await s.run('apply', ['--image', IMAGE, ...OBJECT, '--approved-hash', hash]);

@@ -115,11 +115,18 @@ describe('bad input', () => {
       args: ['--inputs', '/nonexistent/inputs'],
     },
     {
-      name: 'a module dir that does not exist',
-      exit: 4,
-      reason: /ImageInvalid/,
-      message: /module/,
+      name: 'a --module that does not exist (a typo on the command line, not the image)',
+      exit: 2,
+      reason: /ModuleDirMissing/,
+      message: /^--module \/nonexistent\/module does not exist: check the path/,
       args: ['--module', '/nonexistent/module'],
+    },
+    {
+      name: 'an unknown flag a letter short of one',
+      exit: 2,
+      reason: /UsageInvalid/,
+      message: /^unknown option '--modul' \(Did you mean --module\?\): see captf-runner apply --help$/,
+      args: ['--modul', '/nonexistent/module'],
     },
     {
       name: 'a module dir without .tf files',
@@ -170,6 +177,16 @@ describe('bad input', () => {
       assert.ok(!existsSync(s.state), 'nothing was applied');
     });
   }
+
+  it("the module dir of the environment (CAPTF_MODULE, as a Job sets it) missing is the image's fault: exit 4", async (t) => {
+    const s = await scenario(t, modules.base);
+    const args = s.runArgs('apply');
+    args.splice(args.indexOf('--module'), 2);
+    const run = await runRunner(args, { CAPTF_MODULE: join(s.dir, 'nonexistent') }, s);
+    assert.equal(run.exitCode, 4, explain(run));
+    assert.equal(run.result!.reason, 'ImageInvalid');
+    assert.match(run.result!.message, /does not exist: put the module at \/captf\/module in the image/);
+  });
 
   it('an empty --out: exit 2, the termination message still says why', async (t) => {
     const s = await scenario(t, modules.base);

@@ -178,6 +178,11 @@ describe('disk problems', { concurrency: 2 }, () => {
     const run = await s.run('apply', ['--out', full]);
     assertResultNotWritten(run);
     assert.match(run.stderr, /ENOSPC|no space/i);
+    assert.doesNotMatch(run.stdout, /the run did its job$/m, 'exit 1 is never "nothing to do"');
+    assert.match(
+      run.stdout,
+      /^next: the run did its job, but result\.json could not be written \(the warning above says why\).*writable --out/m,
+    );
     assert.deepEqual(
       (await readdir(full)).filter((n) => n !== 'filler'),
       [],

@@ -138,6 +138,8 @@ describe('pg backend', { concurrency: 1 }, () => {
     );
     assert.equal(r.lock?.id, undefined);
     assert.equal(r.lock?.who, undefined);
+    assert.doesNotMatch(r.message, /--lock-id/, "pg's advisory locks have no id: no unlock to suggest");
+    assert.match(r.message, /advisory lock ends with the holder's database session/);
     assert.match(r.message, /does not say who holds it/);
     const waited = stepDuration(second, 'plan');
     assert.ok(waited >= 1_700 && waited < 30_000, `plan waited ${waited} ms for a 2 s --lock-timeout`);
@@ -226,7 +228,7 @@ describe('local backend (--state)', { concurrency: 1 }, () => {
       stepDuration(second, 'plan') >= 1_700,
       `plan waited ${stepDuration(second, 'plan')} ms for a 2 s --lock-timeout`,
     );
-    assert.ok(r.message.includes(info.ID));
+    assert.ok(r.message.includes(`unlock it: captf-runner unlock --lock-id ${info.ID}.`), r.message);
 
     const unlock = await s.run('unlock', ['--lock-id', info.ID]);
     assert.equal(unlock.exitCode, 1, explain(unlock));

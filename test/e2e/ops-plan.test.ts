@@ -7,7 +7,7 @@ import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { modules, resourceIds, tempDir, type FileTree } from '../support/tf-modules.ts';
-import { explain, recordedInputsHash, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
+import { explain, recordedInputsHash, runRunner, scenario, type RunnerRun, type Scenario } from '../support/runner.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
 import { sharedSetup } from '../support/suite-setup.ts';
 // The base module applied once per file with the canary as admin_token; each test plans on a copy of that state.
@@ -180,11 +180,39 @@ describe('plan: the artifact a person approves', () => {
     assert.equal(recordedInputsHash(await p.s.readState()), r.inputsHash);
   });
 
-  it('needs somewhere to put the artifact', async (t) => {
+  it('locally a dry run is one command: the artifact under --out, a --state not there yet planned as empty (nothing written), and the next line applies it', async (t) => {
     const s = await scenario(t, modules.base, { 'terraform.tfvars.json': { admin_token: CANARY } });
-    const run = await s.run('plan', ['--image', IMAGE]);
-    assert.equal(run.exitCode, 2, explain(run));
-    assert.equal(run.result!.reason, 'ArtifactStoreMissing');
+    const plan = await runRunner(s.ownBackendArgs('plan', ['--image', IMAGE, '--state', s.state]), {}, s);
+    assert.equal(plan.exitCode, 0, explain(plan));
+    assert.equal(plan.result!.reason, 'PlanCreated');
+    assert.equal(plan.result!.planArtifact!.location, join(s.out, 'artifacts'), 'beside the backups, under --out');
+    assert.ok(
+      plan.result!.warnings.some((w) =>
+        w.startsWith(`--state ${s.state} does not exist: this plan is against an empty state`),
+      ),
+      explain(plan),
+    );
+    assert.ok(!existsSync(s.state), 'a plan writes no state');
+    const next = /^next: review the plan above, then apply exactly this plan: captf-runner (.*)$/m.exec(plan.stdout);
+    assert.ok(next, plan.stdout);
+    assert.match(next[1]!, / --new-state$/, 'its apply starts the state');
+    const apply = await runRunner(next[1]!.split(' '), {}, s);
+    assert.equal(apply.exitCode, 0, explain(apply));
+    assert.equal(apply.result!.reason, 'ApplySucceeded');
+    assert.ok(resourceIds(await s.readState())['terraform_data.cluster'], 'the planned objects are in the new state');
+
+    // Only the file may be missing, and only for a plan: a missing directory, or a drift, is still refused.
+    const typo = join(s.dir, 'stat', 'terraform.tfstate');
+    const dir = await runRunner(s.ownBackendArgs('plan', ['--image', IMAGE, '--state', typo]), {}, s);
+    assert.equal(dir.exitCode, 2, explain(dir));
+    assert.equal(dir.result!.reason, 'StateDirMissing');
+    const drift = await runRunner(
+      s.ownBackendArgs('drift', ['--image', IMAGE, '--state', join(s.dir, 'state', 'other.tfstate')]),
+      {},
+      s,
+    );
+    assert.equal(drift.exitCode, 2, explain(drift));
+    assert.equal(drift.result!.reason, 'StateFileMissing');
   });
 });
 

@@ -48,10 +48,15 @@ describe('the run log', () => {
     assert.equal(applied.exitCode, 0, explain(applied));
     assertEveryLineNames(applied, { op: 'apply', object: 'demo', namespace: 'team-a' });
     assert.ok(logLines(applied).some((line) => line.msg === 'run finished'));
+    assert.ok(
+      logLines(applied).some((line) => line.step === 'plan' && line.msg === 'plan: done (exitCode 2: changes present)'),
+      "plan's exit 2 is no failure: its done line says what it means",
+    );
 
     const drift = await s.run('drift', ['--image', IMAGE]);
     assert.equal(drift.exitCode, 0, explain(drift));
     assertEveryLineNames(drift, { op: 'drift', object: null, namespace: null });
+    assert.ok(logLines(drift).some((line) => line.msg === 'plan: done (exitCode 0: no changes)'));
 
     const invalid = await s.run('destroy', ['--object', 'demo', '--namespace', 'team-a', '--deadline', 'soon']);
     assert.equal(invalid.exitCode, 2, explain(invalid));

@@ -62,8 +62,14 @@ describe('signals', () => {
     );
     assert.ok(!existsSync(join(s.dir, 'state', '.terraform.tfstate.lock.info')));
     assert.deepEqual(await leftovers(seconds), [], 'local-exec children must be ended');
-    // The next run continues from there.
+    // The next run continues from there: a guarded one is blocked, and says why the objects are replaced.
     await s.useModule(slowApply({ resources: 6, seconds: 0 }));
+    const blocked = await s.run('apply');
+    assert.equal(blocked.exitCode, 3, explain(blocked));
+    assert.match(
+      blocked.stdout,
+      /^ {2}terraform_data\.slow\[\d+\] \(replace\): tainted, an apply that did not finish \(interrupted, or failed\) left it half made/m,
+    );
     const next = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
     assert.equal(next.exitCode, 0, explain(next));
   });

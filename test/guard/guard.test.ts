@@ -12,6 +12,7 @@ import {
 import { needsApproval, reconcilePlanExit } from '../../src/plan/gate.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import {
+  appliedSinceBlocked,
   FUTURE_TOLERANCE_MS,
   newestBlockedRun,
   readBlockedRun,
@@ -490,5 +491,25 @@ describe('guard: what an approval covered that was not shown (approval.unreviewe
     );
     assert.match(none, /all 1 destructive change of this plan count as unreviewed: terraform_data\.a \(delete\)/);
     assert.match(unreviewedWarning(H, undefined, { unreviewed: [], unreviewedTotal: 0 }), /^no blocked run was found/);
+  });
+
+  it('an approval applied once already (the state records these inputs, which it did not when blocked): the warning says so, and what to do instead', () => {
+    const inputs = 'c'.repeat(64);
+    const run: BlockedRun = { ...blocked([]), stateInputsHash: OTHER };
+    assert.equal(appliedSinceBlocked(run, inputs, inputs), true);
+    assert.equal(appliedSinceBlocked(run, inputs, OTHER), false, 'the state still records the inputs of the block');
+    assert.equal(
+      appliedSinceBlocked({ ...run, stateInputsHash: inputs }, inputs, inputs),
+      false,
+      'blocked when the state already recorded these inputs (the module changed): nothing says it was applied since',
+    );
+    assert.equal(appliedSinceBlocked(blocked([]), inputs, inputs), false, 'a record that does not say');
+    assert.equal(appliedSinceBlocked(undefined, inputs, inputs), false);
+    const found = unreviewedChanges(run, [A]);
+    assert.match(
+      unreviewedWarning(H, run, found, [], false, true),
+      /did not show: terraform_data\.a \(delete\)\. .* It was applied once already: .*An approval is consumed by its apply .*under a new --image/,
+    );
+    assert.doesNotMatch(unreviewedWarning(H, run, found), /applied once/);
   });
 });

@@ -37,6 +37,23 @@ describe('undeclaredVariables', () => {
     }
   });
 
+  it('a name a few edits from a declared one (replica for replicas): the nearest is suggested; none when two are as near', () => {
+    const typo = inputsFromFiles(files({ 'terraform.tfvars.json': '{"replica": 3, "zone": "a", "flavour": "x"}' }));
+    const [flavour, replica, zone] = undeclaredVariables(typo, ['replicas', 'region', 'flavor', 'size', 'type']).map(
+      (n) => n.message,
+    );
+    assert.match(
+      replica!,
+      /^variable "replica" in terraform\.tfvars\.json .*did you mean "replicas", which the module declares\?/,
+    );
+    assert.match(flavour!, /did you mean "flavor", which the module declares\?/);
+    assert.match(
+      zone!,
+      /fix its name, or remove it from the inputs/,
+      'size and type are both 3 edits from zone: no guess',
+    );
+  });
+
   it('nothing when the module declares every one', () => {
     assert.deepEqual(undeclaredVariables(snapshot, ['nodecount', 'region', 'zz_extra', 'Admin-Token']), []);
   });

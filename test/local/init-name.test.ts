@@ -3,7 +3,7 @@
 // anything is written, not at every reconcile after it.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -15,13 +15,18 @@ describe('local init: the object name', () => {
   it('a name that is no Kubernetes object name (upper case, "_", 300 characters) is refused, naming it, and nothing is written', async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'captf-local-name-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
+    // The modules exist: a --module that does not is refused first (LocalModuleMissing).
+    const modules = join(dir, 'modules');
+    await mkdir(join(modules, 'My_Module'), { recursive: true });
+    await mkdir(join(modules, 'ok'), { recursive: true });
+    const home = join(dir, 'home');
     for (const [module, name] of [
-      ['/modules/My_Module', undefined],
-      ['/modules/ok', 'Prod'],
-      ['/modules/ok', 'x'.repeat(300)],
+      [join(modules, 'My_Module'), undefined],
+      [join(modules, 'ok'), 'Prod'],
+      [join(modules, 'ok'), 'x'.repeat(300)],
     ] as const) {
       await assert.rejects(
-        initObject(dir, { module, image: 'example/demo:1.0.0', kind: 'cluster', drift, ...(name && { name }) }),
+        initObject(home, { module, image: 'example/demo:1.0.0', kind: 'cluster', drift, ...(name && { name }) }),
         (error: { reason?: string; message: string }) =>
           error.reason === 'UsageInvalid' &&
           error.message.includes('is not a Kubernetes object name') &&
@@ -29,6 +34,6 @@ describe('local init: the object name', () => {
         `${module} ${name}`,
       );
     }
-    assert.ok(!existsSync(join(dir, '.captf-local')), 'nothing was written');
+    assert.ok(!existsSync(home), 'nothing was written');
   });
 });

@@ -315,13 +315,25 @@ describe('local: a module lifecycle on a laptop', () => {
     assert.doesNotMatch(released.stdout, /would not notice/);
   });
 
-  it('refuses to approve when nothing is blocked, and says how to create a missing object', async (t) => {
+  it('refuses to approve when nothing is blocked, a --module that is not there, and says how to create a missing object', async (t) => {
     const cwd = await tempDir(t, 'captf-local-');
     const missing = await local(cwd, 'status');
     assert.equal(missing.exitCode, 2, explain(missing));
     assert.match(missing.stderr, /there is no local object in \.captf-local: create one with captf-runner local init/);
+    const typo = await local(cwd, 'init', '--module', './nope', '--image', 'example/demo:1.0.0');
+    assert.equal(typo.exitCode, 2, explain(typo));
+    assert.match(typo.stderr, /--module \.\/nope does not exist: give the module dir/);
+    await assert.rejects(access(join(cwd, '.captf-local')), 'nothing created');
     await writeTree(join(cwd, 'module'), modules.base);
     assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0'));
+    const moved = await local(cwd, 'set', '--module', 'module/main.tf', 'cluster_name=other');
+    assert.equal(moved.exitCode, 2, explain(moved));
+    assert.match(moved.stderr, /--module module\/main\.tf is no directory/);
+    assert.doesNotMatch(
+      await readFile(join(cwd, '.captf-local', 'inputs', 'terraform.tfvars.json'), 'utf8').catch(() => ''),
+      /other/,
+      'the refused set changed nothing',
+    );
     const approve = await local(cwd, 'approve');
     assert.equal(approve.exitCode, 2, explain(approve));
     assert.match(approve.stderr, /no apply of \.captf-local is blocked/);

@@ -19,6 +19,8 @@ import { BLOCKED_LINEAGE, blockedResult } from '../kube/fake-cluster.support.ts'
 /** What apply makes of an approval given for another state (it blocks again): here, an error that says why. */
 const refuse = (why: string) => new Error(`refused: ${why}`);
 const H = 'a'.repeat(64);
+/** This run's inputs, which the state did not record before it: no approval of them was applied yet. */
+const NOT_APPLIED = { inputsHash: 'c'.repeat(64), stateInputsHash: null };
 
 describe('guard: the records of blocked runs and the approval step (apply-approval)', () => {
   /** What keepBlockedRecord and approvalCoverageStep use of a RunContext, no process, no terraform. */
@@ -121,6 +123,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
       everyDestructive: every,
       approvalHash: H,
       stateLineage: BLOCKED_LINEAGE,
+      ...NOT_APPLIED,
       refuseOtherState: refuse,
     });
     assert.equal(coverage.unreviewedTotal, 30);
@@ -159,6 +162,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
       everyDestructive: every,
       approvalHash: H,
       stateLineage: BLOCKED_LINEAGE,
+      ...NOT_APPLIED,
       refuseOtherState: refuse,
     });
     assert.equal(coverage.unreviewedTotal, 0);
@@ -185,6 +189,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
       everyDestructive: every,
       approvalHash: H,
       stateLineage: BLOCKED_LINEAGE,
+      ...NOT_APPLIED,
       refuseOtherState: refuse,
     });
     assert.equal(coverage.unreviewedTotal, 130);
@@ -204,6 +209,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
       everyDestructive: every.slice(0, 120),
       approvalHash: H,
       stateLineage: BLOCKED_LINEAGE,
+      ...NOT_APPLIED,
       refuseOtherState: refuse,
     });
     assert.equal(partial.unreviewedTotal, 130);
@@ -231,6 +237,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
       everyDestructive: every,
       approvalHash: H,
       stateLineage: BLOCKED_LINEAGE,
+      ...NOT_APPLIED,
       refuseOtherState: refuse,
     });
     assert.equal(same.unreviewedTotal, 0);
@@ -241,6 +248,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
         everyDestructive: every,
         approvalHash: H,
         stateLineage: 'another-lineage',
+        ...NOT_APPLIED,
         refuseOtherState: refuse,
       }),
       new RegExp(
@@ -253,6 +261,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
         everyDestructive: every,
         approvalHash: H,
         stateLineage: null,
+        ...NOT_APPLIED,
         refuseOtherState: refuse,
       }),
       /refused: .*but the backend now holds no state/,
@@ -265,6 +274,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
         everyDestructive: every,
         approvalHash: H,
         stateLineage: BLOCKED_LINEAGE,
+        ...NOT_APPLIED,
         refuseOtherState: refuse,
       }),
       /refused: .*made against a state it does not name/,
@@ -279,6 +289,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
       everyDestructive: every,
       approvalHash: H,
       stateLineage: BLOCKED_LINEAGE,
+      ...NOT_APPLIED,
       refuseOtherState: refuse,
     };
     const { ctx } = context(dir);
@@ -319,6 +330,7 @@ describe('guard: the records of blocked runs and the approval step (apply-approv
         everyDestructive: entries(1),
         approvalHash: H,
         stateLineage: BLOCKED_LINEAGE,
+        ...NOT_APPLIED,
         refuseOtherState: refuse,
       }),
       /boom/,

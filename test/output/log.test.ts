@@ -111,4 +111,18 @@ describe('output: the log lines', () => {
     assert.equal(lines.at(-1), `${TERRAFORM_LINE_PREFIX}Error: \\x1b[31mred\\x07\\r`);
     assert.ok(!/[\x00-\x08\x0b-\x1f]/.test(text));
   });
+
+  it('pretty: a progress record is one line, its message (its fields stay in the JSON log); a warning or an error keeps its fields', async () => {
+    const text = await logged('pretty', [], (log) => {
+      log.info({ step: 'plan', durationMs: 12, exitCode: 2 }, 'plan: done (exitCode 2: changes present)');
+      log.warn({ address: 'terraform_data.a' }, 'approved without review: terraform_data.a (delete)');
+    });
+    const lines = text.trimEnd().split('\n');
+    assert.match(lines[0]!, /^\[[\d:.]+\] INFO: plan: done \(exitCode 2: changes present\)$/);
+    assert.match(lines[1]!, /^\[[\d:.]+\] WARN: approved without review: terraform_data\.a \(delete\)$/);
+    assert.match(lines[2]!, /^ {4}address: "terraform_data\.a"$/);
+    assert.equal(lines.length, 3, text);
+    const json = await logged('json', [], (log) => log.info({ step: 'plan', durationMs: 12 }, 'plan: done'));
+    assert.match(json, /"step":"plan","durationMs":12/, 'the JSON log keeps every field');
+  });
 });

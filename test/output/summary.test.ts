@@ -428,6 +428,27 @@ describe("humanSummary: every line from the run's own record", () => {
     });
   }
 
+  it('a replace terraform makes because the object is tainted says so (an interrupted apply left it half made)', () => {
+    const plan = classifyPlan({
+      format_version: '1.2',
+      applyable: true,
+      complete: true,
+      errored: false,
+      resource_changes: [
+        { ...change('terraform_data.a', ['delete', 'create']), action_reason: 'replace_because_tainted' },
+        change('terraform_data.b', ['delete', 'create']),
+      ],
+    });
+    const text = humanSummary(
+      result({ outcome: 'blocked', reason: 'DestructivePlanBlocked', exitCode: 3, plan, approvalHash: H }),
+    );
+    assert.match(
+      text,
+      /^ {2}terraform_data\.a \(replace\): tainted, an apply that did not finish \(interrupted, or failed\) left it half made; the replace finishes that apply$/m,
+    );
+    assert.match(text, /^ {2}terraform_data\.b \(replace\)$/m, 'a replace for another reason says nothing of taint');
+  });
+
   it("terraform's errors by place, the first few", () => {
     const diagnostics = [
       {

@@ -123,6 +123,7 @@ export function capturedRun(caseName: string): CommandRun {
     stderrComplete: true, // every case is smaller than the driver's tail
     consumed: undefined,
     durationMs: 0,
+    killedByStop: false,
     meaning: interpretExit(command, output.exitCode, output.argv.includes('-detailed-exitcode')),
     place: placeOf(output.cwd, output.argv),
   };

@@ -198,6 +198,13 @@ describe('the last-line fallback (lastLine)', () => {
     );
     assert.equal(lastLine(stderrOf('force-unlock-local-not-locked')), 'Failed to unlock state: LocalState not locked');
   });
+
+  it("never a diagnostic's frame alone: the last line with words in it", () => {
+    const warning =
+      'There are some problems with the CLI configuration:\n╷\n│ Warning: Unable to open CLI configuration file\n│\n│ The CLI configuration file at "/root/.terraformrc" does not exist.\n╵\n\n';
+    assert.equal(lastLine(warning), 'The CLI configuration file at "/root/.terraformrc" does not exist.');
+    assert.equal(lastLine('╷\n│\n╵\n'), '');
+  });
 });
 
 describe('the providers init looked for (providersInInitOutput)', () => {
@@ -249,7 +256,15 @@ describe('a failed command as the error it is (failure)', () => {
     assert.deepEqual(local.detail, { lock: detectLockError(stderrOf('lock-local-held-plan')) });
     const pg = failure(capturedRun('lock-pg-held-probe'), 'UnlockFailed');
     assert.equal(pg.kind, 'lock');
-    assert.match(pg.message, /could not acquire the state lock: the backend does not say who holds it\./);
+    assert.match(
+      pg.message,
+      /could not acquire the state lock: the backend does not say who holds it, and names no lock id/,
+    );
+    assert.doesNotMatch(pg.message, /--lock-id/, "pg's advisory locks have no id: no unlock to suggest");
+    assert.match(
+      local.message,
+      new RegExp(`unlock it: captf-runner unlock --lock-id ${printed('lock-local-held-plan', 'ID')}\\.$`),
+    );
   });
 
   it('any other failure quotes terraform: its last diagnostic, else its last line', () => {
