@@ -82,12 +82,13 @@ export async function replaceConfiguration(dir: string, tree: FileTree): Promise
 
 /**
  * The environment for any terraform a test starts, directly or through the runner: the parent's
- * environment without the TF_* variables that change what terraform does, plus quiet automation
+ * environment without the TF_* variables that change what terraform does and the test harness's own
+ * CAPTF_TEST_* (the runner would warn of each as a setting it does not know), plus quiet automation
  * settings. The machine's CLI config file is missing and terraform would warn about it.
  */
 export function testTerraformEnv(extra: Record<string, string> = {}): Record<string, string> {
   const inherited = Object.entries(process.env).filter(
-    (entry): entry is [string, string] => entry[1] !== undefined && !/^TF_/.test(entry[0]),
+    (entry): entry is [string, string] => entry[1] !== undefined && !/^(TF_|CAPTF_TEST_)/.test(entry[0]),
   );
   return {
     ...Object.fromEntries(inherited),
