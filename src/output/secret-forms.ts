@@ -27,7 +27,11 @@ const GO_SPACE =
 
 export const trimGoSpace = (text: string) => text.replace(GO_SPACE, '');
 
-/** How deep escapings nest: 0 as is, 1 one escaping, 2 an escaping of an escaping. */
+/**
+ * How deep the patterns' escapings nest: 0 as is, 1 one escaping, 2 an escaping of an escaping.
+ * Deeper escapings (`jsonencode(jsonencode(…))` in a plan) are plain strings, escaped once more
+ * while a text to mask is long enough to hold them (Masker, escapedDeeper).
+ */
 const MAX_DEPTH = 2;
 
 type Escaper = (char: string) => readonly string[];
@@ -124,17 +128,44 @@ function escapedBy(escaper: Escaper, text: string): string[] {
 /** The units an escaper may change (every other character escapes as itself), found by one scan. */
 const ESCAPABLE_UNIT = /[$%]\{|[^A-Za-z0-9 ]/gsu;
 
-/** One escaping of `text`: every unit escaped in its first way, or every unit in its last. */
+/** Each escaper's way of printing each unit, first or last, as found (a unit it prints as itself maps to undefined). */
+const escapedUnits = new Map<string, Map<string, string | undefined>>();
+
+function escapedUnit(escaper: Escaper, unit: string, way: 'first' | 'last'): string | undefined {
+  const key = `${ESCAPERS.indexOf(escaper)}${way}`;
+  let units = escapedUnits.get(key);
+  if (!units) escapedUnits.set(key, (units = new Map()));
+  if (units.has(unit)) return units.get(unit);
+  const options = unitEscapes(escaper, unit);
+  const form = way === 'first' ? options[0]! : options.at(-1)!;
+  units.set(unit, form === unit ? undefined : form);
+  return units.get(unit);
+}
+
+const isAlphanumericOrSpace = (code: number) =>
+  code === 0x20 || (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a);
+
+/**
+ * One escaping of `text`: every unit escaped in its first way, or every unit in its last. A loop
+ * over the text's code units that copies the runs no escaper changes (letters, digits, spaces):
+ * escapings of long forms, deeper and deeper (Masker), are most of a long secret's masking cost.
+ */
 function escapedOnce(escaper: Escaper, text: string, way: 'first' | 'last'): string {
-  const escaped = new Map<string, string>();
-  return text.replace(ESCAPABLE_UNIT, (unit) => {
-    let form = escaped.get(unit);
-    if (form === undefined) {
-      const options = unitEscapes(escaper, unit);
-      escaped.set(unit, (form = way === 'first' ? options[0]! : options.at(-1)!));
+  let out = '';
+  let copied = 0;
+  for (let at = 0; at < text.length; at++) {
+    const code = text.charCodeAt(at);
+    if (isAlphanumericOrSpace(code)) continue;
+    const introducer = (code === 0x24 || code === 0x25) && text.charCodeAt(at + 1) === 0x7b;
+    const length = introducer || (code >= 0xd800 && code <= 0xdbff && at + 1 < text.length) ? 2 : 1;
+    const form = escapedUnit(escaper, text.slice(at, at + length), way);
+    if (form !== undefined) {
+      out += text.slice(copied, at) + form;
+      copied = at + length;
     }
-    return form;
-  });
+    at += length - 1;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
 }
 
 /** The forms of `text` at each depth to `depth`: itself at 0, then every escaping (by `escape`) of every form of the depth above. */
@@ -161,21 +192,53 @@ function unitForms(unit: string, depth: number): string[] {
 }
 
 /**
+ * Each form escaped once more by every escaper, every unit in its first or in its last way: the
+ * forms one level deeper (a form no escaper changes has none). Ways that print each unit of a form
+ * alike (every escaper, for `"` and `\\`) escape it once.
+ */
+export function escapedDeeper(forms: readonly string[]): string[] {
+  const deeper = new Set<string>();
+  for (const form of forms) {
+    const units = [...new Set(form.match(ESCAPABLE_UNIT))];
+    const seen = new Set<string>();
+    for (const escaper of ESCAPERS)
+      for (const way of ['first', 'last'] as const) {
+        const options = units.map((unit) => unitEscapes(escaper, unit));
+        const ways = options.map((option) => (way === 'first' ? option[0]! : option.at(-1)!)).join('\0');
+        if (seen.has(ways)) continue;
+        seen.add(ways);
+        const escaped = escapedOnce(escaper, form, way);
+        if (escaped !== form) deeper.add(escaped);
+      }
+  }
+  return [...deeper];
+}
+
+/** literalForms's escapings: each level escapes every form of the level above once more (escapedDeeper). */
+const literalLevels = (text: string) =>
+  formsByDepth(text, MAX_DEPTH, (escaper, form) => [
+    escapedOnce(escaper, form, 'first'),
+    escapedOnce(escaper, form, 'last'),
+  ]);
+
+/**
  * The forms of a long text as plain strings, for matching with indexOf: a pattern of every unit's
  * escapes would cost seconds to build and V8 refuses one of some 40,000 characters. Each escaping
  * (to MAX_DEPTH) escapes every unit in its first way or every unit in its last (as itself or
- * escaped, for a character Go may call unprintable); white space matches only as it is.
+ * escaped, for a character Go may call unprintable); white space matches only as it is. `deepest`:
+ * those at MAX_DEPTH.
  */
-export function literalForms(text: string): string[] {
-  return [
-    ...new Set(
-      formsByDepth(text, MAX_DEPTH, (escaper, form) => [
-        escapedOnce(escaper, form, 'first'),
-        escapedOnce(escaper, form, 'last'),
-      ]).flat(),
-    ),
-  ];
+export function literalForms(text: string): { forms: string[]; deepest: string[] } {
+  const levels = literalLevels(text);
+  return { forms: [...new Set(levels.flat())], deepest: levels.at(-1)! };
 }
+
+/** The shortest `count` forms. */
+export const shortestForms = (forms: readonly string[], count: number) =>
+  [...forms].sort((a, b) => a.length - b.length).slice(0, count);
+
+/** The literal forms of `text` at MAX_DEPTH, the deepest the patterns match: where escaping deeper starts (escapedDeeper). */
+export const deepestLiteralForms = (text: string) => literalLevels(text).at(-1)!;
 
 export const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -312,24 +375,63 @@ function base64Forms(bytes: Buffer): string[] {
   return forms;
 }
 
-/** One character's case changed where the change is one character, as Go's unicode.ToUpper/ToLower (simple case mapping: `ß` stays). */
-const caseOf = (char: string, change: (c: string) => string) => {
+/**
+ * The characters whose simple case mapping (Go's unicode.ToUpper/ToLower, rune by rune: what
+ * terraform's upper() and lower() print, through go-cty's strings.ToUpper/ToLower) is one character
+ * where JavaScript's full mapping (Unicode's special casing) is several: checked against terraform
+ * 1.11.4's console (`lower("İ")` is `i`, `upper("ᾀᾳ")` is `ᾈᾼ`). Every other character whose full
+ * mapping is several characters keeps its case in Go (`upper("ß")` is `ß`).
+ */
+const GO_LOWER: Record<string, string> = { '\u0130': 'i' };
+const GO_UPPER: Record<string, string> = Object.fromEntries([
+  ...[0x1f80, 0x1f90, 0x1fa0].flatMap((base) =>
+    Array.from({ length: 8 }, (_, i) => [String.fromCodePoint(base + i), String.fromCodePoint(base + i + 8)]),
+  ),
+  ...[0x1fb3, 0x1fc3, 0x1ff3].map((code) => [String.fromCodePoint(code), String.fromCodePoint(code + 9)]),
+]);
+
+/** One character's case changed as Go's unicode.ToUpper/ToLower change it (simple case mapping: `ß` stays, `İ` lowers to `i`). */
+const caseOf = (char: string, special: Record<string, string>, change: (c: string) => string) => {
+  const simple = special[char];
+  if (simple !== undefined) return simple;
   const changed = change(char);
   return [...changed].length === 1 ? changed : char;
 };
 
+const NON_ASCII = /[^\0-\x7f]/;
+
 /**
- * `text`, and in upper and in lower case as terraform's upper() and lower() print it: what a module
- * may encode (`base64encode(lower(var.token))`). The encodings of each are masked; a change of case
- * after the encoding needs no form (every form is matched in any case), and title() before it, or a
- * mix, is not covered (a mix of cases has as many forms as the text has letters).
+ * `text` as terraform's upper() prints it (Go's strings.ToUpper: rune by rune, simple case mapping).
+ * JavaScript's whole-text mapping is the same where no character's mapping is several characters
+ * (the text's length is kept): most texts, mapped at once.
+ */
+export const goUpper = (text: string) => {
+  const upper = text.toUpperCase();
+  return upper.length === text.length
+    ? upper
+    : text.replace(/./gsu, (c) => caseOf(c, GO_UPPER, (x) => x.toUpperCase()));
+};
+
+/** `text` as terraform's lower() prints it (Go's strings.ToLower: rune by rune, simple case mapping; `Σ` is `σ` wherever it is). */
+export const goLower = (text: string) => {
+  const lower = text.toLowerCase();
+  return lower.length === text.length && !text.includes('Σ')
+    ? lower
+    : text.replace(/./gsu, (c) => caseOf(c, GO_LOWER, (x) => x.toLowerCase()));
+};
+
+/** Whether `text` has a character whose case a case-insensitive match may miss: a non-ASCII one (`ı` and `I`, `İ` and `i`). */
+export const hasNonAscii = (text: string) => NON_ASCII.test(text);
+
+/**
+ * `text`, and in upper and in lower case as terraform's upper() and lower() print it (goUpper,
+ * goLower): what a module may print or encode (`base64encode(lower(var.token))`). The encodings of
+ * each are masked; a change of case after the encoding needs no form (every form is matched in any
+ * case), and title() before it, or a mix, is not covered (a mix of cases has as many forms as the
+ * text has letters).
  */
 export function casedForms(text: string): string[] {
-  // ASCII (most keys and tokens) changes case one character for one as a whole; other text character by character.
-  const ascii = !/[^\0-\x7f]/.test(text);
-  const cased = (change: (c: string) => string) =>
-    ascii ? change(text) : text.replace(/./gsu, (char) => caseOf(char, change));
-  return [...new Set([text, cased((c) => c.toUpperCase()), cased((c) => c.toLowerCase())])];
+  return [...new Set([text, goUpper(text), goLower(text)])];
 }
 
 /** The encoded forms of `text` (itself, not trimmed). */
