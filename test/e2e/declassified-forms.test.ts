@@ -74,4 +74,30 @@ output "deep" { value = jsonencode(jsonencode(nonsensitive(var.pw))) }
     assert.match(run.stdout, /\+ input\s+= "\\"\\\\\\"\(sensitive value\)\\\\\\"\\""/, run.stdout);
     assertAbsent(await written(run, summary), ['Xk9', 'Canary-31'], 'the value three escapes deep');
   });
+
+  it("a root variable passed to a child module's sensitive variable, built into a DSN at the root: masked on the first apply, learned from the plan's configuration", async (t) => {
+    const s = await scenario(t, {
+      'main.tf': `variable "db_password" { type = string }
+module "db" {
+  source   = "./db"
+  password = var.db_password
+}
+resource "terraform_data" "app" { input = "postgres://app:\${var.db_password}@db" }
+output "dsn" { value = "postgres://app:\${var.db_password}@db" }
+`,
+      'db/main.tf': `variable "password" {
+  type      = string
+  sensitive = true
+}
+resource "terraform_data" "db" { input = var.password }
+`,
+    });
+    await s.setInputs({ 'terraform.tfvars.json': { db_password: 'Hunter2-Zq8x-77' } });
+    const summary = join(s.dir, 'summary.md');
+    const run = await s.run('apply', ['--summary-md', summary]);
+    assert.equal(run.exitCode, 0, explain(run));
+    assert.ok(JSON.stringify((await s.readState()).resources).includes('postgres://app:Hunter2-Zq8x-77@db'));
+    assert.match(run.stdout, /dsn = "postgres:\/\/app:\(sensitive value\)@db"/, run.stdout);
+    assertAbsent(await written(run, summary), ['Hunter2', 'Zq8x'], 'the first apply');
+  });
 });
