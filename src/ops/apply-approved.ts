@@ -67,6 +67,7 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
     const plan = await showStep(ctx, {
       tf: root.tf,
       workspace: root.workspace,
+      inputs: root.inputs,
       judgement: policy?.judgement({ tool: root.version.flavor, effects: 'deny' }),
     });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);

@@ -3,11 +3,15 @@
 // terraform and the runner print a value in (secret-forms.ts).
 import { isSha256 } from '../util/sha256.ts';
 import { AnchoredStrings, replaceRanges } from './anchored-strings.ts';
+import { documentFields, MAX_DOCUMENT_FIELDS } from './document-fields.ts';
+import { casedForms, goLower, goUpper, hasNonAscii } from './go-case.ts';
 import { oldValues } from './rotated.ts';
 import {
-  casedForms,
   encodedForms,
+  escapedDeeper,
   literalForms,
+  deepestLiteralForms,
+  shortestForms,
   MIN_ENCODED_LENGTH,
   printedForms,
   secretPatterns,
@@ -25,6 +29,26 @@ export const MASK = '(sensitive value)';
 const PATTERN_LIMIT = 2048;
 /** Sources joined into one regular expression at most: a larger one is built alone. */
 const GROUP_LIMIT = 16_384;
+/**
+ * The forms of one secret kept at each level escaped past the patterns' depth (the shortest): each
+ * level of a secret with characters every escaper treats alike (`"`, `\\`) is one form; this bounds a
+ * secret whose characters the escapers each print their own way (and one past PATTERN_LIMIT more:
+ * its forms are long). An escaping that mixes escapers' ways past these is not masked.
+ */
+const DEEPER_FORMS = 16;
+const DEEPER_FORMS_LONG = 1;
+/** Each escaping that changes a text lengthens it by a character at least: its forms past the patterns' depth (3 escapings) are this much longer. */
+const PAST_PATTERN_GROWTH = 3;
+
+/**
+ * A secret's literal forms at the deepest level masked (undefined: those at the patterns' depth,
+ * built when first needed), and a length no form of the next level is shorter than.
+ */
+interface Deeper {
+  text: string;
+  forms: string[] | undefined;
+  next: number;
+}
 
 interface Group {
   regex: RegExp;
@@ -145,6 +169,8 @@ export class Masker {
   private readonly heads = new PatternGroups('i', () => {});
   /** Plain strings (the forms of a long secret, short percent-encodings) with their ASCII letters in lower case, found in `text` so folded. */
   private readonly literals = new Set<string>();
+  /** Each secret's escapings past the patterns' depth, escaped once more while a text to mask is long enough (deepen). */
+  private readonly deeper: Deeper[] = [];
   readonly tooShort: string[] = [];
   /** How many texts could not be masked (a matcher failed on them): each was replaced by the mask whole. */
   unmaskable = 0;
@@ -158,6 +184,10 @@ export class Masker {
     this.values.add(value);
     for (const form of printedForms(value)) {
       this.learn(form, label);
+      // upper() and lower() as terraform prints them: a case-insensitive pattern misses `ı` for `I` and
+      // `i` for `İ` (literal forms are kept in both cases already: learnLiterally).
+      if (hasNonAscii(form) && form.length <= PATTERN_LIMIT)
+        for (const cased of casedForms(form)) this.learn(cased, label);
       if (form.includes('\n')) for (const line of form.split('\n')) this.learn(line, label);
       // Encoded whole, as the module had it, and trimmed (what trimspace() leaves), in upper and lower case too.
       for (const text of new Set([form, trimGoSpace(form)]))
@@ -180,6 +210,7 @@ export class Masker {
     if (this.learned.has(trimmed)) return;
     this.learned.add(trimmed);
     if (trimmed.length > PATTERN_LIMIT) return this.learnLiterally(trimmed);
+    this.deeper.push({ text: trimmed, forms: undefined, next: trimmed.length + PAST_PATTERN_GROWTH });
     const { whole, heads } = secretPatterns(trimmed);
     for (const source of whole) this.addWhole(source, trimmed.length, () => this.learnLiterally(trimmed));
     for (const source of heads) this.heads.add(`(?:${source})[ \\t]*$`, trimmed.length);
@@ -198,6 +229,26 @@ export class Masker {
       else this.addLiterals([form]);
     }
     this.hexForms.add(hex);
+  }
+
+  /**
+   * Escapes each secret's deepest forms once more, and again, while `length` could hold one (each
+   * escaping lengthens a form, so the depth is bounded by the text's length): the escapings to the
+   * fixed point a text can hold, as plain strings (`jsonencode(jsonencode(x))` Go-quoted in a plan is three deep).
+   */
+  private deepen(length: number): void {
+    for (const deeper of this.deeper) {
+      while (deeper.next <= length) {
+        const count = deeper.text.length > PATTERN_LIMIT ? DEEPER_FORMS_LONG : DEEPER_FORMS;
+        const forms = shortestForms(
+          escapedDeeper(deeper.forms ?? shortestForms(deepestLiteralForms(deeper.text), count)),
+          count,
+        );
+        this.addCasedLiterals(forms);
+        deeper.forms = forms;
+        deeper.next = forms.length ? forms[0]!.length + 1 : Infinity;
+      }
+    }
   }
 
   private addWhole(source: string, textLength: number, fallBack: () => void): void {
@@ -230,7 +281,18 @@ export class Masker {
    * form's, in upper or in lower case (folding it could change the text's length and offsets).
    */
   private learnLiterally(text: string): void {
-    this.addLiterals(literalForms(text).flatMap((form) => [form, form.toUpperCase(), form.toLowerCase()]));
+    const { forms, deepest } = literalForms(text);
+    this.addCasedLiterals(forms);
+    this.deeper.push({
+      text,
+      forms: shortestForms(deepest, DEEPER_FORMS_LONG),
+      next: text.length + PAST_PATTERN_GROWTH,
+    });
+  }
+
+  /** `forms` as literals, and in upper and in lower case as terraform prints them. */
+  private addCasedLiterals(forms: readonly string[]): void {
+    this.addLiterals(forms.flatMap((form) => [form, goUpper(form), goLower(form)]));
   }
 
   private addLiterals(forms: readonly string[]): void {
@@ -263,6 +325,7 @@ export class Masker {
   /** Where in `text` each whole secret is, in any of its forms (overlapping places included). */
   matches(text: string): Range[] {
     const found: Range[] = [];
+    this.deepen(text.length);
     const lowered = this.literals.size > 0 ? asciiLower(text) : '';
     for (const form of this.literals) {
       for (let at = lowered.indexOf(form); at >= 0; at = lowered.indexOf(form, at + 1))
@@ -335,35 +398,6 @@ export class LineMasker {
     this.pending = this.pending.slice(keep);
     return this.masker.mask(released);
   }
-}
-
-/** Fields of one JSON document learned at most: the document is still masked whole past them. */
-const MAX_DOCUMENT_FIELDS = 10_000;
-
-/** The string leaves and object keys of `text` when it is a JSON object or array (nested documents are the caller's to open). */
-function documentFields(text: string): { leaves: string[]; keys: string[] } {
-  const fields = { leaves: [] as string[], keys: [] as string[] };
-  if (!/^\s*[[{]/.test(text)) return fields;
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch {
-    return fields;
-  }
-  // A stack, not recursion: a document may nest deeper than the call stack goes.
-  const stack = [document];
-  while (stack.length && fields.leaves.length + fields.keys.length < MAX_DOCUMENT_FIELDS) {
-    const value = stack.pop();
-    if (typeof value === 'string') fields.leaves.push(value);
-    else if (Array.isArray(value)) for (const item of value) stack.push(item);
-    else if (value !== null && typeof value === 'object') {
-      for (const [key, item] of Object.entries(value)) {
-        fields.keys.push(key);
-        stack.push(item);
-      }
-    }
-  }
-  return fields;
 }
 
 /**

@@ -25,8 +25,20 @@ type Reported = Partial<Record<ReportedEvent, number>>;
 
 // terraform's (and OpenTofu's) hook lines: "ADDRESS: Refreshing state... [id=…]", "ADDRESS:
 // Creation complete after 1s [id=…]"; a deposed object's address reads "ADDRESS (deposed object ID)".
-const EVENT_LINE =
-  /^\S.*?: (Refreshing state\.\.\.|Read complete after |Creation complete after |Modifications complete after |Destruction complete after )/;
+// The line starts with a whole resource instance address (its keys quoted as terraform quotes them)
+// and the event follows it at once: a provisioner's output, which a module controls, is prefixed
+// "ADDRESS (local-exec): " line by line, so no line it prints reads as terraform's own.
+const NAME = '[A-Za-z_][A-Za-z0-9_-]*';
+const KEY = '\\[(?:[0-9]+|"(?:[^"\\\\]|\\\\.)*")\\]';
+const ADDRESS = `(?:module\\.${NAME}(?:${KEY})?\\.)*(?:(?:data|ephemeral)\\.)?${NAME}\\.${NAME}(?:${KEY})?`;
+const EVENT_LINE = new RegExp(
+  `^${ADDRESS}(?: \\(deposed object [0-9a-f]+\\))?: (Refreshing state\\.\\.\\.|Read complete after |Creation complete after |Modifications complete after |Destruction complete after )`,
+);
+/**
+ * terraform's last lines of an apply: what follows (the root module's outputs, a multi-line value's
+ * lines as they are, from the first column) is the module's text, never counted.
+ */
+const CLOSING_LINE = /^(?:Apply|Destroy) complete! Resources: /;
 const EVENT_OF: Record<string, ReportedEvent> = {
   'Refreshing state...': 'refreshed',
   'Read complete after ': 'read',
@@ -35,7 +47,7 @@ const EVENT_OF: Record<string, ReportedEvent> = {
   'Destruction complete after ': 'destroyed',
 };
 
-/** The event a line of terraform's human output reports, if any (pure). */
+/** The event a line of terraform's human output reports, if any (pure): a line terraform itself prints for a resource instance. */
 export function reportedEvent(line: string): ReportedEvent | undefined {
   const match = EVENT_LINE.exec(line);
   return match ? EVENT_OF[match[1]!] : undefined;
@@ -70,6 +82,8 @@ interface Watched {
   held: boolean;
   /** When terraform last printed a line (or the step started). */
   printedAt: number;
+  /** terraform printed its closing line: the outputs follow, never counted. */
+  closed: boolean;
 }
 
 /** Watches one step at a time (steps are sequential): told each line terraform prints or the runner holds. */
@@ -85,7 +99,7 @@ export class ProgressWatch {
   /** Starts watching a step; the returned function ends it. */
   start(step: string): () => void {
     const now = this.clock.now();
-    const watched: Watched = { step, startedAt: now, reported: {}, held: false, printedAt: now };
+    const watched: Watched = { step, startedAt: now, reported: {}, held: false, printedAt: now, closed: false };
     this.#current = watched;
     const timer = this.clock.every(this.intervalMs, () => this.#tick(watched));
     return () => {
@@ -104,6 +118,8 @@ export class ProgressWatch {
     const watched = this.#current;
     if (!watched) return;
     if (how === 'printed') watched.printedAt = this.clock.now();
+    if (watched.closed) return;
+    if (CLOSING_LINE.test(line)) watched.closed = true;
     const event = reportedEvent(line);
     if (event) watched.reported[event] = (watched.reported[event] ?? 0) + 1;
   }

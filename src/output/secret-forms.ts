@@ -27,7 +27,11 @@ const GO_SPACE =
 
 export const trimGoSpace = (text: string) => text.replace(GO_SPACE, '');
 
-/** How deep escapings nest: 0 as is, 1 one escaping, 2 an escaping of an escaping. */
+/**
+ * How deep the patterns' escapings nest: 0 as is, 1 one escaping, 2 an escaping of an escaping.
+ * Deeper escapings (`jsonencode(jsonencode(…))` in a plan) are plain strings, escaped once more
+ * while a text to mask is long enough to hold them (Masker, escapedDeeper).
+ */
 const MAX_DEPTH = 2;
 
 type Escaper = (char: string) => readonly string[];
@@ -124,17 +128,44 @@ function escapedBy(escaper: Escaper, text: string): string[] {
 /** The units an escaper may change (every other character escapes as itself), found by one scan. */
 const ESCAPABLE_UNIT = /[$%]\{|[^A-Za-z0-9 ]/gsu;
 
-/** One escaping of `text`: every unit escaped in its first way, or every unit in its last. */
+/** Each escaper's way of printing each unit, first or last, as found (a unit it prints as itself maps to undefined). */
+const escapedUnits = new Map<string, Map<string, string | undefined>>();
+
+function escapedUnit(escaper: Escaper, unit: string, way: 'first' | 'last'): string | undefined {
+  const key = `${ESCAPERS.indexOf(escaper)}${way}`;
+  let units = escapedUnits.get(key);
+  if (!units) escapedUnits.set(key, (units = new Map()));
+  if (units.has(unit)) return units.get(unit);
+  const options = unitEscapes(escaper, unit);
+  const form = way === 'first' ? options[0]! : options.at(-1)!;
+  units.set(unit, form === unit ? undefined : form);
+  return units.get(unit);
+}
+
+const isAlphanumericOrSpace = (code: number) =>
+  code === 0x20 || (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a);
+
+/**
+ * One escaping of `text`: every unit escaped in its first way, or every unit in its last. A loop
+ * over the text's code units that copies the runs no escaper changes (letters, digits, spaces):
+ * escapings of long forms, deeper and deeper (Masker), are most of a long secret's masking cost.
+ */
 function escapedOnce(escaper: Escaper, text: string, way: 'first' | 'last'): string {
-  const escaped = new Map<string, string>();
-  return text.replace(ESCAPABLE_UNIT, (unit) => {
-    let form = escaped.get(unit);
-    if (form === undefined) {
-      const options = unitEscapes(escaper, unit);
-      escaped.set(unit, (form = way === 'first' ? options[0]! : options.at(-1)!));
+  let out = '';
+  let copied = 0;
+  for (let at = 0; at < text.length; at++) {
+    const code = text.charCodeAt(at);
+    if (isAlphanumericOrSpace(code)) continue;
+    const introducer = (code === 0x24 || code === 0x25) && text.charCodeAt(at + 1) === 0x7b;
+    const length = introducer || (code >= 0xd800 && code <= 0xdbff && at + 1 < text.length) ? 2 : 1;
+    const form = escapedUnit(escaper, text.slice(at, at + length), way);
+    if (form !== undefined) {
+      out += text.slice(copied, at) + form;
+      copied = at + length;
     }
-    return form;
-  });
+    at += length - 1;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
 }
 
 /** The forms of `text` at each depth to `depth`: itself at 0, then every escaping (by `escape`) of every form of the depth above. */
@@ -161,21 +192,53 @@ function unitForms(unit: string, depth: number): string[] {
 }
 
 /**
+ * Each form escaped once more by every escaper, every unit in its first or in its last way: the
+ * forms one level deeper (a form no escaper changes has none). Ways that print each unit of a form
+ * alike (every escaper, for `"` and `\\`) escape it once.
+ */
+export function escapedDeeper(forms: readonly string[]): string[] {
+  const deeper = new Set<string>();
+  for (const form of forms) {
+    const units = [...new Set(form.match(ESCAPABLE_UNIT))];
+    const seen = new Set<string>();
+    for (const escaper of ESCAPERS)
+      for (const way of ['first', 'last'] as const) {
+        const options = units.map((unit) => unitEscapes(escaper, unit));
+        const ways = options.map((option) => (way === 'first' ? option[0]! : option.at(-1)!)).join('\0');
+        if (seen.has(ways)) continue;
+        seen.add(ways);
+        const escaped = escapedOnce(escaper, form, way);
+        if (escaped !== form) deeper.add(escaped);
+      }
+  }
+  return [...deeper];
+}
+
+/** literalForms's escapings: each level escapes every form of the level above once more (escapedDeeper). */
+const literalLevels = (text: string) =>
+  formsByDepth(text, MAX_DEPTH, (escaper, form) => [
+    escapedOnce(escaper, form, 'first'),
+    escapedOnce(escaper, form, 'last'),
+  ]);
+
+/**
  * The forms of a long text as plain strings, for matching with indexOf: a pattern of every unit's
  * escapes would cost seconds to build and V8 refuses one of some 40,000 characters. Each escaping
  * (to MAX_DEPTH) escapes every unit in its first way or every unit in its last (as itself or
- * escaped, for a character Go may call unprintable); white space matches only as it is.
+ * escaped, for a character Go may call unprintable); white space matches only as it is. `deepest`:
+ * those at MAX_DEPTH.
  */
-export function literalForms(text: string): string[] {
-  return [
-    ...new Set(
-      formsByDepth(text, MAX_DEPTH, (escaper, form) => [
-        escapedOnce(escaper, form, 'first'),
-        escapedOnce(escaper, form, 'last'),
-      ]).flat(),
-    ),
-  ];
+export function literalForms(text: string): { forms: string[]; deepest: string[] } {
+  const levels = literalLevels(text);
+  return { forms: [...new Set(levels.flat())], deepest: levels.at(-1)! };
 }
+
+/** The shortest `count` forms. */
+export const shortestForms = (forms: readonly string[], count: number) =>
+  [...forms].sort((a, b) => a.length - b.length).slice(0, count);
+
+/** The literal forms of `text` at MAX_DEPTH, the deepest the patterns match: where escaping deeper starts (escapedDeeper). */
+export const deepestLiteralForms = (text: string) => literalLevels(text).at(-1)!;
 
 export const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -260,7 +323,7 @@ export function printedForms(value: string): string[] {
 // knows it is secret (a value declassified with nonsensitive(), a provider attribute that loses
 // the mark, a provisioner's output): base64encode of a cloud-init document, urlencode into a
 // database URL, upper and lower, a hex dump. Each is derived from the value as is (not from an
-// escaping of it), and from the value in upper and in lower case (casedForms). A change of case
+// escaping of it), and from the value in upper and in lower case (casedForms, go-case.ts). A change of case
 // after (upper, lower, title, any mix) needs no form of its own, of the value or of an encoding: the
 // masker matches every form whatever the case of its ASCII letters (anchored-strings.ts, mask.ts).
 // Not derived: a hash (it is not the secret), an encoding of the value in title case, an encoding
@@ -310,26 +373,6 @@ function base64Forms(bytes: Buffer): string[] {
     for (const form of [encoded.slice(BASE64_FIRST[offset]), unpadded, core]) forms.push(form, urlAlphabet(form));
   }
   return forms;
-}
-
-/** One character's case changed where the change is one character, as Go's unicode.ToUpper/ToLower (simple case mapping: `ß` stays). */
-const caseOf = (char: string, change: (c: string) => string) => {
-  const changed = change(char);
-  return [...changed].length === 1 ? changed : char;
-};
-
-/**
- * `text`, and in upper and in lower case as terraform's upper() and lower() print it: what a module
- * may encode (`base64encode(lower(var.token))`). The encodings of each are masked; a change of case
- * after the encoding needs no form (every form is matched in any case), and title() before it, or a
- * mix, is not covered (a mix of cases has as many forms as the text has letters).
- */
-export function casedForms(text: string): string[] {
-  // ASCII (most keys and tokens) changes case one character for one as a whole; other text character by character.
-  const ascii = !/[^\0-\x7f]/.test(text);
-  const cased = (change: (c: string) => string) =>
-    ascii ? change(text) : text.replace(/./gsu, (char) => caseOf(char, change));
-  return [...new Set([text, cased((c) => c.toUpperCase()), cased((c) => c.toLowerCase())])];
 }
 
 /** The encoded forms of `text` (itself, not trimmed). */

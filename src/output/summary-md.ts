@@ -23,18 +23,45 @@ export interface SummaryPlaces {
   argv?: readonly string[];
 }
 
-/** One line of text: its line breaks (CR alone too: Markdown ends a line there) as spaces, every other control character escaped. */
-const oneLine = (text: string) => printableLine(text.replace(/\r\n|[\r\n\u2028\u2029]/g, ' '));
+/**
+ * GitHub's step summaries take 1 MiB at most (GITHUB_STEP_SUMMARY): a summary above this many bytes
+ * leaves out the plan's text, then its last lines, and says so. Below 1 MiB by a margin for the
+ * line that says what was left out.
+ */
+export const SUMMARY_LIMIT = 1_000_000;
+/** Characters of one text (a message, an address, a warning) shown at most: the result and the log have them whole. */
+const TEXT_LIMIT = 2_000;
 
-/** Markdown text with every character that could format, link or open HTML escaped; one line whatever it holds. */
+/** `text` cut to TEXT_LIMIT characters, saying how many it left out: cut only after it was masked (the result is masked before any summary is built). */
+const bounded = (text: string) =>
+  text.length <= TEXT_LIMIT
+    ? text
+    : `${text.slice(0, TEXT_LIMIT)}… (${text.length - TEXT_LIMIT} more characters: see the result)`;
+
+/** One line of text: its line breaks (CR alone too: Markdown ends a line there) as spaces, every other control character escaped. */
+const oneLine = (text: string) => printableLine(bounded(text).replace(/\r\n|[\r\n\u2028\u2029]/g, ' '));
+
+/**
+ * A word (between white space) GitHub could turn into a link (its autolinks: `http://`, `https://`,
+ * `ftp://`, `www.`, an e-mail address, `mailto:`/`xmpp:`, an @mention): shown as code, which never links.
+ */
+const LINKISH = /:\/\/|www\.|@/i;
+
+/** Markdown text with every character that could format, link or open HTML escaped, and every word that could autolink as code; one line whatever it holds. */
 const mdText = (text: string): string =>
-  oneLine(text).replace(/[\\`*_{}[\]<>#+!|~&]/g, (c) =>
+  oneLine(text).replace(/\S+/g, (word) => (LINKISH.test(word) ? codeSpan(word, true) : escapeMarkdown(word)));
+
+const escapeMarkdown = (text: string) =>
+  text.replace(/[\\`*_{}[\]<>#+!|~&]/g, (c) =>
     c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '&' ? '&amp;' : `\\${c}`,
   );
 
 /** Inline code that no backtick in the text ends early; in a table cell, `|` is escaped too (GitHub splits cells on it even in code). */
 export function mdCode(text: string, inTable = false): string {
-  const body = oneLine(text);
+  return codeSpan(oneLine(text), inTable);
+}
+
+function codeSpan(body: string, inTable: boolean): string {
   const longest = Math.max(0, ...[...body.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = '`'.repeat(longest + 1);
   const padded = body.startsWith('`') || body.endsWith('`') ? ` ${body} ` : body;
@@ -158,6 +185,52 @@ export function opSummaryMarkdown(unmasked: Result, masker: Masker, where: Summa
   const result = maskResult(masker, unmasked);
   const argv = where.argv?.map((word) => masker.mask(word));
   const resultFile = where.resultFile === undefined ? undefined : masker.mask(where.resultFile);
+  const planText = result.planText;
+  const lines = summaryLines(result, masker, argv, resultFile);
+  const full = [...lines, ...(planText ? planTextLines(mdBlock(planText)) : [])];
+  if (Buffer.byteLength(full.join('\n')) < SUMMARY_LIMIT) return full.join('\n') + '\n';
+  const leftOut = planText
+    ? [
+        "terraform's plan (masked) is left out: with it this summary is over GitHub's 1 MiB; the result (planText) and the log have it",
+        '',
+      ]
+    : [];
+  return withinLimit([...lines, ...leftOut]).join('\n') + '\n';
+}
+
+const planTextLines = (block: string) => [
+  "<details><summary>terraform's plan (masked)</summary>",
+  '',
+  block,
+  '',
+  '</details>',
+  '',
+];
+
+/** `lines` whole when under SUMMARY_LIMIT bytes; else its first lines, and one that says how many were left out. */
+function withinLimit(lines: readonly string[]): string[] {
+  const kept: string[] = [];
+  let size = 0;
+  for (const [index, line] of lines.entries()) {
+    size += Buffer.byteLength(line) + 1;
+    if (size >= SUMMARY_LIMIT - 200)
+      return [
+        ...kept,
+        '',
+        `… the last ${lines.length - index} lines of this summary are left out: GitHub takes 1 MiB at most (the result has everything)`,
+      ];
+    kept.push(line);
+  }
+  return kept;
+}
+
+/** The summary's lines but the plan's text. */
+function summaryLines(
+  result: Result,
+  masker: Masker,
+  argv: readonly string[] | undefined,
+  resultFile: string | undefined,
+): string[] {
   const plan = result.plan;
   // Masked as terraform's text is: its op, outcome and reason too (the result keeps those).
   const word = (text: string) => mdText(maskValue(masker, text));
@@ -229,16 +302,7 @@ export function opSummaryMarkdown(unmasked: Result, masker: Masker, where: Summa
       '',
     );
   if (result.warnings.length) lines.push('**Warnings**', '', ...result.warnings.map((w) => `- ${mdText(w)}`), '');
-  if (result.planText)
-    lines.push(
-      "<details><summary>terraform's plan (masked)</summary>",
-      '',
-      mdBlock(result.planText),
-      '',
-      '</details>',
-      '',
-    );
-  return lines.join('\n') + '\n';
+  return lines;
 }
 
 /**
@@ -277,5 +341,5 @@ export function classifySummaryMarkdown(plan: Classification, file: string): str
       '',
     );
   lines.push(`**Counts:** ${mdText(countsText(plan.counts))}`, '', ...changesList(plan));
-  return lines.join('\n') + '\n';
+  return withinLimit(lines).join('\n') + '\n';
 }

@@ -67,6 +67,12 @@ export interface StreamOptions extends ClassifyOptions {
    * built, one entry at a time; they are never kept.
    */
   onChangedValues?: (before: unknown, after: unknown) => void;
+  /**
+   * Each module call of the root module, with its expressions and its module's configuration
+   * (configuration.root_module.module_calls): what it passes to a sensitive variable of a module
+   * (module-inputs.ts). Never kept.
+   */
+  onModuleCall?: (call: unknown) => void;
   /** Awaited after each chunk of the document is read (the policy's evaluation of what it handed over): reading waits for it. */
   pace?: () => Promise<void>;
 }
@@ -135,7 +141,11 @@ const ACTION_INVOCATION: Shape = {
   }),
 };
 
-function planSelector(classifier: PlanClassifier, onChangedValues?: StreamOptions['onChangedValues']): Selector {
+function planSelector(
+  classifier: PlanClassifier,
+  onChangedValues?: StreamOptions['onChangedValues'],
+  onModuleCall?: StreamOptions['onModuleCall'],
+): Selector {
   const rootModule = modelFields<RootModule>({
     variables: {
       members: {
@@ -149,7 +159,15 @@ function planSelector(classifier: PlanClassifier, onChangedValues?: StreamOption
         emit: (resource) => classifier.addConfiguredResource(resource),
       },
     },
-    module_calls: { members: { fields: {}, emit: (_call, name) => classifier.addModuleCall(String(name)) } },
+    module_calls: {
+      members: {
+        fields: onModuleCall ? { expressions: KEEP, module: KEEP } : {},
+        emit: (call, name) => {
+          classifier.addModuleCall(String(name));
+          onModuleCall?.(call);
+        },
+      },
+    },
   });
   return {
     fields: modelFields<Plan>({
@@ -217,11 +235,11 @@ function planSelector(classifier: PlanClassifier, onChangedValues?: StreamOption
 
 /** Classifies the plan document `source` yields (terraform show -json stdout). */
 export async function classifyPlanStream(source: ByteSource, options: StreamOptions = {}): Promise<Classification> {
-  const { onChangedValues, pace, ...classifyOptions } = options;
+  const { onChangedValues, onModuleCall, pace, ...classifyOptions } = options;
   const classifier = new PlanClassifier(classifyOptions);
   let read: boolean;
   try {
-    read = await readSelected(source, planSelector(classifier, onChangedValues), pace);
+    read = await readSelected(source, planSelector(classifier, onChangedValues, onModuleCall), pace);
   } catch (error) {
     if (!(error instanceof JsonSyntaxError)) throw error;
     throw new RunnerError({

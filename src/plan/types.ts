@@ -97,7 +97,7 @@ export interface ConfiguredResource {
   mode?: 'managed' | 'data';
 }
 
-/** `configuration.root_module`: what the root module declares (module_calls: only their names are read). */
+/** `configuration.root_module`: what the root module declares (module_calls: their names, and for the masker what they pass to sensitive variables). */
 export interface RootModule {
   variables?: Record<string, VariableDeclaration>;
   resources?: ConfiguredResource[];

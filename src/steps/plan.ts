@@ -7,6 +7,7 @@ import { imageError, RunnerError } from '../errors.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
 import { reconcilePlanExit } from '../plan/gate.ts';
 import { actionText, changeText } from '../plan/actions.ts';
+import { sensitiveModuleInputs } from '../plan/module-inputs.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
 import { runnerClassifyOptions } from '../plan/runner-options.ts';
 import type { PlanJudgement } from '../policy/judge.ts';
@@ -71,6 +72,8 @@ interface ShowOptions {
 export interface ShowStepOptions extends ShowOptions {
   tf: Terraform;
   workspace: Workspace;
+  /** The run's inputs: the values of the root variables the root passes to a module's sensitive variable are masked from them. */
+  inputs: Pick<PreparedRoot['inputs'], 'maskSensitiveVariables'>;
 }
 
 /**
@@ -82,6 +85,7 @@ export interface ShowStepOptions extends ShowOptions {
 export async function showStep(ctx: RunContext, options: ShowStepOptions): Promise<Classification> {
   const { tf, workspace } = options;
   const declared = new Set<string>();
+  const moduleSecrets = new Set<string>();
   const shown = await ctx.step(
     'show',
     async () => {
@@ -89,6 +93,13 @@ export async function showStep(ctx: RunContext, options: ShowStepOptions): Promi
         classifyPlanStream(stdout, {
           // A value of sensitive.tfvars.json the module does not declare sensitive: the plan shows its old value beside it.
           onChangedValues: (before, after) => ctx.masker.addOldValues(before, after),
+          // What the root passes to a child module's sensitive variable: the root may print it (a DSN built from it).
+          onModuleCall: (call) => {
+            const inputs = sensitiveModuleInputs(call);
+            for (const name of inputs.variables) moduleSecrets.add(name);
+            for (const value of inputs.constants)
+              ctx.masker.add(value, 'a value passed to a sensitive variable of a module');
+          },
           ...runnerClassifyOptions({
             destroyPlan: options.destroyPlan,
             onRootDeclaration: (address) => declared.add(address),
@@ -129,6 +140,11 @@ export async function showStep(ctx: RunContext, options: ShowStepOptions): Promi
       refuseErrored(plan);
       refuseMissedDeclarations(declared, workspace.scan);
       refuseUnmarkedSecrets(plan, workspace);
+      options.inputs.maskSensitiveVariables(
+        [...moduleSecrets],
+        ctx.masker,
+        'a variable passed to a sensitive variable of a module',
+      );
       return { plan, exitCode };
     },
     { exitCode: (r) => r.exitCode },
@@ -219,6 +235,7 @@ export async function planAndClassify(
     const plan = await showStep(ctx, {
       tf: root.tf,
       workspace: root.workspace,
+      inputs: root.inputs,
       destroyPlan: planOptions.destroy,
       ...show,
     });

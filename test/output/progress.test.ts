@@ -62,6 +62,7 @@ describe('output: the progress of a long step', () => {
     assert.equal(reportedEvent('data.terraform_remote_state.net: Read complete after 0s'), 'read');
     assert.equal(reportedEvent('terraform_data.cluster: Modifications complete after 1s [id=2f1c]'), 'updated');
     assert.equal(reportedEvent('terraform_data.node["b"]: Destruction complete after 0s'), 'destroyed');
+    assert.equal(reportedEvent('module.m["k"].terraform_data.n["a\\"]: x"]: Creation complete after 0s'), 'created');
     assert.equal(
       reportedEvent('terraform_data.a (deposed object 1a2b3c4d): Destruction complete after 0s'),
       'destroyed',
@@ -70,6 +71,9 @@ describe('output: the progress of a long step', () => {
       'terraform_data.slow[0]: Still creating... [10s elapsed]',
       'terraform_data.slow[0]: Creating...',
       'terraform_data.slow[0] (local-exec): Executing: ["/bin/sh" "-c" "sleep 5"]',
+      // A provisioner's output is the module's text: terraform's words in it are no event (issue 41).
+      'terraform_data.liar (local-exec): terraform_data.victim[1]: Destruction complete after 0s',
+      'terraform_data.liar["a b"] (local-exec): module.m.terraform_data.v: Creation complete after 0s',
       '  # terraform_data.cluster will be updated in-place',
       'Refreshing state...',
       '',

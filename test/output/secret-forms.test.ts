@@ -5,7 +5,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { LineMasker, MASK, Masker, maskValue } from '../../src/output/mask.ts';
-import { casedForms, trimGoSpace } from '../../src/output/secret-forms.ts';
+import { casedForms, goLower, goUpper } from '../../src/output/go-case.ts';
+import { escapedDeeper, trimGoSpace } from '../../src/output/secret-forms.ts';
 import { runs } from '../support/property-runs.ts';
 
 const SECRET = 'CANARY-ls\u2028tail CANARY-ctl\x01tail q"b\\s ${x} %{y} <&> \x7f \x1b \u00a0 \u0085 end';
@@ -213,6 +214,22 @@ describe('the encodings a secret travels in (base64, percent-encoding, case, hex
   it("upper and lower case as Go's strings.ToUpper and ToLower make them, one character for one: ß stays", () => {
     assert.deepEqual(casedForms('Straße é'), ['Straße é', 'STRAßE É', 'straße é']);
     assert.deepEqual(casedForms('abc1'), ['abc1', 'ABC1']);
+  });
+
+  it("terraform's own mapping where JavaScript's special casing differs (terraform 1.11.4's console): İ lowers to i, ᾀ uppers to ᾈ, Σ lowers to σ anywhere", () => {
+    assert.deepEqual(casedForms('İzmir-Parola-7q9Kx'), [
+      'İzmir-Parola-7q9Kx',
+      'İZMIR-PAROLA-7Q9KX',
+      'izmir-parola-7q9kx',
+    ]);
+    assert.equal(goUpper('kırmızı-şifre-4tz8q'), 'KIRMIZI-ŞIFRE-4TZ8Q');
+    assert.equal(goUpper('ᾀᾳῃῳßŉǰ'), 'ᾈᾼῌῼßŉǰ');
+    assert.equal(goLower('ẞΣKİ ΟΔΟΣ'), 'ßσki οδοσ');
+  });
+
+  it('escaping past the patterns’ depth: each level escapes every form once more; a form no escaper changes has none', () => {
+    assert.deepEqual(escapedDeeper(['Xk9\\"pw']), ['Xk9\\\\\\"pw']);
+    assert.deepEqual(escapedDeeper(['abc 123']), []);
   });
 
   it('an encoded form shorter than 6 characters is not masked: the value itself still is', () => {

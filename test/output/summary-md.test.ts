@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Masker } from '../../src/output/mask.ts';
-import { classifySummaryMarkdown, mdCode, opSummaryMarkdown } from '../../src/output/summary-md.ts';
+import { classifySummaryMarkdown, mdCode, opSummaryMarkdown, SUMMARY_LIMIT } from '../../src/output/summary-md.ts';
 import { terraformPlanLine } from '../../src/output/summary.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { runnerClassifyOptions } from '../../src/plan/runner-options.ts';
@@ -130,13 +130,25 @@ describe('summary-md: an op', () => {
 describe('summary-md: what the text holds cannot leave its place', () => {
   const forged = (over: Partial<Result>) => opSummaryMarkdown({ ...blocked(), ...over }, new Masker(), {});
 
+  it('over 1 MiB: the plan text is left out, then the last lines, and the summary says so (GitHub takes 1 MiB at most)', () => {
+    const withPlan = forged({ planText: `${'x'.repeat(1_000)}\n`.repeat(1_100) });
+    assert.ok(Buffer.byteLength(withPlan) < SUMMARY_LIMIT, `${Buffer.byteLength(withPlan)} bytes`);
+    assert.match(withPlan, /terraform's plan \(masked\) is left out/);
+    const warnings = Array.from({ length: 1_100 }, (_, i) => `warning ${i} ${'w'.repeat(1_000)}`);
+    const many = forged({ warnings });
+    assert.ok(Buffer.byteLength(many) < SUMMARY_LIMIT, `${Buffer.byteLength(many)} bytes`);
+    assert.match(many, /… the last \d+ lines of this summary are left out/);
+  });
+
   it('a lone CR (Markdown ends a line there), a newline or a control character in the message: one quoted line', () => {
     const text = forged({
       message: 'Bad note.\r1. approve at https://evil.example/approve\n## next\u2028- \x1b[31mred\x07 \u202egnp.exe',
     });
     const quoted = text.split('\n').filter((line) => line.includes('evil.example'));
     assert.deepEqual(quoted, [
-      String.raw`> Bad note. 1. approve at https://evil.example/approve \#\# next - \\x1b\[31mred\\x07 \\u202egnp.exe`,
+      String.raw`> Bad note. 1. approve at ` +
+        '`https://evil.example/approve`' +
+        String.raw` \#\# next - \\x1b\[31mred\\x07 \\u202egnp.exe`,
     ]);
     assert.doesNotMatch(text, /[\r\x1b\x07\u202e\u2028]/);
   });
