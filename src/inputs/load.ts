@@ -22,8 +22,8 @@ export interface LoadedInputs {
   upfrontSecrets: { value: string; variable: string }[];
   /** Input files named like variables files the runner does not read (unused.ts). */
   notices: Notice[];
-  /** Once the module or the plan says which variables are sensitive (or ephemeral: `declared`), mask their values too. */
-  maskSensitiveVariables(names: readonly string[], masker: Masker, declared?: 'sensitive' | 'ephemeral'): void;
+  /** Once the module or the plan says which variables are sensitive (or ephemeral, or passed to a module's sensitive variable: `why`), mask their values too. */
+  maskSensitiveVariables(names: readonly string[], masker: Masker, why?: string): void;
 }
 
 export async function loadInputs(dir: string, options: { image: string; kind: ObjectKind }): Promise<LoadedInputs> {
@@ -53,12 +53,12 @@ export async function loadInputs(dir: string, options: { image: string; kind: Ob
     },
     upfrontSecrets: secretValues(snapshot),
     notices: unreadVariablesFiles(snapshot.files.keys()),
-    maskSensitiveVariables(names, masker, declared = 'sensitive') {
+    maskSensitiveVariables(names, masker, why = 'the module declares it sensitive') {
       for (const { value, variable } of secretValues({
         variables: snapshot.variables,
         sensitiveVariableNames: new Set(names),
       }))
-        masker.add(value, `variable "${variable}" (the module declares it ${declared})`);
+        masker.add(value, `variable "${variable}" (${why})`);
     },
   };
 }

@@ -143,7 +143,7 @@ export async function showStep(ctx: RunContext, options: ShowStepOptions): Promi
       options.inputs.maskSensitiveVariables(
         [...moduleSecrets],
         ctx.masker,
-        'a variable passed to a sensitive variable of a module',
+        'passed to a sensitive variable of a module',
       );
       return { plan, exitCode };
     },

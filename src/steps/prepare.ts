@@ -204,7 +204,7 @@ export async function prepareRoot(ctx: RunContext, options: PrepareRootOptions =
   const inputs = await inputsStep(ctx);
   // Variables the module declares sensitive (or ephemeral) are masked from the first byte, not only once the plan says so.
   inputs.maskSensitiveVariables(scan.sensitiveVariables, ctx.masker);
-  inputs.maskSensitiveVariables(scan.ephemeralVariables, ctx.masker, 'ephemeral');
+  inputs.maskSensitiveVariables(scan.ephemeralVariables, ctx.masker, 'the module declares it ephemeral');
   for (const notice of undeclaredVariables(inputs.snapshot, scan.variables)) ctx.notice(notice);
   const workspace = await workspaceStep(ctx, { scan, inputs });
   const tf = terraformIn(ctx, { version, workspace });
