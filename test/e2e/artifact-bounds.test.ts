@@ -179,16 +179,38 @@ describe('special files in the store', () => {
     assert.equal(await readFile(s.state, 'utf8'), stateBefore);
   });
 
-  it("a FIFO as the blocked run's record: the approved apply goes on and names the record unreadable", async (t) => {
+  it("a FIFO as the blocked run's record: the approved apply never waits on it, names the record unreadable, and covers nothing destructive unless --expect-lineage names the state", async (t) => {
     const { s } = await withBackup(t);
     await s.useModule(modules.deleteByRemoval);
     const blocked = await s.run('apply');
     assert.equal(blocked.result!.reason, 'DestructivePlanBlocked', explain(blocked));
+    const lineage = blocked.result!.state?.lineage;
+    assert.ok(lineage, 'the blocked run names the state it planned against');
     const record = join(s.out, 'backups', `blocked-${blocked.result!.approvalHash}.json`);
-    await rm(record);
-    await runChecked('mkfifo', [record]);
-    await rm(join(s.out, 'result.json')); // as after another run: the record is where the blocked run is found
-    const approved = await measuredRun(s, ['apply', '--approved-hash', blocked.result!.approvalHash!]);
+    const plantFifo = async () => {
+      await rm(record, { force: true });
+      await runChecked('mkfifo', [record]);
+      await rm(join(s.out, 'result.json'), { force: true }); // as after another run: the record is where the blocked run is found
+    };
+    const stateBefore = await readFile(s.state, 'utf8');
+    await plantFifo();
+    // Nothing records which state the approval was for: it fails closed, blocked again, nothing applied.
+    const unnamed = await measuredRun(s, ['apply', '--approved-hash', blocked.result!.approvalHash!]);
+    assert.equal(unnamed.exitCode, 3, unnamed.stderr);
+    assert.ok(
+      unnamed.result!.message.includes(`${record} (unreadable: ${record} is a special file`),
+      unnamed.result!.message,
+    );
+    assert.equal(await readFile(s.state, 'utf8'), stateBefore, 'nothing applied');
+    // With --expect-lineage the state was checked before the plan: the approval goes on, the record named unreadable.
+    await plantFifo();
+    const approved = await measuredRun(s, [
+      'apply',
+      '--approved-hash',
+      blocked.result!.approvalHash!,
+      '--expect-lineage',
+      lineage,
+    ]);
     assert.equal(approved.exitCode, 0, approved.stderr);
     assert.ok(
       approved.result!.warnings.some((w) => w.includes(`${record} (unreadable: ${record} is a special file`)),

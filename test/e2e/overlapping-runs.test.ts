@@ -274,7 +274,7 @@ describe('a store that deletes what the runner commits: no result names an artif
     const db = await pg.newDatabase();
     const storeUrl = new URL(db.connString);
     storeUrl.searchParams.set('schema', 'captf_store');
-    const store = ['--store', storeUrl.toString(), '--object', 'demo'];
+    const store = ['--store', storeUrl.toString(), '--object', 'demo', '--namespace', 'team-a'];
     const s = await scenario(t, modules.base);
     // The runner creates the store's tables on first use: an apply (its backup skipped: no state yet) and a plan.
     await mustRun(s.runArgs('apply', [...APPLY, ...store]), s);
