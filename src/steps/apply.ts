@@ -15,6 +15,8 @@ import type { PreparedRoot } from './prepare.ts';
 import { backupStep } from './backup.ts';
 import { stateAfterFailure, stateAfterStep, stateLineage, stateReplacedStep, type PulledState } from './state.ts';
 import { planPriorState, type PlanPriorState } from '../workspace/plan-prior-state.ts';
+import type { Classification } from '../schemas/classification.ts';
+import { clearApplyMarker, writeApplyMarker } from './apply-marker.ts';
 
 interface ApplyStepOptions {
   /** What a failed apply is called for the op (ApplyFailed, RefreshFailed, DestroyFailed). */
@@ -32,6 +34,8 @@ export interface ApplySavedPlanOptions extends ApplyStepOptions {
   before: PulledState;
   /** The sha256 of the plan that was classified or approved: the plan file must still have it. */
   planHash: string;
+  /** The plan's classification: the addresses it creates or replaces go into the apply marker (apply-marker.ts). */
+  plan: Pick<Classification, 'changes' | 'changesTotal'>;
   backup?: boolean;
   /**
    * `before` was pulled after the plan was made (apply --plan-artifact): a plan made against another
@@ -127,6 +131,8 @@ interface ApplyStepRunOptions extends ApplyStepOptions {
   root: PreparedRoot;
   before: PulledState;
   apply: ApplyOptions;
+  planHash: string;
+  plan: ApplySavedPlanOptions['plan'];
 }
 
 /**
@@ -135,24 +141,28 @@ interface ApplyStepRunOptions extends ApplyStepOptions {
  */
 async function applyStep(
   ctx: RunContext,
-  { root, before, apply, failureReason, onStalePlan }: ApplyStepRunOptions,
+  { root, before, apply, failureReason, onStalePlan, planHash, plan }: ApplyStepRunOptions,
 ): Promise<Applied> {
   const { tf, workspace } = root;
   // Only an errored.tfstate this apply writes is terraform's unsaved state (code run at plan time could leave one).
   await rm(join(workspace.root, ERRORED_STATE_FILE), { force: true });
   const { applied = false, mayHaveChanged = false } = ctx.learned();
+  // Deleted however the apply ends that the runner sees: only a run killed during it leaves the marker.
+  const marker = await writeApplyMarker(ctx, { planHash, plan });
   try {
-    await ctx.step(
-      'apply',
-      async () => {
-        // As terraform's apply process starts, not before: a stop before it (during the backup, the plan check) applies nothing.
-        const onStart = () => ctx.keep({ applied: true, mayHaveChanged: true });
-        const applied = await terraformApply(tf, apply, { failureReason, onStart });
-        if (applied.outcome === 'stalePlan') throw onStalePlan?.(applied.failure) ?? applied.failure;
-        return applied;
-      },
-      { exitCode: (r) => r.exitCode },
-    );
+    await ctx
+      .step(
+        'apply',
+        async () => {
+          // As terraform's apply process starts, not before: a stop before it (during the backup, the plan check) applies nothing.
+          const onStart = () => ctx.keep({ applied: true, mayHaveChanged: true });
+          const applied = await terraformApply(tf, apply, { failureReason, onStart });
+          if (applied.outcome === 'stalePlan') throw onStalePlan?.(applied.failure) ?? applied.failure;
+          return applied;
+        },
+        { exitCode: (r) => r.exitCode },
+      )
+      .finally(() => marker && clearApplyMarker(ctx, marker));
   } catch (error) {
     // terraform waited for the lock and gave up before it read the state: this apply changed nothing.
     if ((error as RunnerError).reason === 'StateLocked') ctx.keep({ applied, mayHaveChanged });
