@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { OutputValue } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
 import { apply as terraformApply, type ApplyFailure, type ApplyOptions } from '../terraform/apply.ts';
-import type { TerraformFailed } from '../terraform/terraform.ts';
+import { TerraformFailed } from '../terraform/terraform.ts';
 import type { HeldPlanFile } from '../workspace/plan-file.ts';
 import { ERRORED_STATE_FILE } from '../workspace/terraform-files.ts';
 import type { RunContext } from '../run/context.ts';
@@ -147,23 +147,28 @@ async function applyStep(
   // Only an errored.tfstate this apply writes is terraform's unsaved state (code run at plan time could leave one).
   await rm(join(workspace.root, ERRORED_STATE_FILE), { force: true });
   const { applied = false, mayHaveChanged = false } = ctx.learned();
-  // Deleted however the apply ends that the runner sees: only a run killed during it leaves the marker.
+  // Deleted however the apply ends that the runner sees, unless terraform itself was killed: only a killed apply leaves the marker.
   const marker = await writeApplyMarker(ctx, { planHash, plan });
   try {
-    await ctx
-      .step(
-        'apply',
-        async () => {
-          // As terraform's apply process starts, not before: a stop before it (during the backup, the plan check) applies nothing.
-          const onStart = () => ctx.keep({ applied: true, mayHaveChanged: true });
-          const applied = await terraformApply(tf, apply, { failureReason, onStart });
-          if (applied.outcome === 'stalePlan') throw onStalePlan?.(applied.failure) ?? applied.failure;
-          return applied;
-        },
-        { exitCode: (r) => r.exitCode },
-      )
-      .finally(() => marker && clearApplyMarker(ctx, marker));
+    await ctx.step(
+      'apply',
+      async () => {
+        // As terraform's apply process starts, not before: a stop before it (during the backup, the plan check) applies nothing.
+        const onStart = () => ctx.keep({ applied: true, mayHaveChanged: true });
+        const applied = await terraformApply(tf, apply, { failureReason, onStart });
+        if (applied.outcome === 'stalePlan') throw onStalePlan?.(applied.failure) ?? applied.failure;
+        return applied;
+      },
+      { exitCode: (r) => r.exitCode },
+    );
+    if (marker) await clearApplyMarker(ctx, marker);
   } catch (error) {
+    // terraform killed by a signal (the stop's last stage, an OOM kill) saved nothing since its last save: the marker stays for the next run.
+    if (marker && error instanceof TerraformFailed && error.signal !== undefined)
+      ctx.warn(
+        `terraform apply was killed (${error.signal}) and saved nothing since its last save: the apply marker ${marker} stays, and the next run of the object reports what may exist outside the state`,
+      );
+    else if (marker) await clearApplyMarker(ctx, marker);
     // terraform waited for the lock and gave up before it read the state: this apply changed nothing.
     if ((error as RunnerError).reason === 'StateLocked') ctx.keep({ applied, mayHaveChanged });
     await stateAfterFailure(ctx, { tf, workspace, before });

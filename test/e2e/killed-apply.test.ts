@@ -132,6 +132,43 @@ describe('a killed apply', () => {
     assert.ok(!third.result!.notices?.some((n) => n.code === 'KilledApplyFound'));
   });
 
+  it('terraform alone killed (an OOM kill): the runner keeps the marker, and the next run reports it', async (t) => {
+    const s = await scenario(t, modules.base);
+    const runs = join(s.dir, 'provisioner-runs');
+    const slow = join(s.dir, 'slow');
+    const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+    assert.equal(first.exitCode, 0, explain(first));
+    writeFileSync(slow, '');
+    await s.useModule(countedSlow(runs, slow));
+    const backups = join(s.out, 'backups');
+    const { child, exited } = await startInBackground(
+      process.execPath,
+      [RUNNER, ...s.runArgs('apply', ['--kind', 'machine', '--guard', 'off'])],
+      { env: testTerraformEnv(), mark: '"msg":"apply: started"', killAfterMs: 180_000 },
+    );
+    groups.push(child.pid!);
+    await until('the three provisioners started', () => lines(runs).length === 3);
+    const terraform = childrenOf(child.pid!);
+    assert.ok(terraform.length > 0, 'terraform runs under the runner');
+    groups.push(...terraform);
+    for (const pgid of terraform) process.kill(-pgid, 'SIGKILL');
+    const killed = await exited;
+    assert.equal(killed.exitCode, 1, killed.stderr.slice(-3000));
+    const failed = Result.parse(JSON.parse(readFileSync(join(s.out, 'result.json'), 'utf8')));
+    assert.equal(failed.reason, 'ApplyFailed');
+    assert.ok(
+      failed.warnings.some((w) => w.includes('the apply marker') && w.includes('stays')),
+      failed.warnings.join('\n'),
+    );
+    assert.equal(markers(backups).length, 1, 'the marker stays');
+
+    await rm(slow);
+    const next = await s.run('plan');
+    assert.equal(next.exitCode, 0, explain(next));
+    assert.deepEqual(next.result!.killedApply?.addresses.slice().sort(), slowAddresses);
+    assert.deepEqual(markers(backups), []);
+  });
+
   it('a failed apply leaves no marker, and the next run reports none', async (t) => {
     const s = await scenario(t, modules.base);
     await s.useModule({
