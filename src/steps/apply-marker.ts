@@ -5,7 +5,7 @@
 // it however the apply ends. A marker the next run finds was left by a run that never finished: it
 // is reported once (a notice, result.killedApply) and deleted (contract/sections/faults.md, "A
 // killed apply"). It never blocks a run: the state is what it is, the report is for a person.
-import { z } from 'zod';
+import * as z from '../schemas/zod.ts';
 import type { Classification } from '../schemas/classification.ts';
 import { KILLED_APPLY_MAX_ADDRESSES, type KilledApply } from '../schemas/result.ts';
 import type { ChunkStore } from '../store/store.ts';
