@@ -63,7 +63,12 @@ export async function writeApplyMarker(
   };
   try {
     const write = await store.create(object);
-    await write.commit(Buffer.from(`${JSON.stringify(marker)}\n`));
+    try {
+      await write.commit(Buffer.from(`${JSON.stringify(marker)}\n`));
+    } catch (error) {
+      await write.abort().catch(() => undefined);
+      throw error;
+    }
     return object;
   } catch (error) {
     ctx.warn(
