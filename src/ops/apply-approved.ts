@@ -91,6 +91,7 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
         root,
         before,
         planHash: manifest!.planHash,
+        plan,
         pulledAfterPlan: true,
         onStalePlan: (stale) => stalePlanError(ctx, approved, stale),
       });

@@ -130,7 +130,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
           });
           ctx.keep({ approval: { ...approval, ...coverage } });
         }
-        await applySavedPlan(ctx, { root, before, planHash });
+        await applySavedPlan(ctx, { root, before, planHash, plan });
         return decision.outcome === 'noChanges'
           ? {
               outcome: 'noChanges',

@@ -45,7 +45,7 @@ export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
       };
     }
     try {
-      await applySavedPlan(ctx, { root, before, planHash, failureReason: 'DestroyFailed' });
+      await applySavedPlan(ctx, { root, before, planHash, plan, failureReason: 'DestroyFailed' });
     } catch (error) {
       if (!(error instanceof RunnerError) || error.reason !== 'DestroyFailed') throw error;
       // What the failed apply learned (errored.tfstate's fate) the run kept: this error says only what failed.

@@ -48,6 +48,7 @@ export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
       root,
       before,
       planHash,
+      plan,
       failureReason: 'RefreshFailed',
       backup: false,
     });

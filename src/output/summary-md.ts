@@ -177,6 +177,13 @@ function places(result: Result, resultFile: string | undefined): string[] {
     );
   if (result.erroredState?.keptAt)
     rows.push(`- the state terraform could not save: ${mdCode(result.erroredState.keptAt)}`);
+  if (result.killedApply) {
+    const { marker, startedAt, addresses, addressesLeftOut } = result.killedApply;
+    const more = addressesLeftOut ? ` and up to ${addressesLeftOut} more` : '';
+    rows.push(
+      `- objects a killed apply (started ${startedAt}, marker ${mdCode(marker)}) may have left outside the state: ${addresses.length ? addresses.map((a) => mdCode(a)).join(', ') : 'none listed'}${more}`,
+    );
+  }
   return rows.length ? ['**Where**', '', ...rows, ''] : [];
 }
 

@@ -75,6 +75,17 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
           approvalRequiredTotal: policy.approvalRequiredTotal,
         },
       }),
+      // A killed apply's marker: what may exist outside the state reaches the controller too.
+      ...(result.killedApply && {
+        killedApply: {
+          startedAt: result.killedApply.startedAt,
+          addresses: result.killedApply.addresses.slice(0, actionEntries).map((a) => truncate(a, 300)),
+          addressesLeftOut:
+            result.killedApply.addressesLeftOut +
+            result.killedApply.addresses.length -
+            Math.min(actionEntries, result.killedApply.addresses.length),
+        },
+      }),
       ...(warnings && result.warnings.length
         ? { warnings: result.warnings.slice(-warnings).map((w) => truncate(w, 300)) }
         : {}),

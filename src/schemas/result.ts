@@ -232,6 +232,8 @@ export const NOTICE_CODES = [
   'SettingVariableUnknown',
   /** An errored state a previous run kept (terraform could not save it) was pushed before anything planned (result.erroredStatePushed). */
   'ErroredStatePushed',
+  /** A previous run's apply of the object never finished (the runner was killed): what it may have created outside the state (result.killedApply). */
+  'KilledApplyFound',
 ] as const;
 export const NoticeCode = z.enum(NOTICE_CODES);
 export type NoticeCode = z.infer<typeof NoticeCode>;
@@ -240,6 +242,33 @@ export const Notice = z.strictObject({
   message: z.string().describe('the same text as its entry in `warnings`'),
 });
 export type Notice = z.infer<typeof Notice>;
+
+/** The most addresses an apply marker (and so result.killedApply) lists. */
+export const KILLED_APPLY_MAX_ADDRESSES = 50;
+
+export const KilledApply = z.strictObject({
+  marker: z.string().describe('the marker the killed run wrote, `<location>/<object>` (deleted since)'),
+  op: z.string().describe('the op of the killed run'),
+  planHash: z.string().describe('the sha256 of the plan it was applying'),
+  startedAt: Timestamp.describe('when its terraform apply started'),
+  addresses: z
+    .array(z.string())
+    .max(KILLED_APPLY_MAX_ADDRESSES)
+    .describe('the addresses the plan created or replaced, the first 50: their objects may exist outside the state'),
+  addressesLeftOut: z
+    .number()
+    .int()
+    .nonnegative()
+    .describe(
+      'create or replace entries not in `addresses` (at most this many where the plan listed only part of its changes)',
+    ),
+  earlier: z
+    .number()
+    .int()
+    .nonnegative()
+    .describe('markers of earlier killed runs found beside it (each reported in a notice, deleted)'),
+});
+export type KilledApply = z.infer<typeof KilledApply>;
 
 export const Result = z.strictObject({
   apiVersion: z.literal(RESULT_API_VERSION),
@@ -304,6 +333,9 @@ export const Result = z.strictObject({
     .describe(
       'An errored state a previous run kept (it could not push it) was pushed to the backend before anything planned, and deleted from the store',
     ),
+  killedApply: KilledApply.optional().describe(
+    "A previous run's apply of the object started and never finished (the runner was killed): its marker, found in the backup store before anything planned, reported once and deleted",
+  ),
   steps: z.array(Step),
   annotations: z.record(z.string(), z.string()).describe('Annotations for the controller to set on the Job'),
   warnings: z.array(z.string()),
@@ -383,6 +415,16 @@ export const TerminationMessage = z.looseObject({
     })
     .optional()
     .describe('what the policy found (plan.policy), the first of each list: only when a policy judged the plan'),
+  killedApply: z
+    .looseObject({
+      startedAt: z.string(),
+      addresses: z.array(z.string().max(300)).max(5),
+      addressesLeftOut: z.number().int().nonnegative(),
+    })
+    .optional()
+    .describe(
+      "result.killedApply, the first addresses (each cut to 300 characters; the smallest forms keep none): only when a previous run's apply was killed",
+    ),
   warnings: z.array(z.string().max(300)).max(3).optional().describe('the last warnings, each cut to 300 characters'),
 });
 export type TerminationMessage = z.infer<typeof TerminationMessage>;

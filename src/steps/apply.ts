@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { OutputValue } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
 import { apply as terraformApply, type ApplyFailure, type ApplyOptions } from '../terraform/apply.ts';
-import type { TerraformFailed } from '../terraform/terraform.ts';
+import { TerraformFailed } from '../terraform/terraform.ts';
 import type { HeldPlanFile } from '../workspace/plan-file.ts';
 import { ERRORED_STATE_FILE } from '../workspace/terraform-files.ts';
 import type { RunContext } from '../run/context.ts';
@@ -15,6 +15,8 @@ import type { PreparedRoot } from './prepare.ts';
 import { backupStep } from './backup.ts';
 import { stateAfterFailure, stateAfterStep, stateLineage, stateReplacedStep, type PulledState } from './state.ts';
 import { planPriorState, type PlanPriorState } from '../workspace/plan-prior-state.ts';
+import type { Classification } from '../schemas/classification.ts';
+import { clearApplyMarker, writeApplyMarker } from './apply-marker.ts';
 
 interface ApplyStepOptions {
   /** What a failed apply is called for the op (ApplyFailed, RefreshFailed, DestroyFailed). */
@@ -32,6 +34,8 @@ export interface ApplySavedPlanOptions extends ApplyStepOptions {
   before: PulledState;
   /** The sha256 of the plan that was classified or approved: the plan file must still have it. */
   planHash: string;
+  /** The plan's classification: the addresses it creates or replaces go into the apply marker (apply-marker.ts). */
+  plan: Pick<Classification, 'changes' | 'changesTotal'>;
   backup?: boolean;
   /**
    * `before` was pulled after the plan was made (apply --plan-artifact): a plan made against another
@@ -127,6 +131,8 @@ interface ApplyStepRunOptions extends ApplyStepOptions {
   root: PreparedRoot;
   before: PulledState;
   apply: ApplyOptions;
+  planHash: string;
+  plan: ApplySavedPlanOptions['plan'];
 }
 
 /**
@@ -135,12 +141,14 @@ interface ApplyStepRunOptions extends ApplyStepOptions {
  */
 async function applyStep(
   ctx: RunContext,
-  { root, before, apply, failureReason, onStalePlan }: ApplyStepRunOptions,
+  { root, before, apply, failureReason, onStalePlan, planHash, plan }: ApplyStepRunOptions,
 ): Promise<Applied> {
   const { tf, workspace } = root;
   // Only an errored.tfstate this apply writes is terraform's unsaved state (code run at plan time could leave one).
   await rm(join(workspace.root, ERRORED_STATE_FILE), { force: true });
   const { applied = false, mayHaveChanged = false } = ctx.learned();
+  // Deleted however the apply ends that the runner sees, unless terraform itself was killed: only a killed apply leaves the marker.
+  const marker = await writeApplyMarker(ctx, { planHash, plan });
   try {
     await ctx.step(
       'apply',
@@ -153,7 +161,14 @@ async function applyStep(
       },
       { exitCode: (r) => r.exitCode },
     );
+    if (marker) await clearApplyMarker(ctx, marker);
   } catch (error) {
+    // terraform killed by a signal (the stop's last stage, an OOM kill) saved nothing since its last save: the marker stays for the next run.
+    if (marker && error instanceof TerraformFailed && error.signal !== undefined)
+      ctx.warn(
+        `terraform apply was killed (${error.signal}) and saved nothing since its last save: the apply marker ${marker} stays, and the next run of the object reports what may exist outside the state`,
+      );
+    else if (marker) await clearApplyMarker(ctx, marker);
     // terraform waited for the lock and gave up before it read the state: this apply changed nothing.
     if ((error as RunnerError).reason === 'StateLocked') ctx.keep({ applied, mayHaveChanged });
     await stateAfterFailure(ctx, { tf, workspace, before });

@@ -8,12 +8,14 @@ import { join } from 'node:path';
 import type { Result } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
 import { readArtifact } from '../store/artifact-read.ts';
+import type { StoredObject } from '../store/store.ts';
 import { summarizeState, type StateSummary } from '../state/summary.ts';
 import { statePush } from '../terraform/state.ts';
 import { STATE_FILE } from '../workspace/terraform-files.ts';
 import type { RunContext } from '../run/context.ts';
 import { backupStore } from '../run/stores.ts';
 import { backupStep } from './backup.ts';
+import { APPLY_MARKER_PREFIX, reportKilledApplies } from './apply-marker.ts';
 import {
   ERRORED_STATE_PREFIX,
   pullStateBefore,
@@ -32,17 +34,19 @@ export async function stateBeforeOp(
   ctx: RunContext,
   { tf, workspace, pulling }: StateStepOptions & { pulling?: Promise<PulledStateBefore> },
 ): Promise<PulledStateBefore> {
-  const listing = keptErroredStates(ctx);
+  const objects = backupStore(ctx).listObjects();
+  const listing = objects.then((o) => keptErroredStates(ctx, o));
   listing.catch(() => {}); // awaited by the step, beside the pull
   const found = await stateBeforeStep(ctx, { tf, workspace, pulling, erroredStates: listing });
+  // The listing the step read: the markers of applies that never finished are in it too.
+  await reportKilledApplies(ctx, applyMarkers(await objects));
   if (!found.erroredStates?.length) return found;
   await pushKeptErroredState(ctx, { tf, workspace, backend: found, objects: found.erroredStates });
   return stateBeforeStep(ctx, { tf, workspace, pulling: pullStateBefore(tf, workspace, 'state-before-pushed.json') });
 }
 
-/** The complete errored states the object's backup store holds, oldest first. */
-async function keptErroredStates(ctx: RunContext): Promise<string[]> {
-  const objects = await backupStore(ctx).listObjects();
+/** The complete errored states among the objects of the object's backup store, oldest first. */
+function keptErroredStates(ctx: RunContext, objects: readonly StoredObject[]): string[] {
   const kept = objects.filter((o) => o.name.startsWith(ERRORED_STATE_PREFIX));
   for (const o of kept.filter((o) => !o.complete))
     ctx.warn(
@@ -50,6 +54,10 @@ async function keptErroredStates(ctx: RunContext): Promise<string[]> {
     );
   return kept.filter((o) => o.complete).map((o) => o.name);
 }
+
+/** The markers of applies that never finished (apply-marker.ts), oldest first: an incomplete one was never started. */
+const applyMarkers = (objects: readonly StoredObject[]) =>
+  objects.filter((o) => o.complete && o.name.startsWith(APPLY_MARKER_PREFIX)).map((o) => o.name);
 
 /** Why a kept errored state cannot be pushed over the backend's state, or undefined when it can. Pure. */
 export function erroredStateRefusal(

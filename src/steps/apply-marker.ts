@@ -1,0 +1,138 @@
+// A killed apply is not forgotten. terraform saves the state during an apply only every 20 s: a run
+// killed mid-apply (a lost node, a grace period that ended, an OOM kill of the pod) leaves objects
+// outside the state, and the next run creates them again. The runner cannot make terraform save
+// sooner; it writes a marker to the object's backup store before terraform apply starts and deletes
+// it however the apply ends. A marker the next run finds was left by a run that never finished: it
+// is reported once (a notice, result.killedApply) and deleted (contract/sections/faults.md, "A
+// killed apply"). It never blocks a run: the state is what it is, the report is for a person.
+import * as z from '../schemas/zod.ts';
+import type { Classification } from '../schemas/classification.ts';
+import { KILLED_APPLY_MAX_ADDRESSES, type KilledApply } from '../schemas/result.ts';
+import type { ChunkStore } from '../store/store.ts';
+import { timeStamp } from '../util/stamp.ts';
+import type { RunContext } from '../run/context.ts';
+import { backupStore } from '../run/stores.ts';
+
+/** The names of the apply markers in the backup store start with it. */
+export const APPLY_MARKER_PREFIX = 'applying-';
+
+/** The most characters of one address a marker keeps (a for_each key can be long): cut with "…". */
+const MAX_ADDRESS_CHARS = 500;
+
+/** What a marker holds: JSON, the object's whole content (its manifest; it has no chunks). */
+const ApplyMarker = z.strictObject({
+  kind: z.literal('ApplyMarker'),
+  op: z.string(),
+  planHash: z.string(),
+  startedAt: z.string(),
+  addresses: z.array(z.string()).max(KILLED_APPLY_MAX_ADDRESSES),
+  addressesLeftOut: z.number().int().nonnegative(),
+});
+type ApplyMarker = z.infer<typeof ApplyMarker>;
+
+/**
+ * The addresses a plan creates or replaces (their objects are made by the apply), the first
+ * KILLED_APPLY_MAX_ADDRESSES, and how many more there are (at most, where the plan's change list was cut). Pure.
+ */
+export function plannedCreates(
+  plan: Pick<Classification, 'changes' | 'changesTotal'>,
+): Pick<ApplyMarker, 'addresses' | 'addressesLeftOut'> {
+  const creates = plan.changes.filter((c) => c.actions.includes('create')).map((c) => c.address);
+  const addresses = creates
+    .slice(0, KILLED_APPLY_MAX_ADDRESSES)
+    .map((a) => (a.length <= MAX_ADDRESS_CHARS ? a : `${a.slice(0, MAX_ADDRESS_CHARS - 1)}…`));
+  return { addresses, addressesLeftOut: creates.length - addresses.length + (plan.changesTotal - plan.changes.length) };
+}
+
+/**
+ * Writes the marker of the apply about to start, and returns its object name; undefined when it could
+ * not be written (a warning: the apply goes on, as it would have without the marker).
+ */
+export async function writeApplyMarker(
+  ctx: RunContext,
+  { planHash, plan }: { planHash: string; plan: Pick<Classification, 'changes' | 'changesTotal'> },
+): Promise<string | undefined> {
+  const store = backupStore(ctx);
+  const object = `${APPLY_MARKER_PREFIX}${timeStamp()}`;
+  const marker: ApplyMarker = {
+    kind: 'ApplyMarker',
+    op: ctx.op,
+    planHash,
+    startedAt: new Date().toISOString(),
+    ...plannedCreates(plan),
+  };
+  try {
+    const write = await store.create(object);
+    try {
+      await write.commit(Buffer.from(`${JSON.stringify(marker)}\n`));
+    } catch (error) {
+      await write.abort().catch(() => undefined);
+      throw error;
+    }
+    return object;
+  } catch (error) {
+    ctx.warn(
+      `could not write the apply marker ${store.location}/${object} (${(error as Error).message}): if this run is killed during the apply, the next run cannot say what it may have created outside the state`,
+    );
+    return undefined;
+  }
+}
+
+/** Deletes this run's marker once its apply ended (a warning when it cannot: the next run reports it as a killed apply). */
+export async function clearApplyMarker(ctx: RunContext, object: string): Promise<void> {
+  const store = backupStore(ctx);
+  try {
+    await store.deleteObject(object);
+  } catch (error) {
+    ctx.warn(
+      `could not delete the apply marker ${store.location}/${object} (${(error as Error).message}): the next run reports this apply as killed; delete it from the store`,
+    );
+  }
+}
+
+/**
+ * Reports the markers of killed applies the backup store holds (`objects`, oldest first, from the
+ * listing the state before step reads anyway): a notice each, result.killedApply for the newest;
+ * then deletes them, so each is reported once. Never throws: a marker that cannot be read or deleted is a warning.
+ */
+export async function reportKilledApplies(ctx: RunContext, objects: readonly string[]): Promise<void> {
+  if (!objects.length) return;
+  const store = backupStore(ctx);
+  const found: KilledApply[] = [];
+  for (const object of objects) {
+    const ref = `${store.location}/${object}`;
+    const marker = await readMarker(store, object).catch((error: unknown) => {
+      ctx.warn(`the apply marker ${ref} cannot be read (${(error as Error).message}): it is left as it is`);
+      return null;
+    });
+    if (!marker) continue;
+    const { kind: _, ...fields } = marker;
+    found.push({ marker: ref, ...fields, earlier: 0 });
+    ctx.notice({ code: 'KilledApplyFound', message: killedApplyText(ref, marker) });
+    await store.deleteObject(object).catch((error: unknown) => {
+      ctx.warn(
+        `could not delete the apply marker ${ref} (${(error as Error).message}): the next run reports it again; delete it from the store`,
+      );
+    });
+  }
+  const newest = found.at(-1);
+  if (newest) ctx.keep({ killedApply: { ...newest, earlier: found.length - 1 } });
+}
+
+/** A marker's content; null when the object is not complete (its writer died before its commit: nothing started). */
+async function readMarker(store: ChunkStore, object: string): Promise<ApplyMarker | null> {
+  const raw = await store.getManifest(object);
+  if (raw === undefined) return null;
+  if (raw.length > 1024 * 1024) throw new Error('it is larger than a marker can be');
+  return ApplyMarker.parse(JSON.parse(raw.toString('utf8')));
+}
+
+/** What a person reads: what may exist outside the state, and what to check. Pure. */
+function killedApplyText(
+  ref: string,
+  marker: Pick<ApplyMarker, 'op' | 'planHash' | 'startedAt' | 'addresses' | 'addressesLeftOut'>,
+): string {
+  const listed = marker.addresses.length ? marker.addresses.join(', ') : 'none listed';
+  const more = marker.addressesLeftOut ? ` and up to ${marker.addressesLeftOut} more` : '';
+  return `a previous run (${marker.op}, plan ${marker.planHash}) started terraform apply at ${marker.startedAt} and never finished (it was killed; marker ${ref}, now deleted): terraform saves the state only every 20 s during an apply, so objects it created or replaced may exist outside the state: ${listed}${more}. Check the infrastructure for objects of these addresses that the state does not hold, and import them (terraform import) or delete them; this run plans from the state as it is`;
+}

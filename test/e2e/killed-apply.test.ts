@@ -1,0 +1,192 @@
+// A killed apply is not forgotten (issue 39, 4): terraform saves the state only every 20 s during an
+// apply, so a run killed mid-apply leaves objects outside the state. The runner writes a marker to the
+// object's backup store before terraform apply starts and deletes it however the apply ends; the next
+// run that finds one reports what may exist outside the state, once.
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startInBackground } from '../support/exec.ts';
+import { modules, testTerraformEnv, type FileTree } from '../support/tf-modules.ts';
+import { explain, RUNNER, scenario, summaryLines } from '../support/runner.ts';
+import { Result, TerminationMessage } from '../../src/schemas/result.ts';
+
+/** Every process group a test started, killed if it still runs when the file ends. */
+const groups: number[] = [];
+after(() => {
+  for (const pgid of groups)
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+});
+
+/** modules.base and three terraform_data.slow whose local-exec appends a line to `runs`, then sleeps while `slow` exists. */
+const countedSlow = (runs: string, slow: string): FileTree => ({
+  ...modules.base,
+  'main.tf': `${modules.base['main.tf']}
+resource "terraform_data" "slow" {
+  count = 3
+  input = count.index
+
+  provisioner "local-exec" {
+    command = "echo created ${'$'}{self.input} >> ${runs}; if [ -e ${slow} ]; then sleep 120; fi"
+  }
+}
+`,
+});
+
+const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
+
+async function until(what: string, ok: () => boolean, withinMs = 60_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not after ${withinMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The direct children of `pid` (from /proc): terraform, which leads its own process group. */
+function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // pid (comm) state ppid …: comm may hold spaces, so read after its closing parenthesis.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/** The apply markers in a directory store. */
+const markers = (backups: string) =>
+  existsSync(backups) ? readdirSync(backups).filter((name) => name.startsWith('applying-')) : [];
+
+const slowAddresses = ['terraform_data.slow[0]', 'terraform_data.slow[1]', 'terraform_data.slow[2]'];
+
+describe('a killed apply', () => {
+  it('SIGKILL of the whole pod mid-apply: the next run reports what may exist outside the state, once', async (t) => {
+    const s = await scenario(t, modules.base);
+    const runs = join(s.dir, 'provisioner-runs');
+    const slow = join(s.dir, 'slow');
+    const args = (op: string, more: string[] = []) => s.runArgs(op, ['--kind', 'machine', '--guard', 'off', ...more]);
+    const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+    assert.equal(first.exitCode, 0, explain(first));
+    writeFileSync(slow, '');
+    await s.useModule(countedSlow(runs, slow));
+    const backups = join(s.out, 'backups');
+
+    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args('apply')], {
+      env: testTerraformEnv(),
+      mark: '"msg":"apply: started"',
+      killAfterMs: 180_000,
+    });
+    groups.push(child.pid!);
+    await until('the three provisioners started', () => lines(runs).length === 3);
+    assert.equal(markers(backups).length, 1, 'the marker is written before terraform apply starts');
+    // A lost node: the runner and terraform (its own process group, with the provisioners) die at once.
+    const terraform = childrenOf(child.pid!);
+    assert.ok(terraform.length > 0, 'terraform runs under the runner');
+    groups.push(...terraform);
+    for (const pgid of [child.pid!, ...terraform]) process.kill(-pgid, 'SIGKILL');
+    await exited;
+    const [left] = markers(backups);
+    assert.ok(left, 'the killed run left its marker');
+
+    await rm(slow);
+    const summaryMd = join(s.dir, 'summary.md');
+    const next = await s.run('apply', ['--kind', 'machine', '--guard', 'off', '--summary-md', summaryMd]);
+    assert.equal(next.exitCode, 0, explain(next));
+    const r = next.result!;
+    assert.deepEqual(r.killedApply?.addresses.slice().sort(), slowAddresses, JSON.stringify(r.killedApply));
+    assert.equal(r.killedApply?.addressesLeftOut, 0);
+    assert.equal(r.killedApply?.op, 'apply');
+    assert.match(r.killedApply!.planHash, /^[0-9a-f]{64}$/);
+    assert.equal(r.killedApply!.marker, `${backups}/${left}`, 'the marker named');
+    const notice = r.notices?.find((n) => n.code === 'KilledApplyFound');
+    assert.ok(notice, JSON.stringify(r.notices));
+    for (const address of slowAddresses) assert.ok(notice.message.includes(address), notice.message);
+    assert.match(notice.message, /may exist outside the state/);
+    assert.ok(
+      summaryLines(next).some((line) => line.includes('KilledApplyFound') || line.includes('never finished')),
+      summaryLines(next).join('\n'),
+    );
+    const md = readFileSync(summaryMd, 'utf8');
+    assert.ok(md.includes('killed apply') && md.includes('terraform_data.slow[0]'), md);
+    const termination = TerminationMessage.parse(JSON.parse(readFileSync(s.termination, 'utf8')));
+    assert.deepEqual(termination.killedApply?.addresses.slice().sort(), slowAddresses, JSON.stringify(termination));
+    assert.deepEqual(markers(backups), [], 'reported once: the marker is deleted, and the apply left none');
+    // The state never held them: the next apply created them again (the report is what makes that visible).
+    assert.equal(lines(runs).length, 6);
+
+    const third = await s.run('plan');
+    assert.equal(third.exitCode, 0, explain(third));
+    assert.equal(third.result!.killedApply, undefined);
+    assert.ok(!third.result!.notices?.some((n) => n.code === 'KilledApplyFound'));
+  });
+
+  it('terraform alone killed (an OOM kill): the runner keeps the marker, and the next run reports it', async (t) => {
+    const s = await scenario(t, modules.base);
+    const runs = join(s.dir, 'provisioner-runs');
+    const slow = join(s.dir, 'slow');
+    const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+    assert.equal(first.exitCode, 0, explain(first));
+    writeFileSync(slow, '');
+    await s.useModule(countedSlow(runs, slow));
+    const backups = join(s.out, 'backups');
+    const { child, exited } = await startInBackground(
+      process.execPath,
+      [RUNNER, ...s.runArgs('apply', ['--kind', 'machine', '--guard', 'off'])],
+      { env: testTerraformEnv(), mark: '"msg":"apply: started"', killAfterMs: 180_000 },
+    );
+    groups.push(child.pid!);
+    await until('the three provisioners started', () => lines(runs).length === 3);
+    const terraform = childrenOf(child.pid!);
+    assert.ok(terraform.length > 0, 'terraform runs under the runner');
+    groups.push(...terraform);
+    for (const pgid of terraform) process.kill(-pgid, 'SIGKILL');
+    const killed = await exited;
+    assert.equal(killed.exitCode, 1, killed.stderr.slice(-3000));
+    const failed = Result.parse(JSON.parse(readFileSync(join(s.out, 'result.json'), 'utf8')));
+    assert.equal(failed.reason, 'ApplyFailed');
+    assert.ok(
+      failed.warnings.some((w) => w.includes('the apply marker') && w.includes('stays')),
+      failed.warnings.join('\n'),
+    );
+    assert.equal(markers(backups).length, 1, 'the marker stays');
+
+    await rm(slow);
+    const next = await s.run('plan');
+    assert.equal(next.exitCode, 0, explain(next));
+    assert.deepEqual(next.result!.killedApply?.addresses.slice().sort(), slowAddresses);
+    assert.deepEqual(markers(backups), []);
+  });
+
+  it('a failed apply leaves no marker, and the next run reports none', async (t) => {
+    const s = await scenario(t, modules.base);
+    await s.useModule({
+      ...modules.base,
+      'main.tf': `${modules.base['main.tf']}
+resource "terraform_data" "fails" {
+  provisioner "local-exec" {
+    command = "exit 1"
+  }
+}
+`,
+    });
+    const failed = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+    assert.equal(failed.exitCode, 1, explain(failed));
+    assert.equal(failed.result!.reason, 'ApplyFailed');
+    assert.deepEqual(markers(join(s.out, 'backups')), []);
+    const next = await s.run('plan');
+    assert.equal(next.result!.killedApply, undefined, explain(next));
+    assert.ok(!Result.parse(next.result).notices?.some((n) => n.code === 'KilledApplyFound'));
+  });
+});

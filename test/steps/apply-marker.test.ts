@@ -1,0 +1,33 @@
+// What an apply marker lists (steps/apply-marker.ts): the addresses the plan creates or replaces, bounded. Pure.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { plannedCreates } from '../../src/steps/apply-marker.ts';
+
+const entry = (address: string, actions: string[]) => ({ address, actions });
+
+describe('plannedCreates', () => {
+  it('lists creates and replaces (either order), not updates, deletes or no-ops', () => {
+    const changes = [
+      entry('a.create', ['create']),
+      entry('a.update', ['update']),
+      entry('a.delete', ['delete']),
+      entry('a.replace', ['delete', 'create']),
+      entry('a.cbd', ['create', 'delete']),
+    ];
+    assert.deepEqual(plannedCreates({ changes, changesTotal: 5 }), {
+      addresses: ['a.create', 'a.replace', 'a.cbd'],
+      addressesLeftOut: 0,
+    });
+  });
+
+  it('keeps the first 50, cuts a long address, and counts what it left out (and what the plan did not list)', () => {
+    const changes = Array.from({ length: 60 }, (_, i) => entry(`x.y["${i}"]`, ['create']));
+    changes[0] = entry(`x.y["${'k'.repeat(1000)}"]`, ['create']);
+    const listed = plannedCreates({ changes, changesTotal: 65 });
+    assert.equal(listed.addresses.length, 50);
+    assert.equal(listed.addresses[0]!.length, 500);
+    assert.ok(listed.addresses[0]!.endsWith('…'));
+    assert.equal(listed.addresses[1], 'x.y["1"]');
+    assert.equal(listed.addressesLeftOut, 10 + 5);
+  });
+});
