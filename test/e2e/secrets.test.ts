@@ -173,8 +173,9 @@ describe('secrets: canaries never reach a byte the runner writes', { concurrency
     const s = await secretScenario(t, { refuse: true });
     for (const op of ['apply', 'plan', 'drift'] as const) {
       const run = await s.run(op, op === 'plan' ? ['--artifacts', join(s.dir, 'artifacts')] : []);
-      assert.equal(run.exitCode, 1, `${op}: ${explain(run)}`);
-      assert.equal(run.result!.reason, 'PlanFailed');
+      // The precondition reads only the variables: the inputs' problem, which no retry fixes (exit 2).
+      assert.equal(run.exitCode, 2, `${op}: ${explain(run)}`);
+      assert.equal(run.result!.reason, 'InputsInvalid');
       assert.match(
         run.allBytes,
         /The database password \(sensitive value\) is refused/,

@@ -148,7 +148,8 @@ describe("terraform's text cannot pass for the runner's", () => {
     assert.equal(linkLines.length, 1, markdown);
     assert.match(
       linkLines[0]!,
-      /^> terraform plan refused the inputs: .*Bad note\. 1\. approve at https:\/\/evil\.example\/approve /,
+      // The link a module wrote is code: it never autolinks.
+      /^> terraform plan refused the inputs: .*Bad note\. 1\. approve at `https:\/\/evil\.example\/approve[^`\s]*` /,
     );
     assert.doesNotMatch(markdown, /^\s*1\. /m);
   });
