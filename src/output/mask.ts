@@ -39,6 +39,13 @@ const DEEPER_FORMS = 16;
 const DEEPER_FORMS_LONG = 1;
 /** Each escaping that changes a text lengthens it by a character at least: its forms past the patterns' depth (3 escapings) are this much longer. */
 const PAST_PATTERN_GROWTH = 3;
+/**
+ * Levels escaped past the patterns' depth at most. An escaping that lengthens a form by one
+ * character only (HCL's `${` escaped again: `$${`, `$$${`) would otherwise take a long text's length
+ * down as many levels as it holds characters, each level's forms as long as the text: a run of
+ * minutes in one mask. Eight levels past the patterns' depth is deeper than any module nests encoders.
+ */
+const MAX_DEEPER_LEVELS = 8;
 
 /**
  * A secret's literal forms at the deepest level masked (undefined: those at the patterns' depth,
@@ -48,6 +55,8 @@ interface Deeper {
   text: string;
   forms: string[] | undefined;
   next: number;
+  /** Levels escaped past the patterns' depth so far (MAX_DEEPER_LEVELS at most). */
+  levels: number;
 }
 
 interface Group {
@@ -210,7 +219,7 @@ export class Masker {
     if (this.learned.has(trimmed)) return;
     this.learned.add(trimmed);
     if (trimmed.length > PATTERN_LIMIT) return this.learnLiterally(trimmed);
-    this.deeper.push({ text: trimmed, forms: undefined, next: trimmed.length + PAST_PATTERN_GROWTH });
+    this.deeper.push({ text: trimmed, forms: undefined, next: trimmed.length + PAST_PATTERN_GROWTH, levels: 0 });
     const { whole, heads } = secretPatterns(trimmed);
     for (const source of whole) this.addWhole(source, trimmed.length, () => this.learnLiterally(trimmed));
     for (const source of heads) this.heads.add(`(?:${source})[ \\t]*$`, trimmed.length);
@@ -238,7 +247,8 @@ export class Masker {
    */
   private deepen(length: number): void {
     for (const deeper of this.deeper) {
-      while (deeper.next <= length) {
+      while (deeper.next <= length && deeper.levels < MAX_DEEPER_LEVELS) {
+        deeper.levels++;
         const count = deeper.text.length > PATTERN_LIMIT ? DEEPER_FORMS_LONG : DEEPER_FORMS;
         const forms = shortestForms(
           escapedDeeper(deeper.forms ?? shortestForms(deepestLiteralForms(deeper.text), count)),
@@ -287,6 +297,7 @@ export class Masker {
       text,
       forms: shortestForms(deepest, DEEPER_FORMS_LONG),
       next: text.length + PAST_PATTERN_GROWTH,
+      levels: 0,
     });
   }
 
