@@ -22,6 +22,9 @@ import type { OpEnding } from './learned.ts';
 import { OPS, type OpModule } from './ops.ts';
 import { HANDBACK_BUDGET_MS, stopAfterMs } from './deadline.ts';
 
+/** What the run does after the hand-back to Kubernetes (the late warnings written, the exit), within --deadline. */
+const AFTER_HANDBACK_MS = 1000;
+
 /** `usageProblem`: the command line itself was wrong (commander refused it); the result still says so. */
 export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem?: RunnerError): Promise<number> {
   const masker = new Masker();
@@ -74,7 +77,8 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   const { result, exitCode: code, sensitiveOutputs } = await finishRun(ctx, ending, caught);
   const published = await publishResult(ctx, (await opModule?.beforePublish?.(ctx, result)) ?? result, code);
   // Masked like every other byte the runner writes; only the sensitive outputs' values are the result Secret's to hold.
-  const handBackUntil = Math.min(Date.now() + HANDBACK_BUDGET_MS, deadlineAt(ctx));
+  // The hand-back ends a second before the deadline: the late warnings are written into result.json and the termination message after it.
+  const handBackUntil = Math.min(Date.now() + HANDBACK_BUDGET_MS, deadlineAt(ctx) - AFTER_HANDBACK_MS);
   const apiProblems =
     (await ctx.cluster?.publish(maskResult(masker, published), sensitiveOutputs, handBackUntil)) ?? [];
   if (apiProblems.length) await recordLateWarnings(ctx, published, apiProblems);
