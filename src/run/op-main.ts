@@ -101,23 +101,29 @@ function installStopHandlers(ctx: RunContext): { dispose(): void } {
   // The timers escalate only against the terraform that got the first interrupt: the commands that
   // save the state afterwards (errored.tfstate, state pull) must not be cut off by them.
   let interrupted: Set<number> | undefined;
+  // The steps running when the stop came: a step that is no terraform (a store that does not answer)
+  // gets the grace and no more, when no terraform is left to stop.
+  let stoppedSteps: ReturnType<typeof ctx.terraformStop.waitingNow> | undefined;
   const escalate = (bySignal: boolean) => {
     stage++;
     const only = bySignal ? undefined : interrupted;
     if (stage === 1) {
+      stoppedSteps = ctx.terraformStop.waitingNow();
       interrupted = ctx.terraformStop.interrupt('graceful');
       timers.push(setTimeout(() => escalate(false), graceMs).unref());
     } else if (stage === 2) {
-      ctx.log.warn(
-        bySignal
-          ? 'second stop request: interrupting terraform again at once'
-          : 'terraform did not stop within the grace period: interrupting it again',
-      );
-      ctx.terraformStop.interrupt('immediate', only);
+      const stillRunning = ctx.terraformStop.interrupt('immediate', only);
+      if (stillRunning.size === 0 && !bySignal) ctx.terraformStop.giveUp(stoppedSteps);
+      else
+        ctx.log.warn(
+          bySignal
+            ? 'second stop request: interrupting terraform again at once'
+            : 'terraform did not stop within the grace period: interrupting it again',
+        );
       timers.push(setTimeout(() => escalate(false), 5000).unref());
     } else {
-      ctx.log.error('terraform still runs: killing its process group');
-      ctx.terraformStop.interrupt('kill', only);
+      if (ctx.terraformStop.interrupt('kill', only).size > 0)
+        ctx.log.error('terraform still ran: its process group was killed');
       // A step that is no terraform (a read that never returns) does not end with the kill: the run ends without it.
       timers.push(setTimeout(() => ctx.terraformStop.giveUp(), 2000).unref());
     }

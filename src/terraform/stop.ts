@@ -33,15 +33,27 @@ export class StopHandle {
     return { given, done: () => this.#waiting.delete(reject) };
   }
 
-  /** After the kill stage: the steps still waiting end as interrupted, whatever they wait for. */
-  giveUp(): void {
+  /** The steps waiting now, for giveUp(steps) later: a step that starts after it is not among them. */
+  waitingNow(): ReadonlySet<(error: Error) => void> {
+    return new Set(this.#waiting);
+  }
+
+  /**
+   * The steps still waiting (of `steps` when given) end as interrupted, whatever they wait for:
+   * after the kill stage, or once the grace has passed with no terraform left to stop.
+   */
+  giveUp(steps?: ReadonlySet<(error: Error) => void>): void {
     const gaveUp = new RunnerError({
       kind: 'interrupted',
       reason: 'Interrupted',
-      message: "the step did not end after terraform's process group was killed: the run gave up on it",
+      message: steps
+        ? 'the step is no terraform and did not end within the stop grace: the run gave up on it'
+        : "the step did not end after terraform's process group was killed: the run gave up on it",
     });
-    for (const reject of this.#waiting) reject(gaveUp);
-    this.#waiting.clear();
+    for (const reject of steps ?? this.#waiting) {
+      if (!this.#waiting.delete(reject)) continue;
+      reject(gaveUp);
+    }
   }
 
   /** A terraform started (src/terraform/exec.ts); the returned function says it ended. */

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { slowApply, testTerraformEnv, taintedAddresses } from '../support/tf-modules.ts';
 import { runProcess, startInBackground } from '../support/exec.ts';
+import { FakeS3 } from '../support/fake-s3.ts';
 import { explain, RUNNER, runRunner, scenario, type Scenario } from '../support/runner.ts';
 
 /** Starts an apply in the background (a process group of its own) and resolves once the step `step` has started. */
@@ -151,6 +152,37 @@ describe('signals', () => {
     assert.equal(result.applied, false);
     assert.equal(result.mayHaveChanged, false);
     assert.deepEqual(await readFile(s.state), stateBefore, 'nothing was applied');
+  });
+
+  it('SIGTERM while the store does not answer: the step is given up after the grace, not the 7 s of escalation', async (t) => {
+    const s3 = await FakeS3.start({ buckets: ['captf-e2e'] });
+    t.after(() => s3.stop());
+    const s = await scenario(t, { 'main.tf': 'resource "terraform_data" "x" {\n  input = "a"\n}\n' });
+    // Every listing of the store is taken and never answered (the client waits 30 s per attempt).
+    s3.injectFaults({ method: 'GET' }, ...Array.from({ length: 8 }, () => ({ hang: true }) as const));
+    const { child, exited } = await startInBackground(
+      process.execPath,
+      [RUNNER, ...s.runArgs('apply', ['--object', 'demo', '--namespace', 'team-a', '--stop-grace', '1s'])],
+      {
+        env: { ...testTerraformEnv(), CAPTF_STORE: 's3://captf-e2e/fleet', ...s3.env() },
+        mark: '"msg":"state before: started"',
+        killAfterMs: 120_000,
+      },
+    );
+    const signalled = Date.now();
+    child.kill('SIGTERM');
+    const run = await exited;
+    const took = Date.now() - signalled;
+    assert.equal(run.exitCode, 143, String(run.stderr).slice(-3000));
+    const result = JSON.parse(await readFile(join(s.out, 'result.json'), 'utf8'));
+    assert.equal(result.outcome, 'interrupted');
+    assert.equal(result.error.step, 'state before', result.message);
+    assert.match(result.message, /did not end within the stop grace/);
+    assert.equal(result.mayHaveChanged, false);
+    assert.ok(!existsSync(s.state), 'nothing was applied');
+    // The grace (1 s) and the result; the escalation's 7 s more (second interrupt at 1 s, kill at 6 s,
+    // give up at 8 s) are for a terraform, and none ran.
+    assert.ok(took < 5_000, `the run ended ${took} ms after SIGTERM`);
   });
 
   it('a second signal escalates at once', async (t) => {

@@ -35,6 +35,19 @@ describe('giving up on a step', () => {
     assert.equal(ctx.steps.at(-1)?.status, 'interrupted');
   });
 
+  it('giving up on the steps running at the stop leaves a step started since (damage control) running', async () => {
+    const ctx = await context();
+    const running = ctx.step('backup', () => new Promise<never>(() => undefined));
+    ctx.requestStop('SIGTERM');
+    const atStop = ctx.terraformStop.waitingNow();
+    let release!: (v: string) => void;
+    const cleanup = ctx.step('state after', () => new Promise<string>((r) => (release = r)), { cleanup: true });
+    ctx.terraformStop.giveUp(atStop);
+    await assert.rejects(running, /during backup: the step is no terraform and did not end within the stop grace/);
+    release('read');
+    assert.equal(await cleanup, 'read');
+  });
+
   it('a step that starts later (damage control) is not given up on', async () => {
     const ctx = await context();
     ctx.requestStop('SIGTERM');
