@@ -234,6 +234,8 @@ export const NOTICE_CODES = [
   'ErroredStatePushed',
   /** A previous run's apply of the object never finished (the runner was killed): what it may have created outside the state (result.killedApply). */
   'KilledApplyFound',
+  /** Another run's apply marker whose writer may still run (before its --deadline): an overlapping Job's live apply, left alone. */
+  'ApplyMayBeRunning',
 ] as const;
 export const NoticeCode = z.enum(NOTICE_CODES);
 export type NoticeCode = z.infer<typeof NoticeCode>;

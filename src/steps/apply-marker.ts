@@ -4,11 +4,13 @@
 // sooner; it writes a marker to the object's backup store before terraform apply starts and deletes
 // it however the apply ends. A marker the next run finds was left by a run that never finished: it
 // is reported once (a notice, result.killedApply) and deleted (contract/sections/faults.md, "A
-// killed apply"). It never blocks a run: the state is what it is, the report is for a person.
+// killed apply"); unless its writer may still run (before its --deadline): then it is another Job's
+// live apply, named and left alone. It never blocks a run: the state is what it is, the report is for a person.
 import * as z from '../schemas/zod.ts';
 import type { Classification } from '../schemas/classification.ts';
 import { KILLED_APPLY_MAX_ADDRESSES, type KilledApply } from '../schemas/result.ts';
 import type { ChunkStore } from '../store/store.ts';
+import { durationMs } from '../util/duration.ts';
 import { timeStamp } from '../util/stamp.ts';
 import type { RunContext } from '../run/context.ts';
 import { backupStore } from '../run/stores.ts';
@@ -25,6 +27,8 @@ const ApplyMarker = z.strictObject({
   op: z.string(),
   planHash: z.string(),
   startedAt: z.string(),
+  /** The writer's --deadline: it cannot run past it (absent without one). */
+  runsUntil: z.string().optional(),
   addresses: z.array(z.string()).max(KILLED_APPLY_MAX_ADDRESSES),
   addressesLeftOut: z.number().int().nonnegative(),
 });
@@ -59,6 +63,9 @@ export async function writeApplyMarker(
     op: ctx.op,
     planHash,
     startedAt: new Date().toISOString(),
+    ...(ctx.settings.deadline
+      ? { runsUntil: new Date(ctx.startedAt.getTime() + durationMs(ctx.settings.deadline)).toISOString() }
+      : {}),
     ...plannedCreates(plan),
   };
   try {
@@ -93,7 +100,8 @@ export async function clearApplyMarker(ctx: RunContext, object: string): Promise
 /**
  * Reports the markers of killed applies the backup store holds (`objects`, oldest first, from the
  * listing the state before step reads anyway): a notice each, result.killedApply for the newest;
- * then deletes them, so each is reported once. Never throws: a marker that cannot be read or deleted is a warning.
+ * then deletes them, so each is reported once. A marker whose writer may still run (its runsUntil
+ * is ahead) is named in a notice of its own and left. Never throws: a marker that cannot be read or deleted is a warning.
  */
 export async function reportKilledApplies(ctx: RunContext, objects: readonly string[]): Promise<void> {
   if (!objects.length) return;
@@ -106,7 +114,12 @@ export async function reportKilledApplies(ctx: RunContext, objects: readonly str
       return null;
     });
     if (!marker) continue;
-    const { kind: _, ...fields } = marker;
+    const { kind: _, runsUntil, ...fields } = marker;
+    if (runsUntil && Date.parse(runsUntil) > Date.now()) {
+      // Its writer may still run: another Job's live apply of this object, not a killed one.
+      ctx.notice({ code: 'ApplyMayBeRunning', message: liveApplyText(ref, marker, runsUntil) });
+      continue;
+    }
     found.push({ marker: ref, ...fields, earlier: 0 });
     ctx.notice({ code: 'KilledApplyFound', message: killedApplyText(ref, marker) });
     await store.deleteObject(object).catch((error: unknown) => {
@@ -135,4 +148,13 @@ function killedApplyText(
   const listed = marker.addresses.length ? marker.addresses.join(', ') : 'none listed';
   const more = marker.addressesLeftOut ? ` and up to ${marker.addressesLeftOut} more` : '';
   return `a previous run (${marker.op}, plan ${marker.planHash}) started terraform apply at ${marker.startedAt} and never finished (it was killed; marker ${ref}, now deleted): terraform saves the state only every 20 s during an apply, so objects it created or replaced may exist outside the state: ${listed}${more}. Check the infrastructure for objects of these addresses that the state does not hold, and import them (terraform import) or delete them; this run plans from the state as it is`;
+}
+
+/** A marker whose writer may still run: what a person reads. Pure. */
+function liveApplyText(
+  ref: string,
+  marker: Pick<ApplyMarker, 'op' | 'planHash' | 'startedAt'>,
+  runsUntil: string,
+): string {
+  return `another run (${marker.op}, plan ${marker.planHash}) started terraform apply at ${marker.startedAt} and may still be running (its --deadline ends at ${runsUntil}; marker ${ref}, left as it is): the Jobs of one object are not meant to overlap; if no Job of this object runs now, it was killed, and a run after ${runsUntil} reports it`;
 }

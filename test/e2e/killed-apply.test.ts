@@ -9,7 +9,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startInBackground } from '../support/exec.ts';
 import { modules, testTerraformEnv, type FileTree } from '../support/tf-modules.ts';
-import { explain, RUNNER, scenario, summaryLines } from '../support/runner.ts';
+import { argsFor, explain, RUNNER, runRunner, scenario, summaryLines } from '../support/runner.ts';
 import { Result, TerminationMessage } from '../../src/schemas/result.ts';
 
 /** Every process group a test started, killed if it still runs when the file ends. */
@@ -167,6 +167,46 @@ describe('a killed apply', () => {
     assert.equal(next.exitCode, 0, explain(next));
     assert.deepEqual(next.result!.killedApply?.addresses.slice().sort(), slowAddresses);
     assert.deepEqual(markers(backups), []);
+  });
+
+  it('a run overlapping a live apply (before its --deadline) names its marker and leaves it', async (t) => {
+    const s = await scenario(t, modules.base);
+    const runs = join(s.dir, 'provisioner-runs');
+    const slow = join(s.dir, 'slow');
+    const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+    assert.equal(first.exitCode, 0, explain(first));
+    writeFileSync(slow, '');
+    await s.useModule(countedSlow(runs, slow));
+    const backups = join(s.out, 'backups');
+    const { child, exited } = await startInBackground(
+      process.execPath,
+      [RUNNER, ...s.runArgs('apply', ['--kind', 'machine', '--guard', 'off', '--deadline', '10m'])],
+      { env: testTerraformEnv(), mark: '"msg":"apply: started"', killAfterMs: 180_000 },
+    );
+    groups.push(child.pid!);
+    await until('the three provisioners started', () => lines(runs).length === 3);
+    const [live] = markers(backups);
+    assert.ok(live, 'the live apply wrote its marker');
+
+    // A second Job of the object, its own out dir, the same backup store and state.
+    const other = { ...s, out: join(s.dir, 'out-2'), termination: join(s.dir, 'termination-2') };
+    const overlapping = await runRunner(
+      argsFor(other, 'plan', ['--state', s.state], ['--kind', 'machine', '--backups', backups]),
+      {},
+      other,
+    );
+    const r = overlapping.result!;
+    assert.equal(r.killedApply, undefined, JSON.stringify(r.killedApply));
+    assert.ok(!r.notices?.some((n) => n.code === 'KilledApplyFound'), JSON.stringify(r.notices));
+    const notice = r.notices?.find((n) => n.code === 'ApplyMayBeRunning');
+    assert.ok(notice, explain(overlapping));
+    assert.ok(notice.message.includes(live) && /may still be running/.test(notice.message), notice.message);
+    assert.deepEqual(markers(backups), [live], 'the live apply keeps its marker');
+
+    await rm(slow);
+    const done = await exited;
+    assert.equal(done.exitCode, 0, done.stderr.slice(-3000));
+    assert.deepEqual(markers(backups), [], 'the live apply deleted its own marker when it ended');
   });
 
   it('a failed apply leaves no marker, and the next run reports none', async (t) => {
