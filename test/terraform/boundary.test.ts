@@ -175,6 +175,8 @@ describe('the import graph of src/', () => {
       'the rule reads imports between folders',
     );
     assert.deepEqual(upwardImports(graph, FLOORS), []);
+    const architecture = readFileSync(join(SRC, '../ARCHITECTURE.md'), 'utf8').replace(/\s+/g, ' ');
+    assert.ok(architecture.includes(FLOORS.join(', ')), 'ARCHITECTURE.md lists the floors as FLOORS does');
   });
 
   it('builds schemas only with the configured zod: src/schemas/zod.ts alone imports the package, the others import it as a namespace', () => {
