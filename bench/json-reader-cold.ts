@@ -10,13 +10,13 @@
 // Also a startup snapshot's entry (bundled as CommonJS): built, it reads nothing, and the read runs
 // when node restores it (`node --snapshot-blob BLOB json-reader-cold.cjs MODE FILE`), as the runner
 // starts from its blob; with WARM_READER=1 in the build's environment the build first runs the
-// runner's warm-up of the reader (src/json/warm-reader.ts, as src/startup-snapshot.ts does).
+// runner's warm-up of the reader (src/warm-reader.ts, as src/startup-snapshot.ts does).
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { startupSnapshot } from 'node:v8';
 import { summarizeState } from '../src/state/summary.ts';
 import { classifyPlanStream } from '../src/plan/stream.ts';
-import { warmReader } from '../src/json/warm-reader.ts';
+import { warmReader } from '../src/warm-reader.ts';
 
 async function main(): Promise<void> {
   const [mode, file] = process.argv.slice(2);

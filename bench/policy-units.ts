@@ -16,7 +16,7 @@ import { compilePolicy } from '../src/policy/compile.ts';
 import { CostMeter } from '../src/policy/cost.ts';
 import { PolicyEvaluator } from '../src/policy/evaluate.ts';
 import { compilePattern } from '../src/policy/regex.ts';
-import type { PolicyChangeView } from '../src/policy/views.ts';
+import type { PolicyChangeView } from '../src/plan/policy-views.ts';
 
 const { values } = parseArgs({ options: { 'json-out': { type: 'string' } } });
 

@@ -1078,7 +1078,7 @@ function benchReader() {
   };
   const worker = bundle('esm', join(dir, 'json-reader-cold.mjs'));
   // With --snapshot: the same read from a blob of the worker as the runner starts from its own (its modules
-  // evaluated in the build), without and with the reader's warm-up in the build (src/json/warm-reader.ts).
+  // evaluated in the build), without and with the reader's warm-up in the build (src/warm-reader.ts).
   const variants = [{ name: 'reader', launch: [worker], env: ENV }];
   if (opts.snapshot) {
     const entry = bundle('cjs', join(dir, 'json-reader-cold.cjs'));

@@ -1,12 +1,12 @@
-// Writes contract/vectors/label-values.json: the label values of test/kube/label-values.cases.ts,
+// Writes contract/vectors/label-values.json: the label values of test/util/label-values.cases.ts,
 // which labelValueFor must give, for a controller in another language to replay.
-// test/kube/label-vectors.test.ts fails when the checked-in file is stale.
+// test/util/label-vectors.test.ts fails when the checked-in file is stale.
 //
 //   node --import tsx scripts/gen-label-vectors.ts
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { labelValueFor } from '../src/kube/names.ts';
-import { LABEL_VALUE_CASES } from '../test/kube/label-values.cases.ts';
+import { labelValueFor } from '../src/util/kube-names.ts';
+import { LABEL_VALUE_CASES } from '../test/util/label-values.cases.ts';
 import { vectorsFile } from './vectors-file.ts';
 
 export const LABEL_VECTORS_PATH = fileURLToPath(new URL('../contract/vectors/label-values.json', import.meta.url));

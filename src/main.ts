@@ -1,5 +1,5 @@
 // The entrypoint: the only place that exits the process. It parses the command line and hands an
-// op to run/op-main.ts, loaded only then: `--version`, `--help` and the other commands load
+// op to op-main.ts, loaded only then: `--version`, `--help` and the other commands load
 // commander and little else: every Job pays for what loads at start (BENCHMARKS.md, cold start).
 import { CommanderError } from 'commander';
 import { startupSnapshot } from 'node:v8';
@@ -13,7 +13,7 @@ import { tolerateClosedStdStreams } from './output/std-streams.ts';
 let exitCode: number = EXIT.succeeded;
 
 async function runOperation(op: Op, flags: Record<string, unknown>, usageProblem?: RunnerError): Promise<number> {
-  const { runOp } = await import('./run/op-main.ts');
+  const { runOp } = await import('./op-main.ts');
   return runOp(op, flags, usageProblem);
 }
 

@@ -13,11 +13,11 @@
 import { startupSnapshot } from 'node:v8';
 import './main.ts';
 // Loaded by main.ts only for an op: evaluated now, into the heap the snapshot keeps.
-import './run/op-main.ts';
-import { OPS } from './run/ops.ts';
+import './op-main.ts';
+import { OPS } from './ops/index.ts';
 import { loadSettings } from './schemas/config.ts';
 import { Op } from './schemas/result.ts';
-import { warmReader } from './json/warm-reader.ts';
+import { warmReader } from './warm-reader.ts';
 
 async function warmStart(): Promise<void> {
   for (const op of Op.options) {

@@ -9,7 +9,7 @@ import {
   type InputsSnapshot,
 } from './index.ts';
 import type { ObjectKind } from '../object-kind.ts';
-import type { Masker } from '../output/mask.ts';
+import type { Masker } from '../masking/mask.ts';
 import type { Notice } from '../schemas/result.ts';
 import { unreadVariablesFiles } from './unused.ts';
 import type { WorkspaceInputs } from '../workspace/workspace.ts';

@@ -5,7 +5,7 @@ import { RunnerError, usageError } from '../errors.ts';
 import { canonicalVarFile, JsonNumber, type JsonObject, type JsonValue } from './canonical.ts';
 import { JsonSyntaxError } from '../util/json-syntax-error.ts';
 import { NegativeZeroError, parseExactJson, type JsonPathSegment } from './json.ts';
-import { MIN_MASKED_LENGTH } from '../output/mask.ts';
+import { MIN_MASKED_LENGTH } from '../masking/mask.ts';
 
 /** The module variables. */
 export const TFVARS_FILE = 'terraform.tfvars.json';

@@ -13,7 +13,7 @@ import {
   LABEL_MANAGED_BY,
   labelValueFor,
   MANAGED_BY,
-} from './names.ts';
+} from '../util/kube-names.ts';
 import { fitResult, type ResultCut } from './result-fit.ts';
 import { sha256Hex } from '../util/sha256.ts';
 

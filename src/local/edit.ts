@@ -5,7 +5,7 @@ import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { ObjectKind } from '../object-kind.ts';
 import { usageError } from '../errors.ts';
-import { objectNameProblem } from '../kube/names.ts';
+import { objectNameProblem } from '../util/kube-names.ts';
 import {
   canonicalJson,
   JsonSyntaxError,

@@ -6,7 +6,7 @@
 import { pino, type Logger } from 'pino';
 import { Writable } from 'node:stream';
 import { writeSync } from 'node:fs';
-import { maskValue, type Masker } from './mask.ts';
+import { maskValue, type Masker } from '../masking/mask.ts';
 import { printable, printableJson, printableLine } from './printable.ts';
 
 export type { Logger };

@@ -4,8 +4,8 @@ import { writeFileAtomic } from '../util/atomic-write.ts';
 import { join } from 'node:path';
 import { Result, type Result as ResultT } from '../schemas/result.ts';
 import { RunnerError } from '../errors.ts';
-import type { Masker } from './mask.ts';
-import { maskResult } from './mask-result.ts';
+import type { Masker } from '../masking/mask.ts';
+import { maskResult } from '../masking/mask-result.ts';
 import { printableJson } from './printable.ts';
 
 /** result.json's text: masked, and with no character that acts on a terminal that prints it (printable.ts). */

@@ -7,9 +7,9 @@ import type { Classification, DestructiveChange } from '../schemas/classificatio
 import type { Result } from '../schemas/result.ts';
 import { actionText, wasText } from '../plan/actions.ts';
 import { denialText, findingText, gateCauses } from '../guard/decide.ts';
-import { maskValue, type Masker } from './mask.ts';
+import { maskValue, type Masker } from '../masking/mask.ts';
 import { printable, printableLine } from './printable.ts';
-import { maskResult } from './mask-result.ts';
+import { maskResult } from '../masking/mask-result.ts';
 import { approvalPassed, countsText, countsWithTerraformLine, needsAnApproval, terraformErrors } from './summary.ts';
 import { applyPlanArtifact, remediationApply, rerunWithApproval } from './next-commands.ts';
 

@@ -2,8 +2,8 @@
 // Kubernetes keeps at most 4096 bytes, so the compact form drops detail until it fits.
 import { writeFile } from 'node:fs/promises';
 import type { Result } from '../schemas/result.ts';
-import type { Masker } from './mask.ts';
-import { maskResult } from './mask-result.ts';
+import type { Masker } from '../masking/mask.ts';
+import { maskResult } from '../masking/mask-result.ts';
 import { printableJson } from './printable.ts';
 
 const TERMINATION_MESSAGE_LIMIT = 4096;

@@ -5,7 +5,7 @@
 import type { Writable } from 'node:stream';
 import type { Command, TerraformOutput } from '../terraform/terraform.ts';
 import { logTerraformLine, TERRAFORM_LINE_PREFIX, type Logger } from './log.ts';
-import { LineMasker, type Masker } from './mask.ts';
+import { LineMasker, type Masker } from '../masking/mask.ts';
 import { printableLine } from './printable.ts';
 import { writeWithBackpressure } from './std-streams.ts';
 

@@ -2,16 +2,11 @@
 // the action strings, the kind a list of them reads as, which kinds destroy an object, and how a
 // destructive entry or a provider action is named in words. Pure.
 import { shown } from './values.ts';
+import type { ActionKind, CountedKind, DestructiveKind } from '../vocabulary/action-kinds.ts';
 
 /** The action strings terraform writes in `change.actions`. Anything else is unknown to the runner. */
 const KNOWN_ACTIONS = ['no-op', 'create', 'read', 'update', 'delete', 'forget'] as const;
 export type Action = (typeof KNOWN_ACTIONS)[number];
-
-/** The kinds `counts` counts entries by (a replace once, as replace; `unknown` for actions the runner cannot read). */
-export const COUNTED_KINDS = ['create', 'update', 'delete', 'replace', 'read', 'noop', 'forget', 'unknown'] as const;
-export type CountedKind = (typeof COUNTED_KINDS)[number];
-/** `createForget`: terraform's replace whose old object is kept (`destroy = false`), in either order. */
-export type ActionKind = CountedKind | 'createForget';
 
 /** What one entry's actions mean, or why the classifier cannot tell. */
 export type ActionsReading = { kind: ActionKind; why?: undefined } | { kind: 'unknown'; why: string };
@@ -44,10 +39,6 @@ export function readActions(actions: unknown): ActionsReading {
 
 /** What each kind adds to `counts`: a create-forget counts as a create and a forget, like terraform's summary. */
 export const countedAs = (kind: ActionKind): CountedKind[] => (kind === 'createForget' ? ['create', 'forget'] : [kind]);
-
-/** The kinds that destroy an object: a delete, a replace in either order, and actions the runner cannot read (it fails closed). */
-export const DESTRUCTIVE_KINDS = ['delete', 'replace', 'unknown'] as const satisfies readonly ActionKind[];
-export type DestructiveKind = (typeof DESTRUCTIVE_KINDS)[number];
 
 /** Every other kind of ActionKind: a forget (with or without a create) leaves the object where it is, only the state forgets it. */
 const KEEPING_KINDS: ReadonlySet<string> = new Set([

@@ -13,15 +13,8 @@ import type {
 } from '../schemas/classification.ts';
 import { RunnerError } from '../errors.ts';
 import { needsApproval } from './gate.ts';
-import {
-  type ActionKind,
-  changesResource,
-  countedAs,
-  isDestructive,
-  kindName,
-  listedActions,
-  readActions,
-} from './actions.ts';
+import type { ActionKind } from '../vocabulary/action-kinds.ts';
+import { changesResource, countedAs, isDestructive, kindName, listedActions, readActions } from './actions.ts';
 import { reservedAddressOf, reservedEntryWhy, RUNNER_DESTROY_KINDS, RUNNER_KINDS } from './reserved.ts';
 import {
   type Change,
@@ -42,7 +35,7 @@ import {
   type VariableDeclaration,
 } from './types.ts';
 import { fieldsOf, isRecord, jsonTypeName, optionalString, type Unchecked } from './values.ts';
-import type { PolicyChangeView } from '../policy/views.ts';
+import type { PolicyChangeView } from './policy-views.ts';
 import { addressParts } from './address.ts';
 import { readActionInvocation } from './action-invocations.ts';
 
@@ -67,7 +60,7 @@ export interface ClassifyOptions {
   /** Told every provider action, also those beyond `limit`. */
   onAction?: (action: PlannedAction) => void;
   /**
-   * Told every resource entry `counts` counts, as a policy rule sees it (src/policy/views.ts): the
+   * Told every resource entry `counts` counts, as a policy rule sees it (src/plan/policy-views.ts): the
    * destructive ones among them are exactly `destructiveTotal`. Never the runner's own entries.
    */
   onChange?: (change: PolicyChangeView) => void;

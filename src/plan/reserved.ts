@@ -1,7 +1,8 @@
 // The classifier's rules for the addresses the runner reserves for its own resources (the record of
 // the inputs hash, terraform_data.captf_inputs_hash): what the runner itself plans there is skipped,
 // anything else at them fails closed. Pure.
-import type { ActionKind, ActionsReading } from './actions.ts';
+import type { ActionsReading } from './actions.ts';
+import type { ActionKind } from '../vocabulary/action-kinds.ts';
 import type { Change, ResourceChange } from './types.ts';
 import { shown, type Unchecked } from './values.ts';
 

@@ -37,7 +37,7 @@ import {
 import type { RuleScope } from './schema.ts';
 import { celSyntaxProblem } from './cel-syntax.ts';
 import { compilePattern } from './regex.ts';
-import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from './views.ts';
+import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from '../plan/policy-views.ts';
 
 const LIST = listType(CelScalar.DYN);
 

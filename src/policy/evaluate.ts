@@ -26,7 +26,7 @@ import type {
   PolicyDenial,
   PolicyOutcome,
   PolicyPlanView,
-} from './views.ts';
+} from '../plan/policy-views.ts';
 
 /**
  * The time one plan's evaluation may take (CEL time only, summed over the calls: the I/O of the

@@ -9,7 +9,7 @@ import { needsApproval } from '../plan/gate.ts';
 import { RunnerError } from '../errors.ts';
 import type { CompiledPolicy } from './compile.ts';
 import { PolicyEvaluator, type EvaluatorOptions } from './evaluate.ts';
-import type { PolicyChangeView, PolicyTool } from './views.ts';
+import type { PolicyChangeView, PolicyTool } from '../plan/policy-views.ts';
 
 /** The longest the evaluation holds the event loop: a stop request waits at most this (and one rule's evaluation). */
 const SLICE_MS = 20;

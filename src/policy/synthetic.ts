@@ -10,7 +10,7 @@ import {
   type PolicyChangeView,
   type PolicyChangeKind,
   type PolicyPlanView,
-} from './views.ts';
+} from '../plan/policy-views.ts';
 
 export type SyntheticView =
   | { scope: 'change'; what: string; view: PolicyChangeView }

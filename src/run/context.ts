@@ -5,7 +5,7 @@ import type { Settings } from '../schemas/config.ts';
 import type { Notice, Op, Step } from '../schemas/result.ts';
 import { RunnerError, asRunnerError } from '../errors.ts';
 import type { Logger } from '../output/log.ts';
-import type { Masker } from '../output/mask.ts';
+import type { Masker } from '../masking/mask.ts';
 import type { SummaryMdFile } from '../output/summary-md-file.ts';
 import { PROGRESS_INTERVAL_MS, ProgressWatch, progressMessage } from '../output/progress.ts';
 import { StopHandle } from '../terraform/stop.ts';

@@ -6,7 +6,7 @@ import type { OutputValue, Result } from '../schemas/result.ts';
 import { usageError } from '../errors.ts';
 import { KubeClient } from '../kube/client.ts';
 import { loadInClusterConfig } from '../kube/config.ts';
-import { labelValueFor, shortenedName } from '../kube/names.ts';
+import { labelValueFor, shortenedName } from '../util/kube-names.ts';
 import { objectStorePrefix } from '../store/object-names.ts';
 import {
   annotateJob,

@@ -2,7 +2,7 @@
 // Zod is the single source of truth; the JSON Schema in contract/ is generated from it. Objects that
 // gain members within runner.captf.io/v1 are open (looseObject): a v1 reader ignores members it does not know.
 import * as z from './zod.ts';
-import { DESTRUCTIVE_KINDS } from '../plan/actions.ts';
+import { DESTRUCTIVE_KINDS } from '../vocabulary/action-kinds.ts';
 
 /** How a destructive entry destroys: a plain delete, a replace in either order, or an action the classifier does not know. */
 export const DestructiveAction = z.enum(DESTRUCTIVE_KINDS);

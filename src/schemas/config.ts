@@ -6,9 +6,9 @@ import * as z from './zod.ts';
 import { usageError } from '../errors.ts';
 import { DURATION, DURATION_GRAMMAR, durationMs, terraformDuration } from '../util/duration.ts';
 import { isSha256 } from '../util/sha256.ts';
-import { namespaceProblem, objectNameProblem } from '../kube/names.ts';
+import { namespaceProblem, objectNameProblem } from '../util/kube-names.ts';
 import { closestName } from '../util/closest-name.ts';
-import { MIN_CHUNK_BYTES, MAX_SETTING_CHUNK_BYTES } from '../store/limits.ts';
+import { MIN_CHUNK_BYTES, MAX_SETTING_CHUNK_BYTES } from './limits.ts';
 import { Kind, type Notice, type Op } from './result.ts';
 import {
   COMMON_SETTINGS,
@@ -19,7 +19,7 @@ import {
   flagName,
   type SettingName,
 } from './setting-options.ts';
-import { deadlineProblem } from '../run/deadline.ts';
+import { deadlineProblem } from './deadline.ts';
 
 export { durationMs };
 
@@ -155,7 +155,7 @@ const commonRules = (
     );
 };
 
-/** Every op's rule of --deadline: it must leave the run time before it stops itself (run/deadline.ts). */
+/** Every op's rule of --deadline: it must leave the run time before it stops itself (schemas/deadline.ts). */
 function deadlineRule(
   s: { deadline?: string; stopGrace: string; jobName?: string; jobUid?: string },
   ctx: z.RefinementCtx,

@@ -2,7 +2,7 @@
 // command line's help and the zod schemas of config.ts both read them), and which command takes
 // which. Without zod: the command line is built before any op (and zod) loads.
 import { OBJECT_KINDS } from '../object-kind.ts';
-import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_ARTIFACT_BYTES } from '../store/limits.ts';
+import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_ARTIFACT_BYTES } from './limits.ts';
 import type { Op } from './result.ts';
 
 export interface SettingOption {

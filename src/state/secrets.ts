@@ -13,7 +13,7 @@
 // attributes to find the few with a secret cost more than the rest of the read (BENCHMARKS.md).
 import { createReadStream } from 'node:fs';
 import { KEEP, readSelected, type Selector } from '../json/select-json.ts';
-import { stringLeaves } from '../output/mask.ts';
+import { stringLeaves } from '../masking/mask.ts';
 
 export interface StateSecret {
   value: string;

@@ -5,7 +5,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readLineBatches } from '../util/lines.ts';
-import { LineMasker, type Masker } from '../output/mask.ts';
+import { LineMasker, type Masker } from '../masking/mask.ts';
 import type { ProgressWatch } from '../output/progress.ts';
 import { plan, type PlanOptions, type PlanResult } from '../terraform/plan.ts';
 import type { Terraform } from '../terraform/terraform.ts';

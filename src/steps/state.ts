@@ -3,7 +3,7 @@
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OutputValue, Result } from '../schemas/result.ts';
-import { stringLeaves } from '../output/mask.ts';
+import { stringLeaves } from '../masking/mask.ts';
 import { summarizeState, type StateSummary, type SummaryOptions } from '../state/summary.ts';
 import { StateSecretScan, stateSecrets } from '../state/secrets.ts';
 import { RunnerError } from '../errors.ts';

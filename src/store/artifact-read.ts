@@ -7,7 +7,7 @@ import * as z from '../schemas/zod.ts';
 import { sha256Hex } from '../util/sha256.ts';
 import { failure, tooLarge, type Failure } from './artifact-errors.ts';
 import { extractFiles, prepareExtractDir, removeExtracted } from './artifact-extract.ts';
-import { DEFAULT_MAX_ARTIFACT_BYTES, MAX_CHUNKS, MAX_MANIFEST_BYTES } from './limits.ts';
+import { DEFAULT_MAX_ARTIFACT_BYTES, MAX_CHUNKS, MAX_MANIFEST_BYTES } from '../schemas/limits.ts';
 import {
   ARTIFACT_API_VERSION,
   ArtifactManifest,

@@ -18,7 +18,7 @@ import {
   MAX_CHUNK_BYTES,
   MAX_CHUNKS,
   MIN_CHUNK_BYTES,
-} from './limits.ts';
+} from '../schemas/limits.ts';
 import {
   ARTIFACT_API_VERSION,
   ArtifactFileName,

@@ -12,7 +12,7 @@ import { makeDirs } from '../util/mkdirs.ts';
 import { readRegularFile } from '../util/regular-file.ts';
 import { sha256Hex } from '../util/sha256.ts';
 import { artifactExists } from './artifact-errors.ts';
-import { MAX_CHUNK_BYTES, MAX_CHUNKS, MAX_MANIFEST_BYTES } from './limits.ts';
+import { MAX_CHUNK_BYTES, MAX_CHUNKS, MAX_MANIFEST_BYTES } from '../schemas/limits.ts';
 import { checkObjectName, missingChunk, OBJECT_NAME } from './object-names.ts';
 import type { ChunkStore, HeldChunk, ObjectWrite, RecordStore, StoredObject } from './store.ts';
 

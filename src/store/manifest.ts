@@ -3,7 +3,7 @@
 // the JSON Schema is generated from ArtifactManifest.
 import * as z from '../schemas/zod.ts';
 import { Op, Sha256 } from '../schemas/result.ts';
-import { MAX_CHUNK_BYTES, MAX_CHUNKS } from './limits.ts';
+import { MAX_CHUNK_BYTES, MAX_CHUNKS } from '../schemas/limits.ts';
 
 export const ARTIFACT_API_VERSION = 'runner.captf.io/v1';
 

@@ -1,7 +1,7 @@
 // What every store takes as an object name, the prefix that keeps one CAPTF object's artifacts
 // apart in a store, and how every store says a chunk is missing.
 import { RunnerError, usageError } from '../errors.ts';
-import { namespaceProblem, objectNameProblem } from '../kube/names.ts';
+import { namespaceProblem, objectNameProblem } from '../util/kube-names.ts';
 import { KIND_SHORT, type ObjectKind } from '../object-kind.ts';
 
 /** 1 to 200 letters, digits, ".", "_" or "-", starting with a letter or digit: a directory name, a key part, a Secret name part (mapped). */

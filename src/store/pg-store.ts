@@ -1,7 +1,7 @@
 // A ChunkStore (and the records beside it) in PostgreSQL: an object's chunks and its manifest are
 // written in one transaction, so no partial object can exist; retention is one statement. Rows
 // are keyed by the store's prefix (`captf-backup-tc.team-a.prod`): objects sharing a schema keep apart.
-import { MAX_CHUNK_BYTES, MAX_MANIFEST_BYTES } from './limits.ts';
+import { MAX_CHUNK_BYTES, MAX_MANIFEST_BYTES } from '../schemas/limits.ts';
 import { artifactExists } from './artifact-errors.ts';
 import { checkObjectName, missingChunk } from './object-names.ts';
 import type { PgDatabase } from './pg-database.ts';

@@ -11,7 +11,7 @@ import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { RunnerError, usageError } from '../errors.ts';
 import { sha256Hex } from '../util/sha256.ts';
 import { artifactExists } from './artifact-errors.ts';
-import { MAX_CHUNK_BYTES, MAX_MANIFEST_BYTES } from './limits.ts';
+import { MAX_CHUNK_BYTES, MAX_MANIFEST_BYTES } from '../schemas/limits.ts';
 import { checkObjectName, missingChunk } from './object-names.ts';
 import { doomedObjects } from './retention.ts';
 import type { ChunkStore, HeldChunk, ObjectWrite, PruneRequest, RecordStore, StoredObject } from './store.ts';

@@ -20,7 +20,7 @@ import {
   labelValueFor,
   MANAGED_BY,
   MAX_NAME_LENGTH,
-} from '../kube/names.ts';
+} from '../util/kube-names.ts';
 import { artifactExists } from './artifact-errors.ts';
 import { checkObjectName, missingChunk } from './object-names.ts';
 import { doomedObjects } from './retention.ts';

@@ -9,7 +9,7 @@
 import { basename, isAbsolute, relative } from 'node:path';
 import { DIAGNOSTIC_TEXT_BYTES, DIAGNOSTICS_LIMIT, type TerraformDiagnostic } from '../schemas/result.ts';
 import type { PrintedDiagnostic } from './diagnostics.ts';
-import { escapeRegExp } from '../output/secret-forms.ts';
+import { escapeRegExp } from '../masking/secret-forms.ts';
 import { CONFIG_FILE } from '../workspace/terraform-files.ts';
 import { RUNNER_FILES } from '../workspace/reserved-names.ts';
 

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { Result } from '../../src/schemas/result.ts';
-import { MASK } from '../../src/output/mask.ts';
+import { MASK } from '../../src/masking/mask.ts';
 import { RUNNER_WORD_FIELDS, TERRAFORM_LINE_PREFIX } from '../../src/output/log.ts';
 import { SUMMARY_LABELS } from '../../src/output/summary.ts';
 import { explain, logRecords, scenario, summaryLines, terraformStdout, type RunnerRun } from '../support/runner.ts';

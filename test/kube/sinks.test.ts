@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { Result, type OutputValue } from '../../src/schemas/result.ts';
 import { RunnerError } from '../../src/errors.ts';
 import { KubeReason } from '../../src/kube/api-errors.ts';
-import { isDnsSubdomain, labelValueFor } from '../../src/kube/names.ts';
+import { isDnsSubdomain, labelValueFor } from '../../src/util/kube-names.ts';
 import {
   annotateJob,
   CUT_KEY,

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Masker } from '../../src/output/mask.ts';
+import { Masker } from '../../src/masking/mask.ts';
 import {
   approvalCoverageStep,
   blockedRecordName,

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, logTerraformLine, logWriter, TERRAFORM_LINE_PREFIX, type Logger } from '../../src/output/log.ts';
-import { MASK, Masker } from '../../src/output/mask.ts';
+import { MASK, Masker } from '../../src/masking/mask.ts';
 
 describe('output: the log writer', () => {
   it('a reader that does not read holds a log line up for about a second, then the line is dropped', async (t) => {

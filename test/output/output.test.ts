@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Masker, MASK, maskValue } from '../../src/output/mask.ts';
+import { Masker, MASK, maskValue } from '../../src/masking/mask.ts';
 import { compactResult } from '../../src/output/termination.ts';
 import { humanSummary } from '../../src/output/summary.ts';
 import type { Result } from '../../src/schemas/result.ts';

@@ -2,7 +2,7 @@
 // end-to-end runs against real terraform are in test/e2e/summary-md.test.ts.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Masker } from '../../src/output/mask.ts';
+import { Masker } from '../../src/masking/mask.ts';
 import { classifySummaryMarkdown, mdCode, opSummaryMarkdown, SUMMARY_LIMIT } from '../../src/output/summary-md.ts';
 import { terraformPlanLine } from '../../src/output/summary.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compactResult } from '../../src/output/termination.ts';
-import { Masker } from '../../src/output/mask.ts';
+import { Masker } from '../../src/masking/mask.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import type { Result } from '../../src/schemas/result.ts';
 import { blockedResultOf } from './results.support.ts';

@@ -3,7 +3,7 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { Masker } from '../../src/output/mask.ts';
+import { Masker } from '../../src/masking/mask.ts';
 import { compactResult } from '../../src/output/termination.ts';
 import { TerminationMessage, type Result } from '../../src/schemas/result.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';

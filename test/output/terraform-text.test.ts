@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createLogger, TERRAFORM_LINE_PREFIX } from '../../src/output/log.ts';
-import { MASK, Masker } from '../../src/output/mask.ts';
+import { MASK, Masker } from '../../src/masking/mask.ts';
 import { terraformText } from '../../src/output/terraform-text.ts';
 
 describe("output: terraform's text", () => {

@@ -1,17 +1,8 @@
 // The action helpers: what terraform's action lists mean, which kinds destroy, and their names in words.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  actionText,
-  changeText,
-  COUNTED_KINDS,
-  countedAs,
-  DESTRUCTIVE_KINDS,
-  isDestructive,
-  kindName,
-  readActions,
-  type ActionKind,
-} from '../../src/plan/actions.ts';
+import { actionText, changeText, countedAs, isDestructive, kindName, readActions } from '../../src/plan/actions.ts';
+import { COUNTED_KINDS, DESTRUCTIVE_KINDS, type ActionKind } from '../../src/vocabulary/action-kinds.ts';
 
 describe('readActions', () => {
   test('only the documented lists are known', () => {

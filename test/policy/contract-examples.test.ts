@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
-import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from '../../src/policy/views.ts';
+import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from '../../src/plan/policy-views.ts';
 import { actionView, changeView, compiled, ISSUE_EXAMPLE, movedTo, noCounts, planView } from './policies.support.ts';
 
 const section = readFileSync(new URL('../../contract/sections/policy.md', import.meta.url), 'utf8');

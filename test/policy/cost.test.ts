@@ -12,7 +12,7 @@ import {
 import { ESTIMATE_ADDRESS_CHARS, ESTIMATE_STRING_CHARS, estimateCost } from '../../src/policy/estimate.ts';
 import { PLAN_COST_RULE, PLAN_TIME_RULE, PolicyEvaluator } from '../../src/policy/evaluate.ts';
 import { compilePattern, instructionBound, MAX_REGEX_INSTRUCTIONS } from '../../src/policy/regex.ts';
-import type { PolicyChangeView } from '../../src/policy/views.ts';
+import type { PolicyChangeView } from '../../src/plan/policy-views.ts';
 import { changeView, oneRule, planView, POLICY_HEADER } from './policies.support.ts';
 
 /** A change whose for_each key is `length` characters long. */

@@ -9,7 +9,7 @@ import {
   type EvaluatorOptions,
 } from '../../src/policy/evaluate.ts';
 import type { CompiledPolicy } from '../../src/policy/compile.ts';
-import type { PolicyChangeView } from '../../src/policy/views.ts';
+import type { PolicyChangeView } from '../../src/plan/policy-views.ts';
 import {
   actionView,
   changeView,

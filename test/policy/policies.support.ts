@@ -4,7 +4,7 @@ import type { ActionCounts } from '../../src/schemas/classification.ts';
 import { compilePolicy, type CompiledPolicy } from '../../src/policy/compile.ts';
 import { ACTIONS_OF } from '../../src/policy/synthetic.ts';
 import { addressParts } from '../../src/plan/address.ts';
-import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from '../../src/policy/views.ts';
+import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from '../../src/plan/policy-views.ts';
 
 /** The example file of contract/sections/policy.md §2, as other tools rely on it: it must work exactly as written. */
 export const ISSUE_EXAMPLE = `apiVersion: policy.captf.io/v1

@@ -8,7 +8,7 @@ import { changeBinding, compileExpression, type CelProgram } from '../../src/pol
 import type { CompiledPolicy, CompiledRule } from '../../src/policy/compile.ts';
 import { CostMeter, RULE_COST_LIMIT } from '../../src/policy/cost.ts';
 import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
-import { CHANGE_KINDS, type PolicyChangeView } from '../../src/policy/views.ts';
+import { CHANGE_KINDS, type PolicyChangeView } from '../../src/plan/policy-views.ts';
 import { runs } from '../support/property-runs.ts';
 import { planView } from './policies.support.ts';
 

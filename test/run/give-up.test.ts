@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunContext } from '../../src/run/context.ts';
-import { Masker } from '../../src/output/mask.ts';
+import { Masker } from '../../src/masking/mask.ts';
 import { Settings } from '../../src/schemas/config.ts';
 import { createLogger } from '../../src/output/log.ts';
 import { RunnerError } from '../../src/errors.ts';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { RunContext } from '../../src/run/context.ts';
 import { finishRun } from '../../src/run/finish.ts';
 import { RunnerError, errorOf } from '../../src/errors.ts';
-import { Masker } from '../../src/output/mask.ts';
+import { Masker } from '../../src/masking/mask.ts';
 import { Settings } from '../../src/schemas/config.ts';
 import type { Logger } from '../../src/output/log.ts';
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Masker, MASK } from '../../src/output/mask.ts';
+import { Masker, MASK } from '../../src/masking/mask.ts';
 import { maskedPlanText } from '../../src/steps/plan-text.ts';
 import { StopHandle } from '../../src/terraform/stop.ts';
 import { createTerraform, type TerraformOutput } from '../../src/terraform/terraform.ts';

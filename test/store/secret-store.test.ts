@@ -374,7 +374,7 @@ describe('SecretChunkStore', () => {
 
 describe('SecretChunkStore: names of a long object', () => {
   test('the documented rule: a prefix past 253 characters keeps 242 and a digest of it all; an invalid prefix is blamed for its length or its characters', async () => {
-    const { shortenedName } = await import('../../src/kube/names.ts');
+    const { shortenedName } = await import('../../src/util/kube-names.ts');
     const prefix = `captf-backup-tc-cluster-${'x'.repeat(232)}`;
     assert.equal(shortenedName(prefix), `${prefix.slice(0, 242)}-14329e2c48`);
     assert.equal(shortenedName('captf-backup-tc-short'), 'captf-backup-tc-short');

@@ -15,7 +15,7 @@ import { diagnosedError, failure, placeOf } from '../../src/terraform/terraform.
 import { Result, DIAGNOSTIC_TEXT_BYTES, DIAGNOSTICS_LIMIT } from '../../src/schemas/result.ts';
 import { exitCodeOf } from '../../src/run/exit-codes.ts';
 import { RunnerError } from '../../src/errors.ts';
-import { Masker } from '../../src/output/mask.ts';
+import { Masker } from '../../src/masking/mask.ts';
 import { CAPTURED_WORKDIR, capturedCases, capturedOutput, capturedRun } from '../support/terraform-output.ts';
 
 const cases = capturedCases();

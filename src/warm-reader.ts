@@ -4,9 +4,9 @@
 // reader from its first document). V8 clears the feedback and optimised code: what a run learns of
 // its documents is still learnt from them. Nothing is kept: the documents are literals, the results
 // are dropped, and nothing is read of the process.
-import { classifyPlanStream } from '../plan/stream.ts';
-import { StateSecretScan } from '../state/secrets.ts';
-import { summarizeState } from '../state/summary.ts';
+import { classifyPlanStream } from './plan/stream.ts';
+import { StateSecretScan } from './state/secrets.ts';
+import { summarizeState } from './state/summary.ts';
 
 const instance = (n: number) => ({
   index_key: n,

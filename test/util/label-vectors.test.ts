@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { LABEL_VECTORS_PATH, renderLabelVectors } from '../../scripts/gen-label-vectors.ts';
-import { isLabelValue, labelValueFor } from '../../src/kube/names.ts';
+import { isLabelValue, labelValueFor } from '../../src/util/kube-names.ts';
 
 test('contract/vectors/label-values.json is what the generator writes (node --import tsx scripts/gen-label-vectors.ts), and replays', () => {
   const text = readFileSync(LABEL_VECTORS_PATH, 'utf8');

@@ -2,7 +2,7 @@
 // classifier import them without loading the CEL library. Rules never see before/after values:
 // a view holds addresses, types, actions and counts, nothing a module computes from its inputs.
 // contract/sections/policy.md states every field and its CEL type for other languages.
-import { COUNTED_KINDS } from '../plan/actions.ts';
+import { COUNTED_KINDS } from '../vocabulary/action-kinds.ts';
 import type { ActionCounts } from '../schemas/classification.ts';
 
 /** The classification's kind of a resource change: what its actions mean (a moved or imported entry keeps its kind). */

@@ -1,8 +1,8 @@
 // Which code runs each op. Each op is a short sequence of steps (src/steps/) that return what they
 // learn; the op builds its ending from them.
 import type { Op, Result } from '../schemas/result.ts';
-import type { RunContext } from './context.ts';
-import type { OpEnding } from './learned.ts';
+import type { RunContext } from '../run/context.ts';
+import type { OpEnding } from '../run/learned.ts';
 
 export interface OpModule {
   run: (ctx: RunContext) => Promise<OpEnding>;
@@ -14,15 +14,15 @@ export interface OpModule {
 export const OPS: Record<Op, () => Promise<OpModule>> = {
   apply: async () => {
     const [{ applyOp }, { withBlockedRecord }] = await Promise.all([
-      import('../ops/apply.ts'),
-      import('../ops/apply-approval.ts'),
+      import('./apply.ts'),
+      import('./apply-approval.ts'),
     ]);
     return { run: applyOp, beforePublish: withBlockedRecord };
   },
-  plan: async () => ({ run: (await import('../ops/plan.ts')).planOp }),
-  refresh: async () => ({ run: (await import('../ops/refresh.ts')).refreshOp }),
-  drift: async () => ({ run: (await import('../ops/drift.ts')).driftOp }),
-  destroy: async () => ({ run: (await import('../ops/destroy.ts')).destroyOp }),
-  restore: async () => ({ run: (await import('../ops/restore.ts')).restoreOp }),
-  unlock: async () => ({ run: (await import('../ops/unlock.ts')).unlockOp }),
+  plan: async () => ({ run: (await import('./plan.ts')).planOp }),
+  refresh: async () => ({ run: (await import('./refresh.ts')).refreshOp }),
+  drift: async () => ({ run: (await import('./drift.ts')).driftOp }),
+  destroy: async () => ({ run: (await import('./destroy.ts')).destroyOp }),
+  restore: async () => ({ run: (await import('./restore.ts')).restoreOp }),
+  unlock: async () => ({ run: (await import('./unlock.ts')).unlockOp }),
 };

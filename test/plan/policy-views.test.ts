@@ -6,8 +6,8 @@ import {
   type PolicyActionView,
   type PolicyChangeView,
   type PolicyPlanView,
-} from '../../src/policy/views.ts';
-import { actionView, changeView, noCounts, oneRule, planView } from './policies.support.ts';
+} from '../../src/plan/policy-views.ts';
+import { actionView, changeView, noCounts, oneRule, planView } from '../policy/policies.support.ts';
 
 /** Whether a deny rule `on: scope` with `match` matches the view (and did not fail: a failure would deny too, so it is told apart). */
 function matches(

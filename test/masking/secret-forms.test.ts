@@ -4,9 +4,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { LineMasker, MASK, Masker, maskValue } from '../../src/output/mask.ts';
-import { casedForms, goLower, goUpper } from '../../src/output/go-case.ts';
-import { escapedDeeper, trimGoSpace } from '../../src/output/secret-forms.ts';
+import { LineMasker, MASK, Masker, maskValue } from '../../src/masking/mask.ts';
+import { casedForms, goLower, goUpper } from '../../src/masking/go-case.ts';
+import { escapedDeeper, trimGoSpace } from '../../src/masking/secret-forms.ts';
 import { runs } from '../support/property-runs.ts';
 
 const SECRET = 'CANARY-ls\u2028tail CANARY-ctl\x01tail q"b\\s ${x} %{y} <&> \x7f \x1b \u00a0 \u0085 end';

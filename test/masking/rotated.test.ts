@@ -1,7 +1,7 @@
-// A rotated secret's old value read off a change (src/output/rotated.ts).
+// A rotated secret's old value read off a change (src/masking/rotated.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { oldValues } from '../../src/output/rotated.ts';
+import { oldValues } from '../../src/masking/rotated.ts';
 
 /** The places of `secrets` in `after`, in order. */
 const placesOf = (after: string, ...secrets: string[]) =>

@@ -2,7 +2,7 @@
 // names (a Job name, an object name), and the labels every Secret it writes carries.
 // Deterministic: the same input always gives the same name, so a retried run finds what an
 // earlier attempt wrote.
-import { sha256Hex } from '../util/sha256.ts';
+import { sha256Hex } from './sha256.ts';
 
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'captf-runner';

@@ -1,11 +1,11 @@
 // A result masked for a sink: the words its schema lists stay, whatever a secret equals.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MASK, Masker } from '../../src/output/mask.ts';
-import { maskResult, PROTOCOL_WORD_WARNING } from '../../src/output/mask-result.ts';
+import { MASK, Masker } from '../../src/masking/mask.ts';
+import { maskResult, PROTOCOL_WORD_WARNING } from '../../src/masking/mask-result.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
 import { Result } from '../../src/schemas/result.ts';
-import { blockedResultOf } from './results.support.ts';
+import { blockedResultOf } from '../output/results.support.ts';
 
 describe('maskResult: the words its schema lists', () => {
   it('a destructive action, an outcome: a secret "delete" leaves result.json valid, and is masked everywhere else', () => {

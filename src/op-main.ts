@@ -8,19 +8,19 @@ import {
   settingsOfInvalidRun,
   unknownSettingVariables,
   type Settings as SettingsT,
-} from '../schemas/config.ts';
-import type { Op } from '../schemas/result.ts';
-import { RunnerError } from '../errors.ts';
-import { createLogger } from '../output/log.ts';
-import { Masker } from '../output/mask.ts';
-import { maskResult } from '../output/mask-result.ts';
-import { progressIntervalMs } from '../output/progress.ts';
-import { openSummaryMd, runPlaces } from '../output/summary-md-file.ts';
-import { reportingOf, RunContext, type StopCause } from './context.ts';
-import { finishRun, publishResult, recordLateWarnings } from './finish.ts';
-import type { OpEnding } from './learned.ts';
-import { OPS, type OpModule } from './ops.ts';
-import { HANDBACK_BUDGET_MS, stopAfterMs } from './deadline.ts';
+} from './schemas/config.ts';
+import type { Op } from './schemas/result.ts';
+import { RunnerError } from './errors.ts';
+import { createLogger } from './output/log.ts';
+import { Masker } from './masking/mask.ts';
+import { maskResult } from './masking/mask-result.ts';
+import { progressIntervalMs } from './output/progress.ts';
+import { openSummaryMd, runPlaces } from './output/summary-md-file.ts';
+import { reportingOf, RunContext, type StopCause } from './run/context.ts';
+import { finishRun, publishResult, recordLateWarnings } from './run/finish.ts';
+import type { OpEnding } from './run/learned.ts';
+import { OPS, type OpModule } from './ops/index.ts';
+import { HANDBACK_BUDGET_MS, stopAfterMs } from './schemas/deadline.ts';
 
 /** What the run does after the hand-back to Kubernetes (the late warnings written, the exit), within --deadline. */
 const AFTER_HANDBACK_MS = 1000;
@@ -51,7 +51,7 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   try {
     // Invalid settings too are handed back in a cluster, when the Job identity among them is valid.
     if (settings.jobName || settings.jobUid) {
-      ctx.cluster = (await import('./in-cluster.ts')).inClusterFrom(settings, log);
+      ctx.cluster = (await import('./run/in-cluster.ts')).inClusterFrom(settings, log);
       // The op's own API calls (backups, artifacts, blocked results) end where the hand-back's budget begins.
       if (ctx.cluster && settings.deadline)
         ctx.cluster.client.setDeadline(

@@ -1,8 +1,8 @@
 // The masker on secrets that defeat one combined regular expression or a whole-value match.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MASK, Masker } from '../../src/output/mask.ts';
-import { maskResult, PROTOCOL_WORD_WARNING } from '../../src/output/mask-result.ts';
+import { MASK, Masker } from '../../src/masking/mask.ts';
+import { maskResult, PROTOCOL_WORD_WARNING } from '../../src/masking/mask-result.ts';
 import type { Result } from '../../src/schemas/result.ts';
 
 const masker = (...secrets: string[]) => {

@@ -1,9 +1,9 @@
-// The base64 and hex forms of the secrets, found in one pass (src/output/anchored-strings.ts),
+// The base64 and hex forms of the secrets, found in one pass (src/masking/anchored-strings.ts),
 // against a plain search of every string at every place.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { AnchoredStrings, replaceRanges } from '../../src/output/anchored-strings.ts';
+import { AnchoredStrings, replaceRanges } from '../../src/masking/anchored-strings.ts';
 import { runs } from '../support/property-runs.ts';
 
 const index = (...forms: string[]) => {
