@@ -15,10 +15,11 @@ import { prepareBackendWorkspace, writeNewFile } from '../workspace/workspace.ts
 import { scanModule } from '../workspace/config-files.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
-import { artifactRefOf, openArtifactSource } from '../run/stores.ts';
+import { artifactRefOf, backupStore, openArtifactSource } from '../run/stores.ts';
+import type { ChunkStore } from '../store/store.ts';
 import { checkPlaintextBackups, initStep, preflight, terraformIn } from '../steps/prepare.ts';
 import { backupStep } from '../steps/backup.ts';
-import { stateAfterStep, stateBeforeStep } from '../steps/state.ts';
+import { ERRORED_STATE_PREFIX, stateAfterStep, stateBeforeStep } from '../steps/state.ts';
 import { STATE_FILE } from '../workspace/terraform-files.ts';
 
 export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
@@ -92,6 +93,7 @@ export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
 
     const after = await stateAfterStep(ctx, { tf, workspace, before: current });
     await ctx.step('verify', () => verifyRestored(after.file, backup.paths[STATE_FILE]!, restored.lineage));
+    await forgetRestoredErroredState(ctx, source);
     return {
       outcome: 'succeeded',
       reason: 'RestoreSucceeded',
@@ -100,6 +102,23 @@ export async function restoreOp(ctx: RunContext): Promise<OpEnding> {
   } finally {
     await workspace.dispose();
   }
+}
+
+/**
+ * A kept errored state of the object's own store, now restored, is the state: left in the store, it
+ * would refuse every later run as one not above the backend's serial (faults §4). A delete that
+ * fails is a warning saying so.
+ */
+async function forgetRestoredErroredState(ctx: RunContext, source: { store: ChunkStore; object: string }) {
+  if (!source.object.startsWith(ERRORED_STATE_PREFIX) || source.store.location !== backupStore(ctx).location) return;
+  const ref = `${source.store.location}/${source.object}`;
+  await source.store
+    .deleteObject(source.object)
+    .catch((error: unknown) =>
+      ctx.warn(
+        `could not delete the restored errored state ${ref} (${(error as Error).message}): every later run of the object refuses it (ErroredStateUnpushable) until it is deleted from the store`,
+      ),
+    );
 }
 
 /**

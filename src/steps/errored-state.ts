@@ -98,7 +98,7 @@ async function pushKeptErroredState(ctx: RunContext, { tf, workspace, backend, o
     new RunnerError({
       kind: 'state',
       reason: 'ErroredStateUnpushable',
-      message: `a previous run of the object could not save what terraform applied, and kept it at ${ref}; it cannot be pushed safely: ${why}. Nothing was planned or applied, and a retry finds the same. A person decides: to make it the object's state, run captf-runner restore --backup ${ref} (with --force where the lineage differs) and then delete it from the store; to discard it (what it records is in the backend already, or is not this object's), delete it from the store.`,
+      message: `a previous run of the object could not save what terraform applied, and kept it at ${ref}; it cannot be pushed safely: ${why}. Nothing was planned or applied, and a retry finds the same. A person decides: to make it the object's state, run captf-runner restore --backup ${ref} (with --force where the lineage differs), which then deletes it from the store; to discard it (what it records is in the backend already, or is not this object's), delete it from the store.`,
       detail: { erroredStates: refs, backendLineage: stateLineage(backend), backendSerial: backend.serial },
       ...(cause === undefined ? {} : { cause }),
     });

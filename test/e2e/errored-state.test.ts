@@ -173,6 +173,21 @@ describe('an errored state that cannot be pushed safely (local state)', () => {
     const r = await refused(t, (state) => state);
     assert.match(r.message, /is not above the serial of the state the backend holds/);
   });
+
+  it('restored with the command the refusal names, the kept state leaves the store: the next run plans', async (t) => {
+    const s = await scenario(t, modules.base);
+    const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+    assert.equal(first.exitCode, 0, explain(first));
+    const state = JSON.parse(readFileSync(s.state, 'utf8')) as TerraformState;
+    const ref = await keepErrored(s, state as never);
+    assert.equal((await s.run('drift')).exitCode, 7);
+    const restore = await s.run('restore', ['--backup', ref]);
+    assert.equal(restore.exitCode, 0, explain(restore));
+    assert.deepEqual(await keptErrored(join(s.out, 'backups')), [], 'the restored errored state is the state now');
+    const drift = await s.run('drift');
+    assert.equal(drift.exitCode, 0, explain(drift));
+    assert.equal(drift.result!.erroredStatePushed, undefined);
+  });
 });
 
 describe('an errored state a previous run kept (local state)', () => {
