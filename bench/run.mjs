@@ -52,7 +52,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { buildSnapshotBlob } from '../scripts/snapshot-blob.mjs';
+import { buildSnapshotBlob } from '../scripts/image/snapshot-blob.mjs';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opts } = parseArgs({
@@ -113,7 +113,7 @@ function fail(message) {
 // change it; terraform; python3 for the process tree's CPU.
 
 if (!opts.runner) {
-  const build = spawnSync(process.execPath, [join(REPO, 'scripts/build.mjs')], {
+  const build = spawnSync(process.execPath, [join(REPO, 'scripts/build/build.mjs')], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   if (build.status !== 0) fail('npm run build failed');
@@ -132,7 +132,7 @@ copyFileSync(RUNNER_SOURCE, RUNNER);
 // The bundle is built with code splitting: the entry imports its chunks from ./chunks/ next to it.
 if (existsSync(join(dirname(RUNNER_SOURCE), 'chunks')))
   cpSync(join(dirname(RUNNER_SOURCE), 'chunks'), join(dirname(RUNNER), 'chunks'), { recursive: true });
-/** The startup snapshot's bundle and libraries beside the runner's (scripts/build-snapshot.mjs): part 2 makes a blob with --node. */
+/** The startup snapshot's bundle and libraries beside the runner's (scripts/build/build-snapshot.mjs): part 2 makes a blob with --node. */
 const SNAPSHOT_DIR = join(dirname(RUNNER), 'snapshot');
 cpSync(join(dirname(RUNNER_SOURCE), 'snapshot'), SNAPSHOT_DIR, { recursive: true });
 rmSync(join(SNAPSHOT_DIR, 'captf-runner.blob'), { force: true });
@@ -142,7 +142,7 @@ function snapshotBlob() {
   if (!existsSync(SNAPSHOT_BLOB)) buildSnapshotBlob(NODE, join(SNAPSHOT_DIR, 'captf-runner.cjs'), SNAPSHOT_BLOB);
   return SNAPSHOT_BLOB;
 }
-/** The V8 flags the image's command gives node, and its blob is built under (runner/captf-runner.sh, scripts/snapshot-blob.sh). */
+/** The V8 flags the image's command gives node, and its blob is built under (runner/captf-runner.sh, scripts/image/snapshot-blob.sh). */
 const IMAGE_V8_FLAGS = ['--single-threaded'];
 /** With --snapshot, the applies start through the blob as the image's command starts them (runner/captf-runner.sh). */
 const APPLY_LAUNCH = opts.snapshot ? [...IMAGE_V8_FLAGS, '--snapshot-blob', snapshotBlob()] : [];
@@ -152,7 +152,7 @@ const APPLY_ENV = opts.snapshot ? APPLY_ENV_SNAPSHOT : {};
 
 const TERRAFORM = which(opts.terraform);
 const BARE = join(REPO, 'bench/bare-apply.sh');
-const GEN_PLAN = join(REPO, 'scripts/gen-plan.mjs');
+const GEN_PLAN = join(REPO, 'scripts/generators/gen-plan.mjs');
 /** The test suite's fake terraform, which prints enormous output on request (test/support/fake-terraform.mjs). */
 const FAKE_TERRAFORM = join(REPO, 'test/support/fake-terraform.mjs');
 /** Preloaded into the runner's node: its own CPU, peak RSS, start and exit times. */
@@ -1087,7 +1087,7 @@ function benchReader() {
       ['snapshotWarmed', '1'],
     ]) {
       const blob = join(dir, `${name}.blob`);
-      // The flags of scripts/snapshot-blob.sh; WARM_READER chooses the warm-up (the script would clear it).
+      // The flags of scripts/image/snapshot-blob.sh; WARM_READER chooses the warm-up (the script would clear it).
       const made = spawnSync(
         NODE,
         ['--predictable', ...IMAGE_V8_FLAGS, '--no-warnings', '--snapshot-blob', blob, '--build-snapshot', entry],

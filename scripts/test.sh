@@ -10,7 +10,7 @@
 #         one file at a time and one test at a time: nothing shares the machine with a test that times
 #         signals, deadlines and hung steps.
 #   all   (default) npm run check (type-check, lint, format check) beside unit, then e2e.
-# Test files run as bundles of plain JS (scripts/build-tests.mjs), built first for the whole run.
+# Test files run as bundles of plain JS (scripts/build/build-tests.mjs), built first for the whole run.
 # Files are found, not listed (node 20 does not expand globs for --test): a new test file cannot be forgotten,
 # and a group that finds no file fails.
 set -euo pipefail
@@ -69,7 +69,7 @@ if [ "$#" -gt 0 ]; then # named files: each in its own group
   for f in "$@"; do if is_e2e "$f"; then e2e+=("$f"); else unit+=("$f"); fi; done
 fi
 
-# Each run bundles the test files it runs (scripts/build-tests.mjs) into a dir of its own and runs them
+# Each run bundles the test files it runs (scripts/build/build-tests.mjs) into a dir of its own and runs them
 # as plain JS: a test process under tsx's loader hooks costs ≈ 0.7 s more CPU. The bundles keep each
 # source file's import.meta and map stack traces to the .ts lines.
 scratch=()
@@ -80,7 +80,7 @@ bundle_tests() {
   mkdir -p node_modules/.cache
   bundles="$(mktemp -d node_modules/.cache/captf-tests.XXXXXX)"
   scratch+=("$bundles")
-  node scripts/build-tests.mjs "$bundles" "$@"
+  node scripts/build/build-tests.mjs "$bundles" "$@"
 }
 # The timeout bounds each file, so a hang is caught; never a slow file on a busy machine.
 run_tests() {
@@ -117,7 +117,7 @@ run_e2e_phases() {
 
 run_e2e() {
   [ "${#e2e[@]}" -gt 0 ] || { [ "$#" -gt 0 ] && return 0; echo "no e2e test files found under test/" >&2; exit 1; }
-  node scripts/build.mjs
+  node scripts/build/build.mjs
   if [ -n "${CAPTF_TEST_TERRAFORMS:-}" ]; then
     local tf
     for tf in $CAPTF_TEST_TERRAFORMS; do

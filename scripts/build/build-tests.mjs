@@ -1,4 +1,4 @@
-// Bundles test files for scripts/test.sh: node scripts/build-tests.mjs OUTDIR FILE...
+// Bundles test files for scripts/test.sh: node scripts/build/build-tests.mjs OUTDIR FILE...
 // Each test file becomes OUTDIR/<its path>.mjs with the sources it imports; packages stay imports
 // (node loads them itself, OUTDIR lies inside the repository so they resolve). Running plain JS
 // saves each test process ≈ 0.7 s of CPU that tsx's loader hooks cost it (BENCHMARKS.md, "Test suite").
@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 
 const [outdir, ...files] = process.argv.slice(2);
 if (!outdir || files.length === 0) {
-  console.error('usage: node scripts/build-tests.mjs OUTDIR FILE...');
+  console.error('usage: node scripts/build/build-tests.mjs OUTDIR FILE...');
   process.exit(2);
 }
 

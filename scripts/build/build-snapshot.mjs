@@ -9,7 +9,7 @@
 // runner the run was started with (process.argv[1]: the launcher passes the bundle's path, as node
 // does for the bundle itself).
 //
-// The blob: scripts/snapshot-blob.sh.
+// The blob: scripts/image/snapshot-blob.sh.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -86,7 +86,7 @@ const readAtFirstUse = {
   name: 'read-at-first-use',
   setup(b) {
     for (const { file, edits } of READ_AT_FIRST_USE) {
-      const path = fileURLToPath(new URL(`../${file}`, import.meta.url));
+      const path = fileURLToPath(new URL(`../../${file}`, import.meta.url));
       b.onLoad({ filter: new RegExp(`^${escapeRegExp(path)}$`) }, () => {
         let contents = readFileSync(path, 'utf8');
         for (const [from, to] of edits) {
@@ -157,7 +157,7 @@ export async function buildSnapshotBundle(common, entry, outDir) {
       ...common,
       stdin: {
         contents: `module.exports = {${specs.map((spec) => `${JSON.stringify(spec)}: require(${JSON.stringify(spec)})`).join(', ')}};`,
-        resolveDir: fileURLToPath(new URL('..', import.meta.url)),
+        resolveDir: fileURLToPath(new URL('../..', import.meta.url)),
         loader: 'js',
       },
       outfile: join(outDir, 'lib', `${lib}.cjs`),

@@ -13,12 +13,12 @@
 # container of its own, as Docker runs them; the rest with chroot isolation), podman runs (runc).
 # Each setting below says at its place why it is what it is.
 #
-#   bash scripts/image-check.sh            (CI: .ci/run calls it)
+#   bash scripts/image/image-check.sh            (CI: .ci/run calls it)
 #   CAPTF_IMAGE_CI_WORK=DIR                where storage and caches live (default /var/tmp/captf-image-ci)
 #   CAPTF_IMAGE_CI_RESET=1                 wipe the container storage afterwards (keeps the base tar)
 set -euo pipefail
 
-REPO=$(cd "$(dirname "$0")/.." && pwd)
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
 # Outside the checkout: the storage holds root-owned files and mounts.
 WORK=${CAPTF_IMAGE_CI_WORK:-/var/tmp/captf-image-ci}
 IMAGE=localhost/captf-runner:dev
@@ -127,7 +127,7 @@ stage_context() {
   build_args=(--build-arg "BASE_NAME=$NODE_BASE" --build-arg "BASE_DIGEST=$(podman image inspect --format '{{.Digest}}' "$NODE_BASE")")
   while read -r line; do
     case "$line" in SOURCE_DATE_EPOCH=*) source_date_epoch=${line#*=} ;; *) build_args+=(--build-arg "$line") ;; esac
-  done < <(bash "$REPO/scripts/stage-image-context.sh" 2>"$WORK/$RUN_ID/stage.log" || { tail -20 "$WORK/$RUN_ID/stage.log" >&2; exit 1; })
+  done < <(bash "$REPO/scripts/image/stage-image-context.sh" 2>"$WORK/$RUN_ID/stage.log" || { tail -20 "$WORK/$RUN_ID/stage.log" >&2; exit 1; })
 }
 
 # build_runner TAG CONTEXT: every layer built afresh (no layer cache), every file and the image's
@@ -146,7 +146,7 @@ check_tampered_terraform() {
   mkdir -p "$context/dist" "$context/runner"
   cp "$REPO/Dockerfile" "$REPO/.dockerignore" "$context/"
   cp -r "$REPO/dist/captf-runner.mjs" "$REPO/dist/chunks" "$REPO/dist/snapshot" "$REPO/dist/npm-sbom.cdx.json" "$REPO/dist/terraform" "$context/dist/"
-  mkdir -p "$context/scripts" && cp "$REPO/scripts/snapshot-blob.sh" "$context/scripts/"
+  mkdir -p "$context/scripts/image" && cp "$REPO/scripts/image/snapshot-blob.sh" "$context/scripts/image/"
   # The runner/ files the build context lets in (.dockerignore's exceptions), so that the list lives in one place.
   local file
   for file in $(sed -n 's|^!\(runner/.*\)|\1|p' "$REPO/.dockerignore"); do cp "$REPO/$file" "$context/runner/"; done

@@ -4,8 +4,8 @@
 // so that documents larger than Node's maximum string length cost no memory. Prints the counts a
 // classifier must find to stderr as one JSON line.
 //
-//   node scripts/gen-plan.mjs --bytes 1073741824 --out /tmp/plan.json
-//   node scripts/gen-plan.mjs --bytes 1048576 > plan.json
+//   node scripts/generators/gen-plan.mjs --bytes 1073741824 --out /tmp/plan.json
+//   node scripts/generators/gen-plan.mjs --bytes 1048576 > plan.json
 //
 // Resource i gets the kind KIND_CYCLE[i % 10]; each instance costs about --entry-bytes bytes in all
 // (its resource_changes entry plus its prior_state and planned_values copies, like terraform's).

@@ -3,21 +3,21 @@
 // own table tests, so they only change with them; test/controller-model/vectors.test.ts fails when the
 // checked-in file is stale.
 //
-//   node --import tsx scripts/gen-decide-vectors.ts
+//   node --import tsx scripts/generators/gen-decide-vectors.ts
 import { writeFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { decideOp } from '../src/controller-model/decide-op.ts';
-import { parseSnapshot } from '../src/controller-model/snapshot.ts';
-import { DECIDE_CASES } from '../test/controller-model/decide.cases.ts';
-import { jobImage } from '../src/controller-model/op-shape.ts';
-import { JOB_IMAGE_CASES } from '../test/controller-model/job-image.cases.ts';
+import { decideOp } from '../../src/controller-model/decide-op.ts';
+import { parseSnapshot } from '../../src/controller-model/snapshot.ts';
+import { DECIDE_CASES } from '../../test/controller-model/decide.cases.ts';
+import { jobImage } from '../../src/controller-model/op-shape.ts';
+import { JOB_IMAGE_CASES } from '../../test/controller-model/job-image.cases.ts';
 import { vectorsFile } from './vectors-file.ts';
 
-const SCRIPT = 'scripts/gen-decide-vectors.ts';
+const SCRIPT = 'scripts/generators/gen-decide-vectors.ts';
 
-export const DECIDE_VECTORS_PATH = fileURLToPath(new URL('../contract/vectors/decide-op.json', import.meta.url));
-export const JOB_IMAGE_VECTORS_PATH = fileURLToPath(new URL('../contract/vectors/job-image.json', import.meta.url));
+export const DECIDE_VECTORS_PATH = fileURLToPath(new URL('../../contract/vectors/decide-op.json', import.meta.url));
+export const JOB_IMAGE_VECTORS_PATH = fileURLToPath(new URL('../../contract/vectors/job-image.json', import.meta.url));
 
 /** The file's text. Refuses to export a case on which the model and the hand-written decision disagree. */
 export function renderDecideVectors(): string {

@@ -5,13 +5,13 @@
 // lists them too. Keys are inserted where the Go struct that writes them puts them (encoding/json
 // writes fields in struct order). Deterministic: run it again and nothing changes.
 //
-//   npx tsx scripts/gen-newer-plan-fixtures.ts
+//   npx tsx scripts/generators/gen-newer-plan-fixtures.ts
 import { readFileSync, writeFileSync } from 'node:fs';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Doc = { [key: string]: Json };
 
-const PLANS = new URL('../test/fixtures/plans/', import.meta.url).pathname;
+const PLANS = new URL('../../test/fixtures/plans/', import.meta.url).pathname;
 const real = (name: string): Doc =>
   JSON.parse(readFileSync(`${PLANS}terraform-1.11/${name}__plan.json`, 'utf8')) as Doc;
 const write = (dir: string, name: string, doc: Doc) =>

@@ -6,14 +6,14 @@
 # it to runner/terraform.sha256sums, which the Dockerfile's first stage holds every binary against.
 # A person runs it (it needs the network) and commits the result; CI never runs it.
 #
-#   scripts/pin-terraform.sh VERSION [ARCH...]            terraform, ARCH amd64 (default) or arm64 …
-#   TOOL=tofu scripts/pin-terraform.sh VERSION [ARCH...]  OpenTofu (needs cosign)
+#   scripts/image/pin-terraform.sh VERSION [ARCH...]            terraform, ARCH amd64 (default) or arm64 …
+#   TOOL=tofu scripts/image/pin-terraform.sh VERSION [ARCH...]  OpenTofu (needs cosign)
 #   OFFLINE_DIR=DIR                                       the release files are already in DIR (same names)
 # Leaves the verified binary of the last ARCH in the work dir and prints its path (TERRAFORM_BIN).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
-version=${1:?usage: scripts/pin-terraform.sh VERSION [ARCH...]}
+version=${1:?usage: scripts/image/pin-terraform.sh VERSION [ARCH...]}
 shift
 archs=("${@:-amd64}")
 tool=${TOOL:-terraform}
@@ -75,7 +75,7 @@ for arch in "${archs[@]}"; do
   grep -v -e "  $key\$" -e "^# $key: " "$pins" >"$pins.tmp" || true
   {
     cat "$pins.tmp"
-    echo "# $key: zip sha256 $got in the signed $sums (scripts/pin-terraform.sh, $(date -u +%Y-%m-%d))"
+    echo "# $key: zip sha256 $got in the signed $sums (scripts/image/pin-terraform.sh, $(date -u +%Y-%m-%d))"
     echo "$binary  $key"
   } >"$pins"
   rm -f "$pins.tmp"

@@ -3,12 +3,12 @@ import { build } from 'esbuild';
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { sourcesHash } from './sources-hash.mjs';
 import { buildSnapshotBundle } from './build-snapshot.mjs';
-import { buildSnapshotBlob } from './snapshot-blob.mjs';
+import { buildSnapshotBlob } from '../image/snapshot-blob.mjs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
-const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
-const outdir = new URL('../dist/', import.meta.url).pathname;
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+const outdir = new URL('../../dist/', import.meta.url).pathname;
 const outfile = join(outdir, 'captf-runner.mjs');
 const require = createRequire(import.meta.url);
 const snapshotDir = join(outdir, 'snapshot');
@@ -56,7 +56,7 @@ rmSync(join(outdir, 'chunks'), { recursive: true, force: true });
 const stamp = sourcesHash();
 await build({
   ...common,
-  entryPoints: { 'captf-runner': new URL('../src/main.ts', import.meta.url).pathname },
+  entryPoints: { 'captf-runner': new URL('../../src/main.ts', import.meta.url).pathname },
   outdir,
   outExtension: { '.js': '.mjs' },
   chunkNames: 'chunks/[name]-[hash]',
@@ -69,12 +69,12 @@ await build({
 });
 chmodSync(outfile, 0o755);
 
-// The startup snapshot (scripts/build-snapshot.mjs): its bundle, and a blob made by the node that runs
+// The startup snapshot (scripts/build/build-snapshot.mjs): its bundle, and a blob made by the node that runs
 // this build for the tests (a blob runs only on the node that made it: the image makes its own).
 // dist/snapshot/node-version names that node (test/support/bundle.ts).
 const snapshotEntry = await buildSnapshotBundle(
   common,
-  new URL('../src/startup-snapshot.ts', import.meta.url).pathname,
+  new URL('../../src/startup-snapshot.ts', import.meta.url).pathname,
   snapshotDir,
 );
 buildSnapshotBlob(process.execPath, snapshotEntry, join(snapshotDir, 'captf-runner.blob'));

@@ -1,19 +1,19 @@
 // One sha256 over everything the bundle is built from: src/, the build script and the locked
-// dependencies. scripts/build.mjs writes it beside the bundle (dist/sources.sha256); the e2e tests
+// dependencies. scripts/build/build.mjs writes it beside the bundle (dist/sources.sha256); the e2e tests
 // compare it with the tree they run in (test/support/bundle.ts).
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const INPUTS = [
   'src',
-  'scripts/build.mjs',
-  'scripts/build-snapshot.mjs',
-  'scripts/snapshot-blob.mjs',
-  'scripts/snapshot-blob.sh',
-  'scripts/sources-hash.mjs',
+  'scripts/build/build.mjs',
+  'scripts/build/build-snapshot.mjs',
+  'scripts/image/snapshot-blob.mjs',
+  'scripts/image/snapshot-blob.sh',
+  'scripts/build/sources-hash.mjs',
   'package.json',
   'package-lock.json',
 ];

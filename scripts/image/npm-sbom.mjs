@@ -1,8 +1,8 @@
 // The bundle's npm packages as CycloneDX: `npm sbom --package-lock-only` (on stdin) cut down to the
 // packages package-lock.json does not mark dev. Not `npm sbom --omit dev`: it also drops a package a
 // dev dependency needs besides a runtime one (pg-types, needed by pg and by @types/pg; tslib), so the
-// image's SBOM would miss code the bundle holds. scripts/stage-image-context.sh runs it:
-//   npm sbom --package-lock-only --sbom-format cyclonedx | node scripts/npm-sbom.mjs > dist/npm-sbom.cdx.json
+// image's SBOM would miss code the bundle holds. scripts/image/stage-image-context.sh runs it:
+//   npm sbom --package-lock-only --sbom-format cyclonedx | node scripts/image/npm-sbom.mjs > dist/npm-sbom.cdx.json
 import { readFileSync } from 'node:fs';
 
 const lock = JSON.parse(readFileSync('package-lock.json', 'utf8'));

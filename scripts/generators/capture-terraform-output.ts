@@ -3,9 +3,9 @@
 // the case observed), stdout.txt, stderr.txt, and for plan and validate also the -json form
 // (json-stdout.txt, json-stderr.txt, its argv and exit code in command.json).
 //
-//   npx tsx scripts/capture-terraform-output.ts                  # every case (20-40 s)
-//   npx tsx scripts/capture-terraform-output.ts --case NAME ...  # only these cases
-//   npx tsx scripts/capture-terraform-output.ts --list           # the case names
+//   npx tsx scripts/generators/capture-terraform-output.ts                  # every case (20-40 s)
+//   npx tsx scripts/generators/capture-terraform-output.ts --case NAME ...  # only these cases
+//   npx tsx scripts/generators/capture-terraform-output.ts --list           # the case names
 //
 // The cases are in capture-terraform-output/cases.ts, the engine that runs them in
 // capture-terraform-output/workdir.ts. Each case runs in a fresh temp dir laid out like the runner's
@@ -20,7 +20,7 @@ import { mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startPostgres, type PostgresServer } from '../test/support/pg.ts';
+import { startPostgres, type PostgresServer } from '../../test/support/pg.ts';
 import { CASES } from './capture-terraform-output/cases.ts';
 import { keyLine, OUT_DIR, redact, terraformVersion, Workdir, writeCase } from './capture-terraform-output/workdir.ts';
 

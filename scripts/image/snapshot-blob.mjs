@@ -1,4 +1,4 @@
-// The runner's startup snapshot blob, made by scripts/snapshot-blob.sh (which says how, and why its bytes
+// The runner's startup snapshot blob, made by scripts/image/snapshot-blob.sh (which says how, and why its bytes
 // are the same build after build) for the build's tests and the bench: written whole or not at all.
 import { spawnSync } from 'node:child_process';
 import { renameSync, rmSync } from 'node:fs';

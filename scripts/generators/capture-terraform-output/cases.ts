@@ -1,4 +1,4 @@
-// The cases of the capture of what the real terraform prints (scripts/capture-terraform-output.ts runs
+// The cases of the capture of what the real terraform prints (scripts/generators/capture-terraform-output.ts runs
 // them): each builds a tiny module of terraform_data (no provider download), does its setup with
 // terraform (which must succeed), and captures one command (and its -json form) exactly as the runner
 // runs it: the argv of the runner's own builders (src/terraform/*.ts), so
@@ -6,9 +6,9 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { forceUnlockArgs, lockProbeArgs } from '../../src/terraform/lock.ts';
-import { statePullArgs, statePushArgs } from '../../src/terraform/state.ts';
-import { sensitiveOverrideConfig } from '../../src/workspace/workspace.ts';
+import { forceUnlockArgs, lockProbeArgs } from '../../../src/terraform/lock.ts';
+import { statePullArgs, statePushArgs } from '../../../src/terraform/state.ts';
+import { sensitiveOverrideConfig } from '../../../src/workspace/workspace.ts';
 import {
   applyArgs,
   initArgs,

@@ -7,15 +7,15 @@
 #   dist/terraform                        a copy of TERRAFORM_BIN (default: the terraform on PATH);
 #                                         the build refuses it unless runner/terraform.sha256sums holds its sha256
 #   dist/npm-sbom.cdx.json                the bundle's packages: `npm sbom --package-lock-only` less the
-#                                         lock file's dev packages (scripts/npm-sbom.mjs)
+#                                         lock file's dev packages (scripts/image/npm-sbom.mjs)
 # Prints the build arguments, one KEY=VALUE a line: TERRAFORM_VERSION, RUNNER_VERSION, REVISION,
 # CREATED (the commit's time, RFC 3339) and SOURCE_DATE_EPOCH (the same, in seconds: buildah's
 # --timestamp, BuildKit's SOURCE_DATE_EPOCH), so that the same tree builds the same image.
 #
-# Release builds take terraform from HashiCorp's releases (scripts/pin-terraform.sh verifies it):
-#   TERRAFORM_BIN=/path/to/verified/terraform scripts/stage-image-context.sh
+# Release builds take terraform from HashiCorp's releases (scripts/image/pin-terraform.sh verifies it):
+#   TERRAFORM_BIN=/path/to/verified/terraform scripts/image/stage-image-context.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 terraform_bin=${TERRAFORM_BIN:-$(command -v terraform || true)}
 if [ -z "$terraform_bin" ] || [ ! -x "$terraform_bin" ]; then
@@ -25,8 +25,8 @@ fi
 
 # No dependency's install script runs: the bundle is built with esbuild's JS API, which needs none.
 [ -d node_modules ] || npm ci --ignore-scripts --no-audit --no-fund >&2
-node scripts/build.mjs >&2
-npm sbom --package-lock-only --sbom-format cyclonedx | node scripts/npm-sbom.mjs >dist/npm-sbom.cdx.json.tmp
+node scripts/build/build.mjs >&2
+npm sbom --package-lock-only --sbom-format cyclonedx | node scripts/image/npm-sbom.mjs >dist/npm-sbom.cdx.json.tmp
 mv -f dist/npm-sbom.cdx.json.tmp dist/npm-sbom.cdx.json
 
 # cp to a temp name then mv: a rebuild never copies over a binary a running container may use.

@@ -4,7 +4,7 @@
 // first case applied. Run it only with the terraform the fixtures are named after, then
 // regenerate the golden files (UPDATE_GOLDEN=1, test/plan/corpus.test.ts) and review the diff.
 //
-//   npx tsx scripts/gen-plan-fixtures.ts
+//   npx tsx scripts/generators/gen-plan-fixtures.ts
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -14,13 +14,13 @@ import {
   tempDir,
   writeTree,
   type FileTree,
-} from '../test/support/tf-modules.ts';
-import { INPUTS_HASH_VARIABLE } from '../src/workspace/reserved-names.ts';
-import { emptyScan } from '../src/workspace/scan.ts';
-import { scanHcl } from '../src/workspace/scan-hcl.ts';
-import { inputsHashConfig } from '../src/workspace/workspace.ts';
+} from '../../test/support/tf-modules.ts';
+import { INPUTS_HASH_VARIABLE } from '../../src/workspace/reserved-names.ts';
+import { emptyScan } from '../../src/workspace/scan.ts';
+import { scanHcl } from '../../src/workspace/scan-hcl.ts';
+import { inputsHashConfig } from '../../src/workspace/workspace.ts';
 
-const OUT = new URL('../test/fixtures/plans/terraform-1.11/', import.meta.url).pathname;
+const OUT = new URL('../../test/fixtures/plans/terraform-1.11/', import.meta.url).pathname;
 const HASH_1 = '1'.repeat(64);
 const HASH_2 = '2'.repeat(64);
 

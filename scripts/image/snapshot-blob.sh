@@ -1,7 +1,7 @@
 #!/bin/sh
-# The runner's startup snapshot blob, made from its bundle (scripts/build-snapshot.mjs) by one node
+# The runner's startup snapshot blob, made from its bundle (scripts/build/build-snapshot.mjs) by one node
 # binary: it runs only on that one (node refuses another's, exit 14). The build makes one for the tests
-# with its own node (scripts/snapshot-blob.mjs), the image build one with the image's node (Dockerfile,
+# with its own node (scripts/image/snapshot-blob.mjs), the image build one with the image's node (Dockerfile,
 # stage app), the bench one with the node it measures.
 #
 # The same node makes the same bytes from the same bundle, whatever runs this (BENCHMARKS.md, the
@@ -9,12 +9,12 @@
 # rehashes with a seed of its own and needs no flag); the environment is fixed, and so are node's stdio
 # (node keeps what it made of the stderr it was given: a pipe, a file and a terminal make three blobs):
 # no input, its output in a file beside the blob, shown when it is done. What the bundle reads of the process as it
-# loads is read at its first use (scripts/build-snapshot.mjs), and node's PID is saved as a constant
+# loads is read at its first use (scripts/build/build-snapshot.mjs), and node's PID is saved as a constant
 # (src/startup-snapshot.ts).
 #
-#   sh scripts/snapshot-blob.sh NODE ENTRY.cjs BLOB
+#   sh scripts/image/snapshot-blob.sh NODE ENTRY.cjs BLOB
 set -eu
-[ $# = 3 ] || { echo "usage: sh scripts/snapshot-blob.sh NODE ENTRY.cjs BLOB" >&2; exit 2; }
+[ $# = 3 ] || { echo "usage: sh scripts/image/snapshot-blob.sh NODE ENTRY.cjs BLOB" >&2; exit 2; }
 node=$1 entry=$2 blob=$3
 output=$blob.out
 status=0
