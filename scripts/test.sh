@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The test suite: scripts/test.sh [all|unit|e2e] [FILE...]   (npm test, npm run test:unit, npm run test:e2e)
-#   unit  every test/**/*.test.ts outside the e2e group: pure code, seconds, no terraform, no PostgreSQL.
-#         A stand-in `terraform` (and PostgreSQL binaries) first on PATH fails any that starts one.
-#   e2e   test/e2e/, test/support/ and the files in E2E_ELSEWHERE: the built runner, the real terraform,
-#         PostgreSQL. Builds the bundle first. Run once per binary in CAPTF_TEST_TERRAFORMS (space-separated
+#   unit  every test/**/*.test.ts outside the e2e group: pure code, seconds, no terraform, no PostgreSQL, no
+#         process started. A stand-in `terraform` (and PostgreSQL binaries) first on PATH fails any that starts one.
+#   e2e   every test file under test/e2e/ or test/support/, and every *.e2e.test.ts elsewhere: the built runner,
+#         the real terraform, PostgreSQL, radosgw, other processes. Builds the bundle first. Run once per binary in CAPTF_TEST_TERRAFORMS (space-separated
 #         paths) when set, else with CAPTF_TEST_TERRAFORM (one path) or terraform on PATH.
 #         Two phases: every file but the SERIAL ones concurrently (CAPTF_TEST_CONCURRENCY files at a time,
 #         default 3: terraform runs wait on pipes and disk as much as on the CPUs), then the SERIAL ones,
@@ -24,19 +24,6 @@ unset NODE_EXTRA_CA_CERTS
 # test modules are tiny, and the collections were a third of each terraform launch's CPU (≈ 80 → 54 ms).
 export GOGC=400
 
-# Tests outside test/e2e/ and test/support/ that start terraform, PostgreSQL or the built runner.
-E2E_ELSEWHERE=(
-  test/commands/contract-check/check.test.ts
-  test/commands/contract-check/source-tree.test.ts
-  test/commands/contract-check/special-files.test.ts
-  test/commands/contract-check/version.test.ts
-  test/inputs/terraform-equivalence.test.ts
-  test/local/lifecycle.test.ts
-  test/steps/plan-text.test.ts
-  test/store/pg-store.test.ts
-  test/store/s3-radosgw.test.ts
-)
-
 # Timing-sensitive e2e files (signals, deadlines, stop grace): the serial phase runs them one at a time, alone.
 SERIAL=(
   test/e2e/faults-deadline.test.ts
@@ -50,16 +37,12 @@ group="${1:-all}"
 case "$group" in all | unit | e2e) shift || true ;; *) group=all ;; esac
 
 mapfile -t every < <(find test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
-for f in "${E2E_ELSEWHERE[@]}"; do
-  [ -f "$f" ] || { echo "scripts/test.sh: E2E_ELSEWHERE names $f, which does not exist" >&2; exit 1; }
-done
 for f in "${SERIAL[@]}"; do
   [ -f "$f" ] || { echo "scripts/test.sh: SERIAL names $f, which does not exist" >&2; exit 1; }
 done
+# The e2e group: a folder rule and a suffix, nothing to list (test/README.md).
 is_e2e() {
-  case "$1" in test/e2e/* | test/support/*) return 0 ;; esac
-  local f
-  for f in "${E2E_ELSEWHERE[@]}"; do [ "$f" = "$1" ] && return 0; done
+  case "$1" in test/e2e/* | test/support/* | *.e2e.test.ts) return 0 ;; esac
   return 1
 }
 unit=() e2e=()
@@ -93,7 +76,7 @@ run_unit() {
   [ "${#unit[@]}" -gt 0 ] || { [ "$#" -gt 0 ] && return 0; echo "no unit test files found under test/" >&2; exit 1; }
   stand_in="$(mktemp -d)"
   scratch+=("$stand_in")
-  printf '#!/bin/sh\necho "unit tests start no $(basename "$0"): a test that needs it belongs in test/e2e/ or in E2E_ELSEWHERE (scripts/test.sh)" >&2\nexit 127\n' >"$stand_in/terraform"
+  printf '#!/bin/sh\necho "unit tests start no $(basename "$0"): a test that needs it belongs in test/e2e/ or in a file named *.e2e.test.ts (test/README.md)" >&2\nexit 127\n' >"$stand_in/terraform"
   chmod +x "$stand_in/terraform"
   for name in tofu initdb pg_ctl postgres psql; do ln -s terraform "$stand_in/$name"; done
   PATH="$stand_in:$PATH" CAPTF_PG_BIN_DIR="$stand_in" CAPTF_TEST_TERRAFORM="" run_tests --test-concurrency=2 "${unit[@]}"

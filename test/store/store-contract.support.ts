@@ -38,7 +38,7 @@ interface Tamper {
   setManifest(object: string, data: Buffer): Promise<void>;
   /**
    * The store keeps chunk `index` of every later write with its first byte flipped (a store that changes data).
-   * Absent for a real server, which cannot be made to (radosgw: test/store/s3-radosgw.test.ts); its test is skipped.
+   * Absent for a real server, which cannot be made to (radosgw: test/store/s3-radosgw.e2e.test.ts); its test is skipped.
    */
   corruptChunkWrites?(index: number): Promise<void>;
 }

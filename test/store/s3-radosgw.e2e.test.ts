@@ -2,7 +2,7 @@
 // started once for this file and stopped after it. The store contract as test/store/s3-store.test.ts runs it
 // against the fake (which keeps the injected faults and the store that changes what it is sent), then what this
 // server does differently from AWS's documented S3 and the fake (contract/sections/artifacts.md, "S3-compatible
-// services"). In the e2e group (scripts/test.sh, E2E_ELSEWHERE): it needs the radosgw, ceph-mon and ceph-osd
+// services"). In the e2e group (its .e2e.test.ts name): it needs the radosgw, ceph-mon and ceph-osd
 // packages, which .ci/run installs.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
