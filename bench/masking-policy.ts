@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LineMasker, MASK, Masker } from '../src/output/mask.ts';
+import { cleanEnv } from './lib/env.ts';
 import { moduleText, parseModuleSize, stateText } from './lib/module.ts';
 import { evaluateCreates, examplesEvaluator } from './lib/policy-examples.ts';
 
@@ -54,14 +55,6 @@ const median = (xs: readonly number[]) => {
 };
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const MiB = 2 ** 20;
-
-/** The environment of the runner: none of this shell's TF_ or CAPTF_ settings, no CLI config (bench/run.mjs's). */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (!/^(TF_|CAPTF_)/.test(k) && k !== 'NODE_OPTIONS' && k !== 'NODE_EXTRA_CA_CERTS') env[k] = v;
-  return { ...env, TF_CLI_CONFIG_FILE: '/dev/null', CHECKPOINT_DISABLE: '1', TF_IN_AUTOMATION: '1' };
-}
 
 // ---------------------------------------------------------------------------------------------
 // 1. The apply, and the text terraform printed through the runner.

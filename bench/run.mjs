@@ -34,7 +34,6 @@
 // --snapshot (part 1's runner starts through the startup snapshot, as the image's command starts it; part 6 also reads
 // through snapshots of its worker, with and without the reader's warm-up in their build).
 import { spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
@@ -53,6 +52,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildSnapshotBlob } from '../scripts/image/snapshot-blob.mjs';
+import { cleanEnv } from './lib/env.ts';
+import { moduleText, stateText } from './lib/module.ts';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opts } = parseArgs({
@@ -172,19 +173,6 @@ function which(name) {
   return found;
 }
 
-/**
- * The environment of both sides: nothing of this shell's TF_ or CAPTF_ settings, no CLI config, no
- * checkpoint call, and TF_IN_AUTOMATION as a CI job running terraform sets it (the runner sets it too).
- * No NODE_OPTIONS or NODE_EXTRA_CA_CERTS either: the image sets neither, and Node 20 reads and parses
- * the whole certificate file as it starts when the latter is set (~70 ms, more than `node -e 0`).
- */
-function cleanEnv() {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (!/^(TF_|CAPTF_)/.test(k) && k !== 'NODE_OPTIONS' && k !== 'NODE_EXTRA_CA_CERTS') env[k] = v;
-  return { ...env, TF_CLI_CONFIG_FILE: '/dev/null', CHECKPOINT_DISABLE: '1', TF_IN_AUTOMATION: '1' };
-}
-
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const nodeVersion = spawnSync(NODE, ['--version'], { encoding: 'utf8' }).stdout.trim();
 const results = {
@@ -292,57 +280,6 @@ function interleave(count, runner, bare, label) {
 
 // ---------------------------------------------------------------------------------------------
 // The module, the states, and one run of each side.
-
-/** `resources` terraform_data resources of `instances` each; r0's inputs follow var.gen (the changes). */
-function moduleText({ resources, instances }) {
-  let tf = 'variable "gen" {\n  type = string\n}\n\n';
-  for (let r = 0; r < resources; r++) {
-    const input = r === 0 ? '"${var.gen}-${count.index}"' : `"static-${r}-\${count.index}"`;
-    tf += `resource "terraform_data" "r${r}" {\n  count = ${instances}\n  input = ${input}\n}\n\n`;
-  }
-  return tf + 'output "instances" {\n  value = length(terraform_data.r0)\n}\n';
-}
-
-/**
- * The state terraform would have written after applying the module with var.gen = gen: creating
- * 10,000 terraform_data instances through terraform takes many minutes (it is not what is measured).
- */
-function stateText({ resources, instances }, gen) {
-  const out = [];
-  for (let r = 0; r < resources; r++) {
-    const inst = [];
-    for (let i = 0; i < instances; i++) {
-      const value = r === 0 ? `${gen}-${i}` : `static-${r}-${i}`;
-      inst.push({
-        index_key: i,
-        schema_version: 0,
-        attributes: {
-          id: randomUUID(),
-          input: { value, type: 'string' },
-          output: { value, type: 'string' },
-          triggers_replace: null,
-        },
-        sensitive_attributes: [],
-      });
-    }
-    out.push({
-      mode: 'managed',
-      type: 'terraform_data',
-      name: `r${r}`,
-      provider: 'provider["terraform.io/builtin/terraform"]',
-      instances: inst,
-    });
-  }
-  return JSON.stringify({
-    version: 4,
-    terraform_version: '1.11.4',
-    serial: 1,
-    lineage: randomUUID(),
-    outputs: { instances: { value: instances, type: 'number' } },
-    resources: out,
-    check_results: null,
-  });
-}
 
 /**
  * Two sides of one module, each with its own copy of it and its own state, equal at the start:

@@ -1,5 +1,5 @@
 // The benchmarks' module of `terraform_data` instances and the state terraform would have written for it
-// (the same shapes as bench/run.mjs's apply part; run.mjs keeps its own copy until it is split: BENCHMARKS.md).
+// (bench/run.mjs's apply, breakdown and reader parts, bench/masking-policy.ts).
 import { randomUUID } from 'node:crypto';
 
 export interface ModuleSize {
