@@ -3,17 +3,17 @@
 # busybox for the /bin/sh of terraform's local-exec; no package manager, no npm, no setuid file.
 # contract/sections/image.md states each property and how to check it on a pulled image.
 #
-# Build context = the repository root after scripts/stage-image-context.sh, which puts in place
+# Build context = the repository root after scripts/image/stage-image-context.sh, which puts in place
 #   dist/captf-runner.mjs, dist/chunks/   the esbuild bundle (no node_modules at run time)
 #   dist/snapshot/captf-runner.cjs, lib/  the startup snapshot's bundle and the packages it leaves out
 #   dist/terraform                        the terraform binary to verify (runner/terraform.sha256sums)
-#   dist/npm-sbom.cdx.json                the bundle's packages (scripts/npm-sbom.mjs)
+#   dist/npm-sbom.cdx.json                the bundle's packages (scripts/image/npm-sbom.mjs)
 # and prints the build arguments (TERRAFORM_VERSION, CREATED, REVISION, RUNNER_VERSION). Reproducible:
 # build with `--timestamp <the commit's time>` (buildah) or SOURCE_DATE_EPOCH (BuildKit), and the same
 # tree gives the same image ID.
 
 # The base, pinned by digest: it gives the node binary and the tools of the build stages, nothing
-# else reaches the image from it. CI passes its local stand-in (scripts/image-check.sh).
+# else reaches the image from it. CI passes its local stand-in (scripts/image/image-check.sh).
 ARG BASE_NAME=docker.io/library/node:24-bookworm-slim
 ARG BASE_DIGEST=sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
 
@@ -31,7 +31,7 @@ RUN set -eu; \
     key="${TERRAFORM_TOOL}_${TERRAFORM_VERSION}_linux_$(dpkg --print-architecture)"; \
     want=$(awk -v key="$key" '$1 !~ /^#/ && $2 == key { print $1 }' /verify/terraform.sha256sums); \
     got=$(sha256sum /verify/terraform | cut -d' ' -f1); \
-    if [ -z "$want" ]; then echo "no sha256 committed for $key in runner/terraform.sha256sums: run scripts/pin-terraform.sh ${TERRAFORM_VERSION}" >&2; exit 1; fi; \
+    if [ -z "$want" ]; then echo "no sha256 committed for $key in runner/terraform.sha256sums: run scripts/image/pin-terraform.sh ${TERRAFORM_VERSION}" >&2; exit 1; fi; \
     if [ "$got" != "$want" ]; then echo "terraform binary REFUSED: sha256 $got is not $want, the one committed for $key (runner/terraform.sha256sums)" >&2; exit 1; fi; \
     /verify/terraform version -json > /verify/version.json; \
     grep -q "\"terraform_version\": \"${TERRAFORM_VERSION}\"" /verify/version.json \
@@ -92,9 +92,9 @@ COPY dist/captf-runner.mjs /app/usr/local/lib/captf-runner/captf-runner.mjs
 COPY dist/chunks/ /app/usr/local/lib/captf-runner/chunks/
 COPY dist/snapshot/lib/ /app/usr/local/lib/captf-runner/snapshot/lib/
 COPY runner/captf-runner.sh /app/usr/local/bin/captf-runner
-COPY dist/snapshot/captf-runner.cjs scripts/snapshot-blob.sh /snapshot/
+COPY dist/snapshot/captf-runner.cjs scripts/image/snapshot-blob.sh /snapshot/
 # The same bytes in every build, whatever PID, stdio and environment the builder gives this step
-# (scripts/snapshot-blob.sh).
+# (scripts/image/snapshot-blob.sh).
 RUN sh /snapshot/snapshot-blob.sh /usr/local/bin/node /snapshot/captf-runner.cjs /snapshot/captf-runner.blob
 COPY dist/npm-sbom.cdx.json runner/image-sbom.mjs /sbom/
 COPY --from=rootfs /rootfs/var/lib/dpkg/status.d/ /sbom/status.d/

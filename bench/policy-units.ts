@@ -12,11 +12,9 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { compileExpression, changeBinding } from '../src/policy/cel.ts';
-import { compilePolicy } from '../src/policy/compile.ts';
 import { CostMeter } from '../src/policy/cost.ts';
-import { PolicyEvaluator } from '../src/policy/evaluate.ts';
 import { compilePattern } from '../src/policy/regex.ts';
-import type { PolicyChangeView } from '../src/plan/policy-views.ts';
+import { evaluateCreates, examplesEvaluator, exampleView as view } from './lib/policy-examples.ts';
 
 const { values } = parseArgs({ options: { 'json-out': { type: 'string' } } });
 
@@ -74,63 +72,12 @@ function benchRegex() {
   return rows;
 }
 
-const EXAMPLES = (copy: number) => `- name: protect-databases-${copy}
-  match: >-
-    change.types.exists(t, t in ["aws_db_instance", "aws_rds_cluster", "google_sql_database_instance"])
-    && change.kind in ["delete", "replace", "unknown"]
-  effect: deny
-  message: >-
-    "the runner never deletes a database: " + change.address + " would be " +
-    (change.kind == "replace" ? "replaced" : "deleted") +
-    "; change the module so that it is kept (lifecycle prevent_destroy, or the attribute that forces the replace), or delete it by hand"
-- name: iam-needs-review-${copy}
-  match: >-
-    change.types.exists(t, t.startsWith("aws_iam_") || t.startsWith("google_project_iam_")
-      || t.startsWith("google_service_account"))
-    && !(change.kind in ["read", "noop"])
-  effect: requireApproval
-`;
-
-const view = (address: string): PolicyChangeView => ({
-  address,
-  mode: 'managed',
-  type: 'terraform_data',
-  name: 'web',
-  provider: 'terraform.io/builtin/terraform',
-  kind: 'create',
-  actions: ['create'],
-});
-
 function benchExamples() {
   const rows = [];
   for (const rules of [50, 92, 100, 120]) {
-    const copies = rules / 2;
-    const compiled = compilePolicy([
-      {
-        file: 'policy/examples.yaml',
-        text: `apiVersion: policy.captf.io/v1\nrules:\n${Array.from({ length: copies }, (_, i) => EXAMPLES(i)).join('')}`,
-      },
-    ]);
-    if (!compiled.ok) throw new Error(JSON.stringify(compiled.problems));
-    const evaluator = new PolicyEvaluator(compiled.policy, { timeLimitMs: 600_000 });
+    const evaluator = examplesEvaluator(rules);
     const started = cpuMs();
-    for (let i = 0; i < 10_000; i++) evaluator.change(view(`terraform_data.web["${i}"]`));
-    const outcome = evaluator.plan({
-      counts: {
-        create: 10_000,
-        update: 0,
-        delete: 0,
-        replace: 0,
-        read: 0,
-        noop: 0,
-        forget: 0,
-        import: 0,
-        move: 0,
-        unknown: 0,
-      },
-      tool: 'terraform',
-      version: '1.11.4',
-    });
+    const outcome = evaluateCreates(evaluator, 10_000);
     const ms = cpuMs() - started;
     const row = {
       rules,

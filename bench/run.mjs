@@ -34,7 +34,6 @@
 // --snapshot (part 1's runner starts through the startup snapshot, as the image's command starts it; part 6 also reads
 // through snapshots of its worker, with and without the reader's warm-up in their build).
 import { spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
@@ -52,7 +51,9 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { buildSnapshotBlob } from '../scripts/snapshot-blob.mjs';
+import { buildSnapshotBlob } from '../scripts/image/snapshot-blob.mjs';
+import { cleanEnv } from './lib/env.ts';
+import { moduleText, stateText } from './lib/module.ts';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opts } = parseArgs({
@@ -113,7 +114,7 @@ function fail(message) {
 // change it; terraform; python3 for the process tree's CPU.
 
 if (!opts.runner) {
-  const build = spawnSync(process.execPath, [join(REPO, 'scripts/build.mjs')], {
+  const build = spawnSync(process.execPath, [join(REPO, 'scripts/build/build.mjs')], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   if (build.status !== 0) fail('npm run build failed');
@@ -132,7 +133,7 @@ copyFileSync(RUNNER_SOURCE, RUNNER);
 // The bundle is built with code splitting: the entry imports its chunks from ./chunks/ next to it.
 if (existsSync(join(dirname(RUNNER_SOURCE), 'chunks')))
   cpSync(join(dirname(RUNNER_SOURCE), 'chunks'), join(dirname(RUNNER), 'chunks'), { recursive: true });
-/** The startup snapshot's bundle and libraries beside the runner's (scripts/build-snapshot.mjs): part 2 makes a blob with --node. */
+/** The startup snapshot's bundle and libraries beside the runner's (scripts/build/build-snapshot.mjs): part 2 makes a blob with --node. */
 const SNAPSHOT_DIR = join(dirname(RUNNER), 'snapshot');
 cpSync(join(dirname(RUNNER_SOURCE), 'snapshot'), SNAPSHOT_DIR, { recursive: true });
 rmSync(join(SNAPSHOT_DIR, 'captf-runner.blob'), { force: true });
@@ -142,7 +143,7 @@ function snapshotBlob() {
   if (!existsSync(SNAPSHOT_BLOB)) buildSnapshotBlob(NODE, join(SNAPSHOT_DIR, 'captf-runner.cjs'), SNAPSHOT_BLOB);
   return SNAPSHOT_BLOB;
 }
-/** The V8 flags the image's command gives node, and its blob is built under (runner/captf-runner.sh, scripts/snapshot-blob.sh). */
+/** The V8 flags the image's command gives node, and its blob is built under (runner/captf-runner.sh, scripts/image/snapshot-blob.sh). */
 const IMAGE_V8_FLAGS = ['--single-threaded'];
 /** With --snapshot, the applies start through the blob as the image's command starts them (runner/captf-runner.sh). */
 const APPLY_LAUNCH = opts.snapshot ? [...IMAGE_V8_FLAGS, '--snapshot-blob', snapshotBlob()] : [];
@@ -152,7 +153,7 @@ const APPLY_ENV = opts.snapshot ? APPLY_ENV_SNAPSHOT : {};
 
 const TERRAFORM = which(opts.terraform);
 const BARE = join(REPO, 'bench/bare-apply.sh');
-const GEN_PLAN = join(REPO, 'scripts/gen-plan.mjs');
+const GEN_PLAN = join(REPO, 'scripts/generators/gen-plan.mjs');
 /** The test suite's fake terraform, which prints enormous output on request (test/support/fake-terraform.mjs). */
 const FAKE_TERRAFORM = join(REPO, 'test/support/fake-terraform.mjs');
 /** Preloaded into the runner's node: its own CPU, peak RSS, start and exit times. */
@@ -170,19 +171,6 @@ function which(name) {
   const found = spawnSync('bash', ['-c', 'command -v "$1"', 'which', name], { encoding: 'utf8' }).stdout.trim();
   if (!found) fail(`${name} is not on PATH (pass --terraform PATH)`);
   return found;
-}
-
-/**
- * The environment of both sides: nothing of this shell's TF_ or CAPTF_ settings, no CLI config, no
- * checkpoint call, and TF_IN_AUTOMATION as a CI job running terraform sets it (the runner sets it too).
- * No NODE_OPTIONS or NODE_EXTRA_CA_CERTS either: the image sets neither, and Node 20 reads and parses
- * the whole certificate file as it starts when the latter is set (~70 ms, more than `node -e 0`).
- */
-function cleanEnv() {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (!/^(TF_|CAPTF_)/.test(k) && k !== 'NODE_OPTIONS' && k !== 'NODE_EXTRA_CA_CERTS') env[k] = v;
-  return { ...env, TF_CLI_CONFIG_FILE: '/dev/null', CHECKPOINT_DISABLE: '1', TF_IN_AUTOMATION: '1' };
 }
 
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -292,57 +280,6 @@ function interleave(count, runner, bare, label) {
 
 // ---------------------------------------------------------------------------------------------
 // The module, the states, and one run of each side.
-
-/** `resources` terraform_data resources of `instances` each; r0's inputs follow var.gen (the changes). */
-function moduleText({ resources, instances }) {
-  let tf = 'variable "gen" {\n  type = string\n}\n\n';
-  for (let r = 0; r < resources; r++) {
-    const input = r === 0 ? '"${var.gen}-${count.index}"' : `"static-${r}-\${count.index}"`;
-    tf += `resource "terraform_data" "r${r}" {\n  count = ${instances}\n  input = ${input}\n}\n\n`;
-  }
-  return tf + 'output "instances" {\n  value = length(terraform_data.r0)\n}\n';
-}
-
-/**
- * The state terraform would have written after applying the module with var.gen = gen: creating
- * 10,000 terraform_data instances through terraform takes many minutes (it is not what is measured).
- */
-function stateText({ resources, instances }, gen) {
-  const out = [];
-  for (let r = 0; r < resources; r++) {
-    const inst = [];
-    for (let i = 0; i < instances; i++) {
-      const value = r === 0 ? `${gen}-${i}` : `static-${r}-${i}`;
-      inst.push({
-        index_key: i,
-        schema_version: 0,
-        attributes: {
-          id: randomUUID(),
-          input: { value, type: 'string' },
-          output: { value, type: 'string' },
-          triggers_replace: null,
-        },
-        sensitive_attributes: [],
-      });
-    }
-    out.push({
-      mode: 'managed',
-      type: 'terraform_data',
-      name: `r${r}`,
-      provider: 'provider["terraform.io/builtin/terraform"]',
-      instances: inst,
-    });
-  }
-  return JSON.stringify({
-    version: 4,
-    terraform_version: '1.11.4',
-    serial: 1,
-    lineage: randomUUID(),
-    outputs: { instances: { value: instances, type: 'number' } },
-    resources: out,
-    check_results: null,
-  });
-}
 
 /**
  * Two sides of one module, each with its own copy of it and its own state, equal at the start:
@@ -1087,7 +1024,7 @@ function benchReader() {
       ['snapshotWarmed', '1'],
     ]) {
       const blob = join(dir, `${name}.blob`);
-      // The flags of scripts/snapshot-blob.sh; WARM_READER chooses the warm-up (the script would clear it).
+      // The flags of scripts/image/snapshot-blob.sh; WARM_READER chooses the warm-up (the script would clear it).
       const made = spawnSync(
         NODE,
         ['--predictable', ...IMAGE_V8_FLAGS, '--no-warnings', '--snapshot-blob', blob, '--build-snapshot', entry],

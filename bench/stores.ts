@@ -1,4 +1,4 @@
-// What each artifact store keeps per CAPTF object and moves per op (BENCHMARKS.md, "Stores"):
+// What each artifact store keeps per CAPTF object and moves per op (bench/stores.md):
 // real runner runs (dist/, real terraform) in-cluster against the fake API server, one object's
 // life in each store: first apply, applies that take backups (and prune them), a blocked apply and
 // its approved apply, the Manual flow (plan, then apply --plan-artifact), a restore. For a small

@@ -10,7 +10,7 @@ node=/usr/local/bin/node
 # V8 compiles and collects garbage on the runner's own thread, with no background threads: a run is one
 # short process, and those threads cost more CPU than they take off it (node's own CPU ×0.77 in a
 # no-change apply of 500 instances, less in long plans too: BENCHMARKS.md, issue 33). The blob is built
-# under the same flag (scripts/snapshot-blob.sh): Node 20 refuses a blob under other V8 flags.
+# under the same flag (scripts/image/snapshot-blob.sh): Node 20 refuses a blob under other V8 flags.
 v8=--single-threaded
 if [ -z "${NODE_OPTIONS:-}" ] && [ -r "$lib/snapshot/captf-runner.blob" ]; then
   # glibc asks for huge pages for node's large allocations (the blob is read whole): fewer page faults

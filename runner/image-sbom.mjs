@@ -1,5 +1,5 @@
 // The image's SBOM (CycloneDX 1.5), made in the Dockerfile's `app` stage: the runner's npm packages
-// (`npm sbom --package-lock-only` less the lock file's dev packages, staged by scripts/stage-image-context.sh), node,
+// (`npm sbom --package-lock-only` less the lock file's dev packages, staged by scripts/image/stage-image-context.sh), node,
 // terraform, and every Debian package the image records in /var/lib/dpkg/status.d. Deterministic:
 // no clock, no random serial (it is derived from the content), everything sorted, so that the same
 // tree builds the same image ID.

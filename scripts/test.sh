@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The test suite: scripts/test.sh [all|unit|e2e] [FILE...]   (npm test, npm run test:unit, npm run test:e2e)
-#   unit  every test/**/*.test.ts outside the e2e group: pure code, seconds, no terraform, no PostgreSQL.
-#         A stand-in `terraform` (and PostgreSQL binaries) first on PATH fails any that starts one.
-#   e2e   test/e2e/, test/support/ and the files in E2E_ELSEWHERE: the built runner, the real terraform,
-#         PostgreSQL. Builds the bundle first. Run once per binary in CAPTF_TEST_TERRAFORMS (space-separated
+#   unit  every test/**/*.test.ts outside the e2e group: pure code, seconds, no terraform, no PostgreSQL, no
+#         process started. A stand-in `terraform` (and PostgreSQL binaries) first on PATH fails any that starts one.
+#   e2e   every test file under test/e2e/ or test/support/, and every *.e2e.test.ts elsewhere: the built runner,
+#         the real terraform, PostgreSQL, radosgw, other processes. Builds the bundle first. Run once per binary in CAPTF_TEST_TERRAFORMS (space-separated
 #         paths) when set, else with CAPTF_TEST_TERRAFORM (one path) or terraform on PATH.
 #         Two phases: every file but the SERIAL ones concurrently (CAPTF_TEST_CONCURRENCY files at a time,
 #         default 3: terraform runs wait on pipes and disk as much as on the CPUs), then the SERIAL ones,
 #         one file at a time and one test at a time: nothing shares the machine with a test that times
 #         signals, deadlines and hung steps.
 #   all   (default) npm run check (type-check, lint, format check) beside unit, then e2e.
-# Test files run as bundles of plain JS (scripts/build-tests.mjs), built first for the whole run.
+# Test files run as bundles of plain JS (scripts/build/build-tests.mjs), built first for the whole run.
 # Files are found, not listed (node 20 does not expand globs for --test): a new test file cannot be forgotten,
 # and a group that finds no file fails.
 set -euo pipefail
@@ -23,19 +23,6 @@ unset NODE_EXTRA_CA_CERTS
 # terraform's Go runtime collects its garbage less often (a heap may grow to 5 × what is live first): the
 # test modules are tiny, and the collections were a third of each terraform launch's CPU (≈ 80 → 54 ms).
 export GOGC=400
-
-# Tests outside test/e2e/ and test/support/ that start terraform, PostgreSQL or the built runner.
-E2E_ELSEWHERE=(
-  test/commands/contract-check/check.test.ts
-  test/commands/contract-check/source-tree.test.ts
-  test/commands/contract-check/special-files.test.ts
-  test/commands/contract-check/version.test.ts
-  test/inputs/terraform-equivalence.test.ts
-  test/local/lifecycle.test.ts
-  test/steps/plan-text.test.ts
-  test/store/pg-store.test.ts
-  test/store/s3-radosgw.test.ts
-)
 
 # Timing-sensitive e2e files (signals, deadlines, stop grace): the serial phase runs them one at a time, alone.
 SERIAL=(
@@ -50,16 +37,12 @@ group="${1:-all}"
 case "$group" in all | unit | e2e) shift || true ;; *) group=all ;; esac
 
 mapfile -t every < <(find test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
-for f in "${E2E_ELSEWHERE[@]}"; do
-  [ -f "$f" ] || { echo "scripts/test.sh: E2E_ELSEWHERE names $f, which does not exist" >&2; exit 1; }
-done
 for f in "${SERIAL[@]}"; do
   [ -f "$f" ] || { echo "scripts/test.sh: SERIAL names $f, which does not exist" >&2; exit 1; }
 done
+# The e2e group: a folder rule and a suffix, nothing to list (test/README.md).
 is_e2e() {
-  case "$1" in test/e2e/* | test/support/*) return 0 ;; esac
-  local f
-  for f in "${E2E_ELSEWHERE[@]}"; do [ "$f" = "$1" ] && return 0; done
+  case "$1" in test/e2e/* | test/support/* | *.e2e.test.ts) return 0 ;; esac
   return 1
 }
 unit=() e2e=()
@@ -69,7 +52,7 @@ if [ "$#" -gt 0 ]; then # named files: each in its own group
   for f in "$@"; do if is_e2e "$f"; then e2e+=("$f"); else unit+=("$f"); fi; done
 fi
 
-# Each run bundles the test files it runs (scripts/build-tests.mjs) into a dir of its own and runs them
+# Each run bundles the test files it runs (scripts/build/build-tests.mjs) into a dir of its own and runs them
 # as plain JS: a test process under tsx's loader hooks costs ≈ 0.7 s more CPU. The bundles keep each
 # source file's import.meta and map stack traces to the .ts lines.
 scratch=()
@@ -80,7 +63,7 @@ bundle_tests() {
   mkdir -p node_modules/.cache
   bundles="$(mktemp -d node_modules/.cache/captf-tests.XXXXXX)"
   scratch+=("$bundles")
-  node scripts/build-tests.mjs "$bundles" "$@"
+  node scripts/build/build-tests.mjs "$bundles" "$@"
 }
 # The timeout bounds each file, so a hang is caught; never a slow file on a busy machine.
 run_tests() {
@@ -93,7 +76,7 @@ run_unit() {
   [ "${#unit[@]}" -gt 0 ] || { [ "$#" -gt 0 ] && return 0; echo "no unit test files found under test/" >&2; exit 1; }
   stand_in="$(mktemp -d)"
   scratch+=("$stand_in")
-  printf '#!/bin/sh\necho "unit tests start no $(basename "$0"): a test that needs it belongs in test/e2e/ or in E2E_ELSEWHERE (scripts/test.sh)" >&2\nexit 127\n' >"$stand_in/terraform"
+  printf '#!/bin/sh\necho "unit tests start no $(basename "$0"): a test that needs it belongs in test/e2e/ or in a file named *.e2e.test.ts (test/README.md)" >&2\nexit 127\n' >"$stand_in/terraform"
   chmod +x "$stand_in/terraform"
   for name in tofu initdb pg_ctl postgres psql; do ln -s terraform "$stand_in/$name"; done
   PATH="$stand_in:$PATH" CAPTF_PG_BIN_DIR="$stand_in" CAPTF_TEST_TERRAFORM="" run_tests --test-concurrency=2 "${unit[@]}"
@@ -117,7 +100,7 @@ run_e2e_phases() {
 
 run_e2e() {
   [ "${#e2e[@]}" -gt 0 ] || { [ "$#" -gt 0 ] && return 0; echo "no e2e test files found under test/" >&2; exit 1; }
-  node scripts/build.mjs
+  node scripts/build/build.mjs
   if [ -n "${CAPTF_TEST_TERRAFORMS:-}" ]; then
     local tf
     for tf in $CAPTF_TEST_TERRAFORMS; do

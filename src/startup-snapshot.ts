@@ -1,4 +1,4 @@
-// The entry of the startup snapshot's bundle (dist/snapshot/captf-runner.cjs, CommonJS: scripts/build.mjs).
+// The entry of the startup snapshot's bundle (dist/snapshot/captf-runner.cjs, CommonJS: scripts/build/build.mjs).
 // `node --snapshot-blob BLOB --build-snapshot` runs it once and saves the heap it leaves; a run of
 // `node --snapshot-blob BLOB captf-runner.mjs ARGS` restores that heap and starts main.ts's run, the
 // same code as the bundle's with the start already done: every module an op loads before its first
@@ -8,7 +8,7 @@
 // While it is built nothing may touch stdio, read the environment, open a handle or keep a timer:
 // what it reads would be the build's, not the run's. The warm-up below parses settings from an empty
 // environment and keeps nothing of what it returns; what pino reads of the process as it loads is read
-// at its first use in this bundle (scripts/build-snapshot.mjs). One read is kept: execa's colours
+// at its first use in this bundle (scripts/build/build-snapshot.mjs). One read is kept: execa's colours
 // (yoctocolors) are decided from the build's environment, none, and the runner never asks for them.
 import { startupSnapshot } from 'node:v8';
 import './main.ts';

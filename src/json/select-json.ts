@@ -4,7 +4,7 @@
 // never reads. The whole document is still validated as JSON (RFC 8259 grammar, string escapes,
 // number syntax), so truncated or malformed input is always an error with its byte offset.
 //
-// Why not a library: on a 266 MB plan from scripts/gen-plan.mjs (Node 20, one core), stream-json
+// Why not a library: on a 266 MB plan from scripts/generators/gen-plan.mjs (Node 20, one core), stream-json
 // 2.1.0 (parser + pick + streamArray) classified at ~10 MB/s and @streamparser/json 0.0.26 with
 // path selection at ~37 MB/s (its tokenizer alone: ~65 MB/s), below the 100 MB/s target; this
 // reader classifies the same file at ~110-170 MB/s with a flat ~100 MB RSS.

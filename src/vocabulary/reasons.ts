@@ -3,7 +3,7 @@
 // the exit code says whether a retry can help, and so what a controller does with a Job that ended
 // so (controller-model/actions.ts). RunnerError.reason and the result's `reason` are typed by it,
 // the exit code is read from it (run/exit-codes.ts), and contract/sections/reasons.md and
-// contract/controller-actions.json are generated from it (scripts/gen-vocabulary.ts). Pure data:
+// contract/controller-actions.json are generated from it (scripts/generators/gen-vocabulary.ts). Pure data:
 // it imports nothing.
 
 /** What a result's `outcome` can be. */

@@ -1,6 +1,6 @@
 // The names of the steps a run records (result.steps[].name, error.step), in one list: RunContext.step
 // takes only these, the result schema's step names are this enum, and contract/sections/reasons.md
-// lists them (scripts/gen-vocabulary.ts). Pure data: it imports nothing.
+// lists them (scripts/generators/gen-vocabulary.ts). Pure data: it imports nothing.
 import type { Op } from './reasons.ts';
 
 export interface StepRow {

@@ -1,5 +1,5 @@
 // What a finished Job means to the controller, as table tests of controller-model/actions.ts. Each
-// case quotes the rule it checks; actions.test.ts runs them and scripts/gen-vocabulary.ts exports them
+// case quotes the rule it checks; actions.test.ts runs them and scripts/generators/gen-vocabulary.ts exports them
 // into contract/controller-actions.json, so the vectors a controller replays are exactly these tests.
 import type { FinishedPod, JobOutcome } from '../../src/controller-model/actions.ts';
 import type { Op } from '../../src/vocabulary/reasons.ts';

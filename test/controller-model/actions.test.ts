@@ -1,10 +1,10 @@
 // What a finished Job means to the controller: the cases of action-cases.ts, the handling of every
 // reason by every op that can end with it, and contract/controller-actions.json, which is generated
-// from them (scripts/gen-vocabulary.ts) and must not be stale.
+// from them (scripts/generators/gen-vocabulary.ts) and must not be stale.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { CONTROLLER_ACTIONS_PATH, renderControllerActions } from '../../scripts/gen-vocabulary.ts';
+import { CONTROLLER_ACTIONS_PATH, renderControllerActions } from '../../scripts/generators/gen-vocabulary.ts';
 import {
   consumesApproval,
   consumesRestoreRequest,
@@ -120,7 +120,7 @@ describe('one action per result', () => {
   });
 });
 
-test('contract/controller-actions.json is what the generator writes (node --import tsx scripts/gen-vocabulary.ts), with a row for every reason a Job can end with', () => {
+test('contract/controller-actions.json is what the generator writes (node --import tsx scripts/generators/gen-vocabulary.ts), with a row for every reason a Job can end with', () => {
   const checkedIn = readFileSync(CONTROLLER_ACTIONS_PATH, 'utf8');
   assert.equal(checkedIn, renderControllerActions());
   const { reasons } = JSON.parse(checkedIn) as { reasons: { reason: string; byOp: Record<string, unknown> }[] };

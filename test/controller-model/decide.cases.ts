@@ -1,5 +1,5 @@
 // The table of DecideOp cases, written from the controller's documentation. Each case quotes the sentence it
-// checks (contract/sections/decide-op.md restates the rules). decide-op.test.ts runs them, and scripts/gen-decide-vectors.ts exports them as
+// checks (contract/sections/decide-op.md restates the rules). decide-op.test.ts runs them, and scripts/generators/gen-decide-vectors.ts exports them as
 // contract/vectors/decide-op.json, so the vectors a controller replays are exactly these tests.
 //
 // Every case starts from a live object that applied at 11:00 and is up to date at 12:00, and edits

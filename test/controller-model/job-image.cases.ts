@@ -1,5 +1,5 @@
 // Which image a Job runs and which `--image` it is given (controller-model/op-shape.ts, jobImage):
-// table tests that scripts/gen-decide-vectors.ts exports as contract/vectors/job-image.json.
+// table tests that scripts/generators/gen-decide-vectors.ts exports as contract/vectors/job-image.json.
 import type { ObjectImages } from '../../src/controller-model/op-shape.ts';
 import type { OpDecision } from '../../src/controller-model/decision.ts';
 

@@ -1,4 +1,4 @@
-// contract/vectors/decide-op.json is generated (scripts/gen-decide-vectors.ts) and checked in. CI
+// contract/vectors/decide-op.json is generated (scripts/generators/gen-decide-vectors.ts) and checked in. CI
 // fails here when it is stale, and every vector in it replays through decideOp as a controller would.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import {
   JOB_IMAGE_VECTORS_PATH,
   renderDecideVectors,
   renderJobImageVectors,
-} from '../../scripts/gen-decide-vectors.ts';
+} from '../../scripts/generators/gen-decide-vectors.ts';
 import { jobImage } from '../../src/controller-model/op-shape.ts';
 import { decideOp } from '../../src/controller-model/decide-op.ts';
 import { Decision } from '../../src/controller-model/decision.ts';
@@ -16,7 +16,7 @@ import { parseSnapshot } from '../../src/controller-model/snapshot.ts';
 
 const checkedIn = readFileSync(DECIDE_VECTORS_PATH, 'utf8');
 
-test('the checked-in vectors are what the generator writes (run: node --import tsx scripts/gen-decide-vectors.ts)', () => {
+test('the checked-in vectors are what the generator writes (run: node --import tsx scripts/generators/gen-decide-vectors.ts)', () => {
   assert.equal(checkedIn, renderDecideVectors());
 });
 

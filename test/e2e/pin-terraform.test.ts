@@ -1,4 +1,4 @@
-// scripts/pin-terraform.sh, the release step that pins a terraform binary (it needs the network, so
+// scripts/image/pin-terraform.sh, the release step that pins a terraform binary (it needs the network, so
 // CI never runs it for real): here against a release made locally, signed by a key made for the test
 // and named by its fingerprint, as HashiCorp's is. A pin is written only for a zip that the signed
 // SHA256SUMS lists, signed by that key.
@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import { runChecked, runProcess } from '../support/exec.ts';
 import { tempDir } from '../support/tf-modules.ts';
 
-const SCRIPT = join(import.meta.dirname, '../../scripts/pin-terraform.sh');
+const SCRIPT = join(import.meta.dirname, '../../scripts/image/pin-terraform.sh');
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 
 /** A key in its own GNUPGHOME; its armored public key and its fingerprint. */
@@ -38,7 +38,7 @@ async function signingKey(dir: string): Promise<{ env: Record<string, string>; f
   return { env, fingerprint, armored };
 }
 
-describe('scripts/pin-terraform.sh', () => {
+describe('scripts/image/pin-terraform.sh', () => {
   test("pins the binary of a zip the signed SHA256SUMS lists; refuses a changed zip and another key's signature", {
     timeout: 60_000,
   }, async (t) => {

@@ -16,7 +16,7 @@ import { modules, readLocalState, tempDir, testTerraformEnv, writeTree } from '.
 import { RUNNER } from '../support/runner.ts';
 
 const COMMAND = join(dirname(fileURLToPath(import.meta.url)), '../../runner/captf-runner.sh');
-const SNAPSHOT_BLOB = join(dirname(fileURLToPath(import.meta.url)), '../../scripts/snapshot-blob.sh');
+const SNAPSHOT_BLOB = join(dirname(fileURLToPath(import.meta.url)), '../../scripts/image/snapshot-blob.sh');
 
 let root: string;
 /** The image's command for the copy of the runner in `lib`. */
@@ -76,7 +76,7 @@ async function startedWith(env: Record<string, string> = {}) {
 }
 
 /**
- * The blob scripts/snapshot-blob.sh makes with this node from the copy's bundle, always at one path
+ * The blob scripts/image/snapshot-blob.sh makes with this node from the copy's bundle, always at one path
  * (node keeps its command line), run in `cwd` with its output to a pipe or a file.
  */
 async function madeBlob(cwd: string, output: 'pipe' | 'file'): Promise<Buffer> {
@@ -90,7 +90,7 @@ async function madeBlob(cwd: string, output: 'pipe' | 'file'): Promise<Buffer> {
     child.stdout?.resume();
     child.stderr?.resume();
     const [code] = (await once(child, 'exit')) as [number | null];
-    assert.equal(code, 0, 'scripts/snapshot-blob.sh made the blob');
+    assert.equal(code, 0, 'scripts/image/snapshot-blob.sh made the blob');
   } finally {
     await file?.close();
   }

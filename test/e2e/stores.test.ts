@@ -88,7 +88,7 @@ const stores: Record<string, () => Promise<StoreUnderTest>> = {
           await client.end();
         }
       },
-      // The test database's owner: the grants per object are pg-store.test.ts's.
+      // The test database's owner: the grants per object are pg-store.e2e.test.ts's.
       usedOwnCredentials: async () => {},
       locationPattern: /^postgres:\/\/127\.0\.0\.1:\d+\/test_\d+\/captf_demo\/captf-(backup|plan)-tc\.team-a\.demo$/,
     };

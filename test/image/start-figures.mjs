@@ -1,4 +1,4 @@
-// Run inside the image by scripts/image-check.sh (node is the image's own), in interleaved rounds:
+// Run inside the image by scripts/image/image-check.sh (node is the image's own), in interleaved rounds:
 //   - the start of `captf-runner --version` against `node -e 0`, wall time and CPU (the children's,
 //     from /proc/self/stat: 10 ms ticks), and what V8's compile cache would save on it (the image has
 //     none: it cannot be built byte for byte the same twice);

@@ -505,7 +505,7 @@ describe('a plan from gen-plan.mjs streams with memory that does not grow with i
 
   /** Classifies a generated document of `bytes` as it arrives from the generator's pipe; the generator's counts and the peak growth of live memory. */
   async function classifyGenerated(bytes: number) {
-    const script = fileURLToPath(new URL('../../scripts/gen-plan.mjs', import.meta.url));
+    const script = fileURLToPath(new URL('../../scripts/generators/gen-plan.mjs', import.meta.url));
     const child = spawn(process.execPath, [script, '--bytes', String(bytes)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));

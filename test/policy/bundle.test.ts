@@ -1,7 +1,7 @@
 // The policy module in the image's bundle: esbuild splits a dynamic import of it into a chunk
 // (CEL, protobuf, RE2 and yaml with it), the entry holds none of it, and the chunk runs on this
 // Node without node_modules. The runner reaches it only by dynamic imports (steps/policy.ts, contract
-// check); this builds a small entry with the options of scripts/build.mjs that decide splitting and
+// check); this builds a small entry with the options of scripts/build/build.mjs that decide splitting and
 // loading, so that what is checked is the chunk alone.
 import { after, it } from 'node:test';
 import assert from 'node:assert/strict';

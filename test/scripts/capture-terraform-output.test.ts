@@ -6,8 +6,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CASES } from '../../scripts/capture-terraform-output/cases.ts';
-import { OUT_DIR } from '../../scripts/capture-terraform-output/workdir.ts';
+import { CASES } from '../../scripts/generators/capture-terraform-output/cases.ts';
+import { OUT_DIR } from '../../scripts/generators/capture-terraform-output/workdir.ts';
 
 interface Diagnostic {
   range?: { filename: string; start: { line: number; column: number; byte: number }; end: { byte: number } };
@@ -46,7 +46,7 @@ describe('the captured terraform output', () => {
           bytes.subarray(range!.start.byte, range!.end.byte).toString(),
           highlighted.toString(),
           `${c.name}/json-stdout.txt is older than its module: re-capture it with ` +
-            `npx tsx scripts/capture-terraform-output.ts --case ${c.name}`,
+            `npx tsx scripts/generators/capture-terraform-output.ts --case ${c.name}`,
         );
         const lineStart = bytes.subarray(0, range!.start.byte).lastIndexOf(0x0a) + 1;
         assert.equal(bytes.subarray(0, lineStart).toString().split('\n').length, range!.start.line);

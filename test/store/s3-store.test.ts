@@ -1,6 +1,6 @@
 // The S3 store through the AWS SDK against the loopback S3 fake (test/support/fake-s3.ts: SigV4
 // checked, conditional writes, list paging, injected faults): the store contract, then what the S3
-// API adds. test/store/s3-radosgw.test.ts runs the same contract against a real server (radosgw);
+// API adds. test/store/s3-radosgw.e2e.test.ts runs the same contract against a real server (radosgw);
 // the faults, credentials and grants are the fake's to show.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -38,7 +38,7 @@ interface Tamper {
   setManifest(object: string, data: Buffer): Promise<void>;
   /**
    * The store keeps chunk `index` of every later write with its first byte flipped (a store that changes data).
-   * Absent for a real server, which cannot be made to (radosgw: test/store/s3-radosgw.test.ts); its test is skipped.
+   * Absent for a real server, which cannot be made to (radosgw: test/store/s3-radosgw.e2e.test.ts); its test is skipped.
    */
   corruptChunkWrites?(index: number): Promise<void>;
 }
@@ -66,8 +66,10 @@ export interface StoreContract {
 
 const PLAN = Buffer.from('PK\u0003\u0004 pretend this is a saved plan');
 const LOCK = Buffer.from('# .terraform.lock.hcl\n');
-const STATE_BYTES = 600_000;
-const CHUNK_BYTES = 100_000;
+// Seven chunks, as large as the cases need and no larger: every write and read of them goes through the
+// store under test (a fake API server, a database), and the damage cases each write one.
+const STATE_BYTES = 60_000;
+const CHUNK_BYTES = 10_000;
 
 const writePlan = (store: ChunkStore, object = 'plan-1', options = {}) =>
   writeArtifact(
@@ -413,15 +415,15 @@ export function storeContract(name: string, contract: StoreContract): void {
       {
         name: 'a truncated chunk',
         reason: 'ArtifactCorrupt',
-        message: /chunk 4 of 99999 bytes/,
-        damage: async (f) => f.tamper.setChunk('backup-1', 4, (await chunkOf(f, 4)).subarray(0, 99_999)),
+        message: new RegExp(`chunk 4 of ${CHUNK_BYTES - 1} bytes`),
+        damage: async (f) => f.tamper.setChunk('backup-1', 4, (await chunkOf(f, 4)).subarray(0, CHUNK_BYTES - 1)),
       },
       {
         name: 'a chunk grown past its listed size',
         reason: 'ArtifactCorrupt',
-        message: /chunk 0 of more than the 100000 bytes the manifest lists/,
+        message: new RegExp(`chunk 0 of more than the ${CHUNK_BYTES} bytes the manifest lists`),
         damage: async (f) =>
-          f.tamper.setChunk('backup-1', 0, Buffer.concat([await chunkOf(f, 0), Buffer.alloc(400_000)])),
+          f.tamper.setChunk('backup-1', 0, Buffer.concat([await chunkOf(f, 0), Buffer.alloc(4 * CHUNK_BYTES)])),
       },
       {
         name: 'a manifest chunk sha256 edited',
@@ -438,7 +440,7 @@ export function storeContract(name: string, contract: StoreContract): void {
       {
         name: 'a manifest chunk size and total edited together',
         reason: 'ArtifactCorrupt',
-        message: /chunk 0 of 100000 bytes; the manifest lists 100001/,
+        message: new RegExp(`chunk 0 of ${CHUNK_BYTES} bytes; the manifest lists ${CHUNK_BYTES + 1}`),
         damage: (f) =>
           editManifest(f.store, f.tamper, 'backup-1', (m) => void ((m.chunks[0].bytes += 1), (m.totalBytes += 1))),
       },

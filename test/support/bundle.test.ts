@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { builtRunner, builtSnapshotBlob, snapshotBlob, staleBundle } from './bundle.ts';
 // @ts-expect-error -- a plain ESM script shared with the build, no type declarations
-import { sourcesHash } from '../../scripts/sources-hash.mjs';
+import { sourcesHash } from '../../scripts/build/sources-hash.mjs';
 
 describe('the bundle the e2e tests run', () => {
   it('is refused without a record of its sources, or built from other sources, with the fix', async (t) => {

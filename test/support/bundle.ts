@@ -1,10 +1,10 @@
 // The built runner the e2e tests run (dist/captf-runner.mjs, what the image ships), only when it
 // was built from the sources of this tree: a bundle left from before an edit would test old code
-// and pass. scripts/build.mjs writes the hash of the sources it bundled to dist/sources.sha256.
+// and pass. scripts/build/build.mjs writes the hash of the sources it bundled to dist/sources.sha256.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 // @ts-expect-error -- a plain ESM script shared with the build, no type declarations
-import { sourcesHash } from '../../scripts/sources-hash.mjs';
+import { sourcesHash } from '../../scripts/build/sources-hash.mjs';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
 

@@ -1,5 +1,5 @@
 // The captured corpus of terraform's real output (test/fixtures/terraform-output, written by
-// scripts/capture-terraform-output.ts): rules that read terraform's messages are tested on these
+// scripts/generators/capture-terraform-output.ts): rules that read terraform's messages are tested on these
 // files, so they are tested on what terraform really prints. The README there lists the cases.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -101,7 +101,7 @@ function read(dir: string, file: string): string {
   const path = join(dir, file);
   if (!existsSync(path))
     throw new Error(
-      `${path} is missing: run npx tsx scripts/capture-terraform-output.ts --case ${dir.split('/').at(-1)}`,
+      `${path} is missing: run npx tsx scripts/generators/capture-terraform-output.ts --case ${dir.split('/').at(-1)}`,
     );
   return readFileSync(path, 'utf8');
 }

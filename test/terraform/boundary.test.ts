@@ -3,7 +3,7 @@
 // through others (an import circle), and every import points down the floors of src/ (FLOORS).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -250,7 +250,7 @@ describe('errors thrown from a catch of src/', () => {
 
 /** The most lines a file of src/ holds before it is split, unless its size is earned. */
 const MAX_LINES = 450;
-/** The files whose size is earned, each with why (ARCHITECTURE.md says the same beside its folder). */
+/** The files whose size is earned, each with why (the README.md of its folder says the same). */
 const EARNED_SIZE: Readonly<Record<string, string>> = {
   'json/select-json.ts':
     'one lexer class whose per-byte loops keep their state in locals: splitting adds the calls it removes',
@@ -262,7 +262,7 @@ const EARNED_SIZE: Readonly<Record<string, string>> = {
 };
 
 describe('the files of src/', () => {
-  it(`hold at most ${MAX_LINES} lines, unless their size is earned (named, with why, in EARNED_SIZE and ARCHITECTURE.md)`, () => {
+  it(`hold at most ${MAX_LINES} lines, unless their size is earned (named, with why, in EARNED_SIZE and its folder's README.md)`, () => {
     const lines = (file: string) => readFileSync(file, 'utf8').split('\n').length - 1;
     const large = sourceFiles(SRC)
       .filter((file) => lines(file) > MAX_LINES)
@@ -271,12 +271,16 @@ describe('the files of src/', () => {
     assert.deepEqual(
       large.filter((file) => !(file in EARNED_SIZE)),
       [],
-      `split a file over ${MAX_LINES} lines along its seams, or say in EARNED_SIZE and ARCHITECTURE.md why its size is earned`,
+      `split a file over ${MAX_LINES} lines along its seams, or say in EARNED_SIZE and in its folder's README.md why its size is earned`,
     );
-    const architecture = readFileSync(join(SRC, '../ARCHITECTURE.md'), 'utf8');
     for (const file of Object.keys(EARNED_SIZE)) {
       assert.ok(large.includes(file), `${file} is no longer over ${MAX_LINES} lines: take it off EARNED_SIZE`);
-      assert.ok(architecture.includes(basename(file)), `ARCHITECTURE.md names ${file}`);
+      const readme = join(SRC, dirname(file), 'README.md');
+      const says = existsSync(readme) ? readFileSync(readme, 'utf8') : '';
+      assert.ok(
+        says.includes(basename(file)) && says.includes('earned'),
+        `src/${dirname(file)}/README.md names ${basename(file)} and says why its size is earned`,
+      );
     }
   });
 });

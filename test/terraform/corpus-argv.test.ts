@@ -1,6 +1,6 @@
 // The captured corpus and the driver cannot drift apart: every case was captured with exactly the
 // argv the runner's builders make today. A builder that changes (a flag added, an order changed)
-// fails here until its cases are captured again (npx tsx scripts/capture-terraform-output.ts --case NAME).
+// fails here until its cases are captured again (npx tsx scripts/generators/capture-terraform-output.ts --case NAME).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyArgs } from '../../src/terraform/apply.ts';

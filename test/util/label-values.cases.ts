@@ -1,5 +1,5 @@
 // The label values the runner derives (src/util/kube-names.ts, labelValueFor): table tests that
-// scripts/gen-label-vectors.ts exports as contract/vectors/label-values.json, so a controller that
+// scripts/generators/gen-label-vectors.ts exports as contract/vectors/label-values.json, so a controller that
 // selects result Secrets by label (captf.io/approval-hash, captf.io/job-name, captf.io/object-name)
 // builds the same values. The expected values were computed apart from the runner (python's hashlib).
 

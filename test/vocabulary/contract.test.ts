@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { REASONS_SECTION, renderReasonsSection } from '../../scripts/gen-vocabulary.ts';
+import { REASONS_SECTION, renderReasonsSection } from '../../scripts/generators/gen-vocabulary.ts';
 import { NOTICE_CODES } from '../../src/schemas/result.ts';
 import { OpReason, WaitReason } from '../../src/controller-model/decision.ts';
 import { OPS, REASONS, type Op } from '../../src/vocabulary/reasons.ts';
@@ -55,7 +55,7 @@ const OTHER_NAMES = new Set([
 ]);
 
 describe('the contract and the vocabulary', () => {
-  it('contract/sections/reasons.md is generated from src/vocabulary (node --import tsx scripts/gen-vocabulary.ts)', () => {
+  it('contract/sections/reasons.md is generated from src/vocabulary (node --import tsx scripts/generators/gen-vocabulary.ts)', () => {
     assert.equal(readFileSync(REASONS_SECTION, 'utf8'), renderReasonsSection());
   });
 
