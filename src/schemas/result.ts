@@ -234,6 +234,8 @@ export const NOTICE_CODES = [
   'ErroredStatePushed',
   /** A previous run's apply of the object never finished (the runner was killed): what it may have created outside the state (result.killedApply). */
   'KilledApplyFound',
+  /** The module calls nonsensitive(): each call named by file and line (at most 20, the rest counted), for review. */
+  'NonsensitiveCalls',
 ] as const;
 export const NoticeCode = z.enum(NOTICE_CODES);
 export type NoticeCode = z.infer<typeof NoticeCode>;

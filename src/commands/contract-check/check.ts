@@ -15,7 +15,15 @@ import { scanModule } from '../../workspace/config-files.ts';
 import type { ModuleScan } from '../../workspace/scan.ts';
 import { type ImagePaths, imagePaths, MODULE_DIR, PROVIDER_MIRROR } from './image-paths.ts';
 import { initAndValidate } from './init-checks.ts';
-import { backendCheck, filesCheck, reservedCheck, skipped, tfvarsCheck, variablesCheck } from './module-checks.ts';
+import {
+  backendCheck,
+  filesCheck,
+  nonsensitiveCheck,
+  reservedCheck,
+  skipped,
+  tfvarsCheck,
+  variablesCheck,
+} from './module-checks.ts';
 import type { CheckRow, ContractCheck, ContractReport } from './report.ts';
 
 export interface ContractCheckOptions {
@@ -99,6 +107,7 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
       ? await filesCheck(moduleDir, scan, paths.resolution, inModule)
       : { row: skipped('files') };
   add(...files.row);
+  add(...nonsensitiveCheck(scan, inModule));
 
   if (!options.cheapOnly) {
     if (scan instanceof RunnerError || moduleDir instanceof RunnerError)
