@@ -107,15 +107,16 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
       ? await filesCheck(moduleDir, scan, paths.resolution, inModule)
       : { row: skipped('files') };
   add(...files.row);
-  add(...nonsensitiveCheck(scan, inModule));
 
   if (!options.cheapOnly) {
     if (scan instanceof RunnerError || moduleDir instanceof RunnerError)
-      for (const name of ['tfvars', 'backend', 'variables'] as const) add(name, 'skip', 'not checked: no module');
+      for (const name of ['tfvars', 'backend', 'variables', 'nonsensitive'] as const)
+        add(name, 'skip', 'not checked: no module');
     else {
       add(...(await tfvarsCheck(moduleDir, scan)));
       add(...(await backendCheck(moduleDir, scan, paths.resolution, inModule)));
       add(...variablesCheck(scan, options.kind));
+      add(...nonsensitiveCheck(scan, inModule));
     }
     // A module whose files cannot be copied (a FIFO would fail the copy) is not init'ed either.
     if (!(scan instanceof RunnerError) && terraform && files.entries) {
