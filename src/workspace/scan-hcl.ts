@@ -85,6 +85,7 @@ type Frame =
  */
 export function nonsensitiveCallLines(text: string, syntax: 'hcl' | 'template'): number[] {
   const lines: number[] = [];
+  if (!text.includes('nonsensitive')) return lines; // most modules: no need to read their syntax
   const stack: Frame[] = [syntax === 'hcl' ? { kind: 'code', depth: 0, closer: false } : { kind: 'template' }];
   let line = 1;
   /** In a heredoc, at the start of a line that starts outside a template: the line may be its marker. */
@@ -146,7 +147,8 @@ export function nonsensitiveCallLines(text: string, syntax: 'hcl' | 'template'):
       else frame.depth = Math.max(0, frame.depth - 1);
       pos++;
     } else {
-      const identifier = IDENTIFIER.exec(text.slice(pos, pos + 256))?.[0];
+      IDENTIFIER_AT.lastIndex = pos;
+      const identifier = IDENTIFIER_AT.exec(text)?.[0];
       if (!identifier) {
         pos++;
         continue;
@@ -162,6 +164,8 @@ export function nonsensitiveCallLines(text: string, syntax: 'hcl' | 'template'):
   return lines;
 }
 
+/** An identifier where `lastIndex` says (sticky: no copy of the text). */
+const IDENTIFIER_AT = /[\p{ID_Start}_][\p{ID_Continue}-]*/uy;
 /** What may stand between a function's name and its arguments. */
 const CALL_OPENS = /^[ \t]*\(/;
 
