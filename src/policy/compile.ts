@@ -9,12 +9,12 @@ import {
   celTypeName,
   changeBinding,
   compileExpression,
-  fieldsRead,
   isError,
   planBinding,
-  type CelExpr,
   type CelProgram,
 } from './cel.ts';
+import { fieldsRead } from './cel-names.ts';
+import type { CelExpr } from './cel-shapes.ts';
 import { CostMeter, PLAN_COST_LIMIT, RULE_COST_LIMIT } from './cost.ts';
 import { ESTIMATE_ADDRESS_CHARS, ESTIMATE_STRING_CHARS, estimateCost } from './estimate.ts';
 import type { PolicySource } from './load.ts';

@@ -45,7 +45,7 @@ export interface Dim {
   kind: 'string' | 'list' | 'map' | 'scalar';
   len: number;
   weight: number;
-  /** A comprehension's accumulator, appended to in place (cel.ts): what is appended is built, not the whole. */
+  /** A comprehension's accumulator, appended to in place (cel-meter.ts): what is appended is built, not the whole. */
   appendable?: boolean;
   /** A pattern's compiled instructions (regex.ts), or their bound; unknown, the most a pattern may compile to. */
   program?: number;

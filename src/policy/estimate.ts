@@ -4,7 +4,8 @@
 // budget is refused before any plan: it could only fail closed on large plans. The estimate is an
 // early word, not the bound: a plan with longer addresses than assumed is still held to the
 // runtime budget.
-import { ACCUMULATOR, type CelExpr } from './cel.ts';
+import { ACCUMULATOR } from './cel-meter.ts';
+import type { CelExpr } from './cel-shapes.ts';
 import { instructionBound } from './regex.ts';
 import { callCharge, ELEMENT_WEIGHT, rangeCost, type Dim } from './cost.ts';
 import type { RuleScope } from './schema.ts';
@@ -29,7 +30,7 @@ export const ESTIMATE_STRING_CHARS = 256;
 const ADDRESS = str(ESTIMATE_ADDRESS_CHARS);
 const TEXT = str(ESTIMATE_STRING_CHARS);
 
-/** The largest view of each scope the estimate assumes; the fields are those of cel.ts. */
+/** The largest view of each scope the estimate assumes; the fields are those of cel-names.ts. */
 const VIEW_BOUNDS: Readonly<Record<RuleScope, Readonly<Record<string, Size>>>> = {
   change: {
     address: ADDRESS,
@@ -255,7 +256,7 @@ function call(c: Call, locals: ReadonlyMap<string, Size>): Estimate {
     pattern.value.constantKind.case === 'stringValue'
   )
     dims[1] = { ...dims[1], program: instructionBound(pattern.value.constantKind.value) };
-  // A macro's step appends to its accumulator in place (cel.ts): only the appended element is built.
+  // A macro's step appends to its accumulator in place (cel-meter.ts): only the appended element is built.
   const first = c.args[0]?.exprKind;
   if (name === '_+_' && first?.case === 'identExpr' && first.value.name === ACCUMULATOR && dims[0])
     dims[0] = { ...dims[0], appendable: true };

@@ -236,6 +236,8 @@ export const NOTICE_CODES = [
   'KilledApplyFound',
   /** Another run's apply marker whose writer may still run (before its --deadline): an overlapping Job's live apply, left alone. */
   'ApplyMayBeRunning',
+  /** The module calls nonsensitive(): each call named by file and line (at most 20, the rest counted), for review. */
+  'NonsensitiveCalls',
 ] as const;
 export const NoticeCode = z.enum(NOTICE_CODES);
 export type NoticeCode = z.infer<typeof NoticeCode>;

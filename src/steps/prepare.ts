@@ -17,6 +17,7 @@ import { recordBesideEntry } from '../terraform/verified-record.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
 import { prepareWorkspace, type Workspace } from '../workspace/workspace.ts';
 import { readConfigFiles, scanConfigFiles } from '../workspace/config-files.ts';
+import { nonsensitiveNotice } from '../workspace/declassified.ts';
 import type { RunContext } from '../run/context.ts';
 import type { Learned } from '../run/learned.ts';
 import { backendConfigArgs, checkRunLocations } from './locations.ts';
@@ -206,6 +207,8 @@ export async function prepareRoot(ctx: RunContext, options: PrepareRootOptions =
   inputs.maskSensitiveVariables(scan.sensitiveVariables, ctx.masker);
   inputs.maskSensitiveVariables(scan.ephemeralVariables, ctx.masker, 'the module declares it ephemeral');
   for (const notice of undeclaredVariables(inputs.snapshot, scan.variables)) ctx.notice(notice);
+  const declassified = nonsensitiveNotice(ctx.settings.module, scan.nonsensitive);
+  if (declassified) ctx.notice(declassified);
   const workspace = await workspaceStep(ctx, { scan, inputs });
   const tf = terraformIn(ctx, { version, workspace });
   let stateBefore: Promise<PulledStateBefore> | undefined;

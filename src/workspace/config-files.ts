@@ -1,11 +1,12 @@
 // The module's configuration files, read once and scanned (the scan's I/O overlaps terraform's start):
 // what the tool in use reads is scanned, what it skips is listed with what it holds (scan.skipped).
 import { readdir } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { imageError, usageError } from '../errors.ts';
 import { NotRegularFileError, readRegularFile } from '../util/regular-file.ts';
 import { onThisMachine, type PathResolution } from './path-resolution.ts';
-import { CONFIG_FILE, skippedConfigFile, type Tool } from './terraform-files.ts';
+import { CONFIG_FILE, LOCAL_RUN_FILES, skippedConfigFile, type Tool } from './terraform-files.ts';
 import { emptyScan, type ModuleScan } from './scan.ts';
 import { scanHcl } from './scan-hcl.ts';
 import { scanJson } from './scan-tf-json.ts';
@@ -27,11 +28,15 @@ export async function scanModule(
   );
 }
 
-/** A configuration file of the module dir; `text` undefined when it is no regular file (readModuleTree names it, and every op but destroy refuses it). */
+/**
+ * A configuration file of the module dir; `text` undefined when it is no regular file (readModuleTree names it, and every op but destroy refuses it).
+ * `dir`: the subdirectory it is in, relative to the module dir (absent for the root module's files).
+ */
 export interface ConfigFile {
   name: string;
   path: string;
   text: string | undefined;
+  dir?: string;
 }
 
 /**
@@ -70,14 +75,48 @@ export async function readConfigFiles(
     const path = join(moduleDir, name);
     files.push({ name, path, text: await readConfigFile(path, resolution) });
   }
+  for (const dir of (await readdir(moduleDir, { withFileTypes: true })).filter(walked).sort(byName))
+    await readChildConfigFiles(moduleDir, dir.name, files, { entries: 0 });
   return files;
 }
 
-/** The scan of the files `tool` reads (all of them without a tool); the others in scan.skipped, with what they hold (pure). */
+/** The subdirectories walked for child modules' files: directories themselves (a link's target is walked where it is), not what local runs leave. */
+const walked = (entry: Dirent) => entry.isDirectory() && !LOCAL_RUN_FILES.includes(entry.name);
+const byName = (a: Dirent, b: Dirent) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+/** The most entries of subdirectories read: past it, the workdir copy refuses the module anyway (module-tree.ts). */
+const MAX_CHILD_ENTRIES = 100_000;
+
+/**
+ * The configuration files of the module's subdirectories, its local child modules (`source = "./db"`),
+ * at any depth, into `files`: read only for their nonsensitive() calls. A subdirectory that cannot
+ * be read is left out (the workdir copy names it).
+ */
+async function readChildConfigFiles(
+  moduleDir: string,
+  dir: string,
+  files: ConfigFile[],
+  seen: { entries: number },
+): Promise<void> {
+  const entries = await readdir(join(moduleDir, dir), { withFileTypes: true }).catch(() => []);
+  seen.entries += entries.length;
+  if (seen.entries > MAX_CHILD_ENTRIES) return;
+  for (const entry of entries.filter((e) => e.isFile() && CONFIG_FILE.test(e.name)).sort(byName)) {
+    const path = join(moduleDir, dir, entry.name);
+    files.push({ name: entry.name, path, text: await readConfigFile(path, onThisMachine).catch(() => undefined), dir });
+  }
+  for (const entry of entries.filter(walked).sort(byName))
+    await readChildConfigFiles(moduleDir, join(dir, entry.name), files, seen);
+}
+
+/**
+ * The scan of the root module's files `tool` reads (all of them without a tool); the others in scan.skipped,
+ * with what they hold; of a subdirectory's files that the tool reads, the nonsensitive() calls (pure).
+ */
 export function scanConfigFiles(files: readonly ConfigFile[], tool?: Tool): ModuleScan {
-  const names = new Set(files.map((file) => file.name));
+  const names = new Set(files.filter((file) => file.dir === undefined).map((file) => file.name));
   const scan = emptyScan();
   for (const file of files) {
+    if (file.dir !== undefined) continue;
     const skipped = tool && skippedConfigFile(tool, file.name, names);
     if (!skipped) {
       scanConfigText(file, scan);
@@ -97,6 +136,24 @@ export function scanConfigFiles(files: readonly ConfigFile[], tool?: Tool): Modu
       backendBlocks: held.backendBlocks,
       declares: held.resources.length + held.moduleCalls.length + held.variables.length > 0,
     });
+  }
+  const dirs = new Map<string, ConfigFile[]>();
+  for (const file of files) {
+    if (file.dir === undefined) continue;
+    const inDir = dirs.get(file.dir) ?? [];
+    dirs.set(file.dir, inDir);
+    inDir.push(file);
+  }
+  for (const inDir of dirs.values()) {
+    const dirNames = new Set(inDir.map((f) => f.name));
+    for (const file of inDir) {
+      if (tool && skippedConfigFile(tool, file.name, dirNames)) continue;
+      try {
+        scan.nonsensitive.push(...scanConfigText(file, emptyScan()).nonsensitive);
+      } catch {
+        // a child module's file that does not parse: terraform names it when the module is used
+      }
+    }
   }
   return scan;
 }

@@ -1,9 +1,11 @@
 // The HCL syntax of a module: a scanner of top-level blocks (resource, module, variable, terraform
 // and the moved, removed and import blocks), not a parser: it skips strings, heredocs, comments and
-// nested blocks, as HCL reads them, to find where each block starts and ends.
+// nested blocks, as HCL reads them, to find where each block starts and ends. And the calls of
+// nonsensitive() anywhere in an expression (nonsensitiveCallLines), which the JSON syntax's templates share.
 import { ADDRESS_BLOCKS, addAddressAttribute, addResource, addVariable, emptyScan, type ModuleScan } from './scan.ts';
 
 export function scanHcl(text: string, into: ModuleScan = emptyScan(), file = ''): ModuleScan {
+  for (const line of nonsensitiveCallLines(text, 'hcl')) into.nonsensitive.push({ file, line });
   const scanner = new Scanner(text);
   for (let header = scanner.nextBlock(); header; header = scanner.nextBlock()) {
     const [type, ...labels] = header.words;
@@ -66,6 +68,106 @@ function unescapeLabel(raw: string): string {
     },
   );
 }
+
+/** Where an expression of the text goes on: HCL code (at `closer`, a template's `}` ends it), a quoted string, a heredoc's or a JSON string's template. */
+type Frame =
+  | { kind: 'code'; depth: number; closer: boolean }
+  | { kind: 'string' }
+  | { kind: 'heredoc'; marker: string }
+  | { kind: 'template' };
+
+/**
+ * The lines where `text` calls terraform's nonsensitive() (as `nonsensitive(` or `core::nonsensitive(`):
+ * in expressions, those inside the templates of strings and heredocs (`"${nonsensitive(var.x)}"`)
+ * included, never in a comment or in a template's literal text (`"nonsensitive(x)"`, `$${…}`).
+ * `hcl`: a configuration file; `template`: a string the JSON syntax reads as a template, all of it text
+ * but its `${…}` and `%{…}` (no escapes of its own: JSON decoded them). One line per call, counted from 1.
+ */
+export function nonsensitiveCallLines(text: string, syntax: 'hcl' | 'template'): number[] {
+  const lines: number[] = [];
+  if (!text.includes('nonsensitive')) return lines; // most modules: no need to read their syntax
+  const stack: Frame[] = [syntax === 'hcl' ? { kind: 'code', depth: 0, closer: false } : { kind: 'template' }];
+  let line = 1;
+  /** In a heredoc, at the start of a line that starts outside a template: the line may be its marker. */
+  let heredocLineStart = false;
+  let pos = 0;
+  while (pos < text.length) {
+    const frame = stack[stack.length - 1]!;
+    const c = text[pos]!;
+    if (frame.kind === 'heredoc' && heredocLineStart) {
+      heredocLineStart = false;
+      const lineEnd = text.indexOf('\n', pos);
+      if (text.slice(pos, lineEnd < 0 ? undefined : lineEnd).replace(GO_SPACE_AROUND, '') === frame.marker) {
+        stack.pop();
+        pos = lineEnd < 0 ? text.length : lineEnd;
+        continue;
+      }
+    }
+    if (c === '\n') {
+      line++;
+      pos++;
+      if (frame.kind === 'heredoc') heredocLineStart = true;
+      continue;
+    }
+    if (frame.kind !== 'code') {
+      // Template text: only `${` and `%{` open code; `$${` and `%%{` are literal text.
+      if (frame.kind === 'string' && c === '\\') pos += text[pos + 1] === '\n' ? 1 : 2;
+      else if (frame.kind === 'string' && c === '"') stack.pop(), pos++;
+      else if ((c === '$' || c === '%') && text[pos + 1] === c && text[pos + 2] === '{') pos += 3;
+      else if ((c === '$' || c === '%') && text[pos + 1] === '{') {
+        stack.push({ kind: 'code', depth: 0, closer: true });
+        pos += 2;
+      } else pos++;
+      continue;
+    }
+    if (c === '#' || (c === '/' && text[pos + 1] === '/')) {
+      const end = text.indexOf('\n', pos);
+      pos = end < 0 ? text.length : end;
+    } else if (c === '/' && text[pos + 1] === '*') {
+      const end = text.indexOf('*/', pos + 2);
+      const stop = end < 0 ? text.length : end + 2;
+      for (let i = text.indexOf('\n', pos); i !== -1 && i < stop; i = text.indexOf('\n', i + 1)) line++;
+      pos = stop;
+    } else if (c === '"') {
+      stack.push({ kind: 'string' });
+      pos++;
+    } else if (c === '<' && text[pos + 1] === '<') {
+      const heredoc = HEREDOC_START.exec(text.slice(pos, pos + 256));
+      if (heredoc) {
+        stack.push({ kind: 'heredoc', marker: heredoc[1]! });
+        pos += heredoc[0].length;
+        line++;
+        heredocLineStart = true;
+      } else pos += 2;
+    } else if (c === '{') {
+      frame.depth++;
+      pos++;
+    } else if (c === '}') {
+      if (frame.depth === 0 && frame.closer) stack.pop();
+      else frame.depth = Math.max(0, frame.depth - 1);
+      pos++;
+    } else {
+      IDENTIFIER_AT.lastIndex = pos;
+      const identifier = IDENTIFIER_AT.exec(text)?.[0];
+      if (!identifier) {
+        pos++;
+        continue;
+      }
+      if (identifier === 'nonsensitive' && CALL_OPENS.test(text.slice(pos + identifier.length, pos + 256))) {
+        // `core::nonsensitive` is terraform's too; another namespace's (`provider::p::nonsensitive`) or an attribute (`x.nonsensitive`) is not.
+        const before = text.slice(Math.max(0, pos - 8), pos);
+        if (!/(?:\.|::)\s*$/.test(before) || /(?:^|[^\p{ID_Continue}:-])core::$/u.test(before)) lines.push(line);
+      }
+      pos += identifier.length;
+    }
+  }
+  return lines;
+}
+
+/** An identifier where `lastIndex` says (sticky: no copy of the text). */
+const IDENTIFIER_AT = /[\p{ID_Start}_][\p{ID_Continue}-]*/uy;
+/** What may stand between a function's name and its arguments. */
+const CALL_OPENS = /^[ \t]*\(/;
 
 interface Attribute {
   name: string;

@@ -1,12 +1,14 @@
 // The JSON syntax of a module (.tf.json): the same facts as the HCL scanner, from an object.
 import { parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
 import { ADDRESS_BLOCKS, addAddressAttribute, addResource, addVariable, emptyScan, type ModuleScan } from './scan.ts';
+import { nonsensitiveCallLines } from './scan-hcl.ts';
 
 /** The JSON syntax (.tf.json): the same facts from an object. Every occurrence of a duplicate key counts, as terraform reads each as a block. */
 export function scanJson(text: string, into: ModuleScan = emptyScan(), file = ''): ModuleScan {
   const doc = parseJsonWithLines(text);
   if (!('members' in doc))
     throw new Error(`the top level is ${'items' in doc ? 'an array' : 'not an object'}, expected a JSON object`);
+  for (const line of nonsensitiveCalls(doc)) into.nonsensitive.push({ file, line });
   for (const [blockType, value] of doc.members) {
     const blocks = objects(value);
     if (blockType === 'resource') {
@@ -55,6 +57,32 @@ export function scanJson(text: string, into: ModuleScan = emptyScan(), file = ''
   }
   return into;
 }
+
+/**
+ * The lines of the nonsensitive() calls in the templates of a document's strings (`"${nonsensitive(var.x)}"`),
+ * one per call, at the string's line. Not in a `"//"` comment property, nor in what the JSON syntax reads
+ * as literal values: a variable's `default` and `description`. Block labels are keys, never templates.
+ */
+function nonsensitiveCalls(doc: JsonNode): number[] {
+  const lines: number[] = [];
+  const walk = (node: JsonNode, literal: ReadonlySet<string>): void => {
+    if ('scalar' in node) {
+      if (typeof node.scalar === 'string')
+        for (const _ of nonsensitiveCallLines(node.scalar, 'template')) lines.push(node.line);
+    } else if ('items' in node) for (const item of node.items) walk(item, literal);
+    else for (const [key, value] of node.members) if (key !== '//' && !literal.has(key)) walk(value, NOTHING_LITERAL);
+  };
+  for (const [blockType, value] of members(doc)) {
+    if (blockType === '//') continue;
+    if (blockType !== 'variable') walk(value, NOTHING_LITERAL);
+    else
+      for (const [, body] of objects(value).flatMap(members)) for (const v of objects(body)) walk(v, VARIABLE_LITERALS);
+  }
+  return lines;
+}
+const NOTHING_LITERAL: ReadonlySet<string> = new Set();
+/** The arguments of a variable block that the JSON syntax reads as literal values, not templates. */
+const VARIABLE_LITERALS: ReadonlySet<string> = new Set(['default', 'description']);
 
 /** A JSON value and the line it starts on. Objects keep every member in order, duplicate keys included. */
 type JsonNode = { line: number } & ({ members: [string, JsonNode][] } | { items: JsonNode[] } | { scalar: unknown });

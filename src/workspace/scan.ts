@@ -6,7 +6,8 @@
 // misreads, nothing is applied: `terraform validate` fails on a reference it invented, the show
 // step compares what terraform says the module declares with what the scan found
 // (missedDeclarations), and the classifier fails closed on any change at a reserved address that
-// the runner did not plan itself.
+// the runner did not plan itself. The calls of nonsensitive() it lists are for people to review:
+// one it misses or invents changes nothing the runner does.
 import {
   compactTraversal,
   INPUTS_HASH_RESOURCE,
@@ -34,6 +35,17 @@ export interface ModuleScan {
   reserved: ReservedUse[];
   /** Configuration files the tool in use does not read (nothing above counts them), and what they would have declared. */
   skipped: SkippedFile[];
+  /**
+   * Each call of nonsensitive(), in the module's files and those of its subdirectories (its child modules):
+   * it declassifies a sensitive value, and what terraform then prints is the module's act (contract check and every op name each).
+   */
+  nonsensitive: SourcePlace[];
+}
+
+/** A place in a file of the module: the file as the scan was given it, its line from 1. */
+export interface SourcePlace {
+  file: string;
+  line: number;
 }
 
 /** A configuration file the tool skips: its path, the file it reads instead (its twin), why, and what the file holds. */
@@ -65,6 +77,7 @@ export const emptyScan = (): ModuleScan => ({
   encryption: [],
   reserved: [],
   skipped: [],
+  nonsensitive: [],
 });
 
 /** A root `resource "type" "name"` block, at `line` of `file`. */

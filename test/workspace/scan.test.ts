@@ -541,3 +541,116 @@ describe('workspace: the files the tool in use reads', () => {
     assert.equal(broken.skipped.length, 1, 'a file the tool skips need not parse');
   });
 });
+
+describe('workspace: the calls of nonsensitive() (what the module declassifies)', () => {
+  const lines = (text: string) => scanHcl(text, emptyScan(), 'm.tf').nonsensitive.map((call) => call.line);
+
+  it('HCL: every call in an expression, in a template of a string or a heredoc, with core:: and spaces before its `(`', () => {
+    assert.deepEqual(
+      lines(
+        [
+          'output "x" { value = nonsensitive(var.pw) }', // 1
+          'output "y" {',
+          '  value = "dsn: ${nonsensitive(var.pw)}@db"', // 3
+          '}',
+          'locals {',
+          '  a = <<-EOT',
+          '    plain text',
+          '    ${ core::nonsensitive (var.q) }', // 8
+          '    EOT',
+          '  b = [for s in var.list : nonsensitive(', // 10
+          '    s)]',
+          '  c = "%{ if nonsensitive(var.flag) }on%{ endif }"', // 12
+          '  d = jsonencode({ k = "${nonsensitive(var.a)}", l = nonsensitive(var.b) })', // 13, twice
+          '}',
+        ].join('\n'),
+      ),
+      [1, 3, 8, 10, 12, 13, 13],
+    );
+  });
+
+  it('HCL: not in comments, in literal text of strings and heredocs, behind $${, nor another name or namespace', () => {
+    assert.deepEqual(
+      lines(
+        [
+          '# nonsensitive(var.a)',
+          '// nonsensitive(var.a)',
+          '/* nonsensitive(var.a)',
+          '   nonsensitive(var.a) */',
+          'output "x" {',
+          '  description = "nonsensitive(var.pw) is not called"',
+          '  value = "$${nonsensitive(var.pw)} \\" nonsensitive(x)" # nonsensitive(y)',
+          '}',
+          'locals {',
+          '  a = <<EOT',
+          'nonsensitive(var.a)',
+          'EOT',
+          '  b = my_nonsensitive(var.a)',
+          '  c = var.nonsensitive',
+          '  d = provider::util::nonsensitive(var.a)',
+          '  nonsensitive = 1',
+          '}',
+          'output "z" { value = nonsensitive(var.pw) }', // 18
+        ].join('\n'),
+      ),
+      [18],
+    );
+  });
+
+  it('.tf.json: in the templates of string values, at the line of the string; not in "//" comments or a variable\'s default and description', () => {
+    const text = JSON.stringify(
+      {
+        '//': '${nonsensitive(var.a)}',
+        output: { dsn: { value: 'postgres://app:${nonsensitive(var.pw)}@db' } },
+        locals: {
+          plain: 'nonsensitive(var.pw)',
+          escaped: '$${nonsensitive(var.pw)}',
+          list: ['${nonsensitive(var.b)}'],
+        },
+        variable: {
+          v: {
+            default: '${nonsensitive(var.c)}',
+            description: 'call ${nonsensitive(var.c)}',
+            validation: { condition: '${nonsensitive(var.v) != ""}', error_message: 'no' },
+          },
+        },
+      },
+      null,
+      2,
+    );
+    const calls = scanJson(text, emptyScan(), 'main.tf.json').nonsensitive;
+    const lineOf = (needle: string) => text.split('\n').findIndex((line) => line.includes(needle)) + 1;
+    assert.deepEqual(calls, [
+      { file: 'main.tf.json', line: lineOf('postgres://') },
+      { file: 'main.tf.json', line: lineOf('${nonsensitive(var.b)}') },
+      { file: 'main.tf.json', line: lineOf('"condition"') },
+    ]);
+  });
+
+  it('scanModule: the root files and every subdirectory (child modules, at any depth), each file by its path; not what local runs leave (.terraform)', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'captf-nonsensitive-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    await mkdir(join(dir, 'modules', 'db', 'inner'), { recursive: true });
+    await mkdir(join(dir, '.terraform', 'modules', 'x'), { recursive: true });
+    await writeFile(join(dir, 'main.tf'), 'module "db" {\n  source = "./modules/db"\n}\n');
+    await writeFile(join(dir, 'out.tf.json'), '{\n  "output": {"a": {"value": "${nonsensitive(var.a)}"}}\n}\n');
+    await writeFile(
+      join(dir, 'modules', 'db', 'main.tf'),
+      'variable "pw" {}\n\noutput "x" { value = nonsensitive(var.pw) }\n',
+    );
+    await writeFile(join(dir, 'modules', 'db', 'inner', 'b.tf'), '\n\n\n\nlocals { b = nonsensitive(var.b) }\n');
+    await writeFile(join(dir, 'modules', 'db', 'inner', 'c.tofu'), 'locals { c = nonsensitive(var.c) }\n');
+    await writeFile(join(dir, 'modules', 'db', 'broken.tf.json'), '{not json');
+    await writeFile(join(dir, '.terraform', 'modules', 'x', 'x.tf'), 'locals { x = nonsensitive(var.x) }\n');
+    assert.deepEqual((await scanModule(dir, { tool: 'terraform' })).nonsensitive, [
+      { file: join(dir, 'out.tf.json'), line: 2 },
+      { file: join(dir, 'modules', 'db', 'main.tf'), line: 3 },
+      { file: join(dir, 'modules', 'db', 'inner', 'b.tf'), line: 5 },
+    ]);
+    assert.equal(
+      (await scanModule(dir, { tool: 'opentofu' })).nonsensitive.length,
+      4,
+      'OpenTofu reads the .tofu file too',
+    );
+  });
+});

@@ -15,7 +15,15 @@ import { scanModule } from '../../workspace/config-files.ts';
 import type { ModuleScan } from '../../workspace/scan.ts';
 import { type ImagePaths, imagePaths, MODULE_DIR, PROVIDER_MIRROR } from './image-paths.ts';
 import { initAndValidate } from './init-checks.ts';
-import { backendCheck, filesCheck, reservedCheck, skipped, tfvarsCheck, variablesCheck } from './module-checks.ts';
+import {
+  backendCheck,
+  filesCheck,
+  nonsensitiveCheck,
+  reservedCheck,
+  skipped,
+  tfvarsCheck,
+  variablesCheck,
+} from './module-checks.ts';
 import type { CheckRow, ContractCheck, ContractReport } from './report.ts';
 
 export interface ContractCheckOptions {
@@ -102,11 +110,13 @@ export async function runContractCheck(options: ContractCheckOptions = {}): Prom
 
   if (!options.cheapOnly) {
     if (scan instanceof RunnerError || moduleDir instanceof RunnerError)
-      for (const name of ['tfvars', 'backend', 'variables'] as const) add(name, 'skip', 'not checked: no module');
+      for (const name of ['tfvars', 'backend', 'variables', 'nonsensitive'] as const)
+        add(name, 'skip', 'not checked: no module');
     else {
       add(...(await tfvarsCheck(moduleDir, scan)));
       add(...(await backendCheck(moduleDir, scan, paths.resolution, inModule)));
       add(...variablesCheck(scan, options.kind));
+      add(...nonsensitiveCheck(scan, inModule));
     }
     // A module whose files cannot be copied (a FIFO would fail the copy) is not init'ed either.
     if (!(scan instanceof RunnerError) && terraform && files.entries) {

@@ -4,6 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { ObjectKind } from '../../object-kind.ts';
 import { RunnerError } from '../../errors.ts';
+import { DECLASSIFIED_IS_PRINTED, DECLASSIFIES } from '../../workspace/declassified.ts';
 import { INPUTS_HASH_RESOURCE, INPUTS_HASH_VARIABLE } from '../../workspace/reserved-names.ts';
 import type { ModuleScan } from '../../workspace/scan.ts';
 import { scanHcl } from '../../workspace/scan-hcl.ts';
@@ -130,6 +131,24 @@ export function reservedCheck(scan: ModuleScan | RunnerError, inModule: (file: s
       scan.reserved.map((use) => ({ file: inModule(use.file), line: use.line, message: use.what })),
     ];
   return ['reserved', 'pass', `names neither ${INPUTS_HASH_RESOURCE} nor var.${INPUTS_HASH_VARIABLE}`];
+}
+
+/**
+ * Each call of nonsensitive() in the module's files and its subdirectories', by file and line: a
+ * warning, never a failure (declassifying is the module's right), so that review sees it. Every op
+ * names them too (the notice NonsensitiveCalls).
+ */
+export function nonsensitiveCheck(scan: ModuleScan, inModule: (file: string) => string): CheckRow {
+  const calls = scan.nonsensitive;
+  if (calls.length === 0) return ['nonsensitive', 'pass', 'no call of nonsensitive(): the module declassifies nothing'];
+  return [
+    'nonsensitive',
+    'pass',
+    `${calls.length} call${calls.length === 1 ? '' : 's'} of nonsensitive(), each named in a warning: ${calls.length === 1 ? 'it' : 'each'} ${DECLASSIFIES}: ${DECLASSIFIED_IS_PRINTED}`,
+    undefined,
+    undefined,
+    calls.map((call) => `${inModule(call.file)}:${call.line}: nonsensitive() ${DECLASSIFIES}`),
+  ];
 }
 
 /**

@@ -9,6 +9,7 @@ export type CheckName =
   | 'module'
   | 'reserved'
   | 'files'
+  | 'nonsensitive'
   | 'tfvars'
   | 'backend'
   | 'variables'
@@ -36,7 +37,7 @@ export interface ContractCheck {
   fix?: string;
   /** A failed check: each problem it found. */
   problems?: CheckProblem[];
-  /** What passes but may not hold (a policy rule a rename walks past). */
+  /** What passes but may not hold (a policy rule a rename walks past), or is for review (a call of nonsensitive()). */
   warnings?: string[];
 }
 

@@ -41,6 +41,7 @@ describe('contract check of a directory tree', () => {
       tfvars: 'pass',
       backend: 'pass',
       variables: 'pass',
+      nonsensitive: 'pass',
       lockfile: 'pass',
       providers: 'pass',
       init: 'pass',
