@@ -15,7 +15,7 @@ export const OPS: Record<Op, () => Promise<OpModule>> = {
   apply: async () => {
     const [{ applyOp }, { withBlockedRecord }] = await Promise.all([
       import('../ops/apply.ts'),
-      import('../ops/apply-approval.ts'),
+      import('../ops/approval-coverage.ts'),
     ]);
     return { run: applyOp, beforePublish: withBlockedRecord };
   },
