@@ -6,16 +6,13 @@ import { RunnerError } from '../errors.ts';
 import { ungatedWarnings } from '../guard/decide.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
-import { prepareRoot } from '../steps/prepare.ts';
 import { planAndClassify } from '../steps/plan.ts';
 import { applySavedPlan } from '../steps/apply.ts';
 import { stateLineage } from '../steps/state.ts';
-import { stateBeforeOp } from '../steps/errored-state.ts';
+import { withOpPrelude } from '../steps/prelude.ts';
 
 export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
-  const root = await prepareRoot(ctx);
-  try {
-    const before = await stateBeforeOp(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
+  return withOpPrelude(ctx, {}, async ({ root, before }) => {
     if (stateLineage(before) === null) {
       // Never DestroySucceeded: a controller must not take a run pointed at the wrong place for a teardown.
       ctx.skip('plan', 'there is no state');
@@ -63,7 +60,5 @@ export async function destroyOp(ctx: RunContext): Promise<OpEnding> {
       reason: 'DestroySucceeded',
       message: `Destroyed ${plan.counts.delete} resource instance${plan.counts.delete === 1 ? '' : 's'}.`,
     };
-  } finally {
-    await root.workspace.dispose();
-  }
+  });
 }

@@ -6,17 +6,14 @@ import type { Classification, ResourceEntry } from '../schemas/classification.ts
 import type { Drift } from '../schemas/result.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
-import { prepareRoot } from '../steps/prepare.ts';
-import { planAndClassify, removePlanFile } from '../steps/plan.ts';
-import { stateBeforeOp } from '../steps/errored-state.ts';
+import { planAndClassify } from '../steps/plan.ts';
+import { withOpPrelude } from '../steps/prelude.ts';
 import { policyStep } from '../steps/policy.ts';
 import { noticeOtherInputs } from '../steps/applied-inputs.ts';
 
 export async function driftOp(ctx: RunContext): Promise<OpEnding> {
   const policy = await policyStep(ctx);
-  const root = await prepareRoot(ctx);
-  try {
-    const before = await stateBeforeOp(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
+  return withOpPrelude(ctx, {}, async ({ root, before }) => {
     noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: the hash is never a difference. Nothing is applied, so
     // a policy finding is reported (plan.policy, gated), never refused.
@@ -39,10 +36,7 @@ export async function driftOp(ctx: RunContext): Promise<OpEnding> {
       message: driftMessage(plan, drift),
       learned: { planText, drift },
     };
-  } finally {
-    await removePlanFile(root.workspace);
-    await root.workspace.dispose();
-  }
+  });
 }
 
 // What a drift plan says, told apart: objects terraform reported changed outside terraform

@@ -15,7 +15,7 @@ export const OPS: Record<Op, () => Promise<OpModule>> = {
   apply: async () => {
     const [{ applyOp }, { withBlockedRecord }] = await Promise.all([
       import('./apply.ts'),
-      import('./apply-approval.ts'),
+      import('./approval-coverage.ts'),
     ]);
     return { run: applyOp, beforePublish: withBlockedRecord };
   },

@@ -9,11 +9,11 @@ import { countsText } from '../output/summary.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
 import { artifactRefOf, artifactStore } from '../run/stores.ts';
-import { prepareRoot, type PreparedRoot } from '../steps/prepare.ts';
-import { heldPlan, planAndClassify, removePlanFile } from '../steps/plan.ts';
+import type { PreparedRoot } from '../steps/prepare.ts';
+import { heldPlan, planAndClassify } from '../steps/plan.ts';
 import { pruneQuietly } from '../steps/backup.ts';
-import { type PulledState } from '../steps/state.ts';
-import { stateBeforeOp } from '../steps/errored-state.ts';
+import type { PulledState } from '../steps/state.ts';
+import { withOpPrelude } from '../steps/prelude.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { decideStep } from '../steps/decide.ts';
 import { backendIdentity } from '../terraform/backend.ts';
@@ -22,9 +22,7 @@ import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 export async function planOp(ctx: RunContext): Promise<OpEnding> {
   const store = artifactStore(ctx);
   const policy = await policyStep(ctx);
-  const root = await prepareRoot(ctx);
-  try {
-    const before = await stateBeforeOp(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
+  return withOpPrelude(ctx, {}, async ({ root, before }) => {
     const { planned, plan, planHash, planText } = await planAndClassify(ctx, {
       root,
       before,
@@ -52,10 +50,7 @@ export async function planOp(ctx: RunContext): Promise<OpEnding> {
       reason: 'PlanCreated',
       message: `Planned: ${countsText(plan.counts)}.${causes} Review it and approve plan hash ${planHash}.`,
     };
-  } finally {
-    await removePlanFile(root.workspace);
-    await root.workspace.dispose();
-  }
+  });
 }
 
 async function packPlan(
@@ -82,7 +77,7 @@ async function packPlan(
       planFile: PLAN_FILE,
       planHash,
       inputsHash: root.inputs.hashes.inputsHash,
-      // What the plan is bound to: applying it is refused against any other state (apply-approved.ts).
+      // What the plan is bound to: applying it is refused against any other state (apply-artifact.ts).
       stateLineage: before.lineage || null,
       backend: await backendIdentity(root.tf),
     },

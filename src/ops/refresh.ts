@@ -8,10 +8,9 @@ import { actionText, changeText } from '../plan/actions.ts';
 import type { Classification } from '../schemas/classification.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
-import { prepareRoot } from '../steps/prepare.ts';
 import { planAndClassify } from '../steps/plan.ts';
 import { applySavedPlan } from '../steps/apply.ts';
-import { stateBeforeOp } from '../steps/errored-state.ts';
+import { withOpPrelude } from '../steps/prelude.ts';
 import { decideStep } from '../steps/decide.ts';
 import { noticeOtherInputs } from '../steps/applied-inputs.ts';
 
@@ -26,9 +25,7 @@ function movesText(plan: Classification): string {
 }
 
 export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
-  const root = await prepareRoot(ctx);
-  try {
-    const before = await stateBeforeOp(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
+  return withOpPrelude(ctx, {}, async ({ root, before }) => {
     noticeOtherInputs(ctx, before.recordedInputsHash, root.inputs.hashes.inputsHash);
     // The recorded hash goes back in as it is: a refresh never changes it.
     const { plan, planHash } = await planAndClassify(ctx, {
@@ -60,9 +57,7 @@ export async function refreshOp(ctx: RunContext): Promise<OpEnding> {
       reason: 'RefreshSucceeded',
       message: `Refreshed: ${movesText(plan)}${Object.keys(outputs).length} outputs${unknown.length ? ` (${unknown.join(', ')} not known yet)` : ''}; state serial ${before.serial ?? 'none'} → ${after.serial ?? 'none'}.`,
     };
-  } finally {
-    await root.workspace.dispose();
-  }
+  });
 }
 
 /** Why a gated refresh-only plan is refused, and the fix. Nobody can approve a refresh. */

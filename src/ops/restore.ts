@@ -19,7 +19,8 @@ import { artifactRefOf, backupStore, openArtifactSource } from '../run/stores.ts
 import type { ChunkStore } from '../store/store.ts';
 import { checkPlaintextBackups, initStep, preflight, terraformIn } from '../steps/prepare.ts';
 import { backupStep } from '../steps/backup.ts';
-import { ERRORED_STATE_PREFIX, stateAfterStep, stateBeforeStep } from '../steps/state.ts';
+import { stateAfterStep, stateBeforeStep } from '../steps/state.ts';
+import { ERRORED_STATE_PREFIX } from '../steps/state-recovery.ts';
 import { STATE_FILE } from '../workspace/terraform-files.ts';
 
 export async function restoreOp(ctx: RunContext): Promise<OpEnding> {

@@ -53,7 +53,7 @@ export interface EvaluatorOptions {
   planCostLimit?: number;
   /** Milliseconds from any origin (tests pass a fake clock). Default performance.now. */
   now?: () => number;
-  /** Told every approvalRequired entry, also those beyond the list limit (what an approval covered: ops/apply-approval.ts). */
+  /** Told every approvalRequired entry, also those beyond the list limit (what an approval covered: ops/approval-coverage.ts). */
   onApprovalRequired?: (entry: PolicyApprovalRequired) => void;
 }
 

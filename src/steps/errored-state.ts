@@ -1,6 +1,6 @@
 // Every op that plans starts from what the last run of the object left: an errored state a failed
 // apply kept in the store (terraform could not save it, and the backend refused the runner's push,
-// state.ts) is pushed before anything plans, when that is safe; else the run plans nothing and a
+// state-recovery.ts) is pushed before anything plans, when that is safe; else the run plans nothing and a
 // person decides (contract/sections/faults.md, "A state terraform could not save"). State must
 // never be silently lost, nor anything created twice because the state that knew of it was left aside.
 import { createReadStream } from 'node:fs';
@@ -16,8 +16,8 @@ import type { RunContext } from '../run/context.ts';
 import { backupStore } from '../run/stores.ts';
 import { backupStep } from './backup.ts';
 import { APPLY_MARKER_PREFIX, reportKilledApplies } from './apply-marker.ts';
+import { ERRORED_STATE_PREFIX } from './state-recovery.ts';
 import {
-  ERRORED_STATE_PREFIX,
   pullStateBefore,
   stateBeforeStep,
   stateLineage,

@@ -62,7 +62,7 @@ export const PlanArtifactManifest = z.strictObject({
   planFile: ArtifactFileName.describe('The file holding the saved plan; its sha256 is planHash'),
   planHash: Sha256.describe('sha256 of the saved plan file: what an approval names'),
   inputsHash: Sha256.describe('The inputs hash the plan was made from'),
-  // Optional so that an artifact of an earlier runner reads as what it is: apply-approved refuses it as unbound.
+  // Optional so that an artifact of an earlier runner reads as what it is: apply --plan-artifact (ops/apply-artifact.ts) refuses it as unbound.
   stateLineage: z
     .string()
     .min(1)

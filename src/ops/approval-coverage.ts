@@ -1,13 +1,20 @@
-// What an approval covered (contract.md, the guard): a blocked apply leaves a record of what it
+// What an approval covered (contract.md, the guard): a blocked apply (blockedError) leaves a record of what it
 // showed; an approved apply compares its own destructive entries and provider actions with the
 // newest blocked run for the same approval hash and reports what nobody was shown (approval.unreviewed). Informational:
 // the apply goes ahead as approved whatever entries this finds; a failure here is a warning, and then every
 // destructive entry counts as unreviewed. One finding is not: a blocked run that planned against a state of
 // another lineage approved nothing for this one, and neither did one nobody can find when no --expect-lineage
-// names the state (otherState: apply.ts blocks again).
+// names the state (otherState: coverApproval blocks again).
 import { join } from 'node:path';
-import type { Classification, DestructiveChange } from '../schemas/classification.ts';
+import type {
+  Classification,
+  DestructiveChange,
+  PlannedAction,
+  PolicyApprovalRequired,
+} from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
+import { RunnerError } from '../errors.ts';
+import { approveCommand, blockedMessage } from '../guard/decide.ts';
 import {
   appliedSinceBlocked,
   countText,
@@ -15,12 +22,18 @@ import {
   otherStateWarning,
   unknownStateWarning,
   readBlockedRun,
+  shownAction,
+  shownChange,
+  shownPolicyFinding,
   unreviewedChanges,
   unreviewedWarning,
   type BlockedRun,
   type BlockedRunWanted,
   type ShownChange,
 } from '../guard/unreviewed.ts';
+import type { InputsHashes } from '../inputs/hash.ts';
+import type { StateSummary } from '../state/summary.ts';
+import { stateLineage } from '../steps/state.ts';
 import { changeText } from '../plan/actions.ts';
 import { approvalMismatch, type ApprovalFacts } from '../guard/approval-mismatch.ts';
 import { serializeResult } from '../output/result-file.ts';
@@ -77,6 +90,81 @@ export async function withBlockedRecord(ctx: RunContext, result: Result): Promis
 async function pruneBlockedRecords(records: RecordStore, keep: string): Promise<void> {
   const older = (await records.listRecords(RECORD_PREFIX)).filter((name) => isRecordName(name) && name !== keep);
   for (const name of older.slice(KEEP_BLOCKED_RECORDS - 1)) await records.deleteRecord(name);
+}
+
+/** The approval as the result reports it. */
+export type ApprovalState = Pick<NonNullable<Result['approval']>, 'given' | 'matched' | 'required'>;
+
+/** Nothing is applied: the plan waits for an approval of its approval hash (the result says which, and how to give it). */
+export function blockedError(
+  ctx: RunContext,
+  approvalHash: string,
+  message: string,
+  approval: ApprovalState,
+): RunnerError {
+  ctx.keep({
+    approval,
+    approveCommand: approveCommand(ctx.settings.kind, ctx.settings.object, ctx.settings.namespace, approvalHash),
+    annotations: { 'captf.io/destructive-plan-blocked': approvalHash },
+  });
+  return new RunnerError({ kind: 'blocked', reason: 'DestructivePlanBlocked', message });
+}
+
+/**
+ * Every destructive entry, action and policy finding of the plan, beyond its bounded lists, for what an
+ * approval covers (coverApproval): `show` for planAndClassify, `judgement` for the policy's judgement.
+ * Only an approved hash can match, so only then are they kept.
+ */
+export function destructiveCollector(ctx: RunContext) {
+  const everyDestructive: DestructiveEntry[] = [];
+  if (!isSha256(ctx.settings.approvedHash)) return { everyDestructive, show: {}, judgement: {} };
+  return {
+    everyDestructive,
+    show: {
+      onDestructive: (d: DestructiveChange) => everyDestructive.push(shownChange(d)),
+      onAction: (a: PlannedAction) => everyDestructive.push(shownAction(a)),
+    },
+    judgement: {
+      onApprovalRequired: (finding: PolicyApprovalRequired) => everyDestructive.push(shownPolicyFinding(finding)),
+    },
+  };
+}
+
+export interface CoverApprovalOptions {
+  plan: Classification;
+  everyDestructive: readonly DestructiveEntry[];
+  hashes: Pick<InputsHashes, 'approvalHash' | 'inputsHash'>;
+  /** The state the apply planned against. */
+  before: Pick<StateSummary, 'serial' | 'lineage' | 'recordedInputsHash'>;
+  /** The approval that matched, as the decide step reported it. */
+  approval: ApprovalState;
+}
+
+/**
+ * An approved apply (an approval was required and matched): what the approval covered
+ * (approvalCoverageStep), kept for the result. It covers the state its blocked run planned against,
+ * and no other: then the run is blocked again (the re-block says its own approval), the approval step failed.
+ */
+export async function coverApproval(ctx: RunContext, options: CoverApprovalOptions): Promise<void> {
+  const { plan, hashes, before, approval } = options;
+  const otherState = (why: string) => {
+    ctx.notice({ code: 'ApprovalOfOtherState', message: why });
+    ctx.skip('apply', 'blocked: the approval was given for another state, or nothing records for which');
+    return blockedError(ctx, hashes.approvalHash, `${why}. ${blockedMessage(plan, hashes.approvalHash)}`, {
+      ...approval,
+      matched: false,
+    });
+  };
+  const coverage = await approvalCoverageStep(ctx, {
+    plan,
+    everyDestructive: options.everyDestructive,
+    approvalHash: hashes.approvalHash,
+    stateLineage: stateLineage(before),
+    inputsHash: hashes.inputsHash,
+    stateInputsHash: before.recordedInputsHash,
+    refuseOtherState: otherState,
+  });
+  ctx.keep({ approval: { ...approval, ...coverage } });
 }
 
 type Coverage = Pick<NonNullable<Result['approval']>, 'unreviewed' | 'unreviewedTotal' | 'blockedRun'>;

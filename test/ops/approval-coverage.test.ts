@@ -11,7 +11,7 @@ import {
   KEEP_BLOCKED_RECORDS,
   keepBlockedRecord,
   type DestructiveEntry,
-} from '../../src/ops/apply-approval.ts';
+} from '../../src/ops/approval-coverage.ts';
 import type { RunContext } from '../../src/run/context.ts';
 import type { Classification } from '../../src/schemas/classification.ts';
 import { BLOCKED_LINEAGE, blockedResult } from '../kube/fake-cluster.support.ts';
@@ -22,7 +22,7 @@ const H = 'a'.repeat(64);
 /** This run's inputs, which the state did not record before it: no approval of them was applied yet. */
 const NOT_APPLIED = { inputsHash: 'c'.repeat(64), stateInputsHash: null };
 
-describe('guard: the records of blocked runs and the approval step (apply-approval)', () => {
+describe('guard: the records of blocked runs and the approval step (approval-coverage)', () => {
   /** What keepBlockedRecord and approvalCoverageStep use of a RunContext, no process, no terraform. */
   function context(dir: string, extra: Record<string, unknown> = {}) {
     const warnings: string[] = [];

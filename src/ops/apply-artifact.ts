@@ -15,10 +15,10 @@ import { openArtifactSource } from '../run/stores.ts';
 import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
 import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
-import { prepareRoot } from '../steps/prepare.ts';
 import { showStep } from '../steps/plan.ts';
 import { applySavedPlan } from '../steps/apply.ts';
-import { stateBeforeOp } from '../steps/errored-state.ts';
+import type { PrepareRootOptions } from '../steps/prepare.ts';
+import { withOpPrelude } from '../steps/prelude.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { decideStep } from '../steps/decide.ts';
 
@@ -27,7 +27,8 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
   const source = openArtifactSource(ctx, ctx.settings.planArtifact!, 'plan');
   const policy = await policyStep(ctx);
   let manifest: PlanArtifactManifest | undefined;
-  const root = await prepareRoot(ctx, {
+  // No validate: the plan is made already. The artifact is read into the fresh workdir before init.
+  const prepare: PrepareRootOptions = {
     validate: false,
     beforeInit: async (workspace, inputs) => {
       const artifact = await ctx.step(
@@ -56,9 +57,8 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
         await copyFile(artifact.paths[LOCK_FILE], lockFile, constants.COPYFILE_EXCL);
       }
     },
-  });
-  try {
-    const before = await stateBeforeOp(ctx, { tf: root.tf, workspace: root.workspace });
+  };
+  return withOpPrelude(ctx, prepare, async ({ root, before }) => {
     await ctx.step('artifact binding', async () =>
       checkBinding(manifest!, { stateLineage: before.lineage || null, backend: await backendIdentity(root.tf) }),
     );
@@ -107,9 +107,7 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
           message: `Applied the approved plan ${approved}: no resource changes, it only recorded the inputs hash.`,
         }
       : { outcome: 'succeeded', reason: 'ApplySucceeded', message: `Applied the approved plan ${approved}.` };
-  } finally {
-    await root.workspace.dispose();
-  }
+  });
 }
 
 /**
