@@ -16,6 +16,7 @@ import {
 } from './names.ts';
 import { fitResult, type ResultCut } from './result-fit.ts';
 import { sha256Hex } from '../util/sha256.ts';
+import { MASKED_WHOLE, maskThenCut } from '../output/boundary.ts';
 
 export interface JobIdentity {
   namespace: string;
@@ -94,8 +95,8 @@ export async function annotateJob(
   return { annotations, skipped };
 }
 
-const capValue = (value: string) =>
-  value.length > MAX_ANNOTATION_VALUE_LENGTH ? `${value.slice(0, MAX_ANNOTATION_VALUE_LENGTH - 1)}…` : value;
+/** A value cut to fit, at the boundary: the result is masked whole by the caller. */
+const capValue = (value: string) => maskThenCut(MASKED_WHOLE, value, MAX_ANNOTATION_VALUE_LENGTH);
 
 /**
  * Writes the one result Secret of this run: `result.json` is the full result (masked by the

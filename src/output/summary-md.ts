@@ -10,6 +10,7 @@ import { denialText, findingText, gateCauses } from '../guard/decide.ts';
 import { maskValue, type Masker } from './mask.ts';
 import { printable, printableLine } from './printable.ts';
 import { maskResult } from './mask-result.ts';
+import { MASKED_WHOLE, maskThenCut } from './boundary.ts';
 import { approvalPassed, countsText, countsWithTerraformLine, needsAnApproval, terraformErrors } from './summary.ts';
 import { applyPlanArtifact, remediationApply, rerunWithApproval } from './next-commands.ts';
 
@@ -32,11 +33,9 @@ export const SUMMARY_LIMIT = 1_000_000;
 /** Characters of one text (a message, an address, a warning) shown at most: the result and the log have them whole. */
 const TEXT_LIMIT = 2_000;
 
-/** `text` cut to TEXT_LIMIT characters, saying how many it left out: cut only after it was masked (the result is masked before any summary is built). */
+/** `text` cut to TEXT_LIMIT characters, saying how many it left out: cut at the boundary, after it was masked whole (the result is masked before any summary is built). */
 const bounded = (text: string) =>
-  text.length <= TEXT_LIMIT
-    ? text
-    : `${text.slice(0, TEXT_LIMIT)}… (${text.length - TEXT_LIMIT} more characters: see the result)`;
+  maskThenCut(MASKED_WHOLE, text, TEXT_LIMIT, (leftOut) => `… (${leftOut} more characters: see the result)`);
 
 /** One line of text: its line breaks (CR alone too: Markdown ends a line there) as spaces, every other control character escaped. */
 const oneLine = (text: string) => printableLine(bounded(text).replace(/\r\n|[\r\n\u2028\u2029]/g, ' '));

@@ -1,0 +1,64 @@
+// The one boundary where text the runner writes is made short: masked whole first, then cut. A
+// secret cut in two matches no longer, so a text cut before it is masked shows the part of the
+// secret it kept; cut after, it shows the mask or nothing. Every sink that bounds a text bounds it
+// here, and SINKS lists every sink (test/output/boundary.test.ts feeds each a secret across its cuts).
+import { MASK, type Masker } from './mask.ts';
+
+/** What a cut text ends with, unless the sink says more. */
+const CUT_MARK = '…';
+
+/**
+ * A policy's denial message, at most (characters), in every sink: the result, the Secret, the
+ * summaries; the termination message cuts it shorter. The evaluator keeps it whole (bounded by the
+ * 100,000 characters a policy expression may build), so it is cut only here, masked.
+ */
+export const DENIAL_MESSAGE_LIMIT = 1000;
+
+/**
+ * `text` masked whole, then, when longer than `limit` characters (UTF-16 code units), cut and ended
+ * with `tail` (given how many masked characters were left out) so that the whole is at most `limit`.
+ * The cut never falls inside a mask (it moves to the mask's start) nor between the two halves of a
+ * character outside the Basic Multilingual Plane.
+ */
+export function maskThenCut(
+  masker: Pick<Masker, 'mask'>,
+  text: string,
+  limit: number,
+  tail: (leftOut: number) => string = () => CUT_MARK,
+): string {
+  const masked = masker.mask(text);
+  if (masked.length <= limit) return masked;
+  let at = Math.max(0, limit - tail(masked.length).length);
+  const mask = masked.lastIndexOf(MASK, at - 1);
+  if (mask >= 0 && mask + MASK.length > at) at = mask;
+  if (at > 0 && isHighSurrogate(masked.charCodeAt(at - 1))) at--;
+  return masked.slice(0, at) + tail(masked.length - at);
+}
+
+/** The masker of a text that was masked whole already (a field of a result masked by maskResult): cut only. */
+export const MASKED_WHOLE: Pick<Masker, 'mask'> = { mask: (text) => text };
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
+/** A sink: where the runner's bytes go, the file that writes them, and the lengths it cuts a text to (none: it writes every text whole). */
+export interface Sink {
+  name: string;
+  file: string;
+  cuts: readonly number[];
+}
+
+/**
+ * Every sink of the runner's own bytes. A file of src/ that writes bytes is one of these or is named,
+ * with why, in test/output/boundary.test.ts (a helper the sinks write through, terraform's own
+ * files, the stores' state and artifacts); a sink added without its place here fails that test.
+ */
+export const SINKS: readonly Sink[] = [
+  { name: 'terraform text (stdout)', file: 'src/output/terraform-text.ts', cuts: [] },
+  { name: 'log (stderr)', file: 'src/output/log.ts', cuts: [] },
+  { name: 'result.json', file: 'src/output/result-file.ts', cuts: [DENIAL_MESSAGE_LIMIT] },
+  { name: 'termination message', file: 'src/output/termination.ts', cuts: [2000, 1000, 500, 300, 120] },
+  { name: 'summary (stdout)', file: 'src/run/finish.ts', cuts: [] },
+  { name: 'Markdown summary', file: 'src/output/summary-md-file.ts', cuts: [2000] },
+  { name: 'result Secret', file: 'src/kube/sinks.ts', cuts: [4096] },
+  { name: 'Job annotations', file: 'src/kube/sinks.ts', cuts: [1024] },
+];
