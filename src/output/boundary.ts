@@ -61,4 +61,5 @@ export const SINKS: readonly Sink[] = [
   { name: 'Markdown summary', file: 'src/output/summary-md-file.ts', cuts: [2000] },
   { name: 'result Secret', file: 'src/kube/sinks.ts', cuts: [4096] },
   { name: 'Job annotations', file: 'src/kube/sinks.ts', cuts: [1024] },
+  { name: 'apply marker (its addresses, reported by the next run)', file: 'src/steps/apply-marker.ts', cuts: [500] },
 ];

@@ -109,7 +109,14 @@ export function maskResult(masker: Masker, unmasked: Result): Result {
   // Found once: walking the result against its schema tries each union's options with a parse.
   const paths = protocolPaths(unmasked);
   const denied = unmasked.plan?.policy?.denied;
-  const masked = maskValue(masker, warnedOfSecretWords(masker, withDenialMessages(unmasked, () => ''), paths));
+  const masked = maskValue(
+    masker,
+    warnedOfSecretWords(
+      masker,
+      withDenialMessages(unmasked, () => ''),
+      paths,
+    ),
+  );
   for (const path of paths) {
     const key = path.at(-1)!;
     const from = valueAt(unmasked, path.slice(0, -1));

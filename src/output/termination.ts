@@ -95,9 +95,7 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
             Math.min(actionEntries, result.killedApply.addresses.length),
         },
       }),
-      ...(warnings && result.warnings.length
-        ? { warnings: warned.slice(-warnings).map((w) => cut(w, 300)) }
-        : {}),
+      ...(warnings && result.warnings.length ? { warnings: warned.slice(-warnings).map((w) => cut(w, 300)) } : {}),
     };
     const text = printableJson(JSON.stringify(candidate));
     if (Buffer.byteLength(text) <= limit) return text;

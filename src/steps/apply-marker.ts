@@ -42,9 +42,7 @@ export function plannedCreates(
   masker: Pick<Masker, 'mask'>,
 ): Pick<ApplyMarker, 'addresses' | 'addressesLeftOut'> {
   const creates = plan.changes.filter((c) => c.actions.includes('create')).map((c) => c.address);
-  const addresses = creates
-    .slice(0, KILLED_APPLY_MAX_ADDRESSES)
-    .map((a) => maskThenCut(masker, a, MAX_ADDRESS_CHARS));
+  const addresses = creates.slice(0, KILLED_APPLY_MAX_ADDRESSES).map((a) => maskThenCut(masker, a, MAX_ADDRESS_CHARS));
   return { addresses, addressesLeftOut: creates.length - addresses.length + (plan.changesTotal - plan.changes.length) };
 }
 
