@@ -14,25 +14,45 @@ const CUT_MARK = '…';
  */
 export const DENIAL_MESSAGE_LIMIT = 1000;
 
+/** How long a text may be: characters (UTF-16 code units), or bytes of its UTF-8. */
+export type Limit = number | { bytes: number };
+
 /**
- * `text` masked whole, then, when longer than `limit` characters (UTF-16 code units), cut and ended
- * with `tail` (given how many masked characters were left out) so that the whole is at most `limit`.
- * The cut never falls inside a mask (it moves to the mask's start) nor between the two halves of a
- * character outside the Basic Multilingual Plane.
+ * `text` masked whole, then, when longer than `limit`, cut and ended with `tail` (given how many
+ * masked characters were left out) so that the whole is within `limit`. The cut never falls inside a
+ * mask (it moves to the mask's start) nor between the two halves of a character outside the Basic
+ * Multilingual Plane.
  */
 export function maskThenCut(
   masker: Pick<Masker, 'mask'>,
   text: string,
-  limit: number,
+  limit: Limit,
   tail: (leftOut: number) => string = () => CUT_MARK,
 ): string {
   const masked = masker.mask(text);
-  if (masked.length <= limit) return masked;
-  let at = Math.max(0, limit - tail(masked.length).length);
+  const size = typeof limit === 'number' ? (s: string) => s.length : (s: string) => Buffer.byteLength(s);
+  const most = typeof limit === 'number' ? limit : limit.bytes;
+  if (size(masked) <= most) return masked;
+  const room = Math.max(0, most - size(tail(masked.length)));
+  let at = typeof limit === 'number' ? room : utf8Prefix(masked, room);
   const mask = masked.lastIndexOf(MASK, at - 1);
   if (mask >= 0 && mask + MASK.length > at) at = mask;
   if (at > 0 && isHighSurrogate(masked.charCodeAt(at - 1))) at--;
   return masked.slice(0, at) + tail(masked.length - at);
+}
+
+/** The most code units of `text` from its start whose UTF-8 takes at most `bytes` (a lone surrogate takes 3, as Buffer writes it). */
+function utf8Prefix(text: string, bytes: number): number {
+  let used = 0;
+  let at = 0;
+  while (at < text.length) {
+    const point = text.codePointAt(at)!;
+    const size = point < 0x80 ? 1 : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4;
+    if (used + size > bytes) break;
+    used += size;
+    at += point > 0xffff ? 2 : 1;
+  }
+  return at;
 }
 
 /** The masker of a text that was masked whole already (a field of a result masked by maskResult): cut only. */

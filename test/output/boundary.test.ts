@@ -151,6 +151,14 @@ describe('output: the mask-then-cut boundary', () => {
     assert.equal(maskThenCut(MASKED_WHOLE, `ab${MASK}cd`, 6), 'ab…');
   });
 
+  it('cuts to a number of UTF-8 bytes at a character, the tail included, never inside a mask', () => {
+    const m = masker();
+    assert.equal(maskThenCut(m, `${'é'.repeat(505)}${SECRET}x`, { bytes: 1024 }), `${'é'.repeat(505)}…`);
+    assert.equal(maskThenCut(m, 'ab😀😀', { bytes: 8 }), 'ab…');
+    assert.equal(maskThenCut(m, 'abc😀', { bytes: 7 }), 'abc😀');
+    assert.equal(Buffer.byteLength(maskThenCut(m, 'é'.repeat(100), { bytes: 50 })), 49, '23 é (46 bytes) and … (3)');
+  });
+
   it('every sink has its driver here, and every driver a sink', () => {
     assert.deepEqual(SINKS.map((sink) => sink.name).sort(), Object.keys(DRIVERS).sort());
   });
