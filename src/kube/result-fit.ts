@@ -6,7 +6,7 @@
 // is recorded, and a warning in the result itself says that it was cut.
 import type { Result } from '../schemas/result.ts';
 import { printableJson } from '../output/printable.ts';
-import { MASKED_WHOLE, maskThenCut } from '../output/boundary.ts';
+import { CUTS, MASKED_WHOLE, maskThenCut } from '../output/boundary.ts';
 
 export interface ResultCut {
   /** Where in result.json, e.g. `outputs.kubeconfig.value` or `plan.destructive`. */
@@ -20,7 +20,7 @@ export interface FittedResult {
   originalBytes: number;
 }
 
-const LAST_RESORT_STRING_LENGTH = 4096;
+const LAST_RESORT_STRING_LENGTH = CUTS.secretString;
 const WARNING_NAMES_SHOWN = 20;
 
 type BoundedList = {

@@ -16,7 +16,7 @@ import {
 } from './names.ts';
 import { fitResult, type ResultCut } from './result-fit.ts';
 import { sha256Hex } from '../util/sha256.ts';
-import { MASKED_WHOLE, maskThenCut } from '../output/boundary.ts';
+import { CUTS, MASKED_WHOLE, maskThenCut } from '../output/boundary.ts';
 
 export interface JobIdentity {
   namespace: string;
@@ -53,7 +53,7 @@ const CUT_RECORD_LIMIT_BYTES = 60 * 1024;
 
 /** Each annotation value is capped, and so is the number taken from result.annotations, which
  * keeps the runner's share of the Job's 256 KiB annotation budget under ~30 KiB in the worst case. */
-export const MAX_ANNOTATION_VALUE_LENGTH = 1024;
+export const MAX_ANNOTATION_VALUE_LENGTH = CUTS.annotation;
 const MAX_RESULT_ANNOTATIONS = 16;
 
 /** The result Secret's name: the Job's name with `-result`, shortened with a digest past 253 characters. */

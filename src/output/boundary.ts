@@ -8,11 +8,26 @@ import { MASK, type Masker } from './mask.ts';
 const CUT_MARK = '…';
 
 /**
- * A policy's denial message, at most (characters), in every sink: the result, the Secret, the
- * summaries; the termination message cuts it shorter. The evaluator keeps it whole (bounded by the
- * 100,000 characters a policy expression may build), so it is cut only here, masked.
+ * Every length a sink cuts a text to (characters), named once: each sink takes its own from here, and
+ * SINKS is built from them. A policy's denial message is cut to `denialMessage` in every sink (the
+ * result, the Secret, the summaries; the termination message to `terminationText`): the evaluator
+ * keeps it whole (bounded by the 100,000 characters a policy expression may build).
  */
-export const DENIAL_MESSAGE_LIMIT = 1000;
+export const CUTS = {
+  denialMessage: 1000,
+  /** The result's message in the termination message, each form shorter until the message fits 4096 bytes. */
+  terminationMessage: [2000, 1000, 500, 300, 120],
+  /** A denial's message, a warning, an address in the termination message. */
+  terminationText: 300,
+  /** A text of the Markdown summary. */
+  summaryText: 2000,
+  /** A string of the result Secret, the last resort when the result is over what a Secret holds. */
+  secretString: 4096,
+  /** A Job annotation's value. */
+  annotation: 1024,
+  /** An address in an apply marker (a for_each key can be long, and secret). */
+  markerAddress: 500,
+} as const;
 
 /** How long a text may be: characters (UTF-16 code units), or bytes of its UTF-8. */
 export type Limit = number | { bytes: number };
@@ -75,11 +90,19 @@ export interface Sink {
 export const SINKS: readonly Sink[] = [
   { name: 'terraform text (stdout)', file: 'src/output/terraform-text.ts', cuts: [] },
   { name: 'log (stderr)', file: 'src/output/log.ts', cuts: [] },
-  { name: 'result.json', file: 'src/output/result-file.ts', cuts: [DENIAL_MESSAGE_LIMIT] },
-  { name: 'termination message', file: 'src/output/termination.ts', cuts: [2000, 1000, 500, 300, 120] },
+  { name: 'result.json', file: 'src/output/result-file.ts', cuts: [CUTS.denialMessage] },
+  {
+    name: 'termination message',
+    file: 'src/output/termination.ts',
+    cuts: [...CUTS.terminationMessage, CUTS.terminationText],
+  },
   { name: 'summary (stdout)', file: 'src/run/finish.ts', cuts: [] },
-  { name: 'Markdown summary', file: 'src/output/summary-md-file.ts', cuts: [2000] },
-  { name: 'result Secret', file: 'src/kube/sinks.ts', cuts: [4096] },
-  { name: 'Job annotations', file: 'src/kube/sinks.ts', cuts: [1024] },
-  { name: 'apply marker (its addresses, reported by the next run)', file: 'src/steps/apply-marker.ts', cuts: [500] },
+  { name: 'Markdown summary', file: 'src/output/summary-md-file.ts', cuts: [CUTS.summaryText] },
+  { name: 'result Secret', file: 'src/kube/sinks.ts', cuts: [CUTS.secretString] },
+  { name: 'Job annotations', file: 'src/kube/sinks.ts', cuts: [CUTS.annotation] },
+  {
+    name: 'apply marker (its addresses, reported by the next run)',
+    file: 'src/steps/apply-marker.ts',
+    cuts: [CUTS.markerAddress],
+  },
 ];

@@ -5,7 +5,7 @@
 // enums and literals), and the few free strings that still hold only its words (reason, step names).
 import { Result } from '../schemas/result.ts';
 import { maskValue, type Masker } from './mask.ts';
-import { DENIAL_MESSAGE_LIMIT, maskThenCut } from './boundary.ts';
+import { CUTS, maskThenCut } from './boundary.ts';
 
 export const PROTOCOL_WORD_WARNING =
   "a secret equals a word of the runner protocol (an op, outcome, reason, step, status, action, object kind or another word its schema lists): the result, the termination message and the log lines keep those fields as they are (they hold the runner's own words); it is masked everywhere else, the summaries included";
@@ -102,7 +102,7 @@ export function warnedOfSecretWords(masker: Masker, unmasked: Result, paths = pr
 
 /**
  * `unmasked` masked field by field, its protocol fields as they were, with a warning when masking had
- * changed one; each policy denial's message masked whole, then cut to DENIAL_MESSAGE_LIMIT characters
+ * changed one; each policy denial's message masked whole, then cut to CUTS.denialMessage characters
  * (the evaluator keeps it whole: boundary.ts).
  */
 export function maskResult(masker: Masker, unmasked: Result): Result {
@@ -124,7 +124,7 @@ export function maskResult(masker: Masker, unmasked: Result): Result {
     if (from && to && from[key] !== undefined) to[key] = from[key];
   }
   return denied
-    ? withDenialMessages(masked, (index) => maskThenCut(masker, denied[index]!.message, DENIAL_MESSAGE_LIMIT))
+    ? withDenialMessages(masked, (index) => maskThenCut(masker, denied[index]!.message, CUTS.denialMessage))
     : masked;
 }
 

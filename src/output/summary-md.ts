@@ -10,7 +10,7 @@ import { denialText, findingText, gateCauses } from '../guard/decide.ts';
 import { maskValue, type Masker } from './mask.ts';
 import { printable, printableLine } from './printable.ts';
 import { maskResult } from './mask-result.ts';
-import { MASKED_WHOLE, maskThenCut } from './boundary.ts';
+import { CUTS, MASKED_WHOLE, maskThenCut } from './boundary.ts';
 import { approvalPassed, countsText, countsWithTerraformLine, needsAnApproval, terraformErrors } from './summary.ts';
 import { applyPlanArtifact, remediationApply, rerunWithApproval } from './next-commands.ts';
 
@@ -31,7 +31,7 @@ export interface SummaryPlaces {
  */
 export const SUMMARY_LIMIT = 1_000_000;
 /** Characters of one text (a message, an address, a warning) shown at most: the result and the log have them whole. */
-const TEXT_LIMIT = 2_000;
+const TEXT_LIMIT = CUTS.summaryText;
 
 /** `text` cut to TEXT_LIMIT characters, saying how many it left out: cut at the boundary, after it was masked whole (the result is masked before any summary is built). */
 const bounded = (text: string) =>

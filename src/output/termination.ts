@@ -5,7 +5,7 @@ import type { Result } from '../schemas/result.ts';
 import type { Masker } from './mask.ts';
 import { maskResult, warnedOfSecretWords } from './mask-result.ts';
 import { printableJson } from './printable.ts';
-import { maskThenCut } from './boundary.ts';
+import { CUTS, maskThenCut } from './boundary.ts';
 
 const TERMINATION_MESSAGE_LIMIT = 4096;
 
@@ -43,15 +43,17 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
     actionsTotal: result.plan?.actionsTotal,
     unreviewedTotal: result.approval?.unreviewedTotal,
   };
-  // Try richer forms first; each step down keeps fewer entries, fewer warnings and a shorter message.
+  // Try richer forms first; each step down keeps fewer entries, fewer warnings and a shorter message
+  // (entries, action entries, warnings; the message cut to the length at the same place of CUTS.terminationMessage).
   const forms = [
-    [destructive.length, 5, 2000, 3],
-    [20, 5, 1000, 2],
-    [5, 2, 500, 1],
-    [0, 0, 300, 0],
-    [0, 0, 120, 0],
+    [destructive.length, 5, 3],
+    [20, 5, 2],
+    [5, 2, 1],
+    [0, 0, 0],
+    [0, 0, 0],
   ] as const;
-  for (const [entries, actionEntries, messageLength, warnings] of forms) {
+  for (const [form, [entries, actionEntries, warnings]] of forms.entries()) {
+    const messageLength = CUTS.terminationMessage[form]!;
     const kept = destructive.slice(0, entries).map((d) => ({
       address: d.address,
       action: d.action,
@@ -75,7 +77,7 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
           denied: policy.denied.slice(0, actionEntries).map((d, index) => ({
             rule: d.rule,
             ...(d.address !== undefined && { address: d.address }),
-            message: cut(denied[index]!.message, 300),
+            message: cut(denied[index]!.message, CUTS.terminationText),
           })),
           deniedTotal: policy.deniedTotal,
           approvalRequired: policy.approvalRequired
@@ -88,14 +90,16 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
       ...(result.killedApply && {
         killedApply: {
           startedAt: result.killedApply.startedAt,
-          addresses: killed.slice(0, actionEntries).map((a) => cut(a, 300)),
+          addresses: killed.slice(0, actionEntries).map((a) => cut(a, CUTS.terminationText)),
           addressesLeftOut:
             result.killedApply.addressesLeftOut +
             result.killedApply.addresses.length -
             Math.min(actionEntries, result.killedApply.addresses.length),
         },
       }),
-      ...(warnings && result.warnings.length ? { warnings: warned.slice(-warnings).map((w) => cut(w, 300)) } : {}),
+      ...(warnings && result.warnings.length
+        ? { warnings: warned.slice(-warnings).map((w) => cut(w, CUTS.terminationText)) }
+        : {}),
     };
     const text = printableJson(JSON.stringify(candidate));
     if (Buffer.byteLength(text) <= limit) return text;

@@ -13,13 +13,13 @@ import { timeStamp } from '../util/stamp.ts';
 import type { RunContext } from '../run/context.ts';
 import { backupStore } from '../run/stores.ts';
 import type { Masker } from '../output/mask.ts';
-import { maskThenCut } from '../output/boundary.ts';
+import { CUTS, maskThenCut } from '../output/boundary.ts';
 
 /** The names of the apply markers in the backup store start with it. */
 export const APPLY_MARKER_PREFIX = 'applying-';
 
 /** The most characters of one address a marker keeps (a for_each key can be long, and secret): masked, then cut with "…". */
-const MAX_ADDRESS_CHARS = 500;
+const MAX_ADDRESS_CHARS = CUTS.markerAddress;
 
 /** What a marker holds: JSON, the object's whole content (its manifest; it has no chunks). */
 const ApplyMarker = z.strictObject({
