@@ -6,6 +6,7 @@
 // is recorded, and a warning in the result itself says that it was cut.
 import type { Result } from '../schemas/result.ts';
 import { printableJson } from '../output/printable.ts';
+import { CUTS, MASKED_WHOLE, maskThenCut } from '../masking/boundary.ts';
 
 export interface ResultCut {
   /** Where in result.json, e.g. `outputs.kubeconfig.value` or `plan.destructive`. */
@@ -19,7 +20,7 @@ export interface FittedResult {
   originalBytes: number;
 }
 
-const LAST_RESORT_STRING_LENGTH = 4096;
+const LAST_RESORT_STRING_LENGTH = CUTS.secretString;
 const WARNING_NAMES_SHOWN = 20;
 
 type BoundedList = {
@@ -142,7 +143,7 @@ function shortenLongStrings(result: Result, cuts: ResultCut[]): void {
   const visit = (value: unknown, path: string): unknown => {
     if (typeof value === 'string' && value.length > LAST_RESORT_STRING_LENGTH) {
       cuts.push({ path, note: `string of ${value.length} characters shortened to ${LAST_RESORT_STRING_LENGTH}` });
-      return `${value.slice(0, LAST_RESORT_STRING_LENGTH)}…`;
+      return maskThenCut(MASKED_WHOLE, value, LAST_RESORT_STRING_LENGTH); // masked whole by the caller
     }
     if (Array.isArray(value)) return value.map((item, index) => visit(item, `${path}[${index}]`));
     if (value && typeof value === 'object') {

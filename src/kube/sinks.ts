@@ -16,6 +16,7 @@ import {
 } from '../util/kube-names.ts';
 import { fitResult, type ResultCut } from './result-fit.ts';
 import { sha256Hex } from '../util/sha256.ts';
+import { CUTS, MASKED_WHOLE, maskThenCut } from '../masking/boundary.ts';
 
 export interface JobIdentity {
   namespace: string;
@@ -52,7 +53,7 @@ const CUT_RECORD_LIMIT_BYTES = 60 * 1024;
 
 /** Each annotation value is capped, and so is the number taken from result.annotations, which
  * keeps the runner's share of the Job's 256 KiB annotation budget under ~30 KiB in the worst case. */
-export const MAX_ANNOTATION_VALUE_LENGTH = 1024;
+export const MAX_ANNOTATION_VALUE_LENGTH = CUTS.annotation;
 const MAX_RESULT_ANNOTATIONS = 16;
 
 /** The result Secret's name: the Job's name with `-result`, shortened with a digest past 253 characters. */
@@ -94,8 +95,8 @@ export async function annotateJob(
   return { annotations, skipped };
 }
 
-const capValue = (value: string) =>
-  value.length > MAX_ANNOTATION_VALUE_LENGTH ? `${value.slice(0, MAX_ANNOTATION_VALUE_LENGTH - 1)}…` : value;
+/** A value cut to fit, at the boundary: the result is masked whole by the caller. */
+const capValue = (value: string) => maskThenCut(MASKED_WHOLE, value, MAX_ANNOTATION_VALUE_LENGTH);
 
 /**
  * Writes the one result Secret of this run: `result.json` is the full result (masked by the

@@ -5,6 +5,7 @@
 // enums and literals), and the few free strings that still hold only its words (reason, step names).
 import { Result } from '../schemas/result.ts';
 import { maskValue, type Masker } from './mask.ts';
+import { CUTS, maskThenCut } from './boundary.ts';
 
 export const PROTOCOL_WORD_WARNING =
   "a secret equals a word of the runner protocol (an op, outcome, reason, step, status, action, object kind or another word its schema lists): the result, the termination message and the log lines keep those fields as they are (they hold the runner's own words); it is masked everywhere else, the summaries included";
@@ -99,16 +100,38 @@ export function warnedOfSecretWords(masker: Masker, unmasked: Result, paths = pr
     : unmasked;
 }
 
-/** `unmasked` masked field by field, its protocol fields as they were, with a warning when masking had changed one. */
+/**
+ * `unmasked` masked field by field, its protocol fields as they were, with a warning when masking had
+ * changed one; each policy denial's message masked whole, then cut to CUTS.denialMessage characters
+ * (the evaluator keeps it whole: boundary.ts).
+ */
 export function maskResult(masker: Masker, unmasked: Result): Result {
   // Found once: walking the result against its schema tries each union's options with a parse.
   const paths = protocolPaths(unmasked);
-  const masked = maskValue(masker, warnedOfSecretWords(masker, unmasked, paths));
+  const denied = unmasked.plan?.policy?.denied;
+  const masked = maskValue(
+    masker,
+    warnedOfSecretWords(
+      masker,
+      withDenialMessages(unmasked, () => ''),
+      paths,
+    ),
+  );
   for (const path of paths) {
     const key = path.at(-1)!;
     const from = valueAt(unmasked, path.slice(0, -1));
     const to = valueAt(masked, path.slice(0, -1));
     if (from && to && from[key] !== undefined) to[key] = from[key];
   }
-  return masked;
+  return denied
+    ? withDenialMessages(masked, (index) => maskThenCut(masker, denied[index]!.message, CUTS.denialMessage))
+    : masked;
+}
+
+/** `result` with each policy denial's message replaced (masked once, at the boundary, not with the rest). */
+function withDenialMessages(result: Result, message: (index: number) => string): Result {
+  const policy = result.plan?.policy;
+  if (!policy) return result;
+  const denied = policy.denied.map((denial, index) => ({ ...denial, message: message(index) }));
+  return { ...result, plan: { ...result.plan!, policy: { ...policy, denied } } };
 }

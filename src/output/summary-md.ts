@@ -10,6 +10,7 @@ import { denialText, findingText, gateCauses } from '../guard/decide.ts';
 import { maskValue, type Masker } from '../masking/mask.ts';
 import { printable, printableLine } from './printable.ts';
 import { maskResult } from '../masking/mask-result.ts';
+import { CUTS, MASKED_WHOLE, maskThenCut } from '../masking/boundary.ts';
 import { approvalPassed, countsText, countsWithTerraformLine, needsAnApproval, terraformErrors } from './summary.ts';
 import { applyPlanArtifact, remediationApply, rerunWithApproval } from './next-commands.ts';
 
@@ -30,13 +31,11 @@ export interface SummaryPlaces {
  */
 export const SUMMARY_LIMIT = 1_000_000;
 /** Characters of one text (a message, an address, a warning) shown at most: the result and the log have them whole. */
-const TEXT_LIMIT = 2_000;
+const TEXT_LIMIT = CUTS.summaryText;
 
-/** `text` cut to TEXT_LIMIT characters, saying how many it left out: cut only after it was masked (the result is masked before any summary is built). */
+/** `text` cut to TEXT_LIMIT characters, saying how many it left out: cut at the boundary, after it was masked whole (the result is masked before any summary is built). */
 const bounded = (text: string) =>
-  text.length <= TEXT_LIMIT
-    ? text
-    : `${text.slice(0, TEXT_LIMIT)}… (${text.length - TEXT_LIMIT} more characters: see the result)`;
+  maskThenCut(MASKED_WHOLE, text, TEXT_LIMIT, (leftOut) => `… (${leftOut} more characters: see the result)`);
 
 /** One line of text: its line breaks (CR alone too: Markdown ends a line there) as spaces, every other control character escaped. */
 const oneLine = (text: string) => printableLine(bounded(text).replace(/\r\n|[\r\n\u2028\u2029]/g, ' '));

@@ -3,15 +3,25 @@
 import { writeFile } from 'node:fs/promises';
 import type { Result } from '../schemas/result.ts';
 import type { Masker } from '../masking/mask.ts';
-import { maskResult } from '../masking/mask-result.ts';
+import { maskResult, warnedOfSecretWords } from '../masking/mask-result.ts';
 import { printableJson } from './printable.ts';
+import { CUTS, maskThenCut } from '../masking/boundary.ts';
 
 const TERMINATION_MESSAGE_LIMIT = 4096;
 
 /** The compact result: always valid JSON, at most `limit` bytes (printable: printable.ts), long lists cut with a count of what was left out. */
 export function compactResult(unmasked: Result, masker: Masker, limit = TERMINATION_MESSAGE_LIMIT): string {
-  // Masked before anything is cut: a secret cut in two would match no longer, and its start would show.
   const result = maskResult(masker, unmasked);
+  // The texts it cuts are cut from the unmasked result at the boundary (masked whole, then cut: a secret
+  // cut in two would match no longer, and its start would show), each masked once whatever the form tried.
+  const maskedOnce = new Map<string, string>();
+  const once = {
+    mask: (text: string) => maskedOnce.get(text) ?? maskedOnce.set(text, masker.mask(text)).get(text)!,
+  };
+  const cut = (text: string, limit: number) => maskThenCut(once, text, limit);
+  const warned = warnedOfSecretWords(masker, unmasked).warnings;
+  const denied = unmasked.plan?.policy?.denied ?? [];
+  const killed = unmasked.killedApply?.addresses ?? [];
   const destructive = result.plan?.destructive ?? [];
   const actions = result.plan?.actions ?? [];
   const policy = result.plan?.policy;
@@ -32,17 +42,18 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
     destructiveTotal: result.plan?.destructiveTotal,
     actionsTotal: result.plan?.actionsTotal,
     unreviewedTotal: result.approval?.unreviewedTotal,
-    message: result.message,
   };
-  // Try richer forms first; each step down keeps fewer entries, fewer warnings and a shorter message.
+  // Try richer forms first; each step down keeps fewer entries, fewer warnings and a shorter message
+  // (entries, action entries, warnings; the message cut to the length at the same place of CUTS.terminationMessage).
   const forms = [
-    [destructive.length, 5, 2000, 3],
-    [20, 5, 1000, 2],
-    [5, 2, 500, 1],
-    [0, 0, 300, 0],
-    [0, 0, 120, 0],
+    [destructive.length, 5, 3],
+    [20, 5, 2],
+    [5, 2, 1],
+    [0, 0, 0],
+    [0, 0, 0],
   ] as const;
-  for (const [entries, actionEntries, messageLength, warnings] of forms) {
+  for (const [form, [entries, actionEntries, warnings]] of forms.entries()) {
+    const messageLength = CUTS.terminationMessage[form]!;
     const kept = destructive.slice(0, entries).map((d) => ({
       address: d.address,
       action: d.action,
@@ -51,7 +62,7 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
     }));
     const candidate = {
       ...base,
-      message: truncate(base.message, messageLength),
+      message: cut(unmasked.message, messageLength),
       destructive: kept,
       destructiveOmitted: (result.plan?.destructiveTotal ?? 0) - kept.length,
       ...(actions.length
@@ -63,10 +74,10 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
       // What the policy found: a denial says what must change instead, so its message travels (cut like the others).
       ...(policy && {
         policy: {
-          denied: policy.denied.slice(0, actionEntries).map((d) => ({
+          denied: policy.denied.slice(0, actionEntries).map((d, index) => ({
             rule: d.rule,
             ...(d.address !== undefined && { address: d.address }),
-            message: truncate(d.message, 300),
+            message: cut(denied[index]!.message, CUTS.terminationText),
           })),
           deniedTotal: policy.deniedTotal,
           approvalRequired: policy.approvalRequired
@@ -79,7 +90,7 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
       ...(result.killedApply && {
         killedApply: {
           startedAt: result.killedApply.startedAt,
-          addresses: result.killedApply.addresses.slice(0, actionEntries).map((a) => truncate(a, 300)),
+          addresses: killed.slice(0, actionEntries).map((a) => cut(a, CUTS.terminationText)),
           addressesLeftOut:
             result.killedApply.addressesLeftOut +
             result.killedApply.addresses.length -
@@ -87,7 +98,7 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
         },
       }),
       ...(warnings && result.warnings.length
-        ? { warnings: result.warnings.slice(-warnings).map((w) => truncate(w, 300)) }
+        ? { warnings: warned.slice(-warnings).map((w) => cut(w, CUTS.terminationText)) }
         : {}),
     };
     const text = printableJson(JSON.stringify(candidate));
@@ -103,8 +114,6 @@ export function compactResult(unmasked: Result, masker: Masker, limit = TERMINAT
     }),
   );
 }
-
-const truncate = (s: string, n: number) => (s.length <= n ? s : s.slice(0, n - 1) + '…');
 
 /** Best effort: a local run has no /dev/termination-log, and that is fine. */
 export async function writeTerminationMessage(path: string, result: Result, masker: Masker): Promise<boolean> {

@@ -28,23 +28,29 @@ export function terraformText(options: TerraformTextOptions): TerraformOutput {
   // One masker per command and stream: commands may run side by side (the state pull beside validate).
   const maskers = new Map<string, LineMasker>();
   const key = (stream: string, command: Command) => `${command}\0${stream}`;
-  const print = (stream: 'stdout' | 'stderr', command: Command, masked: string | undefined) => {
+  const print = (
+    stream: 'stdout' | 'stderr',
+    command: Command,
+    masked: string | undefined,
+    keep: ((printed: string) => void) | undefined,
+  ) => {
     if (masked === undefined) return undefined;
+    keep?.(masked);
     // A full pipe (a slow reader) is backpressure: terraform waits instead of the runner buffering.
     if (stream === 'stdout') return writeWithBackpressure(options.stdout, terraformLines(masked));
     for (const line of masked.split('\n')) logTerraformLine(options.log, { command, step: options.step() }, line);
     return undefined;
   };
   return {
-    lines(stream, texts, command) {
+    lines(stream, texts, command, keep) {
       let masker = maskers.get(key(stream, command));
       if (!masker) maskers.set(key(stream, command), (masker = new LineMasker(options.masker)));
-      return print(stream, command, masker.push(...texts));
+      return print(stream, command, masker.push(...texts), keep);
     },
-    end(stream, command) {
+    end(stream, command, keep) {
       const masker = maskers.get(key(stream, command));
       maskers.delete(key(stream, command));
-      return print(stream, command, masker?.end());
+      return print(stream, command, masker?.end(), keep);
     },
   };
 }

@@ -34,8 +34,6 @@ import type {
  * 30 seconds is 10,000 changes under 500 rules, far beyond a real plan, so only a pathological rule or plan reaches it.
  */
 export const DEFAULT_TIME_LIMIT_MS = 30_000;
-/** The longest message a denial carries: it travels in the termination message and the summaries. */
-export const MAX_MESSAGE_CHARS = 1000;
 /** The rule name of a maxDeletes denial (a rule's name cannot contain a dot). */
 export const MAX_DELETES_RULE = 'limits.maxDeletes';
 /** The finding of an evaluation that ran out of the plan's cost budget, or of its time limit: a bound of the plan's evaluation, no rule's verdict. */
@@ -300,8 +298,8 @@ function overrun(rule: CompiledRule, why: Exhaustion): string {
   return `it ran over its cost budget of ${why.kind === 'rule' || why.kind === 'plan' ? why.limit : 0} units on this ${rule.on}`;
 }
 
-/** A message or error fit for a log line and the termination message: control characters as spaces, bounded. */
-function printable(message: string): string {
-  const flat = message.replace(/\p{Cc}/gu, ' ');
-  return flat.length <= MAX_MESSAGE_CHARS ? flat : `${flat.slice(0, MAX_MESSAGE_CHARS - 1)}…`;
-}
+/**
+ * A message or error fit for a log line: control characters as spaces. Kept whole (a policy builds at most
+ * MAX_BUILT_STRING_CHARS characters): it may quote a secret, and only the sinks cut it, once it is masked (masking/boundary.ts).
+ */
+const printable = (message: string): string => message.replace(/\p{Cc}/gu, ' ');

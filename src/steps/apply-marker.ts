@@ -14,12 +14,14 @@ import { durationMs } from '../util/duration.ts';
 import { timeStamp } from '../util/stamp.ts';
 import type { RunContext } from '../run/context.ts';
 import { backupStore } from '../run/stores.ts';
+import type { Masker } from '../masking/mask.ts';
+import { CUTS, maskThenCut } from '../masking/boundary.ts';
 
 /** The names of the apply markers in the backup store start with it. */
 export const APPLY_MARKER_PREFIX = 'applying-';
 
-/** The most characters of one address a marker keeps (a for_each key can be long): cut with "…". */
-const MAX_ADDRESS_CHARS = 500;
+/** The most characters of one address a marker keeps (a for_each key can be long, and secret): masked, then cut with "…". */
+const MAX_ADDRESS_CHARS = CUTS.markerAddress;
 
 /** What a marker holds: JSON, the object's whole content (its manifest; it has no chunks). */
 const ApplyMarker = z.strictObject({
@@ -36,15 +38,15 @@ type ApplyMarker = z.infer<typeof ApplyMarker>;
 
 /**
  * The addresses a plan creates or replaces (their objects are made by the apply), the first
- * KILLED_APPLY_MAX_ADDRESSES, and how many more there are (at most, where the plan's change list was cut). Pure.
+ * KILLED_APPLY_MAX_ADDRESSES, and how many more there are (at most, where the plan's change list was cut),
+ * each masked whole, then cut (the run that reports them may not know the secret a key held). Pure.
  */
 export function plannedCreates(
   plan: Pick<Classification, 'changes' | 'changesTotal'>,
+  masker: Pick<Masker, 'mask'>,
 ): Pick<ApplyMarker, 'addresses' | 'addressesLeftOut'> {
   const creates = plan.changes.filter((c) => c.actions.includes('create')).map((c) => c.address);
-  const addresses = creates
-    .slice(0, KILLED_APPLY_MAX_ADDRESSES)
-    .map((a) => (a.length <= MAX_ADDRESS_CHARS ? a : `${a.slice(0, MAX_ADDRESS_CHARS - 1)}…`));
+  const addresses = creates.slice(0, KILLED_APPLY_MAX_ADDRESSES).map((a) => maskThenCut(masker, a, MAX_ADDRESS_CHARS));
   return { addresses, addressesLeftOut: creates.length - addresses.length + (plan.changesTotal - plan.changes.length) };
 }
 
@@ -66,7 +68,7 @@ export async function writeApplyMarker(
     ...(ctx.settings.deadline
       ? { runsUntil: new Date(ctx.startedAt.getTime() + durationMs(ctx.settings.deadline)).toISOString() }
       : {}),
-    ...plannedCreates(plan),
+    ...plannedCreates(plan, ctx.masker),
   };
   try {
     const write = await store.create(object);

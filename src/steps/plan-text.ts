@@ -5,7 +5,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readLineBatches } from '../util/lines.ts';
-import { LineMasker, type Masker } from '../masking/mask.ts';
+import { MASKED_WHOLE, maskThenCut } from '../masking/boundary.ts';
 import type { ProgressWatch } from '../output/progress.ts';
 import { plan, type PlanOptions, type PlanResult } from '../terraform/plan.ts';
 import type { Terraform } from '../terraform/terraform.ts';
@@ -36,7 +36,6 @@ export interface MaskedPlanText {
 export function maskedPlanText(
   tf: Terraform,
   workspace: Pick<Workspace, 'privateDir'>,
-  masker: Masker,
   progress: Pick<ProgressWatch, 'hold' | 'saw'>,
 ): MaskedPlanText {
   const file = join(workspace.privateDir, 'plan.txt');
@@ -66,18 +65,17 @@ export function maskedPlanText(
         return await body();
       } finally {
         await new Promise<void>((resolve) => kept.end(piece, resolve));
-        const planText = new LineMasker(masker);
-        const keep = (masked: string | undefined) => {
-          if (masked !== undefined && text.length < PLAN_TEXT_LIMIT) text += masked + '\n';
+        // The text printed is the text kept: masked once, where it is printed (terraform-text.ts).
+        let printed = '';
+        const keep = (masked: string) => {
+          if (printed.length < PLAN_TEXT_LIMIT) printed += masked + '\n';
         };
         for await (const lines of readLineBatches(createReadStream(file))) {
-          const wait = tf.output.lines('stdout', lines, 'plan');
+          const wait = tf.output.lines('stdout', lines, 'plan', keep);
           if (wait) await wait;
-          if (text.length < PLAN_TEXT_LIMIT) keep(planText.push(...lines));
         }
-        await tf.output.end?.('stdout', 'plan');
-        keep(planText.end());
-        text = text.slice(0, PLAN_TEXT_LIMIT);
+        await tf.output.end?.('stdout', 'plan', keep);
+        text = maskThenCut(MASKED_WHOLE, printed, PLAN_TEXT_LIMIT, () => '');
         await rm(file, { force: true });
       }
     },

@@ -227,7 +227,7 @@ export async function planAndClassify(
   ctx: RunContext,
   { root, before, recordHash, plan: planOptions = {}, show = {} }: PlanAndClassifyOptions,
 ) {
-  const text = maskedPlanText(root.tf, root.workspace, ctx.masker, ctx.progress);
+  const text = maskedPlanText(root.tf, root.workspace, ctx.progress);
   const { planned, planHash, plan } = await text.around(async () => {
     const planned = await planStep(ctx, { text, workspace: root.workspace, inputsHash: recordHash, plan: planOptions });
     // Taken before show reads the file, through the open file terraform shows and applies: the apply must run exactly the plan that was classified.

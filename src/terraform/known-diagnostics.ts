@@ -7,6 +7,7 @@
 // Also how a diagnostic is reported: where it points, relative to the module root, never the
 // quoted source or values; bounded. Pure.
 import { basename, isAbsolute, relative } from 'node:path';
+import { maskThenCut } from '../masking/boundary.ts';
 import { DIAGNOSTIC_TEXT_BYTES, DIAGNOSTICS_LIMIT, type TerraformDiagnostic } from '../schemas/result.ts';
 import type { PrintedDiagnostic } from './diagnostics.ts';
 import { escapeRegExp } from '../masking/secret-forms.ts';
@@ -224,7 +225,9 @@ export function reportedDiagnostics(
 
 export function reportedDiagnostic(d: PrintedDiagnostic, place: DiagnosticPlace): TerraformDiagnostic {
   const text = (s: string) =>
-    cutBytes((place.mask ?? ((t: string) => t))(withoutWorkdirPaths(s, place)), DIAGNOSTIC_TEXT_BYTES);
+    maskThenCut({ mask: place.mask ?? ((t: string) => t) }, withoutWorkdirPaths(s, place), {
+      bytes: DIAGNOSTIC_TEXT_BYTES,
+    });
   const varFile = d.file === undefined ? undefined : place.varFiles.find((f) => f === d.file);
   const aboutVarFile = varFile !== undefined || place.varFiles.some((f) => d.detail.includes(f));
   const variable = aboutVarFile
@@ -261,12 +264,4 @@ function withoutWorkdirPaths(text: string, place: DiagnosticPlace): string {
   for (const file of place.varFiles)
     out = out.replace(new RegExp(`${escapeRegExp(file)}(?::\\d+,\\d+(?:-\\d+)?)?`, 'g'), basename(file));
   return out.split(`${place.root}/`).join('');
-}
-
-/** At most `limit` bytes of UTF-8, cut at a character, with an ellipsis when cut. */
-function cutBytes(text: string, limit: number): string {
-  if (Buffer.byteLength(text) <= limit) return text;
-  let cut = text.slice(0, limit - 3);
-  while (Buffer.byteLength(cut) > limit - 3) cut = cut.slice(0, -1);
-  return `${cut.replace(/[\uD800-\uDBFF]$/, '')}…`;
 }

@@ -2,6 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { plannedCreates } from '../../src/steps/apply-marker.ts';
+import { MASK, Masker } from '../../src/masking/mask.ts';
 
 const entry = (address: string, actions: string[]) => ({ address, actions });
 
@@ -14,7 +15,7 @@ describe('plannedCreates', () => {
       entry('a.replace', ['delete', 'create']),
       entry('a.cbd', ['create', 'delete']),
     ];
-    assert.deepEqual(plannedCreates({ changes, changesTotal: 5 }), {
+    assert.deepEqual(plannedCreates({ changes, changesTotal: 5 }, new Masker()), {
       addresses: ['a.create', 'a.replace', 'a.cbd'],
       addressesLeftOut: 0,
     });
@@ -23,11 +24,23 @@ describe('plannedCreates', () => {
   it('keeps the first 50, cuts a long address, and counts what it left out (and what the plan did not list)', () => {
     const changes = Array.from({ length: 60 }, (_, i) => entry(`x.y["${i}"]`, ['create']));
     changes[0] = entry(`x.y["${'k'.repeat(1000)}"]`, ['create']);
-    const listed = plannedCreates({ changes, changesTotal: 65 });
+    const listed = plannedCreates({ changes, changesTotal: 65 }, new Masker());
     assert.equal(listed.addresses.length, 50);
     assert.equal(listed.addresses[0]!.length, 500);
     assert.ok(listed.addresses[0]!.endsWith('…'));
     assert.equal(listed.addresses[1], 'x.y["1"]');
     assert.equal(listed.addressesLeftOut, 10 + 5);
+  });
+
+  it('masks an address whole before it cuts it: no part of a secret key across the cut is kept', () => {
+    const secret = 'Kq7-marker-secret-key-Zx93-wW2v';
+    const masker = new Masker();
+    masker.add(secret, 'var.key');
+    const address = `x.y["${'k'.repeat(470)}${secret}"]`;
+    const [kept] = plannedCreates({ changes: [entry(address, ['create'])], changesTotal: 1 }, masker).addresses;
+    assert.equal(kept, `x.y["${'k'.repeat(470)}${MASK}"]`);
+    const long = `x.y["${'k'.repeat(490)}${secret}${'k'.repeat(100)}"]`;
+    const [cut] = plannedCreates({ changes: [entry(long, ['create'])], changesTotal: 1 }, masker).addresses;
+    assert.equal(cut, `x.y["${'k'.repeat(490)}…`);
   });
 });

@@ -1,0 +1,76 @@
+// Masked whole, then cut (masking/boundary.ts), with the real terraform 1.11.4: a policy's deny message
+// that quotes a secret `for_each` key across the places the sinks cut it (1,000 characters in the
+// result, 300 in the termination message) shows no part of the secret in stdout, stderr, result.json,
+// the termination message or the Markdown summary: the message is cut only once it is masked.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Result } from '../../src/schemas/result.ts';
+import { explain, scenario } from '../support/runner.ts';
+
+/** 40 characters; every 4 of them in a row hold a letter past `f`, so no hash or hex digest can hold one by chance. */
+const SECRET = 'Qz7vK9pXw2LmR4tY8nB3jH6cW1gD5sM0eUqZxNvT';
+const ADDRESS_HEAD = 'terraform_data.keyed["';
+
+/** Every run of `length` characters of `text`. */
+const fragments = (text: string, length: number) =>
+  Array.from({ length: text.length - length + 1 }, (_, at) => text.slice(at, at + length));
+
+function assertNoFragment(bytes: string, what: string) {
+  const base64 = Buffer.from(SECRET).toString('base64');
+  for (const part of [...fragments(SECRET, 4), ...fragments(base64, 8)]) {
+    const at = bytes.indexOf(part);
+    assert.equal(at, -1, `${what}: ${JSON.stringify(part)} got out: …${bytes.slice(Math.max(0, at - 120), at + 60)}…`);
+  }
+}
+
+/** A deny rule whose message puts the key's first character `before` characters past the message's start. */
+const rule = (name: string, before: number) => `- name: ${name}
+  on: change
+  match: change.kind == "create"
+  effect: deny
+  message: '"${'m'.repeat(before - ADDRESS_HEAD.length)}" + change.address'
+`;
+
+describe('masked whole, then cut: a secret across the cut point of every sink', () => {
+  it('a deny message quoting a secret for_each key of 40 characters around character 1,000 (and 300): no fragment of it, nor of its base64, in any byte the run wrote', async (t) => {
+    const s = await scenario(t, {
+      'main.tf': `variable "key" { type = string }
+resource "terraform_data" "keyed" {
+  for_each = toset([nonsensitive(var.key)])
+  input    = "plain"
+}
+`,
+    });
+    await s.setInputs({ 'sensitive.tfvars.json': { key: SECRET } });
+    const policy = join(s.dir, 'policy');
+    await mkdir(policy);
+    // The result's cut (1,000) falls 18 characters into the key, the termination message's (300) 20.
+    await writeFile(
+      join(policy, 'policy.yaml'),
+      `apiVersion: policy.captf.io/v1\nrules:\n${rule('around-1000', 981)}${rule('around-300', 279)}`,
+    );
+    const summary = join(s.dir, 'summary.md');
+    const run = await s.run('apply', ['--policy', policy, '--summary-md', summary]);
+    assert.equal(run.exitCode, 8, explain(run));
+    const result = JSON.parse(await readFile(join(s.out, 'result.json'), 'utf8')) as Result;
+    assert.equal(result.reason, 'PolicyDenied');
+    const messages = result.plan!.policy!.denied.map((d) => d.message);
+    assert.equal(messages.length, 2, JSON.stringify(messages));
+    for (const message of messages) {
+      assert.ok(message.length <= 1000, `cut to 1,000 characters: ${message.length}`);
+      assert.ok(message.includes(`${ADDRESS_HEAD}(sensitive value)`), `masked before the cut: ${message.slice(-80)}`);
+    }
+    const termination = await readFile(s.termination, 'utf8');
+    assert.match(termination, /"rule":"around-300","address":"terraform_data\.keyed\[\\"\(sensitive value\)\\"\]"/);
+    const markdown = await readFile(summary, 'utf8');
+    assert.match(markdown, /### captf-runner apply/, 'the summary was written');
+    assertNoFragment(run.stdout, 'stdout');
+    assertNoFragment(run.stderr, 'stderr');
+    assertNoFragment(await readFile(join(s.out, 'result.json'), 'utf8'), 'result.json');
+    assertNoFragment(termination, 'the termination message');
+    assertNoFragment(markdown, 'the Markdown summary');
+    assertNoFragment(run.allBytes, 'the out dir');
+  });
+});
