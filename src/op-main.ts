@@ -51,7 +51,7 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   try {
     // Invalid settings too are handed back in a cluster, when the Job identity among them is valid.
     if (settings.jobName || settings.jobUid) {
-      ctx.cluster = (await import('./run/in-cluster.ts')).inClusterFrom(settings, log);
+      ctx.cluster = (await import('./run/in-cluster.ts')).inClusterFrom(settings, log, masker);
       // The op's own API calls (backups, artifacts, blocked results) end where the hand-back's budget begins.
       if (ctx.cluster && settings.deadline)
         ctx.cluster.client.setDeadline(

@@ -1,6 +1,8 @@
 // What a failed Kubernetes API call means, in one place: every failure becomes a RunnerError of kind
 // 'kube' whose reason callers can branch on and whose message says what the runner lacks or which
 // limit it hit.
+import { MASKED_WHOLE, maskThenCut } from '../masking/boundary.ts';
+import type { Masker } from '../masking/mask.ts';
 import type { Status } from 'kubernetes-types/meta/v1.js';
 import { RunnerError } from '../errors.ts';
 import { resourceLabel, type ApiRequest, type ApiResponse } from './transport.ts';
@@ -30,6 +32,9 @@ export const isKubeError = (error: unknown, reason: KubeReason): error is Runner
 export const isTlsVerificationError = (error: Error) =>
   /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(String((error as NodeJS.ErrnoException).code ?? ''));
 
+/** The most characters of an answer that is no Kubernetes Status the error quotes. */
+const NON_STATUS_BODY_CHARS = 500;
+
 const SECRET_DATA_LIMIT = '1 MiB (1,048,576 bytes), the most a Secret may hold';
 const ANNOTATIONS_LIMIT = '256 KiB (262,144 bytes), the most all annotations of one object may hold together';
 
@@ -39,9 +44,13 @@ export function errorFromResponse(
   response: ApiResponse,
   attempts: number,
   gaveUp?: string,
+  masker: Pick<Masker, 'mask'> = MASKED_WHOLE,
 ): RunnerError {
   const status = parseStatus(response.body);
-  const apiMessage = status?.message ?? (response.body.toString('utf8').slice(0, 500) || `HTTP ${response.status}`);
+  // An answer that is no Status (a proxy's page) is cut: masked whole first, as every text the runner writes.
+  const apiMessage =
+    status?.message ??
+    (maskThenCut(masker, response.body.toString('utf8'), NON_STATUS_BODY_CHARS) || `HTTP ${response.status}`);
   const detail = { httpStatus: response.status, apiReason: status?.reason, apiMessage, attempts };
   const where = `in namespace "${request.namespace}"`;
   const resource = resourceLabel(request.resource);

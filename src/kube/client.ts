@@ -6,6 +6,7 @@
 // (retry.ts) within a bounded number of attempts and total time (a call, its attempts and waits
 // included, ends within RetryPolicy.maxTotalMs, and never past the client's deadline); every other
 // failure becomes a RunnerError of kind 'kube' (api-errors.ts).
+import type { Masker } from '../masking/mask.ts';
 import { readFile } from 'node:fs/promises';
 import { Agent } from 'node:https';
 import type { Job } from 'kubernetes-types/batch/v1.js';
@@ -30,6 +31,8 @@ export interface KubeClientOptions {
   retry?: Partial<RetryPolicy>;
   /** Timeout of one attempt, from request to the last byte of the response (default 30 s). */
   requestTimeoutMs?: number;
+  /** Masks what an error quotes of an answer before it is cut (the run's masker: an answer may echo a secret). */
+  masker?: Pick<Masker, 'mask'>;
   /** Told before each retry: the caller's hook for logging. */
   onRetry?: (event: RetryEvent) => void;
   // Injectable for tests.
@@ -61,6 +64,7 @@ export class KubeClient {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly onRetry: ((event: RetryEvent) => void) | undefined;
+  private readonly masker: Pick<Masker, 'mask'> | undefined;
   private deadline: { atMs: number; what: string } | undefined;
 
   constructor(
@@ -72,6 +76,7 @@ export class KubeClient {
     this.agent = new Agent({ keepAlive: true, maxSockets: 4, ca: config.ca });
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.masker = options.masker;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
@@ -216,14 +221,15 @@ export class KubeClient {
         }
       }
       if (response && response.status < 400) return response;
-      if (response && !isRetryable(response.status)) throw errorFromResponse(request, response, attempt);
+      if (response && !isRetryable(response.status))
+        throw errorFromResponse(request, response, attempt, undefined, this.masker);
 
       const retryAfterMs = response ? parseRetryAfter(response.headers['retry-after'], this.now()) : undefined;
       const delayMs = retryAfterMs ?? backoffMs(this.retry, attempt, this.random());
       const elapsedMs = this.now() - started;
       if (attempt >= this.retry.maxAttempts || started + elapsedMs + delayMs >= endsAt) {
         const gaveUp = `gave up after ${attempt} attempt${attempt === 1 ? '' : 's'} in ${Math.round(elapsedMs / 1000)}s`;
-        if (response) throw errorFromResponse(request, response, attempt, gaveUp);
+        if (response) throw errorFromResponse(request, response, attempt, gaveUp, this.masker);
         throw kubeError(
           request,
           KubeReason.Unreachable,

@@ -18,6 +18,7 @@ import {
 import { SecretChunkStore } from '../store/secret-store.ts';
 import type { ChunkStore } from '../store/store.ts';
 import type { Logger } from '../output/log.ts';
+import type { Masker } from '../masking/mask.ts';
 
 export interface InCluster {
   client: KubeClient;
@@ -37,7 +38,7 @@ export interface InCluster {
 }
 
 /** undefined in local mode. A Job identity without a usable token or API address is a usage error, never a silent local run. */
-export function inClusterFrom(settings: Settings, log: Logger): InCluster | undefined {
+export function inClusterFrom(settings: Settings, log: Logger, masker: Masker): InCluster | undefined {
   if (!settings.jobName && !settings.jobUid) return undefined;
   if (!settings.jobName || !settings.jobUid)
     throw usageError(
@@ -56,7 +57,10 @@ export function inClusterFrom(settings: Settings, log: Logger): InCluster | unde
       'KubeConfigInvalid',
       'in-cluster mode needs the namespace: pass --namespace (CAPTF_NAMESPACE) or mount the service account namespace file',
     );
-  const client = new KubeClient(config, { onRetry: (event) => log.warn({ retry: event }, 'Kubernetes API: retrying') });
+  const client = new KubeClient(config, {
+    masker,
+    onRetry: (event) => log.warn({ retry: event }, 'Kubernetes API: retrying'),
+  });
   const job: JobIdentity = { namespace, jobName: settings.jobName, jobUid: settings.jobUid };
   return {
     client,
