@@ -1,7 +1,8 @@
 // apply: the guarded apply of a saved plan (a gated plan is applied only with an approval of its
 // approval hash, contract.md §3), or, with --plan-artifact,
 // the apply of exactly the plan a person approved (applyPolicy: Manual).
-import type { DestructiveChange, PlannedAction, PolicyApprovalRequired } from '../schemas/classification.ts';
+import type { PolicyApprovalRequired } from '../schemas/classification.ts';
+import type { PlanObserver } from '../plan/observer.ts';
 import { RunnerError } from '../errors.ts';
 import { approveCommand, blockedMessage, decideApply, ungatedWarnings } from '../guard/decide.ts';
 import { shownAction, shownChange, shownPolicyFinding } from '../guard/unreviewed.ts';
@@ -31,12 +32,12 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
     // an approval covers (approvalCoverageStep); only an approved hash can match, so only then are they kept.
     const everyDestructive: DestructiveEntry[] = [];
     const approvable = isSha256(ctx.settings.approvedHash);
-    const collect = approvable
+    const coverage: PlanObserver | undefined = approvable
       ? {
-          onDestructive: (d: DestructiveChange) => everyDestructive.push(shownChange(d)),
-          onAction: (a: PlannedAction) => everyDestructive.push(shownAction(a)),
+          onDestructive: (d) => everyDestructive.push(shownChange(d)),
+          onAction: (a) => everyDestructive.push(shownAction(a)),
         }
-      : {};
+      : undefined;
     const judgement = policy?.judgement({
       tool: root.version.flavor,
       ...(approvable && {
@@ -47,7 +48,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
       root,
       before,
       recordHash: inputs.hashes.inputsHash,
-      show: { ...collect, judgement },
+      show: { observer: coverage, judgement },
     });
 
     /** Nothing is applied: the plan waits for an approval of its approval hash (the result says which, and how to give it). */

@@ -45,8 +45,10 @@ import { fieldsOf, isRecord, jsonTypeName, optionalString, type Unchecked } from
 import type { PolicyChangeView } from '../policy/views.ts';
 import { addressParts } from './address.ts';
 import { readActionInvocation } from './action-invocations.ts';
+import type { ClassifierObserver } from './observer.ts';
 
-export interface ClassifyOptions {
+/** How a plan is classified, and the observer told what the classifier meets (observer.ts). */
+export interface ClassifyOptions extends ClassifierObserver {
   /**
    * Addresses the runner reserves for its own resources (terraform_data.captf_inputs_hash): what the
    * runner itself plans there is skipped everywhere (see reservedEntryWhy); anything else at them,
@@ -57,20 +59,6 @@ export interface ClassifyOptions {
   destroyPlan?: boolean;
   /** The most `destructive` and `drift` entries to list; their totals count all. Default 100. */
   limit?: number;
-  /**
-   * Told every managed resource (`type.name`) and module call (`module.name`) the root module's
-   * configuration declares, so the runner can check its own reading of the module against terraform's.
-   */
-  onRootDeclaration?: (address: string) => void;
-  /** Told every destructive entry, also those beyond `limit` (the logs name them all). */
-  onDestructive?: (entry: DestructiveChange) => void;
-  /** Told every provider action, also those beyond `limit`. */
-  onAction?: (action: PlannedAction) => void;
-  /**
-   * Told every resource entry `counts` counts, as a policy rule sees it (src/policy/views.ts): the
-   * destructive ones among them are exactly `destructiveTotal`. Never the runner's own entries.
-   */
-  onChange?: (change: PolicyChangeView) => void;
 }
 
 export const DEFAULT_LIST_LIMIT = 100;
