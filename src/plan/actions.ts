@@ -1,6 +1,7 @@
 // What terraform's planned actions mean, in one place (as hashicorp/terraform-json's action.go):
 // the action strings, the kind a list of them reads as, which kinds destroy an object, and how a
 // destructive entry or a provider action is named in words. Pure.
+import type { ActionCounts } from '../schemas/classification.ts';
 import { shown } from './values.ts';
 
 /** The action strings terraform writes in `change.actions`. Anything else is unknown to the runner. */
@@ -10,6 +11,19 @@ export type Action = (typeof KNOWN_ACTIONS)[number];
 /** The kinds `counts` counts entries by (a replace once, as replace; `unknown` for actions the runner cannot read). */
 export const COUNTED_KINDS = ['create', 'update', 'delete', 'replace', 'read', 'noop', 'forget', 'unknown'] as const;
 export type CountedKind = (typeof COUNTED_KINDS)[number];
+/** A plan's counts before its first entry: every field of `counts` 0, in the classification's order. */
+export const noCounts = (): ActionCounts => ({
+  create: 0,
+  update: 0,
+  delete: 0,
+  replace: 0,
+  read: 0,
+  noop: 0,
+  forget: 0,
+  import: 0,
+  move: 0,
+  unknown: 0,
+});
 /** `createForget`: terraform's replace whose old object is kept (`destroy = false`), in either order. */
 export type ActionKind = CountedKind | 'createForget';
 

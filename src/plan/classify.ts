@@ -20,6 +20,7 @@ import {
   isDestructive,
   kindName,
   listedActions,
+  noCounts,
   readActions,
 } from './actions.ts';
 import { reservedAddressOf, reservedEntryWhy, RUNNER_DESTROY_KINDS, RUNNER_KINDS } from './reserved.ts';
@@ -142,18 +143,7 @@ export class PlanClassifier {
   #driftEntries = 0;
   #hasResourceChanges = false;
   #hasOutputChanges = false;
-  readonly #counts: ActionCounts = {
-    create: 0,
-    update: 0,
-    delete: 0,
-    replace: 0,
-    read: 0,
-    noop: 0,
-    forget: 0,
-    import: 0,
-    move: 0,
-    unknown: 0,
-  };
+  readonly #counts: ActionCounts = noCounts();
   readonly #outputCounts = { create: 0, update: 0, delete: 0 };
   // The listed entries: every one counted, the first `limit` kept.
   readonly #destructive: BoundedList<DestructiveChange>;

@@ -22,7 +22,9 @@ import {
   type LifecycleActionTrigger,
   type OutputChange,
   type Plan,
+  PLAN_HEADER_FIELDS,
   PLAN_TOP_LEVEL_KEYS,
+  type PlanHeader,
   type ResourceChange,
   type RootModule,
   type VariableDeclaration,
@@ -108,6 +110,12 @@ function resourceEntryWithValues(
   }, withValues(CHANGE));
 }
 
+/** The header's fields (PLAN_HEADER_FIELDS, the one list of them), built as they are. */
+const HEADER = Object.fromEntries(PLAN_HEADER_FIELDS.map((field) => [field, KEEP])) as Record<
+  keyof PlanHeader,
+  Selector
+>;
+
 const OUTPUT_CHANGE: Shape = { fields: modelFields<OutputChange>({ actions: KEEP }) };
 
 /** An action invocation: never config_values (they may hold secrets). */
@@ -157,11 +165,7 @@ function planSelector(
   });
   return {
     fields: modelFields<Plan>({
-      format_version: KEEP,
-      terraform_version: KEEP,
-      errored: KEEP,
-      complete: KEEP,
-      applyable: KEEP,
+      ...HEADER,
       resource_changes: {
         items: resourceEntryWithValues((entry) => classifier.addResourceChange(entry), onChangedValues),
         emit: (section) => classifier.checkSection('resource_changes', section),

@@ -26,7 +26,7 @@ const ApplyMarker = z.strictObject({
   planHash: z.string(),
   startedAt: z.string(),
   addresses: z.array(z.string()).max(KILLED_APPLY_MAX_ADDRESSES),
-  addressesLeftOut: z.number().int().nonnegative(),
+  addressesLeftOut: z.nonNegativeInt(),
 });
 type ApplyMarker = z.infer<typeof ApplyMarker>;
 
