@@ -423,6 +423,27 @@ export function slowApply({ resources = 4, seconds = 5 }: { resources?: number; 
   });
 }
 
+/**
+ * modules.base and `terraform_data.slow[0..resources-1]`, each with a local-exec that appends
+ * `created N` to the file `runs`, then runs `then` (a shell command: the slow part): which objects
+ * an apply created, and how many times, for tests that stop or kill an apply.
+ */
+export function countedSlowApply(runs: string, { resources, then }: { resources: number; then: string }): FileTree {
+  return {
+    ...modules.base,
+    'main.tf': `${modules.base['main.tf']}
+resource "terraform_data" "slow" {
+  count = ${resources}
+  input = count.index
+
+  provisioner "local-exec" {
+    command = "echo created ${'$'}{self.input} >> ${runs}; ${then}"
+  }
+}
+`,
+  };
+}
+
 /** Adds `backend.tf` with an empty pg backend block (the module contract keeps it in its own file). */
 export function withPgBackend(tree: FileTree): FileTree {
   return { ...tree, 'backend.tf': 'terraform {\n  backend "pg" {}\n}\n' };
