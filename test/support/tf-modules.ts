@@ -444,6 +444,32 @@ resource "terraform_data" "slow" {
   };
 }
 
+/**
+ * terraform_data.this taking var.greeting, with a precondition `condition` (false for a greeting of
+ * 10 characters or fewer): terraform's failed precondition. `shout`: a local value
+ * upper(var.greeting) beside it, for a condition to read.
+ */
+export function greetingPrecondition(condition: string, { shout = false } = {}): FileTree {
+  const lines = [
+    'variable "greeting" {',
+    '  type = string',
+    '}',
+    '',
+    ...(shout ? ['locals {', '  shout = upper(var.greeting)', '}', ''] : []),
+    'resource "terraform_data" "this" {',
+    '  input = var.greeting',
+    '',
+    '  lifecycle {',
+    '    precondition {',
+    `      condition     = ${condition}`,
+    '      error_message = "The greeting must be longer than 10 characters."',
+    '    }',
+    '  }',
+    '}',
+  ];
+  return { 'main.tf': `${lines.join('\n')}\n` };
+}
+
 /** Adds `backend.tf` with an empty pg backend block (the module contract keeps it in its own file). */
 export function withPgBackend(tree: FileTree): FileTree {
   return { ...tree, 'backend.tf': 'terraform {\n  backend "pg" {}\n}\n' };
