@@ -1,4 +1,4 @@
-// The command line: commander definitions only. Each op action hands raw flags to main's runner;
+// The command line: commander definitions only. Parsed, it is an Invocation main.ts runs (raw flags);
 // the settings' flags, help and defaults come from schemas/setting-options.ts.
 import { Command, Option } from 'commander';
 import { OBJECT_KINDS } from './object-kind.ts';
@@ -17,12 +17,12 @@ import { VERSION_TEXT } from './version.ts';
 import { EXIT_MEANINGS } from './run/exit-codes.ts';
 import { registerLocalCommands } from './local/commands.ts';
 
-export interface CliHandlers {
-  op(op: Op, flags: Record<string, unknown>): Promise<void>;
-  classify(file: string, flags: ClassifyFlags): Promise<void>;
-  hash(flags: Record<string, unknown>): Promise<void>;
-  contractCheck(flags: Record<string, unknown>): Promise<void>;
-}
+/** What a command line asks main.ts to run, as commander parsed it (raw flags: each command reads its own). */
+export type Invocation =
+  | { command: 'op'; op: Op; flags: Record<string, unknown> }
+  | { command: 'classify'; file: string; flags: ClassifyFlags }
+  | { command: 'hash'; flags: Record<string, unknown> }
+  | { command: 'contract check'; flags: Record<string, unknown> };
 
 export interface ClassifyFlags {
   json?: boolean;
@@ -57,7 +57,20 @@ a flag beats its CAPTF_* variable, and an op ignores the CAPTF_* variables of se
 Exit codes:
 ${EXIT_MEANINGS.map(([code, meaning]) => `  ${code.padEnd(9)} ${meaning}`).join('\n')}`;
 
-export function buildCli(handlers: CliHandlers): Command {
+/**
+ * What `argv` asks for; undefined once commander has answered it itself (--help, --version) or a
+ * `local` command has run (src/local/commands.ts). Throws commander's error for a refused command line.
+ */
+export async function parseCommandLine(argv: string[]): Promise<Invocation | undefined> {
+  let invocation: Invocation | undefined;
+  await buildCli((parsed) => {
+    invocation = parsed;
+  }).parseAsync(argv);
+  return invocation;
+}
+
+/** The program; each of its actions hands `parsed` what it was asked (none by default: the definitions alone). */
+export function buildCli(parsed: (invocation: Invocation) => void = () => {}): Command {
   const program = new Command('captf-runner')
     .description('Runs one CAPTF operation with terraform: a guarded apply, plan, refresh, drift, destroy or restore')
     .version(
@@ -77,7 +90,7 @@ export function buildCli(handlers: CliHandlers): Command {
       REPORT_FLAGS,
     )
       .configureOutput({ outputError: () => {} })
-      .action((flags: Record<string, unknown>) => handlers.op(name, flags));
+      .action((flags: Record<string, unknown>) => parsed({ command: 'op', op: name, flags }));
 
   op('apply', 'init, validate, plan, show, classify; apply the saved plan unless it is destructive and not approved');
   op('plan', 'plan for manual approval: a plan artifact and its plan hash, nothing applied');
@@ -100,14 +113,14 @@ export function buildCli(handlers: CliHandlers): Command {
       ),
     ['summaryMd', 'detailedExitcode'],
     REPORT_FLAGS,
-  ).action((file: string, flags: ClassifyFlags) => handlers.classify(file, flags));
+  ).action((file: string, flags: ClassifyFlags) => parsed({ command: 'classify', file, flags }));
 
   settingOptions(
     program.command('hash').description('print the inputs hash and approval hash of an inputs dir'),
     HASH_SETTINGS,
   )
     .option('--json', 'print JSON')
-    .action((flags: Record<string, unknown>) => handlers.hash(flags));
+    .action((flags: Record<string, unknown>) => parsed({ command: 'hash', flags }));
 
   const contract = program.command('contract').description('the image contract');
   contract
@@ -120,7 +133,7 @@ export function buildCli(handlers: CliHandlers): Command {
     .option('--workdir <dir>', 'a writable dir for the check')
     .option('--policy <dir>', 'the policy dir (default /captf/policy under the root, when it exists)')
     .option('--json', 'print JSON')
-    .action((flags: Record<string, unknown>) => handlers.contractCheck(flags));
+    .action((flags: Record<string, unknown>) => parsed({ command: 'contract check', flags }));
 
   registerLocalCommands(program);
   program.addOption(new Option('--no-color', 'terraform output is never colored').hideHelp());

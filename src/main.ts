@@ -3,14 +3,12 @@
 // commander and little else: every Job pays for what loads at start (BENCHMARKS.md, cold start).
 import { CommanderError } from 'commander';
 import { startupSnapshot } from 'node:v8';
-import { buildCli } from './cli.ts';
+import { type Invocation, parseCommandLine } from './cli.ts';
 import type { Op } from './schemas/result.ts';
 import { RunnerError, asRunnerError, unmaskedMessage, usageError } from './errors.ts';
 import { exitCodeOfError } from './run/exit-codes.ts';
 import { EXIT } from './vocabulary/reasons.ts';
 import { tolerateClosedStdStreams } from './output/std-streams.ts';
-
-let exitCode: number = EXIT.succeeded;
 
 async function runOperation(op: Op, flags: Record<string, unknown>, usageProblem?: RunnerError): Promise<number> {
   const { runOp } = await import('./op-main.ts');
@@ -54,26 +52,11 @@ async function main(argv: string[]): Promise<number> {
   // The commands without a result (`classify`, `hash`, `contract check`) end or throw; an op's
   // error is in its result (run/finish.ts) and its exit code comes back from runOp.
   let command = '';
-  const cli = buildCli({
-    op: async (op, flags) => {
-      exitCode = await runOperation(op, flags);
-    },
-    classify: async (file, flags) => {
-      command = 'classify';
-      exitCode = await (await import('./commands/classify.ts')).classifyCommand(file, flags);
-    },
-    hash: async (flags) => {
-      command = 'hash';
-      await (await import('./commands/hash.ts')).hashCommand(flags);
-    },
-    contractCheck: async (flags) => {
-      command = 'contract check';
-      await (await import('./commands/contract-check/command.ts')).contractCheckCommand(flags);
-    },
-  });
   try {
-    await cli.parseAsync(argv);
-    return exitCode;
+    const invocation = await parseCommandLine(argv);
+    if (invocation === undefined) return EXIT.succeeded;
+    if (invocation.command !== 'op') command = invocation.command;
+    return await runInvocation(invocation);
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.succeeded;
@@ -96,6 +79,22 @@ async function main(argv: string[]): Promise<number> {
     const e = asRunnerError(error);
     process.stderr.write(`captf-runner${command ? ` ${command}` : ''}: ${unmaskedMessage(e)}\n`);
     return exitCodeOfError(e);
+  }
+}
+
+/** Runs what the command line asked for: its exit code. */
+async function runInvocation(invocation: Invocation): Promise<number> {
+  switch (invocation.command) {
+    case 'op':
+      return runOperation(invocation.op, invocation.flags);
+    case 'classify':
+      return (await import('./commands/classify.ts')).classifyCommand(invocation.file, invocation.flags);
+    case 'hash':
+      await (await import('./commands/hash.ts')).hashCommand(invocation.flags);
+      return EXIT.succeeded;
+    case 'contract check':
+      await (await import('./commands/contract-check/command.ts')).contractCheckCommand(invocation.flags);
+      return EXIT.succeeded;
   }
 }
 

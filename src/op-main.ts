@@ -39,11 +39,13 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   }
   const bindings = { op, object: settings.object ?? null, namespace: settings.namespace ?? null };
   const log = await createLogger(settings.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'), masker, bindings);
-  const ctx = new RunContext(op, settings, log, masker, progressIntervalMs(process.env));
-  ctx.reporting = reportingOf(flags);
-  ctx.moduleOnCommandLine = typeof flags.module === 'string';
+  const ctx = new RunContext(op, settings, log, masker, {
+    reporting: reportingOf(flags),
+    writesResultFile: !usageProblem || givenSetting(flags, process.env, 'out') !== undefined,
+    moduleOnCommandLine: typeof flags.module === 'string',
+    progressIntervalMs: progressIntervalMs(process.env),
+  });
   for (const notice of unknownSettingVariables(process.env)) ctx.notice(notice);
-  ctx.writesResultFile = !usageProblem || givenSetting(flags, process.env, 'out') !== undefined;
   const stop = installStopHandlers(ctx);
   let opModule: OpModule | undefined;
   let ending: OpEnding | undefined;

@@ -8,6 +8,7 @@ import { actionText, changeText } from '../plan/actions.ts';
 import { countsText } from '../output/summary.ts';
 import { printableJson, printableLine } from '../output/printable.ts';
 import { runnerClassifyOptions } from '../plan/runner-options.ts';
+import { observers } from '../plan/observer.ts';
 import { givenSetting } from '../schemas/config.ts';
 import { denialText, findingText } from '../guard/decide.ts';
 import { loadRunPolicy } from '../steps/policy.ts';
@@ -32,11 +33,8 @@ export async function classifyCommand(file: string, flags: ClassifyFlags): Promi
   // A plan document does not say which tool made it; plan.version is its terraform_version.
   const judgement = policy?.judgement({ tool: 'terraform' });
   const classified = await classifyDocument(file, {
-    ...runnerClassifyOptions({
-      ...(limit !== undefined && { limit }),
-      ...(judgement && { onChange: judgement.onChange, onAction: judgement.onAction }),
-    }),
-    ...(judgement && { pace: judgement.drain }),
+    ...observers(judgement),
+    ...runnerClassifyOptions(limit !== undefined ? { limit } : {}),
   }).catch((error: unknown) => {
     throw documentError(file, error);
   });

@@ -76,7 +76,7 @@ export const Snapshot = z
       uid: z.string().min(1),
       kind: Kind,
       creationTimestamp: Time,
-      generation: z.number().int().nonnegative().optional().describe('metadata.generation: a spec edit ends a hold'),
+      generation: z.nonNegativeInt().optional().describe('metadata.generation: a spec edit ends a hold'),
       applyPolicy: z.enum(['Automatic', 'Manual']).optional().describe('TerraformCluster only; absent means Automatic'),
       deleting: z.boolean(),
     }),
@@ -119,7 +119,7 @@ export const Snapshot = z
     drift: z.strictObject({
       intervalSeconds: Seconds,
       action: z.enum(['Report', 'Remediate']),
-      remediationFailedLimit: z.number().int().nonnegative(),
+      remediationFailedLimit: z.nonNegativeInt(),
       lastCheck: z.strictObject({ at: Time, found: z.boolean() }).optional(),
     }),
     refresh: z.strictObject({

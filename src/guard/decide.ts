@@ -30,7 +30,7 @@ export interface ApplyDecisionInput {
 
 export function decideApply(input: ApplyDecisionInput): ApplyDecision {
   const { classification: plan } = input;
-  // An errored plan never gets here: refuseErrored (steps/steps.ts) stops it at show.
+  // An errored plan never gets here: refuseErrored (steps/plan.ts) stops it at show.
   if (!input.planHasChanges) return { action: 'skip', outcome: 'noChanges' };
   const approvalMatched = hashesEqual(input.approvedHash, input.approvalHash);
   const approvalRequired = input.guard && plan.gated;

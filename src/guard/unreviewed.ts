@@ -75,7 +75,7 @@ const BlockedResultDocument = z.object({
   object: z.object({ kind: z.string(), name: z.string().optional(), namespace: z.string().optional() }),
   plan: z.object({
     destructive: z.array(z.object({ address: z.string(), deposed: z.string().optional(), action: z.string() })),
-    destructiveTotal: z.number().int().nonnegative(),
+    destructiveTotal: z.nonNegativeInt(),
     // A record of a runner before provider actions has none: it showed none.
     actions: z.array(z.object({ address: z.string(), trigger: z.string() })).default([]),
     // Without a policy dir the blocked run found nothing for one to require.

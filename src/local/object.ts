@@ -26,7 +26,7 @@ const Time = z.iso.datetime();
 export const DriftSpec = z.strictObject({
   intervalSeconds: z.number().int().positive(),
   action: z.enum(['Report', 'Remediate']),
-  remediationFailedLimit: z.number().int().nonnegative(),
+  remediationFailedLimit: z.nonNegativeInt(),
 });
 export type DriftSpec = z.infer<typeof DriftSpec>;
 

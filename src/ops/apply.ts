@@ -33,7 +33,7 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
       before,
       recordHash: hashes.inputsHash,
       show: {
-        ...collected.show,
+        observer: collected.observer,
         judgement: policy?.judgement({ tool: root.version.flavor, ...collected.judgement }),
       },
     });

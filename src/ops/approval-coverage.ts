@@ -5,6 +5,7 @@
 // destructive entry counts as unreviewed. One finding is not: a blocked run that planned against a state of
 // another lineage approved nothing for this one, and neither did one nobody can find when no --expect-lineage
 // names the state (otherState: coverApproval blocks again).
+import type { PlanObserver } from '../plan/observer.ts';
 import { join } from 'node:path';
 import type {
   Classification,
@@ -112,18 +113,19 @@ export function blockedError(
 
 /**
  * Every destructive entry, action and policy finding of the plan, beyond its bounded lists, for what an
- * approval covers (coverApproval): `show` for planAndClassify, `judgement` for the policy's judgement.
+ * approval covers (coverApproval): `observer` for planAndClassify's show, `judgement` for the policy's judgement.
  * Only an approved hash can match, so only then are they kept.
  */
 export function destructiveCollector(ctx: RunContext) {
   const everyDestructive: DestructiveEntry[] = [];
-  if (!isSha256(ctx.settings.approvedHash)) return { everyDestructive, show: {}, judgement: {} };
+  if (!isSha256(ctx.settings.approvedHash)) return { everyDestructive, observer: undefined, judgement: {} };
+  const observer: PlanObserver = {
+    onDestructive: (d: DestructiveChange) => everyDestructive.push(shownChange(d)),
+    onAction: (a: PlannedAction) => everyDestructive.push(shownAction(a)),
+  };
   return {
     everyDestructive,
-    show: {
-      onDestructive: (d: DestructiveChange) => everyDestructive.push(shownChange(d)),
-      onAction: (a: PlannedAction) => everyDestructive.push(shownAction(a)),
-    },
+    observer,
     judgement: {
       onApprovalRequired: (finding: PolicyApprovalRequired) => everyDestructive.push(shownPolicyFinding(finding)),
     },

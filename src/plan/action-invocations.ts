@@ -6,14 +6,15 @@ import type { ActionInvocation, InvokeActionTrigger, LifecycleActionTrigger } fr
 import { fieldsOf, isRecord, jsonTypeName, optionalString, shown } from './values.ts';
 
 /** terraform's lifecycle events that run an action (configs.ActionTriggerEvent; BeforeDestroy and AfterDestroy from 1.16). */
-const ACTION_TRIGGER_EVENTS: ReadonlySet<string> = new Set([
+export const ACTION_TRIGGER_EVENTS = [
   'BeforeCreate',
   'AfterCreate',
   'BeforeUpdate',
   'AfterUpdate',
   'BeforeDestroy',
   'AfterDestroy',
-]);
+] as const;
+const TRIGGER_EVENTS: ReadonlySet<string> = new Set(ACTION_TRIGGER_EVENTS);
 /** configs.ActionOnFailure as terraform 1.16 writes it. */
 const ACTION_ON_FAILURE: Readonly<Record<string, string>> = {
   ActionOnFailureHalt: 'halt',
@@ -39,7 +40,7 @@ export function readActionInvocation(
   if (isRecord(lifecycleValue) && !isRecord(invoke)) {
     const lifecycle = fieldsOf<LifecycleActionTrigger>(lifecycleValue);
     const event = lifecycle.action_trigger_event;
-    if (typeof event === 'string' && ACTION_TRIGGER_EVENTS.has(event)) trigger = event;
+    if (typeof event === 'string' && TRIGGER_EVENTS.has(event)) trigger = event;
     else problems.push(`unknown action_trigger_event ${shown(event ?? null)}`);
     triggeringResource = optionalString(lifecycle.triggering_resource_address) ?? null;
     if (lifecycle.on_failure !== undefined) {

@@ -1,6 +1,7 @@
 // What terraform's planned actions mean, in one place (as hashicorp/terraform-json's action.go):
 // the action strings, the kind a list of them reads as, which kinds destroy an object, and how a
 // destructive entry or a provider action is named in words. Pure.
+import type { ActionCounts } from '../schemas/classification.ts';
 import { shown } from './values.ts';
 import type { ActionKind, CountedKind, DestructiveKind } from '../vocabulary/action-kinds.ts';
 
@@ -8,6 +9,19 @@ import type { ActionKind, CountedKind, DestructiveKind } from '../vocabulary/act
 const KNOWN_ACTIONS = ['no-op', 'create', 'read', 'update', 'delete', 'forget'] as const;
 export type Action = (typeof KNOWN_ACTIONS)[number];
 
+/** A plan's counts before its first entry: every field of `counts` 0, in the classification's order. */
+export const noCounts = (): ActionCounts => ({
+  create: 0,
+  update: 0,
+  delete: 0,
+  replace: 0,
+  read: 0,
+  noop: 0,
+  forget: 0,
+  import: 0,
+  move: 0,
+  unknown: 0,
+});
 /** What one entry's actions mean, or why the classifier cannot tell. */
 export type ActionsReading = { kind: ActionKind; why?: undefined } | { kind: 'unknown'; why: string };
 

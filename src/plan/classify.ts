@@ -14,7 +14,15 @@ import type {
 import { RunnerError } from '../errors.ts';
 import { needsApproval } from './gate.ts';
 import type { ActionKind } from '../vocabulary/action-kinds.ts';
-import { changesResource, countedAs, isDestructive, kindName, listedActions, readActions } from './actions.ts';
+import {
+  changesResource,
+  countedAs,
+  isDestructive,
+  kindName,
+  listedActions,
+  noCounts,
+  readActions,
+} from './actions.ts';
 import { reservedAddressOf, reservedEntryWhy, RUNNER_DESTROY_KINDS, RUNNER_KINDS } from './reserved.ts';
 import {
   type Change,
@@ -38,8 +46,10 @@ import { fieldsOf, isRecord, jsonTypeName, optionalString, type Unchecked } from
 import type { PolicyChangeView } from './policy-views.ts';
 import { addressParts } from './address.ts';
 import { readActionInvocation } from './action-invocations.ts';
+import type { ClassifierObserver } from './observer.ts';
 
-export interface ClassifyOptions {
+/** How a plan is classified, and the observer told what the classifier meets (observer.ts). */
+export interface ClassifyOptions extends ClassifierObserver {
   /**
    * Addresses the runner reserves for its own resources (terraform_data.captf_inputs_hash): what the
    * runner itself plans there is skipped everywhere (see reservedEntryWhy); anything else at them,
@@ -50,20 +60,6 @@ export interface ClassifyOptions {
   destroyPlan?: boolean;
   /** The most `destructive` and `drift` entries to list; their totals count all. Default 100. */
   limit?: number;
-  /**
-   * Told every managed resource (`type.name`) and module call (`module.name`) the root module's
-   * configuration declares, so the runner can check its own reading of the module against terraform's.
-   */
-  onRootDeclaration?: (address: string) => void;
-  /** Told every destructive entry, also those beyond `limit` (the logs name them all). */
-  onDestructive?: (entry: DestructiveChange) => void;
-  /** Told every provider action, also those beyond `limit`. */
-  onAction?: (action: PlannedAction) => void;
-  /**
-   * Told every resource entry `counts` counts, as a policy rule sees it (src/plan/policy-views.ts): the
-   * destructive ones among them are exactly `destructiveTotal`. Never the runner's own entries.
-   */
-  onChange?: (change: PolicyChangeView) => void;
 }
 
 export const DEFAULT_LIST_LIMIT = 100;
@@ -147,18 +143,7 @@ export class PlanClassifier {
   #driftEntries = 0;
   #hasResourceChanges = false;
   #hasOutputChanges = false;
-  readonly #counts: ActionCounts = {
-    create: 0,
-    update: 0,
-    delete: 0,
-    replace: 0,
-    read: 0,
-    noop: 0,
-    forget: 0,
-    import: 0,
-    move: 0,
-    unknown: 0,
-  };
+  readonly #counts: ActionCounts = noCounts();
   readonly #outputCounts = { create: 0, update: 0, delete: 0 };
   // The listed entries: every one counted, the first `limit` kept.
   readonly #destructive: BoundedList<DestructiveChange>;

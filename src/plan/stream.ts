@@ -9,6 +9,7 @@ import { assertPlanObject, type ClassifyOptions, PlanClassifier } from './classi
 import { JsonSyntaxError } from '../util/json-syntax-error.ts';
 import { type ByteSource, KEEP, readSelected, type Selector, type Shape } from '../json/select-json.ts';
 import { isRecord } from './values.ts';
+import type { PlanObserver } from './observer.ts';
 import {
   type ActionInvocation,
   type Change,
@@ -21,7 +22,9 @@ import {
   type LifecycleActionTrigger,
   type OutputChange,
   type Plan,
+  PLAN_HEADER_FIELDS,
   PLAN_TOP_LEVEL_KEYS,
+  type PlanHeader,
   type ResourceChange,
   type RootModule,
   type VariableDeclaration,
@@ -59,23 +62,8 @@ function resourceEntry(emit: (entry: unknown) => void, change: Shape = CHANGE): 
   };
 }
 
-export interface StreamOptions extends ClassifyOptions {
-  /**
-   * The values before and after of each change that updates or replaces a value: resource changes,
-   * resource drift (what changed outside terraform) and output changes, whose before is the prior
-   * state's output (the masker learns a rotated secret's old value from them). Only these are
-   * built, one entry at a time; they are never kept.
-   */
-  onChangedValues?: (before: unknown, after: unknown) => void;
-  /**
-   * Each module call of the root module, with its expressions and its module's configuration
-   * (configuration.root_module.module_calls): what it passes to a sensitive variable of a module
-   * (module-inputs.ts). Never kept.
-   */
-  onModuleCall?: (call: unknown) => void;
-  /** Awaited after each chunk of the document is read (the policy's evaluation of what it handed over): reading waits for it. */
-  pace?: () => Promise<void>;
-}
+/** The classifier's options, its observer told also what only the streaming reader meets (changed values, module calls) and awaited for its pace. */
+export type StreamOptions = ClassifyOptions & PlanObserver;
 
 /** A change's selector that also builds before and after when its actions (read first: terraform writes them first) change a value. */
 function withValues(shape: Shape): Shape {
@@ -97,7 +85,7 @@ function changesValue(actions: unknown): boolean {
 /** Hands a change's before and after to `onChangedValues`, and the change without them on. */
 function takeValues(
   change: Record<string, unknown> | undefined,
-  onChangedValues: NonNullable<StreamOptions['onChangedValues']>,
+  onChangedValues: NonNullable<PlanObserver['onChangedValues']>,
 ): void {
   if (change && changesValue(change.actions) && ('before' in change || 'after' in change)) {
     onChangedValues(change.before, change.after);
@@ -109,7 +97,7 @@ function takeValues(
 /** A resource_changes or resource_drift entry, its change's values handed to `onChangedValues` when given. */
 function resourceEntryWithValues(
   emit: (entry: unknown) => void,
-  onChangedValues: StreamOptions['onChangedValues'],
+  onChangedValues: PlanObserver['onChangedValues'],
 ): Selector {
   if (!onChangedValues) return resourceEntry(emit);
   return resourceEntry((entry) => {
@@ -121,6 +109,12 @@ function resourceEntryWithValues(
     emit(entry);
   }, withValues(CHANGE));
 }
+
+/** The header's fields (PLAN_HEADER_FIELDS, the one list of them), built as they are. */
+const HEADER = Object.fromEntries(PLAN_HEADER_FIELDS.map((field) => [field, KEEP])) as Record<
+  keyof PlanHeader,
+  Selector
+>;
 
 const OUTPUT_CHANGE: Shape = { fields: modelFields<OutputChange>({ actions: KEEP }) };
 
@@ -143,8 +137,8 @@ const ACTION_INVOCATION: Shape = {
 
 function planSelector(
   classifier: PlanClassifier,
-  onChangedValues?: StreamOptions['onChangedValues'],
-  onModuleCall?: StreamOptions['onModuleCall'],
+  onChangedValues?: PlanObserver['onChangedValues'],
+  onModuleCall?: PlanObserver['onModuleCall'],
 ): Selector {
   const rootModule = modelFields<RootModule>({
     variables: {
@@ -171,11 +165,7 @@ function planSelector(
   });
   return {
     fields: modelFields<Plan>({
-      format_version: KEEP,
-      terraform_version: KEEP,
-      errored: KEEP,
-      complete: KEEP,
-      applyable: KEEP,
+      ...HEADER,
       resource_changes: {
         items: resourceEntryWithValues((entry) => classifier.addResourceChange(entry), onChangedValues),
         emit: (section) => classifier.checkSection('resource_changes', section),

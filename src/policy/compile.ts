@@ -2,7 +2,7 @@
 // is collected, named by file and rule: the YAML or JSON syntax, the schema, each expression's
 // syntax and names, its evaluation over the synthetic views, rule names used twice.
 import { isScalar, parseDocument, visit } from 'yaml';
-import type { z } from 'zod';
+import type * as z from '../schemas/zod.ts';
 import {
   actionBinding,
   celStopped,

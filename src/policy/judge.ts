@@ -1,7 +1,7 @@
 // One plan judged by the policy: the classifier streams every change and action into the
 // evaluator, then the classification gains `policy` and `gated` counts its findings (plan/gate.ts,
 // the one definition). The classifier hands views over as it parses (synchronously); they are
-// evaluated in `drain()`, between two chunks of the plan, one rule at a time, yielding to the event
+// evaluated in `pace()`, between two chunks of the plan, one rule at a time, yielding to the event
 // loop every few milliseconds: a signal or the deadline is heard mid-evaluation, and a stop ends
 // it there. What is yielded when never changes what is found (the budgets are in cost units).
 import type { Classification, PlannedAction } from '../schemas/classification.ts';
@@ -10,17 +10,19 @@ import { RunnerError } from '../errors.ts';
 import type { CompiledPolicy } from './compile.ts';
 import { PolicyEvaluator, type EvaluatorOptions } from './evaluate.ts';
 import type { PolicyChangeView, PolicyTool } from '../plan/policy-views.ts';
+import type { PlanObserver } from '../plan/observer.ts';
 
 /** The longest the evaluation holds the event loop: a stop request waits at most this (and one rule's evaluation). */
 const SLICE_MS = 20;
 
-export interface PlanJudgement {
-  /** The classifier's onChange. */
+/** An observer of the plan's reading (plan/observer.ts): the changes and actions it is told are evaluated as the plan streams. */
+export interface PlanJudgement extends PlanObserver {
+  /** Queues the change's evaluation. */
   onChange(change: PolicyChangeView): void;
-  /** The classifier's onAction. */
+  /** Queues the action's evaluation. */
   onAction(action: PlannedAction): void;
-  /** Evaluates what the classifier handed over so far (the stream's pace, between chunks); rejects when the run is asked to stop. */
-  drain(): Promise<void>;
+  /** Evaluates what the classifier handed over so far (between chunks of the stream); rejects when the run is asked to stop. */
+  pace(): Promise<void>;
   /** The classification with the policy's findings; once, after the classifier is done. */
   judge(plan: Classification): Promise<Classification>;
   /** Why the evaluation ended early, once a stop request ended it: what the run says of the step (terraform's interrupted show says less). */
@@ -60,7 +62,7 @@ export function planJudgement(policy: CompiledPolicy, options: JudgementOptions)
     }
   }
 
-  async function drain(): Promise<void> {
+  async function pace(): Promise<void> {
     while (queue.length) await run(queue.shift()!());
   }
 
@@ -70,9 +72,9 @@ export function planJudgement(policy: CompiledPolicy, options: JudgementOptions)
     },
     onChange: (change) => void queue.push(() => evaluator.changeSteps(change)),
     onAction: (action) => void queue.push(() => evaluator.actionSteps(action)),
-    drain,
+    pace,
     async judge(plan) {
-      await drain();
+      await pace();
       await run(evaluator.planSteps({ counts: plan.counts, tool: options.tool, version: plan.terraformVersion ?? '' }));
       const judged = { ...plan, policy: { effects: options.effects ?? 'all', ...evaluator.outcome() } };
       return { ...judged, gated: needsApproval(judged) };

@@ -4,6 +4,7 @@
 // how a rule that would fail (and so deny) every run is caught before the first run.
 import type { ActionCounts } from '../schemas/classification.ts';
 import type { RuleScope } from './schema.ts';
+import { ACTION_TRIGGER_EVENTS } from '../plan/action-invocations.ts';
 import {
   CHANGE_KINDS,
   type PolicyActionView,
@@ -29,15 +30,8 @@ export const ACTIONS_OF: Readonly<Record<PolicyChangeKind, readonly string[]>> =
   unknown: ['frobnicate'],
 };
 
-const TRIGGERS = [
-  'invoke',
-  'BeforeCreate',
-  'AfterCreate',
-  'BeforeUpdate',
-  'AfterUpdate',
-  'BeforeDestroy',
-  'AfterDestroy',
-] as const;
+/** An action's every trigger: a person's -invoke, or a lifecycle event (as the classifier reads them). */
+const TRIGGERS = ['invoke', ...ACTION_TRIGGER_EVENTS] as const;
 
 function syntheticChanges(): SyntheticView[] {
   return CHANGE_KINDS.flatMap((kind): SyntheticView[] => [

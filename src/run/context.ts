@@ -25,6 +25,15 @@ export const reportingOf = (flags: Record<string, unknown>): Reporting => ({
   detailedExitcode: flags.detailedExitcode === true,
 });
 
+/** What the command line says of the run beside its settings (defaults: a run of the settings alone). */
+interface RunOptions {
+  reporting?: Reporting;
+  writesResultFile?: boolean;
+  moduleOnCommandLine?: boolean;
+  /** How often a long step logs its progress. */
+  progressIntervalMs?: number;
+}
+
 export type StopCause = 'SIGTERM' | 'SIGINT' | 'deadline';
 
 export interface StepOptions<T> {
@@ -60,21 +69,29 @@ export class RunContext {
   readonly progress: ProgressWatch;
 
   /** The flags that shape only how the run reports (never CAPTF_* variables): the op's result does not depend on them. */
-  reporting: Reporting = { detailedExitcode: false };
+  readonly reporting: Reporting;
   /** false for a command line commander refused that names no --out (nor CAPTF_OUT): a mistyped command leaves no result.json where it was typed. */
-  writesResultFile = true;
+  readonly writesResultFile: boolean;
   /** The --summary-md FILE, opened before the op runs (undefined: not given, or refused). */
   summaryMd: SummaryMdFile | undefined;
   /** The module dir was given as --module (not CAPTF_MODULE, not the image's default): a missing one is a typo on the command line. */
-  moduleOnCommandLine = false;
+  readonly moduleOnCommandLine: boolean;
 
   constructor(
     readonly op: Op,
     readonly settings: Settings,
     readonly log: Logger,
     readonly masker: Masker,
-    progressIntervalMs = PROGRESS_INTERVAL_MS,
+    {
+      reporting = { detailedExitcode: false },
+      writesResultFile = true,
+      moduleOnCommandLine = false,
+      progressIntervalMs = PROGRESS_INTERVAL_MS,
+    }: RunOptions = {},
   ) {
+    this.reporting = reporting;
+    this.writesResultFile = writesResultFile;
+    this.moduleOnCommandLine = moduleOnCommandLine;
     this.progress = new ProgressWatch(
       (p) =>
         log.info(

@@ -29,27 +29,27 @@ export type DestructiveChange = z.infer<typeof DestructiveChange>;
 
 /** Counts of resource instance changes by kind. A replace counts once, as replace. */
 export const ActionCounts = z.strictObject({
-  create: z.number().int().nonnegative(),
-  update: z.number().int().nonnegative(),
-  delete: z.number().int().nonnegative(),
-  replace: z.number().int().nonnegative(),
-  read: z.number().int().nonnegative(),
-  noop: z.number().int().nonnegative(),
-  forget: z.number().int().nonnegative(),
-  import: z.number().int().nonnegative().describe('Entries with change.importing (counted besides their action)'),
+  create: z.nonNegativeInt(),
+  update: z.nonNegativeInt(),
+  delete: z.nonNegativeInt(),
+  replace: z.nonNegativeInt(),
+  read: z.nonNegativeInt(),
+  noop: z.nonNegativeInt(),
+  forget: z.nonNegativeInt(),
+  import: z.nonNegativeInt().describe('Entries with change.importing (counted besides their action)'),
   move: z
     .number()
     .int()
     .nonnegative()
     .describe('Entries with previous_address, in resource_changes or resource_drift (counted besides their action)'),
-  unknown: z.number().int().nonnegative(),
+  unknown: z.nonNegativeInt(),
 });
 export type ActionCounts = z.infer<typeof ActionCounts>;
 
 const OutputChangeCounts = z.strictObject({
-  create: z.number().int().nonnegative(),
-  update: z.number().int().nonnegative(),
-  delete: z.number().int().nonnegative(),
+  create: z.nonNegativeInt(),
+  update: z.nonNegativeInt(),
+  delete: z.nonNegativeInt(),
 });
 
 /** One entry of resource_changes or resource_drift: which object, and what terraform lists for it. */
@@ -111,7 +111,7 @@ export type DeferredChange = z.infer<typeof DeferredChange>;
 const PartialPlan = z.looseObject({
   complete: z.boolean().describe("terraform's complete"),
   deferred: z.array(DeferredChange).describe('deferred_changes, at most the limit'),
-  deferredTotal: z.number().int().nonnegative(),
+  deferredTotal: z.nonNegativeInt(),
 });
 
 /** A deny rule that matched (or failed), or a limit crossed: nothing is applied, with or without an approval. */
@@ -147,9 +147,9 @@ export type PolicyApprovalRequired = z.infer<typeof PolicyApprovalRequired>;
 /** What the rules and limits found in one plan (contract/sections/policy.md). */
 export const PolicyFindings = z.looseObject({
   denied: z.array(PolicyDenial).describe('At most the limit; deniedTotal counts all'),
-  deniedTotal: z.number().int().nonnegative(),
+  deniedTotal: z.nonNegativeInt(),
   approvalRequired: z.array(PolicyApprovalRequired).describe('At most the limit; approvalRequiredTotal counts all'),
-  approvalRequiredTotal: z.number().int().nonnegative(),
+  approvalRequiredTotal: z.nonNegativeInt(),
   deletes: z
     .number()
     .int()
@@ -160,7 +160,7 @@ export const PolicyFindings = z.looseObject({
     .describe(
       'The evaluation ran out of its time limit (the last resort: the cost budgets come first): one finding of rule limits.planTime fails closed',
     ),
-  cost: z.number().int().nonnegative().describe('The cost units the evaluation spent (contract/sections/policy.md §5)'),
+  cost: z.nonNegativeInt().describe('The cost units the evaluation spent (contract/sections/policy.md §5)'),
   costExceeded: z
     .boolean()
     .describe("The evaluation ran out of the plan's cost budget: one finding of rule limits.planCost fails closed"),
@@ -190,17 +190,17 @@ export const Classification = z.looseObject({
     .describe('Any resource entry with an action other than no-op or read (a move or an import counts)'),
   hasOutputChanges: z.boolean(),
   destructive: z.array(DestructiveChange).describe('Destructive entries, at most the limit the caller set'),
-  destructiveTotal: z.number().int().nonnegative().describe('How many destructive entries the plan has in all'),
+  destructiveTotal: z.nonNegativeInt().describe('How many destructive entries the plan has in all'),
   counts: ActionCounts,
   outputChanges: OutputChangeCounts,
   drift: z.array(DriftEntry).describe('resource_drift entries (changes made outside terraform), at most the limit'),
-  driftTotal: z.number().int().nonnegative(),
+  driftTotal: z.nonNegativeInt(),
   changes: z
     .array(ResourceEntry)
     .describe(
       "resource_changes entries that change something (not a no-op or a read; a move or an import counts), the runner's record aside, at most the limit",
     ),
-  changesTotal: z.number().int().nonnegative(),
+  changesTotal: z.nonNegativeInt(),
   record: z
     .strictObject({ address: z.string(), actions: z.array(z.string()) })
     .optional()
@@ -214,7 +214,7 @@ export const Classification = z.looseObject({
     ),
   sensitiveVariables: z.array(z.string()).describe('Root variables the module declares sensitive'),
   actions: z.array(PlannedAction).describe('action_invocations, then deferred_action_invocations, at most the limit'),
-  actionsTotal: z.number().int().nonnegative().describe('How many provider actions the plan has in all'),
+  actionsTotal: z.nonNegativeInt().describe('How many provider actions the plan has in all'),
   partial: PartialPlan.optional().describe(
     'Present when terraform says the plan is incomplete (complete false) or deferred changes',
   ),

@@ -48,7 +48,7 @@ export const Step = z.strictObject({
   name: StepNameEnum,
   status: z.enum(['ok', 'failed', 'skipped', 'interrupted']),
   startedAt: Timestamp,
-  durationMs: z.number().int().nonnegative(),
+  durationMs: z.nonNegativeInt(),
   exitCode: z.number().int().optional().describe("terraform's exit code, for steps that run it"),
 });
 export type Step = z.infer<typeof Step>;
@@ -140,7 +140,7 @@ export const Approval = z.strictObject({
     .describe(
       'Present when an approval was required and matched: the destructive entries, provider actions and policy requireApproval findings of the applied plan that the blocked run for the same approval hash did not list (same address, deposed key and action; an action: same address and trigger; a finding: same rule and address), at most 100; every entry when no blocked run was found. Empty: the person was shown all of them',
     ),
-  unreviewedTotal: z.number().int().nonnegative().optional().describe('How many unreviewed entries in all'),
+  unreviewedTotal: z.nonNegativeInt().optional().describe('How many unreviewed entries in all'),
   blockedRun: z
     .strictObject({
       location: z.string().describe('Where its result was read: a file path or secret:<namespace>/<name>'),
@@ -156,13 +156,13 @@ export const Drift = z.strictObject({
   found: z.boolean().describe('The plan would change a resource (the recorded inputs hash aside)'),
   outputsOnly: z.boolean().describe('Only root outputs differ'),
   resourceDrift: z.array(DriftEntry).describe('What terraform reported changed outside terraform (resource_drift)'),
-  resourceDriftTotal: z.number().int().nonnegative(),
+  resourceDriftTotal: z.nonNegativeInt(),
   inputsDiffer: z
     .array(ResourceEntry)
     .describe(
       'The changes a remediation apply would make at objects terraform did not report changed outside terraform: the inputs or the module ask for other values than the state records (of the changes plan.changes lists)',
     ),
-  inputsDifferTotal: z.number().int().nonnegative(),
+  inputsDifferTotal: z.nonNegativeInt(),
   remediationDestructive: z
     .boolean()
     .describe(
@@ -182,7 +182,7 @@ export const ArtifactRef = z.strictObject({
     ),
   sha256: Sha256.describe('sha256 of the whole packed payload'),
   chunks: z.number().int().positive(),
-  bytes: z.number().int().nonnegative(),
+  bytes: z.nonNegativeInt(),
 });
 export type ArtifactRef = z.infer<typeof ArtifactRef>;
 
@@ -376,9 +376,9 @@ export const TerminationMessage = z.looseObject({
     .looseObject({ kind: ErrorKindName, reason: ResultErrorReasonName, step: StepNameEnum.optional() })
     .optional(),
   annotations: z.record(z.string(), z.string()).optional(),
-  destructiveTotal: z.number().int().nonnegative().optional(),
-  actionsTotal: z.number().int().nonnegative().optional(),
-  unreviewedTotal: z.number().int().nonnegative().optional(),
+  destructiveTotal: z.nonNegativeInt().optional(),
+  actionsTotal: z.nonNegativeInt().optional(),
+  unreviewedTotal: z.nonNegativeInt().optional(),
   message: z.string().optional().describe("the result's message, cut (with …) to fit"),
   destructive: z
     .array(
@@ -413,9 +413,9 @@ export const TerminationMessage = z.looseObject({
       denied: z
         .array(z.looseObject({ rule: z.string(), address: z.string().optional(), message: z.string().max(300) }))
         .max(5),
-      deniedTotal: z.number().int().nonnegative(),
+      deniedTotal: z.nonNegativeInt(),
       approvalRequired: z.array(z.looseObject({ rule: z.string(), address: z.string().optional() })).max(5),
-      approvalRequiredTotal: z.number().int().nonnegative(),
+      approvalRequiredTotal: z.nonNegativeInt(),
     })
     .optional()
     .describe('what the policy found (plan.policy), the first of each list: only when a policy judged the plan'),
@@ -423,7 +423,7 @@ export const TerminationMessage = z.looseObject({
     .looseObject({
       startedAt: z.string(),
       addresses: z.array(z.string().max(300)).max(5),
-      addressesLeftOut: z.number().int().nonnegative(),
+      addressesLeftOut: z.nonNegativeInt(),
     })
     .optional()
     .describe(

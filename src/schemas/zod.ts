@@ -4,8 +4,11 @@
 // jitless: on the first parse of each object schema zod would generate a parser with `new Function`;
 // a run parses each of its schemas about once, so generating the parser costs more CPU than it
 // saves (BENCHMARKS.md, "Start").
-import { config } from 'zod';
+import { config, number } from 'zod';
 
 config({ jitless: true });
 
 export * from 'zod';
+
+/** A whole number, 0 or more (a count, a size, an offset): the runner's most repeated chain, stated once. */
+export const nonNegativeInt = () => number().int().nonnegative();

@@ -32,7 +32,7 @@ const ApplyMarker = z.strictObject({
   /** The writer's --deadline: it cannot run past it (absent without one). */
   runsUntil: z.string().optional(),
   addresses: z.array(z.string()).max(KILLED_APPLY_MAX_ADDRESSES),
-  addressesLeftOut: z.number().int().nonnegative(),
+  addressesLeftOut: z.nonNegativeInt(),
 });
 type ApplyMarker = z.infer<typeof ApplyMarker>;
 

@@ -2,15 +2,18 @@
 // and classifies it. Each step takes the run context and one options object, and returns what it
 // learned (telling its step record what of that the result reports).
 import type { Readable } from 'node:stream';
-import type { Classification, DestructiveChange, PlannedAction } from '../schemas/classification.ts';
+import type { Classification } from '../schemas/classification.ts';
 import { imageError, RunnerError } from '../errors.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
 import { reconcilePlanExit } from '../plan/gate.ts';
 import { actionText, changeText } from '../plan/actions.ts';
 import { sensitiveModuleInputs } from '../plan/module-inputs.ts';
 import { classifyPlanStream } from '../plan/stream.ts';
+import { observers, type PlanObserver } from '../plan/observer.ts';
 import { runnerClassifyOptions } from '../plan/runner-options.ts';
 import type { PlanJudgement } from '../policy/judge.ts';
+import type { Logger } from '../output/log.ts';
+import type { Masker } from '../masking/mask.ts';
 import type { PlanOptions } from '../terraform/plan.ts';
 import { showPlan } from '../terraform/show.ts';
 import type { Terraform } from '../terraform/terraform.ts';
@@ -61,11 +64,9 @@ async function planHashStep(ctx: RunContext, { workspace }: { workspace: Workspa
 
 interface ShowOptions {
   destroyPlan?: boolean;
-  /** Told every destructive entry, also those beyond the result's bounded list. */
-  onDestructive?: (entry: DestructiveChange) => void;
-  /** Told every provider action, also those beyond the result's bounded list. */
-  onAction?: (action: PlannedAction) => void;
-  /** The policy's judgement of this plan (steps/policy.ts): fed as the plan streams, its findings in plan.policy. */
+  /** Told what the plan's reading meets, after the log and before the policy (the approval's coverage: ops/apply.ts). */
+  observer?: PlanObserver;
+  /** The policy's judgement of this plan (steps/policy.ts): an observer fed as the plan streams, its findings in plan.policy. */
   judgement?: PlanJudgement;
 }
 
@@ -86,49 +87,18 @@ export async function showStep(ctx: RunContext, options: ShowStepOptions): Promi
   const { tf, workspace } = options;
   const declared = new Set<string>();
   const moduleSecrets = new Set<string>();
+  const observer = observers(
+    { onRootDeclaration: (address) => declared.add(address) },
+    maskerLessons(ctx.masker, moduleSecrets),
+    loggedPlan(ctx.log),
+    options.observer,
+    options.judgement,
+  );
   const shown = await ctx.step(
     'show',
     async () => {
       const shown = showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
-        classifyPlanStream(stdout, {
-          // A value of sensitive.tfvars.json the module does not declare sensitive: the plan shows its old value beside it.
-          onChangedValues: (before, after) => ctx.masker.addOldValues(before, after),
-          // What the root passes to a child module's sensitive variable: the root may print it (a DSN built from it).
-          onModuleCall: (call) => {
-            const inputs = sensitiveModuleInputs(call);
-            for (const name of inputs.variables) moduleSecrets.add(name);
-            for (const value of inputs.constants)
-              ctx.masker.add(value, 'a value passed to a sensitive variable of a module');
-          },
-          ...runnerClassifyOptions({
-            destroyPlan: options.destroyPlan,
-            onRootDeclaration: (address) => declared.add(address),
-            // Every one, beyond the bounded lists in the result.
-            onDestructive: (d) => {
-              ctx.log.warn(
-                { address: d.address, deposed: d.deposed, action: d.action },
-                `destructive: ${changeText(d)}`,
-              );
-              options.onDestructive?.(d);
-            },
-            onAction: (a) => {
-              ctx.log.warn(
-                {
-                  address: a.address,
-                  trigger: a.trigger,
-                  triggeringResource: a.triggeringResource,
-                  onFailure: a.onFailure,
-                  deferred: a.deferred,
-                },
-                `provider action: ${actionText(a)}`,
-              );
-              options.onAction?.(a);
-              options.judgement?.onAction(a);
-            },
-            ...(options.judgement && { onChange: options.judgement.onChange }),
-          }),
-          ...(options.judgement && { pace: options.judgement.drain }),
-        }),
+        classifyPlanStream(stdout, { ...observer, ...runnerClassifyOptions({ destroyPlan: options.destroyPlan }) }),
       );
       // A stop that ended the policy's evaluation says so; terraform's show, interrupted with it, only that it was killed.
       const { value: classified, exitCode } = await shown.catch((error: unknown) => {
@@ -150,6 +120,39 @@ export async function showStep(ctx: RunContext, options: ShowStepOptions): Promi
     { exitCode: (r) => r.exitCode },
   );
   return shown.plan;
+}
+
+/** What the masker learns as the plan streams (module calls' secrets are masked from the inputs once it is read: `moduleSecrets`). */
+function maskerLessons(masker: Masker, moduleSecrets: Set<string>): PlanObserver {
+  return {
+    // A value of sensitive.tfvars.json the module does not declare sensitive: the plan shows its old value beside it.
+    onChangedValues: (before, after) => masker.addOldValues(before, after),
+    // What the root passes to a child module's sensitive variable: the root may print it (a DSN built from it).
+    onModuleCall: (call) => {
+      const inputs = sensitiveModuleInputs(call);
+      for (const name of inputs.variables) moduleSecrets.add(name);
+      for (const value of inputs.constants) masker.add(value, 'a value passed to a sensitive variable of a module');
+    },
+  };
+}
+
+/** Every destructive entry and provider action logged, beyond the bounded lists in the result. */
+function loggedPlan(log: Logger): PlanObserver {
+  return {
+    onDestructive: (d) =>
+      log.warn({ address: d.address, deposed: d.deposed, action: d.action }, `destructive: ${changeText(d)}`),
+    onAction: (a) =>
+      log.warn(
+        {
+          address: a.address,
+          trigger: a.trigger,
+          triggeringResource: a.triggeringResource,
+          onFailure: a.onFailure,
+          deferred: a.deferred,
+        },
+        `provider action: ${actionText(a)}`,
+      ),
+  };
 }
 
 /** terraform marked the plan errored: it is never applied, packed or reported as a finding. */

@@ -7,7 +7,7 @@ import { MAX_CHUNK_BYTES, MAX_CHUNKS } from '../schemas/limits.ts';
 
 export const ARTIFACT_API_VERSION = 'runner.captf.io/v1';
 
-const ByteCount = z.number().int().nonnegative();
+const ByteCount = z.nonNegativeInt();
 
 /**
  * Files inside an artifact are flat (no directories) and named so that no name can escape the
@@ -19,7 +19,7 @@ export const ArtifactFileName = z
   .refine((name) => name !== '.' && name !== '..', 'not "." or ".."');
 
 export const ChunkEntry = z.strictObject({
-  index: z.number().int().nonnegative(),
+  index: z.nonNegativeInt(),
   bytes: z.number().int().positive().max(MAX_CHUNK_BYTES),
   sha256: Sha256,
 });
@@ -84,7 +84,7 @@ export const StateBackupManifest = z.strictObject({
   ...commonMeta,
   op: Op.describe('The op that took the backup before changing anything'),
   stateFile: ArtifactFileName.describe('The file holding the pulled state'),
-  serial: z.number().int().nonnegative().describe("The state's serial when it was backed up"),
+  serial: z.nonNegativeInt().describe("The state's serial when it was backed up"),
   lineage: z.string().min(1).describe("The state's lineage"),
   inputsHash: Sha256.optional().describe('The inputs hash of the op that took the backup'),
 });

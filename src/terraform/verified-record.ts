@@ -18,7 +18,7 @@ const RECORD_FILE = 'terraform-verified.json';
 
 const recordSchema = z.object({
   path: z.string().startsWith('/'),
-  size: z.number().int().nonnegative(),
+  size: z.nonNegativeInt(),
   sha256: z.string().regex(SHA256_HEX),
   head_sha256: z.string().regex(SHA256_HEX),
   tail_sha256: z.string().regex(SHA256_HEX),

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Result } from '../../src/schemas/result.ts';
 import { testTerraformEnv } from '../support/tf-modules.ts';
-import { explain, RUNNER, runRunner, scenario, type RunnerRun } from '../support/runner.ts';
+import { argsFor, explain, RUNNER, runRunner, scenario, type RunnerRun } from '../support/runner.ts';
 
 const MODULE = { 'main.tf': 'resource "terraform_data" "x" {\n  input = "disk"\n}\n' };
 
@@ -104,20 +104,12 @@ describe('disk problems', { concurrency: 2 }, () => {
       process.execPath,
       [
         RUNNER,
-        'apply',
-        '--module',
-        s.module,
-        '--inputs',
-        s.inputs,
-        '--state',
-        s.state,
-        '--new-state',
-        '--out',
-        '/proc/captf-runner-no-such-dir/out',
-        '--termination-log',
-        s.termination,
-        '--log-format',
-        'json',
+        ...argsFor(
+          { ...s, out: '/proc/captf-runner-no-such-dir/out' },
+          'apply',
+          ['--state', s.state, '--new-state'],
+          [],
+        ),
       ],
       { env: testTerraformEnv(), timeoutMs: 60_000 },
     );

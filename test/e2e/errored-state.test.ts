@@ -8,8 +8,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startPostgres } from '../support/pg.ts';
-import { startInBackground } from '../support/exec.ts';
-import { modules, testTerraformEnv, withPgBackend, type FileTree, type TerraformState } from '../support/tf-modules.ts';
+import { fileLines, startInBackground, until } from '../support/exec.ts';
+import {
+  countedSlowApply,
+  modules,
+  testTerraformEnv,
+  withPgBackend,
+  type TerraformState,
+} from '../support/tf-modules.ts';
 import { explain, RUNNER, runRunner, scenario, type Scenario } from '../support/runner.ts';
 import { Result } from '../../src/schemas/result.ts';
 import { DirStore } from '../../src/store/dir-store.ts';
@@ -27,31 +33,6 @@ after(() => {
     }
   }
 });
-
-/** modules.base and two terraform_data.slow whose local-exec appends a line to `runs`, then sleeps. */
-const countedSlow = (runs: string, seconds: number): FileTree => ({
-  ...modules.base,
-  'main.tf': `${modules.base['main.tf']}
-resource "terraform_data" "slow" {
-  count = 2
-  input = count.index
-
-  provisioner "local-exec" {
-    command = "echo created ${'$'}{self.input} >> ${runs}; sleep ${seconds}"
-  }
-}
-`,
-});
-
-const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
-
-async function until(what: string, ok: () => boolean, withinMs = 60_000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not after ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The kept errored states in a directory store. */
 const keptErrored = async (backups: string) =>
@@ -73,7 +54,7 @@ describe('an errored state a previous run kept (pg backend)', () => {
     const lineage = first.result!.state!.lineage!;
 
     const runs = join(s.dir, 'provisioner-runs');
-    await s.useModule(withPgBackend(countedSlow(runs, 6)));
+    await s.useModule(withPgBackend(countedSlowApply(runs, { resources: 2, then: 'sleep 6' })));
     const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args('apply')], {
       env: testTerraformEnv(),
       mark: '"msg":"apply: started"',
@@ -82,7 +63,7 @@ describe('an errored state a previous run kept (pg backend)', () => {
     started.push(child);
     // Both provisioners run: the database goes down (every session ends, terraform's lock with it) and
     // stays down until the apply has ended, so neither terraform nor the runner can save what was created.
-    await until('both provisioners started', () => lines(runs).length === 2);
+    await until('both provisioners started', () => fileLines(runs).length === 2);
     await server.pause();
     const outage = await exited;
     assert.equal(outage.exitCode, 1, String(outage.stderr).slice(-3000));
@@ -96,7 +77,7 @@ describe('an errored state a previous run kept (pg backend)', () => {
     const retry = await runRunner(args('apply'), {}, s);
     assert.equal(retry.exitCode, 0, explain(retry));
     const r = retry.result!;
-    assert.deepEqual(lines(runs).sort(), ['created 0', 'created 1'], 'no object is created twice');
+    assert.deepEqual(fileLines(runs).sort(), ['created 0', 'created 1'], 'no object is created twice');
     assert.equal(r.erroredStatePushed?.from, keptAt, JSON.stringify(r.erroredStatePushed));
     assert.equal(r.erroredStatePushed?.lineage, lineage);
     assert.equal(r.erroredStatePushed?.replacedSerial, first.result!.state!.serialAfter);
@@ -127,7 +108,7 @@ describe('an errored state a previous run kept (pg backend)', () => {
     assert.equal(again.exitCode, 0, explain(again));
     assert.equal(again.result!.erroredStatePushed, undefined);
     assert.ok(!again.result!.steps.some((step) => step.name === 'errored state'));
-    assert.deepEqual(lines(runs).sort(), ['created 0', 'created 1']);
+    assert.deepEqual(fileLines(runs).sort(), ['created 0', 'created 1']);
   });
 });
 

@@ -10,29 +10,11 @@ import { handlingOf } from '../../src/controller-model/actions.ts';
 import { decideOp } from '../../src/controller-model/decide-op.ts';
 import { parseSnapshot } from '../../src/controller-model/snapshot.ts';
 import { explain, runRunner, scenario, type RunnerRun } from '../support/runner.ts';
-import type { FileTree } from '../support/tf-modules.ts';
+import { greetingPrecondition } from '../support/tf-modules.ts';
 
 const IMAGE = 'registry.example/captf-module:1.0.0';
 
-const module: FileTree = {
-  'main.tf': [
-    'variable "greeting" {',
-    '  type = string',
-    '}',
-    '',
-    'resource "terraform_data" "this" {',
-    '  input = var.greeting',
-    '',
-    '  lifecycle {',
-    '    precondition {',
-    '      condition     = length(var.greeting) > 10',
-    '      error_message = "The greeting must be longer than 10 characters."',
-    '    }',
-    '  }',
-    '}',
-    '',
-  ].join('\n'),
-};
+const module = greetingPrecondition('length(var.greeting) > 10');
 
 /** A Manual cluster whose newest plan Job (built from `rendered`) ended with `runnerReason`: what DecideOp makes of it. */
 function decideAfter(runnerReason: string, rendered: string, currentHash: string) {

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startInBackground } from '../support/exec.ts';
-import { modules, testTerraformEnv, type FileTree } from '../support/tf-modules.ts';
+import { fileLines, startInBackground, until } from '../support/exec.ts';
+import { countedSlowApply, modules, testTerraformEnv } from '../support/tf-modules.ts';
 import { argsFor, explain, RUNNER, runRunner, scenario, summaryLines } from '../support/runner.ts';
 import { Result, TerminationMessage } from '../../src/schemas/result.ts';
 
@@ -22,31 +22,6 @@ after(() => {
       // gone
     }
 });
-
-/** modules.base and three terraform_data.slow whose local-exec appends a line to `runs`, then sleeps while `slow` exists. */
-const countedSlow = (runs: string, slow: string): FileTree => ({
-  ...modules.base,
-  'main.tf': `${modules.base['main.tf']}
-resource "terraform_data" "slow" {
-  count = 3
-  input = count.index
-
-  provisioner "local-exec" {
-    command = "echo created ${'$'}{self.input} >> ${runs}; if [ -e ${slow} ]; then sleep 120; fi"
-  }
-}
-`,
-});
-
-const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
-
-async function until(what: string, ok: () => boolean, withinMs = 60_000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not after ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The direct children of `pid` (from /proc): terraform, which leads its own process group. */
 function childrenOf(pid: number): number[] {
@@ -80,7 +55,7 @@ describe('a killed apply', () => {
     const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
     assert.equal(first.exitCode, 0, explain(first));
     writeFileSync(slow, '');
-    await s.useModule(countedSlow(runs, slow));
+    await s.useModule(countedSlowApply(runs, { resources: 3, then: `if [ -e ${slow} ]; then sleep 120; fi` }));
     const backups = join(s.out, 'backups');
 
     const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args('apply')], {
@@ -89,7 +64,7 @@ describe('a killed apply', () => {
       killAfterMs: 180_000,
     });
     groups.push(child.pid!);
-    await until('the three provisioners started', () => lines(runs).length === 3);
+    await until('the three provisioners started', () => fileLines(runs).length === 3);
     assert.equal(markers(backups).length, 1, 'the marker is written before terraform apply starts');
     // A lost node: the runner and terraform (its own process group, with the provisioners) die at once.
     const terraform = childrenOf(child.pid!);
@@ -124,7 +99,7 @@ describe('a killed apply', () => {
     assert.deepEqual(termination.killedApply?.addresses.slice().sort(), slowAddresses, JSON.stringify(termination));
     assert.deepEqual(markers(backups), [], 'reported once: the marker is deleted, and the apply left none');
     // The state never held them: the next apply created them again (the report is what makes that visible).
-    assert.equal(lines(runs).length, 6);
+    assert.equal(fileLines(runs).length, 6);
 
     const third = await s.run('plan');
     assert.equal(third.exitCode, 0, explain(third));
@@ -139,7 +114,7 @@ describe('a killed apply', () => {
     const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
     assert.equal(first.exitCode, 0, explain(first));
     writeFileSync(slow, '');
-    await s.useModule(countedSlow(runs, slow));
+    await s.useModule(countedSlowApply(runs, { resources: 3, then: `if [ -e ${slow} ]; then sleep 120; fi` }));
     const backups = join(s.out, 'backups');
     const { child, exited } = await startInBackground(
       process.execPath,
@@ -147,7 +122,7 @@ describe('a killed apply', () => {
       { env: testTerraformEnv(), mark: '"msg":"apply: started"', killAfterMs: 180_000 },
     );
     groups.push(child.pid!);
-    await until('the three provisioners started', () => lines(runs).length === 3);
+    await until('the three provisioners started', () => fileLines(runs).length === 3);
     const terraform = childrenOf(child.pid!);
     assert.ok(terraform.length > 0, 'terraform runs under the runner');
     groups.push(...terraform);
@@ -176,7 +151,7 @@ describe('a killed apply', () => {
     const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
     assert.equal(first.exitCode, 0, explain(first));
     writeFileSync(slow, '');
-    await s.useModule(countedSlow(runs, slow));
+    await s.useModule(countedSlowApply(runs, { resources: 3, then: `if [ -e ${slow} ]; then sleep 120; fi` }));
     const backups = join(s.out, 'backups');
     const { child, exited } = await startInBackground(
       process.execPath,
@@ -184,7 +159,7 @@ describe('a killed apply', () => {
       { env: testTerraformEnv(), mark: '"msg":"apply: started"', killAfterMs: 180_000 },
     );
     groups.push(child.pid!);
-    await until('the three provisioners started', () => lines(runs).length === 3);
+    await until('the three provisioners started', () => fileLines(runs).length === 3);
     const [live] = markers(backups);
     assert.ok(live, 'the live apply wrote its marker');
 

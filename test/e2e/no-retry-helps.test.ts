@@ -8,33 +8,12 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { explain, scenario, type RunnerRun } from '../support/runner.ts';
-import type { FileTree } from '../support/tf-modules.ts';
+import { greetingPrecondition, type FileTree } from '../support/tf-modules.ts';
 
 const hcl = (...lines: string[]) => `${lines.join('\n')}\n`;
 
 /** A resource whose precondition reads `condition`, over var.greeting (and local.shout, its upper case). */
-const precondition = (condition: string): FileTree => ({
-  'main.tf': hcl(
-    'variable "greeting" {',
-    '  type = string',
-    '}',
-    '',
-    'locals {',
-    '  shout = upper(var.greeting)',
-    '}',
-    '',
-    'resource "terraform_data" "this" {',
-    '  input = var.greeting',
-    '',
-    '  lifecycle {',
-    '    precondition {',
-    `      condition     = ${condition}`,
-    '      error_message = "The greeting must be longer than 10 characters."',
-    '    }',
-    '  }',
-    '}',
-  ),
-});
+const precondition = (condition: string) => greetingPrecondition(condition, { shout: true });
 
 /** A resource reading a script with file(), the path chosen by `key`; the module ships only scripts/control-plane.sh. */
 const fileOf = (key: 'var.role' | 'each.key'): FileTree => ({

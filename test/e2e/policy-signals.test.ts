@@ -55,21 +55,26 @@ async function longCompileCheck(s: Scenario): Promise<string[]> {
 
 const COMPILE_STARTED = '"msg":"policy: started"';
 
+/** The runner on `args` with --stop-grace `stopGrace`, sent `signal` once it prints `mark`: its exit, and how long after the signal it came. */
+async function signalledAt(args: string[], mark: string, signal: NodeJS.Signals, stopGrace: string) {
+  const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--stop-grace', stopGrace], {
+    env: testTerraformEnv(),
+    mark,
+    killAfterMs: 120_000,
+  });
+  const signalled = Date.now();
+  child.kill(signal);
+  const run = await exited;
+  return { run, took: Date.now() - signalled };
+}
+
 const readResult = async (s: Scenario) => JSON.parse(await readFile(join(s.out, 'result.json'), 'utf8')) as Result;
 
 describe('policy: a stop during the evaluation', () => {
   it('SIGTERM: exit 143 within --stop-grace, interrupted, the policy evaluation named, nothing applied', async (t) => {
     const s = await scenario(t, {});
     const args = await longEvaluation(s);
-    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--stop-grace', '3s'], {
-      env: testTerraformEnv(),
-      mark: EVALUATION_STARTED,
-      killAfterMs: 120_000,
-    });
-    const signalled = Date.now();
-    child.kill('SIGTERM');
-    const run = await exited;
-    const took = Date.now() - signalled;
+    const { run, took } = await signalledAt(args, EVALUATION_STARTED, 'SIGTERM', '3s');
     assert.equal(run.exitCode, 143, run.stderr.slice(-3000));
     assert.ok(took < 3000 + 5000, `stopped ${took} ms after the signal (--stop-grace 3s)`);
     const r = await readResult(s);
@@ -87,15 +92,7 @@ describe('policy: a stop during the evaluation', () => {
   it('SIGINT during one long evaluation: exit 130 within --stop-grace, interrupted, nothing applied', async (t) => {
     const s = await scenario(t, {});
     const args = await longEvaluation(s);
-    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--stop-grace', '2s'], {
-      env: testTerraformEnv(),
-      mark: EVALUATION_STARTED,
-      killAfterMs: 120_000,
-    });
-    const signalled = Date.now();
-    child.kill('SIGINT');
-    const run = await exited;
-    const took = Date.now() - signalled;
+    const { run, took } = await signalledAt(args, EVALUATION_STARTED, 'SIGINT', '2s');
     assert.equal(run.exitCode, 130, run.stderr.slice(-3000));
     assert.ok(took < 2000 + 5000, `stopped ${took} ms after the signal (--stop-grace 2s)`);
     const r = await readResult(s);
@@ -107,15 +104,7 @@ describe('policy: a stop during the evaluation', () => {
   it('SIGTERM during the compile check in step policy: exit 143 within --stop-grace, a well-formed result, nothing planned', async (t) => {
     const s = await scenario(t, {});
     const args = await longCompileCheck(s);
-    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args, '--stop-grace', '2s'], {
-      env: testTerraformEnv(),
-      mark: COMPILE_STARTED,
-      killAfterMs: 120_000,
-    });
-    const signalled = Date.now();
-    child.kill('SIGTERM');
-    const run = await exited;
-    const took = Date.now() - signalled;
+    const { run, took } = await signalledAt(args, COMPILE_STARTED, 'SIGTERM', '2s');
     assert.equal(run.exitCode, 143, run.stderr.slice(-3000));
     assert.ok(took < 2000, `stopped ${took} ms after the signal (--stop-grace 2s)`);
     const r = await readResult(s);

@@ -557,25 +557,10 @@ describe('policy: without a policy dir nothing of it loads', () => {
     const run = (extra: string[]) =>
       runProcess(
         process.execPath,
-        [
-          join(bundle, 'captf-runner.mjs'),
-          'apply',
-          '--module',
-          s.module,
-          '--inputs',
-          s.inputs,
-          '--state',
-          s.state,
-          '--new-state',
-          '--out',
-          s.out,
-          '--termination-log',
-          s.termination,
-          '--image',
-          IMAGE,
-          ...extra,
-        ],
-        { env: testTerraformEnv() },
+        [join(bundle, 'captf-runner.mjs'), ...s.runArgs('apply', ['--image', IMAGE, ...extra])],
+        {
+          env: testTerraformEnv(),
+        },
       );
     const plain = await run([]);
     assert.equal(plain.exitCode, 0, `without the policy an update is not gated\n${plain.stderr.slice(-2000)}`);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { slowApply, testTerraformEnv, taintedAddresses } from '../support/tf-modules.ts';
 import { runProcess, startInBackground } from '../support/exec.ts';
 import { FakeS3 } from '../support/fake-s3.ts';
-import { explain, RUNNER, runRunner, scenario, type Scenario } from '../support/runner.ts';
+import { explain, RUNNER, scenario, type Scenario } from '../support/runner.ts';
 
 /** Starts an apply in the background (a process group of its own) and resolves once the step `step` has started. */
 const startSlowApply = (s: Scenario, extraArgs: string[] = [], step = 'apply') =>
@@ -83,28 +83,7 @@ describe('signals', () => {
     // the deadline (at most twice more), every check made on a run stopped in the apply.
     const runWithDeadline = async (deadlineSeconds: number) => {
       const started = Date.now();
-      const run = await runRunner(
-        [
-          'apply',
-          '--module',
-          s.module,
-          '--inputs',
-          s.inputs,
-          '--state',
-          s.state,
-          '--new-state',
-          '--out',
-          s.out,
-          '--termination-log',
-          s.termination,
-          '--deadline',
-          `${deadlineSeconds}s`,
-          '--stop-grace',
-          '2s',
-        ],
-        {},
-        s,
-      );
+      const run = await s.run('apply', ['--deadline', `${deadlineSeconds}s`, '--stop-grace', '2s']);
       return { run, took: Date.now() - started };
     };
     let deadline = 12;

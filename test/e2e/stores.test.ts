@@ -263,25 +263,9 @@ describe('a run without --store loads neither client', () => {
     }
     assert.ok(removed.length >= 2, `the clients' chunks: ${removed.join(', ')}`);
     for (const chunk of removed) await rm(join(chunks, chunk));
-    const plain = await runProcess(
-      process.execPath,
-      [
-        join(bundle, 'captf-runner.mjs'),
-        'apply',
-        '--module',
-        s.module,
-        '--inputs',
-        s.inputs,
-        '--state',
-        s.state,
-        '--new-state',
-        '--out',
-        s.out,
-        '--termination-log',
-        s.termination,
-      ],
-      { env: testTerraformEnv() },
-    );
+    const plain = await runProcess(process.execPath, [join(bundle, 'captf-runner.mjs'), ...s.runArgs('apply')], {
+      env: testTerraformEnv(),
+    });
     assert.equal(plain.exitCode, 0, plain.stderr.slice(-2000));
   });
 });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { Result, RESULT_API_VERSION } from '../../src/schemas/result.ts';
+import { noCounts } from '../../src/plan/actions.ts';
 import { KubeClient, type KubeClientOptions } from '../../src/kube/client.ts';
 import { loadInClusterConfig, type KubeConfig } from '../../src/kube/config.ts';
 import { FakeApiServer, type FakeApiServerOptions } from '../support/fake-apiserver.ts';
@@ -83,18 +84,7 @@ export function blockedResult(overrides: Partial<Result> = {}): Result {
       hasOutputChanges: false,
       destructive: [{ address: 'terraform_data.cluster', action: 'replace', actions: ['delete', 'create'] }],
       destructiveTotal: 1,
-      counts: {
-        create: 0,
-        update: 0,
-        delete: 0,
-        replace: 1,
-        read: 0,
-        noop: 0,
-        forget: 0,
-        import: 0,
-        move: 0,
-        unknown: 0,
-      },
+      counts: { ...noCounts(), replace: 1 },
       outputChanges: { create: 0, update: 0, delete: 0 },
       drift: [],
       driftTotal: 0,

@@ -113,7 +113,7 @@ const DRIVERS: Record<string, (m: Masker, text: string) => Promise<string>> = {
   async 'result Secret'(m, text) {
     let written: Secret | undefined;
     const client = { createSecret: async (_: string, secret: Secret) => (written = secret) } as unknown as KubeClient;
-    // Over what a Secret holds: the last resort cuts every long string (as run/op-main.ts hands it over: masked).
+    // Over what a Secret holds: the last resort cuts every long string (as op-main.ts hands it over: masked).
     await writeResultSecret(client, JOB, maskResult(m, denied(text + 'x'.repeat(1_100_000))), undefined);
     return Object.values(written!.data ?? {})
       .map((value) => Buffer.from(value, 'base64').toString('utf8'))

@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import { Classification } from '../../src/schemas/classification.ts';
 import { RunnerError } from '../../src/errors.ts';
 import { classifyPlan } from '../../src/plan/classify.ts';
+import { noCounts } from '../../src/plan/actions.ts';
 import { resourceChange, corpusFiles, corpusPath, INPUTS_HASH_ADDRESS, planDocument } from './plans.support.ts';
 
 const ignore = { ignoreAddresses: new Set([INPUTS_HASH_ADDRESS]) };
@@ -12,19 +13,7 @@ const ignore = { ignoreAddresses: new Set([INPUTS_HASH_ADDRESS]) };
 const RESERVED = `${INPUTS_HASH_ADDRESS} is reserved for the runner's own resource, which the runner only creates, updates in place or keeps`;
 const classify = (sections: Parameters<typeof planDocument>[0]) =>
   Classification.parse(classifyPlan(planDocument(sections), ignore));
-const counts = (overrides: Partial<Classification['counts']> = {}) => ({
-  create: 0,
-  update: 0,
-  delete: 0,
-  replace: 0,
-  read: 0,
-  noop: 0,
-  forget: 0,
-  import: 0,
-  move: 0,
-  unknown: 0,
-  ...overrides,
-});
+const counts = (overrides: Partial<Classification['counts']> = {}) => ({ ...noCounts(), ...overrides });
 
 interface Case {
   name: string;

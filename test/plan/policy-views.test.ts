@@ -7,7 +7,8 @@ import {
   type PolicyChangeView,
   type PolicyPlanView,
 } from '../../src/plan/policy-views.ts';
-import { actionView, changeView, noCounts, oneRule, planView } from '../policy/policies.support.ts';
+import { actionView, changeView, oneRule, planView } from '../policy/policies.support.ts';
+import { noCounts } from '../../src/plan/actions.ts';
 
 /** Whether a deny rule `on: scope` with `match` matches the view (and did not fail: a failure would deny too, so it is told apart). */
 function matches(

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
 import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from '../../src/plan/policy-views.ts';
-import { actionView, changeView, compiled, ISSUE_EXAMPLE, movedTo, noCounts, planView } from './policies.support.ts';
+import { actionView, changeView, compiled, ISSUE_EXAMPLE, movedTo, planView } from './policies.support.ts';
+import { noCounts } from '../../src/plan/actions.ts';
 
 const section = readFileSync(new URL('../../contract/sections/policy.md', import.meta.url), 'utf8');
 const examples = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);

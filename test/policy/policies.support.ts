@@ -1,9 +1,9 @@
 // Shared pieces of the policy tests: the contract's example file verbatim, and views to feed.
 import assert from 'node:assert/strict';
-import type { ActionCounts } from '../../src/schemas/classification.ts';
 import { compilePolicy, type CompiledPolicy } from '../../src/policy/compile.ts';
 import { ACTIONS_OF } from '../../src/policy/synthetic.ts';
 import { addressParts } from '../../src/plan/address.ts';
+import { noCounts } from '../../src/plan/actions.ts';
 import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from '../../src/plan/policy-views.ts';
 
 /** The example file of contract/sections/policy.md §2, as other tools rely on it: it must work exactly as written. */
@@ -81,19 +81,6 @@ export function actionView(address: string, extra: Partial<PolicyActionView> = {
     ...extra,
   };
 }
-
-export const noCounts = (): ActionCounts => ({
-  create: 0,
-  update: 0,
-  delete: 0,
-  replace: 0,
-  read: 0,
-  noop: 0,
-  forget: 0,
-  import: 0,
-  move: 0,
-  unknown: 0,
-});
 
 export const planView = (extra: Partial<PolicyPlanView> = {}): PolicyPlanView => ({
   counts: noCounts(),

@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Command } from 'commander';
-import { buildCli } from '../../src/cli.ts';
+import { buildCli, parseCommandLine } from '../../src/cli.ts';
 import {
   OP_SCHEMAS,
   Settings,
@@ -236,8 +236,7 @@ describe('settings per op', () => {
 });
 
 describe('the command line', () => {
-  const noop = async () => {};
-  const cli = buildCli({ op: noop, classify: noop, hash: noop, contractCheck: noop });
+  const cli = buildCli();
   const command = (name: string) => cli.commands.find((c: Command) => c.name() === name)!;
 
   it('each op has the flags of its settings and no other', () => {
@@ -278,6 +277,28 @@ describe('the command line', () => {
     }
     assert.match(command('apply').options.find((o) => o.long === '--stop-grace')!.description, /\(default 20s\)/);
     assert.equal(envName('stopGrace'), 'CAPTF_STOP_GRACE');
+  });
+
+  it('parsed, it is what to run with its raw flags: nothing runs while it is parsed', async () => {
+    const argv = (...args: string[]) => ['node', 'captf-runner', ...args];
+    assert.deepEqual(await parseCommandLine(argv('plan', '--kind', 'pool', '--out', '/o')), {
+      command: 'op',
+      op: 'plan',
+      flags: { kind: 'pool', out: '/o' },
+    });
+    assert.deepEqual(await parseCommandLine(argv('classify', '-', '--json')), {
+      command: 'classify',
+      file: '-',
+      flags: { json: true },
+    });
+    assert.deepEqual(await parseCommandLine(argv('hash', '--inputs', '/i')), {
+      command: 'hash',
+      flags: { inputs: '/i' },
+    });
+    assert.deepEqual(await parseCommandLine(argv('contract', 'check', '--root', '/r')), {
+      command: 'contract check',
+      flags: { root: '/r' },
+    });
   });
 });
 

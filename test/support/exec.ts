@@ -2,6 +2,7 @@
 // test needs none of what it adds, and each test process would load its hundred-odd modules (≈ 35 ms
 // of CPU from the test bundles, ≈ 0.45 s when a file runs under tsx).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 
 export interface ProcessRun {
   /** undefined when a signal ended the process. */
@@ -146,4 +147,17 @@ export async function startInBackground(
     );
   });
   return { child, exited };
+}
+
+/** The non-empty lines of `file` (none while it does not exist): what a process appended so far. */
+export const fileLines = (file: string) =>
+  existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+
+/** Resolves once `ok()` holds (polled every 50 ms); fails naming `what` after `withinMs`. */
+export async function until(what: string, ok: () => boolean, withinMs = 60_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not after ${withinMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

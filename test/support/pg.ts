@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, type TestContext } from 'node:test';
 import { isProcessRunning, processEnds } from './tf-modules.ts';
+import { markOwner, reapOrphanedServers, releaseAtExit, stopAtExit } from './server-nets.ts';
 
 /** Where Debian's postgresql-15 package puts its binaries. */
 export const PG_BIN_DIR = process.env.CAPTF_PG_BIN_DIR ?? '/usr/lib/postgresql/15/bin';
@@ -112,15 +113,14 @@ export function usePostgres(): SharedPostgres {
 
 /** Starts a server; with a test context, the server is stopped when that test ends. */
 export async function startPostgres(t?: TestContext): Promise<PostgresServer> {
-  reapOrphanedServers();
+  reapOrphanedServers(DIR_PREFIX, stopSync);
   const runAs = await serverUser();
   const dir = await mkdtemp(join(tmpdir(), DIR_PREFIX));
   const dataDir = join(dir, 'data');
   const stopNow = () => stopSync(dir);
-  live.add(stopNow);
-  installExitNet();
+  stopAtExit(stopNow);
   try {
-    await writeFile(join(dir, 'owner.pid'), `${process.pid}\n`);
+    await markOwner(dir);
     if (runAs) await chown(dir, runAs.uid, runAs.gid);
     await execa(
       ...asServerUser('initdb', [
@@ -142,14 +142,14 @@ export async function startPostgres(t?: TestContext): Promise<PostgresServer> {
     );
     const port = await startOnFreePort(dir, dataDir, runAs);
     const server = makeServer(dir, port, async () => {
-      live.delete(stopNow);
+      releaseAtExit(stopNow);
       await stopServer(dir);
     });
     t?.after(() => server.stop());
     return server;
   } catch (error) {
     stopNow();
-    live.delete(stopNow);
+    releaseAtExit(stopNow);
     throw error;
   }
 }
@@ -365,43 +365,6 @@ function stopSync(dir: string) {
 }
 
 // ---- the nets under node:test hooks -----------------------------------------------------------
-
-const live = new Set<() => void>();
-let exitNetInstalled = false;
-
-/** Stops every live server when the process exits or is interrupted, whatever the tests did. */
-function installExitNet() {
-  if (exitNetInstalled) return;
-  exitNetInstalled = true;
-  const stopAll = () => {
-    for (const stopNow of live) stopNow();
-    live.clear();
-  };
-  process.on('exit', stopAll);
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(signal, function onSignal() {
-      stopAll();
-      // Let the signal do what it would have done without us.
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-    });
-  }
-}
-
-/** Stops servers left by test processes that died without running their hooks (SIGKILL, OOM). */
-function reapOrphanedServers() {
-  for (const entry of readdirSync(tmpdir())) {
-    if (!entry.startsWith(DIR_PREFIX)) continue;
-    const dir = join(tmpdir(), entry);
-    let owner: number;
-    try {
-      owner = Number(readFileSync(join(dir, 'owner.pid'), 'utf8'));
-    } catch {
-      continue; // not ours, or still being set up
-    }
-    if (!owner || isProcessRunning(owner)) continue;
-    stopSync(dir);
-  }
-}
 
 function postmasterAndChildren(dataDir: string): number[] {
   let postmaster: number;

@@ -29,6 +29,7 @@ import { join } from 'node:path';
 import { after } from 'node:test';
 import { runProcess } from './exec.ts';
 import { isProcessRunning, processEnds } from './tf-modules.ts';
+import { markOwner, reapOrphanedServers, releaseAtExit, stopAtExit } from './server-nets.ts';
 
 const DIR_PREFIX = 'captf-rgw-';
 /** What radosgw answers for any region: it has one zone group, and signatures name the region they were made for. */
@@ -81,13 +82,12 @@ async function startRadosgw(): Promise<RadosgwServer> {
     throw new Error(
       `radosgw cannot start: ${missing.join(', ')} not found on PATH. Install Ceph's packages: apt-get install radosgw ceph-mon ceph-osd (.ci/run does)`,
     );
-  reapOrphanedServers();
+  reapOrphanedServers(DIR_PREFIX, stopOrphan);
   for (let attempt = 1; ; attempt++) {
     const dir = await mkdtemp(join(tmpdir(), DIR_PREFIX));
     const daemons: Daemon[] = [];
     const stopNow = () => stopSync(dir, daemons);
-    live.add(stopNow);
-    installExitNet();
+    stopAtExit(stopNow);
     try {
       const server = await startIn(dir, daemons);
       let stopping: Promise<void> | undefined;
@@ -96,7 +96,7 @@ async function startRadosgw(): Promise<RadosgwServer> {
         processIds: () => daemons.filter((d) => d.child.pid && isProcessRunning(d.child.pid)).map((d) => d.child.pid!),
         stop: () =>
           (stopping ??= (async () => {
-            live.delete(stopNow);
+            releaseAtExit(stopNow);
             await stopDaemons(daemons);
             await rm(dir, { recursive: true, force: true });
           })()),
@@ -104,7 +104,7 @@ async function startRadosgw(): Promise<RadosgwServer> {
     } catch (error) {
       const logs = await daemonLogs(dir);
       await stopDaemons(daemons);
-      live.delete(stopNow);
+      releaseAtExit(stopNow);
       rmSync(dir, { recursive: true, force: true });
       const failure = `radosgw did not start: ${(error as Error).message}\n${logs}`;
       // Once more, on other ports (one another process took between the probe and the bind) and in a new dir.
@@ -118,7 +118,7 @@ async function startRadosgw(): Promise<RadosgwServer> {
 }
 
 async function startIn(dir: string, daemons: Daemon[]): Promise<Omit<RadosgwServer, 'processIds' | 'stop'>> {
-  await writeFile(join(dir, 'owner.pid'), `${process.pid}\n`);
+  await markOwner(dir);
   for (const sub of ['mon', 'osd', 'rgw', 'run']) await mkdir(join(dir, sub));
   const [monPort, rgwPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
   const fsid = randomUUID();
@@ -318,64 +318,32 @@ function freeLoopbackPort(): Promise<number> {
 
 // ---- the nets under node:test hooks -----------------------------------------------------------
 
-const live = new Set<() => void>();
-let exitNetInstalled = false;
-
 /** Synchronous so it can run in an `exit` handler: SIGKILL every daemon, then remove the dir. */
 function stopSync(dir: string, daemons: readonly Daemon[]) {
   for (const { child } of daemons) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** Stops every live server when the process exits or is interrupted, whatever the tests did. */
-function installExitNet() {
-  if (exitNetInstalled) return;
-  exitNetInstalled = true;
-  const stopAll = () => {
-    for (const stopNow of live) stopNow();
-    live.clear();
-  };
-  process.on('exit', stopAll);
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(signal, function onSignal() {
-      stopAll();
-      // Let the signal do what it would have done without us.
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-    });
-  }
-}
-
 /**
- * Stops the daemons of servers whose test process died without running its hooks (SIGKILL, OOM): each daemon
+ * Stops the daemons of a server whose test process died without running its hooks (server-nets.ts): each daemon
  * named by a pid file of the dir and still running with the dir's ceph.conf on its command line, then the dir.
  */
-function reapOrphanedServers() {
-  for (const entry of readdirSync(tmpdir())) {
-    if (!entry.startsWith(DIR_PREFIX)) continue;
-    const dir = join(tmpdir(), entry);
-    let owner: number;
+function stopOrphan(dir: string) {
+  const run = join(dir, 'run');
+  for (const file of existsSync(run) ? readdirSync(run).filter((f) => f.endsWith('.pid')) : []) {
+    const pid = Number(readFileSync(join(run, file), 'utf8'));
+    let commandLine = '';
     try {
-      owner = Number(readFileSync(join(dir, 'owner.pid'), 'utf8'));
+      commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
     } catch {
-      continue; // not ours, or still being set up
+      continue; // gone
     }
-    if (!owner || isProcessRunning(owner)) continue;
-    const run = join(dir, 'run');
-    for (const file of existsSync(run) ? readdirSync(run).filter((f) => f.endsWith('.pid')) : []) {
-      const pid = Number(readFileSync(join(run, file), 'utf8'));
-      let commandLine = '';
-      try {
-        commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      } catch {
-        continue; // gone
-      }
-      if (!commandLine.includes(join(dir, 'ceph.conf'))) continue; // the pid is another process's now
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
+    if (!commandLine.includes(join(dir, 'ceph.conf'))) continue; // the pid is another process's now
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
     }
-    rmSync(dir, { recursive: true, force: true });
   }
+  rmSync(dir, { recursive: true, force: true });
 }

@@ -423,6 +423,53 @@ export function slowApply({ resources = 4, seconds = 5 }: { resources?: number; 
   });
 }
 
+/**
+ * modules.base and `terraform_data.slow[0..resources-1]`, each with a local-exec that appends
+ * `created N` to the file `runs`, then runs `then` (a shell command: the slow part): which objects
+ * an apply created, and how many times, for tests that stop or kill an apply.
+ */
+export function countedSlowApply(runs: string, { resources, then }: { resources: number; then: string }): FileTree {
+  return {
+    ...modules.base,
+    'main.tf': `${modules.base['main.tf']}
+resource "terraform_data" "slow" {
+  count = ${resources}
+  input = count.index
+
+  provisioner "local-exec" {
+    command = "echo created ${'$'}{self.input} >> ${runs}; ${then}"
+  }
+}
+`,
+  };
+}
+
+/**
+ * terraform_data.this taking var.greeting, with a precondition `condition` (false for a greeting of
+ * 10 characters or fewer): terraform's failed precondition. `shout`: a local value
+ * upper(var.greeting) beside it, for a condition to read.
+ */
+export function greetingPrecondition(condition: string, { shout = false } = {}): FileTree {
+  const lines = [
+    'variable "greeting" {',
+    '  type = string',
+    '}',
+    '',
+    ...(shout ? ['locals {', '  shout = upper(var.greeting)', '}', ''] : []),
+    'resource "terraform_data" "this" {',
+    '  input = var.greeting',
+    '',
+    '  lifecycle {',
+    '    precondition {',
+    `      condition     = ${condition}`,
+    '      error_message = "The greeting must be longer than 10 characters."',
+    '    }',
+    '  }',
+    '}',
+  ];
+  return { 'main.tf': `${lines.join('\n')}\n` };
+}
+
 /** Adds `backend.tf` with an empty pg backend block (the module contract keeps it in its own file). */
 export function withPgBackend(tree: FileTree): FileTree {
   return { ...tree, 'backend.tf': 'terraform {\n  backend "pg" {}\n}\n' };
