@@ -96,7 +96,7 @@ export const SINKS: readonly Sink[] = [
     file: 'src/output/termination.ts',
     cuts: [...CUTS.terminationMessage, CUTS.terminationText],
   },
-  { name: 'summary (stdout)', file: 'src/run/finish.ts', cuts: [] },
+  { name: 'summary (stdout)', file: 'src/run/finish.ts', cuts: [CUTS.denialMessage] },
   { name: 'Markdown summary', file: 'src/output/summary-md-file.ts', cuts: [CUTS.summaryText] },
   { name: 'result Secret', file: 'src/kube/sinks.ts', cuts: [CUTS.secretString] },
   { name: 'Job annotations', file: 'src/kube/sinks.ts', cuts: [CUTS.annotation] },

@@ -71,7 +71,7 @@ export async function applyApprovedPlan(ctx: RunContext): Promise<OpEnding> {
       judgement: policy?.judgement({ tool: root.version.flavor, effects: 'deny' }),
     });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
-    await decideStep(ctx, { decide: () => refuseDenied(plan), holdsBackApply: true });
+    await decideStep(ctx, { decide: () => refuseDenied(ctx, plan), holdsBackApply: true });
     ctx.keep({ approval: { given: true, matched: true, required: false } });
     // A plan that changes nothing, not even the record, of a state that records these inputs: nothing to apply, as a guarded apply skips it.
     if (

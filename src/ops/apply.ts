@@ -85,7 +85,7 @@ interface GuardDecisionOptions {
  */
 async function guardDecision(ctx: RunContext, { plan, hasChanges, hashes, planHash, before }: GuardDecisionOptions) {
   // Before the guard: a denied plan is never applied, with or without an approval, and never blocked.
-  refuseDenied(plan);
+  refuseDenied(ctx, plan);
   const decision = decideApply({
     planHasChanges: hasChanges,
     classification: plan,

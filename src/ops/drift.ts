@@ -1,6 +1,6 @@
 // drift: a plan against the inputs, nothing applied. What changed outside terraform, and what a
 // remediation apply would do (and whether it would need an approval: plan.gated).
-import { deniedText, gateCauses } from '../guard/decide.ts';
+import { gateCauses } from '../guard/decide.ts';
 import { countsText } from '../output/summary.ts';
 import type { Classification, ResourceEntry } from '../schemas/classification.ts';
 import type { Drift } from '../schemas/result.ts';
@@ -8,7 +8,7 @@ import type { RunContext } from '../run/context.ts';
 import type { OpEnding } from '../run/learned.ts';
 import { planAndClassify } from '../steps/plan.ts';
 import { withOpPrelude } from '../steps/prelude.ts';
-import { policyStep } from '../steps/policy.ts';
+import { deniedInWords, policyStep } from '../steps/policy.ts';
 import { noticeOtherInputs } from '../steps/applied-inputs.ts';
 
 export async function driftOp(ctx: RunContext): Promise<OpEnding> {
@@ -29,11 +29,11 @@ export async function driftOp(ctx: RunContext): Promise<OpEnding> {
     if (causes.length && !drift.found)
       ctx.warn(`no resource drift, but applying this plan would need an approval: ${causes.join('; ')}`);
     if (plan.policy?.deniedTotal && !drift.found)
-      ctx.warn(`no resource drift, but the policy denies applying this plan: ${deniedText(plan.policy)}`);
+      ctx.warn(`no resource drift, but the policy denies applying this plan: ${deniedInWords(ctx, plan.policy)}`);
     return {
       outcome: 'succeeded',
       reason: drift.found ? 'DriftFound' : 'NoDrift',
-      message: driftMessage(plan, drift),
+      message: driftMessage(ctx, plan, drift),
       learned: { planText, drift },
     };
   });
@@ -71,7 +71,7 @@ const named = (entries: ResourceEntry[], total: number, withActions: boolean) =>
   (total > Math.min(entries.length, NAMED) ? ` and ${total - Math.min(entries.length, NAMED)} more` : '');
 
 /** The drift op's message: what changed outside terraform, where the inputs differ from the state, what a remediation would do. */
-function driftMessage(plan: Classification, drift: Drift): string {
+function driftMessage(ctx: RunContext, plan: Classification, drift: Drift): string {
   if (!drift.found)
     return drift.outputsOnly
       ? 'No resource drift; only root outputs differ.'
@@ -85,7 +85,7 @@ function driftMessage(plan: Classification, drift: Drift): string {
   const causes = gateCauses(plan);
   const approval = drift.remediationDestructive && causes.length ? ` (it needs an approval: ${causes.join('; ')})` : '';
   const denied = plan.policy?.deniedTotal
-    ? ` The policy denies a remediation apply, and no approval passes that: ${deniedText(plan.policy)}.`
+    ? ` The policy denies a remediation apply, and no approval passes that: ${deniedInWords(ctx, plan.policy)}.`
     : '';
   return `Drift found: ${outside}; ${differ}. A remediation apply would make these changes: ${countsText(plan.counts)}${approval}.${denied}`;
 }

@@ -31,7 +31,7 @@ export async function planOp(ctx: RunContext): Promise<OpEnding> {
     });
     ctx.keep({ planText });
     // A denied plan is never packed: nobody can approve it into an apply.
-    await decideStep(ctx, { decide: () => refuseDenied(plan) });
+    await decideStep(ctx, { decide: () => refuseDenied(ctx, plan) });
     await ctx.step('artifact', () => packPlan(ctx, root, before, planHash, store), {
       learned: (planArtifact) => ({ planArtifact }),
     });

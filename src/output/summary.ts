@@ -1,4 +1,5 @@
 // The human summary printed at the end of a run: what happened, in words and counts.
+import { CUTS, maskThenCut } from '../masking/boundary.ts';
 import type { ActionCounts, Classification } from '../schemas/classification.ts';
 import type { Op, Result } from '../schemas/result.ts';
 import { actionText, changeText } from '../plan/actions.ts';
@@ -121,7 +122,10 @@ export function humanSummary(result: Result, context: SummaryContext = {}): stri
     const policy = plan.policy;
     if (policy?.deniedTotal) {
       add('denied by the policy ', `(${policy.deniedTotal}: no approval can pass it):`);
-      for (const d of policy.denied) add('  ', denialText(d));
+      // A rule builds its message (up to 100,000 characters): cut as the result cuts it, masked whole first.
+      const masker = { mask: context.mask ?? ((text: string) => text) };
+      for (const d of policy.denied)
+        add('  ', denialText({ ...d, message: maskThenCut(masker, d.message, CUTS.denialMessage) }));
       if (policy.deniedTotal > policy.denied.length)
         add('  ', `… and ${policy.deniedTotal - policy.denied.length} more`);
     }

@@ -3,7 +3,8 @@
 // classifier feeds as it streams, and the refusal of a denied plan. The CEL chunk is imported only
 // when a policy dir exists: without one nothing of it loads.
 import { existsSync } from 'node:fs';
-import type { Classification } from '../schemas/classification.ts';
+import type { Classification, PlanPolicy } from '../schemas/classification.ts';
+import { CUTS, maskThenCut } from '../masking/boundary.ts';
 import { RunnerError } from '../errors.ts';
 import { deniedText } from '../guard/decide.ts';
 import type { JudgementOptions, PlanJudgement } from '../policy/index.ts';
@@ -62,12 +63,21 @@ export async function policyStep(ctx: RunContext): Promise<RunPolicy | undefined
  * A denied plan is never applied or packed, with or without an approval: PolicyDenied, exit 8.
  * Not a block: an approval cannot pass it, so there is nothing to approve.
  */
-export function refuseDenied(plan: Classification): void {
+export function refuseDenied(ctx: RunContext, plan: Classification): void {
   const policy = plan.policy;
   if (!policy || policy.deniedTotal === 0) return;
   throw new RunnerError({
     kind: 'policy',
     reason: 'PolicyDenied',
-    message: `The policy denies this plan: ${deniedText(policy)}. Nothing was applied, and no approval can change that: change the module or its inputs so that the plan keeps to the policy, or change the policy in the image.`,
+    message: `The policy denies this plan: ${deniedInWords(ctx, policy)}. Nothing was applied, and no approval can change that: change the module or its inputs so that the plan keeps to the policy, or change the policy in the image.`,
   });
+}
+
+/**
+ * The policy's first denials in words, for a run's message: each denial's message (a rule builds it,
+ * up to 100,000 characters, and it may quote a secret) masked whole, then cut as the result cuts it.
+ */
+export function deniedInWords(ctx: RunContext, policy: PlanPolicy): string {
+  const denied = policy.denied.map((d) => ({ ...d, message: maskThenCut(ctx.masker, d.message, CUTS.denialMessage) }));
+  return deniedText({ ...policy, denied });
 }

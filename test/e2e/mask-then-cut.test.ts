@@ -73,4 +73,21 @@ resource "terraform_data" "keyed" {
     assertNoFragment(markdown, 'the Markdown summary');
     assertNoFragment(run.allBytes, 'the out dir');
   });
+
+  it('a deny message of 60,000 characters: the run’s message quotes it cut, as the result does (no sink writes it whole)', async (t) => {
+    const s = await scenario(t, { 'main.tf': 'resource "terraform_data" "x" {\n  input = "a"\n}\n' });
+    const policy = join(s.dir, 'policy');
+    await mkdir(policy);
+    await writeFile(
+      join(policy, 'policy.yaml'),
+      `apiVersion: policy.captf.io/v1\nrules:\n- name: long\n  on: change\n  match: change.kind == "create"\n  effect: deny\n  message: '[${Array.from({ length: 60 }, (_, i) => i).join(',')}].map(i, "${'w'.repeat(1000)}").join("")'\n`,
+    );
+    const run = await s.run('plan', ['--policy', policy]);
+    assert.equal(run.exitCode, 8, explain(run));
+    const result = run.result!;
+    assert.equal(result.reason, 'PolicyDenied');
+    assert.ok(result.message.length < 2_000, `the message is ${result.message.length} characters`);
+    assert.ok(result.message.includes('w'.repeat(900)), 'the denial is quoted');
+    assert.ok(run.stdout.length + run.stderr.length < 60_000, 'no sink printed the message whole');
+  });
 });
