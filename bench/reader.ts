@@ -16,7 +16,7 @@ import {
   loadavg,
   log,
   mb,
-  median1,
+  medianOf,
   REPO,
 } from './lib/harness.ts';
 import { stateText } from './lib/module.ts';
@@ -177,20 +177,20 @@ export function benchReader(b: Bench): { rows: ReaderRow[]; snapshotBlobBytes: B
       jsonParseWallMs: parse.map((x) => x.ms),
       readerCpuMs: cpu('reader'),
       jsonParseCpuMs: cpu('jsonParse'),
-      readerWallMedianMs: median1(reader.map((x) => x.ms)),
-      readerCpuMedianMs: median1(cpu('reader')),
-      jsonParseCpuMedianMs: median1(cpu('jsonParse')),
-      readerMBps: mbps(median1(cpu('reader'))),
-      jsonParseMBps: mbps(median1(cpu('jsonParse'))),
-      ratio: median1(reader.map((x, k) => x.cpuMs / parse[k].cpuMs)),
+      readerWallMedianMs: medianOf(reader.map((x) => x.ms)),
+      readerCpuMedianMs: medianOf(cpu('reader')),
+      jsonParseCpuMedianMs: medianOf(cpu('jsonParse')),
+      readerMBps: mbps(medianOf(cpu('reader'))),
+      jsonParseMBps: mbps(medianOf(cpu('jsonParse'))),
+      ratio: medianOf(reader.map((x, k) => x.cpuMs / parse[k].cpuMs)),
     };
     const over = (top: Variant['name'], bottom: Variant['name']) =>
-      median1(runs[top].map((x, k) => x.cpuMs / runs[bottom][k].cpuMs));
+      medianOf(runs[top].map((x, k) => x.cpuMs / runs[bottom][k].cpuMs));
     if (b.opts.snapshot) {
       const figures = (name: 'snapshot' | 'snapshotWarmed'): SnapshotFigures => ({
         cpuMs: cpu(name),
-        cpuMedianMs: median1(cpu(name)),
-        MBps: mbps(median1(cpu(name))),
+        cpuMedianMs: medianOf(cpu(name)),
+        MBps: mbps(medianOf(cpu(name))),
         ratio: over(name, 'jsonParse'),
       });
       row.snapshot = figures('snapshot');

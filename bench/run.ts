@@ -34,7 +34,7 @@ import { cpus, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { type ApplyRow, benchApply } from './apply.ts';
 import { type BreakdownResult, benchBreakdown } from './breakdown.ts';
-import { fmt, loadavg, log, mb, parseOptions, setUp, TARGETS } from './lib/harness.ts';
+import { type BenchOptions, fail, fmt, loadavg, log, mb, parseOptions, setUp, TARGETS } from './lib/harness.ts';
 import { benchMemory, type MemoryRow } from './memory.ts';
 import { benchOutput, type OutputRow } from './output.ts';
 import { benchPolicy, type PolicyRow } from './policy.ts';
@@ -117,7 +117,12 @@ function summary(results: Results): void {
   log(lines.join('\n'));
 }
 
-const opts = parseOptions(process.argv.slice(2));
+let opts: BenchOptions;
+try {
+  opts = parseOptions(process.argv.slice(2));
+} catch (error) {
+  fail(error instanceof Error ? error.message : String(error));
+}
 const b = setUp(opts);
 const results: Results = {
   date: new Date().toISOString(),

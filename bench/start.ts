@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { type Bench, fmt, log, mb, median1, q, REPO, SELF_USAGE, TARGETS } from './lib/harness.ts';
+import { type Bench, fmt, log, mb, medianOf, q, REPO, SELF_USAGE, TARGETS } from './lib/harness.ts';
 
 /** The runner until its first spawn, against `node -e 0` of the same round. */
 interface StartSide {
@@ -108,22 +108,22 @@ done`;
     cpu.node.length !== rounds
   )
     throw new Error(`the start loop failed:\n${r.stdout}\n${r.stderr}`);
-  const ratio = (series: Record<string, number[]>, k: string) => median1(series[k].map((v, i) => v / series.node[i]));
+  const ratio = (series: Record<string, number[]>, k: string) => medianOf(series[k].map((v, i) => v / series.node[i]));
   const side = (k: string): StartSide => ({
-    wallMedianMs: median1(wall[k]),
-    cpuMedianMs: median1(cpu[k]),
+    wallMedianMs: medianOf(wall[k]),
+    cpuMedianMs: medianOf(cpu[k]),
     wallRatio: ratio(wall, k),
     cpuRatio: ratio(cpu, k),
   });
   const s: StartResult = {
     node: b.nodeVersion,
     rounds,
-    nodeE0: { wallMedianMs: median1(wall.node), cpuMedianMs: median1(cpu.node) },
+    nodeE0: { wallMedianMs: medianOf(wall.node), cpuMedianMs: medianOf(cpu.node) },
     firstSpawn: side('spawn'),
     firstSpawnWithCompileCache: compileCache ? side('spawnCached') : undefined,
     firstSpawnThroughSnapshot: side('spawnSnapshot'),
     snapshotBlobBytes: statSync(blob).size,
-    standinOwnStartMedianMs: median1(wall.standin ?? []),
+    standinOwnStartMedianMs: medianOf(wall.standin ?? []),
     wall,
     cpu,
   };

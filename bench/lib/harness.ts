@@ -51,21 +51,22 @@ export interface BenchOptions {
 
 const DEFAULT_PAIRS = 5;
 
-function fail(message: string): never {
+/** Ends the process with exit 2: what the bench needs is wrong or missing. */
+export function fail(message: string): never {
   process.stderr.write(`bench: ${message}\n`);
   process.exit(2);
 }
 
 function positive(text: string, name: string): number {
   const n = Number(text);
-  if (!Number.isSafeInteger(n) || n <= 0) fail(`${name} must be a positive whole number, not "${text}"`);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive whole number, not "${text}"`);
   return n;
 }
 
 function parseSize(text: string, withPairs: boolean): SizeWithPairs {
   const m = /^(\d+)x(\d+)(?::(\d+))?$/.exec(text.trim());
   if (!m || Number(m[2]) > 100 || (m[3] !== undefined && !withPairs))
-    fail(
+    throw new Error(
       `"${text}" is not RESOURCESxINSTANCES${withPairs ? '[:PAIRS]' : ''} with INSTANCES ≤ 100 (plan time is quadratic in the instances of one resource)`,
     );
   return {
@@ -75,7 +76,7 @@ function parseSize(text: string, withPairs: boolean): SizeWithPairs {
   };
 }
 
-/** The command line's options (bench/run.ts lists them), checked: a wrong one ends the process with exit 2. */
+/** The command line's options (bench/run.ts lists them), checked: throws on a wrong one. */
 export function parseOptions(args: string[]): BenchOptions {
   const { values: opts } = parseArgs({
     args,
@@ -99,7 +100,7 @@ export function parseOptions(args: string[]): BenchOptions {
   const only = new Set<Part>();
   for (const part of opts.only.split(',')) {
     const known = PARTS.find((p) => p === part);
-    if (!known) fail(`--only: "${part}" is not one of ${PARTS.join(', ')}`);
+    if (!known) throw new Error(`--only: "${part}" is not one of ${PARTS.join(', ')}`);
     only.add(known);
   }
   return {
@@ -220,7 +221,7 @@ export function median(xs: (number | undefined)[]): number | undefined {
 }
 
 /** The median of values that are there: a part's series, never empty. */
-export function median1(xs: number[]): number {
+export function medianOf(xs: number[]): number {
   const m = median(xs);
   if (m === undefined) throw new Error('the median of no values');
   return m;
@@ -340,13 +341,13 @@ export function interleave(
     runnerSelfCpuMs: rs.map((x) => x.self.cpuMs),
     runnerPeakRssBytes: rs.map((x) => x.self.maxRssBytes),
     loadavg: rs.map((x) => x.load),
-    runnerWallMedianMs: median1(rs.map((x) => x.ms)),
-    bareWallMedianMs: median1(bs.map((x) => x.ms)),
-    runnerCpuMedianMs: median1(rs.map((x) => x.cpuMs)),
-    bareCpuMedianMs: median1(bs.map((x) => x.cpuMs)),
-    runnerSelfCpuMedianMs: median1(rs.map((x) => x.self.cpuMs)),
+    runnerWallMedianMs: medianOf(rs.map((x) => x.ms)),
+    bareWallMedianMs: medianOf(bs.map((x) => x.ms)),
+    runnerCpuMedianMs: medianOf(rs.map((x) => x.cpuMs)),
+    bareCpuMedianMs: medianOf(bs.map((x) => x.cpuMs)),
+    runnerSelfCpuMedianMs: medianOf(rs.map((x) => x.self.cpuMs)),
     runnerPeakRssMaxBytes: Math.max(...rs.map((x) => x.self.maxRssBytes)),
-    wallRatio: median1(rs.map((x, k) => x.ms / bs[k].ms)),
-    cpuRatio: median1(rs.map((x, k) => x.cpuMs / bs[k].cpuMs)),
+    wallRatio: medianOf(rs.map((x, k) => x.ms / bs[k].ms)),
+    cpuRatio: medianOf(rs.map((x, k) => x.cpuMs / bs[k].cpuMs)),
   };
 }
