@@ -207,7 +207,7 @@ export function setUp(opts: BenchOptions): Bench {
   };
 }
 
-/** The targets (BENCHMARKS.md): ratios, peak RSS in bytes, the reader's MB/s. */
+/** What the summary marks met or MISSED: ratios, peak RSS in bytes, the reader's MB/s (BENCHMARKS.md has each target's latest bound). */
 export const TARGETS = { apply: 1.03, start: 1.3, startSnapshot: 2.5, rssBytes: 150e6, readerMBps: 50 };
 
 export const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -220,7 +220,7 @@ export function median(xs: (number | undefined)[]): number | undefined {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-/** The median of values that are there: a part's series, never empty. */
+/** The median of a series that has values (a part's rounds); throws on an empty one. */
 export function medianOf(xs: number[]): number {
   const m = median(xs);
   if (m === undefined) throw new Error('the median of no values');
