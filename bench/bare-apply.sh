@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The baseline of bench/run.mjs: the terraform steps a person runs by hand to apply a module, and
+# The baseline of bench/apply.ts and bench/breakdown.ts: the terraform steps a person runs by hand to apply a module, and
 # nothing else (no version check, no state read, no output read). DIR is their checkout: the module,
 # its variables in terraform.tfvars.json and its own state in terraform.tfstate (the local backend's
 # default path). The plan is applied only when it has changes (exit code 2).

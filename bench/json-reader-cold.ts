@@ -1,4 +1,4 @@
-// One cold read in a fresh process, for bench/run.mjs's reader part (bundled by it with esbuild):
+// One cold read in a fresh process, for bench/reader.ts (bundled by it with esbuild):
 // the first document this process reads, in 64 KiB chunks as a pipe or a file stream hands them over,
 // through the runner's own readers (summarizeState for a `state pull`, classifyPlanStream for a
 // `show -json` with the before and after of changed values built, as an apply does), or through

@@ -5,7 +5,7 @@
 //     [--runner dist/captf-runner.mjs] [--terraform PATH] [--json-out FILE]
 //
 // 1. apply: the built runner's no-change apply of a module of R × N terraform_data instances (default
-//    100 × 100, 10,000; a synthetic state terraform would have written, as in bench/run.mjs), one untimed
+//    100 × 100, 10,000; a synthetic state terraform would have written, as in bench/apply.ts), one untimed
 //    first run, then one timed: the CPU time of the whole process tree (bench/rusage.py), and terraform's
 //    text the runner printed (its stdout's `| ` lines): what passed through the masking boundary.
 // 2. masking: in this process, src/masking/mask.ts's LineMasker (the boundary every line of terraform's

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Runs a command and writes to OUT one line: when it was launched (since the epoch), its wall time,
 # and the user and system CPU time of it and every descendant it waited for (wait4's rusage), all
-# in microseconds. bench/run.mjs measures both
+# in microseconds. bench/lib/harness.ts's `timed` measures both
 # sides with it: unlike GNU time (10 ms), it keeps the microseconds, and the wall time excludes
 # this script's own start.
 #

@@ -1,4 +1,4 @@
-// Preloaded by bench/run.mjs into a node it measures (node --require, so that a plain `node -e 0`
+// Preloaded by npm run bench's parts (bench/run.ts) into a node they measure (node --require, so that a plain `node -e 0`
 // gains no ESM loader). On exit it appends one JSON line to $BENCH_SELF_USAGE_FILE: this process's
 // own CPU time (user + system, all its threads, not its children), its peak RSS, and when it started
 // and ended (ms since the epoch, sub-ms resolution), for the per-step timeline.

@@ -1,5 +1,5 @@
 // The benchmarks' module of `terraform_data` instances and the state terraform would have written for it
-// (bench/run.mjs's apply, breakdown and reader parts, bench/masking-policy.ts).
+// (bench/apply.ts, breakdown.ts and reader.ts through bench/lib/sides.ts, bench/masking-policy.ts).
 import { randomUUID } from 'node:crypto';
 
 export interface ModuleSize {

@@ -482,7 +482,7 @@ describe('summarizeState', () => {
   });
 });
 
-// A document larger than Node's largest string (1 GiB) is the benchmark's (bench/run.mjs, memory):
+// A document larger than Node's largest string (1 GiB) is the benchmark's (bench/memory.ts):
 // here two sizes prove that the reader keeps nothing that grows with the document.
 describe('a plan from gen-plan.mjs streams with memory that does not grow with its size', () => {
   /**
