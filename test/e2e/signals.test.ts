@@ -3,10 +3,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { slowApply, testTerraformEnv, taintedAddresses } from '../support/tf-modules.ts';
-import { runProcess, startInBackground } from '../support/exec.ts';
+import { runProcess, startInBackground, until } from '../support/exec.ts';
 import { FakeS3 } from '../support/fake-s3.ts';
 import { explain, RUNNER, scenario, type Scenario } from '../support/runner.ts';
 
@@ -148,6 +148,19 @@ describe('signals', () => {
         killAfterMs: 120_000,
       },
     );
+    // The step waits on the listing alone: the state pull started beside validate has ended (no
+    // terraform runs under the runner) and the store has taken the listing's request.
+    await until('the state pull ended and the listing hangs', () => {
+      const terraformRuns = readdirSync('/proc').some((entry) => {
+        try {
+          const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === child.pid;
+        } catch {
+          return false; // not a process, or gone
+        }
+      });
+      return !terraformRuns && s3.requests.some((request) => request.status === -2);
+    });
     const signalled = Date.now();
     child.kill('SIGTERM');
     const run = await exited;
