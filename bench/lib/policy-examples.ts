@@ -3,6 +3,7 @@
 // (bench/policy-units.ts, bench/masking-policy.ts).
 import { compilePolicy } from '../../src/policy/compile.ts';
 import { PolicyEvaluator } from '../../src/policy/evaluate.ts';
+import { noCounts } from '../../src/plan/actions.ts';
 import type { PolicyChangeView, PolicyOutcome } from '../../src/plan/policy-views.ts';
 
 const EXAMPLES = (copy: number) => `- name: protect-databases-${copy}
@@ -49,18 +50,7 @@ export function examplesEvaluator(rules: number): PolicyEvaluator {
 export function evaluateCreates(evaluator: PolicyEvaluator, changes: number): PolicyOutcome {
   for (let i = 0; i < changes; i++) evaluator.change(exampleView(`terraform_data.web["${i}"]`));
   return evaluator.plan({
-    counts: {
-      create: changes,
-      update: 0,
-      delete: 0,
-      replace: 0,
-      read: 0,
-      noop: 0,
-      forget: 0,
-      import: 0,
-      move: 0,
-      unknown: 0,
-    },
+    counts: { ...noCounts(), create: changes },
     tool: 'terraform',
     version: '1.11.4',
   });

@@ -2,7 +2,7 @@
 // apply, so a run killed mid-apply leaves objects outside the state. The runner writes a marker to the
 // object's backup store before terraform apply starts and deletes it however the apply ends; the next
 // run that finds one reports what may exist outside the state, once.
-import { after, describe, it } from 'node:test';
+import { after, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -46,25 +46,31 @@ const markers = (backups: string) =>
 
 const slowAddresses = ['terraform_data.slow[0]', 'terraform_data.slow[1]', 'terraform_data.slow[2]'];
 
+/**
+ * A machine applied once, then an apply of three slow objects started in the background (a process
+ * group of its own) and inside terraform apply: its three provisioners run, and wait while `slow` exists.
+ */
+async function slowApplyRunning(t: TestContext, extraArgs: string[] = []) {
+  const s = await scenario(t, modules.base);
+  const runs = join(s.dir, 'provisioner-runs');
+  const slow = join(s.dir, 'slow');
+  const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+  assert.equal(first.exitCode, 0, explain(first));
+  writeFileSync(slow, '');
+  await s.useModule(countedSlowApply(runs, { resources: 3, then: `if [ -e ${slow} ]; then sleep 120; fi` }));
+  const { child, exited } = await startInBackground(
+    process.execPath,
+    [RUNNER, ...s.runArgs('apply', ['--kind', 'machine', '--guard', 'off', ...extraArgs])],
+    { env: testTerraformEnv(), mark: '"msg":"apply: started"', killAfterMs: 180_000 },
+  );
+  groups.push(child.pid!);
+  await until('the three provisioners started', () => fileLines(runs).length === 3);
+  return { s, runs, slow, backups: join(s.out, 'backups'), child, exited };
+}
+
 describe('a killed apply', () => {
   it('SIGKILL of the whole pod mid-apply: the next run reports what may exist outside the state, once', async (t) => {
-    const s = await scenario(t, modules.base);
-    const runs = join(s.dir, 'provisioner-runs');
-    const slow = join(s.dir, 'slow');
-    const args = (op: string, more: string[] = []) => s.runArgs(op, ['--kind', 'machine', '--guard', 'off', ...more]);
-    const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
-    assert.equal(first.exitCode, 0, explain(first));
-    writeFileSync(slow, '');
-    await s.useModule(countedSlowApply(runs, { resources: 3, then: `if [ -e ${slow} ]; then sleep 120; fi` }));
-    const backups = join(s.out, 'backups');
-
-    const { child, exited } = await startInBackground(process.execPath, [RUNNER, ...args('apply')], {
-      env: testTerraformEnv(),
-      mark: '"msg":"apply: started"',
-      killAfterMs: 180_000,
-    });
-    groups.push(child.pid!);
-    await until('the three provisioners started', () => fileLines(runs).length === 3);
+    const { s, runs, slow, backups, child, exited } = await slowApplyRunning(t);
     assert.equal(markers(backups).length, 1, 'the marker is written before terraform apply starts');
     // A lost node: the runner and terraform (its own process group, with the provisioners) die at once.
     const terraform = childrenOf(child.pid!);
@@ -108,21 +114,7 @@ describe('a killed apply', () => {
   });
 
   it('terraform alone killed (an OOM kill): the runner keeps the marker, and the next run reports it', async (t) => {
-    const s = await scenario(t, modules.base);
-    const runs = join(s.dir, 'provisioner-runs');
-    const slow = join(s.dir, 'slow');
-    const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
-    assert.equal(first.exitCode, 0, explain(first));
-    writeFileSync(slow, '');
-    await s.useModule(countedSlowApply(runs, { resources: 3, then: `if [ -e ${slow} ]; then sleep 120; fi` }));
-    const backups = join(s.out, 'backups');
-    const { child, exited } = await startInBackground(
-      process.execPath,
-      [RUNNER, ...s.runArgs('apply', ['--kind', 'machine', '--guard', 'off'])],
-      { env: testTerraformEnv(), mark: '"msg":"apply: started"', killAfterMs: 180_000 },
-    );
-    groups.push(child.pid!);
-    await until('the three provisioners started', () => fileLines(runs).length === 3);
+    const { s, slow, backups, child, exited } = await slowApplyRunning(t);
     const terraform = childrenOf(child.pid!);
     assert.ok(terraform.length > 0, 'terraform runs under the runner');
     groups.push(...terraform);
@@ -145,21 +137,7 @@ describe('a killed apply', () => {
   });
 
   it('a run overlapping a live apply (before its --deadline) names its marker and leaves it', async (t) => {
-    const s = await scenario(t, modules.base);
-    const runs = join(s.dir, 'provisioner-runs');
-    const slow = join(s.dir, 'slow');
-    const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
-    assert.equal(first.exitCode, 0, explain(first));
-    writeFileSync(slow, '');
-    await s.useModule(countedSlowApply(runs, { resources: 3, then: `if [ -e ${slow} ]; then sleep 120; fi` }));
-    const backups = join(s.out, 'backups');
-    const { child, exited } = await startInBackground(
-      process.execPath,
-      [RUNNER, ...s.runArgs('apply', ['--kind', 'machine', '--guard', 'off', '--deadline', '10m'])],
-      { env: testTerraformEnv(), mark: '"msg":"apply: started"', killAfterMs: 180_000 },
-    );
-    groups.push(child.pid!);
-    await until('the three provisioners started', () => fileLines(runs).length === 3);
+    const { s, slow, backups, exited } = await slowApplyRunning(t, ['--deadline', '10m']);
     const [live] = markers(backups);
     assert.ok(live, 'the live apply wrote its marker');
 
