@@ -38,12 +38,7 @@ export const FinishedJob = z.strictObject({
   inputsHash: Hash.optional().describe(
     'The inputs hash the controller rendered for the Job (what it passed, never read back from the result)',
   ),
-  generation: z
-    .number()
-    .int()
-    .nonnegative()
-    .optional()
-    .describe("The object's metadata.generation the Job was built from"),
+  generation: z.nonNegativeInt().optional().describe("The object's metadata.generation the Job was built from"),
   controllerVersion: z.string().min(1).optional().describe('The version of the controller that built the Job'),
 });
 export type FinishedJob = z.infer<typeof FinishedJob>;
@@ -125,9 +120,7 @@ export const Snapshot = z
     refresh: z.strictObject({
       lastRunAt: Time.optional().describe('status.lastRefresh'),
       healthPendingReadings: z
-        .number()
-        .int()
-        .nonnegative()
+        .nonNegativeInt()
         .describe('Consecutive readings (apply output or refresh) that read health pending; 0 when not pending'),
       membership: z
         .strictObject({ converging: z.boolean(), intervalSeconds: Seconds })

@@ -48,9 +48,7 @@ export type PolicyRule = z.infer<typeof PolicyRule>;
 
 const PolicyLimits = z.strictObject({
   maxDeletes: z
-    .number()
-    .int()
-    .nonnegative()
+    .nonNegativeInt()
     .describe(
       'The most deletes one plan may have, counted like destructiveTotal (deletes, replaces, deposed deletes, unknown actions); more is denied',
     ),

@@ -38,9 +38,7 @@ export const ActionCounts = z.strictObject({
   forget: z.nonNegativeInt(),
   import: z.nonNegativeInt().describe('Entries with change.importing (counted besides their action)'),
   move: z
-    .number()
-    .int()
-    .nonnegative()
+    .nonNegativeInt()
     .describe('Entries with previous_address, in resource_changes or resource_drift (counted besides their action)'),
   unknown: z.nonNegativeInt(),
 });
@@ -150,11 +148,7 @@ export const PolicyFindings = z.looseObject({
   deniedTotal: z.nonNegativeInt(),
   approvalRequired: z.array(PolicyApprovalRequired).describe('At most the limit; approvalRequiredTotal counts all'),
   approvalRequiredTotal: z.nonNegativeInt(),
-  deletes: z
-    .number()
-    .int()
-    .nonnegative()
-    .describe('The changes counted against limits.maxDeletes (exactly destructiveTotal)'),
+  deletes: z.nonNegativeInt().describe('The changes counted against limits.maxDeletes (exactly destructiveTotal)'),
   timedOut: z
     .boolean()
     .describe(

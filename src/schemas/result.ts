@@ -94,9 +94,7 @@ export const ResultError = z.strictObject({
         .optional()
         .describe(`a failed terraform command's diagnostics, in terraform's order, at most ${DIAGNOSTICS_LIMIT}`),
       diagnosticsTotal: z
-        .number()
-        .int()
-        .nonnegative()
+        .nonNegativeInt()
         .optional()
         .describe('how many diagnostics terraform printed, when more than the list holds'),
     })
@@ -260,16 +258,12 @@ export const KilledApply = z.strictObject({
     .max(KILLED_APPLY_MAX_ADDRESSES)
     .describe('the addresses the plan created or replaced, the first 50: their objects may exist outside the state'),
   addressesLeftOut: z
-    .number()
-    .int()
-    .nonnegative()
+    .nonNegativeInt()
     .describe(
       'create or replace entries not in `addresses` (at most this many where the plan listed only part of its changes)',
     ),
   earlier: z
-    .number()
-    .int()
-    .nonnegative()
+    .nonNegativeInt()
     .describe('markers of earlier killed runs found beside it (each reported in a notice, deleted)'),
 });
 export type KilledApply = z.infer<typeof KilledApply>;
@@ -391,23 +385,13 @@ export const TerminationMessage = z.looseObject({
     )
     .optional()
     .describe('the first destructive entries (a moved one with where it was)'),
-  destructiveOmitted: z
-    .number()
-    .int()
-    .nonnegative()
-    .optional()
-    .describe('destructive entries left out of `destructive`'),
+  destructiveOmitted: z.nonNegativeInt().optional().describe('destructive entries left out of `destructive`'),
   actions: z
     .array(z.looseObject({ address: z.string(), trigger: z.string() }))
     .max(5)
     .optional()
     .describe('the first provider actions, only when there are any'),
-  actionsOmitted: z
-    .number()
-    .int()
-    .nonnegative()
-    .optional()
-    .describe('actions left out of `actions` (present with `actions`)'),
+  actionsOmitted: z.nonNegativeInt().optional().describe('actions left out of `actions` (present with `actions`)'),
   policy: z
     .looseObject({
       denied: z
