@@ -3,7 +3,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestContext } from 'node:test';
 import { Result, RESULT_API_VERSION } from '../../src/schemas/result.ts';
 import { noCounts } from '../../src/plan/actions.ts';
 import { KubeClient, type KubeClientOptions } from '../../src/kube/client.ts';
@@ -23,8 +22,9 @@ export interface FakeCluster {
   newClient(options?: KubeClientOptions): KubeClient;
 }
 
+/** `t` tears the cluster down: a test's context, or what a file's `after` hook runs (one cluster for a file's tests). */
 export async function startFakeCluster(
-  t: TestContext,
+  t: { after(fn: () => unknown): void },
   options: FakeApiServerOptions & { client?: KubeClientOptions } = {},
 ): Promise<FakeCluster> {
   const fake = await FakeApiServer.start({

@@ -309,7 +309,13 @@ describe('policy: the findings in the termination message and the summary', () =
 });
 
 describe('policy: an evaluation that can be stopped', () => {
-  // Each change costs this rule its whole budget (a million units): a long evaluation, in slices.
+  // A rule evaluated in no time: the slices end by the clock the judgement is given (10 ms a reading),
+  // so what is yielded when does not depend on how fast the machine evaluates.
+  const every = oneRule('- name: every\n  match: "true"\n  effect: deny\n');
+  const changes = planDocument({
+    resource_changes: Array.from({ length: 12 }, (_, i) => resourceChange(`terraform_data.n${i}`, ['create'])),
+  });
+  // Each change costs this rule its whole budget (a million units) unless its time runs out first.
   const slow = oneRule(
     '- name: slow\n  match: change.name.split("").exists(c, change.address.contains(c + "#"))\n  effect: deny\n',
   );
@@ -323,8 +329,13 @@ describe('policy: an evaluation that can be stopped', () => {
     let ticked = false;
     const seen: boolean[] = [];
     setTimeout(() => (ticked = true), 0);
-    const judgement = planJudgement(slow, { tool: 'terraform', stopRequested: () => (seen.push(ticked), false) });
-    const judgedPlan = await judgement.judge(classifyPlan(longNames, { onChange: judgement.onChange }));
+    let t = 0;
+    const judgement = planJudgement(every, {
+      tool: 'terraform',
+      now: () => (t += 10),
+      stopRequested: () => (seen.push(ticked), false),
+    });
+    const judgedPlan = await judgement.judge(classifyPlan(changes, { onChange: judgement.onChange }));
     assert.equal(judgedPlan.policy!.deniedTotal, 12);
     assert.ok(
       seen.indexOf(true) > 0 && seen.indexOf(true) < seen.length - 1,
@@ -335,12 +346,12 @@ describe('policy: an evaluation that can be stopped', () => {
   it('says once, as the first rule evaluation starts, that the evaluation began (the log line a stop can be timed by)', async () => {
     const starts: number[] = [];
     let asked = 0;
-    const judgement = planJudgement(slow, {
+    const judgement = planJudgement(every, {
       tool: 'terraform',
       stopRequested: () => (asked++, false),
       onEvaluationStart: () => starts.push(asked),
     });
-    await judgement.judge(classifyPlan(longNames, { onChange: judgement.onChange }));
+    await judgement.judge(classifyPlan(changes, { onChange: judgement.onChange }));
     assert.deepEqual(starts, [1], 'once, after the first stop check and before any rule ran');
   });
 
@@ -363,8 +374,8 @@ describe('policy: an evaluation that can be stopped', () => {
 
   it('a stop request ends it at the next rule: no verdict (an interruption naming the policy evaluation), never a pass', async () => {
     let asked = 0;
-    const judgement = planJudgement(slow, { tool: 'terraform', stopRequested: () => ++asked > 3 });
-    await assert.rejects(judgement.judge(classifyPlan(longNames, { onChange: judgement.onChange })), {
+    const judgement = planJudgement(every, { tool: 'terraform', stopRequested: () => ++asked > 3 });
+    await assert.rejects(judgement.judge(classifyPlan(changes, { onChange: judgement.onChange })), {
       kind: 'interrupted',
       message:
         'the policy evaluation was stopped after 2 rule evaluations, before it judged the whole plan: no verdict, nothing applied',

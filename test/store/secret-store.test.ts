@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { RunnerError } from '../../src/errors.ts';
 import { KubeReason } from '../../src/kube/api-errors.ts';
 import { readArtifact } from '../../src/store/artifact-read.ts';
@@ -33,14 +33,24 @@ function backupStore(h: FakeCluster, options: Partial<SecretChunkStoreOptions> =
   });
 }
 
-const PREFIX = 'captf-backup-cluster-prod';
+// The contract's stores share one fake API server, each store under a prefix of its own (its Secrets
+// carry it as their store label, so no store sees another's): a server and client per test cost more
+// than most of the cases. What a case sets on the server (alterCreated) is reset after it.
+let shared: FakeCluster | undefined;
+const stopShared: (() => unknown)[] = [];
+after(async () => {
+  for (const stop of stopShared) await stop();
+});
+let stores = 0;
 
 storeContract('Secrets', {
   partialObjects: true,
   async newStore(t) {
-    const h = await startFakeCluster(t);
-    const store = backupStore(h);
-    const nameOf = (object: string, part: number | 'manifest') => `${PREFIX}-${object}-${part}`;
+    const h = (shared ??= await startFakeCluster({ after: (stop) => void stopShared.push(stop) }));
+    t.after(() => (h.fake.alterCreated = undefined));
+    const prefix = `captf-backup-contract-${String(++stores).padStart(3, '0')}`;
+    const store = backupStore(h, { prefix });
+    const nameOf = (object: string, part: number | 'manifest') => `${prefix}-${object}-${part}`;
     /** An attacker with write access to Secrets keeps them consistent: the annotation names the new data's sha256. */
     const replace = (object: string, part: number | 'manifest', key: string, data: Buffer) => {
       const template = h.fake.secret(NAMESPACE, nameOf(object, part)) ?? h.fake.secret(NAMESPACE, nameOf(object, 0))!;

@@ -200,6 +200,8 @@ describe('the import graph of src/', () => {
 
 /** Where a catch clause throws a new error that does not carry the caught one as `cause`: file:line, with the error's class. */
 function causelessRethrows(file: string, text: string): string[] {
+  // A catch clause is written with its keyword: a file without the word has none, and is not parsed (half of src/).
+  if (!/\bcatch\b/.test(text)) return [];
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const carriesCause = (node: ts.NewExpression) =>
