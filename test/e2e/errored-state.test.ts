@@ -1,9 +1,9 @@
 // Every Job starts from what the last one left (issue 39, 1): the state terraform could not save, kept
 // in the object's store by a failed apply, is pushed by the next run of the object before anything
 // plans, once; where it cannot be pushed safely, the run plans nothing and a person decides.
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { groupsKilledAtEnd } from '../support/suite-setup.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,18 +21,8 @@ import { Result } from '../../src/schemas/result.ts';
 import { DirStore } from '../../src/store/dir-store.ts';
 import { writeArtifact } from '../../src/store/artifact-write.ts';
 
-/** Every process group leader a test started, its group killed if it still runs when the file ends. */
-const started: ChildProcess[] = [];
-after(() => {
-  for (const child of started) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // gone meanwhile
-    }
-  }
-});
+/** The background runs' process groups, killed if they still run when the file ends. */
+const started = groupsKilledAtEnd();
 
 /** The kept errored states in a directory store. */
 const keptErrored = async (backups: string) =>

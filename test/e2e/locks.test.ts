@@ -3,9 +3,8 @@
 // --lock-timeout, with what terraform says about the holder (never pg's own-request info presented
 // as the holder); `unlock` releases only a lock whose holder is gone and that carries the given id;
 // an interrupted run at any step releases its lock and leaves a state the next apply continues from.
-import { after, describe, it, type TestContext } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,7 +12,7 @@ import { hostname } from 'node:os';
 import { usePostgres, type TestDatabase } from '../support/pg.ts';
 import { runProcess, startInBackground } from '../support/exec.ts';
 import { unpackArtifactDir } from '../support/artifacts.ts';
-import { sharedSetup } from '../support/suite-setup.ts';
+import { groupsKilledAtEnd, sharedSetup } from '../support/suite-setup.ts';
 import {
   modules,
   processEnds,
@@ -37,21 +36,8 @@ import { Result } from '../../src/schemas/result.ts';
 
 const pg = usePostgres();
 
-/**
- * Every process group leader a test started, its group killed if the leader still runs when the file
- * ends (an exited leader's pid may already be someone else's).
- */
-const started: ChildProcess[] = [];
-after(() => {
-  for (const child of started) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-});
+/** The background runs' process groups, killed if they still run when the file ends. */
+const started = groupsKilledAtEnd();
 
 interface PgScenario extends Scenario {
   db: string;

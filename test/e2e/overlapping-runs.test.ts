@@ -3,9 +3,9 @@
 // before, the state its apply replaced (the one its saved plan was made against), on a local state
 // and on the pg backend; a restore of its backup keeps what the first run created. An approved apply
 // that meets a held lock changes nothing, says so, and keeps its artifact for the retry.
-import { after, describe, it, type TestContext } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { groupsKilledAtEnd } from '../support/suite-setup.ts';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type ServerResponse } from 'node:http';
@@ -30,17 +30,8 @@ import { Result } from '../../src/schemas/result.ts';
 
 const pg = usePostgres();
 
-const started: ChildProcess[] = [];
-after(() => {
-  for (const child of started) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-});
+/** The background runs' process groups, killed if they still run when the file ends. */
+const started = groupsKilledAtEnd();
 
 /** The first run's module: two resources whose local-exec takes `seconds` (the first run holds the lock that long). */
 const SLOW = slowApply({ resources: 2, seconds: 8 });

@@ -3,10 +3,10 @@
 // (local state, --store for the artifacts): an apply blocked, its approved apply, the Manual flow,
 // a restore and a destroy, each checked in the store and in the state; a store that is down; a
 // reference to anything but the run's own store. And a run without --store loads neither client.
+import { freeLoopbackPort } from '../support/server-nets.ts';
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
@@ -40,15 +40,6 @@ after(async () => {
   if (tokenDir) await rm(tokenDir, { recursive: true, force: true });
 });
 
-/** A port on which nothing listens: a store that is down. */
-async function deadPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 interface StoreUnderTest {
   /** The environment that names the store (CAPTF_STORE and what its client reads). */
   env(): Promise<Record<string, string>>;
@@ -74,7 +65,7 @@ const stores: Record<string, () => Promise<StoreUnderTest>> = {
     return {
       env: async () => ({ CAPTF_STORE: url(db.connString) }),
       sharedEnv: async () => ({ CAPTF_STORE: url(db.connString) }),
-      downEnv: async () => ({ CAPTF_STORE: url(db.connString.replace(/:\d+\//, `:${await deadPort()}/`)) }),
+      downEnv: async () => ({ CAPTF_STORE: url(db.connString.replace(/:\d+\//, `:${await freeLoopbackPort()}/`)) }),
       async objects(prefix) {
         const client = new pg.Client({ connectionString: db.connString });
         await client.connect();
@@ -99,7 +90,7 @@ const stores: Record<string, () => Promise<StoreUnderTest>> = {
     downEnv: async () => ({
       CAPTF_STORE: 's3://captf-e2e/fleet',
       ...s3.env(),
-      AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${await deadPort()}`,
+      AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${await freeLoopbackPort()}`,
     }),
     objects: async (prefix) => [
       ...new Set(

@@ -9,12 +9,11 @@ import { execa } from 'execa';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, type TestContext } from 'node:test';
 import { isProcessRunning, processEnds } from './tf-modules.ts';
-import { markOwner, reapOrphanedServers, releaseAtExit, stopAtExit } from './server-nets.ts';
+import { freeLoopbackPort, markOwner, reapOrphanedServers, releaseAtExit, stopAtExit } from './server-nets.ts';
 
 /** Where Debian's postgresql-15 package puts its binaries. */
 export const PG_BIN_DIR = process.env.CAPTF_PG_BIN_DIR ?? '/usr/lib/postgresql/15/bin';
@@ -322,19 +321,6 @@ async function startOnFreePort(dir: string, dataDir: string, runAs: OsUser | und
     if (attempt < 5 && /could not bind|already in use/i.test(log)) continue;
     throw new Error(`pg_ctl start failed (exit ${started.exitCode}): ${started.stderr}\n${log.slice(-2000)}`);
   }
-}
-
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 async function stopServer(dir: string) {

@@ -23,13 +23,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { runProcess } from './exec.ts';
 import { isProcessRunning, processEnds } from './tf-modules.ts';
-import { markOwner, reapOrphanedServers, releaseAtExit, stopAtExit } from './server-nets.ts';
+import { freeLoopbackPort, markOwner, reapOrphanedServers, releaseAtExit, stopAtExit } from './server-nets.ts';
 
 const DIR_PREFIX = 'captf-rgw-';
 /** What radosgw answers for any region: it has one zone group, and signatures name the region they were made for. */
@@ -302,19 +301,6 @@ async function stopDaemons(daemons: readonly Daemon[]): Promise<void> {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
-
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 // ---- the nets under node:test hooks -----------------------------------------------------------
 

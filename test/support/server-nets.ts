@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { isProcessRunning } from './tf-modules.ts';
 
@@ -51,4 +52,18 @@ export function reapOrphanedServers(prefix: string, stopOrphan: (dir: string) =>
     if (!owner || isProcessRunning(owner)) continue;
     stopOrphan(dir);
   }
+}
+
+/** A loopback port nothing listens on now (taken from the kernel, then released): for a server to start on, or a store that is down. */
+export function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
 }
