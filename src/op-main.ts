@@ -20,7 +20,7 @@ import { reportingOf, RunContext, type StopCause } from './run/context.ts';
 import { finishRun, publishResult, recordLateWarnings } from './run/finish.ts';
 import type { OpEnding } from './run/learned.ts';
 import { OPS, type OpModule } from './ops/index.ts';
-import { HANDBACK_BUDGET_MS, stopAfterMs } from './schemas/deadline.ts';
+import { deadlineAt, HANDBACK_BUDGET_MS, stopAfterMs } from './schemas/deadline.ts';
 
 /** What the run does after the hand-back to Kubernetes (the late warnings written, the exit), within --deadline. */
 const AFTER_HANDBACK_MS = 1000;
@@ -57,7 +57,7 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
       // The op's own API calls (backups, artifacts, blocked results) end where the hand-back's budget begins.
       if (ctx.cluster && settings.deadline)
         ctx.cluster.client.setDeadline(
-          deadlineAt(ctx) - HANDBACK_BUDGET_MS,
+          deadlineAt(ctx.startedAt, ctx.settings.deadline) - HANDBACK_BUDGET_MS,
           'the time before --deadline the op may use',
         );
     }
@@ -80,16 +80,15 @@ export async function runOp(op: Op, flags: Record<string, unknown>, usageProblem
   const published = await publishResult(ctx, (await opModule?.beforePublish?.(ctx, result)) ?? result, code);
   // Masked like every other byte the runner writes; only the sensitive outputs' values are the result Secret's to hold.
   // The hand-back ends a second before the deadline: the late warnings are written into result.json and the termination message after it.
-  const handBackUntil = Math.min(Date.now() + HANDBACK_BUDGET_MS, deadlineAt(ctx) - AFTER_HANDBACK_MS);
+  const handBackUntil = Math.min(
+    Date.now() + HANDBACK_BUDGET_MS,
+    deadlineAt(ctx.startedAt, ctx.settings.deadline) - AFTER_HANDBACK_MS,
+  );
   const apiProblems =
     (await ctx.cluster?.publish(maskResult(masker, published), sensitiveOutputs, handBackUntil)) ?? [];
   if (apiProblems.length) await recordLateWarnings(ctx, published, apiProblems);
   return published.exitCode;
 }
-
-/** When --deadline runs out (Date.now() clock); Infinity without one. */
-const deadlineAt = (ctx: RunContext) =>
-  ctx.settings.deadline ? ctx.startedAt.getTime() + durationMs(ctx.settings.deadline) : Infinity;
 
 /**
  * On the first SIGTERM/SIGINT (or the deadline): start no new step, send terraform exactly one

@@ -22,6 +22,10 @@ export interface DeadlineSettings {
   inCluster: boolean;
 }
 
+/** When --deadline runs out (Date.now() clock) for a run started at `startedAt`; Infinity without one. */
+export const deadlineAt = (startedAt: Date, deadline: string | undefined): number =>
+  deadline ? startedAt.getTime() + durationMs(deadline) : Infinity;
+
 /** How long after its start the run stops itself; undefined without a deadline (negative: no time at all). */
 export function stopAfterMs(settings: DeadlineSettings): number | undefined {
   if (!settings.deadline) return undefined;

@@ -10,7 +10,7 @@ import * as z from '../schemas/zod.ts';
 import type { Classification } from '../schemas/classification.ts';
 import { KILLED_APPLY_MAX_ADDRESSES, type KilledApply } from '../schemas/result.ts';
 import type { ChunkStore } from '../store/store.ts';
-import { durationMs } from '../util/duration.ts';
+import { deadlineAt } from '../schemas/deadline.ts';
 import { timeStamp } from '../util/stamp.ts';
 import type { RunContext } from '../run/context.ts';
 import { backupStore } from '../run/stores.ts';
@@ -66,7 +66,7 @@ export async function writeApplyMarker(
     planHash,
     startedAt: new Date().toISOString(),
     ...(ctx.settings.deadline
-      ? { runsUntil: new Date(ctx.startedAt.getTime() + durationMs(ctx.settings.deadline)).toISOString() }
+      ? { runsUntil: new Date(deadlineAt(ctx.startedAt, ctx.settings.deadline)).toISOString() }
       : {}),
     ...plannedCreates(plan, ctx.masker),
   };
