@@ -1194,6 +1194,65 @@ export const HOLD_CASES: DecideCase[] = [
     decision: pinnedOp('destroy', 'Deleting', 'durable'),
   },
   {
+    name: 'held deletion: destroys that found no state while the controller reads one start no new destroy',
+    doc: 'contract.md: while its reading says present, the Job read another place than the controller does (the backend settings the Job got), and the deletion is held for a person',
+    snapshot: machine((s) => {
+      s.object.deleting = true;
+      s.inputs.currentHash = null;
+      s.jobs.finished = [
+        ranWith('destroy', 'succeeded', '11:59:50', 'Deleting', 'NoStateFound'),
+        ranWith('destroy', 'succeeded', '11:59:00', 'Deleting', 'NoStateFound'),
+      ];
+    }),
+    decision: waitFor('DestroyFoundNoState', 60, { op: 'destroy', reason: 'Deleting' }),
+  },
+  {
+    name: 'held deletion: an hour later it is held still: NoStateFound is no failure, so no backoff ends it',
+    doc: 'contract.md: the controller never takes NoStateFound for a teardown',
+    snapshot: cluster((s) => {
+      s.object.deleting = true;
+      s.object.generation = 4;
+      s.inputs.currentHash = null;
+      s.jobs.finished = [ranWith('destroy', 'succeeded', '11:00:00', 'Deleting', 'NoStateFound', { generation: 4 })];
+    }),
+    decision: waitFor('DestroyFoundNoState', 60, { op: 'destroy', reason: 'Deleting' }),
+  },
+  {
+    name: 'held deletion: the controller reading no state drops the finalizer, whatever the Job found',
+    doc: 'contract.md: it drops the finalizer only on its own reading of the state (DecideOp rule 3, absent)',
+    snapshot: machine((s) => {
+      s.object.deleting = true;
+      s.inputs.currentHash = null;
+      s.state = { status: 'absent' };
+      s.jobs.finished = [ranWith('destroy', 'succeeded', '11:59:50', 'Deleting', 'NoStateFound')];
+    }),
+    decision: { kind: 'dropFinalizer', reason: 'DeletingWithoutState' },
+  },
+  {
+    name: 'held deletion: a spec edit after the Job (the backend settings fixed) starts the destroy again',
+    doc: 'decide-op.md: a deletion held on NoStateFound is lifted by a spec edit, a controller upgrade or the Job deleted',
+    snapshot: cluster((s) => {
+      s.object.deleting = true;
+      s.object.generation = 5;
+      s.inputs.currentHash = null;
+      s.jobs.finished = [ranWith('destroy', 'succeeded', '11:59:50', 'Deleting', 'NoStateFound', { generation: 4 })];
+    }),
+    decision: pinnedOp('destroy', 'Deleting', 'durable'),
+  },
+  {
+    name: 'held deletion: only the newest destroy counts: a failed destroy after it retries with backoff',
+    doc: 'Destroy failed | False/DestroyFailed | Retry with backoff, forever',
+    snapshot: cluster((s) => {
+      s.object.deleting = true;
+      s.inputs.currentHash = null;
+      s.jobs.finished = [
+        ranWith('destroy', 'succeeded', '11:50:00', 'Deleting', 'NoStateFound'),
+        ranWith('destroy', 'failed', '11:59:30', 'Deleting', 'DestroyFailed'),
+      ];
+    }),
+    decision: waitFor('BackingOff', 30, { op: 'destroy', reason: 'Deleting' }),
+  },
+  {
     name: 'hold: a stale approved plan is no hold: DecideOp plans again',
     doc: 'PlanStale, exit 5: a new plan and approval are needed',
     snapshot: cluster((s) => {
