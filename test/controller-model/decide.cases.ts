@@ -317,7 +317,10 @@ export const ORDER_CASES: DecideCase[] = [
   {
     name: 'rule 8: a machine has no LastApplyFailed',
     doc: 'A TerraformMachine is immutable: … so it has no InputsChanged and no LastApplyFailed',
-    snapshot: machine((s) => newestApplyFailed(s, '11:40:00')),
+    snapshot: machine((s) => {
+      s.refresh.lastRunAt = at('11:00:00'); // the definite reading of the 11:00 apply advanced status.lastRefresh
+      newestApplyFailed(s, '11:40:00');
+    }),
     decision: upToDate('machine'),
   },
   {
@@ -355,6 +358,7 @@ export const ORDER_CASES: DecideCase[] = [
         failedApply('11:40:00', 'DriftRemediation'),
         failedApply('11:50:00', 'DriftRemediation'),
       ];
+      s.refresh.lastRunAt = at('11:00:00'); // the definite reading of the 11:00 apply advanced status.lastRefresh
       newestApplyFailed(s, '11:50:00');
     }),
     decision: upToDate('machine'),
@@ -855,6 +859,43 @@ export const SCHEDULE_CASES: DecideCase[] = [
       s.refresh.lastRunAt = at('11:56:00');
     }),
     decision: upToDate('machine'),
+  },
+  {
+    name: 'schedule 1: a successful apply a failed drift remediation followed is still refreshed',
+    doc: 'A successful apply not yet followed by a refresh, for kinds that ask for one (machine, pool)',
+    snapshot: machine((s) => {
+      s.drift = {
+        ...s.drift,
+        action: 'Remediate',
+        remediationFailedLimit: 1,
+        lastCheck: { at: at('11:20:00'), found: true },
+      };
+      s.applies = {
+        newest: { outcome: 'failed', finishedAt: at('11:30:00'), outputReading: 'unknown' },
+        lastSucceededAt: at('11:00:00'), // its reading was pending: no refresh stood in for it
+      };
+      s.jobs.finished = [failedApply('11:30:00', 'DriftRemediation')];
+    }),
+    decision: pinnedOp('refresh', 'RefreshAfterApply', 'durable'),
+  },
+  {
+    name: 'schedule 1: a refresh between the successful apply and the failed one is enough',
+    doc: 'A successful apply not yet followed by a refresh',
+    snapshot: machine((s) => {
+      s.drift = {
+        ...s.drift,
+        action: 'Remediate',
+        remediationFailedLimit: 1,
+        lastCheck: { at: at('11:20:00'), found: true },
+      };
+      s.applies = {
+        newest: { outcome: 'failed', finishedAt: at('11:30:00'), outputReading: 'unknown' },
+        lastSucceededAt: at('11:00:00'),
+      };
+      s.refresh.lastRunAt = at('11:10:00');
+      s.jobs.finished = [failedApply('11:30:00', 'DriftRemediation')];
+    }),
+    decision: waitFor('UpToDate', 1487), // drift due 11:20 + 3600 s + 287 s jitter
   },
   {
     name: 'schedule 1: a cluster does not ask for a refresh after apply',
