@@ -144,8 +144,10 @@ export function jobOutcomeOf(pod: FinishedPod): JobOutcome {
  * Whether a finished apply consumes `captf.io/approve-destructive-plan`: after any successful apply
  * (succeeded or noChanges) whose rendered approval hash the annotation names, whether or not the plan
  * needed it; and after a block with the notice ApprovalOfOtherState (the approval was given for
- * another state: kept, the next Job would apply a plan nobody saw against this one). An annotation
- * naming another hash approved nothing and stays.
+ * another state: kept, the next Job would apply a plan nobody saw against this one; until the
+ * controller reads it withdrawn, DecideOp never passes it: blockedApply.approvalSpent). An annotation
+ * naming another hash approved nothing and stays. Once per Job: the same hash written again after
+ * the controller read it withdrawn is a new approval.
  */
 export function consumesApproval(
   job: { op: Op; reason: string; approvalHash: string; notices?: readonly string[] },

@@ -177,11 +177,14 @@ function manualPlanFlow(snapshot: Snapshot, reason: ApplyReason, currentHash: st
 
 /**
  * Outside Manual, an apply whose newest attempt was blocked for the same hash waits for the approval
- * annotation or new inputs. The approval is passed to the runner only when it names the rendered hash.
+ * annotation or new inputs. The approval is passed to the runner only when it names the rendered hash,
+ * and is not the one the blocked apply spent (ApprovalOfOtherState: the approval was given for another
+ * state), which the controller withdraws: the same hash is passed again once it is written again.
  */
 function guardedApply(snapshot: Snapshot, reason: ApplyReason, approvalKey: string): Decision {
-  const approved = snapshot.annotations.approveDestructivePlan === approvalKey;
   const blocked = snapshot.blockedApply;
+  const spent = blocked?.hash === approvalKey && blocked.approvalSpent === true;
+  const approved = snapshot.annotations.approveDestructivePlan === approvalKey && !spent;
   if (blocked?.hash === approvalKey && !approved) {
     return approvalWait(
       snapshot,

@@ -572,6 +572,34 @@ export const BLOCKED_CASES: DecideCase[] = [
     decision: apply('InputsChanged', { approvedInputsHash: 'h2' }),
   },
   {
+    name: 'blocked: an approval the runner found given for another state (ApprovalOfOtherState) is not passed again while the annotation still names it',
+    doc: 'contract.md: The controller withdraws the approval on that notice … A controller that keeps the annotation would have the next Job apply this plan with nobody having seen the notice',
+    snapshot: blockedCluster((s) => {
+      s.blockedApply = { hash: 'h2', reason: 'InputsChanged', approvalSpent: true };
+      s.annotations.approveDestructivePlan = 'h2';
+    }),
+    decision: waitFor('DestructivePlanApprovalPending', 600, { op: 'apply', reason: 'InputsChanged' }),
+  },
+  {
+    name: 'blocked: once the controller read it withdrawn, the same hash written again approves the new block',
+    doc: 'contract.md: the same hash approved again approves the new block, whose record names the state it was shown against',
+    snapshot: blockedCluster((s) => {
+      s.blockedApply = { hash: 'h2', reason: 'InputsChanged', approvalSpent: false };
+      s.annotations.approveDestructivePlan = 'h2';
+    }),
+    decision: apply('InputsChanged', { approvedInputsHash: 'h2' }),
+  },
+  {
+    name: 'blocked: a spent approval of a pool is its approval hash',
+    doc: 'A pool’s approval names its approval hash: the inputs hash without bootstrap_data',
+    snapshot: pool((s) => {
+      s.inputs = { currentHash: 'h3', approvalHash: 'a2' };
+      s.blockedApply = { hash: 'a2', reason: 'InputsChanged', approvalSpent: true };
+      s.annotations.approveDestructivePlan = 'a2';
+    }),
+    decision: waitFor('DestructivePlanApprovalPending', 600, { op: 'apply', reason: 'InputsChanged' }),
+  },
+  {
     name: 'blocked: an approval of any other value approves nothing and is not an error',
     doc: 'Any other value approves nothing and is not an error',
     snapshot: blockedCluster((s) => {
