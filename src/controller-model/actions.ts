@@ -119,6 +119,24 @@ function conditionReasonOf(op: Op, reason: string, exitCode: number): string {
   return reason;
 }
 
+/** What of a result the condition's message is made from. */
+export interface MessageOfResult {
+  outcome: string;
+  message: string;
+  approveCommand?: string;
+}
+
+/**
+ * The message the controller sets on the op's condition: the result's message, and after a block,
+ * `To approve: ` and the command (result.approveCommand), which the runner says once, apart from its
+ * message (the-destructive-plan-guard.md: the message "gives the inputs hash and the command to approve it").
+ */
+export function conditionMessageOf(result: MessageOfResult): string {
+  return result.outcome === 'blocked' && result.approveCommand !== undefined
+    ? `${result.message} To approve: ${result.approveCommand}`
+    : result.message;
+}
+
 /** What the controller knows of a finished Job: the runner's word when it gave one, and what Kubernetes says. */
 export interface FinishedPod {
   /** `reason` of the termination message (or the result Secret); absent when the runner wrote none. */
