@@ -19,13 +19,19 @@ import {
 import { STEPS, STEP_NAMES } from '../../src/vocabulary/steps.ts';
 import {
   CONTROLLER_ACTIONS,
+  conditionMessageOf,
   consumesApproval,
   consumesRestoreRequest,
   handlingOf,
   jobOutcomeOf,
   type Handling,
 } from '../../src/controller-model/actions.ts';
-import { APPROVAL_CASES, JOB_OUTCOME_CASES, RESTORE_CASES } from '../../test/controller-model/actions.cases.ts';
+import {
+  APPROVAL_CASES,
+  CONDITION_MESSAGE_CASES,
+  JOB_OUTCOME_CASES,
+  RESTORE_CASES,
+} from '../../test/controller-model/actions.cases.ts';
 
 export const REASONS_SECTION = fileURLToPath(new URL('../../contract/sections/reasons.md', import.meta.url));
 export const CONTROLLER_ACTIONS_PATH = fileURLToPath(
@@ -125,10 +131,14 @@ export function renderReasonsSection(): string {
     "- **Condition reason** (ApplyJobSucceeded for apply and destroy Jobs): the runner's reason; a failed",
     '  destroy sets `DestroyFailed` whatever step failed, unless the image must change (exit 4) or the state is',
     "  not the object's (exit 7, `StateLineageMismatch`): its own reason then.",
+    "- **Condition message**: the result's `message`; after a block (`outcome` `blocked`), that message, a space,",
+    '  `To approve: ` and `approveCommand` (the runner says the command once, apart from its message; the',
+    '  controller gives it with the hash, as the-destructive-plan-guard.md says of the condition).',
     '- **Approval consumption**: `captf.io/approve-destructive-plan` is removed after any successful apply',
     '  (`succeeded` or `noChanges`) whose rendered approval hash it names, whether or not the plan needed it;',
     '  one naming another hash approved nothing and stays. A blocked, failed or denied apply leaves it, but for',
-    '  a block with the notice `ApprovalOfOtherState` (it was given for another state): the controller withdraws it.',
+    '  a block with the notice `ApprovalOfOtherState` (it was given for another state): the controller withdraws it,',
+    '  and never passes that hash again until it has read the annotation withdrawn ([DecideOp](decide-op.md#a-spent-approval)).',
     '',
     '## Reasons of a Job',
     '',
@@ -165,6 +175,7 @@ export function renderControllerActions(): string {
   for (const c of JOB_OUTCOME_CASES) check(c.name, jobOutcomeOf(c.pod), c.jobOutcome);
   for (const c of APPROVAL_CASES) check(c.name, consumesApproval(c.job, c.annotation), c.consumed);
   for (const c of RESTORE_CASES) check(c.name, consumesRestoreRequest(c.reason, c.exitCode), c.consumed);
+  for (const c of CONDITION_MESSAGE_CASES) check(c.name, conditionMessageOf(c.result), c.message);
   const file = {
     description:
       'What a controller does with a finished Job of the runner: every reason with its kind, outcomes, exit code and meaning, and for each op that can end with it the Job outcome DecideOp reads, whether it counts toward the backoff, the action and the condition reason. Rules and vectors: contract/sections/reasons.md.',
@@ -192,6 +203,7 @@ export function renderControllerActions(): string {
       jobOutcome: JOB_OUTCOME_CASES,
       approvalConsumed: APPROVAL_CASES,
       restoreRequestConsumed: RESTORE_CASES,
+      conditionMessage: CONDITION_MESSAGE_CASES,
     },
   };
   return `${JSON.stringify(file, null, 2)}\n`;

@@ -119,6 +119,24 @@ function conditionReasonOf(op: Op, reason: string, exitCode: number): string {
   return reason;
 }
 
+/** What of a result the condition's message is made from. */
+export interface MessageOfResult {
+  outcome: string;
+  message: string;
+  approveCommand?: string;
+}
+
+/**
+ * The message the controller sets on the op's condition: the result's message, and after a block,
+ * `To approve: ` and the command (result.approveCommand), which the runner says once, apart from its
+ * message (the-destructive-plan-guard.md: the message "gives the inputs hash and the command to approve it").
+ */
+export function conditionMessageOf(result: MessageOfResult): string {
+  return result.outcome === 'blocked' && result.approveCommand !== undefined
+    ? `${result.message} To approve: ${result.approveCommand}`
+    : result.message;
+}
+
 /** What the controller knows of a finished Job: the runner's word when it gave one, and what Kubernetes says. */
 export interface FinishedPod {
   /** `reason` of the termination message (or the result Secret); absent when the runner wrote none. */
@@ -144,8 +162,10 @@ export function jobOutcomeOf(pod: FinishedPod): JobOutcome {
  * Whether a finished apply consumes `captf.io/approve-destructive-plan`: after any successful apply
  * (succeeded or noChanges) whose rendered approval hash the annotation names, whether or not the plan
  * needed it; and after a block with the notice ApprovalOfOtherState (the approval was given for
- * another state: kept, the next Job would apply a plan nobody saw against this one). An annotation
- * naming another hash approved nothing and stays.
+ * another state: kept, the next Job would apply a plan nobody saw against this one; until the
+ * controller reads it withdrawn, DecideOp never passes it: blockedApply.approvalSpent). An annotation
+ * naming another hash approved nothing and stays. Once per Job: the same hash written again after
+ * the controller read it withdrawn is a new approval.
  */
 export function consumesApproval(
   job: { op: Op; reason: string; approvalHash: string; notices?: readonly string[] },

@@ -62,8 +62,34 @@ function deletingObject(snapshot: Snapshot): Decision | undefined {
     case 'absent':
       return { kind: 'dropFinalizer', reason: 'DeletingWithoutState' };
     case 'present':
-      return opDecision(snapshot, 'destroy', 'Deleting');
+      return destroyFoundNoState(snapshot)
+        ? wait('DestroyFoundNoState', DELETION_HELD_REQUEUE_SECONDS, { op: 'destroy', reason: 'Deleting' })
+        : opDecision(snapshot, 'destroy', 'Deleting');
   }
+}
+
+/**
+ * The newest destroy Job found no state (`NoStateFound`) while the controller reads one: the Job read
+ * another place than the controller does (the backend settings it got), so another destroy would find
+ * nothing again, or another object's state. The deletion is held for a person until what the Job was
+ * built from changes (a spec edit, a controller upgrade) or the Job is deleted (a retry asked for).
+ */
+function destroyFoundNoState(snapshot: Snapshot): boolean {
+  const newest = newestFinished(snapshot, 'destroy');
+  return newest?.runnerReason === 'NoStateFound' && builtFromTheSame(snapshot, newest);
+}
+
+/** The newest finished Job of `op`, when one is retained. */
+const newestFinished = (snapshot: Snapshot, op: ModelOp): FinishedJob | undefined =>
+  snapshot.jobs.finished.filter((job) => job.op === op).sort((a, b) => toMs(b.finishedAt) - toMs(a.finishedAt))[0];
+
+/** The Job was built by the same controller (its version) from the same spec (its generation), where both are known. */
+function builtFromTheSame(snapshot: Snapshot, job: FinishedJob): boolean {
+  const differs = <T>(now: T | undefined, then: T | undefined) =>
+    now !== undefined && then !== undefined && now !== then;
+  return (
+    !differs(snapshot.object.generation, job.generation) && !differs(snapshot.controllerVersion, job.controllerVersion)
+  );
 }
 
 /** A live object whose state is lost cannot be compared, and applying it as new would duplicate what exists. */
@@ -151,11 +177,14 @@ function manualPlanFlow(snapshot: Snapshot, reason: ApplyReason, currentHash: st
 
 /**
  * Outside Manual, an apply whose newest attempt was blocked for the same hash waits for the approval
- * annotation or new inputs. The approval is passed to the runner only when it names the rendered hash.
+ * annotation or new inputs. The approval is passed to the runner only when it names the rendered hash,
+ * and is not the one the blocked apply spent (ApprovalOfOtherState: the approval was given for another
+ * state), which the controller withdraws: the same hash is passed again once it is written again.
  */
 function guardedApply(snapshot: Snapshot, reason: ApplyReason, approvalKey: string): Decision {
-  const approved = snapshot.annotations.approveDestructivePlan === approvalKey;
   const blocked = snapshot.blockedApply;
+  const spent = blocked?.hash === approvalKey && blocked.approvalSpent === true;
+  const approved = snapshot.annotations.approveDestructivePlan === approvalKey && !spent;
   if (blocked?.hash === approvalKey && !approved) {
     return approvalWait(
       snapshot,
@@ -206,14 +235,9 @@ function withHold(snapshot: Snapshot, decision: OpDecision): Decision | undefine
  * nothing they are built from ever changes, so a hold would never end; they retry with backoff.
  */
 function heldJob(snapshot: Snapshot, op: ModelOp): FinishedJob | undefined {
-  const newest = snapshot.jobs.finished
-    .filter((job) => job.op === op)
-    .sort((a, b) => toMs(b.finishedAt) - toMs(a.finishedAt))[0];
+  const newest = newestFinished(snapshot, op);
   if (newest?.runnerReason === undefined || handlingOf(op, newest.runnerReason).action !== 'hold') return undefined;
-  const differs = <T>(now: T | undefined, then: T | undefined) =>
-    now !== undefined && then !== undefined && now !== then;
-  if (differs(snapshot.object.generation, newest.generation)) return undefined;
-  if (differs(snapshot.controllerVersion, newest.controllerVersion)) return undefined;
+  if (!builtFromTheSame(snapshot, newest)) return undefined;
   switch (op) {
     case 'plan':
       return newest.inputsHash !== undefined && newest.inputsHash === snapshot.inputs.currentHash ? newest : undefined;

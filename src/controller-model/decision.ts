@@ -22,6 +22,7 @@ export const WaitReason = z.enum([
   'UpToDate',
   // Not named by the docs:
   'StateUnreadable', // a live object whose state is lost or unreadable
+  'DestroyFoundNoState', // deleting: the newest destroy Job found no state where the controller reads one
   'PlanApprovalPending', // Manual: a plan with changes waits for its approval
   'DestructivePlanApprovalPending', // the newest apply of these inputs was blocked
   'BackingOff', // the op failed recently

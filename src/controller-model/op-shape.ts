@@ -39,16 +39,27 @@ export interface ObjectImages {
   pinnedDigest?: string;
 }
 
+/** The image a Job runs, the `--image` it is given, and the event its fallback to the spec's reference emits. */
+export interface JobImage {
+  container: string;
+  imageFlag: string;
+  events?: ['DigestUnknown'];
+}
+
 /**
  * The image a Job runs and the `--image` it is given. `--image` is part of the inputs hash, so it names
  * the image of the inputs the op acts on: an apply or plan runs the spec's reference and passes it;
  * every other op runs the digest pinned from the last successful apply and passes that apply's
  * reference as written, so a refresh or drift reports the inputs hash the apply recorded (a tag and
- * its digest are different references, and would hash differently).
+ * its digest are different references, and would hash differently). A pinned image needs both: with
+ * the digest but not the reference (the durable Secret lost), the repository the digest is of is
+ * unknown, and the Job falls back to the spec's reference as without a digest, never silently: it
+ * emits `DigestUnknown` (choosing-the-operation.md).
  */
-export function jobImage(image: OpDecision['image'], images: ObjectImages): { container: string; imageFlag: string } {
-  if (image === 'spec' || images.pinnedDigest === undefined || images.applied === undefined)
-    return { container: images.spec, imageFlag: images.spec };
+export function jobImage(image: OpDecision['image'], images: ObjectImages): JobImage {
+  if (image === 'spec') return { container: images.spec, imageFlag: images.spec };
+  if (images.pinnedDigest === undefined || images.applied === undefined)
+    return { container: images.spec, imageFlag: images.spec, events: ['DigestUnknown'] };
   return { container: `${repositoryOf(images.applied)}@${images.pinnedDigest}`, imageFlag: images.applied };
 }
 

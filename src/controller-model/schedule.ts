@@ -52,14 +52,17 @@ function periodicDueAtMs(snapshot: Snapshot, ownLastRunMs: number | undefined, i
 const newestReadingMs = (snapshot: Snapshot): number =>
   latest(lastRefreshMs(snapshot), lastSucceededApplyMs(snapshot)) ?? toMs(snapshot.object.creationTimestamp);
 
-/** Rule 1: machines and pools refresh after a successful apply whose own reading was not definite. */
+/**
+ * Rule 1: machines and pools refresh after the last successful apply when no refresh followed it, even
+ * when a later apply failed (a failed drift remediation must not leave the success unread). A definite
+ * reading of that apply stands in for the refresh: status.lastRefresh advanced to its finish, or, for
+ * the newest apply, lastRefreshMs reads it.
+ */
 function refreshAfterApplyDueAtMs(snapshot: Snapshot): number | undefined {
-  const newest = snapshot.applies.newest;
-  if (snapshot.object.kind === 'cluster' || newest?.outcome !== 'succeeded' || newest.outputReading === 'definite')
-    return undefined;
-  const finishedMs = toMs(newest.finishedAt);
-  const refreshedSince = snapshot.refresh.lastRunAt !== undefined && toMs(snapshot.refresh.lastRunAt) >= finishedMs;
-  return refreshedSince ? undefined : finishedMs;
+  const succeededMs = lastSucceededApplyMs(snapshot);
+  if (snapshot.object.kind === 'cluster' || succeededMs === undefined) return undefined;
+  const refreshedMs = lastRefreshMs(snapshot);
+  return refreshedMs !== undefined && refreshedMs >= succeededMs ? undefined : succeededMs;
 }
 
 /** The checks that apply to this object, in the schedule's order, each with the time it is due. */

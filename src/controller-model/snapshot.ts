@@ -96,6 +96,12 @@ export const Snapshot = z
       .strictObject({
         hash: Hash.describe('The inputs hash (pools: approval hash) the blocked apply rendered'),
         reason: ApplyReason.describe('Why the blocked apply was due'),
+        approvalSpent: z
+          .boolean()
+          .optional()
+          .describe(
+            'The blocked apply was given the approval and blocked again with the notice ApprovalOfOtherState, and the controller has not read captf.io/approve-destructive-plan without this hash since (absent or naming another): an annotation naming it is the spent one, never passed again. Absent: false',
+          ),
       })
       .optional()
       .describe('Present while the newest apply attempt was blocked before a destructive plan'),

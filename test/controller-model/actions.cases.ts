@@ -1,7 +1,7 @@
 // What a finished Job means to the controller, as table tests of controller-model/actions.ts. Each
 // case quotes the rule it checks; actions.test.ts runs them and scripts/generators/gen-vocabulary.ts exports them
 // into contract/controller-actions.json, so the vectors a controller replays are exactly these tests.
-import type { FinishedPod, JobOutcome } from '../../src/controller-model/actions.ts';
+import type { FinishedPod, JobOutcome, MessageOfResult } from '../../src/controller-model/actions.ts';
 import type { Op } from '../../src/vocabulary/reasons.ts';
 
 export interface JobOutcomeCase {
@@ -162,6 +162,42 @@ export const APPROVAL_CASES: ApprovalCase[] = [
     doc: 'After any successful apply of the approved inputs hash',
     job: { op: 'apply', reason: 'ApplySucceeded', approvalHash: 'a1' },
     consumed: false,
+  },
+];
+
+export interface ConditionMessageCase {
+  name: string;
+  doc: string;
+  result: MessageOfResult;
+  message: string;
+}
+
+const HASH = 'a'.repeat(64);
+const BLOCKED_MESSAGE = `The plan needs an approval: it deletes or replaces: terraform_data.network (delete). Nothing was applied: an approval of approval hash ${HASH} applies it.`;
+const APPROVE = `kubectl annotate terraformcluster demo -n team-a captf.io/approve-destructive-plan=${HASH} --overwrite`;
+
+export const CONDITION_MESSAGE_CASES: ConditionMessageCase[] = [
+  {
+    name: 'a block: the message, then the command to approve it',
+    doc: 'The message names the affected addresses and actions, says nothing was applied, and gives the inputs hash and the command to approve it',
+    result: { outcome: 'blocked', message: BLOCKED_MESSAGE, approveCommand: APPROVE },
+    message: `${BLOCKED_MESSAGE} To approve: ${APPROVE}`,
+  },
+  {
+    name: 'a block of an approval given for another state: the same, after the notice that starts the message',
+    doc: 'ApprovalOfOtherState: its text also starts the message (contract.md §3)',
+    result: {
+      outcome: 'blocked',
+      message: `The approval was given for another state. ${BLOCKED_MESSAGE}`,
+      approveCommand: APPROVE,
+    },
+    message: `The approval was given for another state. ${BLOCKED_MESSAGE} To approve: ${APPROVE}`,
+  },
+  {
+    name: 'any other result: its message as it is',
+    doc: 'the controller sets the condition with the message',
+    result: { outcome: 'failed', message: 'terraform apply failed: main.tf:3: …' },
+    message: 'terraform apply failed: main.tf:3: …',
   },
 ];
 

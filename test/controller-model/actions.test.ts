@@ -6,13 +6,14 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { CONTROLLER_ACTIONS_PATH, renderControllerActions } from '../../scripts/generators/gen-vocabulary.ts';
 import {
+  conditionMessageOf,
   consumesApproval,
   consumesRestoreRequest,
   handlingOf,
   jobOutcomeOf,
 } from '../../src/controller-model/actions.ts';
 import { EXIT, REASONS, RESULT_REASONS } from '../../src/vocabulary/reasons.ts';
-import { APPROVAL_CASES, JOB_OUTCOME_CASES, RESTORE_CASES } from './actions.cases.ts';
+import { APPROVAL_CASES, CONDITION_MESSAGE_CASES, JOB_OUTCOME_CASES, RESTORE_CASES } from './actions.cases.ts';
 
 describe('the Job outcome DecideOp reads', () => {
   for (const c of JOB_OUTCOME_CASES)
@@ -22,6 +23,11 @@ describe('the Job outcome DecideOp reads', () => {
 describe('the destructive-plan approval is consumed', () => {
   for (const c of APPROVAL_CASES)
     test(`${c.name} — “${c.doc}”`, () => assert.equal(consumesApproval(c.job, c.annotation), c.consumed));
+});
+
+describe("the condition's message", () => {
+  for (const c of CONDITION_MESSAGE_CASES)
+    test(`${c.name} — “${c.doc}”`, () => assert.equal(conditionMessageOf(c.result), c.message));
 });
 
 describe('the restore annotation is spent', () => {

@@ -317,7 +317,10 @@ export const ORDER_CASES: DecideCase[] = [
   {
     name: 'rule 8: a machine has no LastApplyFailed',
     doc: 'A TerraformMachine is immutable: … so it has no InputsChanged and no LastApplyFailed',
-    snapshot: machine((s) => newestApplyFailed(s, '11:40:00')),
+    snapshot: machine((s) => {
+      s.refresh.lastRunAt = at('11:00:00'); // the definite reading of the 11:00 apply advanced status.lastRefresh
+      newestApplyFailed(s, '11:40:00');
+    }),
     decision: upToDate('machine'),
   },
   {
@@ -355,6 +358,7 @@ export const ORDER_CASES: DecideCase[] = [
         failedApply('11:40:00', 'DriftRemediation'),
         failedApply('11:50:00', 'DriftRemediation'),
       ];
+      s.refresh.lastRunAt = at('11:00:00'); // the definite reading of the 11:00 apply advanced status.lastRefresh
       newestApplyFailed(s, '11:50:00');
     }),
     decision: upToDate('machine'),
@@ -566,6 +570,34 @@ export const BLOCKED_CASES: DecideCase[] = [
       s.annotations.approveDestructivePlan = 'h2';
     }),
     decision: apply('InputsChanged', { approvedInputsHash: 'h2' }),
+  },
+  {
+    name: 'blocked: an approval the runner found given for another state (ApprovalOfOtherState) is not passed again while the annotation still names it',
+    doc: 'contract.md: The controller withdraws the approval on that notice … A controller that keeps the annotation would have the next Job apply this plan with nobody having seen the notice',
+    snapshot: blockedCluster((s) => {
+      s.blockedApply = { hash: 'h2', reason: 'InputsChanged', approvalSpent: true };
+      s.annotations.approveDestructivePlan = 'h2';
+    }),
+    decision: waitFor('DestructivePlanApprovalPending', 600, { op: 'apply', reason: 'InputsChanged' }),
+  },
+  {
+    name: 'blocked: once the controller read it withdrawn, the same hash written again approves the new block',
+    doc: 'contract.md: the same hash approved again approves the new block, whose record names the state it was shown against',
+    snapshot: blockedCluster((s) => {
+      s.blockedApply = { hash: 'h2', reason: 'InputsChanged', approvalSpent: false };
+      s.annotations.approveDestructivePlan = 'h2';
+    }),
+    decision: apply('InputsChanged', { approvedInputsHash: 'h2' }),
+  },
+  {
+    name: 'blocked: a spent approval of a pool is its approval hash',
+    doc: 'A pool’s approval names its approval hash: the inputs hash without bootstrap_data',
+    snapshot: pool((s) => {
+      s.inputs = { currentHash: 'h3', approvalHash: 'a2' };
+      s.blockedApply = { hash: 'a2', reason: 'InputsChanged', approvalSpent: true };
+      s.annotations.approveDestructivePlan = 'a2';
+    }),
+    decision: waitFor('DestructivePlanApprovalPending', 600, { op: 'apply', reason: 'InputsChanged' }),
   },
   {
     name: 'blocked: an approval of any other value approves nothing and is not an error',
@@ -855,6 +887,43 @@ export const SCHEDULE_CASES: DecideCase[] = [
       s.refresh.lastRunAt = at('11:56:00');
     }),
     decision: upToDate('machine'),
+  },
+  {
+    name: 'schedule 1: a successful apply a failed drift remediation followed is still refreshed',
+    doc: 'A successful apply not yet followed by a refresh, for kinds that ask for one (machine, pool)',
+    snapshot: machine((s) => {
+      s.drift = {
+        ...s.drift,
+        action: 'Remediate',
+        remediationFailedLimit: 1,
+        lastCheck: { at: at('11:20:00'), found: true },
+      };
+      s.applies = {
+        newest: { outcome: 'failed', finishedAt: at('11:30:00'), outputReading: 'unknown' },
+        lastSucceededAt: at('11:00:00'), // its reading was pending: no refresh stood in for it
+      };
+      s.jobs.finished = [failedApply('11:30:00', 'DriftRemediation')];
+    }),
+    decision: pinnedOp('refresh', 'RefreshAfterApply', 'durable'),
+  },
+  {
+    name: 'schedule 1: a refresh between the successful apply and the failed one is enough',
+    doc: 'A successful apply not yet followed by a refresh',
+    snapshot: machine((s) => {
+      s.drift = {
+        ...s.drift,
+        action: 'Remediate',
+        remediationFailedLimit: 1,
+        lastCheck: { at: at('11:20:00'), found: true },
+      };
+      s.applies = {
+        newest: { outcome: 'failed', finishedAt: at('11:30:00'), outputReading: 'unknown' },
+        lastSucceededAt: at('11:00:00'),
+      };
+      s.refresh.lastRunAt = at('11:10:00');
+      s.jobs.finished = [failedApply('11:30:00', 'DriftRemediation')];
+    }),
+    decision: waitFor('UpToDate', 1487), // drift due 11:20 + 3600 s + 287 s jitter
   },
   {
     name: 'schedule 1: a cluster does not ask for a refresh after apply',
@@ -1192,6 +1261,65 @@ export const HOLD_CASES: DecideCase[] = [
       s.jobs.finished = [ranWith('destroy', 'failed', '11:50:00', 'Deleting', 'ImageInvalid')];
     }),
     decision: pinnedOp('destroy', 'Deleting', 'durable'),
+  },
+  {
+    name: 'held deletion: destroys that found no state while the controller reads one start no new destroy',
+    doc: 'contract.md: while its reading says present, the Job read another place than the controller does (the backend settings the Job got), and the deletion is held for a person',
+    snapshot: machine((s) => {
+      s.object.deleting = true;
+      s.inputs.currentHash = null;
+      s.jobs.finished = [
+        ranWith('destroy', 'succeeded', '11:59:50', 'Deleting', 'NoStateFound'),
+        ranWith('destroy', 'succeeded', '11:59:00', 'Deleting', 'NoStateFound'),
+      ];
+    }),
+    decision: waitFor('DestroyFoundNoState', 60, { op: 'destroy', reason: 'Deleting' }),
+  },
+  {
+    name: 'held deletion: an hour later it is held still: NoStateFound is no failure, so no backoff ends it',
+    doc: 'contract.md: the controller never takes NoStateFound for a teardown',
+    snapshot: cluster((s) => {
+      s.object.deleting = true;
+      s.object.generation = 4;
+      s.inputs.currentHash = null;
+      s.jobs.finished = [ranWith('destroy', 'succeeded', '11:00:00', 'Deleting', 'NoStateFound', { generation: 4 })];
+    }),
+    decision: waitFor('DestroyFoundNoState', 60, { op: 'destroy', reason: 'Deleting' }),
+  },
+  {
+    name: 'held deletion: the controller reading no state drops the finalizer, whatever the Job found',
+    doc: 'contract.md: it drops the finalizer only on its own reading of the state (DecideOp rule 3, absent)',
+    snapshot: machine((s) => {
+      s.object.deleting = true;
+      s.inputs.currentHash = null;
+      s.state = { status: 'absent' };
+      s.jobs.finished = [ranWith('destroy', 'succeeded', '11:59:50', 'Deleting', 'NoStateFound')];
+    }),
+    decision: { kind: 'dropFinalizer', reason: 'DeletingWithoutState' },
+  },
+  {
+    name: 'held deletion: a spec edit after the Job (the backend settings fixed) starts the destroy again',
+    doc: 'decide-op.md: a deletion held on NoStateFound is lifted by a spec edit, a controller upgrade or the Job deleted',
+    snapshot: cluster((s) => {
+      s.object.deleting = true;
+      s.object.generation = 5;
+      s.inputs.currentHash = null;
+      s.jobs.finished = [ranWith('destroy', 'succeeded', '11:59:50', 'Deleting', 'NoStateFound', { generation: 4 })];
+    }),
+    decision: pinnedOp('destroy', 'Deleting', 'durable'),
+  },
+  {
+    name: 'held deletion: only the newest destroy counts: a failed destroy after it retries with backoff',
+    doc: 'Destroy failed | False/DestroyFailed | Retry with backoff, forever',
+    snapshot: cluster((s) => {
+      s.object.deleting = true;
+      s.inputs.currentHash = null;
+      s.jobs.finished = [
+        ranWith('destroy', 'succeeded', '11:50:00', 'Deleting', 'NoStateFound'),
+        ranWith('destroy', 'failed', '11:59:30', 'Deleting', 'DestroyFailed'),
+      ];
+    }),
+    decision: waitFor('BackingOff', 30, { op: 'destroy', reason: 'Deleting' }),
   },
   {
     name: 'hold: a stale approved plan is no hold: DecideOp plans again',

@@ -1,6 +1,6 @@
 // Which image a Job runs and which `--image` it is given (controller-model/op-shape.ts, jobImage):
 // table tests that scripts/generators/gen-decide-vectors.ts exports as contract/vectors/job-image.json.
-import type { ObjectImages } from '../../src/controller-model/op-shape.ts';
+import type { JobImage, ObjectImages } from '../../src/controller-model/op-shape.ts';
 import type { OpDecision } from '../../src/controller-model/decision.ts';
 
 export interface JobImageCase {
@@ -10,7 +10,7 @@ export interface JobImageCase {
   op: OpDecision['op'];
   image: OpDecision['image'];
   images: ObjectImages;
-  expected: { container: string; imageFlag: string };
+  expected: JobImage;
 }
 
 const DIGEST = `sha256:${'0123456789abcdef'.repeat(4)}`;
@@ -74,6 +74,14 @@ export const JOB_IMAGE_CASES: JobImageCase[] = [
     image: 'spec',
     images: { spec: V1 },
     expected: { container: V1, imageFlag: V1 },
+  },
+  {
+    name: 'a digest pinned but the applied reference lost (the durable Secret gone): the spec reference, and DigestUnknown, never silently',
+    doc: 'without one it falls back to the spec reference and emits DigestUnknown',
+    op: 'destroy',
+    image: 'pinned',
+    images: { spec: V2, pinnedDigest: DIGEST },
+    expected: { container: V2, imageFlag: V2, events: ['DigestUnknown'] },
   },
   {
     name: 'a registry with a port: the repository keeps it',

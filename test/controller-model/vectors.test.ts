@@ -9,7 +9,7 @@ import {
   renderDecideVectors,
   renderJobImageVectors,
 } from '../../scripts/generators/gen-decide-vectors.ts';
-import { jobImage } from '../../src/controller-model/op-shape.ts';
+import { type JobImage, jobImage } from '../../src/controller-model/op-shape.ts';
 import { decideOp } from '../../src/controller-model/decide-op.ts';
 import { Decision } from '../../src/controller-model/decision.ts';
 import { parseSnapshot } from '../../src/controller-model/snapshot.ts';
@@ -38,7 +38,7 @@ test('contract/vectors/job-image.json is what the generator writes, and replays 
       name: string;
       image: 'spec' | 'pinned';
       images: { spec: string; applied?: string; pinnedDigest?: string };
-      expected: unknown;
+      expected: JobImage;
     }>;
   };
   assert.ok(vectors.length >= 8);

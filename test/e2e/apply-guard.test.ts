@@ -6,6 +6,7 @@ import { modules, resourceIds } from '../support/tf-modules.ts';
 import { applied, assertNoCanary, IMAGE } from './apply.support.ts';
 import { edited, NETWORK_BLOCK } from './module-edits.support.ts';
 import { explain, recordedInputsHash, type RunnerRun } from '../support/runner.ts';
+import { conditionMessageOf } from '../../src/controller-model/actions.ts';
 
 const OBJECT = ['--object', 'demo', '--namespace', 'team-a'];
 const escaped = (address: string) => address.replace(/[[\]."]/g, '\\$&');
@@ -24,6 +25,11 @@ function assertBlocked(run: RunnerRun) {
     `kubectl annotate terraformcluster demo -n team-a captf.io/approve-destructive-plan=${r.approvalHash} --overwrite`,
   );
   assert.match(r.message, /Nothing was applied/);
+  // The condition the controller sets gives the hash and the command to approve it (the-destructive-plan-guard.md).
+  const condition = conditionMessageOf(r);
+  assert.ok(condition.startsWith(r.message), condition);
+  assert.ok(condition.includes(`approval hash ${r.approvalHash}`), condition);
+  assert.ok(condition.endsWith(` To approve: ${r.approveCommand}`), condition);
   assertNoCanary(run);
 }
 

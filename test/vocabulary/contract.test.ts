@@ -50,8 +50,9 @@ const OTHER_NAMES = new Set([
   'LastModified',
   // the kinds of artifact manifests and the names of the schemas
   ...['PlanArtifact', 'StateBackup', 'ArtifactManifest', 'PolicyFile', 'RunnerError'],
-  // DecideOp's decision that is neither an op nor a wait
+  // DecideOp's decision that is neither an op nor a wait, and the event of an op decision or a Job's image (events)
   'DeletingWithoutState',
+  'DigestUnknown',
 ]);
 
 describe('the contract and the vocabulary', () => {
