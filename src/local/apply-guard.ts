@@ -1,6 +1,6 @@
-// Whether an apply of a local object runs with the destructive-plan guard (`--guard on|off`), as the
-// controller decides it (the controller's docs, "The Destructive-Plan Guard", "Machine pools"). Pure:
-// reconcile.ts reads the exports and the history, this decides.
+// Whether an apply of a local object runs with the destructive-plan guard (`--guard on|off`), and
+// when a pool's approval no longer stands, as the controller decides them (the controller's docs, "The
+// Destructive-Plan Guard", "Machine pools"). Pure: reconcile.ts reads the exports and the history, this decides.
 import type { ObjectKind } from '../object-kind.ts';
 import { runOutcome, type Run } from './history.ts';
 
@@ -77,4 +77,31 @@ function mayHaveAppliedPart(run: Run): boolean {
   const outcome = runOutcome(run);
   if (outcome === 'succeeded' || outcome === 'blocked') return false;
   return run.result === undefined || run.result.mayHaveChanged;
+}
+
+export interface ApprovalFacts {
+  /** captf.io/approve-destructive-plan, when set. */
+  annotation: string | undefined;
+  /** The approval hash the pool renders now. */
+  currentApprovalHash: string;
+  currentExports: string | undefined;
+  applied: AppliedExports;
+  /** What the newest run whose approval hash the annotation names rendered for the exports; undefined when no run did. */
+  approvedChange: { exports: string | undefined } | undefined;
+}
+
+/**
+ * A pool's approval is for one change of the exports: it is removed once the exports return to the
+ * applied ones (withdrawn) or move to another change (superseded), so the change needs a fresh
+ * approval if it comes back. An approval of the current hash, of a change this history never
+ * rendered, or of the same exports with other inputs stays.
+ */
+export function staleApproval(facts: ApprovalFacts): 'withdrawn' | 'superseded' | undefined {
+  const { annotation, approvedChange } = facts;
+  if (annotation === undefined || annotation === facts.currentApprovalHash || approvedChange === undefined)
+    return undefined;
+  if (approvedChange.exports === facts.currentExports) return undefined;
+  return facts.applied.status === 'recorded' && facts.applied.exports === facts.currentExports
+    ? 'withdrawn'
+    : 'superseded';
 }

@@ -30,7 +30,7 @@ import {
   type LocalPaths,
 } from './object.ts';
 import { decisionLines, guardLines, resultLines, say, waitHintLines } from './print.ts';
-import { applyGuard, partlyAppliedBy, type AppliedExports, type ApplyGuard } from './apply-guard.ts';
+import { applyGuard, partlyAppliedBy, staleApproval, type AppliedExports, type ApplyGuard } from './apply-guard.ts';
 import { moduleEditedLines, moduleEditedSincePinned } from './module-change.ts';
 import { acquireRunLock } from './run-lock.ts';
 import { runRunnerProcess } from './runner-process.ts';
@@ -48,7 +48,10 @@ export async function reconcile(dir: string, options: ReconcileOptions): Promise
   const lock = await acquireRunLock(paths);
   try {
     const history = await readHistory(paths);
-    const snapshot = buildSnapshot(object, history, await observeWorld(object, paths, options.now, lock === undefined));
+    const world = await observeWorld(object, paths, options.now, lock === undefined);
+    if (lock && object.spec.kind === 'pool' && world.hashes)
+      await dropStaleApproval(object, paths, history, world.hashes.approvalHash);
+    const snapshot = buildSnapshot(object, history, world);
     const decision = decideOp(snapshot);
     const pinned = deriveStatus(history).lastSucceededApply;
     if (
@@ -205,6 +208,37 @@ async function appliedExports(paths: LocalPaths, history: readonly Run[]): Promi
 async function exportsOf(inputsDir: string): Promise<string | undefined> {
   const value = (await readInputs(inputsDir)).variables.get(CLUSTER_EXPORTS_VARIABLE);
   return value === undefined ? undefined : canonicalJson(value);
+}
+
+/** A pool's approval of a change of its exports that was withdrawn or superseded is removed, as the controller does (staleApproval). */
+async function dropStaleApproval(
+  object: LocalObject,
+  paths: LocalPaths,
+  history: readonly Run[],
+  currentApprovalHash: string,
+): Promise<void> {
+  const annotation = object.metadata.annotations[APPROVE_DESTRUCTIVE_PLAN];
+  if (annotation === undefined || annotation === currentApprovalHash) return;
+  const approvedRun = history.findLast((run) => run.result?.approvalHash === annotation);
+  const stale = staleApproval({
+    annotation,
+    currentApprovalHash,
+    currentExports: await exportsOf(paths.inputs),
+    applied: await appliedExports(paths, history),
+    approvedChange: approvedRun && (await renderedExports(approvedRun)),
+  });
+  if (stale === undefined || approvedRun === undefined) return;
+  delete object.metadata.annotations[APPROVE_DESTRUCTIVE_PLAN];
+  await saveObject(paths, object);
+  say(
+    `approval removed: ${APPROVE_DESTRUCTIVE_PLAN}=${annotation} (run ${approvedRun.record.id}) was for a change of captf_cluster_outputs that was ${stale === 'withdrawn' ? 'withdrawn: the exports are back to those of the last successful apply' : 'superseded by another change'}; if it comes back, it needs a fresh approval`,
+  );
+}
+
+/** The exports a run rendered: its copy of the inputs; undefined when the run kept none. */
+async function renderedExports(run: Run): Promise<{ exports: string | undefined } | undefined> {
+  const inputs = join(run.dir, 'inputs');
+  return (await isDir(inputs)) ? { exports: await exportsOf(inputs) } : undefined;
 }
 
 /** After a successful apply, as the controller does: its inputs become durable, its module pinned, the approval of its hash consumed. */

@@ -4,7 +4,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Result } from '../../src/schemas/result.ts';
 import type { OpDecision } from '../../src/controller-model/decision.ts';
-import { applyGuard, partlyAppliedBy, type GuardFacts } from '../../src/local/apply-guard.ts';
+import {
+  applyGuard,
+  partlyAppliedBy,
+  staleApproval,
+  type ApprovalFacts,
+  type GuardFacts,
+} from '../../src/local/apply-guard.ts';
 import type { Run } from '../../src/local/history.ts';
 
 const E0 = '{"endpoint":"e0"}';
@@ -125,5 +131,31 @@ describe('local: partly applied', () => {
     const drift = apply(undefined, { outcome: 'failed', reason: 'PlanFailed', mayHaveChanged: true }, 1, 'drift');
     assert.equal(partlyAppliedBy([succeeded(), drift]), undefined);
     assert.equal(partlyAppliedBy([]), undefined);
+  });
+});
+
+describe("local: a pool's approval of a change of its exports", () => {
+  const HASH_E1 = '1'.repeat(64);
+  const HASH_NOW = '0'.repeat(64);
+  const facts = (more: Partial<ApprovalFacts>): ApprovalFacts => ({
+    annotation: HASH_E1,
+    currentApprovalHash: HASH_NOW,
+    currentExports: E0,
+    applied: { status: 'recorded', exports: E0 },
+    approvedChange: { exports: E1 },
+    ...more,
+  });
+
+  it('is removed once the exports return to the applied ones (withdrawn) or move to another change (superseded)', () => {
+    assert.equal(staleApproval(facts({})), 'withdrawn');
+    assert.equal(staleApproval(facts({ currentExports: '{"endpoint":"e2"}' })), 'superseded');
+    assert.equal(staleApproval(facts({ applied: { status: 'unknown' } })), 'superseded');
+  });
+
+  it('stays while it names the current hash, when no run rendered its hash, or when only other inputs moved', () => {
+    assert.equal(staleApproval(facts({ currentApprovalHash: HASH_E1 })), undefined);
+    assert.equal(staleApproval(facts({ approvedChange: undefined })), undefined);
+    assert.equal(staleApproval(facts({ currentExports: E1 })), undefined);
+    assert.equal(staleApproval(facts({ annotation: undefined })), undefined);
   });
 });

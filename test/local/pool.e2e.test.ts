@@ -69,6 +69,8 @@ describe('local: a machine pool', () => {
       };
     const guardOf = async (run: string) =>
       (JSON.parse(await readFile(join(objectDir, 'runs', run, 'run.json'), 'utf8')) as { guard?: string }).guard;
+    const annotations = async () =>
+      JSON.parse(await readFile(join(objectDir, 'object.json'), 'utf8')).metadata.annotations as Record<string, string>;
     await writeTree(join(cwd, 'module'), POOL_MODULE);
     assertPrinted(
       await local(cwd, 'init', '--module', 'module', '--image', 'example/pool:1.0.0', '--kind', 'pool'),
@@ -105,6 +107,11 @@ describe('local: a machine pool', () => {
     assert.equal(await guardOf('0003-apply'), 'on', 'the run records the guard it ran with');
     const failedResult = await resultOf('0003-apply');
     assert.equal(failedResult.mayHaveChanged, true);
+    assert.equal(
+      (await annotations())['captf.io/approve-destructive-plan'],
+      failedResult.approvalHash,
+      'a failed apply consumes no approval',
+    );
     const partial = await readState();
     assert.deepEqual(nodeEndpoints(partial), ['e1', 'e1']);
     assert.deepEqual(taintedAddresses(partial), ['terraform_data.node[1]']);
@@ -120,12 +127,14 @@ describe('local: a machine pool', () => {
     const reverted = await local(cwd, 'reconcile');
     assert.equal(reverted.exitCode, 3, `the revert is blocked, not applied\n${explainPrinted(reverted)}`);
     for (const pattern of [
+      /^approval removed: captf\.io\/approve-destructive-plan=[0-9a-f]{64} \(run 0003-apply\) was for a change of captf_cluster_outputs that was withdrawn: the exports are back to those of the last successful apply; if it comes back, it needs a fresh approval$/m,
       /^decision: apply \(LastApplyFailed\)/m,
       /^ {2}guard on: run 0003-apply may have applied part of its change \(it did not succeed after its apply started\); every apply is guarded until one succeeds$/m,
       /^run 0004-apply: blocked \(DestructivePlanBlocked\)$/m,
       /^ {2}destructive: terraform_data\.node\[0\] \(replace\)$/m,
     ])
       assert.match(reverted.stdout, pattern, explainPrinted(reverted));
+    assert.deepEqual(await annotations(), {}, 'the approval of the withdrawn change is removed');
     const afterRevert = await readState();
     assert.equal(afterRevert.serial, partial.serial, 'the blocked revert leaves the state untouched');
     assert.deepEqual(resourceIds(afterRevert), resourceIds(partial));
