@@ -5,7 +5,7 @@ import type { Snapshot } from '../controller-model/snapshot.ts';
 import { actionText } from '../plan/actions.ts';
 import type { Classification } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
-import { printableLine } from '../output/printable.ts';
+import { printableJson, printableLine } from '../output/printable.ts';
 import { countsText } from '../output/summary.ts';
 import { runOutcome, type LocalStatus, type Run } from './history.ts';
 import type { LocalObject, LocalPaths } from './object.ts';
@@ -15,6 +15,11 @@ import { relative } from 'node:path';
 /** Prints each line to the author's terminal; what a module or a run wrote into it (an address, a message) is escaped, so it cannot move the cursor or reorder the line. */
 export const say = (...lines: string[]): void => {
   process.stdout.write(lines.map((line) => printableLine(line) + '\n').join(''));
+};
+
+/** Prints a JSON document (`--json`) that a program can parse: its text kept whole, what could move the cursor escaped as `\u` in its strings. */
+export const sayJson = (value: unknown): void => {
+  process.stdout.write(printableJson(JSON.stringify(value, null, 2)) + '\n');
 };
 
 export function decisionLines(decision: Decision): string[] {

@@ -120,6 +120,9 @@ describe('local: a machine pool', () => {
       await local(cwd, 'status'),
       /^ {2}partly applied: by run 0003-apply: every apply is guarded until one succeeds$/m,
     );
+    const statusJson = await local(cwd, 'status', '--json');
+    assertPrinted(statusJson);
+    assert.equal(JSON.parse(statusJson.stdout).partlyAppliedBy, '0003-apply');
 
     // The author takes the change back. The exports equal those of the last successful apply, but
     // the pool is partly applied: the apply is guarded, and its plan (node[0] replaced back to e0) is blocked.
@@ -156,6 +159,7 @@ describe('local: a machine pool', () => {
     assert.deepEqual(nodeEndpoints(whole), ['e0', 'e0']);
     assert.deepEqual(taintedAddresses(whole), []);
     assertPrinted(await local(cwd, 'status'), /^ {2}partly applied: no$/m);
+    assert.equal(JSON.parse((await local(cwd, 'status', '--json')).stdout).partlyAppliedBy, null);
     assertPrinted(await local(cwd, 'set', 'bootstrap_data=boot-3'));
     assertPrinted(
       await local(cwd, 'reconcile'),
