@@ -1,6 +1,7 @@
 // One reconcile pass of a local object, as the controller makes it: observe, ask DecideOp, run the
 // op it decides with the real runner, and act on the result the way the controller does after a
-// Job (pin the durable inputs and the module, consume the approval).
+// Job (pin the durable inputs and the module, consume the approval); the apply's guard decided as the
+// controller decides it (apply-guard.ts), and a pool's approval of a withdrawn or superseded change removed.
 import { cp, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { canonicalJson, readInputs } from '../inputs/index.ts';
