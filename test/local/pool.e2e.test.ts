@@ -1,8 +1,9 @@
 // A machine pool's lifecycle on a laptop (src/local/README.md, "Machine pools"): the built runner, the
 // real terraform, a pool-like module of terraform_data in a temp dir. A change of the cluster's
-// exports is guarded; a guarded apply that fails part way leaves the pool partly applied, and then
-// every apply is guarded until one succeeds: undoing the partial change waits for its approval
-// instead of replacing what the failed apply built. Each stage checks the state file.
+// exports is guarded; a guarded apply that fails part way, or is interrupted after its apply started,
+// leaves the pool partly applied, and then every apply is guarded until one succeeds: undoing the
+// partial change waits for its approval instead of replacing or deleting what the apply built. Each
+// stage checks the state file.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -12,9 +13,12 @@ import {
   resourceIds,
   taintedAddresses,
   tempDir,
+  testTerraformEnv,
   writeTree,
   type TerraformState,
 } from '../support/tf-modules.ts';
+import { fileLines, startInBackground, until } from '../support/exec.ts';
+import { RUNNER } from '../support/runner.ts';
 import { assertPrinted, explainPrinted, local } from './local.support.ts';
 
 /**
@@ -45,6 +49,33 @@ resource "terraform_data" "join_config" {
 }
 `,
 };
+
+/**
+ * A pool whose node follows the cluster's endpoint (updated in place) and which adds two extras for the
+ * endpoint e1, the second one slow: its local-exec appends to `marker`, then sleeps until stopped.
+ */
+const slowExtrasModule = (marker: string) => ({
+  'main.tf': `
+variable "captf_cluster_outputs" {
+  type = object({ endpoint = string })
+}
+
+variable "bootstrap_data" {
+  type = string
+}
+
+resource "terraform_data" "node" {
+  input = var.captf_cluster_outputs.endpoint
+}
+
+resource "terraform_data" "extra" {
+  count = var.captf_cluster_outputs.endpoint == "e1" ? 2 : 0
+  provisioner "local-exec" {
+    command = count.index == 1 ? "echo started >> ${marker} && exec sleep 120" : "true"
+  }
+}
+`,
+});
 
 /** The endpoint each node was created for. */
 function nodeEndpoints(state: TerraformState): string[] {
@@ -172,5 +203,51 @@ describe('local: a machine pool', () => {
       resourceIds(whole)['terraform_data.join_config'],
     );
     assert.equal(await guardOf('0006-apply'), 'off');
+  });
+
+  it('an apply of changed exports interrupted after its apply started (a Ctrl-C) leaves the pool partly applied: the revert is blocked, not applied', async (t) => {
+    const cwd = await tempDir(t, 'captf-local-pool-');
+    const objectDir = join(cwd, '.captf-local');
+    const readState = () => readLocalState(join(objectDir, 'state', 'terraform.tfstate'));
+    const marker = join(cwd, 'slow-extra-started');
+    await writeTree(join(cwd, 'module'), slowExtrasModule(marker));
+    assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/pool:1.0.0', '--kind', 'pool'));
+    assertPrinted(await local(cwd, 'set', exportsOf('e0')));
+    assertPrinted(await local(cwd, 'set', 'bootstrap_data=boot-1'));
+    assertPrinted(await local(cwd, 'reconcile'), /^run 0001-apply: succeeded \(ApplySucceeded\)$/m);
+
+    // The change of the exports only creates and updates: guarded, it applies without an approval.
+    // A Ctrl-C (SIGINT to the terminal's process group) while the second extra is being created.
+    assertPrinted(await local(cwd, 'set', exportsOf('e1')));
+    const { child, exited } = await startInBackground(process.execPath, [RUNNER, 'local', 'reconcile'], {
+      cwd,
+      env: testTerraformEnv(),
+      mark: 'run 0002-apply: captf-runner apply',
+      killAfterMs: 180_000,
+    });
+    await until('the slow extra started', () => fileLines(marker).length > 0, 120_000);
+    process.kill(-child.pid!, 'SIGINT');
+    const interrupted = await exited;
+    assert.notEqual(interrupted.exitCode, 0, interrupted.stdout);
+    assert.match(interrupted.stdout, /^ {2}guard on: captf_cluster_outputs differ/m, interrupted.stdout);
+    assert.match(interrupted.stdout, /^run 0002-apply: interrupted \(/m, interrupted.stdout);
+    const result = JSON.parse(await readFile(join(objectDir, 'runs', '0002-apply', 'result.json'), 'utf8'));
+    assert.equal(result.mayHaveChanged, true);
+    const partial = await readState();
+    assert.ok(resourceIds(partial)['terraform_data.extra[0]'], 'the first extra was created');
+
+    // Taken back: the plan deletes what the interrupted apply created, and waits for an approval.
+    assertPrinted(await local(cwd, 'set', exportsOf('e0')));
+    const reverted = await local(cwd, 'reconcile');
+    assert.equal(reverted.exitCode, 3, `the revert is blocked, not applied\n${explainPrinted(reverted)}`);
+    for (const pattern of [
+      /^ {2}guard on: run 0002-apply may have applied part of its change/m,
+      /^run 0003-apply: blocked \(DestructivePlanBlocked\)$/m,
+      /^ {2}destructive: terraform_data\.extra\[0\] \(delete\)$/m,
+    ])
+      assert.match(reverted.stdout, pattern, explainPrinted(reverted));
+    const afterRevert = await readState();
+    assert.equal(afterRevert.serial, partial.serial, 'the blocked revert leaves the state untouched');
+    assert.deepEqual(resourceIds(afterRevert), resourceIds(partial));
   });
 });
