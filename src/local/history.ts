@@ -22,6 +22,10 @@ export const RunRecord = z.strictObject({
     .string()
     .optional()
     .describe('The inputs hash the controller rendered for the run (current inputs only): what a hold is keyed on'),
+  guard: z
+    .enum(['on', 'off'])
+    .optional()
+    .describe("apply: the --guard it was given (absent in records before it was kept: read as 'on')"),
   startedAt: Time,
   finishedAt: Time.optional(),
   exitCode: z.number().int().optional().describe("The runner's exit code; absent while it runs or when it vanished"),

@@ -5,15 +5,21 @@ import type { Snapshot } from '../controller-model/snapshot.ts';
 import { actionText } from '../plan/actions.ts';
 import type { Classification } from '../schemas/classification.ts';
 import type { Result } from '../schemas/result.ts';
-import { printableLine } from '../output/printable.ts';
+import { printableJson, printableLine } from '../output/printable.ts';
 import { countsText } from '../output/summary.ts';
 import { runOutcome, type LocalStatus, type Run } from './history.ts';
 import type { LocalObject, LocalPaths } from './object.ts';
+import { partlyAppliedBy, type ApplyGuard } from './apply-guard.ts';
 import { relative } from 'node:path';
 
 /** Prints each line to the author's terminal; what a module or a run wrote into it (an address, a message) is escaped, so it cannot move the cursor or reorder the line. */
 export const say = (...lines: string[]): void => {
   process.stdout.write(lines.map((line) => printableLine(line) + '\n').join(''));
+};
+
+/** Prints a JSON document (`--json`) that a program can parse: its text kept whole, what could move the cursor escaped as `\u` in its strings. */
+export const sayJson = (value: unknown): void => {
+  process.stdout.write(printableJson(JSON.stringify(value, null, 2)) + '\n');
 };
 
 export function decisionLines(decision: Decision): string[] {
@@ -33,6 +39,29 @@ export function decisionLines(decision: Decision): string[] {
     }
     case 'dropFinalizer':
       return [`decision: drop the finalizer (${decision.reason})`];
+  }
+}
+
+/** Why a pool's apply runs with the guard on or off (a cluster's always is, a machine's never: nothing to say). */
+export function guardLines(guard: ApplyGuard, paths: LocalPaths): string[] {
+  switch (guard.why) {
+    case 'cluster':
+    case 'machine':
+      return [];
+    case 'partlyApplied':
+      return [
+        `  guard on: run ${guard.run} may have applied part of its change (it did not succeed after its apply started); every apply is guarded until one succeeds`,
+      ];
+    case 'appliedExportsUnknown':
+      return [
+        `  guard on: the exports of the last successful apply are unknown (${paths.durableInputs} is missing); every apply is guarded until one succeeds`,
+      ];
+    case 'exportsChanged':
+      return ['  guard on: captf_cluster_outputs differ from those of the last successful apply'];
+    case 'exportsUnchanged':
+      return ['  guard off: captf_cluster_outputs are those of the last successful apply'];
+    case 'firstApply':
+      return ["  guard off: the pool's first apply"];
   }
 }
 
@@ -130,6 +159,7 @@ export function statusLines({ object, status, snapshot, next, history }: StatusV
     `  last successful apply: ${status.lastSucceededApply ? `${status.lastSucceededApply.finishedAt} (run ${status.lastSucceededApply.run}, image ${status.lastSucceededApply.image})` : 'none'}`,
     `  newest apply: ${status.newestApply ? `${status.newestApply.outcome} at ${status.newestApply.finishedAt} (run ${status.newestApply.run})` : 'none'}`,
     `  blocked apply: ${status.blockedApply ? `inputs hash ${status.blockedApply.hash}, due to ${status.blockedApply.reason} (run ${status.blockedApply.run})` : 'none'}`,
+    ...(spec.kind === 'pool' ? [partlyAppliedLine(partlyAppliedBy(history))] : []),
     `  last drift check: ${status.lastDriftCheck ? `${status.lastDriftCheck.found ? 'drift found' : 'no drift'} at ${status.lastDriftCheck.at} (run ${status.lastDriftCheck.run})` : 'none'}`,
     `runs (newest last):${history.length === 0 ? ' none' : ''}`,
     ...history
@@ -142,3 +172,6 @@ export function statusLines({ object, status, snapshot, next, history }: StatusV
   ];
   return lines;
 }
+
+const partlyAppliedLine = (run: string | undefined): string =>
+  `  partly applied: ${run === undefined ? 'no' : `by run ${run}: every apply is guarded until one succeeds`}`;

@@ -1,6 +1,7 @@
 // One reconcile pass of a local object, as the controller makes it: observe, ask DecideOp, run the
 // op it decides with the real runner, and act on the result the way the controller does after a
-// Job (pin the durable inputs and the module, consume the approval).
+// Job (pin the durable inputs and the module, consume the approval); the apply's guard decided as the
+// controller decides it (apply-guard.ts), and a pool's approval of a withdrawn or superseded change removed.
 import { cp, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { canonicalJson, readInputs } from '../inputs/index.ts';
@@ -29,7 +30,8 @@ import {
   type LocalObject,
   type LocalPaths,
 } from './object.ts';
-import { decisionLines, resultLines, say, waitHintLines } from './print.ts';
+import { decisionLines, guardLines, resultLines, say, waitHintLines } from './print.ts';
+import { applyGuard, partlyAppliedBy, staleApproval, type AppliedExports, type ApplyGuard } from './apply-guard.ts';
 import { moduleEditedLines, moduleEditedSincePinned } from './module-change.ts';
 import { acquireRunLock } from './run-lock.ts';
 import { runRunnerProcess } from './runner-process.ts';
@@ -47,7 +49,10 @@ export async function reconcile(dir: string, options: ReconcileOptions): Promise
   const lock = await acquireRunLock(paths);
   try {
     const history = await readHistory(paths);
-    const snapshot = buildSnapshot(object, history, await observeWorld(object, paths, options.now, lock === undefined));
+    const world = await observeWorld(object, paths, options.now, lock === undefined);
+    if (lock && object.spec.kind === 'pool' && world.hashes)
+      await dropStaleApproval(object, paths, history, world.hashes.approvalHash);
+    const snapshot = buildSnapshot(object, history, world);
     const decision = decideOp(snapshot);
     const pinned = deriveStatus(history).lastSucceededApply;
     if (
@@ -107,11 +112,14 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
     throw error;
   }
   const rendered = decision.inputs === 'current' ? pass.snapshot.inputs.currentHash : null;
+  const guard = decision.op === 'apply' ? await guardOf(pass, inputs) : undefined;
   const record: RunRecord = {
     id: run.id,
     decision,
     image,
     ...(rendered ? { inputsHash: rendered } : {}),
+    // Kept so a later pass knows whether a failed apply was guarded (partlyAppliedBy).
+    ...(guard ? { guard: guard.on ? 'on' : 'off' } : {}),
     startedAt: new Date().toISOString(),
   };
   await writeFile(join(run.dir, 'snapshot.json'), JSON.stringify(pass.snapshot, null, 2) + '\n');
@@ -139,12 +147,15 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
     join(run.dir, 'termination-log'),
     '--log-format',
     'pretty',
-    ...(decision.op === 'apply' ? await applyFlags(pass, inputs) : []),
+    // The approval is passed only when the annotation equals the rendered hash (decideOp said so).
+    ...(decision.approvedInputsHash ? ['--approved-hash', decision.approvedInputsHash] : []),
+    ...(guard ? ['--guard', guard.on ? 'on' : 'off'] : []),
     // Only the object's first apply starts its state: a state dir lost later is refused, never started afresh.
     ...(decision.op === 'apply' && pinned === undefined ? ['--new-state'] : []),
     // Once a result named the state's lineage, every op that plans refuses any other state (restore brings one back).
     ...(lineage !== undefined && decision.op !== 'restore' ? ['--expect-lineage', lineage] : []),
   ];
+  if (guard) say(...guardLines(guard, paths));
   say(`run ${run.id}: captf-runner ${decision.op}`);
   const exitCode = await runRunnerProcess(args, { logFile: join(run.dir, 'runner.log'), verbose });
   const finished: Run = {
@@ -174,28 +185,61 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
   }
 }
 
-/**
- * The approval is passed only when the annotation equals the rendered hash (decideOp said so).
- * Machines are never guarded; a pool only when its cluster exports changed since its last
- * successful apply: only then does an apply of the pool take a change of the cluster nobody reviewed for it.
- */
-async function applyFlags({ object, paths, decision }: Pass, inputs: string): Promise<string[]> {
-  const approval = decision.approvedInputsHash ? ['--approved-hash', decision.approvedInputsHash] : [];
-  const guarded =
-    object.spec.kind === 'cluster' ||
-    (object.spec.kind === 'pool' && (await clusterExportsChanged(inputs, paths.durableInputs)));
-  return [...approval, '--guard', guarded ? 'on' : 'off'];
+/** The facts applyGuard decides on; only a pool's exports are read. */
+async function guardOf({ object, paths, history }: Pass, inputs: string): Promise<ApplyGuard> {
+  const { kind } = object.spec;
+  const pool = kind === 'pool';
+  return applyGuard({
+    kind,
+    currentExports: pool ? await exportsOf(inputs) : undefined,
+    applied: pool ? await appliedExports(paths, history) : { status: 'none' },
+    partlyAppliedBy: partlyAppliedBy(history),
+  });
 }
 
 const CLUSTER_EXPORTS_VARIABLE = 'captf_cluster_outputs';
 
-async function clusterExportsChanged(inputs: string, durableInputs: string): Promise<boolean> {
-  if (!(await isDir(durableInputs))) return false; // the first apply is not guarded
-  const exportsOf = async (dir: string) => {
-    const value = (await readInputs(dir)).variables.get(CLUSTER_EXPORTS_VARIABLE);
-    return value === undefined ? undefined : canonicalJson(value);
-  };
-  return (await exportsOf(inputs)) !== (await exportsOf(durableInputs));
+/** The exports of the last successful apply: its durable inputs, kept by adoptSuccessfulApply. */
+async function appliedExports(paths: LocalPaths, history: readonly Run[]): Promise<AppliedExports> {
+  if (deriveStatus(history).lastSucceededApply === undefined) return { status: 'none' };
+  if (!(await isDir(paths.durableInputs))) return { status: 'unknown' };
+  return { status: 'recorded', exports: await exportsOf(paths.durableInputs) };
+}
+
+async function exportsOf(inputsDir: string): Promise<string | undefined> {
+  const value = (await readInputs(inputsDir)).variables.get(CLUSTER_EXPORTS_VARIABLE);
+  return value === undefined ? undefined : canonicalJson(value);
+}
+
+/** A pool's approval of a change of its exports that was withdrawn or superseded is removed, as the controller does (staleApproval). */
+async function dropStaleApproval(
+  object: LocalObject,
+  paths: LocalPaths,
+  history: readonly Run[],
+  currentApprovalHash: string,
+): Promise<void> {
+  const annotation = object.metadata.annotations[APPROVE_DESTRUCTIVE_PLAN];
+  if (annotation === undefined || annotation === currentApprovalHash) return;
+  const approvedRun = history.findLast((run) => run.result?.approvalHash === annotation);
+  const stale = staleApproval({
+    annotation,
+    currentApprovalHash,
+    currentExports: await exportsOf(paths.inputs),
+    applied: await appliedExports(paths, history),
+    approvedChange: approvedRun && (await renderedExports(approvedRun)),
+  });
+  if (stale === undefined || approvedRun === undefined) return;
+  delete object.metadata.annotations[APPROVE_DESTRUCTIVE_PLAN];
+  await saveObject(paths, object);
+  say(
+    `approval removed: ${APPROVE_DESTRUCTIVE_PLAN}=${annotation} (run ${approvedRun.record.id}) was for a change of captf_cluster_outputs that was ${stale === 'withdrawn' ? 'withdrawn: the exports are back to those of the last successful apply' : 'superseded by another change'}; if it comes back, it needs a fresh approval`,
+  );
+}
+
+/** The exports a run rendered: its copy of the inputs; undefined when the run kept none. */
+async function renderedExports(run: Run): Promise<{ exports: string | undefined } | undefined> {
+  const inputs = join(run.dir, 'inputs');
+  return (await isDir(inputs)) ? { exports: await exportsOf(inputs) } : undefined;
 }
 
 /** After a successful apply, as the controller does: its inputs become durable, its module pinned, the approval of its hash consumed. */

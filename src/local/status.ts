@@ -1,9 +1,10 @@
 // `local status`: the object, the status derived from its runs, and what a reconcile would decide
 // now. Read only: it takes no run lock and runs nothing.
 import { decideOp } from '../controller-model/decide-op.ts';
+import { partlyAppliedBy } from './apply-guard.ts';
 import { deriveStatus, readHistory } from './history.ts';
 import { openObject } from './object.ts';
-import { say, statusLines } from './print.ts';
+import { say, sayJson, statusLines } from './print.ts';
 import { isRunLockHeld } from './run-lock.ts';
 import { buildSnapshot, observeWorld } from './snapshot.ts';
 
@@ -27,7 +28,9 @@ export async function showStatus(dir: string, options: StatusOptions): Promise<v
     const runs = history
       .slice(-options.runs)
       .map((run) => ({ ...run.record, outcome: run.result?.outcome, reason: run.result?.reason }));
-    say(JSON.stringify({ object: view.object, status: view.status, snapshot, next: view.next, runs }, null, 2));
+    // A pool's partly applied record, as the text says it: the run, or null.
+    const pool = object.spec.kind === 'pool' ? { partlyAppliedBy: partlyAppliedBy(history) ?? null } : {};
+    sayJson({ object: view.object, status: view.status, ...pool, snapshot, next: view.next, runs });
     return;
   }
   say(...statusLines(view, options.runs));

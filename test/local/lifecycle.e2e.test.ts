@@ -3,7 +3,6 @@
 // checks the state file, not only what the commands print.
 import { after, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { runProcess } from '../support/exec.ts';
 import { access, cp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -11,41 +10,14 @@ import {
   readLocalState,
   resourceIds,
   tempDir,
-  testTerraformEnv,
   writeTree,
   type TerraformState,
 } from '../support/tf-modules.ts';
-import { recordedInputsHash, RUNNER } from '../support/runner.ts';
-
-interface Printed {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** `captf-runner local <args>` in `cwd`, with the default --dir (.captf-local), as the walk-through runs it. */
-const local = (cwd: string, ...args: string[]) => localWithInput(cwd, undefined, ...args);
-
-async function localWithInput(cwd: string, input: string | undefined, ...args: string[]): Promise<Printed> {
-  const run = await runProcess(process.execPath, [RUNNER, 'local', ...args], {
-    cwd,
-    env: testTerraformEnv(),
-    timeoutMs: 240_000,
-    ...(input === undefined ? {} : { input }),
-  });
-  return { exitCode: run.exitCode ?? -1, stdout: run.stdout, stderr: run.stderr };
-}
+import { recordedInputsHash } from '../support/runner.ts';
+import { assertPrinted, explainPrinted, local, localWithInput } from './local.support.ts';
 
 /** The module releases the README's walk-through copies: examples/local in the repository. */
 const EXAMPLES = join(import.meta.dirname, '..', '..', 'examples', 'local');
-
-const explain = (printed: Printed) =>
-  `exit ${printed.exitCode}\nstdout:\n${printed.stdout}\nstderr:\n${printed.stderr.slice(-3000)}`;
-
-function assertPrinted(printed: Printed, ...patterns: RegExp[]): void {
-  assert.equal(printed.exitCode, 0, explain(printed));
-  for (const pattern of patterns) assert.match(printed.stdout, pattern, explain(printed));
-}
 
 /** A working dir where `local init` made an object of modules.base and its first reconcile applied it: made once per file. */
 let firstApplied: Promise<string> | undefined;
@@ -96,7 +68,7 @@ describe('local: a module lifecycle on a laptop', () => {
     assertPrinted(await local(cwd, 'set', 'cluster_name=demo'), /^inputs hash: [0-9a-f]{64} \(was [0-9a-f]{64}\)$/m);
     // A negative zero is refused: terraform would render it apart from 0 under one inputs hash.
     const negativeZero = await local(cwd, 'set', 'generation=-0.0');
-    assert.equal(negativeZero.exitCode, 2, explain(negativeZero));
+    assert.equal(negativeZero.exitCode, 2, explainPrinted(negativeZero));
     assert.match(negativeZero.stderr, /generation=-0\.0 holds a negative zero \(-0\.0\).*write 0/);
     await assert.rejects(access(stateFile), 'no state before the first reconcile');
 
@@ -121,13 +93,13 @@ describe('local: a module lifecycle on a laptop', () => {
     await cp(join(EXAMPLES, 'module-1.1.0'), moduleDir, { recursive: true, force: true });
     assertPrinted(await local(cwd, 'set', '--image', 'example/demo:1.1.0'), /^inputs hash: /m);
     const blocked = await local(cwd, 'reconcile');
-    assert.equal(blocked.exitCode, 3, `a blocked reconcile exits 3\n${explain(blocked)}`);
+    assert.equal(blocked.exitCode, 3, `a blocked reconcile exits 3\n${explainPrinted(blocked)}`);
     for (const pattern of [
       /^decision: apply \(InputsChanged\)/m,
       /^run 0002-apply: blocked \(DestructivePlanBlocked\)$/m,
       /^ {2}destructive: terraform_data\.cluster \(replace\)$/m,
     ])
-      assert.match(blocked.stdout, pattern, explain(blocked));
+      assert.match(blocked.stdout, pattern, explainPrinted(blocked));
     assert.match(blocked.stderr, /run 0002-apply \(apply\) is blocked: it applies nothing until approved/);
     const afterBlock = await readState();
     assert.equal(afterBlock.serial, applied.serial, 'a blocked apply leaves the state untouched');
@@ -227,11 +199,11 @@ describe('local: a module lifecycle on a laptop', () => {
     assertPrinted(await local(cwd, 'init', '--module', example, '--image', 'example/demo:1.0.0'));
     assertPrinted(await local(cwd, 'set', 'cluster_name=demo'));
     const missing = await local(cwd, 'reconcile');
-    assert.equal(missing.exitCode, 2, `the pass exits with its run's code (InputsInvalid): ${explain(missing)}`);
-    assert.match(missing.stdout, /^run 0001-apply: invalid \(InputsInvalid\)$/m, explain(missing));
+    assert.equal(missing.exitCode, 2, `the pass exits with its run's code (InputsInvalid): ${explainPrinted(missing)}`);
+    assert.match(missing.stdout, /^run 0001-apply: invalid \(InputsInvalid\)$/m, explainPrinted(missing));
     const secret = 'tok-7f3a9c1e5b2d4806';
     const refused = await local(cwd, 'set', '--sensitive', 'admin_token');
-    assert.equal(refused.exitCode, 2, explain(refused));
+    assert.equal(refused.exitCode, 2, explainPrinted(refused));
     assert.match(refused.stderr, /no value for admin_token on stdin/);
     assertPrinted(
       await localWithInput(cwd, `${secret}\n`, 'set', '--sensitive', 'admin_token'),
@@ -256,8 +228,8 @@ describe('local: a module lifecycle on a laptop', () => {
 
     await rm(stateDir, { recursive: true });
     const lost = await local(cwd, 'reconcile');
-    assert.equal(lost.exitCode, 2, `the pass exits with its run's exit code: ${explain(lost)}`);
-    assert.match(lost.stdout, /^run 0002-apply: invalid \(StateDirMissing\)$/m, explain(lost));
+    assert.equal(lost.exitCode, 2, `the pass exits with its run's exit code: ${explainPrinted(lost)}`);
+    assert.match(lost.stdout, /^run 0002-apply: invalid \(StateDirMissing\)$/m, explainPrinted(lost));
     await assert.rejects(access(stateDir), 'no second, empty state was started');
   });
 
@@ -271,8 +243,8 @@ describe('local: a module lifecycle on a laptop', () => {
     await writeFile(stateFile, other);
     assertPrinted(await local(cwd, 'set', '--image', 'example/demo:1.1.0'));
     const refused = await local(cwd, 'reconcile');
-    assert.notEqual(refused.exitCode, 0, explain(refused));
-    assert.match(refused.stdout, /^run 0002-apply: failed \(StateLineageMismatch\)$/m, explain(refused));
+    assert.notEqual(refused.exitCode, 0, explainPrinted(refused));
+    assert.match(refused.stdout, /^run 0002-apply: failed \(StateLineageMismatch\)$/m, explainPrinted(refused));
     assert.equal(await readFile(stateFile, 'utf8'), other, 'the other state was not applied over');
   });
 
@@ -318,16 +290,16 @@ describe('local: a module lifecycle on a laptop', () => {
   it('refuses to approve when nothing is blocked, a --module that is not there, and says how to create a missing object', async (t) => {
     const cwd = await tempDir(t, 'captf-local-');
     const missing = await local(cwd, 'status');
-    assert.equal(missing.exitCode, 2, explain(missing));
+    assert.equal(missing.exitCode, 2, explainPrinted(missing));
     assert.match(missing.stderr, /there is no local object in \.captf-local: create one with captf-runner local init/);
     const typo = await local(cwd, 'init', '--module', './nope', '--image', 'example/demo:1.0.0');
-    assert.equal(typo.exitCode, 2, explain(typo));
+    assert.equal(typo.exitCode, 2, explainPrinted(typo));
     assert.match(typo.stderr, /--module \.\/nope does not exist: give the module dir/);
     await assert.rejects(access(join(cwd, '.captf-local')), 'nothing created');
     await writeTree(join(cwd, 'module'), modules.base);
     assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0'));
     const moved = await local(cwd, 'set', '--module', 'module/main.tf', 'cluster_name=other');
-    assert.equal(moved.exitCode, 2, explain(moved));
+    assert.equal(moved.exitCode, 2, explainPrinted(moved));
     assert.match(moved.stderr, /--module module\/main\.tf is no directory/);
     assert.doesNotMatch(
       await readFile(join(cwd, '.captf-local', 'inputs', 'terraform.tfvars.json'), 'utf8').catch(() => ''),
@@ -335,7 +307,7 @@ describe('local: a module lifecycle on a laptop', () => {
       'the refused set changed nothing',
     );
     const approve = await local(cwd, 'approve');
-    assert.equal(approve.exitCode, 2, explain(approve));
+    assert.equal(approve.exitCode, 2, explainPrinted(approve));
     assert.match(approve.stderr, /no apply of \.captf-local is blocked/);
   });
 });
