@@ -88,6 +88,13 @@ export function maskThenCutStart(masker: Pick<Masker, 'matches'>, text: string, 
 /** The masker of a text where nothing is secret (a terraform run before any input is read: its version). */
 export const NOTHING_SECRET: Pick<Masker, 'matches'> = { matches: () => [] };
 
+/**
+ * A policy's denial message as the result, the result Secret and the summaries quote it: masked whole,
+ * then cut to CUTS.denialMessage (the termination message cuts it shorter, to CUTS.terminationText).
+ */
+export const denialMessage = (masker: Pick<Masker, 'mask'>, message: string): string =>
+  maskThenCut(masker, message, CUTS.denialMessage);
+
 /** The most code units of `text` from its start whose UTF-8 takes at most `bytes` (a lone surrogate takes 3, as Buffer writes it). */
 function utf8Prefix(text: string, bytes: number): number {
   let used = 0;
