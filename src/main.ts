@@ -2,6 +2,7 @@
 // op to op-main.ts, loaded only then: `--version`, `--help` and the other commands load
 // commander and little else: every Job pays for what loads at start (BENCHMARKS.md, cold start).
 import { CommanderError } from 'commander';
+import { resolve } from 'node:path';
 import { startupSnapshot } from 'node:v8';
 import { type Invocation, parseCommandLine } from './cli.ts';
 import type { Op } from './schemas/result.ts';
@@ -115,5 +116,12 @@ async function run(): Promise<void> {
 
 // While a startup snapshot is built, nothing runs: the run starts when node restores the heap, with
 // that run's command line, environment and stdio. No top-level await: the snapshot's bundle is CommonJS.
-if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(() => void run());
+// node makes a script's path absolute in process.argv[1], but gives a snapshot's main the bundle's path
+// as it was typed: made absolute here as node makes it, so what the run finds beside the bundle (the
+// snapshot's lib/ bundles, the terraform record, the runner `local` starts) is found from any directory.
+if (startupSnapshot.isBuildingSnapshot())
+  startupSnapshot.setDeserializeMainFunction(() => {
+    if (process.argv[1]) process.argv[1] = resolve(process.argv[1]);
+    void run();
+  });
 else void run();

@@ -7,7 +7,8 @@
 // the packages only some runs load: a store's client, the policy language, pretty logs. Those are
 // bundles of their own in dist/snapshot/lib/, required when a run first uses them, from beside the
 // runner the run was started with (process.argv[1]: the launcher passes the bundle's path, as node
-// does for the bundle itself).
+// does for the bundle itself; made absolute at the start of a snapshot's run, src/main.ts, so a relative
+// one works too).
 //
 // The blob: scripts/image/snapshot-blob.sh.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

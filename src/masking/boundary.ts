@@ -2,7 +2,8 @@
 // secret cut in two matches no longer, so a text cut before it is masked shows the part of the
 // secret it kept; cut after, it shows the mask or nothing. Every sink that bounds a text bounds it
 // here, and SINKS lists every sink (test/masking/boundary.test.ts feeds each a secret across its cuts).
-import { MASK, type Masker } from './mask.ts';
+import { replaceRanges } from './anchored-strings.ts';
+import { MASK, type Masker, type Range, unionOf } from './mask.ts';
 
 /** What a cut text ends with, unless the sink says more. */
 const CUT_MARK = '…';
@@ -55,6 +56,44 @@ export function maskThenCut(
   if (at > 0 && isHighSurrogate(masked.charCodeAt(at - 1))) at--;
   return masked.slice(0, at) + tail(masked.length - at);
 }
+
+/**
+ * The end of `text`, masked with all of `text` in view, then cut at its start: its last `limit`
+ * characters from the first line break among them (none: from where they start). A secret the cut
+ * falls inside (one terraform wrapped across lines, a multi-line value) is masked whole and the end
+ * starts with its mask, so no part of it is kept. What `text` holds before its end is the context the
+ * masker sees there: only a secret printed longer than that context, begun before `text`, goes unseen.
+ * Should matching fail, the mask alone.
+ */
+export function maskThenCutStart(masker: Pick<Masker, 'matches'>, text: string, limit: number): string {
+  let ranges: Range[];
+  try {
+    ranges = unionOf(masker.matches(text));
+  } catch {
+    return MASK;
+  }
+  let at = 0;
+  if (text.length > limit) {
+    const from = text.length - limit;
+    const lineBreak = text.indexOf('\n', from);
+    at = lineBreak < 0 ? from : lineBreak + 1;
+    if (at > 0 && isHighSurrogate(text.charCodeAt(at - 1))) at++;
+  }
+  const inside = ranges.find(({ start, end }) => start < at && at < end);
+  if (inside) at = inside.start;
+  const kept = ranges.filter(({ end }) => end > at).map(({ start, end }) => ({ start: start - at, end: end - at }));
+  return replaceRanges(text.slice(at), kept, MASK);
+}
+
+/** The masker of a text where nothing is secret (a terraform run before any input is read: its version). */
+export const NOTHING_SECRET: Pick<Masker, 'matches'> = { matches: () => [] };
+
+/**
+ * A policy's denial message as the result, the result Secret and the summaries quote it: masked whole,
+ * then cut to CUTS.denialMessage (the termination message cuts it shorter, to CUTS.terminationText).
+ */
+export const denialMessage = (masker: Pick<Masker, 'mask'>, message: string): string =>
+  maskThenCut(masker, message, CUTS.denialMessage);
 
 /** The most code units of `text` from its start whose UTF-8 takes at most `bytes` (a lone surrogate takes 3, as Buffer writes it). */
 function utf8Prefix(text: string, bytes: number): number {

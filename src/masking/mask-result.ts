@@ -5,7 +5,7 @@
 // enums and literals), and the few free strings that still hold only its words (reason, step names).
 import { Result } from '../schemas/result.ts';
 import { maskValue, type Masker } from './mask.ts';
-import { CUTS, maskThenCut } from './boundary.ts';
+import { denialMessage } from './boundary.ts';
 
 export const PROTOCOL_WORD_WARNING =
   "a secret equals a word of the runner protocol (an op, outcome, reason, step, status, action, object kind or another word its schema lists): the result, the termination message and the log lines keep those fields as they are (they hold the runner's own words); it is masked everywhere else, the summaries included";
@@ -102,8 +102,8 @@ export function warnedOfSecretWords(masker: Masker, unmasked: Result, paths = pr
 
 /**
  * `unmasked` masked field by field, its protocol fields as they were, with a warning when masking had
- * changed one; each policy denial's message masked whole, then cut to CUTS.denialMessage characters
- * (the evaluator keeps it whole: boundary.ts).
+ * changed one; each policy denial's message masked whole, then cut (denialMessage, boundary.ts: the
+ * evaluator keeps it whole).
  */
 export function maskResult(masker: Masker, unmasked: Result): Result {
   // Found once: walking the result against its schema tries each union's options with a parse.
@@ -123,9 +123,7 @@ export function maskResult(masker: Masker, unmasked: Result): Result {
     const to = valueAt(masked, path.slice(0, -1));
     if (from && to && from[key] !== undefined) to[key] = from[key];
   }
-  return denied
-    ? withDenialMessages(masked, (index) => maskThenCut(masker, denied[index]!.message, CUTS.denialMessage))
-    : masked;
+  return denied ? withDenialMessages(masked, (index) => denialMessage(masker, denied[index]!.message)) : masked;
 }
 
 /** `result` with each policy denial's message replaced (masked once, at the boundary, not with the rest). */

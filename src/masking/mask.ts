@@ -130,7 +130,7 @@ class PatternGroups {
   }
 }
 
-type Range = { start: number; end: number };
+export type Range = { start: number; end: number };
 
 /** `text` with its ASCII letters in lower case: as long as `text`, so every offset in it holds in `text`. */
 const asciiLower = (text: string) => text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
@@ -151,7 +151,7 @@ function overlappingMatches(text: string, regex: RegExp): Range[] {
 }
 
 /** The ranges merged where they overlap, in order. */
-function unionOf(ranges: readonly Range[]): Range[] {
+export function unionOf(ranges: readonly Range[]): Range[] {
   const merged: Range[] = [];
   for (const range of [...ranges].sort((a, b) => a.start - b.start)) {
     const last = merged.at(-1);

@@ -1,5 +1,5 @@
 // The human summary printed at the end of a run: what happened, in words and counts.
-import { CUTS, maskThenCut } from '../masking/boundary.ts';
+import { denialMessage } from '../masking/boundary.ts';
 import type { ActionCounts, Classification } from '../schemas/classification.ts';
 import type { Op, Result } from '../schemas/result.ts';
 import { actionText, changeText } from '../plan/actions.ts';
@@ -124,8 +124,7 @@ export function humanSummary(result: Result, context: SummaryContext = {}): stri
       add('denied by the policy ', `(${policy.deniedTotal}: no approval can pass it):`);
       // A rule builds its message (up to 100,000 characters): cut as the result cuts it, masked whole first.
       const masker = { mask: context.mask ?? ((text: string) => text) };
-      for (const d of policy.denied)
-        add('  ', denialText({ ...d, message: maskThenCut(masker, d.message, CUTS.denialMessage) }));
+      for (const d of policy.denied) add('  ', denialText({ ...d, message: denialMessage(masker, d.message) }));
       if (policy.deniedTotal > policy.denied.length)
         add('  ', `… and ${policy.deniedTotal - policy.denied.length} more`);
     }

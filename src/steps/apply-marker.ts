@@ -4,8 +4,11 @@
 // sooner; it writes a marker to the object's backup store before terraform apply starts and deletes
 // it however the apply ends. A marker the next run finds was left by a run that never finished: it
 // is reported once (a notice, result.killedApply) and deleted (contract/sections/faults.md, "A
-// killed apply"); unless its writer may still run (before its --deadline): then it is another Job's
-// live apply, named and left alone. It never blocks a run: the state is what it is, the report is for a person.
+// killed apply") when its writer is known to have ended (its --deadline passed, or its process on this
+// machine is gone); else it may be another Job's live apply, named and left alone. It never blocks a
+// run: the state is what it is, the report is for a person.
+import { readlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
 import * as z from '../schemas/zod.ts';
 import type { Classification } from '../schemas/classification.ts';
 import { KILLED_APPLY_MAX_ADDRESSES, type KilledApply } from '../schemas/result.ts';
@@ -31,10 +34,51 @@ const ApplyMarker = z.strictObject({
   startedAt: z.string(),
   /** The writer's --deadline: it cannot run past it (absent without one). */
   runsUntil: z.string().optional(),
+  /** The writer's process, so that a run on the same machine can tell whether it still runs (absent in markers written before it). */
+  writer: z.strictObject({ host: z.string(), pidNamespace: z.string().optional(), pid: z.nonNegativeInt() }).optional(),
   addresses: z.array(z.string()).max(KILLED_APPLY_MAX_ADDRESSES),
   addressesLeftOut: z.nonNegativeInt(),
 });
 type ApplyMarker = z.infer<typeof ApplyMarker>;
+type MarkerWriter = NonNullable<ApplyMarker['writer']>;
+
+/** This process, as a marker names its writer: the machine, its pid namespace (Linux: a container has its own), the pid. */
+function thisProcess(): MarkerWriter {
+  let pidNamespace: string | undefined;
+  try {
+    pidNamespace = readlinkSync('/proc/self/ns/pid');
+  } catch {
+    // no /proc (macOS): the host alone says which pids are comparable
+  }
+  return { host: hostname(), ...(pidNamespace ? { pidNamespace } : {}), pid: process.pid };
+}
+
+/** Whether no process of this pid exists here (EPERM: one exists, another user's). */
+function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * Why a marker's writer is known to have ended: its --deadline passed, or it ran in this machine's pid
+ * namespace and no process of its pid is left; undefined when it may still run (it had no deadline, or
+ * one still ahead, and ran elsewhere or its pid is taken). A pid taken again only keeps a marker
+ * waiting, never reports a live apply as killed. Pure but for `gone`.
+ */
+export function writerEnded(
+  marker: Pick<ApplyMarker, 'runsUntil' | 'writer'>,
+  { now, here, gone }: { now: number; here: MarkerWriter; gone: (pid: number) => boolean },
+): 'deadline passed' | 'process gone' | undefined {
+  if (marker.runsUntil && Date.parse(marker.runsUntil) <= now) return 'deadline passed';
+  const { writer } = marker;
+  const sameMachine = writer?.host === here.host && writer.pidNamespace === here.pidNamespace;
+  if (writer && sameMachine && writer.pid !== here.pid && gone(writer.pid)) return 'process gone';
+  return undefined;
+}
 
 /**
  * The addresses a plan creates or replaces (their objects are made by the apply), the first
@@ -68,6 +112,7 @@ export async function writeApplyMarker(
     ...(ctx.settings.deadline
       ? { runsUntil: new Date(deadlineAt(ctx.startedAt, ctx.settings.deadline)).toISOString() }
       : {}),
+    writer: thisProcess(),
     ...plannedCreates(plan, ctx.masker),
   };
   try {
@@ -102,13 +147,15 @@ export async function clearApplyMarker(ctx: RunContext, object: string): Promise
 /**
  * Reports the markers of killed applies the backup store holds (`objects`, oldest first, from the
  * listing the state before step reads anyway): a notice each, result.killedApply for the newest;
- * then deletes them, so each is reported once. A marker whose writer may still run (its runsUntil
- * is ahead) is named in a notice of its own and left. Never throws: a marker that cannot be read or deleted is a warning.
+ * then deletes them, so each is reported once. Only a marker whose writer is known to have ended
+ * (writerEnded): one whose writer may still run is named in a notice of its own and left. Never throws:
+ * a marker that cannot be read or deleted is a warning.
  */
 export async function reportKilledApplies(ctx: RunContext, objects: readonly string[]): Promise<void> {
   if (!objects.length) return;
   const store = backupStore(ctx);
   const found: KilledApply[] = [];
+  const here = thisProcess();
   for (const object of objects) {
     const ref = `${store.location}/${object}`;
     const marker = await readMarker(store, object).catch((error: unknown) => {
@@ -116,14 +163,15 @@ export async function reportKilledApplies(ctx: RunContext, objects: readonly str
       return null;
     });
     if (!marker) continue;
-    const { kind: _, runsUntil, ...fields } = marker;
-    if (runsUntil && Date.parse(runsUntil) > Date.now()) {
+    const { kind: _, runsUntil: _until, writer: _writer, ...fields } = marker;
+    const ended = writerEnded(marker, { now: Date.now(), here, gone: processGone });
+    if (!ended) {
       // Its writer may still run: another Job's live apply of this object, not a killed one.
-      ctx.notice({ code: 'ApplyMayBeRunning', message: liveApplyText(ref, marker, runsUntil) });
+      ctx.notice({ code: 'ApplyMayBeRunning', message: liveApplyText(ref, marker) });
       continue;
     }
     found.push({ marker: ref, ...fields, earlier: 0 });
-    ctx.notice({ code: 'KilledApplyFound', message: killedApplyText(ref, marker) });
+    ctx.notice({ code: 'KilledApplyFound', message: killedApplyText(ref, marker, ended) });
     await store.deleteObject(object).catch((error: unknown) => {
       ctx.warn(
         `could not delete the apply marker ${ref} (${(error as Error).message}): the next run reports it again; delete it from the store`,
@@ -146,17 +194,23 @@ async function readMarker(store: ChunkStore, object: string): Promise<ApplyMarke
 function killedApplyText(
   ref: string,
   marker: Pick<ApplyMarker, 'op' | 'planHash' | 'startedAt' | 'addresses' | 'addressesLeftOut'>,
+  ended: NonNullable<ReturnType<typeof writerEnded>>,
 ): string {
-  const listed = marker.addresses.length ? marker.addresses.join(', ') : 'none listed';
-  const more = marker.addressesLeftOut ? ` and up to ${marker.addressesLeftOut} more` : '';
-  return `a previous run (${marker.op}, plan ${marker.planHash}) started terraform apply at ${marker.startedAt} and never finished (it was killed; marker ${ref}, now deleted): terraform saves the state only every 20 s during an apply, so objects it created or replaced may exist outside the state: ${listed}${more}. Check the infrastructure for objects of these addresses that the state does not hold, and import them (terraform import) or delete them; this run plans from the state as it is`;
+  const why = ended === 'deadline passed' ? 'its --deadline has passed' : 'its process on this machine is gone';
+  return `a previous run (${marker.op}, plan ${marker.planHash}) started terraform apply at ${marker.startedAt} and never finished (it was killed: ${why}; marker ${ref}, now deleted): terraform saves the state only every 20 s during an apply, so objects it created or replaced may exist outside the state: ${addressesText(marker)}. Check the infrastructure for objects of these addresses that the state does not hold, and import them (terraform import) or delete them; this run plans from the state as it is`;
 }
+
+/** A marker's addresses as the notices list them. Pure. */
+const addressesText = (marker: Pick<ApplyMarker, 'addresses' | 'addressesLeftOut'>) =>
+  `${marker.addresses.length ? marker.addresses.join(', ') : 'none listed'}${marker.addressesLeftOut ? ` and up to ${marker.addressesLeftOut} more` : ''}`;
 
 /** A marker whose writer may still run: what a person reads. Pure. */
 function liveApplyText(
   ref: string,
-  marker: Pick<ApplyMarker, 'op' | 'planHash' | 'startedAt'>,
-  runsUntil: string,
+  marker: Pick<ApplyMarker, 'op' | 'planHash' | 'startedAt' | 'runsUntil' | 'addresses' | 'addressesLeftOut'>,
 ): string {
-  return `another run (${marker.op}, plan ${marker.planHash}) started terraform apply at ${marker.startedAt} and may still be running (its --deadline ends at ${runsUntil}; marker ${ref}, left as it is): the Jobs of one object are not meant to overlap; if no Job of this object runs now, it was killed, and a run after ${runsUntil} reports it`;
+  const started = `another run (${marker.op}, plan ${marker.planHash}) started terraform apply at ${marker.startedAt} and may still be running`;
+  if (marker.runsUntil)
+    return `${started} (its --deadline ends at ${marker.runsUntil}; marker ${ref}, left as it is): the Jobs of one object are not meant to overlap; if no Job of this object runs now, it was killed, and a run after ${marker.runsUntil} reports it`;
+  return `${started} (it ran without --deadline, and its process is not known to have ended: it still runs on this machine, or ran on another; marker ${ref}, left as it is): the runs of one object are not meant to overlap; if none runs now, it was killed and objects it created or replaced may exist outside the state: ${addressesText(marker)}. Check the infrastructure for objects of these addresses that the state does not hold, import them (terraform import) or delete them, then delete the marker from the store: every run names it until then`;
 }

@@ -4,7 +4,7 @@
 // when a policy dir exists: without one nothing of it loads.
 import { existsSync } from 'node:fs';
 import type { Classification, PlanPolicy } from '../schemas/classification.ts';
-import { CUTS, maskThenCut } from '../masking/boundary.ts';
+import { denialMessage } from '../masking/boundary.ts';
 import { RunnerError } from '../errors.ts';
 import { deniedText } from '../guard/decide.ts';
 import type { JudgementOptions, PlanJudgement } from '../policy/index.ts';
@@ -78,6 +78,6 @@ export function refuseDenied(ctx: RunContext, plan: Classification): void {
  * up to 100,000 characters, and it may quote a secret) masked whole, then cut as the result cuts it.
  */
 export function deniedInWords(ctx: RunContext, policy: PlanPolicy): string {
-  const denied = policy.denied.map((d) => ({ ...d, message: maskThenCut(ctx.masker, d.message, CUTS.denialMessage) }));
+  const denied = policy.denied.map((d) => ({ ...d, message: denialMessage(ctx.masker, d.message) }));
   return deniedText({ ...policy, denied });
 }

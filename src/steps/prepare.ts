@@ -150,7 +150,7 @@ export function terraformIn(ctx: RunContext, { version, workspace }: TerraformIn
       end: text.end,
     },
     stop: ctx.terraformStop,
-    mask: (text) => ctx.masker.mask(text),
+    masker: ctx.masker,
   });
 }
 

@@ -4,6 +4,8 @@
 import { execa } from 'execa';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { maskThenCutStart, NOTHING_SECRET } from '../masking/boundary.ts';
+import type { Masker } from '../masking/mask.ts';
 import { readLineBatches } from '../util/lines.ts';
 import { killGroup, type StopHandle } from './stop.ts';
 
@@ -63,6 +65,8 @@ export interface RunOptions {
   passFds?: readonly number[];
   /** Told once terraform's process exists (never when it could not be started): from then on it may act. */
   onStart?: () => void;
+  /** The run's masker: the tail of stderr is masked with it before it is cut (none: nothing is secret). */
+  masker?: Pick<Masker, 'matches'>;
 }
 
 export interface RunResult<T = unknown> {
@@ -70,7 +74,7 @@ export interface RunResult<T = unknown> {
   /** Set when terraform died by a signal. */
   signal?: string;
   stdout: string;
-  /** The tail of stderr, for error messages and lock detection. */
+  /** The tail of stderr, masked, for error messages and lock detection (LineTail). */
   stderrTail: string;
   /** false when stderr was longer than its tail: what terraform printed first is gone from it. */
   stderrComplete: boolean;
@@ -79,6 +83,11 @@ export interface RunResult<T = unknown> {
 }
 
 const STDERR_TAIL_BYTES = 16 * 1024;
+/**
+ * What is kept of stderr before its tail, for the masker to see a secret the tail's cut falls inside
+ * whole: a secret printed longer than this, begun before it, is not seen (contract faults §5).
+ */
+const STDERR_TAIL_CONTEXT = 64 * 1024;
 /** Captured stdout (version, validate, output: small JSON documents) stops growing here; the rest is drained. */
 const CAPTURE_LIMIT_BYTES = 32 * 1024 * 1024;
 
@@ -100,7 +109,7 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   const ended = pid === undefined ? () => {} : options.stop.started(pid);
   if (pid !== undefined) options.onStart?.();
 
-  const stderrTail = new LineTail();
+  const stderrTail = new LineTail(options.masker);
   const stderrDone = forEachBatch(child.stderr!, (texts) => {
     for (const text of texts) stderrTail.push(text);
     return options.output.lines('stderr', texts);
@@ -165,41 +174,40 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   };
 }
 
-/** The last STDERR_TAIL_BYTES, from the start of a line: a line cut in two could cut a secret in two, and its end would no longer be masked. */
-function tailOf(text: string): string {
-  if (text.length <= STDERR_TAIL_BYTES) return text;
-  const cut = text.slice(-STDERR_TAIL_BYTES);
-  return cut.slice(cut.indexOf('\n') + 1);
-}
-
 /**
- * The tail of what terraform printed, line by line. Lines are cut down to the tail in batches of
- * twice its size, not at every line: cutting the tail of every line copied it whole each time.
+ * The tail of what terraform printed: its last STDERR_TAIL_BYTES from the start of a line, masked
+ * before it is cut (maskThenCutStart), with STDERR_TAIL_CONTEXT of what came before it in view. A line
+ * cut away could hold the beginning of a secret terraform wrapped onto the tail's first line: masked
+ * whole with its beginning, no part of it stays. Lines are cut down to the window in batches of twice
+ * its size, not at every line: cutting at every line copied the window whole each time.
  */
 export class LineTail {
-  #tail = '';
+  #window = '';
   #pending: string[] = [];
   #length = 0;
   /** Whether every line is still held (nothing was ever cut). */
   complete = true;
 
+  constructor(private readonly masker: Pick<Masker, 'matches'> = NOTHING_SECRET) {}
+
   push(line: string): void {
     this.#pending.push(line, '\n');
     this.#length += line.length + 1;
     if (this.#length > STDERR_TAIL_BYTES) this.complete = false;
-    if (this.#length > 2 * STDERR_TAIL_BYTES) this.#cut();
+    if (this.#length > 2 * (STDERR_TAIL_BYTES + STDERR_TAIL_CONTEXT)) this.#cut();
   }
 
+  /** The tail, masked (every call masks it again: call it once). */
   text(): string {
     this.#cut();
-    return this.#tail;
+    return maskThenCutStart(this.masker, this.#window, STDERR_TAIL_BYTES);
   }
 
   #cut(): void {
     if (this.#pending.length === 0) return;
-    this.#tail = tailOf(this.#tail + this.#pending.join(''));
+    this.#window = (this.#window + this.#pending.join('')).slice(-(STDERR_TAIL_BYTES + STDERR_TAIL_CONTEXT));
     this.#pending = [];
-    this.#length = this.#tail.length;
+    this.#length = this.#window.length;
   }
 }
 

@@ -3,6 +3,7 @@
 // stop handle). Every command's exit is read here, in one place, and a failure becomes the error
 // its stderr explains (diagnostics.ts).
 import { RunnerError, type RunnerErrorOptions } from '../errors.ts';
+import type { Masker } from '../masking/mask.ts';
 import type { ReasonOfKind } from '../vocabulary/reasons.ts';
 import { diagnose, type Diagnosis, type PrintedDiagnostic } from './diagnostics.ts';
 import {
@@ -40,8 +41,8 @@ export interface TerraformOptions {
   output: TerraformOutput;
   /** The run's stop handle: every terraform this handle starts is interrupted through it. */
   stop: StopHandle;
-  /** The run's masker, for terraform's diagnostics before they are cut to their bounds (none: nothing is secret). */
-  mask?: (text: string) => string;
+  /** The run's masker, for the tail of stderr and terraform's diagnostics before they are cut to their bounds (none: nothing is secret). */
+  masker?: Pick<Masker, 'mask' | 'matches'>;
 }
 
 /** The commands the runner runs, named as steps in results and logs. */
@@ -90,7 +91,8 @@ export interface Terraform {
 }
 
 export function createTerraform(options: TerraformOptions): Terraform {
-  const { path, cwd, output, stop } = options;
+  const { path, cwd, output, stop, masker } = options;
+  const mask = masker && ((text: string) => masker.mask(text));
   const env = options.env ?? process.env;
   return {
     path,
@@ -104,7 +106,7 @@ export function createTerraform(options: TerraformOptions): Terraform {
           lines: (stream, texts) => output.lines(stream, texts, command),
           end: (stream) => output.end?.(stream, command),
         };
-        result = await runTerraform<T>({ terraformPath: path, cwd, env, output: lines, stop, args, ...extra });
+        result = await runTerraform<T>({ terraformPath: path, cwd, env, output: lines, stop, args, masker, ...extra });
       } catch (error) {
         if (error instanceof RunnerError) throw error;
         const code = (error as NodeJS.ErrnoException).code;
@@ -118,7 +120,7 @@ export function createTerraform(options: TerraformOptions): Terraform {
       return {
         ...result,
         command,
-        place: placeOf(cwd, args, options.mask),
+        place: placeOf(cwd, args, mask),
         killedByStop: stop.killed,
         meaning: interpretExit(command, result.exitCode, args.includes('-detailed-exitcode')),
       };

@@ -4,7 +4,7 @@
 // run that finds one reports what may exist outside the state, once.
 import { after, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileLines, startInBackground, until } from '../support/exec.ts';
@@ -95,6 +95,11 @@ describe('a killed apply', () => {
     assert.ok(notice, JSON.stringify(r.notices));
     for (const address of slowAddresses) assert.ok(notice.message.includes(address), notice.message);
     assert.match(notice.message, /may exist outside the state/);
+    assert.match(
+      notice.message,
+      /its process on this machine is gone/,
+      'no --deadline: its gone process is what tells',
+    );
     assert.ok(
       summaryLines(next).some((line) => line.includes('KilledApplyFound') || line.includes('never finished')),
       summaryLines(next).join('\n'),
@@ -160,6 +165,84 @@ describe('a killed apply', () => {
     const done = await exited;
     assert.equal(done.exitCode, 0, done.stderr.slice(-3000));
     assert.deepEqual(markers(backups), [], 'the live apply deleted its own marker when it ended');
+  });
+
+  it('a run overlapping a live apply started without --deadline names its marker and leaves it: its process still runs', async (t) => {
+    const { s, slow, backups, exited } = await slowApplyRunning(t);
+    const [live] = markers(backups);
+    assert.ok(live, 'the live apply wrote its marker');
+    const other = { ...s, out: join(s.dir, 'out-2'), termination: join(s.dir, 'termination-2') };
+    const overlapping = await runRunner(
+      argsFor(other, 'plan', ['--state', s.state], ['--kind', 'machine', '--backups', backups]),
+      {},
+      other,
+    );
+    const r = overlapping.result!;
+    assert.equal(r.killedApply, undefined, JSON.stringify(r.killedApply));
+    assert.ok(!r.notices?.some((n) => n.code === 'KilledApplyFound'), JSON.stringify(r.notices));
+    const notice = r.notices?.find((n) => n.code === 'ApplyMayBeRunning');
+    assert.ok(notice, explain(overlapping));
+    assert.ok(notice.message.includes(live) && /ran without --deadline/.test(notice.message), notice.message);
+    assert.deepEqual(markers(backups), [live], 'the live apply keeps its marker');
+
+    await rm(slow);
+    const done = await exited;
+    assert.equal(done.exitCode, 0, done.stderr.slice(-3000));
+    assert.deepEqual(markers(backups), [], 'the live apply deleted its own marker when it ended');
+  });
+
+  it('markers of runs elsewhere: one whose --deadline has passed is reported as killed and deleted; one without a deadline is named and left until a person deletes it', async (t) => {
+    const s = await scenario(t, modules.base);
+    const backups = join(s.out, 'backups');
+    const elsewhere = { host: 'another-node', pid: 4242 };
+    const marker = (name: string, fields: object) => {
+      mkdirSync(join(backups, name), { recursive: true, mode: 0o700 });
+      const content = {
+        kind: 'ApplyMarker',
+        op: 'apply',
+        planHash: 'a'.repeat(64),
+        startedAt: '2026-01-01T10:00:00.000Z',
+        writer: elsewhere,
+        addressesLeftOut: 0,
+        ...fields,
+      };
+      writeFileSync(join(backups, name, 'manifest.json'), `${JSON.stringify(content)}\n`, { mode: 0o600 });
+    };
+    marker('applying-20260101t100000000z', {
+      runsUntil: '2026-01-01T11:00:00.000Z',
+      addresses: ['terraform_data.late'],
+    });
+    marker('applying-20260101t100500000z', { addresses: ['terraform_data.unknown'] });
+
+    const first = await s.run('plan');
+    assert.equal(first.exitCode, 0, explain(first));
+    const r = first.result!;
+    assert.equal(r.killedApply?.marker, `${backups}/applying-20260101t100000000z`, JSON.stringify(r.killedApply));
+    assert.deepEqual(r.killedApply?.addresses, ['terraform_data.late']);
+    assert.equal(r.killedApply?.earlier, 0);
+    const killed = r.notices?.filter((n) => n.code === 'KilledApplyFound') ?? [];
+    assert.equal(killed.length, 1, JSON.stringify(r.notices));
+    assert.match(killed[0]!.message, /its --deadline has passed/);
+    const live = r.notices?.filter((n) => n.code === 'ApplyMayBeRunning') ?? [];
+    assert.equal(live.length, 1, JSON.stringify(r.notices));
+    assert.match(live[0]!.message, /applying-20260101t100500000z/);
+    assert.match(live[0]!.message, /ran without --deadline/);
+    assert.match(live[0]!.message, /terraform_data\.unknown/);
+    assert.deepEqual(
+      markers(backups),
+      ['applying-20260101t100500000z'],
+      'the killed one deleted, the unknown one left',
+    );
+
+    const second = await s.run('plan');
+    assert.equal(second.result!.killedApply, undefined, explain(second));
+    assert.ok(
+      second.result!.notices?.some((n) => n.code === 'ApplyMayBeRunning'),
+      'named on every run',
+    );
+    await rm(join(backups, 'applying-20260101t100500000z'), { recursive: true });
+    const third = await s.run('plan');
+    assert.ok(!third.result!.notices?.some((n) => /Apply/.test(n.code)), JSON.stringify(third.result!.notices));
   });
 
   it('a failed apply leaves no marker, and the next run reports none', async (t) => {

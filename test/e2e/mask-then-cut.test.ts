@@ -17,9 +17,9 @@ const ADDRESS_HEAD = 'terraform_data.keyed["';
 const fragments = (text: string, length: number) =>
   Array.from({ length: text.length - length + 1 }, (_, at) => text.slice(at, at + length));
 
-function assertNoFragment(bytes: string, what: string) {
-  const base64 = Buffer.from(SECRET).toString('base64');
-  for (const part of [...fragments(SECRET, 4), ...fragments(base64, 8)]) {
+function assertNoFragment(bytes: string, what: string, secret = SECRET) {
+  const base64 = Buffer.from(secret).toString('base64');
+  for (const part of [...fragments(secret, 4), ...fragments(base64, 8)]) {
     const at = bytes.indexOf(part);
     assert.equal(at, -1, `${what}: ${JSON.stringify(part)} got out: …${bytes.slice(Math.max(0, at - 120), at + 60)}…`);
   }
@@ -89,5 +89,36 @@ resource "terraform_data" "keyed" {
     assert.ok(result.message.length < 2_000, `the message is ${result.message.length} characters`);
     assert.ok(result.message.includes('w'.repeat(900)), 'the denial is quoted');
     assert.ok(run.stdout.length + run.stderr.length < 60_000, 'no sink printed the message whole');
+  });
+
+  it('terraform wraps a secret onto the last line of a stderr longer than its tail: the tail is masked whole before any of it is taken, so the message quotes no part of it', async (t) => {
+    // A single-line secret with a space: terraform's word wrap puts its second word on a line of its
+    // own, the last of stderr. The error's header is over 16 KiB back (a command of 5,000 words), so
+    // the run's message quotes stderr's last line: the end of the secret, which alone no masker knows.
+    const secret = `${'Kq7Zx'.repeat(14)} ${'Vw9JmYq8Rz'.repeat(2)}`;
+    const s = await scenario(t, {
+      'main.tf': `variable "pw" {
+  type      = string
+  sensitive = true
+}
+resource "terraform_data" "x" {
+  provisioner "local-exec" {
+    command     = "printf '\\\\n%s\\\\n\\\\n' \\"$PW\\"; exit 1 # \${join(" ", [for i in range(1000) : "pad pad pad pad pad"])}"
+    environment = { PW = nonsensitive(var.pw) }
+  }
+}
+`,
+    });
+    await s.setInputs({ 'sensitive.tfvars.json': { pw: secret } });
+    const run = await s.run('apply');
+    const result = run.result!;
+    assert.equal(result?.reason, 'ApplyFailed', explain(run));
+    assert.match(result.message, /^terraform apply exited 1: \(sensitive value\)/, "stderr's last line, masked whole");
+    for (const [what, bytes] of [
+      ['stdout', run.stdout],
+      ['stderr', run.stderr],
+      ['the out dir and the termination message', run.allBytes],
+    ] as const)
+      assertNoFragment(bytes, what, secret);
   });
 });

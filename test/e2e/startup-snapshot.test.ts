@@ -202,6 +202,37 @@ describe("the image's command and the startup snapshot", () => {
     }
   });
 
+  it('runs through the blob named by relative paths, the bundle too: what lies beside the bundle (a lib/ bundle: the policy language) is found', async () => {
+    const policy = join(root, 'policy');
+    await mkdir(policy, { recursive: true });
+    await writeFile(
+      join(policy, 'policy.yaml'),
+      'apiVersion: policy.captf.io/v1\nrules:\n- name: no-creates\n  on: change\n  match: change.kind == "create"\n  effect: deny\n  message: \'"no creates: " + change.address\'\n',
+    );
+    const plan = fileURLToPath(new URL('../fixtures/plans/terraform-json/basic__plan.json', import.meta.url));
+    const run = await runProcess(
+      process.execPath,
+      [
+        '--single-threaded',
+        '--snapshot-blob',
+        'lib/snapshot/captf-runner.blob',
+        'lib/captf-runner.mjs',
+        'classify',
+        plan,
+        '--policy',
+        policy,
+        '--json',
+      ],
+      { cwd: root },
+    );
+    assert.equal(run.exitCode, 0, run.stderr);
+    const classified = JSON.parse(run.stdout) as { policy?: { denied: { rule: string }[] } };
+    assert.ok(
+      classified.policy?.denied.some((d) => d.rule === 'no-creates'),
+      run.stdout.slice(0, 2000),
+    );
+  });
+
   it('applies through the snapshot without its lib/ bundles: the store clients, policy language and pretty logs load only when used', async (t) => {
     await rm(join(lib, 'snapshot/lib'), { recursive: true });
     const dir = await tempDir(t, 'captf-snapshot-apply-');

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
-import { MASKED_WHOLE, maskThenCut, SINKS } from '../../src/masking/boundary.ts';
+import { denialMessage, MASKED_WHOLE, maskThenCut, SINKS } from '../../src/masking/boundary.ts';
 import { createLogger } from '../../src/output/log.ts';
 import { MASK, Masker } from '../../src/masking/mask.ts';
 import { maskResult } from '../../src/masking/mask-result.ts';
@@ -229,5 +229,20 @@ describe('output: the mask-then-cut boundary', () => {
       [],
       'a file named here that writes nothing any more',
     );
+  });
+
+  it("a denial's cut is said once: denialMessage (boundary.ts), the only place of src/ that names CUTS.denialMessage", async () => {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const naming: string[] = [];
+    for (const entry of await readdir(join(root, 'src'), { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+      const path = join(entry.parentPath, entry.name);
+      if (/CUTS\.denialMessage\b/.test(await readFile(path, 'utf8'))) naming.push(relative(root, path));
+    }
+    assert.deepEqual(naming, ['src/masking/boundary.ts'], 'cut a denial with denialMessage() (masking/boundary.ts)');
+    const message = `${'m'.repeat(990)}${SECRET}`;
+    const masker = new Masker();
+    masker.add(SECRET, 'key');
+    assert.equal(denialMessage(masker, message), `${'m'.repeat(990)}…`);
   });
 });

@@ -1,7 +1,8 @@
-// What an apply marker lists (steps/apply-marker.ts): the addresses the plan creates or replaces, bounded. Pure.
+// What an apply marker lists (steps/apply-marker.ts): the addresses the plan creates or replaces, bounded;
+// and when a marker's writer is known to have ended. Pure.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { plannedCreates } from '../../src/steps/apply-marker.ts';
+import { plannedCreates, writerEnded } from '../../src/steps/apply-marker.ts';
 import { MASK, Masker } from '../../src/masking/mask.ts';
 
 const entry = (address: string, actions: string[]) => ({ address, actions });
@@ -42,5 +43,31 @@ describe('plannedCreates', () => {
     const long = `x.y["${'k'.repeat(490)}${secret}${'k'.repeat(100)}"]`;
     const [cut] = plannedCreates({ changes: [entry(long, ['create'])], changesTotal: 1 }, masker).addresses;
     assert.equal(cut, `x.y["${'k'.repeat(490)}…`);
+  });
+});
+
+describe('writerEnded: a marker is reported as killed only when its writer is known to have ended', () => {
+  const now = Date.parse('2026-12-06T12:00:00Z');
+  const here = { host: 'node-a', pidNamespace: 'pid:[4026531836]', pid: 100 };
+  const gone = (pid: number) => pid !== 7;
+  const at = (pid: number, more: object = {}) => ({ writer: { ...here, pid, ...more } });
+
+  it('its --deadline passed: ended, wherever it ran', () => {
+    assert.equal(writerEnded({ runsUntil: '2026-12-06T11:59:59Z' }, { now, here, gone }), 'deadline passed');
+    assert.equal(writerEnded({ runsUntil: '2026-12-06T11:00:00Z', ...at(7) }, { now, here, gone }), 'deadline passed');
+  });
+
+  it('its process gone from this machine and pid namespace: ended, whatever its deadline', () => {
+    assert.equal(writerEnded(at(8), { now, here, gone }), 'process gone');
+    assert.equal(writerEnded({ runsUntil: '2026-12-06T13:00:00Z', ...at(8) }, { now, here, gone }), 'process gone');
+  });
+
+  it('no deadline, or one ahead, and a process that may run: not known to have ended', () => {
+    assert.equal(writerEnded({}, { now, here, gone }), undefined, 'a marker that names no writer');
+    assert.equal(writerEnded({ runsUntil: '2026-12-06T13:00:00Z' }, { now, here, gone }), undefined);
+    assert.equal(writerEnded(at(7), { now, here, gone }), undefined, 'its pid runs');
+    assert.equal(writerEnded(at(8, { host: 'node-b' }), { now, here, gone }), undefined, 'another machine');
+    assert.equal(writerEnded(at(8, { pidNamespace: 'pid:[1]' }), { now, here, gone }), undefined, 'another container');
+    assert.equal(writerEnded(at(100), { now, here, gone: () => true }), undefined, 'its pid is this run');
   });
 });

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyArgs } from '../../src/terraform/apply.ts';
 import { LineTail, terraformEnv } from '../../src/terraform/exec.ts';
+import { Masker } from '../../src/masking/mask.ts';
 import { initArgs } from '../../src/terraform/init.ts';
 import { forceUnlockArgs, lockProbeArgs } from '../../src/terraform/lock.ts';
 import { planArgs } from '../../src/terraform/plan.ts';
@@ -197,5 +198,25 @@ describe('driver: the tail of stderr', () => {
       assert.equal(tail.text(), expected.tail, `round ${round}`);
       assert.equal(tail.complete, expected.complete, `round ${round}`);
     }
+  });
+
+  it('masks the tail before it is cut: a secret terraform wrapped across the cut is masked whole, no part of it kept', () => {
+    const LIMIT = 16 * 1024;
+    const [head, end] = ['Kq7Zx'.repeat(14), 'Vw9JmYq8Rz'.repeat(2)];
+    const masker = new Masker();
+    masker.add(`${head} ${end}`, 'var.pw');
+    const after = Array.from({ length: 408 }, () => 'x'.repeat(39));
+    // The cut falls in the secret's first line: the tail would start with its second, alone.
+    const before = Array.from({ length: 1000 }, (_, i) => `line ${i}`);
+    const tail = new LineTail(masker);
+    for (const line of [...before, head, end, ...after]) tail.push(line);
+    assert.ok(after.length * 40 + end.length + 1 < LIMIT && after.length * 40 + end.length + head.length + 2 > LIMIT);
+    const text = tail.text();
+    assert.equal(tail.complete, false);
+    assert.ok(text.startsWith('(sensitive value)\n'), text.slice(0, 100));
+    assert.ok(!text.includes('Vw9J') && !text.includes('Kq7Z'), 'no part of the secret');
+    const unmasked = new LineTail();
+    for (const line of [...before, head, end, ...after]) unmasked.push(line);
+    assert.ok(unmasked.text().startsWith(`${end}\n`), "without a masker the tail starts at the secret's second line");
   });
 });
