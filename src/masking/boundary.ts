@@ -3,7 +3,7 @@
 // secret it kept; cut after, it shows the mask or nothing. Every sink that bounds a text bounds it
 // here, and SINKS lists every sink (test/masking/boundary.test.ts feeds each a secret across its cuts).
 import { replaceRanges } from './anchored-strings.ts';
-import { MASK, type Masker, type Range, unionOf } from './mask.ts';
+import { MASK, type Masker } from './mask.ts';
 
 /** What a cut text ends with, unless the sink says more. */
 const CUT_MARK = '…';
@@ -65,13 +65,9 @@ export function maskThenCut(
  * masker sees there: only a secret printed longer than that context, begun before `text`, goes unseen.
  * Should matching fail, the mask alone.
  */
-export function maskThenCutStart(masker: Pick<Masker, 'matches'>, text: string, limit: number): string {
-  let ranges: Range[];
-  try {
-    ranges = unionOf(masker.matches(text));
-  } catch {
-    return MASK;
-  }
+export function maskThenCutStart(masker: Pick<Masker, 'secretRanges'>, text: string, limit: number): string {
+  const ranges = masker.secretRanges(text);
+  if (!ranges) return MASK;
   let at = 0;
   if (text.length > limit) {
     const from = text.length - limit;
@@ -86,7 +82,7 @@ export function maskThenCutStart(masker: Pick<Masker, 'matches'>, text: string, 
 }
 
 /** The masker of a text where nothing is secret (a terraform run before any input is read: its version). */
-export const NOTHING_SECRET: Pick<Masker, 'matches'> = { matches: () => [] };
+export const NOTHING_SECRET: Pick<Masker, 'secretRanges'> = { secretRanges: () => [] };
 
 /**
  * A policy's denial message as the result, the result Secret and the summaries quote it: masked whole,

@@ -151,7 +151,7 @@ function overlappingMatches(text: string, regex: RegExp): Range[] {
 }
 
 /** The ranges merged where they overlap, in order. */
-export function unionOf(ranges: readonly Range[]): Range[] {
+function unionOf(ranges: readonly Range[]): Range[] {
   const merged: Range[] = [];
   for (const range of [...ranges].sort((a, b) => a.start - b.start)) {
     const last = merged.at(-1);
@@ -325,11 +325,20 @@ export class Masker {
    * the mask alone (never the text unmasked).
    */
   mask(text: string): string {
+    const ranges = this.secretRanges(text);
+    return ranges ? replaceRanges(text, ranges, MASK) : MASK;
+  }
+
+  /**
+   * Where in `text` the secrets are, each place where secrets overlap as one; should matching fail,
+   * undefined, counted in `unmaskable` (the caller then writes the mask alone).
+   */
+  secretRanges(text: string): Range[] | undefined {
     try {
-      return replaceRanges(text, unionOf(this.matches(text)), MASK);
+      return unionOf(this.matches(text));
     } catch {
       this.unmaskable++;
-      return MASK;
+      return undefined;
     }
   }
 

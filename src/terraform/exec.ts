@@ -66,7 +66,7 @@ export interface RunOptions {
   /** Told once terraform's process exists (never when it could not be started): from then on it may act. */
   onStart?: () => void;
   /** The run's masker: the tail of stderr is masked with it before it is cut (none: nothing is secret). */
-  masker?: Pick<Masker, 'matches'>;
+  masker?: Pick<Masker, 'secretRanges'>;
 }
 
 export interface RunResult<T = unknown> {
@@ -188,7 +188,7 @@ export class LineTail {
   /** Whether every line is still held (nothing was ever cut). */
   complete = true;
 
-  constructor(private readonly masker: Pick<Masker, 'matches'> = NOTHING_SECRET) {}
+  constructor(private readonly masker: Pick<Masker, 'secretRanges'> = NOTHING_SECRET) {}
 
   push(line: string): void {
     this.#pending.push(line, '\n');

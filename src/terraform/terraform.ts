@@ -42,7 +42,7 @@ export interface TerraformOptions {
   /** The run's stop handle: every terraform this handle starts is interrupted through it. */
   stop: StopHandle;
   /** The run's masker, for the tail of stderr and terraform's diagnostics before they are cut to their bounds (none: nothing is secret). */
-  masker?: Pick<Masker, 'mask' | 'matches'>;
+  masker?: Pick<Masker, 'mask' | 'secretRanges'>;
 }
 
 /** The commands the runner runs, named as steps in results and logs. */

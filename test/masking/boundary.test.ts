@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
-import { denialMessage, MASKED_WHOLE, maskThenCut, SINKS } from '../../src/masking/boundary.ts';
+import { denialMessage, MASKED_WHOLE, maskThenCut, maskThenCutStart, SINKS } from '../../src/masking/boundary.ts';
 import { createLogger } from '../../src/output/log.ts';
 import { MASK, Masker } from '../../src/masking/mask.ts';
 import { maskResult } from '../../src/masking/mask-result.ts';
@@ -149,6 +149,19 @@ describe('output: the mask-then-cut boundary', () => {
     assert.equal(tailed, `${'x'.repeat(20)} (30 more)`);
     assert.ok(maskThenCut(m, text, 1).length <= 1);
     assert.equal(maskThenCut(MASKED_WHOLE, `ab${MASK}cd`, 6), 'ab…');
+  });
+
+  it('a text the masker cannot match is written as the mask alone, at either end, and counted as unmaskable', () => {
+    class FailingMasker extends Masker {
+      override matches(): never {
+        throw new RangeError('Maximum call stack size exceeded');
+      }
+    }
+    const m = new FailingMasker();
+    assert.equal(maskThenCutStart(m, `${'a'.repeat(50)}${SECRET}`, 20), MASK);
+    assert.equal(m.unmaskable, 1, 'the stderr tail counts its failure as the whole-text mask does');
+    assert.equal(m.mask(SECRET), MASK);
+    assert.equal(m.unmaskable, 2);
   });
 
   it('cuts to a number of UTF-8 bytes at a character, the tail included, never inside a mask', () => {
