@@ -22,7 +22,7 @@ import { warmReader } from './warm-reader.ts';
 
 async function warmStart(): Promise<void> {
   // The command line's program built and an op's command line parsed, its result dropped: commander's code a run
-  // takes first is compiled in the heap the snapshot keeps (≈ 5–10 ms of a run's start, BENCHMARKS.md).
+  // takes first is compiled in the heap the snapshot keeps (a run's start ×0.96–0.98: bench/HISTORY.md, issue 44).
   await parseCommandLine(['node', 'captf-runner', 'apply', '--kind', 'cluster']);
   for (const op of Op.options) {
     await OPS[op]();

@@ -5,9 +5,9 @@
 // record. The image's binary is root's and writable by no one else; the runner takes a record only for such a
 // file (src/terraform/verified-record.ts), so one writable by others is refused here too.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
 
 const SUMS = 'runner/terraform.sha256sums';
 const RECORD_SCRIPT = 'runner/terraform-record.sh';
