@@ -27,7 +27,9 @@
 // (default $TMPDIR/captf-bench.json, so that a trial run never overwrites the committed figures; - for none);
 // --keep (keep the temp dir); --snapshot (part 1's runner starts through the startup snapshot, as the image's
 // command starts it; part 7 also reads through snapshots of its worker, with and without the reader's warm-up in
-// their build).
+// their build); --verified-terraform (the runner answers `version` from a record of terraform made beside it with
+// the image build's checks, bench/lib/verified-terraform.ts, as the image's runner does: the apply part's runs then
+// start no `version` launch; the breakdown's do, their terraform a tracing wrapper that is not the verified file).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -51,6 +53,8 @@ interface Results {
     node: string;
     terraform: string;
     bundleBytes: number;
+    /** --verified-terraform: the apply part's runner answered `version` from the record, as in the image. */
+    terraformRecord: boolean;
     loadavgAtStart: string;
     loadavgAtEnd?: string;
   };
@@ -133,6 +137,7 @@ const results: Results = {
     node: b.nodeVersion,
     terraform: spawnSync(b.terraform, ['version'], { encoding: 'utf8', env: b.env }).stdout.split('\n')[0],
     bundleBytes: statSync(b.runner).size,
+    terraformRecord: b.terraformRecord !== undefined,
     loadavgAtStart: loadavg(),
   },
   apply: [],
@@ -145,7 +150,7 @@ const results: Results = {
 };
 
 log(
-  `captf-runner benchmark: ${results.machine.bundleBytes}-byte entry, ${b.nodeVersion}, ${results.machine.terraform}; ${results.machine.nproc} CPU, load ${results.machine.loadavgAtStart}; temp dir ${b.tmp}`,
+  `captf-runner benchmark: ${results.machine.bundleBytes}-byte entry, ${b.nodeVersion}, ${results.machine.terraform}${b.terraformRecord ? ' (verified: no version launch)' : ''}; ${results.machine.nproc} CPU, load ${results.machine.loadavgAtStart}; temp dir ${b.tmp}`,
 );
 try {
   if (opts.only.has('start')) results.start = benchStart(b);

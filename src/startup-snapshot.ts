@@ -2,7 +2,7 @@
 // `node --snapshot-blob BLOB --build-snapshot` runs it once and saves the heap it leaves; a run of
 // `node --snapshot-blob BLOB captf-runner.mjs ARGS` restores that heap and starts main.ts's run, the
 // same code as the bundle's with the start already done: every module an op loads before its first
-// terraform spawn evaluated, the settings' schemas built and parsed once (BENCHMARKS.md, start).
+// terraform spawn evaluated, the command line and the settings' schemas built and parsed once (BENCHMARKS.md, start).
 // The snapshot must be built by the node binary that runs it (node refuses another's blob).
 //
 // While it is built nothing may touch stdio, read the environment, open a handle or keep a timer:
@@ -11,6 +11,7 @@
 // at its first use in this bundle (scripts/build/build-snapshot.mjs). One read is kept: execa's colours
 // (yoctocolors) are decided from the build's environment, none, and the runner never asks for them.
 import { startupSnapshot } from 'node:v8';
+import { parseCommandLine } from './cli.ts';
 import './main.ts';
 // Loaded by main.ts only for an op: evaluated now, into the heap the snapshot keeps.
 import './op-main.ts';
@@ -20,6 +21,9 @@ import { Op } from './schemas/result.ts';
 import { warmReader } from './warm-reader.ts';
 
 async function warmStart(): Promise<void> {
+  // The command line's program built and an op's command line parsed, its result dropped: commander's code a run
+  // takes first is compiled in the heap the snapshot keeps (a run's start ×0.96–0.98: bench/HISTORY.md, issue 44).
+  await parseCommandLine(['node', 'captf-runner', 'apply', '--kind', 'cluster']);
   for (const op of Op.options) {
     await OPS[op]();
     try {

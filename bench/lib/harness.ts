@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { buildSnapshotBlob as buildSnapshotBlobUntyped } from '../../scripts/image/snapshot-blob.mjs';
 import { cleanEnv } from './env.ts';
 import type { ModuleSize } from './module.ts';
+import { writeVerifiedRecord } from './verified-terraform.ts';
 
 const buildSnapshotBlob: (node: string, entry: string, blob: string) => void = buildSnapshotBlobUntyped;
 
@@ -47,6 +48,8 @@ export interface BenchOptions {
   keep: boolean;
   /** The apply part's runner and the reader part also start through startup snapshots. */
   snapshot: boolean;
+  /** The runner answers `version` from a record of terraform made with the image build's checks (bench/lib/verified-terraform.ts). */
+  verifiedTerraform: boolean;
 }
 
 const DEFAULT_PAIRS = 5;
@@ -95,6 +98,7 @@ export function parseOptions(args: string[]): BenchOptions {
       'json-out': { type: 'string', default: join(tmpdir(), 'captf-bench.json') },
       keep: { type: 'boolean', default: false },
       snapshot: { type: 'boolean', default: false },
+      'verified-terraform': { type: 'boolean', default: false },
     },
   });
   const only = new Set<Part>();
@@ -118,6 +122,7 @@ export function parseOptions(args: string[]): BenchOptions {
     jsonOut: opts['json-out'],
     keep: opts.keep,
     snapshot: opts.snapshot,
+    verifiedTerraform: opts['verified-terraform'],
   };
 }
 
@@ -144,6 +149,8 @@ export interface Bench {
   applyEnv: NodeJS.ProcessEnv;
   /** The startup snapshot's blob, made by the node that runs the runner (on first use). */
   snapshotBlob(): string;
+  /** With --verified-terraform, the record beside the runner: its runs of `terraform` start no `version` launch. */
+  terraformRecord: string | undefined;
 }
 
 function which(name: string): string {
@@ -193,6 +200,13 @@ export function setUp(opts: BenchOptions): Bench {
     if (!existsSync(blob)) buildSnapshotBlob(opts.node, join(snapshotDir, 'captf-runner.cjs'), blob);
     return blob;
   };
+  const env = cleanEnv();
+  let terraformRecord: string | undefined;
+  try {
+    if (opts.verifiedTerraform) terraformRecord = writeVerifiedRecord(REPO, terraform, dirname(runner), env);
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
   return {
     opts,
     tmp,
@@ -200,10 +214,11 @@ export function setUp(opts: BenchOptions): Bench {
     nodeVersion: spawnSync(opts.node, ['--version'], { encoding: 'utf8' }).stdout.trim(),
     runner,
     terraform,
-    env: cleanEnv(),
+    env,
     applyLaunch: opts.snapshot ? [...IMAGE_V8_FLAGS, '--snapshot-blob', snapshotBlob()] : [],
     applyEnv: opts.snapshot ? APPLY_ENV_SNAPSHOT : {},
     snapshotBlob,
+    terraformRecord,
   };
 }
 
@@ -260,6 +275,8 @@ export interface Timed {
   /** ms since the epoch. */
   launchedAtMs: number;
   endedAtMs: number;
+  /** What the command wrote to stderr. */
+  stderr: string;
 }
 
 /**
@@ -283,6 +300,7 @@ export function timed(b: Bench, file: string, args: string[], env: NodeJS.Proces
     cpuMs: (userUs + systemUs) / 1000,
     launchedAtMs: launchedUs / 1000,
     endedAtMs: (launchedUs + wallUs) / 1000,
+    stderr: String(r.stderr),
   };
 }
 

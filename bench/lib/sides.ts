@@ -46,6 +46,9 @@ export function setUpSides(b: Bench, dir: string, size: ModuleSize): void {
   writeFileSync(join(dir, 'bare/terraform.tfstate'), state);
   // Only the runner's record of its inputs changes: the outcome is noChanges.
   const first = runnerApply(b, dir, 'g0', { terraform: b.terraform, expect: 'noChanges' });
+  // The record is taken, as in the image, or the figures would not be the image's.
+  if (b.terraformRecord && !first.stderr.includes('answered from its record (no version launch)'))
+    throw new Error(`--verified-terraform: the runner did not take the record ${b.terraformRecord}`);
   const counts = first.result.plan?.counts ?? {};
   if (counts.create !== 0 || counts.noop !== size.resources * size.instances)
     throw new Error(`the first apply did not see the synthetic state as up to date: ${JSON.stringify(counts)}`);
