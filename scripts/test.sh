@@ -57,13 +57,26 @@ fi
 # source file's import.meta and map stack traces to the .ts lines.
 scratch=()
 trap 'rm -rf "${scratch[@]}"' EXIT
-bundles=""
+mkdir -p node_modules/.cache
+bundles="$(mktemp -d node_modules/.cache/captf-tests.XXXXXX)"
+scratch+=("$bundles")
 bundle_tests() {
   [ "$#" -gt 0 ] || return 0
-  mkdir -p node_modules/.cache
-  bundles="$(mktemp -d node_modules/.cache/captf-tests.XXXXXX)"
-  scratch+=("$bundles")
   node scripts/build/build-tests.mjs "$bundles" "$@"
+}
+# The unit group runs in UNIT_SHARDS processes, not one a file: a test process costs ≈ 0.3 s of CPU before its
+# first test, and the group's files are many and small. Each shard runs a share of the files one after the
+# other, each file a suite named by its path, its sources and packages loaded once (build-tests.mjs --shards,
+# scripts/build/test-shards.mjs). The files share a process, so each leaves it as it found it (the environment,
+# the working directory, listeners, timers, globals): the files are dealt and ordered by a seed, a new one each
+# run unless CAPTF_TEST_SEED names it, so every run tries another order, and the seed printed replays one.
+UNIT_SHARDS="${CAPTF_TEST_SHARDS:-4}"
+seed="${CAPTF_TEST_SEED:-$((RANDOM * 32768 + RANDOM))}"
+shards=()
+bundle_unit() {
+  [ "${#unit[@]}" -gt 0 ] || return 0
+  node scripts/build/build-tests.mjs "$bundles/unit" --shards "$UNIT_SHARDS" --seed "$seed" "${unit[@]}" >"$bundles/shards"
+  mapfile -t shards <"$bundles/shards"
 }
 # The timeout bounds each file, so a hang is caught; never a slow file on a busy machine.
 run_tests() {
@@ -79,7 +92,12 @@ run_unit() {
   printf '#!/bin/sh\necho "unit tests start no $(basename "$0"): a test that needs it belongs in test/e2e/ or in a file named *.e2e.test.ts (test/README.md)" >&2\nexit 127\n' >"$stand_in/terraform"
   chmod +x "$stand_in/terraform"
   for name in tofu initdb pg_ctl postgres psql; do ln -s terraform "$stand_in/$name"; done
-  PATH="$stand_in:$PATH" CAPTF_PG_BIN_DIR="$stand_in" CAPTF_TEST_TERRAFORM="" run_tests --test-concurrency=2 "${unit[@]}"
+  # CAPTF_TEST_TIMES=FILE: each file's time written to FILE as well (bench/test-times.mjs).
+  local times=()
+  [ -z "${CAPTF_TEST_TIMES:-}" ] ||
+    times=(--test-reporter-destination=stdout --test-reporter=./bench/test-times.mjs --test-reporter-destination="$CAPTF_TEST_TIMES")
+  echo "unit group: ${#unit[@]} files in ${#shards[@]} processes, dealt and ordered by seed $seed (CAPTF_TEST_SEED=$seed replays it)"
+  PATH="$stand_in:$PATH" CAPTF_PG_BIN_DIR="$stand_in" CAPTF_TEST_TERRAFORM="" run_tests --test-concurrency=2 "${times[@]}" "${shards[@]}"
 }
 
 is_serial() {
@@ -112,7 +130,7 @@ run_e2e() {
   fi
 }
 
-case "$group" in unit) bundle_tests "${unit[@]}" ;; e2e) bundle_tests "${e2e[@]}" ;; all) bundle_tests "${unit[@]}" "${e2e[@]}" ;; esac
+case "$group" in unit) bundle_unit ;; e2e) bundle_tests "${e2e[@]}" ;; all) bundle_unit && bundle_tests "${e2e[@]}" ;; esac
 
 case "$group" in
   unit) run_unit "$@" ;;
