@@ -51,7 +51,9 @@ export default async function* testTimes(source) {
     yield `${s(t.ms)}  ${'  '.repeat(t.nesting)}${t.name.slice(0, 120)}  (${t.file})\n`;
   // What the unit group's shards are dealt by (scripts/build/test-shards.mjs): a run of `npm run test:unit` with
   // CAPTF_TEST_TIMES=FILE, this block copied into scripts/build/test-weights.json.
-  const weights = rows.filter((r) => r.name.endsWith('.test.ts') && r.busyMs > 0).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const weights = rows
+    .filter((r) => r.name.endsWith('.test.ts') && r.busyMs > 0)
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
   yield `\n== the files' seconds, as scripts/build/test-weights.json holds them\n`;
   yield `${JSON.stringify(Object.fromEntries(weights.map((r) => [r.name, Number((r.busyMs / 1000).toFixed(2))])), null, 2)}\n`;
 }

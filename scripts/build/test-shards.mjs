@@ -4,7 +4,8 @@
 // bench/HISTORY.md, "The unit group"); 111 files paid it 111 times.
 //
 // Files are dealt to the shards heaviest first, each to the lightest shard so far (their weights: WEIGHTS_FILE,
-// seconds measured with bench/test-times.mjs; a file it does not name counts as DEFAULT_WEIGHT). The seed deals
+// each file's share of the group's test time as seconds of a 40 s whole, from bench/test-times.mjs; a file it
+// does not name, a new one, counts as the median file). The seed deals
 // files of the same weight class in another order, so other files share a process, and orders each shard's
 // files: every order must pass (a file leaves the process as it found it), and a run in a new order each time
 // proves it where a fixed order would let a leak between two neighbours go unseen.
@@ -14,9 +15,6 @@ import { fileURLToPath } from 'node:url';
 
 const WEIGHTS_FILE = new URL('./test-weights.json', import.meta.url);
 const SHARD_RUNTIME = fileURLToPath(new URL('../../test/support/shard.ts', import.meta.url));
-/** A file the weights do not name (a new one) counts as this many seconds: about the median file's. */
-const DEFAULT_WEIGHT = 0.2;
-
 /** The committed weights: test file → seconds. */
 export function readWeights() {
   return JSON.parse(readFileSync(WEIGHTS_FILE, 'utf8'));
@@ -48,8 +46,10 @@ function shuffled(items, next) {
  */
 export function planShards(files, { count, seed, weights }) {
   const next = random(seed);
-  const weight = (file) => weights[file] ?? DEFAULT_WEIGHT;
-  // Weight classes of a factor of 2 (0.1–0.2 s, 0.2–0.4 s, …): the heavy files are dealt first, so the shards
+  const known = Object.values(weights).sort((a, b) => a - b);
+  const median = known[Math.floor(known.length / 2)] ?? 1;
+  const weight = (file) => weights[file] ?? median;
+  // Weight classes of a factor of 2 (under 0.1 s, 0.1–0.2 s, 0.2–0.4 s, …): the heavy files are dealt first, so the shards
   // come out even; inside a class the seed's order.
   const weightClass = (file) => Math.floor(Math.log2(Math.max(weight(file), 0.05) / 0.05));
   const dealt = shuffled([...new Set(files)], next).sort((a, b) => weightClass(b) - weightClass(a));

@@ -6,9 +6,11 @@
 //
 // Files that share a process share its environment, working directory, listeners and stdio: a file that leaves
 // one of them changed fails, named, with what it changed (`processChanges`), rather than a later file failing
-// for it. (Not checked: globals, which packages set as they load (zod, the AWS SDK), and no test file sets;
-// process.exitCode, which the runner sets at a failure.) A test that escapes its file's suite (registered from a promise another file or a shared
-// helper made before: node's test runner finds the suite through the async context) fails too.
+// for it. Not checked: globals, which packages set as they load (zod, the AWS SDK) and no test file sets, and
+// process.exitCode, which node's test runner sets at a failure. A test that escapes its file's suite fails too:
+// node's runner finds a test's suite through the async context, so a test registered from a promise made before
+// its file loaded (another file's, or one a helper keeps) lands in that other file's suite, ended by then
+// ("test could not be started because its parent finished"), or at the top, where `beforeEach` below fails it.
 import { AsyncResource } from 'node:async_hooks';
 import { after, beforeEach, describe } from 'node:test';
 
@@ -39,7 +41,8 @@ function processChanges(before: ProcessState, now: ProcessState): string[] {
       changes.push(
         `process.env.${name} ${name in before.env ? (name in now.env ? 'changed' : 'deleted') : 'set'} (restore it in an after hook)`,
       );
-  if (before.cwd !== now.cwd) changes.push(`the working directory is ${now.cwd}, was ${before.cwd} (process.chdir back)`);
+  if (before.cwd !== now.cwd)
+    changes.push(`the working directory is ${now.cwd}, was ${before.cwd} (process.chdir back)`);
   for (const event of new Set([...Object.keys(before.listeners), ...Object.keys(now.listeners)]))
     if ((before.listeners[event] ?? 0) !== (now.listeners[event] ?? 0))
       changes.push(
