@@ -2,6 +2,10 @@
 # The test suite: scripts/test.sh [all|unit|e2e] [FILE...]   (npm test, npm run test:unit, npm run test:e2e)
 #   unit  every test/**/*.test.ts outside the e2e group: pure code, seconds, no terraform, no PostgreSQL, no
 #         process started. A stand-in `terraform` (and PostgreSQL binaries) first on PATH fails any that starts one.
+#         The files run in CAPTF_TEST_SHARDS processes (default 4, two at a time), each file a suite named by its
+#         path, one after the other in its process; dealt and ordered by CAPTF_TEST_SEED (default: a new seed each
+#         run, printed). A file that leaves its process changed fails by name (test/support/shard.ts).
+#         CAPTF_TEST_TIMES=FILE writes each file's time to FILE as well (bench/test-times.mjs).
 #   e2e   every test file under test/e2e/ or test/support/, and every *.e2e.test.ts elsewhere: the built runner,
 #         the real terraform, PostgreSQL, radosgw, other processes. Builds the bundle first. Run once per binary in CAPTF_TEST_TERRAFORMS (space-separated
 #         paths) when set, else with CAPTF_TEST_TERRAFORM (one path) or terraform on PATH.
@@ -10,7 +14,8 @@
 #         one file at a time and one test at a time: nothing shares the machine with a test that times
 #         signals, deadlines and hung steps.
 #   all   (default) npm run check (type-check, lint, format check) beside unit, then e2e.
-# Test files run as bundles of plain JS (scripts/build/build-tests.mjs), built first for the whole run.
+# Test files run as bundles of plain JS (scripts/build/build-tests.mjs), built first for the whole run: an
+# e2e file in a process of its own, the unit files in shards.
 # Files are found, not listed (node 20 does not expand globs for --test): a new test file cannot be forgotten,
 # and a group that finds no file fails.
 set -euo pipefail
@@ -64,12 +69,12 @@ bundle_tests() {
   [ "$#" -gt 0 ] || return 0
   node scripts/build/build-tests.mjs "$bundles" "$@"
 }
-# The unit group runs in UNIT_SHARDS processes, not one a file: a test process costs ≈ 0.3 s of CPU before its
-# first test, and the group's files are many and small. Each shard runs a share of the files one after the
-# other, each file a suite named by its path, its sources and packages loaded once (build-tests.mjs --shards,
-# scripts/build/test-shards.mjs). The files share a process, so each leaves it as it found it (the environment,
-# the working directory, listeners, timers, globals): the files are dealt and ordered by a seed, a new one each
-# run unless CAPTF_TEST_SEED names it, so every run tries another order, and the seed printed replays one.
+# The unit group runs in UNIT_SHARDS processes, not one a file: a test process costs CPU before its first test
+# (node, its test runner, zod, the CEL library), and the group's files are many and small. Each shard runs a
+# share of the files one after the other, each file a suite named by its path, the sources and packages loaded
+# once (build-tests.mjs --shards, scripts/build/test-shards.mjs, test/support/shard.ts). The files share a
+# process, so each leaves it as it found it: the files are dealt and ordered by a seed, a new one each run unless
+# CAPTF_TEST_SEED names it, so every run tries another order, and the seed printed replays one.
 UNIT_SHARDS="${CAPTF_TEST_SHARDS:-4}"
 seed="${CAPTF_TEST_SEED:-$((RANDOM * 32768 + RANDOM))}"
 shards=()
