@@ -1,7 +1,7 @@
 // The unit group in a few processes (scripts/test.sh, test/README.md "Running them"): which test files share
 // a process (a shard) and in which order they run there, and the shard's entry file. Pure but for the weights'
-// file. A test process costs ≈ 0.3 s of CPU before its first test (node, its test harness, zod, the CEL library:
-// bench/HISTORY.md, "The unit group"); 111 files paid it 111 times.
+// file. A test process cost ≈ 0.3 s of CPU before its first test (node, its test runner, zod; the CEL library where
+// loaded: bench/HISTORY.md, "The unit group in shards"), once for each of the group's 111 files.
 //
 // Files are dealt to the shards heaviest first, each to the lightest shard so far (their weights: WEIGHTS_FILE,
 // each file's share of the group's test time as seconds of a 40 s whole, from bench/test-times.mjs; a file it
