@@ -7,7 +7,8 @@
 //     --test-reporter=spec --test-reporter-destination=stdout \
 //     --test-reporter=./bench/test-times.mjs --test-reporter-destination=test-times.txt \
 //     $(find test -name '*.test.ts' | sort)
-// (scripts/test.sh's run, with this table written to test-times.txt as well)
+// (scripts/test.sh's run, with this table written to test-times.txt as well); the unit group as it runs, in its
+// shards: CAPTF_TEST_TIMES=test-times.txt npm run test:unit
 import { relative } from 'node:path';
 
 export default async function* testTimes(source) {
@@ -21,9 +22,11 @@ export default async function* testTimes(source) {
   for await (const event of source) {
     const { data } = event;
     if (!data?.file) continue;
-    const f = file(relative(process.cwd(), data.file));
-    // A file's own entry (its name is the path) is dequeued when its process starts.
-    if (event.type === 'test:dequeue' && data.nesting === 0 && data.name === data.file)
+    // In the unit group's shards (scripts/test.sh) a file is a top-level suite named by its path.
+    const fileSuite = data.nesting === 0 && data.name.endsWith('.test.ts') && data.name !== data.file;
+    const f = file(fileSuite ? data.name : relative(process.cwd(), data.file));
+    // A file's own entry (its name is the path) is dequeued when its process starts; a shard's file as it starts.
+    if (event.type === 'test:dequeue' && data.nesting === 0 && (data.name === data.file || fileSuite))
       f.startedMs ??= Date.now() - origin;
     if (event.type === 'test:pass' || event.type === 'test:fail') {
       const ms = data.details?.duration_ms ?? 0;
@@ -46,4 +49,11 @@ export default async function* testTimes(source) {
   yield `\n== the slowest tests and suites\n`;
   for (const t of tests.sort((a, b) => b.ms - a.ms).slice(0, 40))
     yield `${s(t.ms)}  ${'  '.repeat(t.nesting)}${t.name.slice(0, 120)}  (${t.file})\n`;
+  // What the unit group's shards are dealt by (scripts/build/test-shards.mjs): a run of `npm run test:unit` with
+  // CAPTF_TEST_TIMES=FILE, this block copied into scripts/build/test-weights.json.
+  const weights = rows
+    .filter((r) => r.name.endsWith('.test.ts') && r.busyMs > 0)
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
+  yield `\n== the files' seconds, as scripts/build/test-weights.json holds them\n`;
+  yield `${JSON.stringify(Object.fromEntries(weights.map((r) => [r.name, Number((r.busyMs / 1000).toFixed(2))])), null, 2)}\n`;
 }

@@ -2,6 +2,10 @@
 # The test suite: scripts/test.sh [all|unit|e2e] [FILE...]   (npm test, npm run test:unit, npm run test:e2e)
 #   unit  every test/**/*.test.ts outside the e2e group: pure code, seconds, no terraform, no PostgreSQL, no
 #         process started. A stand-in `terraform` (and PostgreSQL binaries) first on PATH fails any that starts one.
+#         The files run in CAPTF_TEST_SHARDS processes (default 4, two at a time), each file a suite named by its
+#         path, one after the other in its process; dealt and ordered by CAPTF_TEST_SEED (default: a new seed each
+#         run, printed). A file that leaves its process changed fails by name (test/support/shard.ts).
+#         CAPTF_TEST_TIMES=FILE writes each file's time to FILE as well (bench/test-times.mjs).
 #   e2e   every test file under test/e2e/ or test/support/, and every *.e2e.test.ts elsewhere: the built runner,
 #         the real terraform, PostgreSQL, radosgw, other processes. Builds the bundle first. Run once per binary in CAPTF_TEST_TERRAFORMS (space-separated
 #         paths) when set, else with CAPTF_TEST_TERRAFORM (one path) or terraform on PATH.
@@ -10,7 +14,8 @@
 #         one file at a time and one test at a time: nothing shares the machine with a test that times
 #         signals, deadlines and hung steps.
 #   all   (default) npm run check (type-check, lint, format check) beside unit, then e2e.
-# Test files run as bundles of plain JS (scripts/build/build-tests.mjs), built first for the whole run.
+# Test files run as bundles of plain JS (scripts/build/build-tests.mjs), built first for the whole run: an
+# e2e file in a process of its own, the unit files in shards.
 # Files are found, not listed (node 20 does not expand globs for --test): a new test file cannot be forgotten,
 # and a group that finds no file fails.
 set -euo pipefail
@@ -57,13 +62,26 @@ fi
 # source file's import.meta and map stack traces to the .ts lines.
 scratch=()
 trap 'rm -rf "${scratch[@]}"' EXIT
-bundles=""
+mkdir -p node_modules/.cache
+bundles="$(mktemp -d node_modules/.cache/captf-tests.XXXXXX)"
+scratch+=("$bundles")
 bundle_tests() {
   [ "$#" -gt 0 ] || return 0
-  mkdir -p node_modules/.cache
-  bundles="$(mktemp -d node_modules/.cache/captf-tests.XXXXXX)"
-  scratch+=("$bundles")
   node scripts/build/build-tests.mjs "$bundles" "$@"
+}
+# The unit group runs in UNIT_SHARDS processes, not one a file: a test process costs CPU before its first test
+# (node, its test runner, zod, the CEL library), and the group's files are many and small. Each shard runs a
+# share of the files one after the other, each file a suite named by its path, the sources and packages loaded
+# once (build-tests.mjs --shards, scripts/build/test-shards.mjs, test/support/shard.ts). The files share a
+# process, so each leaves it as it found it: the files are dealt and ordered by a seed, a new one each run unless
+# CAPTF_TEST_SEED names it, so every run tries another order, and the seed printed replays one.
+UNIT_SHARDS="${CAPTF_TEST_SHARDS:-4}"
+seed="${CAPTF_TEST_SEED:-$((RANDOM * 32768 + RANDOM))}"
+shards=()
+bundle_unit() {
+  [ "${#unit[@]}" -gt 0 ] || return 0
+  node scripts/build/build-tests.mjs "$bundles/unit" --shards "$UNIT_SHARDS" --seed "$seed" "${unit[@]}" >"$bundles/shards"
+  mapfile -t shards <"$bundles/shards"
 }
 # The timeout bounds each file, so a hang is caught; never a slow file on a busy machine.
 run_tests() {
@@ -79,7 +97,12 @@ run_unit() {
   printf '#!/bin/sh\necho "unit tests start no $(basename "$0"): a test that needs it belongs in test/e2e/ or in a file named *.e2e.test.ts (test/README.md)" >&2\nexit 127\n' >"$stand_in/terraform"
   chmod +x "$stand_in/terraform"
   for name in tofu initdb pg_ctl postgres psql; do ln -s terraform "$stand_in/$name"; done
-  PATH="$stand_in:$PATH" CAPTF_PG_BIN_DIR="$stand_in" CAPTF_TEST_TERRAFORM="" run_tests --test-concurrency=2 "${unit[@]}"
+  # CAPTF_TEST_TIMES=FILE: each file's time written to FILE as well (bench/test-times.mjs).
+  local times=()
+  [ -z "${CAPTF_TEST_TIMES:-}" ] ||
+    times=(--test-reporter-destination=stdout --test-reporter=./bench/test-times.mjs --test-reporter-destination="$CAPTF_TEST_TIMES")
+  echo "unit group: ${#unit[@]} files in ${#shards[@]} processes, dealt and ordered by seed $seed (CAPTF_TEST_SEED=$seed replays it)"
+  PATH="$stand_in:$PATH" CAPTF_PG_BIN_DIR="$stand_in" CAPTF_TEST_TERRAFORM="" run_tests --test-concurrency=2 "${times[@]}" "${shards[@]}"
 }
 
 is_serial() {
@@ -112,7 +135,7 @@ run_e2e() {
   fi
 }
 
-case "$group" in unit) bundle_tests "${unit[@]}" ;; e2e) bundle_tests "${e2e[@]}" ;; all) bundle_tests "${unit[@]}" "${e2e[@]}" ;; esac
+case "$group" in unit) bundle_unit ;; e2e) bundle_tests "${e2e[@]}" ;; all) bundle_unit && bundle_tests "${e2e[@]}" ;; esac
 
 case "$group" in
   unit) run_unit "$@" ;;

@@ -49,9 +49,14 @@ before(async () => {
     },
   });
 });
+// The S3 store sets this variable as it loads the SDK (src/store/s3-store.ts): a runner's own setting, put back
+// here for the test files that share this process (test/support/shard.ts).
+const sdkWarningSetting = process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
 after(async () => {
   for (const bucket of buckets) await bucket.close();
   await fake.stop();
+  if (sdkWarningSetting === undefined) delete process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+  else process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = sdkWarningSetting;
 });
 
 /** A client as the runner makes it, told the fake's endpoint and a key explicitly (the e2e tests give them as the environment the SDK reads). */
@@ -77,19 +82,23 @@ function openBucket(
   return bucket;
 }
 
+/** The AWS_* variables of this process. */
+const awsVariables = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('AWS_')));
+/** The tests that replaced the AWS_* variables: each puts back what it found, once, however many clients it made. */
+const replacedAws = new WeakSet<TestContext>();
+
 /** A client as the runner makes it in a pod: nothing given but the environment (the AWS_* variables replaced by `environment` for the test). */
 function bucketInPod(t: TestContext, environment: Record<string, string>): S3Bucket {
-  const saved = Object.fromEntries(
-    Object.keys(process.env)
-      .filter((k) => k.startsWith('AWS_'))
-      .map((k) => [k, process.env[k]]),
-  );
-  for (const key of Object.keys(saved)) delete process.env[key];
+  if (!replacedAws.has(t)) {
+    replacedAws.add(t);
+    const found = awsVariables();
+    t.after(() => {
+      for (const key of Object.keys(awsVariables())) delete process.env[key];
+      Object.assign(process.env, found);
+    });
+  }
+  for (const key of Object.keys(awsVariables())) delete process.env[key];
   Object.assign(process.env, environment);
-  t.after(() => {
-    for (const key of Object.keys(environment)) delete process.env[key];
-    Object.assign(process.env, saved);
-  });
   const bucket = new S3Bucket(s3Target(`s3://${BUCKET}/fleet`));
   buckets.push(bucket);
   return bucket;
