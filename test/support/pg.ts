@@ -223,7 +223,13 @@ function makeServer(dir: string, port: number, stopOnce: () => Promise<void>): P
     },
     processIds: () => postmasterAndChildren(join(dir, 'data')),
     async pause() {
+      const processes = server.processIds();
       await execa(...asServerUser('pg_ctl', ['stop', '--wait', '--mode=fast', `--pgdata=${join(dir, 'data')}`]));
+      // pg_ctl returns once the pid file is gone, a moment before the processes have exited (as in stopServer).
+      const ended = await Promise.all(processes.map((pid) => processEnds(pid)));
+      const running = processes.filter((_, i) => !ended[i]);
+      if (running.length > 0)
+        throw new Error(`pause: server processes ${running.join(', ')} still run 5 s after pg_ctl stop`);
     },
     async resume() {
       await execa(
