@@ -141,55 +141,37 @@ describe('a killed apply', () => {
     assert.deepEqual(markers(backups), []);
   });
 
-  it('a run overlapping a live apply (before its --deadline) names its marker and leaves it', async (t) => {
-    const { s, slow, backups, exited } = await slowApplyRunning(t, ['--deadline', '10m']);
-    const [live] = markers(backups);
-    assert.ok(live, 'the live apply wrote its marker');
+  // A second Job of the object (its own out dir, the same backup store and state) while the first one's apply
+  // runs: with a --deadline not yet passed, and without one while its process still runs.
+  for (const { name, flags, says } of [
+    { name: 'before its --deadline', flags: ['--deadline', '10m'], says: /may still be running/ },
+    { name: 'started without --deadline: its process still runs', flags: [], says: /ran without --deadline/ },
+  ]) {
+    it(`a run overlapping a live apply (${name}) names its marker and leaves it`, async (t) => {
+      const { s, slow, backups, exited } = await slowApplyRunning(t, flags);
+      const [live] = markers(backups);
+      assert.ok(live, 'the live apply wrote its marker');
 
-    // A second Job of the object, its own out dir, the same backup store and state.
-    const other = { ...s, out: join(s.dir, 'out-2'), termination: join(s.dir, 'termination-2') };
-    const overlapping = await runRunner(
-      argsFor(other, 'plan', ['--state', s.state], ['--kind', 'machine', '--backups', backups]),
-      {},
-      other,
-    );
-    const r = overlapping.result!;
-    assert.equal(r.killedApply, undefined, JSON.stringify(r.killedApply));
-    assert.ok(!r.notices?.some((n) => n.code === 'KilledApplyFound'), JSON.stringify(r.notices));
-    const notice = r.notices?.find((n) => n.code === 'ApplyMayBeRunning');
-    assert.ok(notice, explain(overlapping));
-    assert.ok(notice.message.includes(live) && /may still be running/.test(notice.message), notice.message);
-    assert.deepEqual(markers(backups), [live], 'the live apply keeps its marker');
+      const other = { ...s, out: join(s.dir, 'out-2'), termination: join(s.dir, 'termination-2') };
+      const overlapping = await runRunner(
+        argsFor(other, 'plan', ['--state', s.state], ['--kind', 'machine', '--backups', backups]),
+        {},
+        other,
+      );
+      const r = overlapping.result!;
+      assert.equal(r.killedApply, undefined, JSON.stringify(r.killedApply));
+      assert.ok(!r.notices?.some((n) => n.code === 'KilledApplyFound'), JSON.stringify(r.notices));
+      const notice = r.notices?.find((n) => n.code === 'ApplyMayBeRunning');
+      assert.ok(notice, explain(overlapping));
+      assert.ok(notice.message.includes(live) && says.test(notice.message), notice.message);
+      assert.deepEqual(markers(backups), [live], 'the live apply keeps its marker');
 
-    await rm(slow);
-    const done = await exited;
-    assert.equal(done.exitCode, 0, done.stderr.slice(-3000));
-    assert.deepEqual(markers(backups), [], 'the live apply deleted its own marker when it ended');
-  });
-
-  it('a run overlapping a live apply started without --deadline names its marker and leaves it: its process still runs', async (t) => {
-    const { s, slow, backups, exited } = await slowApplyRunning(t);
-    const [live] = markers(backups);
-    assert.ok(live, 'the live apply wrote its marker');
-    const other = { ...s, out: join(s.dir, 'out-2'), termination: join(s.dir, 'termination-2') };
-    const overlapping = await runRunner(
-      argsFor(other, 'plan', ['--state', s.state], ['--kind', 'machine', '--backups', backups]),
-      {},
-      other,
-    );
-    const r = overlapping.result!;
-    assert.equal(r.killedApply, undefined, JSON.stringify(r.killedApply));
-    assert.ok(!r.notices?.some((n) => n.code === 'KilledApplyFound'), JSON.stringify(r.notices));
-    const notice = r.notices?.find((n) => n.code === 'ApplyMayBeRunning');
-    assert.ok(notice, explain(overlapping));
-    assert.ok(notice.message.includes(live) && /ran without --deadline/.test(notice.message), notice.message);
-    assert.deepEqual(markers(backups), [live], 'the live apply keeps its marker');
-
-    await rm(slow);
-    const done = await exited;
-    assert.equal(done.exitCode, 0, done.stderr.slice(-3000));
-    assert.deepEqual(markers(backups), [], 'the live apply deleted its own marker when it ended');
-  });
+      await rm(slow);
+      const done = await exited;
+      assert.equal(done.exitCode, 0, done.stderr.slice(-3000));
+      assert.deepEqual(markers(backups), [], 'the live apply deleted its own marker when it ended');
+    });
+  }
 
   it('markers of runs elsewhere: one whose --deadline has passed is reported as killed and deleted; one without a deadline is named and left until a person deletes it', async (t) => {
     const s = await scenario(t, modules.base);
