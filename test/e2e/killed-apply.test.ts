@@ -57,7 +57,9 @@ async function slowApplyRunning(t: TestContext, extraArgs: string[] = []) {
   const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
   assert.equal(first.exitCode, 0, explain(first));
   writeFileSync(slow, '');
-  await s.useModule(countedSlowApply(runs, { resources: 3, then: `if [ -e ${slow} ]; then sleep 120; fi` }));
+  // Waits while `slow` exists (at most 120 s), polled: a test that removes it lets the apply end at once.
+  const waitWhileSlow = `n=0; while [ -e ${slow} ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n+1)); done`;
+  await s.useModule(countedSlowApply(runs, { resources: 3, then: waitWhileSlow }));
   const { child, exited } = await startInBackground(
     process.execPath,
     [RUNNER, ...s.runArgs('apply', ['--kind', 'machine', '--guard', 'off', ...extraArgs])],
