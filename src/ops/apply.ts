@@ -16,7 +16,8 @@ import {
 } from './approval-coverage.ts';
 import { planAndClassify } from '../steps/plan.ts';
 import { applySavedPlan } from '../steps/apply.ts';
-import type { PulledState } from '../steps/state.ts';
+import type { StateSummary } from '../state/summary.ts';
+import { stateToReplaceStep } from '../steps/state-planned.ts';
 import { withOpPrelude } from '../steps/prelude.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { decideStep } from '../steps/decide.ts';
@@ -25,12 +26,14 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
   // Loaded only for it: artifact reading (tar) is code a guarded apply never runs, and every Job pays for what loads before terraform starts.
   if (ctx.settings.planArtifact) return (await import('./apply-artifact.ts')).applyApprovedPlan(ctx);
   const policy = await policyStep(ctx);
-  return withOpPrelude(ctx, {}, async ({ root, before }) => {
+  // The state before is read from the saved plan (steps/state-planned.ts): no pull before the plan, and
+  // none at all when nothing is applied; pulled first only to push an errored state a previous run kept.
+  return withOpPrelude(ctx, { stateFromPlan: true }, async ({ root, before: pulledFirst }) => {
     const { hashes } = root.inputs;
     const collected = destructiveCollector(ctx);
-    const { planned, plan, planHash, planText } = await planAndClassify(ctx, {
+    const { planned, plan, planHash, planText, before } = await planAndClassify(ctx, {
       root,
-      before,
+      before: pulledFirst,
       recordHash: hashes.inputsHash,
       show: {
         observer: collected.observer,
@@ -59,7 +62,9 @@ export async function applyOp(ctx: RunContext): Promise<OpEnding> {
     // An approval names inputs, not a reviewed plan: say what it covers that nobody was shown.
     if (decision.approvalRequired && decision.approvalMatched)
       await coverApproval(ctx, { plan, everyDestructive: collected.everyDestructive, hashes, before, approval });
-    await applySavedPlan(ctx, { root, before, planHash, plan });
+    // The backup is the backend's own state: pulled now, unless it was pulled first.
+    const replaced = pulledFirst ?? (await stateToReplaceStep(ctx, { root, planned: before }));
+    await applySavedPlan(ctx, { root, before: replaced, planHash, plan, pulledAfterPlan: !pulledFirst });
     return decision.outcome === 'noChanges'
       ? {
           outcome: 'noChanges',
@@ -76,7 +81,7 @@ interface GuardDecisionOptions {
   hasChanges: boolean;
   hashes: InputsHashes;
   planHash: string;
-  before: Pick<PulledState, 'recordedInputsHash'>;
+  before: Pick<StateSummary, 'recordedInputsHash'>;
 }
 
 /**

@@ -28,15 +28,29 @@ import {
 /**
  * The state before the op, as stateBeforeStep reads it, once the store holds no errored state a
  * previous run kept: one is pushed first (pushKeptErroredState), and the state is pulled again.
- * `pulling`: the pull prepareRoot started beside validate.
+ * `pulling`: the pull prepareRoot started beside validate. `fromPlan`: the op reads the state from its
+ * saved plan (state-planned.ts), so nothing is pulled here unless an errored state is to be pushed first
+ * (undefined: read it from the plan).
  */
 export async function stateBeforeOp(
   ctx: RunContext,
-  { tf, workspace, pulling }: StateStepOptions & { pulling?: Promise<PulledStateBefore> },
-): Promise<PulledStateBefore> {
+  options: StateStepOptions & { pulling?: Promise<PulledStateBefore>; fromPlan?: false },
+): Promise<PulledStateBefore>;
+export async function stateBeforeOp(
+  ctx: RunContext,
+  options: StateStepOptions & { fromPlan: true },
+): Promise<PulledStateBefore | undefined>;
+export async function stateBeforeOp(
+  ctx: RunContext,
+  { tf, workspace, pulling, fromPlan }: StateStepOptions & { pulling?: Promise<PulledStateBefore>; fromPlan?: boolean },
+): Promise<PulledStateBefore | undefined> {
   const objects = backupStore(ctx).listObjects();
   const listing = objects.then((o) => keptErroredStates(ctx, o));
   listing.catch(() => {}); // awaited by the step, beside the pull
+  if (fromPlan && !(await listing).length) {
+    await reportKilledApplies(ctx, applyMarkers(await objects));
+    return undefined;
+  }
   const found = await stateBeforeStep(ctx, { tf, workspace, pulling, erroredStates: listing });
   // The listing the step read: the markers of applies that never finished are in it too.
   await reportKilledApplies(ctx, applyMarkers(await objects));

@@ -25,11 +25,44 @@ const KEEP_PIECE = 64 * 1024;
 
 export interface MaskedPlanText {
   /** terraform plan, its stdout kept back: the one command run through the keeping handle, which never leaves this file. */
-  plan(options: PlanOptions): Promise<PlanResult>;
+  plan(options: PlanOptions, extras?: Parameters<typeof plan>[2]): Promise<PlanResult>;
   /** The first PLAN_TEXT_LIMIT characters of the plan, masked, once `around` has finished. */
   text(): string;
   /** Runs the plan and classification, then prints what was kept back, whether they succeeded or not. */
   around<T>(body: () => Promise<T>): Promise<T>;
+}
+
+export interface MaskedPlanTextOptions {
+  /**
+   * The state before the op is read only after the plan (from the saved plan, steps/state-planned.ts):
+   * stderr is kept back as well, and what was kept is printed only if this says so once the plan and
+   * classification end (the masker learned the state's secrets, and the state is the object's).
+   */
+  printable?: () => boolean;
+}
+
+/** A private file that terraform's lines of one stream are kept in, in pieces, until they are printed. */
+function keptLines(file: string) {
+  const kept = createWriteStream(file, { mode: 0o600, flags: 'wx' }); // the runner's own file: never through a link
+  let piece = '';
+  return {
+    add(lines: readonly string[]): Promise<void> | undefined {
+      if (lines.length) piece += `${lines.join('\n')}\n`;
+      if (piece.length < KEEP_PIECE) return;
+      const written = kept.write(piece);
+      piece = '';
+      if (!written) return once(kept, 'drain').then(() => undefined);
+    },
+    /** Ends the file, then yields its lines in batches and removes it (or only removes it: `print` false). */
+    async *release(print: boolean) {
+      await new Promise<void>((resolve) => kept.end(piece, resolve));
+      try {
+        if (print) yield* readLineBatches(createReadStream(file));
+      } finally {
+        await rm(file, { force: true });
+      }
+    },
+  };
 }
 
 /** `progress` counts what the kept-back lines report (a long plan says so), never printing them. */
@@ -37,46 +70,49 @@ export function maskedPlanText(
   tf: Terraform,
   workspace: Pick<Workspace, 'privateDir'>,
   progress: Pick<ProgressWatch, 'hold' | 'saw'>,
+  options: MaskedPlanTextOptions = {},
 ): MaskedPlanText {
-  const file = join(workspace.privateDir, 'plan.txt');
-  const kept = createWriteStream(file, { mode: 0o600, flags: 'wx' }); // the runner's own file: never through a link
-  let piece = '';
+  const stdout = keptLines(join(workspace.privateDir, 'plan.txt'));
+  const stderr = options.printable ? keptLines(join(workspace.privateDir, 'plan-stderr.txt')) : undefined;
   const keeping = tf.withOutput({
     lines: (stream, lines, command) => {
-      if (stream !== 'stdout') return tf.output.lines(stream, lines, command);
+      const kept = stream === 'stdout' ? stdout : stderr;
+      if (!kept) return tf.output.lines(stream, lines, command);
       for (const line of lines) progress.saw(line, 'held');
-      if (lines.length) piece += `${lines.join('\n')}\n`;
-      if (piece.length < KEEP_PIECE) return;
-      const written = kept.write(piece);
-      piece = '';
-      if (!written) return once(kept, 'drain').then(() => undefined);
+      return kept.add(lines);
     },
-    end: (stream, command) => (stream === 'stdout' ? undefined : tf.output.end?.(stream, command)),
+    end: (stream, command) => (stream === 'stdout' || stderr ? undefined : tf.output.end?.(stream, command)),
   });
   let text = '';
   return {
-    plan: (options) => {
+    plan: (planOptions, extras) => {
       progress.hold();
-      return plan(keeping, options);
+      return plan(keeping, planOptions, extras);
     },
     text: () => text,
     async around(body) {
       try {
         return await body();
       } finally {
-        await new Promise<void>((resolve) => kept.end(piece, resolve));
+        const print = options.printable?.() ?? true;
         // The text printed is the text kept: masked once, where it is printed (terraform-text.ts).
         let printed = '';
         const keep = (masked: string) => {
           if (printed.length < PLAN_TEXT_LIMIT) printed += masked + '\n';
         };
-        for await (const lines of readLineBatches(createReadStream(file))) {
+        for await (const lines of stdout.release(print)) {
           const wait = tf.output.lines('stdout', lines, 'plan', keep);
           if (wait) await wait;
         }
         await tf.output.end?.('stdout', 'plan', keep);
+        if (stderr) {
+          for await (const lines of stderr.release(print)) {
+            const wait = tf.output.lines('stderr', lines, 'plan');
+            if (wait) await wait;
+          }
+          await tf.output.end?.('stderr', 'plan');
+        }
         text = maskThenCut(MASKED_WHOLE, printed, PLAN_TEXT_LIMIT, () => '');
-        await rm(file, { force: true });
       }
     },
   };

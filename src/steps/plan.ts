@@ -16,7 +16,7 @@ import type { Logger } from '../output/log.ts';
 import type { Masker } from '../masking/mask.ts';
 import type { PlanOptions } from '../terraform/plan.ts';
 import { showPlan } from '../terraform/show.ts';
-import type { Terraform } from '../terraform/terraform.ts';
+import type { RunExtras, Terraform } from '../terraform/terraform.ts';
 import type { HeldPlanFile } from '../workspace/plan-file.ts';
 import type { ModuleScan } from '../workspace/scan.ts';
 import { INPUTS_HASH_VARIABLE } from '../workspace/reserved-names.ts';
@@ -24,7 +24,8 @@ import { missedDeclarations, type Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from '../run/context.ts';
 import { maskedPlanText, type MaskedPlanText } from './plan-text.ts';
 import type { PreparedRoot } from './prepare.ts';
-import type { PulledState } from './state.ts';
+import type { StateSummary } from '../state/summary.ts';
+import { stateLearning, statePlannedStep } from './state-planned.ts';
 
 export interface PlanStepOptions {
   /** Where terraform's human plan goes until the classification has taught the masker (plan-text.ts). */
@@ -34,20 +35,25 @@ export interface PlanStepOptions {
   inputsHash: string;
   /** The kind of plan (destroy, refresh-only) and what else terraform plan is told. */
   plan?: Partial<PlanOptions>;
+  /** Awaited once terraform has ended, before its stderr's tail is masked (state-planned.ts). */
+  beforeTail?: RunExtras['beforeTail'];
 }
 
 /** terraform plan, its human output kept back (printed masked once the classification has taught the masker). */
-async function planStep(ctx: RunContext, { text, workspace, inputsHash, plan }: PlanStepOptions) {
+async function planStep(ctx: RunContext, { text, workspace, inputsHash, plan, beforeTail }: PlanStepOptions) {
   return ctx.step(
     'plan',
     () =>
-      text.plan({
-        out: workspace.planFile,
-        varFiles: workspace.varFiles,
-        vars: { [INPUTS_HASH_VARIABLE]: inputsHash },
-        lockTimeout: ctx.settings.lockTimeout,
-        ...plan,
-      }),
+      text.plan(
+        {
+          out: workspace.planFile,
+          varFiles: workspace.varFiles,
+          vars: { [INPUTS_HASH_VARIABLE]: inputsHash },
+          lockTimeout: ctx.settings.lockTimeout,
+          ...plan,
+        },
+        { beforeTail },
+      ),
     {
       exitCode: (r) => r.exitCode,
       exitMeaning: (r) => (r.hasChanges ? 'exitCode 2: changes present' : 'exitCode 0: no changes'),
@@ -211,8 +217,11 @@ export function heldPlan(workspace: Workspace): HeldPlanFile {
 
 export interface PlanAndClassifyOptions {
   root: PreparedRoot;
-  /** The state the plan is made against: whether the plan changes the record it holds. */
-  before: Pick<PulledState, 'recordedInputsHash'>;
+  /**
+   * The state the plan is made against, read before it: whether the plan changes the record it holds.
+   * Without it, the state is read from the saved plan (state-planned.ts) and returned as `before`.
+   */
+  before?: Pick<StateSummary, 'recordedInputsHash'>;
   /** The inputs hash the plan records in the state. */
   recordHash: string;
   /** The kind of plan (destroy, refresh-only) and what else terraform plan is told. */
@@ -226,15 +235,25 @@ export interface PlanAndClassifyOptions {
  * classification means more change (reconcilePlanExit); `planHash` is what the apply must find in
  * the file (applySavedPlan).
  */
-export async function planAndClassify(
+export async function planAndClassify<Before extends Pick<StateSummary, 'recordedInputsHash'> = StateSummary>(
   ctx: RunContext,
-  { root, before, recordHash, plan: planOptions = {}, show = {} }: PlanAndClassifyOptions,
+  options: PlanAndClassifyOptions & { before?: Before },
 ) {
-  const text = maskedPlanText(root.tf, root.workspace, ctx.progress);
-  const { planned, planHash, plan } = await text.around(async () => {
-    const planned = await planStep(ctx, { text, workspace: root.workspace, inputsHash: recordHash, plan: planOptions });
+  const { root, recordHash, plan: planOptions = {}, show = {} } = options;
+  const learning = options.before ? undefined : stateLearning(ctx, root);
+  const text = maskedPlanText(root.tf, root.workspace, ctx.progress, { printable: learning?.printable });
+  const { planned, planHash, plan, before } = await text.around(async () => {
+    const planned = await planStep(ctx, {
+      text,
+      workspace: root.workspace,
+      inputsHash: recordHash,
+      plan: planOptions,
+      beforeTail: learning?.beforeTail,
+    });
     // Taken before show reads the file, through the open file terraform shows and applies: the apply must run exactly the plan that was classified.
     const planHash = await planHashStep(ctx, { workspace: root.workspace });
+    const before =
+      options.before ?? (await statePlannedStep(ctx, { root, held: heldPlan(root.workspace), learning: learning! }));
     const plan = await showStep(ctx, {
       tf: root.tf,
       workspace: root.workspace,
@@ -243,8 +262,12 @@ export async function planAndClassify(
       ...show,
     });
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
-    return { planned, planHash, plan };
+    return { planned, planHash, plan, before };
   });
+  if (learning && !learning.learned())
+    ctx.warn(
+      "terraform's plan output was not printed: the run ended before the runner learned the secrets of the state it planned against",
+    );
   // A destroy deletes the record, a refresh-only plan leaves it: only other plans set it to recordHash.
   const recordChanges = !planOptions.destroy && !planOptions.refreshOnly && before.recordedInputsHash !== recordHash;
   const reconciled = reconcilePlanExit(planned.hasChanges, plan, {
@@ -252,5 +275,11 @@ export async function planAndClassify(
     destroyPlan: planOptions.destroy === true,
   });
   if (reconciled.warning) ctx.warn(reconciled.warning);
-  return { planned: { ...planned, hasChanges: reconciled.hasChanges }, planHash, plan, planText: text.text() };
+  return {
+    planned: { ...planned, hasChanges: reconciled.hasChanges },
+    planHash,
+    plan,
+    planText: text.text(),
+    before: before as Before,
+  };
 }

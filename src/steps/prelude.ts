@@ -15,16 +15,40 @@ export interface OpPrelude {
   before: PulledStateBefore;
 }
 
+/**
+ * The same for an op that reads the state before from its saved plan (`stateFromPlan`, a guarded
+ * apply: state-planned.ts): `before` only when it was pulled first, to push a kept errored state.
+ */
+export interface PlanFirstPrelude {
+  root: PreparedRoot;
+  before: PulledStateBefore | undefined;
+}
+
 /** Runs `body` on the prepared root and the state before the op; the saved plan (secret material) and the workdir do not outlive it. */
+export async function withOpPrelude<T>(
+  ctx: RunContext,
+  options: PrepareRootOptions & { stateFromPlan: true },
+  body: (prelude: PlanFirstPrelude) => Promise<T>,
+): Promise<T>;
 export async function withOpPrelude<T>(
   ctx: RunContext,
   options: PrepareRootOptions,
   body: (prelude: OpPrelude) => Promise<T>,
+): Promise<T>;
+export async function withOpPrelude<T>(
+  ctx: RunContext,
+  options: PrepareRootOptions & { stateFromPlan?: boolean },
+  body: (prelude: OpPrelude) => Promise<T>,
 ): Promise<T> {
-  const root = await prepareRoot(ctx, options);
+  const fromPlan = options.stateFromPlan === true;
+  const root = await prepareRoot(ctx, { ...options, pullStateBefore: !fromPlan });
   try {
-    const before = await stateBeforeOp(ctx, { tf: root.tf, workspace: root.workspace, pulling: root.stateBefore });
-    return await body({ root, before });
+    const where = { tf: root.tf, workspace: root.workspace };
+    const before = fromPlan
+      ? await stateBeforeOp(ctx, { ...where, fromPlan })
+      : await stateBeforeOp(ctx, { ...where, pulling: root.stateBefore });
+    // Undefined only with stateFromPlan, whose overload's body takes a PlanFirstPrelude.
+    return await body({ root, before: before as PulledStateBefore });
   } finally {
     try {
       await removePlanFile(root.workspace);

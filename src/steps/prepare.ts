@@ -196,6 +196,8 @@ export interface PreparedRoot {
 
 export interface PrepareRootOptions {
   validate?: boolean;
+  /** false: no pull of the state before beside validate (a guarded apply reads it from its saved plan: state-planned.ts). */
+  pullStateBefore?: boolean;
   /** Runs in the fresh workdir before init (e.g. to put an approved plan's lock file in place). */
   beforeInit?: (workspace: Workspace, inputs: LoadedInputs) => Promise<void>;
 }
@@ -217,7 +219,7 @@ export async function prepareRoot(ctx: RunContext, options: PrepareRootOptions =
     await initStep(ctx, { tf, workspace });
     if (options.validate !== false) {
       // The pull reads the backend init checked; validate reads only the configuration: one need not wait for the other.
-      stateBefore = pullStateBefore(tf, workspace);
+      if (options.pullStateBefore !== false) stateBefore = pullStateBefore(tf, workspace);
       await validateStep(ctx, { tf });
     }
   } catch (error) {

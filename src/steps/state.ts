@@ -111,9 +111,7 @@ export async function stateBeforeStep(
         // The state is checked once the kept errored states are pushed (steps/errored-state.ts), and pulled again.
         if (kept?.length) return { ...state, erroredStates: kept };
         refuseOtherState(state, ctx.settings.expectLineage);
-        // The state holds secrets no input names any more (an old value of a rotated secret): terraform's
-        // plan prints them through derived attributes, so the masker learns them before any plan runs.
-        for (const { value, label } of await stateSecrets(state.file, state.secrets)) ctx.masker.add(value, label);
+        await learnStateSecrets(ctx, state);
         return state;
       },
       { learned: (state) => stateLearned(state, state) },
@@ -147,11 +145,22 @@ export async function stateReplacedStep(
     async () => {
       const state = await pullStateBefore(tf, workspace, 'state-replaced.json');
       refuseOtherState(state, ctx.settings.expectLineage);
-      for (const { value, label } of await stateSecrets(state.file, state.secrets)) ctx.masker.add(value, label);
+      await learnStateSecrets(ctx, state);
       return state;
     },
     { learned: (state) => stateLearned(state, state) },
   );
+}
+
+/**
+ * The state holds secrets no input names any more (an old value of a rotated secret): terraform's plan
+ * prints them through derived attributes, so the masker learns them before anything of a plan is printed.
+ */
+export async function learnStateSecrets(
+  ctx: RunContext,
+  state: { file: string; secrets: StateSecretScan },
+): Promise<void> {
+  for (const { value, label } of await stateSecrets(state.file, state.secrets)) ctx.masker.add(value, label);
 }
 
 /**
@@ -169,7 +178,11 @@ export const stateLineage = (state: Pick<StateSummary, 'serial' | 'lineage'>): s
  * another object's resources). What the backend holds is named in the error only, never in
  * result.state, which a controller takes the next expected lineage from.
  */
-export function refuseOtherState(state: StateSummary, expected: string | undefined): void {
+export function refuseOtherState(
+  state: StateSummary,
+  expected: string | undefined,
+  { planned = false }: { planned?: boolean } = {},
+): void {
   if (expected === undefined) return;
   const found = stateLineage(state);
   if (found === expected) return;
@@ -180,7 +193,7 @@ export function refuseOtherState(state: StateSummary, expected: string | undefin
   throw new RunnerError({
     kind: 'state',
     reason: 'StateLineageMismatch',
-    message: `${what}. Nothing was planned or applied, and every retry finds the same until a person acts: point the run at the object's own state (the backend settings), or restore a backup of lineage ${expected} (captf-runner restore); the retry after that fix passes.`,
+    message: `${what}. ${planned ? 'Nothing was applied or shown (the saved plan, which changed nothing, was made against it and is discarded)' : 'Nothing was planned or applied'}, and every retry finds the same until a person acts: point the run at the object's own state (the backend settings), or restore a backup of lineage ${expected} (captf-runner restore); the retry after that fix passes.`,
     detail: { expectedLineage: expected, foundLineage: found, foundSerial: state.serial },
   });
 }

@@ -67,6 +67,11 @@ export interface RunOptions {
   onStart?: () => void;
   /** The run's masker: the tail of stderr is masked with it before it is cut (none: nothing is secret). */
   masker?: Pick<Masker, 'secretRanges'>;
+  /**
+   * Awaited once terraform has ended, before the tail of stderr is masked: a caller that teaches the
+   * masker only after terraform ran (the state a plan was made against) does it here when it failed.
+   */
+  beforeTail?: (ended: { exitCode: number | undefined; signal: string | undefined }) => Promise<void>;
 }
 
 export interface RunResult<T = unknown> {
@@ -162,6 +167,7 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   // More than any document the runner reads: cut, so it fails to parse where it is read.
   if (stdoutOverflow) stdout = stdout.slice(0, 1024);
   if (consumeError !== undefined && finished.exitCode === 0) throw consumeError;
+  await options.beforeTail?.({ exitCode: finished.exitCode, signal: finished.signal ?? undefined });
 
   return {
     exitCode: finished.exitCode ?? (finished.signal ? 128 + signalNumber(finished.signal) : 1),

@@ -1,4 +1,4 @@
-import { succeeded, type Terraform } from './terraform.ts';
+import { succeeded, type RunExtras, type Terraform } from './terraform.ts';
 
 export interface PlanOptions {
   out: string;
@@ -29,7 +29,11 @@ export const planArgs = (o: PlanOptions): string[] => [
 ];
 
 /** Plan with a saved plan file. Exit 0 no changes, 2 changes; a failed plan (exit 1) throws. */
-export async function plan(tf: Terraform, options: PlanOptions): Promise<PlanResult> {
-  const run = succeeded(await tf.run('plan', planArgs(options)), 'PlanFailed');
+export async function plan(
+  tf: Terraform,
+  options: PlanOptions,
+  extras: Pick<RunExtras, 'beforeTail'> = {},
+): Promise<PlanResult> {
+  const run = succeeded(await tf.run('plan', planArgs(options), extras), 'PlanFailed');
   return { exitCode: run.exitCode, hasChanges: run.meaning === 'changes' };
 }

@@ -77,7 +77,10 @@ export interface CommandRun<T = unknown> extends RunResult<T> {
   killedByStop: boolean;
 }
 
-type RunExtras = Pick<RunOptions, 'consumeStdout' | 'captureStdout' | 'captureStdoutBytes' | 'passFds' | 'onStart'>;
+export type RunExtras = Pick<
+  RunOptions,
+  'consumeStdout' | 'captureStdout' | 'captureStdoutBytes' | 'passFds' | 'onStart' | 'beforeTail'
+>;
 
 /** A terraform to run commands with: made by createTerraform only. The command files of src/terraform run it; callers use those. */
 export interface Terraform {

@@ -4,9 +4,13 @@
 // (hashicorp/terraform internal/plans/planfile): `tfstate` is the prior state with the lineage and
 // serial of the state the backend held when planning (statemgr.PlannedStateUpdate; the ones the
 // apply checks), `tfstate-prev` the same state before refresh with a stub header (serial 0, no
-// lineage). Only the head of `tfstate` is read: terraform writes version, terraform_version, serial
-// and lineage first. Pure but for the reads it is given: the zip read with node's own zlib.
-import { constants, inflateRawSync } from 'node:zlib';
+// lineage). Only the head of `tfstate` is read for the header: terraform writes version,
+// terraform_version, serial and lineage first; `tfstate-prev` is copied out whole when an op reads the
+// state before from its plan (steps/state-planned.ts). The zip is read with node's own zlib.
+import { createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { constants, createInflateRaw, inflateRawSync } from 'node:zlib';
 
 /** The lineage and serial of the state a plan was made against; lineage "" and serial 0 when the backend held none. */
 export interface PlanPriorState {
@@ -39,6 +43,56 @@ const STATE_HEAD =
  * writes: an encrypted plan of OpenTofu, a test's fake). Throws for a zip whose `tfstate` it cannot read.
  */
 export async function planPriorState(file: PositionalFile): Promise<PlanPriorState | 'notZip'> {
+  const data = await entryData(file, STATE_ENTRY);
+  if (data === 'notZip') return 'notZip';
+  if (!data) throw new Error(`it holds no ${STATE_ENTRY} entry`);
+  const head = await file.read(data.at, Math.min(HEAD_BYTES, data.compressedBytes));
+  const text = inflated(head, data.method).toString('utf8');
+  const match = STATE_HEAD.exec(text);
+  if (!match) throw new Error(`its ${STATE_ENTRY} entry does not start as a state of version 4`);
+  return { serial: Number(match[1]), lineage: match[2]! };
+}
+
+/** The entry holding the prior state before terraform's refresh: the state as the backend held it (its header a stub). */
+export const PREVIOUS_STATE_ENTRY = 'tfstate-prev';
+/** What is read of an entry's compressed bytes at a time while it is copied. */
+const COPY_PIECE = 1024 * 1024;
+
+/**
+ * Writes the entry `name`, inflated, to `into` (a new private file), piece by piece: `notZip` for a file
+ * that is no zip, `missing` for a zip without that entry. Throws for an entry it cannot read.
+ */
+export async function copyPlanEntry(
+  file: PositionalFile,
+  name: string,
+  into: string,
+): Promise<'written' | 'notZip' | 'missing'> {
+  const data = await entryData(file, name);
+  if (data === 'notZip' || data === undefined) return data ?? 'missing';
+  const { at: start, method, compressedBytes } = data;
+  if (method !== 0 && method !== 8) throw new Error(`its ${name} entry is compressed by method ${method}, not deflate`);
+  const end = start + compressedBytes;
+  const pieces = Readable.from(
+    (async function* () {
+      for (let at = start; at < end; at += COPY_PIECE) {
+        const piece = await file.read(at, Math.min(COPY_PIECE, end - at));
+        if (piece.length === 0) throw new Error(`its ${name} entry ends before its size`);
+        yield piece;
+      }
+    })(),
+  );
+  // The runner's own new file (never through a link), readable by it alone: the state holds secrets.
+  const written = createWriteStream(into, { mode: 0o600, flags: 'wx' });
+  if (method === 8) await pipeline(pieces, createInflateRaw(), written);
+  else await pipeline(pieces, written);
+  return 'written';
+}
+
+/** Where the data of the entry `name` starts, how it is compressed and how long it is; see planPriorState. */
+async function entryData(
+  file: PositionalFile,
+  name: string,
+): Promise<{ at: number; method: number; compressedBytes: number } | 'notZip' | undefined> {
   const size = await file.size();
   const tailStart = Math.max(0, size - TAIL_BYTES);
   const tail = await file.read(tailStart, size - tailStart);
@@ -54,17 +108,14 @@ export async function planPriorState(file: PositionalFile): Promise<PlanPriorSta
   if (directoryAt === 0xffffffff || directoryBytes > MAX_DIRECTORY_BYTES || directoryAt + directoryBytes > size)
     throw new Error('its zip directory is out of bounds (or zip64, which terraform does not write for a plan)');
   const directory = await file.read(directoryAt, directoryBytes);
-  const entry = findEntry(directory, STATE_ENTRY);
-  if (!entry) throw new Error(`it holds no ${STATE_ENTRY} entry`);
+  const entry = findEntry(directory, name);
+  if (!entry) return undefined;
   const local = await file.read(entry.localAt, 30);
   if (local.length < 30 || local.readUInt32LE(0) !== LOCAL_ENTRY)
-    throw new Error(`its ${STATE_ENTRY} entry has no local header`);
-  const dataAt = entry.localAt + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
-  const head = await file.read(dataAt, Math.min(HEAD_BYTES, entry.compressedBytes));
-  const text = inflated(head, entry.method).toString('utf8');
-  const match = STATE_HEAD.exec(text);
-  if (!match) throw new Error(`its ${STATE_ENTRY} entry does not start as a state of version 4`);
-  return { serial: Number(match[1]), lineage: match[2]! };
+    throw new Error(`its ${name} entry has no local header`);
+  const at = entry.localAt + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
+  if (at + entry.compressedBytes > size) throw new Error(`its ${name} entry runs past the end of the file`);
+  return { at, method: entry.method, compressedBytes: entry.compressedBytes };
 }
 
 interface Entry {

@@ -1,6 +1,8 @@
 // The state an op plans against is the object's: with --expect-lineage (CAPTF_EXPECTED_LINEAGE),
 // the lineage of its last result, every op that plans against the state refuses a state of another
-// lineage, or none at all, before it plans (StateLineageMismatch, exit 7: every retry finds the same until a person acts).
+// lineage, or none at all (StateLineageMismatch, exit 7: every retry finds the same until a person
+// acts): a guarded apply once its saved plan names the state (src/steps/state-planned.ts), before
+// anything of the plan is shown, backed up or applied; the other ops before they plan.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -12,7 +14,7 @@ import { explain, type RunnerRun } from '../support/runner.ts';
 
 const OTHER_LINEAGE = '0badc0de-0000-4000-8000-000000000000';
 
-function assertRefused(run: RunnerRun, found: string | null, expected: string): void {
+function assertRefused(run: RunnerRun, found: string | null, expected: string, op: string): void {
   assert.equal(run.exitCode, 7, explain(run));
   assert.equal(run.result!.outcome, 'failed');
   assert.equal(run.result!.reason, 'StateLineageMismatch');
@@ -23,8 +25,15 @@ function assertRefused(run: RunnerRun, found: string | null, expected: string): 
     foundLineage: found,
     foundSerial: found === null ? null : run.result!.error!.detail!.foundSerial,
   });
-  const steps = run.result!.steps.map((step) => step.name);
-  assert.ok(!steps.includes('plan') && !steps.includes('apply') && !steps.includes('backup'), steps.join(', '));
+  const steps: string[] = run.result!.steps.map((step) => step.name);
+  const planned = op === 'apply';
+  assert.ok(
+    steps.includes('plan') === planned && !['show', 'backup', 'apply'].some((step) => steps.includes(step)),
+    steps.join(', '),
+  );
+  assert.equal(run.result!.plan, undefined, 'the plan is not reported');
+  // Nothing of terraform's plan is printed: only what the runner says.
+  assert.doesNotMatch(run.stdout, /No changes\.|Plan: \d+ to add/);
   assert.equal(run.result!.applied, false);
   assert.equal(
     run.result!.state,
@@ -33,12 +42,14 @@ function assertRefused(run: RunnerRun, found: string | null, expected: string): 
   );
   assert.match(
     run.result!.message,
-    /Nothing was planned or applied, and every retry finds the same until a person acts/,
+    planned
+      ? /Nothing was applied or shown \(the saved plan, which changed nothing, was made against it and is discarded\), and every retry finds the same until a person acts/
+      : /Nothing was planned or applied, and every retry finds the same until a person acts/,
   );
 }
 
 describe("--expect-lineage: the state is the object's", () => {
-  it('a state of another lineage: apply, destroy and refresh (by CAPTF_EXPECTED_LINEAGE) refused before they plan; the state untouched; its own lineage runs', async (t) => {
+  it('a state of another lineage: apply (once planned), destroy and refresh (by CAPTF_EXPECTED_LINEAGE, before they plan) refused; the state untouched; its own lineage runs', async (t) => {
     const s = await applied(t);
     const stateBefore = await readFile(s.state);
     const lineage = (await readLocalState(s.state)).lineage;
@@ -48,7 +59,7 @@ describe("--expect-lineage: the state is the object's", () => {
       ['refresh', [], { CAPTF_EXPECTED_LINEAGE: OTHER_LINEAGE }],
     ] as const) {
       const run = await s.run(op, ['--image', IMAGE, ...args], env);
-      assertRefused(run, lineage, OTHER_LINEAGE);
+      assertRefused(run, lineage, OTHER_LINEAGE, op);
       assert.ok(
         run.result!.message.includes(
           `the backend holds a state of lineage ${lineage}, not the object's (${OTHER_LINEAGE}, --expect-lineage)`,
@@ -93,7 +104,7 @@ describe("--expect-lineage: the state is the object's", () => {
     const elsewhere = join(s.dir, 'elsewhere', 'terraform.tfstate');
     for (const op of ['apply', 'destroy']) {
       const run = await s.run(op, ['--image', IMAGE, '--state', elsewhere, '--new-state', '--expect-lineage', lineage]);
-      assertRefused(run, null, lineage);
+      assertRefused(run, null, lineage, op);
       assert.match(run.result!.message, /the backend holds no state, but the object's state has lineage/);
       assert.ok(!existsSync(elsewhere), `${op} started a state`);
     }

@@ -1,0 +1,123 @@
+// A guarded apply reads the state before from its saved plan (src/steps/state-planned.ts): no
+// `terraform state pull` before the plan. What that must not lose: the masker still learns the state's
+// secrets before anything of a plan is printed (a failed plan's diagnostics included), the result
+// still names the state before, and an apply still backs up and replaces exactly the state its plan
+// was made against (a write by another run after the plan is refused before anything is backed up).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { explain, scenario, type RunnerRun } from '../support/runner.ts';
+import { readLocalState } from '../support/tf-modules.ts';
+
+/** The token before its rotation: afterwards only the state holds it (ignore_changes keeps it there). */
+const OLD_TOKEN = 'CANARY-old-token-Qz7Wp';
+const NEW_TOKEN = 'CANARY-new-token-Hv3Kd';
+
+const MODULE = {
+  'main.tf': `variable "admin_token" {
+  type      = string
+  sensitive = true
+}
+
+variable "refuse" {
+  type    = bool
+  default = false
+}
+
+resource "terraform_data" "credentials" {
+  input = var.admin_token
+
+  lifecycle {
+    ignore_changes = [input]
+  }
+}
+
+# terraform_data.output copies the sensitive input and loses the mark: a condition's message prints it.
+resource "terraform_data" "client" {
+  input = "client"
+
+  lifecycle {
+    precondition {
+      condition     = !var.refuse
+      error_message = "The client refuses the token \${terraform_data.credentials.output}."
+    }
+  }
+}
+`,
+};
+
+function assertNotWritten(run: RunnerRun, secret: string, what: string): void {
+  const at = run.allBytes.indexOf(secret);
+  assert.equal(at, -1, `${what}: ${run.allBytes.slice(Math.max(0, at - 200), at + 60)}`);
+}
+
+describe('the state before, read from the saved plan', () => {
+  it('a plan that fails quoting a secret only the state holds: the diagnostic is printed masked, and the result names the state', async (t) => {
+    const s = await scenario(t, MODULE, { 'terraform.tfvars.json': { admin_token: OLD_TOKEN } });
+    const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+    assert.equal(first.exitCode, 0, explain(first));
+    const held = await readLocalState(s.state);
+
+    // Rotated: the old token is in no input now, only in the state; the condition fails and prints it.
+    await s.setInputs({ 'terraform.tfvars.json': { admin_token: NEW_TOKEN, refuse: true } });
+    const failed = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+    assert.equal(failed.exitCode, 2, explain(failed));
+    assert.equal(failed.result!.reason, 'InputsInvalid');
+    assert.match(failed.allBytes, /The client refuses the token/, "terraform's diagnostic is there");
+    assertNotWritten(failed, OLD_TOKEN, 'the failed plan');
+    assertNotWritten(failed, NEW_TOKEN, 'the failed plan');
+    assert.deepEqual(failed.result!.state, {
+      serialBefore: held.serial,
+      serialAfter: held.serial,
+      lineage: held.lineage,
+    });
+
+    // The plan that succeeds prints the token's old value (the output "known after apply" beside it): masked.
+    await s.setInputs({ 'terraform.tfvars.json': { admin_token: NEW_TOKEN } });
+    const passed = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+    assert.equal(passed.exitCode, 0, explain(passed));
+    assertNotWritten(passed, OLD_TOKEN, 'the apply after the rotation');
+    assert.equal(passed.result!.state!.serialBefore, held.serial);
+  });
+
+  it('another run writes the state after the plan: the apply is refused before any backup, and the state is the other run’s', async (t) => {
+    const s = await scenario(t, MODULE, { 'terraform.tfvars.json': { admin_token: OLD_TOKEN } });
+    const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+    assert.equal(first.exitCode, 0, explain(first));
+    // The real terraform, but before the first `state pull` (the one once the decision is to apply) another
+    // writer pushes the current state one serial up, with an output added.
+    const wrapper = join(s.dir, 'other-writer-terraform.sh');
+    await writeFile(wrapper, OTHER_WRITER_BEFORE_PULL, { mode: 0o755 });
+    await s.useModule({ 'main.tf': MODULE['main.tf'].replace('input = "client"', 'input = "client-2"') });
+    const backups = join(s.out, 'backups');
+    const before = existsSync(backups) ? readdirSync(backups) : [];
+    const run = await s.run('apply', ['--kind', 'machine', '--guard', 'off', '--terraform', wrapper]);
+    assert.equal(run.exitCode, 1, explain(run));
+    assert.equal(run.result!.reason, 'ApplyFailed');
+    assert.equal(run.result!.error!.step, 'state before');
+    assert.match(run.result!.message, /the state changed after the plan was made .*Nothing was backed up or applied/);
+    assert.equal(run.result!.applied, false);
+    const steps: string[] = run.result!.steps.map((step) => step.name);
+    assert.ok(!steps.includes('backup') && !steps.includes('apply'), steps.join(', '));
+    assert.deepEqual(existsSync(backups) ? readdirSync(backups) : [], before, 'no backup was written');
+    const state = await readLocalState(s.state);
+    assert.deepEqual(state.outputs?.other_writer, { value: 'was here', type: 'string' }, 'the other write stands');
+    const client = state.resources.find((r) => r.name === 'client');
+    assert.deepEqual(client?.instances[0]?.attributes.input, { value: 'client', type: 'string' }, 'nothing applied');
+  });
+});
+
+/** The real terraform; before its first `state pull`, another writer pushes the current state one serial up, with an output added. */
+const OTHER_WRITER_BEFORE_PULL = `#!/bin/sh
+fd3=
+for arg in "$@"; do [ "$arg" = /dev/fd/3 ] && fd3=1; done
+[ -n "$fd3" ] || exec 3>&-
+if [ "$1" = state ] && [ "$2" = pull ] && [ ! -e other-writer.json ]; then
+  terraform state pull > other-writer.json &&
+    node -e 'const fs = require("fs"); const s = JSON.parse(fs.readFileSync("other-writer.json", "utf8")); s.serial += 1; s.outputs.other_writer = { value: "was here", type: "string" }; fs.writeFileSync("other-writer.json", JSON.stringify(s));' &&
+    terraform state push other-writer.json || exit 1
+fi
+exec terraform "$@"
+`;
