@@ -223,6 +223,8 @@ describe('output: the mask-then-cut boundary', () => {
       'src/terraform/exec.ts': "terraform's own process",
       'src/terraform/state.ts': 'a state pulled to a file of the private dir, for the backup',
       'src/workspace/workspace.ts': "terraform's files in the workdir (its inputs)",
+      'src/workspace/plan-prior-state.ts':
+        'the state a saved plan holds, copied to a file of the private dir for the runner to read',
     };
     const root = fileURLToPath(new URL('../../', import.meta.url));
     const writers: string[] = [];

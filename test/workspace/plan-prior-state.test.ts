@@ -1,10 +1,20 @@
 // The lineage and serial of the state a saved plan was made against, read from the plan file's zip
-// (`tfstate`, not `tfstate-prev`, whose header terraform leaves empty). The zips are built here
+// (`tfstate`, not `tfstate-prev`, whose header terraform leaves empty), and `tfstate-prev` copied out
+// whole (the state as the backend held it: src/steps/state-planned.ts). The zips are built here
 // entry by entry, stored or deflated as terraform's archive/zip writes them.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { deflateRawSync } from 'node:zlib';
-import { planPriorState, type PositionalFile } from '../../src/workspace/plan-prior-state.ts';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  copyPlanEntry,
+  planPriorState,
+  PREVIOUS_STATE_ENTRY,
+  type PositionalFile,
+} from '../../src/workspace/plan-prior-state.ts';
+import { tempDir } from '../support/tf-modules.ts';
 
 interface ZipEntry {
   name: string;
@@ -96,5 +106,54 @@ describe('planPriorState', () => {
       planPriorState(inMemory(zip([{ name: 'tfstate', data: Buffer.from('{"version": 5, "serial": 1}') }]))),
       /does not start as a state of version 4/,
     );
+  });
+});
+
+describe('copyPlanEntry', () => {
+  const previous = state(0, '', '[{"mode":"managed","type":"terraform_data","name":"a","instances":[]}]');
+
+  it('writes tfstate-prev inflated, or stored, to a new private file, in pieces: an entry of several MiB', async (t) => {
+    const dir = await tempDir(t);
+    // Random text compresses little: the deflated entry too is read in more than one piece.
+    const large = state(
+      0,
+      '',
+      `[{"mode":"managed","type":"terraform_data","name":"${randomBytes(1_600_000).toString('hex')}","instances":[]}]`,
+    );
+    for (const data of [previous, large])
+      for (const deflate of [true, false]) {
+        const into = join(dir, `prev-${data.length}-${deflate}.json`);
+        const plan = zip([
+          { name: 'tfplan', data: Buffer.from('plan') },
+          { name: PREVIOUS_STATE_ENTRY, data, deflate },
+        ]);
+        let reads = 0;
+        const file: PositionalFile = {
+          ...inMemory(plan),
+          read: async (position, length) => (reads++, plan.subarray(position, position + length)),
+        };
+        assert.equal(await copyPlanEntry(file, PREVIOUS_STATE_ENTRY, into), 'written');
+        assert.ok((await readFile(into)).equals(data), `${data.length} bytes, deflate ${deflate}`);
+        assert.equal((await stat(into)).mode & 0o777, 0o600);
+        // The directory's three reads (its tail, the directory, the local header), then the entry in 1 MiB pieces.
+        if (data === large) assert.ok(reads >= 3 + 2, `${reads} reads`);
+      }
+  });
+
+  it('says what it could not copy, and never writes through a file that exists', async (t) => {
+    const dir = await tempDir(t);
+    assert.equal(
+      await copyPlanEntry(inMemory(Buffer.from('no zip at all')), PREVIOUS_STATE_ENTRY, join(dir, 'a')),
+      'notZip',
+    );
+    const withoutPrevious = zip([{ name: 'tfstate', data: state(1, 'l') }]);
+    assert.equal(await copyPlanEntry(inMemory(withoutPrevious), PREVIOUS_STATE_ENTRY, join(dir, 'b')), 'missing');
+    const plan = zip([{ name: PREVIOUS_STATE_ENTRY, data: previous }]);
+    await writeFile(join(dir, 'taken'), 'x');
+    await assert.rejects(copyPlanEntry(inMemory(plan), PREVIOUS_STATE_ENTRY, join(dir, 'taken')), /EEXIST/);
+    // An entry whose size runs past the end of the file is refused, not read short.
+    const cut = plan.subarray(0, plan.length);
+    cut.writeUInt32LE(plan.length * 4, plan.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02])) + 20);
+    await assert.rejects(copyPlanEntry(inMemory(cut), PREVIOUS_STATE_ENTRY, join(dir, 'c')), /runs past the end/);
   });
 });
