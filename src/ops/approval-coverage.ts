@@ -257,7 +257,7 @@ async function compare(
   const { newest: blocked, ignored } = newestBlockedRun(runs);
   looked.push(...ignored);
   // The approval covers the state its blocked run planned against, and no other: the apply blocks again (ops/apply.ts).
-  // Without one, only --expect-lineage (checked before the plan) says this is the state it was given for.
+  // Without one, only --expect-lineage (checked at state before, before the plan is shown) says this is the state it was given for.
   const otherState = blocked
     ? otherStateWarning(approvalHash, blocked, stateLineage)
     : ctx.settings.expectLineage

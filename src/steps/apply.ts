@@ -39,8 +39,9 @@ export interface ApplySavedPlanOptions extends ApplyStepOptions {
   plan: Pick<Classification, 'changes' | 'changesTotal'>;
   backup?: boolean;
   /**
-   * `before` was pulled after the plan was made (apply --plan-artifact): a plan made against another
-   * state is stale, terraform refuses it, and no pull finds the state it was made against.
+   * `before` was pulled after the plan was made (apply --plan-artifact; a guarded apply, whose
+   * stateToReplaceStep checked it is the state the plan names): a plan made against another state is
+   * stale, terraform refuses it, and no pull finds the state it was made against.
    */
   pulledAfterPlan?: boolean;
 }
