@@ -33,24 +33,25 @@ export function terraformText(options: TerraformTextOptions): TerraformOutput {
     command: Command,
     masked: string | undefined,
     keep: ((printed: string) => void) | undefined,
+    step = options.step(),
   ) => {
     if (masked === undefined) return undefined;
     keep?.(masked);
     // A full pipe (a slow reader) is backpressure: terraform waits instead of the runner buffering.
     if (stream === 'stdout') return writeWithBackpressure(options.stdout, terraformLines(masked));
-    for (const line of masked.split('\n')) logTerraformLine(options.log, { command, step: options.step() }, line);
+    for (const line of masked.split('\n')) logTerraformLine(options.log, { command, step }, line);
     return undefined;
   };
   return {
-    lines(stream, texts, command, keep) {
+    lines(stream, texts, command, keep, step) {
       let masker = maskers.get(key(stream, command));
       if (!masker) maskers.set(key(stream, command), (masker = new LineMasker(options.masker)));
-      return print(stream, command, masker.push(...texts), keep);
+      return print(stream, command, masker.push(...texts), keep, step);
     },
-    end(stream, command, keep) {
+    end(stream, command, keep, step) {
       const masker = maskers.get(key(stream, command));
       maskers.delete(key(stream, command));
-      return print(stream, command, masker?.end(), keep);
+      return print(stream, command, masker?.end(), keep, step);
     },
   };
 }

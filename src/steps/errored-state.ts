@@ -44,7 +44,10 @@ export async function stateBeforeOp(
   ctx: RunContext,
   { tf, workspace, pulling, fromPlan }: StateStepOptions & { pulling?: Promise<PulledStateBefore>; fromPlan?: boolean },
 ): Promise<PulledStateBefore | undefined> {
-  const objects = backupStore(ctx).listObjects();
+  // A guarded apply pulls nothing before its plan: the store is listed in a step of its own.
+  const objects = fromPlan
+    ? Promise.resolve(await ctx.step('backup store', () => backupStore(ctx).listObjects()))
+    : backupStore(ctx).listObjects();
   const listing = objects.then((o) => keptErroredStates(ctx, o));
   listing.catch(() => {}); // awaited by the step, beside the pull
   if (fromPlan && !(await listing).length) {

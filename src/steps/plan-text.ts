@@ -107,10 +107,10 @@ export function maskedPlanText(
         await tf.output.end?.('stdout', 'plan', keep);
         if (stderr) {
           for await (const lines of stderr.release(print)) {
-            const wait = tf.output.lines('stderr', lines, 'plan');
+            const wait = tf.output.lines('stderr', lines, 'plan', undefined, 'plan'); // printed in the step plan
             if (wait) await wait;
           }
-          await tf.output.end?.('stderr', 'plan');
+          await tf.output.end?.('stderr', 'plan', undefined, 'plan');
         }
         text = maskThenCut(MASKED_WHOLE, printed, PLAN_TEXT_LIMIT, () => '');
       }

@@ -143,9 +143,9 @@ export function terraformIn(ctx: RunContext, { version, workspace }: TerraformIn
     path: version.path,
     cwd: workspace.root,
     output: {
-      lines: (stream, lines, command, keep) => {
+      lines: (stream, lines, command, keep, step) => {
         for (const line of lines) ctx.progress.saw(line, 'printed');
-        return text.lines(stream, lines, command, keep);
+        return text.lines(stream, lines, command, keep, step);
       },
       end: text.end,
     },

@@ -19,15 +19,24 @@ import type { StopHandle } from './stop.ts';
 
 /** Where terraform's human output goes: its lines (each without its newline, a batch per read of its pipe) with the command that printed them. A returned promise is backpressure. */
 export interface TerraformOutput {
-  /** `keep`, when given, is handed the text as it is printed (masked: the plan's text kept for the summary, masked once). */
+  /**
+   * `keep`, when given, is handed the text as it is printed (masked: the plan's text kept for the summary,
+   * masked once); `step`, the step terraform printed the lines in, when they are printed after it (kept back).
+   */
   lines(
     stream: 'stdout' | 'stderr',
     texts: readonly string[],
     command: Command,
     keep?: (printed: string) => void,
+    step?: string,
   ): void | Promise<void>;
   /** The command's stream ended (a sink may hold a line back until it knows what follows). */
-  end?(stream: 'stdout' | 'stderr', command: Command, keep?: (printed: string) => void): void | Promise<void>;
+  end?(
+    stream: 'stdout' | 'stderr',
+    command: Command,
+    keep?: (printed: string) => void,
+    step?: string,
+  ): void | Promise<void>;
 }
 
 export interface TerraformOptions {

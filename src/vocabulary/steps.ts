@@ -31,9 +31,15 @@ export const STEPS = {
     meaning: 'terraform init, and the backend it configured checked',
   },
   validate: { ops: ['apply', 'plan', 'refresh', 'drift', 'destroy'], meaning: 'terraform validate' },
+  'backup store': {
+    ops: ['apply'],
+    meaning:
+      "a guarded apply's look at the object's backup store before its plan: an errored state a previous run kept, the markers of killed applies (the other ops look beside the state pull, in state before)",
+  },
   'state before': {
     ops: ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore'],
-    meaning: 'the state before the op (terraform state pull)',
+    meaning:
+      'the state before the op (terraform state pull; a guarded apply reads it from its saved plan, then pulls the state it replaces once it applies)',
   },
   'errored state': {
     ops: ['apply', 'plan', 'refresh', 'drift', 'destroy'],

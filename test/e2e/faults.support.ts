@@ -327,13 +327,16 @@ export function cleanupFake(t: TestContext, s: FakeScenario): void {
 
 // ---- the matrix -----------------------------------------------------------------------------
 
-/** The fake's step names (FAKE_TF_FAULT) → the runner's step names (result.error.step), in apply's order. */
+/**
+ * The fake's step names (FAKE_TF_FAULT) → the runner's step names (result.error.step), in apply's order: the
+ * fake's plan file is no zip, so a guarded apply pulls the state before once its plan is made (src/steps/state-planned.ts).
+ */
 export const RUNNER_STEP_OF = {
   version: 'preflight',
   init: 'init',
   validate: 'validate',
-  'state-pull': 'state before',
   plan: 'plan',
+  'state-pull': 'state before',
   show: 'show',
   apply: 'apply',
 } as const;
@@ -363,8 +366,8 @@ export interface Expect {
 /** Whether the apply step (terraform apply) may run in a run that failed at `step`. */
 const reachesApply = (step: FakeStep) => step === 'apply';
 
-/** A command that runs beside `step` by design, so it may have started when `step` failed: the state pull beside validate (reading, never writing). */
-const besides = (step: FakeStep): FakeStep[] => (step === 'validate' ? ['state-pull'] : []);
+/** What runs after `step` failed by design: a failed plan has the state pulled (reading, never writing) to learn its secrets (src/steps/state-planned.ts). */
+const afterFailure = (step: FakeStep): FakeStep[] => (step === 'plan' ? ['state-pull'] : []);
 
 export function failedAt(step: FakeStep): Expect {
   return step === 'version'
@@ -405,7 +408,7 @@ export function checkRun(run: FakeRun, s: FakeScenario, expect: Expect, failedSt
       // No later command started either: the run stops at the failed step.
       const order = FAKE_STEPS.indexOf(failedStep);
       const later = ran.filter(
-        (x) => FAKE_STEPS.indexOf(x as FakeStep) > order && !besides(failedStep).includes(x as FakeStep),
+        (x) => FAKE_STEPS.indexOf(x as FakeStep) > order && !afterFailure(failedStep).includes(x as FakeStep),
       );
       assert.deepEqual(later, [], `commands after the failed ${failedStep} ran: ${ran.join(' ')}`);
     }

@@ -33,11 +33,11 @@ describe('in-cluster mode: an API server that takes requests and never answers',
     const run = await s.run('apply', [...job.args, '--deadline', '10m'], job.env);
     const took = Date.now() - started;
     // The object's store (Secrets) is read before anything plans (a kept errored state, a killed apply's
-    // marker: faults §4): an API server that never answers stops the run there after one request's
-    // 30 s, nothing applied; then the hand-back is held to its 15 s budget.
+    // marker: faults §4; a guarded apply in its step backup store): an API server that never answers stops
+    // the run there after one request's 30 s, nothing applied; then the hand-back is held to its 15 s budget.
     assert.equal(run.exitCode, 1, explain(run));
     assert.equal(run.result!.reason, 'KubeUnreachable');
-    assert.equal(run.result!.error?.step, 'state before');
+    assert.equal(run.result!.error?.step, 'backup store');
     assert.ok(took < 50_000, `the run took ${took} ms`);
     assert.ok(!run.result!.steps.some((step) => step.name === 'apply'), 'nothing applied');
     warned(

@@ -188,8 +188,9 @@ describe('backups (pg backend)', () => {
     await writeFile(join(s.out, 'backups'), 'not a directory');
     const run = await s.run('apply', ['--image', IMAGE]);
     assert.equal(run.exitCode, 1, explain(run));
-    // The store is first read in state before: every op that plans looks there for a kept errored state (faults §4).
-    assert.equal(run.result!.error!.step, 'state before');
+    // The store is first read before the plan: every op that plans looks there for a kept errored state (faults §4),
+    // a guarded apply in its step backup store.
+    assert.equal(run.result!.error!.step, 'backup store');
     assert.ok(!run.result!.steps.some((step) => step.name === 'plan'), 'nothing planned');
     assert.equal(run.result!.applied, false);
     assert.ok(!run.result!.steps.some((step) => step.name === 'apply'));

@@ -109,8 +109,8 @@ async function newOut(s: Scenario, name: string): Promise<string> {
 
 /**
  * The object applied once (serial S0); then a first run applies SLOW and holds the lock while its
- * local-exec runs; a second run, started meanwhile, pulls S0 before its plan, waits on the lock,
- * and plans and applies on the first run's state (S1).
+ * local-exec runs; a second run, started meanwhile, waits on the lock with its plan, and plans and
+ * applies on the first run's state (S1).
  */
 async function overlappingApplies({ s, backend }: Setup) {
   const applied = await mustRun(backend.args('apply', APPLY), s);
@@ -131,19 +131,22 @@ async function overlappingApplies({ s, backend }: Setup) {
   assert.equal(firstEnded.exitCode, 0, firstEnded.stderr.slice(-3000));
   const firstResult = Result.parse(JSON.parse(await readFile(join(firstOut, 'result.json'), 'utf8')));
   assert.equal(second.exitCode, 0, explain(second));
-  return { s0, s1: firstResult.state!.serialAfter!, second: second.result! };
+  return { s0, s1: firstResult.state!.serialAfter!, first: firstResult, second: second.result! };
 }
 
 async function checkSecondRun(
   { s, backend }: Setup,
-  { s0, s1, second }: Awaited<ReturnType<typeof overlappingApplies>>,
+  { s0, s1, first, second }: Awaited<ReturnType<typeof overlappingApplies>>,
 ) {
   assert.ok(s1 > s0, `the first run applied (serial ${s0} → ${s1})`);
-  // The race happened: the second run pulled S0 first, and says it pulled again.
+  // The race happened: the second run's plan started while the first run's apply ran, and waited on its lock.
+  const stepOf = (result: typeof first, name: string) => result.steps.find((step) => step.name === name)!;
+  const firstApply = stepOf(first, 'apply');
   assert.ok(
-    second.warnings.some((w) => w.includes('the state changed between its pull')),
-    `the second run pulled its state before the first run's apply ended: ${JSON.stringify(second.warnings)}`,
+    Date.parse(stepOf(second, 'plan').startedAt) < Date.parse(firstApply.startedAt) + firstApply.durationMs,
+    `the second run planned while the first run's apply ran: ${JSON.stringify({ first: first.steps, second: second.steps })}`,
   );
+  // The state before read from the saved plan, then the state the apply replaces pulled: the same state, S1.
   assert.equal(second.steps.filter((step) => step.name === 'state before').length, 2);
   assert.equal(
     second.state!.serialBefore,

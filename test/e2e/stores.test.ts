@@ -209,8 +209,9 @@ for (const [name, make] of Object.entries(stores)) {
       const down = await run(s, store, 'apply', [], await store.downEnv());
       assert.equal(down.exitCode, 1, explain(down));
       assert.equal(down.result!.error!.reason, 'StoreUnreachable');
-      // The store is first read in state before: every op that plans looks there for a kept errored state (faults §4).
-      assert.equal(down.result!.error!.step, 'state before');
+      // The store is first read before the plan: every op that plans looks there for a kept errored state (faults §4),
+      // a guarded apply in its step backup store.
+      assert.equal(down.result!.error!.step, 'backup store');
       assert.ok(!down.result!.steps.some((step) => step.name === 'plan'), 'nothing planned');
       assert.equal(await readFile(s.state, 'utf8'), before, 'nothing was applied');
     });
