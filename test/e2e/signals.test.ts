@@ -144,13 +144,13 @@ describe('signals', () => {
       [RUNNER, ...s.runArgs('apply', ['--object', 'demo', '--namespace', 'team-a', '--stop-grace', '1s'])],
       {
         env: { ...testTerraformEnv(), CAPTF_STORE: 's3://captf-e2e/fleet', ...s3.env() },
-        mark: '"msg":"state before: started"',
+        mark: '"msg":"backup store: started"',
         killAfterMs: 120_000,
       },
     );
-    // The step waits on the listing alone: the state pull started beside validate has ended (no
-    // terraform runs under the runner) and the store has taken the listing's request.
-    await until('the state pull ended and the listing hangs', () => {
+    // The step waits on the listing alone (a guarded apply lists the store before its plan, and pulls no
+    // state before it: no terraform runs under the runner) and the store has taken the listing's request.
+    await until('no terraform runs and the listing hangs', () => {
       const terraformRuns = readdirSync('/proc').some((entry) => {
         try {
           const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
@@ -168,7 +168,7 @@ describe('signals', () => {
     assert.equal(run.exitCode, 143, String(run.stderr).slice(-3000));
     const result = JSON.parse(await readFile(join(s.out, 'result.json'), 'utf8'));
     assert.equal(result.outcome, 'interrupted');
-    assert.equal(result.error.step, 'state before', result.message);
+    assert.equal(result.error.step, 'backup store', result.message);
     assert.match(result.message, /did not end within the stop grace/);
     assert.equal(result.mayHaveChanged, false);
     assert.ok(!existsSync(s.state), 'nothing was applied');
