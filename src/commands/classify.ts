@@ -71,7 +71,7 @@ async function classifyDocument(file: string, options: StreamOptions) {
   return classifyPlanStream(source, options);
 }
 
-/** The file's bytes, read as stdin is (fdChunks: one buffer, not one a chunk); closed at its end or when the reader stops. */
+/** The file's bytes, read as stdin is (fdChunks: one buffer, not one a chunk); closed at its end (one the reader stops in is closed as the command exits). */
 async function* fileChunks(path: string): AsyncGenerator<Buffer> {
   const handle = await open(path, 'r');
   try {
