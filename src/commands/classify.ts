@@ -1,6 +1,6 @@
 // `captf-runner classify FILE --json`: the classification of a show -json document, in the shape of
 // result.plan, with the rules an apply uses (its reserved address), so its verdict is the apply's.
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { RunnerError, usageError } from '../errors.ts';
 import { classifyPlanStream, type StreamOptions } from '../plan/stream.ts';
 import { DOCUMENT_HEAD_BYTES, misfedDocument, peekHead } from '../plan/document-kind.ts';
@@ -16,6 +16,7 @@ import { classifySummaryMarkdown } from '../output/summary-md.ts';
 import { openSummaryMd } from '../output/summary-md-file.ts';
 import { detailedExitCode } from '../run/exit-codes.ts';
 import { EXIT } from '../vocabulary/reasons.ts';
+import { fdChunks } from '../util/fd-chunks.ts';
 import type { ClassifyFlags } from '../cli.ts';
 
 /** Exits 0, or with --detailed-exitcode 8 when a policy denies the plan and 3 when it is otherwise gated; a --summary-md FILE that is refused is a usage error (exit 2), one that cannot be written a warning on stderr. */
@@ -60,7 +61,7 @@ export async function classifyCommand(file: string, flags: ClassifyFlags): Promi
 
 /** The document classified, unless its first bytes show it is another file people take for a plan's JSON (refused, named with the fix). */
 async function classifyDocument(file: string, options: StreamOptions) {
-  const { head, source } = await peekHead(file === '-' ? process.stdin : createReadStream(file), DOCUMENT_HEAD_BYTES);
+  const { head, source } = await peekHead(file === '-' ? fdChunks(0) : fileChunks(file), DOCUMENT_HEAD_BYTES);
   const misfed = misfedDocument(head);
   if (misfed)
     throw usageError(
@@ -68,6 +69,16 @@ async function classifyDocument(file: string, options: StreamOptions) {
       `${file === '-' ? 'the document on stdin' : file} is ${misfed.what}, not the JSON document of a plan: ${misfed.fix}, and classify that`,
     );
   return classifyPlanStream(source, options);
+}
+
+/** The file's bytes, read as stdin is (fdChunks: one buffer, not one a chunk); closed at its end (one the reader stops in is closed as the command exits). */
+async function* fileChunks(path: string): AsyncGenerator<Buffer> {
+  const handle = await open(path, 'r');
+  try {
+    yield* fdChunks(handle.fd);
+  } finally {
+    await handle.close();
+  }
 }
 
 /** The document is the caller's: one that cannot be read, or is no plan the runner can classify, is a usage error. */
