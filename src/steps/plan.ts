@@ -264,10 +264,6 @@ export async function planAndClassify<Before extends Pick<StateSummary, 'recorde
     root.inputs.maskSensitiveVariables(plan.sensitiveVariables, ctx.masker);
     return { planned, planHash, plan, before };
   });
-  if (learning && !learning.learned())
-    ctx.warn(
-      "terraform's plan output was not printed: the run ended before the runner learned the secrets of the state it planned against",
-    );
   // A destroy deletes the record, a refresh-only plan leaves it: only other plans set it to recordHash.
   const recordChanges = !planOptions.destroy && !planOptions.refreshOnly && before.recordedInputsHash !== recordHash;
   const reconciled = reconcilePlanExit(planned.hasChanges, plan, {

@@ -34,7 +34,6 @@ type PlanRoot = Pick<PreparedRoot, 'tf' | 'workspace'>;
 
 /** Whether the masker has learned the secrets of the state before the op, and so whether what the plan kept back may be printed. */
 export interface StateLearning {
-  learned(): boolean;
   learnedNow(): void;
   /** What the plan kept back is of no use (its state is refused): nothing of it is printed. */
   discard(): void;
@@ -99,7 +98,6 @@ export function stateLearning(ctx: RunContext, root: PlanRoot): StateLearning {
   let learned = false;
   let discarded = false;
   return {
-    learned: () => learned,
     learnedNow: () => {
       learned = true;
     },
