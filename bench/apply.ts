@@ -16,7 +16,8 @@ export interface ApplyRow {
   /** The updates of one run with changes (r0's instances and the runner's record of its inputs). */
   updatesPerChange: number | undefined;
   noChanges: Pairs;
-  changes: Pairs;
+  /** Undefined with --no-change-only. */
+  changes: Pairs | undefined;
 }
 
 export function benchApply(b: Bench, size: SizeWithPairs): ApplyRow {
@@ -35,16 +36,18 @@ export function benchApply(b: Bench, size: SizeWithPairs): ApplyRow {
   );
   // Changes: every run gives r0 a new value, so each side updates r0's instances (the runner also its own record).
   let updates: number | undefined;
-  const changes = interleave(
-    size.pairs,
-    (k) => {
-      const r = runnerApply(b, dir, `runner-${k}`, { terraform: b.terraform, expect: 'succeeded' });
-      updates = r.result.plan?.counts.update;
-      return r;
-    },
-    (k) => bareApply(b, dir, `bare-${k}`, { terraform: b.terraform, expectChanges: true }),
-    `${size.instances} updates`,
-  );
+  const changes = b.opts.noChangeOnly
+    ? undefined
+    : interleave(
+        size.pairs,
+        (k) => {
+          const r = runnerApply(b, dir, `runner-${k}`, { terraform: b.terraform, expect: 'succeeded' });
+          updates = r.result.plan?.counts.update;
+          return r;
+        },
+        (k) => bareApply(b, dir, `bare-${k}`, { terraform: b.terraform, expectChanges: true }),
+        `${size.instances} updates`,
+      );
   rmSync(dir, { recursive: true, force: true });
   return {
     size: name,
