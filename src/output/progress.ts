@@ -56,7 +56,7 @@ export function reportedEvent(line: string): ReportedEvent | undefined {
 export interface ProgressReport {
   step: string;
   elapsedMs: number;
-  /** held: terraform's output is held until the plan is classified; quiet: it printed nothing for an interval. */
+  /** held: terraform's output is held until the plan is classified; quiet: nothing was printed for an interval (terraform's or not: some steps run none). */
   output: 'held' | 'quiet';
   reported: Reported;
 }
@@ -142,8 +142,8 @@ export function progressMessage(progress: ProgressReport, intervalMs: number): s
   const output =
     progress.output === 'held'
       ? "terraform's output is held until the plan is classified"
-      : `terraform printed nothing for ${elapsedText(intervalMs)}`;
-  return `${progress.step}: running for ${elapsedText(progress.elapsedMs)}; ${output}; ${counts.length ? `so far terraform reported ${counts.join(', ')}` : 'terraform has reported no resource yet'}`;
+      : `nothing printed for ${elapsedText(intervalMs)}`;
+  return `${progress.step}: running for ${elapsedText(progress.elapsedMs)}; ${output}; ${counts.length ? `so far terraform reported ${counts.join(', ')}` : 'no resource reported yet'}`;
 }
 
 /** 95000 → "1m35s"; under a second: "0.4s". */

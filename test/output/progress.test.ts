@@ -119,7 +119,7 @@ describe('output: the progress of a long step', () => {
     assert.deepEqual(reports, [{ step: 'apply', elapsedMs: 120_000, output: 'quiet', reported: { created: 3 } }]);
     assert.equal(
       progressMessage(reports[0]!, 30_000),
-      'apply: running for 2m0s; terraform printed nothing for 30s; so far terraform reported 3 created',
+      'apply: running for 2m0s; nothing printed for 30s; so far terraform reported 3 created',
     );
   });
 
@@ -135,7 +135,7 @@ describe('output: the progress of a long step', () => {
     assert.deepEqual(reports, [{ step: 'backup', elapsedMs: 1000, output: 'quiet', reported: {} }]);
     assert.equal(
       progressMessage(reports[0]!, 1000),
-      'backup: running for 1s; terraform printed nothing for 1s; terraform has reported no resource yet',
+      'backup: running for 1s; nothing printed for 1s; no resource reported yet',
     );
   });
 
