@@ -1,11 +1,11 @@
-// The state before a guarded apply, read from its saved plan instead of a `terraform state pull` before
-// the plan (issue 44: one launch fewer). terraform writes the state it planned against into the plan
+// The state before a guarded apply or a plan (ops/plan.ts), read from its saved plan instead of a
+// `terraform state pull` before the plan (issue 44: one launch fewer). terraform writes the state it planned against into the plan
 // file (workspace/plan-prior-state.ts): the header of `tfstate` names the lineage and serial an apply
 // of the plan replaces, `tfstate-prev` holds that state as the backend held it. Until the runner has
 // read it, terraform's plan output is kept back, stderr included (plan-text.ts), so nothing of a plan
 // is printed before the masker knows the state's secrets; a plan that fails has the state pulled then,
-// before its stderr's tail is masked. The backup is still the backend's own bytes, pulled once the
-// decision is to apply (ops/apply.ts).
+// before its stderr's tail is masked. A guarded apply's backup is still the backend's own bytes,
+// pulled once the decision is to apply (ops/apply.ts).
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { StateSecretScan } from '../state/secrets.ts';

@@ -193,7 +193,7 @@ export function refuseOtherState(
   throw new RunnerError({
     kind: 'state',
     reason: 'StateLineageMismatch',
-    message: `${what}. ${planned ? 'Nothing was applied or shown (the saved plan, which changed nothing, was made against it and is discarded)' : 'Nothing was planned or applied'}, and every retry finds the same until a person acts: point the run at the object's own state (the backend settings), or restore a backup of lineage ${expected} (captf-runner restore); the retry after that fix passes.`,
+    message: `${what}. ${planned ? 'Nothing was shown, packed or applied (the saved plan, which changed nothing, was made against it and is discarded)' : 'Nothing was planned or applied'}, and every retry finds the same until a person acts: point the run at the object's own state (the backend settings), or restore a backup of lineage ${expected} (captf-runner restore); the retry after that fix passes.`,
     detail: { expectedLineage: expected, foundLineage: found, foundSerial: state.serial },
   });
 }

@@ -1,4 +1,4 @@
-// A guarded apply reads the state before from its saved plan (src/steps/state-planned.ts): no
+// A guarded apply and a plan read the state before from the saved plan (src/steps/state-planned.ts): no
 // `terraform state pull` before the plan. What that must not lose: the masker still learns the state's
 // secrets before anything of a plan is printed (a failed plan's diagnostics included), the result
 // still names the state before, and an apply still backs up and replaces exactly the state its plan
@@ -54,33 +54,40 @@ function assertNotWritten(run: RunnerRun, secret: string, what: string): void {
 }
 
 describe('the state before, read from the saved plan', () => {
-  it('a plan that fails quoting a secret only the state holds: the diagnostic is printed masked, and the result names the state', async (t) => {
-    const s = await scenario(t, MODULE, { 'terraform.tfvars.json': { admin_token: OLD_TOKEN } });
-    const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
-    assert.equal(first.exitCode, 0, explain(first));
-    const held = await readLocalState(s.state);
+  for (const op of ['apply', 'plan'] as const)
+    it(`${op}: a plan that fails quoting a secret only the state holds: the diagnostic is printed masked, and the result names the state`, async (t) => {
+      const s = await scenario(t, MODULE, { 'terraform.tfvars.json': { admin_token: OLD_TOKEN } });
+      const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+      assert.equal(first.exitCode, 0, explain(first));
+      const held = await readLocalState(s.state);
 
-    // Rotated: the old token is in no input now, only in the state; the condition fails and prints it.
-    await s.setInputs({ 'terraform.tfvars.json': { admin_token: NEW_TOKEN, refuse: true } });
-    const failed = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
-    assert.equal(failed.exitCode, 2, explain(failed));
-    assert.equal(failed.result!.reason, 'InputsInvalid');
-    assert.match(failed.allBytes, /The client refuses the token/, "terraform's diagnostic is there");
-    assertNotWritten(failed, OLD_TOKEN, 'the failed plan');
-    assertNotWritten(failed, NEW_TOKEN, 'the failed plan');
-    assert.deepEqual(failed.result!.state, {
-      serialBefore: held.serial,
-      serialAfter: held.serial,
-      lineage: held.lineage,
+      // Rotated: the old token is in no input now, only in the state; the condition fails and prints it.
+      await s.setInputs({ 'terraform.tfvars.json': { admin_token: NEW_TOKEN, refuse: true } });
+      const args = op === 'apply' ? ['--kind', 'machine', '--guard', 'off'] : ['--kind', 'machine'];
+      const failed = await s.run(op, args);
+      assert.equal(failed.exitCode, 2, explain(failed));
+      assert.equal(failed.result!.reason, 'InputsInvalid');
+      assert.match(failed.allBytes, /The client refuses the token/, "terraform's diagnostic is there");
+      assertNotWritten(failed, OLD_TOKEN, 'the failed plan');
+      assertNotWritten(failed, NEW_TOKEN, 'the failed plan');
+      assert.deepEqual(failed.result!.state, {
+        serialBefore: held.serial,
+        serialAfter: held.serial,
+        lineage: held.lineage,
+      });
+      // Pulled once terraform had ended, inside the step plan: no step state before ran before it.
+      const failedSteps: string[] = failed.result!.steps.map((step) => step.name);
+      assert.ok(!failedSteps.includes('state before'), failedSteps.join(', '));
+
+      // The plan that succeeds prints the token's old value (the output "known after apply" beside it): masked.
+      await s.setInputs({ 'terraform.tfvars.json': { admin_token: NEW_TOKEN } });
+      const passed = await s.run(op, args);
+      assert.equal(passed.exitCode, 0, explain(passed));
+      assertNotWritten(passed, OLD_TOKEN, `the ${op} after the rotation`);
+      const steps: string[] = passed.result!.steps.map((step) => step.name);
+      assert.ok(steps.indexOf('state before') > steps.indexOf('plan hash'), `from the saved plan: ${steps.join(', ')}`);
+      assert.equal(passed.result!.state!.serialBefore, held.serial);
     });
-
-    // The plan that succeeds prints the token's old value (the output "known after apply" beside it): masked.
-    await s.setInputs({ 'terraform.tfvars.json': { admin_token: NEW_TOKEN } });
-    const passed = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
-    assert.equal(passed.exitCode, 0, explain(passed));
-    assertNotWritten(passed, OLD_TOKEN, 'the apply after the rotation');
-    assert.equal(passed.result!.state!.serialBefore, held.serial);
-  });
 
   it('another run writes the state after the plan: the apply is refused before any backup, and the state is the other run’s', async (t) => {
     const s = await scenario(t, MODULE, { 'terraform.tfvars.json': { admin_token: OLD_TOKEN } });
