@@ -20,7 +20,9 @@ import type { RunContext } from '../run/context.ts';
 import type { PreparedRoot } from './prepare.ts';
 import { RunnerError } from '../errors.ts';
 import {
+  isPlannedState,
   learnStateSecrets,
+  plannedState,
   pullState,
   pullStateBefore,
   refuseOtherState,
@@ -69,11 +71,8 @@ export async function statePlannedStep(
         const secrets = new StateSecretScan();
         const previous = await summarizeState(createReadStream(file), { secrets });
         await learnStateSecrets(ctx, { file, secrets });
-        // The header of `tfstate-prev` is a stub: the lineage and serial are `tfstate`'s (none: "" and 0).
-        state = {
-          ...previous,
-          ...(planned.lineage === '' ? { serial: null, lineage: null } : planned),
-        };
+        // The header of `tfstate-prev` is a stub: the lineage and serial are `tfstate`'s.
+        state = { ...previous, ...plannedState(planned) };
       }
       learning.learnedNow();
       try {
@@ -141,8 +140,8 @@ export async function stateToReplaceStep(
     'state before',
     async () => {
       const state = await pullState(root.tf, join(root.workspace.privateDir, 'state-before.json'));
+      if (isPlannedState(planned, state)) return state;
       const found = stateLineage(state);
-      if (found === stateLineage(planned) && (found === null || state.serial === planned.serial)) return state;
       throw new RunnerError({
         kind: 'terraform',
         reason: 'ApplyFailed',

@@ -16,6 +16,7 @@ import {
   stateFileSource,
   stateInWorkdir,
 } from '../workspace/state-location.ts';
+import type { PlanPriorState } from '../workspace/plan-prior-state.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from '../run/context.ts';
 import type { Learned } from '../run/learned.ts';
@@ -169,6 +170,22 @@ export async function learnStateSecrets(
  */
 export const stateLineage = (state: Pick<StateSummary, 'serial' | 'lineage'>): string | null =>
   state.serial === null || !state.lineage ? null : state.lineage;
+
+/** A plan file's header (workspace/plan-prior-state.ts) as a summary names the state: none (lineage "" and serial 0) is null. */
+export const plannedState = (header: PlanPriorState): Pick<StateSummary, 'serial' | 'lineage'> =>
+  header.lineage === '' ? { serial: null, lineage: null } : header;
+
+/**
+ * terraform's own check that a saved plan applies to a state (else "Saved plan is stale"): the same
+ * lineage and serial, or no state for both. `planned`: the state the plan names (plannedState).
+ */
+export function isPlannedState(
+  planned: Pick<StateSummary, 'serial' | 'lineage'>,
+  found: Pick<StateSummary, 'serial' | 'lineage'>,
+): boolean {
+  const lineage = stateLineage(found);
+  return lineage === stateLineage(planned) && (lineage === null || found.serial === planned.serial);
+}
 
 /**
  * --expect-lineage: the lineage of the object's state as its last result named it. A state of
