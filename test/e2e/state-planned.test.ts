@@ -10,6 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { explain, scenario, type RunnerRun } from '../support/runner.ts';
 import { readLocalState } from '../support/tf-modules.ts';
+import { unpackArtifactDir } from '../support/artifacts.ts';
 
 /** The token before its rotation: afterwards only the state holds it (ignore_changes keeps it there). */
 const OLD_TOKEN = 'CANARY-old-token-Qz7Wp';
@@ -89,7 +90,7 @@ describe('the state before, read from the saved plan', () => {
       assert.equal(passed.result!.state!.serialBefore, held.serial);
     });
 
-  it('another run writes the state after the plan: the apply is refused before any backup, and the state is the other run’s', async (t) => {
+  it('another run writes the state after the plan: the apply is refused before any backup, the state is the other run’s, and the next apply plans against it and applies', async (t) => {
     const s = await scenario(t, MODULE, { 'terraform.tfvars.json': { admin_token: OLD_TOKEN } });
     const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
     assert.equal(first.exitCode, 0, explain(first));
@@ -113,6 +114,24 @@ describe('the state before, read from the saved plan', () => {
     assert.deepEqual(state.outputs?.other_writer, { value: 'was here', type: 'string' }, 'the other write stands');
     const client = state.resources.find((r) => r.name === 'client');
     assert.deepEqual(client?.instances[0]?.attributes.input, { value: 'client', type: 'string' }, 'nothing applied');
+
+    // The next apply (no other writer now) plans against the state the other run wrote, backs it up and applies.
+    const rerun = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+    assert.equal(rerun.exitCode, 0, explain(rerun));
+    assert.equal(rerun.result!.reason, 'ApplySucceeded');
+    assert.equal(rerun.result!.state!.serialBefore, state.serial, "planned against the other run's state");
+    assert.equal(rerun.result!.state!.lineage, state.lineage);
+    const backedUp = await unpackArtifactDir(rerun.result!.backup!.ref);
+    const backupState = JSON.parse(backedUp.files['terraform.tfstate']!.toString('utf8')) as typeof state;
+    assert.equal(backupState.serial, state.serial, "the backup is the other run's state, the one the apply replaced");
+    assert.deepEqual(backupState.outputs?.other_writer, { value: 'was here', type: 'string' });
+    const after = await readLocalState(s.state);
+    assert.equal(after.serial, rerun.result!.state!.serialAfter);
+    assert.ok(after.serial > state.serial, `serial ${state.serial} → ${after.serial}`);
+    const applied = after.resources.find((r) => r.name === 'client');
+    assert.deepEqual(applied?.instances[0]?.attributes.input, { value: 'client-2', type: 'string' }, 'applied');
+    // The module declares no such output: the apply of a plan made against the other run's state removed it.
+    assert.equal(after.outputs?.other_writer, undefined);
   });
 });
 
