@@ -15,6 +15,7 @@ import { unpackArtifactDir } from '../support/artifacts.ts';
 /** The token before its rotation: afterwards only the state holds it (ignore_changes keeps it there). */
 const OLD_TOKEN = 'CANARY-old-token-Qz7Wp';
 const NEW_TOKEN = 'CANARY-new-token-Hv3Kd';
+const OTHER_LINEAGE = '0badc0de-0000-4000-8000-000000000000';
 
 const MODULE = {
   'main.tf': `variable "admin_token" {
@@ -79,6 +80,22 @@ describe('the state before, read from the saved plan', () => {
       // Pulled once terraform had ended, inside the step plan: no step state before ran before it.
       const failedSteps: string[] = failed.result!.steps.map((step) => step.name);
       assert.ok(!failedSteps.includes('state before'), failedSteps.join(', '));
+
+      // The same failed plan told to expect another lineage: the state pulled after it is not the object's, so
+      // the result names no state (a controller takes the next lineage from it), and a warning says what it found.
+      const other = await s.run(op, [...args, '--expect-lineage', OTHER_LINEAGE]);
+      assert.equal(other.exitCode, 2, explain(other));
+      assert.equal(other.result!.reason, 'InputsInvalid', 'the plan failed before anything was checked');
+      assert.equal(other.result!.state, undefined);
+      assert.ok(
+        other.result!.warnings.includes(
+          `the backend holds serial ${held.serial} of lineage ${held.lineage}, not the object's state (lineage ${OTHER_LINEAGE}, --expect-lineage): the next run refuses it`,
+        ),
+        JSON.stringify(other.result!.warnings),
+      );
+      // The state's secrets were learned all the same: the diagnostic is printed, masked.
+      assert.match(other.allBytes, /The client refuses the token/);
+      assertNotWritten(other, OLD_TOKEN, 'the failed plan against another lineage');
 
       // The plan that succeeds prints the token's old value (the output "known after apply" beside it): masked.
       await s.setInputs({ 'terraform.tfvars.json': { admin_token: NEW_TOKEN } });
