@@ -1,11 +1,11 @@
-// The state before a guarded apply or a plan (ops/plan.ts), read from its saved plan instead of a
-// `terraform state pull` before the plan (issue 44: one launch fewer). terraform writes the state it planned against into the plan
-// file (workspace/plan-prior-state.ts): the header of `tfstate` names the lineage and serial an apply
-// of the plan replaces, `tfstate-prev` holds that state as the backend held it. Until the runner has
-// read it, terraform's plan output is kept back, stderr included (plan-text.ts), so nothing of a plan
-// is printed before the masker knows the state's secrets; a plan that fails has the state pulled then,
-// before its stderr's tail is masked. A guarded apply's backup is still the backend's own bytes,
-// pulled once the decision is to apply (ops/apply.ts).
+// The state before a guarded apply or a plan (ops/plan.ts), read from the saved plan instead of a
+// `terraform state pull` before the plan (issue 44: one launch fewer). terraform writes the state it
+// planned against into the plan file (workspace/plan-prior-state.ts): the header of `tfstate` names the
+// lineage and serial an apply of the plan replaces, `tfstate-prev` holds that state as the backend held
+// it. Until the runner has read it, terraform's plan output is kept back, stderr included (plan-text.ts),
+// so nothing of a plan is printed before the masker knows the state's secrets (and when it never does, a
+// warning says why); a plan that fails has the state pulled then, before its stderr's tail is masked. A
+// guarded apply's backup is still the backend's own bytes, pulled once the decision is to apply (ops/apply.ts).
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { StateSecretScan } from '../state/secrets.ts';
@@ -70,7 +70,7 @@ export async function statePlannedStep(
       try {
         state = await plannedStateOf(ctx, { root, held });
       } catch (error) {
-        learning.unreadable(`the state it was made against could not be read (${(error as Error).message})`);
+        learning.unreadable(`the state the plan was made against could not be read (${(error as Error).message})`);
         throw error;
       }
       learning.learnedNow();

@@ -107,6 +107,29 @@ describe('the state before, read from the saved plan', () => {
       assert.equal(passed.result!.state!.serialBefore, held.serial);
     });
 
+  it('a plan file whose state cannot be read: nothing of the plan is printed, and a warning says why', async (t) => {
+    const s = await scenario(t, MODULE, { 'terraform.tfvars.json': { admin_token: OLD_TOKEN } });
+    const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+    assert.equal(first.exitCode, 0, explain(first));
+    await s.useModule({ 'main.tf': MODULE['main.tf'].replace('input = "client"', 'input = "client-2"') });
+    const wrapper = join(s.dir, 'no-state-entry-terraform.sh');
+    await writeFile(wrapper, NO_STATE_ENTRY_AFTER_PLAN, { mode: 0o755 });
+    const run = await s.run('plan', ['--kind', 'machine', '--terraform', wrapper]);
+    assert.notEqual(run.exitCode, 0, explain(run));
+    assert.equal(run.result!.error!.step, 'state before');
+    assert.match(run.result!.message, /tfstate/);
+    assert.doesNotMatch(run.allBytes, /will be updated|Plan: \d+ to add|client-2/, "terraform's plan is not printed");
+    assert.ok(
+      run.result!.warnings.some((warning) =>
+        warning.startsWith(
+          "terraform's output during the plan was not printed: the state the plan was made against could not be read (",
+        ),
+      ),
+      JSON.stringify(run.result!.warnings),
+    );
+    assert.equal(run.result!.planArtifact, undefined, 'nothing packed');
+  });
+
   it('another run writes the state after the plan: the apply is refused before any backup, the state is the other run’s, and the next apply plans against it and applies', async (t) => {
     const s = await scenario(t, MODULE, { 'terraform.tfvars.json': { admin_token: OLD_TOKEN } });
     const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
@@ -151,6 +174,22 @@ describe('the state before, read from the saved plan', () => {
     assert.equal(after.outputs?.other_writer, undefined);
   });
 });
+
+/** The real terraform; after a plan, the names of its plan file's `tfstate` entries changed (`tfstatX`, `tfstatX-prev`). */
+const NO_STATE_ENTRY_AFTER_PLAN = `#!/bin/sh
+fd3=
+for arg in "$@"; do [ "$arg" = /dev/fd/3 ] && fd3=1; done
+[ -n "$fd3" ] || exec 3>&-
+[ "$1" = plan ] || exec terraform "$@"
+out=
+for arg in "$@"; do case "$arg" in -out=*) out="\${arg#-out=}" ;; esac; done
+terraform "$@"
+code=$?
+if [ -f "$out" ]; then
+  node -e 'const fs = require("fs"); const b = fs.readFileSync(process.argv[1]); const from = Buffer.from("tfstate"); for (let i = b.indexOf(from); i !== -1; i = b.indexOf(from, i + 1)) b.write("tfstatX", i); fs.writeFileSync(process.argv[1], b);' "$out" || exit 1
+fi
+exit $code
+`;
 
 /** The real terraform; before its first `state pull`, another writer pushes the current state one serial up, with an output added. */
 const OTHER_WRITER_BEFORE_PULL = `#!/bin/sh
