@@ -36,6 +36,13 @@ function assertRefused(run: RunnerRun, found: string | null, expected: string, o
   assert.doesNotMatch(run.stdout, /No changes\.|Plan: \d+ to add|terraform_data\.|will be/);
   assert.equal(run.result!.planText, undefined, "terraform's plan is not reported");
   assert.equal(run.result!.planArtifact, undefined, 'nothing packed');
+  if (planned)
+    assert.ok(
+      run.result!.warnings.includes(
+        "terraform's output during the plan was not printed: the plan was made against a state that is not the object's (--expect-lineage), and is discarded",
+      ),
+      JSON.stringify(run.result!.warnings),
+    );
   assert.equal(run.result!.applied, false);
   assert.equal(
     run.result!.state,
