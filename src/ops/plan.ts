@@ -12,7 +12,7 @@ import { artifactRefOf, artifactStore } from '../run/stores.ts';
 import type { PreparedRoot } from '../steps/prepare.ts';
 import { heldPlan, planAndClassify } from '../steps/plan.ts';
 import { pruneQuietly } from '../steps/backup.ts';
-import type { PulledState } from '../steps/state.ts';
+import type { StateSummary } from '../state/summary.ts';
 import { withOpPrelude } from '../steps/prelude.ts';
 import { policyStep, refuseDenied } from '../steps/policy.ts';
 import { decideStep } from '../steps/decide.ts';
@@ -22,10 +22,12 @@ import { LOCK_FILE, PLAN_FILE } from '../workspace/terraform-files.ts';
 export async function planOp(ctx: RunContext): Promise<OpEnding> {
   const store = artifactStore(ctx);
   const policy = await policyStep(ctx);
-  return withOpPrelude(ctx, {}, async ({ root, before }) => {
-    const { planned, plan, planHash, planText } = await planAndClassify(ctx, {
+  // The state before is read from the saved plan (steps/state-planned.ts), as a guarded apply reads it: no
+  // pull before the plan, unless an errored state a previous run kept is pushed first.
+  return withOpPrelude(ctx, { stateFromPlan: true }, async ({ root, before: pulledFirst }) => {
+    const { planned, plan, planHash, planText, before } = await planAndClassify(ctx, {
       root,
-      before,
+      before: pulledFirst,
       recordHash: root.inputs.hashes.inputsHash,
       show: { judgement: policy?.judgement({ tool: root.version.flavor }) },
     });
@@ -56,7 +58,7 @@ export async function planOp(ctx: RunContext): Promise<OpEnding> {
 async function packPlan(
   ctx: RunContext,
   root: PreparedRoot,
-  before: PulledState,
+  before: Pick<StateSummary, 'lineage'>,
   planHash: string,
   store: NonNullable<ReturnType<typeof artifactStore>>,
 ) {
@@ -77,7 +79,8 @@ async function packPlan(
       planFile: PLAN_FILE,
       planHash,
       inputsHash: root.inputs.hashes.inputsHash,
-      // What the plan is bound to: applying it is refused against any other state (apply-artifact.ts).
+      // What the plan is bound to: applying it is refused against any other state (apply-artifact.ts). The
+      // lineage of the state the saved plan names (its `tfstate` header), which terraform's apply checks too.
       stateLineage: before.lineage || null,
       backend: await backendIdentity(root.tf),
     },

@@ -13,7 +13,7 @@ import type { RunContext } from '../run/context.ts';
 import { heldPlan, removePlanFile } from './plan.ts';
 import type { PreparedRoot } from './prepare.ts';
 import { backupStep } from './backup.ts';
-import { stateAfterStep, stateLineage, stateReplacedStep, type PulledState } from './state.ts';
+import { isPlannedState, plannedState, stateAfterStep, stateReplacedStep, type PulledState } from './state.ts';
 import { stateAfterFailure } from './state-recovery.ts';
 import { planPriorState, type PlanPriorState } from '../workspace/plan-prior-state.ts';
 import type { Classification } from '../schemas/classification.ts';
@@ -94,21 +94,15 @@ async function stateThePlanReplaces(ctx: RunContext, root: PreparedRoot, before:
     );
     return before;
   }
-  if (planned === 'notZip' || samePriorState(planned, before)) return before;
+  if (planned === 'notZip' || isPlannedState(plannedState(planned), before)) return before;
   const replaced = await stateReplacedStep(ctx, { tf: root.tf, workspace: root.workspace, first: before, planned });
-  if (!samePriorState(planned, replaced))
+  if (!isPlannedState(plannedState(planned), replaced))
     ctx.log.info(
       { planned, found: { serial: replaced.serial, lineage: replaced.lineage } },
       'the state changed again after the plan: terraform refuses the stale plan',
     );
   return replaced;
 }
-
-/** terraform's own check: the same lineage and serial; a plan made against no state has lineage "" and serial 0. */
-const samePriorState = (planned: PlanPriorState, pulled: PulledState) =>
-  stateLineage(pulled) === null
-    ? planned.lineage === '' && planned.serial === 0
-    : planned.lineage === pulled.lineage && planned.serial === pulled.serial;
 
 /** Just before apply, through the open file terraform will read: a plan written in place since it was hashed is refused. */
 async function planCheckStep(

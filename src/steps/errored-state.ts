@@ -44,7 +44,7 @@ export async function stateBeforeOp(
   ctx: RunContext,
   { tf, workspace, pulling, fromPlan }: StateStepOptions & { pulling?: Promise<PulledStateBefore>; fromPlan?: boolean },
 ): Promise<PulledStateBefore | undefined> {
-  // A guarded apply pulls nothing before its plan: the store is listed in a step of its own.
+  // An op that reads the state from its saved plan pulls nothing before it: the store is listed in a step of its own.
   const objects = fromPlan
     ? Promise.resolve(await ctx.step('backup store', () => backupStore(ctx).listObjects()))
     : backupStore(ctx).listObjects();

@@ -35,10 +35,12 @@ export interface MaskedPlanText {
 export interface MaskedPlanTextOptions {
   /**
    * The state before the op is read only after the plan (from the saved plan, steps/state-planned.ts):
-   * stderr is kept back as well, and what was kept is printed only if this says so once the plan and
-   * classification end (the masker learned the state's secrets, and the state is the object's).
+   * stderr is kept back as well, and what was kept is printed only if this says nothing once the plan and
+   * classification end (the masker learned the state's secrets, and the state is the object's); else it
+   * says why the kept-back text is not printed, and `warn` is told so.
    */
-  printable?: () => boolean;
+  withheld?: () => string | undefined;
+  warn?: (message: string) => void;
 }
 
 /** A private file that terraform's lines of one stream are kept in, in pieces, until they are printed. */
@@ -73,7 +75,7 @@ export function maskedPlanText(
   options: MaskedPlanTextOptions = {},
 ): MaskedPlanText {
   const stdout = keptLines(join(workspace.privateDir, 'plan.txt'));
-  const stderr = options.printable ? keptLines(join(workspace.privateDir, 'plan-stderr.txt')) : undefined;
+  const stderr = options.withheld ? keptLines(join(workspace.privateDir, 'plan-stderr.txt')) : undefined;
   const keeping = tf.withOutput({
     lines: (stream, lines, command) => {
       const kept = stream === 'stdout' ? stdout : stderr;
@@ -84,6 +86,27 @@ export function maskedPlanText(
     end: (stream, command) => (stream === 'stdout' || stderr ? undefined : tf.output.end?.(stream, command)),
   });
   let text = '';
+  /** What was kept back, printed (or only removed: `print` false); the text the result keeps of it. */
+  const release = async (print: boolean): Promise<string> => {
+    // The text printed is the text kept: masked once, where it is printed (terraform-text.ts).
+    let printed = '';
+    const keep = (masked: string) => {
+      if (printed.length < PLAN_TEXT_LIMIT) printed += masked + '\n';
+    };
+    for await (const lines of stdout.release(print)) {
+      const wait = tf.output.lines('stdout', lines, 'plan', keep);
+      if (wait) await wait;
+    }
+    await tf.output.end?.('stdout', 'plan', keep);
+    if (stderr) {
+      for await (const lines of stderr.release(print)) {
+        const wait = tf.output.lines('stderr', lines, 'plan', undefined, 'plan'); // printed in the step plan
+        if (wait) await wait;
+      }
+      await tf.output.end?.('stderr', 'plan', undefined, 'plan');
+    }
+    return maskThenCut(MASKED_WHOLE, printed, PLAN_TEXT_LIMIT, () => '');
+  };
   return {
     plan: (planOptions, extras) => {
       progress.hold();
@@ -94,25 +117,13 @@ export function maskedPlanText(
       try {
         return await body();
       } finally {
-        const print = options.printable?.() ?? true;
-        // The text printed is the text kept: masked once, where it is printed (terraform-text.ts).
-        let printed = '';
-        const keep = (masked: string) => {
-          if (printed.length < PLAN_TEXT_LIMIT) printed += masked + '\n';
-        };
-        for await (const lines of stdout.release(print)) {
-          const wait = tf.output.lines('stdout', lines, 'plan', keep);
-          if (wait) await wait;
+        const withheld = options.withheld?.();
+        try {
+          text = await release(withheld === undefined);
+        } finally {
+          // Said however the release ends: a run that stops here printed nothing of the plan either.
+          if (withheld !== undefined) options.warn?.(`terraform's output during the plan was not printed: ${withheld}`);
         }
-        await tf.output.end?.('stdout', 'plan', keep);
-        if (stderr) {
-          for await (const lines of stderr.release(print)) {
-            const wait = tf.output.lines('stderr', lines, 'plan', undefined, 'plan'); // printed in the step plan
-            if (wait) await wait;
-          }
-          await tf.output.end?.('stderr', 'plan', undefined, 'plan');
-        }
-        text = maskThenCut(MASKED_WHOLE, printed, PLAN_TEXT_LIMIT, () => '');
       }
     },
   };

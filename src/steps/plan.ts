@@ -241,7 +241,10 @@ export async function planAndClassify<Before extends Pick<StateSummary, 'recorde
 ) {
   const { root, recordHash, plan: planOptions = {}, show = {} } = options;
   const learning = options.before ? undefined : stateLearning(ctx, root);
-  const text = maskedPlanText(root.tf, root.workspace, ctx.progress, { printable: learning?.printable });
+  const text = maskedPlanText(root.tf, root.workspace, ctx.progress, {
+    withheld: learning?.withheld,
+    warn: (message) => ctx.warn(message),
+  });
   const { planned, planHash, plan, before } = await text.around(async () => {
     const planned = await planStep(ctx, {
       text,

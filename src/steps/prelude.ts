@@ -16,8 +16,8 @@ export interface OpPrelude {
 }
 
 /**
- * The same for an op that reads the state before from its saved plan (`stateFromPlan`, a guarded
- * apply: state-planned.ts): `before` only when it was pulled first, to push a kept errored state.
+ * The same for an op that reads the state before from its saved plan (`stateFromPlan`: a guarded
+ * apply, a plan; state-planned.ts): `before` only when it was pulled first, to push a kept errored state.
  */
 export interface PlanFirstPrelude {
   root: PreparedRoot;

@@ -196,7 +196,7 @@ export interface PreparedRoot {
 
 export interface PrepareRootOptions {
   validate?: boolean;
-  /** false: no pull of the state before beside validate (a guarded apply reads it from its saved plan: state-planned.ts). */
+  /** false: no pull of the state before beside validate (a guarded apply and a plan read it from the saved plan: state-planned.ts). */
   pullStateBefore?: boolean;
   /** Runs in the fresh workdir before init (e.g. to put an approved plan's lock file in place). */
   beforeInit?: (workspace: Workspace, inputs: LoadedInputs) => Promise<void>;

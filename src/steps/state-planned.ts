@@ -1,11 +1,11 @@
-// The state before a guarded apply, read from its saved plan instead of a `terraform state pull` before
-// the plan (issue 44: one launch fewer). terraform writes the state it planned against into the plan
-// file (workspace/plan-prior-state.ts): the header of `tfstate` names the lineage and serial an apply
-// of the plan replaces, `tfstate-prev` holds that state as the backend held it. Until the runner has
-// read it, terraform's plan output is kept back, stderr included (plan-text.ts), so nothing of a plan
-// is printed before the masker knows the state's secrets; a plan that fails has the state pulled then,
-// before its stderr's tail is masked. The backup is still the backend's own bytes, pulled once the
-// decision is to apply (ops/apply.ts).
+// The state before a guarded apply or a plan (ops/plan.ts), read from the saved plan instead of a
+// `terraform state pull` before the plan (issue 44: one launch fewer). terraform writes the state it
+// planned against into the plan file (workspace/plan-prior-state.ts): the header of `tfstate` names the
+// lineage and serial an apply of the plan replaces, `tfstate-prev` holds that state as the backend held
+// it. Until the runner has read it, terraform's plan output is kept back, stderr included (plan-text.ts),
+// so nothing of a plan is printed before the masker knows the state's secrets (and when it never does, a
+// warning says why); a plan that fails has the state pulled then, before its stderr's tail is masked. A
+// guarded apply's backup is still the backend's own bytes, pulled once the decision is to apply (ops/apply.ts).
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { StateSecretScan } from '../state/secrets.ts';
@@ -20,7 +20,9 @@ import type { RunContext } from '../run/context.ts';
 import type { PreparedRoot } from './prepare.ts';
 import { RunnerError } from '../errors.ts';
 import {
+  isPlannedState,
   learnStateSecrets,
+  plannedState,
   pullState,
   pullStateBefore,
   refuseOtherState,
@@ -35,9 +37,12 @@ type PlanRoot = Pick<PreparedRoot, 'tf' | 'workspace'>;
 /** Whether the masker has learned the secrets of the state before the op, and so whether what the plan kept back may be printed. */
 export interface StateLearning {
   learnedNow(): void;
+  /** The state the plan was made against could not be read: why, for the warning that nothing of the plan is printed. */
+  unreadable(why: string): void;
   /** What the plan kept back is of no use (its state is refused): nothing of it is printed. */
   discard(): void;
-  printable(): boolean;
+  /** Why what the plan kept back is not printed; undefined when it may be (plan-text.ts warns with it). */
+  withheld(): string | undefined;
   beforeTail(ended: { exitCode: number | undefined }): Promise<void>;
 }
 
@@ -52,28 +57,21 @@ export async function statePlannedStep(
     root,
     held,
     learning,
-  }: { root: PlanRoot; held: PositionalFile; learning: Pick<StateLearning, 'learnedNow' | 'discard'> },
+  }: {
+    root: PlanRoot;
+    held: PositionalFile;
+    learning: Pick<StateLearning, 'learnedNow' | 'unreadable' | 'discard'>;
+  },
 ): Promise<StateSummary> {
   return ctx.step(
     'state before',
     async () => {
-      const planned = await planPriorState(held);
-      const file = join(root.workspace.privateDir, 'state-planned.json');
-      const copied = planned === 'notZip' ? 'notZip' : await copyPlanEntry(held, PREVIOUS_STATE_ENTRY, file);
       let state: StateSummary;
-      if (planned === 'notZip' || copied !== 'written') {
-        const pulled = await pullStateBefore(root.tf, root.workspace, 'state-planned-pull.json');
-        await learnStateSecrets(ctx, pulled);
-        state = pulled;
-      } else {
-        const secrets = new StateSecretScan();
-        const previous = await summarizeState(createReadStream(file), { secrets });
-        await learnStateSecrets(ctx, { file, secrets });
-        // The header of `tfstate-prev` is a stub: the lineage and serial are `tfstate`'s (none: "" and 0).
-        state = {
-          ...previous,
-          ...(planned.lineage === '' ? { serial: null, lineage: null } : planned),
-        };
+      try {
+        state = await plannedStateOf(ctx, { root, held });
+      } catch (error) {
+        learning.unreadable(`the state the plan was made against could not be read (${(error as Error).message})`);
+        throw error;
       }
       learning.learnedNow();
       try {
@@ -88,23 +86,55 @@ export async function statePlannedStep(
   );
 }
 
+/** The state the saved plan names, its secrets taught to the masker: read from the plan file, or pulled when the file says nothing. */
+async function plannedStateOf(ctx: RunContext, { root, held }: { root: PlanRoot; held: PositionalFile }) {
+  const planned = await planPriorState(held);
+  const file = join(root.workspace.privateDir, 'state-planned.json');
+  const copied = planned === 'notZip' ? 'notZip' : await copyPlanEntry(held, PREVIOUS_STATE_ENTRY, file);
+  if (planned === 'notZip' || copied !== 'written') {
+    const pulled = await pullStateBefore(root.tf, root.workspace, 'state-planned-pull.json');
+    await learnStateSecrets(ctx, pulled);
+    return pulled;
+  }
+  const secrets = new StateSecretScan();
+  const previous = await summarizeState(createReadStream(file), { secrets });
+  await learnStateSecrets(ctx, { file, secrets });
+  // The header of `tfstate-prev` is a stub: the lineage and serial are `tfstate`'s.
+  return { ...previous, ...plannedState(planned) };
+}
+
 /**
  * For a plan whose state before is read from its saved plan: the masker learns the state's secrets
  * before the plan's kept-back output is printed, through statePlannedStep when the plan succeeds and
  * through `beforeTail` (the state pulled once terraform has ended) when it fails, so a failed plan's
- * diagnostics are masked with them too, and the result still names the state before.
+ * diagnostics are masked with them too, and the result still names the state before. Until it has,
+ * nothing of the plan is printed, and `withheld` says why.
  */
 export function stateLearning(ctx: RunContext, root: PlanRoot): StateLearning {
   let learned = false;
   let discarded = false;
+  let unread: string | undefined;
   return {
     learnedNow: () => {
       learned = true;
     },
+    unreadable: (why) => {
+      unread = why;
+    },
     discard: () => {
       discarded = true;
     },
-    printable: () => learned && !discarded,
+    withheld: () => {
+      const secrets =
+        "terraform may print the state's secrets, which the runner masks only once it has read that state";
+      if (discarded)
+        return "the plan was made against a state that is not the object's (--expect-lineage), and is discarded";
+      if (learned) return undefined;
+      if (unread) return `${unread}: ${secrets}`;
+      return ctx.stopCause
+        ? `the run was stopped before it read the state the plan was made against: ${secrets}`
+        : `the run ended before it read the state the plan was made against: ${secrets}`;
+    },
     /** The plan's beforeTail: exit 0 and 2 are a saved plan, read by statePlannedStep. */
     async beforeTail({ exitCode }: { exitCode: number | undefined }): Promise<void> {
       if (exitCode === 0 || exitCode === 2 || ctx.stopCause) return;
@@ -120,9 +150,7 @@ export function stateLearning(ctx: RunContext, root: PlanRoot): StateLearning {
             `the backend holds ${stateText(pulled)}, not the object's state (lineage ${expected}, --expect-lineage): the next run refuses it`,
           );
       } catch (error) {
-        ctx.warn(
-          `the plan failed, and the state before it could not be read (${(error as Error).message}): what terraform printed during the plan is not shown, for the runner could not learn the state's secrets`,
-        );
+        unread = `the plan failed, and the state before it could not be read (${(error as Error).message})`;
       }
     },
   };
@@ -141,8 +169,8 @@ export async function stateToReplaceStep(
     'state before',
     async () => {
       const state = await pullState(root.tf, join(root.workspace.privateDir, 'state-before.json'));
+      if (isPlannedState(planned, state)) return state;
       const found = stateLineage(state);
-      if (found === stateLineage(planned) && (found === null || state.serial === planned.serial)) return state;
       throw new RunnerError({
         kind: 'terraform',
         reason: 'ApplyFailed',

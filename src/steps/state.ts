@@ -16,6 +16,7 @@ import {
   stateFileSource,
   stateInWorkdir,
 } from '../workspace/state-location.ts';
+import type { PlanPriorState } from '../workspace/plan-prior-state.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { RunContext } from '../run/context.ts';
 import type { Learned } from '../run/learned.ts';
@@ -170,6 +171,22 @@ export async function learnStateSecrets(
 export const stateLineage = (state: Pick<StateSummary, 'serial' | 'lineage'>): string | null =>
   state.serial === null || !state.lineage ? null : state.lineage;
 
+/** A plan file's header (workspace/plan-prior-state.ts) as a summary names the state: none (lineage "" and serial 0) is null. */
+export const plannedState = (header: PlanPriorState): Pick<StateSummary, 'serial' | 'lineage'> =>
+  header.lineage === '' ? { serial: null, lineage: null } : header;
+
+/**
+ * terraform's own check that a saved plan applies to a state (else "Saved plan is stale"): the same
+ * lineage and serial, or no state for both. `planned`: the state the plan names (plannedState).
+ */
+export function isPlannedState(
+  planned: Pick<StateSummary, 'serial' | 'lineage'>,
+  found: Pick<StateSummary, 'serial' | 'lineage'>,
+): boolean {
+  const lineage = stateLineage(found);
+  return lineage === stateLineage(planned) && (lineage === null || found.serial === planned.serial);
+}
+
 /**
  * --expect-lineage: the lineage of the object's state as its last result named it. A state of
  * another lineage (another object's: mixed-up backend settings, a restore --force of the wrong
@@ -193,7 +210,7 @@ export function refuseOtherState(
   throw new RunnerError({
     kind: 'state',
     reason: 'StateLineageMismatch',
-    message: `${what}. ${planned ? 'Nothing was applied or shown (the saved plan, which changed nothing, was made against it and is discarded)' : 'Nothing was planned or applied'}, and every retry finds the same until a person acts: point the run at the object's own state (the backend settings), or restore a backup of lineage ${expected} (captf-runner restore); the retry after that fix passes.`,
+    message: `${what}. ${planned ? 'Nothing was shown, packed or applied (the saved plan, which changed nothing, was made against it and is discarded)' : 'Nothing was planned or applied'}, and every retry finds the same until a person acts: point the run at the object's own state (the backend settings), or restore a backup of lineage ${expected} (captf-runner restore); the retry after that fix passes.`,
     detail: { expectedLineage: expected, foundLineage: found, foundSerial: state.serial },
   });
 }

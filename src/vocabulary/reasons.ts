@@ -331,7 +331,7 @@ export const REASONS = {
   StateLineageMismatch: failed(
     'state',
     PLANNING,
-    "--expect-lineage: the backend holds a state of another lineage, or none: nothing applied (a guarded apply refuses it once its plan is made, the plan discarded; every other op before it plans); every retry finds the same until a person points the run at the object's state or restores it (outside the spec, the image and the inputs: retried with backoff, never held)",
+    "--expect-lineage: the backend holds a state of another lineage, or none: nothing applied (a guarded apply and a plan refuse it once the plan is made, the plan discarded; every other op before it plans); every retry finds the same until a person points the run at the object's state or restores it (outside the spec, the image and the inputs: retried with backoff, never held)",
     EXIT.otherState,
   ),
   ErroredStateUnpushable: failed(

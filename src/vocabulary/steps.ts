@@ -32,14 +32,14 @@ export const STEPS = {
   },
   validate: { ops: ['apply', 'plan', 'refresh', 'drift', 'destroy'], meaning: 'terraform validate' },
   'backup store': {
-    ops: ['apply'],
+    ops: ['apply', 'plan'],
     meaning:
-      "a guarded apply's look at the object's backup store before its plan: an errored state a previous run kept, the markers of killed applies (the other ops look beside the state pull, in state before)",
+      "a guarded apply's and a plan's look at the object's backup store before the plan: an errored state a previous run kept, the markers of killed applies (the other ops look beside the state pull, in state before)",
   },
   'state before': {
     ops: ['apply', 'plan', 'refresh', 'drift', 'destroy', 'restore'],
     meaning:
-      'the state before the op (terraform state pull; a guarded apply reads it from its saved plan, then pulls the state it replaces once it applies)',
+      'the state before the op (terraform state pull; a guarded apply and a plan read it from the saved plan, and a guarded apply pulls the state it replaces once it applies)',
   },
   'errored state': {
     ops: ['apply', 'plan', 'refresh', 'drift', 'destroy'],

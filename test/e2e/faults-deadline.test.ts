@@ -16,9 +16,16 @@ import {
   RUNNER_STEP_OF,
 } from './faults.support.ts';
 
+/** What the hung plan prints before it hangs (on stdout, and a diagnostic quoting it on stderr): kept back, never printed. */
+const PLAN_SECRET = 'CANARY-hung-plan-Tz4q';
+
 const runHanging = (s: FakeScenario, step: FakeStep, deadlineSeconds: number) =>
   runWithFake(s, {
-    fake: { faults: [`${step}:hang`] },
+    // The plan prints before it hangs: the run is stopped before it has read the state the plan was made against.
+    fake:
+      step === 'plan'
+        ? { faults: ['plan:leak-secret', 'plan:huge-stdout=1000', 'plan:hang'], secret: PLAN_SECRET }
+        : { faults: [`${step}:hang`] },
     args: ['--deadline', `${deadlineSeconds}s`, '--stop-grace', '1s'],
     timeoutMs: 60_000 + deadlineSeconds * 1000,
   });
@@ -73,6 +80,20 @@ describe('fault matrix: every step hangs → the deadline stops it', () => {
         );
       }
       assert.equal(result.steps.find((x) => x.name === RUNNER_STEP_OF[step])?.status, 'interrupted');
+      if (step === 'plan') {
+        // terraform's output during the plan is withheld (the state's secrets unknown), and the run says so.
+        for (const tail of [run.stdoutTail, run.stderrTail, run.resultText ?? ''])
+          for (const printed of [PLAN_SECRET, 'terraform_data.filler', 'does not declare a variable'])
+            assert.ok(!tail.includes(printed), `${printed} was printed: ${explainFake(run)}`);
+        assert.ok(
+          result.warnings.some((warning) =>
+            warning.startsWith(
+              "terraform's output during the plan was not printed: the run was stopped before it read the state the plan was made against",
+            ),
+          ),
+          JSON.stringify(result.warnings),
+        );
+      }
     });
   }
 });

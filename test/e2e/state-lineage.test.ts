@@ -1,14 +1,14 @@
 // The state an op plans against is the object's: with --expect-lineage (CAPTF_EXPECTED_LINEAGE),
 // the lineage of its last result, every op that plans against the state refuses a state of another
 // lineage, or none at all (StateLineageMismatch, exit 7: every retry finds the same until a person
-// acts): a guarded apply once its saved plan names the state (src/steps/state-planned.ts), before
-// anything of the plan is shown, backed up or applied; the other ops before they plan.
+// acts): a guarded apply and a plan once the saved plan names the state (src/steps/state-planned.ts),
+// before anything of the plan is shown, packed, backed up or applied; the other ops before they plan.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readLocalState } from '../support/tf-modules.ts';
+import { modules, readLocalState } from '../support/tf-modules.ts';
 import { applied, IMAGE } from './apply.support.ts';
 import { explain, type RunnerRun } from '../support/runner.ts';
 
@@ -26,14 +26,23 @@ function assertRefused(run: RunnerRun, found: string | null, expected: string, o
     foundSerial: found === null ? null : run.result!.error!.detail!.foundSerial,
   });
   const steps: string[] = run.result!.steps.map((step) => step.name);
-  const planned = op === 'apply';
+  const planned = op === 'apply' || op === 'plan';
   assert.ok(
     steps.includes('plan') === planned && !['show', 'backup', 'apply'].some((step) => steps.includes(step)),
     steps.join(', '),
   );
   assert.equal(run.result!.plan, undefined, 'the plan is not reported');
   // Nothing of terraform's plan is printed: only what the runner says.
-  assert.doesNotMatch(run.stdout, /No changes\.|Plan: \d+ to add/);
+  assert.doesNotMatch(run.stdout, /No changes\.|Plan: \d+ to add|terraform_data\.|will be/);
+  assert.equal(run.result!.planText, undefined, "terraform's plan is not reported");
+  assert.equal(run.result!.planArtifact, undefined, 'nothing packed');
+  if (planned)
+    assert.ok(
+      run.result!.warnings.includes(
+        "terraform's output during the plan was not printed: the plan was made against a state that is not the object's (--expect-lineage), and is discarded",
+      ),
+      JSON.stringify(run.result!.warnings),
+    );
   assert.equal(run.result!.applied, false);
   assert.equal(
     run.result!.state,
@@ -43,18 +52,21 @@ function assertRefused(run: RunnerRun, found: string | null, expected: string, o
   assert.match(
     run.result!.message,
     planned
-      ? /Nothing was applied or shown \(the saved plan, which changed nothing, was made against it and is discarded\), and every retry finds the same until a person acts/
+      ? /Nothing was shown, packed or applied \(the saved plan, which changed nothing, was made against it and is discarded\), and every retry finds the same until a person acts/
       : /Nothing was planned or applied, and every retry finds the same until a person acts/,
   );
 }
 
 describe("--expect-lineage: the state is the object's", () => {
-  it('a state of another lineage: apply (once planned), destroy and refresh (by CAPTF_EXPECTED_LINEAGE, before they plan) refused; the state untouched; its own lineage runs', async (t) => {
+  it('a state of another lineage: apply and plan (once planned), destroy and refresh (by CAPTF_EXPECTED_LINEAGE, before they plan) refused; the state untouched; its own lineage runs', async (t) => {
     const s = await applied(t);
+    await s.useModule(modules.update); // a plan that changes something: it would print it and pack it
     const stateBefore = await readFile(s.state);
     const lineage = (await readLocalState(s.state)).lineage;
+    const artifacts = join(s.dir, 'artifacts');
     for (const [op, args, env] of [
       ['apply', ['--expect-lineage', OTHER_LINEAGE], {}],
+      ['plan', ['--expect-lineage', OTHER_LINEAGE, '--artifacts', artifacts], {}],
       ['destroy', ['--expect-lineage', OTHER_LINEAGE], {}],
       ['refresh', [], { CAPTF_EXPECTED_LINEAGE: OTHER_LINEAGE }],
     ] as const) {
@@ -68,9 +80,10 @@ describe("--expect-lineage: the state is the object's", () => {
       );
       assert.deepEqual(await readFile(s.state), stateBefore, `${op} changed the state`);
     }
+    assert.ok(!existsSync(artifacts) || (await readdir(artifacts)).length === 0, 'the plan packed nothing');
     const own = await s.run('apply', ['--image', IMAGE, '--expect-lineage', lineage]);
     assert.equal(own.exitCode, 0, explain(own));
-    assert.equal(own.result!.outcome, 'noChanges');
+    assert.equal(own.result!.outcome, 'succeeded');
     assert.equal(own.result!.state!.lineage, lineage);
   });
 

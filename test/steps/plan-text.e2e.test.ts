@@ -100,4 +100,53 @@ describe('steps: the kept-back plan text', () => {
     assert.ok(text.text().length <= 64 * 1024 && text.text().length > 60 * 1024, 'the first 64 KiB kept');
     assert.ok(!existsSync(join(privateDir, 'plan.txt')), 'the kept-back file is removed');
   });
+
+  it('withheld (a failed plan whose state before could not be read): nothing printed, stdout nor stderr, and the warning says why, once', async (t) => {
+    const dir = await writeModule(
+      {
+        'main.tf': `variable "secret" {
+  type = string
+}
+resource "terraform_data" "r" {
+  input = var.secret
+}
+`,
+      },
+      t,
+    );
+    assert.equal((await runTestTerraform(dir, ['init', '-input=false', '-no-color'])).exitCode, 0);
+    const privateDir = join(dir, '.private');
+    await mkdir(privateDir, { mode: 0o700 });
+    const printed: string[] = [];
+    const output: TerraformOutput = { lines: (_stream, texts) => void printed.push(...texts) };
+    const env = testTerraformEnv();
+    const tf = createTerraform({
+      path: resolveExecutable(TERRAFORM, env.PATH)!,
+      cwd: dir,
+      env,
+      output,
+      stop: new StopHandle(),
+    });
+    const warnings: string[] = [];
+    const held: string[] = [];
+    const text = maskedPlanText(
+      tf,
+      { privateDir },
+      { hold: () => {}, saw: (line) => void held.push(line) },
+      { withheld: () => 'the state could not be read', warn: (message) => warnings.push(message) },
+    );
+    // A plan that fails (an undeclared variable): its diagnostic on stderr is kept back too.
+    await assert.rejects(
+      text.around(() => text.plan({ out: join(dir, 'plan.bin'), vars: { secret: SECRET, undeclared: SECRET } })),
+      /undeclared/,
+    );
+    assert.ok(
+      held.some((line) => line.includes('Value for undeclared variable')),
+      'terraform printed its diagnostic',
+    );
+    assert.deepEqual(printed, [], 'nothing of it reached the output');
+    assert.deepEqual(warnings, ["terraform's output during the plan was not printed: the state could not be read"]);
+    assert.equal(text.text(), '');
+    for (const file of ['plan.txt', 'plan-stderr.txt']) assert.ok(!existsSync(join(privateDir, file)), file);
+  });
 });
