@@ -108,10 +108,10 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   const [out, err] = await outputChannels();
   let child: ReturnType<typeof spawnTerraform>;
   try {
-    child = spawnTerraform(options, out!, err!);
+    child = spawnTerraform(options, out, err);
   } catch (error) {
-    out!.destroy();
-    err!.destroy();
+    out.destroy();
+    err.destroy();
     throw error;
   }
   const pid = child.pid;
@@ -119,7 +119,7 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   if (pid !== undefined) options.onStart?.();
 
   const stderrTail = new LineTail(options.masker);
-  const stderrDone = forEachBatch(err!.chunks(), (texts) => {
+  const stderrDone = forEachBatch(err.chunks(), (texts) => {
     for (const text of texts) stderrTail.push(text);
     return options.output.lines('stderr', texts);
   });
@@ -130,19 +130,19 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   let consumeError: unknown;
   let stdoutDone: Promise<unknown>;
   if (options.consumeStdout) {
-    stdoutDone = options.consumeStdout(out!.chunks()).then(
+    stdoutDone = options.consumeStdout(out.chunks()).then(
       (value) => (consumed = value),
       (error) => (consumeError = error),
     );
     // What the consumer left unread is drained, so terraform is not blocked on a full socket.
-    stdoutDone = stdoutDone.then(() => drain(out!));
+    stdoutDone = stdoutDone.then(() => drain(out));
   } else if (options.captureStdout) {
     const limit = options.captureStdoutBytes ?? CAPTURE_LIMIT_BYTES;
     stdoutDone = (async () => {
       // Bytes, decoded only while they are kept: what is drained past the limit is never made a string.
       const decoder = new StringDecoder('utf8');
       let kept = 0;
-      for await (const chunk of out!.chunks()) {
+      for await (const chunk of out.chunks()) {
         if (stdoutOverflow) continue;
         if (kept + chunk.length > limit) stdoutOverflow = true;
         else {
@@ -153,14 +153,14 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
       if (!stdoutOverflow) stdout += decoder.end();
     })();
   } else {
-    stdoutDone = forEachBatch(out!.chunks(), (texts) => options.output.lines('stdout', texts));
+    stdoutDone = forEachBatch(out.chunks(), (texts) => options.output.lines('stdout', texts));
   }
 
   const finished = await child;
   // terraform has exited: with the runner's copies of its ends closed, the reads end once whatever it
   // started in its group (a local-exec child) has closed them too.
-  out!.closeChildEnd();
-  err!.closeChildEnd();
+  out.closeChildEnd();
+  err.closeChildEnd();
   await Promise.all([stdoutDone, stderrDone]);
   await options.output.end?.('stdout');
   await options.output.end?.('stderr');
@@ -228,9 +228,10 @@ export class LineTail {
 }
 
 /** The two channels terraform's stdout and stderr are read through; a temp directory that cannot hold their sockets is the run's to fix. */
-async function outputChannels(): Promise<OutputChannel[]> {
+async function outputChannels(): Promise<[OutputChannel, OutputChannel]> {
   try {
-    return await openOutputChannels(2);
+    const [out, err] = await openOutputChannels(2);
+    return [out!, err!];
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new RunnerError({
