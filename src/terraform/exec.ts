@@ -156,11 +156,15 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
     stdoutDone = forEachBatch(out.chunks(), (texts) => options.output.lines('stdout', texts));
   }
 
-  const finished = await child;
-  // terraform has exited: with the runner's copies of its ends closed, the reads end once whatever it
-  // started in its group (a local-exec child) has closed them too.
-  out.closeChildEnd();
-  err.closeChildEnd();
+  let finished: Awaited<typeof child>;
+  try {
+    finished = await child;
+  } finally {
+    // terraform has exited: with the runner's copies of its ends closed, the reads end once whatever it
+    // started in its group (a local-exec child) has closed them too.
+    out.closeChildEnd();
+    err.closeChildEnd();
+  }
   await Promise.all([stdoutDone, stderrDone]);
   await options.output.end?.('stdout');
   await options.output.end?.('stderr');
