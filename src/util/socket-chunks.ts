@@ -46,6 +46,7 @@ export async function openOutputChannels(count: number): Promise<OutputChannel[]
     const server = createServer({ pauseOnConnect: true });
     await listen(server, path);
     try {
+      // One after the other: each connection accepted is then the one its reader made (stdout never stderr's).
       for (let i = 0; i < count; i++) made.push(await connectChannel(server, path));
     } finally {
       server.close();
