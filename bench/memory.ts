@@ -1,6 +1,7 @@
 // Part 3 of `npm run bench` (bench/run.ts): `captf-runner classify --json -` of synthetic plan documents (up to
 // 1 GiB, scripts/generators/gen-plan.mjs) fed through a pipe (as terraform's stdout is): peak RSS of the runner
-// process (its own ru_maxrss, from the preload), and its counts against the generator's.
+// process (its own ru_maxrss, from the preload), and its counts against the generator's. With --snapshot the runner
+// starts through the startup snapshot, as the image's command starts it (runner/captf-runner.sh).
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,9 +45,9 @@ export function benchMemory(b: Bench, mib: number): MemoryRow {
       'bash',
       [
         '-c',
-        `set -euo pipefail; cat ${q(file)} | ${q(b.node)} --require ${q(SELF_USAGE)} ${q(b.runner)} classify --json - >${q(out)}`,
+        `set -euo pipefail; cat ${q(file)} | ${[b.node, ...b.applyLaunch, '--require', SELF_USAGE, b.runner].map(q).join(' ')} classify --json - >${q(out)}`,
       ],
-      { env: { ...b.env, BENCH_SELF_USAGE_FILE: usageFile }, stdio: 'ignore' },
+      { env: { ...b.env, ...b.applyEnv, BENCH_SELF_USAGE_FILE: usageFile }, stdio: 'ignore' },
     );
     const ms = now() - started;
     if (r.status !== 0) throw new Error(`classify of ${mib} MiB exited ${r.status}`);

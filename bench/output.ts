@@ -1,7 +1,8 @@
 // Part 4 of `npm run bench` (bench/run.ts): terraform printing hundreds of MiB (the test suite's fake terraform,
 // test/support/fake-terraform.mjs) streams through the runner's masker to its stdout and stderr, read by a pipe,
 // once by a reader that stalls for 5 s first (a kubelet under pressure: the runner must stop reading terraform,
-// not buffer). Peak RSS of the runner process, and the bytes that came through.
+// not buffer). Peak RSS of the runner process, and the bytes that came through. With --snapshot the runner starts
+// through the startup snapshot, as the image's command starts it (runner/captf-runner.sh).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,9 +46,10 @@ export function benchOutput(b: Bench, mib: number): OutputRow[] {
     const usageFile = join(dir, 'usage.json');
     const count = join(dir, 'bytes');
     const reader = c.stallMs ? `{ sleep ${c.stallMs / 1000}; wc -c; }` : 'wc -c';
-    const apply = `${q(b.node)} --require ${q(SELF_USAGE)} ${q(b.runner)} apply --kind cluster --terraform ${q(FAKE_TERRAFORM)} --module ${q(`${dir}/module`)} --inputs ${q(`${dir}/inputs`)} --state ${q(`${dir}/state/terraform.tfstate`)} --new-state --out ${q(`${dir}/out`)} --termination-log ${q(`${dir}/termination-log`)} --log-format json`;
+    const apply = `${[b.node, ...b.applyLaunch, '--require', SELF_USAGE, b.runner].map(q).join(' ')} apply --kind cluster --terraform ${q(FAKE_TERRAFORM)} --module ${q(`${dir}/module`)} --inputs ${q(`${dir}/inputs`)} --state ${q(`${dir}/state/terraform.tfstate`)} --new-state --out ${q(`${dir}/out`)} --termination-log ${q(`${dir}/termination-log`)} --log-format json`;
     const env = {
       ...b.env,
+      ...b.applyEnv,
       BENCH_SELF_USAGE_FILE: usageFile,
       FAKE_TF_FAULT: `${c.step}:${c.fault}=${mib * 2 ** 20}`,
       FAKE_TF_STATE: join(dir, 'fake.tfstate'),

@@ -25,8 +25,8 @@
 // --node PATH (the node that runs the runner and `node -e 0`; default the one running this script); --runner FILE
 // (default: `npm run build`, then dist/captf-runner.mjs); --terraform PATH (terraform on PATH); --json-out FILE
 // (default $TMPDIR/captf-bench.json, so that a trial run never overwrites the committed figures; - for none);
-// --keep (keep the temp dir); --snapshot (part 1's runner starts through the startup snapshot, as the image's
-// command starts it; part 7 also reads through snapshots of its worker, with and without the reader's warm-up in
+// --keep (keep the temp dir); --snapshot (the runner of parts 1, 3 and 4 starts through the startup snapshot, as the
+// image's command starts it; part 7 also reads through snapshots of its worker, with and without the reader's warm-up in
 // their build); --verified-terraform (the runner answers `version` from a record of terraform made beside it with
 // the image build's checks, bench/lib/verified-terraform.ts, as the image's runner does: the apply part's runs then
 // start no `version` launch; the breakdown's do, their terraform a tracing wrapper that is not the verified file);
@@ -68,6 +68,8 @@ interface Results {
     bundleBytes: number;
     /** --verified-terraform: the apply part's runner answered `version` from the record, as in the image. */
     terraformRecord: boolean;
+    /** --snapshot: the runner started through the startup snapshot (IMAGE_V8_FLAGS, its blob), as in the image. */
+    snapshot: boolean;
     loadavgAtStart: string;
     loadavgAtEnd?: string;
   };
@@ -153,6 +155,7 @@ const results: Results = {
     terraform: spawnSync(b.terraform, ['version'], { encoding: 'utf8', env: b.env }).stdout.split('\n')[0],
     bundleBytes: statSync(b.runner).size,
     terraformRecord: b.terraformRecord !== undefined,
+    snapshot: opts.snapshot,
     loadavgAtStart: loadavg(),
   },
   apply: [],
@@ -165,7 +168,7 @@ const results: Results = {
 };
 
 log(
-  `captf-runner benchmark: ${results.machine.bundleBytes}-byte entry, ${b.nodeVersion}, ${results.machine.terraform}${b.terraformRecord ? ' (verified: no version launch)' : ''}; ${results.machine.nproc} CPU, load ${results.machine.loadavgAtStart}; temp dir ${b.tmp}`,
+  `captf-runner benchmark: ${results.machine.bundleBytes}-byte entry, ${b.nodeVersion}${opts.snapshot ? ' through the startup snapshot' : ''}, ${results.machine.terraform}${b.terraformRecord ? ' (verified: no version launch)' : ''}; ${results.machine.nproc} CPU, load ${results.machine.loadavgAtStart}; temp dir ${b.tmp}`,
 );
 try {
   if (opts.only.has('start')) results.start = benchStart(b);

@@ -46,7 +46,7 @@ export interface BenchOptions {
   /** Where the results go; - for nowhere. */
   jsonOut: string;
   keep: boolean;
-  /** The apply part's runner and the reader part also start through startup snapshots. */
+  /** The runner of the apply, memory and output parts starts through the startup snapshot; the reader part also reads through snapshots. */
   snapshot: boolean;
   /** The runner answers `version` from a record of terraform made with the image build's checks (bench/lib/verified-terraform.ts). */
   verifiedTerraform: boolean;
@@ -148,7 +148,7 @@ export interface Bench {
   terraform: string;
   /** The environment the runner and terraform run in (bench/lib/env.ts). */
   env: NodeJS.ProcessEnv;
-  /** With --snapshot, the applies start through the blob as the image's command starts them (runner/captf-runner.sh). */
+  /** With --snapshot, the runner's runs (apply, memory, output) start through the blob as the image's command starts them (runner/captf-runner.sh). */
   applyLaunch: string[];
   applyEnv: NodeJS.ProcessEnv;
   /** The startup snapshot's blob, made by the node that runs the runner (on first use). */

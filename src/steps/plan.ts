@@ -1,7 +1,6 @@
 // The plan steps (plan, plan hash, show) and planAndClassify, the sequence that makes a saved plan
 // and classifies it. Each step takes the run context and one options object, and returns what it
 // learned (telling its step record what of that the result reports).
-import type { Readable } from 'node:stream';
 import type { Classification } from '../schemas/classification.ts';
 import { imageError, RunnerError } from '../errors.ts';
 import { SENSITIVE_TFVARS_FILE } from '../inputs/index.ts';
@@ -103,7 +102,7 @@ export async function showStep(ctx: RunContext, options: ShowStepOptions): Promi
   const shown = await ctx.step(
     'show',
     async () => {
-      const shown = showPlan(tf, heldPlan(workspace), (stdout: Readable) =>
+      const shown = showPlan(tf, heldPlan(workspace), (stdout) =>
         classifyPlanStream(stdout, { ...observer, ...runnerClassifyOptions({ destroyPlan: options.destroyPlan }) }),
       );
       // A stop that ended the policy's evaluation says so; terraform's show, interrupted with it, only that it was killed.

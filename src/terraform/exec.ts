@@ -1,12 +1,15 @@
 // The one funnel every terraform process runs through (only createTerraform, terraform.ts, calls
 // it): argument arrays (never a shell), the environment rules, terraform's human output streamed
-// (masked) as it comes, and registration with the run's stop handle while it runs.
+// (masked) as it comes, and registration with the run's stop handle while it runs. terraform's stdout
+// and stderr are read into one reused buffer each (util/socket-chunks.ts), not a new Buffer a read.
 import { execa } from 'execa';
-import type { Readable } from 'node:stream';
+import { tmpdir } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
+import { RunnerError } from '../errors.ts';
 import { maskThenCutStart, NOTHING_SECRET } from '../masking/boundary.ts';
 import type { Masker } from '../masking/mask.ts';
 import { readLineBatches } from '../util/lines.ts';
+import { openOutputChannels, type OutputChannel } from '../util/socket-chunks.ts';
 import { killGroup, type StopHandle } from './stop.ts';
 
 /** Environment variables removed before terraform runs: each would change what terraform does behind the runner's back. */
@@ -52,8 +55,12 @@ export interface RunOptions {
   stop: StopHandle;
   /** Where human output goes. Ignored for stdout when `consumeStdout` takes the stream. */
   output: OutputSink;
-  /** Reads stdout as a stream (e.g. show -json) instead of printing it. */
-  consumeStdout?: (stdout: Readable) => Promise<unknown>;
+  /**
+   * Reads stdout as it comes (e.g. show -json) instead of printing it. Each chunk is a view of one
+   * reused buffer, valid until the next is asked for: a consumer that keeps bytes copies them. What it
+   * leaves unread (it stopped early, or failed) is drained, so terraform is never blocked on its output.
+   */
+  consumeStdout?: (stdout: AsyncIterable<Buffer>) => Promise<unknown>;
   /** Keep stdout in memory (small documents only: version, validate, output). */
   captureStdout?: boolean;
   /**
@@ -98,24 +105,21 @@ const CAPTURE_LIMIT_BYTES = 32 * 1024 * 1024;
 
 export async function runTerraform<T = unknown>(options: RunOptions): Promise<RunResult<T>> {
   const started = Date.now();
-  const child = execa(options.terraformPath, options.args, {
-    cwd: options.cwd,
-    env: terraformEnv(options.env),
-    extendEnv: false,
-    reject: false,
-    // execa's types list only descriptors 3–9 for the parent's files; it passes any number to spawn.
-    stdio: ['ignore', 'pipe', 'pipe', ...((options.passFds ?? []) as 3[])],
-    buffer: false,
-    // Its own process group: a signal sent to the runner's group must not reach terraform a second time.
-    detached: true,
-    windowsHide: true,
-  });
+  const [out, err] = await outputChannels();
+  let child: ReturnType<typeof spawnTerraform>;
+  try {
+    child = spawnTerraform(options, out, err);
+  } catch (error) {
+    out.destroy();
+    err.destroy();
+    throw error;
+  }
   const pid = child.pid;
   const ended = pid === undefined ? () => {} : options.stop.started(pid);
   if (pid !== undefined) options.onStart?.();
 
   const stderrTail = new LineTail(options.masker);
-  const stderrDone = forEachBatch(child.stderr!, (texts) => {
+  const stderrDone = forEachBatch(err.chunks(), (texts) => {
     for (const text of texts) stderrTail.push(text);
     return options.output.lines('stderr', texts);
   });
@@ -126,20 +130,19 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
   let consumeError: unknown;
   let stdoutDone: Promise<unknown>;
   if (options.consumeStdout) {
-    stdoutDone = options.consumeStdout(child.stdout!).then(
+    stdoutDone = options.consumeStdout(out.chunks()).then(
       (value) => (consumed = value),
-      (error) => {
-        consumeError = error;
-        child.stdout!.resume(); // drain, so terraform is not blocked on a full pipe
-      },
+      (error) => (consumeError = error),
     );
+    // What the consumer left unread is drained, so terraform is not blocked on a full socket.
+    stdoutDone = stdoutDone.then(() => drain(out));
   } else if (options.captureStdout) {
     const limit = options.captureStdoutBytes ?? CAPTURE_LIMIT_BYTES;
     stdoutDone = (async () => {
       // Bytes, decoded only while they are kept: what is drained past the limit is never made a string.
       const decoder = new StringDecoder('utf8');
       let kept = 0;
-      for await (const chunk of child.stdout! as AsyncIterable<Buffer>) {
+      for await (const chunk of out.chunks()) {
         if (stdoutOverflow) continue;
         if (kept + chunk.length > limit) stdoutOverflow = true;
         else {
@@ -150,10 +153,18 @@ export async function runTerraform<T = unknown>(options: RunOptions): Promise<Ru
       if (!stdoutOverflow) stdout += decoder.end();
     })();
   } else {
-    stdoutDone = forEachBatch(child.stdout!, (texts) => options.output.lines('stdout', texts));
+    stdoutDone = forEachBatch(out.chunks(), (texts) => options.output.lines('stdout', texts));
   }
 
-  const finished = await child;
+  let finished: Awaited<typeof child>;
+  try {
+    finished = await child;
+  } finally {
+    // terraform has exited: with the runner's copies of its ends closed, the reads end once whatever it
+    // started in its group (a local-exec child) has closed them too.
+    out.closeChildEnd();
+    err.closeChildEnd();
+  }
   await Promise.all([stdoutDone, stderrDone]);
   await options.output.end?.('stdout');
   await options.output.end?.('stderr');
@@ -220,8 +231,46 @@ export class LineTail {
   }
 }
 
-async function forEachBatch(stream: Readable, onLines: (texts: string[]) => void | Promise<void>): Promise<void> {
-  for await (const texts of readLineBatches(stream)) {
+/** The two channels terraform's stdout and stderr are read through; a temp directory that cannot hold their sockets is the run's to fix. */
+async function outputChannels(): Promise<[OutputChannel, OutputChannel]> {
+  try {
+    const [out, err] = await openOutputChannels(2);
+    return [out!, err!];
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new RunnerError({
+      kind: 'io',
+      reason: 'WorkdirUnusable',
+      message: `terraform's output cannot be read: the runner makes the sockets it reads it through in a new directory of ${tmpdir()}, which failed (${code ?? (error as Error).message}): give the runner a writable TMPDIR with a short path (an emptyDir volume in a Job)`,
+      cause: error,
+    });
+  }
+}
+
+function spawnTerraform(options: RunOptions, out: OutputChannel, err: OutputChannel) {
+  return execa(options.terraformPath, options.args, {
+    cwd: options.cwd,
+    env: terraformEnv(options.env),
+    extendEnv: false,
+    reject: false,
+    // execa's types list only descriptors 3–9 for the parent's files; it passes any number to spawn.
+    stdio: ['ignore', out.childEnd, err.childEnd, ...((options.passFds ?? []) as 3[])],
+    buffer: false,
+    // Its own process group: a signal sent to the runner's group must not reach terraform a second time.
+    detached: true,
+    windowsHide: true,
+  });
+}
+
+async function drain(channel: OutputChannel): Promise<void> {
+  for await (const _ of channel.chunks());
+}
+
+async function forEachBatch(
+  chunks: AsyncIterable<Buffer>,
+  onLines: (texts: string[]) => void | Promise<void>,
+): Promise<void> {
+  for await (const texts of readLineBatches(chunks)) {
     const wait = onLines(texts);
     if (wait) await wait; // the sink is full (a slow log reader): terraform waits on its pipe, memory stays flat
   }

@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import { planFileArgument, succeeded, type PlanFileRef, type Terraform } from './terraform.ts';
 
 export interface ShowResult<T> {
@@ -14,11 +13,14 @@ export const showPlanArgs = (planFile: PlanFileRef): string[] => [
   planFileArgument(planFile).arg,
 ];
 
-/** show -json of a saved plan, read as a stream by `consume` (plans can exceed a JavaScript string). */
+/**
+ * show -json of a saved plan, read as it comes by `consume` (plans can exceed a JavaScript string): each
+ * chunk a view of one reused buffer, valid until the next is asked for (exec.ts, consumeStdout).
+ */
 export async function showPlan<T>(
   tf: Terraform,
   planFile: PlanFileRef,
-  consume: (stdout: Readable) => Promise<T>,
+  consume: (stdout: AsyncIterable<Buffer>) => Promise<T>,
 ): Promise<ShowResult<T>> {
   const run = succeeded(
     await tf.run<T>('show', showPlanArgs(planFile), {

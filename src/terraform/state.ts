@@ -1,6 +1,4 @@
-import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { succeeded, type Terraform } from './terraform.ts';
 
@@ -41,14 +39,26 @@ export async function statePull<T>(
 }
 
 /**
- * Each chunk of stdout, once it is handed to the file (waiting while the file is behind). A reader
- * that stops early leaves stdout open: the driver drains it, so terraform's exit still says whether
+ * Each chunk of stdout, as it is written to the file: the chunk is a view of the driver's one buffer
+ * (exec.ts, consumeStdout), so the next is asked for only once the file has taken this one. A reader
+ * that stops early leaves the rest unread: the driver drains it, so terraform's exit still says whether
  * the pull itself failed.
  */
-async function* writtenAsRead(stdout: Readable, file: WriteStream, written: Promise<void>): AsyncGenerator<Buffer> {
-  for await (const chunk of stdout.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
-    if (!file.write(chunk)) await Promise.race([once(file, 'drain'), written]);
-    yield chunk;
+async function* writtenAsRead(
+  stdout: AsyncIterable<Buffer>,
+  file: WriteStream,
+  written: Promise<void>,
+): AsyncGenerator<Buffer> {
+  for await (const chunk of stdout) {
+    const wrote = new Promise<void>((resolve, reject) =>
+      file.write(chunk, (error) => (error ? reject(error) : resolve())),
+    );
+    wrote.catch(() => {}); // awaited below, once the reader is done with the chunk
+    try {
+      yield chunk; // read while it is written
+    } finally {
+      await Promise.race([wrote, written]); // a file that failed (to open, to write) ends it either way
+    }
   }
 }
 

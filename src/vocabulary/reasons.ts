@@ -464,7 +464,7 @@ export const REASONS = {
   WorkdirUnusable: failed(
     'io',
     EVERY_OP,
-    "--workdir cannot be created or written, or its private/ is not the runner's own directory",
+    "--workdir cannot be created or written, or its private/ is not the runner's own directory; or TMPDIR cannot hold the sockets terraform's output is read through",
   ),
   InputsChangedDuringRead: failed(
     'io',

@@ -1,7 +1,9 @@
 // createTerraform with the processes it starts (node standing in for terraform): the environment rules of
 // every command, the stop handle, what it keeps of stdout and stderr, onStart, and a binary that cannot
-// start. Its argv and exit codes, without a process: driver.test.ts.
-import { chmod, writeFile } from 'node:fs/promises';
+// start, the one buffer each of stdout and stderr is read into. Its argv and exit codes, without a process:
+// driver.test.ts.
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -102,6 +104,82 @@ describe('driver: createTerraform', () => {
     const { value, growth } = await peakLiveGrowth(() => terraformVersion(binary, { stop: new StopHandle() }), 100);
     assert.deepEqual(value, { version: '1.11.4', flavor: 'terraform', path: binary });
     assert.ok(growth < 8 * MiB, `live memory grew ${Math.round(growth / MiB)} MiB while \`version\` printed 40 MiB`);
+  });
+
+  it('reads stdout and stderr into one buffer each: 16 MiB of each arrive whole, Buffers grow by under 1 MiB', async () => {
+    const MiB = 1024 * 1024;
+    // Both streams at once, in lines of 1 KiB; a line's number in it, so a byte lost or read twice shows.
+    const script = `const line = (s, i) => s + String(i).padStart(8, '0') + 'x'.repeat(1014) + '\\n';
+      let o = 0, e = 0;
+      const out = () => { while (o < 16 * 1024) { if (!process.stdout.write(line('o', o++))) return process.stdout.once('drain', out); } };
+      const err = () => { while (e < 16 * 1024) { if (!process.stderr.write(line('e', e++))) return process.stderr.once('drain', err); } };
+      out(); err();`;
+    let lines = 0;
+    let expected = 0;
+    const tf = createTerraform({
+      path: process.execPath,
+      cwd: process.cwd(),
+      output: {
+        lines: (_stream, texts) => {
+          for (const text of texts) assert.equal(text, `e${String(expected++).padStart(8, '0')}${'x'.repeat(1014)}`);
+          lines += texts.length;
+        },
+      },
+      stop: new StopHandle(),
+    });
+    const before = process.memoryUsage().arrayBuffers;
+    let peak = before;
+    const poll = setInterval(() => (peak = Math.max(peak, process.memoryUsage().arrayBuffers)), 1);
+    const buffers = new Set<ArrayBufferLike>();
+    const hash = createHash('sha256');
+    let bytes = 0;
+    try {
+      const run = await tf.run('show', ['-e', script], {
+        consumeStdout: async (stdout) => {
+          for await (const chunk of stdout) {
+            buffers.add(chunk.buffer);
+            hash.update(chunk);
+            bytes += chunk.length;
+          }
+        },
+      });
+      assert.equal(run.exitCode, 0);
+    } finally {
+      clearInterval(poll);
+    }
+    const sent = createHash('sha256');
+    for (let o = 0; o < 16 * 1024; o++) sent.update(`o${String(o).padStart(8, '0')}${'x'.repeat(1014)}\n`);
+    assert.equal(bytes, 16 * MiB);
+    assert.equal(hash.digest('hex'), sent.digest('hex'), "stdout's bytes whole and in order");
+    assert.equal(buffers.size, 1, 'every chunk of stdout a view of one buffer');
+    assert.equal(lines, 16 * 1024, 'every line of stderr');
+    assert.ok(peak - before < MiB, `arrayBuffers grew ${peak - before} bytes while 32 MiB were read`);
+  });
+
+  it("a TMPDIR that cannot hold the sockets terraform's output is read through: WorkdirUnusable naming it, terraform never started", async (t) => {
+    const dir = await tempDir(t);
+    const before = process.env.TMPDIR;
+    let started = false;
+    try {
+      for (const tmp of [join(dir, 'missing'), join(dir, 'x'.repeat(100))]) {
+        if (tmp.endsWith('x')) await mkdir(tmp);
+        process.env.TMPDIR = tmp;
+        await assert.rejects(
+          nodeAs(new StopHandle()).run('version', ['-e', '0'], { onStart: () => (started = true) }),
+          (e: Error & { reason?: string; kind?: string }) => {
+            assert.equal(e.kind, 'io');
+            assert.equal(e.reason, 'WorkdirUnusable');
+            assert.ok(e.message.includes(tmp), e.message);
+            assert.match(e.message, /give the runner a writable TMPDIR with a short path/);
+            return true;
+          },
+        );
+      }
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+    }
+    assert.equal(started, false);
   });
 
   it('a binary that cannot start is an image problem naming the command, and never started', async () => {

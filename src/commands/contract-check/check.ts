@@ -170,12 +170,14 @@ async function imageChecks(where: {
     if (uid === 0) rows.push(['user', 'fail', 'running as root (uid 0)', FIX.user]);
     else rows.push(['user', 'pass', `running as uid ${uid}`]);
   }
-  const workdir = checkWritable(where.workdir ?? tmpdir(), where.workdir === undefined);
+  // TMPDIR too when --workdir is elsewhere: the driver makes the sockets it reads terraform's output through there.
+  const probed = [checkWritable(where.workdir ?? tmpdir(), where.workdir === undefined)];
+  if (where.workdir !== undefined) probed.push(checkWritable(tmpdir(), true));
   rows.push([
     'workdir',
-    workdir.ok ? 'pass' : 'fail',
-    workdir.message,
-    'mount a writable volume there (with a read-only root filesystem: an emptyDir), or pass --workdir DIR',
+    probed.every((probe) => probe.ok) ? 'pass' : 'fail',
+    probed.map((probe) => probe.message).join('; '),
+    'mount a writable volume there (with a read-only root filesystem: an emptyDir), or pass --workdir DIR; TMPDIR must be writable either way',
   ]);
   return rows;
 }
@@ -233,8 +235,10 @@ async function checkEntrypoint(env: NodeJS.ProcessEnv): Promise<{ ok: boolean; m
  * A workdir that exists must be writable; one that does not must be creatable, so its nearest
  * existing parent must be. Probed by writing a file: permission bits do not tell about a read-only mount.
  */
-function checkWritable(dir: string, isDefault: boolean): { ok: boolean; message: string } {
-  const what = isDefault ? `TMPDIR ${dir} (the default workdir's parent)` : `workdir ${dir}`;
+function checkWritable(dir: string, isTmpdir: boolean): { ok: boolean; message: string } {
+  const what = isTmpdir
+    ? `TMPDIR ${dir} (where terraform's output is read through sockets, and the default workdir's parent)`
+    : `workdir ${dir}`;
   let probeDir = resolve(dir);
   while (!existsSync(probeDir) && dirname(probeDir) !== probeDir) probeDir = dirname(probeDir);
   try {

@@ -334,6 +334,27 @@ describe('contract check of a directory tree', () => {
     assert.match(byName(report).workdir!.message, /a-file\/work is not writable: ENOTDIR/);
   });
 
+  test('a writable --workdir with a TMPDIR that cannot be written fails, naming TMPDIR (terraform is read through sockets there)', async (t) => {
+    const tree = await imageTree(t, POOL_MODULE);
+    const file = join(tree.root, 'a-file');
+    await writeFile(file, '');
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = join(file, 'tmp');
+    let check;
+    try {
+      check = byName(await runContractCheck({ root: tree.root, workdir: join(tree.root, 'work'), env: tree.env }))
+        .workdir!;
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+    }
+    assert.equal(check.status, 'fail');
+    assert.match(
+      check.message,
+      /workdir .*\/work is writable .*; TMPDIR .*a-file\/tmp \(where terraform's output is read through sockets.* is not writable: ENOTDIR/,
+    );
+  });
+
   test('a workdir that does not exist yet passes when it can be created, and is not created', async (t) => {
     const tree = await imageTree(t, POOL_MODULE);
     const workdir = join(tree.root, 'not/yet');
