@@ -168,15 +168,27 @@ export const ELEMENT_WEIGHT = 10;
 export function dimOf(value: CelValue, cap: number): Dim {
   if (typeof value === 'string' || value instanceof Uint8Array)
     return { kind: 'string', len: value.length, weight: value.length };
-  if (!isCelList(value) && !isCelMap(value)) return SCALAR;
-  let weight: number | undefined;
-  return {
-    kind: isCelList(value) ? 'list' : 'map',
-    len: value.size,
-    get weight() {
-      return (weight ??= weigh(value, cap));
-    },
-  };
+  if (isCelList(value)) return new MeasuredDim('list', value, cap);
+  if (isCelMap(value)) return new MeasuredDim('map', value, cap);
+  return SCALAR;
+}
+
+/** A list's or a map's dimensions, its weight measured at the first read (a class: one shape, no closure a call). */
+class MeasuredDim implements Dim {
+  readonly len: number;
+  #weight: number | undefined;
+
+  constructor(
+    readonly kind: 'list' | 'map',
+    readonly value: CelValue & { size: number },
+    readonly cap: number,
+  ) {
+    this.len = value.size;
+  }
+
+  get weight(): number {
+    return (this.#weight ??= weigh(this.value, this.cap));
+  }
 }
 
 function weigh(value: CelValue, cap: number): number {
