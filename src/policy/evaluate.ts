@@ -5,6 +5,8 @@
 // its budget denies, a requireApproval rule requires approval, a message that fails still denies
 // (with the runner's words), and running out of the plan's budget or of the time limit does both
 // for every rule. Each rule's evaluation is one step (`steps()`): a caller may yield between them.
+// The clock is read once a rule (after it) and once as an entry's rules start: each step yields that
+// reading, and a caller that paused between two steps says so as it resumes (the time away is not spent).
 import { isDestructive } from '../plan/actions.ts';
 import { DEFAULT_LIST_LIMIT } from '../plan/classify.ts';
 import {
@@ -63,6 +65,12 @@ interface RanOut {
   before: number;
 }
 
+/**
+ * One rule's evaluation of an entry: yields the clock's reading after it (a caller's slice reads it, no clock of
+ * its own); resumed with `true` when the caller paused since (the event loop ran: that time is not the policy's).
+ */
+export type RuleSteps = Generator<number, void, boolean | undefined>;
+
 /** What one evaluation of an expression gave: its value, or why it stopped before its end. */
 type Evaluated = { value: ReturnType<CelProgram>; exhausted?: undefined } | { exhausted: Exhaustion };
 
@@ -81,6 +89,8 @@ export class PolicyEvaluator {
   #approvalRequiredTotal = 0;
   #deletes = 0;
   #spentMs = 0;
+  /** The clock's last reading in the entry being evaluated: where the next evaluation's time starts. */
+  #lap = 0;
   #spentUnits = 0;
   #timedOut = false;
   #costExceeded = false;
@@ -117,7 +127,7 @@ export class PolicyEvaluator {
   }
 
   /** change(), one rule at a time: each step is one rule's evaluation, bounded by its budget. */
-  *changeSteps(view: PolicyChangeView): Generator<void, void, void> {
+  *changeSteps(view: PolicyChangeView): RuleSteps {
     this.#assertOpen();
     // Delete, replace and unknown count; so does a kind this runner does not know (it is unknown).
     if (isDestructive(view.kind)) this.#deletes += 1;
@@ -126,7 +136,7 @@ export class PolicyEvaluator {
   }
 
   /** action(), one rule at a time. */
-  *actionSteps(view: PolicyActionView): Generator<void, void, void> {
+  *actionSteps(view: PolicyActionView): RuleSteps {
     this.#assertOpen();
     this.#seen.action += 1;
     yield* this.#evaluate('action', () => actionBinding(view), view.address);
@@ -139,7 +149,7 @@ export class PolicyEvaluator {
   }
 
   /** plan(), one rule at a time; then outcome(). */
-  *planSteps(view: PolicyPlanView): Generator<void, void, void> {
+  *planSteps(view: PolicyPlanView): RuleSteps {
     this.#assertOpen();
     yield* this.#evaluate('plan', () => planBinding(view), undefined);
     this.#finished = true;
@@ -178,11 +188,16 @@ export class PolicyEvaluator {
       throw new Error('the policy evaluator was given more after plan(): one evaluator evaluates one plan');
   }
 
-  /** Each rule of the scope over one piece, one step each; the time limit is checked before each rule. */
-  *#evaluate(scope: RuleScope, bindings: () => CelBindings, address: string | undefined): Generator<void, void, void> {
+  /**
+   * Each rule of the scope over one piece, one step each, over the same bindings (built once: CEL values, which no
+   * evaluation changes); the time limit is checked before each rule. The time before the piece (the stream's I/O)
+   * and while the caller paused is not spent: the clock is read as the rules start and after a pause.
+   */
+  *#evaluate(scope: RuleScope, bindings: () => CelBindings, address: string | undefined): RuleSteps {
     const rules = this.#rules[scope];
     if (this.#timedOut || this.#costExceeded || rules.length === 0) return;
     const variables = bindings();
+    this.#lap = this.#now();
     for (const rule of rules) {
       if (this.#spentMs > this.#timeLimitMs) {
         this.#exhaust({ kind: 'time', limitMs: this.#timeLimitMs }, rule, scope, address);
@@ -190,21 +205,25 @@ export class PolicyEvaluator {
       }
       this.#apply(rule, variables, address, scope);
       if (this.#timedOut || this.#costExceeded) return;
-      yield;
+      if (yield this.#lap) this.#lap = this.#now();
     }
   }
 
-  /** One expression, metered: against the rule's budget, or what is left of the plan's when less; the time it takes is spent. */
+  /**
+   * One expression, metered: against the rule's budget, or what is left of the plan's when less; the time from the
+   * last reading to the one after it is spent (one reading an expression: it starts where the one before ended).
+   */
   #run(program: CelProgram, variables: CelBindings): Evaluated {
     const left = this.#planCostLimit - this.#spentUnits;
-    const started = this.#now();
+    const started = this.#lap;
     const meter = new CostMeter(Math.min(this.#ruleCostLimit, left), left < this.#ruleCostLimit ? 'plan' : 'rule', {
       at: started + (this.#timeLimitMs - this.#spentMs),
       limitMs: this.#timeLimitMs,
       now: this.#now,
     });
     const value = program(variables, meter);
-    this.#spentMs += this.#now() - started;
+    this.#lap = this.#now();
+    this.#spentMs += this.#lap - started;
     this.#spentUnits += Math.min(meter.spent, meter.limit);
     return meter.exhausted ? { exhausted: meter.exhausted } : { value };
   }
