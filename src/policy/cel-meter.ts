@@ -2,7 +2,6 @@
 import {
   celError,
   celList,
-  isCelError,
   isCelList,
   isCelMap,
   plan,
@@ -16,6 +15,7 @@ import {
   CostMeter,
   dimOf,
   EvaluationStopped,
+  type Dim,
   MAX_BUILT_LIST_ELEMENTS,
   MAX_BUILT_STRING_CHARS,
   rangeCost,
@@ -228,22 +228,18 @@ function meteredCall(
 ): CelResult | undefined {
   const meter = current;
   if (!meter) return group.call(id, target, args);
-  const operands = target === undefined ? args : [target, ...args];
   // Measuring stops where the traversal alone would exceed what is left.
   const cap = meter.left * 10 + 10;
-  const charge = callCharge(
-    name,
-    operands.map((operand) => dimOf(operand, cap)),
-  );
+  const operands: Dim[] = target === undefined ? [] : [dimOf(target, cap)];
+  for (const arg of args) operands.push(dimOf(arg, cap));
+  const charge = callCharge(name, operands);
   meter.charge(charge.cost);
   // Refused before the call when it could build more than the bounds allow, checked again on what it built.
   if (charge.builds) checkBuilt(meter, name, charge.builds, 'could build');
   const result = group.call(id, target, args);
-  if (result !== undefined && !isCelError(result)) {
-    const built = dimOf(result, 0);
-    if (built.kind === 'string' || built.kind === 'list')
-      checkBuilt(meter, name, { kind: built.kind, len: built.len }, 'built');
-  }
+  if (typeof result === 'string' || result instanceof Uint8Array)
+    checkBuilt(meter, name, { kind: 'string', len: result.length }, 'built');
+  else if (result !== undefined && isCelList(result)) checkBuilt(meter, name, { kind: 'list', len: result.size }, 'built');
   return result;
 }
 

@@ -148,8 +148,11 @@ export function callCharge(fn: string, operands: readonly Dim[]): CallCharge {
       return charge(traverse(a.len + b.weight), { kind: 'string', len: 65 * a.len + 3 * b.weight });
     case 'string':
       return charge(traverse(a.weight), { kind: 'string', len: Math.max(32, 3 * a.len) });
-    default:
-      return charge(traverse(operands.reduce((sum, operand) => sum + operand.weight, 0)));
+    default: {
+      let weight = 0;
+      for (const operand of operands) weight += operand.weight;
+      return charge(traverse(weight));
+    }
   }
 }
 
