@@ -248,7 +248,8 @@ function meteredCall(
   const result = group.call(id, target, args);
   if (typeof result === 'string' || result instanceof Uint8Array)
     checkBuilt(meter, name, { kind: 'string', len: result.length }, 'built');
-  else if (result !== undefined && isCelList(result)) checkBuilt(meter, name, { kind: 'list', len: result.size }, 'built');
+  else if (result !== undefined && isCelList(result))
+    checkBuilt(meter, name, { kind: 'list', len: result.size }, 'built');
   return result;
 }
 
@@ -259,7 +260,8 @@ function scalars(target: CelValue | undefined, args: CelValue[]): boolean {
   return true;
 }
 
-const isScalar = (value: CelValue) => typeof value === 'boolean' || typeof value === 'number' || typeof value === 'bigint';
+const isScalar = (value: CelValue) =>
+  typeof value === 'boolean' || typeof value === 'number' || typeof value === 'bigint';
 
 /** The bounds of what a rule builds. */
 function checkBuilt(meter: CostMeter, fn: string, built: { kind: 'string' | 'list'; len: number }, verb: string): void {
