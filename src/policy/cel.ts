@@ -43,7 +43,11 @@ const goesBy = (current: string, previous: string, known: boolean) =>
  * mention), so the bindings are made of its own values once a change and shared by every rule: a CEL value is never
  * changed in place (an append of a comprehension copies first: cel-meter.ts), so no rule sees another's work.
  */
-const fields = (entries: Record<string, CelValue>): CelMap => celMap(new Map(Object.entries(entries)));
+function fields(entries: Record<string, CelValue>): CelMap {
+  const map = new Map<string, CelValue>();
+  for (const key in entries) map.set(key, entries[key]!);
+  return celMap(map);
+}
 
 /** A change as CEL sees it: exactly the documented fields, optional ones as "", [] or false. */
 export function changeBinding(view: PolicyChangeView): CelBindings {

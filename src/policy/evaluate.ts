@@ -126,20 +126,23 @@ export class PolicyEvaluator {
     for (const _ of this.actionSteps(view));
   }
 
-  /** change(), one rule at a time: each step is one rule's evaluation, bounded by its budget. */
-  *changeSteps(view: PolicyChangeView): RuleSteps {
+  /**
+   * change(), one rule at a time: each step is one rule's evaluation, bounded by its budget. The change is counted as
+   * this is called; its rules' generator is returned as it is (no generator around it: a step a rule costs one resume).
+   */
+  changeSteps(view: PolicyChangeView): RuleSteps {
     this.#assertOpen();
     // Delete, replace and unknown count; so does a kind this runner does not know (it is unknown).
     if (isDestructive(view.kind)) this.#deletes += 1;
     this.#seen.change += 1;
-    yield* this.#evaluate('change', () => changeBinding(view), view.address);
+    return this.#evaluate('change', () => changeBinding(view), view.address);
   }
 
-  /** action(), one rule at a time. */
-  *actionSteps(view: PolicyActionView): RuleSteps {
+  /** action(), one rule at a time; the action counted as this is called. */
+  actionSteps(view: PolicyActionView): RuleSteps {
     this.#assertOpen();
     this.#seen.action += 1;
-    yield* this.#evaluate('action', () => actionBinding(view), view.address);
+    return this.#evaluate('action', () => actionBinding(view), view.address);
   }
 
   /** The plan, last: plan rules and limits, then the outcome. The evaluator takes nothing after it. */
