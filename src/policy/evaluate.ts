@@ -32,8 +32,9 @@ import type {
 
 /**
  * The time one plan's evaluation may take (CEL time only, summed over the calls: the I/O of the
- * stream in between does not count). A rule costs about 6 µs per change on a development machine:
- * 30 seconds is 10,000 changes under 500 rules, far beyond a real plan, so only a pathological rule or plan reaches it.
+ * stream in between does not count). A rule like the contract's examples costs about 3 µs of CPU per change on the
+ * development machine, 5 µs cold (BENCHMARKS.md): 30 seconds is 10,000 changes under 1,000 such rules, twice the most
+ * a policy holds (compile.ts, MAX_RULES), so only a pathological rule or plan reaches it.
  */
 export const DEFAULT_TIME_LIMIT_MS = 30_000;
 /** The rule name of a maxDeletes denial (a rule's name cannot contain a dot). */
