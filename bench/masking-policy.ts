@@ -2,20 +2,26 @@
 // target "masking and policies ≤ 5 % of an apply at 10,000 instances"), measured in one run:
 //
 //   npm run build && node --import tsx bench/masking-policy.ts [--size 100x100] [--mib 8] [--rounds 5]
-//     [--runner dist/captf-runner.mjs] [--terraform PATH] [--json-out FILE]
+//     [--policy-rounds 5] [--baseline DIR] [--breakdown] [--runner dist/captf-runner.mjs] [--terraform PATH]
+//     [--json-out FILE]
 //
 // 1. apply: the built runner's no-change apply of a module of R × N terraform_data instances (default
 //    100 × 100, 10,000; a synthetic state terraform would have written, as in bench/apply.ts), one untimed
-//    first run, then one timed: the CPU time of the whole process tree (bench/rusage.py), and terraform's
-//    text the runner printed (its stdout's `| ` lines): what passed through the masking boundary.
+//    first run, then one timed before the policy's rounds and one after them: the CPU time of the whole process
+//    tree (bench/rusage.py; the ratio takes their mean), and terraform's text the runner printed (its stdout's
+//    `| ` lines): what passed through the masking boundary.
 // 2. masking: in this process, src/masking/mask.ts's LineMasker (the boundary every line of terraform's
 //    text passes) over that text, repeated to --mib MiB, in batches of 64 lines as the runner hands them
 //    over: with no secret (a run without sensitive.tfvars.json) and with eight (passwords, a token, a URL,
 //    a PEM block, a JSON document), one secret written into every 1,000th line, each of which must come
 //    out masked (else the bench fails). CPU ms a MiB, the median of --rounds rounds.
-// 3. policy: the contract's example rules (2, and 20 in ten copies) over 10,000 creates, evaluated as a
-//    run evaluates them (bench/lib/policy-examples.ts): CPU ms of the first round (cold, as a run's one
-//    evaluation in its process: the figure the ratio takes) and the median of --rounds rounds (warm).
+// 3. policy: the contract's example rules (2, and 20 in ten copies) over 10,000 creates, judged as a run
+//    judges them (bench/policy-round.ts, mode judged), one process a round: CPU ms of its first evaluation
+//    (cold, as a run's one evaluation in its process: the figure the ratio takes) and of the 4 after it (warm),
+//    medians over --policy-rounds processes. With --baseline DIR, the policy code of another tree (a checkout of
+//    main: its src/ and a node_modules beside it) in the same rounds, interleaved (each round alternates which
+//    side goes first). With --breakdown, the 20 rules also in the modes that split the time: the CEL library's
+//    evaluation alone, with the cost metering, the evaluator, the bindings (bench/policy-round.ts says each).
 // Then the ratio: the masking of the apply's own text (at the MiB rate, with eight secrets) plus the
 // policy over 10,000 changes, ÷ the apply's CPU.
 import { spawnSync } from 'node:child_process';
@@ -26,7 +32,6 @@ import { parseArgs } from 'node:util';
 import { LineMasker, MASK, Masker } from '../src/masking/mask.ts';
 import { cleanEnv } from './lib/env.ts';
 import { moduleText, parseModuleSize, stateText } from './lib/module.ts';
-import { evaluateCreates, examplesEvaluator } from './lib/policy-examples.ts';
 
 const REPO = resolve(import.meta.dirname, '..');
 const { values: opts } = parseArgs({
@@ -34,6 +39,9 @@ const { values: opts } = parseArgs({
     size: { type: 'string', default: '100x100' },
     mib: { type: 'string', default: '8' },
     rounds: { type: 'string', default: '5' },
+    'policy-rounds': { type: 'string', default: '5' },
+    baseline: { type: 'string' },
+    breakdown: { type: 'boolean', default: false },
     runner: { type: 'string', default: join(REPO, 'dist/captf-runner.mjs') },
     terraform: { type: 'string', default: 'terraform' },
     'json-out': { type: 'string' },
@@ -42,7 +50,9 @@ const { values: opts } = parseArgs({
 const SIZE = parseModuleSize(opts.size);
 const MIB = Number(opts.mib);
 const ROUNDS = Number(opts.rounds);
-if (!(MIB > 0) || !Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error('--mib and --rounds take positive numbers');
+const POLICY_ROUNDS = Number(opts['policy-rounds']);
+if (!(MIB > 0) || !Number.isInteger(ROUNDS) || ROUNDS < 1 || !Number.isInteger(POLICY_ROUNDS) || POLICY_ROUNDS < 1)
+  throw new Error('--mib, --rounds and --policy-rounds take positive numbers');
 
 const cpuMs = () => {
   const { user, system } = process.cpuUsage();
@@ -117,24 +127,31 @@ function runnerApply(dir: string): Apply {
   };
 }
 
-function benchApply(): Apply {
+/** The module and its state, the first (untimed) run made: a timed run of the same no-change apply at each call. */
+function applyBench(): { timed: () => Apply; done: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'captf-bench-masking-'));
+  mkdirSync(join(dir, 'module'));
+  mkdirSync(join(dir, 'inputs'));
+  mkdirSync(join(dir, 'out'));
+  writeFileSync(join(dir, 'module/main.tf'), moduleText(SIZE));
+  writeFileSync(join(dir, 'runner.tfstate'), stateText(SIZE, 'g0'));
+  writeFileSync(join(dir, 'inputs/terraform.tfvars.json'), JSON.stringify({ gen: 'g0' }));
   try {
-    mkdirSync(join(dir, 'module'));
-    mkdirSync(join(dir, 'inputs'));
-    mkdirSync(join(dir, 'out'));
-    writeFileSync(join(dir, 'module/main.tf'), moduleText(SIZE));
-    writeFileSync(join(dir, 'runner.tfstate'), stateText(SIZE, 'g0'));
-    writeFileSync(join(dir, 'inputs/terraform.tfvars.json'), JSON.stringify({ gen: 'g0' }));
     runnerApply(dir); // untimed: records the runner's inputs hash in the state
-    const apply = runnerApply(dir);
-    console.log(
-      `apply, ${SIZE.resources * SIZE.instances} instances, no changes (load ${loadavg()}): wall ${(apply.wallMs / 1000).toFixed(2)} s, CPU ${(apply.cpuMs / 1000).toFixed(2)} s; terraform printed ${apply.terraformLines.length} lines, ${(apply.terraformBytes / MiB).toFixed(2)} MiB`,
-    );
-    return apply;
-  } finally {
+  } catch (error) {
     rmSync(dir, { recursive: true, force: true });
+    throw error;
   }
+  return {
+    timed() {
+      const apply = runnerApply(dir);
+      console.log(
+        `apply, ${SIZE.resources * SIZE.instances} instances, no changes (load ${loadavg()}): wall ${(apply.wallMs / 1000).toFixed(2)} s, CPU ${(apply.cpuMs / 1000).toFixed(2)} s; terraform printed ${apply.terraformLines.length} lines, ${(apply.terraformBytes / MiB).toFixed(2)} MiB`,
+      );
+      return apply;
+    },
+    done: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -221,50 +238,123 @@ function benchMasking(source: readonly string[]): Masking[] {
 // ---------------------------------------------------------------------------------------------
 // 3. The policy.
 
+const MODES = ['judged', 'evaluator', 'metered', 'library', 'bindings'] as const;
+type Mode = (typeof MODES)[number];
+
 interface Policy {
+  side: 'this' | 'baseline';
+  mode: Mode;
   rules: number;
   changes: number;
-  /** The first round's: CEL's code not yet optimised, as in a run. */
+  /** Medians over the processes of each one's first evaluation (CEL's code not yet optimised, as in a run) and of its later ones. */
   coldMs: number;
   warmMs: number;
-  roundsMs: number[];
+  coldsMs: number[];
+  warmsMs: number[];
+  units: number | undefined;
+}
+
+function policyRound(src: string, mode: Mode, rules: number): { coldMs: number; warmMs: number; units?: number } {
+  const run = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(REPO, 'bench/policy-round.ts'),
+      '--src',
+      src,
+      '--mode',
+      mode,
+      '--rules',
+      String(rules),
+      '--changes',
+      '10000',
+      '--rounds',
+      '5',
+    ],
+    { cwd: REPO, env: cleanEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  if (run.status !== 0)
+    throw new Error(`bench/policy-round.ts --src ${src} --mode ${mode}: ${run.stderr.slice(-2000)}`);
+  return JSON.parse(run.stdout.trim().split('\n').at(-1)!);
 }
 
 function benchPolicy(): Policy[] {
-  const rows: Policy[] = [];
-  for (const rules of [2, 20]) {
-    const roundsMs: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const evaluator = examplesEvaluator(rules);
-      const started = cpuMs();
-      const outcome = evaluateCreates(evaluator, 10_000);
-      roundsMs.push(cpuMs() - started);
-      if (outcome.costExceeded || outcome.denied.length > 0) throw new Error('the examples judged harmless creates');
+  const sides: { side: Policy['side']; src: string }[] = [{ side: 'this', src: REPO }];
+  if (opts.baseline) sides.push({ side: 'baseline', src: resolve(opts.baseline) });
+  const cases: { mode: Mode; rules: number }[] = [
+    { mode: 'judged', rules: 2 },
+    { mode: 'judged', rules: 20 },
+    ...(opts.breakdown ? MODES.filter((mode) => mode !== 'judged').map((mode) => ({ mode, rules: 20 })) : []),
+  ];
+  const runs = new Map<string, { coldMs: number; warmMs: number; units?: number }[]>();
+  const key = (side: string, mode: Mode, rules: number) => `${side} ${mode} ${rules}`;
+  for (let round = 0; round < POLICY_ROUNDS; round++) {
+    for (const { mode, rules } of cases) {
+      // Interleaved: each round alternates which side goes first.
+      for (const { side, src } of round % 2 ? [...sides].reverse() : sides) {
+        const k = key(side, mode, rules);
+        runs.set(k, [...(runs.get(k) ?? []), policyRound(src, mode, rules)]);
+      }
     }
-    const row = { rules, changes: 10_000, coldMs: roundsMs[0]!, warmMs: median(roundsMs), roundsMs };
-    rows.push(row);
-    console.log(
-      `policy, ${rules} example rules over 10,000 creates: ${row.coldMs.toFixed(0)} ms of CPU cold, ${row.warmMs.toFixed(0)} ms warm (rounds ${roundsMs.map((ms) => ms.toFixed(0)).join(', ')} ms)`,
-    );
+    console.log(`policy, round ${round + 1} of ${POLICY_ROUNDS} (load ${loadavg()})`);
   }
+  const rows: Policy[] = [];
+  for (const { mode, rules } of cases)
+    for (const { side } of sides) {
+      const done = runs.get(key(side, mode, rules))!;
+      const units = done[0]!.units;
+      if (done.some((run) => run.units !== units)) throw new Error(`${side} ${mode}: the units differ between runs`);
+      const row: Policy = {
+        side,
+        mode,
+        rules,
+        changes: 10_000,
+        coldMs: median(done.map((run) => run.coldMs)),
+        warmMs: median(done.map((run) => run.warmMs)),
+        coldsMs: done.map((run) => run.coldMs),
+        warmsMs: done.map((run) => run.warmMs),
+        units,
+      };
+      rows.push(row);
+      console.log(
+        `policy (${side}${side === 'baseline' ? `: ${opts.baseline}` : ''}), ${mode}, ${rules} example rules over 10,000 creates: ${row.coldMs.toFixed(0)} ms of CPU cold, ${row.warmMs.toFixed(0)} ms warm (cold ${row.coldsMs.map((ms) => ms.toFixed(0)).join(', ')} ms)${units === undefined ? '' : `, ${units.toLocaleString('en-US')} units`}`,
+      );
+    }
+  const [judged, base] = ['this', 'baseline'].map((side) => rows.filter((r) => r.side === side && r.mode === 'judged'));
+  if (base?.length && judged!.some((row, i) => row.units !== base[i]!.units))
+    throw new Error('the two sides spent different units: a change of the metering, not of its speed');
   return rows;
 }
 
 // ---------------------------------------------------------------------------------------------
 
-const apply = benchApply();
-const masking = benchMasking(apply.terraformLines.length > 0 ? apply.terraformLines : ['(no text)']);
-const policy = benchPolicy();
+const bench = applyBench();
+let applies: Apply[];
+let masking: Masking[];
+let policy: Policy[];
+try {
+  const before = bench.timed();
+  masking = benchMasking(before.terraformLines.length > 0 ? before.terraformLines : ['(no text)']);
+  policy = benchPolicy();
+  applies = [before, bench.timed()];
+} finally {
+  bench.done();
+}
+const apply = { cpuMs: (applies[0]!.cpuMs + applies[1]!.cpuMs) / 2, terraformBytes: applies[0]!.terraformBytes };
 const withSecrets = masking.find((row) => row.secrets > 0)!;
 const maskingMs = withSecrets.msPerMiB * (apply.terraformBytes / MiB);
 const share = (ms: number) => `${((100 * ms) / apply.cpuMs).toFixed(2)} %`;
-console.log(
-  `beside the apply's ${(apply.cpuMs / 1000).toFixed(2)} s of CPU: masking its ${(apply.terraformBytes / MiB).toFixed(2)} MiB ${maskingMs.toFixed(0)} ms (${share(maskingMs)}); ` +
-    policy
-      .map((row) => `${row.rules} rules over 10,000 changes ${row.coldMs.toFixed(0)} ms cold (${share(row.coldMs)})`)
-      .join('; ') +
-    `; both, with 20 rules: ${share(maskingMs + policy.at(-1)!.coldMs)}`,
-);
+const judged = (side: Policy['side'], rules: number) =>
+  policy.find((row) => row.side === side && row.mode === 'judged' && row.rules === rules);
+for (const side of ['this', 'baseline'] as const) {
+  const [two, twenty] = [judged(side, 2), judged(side, 20)];
+  if (!two || !twenty) continue;
+  console.log(
+    `${side}: beside the apply's ${(apply.cpuMs / 1000).toFixed(2)} s of CPU (${applies.map((a) => (a.cpuMs / 1000).toFixed(2)).join(' and ')} s): masking its ${(apply.terraformBytes / MiB).toFixed(2)} MiB ${maskingMs.toFixed(0)} ms (${share(maskingMs)}); ` +
+      `2 rules over 10,000 changes ${two.coldMs.toFixed(0)} ms cold (${share(two.coldMs)}), 20 rules ${twenty.coldMs.toFixed(0)} ms cold (${share(twenty.coldMs)}); both, with 20 rules: ${share(maskingMs + twenty.coldMs)}`,
+  );
+}
 if (opts['json-out'])
   writeFileSync(
     opts['json-out'],
@@ -274,15 +364,23 @@ if (opts['json-out'])
         node: process.version,
         loadavgAtEnd: loadavg(),
         size: SIZE,
-        apply: { wallMs: apply.wallMs, cpuMs: apply.cpuMs, terraformBytes: apply.terraformBytes },
+        baseline: opts.baseline,
+        applies: applies.map(({ wallMs, cpuMs, terraformBytes }) => ({ wallMs, cpuMs, terraformBytes })),
         masking,
         policy,
-        shareOfApply: {
-          masking: maskingMs / apply.cpuMs,
-          policy2: policy[0]!.coldMs / apply.cpuMs,
-          policy20: policy.at(-1)!.coldMs / apply.cpuMs,
-          both: (maskingMs + policy.at(-1)!.coldMs) / apply.cpuMs,
-        },
+        shareOfApply: Object.fromEntries(
+          (['this', 'baseline'] as const)
+            .filter((side) => judged(side, 20))
+            .map((side) => [
+              side,
+              {
+                masking: maskingMs / apply.cpuMs,
+                policy2: judged(side, 2)!.coldMs / apply.cpuMs,
+                policy20: judged(side, 20)!.coldMs / apply.cpuMs,
+                both: (maskingMs + judged(side, 20)!.coldMs) / apply.cpuMs,
+              },
+            ]),
+        ),
       },
       null,
       2,

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { compileExpression, changeBinding } from '../src/policy/cel.ts';
 import { CostMeter } from '../src/policy/cost.ts';
 import { compilePattern } from '../src/policy/regex.ts';
-import { evaluateCreates, examplesEvaluator, exampleView as view } from './lib/policy-examples.ts';
+import { evaluateCreates, examplesEvaluator, exampleView as view, policyCode } from './lib/policy-examples.ts';
 
 const { values } = parseArgs({ options: { 'json-out': { type: 'string' } } });
 
@@ -72,12 +72,13 @@ function benchRegex() {
   return rows;
 }
 
-function benchExamples() {
+async function benchExamples() {
+  const code = await policyCode();
   const rows = [];
   for (const rules of [50, 92, 100, 120]) {
-    const evaluator = examplesEvaluator(rules);
+    const evaluator = examplesEvaluator(code, rules);
     const started = cpuMs();
-    const outcome = evaluateCreates(evaluator, 10_000);
+    const outcome = evaluateCreates(code, evaluator, 10_000);
     const ms = cpuMs() - started;
     const row = {
       rules,
@@ -96,5 +97,5 @@ function benchExamples() {
   return rows;
 }
 
-const results = { node: process.version, regex: benchRegex(), examples: benchExamples() };
+const results = { node: process.version, regex: benchRegex(), examples: await benchExamples() };
 if (values['json-out']) writeFileSync(values['json-out'], `${JSON.stringify(results, null, 2)}\n`);

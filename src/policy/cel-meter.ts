@@ -2,7 +2,6 @@
 import {
   celError,
   celList,
-  isCelError,
   isCelList,
   isCelMap,
   plan,
@@ -16,6 +15,8 @@ import {
   CostMeter,
   dimOf,
   EvaluationStopped,
+  type CallCharge,
+  type Dim,
   MAX_BUILT_LIST_ELEMENTS,
   MAX_BUILT_STRING_CHARS,
   rangeCost,
@@ -190,7 +191,9 @@ function meteredFunctions(inner: FuncResolver): FuncResolver {
       if (name === RANGE) return rangeGroup;
       if (name === APPEND) return appendGroup;
       const group = inner.find(name);
-      return group && { call: (id, target, args) => meteredCall(name, group, id, target, args) };
+      // A call of scalars alone (bools, numbers) is charged the same at every call: its charge is kept, by arity.
+      const scalarCharges: CallCharge[] = [];
+      return group && { call: (id, target, args) => meteredCall(name, group, scalarCharges, id, target, args) };
     },
     [Symbol.iterator]: () => inner[Symbol.iterator](),
   };
@@ -222,30 +225,43 @@ const matchesGroup: FuncGroup = {
 function meteredCall(
   name: string,
   group: FuncGroup,
+  scalarCharges: CallCharge[],
   id: number,
   target: CelValue | undefined,
   args: CelValue[],
 ): CelResult | undefined {
   const meter = current;
   if (!meter) return group.call(id, target, args);
-  const operands = target === undefined ? args : [target, ...args];
-  // Measuring stops where the traversal alone would exceed what is left.
-  const cap = meter.left * 10 + 10;
-  const charge = callCharge(
-    name,
-    operands.map((operand) => dimOf(operand, cap)),
-  );
+  const count = args.length + (target === undefined ? 0 : 1);
+  let charge = scalars(target, args) ? scalarCharges[count] : undefined;
+  if (!charge) {
+    // Measuring stops where the traversal alone would exceed what is left.
+    const cap = meter.left * 10 + 10;
+    const operands: Dim[] = target === undefined ? [] : [dimOf(target, cap)];
+    for (const arg of args) operands.push(dimOf(arg, cap));
+    charge = callCharge(name, operands);
+    if (scalars(target, args)) scalarCharges[count] = charge;
+  }
   meter.charge(charge.cost);
   // Refused before the call when it could build more than the bounds allow, checked again on what it built.
   if (charge.builds) checkBuilt(meter, name, charge.builds, 'could build');
   const result = group.call(id, target, args);
-  if (result !== undefined && !isCelError(result)) {
-    const built = dimOf(result, 0);
-    if (built.kind === 'string' || built.kind === 'list')
-      checkBuilt(meter, name, { kind: built.kind, len: built.len }, 'built');
-  }
+  if (typeof result === 'string' || result instanceof Uint8Array)
+    checkBuilt(meter, name, { kind: 'string', len: result.length }, 'built');
+  else if (result !== undefined && isCelList(result))
+    checkBuilt(meter, name, { kind: 'list', len: result.size }, 'built');
   return result;
 }
+
+/** Operands whose dimensions are a scalar's, whatever their value (dimOf): a bool, a double, an int. */
+function scalars(target: CelValue | undefined, args: CelValue[]): boolean {
+  if (target !== undefined && !isScalar(target)) return false;
+  for (const arg of args) if (!isScalar(arg)) return false;
+  return true;
+}
+
+const isScalar = (value: CelValue) =>
+  typeof value === 'boolean' || typeof value === 'number' || typeof value === 'bigint';
 
 /** The bounds of what a rule builds. */
 function checkBuilt(meter: CostMeter, fn: string, built: { kind: 'string' | 'list'; len: number }, verb: string): void {

@@ -1,5 +1,5 @@
 // A rule's expression compiled (parsed, its names checked, metered) and the views as CEL values: what compile and evaluate use.
-import { celError, celType, isCelError, parse, type CelValue } from '@bufbuild/cel';
+import { celError, celList, celMap, celType, isCelError, parse, type CelMap, type CelValue } from '@bufbuild/cel';
 import type { PolicyActionView, PolicyChangeView, PolicyPlanView } from '../plan/policy-views.ts';
 import type { RuleScope } from './schema.ts';
 import { celSyntaxProblem } from './cel-syntax.ts';
@@ -35,7 +35,19 @@ const text = (value: string | null | undefined) => value ?? '';
 
 /** What a change goes by: where it is and, when it moved (`known`: where it was is known), where it was, each once. */
 const goesBy = (current: string, previous: string, known: boolean) =>
-  known && previous !== current ? [current, previous] : [current];
+  celList(known && previous !== current ? [current, previous] : [current]);
+
+/**
+ * A view's fields as a CEL map, every value already a CEL value (a string, a bool, an int, a list of them). The library
+ * converts a variable given as a plain object into a new map at each read of it (a Map of every field, each rule, each
+ * mention), so the bindings are made of its own values once a change and shared by every rule: a CEL value is never
+ * changed in place (an append of a comprehension copies first: cel-meter.ts), so no rule sees another's work.
+ */
+function fields(entries: Record<string, CelValue>): CelMap {
+  const map = new Map<string, CelValue>();
+  for (const key in entries) map.set(key, entries[key]!);
+  return celMap(map);
+}
 
 /** A change as CEL sees it: exactly the documented fields, optional ones as "", [] or false. */
 export function changeBinding(view: PolicyChangeView): CelBindings {
@@ -43,7 +55,7 @@ export function changeBinding(view: PolicyChangeView): CelBindings {
   // The parts of the previous address, when terraform's previous_address could be read (the root module is "").
   const parts = moved && text(view.previousName) !== '';
   return {
-    change: {
+    change: fields({
       address: view.address,
       module: text(view.module),
       mode: text(view.mode),
@@ -58,20 +70,20 @@ export function changeBinding(view: PolicyChangeView): CelBindings {
       names: goesBy(text(view.name), text(view.previousName), parts),
       provider: text(view.provider),
       kind: view.kind,
-      actions: [...view.actions],
+      actions: celList([...view.actions]),
       reason: text(view.reason),
-      replacePaths: (view.replacePaths ?? []).map((path) => path.map(String)),
+      replacePaths: celList((view.replacePaths ?? []).map((path) => celList(path.map(String)))),
       deposed: text(view.deposed),
       previousAddress: text(view.previousAddress),
       moved: view.moved === true,
       imported: view.imported === true,
-    },
+    }),
   };
 }
 
 export function actionBinding(view: PolicyActionView): CelBindings {
   return {
-    action: {
+    action: fields({
       address: view.address,
       type: text(view.type),
       provider: text(view.provider),
@@ -79,7 +91,7 @@ export function actionBinding(view: PolicyActionView): CelBindings {
       triggeringResource: text(view.triggeringResource),
       onFailure: text(view.onFailure),
       deferred: view.deferred === true,
-    },
+    }),
   };
 }
 
@@ -87,7 +99,7 @@ export function actionBinding(view: PolicyActionView): CelBindings {
 export function planBinding(view: PolicyPlanView): CelBindings {
   const counts: Record<string, bigint> = {};
   for (const field of COUNT_FIELDS) counts[field] = BigInt(view.counts[field]);
-  return { plan: { counts, tool: view.tool, version: view.version } };
+  return { plan: fields({ counts: fields(counts), tool: view.tool, version: view.version }) };
 }
 
 export { isCelError as isError };

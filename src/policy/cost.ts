@@ -148,8 +148,11 @@ export function callCharge(fn: string, operands: readonly Dim[]): CallCharge {
       return charge(traverse(a.len + b.weight), { kind: 'string', len: 65 * a.len + 3 * b.weight });
     case 'string':
       return charge(traverse(a.weight), { kind: 'string', len: Math.max(32, 3 * a.len) });
-    default:
-      return charge(traverse(operands.reduce((sum, operand) => sum + operand.weight, 0)));
+    default: {
+      let weight = 0;
+      for (const operand of operands) weight += operand.weight;
+      return charge(traverse(weight));
+    }
   }
 }
 
@@ -168,23 +171,42 @@ export const ELEMENT_WEIGHT = 10;
 export function dimOf(value: CelValue, cap: number): Dim {
   if (typeof value === 'string' || value instanceof Uint8Array)
     return { kind: 'string', len: value.length, weight: value.length };
-  if (!isCelList(value) && !isCelMap(value)) return SCALAR;
-  let weight: number | undefined;
-  return {
-    kind: isCelList(value) ? 'list' : 'map',
-    len: value.size,
-    get weight() {
-      return (weight ??= weigh(value, cap));
-    },
-  };
+  if (isCelList(value)) return new MeasuredDim('list', value, cap);
+  if (isCelMap(value)) return new MeasuredDim('map', value, cap);
+  return SCALAR;
+}
+
+/** A list's or a map's dimensions, its weight measured at the first read (a class: one shape, no closure a call). */
+class MeasuredDim implements Dim {
+  readonly len: number;
+  #weight: number | undefined;
+
+  constructor(
+    readonly kind: 'list' | 'map',
+    readonly value: CelValue & { size: number },
+    readonly cap: number,
+  ) {
+    this.len = value.size;
+  }
+
+  get weight(): number {
+    return (this.#weight ??= weigh(this.value, this.cap));
+  }
 }
 
 function weigh(value: CelValue, cap: number): number {
   if (typeof value === 'string' || value instanceof Uint8Array) return value.length;
   if (!isCelList(value) && !isCelMap(value)) return 1;
   let weight = 1;
-  const parts: Iterable<CelValue> = isCelList(value) ? value : [...value.keys(), ...value.values()];
-  for (const part of parts) {
+  if (isCelList(value)) {
+    // By index: the library's iterator is a generator, several times slower a step.
+    for (let i = 0; i < value.size; i++) {
+      weight += ELEMENT_WEIGHT + weigh(value.get(i)!, cap - weight);
+      if (weight > cap) break;
+    }
+    return weight;
+  }
+  for (const part of [...value.keys(), ...value.values()]) {
     weight += ELEMENT_WEIGHT + weigh(part as CelValue, cap - weight);
     if (weight > cap) break;
   }

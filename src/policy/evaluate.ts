@@ -5,6 +5,8 @@
 // its budget denies, a requireApproval rule requires approval, a message that fails still denies
 // (with the runner's words), and running out of the plan's budget or of the time limit does both
 // for every rule. Each rule's evaluation is one step (`steps()`): a caller may yield between them.
+// The clock is read once a rule (after it) and once as an entry's rules start: each step yields that
+// reading, and a caller that paused between two steps says so as it resumes (the time away is not spent).
 import { isDestructive } from '../plan/actions.ts';
 import { DEFAULT_LIST_LIMIT } from '../plan/classify.ts';
 import {
@@ -30,8 +32,9 @@ import type {
 
 /**
  * The time one plan's evaluation may take (CEL time only, summed over the calls: the I/O of the
- * stream in between does not count). A rule costs about 6 µs per change on a development machine:
- * 30 seconds is 10,000 changes under 500 rules, far beyond a real plan, so only a pathological rule or plan reaches it.
+ * stream in between does not count). A rule like the contract's examples costs about 3 µs of CPU per change on the
+ * development machine, 5 µs cold (BENCHMARKS.md): 30 seconds is 10,000 changes under 1,000 such rules, twice the most
+ * a policy holds (compile.ts, MAX_RULES), so only a pathological rule or plan reaches it.
  */
 export const DEFAULT_TIME_LIMIT_MS = 30_000;
 /** The rule name of a maxDeletes denial (a rule's name cannot contain a dot). */
@@ -63,6 +66,12 @@ interface RanOut {
   before: number;
 }
 
+/**
+ * One rule's evaluation of an entry: yields the clock's reading after it (a caller's slice reads it, no clock of
+ * its own); resumed with `true` when the caller paused since (the event loop ran: that time is not the policy's).
+ */
+export type RuleSteps = Generator<number, void, boolean | undefined>;
+
 /** What one evaluation of an expression gave: its value, or why it stopped before its end. */
 type Evaluated = { value: ReturnType<CelProgram>; exhausted?: undefined } | { exhausted: Exhaustion };
 
@@ -81,6 +90,8 @@ export class PolicyEvaluator {
   #approvalRequiredTotal = 0;
   #deletes = 0;
   #spentMs = 0;
+  /** The clock's last reading in the entry being evaluated: where the next evaluation's time starts. */
+  #lap = 0;
   #spentUnits = 0;
   #timedOut = false;
   #costExceeded = false;
@@ -116,20 +127,23 @@ export class PolicyEvaluator {
     for (const _ of this.actionSteps(view));
   }
 
-  /** change(), one rule at a time: each step is one rule's evaluation, bounded by its budget. */
-  *changeSteps(view: PolicyChangeView): Generator<void, void, void> {
+  /**
+   * change(), one rule at a time: each step is one rule's evaluation, bounded by its budget. The change is counted as
+   * this is called; its rules' generator is returned as it is (no generator around it: a step a rule costs one resume).
+   */
+  changeSteps(view: PolicyChangeView): RuleSteps {
     this.#assertOpen();
     // Delete, replace and unknown count; so does a kind this runner does not know (it is unknown).
     if (isDestructive(view.kind)) this.#deletes += 1;
     this.#seen.change += 1;
-    yield* this.#evaluate('change', () => changeBinding(view), view.address);
+    return this.#evaluate('change', () => changeBinding(view), view.address);
   }
 
-  /** action(), one rule at a time. */
-  *actionSteps(view: PolicyActionView): Generator<void, void, void> {
+  /** action(), one rule at a time; the action counted as this is called. */
+  actionSteps(view: PolicyActionView): RuleSteps {
     this.#assertOpen();
     this.#seen.action += 1;
-    yield* this.#evaluate('action', () => actionBinding(view), view.address);
+    return this.#evaluate('action', () => actionBinding(view), view.address);
   }
 
   /** The plan, last: plan rules and limits, then the outcome. The evaluator takes nothing after it. */
@@ -139,7 +153,7 @@ export class PolicyEvaluator {
   }
 
   /** plan(), one rule at a time; then outcome(). */
-  *planSteps(view: PolicyPlanView): Generator<void, void, void> {
+  *planSteps(view: PolicyPlanView): RuleSteps {
     this.#assertOpen();
     yield* this.#evaluate('plan', () => planBinding(view), undefined);
     this.#finished = true;
@@ -178,11 +192,16 @@ export class PolicyEvaluator {
       throw new Error('the policy evaluator was given more after plan(): one evaluator evaluates one plan');
   }
 
-  /** Each rule of the scope over one piece, one step each; the time limit is checked before each rule. */
-  *#evaluate(scope: RuleScope, bindings: () => CelBindings, address: string | undefined): Generator<void, void, void> {
+  /**
+   * Each rule of the scope over one piece, one step each, over the same bindings (built once: CEL values, which no
+   * evaluation changes); the time limit is checked before each rule. The time before the piece (the stream's I/O)
+   * and while the caller paused is not spent: the clock is read as the rules start and after a pause.
+   */
+  *#evaluate(scope: RuleScope, bindings: () => CelBindings, address: string | undefined): RuleSteps {
     const rules = this.#rules[scope];
     if (this.#timedOut || this.#costExceeded || rules.length === 0) return;
     const variables = bindings();
+    this.#lap = this.#now();
     for (const rule of rules) {
       if (this.#spentMs > this.#timeLimitMs) {
         this.#exhaust({ kind: 'time', limitMs: this.#timeLimitMs }, rule, scope, address);
@@ -190,21 +209,25 @@ export class PolicyEvaluator {
       }
       this.#apply(rule, variables, address, scope);
       if (this.#timedOut || this.#costExceeded) return;
-      yield;
+      if (yield this.#lap) this.#lap = this.#now();
     }
   }
 
-  /** One expression, metered: against the rule's budget, or what is left of the plan's when less; the time it takes is spent. */
+  /**
+   * One expression, metered: against the rule's budget, or what is left of the plan's when less; the time from the
+   * last reading to the one after it is spent (one reading an expression: it starts where the one before ended).
+   */
   #run(program: CelProgram, variables: CelBindings): Evaluated {
     const left = this.#planCostLimit - this.#spentUnits;
-    const started = this.#now();
+    const started = this.#lap;
     const meter = new CostMeter(Math.min(this.#ruleCostLimit, left), left < this.#ruleCostLimit ? 'plan' : 'rule', {
       at: started + (this.#timeLimitMs - this.#spentMs),
       limitMs: this.#timeLimitMs,
       now: this.#now,
     });
     const value = program(variables, meter);
-    this.#spentMs += this.#now() - started;
+    this.#lap = this.#now();
+    this.#spentMs += this.#lap - started;
     this.#spentUnits += Math.min(meter.spent, meter.limit);
     return meter.exhausted ? { exhausted: meter.exhausted } : { value };
   }

@@ -8,7 +8,7 @@ import type { Classification, PlannedAction } from '../schemas/classification.ts
 import { needsApproval } from '../plan/gate.ts';
 import { RunnerError } from '../errors.ts';
 import type { CompiledPolicy } from './compile.ts';
-import { PolicyEvaluator, type EvaluatorOptions } from './evaluate.ts';
+import { PolicyEvaluator, type EvaluatorOptions, type RuleSteps } from './evaluate.ts';
 import type { PolicyChangeView, PolicyTool } from '../plan/policy-views.ts';
 import type { PlanObserver } from '../plan/observer.ts';
 
@@ -40,25 +40,31 @@ export interface JudgementOptions extends EvaluatorOptions {
 
 export function planJudgement(policy: CompiledPolicy, options: JudgementOptions): PlanJudgement {
   const evaluator = new PolicyEvaluator(policy, options);
-  const queue: (() => Generator<void, void, void>)[] = [];
+  const queue: (() => RuleSteps)[] = [];
   // The slices read the clock the time limit reads (tests pass a fake one: a slice then ends when they say).
   const now = options.now ?? (() => performance.now());
   let sliceStart = now();
   let interruption: RunnerError | undefined;
   let started = false;
 
-  /** Runs the steps, yielding between rules once a slice is spent; a stop request ends it. */
-  async function run(steps: Generator<void, void, void>): Promise<void> {
+  /**
+   * Runs the steps, yielding between rules once a slice is spent (read on the evaluator's reading after each rule,
+   * the same clock); a stop request ends it. The evaluator is told when it resumes after a pause.
+   */
+  async function run(steps: RuleSteps): Promise<void> {
+    let paused = false;
     for (;;) {
       if (options.stopRequested?.()) throw (interruption ??= stopped(evaluator.evaluations));
       if (!started) {
         started = true;
         options.onEvaluationStart?.();
       }
-      const step = steps.next();
+      const step = steps.next(paused);
+      paused = false;
       if (step.done) return;
-      if (now() - sliceStart >= SLICE_MS) {
+      if (step.value - sliceStart >= SLICE_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
+        paused = true;
         sliceStart = now();
       }
     }

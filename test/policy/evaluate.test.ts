@@ -251,6 +251,72 @@ limits: {maxDeletes: 2}
     assert.equal(evaluator.plan(planView()).timedOut, false);
     assert.equal(DEFAULT_TIME_LIMIT_MS, 30_000);
   });
+
+  it('reads the clock once a rule and once as an entry starts; each step yields that reading', () => {
+    let reads = 0;
+    const evaluator = new PolicyEvaluator(mixed(), { now: () => ++reads });
+    const steps = evaluator.changeSteps(changeView('c', 'create'));
+    assert.deepEqual([...steps], [2, 3], 'two rules: the reading as it starts (1), after d1 (2), after a1 (3)');
+    for (let i = 0; i < 10; i++) evaluator.change(changeView(`c${i}`, i % 2 ? 'update' : 'create'));
+    assert.equal(reads, 33, 'three readings a change of two rules, whatever the rules found');
+  });
+
+  it('a pause the caller reports as it resumes is not spent; time between steps it does not report is', () => {
+    const run = (paused: boolean) => {
+      let t = 0;
+      const evaluator = new PolicyEvaluator(mixed(), { timeLimitMs: 10, now: () => t });
+      for (let i = 0; i < 5; i++) {
+        const steps = evaluator.changeSteps(changeView(`c${i}`, 'create'));
+        for (let step = steps.next(); !step.done; step = steps.next(paused)) t += 1000; // the caller away between rules
+      }
+      return evaluator.plan(planView());
+    };
+    assert.equal(run(true).timedOut, false, 'told of each pause: none of it spent');
+    const unreported = run(false);
+    assert.equal(unreported.timedOut, true, 'not told: the time between the rules is evaluation time');
+    assert.match(
+      unreported.denied[0]!.message,
+      /ran out of its time limit \(10 ms of evaluation\) at rule "d1" \(policy\/a\.yaml\) over change 2 of/,
+    );
+  });
+
+  it('the time limit still stops a plan mid-way, at a rule of a change, with the clock read once a rule', () => {
+    let t = 0;
+    // each reading moves the clock 0.5 ms: each rule spends 0.5 ms, the reading as a change starts none of it (the
+    // stream's time), so 1 ms a change of two rules, and the limit of 9 ms is passed after the tenth change's first rule
+    const evaluator = new PolicyEvaluator(mixed(), { timeLimitMs: 9, now: () => (t += 0.5) });
+    for (let i = 0; i < 20; i++) evaluator.change(changeView(`c${i}`, 'delete'));
+    const outcome = evaluator.plan(planView());
+    assert.equal(outcome.timedOut, true);
+    assert.equal(evaluator.evaluations, 19, 'the rules before it, none after');
+    assert.equal(outcome.deletes, 20, 'the deletes still counted for the limit');
+    assert.match(
+      outcome.denied.find((d) => d.rule === PLAN_TIME_RULE)!.message,
+      /ran out of its time limit \(9 ms of evaluation\) at rule "a1" \(policy\/a\.yaml\) over change 10 of the plan's 20 resource changes/,
+    );
+  });
+});
+
+describe("policy evaluation: one change's bindings, shared by its rules", () => {
+  it("no rule sees what another built from the change's lists (appends, joins, map and filter), nor a change what the one before it did", () => {
+    const policy = oneRule(`- name: builds
+  match: >-
+    size(change.actions + ["delete"]) + size(change.types.map(t, t + "!")) + size(change.replacePaths.map(p, p + ["x"]))
+    + size(change.names.filter(n, true)) + size(change.addresses.map(a, [a]).map(l, l + l)) == 0
+  effect: requireApproval
+- name: sees-the-change-as-it-is
+  match: >-
+    change.actions != ["update"] || change.types != ["terraform_data"] || change.replacePaths != [["input"]]
+    || change.names != [change.name] || change.addresses != [change.address]
+    || size(change.types.map(t, t)) != 1 || size(change.actions.filter(a, true)) != 1
+  effect: deny
+  message: '"the bindings changed: " + change.actions.join(",") + " " + change.names.join(",")'
+`);
+    const views = Array.from({ length: 3 }, (_, i) => changeView(`c${i}`, 'update', { replacePaths: [['input']] }));
+    const outcome = outcomeOf(policy, views);
+    assert.deepEqual(outcome.denied, []);
+    assert.deepEqual(outcome.approvalRequired, []);
+  });
 });
 
 describe('policy evaluation: effects, bounds, actions and plan rules', () => {

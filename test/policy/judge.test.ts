@@ -343,6 +343,31 @@ describe('policy: an evaluation that can be stopped', () => {
     );
   });
 
+  it('the time the event loop runs while it yields is not spent (the evaluator is told it paused): only the rules are timed', async () => {
+    let t = 0;
+    let turns = 0;
+    let done = false;
+    // Each turn of the event loop moves the clock a second: the stream's I/O, other handles.
+    const turn = () => {
+      if (done) return;
+      t += 1000;
+      turns += 1;
+      setImmediate(turn);
+    };
+    setImmediate(turn);
+    // Three rules a change: the judgement pauses between rules of one change, not only between changes.
+    const three = oneRule(['a', 'b', 'c'].map((name) => `- name: ${name}\n  match: "true"\n  effect: deny\n`).join(''));
+    const judgement = planJudgement(three, { tool: 'terraform', timeLimitMs: 1000, now: () => (t += 10) });
+    try {
+      const judgedPlan = await judgement.judge(classifyPlan(changes, { onChange: judgement.onChange }));
+      assert.equal(judgedPlan.policy!.timedOut, false, 'the turns are not evaluation time');
+      assert.ok(turns >= 5, `the evaluation yielded to the event loop (${turns} turns)`);
+      assert.equal(judgedPlan.policy!.deniedTotal, 36);
+    } finally {
+      done = true;
+    }
+  });
+
   it('says once, as the first rule evaluation starts, that the evaluation began (the log line a stop can be timed by)', async () => {
     const starts: number[] = [];
     let asked = 0;
