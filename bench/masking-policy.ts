@@ -32,6 +32,7 @@ import { parseArgs } from 'node:util';
 import { LineMasker, MASK, Masker } from '../src/masking/mask.ts';
 import { cleanEnv } from './lib/env.ts';
 import { moduleText, parseModuleSize, stateText } from './lib/module.ts';
+import { loadavg, medianOf, ownCpuMs } from './lib/harness.ts';
 
 const REPO = resolve(import.meta.dirname, '..');
 const { values: opts } = parseArgs({
@@ -54,16 +55,6 @@ const POLICY_ROUNDS = Number(opts['policy-rounds']);
 if (!(MIB > 0) || !Number.isInteger(ROUNDS) || ROUNDS < 1 || !Number.isInteger(POLICY_ROUNDS) || POLICY_ROUNDS < 1)
   throw new Error('--mib, --rounds and --policy-rounds take positive numbers');
 
-const cpuMs = () => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-};
-const median = (xs: readonly number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const MiB = 2 ** 20;
 
 // ---------------------------------------------------------------------------------------------
@@ -189,7 +180,7 @@ function maskOnce(lines: readonly string[], withSecrets: boolean) {
   const masker = new Masker();
   if (withSecrets) SECRETS.forEach((secret, i) => masker.add(secret, `secret ${i}`));
   const boundary = new LineMasker(masker);
-  const started = cpuMs();
+  const started = ownCpuMs();
   const out: string[] = [];
   for (let i = 0; i < lines.length; i += 64) {
     const released = boundary.push(...lines.slice(i, i + 64));
@@ -197,7 +188,7 @@ function maskOnce(lines: readonly string[], withSecrets: boolean) {
   }
   const last = boundary.end();
   if (last !== undefined) out.push(last);
-  const ms = cpuMs() - started;
+  const ms = ownCpuMs() - started;
   return { ms, text: out.join('\n') };
 }
 
@@ -224,7 +215,7 @@ function benchMasking(source: readonly string[]): Masking[] {
     const row = {
       secrets: withSecrets ? SECRETS.length : 0,
       bytes: input.bytes,
-      msPerMiB: median(roundsMs) / (input.bytes / MiB),
+      msPerMiB: medianOf(roundsMs) / (input.bytes / MiB),
       roundsMs,
     };
     rows.push(row);
@@ -310,8 +301,8 @@ function benchPolicy(): Policy[] {
         mode,
         rules,
         changes: 10_000,
-        coldMs: median(done.map((run) => run.coldMs)),
-        warmMs: median(done.map((run) => run.warmMs)),
+        coldMs: medianOf(done.map((run) => run.coldMs)),
+        warmMs: medianOf(done.map((run) => run.warmMs)),
         coldsMs: done.map((run) => run.coldMs),
         warmsMs: done.map((run) => run.warmMs),
         units,

@@ -26,6 +26,7 @@ import {
   policyCode,
   REPO,
 } from './lib/policy-examples.ts';
+import { medianOf, ownCpuMs } from './lib/harness.ts';
 
 const MODES = ['judged', 'evaluator', 'metered', 'library', 'bindings'] as const;
 type Mode = (typeof MODES)[number];
@@ -46,16 +47,6 @@ const MODE = opts.mode as Mode;
 if (!MODES.includes(MODE)) throw new Error(`--mode takes ${MODES.join(', ')}`);
 if (!(RULES > 0 && RULES % 2 === 0) || !(CHANGES > 0) || !(ROUNDS >= 2))
   throw new Error('--rules takes an even number, --changes a positive one, --rounds 2 or more');
-
-const cpuMs = () => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-};
-const median = (xs: readonly number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 const load = (path: string) => import(pathToFileURL(join(opts.src, path)).href);
 
@@ -112,9 +103,9 @@ const run = await round();
 const roundsMs: number[] = [];
 let units: number | undefined;
 for (let i = 0; i < ROUNDS; i++) {
-  const started = cpuMs();
+  const started = ownCpuMs();
   units = await run();
-  roundsMs.push(cpuMs() - started);
+  roundsMs.push(ownCpuMs() - started);
 }
 console.log(
   JSON.stringify({
@@ -124,7 +115,7 @@ console.log(
     changes: CHANGES,
     units,
     coldMs: roundsMs[0],
-    warmMs: median(roundsMs.slice(1)),
+    warmMs: medianOf(roundsMs.slice(1)),
     roundsMs,
   }),
 );

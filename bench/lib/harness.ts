@@ -234,6 +234,12 @@ export const APPLY_CPU_TARGETS: Readonly<Record<number, number>> = { 500: 1.45, 
 
 export const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
+/** This process's own CPU time so far, user and system, in ms. */
+export const ownCpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
 /** The median of the defined values, undefined when there are none. */
 export function median(xs: (number | undefined)[]): number | undefined {
   const s = xs.filter((x) => x !== undefined).sort((a, b) => a - b);
