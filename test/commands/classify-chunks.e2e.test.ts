@@ -7,24 +7,19 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { arrayBuffersPeakPreload, PEAK_FILE_VARIABLE } from '../support/array-buffers-peak.ts';
 import { RUNNER } from '../support/runner.ts';
 import { runChecked } from '../support/exec.ts';
 
 const GEN_PLAN = fileURLToPath(new URL('../../scripts/generators/gen-plan.mjs', import.meta.url));
 const dir = await mkdtemp(join(tmpdir(), 'captf-classify-chunks-'));
 const plan = join(dir, 'plan.json');
-const preload = join(dir, 'array-buffers-peak.cjs');
-await writeFile(
-  preload,
-  `let peak = 0;
-   const poll = () => (peak = Math.max(peak, process.memoryUsage().arrayBuffers));
-   setInterval(poll, 1).unref();
-   process.on('exit', () => { poll(); process.stderr.write('arrayBuffers peak ' + peak + '\\n'); });`,
-);
+const peakFile = join(dir, 'peak');
+const preload = await arrayBuffersPeakPreload(dir);
 const generated = await runChecked(process.execPath, [GEN_PLAN, '--bytes', String(32 * 2 ** 20), '--out', plan]);
 const expected = JSON.parse(generated.stderr.trim().split('\n').at(-1)!) as { counts: unknown };
 
@@ -32,7 +27,7 @@ const expected = JSON.parse(generated.stderr.trim().split('\n').at(-1)!) as { co
 function classify(file: string): Promise<{ counts: unknown; arrayBuffersPeak: number }> {
   const child = spawn(process.execPath, ['--require', preload, RUNNER, 'classify', '--json', file], {
     stdio: [file === '-' ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH ?? '' },
+    env: { PATH: process.env.PATH ?? '', [PEAK_FILE_VARIABLE]: peakFile },
   });
   if (file === '-') createReadStream(plan).pipe(child.stdin!);
   let out = '';
@@ -42,8 +37,10 @@ function classify(file: string): Promise<{ counts: unknown; arrayBuffersPeak: nu
   return new Promise((resolve, reject) =>
     child.on('error', reject).on('close', (code) => {
       if (code !== 0) return reject(new Error(`classify exited ${code}: ${err}`));
-      const peak = /arrayBuffers peak (\d+)/.exec(err);
-      resolve({ counts: (JSON.parse(out) as { counts: unknown }).counts, arrayBuffersPeak: Number(peak![1]) });
+      readFile(peakFile, 'utf8').then(
+        (peak) => resolve({ counts: (JSON.parse(out) as { counts: unknown }).counts, arrayBuffersPeak: Number(peak) }),
+        reject,
+      );
     }),
   );
 }

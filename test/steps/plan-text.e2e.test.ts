@@ -30,6 +30,18 @@ resource "terraform_data" "r" {
 `,
 };
 
+/** The test suite's terraform in `dir`, its output to `output`. */
+function testTerraform(dir: string, output: TerraformOutput) {
+  const env = testTerraformEnv();
+  return createTerraform({
+    path: resolveExecutable(TERRAFORM, env.PATH)!,
+    cwd: dir,
+    env,
+    output,
+    stop: new StopHandle(),
+  });
+}
+
 describe('steps: the kept-back plan text', () => {
   it('prints nothing of the plan while it runs, then every line in order, its text masked by what was learned after the plan, once: the text kept is the text printed', async (t) => {
     const dir = await writeModule(moduleTree, t);
@@ -62,14 +74,7 @@ describe('steps: the kept-back plan text', () => {
       },
       end: printing.end,
     };
-    const env = testTerraformEnv();
-    const tf = createTerraform({
-      path: resolveExecutable(TERRAFORM, env.PATH)!,
-      cwd: dir,
-      env,
-      output,
-      stop: new StopHandle(),
-    });
+    const tf = testTerraform(dir, output);
     const held: string[] = [];
     const text = maskedPlanText(tf, { privateDir }, { hold: () => {}, saw: (line) => void held.push(line) });
 
@@ -119,14 +124,7 @@ resource "terraform_data" "r" {
     await mkdir(privateDir, { mode: 0o700 });
     const printed: string[] = [];
     const output: TerraformOutput = { lines: (_stream, texts) => void printed.push(...texts) };
-    const env = testTerraformEnv();
-    const tf = createTerraform({
-      path: resolveExecutable(TERRAFORM, env.PATH)!,
-      cwd: dir,
-      env,
-      output,
-      stop: new StopHandle(),
-    });
+    const tf = testTerraform(dir, output);
     const warnings: string[] = [];
     const held: string[] = [];
     const text = maskedPlanText(

@@ -10,9 +10,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fakeScenario } from '../e2e/faults.support.ts';
+import { arrayBuffersPeakPreload, PEAK_FILE_VARIABLE } from '../support/array-buffers-peak.ts';
 import { RUNNER } from '../support/runner.ts';
 import { fakeTerraformEnv, tempDir } from '../support/tf-modules.ts';
 
@@ -20,15 +21,7 @@ const MiB = 2 ** 20;
 const BYTES = 32 * MiB;
 const PEAK_LIMIT = 2 * MiB;
 
-const preloadDir = await tempDir(undefined, 'captf-driver-chunks-');
-const preload = join(preloadDir, 'array-buffers-peak.cjs');
-await writeFile(
-  preload,
-  `let peak = 0;
-   const poll = () => (peak = Math.max(peak, process.memoryUsage().arrayBuffers));
-   setInterval(poll, 1).unref();
-   process.on('exit', () => { poll(); require('node:fs').writeFileSync(process.env.PEAK_FILE, String(peak)); });`,
-);
+const preload = await arrayBuffersPeakPreload(await tempDir(undefined, 'captf-driver-chunks-'));
 
 describe("the driver reads terraform's output into one buffer a stream, not a Buffer a read", () => {
   it(`show -json's 32 MiB plan, classified as it streams: the apply succeeds, every change counted, Buffers under ${PEAK_LIMIT / MiB} MiB at their peak`, async (t) => {
@@ -63,7 +56,7 @@ describe("the driver reads terraform's output into one buffer a stream, not a Bu
         stdio: ['ignore', 'pipe', 'pipe'],
         env: {
           PATH: process.env.PATH ?? '',
-          PEAK_FILE: peakFile,
+          [PEAK_FILE_VARIABLE]: peakFile,
           ...fakeTerraformEnv({ faults: [`show:huge-plan=${BYTES}`], state: s.fakeState, log: s.log }),
         },
       },
