@@ -26,12 +26,13 @@ test('the defaults: every part, the sizes and counts bench/run.ts lists, results
   assert.equal(o.keep, false);
   assert.equal(o.snapshot, false);
   assert.equal(o.verifiedTerraform, false);
+  assert.equal(o.noChangeOnly, false);
 });
 
 test('a small run as BENCHMARKS.md writes it: the parts named, sizes with and without pairs, --node made absolute', () => {
   const o = parseOptions([
     ...['--only', 'apply,reader', '--sizes', '2x2:1, 3x4', '--reader-rounds', '2', '--memory-mib', '5,10'],
-    ...['--node', 'bin/node', '--json-out', '-', '--snapshot', '--keep', '--verified-terraform'],
+    ...['--node', 'bin/node', '--json-out', '-', '--snapshot', '--keep', '--verified-terraform', '--no-change-only'],
   ]);
   assert.deepEqual([...o.only], ['apply', 'reader']);
   assert.deepEqual(o.sizes, [
@@ -45,6 +46,7 @@ test('a small run as BENCHMARKS.md writes it: the parts named, sizes with and wi
   assert.equal(o.snapshot, true);
   assert.equal(o.keep, true);
   assert.equal(o.verifiedTerraform, true);
+  assert.equal(o.noChangeOnly, true);
 });
 
 test('refused, each with what is wrong: an unknown part or option, a size past 100 instances, pairs where none go, a count not a positive whole number', () => {
