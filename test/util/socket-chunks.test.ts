@@ -1,7 +1,8 @@
 // openOutputChannels: a child's output read into one buffer a channel. The bytes arrive whole and in
 // order, every chunk a view of that one buffer (no Buffer made a read, which Node 24 lets pile up outside
 // its heap: bench/HISTORY.md, issue 44); nothing more is read until the next chunk is asked for (the child
-// waits); a consumer that stops early leaves the rest for chunks() again; the directory of the listening
+// waits); a child writing a line at a time is gathered into few reads, and what it left at its exit is read
+// at once; a consumer that stops early leaves the rest for chunks() again; the directory of the listening
 // socket is gone before the child starts, and one that cannot be made fails as it is.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -102,6 +103,50 @@ describe('openOutputChannels', () => {
     assert.ok(Date.now() - stalledAt >= 1000);
     assert.equal(sha256(Buffer.concat([...first, ...rest])), sha256(sent), 'every byte, once, in order');
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it('gathers a child that writes a line at a time: after a small read the next waits 25 ms, so no more reads than 25 ms periods', async () => {
+    const [channel] = await openOutputChannels(1);
+    const lines = 400;
+    const started = Date.now();
+    const child = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const fs = require('node:fs'); const pause = new Int32Array(new SharedArrayBuffer(4));
+         for (let i = 0; i < ${lines}; i++) { fs.writeSync(1, 'line ' + i + '\\n'); Atomics.wait(pause, 0, 0, 2); }`,
+      ],
+      { stdio: ['ignore', channel!.childEnd, 'inherit'] },
+    );
+    const exited = new Promise<number | null>((resolve, reject) => child.on('error', reject).on('close', resolve));
+    void exited.finally(() => channel!.closeChildEnd());
+    let text = '';
+    let reads = 0;
+    for await (const chunk of channel!.chunks()) {
+      text += chunk.toString();
+      reads++;
+    }
+    const elapsed = Date.now() - started;
+    assert.equal(await exited, 0);
+    assert.equal(text, Array.from({ length: lines }, (_, i) => `line ${i}\n`).join(''), 'every line, once, in order');
+    // Read as they come (before the gathering), the ${lines} lines 2 ms apart took a read each.
+    assert.ok(reads <= elapsed / 25 + 3, `${reads} reads in ${elapsed} ms`);
+  });
+
+  it('reads what is left without waiting once the child has exited (closeChildEnd)', async () => {
+    // A wait of ten minutes after a small read: the test ends only if the child's exit cuts it short.
+    const [channel] = await openOutputChannels(1, 600_000);
+    const child = spawn(
+      process.execPath,
+      ['-e', `process.stdout.write('first\\n'); setTimeout(() => process.stdout.write('last\\n'), 100);`],
+      { stdio: ['ignore', channel!.childEnd, 'inherit'] },
+    );
+    const exited = new Promise<number | null>((resolve, reject) => child.on('error', reject).on('close', resolve));
+    void exited.finally(() => channel!.closeChildEnd());
+    let text = '';
+    for await (const chunk of channel!.chunks()) text += chunk.toString();
+    assert.equal(await exited, 0);
+    assert.equal(text, 'first\nlast\n');
   });
 
   it('fails as the directory does when it cannot be made (TMPDIR missing)', async () => {
