@@ -12,6 +12,7 @@ import { StateSecretScan } from '../state/secrets.ts';
 import { summarizeState, type StateSummary } from '../state/summary.ts';
 import {
   copyPlanEntry,
+  PlanFileUnreadable,
   planPriorState,
   PREVIOUS_STATE_ENTRY,
   type PositionalFile,
@@ -71,7 +72,7 @@ export async function statePlannedStep(
         state = await plannedStateOf(ctx, { root, held });
       } catch (error) {
         learning.unreadable(`the state the plan was made against could not be read (${(error as Error).message})`);
-        throw error;
+        throw error instanceof PlanFileUnreadable ? planUnreadable(error) : error;
       }
       learning.learnedNow();
       try {
@@ -97,11 +98,29 @@ async function plannedStateOf(ctx: RunContext, { root, held }: { root: PlanRoot;
     return pulled;
   }
   const secrets = new StateSecretScan();
-  const previous = await summarizeState(createReadStream(file), { secrets });
+  const previous = await summarizeState(createReadStream(file), { secrets }).catch((error: unknown) => {
+    if (!(error instanceof RunnerError && error.reason === 'StateUnreadable')) throw error;
+    throw new PlanFileUnreadable(
+      `its ${PREVIOUS_STATE_ENTRY} entry is no state document (${(error.cause as Error).message})`,
+    );
+  });
   await learnStateSecrets(ctx, { file, secrets });
   // The header of `tfstate-prev` is a stub: the lineage and serial are `tfstate`'s.
   return { ...previous, ...plannedState(planned) };
 }
+
+/** A plan file terraform wrote just now whose state before cannot be read: the plan is neither applied nor printed. */
+const planUnreadable = (error: PlanFileUnreadable) =>
+  new RunnerError({
+    kind: 'plan',
+    reason: 'PlanUnreadable',
+    message:
+      `the saved plan file holds no state the runner can read: ${error.message}. Nothing was applied, and nothing ` +
+      `of the plan was printed (the runner cannot mask the secrets of a state it has not read). terraform writes ` +
+      `its plan files itself: a terraform other than the image's (--terraform), a wrapper that rewrites them, or ` +
+      `a damaged disk makes such a file; run the image's terraform, or report it with \`terraform version\`.`,
+    cause: error,
+  });
 
 /**
  * For a plan whose state before is read from its saved plan: the masker learns the state's secrets

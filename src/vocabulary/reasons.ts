@@ -397,7 +397,11 @@ export const REASONS = {
   ),
   LockHeld: failed('lock', ['unlock'], "the lock's holder is alive: the runner never takes a live holder's lock"),
   PlanErrored: failed('plan', PLANNING, 'terraform marked the plan errored: it is never applied'),
-  PlanUnreadable: failed('plan', PLANNING, 'terraform show -json printed no plan document the runner can read'),
+  PlanUnreadable: failed(
+    'plan',
+    PLANNING,
+    'terraform show -json printed no plan document the runner can read, or the saved plan file holds no state before it can read',
+  ),
   PlanFileChanged: failed(
     'plan',
     ['apply', 'refresh', 'destroy'],

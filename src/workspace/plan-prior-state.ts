@@ -12,6 +12,20 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants, createInflateRaw, inflateRawSync } from 'node:zlib';
 
+/**
+ * The plan file is not as terraform writes one: its zip, or the entry asked for, cannot be read. Other
+ * errors (a failed read or write of a file) are thrown as they are.
+ */
+export class PlanFileUnreadable extends Error {
+  override name = 'PlanFileUnreadable';
+}
+
+/** zlib's refusals of what it was given to inflate (and of a head that inflates past its bound): the file's fault. */
+const asFormatError = (error: unknown, entry: string): unknown =>
+  error instanceof Error && /^(Z_|ERR_BUFFER_TOO_LARGE)/.test((error as NodeJS.ErrnoException).code ?? '')
+    ? new PlanFileUnreadable(`its ${entry} entry does not inflate (${error.message})`)
+    : error;
+
 /** The lineage and serial of the state a plan was made against; lineage "" and serial 0 when the backend held none. */
 export interface PlanPriorState {
   lineage: string;
@@ -40,16 +54,16 @@ const STATE_HEAD =
 
 /**
  * The prior state's lineage and serial; `notZip` for a file that is no zip at all (no plan file terraform
- * writes: an encrypted plan of OpenTofu, a test's fake). Throws for a zip whose `tfstate` it cannot read.
+ * writes: an encrypted plan of OpenTofu, a test's fake). Throws PlanFileUnreadable for a zip whose `tfstate` it cannot read.
  */
 export async function planPriorState(file: PositionalFile): Promise<PlanPriorState | 'notZip'> {
   const data = await entryData(file, STATE_ENTRY);
   if (data === 'notZip') return 'notZip';
-  if (!data) throw new Error(`it holds no ${STATE_ENTRY} entry`);
+  if (!data) throw new PlanFileUnreadable(`it holds no ${STATE_ENTRY} entry`);
   const head = await file.read(data.at, Math.min(HEAD_BYTES, data.compressedBytes));
   const text = inflated(head, data.method).toString('utf8');
   const match = STATE_HEAD.exec(text);
-  if (!match) throw new Error(`its ${STATE_ENTRY} entry does not start as a state of version 4`);
+  if (!match) throw new PlanFileUnreadable(`its ${STATE_ENTRY} entry does not start as a state of version 4`);
   return { serial: Number(match[1]), lineage: match[2]! };
 }
 
@@ -65,7 +79,7 @@ const INFLATED_PIECE = 256 * 1024;
 
 /**
  * Writes the entry `name`, inflated, to `into` (a new private file), piece by piece: `notZip` for a file
- * that is no zip, `missing` for a zip without that entry. Throws for an entry it cannot read.
+ * that is no zip, `missing` for a zip without that entry. Throws PlanFileUnreadable for an entry it cannot read.
  */
 export async function copyPlanEntry(
   file: PositionalFile,
@@ -75,21 +89,26 @@ export async function copyPlanEntry(
   const data = await entryData(file, name);
   if (data === 'notZip' || data === undefined) return data ?? 'missing';
   const { at: start, method, compressedBytes } = data;
-  if (method !== 0 && method !== 8) throw new Error(`its ${name} entry is compressed by method ${method}, not deflate`);
+  if (method !== 0 && method !== 8)
+    throw new PlanFileUnreadable(`its ${name} entry is compressed by method ${method}, not deflate`);
   const end = start + compressedBytes;
   const pieces = Readable.from(
     (async function* () {
       for (let at = start; at < end; at += COPY_PIECE) {
         const piece = await file.read(at, Math.min(COPY_PIECE, end - at));
-        if (piece.length === 0) throw new Error(`its ${name} entry ends before its size`);
+        if (piece.length === 0) throw new PlanFileUnreadable(`its ${name} entry ends before its size`);
         yield piece;
       }
     })(),
   );
   // The runner's own new file (never through a link), readable by it alone: the state holds secrets.
   const written = createWriteStream(into, { mode: 0o600, flags: 'wx' });
-  if (method === 8) await pipeline(pieces, createInflateRaw({ chunkSize: INFLATED_PIECE }), written);
-  else await pipeline(pieces, written);
+  try {
+    if (method === 8) await pipeline(pieces, createInflateRaw({ chunkSize: INFLATED_PIECE }), written);
+    else await pipeline(pieces, written);
+  } catch (error) {
+    throw asFormatError(error, name);
+  }
   return 'written';
 }
 
@@ -111,15 +130,18 @@ async function entryData(
   const directoryBytes = tail.readUInt32LE(end + 12);
   const directoryAt = tail.readUInt32LE(end + 16);
   if (directoryAt === 0xffffffff || directoryBytes > MAX_DIRECTORY_BYTES || directoryAt + directoryBytes > size)
-    throw new Error('its zip directory is out of bounds (or zip64, which terraform does not write for a plan)');
+    throw new PlanFileUnreadable(
+      'its zip directory is out of bounds (or zip64, which terraform does not write for a plan)',
+    );
   const directory = await file.read(directoryAt, directoryBytes);
   const entry = findEntry(directory, name);
   if (!entry) return undefined;
   const local = await file.read(entry.localAt, 30);
   if (local.length < 30 || local.readUInt32LE(0) !== LOCAL_ENTRY)
-    throw new Error(`its ${name} entry has no local header`);
+    throw new PlanFileUnreadable(`its ${name} entry has no local header`);
   const at = entry.localAt + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
-  if (at + entry.compressedBytes > size) throw new Error(`its ${name} entry runs past the end of the file`);
+  if (at + entry.compressedBytes > size)
+    throw new PlanFileUnreadable(`its ${name} entry runs past the end of the file`);
   return { at, method: entry.method, compressedBytes: entry.compressedBytes };
 }
 
@@ -148,6 +170,11 @@ function findEntry(directory: Buffer, name: string): Entry | undefined {
 /** The start of an entry's data: stored, or deflated (as far as the bytes given go: 1 KiB inflates to at most about 1 MiB). */
 function inflated(head: Buffer, method: number): Buffer {
   if (method === 0) return head;
-  if (method !== 8) throw new Error(`its ${STATE_ENTRY} entry is compressed by method ${method}, not deflate`);
-  return inflateRawSync(head, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: 2 * 1024 * 1024 });
+  if (method !== 8)
+    throw new PlanFileUnreadable(`its ${STATE_ENTRY} entry is compressed by method ${method}, not deflate`);
+  try {
+    return inflateRawSync(head, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: 2 * 1024 * 1024 });
+  } catch (error) {
+    throw asFormatError(error, STATE_ENTRY);
+  }
 }

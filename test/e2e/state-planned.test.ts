@@ -107,27 +107,54 @@ describe('the state before, read from the saved plan', () => {
       assert.equal(passed.result!.state!.serialBefore, held.serial);
     });
 
-  it('a plan file whose state cannot be read: nothing of the plan is printed, and a warning says why', async (t) => {
+  it('a plan file whose state cannot be read: PlanUnreadable, nothing applied or printed, and a warning says why (plan, apply)', async (t) => {
     const s = await scenario(t, MODULE, { 'terraform.tfvars.json': { admin_token: OLD_TOKEN } });
     const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
     assert.equal(first.exitCode, 0, explain(first));
+    const held = await readLocalState(s.state);
     await s.useModule({ 'main.tf': MODULE['main.tf'].replace('input = "client"', 'input = "client-2"') });
     const wrapper = join(s.dir, 'no-state-entry-terraform.sh');
     await writeFile(wrapper, NO_STATE_ENTRY_AFTER_PLAN, { mode: 0o755 });
-    const run = await s.run('plan', ['--kind', 'machine', '--terraform', wrapper]);
-    assert.notEqual(run.exitCode, 0, explain(run));
-    assert.equal(run.result!.error!.step, 'state before');
-    assert.match(run.result!.message, /tfstate/);
-    assert.doesNotMatch(run.allBytes, /will be updated|Plan: \d+ to add|client-2/, "terraform's plan is not printed");
-    assert.ok(
-      run.result!.warnings.some((warning) =>
-        warning.startsWith(
-          "terraform's output during the plan was not printed: the state the plan was made against could not be read (",
-        ),
-      ),
-      JSON.stringify(run.result!.warnings),
+    const garbled = join(s.dir, 'garbled-previous-state-terraform.sh');
+    await writeFile(garbled, PREVIOUS_STATE_GARBLED_AFTER_PLAN, { mode: 0o755 });
+    const unread = await s.run('plan', ['--kind', 'machine', '--terraform', garbled]);
+    assert.equal(unread.result!.reason, 'PlanUnreadable', explain(unread));
+    assert.match(
+      unread.result!.message,
+      /holds no state the runner can read: its tfstate-prev entry is no state document \(/,
     );
-    assert.equal(run.result!.planArtifact, undefined, 'nothing packed');
+    assert.doesNotMatch(
+      unread.allBytes,
+      /will be updated|Plan: \d+ to add|client-2/,
+      "terraform's plan is not printed",
+    );
+    for (const op of ['plan', 'apply'] as const) {
+      const guard = op === 'apply' ? ['--guard', 'off'] : [];
+      const run = await s.run(op, ['--kind', 'machine', ...guard, '--terraform', wrapper]);
+      assert.equal(run.exitCode, 1, explain(run));
+      assert.equal(run.result!.reason, 'PlanUnreadable', explain(run));
+      assert.deepEqual([run.result!.error!.kind, run.result!.error!.step], ['plan', 'state before']);
+      assert.match(
+        run.result!.message,
+        /^the saved plan file holds no state the runner can read: it holds no tfstate entry\. Nothing was applied/,
+      );
+      assert.match(run.result!.message, /run the image's terraform, or report it/, 'it names the fix');
+      assert.doesNotMatch(
+        run.allBytes,
+        /will be updated|Plan: \d+ to add|client-2/,
+        `${op}: terraform's plan is not printed`,
+      );
+      assert.ok(
+        run.result!.warnings.includes(
+          "terraform's output during the plan was not printed: the state the plan was made against could not be read (it holds no tfstate entry): terraform may print the state's secrets, which the runner masks only once it has read that state",
+        ),
+        JSON.stringify(run.result!.warnings),
+      );
+      assert.equal(run.result!.applied, false);
+      assert.equal(run.result!.planArtifact, undefined, 'nothing packed');
+      const after = await readLocalState(s.state);
+      assert.deepEqual([after.serial, after.lineage], [held.serial, held.lineage], `${op}: the state is as it was`);
+    }
   });
 
   it('another run writes the state after the plan: the apply is refused before any backup, the state is the other run’s, and the next apply plans against it and applies', async (t) => {
@@ -190,6 +217,21 @@ if [ -f "$out" ]; then
 fi
 exit $code
 `;
+
+/**
+ * The real terraform, but its plan file's tfstate-prev entry is marked stored instead of deflated: the entry's
+ * bytes, read as they are, are no state document.
+ */
+const PREVIOUS_STATE_GARBLED_AFTER_PLAN = NO_STATE_ENTRY_AFTER_PLAN.replace(
+  /node -e '.*' "\$out"/,
+  `node -e 'const fs = require("fs"); const b = fs.readFileSync(process.argv[1]);
+for (let at = b.lastIndexOf(Buffer.from([0x50, 0x4b, 5, 6])), i = b.readUInt32LE(at + 16); b.readUInt32LE(i) === 0x02014b50; ) {
+  const n = b.readUInt16LE(i + 28);
+  if (b.toString("utf8", i + 46, i + 46 + n) === "tfstate-prev") { b.writeUInt16LE(0, i + 10); b.writeUInt16LE(0, b.readUInt32LE(i + 42) + 8); }
+  i += 46 + n + b.readUInt16LE(i + 30) + b.readUInt16LE(i + 32);
+}
+fs.writeFileSync(process.argv[1], b);' "$out"`,
+);
 
 /** The real terraform; before its first `state pull`, another writer pushes the current state one serial up, with an output added. */
 const OTHER_WRITER_BEFORE_PULL = `#!/bin/sh

@@ -1,6 +1,7 @@
 // The lineage and serial of the state a saved plan was made against, read from the plan file's zip
 // (`tfstate`, not `tfstate-prev`, whose header terraform leaves empty), and `tfstate-prev` copied out
-// whole (the state as the backend held it: src/steps/state-planned.ts). The zips are built here
+// whole (the state as the backend held it: src/steps/state-planned.ts); a zip or an entry it cannot read is
+// a PlanFileUnreadable, a file it cannot write is not. The zips are built here
 // entry by entry, stored or deflated as terraform's archive/zip writes them.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +11,7 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   copyPlanEntry,
+  PlanFileUnreadable,
   planPriorState,
   PREVIOUS_STATE_ENTRY,
   type PositionalFile,
@@ -98,14 +100,25 @@ describe('planPriorState', () => {
   });
 
   it('refuses a zip without tfstate, or whose tfstate does not start as a state of version 4', async () => {
-    await assert.rejects(
-      planPriorState(inMemory(zip([{ name: 'tfstate-prev', data: state(1, LINEAGE) }]))),
-      /no tfstate entry/,
-    );
+    await assert.rejects(planPriorState(inMemory(zip([{ name: 'tfstate-prev', data: state(1, LINEAGE) }]))), {
+      name: 'PlanFileUnreadable',
+      message: /no tfstate entry/,
+    });
     await assert.rejects(
       planPriorState(inMemory(zip([{ name: 'tfstate', data: Buffer.from('{"version": 5, "serial": 1}') }]))),
-      /does not start as a state of version 4/,
+      { name: 'PlanFileUnreadable', message: /does not start as a state of version 4/ },
     );
+  });
+
+  it("refuses a tfstate that does not inflate, as the file's fault (PlanFileUnreadable), not as a bug", async () => {
+    const plan = zip([{ name: 'tfstate', data: state(1, LINEAGE) }]);
+    const data = plan.indexOf(Buffer.from('tfstate')) + 'tfstate'.length;
+    plan.fill(0xff, data, data + 8); // a deflate block of reserved type
+    await assert.rejects(planPriorState(inMemory(plan)), (error: Error) => {
+      assert.ok(error instanceof PlanFileUnreadable, String(error));
+      assert.match(error.message, /its tfstate entry does not inflate/);
+      return true;
+    });
   });
 });
 
@@ -154,6 +167,30 @@ describe('copyPlanEntry', () => {
     // An entry whose size runs past the end of the file is refused, not read short.
     const cut = plan.subarray(0, plan.length);
     cut.writeUInt32LE(plan.length * 4, plan.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02])) + 20);
-    await assert.rejects(copyPlanEntry(inMemory(cut), PREVIOUS_STATE_ENTRY, join(dir, 'c')), /runs past the end/);
+    await assert.rejects(copyPlanEntry(inMemory(cut), PREVIOUS_STATE_ENTRY, join(dir, 'c')), {
+      name: 'PlanFileUnreadable',
+      message: /runs past the end/,
+    });
+  });
+
+  it("an entry that does not inflate is the file's fault (PlanFileUnreadable); a file it cannot write is not", async (t) => {
+    const dir = await tempDir(t);
+    const plan = zip([{ name: PREVIOUS_STATE_ENTRY, data: previous }]);
+    const data = plan.indexOf(Buffer.from(PREVIOUS_STATE_ENTRY)) + PREVIOUS_STATE_ENTRY.length;
+    const damaged = Buffer.from(plan);
+    damaged.fill(0xff, data, data + 8);
+    await assert.rejects(copyPlanEntry(inMemory(damaged), PREVIOUS_STATE_ENTRY, join(dir, 'd')), (error: Error) => {
+      assert.ok(error instanceof PlanFileUnreadable, String(error));
+      assert.match(error.message, /its tfstate-prev entry does not inflate \(/);
+      return true;
+    });
+    await assert.rejects(
+      copyPlanEntry(inMemory(plan), PREVIOUS_STATE_ENTRY, join(dir, 'no-dir', 'e')),
+      (error: Error) => {
+        assert.ok(!(error instanceof PlanFileUnreadable), 'a write that fails is thrown as it is');
+        assert.equal((error as NodeJS.ErrnoException).code, 'ENOENT');
+        return true;
+      },
+    );
   });
 });
