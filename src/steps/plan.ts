@@ -218,9 +218,9 @@ export interface PlanAndClassifyOptions {
   root: PreparedRoot;
   /**
    * The state the plan is made against, read before it: whether the plan changes the record it holds.
-   * Without it, the state is read from the saved plan (state-planned.ts) and returned as `before`.
+   * Without it, the state is read from the saved plan (state-planned.ts); either is returned as `before`.
    */
-  before?: Pick<StateSummary, 'recordedInputsHash'>;
+  before?: StateSummary;
   /** The inputs hash the plan records in the state. */
   recordHash: string;
   /** The kind of plan (destroy, refresh-only) and what else terraform plan is told. */
@@ -234,10 +234,7 @@ export interface PlanAndClassifyOptions {
  * classification means more change (reconcilePlanExit); `planHash` is what the apply must find in
  * the file (applySavedPlan).
  */
-export async function planAndClassify<Before extends Pick<StateSummary, 'recordedInputsHash'> = StateSummary>(
-  ctx: RunContext,
-  options: PlanAndClassifyOptions & { before?: Before },
-) {
+export async function planAndClassify(ctx: RunContext, options: PlanAndClassifyOptions) {
   const { root, recordHash, plan: planOptions = {}, show = {} } = options;
   const learning = options.before ? undefined : stateLearning(ctx, root);
   const text = maskedPlanText(root.tf, root.workspace, ctx.progress, {
@@ -278,6 +275,6 @@ export async function planAndClassify<Before extends Pick<StateSummary, 'recorde
     planHash,
     plan,
     planText: text.text(),
-    before: before as Before,
+    before,
   };
 }
