@@ -7,6 +7,7 @@ import { join, relative } from 'node:path';
 import { canonicalJson, readInputs } from '../inputs/index.ts';
 import { RunnerError, errorOf, usageError } from '../errors.ts';
 import { isErrorReason } from '../vocabulary/reasons.ts';
+import { consumesApproval } from '../controller-model/actions.ts';
 import { decideOp } from '../controller-model/decide-op.ts';
 import type { OpDecision } from '../controller-model/decision.ts';
 import type { Snapshot } from '../controller-model/snapshot.ts';
@@ -168,6 +169,7 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
   say(...resultLines(finished, paths));
   const outcome = runOutcome(finished);
   if (decision.op === 'apply' && outcome === 'succeeded') await adoptSuccessfulApply(paths, finished, module, inputs);
+  if (decision.op === 'apply') await spendApproval(paths, finished);
   // Exit 3 like the runner's own: a script sees that the pass waits for an approval.
   if (outcome === 'blocked')
     throw new RunnerError({
@@ -242,19 +244,35 @@ async function renderedExports(run: Run): Promise<{ exports: string | undefined 
   return (await isDir(inputs)) ? { exports: await exportsOf(inputs) } : undefined;
 }
 
-/** After a successful apply, as the controller does: its inputs become durable, its module pinned, the approval of its hash consumed. */
+/** After a successful apply, as the controller does: its inputs become durable, its module pinned. */
 async function adoptSuccessfulApply(paths: LocalPaths, run: Run, module: string, inputs: string): Promise<void> {
   await replaceDir(inputs, paths.durableInputs);
   await replaceDir(module, paths.pinnedModule);
   say(`  durable inputs and module pinned from run ${run.record.id}`);
+}
+
+/**
+ * After an apply, the approval of its hash is spent as the controller spends it (consumesApproval): by a
+ * success, and by a block whose notice says the approval was given for another state (ApprovalOfOtherState:
+ * passed again, it would apply a plan nobody saw against this state). Removed from the object, so an
+ * approval written again is a new one, given after seeing the new block.
+ */
+async function spendApproval(paths: LocalPaths, run: Run): Promise<void> {
+  const { result } = run;
+  if (!result?.approvalHash) return;
   // Read again: the author may have edited the object while the apply ran.
   const object = await loadObject(paths);
   const approval = object.metadata.annotations[APPROVE_DESTRUCTIVE_PLAN];
-  if (approval !== undefined && approval === run.result?.approvalHash) {
-    delete object.metadata.annotations[APPROVE_DESTRUCTIVE_PLAN];
-    await saveObject(paths, object);
-    say(`  approval consumed: ${APPROVE_DESTRUCTIVE_PLAN} removed`);
-  }
+  const notices = result.notices?.map((notice) => notice.code);
+  if (!consumesApproval({ op: 'apply', reason: result.reason, approvalHash: result.approvalHash, notices }, approval))
+    return;
+  delete object.metadata.annotations[APPROVE_DESTRUCTIVE_PLAN];
+  await saveObject(paths, object);
+  say(
+    runOutcome(run) === 'succeeded'
+      ? `  approval consumed: ${APPROVE_DESTRUCTIVE_PLAN} removed`
+      : `  approval spent: ${APPROVE_DESTRUCTIVE_PLAN} removed: it was given for the state an earlier blocked run planned against, not this one; \`local approve\` approves this block`,
+  );
 }
 
 /** The inputs the decision names, copied into the run dir: the record of exactly what the run rendered. */

@@ -248,6 +248,64 @@ describe('local: a module lifecycle on a laptop', () => {
     assert.equal(await readFile(stateFile, 'utf8'), other, 'the other state was not applied over');
   });
 
+  it('an approval given for another state is spent by the block that says so (ApprovalOfOtherState), never passed again: approved anew, it applies', async (t) => {
+    const cwd = await tempDir(t, 'captf-local-');
+    const moduleDir = join(cwd, 'module');
+    const objectDir = join(cwd, '.captf-local');
+    const stateFile = join(objectDir, 'state', 'terraform.tfstate');
+    const approval = async () =>
+      JSON.parse(await readFile(join(objectDir, 'object.json'), 'utf8')).metadata.annotations[
+        'captf.io/approve-destructive-plan'
+      ] as string | undefined;
+    await cp(join(EXAMPLES, 'module-1.0.0'), moduleDir, { recursive: true });
+    assertPrinted(await local(cwd, 'init', '--module', 'module', '--image', 'example/demo:1.0.0'));
+    assertPrinted(await local(cwd, 'set', 'cluster_name=demo'));
+    assertPrinted(await local(cwd, 'reconcile'), /^run 0001-apply: succeeded \(ApplySucceeded\)$/m);
+    await cp(join(EXAMPLES, 'module-1.1.0'), moduleDir, { recursive: true, force: true });
+    assertPrinted(await local(cwd, 'set', '--image', 'example/demo:1.1.0'));
+    const blocked = await local(cwd, 'reconcile');
+    assert.match(blocked.stdout, /^run 0002-apply: blocked \(DestructivePlanBlocked\)$/m, explainPrinted(blocked));
+
+    // Another object's state in its place, and the history naming its lineage, as a restore of the wrong
+    // backup leaves them: the blocked run planned against the first state, not this one.
+    const other = '0badc0de-0000-4000-8000-000000000000';
+    const swapped = JSON.stringify({ ...(await readLocalState(stateFile)), lineage: other });
+    await writeFile(stateFile, swapped);
+    const blockedResult = join(objectDir, 'runs', '0002-apply', 'result.json');
+    const result = JSON.parse(await readFile(blockedResult, 'utf8'));
+    await writeFile(blockedResult, JSON.stringify({ ...result, state: { ...result.state, lineage: other } }));
+
+    assertPrinted(await local(cwd, 'approve'));
+    assert.equal(await approval(), result.approvalHash);
+    const reblocked = await local(cwd, 'reconcile');
+    assert.equal(reblocked.exitCode, 3, explainPrinted(reblocked));
+    for (const pattern of [
+      new RegExp(`^ {2}approved: inputs hash ${result.approvalHash}$`, 'm'),
+      /^run 0003-apply: blocked \(DestructivePlanBlocked\)$/m,
+      /^ {2}approval spent: captf\.io\/approve-destructive-plan removed: it was given for the state an earlier blocked run planned against, not this one/m,
+    ])
+      assert.match(reblocked.stdout, pattern, explainPrinted(reblocked));
+    const reblockedResult = JSON.parse(await readFile(join(objectDir, 'runs', '0003-apply', 'result.json'), 'utf8'));
+    assert.ok(
+      reblockedResult.notices.some((notice: { code: string }) => notice.code === 'ApprovalOfOtherState'),
+      JSON.stringify(reblockedResult.notices),
+    );
+    assert.equal(await approval(), undefined, 'the spent approval is removed');
+    assert.equal(await readFile(stateFile, 'utf8'), swapped, 'nothing applied to the other state');
+
+    // Not passed again: the apply waits for an approval of this block, and no run starts.
+    assertPrinted(await local(cwd, 'reconcile'), /^decision: wait \(DestructivePlanApprovalPending\)/m);
+    assert.deepEqual(await readdir(join(objectDir, 'runs')), ['0001-apply', '0002-apply', '0003-apply']);
+    // Approved anew, after the block against this state: it applies.
+    assertPrinted(await local(cwd, 'approve'));
+    assertPrinted(
+      await local(cwd, 'reconcile'),
+      /^run 0004-apply: succeeded \(ApplySucceeded\)$/m,
+      /^ {2}approval consumed: captf\.io\/approve-destructive-plan removed$/m,
+    );
+    assert.equal((await readLocalState(stateFile)).lineage, other);
+  });
+
   it('a module with a relative link inside it applies: the run keeps the link as written, the runner copies its content', async (t) => {
     const cwd = await tempDir(t, 'captf-local-');
     await writeTree(join(cwd, 'module'), {
