@@ -9,9 +9,12 @@ lib=/usr/local/lib/captf-runner
 node=/usr/local/bin/node
 # V8 compiles and collects garbage on the runner's own thread, with no background threads: a run is one
 # short process, and those threads cost more CPU than they take off it (node's own CPU ×0.77 in a
-# no-change apply of 500 instances, less in long plans too: BENCHMARKS.md, issue 33). The blob is built
-# under the same flag (scripts/image/snapshot-blob.sh): Node 20 refuses a blob under other V8 flags.
-v8=--single-threaded
+# no-change apply of 500 instances, less in long plans too: BENCHMARKS.md, issue 33). Its young
+# generation's semi-spaces stay at 8 MiB: Node 24 grows them to 64 MiB (Node 20 to 16), and a stream of terraform's
+# lines (each a string until it is collected) then took the runner past 150 MB (BENCHMARKS.md, note 7).
+# The blob is built under the same flags (scripts/image/snapshot-blob.sh): Node 20 refuses a blob under
+# other V8 flags.
+v8="--single-threaded --max-semi-space-size=8"
 if [ -z "${NODE_OPTIONS:-}" ] && [ -r "$lib/snapshot/captf-runner.blob" ]; then
   # glibc asks for huge pages for node's large allocations (the blob is read whole): fewer page faults
   # where the kernel grants them on request (transparent_hugepage "madvise" or "always").

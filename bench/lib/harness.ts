@@ -131,7 +131,7 @@ export function parseOptions(args: string[]): BenchOptions {
 }
 
 /** The V8 flags the image's command gives node, and its blob is built under (runner/captf-runner.sh, scripts/image/snapshot-blob.sh). */
-export const IMAGE_V8_FLAGS = ['--single-threaded'];
+export const IMAGE_V8_FLAGS = ['--single-threaded', '--max-semi-space-size=8'];
 /** What the image's command sets for a run through the snapshot (runner/captf-runner.sh). */
 export const APPLY_ENV_SNAPSHOT = { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1' };
 

@@ -19,10 +19,10 @@ node=$1 entry=$2 blob=$3
 output=$blob.out
 status=0
 # --no-warnings: node warns of every built-in module it has not verified in a snapshot (child_process, tty, …).
-# --single-threaded: the V8 flag the runs take (runner/captf-runner.sh says why); Node 20 refuses a blob
-# built under other V8 flags than its run's.
+# --single-threaded --max-semi-space-size=8: the V8 flags the runs take (runner/captf-runner.sh says why);
+# Node 20 refuses a blob built under other V8 flags than its run's.
 env -i PATH=/usr/local/bin:/usr/bin:/bin TZ=UTC LC_ALL=C \
-  "$node" --predictable --single-threaded --no-warnings --snapshot-blob "$blob" --build-snapshot "$entry" </dev/null >"$output" 2>&1 || status=$?
+  "$node" --predictable --single-threaded --max-semi-space-size=8 --no-warnings --snapshot-blob "$blob" --build-snapshot "$entry" </dev/null >"$output" 2>&1 || status=$?
 cat "$output" >&2
 rm -f "$output"
 exit "$status"

@@ -115,7 +115,7 @@ describe("the image's command and the startup snapshot", () => {
     assert.match(
       cmdline,
       new RegExp(
-        `--single-threaded --snapshot-blob ${lib}/snapshot/captf-runner\\.blob ${lib}/captf-runner\\.mjs apply `,
+        `--single-threaded --max-semi-space-size=8 --snapshot-blob ${lib}/snapshot/captf-runner\\.blob ${lib}/captf-runner\\.mjs apply `,
       ),
     );
     assert.equal(run.exitCode, 4, 'the stand-in terraform fails its version: an image problem');
@@ -124,7 +124,10 @@ describe("the image's command and the startup snapshot", () => {
   it('starts the plain bundle under NODE_OPTIONS (V8 flags the snapshot was not built with) or without the blob', async () => {
     const withOptions = await startedWith({ NODE_OPTIONS: '--max-old-space-size=512' });
     assert.doesNotMatch(withOptions.cmdline, /--snapshot-blob/);
-    assert.match(withOptions.cmdline, new RegExp(`--single-threaded ${lib}/captf-runner\\.mjs apply `));
+    assert.match(
+      withOptions.cmdline,
+      new RegExp(`--single-threaded --max-semi-space-size=8 ${lib}/captf-runner\\.mjs apply `),
+    );
     assert.equal(withOptions.run.exitCode, 4, withOptions.run.stderr);
 
     await cp(join(lib, 'snapshot'), join(root, 'snapshot-kept'), { recursive: true });
@@ -217,6 +220,7 @@ describe("the image's command and the startup snapshot", () => {
       process.execPath,
       [
         '--single-threaded',
+        '--max-semi-space-size=8',
         '--snapshot-blob',
         'lib/snapshot/captf-runner.blob',
         'lib/captf-runner.mjs',

@@ -23,11 +23,11 @@ export const RUNNER = builtRunner();
 
 /**
  * node's arguments that start RUNNER through its startup snapshot, as the image's command does
- * (runner/captf-runner.sh, with its V8 flag, which the blob is built under): runRunner's runs, and so
+ * (runner/captf-runner.sh, with its V8 flags, which the blob is built under): runRunner's runs, and so
  * scenario's, go through it; the tests that start RUNNER themselves run the plain bundle
  * (test/support/README.md). Refuses a blob another node made.
  */
-const SNAPSHOT_ARGS = ['--single-threaded', '--snapshot-blob', builtSnapshotBlob()];
+const SNAPSHOT_ARGS = ['--single-threaded', '--max-semi-space-size=8', '--snapshot-blob', builtSnapshotBlob()];
 
 /** As the image's command: a run given NODE_OPTIONS starts the plain bundle (the tests' Node 20 refuses a snapshot under other V8 flags; Node 24 would take it, but the image does not run it so). */
 const nodeArgs = (env: Record<string, string>) => (env.NODE_OPTIONS ? [] : SNAPSHOT_ARGS);
