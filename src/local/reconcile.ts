@@ -18,6 +18,7 @@ import {
   readHistory,
   readResult,
   runOutcome,
+  type RunOutcome,
   writeRunRecord,
   type Run,
   type RunRecord,
@@ -169,7 +170,7 @@ async function runDecidedOp(pass: Pass, verbose: boolean): Promise<void> {
   say(...resultLines(finished, paths));
   const outcome = runOutcome(finished);
   if (decision.op === 'apply' && outcome === 'succeeded') await adoptSuccessfulApply(paths, finished, module, inputs);
-  if (decision.op === 'apply') await spendApproval(paths, finished);
+  if (decision.op === 'apply') await spendApproval(paths, finished, outcome);
   // Exit 3 like the runner's own: a script sees that the pass waits for an approval.
   if (outcome === 'blocked')
     throw new RunnerError({
@@ -257,7 +258,7 @@ async function adoptSuccessfulApply(paths: LocalPaths, run: Run, module: string,
  * passed again, it would apply a plan nobody saw against this state). Removed from the object, so an
  * approval written again is a new one, given after seeing the new block.
  */
-async function spendApproval(paths: LocalPaths, run: Run): Promise<void> {
+async function spendApproval(paths: LocalPaths, run: Run, outcome: RunOutcome): Promise<void> {
   const { result } = run;
   if (!result?.approvalHash) return;
   // Read again: the author may have edited the object while the apply ran.
@@ -269,7 +270,7 @@ async function spendApproval(paths: LocalPaths, run: Run): Promise<void> {
   delete object.metadata.annotations[APPROVE_DESTRUCTIVE_PLAN];
   await saveObject(paths, object);
   say(
-    runOutcome(run) === 'succeeded'
+    outcome === 'succeeded'
       ? `  approval consumed: ${APPROVE_DESTRUCTIVE_PLAN} removed`
       : `  approval spent: ${APPROVE_DESTRUCTIVE_PLAN} removed: it was given for the state an earlier blocked run planned against, not this one; \`local approve\` approves this block`,
   );
