@@ -107,7 +107,7 @@ describe('the state before, read from the saved plan', () => {
       assert.equal(passed.result!.state!.serialBefore, held.serial);
     });
 
-  it('a plan file whose state cannot be read: PlanUnreadable, nothing applied or printed, and a warning says why (plan, apply)', async (t) => {
+  it('a plan file whose state cannot be read: PlanUnreadable, nothing applied or printed, and a warning says why (plan, apply); the next run applies', async (t) => {
     const s = await scenario(t, MODULE, { 'terraform.tfvars.json': { admin_token: OLD_TOKEN } });
     const first = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
     assert.equal(first.exitCode, 0, explain(first));
@@ -155,6 +155,12 @@ describe('the state before, read from the saved plan', () => {
       const after = await readLocalState(s.state);
       assert.deepEqual([after.serial, after.lineage], [held.serial, held.lineage], `${op}: the state is as it was`);
     }
+    // The next run, with the image's terraform, finds nothing left in its way (no lock, no marker) and applies.
+    const next = await s.run('apply', ['--kind', 'machine', '--guard', 'off']);
+    assert.equal(next.exitCode, 0, explain(next));
+    assert.equal(next.result!.reason, 'ApplySucceeded');
+    const client = (await readLocalState(s.state)).resources.find((r) => r.name === 'client');
+    assert.deepEqual(client?.instances[0]?.attributes.input, { value: 'client-2', type: 'string' });
   });
 
   it('another run writes the state after the plan: the apply is refused before any backup, the state is the other run’s, and the next apply plans against it and applies', async (t) => {
