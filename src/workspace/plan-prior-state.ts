@@ -89,8 +89,7 @@ export async function copyPlanEntry(
   const data = await entryData(file, name);
   if (data === 'notZip' || data === undefined) return data ?? 'missing';
   const { at: start, method, compressedBytes } = data;
-  if (method !== 0 && method !== 8)
-    throw new PlanFileUnreadable(`its ${name} entry is compressed by method ${method}, not deflate`);
+  refuseOtherMethod(name, method);
   const end = start + compressedBytes;
   const pieces = Readable.from(
     (async function* () {
@@ -167,11 +166,16 @@ function findEntry(directory: Buffer, name: string): Entry | undefined {
   return undefined;
 }
 
+/** An entry stored (0) or deflated (8), as terraform's archive/zip writes them; any other method is refused. */
+function refuseOtherMethod(name: string, method: number): void {
+  if (method !== 0 && method !== 8)
+    throw new PlanFileUnreadable(`its ${name} entry is compressed by method ${method}, not deflate`);
+}
+
 /** The start of an entry's data: stored, or deflated (as far as the bytes given go: 1 KiB inflates to at most about 1 MiB). */
 function inflated(head: Buffer, method: number): Buffer {
+  refuseOtherMethod(STATE_ENTRY, method);
   if (method === 0) return head;
-  if (method !== 8)
-    throw new PlanFileUnreadable(`its ${STATE_ENTRY} entry is compressed by method ${method}, not deflate`);
   try {
     return inflateRawSync(head, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: 2 * 1024 * 1024 });
   } catch (error) {

@@ -110,6 +110,35 @@ describe('planPriorState', () => {
     );
   });
 
+  it('refuses an entry compressed by a method terraform does not write, read or copied (PlanFileUnreadable)', async (t) => {
+    const plan = zip([
+      { name: 'tfstate', data: state(1, LINEAGE) },
+      { name: PREVIOUS_STATE_ENTRY, data: state(0, '') },
+    ]);
+    // Method 12 (bzip2) in both entries' local and central headers.
+    for (
+      let at = plan.indexOf(Buffer.from([0x50, 0x4b, 3, 4]));
+      at !== -1;
+      at = plan.indexOf(Buffer.from([0x50, 0x4b, 3, 4]), at + 4)
+    )
+      plan.writeUInt16LE(12, at + 8);
+    for (
+      let at = plan.indexOf(Buffer.from([0x50, 0x4b, 1, 2]));
+      at !== -1;
+      at = plan.indexOf(Buffer.from([0x50, 0x4b, 1, 2]), at + 4)
+    )
+      plan.writeUInt16LE(12, at + 10);
+    await assert.rejects(planPriorState(inMemory(plan)), {
+      name: 'PlanFileUnreadable',
+      message: 'its tfstate entry is compressed by method 12, not deflate',
+    });
+    const dir = await tempDir(t);
+    await assert.rejects(copyPlanEntry(inMemory(plan), PREVIOUS_STATE_ENTRY, join(dir, 'prev')), {
+      name: 'PlanFileUnreadable',
+      message: 'its tfstate-prev entry is compressed by method 12, not deflate',
+    });
+  });
+
   it("refuses a tfstate that does not inflate, as the file's fault (PlanFileUnreadable), not as a bug", async () => {
     const plan = zip([{ name: 'tfstate', data: state(1, LINEAGE) }]);
     const data = plan.indexOf(Buffer.from('tfstate')) + 'tfstate'.length;
